@@ -1,0 +1,79 @@
+package costmodel
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Frozen is the chapter's frozen step-cost model (the Atlas TP4 replica): a
+// step with any decoding sequence pays DecodeStep, flat in batch size and
+// context (the memory-bound regime); a step with prefill pays PrefillBase +
+// PrefillPerToken × (prefill tokens in the step); a mixed step pays both.
+//
+// The zero value is the Atlas TP4 preset: 45 ms decode step, 20 ms + 0.035 ms
+// per prefill token. So a 256-token chunk mixed into a decode batch costs
+// 45 + 20 + 8.96 = 73.96 ms and a lone 2,000-token prefill costs 90 ms.
+// Set a field to override it; a field cannot be set to exactly zero.
+type Frozen struct {
+	DecodeStep      time.Duration // default 45 ms
+	PrefillBase     time.Duration // default 20 ms
+	PrefillPerToken time.Duration // default 35 µs
+}
+
+// Atlas TP4 frozen costs from the reference chapter.
+const (
+	AtlasDecodeStep      = 45 * time.Millisecond
+	AtlasPrefillBase     = 20 * time.Millisecond
+	AtlasPrefillPerToken = 35 * time.Microsecond
+)
+
+func (f Frozen) withDefaults() Frozen {
+	if f.DecodeStep == 0 {
+		f.DecodeStep = AtlasDecodeStep
+	}
+	if f.PrefillBase == 0 {
+		f.PrefillBase = AtlasPrefillBase
+	}
+	if f.PrefillPerToken == 0 {
+		f.PrefillPerToken = AtlasPrefillPerToken
+	}
+	return f
+}
+
+// Validate refuses negative figures.
+func (f Frozen) Validate() error {
+	var errs []error
+	for _, p := range []struct {
+		name string
+		v    time.Duration
+	}{{"DecodeStep", f.DecodeStep}, {"PrefillBase", f.PrefillBase}, {"PrefillPerToken", f.PrefillPerToken}} {
+		if p.v < 0 {
+			errs = append(errs, fmt.Errorf("costmodel: Frozen.%s must be >= 0 (0 means the Atlas default), got %v", p.name, p.v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// StepTime prices b. It uses integer arithmetic only, so sums are exact.
+func (f Frozen) StepTime(b Batch) time.Duration {
+	f = f.withDefaults()
+	var d time.Duration
+	if len(b.Decode) > 0 {
+		d += f.DecodeStep
+	}
+	if n := b.PrefillTokens(); n > 0 {
+		d += f.PrefillBase + time.Duration(n)*f.PrefillPerToken
+	}
+	return d
+}
+
+// PrefillTime is the prefill work for an n-token chunk alone: PrefillBase +
+// n × PrefillPerToken (the chapter's prefill_ms(n)); 0 for n <= 0.
+func (f Frozen) PrefillTime(n int) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	f = f.withDefaults()
+	return f.PrefillBase + time.Duration(n)*f.PrefillPerToken
+}

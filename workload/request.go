@@ -1,0 +1,79 @@
+package workload
+
+import (
+	"errors"
+	"time"
+)
+
+// Request is one request offered to the serving system.
+type Request struct {
+	// ID is unique within a stream; sources number requests 0, 1, 2, … in
+	// the order they yield them unless a trace says otherwise.
+	ID uint64
+	// Arrival is the instant the client sends the request, measured from the
+	// start of the run.
+	Arrival time.Duration
+	// InputTokens is the prompt length (> 0); OutputTokens the number of
+	// tokens the response will have (> 0 for a request that can succeed).
+	InputTokens, OutputTokens int
+	// PrefixHashes are block hash ids of the prompt, one per
+	// PrefixBlockTokens tokens, in prompt order; equal ids at equal
+	// positions mean an identical prefix block (Mooncake's hash_ids).
+	// Nil when the workload says nothing of prefixes.
+	PrefixHashes []uint64
+	// PrefixBlockTokens is the number of prompt tokens one hash id covers
+	// (512 in Mooncake's traces); 0 when PrefixHashes is nil.
+	PrefixBlockTokens int
+	// Conversation groups the turns of one multi-turn conversation; Turn is
+	// the turn's index within it, starting at 0. Both are 0 for single-turn
+	// workloads.
+	Conversation uint64
+	Turn         int
+	// Class is an optional label (a tenant, a priority class); "" if none.
+	Class string
+	// Priority orders requests under a priority policy: lower is served
+	// first, as in vLLM. 0 by default.
+	Priority int
+	// Failed marks a request the trace recorded as failed (BurstGPT's
+	// zero-token responses); a simulator reports it as errored.
+	Failed bool
+}
+
+// Source yields requests one at a time.
+//
+// Open-loop sources yield in non-decreasing Arrival order and return io.EOF
+// after the last request. A source never holds a whole trace in memory.
+type Source interface {
+	Next() (Request, error)
+}
+
+// ErrWaiting is returned by a closed-loop source's Next when no request can be
+// issued until a request in flight finishes (see Feedback).
+var ErrWaiting = errors.New("workload: waiting for a request to finish")
+
+// Feedback is implemented by closed-loop sources (a fixed population of
+// clients, multi-turn conversations whose next turn follows the answer).
+//
+// A driver that finds a Source implementing Feedback calls Finished each time
+// one of the source's requests reaches a terminal state, then drains Next
+// until ErrWaiting (or io.EOF). Requests yielded this way may come out of
+// arrival order, but none arrives before the instant of the Finished call
+// that released it; the driver orders them.
+type Feedback interface {
+	Finished(id uint64, at time.Duration, ok bool)
+}
+
+// Loop says whether a workload is open- or closed-loop.
+type Loop int
+
+const (
+	OpenLoop   Loop = iota // arrivals are externally driven
+	ClosedLoop             // a fixed population waits for answers
+)
+
+func (l Loop) String() string {
+	if l == ClosedLoop {
+		return "closed-loop"
+	}
+	return "open-loop"
+}
