@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Atlas TP4 defaults (the reference chapter): 35 GiB of KV per accelerator at
+// 80 KiB per token is 458,752 tokens, 28,672 blocks of 16; batch 32.
+const (
+	DefaultBlockSize        = 16
+	DefaultKVBlocks         = 28672
+	DefaultMaxSeqs          = 32
+	DefaultMaxBatchedTokens = 2048
+)
+
+// Config sets one replica's scheduler. Every field's zero value means the
+// documented default, so Config{} is the Atlas TP4 replica scheduled the way
+// vLLM's V1 scheduler does by default (chunked prefill on, FCFS, no per-request
+// chunk cap, recompute preemption).
+type Config struct {
+	// MaxBatchedTokens is the token budget of one step (vLLM's
+	// max_num_batched_tokens). Default 2048.
+	MaxBatchedTokens int
+	// MaxSeqs caps the running list (vLLM's max_num_seqs). Default 32.
+	MaxSeqs int
+	// ChunkCap caps the prefill tokens one request may schedule in a step
+	// (vLLM's long_prefill_token_threshold). 0 means no cap beyond the budget.
+	ChunkCap int
+	// DisableChunkedPrefill schedules whole prompts only, in
+	// prefill-prioritised steps: a step admits waiting prompts (whole) and
+	// runs no decode; otherwise it decodes every running request. A request
+	// whose prompt + output - 1 tokens exceed MaxBatchedTokens is rejected
+	// at once (it could never be recomputed after a preemption), as vLLM
+	// requires max_num_batched_tokens >= max_model_len without chunking.
+	DisableChunkedPrefill bool
+	// BlockSize is the KV block size in tokens. Default 16.
+	BlockSize int
+	// KVBlocks is the number of KV blocks. Default 28,672 (Atlas TP4).
+	KVBlocks int
+	// Watermark is the fraction of KV blocks that admission keeps free
+	// (vLLM V0's watermark, e.g. 0.01). Running requests may use them.
+	// Default 0.
+	Watermark float64
+	// MaxWaiting caps the waiting queue; an arrival that finds it full is
+	// rejected. 0 means unbounded.
+	MaxWaiting int
+	// Policy orders the waiting queue. nil means FCFS.
+	Policy Policy
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxBatchedTokens == 0 {
+		c.MaxBatchedTokens = DefaultMaxBatchedTokens
+	}
+	if c.MaxSeqs == 0 {
+		c.MaxSeqs = DefaultMaxSeqs
+	}
+	if c.BlockSize == 0 {
+		c.BlockSize = DefaultBlockSize
+	}
+	if c.KVBlocks == 0 {
+		c.KVBlocks = DefaultKVBlocks
+	}
+	if c.Policy == nil {
+		c.Policy = FCFS{}
+	}
+	return c
+}
+
+// Validate reports every nonsense field in one error, naming each field.
+func (c Config) Validate() error {
+	var errs []error
+	neg := func(name string, v int) {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("engine: %s must be >= 0 (0 means the default), got %d", name, v))
+		}
+	}
+	neg("MaxBatchedTokens", c.MaxBatchedTokens)
+	neg("MaxSeqs", c.MaxSeqs)
+	neg("ChunkCap", c.ChunkCap)
+	neg("BlockSize", c.BlockSize)
+	neg("KVBlocks", c.KVBlocks)
+	neg("MaxWaiting", c.MaxWaiting)
+	if !(c.Watermark >= 0 && c.Watermark < 1) { // also refuses NaN
+		errs = append(errs, fmt.Errorf("engine: Watermark must be in [0, 1), got %v", c.Watermark))
+	}
+	d := c.withDefaults()
+	if c.DisableChunkedPrefill && c.ChunkCap > 0 {
+		errs = append(errs, fmt.Errorf("engine: ChunkCap (%d) has no meaning with DisableChunkedPrefill", c.ChunkCap))
+	}
+	if c.ChunkCap > d.MaxBatchedTokens && c.MaxBatchedTokens >= 0 {
+		errs = append(errs, fmt.Errorf("engine: ChunkCap (%d) must not exceed MaxBatchedTokens (%d)", c.ChunkCap, d.MaxBatchedTokens))
+	}
+	if d.MaxSeqs > d.MaxBatchedTokens && c.MaxBatchedTokens > 0 {
+		errs = append(errs, fmt.Errorf("engine: MaxSeqs (%d) must not exceed MaxBatchedTokens (%d): a step could not decode every running sequence", d.MaxSeqs, d.MaxBatchedTokens))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,190 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/servesim/servesim/costmodel"
+)
+
+// Engine is one replica's scheduler as a pure state machine. It owns no
+// clock, randomness, goroutine or I/O: the driver adds requests and aborts
+// them at instants it chooses, asks for the next step with Schedule, and
+// reports the step's end with Complete, reading what happened from the
+// returned Plan and Outcome. Methods are not safe for concurrent use.
+type Engine struct {
+	cfg      Config
+	model    costmodel.Model
+	wmBlocks int // blocks admission keeps free
+
+	reqs     map[int32]*seq
+	waiting  waitQueue
+	running  []*seq
+	free     int // free KV blocks
+	nextSeq  uint64
+	inFlight bool
+	pool     []*seq
+
+	sched []*seq // scheduled in the step in flight, in batch order
+	plan  Plan
+	out   Outcome
+}
+
+// Plan is the step the engine chose. The slices are owned by the engine and
+// valid until the next Schedule call.
+type Plan struct {
+	Start    time.Duration
+	Steps    int           // steps advanced in one move (>= 1); all alike
+	StepTime time.Duration // duration of each step, from the cost model
+	End      time.Duration // Start + Steps × StepTime
+	// Batch is the shape of the (first) step as priced.
+	Batch costmodel.Batch
+	// Started lists requests scheduled for the first time in this step.
+	Started []int32
+	// Preempted lists requests preempted (recompute) while planning it.
+	Preempted []int32
+}
+
+// Emit says that Ref emitted Tokens tokens, one at the end of each step of the
+// plan (so at Start + i × StepTime for i = Steps-Tokens+1 … Steps).
+type Emit struct {
+	Ref    int32
+	Tokens int
+	First  bool // the first of them is the request's first output token
+	Done   bool // the request emitted its last token and left the engine
+}
+
+// Outcome is what a completed step produced. Emitted is owned by the engine
+// and valid until the next Complete call.
+type Outcome struct {
+	Emitted []Emit
+}
+
+// ErrStepInFlight is returned by Schedule when the previous step has not
+// been completed.
+var ErrStepInFlight = errors.New("engine: Schedule called while a step is in flight")
+
+// ErrNoStepInFlight is returned by Complete when there is no step to complete.
+var ErrNoStepInFlight = errors.New("engine: Complete called with no step in flight")
+
+// New returns an engine for cfg whose steps are priced by m (nil means
+// costmodel.Frozen{}, the Atlas TP4 frozen costs).
+func New(cfg Config, m costmodel.Model) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if m == nil {
+		m = costmodel.Frozen{}
+	}
+	e := &Engine{
+		cfg:      cfg,
+		model:    m,
+		wmBlocks: int(cfg.Watermark * float64(cfg.KVBlocks)),
+		reqs:     make(map[int32]*seq),
+		free:     cfg.KVBlocks,
+	}
+	e.waiting.policy = cfg.Policy
+	return e, nil
+}
+
+// Config returns the configuration with defaults filled in.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Waiting and Running are the lengths of the two queues; FreeBlocks is the
+// number of free KV blocks.
+func (e *Engine) Waiting() int    { return e.waiting.len() }
+func (e *Engine) Running() int    { return len(e.running) }
+func (e *Engine) FreeBlocks() int { return e.free }
+
+// Busy reports whether a step is in flight.
+func (e *Engine) Busy() bool { return e.inFlight }
+
+// Idle reports whether the engine holds no request.
+func (e *Engine) Idle() bool { return len(e.reqs) == 0 }
+
+func (e *Engine) blocksFor(tokens int) int {
+	return (tokens + e.cfg.BlockSize - 1) / e.cfg.BlockSize
+}
+
+// Add offers r to the engine. A nil error means r joined the waiting queue;
+// otherwise r was rejected at once and the error (wrapping one of the Err*
+// reasons) says why. The instant is accepted for symmetry with the other
+// calls; the engine orders by call order.
+func (e *Engine) Add(now time.Duration, r Request) error {
+	if r.Input <= 0 || r.Output <= 0 {
+		return fmt.Errorf("%w: Input %d, Output %d", ErrInvalidRequest, r.Input, r.Output)
+	}
+	if _, dup := e.reqs[r.Ref]; dup {
+		return fmt.Errorf("%w: %d", ErrDuplicateRef, r.Ref)
+	}
+	peak := r.Input + r.Output - 1
+	if e.blocksFor(peak) > e.cfg.KVBlocks {
+		return ErrNeverFits
+	}
+	if e.cfg.DisableChunkedPrefill && peak > e.cfg.MaxBatchedTokens {
+		return ErrExceedsBudget
+	}
+	if e.cfg.MaxWaiting > 0 && e.waiting.len() >= e.cfg.MaxWaiting {
+		return ErrQueueFull
+	}
+	s := e.newSeq()
+	*s = seq{req: r, order: e.nextSeq, known: r.Input, heapIdx: -1}
+	e.nextSeq++
+	e.reqs[r.Ref] = s
+	e.waiting.push(s)
+	return nil
+}
+
+func (e *Engine) newSeq() *seq {
+	if n := len(e.pool); n > 0 {
+		s := e.pool[n-1]
+		e.pool = e.pool[:n-1]
+		return s
+	}
+	return new(seq)
+}
+
+func (e *Engine) release(s *seq) {
+	delete(e.reqs, s.req.Ref)
+	*s = seq{heapIdx: -1}
+	e.pool = append(e.pool, s)
+}
+
+// Abort removes the request wherever it is (a client deadline, a cancel) and
+// frees its blocks. If it is in the step in flight, that step's work for it
+// is discarded: Complete reports nothing for it.
+func (e *Engine) Abort(now time.Duration, ref int32) error {
+	s, ok := e.reqs[ref]
+	if !ok {
+		return fmt.Errorf("%w: %d", ErrUnknownRef, ref)
+	}
+	switch s.phase {
+	case phaseWaiting:
+		e.waiting.remove(s.heapIdx)
+	case phaseRunning:
+		e.removeRunning(s)
+		e.free += s.blocks
+		s.blocks = 0
+	}
+	if s.sched > 0 {
+		s.aborted = true // released by Complete
+		delete(e.reqs, ref)
+		return nil
+	}
+	e.release(s)
+	return nil
+}
+
+func (e *Engine) removeRunning(s *seq) {
+	for i, r := range e.running {
+		if r == s {
+			copy(e.running[i:], e.running[i+1:])
+			e.running[len(e.running)-1] = nil
+			e.running = e.running[:len(e.running)-1]
+			return
+		}
+	}
+	panic("engine: invariant running-membership broken: a running request is not in the running list")
+}

@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"errors"
+	"time"
+)
+
+// Request is what the driver hands the engine.
+type Request struct {
+	// Ref is the driver's own reference for the request (an index into its
+	// records, say); the engine reports it back in every event and looks
+	// requests up by it. It must be unique among requests in the engine.
+	Ref int32
+	// Arrival is the instant the request reached the replica.
+	Arrival time.Duration
+	// Input and Output are the prompt and response lengths in tokens
+	// (both > 0).
+	Input, Output int
+	// Priority is read by the Priority policy: lower first.
+	Priority int
+}
+
+// Reasons a request is rejected at once by Add. Branch on them with
+// errors.Is.
+var (
+	// ErrNeverFits: prompt + output - 1 tokens (the most a request ever
+	// holds in KV; the last token is sampled, never stored) need more
+	// blocks than the replica has.
+	ErrNeverFits = errors.New("engine: request can never fit in the KV cache (prompt + output - 1 tokens exceed KVBlocks × BlockSize)")
+	// ErrExceedsBudget: without chunked prefill, a request whose prompt +
+	// output - 1 tokens exceed MaxBatchedTokens could not be (re)computed
+	// in one step.
+	ErrExceedsBudget = errors.New("engine: request exceeds MaxBatchedTokens with chunked prefill disabled")
+	// ErrQueueFull: the waiting queue held MaxWaiting requests.
+	ErrQueueFull = errors.New("engine: waiting queue is full (MaxWaiting)")
+	// ErrInvalidRequest: non-positive Input or Output.
+	ErrInvalidRequest = errors.New("engine: request needs Input > 0 and Output > 0")
+	// ErrDuplicateRef: a request with the same Ref is already in the engine.
+	ErrDuplicateRef = errors.New("engine: Ref already in use")
+	// ErrUnknownRef: Abort named a Ref the engine does not hold.
+	ErrUnknownRef = errors.New("engine: no request with that Ref")
+)
+
+type phase uint8
+
+const (
+	phaseWaiting phase = iota
+	phaseRunning
+)
+
+// seq is the engine's state for one request.
+type seq struct {
+	req      Request
+	order    uint64 // Add order
+	phase    phase
+	known    int // prompt + tokens emitted: the tokens that exist
+	computed int // tokens in KV
+	emitted  int // output tokens emitted so far
+	blocks   int // KV blocks held
+	heapIdx  int // index in the waiting heap, -1 when not waiting
+	started  bool
+	preempts int
+	sched    int  // tokens scheduled in the step in flight; 0 if none
+	decoding bool // scheduled as a decode (one token after an emitted one)
+	aborted  bool // aborted while in the step in flight
+}
+
+func (s *seq) queued() Queued { return Queued{Priority: s.req.Priority, Seq: s.order} }

@@ -1,0 +1,259 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/servesim/servesim/costmodel"
+)
+
+// Schedule plans the next step at instant now and returns it, or nil when
+// the engine holds nothing it can run. The step stays in flight until
+// Complete is called with its End.
+func (e *Engine) Schedule(now time.Duration) (*Plan, error) {
+	if e.inFlight {
+		return nil, ErrStepInFlight
+	}
+	e.resetPlan(now)
+	if len(e.reqs) == 0 {
+		return nil, nil
+	}
+	if e.cfg.DisableChunkedPrefill {
+		e.planWholePrompts()
+	} else {
+		e.planChunked()
+	}
+	if len(e.sched) == 0 {
+		// Only possible when the first running request was its own
+		// preemption victim: everything is free now, so plan again.
+		if e.cfg.DisableChunkedPrefill {
+			e.planWholePrompts()
+		} else {
+			e.planChunked()
+		}
+		if len(e.sched) == 0 {
+			panic("engine: invariant progress broken: requests held but no step could be planned")
+		}
+	}
+	e.priceBatch()
+	e.plan.Steps = 1
+	e.plan.StepTime = e.model.StepTime(e.plan.Batch)
+	e.plan.End = now + e.plan.StepTime
+	e.inFlight = true
+	return &e.plan, nil
+}
+
+func (e *Engine) resetPlan(now time.Duration) {
+	e.sched = e.sched[:0]
+	e.plan.Start = now
+	e.plan.Steps = 0
+	e.plan.StepTime = 0
+	e.plan.End = now
+	e.plan.Batch.Prefill = e.plan.Batch.Prefill[:0]
+	e.plan.Batch.Decode = e.plan.Batch.Decode[:0]
+	e.plan.Started = e.plan.Started[:0]
+	e.plan.Preempted = e.plan.Preempted[:0]
+}
+
+// planChunked is vLLM V1's schedule(): running requests first, in order,
+// each asking for its remaining tokens (1 when decoding) capped by ChunkCap
+// and the budget left; when blocks run out, preempt from the tail; then, only
+// if nothing was preempted, admit waiting requests in policy order until one
+// does not fit.
+func (e *Engine) planChunked() {
+	budget := e.cfg.MaxBatchedTokens
+	preempted := false
+	for i := 0; i < len(e.running) && budget > 0; i++ {
+		s := e.running[i]
+		n := e.chunk(s, budget)
+		if !e.makeRoom(s, n, i) {
+			preempted = true
+			break // s was its own victim
+		}
+		preempted = preempted || len(e.plan.Preempted) > 0
+		e.schedule(s, n)
+		budget -= n
+	}
+	if preempted || len(e.plan.Preempted) > 0 {
+		return
+	}
+	for e.waiting.len() > 0 && budget > 0 && len(e.running) < e.cfg.MaxSeqs {
+		s := e.waiting.peek()
+		n := e.chunk(s, budget)
+		if !e.admissible(s, n) {
+			break
+		}
+		e.admit(s, n)
+		budget -= n
+	}
+}
+
+// planWholePrompts is the schedule without chunked prefill (vLLM V0's
+// default): a step that can admit waiting prompts, whole, runs only those
+// prefills; otherwise the step decodes every running request.
+func (e *Engine) planWholePrompts() {
+	budget := e.cfg.MaxBatchedTokens
+	for e.waiting.len() > 0 && len(e.running) < e.cfg.MaxSeqs {
+		s := e.waiting.peek()
+		n := s.known - s.computed
+		if n > budget || !e.admissible(s, n) {
+			break
+		}
+		e.admit(s, n)
+		budget -= n
+	}
+	if len(e.sched) > 0 {
+		return
+	}
+	for i := 0; i < len(e.running); i++ {
+		s := e.running[i]
+		if !e.makeRoom(s, 1, i) {
+			break
+		}
+		e.schedule(s, 1)
+	}
+}
+
+// chunk is the number of tokens s asks for in a step with budget left.
+func (e *Engine) chunk(s *seq, budget int) int {
+	n := s.known - s.computed
+	if e.cfg.ChunkCap > 0 && n > e.cfg.ChunkCap {
+		n = e.cfg.ChunkCap
+	}
+	return min(n, budget)
+}
+
+// admissible reports whether waiting request s can be admitted with n
+// tokens: its blocks fit and leave the watermark free. With nothing running
+// the watermark is waived, since nothing else could ever free a block.
+func (e *Engine) admissible(s *seq, n int) bool {
+	need := e.blocksFor(s.computed+n) - s.blocks
+	keep := e.wmBlocks
+	if len(e.running) == 0 {
+		keep = 0
+	}
+	return e.free-need >= keep
+}
+
+func (e *Engine) admit(s *seq, n int) {
+	e.waiting.pop()
+	s.phase = phaseRunning
+	e.running = append(e.running, s)
+	if !s.started {
+		s.started = true
+		e.plan.Started = append(e.plan.Started, s.req.Ref)
+	}
+	e.schedule(s, n)
+}
+
+// makeRoom preempts running requests at or after index i, victims chosen
+// last-first by the policy (the tail, under FCFS), until s's n tokens fit.
+// It reports false when s itself had to be preempted.
+func (e *Engine) makeRoom(s *seq, n, i int) bool {
+	need := e.blocksFor(s.computed+n) - s.blocks
+	for need > e.free {
+		v := e.victim(i)
+		e.preempt(v)
+		if v == s {
+			return false
+		}
+	}
+	return true
+}
+
+// victim is the running request at index >= i that the policy would admit
+// last; ties go to the later one in the running list.
+func (e *Engine) victim(i int) *seq {
+	v := e.running[i]
+	for _, r := range e.running[i+1:] {
+		if !e.cfg.Policy.Less(r.queued(), v.queued()) {
+			v = r
+		}
+	}
+	return v
+}
+
+// preempt frees s's blocks and returns it to the waiting queue; when resumed
+// it recomputes its prompt and every token it has emitted.
+func (e *Engine) preempt(s *seq) {
+	e.removeRunning(s)
+	e.free += s.blocks
+	s.blocks = 0
+	s.computed = 0
+	s.phase = phaseWaiting
+	s.preempts++
+	e.waiting.push(s)
+	e.plan.Preempted = append(e.plan.Preempted, s.req.Ref)
+}
+
+func (e *Engine) schedule(s *seq, n int) {
+	need := e.blocksFor(s.computed+n) - s.blocks
+	e.free -= need
+	s.blocks += need
+	s.sched = n
+	s.decoding = n == 1 && s.emitted > 0 && s.known-s.computed == 1
+	e.sched = append(e.sched, s)
+}
+
+// priceBatch fills the plan's batch shape from the scheduled requests.
+func (e *Engine) priceBatch() {
+	for _, s := range e.sched {
+		if s.decoding {
+			e.plan.Batch.Decode = append(e.plan.Batch.Decode, s.computed)
+		} else {
+			e.plan.Batch.Prefill = append(e.plan.Batch.Prefill, costmodel.Chunk{NewTokens: s.sched, Context: s.computed})
+		}
+	}
+}
+
+// Complete ends the step in flight at instant end (the plan's End) and
+// returns what it produced: each scheduled request's computed tokens grow by
+// what it was scheduled; one whose every existing token is now computed
+// samples its next token, and leaves when that was its last.
+func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
+	if !e.inFlight {
+		return nil, ErrNoStepInFlight
+	}
+	e.inFlight = false
+	e.out.Emitted = e.out.Emitted[:0]
+	done := false
+	for _, s := range e.sched {
+		if s.aborted {
+			*s = seq{heapIdx: -1}
+			e.pool = append(e.pool, s)
+			continue
+		}
+		s.computed += s.sched
+		s.sched = 0
+		if s.computed < s.known {
+			continue // a chunk of a longer prefill
+		}
+		s.emitted++
+		s.known++
+		em := Emit{Ref: s.req.Ref, Tokens: 1, First: s.emitted == 1}
+		if s.emitted >= s.req.Output {
+			em.Done = true
+			done = true
+		}
+		e.out.Emitted = append(e.out.Emitted, em)
+	}
+	if done {
+		e.dropFinished()
+	}
+	return &e.out, nil
+}
+
+// dropFinished frees finished requests' blocks and compacts the running list.
+func (e *Engine) dropFinished() {
+	k := 0
+	for _, s := range e.running {
+		if s.emitted >= s.req.Output {
+			e.free += s.blocks
+			e.release(s)
+			continue
+		}
+		e.running[k] = s
+		k++
+	}
+	clear(e.running[k:])
+	e.running = e.running[:k]
+}
