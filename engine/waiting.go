@@ -8,8 +8,8 @@ type waitQueue struct {
 	policy Policy
 }
 
-func (q *waitQueue) len() int    { return len(q.items) }
-func (q *waitQueue) peek() *seq  { return q.items[0] }
+func (q *waitQueue) len() int   { return len(q.items) }
+func (q *waitQueue) peek() *seq { return q.items[0] }
 func (q *waitQueue) less(i, j int) bool {
 	return q.policy.Less(q.items[i].queued(), q.items[j].queued())
 }
