@@ -1,0 +1,116 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+)
+
+// Synthetic is an open-loop synthetic workload: arrivals from an Arrival
+// process, lengths from a Joint distribution, optional shared prefixes.
+// Its random streams are "arrivals", "input", "output" and "prefix".
+type Synthetic struct {
+	// Seed selects the random streams; the same Seed gives the same stream
+	// of requests.
+	Seed uint64
+	// Count is the number of requests (> 0); 0 means unbounded, ended only
+	// by Duration or by a non-repeating Schedule.
+	Count int
+	// Duration, when > 0, ends the workload at the first arrival at or
+	// after it.
+	Duration time.Duration
+	// Arrival is the arrival process.
+	Arrival Arrival
+	// Lengths draws each request's input and output lengths.
+	Lengths Joint
+	// Prefix adds a system prompt and block hash ids; zero: none.
+	Prefix PrefixReuse
+	// Class labels every request ("" for none).
+	Class string
+}
+
+// Validate reports every problem with the configuration.
+func (s Synthetic) Validate() error {
+	var errs []error
+	if s.Count < 0 {
+		errs = append(errs, fmt.Errorf("workload: Synthetic.Count must be >= 0, got %d", s.Count))
+	}
+	if s.Duration < 0 {
+		errs = append(errs, fmt.Errorf("workload: Synthetic.Duration must be >= 0, got %v", s.Duration))
+	}
+	bounded := s.Count > 0 || s.Duration > 0 || len(s.Arrival.Schedule.Steps) > 0 && !s.Arrival.Schedule.Repeat
+	if !bounded {
+		errs = append(errs, errors.New("workload: Synthetic needs a Count, a Duration or a non-repeating Schedule"))
+	}
+	if s.Lengths == nil {
+		errs = append(errs, errors.New("workload: Synthetic.Lengths is nil"))
+	} else {
+		errs = append(errs, s.Lengths.Validate())
+	}
+	errs = append(errs, s.Arrival.Validate(s.Count), s.Prefix.Validate())
+	return errors.Join(errs...)
+}
+
+func (s Synthetic) String() string {
+	return fmt.Sprintf("open-loop %v; lengths %v; prefixes: %v; count %d, duration %v, seed %d",
+		s.Arrival, s.Lengths, s.Prefix, s.Count, s.Duration, s.Seed)
+}
+
+// Generator yields the requests of a Synthetic workload; it is a Source.
+type Generator struct {
+	cfg     Synthetic
+	arr     *arrivals
+	in, out *rand.Rand
+	ids     *blockIDs
+	next    uint64
+	done    bool
+}
+
+// NewSynthetic validates cfg and returns its generator.
+func NewSynthetic(cfg Synthetic) (*Generator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Generator{
+		cfg: cfg,
+		arr: newArrivals(cfg.Arrival, cfg.Seed, cfg.Count),
+		in:  NewStream(cfg.Seed, "input"),
+		out: NewStream(cfg.Seed, "output"),
+		ids: newBlockIDs(cfg.Prefix, cfg.Seed),
+	}, nil
+}
+
+// NewPoisson is the simplest workload: count requests (> 0) arriving as a
+// Poisson process of rate requests/s, lengths from lengths (Fixed(in, out)
+// for fixed ones, or any Joint).
+func NewPoisson(seed uint64, rate float64, count int, lengths Joint) (*Generator, error) {
+	return NewSynthetic(Synthetic{Seed: seed, Count: count, Arrival: Arrival{Rate: rate}, Lengths: lengths})
+}
+
+// Next yields the next request, or io.EOF after the last.
+func (g *Generator) Next() (Request, error) {
+	if g.done {
+		return Request{}, io.EOF
+	}
+	at, ok := g.arr.next()
+	if !ok || g.cfg.Duration > 0 && at >= g.cfg.Duration {
+		g.done = true
+		return Request{}, io.EOF
+	}
+	in, out := g.cfg.Lengths.Sample(g.in, g.out)
+	in += g.cfg.Prefix.PrefixTokens
+	r := Request{ID: g.next, Arrival: at, InputTokens: in, OutputTokens: out, Class: g.cfg.Class}
+	if r.PrefixHashes = g.ids.prompt(in); r.PrefixHashes != nil {
+		r.PrefixBlockTokens = g.cfg.Prefix.block()
+	}
+	g.next++
+	return r, nil
+}
+
+// Loop is OpenLoop.
+func (g *Generator) Loop() Loop { return OpenLoop }
+
+// Config returns the workload's configuration (for a benchmark card).
+func (g *Generator) Config() Synthetic { return g.cfg }

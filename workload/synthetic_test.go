@@ -1,0 +1,76 @@
+package workload
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPoissonFixedLengths(t *testing.T) {
+	g, err := NewPoisson(1, 5, 1000, Fixed(2000, 200))
+	require.NoError(t, err)
+	assert.Equal(t, OpenLoop, g.Loop())
+	reqs := drain(t, g)
+	require.Len(t, reqs, 1000)
+	for i, r := range reqs {
+		assert.Equal(t, uint64(i), r.ID)
+		assert.Equal(t, 2000, r.InputTokens)
+		assert.Equal(t, 200, r.OutputTokens)
+		assert.Nil(t, r.PrefixHashes)
+		if i > 0 {
+			assert.GreaterOrEqual(t, r.Arrival, reqs[i-1].Arrival)
+		}
+	}
+	assert.InEpsilon(t, 200*time.Second, reqs[999].Arrival, 0.1)
+}
+
+func TestSyntheticDurationEnds(t *testing.T) {
+	g, err := NewSynthetic(Synthetic{Seed: 1, Duration: time.Minute, Arrival: Arrival{Rate: 10}, Lengths: Fixed(1, 1)})
+	require.NoError(t, err)
+	reqs := drain(t, g)
+	assert.Less(t, reqs[len(reqs)-1].Arrival, time.Minute)
+	assert.InEpsilon(t, 600, len(reqs), 0.1)
+}
+
+func TestSyntheticValidate(t *testing.T) {
+	_, err := NewSynthetic(Synthetic{Count: -1, Prefix: PrefixReuse{Probability: 2}})
+	require.Error(t, err)
+	for _, want := range []string{"Synthetic.Count", "Synthetic.Lengths is nil", "Arrival.Rate", "PrefixReuse.Probability", "PrefixReuse.Groups"} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
+
+// Prefix ids follow Mooncake's convention: ceil(input/block) ids, the full
+// blocks of a shared system prompt carry their group's ids, every other
+// block is fresh.
+func TestPrefixReuseBlockIDs(t *testing.T) {
+	p := HighReuse
+	g, err := NewSynthetic(Synthetic{Seed: 4, Count: 2000, Arrival: Arrival{Rate: 1},
+		Lengths: Independent{Input: Uniform{Center: 1000, RangeRatio: 0.5}, Output: Constant{10}}, Prefix: p})
+	require.NoError(t, err)
+	seen := map[uint64]int{}
+	shared := 0
+	for _, r := range drain(t, g) {
+		assert.Equal(t, (r.InputTokens+511)/512, len(r.PrefixHashes))
+		assert.Equal(t, 512, r.PrefixBlockTokens)
+		assert.GreaterOrEqual(t, r.InputTokens, p.PrefixTokens+500)
+		if r.PrefixHashes[0] < uint64(p.Groups*4) {
+			shared++
+			g := r.PrefixHashes[0] / 4
+			assert.Equal(t, []uint64{4 * g, 4*g + 1, 4*g + 2, 4*g + 3}, r.PrefixHashes[:4])
+			for _, id := range r.PrefixHashes[4:] {
+				seen[id]++
+			}
+			continue
+		}
+		for _, id := range r.PrefixHashes {
+			seen[id]++
+		}
+	}
+	assert.InEpsilon(t, 0.9*2000, shared, 0.05)
+	for id, n := range seen {
+		assert.Equal(t, 1, n, "fresh id %d reused", id)
+	}
+}
