@@ -90,26 +90,25 @@ func (p PrefixReuse) String() string {
 // g·shared … g·shared+shared−1, fresh ids follow all of them.
 type blockIDs struct {
 	cfg    PrefixReuse
-	r      *rand.Rand // stream "prefix"
-	shared int        // full blocks in a system prompt
+	shared int // full blocks in a system prompt
 	fresh  uint64
 }
 
-func newBlockIDs(cfg PrefixReuse, seed uint64) *blockIDs {
+func newBlockIDs(cfg PrefixReuse) *blockIDs {
 	shared := cfg.PrefixTokens / cfg.block()
-	return &blockIDs{cfg: cfg, r: NewStream(seed, "prefix"), shared: shared,
-		fresh: uint64(cfg.Groups) * uint64(shared)}
+	return &blockIDs{cfg: cfg, shared: shared, fresh: uint64(cfg.Groups) * uint64(shared)}
 }
 
 // prompt returns the hash ids of a new prompt of input tokens whose first
-// PrefixTokens are the system prompt; nil if prefixes are disabled.
-func (b *blockIDs) prompt(input int) []uint64 {
+// PrefixTokens are the system prompt, drawing the reuse decision from r;
+// nil if prefixes are disabled.
+func (b *blockIDs) prompt(r *rand.Rand, input int) []uint64 {
 	if !b.cfg.Enabled() {
 		return nil
 	}
 	ids := make([]uint64, 0, blocks(input, b.cfg.block()))
-	if b.cfg.Probability > 0 && b.r.Float64() < b.cfg.Probability {
-		g := uint64(b.r.IntN(b.cfg.Groups))
+	if b.cfg.Probability > 0 && r.Float64() < b.cfg.Probability {
+		g := uint64(r.IntN(b.cfg.Groups))
 		for k := range min(b.shared, cap(ids)) {
 			ids = append(ids, g*uint64(b.shared)+uint64(k))
 		}

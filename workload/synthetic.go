@@ -63,6 +63,7 @@ type Generator struct {
 	cfg     Synthetic
 	arr     *arrivals
 	in, out *rand.Rand
+	prefix  *rand.Rand
 	ids     *blockIDs
 	next    uint64
 	done    bool
@@ -74,11 +75,12 @@ func NewSynthetic(cfg Synthetic) (*Generator, error) {
 		return nil, err
 	}
 	return &Generator{
-		cfg: cfg,
-		arr: newArrivals(cfg.Arrival, cfg.Seed, cfg.Count),
-		in:  NewStream(cfg.Seed, "input"),
-		out: NewStream(cfg.Seed, "output"),
-		ids: newBlockIDs(cfg.Prefix, cfg.Seed),
+		cfg:    cfg,
+		arr:    newArrivals(cfg.Arrival, cfg.Seed, cfg.Count),
+		in:     NewStream(cfg.Seed, "input"),
+		out:    NewStream(cfg.Seed, "output"),
+		prefix: NewStream(cfg.Seed, "prefix"),
+		ids:    newBlockIDs(cfg.Prefix),
 	}, nil
 }
 
@@ -99,14 +101,25 @@ func (g *Generator) Next() (Request, error) {
 		g.done = true
 		return Request{}, io.EOF
 	}
-	in, out := g.cfg.Lengths.Sample(g.in, g.out)
-	in += g.cfg.Prefix.PrefixTokens
-	r := Request{ID: g.next, Arrival: at, InputTokens: in, OutputTokens: out, Class: g.cfg.Class}
-	if r.PrefixHashes = g.ids.prompt(in); r.PrefixHashes != nil {
-		r.PrefixBlockTokens = g.cfg.Prefix.block()
-	}
+	r := newRequest(g.next, at, g.cfg.Lengths, g.cfg.Prefix, g.ids, draws{g.in, g.out, g.prefix})
+	r.Class = g.cfg.Class
 	g.next++
 	return r, nil
+}
+
+// draws are the streams one request draws from.
+type draws struct{ in, out, prefix *rand.Rand }
+
+// newRequest draws a fresh (single-turn) request: its lengths, then its
+// system prompt and block ids.
+func newRequest(id uint64, at time.Duration, j Joint, p PrefixReuse, ids *blockIDs, d draws) Request {
+	in, out := j.Sample(d.in, d.out)
+	in += p.PrefixTokens
+	r := Request{ID: id, Arrival: at, InputTokens: in, OutputTokens: out}
+	if r.PrefixHashes = ids.prompt(d.prefix, in); r.PrefixHashes != nil {
+		r.PrefixBlockTokens = p.block()
+	}
+	return r
 }
 
 // Loop is OpenLoop.

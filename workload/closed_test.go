@@ -1,0 +1,162 @@
+package workload
+
+import (
+	"errors"
+	"io"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// record is what the toy driver saw of one request.
+type record struct {
+	Request
+	Finish time.Duration
+}
+
+// serve is a toy driver for closed-loop sources: an infinitely parallel
+// server that answers each request after service(r), failing those fail(r)
+// says. It follows the Feedback contract: drain Next until ErrWaiting,
+// then report the earliest finish.
+func serve(t *testing.T, src Source, service func(Request) time.Duration, fail func(Request) bool) []record {
+	t.Helper()
+	fb := src.(Feedback)
+	var done, flying []record
+	for {
+		for {
+			r, err := src.Next()
+			if errors.Is(err, ErrWaiting) {
+				break
+			}
+			if err == io.EOF {
+				require.Empty(t, flying, "EOF with requests in flight")
+				return done
+			}
+			require.NoError(t, err)
+			if len(done) > 0 {
+				require.GreaterOrEqual(t, r.Arrival, done[len(done)-1].Finish, "arrival before the Finished call that released it")
+			}
+			flying = append(flying, record{r, r.Arrival + service(r)})
+		}
+		require.NotEmpty(t, flying, "ErrWaiting with nothing in flight")
+		slices.SortStableFunc(flying, func(a, b record) int { return int(a.Finish - b.Finish) })
+		f := flying[0]
+		flying = flying[1:]
+		done = append(done, f)
+		fb.Finished(f.ID, f.Finish, fail == nil || !fail(f.Request))
+	}
+}
+
+func second(Request) time.Duration { return time.Second }
+
+func TestClientsClosedLoop(t *testing.T) {
+	p, err := NewClients(Clients{Seed: 1, Clients: 3, Requests: 9, Think: Think{Mean: 2 * time.Second},
+		Lengths: Independent{Input: Uniform{Center: 100, RangeRatio: 0.5}, Output: Constant{10}}})
+	require.NoError(t, err)
+	assert.Equal(t, ClosedLoop, LoopOf(p))
+	recs := serve(t, p, second, nil)
+	require.Len(t, recs, 9)
+	var at []time.Duration
+	for _, r := range recs {
+		at = append(at, r.Arrival)
+	}
+	s := time.Second
+	assert.Equal(t, []time.Duration{0, 0, 0, 3 * s, 3 * s, 3 * s, 6 * s, 6 * s, 6 * s}, at)
+}
+
+// Client i's k-th request has the same lengths however fast the server is.
+func TestClientsCommonRandomNumbers(t *testing.T) {
+	cfg := Clients{Seed: 5, Clients: 4, Duration: time.Minute, Think: Think{Mean: time.Second, Exponential: true},
+		Lengths: Independent{Input: LogNormalMean(1000, 1), Output: LogNormalMean(100, 1)}}
+	lengths := func(service func(Request) time.Duration) map[[2]int][2]int {
+		p, err := NewClients(cfg)
+		require.NoError(t, err)
+		w := &whichClient{ClientPool: p, client: map[uint64]int{}}
+		byClient := map[[2]int][2]int{}
+		count := map[int]int{}
+		for _, r := range serve(t, w, service, nil) {
+			c := w.client[r.ID]
+			byClient[[2]int{c, count[c]}] = [2]int{r.InputTokens, r.OutputTokens}
+			count[c]++
+		}
+		return byClient
+	}
+	fast := lengths(func(r Request) time.Duration { return time.Duration(r.OutputTokens) * 10 * time.Millisecond })
+	slow := lengths(func(r Request) time.Duration { return time.Duration(r.OutputTokens) * 50 * time.Millisecond })
+	assert.Greater(t, len(fast), len(slow))
+	for k, v := range slow {
+		assert.Equal(t, fast[k], v, "client %d request %d", k[0], k[1])
+	}
+}
+
+// whichClient notes which client sent each request.
+type whichClient struct {
+	*ClientPool
+	client map[uint64]int
+}
+
+func (w *whichClient) Next() (Request, error) {
+	r, err := w.ClientPool.Next()
+	if err == nil {
+		w.client[r.ID] = w.inflight[r.ID]
+	}
+	return r, err
+}
+
+func TestClientsValidate(t *testing.T) {
+	_, err := NewClients(Clients{Think: Think{Mean: -1}})
+	require.Error(t, err)
+	for _, want := range []string{"Clients.Clients", "Requests or Duration", "Clients.Lengths is nil", "Think.Mean"} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
+
+func TestConversationsCarryHistory(t *testing.T) {
+	cfg := Conversations{Seed: 3, Count: 20, Arrival: Arrival{Rate: 1},
+		Turns: Uniform{Center: 4, RangeRatio: 0.5}, FirstInput: LogNormalMean(600, 0.5),
+		UserInput: Uniform{Center: 100, RangeRatio: 0.5}, Output: Uniform{Center: 200, RangeRatio: 0.5},
+		Think: Think{Mean: 5 * time.Second}, Prefix: PrefixReuse{Groups: 2, PrefixTokens: 1024, Probability: 1, BlockTokens: 16}}
+	src, err := NewConversations(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, ClosedLoop, src.Loop())
+	recs := serve(t, src, second, nil)
+	last := map[uint64]record{}
+	turns := 0
+	for _, r := range recs {
+		assert.Len(t, r.PrefixHashes, (r.InputTokens+15)/16)
+		prev, seen := last[r.Conversation]
+		if r.Turn == 0 {
+			assert.False(t, seen)
+			assert.Less(t, r.PrefixHashes[0], uint64(2*64), "shared system prompt ids")
+		} else {
+			require.True(t, seen)
+			assert.Equal(t, prev.Turn+1, r.Turn)
+			assert.Equal(t, prev.Finish+5*time.Second, r.Arrival)
+			grown := r.InputTokens - prev.InputTokens - prev.OutputTokens
+			assert.True(t, grown >= 50 && grown <= 150, "new user tokens %d", grown)
+			keep := prev.InputTokens / 16
+			assert.Equal(t, prev.PrefixHashes[:keep], r.PrefixHashes[:keep])
+			turns++
+		}
+		last[r.Conversation] = r
+	}
+	assert.Len(t, last, 20)
+	assert.Greater(t, turns, 20)
+}
+
+func TestConversationsEndOnFailureAndMaxInput(t *testing.T) {
+	cfg := Conversations{Seed: 1, Count: 5, Arrival: Arrival{Rate: 1}, Turns: Constant{10},
+		FirstInput: Constant{100}, UserInput: Constant{50}, Output: Constant{50}, MaxInput: 400}
+	src, err := NewConversations(cfg)
+	require.NoError(t, err)
+	recs := serve(t, src, second, nil)
+	// 100, 200, 300, 400: the fifth turn would need 500 > 400.
+	assert.Len(t, recs, 20)
+	src, err = NewConversations(cfg)
+	require.NoError(t, err)
+	recs = serve(t, src, second, func(r Request) bool { return r.Turn == 1 })
+	assert.Len(t, recs, 10, "a failed turn ends its conversation")
+}

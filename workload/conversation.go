@@ -1,0 +1,182 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+)
+
+// Conversations is a multi-turn chat workload. First turns arrive open-loop
+// (from Arrival); each follow-up turn is closed-loop: it is issued when the
+// previous answer has finished plus a think time, so the source takes
+// Feedback and is labelled ClosedLoop.
+//
+// Turn k+1's prompt is turn k's prompt + turn k's answer + new user tokens,
+// as in vLLM's multi_turn benchmark: the conversation's history is resent.
+// Its block hash ids keep the full blocks of turn k's prompt and give fresh
+// ids to the rest, so a prefix cache sees the history as a shared prefix.
+// A conversation ends after its drawn number of turns, when the next prompt
+// would exceed MaxInput, or when a turn fails (the user gives up).
+//
+// Conversation c draws from its own streams ("conversation/<c>/turns",
+// "/input", "/output", "/think", "/prefix").
+type Conversations struct {
+	Seed uint64
+	// Count is the number of conversations (> 0).
+	Count int
+	// Arrival is the arrival process of first turns.
+	Arrival Arrival
+	// Turns is the number of turns of a conversation.
+	Turns Length
+	// FirstInput is the user's first message in tokens (after any system
+	// prompt); UserInput each later message; Output each answer.
+	FirstInput, UserInput, Output Length
+	// Think is the user's think time between an answer and the next turn.
+	Think Think
+	// MaxInput, when > 0, ends a conversation whose next prompt would be
+	// longer (a context window).
+	MaxInput int
+	// Prefix adds a system prompt shared across conversations. Hash ids are
+	// always carried; the zero value means 512-token blocks, no system
+	// prompt.
+	Prefix PrefixReuse
+	Class  string
+}
+
+// Validate reports every problem with the configuration.
+func (c Conversations) Validate() error {
+	var errs []error
+	if c.Count < 1 {
+		errs = append(errs, fmt.Errorf("workload: Conversations.Count must be >= 1, got %d", c.Count))
+	}
+	for _, l := range []struct {
+		name string
+		l    Length
+	}{{"Turns", c.Turns}, {"FirstInput", c.FirstInput}, {"UserInput", c.UserInput}, {"Output", c.Output}} {
+		errs = append(errs, validateLength("Conversations."+l.name, l.l))
+	}
+	if c.MaxInput < 0 {
+		errs = append(errs, fmt.Errorf("workload: Conversations.MaxInput must be >= 0, got %d", c.MaxInput))
+	}
+	errs = append(errs, c.Arrival.Validate(c.Count), c.Think.Validate(), c.Prefix.Validate())
+	return errors.Join(errs...)
+}
+
+func (c Conversations) String() string {
+	return fmt.Sprintf("multi-turn: %d conversations arriving %v; turns %v; first input %v, user input %v, output %v; %v; max input %d; prefixes: %v; seed %d",
+		c.Count, c.Arrival, c.Turns, c.FirstInput, c.UserInput, c.Output, c.Think, c.MaxInput, c.prefix(), c.Seed)
+}
+
+func (c Conversations) prefix() PrefixReuse {
+	p := c.Prefix
+	if p.BlockTokens == 0 {
+		p.BlockTokens = MooncakeBlockTokens
+	}
+	return p
+}
+
+// conversation is the state of one conversation between turns.
+type conversation struct {
+	id           uint64
+	turns, turn  int
+	input        int // tokens of the current turn's prompt
+	output       int // tokens of the current turn's answer
+	ids          []uint64
+	user, answer *rand.Rand
+	think        *rand.Rand
+}
+
+// ChatSource yields a Conversations workload; it is a Source and takes
+// Feedback.
+type ChatSource struct {
+	cfg      Conversations
+	prefix   PrefixReuse
+	starts   *arrivals
+	started  int
+	ids      *blockIDs
+	ready    []Request                // follow-up turns released by Finished
+	inflight map[uint64]*conversation // request id → its conversation
+	next     uint64
+}
+
+// NewConversations validates cfg and returns its source.
+func NewConversations(cfg Conversations) (*ChatSource, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p := cfg.prefix()
+	return &ChatSource{cfg: cfg, prefix: p, starts: newArrivals(cfg.Arrival, cfg.Seed, cfg.Count),
+		ids: newBlockIDs(p), inflight: map[uint64]*conversation{}}, nil
+}
+
+// Next yields released follow-up turns first, then every remaining first
+// turn (their arrivals do not depend on feedback, so they are all yielded
+// at once, in arrival order), then ErrWaiting while turns are in flight and
+// io.EOF at the end.
+func (s *ChatSource) Next() (Request, error) {
+	if len(s.ready) > 0 {
+		r := s.ready[0]
+		s.ready = s.ready[1:]
+		return r, nil
+	}
+	if at, ok := s.starts.next(); ok {
+		return s.start(at), nil
+	}
+	if len(s.inflight) == 0 {
+		return Request{}, io.EOF
+	}
+	return Request{}, ErrWaiting
+}
+
+// start draws a new conversation and returns its first turn.
+func (s *ChatSource) start(at time.Duration) Request {
+	id := uint64(s.started)
+	s.started++
+	stream := func(name string) *rand.Rand {
+		return NewStream(s.cfg.Seed, fmt.Sprintf("conversation/%d/%s", id, name))
+	}
+	c := &conversation{id: id, user: stream("input"), answer: stream("output"), think: stream("think")}
+	c.turns = s.cfg.Turns.Sample(stream("turns"))
+	c.input = s.prefix.PrefixTokens + s.cfg.FirstInput.Sample(c.user)
+	c.ids = s.ids.prompt(stream("prefix"), c.input)
+	return s.issue(c, at)
+}
+
+// issue draws the current turn's answer length and yields it.
+func (s *ChatSource) issue(c *conversation, at time.Duration) Request {
+	c.output = s.cfg.Output.Sample(c.answer)
+	r := Request{ID: s.next, Arrival: at, InputTokens: c.input, OutputTokens: c.output,
+		PrefixHashes: c.ids, PrefixBlockTokens: s.prefix.block(), Conversation: c.id, Turn: c.turn, Class: s.cfg.Class}
+	s.inflight[r.ID] = c
+	s.next++
+	return r
+}
+
+// Finished releases the next turn of the request's conversation, at + a
+// think time, unless the conversation is over. Unknown ids are ignored.
+func (s *ChatSource) Finished(id uint64, at time.Duration, ok bool) {
+	c, found := s.inflight[id]
+	if !found {
+		return
+	}
+	delete(s.inflight, id)
+	if !ok || c.turn+1 >= c.turns {
+		return
+	}
+	next := c.input + c.output + s.cfg.UserInput.Sample(c.user)
+	if s.cfg.MaxInput > 0 && next > s.cfg.MaxInput {
+		return
+	}
+	c.ids = s.ids.extend(c.ids, c.input, next)
+	c.input = next
+	c.turn++
+	s.ready = append(s.ready, s.issue(c, at+s.cfg.Think.sample(c.think)))
+}
+
+// Loop is ClosedLoop: follow-up turns wait for answers.
+func (s *ChatSource) Loop() Loop { return ClosedLoop }
+
+// Config returns the workload's configuration.
+func (s *ChatSource) Config() Conversations { return s.cfg }
