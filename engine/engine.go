@@ -68,6 +68,11 @@ var ErrStepInFlight = errors.New("engine: Schedule called while a step is in fli
 // ErrNoStepInFlight is returned by Complete when there is no step to complete.
 var ErrNoStepInFlight = errors.New("engine: Complete called with no step in flight")
 
+// ErrBadStepTime is returned by Schedule when the cost model prices a
+// non-empty step at zero or negative time (a broken model): the simulated
+// clock could not advance.
+var ErrBadStepTime = errors.New("engine: cost model returned a non-positive step time")
+
 // New returns an engine for cfg whose steps are priced by m (nil means
 // costmodel.Frozen{}, the Atlas TP4 frozen costs).
 func New(cfg Config, m costmodel.Model) (*Engine, error) {

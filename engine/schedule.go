@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -37,6 +38,10 @@ func (e *Engine) Schedule(now time.Duration) (*Plan, error) {
 	e.priceBatch()
 	e.plan.Steps = 1
 	e.plan.StepTime = e.model.StepTime(e.plan.Batch)
+	if e.plan.StepTime <= 0 {
+		e.abandonPlan()
+		return nil, fmt.Errorf("%w: %v for %d sequences", ErrBadStepTime, e.plan.StepTime, e.plan.Batch.Seqs())
+	}
 	e.plan.End = now + e.plan.StepTime
 	e.inFlight = true
 	return &e.plan, nil
@@ -256,4 +261,18 @@ func (e *Engine) dropFinished() {
 	}
 	clear(e.running[k:])
 	e.running = e.running[:k]
+}
+
+// abandonPlan undoes the scheduling of a plan that cannot run (its price
+// was nonsense): the blocks allocated for it are returned, so the engine's
+// invariants hold; preemptions made while planning stand.
+func (e *Engine) abandonPlan() {
+	for _, s := range e.sched {
+		keep := e.blocksFor(s.computed)
+		e.free += s.blocks - keep
+		s.blocks = keep
+		s.sched = 0
+		s.decoding = false
+	}
+	e.sched = e.sched[:0]
 }

@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/engine"
+)
+
+// Unbounded disables an SLO bound.
+const Unbounded = time.Duration(math.MaxInt64)
+
+// SLO is the per-request service-level objective. A request is good iff its
+// status is ok and every bound holds. The zero value is the chapter's SLO:
+// TTFT ≤ 600 ms and every ITL ≤ 150 ms, TPOT and E2E unbounded. Set a bound
+// to Unbounded to ignore it.
+type SLO struct {
+	TTFT time.Duration // default 600 ms
+	ITL  time.Duration // every inter-token gap; default 150 ms
+	TPOT time.Duration // vLLM's TPOT; default Unbounded
+	E2E  time.Duration // arrival to last token; default Unbounded
+}
+
+// Atlas SLO defaults from the reference chapter.
+const (
+	DefaultTTFT = 600 * time.Millisecond
+	DefaultITL  = 150 * time.Millisecond
+)
+
+func (s SLO) withDefaults() SLO {
+	if s.TTFT == 0 {
+		s.TTFT = DefaultTTFT
+	}
+	if s.ITL == 0 {
+		s.ITL = DefaultITL
+	}
+	if s.TPOT == 0 {
+		s.TPOT = Unbounded
+	}
+	if s.E2E == 0 {
+		s.E2E = Unbounded
+	}
+	return s
+}
+
+// Validate refuses negative bounds.
+func (s SLO) Validate() error {
+	var errs []error
+	for _, b := range []struct {
+		name string
+		v    time.Duration
+	}{{"TTFT", s.TTFT}, {"ITL", s.ITL}, {"TPOT", s.TPOT}, {"E2E", s.E2E}} {
+		if b.v < 0 {
+			errs = append(errs, fmt.Errorf("sim: SLO.%s must be >= 0 (0 means the default), got %v", b.name, b.v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Window is the measurement window. Requests that arrive in
+// [Warmup, Horizon), and are not among the first WarmupRequests, are
+// measured; the others still load the replica but are not counted.
+//
+// Arrivals keep flowing after Horizon, so the measured requests see the same
+// load to the end; the run stops when every measured request has ended, or at
+// Horizon + Drain, when those still in flight are counted as unfinished.
+// With Horizon = 0 the window is open: every request from Warmup on is
+// measured, the run ends when the source and the replica are both empty,
+// and the window's length is the instant of the last terminal event minus
+// Warmup (as vLLM's bench serve measures duration).
+type Window struct {
+	Warmup         time.Duration // default 0
+	WarmupRequests int           // default 0
+	Horizon        time.Duration // default 0: open window
+	// Drain bounds how long after Horizon measured requests may still
+	// finish. 0 means Horizon - Warmup (one more window).
+	Drain time.Duration
+}
+
+// Length is the window's length when Horizon is set, else 0.
+func (w Window) Length() time.Duration {
+	if w.Horizon == 0 {
+		return 0
+	}
+	return w.Horizon - w.Warmup
+}
+
+// Validate refuses a window that is empty or negative.
+func (w Window) Validate() error {
+	var errs []error
+	if w.Warmup < 0 {
+		errs = append(errs, fmt.Errorf("sim: Window.Warmup must be >= 0, got %v", w.Warmup))
+	}
+	if w.WarmupRequests < 0 {
+		errs = append(errs, fmt.Errorf("sim: Window.WarmupRequests must be >= 0, got %d", w.WarmupRequests))
+	}
+	if w.Horizon < 0 || (w.Horizon > 0 && w.Horizon <= w.Warmup) {
+		errs = append(errs, fmt.Errorf("sim: Window.Horizon must be 0 (open) or after Warmup (%v), got %v", w.Warmup, w.Horizon))
+	}
+	if w.Drain < 0 {
+		errs = append(errs, fmt.Errorf("sim: Window.Drain must be >= 0, got %v", w.Drain))
+	}
+	return errors.Join(errs...)
+}
+
+// Config is one simulated run of one replica. The zero value is the Atlas
+// TP4 replica (engine.Config{} priced by costmodel.Frozen{}) under the
+// chapter's SLO, with an open window, no timeout, no injected errors and
+// seed 0.
+type Config struct {
+	Engine engine.Config
+	// Model prices each step; nil means costmodel.Frozen{}.
+	Model costmodel.Model
+	SLO   SLO
+	Window
+	// Timeout is the client deadline from arrival: a request not finished
+	// by then is abandoned wherever it is (status timed_out). 0 means none.
+	Timeout time.Duration
+	// ErrorRate is the probability that a request fails in the server: it
+	// is served normally and reported errored when it would have finished.
+	// Drawn per request from the seed's "errors" stream.
+	ErrorRate float64
+	// Seed derives the run's own random streams (by name; see
+	// workload.NewStream). The workload has its own seed.
+	Seed uint64
+	// KeepTokens keeps every token's emit instant in each Record (memory
+	// grows with tokens); otherwise records keep the max ITL and the count
+	// of ITLs over the SLO's budget.
+	KeepTokens bool
+}
+
+// Validate joins every problem of the configuration, naming each field.
+func (c Config) Validate() error {
+	errs := []error{c.Engine.Validate(), c.SLO.Validate(), c.Window.Validate()}
+	if c.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("sim: Timeout must be >= 0 (0 means none), got %v", c.Timeout))
+	}
+	if !(c.ErrorRate >= 0 && c.ErrorRate <= 1) {
+		errs = append(errs, fmt.Errorf("sim: ErrorRate must be in [0, 1], got %v", c.ErrorRate))
+	}
+	if v, ok := c.Model.(interface{ Validate() error }); ok {
+		errs = append(errs, v.Validate())
+	}
+	return errors.Join(errs...)
+}

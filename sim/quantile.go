@@ -1,0 +1,109 @@
+package sim
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// Method names how a percentile is computed from a sample.
+type Method uint8
+
+const (
+	// Linear interpolates between the two nearest order statistics at
+	// rank (n-1)·p: numpy's default ("linear", Hyndman & Fan type 7), which
+	// vLLM's bench serve uses. gonum's stat.Quantile offers only the
+	// types 1 and 4, so this one is written here.
+	Linear Method = iota
+	// Empirical is the inverse of the empirical CDF (numpy's
+	// "inverted_cdf", type 1), computed by gonum's stat.Quantile.
+	Empirical
+)
+
+func (m Method) String() string {
+	if m == Empirical {
+		return "empirical (inverted_cdf, gonum stat.Empirical)"
+	}
+	return "linear (numpy default, type 7)"
+}
+
+// quantile returns the p-quantile (p in [0, 1]) of sorted, NaN for an empty
+// sample.
+func (m Method) quantile(p float64, sorted []float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	if m == Empirical {
+		return stat.Quantile(p, stat.Empirical, sorted, nil)
+	}
+	h := float64(n-1) * p
+	lo := math.Floor(h)
+	i := int(lo)
+	if i >= n-1 {
+		return sorted[n-1]
+	}
+	return sorted[i] + (h-lo)*(sorted[i+1]-sorted[i])
+}
+
+// weighted is a sample held as distinct values with counts, as ITLs are:
+// thousands of tokens share a handful of step durations, so the summary keeps
+// every gap exactly in memory proportional to the distinct values.
+type weighted struct {
+	counts map[time.Duration]int
+}
+
+func (w *weighted) add(d time.Duration, n int) {
+	if w.counts == nil {
+		w.counts = make(map[time.Duration]int)
+	}
+	w.counts[d] += n
+}
+
+// runs returns the distinct values in milliseconds, increasing, with the
+// cumulative counts.
+func (w *weighted) runs() (vals []float64, cum []int) {
+	keys := make([]time.Duration, 0, len(w.counts))
+	for d := range w.counts {
+		keys = append(keys, d)
+	}
+	slices.Sort(keys)
+	vals = make([]float64, len(keys))
+	cum = make([]int, len(keys))
+	total := 0
+	for i, d := range keys {
+		total += w.counts[d]
+		vals[i] = ms(d)
+		cum[i] = total
+	}
+	return vals, cum
+}
+
+// at returns the k-th smallest element (0-based) of the expanded sample.
+func at(vals []float64, cum []int, k int) float64 {
+	i, _ := slices.BinarySearch(cum, k+1)
+	return vals[i]
+}
+
+// quantileWeighted is m.quantile over the expanded sample, exactly.
+func (m Method) quantileWeighted(p float64, vals []float64, cum []int) float64 {
+	if len(vals) == 0 {
+		return math.NaN()
+	}
+	n := cum[len(cum)-1]
+	if m == Empirical {
+		// Type 1: the smallest x with F(x) >= p.
+		k := int(math.Ceil(p*float64(n))) - 1
+		return at(vals, cum, max(k, 0))
+	}
+	h := float64(n-1) * p
+	lo := math.Floor(h)
+	i := int(lo)
+	if i >= n-1 {
+		return vals[len(vals)-1]
+	}
+	a, b := at(vals, cum, i), at(vals, cum, i+1)
+	return a + (h-lo)*(b-a)
+}

@@ -1,0 +1,272 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/workload"
+)
+
+// Run simulates one replica configured by cfg under the requests of src,
+// handing every request's record to obs (which may be nil) when it ends, and
+// returns the summary of the measurement window.
+//
+// An open window (Window.Horizon = 0) needs a finite source. A source error
+// other than io.EOF (a malformed trace line) stops the run and is returned.
+func Run(cfg Config, src workload.Source, obs Observer) (Summary, error) {
+	r, err := newRunner(cfg, src, obs)
+	if err != nil {
+		return Summary{}, err
+	}
+	if err := r.loop(); err != nil {
+		return Summary{}, err
+	}
+	return r.summary(), nil
+}
+
+// slot is a request's record plus what the runner needs while it lives.
+type slot struct {
+	rec       Record
+	gen       uint32 // bumped when the slot is reused, to expire timeouts
+	live      bool
+	willError bool
+	priority  int
+}
+
+type runner struct {
+	cfg  Config
+	slo  SLO
+	eng  *engine.Engine
+	src  workload.Source
+	fb   workload.Feedback
+	obs  Observer
+	errs *rand.Rand
+
+	events   eventHeap
+	slots    []slot
+	freeRefs []int32
+
+	now          time.Duration
+	srcDone      bool
+	lastArrival  time.Duration
+	seen         int // requests pulled from the source
+	measuredLive int
+	stopAt       time.Duration
+	lastEnd      time.Duration // last terminal event
+
+	inSystem int // requests held by the engine
+	area     float64
+	areaAt   time.Duration
+
+	stepTime time.Duration // of the step in flight
+	steps    int
+
+	pullErr error // a source error met while handling feedback
+
+	col collector
+}
+
+func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if src == nil {
+		return nil, errors.New("sim: Run needs a workload.Source, got nil")
+	}
+	eng, err := engine.New(cfg.Engine, cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{cfg: cfg, slo: cfg.SLO.withDefaults(), eng: eng, src: src, obs: obs,
+		errs: workload.NewStream(cfg.Seed, "sim/errors"), stopAt: Unbounded}
+	r.fb, _ = src.(workload.Feedback)
+	if cfg.Horizon > 0 {
+		drain := cfg.Drain
+		if drain == 0 {
+			drain = cfg.Window.Length()
+		}
+		r.stopAt = cfg.Horizon + drain
+	}
+	r.col.slo = r.slo
+	r.areaAt = cfg.Warmup
+	return r, nil
+}
+
+func (r *runner) loop() error {
+	if err := r.pull(); err != nil {
+		return err
+	}
+	for r.events.len() > 0 {
+		ev := r.events.peek()
+		if ev.at > r.stopAt {
+			break
+		}
+		r.events.pop()
+		r.advance(ev.at)
+		if err := r.handle(ev); err != nil {
+			return err
+		}
+		if r.pullErr != nil {
+			return r.pullErr
+		}
+		if r.events.len() == 0 || r.events.peek().at > r.now {
+			if err := r.plan(); err != nil {
+				return err
+			}
+		}
+		if r.cfg.Horizon > 0 && r.now >= r.cfg.Horizon && r.measuredLive == 0 {
+			break
+		}
+	}
+	r.abandon()
+	return nil
+}
+
+// advance moves the clock to t, integrating requests in the system over
+// the measurement window for Little's law.
+func (r *runner) advance(t time.Duration) {
+	lo, hi := max(r.areaAt, r.cfg.Warmup), t
+	if r.cfg.Horizon > 0 {
+		hi = min(hi, r.cfg.Horizon)
+	}
+	if hi > lo {
+		r.area += float64(r.inSystem) * (hi - lo).Seconds()
+	}
+	r.areaAt = max(r.areaAt, t)
+	r.now = t
+}
+
+func (r *runner) handle(ev event) error {
+	switch ev.class {
+	case classStepEnd:
+		return r.stepEnd()
+	case classArrival:
+		return r.arrive(ev.ref)
+	case classTimeout:
+		s := &r.slots[ev.ref]
+		if s.live && s.gen == ev.gen {
+			if err := r.eng.Abort(r.now, ev.ref); err != nil {
+				panic("sim: invariant timeout-of-held-request broken: " + err.Error())
+			}
+			r.inSystem--
+			r.end(ev.ref, StatusTimedOut, "client deadline reached")
+		}
+	}
+	return nil
+}
+
+// pull takes the next request(s) from the source: one for an open-loop
+// source (the next arrival, kept in the event queue), all that are ready for
+// a closed-loop one.
+func (r *runner) pull() error {
+	for !r.srcDone {
+		req, err := r.src.Next()
+		if errors.Is(err, workload.ErrWaiting) {
+			return nil
+		}
+		if err == io.EOF {
+			r.srcDone = true
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("sim: reading the workload: %w", err)
+		}
+		if err := r.schedule(req); err != nil {
+			return err
+		}
+		if r.fb == nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+func (r *runner) schedule(req workload.Request) error {
+	floor := r.lastArrival
+	if r.fb != nil {
+		floor = r.now
+	}
+	if req.Arrival < floor {
+		return fmt.Errorf("sim: workload request %d arrives at %v, before %v: sources must yield in arrival order", req.ID, req.Arrival, floor)
+	}
+	if r.fb == nil {
+		r.lastArrival = req.Arrival
+	}
+	ref := r.alloc()
+	s := &r.slots[ref]
+	s.rec = Record{
+		ID: req.ID, Conversation: req.Conversation, Turn: req.Turn, Class: req.Class,
+		Arrival: req.Arrival, Input: req.InputTokens, Output: req.OutputTokens,
+		FirstScheduled: Never, FirstToken: Never, LastToken: Never, Finish: Never,
+		Measured: r.measures(req.Arrival),
+		Tokens:   s.rec.Tokens[:0],
+	}
+	s.priority = req.Priority
+	s.willError = req.Failed
+	r.seen++
+	r.events.push(event{at: req.Arrival, class: classArrival, ref: ref})
+	return nil
+}
+
+func (r *runner) measures(t time.Duration) bool {
+	return t >= r.cfg.Warmup && (r.cfg.Horizon == 0 || t < r.cfg.Horizon) && r.seen >= r.cfg.WarmupRequests
+}
+
+func (r *runner) alloc() int32 {
+	if n := len(r.freeRefs); n > 0 {
+		ref := r.freeRefs[n-1]
+		r.freeRefs = r.freeRefs[:n-1]
+		return ref
+	}
+	r.slots = append(r.slots, slot{})
+	return int32(len(r.slots) - 1)
+}
+
+func (r *runner) arrive(ref int32) error {
+	s := &r.slots[ref]
+	s.live = true
+	if s.rec.Measured {
+		r.measuredLive++
+	}
+	// Drawn for every request, so the stream does not depend on outcomes.
+	if r.errs.Float64() < r.cfg.ErrorRate {
+		s.willError = true
+	}
+	err := r.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output, Priority: s.priority})
+	if err != nil {
+		r.end(ref, StatusRejected, err.Error())
+	} else {
+		r.inSystem++
+		if r.cfg.Timeout > 0 {
+			r.events.push(event{at: r.now + r.cfg.Timeout, class: classTimeout, ref: ref, gen: s.gen})
+		}
+	}
+	if r.fb == nil {
+		return r.pull()
+	}
+	return nil
+}
+
+func (r *runner) plan() error {
+	if r.eng.Busy() {
+		return nil
+	}
+	p, err := r.eng.Schedule(r.now)
+	if err != nil || p == nil {
+		return err
+	}
+	for _, ref := range p.Started {
+		r.slots[ref].rec.FirstScheduled = p.Start
+	}
+	for _, ref := range p.Preempted {
+		r.slots[ref].rec.Preemptions++
+	}
+	r.events.push(event{at: p.End, class: classStepEnd})
+	r.stepTime = p.StepTime
+	r.steps = p.Steps
+	return nil
+}

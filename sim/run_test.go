@@ -1,0 +1,239 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/workload"
+)
+
+// runBytes runs the Atlas default near its knee and returns every record as
+// text, in the order the observer saw them, plus the summary.
+func runBytes(t *testing.T, seed uint64, cfg Config) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	cfg.Seed = seed
+	sum, err := Run(cfg, newPoisson(seed, 2.5, 3000, 2000, 200), ObserverFunc(func(r *Record) {
+		fmt.Fprintf(&buf, "%+v\n", *r)
+	}))
+	require.NoError(t, err)
+	fmt.Fprintf(&buf, "%+v\n", sum)
+	return buf.Bytes()
+}
+
+func TestSameSeedSameBytes(t *testing.T) {
+	cfg := Config{ErrorRate: 0.01, Timeout: 20 * time.Second, Window: Window{Warmup: 100 * time.Second, Horizon: 1000 * time.Second}}
+	a, b := runBytes(t, 7, cfg), runBytes(t, 7, cfg)
+	assert.True(t, bytes.Equal(a, b), "same seed must give identical bytes")
+	assert.False(t, bytes.Equal(a, runBytes(t, 8, cfg)), "another seed must differ")
+}
+
+// Conservation: every request that arrives ends in exactly one terminal
+// state, seen once by the observer, and the summary's statuses add up to
+// the measured requests, and offered = good + exclusive misses.
+func TestEveryRequestEndsOnce(t *testing.T) {
+	cfg := Config{
+		Engine:    engine.Config{MaxWaiting: 20},
+		ErrorRate: 0.05, Timeout: 12 * time.Second,
+		Window: Window{Warmup: 50 * time.Second, Horizon: 400 * time.Second, Drain: 5 * time.Second},
+	}
+	const n = 2000
+	seen := map[uint64]int{}
+	byStatus := map[Status]int{}
+	measured := 0
+	src := newPoisson(11, 5, n, 2000, 100) // overloaded: rejections, timeouts, unfinished
+	sum, err := Run(cfg, src, ObserverFunc(func(r *Record) {
+		seen[r.ID]++
+		if r.Measured {
+			measured++
+			byStatus[r.Status]++
+		}
+		if r.Status == StatusOK || r.Status == StatusErrored {
+			assert.Equal(t, r.Output, r.Emitted, "request %d", r.ID)
+		}
+		if r.FirstToken != Never {
+			assert.LessOrEqual(t, r.Arrival, r.FirstScheduled)
+			assert.LessOrEqual(t, r.FirstScheduled, r.FirstToken)
+			assert.LessOrEqual(t, r.FirstToken, r.LastToken)
+			assert.LessOrEqual(t, r.LastToken, r.Finish)
+		}
+	}))
+	require.NoError(t, err)
+	for id, k := range seen {
+		require.Equal(t, 1, k, "request %d observed %d times", id, k)
+	}
+	// Every request that arrived is observed; the one the run had read
+	// ahead, due after it stopped, never arrived.
+	assert.Contains(t, []int{int(src.id) - 1, int(src.id)}, len(seen))
+	assert.Equal(t, measured, sum.Offered)
+	total := 0
+	for st := range numStatus {
+		assert.Equal(t, byStatus[st], sum.Count(st), st.String())
+		total += sum.Count(st)
+		assert.Greater(t, sum.Count(st), 0, "this scenario should produce some %s", st)
+	}
+	assert.Equal(t, sum.Offered, total)
+	assert.Equal(t, sum.Offered, sum.Good+sum.Misses.Total())
+	assert.GreaterOrEqual(t, sum.Causes.Total(), sum.Misses.Total())
+}
+
+// The chapter's goodput arithmetic: good requests per second of window, and
+// attainment good / offered, with failed requests kept in the denominator.
+func TestGoodputKeepsFailuresInTheDenominator(t *testing.T) {
+	reqs := list{}
+	for i := range 10 {
+		reqs = append(reqs, workload.Request{ID: uint64(i), Arrival: time.Duration(i) * time.Second, InputTokens: 100, OutputTokens: 10, Failed: i%5 == 0})
+	}
+	sum, err := Run(Config{Window: Window{Horizon: 10 * time.Second}}, &reqs, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 10, sum.Offered)
+	assert.Equal(t, 8, sum.Good)
+	assert.Equal(t, 2, sum.Count(StatusErrored))
+	assert.InDelta(t, 0.8, sum.Goodput, 1e-12)
+	assert.InDelta(t, 0.8, sum.Attainment, 1e-12)
+	assert.Equal(t, Misses{NotOK: 2}, sum.Misses)
+}
+
+// Token timelines: a lone request's tokens come one prefill step and then one
+// 45 ms decode step apart, and its summary metrics follow.
+func TestTokenTimelineAndMetrics(t *testing.T) {
+	reqs := list{{ID: 1, Arrival: time.Second, InputTokens: 2000, OutputTokens: 4}}
+	var rec Record
+	sum, err := Run(Config{KeepTokens: true}, &reqs, ObserverFunc(func(r *Record) { rec = *r; rec.Tokens = append([]time.Duration(nil), r.Tokens...) }))
+	require.NoError(t, err)
+	ms := time.Millisecond
+	assert.Equal(t, []time.Duration{1090 * ms, 1135 * ms, 1180 * ms, 1225 * ms}, rec.Tokens)
+	assert.Equal(t, 90*ms, rec.TTFT())
+	assert.Equal(t, 45*ms, rec.TPOT())
+	assert.Equal(t, 45*ms, rec.MaxITL)
+	assert.Equal(t, 225*ms, rec.E2E())
+	assert.Equal(t, time.Duration(0), rec.QueueDelay())
+	assert.InDelta(t, 45.0, sum.ITL.P99, 1e-9)
+	assert.Equal(t, 3, sum.ITL.N)
+	assert.InDelta(t, 90.0, sum.TTFT.Mean, 1e-9)
+}
+
+// A 2,000-token prompt chunked by 256 among 31 decoders stretches their ITL
+// to 73.96 ms for 7 steps, under the 150 ms budget.
+func TestChunkTaxShowsInITL(t *testing.T) {
+	reqs := list{}
+	for i := range 31 {
+		reqs = append(reqs, workload.Request{ID: uint64(i), InputTokens: 64, OutputTokens: 40})
+	}
+	reqs = append(reqs, workload.Request{ID: 99, Arrival: 500 * time.Millisecond, InputTokens: 2000, OutputTokens: 2})
+	maxITL := map[uint64]time.Duration{}
+	sum, err := Run(Config{Engine: engine.Config{ChunkCap: 256}}, &reqs, ObserverFunc(func(r *Record) { maxITL[r.ID] = r.MaxITL }))
+	require.NoError(t, err)
+	assert.Equal(t, 73960*time.Microsecond, maxITL[0])
+	// The long prompt arrives 5.56 ms after a step boundary (89.44 ms
+	// prefill + 9 × 45 ms decode = 494.44 ms), waits 39.44 ms for the next
+	// one, and prefills for 7 × 73.96 + 72.28 = 590 ms: its TTFT is
+	// 629.44 ms, a miss by the 600 ms SLO. The chunk tax is TTFT's too.
+	assert.Equal(t, 31, sum.Good)
+	assert.Equal(t, Misses{TTFT: 1}, sum.Misses)
+	assert.InDelta(t, 73.96, sum.ITL.Max, 1e-9)
+}
+
+func TestConfigValidateNamesTheField(t *testing.T) {
+	cases := map[string]Config{
+		"Engine: MaxSeqs": {Engine: engine.Config{MaxSeqs: -3}},
+		"SLO.TTFT":        {SLO: SLO{TTFT: -1}},
+		"Window.Horizon":  {Window: Window{Warmup: time.Second, Horizon: time.Second}},
+		"Window.Drain":    {Window: Window{Drain: -1}},
+		"Timeout":         {Timeout: -time.Second},
+		"ErrorRate":       {ErrorRate: 2},
+	}
+	for field, c := range cases {
+		_, err := Run(c, &list{}, nil)
+		require.Error(t, err, field)
+		assert.Contains(t, err.Error(), field[len(field)-min(len(field), 7):])
+	}
+	_, err := Run(Config{}, nil, nil)
+	assert.ErrorContains(t, err, "Source")
+}
+
+type failing struct{ n int }
+
+func (f *failing) Next() (workload.Request, error) {
+	f.n++
+	if f.n > 3 {
+		return workload.Request{}, errors.New("trace.csv:5: field ContextTokens: \"x\" is not an integer")
+	}
+	return workload.Request{ID: uint64(f.n), Arrival: time.Duration(f.n) * time.Second, InputTokens: 10, OutputTokens: 2}, nil
+}
+
+func TestSourceErrorsStopTheRun(t *testing.T) {
+	_, err := Run(Config{}, &failing{}, nil)
+	assert.ErrorContains(t, err, "trace.csv:5: field ContextTokens")
+	reqs := list{{ID: 1, Arrival: time.Second, InputTokens: 1, OutputTokens: 1}, {ID: 2, InputTokens: 1, OutputTokens: 1}}
+	_, err = Run(Config{}, &reqs, nil)
+	assert.ErrorContains(t, err, "arrival order")
+}
+
+// Nonsense requests end with a clear terminal status, never silently.
+func TestNonsenseRequestsAreRejectedWithReasons(t *testing.T) {
+	reqs := list{
+		{ID: 1, InputTokens: 0, OutputTokens: 5},
+		{ID: 2, InputTokens: 500_000, OutputTokens: 5},
+		{ID: 3, InputTokens: 5, OutputTokens: 5},
+	}
+	got := map[uint64]string{}
+	_, err := Run(Config{}, &reqs, ObserverFunc(func(r *Record) { got[r.ID] = r.Status.String() + ": " + r.Reason }))
+	require.NoError(t, err)
+	assert.Contains(t, got[1], "rejected: engine: request needs Input > 0")
+	assert.Contains(t, got[2], "rejected: engine: request can never fit")
+	assert.Equal(t, "ok: ", got[3])
+}
+
+// closedLoop is a minimal closed-loop source: n clients, each sending its
+// next request think after its previous one ends, total requests in all.
+type closedLoop struct {
+	clients, total, issued int
+	think                  time.Duration
+	ready                  []time.Duration
+	finished               []uint64
+}
+
+func (c *closedLoop) Next() (workload.Request, error) {
+	if c.issued >= c.total {
+		return workload.Request{}, io.EOF
+	}
+	if c.clients > 0 {
+		c.clients--
+		c.issued++
+		return workload.Request{ID: uint64(c.issued), InputTokens: 500, OutputTokens: 50}, nil
+	}
+	if len(c.ready) == 0 {
+		return workload.Request{}, workload.ErrWaiting
+	}
+	at := c.ready[0]
+	c.ready = c.ready[1:]
+	c.issued++
+	return workload.Request{ID: uint64(c.issued), Arrival: at, InputTokens: 500, OutputTokens: 50}, nil
+}
+
+func (c *closedLoop) Finished(id uint64, at time.Duration, ok bool) {
+	c.finished = append(c.finished, id)
+	c.ready = append(c.ready, at+c.think)
+}
+
+// A closed loop of N clients keeps at most N requests in flight; by Little's
+// law on the whole loop, throughput = N / (response time + think time).
+func TestClosedLoopFeedback(t *testing.T) {
+	src := &closedLoop{clients: 8, total: 400, think: 2 * time.Second}
+	sum, err := Run(Config{}, src, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 400, sum.Count(StatusOK))
+	assert.Len(t, src.finished, 400)
+	assert.LessOrEqual(t, sum.MeanInSystem, 8.0)
+	cycle := sum.MeanSojourn.Seconds() + 2
+	assert.InEpsilon(t, 8/cycle, sum.RequestThroughput, 0.02)
+}

@@ -1,0 +1,129 @@
+package sim
+
+import "time"
+
+// stepEnd applies the end of the step in flight: every emitted token is
+// accounted to its request (first token, inter-token gaps), and requests that
+// emitted their last token end.
+func (r *runner) stepEnd() error {
+	out, err := r.eng.Complete(r.now)
+	if err != nil {
+		return err
+	}
+	var run itlRun
+	for _, em := range out.Emitted {
+		s := &r.slots[em.Ref]
+		r.emit(s, em.Tokens, em.First, &run)
+		if em.Done {
+			r.inSystem--
+			if s.willError {
+				r.end(em.Ref, StatusErrored, "server error (injected or recorded in the trace)")
+			} else {
+				r.end(em.Ref, StatusOK, "")
+			}
+		}
+	}
+	run.flush(&r.col.itl)
+	return nil
+}
+
+// itlRun batches equal inter-token gaps of one step before they reach the
+// summary's histogram, so a step costs one map update, not one per token.
+type itlRun struct {
+	d time.Duration
+	n int
+}
+
+func (a *itlRun) add(d time.Duration, n int, w *weighted) {
+	if a.n > 0 && a.d != d {
+		a.flush(w)
+	}
+	a.d = d
+	a.n += n
+}
+
+func (a *itlRun) flush(w *weighted) {
+	if a.n > 0 {
+		w.add(a.d, a.n)
+		a.n = 0
+	}
+}
+
+// emit accounts n tokens of one request, emitted at the ends of the last n
+// steps of the move that ended now.
+func (r *runner) emit(s *slot, n int, first bool, run *itlRun) {
+	rec := &s.rec
+	step := r.stepTime
+	t := r.now - time.Duration(n-1)*step // the first of the n instants
+	if first {
+		rec.FirstToken = t
+	} else {
+		r.gap(rec, t-rec.LastToken, 1, run)
+	}
+	if n > 1 {
+		r.gap(rec, step, n-1, run)
+	}
+	rec.Emitted += n
+	rec.LastToken = r.now
+	if r.cfg.KeepTokens {
+		for i := range n {
+			rec.Tokens = append(rec.Tokens, t+time.Duration(i)*step)
+		}
+	}
+}
+
+// gap accounts k inter-token gaps of length d.
+func (r *runner) gap(rec *Record, d time.Duration, k int, run *itlRun) {
+	if d > rec.MaxITL {
+		rec.MaxITL = d
+	}
+	if d > r.slo.ITL {
+		rec.ITLOver += k
+	}
+	if rec.Measured {
+		run.add(d, k, &r.col.itl)
+	}
+}
+
+// end gives a live request its terminal status, hands its record to the
+// observer and the summary, frees its slot, and tells a closed-loop source.
+func (r *runner) end(ref int32, st Status, reason string) {
+	s := &r.slots[ref]
+	rec := &s.rec
+	rec.Status, rec.Reason, rec.Finish = st, reason, r.now
+	s.live = false
+	r.lastEnd = r.now
+	if rec.Measured {
+		r.measuredLive--
+		r.col.add(rec)
+	}
+	if r.obs != nil {
+		r.obs.Observe(rec)
+	}
+	id := rec.ID
+	s.gen++
+	r.freeRefs = append(r.freeRefs, ref)
+	if r.fb != nil && st != StatusUnfinished {
+		r.fb.Finished(id, r.now, st == StatusOK)
+		r.pullErr = r.pull()
+	}
+}
+
+// abandon ends every request still live when the run stops as unfinished,
+// in slot order (deterministic).
+func (r *runner) abandon() {
+	for ref := range r.slots {
+		if r.slots[ref].live {
+			r.end(int32(ref), StatusUnfinished, "still in flight when the run stopped")
+		}
+	}
+}
+
+func (r *runner) summary() Summary {
+	w := r.cfg.Window.Length()
+	if w == 0 {
+		w = r.lastEnd - r.cfg.Warmup
+		r.advance(max(r.lastEnd, r.now))
+	}
+	return r.col.finish(w, r.area, Linear)
+}

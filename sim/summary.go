@@ -1,0 +1,190 @@
+package sim
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// Dist summarises one latency metric in milliseconds, the way vLLM's bench
+// serve reports it (mean, median, population std, percentiles), over the
+// measured requests that completed ok.
+type Dist struct {
+	N      int
+	Mean   float64
+	Std    float64 // population standard deviation, as numpy's np.std
+	Median float64
+	P90    float64
+	P95    float64
+	P99    float64
+	Max    float64
+}
+
+// Misses counts SLO misses by cause. Exclusive counts attribute each miss to
+// the first cause in the order NotOK → TTFT → ITL → TPOT → E2E, so that
+// offered = good + their sum; non-exclusive counts every cause that holds.
+type Misses struct {
+	NotOK, TTFT, ITL, TPOT, E2E int
+}
+
+// Total is the sum of the counts.
+func (m Misses) Total() int { return m.NotOK + m.TTFT + m.ITL + m.TPOT + m.E2E }
+
+// Summary is the result of one run over its measurement window.
+type Summary struct {
+	Window time.Duration // the window's length
+
+	Offered int            // measured requests (arrived in the window)
+	Good    int            // ok and every SLO bound held
+	Status  [numStatus]int // measured requests by terminal status
+	Misses  Misses         // exclusive attribution
+	Causes  Misses         // non-exclusive counts
+	Tokens  int            // output tokens emitted by measured requests
+	Method  Method         // how percentiles were computed
+	SLO     SLO            // the SLO applied, defaults filled in
+	Preempt int            // preemptions of measured requests
+
+	Goodput           float64 // good requests per second of window
+	Attainment        float64 // Good / Offered
+	RequestThroughput float64 // ok requests per second of window
+	OutputThroughput  float64 // output tokens per second of window
+
+	TTFT, TPOT, ITL, E2E, QueueDelay Dist
+
+	// Little's law: MeanInSystem is the time-average number of requests
+	// held by the replica over the window (all requests, measured or not);
+	// ArrivalRate is accepted measured arrivals per second and MeanSojourn
+	// their mean time in the replica. L = λ·W up to edge effects.
+	MeanInSystem float64
+	ArrivalRate  float64
+	MeanSojourn  time.Duration
+}
+
+// Count returns the number of measured requests that ended in status s.
+func (s *Summary) Count(st Status) int { return s.Status[st] }
+
+// collector accumulates measured records into a Summary.
+type collector struct {
+	slo                    SLO
+	s                      Summary
+	ttft, tpot, e2e, queue []float64
+	itl                    weighted
+	sojourn                time.Duration
+	accepted               int
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func (c *collector) add(r *Record) {
+	c.s.Offered++
+	c.s.Status[r.Status]++
+	c.s.Tokens += r.Emitted
+	c.s.Preempt += r.Preemptions
+	if r.Status != StatusRejected {
+		c.accepted++
+		c.sojourn += r.Finish - r.Arrival
+	}
+	if c.attribute(r) {
+		c.s.Good++
+	}
+	if r.Status != StatusOK {
+		return
+	}
+	c.ttft = append(c.ttft, ms(r.TTFT()))
+	c.e2e = append(c.e2e, ms(r.E2E()))
+	c.queue = append(c.queue, ms(r.QueueDelay()))
+	if r.Emitted > 1 {
+		c.tpot = append(c.tpot, ms(r.TPOT()))
+	}
+}
+
+// attribute counts r's misses and reports whether it is good.
+func (c *collector) attribute(r *Record) bool {
+	if r.Status != StatusOK {
+		c.s.Misses.NotOK++
+		c.s.Causes.NotOK++
+		return false
+	}
+	miss := [4]bool{
+		r.TTFT() > c.slo.TTFT,
+		r.MaxITL > c.slo.ITL,
+		r.Emitted > 1 && r.TPOT() > c.slo.TPOT,
+		r.E2E() > c.slo.E2E,
+	}
+	excl := [4]*int{&c.s.Misses.TTFT, &c.s.Misses.ITL, &c.s.Misses.TPOT, &c.s.Misses.E2E}
+	causes := [4]*int{&c.s.Causes.TTFT, &c.s.Causes.ITL, &c.s.Causes.TPOT, &c.s.Causes.E2E}
+	good := true
+	for i, m := range miss {
+		if !m {
+			continue
+		}
+		*causes[i]++
+		if good {
+			*excl[i]++
+			good = false
+		}
+	}
+	return good
+}
+
+// finish computes the rates and distributions for a window of length w and
+// the integral of requests in the system over it.
+func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
+	s := c.s
+	s.Window, s.Method, s.SLO = w, m, c.slo
+	if sec := w.Seconds(); sec > 0 {
+		s.Goodput = float64(s.Good) / sec
+		s.RequestThroughput = float64(s.Status[StatusOK]) / sec
+		s.OutputThroughput = float64(s.Tokens) / sec
+		s.ArrivalRate = float64(c.accepted) / sec
+		s.MeanInSystem = area / sec
+	}
+	if s.Offered > 0 {
+		s.Attainment = float64(s.Good) / float64(s.Offered)
+	}
+	if c.accepted > 0 {
+		s.MeanSojourn = c.sojourn / time.Duration(c.accepted)
+	}
+	s.TTFT = dist(c.ttft, m)
+	s.TPOT = dist(c.tpot, m)
+	s.E2E = dist(c.e2e, m)
+	s.QueueDelay = dist(c.queue, m)
+	s.ITL = c.itlDist(m)
+	return s
+}
+
+func dist(x []float64, m Method) Dist {
+	if len(x) == 0 {
+		return Dist{Mean: math.NaN(), Std: math.NaN(), Median: math.NaN(), P90: math.NaN(), P95: math.NaN(), P99: math.NaN(), Max: math.NaN()}
+	}
+	x = slices.Clone(x)
+	slices.Sort(x)
+	mean, std := stat.PopMeanStdDev(x, nil)
+	return Dist{
+		N: len(x), Mean: mean, Std: std,
+		Median: m.quantile(0.5, x), P90: m.quantile(0.9, x), P95: m.quantile(0.95, x), P99: m.quantile(0.99, x),
+		Max: x[len(x)-1],
+	}
+}
+
+func (c *collector) itlDist(m Method) Dist {
+	vals, cum := c.itl.runs()
+	if len(vals) == 0 {
+		return dist(nil, m)
+	}
+	weights := make([]float64, len(vals))
+	prev := 0
+	for i, k := range cum {
+		weights[i] = float64(k - prev)
+		prev = k
+	}
+	mean, std := stat.PopMeanStdDev(vals, weights)
+	return Dist{
+		N: cum[len(cum)-1], Mean: mean, Std: std,
+		Median: m.quantileWeighted(0.5, vals, cum), P90: m.quantileWeighted(0.9, vals, cum),
+		P95: m.quantileWeighted(0.95, vals, cum), P99: m.quantileWeighted(0.99, vals, cum),
+		Max: vals[len(vals)-1],
+	}
+}
