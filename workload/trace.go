@@ -1,0 +1,250 @@
+package workload
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"time"
+)
+
+// Trace replays a trace file; it is an open-loop Source. It streams: one
+// row is read per Next, so memory does not grow with the file (unless
+// TraceConfig.Sort is set). Requests come out in file order.
+type Trace struct {
+	name   string
+	cfg    TraceConfig
+	rows   rowReader
+	p      parser
+	closer io.Closer
+	factor float64 // time scale applied after the window
+
+	started  bool          // a kept row was yielded (sortedness check)
+	rebased  bool          // origin is set
+	origin   time.Duration // raw arrival of the first kept row
+	prev     time.Duration // previous kept row's rebased arrival
+	prevLine int
+	next     uint64 // next sequential id
+	count    int    // requests yielded
+	sorted   []Request
+	done     bool
+}
+
+// NewTrace reads a trace from r; name is used in errors. A TargetRate
+// transform needs r to be an io.ReadSeeker (it is read twice).
+func NewTrace(r io.Reader, name string, cfg TraceConfig) (*Trace, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	factor, err := timeFactor(r, name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := newRowReader(r, name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Trace{name: name, cfg: cfg, rows: rows, p: parser{name: name, cfg: cfg}, factor: factor}, nil
+}
+
+// OpenTrace opens and reads the trace file at path; Close closes it.
+func OpenTrace(path string, cfg TraceConfig) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("workload: %w", err)
+	}
+	t, err := NewTrace(f, path, cfg)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	t.closer = f
+	return t, nil
+}
+
+// Close closes the file opened by OpenTrace (a no-op for NewTrace).
+func (t *Trace) Close() error {
+	if t.closer == nil {
+		return nil
+	}
+	return t.closer.Close()
+}
+
+// Loop is OpenLoop: a trace's arrivals are fixed.
+func (t *Trace) Loop() Loop { return OpenLoop }
+
+// Config returns the trace's configuration.
+func (t *Trace) Config() TraceConfig { return t.cfg }
+
+// Count is the number of requests yielded so far.
+func (t *Trace) Count() int { return t.count }
+
+// timeFactor is the Slowdown, or for a TargetRate the factor that puts the
+// last of N requests at N/TargetRate, found by a first pass over r.
+func timeFactor(r io.Reader, name string, cfg TraceConfig) (float64, error) {
+	tr := cfg.Transform
+	if tr.TargetRate == 0 {
+		if tr.Slowdown == 0 {
+			return 1, nil
+		}
+		return tr.Slowdown, nil
+	}
+	rs, ok := r.(io.ReadSeeker)
+	if !ok {
+		return 0, errors.New("workload: Transform.TargetRate needs a seekable input (a file) to measure the trace first")
+	}
+	first := cfg
+	first.Transform.TargetRate = 0
+	t, err := NewTrace(rs, name, first)
+	if err != nil {
+		return 0, err
+	}
+	n, last, err := span(t)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := rs.Seek(0, io.SeekStart); err != nil {
+		return 0, fmt.Errorf("workload: rewinding %s: %w", name, err)
+	}
+	if n == 0 || last == 0 {
+		return 1, nil
+	}
+	return float64(n) / tr.TargetRate / last.Seconds(), nil
+}
+
+// span drains a source and returns its count and last arrival.
+func span(src Source) (n int, last time.Duration, err error) {
+	for {
+		r, err := src.Next()
+		if err == io.EOF {
+			return n, last, nil
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		n, last = n+1, r.Arrival
+	}
+}
+
+// Next yields the next request in file order, io.EOF after the last.
+func (t *Trace) Next() (Request, error) {
+	for !t.done {
+		r, rel, ok, err := t.read()
+		if err != nil || !ok {
+			t.done = true
+			if err == nil {
+				err = io.EOF
+			}
+			return Request{}, err
+		}
+		w := t.cfg.Transform
+		if rel < w.WindowStart {
+			continue
+		}
+		if w.WindowEnd > 0 && rel >= w.WindowEnd {
+			t.done = true
+			break
+		}
+		r.Arrival = t.scale(rel - w.WindowStart)
+		if t.cfg.Columns.ID == "" {
+			r.ID = t.next
+		}
+		t.next++
+		t.count++
+		return r, nil
+	}
+	return Request{}, io.EOF
+}
+
+func (t *Trace) scale(d time.Duration) time.Duration {
+	if t.factor == 1 {
+		return d
+	}
+	return time.Duration(min(math.Round(float64(d)*t.factor), math.MaxInt64))
+}
+
+// read returns the next kept request with its rebased arrival, from the
+// file or (with Sort) from the sorted buffer; ok = false at the end.
+func (t *Trace) read() (Request, time.Duration, bool, error) {
+	if t.cfg.Sort {
+		return t.readSorted()
+	}
+	r, rel, line, ok, err := t.readRow()
+	if err != nil || !ok {
+		return r, 0, ok, err
+	}
+	if t.started && rel < t.prev {
+		return r, 0, false, &ParseError{File: t.name, Line: line, Field: t.cfg.Columns.Arrival,
+			Value: fmt.Sprint(rel), Reason: fmt.Sprintf("goes back before line %d's %v (set TraceConfig.Sort to sort)", t.prevLine, t.prev), Err: ErrUnsorted}
+	}
+	t.started, t.prev, t.prevLine = true, rel, line
+	return r, rel, true, nil
+}
+
+// readRow parses rows until one passes the filters; rel is its arrival
+// rebased on the first kept row.
+func (t *Trace) readRow() (r Request, rel time.Duration, line int, ok bool, err error) {
+	for {
+		row, err := t.rows.next()
+		if err == io.EOF {
+			return Request{}, 0, 0, false, nil
+		}
+		if err != nil {
+			return Request{}, 0, 0, false, err
+		}
+		r, raw, keep, err := t.p.parse(row)
+		if err != nil {
+			return Request{}, 0, 0, false, err
+		}
+		if !keep {
+			continue
+		}
+		if !t.rebased {
+			t.origin, t.rebased = raw, true
+		}
+		return r, raw - t.origin, row.line(), true, nil
+	}
+}
+
+// readSorted loads every kept row on first use, sorts them stably by
+// arrival, rebases on the earliest, then yields from memory.
+func (t *Trace) readSorted() (Request, time.Duration, bool, error) {
+	if t.sorted == nil {
+		if err := t.load(); err != nil {
+			return Request{}, 0, false, err
+		}
+	}
+	if len(t.sorted) == 0 {
+		return Request{}, 0, false, nil
+	}
+	r := t.sorted[0]
+	t.sorted[0] = Request{}
+	t.sorted = t.sorted[1:]
+	return r, r.Arrival, true, nil
+}
+
+func (t *Trace) load() error {
+	t.sorted = []Request{}
+	for {
+		r, rel, _, ok, err := t.readRow()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		r.Arrival = rel
+		t.sorted = append(t.sorted, r)
+	}
+	slices.SortStableFunc(t.sorted, func(a, b Request) int { return cmp.Compare(a.Arrival, b.Arrival) })
+	if len(t.sorted) > 0 {
+		base := t.sorted[0].Arrival
+		for i := range t.sorted {
+			t.sorted[i].Arrival -= base
+		}
+	}
+	return nil
+}

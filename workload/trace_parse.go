@@ -1,0 +1,232 @@
+package workload
+
+import (
+	"hash/fnv"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// parser turns rows into requests; it remembers whether arrivals are
+// numbers or date-times so a file cannot mix them.
+type parser struct {
+	name  string
+	cfg   TraceConfig
+	clock clockKind
+}
+
+type clockKind int
+
+const (
+	clockUnknown clockKind = iota
+	clockNumber
+	clockDate
+)
+
+// parse converts a row. It returns keep = false for a row a filter drops,
+// and the raw arrival (an absolute instant, not yet rebased).
+func (p *parser) parse(r row) (req Request, raw time.Duration, keep bool, err error) {
+	for _, f := range p.cfg.Filters {
+		if v, _ := r.get(f.Column); !slices.Contains(f.Values, v) {
+			return Request{}, 0, false, nil
+		}
+	}
+	c := p.cfg.Columns
+	if raw, err = p.arrival(r); err != nil {
+		return Request{}, 0, false, err
+	}
+	if req.InputTokens, err = p.count(r, c.Input); err != nil {
+		return Request{}, 0, false, err
+	}
+	if req.OutputTokens, err = p.count(r, c.Output); err != nil {
+		return Request{}, 0, false, err
+	}
+	req.Failed = req.InputTokens == 0 || req.OutputTokens == 0
+	if err = p.optional(r, &req); err != nil {
+		return Request{}, 0, false, err
+	}
+	return req, raw, true, nil
+}
+
+func (p *parser) fail(r row, field, value, reason string) error {
+	return &ParseError{File: p.name, Line: r.line(), Field: field, Value: value, Reason: reason, Err: ErrMalformed}
+}
+
+// value returns a required field or an error naming it.
+func (p *parser) value(r row, col string) (string, error) {
+	v, ok := r.get(col)
+	if !ok {
+		return "", p.fail(r, col, "", "is missing")
+	}
+	return v, nil
+}
+
+// count parses a required token count (>= 0).
+func (p *parser) count(r row, col string) (int, error) {
+	v, err := p.value(r, col)
+	if err != nil {
+		return 0, err
+	}
+	return p.natural(r, col, v)
+}
+
+func (p *parser) natural(r row, col, v string) (int, error) {
+	n, err := strconv.ParseInt(v, 10, 32)
+	switch {
+	case err != nil:
+		return 0, p.fail(r, col, v, "is not an integer")
+	case n < 0:
+		return 0, p.fail(r, col, v, "is negative")
+	}
+	return int(n), nil
+}
+
+// arrival parses the arrival column as a number in ArrivalUnit or as a
+// date-time (nanoseconds since the Unix epoch).
+func (p *parser) arrival(r row) (time.Duration, error) {
+	col := p.cfg.Columns.Arrival
+	v, err := p.value(r, col)
+	if err != nil {
+		return 0, err
+	}
+	if d, ok := p.number(v); ok && p.clock != clockDate {
+		p.clock = clockNumber
+		return d, nil
+	}
+	if t, ok := parseDateTime(v); ok && p.clock != clockNumber {
+		p.clock = clockDate
+		return time.Duration(t.UnixNano()), nil
+	}
+	if p.clock == clockDate {
+		return 0, p.fail(r, col, v, "is not a date-time like the first row's")
+	}
+	return 0, p.fail(r, col, v, "is neither a number nor a date-time")
+}
+
+func (p *parser) number(v string) (time.Duration, bool) {
+	unit := p.cfg.Columns.ArrivalUnit
+	if unit == 0 {
+		unit = time.Second
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 && n <= math.MaxInt64/int64(unit) {
+		return time.Duration(n) * unit, true
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(f >= 0) || f*float64(unit) >= math.MaxInt64 {
+		return 0, false
+	}
+	return time.Duration(math.Round(f * float64(unit))), true
+}
+
+// parseDateTime reads "2006-01-02 15:04:05[.fraction][zone]" with a space
+// or a T, any number of fractional digits and an optional zone (Z, ±hh:mm
+// or ±hhmm); a time without zone is UTC.
+func parseDateTime(v string) (time.Time, bool) {
+	if len(v) < 19 || v[4] != '-' || v[10] != ' ' && v[10] != 'T' {
+		return time.Time{}, false
+	}
+	layout := "2006-01-02 15:04:05"
+	if v[10] == 'T' {
+		layout = "2006-01-02T15:04:05"
+	}
+	zones := []string{""}
+	if strings.ContainsAny(v[19:], "Z+-") {
+		zones = []string{"Z07:00", "Z0700"}
+	}
+	for _, z := range zones {
+		if t, err := time.Parse(layout+z, v); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// optional fills the optional fields that the row holds.
+func (p *parser) optional(r row, req *Request) error {
+	c := p.cfg.Columns
+	if v, ok := r.get(c.ID); ok && c.ID != "" {
+		id, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return p.fail(r, c.ID, v, "is not an unsigned integer")
+		}
+		req.ID = id
+	}
+	if v, ok := r.get(c.Conversation); ok && c.Conversation != "" && v != "" {
+		req.Conversation = conversationID(v)
+	}
+	if err := p.ints(r, req); err != nil {
+		return err
+	}
+	if v, ok := r.get(c.Class); ok && c.Class != "" {
+		req.Class = v
+	}
+	if v, ok := r.get(c.Failed); ok && c.Failed != "" {
+		f, err := strconv.ParseBool(v)
+		if err != nil {
+			return p.fail(r, c.Failed, v, "is not a boolean")
+		}
+		req.Failed = req.Failed || f
+	}
+	return p.hashes(r, req)
+}
+
+// ints fills Turn and Priority.
+func (p *parser) ints(r row, req *Request) error {
+	c := p.cfg.Columns
+	for _, f := range []struct {
+		col string
+		dst *int
+	}{{c.Turn, &req.Turn}, {c.Priority, &req.Priority}} {
+		if v, ok := r.get(f.col); ok && f.col != "" {
+			n, err := strconv.ParseInt(v, 10, 32)
+			if err != nil {
+				return p.fail(r, f.col, v, "is not an integer")
+			}
+			*f.dst = int(n)
+		}
+	}
+	return nil
+}
+
+func conversationID(v string) uint64 {
+	if n, err := strconv.ParseUint(v, 10, 64); err == nil {
+		return n
+	}
+	h := fnv.New64a()
+	h.Write([]byte(v))
+	return h.Sum64()
+}
+
+// hashes fills PrefixHashes and PrefixBlockTokens.
+func (p *parser) hashes(r row, req *Request) error {
+	c := p.cfg.Columns
+	v, ok := r.get(c.PrefixHashes)
+	if !ok || c.PrefixHashes == "" {
+		return nil
+	}
+	list := strings.FieldsFunc(strings.Trim(v, "[] \t"), func(r rune) bool {
+		return r == ',' || r == ';' || r == ' ' || r == '\t' || r == '\n' || r == '\r'
+	})
+	req.PrefixHashes = make([]uint64, len(list))
+	for i, s := range list {
+		id, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return p.fail(r, c.PrefixHashes, s, "is not an unsigned integer hash id")
+		}
+		req.PrefixHashes[i] = id
+	}
+	req.PrefixBlockTokens = c.BlockTokens
+	if req.PrefixBlockTokens == 0 {
+		req.PrefixBlockTokens = MooncakeBlockTokens
+	}
+	if bv, ok := r.get(c.BlockTokensColumn); ok && c.BlockTokensColumn != "" {
+		n, err := p.natural(r, c.BlockTokensColumn, bv)
+		if err != nil || n == 0 {
+			return p.fail(r, c.BlockTokensColumn, bv, "is not a positive integer")
+		}
+		req.PrefixBlockTokens = n
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Errors a trace reader wraps; branch on them with errors.Is. The error
+// itself is a *ParseError naming the file, line and field.
+var (
+	ErrMalformed = errors.New("workload: malformed trace")
+	ErrUnsorted  = errors.New("workload: trace timestamps are not sorted")
+)
+
+// ParseError is a problem with one line of a trace file, e.g.
+//
+//	workload: azure.csv:17: field ContextTokens: "abc" is not an integer
+type ParseError struct {
+	File  string
+	Line  int    // 1-based; the header is line 1 of a CSV file
+	Field string // "" when the whole line is at fault
+	Value string
+	// Reason completes the sentence ("is not an integer").
+	Reason string
+	// Err is ErrMalformed or ErrUnsorted.
+	Err error
+}
+
+func (e *ParseError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("workload: %s:%d: %s", e.File, e.Line, e.Reason)
+	}
+	return fmt.Sprintf("workload: %s:%d: field %s: %q %s", e.File, e.Line, e.Field, e.Value, e.Reason)
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// row is one line of a trace, looked up by column name.
+type row interface {
+	get(col string) (value string, present bool)
+	line() int
+}
+
+// rowReader yields rows one at a time, io.EOF at the end.
+type rowReader interface {
+	next() (row, error)
+}
+
+func newRowReader(r io.Reader, name string, c TraceConfig) (rowReader, error) {
+	if c.Format == JSONL {
+		return newJSONRows(r, name), nil
+	}
+	return newCSVRows(r, name, required(c))
+}
+
+// required lists the columns a CSV header must name.
+func required(c TraceConfig) []string {
+	cols := []string{c.Columns.Arrival, c.Columns.Input, c.Columns.Output}
+	for _, f := range c.Filters {
+		cols = append(cols, f.Column)
+	}
+	return cols
+}
+
+// csvRows streams a CSV file with a header, reusing one record.
+type csvRows struct {
+	r     *csv.Reader
+	name  string
+	index map[string]int
+	rec   []string
+	ln    int
+}
+
+func newCSVRows(r io.Reader, name string, required []string) (*csvRows, error) {
+	c := &csvRows{r: csv.NewReader(r), name: name, index: map[string]int{}}
+	c.r.ReuseRecord = true
+	header, err := c.r.Read()
+	if err == io.EOF {
+		return nil, &ParseError{File: name, Line: 1, Reason: "empty file, no CSV header", Err: ErrMalformed}
+	}
+	if err != nil {
+		return nil, c.syntax(err)
+	}
+	for i, h := range header {
+		c.index[strings.TrimPrefix(strings.TrimSpace(h), "\ufeff")] = i
+	}
+	for _, col := range required {
+		if _, ok := c.index[col]; !ok {
+			return nil, &ParseError{File: name, Line: 1, Field: col, Value: strings.Join(header, ","), Reason: "is a header without this column", Err: ErrMalformed}
+		}
+	}
+	return c, nil
+}
+
+func (c *csvRows) syntax(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &ParseError{File: c.name, Line: pe.Line, Reason: pe.Err.Error(), Err: ErrMalformed}
+	}
+	return fmt.Errorf("workload: reading %s: %w", c.name, err)
+}
+
+func (c *csvRows) next() (row, error) {
+	rec, err := c.r.Read()
+	if err != nil {
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		return nil, c.syntax(err)
+	}
+	c.rec = rec
+	c.ln, _ = c.r.FieldPos(0)
+	return c, nil
+}
+
+func (c *csvRows) get(col string) (string, bool) {
+	i, ok := c.index[col]
+	if !ok || i >= len(c.rec) {
+		return "", false
+	}
+	return strings.TrimSpace(c.rec[i]), true
+}
+
+func (c *csvRows) line() int { return c.ln }
+
+// maxLine bounds one JSONL line (a prompt of millions of tokens still has
+// far fewer hash ids than this).
+const maxLine = 64 << 20
+
+// jsonRows streams a JSON Lines file, reusing one object map.
+type jsonRows struct {
+	s    *bufio.Scanner
+	name string
+	ln   int
+	obj  map[string]json.RawMessage
+}
+
+func newJSONRows(r io.Reader, name string) *jsonRows {
+	s := bufio.NewScanner(r)
+	s.Buffer(make([]byte, 0, 64<<10), maxLine)
+	return &jsonRows{s: s, name: name, obj: map[string]json.RawMessage{}}
+}
+
+func (j *jsonRows) next() (row, error) {
+	for j.s.Scan() {
+		j.ln++
+		text := bytes.TrimSpace(j.s.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		clear(j.obj)
+		if err := json.Unmarshal(text, &j.obj); err != nil {
+			return nil, &ParseError{File: j.name, Line: j.ln, Reason: "not a JSON object: " + err.Error(), Err: ErrMalformed}
+		}
+		return j, nil
+	}
+	switch err := j.s.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return nil, &ParseError{File: j.name, Line: j.ln + 1, Reason: "line longer than 64 MiB", Err: ErrMalformed}
+	case err != nil:
+		return nil, fmt.Errorf("workload: reading %s: %w", j.name, err)
+	}
+	return nil, io.EOF
+}
+
+func (j *jsonRows) get(col string) (string, bool) {
+	raw, ok := j.obj[col]
+	if !ok || string(raw) == "null" {
+		return "", false
+	}
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s, true
+		}
+	}
+	return string(raw), true
+}
+
+func (j *jsonRows) line() int { return j.ln }
