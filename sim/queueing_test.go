@@ -30,7 +30,7 @@ func TestQueueDelayMatchesMD1(t *testing.T) {
 	for _, rho := range []float64{0.5, 0.8} {
 		lambda := rho / s.Seconds()
 		want := rho * s.Seconds() / (2 * (1 - rho)) * 1e3
-		sum, err := Run(batchOfOne(), newPoisson(1, lambda, n, 100, 10), nil)
+		sum, err := Run(batchOfOne(), poisson(t, 1, lambda, n, workload.Fixed(100, 10)), nil)
 		require.NoError(t, err)
 		require.Equal(t, n, sum.Count(StatusOK))
 		assert.InEpsilon(t, want, sum.QueueDelay.Mean, 0.02, "rho %v: M/D/1 mean wait %.1f ms, simulated %.1f ms", rho, want, sum.QueueDelay.Mean)
@@ -51,9 +51,8 @@ func TestQueueDelayMatchesMG1(t *testing.T) {
 	const rho = 0.7
 	lambda := rho / es
 	want := lambda * es2 / (2 * (1 - rho)) * 1e3
-	src := newPoisson(2, lambda, n, in, 0)
-	lengths := workload.NewStream(2, "test/outputs")
-	src.out = func() int { return 1 + lengths.IntN(maxOut) }
+	// vLLM's range ratio: uniform on [floor(20·0.05), ceil(20·1.95)] = [1, 39].
+	src := poisson(t, 2, lambda, n, workload.Independent{Input: workload.Constant{Tokens: in}, Output: workload.Uniform{Center: 20, RangeRatio: 0.95}})
 	sum, err := Run(batchOfOne(), src, nil)
 	require.NoError(t, err)
 	assert.InEpsilon(t, want, sum.QueueDelay.Mean, 0.02, "M/G/1 mean wait %.1f ms, simulated %.1f ms", want, sum.QueueDelay.Mean)
@@ -73,7 +72,7 @@ func assertLittle(t *testing.T, s Summary) {
 func TestLittleAtTheAtlasOperatingPoint(t *testing.T) {
 	for _, rate := range []float64{1, 2, 2.5} { // stable loads: past the knee the queue grows and the window has no steady state
 		cfg := Config{Window: Window{Warmup: 60 * time.Second, Horizon: 1060 * time.Second}}
-		sum, err := Run(cfg, newPoisson(3, rate, int(rate*1200), 2000, 200), nil)
+		sum, err := Run(cfg, poisson(t, 3, rate, int(rate*1200), workload.Fixed(2000, 200)), nil)
 		require.NoError(t, err)
 		assert.Greater(t, sum.Offered, int(rate*900))
 		assertLittle(t, sum)

@@ -2,42 +2,33 @@ package sim
 
 import (
 	"io"
-	"time"
+	"testing"
 
 	"github.com/servesim/servesim/workload"
 )
 
-// poisson is a minimal open-loop source for the tests of this package:
-// Poisson arrivals at rate per second, fixed input length, output lengths
-// from out (fixed when nil), n requests.
-type poisson struct {
-	rate  float64
-	in    int
-	out   func() int
-	fixed int
-	n     int
-	t     float64
-	id    uint64
-	seed  uint64
-	draws interface{ ExpFloat64() float64 }
+// poisson is the Atlas-shaped Poisson workload of these tests.
+func poisson(t testing.TB, seed uint64, rate float64, n int, lengths workload.Joint) workload.Source {
+	t.Helper()
+	g, err := workload.NewPoisson(seed, rate, n, lengths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
-func newPoisson(seed uint64, rate float64, n, in, out int) *poisson {
-	return &poisson{rate: rate, in: in, fixed: out, n: n, seed: seed, draws: workload.NewStream(seed, "test/arrivals")}
+// counted counts the requests a source yields.
+type counted struct {
+	workload.Source
+	n int
 }
 
-func (p *poisson) Next() (workload.Request, error) {
-	if int(p.id) >= p.n {
-		return workload.Request{}, io.EOF
+func (c *counted) Next() (workload.Request, error) {
+	r, err := c.Source.Next()
+	if err == nil {
+		c.n++
 	}
-	p.t += p.draws.ExpFloat64() / p.rate
-	o := p.fixed
-	if p.out != nil {
-		o = p.out()
-	}
-	r := workload.Request{ID: p.id, Arrival: time.Duration(p.t * 1e9), InputTokens: p.in, OutputTokens: o}
-	p.id++
-	return r, nil
+	return r, err
 }
 
 // list is a source over a fixed slice of requests.

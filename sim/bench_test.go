@@ -1,0 +1,31 @@
+package sim
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/servesim/servesim/workload"
+)
+
+// BenchmarkRunAtlas runs the Atlas default (Poisson arrivals, 2,000 input /
+// 200 output tokens, batch 32) near its knee and reports simulated requests
+// per wall-clock second and heap allocations per simulated request, with
+// exact per-token ITL accounting. Compare runs with benchstat.
+func BenchmarkRunAtlas(b *testing.B) {
+	const n = 20_000
+	var done int
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for b.Loop() {
+		sum, err := Run(Config{}, poisson(b, 1, 2.4, n, workload.Fixed(2000, 200)), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		done += sum.Offered
+	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(done)/b.Elapsed().Seconds(), "requests/s")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(done), "allocs/request")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(done), "ns/request")
+	b.ReportMetric(0, "ns/op")
+}
