@@ -56,6 +56,7 @@ func (f Frozen) Validate() error {
 }
 
 // StepTime prices b. It uses integer arithmetic only, so sums are exact.
+// A non-empty step costs at least 1 ns, even with invalid figures.
 func (f Frozen) StepTime(b Batch) time.Duration {
 	f = f.withDefaults()
 	var d time.Duration
@@ -64,6 +65,9 @@ func (f Frozen) StepTime(b Batch) time.Duration {
 	}
 	if n := b.PrefillTokens(); n > 0 {
 		d += f.PrefillBase + time.Duration(n)*f.PrefillPerToken
+	}
+	if d <= 0 && !b.Empty() {
+		return 1 // only an invalid Frozen (negative figures) gets here
 	}
 	return d
 }

@@ -1,0 +1,42 @@
+package costmodel
+
+// numTerms is the number of terms of the Linear form.
+const numTerms = 6
+
+// shape holds the sums over a batch that the Linear, Fit and Roofline models
+// use, computed in one allocation-free pass. Floats, so that no sum can
+// overflow an int.
+type shape struct {
+	seqs           float64 // scheduled sequences
+	decodes        float64 // decoding sequences (one token each)
+	decodeContext  float64 // Σ decode context tokens
+	prefillTokens  float64 // Σ chunk new tokens
+	prefillContext float64 // Σ chunk context tokens
+	attention      float64 // Σ n·c + n(n+1)/2 over chunks (causal attention pairs)
+}
+
+func shapeOf(b Batch) shape {
+	s := shape{
+		seqs:    float64(b.Seqs()),
+		decodes: float64(len(b.Decode)),
+	}
+	for _, c := range b.Decode {
+		s.decodeContext += float64(c)
+	}
+	for _, c := range b.Prefill {
+		n, ctx := float64(c.NewTokens), float64(c.Context)
+		s.prefillTokens += n
+		s.prefillContext += ctx
+		s.attention += n*ctx + n*(n+1)/2
+	}
+	return s
+}
+
+// tokens is the number of tokens computed in the step.
+func (s shape) tokens() float64 { return s.prefillTokens + s.decodes }
+
+// vector lists the features in the order of Linear.coefficients; the first,
+// the per-step term, is 1 for a non-empty step.
+func (s shape) vector() [numTerms]float64 {
+	return [numTerms]float64{1, s.seqs, s.decodes, s.decodeContext, s.prefillTokens, s.attention}
+}
