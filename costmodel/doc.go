@@ -1,12 +1,41 @@
 // Package costmodel prices one engine step: a batch shape in, a
-// time.Duration out.
+// time.Duration out. It also makes the chapter's capacity estimate of a
+// replica from declared figures, before anything is measured.
 //
 // Reading guide:
-//   - Batch and Chunk describe a step's shape: per prefill chunk its new tokens
-//     and the context before it, per decoding sequence its context length.
-//   - Model is the seam (one method, StepTime); Func adapts a function.
-//   - Frozen is the default: the reference chapter's Atlas TP4 frozen costs.
+//   - costmodel.go: Batch and Chunk describe a step's shape (per prefill
+//     chunk its new tokens and the context before it, per decoding sequence
+//     its context length); Model is the seam (one method, StepTime) and Func
+//     adapts a function.
+//   - frozen.go: Frozen, the default, the reference chapter's Atlas TP4
+//     frozen costs (45 ms decode step, 20 + 0.035·n ms prefill).
+//   - linear.go: Linear, a linear form over the batch shape (per step, per
+//     sequence, per decode token and context token, per prefill token, per
+//     attention pair); NewLinear3 for b0 + b1·prefill + b2·decode.
+//   - hardware.go and roofline.go: Hardware and ModelSpec figures, and
+//     Roofline, max(memory, compute) plus overheads, with Calibrate to match
+//     a measured step.
+//   - table.go: Table, measured step times interpolated with gonum's interp;
+//     Build compiles it, TableModel.Lookup warns outside the samples.
+//   - fit.go: Fit, a least-squares fit of Linear to measured Samples with
+//     its MAPE and R².
+//   - atlas.go: the Atlas TP4 constants (KV pool of AtlasKVBlocks blocks of
+//     AtlasKVBlockSize tokens, ...), the AtlasTP4 replica and AtlasRoofline.
+//   - capacity.go and estimate.go: Replica (hardware, model, operating point,
+//     cost model) and its Estimate, each bound a Figure with value, unit,
+//     basis and the knob that moves it.
+//   - numbers.go, shape.go, units.go: shared helpers.
 //
-// The package is a leaf: it knows nothing of requests, queues or engines, and
-// every model is pure and deterministic.
+// Every model is a plain struct with a documented zero value and a Validate
+// method that names each bad field. Models are pure and deterministic: 0 for
+// the empty batch, positive for a non-empty one, non-decreasing as sequences,
+// tokens or context are added, and StepTime does not allocate. Invalid
+// figures never make StepTime panic or go negative. The subpackage
+// costmodeltest checks these properties for any Model.
+//
+// Units: durations are time.Duration; float coefficients and table samples
+// are milliseconds; bytes, bytes/s, FLOP and FLOP/s are plain SI numbers
+// (35e9 bytes is 35 GB; KiB and GiB are written as 1<<10 and 1<<30).
+//
+// The package is a leaf: it knows nothing of requests, queues or engines.
 package costmodel
