@@ -204,6 +204,9 @@ func (t *Trace) readRow() (r Request, rel time.Duration, line int, ok bool, err 
 		}
 		if !t.rebased {
 			t.origin, t.rebased = raw, true
+			if t.cfg.KeepOrigin && t.p.clock == clockNumber {
+				t.origin = 0
+			}
 		}
 		return r, raw - t.origin, row.line(), true, nil
 	}

@@ -97,8 +97,12 @@ type TraceConfig struct {
 	// plus 8 per hash id) and replays it in timestamp order, ties in file
 	// order. Without it the reader streams in constant memory and a
 	// timestamp earlier than the previous row's is an error (ErrUnsorted).
-	Sort      bool
-	Transform Transform
+	Sort bool
+	// KeepOrigin uses numeric arrivals as they are (instants from the start
+	// of the run) instead of rebasing them on the first kept row; the
+	// generic form sets it. Date-times are always rebased.
+	KeepOrigin bool
+	Transform  Transform
 }
 
 // Validate reports every problem with the configuration.

@@ -143,26 +143,36 @@ func parseDateTime(v string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// opt returns an optional column's value; false if the column is not
+// mapped, missing from the row, or empty.
+func opt(r row, col string) (string, bool) {
+	if col == "" {
+		return "", false
+	}
+	v, ok := r.get(col)
+	return v, ok && v != ""
+}
+
 // optional fills the optional fields that the row holds.
 func (p *parser) optional(r row, req *Request) error {
 	c := p.cfg.Columns
-	if v, ok := r.get(c.ID); ok && c.ID != "" {
+	if v, ok := opt(r, c.ID); ok {
 		id, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
 			return p.fail(r, c.ID, v, "is not an unsigned integer")
 		}
 		req.ID = id
 	}
-	if v, ok := r.get(c.Conversation); ok && c.Conversation != "" && v != "" {
+	if v, ok := opt(r, c.Conversation); ok {
 		req.Conversation = conversationID(v)
 	}
 	if err := p.ints(r, req); err != nil {
 		return err
 	}
-	if v, ok := r.get(c.Class); ok && c.Class != "" {
+	if v, ok := opt(r, c.Class); ok {
 		req.Class = v
 	}
-	if v, ok := r.get(c.Failed); ok && c.Failed != "" {
+	if v, ok := opt(r, c.Failed); ok {
 		f, err := strconv.ParseBool(v)
 		if err != nil {
 			return p.fail(r, c.Failed, v, "is not a boolean")
@@ -179,7 +189,7 @@ func (p *parser) ints(r row, req *Request) error {
 		col string
 		dst *int
 	}{{c.Turn, &req.Turn}, {c.Priority, &req.Priority}} {
-		if v, ok := r.get(f.col); ok && f.col != "" {
+		if v, ok := opt(r, f.col); ok {
 			n, err := strconv.ParseInt(v, 10, 32)
 			if err != nil {
 				return p.fail(r, f.col, v, "is not an integer")
@@ -202,8 +212,8 @@ func conversationID(v string) uint64 {
 // hashes fills PrefixHashes and PrefixBlockTokens.
 func (p *parser) hashes(r row, req *Request) error {
 	c := p.cfg.Columns
-	v, ok := r.get(c.PrefixHashes)
-	if !ok || c.PrefixHashes == "" {
+	v, ok := opt(r, c.PrefixHashes)
+	if !ok {
 		return nil
 	}
 	list := strings.FieldsFunc(strings.Trim(v, "[] \t"), func(r rune) bool {
@@ -221,7 +231,7 @@ func (p *parser) hashes(r row, req *Request) error {
 	if req.PrefixBlockTokens == 0 {
 		req.PrefixBlockTokens = MooncakeBlockTokens
 	}
-	if bv, ok := r.get(c.BlockTokensColumn); ok && c.BlockTokensColumn != "" {
+	if bv, ok := opt(r, c.BlockTokensColumn); ok {
 		n, err := p.natural(r, c.BlockTokensColumn, bv)
 		if err != nil || n == 0 {
 			return p.fail(r, c.BlockTokensColumn, bv, "is not a positive integer")
