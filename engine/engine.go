@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -17,6 +18,7 @@ type Engine struct {
 	cfg      Config
 	model    costmodel.Model
 	wmBlocks int // blocks admission keeps free
+	shift    int // log2(BlockSize) when it is a power of two, else -1
 
 	reqs     map[int32]*seq
 	waiting  waitQueue
@@ -26,9 +28,10 @@ type Engine struct {
 	inFlight bool
 	pool     []*seq
 
-	sched []*seq // scheduled in the step in flight, in batch order
-	plan  Plan
-	out   Outcome
+	sched   []*seq // scheduled in the step in flight, in batch order
+	shifted []int  // scratch: decode contexts k-1 steps ahead
+	plan    Plan
+	out     Outcome
 }
 
 // Plan is the step the engine chose. The slices are owned by the engine and
@@ -91,6 +94,10 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 		free:     cfg.KVBlocks,
 	}
 	e.waiting.policy = cfg.Policy
+	e.shift = -1
+	if b := cfg.BlockSize; b&(b-1) == 0 {
+		e.shift = bits.TrailingZeros(uint(b))
+	}
 	return e, nil
 }
 
@@ -110,6 +117,9 @@ func (e *Engine) Busy() bool { return e.inFlight }
 func (e *Engine) Idle() bool { return len(e.reqs) == 0 }
 
 func (e *Engine) blocksFor(tokens int) int {
+	if e.shift >= 0 { // a power-of-two block size: no division in the hot loop
+		return (tokens + e.cfg.BlockSize - 1) >> e.shift
+	}
 	return (tokens + e.cfg.BlockSize - 1) / e.cfg.BlockSize
 }
 

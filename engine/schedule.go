@@ -11,6 +11,18 @@ import (
 // the engine holds nothing it can run. The step stays in flight until
 // Complete is called with its End.
 func (e *Engine) Schedule(now time.Duration) (*Plan, error) {
+	return e.ScheduleUntil(now, now)
+}
+
+// ScheduleUntil is Schedule for a driver that knows nothing external (an
+// arrival, an abort) will happen before instant until: when the step is a
+// pure decode step whose successors would be identical — the same requests,
+// none finishing before the last, no admission possible, the blocks they
+// need free, and the cost model pricing the last like the first — it plans
+// the longest such run whose steps all start before until, as one move
+// (Plan.Steps > 1). The outcome is exactly that of planning the steps one
+// by one: each request emits one token per step.
+func (e *Engine) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 	if e.inFlight {
 		return nil, ErrStepInFlight
 	}
@@ -42,7 +54,10 @@ func (e *Engine) Schedule(now time.Duration) (*Plan, error) {
 		e.abandonPlan()
 		return nil, fmt.Errorf("%w: %v for %d sequences", ErrBadStepTime, e.plan.StepTime, e.plan.Batch.Seqs())
 	}
-	e.plan.End = now + e.plan.StepTime
+	if until > now {
+		e.extendRun(now, until)
+	}
+	e.plan.End = now + time.Duration(e.plan.Steps)*e.plan.StepTime
 	e.inFlight = true
 	return &e.plan, nil
 }
@@ -227,14 +242,19 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 			e.pool = append(e.pool, s)
 			continue
 		}
+		n := 1
+		if s.decoding {
+			n = s.sched // one token computed and one sampled per step
+			s.known += n - 1
+		}
 		s.computed += s.sched
 		s.sched = 0
 		if s.computed < s.known {
 			continue // a chunk of a longer prefill
 		}
-		s.emitted++
+		s.emitted += n
 		s.known++
-		em := Emit{Ref: s.req.Ref, Tokens: 1, First: s.emitted == 1}
+		em := Emit{Ref: s.req.Ref, Tokens: n, First: s.emitted == 1}
 		if s.emitted >= s.req.Output {
 			em.Done = true
 			done = true

@@ -130,6 +130,11 @@ type Config struct {
 	// grows with tokens); otherwise records keep the max ITL and the count
 	// of ITLs over the SLO's budget.
 	KeepTokens bool
+	// Stepwise plans every engine step on its own instead of advancing a
+	// run of identical decode steps in one move. Results are identical
+	// either way (a test holds the two to the same bytes); it exists to
+	// verify that, and is several times slower.
+	Stepwise bool
 }
 
 // Validate joins every problem of the configuration, naming each field.

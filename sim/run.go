@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"math/rand/v2"
 	"time"
 
@@ -58,8 +59,8 @@ type runner struct {
 	stopAt       time.Duration
 	lastEnd      time.Duration // last terminal event
 
-	inSystem int // requests held by the engine
-	area     float64
+	inSystem int  // requests held by the engine
+	area     wide // ∫ inSystem dt over the window, in request·ns, exact
 	areaAt   time.Duration
 
 	stepTime time.Duration // of the step in flight
@@ -134,7 +135,7 @@ func (r *runner) advance(t time.Duration) {
 		hi = min(hi, r.cfg.Horizon)
 	}
 	if hi > lo {
-		r.area += float64(r.inSystem) * (hi - lo).Seconds()
+		r.area.add(uint64(r.inSystem), uint64(hi-lo))
 	}
 	r.areaAt = max(r.areaAt, t)
 	r.now = t
@@ -255,7 +256,15 @@ func (r *runner) plan() error {
 	if r.eng.Busy() {
 		return nil
 	}
-	p, err := r.eng.Schedule(r.now)
+	// Nothing external happens before the next event (or the stop), so the
+	// engine may advance a run of identical decode steps in one move.
+	until := r.stopAt
+	if r.cfg.Stepwise {
+		until = r.now
+	} else if r.events.len() > 0 {
+		until = min(until, r.events.peek().at)
+	}
+	p, err := r.eng.ScheduleUntil(r.now, until)
 	if err != nil || p == nil {
 		return err
 	}
@@ -269,4 +278,21 @@ func (r *runner) plan() error {
 	r.stepTime = p.StepTime
 	r.steps = p.Steps
 	return nil
+}
+
+// wide is an exact 128-bit accumulator of request·nanoseconds, so the
+// integral is the same however the run was split into events (a float sum
+// would depend on the order of its terms).
+type wide struct{ hi, lo uint64 }
+
+func (w *wide) add(n, dt uint64) {
+	hi, lo := bits.Mul64(n, dt)
+	var carry uint64
+	w.lo, carry = bits.Add64(w.lo, lo, 0)
+	w.hi += hi + carry
+}
+
+// seconds converts request·ns to request·s.
+func (w wide) seconds() float64 {
+	return (float64(w.hi)*0x1p64 + float64(w.lo)) / 1e9
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/workload"
 )
@@ -32,8 +33,29 @@ func runBytes(t *testing.T, seed uint64, cfg Config) []byte {
 func TestSameSeedSameBytes(t *testing.T) {
 	cfg := Config{ErrorRate: 0.01, Timeout: 20 * time.Second, Window: Window{Warmup: 100 * time.Second, Horizon: 1000 * time.Second}}
 	a, b := runBytes(t, 7, cfg), runBytes(t, 7, cfg)
-	assert.True(t, bytes.Equal(a, b), "same seed must give identical bytes")
+	sameBytes(t, a, b)
 	assert.False(t, bytes.Equal(a, runBytes(t, 8, cfg)), "another seed must differ")
+}
+
+// Advancing runs of identical decode steps in one move changes nothing:
+// the records and summary are the same bytes as planning every step, under
+// timeouts, injected errors, a KV-starved cache that preempts, and a
+// context-dependent cost model (whose steps are never identical).
+func TestFastForwardIsExact(t *testing.T) {
+	cfgs := map[string]Config{
+		"atlas":      {ErrorRate: 0.01, Timeout: 20 * time.Second, Window: Window{Warmup: 100 * time.Second, Horizon: 1000 * time.Second}},
+		"kv-starved": {Engine: engine.Config{MaxSeqs: 64, KVBlocks: 3000}, Window: Window{Horizon: 600 * time.Second}},
+		"context-priced": {Model: costmodel.Func(func(b costmodel.Batch) time.Duration {
+			return costmodel.Frozen{}.StepTime(b) + time.Duration(b.DecodeContext())*time.Nanosecond
+		})},
+	}
+	for name, cfg := range cfgs {
+		t.Run(name, func(t *testing.T) {
+			fast := runBytes(t, 5, cfg)
+			cfg.Stepwise = true
+			sameBytes(t, fast, runBytes(t, 5, cfg))
+		})
+	}
 }
 
 // Conservation: every request that arrives ends in exactly one terminal
@@ -236,4 +258,19 @@ func TestClosedLoopFeedback(t *testing.T) {
 	assert.LessOrEqual(t, sum.MeanInSystem, 8.0)
 	cycle := sum.MeanSojourn.Seconds() + 2
 	assert.InEpsilon(t, 8/cycle, sum.RequestThroughput, 0.02)
+}
+
+// sameBytes fails with the first differing line, not a megabyte of diff.
+func sameBytes(t *testing.T, want, got []byte) {
+	t.Helper()
+	if bytes.Equal(want, got) {
+		return
+	}
+	w, g := bytes.Split(want, []byte("\n")), bytes.Split(got, []byte("\n"))
+	for i := range min(len(w), len(g)) {
+		if !bytes.Equal(w[i], g[i]) {
+			t.Fatalf("line %d differs:\nwant %s\ngot  %s", i+1, w[i], g[i])
+		}
+	}
+	t.Fatalf("lengths differ: %d lines, want %d", len(g), len(w))
 }

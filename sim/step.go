@@ -125,5 +125,5 @@ func (r *runner) summary() Summary {
 		w = r.lastEnd - r.cfg.Warmup
 		r.advance(max(r.lastEnd, r.now))
 	}
-	return r.col.finish(w, r.area, Linear)
+	return r.col.finish(w, r.area.seconds(), Linear)
 }
