@@ -3,6 +3,9 @@ package costmodel_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/costmodel/costmodeltest"
 )
@@ -17,9 +20,7 @@ type named struct {
 func builtins(tb testing.TB) []named {
 	tb.Helper()
 	fit, err := costmodel.Fit{Terms: costmodel.AllTerms}.Run(synthetic(costmodel.NewLinear3(10, 0.035, 0.5), 300, 0.02))
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return []named{
 		{"Frozen", costmodel.Frozen{}},
 		{"Linear3", costmodel.NewLinear3(10, 0.035, 0.5)},
@@ -35,9 +36,7 @@ func builtins(tb testing.TB) []named {
 func TestEveryBuiltInModelPassesTheConformanceCheck(t *testing.T) {
 	for _, n := range builtins(t) {
 		t.Run(n.name, func(t *testing.T) {
-			if err := costmodeltest.Check(n.m); err != nil {
-				t.Error(err)
-			}
+			assert.NoError(t, costmodeltest.Check(n.m))
 		})
 	}
 }
@@ -46,9 +45,8 @@ func TestEveryBuiltInModelPassesTheConformanceCheck(t *testing.T) {
 func TestStepTimeDoesNotAllocate(t *testing.T) {
 	b := mixed(31, 2000, 256)
 	for _, n := range builtins(t) {
-		if allocs := testing.AllocsPerRun(100, func() { n.m.StepTime(b) }); allocs != 0 {
-			t.Errorf("%s.StepTime allocates %v times per call", n.name, allocs)
-		}
+		allocs := testing.AllocsPerRun(100, func() { n.m.StepTime(b) })
+		assert.Zero(t, allocs, "%s.StepTime allocations per call", n.name)
 	}
 }
 

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/servesim/servesim/costmodel"
 )
 
@@ -45,22 +48,19 @@ func coefficientsWithin(t *testing.T, got, want costmodel.Linear, rel float64) {
 		{"PerPrefillToken", got.PerPrefillToken, want.PerPrefillToken},
 		{"PerPrefillAttention", got.PerPrefillAttention, want.PerPrefillAttention},
 	} {
-		near(t, c.name, c.got, c.want, rel*c.want)
+		assert.InDelta(t, c.want, c.got, rel*c.want, c.name)
 	}
 }
 
 func TestFitRecoversTheThreeCoefficientsWithin1Percent(t *testing.T) {
 	truth := costmodel.NewLinear3(10, 0.035, 0.5)
 	res, err := costmodel.Fit{}.Run(synthetic(truth, 2000, 0.01))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	coefficientsWithin(t, res.Linear, truth, 0.01)
 	between(t, "MAPE %", res.MAPE, 0.5, 1.5) // the 1 % noise, no more
 	between(t, "R²", res.R2, 0.99, 1)
-	if res.N != 2000 || res.Dropped != 0 {
-		t.Errorf("N = %d, Dropped = %b, want 2000 and none", res.N, res.Dropped)
-	}
+	assert.Equal(t, 2000, res.N)
+	assert.Zero(t, res.Dropped)
 }
 
 func TestFitRecoversAllSixCoefficientsWithin1Percent(t *testing.T) {
@@ -69,9 +69,7 @@ func TestFitRecoversAllSixCoefficientsWithin1Percent(t *testing.T) {
 		PerPrefillToken: 0.03, PerPrefillAttention: 4e-6,
 	}
 	res, err := costmodel.Fit{Terms: costmodel.AllTerms}.Run(synthetic(truth, 5000, 0.002))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	coefficientsWithin(t, res.Linear, truth, 0.01)
 }
 
@@ -80,12 +78,8 @@ func TestFitRecoversAllSixCoefficientsWithin1Percent(t *testing.T) {
 func TestFitDropsNegativeTerms(t *testing.T) {
 	truth := costmodel.NewLinear3(10, 0.035, 0.5)
 	res, err := costmodel.Fit{Terms: costmodel.AllTerms}.Run(synthetic(truth, 500, 0.05))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := res.Linear.Validate(); err != nil {
-		t.Errorf("fitted model is invalid (dropped %b): %v", res.Dropped, err)
-	}
+	require.NoError(t, err)
+	assert.NoError(t, res.Linear.Validate(), "dropped %b", res.Dropped)
 }
 
 func TestFitRefusesWhatItCannotFit(t *testing.T) {

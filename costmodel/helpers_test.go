@@ -1,45 +1,27 @@
 package costmodel_test
 
 import (
-	"math"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/costmodel"
 )
 
-// near fails t unless got is within tol of want.
-func near(t *testing.T, what string, got, want, tol float64) {
-	t.Helper()
-	if !(math.Abs(got-want) <= tol) {
-		t.Errorf("%s = %.6g, want %.6g ± %.3g", what, got, want, tol)
-	}
-}
-
-// between fails t unless lo <= got <= hi.
+// between asserts lo <= got <= hi: the chapter's "two to three percent".
 func between(t *testing.T, what string, got, lo, hi float64) {
 	t.Helper()
-	if !(got >= lo && got <= hi) {
-		t.Errorf("%s = %.6g, want in [%.6g, %.6g]", what, got, lo, hi)
-	}
+	assert.GreaterOrEqual(t, got, lo, what)
+	assert.LessOrEqual(t, got, hi, what)
 }
 
-// errorMentions fails t unless err is non-nil and mentions every part.
+// errorMentions requires an error and asserts that it mentions every part.
 func errorMentions(t *testing.T, err error, parts ...string) {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want one mentioning %q", parts)
-	}
-	mentions(t, err.Error(), parts...)
-}
-
-// mentions fails t unless text contains every part.
-func mentions(t *testing.T, text string, parts ...string) {
-	t.Helper()
+	require.Error(t, err, "want an error mentioning %q", parts)
 	for _, p := range parts {
-		if !strings.Contains(text, p) {
-			t.Errorf("%q does not mention %q", text, p)
-		}
+		assert.ErrorContains(t, err, p)
 	}
 }
 

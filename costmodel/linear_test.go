@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/servesim/servesim/costmodel"
 )
 
@@ -17,27 +19,19 @@ func TestLinearAddsEveryTerm(t *testing.T) {
 	b := decodes(2, 1000)
 	b.Prefill = []costmodel.Chunk{{NewTokens: 100, Context: 50}}
 	want := 5 + 0.1*3 + 0.2*2 + 1e-4*2000 + 0.03*100 + 1e-6*10050
-	near(t, "Linear ms", float64(l.StepTime(b))/1e6, want, 1e-6)
-	if got := l.StepTime(costmodel.Batch{}); got != 0 {
-		t.Errorf("empty batch = %v, want 0", got)
-	}
+	assert.InDelta(t, want, float64(l.StepTime(b))/1e6, 1e-6, "Linear ms")
+	assert.Zero(t, l.StepTime(costmodel.Batch{}), "empty batch")
 }
 
 func TestNewLinear3IsTheThreeCoefficientForm(t *testing.T) {
 	l := costmodel.NewLinear3(10, 0.035, 0.5)
-	if got, want := l.StepTime(mixed(31, 2000, 256)), msDuration(10+0.035*256+0.5*31); got != want {
-		t.Errorf("b0 + b1·256 + b2·31 = %v, want %v", got, want)
-	}
-	if err := l.Validate(); err != nil {
-		t.Error(err)
-	}
+	assert.Equal(t, msDuration(10+0.035*256+0.5*31), l.StepTime(mixed(31, 2000, 256)), "b0 + b1·256 + b2·31")
+	assert.NoError(t, l.Validate())
 }
 
 func TestLinearNeverFreeForRealWork(t *testing.T) {
 	tiny := costmodel.Linear{PerDecodeContext: 1e-12}
-	if got := tiny.StepTime(decodes(1, 0)); got != time.Nanosecond {
-		t.Errorf("a step of negligible cost = %v, want the 1ns floor", got)
-	}
+	assert.Equal(t, time.Nanosecond, tiny.StepTime(decodes(1, 0)), "a negligible step costs the 1ns floor")
 }
 
 // msDuration rounds float milliseconds to a Duration.

@@ -4,6 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/servesim/servesim/costmodel"
 )
 
@@ -13,23 +16,17 @@ func TestRooflineBareIsTheFloor(t *testing.T) {
 	r := costmodel.Roofline{Hardware: costmodel.AtlasTP4().Hardware, Model: costmodel.AtlasTP4().Model}
 	// KV read of 64,000 context tokens plus the write of 32 new ones.
 	want := (35e9 + 64032*81920.0) / 3e12 * 1e3
-	near(t, "bare roofline ms", float64(r.StepTime(decodes(32, 2000)))/1e6, want, 1e-6)
+	assert.InDelta(t, want, float64(r.StepTime(decodes(32, 2000)))/1e6, 1e-6, "bare roofline ms")
 }
 
 // "Atlas: 45 ms at 32 sequences of 2,000 context", and the prefill anchor.
 func TestAtlasRooflineHitsItsAnchors(t *testing.T) {
 	r := costmodel.AtlasRoofline()
-	if got := r.StepTime(decodes(32, 2000)); got != 45*time.Millisecond {
-		t.Errorf("calibrated decode anchor = %v, want 45ms", got)
-	}
-	if got := r.StepTime(prefill(2000)); got != 90*time.Millisecond {
-		t.Errorf("calibrated prefill anchor = %v, want 90ms", got)
-	}
-	near(t, "MemEfficiency (about a third)", r.MemEfficiency, 0.30, 0.01)
-	near(t, "ComputeEfficiency (three-quarters)", r.ComputeEfficiency, 0.78, 0.01)
-	if err := r.Validate(); err != nil {
-		t.Error(err)
-	}
+	assert.Equal(t, 45*time.Millisecond, r.StepTime(decodes(32, 2000)), "decode anchor")
+	assert.Equal(t, 90*time.Millisecond, r.StepTime(prefill(2000)), "prefill anchor")
+	assert.InDelta(t, 0.30, r.MemEfficiency, 0.01, "MemEfficiency (about a third)")
+	assert.InDelta(t, 0.78, r.ComputeEfficiency, 0.01, "ComputeEfficiency (three-quarters)")
+	assert.NoError(t, r.Validate())
 }
 
 func TestRooflineCalibrateKeepsOverheads(t *testing.T) {
@@ -38,15 +35,10 @@ func TestRooflineCalibrateKeepsOverheads(t *testing.T) {
 		StepOverhead: 5 * time.Millisecond, SeqOverhead: 100 * time.Microsecond,
 	}
 	c, err := r.Calibrate(decodes(32, 2000), 45*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := c.StepTime(decodes(32, 2000)); got != 45*time.Millisecond {
-		t.Errorf("calibrated with overheads = %v, want 45ms", got)
-	}
-	if c.StepOverhead != r.StepOverhead || c.SeqOverhead != r.SeqOverhead {
-		t.Error("Calibrate changed the overheads")
-	}
+	require.NoError(t, err)
+	assert.Equal(t, 45*time.Millisecond, c.StepTime(decodes(32, 2000)))
+	assert.Equal(t, r.StepOverhead, c.StepOverhead)
+	assert.Equal(t, r.SeqOverhead, c.SeqOverhead)
 }
 
 func TestRooflineCalibrateRefusesTheImpossible(t *testing.T) {
@@ -68,9 +60,7 @@ func TestRooflineCalibrateRefusesTheImpossible(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.r.Calibrate(tc.anchor, tc.measured)
 			errorMentions(t, err, tc.want)
-			if got != tc.r {
-				t.Errorf("a failed Calibrate changed the roofline: %+v", got)
-			}
+			assert.Equal(t, tc.r, got, "a failed Calibrate must not change the roofline")
 		})
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/servesim/servesim/costmodel"
 )
 
@@ -17,9 +20,7 @@ var measured = costmodel.Table{
 func build(tb testing.TB, tab costmodel.Table) *costmodel.TableModel {
 	tb.Helper()
 	m, err := tab.Build()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return m
 }
 
@@ -27,50 +28,47 @@ func TestTableIsExactAtItsSamples(t *testing.T) {
 	m := build(t, measured)
 	for _, p := range measured.Decode {
 		d, w := m.Lookup(decodes(int(p.X), 2000))
-		if d != msDuration(p.Ms) || w != "" {
-			t.Errorf("decode at %v sequences = %v %q, want %v ms and no warning", p.X, d, w, p.Ms)
-		}
+		assert.Equal(t, msDuration(p.Ms), d, "decode at %v sequences", p.X)
+		assert.Empty(t, w)
 	}
 	for _, p := range measured.Prefill {
 		d, w := m.Lookup(prefill(int(p.X)))
-		if d != msDuration(p.Ms) || w != "" {
-			t.Errorf("prefill of %v tokens = %v %q, want %v ms and no warning", p.X, d, w, p.Ms)
-		}
+		assert.Equal(t, msDuration(p.Ms), d, "prefill of %v tokens", p.X)
+		assert.Empty(t, w)
 	}
 }
 
 // A mixed step pays both curves, like Frozen: 45 + 28.96 ms.
 func TestTableMixedStepPaysBothCurves(t *testing.T) {
-	if got := build(t, measured).StepTime(mixed(32, 2000, 256)); got != 73960*time.Microsecond {
-		t.Errorf("mixed step = %v, want 73.96ms", got)
-	}
+	assert.Equal(t, 73960*time.Microsecond, build(t, measured).StepTime(mixed(32, 2000, 256)))
 }
 
 func TestTableInterpolatesBetweenSamples(t *testing.T) {
 	// Halfway between 8 (34 ms) and 32 (45 ms) sequences.
 	d, w := build(t, measured).Lookup(decodes(20, 0))
-	if d != 39500*time.Microsecond || w != "" {
-		t.Errorf("decode at 20 sequences = %v %q, want 39.5ms, no warning", d, w)
-	}
+	assert.Equal(t, 39500*time.Microsecond, d)
+	assert.Empty(t, w)
 }
 
 func TestTableWarnsOutsideItsSamples(t *testing.T) {
 	m := build(t, measured)
 	// Beyond the last prefill sample: the last slope, 0.035 ms/token.
 	d, w := m.Lookup(prefill(4096))
-	near(t, "extrapolated prefill ms", float64(d)/1e6, 91.68+0.035*2048, 1e-6)
-	mentions(t, string(w), "Table.Prefill", "4096 tokens", "256–2048", "extrapolated")
+	assert.InDelta(t, 91.68+0.035*2048, float64(d)/1e6, 1e-6, "extrapolated prefill ms")
+	assert.Contains(t, string(w), "Table.Prefill")
+	assert.Contains(t, string(w), "4096 tokens")
+	assert.Contains(t, string(w), "256–2048")
+	assert.Contains(t, string(w), "extrapolated")
 	// Below the first prefill sample: held at it.
 	d, w = m.Lookup(prefill(100))
-	near(t, "held prefill ms", float64(d)/1e6, 28.96, 1e-6)
-	mentions(t, string(w), "held at the first sample")
+	assert.InDelta(t, 28.96, float64(d)/1e6, 1e-6, "held prefill ms")
+	assert.Contains(t, string(w), "held at the first sample")
 	// Both curves out at once: both warnings.
 	_, w = m.Lookup(mixed(100, 0, 10))
-	mentions(t, string(w), "Table.Decode", "Table.Prefill")
+	assert.Contains(t, string(w), "Table.Decode")
+	assert.Contains(t, string(w), "Table.Prefill")
 	// StepTime prices the same without the warning.
-	if got := m.StepTime(prefill(4096)); got != msDuration(91.68+0.035*2048) {
-		t.Errorf("StepTime(4096-token prefill) = %v", got)
-	}
+	assert.Equal(t, msDuration(91.68+0.035*2048), m.StepTime(prefill(4096)))
 }
 
 func TestTableWithOneSampleIsFlat(t *testing.T) {
@@ -79,8 +77,6 @@ func TestTableWithOneSampleIsFlat(t *testing.T) {
 		Prefill: []costmodel.Point{{X: 2000, Ms: 90}},
 	})
 	for _, b := range []costmodel.Batch{decodes(1, 0), decodes(64, 0)} {
-		if got := m.StepTime(b); got != 45*time.Millisecond {
-			t.Errorf("single-sample decode curve at %d = %v, want 45ms", len(b.Decode), got)
-		}
+		assert.Equal(t, 45*time.Millisecond, m.StepTime(b), "%d sequences", len(b.Decode))
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/servesim/servesim/costmodel"
 )
 
@@ -66,9 +69,7 @@ func TestValidPresetsValidate(t *testing.T) {
 		costmodel.AtlasTP4(), costmodel.AtlasRoofline(), costmodel.Frozen{}, measured,
 		costmodel.NewLinear3(10, 0.035, 0.5), costmodel.Fit{},
 	} {
-		if err := v.Validate(); err != nil {
-			t.Errorf("%T: %v", v, err)
-		}
+		assert.NoError(t, v.Validate(), "%T", v)
 	}
 }
 
@@ -95,13 +96,10 @@ func FuzzModelsNeverPanic(f *testing.F) {
 		models := fuzzModels(a, b, bw, eff)
 		for _, m := range models {
 			d := m.StepTime(batch)
-			if d < 0 {
-				t.Fatalf("%T priced %v at %v", m, batch, d)
-			}
+			require.GreaterOrEqual(t, d, time.Duration(0), "%T on %v", m, batch)
 			v, ok := m.(validator) // a built TableModel is valid by construction
-			valid := (!ok || v.Validate() == nil) && batch.Validate() == nil
-			if valid && !batch.Empty() && d == 0 {
-				t.Fatalf("valid %T priced valid non-empty batch at 0", m)
+			if (!ok || v.Validate() == nil) && batch.Validate() == nil && !batch.Empty() {
+				require.Positive(t, d, "valid %T on valid %v", m, batch)
 			}
 		}
 		r := costmodel.AtlasTP4()

@@ -1,9 +1,11 @@
 package costmodeltest_test
 
 import (
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/costmodel/costmodeltest"
@@ -16,9 +18,7 @@ func TestCheckAcceptsAWellBehavedFunc(t *testing.T) {
 		}
 		return time.Millisecond + time.Duration(b.Tokens()+b.DecodeContext())*time.Microsecond
 	})
-	if err := costmodeltest.Check(m); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, costmodeltest.Check(m))
 }
 
 // Each broken model must be caught, and the error must say which rule broke.
@@ -53,13 +53,7 @@ func TestCheckCatchesBrokenModels(t *testing.T) {
 		}, "modified"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := costmodeltest.Check(tc.m)
-			if err == nil {
-				t.Fatal("Check accepted a broken model")
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("Check error does not mention %q:\n%v", tc.want, err)
-			}
+			assert.ErrorContains(t, costmodeltest.Check(tc.m), tc.want)
 		})
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -23,22 +25,14 @@ func TestRunGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			if err := run(&out, tc.args); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, run(&out, tc.args))
 			golden := filepath.Join("testdata", tc.name+".golden")
 			if *update {
-				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, os.WriteFile(golden, out.Bytes(), 0o644))
 			}
 			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := out.String(); got != string(want) {
-				t.Errorf("output differs from %s (rerun with -update to accept):\n%s", golden, got)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, string(want), out.String(), "output differs from %s (rerun with -update to accept)", golden)
 		})
 	}
 }
@@ -54,21 +48,14 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		{[]string{"extra"}, "unexpected arguments"},
 	} {
 		var out bytes.Buffer
-		err := run(&out, tc.args)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("run(%q) = %v, want an error mentioning %q", tc.args, err, tc.want)
-		}
+		assert.ErrorContains(t, run(&out, tc.args), tc.want, "run(%q)", tc.args)
 	}
 }
 
 func TestRunHelpIsNotAnError(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(&out, []string{"-h"}); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "-batch") {
-		t.Errorf("help does not list -batch:\n%s", out.String())
-	}
+	require.NoError(t, run(&out, []string{"-h"}))
+	assert.Contains(t, out.String(), "-batch")
 }
 
 func TestNumber(t *testing.T) {
@@ -76,8 +63,6 @@ func TestNumber(t *testing.T) {
 		458752: "458,752", 28672: "28,672", 1000: "1,000", 999: "999", 711.1111: "711.1",
 		0.6104: "0.6104", -1234567: "-1,234,567", 57: "57", 1234.5: "1234",
 	} {
-		if got := number(v); got != want {
-			t.Errorf("number(%v) = %q, want %q", v, got, want)
-		}
+		assert.Equal(t, want, number(v), "number(%v)", v)
 	}
 }
