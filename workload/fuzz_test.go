@@ -1,0 +1,119 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// seedLines adds the header and a few rows of a real trace (when present)
+// to the fuzz corpus, as whole files of one, two and three rows.
+func seedLines(f *testing.F, name string, header bool) {
+	file, err := os.Open(filepath.Join(tracesDir, name))
+	if err != nil {
+		return // the static seeds still run
+	}
+	defer file.Close()
+	s := bufio.NewScanner(file)
+	s.Buffer(nil, maxLine)
+	var head string
+	var rows []string
+	for s.Scan() && len(rows) < 4 {
+		if header && head == "" {
+			head = s.Text() + "\n"
+			continue
+		}
+		rows = append(rows, s.Text())
+	}
+	for i := 1; i <= len(rows); i++ {
+		body := head
+		for _, r := range rows[:i] {
+			body += r + "\n"
+		}
+		f.Add([]byte(body))
+		f.Add([]byte(body[:len(body)-1])) // no final newline
+	}
+}
+
+// fuzzReader reads data as a trace with cfg and checks the invariants that
+// hold for any input: no panic, errors are *ParseError or I/O errors,
+// arrivals never go back, sequential ids.
+func fuzzReader(t *testing.T, data []byte, cfg TraceConfig) {
+	for _, sorted := range []bool{false, true} {
+		cfg.Sort = sorted
+		tr, err := NewTrace(bytes.NewReader(data), "fuzz", cfg)
+		if err != nil {
+			checkTraceError(t, err)
+			continue
+		}
+		var prev Request
+		for i := 0; ; i++ {
+			r, err := tr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				checkTraceError(t, err)
+				break
+			}
+			if i > 0 && r.Arrival < prev.Arrival {
+				t.Fatalf("arrival went back: %v after %v", r.Arrival, prev.Arrival)
+			}
+			if r.InputTokens < 0 || r.OutputTokens < 0 || r.Arrival < 0 {
+				t.Fatalf("negative field in %+v", r)
+			}
+			prev = r
+		}
+	}
+}
+
+func checkTraceError(t *testing.T, err error) {
+	var pe *ParseError
+	if !errors.As(err, &pe) {
+		t.Fatalf("error is not a *ParseError: %v", err)
+	}
+	if pe.File != "fuzz" || pe.Line < 1 {
+		t.Fatalf("error does not name file and line: %v", err)
+	}
+}
+
+func FuzzAzure(f *testing.F) {
+	seedLines(f, azureConv, true)
+	f.Add([]byte("TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:00.009930+00:00,1,2\n2024-05-10 00:00:01+00:00,3,4"))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, data, Azure()) })
+}
+
+func FuzzMooncake(f *testing.F) {
+	seedLines(f, mooncake, false)
+	f.Add([]byte(`{"timestamp": 5, "input_length": 600, "output_length": 0, "hash_ids": [1, 2]}`))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, data, Mooncake(0)) })
+}
+
+func FuzzBurstGPT(f *testing.F) {
+	f.Add([]byte("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,ChatGPT,472,18,490,Conversation log\n45,GPT-4,1087,0,1087,API log\n"))
+	f.Add([]byte("Timestamp,Session ID,Elapsed time,Model,Request tokens,Response tokens,Total tokens,Log Type\n1.5,ab-1,0.8,GPT-4,10,20,30,Conversation log"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzReader(t, data, BurstGPT(nil, nil))
+		fuzzReader(t, data, BurstGPT([]string{"GPT-4"}, []string{"Conversation log"}))
+	})
+}
+
+func FuzzGeneric(f *testing.F) {
+	var csv, jsonl bytes.Buffer
+	WriteTrace(&csv, CSV, richWorkload(f))
+	WriteTrace(&jsonl, JSONL, richWorkload(f))
+	lines := func(b []byte, n int) []byte { return bytes.Join(bytes.SplitN(b, []byte("\n"), n+1)[:n], []byte("\n")) }
+	f.Add(lines(csv.Bytes(), 4), false)
+	f.Add(lines(jsonl.Bytes(), 3), true)
+	f.Fuzz(func(t *testing.T, data []byte, jsonLines bool) {
+		format := CSV
+		if jsonLines {
+			format = JSONL
+		}
+		fuzzReader(t, data, Generic(format))
+	})
+}
