@@ -2,10 +2,108 @@
 // processes, length distributions and their correlation, prefix reuse,
 // multi-turn conversations, and streaming readers of real traces.
 //
-// Reading guide:
-//   - Request is one offered request; Source yields them one at a time.
-//   - Feedback is the seam through which a driver tells a closed-loop source
-//     that a request ended, so the source can issue the next one.
+// # Reading guide
+//
+// The seam (request.go, stream.go):
+//   - Request is one offered request; Source yields them one at a time,
+//     io.EOF after the last.
+//   - Feedback is how a driver tells a closed-loop source that a request
+//     ended, so it can issue the next; such a source returns ErrWaiting
+//     while every possible next request waits for an answer.
+//   - NewStream derives a named random stream from a seed: every consumer
+//     of randomness has its own, and nothing draws from a global source.
+//   - Loop labels a workload; LoopOf(src) says ClosedLoop iff the source
+//     takes Feedback. Every source also has a Loop method.
+//
+// Synthetic open-loop workloads (synthetic.go, arrival.go, schedule.go):
+//   - NewPoisson(seed, rate, count, lengths) is the simplest source:
+//     Poisson arrivals, lengths from any Joint (Fixed(in, out) for fixed).
+//   - NewSynthetic(Synthetic{…}) takes an Arrival (Poisson, Gamma with a
+//     Burstiness, Periodic; vLLM's Normalize; a linear or exponential Ramp;
+//     or a piecewise Schedule such as Diurnal), a Joint for lengths, a
+//     PrefixReuse, a Count and/or a Duration.
+//
+// Lengths (length.go, length_dist.go, joint.go):
+//   - Length: Constant, Uniform (vLLM's range ratio), Normal and LogNormal
+//     (clipped, from gonum's distuv), Zipf, Empirical.
+//   - Joint: Independent, Resample (pairs from a trace, correlation kept
+//     exactly; ResampleFrom reads them), Copula (a Gaussian copula over any
+//     two Lengths with a target Spearman correlation).
+//
+// Prefixes (prefix.go): PrefixReuse gives each prompt a system prompt,
+// shared within groups with a probability (LowReuse, HighReuse), expressed
+// as Mooncake-style block hash ids.
+//
+// Closed loop (closed.go, conversation.go, think.go):
+//   - NewClients: N clients, each sending its next request when the
+//     previous ends plus a Think time.
+//   - NewConversations: multi-turn chats; first turns arrive open-loop,
+//     each follow-up is released by Feedback with prompt = previous prompt +
+//     previous answer + new user tokens, and the previous prompt's block ids
+//     carried over.
+//
+// Traces (trace_config.go, trace.go, trace_rows.go, trace_parse.go,
+// trace_write.go):
+//   - NewTrace / OpenTrace read a TraceConfig: Azure() (2023 and 2024
+//     timestamps), Mooncake(blockTokens), BurstGPT(models, logTypes) (6 or 8
+//     columns), or any CSV/JSONL through Columns. A Transform takes a time
+//     window, a Slowdown, or a TargetRate.
+//   - Readers stream one row per Next: memory does not grow with the file
+//     (BenchmarkTraceStreaming). A malformed line is a *ParseError naming
+//     file, line and field, wrapping ErrMalformed; a timestamp going back
+//     wraps ErrUnsorted unless TraceConfig.Sort is set, which holds the
+//     whole trace in memory (about 100 bytes a request plus 8 per hash id).
+//   - Rows with 0 input or 0 output tokens are kept and marked Failed, so a
+//     failed request stays in the denominator instead of vanishing.
+//   - TraceWriter / WriteTrace write the generic form, which Generic(format)
+//     reads back exactly.
+//
+// Fingerprints (fingerprint.go): Fingerprint(src) or a Hasher fed the
+// requests of a run is sha256 over the request stream; FingerprintFile is
+// sha256 over a trace's bytes plus its TraceConfig. Both go on benchmark
+// cards.
+//
+// # Common random numbers
+//
+// Every arrival process draws unit-rate gaps (mean 1) from the stream
+// "arrivals" and divides them by the rate, so the same seed at rate λ and
+// at rate 2λ yields the same requests (same ids, lengths, prefixes) with
+// every arrival instant halved, to the nanosecond; the same holds for a
+// ramp with both ends doubled. Lengths draw from "input" and "output",
+// prefixes from "prefix", so changing one distribution leaves the others'
+// draws untouched. A goodput curve swept over load therefore moves only
+// with the load, not with resampling noise. A Schedule maps the same unit
+// process through the inverse of its cumulative rate, so it keeps the
+// same requests too, at instants that depend on the schedule's shape.
+// Closed-loop sources give each client (or conversation) its own streams,
+// so client i's k-th request is the same whatever the system under test
+// does.
+//
+// # What this mirrors, and where it differs
+//
+//   - vLLM's vllm/benchmarks/serve.py, get_request: gaps are gamma of shape
+//     burstiness and scale 1/(rate·burstiness) (burstiness 1: exponential;
+//     inf: constant 1/rate); delays are cumulative from the first request,
+//     so the first request arrives after one gap, not at 0; without
+//     ramp-up the schedule is rescaled so the last of N requests leaves at
+//     N/rate (Arrival.Normalize, optional here). _get_current_request_rate:
+//     request i's rate at progress i/max(N−1, 1), linear start+(end−start)·p
+//     or exponential start·(end/start)^p, never normalised.
+//   - vLLM's RandomDataset (vllm/benchmarks/datasets/random.py): lengths
+//     uniform on [floor(L·(1−r)), ceil(L·(1+r))], r in [0, 1), the output's
+//     low end at least 1; a fixed prefix_len prepended to every prompt
+//     (here PrefixReuse.PrefixTokens).
+//   - vLLM's BurstGPTDataset keeps Model "GPT-4" and drops rows with 0
+//     response tokens; here the model filter is yours and those rows are
+//     kept as Failed. Columns follow BurstGPT's README (Timestamp in
+//     seconds, Model, Request tokens, Response tokens, Total tokens, Log
+//     Type) and the release with Session ID and Elapsed time.
+//   - SGLang's trace replay with slowdown_factor: Transform.Slowdown.
+//   - Azure LLM inference traces: 2023 (Splitwise, ISCA 2024) timestamps
+//     like "2023-11-16 18:15:46.6805900", 2024 (DynamoLLM, HPCA 2025) like
+//     "2024-05-10 00:00:00.009930+00:00" with mixed fractional digits.
+//   - Mooncake's FAST'25 traces: timestamp in ms, input_length,
+//     output_length, hash_ids with one id per 512-token block.
 //
 // The package is a leaf: it knows nothing of engines or cost models.
 package workload

@@ -1,0 +1,120 @@
+package workload_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/servesim/servesim/workload"
+)
+
+// The simplest workload: Poisson arrivals with fixed lengths.
+func ExampleNewPoisson() {
+	src, err := workload.NewPoisson(1, 4, 3, workload.Fixed(2000, 200))
+	if err != nil {
+		panic(err)
+	}
+	for {
+		r, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		fmt.Printf("#%d at %v: %d in, %d out\n", r.ID, r.Arrival.Round(time.Millisecond), r.InputTokens, r.OutputTokens)
+	}
+	// Output:
+	// #0 at 125ms: 2000 in, 200 out
+	// #1 at 374ms: 2000 in, 200 out
+	// #2 at 864ms: 2000 in, 200 out
+}
+
+// Common random numbers: the same seed at twice the rate offers the same
+// requests at half the instants.
+func ExampleArrival_commonRandomNumbers() {
+	offered := func(rate float64) []workload.Request {
+		src, _ := workload.NewSynthetic(workload.Synthetic{
+			Seed: 7, Count: 3,
+			Arrival: workload.Arrival{Process: workload.Gamma, Rate: rate, Burstiness: 0.5},
+			Lengths: workload.Independent{Input: workload.Uniform{Center: 1000, RangeRatio: 0.5}, Output: workload.Constant{Tokens: 200}},
+		})
+		var out []workload.Request
+		for r, err := src.Next(); err == nil; r, err = src.Next() {
+			out = append(out, r)
+		}
+		return out
+	}
+	slow, fast := offered(2), offered(4)
+	for i := range slow {
+		fmt.Printf("%d tokens: %v at 2 req/s, %v at 4 req/s\n", slow[i].InputTokens,
+			slow[i].Arrival.Round(time.Millisecond), fast[i].Arrival.Round(time.Millisecond))
+	}
+	// Output:
+	// 547 tokens: 1.776s at 2 req/s, 888ms at 4 req/s
+	// 1122 tokens: 1.776s at 2 req/s, 888ms at 4 req/s
+	// 1195 tokens: 1.982s at 2 req/s, 991ms at 4 req/s
+}
+
+// Replaying a trace: an Azure 2023 excerpt at twice its own pace.
+func ExampleNewTrace() {
+	const excerpt = `TIMESTAMP,ContextTokens,GeneratedTokens
+2023-11-16 18:15:46.6805900,374,44
+2023-11-16 18:15:50.9951690,396,109
+2023-11-16 18:15:51.4013280,879,31`
+	cfg := workload.Azure()
+	cfg.Transform.Slowdown = 0.5
+	tr, err := workload.NewTrace(strings.NewReader(excerpt), "azure.csv", cfg)
+	if err != nil {
+		panic(err)
+	}
+	for r, err := tr.Next(); err != io.EOF; r, err = tr.Next() {
+		fmt.Println(r.ID, r.Arrival, r.InputTokens, r.OutputTokens)
+	}
+	// Output:
+	// 0 0s 374 44
+	// 1 2.1572895s 396 109
+	// 2 2.360369s 879 31
+}
+
+// A malformed line names its file, line and field.
+func ExampleParseError() {
+	const bad = "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,abc,44\n"
+	tr, _ := workload.NewTrace(strings.NewReader(bad), "azure.csv", workload.Azure())
+	_, err := tr.Next()
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, workload.ErrMalformed))
+	// Output:
+	// workload: azure.csv:2: field ContextTokens: "abc" is not an integer
+	// true
+}
+
+// A closed-loop source and its driver: drain Next until ErrWaiting, then
+// report each finished request through Feedback.
+func ExampleNewClients() {
+	src, _ := workload.NewClients(workload.Clients{
+		Seed: 1, Clients: 2, Requests: 4, Think: workload.Think{Mean: time.Second},
+		Lengths: workload.Fixed(100, 10),
+	})
+	fmt.Println(workload.LoopOf(src))
+	var inFlight []workload.Request
+	for {
+		r, err := src.Next()
+		switch {
+		case err == io.EOF:
+			return
+		case errors.Is(err, workload.ErrWaiting):
+			done := inFlight[0] // a server that answers in 2 s
+			inFlight = inFlight[1:]
+			src.Finished(done.ID, done.Arrival+2*time.Second, true)
+		default:
+			fmt.Printf("#%d sent at %v\n", r.ID, r.Arrival)
+			inFlight = append(inFlight, r)
+		}
+	}
+	// Output:
+	// closed-loop
+	// #0 sent at 0s
+	// #1 sent at 0s
+	// #2 sent at 3s
+	// #3 sent at 3s
+}
