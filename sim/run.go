@@ -59,9 +59,10 @@ type runner struct {
 	stopAt       time.Duration
 	lastEnd      time.Duration // last terminal event
 
-	inSystem int  // requests held by the engine
-	area     wide // ∫ inSystem dt over the window, in request·ns, exact
-	areaAt   time.Duration
+	inSystem           int  // requests held by the engine
+	area               wide // ∫ inSystem dt over the window, in request·ns, exact
+	startSeen, endSeen bool // HeldAtStart / HeldAtEnd recorded
+	areaAt             time.Duration
 
 	stepTime time.Duration // of the step in flight
 	steps    int
@@ -130,6 +131,14 @@ func (r *runner) loop() error {
 // advance moves the clock to t, integrating requests in the system over
 // the measurement window for Little's law.
 func (r *runner) advance(t time.Duration) {
+	if r.areaAt <= r.cfg.Warmup && r.cfg.Warmup <= t && !r.startSeen {
+		r.startSeen = true
+		r.col.s.HeldAtStart = r.inSystem
+	}
+	if r.cfg.Horizon > 0 && r.areaAt <= r.cfg.Horizon && r.cfg.Horizon <= t && !r.endSeen {
+		r.endSeen = true
+		r.col.s.HeldAtEnd = r.inSystem
+	}
 	lo, hi := max(r.areaAt, r.cfg.Warmup), t
 	if r.cfg.Horizon > 0 {
 		hi = min(hi, r.cfg.Horizon)

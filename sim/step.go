@@ -124,6 +124,9 @@ func (r *runner) summary() Summary {
 	if w == 0 {
 		w = r.lastEnd - r.cfg.Warmup
 		r.advance(max(r.lastEnd, r.now))
+		r.col.s.HeldAtEnd = r.inSystem
+	} else if !r.endSeen { // stopped before the horizon: every request ended
+		r.advance(r.cfg.Horizon)
 	}
 	return r.col.finish(w, r.area.seconds(), Linear)
 }

@@ -60,6 +60,31 @@ type Summary struct {
 	MeanInSystem float64
 	ArrivalRate  float64
 	MeanSojourn  time.Duration
+
+	// HeldAtStart and HeldAtEnd are the requests held by the replica (all
+	// requests, measured or not) when the window opened and when it closed
+	// (at Horizon, or at the end of an open window): a backlog that grows
+	// across the window marks a load the replica does not sustain.
+	HeldAtStart, HeldAtEnd int
+
+	// Samples keeps the raw distributions the Dists were computed from, so
+	// that runs can be pooled and intervals bootstrapped.
+	Samples Samples
+}
+
+// Samples are the raw latencies of one run's measured requests, in
+// milliseconds, each slice sorted ascending: TTFT, TPOT, E2E and queue delay
+// of the requests that completed ok (TPOT of those with two tokens or more),
+// and every inter-token gap as distinct values with their counts.
+type Samples struct {
+	TTFT, TPOT, E2E, Queue []float64
+	ITL                    []ValueCount
+}
+
+// ValueCount is a value (ms) that occurred Count times.
+type ValueCount struct {
+	Value float64
+	Count int
 }
 
 // Count returns the number of measured requests that ended in status s.
@@ -147,20 +172,29 @@ func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
 	if c.accepted > 0 {
 		s.MeanSojourn = c.sojourn / time.Duration(c.accepted)
 	}
+	for _, x := range [][]float64{c.ttft, c.tpot, c.e2e, c.queue} {
+		slices.Sort(x)
+	}
+	s.Samples = Samples{TTFT: c.ttft, TPOT: c.tpot, E2E: c.e2e, Queue: c.queue}
 	s.TTFT = dist(c.ttft, m)
 	s.TPOT = dist(c.tpot, m)
 	s.E2E = dist(c.e2e, m)
 	s.QueueDelay = dist(c.queue, m)
 	s.ITL = c.itlDist(m)
+	vals, cum := c.itl.runs()
+	prev := 0
+	for i, v := range vals {
+		s.Samples.ITL = append(s.Samples.ITL, ValueCount{Value: v, Count: cum[i] - prev})
+		prev = cum[i]
+	}
 	return s
 }
 
+// dist summarises a sorted sample.
 func dist(x []float64, m Method) Dist {
 	if len(x) == 0 {
 		return Dist{Mean: math.NaN(), Std: math.NaN(), Median: math.NaN(), P90: math.NaN(), P95: math.NaN(), P99: math.NaN(), Max: math.NaN()}
 	}
-	x = slices.Clone(x)
-	slices.Sort(x)
 	mean, std := stat.PopMeanStdDev(x, nil)
 	return Dist{
 		N: len(x), Mean: mean, Std: std,

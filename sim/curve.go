@@ -1,0 +1,318 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/servesim/servesim/workload"
+)
+
+// Saturation labels a point of the curve by what happened to the replica's
+// backlog across the measurement window.
+type Saturation uint8
+
+const (
+	// Stable: the backlog did not grow and nothing was shed (growth plus
+	// rejected and timed-out requests under 2 % of those offered).
+	Stable Saturation = iota
+	// Backlogged: the backlog grew or requests were shed, by 2 % to 10 % of
+	// those offered; the window is not a steady state.
+	Backlogged
+	// Overloaded: growth and shedding reach 10 % of those offered or more.
+	Overloaded
+)
+
+func (s Saturation) String() string {
+	return [...]string{"stable", "backlogged", "overloaded"}[s]
+}
+
+// Percentiles are the median, p90 and p99 of one latency metric (ms) with
+// bootstrap intervals.
+type Percentiles struct {
+	P50, P90, P99 Estimate
+}
+
+// Point is one offered load of a sweep, over its replications.
+type Point struct {
+	Load float64   // nominal offered load, requests/s
+	Runs []Summary // one per replication, in replication order
+
+	Offered    Estimate // measured arrivals per second
+	Throughput Estimate // ok requests per second
+	Goodput    Estimate // good requests per second
+	Attainment Estimate // good / offered
+	// Misses are the exclusive miss rates, per second of window.
+	MissNotOK, MissTTFT, MissITL, MissOther Estimate
+
+	TTFT, ITL, TPOT, E2E Percentiles
+
+	Saturation Saturation
+	Warnings   []string
+}
+
+func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
+	p := Point{Load: load, Runs: runs}
+	per := func(f func(s *Summary) float64) Estimate {
+		x := make([]float64, len(runs))
+		for i := range runs {
+			x[i] = f(&runs[i])
+		}
+		return meanCI(x, conf)
+	}
+	rate := func(n func(s *Summary) int) func(s *Summary) float64 {
+		return func(s *Summary) float64 { return float64(n(s)) / s.Window.Seconds() }
+	}
+	p.Offered = per(rate(func(s *Summary) int { return s.Offered }))
+	p.Throughput = per(func(s *Summary) float64 { return s.RequestThroughput })
+	p.Goodput = per(func(s *Summary) float64 { return s.Goodput })
+	p.Attainment = per(func(s *Summary) float64 { return s.Attainment })
+	p.MissNotOK = per(rate(func(s *Summary) int { return s.Misses.NotOK }))
+	p.MissTTFT = per(rate(func(s *Summary) int { return s.Misses.TTFT }))
+	p.MissITL = per(rate(func(s *Summary) int { return s.Misses.ITL }))
+	p.MissOther = per(rate(func(s *Summary) int { return s.Misses.TPOT + s.Misses.E2E }))
+
+	rng := workload.NewStream(seed, fmt.Sprintf("sim/bootstrap/%v", load))
+	pick := func(f func(s *Summary) []float64) [][]float64 {
+		out := make([][]float64, len(runs))
+		for i := range runs {
+			out[i] = f(&runs[i])
+		}
+		return out
+	}
+	p.TTFT = p.percentiles("TTFT", pick(func(s *Summary) []float64 { return s.Samples.TTFT }), conf, rng)
+	p.TPOT = p.percentiles("TPOT", pick(func(s *Summary) []float64 { return s.Samples.TPOT }), conf, rng)
+	p.E2E = p.percentiles("E2E", pick(func(s *Summary) []float64 { return s.Samples.E2E }), conf, rng)
+	p.ITL = p.itlPercentiles(conf)
+	p.Saturation = saturation(runs)
+	if len(runs) < 2 {
+		p.Warnings = append(p.Warnings, "one replication: no intervals")
+	}
+	return p
+}
+
+// percentiles estimates the metric's p50/p90/p99, warning when a cell has
+// too few requests for its tail: fewer than ten beyond the percentile make
+// it a handful of samples wearing a percentile costume.
+func (p *Point) percentiles(name string, samples [][]float64, conf float64, rng *rand.Rand) Percentiles {
+	n := 0
+	for _, s := range samples {
+		n += len(s)
+	}
+	if n > 0 && float64(n)*(1-0.99) < 10 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s p99 from %d requests: fewer than 10 beyond it", name, n))
+	}
+	q := quantilesCI(samples, []float64{0.5, 0.9, 0.99}, conf, rng)
+	return Percentiles{P50: q[0], P90: q[1], P99: q[2]}
+}
+
+// itlPercentiles: inter-token gaps number in the hundreds of thousands, so
+// their percentiles are estimated per replication and the interval is the
+// Student-t interval across replications.
+func (p *Point) itlPercentiles(conf float64) Percentiles {
+	q := func(pr float64) Estimate {
+		x := make([]float64, 0, len(p.Runs))
+		for i := range p.Runs {
+			vals, cum := expand(p.Runs[i].Samples.ITL)
+			if len(vals) > 0 {
+				x = append(x, Linear.quantileWeighted(pr, vals, cum))
+			}
+		}
+		return meanCI(x, conf)
+	}
+	return Percentiles{P50: q(0.5), P90: q(0.9), P99: q(0.99)}
+}
+
+func expand(vc []ValueCount) (vals []float64, cum []int) {
+	total := 0
+	for _, v := range vc {
+		total += v.Count
+		vals = append(vals, v.Value)
+		cum = append(cum, total)
+	}
+	return vals, cum
+}
+
+// saturation labels runs by backlog growth plus shed requests.
+func saturation(runs []Summary) Saturation {
+	var excess, offered float64
+	for i := range runs {
+		s := &runs[i]
+		excess += float64(s.HeldAtEnd-s.HeldAtStart) + float64(s.Count(StatusRejected)+s.Count(StatusTimedOut))
+		offered += float64(s.Offered)
+	}
+	switch f := excess / math.Max(offered, 1); {
+	case f < 0.02:
+		return Stable
+	case f < 0.10:
+		return Backlogged
+	default:
+		return Overloaded
+	}
+}
+
+// Curve is a goodput curve: its points in increasing load, and what is
+// computed from them.
+type Curve struct {
+	Points     []Point
+	Target     float64 // attainment target of the knee
+	Confidence float64
+	SLO        SLO
+
+	Knee     Knee
+	Peak     Peak
+	Collapse Collapse
+	Warnings []string
+}
+
+// Knee is the highest offered load that meets the attainment target,
+// interpolated where the mean attainment crosses it; Lo and Hi are where the
+// attainment interval's upper and lower bounds cross it (so the knee lies in
+// [Lo, Hi] at the curve's confidence).
+type Knee struct {
+	Load      Estimate
+	Found     bool // the target was met at some load and missed at a higher one
+	Censored  string
+	LastMet   float64 // highest grid load whose mean attainment met the target
+	FirstMiss float64 // lowest grid load above it that missed
+}
+
+// Peak is the highest mean goodput and the load where it occurs.
+type Peak struct {
+	Load    float64
+	Goodput Estimate
+}
+
+// Collapse is the first load past the peak whose mean goodput fell below 90 %
+// of the peak: the start of the overload region. Found is false when the
+// sweep did not reach it.
+type Collapse struct {
+	Load  float64
+	Found bool
+}
+
+func (c *Curve) add(p Point) {
+	i, _ := slices.BinarySearchFunc(c.Points, p.Load, func(q Point, l float64) int {
+		switch {
+		case q.Load < l:
+			return -1
+		case q.Load > l:
+			return 1
+		}
+		return 0
+	})
+	c.Points = slices.Insert(c.Points, i, p)
+}
+
+// collapsed reports whether the sweep has passed the knee and the peak.
+func (c *Curve) collapsed() bool {
+	c.analyse()
+	last := c.Points[len(c.Points)-1]
+	return last.Attainment.Center < c.Target && c.Collapse.Found
+}
+
+// bracket returns the grid loads around the knee still worth bisecting.
+func (c *Curve) bracket() (lo, hi float64, ok bool) {
+	c.analyse()
+	if !c.Knee.Found {
+		return 0, 0, false
+	}
+	return c.Knee.LastMet, c.Knee.FirstMiss, true
+}
+
+// analyse computes the knee, the peak and the collapse from the points.
+func (c *Curve) analyse() {
+	c.Warnings = c.Warnings[:0]
+	c.Knee = c.knee()
+	if c.Knee.Censored != "" {
+		c.Warnings = append(c.Warnings, c.Knee.Censored)
+	}
+	c.Peak, c.Collapse = Peak{}, Collapse{}
+	for i, p := range c.Points {
+		if i == 0 || p.Goodput.Center > c.Peak.Goodput.Center {
+			c.Peak = Peak{Load: p.Load, Goodput: p.Goodput}
+		}
+	}
+	for _, p := range c.Points {
+		if p.Load > c.Peak.Load && p.Goodput.Center < 0.9*c.Peak.Goodput.Center {
+			c.Collapse = Collapse{Load: p.Load, Found: true}
+			break
+		}
+	}
+	for _, p := range c.Points {
+		if p.Saturation != Stable && p.Attainment.Center >= c.Target {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("load %.4g meets the target but is %v: its window is no steady state", p.Load, p.Saturation))
+		}
+	}
+}
+
+func (c *Curve) knee() Knee {
+	k := Knee{Load: Estimate{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: c.Confidence}}
+	if len(c.Points) == 0 {
+		k.Censored = "no points"
+		return k
+	}
+	center := func(p Point) float64 { return p.Attainment.Center }
+	k.Load.Center, k.LastMet, k.FirstMiss, k.Found = c.crossing(center)
+	// The optimistic bound (upper attainment) crosses later: the knee's Hi.
+	k.Load.Hi, _, _, _ = c.crossing(func(p Point) float64 { return orElse(p.Attainment.Hi, p.Attainment.Center) })
+	k.Load.Lo, _, _, _ = c.crossing(func(p Point) float64 { return orElse(p.Attainment.Lo, p.Attainment.Center) })
+	k.Load.N = len(c.Points[0].Runs)
+	switch {
+	case !k.Found && center(c.Points[0]) < c.Target:
+		k.Censored = fmt.Sprintf("the lowest load %.4g already misses the %.2f attainment target: the knee is below it", c.Points[0].Load, c.Target)
+	case !k.Found:
+		k.Censored = fmt.Sprintf("every load meets the %.2f attainment target: the knee is above %.4g", c.Target, c.Points[len(c.Points)-1].Load)
+	}
+	return k
+}
+
+func orElse(x, y float64) float64 {
+	if math.IsNaN(x) {
+		return y
+	}
+	return x
+}
+
+// crossing finds where f falls below the target: the last load of the
+// leading run of points meeting it, the next load, and the linear
+// interpolation between them. Without a crossing it returns the highest
+// load that met the target (or NaN).
+func (c *Curve) crossing(f func(Point) float64) (at, lastMet, firstMiss float64, found bool) {
+	at = math.NaN()
+	for i, p := range c.Points {
+		if f(p) >= c.Target {
+			at, lastMet = p.Load, p.Load
+			continue
+		}
+		if i == 0 {
+			return math.NaN(), 0, p.Load, false
+		}
+		q := c.Points[i-1]
+		fa, fb := f(q), f(p)
+		frac := (fa - c.Target) / (fa - fb)
+		return q.Load + frac*(p.Load-q.Load), q.Load, p.Load, true
+	}
+	return at, lastMet, 0, false
+}
+
+// Headroom is the distance from an operating point to the knee.
+type Headroom struct {
+	Operating float64  // the chosen operating load, requests/s
+	Abs       Estimate // knee − operating, requests/s
+	Rel       Estimate // knee / operating − 1: the traffic surprise it absorbs
+}
+
+// Headroom measures the distance from the operating load op to the knee,
+// with the knee's interval.
+func (c *Curve) Headroom(op float64) Headroom {
+	k := c.Knee.Load
+	sub := func(x float64) float64 { return x - op }
+	rel := func(x float64) float64 { return x/op - 1 }
+	return Headroom{
+		Operating: op,
+		Abs:       Estimate{Center: sub(k.Center), Lo: sub(k.Lo), Hi: sub(k.Hi), Confidence: k.Confidence, N: k.N},
+		Rel:       Estimate{Center: rel(k.Center), Lo: rel(k.Lo), Hi: rel(k.Hi), Confidence: k.Confidence, N: k.N},
+	}
+}

@@ -1,0 +1,149 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Estimate is a figure with its confidence interval, in the style of
+// benchstat's summaries: Center, and [Lo, Hi] at the stated Confidence from
+// N replications (Lo and Hi are NaN when N < 2: one run has no interval).
+type Estimate struct {
+	Center, Lo, Hi float64
+	Confidence     float64
+	N              int
+}
+
+// String prints the centre with its interval.
+func (e Estimate) String() string {
+	if math.IsNaN(e.Lo) {
+		return fmt.Sprintf("%.4g (n=%d, no interval)", e.Center, e.N)
+	}
+	return fmt.Sprintf("%.4g [%.4g, %.4g]", e.Center, e.Lo, e.Hi)
+}
+
+// Contains reports whether x lies in the interval.
+func (e Estimate) Contains(x float64) bool { return e.Lo <= x && x <= e.Hi }
+
+// meanCI is the mean of x with a Student-t interval across replications.
+func meanCI(x []float64, conf float64) Estimate {
+	e := Estimate{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: conf, N: len(x)}
+	if len(x) == 0 {
+		return e
+	}
+	mean, std := stat.MeanStdDev(x, nil)
+	e.Center = mean
+	if len(x) < 2 {
+		return e
+	}
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(x) - 1)}.Quantile(0.5 + conf/2)
+	half := t * std / math.Sqrt(float64(len(x)))
+	e.Lo, e.Hi = mean-half, mean+half
+	return e
+}
+
+// bootstrapRounds is the number of bootstrap resamples per interval.
+const bootstrapRounds = 200
+
+// quantilesCI estimates the ps-quantiles of the pooled samples (each
+// sorted), each with a percentile-bootstrap interval: every resample draws
+// each replication's requests with replacement (stratified by replication)
+// from rng, and serves all the quantiles at once. A resample is held as a
+// count per pooled rank, so it needs no sort.
+func quantilesCI(samples [][]float64, ps []float64, conf float64, rng *rand.Rand) []Estimate {
+	pooled, rank := poolRanks(samples)
+	out := make([]Estimate, len(ps))
+	for i, p := range ps {
+		out[i] = Estimate{Center: Linear.quantile(p, pooled), Lo: math.NaN(), Hi: math.NaN(), Confidence: conf, N: len(pooled)}
+	}
+	if len(pooled) < 2 {
+		return out
+	}
+	stats := make([][]float64, len(ps))
+	for i := range stats {
+		stats[i] = make([]float64, bootstrapRounds)
+	}
+	counts := make([]int, len(pooled))
+	for b := range bootstrapRounds {
+		clear(counts)
+		for r, s := range samples {
+			for range s {
+				counts[rank[r][rng.IntN(len(s))]]++
+			}
+		}
+		for i, p := range ps {
+			stats[i][b] = quantileOfCounts(p, pooled, counts)
+		}
+	}
+	for i := range ps {
+		slices.Sort(stats[i])
+		out[i].Lo = Linear.quantile((1-conf)/2, stats[i])
+		out[i].Hi = Linear.quantile(1-(1-conf)/2, stats[i])
+	}
+	return out
+}
+
+// quantileOfCounts is the linear (type 7) p-quantile of the sample holding
+// counts[i] copies of sorted[i]; the counts add up to len(sorted).
+func quantileOfCounts(p float64, sorted []float64, counts []int) float64 {
+	n := len(sorted)
+	h := float64(n-1) * p
+	lo := int(h) // h >= 0, so this is the floor
+	var a, b float64
+	cum := 0
+	for i, c := range counts {
+		if cum <= lo && lo < cum+c {
+			a = sorted[i]
+		}
+		if cum <= lo+1 && lo+1 < cum+c {
+			b = sorted[i]
+			break
+		}
+		cum += c
+	}
+	if lo+1 >= n {
+		return a
+	}
+	return a + (h-float64(lo))*(b-a)
+}
+
+// poolRanks pools the samples into one sorted slice and returns, for each
+// replication's i-th element, its rank in the pool.
+func poolRanks(samples [][]float64) ([]float64, [][]int) {
+	type tagged struct {
+		v      float64
+		rep, i int
+	}
+	var all []tagged
+	for r, s := range samples {
+		for i, v := range s {
+			all = append(all, tagged{v, r, i})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b tagged) int { return cmpFloat(a.v, b.v) })
+	pooled := make([]float64, len(all))
+	rank := make([][]int, len(samples))
+	for r, s := range samples {
+		rank[r] = make([]int, len(s))
+	}
+	for k, t := range all {
+		pooled[k] = t.v
+		rank[t.rep][t.i] = k
+	}
+	return pooled, rank
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

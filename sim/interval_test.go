@@ -1,0 +1,101 @@
+package sim
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/workload"
+)
+
+// numpy: np.percentile([1, 2, 3, 4, 10], [50, 90, 99]) = 3, 7.6, 9.76.
+func TestLinearMatchesNumpy(t *testing.T) {
+	x := []float64{1, 2, 3, 4, 10}
+	assert.InDelta(t, 3.0, Linear.quantile(0.5, x), 1e-12)
+	assert.InDelta(t, 7.6, Linear.quantile(0.9, x), 1e-12)
+	assert.InDelta(t, 9.76, Linear.quantile(0.99, x), 1e-12)
+	// The inverted CDF (gonum's Empirical): the smallest x with F(x) >= p.
+	assert.Equal(t, 3.0, Empirical.quantile(0.5, x))
+	assert.Equal(t, 10.0, Empirical.quantile(0.9, x))
+	assert.True(t, math.IsNaN(Linear.quantile(0.5, nil)))
+}
+
+// The weighted form (ITLs as value counts) equals the expanded sample.
+func TestWeightedQuantileEqualsExpanded(t *testing.T) {
+	rng := workload.NewStream(1, "test")
+	var w weighted
+	var flat []float64
+	for range 200 {
+		v, n := rng.IntN(20), 1+rng.IntN(5)
+		w.add(durationMs(v), n)
+		for range n {
+			flat = append(flat, float64(v))
+		}
+	}
+	slices.Sort(flat)
+	vals, cum := w.runs()
+	for _, p := range []float64{0, 0.1, 0.5, 0.9, 0.99, 1} {
+		for _, m := range []Method{Linear, Empirical} {
+			assert.InDelta(t, m.quantile(p, flat), m.quantileWeighted(p, vals, cum), 1e-9, "p=%v %v", p, m)
+		}
+	}
+}
+
+func TestQuantileOfCountsEqualsExpanded(t *testing.T) {
+	rng := workload.NewStream(2, "test")
+	sorted := []float64{1, 2, 2, 5, 7, 9, 11, 20}
+	for range 100 {
+		counts := make([]int, len(sorted))
+		var flat []float64
+		for range sorted {
+			i := rng.IntN(len(sorted))
+			counts[i]++
+		}
+		for i, c := range counts {
+			for range c {
+				flat = append(flat, sorted[i])
+			}
+		}
+		for _, p := range []float64{0, 0.5, 0.9, 0.99, 1} {
+			require.InDelta(t, Linear.quantile(p, flat), quantileOfCounts(p, sorted, counts), 1e-12)
+		}
+	}
+}
+
+// The bootstrap interval of a median covers the true median of a known
+// distribution about as often as its confidence says.
+func TestBootstrapCoverage(t *testing.T) {
+	rng := workload.NewStream(3, "test")
+	covered := 0
+	const trials = 200
+	for range trials {
+		reps := make([][]float64, 3)
+		for r := range reps {
+			for range 100 {
+				reps[r] = append(reps[r], rng.ExpFloat64())
+			}
+			slices.Sort(reps[r])
+		}
+		e := quantilesCI(reps, []float64{0.5}, 0.9, rng)[0]
+		if e.Contains(math.Ln2) {
+			covered++
+		}
+	}
+	assert.InDelta(t, 0.9, float64(covered)/trials, 0.07)
+}
+
+func TestMeanCI(t *testing.T) {
+	e := meanCI([]float64{1, 2, 3, 4, 5}, 0.95)
+	// mean 3, s = 1.5811, t(4, 0.975) = 2.7764: half-width 1.9632.
+	assert.InDelta(t, 3, e.Center, 1e-12)
+	assert.InDelta(t, 3-1.9632, e.Lo, 1e-3)
+	assert.InDelta(t, 3+1.9632, e.Hi, 1e-3)
+	one := meanCI([]float64{7}, 0.95)
+	assert.True(t, math.IsNaN(one.Lo))
+}
+
+func durationMs(v int) (d time.Duration) { return time.Duration(v) * 1e6 }

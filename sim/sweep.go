@@ -1,0 +1,212 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/servesim/servesim/workload"
+)
+
+// Workload builds the request source of one run at an offered load (in
+// requests per second) from a replication's seed. For common random numbers
+// across loads, build every load's source from the same seed (workload's
+// arrival processes scale unit-rate gaps by the rate, so the same seed at 2λ
+// gives the same requests at half the instants).
+type Workload func(rate float64, seed uint64) (workload.Source, error)
+
+// Grid chooses the offered loads of a sweep. Set Loads for an explicit grid;
+// otherwise the sweep starts at Start and multiplies the load by Factor
+// until collapse (attainment below the target and goodput below 90 % of the
+// peak seen) or MaxPoints, then bisects Bisect times between the last load
+// that met the attainment target and the first that did not.
+type Grid struct {
+	Loads     []float64 // explicit offered loads (requests/s); sorted by the sweep
+	Start     float64   // first load of an automatic grid (> 0)
+	Factor    float64   // geometric step; default 1.5
+	MaxPoints int       // cap on geometric points; default 12
+	Bisect    int       // bisection steps around the knee; default 3
+}
+
+// Sweep runs a configuration across offered loads, Reps seeded replications
+// per load, on Workers goroutines (results identical to a serial run).
+type Sweep struct {
+	Config   Config // every run's configuration; Seed is set per replication
+	Workload Workload
+	Grid     Grid
+	// Reps is the number of replications per load; default 5. Replication r
+	// uses seed Seed(BaseSeed, r) for both workload and run.
+	Reps     int
+	BaseSeed uint64
+	// Target is the attainment the knee must meet; default 0.95.
+	Target float64
+	// Confidence of every interval; default 0.95.
+	Confidence float64
+	// Workers bounds parallel runs; 0 means GOMAXPROCS.
+	Workers int
+}
+
+func (s Sweep) withDefaults() Sweep {
+	if s.Grid.Factor == 0 {
+		s.Grid.Factor = 1.5
+	}
+	if s.Grid.MaxPoints == 0 {
+		s.Grid.MaxPoints = 12
+	}
+	if s.Grid.Bisect == 0 {
+		s.Grid.Bisect = 3
+	}
+	if s.Reps == 0 {
+		s.Reps = 5
+	}
+	if s.Target == 0 {
+		s.Target = 0.95
+	}
+	if s.Confidence == 0 {
+		s.Confidence = 0.95
+	}
+	if s.Workers <= 0 {
+		s.Workers = runtime.GOMAXPROCS(0)
+	}
+	return s
+}
+
+// Validate joins every problem of the sweep, naming each field.
+func (s Sweep) Validate() error {
+	errs := []error{s.Config.Validate()}
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("sim: "+format, a...)) }
+	if s.Workload == nil {
+		bad("Sweep.Workload is nil")
+	}
+	for i, l := range s.Grid.Loads {
+		if !(l > 0) || math.IsInf(l, 0) {
+			bad("Sweep.Grid.Loads[%d] must be a positive finite rate, got %v", i, l)
+		}
+	}
+	if len(s.Grid.Loads) == 0 && !(s.Grid.Start > 0 && !math.IsInf(s.Grid.Start, 0)) {
+		bad("Sweep.Grid needs Loads or a positive Start, got Start %v", s.Grid.Start)
+	}
+	if s.Grid.Factor != 0 && !(s.Grid.Factor > 1) {
+		bad("Sweep.Grid.Factor must be > 1, got %v", s.Grid.Factor)
+	}
+	if s.Grid.MaxPoints < 0 || s.Grid.Bisect < 0 || s.Reps < 0 {
+		bad("Sweep.Grid.MaxPoints, Sweep.Grid.Bisect and Sweep.Reps must be >= 0")
+	}
+	if !(s.Target >= 0 && s.Target <= 1) {
+		bad("Sweep.Target must be in [0, 1], got %v", s.Target)
+	}
+	if !(s.Confidence >= 0 && s.Confidence < 1) {
+		bad("Sweep.Confidence must be in [0, 1), got %v", s.Confidence)
+	}
+	if s.Config.Window.Horizon == 0 {
+		bad("Sweep.Config.Window.Horizon must be set: a sweep compares steady windows")
+	}
+	return errors.Join(errs...)
+}
+
+// Seed derives replication r's seed from a base seed, by name, so that
+// adding replications changes none of the earlier ones.
+func Seed(base uint64, r int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "sim/replication/%d/%d", base, r)
+	return h.Sum64()
+}
+
+// Run sweeps the offered loads and returns the curve.
+func (s Sweep) Run() (*Curve, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	s = s.withDefaults()
+	c := &Curve{Target: s.Target, Confidence: s.Confidence, SLO: s.Config.SLO.withDefaults()}
+	if len(s.Grid.Loads) > 0 {
+		loads := slices.Clone(s.Grid.Loads)
+		slices.Sort(loads)
+		if err := s.runLoads(c, slices.Compact(loads)); err != nil {
+			return nil, err
+		}
+	} else if err := s.runAuto(c); err != nil {
+		return nil, err
+	}
+	c.analyse()
+	return c, nil
+}
+
+// runLoads runs every replication of every load, Workers at a time, and
+// adds the points to c in load order.
+func (s Sweep) runLoads(c *Curve, loads []float64) error {
+	type job struct{ load, rep int }
+	jobs := make(chan job)
+	sums := make([][]Summary, len(loads))
+	errs := make([][]error, len(loads))
+	for i := range loads {
+		sums[i] = make([]Summary, s.Reps)
+		errs[i] = make([]error, s.Reps)
+	}
+	var wg sync.WaitGroup
+	for range min(s.Workers, len(loads)*s.Reps) {
+		wg.Go(func() {
+			for j := range jobs {
+				sums[j.load][j.rep], errs[j.load][j.rep] = s.runOne(loads[j.load], j.rep)
+			}
+		})
+	}
+	for i := range loads {
+		for r := range s.Reps {
+			jobs <- job{i, r}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	for i, l := range loads {
+		if err := errors.Join(errs[i]...); err != nil {
+			return fmt.Errorf("sim: sweep at %v requests/s: %w", l, err)
+		}
+		c.add(newPoint(l, sums[i], s.Confidence, s.BaseSeed))
+	}
+	return nil
+}
+
+func (s Sweep) runOne(load float64, rep int) (Summary, error) {
+	seed := Seed(s.BaseSeed, rep)
+	src, err := s.Workload(load, seed)
+	if err != nil {
+		return Summary{}, err
+	}
+	cfg := s.Config
+	cfg.Seed = seed
+	sum, err := Run(cfg, src, nil)
+	if err != nil {
+		return Summary{}, err
+	}
+	return sum, nil
+}
+
+// runAuto grows the load geometrically until collapse, then bisects around
+// the knee.
+func (s Sweep) runAuto(c *Curve) error {
+	load := s.Grid.Start
+	for range s.Grid.MaxPoints {
+		if err := s.runLoads(c, []float64{load}); err != nil {
+			return err
+		}
+		if c.collapsed() {
+			break
+		}
+		load *= s.Grid.Factor
+	}
+	for range s.Grid.Bisect {
+		lo, hi, ok := c.bracket()
+		if !ok {
+			break
+		}
+		if err := s.runLoads(c, []float64{(lo + hi) / 2}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

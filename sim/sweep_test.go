@@ -1,0 +1,42 @@
+package sim
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/workload"
+)
+
+func atlasWorkload(rate float64, seed uint64) (workload.Source, error) {
+	return workload.NewPoisson(seed, rate, int(rate*700)+10, workload.Fixed(2000, 200))
+}
+
+func atlasSweep() Sweep {
+	return Sweep{
+		Config:   Config{Window: Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
+		Workload: atlasWorkload,
+		Grid:     Grid{Start: 0.5},
+		Reps:     4,
+	}
+}
+
+func dumpCurve(c *Curve) string {
+	s := ""
+	for _, p := range c.Points {
+		s += fmt.Sprintf("load %.3f goodput %v attain %v ttft99 %v itl99 %v %v %v\n", p.Load, p.Goodput, p.Attainment, p.TTFT.P99, p.ITL.P99, p.Saturation, p.Warnings)
+	}
+	return s + fmt.Sprintf("knee %+v\npeak %+v\ncollapse %+v\nwarn %v\n", c.Knee, c.Peak, c.Collapse, c.Warnings)
+}
+
+func TestSweepAtlasFindsTheKnee(t *testing.T) {
+	start := time.Now()
+	c, err := atlasSweep().Run()
+	require.NoError(t, err)
+	t.Log(time.Since(start))
+	t.Log("\n" + dumpCurve(c))
+	assert.True(t, c.Knee.Found)
+}
