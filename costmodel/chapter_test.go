@@ -118,6 +118,31 @@ func TestChapterEveryBoundNamesItsKnob(t *testing.T) {
 	assert.InDelta(t, 600-90, e.TTFTQueueBudget.Value, 1e-9, "TTFT queue budget ms")
 }
 
+// At the chapter's operating point nothing is over a bound; push it and the
+// estimate says which bound breaks.
+func TestEstimateWarnsWhereTheOperatingPointBreaksABound(t *testing.T) {
+	assert.Empty(t, atlas(t).Warnings)
+	r := costmodel.AtlasTP4()
+	r.Point.Batch, r.Point.ChunkTokens, r.Point.PromptTokens = 64, 4096, 16000
+	r.Point.SLO.TTFT = 500 * time.Millisecond
+	e, err := r.Estimate()
+	require.NoError(t, err)
+	require.Len(t, e.Warnings, 3)
+	assert.Contains(t, e.Warnings[0], "batch 64 exceeds the 57 sequences")
+	assert.Contains(t, e.Warnings[1], "a 4096-token chunk stretches the step to 208.4 ms, over the ITL SLO (150ms)")
+	assert.Contains(t, e.Warnings[2], "a 16000-token prefill alone (580 ms) exceeds the TTFT SLO (500ms)")
+}
+
+// A cost model faster than the hardware's peak is flagged, not believed.
+func TestEstimateWarnsWhenTheCostModelBeatsPeak(t *testing.T) {
+	r := costmodel.AtlasTP4()
+	r.Cost = costmodel.Frozen{PrefillBase: time.Millisecond, PrefillPerToken: 10 * time.Microsecond}
+	e, err := r.Estimate()
+	require.NoError(t, err)
+	require.Len(t, e.Warnings, 1)
+	assert.Contains(t, e.Warnings[0], "prefill MFU is 333.3 %")
+}
+
 // The KV pool the engine defaults to: 35 GiB / 80 KiB = 458,752 tokens =
 // 28,672 blocks of 16.
 func TestAtlasKVCapacity(t *testing.T) {

@@ -38,6 +38,11 @@ type Estimate struct {
 	TTFTQueueBudget  Figure // ms of queueing the TTFT SLO leaves
 	MixedStep        Figure // ms of a decode step carrying one chunk: the ITL under prefill
 	DecodeRequests   Figure // requests/s that decode alone sustains
+
+	// Warnings says, in plain sentences, where the operating point already
+	// breaks a bound: a batch the KV cache cannot hold, or a step or a
+	// prefill longer than its SLO. Empty when none.
+	Warnings []string
 }
 
 // Figures lists the estimate's figures in reading order.
@@ -64,7 +69,31 @@ func (r Replica) Estimate() (Estimate, error) {
 	r.concurrency(&e)
 	r.utilisation(&e, s)
 	r.latency(&e, s)
+	e.Warnings = r.warnings(e, s)
 	return e, nil
+}
+
+// warnings lists the bounds the operating point breaks.
+func (r Replica) warnings(e Estimate, s steps) []string {
+	p := r.Point
+	var w []string
+	if float64(p.Batch) > e.KVSequences.Value {
+		w = append(w, fmt.Sprintf("batch %d exceeds the %v sequences of %d tokens the KV cache holds: expect preemption", p.Batch, e.KVSequences.Value, p.SeqTokens))
+	}
+	if itl := milliseconds(p.SLO.ITL); s.decode > itl {
+		w = append(w, fmt.Sprintf("the decode step (%.4g ms) exceeds the ITL SLO (%v): every token misses", s.decode, p.SLO.ITL))
+	} else if s.mixed > itl {
+		w = append(w, fmt.Sprintf("a %d-token chunk stretches the step to %.4g ms, over the ITL SLO (%v): use smaller chunks", p.ChunkTokens, s.mixed, p.SLO.ITL))
+	}
+	for _, f := range []Figure{e.DecodeMFU, e.PrefillMFU} {
+		if f.Value > 100 {
+			w = append(w, fmt.Sprintf("%s is %.4g %%: the cost model is faster than the declared peak compute", f.Name, f.Value))
+		}
+	}
+	if s.prefill > milliseconds(p.SLO.TTFT) {
+		w = append(w, fmt.Sprintf("a %d-token prefill alone (%.4g ms) exceeds the TTFT SLO (%v), before any queueing", p.PromptTokens, s.prefill, p.SLO.TTFT))
+	}
+	return w
 }
 
 // roofline fills the decode-throughput figures.

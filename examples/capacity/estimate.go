@@ -31,6 +31,12 @@ func writeEstimate(w io.Writer, name string, r costmodel.Replica) error {
 			return err
 		}
 	}
+	if len(e.Warnings) > 0 {
+		fmt.Fprintln(w, "\nWarnings")
+		for _, msg := range e.Warnings {
+			fmt.Fprintf(w, "  %s\n", msg)
+		}
+	}
 	return nil
 }
 

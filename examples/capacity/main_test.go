@@ -22,6 +22,7 @@ func TestRunGolden(t *testing.T) {
 	}{
 		{"atlas", nil},
 		{"batch48_output400", []string{"-batch", "48", "-output", "400"}},
+		{"overloaded", []string{"-batch", "64", "-chunk", "4096", "-prompt", "16000", "-ttft", "500ms"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
