@@ -39,3 +39,12 @@
 //
 // The package is a leaf: it knows nothing of requests, queues or engines.
 package costmodel
+
+// Every built-in model implements the seam.
+var (
+	_ Model = Frozen{}
+	_ Model = Linear{}
+	_ Model = Roofline{}
+	_ Model = (*TableModel)(nil)
+	_ Model = Func(nil)
+)

@@ -107,7 +107,7 @@ func (m *TableModel) Lookup(b Batch) (time.Duration, Warning) {
 // price returns the step time and whether each curve was read outside its
 // samples.
 func (m *TableModel) price(b Batch) (d time.Duration, decodeOut, prefillOut bool) {
-	if b.Empty() {
+	if m == nil || b.Empty() { // a nil TableModel was never built: it prices nothing
 		return 0, false, false
 	}
 	ms := 0.0

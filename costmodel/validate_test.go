@@ -83,6 +83,11 @@ func TestEstimateRefusesAnInvalidReplica(t *testing.T) {
 	r.Cost = costmodel.Func(func(costmodel.Batch) time.Duration { return 0 })
 	_, err = r.Estimate()
 	errorMentions(t, err, "Replica.Cost priced a non-empty step at 0")
+
+	var unbuilt *costmodel.TableModel
+	r.Cost = unbuilt
+	_, err = r.Estimate()
+	errorMentions(t, err, "Replica.Cost priced a non-empty step at 0")
 }
 
 // Whatever the figures and the batch, no model panics and no step time is
