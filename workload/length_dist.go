@@ -18,11 +18,15 @@ type Normal struct {
 }
 
 func (n Normal) dist(r *rand.Rand) distuv.Normal {
-	d := distuv.Normal{Mu: n.Mu, Sigma: n.Sigma}
-	if r != nil {
-		d.Src = r
+	return distuv.Normal{Mu: n.Mu, Sigma: n.Sigma, Src: source(r)}
+}
+
+// source hands gonum r as its rand.Source, or nil (never a typed nil).
+func source(r *rand.Rand) rand.Source {
+	if r == nil {
+		return nil
 	}
-	return d
+	return r
 }
 
 func (n Normal) Sample(r *rand.Rand) int { return clip(n.dist(r).Rand(), n.Min, n.Max) }
@@ -49,11 +53,7 @@ func LogNormalMean(mean, cv float64) LogNormal {
 }
 
 func (l LogNormal) dist(r *rand.Rand) distuv.LogNormal {
-	d := distuv.LogNormal{Mu: l.Mu, Sigma: l.Sigma}
-	if r != nil {
-		d.Src = r
-	}
-	return d
+	return distuv.LogNormal{Mu: l.Mu, Sigma: l.Sigma, Src: source(r)}
 }
 
 func (l LogNormal) Sample(r *rand.Rand) int { return clip(l.dist(r).Rand(), l.Min, l.Max) }

@@ -31,6 +31,7 @@ type Trace struct {
 	count    int    // requests yielded
 	sorted   []Request
 	done     bool
+	err      error // the error that ended the replay, returned again
 }
 
 // NewTrace reads a trace from r; name is used in errors. A TargetRate
@@ -134,11 +135,8 @@ func (t *Trace) Next() (Request, error) {
 	for !t.done {
 		r, rel, ok, err := t.read()
 		if err != nil || !ok {
-			t.done = true
-			if err == nil {
-				err = io.EOF
-			}
-			return Request{}, err
+			t.done, t.err = true, err
+			break
 		}
 		w := t.cfg.Transform
 		if rel < w.WindowStart {
@@ -155,6 +153,9 @@ func (t *Trace) Next() (Request, error) {
 		t.next++
 		t.count++
 		return r, nil
+	}
+	if t.err != nil {
+		return Request{}, t.err
 	}
 	return Request{}, io.EOF
 }

@@ -222,3 +222,16 @@ func TestTraceConfigValidate(t *testing.T) {
 	_, err = NewTrace(io.MultiReader(strings.NewReader("")), "x", TraceConfig{Columns: Azure().Columns, Transform: Transform{TargetRate: 1}})
 	assert.ErrorContains(t, err, "seekable")
 }
+
+// After a malformed line the replay stays failed: Next repeats the error.
+func TestTraceErrorIsSticky(t *testing.T) {
+	in := "t,i,o\n1,1,1\n2,x,1\n3,1,1\n"
+	tr, err := NewTrace(strings.NewReader(in), "s.csv", TraceConfig{Columns: Columns{Arrival: "t", Input: "i", Output: "o"}})
+	require.NoError(t, err)
+	_, err = tr.Next()
+	require.NoError(t, err)
+	_, err1 := tr.Next()
+	_, err2 := tr.Next()
+	assert.ErrorIs(t, err1, ErrMalformed)
+	assert.Equal(t, err1, err2)
+}

@@ -1,0 +1,152 @@
+// Command tracereplay replays a real request trace, the Azure LLM inference
+// trace 2023 (conversation service) by default, through the Atlas TP4
+// replica: first at the trace's own pace, then time-scaled to a list of
+// offered loads, printing metrics and goodput for each and the load where
+// attainment falls below its target.
+//
+//	go run ./examples/tracereplay
+//	go run ./examples/tracereplay -window 10m -rates 1,2,3
+//	go run ./examples/tracereplay -trace ../shared/traces/mooncake_synthetic_trace.jsonl -format mooncake
+//
+// By default the trace is read from ../shared/traces beside the repository
+// root. The Azure trace is by Patel et al., "Splitwise: Efficient generative
+// LLM inference using phase splitting", ISCA 2024, released by Microsoft
+// Azure under CC-BY-4.0; the program prints this attribution with its
+// results.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/servesim/servesim/workload"
+)
+
+const azureConv = "AzureLLMInferenceTrace_conv.csv"
+
+// attributions are printed with the results of each format's public trace.
+var attributions = map[string]string{
+	"azure": "Azure LLM inference trace 2023 (conversation): Patel et al., \"Splitwise: Efficient generative LLM\n" +
+		"inference using phase splitting\", ISCA 2024; data by Microsoft Azure, CC-BY-4.0.",
+	"mooncake": "Mooncake trace: Qin et al., \"Mooncake: Trading More Storage for Less Computation\", FAST 2025;\n" +
+		"released by kvcache-ai under Apache-2.0.",
+	"burstgpt": "BurstGPT trace: Wang et al., \"BurstGPT: A Real-world Workload Dataset to Optimize LLM\n" +
+		"Serving Systems\", KDD 2025.",
+}
+
+func main() {
+	if err := run(os.Stdout, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "tracereplay:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command's flags.
+type options struct {
+	trace, format string
+	window        time.Duration
+	rates         []float64
+	target        float64
+}
+
+func parse(w io.Writer, args []string) (options, error) {
+	o := options{format: "azure", target: 0.95}
+	fs := flag.NewFlagSet("tracereplay", flag.ContinueOnError)
+	fs.SetOutput(w)
+	fs.StringVar(&o.trace, "trace", defaultTrace(), "trace file")
+	fs.StringVar(&o.format, "format", o.format, "trace format: azure, mooncake, burstgpt or generic (CSV)")
+	fs.DurationVar(&o.window, "window", 0, "replay only the trace's first span of this length (0: all)")
+	rates := fs.String("rates", "1,1.5,1.75,2,2.5,3", "offered loads to time-scale the trace to, requests/s")
+	fs.Float64Var(&o.target, "target", o.target, "attainment target")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if o.rates, err = parseRates(*rates); err != nil {
+		return o, err
+	}
+	if o.window < 0 || !(o.target > 0 && o.target <= 1) {
+		return o, fmt.Errorf("-window must be >= 0 and -target in (0, 1], got %v and %v", o.window, o.target)
+	}
+	return o, nil
+}
+
+func parseRates(s string) ([]float64, error) {
+	var rates []float64
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(v > 0) {
+			return nil, fmt.Errorf("-rates: %q is not a positive rate", f)
+		}
+		rates = append(rates, v)
+	}
+	return rates, nil
+}
+
+// defaultTrace is ../shared/traces/<Azure conversation> beside the root of
+// the module containing the working directory.
+func defaultTrace() string {
+	dir, err := os.Getwd()
+	for err == nil {
+		if _, statErr := os.Stat(filepath.Join(dir, "go.mod")); statErr == nil {
+			return filepath.Join(dir, "..", "shared", "traces", azureConv)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return filepath.Join("..", "shared", "traces", azureConv)
+}
+
+func traceConfig(format string) (workload.TraceConfig, error) {
+	switch format {
+	case "azure":
+		return workload.Azure(), nil
+	case "mooncake":
+		return workload.Mooncake(0), nil
+	case "burstgpt":
+		return workload.BurstGPT(nil, nil), nil
+	case "generic":
+		return workload.Generic(workload.CSV), nil
+	}
+	return workload.TraceConfig{}, fmt.Errorf("-format: unknown format %q", format)
+}
+
+// run parses args, replays the trace and writes the report to w.
+func run(w io.Writer, args []string) error {
+	o, err := parse(w, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	cfg, err := traceConfig(o.format)
+	if err != nil {
+		return err
+	}
+	cfg.Transform.WindowEnd = o.window
+	s, err := measure(o.trace, cfg)
+	if err != nil {
+		return err
+	}
+	if err := describe(w, o, cfg, s); err != nil {
+		return err
+	}
+	return replay(w, o, cfg, s)
+}
