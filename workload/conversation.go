@@ -65,7 +65,7 @@ func (c Conversations) Validate() error {
 }
 
 func (c Conversations) String() string {
-	return fmt.Sprintf("multi-turn: %d conversations arriving %v; turns %v; first input %v, user input %v, output %v; %v; max input %d; prefixes: %v; seed %d",
+	return fmt.Sprintf("closed-loop multi-turn: %d conversations arriving %v; turns %v; first input %v, user input %v, output %v; %v; max input %d; prefixes: %v; seed %d",
 		c.Count, c.Arrival, c.Turns, c.FirstInput, c.UserInput, c.Output, c.Think, c.MaxInput, c.prefix(), c.Seed)
 }
 

@@ -235,3 +235,33 @@ func TestTraceErrorIsSticky(t *testing.T) {
 	assert.ErrorIs(t, err1, ErrMalformed)
 	assert.Equal(t, err1, err2)
 }
+
+// Both joint samplers keep the Azure trace's input/output rank
+// correlation: resampling its pairs, and a copula over its two empirical
+// marginals with its Spearman correlation as the target.
+func TestJointSamplersKeepTraceCorrelation(t *testing.T) {
+	tr, err := OpenTrace(sharedTrace(t, azureConv), Azure())
+	require.NoError(t, err)
+	defer tr.Close()
+	res, err := ResampleFrom(tr, 0)
+	require.NoError(t, err)
+	require.Len(t, res.Pairs, 19366)
+	in, out := make([]int, len(res.Pairs)), make([]int, len(res.Pairs))
+	xs, ys := make([]float64, len(res.Pairs)), make([]float64, len(res.Pairs))
+	for i, p := range res.Pairs {
+		in[i], out[i] = p.Input, p.Output
+		xs[i], ys[i] = float64(p.Input), float64(p.Output)
+	}
+	rho := spearman(xs, ys)
+	cop := Copula{Input: NewEmpirical(in), Output: NewEmpirical(out), Spearman: rho}
+	for _, j := range []Joint{res, cop} {
+		a, b := NewStream(3, "input"), NewStream(3, "output")
+		sx, sy := make([]float64, 20000), make([]float64, 20000)
+		for i := range sx {
+			x, y := j.Sample(a, b)
+			sx[i], sy[i] = float64(x), float64(y)
+		}
+		assert.InDelta(t, rho, spearman(sx, sy), 0.03, "%v", j)
+	}
+	t.Logf("Azure conversation trace: Spearman(input, output) = %.3f", rho)
+}
