@@ -3,14 +3,16 @@ package engine
 import (
 	"errors"
 	"fmt"
+
+	"github.com/servesim/servesim/costmodel"
 )
 
 // Atlas TP4 defaults (the reference chapter): 35 GiB of KV per accelerator at
 // 80 KiB per token is 458,752 tokens, 28,672 blocks of 16; batch 32.
 const (
-	DefaultBlockSize        = 16
-	DefaultKVBlocks         = 28672
-	DefaultMaxSeqs          = 32
+	DefaultBlockSize        = costmodel.AtlasKVBlockSize
+	DefaultKVBlocks         = costmodel.AtlasKVBlocks
+	DefaultMaxSeqs          = costmodel.AtlasBatch
 	DefaultMaxBatchedTokens = 2048
 )
 
