@@ -78,6 +78,9 @@ func (u Uniform) String() string {
 func (u Uniform) Validate() error {
 	var errs []error
 	errs = append(errs, positive("Uniform.Center", u.Center))
+	if u.Center > maxTokens {
+		errs = append(errs, fmt.Errorf("workload: Uniform.Center must be <= %d, got %d", maxTokens, u.Center))
+	}
 	if !(u.RangeRatio >= 0 && u.RangeRatio < 1) {
 		errs = append(errs, fmt.Errorf("workload: Uniform.RangeRatio must be in [0, 1), got %v", u.RangeRatio))
 	}
@@ -126,6 +129,10 @@ func (e Empirical) Validate() error {
 	}
 	return nil
 }
+
+// maxTokens bounds configured lengths far above any context window, so
+// that integer arithmetic on them cannot overflow.
+const maxTokens = 1 << 30
 
 // clampP keeps a probability strictly inside (0, 1).
 func clampP(p float64) float64 {
