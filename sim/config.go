@@ -78,6 +78,13 @@ type Window struct {
 	// Drain bounds how long after Horizon measured requests may still
 	// finish. 0 means Horizon - Warmup (one more window).
 	Drain time.Duration
+	// DetectWarmup truncates the initial transient by MSER-5 (White's
+	// marginal standard error rule on batch means of five requests) over
+	// the time each request spent in the replica, in arrival order. The
+	// declared Warmup and WarmupRequests are then a floor. Records reach the
+	// Observer before the truncation is known: their Measured flag means
+	// "eligible"; Summary.Warmup says where the window finally began.
+	DetectWarmup bool
 }
 
 // Length is the window's length when Horizon is set, else 0.

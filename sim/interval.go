@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -125,7 +126,7 @@ func poolRanks(samples [][]float64) ([]float64, [][]int) {
 			all = append(all, tagged{v, r, i})
 		}
 	}
-	slices.SortStableFunc(all, func(a, b tagged) int { return cmpFloat(a.v, b.v) })
+	slices.SortStableFunc(all, func(a, b tagged) int { return cmp.Compare(a.v, b.v) })
 	pooled := make([]float64, len(all))
 	rank := make([][]int, len(samples))
 	for r, s := range samples {
@@ -136,14 +137,4 @@ func poolRanks(samples [][]float64) ([]float64, [][]int) {
 		rank[t.rep][t.i] = k
 	}
 	return pooled, rank
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

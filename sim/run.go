@@ -59,9 +59,10 @@ type runner struct {
 	stopAt       time.Duration
 	lastEnd      time.Duration // last terminal event
 
-	inSystem           int  // requests held by the engine
-	area               wide // ∫ inSystem dt over the window, in request·ns, exact
-	startSeen, endSeen bool // HeldAtStart / HeldAtEnd recorded
+	inSystem           int       // requests held by the engine
+	area               wide      // ∫ inSystem dt over the window, in request·ns, exact
+	startSeen, endSeen bool      // HeldAtStart / HeldAtEnd recorded
+	segs               []segment // held over time, when detecting the warm-up
 	areaAt             time.Duration
 
 	stepTime time.Duration // of the step in flight
@@ -94,6 +95,7 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 		r.stopAt = cfg.Horizon + drain
 	}
 	r.col.slo = r.slo
+	r.col.detect = cfg.DetectWarmup
 	r.areaAt = cfg.Warmup
 	return r, nil
 }
@@ -138,6 +140,9 @@ func (r *runner) advance(t time.Duration) {
 	if r.cfg.Horizon > 0 && r.areaAt <= r.cfg.Horizon && r.cfg.Horizon <= t && !r.endSeen {
 		r.endSeen = true
 		r.col.s.HeldAtEnd = r.inSystem
+	}
+	if r.cfg.DetectWarmup && t > r.areaAt {
+		r.segs = append(r.segs, segment{At: r.areaAt, Held: r.inSystem})
 	}
 	lo, hi := max(r.areaAt, r.cfg.Warmup), t
 	if r.cfg.Horizon > 0 {

@@ -120,13 +120,26 @@ func (r *runner) abandon() {
 }
 
 func (r *runner) summary() Summary {
-	w := r.cfg.Window.Length()
-	if w == 0 {
-		w = r.lastEnd - r.cfg.Warmup
+	end := r.cfg.Horizon
+	if end == 0 {
+		end = r.lastEnd
 		r.advance(max(r.lastEnd, r.now))
 		r.col.s.HeldAtEnd = r.inSystem
 	} else if !r.endSeen { // stopped before the horizon: every request ended
 		r.advance(r.cfg.Horizon)
 	}
-	return r.col.finish(w, r.area.seconds(), Linear)
+	w := r.cfg.Window
+	rep := WarmupReport{Declared: w.Warmup, DeclaredRequests: w.WarmupRequests, Method: "declared", Start: w.Warmup}
+	area := r.area
+	if w.DetectWarmup {
+		var kept []Record
+		kept, rep = truncate(r.col.eligible, w)
+		r.col.detect = false
+		for i := range kept {
+			r.col.count(&kept[i])
+		}
+		area, r.col.s.HeldAtStart = integrate(r.segs, rep.Start, end)
+	}
+	r.col.s.Warmup = rep
+	return r.col.finish(end-rep.Start, area.seconds(), Linear)
 }

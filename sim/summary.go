@@ -67,6 +67,10 @@ type Summary struct {
 	// across the window marks a load the replica does not sustain.
 	HeldAtStart, HeldAtEnd int
 
+	// Warmup says which requests were left out as warm-up and where the
+	// measured window began.
+	Warmup WarmupReport
+
 	// Samples keeps the raw distributions the Dists were computed from, so
 	// that runs can be pooled and intervals bootstrapped.
 	Samples Samples
@@ -98,11 +102,25 @@ type collector struct {
 	itl                    weighted
 	sojourn                time.Duration
 	accepted               int
+	// With a detected warm-up, eligible records wait here until the
+	// truncation is known.
+	detect   bool
+	eligible []Record
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func (c *collector) add(r *Record) {
+	if c.detect {
+		k := *r
+		k.Tokens = nil
+		c.eligible = append(c.eligible, k)
+		return
+	}
+	c.count(r)
+}
+
+func (c *collector) count(r *Record) {
 	c.s.Offered++
 	c.s.Status[r.Status]++
 	c.s.Tokens += r.Emitted

@@ -1,0 +1,98 @@
+package sim
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// WarmupReport says which requests were left out as warm-up: always part of
+// a Summary, so a reader knows what was measured.
+type WarmupReport struct {
+	Declared         time.Duration // Window.Warmup
+	DeclaredRequests int           // Window.WarmupRequests
+	Detected         bool          // MSER-5 was applied (Window.DetectWarmup)
+	Method           string        // "declared" or "MSER-5"
+	Truncated        int           // eligible requests MSER-5 left out
+	Start            time.Duration // the instant the measured window began
+}
+
+// mser5 returns how many leading observations of y to drop: White's MSER
+// rule on batch means of 5, d* = argmin over d <= m/2 of
+// Σ_{j>d} (Z_j − Z̄_d)² / (m−d)², returned as 5·d*. A trailing partial
+// batch is ignored. Written here because gonum has no truncation rule; the
+// sums are kept incremental from the end, so it is O(n).
+func mser5(y []float64) int {
+	const b = 5
+	m := len(y) / b
+	if m < 4 {
+		return 0
+	}
+	z := make([]float64, m)
+	for j := range z {
+		for _, v := range y[j*b : (j+1)*b] {
+			z[j] += v / b
+		}
+	}
+	// Suffix sums of Z and Z² give each candidate's statistic in O(1).
+	sum, sq := make([]float64, m+1), make([]float64, m+1)
+	for j := m - 1; j >= 0; j-- {
+		sum[j] = sum[j+1] + z[j]
+		sq[j] = sq[j+1] + z[j]*z[j]
+	}
+	best, bestD := 0.0, 0
+	for d := 0; d <= m/2; d++ {
+		n := float64(m - d)
+		ss := sq[d] - sum[d]*sum[d]/n // Σ (Z − mean)²
+		stat := ss / (n * n)
+		if d == 0 || stat < best {
+			best, bestD = stat, d
+		}
+	}
+	return b * bestD
+}
+
+// truncate applies MSER-5 to the buffered eligible records and returns the
+// kept ones and the report.
+func truncate(recs []Record, w Window) ([]Record, WarmupReport) {
+	rep := WarmupReport{Declared: w.Warmup, DeclaredRequests: w.WarmupRequests, Detected: true, Method: "MSER-5", Start: w.Warmup}
+	slices.SortStableFunc(recs, func(a, b Record) int {
+		return cmp.Or(cmp.Compare(a.Arrival, b.Arrival), cmp.Compare(a.ID, b.ID))
+	})
+	y := make([]float64, len(recs))
+	for i := range recs {
+		y[i] = (recs[i].Finish - recs[i].Arrival).Seconds()
+	}
+	d := mser5(y)
+	rep.Truncated = d
+	if d > 0 && d < len(recs) {
+		rep.Start = recs[d].Arrival
+	}
+	return recs[d:], rep
+}
+
+// segment is a stretch of time from At on during which Held requests were
+// in the replica; kept only when the warm-up is detected, to integrate
+// Little's L over a window whose start is known only at the end.
+type segment struct {
+	At   time.Duration
+	Held int
+}
+
+// integrate returns ∫ held dt over [lo, hi] and the number held at lo.
+func integrate(segs []segment, lo, hi time.Duration) (area wide, atLo int) {
+	for i, s := range segs {
+		end := hi
+		if i+1 < len(segs) {
+			end = min(end, segs[i+1].At)
+		}
+		if s.At <= lo {
+			atLo = s.Held
+		}
+		a, b := max(s.At, lo), end
+		if b > a {
+			area.add(uint64(s.Held), uint64(b-a))
+		}
+	}
+	return area, atLo
+}
