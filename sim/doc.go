@@ -26,9 +26,10 @@
 //
 // Every request that arrives ends in exactly one Status: ok, rejected (by
 // the engine, with its reason), timed_out (Config.Timeout), errored (a
-// server error, injected at Config.ErrorRate or recorded in a trace; the
-// request is served and fails at its end), or unfinished (in flight when
-// the run stopped). A request is good iff it is ok and every SLO bound held;
+// server error injected at Config.ErrorRate: the request is served and fails
+// at its end; or a request the trace recorded as failed, which ends at its
+// arrival without loading the replica, since its real cost is unknown), or
+// unfinished (in flight when the run stopped). A request is good iff it is ok and every SLO bound held;
 // goodput = good / window length, attainment = good / offered, and
 // failures stay in the denominator. Misses are attributed exclusively in the
 // order not ok → TTFT → ITL → TPOT → E2E, so offered = good + Σ misses; the

@@ -248,9 +248,15 @@ func (r *runner) arrive(ref int32) error {
 		r.measuredLive++
 	}
 	// Drawn for every request, so the stream does not depend on outcomes.
-	if r.errs.Float64() < r.cfg.ErrorRate {
-		s.willError = true
+	injected := r.errs.Float64() < r.cfg.ErrorRate
+	if s.willError { // the trace recorded it as failed: it never loads the replica
+		r.end(ref, StatusErrored, "recorded as failed in the trace")
+		if r.fb == nil {
+			return r.pull()
+		}
+		return nil
 	}
+	s.willError = injected
 	err := r.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output, Priority: s.priority})
 	if err != nil {
 		r.end(ref, StatusRejected, err.Error())
