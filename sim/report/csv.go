@@ -1,0 +1,93 @@
+package report
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/servesim/servesim/sim"
+)
+
+// CSV is a sim.Observer that writes each request's record as one CSV row
+// (RFC 4180, as encoding/csv reads it) under a header of Columns. Values
+// are those of JSONL; an instant that did not happen is an empty cell, and
+// the "itl" cell holds the inter-token gaps in seconds separated by single
+// spaces (empty when the run did not keep token instants).
+//
+// Writes are buffered: call Flush when the run ends. The first write error
+// is kept (Err) and every later record is dropped. A CSV is not safe for
+// concurrent use.
+type CSV struct {
+	lineWriter
+	started bool
+}
+
+// NewCSV returns a CSV writing to w. The header is written with the first
+// record, or by Flush if there was none.
+func NewCSV(w io.Writer) *CSV { return &CSV{lineWriter: newLineWriter(w)} }
+
+// Observe writes r as one row.
+func (c *CSV) Observe(r *sim.Record) {
+	c.header()
+	if c.err != nil {
+		return
+	}
+	c.buf = c.buf[:0]
+	eachField(r, c)
+	c.buf[len(c.buf)-1] = '\n' // the last separator ends the row
+	c.emit()
+}
+
+// Flush writes the header if no record came, then any buffered rows, and
+// returns the first error met so far.
+func (c *CSV) Flush() error {
+	c.header()
+	return c.lineWriter.Flush()
+}
+
+func (c *CSV) header() {
+	if c.started {
+		return
+	}
+	c.started = true
+	c.buf = append(c.buf[:0], strings.Join(Columns(), ",")...)
+	c.buf = append(c.buf, '\n')
+	c.emit()
+}
+
+func (c *CSV) str(_, v string) {
+	if strings.ContainsAny(v, ",\"\r\n") || strings.TrimSpace(v) != v {
+		c.buf = append(c.buf, '"')
+		c.buf = append(c.buf, strings.ReplaceAll(v, `"`, `""`)...)
+		c.buf = append(c.buf, '"')
+	} else {
+		c.buf = append(c.buf, v...)
+	}
+	c.buf = append(c.buf, ',')
+}
+
+func (c *CSV) num(_ string, v int64) {
+	c.buf = append(strconv.AppendInt(c.buf, v, 10), ',')
+}
+
+func (c *CSV) flag(_ string, v bool) {
+	c.buf = append(strconv.AppendBool(c.buf, v), ',')
+}
+
+func (c *CSV) dur(_ string, d time.Duration) {
+	if d != sim.Never {
+		c.buf = appendSeconds(c.buf, d)
+	}
+	c.buf = append(c.buf, ',')
+}
+
+func (c *CSV) itl(_ string, tokens []time.Duration) {
+	for i := 1; i < len(tokens); i++ {
+		if i > 1 {
+			c.buf = append(c.buf, ' ')
+		}
+		c.buf = appendSeconds(c.buf, tokens[i]-tokens[i-1])
+	}
+	c.buf = append(c.buf, ',')
+}

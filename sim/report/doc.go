@@ -1,0 +1,3 @@
+// Package report writes what a simulation produced: per-request events,
+// summaries, benchmark cards and Go benchmark lines.
+package report

@@ -1,0 +1,182 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/sim"
+)
+
+func TestJSONLGolden(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		var buf bytes.Buffer
+		w := NewJSONL(&buf)
+		runFixture(t, keep, w)
+		require.NoError(t, w.Flush())
+		golden(t, "events_keep="+strconv.FormatBool(keep)+".jsonl", buf.Bytes())
+	}
+}
+
+func TestCSVGolden(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		var buf bytes.Buffer
+		w := NewCSV(&buf)
+		runFixture(t, keep, w)
+		require.NoError(t, w.Flush())
+		golden(t, "events_keep="+strconv.FormatBool(keep)+".csv", buf.Bytes())
+	}
+}
+
+// records collects copies of a run's records.
+type records []sim.Record
+
+func (rs *records) Observe(r *sim.Record) {
+	c := *r
+	c.Tokens = append([]time.Duration(nil), r.Tokens...)
+	*rs = append(*rs, c)
+}
+
+func TestCSVParsesBackOneRowPerRecord(t *testing.T) {
+	var buf bytes.Buffer
+	var rs records
+	w := NewCSV(&buf)
+	runFixture(t, true, multi{w, &rs})
+	require.NoError(t, w.Flush())
+
+	rows, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, len(rs)+1, "a header and one row per record")
+	assert.Equal(t, Columns(), rows[0])
+	col := map[string]int{}
+	for i, c := range rows[0] {
+		col[c] = i
+	}
+	for i, r := range rs {
+		row := rows[i+1]
+		assert.Equal(t, strconv.FormatUint(r.ID, 10), row[col["id"]])
+		assert.Equal(t, r.Class, row[col["class"]], "quoted class reads back")
+		assert.Equal(t, r.Status.String(), row[col["status"]])
+		if ttft := r.TTFT(); ttft == sim.Never {
+			assert.Empty(t, row[col["ttft"]])
+		} else {
+			assert.Equal(t, ttft.Seconds(), parse(t, row[col["ttft"]]))
+		}
+		gaps := strings.Fields(row[col["itl"]])
+		assert.Len(t, gaps, max(r.Emitted-1, 0), "one gap per token after the first")
+	}
+}
+
+func TestJSONLParsesBackWithVLLMNames(t *testing.T) {
+	var buf bytes.Buffer
+	var rs records
+	w := NewJSONL(&buf)
+	runFixture(t, false, multi{w, &rs})
+	require.NoError(t, w.Flush())
+
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	require.Len(t, lines, len(rs))
+	for i, line := range lines {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		r := rs[i]
+		assert.NotContains(t, m, "itl", "no itl list when tokens are not kept")
+		assert.EqualValues(t, r.Input, m["input_len"])
+		assert.EqualValues(t, r.Emitted, m["output_len"])
+		assert.EqualValues(t, r.ITLOver, m["itl_over_budget"])
+		if r.Status == sim.StatusOK {
+			assert.Equal(t, "", m["error"])
+		} else {
+			assert.NotEmpty(t, m["error"], "vLLM's error is set iff the request failed")
+		}
+		if e2e := r.E2E(); e2e == sim.Never {
+			assert.Nil(t, m["e2el"], "%s request without a token", r.Status)
+		} else {
+			assert.InDelta(t, e2e.Seconds(), m["e2el"], 1e-12)
+		}
+	}
+}
+
+func parse(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	require.NoError(t, err)
+	return v
+}
+
+// multi hands each record to every observer.
+type multi []sim.Observer
+
+func (m multi) Observe(r *sim.Record) {
+	for _, o := range m {
+		o.Observe(r)
+	}
+}
+
+// failing fails every write after the first n bytes.
+type failing struct{ n int }
+
+var errDisk = errors.New("disk full")
+
+func (f *failing) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		return 0, errDisk
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// eventWriter is what JSONL and CSV have in common.
+type eventWriter interface {
+	sim.Observer
+	Flush() error
+	Err() error
+}
+
+func TestWritersKeepTheFirstError(t *testing.T) {
+	mk := map[string]func(*failing) eventWriter{
+		"jsonl": func(f *failing) eventWriter { return NewJSONL(f) },
+		"csv":   func(f *failing) eventWriter { return NewCSV(f) },
+	}
+	for name, mk := range mk {
+		t.Run(name, func(t *testing.T) {
+			w := mk(&failing{n: 100})
+			runFixture(t, true, w)
+			assert.ErrorIs(t, w.Flush(), errDisk)
+			assert.ErrorIs(t, w.Err(), errDisk)
+		})
+	}
+}
+
+func TestAppendSecondsIsExact(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0", 90 * time.Millisecond: "0.09", 2 * time.Second: "2",
+		73960 * time.Microsecond: "0.07396", 1: "0.000000001", 61*time.Second + 5*time.Millisecond: "61.005",
+	} {
+		assert.Equal(t, want, string(appendSeconds(nil, d)))
+	}
+}
+
+func TestObserveAllocatesNothingPerToken(t *testing.T) {
+	r := sim.Record{Status: sim.StatusOK, Emitted: 1000, FirstToken: 0, LastToken: time.Second, FirstScheduled: 0}
+	for i := range 1000 {
+		r.Tokens = append(r.Tokens, time.Duration(i)*45*time.Millisecond)
+	}
+	for name, o := range map[string]sim.Observer{"jsonl": NewJSONL(discard{}), "csv": NewCSV(discard{})} {
+		o.Observe(&r) // grow the line buffer once
+		allocs := testing.AllocsPerRun(20, func() { o.Observe(&r) })
+		assert.Zero(t, allocs, name)
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

@@ -1,0 +1,71 @@
+package report
+
+import (
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/workload"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// golden compares got with testdata/name, rewriting it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -update to create it")
+	require.Equal(t, string(want), string(got), "differs from %s (go test -update rewrites it)", path)
+}
+
+// slice is a workload.Source over fixed requests.
+type slice []workload.Request
+
+func (s *slice) Next() (workload.Request, error) {
+	if len(*s) == 0 {
+		return workload.Request{}, io.EOF
+	}
+	r := (*s)[0]
+	*s = (*s)[1:]
+	return r, nil
+}
+
+// fixture is a small run that ends in every status but unfinished: ok
+// requests (one in the warm-up, so unmeasured), one rejected (its prompt
+// exceeds the KV capacity), one errored (recorded failed), one timed out,
+// and a class that needs quoting in CSV.
+func fixture() *slice {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	return &slice{
+		{ID: 0, Arrival: 0, InputTokens: 2000, OutputTokens: 4},
+		{ID: 1, Arrival: ms(100), InputTokens: 2000, OutputTokens: 4, Class: `tenant "a", gold`},
+		{ID: 2, Arrival: ms(150), InputTokens: 500000, OutputTokens: 4},
+		{ID: 3, Arrival: ms(200), InputTokens: 1000, OutputTokens: 3, Failed: true},
+		{ID: 4, Arrival: ms(250), InputTokens: 3000, OutputTokens: 60, Conversation: 7, Turn: 1},
+		{ID: 5, Arrival: ms(300), InputTokens: 100, OutputTokens: 1},
+		{ID: 6, Arrival: ms(400), InputTokens: 2000, OutputTokens: 6},
+	}
+}
+
+// fixtureConfig measures from 50 ms on and abandons requests after 2 s.
+func fixtureConfig(keep bool) sim.Config {
+	return sim.Config{Window: sim.Window{Warmup: 50 * time.Millisecond}, Timeout: 2 * time.Second, KeepTokens: keep}
+}
+
+// runFixture runs the fixture, handing every record to obs.
+func runFixture(t *testing.T, keep bool, obs sim.Observer) sim.Summary {
+	t.Helper()
+	s, err := sim.Run(fixtureConfig(keep), fixture(), obs)
+	require.NoError(t, err)
+	return s
+}
