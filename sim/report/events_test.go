@@ -68,7 +68,7 @@ func TestCSVParsesBackOneRowPerRecord(t *testing.T) {
 		if ttft := r.TTFT(); ttft == sim.Never {
 			assert.Empty(t, row[col["ttft"]])
 		} else {
-			assert.Equal(t, ttft.Seconds(), parse(t, row[col["ttft"]]))
+			assert.Equal(t, ttft.Seconds(), mustFloat(t, row[col["ttft"]]))
 		}
 		gaps := strings.Fields(row[col["itl"]])
 		assert.Len(t, gaps, max(r.Emitted-1, 0), "one gap per token after the first")
@@ -103,13 +103,6 @@ func TestJSONLParsesBackWithVLLMNames(t *testing.T) {
 			assert.InDelta(t, e2e.Seconds(), m["e2el"], 1e-12)
 		}
 	}
-}
-
-func parse(t *testing.T, s string) float64 {
-	t.Helper()
-	v, err := strconv.ParseFloat(s, 64)
-	require.NoError(t, err)
-	return v
 }
 
 // multi hands each record to every observer.
