@@ -10,17 +10,22 @@ import (
 )
 
 // Saturation labels a point of the curve by what happened to the replica's
-// backlog across the measurement window.
+// backlog across the measurement window. The excess is the growth of the
+// requests held (window end minus start) plus the requests shed (rejected or
+// timed out), summed over the replications; the noise allowance is three
+// standard deviations of the difference of two Poisson counts with the mean
+// number held, 3·√(2·Σ(L+1)), since a steady replica's occupancy at two
+// instants differs by about that much.
 type Saturation uint8
 
 const (
-	// Stable: the backlog did not grow and nothing was shed (growth plus
-	// rejected and timed-out requests under 2 % of those offered).
+	// Stable: the excess is within max(2 % of the offered requests, the
+	// noise allowance).
 	Stable Saturation = iota
-	// Backlogged: the backlog grew or requests were shed, by 2 % to 10 % of
-	// those offered; the window is not a steady state.
+	// Backlogged: the excess is within max(10 % of the offered requests,
+	// twice the noise allowance): the window is not a steady state.
 	Backlogged
-	// Overloaded: growth and shedding reach 10 % of those offered or more.
+	// Overloaded: more than that; the replica does not sustain the load.
 	Overloaded
 )
 
@@ -64,14 +69,15 @@ func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 	rate := func(n func(s *Summary) int) func(s *Summary) float64 {
 		return func(s *Summary) float64 { return float64(n(s)) / s.Window.Seconds() }
 	}
+	rates := func(f func(s *Summary) float64) Estimate { return clamp(per(f), 0, math.Inf(1)) }
 	p.Offered = per(rate(func(s *Summary) int { return s.Offered }))
-	p.Throughput = per(func(s *Summary) float64 { return s.RequestThroughput })
-	p.Goodput = per(func(s *Summary) float64 { return s.Goodput })
-	p.Attainment = per(func(s *Summary) float64 { return s.Attainment })
-	p.MissNotOK = per(rate(func(s *Summary) int { return s.Misses.NotOK }))
-	p.MissTTFT = per(rate(func(s *Summary) int { return s.Misses.TTFT }))
-	p.MissITL = per(rate(func(s *Summary) int { return s.Misses.ITL }))
-	p.MissOther = per(rate(func(s *Summary) int { return s.Misses.TPOT + s.Misses.E2E }))
+	p.Throughput = rates(func(s *Summary) float64 { return s.RequestThroughput })
+	p.Goodput = rates(func(s *Summary) float64 { return s.Goodput })
+	p.Attainment = clamp(per(func(s *Summary) float64 { return s.Attainment }), 0, 1)
+	p.MissNotOK = rates(rate(func(s *Summary) int { return s.Misses.NotOK }))
+	p.MissTTFT = rates(rate(func(s *Summary) int { return s.Misses.TTFT }))
+	p.MissITL = rates(rate(func(s *Summary) int { return s.Misses.ITL }))
+	p.MissOther = rates(rate(func(s *Summary) int { return s.Misses.TPOT + s.Misses.E2E }))
 
 	rng := workload.NewStream(seed, fmt.Sprintf("sim/bootstrap/%v", load))
 	pick := func(f func(s *Summary) []float64) [][]float64 {
@@ -136,16 +142,18 @@ func expand(vc []ValueCount) (vals []float64, cum []int) {
 
 // saturation labels runs by backlog growth plus shed requests.
 func saturation(runs []Summary) Saturation {
-	var excess, offered float64
+	var excess, offered, held float64
 	for i := range runs {
 		s := &runs[i]
 		excess += float64(s.HeldAtEnd-s.HeldAtStart) + float64(s.Count(StatusRejected)+s.Count(StatusTimedOut))
 		offered += float64(s.Offered)
+		held += s.MeanInSystem + 1
 	}
-	switch f := excess / math.Max(offered, 1); {
-	case f < 0.02:
+	noise := 3 * math.Sqrt(2*held)
+	switch {
+	case excess <= math.Max(0.02*offered, noise):
 		return Stable
-	case f < 0.10:
+	case excess <= math.Max(0.10*offered, 2*noise):
 		return Backlogged
 	default:
 		return Overloaded

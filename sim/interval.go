@@ -31,6 +31,16 @@ func (e Estimate) String() string {
 // Contains reports whether x lies in the interval.
 func (e Estimate) Contains(x float64) bool { return e.Lo <= x && x <= e.Hi }
 
+// clamp limits an interval to the figure's domain (a rate is never
+// negative, an attainment never above 1): the t-interval of a few
+// replications can otherwise spill over.
+func clamp(e Estimate, lo, hi float64) Estimate {
+	if !math.IsNaN(e.Lo) {
+		e.Lo, e.Hi = max(e.Lo, lo), min(e.Hi, hi)
+	}
+	return e
+}
+
 // meanCI is the mean of x with a Student-t interval across replications.
 func meanCI(x []float64, conf float64) Estimate {
 	e := Estimate{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: conf, N: len(x)}

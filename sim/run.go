@@ -63,6 +63,8 @@ type runner struct {
 	area               wide      // ∫ inSystem dt over the window, in request·ns, exact
 	startSeen, endSeen bool      // HeldAtStart / HeldAtEnd recorded
 	segs               []segment // held over time, when detecting the warm-up
+	marks              []mark    // counters before each instant, likewise
+	done, tokens       int       // ok completions and tokens inside the window
 	areaAt             time.Duration
 
 	stepTime time.Duration // of the step in flight
@@ -143,6 +145,7 @@ func (r *runner) advance(t time.Duration) {
 	}
 	if r.cfg.DetectWarmup && t > r.areaAt {
 		r.segs = append(r.segs, segment{At: r.areaAt, Held: r.inSystem})
+		r.marks = append(r.marks, mark{at: t, done: r.done, tokens: r.tokens})
 	}
 	lo, hi := max(r.areaAt, r.cfg.Warmup), t
 	if r.cfg.Horizon > 0 {

@@ -274,3 +274,25 @@ func sameBytes(t *testing.T, want, got []byte) {
 	}
 	t.Fatalf("lengths differ: %d lines, want %d", len(g), len(w))
 }
+
+// inWindow counts a run's token instants inside [Warmup, Horizon) exactly.
+func TestInWindowCountsInstants(t *testing.T) {
+	r := &runner{cfg: Config{Window: Window{Warmup: 100, Horizon: 200}}}
+	brute := func(t0, step time.Duration, n int) int {
+		k := 0
+		for i := range n {
+			if at := t0 + time.Duration(i)*step; at >= 100 && at < 200 {
+				k++
+			}
+		}
+		return k
+	}
+	for _, c := range []struct {
+		t, step time.Duration
+		n       int
+	}{{0, 10, 30}, {95, 5, 3}, {100, 10, 10}, {190, 10, 3}, {199, 1, 5}, {200, 1, 3}, {50, 0, 1}, {150, 0, 1}, {0, 7, 40}, {101, 33, 4}} {
+		assert.Equal(t, brute(c.t, c.step, c.n), r.inWindow(c.t, c.step, c.n), "%+v", c)
+	}
+	open := &runner{cfg: Config{}}
+	assert.Equal(t, 5, open.inWindow(1000, 3, 5))
+}

@@ -65,6 +65,7 @@ func (r *runner) emit(s *slot, n int, first bool, run *itlRun) {
 	}
 	rec.Emitted += n
 	rec.LastToken = r.now
+	r.tokens += r.inWindow(t, step, n)
 	if r.cfg.KeepTokens {
 		for i := range n {
 			rec.Tokens = append(rec.Tokens, t+time.Duration(i)*step)
@@ -93,6 +94,9 @@ func (r *runner) end(ref int32, st Status, reason string) {
 	rec.Status, rec.Reason, rec.Finish = st, reason, r.now
 	s.live = false
 	r.lastEnd = r.now
+	if st == StatusOK && r.inWindow(r.now, 0, 1) == 1 {
+		r.done++
+	}
 	if rec.Measured {
 		r.measuredLive--
 		r.col.add(rec)
@@ -130,7 +134,7 @@ func (r *runner) summary() Summary {
 	}
 	w := r.cfg.Window
 	rep := WarmupReport{Declared: w.Warmup, DeclaredRequests: w.WarmupRequests, Method: "declared", Start: w.Warmup}
-	area := r.area
+	area, done, tokens := r.area, r.done, r.tokens
 	if w.DetectWarmup {
 		var kept []Record
 		kept, rep = truncate(r.col.eligible, w)
@@ -139,7 +143,37 @@ func (r *runner) summary() Summary {
 			r.col.count(&kept[i])
 		}
 		area, r.col.s.HeldAtStart = integrate(r.segs, rep.Start, end)
+		m := r.markAt(rep.Start)
+		done, tokens = done-m.done, tokens-m.tokens
 	}
+	r.col.s.Completed, r.col.s.WindowTokens = done, tokens
 	r.col.s.Warmup = rep
 	return r.col.finish(end-rep.Start, area.seconds(), Linear)
 }
+
+// inWindow counts the instants t, t+step, …, t+(n-1)·step that fall in the
+// declared window [Warmup, Horizon) (Horizon 0: no end), in O(1).
+func (r *runner) inWindow(t, step time.Duration, n int) int {
+	lo, hi := 0, n // indices i in [lo, hi) are inside
+	if step == 0 {
+		n = 1
+		hi = 1
+	}
+	if w := r.cfg.Warmup; t < w {
+		if step == 0 {
+			return 0
+		}
+		lo = int(ceilDiv(w-t, step))
+	}
+	if h := r.cfg.Horizon; h > 0 {
+		if t >= h {
+			return 0
+		}
+		if step > 0 {
+			hi = min(hi, int(ceilDiv(h-t, step)))
+		}
+	}
+	return max(0, min(hi, n)-lo)
+}
+
+func ceilDiv(a, b time.Duration) time.Duration { return (a + b - 1) / b }

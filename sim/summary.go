@@ -46,10 +46,16 @@ type Summary struct {
 	SLO     SLO            // the SLO applied, defaults filled in
 	Preempt int            // preemptions of measured requests
 
-	Goodput           float64 // good requests per second of window
-	Attainment        float64 // Good / Offered
-	RequestThroughput float64 // ok requests per second of window
-	OutputThroughput  float64 // output tokens per second of window
+	Goodput    float64 // good requests per second of window
+	Attainment float64 // Good / Offered
+	// RequestThroughput and OutputThroughput are what the replica
+	// delivered inside the window, measured or not: requests completed ok
+	// and output tokens emitted there, per second. Past the knee they stay
+	// at capacity however much is offered.
+	RequestThroughput float64
+	OutputThroughput  float64
+	Completed         int // requests completed ok inside the window
+	WindowTokens      int // output tokens emitted inside the window
 
 	TTFT, TPOT, ITL, E2E, QueueDelay Dist
 
@@ -179,8 +185,8 @@ func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
 	s.Window, s.Method, s.SLO = w, m, c.slo
 	if sec := w.Seconds(); sec > 0 {
 		s.Goodput = float64(s.Good) / sec
-		s.RequestThroughput = float64(s.Status[StatusOK]) / sec
-		s.OutputThroughput = float64(s.Tokens) / sec
+		s.RequestThroughput = float64(s.Completed) / sec
+		s.OutputThroughput = float64(s.WindowTokens) / sec
 		s.ArrivalRate = float64(c.accepted) / sec
 		s.MeanInSystem = area / sec
 	}

@@ -40,3 +40,28 @@ func TestSweepAtlasFindsTheKnee(t *testing.T) {
 	t.Log("\n" + dumpCurve(c))
 	assert.True(t, c.Knee.Found)
 }
+
+// Saturation labels follow the backlog: well below the knee the replica is
+// stable; at 3.5 req/s, past the 2.69 req/s the Atlas replica can serve at
+// 2,000/200 tokens (6.25·X decode steps of 45 ms plus X prefills of 90 ms a
+// second), the backlog grows by ~0.8 req/s and the point is overloaded.
+func TestSaturationLabels(t *testing.T) {
+	s := atlasSweep()
+	s.Grid = Grid{Loads: []float64{1, 3.5}}
+	c, err := s.Run()
+	require.NoError(t, err)
+	assert.Equal(t, Stable, c.Points[0].Saturation)
+	assert.Equal(t, Overloaded, c.Points[1].Saturation)
+	assert.Less(t, c.Points[1].Throughput.Center, 2.8)
+}
+
+func TestSweepValidateNamesTheField(t *testing.T) {
+	_, err := Sweep{}.Run()
+	require.Error(t, err)
+	for _, f := range []string{"Sweep.Workload", "Sweep.Grid", "Window.Horizon"} {
+		assert.ErrorContains(t, err, f)
+	}
+	s := atlasSweep()
+	s.Grid = Grid{Loads: []float64{1, -2}}
+	assert.ErrorContains(t, s.Validate(), "Sweep.Grid.Loads[1]")
+}

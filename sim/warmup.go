@@ -96,3 +96,22 @@ func integrate(segs []segment, lo, hi time.Duration) (area wide, atLo int) {
 	}
 	return area, atLo
 }
+
+// mark holds the window's counters as they stood before the events of an
+// instant: a detected window starts at an arrival instant, so the counts
+// from it on are the totals less the mark there.
+type mark struct {
+	at           time.Duration
+	done, tokens int
+}
+
+// markAt returns the counters before the events of instant t: the first
+// mark at or after t (nothing happens between t and it), or the totals when
+// t comes after every mark.
+func (r *runner) markAt(t time.Duration) mark {
+	i, _ := slices.BinarySearchFunc(r.marks, t, func(m mark, t time.Duration) int { return cmp.Compare(m.at, t) })
+	if i < len(r.marks) {
+		return r.marks[i]
+	}
+	return mark{at: t, done: r.done, tokens: r.tokens}
+}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/servesim/servesim/costmodel"
 )
@@ -38,6 +39,15 @@ func run(w io.Writer, args []string) error {
 	fs.IntVar(&p.OutputTokens, "output", p.OutputTokens, "output tokens per response")
 	fs.DurationVar(&p.SLO.TTFT, "ttft", p.SLO.TTFT, "SLO: time to first token")
 	fs.DurationVar(&p.SLO.ITL, "itl", p.SLO.ITL, "SLO: every inter-token latency")
+	o := simOptions{start: 0.5, reps: 5, warmup: time.Minute, horizon: 10 * time.Minute, operating: 1.5}
+	fs.BoolVar(&o.skip, "estimate-only", false, "print the estimate without simulating")
+	fs.StringVar(&o.loads, "loads", "", "comma-separated offered loads in req/s (default: automatic, geometric from -start, then bisection at the knee)")
+	fs.Float64Var(&o.start, "start", o.start, "first offered load of the automatic grid, req/s")
+	fs.IntVar(&o.reps, "reps", o.reps, "seeded replications per load")
+	fs.DurationVar(&o.warmup, "warmup", o.warmup, "simulated warm-up left out of each run")
+	fs.DurationVar(&o.horizon, "horizon", o.horizon, "end of each run's measurement window (simulated time)")
+	fs.Uint64Var(&o.seed, "seed", o.seed, "base seed of the replications")
+	fs.Float64Var(&o.operating, "operating", o.operating, "operating load whose headroom to the knee is reported, req/s (0: none)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -47,5 +57,26 @@ func run(w io.Writer, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	return writeEstimate(w, "Atlas TP4", r)
+	if err := writeEstimate(w, "Atlas TP4", r); err != nil || o.skip {
+		return err
+	}
+	return simulate(w, r, o)
+}
+
+// simulate runs the sweep and writes its section.
+func simulate(w io.Writer, r costmodel.Replica, o simOptions) error {
+	e, err := r.Estimate()
+	if err != nil {
+		return err
+	}
+	s, err := sweepFor(r, o)
+	if err != nil {
+		return err
+	}
+	c, err := s.Run()
+	if err != nil {
+		return err
+	}
+	writeSimulation(w, r, e, c, o)
+	return nil
 }

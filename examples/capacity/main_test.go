@@ -20,9 +20,10 @@ func TestRunGolden(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"atlas", nil},
-		{"batch48_output400", []string{"-batch", "48", "-output", "400"}},
-		{"overloaded", []string{"-batch", "64", "-chunk", "4096", "-prompt", "16000", "-ttft", "500ms"}},
+		{"atlas", []string{"-reps", "2", "-horizon", "5m"}},
+		{"batch48_output400", []string{"-batch", "48", "-output", "400", "-reps", "2", "-horizon", "5m", "-operating", "1"}},
+		{"overloaded", []string{"-batch", "64", "-chunk", "4096", "-prompt", "16000", "-ttft", "500ms", "-estimate-only"}},
+		{"explicit_loads", []string{"-loads", "1,2,3", "-reps", "2", "-horizon", "4m", "-operating", "0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
@@ -47,6 +48,9 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		{[]string{"-itl", "-5ms"}, "Replica.Point.SLO.ITL must be > 0"},
 		{[]string{"-no-such-flag"}, "flag provided but not defined"},
 		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"-loads", "1,x"}, `-loads: "x" is not a positive rate`},
+		{[]string{"-reps", "-1"}, "Sweep.Reps"},
+		{[]string{"-horizon", "30s"}, "Window.Horizon"},
 	} {
 		var out bytes.Buffer
 		assert.ErrorContains(t, run(&out, tc.args), tc.want, "run(%q)", tc.args)
