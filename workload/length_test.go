@@ -154,3 +154,24 @@ func TestResampleKeepsPairs(t *testing.T) {
 		assert.Equal(t, x/10, y)
 	}
 }
+
+// The Atlas document model keeps its declared means (before clipping moves
+// them a little) and its rank correlation.
+func TestAtlasDocuments(t *testing.T) {
+	j := AtlasDocuments()
+	require.NoError(t, j.Validate())
+	in, out := NewStream(1, "input"), NewStream(1, "output")
+	const n = 20000
+	xs, ys := make([]float64, n), make([]float64, n)
+	var si, so float64
+	for i := range n {
+		a, b := j.Sample(in, out)
+		require.True(t, a >= 256 && a <= 16000 && b >= 16 && b <= 1500)
+		xs[i], ys[i] = float64(a), float64(b)
+		si += xs[i] / n
+		so += ys[i] / n
+	}
+	assert.InEpsilon(t, 3000, si, 0.05)
+	assert.InEpsilon(t, 250, so, 0.05)
+	assert.InDelta(t, 0.4, spearman(xs, ys), 0.03)
+}
