@@ -1,0 +1,149 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"time"
+
+	"github.com/servesim/servesim/sim"
+)
+
+// AnalysisRevision names the analysis that turned runs into the card's
+// figures: Student-t intervals across seeded replications for rates and
+// attainment, percentile-bootstrap intervals for TTFT, TPOT and E2E
+// percentiles, Student-t intervals of per-replication ITL percentiles, the
+// knee interpolated where mean attainment crosses the target (its interval
+// where the attainment interval's bounds cross it), exclusive miss
+// attribution, and linear (numpy type 7) percentiles. Bump it when any of
+// these changes, so that two cards say whether their numbers are
+// comparable.
+const AnalysisRevision = "servesim-analysis/1"
+
+// Card is a benchmark card (DESIGN §5; the chapter's "Practice: complete a
+// benchmark card"): enough to rerun the comparison and to know what it
+// could not see. NewCard fills what a sweep knows; the caller states the
+// claim and the workload. Write it with WriteJSON or WriteMarkdown. Empty
+// strings are rendered as "not stated", never guessed.
+type Card struct {
+	Title string `json:"title"`
+	// Claim is the falsifiable claim, declared before the runs (the
+	// workload, the metric, the threshold).
+	Claim    string   `json:"claim"`
+	Workload Workload `json:"workload"`
+	System   System   `json:"system"`
+	SLO      SLO      `json:"slo"`
+	Window   Window   `json:"window"`
+	Seeds    Seeds    `json:"seeds"`
+	Build    Build    `json:"build"`
+	// AnalysisRevision is the analysis the results come from; NewCard sets
+	// AnalysisRevision.
+	AnalysisRevision string  `json:"analysis_revision"`
+	Results          Results `json:"results"`
+	// Verdict is the A/B experiment's answer, when the card reports one.
+	Verdict *Verdict `json:"verdict,omitempty"`
+	// Events says where the raw per-request events are.
+	Events Events `json:"events"`
+	// Notes are caveats and the second-day reproduction procedure.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Workload describes the offered requests in the caller's words (each
+// workload type's String method is a good start) plus the fingerprint of
+// the request stream (workload.Fingerprint or a Hasher over the requests a
+// run pulled).
+type Workload struct {
+	Description string `json:"description"`  // the generator and its parameters
+	Arrival     string `json:"arrival"`      // the arrival process, e.g. "Poisson, rate swept"
+	Lengths     string `json:"lengths"`      // input and output length distributions
+	Correlation string `json:"correlation"`  // how input and output lengths are coupled
+	Prefix      string `json:"prefix_reuse"` // shared prefixes and their reuse
+	Loop        string `json:"loop"`         // "open-loop" or "closed-loop", and why
+	Concurrency string `json:"concurrency"`  // clients or a concurrency cap, if any
+	CacheState  string `json:"cache_state"`  // warm or cold prefix cache at the start
+	Fingerprint string `json:"fingerprint"`  // "sha256:…" of the request stream
+}
+
+// SLO is the per-request objective goodput was measured against, in ms;
+// an unbounded bound is NaN (null in JSON).
+type SLO struct {
+	TTFT Num `json:"ttft_ms"`
+	ITL  Num `json:"itl_ms"`
+	TPOT Num `json:"tpot_ms"`
+	E2E  Num `json:"e2el_ms"`
+}
+
+// Window is the measurement window, in seconds.
+type Window struct {
+	Warmup         float64 `json:"warmup_s"`
+	WarmupRequests int     `json:"warmup_requests"`
+	Horizon        float64 `json:"horizon_s"` // 0: open window
+	Drain          float64 `json:"drain_s"`   // 0: one more window
+}
+
+// Seeds says how every run was seeded.
+type Seeds struct {
+	Base         uint64   `json:"base"`
+	Replications int      `json:"replications"`
+	Rule         string   `json:"rule"`
+	Derived      []uint64 `json:"derived"` // replication r's seed
+}
+
+// Events says where the raw per-request events of the card's runs are.
+// Path "" renders as "not recorded".
+type Events struct {
+	Path   string `json:"path"`
+	Format string `json:"format"` // "jsonl" or "csv", as written by JSONL or CSV
+}
+
+// WriteJSON writes the card as indented JSON.
+func (c *Card) WriteJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// NewCard fills a card from a sweep and the curve it produced: system,
+// SLO, window, seeds, build, analysis revision and results, with the
+// headroom at the operating load op (requests/s; 0 for none).
+func NewCard(sw sim.Sweep, c *sim.Curve, op float64) Card {
+	reps := 0
+	if len(c.Points) > 0 {
+		reps = len(c.Points[0].Runs)
+	}
+	return Card{
+		System:           SystemOf(sw.Config),
+		SLO:              sloOf(c.SLO),
+		Window:           windowOf(sw.Config.Window),
+		Seeds:            seedsOf(sw.BaseSeed, reps),
+		Build:            ReadBuild(),
+		AnalysisRevision: AnalysisRevision,
+		Results:          ResultsOf(c, op),
+	}
+}
+
+func sloOf(s sim.SLO) SLO {
+	ms := func(d time.Duration) Num {
+		if d == sim.Unbounded || d == 0 {
+			return Num(math.NaN())
+		}
+		return Num(float64(d) / 1e6)
+	}
+	return SLO{TTFT: ms(s.TTFT), ITL: ms(s.ITL), TPOT: ms(s.TPOT), E2E: ms(s.E2E)}
+}
+
+func windowOf(w sim.Window) Window {
+	return Window{Warmup: w.Warmup.Seconds(), WarmupRequests: w.WarmupRequests, Horizon: w.Horizon.Seconds(), Drain: w.Drain.Seconds()}
+}
+
+func seedsOf(base uint64, reps int) Seeds {
+	s := Seeds{Base: base, Replications: reps,
+		Rule: "replication r seeds its workload and its run with sim.Seed(base, r), the same at every load (common random numbers)"}
+	for r := range reps {
+		s.Derived = append(s.Derived, sim.Seed(base, r))
+	}
+	return s
+}

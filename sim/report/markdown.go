@@ -1,0 +1,241 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+)
+
+// notStated renders an empty field.
+const notStated = "*not stated*"
+
+// WriteMarkdown writes the card as Markdown that reads well in a pull
+// request: the claim and the result first, then what it was measured on
+// and how to reproduce it.
+func (c *Card) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	title := c.Title
+	if title == "" {
+		title = "Benchmark card"
+	}
+	fmt.Fprintf(&b, "# %s\n\n**Claim.** %s\n\n", title, orNotStated(c.Claim))
+	c.mdResult(&b)
+	if c.Verdict != nil {
+		c.Verdict.markdown(&b)
+	}
+	c.Results.mdCurve(&b)
+	c.mdWorkload(&b)
+	c.mdSLO(&b)
+	c.System.markdown(&b)
+	c.mdReproduce(&b)
+	c.mdEvents(&b)
+	if len(c.Notes) > 0 {
+		b.WriteString("## Notes\n\n")
+		list(&b, c.Notes)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (c *Card) mdResult(b *strings.Builder) {
+	r := &c.Results
+	b.WriteString("## Result\n\n")
+	fmt.Fprintf(b, "| figure | value | %g %% interval |\n|---|---|---|\n", 100*r.Confidence)
+	k := "not found in the sweep (see below)"
+	if r.Knee.Found {
+		k = fmt.Sprintf("%s req/s", num(r.Knee.Load.Center))
+	}
+	row(b, fmt.Sprintf("knee: highest load with attainment ≥ %g", r.Target), k, interval(r.Knee.Load))
+	row(b, "peak goodput", fmt.Sprintf("%s req/s at %s req/s offered", num(r.Peak.Goodput.Center), num(r.Peak.Load)), interval(r.Peak.Goodput))
+	col := "not reached in the sweep"
+	if r.Collapse.Found {
+		col = fmt.Sprintf("from %s req/s offered", num(r.Collapse.Load))
+	}
+	row(b, "collapse: goodput below 90 % of the peak", col, "—")
+	if h := r.Headroom; h != nil {
+		row(b, fmt.Sprintf("headroom at the operating point %s req/s", num(h.Operating)),
+			fmt.Sprintf("%s req/s (%s)", signed(h.Abs.Center), percent(float64(h.Rel.Center))), interval(h.Abs))
+	}
+	b.WriteString("\n")
+	list(b, r.Warnings) // the knee's censoring is among them
+}
+
+func (r *Results) mdCurve(b *strings.Builder) {
+	b.WriteString("### Curve\n\nEach cell is the mean over the replications with its interval.\n\n")
+	b.WriteString("| offered (req/s) | goodput (req/s) | attainment | TTFT p99 (ms) | ITL p99 (ms) | saturation |\n")
+	b.WriteString("|---:|---|---|---|---|---|\n")
+	var warn []string
+	for _, p := range r.Points {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", num(p.Load), est(p.Goodput), est(p.Attainment),
+			est(p.TTFTP99), est(p.ITLP99), p.Saturation)
+		for _, w := range p.Warnings {
+			warn = append(warn, fmt.Sprintf("load %s: %s", num(p.Load), w))
+		}
+	}
+	b.WriteString("\n")
+	list(b, warn)
+}
+
+func (v *Verdict) markdown(b *strings.Builder) {
+	fmt.Fprintf(b, "### A/B verdict: %s\n\n", v.Verdict)
+	fmt.Fprintf(b, "Hypothesis, declared before the runs: %s.\n\n", orNotStated(v.Claim))
+	fmt.Fprintf(b, "Metric %s; B must improve on A by more than %s; %d seeded blocks shared by A and B.\n",
+		v.Metric, percent(v.Threshold), v.Blocks)
+	fmt.Fprintf(b, "Improvement of B over A, averaged over the loads: %s %s. %s.\n\n",
+		percent(float64(v.Improvement.Center)), percentInterval(v.Improvement), v.Boundary)
+	b.WriteString("| load (req/s) | A | B | improvement | verdict |\n|---:|---|---|---|---|\n")
+	for _, l := range v.Loads {
+		fmt.Fprintf(b, "| %s | %s | %s | %s %s | %s |\n", num(l.Load), est(l.A), est(l.B),
+			percent(float64(l.Improvement.Center)), percentInterval(l.Improvement), l.Verdict)
+	}
+	b.WriteString("\n")
+}
+
+func (c *Card) mdWorkload(b *strings.Builder) {
+	w := &c.Workload
+	b.WriteString("## Workload\n\n| | |\n|---|---|\n")
+	for _, f := range [][2]string{
+		{"description", w.Description}, {"arrival process", w.Arrival}, {"lengths", w.Lengths},
+		{"length correlation", w.Correlation}, {"prefix reuse", w.Prefix}, {"loop", w.Loop},
+		{"concurrency", w.Concurrency}, {"cache state", w.CacheState}, {"fingerprint", code(w.Fingerprint)},
+	} {
+		row(b, f[0], orNotStated(f[1]))
+	}
+	b.WriteString("\n")
+}
+
+func (c *Card) mdSLO(b *strings.Builder) {
+	s, w := &c.SLO, &c.Window
+	var bounded, unbounded []string
+	for _, x := range []struct {
+		name string
+		v    Num
+	}{{"TTFT", s.TTFT}, {"every ITL", s.ITL}, {"TPOT", s.TPOT}, {"E2E", s.E2E}} {
+		if math.IsNaN(float64(x.v)) {
+			unbounded = append(unbounded, x.name)
+		} else {
+			bounded = append(bounded, fmt.Sprintf("%s ≤ %s ms", x.name, num(x.v)))
+		}
+	}
+	b.WriteString("## SLO and window\n\n")
+	fmt.Fprintf(b, "- A request is good iff it completed ok and %s", strings.Join(bounded, ", "))
+	if len(unbounded) > 0 {
+		fmt.Fprintf(b, " (%s unbounded)", strings.Join(unbounded, ", "))
+	}
+	b.WriteString(". Failed, rejected, timed-out and unfinished requests stay in the denominator.\n")
+	fmt.Fprintf(b, "- Measured: requests arriving from %g s", w.Warmup)
+	if w.WarmupRequests > 0 {
+		fmt.Fprintf(b, ", after the first %d requests,", w.WarmupRequests)
+	}
+	switch {
+	case w.Horizon > 0 && w.Drain > 0:
+		fmt.Fprintf(b, " to %g s; they may finish up to %g s after it.\n\n", w.Horizon, w.Drain)
+	case w.Horizon > 0:
+		fmt.Fprintf(b, " to %g s; they may finish up to one window length after it.\n\n", w.Horizon)
+	default:
+		b.WriteString(" on, in an open window that ends when the source and the replica are empty.\n\n")
+	}
+}
+
+func (s *System) markdown(b *strings.Builder) {
+	b.WriteString("## System\n\nAs configured; a zero means the package's documented default.\n\n")
+	b.WriteString("| engine (`engine.Config`) | value |\n|---|---|\n")
+	settingRows(b, s.Engine)
+	fmt.Fprintf(b, "\n| cost model (%s) | value |\n|---|---|\n", code(s.Model))
+	settingRows(b, s.ModelSetup)
+	b.WriteString("\n| run (`sim.Config`) | value |\n|---|---|\n")
+	settingRows(b, s.Run)
+	b.WriteString("\n")
+}
+
+func (c *Card) mdReproduce(b *strings.Builder) {
+	bi, s := &c.Build, &c.Seeds
+	b.WriteString("## Reproduce\n\n| | |\n|---|---|\n")
+	row(b, "simulator", code(bi.Module+"@"+bi.Version))
+	row(b, "revision", fmt.Sprintf("%s (modified: %s, time: %s)", code(bi.Revision), bi.Modified, bi.Time))
+	row(b, "Go", bi.GoVersion)
+	row(b, "analysis revision", code(c.AnalysisRevision))
+	seeds := make([]string, len(s.Derived))
+	for i, d := range s.Derived {
+		seeds[i] = fmt.Sprint(d)
+	}
+	row(b, "seeds", fmt.Sprintf("base %d, %d replications: %s", s.Base, s.Replications, s.Rule))
+	row(b, "derived seeds", strings.Join(seeds, ", "))
+	b.WriteString("\n")
+}
+
+func (c *Card) mdEvents(b *strings.Builder) {
+	b.WriteString("## Raw events\n\n")
+	if c.Events.Path == "" {
+		b.WriteString("Not recorded: the figures above cannot be re-analysed without rerunning.\n\n")
+		return
+	}
+	fmt.Fprintf(b, "%s (%s), one record per request in the order requests ended; columns: %s.\n\n",
+		code(c.Events.Path), orNotStated(c.Events.Format), code(strings.Join(Columns(), ", ")))
+}
+
+func row(b *strings.Builder, cells ...string) {
+	for i, c := range cells {
+		cells[i] = strings.ReplaceAll(strings.ReplaceAll(c, "|", `\|`), "\n", " ")
+	}
+	fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
+}
+
+func settingRows(b *strings.Builder, s []Setting) {
+	for _, x := range s {
+		row(b, x.Name, code(x.Value))
+	}
+}
+
+func list(b *strings.Builder, items []string) {
+	for _, it := range items {
+		fmt.Fprintf(b, "- %s\n", it)
+	}
+	if len(items) > 0 {
+		b.WriteString("\n")
+	}
+}
+
+func orNotStated(s string) string {
+	if s == "" {
+		return notStated
+	}
+	return s
+}
+
+func code(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "`" + s + "`"
+}
+
+// num prints a figure with four significant digits.
+func num[T ~float64](x T) string { return fmt.Sprintf("%.4g", float64(x)) }
+
+func signed(x Num) string { return fmt.Sprintf("%+.3g", float64(x)) }
+
+func percent(x float64) string { return fmt.Sprintf("%+.1f %%", 100*x) }
+
+// est prints a centre with its interval.
+func est(e Estimate) string {
+	if math.IsNaN(float64(e.Center)) {
+		return "—"
+	}
+	return num(e.Center) + " " + interval(e)
+}
+
+func interval(e Estimate) string {
+	if math.IsNaN(float64(e.Lo)) || math.IsNaN(float64(e.Hi)) {
+		return fmt.Sprintf("(no interval, n=%d)", e.N)
+	}
+	return fmt.Sprintf("[%s, %s]", num(e.Lo), num(e.Hi))
+}
+
+func percentInterval(e Estimate) string {
+	if math.IsNaN(float64(e.Lo)) {
+		return "(no interval)"
+	}
+	return fmt.Sprintf("[%s, %s]", percent(float64(e.Lo)), percent(float64(e.Hi)))
+}

@@ -1,0 +1,148 @@
+package report
+
+import (
+	"github.com/servesim/servesim/sim"
+)
+
+// Estimate is a sim.Estimate that JSON can carry: Lo and Hi are NaN (null)
+// without an interval.
+type Estimate struct {
+	Center     Num     `json:"center"`
+	Lo         Num     `json:"lo"`
+	Hi         Num     `json:"hi"`
+	Confidence float64 `json:"confidence"`
+	N          int     `json:"n"`
+}
+
+func estimateOf(e sim.Estimate) Estimate {
+	return Estimate{Center: Num(e.Center), Lo: Num(e.Lo), Hi: Num(e.Hi), Confidence: e.Confidence, N: e.N}
+}
+
+// Results are a curve's figures with their intervals.
+type Results struct {
+	Target     float64   `json:"attainment_target"` // the knee's attainment target
+	Confidence float64   `json:"confidence"`        // of every interval
+	Points     []Point   `json:"points"`            // in increasing offered load
+	Knee       Knee      `json:"knee"`
+	Peak       Peak      `json:"peak"`
+	Collapse   Collapse  `json:"collapse"`
+	Headroom   *Headroom `json:"headroom,omitempty"` // nil without an operating point
+	Warnings   []string  `json:"warnings,omitempty"`
+}
+
+// Point is one offered load of the curve: rates in requests/s, latency
+// percentiles in ms.
+type Point struct {
+	Load       float64  `json:"load"` // nominal offered load, requests/s
+	Offered    Estimate `json:"offered"`
+	Throughput Estimate `json:"throughput"`
+	Goodput    Estimate `json:"goodput"`
+	Attainment Estimate `json:"attainment"`
+	TTFTP50    Estimate `json:"ttft_p50_ms"`
+	TTFTP99    Estimate `json:"ttft_p99_ms"`
+	ITLP50     Estimate `json:"itl_p50_ms"`
+	ITLP99     Estimate `json:"itl_p99_ms"`
+	// Misses are the exclusive miss rates, requests/s.
+	MissNotOK  Estimate `json:"miss_not_ok"`
+	MissTTFT   Estimate `json:"miss_ttft"`
+	MissITL    Estimate `json:"miss_itl"`
+	MissOther  Estimate `json:"miss_other"`
+	Saturation string   `json:"saturation"` // stable, backlogged or overloaded
+	Warnings   []string `json:"warnings,omitempty"`
+}
+
+// Knee is the highest offered load meeting the attainment target, with
+// its interval; Censored says why it was not found inside the sweep.
+type Knee struct {
+	Load     Estimate `json:"load"`
+	Found    bool     `json:"found"`
+	Censored string   `json:"censored,omitempty"`
+}
+
+// Peak is the highest mean goodput and the load where it occurs.
+type Peak struct {
+	Load    float64  `json:"load"`
+	Goodput Estimate `json:"goodput"`
+}
+
+// Collapse is the first load past the peak whose goodput fell below 90 %
+// of the peak; Found is false when the sweep did not reach it.
+type Collapse struct {
+	Load  float64 `json:"load"`
+	Found bool    `json:"found"`
+}
+
+// Headroom is the distance from the operating load to the knee.
+type Headroom struct {
+	Operating float64  `json:"operating"` // requests/s
+	Abs       Estimate `json:"abs"`       // knee − operating, requests/s
+	Rel       Estimate `json:"rel"`       // knee / operating − 1
+}
+
+// ResultsOf converts a curve, with the headroom at the operating load op
+// (requests/s; 0 for none).
+func ResultsOf(c *sim.Curve, op float64) Results {
+	r := Results{
+		Target: c.Target, Confidence: c.Confidence,
+		Knee:     Knee{Load: estimateOf(c.Knee.Load), Found: c.Knee.Found, Censored: c.Knee.Censored},
+		Peak:     Peak{Load: c.Peak.Load, Goodput: estimateOf(c.Peak.Goodput)},
+		Collapse: Collapse{Load: c.Collapse.Load, Found: c.Collapse.Found},
+		Warnings: c.Warnings,
+	}
+	for i := range c.Points {
+		r.Points = append(r.Points, pointOf(&c.Points[i]))
+	}
+	if op > 0 {
+		h := c.Headroom(op)
+		r.Headroom = &Headroom{Operating: op, Abs: estimateOf(h.Abs), Rel: estimateOf(h.Rel)}
+	}
+	return r
+}
+
+func pointOf(p *sim.Point) Point {
+	return Point{
+		Load: p.Load, Offered: estimateOf(p.Offered), Throughput: estimateOf(p.Throughput),
+		Goodput: estimateOf(p.Goodput), Attainment: estimateOf(p.Attainment),
+		TTFTP50: estimateOf(p.TTFT.P50), TTFTP99: estimateOf(p.TTFT.P99),
+		ITLP50: estimateOf(p.ITL.P50), ITLP99: estimateOf(p.ITL.P99),
+		MissNotOK: estimateOf(p.MissNotOK), MissTTFT: estimateOf(p.MissTTFT),
+		MissITL: estimateOf(p.MissITL), MissOther: estimateOf(p.MissOther),
+		Saturation: p.Saturation.String(), Warnings: p.Warnings,
+	}
+}
+
+// Verdict is an A/B experiment's answer as a card carries it: the
+// hypothesis declared before the runs, the improvement of B over A with
+// its interval, and the verdict at each load (the result's boundary).
+type Verdict struct {
+	Claim       string        `json:"claim"`
+	Metric      string        `json:"metric"`
+	Threshold   float64       `json:"threshold"` // relative improvement B must show, 0.05 is 5 %
+	Blocks      int           `json:"blocks"`
+	Improvement Estimate      `json:"improvement"`
+	Verdict     string        `json:"verdict"` // improved, not improved or inconclusive
+	Boundary    string        `json:"boundary"`
+	Loads       []LoadVerdict `json:"loads"`
+}
+
+// LoadVerdict is the comparison at one offered load.
+type LoadVerdict struct {
+	Load        float64  `json:"load"`
+	A           Estimate `json:"a"`
+	B           Estimate `json:"b"`
+	Improvement Estimate `json:"improvement"`
+	Verdict     string   `json:"verdict"`
+}
+
+// VerdictOf converts an experiment's result.
+func VerdictOf(r *sim.Result) *Verdict {
+	v := &Verdict{
+		Claim: r.Hypothesis.Claim, Metric: r.Hypothesis.Metric.Name, Threshold: r.Hypothesis.Threshold,
+		Blocks: r.Blocks, Improvement: estimateOf(r.Improvement), Verdict: r.Verdict.String(), Boundary: r.Boundary(),
+	}
+	for _, l := range r.Loads {
+		v.Loads = append(v.Loads, LoadVerdict{Load: l.Load, A: estimateOf(l.A), B: estimateOf(l.B),
+			Improvement: estimateOf(l.Improvement), Verdict: l.Verdict.String()})
+	}
+	return v
+}

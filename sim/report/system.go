@@ -1,0 +1,77 @@
+package report
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/sim"
+)
+
+// Setting is one configuration field and its value as %v prints it.
+type Setting struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// System is the simulated replica's configuration: the engine's scheduler
+// fields, the cost model and its fields, and the run's own settings, each
+// as configured (a zero means the package's documented default).
+type System struct {
+	Engine     []Setting `json:"engine"`
+	Model      string    `json:"cost_model"` // the model's Go type
+	ModelSetup []Setting `json:"cost_model_settings"`
+	Run        []Setting `json:"run"`
+}
+
+// maxValue caps a setting's printed value (a measured step table can be
+// long); longer values end in "…".
+const maxValue = 120
+
+// SystemOf renders cfg's engine, cost model and run settings.
+func SystemOf(cfg sim.Config) System {
+	model := cfg.Model
+	name := fmt.Sprintf("%T", model)
+	if model == nil {
+		model = costmodel.Frozen{}
+		name = "costmodel.Frozen (nil: the default)"
+	}
+	return System{
+		Engine:     settings(cfg.Engine),
+		Model:      name,
+		ModelSetup: settings(model),
+		Run: []Setting{
+			{"Timeout", fmt.Sprint(cfg.Timeout)}, {"ErrorRate", fmt.Sprint(cfg.ErrorRate)},
+			{"KeepTokens", fmt.Sprint(cfg.KeepTokens)}, {"Stepwise", fmt.Sprint(cfg.Stepwise)},
+		},
+	}
+}
+
+// settings lists the exported fields of a struct (or of the struct a
+// pointer points to) in declaration order; any other value is one setting
+// named "value".
+func settings(v any) []Setting {
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Struct {
+		return []Setting{{"value", clip(fmt.Sprintf("%v", v))}}
+	}
+	var out []Setting
+	for i := range rv.NumField() {
+		f := rv.Type().Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		out = append(out, Setting{f.Name, clip(fmt.Sprintf("%v", rv.Field(i).Interface()))})
+	}
+	return out
+}
+
+func clip(s string) string {
+	if r := []rune(s); len(r) > maxValue {
+		return string(r[:maxValue-1]) + "…"
+	}
+	return s
+}
