@@ -34,7 +34,7 @@ func (n Normal) Quantile(p float64) int  { return clip(n.dist(nil).Quantile(clam
 func (n Normal) Mean() float64           { return float64(clip(n.Mu, n.Min, n.Max)) }
 func (n Normal) Validate() error         { return validateClipped("Normal", n.Sigma, n.Min, n.Max) }
 func (n Normal) String() string {
-	return fmt.Sprintf("normal(μ=%g, σ=%g) clipped to [%d,%s]", n.Mu, n.Sigma, max(n.Min, 1), upper(n.Max))
+	return fmt.Sprintf("normal(μ=%g, σ=%g) clipped to [%d,%s", n.Mu, n.Sigma, max(n.Min, 1), upper(n.Max))
 }
 
 // LogNormal is a lognormal length exp(N(Mu, Sigma²)) rounded and clipped to
@@ -63,7 +63,7 @@ func (l LogNormal) Quantile(p float64) int {
 func (l LogNormal) Mean() float64   { return l.dist(nil).Mean() }
 func (l LogNormal) Validate() error { return validateClipped("LogNormal", l.Sigma, l.Min, l.Max) }
 func (l LogNormal) String() string {
-	return fmt.Sprintf("lognormal(μ=%g, σ=%g, mean %.0f) clipped to [%d,%s]", l.Mu, l.Sigma, l.Mean(), max(l.Min, 1), upper(l.Max))
+	return fmt.Sprintf("lognormal(μ=%.4g, σ=%.4g, mean %.0f) clipped to [%d,%s", l.Mu, l.Sigma, l.Mean(), max(l.Min, 1), upper(l.Max))
 }
 
 func validateClipped(name string, sigma float64, lo, hi int) error {

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// The report is pinned by a golden file run with small arguments; run
+// `go test ./examples/chunksweep -update` after a deliberate change.
+func TestRunGolden(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run(&out, []string{"-chunks", "256,1024", "-reps", "2", "-blocks", "3", "-horizon", "6m"}))
+	golden := filepath.Join("testdata", "small.golden")
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(golden, out.Bytes(), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), out.String())
+}
+
+func TestRunRefusesBadArguments(t *testing.T) {
+	for args, want := range map[string][]string{
+		`-chunks: "x" is not a positive token count`: {"-chunks", "x"},
+		"Sweep.Reps":           {"-reps", "-2"},
+		"unexpected arguments": {"extra"},
+	} {
+		assert.ErrorContains(t, run(&bytes.Buffer{}, want), args)
+	}
+	assert.NoError(t, run(&bytes.Buffer{}, []string{"-h"}))
+}

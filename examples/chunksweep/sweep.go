@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+	"time"
+
+	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/workload"
+)
+
+// documents is the Atlas document workload at rate req/s, enough requests
+// to cover the window and its drain.
+func documents(horizon time.Duration) sim.Workload {
+	return func(rate float64, seed uint64) (workload.Source, error) {
+		return workload.NewSynthetic(workload.Synthetic{
+			Seed: seed, Count: int(rate*2*horizon.Seconds()) + 1,
+			Arrival: workload.Arrival{Rate: rate}, Lengths: workload.AtlasDocuments(),
+		})
+	}
+}
+
+// config is the Atlas replica with prefill chunks capped at chunk tokens
+// (0: vLLM V1's default, no cap); the budget grows to hold a chunk larger
+// than the default 2,048 tokens.
+func config(chunk int, horizon time.Duration) sim.Config {
+	e := engine.Config{ChunkCap: chunk}
+	if chunk > engine.DefaultMaxBatchedTokens {
+		e.MaxBatchedTokens = chunk
+	}
+	return sim.Config{Engine: e, Window: sim.Window{Warmup: horizon / 10, Horizon: horizon}}
+}
+
+// row is one chunk cap's results.
+type row struct {
+	chunk int
+	probe sim.Point
+	curve *sim.Curve
+}
+
+func sweepChunk(chunk int, o options) (row, error) {
+	s := sim.Sweep{Config: config(chunk, o.horizon), Workload: documents(o.horizon), Grid: sim.Grid{Start: o.start}, Reps: o.reps, BaseSeed: o.seed}
+	c, err := s.Run()
+	if err != nil {
+		return row{}, fmt.Errorf("chunk %d: %w", chunk, err)
+	}
+	s.Grid = sim.Grid{Loads: []float64{o.probe}}
+	p, err := s.Run()
+	if err != nil {
+		return row{}, fmt.Errorf("chunk %d: %w", chunk, err)
+	}
+	return row{chunk: chunk, probe: p.Points[0], curve: c}, nil
+}
+
+// mixedStep is the longest step a decode batch of 32 sees under a chunk of
+// n tokens: the ITL tax the chapter walks at the engine level.
+func mixedStep(chunk int) time.Duration {
+	n := chunk
+	if n == 0 || n > engine.DefaultMaxBatchedTokens {
+		n = max(chunk, engine.DefaultMaxBatchedTokens)
+	}
+	return costmodel.Frozen{}.StepTime(costmodel.Batch{Decode: make([]int, 31), Prefill: []costmodel.Chunk{{NewTokens: n - 31}}})
+}
+
+func writeRows(w io.Writer, rows []row, o options) {
+	fmt.Fprintf(w, "Atlas TP4 on the Atlas document workload (%s)\n", workload.AtlasDocuments())
+	fmt.Fprintf(w, "ITL tax and TTFT at %.2f req/s; knee where attainment falls below 0.95; %d replications, window %v\n\n", o.probe, o.reps, o.horizon)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "chunk cap\tmixed step\tITL p99\tTTFT p50\tTTFT p99\tattainment\tknee\tknee 95% CI\tpeak goodput\t")
+	fmt.Fprintln(tw, "tokens\tms\tms\tms\tms\t\treq/s\treq/s\treq/s\t")
+	for _, r := range rows {
+		name := fmt.Sprint(r.chunk)
+		if r.chunk == 0 {
+			name = "none"
+		}
+		k := r.curve.Knee.Load
+		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%.0f\t%.0f\t%.3f\t%s\t%s\t%.3f\t\n", name,
+			float64(mixedStep(r.chunk))/1e6, r.probe.ITL.P99.Center, r.probe.TTFT.P50.Center, r.probe.TTFT.P99.Center,
+			r.probe.Attainment.Center, knee(r.curve), ci(k), r.curve.Peak.Goodput.Center)
+	}
+	tw.Flush()
+}
+
+// knee prints the knee, or the side of the grid it lies beyond.
+func knee(c *sim.Curve) string {
+	switch k := c.Knee; {
+	case k.Found:
+		return fmt.Sprintf("%.3f", k.Load.Center)
+	case len(c.Points) > 0 && c.Points[0].Attainment.Center < c.Target:
+		return fmt.Sprintf("< %.3g", c.Points[0].Load)
+	case len(c.Points) > 0:
+		return fmt.Sprintf("> %.3g", c.Points[len(c.Points)-1].Load)
+	}
+	return "-"
+}
+
+func ci(e sim.Estimate) string {
+	if math.IsNaN(e.Lo) || math.IsNaN(e.Hi) {
+		return "-"
+	}
+	return fmt.Sprintf("[%.3f, %.3f]", e.Lo, e.Hi)
+}
