@@ -9,7 +9,8 @@
 //	go run ./examples/tracereplay -trace ../shared/traces/mooncake_synthetic_trace.jsonl -format mooncake
 //
 // By default the trace is read from ../shared/traces beside the repository
-// root. The Azure trace is by Patel et al., "Splitwise: Efficient generative
+// root; where that is missing, from the 2,000-request sample shipped in
+// examples/tracereplay/testdata (see its NOTICE.md). The Azure trace is by Patel et al., "Splitwise: Efficient generative
 // LLM inference using phase splitting", ISCA 2024, released by Microsoft
 // Azure under CC-BY-4.0; the program prints this attribution with its
 // results.
@@ -96,13 +97,22 @@ func parseRates(s string) ([]float64, error) {
 	return rates, nil
 }
 
+// sample is the shipped excerpt of the Azure conversation trace, relative
+// to the module root.
+const sample = "examples/tracereplay/testdata/azure_conv_sample.csv"
+
 // defaultTrace is ../shared/traces/<Azure conversation> beside the root of
-// the module containing the working directory.
+// the module containing the working directory, or the shipped sample when
+// that is missing.
 func defaultTrace() string {
 	dir, err := os.Getwd()
 	for err == nil {
 		if _, statErr := os.Stat(filepath.Join(dir, "go.mod")); statErr == nil {
-			return filepath.Join(dir, "..", "shared", "traces", azureConv)
+			full := filepath.Join(dir, "..", "shared", "traces", azureConv)
+			if _, err := os.Stat(full); err != nil {
+				return filepath.Join(dir, sample)
+			}
+			return full
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {

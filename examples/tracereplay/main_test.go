@@ -30,6 +30,7 @@ func TestRunGolden(t *testing.T) {
 		name string
 		args []string
 	}{
+		{"azure_sample", []string{"-trace", filepath.Join("testdata", "azure_conv_sample.csv"), "-rates", "1,2,3"}},
 		{"azure_5min", []string{"-trace", sharedTrace(t, azureConv), "-window", "5m", "-rates", "1,2,3"}},
 		{"mooncake_2min", []string{"-trace", sharedTrace(t, "mooncake_synthetic_trace.jsonl"), "-format", "mooncake",
 			"-window", "2m", "-rates", "0.1,0.2"}},
