@@ -137,6 +137,9 @@ type Config struct {
 	// grows with tokens); otherwise records keep the max ITL and the count
 	// of ITLs over the SLO's budget.
 	KeepTokens bool
+	// Percentiles is the method of the summary's percentiles; the zero
+	// value is Linear, numpy's (and vLLM's) default.
+	Percentiles Method
 	// Stepwise plans every engine step on its own instead of advancing a
 	// run of identical decode steps in one move. Results are identical
 	// either way (a test holds the two to the same bytes); it exists to
@@ -152,6 +155,9 @@ func (c Config) Validate() error {
 	}
 	if !(c.ErrorRate >= 0 && c.ErrorRate <= 1) {
 		errs = append(errs, fmt.Errorf("sim: ErrorRate must be in [0, 1], got %v", c.ErrorRate))
+	}
+	if c.Percentiles > Empirical {
+		errs = append(errs, fmt.Errorf("sim: Percentiles must be Linear or Empirical, got %d", c.Percentiles))
 	}
 	if v, ok := c.Model.(interface{ Validate() error }); ok {
 		errs = append(errs, v.Validate())

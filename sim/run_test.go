@@ -172,6 +172,7 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 		"Window.Drain":    {Window: Window{Drain: -1}},
 		"Timeout":         {Timeout: -time.Second},
 		"ErrorRate":       {ErrorRate: 2},
+		"Percentiles":     {Percentiles: 7},
 	}
 	for field, c := range cases {
 		_, err := Run(c, &list{}, nil)
@@ -295,4 +296,24 @@ func TestInWindowCountsInstants(t *testing.T) {
 	}
 	open := &runner{cfg: Config{}}
 	assert.Equal(t, 5, open.inWindow(1000, 3, 5))
+}
+
+// The percentile method is the caller's choice, and the summary says which.
+func TestPercentileMethodIsConfigurable(t *testing.T) {
+	reqs := func() *list {
+		l := list{}
+		for i := range 4 {
+			l = append(l, workload.Request{ID: uint64(i), Arrival: time.Duration(i) * 10 * time.Second, InputTokens: 100 * (i + 1), OutputTokens: 2})
+		}
+		return &l
+	}
+	lin, err := Run(Config{}, reqs(), nil)
+	require.NoError(t, err)
+	emp, err := Run(Config{Percentiles: Empirical}, reqs(), nil)
+	require.NoError(t, err)
+	// TTFTs are 23.5, 27, 30.5, 34 ms: numpy's linear median is 28.75, the
+	// inverted CDF's is 27.
+	assert.InDelta(t, 28.75, lin.TTFT.Median, 1e-9)
+	assert.InDelta(t, 27.0, emp.TTFT.Median, 1e-9)
+	assert.Equal(t, Empirical, emp.Method)
 }
