@@ -1,0 +1,103 @@
+package chart
+
+import (
+	"bytes"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/workload"
+	"gonum.org/v1/plot"
+)
+
+// atlasSweep is the Atlas TP4 sweep of the sim package's tests.
+func atlasSweep() sim.Sweep {
+	return sim.Sweep{
+		Config: sim.Config{Window: sim.Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
+		Workload: func(rate float64, seed uint64) (workload.Source, error) {
+			return workload.NewPoisson(seed, rate, int(rate*700)+10, workload.Fixed(2000, 200))
+		},
+		Grid: sim.Grid{Start: 0.5},
+		Reps: 4,
+	}
+}
+
+func atlasCurve(t *testing.T) *sim.Curve {
+	t.Helper()
+	c, err := atlasSweep().Run()
+	require.NoError(t, err)
+	return c
+}
+
+// charts are the three charts of the Atlas curve and of its run nearest
+// the operating point.
+func charts(t *testing.T) map[string]*plot.Plot {
+	c := atlasCurve(t)
+	g, err := Goodput(c, 1.5)
+	require.NoError(t, err)
+	l, err := Latency(c)
+	require.NoError(t, err)
+	cdf, err := CDF(&c.Points[1].Runs[0])
+	require.NoError(t, err)
+	return map[string]*plot.Plot{"goodput": g, "latency": l, "cdf": cdf}
+}
+
+func TestChartsRenderAsValidSVGAndPNG(t *testing.T) {
+	dir := t.TempDir()
+	if d := os.Getenv("SERVESIM_CHART_DIR"); d != "" {
+		dir = d // keep the images to look at them
+	}
+	for name, p := range charts(t) {
+		for _, format := range []string{SVG, PNG} {
+			path := filepath.Join(dir, name+"."+format)
+			require.NoError(t, Save(path, p), path)
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.NotEmpty(t, b, path)
+			if format == PNG {
+				img, err := png.Decode(bytes.NewReader(b))
+				require.NoError(t, err, path)
+				assert.Equal(t, 1063, img.Bounds().Dx(), "18 cm at 150 dpi")
+				continue
+			}
+			s := string(b)
+			assert.True(t, strings.HasPrefix(s, "<?xml") || strings.HasPrefix(s, "<svg"), path)
+			assert.Contains(t, s, "</svg>")
+		}
+	}
+}
+
+// The goodput chart names its marks with the curve's own figures.
+func TestGoodputChartNamesItsMarks(t *testing.T) {
+	c := atlasCurve(t)
+	p, err := Goodput(c, 1.5)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, SVG, p))
+	svg := buf.String()
+	for _, want := range []string{
+		"knee " + rate(c.Knee.Load.Center), "peak " + rate(c.Peak.Goodput.Center),
+		"collapse from " + rate(c.Collapse.Load), "operating point 1.5 req/s", "transport: goodput = offered",
+	} {
+		assert.Contains(t, svg, want)
+	}
+}
+
+func TestChartsRefuseEmptyInputs(t *testing.T) {
+	_, err := Goodput(&sim.Curve{}, 0)
+	assert.Error(t, err)
+	_, err = Latency(&sim.Curve{})
+	assert.Error(t, err)
+	_, err = CDF(&sim.Summary{})
+	assert.Error(t, err)
+	var buf bytes.Buffer
+	assert.Error(t, Write(&buf, "pdf", plot.New()))
+	assert.Error(t, Save(filepath.Join(t.TempDir(), "x.gif"), plot.New()))
+}

@@ -1,0 +1,26 @@
+// Package chart draws what a sweep found, with gonum.org/v1/plot, as SVG
+// or PNG:
+//
+//   - Goodput: goodput against offered load, the interval as a shaded band
+//     and error bars, ok-request throughput, the transport line
+//     goodput = offered, the knee with its interval, the peak, the start
+//     of collapse and the operating point with its headroom.
+//   - Latency: TTFT and ITL p50, p90 and p99 against offered load on a log
+//     axis, with the SLO's bounds.
+//   - CDF: the empirical distribution functions of one run's TTFT and of
+//     every inter-token gap, with the SLO's bounds.
+//
+// Each returns a *plot.Plot, so a caller can retitle it or add to it before
+// writing it with Write (an io.Writer and a format, "svg" or "png") or Save
+// (a path whose extension names the format). Page sets the size; its zero
+// value is 18 × 11 cm at 150 dpi.
+//
+// Reading guide: goodput.go and goodput_marks.go (the curve and its marks),
+// latency.go, cdf.go, marks.go (colours, lines, ticks), write.go.
+//
+// Choices: colours are Okabe–Ito, distinct for colour-blind readers; the
+// legend sits in a band the marks leave free, so no line crosses it; log
+// axes drop figures that are not positive (a log scale cannot show them)
+// rather than fail; marks a curve did not find (no knee, no collapse) are
+// left out, never guessed.
+package chart

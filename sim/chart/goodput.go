@@ -1,0 +1,153 @@
+package chart
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/servesim/servesim/sim"
+)
+
+// Goodput draws a curve's goodput against offered load (both requests/s):
+// the mean goodput with its interval as a shaded band and error bars, the
+// ok-request throughput, the transport line goodput = offered, the knee
+// with its interval (a shaded vertical band), the peak, the start of
+// collapse, and the operating load op with its headroom to the knee (op
+// = 0 draws none). Marks the curve did not find are left out.
+func Goodput(c *sim.Curve, op float64) (*plot.Plot, error) {
+	if len(c.Points) == 0 {
+		return nil, errors.New("chart: the curve has no points")
+	}
+	p := newPlot(fmt.Sprintf("Goodput vs offered load (SLO attainment target %g)", c.Target),
+		"offered load (req/s)", "requests per second")
+	top := topOf(c)
+	// The marks stop at top; the space above them is the legend's.
+	p.X.Min, p.Y.Min, p.Y.Max = 0, 0, 1.55*top
+	p.X.Max = 1.04 * c.Points[len(c.Points)-1].Load
+	steps := []func(*plot.Plot, *sim.Curve, float64) error{
+		addKnee, addTransport, addBand, addThroughput, addGoodput, addPeak, addCollapse,
+	}
+	for _, step := range steps {
+		if err := step(p, c, top); err != nil {
+			return nil, fmt.Errorf("chart: %w", err)
+		}
+	}
+	if op > 0 {
+		if err := addOperating(p, c, op, top); err != nil {
+			return nil, fmt.Errorf("chart: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// topOf is the y range's top: a margin above the highest goodput bound,
+// throughput and load drawn.
+func topOf(c *sim.Curve) float64 {
+	top := 0.0
+	for _, pt := range c.Points {
+		top = math.Max(top, math.Max(pt.Goodput.Center, pt.Throughput.Center))
+		if finite(pt.Goodput.Hi) {
+			top = math.Max(top, pt.Goodput.Hi)
+		}
+	}
+	return 1.08 * top
+}
+
+// addTransport draws y = x up to the top of the plot.
+func addTransport(p *plot.Plot, c *sim.Curve, top float64) error {
+	end := math.Min(c.Points[len(c.Points)-1].Load, top)
+	l, err := line(plotter.XYs{{X: 0, Y: 0}, {X: end, Y: end}}, grey, 1, dashed)
+	if err != nil {
+		return err
+	}
+	p.Add(l)
+	p.Legend.Add("transport: goodput = offered", l)
+	return nil
+}
+
+// addBand shades the goodput interval between the points.
+func addBand(p *plot.Plot, c *sim.Curve, _ float64) error {
+	var lo, hi plotter.XYs
+	for _, pt := range c.Points {
+		if finite(pt.Goodput.Lo, pt.Goodput.Hi) {
+			lo = append(lo, plotter.XY{X: pt.Load, Y: pt.Goodput.Lo})
+			hi = append(hi, plotter.XY{X: pt.Load, Y: pt.Goodput.Hi})
+		}
+	}
+	if len(lo) < 2 {
+		return nil // one replication: no interval to shade
+	}
+	ring := append(lo, reverse(hi)...)
+	band, err := plotter.NewPolygon(ring)
+	if err != nil {
+		return err
+	}
+	band.Color, band.LineStyle.Width = fade(blue, 60), 0
+	p.Add(band)
+	return nil
+}
+
+func reverse(xys plotter.XYs) plotter.XYs {
+	out := make(plotter.XYs, len(xys))
+	for i, xy := range xys {
+		out[len(xys)-1-i] = xy
+	}
+	return out
+}
+
+// addThroughput draws the ok requests per second, thin, for the gap
+// between what was served and what was good.
+func addThroughput(p *plot.Plot, c *sim.Curve, _ float64) error {
+	var xys plotter.XYs
+	for _, pt := range c.Points {
+		if finite(pt.Throughput.Center) {
+			xys = append(xys, plotter.XY{X: pt.Load, Y: pt.Throughput.Center})
+		}
+	}
+	l, s, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width = purple, vg.Points(1.2)
+	s.Color, s.Shape, s.Radius = purple, draw.CrossGlyph{}, vg.Points(2.5)
+	p.Add(l, s)
+	p.Legend.Add("throughput: ok requests/s, good or not", l, s)
+	return nil
+}
+
+// addGoodput draws the mean goodput with points and error bars.
+func addGoodput(p *plot.Plot, c *sim.Curve, _ float64) error {
+	var xys plotter.XYs
+	var errs plotter.YErrors
+	for _, pt := range c.Points {
+		g := pt.Goodput
+		xys = append(xys, plotter.XY{X: pt.Load, Y: g.Center})
+		lo, hi := 0.0, 0.0
+		if finite(g.Lo, g.Hi) {
+			lo, hi = g.Center-g.Lo, g.Hi-g.Center
+		}
+		errs = append(errs, struct{ Low, High float64 }{lo, hi})
+	}
+	l, s, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width = blue, vg.Points(2)
+	s.Color, s.Shape, s.Radius = blue, draw.CircleGlyph{}, vg.Points(2.5)
+	bars, err := plotter.NewYErrorBars(struct {
+		plotter.XYs
+		plotter.YErrors
+	}{xys, errs})
+	if err != nil {
+		return err
+	}
+	bars.Color, bars.CapWidth = blue, vg.Points(4)
+	p.Add(l, s, bars)
+	p.Legend.Add(fmt.Sprintf("goodput: mean over replications, %g %% interval", 100*c.Confidence), l, s)
+	return nil
+}
