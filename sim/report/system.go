@@ -40,11 +40,23 @@ func SystemOf(cfg sim.Config) System {
 		Engine:     settings(cfg.Engine),
 		Model:      name,
 		ModelSetup: settings(model),
-		Run: []Setting{
-			{"Timeout", fmt.Sprint(cfg.Timeout)}, {"ErrorRate", fmt.Sprint(cfg.ErrorRate)},
-			{"KeepTokens", fmt.Sprint(cfg.KeepTokens)}, {"Stepwise", fmt.Sprint(cfg.Stepwise)},
-		},
+		Run:        runSettings(cfg),
 	}
+}
+
+// runSettings are sim.Config's own fields; the engine, the cost model,
+// the SLO and the window have their own sections, and the seed is the
+// card's Seeds.
+func runSettings(cfg sim.Config) []Setting {
+	var out []Setting
+	for _, s := range settings(cfg) {
+		switch s.Name {
+		case "Engine", "Model", "SLO", "Window", "Seed":
+		default:
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // settings lists the exported fields of a struct (or of the struct a
