@@ -56,6 +56,12 @@ func handCard() Card {
 		Concurrency: "unbounded", CacheState: "empty prefix cache at the start; 60 s warm-up dropped",
 		Fingerprint: "sha256:0123abcd",
 	}
+	// Set by hand: other packages' config fields must not move this golden.
+	c.System = System{
+		Engine: []Setting{{"MaxSeqs", "0"}, {"ChunkCap", "512"}, {"Policy", "<nil>"}},
+		Model:  "costmodel.Frozen", ModelSetup: []Setting{{"DecodeStep", "45ms"}},
+		Run: []Setting{{"Timeout", "0s"}, {"ErrorRate", "0"}},
+	}
 	c.Build = Build{Module: Module, Version: "(devel)", Revision: Unknown, Time: Unknown, Modified: Unknown, GoVersion: "go1.26"}
 	c.Events = Events{Path: "runs/atlas-chunk512/events.jsonl", Format: "jsonl"}
 	c.Verdict = &Verdict{

@@ -1,3 +1,113 @@
-// Package report writes what a simulation produced: per-request events,
-// summaries, benchmark cards and Go benchmark lines.
+// Package report writes what a simulation produced, in the shapes the
+// serving world already reads: per-request events like vLLM's detailed
+// results, a summary like `vllm bench serve --save-result`, a benchmark
+// card (DESIGN §5) as JSON and Markdown, and Go benchmark-format lines for
+// benchstat.
+//
+// Reading guide:
+//   - events.go: the per-request event schema, shared by jsonl.go (JSONL)
+//     and csv.go (CSV); lines.go buffers lines and keeps the first error.
+//   - serve.go: Serve and WriteServe, the vLLM-shaped summary; Meta and
+//     Tally supply what a sim.Summary does not know.
+//   - card.go, results.go, system.go, build.go: Card and its sections;
+//     markdown.go renders it.
+//   - bench.go: Bench, the benchmark-format lines.
+//   - object.go: ordered JSON objects and Num (NaN as null).
+//
+// # Per-request events
+//
+// JSONL and CSV are sim.Observers: pass one to sim.Run and it writes each
+// request's record when the request ends (so lines come in the order
+// requests ended, not by id), measured or not (see "measured"). Call Flush
+// after the run; the first write error is kept (Err) and later records are
+// dropped. Lines are built in a reused buffer: nothing is allocated per
+// token, and a record costs no allocation once the buffer has grown.
+//
+// The columns, in order (Columns):
+//
+//	id, conversation, turn, class    the request (workload.Request)
+//	measured                         arrived inside the measurement window
+//	status, reason                   ok, rejected, timed_out, errored, unfinished; why
+//	error                            vLLM's error: "" iff status is ok, else the reason
+//	arrival, finish                  instants from the start of the run, s
+//	queue_delay                      first scheduled − arrival, s
+//	ttft, tpot, e2el                 as vLLM defines them, s
+//	input_len, output_len            prompt tokens; output tokens emitted
+//	requested_output_len             output tokens the request asked for
+//	cached_tokens, preemptions       prefix-cache hits; recompute preemptions
+//	max_itl, itl_over_budget         largest gap (s); gaps above the SLO's ITL bound
+//	itl                              every gap, s (only with sim.Config.KeepTokens)
+//
+// Times are seconds, as vLLM stores its per-request ttfts, itls and
+// latencies, written as exact decimals of the simulator's integer
+// nanoseconds (90 ms is 0.09). An instant that did not happen (no first
+// token, say) is null in JSONL and an empty cell in CSV. In CSV the itl
+// cell holds the gaps separated by spaces.
+//
+// Mirrored from vLLM (vllm/benchmarks/serve.py, RequestFuncOutput and the
+// --save-detailed lists input_lens, output_lens, ttfts, itls, errors): the
+// names ttft, itl, input_len, output_len and error, seconds, and error
+// empty iff the request succeeded. Where servesim differs: vLLM keeps
+// columns of lists in one JSON object, servesim one record per line;
+// e2el is vLLM's "latency"; a request that failed keeps the figures it
+// reached (a timed-out request has its TTFT), where vLLM zeroes them;
+// output_len counts emitted tokens of every request (vLLM's output_lens are
+// 0 for a failure); there is no generated_texts (a simulator generates no
+// text); and status, reason, measured, queue_delay, max_itl,
+// itl_over_budget and the rest are servesim's own.
+//
+// # The summary
+//
+// WriteServe writes one line of JSON with the keys of vLLM's result file,
+// in vLLM's order: date (only if Meta.Date is set), endpoint_type and
+// backend ("servesim"), label, model_id, tokenizer_id, num_prompts,
+// request_rate, burstiness, max_concurrency, duration, completed, failed,
+// total_input_tokens, total_output_tokens, request_throughput,
+// request_goodput, output_throughput, total_token_throughput, and
+// mean_/median_/std_/p90_/p95_/p99_ of ttft_ms, tpot_ms, itl_ms and
+// e2el_ms (the percentiles vLLM writes under --metric-percentiles
+// 90,95,99). Then servesim's additions: offered, good, attainment, status
+// (counts by terminal status), misses (exclusive, in the order not ok →
+// TTFT → ITL → TPOT → E2E, so offered = good + Σ misses), miss_causes
+// (non-exclusive), preemptions, queue-delay statistics, percentile_method,
+// slo (bounds in ms, null when unbounded) and window (length, and warm-up
+// and horizon when Meta.Window is set).
+//
+// Where the numbers differ from vLLM's: duration is the measurement
+// window's length, not the wall time of the whole run; num_prompts,
+// completed and failed count measured requests (failed is every measured
+// request that did not complete ok: rejected, timed out, errored or
+// unfinished); request_throughput and output_throughput are
+// sim.Summary's, what the replica delivered inside the window, so past the
+// knee they stay at capacity and completed/duration can differ from
+// request_throughput; total_output_tokens is the tokens emitted by measured
+// requests; request_goodput is always written (servesim always has an
+// SLO, and counts ITL against it, which vLLM's goodput cannot); a
+// statistic without samples is null where vLLM writes 0; and
+// max_output_tokens_per_s and max_concurrent_requests are not written.
+// total_input_tokens needs Meta.InputTokens, which a Tally counts; without
+// it, it and total_token_throughput are null.
+//
+// # Benchmark cards
+//
+// NewCard fills a Card from a sim.Sweep and its curve: the engine, cost
+// model and run settings as configured, the SLO and window, the seeds (the
+// base seed, the replications and each derived seed), the simulator's
+// module version and VCS revision (ReadBuild; "unknown" where the binary
+// does not record them, as with GOFLAGS=-buildvcs=false or in tests: set
+// Build.Revision yourself then), AnalysisRevision, and the results with
+// their intervals (every point, the knee, the peak, the collapse and the
+// headroom at an operating load). The caller states the claim, the
+// workload (arrival process, lengths and their correlation, prefix reuse,
+// open or closed loop, concurrency, cache state, fingerprint) and where the
+// raw events are; VerdictOf adds an A/B experiment's verdict. Fields left
+// empty render as "not stated".
+//
+// # Benchmark lines
+//
+// Bench writes one line per replication per load in the Go benchmark data
+// format, with the load as a name key, the configuration as a
+// configuration line and unit metadata (better=higher or lower), so that
+// `benchstat -col config` or `benchstat a.txt b.txt` compares two
+// configurations.
 package report
