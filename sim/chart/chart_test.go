@@ -101,3 +101,29 @@ func TestChartsRefuseEmptyInputs(t *testing.T) {
 	assert.Error(t, Write(&buf, "pdf", plot.New()))
 	assert.Error(t, Save(filepath.Join(t.TempDir(), "x.gif"), plot.New()))
 }
+
+// A curve with one replication (no intervals) and no knee in range draws
+// without the marks it lacks.
+func TestChartsOfACurveWithoutIntervalsOrKnee(t *testing.T) {
+	sw := atlasSweep()
+	sw.Config.Window = sim.Window{Warmup: 10 * time.Second, Horizon: 70 * time.Second}
+	sw.Grid, sw.Reps = sim.Grid{Loads: []float64{0.25, 0.5}}, 1
+	c, err := sw.Run()
+	require.NoError(t, err)
+	require.False(t, c.Knee.Found)
+	g, err := Goodput(c, 0.4)
+	require.NoError(t, err)
+	l, err := Latency(c)
+	require.NoError(t, err)
+	for _, p := range []*plot.Plot{g, l} {
+		var buf bytes.Buffer
+		require.NoError(t, Write(&buf, PNG, p))
+		_, err := png.Decode(&buf)
+		require.NoError(t, err)
+	}
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, SVG, g))
+	assert.NotContains(t, buf.String(), ">knee ")
+	assert.Contains(t, buf.String(), "no knee inside the sweep")
+	assert.Contains(t, buf.String(), "no intervals: one replication")
+}

@@ -30,7 +30,7 @@ func Goodput(c *sim.Curve, op float64) (*plot.Plot, error) {
 	p.X.Min, p.Y.Min, p.Y.Max = 0, 0, 1.55*top
 	p.X.Max = 1.04 * c.Points[len(c.Points)-1].Load
 	steps := []func(*plot.Plot, *sim.Curve, float64) error{
-		addKnee, addTransport, addBand, addThroughput, addGoodput, addPeak, addCollapse,
+		addKneeBand, addTransport, addBand, addThroughput, addGoodput, addKnee, addPeak, addCollapse,
 	}
 	for _, step := range steps {
 		if err := step(p, c, top); err != nil {
@@ -120,18 +120,18 @@ func addThroughput(p *plot.Plot, c *sim.Curve, _ float64) error {
 	return nil
 }
 
-// addGoodput draws the mean goodput with points and error bars.
+// addGoodput draws the mean goodput with points, and error bars where
+// the point has an interval.
 func addGoodput(p *plot.Plot, c *sim.Curve, _ float64) error {
-	var xys plotter.XYs
+	var xys, withCI plotter.XYs
 	var errs plotter.YErrors
 	for _, pt := range c.Points {
 		g := pt.Goodput
 		xys = append(xys, plotter.XY{X: pt.Load, Y: g.Center})
-		lo, hi := 0.0, 0.0
 		if finite(g.Lo, g.Hi) {
-			lo, hi = g.Center-g.Lo, g.Hi-g.Center
+			withCI = append(withCI, plotter.XY{X: pt.Load, Y: g.Center})
+			errs = append(errs, struct{ Low, High float64 }{g.Center - g.Lo, g.Hi - g.Center})
 		}
-		errs = append(errs, struct{ Low, High float64 }{lo, hi})
 	}
 	l, s, err := plotter.NewLinePoints(xys)
 	if err != nil {
@@ -139,15 +139,20 @@ func addGoodput(p *plot.Plot, c *sim.Curve, _ float64) error {
 	}
 	l.Color, l.Width = blue, vg.Points(2)
 	s.Color, s.Shape, s.Radius = blue, draw.CircleGlyph{}, vg.Points(2.5)
-	bars, err := plotter.NewYErrorBars(struct {
-		plotter.XYs
-		plotter.YErrors
-	}{xys, errs})
-	if err != nil {
-		return err
+	p.Add(l, s)
+	label := "goodput: mean over replications (no intervals: one replication)"
+	if len(withCI) > 0 {
+		bars, err := plotter.NewYErrorBars(struct {
+			plotter.XYs
+			plotter.YErrors
+		}{withCI, errs})
+		if err != nil {
+			return err
+		}
+		bars.Color, bars.CapWidth = blue, vg.Points(4)
+		p.Add(bars)
+		label = fmt.Sprintf("goodput: mean over replications, %g %% interval", 100*c.Confidence)
 	}
-	bars.Color, bars.CapWidth = blue, vg.Points(4)
-	p.Add(l, s, bars)
-	p.Legend.Add(fmt.Sprintf("goodput: mean over replications, %g %% interval", 100*c.Confidence), l, s)
+	p.Legend.Add(label, l, s)
 	return nil
 }

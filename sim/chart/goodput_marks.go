@@ -12,7 +12,21 @@ import (
 	"github.com/servesim/servesim/sim"
 )
 
-// addKnee shades the knee's interval and draws its centre.
+// addKneeBand shades the knee's interval, under everything else.
+func addKneeBand(p *plot.Plot, c *sim.Curve, top float64) error {
+	k := c.Knee
+	if !k.Found || !finite(k.Load.Center, k.Load.Lo, k.Load.Hi) {
+		return nil
+	}
+	band, err := rect(k.Load.Lo, k.Load.Hi, 0, top, fade(orange, 70))
+	if err != nil {
+		return err
+	}
+	p.Add(band)
+	return nil
+}
+
+// addKnee draws the knee's centre and names it with its interval.
 func addKnee(p *plot.Plot, c *sim.Curve, top float64) error {
 	k := c.Knee
 	if !k.Found || !finite(k.Load.Center) {
@@ -20,12 +34,7 @@ func addKnee(p *plot.Plot, c *sim.Curve, top float64) error {
 	}
 	label := fmt.Sprintf("knee %s", rate(k.Load.Center))
 	if finite(k.Load.Lo, k.Load.Hi) {
-		band, err := rect(k.Load.Lo, k.Load.Hi, 0, top, fade(orange, 70))
-		if err != nil {
-			return err
-		}
-		p.Add(band)
-		label += fmt.Sprintf(" [%.3g, %.3g]", k.Load.Lo, k.Load.Hi)
+		label += fmt.Sprintf(", %g %% interval [%.3g, %.3g] (shaded)", 100*c.Confidence, k.Load.Lo, k.Load.Hi)
 	}
 	l, err := vline(k.Load.Center, 0, top, orange, nil)
 	if err != nil {
@@ -47,7 +56,7 @@ func addPeak(p *plot.Plot, c *sim.Curve, _ float64) error {
 	if err != nil {
 		return err
 	}
-	s.Shape, s.Color, s.Radius = draw.PyramidGlyph{}, vermilion, vg.Points(6)
+	s.Shape, s.Color, s.Radius = draw.PyramidGlyph{}, vermilion, vg.Points(5)
 	p.Add(s)
 	p.Legend.Add(fmt.Sprintf("peak %s at %s offered", rate(pk.Goodput.Center), rate(pk.Load)), s)
 	return nil
@@ -77,7 +86,10 @@ func addOperating(p *plot.Plot, c *sim.Curve, op, top float64) error {
 	l.Width = vg.Points(2)
 	p.Add(l)
 	label := fmt.Sprintf("operating point %s", rate(op))
-	if h := c.Headroom(op); finite(h.Rel.Center) {
+	switch h := c.Headroom(op); {
+	case !c.Knee.Found:
+		label += " (no knee inside the sweep: headroom unknown)"
+	case finite(h.Rel.Center):
 		label += fmt.Sprintf(": headroom %+.0f %% to the knee", 100*h.Rel.Center)
 	}
 	p.Legend.Add(label, l)

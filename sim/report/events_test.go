@@ -173,3 +173,9 @@ func TestObserveAllocatesNothingPerToken(t *testing.T) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+func TestCSVWithoutRecordsStillHasItsHeader(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, NewCSV(&buf).Flush())
+	assert.Equal(t, strings.Join(Columns(), ",")+"\n", buf.String())
+}

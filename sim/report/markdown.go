@@ -53,7 +53,10 @@ func (c *Card) mdResult(b *strings.Builder) {
 		col = fmt.Sprintf("from %s req/s offered", num(r.Collapse.Load))
 	}
 	row(b, "collapse: goodput below 90 % of the peak", col, "—")
-	if h := r.Headroom; h != nil {
+	switch h := r.Headroom; {
+	case h != nil && !r.Knee.Found:
+		row(b, fmt.Sprintf("headroom at the operating point %s req/s", num(h.Operating)), "unknown: no knee inside the sweep", "—")
+	case h != nil:
 		row(b, fmt.Sprintf("headroom at the operating point %s req/s", num(h.Operating)),
 			fmt.Sprintf("%s req/s (%s)", signed(h.Abs.Center), percent(float64(h.Rel.Center))), interval(h.Abs))
 	}
