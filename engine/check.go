@@ -8,8 +8,11 @@ import (
 // Check verifies the engine's invariants and returns every violation:
 //   - every request is in exactly one place (waiting queue or running list)
 //     and the lookup table holds exactly those;
-//   - KV blocks held + free = total, and each request holds
-//     ceil(tokens / BlockSize) blocks for the tokens computed or scheduled;
+//   - KV blocks owned + cached + free = total, and each request holds
+//     ceil(tokens / BlockSize) blocks (own plus shared through the prefix
+//     cache) for the tokens computed or scheduled;
+//   - every cache unit's reference count is the number of requests
+//     referencing it, and exactly the unreferenced ones are evictable;
 //   - token accounting: known = Input + emitted, computed <= known,
 //     emitted < Output for every request still held, waiting requests hold
 //     no blocks, the running list respects MaxSeqs.
@@ -39,8 +42,8 @@ func (e *Engine) Check() error {
 		if s.phase != phaseWaiting || s.heapIdx != i {
 			bad("request %d in the waiting queue at %d is marked phase %d, index %d", s.req.Ref, i, s.phase, s.heapIdx)
 		}
-		if s.blocks != 0 || s.computed != 0 {
-			bad("waiting request %d holds %d blocks and %d computed tokens", s.req.Ref, s.blocks, s.computed)
+		if s.blocks != 0 || s.computed != 0 || len(s.units) != 0 {
+			bad("waiting request %d holds %d blocks, %d cache units and %d computed tokens", s.req.Ref, s.blocks, len(s.units), s.computed)
 		}
 		errs = append(errs, e.checkSeq(s)...)
 	}
@@ -55,9 +58,10 @@ func (e *Engine) Check() error {
 			bad("request %d is in no queue", ref)
 		}
 	}
-	if held+e.free != e.cfg.KVBlocks {
-		bad("KV blocks used %d + free %d != total %d", held, e.free, e.cfg.KVBlocks)
+	if held+e.cache.blocks+e.free != e.cfg.KVBlocks {
+		bad("KV blocks owned %d + cached %d + free %d != total %d", held, e.cache.blocks, e.free, e.cfg.KVBlocks)
 	}
+	errs = append(errs, e.checkCache()...)
 	if len(e.running) > e.cfg.MaxSeqs {
 		bad("running list %d exceeds MaxSeqs %d", len(e.running), e.cfg.MaxSeqs)
 	}
@@ -78,8 +82,55 @@ func (e *Engine) checkSeq(s *seq) []error {
 	if s.emitted >= s.req.Output {
 		bad("emitted %d of %d tokens but still held", s.emitted, s.req.Output)
 	}
-	if want := e.blocksFor(s.computed + s.sched); s.blocks != want {
-		bad("holds %d blocks for %d tokens, want %d", s.blocks, s.computed+s.sched, want)
+	if want := e.blocksFor(s.computed + s.sched); s.blocks+s.shared != want {
+		bad("holds %d own + %d shared blocks for %d tokens, want %d", s.blocks, s.shared, s.computed+s.sched, want)
+	}
+	shared := 0
+	for _, u := range s.units {
+		shared += u.blocks
+	}
+	if shared != s.shared {
+		bad("references %d cached blocks but counts %d", shared, s.shared)
+	}
+	return errs
+}
+
+// checkCache verifies reference counts, the eviction list and the block sums
+// of the prefix cache.
+func (e *Engine) checkCache() []error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("engine: prefix cache: "+format, a...)) }
+	refs := map[*unit]int{}
+	for _, s := range e.running {
+		for _, u := range s.units {
+			refs[u]++
+		}
+	}
+	inList := map[*unit]bool{}
+	evictable := 0
+	for u := e.cache.head; u != nil; u = u.next {
+		if inList[u] {
+			bad("eviction list has a cycle")
+			break
+		}
+		inList[u] = true
+		evictable += u.blocks
+	}
+	blocks := 0
+	for h, u := range e.cache.units {
+		blocks += u.blocks
+		if u.hash != h {
+			bad("unit %d filed under %d", u.hash, h)
+		}
+		if u.refs != refs[u] {
+			bad("unit %d counts %d references, %d requests hold it", h, u.refs, refs[u])
+		}
+		if (u.refs == 0) != inList[u] {
+			bad("unit %d with %d references is evictable: %v", h, u.refs, inList[u])
+		}
+	}
+	if blocks != e.cache.blocks || evictable != e.cache.evictable || len(inList) > len(e.cache.units) {
+		bad("counts %d blocks (%d evictable), units hold %d (%d evictable)", e.cache.blocks, e.cache.evictable, blocks, evictable)
 	}
 	return errs
 }

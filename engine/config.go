@@ -49,6 +49,10 @@ type Config struct {
 	MaxWaiting int
 	// Policy orders the waiting queue. nil means FCFS.
 	Policy Policy
+	// DisablePrefixCache turns off the prefix cache, which is on by
+	// default as in vLLM V1 (it acts only on requests that carry Prefix
+	// hashes; see prefix.go).
+	DisablePrefixCache bool
 }
 
 func (c Config) withDefaults() Config {

@@ -10,6 +10,8 @@
 //   - schedule.go: Schedule (plan a step) and Complete (end it); the
 //     scheduling rules below live here.
 //   - policy.go: the waiting-queue order (FCFS, Priority, PolicyFunc).
+//   - kv.go, prefix.go: block accounting and the prefix cache.
+//   - run.go: advancing a run of identical decode steps in one move.
 //   - check.go: Check, the invariants tests run after every step.
 //   - testdata/*.txt: scripted interactions with their expected decisions.
 //
@@ -40,10 +42,20 @@
 // With DisableChunkedPrefill a step that can admit waiting prompts runs only
 // those whole prefills (decoders stall, as in vLLM V0); otherwise it decodes.
 //
+// The prefix cache (prefix.go, on by default as in vLLM V1) keys on the hash
+// ids requests carry, one per PrefixBlockTokens prompt tokens: at admission
+// a request references the leading units already cached and skips their
+// tokens (at least its last prompt token is always computed); the full
+// units it computes are cached for others; unreferenced units stay until
+// their blocks are needed, evicted least recently released first, before
+// anyone is preempted. Plan.Cached reports what each new request found.
+//
 // Differences from vLLM, on purpose: under the Priority policy the victim is
 // chosen among requests not yet scheduled in the step (vLLM may also evict
-// one already scheduled); there is no prefix cache yet (Record.Cached stays
-// 0); a request's peak KV is prompt + output - 1 tokens (the last token is
-// sampled, never stored), and one whose peak exceeds the cache is rejected
-// at Add with ErrNeverFits instead of waiting forever.
+// one already scheduled); the prefix cache works in the workload's units
+// (512 tokens for Mooncake's traces), not per 16-token block, and a unit
+// computed twice concurrently is kept once; a request's peak KV is prompt +
+// output - 1 tokens (the last token is sampled, never stored), and one
+// whose peak exceeds the cache is rejected at Add with ErrNeverFits instead
+// of waiting forever.
 package engine

@@ -27,6 +27,7 @@ type Engine struct {
 	nextSeq  uint64
 	inFlight bool
 	pool     []*seq
+	cache    prefixCache
 
 	sched   []*seq // scheduled in the step in flight, in batch order
 	shifted []int  // scratch: decode contexts k-1 steps ahead
@@ -43,8 +44,11 @@ type Plan struct {
 	End      time.Duration // Start + Steps × StepTime
 	// Batch is the shape of the (first) step as priced.
 	Batch costmodel.Batch
-	// Started lists requests scheduled for the first time in this step.
+	// Started lists requests scheduled for the first time in this step;
+	// Cached[i] is how many of Started[i]'s prompt tokens it found in the
+	// prefix cache.
 	Started []int32
+	Cached  []int
 	// Preempted lists requests preempted (recompute) while planning it.
 	Preempted []int32
 }
@@ -94,6 +98,7 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 		free:     cfg.KVBlocks,
 	}
 	e.waiting.policy = cfg.Policy
+	e.cache = prefixCache{on: !cfg.DisablePrefixCache, units: make(map[uint64]*unit)}
 	e.shift = -1
 	if b := cfg.BlockSize; b&(b-1) == 0 {
 		e.shift = bits.TrailingZeros(uint(b))
@@ -105,10 +110,13 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 func (e *Engine) Config() Config { return e.cfg }
 
 // Waiting and Running are the lengths of the two queues; FreeBlocks is the
-// number of free KV blocks.
-func (e *Engine) Waiting() int    { return e.waiting.len() }
-func (e *Engine) Running() int    { return len(e.running) }
-func (e *Engine) FreeBlocks() int { return e.free }
+// number of free KV blocks and CachedBlocks the number held by the prefix
+// cache (of which EvictableBlocks no running request references).
+func (e *Engine) Waiting() int         { return e.waiting.len() }
+func (e *Engine) Running() int         { return len(e.running) }
+func (e *Engine) FreeBlocks() int      { return e.free }
+func (e *Engine) CachedBlocks() int    { return e.cache.blocks }
+func (e *Engine) EvictableBlocks() int { return e.cache.evictable }
 
 // Busy reports whether a step is in flight.
 func (e *Engine) Busy() bool { return e.inFlight }
@@ -145,7 +153,7 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 		return ErrQueueFull
 	}
 	s := e.newSeq()
-	*s = seq{req: r, order: e.nextSeq, known: r.Input, heapIdx: -1}
+	*s = seq{req: r, order: e.nextSeq, known: r.Input, heapIdx: -1, units: s.units[:0]}
 	e.nextSeq++
 	e.reqs[r.Ref] = s
 	e.waiting.push(s)
@@ -163,7 +171,13 @@ func (e *Engine) newSeq() *seq {
 
 func (e *Engine) release(s *seq) {
 	delete(e.reqs, s.req.Ref)
-	*s = seq{heapIdx: -1}
+	e.recycle(s)
+}
+
+// recycle resets s for reuse, keeping its units slice's capacity.
+func (e *Engine) recycle(s *seq) {
+	units := s.units[:0]
+	*s = seq{heapIdx: -1, units: units}
 	e.pool = append(e.pool, s)
 }
 
@@ -180,8 +194,7 @@ func (e *Engine) Abort(now time.Duration, ref int32) error {
 		e.waiting.remove(s.heapIdx)
 	case phaseRunning:
 		e.removeRunning(s)
-		e.free += s.blocks
-		s.blocks = 0
+		e.drop(s)
 	}
 	if s.sched > 0 {
 		s.aborted = true // released by Complete

@@ -18,6 +18,12 @@ type Request struct {
 	Input, Output int
 	// Priority is read by the Priority policy: lower first.
 	Priority int
+	// Prefix holds one hash id per PrefixBlockTokens prompt tokens, equal
+	// ids meaning identical content (workload.Request.PrefixHashes); the
+	// prefix cache keys on them. The engine does not retain the slice
+	// beyond the request's life and never modifies it.
+	Prefix            []uint64
+	PrefixBlockTokens int
 }
 
 // Reasons a request is rejected at once by Add. Branch on them with
@@ -60,9 +66,12 @@ type seq struct {
 	heapIdx  int // index in the waiting heap, -1 when not waiting
 	started  bool
 	preempts int
-	sched    int  // tokens scheduled in the step in flight; 0 if none
-	decoding bool // scheduled as a decode (one token after an emitted one)
-	aborted  bool // aborted while in the step in flight
+	sched    int     // tokens scheduled in the step in flight; 0 if none
+	shared   int     // blocks held through referenced cache units
+	units    []*unit // referenced cache units, the prompt's leading ones
+	cached   int     // prompt tokens found cached at first admission
+	decoding bool    // scheduled as a decode (one token after an emitted one)
+	aborted  bool    // aborted while in the step in flight
 }
 
 func (s *seq) queued() Queued { return Queued{Priority: s.req.Priority, Seq: s.order} }

@@ -15,9 +15,7 @@ func (e *Engine) extendRun(now, until time.Duration) {
 		return
 	}
 	for _, s := range e.sched {
-		need := e.blocksFor(s.computed+k) - s.blocks
-		e.free -= need
-		s.blocks += need
+		e.take(s, e.need(s, s.computed+k))
 		s.sched = k
 	}
 	e.plan.Steps = k
@@ -52,9 +50,9 @@ func (e *Engine) fitBlocks(k int) int {
 	needs := func(j int) bool {
 		n := 0
 		for _, s := range e.sched {
-			n += e.blocksFor(s.computed+j) - s.blocks
+			n += e.need(s, s.computed+j)
 		}
-		return n <= e.free
+		return n <= e.available()
 	}
 	lo, hi := 1, k // needs(lo) holds
 	for lo < hi {

@@ -71,6 +71,7 @@ func (e *Engine) resetPlan(now time.Duration) {
 	e.plan.Batch.Prefill = e.plan.Batch.Prefill[:0]
 	e.plan.Batch.Decode = e.plan.Batch.Decode[:0]
 	e.plan.Started = e.plan.Started[:0]
+	e.plan.Cached = e.plan.Cached[:0]
 	e.plan.Preempted = e.plan.Preempted[:0]
 }
 
@@ -81,28 +82,23 @@ func (e *Engine) resetPlan(now time.Duration) {
 // does not fit.
 func (e *Engine) planChunked() {
 	budget := e.cfg.MaxBatchedTokens
-	preempted := false
 	for i := 0; i < len(e.running) && budget > 0; i++ {
 		s := e.running[i]
-		n := e.chunk(s, budget)
+		n := e.chunk(s, s.computed, budget)
 		if !e.makeRoom(s, n, i) {
-			preempted = true
 			break // s was its own victim
 		}
-		preempted = preempted || len(e.plan.Preempted) > 0
 		e.schedule(s, n)
 		budget -= n
 	}
-	if preempted || len(e.plan.Preempted) > 0 {
+	if len(e.plan.Preempted) > 0 {
 		return
 	}
 	for e.waiting.len() > 0 && budget > 0 && len(e.running) < e.cfg.MaxSeqs {
-		s := e.waiting.peek()
-		n := e.chunk(s, budget)
-		if !e.admissible(s, n) {
+		n, ok := e.tryAdmit(func(s *seq, computed int) (int, bool) { return e.chunk(s, computed, budget), true })
+		if !ok {
 			break
 		}
-		e.admit(s, n)
 		budget -= n
 	}
 }
@@ -113,12 +109,13 @@ func (e *Engine) planChunked() {
 func (e *Engine) planWholePrompts() {
 	budget := e.cfg.MaxBatchedTokens
 	for e.waiting.len() > 0 && len(e.running) < e.cfg.MaxSeqs {
-		s := e.waiting.peek()
-		n := s.known - s.computed
-		if n > budget || !e.admissible(s, n) {
+		n, ok := e.tryAdmit(func(s *seq, computed int) (int, bool) {
+			n := s.known - computed
+			return n, n <= budget
+		})
+		if !ok {
 			break
 		}
-		e.admit(s, n)
 		budget -= n
 	}
 	if len(e.sched) > 0 {
@@ -133,44 +130,56 @@ func (e *Engine) planWholePrompts() {
 	}
 }
 
-// chunk is the number of tokens s asks for in a step with budget left.
-func (e *Engine) chunk(s *seq, budget int) int {
-	n := s.known - s.computed
+// chunk is the number of tokens s asks for in a step with budget left,
+// when computed of its tokens are in KV.
+func (e *Engine) chunk(s *seq, computed, budget int) int {
+	n := s.known - computed
 	if e.cfg.ChunkCap > 0 && n > e.cfg.ChunkCap {
 		n = e.cfg.ChunkCap
 	}
 	return min(n, budget)
 }
 
-// admissible reports whether waiting request s can be admitted with n
-// tokens: its blocks fit and leave the watermark free. With nothing running
-// the watermark is waived, since nothing else could ever free a block.
-func (e *Engine) admissible(s *seq, n int) bool {
-	need := e.blocksFor(s.computed+n) - s.blocks
+// tryAdmit admits the head of the waiting queue if it fits: size says how
+// many tokens it would schedule given the tokens the prefix cache serves it
+// (and whether that is allowed at all); its blocks, less the cached ones it
+// would reference, must fit and leave the watermark free. With nothing
+// running the watermark is waived, since nothing else could free a block.
+func (e *Engine) tryAdmit(size func(s *seq, computed int) (int, bool)) (int, bool) {
+	s := e.waiting.peek()
+	units, tokens, blocks, pinned := e.hits(s)
+	n, ok := size(s, s.computed+tokens)
+	if !ok {
+		return 0, false
+	}
+	need := e.blocksFor(s.computed+tokens+n) - blocks
 	keep := e.wmBlocks
 	if len(e.running) == 0 {
 		keep = 0
 	}
-	return e.free-need >= keep
-}
-
-func (e *Engine) admit(s *seq, n int) {
+	if e.available()-pinned-need < keep {
+		return 0, false
+	}
 	e.waiting.pop()
+	e.attach(s, units, tokens, blocks)
 	s.phase = phaseRunning
 	e.running = append(e.running, s)
 	if !s.started {
 		s.started = true
+		s.cached = tokens
 		e.plan.Started = append(e.plan.Started, s.req.Ref)
+		e.plan.Cached = append(e.plan.Cached, tokens)
 	}
 	e.schedule(s, n)
+	return n, true
 }
 
 // makeRoom preempts running requests at or after index i, victims chosen
 // last-first by the policy (the tail, under FCFS), until s's n tokens fit.
 // It reports false when s itself had to be preempted.
 func (e *Engine) makeRoom(s *seq, n, i int) bool {
-	need := e.blocksFor(s.computed+n) - s.blocks
-	for need > e.free {
+	need := e.need(s, s.computed+n)
+	for need > e.available() {
 		v := e.victim(i)
 		e.preempt(v)
 		if v == s {
@@ -196,8 +205,7 @@ func (e *Engine) victim(i int) *seq {
 // it recomputes its prompt and every token it has emitted.
 func (e *Engine) preempt(s *seq) {
 	e.removeRunning(s)
-	e.free += s.blocks
-	s.blocks = 0
+	e.drop(s)
 	s.computed = 0
 	s.phase = phaseWaiting
 	s.preempts++
@@ -206,9 +214,7 @@ func (e *Engine) preempt(s *seq) {
 }
 
 func (e *Engine) schedule(s *seq, n int) {
-	need := e.blocksFor(s.computed+n) - s.blocks
-	e.free -= need
-	s.blocks += need
+	e.take(s, e.need(s, s.computed+n))
 	s.sched = n
 	s.decoding = n == 1 && s.emitted > 0 && s.known-s.computed == 1
 	e.sched = append(e.sched, s)
@@ -238,8 +244,7 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	done := false
 	for _, s := range e.sched {
 		if s.aborted {
-			*s = seq{heapIdx: -1}
-			e.pool = append(e.pool, s)
+			e.recycle(s)
 			continue
 		}
 		n := 1
@@ -249,6 +254,9 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		}
 		s.computed += s.sched
 		s.sched = 0
+		if !s.decoding {
+			e.publish(s)
+		}
 		if s.computed < s.known {
 			continue // a chunk of a longer prefill
 		}
@@ -272,7 +280,7 @@ func (e *Engine) dropFinished() {
 	k := 0
 	for _, s := range e.running {
 		if s.emitted >= s.req.Output {
-			e.free += s.blocks
+			e.drop(s)
 			e.release(s)
 			continue
 		}
@@ -288,9 +296,7 @@ func (e *Engine) dropFinished() {
 // invariants hold; preemptions made while planning stand.
 func (e *Engine) abandonPlan() {
 	for _, s := range e.sched {
-		keep := e.blocksFor(s.computed)
-		e.free += s.blocks - keep
-		s.blocks = keep
+		e.trim(s)
 		s.sched = 0
 		s.decoding = false
 	}

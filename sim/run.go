@@ -36,6 +36,8 @@ type slot struct {
 	live      bool
 	willError bool
 	priority  int
+	prefix    []uint64 // the request's prefix hash ids, for the cache
+	prefixLen int      // tokens per hash id
 }
 
 type runner struct {
@@ -224,6 +226,7 @@ func (r *runner) schedule(req workload.Request) error {
 		Tokens:   s.rec.Tokens[:0],
 	}
 	s.priority = req.Priority
+	s.prefix, s.prefixLen = req.PrefixHashes, req.PrefixBlockTokens
 	s.willError = req.Failed
 	r.seen++
 	r.events.push(event{at: req.Arrival, class: classArrival, ref: ref})
@@ -260,7 +263,8 @@ func (r *runner) arrive(ref int32) error {
 		return nil
 	}
 	s.willError = injected
-	err := r.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output, Priority: s.priority})
+	err := r.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
+		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen})
 	if err != nil {
 		r.end(ref, StatusRejected, err.Error())
 	} else {
@@ -291,8 +295,9 @@ func (r *runner) plan() error {
 	if err != nil || p == nil {
 		return err
 	}
-	for _, ref := range p.Started {
+	for i, ref := range p.Started {
 		r.slots[ref].rec.FirstScheduled = p.Start
+		r.slots[ref].rec.Cached = p.Cached[i]
 	}
 	for _, ref := range p.Preempted {
 		r.slots[ref].rec.Preemptions++

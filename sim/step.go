@@ -106,6 +106,7 @@ func (r *runner) end(ref int32, st Status, reason string) {
 	}
 	id := rec.ID
 	s.gen++
+	s.prefix = nil // the workload's slice: do not keep it alive
 	r.freeRefs = append(r.freeRefs, ref)
 	if r.fb != nil && st != StatusUnfinished {
 		r.fb.Finished(id, r.now, st == StatusOK)

@@ -42,9 +42,12 @@ type Summary struct {
 	Misses  Misses         // exclusive attribution
 	Causes  Misses         // non-exclusive counts
 	Tokens  int            // output tokens emitted by measured requests
-	Method  Method         // how percentiles were computed
-	SLO     SLO            // the SLO applied, defaults filled in
-	Preempt int            // preemptions of measured requests
+	// Cached is the prompt tokens measured requests found in the prefix
+	// cache, of InputTokens in all.
+	Cached, InputTokens int
+	Method              Method // how percentiles were computed
+	SLO                 SLO    // the SLO applied, defaults filled in
+	Preempt             int    // preemptions of measured requests
 
 	Goodput    float64 // good requests per second of window
 	Attainment float64 // Good / Offered
@@ -130,6 +133,8 @@ func (c *collector) count(r *Record) {
 	c.s.Offered++
 	c.s.Status[r.Status]++
 	c.s.Tokens += r.Emitted
+	c.s.Cached += r.Cached
+	c.s.InputTokens += r.Input
 	c.s.Preempt += r.Preemptions
 	if r.Status != StatusRejected {
 		c.accepted++

@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/costmodel"
+)
+
+// step plans and completes one step, checking the invariants.
+func step(t *testing.T, e *Engine, now time.Duration) (*Plan, *Outcome) {
+	t.Helper()
+	p, err := e.Schedule(now)
+	require.NoError(t, err)
+	require.NotNil(t, p)
+	require.NoError(t, e.Check())
+	o, err := e.Complete(p.End)
+	require.NoError(t, err)
+	require.NoError(t, e.Check())
+	return p, o
+}
+
+// A prompt whose leading units another request computed is served from the
+// cache: 96 of its 100 tokens (three 32-token units), so its prefill
+// computes 4 tokens on a context of 96 and costs 20 + 0.035 × 4 ms.
+func TestPrefixCacheServesAFinishedRequestsPrompt(t *testing.T) {
+	e, err := New(Config{}, nil)
+	require.NoError(t, err)
+	prefix := []uint64{7, 8, 9, 10}
+	require.NoError(t, e.Add(0, Request{Ref: 1, Input: 100, Output: 1, Prefix: prefix, PrefixBlockTokens: 32}))
+	p, _ := step(t, e, 0)
+	assert.Equal(t, []int{0}, p.Cached)
+	assert.True(t, e.Idle())
+	assert.Equal(t, 6, e.CachedBlocks(), "three 32-token units of 2 blocks stay cached")
+	assert.Equal(t, 6, e.EvictableBlocks())
+	assert.Equal(t, DefaultKVBlocks-6, e.FreeBlocks())
+
+	require.NoError(t, e.Add(0, Request{Ref: 2, Input: 100, Output: 1, Prefix: prefix, PrefixBlockTokens: 32}))
+	p, _ = step(t, e, 0)
+	assert.Equal(t, []int{96}, p.Cached)
+	assert.Equal(t, []costmodel.Chunk{{NewTokens: 4, Context: 96}}, p.Batch.Prefill)
+	assert.Equal(t, 20*time.Millisecond+4*35*time.Microsecond, p.StepTime)
+
+	// Another prompt sharing only the first unit gets 32 tokens.
+	require.NoError(t, e.Add(0, Request{Ref: 3, Input: 100, Output: 1, Prefix: []uint64{7, 99, 98}, PrefixBlockTokens: 32}))
+	p, _ = step(t, e, 0)
+	assert.Equal(t, []int{32}, p.Cached)
+}
+
+// At least the last prompt token is always computed: a prompt made of
+// exactly three cached units takes only two from the cache.
+func TestPrefixCacheLeavesTheLastTokenToCompute(t *testing.T) {
+	e, err := New(Config{}, nil)
+	require.NoError(t, err)
+	prefix := []uint64{1, 2, 3}
+	require.NoError(t, e.Add(0, Request{Ref: 1, Input: 96, Output: 1, Prefix: prefix, PrefixBlockTokens: 32}))
+	step(t, e, 0)
+	require.NoError(t, e.Add(0, Request{Ref: 2, Input: 96, Output: 1, Prefix: prefix, PrefixBlockTokens: 32}))
+	p, _ := step(t, e, 0)
+	assert.Equal(t, []int{64}, p.Cached)
+	assert.Equal(t, []costmodel.Chunk{{NewTokens: 32, Context: 64}}, p.Batch.Prefill)
+}
+
+// Running requests share cached units: the second reference pins them, and
+// when both finish they become evictable, least recently released first.
+func TestPrefixCacheSharesAndEvicts(t *testing.T) {
+	e, err := New(Config{KVBlocks: 20}, nil) // 320 tokens
+	require.NoError(t, err)
+	a := []uint64{1, 2}
+	require.NoError(t, e.Add(0, Request{Ref: 1, Input: 70, Output: 5, Prefix: a, PrefixBlockTokens: 32}))
+	step(t, e, 0)
+	require.NoError(t, e.Add(0, Request{Ref: 2, Input: 70, Output: 5, Prefix: a, PrefixBlockTokens: 32}))
+	p, _ := step(t, e, 0)
+	assert.Equal(t, []int{64}, p.Cached)
+	assert.Equal(t, 4, e.CachedBlocks())
+	assert.Equal(t, 0, e.EvictableBlocks(), "both requests reference the units")
+	emitted, _ := drive(t, e, p.End, 100)
+	assert.Equal(t, map[int32]int{1: 3, 2: 4}, emitted, "request 1 had emitted 2 of its 5 tokens")
+	assert.Equal(t, 4, e.EvictableBlocks())
+
+	// A request with another prefix that needs every block evicts them.
+	require.NoError(t, e.Add(0, Request{Ref: 3, Input: 300, Output: 20, Prefix: []uint64{5, 6, 7, 8, 9, 10, 11, 12, 13}, PrefixBlockTokens: 32}))
+	emitted, _ = drive(t, e, p.End, 100)
+	assert.Equal(t, 20, emitted[3])
+	assert.Equal(t, 20, e.CachedBlocks()+e.FreeBlocks(), "blocks are conserved")
+	_, stillCached := e.cache.units[1]
+	assert.False(t, stillCached, "prefix a was evicted to make room")
+}
+
+// KV starvation with a prefix cache: many requests over a few shared
+// prefixes in a small cache preempt, evict and still finish, with the
+// invariants checked after every step.
+func TestPrefixCacheUnderKVPressure(t *testing.T) {
+	e, err := New(Config{MaxSeqs: 32, KVBlocks: 400}, nil) // 6,400 tokens
+	require.NoError(t, err)
+	const n = 60
+	for i := range n {
+		g := uint64(i % 4)
+		prefix := []uint64{100 * g, 100*g + 1, 100*g + 2, uint64(1000 + i)}
+		require.NoError(t, e.Add(0, Request{Ref: int32(i), Input: 500 + 7*i, Output: 50 + i, Prefix: prefix, PrefixBlockTokens: 128}))
+	}
+	emitted, preempts := drive(t, e, 0, 100000)
+	for i := range n {
+		assert.Equal(t, 50+i, emitted[int32(i)])
+	}
+	assert.Greater(t, preempts, 0)
+	assert.Equal(t, 400, e.FreeBlocks()+e.CachedBlocks())
+}
+
+func TestPrefixCacheCanBeDisabled(t *testing.T) {
+	e, err := New(Config{DisablePrefixCache: true}, nil)
+	require.NoError(t, err)
+	for ref := range int32(2) {
+		require.NoError(t, e.Add(0, Request{Ref: ref, Input: 100, Output: 1, Prefix: []uint64{1, 2, 3}, PrefixBlockTokens: 32}))
+		p, _ := step(t, e, 0)
+		assert.Equal(t, []int{0}, p.Cached)
+	}
+	assert.Equal(t, 0, e.CachedBlocks())
+}
