@@ -109,12 +109,10 @@ func addThroughput(p *plot.Plot, c *sim.Curve, _ float64) error {
 			xys = append(xys, plotter.XY{X: pt.Load, Y: pt.Throughput.Center})
 		}
 	}
-	l, s, err := plotter.NewLinePoints(xys)
+	l, s, err := linePoints(xys, purple, 1.2, nil, draw.CrossGlyph{}, 2.5)
 	if err != nil {
 		return err
 	}
-	l.Color, l.Width = purple, vg.Points(1.2)
-	s.Color, s.Shape, s.Radius = purple, draw.CrossGlyph{}, vg.Points(2.5)
 	p.Add(l, s)
 	p.Legend.Add("throughput: ok requests/s, good or not", l, s)
 	return nil
@@ -133,12 +131,10 @@ func addGoodput(p *plot.Plot, c *sim.Curve, _ float64) error {
 			errs = append(errs, struct{ Low, High float64 }{g.Center - g.Lo, g.Hi - g.Center})
 		}
 	}
-	l, s, err := plotter.NewLinePoints(xys)
+	l, s, err := linePoints(xys, blue, 2, nil, draw.CircleGlyph{}, 2.5)
 	if err != nil {
 		return err
 	}
-	l.Color, l.Width = blue, vg.Points(2)
-	s.Color, s.Shape, s.Radius = blue, draw.CircleGlyph{}, vg.Points(2.5)
 	p.Add(l, s)
 	label := "goodput: mean over replications (no intervals: one replication)"
 	if len(withCI) > 0 {

@@ -75,18 +75,16 @@ func addSeries(p *plot.Plot, all []series) error {
 		if len(s.xys) == 0 {
 			continue
 		}
-		l, sc, err := plotter.NewLinePoints(s.xys)
+		l, sc, err := linePoints(s.xys, s.color, 1.5, s.dashes, draw.CircleGlyph{}, 2)
 		if err != nil {
 			return fmt.Errorf("chart: %w", err)
 		}
-		l.Color, l.Dashes, l.Width = s.color, s.dashes, vg.Points(1.5)
 		if s.steps {
 			l.StepStyle, l.Width = plotter.PostStep, vg.Points(2)
 			p.Add(l)
 			p.Legend.Add(s.name, l)
 			continue
 		}
-		sc.Color, sc.Shape, sc.Radius = s.color, draw.CircleGlyph{}, vg.Points(2)
 		p.Add(l, sc)
 		p.Legend.Add(s.name, l, sc)
 	}

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // Colours of the series, chosen to stay apart for colour-blind readers
@@ -41,6 +42,17 @@ func line(xys plotter.XYs, c color.Color, w float64, d []vg.Length) (*plotter.Li
 	}
 	l.Color, l.Width, l.Dashes = c, vg.Points(w), d
 	return l, nil
+}
+
+// linePoints is a polyline with a glyph at every point.
+func linePoints(xys plotter.XYs, c color.Color, w float64, d []vg.Length, glyph draw.GlyphDrawer, r float64) (*plotter.Line, *plotter.Scatter, error) {
+	l, s, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.Color, l.Width, l.Dashes = c, vg.Points(w), d
+	s.Color, s.Shape, s.Radius = c, glyph, vg.Points(r)
+	return l, s, nil
 }
 
 // vline is a vertical line at x from y0 to y1.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,23 +17,30 @@ import (
 	"github.com/servesim/servesim/sim"
 )
 
-func TestJSONLGolden(t *testing.T) {
-	for _, keep := range []bool{false, true} {
-		var buf bytes.Buffer
-		w := NewJSONL(&buf)
-		runFixture(t, keep, w)
-		require.NoError(t, w.Flush())
-		golden(t, "events_keep="+strconv.FormatBool(keep)+".jsonl", buf.Bytes())
+func TestEventsGolden(t *testing.T) {
+	writers := map[string]func(*bytes.Buffer) eventWriter{
+		"jsonl": func(b *bytes.Buffer) eventWriter { return NewJSONL(b) },
+		"csv":   func(b *bytes.Buffer) eventWriter { return NewCSV(b) },
+	}
+	for ext, mk := range writers {
+		for _, keep := range []bool{false, true} {
+			var buf bytes.Buffer
+			w := mk(&buf)
+			runFixture(t, keep, w)
+			require.NoError(t, w.Flush())
+			golden(t, "events_keep="+strconv.FormatBool(keep)+"."+ext, buf.Bytes())
+		}
 	}
 }
 
-func TestCSVGolden(t *testing.T) {
-	for _, keep := range []bool{false, true} {
-		var buf bytes.Buffer
-		w := NewCSV(&buf)
-		runFixture(t, keep, w)
-		require.NoError(t, w.Flush())
-		golden(t, "events_keep="+strconv.FormatBool(keep)+".csv", buf.Bytes())
+func TestJSONStringsAreValidJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", `quote " and \ backslash`, "tab\tnew\nline\x00", "ünïcödé ✓", "bad \xff utf-8"} {
+		b := appendJSONString(nil, s)
+		var back string
+		require.NoError(t, json.Unmarshal(b, &back), string(b))
+		if utf8.ValidString(s) {
+			assert.Equal(t, s, back)
+		}
 	}
 }
 
