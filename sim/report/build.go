@@ -21,6 +21,7 @@ type Build struct {
 	Time      string `json:"time"`     // commit time, or Unknown
 	Modified  string `json:"modified"` // "true" if the tree had local changes, "false", or Unknown
 	GoVersion string `json:"go_version"`
+	Platform  string `json:"platform"` // GOOS/GOARCH of the binary
 }
 
 // ReadBuild reads the running binary's build information
@@ -30,7 +31,8 @@ type Build struct {
 // and test binaries record no VCS settings: Revision, Time and Modified are
 // then Unknown.
 func ReadBuild() Build {
-	b := Build{Module: Module, Version: Unknown, Revision: Unknown, Time: Unknown, Modified: Unknown, GoVersion: runtime.Version()}
+	b := Build{Module: Module, Version: Unknown, Revision: Unknown, Time: Unknown, Modified: Unknown, GoVersion: runtime.Version(),
+		Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return b

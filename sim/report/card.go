@@ -42,6 +42,9 @@ type Card struct {
 	Results          Results `json:"results"`
 	// Verdict is the A/B experiment's answer, when the card reports one.
 	Verdict *Verdict `json:"verdict,omitempty"`
+	// Command is what reproduces the card, e.g. "go run ./examples/capacity
+	// -reps 8"; "" renders as "not stated".
+	Command string `json:"command"`
 	// Events says where the raw per-request events are.
 	Events Events `json:"events"`
 	// Notes are caveats and the second-day reproduction procedure.

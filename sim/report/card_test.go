@@ -62,7 +62,8 @@ func handCard() Card {
 		Model:  "costmodel.Frozen", ModelSetup: []Setting{{"DecodeStep", "45ms"}},
 		Run: []Setting{{"Timeout", "0s"}, {"ErrorRate", "0"}},
 	}
-	c.Build = Build{Module: Module, Version: "(devel)", Revision: Unknown, Time: Unknown, Modified: Unknown, GoVersion: "go1.26"}
+	c.Build = Build{Module: Module, Version: "(devel)", Revision: Unknown, Time: Unknown, Modified: Unknown, GoVersion: "go1.26", Platform: "linux/amd64"}
+	c.Command = "go test ./sim/report -run TestCardMarkdownGolden"
 	c.Events = Events{Path: "runs/atlas-chunk512/events.jsonl", Format: "jsonl"}
 	c.Verdict = &Verdict{
 		Claim: "chunk cap 512 improves goodput over 2048 by ≥ 5 %", Metric: "goodput (req/s)", Threshold: 0.05, Blocks: 10,
@@ -110,6 +111,7 @@ func TestNewCardFromASweep(t *testing.T) {
 	assert.Len(t, c.Results.Points, 3)
 	assert.Equal(t, 1.5, c.Results.Headroom.Operating)
 	assert.Contains(t, c.System.Engine, Setting{"MaxSeqs", "0"})
+	assert.Contains(t, c.System.Engine, Setting{"Policy", "nil (the default)"})
 	assert.Equal(t, "costmodel.Frozen (nil: the default)", c.System.Model)
 	assert.Equal(t, Num(600), c.SLO.TTFT)
 	assert.Equal(t, 10.0, c.Window.Warmup)

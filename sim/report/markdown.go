@@ -156,8 +156,13 @@ func (c *Card) mdReproduce(b *strings.Builder) {
 	bi, s := &c.Build, &c.Seeds
 	b.WriteString("## Reproduce\n\n| | |\n|---|---|\n")
 	row(b, "simulator", code(bi.Module+"@"+bi.Version))
-	row(b, "revision", fmt.Sprintf("%s (modified: %s, time: %s)", code(bi.Revision), bi.Modified, bi.Time))
-	row(b, "Go", bi.GoVersion)
+	rev := fmt.Sprintf("%s (modified: %s, time: %s)", code(bi.Revision), bi.Modified, bi.Time)
+	if bi.Revision == Unknown {
+		rev = "unknown: the binary records none (built with -buildvcs=false, or a test binary); set Build.Revision"
+	}
+	row(b, "revision", rev)
+	row(b, "command", orNotStated(code(c.Command)))
+	row(b, "Go", bi.GoVersion+" "+bi.Platform)
 	row(b, "analysis revision", code(c.AnalysisRevision))
 	seeds := make([]string, len(s.Derived))
 	for i, d := range s.Derived {

@@ -76,9 +76,21 @@ func settings(v any) []Setting {
 		if !f.IsExported() {
 			continue
 		}
-		out = append(out, Setting{f.Name, clip(fmt.Sprintf("%v", rv.Field(i).Interface()))})
+		out = append(out, Setting{f.Name, value(rv.Field(i))})
 	}
 	return out
+}
+
+// value prints a field; a nil interface, pointer, slice or map is "nil",
+// which for servesim's configurations means the documented default.
+func value(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.Interface, reflect.Pointer, reflect.Slice, reflect.Map, reflect.Func:
+		if v.IsNil() {
+			return "nil (the default)"
+		}
+	}
+	return clip(fmt.Sprintf("%v", v.Interface()))
 }
 
 func clip(s string) string {
