@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -51,6 +52,9 @@ var benchUnits = []struct {
 
 // Write writes c's lines to w.
 func (b Bench) Write(w io.Writer, c *sim.Curve) error {
+	if c == nil {
+		return errors.New("report: Bench.Write needs a curve, got nil")
+	}
 	name := b.Name
 	if name == "" {
 		name = "Goodput"

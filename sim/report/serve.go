@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"time"
@@ -38,7 +39,7 @@ type Meta struct {
 // the prompt tokens of measured requests that completed ok. The zero value
 // is ready to use.
 type Tally struct {
-	InputTokens int
+	InputTokens int // prompt tokens of measured requests that completed ok
 }
 
 // Observe counts r.
@@ -59,6 +60,9 @@ type Serve struct {
 
 // MarshalJSON writes the keys in vLLM's order, then servesim's.
 func (s Serve) MarshalJSON() ([]byte, error) {
+	if s.Summary == nil {
+		return nil, errors.New("report: Serve.Summary is nil")
+	}
 	var o object
 	s.vllm(&o)
 	s.additions(&o)

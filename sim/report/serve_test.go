@@ -72,3 +72,9 @@ func TestServeWritesNullNotMadeUpFigures(t *testing.T) {
 	}
 	assert.NotContains(t, m, "date")
 }
+
+func TestServeRefusesANilSummary(t *testing.T) {
+	var buf bytes.Buffer
+	assert.Error(t, WriteServe(&buf, nil, Meta{}))
+	assert.Error(t, Bench{}.Write(&buf, nil))
+}
