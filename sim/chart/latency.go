@@ -49,6 +49,8 @@ func Latency(c *sim.Curve) (*plot.Plot, error) {
 	if err := addSLOLines(p, c); err != nil {
 		return nil, err
 	}
+	p.Y.Max *= 6 // the top decade or so is the legend's, clear of the lines
+	p.X.Max += 0.04 * (p.X.Max - p.X.Min)
 	return p, nil
 }
 
