@@ -219,8 +219,14 @@ func code(s string) string {
 	return "`" + s + "`"
 }
 
-// num prints a figure with four significant digits.
-func num[T ~float64](x T) string { return fmt.Sprintf("%.4g", float64(x)) }
+// num prints a figure with four significant digits, or as a whole number
+// from 1,000 on (no exponents in a table).
+func num[T ~float64](x T) string {
+	if f := float64(x); math.Abs(f) >= 1000 {
+		return fmt.Sprintf("%.0f", f)
+	}
+	return fmt.Sprintf("%.4g", float64(x))
+}
 
 func signed(x Num) string { return fmt.Sprintf("%+.3g", float64(x)) }
 
