@@ -25,7 +25,7 @@ func (e *Engine) take(s *seq, n int) {
 	if n <= 0 {
 		return
 	}
-	for e.free < n {
+	for e.free < n { // rare: only when free blocks are exhausted
 		e.free += e.cache.evict()
 	}
 	e.free -= n

@@ -54,7 +54,10 @@ func (e *Engine) fitBlocks(k int) int {
 		}
 		return n <= e.available()
 	}
-	lo, hi := 1, k // needs(lo) holds
+	if needs(k) { // the usual case: blocks to spare
+		return k
+	}
+	lo, hi := 1, k-1 // needs(lo) holds
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
 		if needs(mid) {

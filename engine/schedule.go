@@ -95,7 +95,7 @@ func (e *Engine) planChunked() {
 		return
 	}
 	for e.waiting.len() > 0 && budget > 0 && len(e.running) < e.cfg.MaxSeqs {
-		n, ok := e.tryAdmit(func(s *seq, computed int) (int, bool) { return e.chunk(s, computed, budget), true })
+		n, ok := e.tryAdmit(budget, false)
 		if !ok {
 			break
 		}
@@ -109,10 +109,7 @@ func (e *Engine) planChunked() {
 func (e *Engine) planWholePrompts() {
 	budget := e.cfg.MaxBatchedTokens
 	for e.waiting.len() > 0 && len(e.running) < e.cfg.MaxSeqs {
-		n, ok := e.tryAdmit(func(s *seq, computed int) (int, bool) {
-			n := s.known - computed
-			return n, n <= budget
-		})
+		n, ok := e.tryAdmit(budget, true)
 		if !ok {
 			break
 		}
@@ -140,17 +137,19 @@ func (e *Engine) chunk(s *seq, computed, budget int) int {
 	return min(n, budget)
 }
 
-// tryAdmit admits the head of the waiting queue if it fits: size says how
-// many tokens it would schedule given the tokens the prefix cache serves it
-// (and whether that is allowed at all); its blocks, less the cached ones it
+// tryAdmit admits the head of the waiting queue if it fits in budget: a
+// chunk of it, or with whole set its whole remaining prompt, after the
+// tokens the prefix cache serves it; its blocks, less the cached ones it
 // would reference, must fit and leave the watermark free. With nothing
 // running the watermark is waived, since nothing else could free a block.
-func (e *Engine) tryAdmit(size func(s *seq, computed int) (int, bool)) (int, bool) {
+func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 	s := e.waiting.peek()
 	units, tokens, blocks, pinned := e.hits(s)
-	n, ok := size(s, s.computed+tokens)
-	if !ok {
-		return 0, false
+	n := e.chunk(s, s.computed+tokens, budget)
+	if whole {
+		if n = s.known - s.computed - tokens; n > budget {
+			return 0, false
+		}
 	}
 	need := e.blocksFor(s.computed+tokens+n) - blocks
 	keep := e.wmBlocks
