@@ -28,7 +28,8 @@ const (
 	AtlasPrefillPerToken = 35 * time.Microsecond
 )
 
-func (f Frozen) withDefaults() Frozen {
+// WithDefaults returns f with every zero field set to its Atlas default.
+func (f Frozen) WithDefaults() Frozen {
 	if f.DecodeStep == 0 {
 		f.DecodeStep = AtlasDecodeStep
 	}
@@ -58,7 +59,7 @@ func (f Frozen) Validate() error {
 // StepTime prices b. It uses integer arithmetic only, so sums are exact.
 // A non-empty step costs at least 1 ns, even with invalid figures.
 func (f Frozen) StepTime(b Batch) time.Duration {
-	f = f.withDefaults()
+	f = f.WithDefaults()
 	var d time.Duration
 	if len(b.Decode) > 0 {
 		d += f.DecodeStep
@@ -78,6 +79,6 @@ func (f Frozen) PrefillTime(n int) time.Duration {
 	if n <= 0 {
 		return 0
 	}
-	f = f.withDefaults()
+	f = f.WithDefaults()
 	return f.PrefillBase + time.Duration(n)*f.PrefillPerToken
 }

@@ -55,7 +55,9 @@ type Config struct {
 	DisablePrefixCache bool
 }
 
-func (c Config) withDefaults() Config {
+// WithDefaults returns c with every zero field set to its documented
+// default: the configuration the engine actually runs.
+func (c Config) WithDefaults() Config {
 	if c.MaxBatchedTokens == 0 {
 		c.MaxBatchedTokens = DefaultMaxBatchedTokens
 	}
@@ -91,7 +93,7 @@ func (c Config) Validate() error {
 	if !(c.Watermark >= 0 && c.Watermark < 1) { // also refuses NaN
 		errs = append(errs, fmt.Errorf("engine: Watermark must be in [0, 1), got %v", c.Watermark))
 	}
-	d := c.withDefaults()
+	d := c.WithDefaults()
 	if c.DisableChunkedPrefill && c.ChunkCap > 0 {
 		errs = append(errs, fmt.Errorf("engine: ChunkCap (%d) has no meaning with DisableChunkedPrefill", c.ChunkCap))
 	}

@@ -86,7 +86,7 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	if m == nil {
 		m = costmodel.Frozen{}
 	}

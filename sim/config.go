@@ -30,7 +30,8 @@ const (
 	DefaultITL  = 150 * time.Millisecond
 )
 
-func (s SLO) withDefaults() SLO {
+// WithDefaults returns s with its zero bounds set to their defaults.
+func (s SLO) WithDefaults() SLO {
 	if s.TTFT == 0 {
 		s.TTFT = DefaultTTFT
 	}
@@ -145,6 +146,21 @@ type Config struct {
 	// either way (a test holds the two to the same bytes); it exists to
 	// verify that, and is several times slower.
 	Stepwise bool
+}
+
+// WithDefaults returns c with the engine, the cost model (nil becomes
+// costmodel.Frozen{}) and the SLO at their effective values, for a card or
+// a log that should show what ran rather than zeros.
+func (c Config) WithDefaults() Config {
+	c.Engine = c.Engine.WithDefaults()
+	switch m := c.Model.(type) {
+	case nil:
+		c.Model = costmodel.Frozen{}.WithDefaults()
+	case costmodel.Frozen:
+		c.Model = m.WithDefaults()
+	}
+	c.SLO = c.SLO.WithDefaults()
+	return c
 }
 
 // Validate joins every problem of the configuration, naming each field.

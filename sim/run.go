@@ -88,7 +88,7 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, slo: cfg.SLO.withDefaults(), eng: eng, src: src, obs: obs,
+	r := &runner{cfg: cfg, slo: cfg.SLO.WithDefaults(), eng: eng, src: src, obs: obs,
 		errs: workload.NewStream(cfg.Seed, "sim/errors"), stopAt: Unbounded}
 	r.fb, _ = src.(workload.Feedback)
 	if cfg.Horizon > 0 {

@@ -62,6 +62,10 @@ type Sweep struct {
 	Confidence float64
 	// Workers bounds parallel runs; 0 means GOMAXPROCS.
 	Workers int
+	// Observe, when set, gives each run its own Observer of every request
+	// record (to keep the raw events a card cites). Runs go in parallel:
+	// observers must not share unsynchronised state.
+	Observe func(load float64, rep int) Observer
 }
 
 func (s Sweep) withDefaults() Sweep {
@@ -136,7 +140,7 @@ func (s Sweep) Run() (*Curve, error) {
 		return nil, err
 	}
 	s = s.withDefaults()
-	c := &Curve{Target: s.Target, Confidence: s.Confidence, SLO: s.Config.SLO.withDefaults()}
+	c := &Curve{Target: s.Target, Confidence: s.Confidence, SLO: s.Config.SLO.WithDefaults()}
 	if len(s.Grid.Loads) > 0 {
 		loads := slices.Clone(s.Grid.Loads)
 		slices.Sort(loads)
@@ -193,7 +197,11 @@ func (s Sweep) runOne(load float64, rep int) (Summary, error) {
 	}
 	cfg := s.Config
 	cfg.Seed = seed
-	sum, err := Run(cfg, src, nil)
+	var obs Observer
+	if s.Observe != nil {
+		obs = s.Observe(load, rep)
+	}
+	sum, err := Run(cfg, src, obs)
 	if err != nil {
 		return Summary{}, err
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,4 +65,33 @@ func TestSweepValidateNamesTheField(t *testing.T) {
 	s := atlasSweep()
 	s.Grid = Grid{Loads: []float64{1, -2}}
 	assert.ErrorContains(t, s.Validate(), "Sweep.Grid.Loads[1]")
+}
+
+// Sweep.Observe hands every run its own observer; observing changes no
+// result.
+func TestSweepObservesEveryRun(t *testing.T) {
+	s := atlasSweep()
+	s.Grid = Grid{Loads: []float64{1, 2}}
+	s.Reps = 2
+	plain, err := s.Run()
+	require.NoError(t, err)
+	seen := map[string]int{}
+	var mu sync.Mutex
+	s.Observe = func(load float64, rep int) Observer {
+		key := fmt.Sprintf("%v/%d", load, rep)
+		return ObserverFunc(func(r *Record) {
+			mu.Lock()
+			seen[key]++
+			mu.Unlock()
+		})
+	}
+	observed, err := s.Run()
+	require.NoError(t, err)
+	assert.Equal(t, plain, observed)
+	require.Len(t, seen, 4)
+	for _, p := range observed.Points {
+		for rep, run := range p.Runs {
+			assert.GreaterOrEqual(t, seen[fmt.Sprintf("%v/%d", p.Load, rep)], run.Offered)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -48,6 +49,7 @@ func run(w io.Writer, args []string) error {
 	fs.DurationVar(&o.horizon, "horizon", o.horizon, "end of each run's measurement window (simulated time)")
 	fs.Uint64Var(&o.seed, "seed", o.seed, "base seed of the replications")
 	fs.Float64Var(&o.operating, "operating", o.operating, "operating load whose headroom to the knee is reported, req/s (0: none)")
+	fs.StringVar(&o.out, "out", "out", "directory for the plots and the benchmark card (empty: write none)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -73,10 +75,27 @@ func simulate(w io.Writer, r costmodel.Replica, o simOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	var events *eventFiles
+	if o.out != "" {
+		events = &eventFiles{dir: filepath.Join(o.out, "events")}
+		if err := os.MkdirAll(events.dir, 0o755); err != nil {
+			return err
+		}
+		s.Observe = events.observe
+	}
 	c, err := s.Run()
+	if events != nil {
+		err = errors.Join(err, events.close())
+	}
 	if err != nil {
 		return err
 	}
 	writeSimulation(w, r, e, c, o)
-	return nil
+	if o.out == "" {
+		return nil
+	}
+	return writeOutputs(w, o.out, r, s, c, o)
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
+	"image/png"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,10 +22,10 @@ func TestRunGolden(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"atlas", []string{"-reps", "2", "-horizon", "5m"}},
-		{"batch48_output400", []string{"-batch", "48", "-output", "400", "-reps", "2", "-horizon", "5m", "-operating", "1"}},
+		{"atlas", []string{"-reps", "2", "-horizon", "5m", "-out", ""}},
+		{"batch48_output400", []string{"-batch", "48", "-output", "400", "-reps", "2", "-horizon", "5m", "-operating", "1", "-out", ""}},
 		{"overloaded", []string{"-batch", "64", "-chunk", "4096", "-prompt", "16000", "-ttft", "500ms", "-estimate-only"}},
-		{"explicit_loads", []string{"-loads", "1,2,3", "-reps", "2", "-horizon", "4m", "-operating", "0"}},
+		{"explicit_loads", []string{"-loads", "1,2,3", "-reps", "2", "-horizon", "4m", "-operating", "0", "-out", ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
@@ -70,4 +72,40 @@ func TestNumber(t *testing.T) {
 	} {
 		assert.Equal(t, want, number(v), "number(%v)", v)
 	}
+}
+
+// The report's files: the goodput plot (a PNG that decodes, and an SVG),
+// the latency plot, the card in Markdown and JSON citing the raw events, and
+// one JSON Lines file of raw events per run.
+func TestRunWritesPlotsCardAndEvents(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	require.NoError(t, run(&out, []string{"-loads", "1,2,2.5", "-reps", "2", "-horizon", "4m", "-out", dir}))
+	for _, name := range []string{"capacity-goodput.png", "capacity-latency.png"} {
+		f, err := os.Open(filepath.Join(dir, name))
+		require.NoError(t, err)
+		img, err := png.Decode(f)
+		f.Close()
+		require.NoError(t, err, name)
+		assert.Greater(t, img.Bounds().Dx(), 500)
+		assert.Contains(t, out.String(), filepath.Join(dir, name))
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "capacity-goodput.svg"))
+	require.NoError(t, err)
+	assert.Contains(t, string(svg), "knee")
+	md, err := os.ReadFile(filepath.Join(dir, "capacity-card.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "knee: highest load with attainment")
+	assert.Contains(t, string(md), "load=<load>-rep=<r>.jsonl")
+	var card map[string]any
+	js, err := os.ReadFile(filepath.Join(dir, "capacity-card.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(js, &card))
+	assert.Equal(t, "servesim-analysis/1", card["analysis_revision"])
+	events, err := filepath.Glob(filepath.Join(dir, "events", "*.jsonl"))
+	require.NoError(t, err)
+	assert.Len(t, events, 6, "3 loads × 2 replications")
+	lines, err := os.ReadFile(filepath.Join(dir, "events", "load=1-rep=0.jsonl"))
+	require.NoError(t, err)
+	assert.Greater(t, bytes.Count(lines, []byte("\n")), 200)
 }

@@ -24,6 +24,7 @@ type simOptions struct {
 	horizon   time.Duration
 	seed      uint64
 	operating float64 // the load to measure headroom from, req/s; 0: none
+	out       string  // directory for plots and the card; "": none
 }
 
 // sweepFor builds the sweep of the replica r at its operating point:

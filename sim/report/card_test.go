@@ -110,8 +110,10 @@ func TestNewCardFromASweep(t *testing.T) {
 	assert.Equal(t, sim.Seed(7, 1), c.Seeds.Derived[1])
 	assert.Len(t, c.Results.Points, 3)
 	assert.Equal(t, 1.5, c.Results.Headroom.Operating)
-	assert.Contains(t, c.System.Engine, Setting{"MaxSeqs", "0"})
-	assert.Contains(t, c.System.Engine, Setting{"Policy", "nil (the default)"})
+	// The card shows what ran: defaults filled in.
+	assert.Contains(t, c.System.Engine, Setting{"MaxSeqs", "32"})
+	assert.Contains(t, c.System.Engine, Setting{"KVBlocks", "28672"})
+	assert.Contains(t, c.System.Engine, Setting{"Policy", "engine.FCFS"})
 	assert.Equal(t, "costmodel.Frozen (nil: the default)", c.System.Model)
 	assert.Equal(t, Num(600), c.SLO.TTFT)
 	assert.Equal(t, 10.0, c.Window.Warmup)

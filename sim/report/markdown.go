@@ -142,7 +142,7 @@ func (c *Card) mdSLO(b *strings.Builder) {
 }
 
 func (s *System) markdown(b *strings.Builder) {
-	b.WriteString("## System\n\nAs configured; a zero means the package's documented default.\n\n")
+	b.WriteString("## System\n\nAs it ran, with every documented default filled in.\n\n")
 	b.WriteString("| engine (`engine.Config`) | value |\n|---|---|\n")
 	settingRows(b, s.Engine)
 	fmt.Fprintf(b, "\n| cost model (%s) | value |\n|---|---|\n", code(s.Model))

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -16,7 +15,7 @@ type Setting struct {
 
 // System is the simulated replica's configuration: the engine's scheduler
 // fields, the cost model and its fields, and the run's own settings, each
-// as configured (a zero means the package's documented default).
+// at the value that ran (documented defaults filled in).
 type System struct {
 	Engine     []Setting `json:"engine"`
 	Model      string    `json:"cost_model"` // the model's Go type
@@ -28,12 +27,14 @@ type System struct {
 // long); longer values end in "…".
 const maxValue = 120
 
-// SystemOf renders cfg's engine, cost model and run settings.
+// SystemOf renders cfg's engine, cost model and run settings, with the
+// defaults filled in (sim.Config.WithDefaults).
 func SystemOf(cfg sim.Config) System {
+	nilModel := cfg.Model == nil
+	cfg = cfg.WithDefaults()
 	model := cfg.Model
 	name := fmt.Sprintf("%T", model)
-	if model == nil {
-		model = costmodel.Frozen{}
+	if nilModel {
 		name = "costmodel.Frozen (nil: the default)"
 	}
 	return System{
@@ -89,6 +90,9 @@ func value(v reflect.Value) string {
 		if v.IsNil() {
 			return "nil (the default)"
 		}
+	}
+	if v.Kind() == reflect.Interface && v.Elem().Kind() == reflect.Struct && v.Elem().NumField() == 0 {
+		return fmt.Sprintf("%T", v.Interface()) // a policy such as engine.FCFS{} prints as {}
 	}
 	return clip(fmt.Sprintf("%v", v.Interface()))
 }

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/chart"
+	"github.com/servesim/servesim/sim/report"
+	"github.com/servesim/servesim/workload"
+)
+
+// fingerprintRequests is how many requests of the unit-rate stream the
+// card's fingerprint covers: with common random numbers every load's stream
+// is this one with its instants divided by the load.
+const fingerprintRequests = 10_000
+
+// writeOutputs writes the goodput and latency plots and the benchmark card
+// (Markdown and JSON) into dir, and lists them on w.
+func writeOutputs(w io.Writer, dir string, r costmodel.Replica, s sim.Sweep, c *sim.Curve, o simOptions) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	goodput, err := chart.Goodput(c, o.operating)
+	if err != nil {
+		return err
+	}
+	latency, err := chart.Latency(c)
+	if err != nil {
+		return err
+	}
+	card, err := capacityCard(r, s, c, o)
+	if err != nil {
+		return err
+	}
+	files := []struct {
+		name  string
+		write func(path string) error
+	}{
+		{"capacity-goodput.png", func(p string) error { return chart.Save(p, goodput) }},
+		{"capacity-goodput.svg", func(p string) error { return chart.Save(p, goodput) }},
+		{"capacity-latency.png", func(p string) error { return chart.Save(p, latency) }},
+		{"capacity-card.md", func(p string) error { return writeFile(p, card.WriteMarkdown) }},
+		{"capacity-card.json", func(p string) error { return writeFile(p, card.WriteJSON) }},
+	}
+	fmt.Fprintln(w)
+	for _, f := range files {
+		path := filepath.Join(dir, f.name)
+		if err := f.write(path); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		fmt.Fprintf(w, "wrote      %s\n", path)
+	}
+	return nil
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// capacityCard describes the sweep as a benchmark card.
+func capacityCard(r costmodel.Replica, s sim.Sweep, c *sim.Curve, o simOptions) (report.Card, error) {
+	p := r.Point
+	card := report.NewCard(s, c, o.operating)
+	card.Title = "Atlas TP4 goodput curve (simulated)"
+	card.Claim = fmt.Sprintf("The Atlas TP4 replica keeps %.0f %% of requests within TTFT <= %v and every ITL <= %v up to the knee reported below.",
+		100*c.Target, p.SLO.TTFT, p.SLO.ITL)
+	src, err := s.Workload(1, sim.Seed(s.BaseSeed, 0))
+	if err != nil {
+		return card, err
+	}
+	h := workload.NewHasher()
+	for h.Count() < fingerprintRequests {
+		req, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return card, err
+		}
+		h.Add(req)
+	}
+	card.Workload = report.Workload{
+		Description: "synthetic, sim.Poisson(workload.Fixed(prompt, output))",
+		Arrival:     "Poisson, offered load swept; common random numbers across loads",
+		Lengths:     fmt.Sprintf("fixed: %d prompt tokens, %d output tokens", p.PromptTokens, p.OutputTokens),
+		Correlation: "none (fixed lengths)",
+		Prefix:      "none",
+		Loop:        "open-loop: arrivals are external and overload is under test",
+		Concurrency: "unbounded client concurrency",
+		CacheState:  "empty KV and prefix cache at the start of each run; warm-up left out",
+		Fingerprint: fmt.Sprintf("%s (first %d requests of replication 0 at 1 req/s)", h.Sum(), h.Count()),
+	}
+	card.Command = "go run ./examples/capacity"
+	card.Events = report.Events{Path: filepath.Join(o.out, "events") + string(filepath.Separator) + "load=<load>-rep=<r>.jsonl", Format: "jsonl"}
+	if card.Build.Revision == report.Unknown {
+		card.Build.Revision, card.Build.Modified = gitRevision()
+	}
+	return card, nil
+}
+
+// gitRevision asks git for the checkout's commit when the binary carries no
+// VCS stamp (go run with -buildvcs=false); report.Unknown if git cannot
+// tell.
+func gitRevision() (rev, modified string) {
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return report.Unknown, report.Unknown
+	}
+	rev = strings.TrimSpace(string(out)) + " (from git at run time)"
+	status, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
+	switch {
+	case err != nil:
+		return rev, report.Unknown
+	case len(status) > 0:
+		return rev, "true"
+	}
+	return rev, "false"
+}
