@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,10 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servesim/servesim/internal/golden"
 	"github.com/stretchr/testify/require"
 )
-
-var update = flag.Bool("update", false, "rewrite engine/testdata/*.golden from the scripts")
 
 // TestScripts replays engine/testdata/*.txt: each line a command, each step
 // printed as a line of what the scheduler decided; the output must equal the
@@ -33,15 +31,7 @@ func TestScripts(t *testing.T) {
 	require.NotEmpty(t, files)
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
-			got := runScript(t, f)
-			golden := strings.TrimSuffix(f, ".txt") + ".golden"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
-				return
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run with -update to create it")
-			require.Equal(t, string(want), got)
+			golden.Check(t, strings.TrimSuffix(f, ".txt")+".golden", []byte(runScript(t, f)))
 		})
 	}
 }

@@ -2,29 +2,19 @@ package main
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/servesim/servesim/internal/golden"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 // The template's output is pinned by a golden file run with small arguments.
 func TestRunGolden(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(&out, []string{"-blocks", "4", "-horizon", "5m"}))
-	golden := filepath.Join("testdata", "small.golden")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(golden, out.Bytes(), 0o644))
-	}
-	want, err := os.ReadFile(golden)
-	require.NoError(t, err)
-	assert.Equal(t, string(want), out.String())
+	golden.Check(t, filepath.Join("testdata", "small.golden"), out.Bytes())
 }
 
 // B identical to A is never improved: the template falsifies an empty claim.

@@ -3,17 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"image/png"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/servesim/servesim/internal/golden"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 // The report is pinned by golden files; run `go test ./examples/capacity
 // -update` after a deliberate change and review the diff.
@@ -30,13 +28,7 @@ func TestRunGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
 			require.NoError(t, run(&out, tc.args))
-			golden := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				require.NoError(t, os.WriteFile(golden, out.Bytes(), 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err)
-			assert.Equal(t, string(want), out.String(), "output differs from %s (rerun with -update to accept)", golden)
+			golden.Check(t, filepath.Join("testdata", tc.name+".golden"), out.Bytes())
 		})
 	}
 }

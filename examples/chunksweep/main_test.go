@@ -2,30 +2,20 @@ package main
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/servesim/servesim/internal/golden"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 // The report is pinned by a golden file run with small arguments; run
 // `go test ./examples/chunksweep -update` after a deliberate change.
 func TestRunGolden(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(&out, []string{"-chunks", "256,1024", "-reps", "2", "-blocks", "3", "-horizon", "6m"}))
-	golden := filepath.Join("testdata", "small.golden")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(golden, out.Bytes(), 0o644))
-	}
-	want, err := os.ReadFile(golden)
-	require.NoError(t, err)
-	assert.Equal(t, string(want), out.String())
+	golden.Check(t, filepath.Join("testdata", "small.golden"), out.Bytes())
 }
 
 func TestRunRefusesBadArguments(t *testing.T) {

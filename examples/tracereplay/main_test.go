@@ -2,16 +2,14 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/servesim/servesim/internal/golden"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 // sharedTrace is the real trace beside the repository root.
 func sharedTrace(t *testing.T, name string) string {
@@ -38,13 +36,7 @@ func TestRunGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
 			require.NoError(t, run(&out, tc.args))
-			golden := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				require.NoError(t, os.WriteFile(golden, out.Bytes(), 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err)
-			assert.Equal(t, string(want), out.String(), "output differs from %s (rerun with -update to accept)", golden)
+			golden.Check(t, filepath.Join("testdata", tc.name+".golden"), out.Bytes())
 		})
 	}
 }

@@ -81,14 +81,14 @@ func TestCardMarkdownGolden(t *testing.T) {
 	c := handCard()
 	var buf bytes.Buffer
 	require.NoError(t, c.WriteMarkdown(&buf))
-	golden(t, "card.md", buf.Bytes())
+	checkGolden(t, "card.md", buf.Bytes())
 }
 
 func TestCardJSONGolden(t *testing.T) {
 	c := handCard()
 	var buf bytes.Buffer
 	require.NoError(t, c.WriteJSON(&buf))
-	golden(t, "card.json", buf.Bytes())
+	checkGolden(t, "card.json", buf.Bytes())
 
 	var back Card
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &back))

@@ -28,7 +28,7 @@ func TestEventsGolden(t *testing.T) {
 			w := mk(&buf)
 			runFixture(t, keep, w)
 			require.NoError(t, w.Flush())
-			golden(t, "events_keep="+strconv.FormatBool(keep)+"."+ext, buf.Bytes())
+			checkGolden(t, "events_keep="+strconv.FormatBool(keep)+"."+ext, buf.Bytes())
 		}
 	}
 }

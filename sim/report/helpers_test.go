@@ -1,31 +1,22 @@
 package report
 
 import (
-	"flag"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/internal/golden"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// golden compares got with testdata/name, rewriting it under -update.
-func golden(t *testing.T, name string, got []byte) {
+// checkGolden compares got with testdata/name, rewriting it under -update.
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create it")
-	require.Equal(t, string(want), string(got), "differs from %s (go test -update rewrites it)", path)
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 // slice is a workload.Source over fixed requests.

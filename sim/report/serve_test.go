@@ -22,7 +22,7 @@ func fixtureServe(t *testing.T) (sim.Summary, []byte) {
 
 func TestServeGolden(t *testing.T) {
 	_, b := fixtureServe(t)
-	golden(t, "serve.json", b)
+	checkGolden(t, "serve.json", b)
 }
 
 // The summary's numbers are the Summary's, under vLLM's names.
