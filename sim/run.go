@@ -111,6 +111,7 @@ func (r *runner) loop() error {
 	for r.events.len() > 0 {
 		ev := r.events.peek()
 		if ev.at > r.stopAt {
+			r.advance(r.stopAt) // the run ends here: unfinished requests end now
 			break
 		}
 		r.events.pop()
