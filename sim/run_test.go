@@ -81,6 +81,9 @@ func TestEveryRequestEndsOnce(t *testing.T) {
 		if r.Status == StatusOK || r.Status == StatusErrored {
 			assert.Equal(t, r.Output, r.Emitted, "request %d", r.ID)
 		}
+		if r.Status == StatusUnfinished {
+			assert.Equal(t, cfg.Horizon+cfg.Drain, r.Finish, "unfinished requests end when the run stops")
+		}
 		if r.FirstToken != Never {
 			assert.LessOrEqual(t, r.Arrival, r.FirstScheduled)
 			assert.LessOrEqual(t, r.FirstScheduled, r.FirstToken)
