@@ -76,8 +76,17 @@ func (e *Engine) checkSeq(s *seq) []error {
 	if s.known != s.req.Input+s.emitted {
 		bad("known tokens %d != input %d + emitted %d", s.known, s.req.Input, s.emitted)
 	}
-	if s.computed+s.sched > s.known || s.computed < 0 {
-		bad("computed %d + scheduled %d outside [0, known %d]", s.computed, s.sched, s.known)
+	switch {
+	case s.computed < 0:
+		bad("computed %d tokens", s.computed)
+	case s.decoding && s.sched > 0:
+		// A run of decode steps computes one token and samples the next
+		// per step: only the first of its tokens exists yet.
+		if s.computed+1 != s.known {
+			bad("decodes %d steps with %d of %d known tokens computed", s.sched, s.computed, s.known)
+		}
+	case s.computed+s.sched > s.known:
+		bad("computed %d + scheduled %d exceed known %d", s.computed, s.sched, s.known)
 	}
 	if s.emitted >= s.req.Output {
 		bad("emitted %d of %d tokens but still held", s.emitted, s.req.Output)

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"testing"
+	"time"
+)
+
+// FuzzEngine turns bytes into a scenario — a configuration, then adds,
+// aborts and steps — and holds the engine to its invariants after every
+// command: nothing a driver can do with valid calls breaks them or panics.
+//
+//	go test ./engine -run '^$' -fuzz FuzzEngine -fuzztime 30s
+func FuzzEngine(f *testing.F) {
+	f.Add([]byte{4, 2, 3, 1, 10, 20, 30, 40, 50, 60, 2, 2, 2, 2, 0, 9, 2, 2, 2})
+	f.Add([]byte{255, 255, 0, 7, 1, 1, 1, 1, 200, 200, 200, 1, 2, 3, 2, 2, 2, 2, 2, 2})
+	f.Add([]byte{1, 1, 1, 0, 0, 0, 0, 5, 5, 5, 5, 5, 5, 2, 2, 2, 2, 1, 0, 2, 2})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 4 {
+			return
+		}
+		cfg := Config{
+			MaxSeqs:               1 + int(data[0]%16),
+			MaxBatchedTokens:      64 + int(data[1])*8,
+			ChunkCap:              int(data[2]%4) * 32,
+			KVBlocks:              4 + int(data[3]),
+			BlockSize:             []int{4, 16, 12}[data[0]%3],
+			DisableChunkedPrefill: data[1]%5 == 0,
+			Watermark:             float64(data[2]%3) / 50,
+			MaxWaiting:            int(data[3] % 7),
+		}
+		if cfg.DisableChunkedPrefill {
+			cfg.ChunkCap = 0
+		}
+		if data[3]%2 == 1 {
+			cfg.Policy = Priority{}
+		}
+		e, err := New(cfg, nil)
+		if err != nil {
+			return // a configuration Validate refuses is not a scenario
+		}
+		var now time.Duration
+		var next int32
+		inFlight := (*Plan)(nil)
+		data = data[4:]
+		for len(data) >= 2 {
+			op, arg := data[0]%4, data[1]
+			data = data[2:]
+			switch op {
+			case 0, 1: // add: lengths and a prefix from the argument
+				prefix := []uint64{uint64(arg % 3), uint64(arg % 5)}
+				_ = e.Add(now, Request{Ref: next, Input: 1 + int(arg)*3, Output: 1 + int(arg%40), Priority: int(arg % 3),
+					Prefix: prefix, PrefixBlockTokens: 16})
+				next++
+			case 2: // step: plan, or complete the step in flight
+				if inFlight == nil {
+					p, err := e.ScheduleUntil(now, now+time.Duration(arg)*time.Second)
+					if err != nil {
+						t.Fatal(err)
+					}
+					inFlight = p
+				} else {
+					if _, err := e.Complete(inFlight.End); err != nil {
+						t.Fatal(err)
+					}
+					now, inFlight = inFlight.End, nil
+				}
+			case 3: // abort one of the recent requests (it may be gone)
+				_ = e.Abort(now, next-1-int32(arg%4))
+			}
+			if err := e.Check(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Whatever happened, the engine drains: every request finishes.
+		for steps := 0; !e.Idle(); steps++ {
+			if inFlight == nil {
+				p, err := e.Schedule(now)
+				if err != nil || p == nil {
+					t.Fatalf("engine holds requests but plans nothing: %v", err)
+				}
+				inFlight = p
+			}
+			if _, err := e.Complete(inFlight.End); err != nil {
+				t.Fatal(err)
+			}
+			now, inFlight = inFlight.End, nil
+			if err := e.Check(); err != nil {
+				t.Fatal(err)
+			}
+			if steps > 200000 {
+				t.Fatal("engine does not drain")
+			}
+		}
+	})
+}
