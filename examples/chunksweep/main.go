@@ -13,6 +13,7 @@
 //
 //	go run ./examples/chunksweep
 //	go run ./examples/chunksweep -chunks 256,1024 -reps 3
+//	go run ./examples/chunksweep -bench chunks.txt && benchstat -col config chunks.txt
 package main
 
 import (
@@ -42,6 +43,7 @@ type options struct {
 	blocks  int
 	horizon time.Duration
 	seed    uint64
+	bench   string // file for Go benchmark-format lines; "": none
 }
 
 func parse(w io.Writer, args []string) (options, error) {
@@ -55,6 +57,7 @@ func parse(w io.Writer, args []string) (options, error) {
 	fs.IntVar(&o.blocks, "blocks", o.blocks, "seeded A/B blocks per load")
 	fs.DurationVar(&o.horizon, "horizon", o.horizon, "measurement window end (simulated time; warm-up is a tenth of it)")
 	fs.Uint64Var(&o.seed, "seed", o.seed, "base seed")
+	fs.StringVar(&o.bench, "bench", "", "write each chunk cap's runs at the probe load in Go benchmark format to this file (compare with benchstat -col config)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -80,5 +83,5 @@ func run(w io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	return report(w, o)
+	return writeReport(w, o)
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/servesim/servesim/internal/golden"
@@ -27,4 +29,17 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		assert.ErrorContains(t, run(&bytes.Buffer{}, want), args)
 	}
 	assert.NoError(t, run(&bytes.Buffer{}, []string{"-h"}))
+}
+
+// -bench writes every chunk cap's runs at the probe load in Go benchmark
+// format, one configuration line each, for benchstat -col config.
+func TestRunWritesBenchmarkLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chunks.txt")
+	require.NoError(t, run(&bytes.Buffer{}, []string{"-chunks", "1024", "-reps", "2", "-blocks", "2", "-horizon", "4m", "-bench", path}))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	s := string(b)
+	assert.Contains(t, s, "config: chunk=none\n")
+	assert.Contains(t, s, "config: chunk=1024\n")
+	assert.Equal(t, 4, strings.Count(s, "BenchmarkDocuments/load=0.5-1\t1\t"), "2 configurations × 2 replications")
 }

@@ -4,14 +4,16 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/report"
 )
 
-// report sweeps every chunk cap and the default, then tests the best
+// writeReport sweeps every chunk cap and the default, then tests the best
 // against the default.
-func report(w io.Writer, o options) error {
+func writeReport(w io.Writer, o options) error {
 	rows := make([]row, 0, len(o.chunks)+1)
 	for _, c := range append([]int{0}, o.chunks...) {
 		r, err := sweepChunk(c, o)
@@ -21,6 +23,11 @@ func report(w io.Writer, o options) error {
 		rows = append(rows, r)
 	}
 	writeRows(w, rows, o)
+	if o.bench != "" {
+		if err := writeBench(o.bench, rows); err != nil {
+			return err
+		}
+	}
 	best, ok := bestChunk(rows[1:])
 	if !ok {
 		fmt.Fprintln(w, "\nno chunk cap differs from the default: nothing to test")
@@ -93,4 +100,24 @@ func writeVerdict(w io.Writer, r *sim.Result) {
 	fmt.Fprintf(w, "\nverdict: %v (improvement over the loads %+.1f %% [%+.1f, %+.1f])\n", r.Verdict,
 		100*r.Improvement.Center, 100*r.Improvement.Lo, 100*r.Improvement.Hi)
 	fmt.Fprintf(w, "boundary: %s\n", r.Boundary())
+}
+
+// writeBench writes every chunk cap's runs at the probe load as Go
+// benchmark lines, one configuration each, for benchstat -col config.
+func writeBench(path string, rows []row) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		name := "chunk=none"
+		if r.chunk > 0 {
+			name = fmt.Sprintf("chunk=%d", r.chunk)
+		}
+		if err := (report.Bench{Name: "Documents", Config: name}).Write(f, r.probes); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
 }

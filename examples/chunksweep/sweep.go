@@ -37,9 +37,10 @@ func config(chunk int, horizon time.Duration) sim.Config {
 
 // row is one chunk cap's results.
 type row struct {
-	chunk int
-	probe sim.Point
-	curve *sim.Curve
+	chunk  int
+	probe  sim.Point
+	probes *sim.Curve // the one-load sweep at the probe load
+	curve  *sim.Curve
 }
 
 func sweepChunk(chunk int, o options) (row, error) {
@@ -53,7 +54,7 @@ func sweepChunk(chunk int, o options) (row, error) {
 	if err != nil {
 		return row{}, fmt.Errorf("chunk %d: %w", chunk, err)
 	}
-	return row{chunk: chunk, probe: p.Points[0], curve: c}, nil
+	return row{chunk: chunk, probe: p.Points[0], probes: p, curve: c}, nil
 }
 
 // mixedStep is the longest step a decode batch of 32 sees under a chunk of
