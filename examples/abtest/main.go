@@ -16,10 +16,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/report"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -37,6 +39,7 @@ func run(w io.Writer, args []string) error {
 	threshold := fs.Float64("threshold", 0.05, "relative goodput improvement B must show")
 	blocks := fs.Int("blocks", 10, "seeded blocks per load")
 	horizon := fs.Duration("horizon", 10*time.Minute, "measurement window end (simulated; warm-up is a tenth)")
+	card := fs.String("card", "", "also write the result as a benchmark card to this path (.md for Markdown, .json for JSON)")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return nil
 	} else if err != nil {
@@ -76,5 +79,35 @@ func run(w io.Writer, args []string) error {
 	fmt.Fprintf(w, "\nverdict:   %v: %+.1f %% [%+.1f, %+.1f] against a threshold of %+.0f %%\n", res.Verdict,
 		100*res.Improvement.Center, 100*res.Improvement.Lo, 100*res.Improvement.Hi, 100*h.Threshold)
 	fmt.Fprintf(w, "boundary:  %s\n", res.Boundary())
-	return nil
+	if *card == "" {
+		return nil
+	}
+	// 5. The card: the claim, both systems, the seeds and the verdict.
+	c := report.NewExperimentCard(x, res)
+	c.Title = "A/B: batch cap"
+	c.Command = "go run ./examples/abtest " + strings.Join(args, " ")
+	fp, err := report.Fingerprint(x.Workload, sim.Seed(x.BaseSeed, 0), 10_000)
+	if err != nil {
+		return err
+	}
+	c.Workload = report.Workload{Arrival: "Poisson at each load", Lengths: lengths.String(), Correlation: "none (fixed lengths)",
+		Prefix: "none", Loop: "open-loop", CacheState: "empty at the start of each run", Fingerprint: fp}
+	return writeCard(*card, &c)
+}
+
+// writeCard writes c as Markdown or JSON, by the path's extension.
+func writeCard(path string, c *report.Card) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	write := c.WriteMarkdown
+	if strings.HasSuffix(path, ".json") {
+		write = c.WriteJSON
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -28,4 +29,17 @@ func TestRunRefusesBadArguments(t *testing.T) {
 	assert.ErrorContains(t, run(&bytes.Buffer{}, []string{"-blocks", "1"}), "Experiment.Blocks")
 	assert.ErrorContains(t, run(&bytes.Buffer{}, []string{"-batch", "-1"}), "MaxSeqs")
 	assert.ErrorContains(t, run(&bytes.Buffer{}, []string{"x"}), "unexpected arguments")
+}
+
+// -card writes the result as a benchmark card: the claim, both systems and
+// the verdict with its boundary.
+func TestRunWritesACard(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "card.md")
+	require.NoError(t, run(&bytes.Buffer{}, []string{"-blocks", "3", "-horizon", "4m", "-card", path}))
+	md, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for _, want := range []string{"raising the batch cap from 32 to 48", "A/B verdict", "System A (the baseline)", "| MaxSeqs | `48` |", "| MaxSeqs | `32` |"} {
+		assert.Contains(t, string(md), want)
+	}
+	assert.NotContains(t, string(md), "knee:")
 }

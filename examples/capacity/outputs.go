@@ -12,7 +12,6 @@ import (
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/chart"
 	"github.com/servesim/servesim/sim/report"
-	"github.com/servesim/servesim/workload"
 )
 
 // fingerprintRequests is how many requests of the unit-rate stream the
@@ -78,20 +77,9 @@ func capacityCard(r costmodel.Replica, s sim.Sweep, c *sim.Curve, o simOptions) 
 	card.Title = "Atlas TP4 goodput curve (simulated)"
 	card.Claim = fmt.Sprintf("The Atlas TP4 replica keeps %.0f %% of requests within TTFT <= %v and every ITL <= %v up to the knee reported below.",
 		100*c.Target, p.SLO.TTFT, p.SLO.ITL)
-	src, err := s.Workload(1, sim.Seed(s.BaseSeed, 0))
+	fp, err := report.Fingerprint(s.Workload, sim.Seed(s.BaseSeed, 0), fingerprintRequests)
 	if err != nil {
 		return card, err
-	}
-	h := workload.NewHasher()
-	for h.Count() < fingerprintRequests {
-		req, err := src.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return card, err
-		}
-		h.Add(req)
 	}
 	card.Workload = report.Workload{
 		Description: "synthetic, sim.Poisson(workload.Fixed(prompt, output))",
@@ -102,7 +90,7 @@ func capacityCard(r costmodel.Replica, s sim.Sweep, c *sim.Curve, o simOptions) 
 		Loop:        "open-loop: arrivals are external and overload is under test",
 		Concurrency: "unbounded client concurrency",
 		CacheState:  "empty KV and prefix cache at the start of each run; warm-up left out",
-		Fingerprint: fmt.Sprintf("%s (first %d requests of replication 0 at 1 req/s)", h.Sum(), h.Count()),
+		Fingerprint: fp,
 	}
 	card.Command = "go run ./examples/capacity"
 	card.Events = report.Events{Path: filepath.Join(o.out, "events") + string(filepath.Separator) + "load=<load>-rep=<r>.jsonl", Format: "jsonl"}

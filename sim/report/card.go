@@ -2,11 +2,13 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"time"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/workload"
 )
 
 // AnalysisRevision names the analysis that turned runs into the card's
@@ -32,6 +34,8 @@ type Card struct {
 	Claim    string   `json:"claim"`
 	Workload Workload `json:"workload"`
 	System   System   `json:"system"`
+	// Baseline is configuration A of an A/B experiment (System is then B).
+	Baseline *System `json:"baseline_system,omitempty"`
 	SLO      SLO      `json:"slo"`
 	Window   Window   `json:"window"`
 	Seeds    Seeds    `json:"seeds"`
@@ -128,6 +132,28 @@ func NewCard(sw sim.Sweep, c *sim.Curve, op float64) Card {
 	}
 }
 
+// NewExperimentCard fills a card from an A/B experiment and its result:
+// the claim declared with the hypothesis, B's system with A's as the
+// baseline, SLO, window, seeds (one per block), build, analysis revision and
+// the verdict with its boundary. It has no curve: its result is the
+// verdict.
+func NewExperimentCard(x sim.Experiment, r *sim.Result) Card {
+	a := SystemOf(x.A)
+	seeds := seedsOf(x.BaseSeed, r.Blocks)
+	seeds.Rule = "block b seeds the workload and both runs, A's and B's, with sim.Seed(base, b), the same at every load (common random numbers)"
+	return Card{
+		Claim:            x.Hypothesis.Claim,
+		System:           SystemOf(x.B),
+		Baseline:         &a,
+		SLO:              sloOf(x.A.SLO.WithDefaults()),
+		Window:           windowOf(x.A.Window),
+		Seeds:            seeds,
+		Build:            ReadBuild(),
+		AnalysisRevision: AnalysisRevision,
+		Verdict:          VerdictOf(r),
+	}
+}
+
 func sloOf(s sim.SLO) SLO {
 	ms := func(d time.Duration) Num {
 		if d == sim.Unbounded || d == 0 {
@@ -149,4 +175,27 @@ func seedsOf(base uint64, reps int) Seeds {
 		s.Derived = append(s.Derived, sim.Seed(base, r))
 	}
 	return s
+}
+
+// Fingerprint is a card's workload fingerprint for a sweep or experiment:
+// sha256 over the first n requests (at most) that w yields at 1 req/s for
+// seed — with common random numbers, every load's stream is that one with
+// its instants divided by the load. The text says what it covers.
+func Fingerprint(w sim.Workload, seed uint64, n int) (string, error) {
+	src, err := w(1, seed)
+	if err != nil {
+		return "", err
+	}
+	h := workload.NewHasher()
+	for h.Count() < n {
+		req, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		h.Add(req)
+	}
+	return fmt.Sprintf("%s (first %d requests of seed %d at 1 req/s)", h.Sum(), h.Count(), seed), nil
 }

@@ -6,12 +6,14 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/workload"
 )
 
 func simEst(c, lo, hi float64) sim.Estimate {
@@ -154,4 +156,31 @@ func TestCardHeadroomWithoutAKnee(t *testing.T) {
 	assert.Contains(t, md, "| headroom at the operating point 1.2 req/s | unknown: no knee inside the sweep | — |")
 	assert.Contains(t, md, "| knee: highest load with attainment ≥ 0.95 | not found in the sweep (see below) |")
 	assert.Contains(t, md, "- every load meets the 0.95 attainment target: the knee is above 3\n")
+}
+
+// An experiment's card carries the claim, both systems and the verdict, and
+// no curve; its fingerprint covers the stream every load scales.
+func TestNewExperimentCard(t *testing.T) {
+	w := sim.Poisson(workload.Fixed(100, 10))
+	x := sim.Experiment{
+		Hypothesis: sim.Hypothesis{Claim: "A/A", Metric: sim.MetricGoodput, Threshold: 0.05},
+		A:          sim.Config{Window: sim.Window{Horizon: 2 * time.Minute}},
+		B:          sim.Config{Window: sim.Window{Horizon: 2 * time.Minute}},
+		Workload:   w, Loads: []float64{1}, Blocks: 2,
+	}
+	res, err := x.Run()
+	require.NoError(t, err)
+	c := NewExperimentCard(x, res)
+	require.NotNil(t, c.Baseline)
+	assert.Equal(t, "not improved", c.Verdict.Verdict)
+	assert.Len(t, c.Seeds.Derived, 2)
+	var md bytes.Buffer
+	require.NoError(t, c.WriteMarkdown(&md))
+	assert.Contains(t, md.String(), "System A (the baseline)")
+	assert.NotContains(t, md.String(), "knee:")
+	fp, err := Fingerprint(w, 1, 50)
+	require.NoError(t, err)
+	again, _ := Fingerprint(w, 1, 50)
+	assert.Equal(t, fp, again)
+	assert.Contains(t, fp, "first 50 requests of seed 1")
 }

@@ -20,14 +20,26 @@ func (c *Card) WriteMarkdown(w io.Writer) error {
 		title = "Benchmark card"
 	}
 	fmt.Fprintf(&b, "# %s\n\n**Claim.** %s\n\n", title, orNotStated(c.Claim))
-	c.mdResult(&b)
+	curve := len(c.Results.Points) > 0 || c.Verdict == nil // an experiment's card has only its verdict
+	if curve {
+		c.mdResult(&b)
+	}
 	if c.Verdict != nil {
 		c.Verdict.markdown(&b)
 	}
-	c.Results.mdCurve(&b)
+	if curve {
+		c.Results.mdCurve(&b)
+	}
 	c.mdWorkload(&b)
 	c.mdSLO(&b)
-	c.System.markdown(&b)
+	if c.Baseline != nil {
+		b.WriteString("## System B (the candidate)\n\n")
+		c.System.markdown(&b)
+		b.WriteString("## System A (the baseline)\n\n")
+		c.Baseline.markdown(&b)
+	} else {
+		c.System.markdown(&b)
+	}
 	c.mdReproduce(&b)
 	c.mdEvents(&b)
 	if len(c.Notes) > 0 {
