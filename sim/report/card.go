@@ -36,10 +36,10 @@ type Card struct {
 	System   System   `json:"system"`
 	// Baseline is configuration A of an A/B experiment (System is then B).
 	Baseline *System `json:"baseline_system,omitempty"`
-	SLO      SLO      `json:"slo"`
-	Window   Window   `json:"window"`
-	Seeds    Seeds    `json:"seeds"`
-	Build    Build    `json:"build"`
+	SLO      SLO     `json:"slo"`
+	Window   Window  `json:"window"`
+	Seeds    Seeds   `json:"seeds"`
+	Build    Build   `json:"build"`
 	// AnalysisRevision is the analysis the results come from; NewCard sets
 	// AnalysisRevision.
 	AnalysisRevision string  `json:"analysis_revision"`
