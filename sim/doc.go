@@ -10,6 +10,15 @@
 //   - events.go: the typed event heap keyed on (instant, class, sequence).
 //   - record.go: Record, Status and the Observer that receives each record.
 //   - summary.go, quantile.go: Summary, Dist, Misses and percentile Methods.
+//   - warmup.go: the warm-up report and MSER-5 truncation (DetectWarmup).
+//   - sweep.go, curve.go, interval.go: Sweep over offered loads with seeded
+//     replications in parallel, the Curve of Points with intervals
+//     (Student-t across replications, stratified bootstrap for
+//     percentiles), saturation labels, Knee, Peak, Collapse, Headroom.
+//   - experiment.go: Experiment, a declared Hypothesis tested on paired
+//     seeded blocks (common random numbers), with its Verdict and boundary.
+//   - sim/report writes raw events (JSONL, CSV), vLLM-shaped summaries,
+//     benchmark cards and benchstat lines; sim/chart draws the curves.
 //
 // # Semantics
 //
@@ -34,6 +43,24 @@
 // failures stay in the denominator. Misses are attributed exclusively in the
 // order not ok → TTFT → ITL → TPOT → E2E, so offered = good + Σ misses; the
 // non-exclusive counts are reported as well.
+//
+// # Curves, knees and verdicts
+//
+// A Sweep runs Reps replications at every offered load; replication r uses
+// seed Seed(base, r) for both the workload and the run at every load, so
+// the curve's points share their random numbers (common random numbers)
+// and the curve is smooth. Every figure of a Point is an Estimate with its
+// interval. The knee is the highest load whose mean attainment meets the
+// target (0.95 by default), interpolated where it crosses, with the
+// interval where the attainment interval's bounds cross; the peak is the
+// highest mean goodput; collapse starts at the first load past the peak
+// whose goodput falls below 90 % of it. Saturation labels (stable,
+// backlogged, overloaded) come from backlog growth and shed requests across
+// the window, so no overloaded point passes for a steady one. An Experiment
+// declares its hypothesis (metric, relative threshold) before running A and
+// B on the same seeds in every block; the verdict is improved when the
+// interval of the paired relative improvement lies above the threshold, not
+// improved when it lies at or below it, inconclusive otherwise.
 //
 // # Determinism
 //
