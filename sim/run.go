@@ -70,7 +70,6 @@ type runner struct {
 	areaAt             time.Duration
 
 	stepTime time.Duration // of the step in flight
-	steps    int
 
 	pullErr error // a source error met while handling feedback
 
@@ -305,7 +304,6 @@ func (r *runner) plan() error {
 	}
 	r.events.push(event{at: p.End, class: classStepEnd})
 	r.stepTime = p.StepTime
-	r.steps = p.Steps
 	return nil
 }
 
