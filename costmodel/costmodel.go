@@ -90,9 +90,3 @@ type Func func(b Batch) time.Duration
 
 // StepTime calls f(b).
 func (f Func) StepTime(b Batch) time.Duration { return f(b) }
-
-// msToDuration converts float milliseconds to a Duration, rounding to the
-// nearest nanosecond so that the frozen figures (73.96 ms) are exact.
-func msToDuration(ms float64) time.Duration {
-	return time.Duration(ms*1e6 + 0.5)
-}
