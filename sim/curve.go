@@ -59,10 +59,14 @@ type Point struct {
 
 func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 	p := Point{Load: load, Runs: runs}
+	// A run that measured no request has no attainment (NaN): it is left
+	// out, and a point where no run measured anything has none at all.
 	per := func(f func(s *Summary) float64) Estimate {
-		x := make([]float64, len(runs))
+		x := make([]float64, 0, len(runs))
 		for i := range runs {
-			x[i] = f(&runs[i])
+			if v := f(&runs[i]); !math.IsNaN(v) {
+				x = append(x, v)
+			}
 		}
 		return meanCI(x, conf)
 	}
@@ -95,8 +99,28 @@ func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 	if len(runs) < 2 {
 		p.Warnings = append(p.Warnings, "one replication: no intervals")
 	}
+	if empty := p.emptyRuns(); empty == len(runs) {
+		p.Warnings = append(p.Warnings, "no measured requests: no attainment, and no part in the knee")
+	} else if empty > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("no measured requests in %d of %d replications: attainment from the other %d", empty, len(runs), len(runs)-empty))
+	}
 	return p
 }
+
+// emptyRuns counts the replications that measured no request.
+func (p *Point) emptyRuns() int {
+	n := 0
+	for i := range p.Runs {
+		if p.Runs[i].NoMeasured() {
+			n++
+		}
+	}
+	return n
+}
+
+// NoMeasured reports whether no replication of the point measured a
+// request: its attainment is NaN and it takes no part in the knee.
+func (p *Point) NoMeasured() bool { return p.emptyRuns() == len(p.Runs) }
 
 // percentiles estimates the metric's p50/p90/p99, warning when a cell has
 // too few requests for its tail: fewer than ten beyond the percentile make
@@ -267,11 +291,20 @@ func (c *Curve) knee() Knee {
 	k.Load.Hi, _, _, _ = c.crossing(func(p Point) float64 { return orElse(p.Attainment.Hi, p.Attainment.Center) })
 	k.Load.Lo, _, _, _ = c.crossing(func(p Point) float64 { return orElse(p.Attainment.Lo, p.Attainment.Center) })
 	k.Load.N = len(c.Points[0].Runs)
+	var known []Point // the points that measured something
+	for _, p := range c.Points {
+		if !math.IsNaN(center(p)) {
+			known = append(known, p)
+		}
+	}
 	switch {
-	case !k.Found && center(c.Points[0]) < c.Target:
-		k.Censored = fmt.Sprintf("the lowest load %.4g already misses the %.2f attainment target: the knee is below it", c.Points[0].Load, c.Target)
-	case !k.Found:
-		k.Censored = fmt.Sprintf("every load meets the %.2f attainment target: the knee is above %.4g", c.Target, c.Points[len(c.Points)-1].Load)
+	case k.Found:
+	case len(known) == 0:
+		k.Censored = "no load measured any request: no knee"
+	case center(known[0]) < c.Target:
+		k.Censored = fmt.Sprintf("the lowest measured load %.4g already misses the %.2f attainment target: the knee is below it", known[0].Load, c.Target)
+	default:
+		k.Censored = fmt.Sprintf("every measured load meets the %.2f attainment target: the knee is above %.4g", c.Target, known[len(known)-1].Load)
 	}
 	return k
 }
@@ -289,15 +322,19 @@ func orElse(x, y float64) float64 {
 // load that met the target (or NaN).
 func (c *Curve) crossing(f func(Point) float64) (at, lastMet, firstMiss float64, found bool) {
 	at = math.NaN()
-	for i, p := range c.Points {
+	var q Point
+	met := false
+	for _, p := range c.Points {
+		if math.IsNaN(f(p)) {
+			continue // an empty window is evidence of nothing
+		}
 		if f(p) >= c.Target {
-			at, lastMet = p.Load, p.Load
+			at, lastMet, q, met = p.Load, p.Load, p, true
 			continue
 		}
-		if i == 0 {
+		if !met {
 			return math.NaN(), 0, p.Load, false
 		}
-		q := c.Points[i-1]
 		fa, fb := f(q), f(p)
 		frac := (fa - c.Target) / (fa - fb)
 		return q.Load + frac*(p.Load-q.Load), q.Load, p.Load, true

@@ -46,10 +46,13 @@ const (
 	Improved
 	// NotImproved: the whole interval lies at or below the threshold.
 	NotImproved
+	// NoMeasured: no block measured a request under both A and B (the
+	// window is too short for the load): there is no evidence either way.
+	NoMeasured
 )
 
 func (v Verdict) String() string {
-	return [...]string{"inconclusive", "improved", "not improved"}[v]
+	return [...]string{"inconclusive", "improved", "not improved", "no measured requests"}[v]
 }
 
 // Experiment compares configuration B against A. Both run Blocks seeded
@@ -82,6 +85,14 @@ func (x Experiment) Validate() error {
 	if x.Workload == nil {
 		bad("Experiment.Workload is nil")
 	}
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{{"A", x.A}, {"B", x.B}} {
+		if c.cfg.Window.Horizon == 0 {
+			bad("Experiment.%s.Window.Horizon must be set: an experiment compares steady windows, and an open window on an unbounded workload never ends", c.name)
+		}
+	}
 	if len(x.Loads) == 0 {
 		bad("Experiment.Loads is empty")
 	}
@@ -104,7 +115,8 @@ type LoadResult struct {
 	Load float64
 	A, B Estimate // the metric under each configuration, across blocks
 	// Improvement is B's relative improvement over A, per block
-	// ((B−A)/A, or (A−B)/A when lower is better), across blocks.
+	// ((B−A)/A, or (A−B)/A when lower is better), across the blocks where
+	// both A and B measured a request (Improvement.N of them).
 	Improvement Estimate
 	Verdict     Verdict
 }
@@ -122,10 +134,12 @@ type Result struct {
 
 // Boundary says in words at which loads B wins and where it loses.
 func (r Result) Boundary() string {
-	var wins, loses, short, unclear []string
+	var wins, loses, short, unclear, empty []string
 	for _, l := range r.Loads {
 		s := fmt.Sprintf("%.3g", l.Load)
 		switch {
+		case l.Verdict == NoMeasured:
+			empty = append(empty, s)
 		case l.Verdict == Improved:
 			wins = append(wins, s)
 		case l.Improvement.Hi < 0:
@@ -143,7 +157,8 @@ func (r Result) Boundary() string {
 		return fmt.Sprintf("%s at %s req/s; ", what, strings.Join(loads, ", "))
 	}
 	out := part("B beats the threshold", wins) + part("B is worse than A", loses) +
-		part("B falls short of the threshold", short) + part("inconclusive", unclear)
+		part("B falls short of the threshold", short) + part("inconclusive", unclear) +
+		part("no measured requests", empty)
 	return strings.TrimSuffix(out, "; ")
 }
 
@@ -166,15 +181,26 @@ func (x Experiment) Run() (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Hypothesis: x.Hypothesis, Blocks: x.Blocks}
-	overall := make([]float64, x.Blocks)
+	// A block's overall improvement averages its loads that measured
+	// something; a block that measured nothing at any load has none.
+	sum, loads := make([]float64, x.Blocks), make([]int, x.Blocks)
 	for i, load := range x.Loads {
-		lr := LoadResult{Load: load, A: meanCI(a[i], x.Confidence), B: meanCI(b[i], x.Confidence)}
+		lr := LoadResult{Load: load, A: meanCI(known(a[i]), x.Confidence), B: meanCI(known(b[i]), x.Confidence)}
 		imp := x.improvements(a[i], b[i])
-		lr.Improvement = meanCI(imp, x.Confidence)
+		lr.Improvement = meanCI(known(imp), x.Confidence)
 		lr.Verdict = x.verdict(lr.Improvement)
 		res.Loads = append(res.Loads, lr)
 		for k, v := range imp {
-			overall[k] += v / float64(len(x.Loads))
+			if !math.IsNaN(v) {
+				sum[k] += v
+				loads[k]++
+			}
+		}
+	}
+	overall := make([]float64, 0, x.Blocks)
+	for k := range sum {
+		if loads[k] > 0 {
+			overall = append(overall, sum[k]/float64(loads[k]))
 		}
 	}
 	res.Improvement = meanCI(overall, x.Confidence)
@@ -182,12 +208,28 @@ func (x Experiment) Run() (*Result, error) {
 	return res, nil
 }
 
+// known drops the NaNs (runs that measured no request) from x.
+func known(x []float64) []float64 {
+	out := make([]float64, 0, len(x))
+	for _, v := range x {
+		if !math.IsNaN(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // improvements are the per-block relative improvements of B over A. A block
 // where A's metric is 0 (nothing good at all) counts +1 or -1 (a full gain
-// or loss) when B differs from it, 0 when B is 0 too.
+// or loss) when B differs from it, 0 when B is 0 too. A block where A or B
+// measured no request has no improvement (NaN).
 func (x Experiment) improvements(a, b []float64) []float64 {
 	out := make([]float64, len(a))
 	for k := range a {
+		if math.IsNaN(a[k]) || math.IsNaN(b[k]) {
+			out[k] = math.NaN()
+			continue
+		}
 		d := b[k] - a[k]
 		if x.Hypothesis.Metric.LowerIsBetter {
 			d = -d
@@ -204,8 +246,12 @@ func (x Experiment) improvements(a, b []float64) []float64 {
 
 // verdict: improved iff the interval lies above the threshold, not
 // improved iff it lies at or below it. Identical blocks give a zero-width
-// interval; without an interval (one block) the centre stands for it.
+// interval; without an interval (one block) the centre stands for it; with
+// no block at all there is no verdict.
 func (x Experiment) verdict(e Estimate) Verdict {
+	if e.N == 0 {
+		return NoMeasured
+	}
 	lo, hi := e.Lo, e.Hi
 	if math.IsNaN(lo) {
 		lo, hi = e.Center, e.Center
@@ -259,6 +305,9 @@ func (x Experiment) runBlock(load float64, block int) (ma, mb float64, err error
 		s, err := Run(cfg, src, nil)
 		if err != nil {
 			return 0, fmt.Errorf("sim: experiment at %v req/s, block %d: %w", load, block, err)
+		}
+		if s.NoMeasured() {
+			return math.NaN(), nil // an empty window is no evidence
 		}
 		return x.Hypothesis.Metric.Of(&s), nil
 	}

@@ -149,7 +149,9 @@ func (r *runner) summary() Summary {
 	}
 	r.col.s.Completed, r.col.s.WindowTokens = done, tokens
 	r.col.s.Warmup = rep
-	return r.col.finish(end-rep.Start, area.seconds(), r.cfg.Percentiles)
+	// An open window whose warm-up outlasts every request is empty, never
+	// negative.
+	return r.col.finish(max(0, end-rep.Start), area.seconds(), r.cfg.Percentiles)
 }
 
 // inWindow counts the instants t, t+step, …, t+(n-1)·step that fall in the

@@ -49,8 +49,11 @@ type Summary struct {
 	SLO                 SLO    // the SLO applied, defaults filled in
 	Preempt             int    // preemptions of measured requests
 
-	Goodput    float64 // good requests per second of window
-	Attainment float64 // Good / Offered
+	Goodput float64 // good requests per second of window
+	// Attainment is Good / Offered, or NaN when the window measured no
+	// request (Offered = 0): an empty window has no attainment, and
+	// NoMeasured says so.
+	Attainment float64
 	// RequestThroughput and OutputThroughput are what the replica
 	// delivered inside the window, measured or not: requests completed ok
 	// and output tokens emitted there, per second. Past the knee they stay
@@ -99,6 +102,10 @@ type ValueCount struct {
 	Value float64
 	Count int
 }
+
+// NoMeasured reports whether the window measured no request at all, so that
+// its attainment, latencies and verdicts are undefined (NaN), not zero.
+func (s *Summary) NoMeasured() bool { return s.Offered == 0 }
 
 // Count returns the number of measured requests that ended in status s.
 func (s *Summary) Count(st Status) int { return s.Status[st] }
@@ -195,6 +202,7 @@ func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
 		s.ArrivalRate = float64(c.accepted) / sec
 		s.MeanInSystem = area / sec
 	}
+	s.Attainment = math.NaN()
 	if s.Offered > 0 {
 		s.Attainment = float64(s.Good) / float64(s.Offered)
 	}
