@@ -209,8 +209,21 @@ func (t *Trace) readRow() (r Request, rel time.Duration, line int, ok bool, err 
 				t.origin = 0
 			}
 		}
-		return r, raw - t.origin, row.line(), true, nil
+		rel, err := t.rebase(row, raw)
+		return r, rel, row.line(), err == nil, err
 	}
+}
+
+// rebase returns raw - origin, or an error if the difference of two
+// date-times more than 292 years apart overflows a time.Duration.
+func (t *Trace) rebase(r row, raw time.Duration) (time.Duration, error) {
+	rel := raw - t.origin
+	if (rel < 0) == (raw >= t.origin) {
+		col := t.cfg.Columns.Arrival
+		v, _ := r.get(col)
+		return 0, t.p.fail(r, col, v, "is out of range: more than 292 years (time.Duration's range) from the first kept row's")
+	}
+	return rel, nil
 }
 
 // readSorted loads every kept row on first use, sorts them stably by

@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"errors"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"slices"
@@ -72,16 +74,48 @@ func (p *parser) count(r row, col string) (int, error) {
 	return p.natural(r, col, v)
 }
 
+// natural parses a count in [0, MaxInt32].
 func (p *parser) natural(r row, col, v string) (int, error) {
 	n, err := strconv.ParseInt(v, 10, 32)
 	switch {
-	case err != nil:
-		return 0, p.fail(r, col, v, "is not an integer")
-	case n < 0:
+	case n < 0: // ParseInt clamps a too-small value to MinInt32
 		return 0, p.fail(r, col, v, "is negative")
+	case err != nil:
+		return 0, p.fail(r, col, v, intReason(err, 0, math.MaxInt32))
 	}
 	return int(n), nil
 }
+
+// intReason says why strconv refused an integer: out of the range [lo,
+// hi] of the field's type, or not an integer at all.
+func intReason(err error, lo int64, hi uint64) string {
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Sprintf("is out of range [%d, %d]", lo, hi)
+	}
+	return "is not an integer"
+}
+
+// uintReason is intReason for an unsigned 64-bit field; what names the
+// field's values in the "not an unsigned integer" case.
+func uintReason(err error, what string) string {
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Sprintf("is out of range [0, %d]", uint64(math.MaxUint64))
+	}
+	return "is not an unsigned integer" + what
+}
+
+// Reasons an arrival is refused.
+const (
+	notArrival      = "is neither a number nor a date-time"
+	negativeArrival = "is negative: arrival times must be >= 0"
+)
+
+// Date-times must lie within time.Duration's range around the Unix epoch
+// (1677-09-21 to 2262-04-11), where UnixNano is defined.
+var (
+	minDate = time.Unix(0, math.MinInt64).UTC()
+	maxDate = time.Unix(0, math.MaxInt64).UTC()
+)
 
 // arrival parses the arrival column as a number in ArrivalUnit or as a
 // date-time (nanoseconds since the Unix epoch).
@@ -91,33 +125,51 @@ func (p *parser) arrival(r row) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	if d, ok := p.number(v); ok && p.clock != clockDate {
-		p.clock = clockNumber
-		return d, nil
+	if p.clock != clockDate {
+		d, reason := p.number(v)
+		if reason == "" {
+			p.clock = clockNumber
+			return d, nil
+		}
+		if reason != notArrival {
+			return 0, p.fail(r, col, v, reason)
+		}
 	}
 	if t, ok := parseDateTime(v); ok && p.clock != clockNumber {
+		if t.Before(minDate) || t.After(maxDate) {
+			return 0, p.fail(r, col, v, fmt.Sprintf("is out of range: date-times must lie between %s and %s (time.Duration's range)",
+				minDate.Format(time.DateOnly), maxDate.Format(time.DateOnly)))
+		}
 		p.clock = clockDate
 		return time.Duration(t.UnixNano()), nil
 	}
 	if p.clock == clockDate {
 		return 0, p.fail(r, col, v, "is not a date-time like the first row's")
 	}
-	return 0, p.fail(r, col, v, "is neither a number nor a date-time")
+	return 0, p.fail(r, col, v, notArrival)
 }
 
-func (p *parser) number(v string) (time.Duration, bool) {
+// number parses v as a count of ArrivalUnit; reason says why it is not an
+// arrival instant ("" when it is, notArrival when v is not a number).
+func (p *parser) number(v string) (d time.Duration, reason string) {
 	unit := p.cfg.Columns.ArrivalUnit
 	if unit == 0 {
 		unit = time.Second
 	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 && n <= math.MaxInt64/int64(unit) {
-		return time.Duration(n) * unit, true
+	limit := math.MaxInt64 / int64(unit)
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 && n <= limit {
+		return time.Duration(n) * unit, ""
 	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || !(f >= 0) || f*float64(unit) >= math.MaxInt64 {
-		return 0, false
+	f, err := strconv.ParseFloat(v, 64) // ±Inf with ErrRange when too large
+	switch {
+	case err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(f):
+		return 0, notArrival
+	case f < 0:
+		return 0, negativeArrival
+	case f*float64(unit) >= math.MaxInt64:
+		return 0, fmt.Sprintf("is out of range: arrival times must be at most %d in units of %v (time.Duration's range, about 292 years)", limit, unit)
 	}
-	return time.Duration(math.Round(f * float64(unit))), true
+	return time.Duration(math.Round(f * float64(unit))), ""
 }
 
 // parseDateTime reads "2006-01-02 15:04:05[.fraction][zone]" with a space
@@ -159,7 +211,7 @@ func (p *parser) optional(r row, req *Request) error {
 	if v, ok := opt(r, c.ID); ok {
 		id, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			return p.fail(r, c.ID, v, "is not an unsigned integer")
+			return p.fail(r, c.ID, v, uintReason(err, ""))
 		}
 		req.ID = id
 	}
@@ -192,7 +244,7 @@ func (p *parser) ints(r row, req *Request) error {
 		if v, ok := opt(r, f.col); ok {
 			n, err := strconv.ParseInt(v, 10, 32)
 			if err != nil {
-				return p.fail(r, f.col, v, "is not an integer")
+				return p.fail(r, f.col, v, intReason(err, math.MinInt32, math.MaxInt32))
 			}
 			*f.dst = int(n)
 		}
@@ -223,7 +275,7 @@ func (p *parser) hashes(r row, req *Request) error {
 	for i, s := range list {
 		id, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			return p.fail(r, c.PrefixHashes, s, "is not an unsigned integer hash id")
+			return p.fail(r, c.PrefixHashes, s, uintReason(err, " hash id"))
 		}
 		req.PrefixHashes[i] = id
 	}
@@ -233,7 +285,10 @@ func (p *parser) hashes(r row, req *Request) error {
 	}
 	if bv, ok := opt(r, c.BlockTokensColumn); ok {
 		n, err := p.natural(r, c.BlockTokensColumn, bv)
-		if err != nil || n == 0 {
+		if err != nil {
+			return err
+		}
+		if n == 0 {
 			return p.fail(r, c.BlockTokensColumn, bv, "is not a positive integer")
 		}
 		req.PrefixBlockTokens = n

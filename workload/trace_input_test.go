@@ -1,0 +1,87 @@
+package workload
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// readAll opens in as a trace and drains it, returning the first error
+// (nil at a clean end).
+func readAll(in, name string, cfg TraceConfig) error {
+	tr, err := NewTrace(strings.NewReader(in), name, cfg)
+	if err != nil {
+		return err
+	}
+	_, _, err = span(tr)
+	return err
+}
+
+// traceErrorCase is an input and the error its reading must end with.
+type traceErrorCase struct {
+	what, name, in string
+	cfg            TraceConfig
+	want           string
+	is             error
+}
+
+func checkTraceErrors(t *testing.T, cases []traceErrorCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.what, func(t *testing.T) {
+			err := readAll(c.in, c.name, c.cfg)
+			require.Error(t, err, c.want)
+			assert.Equal(t, c.want, err.Error())
+			assert.True(t, errors.Is(err, c.is), "%v wraps %v", err, c.is)
+		})
+	}
+}
+
+// An integer too large for its field is out of range, not "not an
+// integer"; the message gives the field type's range.
+func TestTraceIntegersOutOfRange(t *testing.T) {
+	azure := "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n"
+	generic := "id,arrival_ns,input_tokens,output_tokens,priority,prefix_hashes,prefix_block_tokens\n"
+	checkTraceErrors(t, []traceErrorCase{
+		{"token count", "azure.csv", azure + "2023-11-16 18:15:47.0,99999999999,44\n", Azure(),
+			`workload: azure.csv:3: field ContextTokens: "99999999999" is out of range [0, 2147483647]`, ErrMalformed},
+		{"huge negative token count", "azure.csv", azure + "2023-11-16 18:15:47.0,3,-99999999999\n", Azure(),
+			`workload: azure.csv:3: field GeneratedTokens: "-99999999999" is negative`, ErrMalformed},
+		{"id", "g.csv", generic + "18446744073709551616,0,1,1,0,,\n", Generic(CSV),
+			`workload: g.csv:2: field id: "18446744073709551616" is out of range [0, 18446744073709551615]`, ErrMalformed},
+		{"priority", "g.csv", generic + "0,0,1,1,-99999999999,,\n", Generic(CSV),
+			`workload: g.csv:2: field priority: "-99999999999" is out of range [-2147483648, 2147483647]`, ErrMalformed},
+		{"hash id", "g.csv", generic + "0,0,1,1,0,1 99999999999999999999,\n", Generic(CSV),
+			`workload: g.csv:2: field prefix_hashes: "99999999999999999999" is out of range [0, 18446744073709551615]`, ErrMalformed},
+		{"block tokens", "g.csv", generic + "0,0,1,1,0,1,99999999999\n", Generic(CSV),
+			`workload: g.csv:2: field prefix_block_tokens: "99999999999" is out of range [0, 2147483647]`, ErrMalformed},
+		{"JSON token count", "mc.jsonl", `{"timestamp": 0, "input_length": 99999999999, "output_length": 1}`, Mooncake(0),
+			`workload: mc.jsonl:1: field input_length: "99999999999" is out of range [0, 2147483647]`, ErrMalformed},
+	})
+}
+
+// A negative arrival says so; one beyond time.Duration's range (about 292
+// years) is out of range, in the file's own unit.
+func TestTraceArrivalsOutOfRange(t *testing.T) {
+	burst := "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+	azure := "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+	checkTraceErrors(t, []traceErrorCase{
+		{"negative integer", "b.csv", burst + "-5,GPT-4,1,1,2,API log\n", BurstGPT(nil, nil),
+			`workload: b.csv:2: field Timestamp: "-5" is negative: arrival times must be >= 0`, ErrMalformed},
+		{"negative fraction", "b.csv", burst + "1,GPT-4,1,1,2,API log\n-0.5,GPT-4,1,1,2,API log\n", BurstGPT(nil, nil),
+			`workload: b.csv:3: field Timestamp: "-0.5" is negative: arrival times must be >= 0`, ErrMalformed},
+		{"too many seconds", "b.csv", burst + "99999999999999999999,GPT-4,1,1,2,API log\n", BurstGPT(nil, nil),
+			`workload: b.csv:2: field Timestamp: "99999999999999999999" is out of range: arrival times must be at most 9223372036 in units of 1s (time.Duration's range, about 292 years)`, ErrMalformed},
+		{"too many seconds, as a float", "b.csv", burst + "1e20,GPT-4,1,1,2,API log\n", BurstGPT(nil, nil),
+			`workload: b.csv:2: field Timestamp: "1e20" is out of range: arrival times must be at most 9223372036 in units of 1s (time.Duration's range, about 292 years)`, ErrMalformed},
+		{"too many milliseconds", "mc.jsonl", `{"timestamp": 9223372036854776, "input_length": 1, "output_length": 1}`, Mooncake(0),
+			`workload: mc.jsonl:1: field timestamp: "9223372036854776" is out of range: arrival times must be at most 9223372036854 in units of 1ms (time.Duration's range, about 292 years)`, ErrMalformed},
+		{"date after 2262", "a.csv", azure + "2300-01-01 00:00:00,1,1\n", Azure(),
+			`workload: a.csv:2: field TIMESTAMP: "2300-01-01 00:00:00" is out of range: date-times must lie between 1677-09-21 and 2262-04-11 (time.Duration's range)`, ErrMalformed},
+		{"dates 400 years apart", "a.csv", azure + "1700-01-01 00:00:00,1,1\n2100-01-01 00:00:00,1,1\n", Azure(),
+			`workload: a.csv:3: field TIMESTAMP: "2100-01-01 00:00:00" is out of range: more than 292 years (time.Duration's range) from the first kept row's`, ErrMalformed},
+	})
+}
