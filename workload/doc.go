@@ -55,6 +55,8 @@
 //     whole trace in memory (about 100 bytes a request plus 8 per hash id).
 //   - Rows with 0 input or 0 output tokens are kept and marked Failed, so a
 //     failed request stays in the denominator instead of vanishing.
+//   - A UTF-8 byte order mark at the start of a file (as spreadsheet
+//     programs write it) is skipped, in CSV and JSONL alike.
 //   - TraceWriter / WriteTrace write the generic form, which Generic(format)
 //     reads back exactly.
 //

@@ -85,3 +85,25 @@ func TestTraceArrivalsOutOfRange(t *testing.T) {
 			`workload: a.csv:3: field TIMESTAMP: "2100-01-01 00:00:00" is out of range: more than 292 years (time.Duration's range) from the first kept row's`, ErrMalformed},
 	})
 }
+
+// A UTF-8 byte order mark at the start of the file is skipped, in CSV
+// (before a bare or a quoted header) and in JSONL alike.
+func TestTraceSkipsByteOrderMark(t *testing.T) {
+	const bom = "\ufeff"
+	for _, c := range []struct {
+		what, in string
+		cfg      TraceConfig
+	}{
+		{"CSV", bom + "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n", Azure()},
+		{"CSV, quoted header", bom + `"TIMESTAMP","ContextTokens","GeneratedTokens"` + "\n2023-11-16 18:15:46.6805900,374,44\n", Azure()},
+		{"JSONL", bom + `{"timestamp": 0, "input_length": 374, "output_length": 44}` + "\n", Mooncake(0)},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			tr, err := NewTrace(strings.NewReader(c.in), "bom", c.cfg)
+			require.NoError(t, err)
+			reqs := drain(t, tr)
+			require.Len(t, reqs, 1)
+			assert.Equal(t, 374, reqs[0].InputTokens)
+		})
+	}
+}

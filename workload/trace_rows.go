@@ -53,10 +53,25 @@ type rowReader interface {
 }
 
 func newRowReader(r io.Reader, name string, c TraceConfig) (rowReader, error) {
+	r = skipBOM(r)
 	if c.Format == JSONL {
 		return newJSONRows(r, name), nil
 	}
 	return newCSVRows(r, name, required(c))
+}
+
+// bom is the UTF-8 byte order mark that spreadsheet programs write at the
+// start of a file.
+const bom = "\ufeff"
+
+// skipBOM drops a byte order mark at the start of r: neither encoding/csv
+// (before a quoted header) nor encoding/json accepts one.
+func skipBOM(r io.Reader) io.Reader {
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(len(bom)); err == nil && string(b) == bom {
+		br.Discard(len(bom))
+	}
+	return br
 }
 
 // required lists the columns a CSV header must name.
@@ -88,7 +103,7 @@ func newCSVRows(r io.Reader, name string, required []string) (*csvRows, error) {
 		return nil, c.syntax(err)
 	}
 	for i, h := range header {
-		c.index[strings.TrimPrefix(strings.TrimSpace(h), "\ufeff")] = i
+		c.index[strings.TrimSpace(h)] = i
 	}
 	for _, col := range required {
 		if _, ok := c.index[col]; !ok {
