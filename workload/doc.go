@@ -57,6 +57,10 @@
 //     failed request stays in the denominator instead of vanishing.
 //   - A UTF-8 byte order mark at the start of a file (as spreadsheet
 //     programs write it) is skipped, in CSV and JSONL alike.
+//   - A CSV header naming a column the configuration reads (a mapped
+//     column or a filter's) twice is refused, naming both positions:
+//     which one to read would be a guess. Duplicates of unread columns
+//     are ignored.
 //   - TraceWriter / WriteTrace write the generic form, which Generic(format)
 //     reads back exactly.
 //

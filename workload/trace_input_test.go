@@ -107,3 +107,18 @@ func TestTraceSkipsByteOrderMark(t *testing.T) {
 		})
 	}
 }
+
+// A column the configuration reads may appear only once in a CSV header;
+// a duplicated column it does not read is harmless.
+func TestTraceRefusesDuplicatedColumns(t *testing.T) {
+	checkTraceErrors(t, []traceErrorCase{
+		{"token column", "a.csv", "TIMESTAMP,ContextTokens,GeneratedTokens,ContextTokens\n2023-11-16 18:15:46.6805900,374,44,375\n", Azure(),
+			`workload: a.csv:1: field ContextTokens: "TIMESTAMP,ContextTokens,GeneratedTokens,ContextTokens" is a header naming this column twice, as columns 2 and 4`, ErrMalformed},
+		{"filter column", "b.csv", "Timestamp,Model,Request tokens,Response tokens,Log Type,Log Type\n5,GPT-4,1,1,API log,API log\n", BurstGPT(nil, []string{"API log"}),
+			`workload: b.csv:1: field Log Type: "Timestamp,Model,Request tokens,Response tokens,Log Type,Log Type" is a header naming this column twice, as columns 5 and 6`, ErrMalformed},
+		{"optional column", "b.csv", "Timestamp,Model,Request tokens,Response tokens,Model\n5,GPT-4,1,1,GPT-3\n", BurstGPT(nil, nil),
+			`workload: b.csv:1: field Model: "Timestamp,Model,Request tokens,Response tokens,Model" is a header naming this column twice, as columns 2 and 5`, ErrMalformed},
+	})
+	unread := "TIMESTAMP,ContextTokens,GeneratedTokens,note,note\n2023-11-16 18:15:46.6805900,374,44,a,b\n"
+	assert.NoError(t, readAll(unread, "a.csv", Azure()))
+}

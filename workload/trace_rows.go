@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -57,7 +58,7 @@ func newRowReader(r io.Reader, name string, c TraceConfig) (rowReader, error) {
 	if c.Format == JSONL {
 		return newJSONRows(r, name), nil
 	}
-	return newCSVRows(r, name, required(c))
+	return newCSVRows(r, name, required(c), read(c))
 }
 
 // bom is the UTF-8 byte order mark that spreadsheet programs write at the
@@ -83,6 +84,12 @@ func required(c TraceConfig) []string {
 	return cols
 }
 
+// read lists every column the configuration reads (required or optional).
+func read(c TraceConfig) []string {
+	k := c.Columns
+	return append(required(c), k.ID, k.Conversation, k.Turn, k.Class, k.Priority, k.Failed, k.PrefixHashes, k.BlockTokensColumn)
+}
+
 // csvRows streams a CSV file with a header, reusing one record.
 type csvRows struct {
 	r     *csv.Reader
@@ -92,7 +99,7 @@ type csvRows struct {
 	ln    int
 }
 
-func newCSVRows(r io.Reader, name string, required []string) (*csvRows, error) {
+func newCSVRows(r io.Reader, name string, required, read []string) (*csvRows, error) {
 	c := &csvRows{r: csv.NewReader(r), name: name, index: map[string]int{}}
 	c.r.ReuseRecord = true
 	header, err := c.r.Read()
@@ -102,8 +109,8 @@ func newCSVRows(r io.Reader, name string, required []string) (*csvRows, error) {
 	if err != nil {
 		return nil, c.syntax(err)
 	}
-	for i, h := range header {
-		c.index[strings.TrimSpace(h)] = i
+	if err := c.indexHeader(header, read); err != nil {
+		return nil, err
 	}
 	for _, col := range required {
 		if _, ok := c.index[col]; !ok {
@@ -111,6 +118,20 @@ func newCSVRows(r io.Reader, name string, required []string) (*csvRows, error) {
 		}
 	}
 	return c, nil
+}
+
+// indexHeader maps column names to positions. A column the configuration
+// reads must appear once: with two, which one to read would be a guess.
+func (c *csvRows) indexHeader(header, read []string) error {
+	for i, h := range header {
+		col := strings.TrimSpace(h)
+		if j, dup := c.index[col]; dup && col != "" && slices.Contains(read, col) {
+			return &ParseError{File: c.name, Line: 1, Field: col, Value: strings.Join(header, ","),
+				Reason: fmt.Sprintf("is a header naming this column twice, as columns %d and %d", j+1, i+1), Err: ErrMalformed}
+		}
+		c.index[col] = i
+	}
+	return nil
 }
 
 func (c *csvRows) syntax(err error) error {
