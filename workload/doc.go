@@ -61,6 +61,10 @@
 //     column or a filter's) twice is refused, naming both positions:
 //     which one to read would be a guess. Duplicates of unread columns
 //     are ignored.
+//   - A Git LFS pointer (a file whose first line is "version
+//     https://git-lfs.github.com/spec/v1", committed in place of a trace
+//     whose content was never fetched) is a *ParseError wrapping
+//     ErrLFSPointer that says so and suggests `git lfs pull`.
 //   - TraceWriter / WriteTrace write the generic form, which Generic(format)
 //     reads back exactly.
 //

@@ -122,3 +122,16 @@ func TestTraceRefusesDuplicatedColumns(t *testing.T) {
 	unread := "TIMESTAMP,ContextTokens,GeneratedTokens,note,note\n2023-11-16 18:15:46.6805900,374,44,a,b\n"
 	assert.NoError(t, readAll(unread, "a.csv", Azure()))
 }
+
+// A Git LFS pointer committed in place of a trace is named as such, in
+// either format, instead of failing as a malformed first line.
+func TestTraceNamesGitLFSPointer(t *testing.T) {
+	pointer := "version https://git-lfs.github.com/spec/v1\n" +
+		"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n" +
+		"size 719188\n"
+	reason := "the file is a Git LFS pointer, not the trace (run `git lfs pull` to fetch its content)"
+	checkTraceErrors(t, []traceErrorCase{
+		{"CSV", "azure.csv", pointer, Azure(), "workload: azure.csv:1: " + reason, ErrLFSPointer},
+		{"JSONL", "mc.jsonl", pointer, Mooncake(0), "workload: mc.jsonl:1: " + reason, ErrLFSPointer},
+	})
+}

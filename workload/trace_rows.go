@@ -17,6 +17,9 @@ import (
 var (
 	ErrMalformed = errors.New("workload: malformed trace")
 	ErrUnsorted  = errors.New("workload: trace timestamps are not sorted")
+	// ErrLFSPointer: the file is a Git LFS pointer, a three-line stand-in
+	// committed in place of the trace, whose content was never fetched.
+	ErrLFSPointer = errors.New("workload: trace file is a Git LFS pointer")
 )
 
 // ParseError is a problem with one line of a trace file, e.g.
@@ -29,7 +32,7 @@ type ParseError struct {
 	Value string
 	// Reason completes the sentence ("is not an integer").
 	Reason string
-	// Err is ErrMalformed or ErrUnsorted.
+	// Err is ErrMalformed, ErrUnsorted or ErrLFSPointer.
 	Err error
 }
 
@@ -54,7 +57,11 @@ type rowReader interface {
 }
 
 func newRowReader(r io.Reader, name string, c TraceConfig) (rowReader, error) {
-	r = skipBOM(r)
+	br := skipBOM(r)
+	if isLFSPointer(br) {
+		return nil, &ParseError{File: name, Line: 1, Reason: "the file is a Git LFS pointer, not the trace (run `git lfs pull` to fetch its content)", Err: ErrLFSPointer}
+	}
+	r = br
 	if c.Format == JSONL {
 		return newJSONRows(r, name), nil
 	}
@@ -67,12 +74,22 @@ const bom = "\ufeff"
 
 // skipBOM drops a byte order mark at the start of r: neither encoding/csv
 // (before a quoted header) nor encoding/json accepts one.
-func skipBOM(r io.Reader) io.Reader {
+func skipBOM(r io.Reader) *bufio.Reader {
 	br := bufio.NewReader(r)
 	if b, err := br.Peek(len(bom)); err == nil && string(b) == bom {
 		br.Discard(len(bom))
 	}
 	return br
+}
+
+// lfsPointer starts the first line of a Git LFS pointer file
+// (https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md).
+const lfsPointer = "version https://git-lfs.github.com/spec/"
+
+// isLFSPointer says whether br starts with a Git LFS pointer's first line.
+func isLFSPointer(br *bufio.Reader) bool {
+	b, err := br.Peek(len(lfsPointer))
+	return err == nil && string(b) == lfsPointer
 }
 
 // required lists the columns a CSV header must name.
