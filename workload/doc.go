@@ -55,6 +55,11 @@
 //     whole trace in memory (about 100 bytes a request plus 8 per hash id).
 //   - Rows with 0 input or 0 output tokens are kept and marked Failed, so a
 //     failed request stays in the denominator instead of vanishing.
+//   - A replay of zero requests (an empty file, a CSV header without
+//     rows, or rows the Filters and the window all drop) is an error
+//     wrapping ErrEmptyTrace, naming the file and what dropped the rows,
+//     unless TraceConfig.AllowEmpty accepts it: an empty replay would
+//     otherwise measure nothing and still be reported.
 //   - A UTF-8 byte order mark at the start of a file (as spreadsheet
 //     programs write it) is skipped, in CSV and JSONL alike.
 //   - A CSV header naming a column the configuration reads (a mapped

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -53,6 +54,9 @@ func fuzzReader(t *testing.T, data []byte, cfg TraceConfig) {
 		var prev Request
 		for i := 0; ; i++ {
 			r, err := tr.Next()
+			if err == io.EOF && i == 0 || errors.Is(err, ErrEmptyTrace) && i > 0 {
+				t.Fatalf("after %d requests, Next returned %v: only a replay of zero requests is empty", i, err)
+			}
 			if err == io.EOF {
 				break
 			}
@@ -72,6 +76,12 @@ func fuzzReader(t *testing.T, data []byte, cfg TraceConfig) {
 }
 
 func checkTraceError(t *testing.T, err error) {
+	if errors.Is(err, ErrEmptyTrace) {
+		if !strings.Contains(err.Error(), "fuzz") {
+			t.Fatalf("empty-trace error does not name the file: %v", err)
+		}
+		return
+	}
 	var pe *ParseError
 	if !errors.As(err, &pe) {
 		t.Fatalf("error is not a *ParseError: %v", err)

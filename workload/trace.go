@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -29,13 +30,16 @@ type Trace struct {
 	prevLine int
 	next     uint64 // next sequential id
 	count    int    // requests yielded
+	rowsRead int    // rows parsed, kept or not
 	sorted   []Request
 	done     bool
 	err      error // the error that ended the replay, returned again
 }
 
 // NewTrace reads a trace from r; name is used in errors. A TargetRate
-// transform needs r to be an io.ReadSeeker (it is read twice).
+// transform needs r to be an io.ReadSeeker (it is read twice). A replay of
+// zero requests is an error wrapping ErrEmptyTrace unless
+// TraceConfig.AllowEmpty is set.
 func NewTrace(r io.Reader, name string, cfg TraceConfig) (*Trace, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -154,10 +158,34 @@ func (t *Trace) Next() (Request, error) {
 		t.count++
 		return r, nil
 	}
+	if t.err == nil && t.count == 0 && !t.cfg.AllowEmpty {
+		t.err = t.empty()
+	}
 	if t.err != nil {
 		return Request{}, t.err
 	}
 	return Request{}, io.EOF
+}
+
+// empty is the error that ends a replay of zero requests, saying what
+// dropped the rows.
+func (t *Trace) empty() error {
+	const allow = "(set TraceConfig.AllowEmpty to accept an empty replay)"
+	if t.rowsRead == 0 {
+		return fmt.Errorf("%w: %s has no rows %s", ErrEmptyTrace, t.name, allow)
+	}
+	var by []string
+	if len(t.cfg.Filters) > 0 {
+		by = append(by, "TraceConfig.Filters")
+	}
+	if w := t.cfg.Transform; w.WindowStart > 0 || w.WindowEnd > 0 {
+		end := "end"
+		if w.WindowEnd > 0 {
+			end = w.WindowEnd.String()
+		}
+		by = append(by, fmt.Sprintf("the Transform window [%v, %s)", w.WindowStart, end))
+	}
+	return fmt.Errorf("%w: %s: %s dropped every row read (%d) %s", ErrEmptyTrace, t.name, strings.Join(by, " and "), t.rowsRead, allow)
 }
 
 func (t *Trace) scale(d time.Duration) time.Duration {
@@ -196,6 +224,7 @@ func (t *Trace) readRow() (r Request, rel time.Duration, line int, ok bool, err 
 		if err != nil {
 			return Request{}, 0, 0, false, err
 		}
+		t.rowsRead++
 		r, raw, keep, err := t.p.parse(row)
 		if err != nil {
 			return Request{}, 0, 0, false, err

@@ -103,6 +103,12 @@ type TraceConfig struct {
 	// generic form sets it. Date-times are always rebased.
 	KeepOrigin bool
 	Transform  Transform
+	// AllowEmpty accepts a replay of zero requests: an empty file, a CSV
+	// header without rows, or rows that the Filters and the Transform
+	// window all drop. Without it (the zero value) such a replay is an
+	// error wrapping ErrEmptyTrace, returned by Next in place of io.EOF
+	// (or by NewTrace, whose TargetRate pass reads the whole trace).
+	AllowEmpty bool
 }
 
 // Validate reports every problem with the configuration.

@@ -2,8 +2,11 @@ package workload
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -134,4 +137,49 @@ func TestTraceNamesGitLFSPointer(t *testing.T) {
 		{"CSV", "azure.csv", pointer, Azure(), "workload: azure.csv:1: " + reason, ErrLFSPointer},
 		{"JSONL", "mc.jsonl", pointer, Mooncake(0), "workload: mc.jsonl:1: " + reason, ErrLFSPointer},
 	})
+}
+
+// A replay of zero requests is an error wrapping ErrEmptyTrace that names
+// the file and says what dropped the rows, whatever the format and
+// whatever emptied it, unless TraceConfig.AllowEmpty accepts it.
+func TestTraceRefusesEmptyReplay(t *testing.T) {
+	const allow = " (set TraceConfig.AllowEmpty to accept an empty replay)"
+	azure := "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+	row := "2023-11-16 18:15:46.6805900,374,44\n"
+	burst := "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,ChatGPT,472,18,490,Conversation log\n"
+	window := Azure()
+	window.Transform = Transform{WindowStart: time.Minute}
+	sorted := Azure()
+	sorted.Sort = true
+	cases := []traceErrorCase{
+		{"empty CSV", "a.csv", "", Azure(), "workload: trace has no requests: a.csv has no rows" + allow, ErrEmptyTrace},
+		{"header-only CSV", "a.csv", azure, Azure(), "workload: trace has no requests: a.csv has no rows" + allow, ErrEmptyTrace},
+		{"header-only CSV, sorted", "a.csv", azure, sorted, "workload: trace has no requests: a.csv has no rows" + allow, ErrEmptyTrace},
+		{"empty JSONL", "mc.jsonl", "", Mooncake(0), "workload: trace has no requests: mc.jsonl has no rows" + allow, ErrEmptyTrace},
+		{"blank JSONL", "mc.jsonl", "\n  \n", Mooncake(0), "workload: trace has no requests: mc.jsonl has no rows" + allow, ErrEmptyTrace},
+		{"filtered out", "b.csv", burst, BurstGPT([]string{"GPT-4"}, nil),
+			"workload: trace has no requests: b.csv: TraceConfig.Filters dropped every row read (1)" + allow, ErrEmptyTrace},
+		{"outside the window", "a.csv", azure + row, window,
+			"workload: trace has no requests: a.csv: the Transform window [1m0s, end) dropped every row read (1)" + allow, ErrEmptyTrace},
+	}
+	checkTraceErrors(t, cases)
+	for _, c := range cases {
+		c.cfg.AllowEmpty = true
+		assert.NoError(t, readAll(c.in, c.name, c.cfg), "%s with AllowEmpty", c.what)
+	}
+	_, err := NewTrace(strings.NewReader(azure), "a.csv", TraceConfig{Columns: Azure().Columns, Transform: Transform{TargetRate: 1}})
+	assert.ErrorIs(t, err, ErrEmptyTrace, "the TargetRate pass finds the trace empty")
+}
+
+// AllowEmpty changes no request, so it leaves the fingerprint alone.
+func TestFingerprintFileIgnoresAllowEmpty(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.csv")
+	require.NoError(t, os.WriteFile(path, []byte("TIMESTAMP,ContextTokens,GeneratedTokens\n"), 0o644))
+	cfg := Azure()
+	want, err := FingerprintFile(path, cfg)
+	require.NoError(t, err)
+	cfg.AllowEmpty = true
+	got, err := FingerprintFile(path, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
 }

@@ -22,6 +22,11 @@ var (
 	ErrLFSPointer = errors.New("workload: trace file is a Git LFS pointer")
 )
 
+// ErrEmptyTrace is wrapped by the error that ends a replay of zero
+// requests, unless TraceConfig.AllowEmpty is set. It is not a *ParseError:
+// no line is at fault.
+var ErrEmptyTrace = errors.New("workload: trace has no requests")
+
 // ParseError is a problem with one line of a trace file, e.g.
 //
 //	workload: azure.csv:17: field ContextTokens: "abc" is not an integer
@@ -121,7 +126,7 @@ func newCSVRows(r io.Reader, name string, required, read []string) (*csvRows, er
 	c.r.ReuseRecord = true
 	header, err := c.r.Read()
 	if err == io.EOF {
-		return nil, &ParseError{File: name, Line: 1, Reason: "empty file, no CSV header", Err: ErrMalformed}
+		return c, nil // no header, no rows: an empty replay
 	}
 	if err != nil {
 		return nil, c.syntax(err)
