@@ -47,12 +47,14 @@
 //   - NewTrace / OpenTrace read a TraceConfig: Azure() (2023 and 2024
 //     timestamps), Mooncake(blockTokens), BurstGPT(models, logTypes) (6 or 8
 //     columns), or any CSV/JSONL through Columns. A Transform takes a time
-//     window, a Slowdown, or a TargetRate.
+//     window, a Slowdown, or a TargetRate; an instant it scales past
+//     time.Duration's range is an error (ErrScaleOverflow), never a
+//     wrapped-around arrival.
 //   - Readers stream one row per Next: memory does not grow with the file
 //     (BenchmarkTraceStreaming). A malformed line is a *ParseError naming
 //     file, line and field, wrapping ErrMalformed; a timestamp going back
 //     wraps ErrUnsorted unless TraceConfig.Sort is set, which holds the
-//     whole trace in memory (about 100 bytes a request plus 8 per hash id).
+//     whole trace in memory (about 120 bytes a request plus 8 per hash id).
 //   - Rows with 0 input or 0 output tokens are kept and marked Failed, so a
 //     failed request stays in the denominator instead of vanishing.
 //   - A replay of zero requests (an empty file, a CSV header without

@@ -27,11 +27,11 @@ type Trace struct {
 	rebased  bool          // origin is set
 	origin   time.Duration // raw arrival of the first kept row
 	prev     time.Duration // previous kept row's rebased arrival
-	prevLine int
-	next     uint64 // next sequential id
-	count    int    // requests yielded
-	rowsRead int    // rows parsed, kept or not
-	sorted   []Request
+	lastLine int           // line of the last kept row read
+	next     uint64        // next sequential id
+	count    int           // requests yielded
+	rowsRead int           // rows parsed, kept or not
+	sorted   []sortedRow
 	done     bool
 	err      error // the error that ended the replay, returned again
 }
@@ -150,7 +150,10 @@ func (t *Trace) Next() (Request, error) {
 			t.done = true
 			break
 		}
-		r.Arrival = t.scale(rel - w.WindowStart)
+		if r.Arrival, err = t.scale(rel - w.WindowStart); err != nil {
+			t.done, t.err = true, err
+			break
+		}
 		if t.cfg.Columns.ID == "" {
 			r.ID = t.next
 		}
@@ -188,11 +191,23 @@ func (t *Trace) empty() error {
 	return fmt.Errorf("%w: %s: %s dropped every row read (%d) %s", ErrEmptyTrace, t.name, strings.Join(by, " and "), t.rowsRead, allow)
 }
 
-func (t *Trace) scale(d time.Duration) time.Duration {
-	if t.factor == 1 {
-		return d
+// scale multiplies an instant by the time factor. A product past
+// time.Duration's range (a TargetRate far below the trace's own rate, or a
+// huge Slowdown) is an error naming the transform and the row's line.
+func (t *Trace) scale(d time.Duration) (time.Duration, error) {
+	if t.factor == 1 || d == 0 {
+		return d, nil
 	}
-	return time.Duration(min(math.Round(float64(d)*t.factor), math.MaxInt64))
+	x := math.Round(float64(d) * t.factor)
+	if x < math.MaxInt64 { // 2^63 as a float64; false for +Inf and NaN
+		return time.Duration(x), nil
+	}
+	by := fmt.Sprintf("Transform.Slowdown %g", t.cfg.Transform.Slowdown)
+	if t.cfg.Transform.TargetRate > 0 {
+		by = fmt.Sprintf("Transform.TargetRate %g req/s", t.cfg.Transform.TargetRate)
+	}
+	return 0, &ParseError{File: t.name, Line: t.lastLine, Field: t.cfg.Columns.Arrival, Value: d.String(),
+		Reason: fmt.Sprintf("scaled ×%.3g for %s is past time.Duration's range (about 292 years)", t.factor, by), Err: ErrScaleOverflow}
 }
 
 // read returns the next kept request with its rebased arrival, from the
@@ -207,9 +222,9 @@ func (t *Trace) read() (Request, time.Duration, bool, error) {
 	}
 	if t.started && rel < t.prev {
 		return r, 0, false, &ParseError{File: t.name, Line: line, Field: t.cfg.Columns.Arrival,
-			Value: fmt.Sprint(rel), Reason: fmt.Sprintf("goes back before line %d's %v (set TraceConfig.Sort to sort)", t.prevLine, t.prev), Err: ErrUnsorted}
+			Value: fmt.Sprint(rel), Reason: fmt.Sprintf("goes back before line %d's %v (set TraceConfig.Sort to sort)", t.lastLine, t.prev), Err: ErrUnsorted}
 	}
-	t.started, t.prev, t.prevLine = true, rel, line
+	t.started, t.prev, t.lastLine = true, rel, line
 	return r, rel, true, nil
 }
 
@@ -267,15 +282,23 @@ func (t *Trace) readSorted() (Request, time.Duration, bool, error) {
 		return Request{}, 0, false, nil
 	}
 	r := t.sorted[0]
-	t.sorted[0] = Request{}
+	t.sorted[0] = sortedRow{}
 	t.sorted = t.sorted[1:]
-	return r, r.Arrival, true, nil
+	t.lastLine = r.line
+	return r.req, r.req.Arrival, true, nil
+}
+
+// sortedRow is a kept row held for a sorted replay, with its line for
+// errors found after sorting.
+type sortedRow struct {
+	req  Request
+	line int
 }
 
 func (t *Trace) load() error {
-	t.sorted = []Request{}
+	t.sorted = []sortedRow{}
 	for {
-		r, rel, _, ok, err := t.readRow()
+		r, rel, line, ok, err := t.readRow()
 		if err != nil {
 			return err
 		}
@@ -283,13 +306,13 @@ func (t *Trace) load() error {
 			break
 		}
 		r.Arrival = rel
-		t.sorted = append(t.sorted, r)
+		t.sorted = append(t.sorted, sortedRow{r, line})
 	}
-	slices.SortStableFunc(t.sorted, func(a, b Request) int { return cmp.Compare(a.Arrival, b.Arrival) })
+	slices.SortStableFunc(t.sorted, func(a, b sortedRow) int { return cmp.Compare(a.req.Arrival, b.req.Arrival) })
 	if len(t.sorted) > 0 {
-		base := t.sorted[0].Arrival
+		base := t.sorted[0].req.Arrival
 		for i := range t.sorted {
-			t.sorted[i].Arrival -= base
+			t.sorted[i].req.Arrival -= base
 		}
 	}
 	return nil

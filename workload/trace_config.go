@@ -66,7 +66,9 @@ type Filter struct {
 // Transform changes a trace's clock. It is applied after filters, in this
 // order: keep the rows whose (rebased) arrival lies in [WindowStart,
 // WindowEnd), shift them so WindowStart is instant 0, then scale. Replay
-// order is never changed.
+// order is never changed. An instant scaled past time.Duration's range
+// (about 292 years) ends the replay with a *ParseError wrapping
+// ErrScaleOverflow, naming the transform and the row's line.
 type Transform struct {
 	// WindowStart and WindowEnd bound the replayed span (WindowEnd 0: to the
 	// end of the trace).
@@ -93,7 +95,7 @@ type TraceConfig struct {
 	Format  Format
 	Columns Columns
 	Filters []Filter
-	// Sort reads the whole trace into memory (about 100 bytes per request
+	// Sort reads the whole trace into memory (about 120 bytes per request
 	// plus 8 per hash id) and replays it in timestamp order, ties in file
 	// order. Without it the reader streams in constant memory and a
 	// timestamp earlier than the previous row's is an error (ErrUnsorted).

@@ -183,3 +183,22 @@ func TestFingerprintFileIgnoresAllowEmpty(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 }
+
+// An instant that the time factor carries past time.Duration's range is an
+// error naming the transform and the row's line, not a wrapped-around
+// (negative) arrival; sorted replays keep each row's line.
+func TestTraceScaleOverflow(t *testing.T) {
+	cols := Columns{Arrival: "t", Input: "i", Output: "o"}
+	rate := TraceConfig{Columns: cols, Transform: Transform{TargetRate: 1e-12}}
+	slow := TraceConfig{Columns: cols, Transform: Transform{Slowdown: 1e300}}
+	sorted := slow
+	sorted.Sort = true
+	checkTraceErrors(t, []traceErrorCase{
+		{"TargetRate", "s.csv", "t,i,o\n0,1,1\n1,1,1\n2,1,1\n", rate,
+			`workload: s.csv:3: field t: "1s" scaled ×1.5e+12 for Transform.TargetRate 1e-12 req/s is past time.Duration's range (about 292 years)`, ErrScaleOverflow},
+		{"Slowdown", "s.csv", "t,i,o\n0,1,1\n1,1,1\n", slow,
+			`workload: s.csv:3: field t: "1s" scaled ×1e+300 for Transform.Slowdown 1e+300 is past time.Duration's range (about 292 years)`, ErrScaleOverflow},
+		{"Slowdown, sorted", "s.csv", "t,i,o\n1,1,1\n0,1,1\n", sorted,
+			`workload: s.csv:2: field t: "1s" scaled ×1e+300 for Transform.Slowdown 1e+300 is past time.Duration's range (about 292 years)`, ErrScaleOverflow},
+	})
+}

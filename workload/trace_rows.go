@@ -20,6 +20,9 @@ var (
 	// ErrLFSPointer: the file is a Git LFS pointer, a three-line stand-in
 	// committed in place of the trace, whose content was never fetched.
 	ErrLFSPointer = errors.New("workload: trace file is a Git LFS pointer")
+	// ErrScaleOverflow: a row's arrival, multiplied by the Transform's
+	// time factor, lies past time.Duration's range (about 292 years).
+	ErrScaleOverflow = errors.New("workload: scaled trace instant overflows time.Duration")
 )
 
 // ErrEmptyTrace is wrapped by the error that ends a replay of zero
@@ -37,7 +40,7 @@ type ParseError struct {
 	Value string
 	// Reason completes the sentence ("is not an integer").
 	Reason string
-	// Err is ErrMalformed, ErrUnsorted or ErrLFSPointer.
+	// Err is ErrMalformed, ErrUnsorted, ErrLFSPointer or ErrScaleOverflow.
 	Err error
 }
 
