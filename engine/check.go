@@ -21,13 +21,20 @@ import (
 func (e *Engine) Check() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("engine: "+format, a...)) }
-	seen := make(map[*seq]string, len(e.reqs))
+	// Each request and cache unit is marked with this check's generation
+	// when visited (no map: tests call Check after every step).
+	e.checkGen++
+	gen := e.checkGen
+	where := [...]string{1: "running", 2: "waiting"}
+	seen := 0
 	held := 0
 	for i, s := range e.running {
-		if where, dup := seen[s]; dup {
-			bad("request %d in the running list twice (also %s)", s.req.Ref, where)
+		if s.checkGen == gen {
+			bad("request %d in the running list twice (also %s)", s.req.Ref, where[s.checkIn])
+		} else {
+			seen++
 		}
-		seen[s] = "running"
+		s.checkGen, s.checkIn = gen, 1
 		if s.phase != phaseRunning {
 			bad("request %d in the running list at index %d is not marked running", s.req.Ref, i)
 		}
@@ -35,10 +42,12 @@ func (e *Engine) Check() error {
 		errs = append(errs, e.checkSeq(s)...)
 	}
 	for i, s := range e.waiting.items {
-		if where, dup := seen[s]; dup {
-			bad("request %d in the waiting queue and %s", s.req.Ref, where)
+		if s.checkGen == gen {
+			bad("request %d in the waiting queue and %s", s.req.Ref, where[s.checkIn])
+		} else {
+			seen++
 		}
-		seen[s] = "waiting"
+		s.checkGen, s.checkIn = gen, 2
 		if s.phase != phaseWaiting || s.heapIdx != i {
 			bad("request %d in the waiting queue at %d is marked phase %d, index %d", s.req.Ref, i, s.phase, s.heapIdx)
 		}
@@ -47,21 +56,21 @@ func (e *Engine) Check() error {
 		}
 		errs = append(errs, e.checkSeq(s)...)
 	}
-	if len(seen) != len(e.reqs) {
-		bad("%d requests in queues but %d in the lookup table", len(seen), len(e.reqs))
+	if seen != len(e.reqs) {
+		bad("%d requests in queues but %d in the lookup table", seen, len(e.reqs))
 	}
 	for ref, s := range e.reqs {
 		if s.req.Ref != ref {
 			bad("lookup table maps %d to request %d", ref, s.req.Ref)
 		}
-		if _, ok := seen[s]; !ok {
+		if s.checkGen != gen {
 			bad("request %d is in no queue", ref)
 		}
 	}
 	if held+e.cache.blocks+e.free != e.cfg.KVBlocks {
 		bad("KV blocks owned %d + cached %d + free %d != total %d", held, e.cache.blocks, e.free, e.cfg.KVBlocks)
 	}
-	errs = append(errs, e.checkCache()...)
+	errs = append(errs, e.checkCache(gen)...)
 	if len(e.running) > e.cfg.MaxSeqs {
 		bad("running list %d exceeds MaxSeqs %d", len(e.running), e.cfg.MaxSeqs)
 	}
@@ -106,39 +115,47 @@ func (e *Engine) checkSeq(s *seq) []error {
 
 // checkCache verifies reference counts, the eviction list and the block sums
 // of the prefix cache.
-func (e *Engine) checkCache() []error {
+func (e *Engine) checkCache(gen uint32) []error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("engine: prefix cache: "+format, a...)) }
-	refs := map[*unit]int{}
-	for _, s := range e.running {
-		for _, u := range s.units {
-			refs[u]++
+	// Count each unit's holders in its check fields, reset on first visit.
+	visit := func(u *unit) {
+		if u.checkGen != gen {
+			u.checkGen, u.checkRefs, u.checkListed = gen, 0, false
 		}
 	}
-	inList := map[*unit]bool{}
-	evictable := 0
+	for _, s := range e.running {
+		for _, u := range s.units {
+			visit(u)
+			u.checkRefs++
+		}
+	}
+	listed, evictable := 0, 0
 	for u := e.cache.head; u != nil; u = u.next {
-		if inList[u] {
+		visit(u)
+		if u.checkListed {
 			bad("eviction list has a cycle")
 			break
 		}
-		inList[u] = true
+		u.checkListed = true
+		listed++
 		evictable += u.blocks
 	}
 	blocks := 0
 	for h, u := range e.cache.units {
+		visit(u)
 		blocks += u.blocks
 		if u.hash != h {
 			bad("unit %d filed under %d", u.hash, h)
 		}
-		if u.refs != refs[u] {
-			bad("unit %d counts %d references, %d requests hold it", h, u.refs, refs[u])
+		if u.refs != u.checkRefs {
+			bad("unit %d counts %d references, %d requests hold it", h, u.refs, u.checkRefs)
 		}
-		if (u.refs == 0) != inList[u] {
-			bad("unit %d with %d references is evictable: %v", h, u.refs, inList[u])
+		if (u.refs == 0) != u.checkListed {
+			bad("unit %d with %d references is evictable: %v", h, u.refs, u.checkListed)
 		}
 	}
-	if blocks != e.cache.blocks || evictable != e.cache.evictable || len(inList) > len(e.cache.units) {
+	if blocks != e.cache.blocks || evictable != e.cache.evictable || listed > len(e.cache.units) {
 		bad("counts %d blocks (%d evictable), units hold %d (%d evictable)", e.cache.blocks, e.cache.evictable, blocks, evictable)
 	}
 	return errs

@@ -29,6 +29,8 @@ type Engine struct {
 	pool     []*seq
 	cache    prefixCache
 
+	checkGen uint32 // generation of the last Check
+
 	sched   []*seq // scheduled in the step in flight, in batch order
 	shifted []int  // scratch: decode contexts k-1 steps ahead
 	plan    Plan
@@ -53,8 +55,9 @@ type Plan struct {
 	Preempted []int32
 }
 
-// Emit says that Ref emitted Tokens tokens, one at the end of each step of the
-// plan (so at Start + i × StepTime for i = Steps-Tokens+1 … Steps).
+// Emit says that Ref emitted Tokens tokens, one at the end of each of the
+// last Tokens steps the Outcome covers (so at Outcome.End − i × StepTime for
+// i = Tokens−1 … 0).
 type Emit struct {
 	Ref    int32
 	Tokens int
@@ -62,9 +65,12 @@ type Emit struct {
 	Done   bool // the request emitted its last token and left the engine
 }
 
-// Outcome is what a completed step produced. Emitted is owned by the engine
-// and valid until the next Complete call.
+// Outcome is what the completed steps of a plan produced: Steps steps, the
+// last of which ended at End. Emitted is owned by the engine and valid until
+// the next Complete or CompleteUntil call.
 type Outcome struct {
+	Steps   int
+	End     time.Duration
 	Emitted []Emit
 }
 
@@ -74,6 +80,14 @@ var ErrStepInFlight = errors.New("engine: Schedule called while a step is in fli
 
 // ErrNoStepInFlight is returned by Complete when there is no step to complete.
 var ErrNoStepInFlight = errors.New("engine: Complete called with no step in flight")
+
+// ErrUnsettledRun is returned by Abort when the request is part of a run of
+// several decode steps in flight: only the run's last step may be running
+// at an abort. The steps that ended before it emitted their tokens, so the
+// driver first collects them with CompleteUntil(now); a run that would
+// still have steps to go after now was planned past an instant the driver
+// knew something would happen at (see ScheduleUntil).
+var ErrUnsettledRun = errors.New("engine: Abort of a request in a run of several steps in flight; collect the ended steps with CompleteUntil first")
 
 // ErrBadStepTime is returned by Schedule when the cost model prices a
 // non-empty step at zero or negative time (a broken model): the simulated
@@ -181,13 +195,19 @@ func (e *Engine) recycle(s *seq) {
 	e.pool = append(e.pool, s)
 }
 
-// Abort removes the request wherever it is (a client deadline, a cancel) and
-// frees its blocks. If it is in the step in flight, that step's work for it
-// is discarded: Complete reports nothing for it.
+// Abort removes the request at instant now wherever it is (a client
+// deadline, a cancel) and frees its blocks. If it is in the step in flight,
+// that step's work for it is discarded: Complete reports nothing for it. A
+// request in a run of several steps can only be aborted in the run's last
+// step: the steps that ended before now must first be collected with
+// CompleteUntil(now) (ErrUnsettledRun otherwise).
 func (e *Engine) Abort(now time.Duration, ref int32) error {
 	s, ok := e.reqs[ref]
 	if !ok {
 		return fmt.Errorf("%w: %d", ErrUnknownRef, ref)
+	}
+	if s.sched > 0 && e.plan.Steps > 1 {
+		return fmt.Errorf("%w: request %d at %v, %d steps of %v from %v", ErrUnsettledRun, ref, now, e.plan.Steps, e.plan.StepTime, e.plan.Start)
 	}
 	switch s.phase {
 	case phaseWaiting:

@@ -16,6 +16,10 @@ type unit struct {
 	blocks     int
 	refs       int
 	prev, next *unit // in the eviction list while refs == 0
+
+	checkGen    uint32 // Check's scratch: the generation that last visited
+	checkRefs   int    // holders counted by that Check
+	checkListed bool   // seen in the eviction list by that Check
 }
 
 type prefixCache struct {

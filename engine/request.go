@@ -72,6 +72,9 @@ type seq struct {
 	cached   int     // prompt tokens found cached at first admission
 	decoding bool    // scheduled as a decode (one token after an emitted one)
 	aborted  bool    // aborted while in the step in flight
+
+	checkGen uint32 // Check's scratch: the generation that last visited
+	checkIn  uint8  // and where it found the request (1 running, 2 waiting)
 }
 
 func (s *seq) queued() Queued { return Queued{Priority: s.req.Priority, Seq: s.order} }

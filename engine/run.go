@@ -43,16 +43,25 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	return k
 }
 
-// fitBlocks is the largest j <= k whose run needs no more blocks than are
-// free (the first step's blocks are already allocated): a pure-decode run
-// never preempts.
+// fitBlocks is the largest j <= k whose run needs no more blocks than it
+// may draw on (the first step's blocks are already allocated): a
+// pure-decode run never preempts. It may draw on evictable cached blocks
+// only when no eviction could let a waiting request in: without eviction
+// each step leaves fewer blocks for admission, so a request that did not
+// fit in the first step fits in none of the run; but evicting a cached unit
+// the head of the waiting queue would reference frees the whole unit for
+// one block, and may let it in (stepwise, it would be admitted then).
 func (e *Engine) fitBlocks(k int) int {
+	avail := e.available()
+	if e.evictionMayAdmit() {
+		avail = e.free
+	}
 	needs := func(j int) bool {
 		n := 0
 		for _, s := range e.sched {
 			n += e.need(s, s.computed+j)
 		}
-		return n <= e.available()
+		return n <= avail
 	}
 	if needs(k) { // the usual case: blocks to spare
 		return k
@@ -67,6 +76,21 @@ func (e *Engine) fitBlocks(k int) int {
 		}
 	}
 	return lo
+}
+
+// evictionMayAdmit reports whether evicting cached units during a run could
+// change whether the head of the waiting queue is admitted: it is waiting,
+// admission is not ruled out by the sequence cap or the budget, and it
+// would reference cached units.
+func (e *Engine) evictionMayAdmit() bool {
+	if e.waiting.len() == 0 || len(e.running) >= e.cfg.MaxSeqs {
+		return false
+	}
+	if !e.cfg.DisableChunkedPrefill && len(e.sched) >= e.cfg.MaxBatchedTokens {
+		return false // the decodes use the whole budget
+	}
+	units, _, _, _ := e.hits(e.waiting.peek())
+	return len(units) > 0
 }
 
 // samePrice reports whether the k-th step of the run is priced like the

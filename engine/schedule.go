@@ -21,7 +21,11 @@ func (e *Engine) Schedule(now time.Duration) (*Plan, error) {
 // need free, and the cost model pricing the last like the first — it plans
 // the longest such run whose steps all start before until, as one move
 // (Plan.Steps > 1). The outcome is exactly that of planning the steps one
-// by one: each request emits one token per step.
+// by one: each request emits one token per step. If something does happen
+// inside the run after all (an abort at the client's deadline, the end of
+// the simulation), CompleteUntil collects the steps that ended before it.
+// An Add or Abort at an instant before the run's last step started breaks
+// the driver's promise: the run was planned without it.
 func (e *Engine) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 	if e.inFlight {
 		return nil, ErrStepInFlight
@@ -240,6 +244,7 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	}
 	e.inFlight = false
 	e.out.Emitted = e.out.Emitted[:0]
+	e.out.Steps, e.out.End = e.plan.Steps, e.plan.End
 	done := false
 	for _, s := range e.sched {
 		if s.aborted {
@@ -271,6 +276,51 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	if done {
 		e.dropFinished()
 	}
+	return &e.out, nil
+}
+
+// CompleteUntil ends the steps of the plan in flight that end at or before
+// instant t, exactly as if each had been planned and completed on its own,
+// and keeps the rest in flight: the plan's Start, Steps and Batch then
+// describe the steps still to run (its End is unchanged). A driver calls it
+// when something external happens at t inside a run of decode steps (an
+// abort, the end of the simulation), so that the tokens of the steps that
+// ended before t are not lost. When every step has ended it is Complete;
+// when none has, the Outcome is empty (Steps 0).
+func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
+	if !e.inFlight {
+		return nil, ErrNoStepInFlight
+	}
+	p := &e.plan
+	if t >= p.End {
+		return e.Complete(p.End)
+	}
+	e.out.Emitted = e.out.Emitted[:0]
+	j := 0
+	if t >= p.Start {
+		j = int((t - p.Start) / p.StepTime)
+	}
+	e.out.Steps, e.out.End = j, p.Start+time.Duration(j)*p.StepTime
+	if j == 0 {
+		return &e.out, nil
+	}
+	// j >= 1 steps ended and at least one did not: only a run of identical
+	// decode steps (none finishing before its last) has several steps.
+	for _, s := range e.sched {
+		if s.aborted || !s.decoding {
+			panic("engine: invariant run-shape broken: a run of several steps holds a request that is not decoding")
+		}
+		s.computed += j
+		s.known += j
+		s.emitted += j
+		s.sched -= j
+		e.out.Emitted = append(e.out.Emitted, Emit{Ref: s.req.Ref, Tokens: j})
+	}
+	for i := range p.Batch.Decode {
+		p.Batch.Decode[i] += j
+	}
+	p.Start = e.out.End
+	p.Steps -= j
 	return &e.out, nil
 }
 

@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// timeline drives e until it is idle — advancing runs of identical decode
+// steps in one move when fast is set, step by step otherwise — adding
+// each of adds once the clock reaches its instant, and writes down every
+// admission and every token with its instant, so that the two ways of
+// driving can be compared line for line.
+func timeline(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Request) string {
+	t.Helper()
+	var b strings.Builder
+	var now time.Duration
+	pending := func(now time.Duration) (next time.Duration, ok bool) {
+		for at := range adds {
+			if at > now && (!ok || at < next) {
+				next, ok = at, true
+			}
+		}
+		return next, ok
+	}
+	for at, rs := range adds {
+		if at == 0 {
+			for _, r := range rs {
+				require.NoError(t, e.Add(0, r))
+			}
+		}
+	}
+	for steps := 0; steps < 100000; steps++ {
+		until := now
+		if next, ok := pending(now); fast && ok {
+			until = next
+		} else if fast {
+			until = time.Hour
+		}
+		p, err := e.ScheduleUntil(now, until)
+		require.NoError(t, err)
+		if p == nil {
+			next, ok := pending(now)
+			if !ok {
+				return b.String()
+			}
+			now = next
+			for _, r := range adds[now] {
+				require.NoError(t, e.Add(now, r))
+			}
+			continue
+		}
+		for _, ref := range p.Started {
+			fmt.Fprintf(&b, "%v: admit %d\n", p.Start, ref)
+		}
+		start, d := p.Start, p.StepTime
+		o, err := e.Complete(p.End)
+		require.NoError(t, err)
+		require.NoError(t, e.Check())
+		for i := range o.Steps { // one line per step, whichever way it was planned
+			for _, em := range o.Emitted {
+				if i >= o.Steps-em.Tokens {
+					fmt.Fprintf(&b, "%v: token %d\n", start+time.Duration(i+1)*d, em.Ref)
+				}
+			}
+		}
+		// Arrivals due inside the move join when it ends (a run never
+		// extends past one: until is the next arrival).
+		for at, rs := range adds {
+			if at > now && at <= p.End {
+				for _, r := range rs {
+					require.NoError(t, e.Add(p.End, r))
+				}
+			}
+		}
+		now = p.End
+	}
+	t.Fatal("engine not idle after 100,000 steps")
+	return ""
+}
+
+// Issue 8, bug 2: a run of decode steps must not evict a cached unit the
+// waiting queue's head would reference. Here D decodes in a 7-block cache
+// while W waits for two blocks beside the cached units 1 and 2 of A's
+// prompt, which it would reference (pinning 4 blocks): 1 free + 4
+// evictable − 4 pinned < 2. When D's decode needs a block with none free,
+// stepwise evicts unit 1 (2 blocks for 1): W's leading hit is gone, it
+// pins nothing, 1 free + 2 evictable >= 2, and it is admitted at once. A
+// run planned at once over all of D's steps used to evict unit 1 at its
+// start and never look at W again until it ended, 13 steps later.
+func TestRunDoesNotEvictPastAnAdmission(t *testing.T) {
+	cfg := Config{BlockSize: 4, KVBlocks: 7, MaxBatchedTokens: 32, MaxSeqs: 4, ChunkCap: 8}
+	adds := map[time.Duration][]Request{
+		0: {
+			{Ref: 1, Input: 16, Output: 1, Prefix: []uint64{1, 2}, PrefixBlockTokens: 8}, // A
+			{Ref: 2, Input: 4, Output: 14},                                              // D
+		},
+		100 * time.Millisecond: {{Ref: 3, Input: 24, Output: 5, Prefix: []uint64{1, 2, 3}, PrefixBlockTokens: 8}}, // W
+	}
+	run := func(fast bool) string {
+		e, err := New(cfg, nil)
+		require.NoError(t, err)
+		return timeline(t, e, fast, adds)
+	}
+	slow := run(false)
+	assert.Equal(t, slow, run(true))
+	// Stepwise, W is admitted in the step where D evicts unit 1.
+	assert.Contains(t, slow, "admit 3")
+	assert.NotContains(t, slow, "1.2", "sanity: the scenario is short")
+}
+
+// Issue 8, bug 1, at the engine: CompleteUntil ends the steps of a run that
+// ended by an instant, as if each had been completed alone, and keeps the
+// rest in flight; an abort is only accepted in the run's last step.
+func TestCompleteUntilSettlesARun(t *testing.T) {
+	e, err := New(Config{}, nil)
+	require.NoError(t, err)
+	require.NoError(t, e.Add(0, Request{Ref: 1, Input: 2000, Output: 50}))
+	require.NoError(t, e.Add(0, Request{Ref: 2, Input: 2000, Output: 60}))
+	p, err := e.Schedule(0) // 2,000 + 48 tokens of the budget
+	require.NoError(t, err)
+	_, err = e.Complete(p.End)
+	require.NoError(t, err)
+	p, err = e.Schedule(p.End) // request 1 decodes, request 2 ends its prompt
+	require.NoError(t, err)
+	_, err = e.Complete(p.End)
+	require.NoError(t, err)
+	start := p.End
+	p, err = e.ScheduleUntil(start, start+time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, 48, p.Steps, "a run until request 1's last token")
+	d := p.StepTime
+	require.Equal(t, 45*time.Millisecond, d)
+
+	assert.ErrorIs(t, e.Abort(start+10*d+d/2, 1), ErrUnsettledRun, "ten steps ended first")
+
+	o, err := e.CompleteUntil(start + 10*d + d/2) // inside the 11th step
+	require.NoError(t, err)
+	assert.Equal(t, 10, o.Steps)
+	assert.Equal(t, start+10*d, o.End)
+	assert.Equal(t, []Emit{{Ref: 1, Tokens: 10}, {Ref: 2, Tokens: 10}}, o.Emitted)
+	assert.Equal(t, 38, p.Steps)
+	assert.Equal(t, start+10*d, p.Start)
+	assert.Equal(t, start+48*d, p.End)
+	assert.Equal(t, []int{2011, 2010}, p.Batch.Decode, "contexts of the next step to run")
+	require.NoError(t, e.Check())
+
+	o, err = e.CompleteUntil(start + 10*d + d/2) // nothing more has ended
+	require.NoError(t, err)
+	assert.Zero(t, o.Steps)
+	assert.Empty(t, o.Emitted)
+
+	o, err = e.CompleteUntil(start + 47*d) // up to the last step
+	require.NoError(t, err)
+	assert.Equal(t, 37, o.Steps)
+	require.Equal(t, 1, p.Steps)
+	require.NoError(t, e.Abort(start+47*d+1, 1), "the last step may be aborted")
+	require.NoError(t, e.Check())
+	o, err = e.Complete(p.End)
+	require.NoError(t, err)
+	assert.Equal(t, []Emit{{Ref: 2, Tokens: 1}}, o.Emitted, "the aborted request's last step is discarded")
+	assert.Equal(t, 1, o.Steps)
+	require.NoError(t, e.Check())
+}
