@@ -70,8 +70,11 @@ type runner struct {
 	areaAt             time.Duration
 
 	stepTime time.Duration // of the step in flight
+	stepDone time.Duration // when the move in flight ends
 
 	pullErr error // a source error met while handling feedback
+
+	checkEngine bool // tests: verify the engine's invariants after every plan and step
 
 	col collector
 }
@@ -109,12 +112,21 @@ func (r *runner) loop() error {
 	}
 	for r.events.len() > 0 {
 		ev := r.events.peek()
-		if ev.at > r.stopAt {
-			r.advance(r.stopAt) // the run ends here: unfinished requests end now
+		if stop := r.stopping(); ev.at > stop {
+			// The run ends here: the steps that ended by now emitted their
+			// tokens, and unfinished requests end now.
+			if err := r.reach(stop, true); err != nil {
+				return err
+			}
 			break
 		}
 		r.events.pop()
-		r.advance(ev.at)
+		// An abort needs the steps that ended by its instant collected; a
+		// detected warm-up needs the counters exact at every arrival.
+		settle := ev.class == classTimeout || (ev.class == classArrival && r.cfg.DetectWarmup)
+		if err := r.reach(ev.at, settle); err != nil {
+			return err
+		}
 		if err := r.handle(ev); err != nil {
 			return err
 		}
@@ -126,12 +138,50 @@ func (r *runner) loop() error {
 				return err
 			}
 		}
-		if r.cfg.Horizon > 0 && r.now >= r.cfg.Horizon && r.measuredLive == 0 {
-			break
-		}
 	}
 	r.abandon()
 	return nil
+}
+
+// stopping is the instant the run stops at, once every event up to it is
+// handled: Horizon + Drain, or, once every measured request has ended,
+// the Horizon (or now, if that is later): nothing after it is measured.
+func (r *runner) stopping() time.Duration {
+	if r.cfg.Horizon > 0 && r.measuredLive == 0 {
+		return min(r.stopAt, max(r.cfg.Horizon, r.now))
+	}
+	return r.stopAt
+}
+
+// reach moves the clock to instant t. With settle, it first collects the
+// steps of a run in flight that ended before t, and after the clock moves
+// those that end at t (a step's end comes first among the events of its
+// instant), so that an event at t inside a run planned by ScheduleUntil
+// sees exactly what it would see step by step, and so do the counters
+// that advance records before t's events.
+func (r *runner) reach(t time.Duration, settle bool) error {
+	if !settle {
+		r.advance(t)
+		return nil
+	}
+	if err := r.settle(t - 1); err != nil {
+		return err
+	}
+	r.advance(t)
+	return r.settle(t)
+}
+
+// settle accounts the tokens of the steps of a run in flight that ended
+// by instant t (see engine.CompleteUntil).
+func (r *runner) settle(t time.Duration) error {
+	if !r.eng.Busy() || t >= r.stepDone {
+		return nil // nothing in flight, or the step end at t comes first
+	}
+	out, err := r.eng.CompleteUntil(t)
+	if err != nil {
+		return err
+	}
+	return r.account(out)
 }
 
 // advance moves the clock to t, integrating requests in the system over
@@ -302,8 +352,13 @@ func (r *runner) plan() error {
 	for _, ref := range p.Preempted {
 		r.slots[ref].rec.Preemptions++
 	}
+	if r.checkEngine {
+		if err := r.eng.Check(); err != nil {
+			return fmt.Errorf("sim: after planning the step at %v: %w", r.now, err)
+		}
+	}
 	r.events.push(event{at: p.End, class: classStepEnd})
-	r.stepTime = p.StepTime
+	r.stepTime, r.stepDone = p.StepTime, p.End
 	return nil
 }
 

@@ -1,19 +1,34 @@
 package sim
 
-import "time"
+import (
+	"fmt"
+	"time"
 
-// stepEnd applies the end of the step in flight: every emitted token is
-// accounted to its request (first token, inter-token gaps), and requests that
-// emitted their last token end.
+	"github.com/servesim/servesim/engine"
+)
+
+// stepEnd applies the end of the move in flight.
 func (r *runner) stepEnd() error {
 	out, err := r.eng.Complete(r.now)
 	if err != nil {
 		return err
 	}
+	return r.account(out)
+}
+
+// account applies completed steps: every emitted token is accounted to its
+// request (first token, inter-token gaps), and requests that emitted their
+// last token end.
+func (r *runner) account(out *engine.Outcome) error {
+	if r.checkEngine {
+		if err := r.eng.Check(); err != nil {
+			return fmt.Errorf("sim: after the steps that ended at %v: %w", out.End, err)
+		}
+	}
 	var run itlRun
 	for _, em := range out.Emitted {
 		s := &r.slots[em.Ref]
-		r.emit(s, em.Tokens, em.First, &run)
+		r.emit(s, em.Tokens, em.First, out.End, &run)
 		if em.Done {
 			r.inSystem--
 			if s.willError {
@@ -50,11 +65,11 @@ func (a *itlRun) flush(w *weighted) {
 }
 
 // emit accounts n tokens of one request, emitted at the ends of the last n
-// steps of the move that ended now.
-func (r *runner) emit(s *slot, n int, first bool, run *itlRun) {
+// steps of a move, the last of which ended at end.
+func (r *runner) emit(s *slot, n int, first bool, end time.Duration, run *itlRun) {
 	rec := &s.rec
 	step := r.stepTime
-	t := r.now - time.Duration(n-1)*step // the first of the n instants
+	t := end - time.Duration(n-1)*step // the first of the n instants
 	if first {
 		rec.FirstToken = t
 	} else {
@@ -64,7 +79,7 @@ func (r *runner) emit(s *slot, n int, first bool, run *itlRun) {
 		r.gap(rec, step, n-1, run)
 	}
 	rec.Emitted += n
-	rec.LastToken = r.now
+	rec.LastToken = end
 	r.tokens += r.inWindow(t, step, n)
 	if r.cfg.KeepTokens {
 		for i := range n {

@@ -109,6 +109,11 @@ type mark struct {
 // mark at or after t (nothing happens between t and it), or the totals when
 // t comes after every mark.
 func (r *runner) markAt(t time.Duration) mark {
+	if t <= r.cfg.Warmup {
+		// The counters count inside the declared window only: nothing
+		// before its start (which need not be an event's instant).
+		return mark{at: t}
+	}
 	i, _ := slices.BinarySearchFunc(r.marks, t, func(m mark, t time.Duration) int { return cmp.Compare(m.at, t) })
 	if i < len(r.marks) {
 		return r.marks[i]

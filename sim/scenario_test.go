@@ -1,0 +1,144 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/workload"
+)
+
+// A scenario is a small run decoded from bytes: an engine with a tight KV
+// pool, timeouts, a window, prefix sharing, priorities, and a few dozen
+// requests. The differential fuzz target and the property test share it,
+// so that a failing property test case can be replayed as a fuzz input.
+
+// byteReader yields the bytes of data, then zeros.
+type byteReader struct{ data []byte }
+
+func (b *byteReader) next() int {
+	if len(b.data) == 0 {
+		return 0
+	}
+	v := b.data[0]
+	b.data = b.data[1:]
+	return int(v)
+}
+
+// coarseContext prices a step like Frozen plus 1 ms per 256 tokens of
+// decode context: its price changes every few steps, so runs of identical
+// steps are cut by price as well as by blocks.
+func coarseContext(b costmodel.Batch) time.Duration {
+	return costmodel.Frozen{}.StepTime(b) + time.Duration(b.DecodeContext()/256)*time.Millisecond
+}
+
+// decodeScenario turns bytes into a configuration and its requests. Every
+// configuration it returns is valid.
+func decodeScenario(data []byte) (Config, list) {
+	b := &byteReader{data: data}
+	maxSeqs := 1 + b.next()%8
+	budget := max(maxSeqs, 16+b.next()*4)
+	flags := b.next()
+	blockSize := []int{16, 4, 8}[b.next()%3]
+	eng := engine.Config{
+		MaxSeqs:               maxSeqs,
+		MaxBatchedTokens:      budget,
+		KVBlocks:              4 + b.next(),
+		BlockSize:             blockSize,
+		DisableChunkedPrefill: flags&1 != 0,
+		DisablePrefixCache:    flags&4 != 0,
+	}
+	if c := b.next() % 4 * 32; c > 0 && c <= budget && !eng.DisableChunkedPrefill {
+		eng.ChunkCap = c
+	}
+	if flags&2 != 0 {
+		eng.Policy = engine.Priority{}
+	}
+	if flags&8 != 0 {
+		eng.Watermark = 0.05
+	}
+	cfg := Config{Engine: eng, KeepTokens: flags&32 != 0}
+	if flags&16 != 0 {
+		cfg.Model = costmodel.Func(coarseContext)
+	}
+	if flags&64 != 0 {
+		cfg.ErrorRate = 0.1
+	}
+	cfg.DetectWarmup = flags&128 != 0
+	if t := b.next(); t%4 != 0 {
+		cfg.Timeout = time.Duration(t) * 40 * time.Millisecond
+	}
+	if h := b.next(); h%3 != 0 {
+		cfg.Warmup = time.Duration(h%5) * 200 * time.Millisecond
+		cfg.Horizon = cfg.Warmup + time.Duration(1+h/3)*100*time.Millisecond
+		cfg.Drain = time.Duration(h%4) * 700 * time.Millisecond
+	}
+	n := 1 + b.next()%40
+	unit := blockSize * (1 + b.next()%2) // tokens per prefix hash id
+	reqs := make(list, 0, n)
+	var at time.Duration
+	for i := range n {
+		gap, in, out, shape := b.next(), b.next(), b.next(), b.next()
+		at += time.Duration(gap%32) * 25 * time.Millisecond
+		r := workload.Request{ID: uint64(i), Arrival: at, InputTokens: 1 + in*2, OutputTokens: 1 + out%96,
+			Priority: shape % 3}
+		if g := shape % 5; g > 0 && r.InputTokens >= unit {
+			// Requests of one group share a prefix of up to four units,
+			// then diverge.
+			units := r.InputTokens / unit
+			for j := range units {
+				h := uint64(g*100 + j)
+				if j >= 1+shape/5%4 {
+					h = uint64(1000*(i+1) + j)
+				}
+				r.PrefixHashes = append(r.PrefixHashes, h)
+			}
+			r.PrefixBlockTokens = unit
+		}
+		reqs = append(reqs, r)
+	}
+	return cfg, reqs
+}
+
+// randomScenario draws a scenario's bytes from a seeded stream.
+func randomScenario(seed uint64) []byte {
+	rng := rand.New(rand.NewPCG(seed, 0x5ce9a410))
+	data := make([]byte, 12+4*40)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	return data
+}
+
+// scenarioRun is what one run of a scenario produced.
+type scenarioRun struct {
+	text []byte         // every record, in the order the observer saw them, and the summary
+	sum  Summary        //
+	seen map[uint64]int // records observed per request ID
+	stop time.Duration  // the instant the run stopped
+}
+
+// runScenario runs cfg on a copy of reqs with the engine's invariants
+// checked after every step.
+func runScenario(cfg Config, reqs list) (scenarioRun, error) {
+	var buf bytes.Buffer
+	seen := map[uint64]int{}
+	src := append(list(nil), reqs...)
+	r, err := newRunner(cfg, &src, ObserverFunc(func(rec *Record) {
+		seen[rec.ID]++
+		fmt.Fprintf(&buf, "%+v\n", *rec)
+	}))
+	if err != nil {
+		return scenarioRun{}, err
+	}
+	r.checkEngine = true
+	if err := r.loop(); err != nil {
+		return scenarioRun{}, err
+	}
+	sum := r.summary()
+	fmt.Fprintf(&buf, "%+v\n", sum)
+	return scenarioRun{text: buf.Bytes(), sum: sum, seen: seen, stop: r.now}, nil
+}
