@@ -97,7 +97,7 @@ func TestRunDoesNotEvictPastAnAdmission(t *testing.T) {
 	adds := map[time.Duration][]Request{
 		0: {
 			{Ref: 1, Input: 16, Output: 1, Prefix: []uint64{1, 2}, PrefixBlockTokens: 8}, // A
-			{Ref: 2, Input: 4, Output: 14},                                              // D
+			{Ref: 2, Input: 4, Output: 14}, // D
 		},
 		100 * time.Millisecond: {{Ref: 3, Input: 24, Output: 5, Prefix: []uint64{1, 2, 3}, PrefixBlockTokens: 8}}, // W
 	}
