@@ -58,6 +58,15 @@ func (s Schedule) MeanRate() float64 {
 	return work / span
 }
 
+// span is the length of one pass over the steps.
+func (s Schedule) span() time.Duration {
+	var d time.Duration
+	for _, st := range s.Steps {
+		d += st.Duration
+	}
+	return d
+}
+
 func (s Schedule) String() string {
 	var b strings.Builder
 	b.WriteString("schedule[")

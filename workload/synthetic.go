@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -19,7 +20,8 @@ type Synthetic struct {
 	// by Duration or by a non-repeating Schedule.
 	Count int
 	// Duration, when > 0, ends the workload at the first arrival at or
-	// after it.
+	// after it. Without a Count, the rate over Duration must offer fewer
+	// requests than an int can count (math.MaxInt, about 9.2e18).
 	Duration time.Duration
 	// Arrival is the arrival process.
 	Arrival Arrival
@@ -41,7 +43,7 @@ func (s Synthetic) Validate() error {
 		errs = append(errs, fmt.Errorf("workload: Synthetic.Duration must be >= 0, got %v", s.Duration))
 	}
 	bounded := s.Count > 0 || s.Duration > 0 || len(s.Arrival.Schedule.Steps) > 0 && !s.Arrival.Schedule.Repeat
-	if !bounded {
+	if !bounded && s.Count == 0 { // a negative Count is reported above
 		errs = append(errs, errors.New("workload: Synthetic needs a Count, a Duration or a non-repeating Schedule"))
 	}
 	if s.Lengths == nil {
@@ -49,8 +51,37 @@ func (s Synthetic) Validate() error {
 	} else {
 		errs = append(errs, s.Lengths.Validate())
 	}
-	errs = append(errs, s.Arrival.Validate(s.Count), s.Prefix.Validate())
+	errs = append(errs, s.Arrival.Validate(s.Count), s.Prefix.Validate(), s.validateVolume())
 	return errors.Join(errs...)
+}
+
+// validateVolume refuses a workload bounded by its Duration alone whose
+// expected number of requests is more than an int can count, such as
+// Arrival.Rate 1e30 over a year: its instants would all round to the
+// same nanoseconds and its count would never be reached.
+func (s Synthetic) validateVolume() error {
+	a := s.Arrival
+	if s.Count > 0 || a.Ramp.Strategy != NoRamp { // a Ramp needs a Count
+		return nil
+	}
+	var n float64
+	var what string
+	switch {
+	case len(a.Schedule.Steps) > 0:
+		span := s.Duration
+		if total := a.Schedule.span(); !a.Schedule.Repeat && (span == 0 || span > total) {
+			span = total
+		}
+		n = a.Schedule.MeanRate() * span.Seconds()
+		what = fmt.Sprintf("Arrival.Schedule (mean %g req/s) over %v", a.Schedule.MeanRate(), span)
+	case a.Rate > 0 && !math.IsInf(a.Rate, 0) && s.Duration > 0: // Arrival.Validate reports a bad Rate
+		n = a.Rate * s.Duration.Seconds()
+		what = fmt.Sprintf("Arrival.Rate %g req/s over Duration %v", a.Rate, s.Duration)
+	}
+	if !(n >= math.MaxInt) {
+		return nil
+	}
+	return fmt.Errorf("workload: %s is about %.3g requests, more than the %d a workload can count", what, n, math.MaxInt)
 }
 
 func (s Synthetic) String() string {

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -73,4 +74,31 @@ func TestPrefixReuseBlockIDs(t *testing.T) {
 	for id, n := range seen {
 		assert.Equal(t, 1, n, "fresh id %d reused", id)
 	}
+}
+
+// A load whose request count an int cannot hold is refused in the user's
+// own terms (Rate, Duration), not as an internal count overflow.
+func TestSyntheticRefusesUncountableLoad(t *testing.T) {
+	year := 365 * 24 * time.Hour
+	for _, c := range []struct {
+		what string
+		cfg  Synthetic
+		want string
+	}{
+		{"rate", Synthetic{Duration: year, Arrival: Arrival{Rate: 1e30}, Lengths: Fixed(1, 1)},
+			"workload: Arrival.Rate 1e+30 req/s over Duration 8760h0m0s is about 3.15e+37 requests, more than the 9223372036854775807 a workload can count"},
+		{"repeating schedule", Synthetic{Duration: year, Arrival: Arrival{Schedule: Schedule{Steps: []RateStep{{time.Hour, 1e12}, {time.Hour, 0}}, Repeat: true}}, Lengths: Fixed(1, 1)},
+			"workload: Arrival.Schedule (mean 5e+11 req/s) over 8760h0m0s is about 1.58e+19 requests, more than the 9223372036854775807 a workload can count"},
+		{"schedule", Synthetic{Arrival: Arrival{Schedule: Schedule{Steps: []RateStep{{year, 1e15}}}}, Lengths: Fixed(1, 1)},
+			"workload: Arrival.Schedule (mean 1e+15 req/s) over 8760h0m0s is about 3.15e+22 requests, more than the 9223372036854775807 a workload can count"},
+	} {
+		_, err := NewSynthetic(c.cfg)
+		assert.EqualError(t, err, c.want, c.what)
+	}
+	_, err := NewSynthetic(Synthetic{Count: math.MinInt + 1, Arrival: Arrival{Rate: 1}, Lengths: Fixed(1, 1)})
+	assert.EqualError(t, err, "workload: Synthetic.Count must be >= 0, got -9223372036854775807", "one error, not a second about a missing Count")
+	_, err = NewSynthetic(Synthetic{Duration: year, Arrival: Arrival{Rate: 1e9}, Lengths: Fixed(1, 1)})
+	assert.NoError(t, err, "3.15e16 requests can be counted")
+	_, err = NewSynthetic(Synthetic{Count: 10, Duration: year, Arrival: Arrival{Rate: 1e30}, Lengths: Fixed(1, 1)})
+	assert.NoError(t, err, "a Count bounds the workload")
 }
