@@ -52,7 +52,10 @@
 //     wrapped-around arrival.
 //   - Readers stream one row per Next: memory does not grow with the file
 //     (BenchmarkTraceStreaming). A malformed line is a *ParseError naming
-//     file, line and field, wrapping ErrMalformed; a timestamp going back
+//     file, line and field, wrapping ErrMalformed, and saying whether the
+//     value is not a number, negative, or out of the range of its field's
+//     type (an arrival beyond time.Duration's 292 years, a token count
+//     beyond an int32, an id beyond a uint64); a timestamp going back
 //     wraps ErrUnsorted unless TraceConfig.Sort is set, which holds the
 //     whole trace in memory (about 120 bytes a request plus 8 per hash id).
 //   - Rows with 0 input or 0 output tokens are kept and marked Failed, so a
