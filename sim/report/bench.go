@@ -27,7 +27,11 @@ import (
 // line, and -1 says a run uses one goroutine. Write A's curve and B's into
 // two files and run `benchstat a.txt b.txt`, or both into one with their
 // own Config and run `benchstat -col config all.txt`. A figure that is NaN
-// (no request completed, so no TTFT p99) is left out of its line.
+// (no request completed, so no TTFT p99) is left out of its line. A run
+// that measured no request (sim.Summary.NoMeasured) has no goodput,
+// attainment or latency to compare — an empty window is no evidence, as in
+// sim.Experiment — so its line carries only the throughput, and benchstat's
+// n counts the runs that measured something.
 type Bench struct {
 	// Name follows "Benchmark" on every line; default "Goodput". It must
 	// not contain spaces.
@@ -37,17 +41,19 @@ type Bench struct {
 	Config string
 }
 
-// benchUnits are the figures of each line, per run.
+// benchUnits are the figures of each line, per run; measured marks the
+// figures of the measured requests, which an empty window does not have.
 var benchUnits = []struct {
-	unit   string
-	higher bool
-	of     func(s *sim.Summary) float64
+	unit     string
+	higher   bool
+	measured bool
+	of       func(s *sim.Summary) float64
 }{
-	{"goodput-req/s", true, func(s *sim.Summary) float64 { return s.Goodput }},
-	{"attainment", true, func(s *sim.Summary) float64 { return s.Attainment }},
-	{"throughput-req/s", true, func(s *sim.Summary) float64 { return s.RequestThroughput }},
-	{"ttft-p99-ms", false, func(s *sim.Summary) float64 { return s.TTFT.P99 }},
-	{"itl-p99-ms", false, func(s *sim.Summary) float64 { return s.ITL.P99 }},
+	{"goodput-req/s", true, true, func(s *sim.Summary) float64 { return s.Goodput }},
+	{"attainment", true, true, func(s *sim.Summary) float64 { return s.Attainment }},
+	{"throughput-req/s", true, false, func(s *sim.Summary) float64 { return s.RequestThroughput }},
+	{"ttft-p99-ms", false, true, func(s *sim.Summary) float64 { return s.TTFT.P99 }},
+	{"itl-p99-ms", false, true, func(s *sim.Summary) float64 { return s.ITL.P99 }},
 }
 
 // Write writes c's lines to w.
@@ -82,6 +88,9 @@ func benchLine(name string, load float64, s *sim.Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Benchmark%s/load=%s-1\t1", name, strconv.FormatFloat(load, 'g', -1, 64))
 	for _, u := range benchUnits {
+		if u.measured && s.NoMeasured() {
+			continue
+		}
 		if v := u.of(s); !math.IsNaN(v) {
 			fmt.Fprintf(&b, "\t%s %s", strconv.FormatFloat(v, 'g', 6, 64), u.unit)
 		}

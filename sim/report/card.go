@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/servesim/servesim/sim"
@@ -42,8 +43,10 @@ type Card struct {
 	Build    Build   `json:"build"`
 	// AnalysisRevision is the analysis the results come from; NewCard sets
 	// AnalysisRevision.
-	AnalysisRevision string  `json:"analysis_revision"`
-	Results          Results `json:"results"`
+	AnalysisRevision string `json:"analysis_revision"`
+	// Results are a sweep's curve; an A/B experiment's card has none (its
+	// result is Verdict), and JSON leaves the zero Results out.
+	Results Results `json:"results,omitzero"`
 	// Verdict is the A/B experiment's answer, when the card reports one.
 	Verdict *Verdict `json:"verdict,omitempty"`
 	// Command is what reproduces the card, e.g. "go run ./examples/capacity
@@ -85,7 +88,10 @@ type Window struct {
 	Warmup         float64 `json:"warmup_s"`
 	WarmupRequests int     `json:"warmup_requests"`
 	Horizon        float64 `json:"horizon_s"` // 0: open window
-	Drain          float64 `json:"drain_s"`   // 0: one more window
+	// Drain is the effective drain: how long after Horizon measured
+	// requests could still finish (sim.Window.Drain, or Horizon − Warmup
+	// where the window left it 0); 0 with an open window.
+	Drain float64 `json:"drain_s"`
 }
 
 // Seeds says how every run was seeded.
@@ -96,11 +102,34 @@ type Seeds struct {
 	Derived      []uint64 `json:"derived"` // replication r's seed
 }
 
-// Events says where the raw per-request events of the card's runs are.
-// Path "" renders as "not recorded".
+// Events says where the raw per-request events of the card's runs are and
+// which columns their files have (EventsOf fills them). Path "" renders as
+// "not recorded".
 type Events struct {
 	Path   string `json:"path"`
 	Format string `json:"format"` // "jsonl" or "csv", as written by JSONL or CSV
+	// Columns are those every line (JSONL) or row (CSV) has, in order.
+	Columns []string `json:"columns,omitempty"`
+	// Partial are columns only some lines have: in JSON Lines, "itl" on
+	// the lines of requests whose token instants were kept (with
+	// sim.Config.KeepTokens, those that emitted a token).
+	Partial []string `json:"partial_columns,omitempty"`
+}
+
+// EventsOf describes the event files at path, written by JSONL or CSV
+// (format "jsonl" or "csv") for runs of cfg. A CSV row has every column of
+// Columns (its itl cell empty where no token instants were kept); a JSON
+// Lines line leaves "itl" out unless the run kept the request's token
+// instants, so without cfg.KeepTokens no line has it.
+func EventsOf(path, format string, cfg sim.Config) Events {
+	e := Events{Path: path, Format: format, Columns: Columns()}
+	if format == "jsonl" {
+		e.Columns = slices.DeleteFunc(e.Columns, func(c string) bool { return c == "itl" })
+		if cfg.KeepTokens {
+			e.Partial = []string{"itl"}
+		}
+	}
+	return e
 }
 
 // WriteJSON writes the card as indented JSON.
@@ -164,8 +193,17 @@ func sloOf(s sim.SLO) SLO {
 	return SLO{TTFT: ms(s.TTFT), ITL: ms(s.ITL), TPOT: ms(s.TPOT), E2E: ms(s.E2E)}
 }
 
+// windowOf records the window as it ran: a Drain left 0 is one more
+// window (sim.Window.Drain), and the card says how long that was.
 func windowOf(w sim.Window) Window {
-	return Window{Warmup: w.Warmup.Seconds(), WarmupRequests: w.WarmupRequests, Horizon: w.Horizon.Seconds(), Drain: w.Drain.Seconds()}
+	drain := w.Drain
+	switch {
+	case w.Horizon == 0:
+		drain = 0 // an open window ends when the replica is empty
+	case drain == 0:
+		drain = w.Length()
+	}
+	return Window{Warmup: w.Warmup.Seconds(), WarmupRequests: w.WarmupRequests, Horizon: w.Horizon.Seconds(), Drain: drain.Seconds()}
 }
 
 func seedsOf(base uint64, reps int) Seeds {

@@ -24,7 +24,11 @@ func simEst(c, lo, hi float64) sim.Estimate {
 // pin the card's rendering, not the analysis that makes curves.
 func handCurve() *sim.Curve {
 	pt := func(load, good, att, ttft, itl float64, sat sim.Saturation, warn ...string) sim.Point {
-		return sim.Point{Load: load, Runs: make([]sim.Summary, 4), Offered: simEst(load, load*0.98, load*1.02), Throughput: simEst(load, load*0.98, load*1.02),
+		runs := make([]sim.Summary, 4)
+		for i := range runs {
+			runs[i].Offered = 100 // measured something: the point has an attainment
+		}
+		return sim.Point{Load: load, Runs: runs, Offered: simEst(load, load*0.98, load*1.02), Throughput: simEst(load, load*0.98, load*1.02),
 			Goodput: simEst(good, good*0.97, good*1.03), Attainment: simEst(att, att-0.01, math.Min(att+0.01, 1)),
 			TTFT:      sim.Percentiles{P50: simEst(120, 110, 130), P99: simEst(ttft, ttft*0.9, ttft*1.1)},
 			ITL:       sim.Percentiles{P50: simEst(45, 45, 45), P99: simEst(itl, itl*0.95, itl*1.05)},
@@ -66,7 +70,7 @@ func handCard() Card {
 	}
 	c.Build = Build{Module: Module, Version: "(devel)", Revision: Unknown, Time: Unknown, Modified: Unknown, GoVersion: "go1.26", Platform: "linux/amd64"}
 	c.Command = "go test ./sim/report -run TestCardMarkdownGolden"
-	c.Events = Events{Path: "runs/atlas-chunk512/events.jsonl", Format: "jsonl"}
+	c.Events = EventsOf("runs/atlas-chunk512/events.jsonl", "jsonl", sim.Config{})
 	c.Verdict = &Verdict{
 		Claim: "chunk cap 512 improves goodput over 2048 by ≥ 5 %", Metric: "goodput (req/s)", Threshold: 0.05, Blocks: 10,
 		Improvement: estimateOf(simEst(0.08, 0.06, 0.1)), Verdict: "improved", Boundary: "B beats the threshold at 1.5, 2 req/s",

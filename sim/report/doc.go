@@ -97,11 +97,20 @@
 // does not record them, as with GOFLAGS=-buildvcs=false or in tests: set
 // Build.Revision yourself then), AnalysisRevision, and the results with
 // their intervals (every point, the knee, the peak, the collapse and the
-// headroom at an operating load). The caller states the claim, the
-// workload (arrival process, lengths and their correlation, prefix reuse,
-// open or closed loop, concurrency, cache state, fingerprint) and where the
-// raw events are; VerdictOf adds an A/B experiment's verdict. Fields left
-// empty render as "not stated".
+// headroom at an operating load). The window is recorded as it ran: a
+// Drain left 0 is written as the window length it stood for. The caller
+// states the claim, the workload (arrival process, lengths and their
+// correlation, prefix reuse, open or closed loop, concurrency, cache state,
+// fingerprint) and where the raw events are (EventsOf, which lists the
+// columns the files have); VerdictOf adds an A/B experiment's verdict.
+// NewExperimentCard fills a card whose result is that verdict alone, with
+// no curve. Fields left empty render as "not stated".
+//
+// A load whose replications measured no request (sim.Point.NoMeasured) has
+// no attainment: the card says "no measured requests" there, and its JSON
+// writes the attainment as null with "no_measured": true. An experiment
+// with no block that measured a request has the verdict "no measured
+// requests" and no improvement.
 //
 // # Benchmark lines
 //
@@ -109,5 +118,6 @@
 // format, with the load as a name key, the configuration as a
 // configuration line and unit metadata (better=higher or lower), so that
 // `benchstat -col config` or `benchstat a.txt b.txt` compares two
-// configurations.
+// configurations. A run that measured no request writes only its
+// throughput.
 package report

@@ -10,6 +10,10 @@ import (
 // notStated renders an empty field.
 const notStated = "*not stated*"
 
+// noMeasured stands where a window measured no request: there is no
+// attainment, and no verdict, to print.
+const noMeasured = "no measured requests"
+
 // WriteMarkdown writes the card as Markdown that reads well in a pull
 // request: the claim and the result first, then what it was measured on
 // and how to reproduce it.
@@ -25,7 +29,7 @@ func (c *Card) WriteMarkdown(w io.Writer) error {
 		c.mdResult(&b)
 	}
 	if c.Verdict != nil {
-		c.Verdict.markdown(&b)
+		c.Verdict.markdown(&b, curve)
 	}
 	if curve {
 		c.Results.mdCurve(&b)
@@ -33,12 +37,10 @@ func (c *Card) WriteMarkdown(w io.Writer) error {
 	c.mdWorkload(&b)
 	c.mdSLO(&b)
 	if c.Baseline != nil {
-		b.WriteString("## System B (the candidate)\n\n")
-		c.System.markdown(&b)
-		b.WriteString("## System A (the baseline)\n\n")
-		c.Baseline.markdown(&b)
+		c.System.markdown(&b, "System B (the candidate)")
+		c.Baseline.markdown(&b, "System A (the baseline)")
 	} else {
-		c.System.markdown(&b)
+		c.System.markdown(&b, "System")
 	}
 	c.mdReproduce(&b)
 	c.mdEvents(&b)
@@ -54,12 +56,16 @@ func (c *Card) mdResult(b *strings.Builder) {
 	r := &c.Results
 	b.WriteString("## Result\n\n")
 	fmt.Fprintf(b, "| figure | value | %g %% interval |\n|---|---|---|\n", 100*r.Confidence)
-	k := "not found in the sweep (see below)"
+	k, kci := "not found in the sweep (see below)", "—"
 	if r.Knee.Found {
-		k = fmt.Sprintf("%s req/s", num(r.Knee.Load.Center))
+		k, kci = fmt.Sprintf("%s req/s", num(r.Knee.Load.Center)), interval(r.Knee.Load)
 	}
-	row(b, fmt.Sprintf("knee: highest load with attainment ≥ %g", r.Target), k, interval(r.Knee.Load))
-	row(b, "peak goodput", fmt.Sprintf("%s req/s at %s req/s offered", num(r.Peak.Goodput.Center), num(r.Peak.Load)), interval(r.Peak.Goodput))
+	row(b, fmt.Sprintf("knee: highest load with attainment ≥ %g", r.Target), k, kci)
+	if r.noneMeasured() {
+		row(b, "peak goodput", noMeasured+" at any load", "—")
+	} else {
+		row(b, "peak goodput", fmt.Sprintf("%s req/s at %s req/s offered", num(r.Peak.Goodput.Center), num(r.Peak.Load)), interval(r.Peak.Goodput))
+	}
 	col := "not reached in the sweep"
 	if r.Collapse.Found {
 		col = fmt.Sprintf("from %s req/s offered", num(r.Collapse.Load))
@@ -82,7 +88,11 @@ func (r *Results) mdCurve(b *strings.Builder) {
 	b.WriteString("|---:|---|---|---|---|---|\n")
 	var warn []string
 	for _, p := range r.Points {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", num(p.Load), est(p.Goodput), est(p.Attainment),
+		att := est(p.Attainment)
+		if p.NoMeasured {
+			att = noMeasured
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", num(p.Load), est(p.Goodput), att,
 			est(p.TTFTP99), est(p.ITLP99), p.Saturation)
 		for _, w := range p.Warnings {
 			warn = append(warn, fmt.Sprintf("load %s: %s", num(p.Load), w))
@@ -92,17 +102,30 @@ func (r *Results) mdCurve(b *strings.Builder) {
 	list(b, warn)
 }
 
-func (v *Verdict) markdown(b *strings.Builder) {
-	fmt.Fprintf(b, "### A/B verdict: %s\n\n", v.Verdict)
+// markdown writes the verdict: a section of its own on an experiment's
+// card, a subsection of the result on a card with a curve.
+func (v *Verdict) markdown(b *strings.Builder, sub bool) {
+	level := "##"
+	if sub {
+		level = "###"
+	}
+	fmt.Fprintf(b, "%s A/B verdict: %s\n\n", level, v.Verdict)
 	fmt.Fprintf(b, "Hypothesis, declared before the runs: %s.\n\n", orNotStated(v.Claim))
 	fmt.Fprintf(b, "Metric %s; B must improve on A by more than %s; %d seeded blocks shared by A and B.\n",
 		v.Metric, percent(v.Threshold), v.Blocks)
-	fmt.Fprintf(b, "Improvement of B over A, averaged over the loads: %s %s. %s.\n\n",
-		percent(float64(v.Improvement.Center)), percentInterval(v.Improvement), v.Boundary)
+	if v.Improvement.N == 0 || math.IsNaN(float64(v.Improvement.Center)) {
+		fmt.Fprintf(b, "No improvement of B over A was measured: no block measured a request under both A and B. %s.\n\n", v.Boundary)
+	} else {
+		fmt.Fprintf(b, "Improvement of B over A, averaged over the loads: %s %s. %s.\n\n",
+			percent(float64(v.Improvement.Center)), percentInterval(v.Improvement), v.Boundary)
+	}
 	b.WriteString("| load (req/s) | A | B | improvement | verdict |\n|---:|---|---|---|---|\n")
 	for _, l := range v.Loads {
-		fmt.Fprintf(b, "| %s | %s | %s | %s %s | %s |\n", num(l.Load), est(l.A), est(l.B),
-			percent(float64(l.Improvement.Center)), percentInterval(l.Improvement), l.Verdict)
+		imp := "—"
+		if !math.IsNaN(float64(l.Improvement.Center)) {
+			imp = percent(float64(l.Improvement.Center)) + " " + percentInterval(l.Improvement)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", num(l.Load), est(l.A), est(l.B), imp, l.Verdict)
 	}
 	b.WriteString("\n")
 }
@@ -153,8 +176,10 @@ func (c *Card) mdSLO(b *strings.Builder) {
 	}
 }
 
-func (s *System) markdown(b *strings.Builder) {
-	b.WriteString("## System\n\nAs it ran, with every documented default filled in.\n\n")
+// markdown writes the system under its heading ("System", or which of an
+// A/B pair it is).
+func (s *System) markdown(b *strings.Builder, heading string) {
+	fmt.Fprintf(b, "## %s\n\nAs it ran, with every documented default filled in.\n\n", heading)
 	b.WriteString("| engine (`engine.Config`) | value |\n|---|---|\n")
 	settingRows(b, s.Engine)
 	fmt.Fprintf(b, "\n| cost model (%s) | value |\n|---|---|\n", code(s.Model))
@@ -191,8 +216,15 @@ func (c *Card) mdEvents(b *strings.Builder) {
 		b.WriteString("Not recorded: the figures above cannot be re-analysed without rerunning.\n\n")
 		return
 	}
+	cols := "not stated"
+	if len(c.Events.Columns) > 0 {
+		cols = code(strings.Join(c.Events.Columns, ", "))
+	}
+	if len(c.Events.Partial) > 0 {
+		cols += fmt.Sprintf(", and on the lines of requests whose token instants were kept, %s", code(strings.Join(c.Events.Partial, ", ")))
+	}
 	fmt.Fprintf(b, "%s (%s), one record per request in the order requests ended; columns: %s.\n\n",
-		code(c.Events.Path), orNotStated(c.Events.Format), code(strings.Join(Columns(), ", ")))
+		code(c.Events.Path), orNotStated(c.Events.Format), cols)
 }
 
 func row(b *strings.Builder, cells ...string) {

@@ -48,6 +48,10 @@ type Point struct {
 	MissITL    Estimate `json:"miss_itl"`
 	MissOther  Estimate `json:"miss_other"`
 	Saturation string   `json:"saturation"` // stable, backlogged or overloaded
+	// NoMeasured is true when no replication measured a request
+	// (sim.Point.NoMeasured): attainment and latencies are then null, and
+	// the point takes no part in the knee.
+	NoMeasured bool     `json:"no_measured,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
 }
 
@@ -107,8 +111,19 @@ func pointOf(p *sim.Point) Point {
 		ITLP50: estimateOf(p.ITL.P50), ITLP99: estimateOf(p.ITL.P99),
 		MissNotOK: estimateOf(p.MissNotOK), MissTTFT: estimateOf(p.MissTTFT),
 		MissITL: estimateOf(p.MissITL), MissOther: estimateOf(p.MissOther),
-		Saturation: p.Saturation.String(), Warnings: p.Warnings,
+		Saturation: p.Saturation.String(), NoMeasured: p.NoMeasured(), Warnings: p.Warnings,
 	}
+}
+
+// noneMeasured reports whether the curve has points and none of them
+// measured a request: it has no peak, knee or attainment to report.
+func (r *Results) noneMeasured() bool {
+	for _, p := range r.Points {
+		if !p.NoMeasured {
+			return false
+		}
+	}
+	return len(r.Points) > 0
 }
 
 // Verdict is an A/B experiment's answer as a card carries it: the
@@ -120,7 +135,7 @@ type Verdict struct {
 	Threshold   float64       `json:"threshold"` // relative improvement B must show, 0.05 is 5 %
 	Blocks      int           `json:"blocks"`
 	Improvement Estimate      `json:"improvement"`
-	Verdict     string        `json:"verdict"` // improved, not improved or inconclusive
+	Verdict     string        `json:"verdict"` // improved, not improved, inconclusive or no measured requests
 	Boundary    string        `json:"boundary"`
 	Loads       []LoadVerdict `json:"loads"`
 }
@@ -131,7 +146,7 @@ type LoadVerdict struct {
 	A           Estimate `json:"a"`
 	B           Estimate `json:"b"`
 	Improvement Estimate `json:"improvement"`
-	Verdict     string   `json:"verdict"`
+	Verdict     string   `json:"verdict"` // as Verdict.Verdict, at this load
 }
 
 // VerdictOf converts an experiment's result.
