@@ -24,6 +24,12 @@ type SLO struct {
 	E2E  time.Duration // arrival to last token; default Unbounded
 }
 
+// DefaultMaxBacklog is the default Config.MaxBacklog: a hundred thousand
+// held requests, about 100 MB. A replica of the Atlas kind serves a few
+// requests per second, so a load that builds such a backlog within any
+// window worth measuring is overloaded many times over.
+const DefaultMaxBacklog = 100_000
+
 // Atlas SLO defaults from the reference chapter.
 const (
 	DefaultTTFT = 600 * time.Millisecond
@@ -141,6 +147,14 @@ type Config struct {
 	// Percentiles is the method of the summary's percentiles; the zero
 	// value is Linear, numpy's (and vLLM's) default.
 	Percentiles Method
+	// MaxBacklog bounds the requests the replica may hold (waiting and
+	// running) before the run is declared overloaded and stops: when an
+	// arrival makes it hold more, the run ends at that instant, every
+	// request still held ends unfinished, no later request arrives, and
+	// the Summary says Overloaded. This bounds a run's memory whatever the
+	// offered load (about 1 KB per held request). 0 means
+	// DefaultMaxBacklog; a negative value means no bound.
+	MaxBacklog int
 	// Stepwise plans every engine step on its own instead of advancing a
 	// run of identical decode steps in one move. Results are identical
 	// either way (a test holds the two to the same bytes); it exists to
@@ -160,6 +174,9 @@ func (c Config) WithDefaults() Config {
 		c.Model = m.WithDefaults()
 	}
 	c.SLO = c.SLO.WithDefaults()
+	if c.MaxBacklog == 0 {
+		c.MaxBacklog = DefaultMaxBacklog
+	}
 	return c
 }
 

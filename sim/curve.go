@@ -96,12 +96,18 @@ func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 	p.E2E = p.percentiles("E2E", pick(func(s *Summary) []float64 { return s.Samples.E2E }), conf, rng)
 	p.ITL = p.itlPercentiles(conf)
 	p.Saturation = saturation(runs)
+	if n := overloadedRuns(runs); n > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("overloaded: %d of %d replications passed Config.MaxBacklog and stopped early", n, len(runs)))
+	}
 	if len(runs) < 2 {
 		p.Warnings = append(p.Warnings, "one replication: no intervals")
 	}
-	if empty := p.emptyRuns(); empty == len(runs) {
+	switch empty := p.emptyRuns(); {
+	case empty == len(runs) && overloadedRuns(runs) > 0:
+		p.Warnings = append(p.Warnings, "no measured requests: the backlog bound stopped the runs before the window opened; past the knee")
+	case empty == len(runs):
 		p.Warnings = append(p.Warnings, "no measured requests: no attainment, and no part in the knee")
-	} else if empty > 0 {
+	case empty > 0:
 		p.Warnings = append(p.Warnings, fmt.Sprintf("no measured requests in %d of %d replications: attainment from the other %d", empty, len(runs), len(runs)-empty))
 	}
 	return p
@@ -164,8 +170,22 @@ func expand(vc []ValueCount) (vals []float64, cum []int) {
 	return vals, cum
 }
 
-// saturation labels runs by backlog growth plus shed requests.
+func overloadedRuns(runs []Summary) int {
+	n := 0
+	for i := range runs {
+		if runs[i].Overloaded {
+			n++
+		}
+	}
+	return n
+}
+
+// saturation labels runs by backlog growth plus shed requests; a run that
+// stopped on its backlog bound is overloaded by definition.
 func saturation(runs []Summary) Saturation {
+	if overloadedRuns(runs) > 0 {
+		return Overloaded
+	}
 	var excess, offered, held float64
 	for i := range runs {
 		s := &runs[i]
@@ -285,11 +305,11 @@ func (c *Curve) knee() Knee {
 		k.Censored = "no points"
 		return k
 	}
-	center := func(p Point) float64 { return p.Attainment.Center }
+	center := func(p Point) float64 { return missIfOverloaded(p, p.Attainment.Center) }
 	k.Load.Center, k.LastMet, k.FirstMiss, k.Found = c.crossing(center)
 	// The optimistic bound (upper attainment) crosses later: the knee's Hi.
-	k.Load.Hi, _, _, _ = c.crossing(func(p Point) float64 { return orElse(p.Attainment.Hi, p.Attainment.Center) })
-	k.Load.Lo, _, _, _ = c.crossing(func(p Point) float64 { return orElse(p.Attainment.Lo, p.Attainment.Center) })
+	k.Load.Hi, _, _, _ = c.crossing(func(p Point) float64 { return orElse(p.Attainment.Hi, center(p)) })
+	k.Load.Lo, _, _, _ = c.crossing(func(p Point) float64 { return orElse(p.Attainment.Lo, center(p)) })
 	k.Load.N = len(c.Points[0].Runs)
 	var known []Point // the points that measured something
 	for _, p := range c.Points {
@@ -307,6 +327,17 @@ func (c *Curve) knee() Knee {
 		k.Censored = fmt.Sprintf("every measured load meets the %.2f attainment target: the knee is above %.4g", c.Target, known[len(known)-1].Load)
 	}
 	return k
+}
+
+// missIfOverloaded is a point's attainment for the knee: a point whose runs
+// stopped on their backlog bound before measuring anything is past the knee
+// by definition (every later request waits behind that backlog), so it
+// counts as a miss rather than as no evidence.
+func missIfOverloaded(p Point, x float64) float64 {
+	if math.IsNaN(x) && overloadedRuns(p.Runs) > 0 {
+		return 0
+	}
+	return x
 }
 
 func orElse(x, y float64) float64 {

@@ -74,6 +74,9 @@ type runner struct {
 
 	pullErr error // a source error met while handling feedback
 
+	maxHeld    int  // Config.MaxBacklog resolved; 0 means no bound
+	overloaded bool // the backlog passed maxHeld: the run stops
+
 	checkEngine bool // tests: verify the engine's invariants after every plan and step
 
 	col collector
@@ -99,6 +102,11 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 			drain = cfg.Window.Length()
 		}
 		r.stopAt = cfg.Horizon + drain
+	}
+	if r.maxHeld = cfg.MaxBacklog; r.maxHeld == 0 {
+		r.maxHeld = DefaultMaxBacklog
+	} else if r.maxHeld < 0 {
+		r.maxHeld = 0
 	}
 	r.col.slo = r.slo
 	r.col.detect = cfg.DetectWarmup
@@ -132,6 +140,12 @@ func (r *runner) loop() error {
 		}
 		if r.pullErr != nil {
 			return r.pullErr
+		}
+		if r.overloaded { // the backlog proves overload: stop now
+			if err := r.settle(r.now); err != nil {
+				return err
+			}
+			break
 		}
 		if r.events.len() == 0 || r.events.peek().at > r.now {
 			if err := r.plan(); err != nil {
@@ -319,6 +333,10 @@ func (r *runner) arrive(ref int32) error {
 		r.end(ref, StatusRejected, err.Error())
 	} else {
 		r.inSystem++
+		if r.maxHeld > 0 && r.inSystem > r.maxHeld {
+			r.overloaded = true
+			return nil
+		}
 		if r.cfg.Timeout > 0 {
 			r.events.push(event{at: r.now + r.cfg.Timeout, class: classTimeout, ref: ref, gen: s.gen})
 		}

@@ -100,6 +100,9 @@ func decodeScenario(data []byte) (Config, list) {
 		}
 		reqs = append(reqs, r)
 	}
+	if m := b.next(); m%3 == 1 { // read last, so the bytes before keep their meaning
+		cfg.MaxBacklog = 1 + m%8
+	}
 	return cfg, reqs
 }
 

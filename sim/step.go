@@ -132,22 +132,33 @@ func (r *runner) end(ref int32, st Status, reason string) {
 // abandon ends every request still live when the run stops as unfinished,
 // in slot order (deterministic).
 func (r *runner) abandon() {
+	reason := "still in flight when the run stopped"
+	if r.overloaded {
+		reason = fmt.Sprintf("the run stopped: the replica held more than %d requests (Config.MaxBacklog), an overload", r.maxHeld)
+	}
+	r.col.s.Stopped = r.now
 	for ref := range r.slots {
 		if r.slots[ref].live {
-			r.end(int32(ref), StatusUnfinished, "still in flight when the run stopped")
+			r.end(int32(ref), StatusUnfinished, reason)
 		}
 	}
 }
 
 func (r *runner) summary() Summary {
 	end := r.cfg.Horizon
-	if end == 0 {
+	switch {
+	case r.overloaded && (end == 0 || r.col.s.Stopped < end):
+		// Nothing arrived after the stop: the window ends there.
+		end = max(r.col.s.Stopped, r.cfg.Warmup)
+		r.col.s.HeldAtEnd = r.inSystem
+	case end == 0:
 		end = r.lastEnd
 		r.advance(max(r.lastEnd, r.now))
 		r.col.s.HeldAtEnd = r.inSystem
-	} else if !r.endSeen { // stopped before the horizon: every request ended
+	case !r.endSeen: // stopped before the horizon: every request ended
 		r.advance(r.cfg.Horizon)
 	}
+	r.col.s.Overloaded = r.overloaded
 	w := r.cfg.Window
 	rep := WarmupReport{Declared: w.Warmup, DeclaredRequests: w.WarmupRequests, Method: "declared", Start: w.Warmup}
 	area, done, tokens := r.area, r.done, r.tokens

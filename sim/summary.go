@@ -83,6 +83,16 @@ type Summary struct {
 	// measured window began.
 	Warmup WarmupReport
 
+	// Stopped is the instant the run stopped: the last terminal event of
+	// an open window, at most Horizon + Drain, or the overload stop.
+	Stopped time.Duration
+	// Overloaded says the replica came to hold more than Config.MaxBacklog
+	// requests and the run stopped there: every request then held ended
+	// unfinished and no later request arrived, so the window ends at
+	// Stopped (if that is before the Horizon) and the figures describe a
+	// load the replica does not sustain.
+	Overloaded bool
+
 	// Samples keeps the raw distributions the Dists were computed from, so
 	// that runs can be pooled and intervals bootstrapped.
 	Samples Samples

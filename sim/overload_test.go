@@ -1,0 +1,63 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/workload"
+)
+
+// Issue 8, bug 5: an absurd load must not hold every queued request until
+// the horizon (about 1 KB each: 2.4 GB at 1,000 req/s). Once the replica
+// holds more than MaxBacklog requests the run stops, the requests held end
+// unfinished, and the summary says Overloaded; the runner never holds more
+// than the bound.
+func TestOverloadStopsTheRun(t *testing.T) {
+	cfg := Config{MaxBacklog: 500, Window: Window{Warmup: 100 * time.Millisecond, Horizon: 600 * time.Second}}
+	src := poisson(t, 1, 1000, 10_000_000, workload.Fixed(2000, 200))
+	statuses := map[Status]int{}
+	r, err := newRunner(cfg, src, ObserverFunc(func(rec *Record) { statuses[rec.Status]++ }))
+	require.NoError(t, err)
+	require.NoError(t, r.loop())
+	sum := r.summary()
+	assert.True(t, sum.Overloaded)
+	assert.LessOrEqual(t, len(r.slots), 502, "the runner holds no more than the bound")
+	assert.Equal(t, 501, statuses[StatusUnfinished], "the arrival that passed the bound and the 500 before it")
+	// At 1,000 req/s the bound is passed about half a second in: the
+	// window ends at the stop.
+	assert.InDelta(t, 0.5, sum.Stopped.Seconds(), 0.1)
+	assert.Equal(t, sum.Stopped-100*time.Millisecond, sum.Window)
+	assert.Equal(t, sum.Offered, sum.Good+sum.Misses.Total())
+	assert.Less(t, sum.Attainment, 0.05)
+	assert.Equal(t, 501, sum.HeldAtEnd)
+
+	// A sweep labels the point overloaded and says why.
+	c, err := Sweep{Config: cfg, Workload: Poisson(workload.Fixed(2000, 200)), Grid: Grid{Loads: []float64{1000}}, Reps: 2}.Run()
+	require.NoError(t, err)
+	assert.Equal(t, Overloaded, c.Points[0].Saturation)
+	assert.Contains(t, c.Points[0].Warnings, "overloaded: 2 of 2 replications passed Config.MaxBacklog and stopped early")
+
+	// An overloaded point that measured nothing (the bound was passed
+	// inside the warm-up) is past the knee, not "no evidence": with a
+	// steady point below it, the knee lies between them.
+	cfg.Window.Warmup = 60 * time.Second
+	c, err = Sweep{Config: cfg, Workload: Poisson(workload.Fixed(2000, 200)), Grid: Grid{Loads: []float64{0.5, 1000}}, Reps: 2}.Run()
+	require.NoError(t, err)
+	require.True(t, c.Points[1].NoMeasured())
+	assert.True(t, c.Knee.Found, c.Knee.Censored)
+	assert.Equal(t, 0.5, c.Knee.LastMet)
+	assert.Equal(t, 1000.0, c.Knee.FirstMiss)
+}
+
+// Below the bound nothing changes: the default bound is far above any
+// backlog of a load the replica sustains, and a negative bound is none.
+func TestBacklogBoundLeavesSteadyRunsAlone(t *testing.T) {
+	cfg := Config{Window: Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}}
+	a := runBytes(t, 3, cfg)
+	cfg.MaxBacklog = -1
+	sameBytes(t, a, runBytes(t, 3, cfg))
+	assert.Contains(t, string(a), "Overloaded:false")
+}
