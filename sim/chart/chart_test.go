@@ -127,3 +127,46 @@ func TestChartsOfACurveWithoutIntervalsOrKnee(t *testing.T) {
 	assert.Contains(t, buf.String(), "no knee inside the sweep")
 	assert.Contains(t, buf.String(), "no intervals: one replication")
 }
+
+// Issue 8, bug 3: a load whose windows measured no request has no goodput
+// or latency to draw. The charts leave it out and say so in the legend,
+// instead of drawing a goodput of 0 there, and a curve where no load
+// measured anything still draws (no panic on an empty log axis).
+func TestChartsOfLoadsThatMeasuredNothing(t *testing.T) {
+	sw := atlasSweep()
+	sw.Config.Window = sim.Window{Warmup: 10 * time.Second, Horizon: 70 * time.Second}
+	sw.Grid, sw.Reps = sim.Grid{Loads: []float64{0.0001, 1}}, 2
+	c, err := sw.Run()
+	require.NoError(t, err)
+	require.True(t, c.Points[0].NoMeasured())
+	require.Len(t, measured(c), 1)
+	assert.Equal(t, 1.0, measured(c)[0].Load)
+	g, err := Goodput(c, 0)
+	require.NoError(t, err)
+	assert.Contains(t, svgOf(t, g), "no measured requests at 0.0001 req/s: no goodput drawn there")
+
+	sw.Grid.Loads = []float64{0.0001}
+	c, err = sw.Run()
+	require.NoError(t, err)
+	g, err = Goodput(c, 0.5)
+	require.NoError(t, err)
+	assert.Greater(t, g.Y.Max, g.Y.Min, "a y range above 0")
+	svg := svgOf(t, g)
+	assert.Contains(t, svg, "no measured requests at any load: no goodput to draw")
+	assert.NotContains(t, svg, "peak ")
+	for _, slo := range []sim.SLO{{}, {TTFT: sim.Unbounded, ITL: sim.Unbounded}} {
+		c.SLO = slo.WithDefaults()
+		l, err := Latency(c)
+		require.NoError(t, err)
+		assert.Contains(t, svgOf(t, l), "no measured requests at any load: no latencies to draw")
+		var buf bytes.Buffer
+		require.NoError(t, Write(&buf, PNG, l))
+	}
+}
+
+func svgOf(t *testing.T, p *plot.Plot) string {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, SVG, p))
+	return buf.String()
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -18,7 +19,10 @@ import (
 // ok-request throughput, the transport line goodput = offered, the knee
 // with its interval (a shaded vertical band), the peak, the start of
 // collapse, and the operating load op with its headroom to the knee (op
-// = 0 draws none). Marks the curve did not find are left out.
+// = 0 draws none). Marks the curve did not find are left out, and so is the
+// goodput of a load whose windows measured no request
+// (sim.Point.NoMeasured): the legend names those loads instead of drawing
+// a goodput of 0.
 func Goodput(c *sim.Curve, op float64) (*plot.Plot, error) {
 	if len(c.Points) == 0 {
 		return nil, errors.New("chart: the curve has no points")
@@ -30,7 +34,7 @@ func Goodput(c *sim.Curve, op float64) (*plot.Plot, error) {
 	p.X.Min, p.Y.Min, p.Y.Max = 0, 0, 1.55*top
 	p.X.Max = 1.04 * c.Points[len(c.Points)-1].Load
 	steps := []func(*plot.Plot, *sim.Curve, float64) error{
-		addKneeBand, addTransport, addBand, addThroughput, addGoodput, addKnee, addPeak, addCollapse,
+		addKneeBand, addTransport, addBand, addThroughput, addGoodput, addUnmeasured, addKnee, addPeak, addCollapse,
 	}
 	for _, step := range steps {
 		if err := step(p, c, top); err != nil {
@@ -45,17 +49,39 @@ func Goodput(c *sim.Curve, op float64) (*plot.Plot, error) {
 	return p, nil
 }
 
-// topOf is the y range's top: a margin above the highest goodput bound,
-// throughput and load drawn.
+// topOf is the y range's top: a margin above the highest goodput bound
+// and throughput drawn, or above the highest load when nothing rose above
+// 0 (no load measured a request).
 func topOf(c *sim.Curve) float64 {
 	top := 0.0
 	for _, pt := range c.Points {
-		top = math.Max(top, math.Max(pt.Goodput.Center, pt.Throughput.Center))
+		if finite(pt.Throughput.Center) {
+			top = math.Max(top, pt.Throughput.Center)
+		}
+		if pt.NoMeasured() {
+			continue
+		}
+		top = math.Max(top, pt.Goodput.Center)
 		if finite(pt.Goodput.Hi) {
 			top = math.Max(top, pt.Goodput.Hi)
 		}
 	}
+	if !(top > 0) {
+		top = c.Points[len(c.Points)-1].Load
+	}
 	return 1.08 * top
+}
+
+// measured are the points where some replication measured a request: the
+// only ones with a goodput to draw.
+func measured(c *sim.Curve) []*sim.Point {
+	var out []*sim.Point
+	for i := range c.Points {
+		if !c.Points[i].NoMeasured() {
+			out = append(out, &c.Points[i])
+		}
+	}
+	return out
 }
 
 // addTransport draws y = x up to the top of the plot.
@@ -73,7 +99,7 @@ func addTransport(p *plot.Plot, c *sim.Curve, top float64) error {
 // addBand shades the goodput interval between the points.
 func addBand(p *plot.Plot, c *sim.Curve, _ float64) error {
 	var lo, hi plotter.XYs
-	for _, pt := range c.Points {
+	for _, pt := range measured(c) {
 		if finite(pt.Goodput.Lo, pt.Goodput.Hi) {
 			lo = append(lo, plotter.XY{X: pt.Load, Y: pt.Goodput.Lo})
 			hi = append(hi, plotter.XY{X: pt.Load, Y: pt.Goodput.Hi})
@@ -123,13 +149,16 @@ func addThroughput(p *plot.Plot, c *sim.Curve, _ float64) error {
 func addGoodput(p *plot.Plot, c *sim.Curve, _ float64) error {
 	var xys, withCI plotter.XYs
 	var errs plotter.YErrors
-	for _, pt := range c.Points {
+	for _, pt := range measured(c) {
 		g := pt.Goodput
 		xys = append(xys, plotter.XY{X: pt.Load, Y: g.Center})
 		if finite(g.Lo, g.Hi) {
 			withCI = append(withCI, plotter.XY{X: pt.Load, Y: g.Center})
 			errs = append(errs, struct{ Low, High float64 }{g.Center - g.Lo, g.Hi - g.Center})
 		}
+	}
+	if len(xys) == 0 {
+		return nil // addUnmeasured says why
 	}
 	l, s, err := linePoints(xys, blue, 2, nil, draw.CircleGlyph{}, 2.5)
 	if err != nil {
@@ -150,5 +179,24 @@ func addGoodput(p *plot.Plot, c *sim.Curve, _ float64) error {
 		label = fmt.Sprintf("goodput: mean over replications, %g %% interval", 100*c.Confidence)
 	}
 	p.Legend.Add(label, l, s)
+	return nil
+}
+
+// addUnmeasured names, in the legend, the loads whose windows measured no
+// request: they have no goodput, and none is drawn.
+func addUnmeasured(p *plot.Plot, c *sim.Curve, _ float64) error {
+	var loads []string
+	for _, pt := range c.Points {
+		if pt.NoMeasured() {
+			loads = append(loads, fmt.Sprintf("%.3g", pt.Load))
+		}
+	}
+	switch {
+	case len(loads) == 0:
+	case len(loads) == len(c.Points):
+		p.Legend.Add("no measured requests at any load: no goodput to draw")
+	default:
+		p.Legend.Add(fmt.Sprintf("no measured requests at %s req/s: no goodput drawn there", strings.Join(loads, ", ")))
+	}
 	return nil
 }

@@ -49,8 +49,8 @@ func addKnee(p *plot.Plot, c *sim.Curve, top float64) error {
 // addPeak marks the highest mean goodput.
 func addPeak(p *plot.Plot, c *sim.Curve, _ float64) error {
 	pk := c.Peak
-	if !finite(pk.Goodput.Center) {
-		return nil
+	if !finite(pk.Goodput.Center) || len(measured(c)) == 0 {
+		return nil // no load measured a request: there is no peak
 	}
 	s, err := plotter.NewScatter(plotter.XYs{{X: pk.Load, Y: pk.Goodput.Center}})
 	if err != nil {

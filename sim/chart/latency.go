@@ -49,13 +49,33 @@ func Latency(c *sim.Curve) (*plot.Plot, error) {
 	if err := addSLOLines(p, c); err != nil {
 		return nil, err
 	}
+	if !drawn(all) {
+		// No load measured a request: the frame spans the loads and the
+		// legend says why it holds no line.
+		p.X.Min, p.X.Max = 0, c.Points[len(c.Points)-1].Load
+		p.Legend.Add("no measured requests at any load: no latencies to draw")
+		if !finite(p.Y.Min, p.Y.Max) || !(p.Y.Min > 0 && p.Y.Max >= p.Y.Min) {
+			p.Y.Min, p.Y.Max = 1, 1000 // no SLO line either: a log axis needs a positive range
+		}
+	}
 	p.Y.Max *= 6 // the top decade or so is the legend's, clear of the lines
 	p.X.Max += 0.04 * (p.X.Max - p.X.Min)
 	return p, nil
 }
 
+// drawn reports whether any series has a point.
+func drawn(all []series) bool {
+	for _, s := range all {
+		if len(s.xys) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // percentileSeries are one metric's p50, p90 and p99 lines, skipping
-// points without a positive figure (a log axis cannot show them).
+// points without a positive figure (a log axis cannot show them, and a
+// load that measured no request has none).
 func percentileSeries(c *sim.Curve, name string, col color.Color, of func(*sim.Point) sim.Percentiles) []series {
 	out := []series{{name: name + " p50", color: col, dashes: dotted},
 		{name: name + " p90", color: col, dashes: dashed}, {name: name + " p99", color: col}}
@@ -96,6 +116,9 @@ func addSeries(p *plot.Plot, all []series) error {
 // addSLOLines draws the SLO's TTFT and ITL bounds across the loads.
 func addSLOLines(p *plot.Plot, c *sim.Curve) error {
 	x0, x1 := c.Points[0].Load, c.Points[len(c.Points)-1].Load
+	if x0 == x1 {
+		x0 = 0 // one load: a line from the origin, not a dot
+	}
 	for _, b := range sloBounds(c.SLO) {
 		l, err := hline(b.ms, x0, x1, fade(b.color, 150), dashDot)
 		if err != nil {
