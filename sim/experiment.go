@@ -290,7 +290,7 @@ func (x Experiment) runAll() (a, b [][]float64, err error) {
 	}
 	close(jobs)
 	wg.Wait()
-	return a, b, errors.Join(errs...)
+	return a, b, joinDistinct(errs)
 }
 
 // runBlock runs A then B on the same seed.

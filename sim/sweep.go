@@ -181,7 +181,7 @@ func (s Sweep) runLoads(c *Curve, loads []float64) error {
 	close(jobs)
 	wg.Wait()
 	for i, l := range loads {
-		if err := errors.Join(errs[i]...); err != nil {
+		if err := joinDistinct(errs[i]); err != nil {
 			return fmt.Errorf("sim: sweep at %v requests/s: %w", l, err)
 		}
 		c.add(newPoint(l, sums[i], s.Confidence, s.BaseSeed))
@@ -206,6 +206,28 @@ func (s Sweep) runOne(load float64, rep int) (Summary, error) {
 		return Summary{}, err
 	}
 	return sum, nil
+}
+
+// joinDistinct joins errors, each distinct message once (the replications
+// of one load often fail alike, say on a workload the load makes absurd),
+// noting how many replications failed so.
+func joinDistinct(errs []error) error {
+	var out []error
+	count := map[string]int{}
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if count[err.Error()]++; count[err.Error()] == 1 {
+			out = append(out, err)
+		}
+	}
+	for i, err := range out {
+		if n := count[err.Error()]; n > 1 {
+			out[i] = fmt.Errorf("%w (in %d replications)", err, n)
+		}
+	}
+	return errors.Join(out...)
 }
 
 // runAuto grows the load geometrically until collapse, then bisects around

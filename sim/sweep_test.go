@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -94,4 +95,14 @@ func TestSweepObservesEveryRun(t *testing.T) {
 			assert.GreaterOrEqual(t, seen[fmt.Sprintf("%v/%d", p.Load, rep)], run.Offered)
 		}
 	}
+}
+
+// Replications that fail alike report the error once, with their count.
+func TestSweepReportsAnErrorOnce(t *testing.T) {
+	bad := func(rate float64, seed uint64) (workload.Source, error) {
+		return nil, errors.New("workload: absurd")
+	}
+	_, err := Sweep{Config: Config{Window: Window{Horizon: time.Minute}}, Workload: bad, Grid: Grid{Loads: []float64{1}}}.Run()
+	require.Error(t, err)
+	assert.Equal(t, "sim: sweep at 1 requests/s: workload: absurd (in 5 replications)", err.Error())
 }
