@@ -76,6 +76,14 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
+// defaultNote says that a zero field stands for its default.
+func defaultNote(v int) string {
+	if v == 0 {
+		return ", the default"
+	}
+	return ""
+}
+
 // Validate reports every nonsense field in one error, naming each field.
 func (c Config) Validate() error {
 	var errs []error
@@ -100,8 +108,10 @@ func (c Config) Validate() error {
 	if c.ChunkCap > d.MaxBatchedTokens && c.MaxBatchedTokens >= 0 {
 		errs = append(errs, fmt.Errorf("engine: ChunkCap (%d) must not exceed MaxBatchedTokens (%d)", c.ChunkCap, d.MaxBatchedTokens))
 	}
-	if d.MaxSeqs > d.MaxBatchedTokens && c.MaxBatchedTokens > 0 {
-		errs = append(errs, fmt.Errorf("engine: MaxSeqs (%d) must not exceed MaxBatchedTokens (%d): a step could not decode every running sequence", d.MaxSeqs, d.MaxBatchedTokens))
+	if d.MaxSeqs > d.MaxBatchedTokens && c.MaxBatchedTokens >= 0 && c.MaxSeqs >= 0 {
+		// One rule whether the budget is given or the default, as vLLM
+		// requires max_num_batched_tokens >= max_num_seqs.
+		errs = append(errs, fmt.Errorf("engine: MaxSeqs (%d) must not exceed MaxBatchedTokens (%d%s): a step could not decode every running sequence", d.MaxSeqs, d.MaxBatchedTokens, defaultNote(c.MaxBatchedTokens)))
 	}
 	return errors.Join(errs...)
 }

@@ -170,6 +170,9 @@ func TestValidateNamesTheField(t *testing.T) {
 	}
 	assert.NoError(t, Config{}.Validate())
 	assert.ErrorContains(t, Config{MaxSeqs: 64, MaxBatchedTokens: 32}.Validate(), "MaxSeqs")
+	// One rule, whether the budget is given or left at its default.
+	assert.EqualError(t, Config{MaxSeqs: 5000}.Validate(), "engine: MaxSeqs (5000) must not exceed MaxBatchedTokens (2048, the default): a step could not decode every running sequence")
+	assert.ErrorContains(t, Config{MaxSeqs: 5000, MaxBatchedTokens: 2048}.Validate(), "MaxSeqs (5000) must not exceed MaxBatchedTokens (2048)")
 	assert.ErrorContains(t, Config{DisableChunkedPrefill: true, ChunkCap: 128}.Validate(), "ChunkCap")
 }
 
