@@ -21,6 +21,30 @@ type eventFiles struct {
 	err   error
 }
 
+// eventPattern matches the names of the files eventFiles writes, and no
+// other: the only files in the directory it removes.
+const eventPattern = "load=*-rep=*.jsonl"
+
+// newEventFiles makes dir and removes the event files of earlier runs from
+// it, so that it holds only this run's (a sweep of other loads or fewer
+// replications would leave stale files beside them). Other files are left
+// alone.
+func newEventFiles(dir string) (*eventFiles, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	stale, err := filepath.Glob(filepath.Join(dir, eventPattern))
+	if err != nil {
+		return nil, err
+	}
+	for _, path := range stale {
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("removing an earlier run's events: %w", err)
+		}
+	}
+	return &eventFiles{dir: dir}, nil
+}
+
 // observe opens the file of one run; runs call it in parallel.
 func (e *eventFiles) observe(load float64, rep int) sim.Observer {
 	path := filepath.Join(e.dir, fmt.Sprintf("load=%.4g-rep=%d.jsonl", load, rep))

@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/servesim/servesim/internal/golden"
@@ -24,6 +25,9 @@ func TestRunGolden(t *testing.T) {
 		{"batch48_output400", []string{"-batch", "48", "-output", "400", "-reps", "2", "-horizon", "5m", "-operating", "1", "-out", ""}},
 		{"overloaded", []string{"-batch", "64", "-chunk", "4096", "-prompt", "16000", "-ttft", "500ms", "-estimate-only"}},
 		{"explicit_loads", []string{"-loads", "1,2,3", "-reps", "2", "-horizon", "4m", "-operating", "0", "-out", ""}},
+		// Issue 8, bug 3: a load that measured no request has no
+		// attainment, and the knee comes from the others.
+		{"no_measured", []string{"-loads", "0.0001,0.001,1", "-reps", "5", "-horizon", "2m", "-out", ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
@@ -45,10 +49,82 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		{[]string{"-loads", "1,x"}, `-loads: "x" is not a positive rate`},
 		{[]string{"-reps", "-1"}, "Sweep.Reps"},
 		{[]string{"-horizon", "30s"}, "Window.Horizon"},
+		// Issue 8: nonsense floats are refused by flag name.
+		{[]string{"-operating", "Inf"}, "-operating: +Inf is not a load in requests/s"},
+		{[]string{"-operating", "-1"}, "-operating: -1 is not a load"},
+		{[]string{"-operating", "NaN"}, "-operating: NaN is not a load"},
+		{[]string{"-start", "0"}, "-start: 0 is not a positive rate"},
+		{[]string{"-start", "+Inf"}, "-start: +Inf is not a positive rate"},
+		{[]string{"-loads", "1,Inf"}, `-loads: "Inf" is not a positive rate`},
+		{[]string{"-loads", "NaN"}, `-loads: "NaN" is not a positive rate`},
+		{[]string{"-loads", "-2"}, `-loads: "-2" is not a positive rate`},
 	} {
 		var out bytes.Buffer
 		assert.ErrorContains(t, run(&out, tc.args), tc.want, "run(%q)", tc.args)
+		if !strings.Contains(tc.want, "not defined") { // the flag package prints the usage
+			assert.Zero(t, out.Len(), "run(%q) refuses before writing anything", tc.args)
+		}
 	}
+}
+
+// Issue 8: -loads 1e30 printed an internal Synthetic.Count overflow (the
+// report's own request count, converted past int's range), once per
+// replication. It is one error naming the flag, before any output.
+func TestRunRefusesALoadItCannotCountOnce(t *testing.T) {
+	for _, args := range [][]string{{"-loads", "1,1e30"}, {"-start", "1e30"}} {
+		var out bytes.Buffer
+		err := run(&out, args)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), args[0]+" 1e+30 req/s: 1.14e+33 requests in 19m0s (window and drain), more than a run can count")
+		assert.Equal(t, 1, strings.Count(err.Error(), "requests in"), "one error, not one per replication: %v", err)
+		assert.NotContains(t, err.Error(), "Synthetic.Count")
+		assert.Zero(t, out.Len())
+	}
+}
+
+// Issue 8: -chunk, -context and -seq-tokens move only the estimate; until
+// the estimate and the simulation share one configuration, -h says so.
+func TestHelpSaysWhichFlagsMoveOnlyTheEstimate(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run(&out, []string{"-h"}))
+	help := map[string]string{}
+	var name string
+	for _, line := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], "-") {
+			name = f[0]
+			continue
+		}
+		help[name] += line
+	}
+	for _, flag := range []string{"-chunk", "-context", "-seq-tokens"} {
+		assert.Contains(t, help[flag], "estimate only: the simulation does not use it yet", flag)
+	}
+	for _, flag := range []string{"-batch", "-prompt", "-output", "-ttft", "-itl"} {
+		assert.NotContains(t, help[flag], "estimate only", flag)
+	}
+	assert.Contains(t, help["-out"], "earlier runs' load=…-rep=….jsonl files there are removed first")
+}
+
+// Issue 8: out/events kept the files of earlier runs beside the new ones.
+// The report removes the event files it writes (load=…-rep=….jsonl) and
+// nothing else.
+func TestRunClearsEarlierEventFiles(t *testing.T) {
+	dir := t.TempDir()
+	events := filepath.Join(dir, "events")
+	require.NoError(t, os.MkdirAll(events, 0o755))
+	for _, name := range []string{"load=9-rep=7.jsonl", "load=1-rep=0.jsonl", "notes.txt"} {
+		require.NoError(t, os.WriteFile(filepath.Join(events, name), []byte("old\n"), 0o644))
+	}
+	require.NoError(t, run(&bytes.Buffer{}, []string{"-loads", "1", "-reps", "2", "-horizon", "2m", "-out", dir}))
+	names, err := filepath.Glob(filepath.Join(events, "*"))
+	require.NoError(t, err)
+	for i := range names {
+		names[i] = filepath.Base(names[i])
+	}
+	assert.ElementsMatch(t, []string{"load=1-rep=0.jsonl", "load=1-rep=1.jsonl", "notes.txt"}, names)
+	fresh, err := os.ReadFile(filepath.Join(events, "load=1-rep=0.jsonl"))
+	require.NoError(t, err)
+	assert.NotEqual(t, "old\n", string(fresh))
 }
 
 func TestRunHelpIsNotAnError(t *testing.T) {
@@ -94,6 +170,8 @@ func TestRunWritesPlotsCardAndEvents(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(js, &card))
 	assert.Equal(t, "servesim-analysis/1", card["analysis_revision"])
+	assert.Equal(t, 180.0, card["window"].(map[string]any)["drain_s"], "one more window of 3 minutes, as it ran")
+	assert.NotContains(t, card["events"].(map[string]any)["columns"], "itl", "the JSONL files have no itl key")
 	events, err := filepath.Glob(filepath.Join(dir, "events", "*.jsonl"))
 	require.NoError(t, err)
 	assert.Len(t, events, 6, "3 loads × 2 replications")

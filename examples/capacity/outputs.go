@@ -93,7 +93,7 @@ func capacityCard(r costmodel.Replica, s sim.Sweep, c *sim.Curve, o simOptions) 
 		Fingerprint: fp,
 	}
 	card.Command = "go run ./examples/capacity"
-	card.Events = report.Events{Path: filepath.Join(o.out, "events") + string(filepath.Separator) + "load=<load>-rep=<r>.jsonl", Format: "jsonl"}
+	card.Events = report.EventsOf(filepath.Join(o.out, "events")+string(filepath.Separator)+"load=<load>-rep=<r>.jsonl", "jsonl", s.Config)
 	if card.Build.Revision == report.Unknown {
 		card.Build.Revision, card.Build.Modified = gitRevision()
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,7 +18,7 @@ import (
 // simOptions are the flags of the simulated section.
 type simOptions struct {
 	skip      bool
-	loads     string // comma-separated offered loads; empty: automatic grid
+	loads     []float64 // offered loads, req/s; nil: automatic grid
 	start     float64
 	reps      int
 	warmup    time.Duration
@@ -30,18 +31,17 @@ type simOptions struct {
 // sweepFor builds the sweep of the replica r at its operating point:
 // Poisson arrivals of fixed prompt and output lengths, the engine at vLLM's
 // V1 defaults with r's batch as its sequence cap, priced by r's cost model.
+// It refuses a sweep that cannot run, before any run: an invalid
+// configuration, or a load whose workload cannot be built (said once, not
+// once per replication).
 func sweepFor(r costmodel.Replica, o simOptions) (sim.Sweep, error) {
 	p := r.Point
 	grid := sim.Grid{Start: o.start}
-	if o.loads != "" {
-		loads, err := parseLoads(o.loads)
-		if err != nil {
-			return sim.Sweep{}, err
-		}
-		grid = sim.Grid{Loads: loads}
+	if o.loads != nil {
+		grid = sim.Grid{Loads: o.loads}
 	}
-	span := (o.horizon + o.horizon - o.warmup).Seconds() // window plus drain
-	return sim.Sweep{
+	span := o.horizon + o.horizon - o.warmup // window plus drain
+	s := sim.Sweep{
 		Config: sim.Config{
 			Engine: engine.Config{MaxSeqs: p.Batch},
 			Model:  r.Cost,
@@ -49,19 +49,47 @@ func sweepFor(r costmodel.Replica, o simOptions) (sim.Sweep, error) {
 			Window: sim.Window{Warmup: o.warmup, Horizon: o.horizon},
 		},
 		Workload: func(rate float64, seed uint64) (workload.Source, error) {
-			return workload.NewPoisson(seed, rate, int(rate*span)+1, workload.Fixed(p.PromptTokens, p.OutputTokens))
+			n, err := requestsIn(rate, span)
+			if err != nil {
+				return nil, err
+			}
+			return workload.NewPoisson(seed, rate, n, workload.Fixed(p.PromptTokens, p.OutputTokens))
 		},
 		Grid:     grid,
 		Reps:     o.reps,
 		BaseSeed: o.seed,
-	}, nil
+	}
+	if err := s.Validate(); err != nil {
+		return s, err
+	}
+	flag, loads := "-loads", o.loads
+	if loads == nil {
+		flag, loads = "-start", []float64{o.start}
+	}
+	for _, load := range loads {
+		if _, err := s.Workload(load, sim.Seed(o.seed, 0)); err != nil {
+			return s, fmt.Errorf("%s %g req/s: %w", flag, load, err)
+		}
+	}
+	return s, nil
 }
 
+// requestsIn is how many requests a run at rate req/s draws: enough to
+// cover its window and drain (span), and one more.
+func requestsIn(rate float64, span time.Duration) (int, error) {
+	n := math.Trunc(rate*span.Seconds()) + 1
+	if !(n < math.MaxInt64) {
+		return 0, fmt.Errorf("%.3g requests in %v (window and drain), more than a run can count", n, span)
+	}
+	return int(n), nil
+}
+
+// parseLoads reads -loads: positive finite rates in requests/s.
 func parseLoads(s string) ([]float64, error) {
 	var out []float64
 	for _, f := range strings.Split(s, ",") {
-		var v float64
-		if _, err := fmt.Sscan(strings.TrimSpace(f), &v); err != nil || !(v > 0) || math.IsInf(v, 0) {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("-loads: %q is not a positive rate in requests/s", f)
 		}
 		out = append(out, v)
@@ -81,33 +109,83 @@ func writeSimulation(w io.Writer, r costmodel.Replica, e costmodel.Estimate, c *
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "load\tgoodput\t\tattainment\t\tTTFT p50\tTTFT p99\tITL p99\tstate\t")
 	fmt.Fprintln(tw, "req/s\treq/s\t95% CI\t\t95% CI\tms\tms\tms\t\t")
+	measured := 0
 	for _, pt := range c.Points {
-		fmt.Fprintf(tw, "%.3f\t%.3f\t%s\t%.3f\t%s\t%.0f\t%.0f\t%.0f\t%v\t\n", pt.Load,
+		if pt.NoMeasured() {
+			// No attainment, no latency: nothing to print but the load
+			// and what the replica delivered.
+			fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t\t-\t-\t-\t%v\t\n", load(pt.Load),
+				pt.Goodput.Center, interval(pt.Goodput, "%.2f"), noMeasured, pt.Saturation)
+			continue
+		}
+		measured++
+		fmt.Fprintf(tw, "%s\t%.3f\t%s\t%.3f\t%s\t%.0f\t%.0f\t%.0f\t%v\t\n", load(pt.Load),
 			pt.Goodput.Center, interval(pt.Goodput, "%.2f"), pt.Attainment.Center, interval(pt.Attainment, "%.3f"),
 			pt.TTFT.P50.Center, pt.TTFT.P99.Center, pt.ITL.P99.Center, pt.Saturation)
 	}
 	tw.Flush()
 	k := c.Knee
 	fmt.Fprintln(w)
+	for _, pt := range c.Points {
+		if n := emptyRuns(&pt); n > 0 && n < len(pt.Runs) {
+			fmt.Fprintf(w, "note       at %s req/s, %s in %d of %d replications: attainment from the other %d\n",
+				load(pt.Load), noMeasured, n, len(pt.Runs), len(pt.Runs)-n)
+		}
+	}
 	if k.Found {
 		fmt.Fprintf(w, "knee       %.3f req/s %s: the highest load with attainment >= %.2f\n", k.Load.Center, interval(k.Load, "%.3f"), c.Target)
 	} else {
 		fmt.Fprintf(w, "knee       not bracketed: %s\n", k.Censored)
 	}
-	fmt.Fprintf(w, "peak       %.3f req/s of goodput %s at %.3f req/s offered\n", c.Peak.Goodput.Center, interval(c.Peak.Goodput, "%.2f"), c.Peak.Load)
-	if c.Collapse.Found {
-		fmt.Fprintf(w, "collapse   from %.3f req/s offered (goodput below 90 %% of the peak)\n", c.Collapse.Load)
+	if measured == 0 {
+		fmt.Fprintf(w, "peak       none: %s at any load\n", noMeasured)
+	} else {
+		fmt.Fprintf(w, "peak       %.3f req/s of goodput %s at %s req/s offered\n", c.Peak.Goodput.Center, interval(c.Peak.Goodput, "%.2f"), load(c.Peak.Load))
 	}
-	if o.operating > 0 && k.Found {
+	if c.Collapse.Found {
+		fmt.Fprintf(w, "collapse   from %s req/s offered (goodput below 90 %% of the peak)\n", load(c.Collapse.Load))
+	}
+	switch {
+	case o.operating > 0 && k.Found:
 		h := c.Headroom(o.operating)
 		fmt.Fprintf(w, "headroom   %.3f req/s %s (%+.0f %%) from the operating load %.3f req/s to the knee\n",
 			h.Abs.Center, interval(h.Abs, "%.3f"), 100*h.Rel.Center, o.operating)
+	case o.operating > 0:
+		fmt.Fprintf(w, "headroom   unknown from the operating load %.3f req/s: no knee inside the sweep\n", o.operating)
 	}
-	fmt.Fprintf(w, "estimate   decode alone sustains %.3g req/s; the knee is %.0f %% of it (prefill and queueing take the rest)\n",
-		e.DecodeRequests.Value, 100*k.Load.Center/e.DecodeRequests.Value)
+	if k.Found {
+		fmt.Fprintf(w, "estimate   decode alone sustains %.3g req/s; the knee is %.0f %% of it (prefill and queueing take the rest)\n",
+			e.DecodeRequests.Value, 100*k.Load.Center/e.DecodeRequests.Value)
+	} else {
+		fmt.Fprintf(w, "estimate   decode alone sustains %.3g req/s; without a knee there is nothing to compare it with\n", e.DecodeRequests.Value)
+	}
 	for _, msg := range c.Warnings {
 		fmt.Fprintf(w, "warning    %s\n", msg)
 	}
+}
+
+// noMeasured stands where a load's windows measured no request: it has no
+// attainment and no latency, and takes no part in the knee.
+const noMeasured = "no measured requests"
+
+// emptyRuns counts the replications of pt that measured no request.
+func emptyRuns(pt *sim.Point) int {
+	n := 0
+	for i := range pt.Runs {
+		if pt.Runs[i].NoMeasured() {
+			n++
+		}
+	}
+	return n
+}
+
+// load prints an offered load: three decimals, or three significant
+// digits below 0.001 req/s (which "%.3f" would print as 0.000).
+func load(x float64) string {
+	if x < 0.001 {
+		return fmt.Sprintf("%.3g", x)
+	}
+	return fmt.Sprintf("%.3f", x)
 }
 
 // interval prints an estimate's interval with the given verb.
