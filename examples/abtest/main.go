@@ -3,6 +3,8 @@
 // threshold before any run, fix A, B and the workload, run paired seeded
 // blocks at several loads, and let the interval decide — improved, not
 // improved, or inconclusive — stating at which loads B wins and where not.
+// Windows too short to see a request end give no verdict at all ("no
+// measured requests"), and an open window (-horizon 0) is refused.
 //
 //	go run ./examples/abtest
 //	go run ./examples/abtest -batch 64 -threshold 0.1 -blocks 20
@@ -15,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -48,11 +51,17 @@ func run(w io.Writer, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	if *horizon <= 0 {
+		return fmt.Errorf("-horizon must be > 0: an experiment compares fixed windows, and an open one on this unbounded workload never ends (got %v)", *horizon)
+	}
+	if !(*threshold > -1) || math.IsInf(*threshold, 0) {
+		return fmt.Errorf("-threshold must be a relative improvement above -1 (-100 %%), got %v", *threshold)
+	}
 
 	// 1. The hypothesis and its threshold, declared before any run.
 	h := sim.Hypothesis{
 		Claim:     fmt.Sprintf("raising the batch cap from 32 to %d raises goodput by at least %.0f %%", *batch, 100**threshold),
-		Metric:    sim.MetricGoodput,
+		Metric:    endedGoodput,
 		Threshold: *threshold,
 	}
 	// 2. A and B differ in the one dial under test.
@@ -69,16 +78,7 @@ func run(w io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "claim:     %s\n", h.Claim)
-	fmt.Fprintf(w, "workload:  open-loop Poisson, %v\n", lengths)
-	fmt.Fprintf(w, "method:    %d blocks per load, A and B sharing each block's seed; %s per run\n\n", res.Blocks, window.Horizon-window.Warmup)
-	for _, l := range res.Loads {
-		fmt.Fprintf(w, "%5.2f req/s  A %.3f  B %.3f  %+6.1f %% [%+.1f, %+.1f]  %v\n", l.Load, l.A.Center, l.B.Center,
-			100*l.Improvement.Center, 100*l.Improvement.Lo, 100*l.Improvement.Hi, l.Verdict)
-	}
-	fmt.Fprintf(w, "\nverdict:   %v: %+.1f %% [%+.1f, %+.1f] against a threshold of %+.0f %%\n", res.Verdict,
-		100*res.Improvement.Center, 100*res.Improvement.Lo, 100*res.Improvement.Hi, 100*h.Threshold)
-	fmt.Fprintf(w, "boundary:  %s\n", res.Boundary())
+	writeResult(w, h, window, lengths, res)
 	if *card == "" {
 		return nil
 	}
@@ -93,6 +93,53 @@ func run(w io.Writer, args []string) error {
 	c.Workload = report.Workload{Arrival: "Poisson at each load", Lengths: lengths.String(), Correlation: "none (fixed lengths)",
 		Prefix: "none", Loop: "open-loop", CacheState: "empty at the start of each run", Fingerprint: fp}
 	return writeCard(*card, &c)
+}
+
+// endedGoodput is goodput, as sim.MetricGoodput, of a run in which some
+// measured request ended. A run whose measured requests were all still in
+// flight when it stopped at Horizon + Drain (a window and drain shorter
+// than one request) is no evidence (NaN), as an empty window is not: both
+// give no verdict ("no measured requests") instead of "not improved" from
+// two zeros. A run stopped by its backlog bound (Summary.Overloaded) is
+// evidence: its goodput is what the replica achieved.
+var endedGoodput = sim.Metric{Name: sim.MetricGoodput.Name, Of: func(s *sim.Summary) float64 {
+	if s.Count(sim.StatusUnfinished) == s.Offered && !s.Overloaded {
+		return math.NaN()
+	}
+	return s.Goodput
+}}
+
+// writeResult prints the claim, the method and the verdict at each load
+// and over all of them.
+func writeResult(w io.Writer, h sim.Hypothesis, window sim.Window, lengths workload.Joint, res *sim.Result) {
+	fmt.Fprintf(w, "claim:     %s\n", h.Claim)
+	fmt.Fprintf(w, "workload:  open-loop Poisson, %v\n", lengths)
+	fmt.Fprintf(w, "method:    %d blocks per load, A and B sharing each block's seed; %s per run\n\n", res.Blocks, window.Horizon-window.Warmup)
+	for _, l := range res.Loads {
+		if l.Verdict == sim.NoMeasured {
+			fmt.Fprintf(w, "%5.2f req/s  %v\n", l.Load, l.Verdict)
+			continue
+		}
+		fmt.Fprintf(w, "%5.2f req/s  A %.3f  B %.3f  %+6.1f %% [%+.1f, %+.1f]  %v%s\n", l.Load, l.A.Center, l.B.Center,
+			100*l.Improvement.Center, 100*l.Improvement.Lo, 100*l.Improvement.Hi, l.Verdict, blocksOf(l.Improvement, res.Blocks))
+	}
+	if res.Verdict == sim.NoMeasured {
+		fmt.Fprintf(w, "\nverdict:   %v: no block measured a request that ended within its window and drain (%v); lengthen -horizon\n",
+			res.Verdict, 2*(window.Horizon-window.Warmup))
+	} else {
+		fmt.Fprintf(w, "\nverdict:   %v: %+.1f %% [%+.1f, %+.1f] against a threshold of %+.0f %%\n", res.Verdict,
+			100*res.Improvement.Center, 100*res.Improvement.Lo, 100*res.Improvement.Hi, 100*h.Threshold)
+	}
+	fmt.Fprintf(w, "boundary:  %s\n", res.Boundary())
+}
+
+// blocksOf says how many blocks an improvement comes from when some
+// measured nothing.
+func blocksOf(e sim.Estimate, blocks int) string {
+	if e.N == blocks {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of %d blocks measured)", e.N, blocks)
 }
 
 // writeCard writes c as Markdown or JSON, by the path's extension.

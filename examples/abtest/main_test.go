@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/servesim/servesim/internal/golden"
@@ -26,9 +28,41 @@ func TestIdenticalBIsNotImproved(t *testing.T) {
 }
 
 func TestRunRefusesBadArguments(t *testing.T) {
-	assert.ErrorContains(t, run(&bytes.Buffer{}, []string{"-blocks", "1"}), "Experiment.Blocks")
-	assert.ErrorContains(t, run(&bytes.Buffer{}, []string{"-batch", "-1"}), "MaxSeqs")
-	assert.ErrorContains(t, run(&bytes.Buffer{}, []string{"x"}), "unexpected arguments")
+	for args, want := range map[string]string{
+		"-blocks 1":      "Experiment.Blocks",
+		"-batch -1":      "MaxSeqs",
+		"x":              "unexpected arguments",
+		"-horizon 0":     "-horizon must be > 0: an experiment compares fixed windows",
+		"-horizon -1m":   "-horizon must be > 0",
+		"-threshold NaN": "-threshold must be a relative improvement above -1",
+		"-threshold Inf": "-threshold must be a relative improvement above -1",
+		"-threshold -1":  "-threshold must be a relative improvement above -1",
+	} {
+		var out bytes.Buffer
+		assert.ErrorContains(t, run(&out, strings.Fields(args)), want, args)
+		assert.Zero(t, out.Len(), "%s: refused before anything is printed", args)
+	}
+}
+
+// Issue 8, bugs 3 and 4: -horizon 1s declared "not improved" from two
+// zeros (no request can end in 1.8 s of window and drain: one takes 9 s
+// alone), and -horizon 0 never ended. Now the first has no verdict and
+// says why, and the second is refused at once (see above).
+func TestRunWithoutMeasuredRequestsHasNoVerdict(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "card.md")
+	var out bytes.Buffer
+	require.NoError(t, run(&out, []string{"-horizon", "1s", "-blocks", "3", "-card", path}))
+	s := out.String()
+	assert.Contains(t, s, " 1.00 req/s  no measured requests\n")
+	assert.Contains(t, s, "verdict:   no measured requests: no block measured a request that ended within its window and drain (1.8s); lengthen -horizon\n")
+	assert.Contains(t, s, "boundary:  no measured requests at 1, 2, 2.5 req/s\n")
+	assert.NotContains(t, s, "improved")
+	assert.NotContains(t, s, "NaN")
+	md, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "## A/B verdict: no measured requests\n")
+	assert.NotContains(t, string(md), "improved |")
+	assert.NotContains(t, string(md), "NaN")
 }
 
 // -card writes the result as a benchmark card: the claim, both systems and
@@ -42,4 +76,14 @@ func TestRunWritesACard(t *testing.T) {
 		assert.Contains(t, string(md), want)
 	}
 	assert.NotContains(t, string(md), "knee:")
+	assert.Equal(t, 2, strings.Count(string(md), "## System"), "one heading per system, not a second \"## System\" under each")
+
+	path = filepath.Join(t.TempDir(), "card.json")
+	require.NoError(t, run(&bytes.Buffer{}, []string{"-blocks", "3", "-horizon", "4m", "-card", path}))
+	js, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var card map[string]any
+	require.NoError(t, json.Unmarshal(js, &card))
+	assert.NotContains(t, card, "results", "an A/B card's result is its verdict")
+	assert.Equal(t, 216.0, card["window"].(map[string]any)["drain_s"], "one more window: 4m − 24s")
 }

@@ -114,7 +114,7 @@ func (v *Verdict) markdown(b *strings.Builder, sub bool) {
 	fmt.Fprintf(b, "Metric %s; B must improve on A by more than %s; %d seeded blocks shared by A and B.\n",
 		v.Metric, percent(v.Threshold), v.Blocks)
 	if v.Improvement.N == 0 || math.IsNaN(float64(v.Improvement.Center)) {
-		fmt.Fprintf(b, "No improvement of B over A was measured: no block measured a request under both A and B. %s.\n\n", v.Boundary)
+		b.WriteString("No improvement of B over A was measured: no block measured a request under both A and B.\n\n")
 	} else {
 		fmt.Fprintf(b, "Improvement of B over A, averaged over the loads: %s %s. %s.\n\n",
 			percent(float64(v.Improvement.Center)), percentInterval(v.Improvement), v.Boundary)
