@@ -75,7 +75,7 @@ func TestRunRefusesALoadItCannotCountOnce(t *testing.T) {
 		var out bytes.Buffer
 		err := run(&out, args)
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), args[0]+" 1e+30 req/s: 1.14e+33 requests in 19m0s (window and drain), more than a run can count")
+		assert.Contains(t, err.Error(), args[0]+" 1e+30 req/s: 1.14e+33 requests in 19m0s (to the horizon and its drain): more than a run can count")
 		assert.Equal(t, 1, strings.Count(err.Error(), "requests in"), "one error, not one per replication: %v", err)
 		assert.NotContains(t, err.Error(), "Synthetic.Count")
 		assert.Zero(t, out.Len())

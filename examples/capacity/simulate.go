@@ -79,7 +79,7 @@ func sweepFor(r costmodel.Replica, o simOptions) (sim.Sweep, error) {
 func requestsIn(rate float64, span time.Duration) (int, error) {
 	n := math.Trunc(rate*span.Seconds()) + 1
 	if !(n < math.MaxInt64) {
-		return 0, fmt.Errorf("%.3g requests in %v (window and drain), more than a run can count", n, span)
+		return 0, fmt.Errorf("%.3g requests in %v (to the horizon and its drain): more than a run can count", n, span)
 	}
 	return int(n), nil
 }

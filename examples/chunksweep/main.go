@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -71,7 +72,29 @@ func parse(w io.Writer, args []string) (options, error) {
 		}
 		o.chunks = append(o.chunks, n)
 	}
-	return o, nil
+	return o, checkFlags(o)
+}
+
+// checkFlags refuses a -horizon that is not positive, and a -probe or
+// -start that is not a positive finite rate or whose workload cannot be
+// built (said once, naming the flag, rather than once per chunk cap and
+// replication).
+func checkFlags(o options) error {
+	if o.horizon <= 0 {
+		return fmt.Errorf("-horizon must be > 0: sweeps compare fixed windows, got %v", o.horizon)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"-probe", o.probe}, {"-start", o.start}} {
+		if !(f.v > 0) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s: %v is not a positive rate in requests/s", f.name, f.v)
+		}
+		if _, err := documents(o.horizon)(f.v, o.seed); err != nil {
+			return fmt.Errorf("%s %g req/s: %w", f.name, f.v, err)
+		}
+	}
+	return nil
 }
 
 // run parses args and writes the report to w.

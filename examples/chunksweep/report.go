@@ -60,8 +60,12 @@ func writeReport(w io.Writer, o options) error {
 // writeChain reads the chapter's hypothesis chain off the measurements:
 // what the chunk cap did to the ITL tax, and what it cost in TTFT.
 func writeChain(w io.Writer, def, b row) {
-	fmt.Fprintf(w, "chain:    at %.2f req/s a %d-token cap moves ITL p99 %.1f -> %.1f ms (budget %v) and TTFT p99 %.0f -> %.0f ms (budget %v)\n",
-		def.probe.Load, b.chunk, def.probe.ITL.P99.Center, b.probe.ITL.P99.Center, def.curve.SLO.ITL,
+	if def.probe.NoMeasured() || b.probe.NoMeasured() {
+		fmt.Fprintf(w, "chain:    %s at %s req/s: raise -probe to read the ITL tax\n", noMeasured, rate(def.probe.Load))
+		return
+	}
+	fmt.Fprintf(w, "chain:    at %s req/s a %d-token cap moves ITL p99 %.1f -> %.1f ms (budget %v) and TTFT p99 %.0f -> %.0f ms (budget %v)\n",
+		rate(def.probe.Load), b.chunk, def.probe.ITL.P99.Center, b.probe.ITL.P99.Center, def.curve.SLO.ITL,
 		def.probe.TTFT.P99.Center, b.probe.TTFT.P99.Center, def.curve.SLO.TTFT)
 }
 
@@ -94,11 +98,19 @@ func writeVerdict(w io.Writer, r *sim.Result) {
 	fmt.Fprintf(w, "\nHypothesis, declared before the runs: %s (metric %s, threshold %+.0f %%)\n", h.Claim, h.Metric.Name, 100*h.Threshold)
 	fmt.Fprintf(w, "%d paired blocks per load, A and B on common random numbers\n\n", r.Blocks)
 	for _, l := range r.Loads {
+		if l.Verdict == sim.NoMeasured {
+			fmt.Fprintf(w, "  at %.3f req/s: %v\n", l.Load, l.Verdict)
+			continue
+		}
 		fmt.Fprintf(w, "  at %.3f req/s: A %.3f, B %.3f, improvement %+.1f %% [%+.1f, %+.1f] -> %v\n", l.Load,
 			l.A.Center, l.B.Center, 100*l.Improvement.Center, 100*l.Improvement.Lo, 100*l.Improvement.Hi, l.Verdict)
 	}
-	fmt.Fprintf(w, "\nverdict: %v (improvement over the loads %+.1f %% [%+.1f, %+.1f])\n", r.Verdict,
-		100*r.Improvement.Center, 100*r.Improvement.Lo, 100*r.Improvement.Hi)
+	if r.Verdict == sim.NoMeasured {
+		fmt.Fprintf(w, "\nverdict: %v: no block measured a request under both A and B\n", r.Verdict)
+	} else {
+		fmt.Fprintf(w, "\nverdict: %v (improvement over the loads %+.1f %% [%+.1f, %+.1f])\n", r.Verdict,
+			100*r.Improvement.Center, 100*r.Improvement.Lo, 100*r.Improvement.Hi)
+	}
 	fmt.Fprintf(w, "boundary: %s\n", r.Boundary())
 }
 

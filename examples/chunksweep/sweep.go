@@ -17,8 +17,12 @@ import (
 // to cover the window and its drain.
 func documents(horizon time.Duration) sim.Workload {
 	return func(rate float64, seed uint64) (workload.Source, error) {
+		n := math.Trunc(rate*2*horizon.Seconds()) + 1
+		if !(n < math.MaxInt64) {
+			return nil, fmt.Errorf("%.3g requests in %v of arrivals (twice the horizon): more than a run can count", n, 2*horizon)
+		}
 		return workload.NewSynthetic(workload.Synthetic{
-			Seed: seed, Count: int(rate*2*horizon.Seconds()) + 1,
+			Seed: seed, Count: int(n),
 			Arrival: workload.Arrival{Rate: rate}, Lengths: workload.AtlasDocuments(),
 		})
 	}
@@ -69,7 +73,7 @@ func mixedStep(chunk int) time.Duration {
 
 func writeRows(w io.Writer, rows []row, o options) {
 	fmt.Fprintf(w, "Atlas TP4 on the Atlas document workload (%s)\n", workload.AtlasDocuments())
-	fmt.Fprintf(w, "ITL tax and TTFT at %.2f req/s; knee where attainment falls below 0.95; %d replications, window %v\n\n", o.probe, o.reps, o.horizon)
+	fmt.Fprintf(w, "ITL tax and TTFT at %s req/s; knee where attainment falls below 0.95; %d replications, window %v\n\n", rate(o.probe), o.reps, o.horizon)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "chunk cap\tmixed step\tITL p99\tTTFT p50\tTTFT p99\tattainment\tknee\tknee 95% CI\tpeak goodput\t")
 	fmt.Fprintln(tw, "tokens\tms\tms\tms\tms\t\treq/s\treq/s\treq/s\t")
@@ -78,25 +82,51 @@ func writeRows(w io.Writer, rows []row, o options) {
 		if r.chunk == 0 {
 			name = "none"
 		}
-		k := r.curve.Knee.Load
+		k := r.curve.Knee
+		kci := "-"
+		if k.Found {
+			kci = ci(k.Load)
+		}
+		step := float64(mixedStep(r.chunk)) / 1e6
+		if r.probe.NoMeasured() {
+			// No request measured at the probe load: no latency, no
+			// attainment.
+			fmt.Fprintf(tw, "%s\t%.2f\t-\t-\t-\t%s\t%s\t%s\t%.3f\t\n", name, step, noMeasured,
+				knee(r.curve), kci, r.curve.Peak.Goodput.Center)
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%.0f\t%.0f\t%.3f\t%s\t%s\t%.3f\t\n", name,
-			float64(mixedStep(r.chunk))/1e6, r.probe.ITL.P99.Center, r.probe.TTFT.P50.Center, r.probe.TTFT.P99.Center,
-			r.probe.Attainment.Center, knee(r.curve), ci(k), r.curve.Peak.Goodput.Center)
+			step, r.probe.ITL.P99.Center, r.probe.TTFT.P50.Center, r.probe.TTFT.P99.Center,
+			r.probe.Attainment.Center, knee(r.curve), kci, r.curve.Peak.Goodput.Center)
 	}
 	tw.Flush()
 }
 
-// knee prints the knee, or the side of the grid it lies beyond.
+// noMeasured stands where the windows measured no request.
+const noMeasured = "no measured requests"
+
+// knee prints the knee, or the side of the measured loads it lies beyond:
+// below the first that missed the target, above the last that met it;
+// "none" when no load measured a request.
 func knee(c *sim.Curve) string {
 	switch k := c.Knee; {
 	case k.Found:
 		return fmt.Sprintf("%.3f", k.Load.Center)
-	case len(c.Points) > 0 && c.Points[0].Attainment.Center < c.Target:
-		return fmt.Sprintf("< %.3g", c.Points[0].Load)
-	case len(c.Points) > 0:
-		return fmt.Sprintf("> %.3g", c.Points[len(c.Points)-1].Load)
+	case k.FirstMiss > 0:
+		return fmt.Sprintf("< %.3g", k.FirstMiss)
+	case k.LastMet > 0:
+		return fmt.Sprintf("> %.3g", k.LastMet)
 	}
-	return "-"
+	return "none"
+}
+
+// rate prints a load in req/s: two decimals, or three significant digits
+// below 0.01 (which "%.2f" would print as 0.00).
+func rate(x float64) string {
+	if x < 0.01 {
+		return fmt.Sprintf("%.3g", x)
+	}
+	return fmt.Sprintf("%.2f", x)
 }
 
 func ci(e sim.Estimate) string {
