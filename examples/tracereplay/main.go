@@ -10,10 +10,12 @@
 //
 // By default the trace is read from ../shared/traces beside the repository
 // root; where that is missing, from the 2,000-request sample shipped in
-// examples/tracereplay/testdata (see its NOTICE.md). The Azure trace is by Patel et al., "Splitwise: Efficient generative
-// LLM inference using phase splitting", ISCA 2024, released by Microsoft
-// Azure under CC-BY-4.0; the program prints this attribution with its
-// results.
+// examples/tracereplay/testdata (see its NOTICE.md). The Azure trace is
+// by Patel et al., "Splitwise: Efficient generative LLM inference using
+// phase splitting", ISCA 2024, released by Microsoft Azure under
+// CC-BY-4.0; the program prints the attribution of the trace it read with
+// its results (for an Azure file, the release its first timestamp dates
+// and the service its name gives: see source.go).
 package main
 
 import (
@@ -21,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,16 +34,6 @@ import (
 )
 
 const azureConv = "AzureLLMInferenceTrace_conv.csv"
-
-// attributions are printed with the results of each format's public trace.
-var attributions = map[string]string{
-	"azure": "Azure LLM inference trace 2023 (conversation): Patel et al., \"Splitwise: Efficient generative LLM\n" +
-		"inference using phase splitting\", ISCA 2024; data by Microsoft Azure, CC-BY-4.0.",
-	"mooncake": "Mooncake trace: Qin et al., \"Mooncake: Trading More Storage for Less Computation\", FAST 2025;\n" +
-		"released by kvcache-ai under Apache-2.0.",
-	"burstgpt": "BurstGPT trace: Wang et al., \"BurstGPT: A Real-world Workload Dataset to Optimize LLM\n" +
-		"Serving Systems\", KDD 2025.",
-}
 
 func main() {
 	if err := run(os.Stdout, os.Args[1:]); err != nil {
@@ -89,7 +82,7 @@ func parseRates(s string) ([]float64, error) {
 			continue
 		}
 		v, err := strconv.ParseFloat(f, 64)
-		if err != nil || !(v > 0) {
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("-rates: %q is not a positive rate", f)
 		}
 		rates = append(rates, v)

@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/servesim/servesim/internal/golden"
+	"github.com/servesim/servesim/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -61,6 +65,9 @@ func TestRunRefusesBadArguments(t *testing.T) {
 	}{
 		{[]string{"-rates", "1,x"}, `-rates: "x" is not a positive rate`},
 		{[]string{"-rates", "-1"}, `-rates: "-1" is not a positive rate`},
+		{[]string{"-rates", "1,Inf"}, `-rates: "Inf" is not a positive rate`},
+		{[]string{"-rates", "NaN"}, `-rates: "NaN" is not a positive rate`},
+		{[]string{"-target", "NaN"}, "-target in (0, 1]"},
 		{[]string{"-target", "2"}, "-target in (0, 1]"},
 		{[]string{"-format", "parquet"}, `unknown format "parquet"`},
 		{[]string{"-trace", "no/such/file.csv"}, "no such file"},
@@ -75,4 +82,62 @@ func TestRunHelpIsNotAnError(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(&out, []string{"-h"}))
 	assert.Contains(t, out.String(), "-trace")
+}
+
+// Issue 8: the report said "Azure … 2023 (conversation)" for any Azure
+// file, the code trace included. It names the release the file's first
+// timestamp dates and the service its name gives, and cites that
+// release's paper.
+func TestSourceNamesTheTraceRead(t *testing.T) {
+	dir := t.TempDir()
+	// write makes an Azure-format trace of 20 requests a second apart from
+	// minute (a timestamp up to its minutes) in the time zone zone.
+	write := func(name, minute, zone string) string {
+		path := filepath.Join(dir, name)
+		rows := "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+		for i := range 20 {
+			rows += fmt.Sprintf("%s:%02d.000000%s,%d,%d\n", minute, 10+i, zone, 500+i, 20+i)
+		}
+		require.NoError(t, os.WriteFile(path, []byte(rows), 0o644))
+		return path
+	}
+	for _, tc := range []struct {
+		name, minute, zone, want string
+	}{
+		{"AzureLLMInferenceTrace_code.csv", "2023-11-16 18:15", "", "Azure LLM inference trace 2023 (code): Patel et al., \"Splitwise"},
+		{"AzureLLMInferenceTrace_conv_1week.csv", "2024-05-10 00:00", "+00:00", "Azure LLM inference trace 2024 (conversation): Stojkovic et al., \"DynamoLLM"},
+		{"requests.csv", "2023-11-16 18:15", "", "Azure LLM inference trace 2023 (service not named by the file name): Patel"},
+		{"ours_code.csv", "2026-01-02 03:04", "", "Azure-format trace (code), first request in 2026: not a public Azure release"},
+	} {
+		path := write(tc.name, tc.minute, tc.zone)
+		got, err := source(path, "azure")
+		require.NoError(t, err)
+		assert.True(t, strings.HasPrefix(got, tc.want), "%s: %q", tc.name, got)
+
+		var out bytes.Buffer
+		require.NoError(t, run(&out, []string{"-trace", path, "-rates", "1"}), tc.name)
+		assert.Contains(t, out.String(), "source     "+tc.want, tc.name)
+		if !strings.Contains(tc.want, "conversation") {
+			assert.NotContains(t, out.String(), "(conversation)", tc.name)
+		}
+	}
+}
+
+// A replay that measured no request has no attainment: the table and the
+// knee say so instead of printing NaN or comparing it with the target.
+func TestReplayWithoutMeasuredRequests(t *testing.T) {
+	empty := sim.Summary{Attainment: math.NaN()}
+	met := sim.Summary{Offered: 10, Good: 10, Attainment: 1}
+	missed := sim.Summary{Offered: 10, Good: 5, Attainment: 0.5}
+	var out bytes.Buffer
+	printTable(&out, []point{{label: "scaled to 1/s", rate: 1, sum: empty}})
+	assert.Contains(t, out.String(), "scaled to 1/s        1.00       0  no measured requests\n")
+	assert.NotContains(t, out.String(), "NaN")
+
+	assert.Equal(t, "no scaled load measured a request: no attainment to compare with the target",
+		knee([]point{{rate: 1, sum: empty}}, 0.95))
+	assert.Equal(t, "attainment falls below 95% between 1.00 req/s (1.000) and 3.00 req/s (0.500)",
+		knee([]point{{rate: 1, sum: met}, {rate: 2, sum: empty}, {rate: 3, sum: missed}}, 0.95))
+	assert.Equal(t, "attainment stays at or above 95% up to 1.00 req/s, the highest load replayed",
+		knee([]point{{rate: 1, sum: met}, {rate: 2, sum: empty}}, 0.95))
 }

@@ -63,9 +63,13 @@ func describe(w io.Writer, o options, cfg workload.TraceConfig, s traceStats) er
 	if err != nil {
 		return err
 	}
+	src, err := source(o.trace, o.format)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "trace      %s (%s, open-loop replay, file order kept)\n", filepath.Base(o.trace), o.format)
-	if a, ok := attributions[o.format]; ok && o.format != "generic" {
-		fmt.Fprintf(w, "source     %s\n", strings.ReplaceAll(a, "\n", "\n           "))
+	if src != "" {
+		fmt.Fprintf(w, "source     %s\n", strings.ReplaceAll(src, "\n", "\n           "))
 	}
 	window := "whole trace"
 	if o.window > 0 {
@@ -135,17 +139,28 @@ func printTable(w io.Writer, points []point) {
 		"", "req/s", "", "", "", "req/s", "ms", "ms", "ms", "")
 	for _, p := range points {
 		s := p.sum
+		if s.NoMeasured() {
+			fmt.Fprintf(w, "%-16s %8.2f %7d  %s\n", p.label, p.rate, s.Offered, noMeasured)
+			continue
+		}
 		fmt.Fprintf(w, "%-16s %8.2f %7d %6d %7.3f %8.2f %9.0f %9.0f %8.0f %13s\n",
 			p.label, p.rate, s.Offered, s.Good, s.Attainment, s.Goodput, s.TTFT.Median, s.TTFT.P99, s.ITL.P99,
 			fmt.Sprintf("%d/%d/%d", s.Misses.NotOK, s.Misses.TTFT, s.Misses.ITL))
 	}
 }
 
+// noMeasured stands where a replay measured no request: it has no
+// attainment, and no part in the knee.
+const noMeasured = "no measured requests"
+
 // knee names the highest scaled load meeting the target and the first
-// after it that does not.
+// after it that does not, among the replays that measured a request.
 func knee(points []point, target float64) string {
 	last := -1
 	for i, p := range points {
+		if p.sum.NoMeasured() {
+			continue // no evidence either way
+		}
 		if p.sum.Attainment < target {
 			if last < 0 {
 				return fmt.Sprintf("attainment is below %.0f%% already at %.2f req/s, the lowest load replayed", 100*target, p.rate)
@@ -154,6 +169,9 @@ func knee(points []point, target float64) string {
 				100*target, points[last].rate, points[last].sum.Attainment, p.rate, p.sum.Attainment)
 		}
 		last = i
+	}
+	if last < 0 && len(points) > 0 {
+		return "no scaled load measured a request: no attainment to compare with the target"
 	}
 	if last < 0 {
 		return "no scaled load replayed"
