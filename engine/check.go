@@ -8,26 +8,27 @@ import (
 // Check verifies the engine's invariants and returns every violation:
 //   - every request is in exactly one place (waiting queue or running list)
 //     and the lookup table holds exactly those;
-//   - KV blocks owned + cached + free = total, and each request holds
-//     ceil(tokens / BlockSize) blocks (own plus shared through the prefix
-//     cache) for the tokens computed or scheduled;
-//   - every cache unit's reference count is the number of requests
-//     referencing it, and exactly the unreferenced ones are evictable;
+//   - KV blocks: each request holds ceil(tokens / BlockSize) blocks for the
+//     tokens computed or scheduled, waiting requests hold none, every
+//     block's reference count is the number of requests holding it, the
+//     free queue holds exactly the blocks nobody holds, and
+//     blocks held + free = KVBlocks;
+//   - the prefix cache maps each key to a block carrying that key, and
+//     counts its cached and evictable blocks right;
 //   - token accounting: known = Input + emitted, computed <= known,
-//     emitted < Output for every request still held, waiting requests hold
-//     no blocks, the running list respects MaxSeqs.
+//     emitted < Output for every request still held, the running list
+//     respects MaxSeqs.
 //
-// It is O(requests); tests call it after every step.
+// It is O(requests + blocks); tests call it after every step.
 func (e *Engine) Check() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("engine: "+format, a...)) }
-	// Each request and cache unit is marked with this check's generation
-	// when visited (no map: tests call Check after every step).
+	// Each request is marked with this check's generation when visited
+	// (no map: tests call Check after every step).
 	e.checkGen++
 	gen := e.checkGen
 	where := [...]string{1: "running", 2: "waiting"}
 	seen := 0
-	held := 0
 	for i, s := range e.running {
 		if s.checkGen == gen {
 			bad("request %d in the running list twice (also %s)", s.req.Ref, where[s.checkIn])
@@ -38,7 +39,6 @@ func (e *Engine) Check() error {
 		if s.phase != phaseRunning {
 			bad("request %d in the running list at index %d is not marked running", s.req.Ref, i)
 		}
-		held += s.blocks
 		errs = append(errs, e.checkSeq(s)...)
 	}
 	for i, s := range e.waiting.items {
@@ -51,8 +51,8 @@ func (e *Engine) Check() error {
 		if s.phase != phaseWaiting || s.heapIdx != i {
 			bad("request %d in the waiting queue at %d is marked phase %d, index %d", s.req.Ref, i, s.phase, s.heapIdx)
 		}
-		if s.blocks != 0 || s.computed != 0 || len(s.units) != 0 {
-			bad("waiting request %d holds %d blocks, %d cache units and %d computed tokens", s.req.Ref, s.blocks, len(s.units), s.computed)
+		if len(s.blocks) != 0 || s.computed != 0 {
+			bad("waiting request %d holds %d blocks and %d computed tokens", s.req.Ref, len(s.blocks), s.computed)
 		}
 		errs = append(errs, e.checkSeq(s)...)
 	}
@@ -67,10 +67,7 @@ func (e *Engine) Check() error {
 			bad("request %d is in no queue", ref)
 		}
 	}
-	if held+e.cache.blocks+e.free != e.cfg.KVBlocks {
-		bad("KV blocks owned %d + cached %d + free %d != total %d", held, e.cache.blocks, e.free, e.cfg.KVBlocks)
-	}
-	errs = append(errs, e.checkCache(gen)...)
+	errs = append(errs, e.checkBlocks()...)
 	if len(e.running) > e.cfg.MaxSeqs {
 		bad("running list %d exceeds MaxSeqs %d", len(e.running), e.cfg.MaxSeqs)
 	}
@@ -100,63 +97,82 @@ func (e *Engine) checkSeq(s *seq) []error {
 	if s.emitted >= s.req.Output {
 		bad("emitted %d of %d tokens but still held", s.emitted, s.req.Output)
 	}
-	if want := e.blocksFor(s.computed + s.sched); s.blocks+s.shared != want {
-		bad("holds %d own + %d shared blocks for %d tokens, want %d", s.blocks, s.shared, s.computed+s.sched, want)
+	if want := e.blocksFor(s.computed + s.sched); len(s.blocks) != want {
+		bad("holds %d blocks for %d tokens, want %d", len(s.blocks), s.computed+s.sched, want)
 	}
-	shared := 0
-	for _, u := range s.units {
-		shared += u.blocks
-	}
-	if shared != s.shared {
-		bad("references %d cached blocks but counts %d", shared, s.shared)
+	if s.published > len(s.blocks) {
+		bad("published %d of %d blocks", s.published, len(s.blocks))
 	}
 	return errs
 }
 
-// checkCache verifies reference counts, the eviction list and the block sums
-// of the prefix cache.
-func (e *Engine) checkCache(gen uint32) []error {
+// checkBlocks verifies reference counts, the free queues, the block sum and
+// the prefix cache's index. A block's holders are counted in checkRefs
+// (reset on the block's first visit by this check's generation).
+func (e *Engine) checkBlocks() []error {
 	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("engine: prefix cache: "+format, a...)) }
-	// Count each unit's holders in its check fields, reset on first visit.
-	visit := func(u *unit) {
-		if u.checkGen != gen {
-			u.checkGen, u.checkRefs, u.checkListed = gen, 0, false
-		}
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("engine: KV blocks: "+format, a...)) }
+	p := &e.pool
+	gen := e.checkGen
+	if cap(e.checkRefs) < len(p.blocks) {
+		e.checkRefs = make([]int32, len(p.blocks))
 	}
+	refs := e.checkRefs[:len(p.blocks)]
+	clear(refs)
 	for _, s := range e.running {
-		for _, u := range s.units {
-			visit(u)
-			u.checkRefs++
+		for _, id := range s.blocks {
+			refs[id]++
 		}
 	}
-	listed, evictable := 0, 0
-	for u := e.cache.head; u != nil; u = u.next {
-		visit(u)
-		if u.checkListed {
-			bad("eviction list has a cycle")
-			break
+	held, cached, evict := 0, 0, 0
+	for id := range p.blocks {
+		b := &p.blocks[id]
+		if b.refs != refs[id] {
+			bad("block %d counts %d references, %d requests hold it", id, b.refs, refs[id])
 		}
-		u.checkListed = true
-		listed++
-		evictable += u.blocks
-	}
-	blocks := 0
-	for h, u := range e.cache.units {
-		visit(u)
-		blocks += u.blocks
-		if u.hash != h {
-			bad("unit %d filed under %d", u.hash, h)
+		if b.refs > 0 {
+			held++
 		}
-		if u.refs != u.checkRefs {
-			bad("unit %d counts %d references, %d requests hold it", h, u.refs, u.checkRefs)
-		}
-		if (u.refs == 0) != u.checkListed {
-			bad("unit %d with %d references is evictable: %v", h, u.refs, u.checkListed)
+		if b.cached {
+			cached++
+			if got, ok := p.index[b.key]; !ok || got != int32(id) {
+				bad("block %d is cached under %#x, which maps to %d (%v)", id, b.key, got, ok)
+			}
 		}
 	}
-	if blocks != e.cache.blocks || evictable != e.cache.evictable || listed > len(e.cache.units) {
-		bad("counts %d blocks (%d evictable), units hold %d (%d evictable)", e.cache.blocks, e.cache.evictable, blocks, evictable)
+	listed := 0
+	for qi := range p.q {
+		q := &p.q[qi]
+		n, prev := 0, noBlock
+		for id := q.head; id != noBlock; id = p.blocks[id].next {
+			b := &p.blocks[id]
+			if b.checkGen == gen {
+				bad("free queue %d has a cycle at block %d", qi, id)
+				break
+			}
+			b.checkGen = gen
+			if b.refs != 0 || b.prev != prev || int(b.queue) != qi {
+				bad("block %d in free queue %d has %d references, prev %d (want %d), queue %d", id, qi, b.refs, b.prev, prev, b.queue)
+			}
+			if b.cached {
+				evict++
+			}
+			if qi == 0 && p.split && b.cached {
+				bad("cached block %d in the never-cached queue", id)
+			}
+			prev = id
+			n++
+		}
+		if q.tail != prev || q.n != n {
+			bad("free queue %d counts %d blocks, tail %d; walked %d, last %d", qi, q.n, q.tail, n, prev)
+		}
+		listed += n
+	}
+	if held+listed != len(p.blocks) || listed != p.free() {
+		bad("blocks held %d + free %d != total %d (free counted %d)", held, listed, len(p.blocks), p.free())
+	}
+	if cached != p.cached || cached != len(p.index) || evict != p.evict {
+		bad("counts %d cached (%d evictable), index holds %d; found %d cached (%d evictable)", p.cached, p.evict, len(p.index), cached, evict)
 	}
 	return errs
 }

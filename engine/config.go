@@ -50,9 +50,24 @@ type Config struct {
 	// Policy orders the waiting queue. nil means FCFS.
 	Policy Policy
 	// DisablePrefixCache turns off the prefix cache, which is on by
-	// default as in vLLM V1 (it acts only on requests that carry Prefix
-	// hashes; see prefix.go).
+	// default as in vLLM V1: requests share blocks whose content the
+	// workload's Prefix ids determine, and a preempted request finds its
+	// own blocks again (see prefix.go).
 	DisablePrefixCache bool
+	// AdmitOnFirstChunk admits a waiting request once its next chunk fits,
+	// as vLLM V1 did before scheduler_reserve_full_isl (PR #37307, March
+	// 2026). By default, as in vLLM since, a waiting request is admitted
+	// only if the blocks for its whole sequence (prompt, and for a
+	// preempted request the tokens it had emitted) are free, so that a
+	// long prompt is not admitted on its first chunk only to be preempted
+	// half-way, again and again.
+	AdmitOnFirstChunk bool
+	// FreeBlocksFirst allocates never-cached free blocks before evicting
+	// any cached one. By default, as in vLLM V1, all free blocks share one
+	// queue in the order they were freed, cached or not, and allocation
+	// takes its head: an old cached block goes before a recently freed
+	// uncached one.
+	FreeBlocksFirst bool
 }
 
 // WithDefaults returns c with every zero field set to its documented

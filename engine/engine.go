@@ -23,13 +23,20 @@ type Engine struct {
 	reqs     map[int32]*seq
 	waiting  waitQueue
 	running  []*seq
-	free     int // free KV blocks
 	nextSeq  uint64
 	inFlight bool
-	pool     []*seq
-	cache    prefixCache
+	spare    []*seq // recycled request states
+	pool     blockPool
+	cacheOn  bool
+	scratch  []int32 // hits found for the waiting head
 
-	checkGen uint32 // generation of the last Check
+	// Test knobs, to measure what vLLM's behaviours are worth (see the KV
+	// pressure experiment in the tests): release a request's blocks first
+	// to last, and never cache a preempted request's own blocks.
+	headFirst, noOwnHits bool
+
+	checkGen  uint32  // generation of the last Check
+	checkRefs []int32 // Check's scratch: holders per block
 
 	sched   []*seq // scheduled in the step in flight, in batch order
 	shifted []int  // scratch: decode contexts k-1 steps ahead
@@ -109,10 +116,10 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 		model:    m,
 		wmBlocks: int(cfg.Watermark * float64(cfg.KVBlocks)),
 		reqs:     make(map[int32]*seq),
-		free:     cfg.KVBlocks,
+		pool:     newBlockPool(cfg.KVBlocks, cfg.FreeBlocksFirst),
+		cacheOn:  !cfg.DisablePrefixCache,
 	}
 	e.waiting.policy = cfg.Policy
-	e.cache = prefixCache{on: !cfg.DisablePrefixCache, units: make(map[uint64]*unit)}
 	e.shift = -1
 	if b := cfg.BlockSize; b&(b-1) == 0 {
 		e.shift = bits.TrailingZeros(uint(b))
@@ -123,14 +130,15 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 // Config returns the configuration with defaults filled in.
 func (e *Engine) Config() Config { return e.cfg }
 
-// Waiting and Running are the lengths of the two queues; FreeBlocks is the
-// number of free KV blocks and CachedBlocks the number held by the prefix
-// cache (of which EvictableBlocks no running request references).
+// Waiting and Running are the lengths of the two queues. FreeBlocks is the
+// number of KV blocks no request holds (what an allocation may draw on);
+// CachedBlocks is the number carrying cached content, held or free, and
+// EvictableBlocks the cached ones among the free.
 func (e *Engine) Waiting() int         { return e.waiting.len() }
 func (e *Engine) Running() int         { return len(e.running) }
-func (e *Engine) FreeBlocks() int      { return e.free }
-func (e *Engine) CachedBlocks() int    { return e.cache.blocks }
-func (e *Engine) EvictableBlocks() int { return e.cache.evictable }
+func (e *Engine) FreeBlocks() int      { return e.pool.free() }
+func (e *Engine) CachedBlocks() int    { return e.pool.cached }
+func (e *Engine) EvictableBlocks() int { return e.pool.evict }
 
 // Busy reports whether a step is in flight.
 func (e *Engine) Busy() bool { return e.inFlight }
@@ -167,7 +175,8 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 		return ErrQueueFull
 	}
 	s := e.newSeq()
-	*s = seq{req: r, order: e.nextSeq, known: r.Input, heapIdx: -1, units: s.units[:0]}
+	*s = seq{req: r, order: e.nextSeq, known: r.Input, heapIdx: -1, blocks: s.blocks[:0], keys: s.keys[:0]}
+	s.shared = e.sharedBlocks(&s.req)
 	e.nextSeq++
 	e.reqs[r.Ref] = s
 	e.waiting.push(s)
@@ -175,9 +184,9 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 }
 
 func (e *Engine) newSeq() *seq {
-	if n := len(e.pool); n > 0 {
-		s := e.pool[n-1]
-		e.pool = e.pool[:n-1]
+	if n := len(e.spare); n > 0 {
+		s := e.spare[n-1]
+		e.spare = e.spare[:n-1]
 		return s
 	}
 	return new(seq)
@@ -188,11 +197,10 @@ func (e *Engine) release(s *seq) {
 	e.recycle(s)
 }
 
-// recycle resets s for reuse, keeping its units slice's capacity.
+// recycle resets s for reuse, keeping its slices' capacity.
 func (e *Engine) recycle(s *seq) {
-	units := s.units[:0]
-	*s = seq{heapIdx: -1, units: units}
-	e.pool = append(e.pool, s)
+	*s = seq{heapIdx: -1, blocks: s.blocks[:0], keys: s.keys[:0]}
+	e.spare = append(e.spare, s)
 }
 
 // Abort removes the request at instant now wherever it is (a client

@@ -1,169 +1,149 @@
 package engine
 
-// The prefix cache, in the spirit of vLLM's automatic prefix caching, at the
-// granularity the workload states prefixes in: a request's Prefix holds one
-// hash id per PrefixBlockTokens prompt tokens (Mooncake's 512), equal ids
-// meaning identical content. A full unit a request has computed is cached
-// under its id; a later request whose prompt begins with cached units
-// references them instead of computing them (always recomputing at least its
-// last prompt token, as vLLM does). A unit no running request references
-// stays cached until its blocks are needed, least recently released first.
-// Requests whose PrefixBlockTokens is not a multiple of BlockSize, or that
-// carry no Prefix, are not cached.
+// The prefix cache, as vLLM V1's automatic prefix caching keeps it: every
+// full block of a request's token sequence (prompt and output alike) has a
+// content key chained on the key of the block before it, so equal keys mean
+// an equal sequence up to that block. A waiting request references the
+// leading blocks of its sequence found cached instead of computing them,
+// always computing at least its last token (vLLM's max_cache_hit_length =
+// num_tokens − 1).
+//
+// Content comes from the workload: a request's Prefix holds one id per
+// PrefixBlockTokens prompt tokens, equal ids meaning identical text, so a
+// block wholly inside the units those ids cover has shared content (the ids
+// of the units it overlaps and its offset). Every other block — the rest of
+// the prompt, every output token — is the request's own: only the request
+// itself can find it again, after a preemption by recompute.
+//
+// What servesim skips because nothing could observe it: a block of shared
+// content is cached when it is computed (others may reference it at once);
+// a block of the request's own content is cached only when the request is
+// preempted, since a request that finished or was aborted never comes back
+// and nobody else can find its content (vLLM caches it too, unreachable).
 
-type unit struct {
-	hash       uint64
-	blocks     int
-	refs       int
-	prev, next *unit // in the eviction list while refs == 0
+// rootKey is the parent key of a sequence's first block.
+const rootKey uint64 = 0x5e7e5e7e5e7e5e7e
 
-	checkGen    uint32 // Check's scratch: the generation that last visited
-	checkRefs   int    // holders counted by that Check
-	checkListed bool   // seen in the eviction list by that Check
+// mix combines a parent key and a block's content into the block's key (a
+// SplitMix64 finaliser over both: equal chains give equal keys, and a
+// collision between different chains is a 2⁻⁶⁴ event).
+func mix(parent, content uint64) uint64 {
+	h := parent ^ (content + 0x9e3779b97f4a7c15 + parent<<6 + parent>>2)
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	return h ^ h>>31
 }
 
-type prefixCache struct {
-	on        bool
-	units     map[uint64]*unit
-	head      *unit // least recently released evictable unit
-	tail      *unit
-	evictable int // blocks in units with refs == 0
-	blocks    int // blocks in all units
-	scratch   []*unit
-}
-
-func (c *prefixCache) unlink(u *unit) {
-	if u.prev != nil {
-		u.prev.next = u.next
-	} else {
-		c.head = u.next
-	}
-	if u.next != nil {
-		u.next.prev = u.prev
-	} else {
-		c.tail = u.prev
-	}
-	u.prev, u.next = nil, nil
-	c.evictable -= u.blocks
-}
-
-func (c *prefixCache) pushTail(u *unit) {
-	u.prev, u.next = c.tail, nil
-	if c.tail != nil {
-		c.tail.next = u
-	} else {
-		c.head = u
-	}
-	c.tail = u
-	c.evictable += u.blocks
-}
-
-// ref adds a reference to u, taking it off the eviction list.
-func (c *prefixCache) ref(u *unit) {
-	if u.refs == 0 {
-		c.unlink(u)
-	}
-	u.refs++
-}
-
-// evict drops the least recently released unit and returns its blocks.
-func (c *prefixCache) evict() int {
-	u := c.head
-	if u == nil {
-		panic("engine: invariant evictable-blocks broken: nothing to evict")
-	}
-	c.unlink(u)
-	delete(c.units, u.hash)
-	c.blocks -= u.blocks
-	return u.blocks
-}
-
-// release drops s's references; units left unreferenced become evictable.
-func (c *prefixCache) release(s *seq) {
-	for _, u := range s.units {
-		u.refs--
-		if u.refs == 0 {
-			c.pushTail(u)
-		}
-	}
-	clear(s.units)
-	s.units = s.units[:0]
-	s.shared = 0
-}
-
-// unitTokens is the tokens per unit of s, or 0 when s is not cacheable.
-func (e *Engine) unitTokens(s *seq) int {
-	p := s.req.PrefixBlockTokens
-	if !e.cache.on || p <= 0 || p%e.cfg.BlockSize != 0 || len(s.req.Prefix) == 0 {
+// sharedBlocks is the number of leading blocks of r whose content the
+// workload's prefix ids determine: those wholly inside the prompt's units
+// that are fully covered by ids.
+func (e *Engine) sharedBlocks(r *Request) int {
+	p := r.PrefixBlockTokens
+	if !e.cacheOn || p <= 0 || len(r.Prefix) == 0 {
 		return 0
 	}
-	return p
+	units := min(len(r.Prefix), r.Input/p)
+	return units * p / e.cfg.BlockSize
 }
 
-// hits finds the cached units the waiting request s may reference: the
-// leading run of its full prompt units found in the cache, leaving at least
-// its last known token to compute. It returns them in c.scratch with the
-// tokens they cover, their blocks, and how many of those blocks are now
-// evictable (referencing them takes them out of the allocatable pool).
-func (e *Engine) hits(s *seq) (units []*unit, tokens, blocks, evictable int) {
-	p := e.unitTokens(s)
-	units = e.cache.scratch[:0]
-	if p == 0 {
-		return units, 0, 0, 0
+// content is block j's content: the ids of the prefix units it overlaps
+// and its offset into the first, or the request's own identity.
+func (e *Engine) content(s *seq, j int) uint64 {
+	if j >= s.shared {
+		return mix(0x0a11ce, s.order) // the request's own
 	}
-	full := min(len(s.req.Prefix), s.req.Input/p)
-	for j := 0; j < full && (j+1)*p <= s.known-1; j++ {
-		u, ok := e.cache.units[s.req.Prefix[j]]
-		if !ok || u.blocks != p/e.cfg.BlockSize {
+	b, p := e.cfg.BlockSize, s.req.PrefixBlockTokens
+	lo, hi := j*b, (j+1)*b-1
+	c := uint64(lo % p)
+	for u := lo / p; u <= hi/p; u++ {
+		c = mix(c, s.req.Prefix[u])
+	}
+	return c
+}
+
+// key is the content key of s's block j, computed once.
+func (e *Engine) key(s *seq, j int) uint64 {
+	for len(s.keys) <= j {
+		i := len(s.keys)
+		parent := rootKey
+		if i > 0 {
+			parent = s.keys[i-1]
+		}
+		s.keys = append(s.keys, mix(parent, e.content(s, i)))
+	}
+	return s.keys[j]
+}
+
+// hits finds the cached blocks the waiting request s may reference: the
+// leading run of its sequence's full blocks found in the cache, leaving at
+// least its last known token to compute. It returns them in e.scratch with
+// how many of them nobody holds (referencing those takes them out of the
+// free queue, so they count against it as an allocation would).
+func (e *Engine) hits(s *seq) (blocks []int32, evictable int) {
+	blocks = e.scratch[:0]
+	if !e.cacheOn {
+		return blocks, 0
+	}
+	limit := (s.known - 1) / e.cfg.BlockSize
+	if !s.ownCached {
+		limit = min(limit, s.shared) // its own content was never cached
+	}
+	for j := range limit {
+		id, ok := e.pool.lookup(e.key(s, j))
+		if !ok {
 			break
 		}
-		units = append(units, u)
-		tokens += p
-		blocks += u.blocks
-		if u.refs == 0 {
-			evictable += u.blocks
+		blocks = append(blocks, id)
+		if e.pool.blocks[id].refs == 0 {
+			evictable++
 		}
 	}
-	e.cache.scratch = units
-	return units, tokens, blocks, evictable
+	e.scratch = blocks
+	return blocks, evictable
 }
 
-// attach makes s reference units and skip the tokens they cover.
-func (e *Engine) attach(s *seq, units []*unit, tokens, blocks int) {
-	for _, u := range units {
-		e.cache.ref(u)
+// attach makes s reference hit blocks and skip the tokens they hold.
+func (e *Engine) attach(s *seq, blocks []int32) {
+	for _, id := range blocks {
+		e.pool.touch(id)
 	}
-	s.units = append(s.units, units...)
-	s.shared += blocks
-	s.computed += tokens
+	s.blocks = append(s.blocks, blocks...)
+	s.computed += len(blocks) * e.cfg.BlockSize
+	s.published = len(blocks)
 }
 
-// publish caches the full prompt units s has computed beyond those it
-// references: its own blocks for each become the unit's. A unit another
-// request cached meanwhile is referenced instead, and s's copy freed.
+// publish caches the full blocks of shared content s has computed. A block
+// another request cached meanwhile (both computed it at once) is
+// referenced instead and s's copy freed: a content is cached once, so a
+// block's holders always hold the blocks before it, and a chain is evicted
+// from its tail. vLLM keeps both copies.
 func (e *Engine) publish(s *seq) {
-	p := e.unitTokens(s)
-	if p == 0 {
+	full := min(s.shared, s.computed/e.cfg.BlockSize)
+	for ; s.published < full; s.published++ {
+		j := s.published
+		k := e.key(s, j)
+		if id, dup := e.pool.lookup(k); dup {
+			e.pool.touch(id)
+			e.pool.release(s.blocks[j])
+			s.blocks[j] = id
+			continue
+		}
+		e.pool.register(s.blocks[j], k)
+	}
+}
+
+// cacheOwn caches every full block s has computed, before a preemption
+// frees them: when s is readmitted it finds whatever of them is still
+// cached and recomputes only the rest.
+func (e *Engine) cacheOwn(s *seq) {
+	if !e.cacheOn || e.noOwnHits {
 		return
 	}
-	full := min(len(s.req.Prefix), s.req.Input/p)
-	for j := len(s.units); j < full && (j+1)*p <= s.computed; j++ {
-		k := p / e.cfg.BlockSize
-		h := s.req.Prefix[j]
-		u, ok := e.cache.units[h]
-		if ok && u.blocks != k {
-			return // cached under another unit size: leave it alone
-		}
-		if ok {
-			e.cache.ref(u)
-			e.free += k
-		} else {
-			u = &unit{hash: h, blocks: k, refs: 1}
-			e.cache.units[h] = u
-			e.cache.blocks += k
-		}
-		s.blocks -= k
-		s.shared += k
-		s.units = append(s.units, u)
+	full := s.computed / e.cfg.BlockSize
+	for ; s.published < full; s.published++ {
+		e.pool.register(s.blocks[s.published], e.key(s, s.published))
 	}
+	s.ownCached = true
 }

@@ -62,16 +62,19 @@ type seq struct {
 	known    int // prompt + tokens emitted: the tokens that exist
 	computed int // tokens in KV
 	emitted  int // output tokens emitted so far
-	blocks   int // KV blocks held
 	heapIdx  int // index in the waiting heap, -1 when not waiting
 	started  bool
 	preempts int
-	sched    int     // tokens scheduled in the step in flight; 0 if none
-	shared   int     // blocks held through referenced cache units
-	units    []*unit // referenced cache units, the prompt's leading ones
-	cached   int     // prompt tokens found cached at first admission
-	decoding bool    // scheduled as a decode (one token after an emitted one)
-	aborted  bool    // aborted while in the step in flight
+	sched    int  // tokens scheduled in the step in flight; 0 if none
+	cached   int  // prompt tokens found cached at first admission
+	decoding bool // scheduled as a decode (one token after an emitted one)
+	aborted  bool // aborted while in the step in flight
+
+	blocks    []int32  // KV blocks held, block j holding tokens [j·BlockSize, (j+1)·BlockSize)
+	keys      []uint64 // content keys of the leading full blocks, computed on demand
+	shared    int      // leading blocks of shared content (prefix.go)
+	published int      // leading blocks already offered to the prefix cache
+	ownCached bool     // its own blocks were cached at a preemption
 
 	checkGen uint32 // Check's scratch: the generation that last visited
 	checkIn  uint8  // and where it found the request (1 running, 2 waiting)

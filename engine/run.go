@@ -43,18 +43,20 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	return k
 }
 
-// fitBlocks is the largest j <= k whose run needs no more blocks than it
-// may draw on (the first step's blocks are already allocated): a
-// pure-decode run never preempts. It may draw on evictable cached blocks
-// only when no eviction could let a waiting request in: without eviction
-// each step leaves fewer blocks for admission, so a request that did not
-// fit in the first step fits in none of the run; but evicting a cached unit
-// the head of the waiting queue would reference frees the whole unit for
-// one block, and may let it in (stepwise, it would be admitted then).
+// fitBlocks is the largest j <= k whose run needs no more blocks than are
+// free (the first step's blocks are already allocated): a pure-decode run
+// never preempts. No step of the run could admit the waiting queue's head,
+// which the first could not: each block a step takes leaves one fewer free,
+// and if it evicts a cached block the head would reference, that block is
+// the deepest of the head's hits (blocks are freed last first, and a
+// request holding a block holds those before it), so the head needs one
+// block more and pins one less: its admission never gets easier.
 func (e *Engine) fitBlocks(k int) int {
 	avail := e.available()
-	if e.evictionMayAdmit() {
-		avail = e.free
+	if e.headFirst && e.waiting.len() > 0 {
+		// Freed first to last, an evicted hit may be the head of the
+		// chain and cut every hit after it: admission may get easier.
+		return 1
 	}
 	needs := func(j int) bool {
 		n := 0
@@ -76,21 +78,6 @@ func (e *Engine) fitBlocks(k int) int {
 		}
 	}
 	return lo
-}
-
-// evictionMayAdmit reports whether evicting cached units during a run could
-// change whether the head of the waiting queue is admitted: it is waiting,
-// admission is not ruled out by the sequence cap or the budget, and it
-// would reference cached units.
-func (e *Engine) evictionMayAdmit() bool {
-	if e.waiting.len() == 0 || len(e.running) >= e.cfg.MaxSeqs {
-		return false
-	}
-	if !e.cfg.DisableChunkedPrefill && len(e.sched) >= e.cfg.MaxBatchedTokens {
-		return false // the decodes use the whole budget
-	}
-	units, _, _, _ := e.hits(e.waiting.peek())
-	return len(units) > 0
 }
 
 // samePrice reports whether the k-th step of the run is priced like the

@@ -142,29 +142,36 @@ func (e *Engine) chunk(s *seq, computed, budget int) int {
 }
 
 // tryAdmit admits the head of the waiting queue if it fits in budget: a
-// chunk of it, or with whole set its whole remaining prompt, after the
-// tokens the prefix cache serves it; its blocks, less the cached ones it
-// would reference, must fit and leave the watermark free. With nothing
-// running the watermark is waived, since nothing else could free a block.
+// chunk of it, or with whole set its whole remaining sequence, after the
+// tokens the prefix cache serves it. As vLLM's allocate_slots counts them,
+// the blocks it must allocate — new ones, plus the cached ones it would
+// take out of the free queue — must fit in the free queue and leave the
+// watermark free; unless AdmitOnFirstChunk, so must those for its whole
+// known sequence (scheduler_reserve_full_isl). With nothing running the
+// watermark is waived, since nothing else could free a block.
 func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 	s := e.waiting.peek()
-	units, tokens, blocks, pinned := e.hits(s)
-	n := e.chunk(s, s.computed+tokens, budget)
+	hit, pinned := e.hits(s)
+	tokens := len(hit) * e.cfg.BlockSize
+	n := e.chunk(s, tokens, budget)
 	if whole {
-		if n = s.known - s.computed - tokens; n > budget {
+		if n = s.known - tokens; n > budget {
 			return 0, false
 		}
 	}
-	need := e.blocksFor(s.computed+tokens+n) - blocks
 	keep := e.wmBlocks
 	if len(e.running) == 0 {
 		keep = 0
 	}
-	if e.available()-pinned-need < keep {
+	upto := tokens + n
+	if !e.cfg.AdmitOnFirstChunk {
+		upto = s.known
+	}
+	if e.blocksFor(upto)-len(hit)+pinned+keep > e.available() {
 		return 0, false
 	}
 	e.waiting.pop()
-	e.attach(s, units, tokens, blocks)
+	e.attach(s, hit)
 	s.phase = phaseRunning
 	e.running = append(e.running, s)
 	if !s.started {
@@ -205,9 +212,11 @@ func (e *Engine) victim(i int) *seq {
 }
 
 // preempt frees s's blocks and returns it to the waiting queue; when resumed
-// it recomputes its prompt and every token it has emitted.
+// it recomputes its prompt and every token it had emitted, less what it
+// finds of its own blocks still cached.
 func (e *Engine) preempt(s *seq) {
 	e.removeRunning(s)
+	e.cacheOwn(s)
 	e.drop(s)
 	s.computed = 0
 	s.phase = phaseWaiting
