@@ -10,18 +10,17 @@ import (
 	"testing"
 
 	"github.com/servesim/servesim/internal/golden"
+	"github.com/servesim/servesim/internal/sharedtraces"
 	"github.com/servesim/servesim/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// sharedTrace is the real trace beside the repository root.
+// sharedTrace is the real trace beside the repository root; the test
+// skips, and TestMain says so, without it.
 func sharedTrace(t *testing.T, name string) string {
-	path := filepath.Join("..", "..", "..", "shared", "traces", name)
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("real trace %s not available (%v): this test needs ../shared/traces beside the repository", path, err)
-	}
-	return path
+	t.Helper()
+	return sharedtraces.Path(t, name)
 }
 
 // The report is pinned by golden files; run `go test
