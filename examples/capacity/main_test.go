@@ -67,6 +67,21 @@ func TestRunRefusesBadArguments(t *testing.T) {
 	}
 }
 
+// A load so high that the backlog bound stops every run before its window
+// opens measured nothing, yet it is past the knee, not "no evidence": the
+// report says so, and prints no NaN for latencies nothing completed to give.
+func TestRunAtAnOverloadingLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("holds 100,000 queued requests per run")
+	}
+	var out bytes.Buffer
+	require.NoError(t, run(&out, []string{"-loads", "0.5,1000,5000", "-reps", "2", "-horizon", "2m", "-out", ""}))
+	s := out.String()
+	assert.Contains(t, s, "note       at 5000.000 req/s, no measured requests: the replica was overloaded before the window opened, past the knee\n")
+	assert.Regexp(t, `\n +1000\.000 +0\.000 +\[0\.00, 0\.00\] +0\.000 +\[0\.000, 0\.000\] +- +- +- +overloaded\n`, s)
+	assert.NotContains(t, s, "NaN")
+}
+
 // Issue 8: -loads 1e30 printed an internal Synthetic.Count overflow (the
 // report's own request count, converted past int's range), once per
 // replication. It is one error naming the flag, before any output.

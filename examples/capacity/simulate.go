@@ -119,15 +119,19 @@ func writeSimulation(w io.Writer, r costmodel.Replica, e costmodel.Estimate, c *
 			continue
 		}
 		measured++
-		fmt.Fprintf(tw, "%s\t%.3f\t%s\t%.3f\t%s\t%.0f\t%.0f\t%.0f\t%v\t\n", load(pt.Load),
+		fmt.Fprintf(tw, "%s\t%.3f\t%s\t%.3f\t%s\t%s\t%s\t%s\t%v\t\n", load(pt.Load),
 			pt.Goodput.Center, interval(pt.Goodput, "%.2f"), pt.Attainment.Center, interval(pt.Attainment, "%.3f"),
-			pt.TTFT.P50.Center, pt.TTFT.P99.Center, pt.ITL.P99.Center, pt.Saturation)
+			millis(pt.TTFT.P50.Center), millis(pt.TTFT.P99.Center), millis(pt.ITL.P99.Center), pt.Saturation)
 	}
 	tw.Flush()
 	k := c.Knee
 	fmt.Fprintln(w)
 	for _, pt := range c.Points {
-		if n := emptyRuns(&pt); n > 0 && n < len(pt.Runs) {
+		switch n := emptyRuns(&pt); {
+		case n == len(pt.Runs) && overloadedRuns(&pt) > 0:
+			fmt.Fprintf(w, "note       at %s req/s, %s: the replica was overloaded before the window opened, past the knee\n",
+				load(pt.Load), noMeasured)
+		case n > 0 && n < len(pt.Runs):
 			fmt.Fprintf(w, "note       at %s req/s, %s in %d of %d replications: attainment from the other %d\n",
 				load(pt.Load), noMeasured, n, len(pt.Runs), len(pt.Runs)-n)
 		}
@@ -167,6 +171,27 @@ func writeSimulation(w io.Writer, r costmodel.Replica, e costmodel.Estimate, c *
 // noMeasured stands where a load's windows measured no request: it has no
 // attainment and no latency, and takes no part in the knee.
 const noMeasured = "no measured requests"
+
+// millis prints a latency in whole milliseconds, "-" when no request
+// completed to give one.
+func millis(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+// overloadedRuns counts the replications of pt that stopped on their
+// backlog bound (sim.Summary.Overloaded).
+func overloadedRuns(pt *sim.Point) int {
+	n := 0
+	for i := range pt.Runs {
+		if pt.Runs[i].Overloaded {
+			n++
+		}
+	}
+	return n
+}
 
 // emptyRuns counts the replications of pt that measured no request.
 func emptyRuns(pt *sim.Point) int {

@@ -3,6 +3,7 @@ package chart
 import (
 	"bytes"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,6 +163,27 @@ func TestChartsOfLoadsThatMeasuredNothing(t *testing.T) {
 		var buf bytes.Buffer
 		require.NoError(t, Write(&buf, PNG, l))
 	}
+}
+
+// A load whose runs stopped on their backlog bound before measuring
+// anything is past the knee: its goodput of 0 is drawn, not left out.
+func TestOverloadedLoadsKeepTheirGoodput(t *testing.T) {
+	est := func(x float64) sim.Estimate { return sim.Estimate{Center: x, Lo: math.NaN(), Hi: math.NaN()} }
+	c := &sim.Curve{Target: 0.95, Points: []sim.Point{
+		{Load: 1, Runs: []sim.Summary{{Offered: 10}}, Goodput: est(1), Throughput: est(1)},
+		{Load: 1000, Runs: []sim.Summary{{Overloaded: true}}, Goodput: est(0), Throughput: est(3)},
+		{Load: 0.0001, Runs: []sim.Summary{{}}, Goodput: est(0), Throughput: est(0)},
+	}}
+	var loads []float64
+	for _, p := range measured(c) {
+		loads = append(loads, p.Load)
+	}
+	assert.Equal(t, []float64{1, 1000}, loads)
+	g, err := Goodput(c, 0)
+	require.NoError(t, err)
+	svg := svgOf(t, g)
+	assert.Contains(t, svg, "no measured requests at 0.0001 req/s")
+	assert.NotContains(t, svg, "at 1e+03 req/s")
 }
 
 func svgOf(t *testing.T, p *plot.Plot) string {

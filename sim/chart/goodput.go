@@ -58,7 +58,7 @@ func topOf(c *sim.Curve) float64 {
 		if finite(pt.Throughput.Center) {
 			top = math.Max(top, pt.Throughput.Center)
 		}
-		if pt.NoMeasured() {
+		if pt.NoMeasured() && !overloaded(&pt) {
 			continue
 		}
 		top = math.Max(top, pt.Goodput.Center)
@@ -72,16 +72,28 @@ func topOf(c *sim.Curve) float64 {
 	return 1.08 * top
 }
 
-// measured are the points where some replication measured a request: the
-// only ones with a goodput to draw.
+// measured are the points with a goodput to draw: those where some
+// replication measured a request, and those whose runs stopped on their
+// backlog bound before measuring any (sim.Summary.Overloaded: past the
+// knee, their goodput of 0 is what the replica achieved).
 func measured(c *sim.Curve) []*sim.Point {
 	var out []*sim.Point
 	for i := range c.Points {
-		if !c.Points[i].NoMeasured() {
-			out = append(out, &c.Points[i])
+		if p := &c.Points[i]; !p.NoMeasured() || overloaded(p) {
+			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// overloaded reports whether a run of p stopped on its backlog bound.
+func overloaded(p *sim.Point) bool {
+	for i := range p.Runs {
+		if p.Runs[i].Overloaded {
+			return true
+		}
+	}
+	return false
 }
 
 // addTransport draws y = x up to the top of the plot.
@@ -187,7 +199,7 @@ func addGoodput(p *plot.Plot, c *sim.Curve, _ float64) error {
 func addUnmeasured(p *plot.Plot, c *sim.Curve, _ float64) error {
 	var loads []string
 	for _, pt := range c.Points {
-		if pt.NoMeasured() {
+		if pt.NoMeasured() && !overloaded(&pt) {
 			loads = append(loads, fmt.Sprintf("%.3g", pt.Load))
 		}
 	}
