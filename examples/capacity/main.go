@@ -74,7 +74,7 @@ func parse(w io.Writer, args []string) (costmodel.Replica, simOptions, error) {
 	fs.IntVar(&p.OutputTokens, "output", p.OutputTokens, "output tokens per response")
 	fs.DurationVar(&p.SLO.TTFT, "ttft", p.SLO.TTFT, "SLO: time to first token")
 	fs.DurationVar(&p.SLO.ITL, "itl", p.SLO.ITL, "SLO: every inter-token latency")
-	o := simOptions{start: 0.5, reps: 5, warmup: time.Minute, horizon: 10 * time.Minute, operating: 1.5}
+	o := simOptions{start: 0.5, reps: 5, warmup: time.Minute, horizon: 10 * time.Minute, operating: 1.5, args: args}
 	fs.BoolVar(&o.skip, "estimate-only", false, "print the estimate without simulating")
 	loads := fs.String("loads", "", "comma-separated offered loads in req/s (default: automatic, geometric from -start, then bisection at the knee)")
 	fs.Float64Var(&o.start, "start", o.start, "first offered load of the automatic grid, req/s")

@@ -180,6 +180,7 @@ func TestRunWritesPlotsCardAndEvents(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "knee: highest load with attainment")
 	assert.Contains(t, string(md), "load=<load>-rep=<r>.jsonl")
+	assert.Contains(t, string(md), "| command | `go run ./examples/capacity -loads 1,2,2.5 -reps 2 -horizon 4m -out "+dir+"` |", "the card's command reproduces it")
 	var card map[string]any
 	js, err := os.ReadFile(filepath.Join(dir, "capacity-card.json"))
 	require.NoError(t, err)

@@ -92,7 +92,7 @@ func capacityCard(r costmodel.Replica, s sim.Sweep, c *sim.Curve, o simOptions) 
 		CacheState:  "empty KV and prefix cache at the start of each run; warm-up left out",
 		Fingerprint: fp,
 	}
-	card.Command = "go run ./examples/capacity"
+	card.Command = strings.TrimSpace("go run ./examples/capacity " + strings.Join(o.args, " "))
 	card.Events = report.EventsOf(filepath.Join(o.out, "events")+string(filepath.Separator)+"load=<load>-rep=<r>.jsonl", "jsonl", s.Config)
 	if card.Build.Revision == report.Unknown {
 		card.Build.Revision, card.Build.Modified = gitRevision()

@@ -24,8 +24,9 @@ type simOptions struct {
 	warmup    time.Duration
 	horizon   time.Duration
 	seed      uint64
-	operating float64 // the load to measure headroom from, req/s; 0: none
-	out       string  // directory for plots and the card; "": none
+	operating float64  // the load to measure headroom from, req/s; 0: none
+	out       string   // directory for plots and the card; "": none
+	args      []string // the command line, for the card's Command
 }
 
 // sweepFor builds the sweep of the replica r at its operating point:
