@@ -199,4 +199,5 @@ func (e *Engine) trim(s *seq) {
 		e.pool.release(s.blocks[i])
 	}
 	s.blocks = s.blocks[:keep]
+	s.published = min(s.published, keep)
 }

@@ -114,13 +114,16 @@ func (e *Engine) attach(s *seq, blocks []int32) {
 	s.published = len(blocks)
 }
 
-// publish caches the full blocks of shared content s has computed. A block
-// another request cached meanwhile (both computed it at once) is
+// publish caches the full blocks of shared content s will hold once its
+// first upto tokens are computed. Like vLLM (allocate_slots caches the
+// blocks it allocates), it runs when the step is scheduled, so that a
+// request admitted later in the same step can already reference them. A
+// block another request cached meanwhile (both compute it at once) is
 // referenced instead and s's copy freed: a content is cached once, so a
 // block's holders always hold the blocks before it, and a chain is evicted
 // from its tail. vLLM keeps both copies.
-func (e *Engine) publish(s *seq) {
-	full := min(s.shared, s.computed/e.cfg.BlockSize)
+func (e *Engine) publish(s *seq, upto int) {
+	full := min(s.shared, upto/e.cfg.BlockSize)
 	for ; s.published < full; s.published++ {
 		j := s.published
 		k := e.key(s, j)

@@ -122,3 +122,22 @@ func TestPrefixCacheCanBeDisabled(t *testing.T) {
 	}
 	assert.Equal(t, 0, e.CachedBlocks())
 }
+
+// As in vLLM, whose allocate_slots caches the blocks it allocates, a block
+// is cached when the step that computes it is scheduled: a request admitted
+// later in the same step references it instead of computing it again.
+func TestPrefixCacheServesTheSameStep(t *testing.T) {
+	e, err := New(Config{}, nil)
+	require.NoError(t, err)
+	prompt := []uint64{1, 2, 3, 4}
+	require.NoError(t, e.Add(0, Request{Ref: 1, Input: 64, Output: 2, Prefix: prompt, PrefixBlockTokens: 16}))
+	require.NoError(t, e.Add(0, Request{Ref: 2, Input: 64, Output: 2, Prefix: prompt, PrefixBlockTokens: 16}))
+	p, _ := step(t, e, 0)
+	assert.Equal(t, []int32{1, 2}, p.Started)
+	assert.Equal(t, []int{0, 48}, p.Cached)
+	assert.Equal(t, []costmodel.Chunk{{NewTokens: 64}, {NewTokens: 16, Context: 48}}, p.Batch.Prefill)
+	// Request 2 computes its fourth block again (its last token is in it)
+	// and, finding it cached, references request 1's copy: 4 blocks held
+	// (vLLM would keep both copies of the fourth: 5).
+	assert.Equal(t, 4, DefaultKVBlocks-e.FreeBlocks())
+}

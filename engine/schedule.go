@@ -229,6 +229,9 @@ func (e *Engine) schedule(s *seq, n int) {
 	e.take(s, e.need(s, s.computed+n))
 	s.sched = n
 	s.decoding = n == 1 && s.emitted > 0 && s.known-s.computed == 1
+	if !s.decoding {
+		e.publish(s, s.computed+n)
+	}
 	e.sched = append(e.sched, s)
 }
 
@@ -267,9 +270,6 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		}
 		s.computed += s.sched
 		s.sched = 0
-		if !s.decoding {
-			e.publish(s)
-		}
 		if s.computed < s.known {
 			continue // a chunk of a longer prefill
 		}

@@ -21,7 +21,7 @@ import (
 //
 // Commands:
 //
-//	config key=value…  (budget seqs chunk block blocks watermark maxwaiting nochunk=1 policy=priority)
+//	config key=value…  (budget seqs chunk block blocks watermark maxwaiting nochunk=1 policy=priority firstchunk=1 freefirst=1)
 //	add ref=N in=N out=N [prio=N]
 //	abort ref=N
 //	step [N]           (N steps, each starting when the previous ended)
@@ -108,6 +108,7 @@ func scriptConfig(a map[string]int) Config {
 		MaxBatchedTokens: a["budget"], MaxSeqs: a["seqs"], ChunkCap: a["chunk"],
 		BlockSize: a["block"], KVBlocks: a["blocks"], MaxWaiting: a["maxwaiting"],
 		Watermark: float64(a["watermark"]) / 1000, DisableChunkedPrefill: a["nochunk"] == 1,
+		AdmitOnFirstChunk: a["firstchunk"] == 1, FreeBlocksFirst: a["freefirst"] == 1,
 	}
 	if a["policy"] == 1 {
 		c.Policy = Priority{}
