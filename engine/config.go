@@ -41,8 +41,8 @@ type Config struct {
 	// KVBlocks is the number of KV blocks. Default 28,672 (Atlas TP4).
 	KVBlocks int
 	// Watermark is the fraction of KV blocks that admission keeps free
-	// (vLLM V0's watermark, e.g. 0.01). Running requests may use them.
-	// Default 0.
+	// while anything runs (vLLM V0's watermark, and V1's since mid-2026,
+	// e.g. 0.01). Running requests may use them. Default 0.
 	Watermark float64
 	// MaxWaiting caps the waiting queue; an arrival that finds it full is
 	// rejected. 0 means unbounded.
@@ -55,8 +55,9 @@ type Config struct {
 	// own blocks again (see prefix.go).
 	DisablePrefixCache bool
 	// AdmitOnFirstChunk admits a waiting request once its next chunk fits,
-	// as vLLM V1 did before scheduler_reserve_full_isl (PR #37307, March
-	// 2026). By default, as in vLLM since, a waiting request is admitted
+	// as vLLM V1 did before 0.19 (April 2026) added
+	// scheduler_reserve_full_isl (PR #37307), on by default. By default, as
+	// in vLLM since, a waiting request is admitted
 	// only if the blocks for its whole sequence (prompt, and for a
 	// preempted request the tokens it had emitted) are free, so that a
 	// long prompt is not admitted on its first chunk only to be preempted
