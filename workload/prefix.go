@@ -3,7 +3,9 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"sort"
 )
 
 // MooncakeBlockTokens is the number of prompt tokens one hash id covers in
@@ -20,9 +22,12 @@ const MooncakeBlockTokens = 512
 // --random-prefix-len tokens plus the sampled length), so InputTokens =
 // PrefixTokens + sampled input whatever the reuse. With probability
 // Probability the system prompt is one of Groups shared prompts (chosen
-// uniformly), and its full blocks carry that group's ids; otherwise it is
-// private. Every other block gets a fresh id, never seen before in the
-// stream.
+// uniformly, or with Zipf popularity), and its full blocks carry that
+// group's ids; otherwise it is private. Every other block gets a fresh id,
+// never seen before in the stream. So two requests of the same group share
+// exactly the PrefixTokens/BlockTokens full blocks of the system prompt: a
+// common leading run of ids, which is what a prefix cache (and a
+// prefix-aware router) can find.
 //
 // The zero value disables prefixes: requests carry no hash ids.
 type PrefixReuse struct {
@@ -37,6 +42,14 @@ type PrefixReuse struct {
 	// BlockTokens is the number of tokens per hash id; 0 means 512
 	// (Mooncake's).
 	BlockTokens int
+	// Zipf is the exponent s (finite, >= 0) of the shared prompts'
+	// popularity: group k, counted from 0, is chosen with probability
+	// (k+1)^−s / Σⱼ (j+1)^−s over the Groups groups, so group 0 is the most
+	// popular. 0 means uniform, drawn exactly as before this field existed
+	// (the same seed gives the same requests). Any s >= 0 is allowed,
+	// s <= 1 included, where most measured popularities lie; the draw is an
+	// inverse-CDF table of 8 bytes a group, built once per source.
+	Zipf float64
 }
 
 // LowReuse and HighReuse are illustrative presets: a few short prompts
@@ -75,6 +88,9 @@ func (p PrefixReuse) Validate() error {
 	if p.BlockTokens < 0 {
 		errs = append(errs, fmt.Errorf("workload: PrefixReuse.BlockTokens must be >= 0 (0 for 512), got %d", p.BlockTokens))
 	}
+	if !(p.Zipf >= 0) || math.IsInf(p.Zipf, 0) {
+		errs = append(errs, fmt.Errorf("workload: PrefixReuse.Zipf must be finite and >= 0 (0 for uniform), got %v", p.Zipf))
+	}
 	return errors.Join(errs...)
 }
 
@@ -82,8 +98,12 @@ func (p PrefixReuse) String() string {
 	if !p.Enabled() {
 		return "no prefix ids"
 	}
-	return fmt.Sprintf("%d-token system prompt shared with p=%g among %d groups, %d-token blocks",
-		p.PrefixTokens, p.Probability, p.Groups, p.block())
+	popularity := "" // uniform, as printed before Zipf existed
+	if p.Zipf > 0 {
+		popularity = fmt.Sprintf(" of Zipf popularity s=%g", p.Zipf)
+	}
+	return fmt.Sprintf("%d-token system prompt shared with p=%g among %d groups%s, %d-token blocks",
+		p.PrefixTokens, p.Probability, p.Groups, popularity, p.block())
 }
 
 // blockIDs hands out hash ids: group g's shared blocks are
@@ -92,11 +112,49 @@ type blockIDs struct {
 	cfg    PrefixReuse
 	shared int // full blocks in a system prompt
 	fresh  uint64
+	// cumulative holds Σ_{j<=k} (j+1)^−Zipf for each group k; nil when
+	// groups are chosen uniformly.
+	cumulative []float64
 }
 
 func newBlockIDs(cfg PrefixReuse) *blockIDs {
 	shared := cfg.PrefixTokens / cfg.block()
-	return &blockIDs{cfg: cfg, shared: shared, fresh: uint64(cfg.Groups) * uint64(shared)}
+	return &blockIDs{cfg: cfg, shared: shared, fresh: uint64(cfg.Groups) * uint64(shared),
+		cumulative: zipfTable(cfg.Groups, cfg.Zipf)}
+}
+
+// zipfTable returns the cumulative weights Σ_{j<=k} (j+1)^−s of groups
+// 0 … groups−1, or nil for uniform popularity (s == 0) or no groups.
+//
+// Why a table of our own: math/rand/v2's Zipf needs s > 1 (measured
+// popularities are often below), and gonum's distuv has no Zipf; its
+// Categorical would draw the same distribution but binds its random
+// source when it is built, while every conversation draws its prefix from
+// a stream of its own, so it would be rebuilt (O(Groups)) per draw.
+func zipfTable(groups int, s float64) []float64 {
+	if s == 0 || groups < 1 {
+		return nil
+	}
+	cum := make([]float64, groups)
+	sum := 0.0
+	for k := range cum {
+		sum += math.Pow(float64(k+1), -s)
+		cum[k] = sum
+	}
+	return cum
+}
+
+// group draws the shared prompt's group from r: uniformly with one IntN
+// (as before Zipf existed), or by inverting the Zipf table with one
+// Float64 — the first group whose cumulative weight exceeds u·total.
+func (b *blockIDs) group(r *rand.Rand) uint64 {
+	if b.cumulative == nil {
+		return uint64(r.IntN(b.cfg.Groups))
+	}
+	n := len(b.cumulative)
+	u := r.Float64() * b.cumulative[n-1]
+	k := sort.Search(n, func(k int) bool { return b.cumulative[k] > u })
+	return uint64(min(k, n-1)) // u < total, so k < n; min guards rounding
 }
 
 // prompt returns the hash ids of a new prompt of input tokens whose first
@@ -108,7 +166,7 @@ func (b *blockIDs) prompt(r *rand.Rand, input int) []uint64 {
 	}
 	ids := make([]uint64, 0, blocks(input, b.cfg.block()))
 	if b.cfg.Probability > 0 && r.Float64() < b.cfg.Probability {
-		g := uint64(r.IntN(b.cfg.Groups))
+		g := b.group(r)
 		for k := range min(b.shared, cap(ids)) {
 			ids = append(ids, g*uint64(b.shared)+uint64(k))
 		}

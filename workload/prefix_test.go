@@ -1,11 +1,14 @@
 package workload
 
 import (
+	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // syntheticFingerprint is the fingerprint of 500 requests of a Synthetic
@@ -58,4 +61,108 @@ func TestPrefixUniformUnchanged(t *testing.T) {
 		assert.Equal(t, c.synthetic, syntheticFingerprint(t, c.p), "%s, Synthetic", c.name)
 		assert.Equal(t, c.conversation, conversationFingerprint(t, c.p), "%s, Conversations", c.name)
 	}
+}
+
+// groupCounts draws n requests whose system prompt is one 16-token block
+// shared among groups groups of Zipf popularity s, and counts the requests
+// of each group (the group is the first id).
+func groupCounts(t *testing.T, groups int, s float64, n int) []int {
+	g, err := NewSynthetic(Synthetic{Seed: 21, Count: n, Arrival: Arrival{Rate: 1}, Lengths: Fixed(1, 1),
+		Prefix: PrefixReuse{Groups: groups, PrefixTokens: 16, Probability: 1, BlockTokens: 16, Zipf: s}})
+	require.NoError(t, err)
+	counts := make([]int, groups)
+	for _, r := range drain(t, g) {
+		require.Len(t, r.PrefixHashes, 2)
+		require.Less(t, r.PrefixHashes[0], uint64(groups))
+		counts[r.PrefixHashes[0]]++
+	}
+	return counts
+}
+
+// zipfProbabilities is P(group k) = (k+1)^−s / Σⱼ (j+1)^−s.
+func zipfProbabilities(groups int, s float64) []float64 {
+	p := make([]float64, groups)
+	sum := 0.0
+	for k := range p {
+		p[k] = math.Pow(float64(k+1), -s)
+		sum += p[k]
+	}
+	for k := range p {
+		p[k] /= sum
+	}
+	return p
+}
+
+// chiSquare is Pearson's statistic of counts against probabilities p.
+func chiSquare(counts []int, p []float64) float64 {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	x2 := 0.0
+	for k, c := range counts {
+		e := float64(n) * p[k]
+		x2 += (float64(c) - e) * (float64(c) - e) / e
+	}
+	return x2
+}
+
+// Over many requests, the groups' frequencies follow 1/(k+1)^s normalised:
+// Pearson's chi-square over the 20 groups stays below its 99.9th
+// percentile with 19 degrees of freedom (43.8), for s = 0 (uniform) as for
+// Zipf exponents on both sides of 1. The same counts are refused against
+// an exponent 0.05 off, so the check has the power to see a wrong one.
+func TestPrefixZipfFrequencies(t *testing.T) {
+	const groups, n = 20, 100_000
+	critical := distuv.ChiSquared{K: groups - 1}.Quantile(0.999)
+	for _, s := range []float64{0, 0.5, 0.8, 1, 1.5} {
+		counts := groupCounts(t, groups, s, n)
+		x2 := chiSquare(counts, zipfProbabilities(groups, s))
+		assert.Less(t, x2, critical, "s=%g: chi-square %.1f, counts %v", s, x2, counts)
+		off := chiSquare(counts, zipfProbabilities(groups, s+0.05))
+		assert.Greater(t, off, critical, "s=%g against s=%g: chi-square %.1f", s, s+0.05, off)
+	}
+}
+
+// fixedUint64 is a random source that always returns v.
+type fixedUint64 uint64
+
+func (v fixedUint64) Uint64() uint64 { return uint64(v) }
+
+// withFloat64 returns a *rand.Rand whose Float64 is u (a multiple of
+// 2⁻⁵³ in [0, 1)).
+func withFloat64(u float64) *rand.Rand {
+	return rand.New(fixedUint64(uint64(u * (1 << 53))))
+}
+
+// The table is an exact inverse CDF: with 2 groups and s = 1 the weights
+// are 1 and 1/2, so u < 2/3 chooses group 0 and u >= 2/3 group 1; groups
+// whose weight underflows to 0 (a huge s) are never chosen.
+func TestPrefixZipfInverseCDF(t *testing.T) {
+	b := newBlockIDs(PrefixReuse{Groups: 2, PrefixTokens: 16, Probability: 1, Zipf: 1})
+	for _, c := range []struct {
+		u    float64
+		want uint64
+	}{{0, 0}, {0.5, 0}, {0.666, 0}, {0.667, 1}, {0.75, 1}, {1 - 0x1p-53, 1}} {
+		u := math.Round(c.u*(1<<53)) / (1 << 53)
+		assert.Equal(t, c.want, b.group(withFloat64(u)), "u=%v", u)
+	}
+	b = newBlockIDs(PrefixReuse{Groups: 3, PrefixTokens: 16, Probability: 1, Zipf: 1e6})
+	assert.Equal(t, []float64{1, 1, 1}, b.cumulative)
+	assert.Equal(t, uint64(0), b.group(withFloat64(1-0x1p-53)))
+}
+
+func TestPrefixZipfValidate(t *testing.T) {
+	for _, s := range []float64{-0.5, math.NaN(), math.Inf(1)} {
+		err := PrefixReuse{Groups: 4, PrefixTokens: 512, Probability: 1, Zipf: s}.Validate()
+		assert.ErrorContains(t, err, "workload: PrefixReuse.Zipf must be finite and >= 0 (0 for uniform), got", "s=%v", s)
+	}
+	assert.NoError(t, PrefixReuse{Groups: 4, PrefixTokens: 512, Probability: 1, Zipf: 0.3}.Validate())
+}
+
+func TestPrefixString(t *testing.T) {
+	assert.Equal(t, "256-token system prompt shared with p=0.2 among 32 groups, 512-token blocks", LowReuse.String(),
+		"uniform popularity prints as it did before Zipf existed")
+	assert.Equal(t, "4096-token system prompt shared with p=1 among 256 groups of Zipf popularity s=0.8, 16-token blocks",
+		PrefixReuse{Groups: 256, PrefixTokens: 4096, Probability: 1, BlockTokens: 16, Zipf: 0.8}.String())
 }
