@@ -118,3 +118,22 @@ func ExampleNewClients() {
 	// #2 sent at 3s
 	// #3 sent at 3s
 }
+
+// The prefix workloads of the routing experiment, as a benchmark card
+// prints them: a Synthetic workload adds each request's sampled input (its
+// own suffix) after the shared prefix.
+func ExamplePrefixReuse_fleet() {
+	fmt.Println("low: ", workload.FleetLowReuse)
+	fmt.Println("high:", workload.FleetHighReuse)
+	src, _ := workload.NewSynthetic(workload.Synthetic{Seed: 1, Count: 3, Arrival: workload.Arrival{Rate: 8},
+		Lengths: workload.Fixed(500, 200), Prefix: workload.FleetHighReuse})
+	for r, err := src.Next(); err == nil; r, err = src.Next() {
+		fmt.Printf("#%d: %d tokens, %d ids, the first 256 of group %d\n", r.ID, r.InputTokens, len(r.PrefixHashes), r.PrefixHashes[0]/256)
+	}
+	// Output:
+	// low:  512-token system prompt shared with p=0.25 among 64 groups, 16-token blocks
+	// high: 4096-token system prompt shared with p=1 among 256 groups of Zipf popularity s=0.8, 16-token blocks
+	// #0: 4596 tokens, 288 ids, the first 256 of group 47
+	// #1: 4596 tokens, 288 ids, the first 256 of group 178
+	// #2: 4596 tokens, 288 ids, the first 256 of group 40
+}

@@ -54,7 +54,9 @@ type PrefixReuse struct {
 
 // LowReuse and HighReuse are illustrative presets: a few short prompts
 // rarely shared, against a handful of long system prompts almost always
-// shared (an assistant product with a fixed instruction preamble).
+// shared (an assistant product with a fixed instruction preamble). The
+// routing experiment's presets, sized against a fleet's KV cache, are
+// FleetLowReuse and FleetHighReuse.
 var (
 	LowReuse  = PrefixReuse{Groups: 32, PrefixTokens: 256, Probability: 0.2}
 	HighReuse = PrefixReuse{Groups: 4, PrefixTokens: 2048, Probability: 0.9}
