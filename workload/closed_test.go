@@ -160,3 +160,46 @@ func TestConversationsEndOnFailureAndMaxInput(t *testing.T) {
 	recs = serve(t, src, second, func(r Request) bool { return r.Turn == 1 })
 	assert.Len(t, recs, 10, "a failed turn ends its conversation")
 }
+
+// Turn k+1's ids begin with all of turn k's full prompt blocks, the shared
+// system prompt's first among them; every id after them is fresh (turn
+// k's last, partial block and its answer included), never seen in any
+// earlier request: the history is a shared prefix only for a replica that
+// served turn k.
+func TestConversationsExtendPreviousPrompt(t *testing.T) {
+	p := FleetHighReuse
+	cfg := Conversations{Seed: 9, Count: 30, Arrival: Arrival{Rate: 0.5},
+		Turns: Uniform{Center: 5, RangeRatio: 0.4}, FirstInput: Uniform{Center: 500, RangeRatio: 0.5},
+		UserInput: Uniform{Center: 120, RangeRatio: 0.5}, Output: Uniform{Center: 200, RangeRatio: 0.5},
+		Think: Think{Mean: 10 * time.Second}, Prefix: p}
+	src, err := NewConversations(cfg)
+	require.NoError(t, err)
+	system := p.PrefixTokens / p.BlockTokens
+	seen := map[uint64]bool{}
+	last := map[uint64]Request{}
+	followUps, partial := 0, 0
+	for _, rec := range serve(t, src, second, nil) {
+		r := rec.Request
+		require.Len(t, r.PrefixHashes, (r.InputTokens+p.BlockTokens-1)/p.BlockTokens)
+		kept := system // the system prompt's blocks, shared across conversations
+		if prev, ok := last[r.Conversation]; ok {
+			kept = prev.InputTokens / p.BlockTokens
+			assert.Equal(t, prev.PrefixHashes[:kept], r.PrefixHashes[:kept], "conversation %d turn %d", r.Conversation, r.Turn)
+			if prev.InputTokens%p.BlockTokens != 0 {
+				partial++
+				assert.NotEqual(t, prev.PrefixHashes[kept], r.PrefixHashes[kept], "turn k's partial block is fresh in turn k+1")
+			}
+			followUps++
+		}
+		assert.Equal(t, r.PrefixHashes[0]/uint64(system), r.PrefixHashes[system-1]/uint64(system), "one group's system prompt")
+		for i, id := range r.PrefixHashes[kept:] {
+			assert.False(t, seen[id], "conversation %d turn %d: id %d at %d is not fresh", r.Conversation, r.Turn, id, kept+i)
+		}
+		for _, id := range r.PrefixHashes[system:] {
+			seen[id] = true
+		}
+		last[r.Conversation] = r
+	}
+	assert.Greater(t, followUps, 60)
+	assert.Positive(t, partial)
+}

@@ -15,8 +15,19 @@ import (
 //
 // Turn k+1's prompt is turn k's prompt + turn k's answer + new user tokens,
 // as in vLLM's multi_turn benchmark: the conversation's history is resent.
-// Its block hash ids keep the full blocks of turn k's prompt and give fresh
-// ids to the rest, so a prefix cache sees the history as a shared prefix.
+// Its block hash ids begin with every full block of turn k's prompt (its
+// ids, unchanged) and give fresh ids to the rest, so a prefix cache sees
+// the history as a shared prefix: a replica that served turn k and still
+// holds its prompt's blocks serves turn k+1's history from its cache, which
+// is what session affinity buys.
+//
+// The rest includes turn k's answer: its tokens get fresh ids in turn k+1,
+// as does turn k's last, partial prompt block (its content changes once the
+// answer follows it). vLLM would also hit the answer's blocks, since it
+// hashes generated tokens like prompt tokens; servesim simplifies: the
+// engine caches a request's own blocks, its output included, only for that
+// request (to resume it after a preemption), so a follow-up turn recomputes
+// the previous answer.
 // A conversation ends after its drawn number of turns, when the next prompt
 // would exceed MaxInput, or when a turn fails (the user gives up).
 //
