@@ -30,17 +30,43 @@
 //     exactly; ResampleFrom reads them), Copula (a Gaussian copula over any
 //     two Lengths with a target Spearman correlation).
 //
-// Prefixes (prefix.go): PrefixReuse gives each prompt a system prompt,
-// shared within groups with a probability (LowReuse, HighReuse), expressed
-// as Mooncake-style block hash ids.
+// Prefixes (prefix.go, prefix_fleet.go):
+//   - PrefixReuse gives each prompt a system prompt of PrefixTokens tokens,
+//     shared with a Probability among Groups groups, followed by the
+//     sampled input as the request's own suffix; it is expressed as
+//     Mooncake-style block hash ids, one per BlockTokens prompt tokens.
+//     Two requests of the same group share exactly the prompt's full
+//     blocks, a common leading run of ids; every other id is fresh.
+//   - Popularity: uniform over the groups (Zipf 0, one IntN from the
+//     "prefix" stream, as before the field existed: the same seed gives
+//     the same bytes), or Zipf of exponent s, P(group k) ∝ 1/(k+1)^s,
+//     drawn with one Float64 from the same stream through an exact
+//     inverse-CDF table over the groups. Not math/rand/v2's Zipf, which
+//     needs s > 1 where measured popularities often lie below; not gonum,
+//     whose distuv has no Zipf and whose Categorical binds its random
+//     source when built, while each conversation draws from its own
+//     stream.
+//   - Presets: LowReuse and HighReuse are illustrative. FleetLowReuse and
+//     FleetHighReuse are sized for the routing experiment against the
+//     Atlas TP4 KV pool (458,752 tokens a replica, 1,835,008 for 4):
+//     FleetHighReuse's 256 prefixes of 4,096 tokens with Zipf s = 0.8 are
+//     a working set of 1,048,576 tokens, more than one replica holds and
+//     less than the fleet does, where routing matters; FleetLowReuse's 64
+//     flat-popular 512-token prompts shared by one request in four
+//     (32,768 tokens) fit every replica, where it cannot gain much. Their
+//     docs give the arithmetic, and String prints their parameters.
 //
 // Closed loop (closed.go, conversation.go, think.go):
 //   - NewClients: N clients, each sending its next request when the
 //     previous ends plus a Think time.
 //   - NewConversations: multi-turn chats; first turns arrive open-loop,
 //     each follow-up is released by Feedback with prompt = previous prompt +
-//     previous answer + new user tokens, and the previous prompt's block ids
-//     carried over.
+//     previous answer + new user tokens, and the previous prompt's full
+//     block ids carried over (so a replica that served a turn can serve
+//     the next one's history from its cache: session affinity pays). The
+//     previous answer's tokens get fresh ids: servesim's engine caches a
+//     request's output only for that request, where vLLM would also hit
+//     it.
 //
 // Traces (trace_config.go, trace.go, trace_rows.go, trace_parse.go,
 // trace_write.go):
