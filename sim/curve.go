@@ -103,8 +103,6 @@ func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 		p.Warnings = append(p.Warnings, "one replication: no intervals")
 	}
 	switch empty := p.emptyRuns(); {
-	case empty == len(runs) && overloadedRuns(runs) > 0:
-		p.Warnings = append(p.Warnings, "no measured requests: the backlog bound stopped the runs before the window opened; past the knee")
 	case empty == len(runs):
 		p.Warnings = append(p.Warnings, "no measured requests: no attainment, and no part in the knee")
 	case empty > 0:
@@ -125,7 +123,8 @@ func (p *Point) emptyRuns() int {
 }
 
 // NoMeasured reports whether no replication of the point measured a
-// request: its attainment is NaN and it takes no part in the knee.
+// request that reached an outcome (Summary.NoMeasured): its attainment is
+// NaN and it takes no part in the knee.
 func (p *Point) NoMeasured() bool { return p.emptyRuns() == len(p.Runs) }
 
 // percentiles estimates the metric's p50/p90/p99, warning when a cell has
@@ -292,6 +291,9 @@ func (c *Curve) analyse() {
 			break
 		}
 	}
+	if k := c.Knee; k.Found && k.FirstMiss > 2*k.LastMet {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("the knee is interpolated between %.4g and %.4g req/s, more than a factor 2 apart: add loads between them", k.LastMet, k.FirstMiss))
+	}
 	for _, p := range c.Points {
 		if p.Saturation != Stable && p.Attainment.Center >= c.Target {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("load %.4g meets the target but is %v: its window is no steady state", p.Load, p.Saturation))
@@ -305,7 +307,7 @@ func (c *Curve) knee() Knee {
 		k.Censored = "no points"
 		return k
 	}
-	center := func(p Point) float64 { return missIfOverloaded(p, p.Attainment.Center) }
+	center := func(p Point) float64 { return p.Attainment.Center }
 	k.Load.Center, k.LastMet, k.FirstMiss, k.Found = c.crossing(center)
 	// The optimistic bound (upper attainment) crosses later: the knee's Hi.
 	k.Load.Hi, _, _, _ = c.crossing(func(p Point) float64 { return orElse(p.Attainment.Hi, center(p)) })
@@ -327,17 +329,6 @@ func (c *Curve) knee() Knee {
 		k.Censored = fmt.Sprintf("every measured load meets the %.2f attainment target: the knee is above %.4g", c.Target, known[len(known)-1].Load)
 	}
 	return k
-}
-
-// missIfOverloaded is a point's attainment for the knee: a point whose runs
-// stopped on their backlog bound before measuring anything is past the knee
-// by definition (every later request waits behind that backlog), so it
-// counts as a miss rather than as no evidence.
-func missIfOverloaded(p Point, x float64) float64 {
-	if math.IsNaN(x) && overloadedRuns(p.Runs) > 0 {
-		return 0
-	}
-	return x
 }
 
 func orElse(x, y float64) float64 {

@@ -307,7 +307,7 @@ func (x Experiment) runBlock(load float64, block int) (ma, mb float64, err error
 			return 0, fmt.Errorf("sim: experiment at %v req/s, block %d: %w", load, block, err)
 		}
 		if s.NoMeasured() {
-			return math.NaN(), nil // an empty window is no evidence
+			return math.NaN(), nil // no measured request reached an outcome: no evidence
 		}
 		return x.Hypothesis.Metric.Of(&s), nil
 	}

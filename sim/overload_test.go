@@ -46,8 +46,11 @@ func TestOverloadStopsTheRun(t *testing.T) {
 	cfg.Window.Warmup = 60 * time.Second
 	c, err = Sweep{Config: cfg, Workload: Poisson(workload.Fixed(2000, 200)), Grid: Grid{Loads: []float64{0.5, 1000}}, Reps: 2}.Run()
 	require.NoError(t, err)
-	require.True(t, c.Points[1].NoMeasured())
+	require.False(t, c.Points[1].NoMeasured())
+	assert.Zero(t, c.Points[1].Runs[0].Offered)
+	assert.Zero(t, c.Points[1].Attainment.Center, "stopped before its window: attainment 0, not NaN")
 	assert.True(t, c.Knee.Found, c.Knee.Censored)
+	assert.Contains(t, c.Warnings, "the knee is interpolated between 0.5 and 1000 req/s, more than a factor 2 apart: add loads between them")
 	assert.Equal(t, 0.5, c.Knee.LastMet)
 	assert.Equal(t, 1000.0, c.Knee.FirstMiss)
 }

@@ -50,9 +50,11 @@ type Summary struct {
 	Preempt             int    // preemptions of measured requests
 
 	Goodput float64 // good requests per second of window
-	// Attainment is Good / Offered, or NaN when the window measured no
-	// request (Offered = 0): an empty window has no attainment, and
-	// NoMeasured says so.
+	// Attainment is Good / Offered, or NaN when no measured request reached
+	// an outcome (see NoMeasured): such a window has no attainment. A run
+	// stopped by its backlog bound before its window opened has attainment
+	// 0: every request the window would have offered waits behind a backlog
+	// the replica cannot clear.
 	Attainment float64
 	// RequestThroughput and OutputThroughput are what the replica
 	// delivered inside the window, measured or not: requests completed ok
@@ -113,9 +115,15 @@ type ValueCount struct {
 	Count int
 }
 
-// NoMeasured reports whether the window measured no request at all, so that
-// its attainment, latencies and verdicts are undefined (NaN), not zero.
-func (s *Summary) NoMeasured() bool { return s.Offered == 0 }
+// NoMeasured reports whether no measured request reached an outcome: none
+// arrived in the window, or every one was still in flight when the run
+// stopped at Horizon + Drain (a window and drain shorter than a request).
+// Such a run is no evidence: its attainment is NaN, and it takes part in no
+// knee and no verdict. A run stopped by its backlog bound (Overloaded) is
+// evidence: the replica did not sustain the load.
+func (s *Summary) NoMeasured() bool {
+	return !s.Overloaded && s.Count(StatusUnfinished) == s.Offered
+}
 
 // Count returns the number of measured requests that ended in status s.
 func (s *Summary) Count(st Status) int { return s.Status[st] }
@@ -212,9 +220,13 @@ func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
 		s.ArrivalRate = float64(c.accepted) / sec
 		s.MeanInSystem = area / sec
 	}
-	s.Attainment = math.NaN()
-	if s.Offered > 0 {
+	switch {
+	case s.Offered > 0 && !s.NoMeasured():
 		s.Attainment = float64(s.Good) / float64(s.Offered)
+	case s.Overloaded:
+		s.Attainment = 0
+	default:
+		s.Attainment = math.NaN()
 	}
 	if c.accepted > 0 {
 		s.MeanSojourn = c.sojourn / time.Duration(c.accepted)

@@ -61,7 +61,7 @@ func run(w io.Writer, args []string) error {
 	// 1. The hypothesis and its threshold, declared before any run.
 	h := sim.Hypothesis{
 		Claim:     fmt.Sprintf("raising the batch cap from 32 to %d raises goodput by at least %.0f %%", *batch, 100**threshold),
-		Metric:    endedGoodput,
+		Metric:    sim.MetricGoodput,
 		Threshold: *threshold,
 	}
 	// 2. A and B differ in the one dial under test.
@@ -94,20 +94,6 @@ func run(w io.Writer, args []string) error {
 		Prefix: "none", Loop: "open-loop", CacheState: "empty at the start of each run", Fingerprint: fp}
 	return writeCard(*card, &c)
 }
-
-// endedGoodput is goodput, as sim.MetricGoodput, of a run in which some
-// measured request ended. A run whose measured requests were all still in
-// flight when it stopped at Horizon + Drain (a window and drain shorter
-// than one request) is no evidence (NaN), as an empty window is not: both
-// give no verdict ("no measured requests") instead of "not improved" from
-// two zeros. A run stopped by its backlog bound (Summary.Overloaded) is
-// evidence: its goodput is what the replica achieved.
-var endedGoodput = sim.Metric{Name: sim.MetricGoodput.Name, Of: func(s *sim.Summary) float64 {
-	if s.Count(sim.StatusUnfinished) == s.Offered && !s.Overloaded {
-		return math.NaN()
-	}
-	return s.Goodput
-}}
 
 // writeResult prints the claim, the method and the verdict at each load
 // and over all of them.

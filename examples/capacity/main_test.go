@@ -77,7 +77,8 @@ func TestRunAtAnOverloadingLoad(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(&out, []string{"-loads", "0.5,1000,5000", "-reps", "2", "-horizon", "2m", "-out", ""}))
 	s := out.String()
-	assert.Contains(t, s, "note       at 5000.000 req/s, no measured requests: the replica was overloaded before the window opened, past the knee\n")
+	assert.Contains(t, s, "note       at 5000.000 req/s the replica was overloaded before the window opened: attainment 0, past the knee\n")
+	assert.Regexp(t, `\n +5000\.000 +0\.000 +\[0\.00, 0\.00\] +0\.000 +\[0\.000, 0\.000\] +- +- +- +overloaded\n`, s)
 	assert.Regexp(t, `\n +1000\.000 +0\.000 +\[0\.00, 0\.00\] +0\.000 +\[0\.000, 0\.000\] +- +- +- +overloaded\n`, s)
 	assert.NotContains(t, s, "NaN")
 }

@@ -129,9 +129,9 @@ func writeSimulation(w io.Writer, r costmodel.Replica, e costmodel.Estimate, c *
 	fmt.Fprintln(w)
 	for _, pt := range c.Points {
 		switch n := emptyRuns(&pt); {
-		case n == len(pt.Runs) && overloadedRuns(&pt) > 0:
-			fmt.Fprintf(w, "note       at %s req/s, %s: the replica was overloaded before the window opened, past the knee\n",
-				load(pt.Load), noMeasured)
+		case overloadedEarly(&pt):
+			fmt.Fprintf(w, "note       at %s req/s the replica was overloaded before the window opened: attainment 0, past the knee\n",
+				load(pt.Load))
 		case n > 0 && n < len(pt.Runs):
 			fmt.Fprintf(w, "note       at %s req/s, %s in %d of %d replications: attainment from the other %d\n",
 				load(pt.Load), noMeasured, n, len(pt.Runs), len(pt.Runs)-n)
@@ -182,16 +182,15 @@ func millis(x float64) string {
 	return fmt.Sprintf("%.0f", x)
 }
 
-// overloadedRuns counts the replications of pt that stopped on their
-// backlog bound (sim.Summary.Overloaded).
-func overloadedRuns(pt *sim.Point) int {
-	n := 0
+// overloadedEarly reports whether every replication of pt stopped on its
+// backlog bound (sim.Summary.Overloaded) before its window opened.
+func overloadedEarly(pt *sim.Point) bool {
 	for i := range pt.Runs {
-		if pt.Runs[i].Overloaded {
-			n++
+		if s := &pt.Runs[i]; !s.Overloaded || s.Offered > 0 {
+			return false
 		}
 	}
-	return n
+	return true
 }
 
 // emptyRuns counts the replications of pt that measured no request.
