@@ -42,7 +42,7 @@
 //     the same bytes), or Zipf of exponent s, P(group k) ∝ 1/(k+1)^s,
 //     drawn with one Float64 from the same stream through an exact
 //     inverse-CDF table over the groups. Not math/rand/v2's Zipf, which
-//     needs s > 1 where measured popularities often lie below; not gonum,
+//     needs s > 1 while measured popularities often have s <= 1; not gonum,
 //     whose distuv has no Zipf and whose Categorical binds its random
 //     source when built, while each conversation draws from its own
 //     stream.
@@ -53,8 +53,9 @@
 //     a working set of 1,048,576 tokens, more than one replica holds and
 //     less than the fleet does, where routing matters; FleetLowReuse's 64
 //     flat-popular 512-token prompts shared by one request in four
-//     (32,768 tokens) fit every replica, where it cannot gain much. Their
-//     docs give the arithmetic, and String prints their parameters.
+//     (32,768 tokens) fit every replica, where routing cannot gain
+//     much. Their docs give the arithmetic; String prints their
+//     parameters.
 //
 // Closed loop (closed.go, conversation.go, think.go):
 //   - NewClients: N clients, each sending its next request when the
