@@ -64,6 +64,10 @@ func writeChain(w io.Writer, def, b row) {
 		fmt.Fprintf(w, "chain:    %s at %s req/s: raise -probe to read the ITL tax\n", noMeasured, rate(def.probe.Load))
 		return
 	}
+	if math.IsNaN(def.probe.ITL.P99.Center + b.probe.ITL.P99.Center + def.probe.TTFT.P99.Center + b.probe.TTFT.P99.Center) {
+		fmt.Fprintf(w, "chain:    no request completed at %s req/s (%v): lower -probe to read the ITL tax\n", rate(def.probe.Load), def.probe.Saturation)
+		return
+	}
 	fmt.Fprintf(w, "chain:    at %s req/s a %d-token cap moves ITL p99 %.1f -> %.1f ms (budget %v) and TTFT p99 %.0f -> %.0f ms (budget %v)\n",
 		rate(def.probe.Load), b.chunk, def.probe.ITL.P99.Center, b.probe.ITL.P99.Center, def.curve.SLO.ITL,
 		def.probe.TTFT.P99.Center, b.probe.TTFT.P99.Center, def.curve.SLO.TTFT)

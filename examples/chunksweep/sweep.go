@@ -75,8 +75,8 @@ func writeRows(w io.Writer, rows []row, o options) {
 	fmt.Fprintf(w, "Atlas TP4 on the Atlas document workload (%s)\n", workload.AtlasDocuments())
 	fmt.Fprintf(w, "ITL tax and TTFT at %s req/s; knee where attainment falls below 0.95; %d replications, window %v\n\n", rate(o.probe), o.reps, o.horizon)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "chunk cap\tmixed step\tITL p99\tTTFT p50\tTTFT p99\tattainment\tknee\tknee 95% CI\tpeak goodput\t")
-	fmt.Fprintln(tw, "tokens\tms\tms\tms\tms\t\treq/s\treq/s\treq/s\t")
+	fmt.Fprintln(tw, "chunk cap\tmixed step\tITL p99\tTTFT p50\tTTFT p99\tattainment\tprobe\tknee\tknee 95% CI\tpeak goodput\t")
+	fmt.Fprintln(tw, "tokens\tms\tms\tms\tms\t\tstate\treq/s\treq/s\treq/s\t")
 	for _, r := range rows {
 		name := fmt.Sprint(r.chunk)
 		if r.chunk == 0 {
@@ -91,15 +91,24 @@ func writeRows(w io.Writer, rows []row, o options) {
 		if r.probe.NoMeasured() {
 			// No request measured at the probe load: no latency, no
 			// attainment.
-			fmt.Fprintf(tw, "%s\t%.2f\t-\t-\t-\t%s\t%s\t%s\t%.3f\t\n", name, step, noMeasured,
-				knee(r.curve), kci, r.curve.Peak.Goodput.Center)
+			fmt.Fprintf(tw, "%s\t%.2f\t-\t-\t-\t%s\t%v\t%s\t%s\t%.3f\t\n", name, step, noMeasured,
+				r.probe.Saturation, knee(r.curve), kci, r.curve.Peak.Goodput.Center)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%.0f\t%.0f\t%.3f\t%s\t%s\t%.3f\t\n", name,
-			step, r.probe.ITL.P99.Center, r.probe.TTFT.P50.Center, r.probe.TTFT.P99.Center,
-			r.probe.Attainment.Center, knee(r.curve), kci, r.curve.Peak.Goodput.Center)
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\t%s\t%.3f\t%v\t%s\t%s\t%.3f\t\n", name,
+			step, millis(r.probe.ITL.P99.Center, "%.1f"), millis(r.probe.TTFT.P50.Center, "%.0f"), millis(r.probe.TTFT.P99.Center, "%.0f"),
+			r.probe.Attainment.Center, r.probe.Saturation, knee(r.curve), kci, r.curve.Peak.Goodput.Center)
 	}
 	tw.Flush()
+}
+
+// millis prints a latency, or "-" where no request completed to give one
+// (an overloaded probe load).
+func millis(x float64, format string) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf(format, x)
 }
 
 // noMeasured stands where the windows measured no request.
