@@ -67,6 +67,13 @@ func (e *Engine) Check() error {
 			bad("request %d is in no queue", ref)
 		}
 	}
+	left := 0
+	for _, s := range e.reqs {
+		left += s.left()
+	}
+	if left != e.outstanding {
+		bad("outstanding tokens counted %d, requests hold %d", e.outstanding, left)
+	}
 	errs = append(errs, e.checkBlocks()...)
 	if len(e.running) > e.cfg.MaxSeqs {
 		bad("running list %d exceeds MaxSeqs %d", len(e.running), e.cfg.MaxSeqs)
@@ -97,8 +104,12 @@ func (e *Engine) checkSeq(s *seq) []error {
 	if s.emitted >= s.req.Output {
 		bad("emitted %d of %d tokens but still held", s.emitted, s.req.Output)
 	}
-	if want := e.blocksFor(s.computed + s.sched); len(s.blocks) != want {
-		bad("holds %d blocks for %d tokens, want %d", len(s.blocks), s.computed+s.sched, want)
+	ahead := s.sched // tokens whose blocks are taken beyond those computed
+	if e.lazy && s.sched > 0 {
+		ahead = e.runAlloc // a run takes its blocks step by step
+	}
+	if want := e.blocksFor(s.computed + ahead); len(s.blocks) != want {
+		bad("holds %d blocks for %d tokens, want %d", len(s.blocks), s.computed+ahead, want)
 	}
 	if s.published > len(s.blocks) {
 		bad("published %d of %d blocks", s.published, len(s.blocks))

@@ -38,6 +38,10 @@ type Engine struct {
 	checkGen  uint32  // generation of the last Check
 	checkRefs []int32 // Check's scratch: holders per block
 
+	lazy        bool // the plan in flight is a run whose blocks are taken step by step
+	runAlloc    int  // steps of the run in flight whose blocks are taken
+	outstanding int  // Σ left() over the requests held
+
 	sched   []*seq // scheduled in the step in flight, in batch order
 	shifted []int  // scratch: decode contexts k-1 steps ahead
 	plan    Plan
@@ -76,9 +80,12 @@ type Emit struct {
 // last of which ended at End. Emitted is owned by the engine and valid until
 // the next Complete or CompleteUntil call.
 type Outcome struct {
-	Steps   int
-	End     time.Duration
-	Emitted []Emit
+	Steps int
+	End   time.Duration
+	// BlockSteps is the sum over those steps of the KV blocks held during
+	// each (× the step time, the KV occupancy integral).
+	BlockSteps int
+	Emitted    []Emit
 }
 
 // ErrStepInFlight is returned by Schedule when the previous step has not
@@ -177,6 +184,7 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 	s := e.newSeq()
 	*s = seq{req: r, order: e.nextSeq, known: r.Input, heapIdx: -1, blocks: s.blocks[:0], keys: s.keys[:0]}
 	s.shared = e.sharedBlocks(&s.req)
+	e.outstanding += s.left()
 	e.nextSeq++
 	e.reqs[r.Ref] = s
 	e.waiting.push(s)
@@ -193,6 +201,7 @@ func (e *Engine) newSeq() *seq {
 }
 
 func (e *Engine) release(s *seq) {
+	e.outstanding -= s.left()
 	delete(e.reqs, s.req.Ref)
 	e.recycle(s)
 }
@@ -226,6 +235,7 @@ func (e *Engine) Abort(now time.Duration, ref int32) error {
 	}
 	if s.sched > 0 {
 		s.aborted = true // released by Complete
+		e.outstanding -= s.left()
 		delete(e.reqs, ref)
 		return nil
 	}

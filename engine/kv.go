@@ -159,6 +159,19 @@ func (p *blockPool) lookup(key uint64) (int32, bool) {
 	return id, ok
 }
 
+// held is the number of blocks some request holds.
+func (p *blockPool) held() int { return len(p.blocks) - p.free() }
+
+// blockSum is Σ_{x=1..n} ceil(x/size): the blocks a sequence holds, summed
+// over its lengths 1 … n.
+func blockSum(n, size int) int {
+	if n <= 0 {
+		return 0
+	}
+	q, r := n/size, n%size
+	return size*q*(q+1)/2 + r*(q+1)
+}
+
 // need is the number of blocks s lacks to hold tokens.
 func (e *Engine) need(s *seq, tokens int) int {
 	return e.blocksFor(tokens) - len(s.blocks)

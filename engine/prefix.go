@@ -110,7 +110,9 @@ func (e *Engine) attach(s *seq, blocks []int32) {
 		e.pool.touch(id)
 	}
 	s.blocks = append(s.blocks, blocks...)
+	e.outstanding -= s.left()
 	s.computed += len(blocks) * e.cfg.BlockSize
+	e.outstanding += s.left()
 	s.published = len(blocks)
 }
 

@@ -81,3 +81,7 @@ type seq struct {
 }
 
 func (s *seq) queued() Queued { return Queued{Priority: s.req.Priority, Seq: s.order} }
+
+// left is the work s still asks of the replica, in tokens: its prompt
+// tokens not in KV and its output tokens not yet emitted.
+func (s *seq) left() int { return max(0, s.req.Input-s.computed) + s.req.Output - s.emitted }

@@ -1,10 +1,21 @@
 package engine
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
 )
+
+// A run is one plan standing for several identical pure-decode steps
+// (ScheduleUntil). Its blocks are allocated lazily, step by step as a
+// step-by-step engine would take them, whenever the driver tells the engine
+// the time (CompleteUntil, Truncate, SyncTo, Complete): so at any instant
+// the engine's free queue and prefix cache are what they would be step by
+// step, whatever the driver reads, and a run cut short never took the
+// blocks of the steps it did not run. Runs are cut short only by the
+// driver: when a request joins or leaves the replica inside one, the steps
+// that had not started are dropped (Truncate) and planned again.
 
 // extendRun turns the planned step into a run of identical pure-decode
 // steps when nothing can differ between them (see ScheduleUntil). It must
@@ -15,10 +26,11 @@ func (e *Engine) extendRun(now, until time.Duration) {
 		return
 	}
 	for _, s := range e.sched {
-		e.take(s, e.need(s, s.computed+k))
 		s.sched = k
 	}
 	e.plan.Steps = k
+	e.lazy = true
+	e.runAlloc = 1 // the first step's blocks were taken when it was planned
 }
 
 // runLength is the number of identical steps the plan may stand for.
@@ -29,7 +41,7 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	}
 	// Every step must start before until: now + (k-1)·d < until.
 	d := p.StepTime
-	k := int((until - now + d - 1) / d)
+	k := int(min((until-now+d-1)/d, 1<<40))
 	for _, s := range e.sched {
 		k = min(k, s.req.Output-s.emitted) // none finishes before the last step
 	}
@@ -43,6 +55,18 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	return k
 }
 
+// runNeed is the number of blocks the run's requests still need so that
+// the first m of its steps can run.
+func (e *Engine) runNeed(m int) int {
+	n := 0
+	for _, s := range e.sched {
+		if !s.aborted {
+			n += e.need(s, s.computed+m)
+		}
+	}
+	return n
+}
+
 // fitBlocks is the largest j <= k whose run needs no more blocks than are
 // free (the first step's blocks are already allocated): a pure-decode run
 // never preempts. No step of the run could admit the waiting queue's head,
@@ -52,26 +76,19 @@ func (e *Engine) runLength(now, until time.Duration) int {
 // request holding a block holds those before it), so the head needs one
 // block more and pins one less: its admission never gets easier.
 func (e *Engine) fitBlocks(k int) int {
-	avail := e.available()
 	if e.headFirst && e.waiting.len() > 0 {
 		// Freed first to last, an evicted hit may be the head of the
 		// chain and cut every hit after it: admission may get easier.
 		return 1
 	}
-	needs := func(j int) bool {
-		n := 0
-		for _, s := range e.sched {
-			n += e.need(s, s.computed+j)
-		}
-		return n <= avail
-	}
-	if needs(k) { // the usual case: blocks to spare
+	avail := e.available()
+	if e.runNeed(k) <= avail { // the usual case: blocks to spare
 		return k
 	}
-	lo, hi := 1, k-1 // needs(lo) holds
+	lo, hi := 1, k-1 // runNeed(lo) fits
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if needs(mid) {
+		if e.runNeed(mid) <= avail {
 			lo = mid
 		} else {
 			hi = mid - 1
@@ -103,4 +120,155 @@ func (e *Engine) fitPrice(k int) int {
 		}
 	}
 	return lo
+}
+
+// started is the number of steps of the plan in flight that start before t.
+func (e *Engine) started(t time.Duration) int {
+	p := &e.plan
+	if t <= p.Start {
+		return 0
+	}
+	n := (t-p.Start-1)/p.StepTime + 1 // no overflow for t near the end of time
+	return int(min(n, time.Duration(p.Steps)))
+}
+
+// allocThrough takes the blocks the first m steps of a run need, as a
+// step-by-step engine would have by the time those steps started. The
+// blocks come from the free queue's head in the order a step-by-step engine
+// would take them (which request holds which block is immaterial: a
+// block's content, not its identity, is what the cache sees).
+func (e *Engine) allocThrough(m int) {
+	if !e.lazy || m <= e.runAlloc {
+		return
+	}
+	for _, s := range e.sched {
+		if !s.aborted {
+			e.take(s, e.need(s, s.computed+m))
+		}
+	}
+	e.runAlloc = m
+}
+
+// runBlockSteps is the sum of the blocks held during each of the first j
+// steps of the run in flight: during step m a request holds the blocks for
+// its computed tokens + m, and the blocks held outside the run's own
+// allocations (those it shares, counted once) stay as they are.
+func (e *Engine) runBlockSteps(j int) int {
+	b := e.cfg.BlockSize
+	other := e.pool.held()
+	sum := 0
+	for _, s := range e.sched {
+		if s.aborted {
+			continue
+		}
+		other -= len(s.blocks)
+		sum += blockSum(s.computed+j, b) - blockSum(s.computed, b)
+	}
+	return j*other + sum
+}
+
+// SyncTo brings the run in flight up to instant t: the blocks of its steps
+// that started before t are allocated, as they would be step by step. It
+// changes nothing a step-by-step engine would not have done by t; a driver
+// calls it before reading the engine's blocks or cache at t from inside a
+// run (a router's view).
+func (e *Engine) SyncTo(t time.Duration) {
+	if e.inFlight && e.lazy {
+		e.allocThrough(e.started(t))
+	}
+}
+
+// CompleteUntil ends the steps of the plan in flight that end at or before
+// instant t, exactly as if each had been planned and completed on its own,
+// and keeps the rest in flight: the plan's Start, Steps and Batch then
+// describe the steps still to run (its End is unchanged). A driver calls it
+// when something external happens at t inside a run of decode steps (an
+// abort, a new request, the end of the simulation), so that the tokens of
+// the steps that ended before t are not lost. When every step has ended it
+// is Complete; when none has, the Outcome is empty (Steps 0).
+func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
+	if !e.inFlight {
+		return nil, ErrNoStepInFlight
+	}
+	p := &e.plan
+	if t >= p.End {
+		return e.Complete(p.End)
+	}
+	e.SyncTo(t)
+	e.out.Emitted = e.out.Emitted[:0]
+	j := 0
+	if t >= p.Start {
+		j = int((t - p.Start) / p.StepTime)
+	}
+	e.out.Steps, e.out.End = j, p.Start+time.Duration(j)*p.StepTime
+	e.out.BlockSteps = 0
+	if j == 0 {
+		return &e.out, nil
+	}
+	e.out.BlockSteps = e.runBlockSteps(j)
+	// j >= 1 steps ended and at least one did not: only a run of identical
+	// decode steps (none finishing before its last) has several steps.
+	for _, s := range e.sched {
+		if s.aborted || !s.decoding {
+			panic("engine: invariant run-shape broken: a run of several steps holds a request that is not decoding")
+		}
+		s.computed += j
+		s.known += j
+		s.emitted += j
+		s.sched -= j
+		e.outstanding -= j
+		e.out.Emitted = append(e.out.Emitted, Emit{Ref: s.req.Ref, Tokens: j})
+	}
+	for i := range p.Batch.Decode {
+		p.Batch.Decode[i] += j
+	}
+	p.Start = e.out.End
+	p.Steps -= j
+	e.runAlloc -= j
+	return &e.out, nil
+}
+
+// Truncate drops the steps of the run in flight that start at or after
+// instant t: something happened at t (a request joined or left the replica)
+// that a step-by-step engine would weigh when planning its next step. The
+// steps that ended by t must have been collected (CompleteUntil(t)). It
+// reports whether a step is still in flight, and the plan's new End. A step
+// that would start exactly at t is dropped too: step by step, it would be
+// planned only after everything at t.
+func (e *Engine) Truncate(t time.Duration) (inFlight bool, end time.Duration, err error) {
+	if !e.inFlight {
+		return false, 0, nil
+	}
+	p := &e.plan
+	if t >= p.Start+p.StepTime && p.Steps > 0 {
+		return true, p.End, fmt.Errorf("engine: Truncate at %v with steps ended since %v: call CompleteUntil first", t, p.Start)
+	}
+	keep := e.started(t)
+	if keep >= p.Steps {
+		return true, p.End, nil
+	}
+	if !e.lazy {
+		return true, p.End, fmt.Errorf("engine: Truncate at %v would drop a step that admits or preempts (planned at %v)", t, p.Start)
+	}
+	e.allocThrough(keep)
+	for _, s := range e.sched {
+		s.sched = keep
+	}
+	p.Steps = keep
+	p.End = p.Start + time.Duration(keep)*p.StepTime
+	e.runAlloc = keep
+	if keep == 0 {
+		e.inFlight, e.lazy = false, false
+		for _, s := range e.sched {
+			if s.aborted {
+				e.recycle(s)
+				continue
+			}
+			e.trim(s) // nothing to give back unless its first step was allocated
+			s.sched, s.decoding = 0, false
+		}
+		e.sched = e.sched[:0]
+		return false, p.End, nil
+	}
+	return true, p.End, nil
 }

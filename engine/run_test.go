@@ -18,7 +18,7 @@ import (
 func timeline(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Request) string {
 	t.Helper()
 	var b strings.Builder
-	var now time.Duration
+	var now, blockTime time.Duration
 	pending := func(now time.Duration) (next time.Duration, ok bool) {
 		for at := range adds {
 			if at > now && (!ok || at < next) {
@@ -46,6 +46,7 @@ func timeline(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Reque
 		if p == nil {
 			next, ok := pending(now)
 			if !ok {
+				fmt.Fprintf(&b, "KV block·time %v\n", blockTime)
 				return b.String()
 			}
 			now = next
@@ -61,6 +62,7 @@ func timeline(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Reque
 		o, err := e.Complete(p.End)
 		require.NoError(t, err)
 		require.NoError(t, e.Check())
+		blockTime += time.Duration(o.BlockSteps) * p.StepTime
 		for i := range o.Steps { // one line per step, whichever way it was planned
 			for _, em := range o.Emitted {
 				if i >= o.Steps-em.Tokens {
@@ -168,4 +170,61 @@ func TestCompleteUntilSettlesARun(t *testing.T) {
 	assert.Equal(t, []Emit{{Ref: 2, Tokens: 1}}, o.Emitted, "the aborted request's last step is discarded")
 	assert.Equal(t, 1, o.Steps)
 	require.NoError(t, e.Check())
+}
+
+// A run is cut where something happens inside it: Truncate keeps the step
+// in flight and drops the ones that had not started, so a request added at
+// that instant is weighed when the next step is planned, as step by step.
+// The blocks of a run are taken step by step (SyncTo), never ahead.
+func TestTruncateDropsTheStepsNotStarted(t *testing.T) {
+	cfg := Config{BlockSize: 4, KVBlocks: 64}
+	e, err := New(cfg, nil)
+	require.NoError(t, err)
+	require.NoError(t, e.Add(0, Request{Ref: 1, Input: 8, Output: 40}))
+	p, _ := step(t, e, 0) // the prompt: 8 tokens in 2 blocks, first token
+	start := p.End
+	p, err = e.ScheduleUntil(start, time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, 39, p.Steps)
+	d := p.StepTime
+	free := e.FreeBlocks()
+	assert.Equal(t, 61, free, "only the first step's block is taken: 9 tokens in 3 blocks")
+	e.SyncTo(start + 10*d + 1) // 11 steps have started: 8 + 1 + 11 = 20 tokens
+	assert.Equal(t, 64-5, e.FreeBlocks())
+	require.NoError(t, e.Check())
+
+	at := start + 10*d + d/2 // inside the 11th step
+	o, err := e.CompleteUntil(at)
+	require.NoError(t, err)
+	assert.Equal(t, 10, o.Steps)
+	inFlight, end, err := e.Truncate(at)
+	require.NoError(t, err)
+	assert.True(t, inFlight)
+	assert.Equal(t, start+11*d, end)
+	assert.Equal(t, 1, p.Steps)
+	require.NoError(t, e.Check())
+	require.NoError(t, e.Add(at, Request{Ref: 2, Input: 8, Output: 20}))
+	o, err = e.Complete(end)
+	require.NoError(t, err)
+	assert.Equal(t, []Emit{{Ref: 1, Tokens: 1}}, o.Emitted)
+	p, err = e.ScheduleUntil(end, time.Hour)
+	require.NoError(t, err)
+	assert.Equal(t, []int32{2}, p.Started, "the request added inside the run is admitted next")
+
+	// Cut exactly at a step's start, the run has nothing left in flight.
+	_, err = e.Complete(p.End)
+	require.NoError(t, err)
+	p, err = e.ScheduleUntil(p.End, time.Hour)
+	require.NoError(t, err)
+	require.Greater(t, p.Steps, 3)
+	at = p.Start + 3*p.StepTime
+	_, err = e.CompleteUntil(at)
+	require.NoError(t, err)
+	inFlight, _, err = e.Truncate(at)
+	require.NoError(t, err)
+	assert.False(t, inFlight)
+	assert.False(t, e.Busy())
+	require.NoError(t, e.Check())
+	_, _, err = e.Truncate(at + d)
+	assert.NoError(t, err, "nothing in flight: nothing to cut")
 }

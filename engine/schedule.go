@@ -218,7 +218,9 @@ func (e *Engine) preempt(s *seq) {
 	e.removeRunning(s)
 	e.cacheOwn(s)
 	e.drop(s)
+	e.outstanding -= s.left()
 	s.computed = 0
+	e.outstanding += s.left()
 	s.phase = phaseWaiting
 	s.preempts++
 	e.waiting.push(s)
@@ -254,6 +256,12 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	if !e.inFlight {
 		return nil, ErrNoStepInFlight
 	}
+	e.out.BlockSteps = e.pool.held()
+	if e.lazy {
+		e.out.BlockSteps = e.runBlockSteps(e.plan.Steps)
+		e.allocThrough(e.plan.Steps)
+		e.lazy, e.runAlloc = false, 0
+	}
 	e.inFlight = false
 	e.out.Emitted = e.out.Emitted[:0]
 	e.out.Steps, e.out.End = e.plan.Steps, e.plan.End
@@ -263,6 +271,7 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 			e.recycle(s)
 			continue
 		}
+		e.outstanding -= s.left()
 		n := 1
 		if s.decoding {
 			n = s.sched // one token computed and one sampled per step
@@ -271,10 +280,12 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		s.computed += s.sched
 		s.sched = 0
 		if s.computed < s.known {
+			e.outstanding += s.left()
 			continue // a chunk of a longer prefill
 		}
 		s.emitted += n
 		s.known++
+		e.outstanding += s.left()
 		em := Emit{Ref: s.req.Ref, Tokens: n, First: s.emitted == 1}
 		if s.emitted >= s.req.Output {
 			em.Done = true
@@ -285,51 +296,6 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	if done {
 		e.dropFinished()
 	}
-	return &e.out, nil
-}
-
-// CompleteUntil ends the steps of the plan in flight that end at or before
-// instant t, exactly as if each had been planned and completed on its own,
-// and keeps the rest in flight: the plan's Start, Steps and Batch then
-// describe the steps still to run (its End is unchanged). A driver calls it
-// when something external happens at t inside a run of decode steps (an
-// abort, the end of the simulation), so that the tokens of the steps that
-// ended before t are not lost. When every step has ended it is Complete;
-// when none has, the Outcome is empty (Steps 0).
-func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
-	if !e.inFlight {
-		return nil, ErrNoStepInFlight
-	}
-	p := &e.plan
-	if t >= p.End {
-		return e.Complete(p.End)
-	}
-	e.out.Emitted = e.out.Emitted[:0]
-	j := 0
-	if t >= p.Start {
-		j = int((t - p.Start) / p.StepTime)
-	}
-	e.out.Steps, e.out.End = j, p.Start+time.Duration(j)*p.StepTime
-	if j == 0 {
-		return &e.out, nil
-	}
-	// j >= 1 steps ended and at least one did not: only a run of identical
-	// decode steps (none finishing before its last) has several steps.
-	for _, s := range e.sched {
-		if s.aborted || !s.decoding {
-			panic("engine: invariant run-shape broken: a run of several steps holds a request that is not decoding")
-		}
-		s.computed += j
-		s.known += j
-		s.emitted += j
-		s.sched -= j
-		e.out.Emitted = append(e.out.Emitted, Emit{Ref: s.req.Ref, Tokens: j})
-	}
-	for i := range p.Batch.Decode {
-		p.Batch.Decode[i] += j
-	}
-	p.Start = e.out.End
-	p.Steps -= j
 	return &e.out, nil
 }
 
