@@ -39,9 +39,10 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	if len(p.Batch.Prefill) > 0 || len(p.Preempted) > 0 || len(p.Started) > 0 || len(e.sched) != len(e.running) {
 		return 1
 	}
-	// Every step must start before until: now + (k-1)·d < until.
+	// Every step must start before until: now + (k-1)·d < until (written
+	// so that until near the end of time does not overflow).
 	d := p.StepTime
-	k := int(min((until-now+d-1)/d, 1<<40))
+	k := int(min((until-now-1)/d+1, 1<<40))
 	for _, s := range e.sched {
 		k = min(k, s.req.Output-s.emitted) // none finishes before the last step
 	}

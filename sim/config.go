@@ -120,14 +120,18 @@ func (w Window) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Config is one simulated run of one replica. The zero value is the Atlas
-// TP4 replica (engine.Config{} priced by costmodel.Frozen{}) under the
-// chapter's SLO, with an open window, no timeout, no injected errors and
-// seed 0.
+// Config is one simulated run of a replica, or of a fleet of replicas
+// behind a router. The zero value is one Atlas TP4 replica
+// (engine.Config{} priced by costmodel.Frozen{}) under the chapter's SLO,
+// with an open window, no timeout, no injected errors and seed 0.
 type Config struct {
+	// Engine configures the replica when Fleet.Replicas is nil.
 	Engine engine.Config
-	// Model prices each step; nil means costmodel.Frozen{}.
+	// Model prices each step of that replica; nil means costmodel.Frozen{}.
 	Model costmodel.Model
+	// Fleet is several replicas behind a router. Its zero value is the
+	// fleet of one configured by Engine and Model.
+	Fleet Fleet
 	SLO   SLO
 	Window
 	// Timeout is the client deadline from arrival: a request not finished
@@ -163,15 +167,21 @@ type Config struct {
 }
 
 // WithDefaults returns c with the engine, the cost model (nil becomes
-// costmodel.Frozen{}) and the SLO at their effective values, for a card or
-// a log that should show what ran rather than zeros.
+// costmodel.Frozen{}), every replica of a fleet, its router and the SLO at
+// their effective values, for a card or a log that should show what ran
+// rather than zeros.
 func (c Config) WithDefaults() Config {
 	c.Engine = c.Engine.WithDefaults()
-	switch m := c.Model.(type) {
-	case nil:
-		c.Model = costmodel.Frozen{}.WithDefaults()
-	case costmodel.Frozen:
-		c.Model = m.WithDefaults()
+	c.Model = modelWithDefaults(c.Model)
+	if c.Fleet.Replicas != nil {
+		reps := make([]Replica, len(c.Fleet.Replicas))
+		for i, r := range c.Fleet.Replicas {
+			reps[i] = Replica{Engine: r.Engine.WithDefaults(), Model: modelWithDefaults(r.Model)}
+		}
+		c.Fleet.Replicas = reps
+	}
+	if c.Fleet.Router == nil {
+		c.Fleet.Router = RoundRobin{}
 	}
 	c.SLO = c.SLO.WithDefaults()
 	if c.MaxBacklog == 0 {
@@ -180,9 +190,28 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
+func modelWithDefaults(m costmodel.Model) costmodel.Model {
+	switch m := m.(type) {
+	case nil:
+		return costmodel.Frozen{}.WithDefaults()
+	case costmodel.Frozen:
+		return m.WithDefaults()
+	}
+	return m
+}
+
+// replicas returns the replicas the run drives: the fleet's, or the one
+// configured by Engine and Model.
+func (c Config) replicas() []Replica {
+	if c.Fleet.Replicas != nil {
+		return c.Fleet.Replicas
+	}
+	return []Replica{{Engine: c.Engine, Model: c.Model}}
+}
+
 // Validate joins every problem of the configuration, naming each field.
 func (c Config) Validate() error {
-	errs := []error{c.Engine.Validate(), c.SLO.Validate(), c.Window.Validate()}
+	errs := []error{c.Engine.Validate(), c.SLO.Validate(), c.Window.Validate(), c.Fleet.validate(c)}
 	if c.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("sim: Timeout must be >= 0 (0 means none), got %v", c.Timeout))
 	}
@@ -192,8 +221,13 @@ func (c Config) Validate() error {
 	if c.Percentiles > Empirical {
 		errs = append(errs, fmt.Errorf("sim: Percentiles must be Linear or Empirical, got %d", c.Percentiles))
 	}
-	if v, ok := c.Model.(interface{ Validate() error }); ok {
-		errs = append(errs, v.Validate())
-	}
+	errs = append(errs, validateModel(c.Model))
 	return errors.Join(errs...)
+}
+
+func validateModel(m costmodel.Model) error {
+	if v, ok := m.(interface{ Validate() error }); ok {
+		return v.Validate()
+	}
+	return nil
 }

@@ -12,14 +12,15 @@ const (
 	classStepEnd class = iota
 	classArrival
 	classTimeout
+	classWindow // the window opens or closes: every replica's steps are collected
 )
 
 type event struct {
 	at    time.Duration
 	class class
 	seq   uint64 // insertion order, the final tie-break
-	ref   int32  // the record the event concerns (arrivals, timeouts)
-	gen   uint32 // the slot generation a timeout belongs to
+	ref   int32  // the record the event concerns (arrivals, timeouts), or the replica (step ends)
+	gen   uint32 // the slot generation a timeout belongs to, or the replica's step generation
 }
 
 func (a event) before(b event) bool {

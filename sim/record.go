@@ -34,6 +34,7 @@ type Record struct {
 	Conversation uint64
 	Turn         int
 	Class        string
+	Replica      int  // the replica the router sent it to (0 for a single replica)
 	Measured     bool // arrived inside the measurement window
 
 	Arrival        time.Duration

@@ -7,29 +7,27 @@ import (
 	"github.com/servesim/servesim/engine"
 )
 
-// stepEnd applies the end of the move in flight.
-func (r *runner) stepEnd() error {
-	out, err := r.eng.Complete(r.now)
-	if err != nil {
-		return err
-	}
-	return r.account(out)
-}
-
-// account applies completed steps: every emitted token is accounted to its
-// request (first token, inter-token gaps), and requests that emitted their
-// last token end.
-func (r *runner) account(out *engine.Outcome) error {
+// account applies a replica's completed steps: every emitted token is
+// accounted to its request (first token, inter-token gaps), requests that
+// emitted their last token end, and the steps that ended inside the window
+// add their time and KV blocks to the replica's measurements.
+func (r *runner) account(rep *replica, out *engine.Outcome) error {
 	if r.checkEngine {
-		if err := r.eng.Check(); err != nil {
-			return fmt.Errorf("sim: after the steps that ended at %v: %w", out.End, err)
+		if err := rep.eng.Check(); err != nil {
+			return fmt.Errorf("sim: replica %d, after the steps that ended at %v: %w", rep.idx, out.End, err)
 		}
+	}
+	if out.Steps > 0 && r.endsInWindow(out.End) {
+		d := time.Duration(out.Steps) * rep.stepTime
+		rep.busy += d
+		rep.blockTime.add(uint64(out.BlockSteps), uint64(rep.stepTime))
 	}
 	var run itlRun
 	for _, em := range out.Emitted {
 		s := &r.slots[em.Ref]
-		r.emit(s, em.Tokens, em.First, out.End, &run)
+		r.emit(s, rep.stepTime, em.Tokens, em.First, out.End, &run)
 		if em.Done {
+			rep.held--
 			r.inSystem--
 			if s.willError {
 				r.end(em.Ref, StatusErrored, "server error (injected or recorded in the trace)")
@@ -38,37 +36,37 @@ func (r *runner) account(out *engine.Outcome) error {
 			}
 		}
 	}
-	run.flush(&r.col.itl)
+	run.flush(&r.col.itl, &rep.col.itl)
 	return nil
 }
 
 // itlRun batches equal inter-token gaps of one step before they reach the
-// summary's histogram, so a step costs one map update, not one per token.
+// summary's histograms, so a step costs one map update, not one per token.
 type itlRun struct {
 	d time.Duration
 	n int
 }
 
-func (a *itlRun) add(d time.Duration, n int, w *weighted) {
+func (a *itlRun) add(d time.Duration, n int, fleet, replica *weighted) {
 	if a.n > 0 && a.d != d {
-		a.flush(w)
+		a.flush(fleet, replica)
 	}
 	a.d = d
 	a.n += n
 }
 
-func (a *itlRun) flush(w *weighted) {
+func (a *itlRun) flush(fleet, replica *weighted) {
 	if a.n > 0 {
-		w.add(a.d, a.n)
+		fleet.add(a.d, a.n)
+		replica.add(a.d, a.n)
 		a.n = 0
 	}
 }
 
 // emit accounts n tokens of one request, emitted at the ends of the last n
-// steps of a move, the last of which ended at end.
-func (r *runner) emit(s *slot, n int, first bool, end time.Duration, run *itlRun) {
+// steps of a move of steps of length step, the last of which ended at end.
+func (r *runner) emit(s *slot, step time.Duration, n int, first bool, end time.Duration, run *itlRun) {
 	rec := &s.rec
-	step := r.stepTime
 	t := end - time.Duration(n-1)*step // the first of the n instants
 	if first {
 		rec.FirstToken = t
@@ -97,7 +95,8 @@ func (r *runner) gap(rec *Record, d time.Duration, k int, run *itlRun) {
 		rec.ITLOver += k
 	}
 	if rec.Measured {
-		run.add(d, k, &r.col.itl)
+		rep := &r.reps[rec.Replica]
+		run.add(d, k, &r.col.itl, &rep.col.itl)
 	}
 }
 
@@ -115,6 +114,9 @@ func (r *runner) end(ref int32, st Status, reason string) {
 	if rec.Measured {
 		r.measuredLive--
 		r.col.add(rec)
+		if !r.cfg.DetectWarmup { // else counted once the warm-up is known
+			r.reps[rec.Replica].col.count(rec)
+		}
 	}
 	if r.obs != nil {
 		r.obs.Observe(rec)
@@ -134,7 +136,11 @@ func (r *runner) end(ref int32, st Status, reason string) {
 func (r *runner) abandon() {
 	reason := "still in flight when the run stopped"
 	if r.overloaded {
-		reason = fmt.Sprintf("the run stopped: the replica held more than %d requests (Config.MaxBacklog), an overload", r.maxHeld)
+		who := "the replica"
+		if len(r.reps) > 1 {
+			who = "the fleet"
+		}
+		reason = fmt.Sprintf("the run stopped: %s held more than %d requests (Config.MaxBacklog), an overload", who, r.maxHeld)
 	}
 	r.col.s.Stopped = r.now
 	for ref := range r.slots {
@@ -143,66 +149,3 @@ func (r *runner) abandon() {
 		}
 	}
 }
-
-func (r *runner) summary() Summary {
-	end := r.cfg.Horizon
-	switch {
-	case r.overloaded && (end == 0 || r.col.s.Stopped < end):
-		// Nothing arrived after the stop: the window ends there.
-		end = max(r.col.s.Stopped, r.cfg.Warmup)
-		r.col.s.HeldAtEnd = r.inSystem
-	case end == 0:
-		end = r.lastEnd
-		r.advance(max(r.lastEnd, r.now))
-		r.col.s.HeldAtEnd = r.inSystem
-	case !r.endSeen: // stopped before the horizon: every request ended
-		r.advance(r.cfg.Horizon)
-	}
-	r.col.s.Overloaded = r.overloaded
-	w := r.cfg.Window
-	rep := WarmupReport{Declared: w.Warmup, DeclaredRequests: w.WarmupRequests, Method: "declared", Start: w.Warmup}
-	area, done, tokens := r.area, r.done, r.tokens
-	if w.DetectWarmup {
-		var kept []Record
-		kept, rep = truncate(r.col.eligible, w)
-		r.col.detect = false
-		for i := range kept {
-			r.col.count(&kept[i])
-		}
-		area, r.col.s.HeldAtStart = integrate(r.segs, rep.Start, end)
-		m := r.markAt(rep.Start)
-		done, tokens = done-m.done, tokens-m.tokens
-	}
-	r.col.s.Completed, r.col.s.WindowTokens = done, tokens
-	r.col.s.Warmup = rep
-	// An open window whose warm-up outlasts every request is empty, never
-	// negative.
-	return r.col.finish(max(0, end-rep.Start), area.seconds(), r.cfg.Percentiles)
-}
-
-// inWindow counts the instants t, t+step, …, t+(n-1)·step that fall in the
-// declared window [Warmup, Horizon) (Horizon 0: no end), in O(1).
-func (r *runner) inWindow(t, step time.Duration, n int) int {
-	lo, hi := 0, n // indices i in [lo, hi) are inside
-	if step == 0 {
-		n = 1
-		hi = 1
-	}
-	if w := r.cfg.Warmup; t < w {
-		if step == 0 {
-			return 0
-		}
-		lo = int(ceilDiv(w-t, step))
-	}
-	if h := r.cfg.Horizon; h > 0 {
-		if t >= h {
-			return 0
-		}
-		if step > 0 {
-			hi = min(hi, int(ceilDiv(h-t, step)))
-		}
-	}
-	return max(0, min(hi, n)-lo)
-}
-
-func ceilDiv(a, b time.Duration) time.Duration { return (a + b - 1) / b }

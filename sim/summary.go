@@ -85,6 +85,12 @@ type Summary struct {
 	// measured window began.
 	Warmup WarmupReport
 
+	// Replicas is each replica's share of the run, in replica order (one
+	// for a single replica), and Imbalance how unevenly the fleet's work
+	// fell on them.
+	Replicas  []ReplicaSummary
+	Imbalance Imbalance
+
 	// Stopped is the instant the run stopped: the last terminal event of
 	// an open window, at most Horizon + Drain, or the overload stop.
 	Stopped time.Duration
@@ -98,6 +104,43 @@ type Summary struct {
 	// Samples keeps the raw distributions the Dists were computed from, so
 	// that runs can be pooled and intervals bootstrapped.
 	Samples Samples
+}
+
+// ReplicaSummary is one replica's share of a run: the measured requests
+// the router sent it, their goodput, attainment and latencies over the
+// window, its prefix cache's hits, and how busy and how full its KV cache
+// was over the declared window (measured over the steps that ended in it).
+type ReplicaSummary struct {
+	Replica       int
+	Offered, Good int
+	Goodput       float64 // good requests per second of window
+	Attainment    float64 // Good / Offered; NaN as Summary.Attainment is
+	// Cached is the prompt tokens its measured requests found in its
+	// prefix cache, of InputTokens in all (PrefixHitRate).
+	Cached, InputTokens  int
+	Preempt              int
+	TTFT, TPOT, ITL, E2E Dist
+	// Busy is the fraction of the window it had a step in flight, and
+	// KVOccupancy the time-average fraction of its KV blocks held
+	// (vLLM's "GPU KV cache usage"); NaN for an empty window.
+	Busy, KVOccupancy float64
+}
+
+// PrefixHitRate is the fraction of the prompt tokens of its measured
+// requests served from its prefix cache (NaN without any).
+func (s ReplicaSummary) PrefixHitRate() float64 {
+	if s.InputTokens == 0 {
+		return math.NaN()
+	}
+	return float64(s.Cached) / float64(s.InputTokens)
+}
+
+// Imbalance is how unevenly a fleet's work fell on its replicas: the
+// largest replica's share over the mean share, of the measured requests
+// routed to each and of their busy time (1 is perfectly even; NaN when
+// there was nothing to share).
+type Imbalance struct {
+	Requests, Busy float64
 }
 
 // Samples are the raw latencies of one run's measured requests, in

@@ -1,0 +1,173 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"time"
+
+	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/workload"
+)
+
+// Fleet is the replicas a run drives and how arrivals are routed among
+// them. The zero value is one replica configured by Config.Engine and
+// Config.Model, which is what Run simulated before fleets existed: a fleet
+// of one gives the same bytes under any router.
+type Fleet struct {
+	// Replicas configures each replica: its engine and cost model, so an
+	// old and a new accelerator generation may serve side by side. nil
+	// means one replica configured by Config.Engine and Config.Model; an
+	// empty, non-nil slice is refused.
+	Replicas []Replica
+	// Router chooses a replica for each arrival; nil means RoundRobin{}.
+	Router Router
+	// SignalDelay is how stale the load a router reads may be, as in real
+	// control planes: the replicas' counts are refreshed when a router
+	// reads them at least SignalDelay after the last refresh, and between
+	// refreshes the router sees those counts plus its own decisions since.
+	// The cached prefix a router reads is always the replica's own cache
+	// (see View.CachedPrefix). 0 means fresh signals at every arrival.
+	SignalDelay time.Duration
+}
+
+// Replica is one replica of a fleet. Its zero value is the Atlas TP4
+// replica: engine.Config{} priced by costmodel.Frozen{}.
+type Replica struct {
+	Engine engine.Config
+	// Model prices its steps; nil means costmodel.Frozen{}.
+	Model costmodel.Model
+}
+
+// Copies returns n replicas configured alike: a homogeneous fleet.
+func Copies(n int, r Replica) []Replica {
+	out := make([]Replica, n)
+	for i := range out {
+		out[i] = r
+	}
+	return out
+}
+
+func (f Fleet) validate(c Config) error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("sim: "+format, a...)) }
+	if f.Replicas != nil && len(f.Replicas) == 0 {
+		bad("Fleet.Replicas is empty: a fleet needs at least one replica (leave it nil for one replica configured by Engine and Model)")
+	}
+	if f.Replicas != nil && (!reflect.ValueOf(c.Engine).IsZero() || c.Model != nil) {
+		bad("Config.Engine and Config.Model configure the single replica; with Fleet.Replicas set, configure each replica there")
+	}
+	for i, r := range f.Replicas {
+		if err := r.Engine.Validate(); err != nil {
+			bad("Fleet.Replicas[%d]: %w", i, err)
+		}
+		if err := validateModel(r.Model); err != nil {
+			bad("Fleet.Replicas[%d]: %w", i, err)
+		}
+	}
+	if f.SignalDelay < 0 {
+		bad("Fleet.SignalDelay must be >= 0 (0 means fresh signals), got %v", f.SignalDelay)
+	}
+	if v, ok := f.Router.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			bad("Fleet.Router: %w", err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Router chooses the replica an arriving request goes to. It is called once
+// per arrival, in arrival order, with the request and a read-only view of
+// every replica, and returns a replica index in [0, v.Replicas()). A
+// router is configuration (a value with its parameters, safe to share
+// between the runs of a sweep): whatever it must remember between
+// arrivals it derives from the view (Routed, Rand), so one run's decisions
+// never leak into another's. A new router is one type with this method,
+// in a file of its own.
+type Router interface {
+	Route(r *workload.Request, v *View) int
+}
+
+// Load is what a real router reads of a replica's load.
+type Load struct {
+	Waiting, Running int
+	// Outstanding is the work the replica holds, in tokens: prompt tokens
+	// not yet in KV plus output tokens not yet emitted, over every request
+	// it holds.
+	Outstanding int
+	// FreeBlocks is the KV blocks no request holds (cached or not).
+	FreeBlocks int
+}
+
+// Held is the requests the replica holds, waiting or running.
+func (l Load) Held() int { return l.Waiting + l.Running }
+
+// View is a router's read-only view of the fleet at one arrival. Reading
+// it never changes a replica: no cache entry is touched and no scratch
+// state kept by the engine is written.
+type View struct {
+	r   *runner
+	req *workload.Request
+}
+
+// Replicas is the number of replicas.
+func (v *View) Replicas() int { return len(v.r.reps) }
+
+// Load returns replica i's load, as fresh as Fleet.SignalDelay allows.
+func (v *View) Load(i int) Load {
+	if d := v.r.cfg.Fleet.SignalDelay; d > 0 {
+		return v.r.signals.load(v.r, i, d)
+	}
+	return v.r.reps[i].load(v.r.now)
+}
+
+// CachedPrefix is how many of the request's leading prompt tokens replica
+// i holds in its prefix cache (shared content only: what the workload's
+// prefix ids make common to requests). It reads the replica's cache
+// itself: SGLang's cache-aware router approximates each worker's cache
+// with a radix tree of the prompts it routed there, which this is the
+// ideal of.
+func (v *View) CachedPrefix(i int) int {
+	rep := &v.r.reps[i]
+	rep.eng.SyncTo(v.r.now)
+	return rep.eng.CachedPrefix(v.req.PrefixHashes, v.req.PrefixBlockTokens, v.req.InputTokens)
+}
+
+// Routed is the number of requests routed before this one in the run.
+func (v *View) Routed() int { return v.r.routed }
+
+// Rand is the run's routing stream ("sim/router" of the run's seed): a
+// router that draws from it is seeded like everything else.
+func (v *View) Rand() *rand.Rand { return v.r.routeRand }
+
+// signals is the stale view of Fleet.SignalDelay: the loads read at the
+// last refresh plus the router's own decisions since.
+type signals struct {
+	loads []Load
+	at    time.Duration
+	fresh bool // read at least once
+}
+
+func (s *signals) load(r *runner, i int, delay time.Duration) Load {
+	if !s.fresh || r.now-s.at >= delay {
+		if s.loads == nil {
+			s.loads = make([]Load, len(r.reps))
+		}
+		for j := range r.reps {
+			s.loads[j] = r.reps[j].load(r.now)
+		}
+		s.at, s.fresh = r.now, true
+	}
+	return s.loads[i]
+}
+
+// routed records the router's own decision in the stale view: the request
+// waits at replica i with all its work outstanding.
+func (s *signals) routed(i int, req *workload.Request) {
+	if s.fresh {
+		s.loads[i].Waiting++
+		s.loads[i].Outstanding += req.InputTokens + req.OutputTokens
+	}
+}

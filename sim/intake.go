@@ -1,0 +1,179 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/workload"
+)
+
+// slot is a request's record plus what the runner needs while it lives.
+type slot struct {
+	rec       Record
+	gen       uint32 // bumped when the slot is reused, to expire timeouts
+	live      bool
+	willError bool
+	priority  int
+	prefix    []uint64 // the request's prefix hash ids, for the cache
+	prefixLen int      // tokens per hash id
+}
+
+// pull takes the next request(s) from the source: one for an open-loop
+// source (the next arrival, kept in the event queue), all that are ready for
+// a closed-loop one.
+func (r *runner) pull() error {
+	for !r.srcDone {
+		req, err := r.src.Next()
+		if errors.Is(err, workload.ErrWaiting) {
+			return nil
+		}
+		if err == io.EOF {
+			r.srcDone = true
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("sim: reading the workload: %w", err)
+		}
+		if err := r.schedule(req); err != nil {
+			return err
+		}
+		if r.fb == nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+func (r *runner) schedule(req workload.Request) error {
+	floor := r.lastArrival
+	if r.fb != nil {
+		floor = r.now
+	}
+	if req.Arrival < floor {
+		return fmt.Errorf("sim: workload request %d arrives at %v, before %v: sources must yield in arrival order", req.ID, req.Arrival, floor)
+	}
+	if r.fb == nil {
+		r.lastArrival = req.Arrival
+	}
+	ref := r.alloc()
+	s := &r.slots[ref]
+	s.rec = Record{
+		ID: req.ID, Conversation: req.Conversation, Turn: req.Turn, Class: req.Class,
+		Arrival: req.Arrival, Input: req.InputTokens, Output: req.OutputTokens,
+		FirstScheduled: Never, FirstToken: Never, LastToken: Never, Finish: Never,
+		Measured: r.measures(req.Arrival),
+		Tokens:   s.rec.Tokens[:0],
+	}
+	s.priority = req.Priority
+	s.prefix, s.prefixLen = req.PrefixHashes, req.PrefixBlockTokens
+	s.willError = req.Failed
+	r.seen++
+	r.events.push(event{at: req.Arrival, class: classArrival, ref: ref})
+	return nil
+}
+
+func (r *runner) measures(t time.Duration) bool {
+	return t >= r.cfg.Warmup && (r.cfg.Horizon == 0 || t < r.cfg.Horizon) && r.seen >= r.cfg.WarmupRequests
+}
+
+func (r *runner) alloc() int32 {
+	if n := len(r.freeRefs); n > 0 {
+		ref := r.freeRefs[n-1]
+		r.freeRefs = r.freeRefs[:n-1]
+		return ref
+	}
+	r.slots = append(r.slots, slot{})
+	return int32(len(r.slots) - 1)
+}
+
+func (r *runner) arrive(ref int32) error {
+	s := &r.slots[ref]
+	s.live = true
+	if s.rec.Measured {
+		r.measuredLive++
+	}
+	// Drawn for every request, so the stream does not depend on outcomes.
+	injected := r.errs.Float64() < r.cfg.ErrorRate
+	if s.willError { // the trace recorded it as failed: it never loads the replica
+		r.end(ref, StatusErrored, "recorded as failed in the trace")
+		if r.fb == nil {
+			return r.pull()
+		}
+		return nil
+	}
+	s.willError = injected
+	i, err := r.route(s)
+	if err != nil {
+		return err
+	}
+	rep := &r.reps[i]
+	s.rec.Replica = i
+	err = rep.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
+		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen})
+	if err != nil {
+		r.end(ref, StatusRejected, err.Error())
+	} else {
+		// It joins the replica's waiting queue: a run in flight there
+		// stops after its step in flight, as step by step.
+		if err := r.interrupt(rep); err != nil {
+			return err
+		}
+		rep.held++
+		r.inSystem++
+		if r.maxHeld > 0 && r.inSystem > r.maxHeld {
+			r.overloaded = true
+			return nil
+		}
+		if r.cfg.Timeout > 0 {
+			r.events.push(event{at: r.now + r.cfg.Timeout, class: classTimeout, ref: ref, gen: s.gen})
+		}
+	}
+	if r.fb == nil {
+		return r.pull()
+	}
+	return nil
+}
+
+// route asks the router where the request goes.
+func (r *runner) route(s *slot) (int, error) {
+	if len(r.reps) == 1 && r.cfg.Fleet.Router == nil {
+		r.routed++
+		return 0, nil // one replica and no router to ask
+	}
+	req := workload.Request{ID: s.rec.ID, Arrival: s.rec.Arrival, InputTokens: s.rec.Input, OutputTokens: s.rec.Output,
+		PrefixHashes: s.prefix, PrefixBlockTokens: s.prefixLen, Conversation: s.rec.Conversation, Turn: s.rec.Turn,
+		Class: s.rec.Class, Priority: s.priority}
+	r.view.req = &req
+	i := r.router.Route(&req, &r.view)
+	r.view.req = nil
+	if i < 0 || i >= len(r.reps) {
+		return 0, fmt.Errorf("sim: router %T chose replica %d of a fleet of %d (indices 0 to %d)", r.router, i, len(r.reps), len(r.reps)-1)
+	}
+	r.routed++
+	if r.cfg.Fleet.SignalDelay > 0 {
+		r.signals.routed(i, &req)
+	}
+	return i, nil
+}
+
+// timeout abandons a request at its client deadline, wherever it is.
+func (r *runner) timeout(ref int32, gen uint32) error {
+	s := &r.slots[ref]
+	if !s.live || s.gen != gen {
+		return nil // it ended before
+	}
+	rep := &r.reps[s.rec.Replica]
+	if err := r.interrupt(rep); err != nil {
+		return err
+	}
+	if err := rep.eng.Abort(r.now, ref); err != nil {
+		panic("sim: invariant timeout-of-held-request broken: " + err.Error())
+	}
+	rep.held--
+	r.inSystem--
+	r.end(ref, StatusTimedOut, "client deadline reached")
+	return nil
+}

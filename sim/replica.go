@@ -1,0 +1,172 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/servesim/servesim/engine"
+)
+
+// replica is one engine of the fleet and what the runner tracks of it: the
+// move in flight (one step, or a run of identical decode steps), the
+// generation of its step-end event, the requests it holds, and its own
+// share of the measurements.
+type replica struct {
+	idx      int
+	eng      *engine.Engine
+	stepTime time.Duration // of the move in flight
+	stepDone time.Duration // when the move in flight ends
+	gen      uint32        // generation of its step-end event; a cut run bumps it
+	held     int           // requests it holds
+	planned  bool          // queued to plan after the current instant
+
+	busy      time.Duration // step time of steps ending in the window
+	blockTime wide          // KV blocks held × step time, same steps
+	col       collector     // its measured requests
+}
+
+func newReplica(idx int, r Replica, slo SLO) (replica, error) {
+	eng, err := engine.New(r.Engine, r.Model)
+	if err != nil {
+		return replica{}, fmt.Errorf("sim: replica %d: %w", idx, err)
+	}
+	rep := replica{idx: idx, eng: eng}
+	rep.col.slo = slo
+	return rep, nil
+}
+
+// load reads the replica's load at instant now, without changing what it
+// will do.
+func (rep *replica) load(now time.Duration) Load {
+	rep.eng.SyncTo(now)
+	return Load{Waiting: rep.eng.Waiting(), Running: rep.eng.Running(),
+		Outstanding: rep.eng.Outstanding(now), FreeBlocks: rep.eng.FreeBlocks()}
+}
+
+// plan asks the engine for the next move at the runner's instant: a step,
+// or a run of identical decode steps whose every step starts before until.
+func (r *runner) plan(rep *replica) error {
+	if rep.eng.Busy() {
+		return nil
+	}
+	until := r.stopping()
+	if r.cfg.Stepwise {
+		until = r.now
+	}
+	p, err := rep.eng.ScheduleUntil(r.now, until)
+	if err != nil || p == nil {
+		return err
+	}
+	for i, ref := range p.Started {
+		r.slots[ref].rec.FirstScheduled = p.Start
+		r.slots[ref].rec.Cached = p.Cached[i]
+	}
+	for _, ref := range p.Preempted {
+		r.slots[ref].rec.Preemptions++
+	}
+	if r.checkEngine {
+		if err := rep.eng.Check(); err != nil {
+			return fmt.Errorf("sim: replica %d, after planning the step at %v: %w", rep.idx, r.now, err)
+		}
+	}
+	rep.gen++
+	r.events.push(event{at: p.End, class: classStepEnd, ref: int32(rep.idx), gen: rep.gen})
+	rep.stepTime, rep.stepDone = p.StepTime, p.End
+	return nil
+}
+
+// stepEnd applies the end of the replica's move in flight.
+func (r *runner) stepEnd(rep *replica) error {
+	out, err := rep.eng.Complete(r.now)
+	if err != nil {
+		return err
+	}
+	r.queuePlan(rep)
+	return r.account(rep, out)
+}
+
+// settle collects the steps of the replica's move in flight that ended by
+// instant t (see engine.CompleteUntil).
+func (r *runner) settle(rep *replica, t time.Duration) error {
+	if !rep.eng.Busy() || t >= rep.stepDone {
+		return nil // nothing in flight, or its step end at t comes first
+	}
+	out, err := rep.eng.CompleteUntil(t)
+	if err != nil {
+		return err
+	}
+	return r.account(rep, out)
+}
+
+// interrupt brings the replica to instant now because something happens to
+// it (a request joins or leaves): the steps that ended are collected, and
+// the steps of a run that had not started are dropped, to be planned again
+// once everything at now is handled, as a step-by-step replica would.
+func (r *runner) interrupt(rep *replica) error {
+	if !rep.eng.Busy() {
+		r.queuePlan(rep)
+		return nil
+	}
+	if err := r.settle(rep, r.now); err != nil {
+		return err
+	}
+	inFlight, end, err := rep.eng.Truncate(r.now)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !inFlight:
+		rep.gen++ // its step-end event is stale
+		r.queuePlan(rep)
+	case end != rep.stepDone:
+		rep.gen++
+		r.events.push(event{at: end, class: classStepEnd, ref: int32(rep.idx), gen: rep.gen})
+		rep.stepDone = end
+	}
+	return nil
+}
+
+// settleAll collects every replica's steps that ended by t.
+func (r *runner) settleAll(t time.Duration) error {
+	for i := range r.reps {
+		if err := r.settle(&r.reps[i], t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queuePlan marks the replica to be planned once every event at the
+// current instant is handled.
+func (r *runner) queuePlan(rep *replica) {
+	if !rep.planned {
+		rep.planned = true
+		r.toPlan = append(r.toPlan, rep.idx)
+	}
+}
+
+// planQueued plans the replicas marked since the last instant, in index
+// order (deterministic whatever order they were marked in).
+func (r *runner) planQueued() error {
+	if len(r.toPlan) > 1 {
+		sortInts(r.toPlan)
+	}
+	for _, i := range r.toPlan {
+		rep := &r.reps[i]
+		rep.planned = false
+		if err := r.plan(rep); err != nil {
+			return err
+		}
+	}
+	r.toPlan = r.toPlan[:0]
+	return nil
+}
+
+// sortInts sorts a short slice in place (insertion sort: no allocation).
+func sortInts(x []int) {
+	for i := 1; i < len(x); i++ {
+		for j := i; j > 0 && x[j] < x[j-1]; j-- {
+			x[j], x[j-1] = x[j-1], x[j]
+		}
+	}
+}

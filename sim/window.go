@@ -1,0 +1,157 @@
+package sim
+
+import (
+	"math"
+	"time"
+)
+
+// reach moves the clock to instant t. With a detected warm-up, the
+// counters advance records before each instant's events must hold every
+// token emitted before t, so every replica's steps that ended before t are
+// collected first.
+func (r *runner) reach(t time.Duration) error {
+	if r.cfg.DetectWarmup && t > r.areaAt {
+		if err := r.settleAll(t - 1); err != nil {
+			return err
+		}
+	}
+	r.advance(t)
+	return nil
+}
+
+// advance moves the clock to t, integrating requests in the system over
+// the measurement window for Little's law.
+func (r *runner) advance(t time.Duration) {
+	if r.areaAt <= r.cfg.Warmup && r.cfg.Warmup <= t && !r.startSeen {
+		r.startSeen = true
+		r.col.s.HeldAtStart = r.inSystem
+	}
+	if r.cfg.Horizon > 0 && r.areaAt <= r.cfg.Horizon && r.cfg.Horizon <= t && !r.endSeen {
+		r.endSeen = true
+		r.col.s.HeldAtEnd = r.inSystem
+	}
+	if r.cfg.DetectWarmup && t > r.areaAt {
+		r.segs = append(r.segs, segment{At: r.areaAt, Held: r.inSystem})
+		r.marks = append(r.marks, mark{at: t, done: r.done, tokens: r.tokens})
+	}
+	lo, hi := max(r.areaAt, r.cfg.Warmup), t
+	if r.cfg.Horizon > 0 {
+		hi = min(hi, r.cfg.Horizon)
+	}
+	if hi > lo {
+		r.area.add(uint64(r.inSystem), uint64(hi-lo))
+	}
+	r.areaAt = max(r.areaAt, t)
+	r.now = t
+}
+
+// endsInWindow reports whether a step that ended at t is one the declared
+// window measures: ended after Warmup, at Horizon at the latest. The
+// window's edges are events that split every run, so a move's steps are
+// all inside or all outside.
+func (r *runner) endsInWindow(t time.Duration) bool {
+	return t > r.cfg.Warmup && (r.cfg.Horizon == 0 || t <= r.cfg.Horizon)
+}
+
+func (r *runner) summary() Summary {
+	end := r.cfg.Horizon
+	switch {
+	case r.overloaded && (end == 0 || r.col.s.Stopped < end):
+		// Nothing arrived after the stop: the window ends there.
+		end = max(r.col.s.Stopped, r.cfg.Warmup)
+		r.col.s.HeldAtEnd = r.inSystem
+	case end == 0:
+		end = r.lastEnd
+		r.advance(max(r.lastEnd, r.now))
+		r.col.s.HeldAtEnd = r.inSystem
+	case !r.endSeen: // stopped before the horizon: every request ended
+		r.advance(r.cfg.Horizon)
+	}
+	r.col.s.Overloaded = r.overloaded
+	w := r.cfg.Window
+	rep := WarmupReport{Declared: w.Warmup, DeclaredRequests: w.WarmupRequests, Method: "declared", Start: w.Warmup}
+	area, done, tokens := r.area, r.done, r.tokens
+	if w.DetectWarmup {
+		var kept []Record
+		kept, rep = truncate(r.col.eligible, w)
+		r.col.detect = false
+		for i := range kept {
+			r.col.count(&kept[i])
+			r.reps[kept[i].Replica].col.count(&kept[i])
+		}
+		area, r.col.s.HeldAtStart = integrate(r.segs, rep.Start, end)
+		m := r.markAt(rep.Start)
+		done, tokens = done-m.done, tokens-m.tokens
+	}
+	r.col.s.Completed, r.col.s.WindowTokens = done, tokens
+	r.col.s.Warmup = rep
+	// An open window whose warm-up outlasts every request is empty, never
+	// negative.
+	window := max(0, end-rep.Start)
+	r.col.s.Replicas, r.col.s.Imbalance = r.replicaSummaries(window, max(0, end-w.Warmup))
+	return r.col.finish(window, area.seconds(), r.cfg.Percentiles)
+}
+
+// replicaSummaries sums each replica's share of the run: its measured
+// requests over the window, and its busy time and KV occupancy over the
+// declared window (measured in the steps that ended inside it).
+func (r *runner) replicaSummaries(window, declared time.Duration) ([]ReplicaSummary, Imbalance) {
+	out := make([]ReplicaSummary, len(r.reps))
+	offered, busy := make([]float64, len(r.reps)), make([]float64, len(r.reps))
+	for i := range r.reps {
+		rep := &r.reps[i]
+		s := rep.col.finish(window, 0, r.cfg.Percentiles)
+		rs := ReplicaSummary{
+			Replica: i, Offered: s.Offered, Good: s.Good, Goodput: s.Goodput, Attainment: s.Attainment,
+			TTFT: s.TTFT, TPOT: s.TPOT, ITL: s.ITL, E2E: s.E2E,
+			Cached: s.Cached, InputTokens: s.InputTokens, Preempt: s.Preempt,
+			Busy: math.NaN(), KVOccupancy: math.NaN(),
+		}
+		if sec := declared.Seconds(); sec > 0 {
+			rs.Busy = rep.busy.Seconds() / sec
+			rs.KVOccupancy = rep.blockTime.seconds() / sec / float64(rep.eng.Config().KVBlocks)
+		}
+		out[i] = rs
+		offered[i], busy[i] = float64(rs.Offered), rs.Busy
+	}
+	return out, Imbalance{Requests: maxOverMean(offered), Busy: maxOverMean(busy)}
+}
+
+// maxOverMean is max(x) / mean(x), NaN when the mean is 0 or undefined.
+func maxOverMean(x []float64) float64 {
+	sum, top := 0.0, math.Inf(-1)
+	for _, v := range x {
+		sum += v
+		top = max(top, v)
+	}
+	if !(sum > 0) {
+		return math.NaN()
+	}
+	return top / (sum / float64(len(x)))
+}
+// inWindow counts the instants t, t+step, …, t+(n-1)·step that fall in the
+// declared window [Warmup, Horizon) (Horizon 0: no end), in O(1).
+func (r *runner) inWindow(t, step time.Duration, n int) int {
+	lo, hi := 0, n // indices i in [lo, hi) are inside
+	if step == 0 {
+		n = 1
+		hi = 1
+	}
+	if w := r.cfg.Warmup; t < w {
+		if step == 0 {
+			return 0
+		}
+		lo = int(ceilDiv(w-t, step))
+	}
+	if h := r.cfg.Horizon; h > 0 {
+		if t >= h {
+			return 0
+		}
+		if step > 0 {
+			hi = min(hi, int(ceilDiv(h-t, step)))
+		}
+	}
+	return max(0, min(hi, n)-lo)
+}
+
+func ceilDiv(a, b time.Duration) time.Duration { return (a + b - 1) / b }
