@@ -1,0 +1,96 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/servesim/servesim/workload"
+)
+
+// PrefixAffinity is SGLang's cache-aware router (sgl-router's
+// cache_aware policy): it sends a request to the replica that holds the
+// longest cached prefix of its prompt, unless the fleet is out of balance,
+// in which case it sends it to the least loaded replica.
+//
+//  1. Imbalanced: if max load − min load > BalanceAbs and max load >
+//     min load × BalanceRel, the least loaded replica (load: requests
+//     held, waiting or running).
+//  2. Otherwise, if the best cached fraction of the prompt exceeds
+//     CacheThreshold, the replica with the longest cached prefix (ties:
+//     the less loaded, then the lower index).
+//  3. Otherwise the least loaded replica.
+//
+// The zero value is SGLang's defaults: CacheThreshold 0.5, BalanceAbs 32,
+// BalanceRel 1.0001. SGLang reads the cache from a radix tree of the
+// prompts it routed to each worker; here it is the replica's own cache
+// (View.CachedPrefix), which that tree approximates.
+type PrefixAffinity struct {
+	CacheThreshold float64 // fraction of the prompt; default 0.5
+	BalanceAbs     int     // requests; default 32
+	BalanceRel     float64 // ratio; default 1.0001
+}
+
+// Default thresholds of SGLang's cache-aware router.
+const (
+	DefaultCacheThreshold = 0.5
+	DefaultBalanceAbs     = 32
+	DefaultBalanceRel     = 1.0001
+)
+
+// WithDefaults returns p with its zero fields set to SGLang's defaults.
+func (p PrefixAffinity) WithDefaults() PrefixAffinity {
+	if p.CacheThreshold == 0 {
+		p.CacheThreshold = DefaultCacheThreshold
+	}
+	if p.BalanceAbs == 0 {
+		p.BalanceAbs = DefaultBalanceAbs
+	}
+	if p.BalanceRel == 0 {
+		p.BalanceRel = DefaultBalanceRel
+	}
+	return p
+}
+
+// Validate refuses thresholds outside their ranges, naming the field.
+func (p PrefixAffinity) Validate() error {
+	var errs []error
+	if !(p.CacheThreshold >= 0 && p.CacheThreshold <= 1) {
+		errs = append(errs, fmt.Errorf("PrefixAffinity.CacheThreshold must be in [0, 1], got %v", p.CacheThreshold))
+	}
+	if p.BalanceAbs < 0 {
+		errs = append(errs, fmt.Errorf("PrefixAffinity.BalanceAbs must be >= 0, got %d", p.BalanceAbs))
+	}
+	if p.BalanceRel != 0 && !(p.BalanceRel >= 1) {
+		errs = append(errs, fmt.Errorf("PrefixAffinity.BalanceRel must be >= 1 (0 means the default), got %v", p.BalanceRel))
+	}
+	return errors.Join(errs...)
+}
+
+// Route picks the replica with the longest cached prefix, or the least
+// loaded when the fleet is out of balance or nothing useful is cached.
+func (p PrefixAffinity) Route(r *workload.Request, v *View) int {
+	p = p.WithDefaults()
+	n := v.Replicas()
+	least, lo, hi := 0, v.Load(0).Held(), v.Load(0).Held()
+	for i := 1; i < n; i++ {
+		h := v.Load(i).Held()
+		if h < lo {
+			least, lo = i, h
+		}
+		hi = max(hi, h)
+	}
+	if hi-lo > p.BalanceAbs && float64(hi) > float64(lo)*p.BalanceRel {
+		return least
+	}
+	best, longest := least, 0
+	for i := range n {
+		c := v.CachedPrefix(i)
+		if c > longest || (c == longest && c > 0 && v.Load(i).Held() < v.Load(best).Held()) {
+			best, longest = i, c
+		}
+	}
+	if r.InputTokens > 0 && float64(longest)/float64(r.InputTokens) > p.CacheThreshold {
+		return best
+	}
+	return least
+}
