@@ -129,6 +129,7 @@ func maxOverMean(x []float64) float64 {
 	}
 	return top / (sum / float64(len(x)))
 }
+
 // inWindow counts the instants t, t+step, …, t+(n-1)·step that fall in the
 // declared window [Warmup, Horizon) (Horizon 0: no end), in O(1).
 func (r *runner) inWindow(t, step time.Duration, n int) int {
