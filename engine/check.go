@@ -51,8 +51,8 @@ func (e *Engine) Check() error {
 		if s.phase != phaseWaiting || s.heapIdx != i {
 			bad("request %d in the waiting queue at %d is marked phase %d, index %d", s.req.Ref, i, s.phase, s.heapIdx)
 		}
-		if len(s.blocks) != 0 || s.computed != 0 {
-			bad("waiting request %d holds %d blocks and %d computed tokens", s.req.Ref, len(s.blocks), s.computed)
+		if s.blocks() != 0 || s.computed != 0 {
+			bad("waiting request %d holds %d blocks and %d computed tokens", s.req.Ref, s.blocks(), s.computed)
 		}
 		errs = append(errs, e.checkSeq(s)...)
 	}
@@ -108,82 +108,81 @@ func (e *Engine) checkSeq(s *seq) []error {
 	if e.lazy && s.sched > 0 {
 		ahead = e.runAlloc // a run takes its blocks step by step
 	}
-	if want := e.blocksFor(s.computed + ahead); len(s.blocks) != want {
-		bad("holds %d blocks for %d tokens, want %d", len(s.blocks), s.computed+ahead, want)
-	}
-	if s.published > len(s.blocks) {
-		bad("published %d of %d blocks", s.published, len(s.blocks))
+	if want := e.blocksFor(s.computed + ahead); s.blocks() != want || s.anon < 0 {
+		bad("holds %d cached + %d anonymous blocks for %d tokens, want %d", len(s.ids), s.anon, s.computed+ahead, want)
 	}
 	return errs
 }
 
 // checkBlocks verifies reference counts, the free queues, the block sum and
-// the prefix cache's index. A block's holders are counted in checkRefs
-// (reset on the block's first visit by this check's generation).
+// the prefix cache's index. A node's holders are counted in checkRefs.
 func (e *Engine) checkBlocks() []error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("engine: KV blocks: "+format, a...)) }
 	p := &e.pool
 	gen := e.checkGen
-	if cap(e.checkRefs) < len(p.blocks) {
-		e.checkRefs = make([]int32, len(p.blocks))
+	if cap(e.checkRefs) < len(p.nodes) {
+		e.checkRefs = make([]int32, len(p.nodes))
 	}
-	refs := e.checkRefs[:len(p.blocks)]
+	refs := e.checkRefs[:len(p.nodes)]
 	clear(refs)
+	anon := 0
 	for _, s := range e.running {
-		for _, id := range s.blocks {
+		anon += s.anon
+		for _, id := range s.ids {
 			refs[id]++
 		}
 	}
-	held, cached, evict := 0, 0, 0
-	for id := range p.blocks {
-		b := &p.blocks[id]
+	held, free, evict := anon, 0, 0
+	for qi := range p.q {
+		q := &p.q[qi]
+		n, prev := 0, noNode
+		for id := q.head; id != noNode; id = p.nodes[id].next {
+			b := &p.nodes[id]
+			if b.checkGen == gen {
+				bad("free queue %d has a cycle at node %d", qi, id)
+				break
+			}
+			b.checkGen = gen
+			if !b.queued || b.refs != 0 || b.prev != prev || int(b.queue) != qi || b.run < 0 {
+				bad("node %d in free queue %d: queued %v, %d references, prev %d (want %d), queue %d, run %d", id, qi, b.queued, b.refs, b.prev, prev, b.queue, b.run)
+			}
+			if b.run == 0 {
+				evict++
+				if qi == 0 && p.split {
+					bad("cached block %d in the never-cached queue", id)
+				}
+			} else if p.split && qi == 1 {
+				bad("anonymous run %d in the cached queue", id)
+			}
+			n += p.size(id)
+			prev = id
+		}
+		if q.tail != prev || q.blocks != n {
+			bad("free queue %d counts %d blocks, tail %d; walked %d, last %d", qi, q.blocks, q.tail, n, prev)
+		}
+		free += n
+	}
+	for key, id := range p.index {
+		b := &p.nodes[id]
+		if b.key != key || b.run != 0 {
+			bad("index maps %#x to node %d holding %#x (run %d)", key, id, b.key, b.run)
+		}
 		if b.refs != refs[id] {
 			bad("block %d counts %d references, %d requests hold it", id, b.refs, refs[id])
+		}
+		if (b.refs == 0) != b.queued {
+			bad("block %d with %d references is queued: %v", id, b.refs, b.queued)
 		}
 		if b.refs > 0 {
 			held++
 		}
-		if b.cached {
-			cached++
-			if got, ok := p.index[b.key]; !ok || got != int32(id) {
-				bad("block %d is cached under %#x, which maps to %d (%v)", id, b.key, got, ok)
-			}
-		}
 	}
-	listed := 0
-	for qi := range p.q {
-		q := &p.q[qi]
-		n, prev := 0, noBlock
-		for id := q.head; id != noBlock; id = p.blocks[id].next {
-			b := &p.blocks[id]
-			if b.checkGen == gen {
-				bad("free queue %d has a cycle at block %d", qi, id)
-				break
-			}
-			b.checkGen = gen
-			if b.refs != 0 || b.prev != prev || int(b.queue) != qi {
-				bad("block %d in free queue %d has %d references, prev %d (want %d), queue %d", id, qi, b.refs, b.prev, prev, b.queue)
-			}
-			if b.cached {
-				evict++
-			}
-			if qi == 0 && p.split && b.cached {
-				bad("cached block %d in the never-cached queue", id)
-			}
-			prev = id
-			n++
-		}
-		if q.tail != prev || q.n != n {
-			bad("free queue %d counts %d blocks, tail %d; walked %d, last %d", qi, q.n, q.tail, n, prev)
-		}
-		listed += n
+	if held+free != p.total || free != p.free() {
+		bad("blocks held %d + free %d != total %d (free counted %d)", held, free, p.total, p.free())
 	}
-	if held+listed != len(p.blocks) || listed != p.free() {
-		bad("blocks held %d + free %d != total %d (free counted %d)", held, listed, len(p.blocks), p.free())
-	}
-	if cached != p.cached || cached != len(p.index) || evict != p.evict {
-		bad("counts %d cached (%d evictable), index holds %d; found %d cached (%d evictable)", p.cached, p.evict, len(p.index), cached, evict)
+	if len(p.index) != p.cached || evict != p.evict {
+		bad("counts %d cached (%d evictable), index holds %d, queues %d", p.cached, p.evict, len(p.index), evict)
 	}
 	return errs
 }

@@ -2,8 +2,8 @@ package engine
 
 // KV blocks, as vLLM V1's block pool keeps them (vllm/v1/core/block_pool.py
 // and kv_cache_utils.py, checked against vLLM 0.19): every block is held by
-// the requests that reference it (refs > 0) or sits in the free queue, in
-// LRU order. A block may carry a content key (it is cached): the prefix
+// the requests that reference it or sits in the free queue, in the order it
+// was freed. A block may carry a content key (it is cached): the prefix
 // cache maps the key to it, held or free, and a request whose sequence
 // begins with that content references it instead of computing it again.
 // Allocation takes the head of the free queue and, if the block was cached,
@@ -16,141 +16,204 @@ package engine
 // where a block shared by several requests is held once. With
 // Config.FreeBlocksFirst the never-cached free blocks are used before any
 // cached one is evicted (servesim's policy before it mirrored vLLM).
+//
+// A block without content is like any other, so servesim does not keep it
+// by identity: a request holds its leading blocks that carry content (ids,
+// nodes of the pool) and a count of anonymous blocks after them, and the
+// free queue holds cached blocks and runs of anonymous blocks. A request
+// whose blocks never carry content (no shared prefix, never preempted)
+// costs O(1) to allocate for and to free, however long it is.
 
-// noBlock is the nil link of the free queue.
-const noBlock int32 = -1
+// noNode is the nil link of the free queue.
+const noNode int32 = -1
 
-type block struct {
-	key        uint64 // content key, valid when cached
-	refs       int32  // requests holding the block
-	prev, next int32  // free queue links while refs == 0
-	cached     bool   // the prefix cache maps key to this block
-	queue      uint8  // which free queue holds it (0, or 1 for cached blocks under FreeBlocksFirst)
-	checkGen   uint32 // Check's scratch: the generation that last walked it in a queue
+// node is a block with content, or a run of anonymous blocks in the free
+// queue.
+type node struct {
+	key        uint64 // content key (cached blocks)
+	refs       int32  // requests holding it (cached blocks)
+	run        int32  // anonymous blocks in the run; 0 for a cached block
+	prev, next int32  // free queue links while in a queue
+	queued     bool   // in a free queue
+	queue      uint8  // which free queue (1: cached blocks under FreeBlocksFirst)
+	checkGen   uint32 // Check's scratch: the generation that last walked it
 }
 
-// freeQueue is a doubly linked list of block ids through block.prev/next.
+// freeQueue is a doubly linked list of nodes through node.prev/next.
 type freeQueue struct {
 	head, tail int32
-	n          int
+	blocks     int // blocks in it (a run counts its length)
 }
 
 type blockPool struct {
-	blocks []block
+	total  int
+	nodes  []node
+	spare  []int32      // unused node indices
 	q      [2]freeQueue // q[0]: every free block, or the never-cached ones under FreeBlocksFirst; q[1]: cached ones then
 	split  bool         // FreeBlocksFirst
 	index  map[uint64]int32
-	cached int // blocks carrying a key
+	cached int // blocks carrying a key (= len(index))
 	evict  int // cached blocks in a free queue
 }
 
 func newBlockPool(n int, split bool) blockPool {
-	p := blockPool{blocks: make([]block, n), split: split, index: make(map[uint64]int32)}
+	p := blockPool{total: n, split: split, index: make(map[uint64]int32)}
 	for i := range p.q {
-		p.q[i] = freeQueue{head: noBlock, tail: noBlock}
+		p.q[i] = freeQueue{head: noNode, tail: noNode}
 	}
-	for id := range p.blocks { // in id order, as vLLM's queue starts
-		p.blocks[id] = block{prev: noBlock, next: noBlock}
-		p.push(int32(id))
+	if n > 0 {
+		p.pushRun(n) // all blocks free, in id order as vLLM's queue starts
 	}
 	return p
 }
 
 // free is the number of blocks an allocation may draw on: every block no
 // request holds, cached or not.
-func (p *blockPool) free() int { return p.q[0].n + p.q[1].n }
+func (p *blockPool) free() int { return p.q[0].blocks + p.q[1].blocks }
 
-func (p *blockPool) push(id int32) {
-	b := &p.blocks[id]
-	if p.split && b.cached {
-		b.queue = 1
-	} else {
-		b.queue = 0
+// held is the number of blocks some request holds.
+func (p *blockPool) held() int { return p.total - p.free() }
+
+func (p *blockPool) newNode() int32 {
+	if n := len(p.spare); n > 0 {
+		id := p.spare[n-1]
+		p.spare = p.spare[:n-1]
+		return id
 	}
-	q := &p.q[b.queue]
-	b.prev, b.next = q.tail, noBlock
-	if q.tail != noBlock {
-		p.blocks[q.tail].next = id
+	p.nodes = append(p.nodes, node{})
+	return int32(len(p.nodes) - 1)
+}
+
+func (p *blockPool) freeNode(id int32) {
+	p.nodes[id] = node{}
+	p.spare = append(p.spare, id)
+}
+
+// size is the number of blocks a node stands for.
+func (p *blockPool) size(id int32) int {
+	if r := p.nodes[id].run; r > 0 {
+		return int(r)
+	}
+	return 1
+}
+
+func (p *blockPool) link(id int32, qi uint8) {
+	b := &p.nodes[id]
+	q := &p.q[qi]
+	b.prev, b.next, b.queued, b.queue = q.tail, noNode, true, qi
+	if q.tail != noNode {
+		p.nodes[q.tail].next = id
 	} else {
 		q.head = id
 	}
 	q.tail = id
-	q.n++
-	if b.cached {
+	q.blocks += p.size(id)
+	if b.run == 0 {
 		p.evict++
 	}
 }
 
 func (p *blockPool) unlink(id int32) {
-	b := &p.blocks[id]
+	b := &p.nodes[id]
 	q := &p.q[b.queue]
-	if b.prev != noBlock {
-		p.blocks[b.prev].next = b.next
+	if b.prev != noNode {
+		p.nodes[b.prev].next = b.next
 	} else {
 		q.head = b.next
 	}
-	if b.next != noBlock {
-		p.blocks[b.next].prev = b.prev
+	if b.next != noNode {
+		p.nodes[b.next].prev = b.prev
 	} else {
 		q.tail = b.prev
 	}
-	b.prev, b.next = noBlock, noBlock
-	q.n--
-	if b.cached {
+	b.prev, b.next, b.queued = noNode, noNode, false
+	q.blocks -= p.size(id)
+	if b.run == 0 {
 		p.evict--
 	}
 }
 
-// take allocates the head of the free queue (the never-cached queue first
-// under FreeBlocksFirst), evicting its content if it was cached. The caller
-// has checked that a block is free.
-func (p *blockPool) take() int32 {
+// pushRun frees n anonymous blocks to the tail of the queue, joining the
+// run already there.
+func (p *blockPool) pushRun(n int) {
+	if n <= 0 {
+		return
+	}
 	q := &p.q[0]
-	if q.n == 0 {
-		q = &p.q[1]
+	if t := q.tail; t != noNode && p.nodes[t].run > 0 {
+		p.nodes[t].run += int32(n)
+		q.blocks += n
+		return
 	}
-	id := q.head
-	p.unlink(id)
-	b := &p.blocks[id]
-	if b.cached {
+	id := p.newNode()
+	p.nodes[id].run = int32(n)
+	p.link(id, 0)
+}
+
+// take allocates n blocks from the head of the free queue (the never-cached
+// queue first under FreeBlocksFirst), evicting the content of cached ones.
+// They become anonymous blocks of their new holder. The caller has checked
+// that n blocks are free.
+func (p *blockPool) take(n int) {
+	for n > 0 {
+		qi := uint8(0)
+		if p.q[0].blocks == 0 {
+			qi = 1
+		}
+		id := p.q[qi].head
+		b := &p.nodes[id]
+		if b.run > 0 {
+			if x := int(b.run); x <= n { // the whole run
+				p.unlink(id)
+				p.freeNode(id)
+				n -= x
+				continue
+			}
+			b.run -= int32(n)
+			p.q[qi].blocks -= n
+			return
+		}
+		p.unlink(id)
 		delete(p.index, b.key)
-		b.cached = false
 		p.cached--
+		p.freeNode(id)
+		n--
 	}
-	b.refs = 1
-	return id
 }
 
 // touch adds a reference to a cached block a request found, taking it out
 // of the free queue if nobody held it.
 func (p *blockPool) touch(id int32) {
-	b := &p.blocks[id]
+	b := &p.nodes[id]
 	if b.refs == 0 {
 		p.unlink(id)
 	}
 	b.refs++
 }
 
-// release drops one reference; a block nobody holds joins the free queue's
-// tail.
+// release drops one reference to a cached block; a block nobody holds
+// joins the free queue's tail.
 func (p *blockPool) release(id int32) {
-	b := &p.blocks[id]
+	b := &p.nodes[id]
 	if b.refs--; b.refs == 0 {
-		p.push(id)
+		qi := uint8(0)
+		if p.split {
+			qi = 1
+		}
+		p.link(id, qi)
 	}
 }
 
-// register caches the held block id under key, unless another block
-// already holds that content (two requests computed it at once: vLLM keeps
-// both under the key, servesim keeps the first; the copy stays uncached).
-func (p *blockPool) register(id int32, key uint64) {
-	if _, dup := p.index[key]; dup {
-		return
-	}
-	b := &p.blocks[id]
-	b.key, b.cached = key, true
+// cache gives one anonymous block of its holder the content key: it
+// returns the new cached block. The caller has checked that no block
+// caches key yet.
+func (p *blockPool) cache(key uint64) int32 {
+	id := p.newNode()
+	b := &p.nodes[id]
+	b.key, b.refs = key, 1
 	p.index[key] = id
 	p.cached++
+	return id
 }
 
 // lookup returns the block caching key.
@@ -158,9 +221,6 @@ func (p *blockPool) lookup(key uint64) (int32, bool) {
 	id, ok := p.index[key]
 	return id, ok
 }
-
-// held is the number of blocks some request holds.
-func (p *blockPool) held() int { return len(p.blocks) - p.free() }
 
 // blockSum is Σ_{x=1..n} ceil(x/size): the blocks a sequence holds, summed
 // over its lengths 1 … n.
@@ -172,9 +232,13 @@ func blockSum(n, size int) int {
 	return size*q*(q+1)/2 + r*(q+1)
 }
 
+// blocks is the number of blocks s holds: its cached ones, then its
+// anonymous ones.
+func (s *seq) blocks() int { return len(s.ids) + s.anon }
+
 // need is the number of blocks s lacks to hold tokens.
 func (e *Engine) need(s *seq, tokens int) int {
-	return e.blocksFor(tokens) - len(s.blocks)
+	return e.blocksFor(tokens) - s.blocks()
 }
 
 // available is what an allocation may draw on: free blocks, cached or not.
@@ -183,8 +247,9 @@ func (e *Engine) available() int { return e.pool.free() }
 // take gives s n more blocks from the head of the free queue. The caller
 // has checked n <= available().
 func (e *Engine) take(s *seq, n int) {
-	for range n {
-		s.blocks = append(s.blocks, e.pool.take())
+	if n > 0 {
+		e.pool.take(n)
+		s.anon += n
 	}
 }
 
@@ -192,25 +257,29 @@ func (e *Engine) take(s *seq, n int) {
 // order so that the tail blocks are evicted first").
 func (e *Engine) drop(s *seq) {
 	if e.headFirst { // tests only: the order servesim used before
-		for _, id := range s.blocks {
+		for _, id := range s.ids {
 			e.pool.release(id)
 		}
+		e.pool.pushRun(s.anon)
 	} else {
-		for i := len(s.blocks) - 1; i >= 0; i-- {
-			e.pool.release(s.blocks[i])
+		e.pool.pushRun(s.anon)
+		for i := len(s.ids) - 1; i >= 0; i-- {
+			e.pool.release(s.ids[i])
 		}
 	}
-	s.blocks = s.blocks[:0]
-	s.published = 0
+	s.ids, s.anon = s.ids[:0], 0
 }
 
 // trim returns the blocks s holds beyond what its computed tokens need (the
 // allocation of a step that did not run), last first.
 func (e *Engine) trim(s *seq) {
-	keep := e.blocksFor(s.computed)
-	for i := len(s.blocks) - 1; i >= keep; i-- {
-		e.pool.release(s.blocks[i])
+	extra := s.blocks() - e.blocksFor(s.computed)
+	x := min(extra, s.anon)
+	e.pool.pushRun(x)
+	s.anon -= x
+	for ; extra > x; extra-- {
+		last := len(s.ids) - 1
+		e.pool.release(s.ids[last])
+		s.ids = s.ids[:last]
 	}
-	s.blocks = s.blocks[:keep]
-	s.published = min(s.published, keep)
 }

@@ -96,7 +96,7 @@ func (e *Engine) hits(s *seq) (blocks []int32, evictable int) {
 			break
 		}
 		blocks = append(blocks, id)
-		if e.pool.blocks[id].refs == 0 {
+		if e.pool.nodes[id].refs == 0 {
 			evictable++
 		}
 	}
@@ -109,11 +109,10 @@ func (e *Engine) attach(s *seq, blocks []int32) {
 	for _, id := range blocks {
 		e.pool.touch(id)
 	}
-	s.blocks = append(s.blocks, blocks...)
+	s.ids = append(s.ids, blocks...)
 	e.outstanding -= s.left()
 	s.computed += len(blocks) * e.cfg.BlockSize
 	e.outstanding += s.left()
-	s.published = len(blocks)
 }
 
 // publish caches the full blocks of shared content s will hold once its
@@ -125,17 +124,23 @@ func (e *Engine) attach(s *seq, blocks []int32) {
 // block's holders always hold the blocks before it, and a chain is evicted
 // from its tail. vLLM keeps both copies.
 func (e *Engine) publish(s *seq, upto int) {
-	full := min(s.shared, upto/e.cfg.BlockSize)
-	for ; s.published < full; s.published++ {
-		j := s.published
+	e.cacheThrough(s, min(s.shared, upto/e.cfg.BlockSize))
+}
+
+// cacheThrough gives s's blocks up to full their content keys, in order:
+// each becomes a cached block, or, if another block caches its content
+// already, s references that one and frees its own copy.
+func (e *Engine) cacheThrough(s *seq, full int) {
+	for j := len(s.ids); j < full; j++ {
 		k := e.key(s, j)
+		s.anon--
 		if id, dup := e.pool.lookup(k); dup {
 			e.pool.touch(id)
-			e.pool.release(s.blocks[j])
-			s.blocks[j] = id
+			e.pool.pushRun(1)
+			s.ids = append(s.ids, id)
 			continue
 		}
-		e.pool.register(s.blocks[j], k)
+		s.ids = append(s.ids, e.pool.cache(k))
 	}
 }
 
@@ -146,9 +151,6 @@ func (e *Engine) cacheOwn(s *seq) {
 	if !e.cacheOn || e.noOwnHits {
 		return
 	}
-	full := s.computed / e.cfg.BlockSize
-	for ; s.published < full; s.published++ {
-		e.pool.register(s.blocks[s.published], e.key(s, s.published))
-	}
+	e.cacheThrough(s, s.computed/e.cfg.BlockSize)
 	s.ownCached = true
 }

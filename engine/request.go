@@ -70,10 +70,13 @@ type seq struct {
 	decoding bool // scheduled as a decode (one token after an emitted one)
 	aborted  bool // aborted while in the step in flight
 
-	blocks    []int32  // KV blocks held, block j holding tokens [j·BlockSize, (j+1)·BlockSize)
+	// Its KV blocks, block j holding tokens [j·BlockSize, (j+1)·BlockSize):
+	// the leading ones carry content in the prefix cache (ids, nodes of
+	// the pool), the anon after them none.
+	ids       []int32
+	anon      int
 	keys      []uint64 // content keys of the leading full blocks, computed on demand
 	shared    int      // leading blocks of shared content (prefix.go)
-	published int      // leading blocks already offered to the prefix cache
 	ownCached bool     // its own blocks were cached at a preemption
 
 	checkGen uint32 // Check's scratch: the generation that last visited

@@ -162,7 +162,7 @@ func (e *Engine) runBlockSteps(j int) int {
 		if s.aborted {
 			continue
 		}
-		other -= len(s.blocks)
+		other -= s.blocks()
 		sum += blockSum(s.computed+j, b) - blockSum(s.computed, b)
 	}
 	return j*other + sum

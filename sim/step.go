@@ -36,8 +36,17 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 			}
 		}
 	}
-	run.flush(&r.col.itl, &rep.col.itl)
+	run.flush(&r.col.itl, r.replicaITL(rep))
 	return nil
+}
+
+// replicaITL is the histogram a replica's inter-token gaps go to besides
+// the fleet's: the fleet's own for a single replica.
+func (r *runner) replicaITL(rep *replica) *weighted {
+	if len(r.reps) == 1 {
+		return &r.col.itl
+	}
+	return &rep.col.itl
 }
 
 // itlRun batches equal inter-token gaps of one step before they reach the
@@ -58,7 +67,9 @@ func (a *itlRun) add(d time.Duration, n int, fleet, replica *weighted) {
 func (a *itlRun) flush(fleet, replica *weighted) {
 	if a.n > 0 {
 		fleet.add(a.d, a.n)
-		replica.add(a.d, a.n)
+		if replica != fleet {
+			replica.add(a.d, a.n)
+		}
 		a.n = 0
 	}
 }
@@ -95,8 +106,7 @@ func (r *runner) gap(rec *Record, d time.Duration, k int, run *itlRun) {
 		rec.ITLOver += k
 	}
 	if rec.Measured {
-		rep := &r.reps[rec.Replica]
-		run.add(d, k, &r.col.itl, &rep.col.itl)
+		run.add(d, k, &r.col.itl, r.replicaITL(&r.reps[rec.Replica]))
 	}
 }
 
@@ -114,7 +124,7 @@ func (r *runner) end(ref int32, st Status, reason string) {
 	if rec.Measured {
 		r.measuredLive--
 		r.col.add(rec)
-		if !r.cfg.DetectWarmup { // else counted once the warm-up is known
+		if !r.cfg.DetectWarmup && len(r.reps) > 1 { // else counted once the warm-up is known, or the fleet's own
 			r.reps[rec.Replica].col.count(rec)
 		}
 	}

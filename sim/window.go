@@ -77,7 +77,9 @@ func (r *runner) summary() Summary {
 		r.col.detect = false
 		for i := range kept {
 			r.col.count(&kept[i])
-			r.reps[kept[i].Replica].col.count(&kept[i])
+			if len(r.reps) > 1 {
+				r.reps[kept[i].Replica].col.count(&kept[i])
+			}
 		}
 		area, r.col.s.HeldAtStart = integrate(r.segs, rep.Start, end)
 		m := r.markAt(rep.Start)
@@ -88,19 +90,24 @@ func (r *runner) summary() Summary {
 	// An open window whose warm-up outlasts every request is empty, never
 	// negative.
 	window := max(0, end-rep.Start)
-	r.col.s.Replicas, r.col.s.Imbalance = r.replicaSummaries(window, max(0, end-w.Warmup))
-	return r.col.finish(window, area.seconds(), r.cfg.Percentiles)
+	s := r.col.finish(window, area.seconds(), r.cfg.Percentiles)
+	s.Replicas, s.Imbalance = r.replicaSummaries(&s, window, max(0, end-w.Warmup))
+	return s
 }
 
 // replicaSummaries sums each replica's share of the run: its measured
 // requests over the window, and its busy time and KV occupancy over the
 // declared window (measured in the steps that ended inside it).
-func (r *runner) replicaSummaries(window, declared time.Duration) ([]ReplicaSummary, Imbalance) {
+func (r *runner) replicaSummaries(fleet *Summary, window, declared time.Duration) ([]ReplicaSummary, Imbalance) {
 	out := make([]ReplicaSummary, len(r.reps))
 	offered, busy := make([]float64, len(r.reps)), make([]float64, len(r.reps))
 	for i := range r.reps {
 		rep := &r.reps[i]
-		s := rep.col.finish(window, 0, r.cfg.Percentiles)
+		s := fleet // a single replica's share is the whole
+		if len(r.reps) > 1 {
+			own := rep.col.finish(window, 0, r.cfg.Percentiles)
+			s = &own
+		}
 		rs := ReplicaSummary{
 			Replica: i, Offered: s.Offered, Good: s.Good, Goodput: s.Goodput, Attainment: s.Attainment,
 			TTFT: s.TTFT, TPOT: s.TPOT, ITL: s.ITL, E2E: s.E2E,
