@@ -26,6 +26,7 @@
 // The columns, in order (Columns):
 //
 //	id, conversation, turn, class    the request (workload.Request)
+//	replica                          the replica the router sent it to (0 with one replica)
 //	measured                         arrived inside the measurement window
 //	status, reason                   ok, rejected, timed_out, errored, unfinished; why
 //	error                            vLLM's error: "" iff status is ok, else the reason

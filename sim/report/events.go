@@ -29,6 +29,7 @@ func eachField(r *sim.Record, s fieldSink) {
 	s.num("conversation", int64(r.Conversation))
 	s.num("turn", int64(r.Turn))
 	s.str("class", r.Class)
+	s.num("replica", int64(r.Replica))
 	s.flag("measured", r.Measured)
 	s.str("status", r.Status.String())
 	s.str("reason", r.Reason)

@@ -187,3 +187,42 @@ func TestCSVWithoutRecordsStillHasItsHeader(t *testing.T) {
 	require.NoError(t, NewCSV(&buf).Flush())
 	assert.Equal(t, strings.Join(Columns(), ",")+"\n", buf.String())
 }
+
+// A fleet's events say which replica served each request: the replica
+// column is the record's, in both formats.
+func TestEventsOfAFleetCarryTheReplica(t *testing.T) {
+	cfg := fixtureConfig(false)
+	cfg.Fleet = sim.Fleet{Replicas: sim.Copies(3, sim.Replica{}), Router: sim.RoundRobin{}}
+	var jl, cs bytes.Buffer
+	var rs records
+	j, c := NewJSONL(&jl), NewCSV(&cs)
+	_, err := sim.Run(cfg, fixture(), multi{j, c, &rs})
+	require.NoError(t, err)
+	require.NoError(t, j.Flush())
+	require.NoError(t, c.Flush())
+
+	rows, err := csv.NewReader(&cs).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, len(rs)+1)
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	lines := strings.Split(strings.TrimSuffix(jl.String(), "\n"), "\n")
+	require.Len(t, lines, len(rs))
+	// Request 3 is recorded failed in the trace: it ends at its arrival,
+	// routed nowhere, and takes no turn.
+	roundRobin := map[uint64]int{0: 0, 1: 1, 2: 2, 4: 0, 5: 1, 6: 2}
+	seen := map[int]bool{}
+	for i, r := range rs {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(lines[i]), &m))
+		assert.EqualValues(t, r.Replica, m["replica"], "request %d", r.ID)
+		assert.Equal(t, strconv.Itoa(r.Replica), rows[i+1][col["replica"]], "request %d", r.ID)
+		if want, routed := roundRobin[r.ID]; routed {
+			assert.Equal(t, want, r.Replica, "request %d: round robin over 3 replicas in arrival order", r.ID)
+		}
+		seen[r.Replica] = true
+	}
+	assert.Len(t, seen, 3, "every replica served a request")
+}
