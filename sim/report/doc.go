@@ -10,7 +10,8 @@
 //   - serve.go: Serve and WriteServe, the vLLM-shaped summary; Meta and
 //     Tally supply what a sim.Summary does not know.
 //   - card.go, results.go, system.go, build.go: Card and its sections;
-//     markdown.go renders it.
+//     fleet.go and fleet_results.go: a fleet's system and how its
+//     replicas shared each load; markdown.go renders it.
 //   - bench.go: Bench, the benchmark-format lines.
 //   - object.go: ordered JSON objects and Num (NaN as null).
 //
@@ -106,6 +107,18 @@
 // columns the files have); VerdictOf adds an A/B experiment's verdict.
 // NewExperimentCard fills a card whose result is that verdict alone, with
 // no curve. Fields left empty render as "not stated".
+//
+// A fleet (sim.Config.Fleet with several replicas, a router or a signal
+// delay) adds a fleet table to the system: the number of replicas, the
+// router's type and its settings (defaults filled in), the signal delay,
+// and the engine and cost model once when every replica has the same,
+// else once per group of replicas configured alike (System.Fleet). Its
+// curve's points say how the replicas shared each load (Point.Fleet): the
+// fleet's prefix hit rate and its imbalance of requests and of busy time,
+// with intervals, and each replica's hit rate, busy fraction, goodput and
+// KV occupancy. A single replica's card has neither, and reads as it did
+// before fleets. On an A/B card that carries a curve as well as a
+// baseline, the curve is system B's, and its heading says so.
 //
 // A load whose replications measured no request (sim.Point.NoMeasured) has
 // no attainment: the card says "no measured requests" there, and its JSON

@@ -26,7 +26,7 @@ func (c *Card) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "# %s\n\n**Claim.** %s\n\n", title, orNotStated(c.Claim))
 	curve := len(c.Results.Points) > 0 || c.Verdict == nil // an experiment's card has only its verdict
 	if curve {
-		c.mdResult(&b)
+		c.mdResult(&b, c.Baseline != nil)
 	}
 	if c.Verdict != nil {
 		c.Verdict.markdown(&b, curve)
@@ -52,9 +52,15 @@ func (c *Card) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
-func (c *Card) mdResult(b *strings.Builder) {
+// mdResult writes the curve's figures; on an A/B card (ofB) the curve is
+// system B's, and the heading says so.
+func (c *Card) mdResult(b *strings.Builder, ofB bool) {
 	r := &c.Results
-	b.WriteString("## Result\n\n")
+	if ofB {
+		b.WriteString("## Result: system B's curve\n\n")
+	} else {
+		b.WriteString("## Result\n\n")
+	}
 	fmt.Fprintf(b, "| figure | value | %g %% interval |\n|---|---|---|\n", 100*r.Confidence)
 	k, kci := "not found in the sweep (see below)", "—"
 	if r.Knee.Found {
@@ -100,6 +106,7 @@ func (r *Results) mdCurve(b *strings.Builder) {
 	}
 	b.WriteString("\n")
 	list(b, warn)
+	r.mdFleet(b)
 }
 
 // markdown writes the verdict: a section of its own on an experiment's
@@ -180,11 +187,22 @@ func (c *Card) mdSLO(b *strings.Builder) {
 // A/B pair it is).
 func (s *System) markdown(b *strings.Builder, heading string) {
 	fmt.Fprintf(b, "## %s\n\nAs it ran, with every documented default filled in.\n\n", heading)
-	b.WriteString("| engine (`engine.Config`) | value |\n|---|---|\n")
-	settingRows(b, s.Engine)
-	fmt.Fprintf(b, "\n| cost model (%s) | value |\n|---|---|\n", code(s.Model))
-	settingRows(b, s.ModelSetup)
-	b.WriteString("\n| run (`sim.Config`) | value |\n|---|---|\n")
+	if s.Fleet != nil {
+		s.Fleet.markdown(b)
+	}
+	if s.Fleet == nil || len(s.Fleet.Groups) == 0 {
+		b.WriteString("| engine (`engine.Config`) | value |\n|---|---|\n")
+		settingRows(b, s.Engine)
+		fmt.Fprintf(b, "\n| cost model (%s) | value |\n|---|---|\n", code(s.Model))
+		settingRows(b, s.ModelSetup)
+		b.WriteString("\n")
+	}
+	if s.Fleet != nil {
+		for i := range s.Fleet.Groups {
+			s.Fleet.Groups[i].markdown(b)
+		}
+	}
+	b.WriteString("| run (`sim.Config`) | value |\n|---|---|\n")
 	settingRows(b, s.Run)
 	b.WriteString("\n")
 }

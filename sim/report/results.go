@@ -53,6 +53,9 @@ type Point struct {
 	// the point takes no part in the knee.
 	NoMeasured bool     `json:"no_measured,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
+	// Fleet is how the replicas of a fleet shared the load; nil for a
+	// single replica.
+	Fleet *FleetPoint `json:"fleet,omitempty"`
 }
 
 // Knee is the highest offered load meeting the attainment target, with
@@ -94,7 +97,7 @@ func ResultsOf(c *sim.Curve, op float64) Results {
 		Warnings: c.Warnings,
 	}
 	for i := range c.Points {
-		r.Points = append(r.Points, pointOf(&c.Points[i]))
+		r.Points = append(r.Points, pointOf(&c.Points[i], c.Confidence))
 	}
 	if op > 0 {
 		h := c.Headroom(op)
@@ -103,7 +106,7 @@ func ResultsOf(c *sim.Curve, op float64) Results {
 	return r
 }
 
-func pointOf(p *sim.Point) Point {
+func pointOf(p *sim.Point, conf float64) Point {
 	return Point{
 		Load: p.Load, Offered: estimateOf(p.Offered), Throughput: estimateOf(p.Throughput),
 		Goodput: estimateOf(p.Goodput), Attainment: estimateOf(p.Attainment),
@@ -112,6 +115,7 @@ func pointOf(p *sim.Point) Point {
 		MissNotOK: estimateOf(p.MissNotOK), MissTTFT: estimateOf(p.MissTTFT),
 		MissITL: estimateOf(p.MissITL), MissOther: estimateOf(p.MissOther),
 		Saturation: p.Saturation.String(), NoMeasured: p.NoMeasured(), Warnings: p.Warnings,
+		Fleet: fleetPointOf(p.Runs, conf),
 	}
 }
 

@@ -16,11 +16,18 @@ type Setting struct {
 // System is the simulated replica's configuration: the engine's scheduler
 // fields, the cost model and its fields, and the run's own settings, each
 // at the value that ran (documented defaults filled in).
+//
+// A fleet (several replicas, or a router or signal delay set) adds Fleet:
+// the replicas, the router and its settings, the signal delay. Engine and
+// Model are then each replica's when all are configured alike, and empty
+// when they differ, each configuration being in Fleet.Groups. A single
+// replica has no Fleet, and its card reads as it did before fleets.
 type System struct {
 	Engine     []Setting `json:"engine"`
 	Model      string    `json:"cost_model"` // the model's Go type
 	ModelSetup []Setting `json:"cost_model_settings"`
 	Run        []Setting `json:"run"`
+	Fleet      *Fleet    `json:"fleet,omitempty"`
 }
 
 // maxValue caps a setting's printed value (a measured step table can be
@@ -28,8 +35,12 @@ type System struct {
 const maxValue = 120
 
 // SystemOf renders cfg's engine, cost model and run settings, with the
-// defaults filled in (sim.Config.WithDefaults).
+// defaults filled in (sim.Config.WithDefaults), and its fleet if it has
+// one.
 func SystemOf(cfg sim.Config) System {
+	if isFleet(cfg) {
+		return fleetSystemOf(cfg)
+	}
 	nilModel := cfg.Model == nil
 	cfg = cfg.WithDefaults()
 	model := cfg.Model
@@ -45,14 +56,25 @@ func SystemOf(cfg sim.Config) System {
 	}
 }
 
+// fleetSystemOf renders a fleet: its replicas' engine and cost model
+// (once when they are alike), its router and the run settings.
+func fleetSystemOf(cfg sim.Config) System {
+	f, alike, ok := fleetOf(cfg)
+	s := System{Run: runSettings(cfg.WithDefaults()), Fleet: f}
+	if ok {
+		s.Engine, s.Model, s.ModelSetup = alike.Engine, alike.Model, alike.ModelSetup
+	}
+	return s
+}
+
 // runSettings are sim.Config's own fields; the engine, the cost model,
-// the SLO and the window have their own sections, and the seed is the
-// card's Seeds.
+// the fleet, the SLO and the window have their own sections, and the seed
+// is the card's Seeds.
 func runSettings(cfg sim.Config) []Setting {
 	var out []Setting
 	for _, s := range settings(cfg) {
 		switch s.Name {
-		case "Engine", "Model", "SLO", "Window", "Seed":
+		case "Engine", "Model", "Fleet", "SLO", "Window", "Seed":
 		default:
 			out = append(out, s)
 		}

@@ -1,0 +1,148 @@
+package report
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/servesim/servesim/sim"
+)
+
+// Fleet is a fleet's replicas and router as they ran (sim.Fleet). The
+// card's System carries one when the run drove more than one replica, or
+// set a router or a signal delay.
+type Fleet struct {
+	Replicas int `json:"replicas"`
+	// Router is the router's Go type; RouterSetup its fields, with the
+	// router's documented defaults filled in (a router with a WithDefaults
+	// method returning its own type, as sim.PrefixAffinity has).
+	Router      string    `json:"router"`
+	RouterSetup []Setting `json:"router_settings"`
+	// SignalDelay is how stale the load a router read could be, s (0:
+	// fresh at every arrival).
+	SignalDelay float64 `json:"signal_delay_s"`
+	// Groups are the replicas configured alike, each with its engine and
+	// cost model, in the order of their first replica; nil when every
+	// replica is configured alike (System's Engine and Model are then
+	// each replica's).
+	Groups []ReplicaGroup `json:"replica_groups,omitempty"`
+}
+
+// ReplicaGroup is the replicas of a heterogeneous fleet that share one
+// configuration, and that configuration with its defaults filled in.
+type ReplicaGroup struct {
+	Replicas   []int     `json:"replicas"` // indices, ascending
+	Engine     []Setting `json:"engine"`
+	Model      string    `json:"cost_model"`
+	ModelSetup []Setting `json:"cost_model_settings"`
+}
+
+// isFleet reports whether cfg is more than the single replica a card has
+// always described: several replicas, a router or a signal delay.
+func isFleet(cfg sim.Config) bool {
+	f := cfg.Fleet
+	return len(f.Replicas) > 1 || f.Router != nil || f.SignalDelay != 0
+}
+
+// fleetOf describes cfg's fleet, and the replicas' configuration when
+// they are all alike (ok), for System's Engine and Model.
+func fleetOf(cfg sim.Config) (f *Fleet, alike ReplicaGroup, ok bool) {
+	router := cfg.Fleet.Router
+	name := fmt.Sprintf("%T", router)
+	if router == nil {
+		router, name = sim.RoundRobin{}, "sim.RoundRobin (nil: the default)"
+	}
+	f = &Fleet{
+		Router: name, RouterSetup: settings(withDefaults(router)),
+		SignalDelay: cfg.Fleet.SignalDelay.Seconds(),
+	}
+	reps := cfg.Fleet.Replicas
+	if reps == nil {
+		reps = []sim.Replica{{Engine: cfg.Engine, Model: cfg.Model}}
+	}
+	f.Replicas = len(reps)
+	groups := groupReplicas(reps)
+	if len(groups) == 1 {
+		return f, groups[0], true
+	}
+	f.Groups = groups
+	return f, ReplicaGroup{}, false
+}
+
+// groupReplicas gathers the replicas whose configurations, defaults
+// filled in, print alike.
+func groupReplicas(reps []sim.Replica) []ReplicaGroup {
+	var groups []ReplicaGroup
+	for i, r := range reps {
+		g := replicaSystem(r)
+		at := slices.IndexFunc(groups, func(h ReplicaGroup) bool {
+			return h.Model == g.Model && slices.Equal(h.Engine, g.Engine) && slices.Equal(h.ModelSetup, g.ModelSetup)
+		})
+		if at < 0 {
+			groups, at = append(groups, g), len(groups)
+		}
+		groups[at].Replicas = append(groups[at].Replicas, i)
+	}
+	return groups
+}
+
+// replicaSystem renders one replica's engine and cost model as it ran.
+func replicaSystem(r sim.Replica) ReplicaGroup {
+	cfg := sim.Config{Engine: r.Engine, Model: r.Model}.WithDefaults()
+	name := fmt.Sprintf("%T", cfg.Model)
+	if r.Model == nil {
+		name = "costmodel.Frozen (nil: the default)"
+	}
+	return ReplicaGroup{Engine: settings(cfg.Engine), Model: name, ModelSetup: settings(cfg.Model)}
+}
+
+// withDefaults returns v.WithDefaults() when v has such a method returning
+// its own type (sim.PrefixAffinity's SGLang thresholds), else v.
+func withDefaults(v any) any {
+	m := reflect.ValueOf(v).MethodByName("WithDefaults")
+	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 || m.Type().Out(0) != reflect.TypeOf(v) {
+		return v
+	}
+	return m.Call(nil)[0].Interface()
+}
+
+// markdown writes the fleet's table: replicas, router and its settings,
+// signal delay.
+func (f *Fleet) markdown(b *strings.Builder) {
+	b.WriteString("| fleet (`sim.Fleet`) | value |\n|---|---|\n")
+	reps := fmt.Sprintf("%d, configured alike: the engine and cost model below are each replica's", f.Replicas)
+	if len(f.Groups) > 0 {
+		reps = fmt.Sprintf("%d, in %d configurations (below)", f.Replicas, len(f.Groups))
+	}
+	row(b, "replicas", reps)
+	row(b, "router", code(f.Router))
+	for _, s := range f.RouterSetup {
+		row(b, "router: "+s.Name, code(s.Value))
+	}
+	delay := time.Duration(f.SignalDelay * float64(time.Second))
+	if delay == 0 {
+		row(b, "SignalDelay", code(delay.String())+": the router reads fresh load at every arrival")
+	} else {
+		row(b, "SignalDelay", code(delay.String())+": the router reads each replica's load as of its last refresh, at most this old, plus its own decisions since")
+	}
+	b.WriteString("\n")
+}
+
+// markdown writes one configuration of a heterogeneous fleet.
+func (g *ReplicaGroup) markdown(b *strings.Builder) {
+	which := make([]string, len(g.Replicas))
+	for i, r := range g.Replicas {
+		which[i] = fmt.Sprint(r)
+	}
+	label := "replica " + which[0]
+	if len(which) > 1 {
+		label = "replicas " + strings.Join(which, ", ")
+	}
+	fmt.Fprintf(b, "| engine (`engine.Config`), %s | value |\n|---|---|\n", label)
+	settingRows(b, g.Engine)
+	fmt.Fprintf(b, "\n| cost model (%s), %s | value |\n|---|---|\n", code(g.Model), label)
+	settingRows(b, g.ModelSetup)
+	b.WriteString("\n")
+}
