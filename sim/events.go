@@ -4,8 +4,9 @@ import "time"
 
 // Event classes, in the order events at the same instant are handled: a step
 // that ends at t emits its tokens before a request arriving at t joins the
-// queue, and both before a deadline at t is enforced. The next step is
-// planned only after every event at t has been handled.
+// queue, and both before a deadline at t is enforced (steps of several
+// replicas ending at t end in replica order). The next step is planned only
+// after every event at t has been handled.
 type class uint8
 
 const (
@@ -29,6 +30,11 @@ func (a event) before(b event) bool {
 	}
 	if a.class != b.class {
 		return a.class < b.class
+	}
+	if a.class == classStepEnd && a.ref != b.ref {
+		// Replicas whose steps end at one instant end them in index
+		// order, however long ago each step was planned.
+		return a.ref < b.ref
 	}
 	return a.seq < b.seq
 }

@@ -26,11 +26,17 @@ type Fleet struct {
 	Router Router
 	// SignalDelay is how stale the load a router reads may be, as in real
 	// control planes: the replicas' counts are refreshed when a router
-	// reads them at least SignalDelay after the last refresh, and between
-	// refreshes the router sees those counts plus its own decisions since.
+	// reads them at least SignalDelay after its last refresh, and between
+	// refreshes it sees those counts plus only its own decisions since.
 	// The cached prefix a router reads is always the replica's own cache
 	// (see View.CachedPrefix). 0 means fresh signals at every arrival.
 	SignalDelay time.Duration
+	// Frontends is the number of router instances (gateway replicas)
+	// arrivals are dealt to in turn. Each keeps its own stale view: with a
+	// SignalDelay, none sees the others' decisions until its next refresh,
+	// which is how stale load signals make routers herd. 0 means 1; it
+	// changes nothing without a SignalDelay.
+	Frontends int
 }
 
 // Replica is one replica of a fleet. Its zero value is the Atlas TP4
@@ -70,6 +76,9 @@ func (f Fleet) validate(c Config) error {
 	if f.SignalDelay < 0 {
 		bad("Fleet.SignalDelay must be >= 0 (0 means fresh signals), got %v", f.SignalDelay)
 	}
+	if f.Frontends < 0 {
+		bad("Fleet.Frontends must be >= 0 (0 means one router), got %d", f.Frontends)
+	}
 	if v, ok := f.Router.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
 			bad("Fleet.Router: %w", err)
@@ -80,7 +89,8 @@ func (f Fleet) validate(c Config) error {
 
 // Router chooses the replica an arriving request goes to. It is called once
 // per arrival, in arrival order, with the request and a read-only view of
-// every replica, and returns a replica index in [0, v.Replicas()). A
+// every replica, and returns a replica index in [0, v.Replicas()); neither
+// the request nor the view may be kept after the call. A
 // router is configuration (a value with its parameters, safe to share
 // between the runs of a sweep): whatever it must remember between
 // arrivals it derives from the view (Routed, Rand), so one run's decisions
@@ -118,7 +128,7 @@ func (v *View) Replicas() int { return len(v.r.reps) }
 // Load returns replica i's load, as fresh as Fleet.SignalDelay allows.
 func (v *View) Load(i int) Load {
 	if d := v.r.cfg.Fleet.SignalDelay; d > 0 {
-		return v.r.signals.load(v.r, i, d)
+		return v.r.frontend().load(v.r, i, d)
 	}
 	return v.r.reps[i].load(v.r.now)
 }

@@ -121,7 +121,7 @@ func (r *runner) arrive(ref int32) error {
 		if err := r.interrupt(rep); err != nil {
 			return err
 		}
-		rep.held++
+		r.hold(rep, +1)
 		r.inSystem++
 		if r.maxHeld > 0 && r.inSystem > r.maxHeld {
 			r.overloaded = true
@@ -143,19 +143,20 @@ func (r *runner) route(s *slot) (int, error) {
 		r.routed++
 		return 0, nil // one replica and no router to ask
 	}
-	req := workload.Request{ID: s.rec.ID, Arrival: s.rec.Arrival, InputTokens: s.rec.Input, OutputTokens: s.rec.Output,
+	req := &r.routeReq // reused: a router must not keep it
+	*req = workload.Request{ID: s.rec.ID, Arrival: s.rec.Arrival, InputTokens: s.rec.Input, OutputTokens: s.rec.Output,
 		PrefixHashes: s.prefix, PrefixBlockTokens: s.prefixLen, Conversation: s.rec.Conversation, Turn: s.rec.Turn,
 		Class: s.rec.Class, Priority: s.priority}
-	r.view.req = &req
-	i := r.router.Route(&req, &r.view)
+	r.view.req = req
+	i := r.router.Route(req, &r.view)
 	r.view.req = nil
 	if i < 0 || i >= len(r.reps) {
 		return 0, fmt.Errorf("sim: router %T chose replica %d of a fleet of %d (indices 0 to %d)", r.router, i, len(r.reps), len(r.reps)-1)
 	}
-	r.routed++
 	if r.cfg.Fleet.SignalDelay > 0 {
-		r.signals.routed(i, &req)
+		r.frontend().routed(i, req)
 	}
+	r.routed++
 	return i, nil
 }
 
@@ -172,7 +173,7 @@ func (r *runner) timeout(ref int32, gen uint32) error {
 	if err := rep.eng.Abort(r.now, ref); err != nil {
 		panic("sim: invariant timeout-of-held-request broken: " + err.Error())
 	}
-	rep.held--
+	r.hold(rep, -1)
 	r.inSystem--
 	r.end(ref, StatusTimedOut, "client deadline reached")
 	return nil

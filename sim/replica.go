@@ -18,10 +18,12 @@ type replica struct {
 	stepDone time.Duration // when the move in flight ends
 	gen      uint32        // generation of its step-end event; a cut run bumps it
 	held     int           // requests it holds
+	heldArea wide          // ∫ held dt over the window, request·ns
+	heldAt   time.Duration // integrated up to here
 	planned  bool          // queued to plan after the current instant
 
-	busy      time.Duration // step time of steps ending in the window
-	blockTime wide          // KV blocks held × step time, same steps
+	busy      time.Duration // time with a step in flight, inside the window
+	blockTime wide          // KV blocks held × step time, over the steps that ended in the window
 	col       collector     // its measured requests
 }
 
@@ -33,6 +35,26 @@ func newReplica(idx int, r Replica, slo SLO) (replica, error) {
 	rep := replica{idx: idx, eng: eng}
 	rep.col.slo = slo
 	return rep, nil
+}
+
+// hold changes the requests the replica holds by d at the runner's
+// instant, integrating what it held until then over the window.
+func (r *runner) hold(rep *replica, d int) {
+	r.integrateHeld(rep, r.now)
+	rep.held += d
+}
+
+// integrateHeld adds what the replica held from its last change to t,
+// clipped to the declared window, to its integral.
+func (r *runner) integrateHeld(rep *replica, t time.Duration) {
+	lo, hi := max(rep.heldAt, r.cfg.Warmup), t
+	if r.cfg.Horizon > 0 {
+		hi = min(hi, r.cfg.Horizon)
+	}
+	if hi > lo {
+		rep.heldArea.add(uint64(rep.held), uint64(hi-lo))
+	}
+	rep.heldAt = max(rep.heldAt, t)
 }
 
 // load reads the replica's load at instant now, without changing what it

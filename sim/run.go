@@ -48,8 +48,9 @@ type runner struct {
 	toPlan    []int // replicas to plan once the current instant is handled
 	router    Router
 	routeRand *rand.Rand
-	routed    int // requests routed so far
-	signals   signals
+	routed    int       // requests routed so far
+	routeReq  workload.Request
+	signals   []signals // each frontend's stale view (Fleet.SignalDelay)
 	view      View
 
 	events   eventHeap
@@ -103,6 +104,7 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 		r.reps = append(r.reps, rep)
 	}
 	r.view.r = r
+	r.signals = make([]signals, max(1, cfg.Fleet.Frontends))
 	r.fb, _ = src.(workload.Feedback)
 	if cfg.Horizon > 0 {
 		drain := cfg.Drain
@@ -188,6 +190,10 @@ func (r *runner) dropIdle(windows bool) bool {
 	}
 	return false
 }
+
+// frontend is the stale view of the router instance the current arrival
+// was dealt to.
+func (r *runner) frontend() *signals { return &r.signals[r.routed%len(r.signals)] }
 
 func (r *runner) anyBusy() bool {
 	for i := range r.reps {

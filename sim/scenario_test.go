@@ -100,8 +100,31 @@ func decodeScenario(data []byte) (Config, list) {
 		}
 		reqs = append(reqs, r)
 	}
-	if m := b.next(); m%3 == 1 { // read last, so the bytes before keep their meaning
+	// Read last, so that the bytes before keep their meaning.
+	if m := b.next(); m%3 == 1 {
 		cfg.MaxBacklog = 1 + m%8
+	}
+	if f := b.next(); f%3 != 0 { // a fleet of 1 to 4, heterogeneous
+		routers := []Router{RoundRobin{}, Random{}, LeastLoaded{}, PowerOfTwo{}, PrefixAffinity{BalanceAbs: 1 + f%5}, ConsistentHash{}}
+		n := 1 + f%4
+		reps := make([]Replica, n)
+		for i := range reps {
+			e := cfg.Engine
+			e.KVBlocks += i * (f % 7) * 3
+			if i%2 == 1 && e.MaxSeqs > 1 {
+				e.MaxSeqs--
+			}
+			reps[i] = Replica{Engine: e, Model: cfg.Model}
+			if i == 2 {
+				reps[i].Model = costmodel.Frozen{DecodeStep: 30 * time.Millisecond}
+			}
+		}
+		d := b.next()
+		cfg.Fleet = Fleet{Replicas: reps, Router: routers[f/4%len(routers)], Frontends: d % 3}
+		if d%2 == 1 {
+			cfg.Fleet.SignalDelay = time.Duration(d) * 10 * time.Millisecond
+		}
+		cfg.Engine, cfg.Model = engine.Config{}, nil
 	}
 	return cfg, reqs
 }

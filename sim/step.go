@@ -17,17 +17,19 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 			return fmt.Errorf("sim: replica %d, after the steps that ended at %v: %w", rep.idx, out.End, err)
 		}
 	}
-	if out.Steps > 0 && r.endsInWindow(out.End) {
-		d := time.Duration(out.Steps) * rep.stepTime
-		rep.busy += d
-		rep.blockTime.add(uint64(out.BlockSteps), uint64(rep.stepTime))
+	if out.Steps > 0 {
+		start := out.End - time.Duration(out.Steps)*rep.stepTime
+		rep.busy += r.overlap(start, out.End)
+		if r.endsInWindow(out.End) {
+			rep.blockTime.add(uint64(out.BlockSteps), uint64(rep.stepTime))
+		}
 	}
 	var run itlRun
 	for _, em := range out.Emitted {
 		s := &r.slots[em.Ref]
 		r.emit(s, rep.stepTime, em.Tokens, em.First, out.End, &run)
 		if em.Done {
-			rep.held--
+			r.hold(rep, -1)
 			r.inSystem--
 			if s.willError {
 				r.end(em.Ref, StatusErrored, "server error (injected or recorded in the trace)")

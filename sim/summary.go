@@ -120,10 +120,12 @@ type ReplicaSummary struct {
 	Cached, InputTokens  int
 	Preempt              int
 	TTFT, TPOT, ITL, E2E Dist
-	// Busy is the fraction of the window it had a step in flight, and
-	// KVOccupancy the time-average fraction of its KV blocks held
-	// (vLLM's "GPU KV cache usage"); NaN for an empty window.
-	Busy, KVOccupancy float64
+	// Busy is the fraction of the window it had a step in flight,
+	// KVOccupancy the time-average fraction of its KV blocks held (vLLM's
+	// "GPU KV cache usage"), and MeanHeld the time-average number of
+	// requests it held, waiting or running (its L in Little's law); NaN
+	// for an empty window.
+	Busy, KVOccupancy, MeanHeld float64
 }
 
 // PrefixHitRate is the fraction of the prompt tokens of its measured
@@ -137,10 +139,12 @@ func (s ReplicaSummary) PrefixHitRate() float64 {
 
 // Imbalance is how unevenly a fleet's work fell on its replicas: the
 // largest replica's share over the mean share, of the measured requests
-// routed to each and of their busy time (1 is perfectly even; NaN when
-// there was nothing to share).
+// routed to each, of their busy time and of the requests they held on
+// average (1 is perfectly even; NaN when there was nothing to share). A
+// replica busy decoding all the time is busy whatever its queue: Held is
+// the one that shows routers herding.
 type Imbalance struct {
-	Requests, Busy float64
+	Requests, Busy, Held float64
 }
 
 // Samples are the raw latencies of one run's measured requests, in

@@ -53,6 +53,15 @@ func (r *runner) endsInWindow(t time.Duration) bool {
 	return t > r.cfg.Warmup && (r.cfg.Horizon == 0 || t <= r.cfg.Horizon)
 }
 
+// overlap is the part of [a, b] inside the declared window.
+func (r *runner) overlap(a, b time.Duration) time.Duration {
+	a = max(a, r.cfg.Warmup)
+	if r.cfg.Horizon > 0 {
+		b = min(b, r.cfg.Horizon)
+	}
+	return max(0, b-a)
+}
+
 func (r *runner) summary() Summary {
 	end := r.cfg.Horizon
 	switch {
@@ -100,9 +109,10 @@ func (r *runner) summary() Summary {
 // declared window (measured in the steps that ended inside it).
 func (r *runner) replicaSummaries(fleet *Summary, window, declared time.Duration) ([]ReplicaSummary, Imbalance) {
 	out := make([]ReplicaSummary, len(r.reps))
-	offered, busy := make([]float64, len(r.reps)), make([]float64, len(r.reps))
+	offered, busy, held := make([]float64, len(r.reps)), make([]float64, len(r.reps)), make([]float64, len(r.reps))
 	for i := range r.reps {
 		rep := &r.reps[i]
+		r.integrateHeld(rep, r.cfg.Warmup+declared)
 		s := fleet // a single replica's share is the whole
 		if len(r.reps) > 1 {
 			own := rep.col.finish(window, 0, r.cfg.Percentiles)
@@ -112,16 +122,17 @@ func (r *runner) replicaSummaries(fleet *Summary, window, declared time.Duration
 			Replica: i, Offered: s.Offered, Good: s.Good, Goodput: s.Goodput, Attainment: s.Attainment,
 			TTFT: s.TTFT, TPOT: s.TPOT, ITL: s.ITL, E2E: s.E2E,
 			Cached: s.Cached, InputTokens: s.InputTokens, Preempt: s.Preempt,
-			Busy: math.NaN(), KVOccupancy: math.NaN(),
+			Busy: math.NaN(), KVOccupancy: math.NaN(), MeanHeld: math.NaN(),
 		}
 		if sec := declared.Seconds(); sec > 0 {
 			rs.Busy = rep.busy.Seconds() / sec
 			rs.KVOccupancy = rep.blockTime.seconds() / sec / float64(rep.eng.Config().KVBlocks)
+			rs.MeanHeld = rep.heldArea.seconds() / sec
 		}
 		out[i] = rs
-		offered[i], busy[i] = float64(rs.Offered), rs.Busy
+		offered[i], busy[i], held[i] = float64(rs.Offered), rs.Busy, rs.MeanHeld
 	}
-	return out, Imbalance{Requests: maxOverMean(offered), Busy: maxOverMean(busy)}
+	return out, Imbalance{Requests: maxOverMean(offered), Busy: maxOverMean(busy), Held: maxOverMean(held)}
 }
 
 // maxOverMean is max(x) / mean(x), NaN when the mean is 0 or undefined.
