@@ -170,11 +170,11 @@ func TestStaleSignalsHerd(t *testing.T) {
 // a replica that does not exist stops the run and is named.
 func TestFleetValidation(t *testing.T) {
 	for want, cfg := range map[string]Config{
-		"Fleet.Replicas is empty":        {Fleet: Fleet{Replicas: []Replica{}}},
-		"Fleet.SignalDelay must be >= 0": {Fleet: Fleet{SignalDelay: -time.Second}},
-		"Fleet.Replicas[1]: engine: MaxSeqs must be >= 0": {Fleet: Fleet{Replicas: []Replica{{}, {Engine: engine.Config{MaxSeqs: -1}}}}},
+		"Fleet.Replicas is empty":                               {Fleet: Fleet{Replicas: []Replica{}}},
+		"Fleet.SignalDelay must be >= 0":                        {Fleet: Fleet{SignalDelay: -time.Second}},
+		"Fleet.Replicas[1]: engine: MaxSeqs must be >= 0":       {Fleet: Fleet{Replicas: []Replica{{}, {Engine: engine.Config{MaxSeqs: -1}}}}},
 		"with Fleet.Replicas set, configure each replica there": {Engine: engine.Config{MaxSeqs: 8}, Fleet: Fleet{Replicas: Copies(2, Replica{})}},
-		"PrefixAffinity.CacheThreshold must be in [0, 1]":      {Fleet: Fleet{Router: PrefixAffinity{CacheThreshold: 2}}},
+		"PrefixAffinity.CacheThreshold must be in [0, 1]":       {Fleet: Fleet{Router: PrefixAffinity{CacheThreshold: 2}}},
 	} {
 		assert.ErrorContains(t, cfg.Validate(), want)
 	}

@@ -48,7 +48,7 @@ type runner struct {
 	toPlan    []int // replicas to plan once the current instant is handled
 	router    Router
 	routeRand *rand.Rand
-	routed    int       // requests routed so far
+	routed    int // requests routed so far
 	routeReq  workload.Request
 	signals   []signals // each frontend's stale view (Fleet.SignalDelay)
 	view      View
