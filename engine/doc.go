@@ -11,7 +11,11 @@
 //     scheduling rules below live here.
 //   - policy.go: the waiting-queue order (FCFS, Priority, PolicyFunc).
 //   - kv.go, prefix.go: block accounting and the prefix cache.
-//   - run.go: advancing a run of identical decode steps in one move.
+//   - run.go: a run of identical decode steps planned as one move, its
+//     blocks taken step by step, collected (CompleteUntil) and cut short
+//     (Truncate) where the driver says something happened.
+//   - view.go: what a router reads of a replica (Outstanding,
+//     CachedPrefix) without changing it.
 //   - check.go: Check, the invariants tests run after every step.
 //   - testdata/*.txt: scripted interactions with their expected decisions.
 //

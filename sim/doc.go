@@ -1,12 +1,25 @@
-// Package sim owns virtual time: it wires a workload to an engine priced by
-// a cost model, turns the engine's events into per-request records, and
-// computes metrics and goodput over a measurement window.
+// Package sim owns virtual time: it wires a workload to one replica, or to a
+// fleet of replicas behind a router, each an engine priced by a cost model;
+// turns the engines' events into per-request records; and computes metrics
+// and goodput over a measurement window.
 //
 // Reading guide:
-//   - config.go: Config (engine, cost model, SLO, Window, timeout, injected
-//     error rate, seed), each with a documented zero value and Validate.
-//   - run.go: Run and the event loop; step.go: how a step's end becomes
-//     tokens, gaps and terminal states.
+//   - config.go: Config (engine, cost model, fleet, SLO, Window, timeout,
+//     injected error rate, seed), each with a documented zero value and
+//     Validate.
+//   - fleet.go: Fleet (replicas, router, stale signals, frontends), the
+//     Router seam and the read-only View a router decides on.
+//   - router_*.go: the built-in routers, one per file — RoundRobin (the
+//     default), Random, LeastLoaded, PowerOfTwo, PrefixAffinity (SGLang's
+//     cache-aware policy), ConsistentHash. A new router is one type with a
+//     Route method, in a file of its own; it keeps no state of its own
+//     (View.Routed and View.Rand give it what it must remember), so one
+//     value serves every run of a sweep.
+//   - The runner, one concern per file: run.go, the event loop and when it
+//     stops; intake.go, the source, routing each arrival, client
+//     deadlines; replica.go, each replica's engine and its move in flight;
+//     window.go, the clock, the window and what is integrated over it;
+//     step.go, how a move's end becomes tokens, gaps and terminal states.
 //   - events.go: the typed event heap keyed on (instant, class, sequence).
 //   - record.go: Record, Status and the Observer that receives each record.
 //   - summary.go, quantile.go: Summary, Dist, Misses and percentile Methods.
@@ -61,6 +74,21 @@
 // B on the same seeds in every block; the verdict is improved when the
 // interval of the paired relative improvement lies above the threshold, not
 // improved when it lies at or below it, inconclusive otherwise.
+//
+// # Fleets
+//
+// A fleet is N replicas driven from one event queue; the single replica is
+// the fleet of one (the same bytes under any router). Each arrival is
+// routed once, by the Router, on a View of every replica: its load
+// (waiting, running, outstanding tokens, free KV blocks) as fresh as
+// Fleet.SignalDelay allows, and how much of the request's prompt each
+// replica's prefix cache holds. Records carry their replica; the Summary
+// adds each replica's share (Replicas) and how unevenly the work fell
+// (Imbalance). A Sweep or an Experiment of a fleet takes the fleet's total
+// offered load. Replicas run runs of identical decode steps of their own:
+// a request joining or leaving a replica cuts its run there
+// (engine.Truncate), so the fleet costs about what its replicas would
+// alone (BenchmarkRunFleet).
 //
 // # Determinism
 //
