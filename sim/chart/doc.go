@@ -9,6 +9,11 @@
 //     axis, with the SLO's bounds.
 //   - CDF: the empirical distribution functions of one run's TTFT and of
 //     every inter-token gap, with the SLO's bounds.
+//   - Goodputs: several curves' goodput on one axis (a Series each: the
+//     routers of a fleet, say), each with its interval and its knee.
+//   - PrefixHitRate: the fraction of prompt tokens served from a prefix
+//     cache against offered load, per Series: what a prefix-aware router
+//     changes in a fleet.
 //
 // Each returns a *plot.Plot, so a caller can retitle it or add to it before
 // writing it with Write (an io.Writer and a format, "svg" or "png") or Save
@@ -16,7 +21,8 @@
 // value is 18 × 11 cm at 150 dpi.
 //
 // Reading guide: goodput.go and goodput_marks.go (the curve and its marks),
-// latency.go, cdf.go, marks.go (colours, lines, ticks), write.go.
+// latency.go, cdf.go, compare.go (several series on one axis), marks.go
+// (colours, lines, ticks), write.go.
 //
 // Choices: colours are Okabe–Ito, distinct for colour-blind readers; the
 // legend sits in a band the marks leave free, so no line crosses it; log
