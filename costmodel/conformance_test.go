@@ -30,6 +30,8 @@ func builtins(tb testing.TB) []named {
 		{"AtlasRoofline", costmodel.AtlasRoofline()},
 		{"Table", build(tb, measured)},
 		{"Fit", fit.Linear},
+		{"ScaledFrozen", costmodel.Scaled{Factor: 1.1}},
+		{"ScaledRoofline", costmodel.Scaled{Model: costmodel.AtlasRoofline(), Factor: 0.9}},
 	}
 }
 

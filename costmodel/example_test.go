@@ -104,3 +104,15 @@ func ExampleFit() {
 		l.PerStep, l.PerPrefillToken, l.PerDecodeToken, res.MAPE, res.R2)
 	// Output: 9.89 ms + 0.0351 ms/prefill token + 0.505 ms/decode; MAPE 0.18%, R² 1.0000
 }
+
+// A model's error band: the chapter's mixed step at ±10 %.
+func ExampleScaled() {
+	step := costmodel.Batch{Decode: make([]int, 31), Prefill: []costmodel.Chunk{{NewTokens: 256}}}
+	for _, f := range []float64{0.9, 1, 1.1} {
+		fmt.Println(costmodel.Scaled{Factor: f}.StepTime(step))
+	}
+	// Output:
+	// 66.564ms
+	// 73.96ms
+	// 81.356ms
+}

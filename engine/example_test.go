@@ -38,3 +38,21 @@ func Example() {
 	// step 10 ends at 320ms: request 7 emits a token (first false, done true)
 	// free blocks: 28672
 }
+
+// The largest step a configuration can form, against the chapter's 150 ms
+// ITL bound. With no chunk cap: one decode beside 2,047 prefill tokens.
+// With a 256-token cap, one chunk beside the decodes is the chapter's
+// 73.96 ms mixed step, but a batch of 32 can hold eight chunks at once.
+func ExampleLargestStep() {
+	for _, c := range []struct {
+		cfg      engine.Config
+		prefills int
+	}{{engine.Config{}, 0}, {engine.Config{ChunkCap: 256}, 1}, {engine.Config{ChunkCap: 256}, 0}} {
+		d, b := engine.LargestStep(c.cfg, nil, 2000, c.prefills)
+		fmt.Printf("%v: %d decodes, %d prefill tokens in %d chunks\n", d, len(b.Decode), b.PrefillTokens(), len(b.Prefill))
+	}
+	// Output:
+	// 136.645ms: 1 decodes, 2047 prefill tokens in 1 chunks
+	// 73.96ms: 1 decodes, 256 prefill tokens in 1 chunks
+	// 136.645ms: 1 decodes, 2047 prefill tokens in 8 chunks
+}

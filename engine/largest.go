@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/servesim/servesim/costmodel"
+)
+
+// LargestStep is the longest step the scheduler configured by cfg can
+// form, priced by m (nil: costmodel.Frozen{}), with every decoding
+// sequence at context tokens, and the batch that forms it. With chunked
+// prefill a step holds d decodes and up to budget − d prefill tokens, in
+// chunks of at most ChunkCap, from at most prefills requests (0: as many
+// as the sequence cap leaves room for); the largest is taken over d from
+// 1 to MaxSeqs (a step with no decode holds no inter-token gap). With
+// prefills = 0 it is the worst case: a decoding request emits a token
+// every step it is in, so without preemption none of its inter-token gaps
+// is longer. With prefills = 1 it is the chapter's mixed step, one chunk
+// beside the decodes: the ITL tax a chunk cap sets. Without chunked
+// prefill a step is a whole-prompt prefill of at most the budget or a
+// decode of MaxSeqs, and the decodes stall through every prefill step: a
+// gap can span several steps.
+func LargestStep(cfg Config, m costmodel.Model, context, prefills int) (time.Duration, costmodel.Batch) {
+	cfg = cfg.WithDefaults()
+	if m == nil {
+		m = costmodel.Frozen{}
+	}
+	decodes := func(d int) []int {
+		out := make([]int, d)
+		for i := range out {
+			out[i] = context
+		}
+		return out
+	}
+	var best time.Duration
+	var shape costmodel.Batch
+	consider := func(b costmodel.Batch) {
+		if t := m.StepTime(b); t > best {
+			best, shape = t, b
+		}
+	}
+	if cfg.DisableChunkedPrefill {
+		consider(costmodel.Batch{Prefill: []costmodel.Chunk{{NewTokens: cfg.MaxBatchedTokens}}})
+		consider(costmodel.Batch{Decode: decodes(cfg.MaxSeqs)})
+		return best, shape
+	}
+	for d := 1; d <= min(cfg.MaxSeqs, cfg.MaxBatchedTokens); d++ {
+		b := costmodel.Batch{Decode: decodes(d)}
+		left, seqs := cfg.MaxBatchedTokens-d, cfg.MaxSeqs-d
+		if prefills > 0 {
+			seqs = min(seqs, prefills)
+		}
+		for left > 0 && seqs > 0 {
+			n := left
+			if cfg.ChunkCap > 0 {
+				n = min(n, cfg.ChunkCap)
+			}
+			b.Prefill = append(b.Prefill, costmodel.Chunk{NewTokens: n})
+			left -= n
+			seqs--
+		}
+		consider(b)
+	}
+	return best, shape
+}
