@@ -30,6 +30,9 @@ const (
 )
 
 func (s Saturation) String() string {
+	if s > Overloaded {
+		return fmt.Sprintf("Saturation(%d)", uint8(s))
+	}
 	return [...]string{"stable", "backlogged", "overloaded"}[s]
 }
 
@@ -222,11 +225,49 @@ type Curve struct {
 // attainment interval's upper and lower bounds cross it (so the knee lies in
 // [Lo, Hi] at the curve's confidence).
 type Knee struct {
-	Load      Estimate
-	Found     bool // the target was met at some load and missed at a higher one
-	Censored  string
+	Load  Estimate
+	Found bool // the target was met at some load and missed at a higher one
+	// Censored says on which side of the sweep the knee lies when it was
+	// not found inside it; Reason says it in words.
+	Censored  Censoring
 	LastMet   float64 // highest grid load whose mean attainment met the target
 	FirstMiss float64 // lowest grid load above it that missed
+	Target    float64 // the attainment target
+}
+
+// Censoring is why a knee was not found inside a sweep.
+type Censoring uint8
+
+const (
+	NotCensored Censoring = iota // found (or not yet analysed)
+	NoPoints                     // the curve has no points
+	NoLoadMeasured               // no load measured a request that reached an outcome
+	BelowLowest                  // the lowest measured load already misses the target (FirstMiss)
+	AboveHighest                 // every measured load meets the target (LastMet is the highest)
+)
+
+func (c Censoring) String() string {
+	names := [...]string{"not censored", "no points", "no load measured", "below the lowest load", "above the highest load"}
+	if int(c) < len(names) {
+		return names[c]
+	}
+	return fmt.Sprintf("Censoring(%d)", uint8(c))
+}
+
+// Reason says in words where the knee lies when it was not found inside
+// the sweep ("" when it was).
+func (k Knee) Reason() string {
+	switch k.Censored {
+	case NoPoints:
+		return "no points"
+	case NoLoadMeasured:
+		return "no load measured any request: no knee"
+	case BelowLowest:
+		return fmt.Sprintf("the lowest measured load %.4g already misses the %.2f attainment target: the knee is below it", k.FirstMiss, k.Target)
+	case AboveHighest:
+		return fmt.Sprintf("every measured load meets the %.2f attainment target: the knee is above %.4g", k.Target, k.LastMet)
+	}
+	return ""
 }
 
 // Peak is the highest mean goodput and the load where it occurs.
@@ -256,16 +297,15 @@ func (c *Curve) add(p Point) {
 	c.Points = slices.Insert(c.Points, i, p)
 }
 
-// collapsed reports whether the sweep has passed the knee and the peak.
+// collapsed reports whether the sweep has passed the knee and the peak
+// (of an analysed curve).
 func (c *Curve) collapsed() bool {
-	c.analyse()
 	last := c.Points[len(c.Points)-1]
 	return last.Attainment.Center < c.Target && c.Collapse.Found
 }
 
 // bracket returns the grid loads around the knee still worth bisecting.
 func (c *Curve) bracket() (lo, hi float64, ok bool) {
-	c.analyse()
 	if !c.Knee.Found {
 		return 0, 0, false
 	}
@@ -276,8 +316,8 @@ func (c *Curve) bracket() (lo, hi float64, ok bool) {
 func (c *Curve) analyse() {
 	c.Warnings = c.Warnings[:0]
 	c.Knee = c.knee()
-	if c.Knee.Censored != "" {
-		c.Warnings = append(c.Warnings, c.Knee.Censored)
+	if r := c.Knee.Reason(); r != "" {
+		c.Warnings = append(c.Warnings, r)
 	}
 	c.Peak, c.Collapse = Peak{}, Collapse{}
 	for i, p := range c.Points {
@@ -302,9 +342,9 @@ func (c *Curve) analyse() {
 }
 
 func (c *Curve) knee() Knee {
-	k := Knee{Load: Estimate{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: c.Confidence}}
+	k := Knee{Load: Estimate{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: c.Confidence}, Target: c.Target}
 	if len(c.Points) == 0 {
-		k.Censored = "no points"
+		k.Censored = NoPoints
 		return k
 	}
 	center := func(p Point) float64 { return p.Attainment.Center }
@@ -322,11 +362,11 @@ func (c *Curve) knee() Knee {
 	switch {
 	case k.Found:
 	case len(known) == 0:
-		k.Censored = "no load measured any request: no knee"
+		k.Censored = NoLoadMeasured
 	case center(known[0]) < c.Target:
-		k.Censored = fmt.Sprintf("the lowest measured load %.4g already misses the %.2f attainment target: the knee is below it", known[0].Load, c.Target)
+		k.Censored, k.FirstMiss = BelowLowest, known[0].Load
 	default:
-		k.Censored = fmt.Sprintf("every measured load meets the %.2f attainment target: the knee is above %.4g", c.Target, known[len(known)-1].Load)
+		k.Censored, k.LastMet = AboveHighest, known[len(known)-1].Load
 	}
 	return k
 }

@@ -63,7 +63,8 @@ func TestEmptyPointsTakeNoPartInTheKnee(t *testing.T) {
 		assert.Contains(t, p.Warnings, "no measured requests: no attainment, and no part in the knee")
 	}
 	assert.False(t, c.Knee.Found)
-	assert.Equal(t, "no load measured any request: no knee", c.Knee.Censored)
+	assert.Equal(t, NoLoadMeasured, c.Knee.Censored)
+	assert.Equal(t, "no load measured any request: no knee", c.Knee.Reason())
 }
 
 // An experiment whose windows measured nothing has no verdict (it said

@@ -110,7 +110,7 @@ func TestRandomRoutingThinsPoisson(t *testing.T) {
 		}
 		c, err := s.Run()
 		require.NoError(t, err)
-		require.True(t, c.Knee.Found, "%d replicas, %T: %s", n, r, c.Knee.Censored)
+		require.True(t, c.Knee.Found, "%d replicas, %T: %s", n, r, c.Knee.Reason())
 		return c
 	}
 	one := sweep(1, nil).Knee.Load

@@ -49,7 +49,7 @@ func TestOverloadStopsTheRun(t *testing.T) {
 	require.False(t, c.Points[1].NoMeasured())
 	assert.Zero(t, c.Points[1].Runs[0].Offered)
 	assert.Zero(t, c.Points[1].Attainment.Center, "stopped before its window: attainment 0, not NaN")
-	assert.True(t, c.Knee.Found, c.Knee.Censored)
+	assert.True(t, c.Knee.Found, c.Knee.Reason())
 	assert.Contains(t, c.Warnings, "the knee is interpolated between 0.5 and 1000 req/s, more than a factor 2 apart: add loads between them")
 	assert.Equal(t, 0.5, c.Knee.LastMet)
 	assert.Equal(t, 1000.0, c.Knee.FirstMiss)

@@ -238,6 +238,7 @@ func (s Sweep) runAuto(c *Curve) error {
 		if err := s.runLoads(c, []float64{load}); err != nil {
 			return err
 		}
+		c.analyse()
 		if c.collapsed() {
 			break
 		}
@@ -251,6 +252,7 @@ func (s Sweep) runAuto(c *Curve) error {
 		if err := s.runLoads(c, []float64{(lo + hi) / 2}); err != nil {
 			return err
 		}
+		c.analyse()
 	}
 	return nil
 }

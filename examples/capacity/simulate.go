@@ -140,7 +140,7 @@ func writeSimulation(w io.Writer, r costmodel.Replica, e costmodel.Estimate, c *
 	if k.Found {
 		fmt.Fprintf(w, "knee       %.3f req/s %s: the highest load with attainment >= %.2f\n", k.Load.Center, interval(k.Load, "%.3f"), c.Target)
 	} else {
-		fmt.Fprintf(w, "knee       not bracketed: %s\n", k.Censored)
+		fmt.Fprintf(w, "knee       not bracketed: %s\n", k.Reason())
 	}
 	if measured == 0 {
 		fmt.Fprintf(w, "peak       none: %s at any load\n", noMeasured)

@@ -151,15 +151,15 @@ func TestVerdictOfAnExperiment(t *testing.T) {
 // Without a knee inside the sweep the card gives no headroom figure.
 func TestCardHeadroomWithoutAKnee(t *testing.T) {
 	c := handCurve()
-	c.Knee = sim.Knee{Load: simEst(3, math.NaN(), math.NaN()), Censored: "every load meets the 0.95 attainment target: the knee is above 3"}
-	c.Warnings = []string{c.Knee.Censored}
+	c.Knee = sim.Knee{Load: simEst(3, math.NaN(), math.NaN()), Censored: sim.AboveHighest, LastMet: 3, Target: 0.95}
+	c.Warnings = []string{c.Knee.Reason()}
 	card := NewCard(sim.Sweep{}, c, 1.2)
 	var buf bytes.Buffer
 	require.NoError(t, card.WriteMarkdown(&buf))
 	md := buf.String()
 	assert.Contains(t, md, "| headroom at the operating point 1.2 req/s | unknown: no knee inside the sweep | — |")
 	assert.Contains(t, md, "| knee: highest load with attainment ≥ 0.95 | not found in the sweep (see below) |")
-	assert.Contains(t, md, "- every load meets the 0.95 attainment target: the knee is above 3\n")
+	assert.Contains(t, md, "- every measured load meets the 0.95 attainment target: the knee is above 3\n")
 }
 
 // An experiment's card carries the claim, both systems and the verdict, and

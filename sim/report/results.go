@@ -91,7 +91,7 @@ type Headroom struct {
 func ResultsOf(c *sim.Curve, op float64) Results {
 	r := Results{
 		Target: c.Target, Confidence: c.Confidence,
-		Knee:     Knee{Load: estimateOf(c.Knee.Load), Found: c.Knee.Found, Censored: c.Knee.Censored},
+		Knee:     Knee{Load: estimateOf(c.Knee.Load), Found: c.Knee.Found, Censored: c.Knee.Reason()},
 		Peak:     Peak{Load: c.Peak.Load, Goodput: estimateOf(c.Peak.Goodput)},
 		Collapse: Collapse{Load: c.Collapse.Load, Found: c.Collapse.Found},
 		Warnings: c.Warnings,
