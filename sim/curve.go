@@ -55,9 +55,28 @@ type Point struct {
 	MissNotOK, MissTTFT, MissITL, MissOther Estimate
 
 	TTFT, ITL, TPOT, E2E Percentiles
+	// TTFTOffered is TTFT over every measured request (Summary.TTFTOffered):
+	// what the successful-only TTFT leaves out.
+	TTFTOffered Percentiles
 
 	Saturation Saturation
-	Warnings   []string
+	// Utilisation is the offered load over the serving capacity the sweep
+	// was told (Sweep.Capacity); 0 when it was not.
+	Utilisation float64
+	Warnings    []string
+}
+
+// utilisation sets the point's utilisation against a serving capacity
+// (none when 0), and warns at 90 % of it or more: queues there grow as
+// 1/(1−ρ), and a window may end before they show it.
+func (p *Point) utilisation(capacity float64) {
+	if capacity <= 0 {
+		return
+	}
+	p.Utilisation = p.Load / capacity
+	if p.Utilisation >= 0.9 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("at %.0f %% of the serving capacity (%.3g req/s): queues grow as 1/(1−ρ), and a %v label rests on how long the window ran", 100*p.Utilisation, capacity, p.Saturation))
+	}
 }
 
 func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
@@ -98,6 +117,11 @@ func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 	p.TPOT = p.percentiles("TPOT", pick(func(s *Summary) []float64 { return s.Samples.TPOT }), conf, rng)
 	p.E2E = p.percentiles("E2E", pick(func(s *Summary) []float64 { return s.Samples.E2E }), conf, rng)
 	p.ITL = p.itlPercentiles(conf)
+	q := quantilesCI(pick(func(s *Summary) []float64 { return s.Samples.TTFTOffered }), []float64{0.5, 0.9, 0.99}, conf, rng)
+	p.TTFTOffered = Percentiles{P50: q[0], P90: q[1], P99: q[2]}
+	if all, ok := p.TTFTOffered.P99.Center, p.TTFT.P99.Center; all > 1.1*ok || (math.IsNaN(ok) && !math.IsNaN(all)) {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("TTFT p99 over every offered request, %s ms, against %s ms over the successful ones: failures (timeouts, rejections, requests still waiting) hide the tail", fmtMS(all), fmtMS(ok)))
+	}
 	p.Saturation = saturation(runs)
 	if n := overloadedRuns(runs); n > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("overloaded: %d of %d replications passed Config.MaxBacklog and stopped early", n, len(runs)))
@@ -112,6 +136,18 @@ func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("no measured requests in %d of %d replications: attainment from the other %d", empty, len(runs), len(runs)-empty))
 	}
 	return p
+}
+
+// fmtMS prints a latency in ms: whole milliseconds, "∞" beyond every bound,
+// "none" without any.
+func fmtMS(x float64) string {
+	switch {
+	case math.IsInf(x, 1):
+		return "∞"
+	case math.IsNaN(x):
+		return "none"
+	}
+	return fmt.Sprintf("%.0f", x)
 }
 
 // emptyRuns counts the replications that measured no request.
@@ -217,6 +253,9 @@ type Curve struct {
 	Knee     Knee
 	Peak     Peak
 	Collapse Collapse
+	// Band is the curve's model range when the sweep declared its cost
+	// model's uncertainty (Sweep.ModelError); nil otherwise.
+	Band     *Band
 	Warnings []string
 }
 
@@ -409,6 +448,10 @@ type Headroom struct {
 	Operating float64  // the chosen operating load, requests/s
 	Abs       Estimate // knee − operating, requests/s
 	Rel       Estimate // knee / operating − 1: the traffic surprise it absorbs
+	// Model is Rel over the curve's model band (Curve.Band): the headroom
+	// if the cost model is off by as much as was declared. The zero Range
+	// without a band.
+	Model Range
 }
 
 // Headroom measures the distance from the operating load op to the knee,
@@ -417,9 +460,13 @@ func (c *Curve) Headroom(op float64) Headroom {
 	k := c.Knee.Load
 	sub := func(x float64) float64 { return x - op }
 	rel := func(x float64) float64 { return x/op - 1 }
-	return Headroom{
+	h := Headroom{
 		Operating: op,
 		Abs:       Estimate{Center: sub(k.Center), Lo: sub(k.Lo), Hi: sub(k.Hi), Confidence: k.Confidence, N: k.N},
 		Rel:       Estimate{Center: rel(k.Center), Lo: rel(k.Lo), Hi: rel(k.Hi), Confidence: k.Confidence, N: k.N},
 	}
+	if b := c.Band; b != nil {
+		h.Model = Range{Lo: rel(b.Knee.Lo), Hi: rel(b.Knee.Hi), LoBelow: b.Knee.LoBelow, HiAbove: b.Knee.HiAbove}
+	}
+	return h
 }

@@ -45,6 +45,9 @@ func (m Method) quantile(p float64, sorted []float64) float64 {
 	if i >= n-1 {
 		return sorted[n-1]
 	}
+	if frac := h - lo; frac == 0 || sorted[i] == sorted[i+1] {
+		return sorted[i] // also keeps +Inf (beyond every bound) out of 0 × Inf
+	}
 	return sorted[i] + (h-lo)*(sorted[i+1]-sorted[i])
 }
 

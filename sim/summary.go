@@ -66,6 +66,14 @@ type Summary struct {
 	WindowTokens      int // output tokens emitted inside the window
 
 	TTFT, TPOT, ITL, E2E, QueueDelay Dist
+	// TTFTOffered and E2EOffered are TTFT and E2E over every measured
+	// request, not only those that completed ok as vLLM reports them (and
+	// as TTFT and E2E are): a request without a first token (a last one)
+	// counts at the instant it ended if it was waiting (its deadline, or
+	// the run's stop: a lower bound), and beyond every bound (+Inf) if it
+	// was refused or failed before any token. When they exceed TTFT and
+	// E2E, failures are hiding the tail.
+	TTFTOffered, E2EOffered Dist
 
 	// Little's law: MeanInSystem is the time-average number of requests
 	// held by the replica over the window (all requests, measured or not);
@@ -154,6 +162,9 @@ type Imbalance struct {
 type Samples struct {
 	TTFT, TPOT, E2E, Queue []float64
 	ITL                    []ValueCount
+	// TTFTOffered and E2EOffered are over every measured request (see
+	// Summary.TTFTOffered); +Inf stands beyond every bound.
+	TTFTOffered, E2EOffered []float64
 }
 
 // ValueCount is a value (ms) that occurred Count times.
@@ -180,6 +191,7 @@ type collector struct {
 	slo                    SLO
 	s                      Summary
 	ttft, tpot, e2e, queue []float64
+	ttftAll, e2eAll        []float64 // over every measured request
 	itl                    weighted
 	sojourn                time.Duration
 	accepted               int
@@ -215,6 +227,8 @@ func (c *collector) count(r *Record) {
 	if c.attribute(r) {
 		c.s.Good++
 	}
+	c.ttftAll = append(c.ttftAll, offeredMS(r, r.FirstToken != Never, r.FirstToken))
+	c.e2eAll = append(c.e2eAll, offeredMS(r, r.Emitted == r.Output && r.LastToken != Never, r.LastToken))
 	if r.Status != StatusOK {
 		return
 	}
@@ -224,6 +238,21 @@ func (c *collector) count(r *Record) {
 	if r.Emitted > 1 {
 		c.tpot = append(c.tpot, ms(r.TPOT()))
 	}
+}
+
+// offeredMS is the latency from r's arrival to an instant, for the
+// distributions over every offered request: the instant itself if it
+// happened; else, for a request that ended waiting for it (timed out, or
+// still in flight when the run stopped), the instant it ended, a lower
+// bound; else beyond every bound (refused, or failed before any token).
+func offeredMS(r *Record, happened bool, at time.Duration) float64 {
+	switch {
+	case happened:
+		return ms(at - r.Arrival)
+	case r.Status == StatusTimedOut || r.Status == StatusUnfinished:
+		return ms(r.Finish - r.Arrival)
+	}
+	return math.Inf(1)
 }
 
 // attribute counts r's misses and reports whether it is good.
@@ -278,10 +307,12 @@ func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
 	if c.accepted > 0 {
 		s.MeanSojourn = c.sojourn / time.Duration(c.accepted)
 	}
-	for _, x := range [][]float64{c.ttft, c.tpot, c.e2e, c.queue} {
+	for _, x := range [][]float64{c.ttft, c.tpot, c.e2e, c.queue, c.ttftAll, c.e2eAll} {
 		slices.Sort(x)
 	}
-	s.Samples = Samples{TTFT: c.ttft, TPOT: c.tpot, E2E: c.e2e, Queue: c.queue}
+	s.Samples = Samples{TTFT: c.ttft, TPOT: c.tpot, E2E: c.e2e, Queue: c.queue, TTFTOffered: c.ttftAll, E2EOffered: c.e2eAll}
+	s.TTFTOffered = dist(c.ttftAll, m)
+	s.E2EOffered = dist(c.e2eAll, m)
 	s.TTFT = dist(c.ttft, m)
 	s.TPOT = dist(c.tpot, m)
 	s.E2E = dist(c.e2e, m)

@@ -64,8 +64,17 @@ type Sweep struct {
 	Workers int
 	// Observe, when set, gives each run its own Observer of every request
 	// record (to keep the raw events a card cites). Runs go in parallel:
-	// observers must not share unsynchronised state.
+	// observers must not share unsynchronised state. The runs of a model
+	// band are not observed.
 	Observe func(load float64, rep int) Observer
+	// ModelError declares how far the cost model may be off: the sweep
+	// then also runs under each variant, on the same seeds, and the curve
+	// carries its Band. The zero value declares nothing.
+	ModelError ModelError
+	// Capacity is the serving capacity the caller estimated, requests/s
+	// (costmodel's Estimate.ServingCapacity): when > 0 every point reports
+	// its Utilisation, and a point at 90 % of it or more says so.
+	Capacity float64
 }
 
 func (s Sweep) withDefaults() Sweep {
@@ -123,6 +132,10 @@ func (s Sweep) Validate() error {
 	if s.Config.Window.Horizon == 0 {
 		bad("Sweep.Config.Window.Horizon must be set: a sweep compares steady windows")
 	}
+	if !(s.Capacity >= 0) || math.IsInf(s.Capacity, 0) {
+		bad("Sweep.Capacity must be a finite rate >= 0 (0 means unknown), got %v", s.Capacity)
+	}
+	errs = append(errs, s.ModelError.Validate())
 	return errors.Join(errs...)
 }
 
@@ -151,6 +164,11 @@ func (s Sweep) Run() (*Curve, error) {
 		return nil, err
 	}
 	c.analyse()
+	if s.ModelError.Declared() {
+		if err := s.runBand(c); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
@@ -184,7 +202,9 @@ func (s Sweep) runLoads(c *Curve, loads []float64) error {
 		if err := joinDistinct(errs[i]); err != nil {
 			return fmt.Errorf("sim: sweep at %v requests/s: %w", l, err)
 		}
-		c.add(newPoint(l, sums[i], s.Confidence, s.BaseSeed))
+		p := newPoint(l, sums[i], s.Confidence, s.BaseSeed)
+		p.utilisation(s.Capacity)
+		c.add(p)
 	}
 	return nil
 }
