@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -70,6 +72,12 @@ type Experiment struct {
 	BaseSeed   uint64
 	Confidence float64 // default 0.95
 	Workers    int     // 0 means GOMAXPROCS
+	// Target is the attainment that places a load at or below the
+	// baseline's knee; default 0.95, as a Sweep's.
+	Target float64
+	// AllLoads makes the headline cover every load instead of the loads
+	// at or below the baseline's knee.
+	AllLoads bool
 }
 
 // Validate joins every problem, naming each field.
@@ -107,6 +115,9 @@ func (x Experiment) Validate() error {
 	if !(x.Confidence >= 0 && x.Confidence < 1) {
 		bad("Experiment.Confidence must be in [0, 1), got %v", x.Confidence)
 	}
+	if !(x.Target >= 0 && x.Target <= 1) {
+		bad("Experiment.Target must be in [0, 1], got %v", x.Target)
+	}
 	return errors.Join(errs...)
 }
 
@@ -121,15 +132,28 @@ type LoadResult struct {
 	Verdict     Verdict
 }
 
-// Result is an experiment's outcome: the overall verdict on the
-// improvement averaged over the loads, and the boundary — the verdict at
-// each load.
+// Result is an experiment's outcome: the headline verdict on the
+// improvement averaged over the loads of its regime, the same over the
+// loads past it, and the boundary — the verdict at each load.
 type Result struct {
-	Hypothesis  Hypothesis
-	Blocks      int
-	Improvement Estimate
-	Verdict     Verdict
-	Loads       []LoadResult
+	Hypothesis Hypothesis
+	Blocks     int
+	// Regime says which loads the headline covers. By default they are
+	// those at or below the baseline's knee: the lowest loads, up to the
+	// last at which A's mean attainment meets the target. Past the knee A
+	// collapses, and any relative improvement there is large whatever B
+	// is worth, so a headline over every load would be carried by it.
+	Regime string
+	// BaselineKnee is the highest load of the regime; NaN when A misses
+	// the target at every load (the headline then covers every load).
+	BaselineKnee float64
+	Improvement  Estimate
+	Verdict      Verdict
+	// PastImprovement and PastVerdict are the same comparison over the
+	// loads past the baseline's knee (N = 0 and NoMeasured when none).
+	PastImprovement Estimate
+	PastVerdict     Verdict
+	Loads           []LoadResult
 }
 
 // Boundary says in words at which loads B wins and where it loses.
@@ -176,20 +200,71 @@ func (x Experiment) Run() (*Result, error) {
 	if x.Workers <= 0 {
 		x.Workers = runtime.GOMAXPROCS(0)
 	}
-	a, b, err := x.runAll()
+	if x.Target == 0 {
+		x.Target = 0.95
+	}
+	a, b, attain, err := x.runAll()
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Hypothesis: x.Hypothesis, Blocks: x.Blocks}
-	// A block's overall improvement averages its loads that measured
-	// something; a block that measured nothing at any load has none.
-	sum, loads := make([]float64, x.Blocks), make([]int, x.Blocks)
+	imps := make([][]float64, len(x.Loads))
 	for i, load := range x.Loads {
 		lr := LoadResult{Load: load, A: meanCI(known(a[i]), x.Confidence), B: meanCI(known(b[i]), x.Confidence)}
-		imp := x.improvements(a[i], b[i])
-		lr.Improvement = meanCI(known(imp), x.Confidence)
+		imps[i] = x.improvements(a[i], b[i])
+		lr.Improvement = meanCI(known(imps[i]), x.Confidence)
 		lr.Verdict = x.verdict(lr.Improvement)
 		res.Loads = append(res.Loads, lr)
+	}
+	in := x.regime(attain, res)
+	res.Improvement = meanCI(x.overall(imps, in, true), x.Confidence)
+	res.Verdict = x.verdict(res.Improvement)
+	res.PastImprovement = meanCI(x.overall(imps, in, false), x.Confidence)
+	res.PastVerdict = x.verdict(res.PastImprovement)
+	return res, nil
+}
+
+// regime marks the loads the headline covers and says which they are:
+// those at or below the baseline's knee (A's mean attainment meets the
+// target at each and at every lower load), or every load.
+func (x Experiment) regime(attain [][]float64, res *Result) []bool {
+	in := make([]bool, len(x.Loads))
+	res.BaselineKnee = math.NaN()
+	order := make([]int, len(x.Loads))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int { return cmp.Compare(x.Loads[i], x.Loads[j]) })
+	for _, i := range order {
+		if m := meanCI(known(attain[i]), x.Confidence).Center; !(m >= x.Target) {
+			break
+		}
+		in[i], res.BaselineKnee = true, x.Loads[i]
+	}
+	switch {
+	case x.AllLoads:
+		res.Regime = "every load (Experiment.AllLoads)"
+	case math.IsNaN(res.BaselineKnee):
+		res.Regime = fmt.Sprintf("every load: the baseline misses the %.2f attainment target at all of them", x.Target)
+	default:
+		res.Regime = fmt.Sprintf("the loads at or below the baseline's knee (A meets the %.2f attainment target up to %.3g req/s)", x.Target, res.BaselineKnee)
+		return in
+	}
+	for i := range in {
+		in[i] = true
+	}
+	return in
+}
+
+// overall is each block's improvement averaged over the loads marked in
+// (or, with inside false, over the others) that measured something; a
+// block that measured nothing at any of them has none.
+func (x Experiment) overall(imps [][]float64, in []bool, inside bool) []float64 {
+	sum, loads := make([]float64, x.Blocks), make([]int, x.Blocks)
+	for i, imp := range imps {
+		if in[i] != inside {
+			continue
+		}
 		for k, v := range imp {
 			if !math.IsNaN(v) {
 				sum[k] += v
@@ -197,15 +272,13 @@ func (x Experiment) Run() (*Result, error) {
 			}
 		}
 	}
-	overall := make([]float64, 0, x.Blocks)
+	out := make([]float64, 0, x.Blocks)
 	for k := range sum {
 		if loads[k] > 0 {
-			overall = append(overall, sum[k]/float64(loads[k]))
+			out = append(out, sum[k]/float64(loads[k]))
 		}
 	}
-	res.Improvement = meanCI(overall, x.Confidence)
-	res.Verdict = x.verdict(res.Improvement)
-	return res, nil
+	return out
 }
 
 // known drops the NaNs (runs that measured no request) from x.
@@ -267,19 +340,19 @@ func (x Experiment) verdict(e Estimate) Verdict {
 
 // runAll runs A and B for every (load, block), Workers at a time, and
 // returns the metric indexed [load][block].
-func (x Experiment) runAll() (a, b [][]float64, err error) {
+func (x Experiment) runAll() (a, b, attain [][]float64, err error) {
 	type job struct{ load, block int }
-	a, b = make([][]float64, len(x.Loads)), make([][]float64, len(x.Loads))
+	a, b, attain = make([][]float64, len(x.Loads)), make([][]float64, len(x.Loads)), make([][]float64, len(x.Loads))
 	errs := make([]error, len(x.Loads)*x.Blocks)
 	for i := range x.Loads {
-		a[i], b[i] = make([]float64, x.Blocks), make([]float64, x.Blocks)
+		a[i], b[i], attain[i] = make([]float64, x.Blocks), make([]float64, x.Blocks), make([]float64, x.Blocks)
 	}
 	jobs := make(chan job)
 	var wg sync.WaitGroup
 	for range min(x.Workers, len(errs)) {
 		wg.Go(func() {
 			for j := range jobs {
-				a[j.load][j.block], b[j.load][j.block], errs[j.load*x.Blocks+j.block] = x.runBlock(x.Loads[j.load], j.block)
+				a[j.load][j.block], b[j.load][j.block], attain[j.load][j.block], errs[j.load*x.Blocks+j.block] = x.runBlock(x.Loads[j.load], j.block)
 			}
 		})
 	}
@@ -290,30 +363,31 @@ func (x Experiment) runAll() (a, b [][]float64, err error) {
 	}
 	close(jobs)
 	wg.Wait()
-	return a, b, joinDistinct(errs)
+	return a, b, attain, joinDistinct(errs)
 }
 
-// runBlock runs A then B on the same seed.
-func (x Experiment) runBlock(load float64, block int) (ma, mb float64, err error) {
+// runBlock runs A then B on the same seed, and returns their metric and
+// A's attainment.
+func (x Experiment) runBlock(load float64, block int) (ma, mb, attain float64, err error) {
 	seed := Seed(x.BaseSeed, block)
-	one := func(cfg Config) (float64, error) {
+	one := func(cfg Config) (float64, float64, error) {
 		src, err := x.Workload(load, seed)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		cfg.Seed = seed
 		s, err := Run(cfg, src, nil)
 		if err != nil {
-			return 0, fmt.Errorf("sim: experiment at %v req/s, block %d: %w", load, block, err)
+			return 0, 0, fmt.Errorf("sim: experiment at %v req/s, block %d: %w", load, block, err)
 		}
 		if s.NoMeasured() {
-			return math.NaN(), nil // no measured request reached an outcome: no evidence
+			return math.NaN(), math.NaN(), nil // no measured request reached an outcome: no evidence
 		}
-		return x.Hypothesis.Metric.Of(&s), nil
+		return x.Hypothesis.Metric.Of(&s), s.Attainment, nil
 	}
-	if ma, err = one(x.A); err != nil {
-		return 0, 0, err
+	if ma, attain, err = one(x.A); err != nil {
+		return 0, 0, 0, err
 	}
-	mb, err = one(x.B)
-	return ma, mb, err
+	mb, _, err = one(x.B)
+	return ma, mb, attain, err
 }

@@ -39,17 +39,30 @@ func TestAAIsNeverImproved(t *testing.T) {
 }
 
 // A B that is better by construction (a 35 ms decode step instead of 45 ms)
-// is found improved near A's knee, and not at a light load where both carry
-// every request (goodput = offered): the boundary says so.
-func TestFasterDecodeIsImprovedNearTheKnee(t *testing.T) {
+// wins big past A's knee, where A collapses, and not at a light load where
+// both carry every request (goodput = offered): the boundary says so. The
+// headline covers the loads at or below A's knee (1 and 2 req/s), where the
+// gain is under the 5 % threshold; the +37 % past it is reported apart
+// (issue 10: a headline over every load was "improved", carried by it).
+func TestFasterDecodeWinsPastTheKneeOnly(t *testing.T) {
 	x := abExperiment(Config{Model: costmodel.Frozen{DecodeStep: 35 * time.Millisecond}})
 	res, err := x.Run()
 	require.NoError(t, err)
-	assert.Equal(t, Improved, res.Verdict, "%+v", res)
+	assert.Equal(t, 2.0, res.BaselineKnee)
+	assert.Contains(t, res.Regime, "at or below the baseline's knee")
+	assert.Equal(t, NotImproved, res.Verdict, "%+v", res)
+	assert.Equal(t, Improved, res.PastVerdict, "%+v", res)
 	assert.Equal(t, NotImproved, res.Loads[0].Verdict, "at 1 req/s both meet the SLO: %+v", res.Loads[0])
 	assert.Equal(t, Improved, res.Loads[2].Verdict, "at 2.4 req/s A is past its knee: %+v", res.Loads[2])
 	assert.Contains(t, res.Boundary(), "B beats the threshold at 2.4")
 	t.Log(res.Boundary())
+
+	x.AllLoads = true
+	res, err = x.Run()
+	require.NoError(t, err)
+	assert.Equal(t, Improved, res.Verdict, "over every load, the collapse carries the headline")
+	assert.Zero(t, res.PastImprovement.N)
+	assert.Equal(t, NoMeasured, res.PastVerdict)
 }
 
 func TestExperimentValidate(t *testing.T) {

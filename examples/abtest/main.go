@@ -113,8 +113,12 @@ func writeResult(w io.Writer, h sim.Hypothesis, window sim.Window, lengths workl
 		fmt.Fprintf(w, "\nverdict:   %v: no block measured a request that ended within its window and drain (%v); lengthen -horizon\n",
 			res.Verdict, 2*(window.Horizon-window.Warmup))
 	} else {
-		fmt.Fprintf(w, "\nverdict:   %v: %+.1f %% [%+.1f, %+.1f] against a threshold of %+.0f %%\n", res.Verdict,
-			100*res.Improvement.Center, 100*res.Improvement.Lo, 100*res.Improvement.Hi, 100*h.Threshold)
+		fmt.Fprintf(w, "\nverdict:   %v: %+.1f %% [%+.1f, %+.1f] against a threshold of %+.0f %%, over %s\n", res.Verdict,
+			100*res.Improvement.Center, 100*res.Improvement.Lo, 100*res.Improvement.Hi, 100*h.Threshold, res.Regime)
+	}
+	if res.PastImprovement.N > 0 {
+		fmt.Fprintf(w, "past knee: %v: %+.1f %% [%+.1f, %+.1f] at the loads past the baseline's knee, where A collapses and any gain is large\n", res.PastVerdict,
+			100*res.PastImprovement.Center, 100*res.PastImprovement.Lo, 100*res.PastImprovement.Hi)
 	}
 	fmt.Fprintf(w, "boundary:  %s\n", res.Boundary())
 }

@@ -112,8 +112,12 @@ func writeVerdict(w io.Writer, r *sim.Result) {
 	if r.Verdict == sim.NoMeasured {
 		fmt.Fprintf(w, "\nverdict: %v: no block measured a request under both A and B\n", r.Verdict)
 	} else {
-		fmt.Fprintf(w, "\nverdict: %v (improvement over the loads %+.1f %% [%+.1f, %+.1f])\n", r.Verdict,
-			100*r.Improvement.Center, 100*r.Improvement.Lo, 100*r.Improvement.Hi)
+		fmt.Fprintf(w, "\nverdict: %v (improvement %+.1f %% [%+.1f, %+.1f] over %s)\n", r.Verdict,
+			100*r.Improvement.Center, 100*r.Improvement.Lo, 100*r.Improvement.Hi, r.Regime)
+	}
+	if r.PastImprovement.N > 0 {
+		fmt.Fprintf(w, "past the baseline's knee: %v (improvement %+.1f %% [%+.1f, %+.1f]: A collapses there, so any gain is large)\n", r.PastVerdict,
+			100*r.PastImprovement.Center, 100*r.PastImprovement.Lo, 100*r.PastImprovement.Hi)
 	}
 	fmt.Fprintf(w, "boundary: %s\n", r.Boundary())
 }
