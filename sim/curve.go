@@ -278,11 +278,11 @@ type Knee struct {
 type Censoring uint8
 
 const (
-	NotCensored Censoring = iota // found (or not yet analysed)
-	NoPoints                     // the curve has no points
-	NoLoadMeasured               // no load measured a request that reached an outcome
-	BelowLowest                  // the lowest measured load already misses the target (FirstMiss)
-	AboveHighest                 // every measured load meets the target (LastMet is the highest)
+	NotCensored    Censoring = iota // found (or not yet analysed)
+	NoPoints                        // the curve has no points
+	NoLoadMeasured                  // no load measured a request that reached an outcome
+	BelowLowest                     // the lowest measured load already misses the target (FirstMiss)
+	AboveHighest                    // every measured load meets the target (LastMet is the highest)
 )
 
 func (c Censoring) String() string {
