@@ -7,7 +7,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
@@ -61,14 +60,13 @@ func sweepChunk(chunk int, o options) (row, error) {
 	return row{chunk: chunk, probe: p.Points[0], probes: p, curve: c}, nil
 }
 
-// mixedStep is the longest step a decode batch of 32 sees under a chunk of
-// n tokens: the ITL tax the chapter walks at the engine level.
+// mixedStep is the longest step the engine forms with one prefill chunk
+// beside its decodes under a chunk cap (engine.LargestStep with one
+// prefilling request): the ITL tax the chapter walks at the engine level,
+// 73.96 ms for 256 tokens beside 31 decodes.
 func mixedStep(chunk int) time.Duration {
-	n := chunk
-	if n == 0 || n > engine.DefaultMaxBatchedTokens {
-		n = max(chunk, engine.DefaultMaxBatchedTokens)
-	}
-	return costmodel.Frozen{}.StepTime(costmodel.Batch{Decode: make([]int, 31), Prefill: []costmodel.Chunk{{NewTokens: n - 31}}})
+	d, _ := engine.LargestStep(config(chunk, 0).Engine, nil, 0, 1)
+	return d
 }
 
 func writeRows(w io.Writer, rows []row, o options) {
