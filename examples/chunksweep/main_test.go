@@ -51,7 +51,7 @@ func TestRunAtAProbeLoadThatMeasuresNothing(t *testing.T) {
 	require.NoError(t, run(&out, []string{"-probe", "0.0001", "-chunks", "1024", "-reps", "2", "-blocks", "2", "-horizon", "4m"}))
 	s := out.String()
 	assert.Contains(t, s, "ITL tax and TTFT at 0.0001 req/s;")
-	assert.Regexp(t, `\n +none +135\.59 +- +- +- +no measured requests +stable +1\.741 `, s)
+	assert.Regexp(t, `\n +none +136\.65 +- +- +- +no measured requests +stable +1\.741 `, s)
 	assert.Contains(t, s, "chain:    no measured requests at 0.0001 req/s: raise -probe to read the ITL tax\n")
 	assert.NotContains(t, s, "NaN")
 }
@@ -62,7 +62,7 @@ func TestRunAtAnOverloadingProbe(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(&out, []string{"-probe", "1e9", "-chunks", "1024", "-reps", "2", "-blocks", "2", "-horizon", "4m"}))
 	s := out.String()
-	assert.Regexp(t, `\n +none +135\.59 +- +- +- +0\.000 +overloaded +`, s)
+	assert.Regexp(t, `\n +none +136\.65 +- +- +- +0\.000 +overloaded +`, s)
 	assert.Contains(t, s, "chain:    no request completed at 1000000000.00 req/s (overloaded): lower -probe to read the ITL tax\n")
 	assert.NotContains(t, s, "NaN")
 }
