@@ -188,3 +188,27 @@ func TestNewExperimentCard(t *testing.T) {
 	assert.Equal(t, fp, again)
 	assert.Contains(t, fp, "first 50 requests of seed 1")
 }
+
+// A verdict says which loads its headline covers, and carries the loads
+// past the baseline's knee apart.
+func TestVerdictOfAnExperimentPastTheKnee(t *testing.T) {
+	sw := smallSweep()
+	x := sim.Experiment{
+		Hypothesis: sim.Hypothesis{Claim: "A/A", Metric: sim.MetricGoodput, Threshold: 0.05},
+		A:          sw.Config, B: sw.Config, Workload: sw.Workload, Loads: []float64{1, 4}, Blocks: 2,
+	}
+	r, err := x.Run()
+	require.NoError(t, err)
+	v := VerdictOf(r)
+	assert.Equal(t, r.Regime, v.Regime)
+	assert.Contains(t, v.Regime, "at or below the baseline's knee")
+	require.NotNil(t, v.Past, "4 req/s is past the Atlas knee")
+	assert.Equal(t, r.PastVerdict.String(), v.Past.Verdict)
+	assert.Equal(t, Num(0), v.Past.Improvement.Center, "A/A")
+
+	c := NewExperimentCard(x, r)
+	var md bytes.Buffer
+	require.NoError(t, c.WriteMarkdown(&md))
+	assert.Contains(t, md.String(), "Improvement of B over A, averaged over "+r.Regime+": +0.0 %")
+	assert.Contains(t, md.String(), "Past the baseline's knee, where A collapses and any relative gain is large: "+v.Past.Verdict+", +0.0 %")
+}

@@ -106,7 +106,10 @@
 // fingerprint) and where the raw events are (EventsOf, which lists the
 // columns the files have); VerdictOf adds an A/B experiment's verdict.
 // NewExperimentCard fills a card whose result is that verdict alone, with
-// no curve. Fields left empty render as "not stated".
+// no curve. A verdict says which loads its headline covers
+// (sim.Result.Regime: by default those at or below the baseline's knee)
+// and carries the loads past that knee apart (Verdict.Past). Fields left
+// empty render as "not stated".
 //
 // A fleet (sim.Config.Fleet with several replicas, a router or a signal
 // delay) adds a fleet table to the system: the number of replicas, the

@@ -123,8 +123,17 @@ func (v *Verdict) markdown(b *strings.Builder, sub bool) {
 	if v.Improvement.N == 0 || math.IsNaN(float64(v.Improvement.Center)) {
 		b.WriteString("No improvement of B over A was measured: no block measured a request under both A and B.\n\n")
 	} else {
-		fmt.Fprintf(b, "Improvement of B over A, averaged over the loads: %s %s. %s.\n\n",
-			percent(float64(v.Improvement.Center)), percentInterval(v.Improvement), v.Boundary)
+		over := "the loads"
+		if v.Regime != "" {
+			over = v.Regime
+		}
+		fmt.Fprintf(b, "Improvement of B over A, averaged over %s: %s %s. %s.\n",
+			over, percent(float64(v.Improvement.Center)), percentInterval(v.Improvement), v.Boundary)
+		if p := v.Past; p != nil {
+			fmt.Fprintf(b, "Past the baseline's knee, where A collapses and any relative gain is large: %s, %s %s.\n",
+				p.Verdict, percent(float64(p.Improvement.Center)), percentInterval(p.Improvement))
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("| load (req/s) | A | B | improvement | verdict |\n|---:|---|---|---|---|\n")
 	for _, l := range v.Loads {

@@ -134,14 +134,27 @@ func (r *Results) noneMeasured() bool {
 // hypothesis declared before the runs, the improvement of B over A with
 // its interval, and the verdict at each load (the result's boundary).
 type Verdict struct {
-	Claim       string        `json:"claim"`
-	Metric      string        `json:"metric"`
-	Threshold   float64       `json:"threshold"` // relative improvement B must show, 0.05 is 5 %
-	Blocks      int           `json:"blocks"`
+	Claim     string  `json:"claim"`
+	Metric    string  `json:"metric"`
+	Threshold float64 `json:"threshold"` // relative improvement B must show, 0.05 is 5 %
+	Blocks    int     `json:"blocks"`
+	// Regime says which loads Improvement and Verdict cover
+	// (sim.Result.Regime: by default those at or below the baseline's
+	// knee); "" where the card does not say.
+	Regime      string        `json:"regime,omitempty"`
 	Improvement Estimate      `json:"improvement"`
 	Verdict     string        `json:"verdict"` // improved, not improved, inconclusive or no measured requests
+	Past        *PastVerdict  `json:"past_knee,omitempty"`
 	Boundary    string        `json:"boundary"`
 	Loads       []LoadVerdict `json:"loads"`
+}
+
+// PastVerdict is the comparison over the loads past the baseline's knee,
+// where A collapses and any relative gain is large (sim.Result's
+// PastImprovement and PastVerdict).
+type PastVerdict struct {
+	Improvement Estimate `json:"improvement"`
+	Verdict     string   `json:"verdict"`
 }
 
 // LoadVerdict is the comparison at one offered load.
@@ -157,7 +170,10 @@ type LoadVerdict struct {
 func VerdictOf(r *sim.Result) *Verdict {
 	v := &Verdict{
 		Claim: r.Hypothesis.Claim, Metric: r.Hypothesis.Metric.Name, Threshold: r.Hypothesis.Threshold,
-		Blocks: r.Blocks, Improvement: estimateOf(r.Improvement), Verdict: r.Verdict.String(), Boundary: r.Boundary(),
+		Blocks: r.Blocks, Regime: r.Regime, Improvement: estimateOf(r.Improvement), Verdict: r.Verdict.String(), Boundary: r.Boundary(),
+	}
+	if r.PastImprovement.N > 0 {
+		v.Past = &PastVerdict{Improvement: estimateOf(r.PastImprovement), Verdict: r.PastVerdict.String()}
 	}
 	for _, l := range r.Loads {
 		v.Loads = append(v.Loads, LoadVerdict{Load: l.Load, A: estimateOf(l.A), B: estimateOf(l.B),
