@@ -25,8 +25,16 @@ type Series struct {
 // takes the first colour again.
 var palette = []color.RGBA{blue, vermilion, green, orange, purple}
 
-// glyphs tell the series apart where colours do not print.
-var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.RingGlyph{}}
+// glyphs and knee dashes tell the series apart where colours do not
+// print.
+var (
+	glyphs     = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.RingGlyph{}}
+	kneeDashes = [][]vg.Length{dashed, dotted, dashDot}
+)
+
+// width is series i's line width: each series is drawn thinner than the
+// one before, so that a series lying on another still shows.
+func width(i int) float64 { return math.Max(2.8-0.7*float64(i), 1) }
 
 // Goodputs draws the goodput of several curves against offered load (both
 // requests/s) on one axis: each series' mean goodput with its interval as
@@ -105,7 +113,7 @@ func addSeriesGoodput(p *plot.Plot, s Series, i int, top float64) error {
 		band.Color, band.LineStyle.Width = fade(col, 45), 0
 		p.Add(band)
 	}
-	l, sc, err := linePoints(xys, col, 1.8, nil, glyph, 2.5)
+	l, sc, err := linePoints(xys, col, width(i), nil, glyph, 1+width(i))
 	if err != nil {
 		return err
 	}
@@ -124,22 +132,23 @@ func addSeriesGoodput(p *plot.Plot, s Series, i int, top float64) error {
 		label = fmt.Sprintf("%s: goodput, %g %% interval", s.Name, 100*s.Curve.Confidence)
 	}
 	p.Legend.Add(label, l, sc)
-	return addSeriesKnee(p, s, col, top)
+	return addSeriesKnee(p, s, i, top)
 }
 
-// addSeriesKnee draws a series' knee as a dashed vertical line in its
-// colour, with its value and interval in the legend; a knee the sweep did
-// not find is named as such, never drawn.
-func addSeriesKnee(p *plot.Plot, s Series, col color.Color, top float64) error {
+// addSeriesKnee draws series i's knee as a vertical line in its colour
+// and its own dashes, with its value and interval in the legend; a knee
+// the sweep did not find is named as such, never drawn.
+func addSeriesKnee(p *plot.Plot, s Series, i int, top float64) error {
 	k := s.Curve.Knee
 	if !k.Found || !finite(k.Load.Center) {
 		p.Legend.Add(s.Name + ": no knee inside the sweep")
 		return nil
 	}
-	l, err := vline(k.Load.Center, 0, top, col, dashed)
+	l, err := vline(k.Load.Center, 0, top, palette[i%len(palette)], kneeDashes[i%len(kneeDashes)])
 	if err != nil {
 		return err
 	}
+	l.Width = vg.Points(width(i))
 	label := fmt.Sprintf("%s: knee %s", s.Name, rate(k.Load.Center))
 	if finite(k.Load.Lo, k.Load.Hi) {
 		label += fmt.Sprintf(" [%.3g, %.3g]", k.Load.Lo, k.Load.Hi)
@@ -209,7 +218,7 @@ func addHitRate(p *plot.Plot, s Series, i int) error {
 		p.Legend.Add(s.Name + ": no prompt tokens measured")
 		return nil
 	}
-	l, sc, err := linePoints(xys, col, 1.8, nil, glyph, 2.5)
+	l, sc, err := linePoints(xys, col, width(i), nil, glyph, 1+width(i))
 	if err != nil {
 		return err
 	}
