@@ -38,6 +38,14 @@ type Engine struct {
 	checkGen  uint32  // generation of the last Check
 	checkRefs []int32 // Check's scratch: holders per block
 
+	record     bool  // RecordSteps: describe every outcome's steps
+	used0      int   // blocks held at the start of the plan's next step
+	cachedAt   []int // cached blocks at the start of each allocated step of the plan
+	atFirst    bool  // the plan's next step is its first
+	cachedTok0 int   // prompt tokens found cached by the plan's first step
+	waiting0   int   // queue lengths when the plan was made
+	running0   int
+
 	lazy        bool // the plan in flight is a run whose blocks are taken step by step
 	runAlloc    int  // steps of the run in flight whose blocks are taken
 	outstanding int  // Σ left() over the requests held
@@ -85,7 +93,13 @@ type Outcome struct {
 	// BlockSteps is the sum over those steps of the KV blocks held during
 	// each (× the step time, the KV occupancy integral).
 	BlockSteps int
-	Emitted    []Emit
+	// Decodes and Chunks are the decoding sequences and prefill chunks of
+	// each of those steps (alike, for a run).
+	Decodes, Chunks int
+	Emitted         []Emit
+	// Shape describes the steps, when the engine records them
+	// (RecordSteps).
+	Shape StepShape
 }
 
 // ErrStepInFlight is returned by Schedule when the previous step has not

@@ -142,6 +142,18 @@ func (e *Engine) allocThrough(m int) {
 	if !e.lazy || m <= e.runAlloc {
 		return
 	}
+	if e.record { // step by step, noting the cached blocks at each start
+		for step := e.runAlloc + 1; step <= m; step++ {
+			for _, s := range e.sched {
+				if !s.aborted {
+					e.take(s, e.need(s, s.computed+step))
+				}
+			}
+			e.cachedAt = append(e.cachedAt, e.pool.cached)
+		}
+		e.runAlloc = m
+		return
+	}
 	for _, s := range e.sched {
 		if !s.aborted {
 			e.take(s, e.need(s, s.computed+m))
@@ -203,10 +215,19 @@ func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
 	}
 	e.out.Steps, e.out.End = j, p.Start+time.Duration(j)*p.StepTime
 	e.out.BlockSteps = 0
+	e.out.Decodes, e.out.Chunks = len(p.Batch.Decode), len(p.Batch.Prefill)
 	if j == 0 {
 		return &e.out, nil
 	}
 	e.out.BlockSteps = e.runBlockSteps(j)
+	e.shape(j)
+	next := 0
+	if e.record {
+		next = e.out.Shape.Used[j-1]
+		for _, s := range e.sched {
+			next += ceilDiv(s.computed+1+j, e.cfg.BlockSize) - ceilDiv(s.computed+j, e.cfg.BlockSize)
+		}
+	}
 	// j >= 1 steps ended and at least one did not: only a run of identical
 	// decode steps (none finishing before its last) has several steps.
 	for _, s := range e.sched {
@@ -226,6 +247,7 @@ func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
 	p.Start = e.out.End
 	p.Steps -= j
 	e.runAlloc -= j
+	e.shiftShape(j, next)
 	return &e.out, nil
 }
 
@@ -252,6 +274,9 @@ func (e *Engine) Truncate(t time.Duration) (inFlight bool, end time.Duration, er
 		return true, p.End, fmt.Errorf("engine: Truncate at %v would drop a step that admits or preempts (planned at %v)", t, p.Start)
 	}
 	e.allocThrough(keep)
+	if e.record {
+		e.cachedAt = e.cachedAt[:min(len(e.cachedAt), keep)]
+	}
 	for _, s := range e.sched {
 		s.sched = keep
 	}

@@ -63,6 +63,7 @@ func (e *Engine) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 	}
 	e.plan.End = now + time.Duration(e.plan.Steps)*e.plan.StepTime
 	e.inFlight = true
+	e.noteFirstStep()
 	return &e.plan, nil
 }
 
@@ -260,8 +261,10 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	if e.lazy {
 		e.out.BlockSteps = e.runBlockSteps(e.plan.Steps)
 		e.allocThrough(e.plan.Steps)
-		e.lazy, e.runAlloc = false, 0
 	}
+	e.shape(e.plan.Steps)
+	e.out.Decodes, e.out.Chunks = len(e.plan.Batch.Decode), len(e.plan.Batch.Prefill)
+	e.lazy, e.runAlloc = false, 0
 	e.inFlight = false
 	e.out.Emitted = e.out.Emitted[:0]
 	e.out.Steps, e.out.End = e.plan.Steps, e.plan.End

@@ -80,6 +80,10 @@ type runner struct {
 
 	checkEngine bool // tests: verify the engines' invariants after every plan and step
 
+	steps StepObserver // the observer's steps, if it wants them
+	step  Step         // reused for each call
+	mix   stepMix      // step time by composition over the window
+
 	col collector
 }
 
@@ -104,6 +108,12 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 		r.reps = append(r.reps, rep)
 	}
 	r.view.r = r
+	if so, ok := obs.(StepObserver); ok {
+		r.steps = so
+		for i := range r.reps {
+			r.reps[i].eng.RecordSteps(true)
+		}
+	}
 	r.signals = make([]signals, max(1, cfg.Fleet.Frontends))
 	r.fb, _ = src.(workload.Feedback)
 	if cfg.Horizon > 0 {

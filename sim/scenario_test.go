@@ -129,6 +129,12 @@ func decodeScenario(data []byte) (Config, list) {
 	return cfg, reqs
 }
 
+// recordsSteps reports whether a scenario's runs observe every step (read
+// from its last byte, so the bytes before keep their meaning).
+func recordsSteps(data []byte) bool {
+	return len(data) > 0 && data[len(data)-1]%2 == 1
+}
+
 // randomScenario draws a scenario's bytes from a seeded stream.
 func randomScenario(seed uint64) []byte {
 	rng := rand.New(rand.NewPCG(seed, 0x5ce9a410))
@@ -147,16 +153,49 @@ type scenarioRun struct {
 	stop time.Duration  // the instant the run stopped
 }
 
+// scenarioObserver writes every record, and with steps every step one by
+// one, as text.
+type scenarioObserver struct {
+	buf  *bytes.Buffer
+	seen map[uint64]int
+}
+
+func (o scenarioObserver) Observe(rec *Record) {
+	o.seen[rec.ID]++
+	fmt.Fprintf(o.buf, "%+v\n", *rec)
+}
+
+// stepScenarioObserver also writes every step, one by one, per replica (a
+// replica's steps come in order; a run is delivered when it ends, so
+// replicas interleave differently fast and stepwise).
+type stepScenarioObserver struct {
+	scenarioObserver
+	steps map[int]*bytes.Buffer
+}
+
+func (o stepScenarioObserver) ObserveStep(s *Step) {
+	b := o.steps[s.Replica]
+	if b == nil {
+		b = new(bytes.Buffer)
+		o.steps[s.Replica] = b
+	}
+	for one := range s.All() {
+		fmt.Fprintf(b, "step %+v\n", *one)
+	}
+}
+
 // runScenario runs cfg on a copy of reqs with the engine's invariants
-// checked after every step.
-func runScenario(cfg Config, reqs list) (scenarioRun, error) {
+// checked after every step; with steps, every step is written too.
+func runScenario(cfg Config, reqs list, steps ...bool) (scenarioRun, error) {
 	var buf bytes.Buffer
 	seen := map[uint64]int{}
 	src := append(list(nil), reqs...)
-	r, err := newRunner(cfg, &src, ObserverFunc(func(rec *Record) {
-		seen[rec.ID]++
-		fmt.Fprintf(&buf, "%+v\n", *rec)
-	}))
+	var obs Observer = scenarioObserver{&buf, seen}
+	stepLogs := map[int]*bytes.Buffer{}
+	if len(steps) > 0 && steps[0] {
+		obs = stepScenarioObserver{scenarioObserver{&buf, seen}, stepLogs}
+	}
+	r, err := newRunner(cfg, &src, obs)
 	if err != nil {
 		return scenarioRun{}, err
 	}
@@ -166,5 +205,10 @@ func runScenario(cfg Config, reqs list) (scenarioRun, error) {
 	}
 	sum := r.summary()
 	fmt.Fprintf(&buf, "%+v\n", sum)
+	for i := range r.reps {
+		if b := stepLogs[i]; b != nil {
+			buf.Write(b.Bytes())
+		}
+	}
 	return scenarioRun{text: buf.Bytes(), sum: sum, seen: seen, stop: r.now}, nil
 }

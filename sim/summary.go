@@ -93,6 +93,11 @@ type Summary struct {
 	// measured window began.
 	Warmup WarmupReport
 
+	// Steps is how the time of the steps that ended in the declared window
+	// divides by composition (decode only, mixed, prefill only), over every
+	// replica.
+	Steps StepMix
+
 	// Replicas is each replica's share of the run, in replica order (one
 	// for a single replica), and Imbalance how unevenly the fleet's work
 	// fell on them.
@@ -340,8 +345,13 @@ func dist(x []float64, m Method) Dist {
 	}
 }
 
-func (c *collector) itlDist(m Method) Dist {
-	vals, cum := c.itl.runs()
+func (c *collector) itlDist(m Method) Dist { return weightedDist(&c.itl, m) }
+
+func nan() float64 { return math.NaN() }
+
+// weightedDist summarises a sample held as values with counts.
+func weightedDist(w *weighted, m Method) Dist {
+	vals, cum := w.runs()
 	if len(vals) == 0 {
 		return dist(nil, m)
 	}

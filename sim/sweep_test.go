@@ -88,7 +88,7 @@ func TestSweepObservesEveryRun(t *testing.T) {
 	}
 	observed, err := s.Run()
 	require.NoError(t, err)
-	assert.Equal(t, plain, observed)
+	sameCurve(t, plain, observed)
 	require.Len(t, seen, 4)
 	for _, p := range observed.Points {
 		for rep, run := range p.Runs {

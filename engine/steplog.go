@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/servesim/servesim/costmodel"
+)
+
+// StepShape describes the steps an Outcome covers, for a driver that
+// records every step (RecordSteps): Steps identical steps of StepTime from
+// Start (one, unless a run of decode steps ended or was cut), the batch of
+// the first (each later step of a run has every decode context one token
+// longer), and the state of the replica at the start of each.
+type StepShape struct {
+	Start    time.Duration
+	StepTime time.Duration
+	Steps    int
+	// Batch is the first step's batch as priced; its slices are owned by
+	// the engine and valid until the next call.
+	Batch costmodel.Batch
+	// CachedTokens are the prompt tokens the requests the first step
+	// started found in the prefix cache; Preempted the requests preempted
+	// to plan it (both 0 for the later steps of a run).
+	CachedTokens, Preempted int
+	// Waiting and Running are the queues' lengths when the steps were
+	// planned (a request added while they ran waits for the next).
+	Waiting, Running int
+	// Used and Cached are, at the start of each step, the KV blocks some
+	// request held and the blocks carrying cached content (held or free),
+	// out of KVBlocks.
+	Used, Cached []int
+}
+
+// RecordSteps makes every Outcome describe its steps (Outcome.Shape). It
+// costs a little per step, so a driver turns it on only when something
+// observes steps.
+func (e *Engine) RecordSteps(on bool) { e.record = on }
+
+// noteFirstStep remembers the state at the start of a plan's first step.
+func (e *Engine) noteFirstStep() {
+	if !e.record {
+		return
+	}
+	e.used0 = e.pool.held()
+	e.cachedAt = append(e.cachedAt[:0], e.pool.cached)
+	e.waiting0, e.running0 = e.waiting.len(), len(e.running)
+	e.atFirst = true
+	e.cachedTok0 = 0
+	for _, c := range e.plan.Cached {
+		e.cachedTok0 += c
+	}
+}
+
+// shape fills out.Shape for the first j steps of the plan in flight,
+// before they are applied. The blocks of those steps are taken.
+func (e *Engine) shape(j int) {
+	if !e.record {
+		return
+	}
+	p := &e.plan
+	sh := &e.out.Shape
+	// The decode contexts are copied: CompleteUntil moves the plan's on.
+	decode := append(sh.Batch.Decode[:0], p.Batch.Decode...)
+	*sh = StepShape{Start: p.Start, StepTime: p.StepTime, Steps: j,
+		Batch:   costmodel.Batch{Decode: decode, Prefill: p.Batch.Prefill},
+		Waiting: e.waiting0, Running: e.running0,
+		Used: sh.Used[:0], Cached: sh.Cached[:0]}
+	if e.atFirst {
+		sh.CachedTokens, sh.Preempted = e.cachedTok0, len(p.Preempted)
+	}
+	b := e.cfg.BlockSize
+	for i := range j {
+		used := e.used0
+		for _, s := range e.sched {
+			if !s.aborted && e.lazy {
+				used += ceilDiv(s.computed+1+i, b) - ceilDiv(s.computed+1, b)
+			}
+		}
+		sh.Used = append(sh.Used, used)
+		sh.Cached = append(sh.Cached, e.cachedAt[min(i, len(e.cachedAt)-1)])
+	}
+}
+
+// shiftShape moves the remembered state to the plan's step j (after
+// CompleteUntil applied the first j).
+func (e *Engine) shiftShape(j int, usedNext int) {
+	if !e.record {
+		return
+	}
+	e.used0 = usedNext
+	n := copy(e.cachedAt, e.cachedAt[min(j, len(e.cachedAt)):])
+	e.cachedAt = e.cachedAt[:n]
+	e.atFirst = false
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
