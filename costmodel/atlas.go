@@ -19,17 +19,22 @@ const (
 	AtlasKVBlocks        = AtlasKVTokens / AtlasKVBlockSize       // 28,672 blocks
 
 	AtlasBatch        = 32                     // operating batch, decoding sequences
+	AtlasTokenBudget  = 2048                   // tokens one step may compute (vLLM's default max_num_batched_tokens)
 	AtlasContext      = 2000                   // context tokens per decoding sequence at the roofline anchor
 	AtlasSeqTokens    = 8000                   // KV tokens a resident sequence may reach
 	AtlasPromptTokens = 2000                   // prompt tokens of the prefill cross-check
-	AtlasChunkTokens  = 256                    // prefill chunk mixed into a decode step
+	AtlasChunkTokens  = 256                    // the prefill chunk of the chapter's mixed step (not a cap: vLLM's default has none)
 	AtlasOutputTokens = 200                    // output tokens of a typical response
 	AtlasTTFT         = 600 * time.Millisecond // SLO: time to first token
 	AtlasITL          = 150 * time.Millisecond // SLO: every inter-token gap
+	AtlasTarget       = 0.95                   // attainment target: the fraction of requests that must meet the SLO
 )
 
 // AtlasTP4 returns the chapter's Atlas TP4 replica at its operating point,
-// priced by the Frozen model. Copy it and edit a field to explore.
+// priced by the Frozen model, scheduled as sim.Config{} schedules it
+// (vLLM's defaults: a 2,048-token budget, no chunk cap; set ChunkCap to
+// AtlasChunkTokens for the chapter's 73.96 ms mixed step). Copy it and edit
+// a field to explore.
 func AtlasTP4() Replica {
 	return Replica{
 		Hardware: Hardware{
@@ -45,12 +50,13 @@ func AtlasTP4() Replica {
 		},
 		Point: OperatingPoint{
 			Batch:        AtlasBatch,
+			Budget:       AtlasTokenBudget,
 			Context:      AtlasContext,
 			SeqTokens:    AtlasSeqTokens,
 			PromptTokens: AtlasPromptTokens,
-			ChunkTokens:  AtlasChunkTokens,
 			OutputTokens: AtlasOutputTokens,
 			SLO:          SLO{TTFT: AtlasTTFT, ITL: AtlasITL},
+			Target:       AtlasTarget,
 		},
 		Cost: Frozen{},
 	}

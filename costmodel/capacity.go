@@ -17,15 +17,34 @@ type Replica struct {
 	Cost     Model // prices the decode, prefill and mixed steps; nil means Frozen{}
 }
 
-// OperatingPoint is the load at which the estimate is made.
+// OperatingPoint is the replica's configuration and load at which the
+// estimate is made: the scheduler's limits (the same as the engine's, so
+// that the estimate describes the replica a simulation runs), the
+// workload's lengths, the SLO and the offered load.
 type OperatingPoint struct {
-	Batch        int // decoding sequences per step, in [1, MaxEstimateBatch]
+	// Batch is the sequences one step may hold (the engine's sequence
+	// cap, vLLM's max_num_seqs), in [1, MaxEstimateBatch]: the decode
+	// figures price a step of Batch decodes.
+	Batch int
+	// Budget is the tokens one step may compute (the engine's token
+	// budget, vLLM's max_num_batched_tokens), >= Batch.
+	Budget int
+	// ChunkCap is the prefill tokens one request may compute in a step
+	// (vLLM's long_prefill_token_threshold), in [0, Budget]; 0 means no
+	// cap beyond the budget, vLLM's default.
+	ChunkCap     int
 	Context      int // context tokens of each decoding sequence, >= 0
 	SeqTokens    int // KV tokens a resident sequence may reach (prompt + output), >= 1
 	PromptTokens int // prompt tokens of one request, >= 1
-	ChunkTokens  int // prefill chunk mixed into a decode step, >= 1
 	OutputTokens int // output tokens of a response, >= 1
 	SLO          SLO
+	// Target is the attainment the TTFT-qualified load keeps: the
+	// fraction of requests whose queueing must fit the TTFT queue budget,
+	// in (0, 1). sim.Sweep's default is 0.95.
+	Target float64
+	// Offered is the offered load, requests/s, whose utilisation the
+	// estimate reports; 0 means none.
+	Offered float64
 }
 
 // SLO is the latency objective a request must meet to count as good.
@@ -34,10 +53,17 @@ type SLO struct {
 	ITL  time.Duration // every inter-token latency, > 0
 }
 
-// MaxEstimateBatch bounds OperatingPoint.Batch: the estimate prices a batch
-// of that many decoding sequences, so it refuses absurd sizes instead of
-// allocating them.
-const MaxEstimateBatch = 1 << 20
+// MaxEstimateBatch bounds OperatingPoint.Batch: the estimate prices
+// batches of that many decoding sequences, and searches the largest step
+// over every split of the batch between decodes and prefill chunks (work
+// quadratic in Batch), so it refuses absurd sizes instead of allocating
+// them.
+const MaxEstimateBatch = 1 << 14
+
+// MaxEstimateChunks bounds the chunks one prompt may take
+// (OperatingPoint.PromptTokens over its chunk size): the estimate prices
+// each chunk's step.
+const MaxEstimateChunks = 1 << 16
 
 // Validate names every field that is out of range, and runs the cost
 // model's own Validate when it has one.
@@ -59,13 +85,27 @@ func (p OperatingPoint) validate(path string) error {
 		atLeast(path+".Context", p.Context, 0),
 		atLeast(path+".SeqTokens", p.SeqTokens, 1),
 		atLeast(path+".PromptTokens", p.PromptTokens, 1),
-		atLeast(path+".ChunkTokens", p.ChunkTokens, 1),
+		atLeast(path+".ChunkCap", p.ChunkCap, 0),
 		atLeast(path+".OutputTokens", p.OutputTokens, 1),
 		durationPositive(path+".SLO.TTFT", p.SLO.TTFT),
 		durationPositive(path+".SLO.ITL", p.SLO.ITL),
+		nonNegative(path+".Offered", p.Offered),
 	}
 	if p.Batch > MaxEstimateBatch {
 		errs = append(errs, fmt.Errorf("costmodel: %s.Batch must be <= %d, got %d", path, MaxEstimateBatch, p.Batch))
+	}
+	if p.Budget < p.Batch {
+		// As the engine and vLLM require max_num_batched_tokens >= max_num_seqs.
+		errs = append(errs, fmt.Errorf("costmodel: %s.Budget (%d) must be >= Batch (%d): a step could not decode every running sequence", path, p.Budget, p.Batch))
+	}
+	if p.ChunkCap > p.Budget {
+		errs = append(errs, fmt.Errorf("costmodel: %s.ChunkCap (%d) must not exceed Budget (%d)", path, p.ChunkCap, p.Budget))
+	}
+	if p.Budget >= p.Batch && p.ChunkCap >= 0 && p.PromptTokens >= 1 && p.promptChunks() > MaxEstimateChunks {
+		errs = append(errs, fmt.Errorf("costmodel: %s.PromptTokens (%d) takes %d chunks of %d tokens, more than the %d the estimate prices", path, p.PromptTokens, p.promptChunks(), p.chunkSize(), MaxEstimateChunks))
+	}
+	if !(p.Target > 0 && p.Target < 1) {
+		errs = append(errs, fmt.Errorf("costmodel: %s.Target must be in (0, 1) (0.95 keeps 95 %% of requests), got %v", path, p.Target))
 	}
 	return errors.Join(errs...)
 }
@@ -78,26 +118,30 @@ func (r Replica) cost() Model {
 	return r.Cost
 }
 
-// steps are the three step times the estimate takes as given, in ms.
+// steps are the step times the estimate takes from the cost model, in ms.
 type steps struct {
 	decode  float64 // Batch decodes at Context
 	prefill float64 // one PromptTokens prompt alone
-	mixed   float64 // Batch-1 decodes at Context plus one ChunkTokens chunk
+	mixed   formed  // the longest step with one prefill chunk beside the decodes
+	largest formed  // the longest step the scheduler can form
+	chunked float64 // the prompt's prefill in the engine's chunks, each chunk a step of its own
+	chunks  int     // the chunks the prompt takes
 }
 
-// price asks the cost model for the three steps and refuses a model that
-// calls real work free.
+// price asks the cost model for the steps and refuses a model that calls
+// real work free.
 func (r Replica) price() (steps, error) {
 	p, m := r.Point, r.cost()
-	mixed := uniformDecode(p.Batch-1, p.Context)
-	mixed.Prefill = []Chunk{{NewTokens: p.ChunkTokens}}
+	longest := max(p.Context, p.SeqTokens-1)
 	s := steps{
 		decode:  milliseconds(m.StepTime(uniformDecode(p.Batch, p.Context))),
 		prefill: milliseconds(m.StepTime(lonePrefill(p.PromptTokens))),
-		mixed:   milliseconds(m.StepTime(mixed)),
+		mixed:   p.largestStep(m, longest, 1),
+		largest: p.largestStep(m, longest, 0),
 	}
-	if !(s.decode > 0 && s.prefill > 0 && s.mixed > 0) {
-		return s, fmt.Errorf("costmodel: Replica.Cost priced a non-empty step at 0 (decode %v ms, prefill %v ms, mixed %v ms)", s.decode, s.prefill, s.mixed)
+	s.chunked, s.chunks = p.chunkedPrefill(m)
+	if !(s.decode > 0 && s.prefill > 0 && s.mixed.ms > 0 && s.chunked > 0) {
+		return s, fmt.Errorf("costmodel: Replica.Cost priced a non-empty step at 0 (decode %v ms, prefill %v ms, mixed %v ms)", s.decode, s.prefill, s.mixed.ms)
 	}
 	return s, nil
 }

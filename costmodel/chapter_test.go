@@ -20,7 +20,9 @@ import (
 // that chunk."
 func TestChapterMixedStepIs7396ms(t *testing.T) {
 	assert.Equal(t, 73960*time.Microsecond, costmodel.Frozen{}.StepTime(mixed(31, 2000, 256)))
-	assert.Equal(t, 73.96, atlas(t).MixedStep.Value, "Estimate.MixedStep, ms")
+	e := chunked(t, costmodel.AtlasChunkTokens)
+	assert.Equal(t, 73.96, e.MixedStep.Value, "Estimate.MixedStep, ms, with a 256-token chunk cap")
+	assert.Contains(t, e.MixedStep.Basis, "one 256-token chunk beside 31 decodes")
 }
 
 // "prefill_ms(2000)" is 90 ms in the frozen model.
@@ -118,18 +120,18 @@ func TestChapterEveryBoundNamesItsKnob(t *testing.T) {
 	assert.InDelta(t, 600-90, e.TTFTQueueBudget.Value, 1e-9, "TTFT queue budget ms")
 }
 
-// At the chapter's operating point nothing is over a bound; push it and the
-// estimate says which bound breaks.
+// At the chapter's operating point, its 256-token chunk capped, nothing is
+// over a bound; push it and the estimate says which bound breaks.
 func TestEstimateWarnsWhereTheOperatingPointBreaksABound(t *testing.T) {
-	assert.Empty(t, atlas(t).Warnings)
+	assert.Empty(t, chunked(t, costmodel.AtlasChunkTokens).Warnings)
 	r := costmodel.AtlasTP4()
-	r.Point.Batch, r.Point.ChunkTokens, r.Point.PromptTokens = 64, 4096, 16000
+	r.Point.Batch, r.Point.Budget, r.Point.ChunkCap, r.Point.PromptTokens = 64, 4096, 4096, 16000
 	r.Point.SLO.TTFT = 500 * time.Millisecond
 	e, err := r.Estimate()
 	require.NoError(t, err)
 	require.Len(t, e.Warnings, 3)
 	assert.Contains(t, e.Warnings[0], "batch 64 exceeds the 57 sequences")
-	assert.Contains(t, e.Warnings[1], "a 4096-token chunk stretches the step to 208.4 ms, over the ITL SLO (150ms)")
+	assert.Contains(t, e.Warnings[1], "a 4095-token prefill chunk stretches the step to 208.3 ms, over the ITL SLO (150ms)")
 	assert.Contains(t, e.Warnings[2], "a 16000-token prefill alone (580 ms) exceeds the TTFT SLO (500ms)")
 }
 
@@ -150,6 +152,16 @@ func TestAtlasKVCapacity(t *testing.T) {
 	assert.Equal(t, 28672, costmodel.AtlasKVBlocks)
 	assert.Equal(t, 16, costmodel.AtlasKVBlockSize)
 	assert.Equal(t, 458752.0, atlas(t).KVTokens.Value, "Estimate.KVTokens")
+}
+
+// chunked is the chapter's estimate with a chunk cap of n tokens.
+func chunked(t *testing.T, n int) costmodel.Estimate {
+	t.Helper()
+	r := costmodel.AtlasTP4()
+	r.Point.ChunkCap = n
+	e, err := r.Estimate()
+	require.NoError(t, err)
+	return e
 }
 
 // atlas is the chapter's estimate of the Atlas TP4 replica.

@@ -23,7 +23,18 @@
 //     AtlasKVBlockSize tokens, ...), the AtlasTP4 replica and AtlasRoofline.
 //   - capacity.go and estimate.go: Replica (hardware, model, operating point,
 //     cost model) and its Estimate, each bound a Figure with value, unit,
-//     basis and the knob that moves it.
+//     basis and the knob that moves it. The operating point carries the
+//     scheduler's limits (batch, token budget, chunk cap) and the
+//     workload's lengths, so that the estimate describes the replica a
+//     simulation runs.
+//   - largest.go: the steps those limits let a scheduler form, found here
+//     rather than asked of the engine (the package is a leaf, and
+//     engine.LargestStep must agree): the largest step against the ITL
+//     bound, the one-chunk mixed step, and a prompt cut into chunks.
+//   - serving.go: the load figures: serving capacity, 1 / (output × decode
+//     step / batch + prefill(prompt)), at which the replica saturates; the
+//     TTFT-qualified load from an M/M/c queue of the batch's seats; the
+//     utilisation of an offered load.
 //   - numbers.go, shape.go, units.go: shared helpers.
 //
 // Every model is a plain struct with a documented zero value and a Validate

@@ -36,8 +36,17 @@ type Estimate struct {
 	PrefillTime      Figure // ms for one prompt alone: the TTFT floor
 	PrefillMFU       Figure // % of peak compute used by that prefill
 	TTFTQueueBudget  Figure // ms of queueing the TTFT SLO leaves
-	MixedStep        Figure // ms of a decode step carrying one chunk: the ITL under prefill
+	MixedStep        Figure // ms of the longest step with one prefill chunk beside the decodes: the ITL every prompt's prefill sets
+	MixedStepShare   Figure // %, MixedStep / the ITL bound
+	LargestStep      Figure // ms of the longest step the scheduler can form: no ITL is longer, short of a preemption
+	LargestStepShare Figure // %, LargestStep / the ITL bound
 	DecodeRequests   Figure // requests/s that decode alone sustains
+	ServingCapacity  Figure // requests/s at which the replica saturates: 1 / (output × decode step / batch + prefill(prompt))
+	ChunkedCapacity  Figure // requests/s, the same with every prefill chunk of a prompt paying a step of its own
+	TTFTQualified    Figure // requests/s whose TTFT queueing stays within its budget for Target of requests (M/M/c)
+	// Utilisation is Point.Offered over ServingCapacity, %; the zero
+	// Figure (and not in Figures) without an offered load.
+	Utilisation Figure
 
 	// Warnings says, in plain sentences, where the operating point already
 	// breaks a bound: a batch the KV cache cannot hold, or a step or a
@@ -45,14 +54,20 @@ type Estimate struct {
 	Warnings []string
 }
 
-// Figures lists the estimate's figures in reading order.
+// Figures lists the estimate's figures in reading order (Utilisation only
+// when an offered load was given).
 func (e Estimate) Figures() []Figure {
-	return []Figure{
+	f := []Figure{
 		e.WeightStream, e.KVStream, e.RooflineFloor, e.DecodeStep, e.RooflineShare,
 		e.DecodeThroughput, e.KVTokens, e.KVPerSequence, e.KVSequences, e.KVOccupancy,
-		e.DecodeMFU, e.PrefillTime, e.PrefillMFU, e.TTFTQueueBudget, e.MixedStep,
-		e.DecodeRequests,
+		e.DecodeMFU, e.PrefillTime, e.PrefillMFU, e.TTFTQueueBudget,
+		e.MixedStep, e.MixedStepShare, e.LargestStep, e.LargestStepShare,
+		e.DecodeRequests, e.ServingCapacity, e.ChunkedCapacity, e.TTFTQualified,
 	}
+	if e.Utilisation.Name != "" {
+		f = append(f, e.Utilisation)
+	}
+	return f
 }
 
 // Estimate computes the capacity estimate of r, or says why r is invalid.
@@ -67,8 +82,9 @@ func (r Replica) Estimate() (Estimate, error) {
 	var e Estimate
 	r.roofline(&e, s)
 	r.concurrency(&e)
-	r.utilisation(&e, s)
+	r.mfu(&e, s)
 	r.latency(&e, s)
+	r.serving(&e, s)
 	e.Warnings = r.warnings(e, s)
 	return e, nil
 }
@@ -80,11 +96,7 @@ func (r Replica) warnings(e Estimate, s steps) []string {
 	if float64(p.Batch) > e.KVSequences.Value {
 		w = append(w, fmt.Sprintf("batch %d exceeds the %v sequences of %d tokens the KV cache holds: expect preemption", p.Batch, e.KVSequences.Value, p.SeqTokens))
 	}
-	if itl := milliseconds(p.SLO.ITL); s.decode > itl {
-		w = append(w, fmt.Sprintf("the decode step (%.4g ms) exceeds the ITL SLO (%v): every token misses", s.decode, p.SLO.ITL))
-	} else if s.mixed > itl {
-		w = append(w, fmt.Sprintf("a %d-token chunk stretches the step to %.4g ms, over the ITL SLO (%v): use smaller chunks", p.ChunkTokens, s.mixed, p.SLO.ITL))
-	}
+	w = append(w, r.stepWarnings(s)...)
 	for _, f := range []Figure{e.DecodeMFU, e.PrefillMFU} {
 		if f.Value > 100 {
 			w = append(w, fmt.Sprintf("%s is %.4g %%: the cost model is faster than the declared peak compute", f.Name, f.Value))
@@ -139,8 +151,8 @@ func (r Replica) concurrency(e *Estimate) {
 		fmt.Sprintf("%d / %.4g sequences", p.Batch, seqs), "batch, KV bytes"}
 }
 
-// utilisation fills the MFU cross-checks.
-func (r Replica) utilisation(e *Estimate, s steps) {
+// mfu fills the MFU cross-checks.
+func (r Replica) mfu(e *Estimate, s steps) {
 	h, m, p := r.Hardware, r.Model, r.Point
 	peak := fmt.Sprintf("%d × %s", h.Accelerators, si(h.PeakFLOPS, "FLOP/s"))
 	decode := m.FLOPsPerToken * float64(p.Batch)
@@ -156,11 +168,58 @@ func (r Replica) utilisation(e *Estimate, s steps) {
 // latency fills the TTFT and ITL figures.
 func (r Replica) latency(e *Estimate, s steps) {
 	p := r.Point
+	itl := milliseconds(p.SLO.ITL)
 	e.PrefillTime = Figure{"TTFT floor (prefill alone)", s.prefill, "ms",
 		fmt.Sprintf("cost model, %d-token prompt", p.PromptTokens), "prefill cost: prompt length, prefix cache"}
 	e.TTFTQueueBudget = Figure{"TTFT queue budget", milliseconds(p.SLO.TTFT) - s.prefill, "ms",
 		fmt.Sprintf("%v SLO − %.4g ms prefill", p.SLO.TTFT, s.prefill), "queueing: admission, routing, utilisation"}
-	e.MixedStep = Figure{"ITL under a prefill chunk", s.mixed, "ms",
-		fmt.Sprintf("cost model, %d decodes + %d-token chunk; SLO %v", p.Batch-1, p.ChunkTokens, p.SLO.ITL),
-		"chunk size"}
+	e.MixedStep = Figure{"one-chunk mixed step", s.mixed.ms, "ms",
+		fmt.Sprintf("cost model, %s beside %s (%s)", chunkWords(s.mixed), plural(s.mixed.decodes, "decode"), p.limits()),
+		"chunk cap (token budget without one)"}
+	e.MixedStepShare = Figure{"one-chunk step / ITL bound", 100 * s.mixed.ms / itl, "%",
+		fmt.Sprintf("%.4g / %v", s.mixed.ms, p.SLO.ITL), "chunk cap"}
+	e.LargestStep = Figure{"largest formable step", s.largest.ms, "ms",
+		fmt.Sprintf("cost model, %s beside %s (%s)", chunkWords(s.largest), plural(s.largest.decodes, "decode"), p.limits()),
+		"token budget, batch, chunk cap"}
+	e.LargestStepShare = Figure{"largest step / ITL bound", 100 * s.largest.ms / itl, "%",
+		fmt.Sprintf("%.4g / %v", s.largest.ms, p.SLO.ITL), "token budget, batch, chunk cap"}
+}
+
+// limits names the scheduler limits a step is formed within.
+func (p OperatingPoint) limits() string {
+	chunk := "no chunk cap"
+	if p.ChunkCap > 0 {
+		chunk = fmt.Sprintf("chunk cap %d", p.ChunkCap)
+	}
+	return fmt.Sprintf("budget %d, batch %d, %s", p.Budget, p.Batch, chunk)
+}
+
+// chunkWords says what prefill a formed step holds: "one 256-token chunk",
+// "2047 prefill tokens in 8 chunks", "no prefill".
+func chunkWords(f formed) string {
+	switch f.chunks {
+	case 0:
+		return "no prefill"
+	case 1:
+		return fmt.Sprintf("one %d-token chunk", f.tokens)
+	}
+	return fmt.Sprintf("%d prefill tokens in %d chunks", f.tokens, f.chunks)
+}
+
+// stepWarnings says where a step the scheduler forms breaks the ITL bound
+// or sits so close to it that a small cost error would.
+func (r Replica) stepWarnings(s steps) []string {
+	p := r.Point
+	itl := milliseconds(p.SLO.ITL)
+	switch {
+	case s.decode > itl:
+		return []string{fmt.Sprintf("the decode step (%.4g ms) exceeds the ITL SLO (%v): every token misses", s.decode, p.SLO.ITL)}
+	case s.mixed.ms > itl:
+		return []string{fmt.Sprintf("a %d-token prefill chunk stretches the step to %.4g ms, over the ITL SLO (%v): every request decoding beside a prefill misses; use a smaller chunk cap", s.mixed.tokens, s.mixed.ms, p.SLO.ITL)}
+	case s.mixed.ms >= 0.9*itl:
+		return []string{fmt.Sprintf("a %d-token prefill chunk stretches the step to %.4g ms, %.0f %% of the %v ITL bound: %.0f %% of cost error fails every request decoding beside a prefill; a chunk cap moves it", s.mixed.tokens, s.mixed.ms, 100*s.mixed.ms/itl, p.SLO.ITL, 100*(itl/s.mixed.ms-1))}
+	case s.largest.ms > itl:
+		return []string{fmt.Sprintf("the largest step this configuration can form (%s, %.4g ms) is over the ITL SLO (%v): a request decoding while several prompts prefill at once misses; a smaller token budget moves it", chunkWords(s.largest), s.largest.ms, p.SLO.ITL)}
+	}
+	return nil
 }

@@ -23,17 +23,23 @@ func ExampleReplica_Estimate() {
 	if err != nil {
 		panic(err)
 	}
-	for _, f := range []costmodel.Figure{e.RooflineFloor, e.DecodeThroughput, e.KVSequences, e.KVOccupancy, e.DecodeMFU, e.PrefillMFU, e.DecodeRequests} {
-		fmt.Printf("%-20s %6.4g %-9s knob: %s\n", f.Name, f.Value, f.Unit, f.Knob)
+	for _, f := range []costmodel.Figure{e.RooflineFloor, e.DecodeThroughput, e.KVSequences, e.KVOccupancy, e.DecodeMFU, e.PrefillMFU,
+		e.LargestStep, e.DecodeRequests, e.ServingCapacity, e.TTFTQualified} {
+		fmt.Printf("%-21s %6.4g %-9s knob: %s\n", f.Name, f.Value, f.Unit, f.Knob)
 	}
+	fmt.Println(e.Warnings)
 	// Output:
-	// roofline floor        13.41 ms        knob: memory bandwidth, bytes moved per step
-	// decode throughput     711.1 tokens/s  knob: step time, batch
-	// KV concurrency           57 sequences knob: KV bytes: memory for KV, KV bytes per token, sequence length
-	// KV occupancy           55.8 %         knob: batch, KV bytes
-	// decode MFU            2.489 %         knob: batch (decode is memory-bound)
-	// prefill MFU           77.78 %         knob: prefill kernels (a low measured MFU is a diagnosis queue)
-	// decode-only capacity  3.556 req/s     knob: step time, batch, output length
+	// roofline floor         13.41 ms        knob: memory bandwidth, bytes moved per step
+	// decode throughput      711.1 tokens/s  knob: step time, batch
+	// KV concurrency            57 sequences knob: KV bytes: memory for KV, KV bytes per token, sequence length
+	// KV occupancy            55.8 %         knob: batch, KV bytes
+	// decode MFU             2.489 %         knob: batch (decode is memory-bound)
+	// prefill MFU            77.78 %         knob: prefill kernels (a low measured MFU is a diagnosis queue)
+	// largest formable step  136.6 ms        knob: token budget, batch, chunk cap
+	// decode-only capacity   3.556 req/s     knob: step time, batch, output length
+	// serving capacity       2.694 req/s     knob: step time, batch, output length, prefill cost (prompt length, prefix cache)
+	// TTFT-qualified load    1.993 req/s     knob: serving capacity, TTFT queue budget, batch (seats)
+	// [a 2047-token prefill chunk stretches the step to 136.6 ms, 91 % of the 150ms ITL bound: 10 % of cost error fails every request decoding beside a prefill; a chunk cap moves it]
 }
 
 // A roofline from hardware figures, calibrated on one measured step.

@@ -26,6 +26,12 @@ func TestValidateNamesTheField(t *testing.T) {
 	hugeBatch.Point.Batch = 1 << 40
 	badCost := atlas
 	badCost.Cost = costmodel.Linear{PerStep: nan}
+	schedule := atlas
+	schedule.Point.Budget, schedule.Point.ChunkCap, schedule.Point.Target, schedule.Point.Offered = 16, 64, 1, -1
+	negativeCap := atlas
+	negativeCap.Point.ChunkCap = -1
+	manyChunks := atlas
+	manyChunks.Point.ChunkCap, manyChunks.Point.PromptTokens = 1, 100000
 	for _, tc := range []struct {
 		name string
 		v    validator
@@ -53,7 +59,14 @@ func TestValidateNamesTheField(t *testing.T) {
 		}, []string{"Table.Decode[1].X must be > Table.Decode[0].X", "Table.Decode[2].X must be >= 0", "Table.Decode[2].Ms must be finite", "Table.Prefill[1].Ms must be >= Table.Prefill[0].Ms"}},
 		{"Replica zero bandwidth", zeroBandwidth, []string{"Replica.Hardware.MemBandwidth must be > 0, got 0"}},
 		{"Replica bad point", badPoint, []string{"Replica.Point.Batch must be >= 1, got -3", "Replica.Point.SLO.ITL must be > 0"}},
-		{"Replica huge batch", hugeBatch, []string{"Replica.Point.Batch must be <= 1048576"}},
+		{"Replica huge batch", hugeBatch, []string{"Replica.Point.Batch must be <= 16384"}},
+		{"Replica scheduler limits", schedule, []string{
+			"Replica.Point.Budget (16) must be >= Batch (32): a step could not decode every running sequence",
+			"Replica.Point.ChunkCap (64) must not exceed Budget (16)",
+			"Replica.Point.Target must be in (0, 1)",
+			"Replica.Point.Offered must be >= 0, got -1"}},
+		{"Replica chunk cap negative", negativeCap, []string{"Replica.Point.ChunkCap must be >= 0, got -1"}},
+		{"Replica prompt of too many chunks", manyChunks, []string{"Replica.Point.PromptTokens (100000) takes 100000 chunks of 1 tokens, more than the 65536 the estimate prices"}},
 		{"Replica bad cost", badCost, []string{"Linear.PerStep must be finite"}},
 		{"Batch negative", costmodel.Batch{Prefill: []costmodel.Chunk{{NewTokens: 0, Context: -1}}, Decode: []int{-5}},
 			[]string{"Batch.Prefill[0].NewTokens", "Batch.Prefill[0].Context", "Batch.Decode[0]"}},

@@ -23,8 +23,8 @@ func writeEstimate(w io.Writer, name string, r costmodel.Replica) error {
 		h.Accelerators, h.MemBandwidth/1e12, h.PeakFLOPS/1e15, h.KVCapacity/(1<<30))
 	fmt.Fprintf(w, "model:     %.4g GB weight shard, %.4g KiB KV per token per accelerator, %.4g GFLOP per token\n",
 		m.WeightBytes/1e9, m.KVBytesPerToken/(1<<10), m.FLOPsPerToken/1e9)
-	fmt.Fprintf(w, "operating: batch %d at %d context, %d-token sequences, %d-token prompts, %d-token chunks, %d output tokens\n",
-		p.Batch, p.Context, p.SeqTokens, p.PromptTokens, p.ChunkTokens, p.OutputTokens)
+	fmt.Fprintf(w, "operating: batch %d at %d context, %d-token sequences, %d-token prompts, %d output tokens; %d-token budget, chunk cap %d\n",
+		p.Batch, p.Context, p.SeqTokens, p.PromptTokens, p.OutputTokens, p.Budget, p.ChunkCap)
 	fmt.Fprintf(w, "SLO:       TTFT ≤ %v, every ITL ≤ %v\n", p.SLO.TTFT, p.SLO.ITL)
 	for _, s := range sections(e) {
 		if err := writeSection(w, s.title, s.figures); err != nil {
@@ -55,8 +55,8 @@ func sections(e costmodel.Estimate) []section {
 			e.KVTokens, e.KVPerSequence, e.KVSequences, e.KVOccupancy}},
 		{"Cross-check with utilisation", []costmodel.Figure{e.DecodeMFU, e.PrefillMFU}},
 		{"Latency (TTFT bounded by prefill + queue, ITL by the step)", []costmodel.Figure{
-			e.PrefillTime, e.TTFTQueueBudget, e.MixedStep}},
-		{"Assemble", []costmodel.Figure{e.DecodeRequests}},
+			e.PrefillTime, e.TTFTQueueBudget, e.MixedStep, e.MixedStepShare, e.LargestStep, e.LargestStepShare}},
+		{"Assemble", []costmodel.Figure{e.DecodeRequests, e.ServingCapacity, e.ChunkedCapacity, e.TTFTQualified}},
 	}
 }
 

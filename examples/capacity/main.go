@@ -70,7 +70,7 @@ func parse(w io.Writer, args []string) (costmodel.Replica, simOptions, error) {
 	fs.IntVar(&p.Context, "context", p.Context, "context tokens of each decoding sequence"+estimateOnly)
 	fs.IntVar(&p.SeqTokens, "seq-tokens", p.SeqTokens, "KV tokens a resident sequence may reach"+estimateOnly)
 	fs.IntVar(&p.PromptTokens, "prompt", p.PromptTokens, "prompt tokens of one request")
-	fs.IntVar(&p.ChunkTokens, "chunk", p.ChunkTokens, "prefill chunk mixed into a decode step, tokens"+estimateOnly)
+	fs.IntVar(&p.ChunkCap, "chunk", p.ChunkCap, "prefill chunk cap per request and step, tokens (0: none)"+estimateOnly)
 	fs.IntVar(&p.OutputTokens, "output", p.OutputTokens, "output tokens per response")
 	fs.DurationVar(&p.SLO.TTFT, "ttft", p.SLO.TTFT, "SLO: time to first token")
 	fs.DurationVar(&p.SLO.ITL, "itl", p.SLO.ITL, "SLO: every inter-token latency")

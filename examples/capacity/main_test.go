@@ -23,7 +23,7 @@ func TestRunGolden(t *testing.T) {
 	}{
 		{"atlas", []string{"-reps", "2", "-horizon", "5m", "-out", ""}},
 		{"batch48_output400", []string{"-batch", "48", "-output", "400", "-reps", "2", "-horizon", "5m", "-operating", "1", "-out", ""}},
-		{"overloaded", []string{"-batch", "64", "-chunk", "4096", "-prompt", "16000", "-ttft", "500ms", "-estimate-only"}},
+		{"overloaded", []string{"-batch", "64", "-chunk", "2048", "-prompt", "16000", "-ttft", "500ms", "-estimate-only"}},
 		{"explicit_loads", []string{"-loads", "1,2,3", "-reps", "2", "-horizon", "4m", "-operating", "0", "-out", ""}},
 		// Issue 8, bug 3: a load that measured no request has no
 		// attainment, and the knee comes from the others.
