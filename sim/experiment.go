@@ -18,6 +18,7 @@ type Metric struct {
 	// lower.
 	LowerIsBetter bool
 	Of            func(s *Summary) float64
+	knee          bool // MetricKnee: a figure of the whole curve, not of a run
 }
 
 // Metrics the chapter's claims are made on.
@@ -27,6 +28,13 @@ var (
 	MetricThroughput = Metric{Name: "request throughput (req/s)", Of: func(s *Summary) float64 { return s.RequestThroughput }}
 	MetricTTFTP99    = Metric{Name: "TTFT p99 (ms)", LowerIsBetter: true, Of: func(s *Summary) float64 { return s.TTFT.P99 }}
 	MetricITLP99     = Metric{Name: "ITL p99 (ms)", LowerIsBetter: true, Of: func(s *Summary) float64 { return s.ITL.P99 }}
+	// MetricKnee compares knees: in each block, A's and B's knee is where
+	// their attainment at the experiment's loads (one curve per block, on
+	// the block's seed) crosses Experiment.Target, interpolated; a block
+	// whose curve does not cross inside the loads has none. So a claim can
+	// read "B's knee is at least 5 % above A's". The per-load results
+	// compare attainment.
+	MetricKnee = Metric{Name: "knee (req/s)", Of: func(s *Summary) float64 { return s.Attainment }, knee: true}
 )
 
 // Hypothesis is declared before any run: the claim in words, the metric,
@@ -86,6 +94,9 @@ func (x Experiment) Validate() error {
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("sim: "+format, a...)) }
 	if x.Hypothesis.Metric.Of == nil {
 		bad("Experiment.Hypothesis.Metric is not set")
+	}
+	if x.Hypothesis.Metric.knee && len(x.Loads) < 2 {
+		bad("Experiment.Loads must hold 2 loads or more to compare knees, got %d", len(x.Loads))
 	}
 	if math.IsNaN(x.Hypothesis.Threshold) || math.IsInf(x.Hypothesis.Threshold, 0) {
 		bad("Experiment.Hypothesis.Threshold must be finite, got %v", x.Hypothesis.Threshold)
@@ -203,11 +214,14 @@ func (x Experiment) Run() (*Result, error) {
 	if x.Target == 0 {
 		x.Target = 0.95
 	}
-	a, b, attain, err := x.runAll()
+	a, b, attain, attainB, err := x.runAll()
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Hypothesis: x.Hypothesis, Blocks: x.Blocks}
+	if x.Hypothesis.Metric.knee {
+		return x.kneeResult(res, a, b, attain, attainB), nil
+	}
 	imps := make([][]float64, len(x.Loads))
 	for i, load := range x.Loads {
 		lr := LoadResult{Load: load, A: meanCI(known(a[i]), x.Confidence), B: meanCI(known(b[i]), x.Confidence)}
@@ -222,6 +236,41 @@ func (x Experiment) Run() (*Result, error) {
 	res.PastImprovement = meanCI(x.overall(imps, in, false), x.Confidence)
 	res.PastVerdict = x.verdict(res.PastImprovement)
 	return res, nil
+}
+
+// kneeResult compares each block's knees: its curve is A's (B's)
+// attainment at the loads on that block's seed.
+func (x Experiment) kneeResult(res *Result, a, b, attainA, attainB [][]float64) *Result {
+	for i, load := range x.Loads {
+		lr := LoadResult{Load: load, A: meanCI(known(a[i]), x.Confidence), B: meanCI(known(b[i]), x.Confidence)}
+		lr.Improvement = meanCI(known(x.improvements(a[i], b[i])), x.Confidence)
+		lr.Verdict = x.verdict(lr.Improvement)
+		res.Loads = append(res.Loads, lr)
+	}
+	var imp []float64
+	for k := range x.Blocks {
+		ka, kb := x.blockKnee(attainA, k), x.blockKnee(attainB, k)
+		if !math.IsNaN(ka) && !math.IsNaN(kb) && ka > 0 {
+			imp = append(imp, (kb-ka)/ka)
+		}
+	}
+	res.Regime = fmt.Sprintf("the knee of each block's curve over the %d loads", len(x.Loads))
+	res.BaselineKnee = math.NaN()
+	res.Improvement = meanCI(imp, x.Confidence)
+	res.Verdict = x.verdict(res.Improvement)
+	res.PastImprovement = meanCI(nil, x.Confidence)
+	res.PastVerdict = x.verdict(res.PastImprovement)
+	return res
+}
+
+// blockKnee is where block k's attainment over the loads crosses the
+// target: a curve of one replication.
+func (x Experiment) blockKnee(attain [][]float64, k int) float64 {
+	c := Curve{Target: x.Target}
+	for i, load := range x.Loads {
+		c.add(Point{Load: load, Runs: []Summary{{Attainment: attain[i][k]}}})
+	}
+	return c.repKnee(0)
 }
 
 // regime marks the loads the headline covers and says which they are:
@@ -340,19 +389,22 @@ func (x Experiment) verdict(e Estimate) Verdict {
 
 // runAll runs A and B for every (load, block), Workers at a time, and
 // returns the metric indexed [load][block].
-func (x Experiment) runAll() (a, b, attain [][]float64, err error) {
+func (x Experiment) runAll() (a, b, attainA, attainB [][]float64, err error) {
 	type job struct{ load, block int }
-	a, b, attain = make([][]float64, len(x.Loads)), make([][]float64, len(x.Loads)), make([][]float64, len(x.Loads))
-	errs := make([]error, len(x.Loads)*x.Blocks)
+	n := len(x.Loads)
+	a, b, attainA, attainB = make([][]float64, n), make([][]float64, n), make([][]float64, n), make([][]float64, n)
+	errs := make([]error, n*x.Blocks)
 	for i := range x.Loads {
-		a[i], b[i], attain[i] = make([]float64, x.Blocks), make([]float64, x.Blocks), make([]float64, x.Blocks)
+		a[i], b[i] = make([]float64, x.Blocks), make([]float64, x.Blocks)
+		attainA[i], attainB[i] = make([]float64, x.Blocks), make([]float64, x.Blocks)
 	}
 	jobs := make(chan job)
 	var wg sync.WaitGroup
 	for range min(x.Workers, len(errs)) {
 		wg.Go(func() {
 			for j := range jobs {
-				a[j.load][j.block], b[j.load][j.block], attain[j.load][j.block], errs[j.load*x.Blocks+j.block] = x.runBlock(x.Loads[j.load], j.block)
+				i, k := j.load, j.block
+				a[i][k], b[i][k], attainA[i][k], attainB[i][k], errs[i*x.Blocks+k] = x.runBlock(x.Loads[i], k)
 			}
 		})
 	}
@@ -363,12 +415,12 @@ func (x Experiment) runAll() (a, b, attain [][]float64, err error) {
 	}
 	close(jobs)
 	wg.Wait()
-	return a, b, attain, joinDistinct(errs)
+	return a, b, attainA, attainB, joinDistinct(errs)
 }
 
 // runBlock runs A then B on the same seed, and returns their metric and
-// A's attainment.
-func (x Experiment) runBlock(load float64, block int) (ma, mb, attain float64, err error) {
+// their attainment.
+func (x Experiment) runBlock(load float64, block int) (ma, mb, attainA, attainB float64, err error) {
 	seed := Seed(x.BaseSeed, block)
 	one := func(cfg Config) (float64, float64, error) {
 		src, err := x.Workload(load, seed)
@@ -385,9 +437,9 @@ func (x Experiment) runBlock(load float64, block int) (ma, mb, attain float64, e
 		}
 		return x.Hypothesis.Metric.Of(&s), s.Attainment, nil
 	}
-	if ma, attain, err = one(x.A); err != nil {
-		return 0, 0, 0, err
+	if ma, attainA, err = one(x.A); err != nil {
+		return 0, 0, 0, 0, err
 	}
-	mb, _, err = one(x.B)
-	return ma, mb, attain, err
+	mb, attainB, err = one(x.B)
+	return ma, mb, attainA, attainB, err
 }

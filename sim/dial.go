@@ -1,0 +1,207 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/engine"
+)
+
+// Dial is one configuration knob a DialSweep turns: a name the card
+// prints and how a value sets it, on every replica of a fleet. The
+// built-in dials are values (DialChunkCap, DialTokenBudget, DialBatch,
+// DialChunkedPrefill, DialKVBlocks, DialDecodeStep); DialFunc makes one
+// of anything a function of the configuration can set.
+type Dial struct {
+	Name string // what it sets, e.g. "Engine.ChunkCap"
+	Unit string // of its values, e.g. "tokens"
+	set  func(c *Config, v float64)
+}
+
+// Set returns cfg with the dial at v.
+func (d Dial) Set(cfg Config, v float64) Config {
+	if d.set != nil {
+		d.set(&cfg, v)
+	}
+	return cfg
+}
+
+// DialFunc is a dial of anything set turns: the escape hatch when no
+// built-in dial names the knob.
+func DialFunc(name, unit string, set func(c *Config, v float64)) Dial {
+	return Dial{Name: name, Unit: unit, set: set}
+}
+
+// engineDial sets a field of every replica's engine configuration.
+func engineDial(name, unit string, set func(e *engine.Config, v float64)) Dial {
+	return Dial{Name: "Engine." + name, Unit: unit, set: func(c *Config, v float64) {
+		if c.Fleet.Replicas == nil {
+			set(&c.Engine, v)
+			return
+		}
+		reps := append([]Replica(nil), c.Fleet.Replicas...)
+		for i := range reps {
+			set(&reps[i].Engine, v)
+		}
+		c.Fleet.Replicas = reps
+	}}
+}
+
+// The built-in dials.
+var (
+	// DialChunkCap is vLLM's long_prefill_token_threshold (0: none); a
+	// cap above the token budget raises the budget to it.
+	DialChunkCap = engineDial("ChunkCap", "tokens", func(e *engine.Config, v float64) {
+		e.ChunkCap = int(v)
+		if e.ChunkCap > e.WithDefaults().MaxBatchedTokens {
+			e.MaxBatchedTokens = e.ChunkCap
+		}
+	})
+	// DialTokenBudget is vLLM's max_num_batched_tokens (Sarathi's chunk
+	// size): a step's token budget.
+	DialTokenBudget = engineDial("MaxBatchedTokens", "tokens", func(e *engine.Config, v float64) { e.MaxBatchedTokens = int(v) })
+	// DialBatch is vLLM's max_num_seqs: the batch cap.
+	DialBatch = engineDial("MaxSeqs", "sequences", func(e *engine.Config, v float64) { e.MaxSeqs = int(v) })
+	// DialChunkedPrefill is chunked prefill on (1) or off (0): off needs a
+	// token budget that holds every whole prompt.
+	DialChunkedPrefill = engineDial("DisableChunkedPrefill", "on (1) / off (0)", func(e *engine.Config, v float64) {
+		e.DisableChunkedPrefill = v == 0
+		if e.DisableChunkedPrefill {
+			e.ChunkCap = 0
+		}
+	})
+	// DialKVBlocks is the KV cache's size in blocks.
+	DialKVBlocks = engineDial("KVBlocks", "blocks", func(e *engine.Config, v float64) { e.KVBlocks = int(v) })
+	// DialDecodeStep is the frozen cost model's decode step (ms): every
+	// replica's model becomes costmodel.Frozen with that step.
+	DialDecodeStep = Dial{Name: "costmodel.Frozen.DecodeStep", Unit: "ms", set: func(c *Config, v float64) {
+		*c = withModel(*c, func(m costmodel.Model) costmodel.Model {
+			f, _ := m.(costmodel.Frozen)
+			f.DecodeStep = time.Duration(v * float64(time.Millisecond))
+			return f
+		})
+	}}
+)
+
+// DialSweep sweeps offered load at each value of one dial, every value on
+// the same seeds (common random numbers), and compares each value's knee
+// with the baseline value's, paired replication by replication.
+type DialSweep struct {
+	// Sweep is the sweep run at each value: its Config with the dial set,
+	// its grid, replications and seeds.
+	Sweep  Sweep
+	Dial   Dial
+	Values []float64
+	// Baseline is the index in Values the others are compared with.
+	Baseline int
+	// Probe, when > 0, is the load at which each value's TTFT and ITL
+	// percentiles are read (its ITL tax and TTFT cost).
+	Probe float64
+}
+
+// Validate names every problem.
+func (d DialSweep) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("sim: "+format, a...)) }
+	if d.Dial.set == nil {
+		bad("DialSweep.Dial is not set (use a built-in dial or DialFunc)")
+	}
+	if len(d.Values) == 0 {
+		bad("DialSweep.Values is empty")
+	}
+	if d.Baseline < 0 || d.Baseline >= max(1, len(d.Values)) {
+		bad("DialSweep.Baseline must index Values (0 to %d), got %d", len(d.Values)-1, d.Baseline)
+	}
+	if !(d.Probe >= 0) || math.IsInf(d.Probe, 0) {
+		bad("DialSweep.Probe must be a finite load >= 0 (0 for none), got %v", d.Probe)
+	}
+	for i, v := range d.Values {
+		if err := d.Sweep.withValue(d.Dial, v).Validate(); err != nil {
+			bad("DialSweep.Values[%d] = %v: %w", i, v, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s Sweep) withValue(d Dial, v float64) Sweep {
+	s.Config = d.Set(s.Config, v)
+	return s
+}
+
+// DialResult is a dial sweep's outcome, one entry per value.
+type DialResult struct {
+	Dial     Dial
+	Values   []float64
+	Baseline int
+	Curves   []*Curve
+	// KneeDiff is each value's knee minus the baseline's, per replication
+	// (each replication's knee read off its own attainment at the
+	// curve's loads), with its interval across replications: paired, so
+	// the seeds' noise common to both cancels. The baseline's own is 0.
+	KneeDiff []Estimate
+	// Probe is each value's point at DialSweep.Probe (nil without one).
+	Probe []Point
+}
+
+// Run sweeps every value.
+func (d DialSweep) Run() (*DialResult, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	res := &DialResult{Dial: d.Dial, Values: d.Values, Baseline: d.Baseline}
+	for _, v := range d.Values {
+		s := d.Sweep.withValue(d.Dial, v)
+		c, err := s.Run()
+		if err != nil {
+			return nil, fmt.Errorf("sim: %s = %v: %w", d.Dial.Name, v, err)
+		}
+		res.Curves = append(res.Curves, c)
+		if d.Probe > 0 {
+			s.Grid = Grid{Loads: []float64{d.Probe}}
+			s.ModelError = ModelError{}
+			pc, err := s.Run()
+			if err != nil {
+				return nil, fmt.Errorf("sim: %s = %v at the probe load: %w", d.Dial.Name, v, err)
+			}
+			res.Probe = append(res.Probe, pc.Points[0])
+		}
+	}
+	conf := d.Sweep.withDefaults().Confidence
+	base := res.Curves[d.Baseline]
+	for _, c := range res.Curves {
+		var diffs []float64
+		for r := range repsOf(c) {
+			a, b := c.repKnee(r), base.repKnee(r)
+			if !math.IsNaN(a) && !math.IsNaN(b) {
+				diffs = append(diffs, a-b)
+			}
+		}
+		res.KneeDiff = append(res.KneeDiff, meanCI(diffs, conf))
+	}
+	return res, nil
+}
+
+func repsOf(c *Curve) int {
+	if len(c.Points) == 0 {
+		return 0
+	}
+	return len(c.Points[0].Runs)
+}
+
+// repKnee is replication r's knee: where its own attainment at the
+// curve's loads crosses the target; NaN when it does not inside them.
+func (c *Curve) repKnee(r int) float64 {
+	at, _, _, found := c.crossing(func(p Point) float64 {
+		if r >= len(p.Runs) {
+			return math.NaN()
+		}
+		return p.Runs[r].Attainment
+	})
+	if !found {
+		return math.NaN()
+	}
+	return at
+}
