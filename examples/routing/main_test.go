@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/servesim/servesim/internal/golden"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// small are the golden run's arguments: a fleet of 2, short windows, few
+// replications and blocks.
+var small = []string{"-replicas", "2", "-reps", "2", "-blocks", "2", "-horizon", "2m", "-start", "1.5", "-out", ""}
+
+// The report is pinned by a golden file run with small arguments; run
+// `go test ./examples/routing -update` after a deliberate change.
+func TestRunGolden(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run(&out, small))
+	golden.Check(t, filepath.Join("testdata", "small.golden"), out.Bytes())
+	s := out.String()
+	for _, level := range []string{"low-reuse", "high-reuse"} {
+		assert.Equal(t, 1, strings.Count(s, "\nverdict "+level+": "), "one verdict line per reuse level")
+	}
+	decl, verdicts := strings.Index(s, "Hypothesis, declared before the runs"), strings.Index(s, "\nverdict ")
+	assert.True(t, decl >= 0 && decl < strings.Index(s, "== low-reuse"), "the hypothesis comes before any result")
+	assert.Greater(t, verdicts, decl)
+}
+
+// The results do not depend on how many runs go in parallel.
+func TestRunIsDeterministicAcrossWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the study twice")
+	}
+	var one, many bytes.Buffer
+	require.NoError(t, run(&one, append([]string{"-workers", "1"}, small...)))
+	require.NoError(t, run(&many, append([]string{"-workers", "3"}, small...)))
+	assert.Equal(t, one.String(), many.String())
+}
+
+// -out writes both levels' charts and cards.
+func TestRunWritesChartsAndCards(t *testing.T) {
+	dir := t.TempDir()
+	args := append(append([]string{}, small[:len(small)-2]...), "-out", dir)
+	var out bytes.Buffer
+	require.NoError(t, run(&out, args))
+	for _, level := range []string{"low-reuse", "high-reuse"} {
+		for _, f := range []string{"goodput.png", "goodput.svg", "hitrate.png", "hitrate.svg", "card.md", "card.json"} {
+			path := filepath.Join(dir, "routing-"+level+"-"+f)
+			info, err := os.Stat(path)
+			require.NoError(t, err, path)
+			assert.Positive(t, info.Size(), path)
+			assert.Contains(t, out.String(), "wrote "+path+"\n")
+		}
+		md, err := os.ReadFile(filepath.Join(dir, "routing-"+level+"-card.md"))
+		require.NoError(t, err)
+		for _, want := range []string{"| router | `sim.PrefixAffinity` |", "| router | `sim.RoundRobin` |", "### Fleet", "Against LeastLoaded", "go run ./examples/routing -replicas 2"} {
+			assert.Contains(t, string(md), want, level)
+		}
+	}
+}
+
+func TestRunRefusesBadArguments(t *testing.T) {
+	for want, args := range map[string][]string{
+		"-replicas must be >= 1":                       {"-replicas", "0"},
+		"-input and -output must be >= 1 token":        {"-output", "0"},
+		"-threshold must be a relative improvement":    {"-threshold", "NaN"},
+		`-operating: "x" is not a positive multiple`:   {"-operating", "0.9,x"},
+		`-operating: "-1" is not a positive multiple`:  {"-operating", "-1"},
+		"-start: +Inf is not a positive rate":          {"-start", "Inf"},
+		"-reps must be >= 2":                           {"-reps", "1"},
+		"-blocks must be >= 2":                         {"-blocks", "0"},
+		"-horizon must be > 0":                         {"-horizon", "0"},
+		"unexpected arguments":                         {"extra"},
+		"flag provided but not defined: -no-such-flag": {"-no-such-flag"},
+	} {
+		var out bytes.Buffer
+		err := run(&out, args)
+		assert.ErrorContains(t, err, want, "%q", args)
+		if !strings.Contains(want, "not defined") { // the flag package prints the usage
+			assert.Zero(t, out.Len(), "%q: refused before anything is printed", args)
+		}
+	}
+}
+
+// -h documents every flag and is not an error.
+func TestHelpDocumentsEveryFlag(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run(&out, []string{"-h"}))
+	help := out.String()
+	for _, flag := range []string{"-replicas", "-input", "-output", "-threshold", "-operating", "-start", "-reps", "-blocks", "-horizon", "-seed", "-workers", "-out"} {
+		assert.Contains(t, help, "  "+flag+" ", flag)
+	}
+	assert.Contains(t, help, "Does prefix-aware routing")
+}

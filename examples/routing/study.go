@@ -1,0 +1,243 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/workload"
+)
+
+// level is a prefix reuse level of the study.
+type level struct {
+	name   string // as the verdict line names it: "low-reuse"
+	preset string // the workload preset's Go name
+	prefix workload.PrefixReuse
+}
+
+var levels = []level{
+	{"low-reuse", "workload.FleetLowReuse", workload.FleetLowReuse},
+	{"high-reuse", "workload.FleetHighReuse", workload.FleetHighReuse},
+}
+
+// router is one router of the study, under its Go name.
+type router struct {
+	name   string
+	router sim.Router
+}
+
+// The routers, baselines first: RoundRobin sets the operating loads and is
+// the primary baseline; PrefixAffinity is B in both comparisons.
+var (
+	roundRobin     = router{"RoundRobin", sim.RoundRobin{}}
+	leastLoaded    = router{"LeastLoaded", sim.LeastLoaded{}}
+	prefixAffinity = router{"PrefixAffinity", sim.PrefixAffinity{}}
+	routers        = []router{roundRobin, leastLoaded, prefixAffinity}
+	baselines      = []router{roundRobin, leastLoaded}
+)
+
+// requests is the level's open-loop Poisson workload: each request is its
+// shared prefix (when the preset gives it one) followed by o.input fresh
+// prompt tokens, and asks for o.output tokens. Arrivals stop at twice the
+// horizon, after the last instant a run can reach (Horizon + Drain).
+func requests(l level, o options) sim.Workload {
+	return func(rate float64, seed uint64) (workload.Source, error) {
+		return workload.NewSynthetic(workload.Synthetic{
+			Seed: seed, Duration: 2 * o.horizon, Arrival: workload.Arrival{Rate: rate},
+			Lengths: workload.Fixed(o.input, o.output), Prefix: l.prefix,
+		})
+	}
+}
+
+// config is the fleet of o.replicas Atlas TP4 replicas behind r, with
+// fresh load signals, measured from a tenth of the horizon to the horizon.
+func config(r sim.Router, o options) sim.Config {
+	return sim.Config{
+		Fleet:  sim.Fleet{Replicas: sim.Copies(o.replicas, sim.Replica{}), Router: r},
+		Window: sim.Window{Warmup: o.horizon / 10, Horizon: o.horizon},
+	}
+}
+
+// hypothesis is declared before any run: B is PrefixAffinity, A the
+// baseline.
+func hypothesis(base router, o options) sim.Hypothesis {
+	return sim.Hypothesis{
+		Claim: fmt.Sprintf("On a fleet of %d Atlas TP4 replicas, PrefixAffinity raises TTFT-qualified goodput by at least %.3g %% over %s at the operating loads",
+			o.replicas, 100*o.threshold, base.name),
+		Metric:    sim.MetricGoodput,
+		Threshold: o.threshold,
+	}
+}
+
+// outcome is what one reuse level found.
+type outcome struct {
+	level
+	sweeps []sim.Sweep  // one per router, in the order of routers
+	curves []*sim.Curve // one per router
+	loads  []float64    // operating loads; nil when RoundRobin's knee was not found
+	tests  []sim.Experiment
+	result []*sim.Result // per baseline; nil without operating loads
+}
+
+// sweepLevel sweeps every router at one reuse level, the routers side by
+// side (each sweep runs its replications in parallel as well).
+func sweepLevel(l level, o options) (*outcome, error) {
+	out := &outcome{level: l, sweeps: make([]sim.Sweep, len(routers)), curves: make([]*sim.Curve, len(routers))}
+	errs := make([]error, len(routers))
+	var wg sync.WaitGroup
+	for i, r := range routers {
+		out.sweeps[i] = sim.Sweep{Config: config(r.router, o), Workload: requests(l, o), Grid: sim.Grid{Start: o.start},
+			Reps: o.reps, BaseSeed: o.seed, Workers: o.workers}
+		wg.Go(func() {
+			out.curves[i], errs[i] = out.sweeps[i].Run()
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("%s, %s sweep: %w", l.name, r.name, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// operate picks the operating loads from RoundRobin's knee and declares
+// the experiment against each baseline there (none without a knee).
+func operate(out *outcome, o options) {
+	if k := out.curves[0].Knee; k.Found {
+		for _, f := range o.factors {
+			out.loads = append(out.loads, f*k.Load.Center)
+		}
+	}
+	for _, base := range baselines {
+		out.tests = append(out.tests, sim.Experiment{
+			Hypothesis: hypothesis(base, o),
+			A:          config(base.router, o), B: config(prefixAffinity.router, o),
+			Workload: requests(out.level, o), Loads: out.loads, Blocks: o.blocks, BaseSeed: o.seed, Workers: o.workers,
+		})
+	}
+}
+
+// test runs the level's experiments side by side; a level without
+// operating loads has no results.
+func test(out *outcome) error {
+	out.result = make([]*sim.Result, len(out.tests))
+	if out.loads == nil {
+		return nil
+	}
+	errs := make([]error, len(out.tests))
+	var wg sync.WaitGroup
+	for k, x := range out.tests {
+		wg.Go(func() {
+			out.result[k], errs[k] = x.Run()
+			if errs[k] != nil {
+				errs[k] = fmt.Errorf("%s, PrefixAffinity against %s: %w", out.name, baselines[k].name, errs[k])
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// study declares the hypothesis, sweeps both reuse levels side by side,
+// picks the operating loads, runs the experiments and writes what they
+// found.
+func study(w io.Writer, o options) error {
+	writeDeclaration(w, o)
+	outs := make([]*outcome, len(levels))
+	if err := each(len(levels), func(i int) (err error) {
+		outs[i], err = sweepLevel(levels[i], o)
+		return err
+	}); err != nil {
+		return err
+	}
+	for _, out := range outs {
+		operate(out, o)
+	}
+	if err := each(len(outs), func(i int) error { return test(outs[i]) }); err != nil {
+		return err
+	}
+	for _, out := range outs {
+		writeLevel(w, out, o)
+	}
+	for _, out := range outs {
+		fmt.Fprintln(w, verdictLine(out))
+	}
+	if o.out == "" {
+		return nil
+	}
+	return writeOutputs(w, outs, o)
+}
+
+// each calls f(0), …, f(n-1) side by side and joins their errors.
+func each(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = f(i) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// hitRate pools the prefix hit rate of a point's runs: prompt tokens
+// served from a prefix cache over all prompt tokens of the measured
+// requests (NaN without any).
+func hitRate(p *sim.Point) float64 {
+	var cached, input int
+	for i := range p.Runs {
+		cached += p.Runs[i].Cached
+		input += p.Runs[i].InputTokens
+	}
+	if input == 0 {
+		return math.NaN()
+	}
+	return float64(cached) / float64(input)
+}
+
+// imbalance is the mean over a point's runs of the busiest replica's
+// share of measured requests over the mean share (1 is even; NaN without
+// any).
+func imbalance(p *sim.Point) float64 {
+	sum, n := 0.0, 0
+	for i := range p.Runs {
+		if v := p.Runs[i].Imbalance.Requests; !math.IsNaN(v) {
+			sum, n = sum+v, n+1
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
+}
+
+// commonLoad is the load every curve ran that lies nearest to target
+// (every automatic sweep starts at -start and grows by the same factor,
+// so they share their geometric points), or NaN if they share none.
+func commonLoad(curves []*sim.Curve, target float64) float64 {
+	best := math.NaN()
+	for _, p := range curves[0].Points {
+		shared := true
+		for _, c := range curves[1:] {
+			if pointAt(c, p.Load) == nil {
+				shared = false
+				break
+			}
+		}
+		if shared && (math.IsNaN(best) || math.Abs(p.Load-target) < math.Abs(best-target)) {
+			best = p.Load
+		}
+	}
+	return best
+}
+
+// pointAt is the curve's point at load, or nil.
+func pointAt(c *sim.Curve, load float64) *sim.Point {
+	for i := range c.Points {
+		if c.Points[i].Load == load {
+			return &c.Points[i]
+		}
+	}
+	return nil
+}
