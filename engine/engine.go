@@ -182,6 +182,9 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 	if r.Input <= 0 || r.Output <= 0 {
 		return fmt.Errorf("%w: Input %d, Output %d", ErrInvalidRequest, r.Input, r.Output)
 	}
+	if r.Deadline != 0 && r.Deadline < r.Arrival {
+		return fmt.Errorf("%w: Deadline %v before Arrival %v", ErrInvalidRequest, r.Deadline, r.Arrival)
+	}
 	if _, dup := e.reqs[r.Ref]; dup {
 		return fmt.Errorf("%w: %d", ErrDuplicateRef, r.Ref)
 	}

@@ -184,3 +184,34 @@ func TestBrokenCostModelIsAnError(t *testing.T) {
 	assert.True(t, errors.Is(err, ErrBadStepTime))
 	require.NoError(t, e.Check())
 }
+
+// The policies see what real schedulers order by, and each admits (and
+// spares from preemption) in its own order: shortest prompt first, or the
+// earliest TTFT deadline first.
+func TestPoliciesOrderTheWaitingQueue(t *testing.T) {
+	admitted := func(p Policy) []int32 {
+		e, err := New(Config{MaxSeqs: 1, Policy: p}, nil)
+		require.NoError(t, err)
+		require.NoError(t, e.Add(0, Request{Ref: 1, Input: 900, Output: 1, Deadline: 3 * time.Second}))
+		require.NoError(t, e.Add(0, Request{Ref: 2, Input: 100, Output: 1, Deadline: 5 * time.Second}))
+		require.NoError(t, e.Add(0, Request{Ref: 3, Input: 500, Output: 1, Deadline: 1 * time.Second}))
+		require.NoError(t, e.Add(0, Request{Ref: 4, Input: 300, Output: 1}))
+		var order []int32
+		for {
+			p, err := e.Schedule(0)
+			require.NoError(t, err)
+			if p == nil {
+				return order
+			}
+			order = append(order, p.Started...)
+			_, err = e.Complete(p.End)
+			require.NoError(t, err)
+		}
+	}
+	assert.Equal(t, []int32{1, 2, 3, 4}, admitted(FCFS{}))
+	assert.Equal(t, []int32{2, 4, 3, 1}, admitted(ShortestPrompt{}))
+	assert.Equal(t, []int32{3, 1, 2, 4}, admitted(EarliestDeadline{}), "no deadline last")
+	e, err := New(Config{}, nil)
+	require.NoError(t, err)
+	assert.ErrorIs(t, e.Add(time.Second, Request{Ref: 1, Arrival: time.Second, Input: 1, Output: 1, Deadline: time.Millisecond}), ErrInvalidRequest)
+}

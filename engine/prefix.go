@@ -154,3 +154,43 @@ func (e *Engine) cacheOwn(s *seq) {
 	e.cacheThrough(s, s.computed/e.cfg.BlockSize)
 	s.ownCached = true
 }
+
+// Warm installs the blocks of shared content of a prompt (its prefix ids;
+// see Request) in the prefix cache, as if a request had computed them and
+// left: cached, free, the most recently freed, evicting the oldest free
+// content as an allocation would. It returns how many it added (those not
+// cached already, which it moves to the tail instead). A driver warms a
+// replica before a run; it is refused with a step in flight, and when the
+// prompt's shared blocks alone exceed the cache (ErrNeverFits).
+func (e *Engine) Warm(prefix []uint64, prefixBlockTokens, input int) (int, error) {
+	if e.inFlight {
+		return 0, ErrStepInFlight
+	}
+	r := Request{Input: input, Prefix: prefix, PrefixBlockTokens: prefixBlockTokens}
+	n := e.sharedBlocks(&r)
+	if n > e.cfg.KVBlocks {
+		return 0, ErrNeverFits
+	}
+	s := seq{req: r, shared: n}
+	held := make([]int32, 0, n)
+	added := 0
+	key := rootKey
+	for j := range n {
+		key = mix(key, e.content(&s, j))
+		if id, ok := e.pool.lookup(key); ok {
+			e.pool.touch(id)
+			held = append(held, id)
+			continue
+		}
+		if e.pool.free() == 0 { // only the blocks this call holds are left
+			break
+		}
+		e.pool.take(1)
+		held = append(held, e.pool.cache(key))
+		added++
+	}
+	for i := len(held) - 1; i >= 0; i-- { // freed last first, as a request's
+		e.pool.release(held[i])
+	}
+	return added, nil
+}

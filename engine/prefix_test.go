@@ -141,3 +141,26 @@ func TestPrefixCacheServesTheSameStep(t *testing.T) {
 	// (vLLM would keep both copies of the fourth: 5).
 	assert.Equal(t, 4, DefaultKVBlocks-e.FreeBlocks())
 }
+
+// A warmed cache serves a prompt as if a request had computed it before:
+// the blocks are cached and free, and the next request with that prefix
+// finds them; a prompt whose shared blocks exceed the cache is refused.
+func TestWarmInstallsAPrefix(t *testing.T) {
+	e, err := New(Config{KVBlocks: 20}, nil)
+	require.NoError(t, err)
+	prefix := []uint64{7, 8, 9, 10}
+	added, err := e.Warm(prefix, 32, 128) // 4 units of 32 tokens: 8 blocks
+	require.NoError(t, err)
+	assert.Equal(t, 8, added)
+	assert.Equal(t, 8, e.EvictableBlocks())
+	assert.Equal(t, 20, e.FreeBlocks())
+	require.NoError(t, e.Check())
+	again, err := e.Warm(prefix, 32, 128)
+	require.NoError(t, err)
+	assert.Zero(t, again, "already cached")
+	require.NoError(t, e.Add(0, Request{Ref: 1, Input: 128, Output: 1, Prefix: prefix, PrefixBlockTokens: 32}))
+	p, _ := step(t, e, 0)
+	assert.Equal(t, []int{112}, p.Cached, "all but the block of its last token")
+	_, err = e.Warm(make([]uint64, 40), 16, 640)
+	assert.ErrorIs(t, err, ErrNeverFits)
+}

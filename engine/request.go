@@ -18,6 +18,14 @@ type Request struct {
 	Input, Output int
 	// Priority is read by the Priority policy: lower first.
 	Priority int
+	// Class is the driver's class index, for a policy that orders by it.
+	Class int
+	// OutputKnown says the workload declares Output known in advance (an
+	// oracle): policies see it only then (Queued.Output).
+	OutputKnown bool
+	// Deadline is the instant the first token is due, for
+	// EarliestDeadline; 0 means none. It must not precede Arrival.
+	Deadline time.Duration
 	// Prefix holds one hash id per PrefixBlockTokens prompt tokens, equal
 	// ids meaning identical content (workload.Request.PrefixHashes); the
 	// prefix cache keys on them. The engine does not retain the slice
@@ -39,8 +47,9 @@ var (
 	ErrExceedsBudget = errors.New("engine: request exceeds MaxBatchedTokens with chunked prefill disabled")
 	// ErrQueueFull: the waiting queue held MaxWaiting requests.
 	ErrQueueFull = errors.New("engine: waiting queue is full (MaxWaiting)")
-	// ErrInvalidRequest: non-positive Input or Output.
-	ErrInvalidRequest = errors.New("engine: request needs Input > 0 and Output > 0")
+	// ErrInvalidRequest: non-positive Input or Output, or a deadline
+	// before the arrival.
+	ErrInvalidRequest = errors.New("engine: request needs Input > 0, Output > 0 and no Deadline before its Arrival")
 	// ErrDuplicateRef: a request with the same Ref is already in the engine.
 	ErrDuplicateRef = errors.New("engine: Ref already in use")
 	// ErrUnknownRef: Abort named a Ref the engine does not hold.
@@ -83,7 +92,14 @@ type seq struct {
 	checkIn  uint8  // and where it found the request (1 running, 2 waiting)
 }
 
-func (s *seq) queued() Queued { return Queued{Priority: s.req.Priority, Seq: s.order} }
+func (s *seq) queued() Queued {
+	q := Queued{Priority: s.req.Priority, Seq: s.order, Class: s.req.Class, Arrival: s.req.Arrival,
+		Prompt: s.req.Input, Deadline: s.req.Deadline}
+	if s.req.OutputKnown {
+		q.Output = s.req.Output
+	}
+	return q
+}
 
 // left is the work s still asks of the replica, in tokens: its prompt
 // tokens not in KV and its output tokens not yet emitted.
