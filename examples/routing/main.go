@@ -67,7 +67,7 @@ func parse(w io.Writer, args []string) (options, error) {
 		fmt.Fprintf(fs.Output(), "Usage: go run ./examples/routing [flags]\n\n"+
 			"Does prefix-aware routing (PrefixAffinity) raise the goodput of a fleet of Atlas TP4\n"+
 			"replicas by at least -threshold over RoundRobin and LeastLoaded, at low and at high\n"+
-			"prefix reuse? Every flag moves what runs; the defaults fit in a minute on 2 cores.\n\nFlags:\n")
+			"prefix reuse? The defaults run in well under a minute on 2 cores.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	fs.IntVar(&o.replicas, "replicas", o.replicas, "Atlas TP4 replicas in the fleet")
@@ -80,7 +80,7 @@ func parse(w io.Writer, args []string) (options, error) {
 	fs.IntVar(&o.blocks, "blocks", o.blocks, "seeded A/B blocks per operating load (A and B share each block's seed)")
 	fs.DurationVar(&o.horizon, "horizon", o.horizon, "end of each run's measurement window, simulated time (warm-up: a tenth of it; measured requests may finish one window later)")
 	fs.Uint64Var(&o.seed, "seed", o.seed, "base seed of replications and blocks")
-	fs.IntVar(&o.workers, "workers", 0, "runs in parallel (0: GOMAXPROCS); results do not depend on it")
+	fs.IntVar(&o.workers, "workers", 0, "runs in parallel within each sweep and experiment (0: GOMAXPROCS; the routers' sweeps and both reuse levels also run side by side); results do not depend on it")
 	fs.StringVar(&o.out, "out", o.out, "directory for the goodput and prefix-hit-rate charts (PNG, SVG) and the benchmark cards (Markdown, JSON); empty: write none")
 	if err := fs.Parse(args); err != nil {
 		return o, err
