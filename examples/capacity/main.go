@@ -1,10 +1,15 @@
 // Command capacity prints the capacity estimate of an LLM serving replica,
-// the Atlas TP4 replica of the reference chapter by default, bound by bound:
-// each figure with its value, unit, the arithmetic behind it and the knob
-// that would move it. Flags change the operating point.
+// the Atlas TP4 replica of the reference chapter by default, bound by bound
+// (each figure with its value, unit, the arithmetic behind it and the knob
+// that would move it), then simulates the same replica's goodput curve
+// under a declared model error: the knee with its seed interval and its
+// model range, the peak, the headroom, and the estimate held against them.
+// Every dial (batch, token budget, chunk cap, lengths, SLO) moves both the
+// estimate and the simulation.
 //
 //	go run ./examples/capacity
 //	go run ./examples/capacity -batch 48 -output 400
+//	go run ./examples/capacity -chunk 512
 package main
 
 import (
@@ -41,48 +46,51 @@ func run(w io.Writer, args []string) error {
 	if err := r.Validate(); err != nil {
 		return err // before the sweep, which would name its own copy of the field
 	}
+	e, err := r.Estimate()
+	if err != nil {
+		return err
+	}
 	var s sim.Sweep
 	if !o.skip {
-		if s, err = sweepFor(r, o); err != nil {
+		if s, err = sweepFor(r, e, o); err != nil {
 			return err
 		}
 	}
-	if err := writeEstimate(w, "Atlas TP4", r); err != nil || o.skip {
-		return err
+	writeEstimate(w, "Atlas TP4", r, e)
+	if o.skip {
+		return nil
 	}
-	return simulate(w, r, s, o)
+	return simulate(w, r, e, s, o)
 }
 
 // parse reads the flags into the replica's operating point and the
-// simulation's options, refusing nonsense values by flag name.
+// simulation's options, refusing nonsense values by flag name. Every flag
+// of the replica moves the estimate and the simulation alike; what the
+// estimate needs beyond them (the decoding context, the sequence length,
+// the attainment target, the offered load) is derived from the same
+// flags, so that the estimate describes the replica that ran.
 func parse(w io.Writer, args []string) (costmodel.Replica, simOptions, error) {
 	r := costmodel.AtlasTP4()
 	fs := flag.NewFlagSet("capacity", flag.ContinueOnError)
 	fs.SetOutput(w)
 	p := &r.Point
-	// -chunk, -context and -seq-tokens describe the estimate's operating
-	// point only: the simulation derives chunks, contexts and sequence
-	// lengths from the engine (vLLM's defaults) and the requests (-prompt,
-	// -output), until the estimate and the simulation share one
-	// configuration.
-	const estimateOnly = " (estimate only: the simulation does not use it yet)"
-	fs.IntVar(&p.Batch, "batch", p.Batch, "decoding sequences per step")
-	fs.IntVar(&p.Context, "context", p.Context, "context tokens of each decoding sequence"+estimateOnly)
-	fs.IntVar(&p.SeqTokens, "seq-tokens", p.SeqTokens, "KV tokens a resident sequence may reach"+estimateOnly)
-	fs.IntVar(&p.PromptTokens, "prompt", p.PromptTokens, "prompt tokens of one request")
-	fs.IntVar(&p.ChunkCap, "chunk", p.ChunkCap, "prefill chunk cap per request and step, tokens (0: none)"+estimateOnly)
-	fs.IntVar(&p.OutputTokens, "output", p.OutputTokens, "output tokens per response")
+	fs.IntVar(&p.Batch, "batch", p.Batch, "sequences per step: the engine's sequence cap (max_num_seqs)")
+	fs.IntVar(&p.Budget, "budget", p.Budget, "tokens per step: the engine's token budget (max_num_batched_tokens)")
+	fs.IntVar(&p.ChunkCap, "chunk", p.ChunkCap, "prefill tokens one request may compute per step (long_prefill_token_threshold); 0: no cap beyond the budget")
+	fs.IntVar(&p.PromptTokens, "prompt", p.PromptTokens, "prompt tokens of every request")
+	fs.IntVar(&p.OutputTokens, "output", p.OutputTokens, "output tokens of every response")
 	fs.DurationVar(&p.SLO.TTFT, "ttft", p.SLO.TTFT, "SLO: time to first token")
 	fs.DurationVar(&p.SLO.ITL, "itl", p.SLO.ITL, "SLO: every inter-token latency")
-	o := simOptions{start: 0.5, reps: 5, warmup: time.Minute, horizon: 10 * time.Minute, operating: 1.5, args: args}
+	o := simOptions{start: 0.5, reps: 5, warmup: time.Minute, horizon: 10 * time.Minute, operating: 1.5, modelError: 0.1, args: args}
 	fs.BoolVar(&o.skip, "estimate-only", false, "print the estimate without simulating")
+	fs.Float64Var(&o.modelError, "model-error", o.modelError, "relative error declared on every step time before the sweep: it also runs at ×(1 ± this) on the same seeds (0: none)")
 	loads := fs.String("loads", "", "comma-separated offered loads in req/s (default: automatic, geometric from -start, then bisection at the knee)")
 	fs.Float64Var(&o.start, "start", o.start, "first offered load of the automatic grid, req/s")
 	fs.IntVar(&o.reps, "reps", o.reps, "seeded replications per load")
 	fs.DurationVar(&o.warmup, "warmup", o.warmup, "simulated warm-up left out of each run")
 	fs.DurationVar(&o.horizon, "horizon", o.horizon, "end of each run's measurement window (simulated time)")
 	fs.Uint64Var(&o.seed, "seed", o.seed, "base seed of the replications")
-	fs.Float64Var(&o.operating, "operating", o.operating, "operating load whose headroom to the knee is reported, req/s (0: none)")
+	fs.Float64Var(&o.operating, "operating", o.operating, "operating load whose utilisation and headroom to the knee are reported, req/s (0: none)")
 	fs.StringVar(&o.out, "out", "out", "directory for the plots, the benchmark card and, in events/, the raw events (earlier runs' load=…-rep=….jsonl files there are removed first); empty: write none")
 	if err := fs.Parse(args); err != nil {
 		return r, o, err
@@ -90,11 +98,8 @@ func parse(w io.Writer, args []string) (costmodel.Replica, simOptions, error) {
 	if fs.NArg() > 0 {
 		return r, o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if !(o.start > 0) || math.IsInf(o.start, 0) {
-		return r, o, fmt.Errorf("-start: %v is not a positive rate in requests/s", o.start)
-	}
-	if !(o.operating >= 0) || math.IsInf(o.operating, 0) {
-		return r, o, fmt.Errorf("-operating: %v is not a load in requests/s (a positive rate, or 0 for none)", o.operating)
+	if err := o.check(); err != nil {
+		return r, o, err
 	}
 	if *loads != "" {
 		var err error
@@ -102,16 +107,39 @@ func parse(w io.Writer, args []string) (costmodel.Replica, simOptions, error) {
 			return r, o, err
 		}
 	}
+	derive(p, o)
 	return r, o, nil
 }
 
-// simulate runs the sweep and writes its section.
-func simulate(w io.Writer, r costmodel.Replica, s sim.Sweep, o simOptions) error {
-	e, err := r.Estimate()
-	if err != nil {
-		return err
+// derive sets the operating point's figures that follow from the flags:
+// the simulated sequences reach prompt + output tokens and decode, on
+// average, half-way through their answer; the attainment target is the
+// sweep's; the offered load is the operating load.
+func derive(p *costmodel.OperatingPoint, o simOptions) {
+	p.SeqTokens = p.PromptTokens + p.OutputTokens
+	p.Context = p.PromptTokens + p.OutputTokens/2
+	p.Target = target
+	p.Offered = o.operating
+}
+
+// check refuses nonsense option values by flag name.
+func (o simOptions) check() error {
+	if !(o.start > 0) || math.IsInf(o.start, 0) {
+		return fmt.Errorf("-start: %v is not a positive rate in requests/s", o.start)
 	}
+	if !(o.operating >= 0) || math.IsInf(o.operating, 0) {
+		return fmt.Errorf("-operating: %v is not a load in requests/s (a positive rate, or 0 for none)", o.operating)
+	}
+	if !(o.modelError >= 0 && o.modelError < 1) {
+		return fmt.Errorf("-model-error: %v is not a relative error in [0, 1) (0.1 is ±10 %%)", o.modelError)
+	}
+	return nil
+}
+
+// simulate runs the sweep and writes its section.
+func simulate(w io.Writer, r costmodel.Replica, e costmodel.Estimate, s sim.Sweep, o simOptions) error {
 	var events *eventFiles
+	var err error
 	if o.out != "" {
 		if events, err = newEventFiles(filepath.Join(o.out, "events")); err != nil {
 			return err
@@ -129,5 +157,5 @@ func simulate(w io.Writer, r costmodel.Replica, s sim.Sweep, o simOptions) error
 	if o.out == "" {
 		return nil
 	}
-	return writeOutputs(w, o.out, r, s, c, o)
+	return writeOutputs(w, o.out, r, e, s, c, o)
 }

@@ -23,7 +23,7 @@ func TestRunGolden(t *testing.T) {
 	}{
 		{"atlas", []string{"-reps", "2", "-horizon", "5m", "-out", ""}},
 		{"batch48_output400", []string{"-batch", "48", "-output", "400", "-reps", "2", "-horizon", "5m", "-operating", "1", "-out", ""}},
-		{"overloaded", []string{"-batch", "64", "-chunk", "2048", "-prompt", "16000", "-ttft", "500ms", "-estimate-only"}},
+		{"overloaded", []string{"-batch", "64", "-budget", "4096", "-chunk", "4096", "-prompt", "16000", "-ttft", "500ms", "-estimate-only"}},
 		{"explicit_loads", []string{"-loads", "1,2,3", "-reps", "2", "-horizon", "4m", "-operating", "0", "-out", ""}},
 		// Issue 8, bug 3: a load that measured no request has no
 		// attainment, and the knee comes from the others.
@@ -58,6 +58,17 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		{[]string{"-loads", "1,Inf"}, `-loads: "Inf" is not a positive rate`},
 		{[]string{"-loads", "NaN"}, `-loads: "NaN" is not a positive rate`},
 		{[]string{"-loads", "-2"}, `-loads: "-2" is not a positive rate`},
+		// Issue 10: the scheduler's limits are dials of the estimate and
+		// the simulation alike, refused as the engine refuses them.
+		{[]string{"-budget", "16"}, "Replica.Point.Budget (16) must be >= Batch (32)"},
+		{[]string{"-chunk", "4096"}, "Replica.Point.ChunkCap (4096) must not exceed Budget (2048)"},
+		{[]string{"-chunk", "-1"}, "Replica.Point.ChunkCap must be >= 0, got -1"},
+		{[]string{"-model-error", "1"}, "-model-error: 1 is not a relative error in [0, 1)"},
+		{[]string{"-model-error", "-0.1"}, "-model-error: -0.1 is not a relative error"},
+		{[]string{"-model-error", "NaN"}, "-model-error: NaN is not a relative error"},
+		// Flags that described a replica the simulation did not run are gone.
+		{[]string{"-context", "4000"}, "flag provided but not defined: -context"},
+		{[]string{"-seq-tokens", "8000"}, "flag provided but not defined: -seq-tokens"},
 	} {
 		var out bytes.Buffer
 		assert.ErrorContains(t, run(&out, tc.args), tc.want, "run(%q)", tc.args)
@@ -75,11 +86,14 @@ func TestRunAtAnOverloadingLoad(t *testing.T) {
 		t.Skip("holds 100,000 queued requests per run")
 	}
 	var out bytes.Buffer
-	require.NoError(t, run(&out, []string{"-loads", "0.5,1000,5000", "-reps", "2", "-horizon", "2m", "-out", ""}))
+	require.NoError(t, run(&out, []string{"-loads", "0.5,1000,5000", "-reps", "2", "-horizon", "2m", "-model-error", "0", "-out", ""}))
 	s := out.String()
 	assert.Contains(t, s, "note       at 5000.000 req/s the replica was overloaded before the window opened: attainment 0, past the knee\n")
-	assert.Regexp(t, `\n +5000\.000 +0\.000 +\[0\.00, 0\.00\] +0\.000 +\[0\.000, 0\.000\] +- +- +- +overloaded\n`, s)
-	assert.Regexp(t, `\n +1000\.000 +0\.000 +\[0\.00, 0\.00\] +0\.000 +\[0\.000, 0\.000\] +- +- +- +overloaded\n`, s)
+	assert.Regexp(t, `\n +5000\.000 +185625 +0\.000 +\[0\.00, 0\.00\] +0\.000 +\[0\.000, 0\.000\] +- +- +- +- +overloaded\n`, s)
+	// At 1000 req/s requests were offered and none succeeded: only the
+	// TTFT over every offered request exists, and it is flagged.
+	assert.Regexp(t, `\n +1000\.000 +37125 +0\.000 +\[0\.00, 0\.00\] +0\.000 +\[0\.000, 0\.000\] +- +- +\d+ ! +- +overloaded\n`, s)
+	assert.Contains(t, s, "\n!          TTFT p99 over every offered request is over 1.1 × the p99 over successful ones")
 	assert.NotContains(t, s, "NaN")
 }
 
@@ -98,9 +112,9 @@ func TestRunRefusesALoadItCannotCountOnce(t *testing.T) {
 	}
 }
 
-// Issue 8: -chunk, -context and -seq-tokens move only the estimate; until
-// the estimate and the simulation share one configuration, -h says so.
-func TestHelpSaysWhichFlagsMoveOnlyTheEstimate(t *testing.T) {
+// Issue 10: every flag of the replica moves the estimate and the
+// simulation alike; -h says no flag moves only the estimate.
+func TestHelpSaysNoFlagMovesOnlyTheEstimate(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(&out, []string{"-h"}))
 	help := map[string]string{}
@@ -112,12 +126,12 @@ func TestHelpSaysWhichFlagsMoveOnlyTheEstimate(t *testing.T) {
 		}
 		help[name] += line
 	}
-	for _, flag := range []string{"-chunk", "-context", "-seq-tokens"} {
-		assert.Contains(t, help[flag], "estimate only: the simulation does not use it yet", flag)
-	}
-	for _, flag := range []string{"-batch", "-prompt", "-output", "-ttft", "-itl"} {
+	for _, flag := range []string{"-batch", "-budget", "-chunk", "-prompt", "-output", "-ttft", "-itl", "-model-error"} {
+		assert.Contains(t, help, flag)
 		assert.NotContains(t, help[flag], "estimate only", flag)
 	}
+	assert.NotContains(t, help, "-context")
+	assert.NotContains(t, help, "-seq-tokens")
 	assert.Contains(t, help["-out"], "earlier runs' load=…-rep=….jsonl files there are removed first")
 }
 
@@ -180,6 +194,9 @@ func TestRunWritesPlotsCardAndEvents(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(dir, "capacity-card.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "knee: highest load with attainment")
+	assert.Contains(t, string(md), "Model error declared before the sweep: every step time ±10 % (sim.ModelError{Scale: 0.1})")
+	assert.Contains(t, string(md), "Model range over the band: knee ")
+	assert.Contains(t, string(md), "Estimate: serving capacity 2.694 req/s = 1 / (200 × 45 ms / 32 + 90 ms prefill)")
 	assert.Contains(t, string(md), "load=<load>-rep=<r>.jsonl")
 	assert.Contains(t, string(md), "| command | `go run ./examples/capacity -loads 1,2,2.5 -reps 2 -horizon 4m -out "+dir+"` |", "the card's command reproduces it")
 	var card map[string]any

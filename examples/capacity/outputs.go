@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +22,7 @@ const fingerprintRequests = 10_000
 
 // writeOutputs writes the goodput and latency plots and the benchmark card
 // (Markdown and JSON) into dir, and lists them on w.
-func writeOutputs(w io.Writer, dir string, r costmodel.Replica, s sim.Sweep, c *sim.Curve, o simOptions) error {
+func writeOutputs(w io.Writer, dir string, r costmodel.Replica, e costmodel.Estimate, s sim.Sweep, c *sim.Curve, o simOptions) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -33,7 +34,7 @@ func writeOutputs(w io.Writer, dir string, r costmodel.Replica, s sim.Sweep, c *
 	if err != nil {
 		return err
 	}
-	card, err := capacityCard(r, s, c, o)
+	card, err := capacityCard(r, e, s, c, o)
 	if err != nil {
 		return err
 	}
@@ -70,8 +71,10 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return f.Close()
 }
 
-// capacityCard describes the sweep as a benchmark card.
-func capacityCard(r costmodel.Replica, s sim.Sweep, c *sim.Curve, o simOptions) (report.Card, error) {
+// capacityCard describes the sweep as a benchmark card. The card has no
+// fields yet for the model-error declaration, the band, the utilisation or
+// the estimate; its notes carry them in words.
+func capacityCard(r costmodel.Replica, e costmodel.Estimate, s sim.Sweep, c *sim.Curve, o simOptions) (report.Card, error) {
 	p := r.Point
 	card := report.NewCard(s, c, o.operating)
 	card.Title = "Atlas TP4 goodput curve (simulated)"
@@ -97,7 +100,36 @@ func capacityCard(r costmodel.Replica, s sim.Sweep, c *sim.Curve, o simOptions) 
 	if card.Build.Revision == report.Unknown {
 		card.Build.Revision, card.Build.Modified = gitRevision()
 	}
+	card.Notes = cardNotes(e, c, o)
 	return card, nil
+}
+
+// cardNotes are the capacity report's figures the card has no field for:
+// the model error declared before the sweep and the ranges it gave, the
+// serving capacity the utilisation is taken against, the TTFT-qualified
+// load and the largest steps.
+func cardNotes(e costmodel.Estimate, c *sim.Curve, o simOptions) []string {
+	var notes []string
+	if b := c.Band; b != nil {
+		notes = append(notes,
+			fmt.Sprintf("Model error declared before the sweep: %s (sim.ModelError{Scale: %g}); every load also ran under %s, on the same seeds.", declared(b.Declared), b.Declared.Scale, variantNames(b)),
+			fmt.Sprintf("Model range over the band: knee %s req/s, peak goodput [%.3f, %.3f] req/s%s; fragile: %t.", kneeRange(b), b.Peak.Lo, b.Peak.Hi, headroomNote(c, o.operating), b.Fragile))
+	} else {
+		notes = append(notes, "Model error: none declared; the intervals are seed noise only.")
+	}
+	return append(notes,
+		fmt.Sprintf("Estimate: serving capacity %.4g req/s = %s; utilisation is the offered load over it.", e.ServingCapacity.Value, e.ServingCapacity.Basis),
+		fmt.Sprintf("Estimate: TTFT-qualified load %.4g req/s (%s).", e.TTFTQualified.Value, e.TTFTQualified.Basis),
+		fmt.Sprintf("Estimate: largest formable step %.4g ms (%.0f %% of the ITL bound; %s); one-chunk mixed step %.4g ms (%.0f %%).",
+			e.LargestStep.Value, e.LargestStepShare.Value, e.LargestStep.Basis, e.MixedStep.Value, e.MixedStepShare.Value))
+}
+
+// headroomNote is the headroom's model range, for the card's notes.
+func headroomNote(c *sim.Curve, op float64) string {
+	if op <= 0 || !c.Knee.Found || math.IsInf(c.Band.Knee.Lo, 0) {
+		return ""
+	}
+	return fmt.Sprintf(", headroom from %.4g req/s %s", op, percentRange(c.Headroom(op).Model))
 }
 
 // gitRevision asks git for the checkout's commit when the binary carries no
