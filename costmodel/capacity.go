@@ -14,7 +14,7 @@ type Replica struct {
 	Hardware Hardware
 	Model    ModelSpec
 	Point    OperatingPoint
-	Cost     Model // prices the decode, prefill and mixed steps; nil means Frozen{}
+	Cost     Model // prices every step the estimate forms; nil means Frozen{}
 }
 
 // OperatingPoint is the replica's configuration and load at which the

@@ -49,8 +49,10 @@ type Estimate struct {
 	Utilisation Figure
 
 	// Warnings says, in plain sentences, where the operating point already
-	// breaks a bound: a batch the KV cache cannot hold, or a step or a
-	// prefill longer than its SLO. Empty when none.
+	// breaks a bound: a batch the KV cache cannot hold, a step or a prefill
+	// longer than its SLO, or a prefill chunk that stretches the step to
+	// 90 % of the ITL bound or more (a small cost error then fails every
+	// request that meets it). Empty when none.
 	Warnings []string
 }
 
