@@ -125,6 +125,7 @@ type steps struct {
 	mixed   formed  // the longest step with one prefill chunk beside the decodes
 	largest formed  // the longest step the scheduler can form
 	chunked float64 // the prompt's prefill in the engine's chunks, each chunk a step of its own
+	busy    float64 // the same chunks, each in a step beside Batch − 1 decodes
 	chunks  int     // the chunks the prompt takes
 }
 
@@ -139,7 +140,8 @@ func (r Replica) price() (steps, error) {
 		mixed:   p.largestStep(m, longest, 1),
 		largest: p.largestStep(m, longest, 0),
 	}
-	s.chunked, s.chunks = p.chunkedPrefill(m)
+	s.chunked, s.chunks = p.chunkedPrefill(m, nil)
+	s.busy, _ = p.chunkedPrefill(m, uniformDecode(p.Batch-1, p.Context).Decode)
 	if !(s.decode > 0 && s.prefill > 0 && s.mixed.ms > 0 && s.chunked > 0) {
 		return s, fmt.Errorf("costmodel: Replica.Cost priced a non-empty step at 0 (decode %v ms, prefill %v ms, mixed %v ms)", s.decode, s.prefill, s.mixed.ms)
 	}

@@ -120,10 +120,10 @@ func TestChapterEveryBoundNamesItsKnob(t *testing.T) {
 	assert.InDelta(t, 600-90, e.TTFTQueueBudget.Value, 1e-9, "TTFT queue budget ms")
 }
 
-// At the chapter's operating point, its 256-token chunk capped, nothing is
+// At the chapter's operating point with a 512-token chunk cap nothing is
 // over a bound; push it and the estimate says which bound breaks.
 func TestEstimateWarnsWhereTheOperatingPointBreaksABound(t *testing.T) {
-	assert.Empty(t, chunked(t, costmodel.AtlasChunkTokens).Warnings)
+	assert.Empty(t, chunked(t, 512).Warnings)
 	r := costmodel.AtlasTP4()
 	r.Point.Batch, r.Point.Budget, r.Point.ChunkCap, r.Point.PromptTokens = 64, 4096, 4096, 16000
 	r.Point.SLO.TTFT = 500 * time.Millisecond

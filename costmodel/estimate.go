@@ -35,7 +35,9 @@ type Estimate struct {
 	DecodeMFU        Figure // % of peak compute used by a decode step
 	PrefillTime      Figure // ms for one prompt alone: the TTFT floor
 	PrefillMFU       Figure // % of peak compute used by that prefill
-	TTFTQueueBudget  Figure // ms of queueing the TTFT SLO leaves
+	TTFTQueueBudget  Figure // ms of queueing the TTFT SLO leaves after a lone prefill
+	BusyTTFT         Figure // ms to a first token on a busy replica: the step in progress, then the prompt's chunks beside the decodes
+	BusyQueueBudget  Figure // ms of queueing the TTFT SLO leaves on a busy replica
 	MixedStep        Figure // ms of the longest step with one prefill chunk beside the decodes: the ITL every prompt's prefill sets
 	MixedStepShare   Figure // %, MixedStep / the ITL bound
 	LargestStep      Figure // ms of the longest step the scheduler can form: no ITL is longer, short of a preemption
@@ -62,7 +64,7 @@ func (e Estimate) Figures() []Figure {
 	f := []Figure{
 		e.WeightStream, e.KVStream, e.RooflineFloor, e.DecodeStep, e.RooflineShare,
 		e.DecodeThroughput, e.KVTokens, e.KVPerSequence, e.KVSequences, e.KVOccupancy,
-		e.DecodeMFU, e.PrefillTime, e.PrefillMFU, e.TTFTQueueBudget,
+		e.DecodeMFU, e.PrefillTime, e.PrefillMFU, e.TTFTQueueBudget, e.BusyTTFT, e.BusyQueueBudget,
 		e.MixedStep, e.MixedStepShare, e.LargestStep, e.LargestStepShare,
 		e.DecodeRequests, e.ServingCapacity, e.ChunkedCapacity, e.TTFTQualified,
 	}
@@ -104,8 +106,10 @@ func (r Replica) warnings(e Estimate, s steps) []string {
 			w = append(w, fmt.Sprintf("%s is %.4g %%: the cost model is faster than the declared peak compute", f.Name, f.Value))
 		}
 	}
-	if s.prefill > milliseconds(p.SLO.TTFT) {
+	if ttft := milliseconds(p.SLO.TTFT); s.prefill > ttft {
 		w = append(w, fmt.Sprintf("a %d-token prefill alone (%.4g ms) exceeds the TTFT SLO (%v), before any queueing", p.PromptTokens, s.prefill, p.SLO.TTFT))
+	} else if e.BusyTTFT.Value > ttft {
+		w = append(w, fmt.Sprintf("on a busy replica a %d-token prompt waits for the step in progress and is prefilled in %s beside the decodes, %.4g ms, over the TTFT SLO (%v) before any queueing: no load qualifies; a larger chunk cap moves it", p.PromptTokens, plural(s.chunks, "chunk"), e.BusyTTFT.Value, p.SLO.TTFT))
 	}
 	return w
 }
@@ -175,6 +179,12 @@ func (r Replica) latency(e *Estimate, s steps) {
 		fmt.Sprintf("cost model, %d-token prompt", p.PromptTokens), "prefill cost: prompt length, prefix cache"}
 	e.TTFTQueueBudget = Figure{"TTFT queue budget", milliseconds(p.SLO.TTFT) - s.prefill, "ms",
 		fmt.Sprintf("%v SLO − %.4g ms prefill", p.SLO.TTFT, s.prefill), "queueing: admission, routing, utilisation"}
+	busy := s.mixed.ms + s.busy
+	e.BusyTTFT = Figure{"TTFT floor on a busy replica", busy, "ms",
+		fmt.Sprintf("%.4g ms step in progress + %s beside %s, %.4g ms", s.mixed.ms, plural(s.chunks, "chunk"), plural(p.Batch-1, "decode"), s.busy),
+		"chunk cap (chunks per prompt), prompt length, decode step"}
+	e.BusyQueueBudget = Figure{"TTFT queue budget on a busy replica", milliseconds(p.SLO.TTFT) - busy, "ms",
+		fmt.Sprintf("%v SLO − %.4g ms", p.SLO.TTFT, busy), "queueing: admission, routing, utilisation; chunk cap"}
 	e.MixedStep = Figure{"one-chunk mixed step", s.mixed.ms, "ms",
 		fmt.Sprintf("cost model, %s beside %s (%s)", chunkWords(s.mixed), plural(s.mixed.decodes, "decode"), p.limits()),
 		"chunk cap (token budget without one)"}

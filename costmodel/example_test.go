@@ -38,7 +38,7 @@ func ExampleReplica_Estimate() {
 	// largest formable step  136.6 ms        knob: token budget, batch, chunk cap
 	// decode-only capacity   3.556 req/s     knob: step time, batch, output length
 	// serving capacity       2.694 req/s     knob: step time, batch, output length, prefill cost (prompt length, prefix cache)
-	// TTFT-qualified load    1.993 req/s     knob: serving capacity, TTFT queue budget, batch (seats)
+	// TTFT-qualified load    1.971 req/s     knob: serving capacity, busy TTFT queue budget (chunk cap), batch (seats)
 	// [a 2047-token prefill chunk stretches the step to 136.6 ms, 91 % of the 150ms ITL bound: 10 % of cost error fails every request decoding beside a prefill; a chunk cap moves it]
 }
 

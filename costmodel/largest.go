@@ -64,17 +64,20 @@ func (p OperatingPoint) chunkSize() int {
 }
 
 // chunkedPrefill is the prefill of one PromptTokens prompt in the chunks a
-// busy replica cuts it into (chunkSize each, the last shorter), every chunk
-// priced as a step of its own on the context of the chunks before it: the
+// busy replica cuts it into (chunkSize each, the last shorter), each chunk
+// on the context of the chunks before it, in steps beside the given
+// decodes. With no decodes every chunk is priced as a step of its own: the
 // prompt's prefill work when no other prompt shares its steps (each chunk
-// pays the step's fixed cost). It returns the time in ms and the chunks.
-func (p OperatingPoint) chunkedPrefill(m Model) (ms float64, chunks int) {
+// pays the step's fixed cost). Beside Batch − 1 decodes it is how long the
+// prompt's prefill takes on a busy replica, its first token coming at the
+// end of the last chunk's step. It returns the time in ms and the chunks.
+func (p OperatingPoint) chunkedPrefill(m Model, decodes []int) (ms float64, chunks int) {
 	size := p.chunkSize()
 	chunks = p.promptChunks()
 	for i := range chunks {
 		done := i * size
 		n := min(size, p.PromptTokens-done)
-		ms += milliseconds(m.StepTime(Batch{Prefill: []Chunk{{NewTokens: n, Context: done}}}))
+		ms += milliseconds(m.StepTime(Batch{Decode: decodes, Prefill: []Chunk{{NewTokens: n, Context: done}}}))
 	}
 	return ms, chunks
 }

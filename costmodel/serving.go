@@ -26,12 +26,15 @@ func (r Replica) serving(e *Estimate, s steps) {
 		fmt.Sprintf("1 / (%d × %.4g ms / %d + %.4g ms: %s of ≤ %d tokens, each a step)",
 			p.OutputTokens, s.decode, p.Batch, s.chunked, plural(s.chunks, "chunk"), p.chunkSize()),
 		"chunk cap, token budget (chunks per prompt)"}
-	budget := e.TTFTQueueBudget.Value
+	budget := e.BusyQueueBudget.Value
 	q := ttftQualified(p.Batch, mu, budget/1e3, p.Target)
-	e.TTFTQualified = Figure{"TTFT-qualified load", q, "req/s",
-		fmt.Sprintf("M/M/c, c = %d seats freed at %.4g/%d req/s each: P(wait > %.4g ms) ≤ %.3g; within ×2: [%.3g, %.3g]",
-			p.Batch, mu, p.Batch, budget, 1-p.Target, q/2, min(2*q, mu)),
-		"serving capacity, TTFT queue budget, batch (seats)"}
+	basis := fmt.Sprintf("M/M/c, c = %d seats freed at %.4g/%d req/s each: P(wait > %.4g ms) ≤ %.3g; within ×2: [%.3g, %.3g]",
+		p.Batch, mu, p.Batch, budget, 1-p.Target, q/2, min(2*q, mu))
+	if budget < 0 {
+		basis = fmt.Sprintf("none: a busy replica's TTFT floor, %.4g ms, is over the %v SLO before any queueing", e.BusyTTFT.Value, p.SLO.TTFT)
+	}
+	e.TTFTQualified = Figure{"TTFT-qualified load", q, "req/s", basis,
+		"serving capacity, busy TTFT queue budget (chunk cap), batch (seats)"}
 	if p.Offered > 0 {
 		e.Utilisation = Figure{"utilisation", 100 * p.Offered / mu, "%",
 			fmt.Sprintf("%.4g req/s offered / %.4g req/s serving capacity", p.Offered, mu),
@@ -43,9 +46,11 @@ func (r Replica) serving(e *Estimate, s steps) {
 // for a seat longer than budget seconds with probability at most 1 −
 // target, in an M/M/c queue of c seats each freed at mu/c per second: the
 // replica's running list of c sequences, which at saturation turns over
-// at the serving capacity mu. A prompt waits for a seat, then is
-// prefilled; the queue budget is what the TTFT SLO leaves after the
-// prefill. The M/M/c tail is P(W > t) = C(c, a)·exp(−(mu − λ)·t), with
+// at the serving capacity mu. A prompt waits for the step in progress and
+// for a seat, then is prefilled in its chunks beside the decodes; the
+// queue budget is what the TTFT SLO leaves after the step in progress (at
+// most the one-chunk mixed step: its 95th percentile is nearly all of it)
+// and those chunks' steps. The M/M/c tail is P(W > t) = C(c, a)·exp(−(mu − λ)·t), with
 // Erlang's C at a = c·λ/mu erlangs. Exponential seat times overstate the
 // waits of fixed-length requests (M/D/c waits about half as long), and the
 // seats turn over more slowly at saturation than below it, so the figure

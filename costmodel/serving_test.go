@@ -81,16 +81,16 @@ func TestLargestStepAgainstTheITLBound(t *testing.T) {
 // "applying ... TTFT admission trims that to a few qualifying requests per
 // second — within a factor of two": the M/M/c figure lies below the
 // serving capacity, names its approximation and its band, falls when the
-// TTFT SLO tightens, and is 0 when the prefill alone breaks it.
+// TTFT SLO tightens, and is 0 when a busy replica's prefill alone breaks it.
 func TestTTFTQualifiedLoadIsAFewRequestsPerSecond(t *testing.T) {
 	e := atlas(t)
 	q := e.TTFTQualified.Value
 	between(t, "TTFT-qualified req/s", q, 1, e.ServingCapacity.Value)
 	assert.Contains(t, e.TTFTQualified.Basis, "M/M/c, c = 32 seats freed at 2.694/32 req/s each")
-	assert.Contains(t, e.TTFTQualified.Basis, "P(wait > 510 ms) ≤ 0.05")
-	assert.Contains(t, e.TTFTQualified.Basis, "within ×2: [0.996, 2.69]")
+	assert.Contains(t, e.TTFTQualified.Basis, "P(wait > 328.4 ms) ≤ 0.05")
+	assert.Contains(t, e.TTFTQualified.Basis, "within ×2: [0.986, 2.69]")
 	prev := q
-	for _, ttft := range []time.Duration{400, 200, 100} {
+	for _, ttft := range []time.Duration{500, 450, 400} {
 		r := costmodel.AtlasTP4()
 		r.Point.SLO.TTFT = ttft * time.Millisecond
 		e, err := r.Estimate()
@@ -99,10 +99,29 @@ func TestTTFTQualifiedLoadIsAFewRequestsPerSecond(t *testing.T) {
 		prev = e.TTFTQualified.Value
 	}
 	r := costmodel.AtlasTP4()
-	r.Point.SLO.TTFT = 80 * time.Millisecond
+	r.Point.SLO.TTFT = 250 * time.Millisecond
 	e, err := r.Estimate()
 	require.NoError(t, err)
-	assert.Zero(t, e.TTFTQualified.Value, "the 90 ms prefill alone breaks an 80 ms TTFT")
+	assert.Zero(t, e.TTFTQualified.Value, "the step in progress and the prefill beside the decodes take 271.6 ms")
+	assert.Contains(t, e.Warnings[len(e.Warnings)-1], "271.6 ms, over the TTFT SLO (250ms) before any queueing: no load qualifies")
+}
+
+// On a busy replica a prompt waits for the step in progress, then is
+// prefilled beside the decodes: 136.6 + (45 + 20 + 0.035 × 2000) ms
+// without a cap. With the chapter's 256-token chunk it takes 8 mixed
+// steps, 73.96 + 7 × 73.96 + 72.28 = 664 ms, over the 600 ms TTFT SLO
+// before any queueing, and the estimate says so.
+func TestBusyTTFTFloor(t *testing.T) {
+	e := atlas(t)
+	assert.InDelta(t, 136.645+135, e.BusyTTFT.Value, 1e-9)
+	assert.InDelta(t, 600-271.645, e.BusyQueueBudget.Value, 1e-9)
+	assert.Equal(t, "136.6 ms step in progress + 1 chunk beside 31 decodes, 135 ms", e.BusyTTFT.Basis)
+	e = chunked(t, costmodel.AtlasChunkTokens)
+	assert.InDelta(t, 9*73.96-0.035*48, e.BusyTTFT.Value, 1e-9)
+	assert.Zero(t, e.TTFTQualified.Value)
+	assert.Equal(t, "none: a busy replica's TTFT floor, 664 ms, is over the 600ms SLO before any queueing", e.TTFTQualified.Basis)
+	require.Len(t, e.Warnings, 1)
+	assert.Contains(t, e.Warnings[0], "prefilled in 8 chunks beside the decodes, 664 ms, over the TTFT SLO (600ms)")
 }
 
 // The utilisation of an offered load is reported only when one is given.

@@ -73,7 +73,8 @@ func sections(e costmodel.Estimate) []section {
 			e.KVTokens, e.KVPerSequence, e.KVSequences, e.KVOccupancy}},
 		{"Cross-check with utilisation", []costmodel.Figure{e.DecodeMFU, e.PrefillMFU}},
 		{"Latency (TTFT bounded by prefill + queue, ITL by the step)", []costmodel.Figure{
-			e.PrefillTime, e.TTFTQueueBudget, e.MixedStep, e.MixedStepShare, e.LargestStep, e.LargestStepShare}},
+			e.PrefillTime, e.TTFTQueueBudget, e.BusyTTFT, e.BusyQueueBudget,
+			e.MixedStep, e.MixedStepShare, e.LargestStep, e.LargestStepShare}},
 		{"Assemble (load bounded by step time, prefill and queueing)", assemble},
 	}
 }
