@@ -32,9 +32,11 @@
 //     engine.LargestStep must agree): the largest step against the ITL
 //     bound, the one-chunk mixed step, and a prompt cut into chunks.
 //   - serving.go: the load figures: serving capacity, 1 / (output × decode
-//     step / batch + prefill(prompt)), at which the replica saturates; the
-//     TTFT-qualified load from an M/M/c queue of the batch's seats; the
-//     utilisation of an offered load.
+//     step / batch + prefill(prompt)), at which the replica saturates, and
+//     its extreme with every prefill chunk paying a step; the
+//     TTFT-qualified load from an M/M/c queue of the batch's seats against
+//     the queue budget a busy replica's TTFT floor leaves; the utilisation
+//     of an offered load.
 //   - numbers.go, shape.go, units.go: shared helpers.
 //
 // Every model is a plain struct with a documented zero value and a Validate
