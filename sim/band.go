@@ -208,7 +208,7 @@ func (s Sweep) runBand(c *Curve) error {
 // and the knob: a step the configuration can form close to the ITL bound,
 // or else the step times themselves.
 func (s Sweep) fragility(b *Band) string {
-	moves := fmt.Sprintf("the knee moves across the model band (%v) over %v req/s", b.Declared, b.Knee)
+	moves := fmt.Sprintf("the knee moves across the model band (%v) over %v %s", b.Declared, b.Knee, s.Axis.Unit())
 	slo := s.Config.SLO.WithDefaults()
 	var worst time.Duration
 	for _, r := range s.Config.replicas() {

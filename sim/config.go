@@ -8,6 +8,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/workload"
 )
 
 // Unbounded disables an SLO bound.
@@ -159,6 +160,23 @@ type Config struct {
 	// offered load (about 1 KB per held request). 0 means
 	// DefaultMaxBacklog; a negative value means no bound.
 	MaxBacklog int
+	// MaxConcurrency caps the requests in flight at once, as vLLM's bench
+	// serve --max-concurrency: an arrival that finds the cap reached waits
+	// client-side for a slot, first come first served, and is sent when a
+	// request in flight ends. Record.Scheduled keeps when it was due and
+	// Record.Arrival when it was sent: TTFT counts from the send, as vLLM
+	// measures it, and the wait is Summary.ClientWait. 0 means no cap.
+	MaxConcurrency int
+	// Classes are the request classes, each with its own SLO (see Class);
+	// requests of no listed class belong to the default class, judged by
+	// SLO. Summary.Classes then has one entry per class and the default
+	// last. nil means one class, as before classes existed.
+	Classes []Class
+	// Warm is a warm start: before the run, every replica's prefix cache
+	// is filled with these prompts' shared content (their prefix ids), as
+	// if it had served them; they are never measured. nil means every run
+	// starts with empty caches.
+	Warm []workload.Request
 	// Stepwise plans every engine step on its own instead of advancing a
 	// run of identical decode steps in one move. Results are identical
 	// either way (a test holds the two to the same bytes); it exists to
@@ -220,6 +238,15 @@ func (c Config) Validate() error {
 	}
 	if c.Percentiles > Empirical {
 		errs = append(errs, fmt.Errorf("sim: Percentiles must be Linear or Empirical, got %d", c.Percentiles))
+	}
+	if c.MaxConcurrency < 0 {
+		errs = append(errs, fmt.Errorf("sim: MaxConcurrency must be >= 0 (0 means no cap), got %d", c.MaxConcurrency))
+	}
+	errs = append(errs, validateClasses(c.Classes))
+	for i, w := range c.Warm {
+		if w.InputTokens <= 0 || len(w.PrefixHashes) == 0 || w.PrefixBlockTokens <= 0 {
+			errs = append(errs, fmt.Errorf("sim: Warm[%d] has no prefix to install (InputTokens %d, %d prefix ids of %d tokens)", i, w.InputTokens, len(w.PrefixHashes), w.PrefixBlockTokens))
+		}
 	}
 	errs = append(errs, validateModel(c.Model))
 	return errors.Join(errs...)

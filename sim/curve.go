@@ -60,6 +60,9 @@ type Point struct {
 	TTFTOffered Percentiles
 
 	Saturation Saturation
+	// Classes is each request class's share of the point, in
+	// Summary.Classes' order; nil without classes.
+	Classes []ClassPoint
 	// Utilisation is the offered load over the serving capacity the sweep
 	// was told (Sweep.Capacity); 0 when it was not.
 	Utilisation float64
@@ -123,6 +126,7 @@ func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("TTFT p99 over every offered request, %s ms, against %s ms over the successful ones: failures (timeouts, rejections, requests still waiting) hide the tail", fmtMS(all), fmtMS(ok)))
 	}
 	p.Saturation = saturation(runs)
+	p.classPoints(conf, seed)
 	if n := overloadedRuns(runs); n > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("overloaded: %d of %d replications passed Config.MaxBacklog and stopped early", n, len(runs)))
 	}
@@ -249,14 +253,21 @@ type Curve struct {
 	Target     float64 // attainment target of the knee
 	Confidence float64
 	SLO        SLO
+	// Axis is what Point.Load measures: Rate (requests/s) or Concurrency
+	// (clients); the knee, peak and collapse are loads on it.
+	Axis Axis
 
 	Knee     Knee
 	Peak     Peak
 	Collapse Collapse
 	// Band is the curve's model range when the sweep declared its cost
 	// model's uncertainty (Sweep.ModelError); nil otherwise.
-	Band     *Band
-	Warnings []string
+	Band *Band
+	// ClassKnees is each request class's own knee, in Summary.Classes'
+	// order; nil without classes. The curve's Knee judges every request
+	// by its class's SLO together.
+	ClassKnees []ClassKnee
+	Warnings   []string
 }
 
 // Knee is the highest offered load that meets the attainment target,
@@ -358,6 +369,7 @@ func (c *Curve) analyse() {
 	if r := c.Knee.Reason(); r != "" {
 		c.Warnings = append(c.Warnings, r)
 	}
+	c.classKnees()
 	c.Peak, c.Collapse = Peak{}, Collapse{}
 	for i, p := range c.Points {
 		if i == 0 || p.Goodput.Center > c.Peak.Goodput.Center {
@@ -371,7 +383,7 @@ func (c *Curve) analyse() {
 		}
 	}
 	if k := c.Knee; k.Found && k.FirstMiss > 2*k.LastMet {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("the knee is interpolated between %.4g and %.4g req/s, more than a factor 2 apart: add loads between them", k.LastMet, k.FirstMiss))
+		c.Warnings = append(c.Warnings, fmt.Sprintf("the knee is interpolated between %.4g and %.4g %s, more than a factor 2 apart: add loads between them", k.LastMet, k.FirstMiss, c.Axis.Unit()))
 	}
 	for _, p := range c.Points {
 		if p.Saturation != Stable && p.Attainment.Center >= c.Target {

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"cmp"
 	"flag"
+	"slices"
 	"testing"
 	"time"
 
@@ -73,10 +75,61 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 			}
 			require.Equal(t, sum.Offered, total)
 			require.Equal(t, sum.Offered, sum.Good+sum.Misses.Total())
+			if cfg.Classes != nil {
+				require.Len(t, sum.Classes, len(cfg.Classes)+1)
+				offered, good := 0, 0
+				for _, c := range sum.Classes {
+					offered, good = offered+c.Offered, good+c.Good
+				}
+				require.Equal(t, sum.Offered, offered, "the classes' requests add up to the measured")
+				require.Equal(t, sum.Good, good, "the classes' good requests add up to the aggregate's")
+			}
+			checkClientCap(t, cfg.MaxConcurrency, run.recs)
 		})
 		if !ok {
 			t.Fatalf("seed %d failed; replay it as the fuzz input %q", seed, data)
 		}
+	}
+}
+
+// checkClientCap holds records to Config.MaxConcurrency: never more than
+// cap requests sent and not ended at once, none sent before it was due,
+// and the waiting sent first come first served.
+func checkClientCap(t *testing.T, limit int, recs []Record) {
+	t.Helper()
+	type edge struct {
+		at time.Duration
+		d  int
+	}
+	var edges []edge
+	for _, r := range recs {
+		require.GreaterOrEqual(t, r.Arrival, r.Scheduled, "request %d sent before it was due", r.ID)
+		if !r.Sent {
+			if r.Status == StatusErrored && r.Replica == Unrouted {
+				continue // recorded as failed in the trace
+			}
+			require.Equal(t, StatusUnfinished, r.Status, "request %d was never sent", r.ID)
+			require.Positive(t, limit, "request %d was never sent without a cap", r.ID)
+			continue
+		}
+		if limit == 0 {
+			require.Equal(t, r.Scheduled, r.Arrival, "request %d waited without a cap", r.ID)
+		}
+		edges = append(edges, edge{r.Arrival, +1}, edge{r.Finish, -1})
+		for _, o := range recs {
+			if o.Sent && o.Scheduled < r.Scheduled {
+				require.LessOrEqual(t, o.Arrival, r.Arrival, "request %d, due before %d, was sent after it", o.ID, r.ID)
+			}
+		}
+	}
+	if limit == 0 {
+		return
+	}
+	slices.SortFunc(edges, func(a, b edge) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.d, b.d)) })
+	held := 0
+	for _, e := range edges {
+		held += e.d
+		require.LessOrEqual(t, held, limit, "more than MaxConcurrency in flight at %v", e.at)
 	}
 }
 

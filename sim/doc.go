@@ -30,6 +30,11 @@
 //     percentiles), saturation labels, Knee, Peak, Collapse, Headroom.
 //   - experiment.go: Experiment, a declared Hypothesis tested on paired
 //     seeded blocks (common random numbers), with its Verdict and boundary.
+//   - axis.go: a sweep's Axis, offered rate or client population
+//     (Concurrency, with the Clients workload).
+//   - classes.go, classcurve.go, classmix.go: request classes with their
+//     own SLOs, per-class summaries, points and knees, and ClassMix, the
+//     workload of several classes.
 //   - sim/report writes raw events (JSONL, CSV), vLLM-shaped summaries,
 //     benchmark cards and benchstat lines; sim/chart draws the curves.
 //
@@ -74,6 +79,35 @@
 // B on the same seeds in every block; the verdict is improved when the
 // interval of the paired relative improvement lies above the threshold, not
 // improved when it lies at or below it, inconclusive otherwise.
+//
+// # Clients and classes
+//
+// Config.MaxConcurrency caps the requests in flight as vLLM's bench serve
+// --max-concurrency does: an arrival that finds the cap reached waits
+// client-side, first come first served, and is sent when a request ends.
+// Record.Scheduled keeps when it was due, Record.Arrival when it was sent;
+// TTFT and E2E count from the send, as vLLM measures them, and the wait
+// is Summary.ClientWait (inference-perf's schedule delay). A request still
+// waiting when the run stops ends unfinished and never Sent. An infinite
+// rate under cap N is N closed-loop clients with zero think time, and a
+// Sweep with Axis Concurrency sweeps those populations (Clients), its
+// curve labelled in clients.
+//
+// Config.Classes lists request classes, each with its own SLO (zero
+// bounds inherit Config.SLO's) and a priority added to its requests'; a
+// request of no listed class belongs to the default class, judged by
+// Config.SLO. Each request is judged by its class's SLO, in the aggregate
+// as in Summary.Classes, where every class (the default last) has its
+// offered, good, attainment, exclusive misses and latencies; a Sweep adds
+// Point.Classes and Curve.ClassKnees, and warns which class binds first.
+// The engine's policies (engine.FCFS, Priority, ShortestPrompt,
+// EarliestDeadline) see each request's class, priority, arrival, prompt,
+// declared output and deadline (arrival + its class's TTFT bound).
+//
+// Config.Warm is a warm start: before the run, every replica's prefix
+// cache holds the listed prompts' shared blocks (a PrefixReuse's
+// SharedPrompts, say), never measured; a warm-up larger than the cache is
+// refused.
 //
 // # Fleets
 //

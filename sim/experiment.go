@@ -26,6 +26,8 @@ var (
 	MetricGoodput    = Metric{Name: "goodput (req/s)", Of: func(s *Summary) float64 { return s.Goodput }}
 	MetricAttainment = Metric{Name: "SLO attainment", Of: func(s *Summary) float64 { return s.Attainment }}
 	MetricThroughput = Metric{Name: "request throughput (req/s)", Of: func(s *Summary) float64 { return s.RequestThroughput }}
+	MetricTTFTMean   = Metric{Name: "mean TTFT (ms)", LowerIsBetter: true, Of: func(s *Summary) float64 { return s.TTFT.Mean }}
+	MetricTTFTP50    = Metric{Name: "TTFT p50 (ms)", LowerIsBetter: true, Of: func(s *Summary) float64 { return s.TTFT.Median }}
 	MetricTTFTP99    = Metric{Name: "TTFT p99 (ms)", LowerIsBetter: true, Of: func(s *Summary) float64 { return s.TTFT.P99 }}
 	MetricITLP99     = Metric{Name: "ITL p99 (ms)", LowerIsBetter: true, Of: func(s *Summary) float64 { return s.ITL.P99 }}
 	// MetricKnee compares knees: in each block, A's and B's knee is where

@@ -16,7 +16,8 @@ type slot struct {
 	gen       uint32 // bumped when the slot is reused, to expire timeouts
 	live      bool
 	willError bool
-	priority  int
+	priority  int      // with its class's
+	class     int      // index in the runner's classes
 	prefix    []uint64 // the request's prefix hash ids, for the cache
 	prefixLen int      // tokens per hash id
 }
@@ -62,12 +63,13 @@ func (r *runner) schedule(req workload.Request) error {
 	s := &r.slots[ref]
 	s.rec = Record{
 		ID: req.ID, Conversation: req.Conversation, Turn: req.Turn, Class: req.Class,
-		Arrival: req.Arrival, Input: req.InputTokens, Output: req.OutputTokens,
+		Scheduled: req.Arrival, Arrival: req.Arrival, Input: req.InputTokens, Output: req.OutputTokens,
 		FirstScheduled: Never, FirstToken: Never, LastToken: Never, Finish: Never,
 		Measured: r.measures(req.Arrival),
 		Tokens:   s.rec.Tokens[:0],
 	}
-	s.priority = req.Priority
+	s.class = r.classes.of(req.Class)
+	s.priority = req.Priority + r.classes.list[s.class].priority
 	s.prefix, s.prefixLen = req.PrefixHashes, req.PrefixBlockTokens
 	s.willError = req.Failed
 	r.seen++
@@ -89,6 +91,8 @@ func (r *runner) alloc() int32 {
 	return int32(len(r.slots) - 1)
 }
 
+// arrive is a request's scheduled instant: it is sent, or with every slot
+// of Config.MaxConcurrency taken, it waits client-side for one.
 func (r *runner) arrive(ref int32) error {
 	s := &r.slots[ref]
 	s.live = true
@@ -98,6 +102,7 @@ func (r *runner) arrive(ref int32) error {
 	// Drawn for every request, so the stream does not depend on outcomes.
 	injected := r.errs.Float64() < r.cfg.ErrorRate
 	if s.willError { // the trace recorded it as failed: it never loads the replica
+		s.rec.Replica = Unrouted
 		r.end(ref, StatusErrored, "recorded as failed in the trace")
 		if r.fb == nil {
 			return r.pull()
@@ -105,6 +110,26 @@ func (r *runner) arrive(ref int32) error {
 		return nil
 	}
 	s.willError = injected
+	if c := r.cfg.MaxConcurrency; c > 0 && r.inFlight >= c {
+		r.clientQ = append(r.clientQ, ref)
+		if r.maxHeld > 0 && r.inSystem+len(r.clientQ)-r.clientHead > r.maxHeld {
+			r.overloaded = true
+			return nil
+		}
+	} else if err := r.send(ref); err != nil || r.overloaded {
+		return err
+	}
+	if r.fb == nil {
+		return r.pull()
+	}
+	return nil
+}
+
+// send hands a request to the replica the router chooses, now.
+func (r *runner) send(ref int32) error {
+	s := &r.slots[ref]
+	s.rec.Arrival, s.rec.Sent = r.now, true
+	r.inFlight++
 	i, err := r.route(s)
 	if err != nil {
 		return err
@@ -112,27 +137,41 @@ func (r *runner) arrive(ref int32) error {
 	rep := &r.reps[i]
 	s.rec.Replica = i
 	err = rep.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
-		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen})
+		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen,
+		Class: s.class, Deadline: r.classes.deadline(s.class, r.now)})
 	if err != nil {
 		r.end(ref, StatusRejected, err.Error())
-	} else {
-		// It joins the replica's waiting queue: a run in flight there
-		// stops after its step in flight, as step by step.
-		if err := r.interrupt(rep); err != nil {
+		return nil
+	}
+	// It joins the replica's waiting queue: a run in flight there stops
+	// after its step in flight, as step by step.
+	if err := r.interrupt(rep); err != nil {
+		return err
+	}
+	r.hold(rep, +1)
+	r.inSystem++
+	if r.maxHeld > 0 && r.inSystem+len(r.clientQ)-r.clientHead > r.maxHeld {
+		r.overloaded = true
+		return nil
+	}
+	if r.cfg.Timeout > 0 {
+		r.events.push(event{at: r.now + r.cfg.Timeout, class: classTimeout, ref: ref, gen: s.gen})
+	}
+	return nil
+}
+
+// sendWaiting sends the requests waiting client-side while slots are free,
+// in the order they were due.
+func (r *runner) sendWaiting() error {
+	for r.clientHead < len(r.clientQ) && r.inFlight < r.cfg.MaxConcurrency && !r.overloaded {
+		ref := r.clientQ[r.clientHead]
+		r.clientHead++
+		if err := r.send(ref); err != nil {
 			return err
 		}
-		r.hold(rep, +1)
-		r.inSystem++
-		if r.maxHeld > 0 && r.inSystem > r.maxHeld {
-			r.overloaded = true
-			return nil
-		}
-		if r.cfg.Timeout > 0 {
-			r.events.push(event{at: r.now + r.cfg.Timeout, class: classTimeout, ref: ref, gen: s.gen})
-		}
 	}
-	if r.fb == nil {
-		return r.pull()
+	if r.clientHead == len(r.clientQ) {
+		r.clientQ, r.clientHead = r.clientQ[:0], 0
 	}
 	return nil
 }

@@ -27,6 +27,11 @@ func (s Status) String() string {
 // Never marks an instant that did not happen (no first token, say).
 const Never = time.Duration(-1)
 
+// Unrouted is the Record.Replica of a request no replica received: one
+// the trace recorded as failed ends at its arrival, outside every
+// replica's share of the run.
+const Unrouted = -1
+
 // Record is one request's account, handed to the Observer when the request
 // ends. Instants are measured from the start of the run.
 type Record struct {
@@ -34,10 +39,17 @@ type Record struct {
 	Conversation uint64
 	Turn         int
 	Class        string
-	Replica      int  // the replica the router sent it to (0 for a single replica)
+	Replica      int  // the replica the router sent it to (0 for a single replica); Unrouted if none
 	Measured     bool // arrived inside the measurement window
 
+	// Scheduled is when the workload issued it; Arrival when it reached
+	// the server: later only when it waited client-side for a slot
+	// (Config.MaxConcurrency). TTFT and E2E count from Arrival. A request
+	// still waiting for a slot when the run stopped was never Sent (its
+	// Arrival stays Scheduled), nor was one the trace recorded as failed.
+	Scheduled      time.Duration
 	Arrival        time.Duration
+	Sent           bool
 	FirstScheduled time.Duration // Never if never scheduled
 	FirstToken     time.Duration // Never if no token was emitted
 	Finish         time.Duration // instant of the terminal event

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"math/bits"
 	"math/rand/v2"
 	"time"
@@ -78,6 +79,13 @@ type runner struct {
 	maxHeld    int  // Config.MaxBacklog resolved; 0 means no bound
 	overloaded bool // the backlog passed maxHeld: the run stops
 
+	inFlight   int     // requests sent and not ended (Config.MaxConcurrency)
+	clientQ    []int32 // requests waiting client-side for a slot, from clientHead
+	clientHead int
+
+	classes  classes // Config.Classes, the default class last
+	perClass bool    // Config.Classes is set: each class has its own summary
+
 	checkEngine bool // tests: verify the engines' invariants after every plan and step
 
 	steps StepObserver // the observer's steps, if it wants them
@@ -130,6 +138,13 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	}
 	r.col.slo = r.slo
 	r.col.detect = cfg.DetectWarmup
+	r.classes = newClasses(cfg.Classes, r.slo)
+	if r.perClass = len(cfg.Classes) > 0; r.perClass {
+		r.col.classSLO = func(rec *Record) SLO { return r.classes.list[r.classes.of(rec.Class)].slo }
+	}
+	if err := r.warm(); err != nil {
+		return nil, err
+	}
 	r.areaAt = cfg.Warmup
 	// The window's edges split every replica's runs, so that the steps
 	// measured are those that ended inside it, however they were planned.
@@ -163,6 +178,11 @@ func (r *runner) loop() error {
 		}
 		if err := r.handle(ev); err != nil {
 			return err
+		}
+		if r.clientHead < len(r.clientQ) { // slots freed at this event
+			if err := r.sendWaiting(); err != nil {
+				return err
+			}
 		}
 		if r.pullErr != nil {
 			return r.pullErr
@@ -199,6 +219,26 @@ func (r *runner) dropIdle(windows bool) bool {
 		r.events.pop()
 	}
 	return false
+}
+
+// warm installs Config.Warm's prefixes in every replica's cache, refusing
+// a warm-up that does not fit.
+func (r *runner) warm() error {
+	for i := range r.reps {
+		eng := r.reps[i].eng
+		total := 0
+		for j, w := range r.cfg.Warm {
+			n, err := eng.Warm(w.PrefixHashes, w.PrefixBlockTokens, w.InputTokens)
+			if err != nil {
+				return fmt.Errorf("sim: Warm[%d] on replica %d: %w", j, i, err)
+			}
+			total += n
+		}
+		if kv := eng.Config().KVBlocks; total > kv {
+			return fmt.Errorf("sim: Warm installs %d blocks of prefixes, more than replica %d's %d KV blocks: the warm-up does not fit the cache", total, i, kv)
+		}
+	}
+	return nil
 }
 
 // frontend is the stale view of the router instance the current arrival

@@ -126,6 +126,30 @@ func decodeScenario(data []byte) (Config, list) {
 		}
 		cfg.Engine, cfg.Model = engine.Config{}, nil
 	}
+	if c := b.next(); c%3 == 1 { // a client-side concurrency cap
+		cfg.MaxConcurrency = 1 + c%6
+	}
+	if c := b.next(); c%4 == 1 { // two classes besides the default
+		cfg.Classes = []Class{
+			{Name: "chat", SLO: SLO{TTFT: time.Duration(1+c%5) * 100 * time.Millisecond}, Priority: -1},
+			{Name: "batch", SLO: SLO{ITL: time.Duration(1+c%7) * 30 * time.Millisecond, TTFT: Unbounded}},
+		}
+		for i := range reqs {
+			reqs[i].Class = []string{"chat", "batch", "", "other"}[(i+c/4)%4]
+		}
+	}
+	if w := b.next(); w%4 == 1 { // a warm start from one request's prefix
+		e := cfg.Engine
+		if len(cfg.Fleet.Replicas) > 0 {
+			e = cfg.Fleet.Replicas[0].Engine
+		}
+		for _, r := range reqs {
+			if n := len(r.PrefixHashes); n > 0 && n*r.PrefixBlockTokens/e.BlockSize <= e.KVBlocks/2 && !e.DisablePrefixCache {
+				cfg.Warm = []workload.Request{r}
+				break
+			}
+		}
+	}
 	return cfg, reqs
 }
 
@@ -138,7 +162,7 @@ func recordsSteps(data []byte) bool {
 // randomScenario draws a scenario's bytes from a seeded stream.
 func randomScenario(seed uint64) []byte {
 	rng := rand.New(rand.NewPCG(seed, 0x5ce9a410))
-	data := make([]byte, 12+4*40)
+	data := make([]byte, 16+4*40)
 	for i := range data {
 		data[i] = byte(rng.Uint32())
 	}
@@ -150,6 +174,7 @@ type scenarioRun struct {
 	text []byte         // every record, in the order the observer saw them, and the summary
 	sum  Summary        //
 	seen map[uint64]int // records observed per request ID
+	recs []Record       // every record, without its tokens
 	stop time.Duration  // the instant the run stopped
 }
 
@@ -158,10 +183,14 @@ type scenarioRun struct {
 type scenarioObserver struct {
 	buf  *bytes.Buffer
 	seen map[uint64]int
+	recs *[]Record
 }
 
 func (o scenarioObserver) Observe(rec *Record) {
 	o.seen[rec.ID]++
+	k := *rec
+	k.Tokens = nil
+	*o.recs = append(*o.recs, k)
 	fmt.Fprintf(o.buf, "%+v\n", *rec)
 }
 
@@ -190,10 +219,11 @@ func runScenario(cfg Config, reqs list, steps ...bool) (scenarioRun, error) {
 	var buf bytes.Buffer
 	seen := map[uint64]int{}
 	src := append(list(nil), reqs...)
-	var obs Observer = scenarioObserver{&buf, seen}
+	var recs []Record
+	var obs Observer = scenarioObserver{&buf, seen, &recs}
 	stepLogs := map[int]*bytes.Buffer{}
 	if len(steps) > 0 && steps[0] {
-		obs = stepScenarioObserver{scenarioObserver{&buf, seen}, stepLogs}
+		obs = stepScenarioObserver{scenarioObserver{&buf, seen, &recs}, stepLogs}
 	}
 	r, err := newRunner(cfg, &src, obs)
 	if err != nil {
@@ -210,5 +240,5 @@ func runScenario(cfg Config, reqs list, steps ...bool) (scenarioRun, error) {
 			buf.Write(b.Bytes())
 		}
 	}
-	return scenarioRun{text: buf.Bytes(), sum: sum, seen: seen, stop: r.now}, nil
+	return scenarioRun{text: buf.Bytes(), sum: sum, seen: seen, recs: recs, stop: r.now}, nil
 }

@@ -88,10 +88,10 @@ func (r *runner) emit(s *slot, step time.Duration, n int, first bool, end time.D
 	if first {
 		rec.FirstToken = t
 	} else {
-		r.gap(rec, t-rec.LastToken, 1, run)
+		r.gap(s, t-rec.LastToken, 1, run)
 	}
 	if n > 1 {
-		r.gap(rec, step, n-1, run)
+		r.gap(s, step, n-1, run)
 	}
 	rec.Emitted += n
 	rec.LastToken = end
@@ -103,16 +103,21 @@ func (r *runner) emit(s *slot, step time.Duration, n int, first bool, end time.D
 	}
 }
 
-// gap accounts k inter-token gaps of length d.
-func (r *runner) gap(rec *Record, d time.Duration, k int, run *itlRun) {
+// gap accounts k inter-token gaps of length d, against the ITL bound of
+// the request's class.
+func (r *runner) gap(s *slot, d time.Duration, k int, run *itlRun) {
+	rec := &s.rec
 	if d > rec.MaxITL {
 		rec.MaxITL = d
 	}
-	if d > r.slo.ITL {
+	if d > r.classes.list[s.class].slo.ITL {
 		rec.ITLOver += k
 	}
 	if rec.Measured {
 		run.add(d, k, &r.col.itl, r.replicaITL(&r.reps[rec.Replica]))
+		if r.perClass {
+			r.classes.list[s.class].col.itl.add(d, k)
+		}
 	}
 }
 
@@ -124,14 +129,17 @@ func (r *runner) end(ref int32, st Status, reason string) {
 	rec.Status, rec.Reason, rec.Finish = st, reason, r.now
 	s.live = false
 	r.lastEnd = r.now
+	if rec.Sent {
+		r.inFlight--
+	}
 	if st == StatusOK && r.inWindow(r.now, 0, 1) == 1 {
 		r.done++
 	}
 	if rec.Measured {
 		r.measuredLive--
 		r.col.add(rec)
-		if !r.cfg.DetectWarmup && len(r.reps) > 1 { // else counted once the warm-up is known, or the fleet's own
-			r.reps[rec.Replica].col.count(rec)
+		if !r.cfg.DetectWarmup { // else counted once the warm-up is known
+			r.countApart(rec, s.class)
 		}
 	}
 	if r.obs != nil {
@@ -144,6 +152,17 @@ func (r *runner) end(ref int32, st Status, reason string) {
 	if r.fb != nil && st != StatusUnfinished {
 		r.fb.Finished(id, r.now, st == StatusOK)
 		r.pullErr = r.pull()
+	}
+}
+
+// countApart counts a measured record in its replica's summary (in a
+// fleet) and its class's (with classes).
+func (r *runner) countApart(rec *Record, class int) {
+	if len(r.reps) > 1 && rec.Replica != Unrouted {
+		r.reps[rec.Replica].col.count(rec)
+	}
+	if r.perClass {
+		r.classes.list[class].col.count(rec)
 	}
 }
 
@@ -160,8 +179,12 @@ func (r *runner) abandon() {
 	}
 	r.col.s.Stopped = r.now
 	for ref := range r.slots {
-		if r.slots[ref].live {
-			r.end(int32(ref), StatusUnfinished, reason)
+		if s := &r.slots[ref]; s.live {
+			why := reason
+			if !s.rec.Sent && !r.overloaded {
+				why = "waiting client-side for a slot (Config.MaxConcurrency) when the run stopped"
+			}
+			r.end(int32(ref), StatusUnfinished, why)
 		}
 	}
 }

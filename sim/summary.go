@@ -93,6 +93,16 @@ type Summary struct {
 	// measured window began.
 	Warmup WarmupReport
 
+	// ClientWait is how long measured requests waited client-side for a
+	// slot under Config.MaxConcurrency before being sent (inference-perf's
+	// schedule delay), ms; 0 for all without a cap.
+	ClientWait Dist
+	// Classes is each class's share of the measured requests, judged by
+	// its own SLO, in Config.Classes' order and the default class last;
+	// nil without classes. The aggregate judges each request by its
+	// class's SLO too.
+	Classes []ClassSummary
+
 	// Steps is how the time of the steps that ended in the declared window
 	// divides by composition (decode only, mixed, prefill only), over every
 	// replica.
@@ -194,9 +204,11 @@ func (s *Summary) Count(st Status) int { return s.Status[st] }
 // collector accumulates measured records into a Summary.
 type collector struct {
 	slo                    SLO
+	classSLO               func(r *Record) SLO // per-class SLOs, when classes are set
 	s                      Summary
 	ttft, tpot, e2e, queue []float64
 	ttftAll, e2eAll        []float64 // over every measured request
+	wait                   []float64 // client-side waits of the sent ones
 	itl                    weighted
 	sojourn                time.Duration
 	accepted               int
@@ -218,6 +230,15 @@ func (c *collector) add(r *Record) {
 	c.count(r)
 }
 
+// sloFor is the SLO a record is judged by: its class's, or the
+// collector's.
+func (c *collector) sloFor(r *Record) SLO {
+	if c.classSLO != nil {
+		return c.classSLO(r)
+	}
+	return c.slo
+}
+
 func (c *collector) count(r *Record) {
 	c.s.Offered++
 	c.s.Status[r.Status]++
@@ -229,8 +250,11 @@ func (c *collector) count(r *Record) {
 		c.accepted++
 		c.sojourn += r.Finish - r.Arrival
 	}
-	if c.attribute(r) {
+	if c.attribute(r, c.sloFor(r)) {
 		c.s.Good++
+	}
+	if r.Sent {
+		c.wait = append(c.wait, ms(r.Arrival-r.Scheduled))
 	}
 	c.ttftAll = append(c.ttftAll, offeredMS(r, r.FirstToken != Never, r.FirstToken))
 	c.e2eAll = append(c.e2eAll, offeredMS(r, r.Emitted == r.Output && r.LastToken != Never, r.LastToken))
@@ -260,18 +284,18 @@ func offeredMS(r *Record, happened bool, at time.Duration) float64 {
 	return math.Inf(1)
 }
 
-// attribute counts r's misses and reports whether it is good.
-func (c *collector) attribute(r *Record) bool {
+// attribute counts r's misses against slo and reports whether it is good.
+func (c *collector) attribute(r *Record, slo SLO) bool {
 	if r.Status != StatusOK {
 		c.s.Misses.NotOK++
 		c.s.Causes.NotOK++
 		return false
 	}
 	miss := [4]bool{
-		r.TTFT() > c.slo.TTFT,
-		r.MaxITL > c.slo.ITL,
-		r.Emitted > 1 && r.TPOT() > c.slo.TPOT,
-		r.E2E() > c.slo.E2E,
+		r.TTFT() > slo.TTFT,
+		r.MaxITL > slo.ITL,
+		r.Emitted > 1 && r.TPOT() > slo.TPOT,
+		r.E2E() > slo.E2E,
 	}
 	excl := [4]*int{&c.s.Misses.TTFT, &c.s.Misses.ITL, &c.s.Misses.TPOT, &c.s.Misses.E2E}
 	causes := [4]*int{&c.s.Causes.TTFT, &c.s.Causes.ITL, &c.s.Causes.TPOT, &c.s.Causes.E2E}
@@ -318,6 +342,8 @@ func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
 	s.Samples = Samples{TTFT: c.ttft, TPOT: c.tpot, E2E: c.e2e, Queue: c.queue, TTFTOffered: c.ttftAll, E2EOffered: c.e2eAll}
 	s.TTFTOffered = dist(c.ttftAll, m)
 	s.E2EOffered = dist(c.e2eAll, m)
+	slices.Sort(c.wait)
+	s.ClientWait = dist(c.wait, m)
 	s.TTFT = dist(c.ttft, m)
 	s.TPOT = dist(c.tpot, m)
 	s.E2E = dist(c.e2e, m)

@@ -75,6 +75,12 @@ type Sweep struct {
 	// (costmodel's Estimate.ServingCapacity): when > 0 every point reports
 	// its Utilisation, and a point at 90 % of it or more says so.
 	Capacity float64
+	// Axis is what the loads measure: arrival rates (the zero value) or
+	// client populations (Concurrency, with a Workload such as Clients).
+	// On the Concurrency axis every load is a whole number of clients: an
+	// automatic grid rounds its loads, and bisection stops at adjacent
+	// populations.
+	Axis Axis
 }
 
 func (s Sweep) withDefaults() Sweep {
@@ -110,12 +116,22 @@ func (s Sweep) Validate() error {
 		bad("Sweep.Workload is nil")
 	}
 	for i, l := range s.Grid.Loads {
-		if !(l > 0) || math.IsInf(l, 0) {
-			bad("Sweep.Grid.Loads[%d] must be a positive finite rate, got %v", i, l)
+		if !s.Axis.validLoad(l) {
+			if s.Axis == Concurrency {
+				bad("Sweep.Grid.Loads[%d] must be a whole number of clients >= 1 on the Concurrency axis, got %v", i, l)
+			} else {
+				bad("Sweep.Grid.Loads[%d] must be a positive finite rate, got %v", i, l)
+			}
 		}
 	}
 	if len(s.Grid.Loads) == 0 && !(s.Grid.Start > 0 && !math.IsInf(s.Grid.Start, 0)) {
 		bad("Sweep.Grid needs Loads or a positive Start, got Start %v", s.Grid.Start)
+	}
+	if s.Axis != Rate && s.Axis != Concurrency {
+		bad("Sweep.Axis must be Rate or Concurrency, got %d", s.Axis)
+	}
+	if s.Axis == Concurrency && s.Capacity != 0 {
+		bad("Sweep.Capacity is a rate: it has no meaning on the Concurrency axis (got %v)", s.Capacity)
 	}
 	if s.Grid.Factor != 0 && !(s.Grid.Factor > 1) {
 		bad("Sweep.Grid.Factor must be > 1, got %v", s.Grid.Factor)
@@ -153,7 +169,7 @@ func (s Sweep) Run() (*Curve, error) {
 		return nil, err
 	}
 	s = s.withDefaults()
-	c := &Curve{Target: s.Target, Confidence: s.Confidence, SLO: s.Config.SLO.WithDefaults()}
+	c := &Curve{Target: s.Target, Confidence: s.Confidence, SLO: s.Config.SLO.WithDefaults(), Axis: s.Axis}
 	if len(s.Grid.Loads) > 0 {
 		loads := slices.Clone(s.Grid.Loads)
 		slices.Sort(loads)
@@ -255,12 +271,15 @@ func joinDistinct(errs []error) error {
 func (s Sweep) runAuto(c *Curve) error {
 	load := s.Grid.Start
 	for range s.Grid.MaxPoints {
-		if err := s.runLoads(c, []float64{load}); err != nil {
-			return err
-		}
-		c.analyse()
-		if c.collapsed() {
-			break
+		at := s.Axis.gridLoad(load)
+		if n := len(c.Points); n == 0 || c.Points[n-1].Load < at {
+			if err := s.runLoads(c, []float64{at}); err != nil {
+				return err
+			}
+			c.analyse()
+			if c.collapsed() {
+				break
+			}
 		}
 		load *= s.Grid.Factor
 	}
@@ -269,7 +288,13 @@ func (s Sweep) runAuto(c *Curve) error {
 		if !ok {
 			break
 		}
-		if err := s.runLoads(c, []float64{(lo + hi) / 2}); err != nil {
+		mid := (lo + hi) / 2
+		if s.Axis == Concurrency {
+			if mid = math.Floor(mid); mid <= lo {
+				break // adjacent populations: nothing lies between
+			}
+		}
+		if err := s.runLoads(c, []float64{mid}); err != nil {
 			return err
 		}
 		c.analyse()

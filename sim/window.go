@@ -86,9 +86,7 @@ func (r *runner) summary() Summary {
 		r.col.detect = false
 		for i := range kept {
 			r.col.count(&kept[i])
-			if len(r.reps) > 1 {
-				r.reps[kept[i].Replica].col.count(&kept[i])
-			}
+			r.countApart(&kept[i], r.classes.of(kept[i].Class))
 		}
 		area, r.col.s.HeldAtStart = integrate(r.segs, rep.Start, end)
 		m := r.markAt(rep.Start)
@@ -102,6 +100,9 @@ func (r *runner) summary() Summary {
 	s := r.col.finish(window, area.seconds(), r.cfg.Percentiles)
 	s.Replicas, s.Imbalance = r.replicaSummaries(&s, window, max(0, end-w.Warmup))
 	s.Steps = r.mix.finish(r.cfg.Percentiles)
+	if r.perClass {
+		s.Classes = r.classes.summaries(window, r.cfg.Percentiles)
+	}
 	return s
 }
 

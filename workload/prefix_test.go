@@ -3,6 +3,7 @@ package workload
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -165,4 +166,29 @@ func TestPrefixString(t *testing.T) {
 		"uniform popularity prints as it did before Zipf existed")
 	assert.Equal(t, "4096-token system prompt shared with p=1 among 256 groups of Zipf popularity s=0.8, 16-token blocks",
 		PrefixReuse{Groups: 256, PrefixTokens: 4096, Probability: 1, BlockTokens: 16, Zipf: 0.8}.String())
+}
+
+// The shared prompts are exactly the leading ids the workload's requests
+// of each group carry.
+func TestSharedPromptsAreTheGroupsPrefixes(t *testing.T) {
+	p := PrefixReuse{Groups: 3, PrefixTokens: 100, Probability: 1, BlockTokens: 16}
+	warm := p.SharedPrompts()
+	require.Len(t, warm, 3)
+	for g, w := range warm {
+		require.Equal(t, 96, w.InputTokens, "6 full blocks of 16")
+		require.Len(t, w.PrefixHashes, 6)
+		require.Equal(t, 16, w.PrefixBlockTokens)
+		require.Equal(t, uint64(6*g), w.PrefixHashes[0])
+	}
+	g, err := NewSynthetic(Synthetic{Seed: 1, Count: 50, Arrival: Arrival{Rate: 1}, Lengths: Fixed(50, 5), Prefix: p})
+	require.NoError(t, err)
+	for _, r := range drain(t, g) {
+		found := false
+		for _, w := range warm {
+			found = found || slices.Equal(w.PrefixHashes, r.PrefixHashes[:6])
+		}
+		require.True(t, found, "request %d's prefix %v is a shared prompt's", r.ID, r.PrefixHashes[:6])
+	}
+	assert.Nil(t, PrefixReuse{}.SharedPrompts())
+	assert.Nil(t, PrefixReuse{Groups: 2, PrefixTokens: 10, Probability: 1, BlockTokens: 16}.SharedPrompts())
 }

@@ -27,7 +27,7 @@
 // The columns, in order (Columns):
 //
 //	id, conversation, turn, class    the request (workload.Request)
-//	replica                          the replica the router sent it to (0 with one replica)
+//	replica                          the replica the router sent it to (0 with one replica; -1 if never routed: recorded failed in the trace)
 //	measured                         arrived inside the measurement window
 //	status, reason                   ok, rejected, timed_out, errored, unfinished; why
 //	error                            vLLM's error: "" iff status is ok, else the reason
