@@ -120,14 +120,22 @@ func TestChapterEveryBoundNamesItsKnob(t *testing.T) {
 	assert.InDelta(t, 600-90, e.TTFTQueueBudget.Value, 1e-9, "TTFT queue budget ms")
 }
 
-// At the chapter's operating point with a 512-token chunk cap nothing is
-// over a bound; push it and the estimate says which bound breaks.
+// At the chapter's operating point with a 1,024-token budget and a
+// 512-token chunk cap nothing is over a bound or close to one; push it and
+// the estimate says which bound breaks.
 func TestEstimateWarnsWhereTheOperatingPointBreaksABound(t *testing.T) {
-	assert.Empty(t, chunked(t, 512).Warnings)
 	r := costmodel.AtlasTP4()
+	r.Point.Budget, r.Point.ChunkCap = 1024, 512
+	e, err := r.Estimate()
+	require.NoError(t, err)
+	assert.Empty(t, e.Warnings)
+	e = chunked(t, 512)
+	require.Len(t, e.Warnings, 1)
+	assert.Equal(t, "the largest step this configuration can form (2047 prefill tokens in 4 chunks beside 1 decode, 136.6 ms) is 91 % of the 150ms ITL bound: 10 % of cost error fails every request that meets one, which forms when 4 prompts prefill at once; a smaller token budget moves it", e.Warnings[0])
+	r = costmodel.AtlasTP4()
 	r.Point.Batch, r.Point.Budget, r.Point.ChunkCap, r.Point.PromptTokens = 64, 4096, 4096, 16000
 	r.Point.SLO.TTFT = 500 * time.Millisecond
-	e, err := r.Estimate()
+	e, err = r.Estimate()
 	require.NoError(t, err)
 	require.Len(t, e.Warnings, 3)
 	assert.Contains(t, e.Warnings[0], "batch 64 exceeds the 57 sequences")

@@ -219,7 +219,10 @@ func chunkWords(f formed) string {
 }
 
 // stepWarnings says where a step the scheduler forms breaks the ITL bound
-// or sits so close to it that a small cost error would.
+// or sits so close to it (90 % or more) that a small cost error would: the
+// step every prompt's prefill forms first, then the largest, which forms
+// only when enough prompts prefill at once (so how much it matters depends
+// on the load: the model band of a sweep measures it).
 func (r Replica) stepWarnings(s steps) []string {
 	p := r.Point
 	itl := milliseconds(p.SLO.ITL)
@@ -231,7 +234,11 @@ func (r Replica) stepWarnings(s steps) []string {
 	case s.mixed.ms >= 0.9*itl:
 		return []string{fmt.Sprintf("a %d-token prefill chunk stretches the step to %.4g ms, %.0f %% of the %v ITL bound: %.0f %% of cost error fails every request decoding beside a prefill; a chunk cap moves it", s.mixed.tokens, s.mixed.ms, 100*s.mixed.ms/itl, p.SLO.ITL, 100*(itl/s.mixed.ms-1))}
 	case s.largest.ms > itl:
-		return []string{fmt.Sprintf("the largest step this configuration can form (%s, %.4g ms) is over the ITL SLO (%v): a request decoding while several prompts prefill at once misses; a smaller token budget moves it", chunkWords(s.largest), s.largest.ms, p.SLO.ITL)}
+		return []string{fmt.Sprintf("the largest step this configuration can form (%s beside %s, %.4g ms) is over the ITL SLO (%v): a request decoding while %s prefill at once misses; a smaller token budget moves it",
+			chunkWords(s.largest), plural(s.largest.decodes, "decode"), s.largest.ms, p.SLO.ITL, plural(s.largest.chunks, "prompt"))}
+	case s.largest.ms >= 0.9*itl:
+		return []string{fmt.Sprintf("the largest step this configuration can form (%s beside %s, %.4g ms) is %.0f %% of the %v ITL bound: %.0f %% of cost error fails every request that meets one, which forms when %s prefill at once; a smaller token budget moves it",
+			chunkWords(s.largest), plural(s.largest.decodes, "decode"), s.largest.ms, 100*s.largest.ms/itl, p.SLO.ITL, 100*(itl/s.largest.ms-1), plural(s.largest.chunks, "prompt"))}
 	}
 	return nil
 }

@@ -120,8 +120,9 @@ func TestBusyTTFTFloor(t *testing.T) {
 	assert.InDelta(t, 9*73.96-0.035*48, e.BusyTTFT.Value, 1e-9)
 	assert.Zero(t, e.TTFTQualified.Value)
 	assert.Equal(t, "none: a busy replica's TTFT floor, 664 ms, is over the 600ms SLO before any queueing", e.TTFTQualified.Basis)
-	require.Len(t, e.Warnings, 1)
-	assert.Contains(t, e.Warnings[0], "prefilled in 8 chunks beside the decodes, 664 ms, over the TTFT SLO (600ms)")
+	require.Len(t, e.Warnings, 2)
+	assert.Contains(t, e.Warnings[0], "the largest step this configuration can form (2047 prefill tokens in 8 chunks beside 1 decode, 136.6 ms)")
+	assert.Contains(t, e.Warnings[1], "prefilled in 8 chunks beside the decodes, 664 ms, over the TTFT SLO (600ms)")
 }
 
 // The utilisation of an offered load is reported only when one is given.
