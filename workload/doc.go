@@ -14,6 +14,13 @@
 //     of randomness has its own, and nothing draws from a global source.
 //   - Loop labels a workload; LoopOf(src) says ClosedLoop iff the source
 //     takes Feedback. Every source also has a Loop method.
+//   - Paced is a Feedback source whose requests also keep instants of
+//     their own (a conversation-keeping trace replay): Next yields those
+//     in arrival order, to be pulled one at a time like an open-loop
+//     source, and Released the ones feedback timed. A driver that pulls
+//     it that way holds only what is due next; one that drains it like
+//     any Feedback source is also correct but holds every request that
+//     does not wait.
 //
 // Synthetic open-loop workloads (synthetic.go, arrival.go, schedule.go):
 //   - NewPoisson(seed, rate, count, lengths) is the simplest source:
@@ -104,6 +111,25 @@
 //     ErrLFSPointer that says so and suggests `git lfs pull`.
 //   - TraceWriter / WriteTrace write the generic form, which Generic(format)
 //     reads back exactly.
+//   - Replay order: timestamp replay by default (every row at its
+//     recorded instant, SGLang's use_trace_timestamps), or, with
+//     TraceConfig.Conversations{Keep, MinThink}, conversation-keeping
+//     replay (trace_conversation.go): turn k+1 of a conversation is
+//     released at the later of its recorded (transformed) instant and turn
+//     k's end + MinThink, so a follow-up never arrives before the answer
+//     it follows, as the chapter's replay must preserve. NewReplay /
+//     OpenReplay return the right source for the configuration (a *Trace,
+//     or a *ConversationTrace that takes Feedback); NewTrace refuses Keep.
+//     Conversations are the rows sharing a non-zero Conversation value,
+//     their turns ordered by timestamp (file order; the Turn column, when
+//     mapped, is checked against it: ErrTurnOrder names the line). Rows
+//     without a conversation and first turns keep their instants; every
+//     other field, ids included, is timestamp replay's. A failed turn does
+//     not end its conversation (its successors are recorded traffic). It
+//     streams: it holds only the turns waiting for an unfinished
+//     predecessor (ConversationTrace.Held) and the conversations still
+//     active. String says which replay was used, for a card, and
+//     FingerprintFile tells the two apart.
 //
 // Fingerprints (fingerprint.go): Fingerprint(src) or a Hasher fed the
 // requests of a run is sha256 over the request stream; FingerprintFile is
@@ -146,6 +172,11 @@
 //     seconds, Model, Request tokens, Response tokens, Total tokens, Log
 //     Type) and the release with Session ID and Elapsed time.
 //   - SGLang's trace replay with slowdown_factor: Transform.Slowdown.
+//     Conversation-keeping replay is what vLLM's benchmarks/multi_turn
+//     does for generated conversations (a turn is sent after the previous
+//     answer), applied to a trace's recorded turns; unlike it, a failed
+//     turn does not end the conversation, and a turn waits for its
+//     recorded instant as well.
 //   - Azure LLM inference traces: 2023 (Splitwise, ISCA 2024) timestamps
 //     like "2023-11-16 18:15:46.6805900", 2024 (DynamoLLM, HPCA 2025) like
 //     "2024-05-10 00:00:00.009930+00:00" with mixed fractional digits.

@@ -137,3 +137,36 @@ func ExamplePrefixReuse_fleet() {
 	// #1: 4596 tokens, 288 ids, the first 256 of group 178
 	// #2: 4596 tokens, 288 ids, the first 256 of group 40
 }
+
+// A conversation-keeping trace replay: conversation 7's second turn,
+// recorded 1 s after the first, waits for the first to end (at 4 s) plus
+// the 2 s minimum think time; the request without conversation keeps its
+// instant.
+func ExampleOpenReplay() {
+	trace := "t,in,out,conv\n0,2000,200,7\n0.5,1000,100,\n1,3000,300,7\n"
+	cfg := workload.TraceConfig{Columns: workload.Columns{Arrival: "t", Input: "in", Output: "out", Conversation: "conv"},
+		Conversations: workload.ConversationReplay{Keep: true, MinThink: 2 * time.Second}}
+	src, err := workload.NewReplay(strings.NewReader(trace), "conv.csv", cfg)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(src.Loop())
+	for {
+		r, err := src.Next()
+		if errors.Is(err, workload.ErrWaiting) {
+			fmt.Println("waiting: request 0 ends at 4s")
+			src.(workload.Feedback).Finished(0, 4*time.Second, true)
+			continue
+		}
+		if err == io.EOF {
+			break
+		}
+		fmt.Printf("request %d of conversation %d at %v\n", r.ID, r.Conversation, r.Arrival)
+	}
+	// Output:
+	// closed-loop
+	// request 0 of conversation 7 at 0s
+	// request 1 of conversation 0 at 500ms
+	// waiting: request 0 ends at 4s
+	// request 2 of conversation 7 at 6s
+}

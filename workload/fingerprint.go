@@ -71,7 +71,11 @@ func Fingerprint(src Source) (string, int, error) {
 // FingerprintFile fingerprints a trace replay without parsing it: sha256
 // over the file's bytes, then over the configuration that reads and
 // transforms it (TraceConfig.AllowEmpty, which changes no request, is left
-// out).
+// out). A conversation-keeping replay (TraceConfig.Conversations.Keep)
+// adds its minimum think time, so it never shares the fingerprint of the
+// timestamp replay, whose fingerprint is what it was before the option
+// existed. (Its request stream also depends on the system under test: the
+// fingerprint names the recorded traffic and the rule that times it.)
 func FingerprintFile(path string, cfg TraceConfig) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -83,6 +87,9 @@ func FingerprintFile(path string, cfg TraceConfig) (string, error) {
 		return "", fmt.Errorf("workload: reading %s: %w", path, err)
 	}
 	fmt.Fprintf(h, "\x00%+v", replayKeyOf(cfg))
+	if c := cfg.Conversations; c.Keep {
+		fmt.Fprintf(h, "\x00conversations keep min_think_ns=%d", int64(c.MinThink))
+	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // seedLines adds the header and a few rows of a real trace (when present)
@@ -73,6 +74,53 @@ func fuzzReader(t *testing.T, data []byte, cfg TraceConfig) {
 			prev = r
 		}
 	}
+	fuzzConversations(t, data, cfg)
+}
+
+// fuzzConversations replays data keeping conversations, under a paced and
+// a draining fake driver, sorted or not, and checks what holds for any
+// input: no panic; errors are *ParseError or ErrEmptyTrace (the driver's
+// own errors — a request yielded after its instant, Next going back, a
+// stall with turns held — are neither, so they fail); no turn arrives
+// before its predecessor's end + MinThink, nor is yielded before that end;
+// a replay that ends cleanly offers as many requests as timestamp replay.
+func fuzzConversations(t *testing.T, data []byte, cfg TraceConfig) {
+	const think = 250 * time.Millisecond
+	for _, sorted := range []bool{false, true} {
+		cfg.Sort = sorted
+		cfg.Conversations = ConversationReplay{}
+		want := -1
+		if tr, err := NewTrace(bytes.NewReader(data), "fuzz", cfg); err == nil {
+			if n, _, err := span(tr); err == nil {
+				want = n
+			}
+		}
+		cfg.Conversations = ConversationReplay{Keep: true, MinThink: think}
+		for _, paced := range []bool{true, false} {
+			rep, err := NewReplay(bytes.NewReader(data), "fuzz", cfg)
+			if err != nil {
+				checkTraceError(t, err)
+				continue
+			}
+			d := drive(rep.(*ConversationTrace), time.Second, paced)
+			if d.err != nil {
+				checkTraceError(t, d.err)
+				continue
+			}
+			if want >= 0 && len(d.log) != want {
+				t.Fatalf("paced %v, sorted %v: %d requests offered, timestamp replay has %d", paced, sorted, len(d.log), want)
+			}
+			last := map[uint64]served{} // a conversation's turns are yielded in order
+			for _, s := range d.log {
+				if c := s.req.Conversation; c != 0 {
+					if p, ok := last[c]; ok && (s.req.Arrival < p.end+think || s.pulled < p.end) {
+						t.Fatalf("turn %d of conversation %d at %v (yielded at %v) overtakes the previous turn, ended at %v", s.req.ID, c, s.req.Arrival, s.pulled, p.end)
+					}
+					last[c] = s
+				}
+			}
+		}
+	}
 }
 
 func checkTraceError(t *testing.T, err error) {
@@ -106,6 +154,8 @@ func FuzzMooncake(f *testing.F) {
 func FuzzBurstGPT(f *testing.F) {
 	f.Add([]byte("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,ChatGPT,472,18,490,Conversation log\n45,GPT-4,1087,0,1087,API log\n"))
 	f.Add([]byte("Timestamp,Session ID,Elapsed time,Model,Request tokens,Response tokens,Total tokens,Log Type\n1.5,ab-1,0.8,GPT-4,10,20,30,Conversation log"))
+	f.Add([]byte("Timestamp,Session ID,Elapsed time,Model,Request tokens,Response tokens,Total tokens,Log Type\n" +
+		"1,s1,0.8,GPT-4,10,20,30,Conversation log\n1.2,s1,0.9,GPT-4,11,0,11,Conversation log\n1.2,,1,GPT-4,5,5,10,API log\n1.3,s1,0.9,GPT-4,12,22,34,Conversation log\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzReader(t, data, BurstGPT(nil, nil))
 		fuzzReader(t, data, BurstGPT([]string{"GPT-4"}, []string{"Conversation log"}))
@@ -119,6 +169,12 @@ func FuzzGeneric(f *testing.F) {
 	lines := func(b []byte, n int) []byte { return bytes.Join(bytes.SplitN(b, []byte("\n"), n+1)[:n], []byte("\n")) }
 	f.Add(lines(csv.Bytes(), 4), false)
 	f.Add(lines(jsonl.Bytes(), 3), true)
+	f.Add([]byte(`{"id": 0, "arrival_ns": 0, "input_tokens": 5, "output_tokens": 2, "conversation": 3}
+{"id": 1, "arrival_ns": 10, "input_tokens": 9, "output_tokens": 2, "conversation": 3, "turn": 1, "failed": true}
+{"id": 2, "arrival_ns": 10, "input_tokens": 4, "output_tokens": 2}
+{"id": 3, "arrival_ns": 20, "input_tokens": 12, "output_tokens": 2, "conversation": 3, "turn": 2}`), true)
+	f.Add([]byte("id,arrival_ns,input_tokens,output_tokens,conversation,turn\n0,0,5,2,3,1\n1,5,5,2,3,0\n"), false)
+	f.Add([]byte("id,arrival_ns,input_tokens,output_tokens,conversation,turn\n4,0,5,2,3,0\n4,5,5,2,0,0\n4,9,5,2,3,1\n"), false)
 	f.Fuzz(func(t *testing.T, data []byte, jsonLines bool) {
 		format := CSV
 		if jsonLines {

@@ -63,6 +63,28 @@ type Feedback interface {
 	Finished(id uint64, at time.Duration, ok bool)
 }
 
+// Paced is implemented by a closed-loop source whose requests keep
+// instants of their own unless feedback moves them (ConversationTrace: a
+// trace's rows arrive at their recorded instants, but a turn waits for its
+// predecessor's answer). Such a source can be pulled as lazily as an
+// open-loop one, so that a driver holds only what is due next:
+//   - Next yields the requests that keep their own instants, in
+//     non-decreasing arrival order. Call it at the start and at the
+//     arrival of each request it yielded, as for an open-loop source;
+//     after ErrWaiting, again after the next Finished; io.EOF ends it.
+//   - Released yields, earliest first, the requests whose instants
+//     feedback set, each arriving at or after the Finished call that set
+//     it. Drain it after every Next and every Finished.
+//
+// A driver that treats a Paced source as any Feedback source (draining
+// Next to ErrWaiting after each Finished) is also correct: Next yields the
+// released requests first. It then holds every request that does not wait
+// for feedback from the start.
+type Paced interface {
+	Feedback
+	Released() (Request, bool)
+}
+
 // Loop says whether a workload is open- or closed-loop.
 type Loop int
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -40,10 +39,25 @@ type Trace struct {
 // transform needs r to be an io.ReadSeeker (it is read twice). A replay of
 // zero requests is an error wrapping ErrEmptyTrace unless
 // TraceConfig.AllowEmpty is set.
+//
+// A configuration that keeps conversations (TraceConfig.Conversations.Keep)
+// is refused: its replay takes feedback, which a *Trace does not; read it
+// with NewReplay or OpenReplay.
 func NewTrace(r io.Reader, name string, cfg TraceConfig) (*Trace, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Conversations.Keep {
+		return nil, errKeepNeedsReplay
+	}
+	return newTrace(r, name, cfg)
+}
+
+// errKeepNeedsReplay refuses a conversation-keeping configuration in NewTrace.
+var errKeepNeedsReplay = errors.New("workload: TraceConfig.Conversations.Keep makes the replay closed-loop (a turn waits for its predecessor's answer), which a *Trace is not: read it with NewReplay or OpenReplay")
+
+// newTrace is NewTrace for a valid configuration, Conversations ignored.
+func newTrace(r io.Reader, name string, cfg TraceConfig) (*Trace, error) {
 	factor, err := timeFactor(r, name, cfg)
 	if err != nil {
 		return nil, err
@@ -57,17 +71,7 @@ func NewTrace(r io.Reader, name string, cfg TraceConfig) (*Trace, error) {
 
 // OpenTrace opens and reads the trace file at path; Close closes it.
 func OpenTrace(path string, cfg TraceConfig) (*Trace, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("workload: %w", err)
-	}
-	t, err := NewTrace(f, path, cfg)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	t.closer = f
-	return t, nil
+	return openFile(path, cfg, NewTrace)
 }
 
 // Close closes the file opened by OpenTrace (a no-op for NewTrace).
@@ -103,6 +107,7 @@ func timeFactor(r io.Reader, name string, cfg TraceConfig) (float64, error) {
 	}
 	first := cfg
 	first.Transform.TargetRate = 0
+	first.Conversations = ConversationReplay{} // the pass measures recorded instants
 	t, err := NewTrace(rs, name, first)
 	if err != nil {
 		return 0, err

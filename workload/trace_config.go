@@ -111,6 +111,46 @@ type TraceConfig struct {
 	// error wrapping ErrEmptyTrace, returned by Next in place of io.EOF
 	// (or by NewTrace, whose TargetRate pass reads the whole trace).
 	AllowEmpty bool
+	// Conversations says how a conversation's turns are timed. The zero
+	// value is timestamp replay: every row at its recorded (transformed)
+	// instant, read by NewTrace or OpenTrace. With Keep set, a turn waits
+	// for its predecessor's answer: read it with NewReplay or OpenReplay,
+	// which return a *ConversationTrace (NewTrace refuses it).
+	Conversations ConversationReplay
+}
+
+// ConversationReplay keeps a trace's conversations: turn k+1 of a
+// conversation is released at the later of its recorded instant (after
+// the Transform) and the end of turn k plus MinThink, so a turn never
+// overtakes its predecessor, as the answer it follows must exist first.
+// The zero value is timestamp replay.
+//
+// A conversation is the rows that share a non-zero value of the
+// Conversation column (0, like an empty or absent value, means none, as
+// Request.Conversation says); its turns are ordered as the file is, by
+// timestamp (ties in file order; a file going back in time is ErrUnsorted,
+// or sorted first with TraceConfig.Sort). The Turn column is carried, and
+// when mapped it is checked against that order (ErrTurnOrder), never used
+// to reorder. Rows without a conversation, and first turns, keep their
+// recorded instants. See ConversationTrace.
+type ConversationReplay struct {
+	// Keep turns conversation-keeping replay on.
+	Keep bool
+	// MinThink is the least time between a turn's end and the release of
+	// the next turn (>= 0; 0: the next turn may arrive the instant the
+	// answer ends), in the replay's clock: the Transform does not scale
+	// it. It is a floor, not an added delay: a turn recorded later than
+	// end + MinThink arrives at its recorded instant. Only with Keep.
+	MinThink time.Duration
+}
+
+// String names the replay, for a card: "timestamp replay" or
+// "conversation-keeping replay" with its minimum think time.
+func (c ConversationReplay) String() string {
+	if !c.Keep {
+		return "timestamp replay (every row at its recorded instant)"
+	}
+	return fmt.Sprintf("conversation-keeping replay (a turn is released at the later of its recorded instant and its predecessor's end + %v minimum think time)", c.MinThink)
 }
 
 // Validate reports every problem with the configuration.
@@ -146,6 +186,11 @@ func (c TraceConfig) Validate() error {
 	}
 	if t.TargetRate > 0 && t.Slowdown != 0 {
 		add("Transform: set Slowdown or TargetRate, not both")
+	}
+	if cr := c.Conversations; cr.MinThink < 0 {
+		add("Conversations.MinThink must be >= 0, got %v", cr.MinThink)
+	} else if cr.MinThink > 0 && !cr.Keep {
+		add("Conversations.MinThink (%v) applies only with Conversations.Keep, which is not set", cr.MinThink)
 	}
 	return errors.Join(errs...)
 }
