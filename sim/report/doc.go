@@ -13,6 +13,10 @@
 //     fleet.go and fleet_results.go: a fleet's system and how its
 //     replicas shared each load; markdown.go renders it.
 //   - bench.go: Bench, the benchmark-format lines.
+//   - steplog.go: StepLog, every step of a run as JSON Lines; trace.go:
+//     Trace, a run as a Chrome trace (Perfetto, chrome://tracing);
+//     observers.go: Observers, several observers as the one sim.Run
+//     takes.
 //   - object.go: ordered JSON objects and Num (NaN as null).
 //
 // # Per-request events
@@ -57,6 +61,21 @@
 // 0 for a failure); there is no generated_texts (a simulator generates no
 // text); and status, reason, measured, queue_delay, max_itl,
 // itl_over_budget and the rest are servesim's own.
+//
+// # Steps
+//
+// StepLog and Trace are sim.StepObservers: they see every step every
+// replica ran (sim.Step), a run of identical decode steps expanded step
+// by step exactly as sim.Step.All does. StepLog writes one JSON object a
+// step (its keys are listed on the type and by StepColumns): replica,
+// start and duration in seconds, composition (decode, mixed, prefill),
+// the decodes and the prefill chunks with their new tokens and context,
+// prefix-cache hits, preemptions, queue lengths and KV blocks. Trace
+// writes the Trace Event Format: a track per replica with each step a
+// slice named by its composition ("mixed 31+1 chunk 256"), counter tracks
+// of KV blocks and queue lengths, and each request's lifetime as an async
+// span. Neither allocates per step once its buffer has grown. To keep
+// them beside the per-request events, combine them with Observers.
 //
 // # The summary
 //
