@@ -49,6 +49,10 @@ type Card struct {
 	Results Results `json:"results,omitzero"`
 	// Verdict is the A/B experiment's answer, when the card reports one.
 	Verdict *Verdict `json:"verdict,omitempty"`
+	// Dial is a dial sweep's result (NewDialCard): each value's knee and
+	// its paired difference to the baseline's. System is then the
+	// baseline value's.
+	Dial *DialSweep `json:"dial_sweep,omitempty"`
 	// Command is what reproduces the card, e.g. "go run ./examples/capacity
 	// -reps 8"; "" renders as "not stated".
 	Command string `json:"command"`

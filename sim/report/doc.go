@@ -10,6 +10,7 @@
 //   - serve.go: Serve and WriteServe, the vLLM-shaped summary; Meta and
 //     Tally supply what a sim.Summary does not know.
 //   - card.go, results.go, system.go, build.go: Card and its sections;
+//     dialcard.go and dialcard_markdown.go: a dial sweep's card;
 //     fleet.go and fleet_results.go: a fleet's system and how its
 //     replicas shared each load; markdown.go renders it.
 //   - bench.go: Bench, the benchmark-format lines.
@@ -141,6 +142,15 @@
 // KV occupancy. A single replica's card has neither, and reads as it did
 // before fleets. On an A/B card that carries a curve as well as a
 // baseline, the curve is system B's, and its heading says so.
+//
+// NewDialCard fills a card from a sim.DialSweep and its result, the dial
+// sweep described as a value (Card.Dial, DialSweep): the dial's name and
+// unit, its values, the baseline value and the probe load, and per value
+// the knee with its interval, the paired difference of the knee to the
+// baseline's with its interval, the peak, the loads measured and the
+// point at the probe load (TTFT and ITL p99, attainment). The system is
+// the baseline value's; every value ran on the same seeds. Its Markdown
+// puts the dial's table where a sweep's card has its curve.
 //
 // A load whose replications measured no request (sim.Point.NoMeasured) has
 // no attainment: the card says "no measured requests" there, and its JSON

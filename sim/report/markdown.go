@@ -24,9 +24,13 @@ func (c *Card) WriteMarkdown(w io.Writer) error {
 		title = "Benchmark card"
 	}
 	fmt.Fprintf(&b, "# %s\n\n**Claim.** %s\n\n", title, orNotStated(c.Claim))
-	curve := len(c.Results.Points) > 0 || c.Verdict == nil // an experiment's card has only its verdict
+	// An experiment's card has only its verdict, a dial sweep's its dial.
+	curve := len(c.Results.Points) > 0 || (c.Verdict == nil && c.Dial == nil)
 	if curve {
 		c.mdResult(&b, c.Baseline != nil)
+	}
+	if c.Dial != nil {
+		c.Dial.markdown(&b)
 	}
 	if c.Verdict != nil {
 		c.Verdict.markdown(&b, curve)
@@ -40,7 +44,7 @@ func (c *Card) WriteMarkdown(w io.Writer) error {
 		c.System.markdown(&b, "System B (the candidate)")
 		c.Baseline.markdown(&b, "System A (the baseline)")
 	} else {
-		c.System.markdown(&b, "System")
+		c.System.markdown(&b, c.Dial.systemHeading())
 	}
 	c.mdReproduce(&b)
 	c.mdEvents(&b)
