@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"math"
 	"time"
 
@@ -63,7 +64,7 @@ func (m ModelError) String() string {
 	if len(parts) == 0 {
 		return "none declared"
 	}
-	return fmt.Sprint(parts)
+	return strings.Join(parts, ", ")
 }
 
 // variants are the models the band runs beside the nominal one, each with
@@ -216,7 +217,7 @@ func (s Sweep) fragility(b *Band) string {
 		worst = max(worst, d)
 	}
 	if slo.ITL < Unbounded && float64(worst)*(1+b.Declared.Scale) >= 0.8*float64(slo.ITL) {
-		return fmt.Sprintf("%s: the largest step this configuration can form, %v, is %.0f %% of the %v ITL bound, so a few percent of cost error fails every request that meets such a step; a chunk cap, a smaller token budget or a smaller batch moves it",
+		return fmt.Sprintf("%s: the largest step this configuration can form, %v, is %.0f %% of the %v ITL bound, so a few percent of cost error fails every request that meets such a step; a smaller token budget or batch shrinks that step, a chunk cap makes it rare (several prompts must then prefill at once to form it)",
 			moves, worst.Round(time.Microsecond*10), 100*float64(worst)/float64(slo.ITL), slo.ITL)
 	}
 	return moves + ": the result rests on the cost model's step times; measure them (costmodel.Fit, Table) before trusting the knee"
