@@ -14,15 +14,23 @@
 //   - PrefixHitRate: the fraction of prompt tokens served from a prefix
 //     cache against offered load, per Series: what a prefix-aware router
 //     changes in a fleet.
+//   - Dial: a dial sweep's knees against the dial's values, with their
+//     intervals and paired differences to the baseline, above TTFT p99
+//     and ITL p99 at the probe load.
+//   - Occupancy: one replica's KV occupancy and queue lengths over the
+//     time of one run, from the steps a Timeline kept (a
+//     sim.StepObserver).
 //
-// Each returns a *plot.Plot, so a caller can retitle it or add to it before
-// writing it with Write (an io.Writer and a format, "svg" or "png") or Save
-// (a path whose extension names the format). Page sets the size; its zero
-// value is 18 × 11 cm at 150 dpi.
+// Each returns a *plot.Plot, or Panels (plots one above the other, x axes
+// aligned), so a caller can retitle it or add to it before writing it with
+// Write (an io.Writer and a format, "svg" or "png") or Save (a path whose
+// extension names the format). Page sets the size; its zero value is
+// 18 × 11 cm at 150 dpi, 8 cm higher for each panel past the first.
 //
 // Reading guide: goodput.go and goodput_marks.go (the curve and its marks),
-// latency.go, cdf.go, compare.go (several series on one axis), marks.go
-// (colours, lines, ticks), write.go.
+// latency.go, cdf.go, compare.go (several series on one axis), dial.go
+// (a dial sweep), timeline.go (Timeline and Occupancy), marks.go
+// (colours, lines, ticks), panels.go, write.go.
 //
 // Choices: colours are Okabe–Ito, distinct for colour-blind readers; the
 // legend sits in a band the marks leave free, so no line crosses it; log

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -21,18 +20,27 @@ const (
 )
 
 // Page is the size of a written chart. The zero value is 18 × 11 cm at
-// 150 dots per inch (a PNG of 1063 × 650 pixels).
+// 150 dots per inch (a PNG of 1063 × 650 pixels), and 8 cm higher for
+// each panel past the first of Panels.
 type Page struct {
-	Width, Height vg.Length // default 18 cm × 11 cm
+	Width, Height vg.Length // default 18 cm × 11 cm (+ 8 cm a panel)
 	DPI           int       // PNG resolution; default 150
 }
 
-func (pg Page) withDefaults() Page {
+// Drawing is what a Page draws: a *plot.Plot, or Panels.
+type Drawing interface {
+	Draw(c draw.Canvas)
+}
+
+func (pg Page) withDefaults(d Drawing) Page {
 	if pg.Width <= 0 {
 		pg.Width = 18 * vg.Centimeter
 	}
 	if pg.Height <= 0 {
 		pg.Height = 11 * vg.Centimeter
+		if ps, ok := d.(Panels); ok && len(ps) > 1 {
+			pg.Height += vg.Length(len(ps)-1) * 8 * vg.Centimeter
+		}
 	}
 	if pg.DPI <= 0 {
 		pg.DPI = 150
@@ -41,8 +49,8 @@ func (pg Page) withDefaults() Page {
 }
 
 // Write draws p on a page and writes it to w in format (SVG or PNG).
-func (pg Page) Write(w io.Writer, format string, p *plot.Plot) error {
-	pg = pg.withDefaults()
+func (pg Page) Write(w io.Writer, format string, p Drawing) error {
+	pg = pg.withDefaults(p)
 	var c vg.CanvasWriterTo
 	switch strings.ToLower(format) {
 	case SVG:
@@ -59,7 +67,7 @@ func (pg Page) Write(w io.Writer, format string, p *plot.Plot) error {
 
 // Save writes p to the file at path, in the format its extension names
 // (.svg or .png).
-func (pg Page) Save(path string, p *plot.Plot) (err error) {
+func (pg Page) Save(path string, p Drawing) (err error) {
 	format := strings.TrimPrefix(filepath.Ext(path), ".")
 	if f := strings.ToLower(format); f != SVG && f != PNG {
 		return fmt.Errorf("chart: %s: the extension must be .svg or .png", path)
@@ -77,7 +85,7 @@ func (pg Page) Save(path string, p *plot.Plot) (err error) {
 }
 
 // Write writes p on the default Page.
-func Write(w io.Writer, format string, p *plot.Plot) error { return Page{}.Write(w, format, p) }
+func Write(w io.Writer, format string, p Drawing) error { return Page{}.Write(w, format, p) }
 
 // Save saves p on the default Page.
-func Save(path string, p *plot.Plot) error { return Page{}.Save(path, p) }
+func Save(path string, p Drawing) error { return Page{}.Save(path, p) }
