@@ -111,4 +111,3 @@ func TestDiffLabel(t *testing.T) {
 	assert.Equal(t, "Δ —", diffLabel(sim.Estimate{Center: math.NaN()}))
 	assert.Equal(t, "Δ +0.1", diffLabel(sim.Estimate{Center: 0.1, Lo: math.NaN(), Hi: math.NaN(), N: 1}))
 }
-
