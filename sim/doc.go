@@ -104,6 +104,13 @@
 // EarliestDeadline) see each request's class, priority, arrival, prompt,
 // declared output and deadline (arrival + its class's TTFT bound).
 //
+// A conversation-keeping trace replay (workload.OpenReplay with
+// TraceConfig.Conversations.Keep) is a workload.Paced source: the runner
+// pulls it as lazily as an open-loop trace, each row at its recorded
+// instant, and schedules a turn its predecessor's answer released when the
+// source releases it (at the later of its recorded instant and that
+// answer's end plus the minimum think time), so the replay streams.
+//
 // Config.Warm is a warm start: before the run, every replica's prefix
 // cache holds the listed prompts' shared blocks (a PrefixReuse's
 // SharedPrompts, say), never measured; a warm-up larger than the cache is

@@ -20,12 +20,17 @@ type slot struct {
 	class     int      // index in the runner's classes
 	prefix    []uint64 // the request's prefix hash ids, for the cache
 	prefixLen int      // tokens per hash id
+	stream    bool     // a paced source's Next yielded it: its arrival pulls the next
 }
 
 // pull takes the next request(s) from the source: one for an open-loop
 // source (the next arrival, kept in the event queue), all that are ready for
-// a closed-loop one.
+// a closed-loop one, and for a paced one (workload.Paced) the requests
+// feedback released and the next that keeps its own instant.
 func (r *runner) pull() error {
+	if r.paced != nil {
+		return r.pullPaced()
+	}
 	for !r.srcDone {
 		req, err := r.src.Next()
 		if errors.Is(err, workload.ErrWaiting) {
@@ -46,6 +51,47 @@ func (r *runner) pull() error {
 		}
 	}
 	return nil
+}
+
+// pullPaced pulls a paced source as lazily as an open-loop one: every
+// request feedback released (each due at or after now), then, unless one
+// is already due, the next request that keeps its own instant, whose
+// arrival pulls again; after ErrWaiting, the next Finished pulls again.
+func (r *runner) pullPaced() error {
+	if err := r.drainReleased(); err != nil {
+		return err
+	}
+	if r.srcDone || r.streamDue {
+		return nil
+	}
+	req, err := r.src.Next()
+	switch {
+	case errors.Is(err, workload.ErrWaiting):
+		return nil
+	case err == io.EOF:
+		r.srcDone = true
+		return nil
+	case err != nil:
+		return fmt.Errorf("sim: reading the workload: %w", err)
+	}
+	if err := r.schedule(req); err != nil {
+		return err
+	}
+	r.slots[r.lastRef].stream, r.streamDue = true, true
+	return r.drainReleased()
+}
+
+// drainReleased schedules the requests a paced source's feedback released.
+func (r *runner) drainReleased() error {
+	for {
+		req, ok := r.paced.Released()
+		if !ok {
+			return nil
+		}
+		if err := r.schedule(req); err != nil {
+			return err
+		}
+	}
 }
 
 func (r *runner) schedule(req workload.Request) error {
@@ -72,6 +118,8 @@ func (r *runner) schedule(req workload.Request) error {
 	s.priority = req.Priority + r.classes.list[s.class].priority
 	s.prefix, s.prefixLen = req.PrefixHashes, req.PrefixBlockTokens
 	s.willError = req.Failed
+	s.stream = false
+	r.lastRef = ref
 	r.seen++
 	r.events.push(event{at: req.Arrival, class: classArrival, ref: ref})
 	return nil
@@ -101,10 +149,14 @@ func (r *runner) arrive(ref int32) error {
 	}
 	// Drawn for every request, so the stream does not depend on outcomes.
 	injected := r.errs.Float64() < r.cfg.ErrorRate
+	pullNext := r.fb == nil || s.stream
+	if s.stream {
+		r.streamDue = false
+	}
 	if s.willError { // the trace recorded it as failed: it never loads the replica
 		s.rec.Replica = Unrouted
 		r.end(ref, StatusErrored, "recorded as failed in the trace")
-		if r.fb == nil {
+		if pullNext {
 			return r.pull()
 		}
 		return nil
@@ -119,7 +171,7 @@ func (r *runner) arrive(ref int32) error {
 	} else if err := r.send(ref); err != nil || r.overloaded {
 		return err
 	}
-	if r.fb == nil {
+	if pullNext {
 		return r.pull()
 	}
 	return nil

@@ -38,12 +38,18 @@ func Run(cfg Config, src workload.Source, obs Observer) (Summary, error) {
 //     over it; step.go and summary.go turn tokens into records and records
 //     into a Summary.
 type runner struct {
-	cfg  Config
-	slo  SLO
-	src  workload.Source
-	fb   workload.Feedback
-	obs  Observer
-	errs *rand.Rand
+	cfg Config
+	slo SLO
+	src workload.Source
+	fb  workload.Feedback
+	// paced is the source as workload.Paced, if it is: streamDue says a
+	// request its Next yielded has not arrived yet; lastRef is the slot
+	// schedule filled last.
+	paced     workload.Paced
+	streamDue bool
+	lastRef   int32
+	obs       Observer
+	errs      *rand.Rand
 
 	reps      []replica
 	toPlan    []int // replicas to plan once the current instant is handled
@@ -124,6 +130,7 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	}
 	r.signals = make([]signals, max(1, cfg.Fleet.Frontends))
 	r.fb, _ = src.(workload.Feedback)
+	r.paced, _ = src.(workload.Paced)
 	if cfg.Horizon > 0 {
 		drain := cfg.Drain
 		if drain == 0 {
