@@ -3,8 +3,8 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
