@@ -17,15 +17,40 @@ type Chunk struct {
 // Batch is the shape of one engine step (one forward pass).
 //
 // Prefill holds one entry per sequence that computes more than its single
-// next token in the step; Decode holds, for each sequence that computes
-// exactly one token, the number of tokens already in its KV cache before the
-// step (its context length). A step may mix both.
+// next token in the step; Decode holds, for each decoding sequence, the
+// number of tokens already in its KV cache before the step (its context
+// length). A step may mix both.
+//
+// Verify holds, for each decode, the positions it verifies: 1 without
+// speculative decoding (its one new token), K + 1 with K draft tokens (the
+// last sampled token and the drafts, computed in one forward pass). nil
+// means 1 for every decode; otherwise it has one entry per Decode entry.
 //
 // The zero Batch is empty; models return 0 for it. Callers that price many
 // steps reuse the slices: a Model must not retain them.
 type Batch struct {
 	Prefill []Chunk
 	Decode  []int
+	Verify  []int
+}
+
+// Verified is the number of positions decode i verifies: Verify[i], or 1
+// when Verify is nil.
+func (b Batch) Verified(i int) int {
+	if b.Verify == nil {
+		return 1
+	}
+	return b.Verify[i]
+}
+
+// ExtraVerified is the number of positions the decodes verify beyond one
+// each: the draft tokens of the step (0 without speculation).
+func (b Batch) ExtraVerified() int {
+	n := 0
+	for _, v := range b.Verify {
+		n += v - 1
+	}
+	return n
 }
 
 // Empty reports whether the batch schedules no work.
@@ -52,8 +77,9 @@ func (b Batch) DecodeContext() int {
 	return n
 }
 
-// Tokens is the number of tokens computed in the step (prefill + decode).
-func (b Batch) Tokens() int { return b.PrefillTokens() + len(b.Decode) }
+// Tokens is the number of tokens computed in the step (prefill + every
+// position the decodes verify).
+func (b Batch) Tokens() int { return b.PrefillTokens() + len(b.Decode) + b.ExtraVerified() }
 
 // Validate reports a batch with negative or empty entries.
 func (b Batch) Validate() error {
@@ -71,6 +97,14 @@ func (b Batch) Validate() error {
 			errs = append(errs, fmt.Errorf("costmodel: Batch.Decode[%d] must be >= 0, got %d", i, c))
 		}
 	}
+	if b.Verify != nil && len(b.Verify) != len(b.Decode) {
+		errs = append(errs, fmt.Errorf("costmodel: Batch.Verify has %d entries for %d decodes (nil means 1 position each)", len(b.Verify), len(b.Decode)))
+	}
+	for i, v := range b.Verify {
+		if v < 1 {
+			errs = append(errs, fmt.Errorf("costmodel: Batch.Verify[%d] must be >= 1, got %d", i, v))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -79,7 +113,7 @@ func (b Batch) Validate() error {
 // StepTime must be pure and deterministic: the same batch gives the same
 // duration, whatever was priced before. It is positive for every non-empty
 // valid batch, zero for the empty batch, and non-decreasing when a sequence is
-// added or when any sequence's tokens or context grow. The package
+// added or when any sequence's tokens, context or verified positions grow. The package
 // costmodeltest checks these properties for any implementation.
 type Model interface {
 	StepTime(b Batch) time.Duration

@@ -16,8 +16,10 @@ import (
 //	   + PerPrefillAttention × Σ attention pairs of the chunks
 //
 // where a chunk of n new tokens on c context tokens attends n·c + n(n+1)/2
-// (query, key) pairs (causal attention). The empty batch costs 0; a
-// non-empty step costs at least 1 ns.
+// (query, key) pairs (causal attention). A decode that verifies P > 1
+// positions (speculative decoding, Batch.Verify) adds P − 1 prefill tokens
+// on its context + 1 and their attention pairs, with no per-sequence term.
+// The empty batch costs 0; a non-empty step costs at least 1 ns.
 //
 // The zero Linear prices every non-empty step at 1 ns and is refused by
 // Validate; NewLinear3 builds the common three-coefficient form.

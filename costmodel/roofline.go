@@ -15,7 +15,9 @@ import (
 //
 // KV tokens are those read (decode and chunk context) plus those written (one
 // per computed token); attention FLOPs are taken to be folded into
-// FLOPsPerToken. The empty batch costs 0.
+// FLOPsPerToken. Draft positions a speculative decode verifies
+// (Batch.Verify) are computed tokens too, each written to KV. The empty
+// batch costs 0.
 //
 // The zero efficiencies mean 1 (the bare roofline); Calibrate scales them so
 // the model matches a measured step. AtlasRoofline is the calibrated Atlas

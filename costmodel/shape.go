@@ -6,6 +6,13 @@ const numTerms = 6
 // shape holds the sums over a batch that the Linear, Fit and Roofline models
 // use, computed in one allocation-free pass. Floats, so that no sum can
 // overflow an int.
+//
+// A decode that verifies P > 1 positions (speculative decoding) is its one
+// decoded token plus P − 1 tokens computed like a prefill chunk on its
+// context, without a chunk's per-sequence terms: the drafts add to the
+// prefill tokens and to the attention pairs (each of the P − 1 attends to
+// the context and the positions before it). So every model built on shape
+// prices verification by its own prefill rates.
 type shape struct {
 	seqs           float64 // scheduled sequences
 	decodes        float64 // decoding sequences (one token each)
@@ -20,8 +27,13 @@ func shapeOf(b Batch) shape {
 		seqs:    float64(b.Seqs()),
 		decodes: float64(len(b.Decode)),
 	}
-	for _, c := range b.Decode {
+	for i, c := range b.Decode {
 		s.decodeContext += float64(c)
+		if n := float64(b.Verified(i) - 1); n > 0 {
+			ctx := float64(c) + 1
+			s.prefillTokens += n
+			s.attention += n*ctx + n*(n+1)/2
+		}
 	}
 	for _, c := range b.Prefill {
 		n, ctx := float64(c.NewTokens), float64(c.Context)

@@ -20,7 +20,10 @@ type Point struct {
 // sequences, a step with prefill pays the Prefill curve at its number of
 // prefill tokens, and a mixed step pays both. Decode context is not an axis:
 // measure the curve at the context you serve, or use Linear or Fit when
-// context matters.
+// context matters. Draft positions a speculative decode verifies beyond
+// one per sequence (Batch.Verify) are priced at the Prefill curve's mean
+// slope over its samples, without its step cost: the same forward pass
+// computes them like prompt tokens.
 //
 // Between samples the curves are piecewise linear (gonum's interp), so the
 // model is exact at its samples. Below the first sample a curve holds the
@@ -114,6 +117,9 @@ func (m *TableModel) price(b Batch) (d time.Duration, decodeOut, prefillOut bool
 	if n := len(b.Decode); n > 0 {
 		v, out := m.decode.at(float64(n))
 		ms, decodeOut = ms+v, out
+		if x := b.ExtraVerified(); x > 0 {
+			ms += float64(x) * m.prefill.meanSlope()
+		}
 	}
 	if n := b.PrefillTokens(); n > 0 {
 		v, out := m.prefill.at(float64(n))
@@ -147,6 +153,15 @@ func newCurve(name, unit string, ps []Point) curve {
 	c.pred = pl
 	c.slope = (ys[n-1] - ys[n-2]) / (xs[n-1] - xs[n-2])
 	return c
+}
+
+// meanSlope is the curve's mean slope over its samples (ms per unit of X),
+// or the slope beyond them with a single sample (0).
+func (c curve) meanSlope() float64 {
+	if c.hi <= c.lo {
+		return c.slope
+	}
+	return (c.last - c.pred.Predict(c.lo)) / (c.hi - c.lo)
 }
 
 // at reads the curve at x and reports whether x is outside the samples.

@@ -25,7 +25,9 @@ const shapes = 200
 //   - pricing is deterministic: the same batch costs the same, before and
 //     after other batches are priced, and the batch is not modified;
 //   - the cost never falls when a decode or a chunk is added, when a decode's
-//     context grows, or when a chunk's tokens or context grow.
+//     context or verified positions grow, or when a chunk's tokens or
+//     context grow;
+//   - a Batch.Verify of all ones (no drafts) costs what a nil Verify does.
 //
 // A panic inside m.StepTime is reported as a violation, not propagated.
 // The shapes are the same on every call (seed 1, 1), so Check is exact and
@@ -91,6 +93,13 @@ func (c *checker) shape(what string, b costmodel.Batch) {
 	c.price("a neighbour", costmodel.Batch{Decode: []int{1 << 20}})
 	if again, ok := c.price(what, b); ok && again != d {
 		c.fail("%s %s costs %v, then %v: not deterministic", what, describe(b), d, again)
+	}
+	if b.Verify == nil && len(b.Decode) > 0 {
+		same := clone(b)
+		same.Verify = ones(len(b.Decode))
+		if v, ok := c.price("Verify of all ones", same); ok && v != d {
+			c.fail("%s %s costs %v, but %v with every decode verifying 1 position (Verify all ones)", what, describe(b), d, v)
+		}
 	}
 	for _, g := range growths(b) {
 		if bigger, ok := c.price(g.what, g.batch); ok && bigger < d {

@@ -24,5 +24,5 @@ func ExampleCheck() {
 	fmt.Println(strings.SplitN(err.Error(), "\n", 2)[0])
 	// Output:
 	// <nil>
-	// costmodeltest: adding a decode at context 4096 lowered the cost of {1 decodes, Σcontext 0; 0 chunks, 0 tokens} from 1s to 999.995904ms
+	// costmodeltest: adding a decode at context 4096 lowered the cost of {1 decodes, Σcontext 0, 0 drafts verified; 0 chunks, 0 tokens} from 1s to 999.995904ms
 }

@@ -21,6 +21,12 @@ func randomBatch(rng *rand.Rand) costmodel.Batch {
 			b.Prefill = append(b.Prefill, costmodel.Chunk{NewTokens: 1 + rng.IntN(1<<13), Context: rng.IntN(1 << 15)})
 		}
 	}
+	if len(b.Decode) > 0 && rng.IntN(3) == 0 { // speculative: up to 8 drafts each
+		b.Verify = make([]int, len(b.Decode))
+		for i := range b.Verify {
+			b.Verify[i] = 1 + rng.IntN(9)
+		}
+	}
 	return b
 }
 
@@ -40,8 +46,14 @@ func growths(b costmodel.Batch) []growth {
 		edit(&g)
 		gs = append(gs, growth{what, g})
 	}
-	add("adding a decode at context 0", func(g *costmodel.Batch) { g.Decode = append(g.Decode, 0) })
-	add("adding a decode at context 4096", func(g *costmodel.Batch) { g.Decode = append(g.Decode, 4096) })
+	addDecode := func(g *costmodel.Batch, ctx int) {
+		g.Decode = append(g.Decode, ctx)
+		if g.Verify != nil {
+			g.Verify = append(g.Verify, 1)
+		}
+	}
+	add("adding a decode at context 0", func(g *costmodel.Batch) { addDecode(g, 0) })
+	add("adding a decode at context 4096", func(g *costmodel.Batch) { addDecode(g, 4096) })
 	add("adding a 1-token chunk", func(g *costmodel.Batch) { g.Prefill = append(g.Prefill, costmodel.Chunk{NewTokens: 1}) })
 	add("adding a 512-token chunk on 1024 context", func(g *costmodel.Batch) {
 		g.Prefill = append(g.Prefill, costmodel.Chunk{NewTokens: 512, Context: 1024})
@@ -49,6 +61,12 @@ func growths(b costmodel.Batch) []growth {
 	if len(b.Decode) > 0 {
 		add("one more context token on decode 0", func(g *costmodel.Batch) { g.Decode[0]++ })
 		add("1000 more context tokens on decode 0", func(g *costmodel.Batch) { g.Decode[0] += 1000 })
+		add("one more verified position on decode 0", func(g *costmodel.Batch) {
+			if g.Verify == nil {
+				g.Verify = ones(len(g.Decode))
+			}
+			g.Verify[0]++
+		})
 	}
 	if len(b.Prefill) > 0 {
 		add("one more token in chunk 0", func(g *costmodel.Batch) { g.Prefill[0].NewTokens++ })
@@ -59,15 +77,24 @@ func growths(b costmodel.Batch) []growth {
 }
 
 func clone(b costmodel.Batch) costmodel.Batch {
-	return costmodel.Batch{Prefill: slices.Clone(b.Prefill), Decode: slices.Clone(b.Decode)}
+	return costmodel.Batch{Prefill: slices.Clone(b.Prefill), Decode: slices.Clone(b.Decode), Verify: slices.Clone(b.Verify)}
 }
 
 func equal(a, b costmodel.Batch) bool {
-	return slices.Equal(a.Prefill, b.Prefill) && slices.Equal(a.Decode, b.Decode)
+	return slices.Equal(a.Prefill, b.Prefill) && slices.Equal(a.Decode, b.Decode) && slices.Equal(a.Verify, b.Verify)
+}
+
+// ones is n positions of 1: every decode verifying only its own token.
+func ones(n int) []int {
+	v := make([]int, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
 }
 
 // describe summarises a batch for a message, without listing every entry.
 func describe(b costmodel.Batch) string {
-	return fmt.Sprintf("{%d decodes, Σcontext %d; %d chunks, %d tokens}",
-		len(b.Decode), b.DecodeContext(), len(b.Prefill), b.PrefillTokens())
+	return fmt.Sprintf("{%d decodes, Σcontext %d, %d drafts verified; %d chunks, %d tokens}",
+		len(b.Decode), b.DecodeContext(), b.ExtraVerified(), len(b.Prefill), b.PrefillTokens())
 }
