@@ -104,7 +104,7 @@ func (e *Engine) checkSeq(s *seq) []error {
 	if s.emitted >= s.req.Output {
 		bad("emitted %d of %d tokens but still held", s.emitted, s.req.Output)
 	}
-	ahead := s.sched // tokens whose blocks are taken beyond those computed
+	ahead := max(s.sched, s.look) // tokens whose blocks are taken beyond those computed
 	if e.lazy && s.sched > 0 {
 		ahead = e.runAlloc // a run takes its blocks step by step
 	}

@@ -69,6 +69,16 @@ type Config struct {
 	// takes its head: an old cached block goes before a recently freed
 	// uncached one.
 	FreeBlocksFirst bool
+	// SpeculativeTokens is K, the draft tokens each decoding sequence
+	// verifies per step (vLLM's num_speculative_tokens); 0 means no
+	// speculative decoding. A decode then schedules 1 + K tokens (fewer
+	// near its last token, or when the step's budget runs short, as vLLM
+	// trims the drafts), takes KV for all of them (vLLM's lookahead
+	// slots) and keeps the blocks of rejected drafts for its next step;
+	// the driver says how many drafts were accepted (SetAcceptor), and the
+	// step emits those plus the token it samples, as one streamed chunk.
+	// Such steps are planned one at a time (ScheduleUntil plans no runs).
+	SpeculativeTokens int
 }
 
 // WithDefaults returns c with every zero field set to its documented
@@ -114,6 +124,7 @@ func (c Config) Validate() error {
 	neg("BlockSize", c.BlockSize)
 	neg("KVBlocks", c.KVBlocks)
 	neg("MaxWaiting", c.MaxWaiting)
+	neg("SpeculativeTokens", c.SpeculativeTokens)
 	if !(c.Watermark >= 0 && c.Watermark < 1) { // also refuses NaN
 		errs = append(errs, fmt.Errorf("engine: Watermark must be in [0, 1), got %v", c.Watermark))
 	}
@@ -123,6 +134,9 @@ func (c Config) Validate() error {
 	}
 	if c.ChunkCap > d.MaxBatchedTokens && c.MaxBatchedTokens >= 0 {
 		errs = append(errs, fmt.Errorf("engine: ChunkCap (%d) must not exceed MaxBatchedTokens (%d)", c.ChunkCap, d.MaxBatchedTokens))
+	}
+	if c.SpeculativeTokens >= d.MaxBatchedTokens && c.MaxBatchedTokens >= 0 {
+		errs = append(errs, fmt.Errorf("engine: SpeculativeTokens (%d) must be below MaxBatchedTokens (%d): one decode could not verify its drafts in a step", c.SpeculativeTokens, d.MaxBatchedTokens))
 	}
 	if d.MaxSeqs > d.MaxBatchedTokens && c.MaxBatchedTokens >= 0 && c.MaxSeqs >= 0 {
 		// One rule whether the budget is given or the default, as vLLM

@@ -67,6 +67,22 @@
 // never stored) need more blocks than KVBlocks is rejected at Add with
 // ErrNeverFits rather than left to block the queue.
 //
+// # Speculative decoding
+//
+// With Config.SpeculativeTokens = K a decoding request schedules its last
+// token and up to K drafts (never more than it has tokens left to emit,
+// and within the step's budget, as vLLM's scheduler counts spec tokens
+// against max_num_batched_tokens), takes KV for all of them (vLLM's
+// lookahead slots, weighed in preemption like any allocation) and keeps
+// the blocks of rejected drafts for its next step, as vLLM keeps a
+// request's blocks when it rolls num_computed_tokens back. Plan.Batch
+// carries each decode's verified positions (costmodel.Batch.Verify).
+// The engine draws nothing: the driver's Acceptor says how many drafts a
+// step accepted, and the request emits those plus the token sampled after
+// them at the step's end, as one streamed chunk (Emit.Drafted,
+// Emit.Accepted). Speculative steps are planned one at a time, since the
+// tokens a step emits depend on its acceptance.
+//
 // # What each of those is worth
 //
 // TestKVPressureToggles turns them back one at a time on the Atlas replica

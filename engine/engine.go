@@ -50,6 +50,8 @@ type Engine struct {
 	runAlloc    int  // steps of the run in flight whose blocks are taken
 	outstanding int  // Σ left() over the requests held
 
+	acceptor Acceptor // speculative decoding: the driver's acceptance draws
+
 	sched   []*seq // scheduled in the step in flight, in batch order
 	shifted []int  // scratch: decode contexts k-1 steps ahead
 	plan    Plan
@@ -77,12 +79,29 @@ type Plan struct {
 // Emit says that Ref emitted Tokens tokens, one at the end of each of the
 // last Tokens steps the Outcome covers (so at Outcome.End − i × StepTime for
 // i = Tokens−1 … 0).
+//
+// A speculative step (Drafted > 0) is different: its Tokens, the Accepted
+// drafts and the token sampled after them, were all emitted at End, as one
+// streamed chunk.
 type Emit struct {
 	Ref    int32
 	Tokens int
 	First  bool // the first of them is the request's first output token
 	Done   bool // the request emitted its last token and left the engine
+	// Drafted and Accepted are the draft tokens the step verified for the
+	// request and those it accepted (0 without speculative decoding).
+	Drafted, Accepted int
 }
+
+// Acceptor says how many of a request's drafted tokens a step accepted
+// (0 to drafted): the driver draws it, so that the engine stays pure.
+type Acceptor interface {
+	Accept(ref int32, drafted int) int
+}
+
+// SetAcceptor sets the driver's Acceptor for speculative decoding
+// (Config.SpeculativeTokens). Without one, every draft is rejected.
+func (e *Engine) SetAcceptor(a Acceptor) { e.acceptor = a }
 
 // Outcome is what the completed steps of a plan produced: Steps steps, the
 // last of which ended at End. Emitted is owned by the engine and valid until

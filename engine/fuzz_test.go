@@ -5,6 +5,15 @@ import (
 	"time"
 )
 
+// hashAcceptor accepts a pseudo-random share of the drafts, from the
+// request and its draft length, and sometimes more than were drafted (the
+// engine must clamp).
+type hashAcceptor struct{}
+
+func (hashAcceptor) Accept(ref int32, drafted int) int {
+	return int(uint32(ref)*2654435761>>7) % (drafted + 2)
+}
+
 // FuzzEngine turns bytes into a scenario — a configuration, then adds,
 // aborts and steps — and holds the engine to its invariants after every
 // command: nothing a driver can do with valid calls breaks them or panics.
@@ -34,10 +43,14 @@ func FuzzEngine(f *testing.F) {
 		if data[3]%2 == 1 {
 			cfg.Policy = Priority{}
 		}
+		if data[0]%5 == 1 { // speculative decoding, accepting by the request and the draft
+			cfg.SpeculativeTokens = 1 + int(data[1]%8)
+		}
 		e, err := New(cfg, nil)
 		if err != nil {
 			return // a configuration Validate refuses is not a scenario
 		}
+		e.SetAcceptor(hashAcceptor{})
 		var now time.Duration
 		var next int32
 		inFlight := (*Plan)(nil)

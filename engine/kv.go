@@ -273,6 +273,7 @@ func (e *Engine) drop(s *seq) {
 // trim returns the blocks s holds beyond what its computed tokens need (the
 // allocation of a step that did not run), last first.
 func (e *Engine) trim(s *seq) {
+	s.look = 0
 	extra := s.blocks() - e.blocksFor(s.computed)
 	x := min(extra, s.anon)
 	e.pool.pushRun(x)

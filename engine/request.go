@@ -77,6 +77,8 @@ type seq struct {
 	sched    int  // tokens scheduled in the step in flight; 0 if none
 	cached   int  // prompt tokens found cached at first admission
 	decoding bool // scheduled as a decode (one token after an emitted one)
+	draft    int  // draft tokens it verifies in the step in flight (speculative)
+	look     int  // tokens beyond computed whose blocks it holds from rejected drafts
 	aborted  bool // aborted while in the step in flight
 
 	// Its KV blocks, block j holding tokens [j·BlockSize, (j+1)·BlockSize):

@@ -75,6 +75,9 @@ func (e *Engine) resetPlan(now time.Duration) {
 	e.plan.End = now
 	e.plan.Batch.Prefill = e.plan.Batch.Prefill[:0]
 	e.plan.Batch.Decode = e.plan.Batch.Decode[:0]
+	if e.plan.Batch.Verify != nil {
+		e.plan.Batch.Verify = e.plan.Batch.Verify[:0]
+	}
 	e.plan.Started = e.plan.Started[:0]
 	e.plan.Cached = e.plan.Cached[:0]
 	e.plan.Preempted = e.plan.Preempted[:0]
@@ -125,19 +128,26 @@ func (e *Engine) planWholePrompts() {
 	}
 	for i := 0; i < len(e.running); i++ {
 		s := e.running[i]
-		if !e.makeRoom(s, 1, i) {
+		n := e.chunk(s, s.computed, e.cfg.MaxBatchedTokens)
+		if !e.makeRoom(s, n, i) {
 			break
 		}
-		e.schedule(s, 1)
+		e.schedule(s, n)
 	}
 }
 
 // chunk is the number of tokens s asks for in a step with budget left,
 // when computed of its tokens are in KV.
+//
+// With speculative decoding a decode asks for its token and up to K drafts,
+// never more than the tokens it has left to emit after this one.
 func (e *Engine) chunk(s *seq, computed, budget int) int {
 	n := s.known - computed
 	if e.cfg.ChunkCap > 0 && n > e.cfg.ChunkCap {
 		n = e.cfg.ChunkCap
+	}
+	if k := e.cfg.SpeculativeTokens; k > 0 && n == 1 && s.emitted > 0 {
+		n += min(k, s.req.Output-s.emitted-1)
 	}
 	return min(n, budget)
 }
@@ -220,7 +230,7 @@ func (e *Engine) preempt(s *seq) {
 	e.cacheOwn(s)
 	e.drop(s)
 	e.outstanding -= s.left()
-	s.computed = 0
+	s.computed, s.look = 0, 0
 	e.outstanding += s.left()
 	s.phase = phaseWaiting
 	s.preempts++
@@ -231,7 +241,11 @@ func (e *Engine) preempt(s *seq) {
 func (e *Engine) schedule(s *seq, n int) {
 	e.take(s, e.need(s, s.computed+n))
 	s.sched = n
-	s.decoding = n == 1 && s.emitted > 0 && s.known-s.computed == 1
+	s.decoding = s.emitted > 0 && s.known-s.computed == 1
+	s.draft = 0
+	if s.decoding {
+		s.draft = n - 1 // speculative drafts; chunk asks for one token otherwise
+	}
 	if !s.decoding {
 		e.publish(s, s.computed+n)
 	}
@@ -243,6 +257,9 @@ func (e *Engine) priceBatch() {
 	for _, s := range e.sched {
 		if s.decoding {
 			e.plan.Batch.Decode = append(e.plan.Batch.Decode, s.computed)
+			if e.cfg.SpeculativeTokens > 0 {
+				e.plan.Batch.Verify = append(e.plan.Batch.Verify, 1+s.draft)
+			}
 		} else {
 			e.plan.Batch.Prefill = append(e.plan.Batch.Prefill, costmodel.Chunk{NewTokens: s.sched, Context: s.computed})
 		}
@@ -275,13 +292,21 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 			continue
 		}
 		e.outstanding -= s.left()
-		n := 1
+		n, adv, drafted, accepted := 1, s.sched, 0, 0
 		if s.decoding {
 			n = s.sched // one token computed and one sampled per step
+			if s.draft > 0 {
+				// The last token and the drafts were verified: the
+				// accepted drafts and the token sampled after them are
+				// emitted; the KV of the accepted ones is kept.
+				drafted, accepted = s.draft, e.accepted(s)
+				n, adv = 1+accepted, 1+accepted
+			}
 			s.known += n - 1
 		}
-		s.computed += s.sched
-		s.sched = 0
+		s.look = max(s.look, s.sched) - adv
+		s.computed += adv
+		s.sched, s.draft = 0, 0
 		if s.computed < s.known {
 			e.outstanding += s.left()
 			continue // a chunk of a longer prefill
@@ -289,7 +314,7 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		s.emitted += n
 		s.known++
 		e.outstanding += s.left()
-		em := Emit{Ref: s.req.Ref, Tokens: n, First: s.emitted == 1}
+		em := Emit{Ref: s.req.Ref, Tokens: n, First: s.emitted == 1, Drafted: drafted, Accepted: accepted}
 		if s.emitted >= s.req.Output {
 			em.Done = true
 			done = true
@@ -300,6 +325,14 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		e.dropFinished()
 	}
 	return &e.out, nil
+}
+
+// accepted asks the driver how many of s's drafts the step accepted.
+func (e *Engine) accepted(s *seq) int {
+	if e.acceptor == nil {
+		return 0
+	}
+	return min(max(e.acceptor.Accept(s.req.Ref, s.draft), 0), s.draft)
 }
 
 // dropFinished frees finished requests' blocks and compacts the running list.
@@ -324,7 +357,7 @@ func (e *Engine) dropFinished() {
 func (e *Engine) abandonPlan() {
 	for _, s := range e.sched {
 		e.trim(s)
-		s.sched = 0
+		s.sched, s.draft = 0, 0
 		s.decoding = false
 	}
 	e.sched = e.sched[:0]

@@ -62,7 +62,7 @@ func (e *Engine) shape(j int) {
 	// The decode contexts are copied: CompleteUntil moves the plan's on.
 	decode := append(sh.Batch.Decode[:0], p.Batch.Decode...)
 	*sh = StepShape{Start: p.Start, StepTime: p.StepTime, Steps: j,
-		Batch:   costmodel.Batch{Decode: decode, Prefill: p.Batch.Prefill},
+		Batch:   costmodel.Batch{Decode: decode, Prefill: p.Batch.Prefill, Verify: p.Batch.Verify},
 		Waiting: e.waiting0, Running: e.running0,
 		Used: sh.Used[:0], Cached: sh.Cached[:0]}
 	if e.atFirst {
