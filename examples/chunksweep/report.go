@@ -4,140 +4,166 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
+	"slices"
+	"text/tabwriter"
 
-	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
-	"github.com/servesim/servesim/sim/report"
+	"github.com/servesim/servesim/workload"
 )
 
-// writeReport sweeps every chunk cap and the default, then tests the best
-// against the default.
+// writeReport sweeps every dial, prints each value's knee and its paired
+// difference to vLLM's defaults, tests the declared hypothesis, and
+// writes the charts, cards and files the flags ask for.
 func writeReport(w io.Writer, o options) error {
-	rows := make([]row, 0, len(o.chunks)+1)
-	for _, c := range append([]int{0}, o.chunks...) {
-		r, err := sweepChunk(c, o)
-		if err != nil {
-			return err
-		}
-		rows = append(rows, r)
+	if len(o.chunks) > 0 && !slices.Contains(o.chunks, o.claim) {
+		o.chunks = append(slices.Clone(o.chunks), o.claim) // the claim's own row
+		slices.Sort(o.chunks)
 	}
-	writeRows(w, rows, o)
-	if o.bench != "" {
-		if err := writeBench(o.bench, rows); err != nil {
-			return err
-		}
-	}
-	best, ok := bestChunk(rows[1:])
-	if !ok {
-		fmt.Fprintln(w, "\nno chunk cap differs from the default: nothing to test")
-		return nil
-	}
-	base := rows[0].curve.Knee.Load.Center // test around the default's knee
-	if math.IsNaN(base) {
-		base = rows[0].curve.Peak.Load
-	}
-	x := sim.Experiment{
-		Hypothesis: sim.Hypothesis{
-			Claim:     fmt.Sprintf("a %d-token prefill chunk cap raises goodput by at least 5 %% over no cap", best.chunk),
-			Metric:    sim.MetricGoodput,
-			Threshold: 0.05,
-		},
-		A: config(0, o.horizon), B: config(best.chunk, o.horizon),
-		Workload: documents(o.horizon),
-		Loads:    []float64{0.75 * base, base, 1.25 * base},
-		Blocks:   o.blocks, BaseSeed: o.seed,
-	}
-	res, err := x.Run()
+	studies, err := runStudies(o)
 	if err != nil {
 		return err
 	}
-	writeVerdict(w, res)
-	writeChain(w, rows[0], best)
+	writeHeader(w, o)
+	for _, s := range studies {
+		writeStudy(w, s, o)
+	}
+	x, res, err := testClaim(studies, o)
+	if err != nil {
+		return err
+	}
+	writeVerdict(w, x, res, studies)
+	writeChain(w, studies, o)
+	if o.bench != "" {
+		if err := writeBench(o.bench, studies); err != nil {
+			return err
+		}
+	}
+	if o.out == "" {
+		return nil
+	}
+	fmt.Fprintln(w)
+	if err := writeOutputs(w, studies, res, o); err != nil {
+		return err
+	}
+	if o.timeline {
+		return writeTimeline(w, o)
+	}
 	return nil
 }
 
-// writeChain reads the chapter's hypothesis chain off the measurements:
-// what the chunk cap did to the ITL tax, and what it cost in TTFT.
-func writeChain(w io.Writer, def, b row) {
-	if def.probe.NoMeasured() || b.probe.NoMeasured() {
-		fmt.Fprintf(w, "chain:    %s at %s req/s: raise -probe to read the ITL tax\n", noMeasured, rate(def.probe.Load))
-		return
-	}
-	if math.IsNaN(def.probe.ITL.P99.Center + b.probe.ITL.P99.Center + def.probe.TTFT.P99.Center + b.probe.TTFT.P99.Center) {
-		fmt.Fprintf(w, "chain:    no request completed at %s req/s (%v): lower -probe to read the ITL tax\n", rate(def.probe.Load), def.probe.Saturation)
-		return
-	}
-	fmt.Fprintf(w, "chain:    at %s req/s a %d-token cap moves ITL p99 %.1f -> %.1f ms (budget %v) and TTFT p99 %.0f -> %.0f ms (budget %v)\n",
-		rate(def.probe.Load), b.chunk, def.probe.ITL.P99.Center, b.probe.ITL.P99.Center, def.curve.SLO.ITL,
-		def.probe.TTFT.P99.Center, b.probe.TTFT.P99.Center, def.curve.SLO.TTFT)
+func writeHeader(w io.Writer, o options) {
+	fmt.Fprintf(w, "Atlas TP4 on the Atlas document workload (%s)\n", workload.AtlasDocuments())
+	fmt.Fprintf(w, "Baseline: vLLM's defaults (token budget 2048, chunked prefill on, no chunk cap). Knee: highest load with attainment >= 0.95,\n")
+	fmt.Fprintf(w, "swept from %s req/s; %d replications per load, the same seeds for every value; window %v. Δ knee: knee − baseline's knee,\n", rate(o.start), o.reps, o.horizon)
+	fmt.Fprintf(w, "paired replication by replication. TTFT p99, ITL p99 and attainment at the probe load, %s req/s.\n", rate(o.probe))
 }
 
-// bestChunk is the chunk cap with the highest knee, by peak goodput where
-// no knee was bracketed (ties: the larger cap, which prefills more
-// efficiently). A cap of the whole default budget schedules exactly as no
-// cap does, so it is not a candidate.
-func bestChunk(rows []row) (row, bool) {
-	score := func(r row) float64 {
-		if r.curve.Knee.Found {
-			return r.curve.Knee.Load.Center
+// writeStudy prints one dial's table.
+func writeStudy(w io.Writer, s study, o options) {
+	fmt.Fprintf(w, "\n%s\n", s.title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\tmixed step\tknee\tknee 95%% CI\tΔ knee\tΔ 95%% CI\tTTFT p99\tITL p99\tattainment\tprobe\t\n", s.column)
+	fmt.Fprintf(tw, "%s\tms\treq/s\treq/s\treq/s\treq/s\tms\tms\tat probe\tstate\t\n", s.unit)
+	r := s.result
+	for i, v := range r.Values {
+		name := s.label(v)
+		if i == r.Baseline {
+			name += " (base)"
 		}
-		return r.curve.Peak.Goodput.Center
+		c := r.Curves[i]
+		step := float64(mixedStep(configAt(s.dial.dial, v, o.horizon))) / 1e6
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", name, step, knee(c), kneeCI(c.Knee),
+			diff(r.KneeDiff[i]), diffCI(r.KneeDiff[i], repsOf(c)), probeCells(&r.Probe[i]))
 	}
-	var best row
-	ok := false
-	for _, r := range rows {
-		if r.chunk == engine.DefaultMaxBatchedTokens {
-			continue
-		}
-		if !ok || score(r) >= score(best) {
-			best, ok = r, true
-		}
-	}
-	return best, ok
+	tw.Flush()
 }
 
-func writeVerdict(w io.Writer, r *sim.Result) {
-	h := r.Hypothesis
-	fmt.Fprintf(w, "\nHypothesis, declared before the runs: %s (metric %s, threshold %+.0f %%)\n", h.Claim, h.Metric.Name, 100*h.Threshold)
-	fmt.Fprintf(w, "%d paired blocks per load, A and B on common random numbers\n\n", r.Blocks)
-	for _, l := range r.Loads {
-		if l.Verdict == sim.NoMeasured {
-			fmt.Fprintf(w, "  at %.3f req/s: %v\n", l.Load, l.Verdict)
-			continue
-		}
-		fmt.Fprintf(w, "  at %.3f req/s: A %.3f, B %.3f, improvement %+.1f %% [%+.1f, %+.1f] -> %v\n", l.Load,
-			l.A.Center, l.B.Center, 100*l.Improvement.Center, 100*l.Improvement.Lo, 100*l.Improvement.Hi, l.Verdict)
+func repsOf(c *sim.Curve) int {
+	if len(c.Points) == 0 {
+		return 0
 	}
-	if r.Verdict == sim.NoMeasured {
-		fmt.Fprintf(w, "\nverdict: %v: no block measured a request under both A and B\n", r.Verdict)
-	} else {
-		fmt.Fprintf(w, "\nverdict: %v (improvement %+.1f %% [%+.1f, %+.1f] over %s)\n", r.Verdict,
-			100*r.Improvement.Center, 100*r.Improvement.Lo, 100*r.Improvement.Hi, r.Regime)
-	}
-	if r.PastImprovement.N > 0 {
-		fmt.Fprintf(w, "past the baseline's knee: %v (improvement %+.1f %% [%+.1f, %+.1f]: A collapses there, so any gain is large)\n", r.PastVerdict,
-			100*r.PastImprovement.Center, 100*r.PastImprovement.Lo, 100*r.PastImprovement.Hi)
-	}
-	fmt.Fprintf(w, "boundary: %s\n", r.Boundary())
+	return len(c.Points[0].Runs)
 }
 
-// writeBench writes every chunk cap's runs at the probe load as Go
-// benchmark lines, one configuration each, for benchstat -col config.
-func writeBench(path string, rows []row) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
+// probeCells are TTFT p99, ITL p99, attainment and the saturation at the
+// probe load; "-" where no request was measured, or none completed.
+func probeCells(p *sim.Point) string {
+	if p.NoMeasured() {
+		return fmt.Sprintf("-\t-\t%s\t%v", noMeasured, p.Saturation)
 	}
-	for _, r := range rows {
-		name := "chunk=none"
-		if r.chunk > 0 {
-			name = fmt.Sprintf("chunk=%d", r.chunk)
-		}
-		if err := (report.Bench{Name: "Documents", Config: name}).Write(f, r.probes); err != nil {
-			f.Close()
-			return err
-		}
+	return fmt.Sprintf("%s\t%s\t%.3f\t%v", millis(p.TTFT.P99.Center, "%.0f"), millis(p.ITL.P99.Center, "%.1f"),
+		p.Attainment.Center, p.Saturation)
+}
+
+// diff prints a paired knee difference, "-" where no replication found
+// both knees.
+func diff(e sim.Estimate) string {
+	if e.N == 0 || math.IsNaN(e.Center) {
+		return "-"
 	}
-	return f.Close()
+	return fmt.Sprintf("%+.3f", e.Center)
+}
+
+// diffCI prints its interval, and how many of the reps replications it
+// pairs when not all found both knees.
+func diffCI(e sim.Estimate, reps int) string {
+	switch {
+	case e.N == 0:
+		return "no knee to pair"
+	case math.IsNaN(e.Lo) || math.IsNaN(e.Hi):
+		return fmt.Sprintf("- (n=%d)", e.N)
+	case e.N < reps:
+		return fmt.Sprintf("%s (n=%d)", ci(e), e.N)
+	}
+	return ci(e)
+}
+
+func kneeCI(k sim.Knee) string {
+	if !k.Found {
+		return "-"
+	}
+	return ci(k.Load)
+}
+
+// millis prints a latency, or "-" where no request completed to give one
+// (an overloaded probe load).
+func millis(x float64, format string) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf(format, x)
+}
+
+// noMeasured stands where the windows measured no request.
+const noMeasured = "no measured requests"
+
+// knee prints the knee, or the side of the measured loads it lies beyond:
+// below the first that missed the target, above the last that met it;
+// "none" when no load measured a request.
+func knee(c *sim.Curve) string {
+	switch k := c.Knee; {
+	case k.Found:
+		return fmt.Sprintf("%.3f", k.Load.Center)
+	case k.FirstMiss > 0:
+		return fmt.Sprintf("< %.3g", k.FirstMiss)
+	case k.LastMet > 0:
+		return fmt.Sprintf("> %.3g", k.LastMet)
+	}
+	return "none"
+}
+
+// rate prints a load in req/s: two decimals, or three significant digits
+// below 0.01 (which "%.2f" would print as 0.00).
+func rate(x float64) string {
+	if x < 0.01 {
+		return fmt.Sprintf("%.3g", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+func ci(e sim.Estimate) string {
+	if math.IsNaN(e.Lo) || math.IsNaN(e.Hi) {
+		return "-"
+	}
+	return fmt.Sprintf("[%.3f, %.3f]", e.Lo, e.Hi)
 }

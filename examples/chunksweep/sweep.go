@@ -2,15 +2,19 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"math"
-	"text/tabwriter"
 	"time"
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
+
+// wholeBudget is the token budget a replica without chunked prefill needs:
+// a request's prompt + output − 1 tokens must fit in one step's budget
+// (vLLM's max_num_batched_tokens ≥ max_model_len), and the Atlas document
+// workload's longest is 7,000 + 1,000 − 1.
+const wholeBudget = 8192
 
 // documents is the Atlas document workload at rate req/s, enough requests
 // to cover the window and its drain.
@@ -27,118 +31,127 @@ func documents(horizon time.Duration) sim.Workload {
 	}
 }
 
-// config is the Atlas replica with prefill chunks capped at chunk tokens
-// (0: vLLM V1's default, no cap); the budget grows to hold a chunk larger
-// than the default 2,048 tokens.
-func config(chunk int, horizon time.Duration) sim.Config {
-	e := engine.Config{ChunkCap: chunk}
-	if chunk > engine.DefaultMaxBatchedTokens {
-		e.MaxBatchedTokens = chunk
-	}
-	return sim.Config{Engine: e, Window: sim.Window{Warmup: horizon / 10, Horizon: horizon}}
+// baseConfig is the Atlas replica at vLLM V1's defaults (token budget
+// 2,048, chunked prefill on, no per-request chunk cap): every dial's
+// baseline.
+func baseConfig(horizon time.Duration) sim.Config {
+	return sim.Config{Window: sim.Window{Warmup: horizon / 10, Horizon: horizon}}
 }
 
-// row is one chunk cap's results.
-type row struct {
-	chunk  int
-	probe  sim.Point
-	probes *sim.Curve // the one-load sweep at the probe load
-	curve  *sim.Curve
+// chunkedPrefill is chunked prefill on (1) or off (0), off with the budget
+// a whole prompt needs.
+var chunkedPrefill = sim.DialFunc("Engine.DisableChunkedPrefill", "on (1) / off (0, with MaxBatchedTokens 8192)",
+	func(c *sim.Config, v float64) {
+		*c = sim.DialChunkedPrefill.Set(*c, v)
+		if v == 0 {
+			*c = sim.DialTokenBudget.Set(*c, wholeBudget)
+		}
+	})
+
+// dial is one of the program's dial sweeps: what it turns, how its values
+// read, and which is vLLM's default.
+type dial struct {
+	title  string // the table's heading
+	short  string // the chart and card file name, the benchmark config key
+	column string // the value column's heading
+	unit   string // under it
+	dial   sim.Dial
+	values []float64 // the baseline first
+	label  func(v float64) string
 }
 
-func sweepChunk(chunk int, o options) (row, error) {
-	s := sim.Sweep{Config: config(chunk, o.horizon), Workload: documents(o.horizon), Grid: sim.Grid{Start: o.start}, Reps: o.reps, BaseSeed: o.seed}
-	c, err := s.Run()
-	if err != nil {
-		return row{}, fmt.Errorf("chunk %d: %w", chunk, err)
+// dials are the sweeps the flags ask for: chunk caps, token budgets, and
+// chunked prefill off; each with vLLM's default as its baseline, first.
+func dials(o options) []dial {
+	var out []dial
+	if len(o.chunks) > 0 {
+		out = append(out, dial{
+			title: "Chunk cap (Engine.ChunkCap: vLLM's long_prefill_token_threshold; a cap above the budget raises the budget to it)",
+			short: "chunk", column: "chunk cap", unit: "tokens", dial: sim.DialChunkCap,
+			values: append([]float64{0}, ints(o.chunks, 0)...),
+			label:  func(v float64) string { return orNone(v) },
+		})
 	}
-	s.Grid = sim.Grid{Loads: []float64{o.probe}}
-	p, err := s.Run()
-	if err != nil {
-		return row{}, fmt.Errorf("chunk %d: %w", chunk, err)
+	if len(o.budgets) > 0 {
+		out = append(out, dial{
+			title: "Token budget (Engine.MaxBatchedTokens: vLLM's max_num_batched_tokens, Sarathi's chunk size)",
+			short: "budget", column: "budget", unit: "tokens", dial: sim.DialTokenBudget,
+			values: append([]float64{engine.DefaultMaxBatchedTokens}, ints(o.budgets, engine.DefaultMaxBatchedTokens)...),
+			label:  func(v float64) string { return fmt.Sprint(v) },
+		})
 	}
-	return row{chunk: chunk, probe: p.Points[0], probes: p, curve: c}, nil
+	if o.whole {
+		out = append(out, dial{
+			title: fmt.Sprintf("Chunked prefill (off: whole prompts in prefill-only steps, budget %d to hold the longest request)", wholeBudget),
+			short: "prefill", column: "chunked prefill", dial: chunkedPrefill,
+			values: []float64{1, 0},
+			label:  func(v float64) string { return map[bool]string{true: "on", false: "off"}[v == 1] },
+		})
+	}
+	return out
+}
+
+// ints are xs as dial values, without skip (the baseline, listed first).
+func ints(xs []int, skip int) []float64 {
+	var out []float64
+	for _, x := range xs {
+		if x != skip {
+			out = append(out, float64(x))
+		}
+	}
+	return out
+}
+
+func orNone(v float64) string {
+	if v == 0 {
+		return "none"
+	}
+	return fmt.Sprint(v)
+}
+
+// sweepOf is d's dial sweep: every value swept from -start on the same
+// seeds, read at the probe load.
+func sweepOf(d dial, o options) sim.DialSweep {
+	return sim.DialSweep{
+		Sweep: sim.Sweep{Config: baseConfig(o.horizon), Workload: documents(o.horizon), Grid: sim.Grid{Start: o.start},
+			Reps: o.reps, BaseSeed: o.seed},
+		Dial: d.dial, Values: d.values, Probe: o.probe,
+	}
+}
+
+// study is one dial's sweep and what it found.
+type study struct {
+	dial
+	sweep  sim.DialSweep
+	result *sim.DialResult
+}
+
+// runStudies sweeps every dial.
+func runStudies(o options) ([]study, error) {
+	var out []study
+	for _, d := range dials(o) {
+		s := study{dial: d, sweep: sweepOf(d, o)}
+		r, err := s.sweep.Run()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d.dial.Name, err)
+		}
+		s.result = r
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// configAt is the configuration of d at value v.
+func configAt(d sim.Dial, v float64, horizon time.Duration) sim.Config {
+	return d.Set(baseConfig(horizon), v)
 }
 
 // mixedStep is the longest step the engine forms with one prefill chunk
-// beside its decodes under a chunk cap (engine.LargestStep with one
-// prefilling request): the ITL tax the chapter walks at the engine level,
-// 73.96 ms for 256 tokens beside 31 decodes.
-func mixedStep(chunk int) time.Duration {
-	d, _ := engine.LargestStep(config(chunk, 0).Engine, nil, 0, 1)
+// beside its decodes (engine.LargestStep with one prefilling request): the
+// ITL tax the chapter walks at the engine level, 73.96 ms for a 256-token
+// chunk beside 31 decodes. Without chunked prefill it is the longest
+// whole-prompt step, which every decode stalls through.
+func mixedStep(c sim.Config) time.Duration {
+	d, _ := engine.LargestStep(c.Engine, nil, 0, 1)
 	return d
-}
-
-func writeRows(w io.Writer, rows []row, o options) {
-	fmt.Fprintf(w, "Atlas TP4 on the Atlas document workload (%s)\n", workload.AtlasDocuments())
-	fmt.Fprintf(w, "ITL tax and TTFT at %s req/s; knee where attainment falls below 0.95; %d replications, window %v\n\n", rate(o.probe), o.reps, o.horizon)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "chunk cap\tmixed step\tITL p99\tTTFT p50\tTTFT p99\tattainment\tprobe\tknee\tknee 95% CI\tpeak goodput\t")
-	fmt.Fprintln(tw, "tokens\tms\tms\tms\tms\t\tstate\treq/s\treq/s\treq/s\t")
-	for _, r := range rows {
-		name := fmt.Sprint(r.chunk)
-		if r.chunk == 0 {
-			name = "none"
-		}
-		k := r.curve.Knee
-		kci := "-"
-		if k.Found {
-			kci = ci(k.Load)
-		}
-		step := float64(mixedStep(r.chunk)) / 1e6
-		if r.probe.NoMeasured() {
-			// No request measured at the probe load: no latency, no
-			// attainment.
-			fmt.Fprintf(tw, "%s\t%.2f\t-\t-\t-\t%s\t%v\t%s\t%s\t%.3f\t\n", name, step, noMeasured,
-				r.probe.Saturation, knee(r.curve), kci, r.curve.Peak.Goodput.Center)
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\t%s\t%.3f\t%v\t%s\t%s\t%.3f\t\n", name,
-			step, millis(r.probe.ITL.P99.Center, "%.1f"), millis(r.probe.TTFT.P50.Center, "%.0f"), millis(r.probe.TTFT.P99.Center, "%.0f"),
-			r.probe.Attainment.Center, r.probe.Saturation, knee(r.curve), kci, r.curve.Peak.Goodput.Center)
-	}
-	tw.Flush()
-}
-
-// millis prints a latency, or "-" where no request completed to give one
-// (an overloaded probe load).
-func millis(x float64, format string) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return fmt.Sprintf(format, x)
-}
-
-// noMeasured stands where the windows measured no request.
-const noMeasured = "no measured requests"
-
-// knee prints the knee, or the side of the measured loads it lies beyond:
-// below the first that missed the target, above the last that met it;
-// "none" when no load measured a request.
-func knee(c *sim.Curve) string {
-	switch k := c.Knee; {
-	case k.Found:
-		return fmt.Sprintf("%.3f", k.Load.Center)
-	case k.FirstMiss > 0:
-		return fmt.Sprintf("< %.3g", k.FirstMiss)
-	case k.LastMet > 0:
-		return fmt.Sprintf("> %.3g", k.LastMet)
-	}
-	return "none"
-}
-
-// rate prints a load in req/s: two decimals, or three significant digits
-// below 0.01 (which "%.2f" would print as 0.00).
-func rate(x float64) string {
-	if x < 0.01 {
-		return fmt.Sprintf("%.3g", x)
-	}
-	return fmt.Sprintf("%.2f", x)
-}
-
-func ci(e sim.Estimate) string {
-	if math.IsNaN(e.Lo) || math.IsNaN(e.Hi) {
-		return "-"
-	}
-	return fmt.Sprintf("[%.3f, %.3f]", e.Lo, e.Hi)
 }
