@@ -149,7 +149,7 @@ func TestRunWritesChartsCardsAndTimeline(t *testing.T) {
 	assert.Equal(t, "Engine.ChunkCap", card.Dial.Dial)
 	assert.Equal(t, []float64{0, 1024}, card.Dial.Values)
 	assert.Equal(t, 1.0, card.Dial.Probe)
-	assert.Contains(t, card.Claim, "a 1024-token prefill chunk cap raises the knee by at least 5 %")
+	assert.Contains(t, card.Claim, "A 1024-token prefill chunk cap raises the knee by at least 5 %")
 	assert.NotEmpty(t, card.Verdict.Verdict)
 
 	var trace struct {

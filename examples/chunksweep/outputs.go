@@ -70,7 +70,8 @@ func dialCard(s study, res *sim.Result, o options) report.Card {
 	card.Title = "Atlas TP4 on the Atlas document workload: the knee against " + s.column
 	card.Claim = fmt.Sprintf("Exploratory: how the knee, TTFT p99 and ITL p99 move with %s against vLLM's defaults.", s.dial.dial.Name)
 	if s.short == "chunk" && res != nil {
-		card.Claim = res.Hypothesis.Claim + "."
+		c := res.Hypothesis.Claim
+		card.Claim = strings.ToUpper(c[:1]) + c[1:] + "."
 		card.Verdict = report.VerdictOf(res)
 	}
 	card.Workload = report.Workload{

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/servesim/servesim/engine"
@@ -56,7 +57,8 @@ type dial struct {
 	column string // the value column's heading
 	unit   string // under it
 	dial   sim.Dial
-	values []float64 // the baseline first
+	values []float64 // in increasing order, or the baseline first
+	base   float64   // the baseline: vLLM's default
 	label  func(v float64) string
 }
 
@@ -68,38 +70,38 @@ func dials(o options) []dial {
 		out = append(out, dial{
 			title: "Chunk cap (Engine.ChunkCap: vLLM's long_prefill_token_threshold; a cap above the budget raises the budget to it)",
 			short: "chunk", column: "chunk cap", unit: "tokens", dial: sim.DialChunkCap,
-			values: append([]float64{0}, ints(o.chunks, 0)...),
-			label:  func(v float64) string { return orNone(v) },
+			values: withBase(o.chunks, 0), base: 0,
+			label: func(v float64) string { return orNone(v) },
 		})
 	}
 	if len(o.budgets) > 0 {
 		out = append(out, dial{
 			title: "Token budget (Engine.MaxBatchedTokens: vLLM's max_num_batched_tokens, Sarathi's chunk size)",
 			short: "budget", column: "budget", unit: "tokens", dial: sim.DialTokenBudget,
-			values: append([]float64{engine.DefaultMaxBatchedTokens}, ints(o.budgets, engine.DefaultMaxBatchedTokens)...),
-			label:  func(v float64) string { return fmt.Sprint(v) },
+			values: withBase(o.budgets, engine.DefaultMaxBatchedTokens), base: engine.DefaultMaxBatchedTokens,
+			label: func(v float64) string { return fmt.Sprint(v) },
 		})
 	}
 	if o.whole {
 		out = append(out, dial{
 			title: fmt.Sprintf("Chunked prefill (off: whole prompts in prefill-only steps, budget %d to hold the longest request)", wholeBudget),
 			short: "prefill", column: "chunked prefill", dial: chunkedPrefill,
-			values: []float64{1, 0},
-			label:  func(v float64) string { return map[bool]string{true: "on", false: "off"}[v == 1] },
+			values: []float64{1, 0}, base: 1,
+			label: func(v float64) string { return map[bool]string{true: "on", false: "off"}[v == 1] },
 		})
 	}
 	return out
 }
 
-// ints are xs as dial values, without skip (the baseline, listed first).
-func ints(xs []int, skip int) []float64 {
-	var out []float64
+// withBase are xs and the baseline as dial values, in increasing order,
+// each once.
+func withBase(xs []int, base int) []float64 {
+	out := []float64{float64(base)}
 	for _, x := range xs {
-		if x != skip {
-			out = append(out, float64(x))
-		}
+		out = append(out, float64(x))
 	}
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func orNone(v float64) string {
@@ -115,7 +117,7 @@ func sweepOf(d dial, o options) sim.DialSweep {
 	return sim.DialSweep{
 		Sweep: sim.Sweep{Config: baseConfig(o.horizon), Workload: documents(o.horizon), Grid: sim.Grid{Start: o.start},
 			Reps: o.reps, BaseSeed: o.seed},
-		Dial: d.dial, Values: d.values, Probe: o.probe,
+		Dial: d.dial, Values: d.values, Baseline: slices.Index(d.values, d.base), Probe: o.probe,
 	}
 }
 
