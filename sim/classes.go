@@ -65,6 +65,9 @@ func (s SLO) inherit(base SLO) SLO {
 	if s.E2E == 0 {
 		s.E2E = base.E2E
 	}
+	if s.ITLSeries == PerChunk {
+		s.ITLSeries = base.ITLSeries
+	}
 	return s
 }
 

@@ -23,6 +23,31 @@ type SLO struct {
 	ITL  time.Duration // every inter-token gap; default 150 ms
 	TPOT time.Duration // vLLM's TPOT; default Unbounded
 	E2E  time.Duration // arrival to last token; default Unbounded
+	// ITLSeries says which gaps ITL bounds when a streamed chunk carries
+	// several tokens (speculative decoding): each chunk's (PerChunk, the
+	// zero value, what vLLM's bench serve measures and a streaming client
+	// sees) or each token's, the chunk's gap divided by its tokens
+	// (PerToken, SGLang's retokenized ITL). Without speculation they are
+	// the same.
+	ITLSeries ITLSeries
+}
+
+// ITLSeries names a series of inter-token latencies.
+type ITLSeries uint8
+
+const (
+	PerChunk ITLSeries = iota // one gap per streamed chunk, as vLLM
+	PerToken                  // each chunk's gap over its tokens, once per token (retokenized)
+)
+
+func (s ITLSeries) String() string {
+	switch s {
+	case PerChunk:
+		return "per chunk"
+	case PerToken:
+		return "per token (retokenized)"
+	}
+	return fmt.Sprintf("ITLSeries(%d)", uint8(s))
 }
 
 // DefaultMaxBacklog is the default Config.MaxBacklog: a hundred thousand
@@ -64,6 +89,9 @@ func (s SLO) Validate() error {
 		if b.v < 0 {
 			errs = append(errs, fmt.Errorf("sim: SLO.%s must be >= 0 (0 means the default), got %v", b.name, b.v))
 		}
+	}
+	if s.ITLSeries > PerToken {
+		errs = append(errs, fmt.Errorf("sim: SLO.ITLSeries must be PerChunk or PerToken, got %d", s.ITLSeries))
 	}
 	return errors.Join(errs...)
 }
@@ -172,6 +200,10 @@ type Config struct {
 	// SLO. Summary.Classes then has one entry per class and the default
 	// last. nil means one class, as before classes existed.
 	Classes []Class
+	// Speculation is the replica's speculative decoding (a fleet's
+	// replicas set their own, Replica.Speculation); the zero value is
+	// none.
+	Speculation Speculation
 	// Warm is a warm start: before the run, every replica's prefix cache
 	// is filled with these prompts' shared content (their prefix ids), as
 	// if it had served them; they are never measured. nil means every run
@@ -224,7 +256,7 @@ func (c Config) replicas() []Replica {
 	if c.Fleet.Replicas != nil {
 		return c.Fleet.Replicas
 	}
-	return []Replica{{Engine: c.Engine, Model: c.Model}}
+	return []Replica{{Engine: c.Engine, Model: c.Model, Speculation: c.Speculation}}
 }
 
 // Validate joins every problem of the configuration, naming each field.
@@ -242,7 +274,19 @@ func (c Config) Validate() error {
 	if c.MaxConcurrency < 0 {
 		errs = append(errs, fmt.Errorf("sim: MaxConcurrency must be >= 0 (0 means no cap), got %d", c.MaxConcurrency))
 	}
-	errs = append(errs, validateClasses(c.Classes))
+	errs = append(errs, validateClasses(c.Classes), c.Speculation.validate("Speculation"))
+	for i, r := range c.replicas() {
+		if r.Engine.SpeculativeTokens != 0 {
+			field := "Engine"
+			if c.Fleet.Replicas != nil {
+				field = fmt.Sprintf("Fleet.Replicas[%d].Engine", i)
+			}
+			errs = append(errs, fmt.Errorf("sim: %s.SpeculativeTokens is set through Speculation.Tokens, which carries the acceptance and the drafter", field))
+		}
+		if c.Fleet.Replicas != nil {
+			errs = append(errs, r.Speculation.validate(fmt.Sprintf("Fleet.Replicas[%d].Speculation", i)))
+		}
+	}
 	for i, w := range c.Warm {
 		if w.InputTokens <= 0 || len(w.PrefixHashes) == 0 || w.PrefixBlockTokens <= 0 {
 			errs = append(errs, fmt.Errorf("sim: Warm[%d] has no prefix to install (InputTokens %d, %d prefix ids of %d tokens)", i, w.InputTokens, len(w.PrefixHashes), w.PrefixBlockTokens))

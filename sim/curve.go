@@ -55,6 +55,12 @@ type Point struct {
 	MissNotOK, MissTTFT, MissITL, MissOther Estimate
 
 	TTFT, ITL, TPOT, E2E Percentiles
+	// ITLRetokenized is the per-token ITL series (Summary.ITLRetokenized);
+	// ITL is per chunk, as vLLM measures it.
+	ITLRetokenized Percentiles
+	// MeanAccepted and AcceptanceRate are the speculative decoding's
+	// (Summary.Speculation), NaN without any.
+	MeanAccepted, AcceptanceRate Estimate
 	// TTFTOffered is TTFT over every measured request (Summary.TTFTOffered):
 	// what the successful-only TTFT leaves out.
 	TTFTOffered Percentiles
@@ -119,7 +125,10 @@ func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 	p.TTFT = p.percentiles("TTFT", pick(func(s *Summary) []float64 { return s.Samples.TTFT }), conf, rng)
 	p.TPOT = p.percentiles("TPOT", pick(func(s *Summary) []float64 { return s.Samples.TPOT }), conf, rng)
 	p.E2E = p.percentiles("E2E", pick(func(s *Summary) []float64 { return s.Samples.E2E }), conf, rng)
-	p.ITL = p.itlPercentiles(conf)
+	p.ITL = p.itlPercentiles(conf, func(s *Summary) []ValueCount { return s.Samples.ITL })
+	p.ITLRetokenized = p.itlPercentiles(conf, func(s *Summary) []ValueCount { return s.Samples.ITLRetokenized })
+	p.MeanAccepted = per(func(s *Summary) float64 { return s.Speculation.MeanAccepted })
+	p.AcceptanceRate = clamp(per(func(s *Summary) float64 { return s.Speculation.AcceptanceRate }), 0, 1)
 	q := quantilesCI(pick(func(s *Summary) []float64 { return s.Samples.TTFTOffered }), []float64{0.5, 0.9, 0.99}, conf, rng)
 	p.TTFTOffered = Percentiles{P50: q[0], P90: q[1], P99: q[2]}
 	if all, ok := p.TTFTOffered.P99.Center, p.TTFT.P99.Center; all > 1.1*ok || (math.IsNaN(ok) && !math.IsNaN(all)) {
@@ -188,11 +197,11 @@ func (p *Point) percentiles(name string, samples [][]float64, conf float64, rng 
 // itlPercentiles: inter-token gaps number in the hundreds of thousands, so
 // their percentiles are estimated per replication and the interval is the
 // Student-t interval across replications.
-func (p *Point) itlPercentiles(conf float64) Percentiles {
+func (p *Point) itlPercentiles(conf float64, samples func(s *Summary) []ValueCount) Percentiles {
 	q := func(pr float64) Estimate {
 		x := make([]float64, 0, len(p.Runs))
 		for i := range p.Runs {
-			vals, cum := expand(p.Runs[i].Samples.ITL)
+			vals, cum := expand(samples(&p.Runs[i]))
 			if len(vals) > 0 {
 				x = append(x, Linear.quantileWeighted(pr, vals, cum))
 			}

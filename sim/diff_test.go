@@ -85,6 +85,11 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 				require.Equal(t, sum.Good, good, "the classes' good requests add up to the aggregate's")
 			}
 			checkClientCap(t, cfg.MaxConcurrency, run.recs)
+			for _, r := range run.recs {
+				require.LessOrEqual(t, r.Accepted, r.Drafted, "request %d", r.ID)
+				require.LessOrEqual(t, r.MaxTokenITL, r.MaxITL, "request %d", r.ID)
+				require.LessOrEqual(t, r.Emitted, r.Output, "request %d", r.ID)
+			}
 		})
 		if !ok {
 			t.Fatalf("seed %d failed; replay it as the fuzz input %q", seed, data)

@@ -32,6 +32,7 @@
 //     seeded blocks (common random numbers), with its Verdict and boundary.
 //   - axis.go: a sweep's Axis, offered rate or client population
 //     (Concurrency, with the Clients workload).
+//   - speculation.go: Speculation, the acceptance draws and SpecSummary.
 //   - classes.go, classcurve.go, classmix.go: request classes with their
 //     own SLOs, per-class summaries, points and knees, and ClassMix, the
 //     workload of several classes.
@@ -115,6 +116,27 @@
 // cache holds the listed prompts' shared blocks (a PrefixReuse's
 // SharedPrompts, say), never measured; a warm-up larger than the cache is
 // refused.
+//
+// # Speculative decoding
+//
+// Config.Speculation (Replica.Speculation in a fleet) sets K draft tokens
+// a decode step verifies, the acceptance (i.i.d. α, an empirical
+// distribution of accepted lengths, α per class) and the drafter's cost
+// (costmodel.Drafting: a draft model, drafting heads, or free n-gram).
+// The engine takes KV for the drafts and asks the runner how many were
+// accepted; the runner draws it from the request's own stream, seeded by
+// the run's seed ("sim/speculation") and the request's ID, so the draws
+// are common random numbers across configurations. A step emits the
+// accepted drafts and the token sampled after them as one streamed chunk:
+// Summary.ITL is per chunk, as vLLM's bench serve measures it (and what a
+// streaming client sees), Summary.ITLRetokenized per token, each chunk's
+// gap over its tokens (SGLang's use_retokenized_itl); SLO.ITLSeries says
+// which the ITL bound gates (per chunk by default). Records keep the
+// drafted and accepted tokens apart from the output, and
+// Summary.Speculation the acceptance rate and the mean tokens a full step
+// emits, (1 − α^(K+1)) / (1 − α) under i.i.d. acceptance. Speculative
+// steps are planned one at a time (no fast path): K = 0 runs exactly as
+// before.
 //
 // # Fleets
 //

@@ -45,6 +45,8 @@ type Replica struct {
 	Engine engine.Config
 	// Model prices its steps; nil means costmodel.Frozen{}.
 	Model costmodel.Model
+	// Speculation is its speculative decoding; the zero value is none.
+	Speculation Speculation
 }
 
 // Copies returns n replicas configured alike: a homogeneous fleet.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"time"
 
 	"github.com/servesim/servesim/engine"
@@ -21,6 +22,7 @@ type slot struct {
 	prefix    []uint64 // the request's prefix hash ids, for the cache
 	prefixLen int      // tokens per hash id
 	stream    bool     // a paced source's Next yielded it: its arrival pulls the next
+	acc       rand.PCG // its acceptance draws (speculative decoding)
 }
 
 // pull takes the next request(s) from the source: one for an open-loop
@@ -119,6 +121,9 @@ func (r *runner) schedule(req workload.Request) error {
 	s.prefix, s.prefixLen = req.PrefixHashes, req.PrefixBlockTokens
 	s.willError = req.Failed
 	s.stream = false
+	if r.speculates {
+		s.acc.Seed(r.accSeed, req.ID)
+	}
 	r.lastRef = ref
 	r.seen++
 	r.events.push(event{at: req.Arrival, class: classArrival, ref: ref})

@@ -60,8 +60,15 @@ type Record struct {
 	Preemptions   int
 
 	LastToken time.Duration // instant of the last token; Never if none
-	MaxITL    time.Duration // largest inter-token gap (0 with < 2 tokens)
-	ITLOver   int           // inter-token gaps above the SLO's ITL bound
+	MaxITL    time.Duration // largest inter-token gap, per chunk (0 with < 2 tokens)
+	// MaxTokenITL is the largest retokenized gap: a chunk's gap over its
+	// tokens. It is MaxITL without speculative decoding.
+	MaxTokenITL time.Duration
+	ITLOver     int // gaps above the SLO's ITL bound, in the series it gates
+	// Drafted and Accepted are the draft tokens its decode steps verified
+	// and those accepted (speculative decoding; Drafted − Accepted were
+	// rejected). They are not output: Emitted counts what the user got.
+	Drafted, Accepted int
 	// Tokens holds every token's emit instant when Config.KeepTokens is set.
 	Tokens []time.Duration
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 )
 
@@ -14,6 +15,7 @@ import (
 type replica struct {
 	idx      int
 	eng      *engine.Engine
+	spec     Speculation   // its speculative decoding
 	stepTime time.Duration // of the move in flight
 	stepDone time.Duration // when the move in flight ends
 	gen      uint32        // generation of its step-end event; a cut run bumps it
@@ -28,11 +30,16 @@ type replica struct {
 }
 
 func newReplica(idx int, r Replica, slo SLO) (replica, error) {
-	eng, err := engine.New(r.Engine, r.Model)
+	model := r.Model
+	if sp := r.Speculation; sp.On() {
+		r.Engine.SpeculativeTokens = sp.Tokens
+		model = costmodel.Drafting{Model: r.Model, DraftStep: sp.DraftStep, Overhead: sp.DraftOverhead}
+	}
+	eng, err := engine.New(r.Engine, model)
 	if err != nil {
 		return replica{}, fmt.Errorf("sim: replica %d: %w", idx, err)
 	}
-	rep := replica{idx: idx, eng: eng}
+	rep := replica{idx: idx, eng: eng, spec: r.Speculation}
 	rep.col.slo = slo
 	return rep, nil
 }

@@ -89,6 +89,9 @@ type runner struct {
 	clientQ    []int32 // requests waiting client-side for a slot, from clientHead
 	clientHead int
 
+	speculates bool   // some replica decodes speculatively
+	accSeed    uint64 // seeds each request's acceptance stream with its ID
+
 	classes  classes // Config.Classes, the default class last
 	perClass bool    // Config.Classes is set: each class has its own summary
 
@@ -149,6 +152,14 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	if r.perClass = len(cfg.Classes) > 0; r.perClass {
 		r.col.classSLO = func(rec *Record) SLO { return r.classes.list[r.classes.of(rec.Class)].slo }
 	}
+	for i := range r.reps {
+		if sp := r.reps[i].spec; sp.On() {
+			r.speculates = true
+			r.reps[i].eng.SetAcceptor(newAcceptor(r, sp))
+		}
+	}
+	r.accSeed = workload.NewStream(cfg.Seed, "sim/speculation").Uint64()
+	r.col.speculates = r.speculates
 	if err := r.warm(); err != nil {
 		return nil, err
 	}

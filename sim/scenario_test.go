@@ -138,6 +138,28 @@ func decodeScenario(data []byte) (Config, list) {
 			reqs[i].Class = []string{"chat", "batch", "", "other"}[(i+c/4)%4]
 		}
 	}
+	if sp := b.next(); sp%4 == 1 { // speculative decoding on the (first) replica
+		spec := Speculation{Tokens: 1 + sp%5, Acceptance: float64(sp%11) / 10}
+		if sp%3 == 0 {
+			spec.AcceptedLengths = make([]float64, spec.Tokens+1)
+			spec.AcceptedLengths[sp%len(spec.AcceptedLengths)] = 1
+			spec.AcceptedLengths[0] = 0.5
+			spec.Acceptance = 0
+		}
+		if sp%7 == 2 {
+			spec.DraftStep = 3 * time.Millisecond
+		}
+		if len(cfg.Fleet.Replicas) > 0 {
+			if e := cfg.Fleet.Replicas[0].Engine; spec.Tokens < e.WithDefaults().MaxBatchedTokens {
+				cfg.Fleet.Replicas[0].Speculation = spec
+			}
+		} else if spec.Tokens < cfg.Engine.WithDefaults().MaxBatchedTokens {
+			cfg.Speculation = spec
+		}
+		if sp%5 == 3 {
+			cfg.SLO.ITLSeries = PerToken
+		}
+	}
 	if w := b.next(); w%4 == 1 { // a warm start from one request's prefix
 		e := cfg.Engine
 		if len(cfg.Fleet.Replicas) > 0 {
@@ -162,7 +184,7 @@ func recordsSteps(data []byte) bool {
 // randomScenario draws a scenario's bytes from a seeded stream.
 func randomScenario(seed uint64) []byte {
 	rng := rand.New(rand.NewPCG(seed, 0x5ce9a410))
-	data := make([]byte, 16+4*40)
+	data := make([]byte, 18+4*40)
 	for i := range data {
 		data[i] = byte(rng.Uint32())
 	}

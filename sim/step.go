@@ -31,7 +31,11 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 	var run itlRun
 	for _, em := range out.Emitted {
 		s := &r.slots[em.Ref]
-		r.emit(s, rep.stepTime, em.Tokens, em.First, out.End, &run)
+		if em.Drafted > 0 {
+			r.emitChunk(s, &em, rep.spec.Tokens, out.End, &run)
+		} else {
+			r.emit(s, rep.stepTime, em.Tokens, em.First, out.End, &run)
+		}
 		if em.Done {
 			r.hold(rep, -1)
 			r.inSystem--
@@ -88,10 +92,10 @@ func (r *runner) emit(s *slot, step time.Duration, n int, first bool, end time.D
 	if first {
 		rec.FirstToken = t
 	} else {
-		r.gap(s, t-rec.LastToken, 1, run)
+		r.gap(s, t-rec.LastToken, 1, 1, run)
 	}
 	if n > 1 {
-		r.gap(s, step, n-1, run)
+		r.gap(s, step, n-1, 1, run)
 	}
 	rec.Emitted += n
 	rec.LastToken = end
@@ -103,20 +107,54 @@ func (r *runner) emit(s *slot, step time.Duration, n int, first bool, end time.D
 	}
 }
 
-// gap accounts k inter-token gaps of length d, against the ITL bound of
-// the request's class.
-func (r *runner) gap(s *slot, d time.Duration, k int, run *itlRun) {
+// emitChunk accounts a speculative step's tokens, all emitted at end as
+// one streamed chunk after the request's last one: one gap per chunk, and
+// its retokenized gaps, the gap over the chunk's tokens, once per token.
+func (r *runner) emitChunk(s *slot, em *engine.Emit, k int, end time.Duration, run *itlRun) {
+	rec := &s.rec
+	rec.Drafted += em.Drafted
+	rec.Accepted += em.Accepted
+	if rec.Measured {
+		r.col.spec.add(em.Drafted, em.Accepted, k)
+	}
+	r.gap(s, end-rec.LastToken, 1, em.Tokens, run)
+	rec.Emitted += em.Tokens
+	rec.LastToken = end
+	r.tokens += r.inWindow(end, 0, 1) * em.Tokens
+	if r.cfg.KeepTokens {
+		for range em.Tokens {
+			rec.Tokens = append(rec.Tokens, end)
+		}
+	}
+}
+
+// gap accounts k gaps of length d, each ending a chunk of per tokens (1
+// without speculative decoding), against the ITL bound of the request's
+// class in the series it gates.
+func (r *runner) gap(s *slot, d time.Duration, k, per int, run *itlRun) {
 	rec := &s.rec
 	if d > rec.MaxITL {
 		rec.MaxITL = d
 	}
-	if d > r.classes.list[s.class].slo.ITL {
+	td := d / time.Duration(per)
+	if td > rec.MaxTokenITL {
+		rec.MaxTokenITL = td
+	}
+	slo := &r.classes.list[s.class].slo
+	if slo.ITLSeries == PerToken {
+		if td > slo.ITL {
+			rec.ITLOver += k * per
+		}
+	} else if d > slo.ITL {
 		rec.ITLOver += k
 	}
 	if rec.Measured {
 		run.add(d, k, &r.col.itl, r.replicaITL(&r.reps[rec.Replica]))
 		if r.perClass {
 			r.classes.list[s.class].col.itl.add(d, k)
+		}
+		if r.speculates {
+			r.col.itlTok.add(td, k*per)
 		}
 	}
 }

@@ -28,7 +28,10 @@ type Step struct {
 	// Decode holds each decoding sequence's context at the first step
 	// (one token longer at each later one); Prefill each prefill chunk's
 	// new tokens and the context before it.
-	Decode  []int
+	Decode []int
+	// Verify holds the positions each decode verified with speculative
+	// decoding (its token and its drafts); nil without.
+	Verify  []int
 	Prefill []costmodel.Chunk
 	// CachedTokens are the prompt tokens the requests the first step
 	// started found in the prefix cache; Preempted the requests preempted
@@ -103,7 +106,7 @@ func (s *Step) All() iter.Seq[*Step] {
 func (r *runner) observeSteps(rep *replica, out *engine.Outcome) {
 	sh := &out.Shape
 	r.step = Step{Replica: rep.idx, Start: sh.Start, Duration: sh.StepTime, Count: sh.Steps,
-		Decode: sh.Batch.Decode, Prefill: sh.Batch.Prefill, CachedTokens: sh.CachedTokens, Preempted: sh.Preempted,
+		Decode: sh.Batch.Decode, Verify: sh.Batch.Verify, Prefill: sh.Batch.Prefill, CachedTokens: sh.CachedTokens, Preempted: sh.Preempted,
 		Waiting: sh.Waiting, Running: sh.Running, KVUsed: sh.Used, KVCached: sh.Cached, KVBlocks: rep.eng.Config().KVBlocks}
 	r.steps.ObserveStep(&r.step)
 }

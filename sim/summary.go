@@ -65,7 +65,15 @@ type Summary struct {
 	Completed         int // requests completed ok inside the window
 	WindowTokens      int // output tokens emitted inside the window
 
+	// ITL is per streamed chunk, as vLLM's bench serve measures it.
 	TTFT, TPOT, ITL, E2E, QueueDelay Dist
+	// ITLRetokenized is the per-token series (SGLang's retokenized ITL):
+	// each chunk's gap divided by its tokens, counted once per token. It
+	// is ITL without speculative decoding, never above it otherwise.
+	ITLRetokenized Dist
+	// Speculation is the speculative decoding of the measured requests;
+	// the zero SpecSummary without any.
+	Speculation SpecSummary
 	// TTFTOffered and E2EOffered are TTFT and E2E over every measured
 	// request, not only those that completed ok as vLLM reports them (and
 	// as TTFT and E2E are): a request without a first token (a last one)
@@ -177,6 +185,7 @@ type Imbalance struct {
 type Samples struct {
 	TTFT, TPOT, E2E, Queue []float64
 	ITL                    []ValueCount
+	ITLRetokenized         []ValueCount // as Summary.ITLRetokenized
 	// TTFTOffered and E2EOffered are over every measured request (see
 	// Summary.TTFTOffered); +Inf stands beyond every bound.
 	TTFTOffered, E2EOffered []float64
@@ -210,6 +219,9 @@ type collector struct {
 	ttftAll, e2eAll        []float64 // over every measured request
 	wait                   []float64 // client-side waits of the sent ones
 	itl                    weighted
+	speculates             bool      // some replica decodes speculatively
+	itlTok                 weighted  // retokenized gaps, when speculating
+	spec                   specStats // measured requests' speculation
 	sojourn                time.Duration
 	accepted               int
 	// With a detected warm-up, eligible records wait here until the
@@ -291,9 +303,13 @@ func (c *collector) attribute(r *Record, slo SLO) bool {
 		c.s.Causes.NotOK++
 		return false
 	}
+	itl := r.MaxITL
+	if slo.ITLSeries == PerToken {
+		itl = r.MaxTokenITL
+	}
 	miss := [4]bool{
 		r.TTFT() > slo.TTFT,
-		r.MaxITL > slo.ITL,
+		itl > slo.ITL,
 		r.Emitted > 1 && r.TPOT() > slo.TPOT,
 		r.E2E() > slo.E2E,
 	}
@@ -349,13 +365,25 @@ func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
 	s.E2E = dist(c.e2e, m)
 	s.QueueDelay = dist(c.queue, m)
 	s.ITL = c.itlDist(m)
-	vals, cum := c.itl.runs()
-	prev := 0
-	for i, v := range vals {
-		s.Samples.ITL = append(s.Samples.ITL, ValueCount{Value: v, Count: cum[i] - prev})
-		prev = cum[i]
+	s.Samples.ITL = valueCounts(&c.itl)
+	s.ITLRetokenized, s.Samples.ITLRetokenized = s.ITL, s.Samples.ITL
+	if c.speculates {
+		s.ITLRetokenized, s.Samples.ITLRetokenized = weightedDist(&c.itlTok, m), valueCounts(&c.itlTok)
+		s.Speculation = c.spec.summary()
 	}
 	return s
+}
+
+// valueCounts lists a weighted sample's distinct values with their counts.
+func valueCounts(w *weighted) []ValueCount {
+	vals, cum := w.runs()
+	var out []ValueCount
+	prev := 0
+	for i, v := range vals {
+		out = append(out, ValueCount{Value: v, Count: cum[i] - prev})
+		prev = cum[i]
+	}
+	return out
 }
 
 // dist summarises a sorted sample.

@@ -1,0 +1,225 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/workload"
+)
+
+// oneRequest runs one 2,000-token prompt with a 201-token answer alone,
+// keeping its tokens.
+func oneRequest(t *testing.T, spec Speculation) (Record, Summary) {
+	t.Helper()
+	var rec Record
+	src := list{{ID: 1, InputTokens: 2000, OutputTokens: 201}}
+	sum, err := Run(Config{Speculation: spec, KeepTokens: true}, &src, ObserverFunc(func(r *Record) { rec = *r }))
+	require.NoError(t, err)
+	return rec, sum
+}
+
+// chunks splits a record's token instants into streamed chunks: the
+// tokens emitted at one instant.
+func chunks(rec Record) (at []time.Duration, size []int) {
+	for _, t := range rec.Tokens {
+		if n := len(at); n > 0 && at[n-1] == t {
+			size[n-1]++
+			continue
+		}
+		at, size = append(at, t), append(size, 1)
+	}
+	return at, size
+}
+
+// α = 1 with a free drafter: after the prefill's token (90 ms), every
+// decode step verifies 4 drafts and emits all 5 tokens as one chunk, in
+// 45 + 4 × 0.035 = 45.14 ms: 200 tokens in 40 chunks, E2E 90 + 40 × 45.14
+// = 1,895.6 ms (201 steps of 45 ms without speculation: 9,090 ms). Each
+// chunk's gap is 45.14 ms; retokenized, 9.028 ms per token.
+func TestSpeculationAllAccepted(t *testing.T) {
+	rec, sum := oneRequest(t, Speculation{Tokens: 4, Acceptance: 1})
+	require.Equal(t, StatusOK, rec.Status)
+	at, size := chunks(rec)
+	require.Len(t, at, 41)
+	assert.Equal(t, 1, size[0])
+	for i := 1; i < len(at); i++ {
+		assert.Equal(t, 5, size[i], "chunk %d", i)
+		assert.Equal(t, 45140*time.Microsecond, at[i]-at[i-1], "chunk %d", i)
+	}
+	assert.Equal(t, 1895600*time.Microsecond, rec.E2E())
+	assert.Equal(t, 160, rec.Drafted)
+	assert.Equal(t, 160, rec.Accepted)
+	assert.Equal(t, 45140*time.Microsecond, rec.MaxITL)
+	assert.Equal(t, 9028*time.Microsecond, rec.MaxTokenITL)
+	assert.InDelta(t, 45.14, sum.ITL.Max, 1e-9)
+	assert.InDelta(t, 9.028, sum.ITLRetokenized.Max, 1e-9)
+	assert.Equal(t, 40, sum.ITL.N)
+	assert.Equal(t, 200, sum.ITLRetokenized.N, "one retokenized gap per token")
+	assert.Equal(t, 5.0, sum.Speculation.MeanAccepted)
+	assert.Equal(t, 1.0, sum.Speculation.AcceptanceRate)
+}
+
+// α = 0: every draft is rejected, one token a step, each step paying for
+// its drafts: 45.14 ms while 4 are drafted, then 45.105, 45.07 and
+// 45.035 ms as the last three steps draft 3, 2 and 1 (a request never
+// drafts past its last token) and 45 ms for the last, which drafts none.
+func TestSpeculationNoneAccepted(t *testing.T) {
+	rec, sum := oneRequest(t, Speculation{Tokens: 4, Acceptance: 0})
+	at, size := chunks(rec)
+	require.Len(t, at, 201)
+	for _, n := range size {
+		require.Equal(t, 1, n)
+	}
+	want := 90*time.Millisecond + 196*45140*time.Microsecond + (45105+45070+45035+45000)*time.Microsecond
+	assert.Equal(t, want, rec.E2E())
+	assert.Equal(t, 196*4+3+2+1, rec.Drafted)
+	assert.Zero(t, rec.Accepted)
+	assert.Equal(t, rec.MaxITL, rec.MaxTokenITL, "one token a chunk")
+	assert.Equal(t, 0.0, sum.Speculation.AcceptanceRate)
+	assert.Equal(t, 1.0, sum.Speculation.MeanAccepted)
+}
+
+// K = 0 is no speculation: the retokenized series is the per-chunk one,
+// and nothing is drafted.
+func TestNoSpeculationHasOneSeries(t *testing.T) {
+	rec, sum := oneRequest(t, Speculation{})
+	assert.Equal(t, rec.MaxITL, rec.MaxTokenITL)
+	assert.Equal(t, sum.ITL, sum.ITLRetokenized)
+	assert.Equal(t, SpecSummary{}, sum.Speculation)
+	assert.Zero(t, rec.Drafted)
+	assert.Equal(t, 9090*time.Millisecond, rec.E2E())
+}
+
+// Under i.i.d. acceptance α a step of K drafts emits 1 + (accepted) tokens
+// with mean (1 − α^(K+1)) / (1 − α): 2.7731 for K = 4, α = 0.7, 1.9375
+// for K = 4, α = 0.5, 6.1258 for K = 8, α = 0.9. The simulated mean over
+// thousands of steps lies within 4 standard errors. And on every request,
+// drafted = accepted + rejected, no chunk's gap is below its retokenized
+// gap, and the chunk's retokenized gap × its tokens is the chunk's gap.
+func TestMeanAcceptedLength(t *testing.T) {
+	for _, c := range []struct {
+		k     int
+		alpha float64
+	}{{4, 0.7}, {4, 0.5}, {8, 0.9}} {
+		t.Run(fmt.Sprintf("K=%d,α=%g", c.k, c.alpha), func(t *testing.T) {
+			want := (1 - math.Pow(c.alpha, float64(c.k+1))) / (1 - c.alpha)
+			var drafted, accepted int
+			obs := ObserverFunc(func(r *Record) {
+				require.LessOrEqual(t, r.Accepted, r.Drafted)
+				drafted += r.Drafted
+				accepted += r.Accepted
+				require.GreaterOrEqual(t, r.MaxITL, r.MaxTokenITL)
+				at, size := chunks(*r)
+				for i := 1; i < len(at); i++ {
+					g := at[i] - at[i-1]
+					tok := g / time.Duration(size[i])
+					require.LessOrEqual(t, tok, g)
+					require.InDelta(t, int64(g), int64(tok)*int64(size[i]), float64(size[i]), "retokenized × tokens = the chunk's gap, to the ns")
+				}
+			})
+			cfg := Config{Speculation: Speculation{Tokens: c.k, Acceptance: c.alpha}, KeepTokens: true}
+			sum, err := Run(cfg, poisson(t, 3, 1, 300, workload.Fixed(1000, 200)), obs)
+			require.NoError(t, err)
+			sp := sum.Speculation
+			t.Logf("mean accepted %.4f ± %.4f over %d full steps, want %.4f; acceptance rate %.3f", sp.MeanAccepted, sp.MeanAcceptedSE, sp.FullSteps, want, sp.AcceptanceRate)
+			assert.Greater(t, sp.FullSteps, 5000)
+			assert.InDelta(t, want, sp.MeanAccepted, 4*sp.MeanAcceptedSE)
+			assert.Equal(t, drafted, sp.Drafted)
+			assert.Equal(t, accepted, sp.Accepted)
+			assert.LessOrEqual(t, sum.ITLRetokenized.Max, sum.ITL.Max)
+		})
+	}
+}
+
+// An empirical distribution of accepted lengths: weights 1, 0, 0, 3 of 0
+// to 3 accepted give a mean of 1 + 3 × 3/4 = 3.25 tokens a full step.
+func TestAcceptedLengthsDistribution(t *testing.T) {
+	cfg := Config{Speculation: Speculation{Tokens: 3, AcceptedLengths: []float64{1, 0, 0, 3}}}
+	sum, err := Run(cfg, poisson(t, 5, 1, 200, workload.Fixed(1000, 200)), nil)
+	require.NoError(t, err)
+	sp := sum.Speculation
+	assert.InDelta(t, 3.25, sp.MeanAccepted, 4*sp.MeanAcceptedSE)
+}
+
+// A class's own α: interactive requests accepted at 0.9, the rest at 0.3.
+func TestClassAcceptance(t *testing.T) {
+	cfg := Config{
+		Classes:     []Class{{Name: "code", SLO: SLO{TTFT: time.Second}}},
+		Speculation: Speculation{Tokens: 4, Acceptance: 0.3, ClassAcceptance: map[string]float64{"code": 0.9}},
+	}
+	rate := map[string][2]int{}
+	src, err := ClassMix(Part{Class: "code", Share: 1, Lengths: workload.Fixed(500, 200)}, Part{Class: "chat", Share: 1, Lengths: workload.Fixed(500, 200)})(1, 1)
+	require.NoError(t, err)
+	_, err = Run(cfg, &limited{src, 300}, ObserverFunc(func(r *Record) {
+		v := rate[r.Class]
+		rate[r.Class] = [2]int{v[0] + r.Drafted, v[1] + r.Accepted}
+	}))
+	require.NoError(t, err)
+	code, chat := rate["code"], rate["chat"]
+	assert.Greater(t, float64(code[1])/float64(code[0]), 0.6)
+	assert.Less(t, float64(chat[1])/float64(chat[0]), 0.3)
+}
+
+// limited yields the first n requests of a source.
+type limited struct {
+	workload.Source
+	n int
+}
+
+func (l *limited) Next() (workload.Request, error) {
+	if l.n == 0 {
+		return workload.Request{}, io.EOF
+	}
+	l.n--
+	return l.Source.Next()
+}
+
+// The SLO's ITL bound gates the series it names: with 8 drafts and α = 1
+// a chunk's gap is 45 + 8 × 0.035 = 45.28 ms, over a 40 ms bound per
+// chunk, but 5.03 ms per token, within it.
+func TestITLSeriesGatesTheSLO(t *testing.T) {
+	run := func(series ITLSeries) Summary {
+		src := list{{ID: 1, InputTokens: 500, OutputTokens: 91}}
+		sum, err := Run(Config{SLO: SLO{ITL: 40 * time.Millisecond, ITLSeries: series}, Speculation: Speculation{Tokens: 8, Acceptance: 1}}, &src, nil)
+		require.NoError(t, err)
+		return sum
+	}
+	assert.Equal(t, 0, run(PerChunk).Good)
+	assert.Equal(t, 1, run(PerToken).Good)
+}
+
+// A draft model's steps are paid once per step for the longest draft: 4
+// drafts at 5 ms each make every decode step 45.14 + 20 = 65.14 ms.
+func TestDraftModelCost(t *testing.T) {
+	rec, _ := oneRequest(t, Speculation{Tokens: 4, Acceptance: 1, DraftStep: 5 * time.Millisecond})
+	assert.Equal(t, 65140*time.Microsecond, rec.MaxITL)
+}
+
+func TestSpeculationValidate(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Speculation: Speculation{Tokens: -1}}, "Speculation.Tokens must be >= 0"},
+		{Config{Speculation: Speculation{Tokens: 2, Acceptance: 1.5}}, "Speculation.Acceptance must be in [0, 1]"},
+		{Config{Speculation: Speculation{Tokens: 2, AcceptedLengths: []float64{1, 1}}}, "want Tokens + 1 = 3"},
+		{Config{Speculation: Speculation{Tokens: 2, AcceptedLengths: []float64{0, 0, 0}}}, "no positive weight"},
+		{Config{Speculation: Speculation{Acceptance: 0.5}}, "Tokens is 0"},
+		{Config{Speculation: Speculation{Tokens: 2, DraftStep: -time.Millisecond}}, "DraftStep"},
+		{Config{Speculation: Speculation{Tokens: 2, ClassAcceptance: map[string]float64{"a": 2}}}, `ClassAcceptance["a"]`},
+		{Config{SLO: SLO{ITLSeries: 7}}, "ITLSeries"},
+	} {
+		assert.ErrorContains(t, c.cfg.Validate(), c.want)
+	}
+	cfg := Config{}
+	cfg.Engine.SpeculativeTokens = 2
+	assert.ErrorContains(t, cfg.Validate(), "Engine.SpeculativeTokens is set through Speculation.Tokens")
+	assert.NoError(t, Config{Model: costmodel.Frozen{VerifyPerToken: time.Microsecond}, Speculation: Speculation{Tokens: 2, Acceptance: 0.5}}.Validate())
+}
