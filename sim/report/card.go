@@ -65,7 +65,9 @@ type Card struct {
 // Workload describes the offered requests in the caller's words (each
 // workload type's String method is a good start) plus the fingerprint of
 // the request stream (workload.Fingerprint or a Hasher over the requests a
-// run pulled).
+// run pulled). The concurrency, the cache state and, on the Concurrency
+// axis, the loop come from the configuration (WorkloadOf): NewCard fills
+// them.
 type Workload struct {
 	Description string `json:"description"`  // the generator and its parameters
 	Arrival     string `json:"arrival"`      // the arrival process, e.g. "Poisson, rate swept"
@@ -73,9 +75,13 @@ type Workload struct {
 	Correlation string `json:"correlation"`  // how input and output lengths are coupled
 	Prefix      string `json:"prefix_reuse"` // shared prefixes and their reuse
 	Loop        string `json:"loop"`         // "open-loop" or "closed-loop", and why
-	Concurrency string `json:"concurrency"`  // clients or a concurrency cap, if any
-	CacheState  string `json:"cache_state"`  // warm or cold prefix cache at the start
+	Concurrency string `json:"concurrency"`  // clients or a concurrency cap, if any (ConcurrencyOf)
+	CacheState  string `json:"cache_state"`  // warm or cold prefix cache at the start (CacheStateOf)
 	Fingerprint string `json:"fingerprint"`  // "sha256:…" of the request stream
+	// Replay is, for a trace replay, which one ran: the replay's String
+	// (workload.Replay), which says timestamp or conversation-keeping
+	// replay and the clock transform; "" for a synthetic workload.
+	Replay string `json:"replay,omitempty"`
 }
 
 // SLO is the per-request objective goodput was measured against, in ms;
@@ -147,28 +153,34 @@ func (c *Card) WriteJSON(w io.Writer) error {
 }
 
 // NewCard fills a card from a sweep and the curve it produced: system,
-// SLO, window, seeds, build, analysis revision and results, with the
-// headroom at the operating load op (requests/s; 0 for none).
+// SLO, window, seeds, build, analysis revision and results (with each
+// request class's, when the configuration has classes), with the headroom
+// at the operating load op (in the curve's load unit; 0 for none), and
+// the workload's concurrency and cache state (WorkloadOf).
 func NewCard(sw sim.Sweep, c *sim.Curve, op float64) Card {
 	reps := 0
 	if len(c.Points) > 0 {
 		reps = len(c.Points[0].Runs)
 	}
+	res := ResultsOf(c, op)
+	res.classPriorities(sw.Config.Classes)
 	return Card{
+		Workload:         WorkloadOf(sw.Config, sw.Axis),
 		System:           SystemOf(sw.Config),
 		SLO:              sloOf(c.SLO),
 		Window:           windowOf(sw.Config.Window),
 		Seeds:            seedsOf(sw.BaseSeed, reps),
 		Build:            ReadBuild(),
 		AnalysisRevision: AnalysisRevision,
-		Results:          ResultsOf(c, op),
+		Results:          res,
 	}
 }
 
 // NewExperimentCard fills a card from an A/B experiment and its result:
 // the claim declared with the hypothesis, B's system with A's as the
-// baseline, SLO, window, seeds (one per block), build, analysis revision and
-// the verdict with its boundary. It has no curve: its result is the
+// baseline, SLO, window, seeds (one per block), build, analysis revision,
+// the verdict with its boundary, and the concurrency and cache state of A
+// and B (one text when they agree). It has no curve: its result is the
 // verdict.
 func NewExperimentCard(x sim.Experiment, r *sim.Result) Card {
 	a := SystemOf(x.A)
@@ -176,6 +188,7 @@ func NewExperimentCard(x sim.Experiment, r *sim.Result) Card {
 	seeds.Rule = "block b seeds the workload and both runs, A's and B's, with sim.Seed(base, b), the same at every load (common random numbers)"
 	return Card{
 		Claim:            x.Hypothesis.Claim,
+		Workload:         pairWorkload(x.A, x.B),
 		System:           SystemOf(x.B),
 		Baseline:         &a,
 		SLO:              sloOf(x.A.SLO.WithDefaults()),

@@ -75,8 +75,8 @@ func DialSweepOf(d sim.DialSweep, r *sim.DialResult) *DialSweep {
 
 // NewDialCard fills a card from a dial sweep and its result: the system
 // at the baseline value (the dial's other values are in the card's dial
-// sweep), SLO, window, seeds, build, analysis revision, and the dial
-// sweep as its result. The caller states the claim and the workload; an
+// sweep), SLO, window, seeds, build, analysis revision, the dial sweep as
+// its result, and the baseline's concurrency and cache state (WorkloadOf). The caller states the claim and the workload; an
 // experiment's verdict can be added with VerdictOf.
 func NewDialCard(d sim.DialSweep, r *sim.DialResult) Card {
 	base := d.Sweep.Config
@@ -95,6 +95,7 @@ func NewDialCard(d sim.DialSweep, r *sim.DialResult) Card {
 	seeds := seedsOf(d.Sweep.BaseSeed, reps)
 	seeds.Rule = "replication r seeds its workload and its run with sim.Seed(base, r), the same at every load and every value of the dial (common random numbers)"
 	return Card{
+		Workload:         WorkloadOf(base, d.Sweep.Axis),
 		System:           SystemOf(base),
 		SLO:              sloOf(slo),
 		Window:           windowOf(base.Window),

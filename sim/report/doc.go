@@ -10,6 +10,8 @@
 //   - serve.go: Serve and WriteServe, the vLLM-shaped summary; Meta and
 //     Tally supply what a sim.Summary does not know.
 //   - card.go, results.go, system.go, build.go: Card and its sections;
+//     clients.go: the workload's concurrency and cache state from the
+//     configuration; classes.go: the per-class results;
 //     dialcard.go and dialcard_markdown.go: a dial sweep's card;
 //     fleet.go and fleet_results.go: a fleet's system and how its
 //     replicas shared each load; markdown.go renders it.
@@ -36,8 +38,10 @@
 //	measured                         arrived inside the measurement window
 //	status, reason                   ok, rejected, timed_out, errored, unfinished; why
 //	error                            vLLM's error: "" iff status is ok, else the reason
-//	arrival, finish                  instants from the start of the run, s
-//	queue_delay                      first scheduled − arrival, s
+//	scheduled                        when the workload issued it (its due instant), s
+//	arrival, finish                  when it was sent to the server; its terminal event, s
+//	client_wait                      arrival − scheduled, s: the wait for a slot under sim.Config.MaxConcurrency (0 without a cap; null if never sent)
+//	queue_delay                      first scheduled by the engine − arrival, s
 //	ttft, tpot, e2el                 as vLLM defines them, s
 //	input_len, output_len            prompt tokens; output tokens emitted
 //	requested_output_len             output tokens the request asked for
@@ -52,16 +56,22 @@
 // cell holds the gaps separated by spaces.
 //
 // Mirrored from vLLM (vllm/benchmarks/serve.py, RequestFuncOutput and the
-// --save-detailed lists input_lens, output_lens, ttfts, itls, errors): the
-// names ttft, itl, input_len, output_len and error, seconds, and error
-// empty iff the request succeeded. Where servesim differs: vLLM keeps
-// columns of lists in one JSON object, servesim one record per line;
-// e2el is vLLM's "latency"; a request that failed keeps the figures it
-// reached (a timed-out request has its TTFT), where vLLM zeroes them;
-// output_len counts emitted tokens of every request (vLLM's output_lens are
-// 0 for a failure); there is no generated_texts (a simulator generates no
-// text); and status, reason, measured, queue_delay, max_itl,
-// itl_over_budget and the rest are servesim's own.
+// --save-detailed lists input_lens, output_lens, ttfts, itls, latencies,
+// start_times, queue_times, errors): the names ttft, itl, input_len,
+// output_len and error, seconds, and error empty iff the request
+// succeeded. Where servesim differs: vLLM keeps columns of lists in one
+// JSON object, servesim one record per line; e2el is vLLM's "latency";
+// arrival is its "start_times" (the send, from which TTFT counts; here on
+// the run's clock); client_wait is its "queue_times"
+// (client_queue_time, the wait on the --max-concurrency semaphore), and
+// scheduled, the instant that wait starts from, vLLM does not save; a
+// request that failed keeps the figures it reached (a timed-out request
+// has its TTFT), where vLLM zeroes them; output_len counts emitted tokens
+// of every request (vLLM's output_lens are 0 for a failure); there is no
+// generated_texts (a simulator generates no text); and status, reason,
+// measured, queue_delay, max_itl, itl_over_budget and the rest are
+// servesim's own. Times are the simulator's exact instants, so
+// arrival = scheduled + client_wait exactly.
 //
 // # Steps
 //
@@ -88,7 +98,10 @@
 // request_goodput, output_throughput, total_token_throughput, and
 // mean_/median_/std_/p90_/p95_/p99_ of ttft_ms, tpot_ms, itl_ms and
 // e2el_ms (the percentiles vLLM writes under --metric-percentiles
-// 90,95,99). Then servesim's additions: offered, good, attainment, status
+// 90,95,99), and, when Meta.MaxConcurrency is set, of
+// client_queue_time_ms: the client wait for a slot (sim.Summary.ClientWait),
+// which vLLM writes under --max-concurrency with client_queue_time among
+// its --percentile-metrics. Then servesim's additions: offered, good, attainment, status
 // (counts by terminal status), misses (exclusive, in the order not ok →
 // TTFT → ITL → TPOT → E2E, so offered = good + Σ misses), miss_causes
 // (non-exclusive), preemptions, queue-delay statistics, percentile_method,
@@ -105,7 +118,10 @@
 // request_throughput; total_output_tokens is the tokens emitted by measured
 // requests; request_goodput is always written (servesim always has an
 // SLO, and counts ITL against it, which vLLM's goodput cannot); a
-// statistic without samples is null where vLLM writes 0; and
+// statistic without samples is null where vLLM writes 0;
+// client_queue_time counts every measured request that was sent, where
+// vLLM counts those that succeeded; and vLLM's
+// e2el_including_client_queue (latency plus client wait),
 // max_output_tokens_per_s and max_concurrent_requests are not written.
 // total_input_tokens needs Meta.InputTokens, which a Tally counts; without
 // it, it and total_token_throughput are null.
@@ -119,12 +135,28 @@
 // does not record them, as with GOFLAGS=-buildvcs=false or in tests: set
 // Build.Revision yourself then), AnalysisRevision, and the results with
 // their intervals (every point, the knee, the peak, the collapse and the
-// headroom at an operating load). The window is recorded as it ran: a
-// Drain left 0 is written as the window length it stood for. The caller
-// states the claim, the workload (arrival process, lengths and their
-// correlation, prefix reuse, open or closed loop, concurrency, cache state,
-// fingerprint) and where the raw events are (EventsOf, which lists the
-// columns the files have); VerdictOf adds an A/B experiment's verdict.
+// headroom at an operating load), its loads labelled in the sweep's
+// unit (req/s, or clients on the Concurrency axis). The window is recorded
+// as it ran: a Drain left 0 is written as the window length it stood for.
+// The workload's concurrency and cache state come from the configuration
+// (WorkloadOf): "no cap", a cap of N requests in flight
+// (sim.Config.MaxConcurrency, as vLLM's --max-concurrency), or N
+// closed-loop clients on the Concurrency axis; cold, or warm with
+// sim.Config.Warm's prompts and prefix tokens. The caller states the
+// claim, the rest of the workload (arrival process, lengths and their
+// correlation, prefix reuse, open or closed loop, fingerprint, and for a
+// trace the replay: Workload.Replay, the replay's String, which says
+// timestamp or conversation-keeping replay) and where the raw events are
+// (EventsOf, which lists the columns the files have); VerdictOf adds an
+// A/B experiment's verdict.
+//
+// A configuration with request classes (sim.Config.Classes) adds a
+// per-class table to the results (Results.Classes, classes.go): each
+// class's SLO, priority and knee (sim.Curve.ClassKnees), and per load
+// its offered rate, goodput, attainment by its own SLO and TTFT p50 and
+// p99, each with its interval; the default class is left out when it
+// received no request. The run settings list the classes and the warm
+// start in a line each rather than as Go structs.
 // NewExperimentCard fills a card whose result is that verdict alone, with
 // no curve. A verdict says which loads its headline covers
 // (sim.Result.Regime: by default those at or below the baseline's knee)

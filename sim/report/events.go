@@ -34,8 +34,10 @@ func eachField(r *sim.Record, s fieldSink) {
 	s.str("status", r.Status.String())
 	s.str("reason", r.Reason)
 	s.str("error", errorText(r))
+	s.dur("scheduled", r.Scheduled)
 	s.dur("arrival", r.Arrival)
 	s.dur("finish", r.Finish)
+	s.dur("client_wait", clientWait(r))
 	s.dur("queue_delay", r.QueueDelay())
 	s.dur("ttft", r.TTFT())
 	s.dur("tpot", r.TPOT())
@@ -60,6 +62,17 @@ func errorText(r *sim.Record) string {
 		return r.Reason
 	}
 	return r.Status.String()
+}
+
+// clientWait is how long r waited client-side for a slot under
+// sim.Config.MaxConcurrency (0 without a cap), or Never when it was never
+// sent: still waiting when the run stopped, or recorded as failed in the
+// trace.
+func clientWait(r *sim.Record) time.Duration {
+	if !r.Sent {
+		return sim.Never
+	}
+	return r.Arrival - r.Scheduled
 }
 
 // maxITL is the largest gap, or Never with fewer than two tokens.

@@ -28,8 +28,8 @@ func ExampleJSONL() {
 		panic(err)
 	}
 	// Output:
-	// {"id":0,"conversation":0,"turn":0,"class":"","replica":0,"measured":true,"status":"ok","reason":"","error":"","arrival":0.501762106,"finish":0.615262106,"queue_delay":0,"ttft":0.0235,"tpot":0.045,"e2el":0.1135,"input_len":100,"output_len":3,"requested_output_len":3,"cached_tokens":0,"preemptions":0,"max_itl":0.045,"itl_over_budget":0,"itl":[0.045,0.045]}
-	// {"id":1,"conversation":0,"turn":0,"class":"","replica":0,"measured":true,"status":"ok","reason":"","error":"","arrival":1.495624711,"finish":1.609124711,"queue_delay":0,"ttft":0.0235,"tpot":0.045,"e2el":0.1135,"input_len":100,"output_len":3,"requested_output_len":3,"cached_tokens":0,"preemptions":0,"max_itl":0.045,"itl_over_budget":0,"itl":[0.045,0.045]}
+	// {"id":0,"conversation":0,"turn":0,"class":"","replica":0,"measured":true,"status":"ok","reason":"","error":"","scheduled":0.501762106,"arrival":0.501762106,"finish":0.615262106,"client_wait":0,"queue_delay":0,"ttft":0.0235,"tpot":0.045,"e2el":0.1135,"input_len":100,"output_len":3,"requested_output_len":3,"cached_tokens":0,"preemptions":0,"max_itl":0.045,"itl_over_budget":0,"itl":[0.045,0.045]}
+	// {"id":1,"conversation":0,"turn":0,"class":"","replica":0,"measured":true,"status":"ok","reason":"","error":"","scheduled":1.495624711,"arrival":1.495624711,"finish":1.609124711,"client_wait":0,"queue_delay":0,"ttft":0.0235,"tpot":0.045,"e2el":0.1135,"input_len":100,"output_len":3,"requested_output_len":3,"cached_tokens":0,"preemptions":0,"max_itl":0.045,"itl_over_budget":0,"itl":[0.045,0.045]}
 }
 
 // Write a run's summary under the names of vLLM's result file; a Tally

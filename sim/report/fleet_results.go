@@ -119,7 +119,7 @@ func (r *Results) mdFleet(b *strings.Builder) {
 		return
 	}
 	b.WriteString("### Fleet\n\nHow the replicas shared each load: the fleet's prefix hit rate (prompt tokens of measured requests served from a prefix cache) and imbalance (the largest replica's share over the mean share, 1 is even), each the mean over the replications with its interval; then each replica's prefix hit rate and busy fraction, means in replica order.\n\n")
-	b.WriteString("| offered (req/s) | prefix hit rate | imbalance: requests | imbalance: busy time | hit rate per replica | busy per replica |\n")
+	fmt.Fprintf(b, "| offered (%s) | prefix hit rate | imbalance: requests | imbalance: busy time | hit rate per replica | busy per replica |\n", r.unit())
 	b.WriteString("|---:|---|---|---|---|---|\n")
 	for _, p := range r.Points {
 		f := p.Fleet

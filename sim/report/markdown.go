@@ -66,27 +66,28 @@ func (c *Card) mdResult(b *strings.Builder, ofB bool) {
 		b.WriteString("## Result\n\n")
 	}
 	fmt.Fprintf(b, "| figure | value | %g %% interval |\n|---|---|---|\n", 100*r.Confidence)
+	unit := r.unit()
 	k, kci := "not found in the sweep (see below)", "—"
 	if r.Knee.Found {
-		k, kci = fmt.Sprintf("%s req/s", num(r.Knee.Load.Center)), interval(r.Knee.Load)
+		k, kci = fmt.Sprintf("%s %s", num(r.Knee.Load.Center), unit), interval(r.Knee.Load)
 	}
 	row(b, fmt.Sprintf("knee: highest load with attainment ≥ %g", r.Target), k, kci)
 	if r.noneMeasured() {
 		row(b, "peak goodput", noMeasured+" at any load", "—")
 	} else {
-		row(b, "peak goodput", fmt.Sprintf("%s req/s at %s req/s offered", num(r.Peak.Goodput.Center), num(r.Peak.Load)), interval(r.Peak.Goodput))
+		row(b, "peak goodput", fmt.Sprintf("%s req/s at %s %s offered", num(r.Peak.Goodput.Center), num(r.Peak.Load), unit), interval(r.Peak.Goodput))
 	}
 	col := "not reached in the sweep"
 	if r.Collapse.Found {
-		col = fmt.Sprintf("from %s req/s offered", num(r.Collapse.Load))
+		col = fmt.Sprintf("from %s %s offered", num(r.Collapse.Load), unit)
 	}
 	row(b, "collapse: goodput below 90 % of the peak", col, "—")
 	switch h := r.Headroom; {
 	case h != nil && !r.Knee.Found:
-		row(b, fmt.Sprintf("headroom at the operating point %s req/s", num(h.Operating)), "unknown: no knee inside the sweep", "—")
+		row(b, fmt.Sprintf("headroom at the operating point %s %s", num(h.Operating), unit), "unknown: no knee inside the sweep", "—")
 	case h != nil:
-		row(b, fmt.Sprintf("headroom at the operating point %s req/s", num(h.Operating)),
-			fmt.Sprintf("%s req/s (%s)", signed(h.Abs.Center), percent(float64(h.Rel.Center))), interval(h.Abs))
+		row(b, fmt.Sprintf("headroom at the operating point %s %s", num(h.Operating), unit),
+			fmt.Sprintf("%s %s (%s)", signed(h.Abs.Center), unit, percent(float64(h.Rel.Center))), interval(h.Abs))
 	}
 	b.WriteString("\n")
 	list(b, r.Warnings) // the knee's censoring is among them
@@ -94,7 +95,7 @@ func (c *Card) mdResult(b *strings.Builder, ofB bool) {
 
 func (r *Results) mdCurve(b *strings.Builder) {
 	b.WriteString("### Curve\n\nEach cell is the mean over the replications with its interval.\n\n")
-	b.WriteString("| offered (req/s) | goodput (req/s) | attainment | TTFT p99 (ms) | ITL p99 (ms) | saturation |\n")
+	fmt.Fprintf(b, "| offered (%s) | goodput (req/s) | attainment | TTFT p99 (ms) | ITL p99 (ms) | saturation |\n", r.unit())
 	b.WriteString("|---:|---|---|---|---|---|\n")
 	var warn []string
 	for _, p := range r.Points {
@@ -111,6 +112,7 @@ func (r *Results) mdCurve(b *strings.Builder) {
 	b.WriteString("\n")
 	list(b, warn)
 	r.mdFleet(b)
+	r.mdClasses(b)
 }
 
 // markdown writes the verdict: a section of its own on an experiment's
@@ -153,11 +155,15 @@ func (v *Verdict) markdown(b *strings.Builder, sub bool) {
 func (c *Card) mdWorkload(b *strings.Builder) {
 	w := &c.Workload
 	b.WriteString("## Workload\n\n| | |\n|---|---|\n")
-	for _, f := range [][2]string{
-		{"description", w.Description}, {"arrival process", w.Arrival}, {"lengths", w.Lengths},
+	rows := [][2]string{{"description", w.Description}, {"arrival process", w.Arrival}}
+	if w.Replay != "" { // a trace's: a synthetic workload has no replay
+		rows = append(rows, [2]string{"trace replay", w.Replay})
+	}
+	rows = append(rows, [][2]string{{"lengths", w.Lengths},
 		{"length correlation", w.Correlation}, {"prefix reuse", w.Prefix}, {"loop", w.Loop},
 		{"concurrency", w.Concurrency}, {"cache state", w.CacheState}, {"fingerprint", code(w.Fingerprint)},
-	} {
+	}...)
+	for _, f := range rows {
 		row(b, f[0], orNotStated(f[1]))
 	}
 	b.WriteString("\n")

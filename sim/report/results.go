@@ -20,6 +20,11 @@ func estimateOf(e sim.Estimate) Estimate {
 
 // Results are a curve's figures with their intervals.
 type Results struct {
+	// Axis is what the loads measure: "rate" (requests/s) or
+	// "concurrency" (closed-loop clients); LoadUnit labels them, "req/s"
+	// or "clients" (sim.Axis). "" reads as the rate.
+	Axis       string    `json:"axis"`
+	LoadUnit   string    `json:"load_unit"`
 	Target     float64   `json:"attainment_target"` // the knee's attainment target
 	Confidence float64   `json:"confidence"`        // of every interval
 	Points     []Point   `json:"points"`            // in increasing offered load
@@ -28,12 +33,16 @@ type Results struct {
 	Collapse   Collapse  `json:"collapse"`
 	Headroom   *Headroom `json:"headroom,omitempty"` // nil without an operating point
 	Warnings   []string  `json:"warnings,omitempty"`
+	// Classes are the curve per request class (sim.Curve.ClassKnees and
+	// sim.Point.Classes), in sim.Config.Classes' order; nil without
+	// classes. The default class is left out when it received no request.
+	Classes []ClassResult `json:"classes,omitempty"`
 }
 
 // Point is one offered load of the curve: rates in requests/s, latency
 // percentiles in ms.
 type Point struct {
-	Load       float64  `json:"load"` // nominal offered load, requests/s
+	Load       float64  `json:"load"` // nominal offered load, in Results.LoadUnit
 	Offered    Estimate `json:"offered"`
 	Throughput Estimate `json:"throughput"`
 	Goodput    Estimate `json:"goodput"`
@@ -81,8 +90,8 @@ type Collapse struct {
 
 // Headroom is the distance from the operating load to the knee.
 type Headroom struct {
-	Operating float64  `json:"operating"` // requests/s
-	Abs       Estimate `json:"abs"`       // knee − operating, requests/s
+	Operating float64  `json:"operating"` // in Results.LoadUnit
+	Abs       Estimate `json:"abs"`       // knee − operating, in Results.LoadUnit
 	Rel       Estimate `json:"rel"`       // knee / operating − 1
 }
 
@@ -90,6 +99,7 @@ type Headroom struct {
 // (requests/s; 0 for none).
 func ResultsOf(c *sim.Curve, op float64) Results {
 	r := Results{
+		Axis: c.Axis.String(), LoadUnit: c.Axis.Unit(),
 		Target: c.Target, Confidence: c.Confidence,
 		Knee:     Knee{Load: estimateOf(c.Knee.Load), Found: c.Knee.Found, Censored: c.Knee.Reason()},
 		Peak:     Peak{Load: c.Peak.Load, Goodput: estimateOf(c.Peak.Goodput)},
@@ -99,6 +109,7 @@ func ResultsOf(c *sim.Curve, op float64) Results {
 	for i := range c.Points {
 		r.Points = append(r.Points, pointOf(&c.Points[i], c.Confidence))
 	}
+	r.Classes = classResultsOf(c)
 	if op > 0 {
 		h := c.Headroom(op)
 		r.Headroom = &Headroom{Operating: op, Abs: estimateOf(h.Abs), Rel: estimateOf(h.Rel)}

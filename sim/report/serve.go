@@ -23,8 +23,11 @@ type Meta struct {
 	ModelID     string  // vLLM's "model_id", e.g. "atlas-70b-tp4"; "" writes null
 	RequestRate float64 // nominal offered load, requests/s; 0 writes null
 	Burstiness  float64 // gamma shape of the arrival gaps (1 is Poisson); 0 writes null
-	// MaxConcurrency caps requests in flight (closed loop); 0 writes null,
-	// as vLLM does without --max-concurrency.
+	// MaxConcurrency is the run's sim.Config.MaxConcurrency, the cap on
+	// requests in flight (vLLM's --max-concurrency); 0 writes null, as
+	// vLLM does without the flag. When it is set, the client wait
+	// (sim.Summary.ClientWait) is written as vLLM's client_queue_time
+	// statistics.
 	MaxConcurrency int
 	// InputTokens is the prompt tokens of measured requests that completed
 	// ok (vLLM's total_input_tokens; count them with a Tally). 0 writes
@@ -113,6 +116,9 @@ func (s Serve) vllm(o *object) {
 	addDist(o, "tpot", sum.TPOT)
 	addDist(o, "itl", sum.ITL)
 	addDist(o, "e2el", sum.E2E)
+	if m.MaxConcurrency > 0 {
+		addDist(o, "client_queue_time", sum.ClientWait)
+	}
 }
 
 // additions are servesim's keys: what goodput is measured against and

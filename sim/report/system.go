@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"reflect"
+	"strings"
+	"time"
 
 	"github.com/servesim/servesim/sim"
 )
@@ -69,17 +71,48 @@ func fleetSystemOf(cfg sim.Config) System {
 
 // runSettings are sim.Config's own fields; the engine, the cost model,
 // the fleet, the SLO and the window have their own sections, and the seed
-// is the card's Seeds.
+// is the card's Seeds. Classes and a warm start are summarised
+// (classesValue, the cache state) rather than printed as structs.
 func runSettings(cfg sim.Config) []Setting {
 	var out []Setting
 	for _, s := range settings(cfg) {
 		switch s.Name {
 		case "Engine", "Model", "Fleet", "SLO", "Window", "Seed":
-		default:
-			out = append(out, s)
+			continue
+		case "Classes":
+			if cfg.Classes != nil {
+				s.Value = classesValue(cfg.Classes)
+			}
+		case "Warm":
+			if cfg.Warm != nil {
+				s.Value = fmt.Sprintf("%d prompts, %d prefix tokens (see the cache state)", len(cfg.Warm), warmTokens(cfg.Warm))
+			}
 		}
+		out = append(out, s)
 	}
 	return out
+}
+
+// classesValue lists the classes with their own SLO bounds (a bound left
+// 0 inherits the run's SLO) and priorities.
+func classesValue(cs []sim.Class) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		var b []string
+		for _, x := range []struct {
+			name string
+			v    time.Duration
+		}{{"TTFT", c.SLO.TTFT}, {"ITL", c.SLO.ITL}, {"TPOT", c.SLO.TPOT}, {"E2E", c.SLO.E2E}} {
+			switch {
+			case x.v == sim.Unbounded:
+				b = append(b, x.name+" unbounded")
+			case x.v > 0:
+				b = append(b, fmt.Sprintf("%s ≤ %v", x.name, x.v))
+			}
+		}
+		parts[i] = fmt.Sprintf("%s (%s, priority %d)", c.Name, strings.Join(b, ", "), c.Priority)
+	}
+	return clip(strings.Join(parts, "; "))
 }
 
 // settings lists the exported fields of a struct (or of the struct a
