@@ -91,7 +91,7 @@ func run(w io.Writer, args []string) error {
 		return err
 	}
 	c.Workload = report.Workload{Arrival: "Poisson at each load", Lengths: lengths.String(), Correlation: "none (fixed lengths)",
-		Prefix: "none", Loop: "open-loop", CacheState: "empty at the start of each run", Fingerprint: fp}
+		Prefix: "none", Loop: "open-loop", Concurrency: c.Workload.Concurrency, CacheState: c.Workload.CacheState, Fingerprint: fp}
 	return writeCard(*card, &c)
 }
 

@@ -91,8 +91,8 @@ func capacityCard(r costmodel.Replica, e costmodel.Estimate, s sim.Sweep, c *sim
 		Correlation: "none (fixed lengths)",
 		Prefix:      "none",
 		Loop:        "open-loop: arrivals are external and overload is under test",
-		Concurrency: "unbounded client concurrency",
-		CacheState:  "empty KV and prefix cache at the start of each run; warm-up left out",
+		Concurrency: card.Workload.Concurrency, // from the configuration
+		CacheState:  card.Workload.CacheState,
 		Fingerprint: fp,
 	}
 	card.Command = strings.TrimSpace("go run ./examples/capacity " + strings.Join(o.args, " "))

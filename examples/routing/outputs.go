@@ -103,8 +103,8 @@ func levelCard(out *outcome, o options) (report.Card, error) {
 		Correlation: "none (fixed lengths)",
 		Prefix:      fmt.Sprintf("%s: %v", out.preset, out.prefix),
 		Loop:        "open-loop: arrivals are external and overload is under test",
-		Concurrency: "unbounded client concurrency",
-		CacheState:  fmt.Sprintf("empty KV and prefix caches at the start of each run; the first %v left out as warm-up", o.horizon/10),
+		Concurrency: card.Workload.Concurrency, // from the configuration
+		CacheState:  card.Workload.CacheState,
 		Fingerprint: fp,
 	}
 	card.Command = strings.TrimSpace("go run ./examples/routing " + strings.Join(o.args, " "))
