@@ -1,8 +1,11 @@
 package costmodel
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gonum.org/v1/gonum/interp"
@@ -69,6 +72,7 @@ func (t Table) Build() (*TableModel, error) {
 		return nil, err
 	}
 	return &TableModel{
+		src:     Table{Decode: slices.Clone(t.Decode), Prefill: slices.Clone(t.Prefill)},
 		decode:  newCurve("Decode", "sequences", t.Decode),
 		prefill: newCurve("Prefill", "tokens", t.Prefill),
 	}, nil
@@ -76,7 +80,32 @@ func (t Table) Build() (*TableModel, error) {
 
 // TableModel is a compiled Table. It is immutable and safe for concurrent use.
 type TableModel struct {
+	src             Table
 	decode, prefill curve
+}
+
+// Table returns the samples the model was built from.
+func (m *TableModel) Table() Table {
+	return Table{Decode: slices.Clone(m.src.Decode), Prefill: slices.Clone(m.src.Prefill)}
+}
+
+// MarshalJSON writes the model as its Table: configurations are data.
+func (m *TableModel) MarshalJSON() ([]byte, error) { return json.Marshal(m.src) }
+
+// UnmarshalJSON reads a Table and builds it, refusing what Validate does.
+func (m *TableModel) UnmarshalJSON(b []byte) error {
+	var t Table
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&t); err != nil {
+		return fmt.Errorf("costmodel: a TableModel is its Table {Decode, Prefill}: %w", err)
+	}
+	built, err := t.Build()
+	if err != nil {
+		return err
+	}
+	*m = *built
+	return nil
 }
 
 // Warning is a readable note that a step time was read outside the measured
