@@ -1,0 +1,215 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/servesim/servesim/sim"
+)
+
+// capRow is one cap's sweep at the offered rate, and what its clients saw.
+type capRow struct {
+	cap   int // 0: no cap
+	sweep sim.Sweep
+	curve *sim.Curve
+	obs   []clientObs // one per replication
+}
+
+// point is the row's only point.
+func (r *capRow) point() *sim.Point { return &r.curve.Points[0] }
+
+// capConfig is the replica with a client cap of c requests in flight (0:
+// none).
+func capConfig(o options, c int) sim.Config {
+	return sim.Config{Window: o.window(), MaxConcurrency: c}
+}
+
+// capStudy runs the offered rate uncapped and under each cap, on the same
+// seeds.
+func capStudy(o options) ([]capRow, error) {
+	var rows []capRow
+	for _, c := range append([]int{0}, o.caps...) {
+		row := capRow{cap: c, obs: make([]clientObs, o.reps)}
+		for i := range row.obs {
+			row.obs[i] = clientObs{horizon: o.horizon, ttftMin: math.MaxInt64}
+		}
+		row.sweep = sim.Sweep{Config: capConfig(o, c), Workload: sim.Poisson(lengths), Grid: sim.Grid{Loads: []float64{o.rate}},
+			Reps: o.reps, BaseSeed: o.seed, Workers: o.workers,
+			Observe: func(_ float64, rep int) sim.Observer { return &row.obs[rep] }}
+		var err error
+		if row.curve, err = row.sweep.Run(); err != nil {
+			return nil, fmt.Errorf("cap %d: %w", c, err)
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// clientObs keeps, of one run, what a client sees that the summary does
+// not: when each measured request got its first token counted from the
+// instant it was due (client wait + TTFT, what a user waits), how many
+// measured requests still waited client-side at the window's end, and the
+// smallest and largest TTFT from the send of every request.
+type clientObs struct {
+	horizon          time.Duration
+	due              []float64 // ms; +Inf for a measured request without a first token
+	backlog          int
+	ttftMin, ttftMax time.Duration
+}
+
+func (c *clientObs) Observe(r *sim.Record) {
+	if r.FirstToken != sim.Never {
+		c.ttftMin, c.ttftMax = min(c.ttftMin, r.TTFT()), max(c.ttftMax, r.TTFT())
+	}
+	if !r.Measured {
+		return
+	}
+	if !r.Sent || r.Arrival >= c.horizon {
+		c.backlog++ // due inside the window, not sent by its end
+	}
+	if r.FirstToken == sim.Never {
+		c.due = append(c.due, math.Inf(1))
+		return
+	}
+	c.due = append(c.due, float64(r.FirstToken-r.Scheduled)/1e6)
+}
+
+// mean is the mean over the replications of f.
+func (r *capRow) mean(f func(s *sim.Summary, o *clientObs) float64) float64 {
+	sum := 0.0
+	for i := range r.point().Runs {
+		sum += f(&r.point().Runs[i], &r.obs[i])
+	}
+	return sum / float64(len(r.obs))
+}
+
+// quantile is the linear (numpy default) q-quantile of xs, +Inf when it
+// falls among the infinite values, NaN for none.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	h := q * float64(len(s)-1)
+	lo := int(h)
+	if lo+1 >= len(s) {
+		return s[lo]
+	}
+	if math.IsInf(s[lo+1], 1) {
+		return s[lo+1]
+	}
+	return s[lo] + (h-float64(lo))*(s[lo+1]-s[lo])
+}
+
+func writeCaps(w io.Writer, o options, rows []capRow) {
+	fmt.Fprintf(w, "1. A client concurrency cap: Poisson arrivals at %g req/s, sent at once or, under a cap of N, when one of\n", o.rate)
+	fmt.Fprintln(w, "   N requests in flight ends (vllm bench serve --request-rate R --max-concurrency N). TTFT counts from the")
+	fmt.Fprintln(w, "   send, as vLLM counts it; the client wait is the time a due request waited for a slot.")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%-5s %8s %8s %8s  %-20s %8s %8s %9s %9s %10s %8s\n",
+		"cap", "offered", "through", "goodput", "attainment", "TTFT", "TTFT", "wait", "wait", "1st token", "waiting")
+	fmt.Fprintf(w, "%-5s %8s %8s %8s  %-20s %8s %8s %9s %9s %10s %8s\n",
+		"", "req/s", "req/s", "req/s", "", "p50 ms", "p99 ms", "p50 ms", "p99 ms", "p99 ms", "at end")
+	for i := range rows {
+		writeCapRow(w, &rows[i])
+	}
+	fmt.Fprintln(w, "\n   through: completions inside the window; goodput: measured requests that ended good, per second of")
+	fmt.Fprintln(w, "   window, those that ended in the drain after it included; 1st token: from the instant the request was due")
+	fmt.Fprintln(w, "   (wait + TTFT, what a user waits); waiting at end: measured requests due but not yet sent when the window closed.")
+	fmt.Fprintln(w)
+	for _, line := range capReading(o, rows) {
+		fmt.Fprintln(w, "   "+line)
+	}
+}
+
+func writeCapRow(w io.Writer, r *capRow) {
+	p := r.point()
+	name := "none"
+	if r.cap > 0 {
+		name = fmt.Sprint(r.cap)
+	}
+	wait50, wait99, due := r.mean(waitP50), r.mean(waitP99), r.mean(dueP99)
+	backlog := r.mean(func(_ *sim.Summary, c *clientObs) float64 { return float64(c.backlog) })
+	fmt.Fprintf(w, "%-5s %8.2f %8.2f %8.2f  %-20s %8s %8s %9s %9s %10s %8.0f\n",
+		name, p.Offered.Center, p.Throughput.Center, p.Goodput.Center, estimate(p.Attainment, "%.3f"),
+		ms(p.TTFT.P50.Center), ms(p.TTFT.P99.Center), ms(wait50), ms(wait99), ms(due), backlog)
+}
+
+// capReading says what each cap did, from the rows' numbers.
+func capReading(o options, rows []capRow) []string {
+	base := &rows[0]
+	bp := base.point()
+	baseDue := base.mean(dueP99)
+	lines := []string{fmt.Sprintf("Uncapped, the queue is the server's: TTFT p99 %s ms, attainment %.3f.",
+		ms(bp.TTFT.P99.Center), bp.Attainment.Center)}
+	for i := 1; i < len(rows); i++ {
+		r := &rows[i]
+		p := r.point()
+		waitMax := r.mean(func(s *sim.Summary, _ *clientObs) float64 { return s.ClientWait.Max })
+		switch {
+		case waitMax == 0:
+			lines = append(lines, fmt.Sprintf("Cap %d is never reached: no request waits, and the run is the uncapped one.", r.cap))
+		case r.mean(waitP99) == 0:
+			lines = append(lines, fmt.Sprintf("Cap %d is rarely reached: fewer than 1 request in 100 waits (the longest wait: %s ms, mean over the seeds);",
+				r.cap, ms(waitMax)),
+				fmt.Sprintf("  TTFT p99 %s ms and attainment %.3f, as uncapped.", ms(p.TTFT.P99.Center), p.Attainment.Center))
+		case p.Throughput.Center < 0.97*p.Offered.Center:
+			wait := fmt.Sprintf("median wait %s s", seconds(r.mean(waitP50)))
+			if math.IsNaN(r.mean(waitP50)) {
+				wait = "in some seeds, no measured request was sent before the run stopped"
+			}
+			verdict := fmt.Sprintf("attainment reads %.3f", p.Attainment.Center)
+			if p.Attainment.Center >= r.curve.Target {
+				verdict += ": met for the requests sent, not for the users"
+			}
+			lines = append(lines, fmt.Sprintf("Cap %d serves %.2f of the %.2f req/s offered: the rest queues client-side (%s);",
+				r.cap, p.Throughput.Center, p.Offered.Center, wait),
+				fmt.Sprintf("  TTFT from the send stays at %s ms p99, and %s.", ms(p.TTFT.P99.Center), verdict))
+		default:
+			lines = append(lines, fmt.Sprintf("Cap %d keeps up (%.2f req/s) and moves the queue to the client: TTFT p99 from the send %s ms,",
+				r.cap, p.Throughput.Center, ms(p.TTFT.P99.Center)),
+				fmt.Sprintf("  attainment %.3f, but the first token from the due instant is %s ms p99 (uncapped: %s ms).",
+					p.Attainment.Center, ms(r.mean(dueP99)), ms(baseDue)))
+		}
+	}
+	return lines
+}
+
+// The columns' per-run figures, ms.
+func waitP50(s *sim.Summary, _ *clientObs) float64 { return s.ClientWait.Median }
+func waitP99(s *sim.Summary, _ *clientObs) float64 { return s.ClientWait.P99 }
+func dueP99(_ *sim.Summary, c *clientObs) float64  { return quantile(c.due, 0.99) }
+
+// ms prints milliseconds as a whole number; "—" for NaN and "never" for
+// a percentile among requests that got no first token.
+func ms(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "—"
+	case math.IsInf(x, 1):
+		return "never"
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+func seconds(msec float64) string {
+	if math.IsNaN(msec) {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f", msec/1000)
+}
+
+// estimate prints a centre with its interval.
+func estimate(e sim.Estimate, format string) string {
+	if math.IsNaN(e.Center) {
+		return "no measured requests"
+	}
+	if math.IsNaN(e.Lo) || math.IsNaN(e.Hi) {
+		return fmt.Sprintf(format, e.Center)
+	}
+	return fmt.Sprintf(format+" ["+format+", "+format+"]", e.Center, e.Lo, e.Hi)
+}

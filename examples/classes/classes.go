@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/sim"
+)
+
+// The two classes: interactive chat, whose first token is due within
+// 600 ms (the chapter's SLO) and which Priority serves first, beside
+// batch work that can wait 30 s. Both inherit the 150 ms ITL bound.
+var classes = []sim.Class{
+	{Name: "interactive", SLO: sim.SLO{TTFT: 600 * time.Millisecond}, Priority: -1},
+	{Name: "batch", SLO: sim.SLO{TTFT: 30 * time.Second}},
+}
+
+// mix offers the two classes in equal shares, each its own Poisson
+// process of the chapter's requests.
+var mix = sim.ClassMix(
+	sim.Part{Class: "interactive", Share: 1, Lengths: lengths},
+	sim.Part{Class: "batch", Share: 1, Lengths: lengths},
+)
+
+// policies are the orders compared, the baseline first.
+var policies = []struct {
+	name   string
+	policy engine.Policy
+}{{"FCFS", engine.FCFS{}}, {"Priority", engine.Priority{}}}
+
+// classStudy is each policy's sweep of the two classes and the verdict of
+// Priority against FCFS on the interactive class.
+type classStudy struct {
+	sweeps  []sim.Sweep
+	curves  []*sim.Curve
+	verdict *sim.Result
+}
+
+func classConfig(o options, p engine.Policy) sim.Config {
+	return sim.Config{Window: o.window(), Classes: classes, Engine: engine.Config{Policy: p}}
+}
+
+// hypothesis is declared before any run: near the knee, Priority raises
+// the interactive class's attainment by 2 % or more over FCFS.
+var hypothesis = sim.Hypothesis{
+	Claim:     "near the knee, serving the interactive class first (Priority) raises its SLO attainment by at least 2 % over FCFS",
+	Metric:    sim.MetricClassAttainment("interactive"),
+	Threshold: 0.02,
+}
+
+func classStudyOf(o options) (classStudy, error) {
+	var s classStudy
+	for _, p := range policies {
+		sw := sim.Sweep{Config: classConfig(o, p.policy), Workload: mix, Grid: sim.Grid{Loads: o.loads},
+			Reps: o.reps, BaseSeed: o.seed, Workers: o.workers}
+		c, err := sw.Run()
+		if err != nil {
+			return s, fmt.Errorf("%s: %w", p.name, err)
+		}
+		s.sweeps, s.curves = append(s.sweeps, sw), append(s.curves, c)
+	}
+	x := sim.Experiment{Hypothesis: hypothesis, A: classConfig(o, policies[0].policy), B: classConfig(o, policies[1].policy),
+		Workload: mix, Loads: o.near, Blocks: o.reps, BaseSeed: o.seed, Workers: o.workers, AllLoads: true}
+	var err error
+	s.verdict, err = x.Run()
+	return s, err
+}
+
+func writeClasses(w io.Writer, o options, s classStudy) {
+	fmt.Fprintln(w, "2. Two request classes, offered in equal shares: interactive (TTFT ≤ 600 ms) and batch (TTFT ≤ 30 s), both")
+	fmt.Fprintln(w, "   with every ITL ≤ 150 ms. FCFS ignores classes; Priority (vLLM's \"priority\" scheduling policy) admits the")
+	fmt.Fprintln(w, "   interactive class first and preempts batch requests first. Each request is judged by its class's SLO.")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%-9s %6s  %-12s %8s %8s  %-21s %8s %8s\n", "policy", "load", "class", "offered", "goodput", "attainment", "TTFT", "TTFT")
+	fmt.Fprintf(w, "%-9s %6s  %-12s %8s %8s  %-21s %8s %8s\n", "", "req/s", "", "req/s", "req/s", "", "p50 ms", "p99 ms")
+	for i, p := range policies {
+		for _, pt := range s.curves[i].Points {
+			for _, c := range pt.Classes {
+				if c.Name == sim.DefaultClass {
+					continue // the mix labels every request
+				}
+				fmt.Fprintf(w, "%-9s %6.2f  %-12s %8.2f %8.2f  %-21s %8s %8s\n", p.name, pt.Load, c.Name, c.Offered.Center,
+					c.Goodput.Center, estimate(c.Attainment, "%.3f"), ms(c.TTFT.P50.Center), ms(c.TTFT.P99.Center))
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n   knee: the highest load at which the class's own attainment meets %.2f\n", s.curves[0].Target)
+	for i, p := range policies {
+		c := s.curves[i]
+		parts := []string{}
+		for _, k := range c.ClassKnees {
+			if k.Name != sim.DefaultClass {
+				parts = append(parts, k.Name+" "+knee(k.Knee))
+			}
+		}
+		parts = append(parts, "all requests "+knee(c.Knee))
+		fmt.Fprintf(w, "   %-9s %s\n", p.name, strings.Join(parts, ", "))
+	}
+	writeVerdict(w, s.verdict)
+	fmt.Fprintf(w, "\n   check: per-class offered and good requests add up to the aggregate's in all %d runs: %v\n",
+		countRuns(s.curves), classesAddUp(s.curves))
+}
+
+// knee prints a knee with its interval, or why it was not found.
+func knee(k sim.Knee) string {
+	if !k.Found {
+		return "not found (" + k.Reason() + ")"
+	}
+	return estimate(k.Load, "%.3g") + " req/s"
+}
+
+func writeVerdict(w io.Writer, r *sim.Result) {
+	fmt.Fprintf(w, "\n   hypothesis (declared before the runs): %s.\n", r.Hypothesis.Claim)
+	fmt.Fprintf(w, "   verdict: %s, %+.1f %% [%+.1f, %+.1f] over %s req/s, %d paired seeds. %s.\n", r.Verdict,
+		100*r.Improvement.Center, 100*r.Improvement.Lo, 100*r.Improvement.Hi, loadList(r.Loads), r.Blocks, sentence(r.Boundary()))
+	for _, l := range r.Loads {
+		fmt.Fprintf(w, "     %5.2f req/s: interactive attainment FCFS %.3f, Priority %.3f, %+.1f %% [%+.1f, %+.1f], %s\n",
+			l.Load, l.A.Center, l.B.Center, 100*l.Improvement.Center, 100*l.Improvement.Lo, 100*l.Improvement.Hi, l.Verdict)
+	}
+}
+
+// sentence capitalises s's first letter.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func loadList(ls []sim.LoadResult) string {
+	s := make([]string, len(ls))
+	for i, l := range ls {
+		s[i] = fmt.Sprintf("%g", l.Load)
+	}
+	return strings.Join(s, ", ")
+}
+
+func countRuns(cs []*sim.Curve) int {
+	n := 0
+	for _, c := range cs {
+		for _, p := range c.Points {
+			n += len(p.Runs)
+		}
+	}
+	return n
+}
+
+// classesAddUp reports whether, in every run, the classes' offered and
+// good requests sum to the run's own.
+func classesAddUp(cs []*sim.Curve) bool {
+	for _, c := range cs {
+		for _, p := range c.Points {
+			for _, r := range p.Runs {
+				offered, good := 0, 0
+				for _, cl := range r.Classes {
+					offered, good = offered+cl.Offered, good+cl.Good
+				}
+				if offered != r.Offered || good != r.Good {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,183 @@
+// Command classes shows the clients a real harness is: first an open-loop
+// Poisson load on the Atlas TP4 replica run uncapped and then under a
+// client-side concurrency cap, as `vllm bench serve --request-rate R
+// --max-concurrency N` runs it (sim.Config.MaxConcurrency): TTFT counted
+// from the send, as vLLM counts it, beside the client wait and the first
+// token counted from the instant the request was due; then two request
+// classes with their own SLOs, interactive (TTFT ≤ 600 ms) and batch
+// (TTFT ≤ 30 s), under FCFS and under Priority with the interactive class
+// first: each class's table and knee, and an A/B verdict on the
+// interactive class's attainment declared before the runs.
+//
+//	go run ./examples/classes
+//	go run ./examples/classes -rate 2.5 -caps 8,16,32
+//	go run ./examples/classes -loads 1.8,2,2.2 -reps 10 -out out
+//
+// Every figure is a mean over -reps seeded replications (common random
+// numbers: every configuration sees the same requests); intervals are
+// 95 %. With -out, a benchmark card per capped run and per policy
+// (Markdown and JSON, with the per-class table) is written there.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/workload"
+)
+
+func main() {
+	if err := run(os.Stdout, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "classes:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command's flags.
+type options struct {
+	rate    float64       // part 1's offered load, req/s
+	caps    []int         // part 1's concurrency caps (uncapped runs too)
+	loads   []float64     // part 2's sweep, req/s
+	near    []float64     // part 2's verdict loads, req/s
+	reps    int           // seeded replications (blocks of the verdict)
+	horizon time.Duration // window end; the warm-up is a tenth
+	seed    uint64
+	workers int
+	out     string
+	args    []string
+}
+
+// lengths are the chapter's requests: 2,000 prompt tokens, 200 output
+// tokens.
+var lengths = workload.Fixed(2000, 200)
+
+func parse(w io.Writer, args []string) (options, error) {
+	o := options{args: args}
+	fs := flag.NewFlagSet("classes", flag.ContinueOnError)
+	fs.SetOutput(w)
+	fs.Float64Var(&o.rate, "rate", 2.2, "offered load of the capped runs, req/s (vllm bench serve --request-rate; Atlas's knee is about 2)")
+	caps := fs.String("caps", "16,32,48", "comma-separated client concurrency caps to run beside the uncapped run (--max-concurrency)")
+	loads := fs.String("loads", "1.6,2,2.2,2.4,2.8", "comma-separated offered loads of the two-class sweeps, req/s")
+	near := fs.String("near", "2,2.2,2.4", "comma-separated loads near the knee at which the A/B verdict (Priority against FCFS) is taken, req/s")
+	fs.IntVar(&o.reps, "reps", 6, "seeded replications per configuration and load (>= 2)")
+	fs.DurationVar(&o.horizon, "horizon", 10*time.Minute, "end of the measurement window, simulated (the first tenth is warm-up)")
+	fs.Uint64Var(&o.seed, "seed", 1, "base seed of the replications")
+	fs.IntVar(&o.workers, "workers", 0, "runs in parallel (0: one per CPU); results are the same for any value")
+	fs.StringVar(&o.out, "out", "", "directory for the benchmark cards (Markdown and JSON) of every capped run and of each policy; empty: write none")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if o.caps, err = parseInts("-caps", *caps); err != nil {
+		return o, err
+	}
+	if o.loads, err = parseLoads("-loads", *loads); err != nil {
+		return o, err
+	}
+	if o.near, err = parseLoads("-near", *near); err != nil {
+		return o, err
+	}
+	return o, o.check()
+}
+
+// check refuses nonsense values, naming the flag.
+func (o options) check() error {
+	var errs []error
+	if !(o.rate > 0) || math.IsInf(o.rate, 0) {
+		errs = append(errs, fmt.Errorf("-rate must be a positive finite rate, got %v", o.rate))
+	}
+	if o.reps < 2 {
+		errs = append(errs, fmt.Errorf("-reps must be >= 2 for an interval, got %d", o.reps))
+	}
+	if o.horizon <= 0 {
+		errs = append(errs, fmt.Errorf("-horizon must be > 0: the runs compare fixed windows, got %v", o.horizon))
+	}
+	if o.workers < 0 {
+		errs = append(errs, fmt.Errorf("-workers must be >= 0, got %d", o.workers))
+	}
+	if len(o.loads) == 0 {
+		errs = append(errs, errors.New("-loads must name at least one load"))
+	}
+	if len(o.near) == 0 {
+		errs = append(errs, errors.New("-near must name at least one load"))
+	}
+	return errors.Join(errs...)
+}
+
+func parseInts(name, s string) ([]int, error) {
+	var out []int
+	for _, f := range fields(s) {
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("%s: %q is not a cap of at least one request", name, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func parseLoads(name, s string) ([]float64, error) {
+	var out []float64
+	for _, f := range fields(s) {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s: %q is not a positive rate", name, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func fields(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// window measures from a tenth of the horizon to the horizon.
+func (o options) window() sim.Window {
+	return sim.Window{Warmup: o.horizon / 10, Horizon: o.horizon}
+}
+
+// run parses args, runs both parts and writes the report to w.
+func run(w io.Writer, args []string) error {
+	o, err := parse(w, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	caps, err := capStudy(o)
+	if err != nil {
+		return err
+	}
+	cls, err := classStudyOf(o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Atlas TP4 (engine.Config{} priced by costmodel.Frozen{}), requests of %d prompt and %d output tokens,\n", 2000, 200)
+	fmt.Fprintf(w, "measured from %v to %v, %d seeds (common random numbers), 95 %% intervals.\n\n", o.window().Warmup, o.horizon, o.reps)
+	writeCaps(w, o, caps)
+	fmt.Fprintln(w)
+	writeClasses(w, o, cls)
+	if o.out == "" {
+		return nil
+	}
+	return writeCards(w, o, caps, cls)
+}
