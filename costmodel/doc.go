@@ -10,8 +10,15 @@
 //   - frozen.go: Frozen, the default, the reference chapter's Atlas TP4
 //     frozen costs (45 ms decode step, 20 + 0.035·n ms prefill).
 //   - linear.go: Linear, a linear form over the batch shape (per step, per
-//     sequence, per decode token and context token, per prefill token, per
-//     attention pair); NewLinear3 for b0 + b1·prefill + b2·decode.
+//     scheduled sequence, per decode token and context token, per prefill
+//     token, per attention pair) with its coefficients' Unit (ms by
+//     default, µs as BLIS publishes them) and an optional Tick that step
+//     times are truncated to, as BLIS truncates to 1 µs; NewLinear3 for
+//     b0 + b1·prefill + b2·decodes, NewLinear3Requests for b0 +
+//     b1·prefill + b2·scheduled requests (BLIS's per-request term).
+//   - plausible.go: the limits beyond which Validate refuses a coefficient
+//     as implausible in its unit (ErrImplausible: a per-step term over
+//     10 s, a per-sequence or per-token term over 1 s, ...).
 //   - hardware.go and roofline.go: Hardware and ModelSpec figures, and
 //     Roofline, max(memory, compute) plus overheads, with Calibrate to match
 //     a measured step.
@@ -46,8 +53,9 @@
 // figures never make StepTime panic or go negative. The subpackage
 // costmodeltest checks these properties for any Model.
 //
-// Units: durations are time.Duration; float coefficients and table samples
-// are milliseconds; bytes, bytes/s, FLOP and FLOP/s are plain SI numbers
+// Units: durations are time.Duration; Linear's coefficients are in its
+// Unit (milliseconds when 0), Fit's results and table samples in
+// milliseconds; bytes, bytes/s, FLOP and FLOP/s are plain SI numbers
 // (35e9 bytes is 35 GB; KiB and GiB are written as 1<<10 and 1<<30).
 //
 // The package is a leaf: it knows nothing of requests, queues or engines.
