@@ -7,6 +7,19 @@
 //	go run ./examples/tracereplay
 //	go run ./examples/tracereplay -window 10m -rates 1,2,3
 //	go run ./examples/tracereplay -trace ../shared/traces/mooncake_synthetic_trace.jsonl -format mooncake
+//	go run ./examples/tracereplay -trace examples/tracereplay/testdata/conversations.csv -format generic -keep-conversations -min-think 2s
+//
+// By default every row is sent at its recorded (time-scaled) instant:
+// timestamp replay. With -keep-conversations, a trace whose rows carry a
+// conversation (the generic form's conversation column, BurstGPT's Session
+// ID) is replayed keeping them: turn k+1 is sent at the later of its
+// recorded instant and turn k's end plus -min-think, so a turn never
+// overtakes the answer it follows (workload.ConversationReplay). The
+// report names the replay it ran. Neither public trace in ../shared/traces
+// has a conversation column (Azure's has none; Mooncake's keeps the turn
+// order but not which rows form a conversation), so
+// testdata/conversations.csv, a synthetic multi-turn trace in the generic
+// form (see its NOTICE.md), shows the difference.
 //
 // By default the trace is read from ../shared/traces beside the repository
 // root; where that is missing, from the 2,000-request sample shipped in
@@ -48,6 +61,7 @@ type options struct {
 	window        time.Duration
 	rates         []float64
 	target        float64
+	conversations workload.ConversationReplay
 }
 
 func parse(w io.Writer, args []string) (options, error) {
@@ -59,6 +73,8 @@ func parse(w io.Writer, args []string) (options, error) {
 	fs.DurationVar(&o.window, "window", 0, "replay only the trace's first span of this length (0: all)")
 	rates := fs.String("rates", "1,1.5,1.75,2,2.5,3", "offered loads to time-scale the trace to, requests/s")
 	fs.Float64Var(&o.target, "target", o.target, "attainment target")
+	fs.BoolVar(&o.conversations.Keep, "keep-conversations", false, "keep conversations: a turn waits for the answer to the previous turn (needs a conversation column)")
+	fs.DurationVar(&o.conversations.MinThink, "min-think", 0, "with -keep-conversations, the least time between an answer and the next turn")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -71,6 +87,9 @@ func parse(w io.Writer, args []string) (options, error) {
 	}
 	if o.window < 0 || !(o.target > 0 && o.target <= 1) {
 		return o, fmt.Errorf("-window must be >= 0 and -target in (0, 1], got %v and %v", o.window, o.target)
+	}
+	if c := o.conversations; c.MinThink < 0 || c.MinThink > 0 && !c.Keep {
+		return o, fmt.Errorf("-min-think must be >= 0 and applies only with -keep-conversations, got %v (keep: %t)", c.MinThink, c.Keep)
 	}
 	return o, nil
 }
@@ -144,6 +163,10 @@ func run(w io.Writer, args []string) error {
 		return err
 	}
 	cfg.Transform.WindowEnd = o.window
+	cfg.Conversations = o.conversations
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	s, err := measure(o.trace, cfg)
 	if err != nil {
 		return err

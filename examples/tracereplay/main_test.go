@@ -71,6 +71,8 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		{[]string{"-format", "parquet"}, `unknown format "parquet"`},
 		{[]string{"-trace", "no/such/file.csv"}, "no such file"},
 		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"-min-think", "2s"}, "applies only with -keep-conversations"},
+		{[]string{"-keep-conversations", "-min-think", "-1s"}, "-min-think must be >= 0"},
 	} {
 		var out bytes.Buffer
 		assert.ErrorContains(t, run(&out, tc.args), tc.want, "run(%q)", tc.args)

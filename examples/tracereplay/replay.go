@@ -26,8 +26,10 @@ func (s traceStats) rate() float64 {
 	return float64(s.n) / s.span.Seconds()
 }
 
-// measure reads the trace once and returns its statistics.
+// measure reads the trace once and returns the statistics of its rows as
+// recorded (whatever the replay keeps of its conversations).
 func measure(path string, cfg workload.TraceConfig) (traceStats, error) {
+	cfg.Conversations = workload.ConversationReplay{} // the rows at their recorded instants
 	tr, err := workload.OpenTrace(path, cfg)
 	if err != nil {
 		return traceStats{}, err
@@ -57,7 +59,8 @@ func measure(path string, cfg workload.TraceConfig) (traceStats, error) {
 	return s, nil
 }
 
-// describe prints the trace, its attribution and its fingerprint.
+// describe prints the trace, the replay, its attribution and its
+// fingerprint.
 func describe(w io.Writer, o options, cfg workload.TraceConfig, s traceStats) error {
 	fp, err := workload.FingerprintFile(o.trace, cfg)
 	if err != nil {
@@ -67,7 +70,14 @@ func describe(w io.Writer, o options, cfg workload.TraceConfig, s traceStats) er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "trace      %s (%s, open-loop replay, file order kept)\n", filepath.Base(o.trace), o.format)
+	rep, err := workload.OpenReplay(o.trace, cfg)
+	if err != nil {
+		return err
+	}
+	defer rep.Close()
+	fmt.Fprintf(w, "trace      %s (-format %s)\n", filepath.Base(o.trace), o.format)
+	// The replay's own description, its file named without the directory.
+	fmt.Fprintf(w, "replay     %s\n", strings.Replace(rep.String(), o.trace, filepath.Base(o.trace), 1))
 	if src != "" {
 		fmt.Fprintf(w, "source     %s\n", strings.ReplaceAll(src, "\n", "\n           "))
 	}
@@ -113,10 +123,11 @@ func replay(w io.Writer, o options, cfg workload.TraceConfig, s traceStats) erro
 }
 
 // runAt replays the trace time-scaled to rate requests/s (0: own pace,
-// whose mean rate is offered).
+// whose mean rate is offered), by timestamp or keeping conversations as
+// cfg says.
 func runAt(path string, cfg workload.TraceConfig, rate, offered float64) (point, error) {
 	cfg.Transform.TargetRate = rate
-	tr, err := workload.OpenTrace(path, cfg)
+	tr, err := workload.OpenReplay(path, cfg)
 	if err != nil {
 		return point{}, err
 	}
