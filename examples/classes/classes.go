@@ -109,11 +109,11 @@ func knee(k sim.Knee) string {
 	if !k.Found {
 		return "not found (" + k.Reason() + ")"
 	}
-	return estimate(k.Load, "%.3g") + " req/s"
+	return estimate(k.Load, "%.2f") + " req/s"
 }
 
 func writeVerdict(w io.Writer, r *sim.Result) {
-	fmt.Fprintf(w, "\n   hypothesis (declared before the runs): %s.\n", r.Hypothesis.Claim)
+	fmt.Fprintf(w, "\n   hypothesis (declared before the runs; A: FCFS, B: Priority): %s.\n", r.Hypothesis.Claim)
 	fmt.Fprintf(w, "   verdict: %s, %+.1f %% [%+.1f, %+.1f] over %s req/s, %d paired seeds. %s.\n", r.Verdict,
 		100*r.Improvement.Center, 100*r.Improvement.Lo, 100*r.Improvement.Hi, loadList(r.Loads), r.Blocks, sentence(r.Boundary()))
 	for _, l := range r.Loads {
