@@ -21,9 +21,17 @@ import (
 //  3. Otherwise the least loaded replica.
 //
 // The zero value is SGLang's defaults: CacheThreshold 0.5, BalanceAbs 32,
-// BalanceRel 1.0001. SGLang reads the cache from a radix tree of the
-// prompts it routed to each worker; here it is the replica's own cache
-// (View.CachedPrefix), which that tree approximates.
+// BalanceRel 1.0001.
+//
+// Which SGLang mode it mirrors: sgl-router's cache-aware policy has two.
+// Without KV events it keeps an approximate radix tree of the prompts it
+// routed to each worker, routes to the best match above CacheThreshold,
+// and otherwise to the worker with the smallest tree (the most cache
+// room). With KV events from the workers it routes on their actual cache
+// and falls back to the least loaded worker. PrefixAffinity reads each
+// replica's actual cache (View.CachedPrefix), so it falls back as the
+// KV-event mode does (step 3), while keeping the tree mode's threshold
+// (step 2).
 type PrefixAffinity struct {
 	CacheThreshold float64 // fraction of the prompt; default 0.5
 	BalanceAbs     int     // requests; default 32
