@@ -81,8 +81,8 @@ func dialCard(s study, res *sim.Result, o options) report.Card {
 		Correlation: "Gaussian copula, Spearman 0.4 between input and output lengths",
 		Prefix:      "none",
 		Loop:        "open-loop: arrivals are external and overload is under test",
-		Concurrency: "unbounded client concurrency",
-		CacheState:  fmt.Sprintf("empty KV cache at the start of each run; the first %v left out as warm-up", o.horizon/10),
+		Concurrency: card.Workload.Concurrency, // from the configuration
+		CacheState:  card.Workload.CacheState,
 	}
 	if fp, err := report.Fingerprint(s.sweep.Sweep.Workload, sim.Seed(o.seed, 0), 10_000); err == nil {
 		card.Workload.Fingerprint = fp
