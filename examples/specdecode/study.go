@@ -1,0 +1,156 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/workload"
+)
+
+// lengths are the chapter's operating point: 2,000-token prompts and
+// 200-token answers.
+var lengths = workload.Fixed(2000, 200)
+
+// baseConfig is the Atlas TP4 replica (sim.Config{}) with the declared
+// verification cost, the SLO gating the chosen ITL series, and the
+// window: every configuration's base, K = 0 itself.
+func baseConfig(o options) sim.Config {
+	c := sim.Config{Window: sim.Window{Warmup: o.horizon / 10, Horizon: o.horizon}, SLO: sim.SLO{ITLSeries: o.series}}
+	if o.verify != 0 {
+		c.Model = costmodel.Frozen{VerifyPerToken: o.verify}
+	}
+	return c
+}
+
+// speculation is K drafts a step at acceptance α from drafter d; K = 0 is
+// none at all (its zero value, which the rest must then be).
+func speculation(k int, alpha float64, d drafter) sim.Speculation {
+	if k == 0 {
+		return sim.Speculation{}
+	}
+	return sim.Speculation{Tokens: k, Acceptance: alpha, DraftStep: d.step, DraftOverhead: d.overhead}
+}
+
+// draftTokens is the dial a study turns: K at a fixed α and drafter.
+func draftTokens(alpha float64, d drafter) sim.Dial {
+	return sim.DialFunc("Speculation.Tokens", "draft tokens a step", func(c *sim.Config, v float64) {
+		c.Speculation = speculation(int(v), alpha, d)
+	})
+}
+
+// sweepAt is the sweep of one (K, α) under drafter d.
+func sweepAt(o options, k int, alpha float64, d drafter) sim.Sweep {
+	s := sim.Sweep{Config: baseConfig(o), Workload: sim.Poisson(lengths), Grid: sim.Grid{Start: o.start},
+		Reps: o.reps, BaseSeed: o.seed}
+	s.Config.Speculation = speculation(k, alpha, d)
+	return s
+}
+
+// study is one α's dial sweep over K.
+type study struct {
+	alpha  float64
+	result *sim.DialResult
+}
+
+// runStudies sweeps every K at every α, on the same seeds, each K paired
+// with K = 0 (the first value).
+func runStudies(o options) ([]study, error) {
+	values := make([]float64, len(o.ks))
+	for i, k := range o.ks {
+		values[i] = float64(k)
+	}
+	var out []study
+	for _, a := range o.alphas {
+		d := sim.DialSweep{Sweep: sweepAt(o, 0, a, o.drafter), Dial: draftTokens(a, o.drafter), Values: values, Probe: o.probe}
+		r, err := d.Run()
+		if err != nil {
+			return nil, fmt.Errorf("α = %g: %w", a, err)
+		}
+		out = append(out, study{alpha: a, result: r})
+	}
+	return out, nil
+}
+
+// hypothesis is the claim, declared before any run.
+func hypothesis(o options) sim.Hypothesis {
+	return sim.Hypothesis{
+		Claim: fmt.Sprintf("K = %d at α = %g (%s) improves goodput by at least %.0f %% over K = 0",
+			o.claimK, o.claimAlpha, o.drafter.short(), 100*o.threshold),
+		Metric:    sim.MetricGoodput,
+		Threshold: o.threshold,
+	}
+}
+
+// experiment is the hypothesis test: A is K = 0, B the claim's K and α
+// with the declared drafter, on paired seeded blocks at every load.
+func experiment(o options) sim.Experiment {
+	a := baseConfig(o)
+	b := a
+	b.Speculation = speculation(o.claimK, o.claimAlpha, o.drafter)
+	return sim.Experiment{Hypothesis: hypothesis(o), A: a, B: b, Workload: sim.Poisson(lengths),
+		Loads: o.loads, Blocks: o.blocks, BaseSeed: o.seed}
+}
+
+// heavier is the claim's (K, α) under one drafter of the -drafters list.
+type heavier struct {
+	drafter drafter
+	curve   *sim.Curve
+}
+
+// runDrafters sweeps the claim's K and α under each drafter, on the
+// grid's seeds.
+func runDrafters(o options) ([]heavier, error) {
+	var out []heavier
+	for _, step := range o.drafters {
+		d := drafter{step: step, overhead: o.drafter.overhead}
+		c, err := sweepAt(o, o.claimK, o.claimAlpha, d).Run()
+		if err != nil {
+			return nil, fmt.Errorf("draft step %v: %w", step, err)
+		}
+		out = append(out, heavier{drafter: d, curve: c})
+	}
+	return out, nil
+}
+
+// longestStep is the longest step the Atlas scheduler can form with K
+// drafts a decode under drafter d, and the decodes in it: b decodes
+// verifying K + 1 positions each beside a prefill that fills the rest of
+// the 2,048-token budget, over b from 1 to the batch cap, priced as the
+// simulation prices it (the verifier, then the drafter). With K = 0 it is
+// engine.LargestStep's, which knows no drafts.
+func longestStep(o options, k int, d drafter) (time.Duration, int) {
+	eng := engine.Config{}.WithDefaults()
+	var m costmodel.Model = costmodel.Frozen{VerifyPerToken: o.verify}
+	if k > 0 {
+		m = costmodel.Drafting{Model: m, DraftStep: d.step, Overhead: d.overhead}
+	}
+	var best time.Duration
+	decodes := 0
+	for b := 1; b <= eng.MaxSeqs && b*(k+1) <= eng.MaxBatchedTokens; b++ {
+		batch := costmodel.Batch{Decode: make([]int, b)}
+		if k > 0 {
+			batch.Verify = slices.Repeat([]int{k + 1}, b)
+		}
+		if left := eng.MaxBatchedTokens - b*(k+1); left > 0 {
+			batch.Prefill = []costmodel.Chunk{{NewTokens: left}}
+		}
+		if t := m.StepTime(batch); t > best {
+			best, decodes = t, b
+		}
+	}
+	return best, decodes
+}
+
+// theory is the mean tokens a step of K drafts emits under i.i.d.
+// acceptance α: (1 − α^(K+1))/(1 − α), K + 1 at α = 1 (Leviathan et al.).
+func theory(k int, alpha float64) float64 {
+	if alpha == 1 {
+		return float64(k + 1)
+	}
+	return (1 - math.Pow(alpha, float64(k+1))) / (1 - alpha)
+}
