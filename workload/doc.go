@@ -22,6 +22,11 @@
 //     any Feedback source is also correct but holds every request that
 //     does not wait.
 //
+// In memory (requests.go): Requests is a list of requests in arrival
+// order whose Validate names every problem by index; NewSlice makes it an
+// open-loop Source (Slice, which Reset rewinds for the next run), and
+// ReadAll drains any open-loop source into one.
+//
 // Synthetic open-loop workloads (synthetic.go, arrival.go, schedule.go):
 //   - NewPoisson(seed, rate, count, lengths) is the simplest source:
 //     Poisson arrivals, lengths from any Joint (Fixed(in, out) for fixed).
@@ -99,6 +104,16 @@
 //     wrapping ErrEmptyTrace, naming the file and what dropped the rows,
 //     unless TraceConfig.AllowEmpty accepts it: an empty replay would
 //     otherwise measure nothing and still be reported.
+//   - A reader reports the unit it reads a numeric arrival column in and
+//     the offered rate that implies, requests over the recorded span
+//     (Trace.Clock, a TraceClock; trace_clock.go). A replay whose implied
+//     rate lies below one request a day or above a million a second
+//     (MinTraceRate, MaxTraceRate) ends with an error wrapping
+//     ErrImplausibleRate in place of io.EOF, naming the file, the unit
+//     assumed, Columns.ArrivalUnit and the unit that would give a
+//     plausible rate: a microsecond column read as seconds would
+//     otherwise replay at a millionth of its load. TraceConfig.AnyRate
+//     accepts it; the generic form, whose column names its unit, does.
 //   - A UTF-8 byte order mark at the start of a file (as spreadsheet
 //     programs write it) is skipped, in CSV and JSONL alike.
 //   - A CSV header naming a column the configuration reads (a mapped

@@ -30,6 +30,7 @@ type Trace struct {
 	next     uint64        // next sequential id
 	count    int           // requests yielded
 	rowsRead int           // rows parsed, kept or not
+	track    clockTrack    // recorded instants of the requests yielded
 	sorted   []sortedRow
 	done     bool
 	err      error // the error that ended the replay, returned again
@@ -90,6 +91,20 @@ func (t *Trace) Config() TraceConfig { return t.cfg }
 
 // Count is the number of requests yielded so far.
 func (t *Trace) Count() int { return t.count }
+
+// Clock reports the unit the arrival column is read in and the offered
+// rate the requests yielded so far imply; after io.EOF, the whole
+// replay's.
+func (t *Trace) Clock() TraceClock {
+	c := TraceClock{Field: "TraceConfig.Columns.ArrivalUnit", Requests: t.track.n, Span: t.track.span()}
+	if t.p.clock != clockDate {
+		c.Unit = t.cfg.Columns.ArrivalUnit
+		if c.Unit == 0 {
+			c.Unit = time.Second
+		}
+	}
+	return c
+}
 
 // timeFactor is the Slowdown, or for a TargetRate the factor that puts the
 // last of N requests at N/TargetRate, found by a first pass over r.
@@ -164,10 +179,14 @@ func (t *Trace) Next() (Request, error) {
 		}
 		t.next++
 		t.count++
+		t.track.add(rel)
 		return r, nil
 	}
 	if t.err == nil && t.count == 0 && !t.cfg.AllowEmpty {
 		t.err = t.empty()
+	}
+	if t.err == nil && !t.cfg.AnyRate {
+		t.err = t.Clock().check(t.name, "TraceConfig.AnyRate")
 	}
 	if t.err != nil {
 		return Request{}, t.err

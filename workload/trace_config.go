@@ -111,6 +111,13 @@ type TraceConfig struct {
 	// error wrapping ErrEmptyTrace, returned by Next in place of io.EOF
 	// (or by NewTrace, whose TargetRate pass reads the whole trace).
 	AllowEmpty bool
+	// AnyRate accepts a replay whose implied offered rate (requests over
+	// its recorded span, Trace.Clock) lies outside [MinTraceRate,
+	// MaxTraceRate]. Without it such a replay ends with an error wrapping
+	// ErrImplausibleRate, returned by Next in place of io.EOF, that names
+	// Columns.ArrivalUnit: the rate of a column read in the wrong unit is
+	// off by a factor of a thousand or a million.
+	AnyRate bool
 	// Conversations says how a conversation's turns are timed. The zero
 	// value is timestamp replay: every row at its recorded (transformed)
 	// instant, read by NewTrace or OpenTrace. With Keep set, a turn waits

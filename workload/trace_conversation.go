@@ -114,6 +114,11 @@ func (c *ConversationTrace) Config() TraceConfig { return c.tr.cfg }
 // Count is the number of requests yielded so far.
 func (c *ConversationTrace) Count() int { return c.count }
 
+// Clock reports the unit the arrival column is read in and the offered
+// rate the rows read so far imply, on their recorded instants (as
+// Trace.Clock does).
+func (c *ConversationTrace) Clock() TraceClock { return c.tr.Clock() }
+
 // Held is the number of turns read and waiting for their predecessor to
 // finish: the memory the replay holds beyond one row.
 func (c *ConversationTrace) Held() int { return c.held }

@@ -21,9 +21,11 @@ var GenericColumns = Columns{
 }
 
 // Generic reads the generic form in format f (CSV hash ids are separated by
-// spaces, JSONL's are an array).
+// spaces, JSONL's are an array). Its arrival column names its unit
+// (arrival_ns), so it accepts any implied rate (AnyRate): a written test
+// workload may well put requests nanoseconds apart.
 func Generic(f Format) TraceConfig {
-	return TraceConfig{Format: f, Columns: GenericColumns, KeepOrigin: true}
+	return TraceConfig{Format: f, Columns: GenericColumns, KeepOrigin: true, AnyRate: true}
 }
 
 var genericHeader = []string{"id", "arrival_ns", "input_tokens", "output_tokens", "conversation", "turn",
