@@ -82,7 +82,7 @@ var (
 			f, _ := m.(costmodel.Frozen)
 			f.DecodeStep = time.Duration(v * float64(time.Millisecond))
 			return f
-		})
+		}, 0)
 	}}
 )
 
@@ -141,7 +141,15 @@ type DialResult struct {
 	// (each replication's knee read off its own attainment at the
 	// curve's loads), with its interval across replications: paired, so
 	// the seeds' noise common to both cancels. The baseline's own is 0.
-	KneeDiff []Estimate
+	//
+	// A replication whose knee lies outside the loads pairs through the
+	// bound the loads give it when that fixes the difference's sign (one
+	// knee below the loads, the other not): the difference is then
+	// understated, never of the wrong sign. KneeBounds counts, per value,
+	// the replications paired so; KneeUnpaired those left out (both knees
+	// beyond the same end of the loads, or nothing measured).
+	KneeDiff                 []Estimate
+	KneeBounds, KneeUnpaired []int
 	// Probe is each value's point at DialSweep.Probe (nil without one).
 	Probe []Point
 }
@@ -173,13 +181,23 @@ func (d DialSweep) Run() (*DialResult, error) {
 	base := res.Curves[d.Baseline]
 	for _, c := range res.Curves {
 		var diffs []float64
+		bounds, unpaired := 0, 0
 		for r := range repsOf(c) {
-			a, b := c.repKnee(r), base.repKnee(r)
-			if !math.IsNaN(a) && !math.IsNaN(b) {
-				diffs = append(diffs, a-b)
+			b, sb := c.repKneeBound(r)
+			a, sa := base.repKneeBound(r)
+			d, bound, ok := pairKnees(a, sa, b, sb)
+			if !ok {
+				unpaired++
+				continue
+			}
+			diffs = append(diffs, d)
+			if bound {
+				bounds++
 			}
 		}
 		res.KneeDiff = append(res.KneeDiff, meanCI(diffs, conf))
+		res.KneeBounds = append(res.KneeBounds, bounds)
+		res.KneeUnpaired = append(res.KneeUnpaired, unpaired)
 	}
 	return res, nil
 }
@@ -194,14 +212,45 @@ func repsOf(c *Curve) int {
 // repKnee is replication r's knee: where its own attainment at the
 // curve's loads crosses the target; NaN when it does not inside them.
 func (c *Curve) repKnee(r int) float64 {
-	at, _, _, found := c.crossing(func(p Point) float64 {
+	k, side := c.repKneeBound(r)
+	if side != 0 {
+		return math.NaN()
+	}
+	return k
+}
+
+// repKneeBound is replication r's knee, or when it lies outside the loads
+// the bound the loads give it: side −1 with the lowest measured load (the
+// knee lies below it), +1 with the highest load that met the target (the
+// knee lies above it). NaN when the replication measured nothing.
+func (c *Curve) repKneeBound(r int) (float64, int) {
+	at, lastMet, firstMiss, found := c.crossing(func(p Point) float64 {
 		if r >= len(p.Runs) {
 			return math.NaN()
 		}
 		return p.Runs[r].Attainment
 	})
-	if !found {
-		return math.NaN()
+	switch {
+	case found:
+		return at, 0
+	case firstMiss > 0:
+		return firstMiss, -1
+	case lastMet > 0:
+		return lastMet, +1
 	}
-	return at
+	return math.NaN(), 0
+}
+
+// pairKnees is the paired knee difference b − a of one replication or
+// block, using a censored knee's bound when that still fixes the sign:
+// then the difference has the true one's sign and at most its magnitude
+// (one knee below the loads and the other inside or above them, or one
+// above and the other inside or below). Two knees censored on the same
+// side have no difference (ok false). bound reports whether a bound was
+// used.
+func pairKnees(a float64, sa int, b float64, sb int) (diff float64, bound, ok bool) {
+	if math.IsNaN(a) || math.IsNaN(b) || sa != 0 && sa == sb {
+		return 0, false, false
+	}
+	return b - a, sa != 0 || sb != 0, true
 }

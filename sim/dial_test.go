@@ -82,3 +82,36 @@ func TestExperimentComparesKnees(t *testing.T) {
 	assert.Equal(t, NotImproved, res.Verdict)
 	assert.Equal(t, 0.0, res.Improvement.Center)
 }
+
+// A B whose knee lies below every load tested (a 200 ms decode step misses
+// the 150 ms ITL bound at any load) is not improved, not unmeasured: each
+// block pairs through the bound the lowest load gives B's knee, which
+// understates how much worse B is without changing the sign. A dial value
+// whose knee lies below the loads pairs the same way.
+func TestCensoredKneesStillPair(t *testing.T) {
+	w := Window{Warmup: 30 * time.Second, Horizon: 300 * time.Second}
+	x := Experiment{
+		Hypothesis: Hypothesis{Claim: "B's knee is 5 % above A's", Metric: MetricKnee, Threshold: 0.05},
+		A:          Config{Window: w},
+		B:          Config{Window: w, Model: costmodel.Frozen{DecodeStep: 200 * time.Millisecond}},
+		Workload:   atlasWorkload,
+		Loads:      []float64{0.5, 1, 1.5, 2, 2.5},
+		Blocks:     4,
+	}
+	res, err := x.Run()
+	require.NoError(t, err)
+	assert.Equal(t, NotImproved, res.Verdict, "%+v", res)
+	assert.Equal(t, 4, res.KneeBounds)
+	assert.Zero(t, res.KneeUnpaired)
+	assert.Less(t, res.Improvement.Hi, -0.6, "B's knee below 0.5 against A's near 2: at least 75 % lower, understated")
+	assert.Contains(t, res.Regime, "4 blocks paired through a knee beyond the loads")
+
+	d, err := DialSweep{
+		Sweep:  Sweep{Config: Config{Window: w}, Workload: atlasWorkload, Grid: Grid{Loads: []float64{0.5, 1, 1.5, 2, 2.5}}, Reps: 3},
+		Dial:   DialDecodeStep,
+		Values: []float64{45, 200},
+	}.Run()
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 3}, d.KneeBounds)
+	assert.Less(t, d.KneeDiff[1].Hi, -1.0)
+}

@@ -167,6 +167,11 @@ type Result struct {
 	PastImprovement Estimate
 	PastVerdict     Verdict
 	Loads           []LoadResult
+	// KneeBounds and KneeUnpaired, for MetricKnee: the blocks compared
+	// through a knee beyond the loads (its bound, which understates the
+	// difference without changing its sign) and those left out (both
+	// knees beyond the same end of the loads).
+	KneeBounds, KneeUnpaired int
 }
 
 // Boundary says in words at which loads B wins and where it loses.
@@ -251,12 +256,22 @@ func (x Experiment) kneeResult(res *Result, a, b, attainA, attainB [][]float64) 
 	}
 	var imp []float64
 	for k := range x.Blocks {
-		ka, kb := x.blockKnee(attainA, k), x.blockKnee(attainB, k)
-		if !math.IsNaN(ka) && !math.IsNaN(kb) && ka > 0 {
-			imp = append(imp, (kb-ka)/ka)
+		ka, sa := x.blockKnee(attainA, k)
+		kb, sb := x.blockKnee(attainB, k)
+		d, bound, ok := pairKnees(ka, sa, kb, sb)
+		if !ok || ka <= 0 {
+			res.KneeUnpaired++
+			continue
+		}
+		imp = append(imp, d/ka)
+		if bound {
+			res.KneeBounds++
 		}
 	}
 	res.Regime = fmt.Sprintf("the knee of each block's curve over the %d loads", len(x.Loads))
+	if res.KneeBounds > 0 || res.KneeUnpaired > 0 {
+		res.Regime += fmt.Sprintf(" (%d blocks paired through a knee beyond the loads, understating the difference; %d left out, both knees beyond the same end)", res.KneeBounds, res.KneeUnpaired)
+	}
 	res.BaselineKnee = math.NaN()
 	res.Improvement = meanCI(imp, x.Confidence)
 	res.Verdict = x.verdict(res.Improvement)
@@ -267,12 +282,12 @@ func (x Experiment) kneeResult(res *Result, a, b, attainA, attainB [][]float64) 
 
 // blockKnee is where block k's attainment over the loads crosses the
 // target: a curve of one replication.
-func (x Experiment) blockKnee(attain [][]float64, k int) float64 {
+func (x Experiment) blockKnee(attain [][]float64, k int) (float64, int) {
 	c := Curve{Target: x.Target}
 	for i, load := range x.Loads {
 		c.add(Point{Load: load, Runs: []Summary{{Attainment: attain[i][k]}}})
 	}
-	return c.repKnee(0)
+	return c.repKneeBound(0)
 }
 
 // regime marks the loads the headline covers and says which they are:

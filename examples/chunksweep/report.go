@@ -55,7 +55,8 @@ func writeHeader(w io.Writer, o options) {
 	fmt.Fprintf(w, "Atlas TP4 on the Atlas document workload (%s)\n", workload.AtlasDocuments())
 	fmt.Fprintf(w, "Baseline: vLLM's defaults (token budget 2048, chunked prefill on, no chunk cap). Knee: highest load with attainment >= 0.95,\n")
 	fmt.Fprintf(w, "swept from %s req/s; %d replications per load, the same seeds for every value; window %v. Δ knee: knee − baseline's knee,\n", rate(o.start), o.reps, o.horizon)
-	fmt.Fprintf(w, "paired replication by replication. TTFT p99, ITL p99 and attainment at the probe load, %s req/s.\n", rate(o.probe))
+	fmt.Fprintf(w, "paired replication by replication (≤ or ≥: a knee lay beyond the loads swept, and the difference is a bound). TTFT p99, ITL p99\n")
+	fmt.Fprintf(w, "and attainment at the probe load, %s req/s.\n", rate(o.probe))
 }
 
 // writeStudy prints one dial's table.
@@ -73,7 +74,7 @@ func writeStudy(w io.Writer, s study, o options) {
 		c := r.Curves[i]
 		step := float64(mixedStep(configAt(s.dial.dial, v, o.horizon))) / 1e6
 		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", name, step, knee(c), kneeCI(c.Knee),
-			diff(r.KneeDiff[i]), diffCI(r.KneeDiff[i], repsOf(c)), probeCells(&r.Probe[i]))
+			diff(r.KneeDiff[i], r.KneeBounds[i]), diffCI(r.KneeDiff[i], repsOf(c)), probeCells(&r.Probe[i]))
 	}
 	tw.Flush()
 }
@@ -97,9 +98,19 @@ func probeCells(p *sim.Point) string {
 
 // diff prints a paired knee difference, "-" where no replication found
 // both knees.
-func diff(e sim.Estimate) string {
+//
+// When some replications paired through a knee beyond the loads swept
+// (sim.DialResult.KneeBounds), the difference is a bound: the true one is
+// at least as far from zero, "≤" below it or "≥" above.
+func diff(e sim.Estimate, bounds int) string {
 	if e.N == 0 || math.IsNaN(e.Center) {
 		return "-"
+	}
+	switch {
+	case bounds > 0 && e.Center < 0:
+		return fmt.Sprintf("≤ %+.3f", e.Center)
+	case bounds > 0 && e.Center > 0:
+		return fmt.Sprintf("≥ %+.3f", e.Center)
 	}
 	return fmt.Sprintf("%+.3f", e.Center)
 }
