@@ -231,7 +231,9 @@ func (o stepScenarioObserver) ObserveStep(s *Step) {
 		o.steps[s.Replica] = b
 	}
 	for one := range s.All() {
-		fmt.Fprintf(b, "step %+v\n", *one)
+		c := *one
+		c.decode = nil // All's scratch
+		fmt.Fprintf(b, "step %+v\n", c)
 	}
 }
 

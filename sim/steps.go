@@ -40,11 +40,14 @@ type Step struct {
 	// Waiting and Running are the replica's queue lengths while the steps
 	// ran.
 	Waiting, Running int
-	// KVUsed and KVCached are, at the start of each step, the KV blocks
-	// some request held and those carrying cached content (held or free),
+	// KVUsed and KVCached are, for each step, the KV blocks some request
+	// held while it ran (its own allocation made: the blocks its tokens
+	// are written to) and those carrying cached content (held or free),
 	// of KVBlocks.
 	KVUsed, KVCached []int
 	KVBlocks         int
+
+	decode []int // All's scratch, reused from step to step
 }
 
 // Composition names what a step computed.
@@ -78,13 +81,17 @@ func compose(decodes, chunks int) Composition {
 
 // All yields the steps one by one, as a step-by-step run delivers them:
 // Count 1, each start one Duration later, decode contexts one token
-// longer, the KV state of its own start. The yielded Step and its slices
-// are valid only until the next.
+// longer, the KV state of its own. The yielded Step and its slices are
+// valid only until the next. It reuses a buffer of the Step the runner
+// hands the observer, so expanding costs no allocation per decode.
 func (s *Step) All() iter.Seq[*Step] {
 	return func(yield func(*Step) bool) {
 		one := *s
 		one.Count = 1
-		decode := make([]int, len(s.Decode))
+		if cap(s.decode) < len(s.Decode) {
+			s.decode = make([]int, len(s.Decode))
+		}
+		decode := s.decode[:len(s.Decode)]
 		for i := range s.Count {
 			one.Start = s.Start + time.Duration(i)*s.Duration
 			for k, c := range s.Decode {
@@ -107,7 +114,8 @@ func (r *runner) observeSteps(rep *replica, out *engine.Outcome) {
 	sh := &out.Shape
 	r.step = Step{Replica: rep.idx, Start: sh.Start, Duration: sh.StepTime, Count: sh.Steps,
 		Decode: sh.Batch.Decode, Verify: sh.Batch.Verify, Prefill: sh.Batch.Prefill, CachedTokens: sh.CachedTokens, Preempted: sh.Preempted,
-		Waiting: sh.Waiting, Running: sh.Running, KVUsed: sh.Used, KVCached: sh.Cached, KVBlocks: rep.eng.Config().KVBlocks}
+		Waiting: sh.Waiting, Running: sh.Running, KVUsed: sh.Used, KVCached: sh.Cached, KVBlocks: rep.eng.Config().KVBlocks,
+		decode: r.step.decode}
 	r.steps.ObserveStep(&r.step)
 }
 
