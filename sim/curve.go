@@ -135,6 +135,9 @@ func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("TTFT p99 over every offered request, %s ms, against %s ms over the successful ones: failures (timeouts, rejections, requests still waiting) hide the tail", fmtMS(all), fmtMS(ok)))
 	}
 	p.Saturation = saturation(runs)
+	if grew, unsent := clientBacklog(runs); grew > 0 || unsent > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("the client queue (Config.MaxConcurrency) grew by %.0f requests over the window on average, and %d measured requests were never sent: TTFT counts from the send, as vLLM's does, so attainment and goodput here do not see that wait (Summary.ClientWait does)", grew, unsent))
+	}
 	p.classPoints(conf, seed)
 	if n := overloadedRuns(runs); n > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("overloaded: %d of %d replications passed Config.MaxBacklog and stopped early", n, len(runs)))
@@ -149,6 +152,20 @@ func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("no measured requests in %d of %d replications: attainment from the other %d", empty, len(runs), len(runs)-empty))
 	}
 	return p
+}
+
+// clientBacklog is the mean growth of the client queue over the window
+// (requests) and the measured requests never sent, over the replications:
+// how much of the load waited outside the fleet.
+func clientBacklog(runs []Summary) (grew float64, unsent int) {
+	for i := range runs {
+		grew += float64(runs[i].ClientHeldAtEnd-runs[i].ClientHeldAtStart) / float64(len(runs))
+		unsent += runs[i].Unsent
+	}
+	if grew < 1 {
+		grew = 0
+	}
+	return grew, unsent
 }
 
 // fmtMS prints a latency in ms: whole milliseconds, "∞" beyond every bound,
@@ -240,7 +257,7 @@ func saturation(runs []Summary) Saturation {
 	var excess, offered, held float64
 	for i := range runs {
 		s := &runs[i]
-		excess += float64(s.HeldAtEnd-s.HeldAtStart) + float64(s.Count(StatusRejected)+s.Count(StatusTimedOut))
+		excess += float64(s.HeldAtEnd-s.HeldAtStart+s.ClientHeldAtEnd-s.ClientHeldAtStart) + float64(s.Count(StatusRejected)+s.Count(StatusTimedOut))
 		offered += float64(s.Offered)
 		held += s.MeanInSystem + 1
 	}

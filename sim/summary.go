@@ -96,6 +96,14 @@ type Summary struct {
 	// (at Horizon, or at the end of an open window): a backlog that grows
 	// across the window marks a load the replica does not sustain.
 	HeldAtStart, HeldAtEnd int
+	// ClientHeldAtStart and ClientHeldAtEnd are the requests waiting
+	// client-side for a slot (Config.MaxConcurrency) when the declared
+	// window opened and closed: a client queue that grows is a load the
+	// fleet does not sustain either, though TTFT, counted from the send as
+	// vLLM counts it, does not show it. Unsent counts the measured
+	// requests still waiting client-side when the run stopped (unfinished,
+	// never sent).
+	ClientHeldAtStart, ClientHeldAtEnd, Unsent int
 
 	// Warmup says which requests were left out as warm-up and where the
 	// measured window began.
@@ -203,8 +211,11 @@ type ValueCount struct {
 // Such a run is no evidence: its attainment is NaN, and it takes part in no
 // knee and no verdict. A run stopped by its backlog bound (Overloaded) is
 // evidence: the replica did not sustain the load.
+//
+// Requests that waited client-side until the run stopped (Unsent) are
+// evidence: of a client queue the fleet could not drain.
 func (s *Summary) NoMeasured() bool {
-	return !s.Overloaded && s.Count(StatusUnfinished) == s.Offered
+	return !s.Overloaded && s.Unsent == 0 && s.Count(StatusUnfinished) == s.Offered
 }
 
 // Count returns the number of measured requests that ended in status s.
@@ -267,6 +278,8 @@ func (c *collector) count(r *Record) {
 	}
 	if r.Sent {
 		c.wait = append(c.wait, ms(r.Arrival-r.Scheduled))
+	} else if r.Status == StatusUnfinished {
+		c.s.Unsent++
 	}
 	c.ttftAll = append(c.ttftAll, offeredMS(r, r.FirstToken != Never, r.FirstToken))
 	c.e2eAll = append(c.e2eAll, offeredMS(r, r.Emitted == r.Output && r.LastToken != Never, r.LastToken))

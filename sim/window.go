@@ -25,10 +25,12 @@ func (r *runner) advance(t time.Duration) {
 	if r.areaAt <= r.cfg.Warmup && r.cfg.Warmup <= t && !r.startSeen {
 		r.startSeen = true
 		r.col.s.HeldAtStart = r.inSystem
+		r.col.s.ClientHeldAtStart = len(r.clientQ) - r.clientHead
 	}
 	if r.cfg.Horizon > 0 && r.areaAt <= r.cfg.Horizon && r.cfg.Horizon <= t && !r.endSeen {
 		r.endSeen = true
 		r.col.s.HeldAtEnd = r.inSystem
+		r.col.s.ClientHeldAtEnd = len(r.clientQ) - r.clientHead
 	}
 	if r.cfg.DetectWarmup && t > r.areaAt {
 		r.segs = append(r.segs, segment{At: r.areaAt, Held: r.inSystem})
