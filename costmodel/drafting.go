@@ -14,8 +14,10 @@ import (
 //   - a draft model: DraftStep per draft position, paid once per step
 //     for the longest draft in it (the draft model runs its K steps
 //     batched across the sequences, one after the other);
-//   - drafting heads on the target model (EAGLE, Medusa, MTP): Overhead,
-//     a fraction of the verification step;
+//   - drafting heads on the target model (EAGLE, MTP): Overhead, a
+//     fraction of the verification step per draft position, since the
+//     heads run once per draft token (an EAGLE head is about one decoder
+//     layer: 1/L of the step for an L-layer target);
 //   - n-gram (prompt lookup) drafting: neither, the zero Drafting.
 //
 // A step that verifies no draft costs what Model says. The zero value is
@@ -23,7 +25,7 @@ import (
 type Drafting struct {
 	Model     Model         // the target model that verifies; nil means Frozen{}
 	DraftStep time.Duration // a draft model's step per draft position, >= 0
-	Overhead  float64       // drafting heads' cost as a fraction of the step, >= 0
+	Overhead  float64       // drafting heads' cost per draft position, a fraction of the step, >= 0
 }
 
 // Validate refuses negative or non-finite figures.
@@ -55,7 +57,7 @@ func (d Drafting) StepTime(b Batch) time.Duration {
 	if longest == 0 {
 		return step
 	}
-	return step + time.Duration(longest)*d.DraftStep + time.Duration(math.Round(d.Overhead*float64(step)))
+	return step + time.Duration(longest)*(d.DraftStep+time.Duration(math.Round(d.Overhead*float64(step))))
 }
 
 func (d Drafting) String() string {
@@ -65,11 +67,11 @@ func (d Drafting) String() string {
 	}
 	switch {
 	case d.DraftStep > 0 && d.Overhead > 0:
-		return fmt.Sprintf("%s + a draft model (%v per draft) + heads (%g of the step)", base, d.DraftStep, d.Overhead)
+		return fmt.Sprintf("%s + a draft model (%v per draft) + heads (%g of the step per draft)", base, d.DraftStep, d.Overhead)
 	case d.DraftStep > 0:
 		return fmt.Sprintf("%s + a draft model (%v per draft)", base, d.DraftStep)
 	case d.Overhead > 0:
-		return fmt.Sprintf("%s + drafting heads (%g of the step)", base, d.Overhead)
+		return fmt.Sprintf("%s + drafting heads (%g of the step per draft)", base, d.Overhead)
 	}
 	return base + " + free drafting (n-gram)"
 }

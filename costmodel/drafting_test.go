@@ -54,12 +54,12 @@ func TestTablePricesVerifiedDraftsAtThePrefillSlope(t *testing.T) {
 	assert.Equal(t, 49480*time.Microsecond, m.StepTime(verifying(32, 5)))
 }
 
-// The drafters: a draft model adds K draft steps, heads a fraction of the
-// step, n-gram nothing; a step that verifies no draft pays none.
+// The drafters: a draft model adds K draft steps, heads K times a fraction
+// of the step, n-gram nothing; a step that verifies no draft pays none.
 func TestDraftingCosts(t *testing.T) {
 	b := verifying(32, 5) // 49.48 ms verified
 	assert.Equal(t, 49480*time.Microsecond+4*5*time.Millisecond, costmodel.Drafting{DraftStep: 5 * time.Millisecond}.StepTime(b))
-	assert.Equal(t, 49480*time.Microsecond+4948*time.Microsecond, costmodel.Drafting{Overhead: 0.1}.StepTime(b))
+	assert.Equal(t, 49480*time.Microsecond+4*4948*time.Microsecond, costmodel.Drafting{Overhead: 0.1}.StepTime(b))
 	assert.Equal(t, 49480*time.Microsecond, costmodel.Drafting{}.StepTime(b))
 	assert.Equal(t, 45*time.Millisecond, costmodel.Drafting{DraftStep: 5 * time.Millisecond, Overhead: 0.1}.StepTime(verifying(32, 1)))
 	assert.ErrorContains(t, costmodel.Drafting{DraftStep: -1, Overhead: -0.5}.Validate(), "DraftStep")

@@ -19,7 +19,9 @@ import (
 // beside the decodes: the ITL tax a chunk cap sets. Without chunked
 // prefill a step is a whole-prompt prefill of at most the budget or a
 // decode of MaxSeqs, and the decodes stall through every prefill step: a
-// gap can span several steps.
+// gap can span several steps. With speculative decoding (SpeculativeTokens
+// = K) each decode verifies 1 or K + 1 positions, all within the budget,
+// and m should price the drafter too (costmodel.Drafting).
 func LargestStep(cfg Config, m costmodel.Model, context, prefills int) (time.Duration, costmodel.Batch) {
 	cfg = cfg.WithDefaults()
 	if m == nil {
@@ -44,22 +46,34 @@ func LargestStep(cfg Config, m costmodel.Model, context, prefills int) (time.Dur
 		consider(costmodel.Batch{Decode: decodes(cfg.MaxSeqs)})
 		return best, shape
 	}
-	for d := 1; d <= min(cfg.MaxSeqs, cfg.MaxBatchedTokens); d++ {
-		b := costmodel.Batch{Decode: decodes(d)}
-		left, seqs := cfg.MaxBatchedTokens-d, cfg.MaxSeqs-d
-		if prefills > 0 {
-			seqs = min(seqs, prefills)
-		}
-		for left > 0 && seqs > 0 {
-			n := left
-			if cfg.ChunkCap > 0 {
-				n = min(n, cfg.ChunkCap)
+	widths := []int{1} // positions each decode verifies
+	if k := cfg.SpeculativeTokens; k > 0 {
+		widths = append(widths, k+1)
+	}
+	for _, w := range widths {
+		for d := 1; d*w <= cfg.MaxBatchedTokens && d <= cfg.MaxSeqs; d++ {
+			b := costmodel.Batch{Decode: decodes(d)}
+			if cfg.SpeculativeTokens > 0 {
+				b.Verify = make([]int, d)
+				for i := range b.Verify {
+					b.Verify[i] = w
+				}
 			}
-			b.Prefill = append(b.Prefill, costmodel.Chunk{NewTokens: n})
-			left -= n
-			seqs--
+			left, seqs := cfg.MaxBatchedTokens-d*w, cfg.MaxSeqs-d
+			if prefills > 0 {
+				seqs = min(seqs, prefills)
+			}
+			for left > 0 && seqs > 0 {
+				n := left
+				if cfg.ChunkCap > 0 {
+					n = min(n, cfg.ChunkCap)
+				}
+				b.Prefill = append(b.Prefill, costmodel.Chunk{NewTokens: n})
+				left -= n
+				seqs--
+			}
+			consider(b)
 		}
-		consider(b)
 	}
 	return best, shape
 }

@@ -73,7 +73,7 @@ func (m ModelError) variants() []Variant {
 	var out []Variant
 	if m.Scale > 0 {
 		for _, f := range []float64{1 + m.Scale, 1 - m.Scale} {
-			out = append(out, Variant{Name: fmt.Sprintf("step times ×%g", f), replace: func(base costmodel.Model) costmodel.Model {
+			out = append(out, Variant{Name: fmt.Sprintf("step times ×%g", f), scale: f, replace: func(base costmodel.Model) costmodel.Model {
 				return costmodel.Scaled{Model: base, Factor: f}
 			}})
 		}
@@ -109,6 +109,7 @@ type Variant struct {
 	Name    string
 	Curve   *Curve
 	replace func(costmodel.Model) costmodel.Model
+	scale   float64 // the factor of a Scale variant (0 for an alternative): it scales a drafter too
 }
 
 // Range is the span of a figure across a band. LoBelow says the lowest
@@ -144,15 +145,24 @@ func kneeValue(k Knee) (v float64, below, above, ok bool) {
 	return math.NaN(), false, false, false
 }
 
-// withModel returns cfg with every replica's cost model replaced.
-func withModel(cfg Config, replace func(costmodel.Model) costmodel.Model) Config {
+// withModel returns cfg with every replica's cost model replaced, its
+// speculation kept; a scale other than 0 scales a draft model's step too
+// (drafting heads, a fraction of the step, follow the step already).
+func withModel(cfg Config, replace func(costmodel.Model) costmodel.Model, scale float64) Config {
+	drafter := func(s Speculation) Speculation {
+		if scale > 0 {
+			s.DraftStep = time.Duration(math.Round(float64(s.DraftStep) * scale))
+		}
+		return s
+	}
 	if cfg.Fleet.Replicas == nil {
 		cfg.Model = replace(cfg.Model)
+		cfg.Speculation = drafter(cfg.Speculation)
 		return cfg
 	}
 	reps := make([]Replica, len(cfg.Fleet.Replicas))
 	for i, r := range cfg.Fleet.Replicas {
-		reps[i] = Replica{Engine: r.Engine, Model: replace(r.Model)}
+		reps[i] = Replica{Engine: r.Engine, Model: replace(r.Model), Speculation: drafter(r.Speculation)}
 	}
 	cfg.Fleet.Replicas = reps
 	return cfg
@@ -166,7 +176,7 @@ func (s Sweep) runBand(c *Curve) error {
 		vs := s
 		vs.ModelError = ModelError{}
 		vs.Observe = nil
-		vs.Config = withModel(s.Config, v.replace)
+		vs.Config = withModel(s.Config, v.replace, v.scale)
 		vc, err := vs.Run()
 		if err != nil {
 			return fmt.Errorf("sim: model band, %s: %w", v.Name, err)
@@ -213,7 +223,8 @@ func (s Sweep) fragility(b *Band) string {
 	slo := s.Config.SLO.WithDefaults()
 	var worst time.Duration
 	for _, r := range s.Config.replicas() {
-		d, _ := engine.LargestStep(r.Engine, r.Model, 0, 0)
+		e, m := r.effective()
+		d, _ := engine.LargestStep(e, m, 0, 0)
 		worst = max(worst, d)
 	}
 	if slo.ITL < Unbounded && float64(worst)*(1+b.Declared.Scale) >= 0.8*float64(slo.ITL) {

@@ -283,8 +283,13 @@ func (c Config) Validate() error {
 			}
 			errs = append(errs, fmt.Errorf("sim: %s.SpeculativeTokens is set through Speculation.Tokens, which carries the acceptance and the drafter", field))
 		}
+		field := "Speculation"
 		if c.Fleet.Replicas != nil {
-			errs = append(errs, r.Speculation.validate(fmt.Sprintf("Fleet.Replicas[%d].Speculation", i)))
+			field = fmt.Sprintf("Fleet.Replicas[%d].Speculation", i)
+			errs = append(errs, r.Speculation.validate(field))
+		}
+		if b := r.Engine.WithDefaults().MaxBatchedTokens; r.Speculation.Tokens >= b && r.Engine.MaxBatchedTokens >= 0 {
+			errs = append(errs, fmt.Errorf("sim: %s.Tokens (%d) must be below the engine's MaxBatchedTokens (%d): one decode could not verify its drafts in a step", field, r.Speculation.Tokens, b))
 		}
 	}
 	for i, w := range c.Warm {

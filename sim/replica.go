@@ -29,13 +29,20 @@ type replica struct {
 	col       collector     // its measured requests
 }
 
-func newReplica(idx int, r Replica, slo SLO) (replica, error) {
-	model := r.Model
+// effective is the engine configuration and the cost model the replica
+// runs: with speculative decoding the engine drafts K tokens and the
+// model prices the drafter too.
+func (r Replica) effective() (engine.Config, costmodel.Model) {
 	if sp := r.Speculation; sp.On() {
 		r.Engine.SpeculativeTokens = sp.Tokens
-		model = costmodel.Drafting{Model: r.Model, DraftStep: sp.DraftStep, Overhead: sp.DraftOverhead}
+		return r.Engine, costmodel.Drafting{Model: r.Model, DraftStep: sp.DraftStep, Overhead: sp.DraftOverhead}
 	}
-	eng, err := engine.New(r.Engine, model)
+	return r.Engine, r.Model
+}
+
+func newReplica(idx int, r Replica, slo SLO) (replica, error) {
+	cfg, model := r.effective()
+	eng, err := engine.New(cfg, model)
 	if err != nil {
 		return replica{}, fmt.Errorf("sim: replica %d: %w", idx, err)
 	}
