@@ -15,6 +15,7 @@ import (
 //	                  prefix_affinity, consistent_hash
 //	workload.Length   constant, uniform, empirical, normal, lognormal, zipf
 //	workload.Joint    independent, resample, copula
+//	sim.Workload      poisson, synthetic, class_mix, clients, trace
 //
 // Each call builds a new registry, so a user's own kinds never leak into
 // another's.
@@ -49,5 +50,11 @@ func Default() *Registry {
 	MustRegister[workload.Joint](r, "independent", workload.Independent{})
 	MustRegister[workload.Joint](r, "resample", workload.Resample{})
 	MustRegister[workload.Joint](r, "copula", workload.Copula{})
+
+	MustRegister[sim.Workload](r, "poisson", sim.PoissonWorkload{})
+	MustRegister[sim.Workload](r, "synthetic", sim.SyntheticWorkload{})
+	MustRegister[sim.Workload](r, "class_mix", sim.ClassMixWorkload{})
+	MustRegister[sim.Workload](r, "clients", sim.ClientsWorkload{})
+	MustRegister[sim.Workload](r, "trace", sim.TraceWorkload{})
 	return r
 }

@@ -1,11 +1,7 @@
 package sim
 
 import (
-	"fmt"
 	"math"
-	"time"
-
-	"github.com/servesim/servesim/workload"
 )
 
 // Axis is what a sweep's load measures: an open-loop arrival rate
@@ -32,21 +28,6 @@ func (a Axis) Unit() string {
 		return "clients"
 	}
 	return "req/s"
-}
-
-// Clients is the Workload of the Concurrency axis: load closed-loop clients
-// with zero think time and the given lengths, each sending for a year of
-// simulated time (a sweep's runs stop at their window's end long before).
-// With N clients, N requests are always in flight: the same run as an
-// infinite rate under Config.MaxConcurrency = N.
-func Clients(lengths workload.Joint) Workload {
-	return func(load float64, seed uint64) (workload.Source, error) {
-		n := int(load)
-		if float64(n) != load || n < 1 {
-			return nil, fmt.Errorf("sim: the Concurrency axis needs a whole number of clients, got %v", load)
-		}
-		return workload.NewClients(workload.Clients{Seed: seed, Clients: n, Duration: 365 * 24 * time.Hour, Lengths: lengths})
-	}
 }
 
 // gridLoad puts a load on the axis: a whole number of clients, at least

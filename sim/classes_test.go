@@ -58,7 +58,7 @@ func TestOneClassIsTheAggregate(t *testing.T) {
 // looser, meets it more often.
 func TestTwoClassesAreJudgedApart(t *testing.T) {
 	cfg := Config{Classes: twoClasses(0), Window: Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}}
-	src, err := twoClassWorkload(2.2, 3)
+	src, err := twoClassWorkload.Source(2.2, 3)
 	require.NoError(t, err)
 	var recs []Record
 	sum, err := Run(cfg, src, keepRecords(&recs))
@@ -94,12 +94,10 @@ func twoClasses(interactivePriority int) []Class {
 	}
 }
 
-func twoClassWorkload(rate float64, seed uint64) (workload.Source, error) {
-	return ClassMix(
-		Part{Class: "interactive", Share: 1, Lengths: workload.Fixed(2000, 200)},
-		Part{Class: "batch", Share: 1, Lengths: workload.Fixed(2000, 200)},
-	)(rate, seed)
-}
+var twoClassWorkload = ClassMix(
+	Part{Class: "interactive", Share: 1, Lengths: workload.Fixed(2000, 200)},
+	Part{Class: "batch", Share: 1, Lengths: workload.Fixed(2000, 200)},
+)
 
 // Under engine.Priority with the interactive class first, interactive
 // requests overtake batch ones in the waiting queue (and batch ones are
@@ -204,9 +202,9 @@ func TestWarmStartHitsFromTheFirstRequest(t *testing.T) {
 				Hypothesis: Hypothesis{Claim: "a warm cache lowers the TTFT p50 of the first minute by 10 % or more", Metric: MetricTTFTP50, Threshold: 0.1},
 				A:          Config{Window: w},
 				B:          Config{Window: w, Warm: warm},
-				Workload: func(rate float64, seed uint64) (workload.Source, error) {
+				Workload: WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 					return workload.NewSynthetic(workload.Synthetic{Seed: seed, Duration: time.Hour, Arrival: workload.Arrival{Rate: rate}, Lengths: workload.Fixed(500, 50), Prefix: c.prefix})
-				},
+				}),
 				Loads:    []float64{1, 2},
 				Blocks:   6,
 				AllLoads: true,

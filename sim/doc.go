@@ -30,6 +30,9 @@
 //     percentiles), saturation labels, Knee, Peak, Collapse, Headroom.
 //   - experiment.go: Experiment, a declared Hypothesis tested on paired
 //     seeded blocks (common random numbers), with its Verdict and boundary.
+//   - workloads.go: Workload, what a sweep or an experiment runs at a
+//     load and a seed: the built-ins are data (Poisson, Synthetic,
+//     ClassMix, Clients, Trace), WorkloadFunc the escape hatch.
 //   - axis.go: a sweep's Axis, offered rate or client population
 //     (Concurrency, with the Clients workload).
 //   - speculation.go: Speculation, the acceptance draws and SpecSummary.

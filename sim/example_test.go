@@ -48,7 +48,7 @@ func ExampleConfig_classes() {
 	src, err := sim.ClassMix(
 		sim.Part{Class: "interactive", Share: 1, Lengths: workload.Fixed(2000, 200)},
 		sim.Part{Class: "batch", Share: 1, Lengths: workload.Fixed(2000, 200)},
-	)(2.2, 1)
+	).Source(2.2, 1)
 	if err != nil {
 		panic(err)
 	}

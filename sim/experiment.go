@@ -440,7 +440,7 @@ func (x Experiment) runAll() (a, b, attainA, attainB [][]float64, err error) {
 func (x Experiment) runBlock(load float64, block int) (ma, mb, attainA, attainB float64, err error) {
 	seed := Seed(x.BaseSeed, block)
 	one := func(cfg Config) (float64, float64, error) {
-		src, err := x.Workload(load, seed)
+		src, err := x.Workload.Source(load, seed)
 		if err != nil {
 			return 0, 0, err
 		}

@@ -27,16 +27,16 @@ var allRouters = []struct {
 // sharedWorkload is Poisson arrivals of 500-token suffixes behind the
 // fleet's high-reuse prefixes (4,096 tokens, Zipf-popular), 200-token
 // answers.
-func sharedWorkload(rate float64, seed uint64) (workload.Source, error) {
+var sharedWorkload = WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 	return workload.NewSynthetic(workload.Synthetic{Seed: seed, Duration: 2 * time.Hour,
 		Arrival: workload.Arrival{Rate: rate}, Lengths: workload.Fixed(500, 200), Prefix: workload.FleetHighReuse})
-}
+})
 
 // runText runs cfg on a workload and returns every record and the summary
 // as text.
 func runText(t *testing.T, cfg Config, w Workload, rate float64, seed uint64) ([]byte, Summary) {
 	t.Helper()
-	src, err := w(rate, seed)
+	src, err := w.Source(rate, seed)
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	cfg.Seed = seed
@@ -146,9 +146,9 @@ func TestPrefixAffinityFindsTheCache(t *testing.T) {
 // delay shorter than any gap between arrivals is fresh signals, byte for
 // byte.
 func TestStaleSignalsHerd(t *testing.T) {
-	docs := func(rate float64, seed uint64) (workload.Source, error) {
+	docs := WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 		return workload.NewSynthetic(workload.Synthetic{Seed: seed, Duration: time.Hour, Arrival: workload.Arrival{Rate: rate}, Lengths: workload.AtlasDocuments()})
-	}
+	})
 	run := func(delay time.Duration, seed uint64) ([]byte, Summary) {
 		cfg := Config{Fleet: Fleet{Replicas: Copies(4, Replica{}), Router: LeastLoaded{}, SignalDelay: delay, Frontends: 4},
 			Window: Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}}

@@ -8,30 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"time"
-
-	"github.com/servesim/servesim/workload"
 )
-
-// Workload builds the request source of one run at an offered load (in
-// requests per second) from a replication's seed. For common random numbers
-// across loads, build every load's source from the same seed (workload's
-// arrival processes scale unit-rate gaps by the rate, so the same seed at 2λ
-// gives the same requests at half the instants).
-type Workload func(rate float64, seed uint64) (workload.Source, error)
-
-// Poisson is the Workload of open-loop Poisson arrivals with the given
-// lengths (workload.Fixed(2000, 200) for the chapter's operating point). The
-// source is bounded only at a year of simulated time: a sweep's runs stop
-// at their window's end (Horizon + Drain) long before.
-func Poisson(lengths workload.Joint) Workload {
-	return func(rate float64, seed uint64) (workload.Source, error) {
-		return workload.NewSynthetic(workload.Synthetic{
-			Seed: seed, Duration: 365 * 24 * time.Hour,
-			Arrival: workload.Arrival{Rate: rate}, Lengths: lengths,
-		})
-	}
-}
 
 // Grid chooses the offered loads of a sweep. Set Loads for an explicit grid;
 // otherwise the sweep starts at Start and multiplies the load by Factor
@@ -227,7 +204,7 @@ func (s Sweep) runLoads(c *Curve, loads []float64) error {
 
 func (s Sweep) runOne(load float64, rep int) (Summary, error) {
 	seed := Seed(s.BaseSeed, rep)
-	src, err := s.Workload(load, seed)
+	src, err := s.Workload.Source(load, seed)
 	if err != nil {
 		return Summary{}, err
 	}

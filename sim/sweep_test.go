@@ -13,9 +13,9 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
-func atlasWorkload(rate float64, seed uint64) (workload.Source, error) {
+var atlasWorkload = WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 	return workload.NewPoisson(seed, rate, int(rate*700)+10, workload.Fixed(2000, 200))
-}
+})
 
 func atlasSweep() Sweep {
 	return Sweep{
@@ -99,9 +99,9 @@ func TestSweepObservesEveryRun(t *testing.T) {
 
 // Replications that fail alike report the error once, with their count.
 func TestSweepReportsAnErrorOnce(t *testing.T) {
-	bad := func(rate float64, seed uint64) (workload.Source, error) {
+	bad := WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 		return nil, errors.New("workload: absurd")
-	}
+	})
 	_, err := Sweep{Config: Config{Window: Window{Horizon: time.Minute}}, Workload: bad, Grid: Grid{Loads: []float64{1}}}.Run()
 	require.Error(t, err)
 	assert.Equal(t, "sim: sweep at 1 requests/s: workload: absurd (in 5 replications)", err.Error())

@@ -53,13 +53,13 @@ func sweepFor(r costmodel.Replica, e costmodel.Estimate, o simOptions) (sim.Swee
 			SLO:    sim.SLO{TTFT: p.SLO.TTFT, ITL: p.SLO.ITL},
 			Window: sim.Window{Warmup: o.warmup, Horizon: o.horizon},
 		},
-		Workload: func(rate float64, seed uint64) (workload.Source, error) {
+		Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 			n, err := requestsIn(rate, span)
 			if err != nil {
 				return nil, err
 			}
 			return workload.NewPoisson(seed, rate, n, workload.Fixed(p.PromptTokens, p.OutputTokens))
-		},
+		}),
 		Grid:       grid,
 		Reps:       o.reps,
 		BaseSeed:   o.seed,
@@ -75,7 +75,7 @@ func sweepFor(r costmodel.Replica, e costmodel.Estimate, o simOptions) (sim.Swee
 		flag, loads = "-start", []float64{o.start}
 	}
 	for _, load := range loads {
-		if _, err := s.Workload(load, sim.Seed(o.seed, 0)); err != nil {
+		if _, err := s.Workload.Source(load, sim.Seed(o.seed, 0)); err != nil {
 			return s, fmt.Errorf("%s %g req/s: %w", flag, load, err)
 		}
 	}

@@ -143,7 +143,7 @@ func checkFlags(o options) error {
 		if !(f.v > 0) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("%s: %v is not a positive rate in requests/s", f.name, f.v)
 		}
-		if _, err := documents(o.horizon)(f.v, o.seed); err != nil {
+		if _, err := documents(o.horizon).Source(f.v, o.seed); err != nil {
 			return fmt.Errorf("%s %g req/s: %w", f.name, f.v, err)
 		}
 	}

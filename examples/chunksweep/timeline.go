@@ -33,7 +33,7 @@ func writeTimeline(w io.Writer, o options) error {
 	seed := sim.Seed(o.seed, 0)
 	cfg := sim.DialChunkCap.Set(baseConfig(o.horizon), float64(o.claim))
 	cfg.Seed = seed
-	src, err := documents(o.horizon)(o.probe, seed)
+	src, err := documents(o.horizon).Source(o.probe, seed)
 	if err != nil {
 		return err
 	}

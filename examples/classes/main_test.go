@@ -37,7 +37,7 @@ func optionsOf(t *testing.T, args ...string) options {
 // returns every record, measured or not.
 func records(t *testing.T, cfg sim.Config, rate float64) (sim.Summary, []sim.Record) {
 	t.Helper()
-	src, err := sim.Poisson(lengths)(rate, 1)
+	src, err := sim.Poisson(lengths).Source(rate, 1)
 	require.NoError(t, err)
 	var recs []sim.Record
 	sum, err := sim.Run(cfg, src, sim.ObserverFunc(func(r *sim.Record) { recs = append(recs, *r) }))

@@ -44,12 +44,12 @@ var (
 // prompt tokens, and asks for o.output tokens. Arrivals stop at twice the
 // horizon, after the last instant a run can reach (Horizon + Drain).
 func requests(l level, o options) sim.Workload {
-	return func(rate float64, seed uint64) (workload.Source, error) {
+	return sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 		return workload.NewSynthetic(workload.Synthetic{
 			Seed: seed, Duration: 2 * o.horizon, Arrival: workload.Arrival{Rate: rate},
 			Lengths: workload.Fixed(o.input, o.output), Prefix: l.prefix,
 		})
-	}
+	})
 }
 
 // config is the fleet of o.replicas Atlas TP4 replicas behind r, with

@@ -22,9 +22,9 @@ import (
 func atlasSweep() sim.Sweep {
 	return sim.Sweep{
 		Config: sim.Config{Window: sim.Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
-		Workload: func(rate float64, seed uint64) (workload.Source, error) {
+		Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 			return workload.NewPoisson(seed, rate, int(rate*700)+10, workload.Fixed(2000, 200))
-		},
+		}),
 		Grid: sim.Grid{Start: 0.5},
 		Reps: 4,
 	}

@@ -237,7 +237,7 @@ func seedsOf(base uint64, reps int) Seeds {
 // seed — with common random numbers, every load's stream is that one with
 // its instants divided by the load. The text says what it covers.
 func Fingerprint(w sim.Workload, seed uint64, n int) (string, error) {
-	src, err := w(1, seed)
+	src, err := w.Source(1, seed)
 	if err != nil {
 		return "", err
 	}

@@ -74,9 +74,9 @@ func TestNewDialCardFromASweep(t *testing.T) {
 	d := sim.DialSweep{
 		Sweep: sim.Sweep{
 			Config: sim.Config{Window: sim.Window{Warmup: 30 * time.Second, Horizon: 300 * time.Second}},
-			Workload: func(rate float64, seed uint64) (workload.Source, error) {
+			Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 				return workload.NewPoisson(seed, rate, int(rate*600)+10, workload.Fixed(2000, 200))
-			},
+			}),
 			Grid: sim.Grid{Loads: []float64{1.4, 1.8, 2.2, 2.6}}, Reps: 3, BaseSeed: 5,
 		},
 		Dial: sim.DialTokenBudget, Values: []float64{1024, 2048}, Baseline: 1, Probe: 1,

@@ -70,9 +70,9 @@ func ExampleWriteServe() {
 func sweep() sim.Sweep {
 	return sim.Sweep{
 		Config: sim.Config{Window: sim.Window{Warmup: 30 * time.Second, Horizon: 330 * time.Second}},
-		Workload: func(rate float64, seed uint64) (workload.Source, error) {
+		Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 			return workload.NewPoisson(seed, rate, int(rate*400)+10, workload.Fixed(2000, 200))
-		},
+		}),
 		Grid: sim.Grid{Loads: []float64{1, 2, 3}},
 		Reps: 3,
 	}

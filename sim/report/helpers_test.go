@@ -66,9 +66,9 @@ func runFixture(t *testing.T, keep bool, obs sim.Observer) sim.Summary {
 func smallSweep() sim.Sweep {
 	return sim.Sweep{
 		Config: sim.Config{Window: sim.Window{Warmup: 10 * time.Second, Horizon: 70 * time.Second}},
-		Workload: func(rate float64, seed uint64) (workload.Source, error) {
+		Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 			return workload.NewPoisson(seed, rate, int(rate*100)+10, workload.Fixed(2000, 200))
-		},
+		}),
 		Grid:     sim.Grid{Loads: []float64{1, 2.5, 4}},
 		Reps:     2,
 		BaseSeed: 7,
