@@ -17,6 +17,9 @@
 //   - Dial: a dial sweep's knees against the dial's values, with their
 //     intervals and paired differences to the baseline, above TTFT p99
 //     and ITL p99 at the probe load.
+//   - DialKnees: several dial sweeps' knees against the dial's value, one
+//     line a series (the draft length K per acceptance α, say), censored
+//     knees as triangles at the bound they lie beyond.
 //   - Occupancy: one replica's KV occupancy and queue lengths over the
 //     time of one run, from the steps a Timeline kept (a
 //     sim.StepObserver).
@@ -29,7 +32,8 @@
 //
 // Reading guide: goodput.go and goodput_marks.go (the curve and its marks),
 // latency.go, cdf.go, compare.go (several series on one axis), dial.go
-// (a dial sweep), timeline.go (Timeline and Occupancy), marks.go
+// (a dial sweep), dialknees.go (several), timeline.go (Timeline and
+// Occupancy), marks.go
 // (colours, lines, ticks), panels.go, write.go.
 //
 // Choices: colours are Okabe–Ito, distinct for colour-blind readers; the
