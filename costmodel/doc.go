@@ -24,6 +24,19 @@
 //     a measured step.
 //   - table.go: Table, measured step times interpolated with gonum's interp;
 //     Build compiles it, TableModel.Lookup warns outside the samples.
+//   - profile.go, profilemodel.go: Profile, a GPU's per-operator kernel
+//     profile (LLMServingSim's layout), and ProfileModel, the step time
+//     composed from it: token-count kernels per layer × Layers, attention
+//     over its (prefill chunk, prefill context, decodes, decode context)
+//     grid with the context-skew correction, once-per-step and
+//     per-sequence kernels, a declared collective for tensor
+//     parallelism. Price carries a Warning when a step leaves the
+//     profiled grid.
+//   - profileread.go, profilemeta.go: ReadProfile, the reader of that
+//     layout; every error a *ProfileError naming file, line and column.
+//   - kernelcurve.go, attentiongrid.go: the monotone curves and the
+//     attention grid ProfileModel reads (isotonic regression, fills of
+//     cells the profile did not time, multilinear interpolation).
 //   - fit.go: Fit, a least-squares fit of Linear to measured Samples with
 //     its MAPE and R².
 //   - atlas.go: the Atlas TP4 constants (KV pool of AtlasKVBlocks blocks of
@@ -67,5 +80,6 @@ var (
 	_ Model = Linear{}
 	_ Model = Roofline{}
 	_ Model = (*TableModel)(nil)
+	_ Model = (*ProfileModel)(nil)
 	_ Model = Func(nil)
 )
