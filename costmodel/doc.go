@@ -37,8 +37,12 @@
 //   - kernelcurve.go, attentiongrid.go: the monotone curves and the
 //     attention grid ProfileModel reads (isotonic regression, fills of
 //     cells the profile did not time, multilinear interpolation).
-//   - fit.go: Fit, a least-squares fit of Linear to measured Samples with
-//     its MAPE and R².
+//   - fit.go, nnls.go: Fit, a non-negative least-squares fit of Linear
+//     to measured Samples (Lawson–Hanson), by absolute or relative error,
+//     each coefficient with its interval, with its MAPE and R².
+//   - coverage.go: Shapes, the batch shapes a configuration visits (from
+//     the step observer), Coverage, how a fit's samples lie against them,
+//     and Shapes.Draw, the shapes worth measuring.
 //   - atlas.go: the Atlas TP4 constants (KV pool of AtlasKVBlocks blocks of
 //     AtlasKVBlockSize tokens, ...), the AtlasTP4 replica and AtlasRoofline.
 //   - capacity.go and estimate.go: Replica (hardware, model, operating point,
