@@ -118,7 +118,11 @@ func dialKnees(r *sim.DialResult, labels []string) (*plot.Plot, error) {
 		}
 		label := "baseline"
 		if i != r.Baseline {
-			label = diffLabel(r.KneeDiff[i])
+			bounds := 0
+			if i < len(r.KneeBounds) {
+				bounds = r.KneeBounds[i]
+			}
+			label = diffLabel(r.KneeDiff[i], bounds)
 		}
 		notes.XYs = append(notes.XYs, plotter.XY{X: x, Y: 1.1 * top})
 		notes.Labels = append(notes.Labels, label)
@@ -154,7 +158,7 @@ func dialKnees(r *sim.DialResult, labels []string) (*plot.Plot, error) {
 		l.TextStyle[i].XAlign = draw.XCenter
 	}
 	p.Add(l)
-	p.Legend.Add("Δ: knee − baseline's, paired by replication (mean ± half its interval; — where no replication found both)")
+	p.Legend.Add("Δ: knee − baseline's, paired by replication (mean ± half its interval; ≤ or ≥: a bound, a knee lay beyond the loads; — where none paired)")
 	return p, nil
 }
 
@@ -225,15 +229,25 @@ func addKneePoints(p *plot.Plot, xys plotter.XYs, errs plotter.YErrors) error {
 	return nil
 }
 
-// diffLabel is a paired difference as "Δ −0.27 ± 0.03".
-func diffLabel(d sim.Estimate) string {
+// diffLabel is a paired difference as "Δ −0.27 ± 0.03", or "Δ ≤ −1.51 ±
+// 0.15" when some replications paired through a knee beyond the loads
+// (bounds > 0): the difference is then a bound, the true one farther from
+// zero.
+func diffLabel(d sim.Estimate, bounds int) string {
+	rel := ""
+	switch {
+	case bounds > 0 && d.Center < 0:
+		rel = "≤ "
+	case bounds > 0 && d.Center > 0:
+		rel = "≥ "
+	}
 	switch {
 	case d.N == 0 || !finite(d.Center):
 		return "Δ —"
 	case !finite(d.Lo, d.Hi):
-		return fmt.Sprintf("Δ %+.3g", d.Center)
+		return fmt.Sprintf("Δ %s%+.3g", rel, d.Center)
 	}
-	return fmt.Sprintf("Δ %+.2f ± %.2f", d.Center, (d.Hi-d.Lo)/2)
+	return fmt.Sprintf("Δ %s%+.2f ± %.2f", rel, d.Center, (d.Hi-d.Lo)/2)
 }
 
 // dialLatency is the panel of TTFT p99 and ITL p99 at the probe load.

@@ -107,7 +107,8 @@ func TestDialChartMarksCensoredKnees(t *testing.T) {
 }
 
 func TestDiffLabel(t *testing.T) {
-	assert.Equal(t, "Δ -0.27 ± 0.03", diffLabel(sim.Estimate{Center: -0.27, Lo: -0.3, Hi: -0.24, N: 4}))
-	assert.Equal(t, "Δ —", diffLabel(sim.Estimate{Center: math.NaN()}))
-	assert.Equal(t, "Δ +0.1", diffLabel(sim.Estimate{Center: 0.1, Lo: math.NaN(), Hi: math.NaN(), N: 1}))
+	assert.Equal(t, "Δ -0.27 ± 0.03", diffLabel(sim.Estimate{Center: -0.27, Lo: -0.3, Hi: -0.24, N: 4}, 0))
+	assert.Equal(t, "Δ ≤ -0.27 ± 0.03", diffLabel(sim.Estimate{Center: -0.27, Lo: -0.3, Hi: -0.24, N: 4}, 2))
+	assert.Equal(t, "Δ —", diffLabel(sim.Estimate{Center: math.NaN()}, 0))
+	assert.Equal(t, "Δ ≥ +0.1", diffLabel(sim.Estimate{Center: 0.1, Lo: math.NaN(), Hi: math.NaN(), N: 1}, 1))
 }
