@@ -35,8 +35,12 @@ type kernelCurve struct {
 }
 
 // newKernelCurve sums curves (each a kernel's points, a kernel listed
-// twice counting twice) at every count any of them profiled.
+// twice counting twice) at every count any of them profiled; no curve is
+// no time.
 func newKernelCurve(name, unit string, curves [][]KernelPoint) kernelCurve {
+	if len(curves) == 0 {
+		return kernelCurve{name: name, unit: unit}
+	}
 	var xs []float64
 	for _, c := range curves {
 		for _, p := range c {
@@ -78,6 +82,8 @@ func monotoneCurve(name, unit string, xs, ys []float64) kernelCurve {
 // counts.
 func (c *kernelCurve) at(x float64) (us float64, out bool) {
 	switch {
+	case c.n == 0:
+		return 0, false
 	case c.n == 1:
 		return c.single, x > c.hi
 	case x > c.hi:

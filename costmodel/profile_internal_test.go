@@ -67,3 +67,11 @@ func TestNaturalGridFillsAlongTheRowFirst(t *testing.T) {
 	assert.Equal(t, 10.0, at(32, 16), "32 tokens at 16: its row's nearest")
 	assert.Equal(t, 0, g.missing())
 }
+
+// A profile without once-per-step kernels prices none.
+func TestKernelCurveOfNoKernelsIsZero(t *testing.T) {
+	c := newKernelCurve("k", "tokens", nil)
+	v, out := c.at(100)
+	assert.Zero(t, v)
+	assert.False(t, out)
+}
