@@ -95,7 +95,7 @@ func replicaSystem(r sim.Replica) ReplicaGroup {
 	if r.Model == nil {
 		name = "costmodel.Frozen (nil: the default)"
 	}
-	return ReplicaGroup{Engine: settings(cfg.Engine), Model: name, ModelSetup: settings(cfg.Model)}
+	return ReplicaGroup{Engine: settings(cfg.Engine), Model: name, ModelSetup: modelSettings(cfg.Model)}
 }
 
 // withDefaults returns v.WithDefaults() when v has such a method returning

@@ -53,7 +53,7 @@ func SystemOf(cfg sim.Config) System {
 	return System{
 		Engine:     settings(cfg.Engine),
 		Model:      name,
-		ModelSetup: settings(model),
+		ModelSetup: modelSettings(model),
 		Run:        runSettings(cfg),
 	}
 }
