@@ -1,0 +1,183 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/servesim/servesim/sim"
+)
+
+// summary is one metric's distribution, ms.
+type summary struct{ mean, p50, p90, p99 float64 }
+
+// metric compares one latency of the measured and simulated requests.
+type metric struct {
+	name                string
+	measured, simulated summary
+	mape                float64 // per-request mean absolute percentage error, %
+}
+
+// comparison is the three latencies vLLM's bench reports.
+type comparison struct {
+	ttft, tpot, e2e metric
+	notOK           int // simulated requests that did not end ok (none expected)
+}
+
+func (c comparison) metrics() []metric { return []metric{c.ttft, c.tpot, c.e2e} }
+
+// compare pairs measured and simulated requests by their order in the
+// trace.
+func compare(reqs []request, recs []sim.Record) comparison {
+	var m, s [3][]float64 // TTFT, TPOT, E2E
+	c := comparison{}
+	for i, q := range reqs {
+		r := &recs[i]
+		if r.Status != sim.StatusOK {
+			c.notOK++
+			continue
+		}
+		ttft := ms(r.FirstToken - r.Arrival)
+		e2e := ms(r.LastToken - r.Arrival)
+		for k, pair := range [3][2]float64{{q.ttft(), ttft}, {q.tpot(), (e2e - ttft) / float64(r.Emitted-1)}, {q.e2e(), e2e}} {
+			m[k], s[k] = append(m[k], pair[0]), append(s[k], pair[1])
+		}
+	}
+	mk := func(k int, name string) metric {
+		return metric{name: name, measured: summarize(m[k]), simulated: summarize(s[k]), mape: mape(m[k], s[k])}
+	}
+	c.ttft, c.tpot, c.e2e = mk(0, "TTFT"), mk(1, "TPOT"), mk(2, "E2E")
+	return c
+}
+
+func ms[D ~int64](d D) float64 { return float64(d) / 1e6 }
+
+// summarize is the mean and the percentiles by linear interpolation
+// between order statistics (numpy's default, as vLLM's bench computes
+// them).
+func summarize(xs []float64) summary {
+	s := slices.Sorted(slices.Values(xs))
+	mean := 0.0
+	for _, x := range s {
+		mean += x
+	}
+	return summary{mean / float64(len(s)), percentile(s, 0.5), percentile(s, 0.9), percentile(s, 0.99)}
+}
+
+func percentile(sorted []float64, p float64) float64 {
+	h := float64(len(sorted)-1) * p
+	i := int(h)
+	if i >= len(sorted)-1 {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
+}
+
+func mape(measured, simulated []float64) float64 {
+	sum := 0.0
+	for i, m := range measured {
+		sum += math.Abs(simulated[i]-m) / m
+	}
+	return 100 * sum / float64(len(measured))
+}
+
+// LLMServingSim's own prediction of this run, read from its
+// bench/examples/RTXPRO6000/Llama-3.1-8B/outputs/sim.csv at commit
+// 5daddb2 and paired with requests.jsonl by request id: per-request MAPE
+// and the error of the mean.
+var llmServingSim = struct{ mape, mean [3]float64 }{
+	mape: [3]float64{10.79, 1.54, 1.94},
+	mean: [3]float64{-4.0, -1.0, -1.8},
+}
+
+// printComparison writes the comparison and what it rests on.
+func printComparison(w io.Writer, o options, m measured, r *replayed, c comparison) {
+	fmt.Fprintln(w, "servesim against a real vLLM run, from kernel profiles alone")
+	for _, l := range describe(o, m, r) {
+		fmt.Fprintln(w, l)
+	}
+	fmt.Fprintln(w)
+	for _, l := range table(c) {
+		fmt.Fprintln(w, l)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "per-request MAPE  TTFT %.1f %%  TPOT %.2f %%  E2E %.2f %%\n", c.ttft.mape, c.tpot.mape, c.e2e.mape)
+	l := llmServingSim
+	fmt.Fprintf(w, "LLMServingSim's own prediction of this run: TTFT %.1f %%, TPOT %.2f %%, E2E %.2f %% (means %+.1f %%, %+.1f %%, %+.1f %%)\n",
+		l.mape[0], l.mape[1], l.mape[2], l.mean[0], l.mean[1], l.mean[2])
+	if c.notOK > 0 {
+		fmt.Fprintf(w, "warning: %d simulated requests did not end ok and are left out\n", c.notOK)
+	}
+}
+
+// describe is the run, the replica, the model and what was declared.
+func describe(o options, m measured, r *replayed) []string {
+	first, last := m.requests[0].Queued, m.requests[len(m.requests)-1].Queued
+	span := last - first
+	e := m.meta.Engine
+	onOff := func(b bool) string {
+		if b {
+			return "on"
+		}
+		return "off"
+	}
+	p := r.model.Provenance()
+	lines := []string{
+		fmt.Sprintf("run       vLLM %s serving %s: %d requests offered over %.1f s (%.1f req/s), started %s",
+			m.meta.VLLMVersion, m.meta.Model, len(m.requests), span, float64(len(m.requests)-1)/span, m.meta.StartedAt),
+		fmt.Sprintf("replica   max_num_seqs %d, max_num_batched_tokens %d, chunked prefill %s, block size %d, prefix caching %s (meta.json; vLLM's defaults where it is silent)",
+			e.MaxNumSeqs, e.MaxBatchedTokens, onOff(e.chunkedPrefill()), e.blockSize(), onOff(e.prefixCaching())),
+		fmt.Sprintf("          %d KV blocks, assumed (the run does not record them); the replay's peak use was %d blocks (%.0f %%)",
+			o.kvBlocks, r.peakKV, 100*float64(r.peakKV)/float64(o.kvBlocks)),
+		fmt.Sprintf("model     %s", r.model),
+		fmt.Sprintf("          profiled %s: %s", p.ProfiledAt, p.Method),
+	}
+	for i, a := range r.model.Assumptions() {
+		head := "          "
+		if i == 0 {
+			head = "declared  "
+		}
+		lines = append(lines, head+a)
+	}
+	comp := r.steps
+	lines = append(lines,
+		"fitted    nothing: every step time is composed from the kernel profile; the run's latencies are only compared against",
+		fmt.Sprintf("steps     %d simulated: %d mixed, %d decode-only, %d prefill-only; %d priced outside the profiled grid; %d preemptions",
+			comp[0]+comp[1]+comp[2], comp[sim.Mixed], comp[sim.DecodeOnly], comp[sim.PrefillOnly], r.outside, r.preemptions),
+		fmt.Sprintf("prefix    the cache served %d prompt tokens to %d requests", r.cached, r.cachedReqs))
+	if r.outside > 0 {
+		lines = append(lines, "          first: "+strings.ReplaceAll(r.firstOut, "\n", "; "))
+	}
+	return lines
+}
+
+// table is the side-by-side comparison.
+func table(c comparison) []string {
+	lines := []string{fmt.Sprintf("%-17s %10s %10s %8s", "", "measured", "simulated", "diff")}
+	for _, m := range c.metrics() {
+		for k, pair := range [4][2]float64{
+			{m.measured.mean, m.simulated.mean}, {m.measured.p50, m.simulated.p50},
+			{m.measured.p90, m.simulated.p90}, {m.measured.p99, m.simulated.p99},
+		} {
+			label := fmt.Sprintf("     %s", [4]string{"mean", "p50", "p90", "p99"}[k])
+			if k == 0 {
+				label = fmt.Sprintf("%-4s mean (ms)", m.name)
+			}
+			lines = append(lines, fmt.Sprintf("%-17s %10s %10s %6.1f %%", label, num(pair[0]), num(pair[1]), 100*(pair[1]/pair[0]-1)))
+		}
+	}
+	return lines
+}
+
+// num prints a latency with four significant digits or more.
+func num(ms float64) string {
+	switch {
+	case ms >= 1000:
+		return fmt.Sprintf("%.0f", ms)
+	case ms >= 100:
+		return fmt.Sprintf("%.1f", ms)
+	}
+	return fmt.Sprintf("%.2f", ms)
+}
