@@ -34,8 +34,12 @@ type DialRow struct {
 	Knee  Knee    `json:"knee"`
 	// KneeDiff is the knee minus the baseline's, requests/s, paired
 	// replication by replication (the same seeds); exactly 0 for the
-	// baseline. N counts the replications where both knees were found.
-	KneeDiff Estimate `json:"knee_diff"`
+	// baseline. N counts the replications paired. KneeBounds of them
+	// paired through a knee beyond the loads (the bound the loads give
+	// it): the difference then understates the true one, never with the
+	// wrong sign (sim.DialResult.KneeBounds).
+	KneeDiff   Estimate `json:"knee_diff"`
+	KneeBounds int      `json:"knee_diff_bounds,omitempty"`
 	Peak     Peak     `json:"peak"`
 	// Loads are the offered loads its curve was measured at.
 	Loads []float64 `json:"loads"`
@@ -60,6 +64,9 @@ func DialSweepOf(d sim.DialSweep, r *sim.DialResult) *DialSweep {
 			Peak: Peak{Load: c.Peak.Load, Goodput: estimateOf(c.Peak.Goodput)}, Warnings: c.Warnings}
 		if i < len(r.KneeDiff) {
 			row.KneeDiff = estimateOf(r.KneeDiff[i])
+		}
+		if i < len(r.KneeBounds) {
+			row.KneeBounds = r.KneeBounds[i]
 		}
 		for _, p := range c.Points {
 			row.Loads = append(row.Loads, p.Load)

@@ -60,7 +60,14 @@ func (r *DialRow) diffCell() string {
 	if r.KneeDiff.N == 0 || math.IsNaN(float64(r.KneeDiff.Center)) {
 		return "— (no replication found both knees)"
 	}
-	return signed(r.KneeDiff.Center) + " " + interval(r.KneeDiff)
+	rel := ""
+	switch {
+	case r.KneeBounds > 0 && r.KneeDiff.Center < 0:
+		rel = "≤ "
+	case r.KneeBounds > 0 && r.KneeDiff.Center > 0:
+		rel = "≥ "
+	}
+	return rel + signed(r.KneeDiff.Center) + " " + interval(r.KneeDiff)
 }
 
 func (r *DialRow) probeCells() []string {
