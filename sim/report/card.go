@@ -120,23 +120,28 @@ type Events struct {
 	Format string `json:"format"` // "jsonl" or "csv", as written by JSONL or CSV
 	// Columns are those every line (JSONL) or row (CSV) has, in order.
 	Columns []string `json:"columns,omitempty"`
-	// Partial are columns only some lines have: in JSON Lines, "itl" on
-	// the lines of requests whose token instants were kept (with
-	// sim.Config.KeepTokens, those that emitted a token).
+	// Partial are columns only some lines have: in JSON Lines, "itl" and
+	// "token_itl" on the lines of requests whose token instants were kept
+	// (with sim.Config.KeepTokens, those that emitted a token).
 	Partial []string `json:"partial_columns,omitempty"`
 }
 
+// tokenColumns are the columns a JSON Lines line has only when the run
+// kept the request's token instants.
+var tokenColumns = []string{"itl", "token_itl"}
+
 // EventsOf describes the event files at path, written by JSONL or CSV
 // (format "jsonl" or "csv") for runs of cfg. A CSV row has every column of
-// Columns (its itl cell empty where no token instants were kept); a JSON
-// Lines line leaves "itl" out unless the run kept the request's token
-// instants, so without cfg.KeepTokens no line has it.
+// Columns (its itl and token_itl cells empty where no token instants were
+// kept); a JSON Lines line leaves "itl" and "token_itl" out unless the run
+// kept the request's token instants, so without cfg.KeepTokens no line
+// has them.
 func EventsOf(path, format string, cfg sim.Config) Events {
 	e := Events{Path: path, Format: format, Columns: Columns()}
 	if format == "jsonl" {
-		e.Columns = slices.DeleteFunc(e.Columns, func(c string) bool { return c == "itl" })
+		e.Columns = slices.DeleteFunc(e.Columns, func(c string) bool { return slices.Contains(tokenColumns, c) })
 		if cfg.KeepTokens {
-			e.Partial = []string{"itl"}
+			e.Partial = slices.Clone(tokenColumns)
 		}
 	}
 	return e

@@ -12,8 +12,9 @@ import (
 // CSV is a sim.Observer that writes each request's record as one CSV row
 // (RFC 4180, as encoding/csv reads it) under a header of Columns. Values
 // are those of JSONL; an instant that did not happen is an empty cell, and
-// the "itl" cell holds the inter-token gaps in seconds separated by single
-// spaces (empty when the run did not keep token instants).
+// the "itl" and "token_itl" cells hold the inter-token gaps in seconds
+// separated by single spaces (empty when the run did not keep token
+// instants).
 //
 // Writes are buffered: call Flush when the run ends. The first write error
 // is kept (Err) and every later record is dropped. A CSV is not safe for
@@ -82,12 +83,14 @@ func (c *CSV) dur(_ string, d time.Duration) {
 	c.buf = append(c.buf, ',')
 }
 
-func (c *CSV) itl(_ string, tokens []time.Duration) {
-	for i := 1; i < len(tokens); i++ {
-		if i > 1 {
+func (c *CSV) gaps(_ string, tokens []time.Duration, series sim.ITLSeries) {
+	first := true
+	eachGap(tokens, series, func(d time.Duration) {
+		if !first {
 			c.buf = append(c.buf, ' ')
 		}
-		c.buf = appendSeconds(c.buf, tokens[i]-tokens[i-1])
-	}
+		first = false
+		c.buf = appendSeconds(c.buf, d)
+	})
 	c.buf = append(c.buf, ',')
 }

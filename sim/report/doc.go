@@ -46,14 +46,33 @@
 //	input_len, output_len            prompt tokens; output tokens emitted
 //	requested_output_len             output tokens the request asked for
 //	cached_tokens, preemptions       prefix-cache hits; recompute preemptions
-//	max_itl, itl_over_budget         largest gap (s); gaps above the SLO's ITL bound
-//	itl                              every gap, s (only with sim.Config.KeepTokens)
+//	max_itl, max_token_itl           largest gap per streamed chunk; largest retokenized gap (s)
+//	itl_over_budget                  gaps above the SLO's ITL bound, in the series it gates (sim.SLO.ITLSeries)
+//	draft_tokens, accepted_tokens    speculative decoding: drafts verified, drafts accepted (not output)
+//	itl                              every gap per streamed chunk, s (only with sim.Config.KeepTokens)
+//	token_itl                        every gap retokenized per token, s (only with sim.Config.KeepTokens)
 //
 // Times are seconds, as vLLM stores its per-request ttfts, itls and
 // latencies, written as exact decimals of the simulator's integer
 // nanoseconds (90 ms is 0.09). An instant that did not happen (no first
 // token, say) is null in JSONL and an empty cell in CSV. In CSV the itl
-// cell holds the gaps separated by spaces.
+// and token_itl cells hold the gaps separated by spaces.
+//
+// The two ITL series: a streamed chunk is the tokens emitted at one
+// instant (several under speculative decoding, sim.Speculation: the
+// accepted drafts and the token sampled after them; one otherwise). itl
+// has one gap per chunk after the first, what a streaming client sees and
+// vLLM's bench serve records per request; token_itl has, per chunk, its
+// gap divided by its tokens once per token, SGLang's retokenized series
+// (use_retokenized_itl), truncated to the nanosecond as
+// sim.Record.MaxTokenITL is, so a chunk's gap exceeds its tokens × their
+// gap by less than a nanosecond a token. token_itl has output_len − 1
+// gaps (the first chunk is the prefill's one token). Without
+// speculative decoding the two lists are equal, and so are max_itl and
+// max_token_itl. draft_tokens and accepted_tokens are the request's
+// drafts verified and accepted (drafted − accepted were rejected), apart
+// from output_len, as vLLM's spec-decode metrics count them
+// (num_draft_tokens, num_accepted_tokens).
 //
 // Mirrored from vLLM (vllm/benchmarks/serve.py, RequestFuncOutput and the
 // --save-detailed lists input_lens, output_lens, ttfts, itls, latencies,
@@ -64,14 +83,15 @@
 // arrival is its "start_times" (the send, from which TTFT counts; here on
 // the run's clock); client_wait is its "queue_times"
 // (client_queue_time, the wait on the --max-concurrency semaphore), and
-// scheduled, the instant that wait starts from, vLLM does not save; a
-// request that failed keeps the figures it reached (a timed-out request
-// has its TTFT), where vLLM zeroes them; output_len counts emitted tokens
-// of every request (vLLM's output_lens are 0 for a failure); there is no
-// generated_texts (a simulator generates no text); and status, reason,
-// measured, queue_delay, max_itl, itl_over_budget and the rest are
-// servesim's own. Times are the simulator's exact instants, so
-// arrival = scheduled + client_wait exactly.
+// scheduled, the instant that wait starts from, vLLM does not save; vLLM
+// saves only the per-chunk itl; a request that failed keeps the figures
+// it reached (a timed-out request has its TTFT), where vLLM zeroes them;
+// output_len counts emitted tokens of every request (vLLM's output_lens
+// are 0 for a failure); there is no generated_texts (a simulator
+// generates no text); and status, reason, measured, queue_delay,
+// max_itl, max_token_itl, token_itl, itl_over_budget and the rest are
+// servesim's own. Times are the simulator's exact instants, so arrival =
+// scheduled + client_wait exactly.
 //
 // # Steps
 //

@@ -156,8 +156,8 @@ func TestCardEventColumnsAreThoseTheWritersWrite(t *testing.T) {
 
 		card := Card{Events: ev}
 		md := markdown(t, &card)
-		assert.Contains(t, md, "max_itl, itl_over_budget`")
-		assert.Equal(t, keep, strings.Contains(md, "kept, `itl`."), "keep tokens %v: %s", keep, md)
+		assert.Contains(t, md, "max_itl, max_token_itl, itl_over_budget, draft_tokens, accepted_tokens`")
+		assert.Equal(t, keep, strings.Contains(md, "kept, `itl, token_itl`."), "keep tokens %v: %s", keep, md)
 	}
 }
 

@@ -16,9 +16,10 @@ type fieldSink interface {
 	// dur writes an instant or a duration in seconds; sim.Never is null
 	// (JSON) or an empty cell (CSV).
 	dur(key string, d time.Duration)
-	// itl writes the gaps between consecutive token instants, in seconds;
-	// tokens is nil when the run did not keep them.
-	itl(key string, tokens []time.Duration)
+	// gaps writes the inter-token gaps of the token instants in one
+	// series (eachGap), in seconds; tokens is nil when the run did not
+	// keep them.
+	gaps(key string, tokens []time.Duration, series sim.ITLSeries)
 }
 
 // eachField hands r's fields to s in the order of the event schema (see
@@ -48,8 +49,12 @@ func eachField(r *sim.Record, s fieldSink) {
 	s.num("cached_tokens", int64(r.Cached))
 	s.num("preemptions", int64(r.Preemptions))
 	s.dur("max_itl", maxITL(r))
+	s.dur("max_token_itl", maxTokenITL(r))
 	s.num("itl_over_budget", int64(r.ITLOver))
-	s.itl("itl", r.Tokens)
+	s.num("draft_tokens", int64(r.Drafted))
+	s.num("accepted_tokens", int64(r.Accepted))
+	s.gaps("itl", r.Tokens, sim.PerChunk)
+	s.gaps("token_itl", r.Tokens, sim.PerToken)
 }
 
 // errorText is vLLM's per-request error: empty when the request succeeded,
@@ -83,8 +88,53 @@ func maxITL(r *sim.Record) time.Duration {
 	return r.MaxITL
 }
 
+// maxTokenITL is the largest retokenized gap, or Never with fewer than
+// two tokens.
+func maxTokenITL(r *sim.Record) time.Duration {
+	if r.Emitted < 2 {
+		return sim.Never
+	}
+	return r.MaxTokenITL
+}
+
+// eachGap hands f the inter-token gaps of the token instants in series.
+// A streamed chunk is the tokens emitted at one instant (several under
+// speculative decoding, one otherwise). PerChunk is one gap per chunk
+// after the first, from the previous chunk's instant: what a streaming
+// client sees and vLLM's bench serve records per request. PerToken is
+// SGLang's retokenized series (use_retokenized_itl): each chunk's gap
+// divided by its tokens, once per token, truncated to the nanosecond as
+// sim.Record.MaxTokenITL is (a chunk's gap exceeds its tokens × their gap
+// by less than a nanosecond a token). Without speculative decoding the two
+// series are the same.
+func eachGap(tokens []time.Duration, series sim.ITLSeries, f func(gap time.Duration)) {
+	if len(tokens) == 0 {
+		return
+	}
+	prev, i := tokens[0], 1
+	for i < len(tokens) && tokens[i] == prev {
+		i++ // the rest of the first chunk: no gap before it
+	}
+	for i < len(tokens) {
+		at, j := tokens[i], i
+		for j < len(tokens) && tokens[j] == at {
+			j++
+		}
+		gap, n := at-prev, j-i
+		if series == sim.PerToken {
+			for range n {
+				f(gap / time.Duration(n))
+			}
+		} else {
+			f(gap)
+		}
+		prev, i = at, j
+	}
+}
+
 // Columns are the event schema's field names in order: the CSV header and
-// the JSONL keys (a JSONL line omits "itl" when tokens were not kept).
+// the JSONL keys (a JSONL line omits "itl" and "token_itl" when tokens
+// were not kept).
 func Columns() []string {
 	var h header
 	eachField(&sim.Record{}, &h)
@@ -93,11 +143,13 @@ func Columns() []string {
 
 type header []string
 
-func (h *header) str(key, _ string)                 { *h = append(*h, key) }
-func (h *header) num(key string, _ int64)           { *h = append(*h, key) }
-func (h *header) flag(key string, _ bool)           { *h = append(*h, key) }
-func (h *header) dur(key string, _ time.Duration)   { *h = append(*h, key) }
-func (h *header) itl(key string, _ []time.Duration) { *h = append(*h, key) }
+func (h *header) str(key, _ string)               { *h = append(*h, key) }
+func (h *header) num(key string, _ int64)         { *h = append(*h, key) }
+func (h *header) flag(key string, _ bool)         { *h = append(*h, key) }
+func (h *header) dur(key string, _ time.Duration) { *h = append(*h, key) }
+func (h *header) gaps(key string, _ []time.Duration, _ sim.ITLSeries) {
+	*h = append(*h, key)
+}
 
 // appendSeconds appends d in seconds as an exact decimal (nanosecond
 // resolution, trailing zeros trimmed): 90ms is "0.09", 2s is "2".

@@ -14,7 +14,9 @@ import (
 )
 
 // Stream every request's record of a run as JSON lines. With KeepTokens
-// the line carries every inter-token gap ("itl", seconds).
+// the line carries every inter-token gap, per streamed chunk ("itl",
+// seconds) and retokenized per token ("token_itl"): the same without
+// speculative decoding.
 func ExampleJSONL() {
 	src, err := workload.NewPoisson(1, 1, 2, workload.Fixed(100, 3))
 	if err != nil {
@@ -28,8 +30,8 @@ func ExampleJSONL() {
 		panic(err)
 	}
 	// Output:
-	// {"id":0,"conversation":0,"turn":0,"class":"","replica":0,"measured":true,"status":"ok","reason":"","error":"","scheduled":0.501762106,"arrival":0.501762106,"finish":0.615262106,"client_wait":0,"queue_delay":0,"ttft":0.0235,"tpot":0.045,"e2el":0.1135,"input_len":100,"output_len":3,"requested_output_len":3,"cached_tokens":0,"preemptions":0,"max_itl":0.045,"itl_over_budget":0,"itl":[0.045,0.045]}
-	// {"id":1,"conversation":0,"turn":0,"class":"","replica":0,"measured":true,"status":"ok","reason":"","error":"","scheduled":1.495624711,"arrival":1.495624711,"finish":1.609124711,"client_wait":0,"queue_delay":0,"ttft":0.0235,"tpot":0.045,"e2el":0.1135,"input_len":100,"output_len":3,"requested_output_len":3,"cached_tokens":0,"preemptions":0,"max_itl":0.045,"itl_over_budget":0,"itl":[0.045,0.045]}
+	// {"id":0,"conversation":0,"turn":0,"class":"","replica":0,"measured":true,"status":"ok","reason":"","error":"","scheduled":0.501762106,"arrival":0.501762106,"finish":0.615262106,"client_wait":0,"queue_delay":0,"ttft":0.0235,"tpot":0.045,"e2el":0.1135,"input_len":100,"output_len":3,"requested_output_len":3,"cached_tokens":0,"preemptions":0,"max_itl":0.045,"max_token_itl":0.045,"itl_over_budget":0,"draft_tokens":0,"accepted_tokens":0,"itl":[0.045,0.045],"token_itl":[0.045,0.045]}
+	// {"id":1,"conversation":0,"turn":0,"class":"","replica":0,"measured":true,"status":"ok","reason":"","error":"","scheduled":1.495624711,"arrival":1.495624711,"finish":1.609124711,"client_wait":0,"queue_delay":0,"ttft":0.0235,"tpot":0.045,"e2el":0.1135,"input_len":100,"output_len":3,"requested_output_len":3,"cached_tokens":0,"preemptions":0,"max_itl":0.045,"max_token_itl":0.045,"itl_over_budget":0,"draft_tokens":0,"accepted_tokens":0,"itl":[0.045,0.045],"token_itl":[0.045,0.045]}
 }
 
 // Write a run's summary under the names of vLLM's result file; a Tally

@@ -12,8 +12,9 @@ import (
 // JSONL is a sim.Observer that writes each request's record as one JSON
 // object per line, keys in the order of Columns (see the package doc for
 // their meaning and units). Times are in seconds, as vLLM's detailed
-// results; an instant that did not happen is null; "itl" (the list of
-// inter-token gaps) is present only when the run kept token instants
+// results; an instant that did not happen is null; "itl" and "token_itl"
+// (the lists of inter-token gaps per streamed chunk and retokenized per
+// token) are present only when the run kept token instants
 // (sim.Config.KeepTokens).
 //
 // Writes are buffered: call Flush when the run ends. The first write error
@@ -70,18 +71,20 @@ func (j *JSONL) dur(k string, d time.Duration) {
 	j.buf = appendSeconds(j.buf, d)
 }
 
-func (j *JSONL) itl(k string, tokens []time.Duration) {
+func (j *JSONL) gaps(k string, tokens []time.Duration, series sim.ITLSeries) {
 	if tokens == nil {
 		return
 	}
 	j.key(k)
 	j.buf = append(j.buf, '[')
-	for i := 1; i < len(tokens); i++ {
-		if i > 1 {
+	first := true
+	eachGap(tokens, series, func(d time.Duration) {
+		if !first {
 			j.buf = append(j.buf, ',')
 		}
-		j.buf = appendSeconds(j.buf, tokens[i]-tokens[i-1])
-	}
+		first = false
+		j.buf = appendSeconds(j.buf, d)
+	})
 	j.buf = append(j.buf, ']')
 }
 
