@@ -53,6 +53,10 @@ type Card struct {
 	// its paired difference to the baseline's. System is then the
 	// baseline value's.
 	Dial *DialSweep `json:"dial_sweep,omitempty"`
+	// Estimate is the arithmetic estimate made before the runs, which the
+	// results are held against (costmodel.Estimate: FiguresOf); nil when
+	// the card reports none. The caller fills it.
+	Estimate *PreRun `json:"estimate,omitempty"`
 	// Command is what reproduces the card, e.g. "go run ./examples/capacity
 	// -reps 8"; "" renders as "not stated".
 	Command string `json:"command"`
@@ -91,6 +95,12 @@ type SLO struct {
 	ITL  Num `json:"itl_ms"`
 	TPOT Num `json:"tpot_ms"`
 	E2E  Num `json:"e2el_ms"`
+	// ITLSeries is the series of gaps the ITL bound gates
+	// (sim.SLO.ITLSeries): "per chunk", each streamed chunk's gap as
+	// vLLM's bench serve measures it, or "per token (retokenized)", each
+	// chunk's gap over its tokens as SGLang's use_retokenized_itl. They
+	// differ only under speculative decoding.
+	ITLSeries string `json:"itl_series,omitempty"`
 }
 
 // Window is the measurement window, in seconds.
@@ -169,6 +179,9 @@ func NewCard(sw sim.Sweep, c *sim.Curve, op float64) Card {
 	}
 	res := ResultsOf(c, op)
 	res.classPriorities(sw.Config.Classes)
+	if sw.Capacity > 0 {
+		res.Capacity = &Capacity{Rate: sw.Capacity}
+	}
 	return Card{
 		Workload:         WorkloadOf(sw.Config, sw.Axis),
 		System:           SystemOf(sw.Config),
@@ -212,7 +225,7 @@ func sloOf(s sim.SLO) SLO {
 		}
 		return Num(float64(d) / 1e6)
 	}
-	return SLO{TTFT: ms(s.TTFT), ITL: ms(s.ITL), TPOT: ms(s.TPOT), E2E: ms(s.E2E)}
+	return SLO{TTFT: ms(s.TTFT), ITL: ms(s.ITL), TPOT: ms(s.TPOT), E2E: ms(s.E2E), ITLSeries: s.ITLSeries.String()}
 }
 
 // windowOf records the window as it ran: a Drain left 0 is one more

@@ -28,11 +28,16 @@ func handCurve() *sim.Curve {
 		for i := range runs {
 			runs[i].Offered = 100 // measured something: the point has an attainment
 		}
+		all := ttft // over every offered request: more where requests failed
+		if sat == sim.Overloaded {
+			all = 4 * ttft
+		}
 		return sim.Point{Load: load, Runs: runs, Offered: simEst(load, load*0.98, load*1.02), Throughput: simEst(load, load*0.98, load*1.02),
 			Goodput: simEst(good, good*0.97, good*1.03), Attainment: simEst(att, att-0.01, math.Min(att+0.01, 1)),
-			TTFT:      sim.Percentiles{P50: simEst(120, 110, 130), P99: simEst(ttft, ttft*0.9, ttft*1.1)},
-			ITL:       sim.Percentiles{P50: simEst(45, 45, 45), P99: simEst(itl, itl*0.95, itl*1.05)},
-			MissNotOK: simEst(0, math.NaN(), math.NaN()), MissTTFT: simEst(load-good, 0, 2*(load-good)),
+			TTFT:        sim.Percentiles{P50: simEst(120, 110, 130), P99: simEst(ttft, ttft*0.9, ttft*1.1)},
+			TTFTOffered: sim.Percentiles{P50: simEst(120, 110, 130), P99: simEst(all, all*0.9, all*1.1)},
+			ITL:         sim.Percentiles{P50: simEst(45, 45, 45), P99: simEst(itl, itl*0.95, itl*1.05)},
+			MissNotOK:   simEst(0, math.NaN(), math.NaN()), MissTTFT: simEst(load-good, 0, 2*(load-good)),
 			Saturation: sat, Warnings: warn}
 	}
 	return &sim.Curve{

@@ -29,6 +29,11 @@ func (d *DialSweep) markdown(b *strings.Builder) {
 		head += " TTFT p99 (ms) | ITL p99 (ms) | attainment |"
 		sep += "---|---|---|"
 	}
+	spec := probe && d.speculates()
+	if spec {
+		head += " tokens a step | ITL p99 per token (ms) |"
+		sep += "---|---|"
+	}
 	b.WriteString(head + "\n" + sep + "\n")
 	var warn []string
 	for i, r := range d.Rows {
@@ -39,6 +44,9 @@ func (d *DialSweep) markdown(b *strings.Builder) {
 		cells := []string{value, r.kneeCell(), r.diffCell(), est(r.Peak.Goodput)}
 		if probe {
 			cells = append(cells, r.probeCells()...)
+		}
+		if spec {
+			cells = append(cells, r.specCells()...)
 		}
 		row(b, cells...)
 		for _, w := range r.Warnings {

@@ -10,6 +10,9 @@
 //   - serve.go: Serve and WriteServe, the vLLM-shaped summary; Meta and
 //     Tally supply what a sim.Summary does not know.
 //   - card.go, results.go, system.go, build.go: Card and its sections;
+//     band.go: the model error declared and the range it gave;
+//     prerun.go: the serving capacity and the estimate made before the
+//     runs; speculation.go: speculative decoding on the card;
 //     clients.go: the workload's concurrency and cache state from the
 //     configuration; classes.go: the per-class results;
 //     dialcard.go and dialcard_markdown.go: a dial sweep's card;
@@ -158,6 +161,33 @@
 // headroom at an operating load), its loads labelled in the sweep's
 // unit (req/s, or clients on the Concurrency axis). The window is recorded
 // as it ran: a Drain left 0 is written as the window length it stood for.
+//
+// A card records what its numbers rest on. A sweep that declared its cost
+// model's error (sim.Sweep.ModelError) has its Band on the card
+// (Results.Band, band.go): the declaration (the relative scale, the
+// alternative models by name, the fragile threshold), the knee's and the
+// peak's range over the nominal model and every variant (lo_below and
+// hi_above where a curve's knee lay beyond its loads), the fragile flag,
+// and each variant's name, knee and peak; the headroom has its model
+// range (Headroom.Model). Its Markdown puts a model-range column beside
+// the seed interval of the knee, the peak and the headroom, and says
+// under the table what was declared and where each variant put its knee;
+// a card without a band says that its intervals are seed noise only. The
+// serving capacity the sweep was given (sim.Sweep.Capacity) is
+// Results.Capacity, an estimate whose source the caller states, and each
+// point its Utilisation. Each point has TTFT p50 and p99 over every
+// offered request (sim.Point.TTFTOffered) beside vLLM's over successful
+// requests. Card.Estimate (prerun.go) is the arithmetic estimate made
+// before the runs, each Figure with its value, unit, arithmetic and knob
+// (FiguresOf converts costmodel's). A speculating system says its
+// speculation (System.Speculation, sim.Speculation.String; per replica
+// group in a fleet), the SLO says which ITL series its bound gates
+// (SLO.ITLSeries, on every card), and each point that drafted carries
+// its mean accepted length, acceptance rate and retokenized ITL
+// percentiles (Point.Speculation), a table of their own in Markdown (and
+// two columns of a dial sweep's probe). Numbers that are not finite (no
+// sample, no interval, a percentile beyond every bound) are null in JSON
+// and read back as NaN; Markdown prints ∞ for +Inf.
 // The workload's concurrency and cache state come from the configuration
 // (WorkloadOf): "no cap", a cap of N requests in flight
 // (sim.Config.MaxConcurrency, as vLLM's --max-concurrency), or N

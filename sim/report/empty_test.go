@@ -30,7 +30,7 @@ func TestCardSaysNoMeasuredRequests(t *testing.T) {
 	require.True(t, c.Points[0].NoMeasured())
 	card := NewCard(sw, c, 0)
 	md := markdown(t, &card)
-	assert.Contains(t, md, "| 0.0001 | 0 [0, 0] | no measured requests | — | — | stable |")
+	assert.Contains(t, md, "| 0.0001 | 0 [0, 0] | no measured requests | — | — | — | stable |")
 	assert.Contains(t, md, "| knee: highest load with attainment ≥ 0.95 | not found in the sweep (see below) | — |")
 	assert.NotContains(t, md, "NaN")
 

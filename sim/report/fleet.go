@@ -37,6 +37,9 @@ type ReplicaGroup struct {
 	Engine     []Setting `json:"engine"`
 	Model      string    `json:"cost_model"`
 	ModelSetup []Setting `json:"cost_model_settings"`
+	// Speculation is the group's speculative decoding
+	// (sim.Replica.Speculation's String); "" without any.
+	Speculation string `json:"speculation,omitempty"`
 }
 
 // isFleet reports whether cfg is more than the single replica a card has
@@ -60,7 +63,7 @@ func fleetOf(cfg sim.Config) (f *Fleet, alike ReplicaGroup, ok bool) {
 	}
 	reps := cfg.Fleet.Replicas
 	if reps == nil {
-		reps = []sim.Replica{{Engine: cfg.Engine, Model: cfg.Model}}
+		reps = []sim.Replica{{Engine: cfg.Engine, Model: cfg.Model, Speculation: cfg.Speculation}}
 	}
 	f.Replicas = len(reps)
 	groups := groupReplicas(reps)
@@ -78,7 +81,8 @@ func groupReplicas(reps []sim.Replica) []ReplicaGroup {
 	for i, r := range reps {
 		g := replicaSystem(r)
 		at := slices.IndexFunc(groups, func(h ReplicaGroup) bool {
-			return h.Model == g.Model && slices.Equal(h.Engine, g.Engine) && slices.Equal(h.ModelSetup, g.ModelSetup)
+			return h.Model == g.Model && slices.Equal(h.Engine, g.Engine) && slices.Equal(h.ModelSetup, g.ModelSetup) &&
+				h.Speculation == g.Speculation
 		})
 		if at < 0 {
 			groups, at = append(groups, g), len(groups)
@@ -95,7 +99,9 @@ func replicaSystem(r sim.Replica) ReplicaGroup {
 	if r.Model == nil {
 		name = "costmodel.Frozen (nil: the default)"
 	}
-	return ReplicaGroup{Engine: settings(cfg.Engine), Model: name, ModelSetup: modelSettings(cfg.Model)}
+	g := ReplicaGroup{Engine: settings(cfg.Engine), Model: name, ModelSetup: modelSettings(cfg.Model)}
+	g.Speculation = speculationText(r.Speculation)
+	return g
 }
 
 // withDefaults returns v.WithDefaults() when v has such a method returning
@@ -145,4 +151,5 @@ func (g *ReplicaGroup) markdown(b *strings.Builder) {
 	fmt.Fprintf(b, "\n| cost model (%s), %s | value |\n|---|---|\n", code(g.Model), label)
 	settingRows(b, g.ModelSetup)
 	b.WriteString("\n")
+	mdSpeculationLine(b, g.Speculation, label)
 }

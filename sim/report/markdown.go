@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/servesim/servesim/sim"
 )
 
 // notStated renders an empty field.
@@ -38,6 +40,9 @@ func (c *Card) WriteMarkdown(w io.Writer) error {
 	if curve {
 		c.Results.mdCurve(&b)
 	}
+	if c.Estimate != nil {
+		c.Estimate.markdown(&b)
+	}
 	c.mdWorkload(&b)
 	c.mdSLO(&b)
 	if c.Baseline != nil {
@@ -65,52 +70,89 @@ func (c *Card) mdResult(b *strings.Builder, ofB bool) {
 	} else {
 		b.WriteString("## Result\n\n")
 	}
-	fmt.Fprintf(b, "| figure | value | %g %% interval |\n|---|---|---|\n", 100*r.Confidence)
+	// With a model band, a column beside the seed interval gives each
+	// figure's range over the declared model error.
+	mk, mp, mh := r.modelCells()
+	band := r.Band != nil
+	head := fmt.Sprintf("| figure | value | %g %% interval |", 100*r.Confidence)
+	sep := "|---|---|---|"
+	if band {
+		head += " model range |"
+		sep += "---|"
+	}
+	b.WriteString(head + "\n" + sep + "\n")
+	cells := func(figure, value, ci, model string) {
+		if band {
+			row(b, figure, value, ci, model)
+		} else {
+			row(b, figure, value, ci)
+		}
+	}
 	unit := r.unit()
 	k, kci := "not found in the sweep (see below)", "—"
 	if r.Knee.Found {
 		k, kci = fmt.Sprintf("%s %s", num(r.Knee.Load.Center), unit), interval(r.Knee.Load)
 	}
-	row(b, fmt.Sprintf("knee: highest load with attainment ≥ %g", r.Target), k, kci)
+	cells(fmt.Sprintf("knee: highest load with attainment ≥ %g", r.Target), k, kci, mk)
 	if r.noneMeasured() {
-		row(b, "peak goodput", noMeasured+" at any load", "—")
+		cells("peak goodput", noMeasured+" at any load", "—", mp)
 	} else {
-		row(b, "peak goodput", fmt.Sprintf("%s req/s at %s %s offered", num(r.Peak.Goodput.Center), num(r.Peak.Load), unit), interval(r.Peak.Goodput))
+		cells("peak goodput", fmt.Sprintf("%s req/s at %s %s offered", num(r.Peak.Goodput.Center), num(r.Peak.Load), unit), interval(r.Peak.Goodput), mp)
 	}
 	col := "not reached in the sweep"
 	if r.Collapse.Found {
 		col = fmt.Sprintf("from %s %s offered", num(r.Collapse.Load), unit)
 	}
-	row(b, "collapse: goodput below 90 % of the peak", col, "—")
+	cells("collapse: goodput below 90 % of the peak", col, "—", "—")
 	switch h := r.Headroom; {
 	case h != nil && !r.Knee.Found:
-		row(b, fmt.Sprintf("headroom at the operating point %s %s", num(h.Operating), unit), "unknown: no knee inside the sweep", "—")
+		cells(fmt.Sprintf("headroom at the operating point %s %s", num(h.Operating), unit), "unknown: no knee inside the sweep", "—", mh)
 	case h != nil:
-		row(b, fmt.Sprintf("headroom at the operating point %s %s", num(h.Operating), unit),
-			fmt.Sprintf("%s %s (%s)", signed(h.Abs.Center), unit, percent(float64(h.Rel.Center))), interval(h.Abs))
+		cells(fmt.Sprintf("headroom at the operating point %s %s", num(h.Operating), unit),
+			fmt.Sprintf("%s %s (%s)", signed(h.Abs.Center), unit, percent(float64(h.Rel.Center))), interval(h.Abs), mh)
 	}
 	b.WriteString("\n")
+	r.mdBand(b)
 	list(b, r.Warnings) // the knee's censoring is among them
 }
 
 func (r *Results) mdCurve(b *strings.Builder) {
-	b.WriteString("### Curve\n\nEach cell is the mean over the replications with its interval.\n\n")
-	fmt.Fprintf(b, "| offered (%s) | goodput (req/s) | attainment | TTFT p99 (ms) | ITL p99 (ms) | saturation |\n", r.unit())
-	b.WriteString("|---:|---|---|---|---|---|\n")
+	b.WriteString("### Curve\n\nEach cell is the mean over the replications with its interval. " +
+		"TTFT p99 over successful requests is vLLM's; over every offered request, a request that timed out or was still in flight counts at the instant it ended, " +
+		"one refused or failed before its first token as beyond every bound (∞).")
+	util := r.Capacity != nil
+	if util {
+		fmt.Fprintf(b, " Utilisation is the offered load over a serving capacity of %s req/s, an estimate made before the runs, not a measurement (source: %s).",
+			num(r.Capacity.Rate), orNotStated(r.Capacity.Source))
+	}
+	b.WriteString("\n\n")
+	head := fmt.Sprintf("| offered (%s) |", r.unit())
+	sep := "|---:|"
+	if util {
+		head += " utilisation |"
+		sep += "---:|"
+	}
+	b.WriteString(head + " goodput (req/s) | attainment | TTFT p99, successful (ms) | TTFT p99, all offered (ms) | ITL p99 (ms) | saturation |\n")
+	b.WriteString(sep + "---|---|---|---|---|---|\n")
 	var warn []string
 	for _, p := range r.Points {
 		att := est(p.Attainment)
 		if p.NoMeasured {
 			att = noMeasured
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", num(p.Load), est(p.Goodput), att,
-			est(p.TTFTP99), est(p.ITLP99), p.Saturation)
+		cells := []string{num(p.Load)}
+		if util {
+			cells = append(cells, fmt.Sprintf("%.0f %%", 100*p.Utilisation))
+		}
+		cells = append(cells, est(p.Goodput), att, est(p.TTFTP99), est(p.TTFTOfferedP99), est(p.ITLP99), p.Saturation)
+		row(b, cells...)
 		for _, w := range p.Warnings {
 			warn = append(warn, fmt.Sprintf("load %s: %s", num(p.Load), w))
 		}
 	}
 	b.WriteString("\n")
 	list(b, warn)
+	r.mdSpeculation(b)
 	r.mdFleet(b)
 	r.mdClasses(b)
 }
@@ -188,6 +230,9 @@ func (c *Card) mdSLO(b *strings.Builder) {
 		fmt.Fprintf(b, " (%s unbounded)", strings.Join(unbounded, ", "))
 	}
 	b.WriteString(". Failed, rejected, timed-out and unfinished requests stay in the denominator.\n")
+	if !math.IsNaN(float64(s.ITL)) {
+		fmt.Fprintf(b, "- The ITL bound gates %s.\n", itlSeriesText(s.ITLSeries))
+	}
 	fmt.Fprintf(b, "- Measured: requests arriving from %g s", w.Warmup)
 	if w.WarmupRequests > 0 {
 		fmt.Fprintf(b, ", after the first %d requests,", w.WarmupRequests)
@@ -215,6 +260,7 @@ func (s *System) markdown(b *strings.Builder, heading string) {
 		fmt.Fprintf(b, "\n| cost model (%s) | value |\n|---|---|\n", code(s.Model))
 		settingRows(b, s.ModelSetup)
 		b.WriteString("\n")
+		mdSpeculationLine(b, s.Speculation, "")
 	}
 	if s.Fleet != nil {
 		for i := range s.Fleet.Groups {
@@ -300,9 +346,29 @@ func code(s string) string {
 	return "`" + s + "`"
 }
 
+// itlSeriesText says in words which series of gaps an ITL bound gates
+// (SLO.ITLSeries).
+func itlSeriesText(series string) string {
+	switch series {
+	case sim.PerChunk.String():
+		return "every streamed chunk's gap (per chunk, as vLLM's bench serve measures it and a streaming client sees it; without speculative decoding a chunk is one token)"
+	case sim.PerToken.String():
+		return "every token's gap, each chunk's gap divided by its tokens (per token, retokenized, as SGLang's use_retokenized_itl)"
+	case "":
+		return "a series of gaps " + notStated
+	}
+	return "the series " + series
+}
+
 // num prints a figure with four significant digits, or as a whole number
-// from 1,000 on (no exponents in a table).
+// from 1,000 on (no exponents in a table); ∞ beyond every bound.
 func num[T ~float64](x T) string {
+	switch f := float64(x); {
+	case math.IsInf(f, 1):
+		return "∞"
+	case math.IsInf(f, -1):
+		return "−∞"
+	}
 	if f := float64(x); math.Abs(f) >= 1000 {
 		return fmt.Sprintf("%.0f", f)
 	}

@@ -32,7 +32,14 @@ type Results struct {
 	Peak       Peak      `json:"peak"`
 	Collapse   Collapse  `json:"collapse"`
 	Headroom   *Headroom `json:"headroom,omitempty"` // nil without an operating point
-	Warnings   []string  `json:"warnings,omitempty"`
+	// Band is the curve's model range when the sweep declared its cost
+	// model's uncertainty (sim.Sweep.ModelError, sim.Curve.Band); nil
+	// when none was declared, and the intervals are then seed noise only.
+	Band *Band `json:"model_band,omitempty"`
+	// Capacity is the serving capacity each point's utilisation is taken
+	// against (sim.Sweep.Capacity); nil when the sweep was given none.
+	Capacity *Capacity `json:"capacity,omitempty"`
+	Warnings []string  `json:"warnings,omitempty"`
 	// Classes are the curve per request class (sim.Curve.ClassKnees and
 	// sim.Point.Classes), in sim.Config.Classes' order; nil without
 	// classes. The default class is left out when it received no request.
@@ -51,6 +58,20 @@ type Point struct {
 	TTFTP99    Estimate `json:"ttft_p99_ms"`
 	ITLP50     Estimate `json:"itl_p50_ms"`
 	ITLP99     Estimate `json:"itl_p99_ms"`
+	// TTFTOfferedP50 and TTFTOfferedP99 are TTFT over every measured
+	// request (sim.Point.TTFTOffered), beside TTFTP50 and TTFTP99 over the
+	// successful ones as vLLM reports them: a request that timed out or
+	// was still in flight counts at the instant it ended, one that never
+	// got a token otherwise (refused, failed) as beyond every bound (+Inf,
+	// null in JSON like every number that is not finite).
+	TTFTOfferedP50 Estimate `json:"ttft_offered_p50_ms"`
+	TTFTOfferedP99 Estimate `json:"ttft_offered_p99_ms"`
+	// Utilisation is the load over Results.Capacity (sim.Point.Utilisation);
+	// absent (0) without a capacity.
+	Utilisation float64 `json:"utilisation,omitempty"`
+	// Speculation is the speculative decoding's figures at this load; nil
+	// when no run of the point drafted a token.
+	Speculation *PointSpeculation `json:"speculation,omitempty"`
 	// Misses are the exclusive miss rates, requests/s.
 	MissNotOK  Estimate `json:"miss_not_ok"`
 	MissTTFT   Estimate `json:"miss_ttft"`
@@ -93,6 +114,10 @@ type Headroom struct {
 	Operating float64  `json:"operating"` // in Results.LoadUnit
 	Abs       Estimate `json:"abs"`       // knee − operating, in Results.LoadUnit
 	Rel       Estimate `json:"rel"`       // knee / operating − 1
+	// Model is Rel over the model band (sim.Headroom.Model): the
+	// headroom if the cost model is off by as much as was declared; nil
+	// without a band.
+	Model *Range `json:"model_range,omitempty"`
 }
 
 // ResultsOf converts a curve, with the headroom at the operating load op
@@ -104,6 +129,7 @@ func ResultsOf(c *sim.Curve, op float64) Results {
 		Knee:     Knee{Load: estimateOf(c.Knee.Load), Found: c.Knee.Found, Censored: c.Knee.Reason()},
 		Peak:     Peak{Load: c.Peak.Load, Goodput: estimateOf(c.Peak.Goodput)},
 		Collapse: Collapse{Load: c.Collapse.Load, Found: c.Collapse.Found},
+		Band:     bandOf(c.Band),
 		Warnings: c.Warnings,
 	}
 	for i := range c.Points {
@@ -113,6 +139,10 @@ func ResultsOf(c *sim.Curve, op float64) Results {
 	if op > 0 {
 		h := c.Headroom(op)
 		r.Headroom = &Headroom{Operating: op, Abs: estimateOf(h.Abs), Rel: estimateOf(h.Rel)}
+		if c.Band != nil {
+			m := rangeOf(h.Model)
+			r.Headroom.Model = &m
+		}
 	}
 	return r
 }
@@ -123,6 +153,8 @@ func pointOf(p *sim.Point, conf float64) Point {
 		Goodput: estimateOf(p.Goodput), Attainment: estimateOf(p.Attainment),
 		TTFTP50: estimateOf(p.TTFT.P50), TTFTP99: estimateOf(p.TTFT.P99),
 		ITLP50: estimateOf(p.ITL.P50), ITLP99: estimateOf(p.ITL.P99),
+		TTFTOfferedP50: estimateOf(p.TTFTOffered.P50), TTFTOfferedP99: estimateOf(p.TTFTOffered.P99),
+		Utilisation: p.Utilisation, Speculation: pointSpeculationOf(p),
 		MissNotOK: estimateOf(p.MissNotOK), MissTTFT: estimateOf(p.MissTTFT),
 		MissITL: estimateOf(p.MissITL), MissOther: estimateOf(p.MissOther),
 		Saturation: p.Saturation.String(), NoMeasured: p.NoMeasured(), Warnings: p.Warnings,

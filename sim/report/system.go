@@ -28,8 +28,12 @@ type System struct {
 	Engine     []Setting `json:"engine"`
 	Model      string    `json:"cost_model"` // the model's Go type
 	ModelSetup []Setting `json:"cost_model_settings"`
-	Run        []Setting `json:"run"`
-	Fleet      *Fleet    `json:"fleet,omitempty"`
+	// Speculation is the replica's speculative decoding
+	// (sim.Speculation.String: K, the acceptance, the drafter); "" without
+	// any, or in a fleet whose replicas differ (Fleet.Groups has each).
+	Speculation string    `json:"speculation,omitempty"`
+	Run         []Setting `json:"run"`
+	Fleet       *Fleet    `json:"fleet,omitempty"`
 }
 
 // maxValue caps a setting's printed value (a measured step table can be
@@ -55,6 +59,8 @@ func SystemOf(cfg sim.Config) System {
 		Model:      name,
 		ModelSetup: modelSettings(model),
 		Run:        runSettings(cfg),
+		// Its own section, not a run setting.
+		Speculation: speculationText(cfg.Speculation),
 	}
 }
 
@@ -65,19 +71,21 @@ func fleetSystemOf(cfg sim.Config) System {
 	s := System{Run: runSettings(cfg.WithDefaults()), Fleet: f}
 	if ok {
 		s.Engine, s.Model, s.ModelSetup = alike.Engine, alike.Model, alike.ModelSetup
+		s.Speculation = alike.Speculation
 	}
 	return s
 }
 
 // runSettings are sim.Config's own fields; the engine, the cost model,
-// the fleet, the SLO and the window have their own sections, and the seed
-// is the card's Seeds. Classes and a warm start are summarised
-// (classesValue, the cache state) rather than printed as structs.
+// the fleet, the SLO, the window and the speculative decoding have their
+// own sections, and the seed is the card's Seeds. Classes and a warm start
+// are summarised (classesValue, the cache state) rather than printed as
+// structs.
 func runSettings(cfg sim.Config) []Setting {
 	var out []Setting
 	for _, s := range settings(cfg) {
 		switch s.Name {
-		case "Engine", "Model", "Fleet", "SLO", "Window", "Seed":
+		case "Engine", "Model", "Fleet", "SLO", "Window", "Seed", "Speculation":
 			continue
 		case "Classes":
 			if cfg.Classes != nil {
