@@ -170,16 +170,7 @@ func (r *runner) end(ref int32, st Status, reason string) {
 	if rec.Sent {
 		r.inFlight--
 	}
-	if st == StatusOK && r.inWindow(r.now, 0, 1) == 1 {
-		r.done++
-	}
-	if rec.Measured {
-		r.measuredLive--
-		r.col.add(rec)
-		if !r.cfg.DetectWarmup { // else counted once the warm-up is known
-			r.countApart(rec, s.class)
-		}
-	}
+	r.tally(rec, s.class)
 	if r.obs != nil {
 		r.obs.Observe(rec)
 	}
@@ -190,6 +181,22 @@ func (r *runner) end(ref int32, st Status, reason string) {
 	if r.fb != nil && st != StatusUnfinished {
 		r.fb.Finished(id, r.now, st == StatusOK)
 		r.pullErr = r.pull()
+	}
+}
+
+// tally counts a record that ended at rec.Finish: among the window's
+// completions, and when measured in the summaries (Summarize replays
+// records through it too).
+func (r *runner) tally(rec *Record, class int) {
+	if rec.Status == StatusOK && r.inWindow(rec.Finish, 0, 1) == 1 {
+		r.done++
+	}
+	if rec.Measured {
+		r.measuredLive--
+		r.col.add(rec)
+		if !r.cfg.DetectWarmup { // else counted once the warm-up is known
+			r.countApart(rec, class)
+		}
 	}
 }
 

@@ -146,7 +146,7 @@ func (s Sweep) Run() (*Curve, error) {
 		return nil, err
 	}
 	s = s.withDefaults()
-	c := &Curve{Target: s.Target, Confidence: s.Confidence, SLO: s.Config.SLO.WithDefaults(), Axis: s.Axis}
+	c := s.newCurve()
 	if len(s.Grid.Loads) > 0 {
 		loads := slices.Clone(s.Grid.Loads)
 		slices.Sort(loads)
@@ -195,9 +195,7 @@ func (s Sweep) runLoads(c *Curve, loads []float64) error {
 		if err := joinDistinct(errs[i]); err != nil {
 			return fmt.Errorf("sim: sweep at %v requests/s: %w", l, err)
 		}
-		p := newPoint(l, sums[i], s.Confidence, s.BaseSeed)
-		p.utilisation(s.Capacity)
-		c.add(p)
+		c.add(s.point(l, sums[i]))
 	}
 	return nil
 }
