@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,10 +195,21 @@ func TestRunWritesPlotsCardAndEvents(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(dir, "capacity-card.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "knee: highest load with attainment")
-	assert.Contains(t, string(md), "Model error declared before the sweep: every step time ±10 % (sim.ModelError{Scale: 0.1})")
-	assert.Contains(t, string(md), "Model range over the band: knee ")
-	assert.Contains(t, string(md), "Estimate: serving capacity 2.694 req/s = 1 / (200 × 45 ms / 32 + 90 ms prefill)")
-	assert.Contains(t, string(md), "load=<load>-rep=<r>.jsonl")
+	for _, want := range []string{
+		"| figure | value | 95 % interval | model range |",
+		"Model error declared before the sweep: step times ±10 %",
+		"under step times ×1.1 (knee ",
+		"| utilisation |",
+		"a serving capacity of 2.694 req/s, an estimate made before the runs, not a measurement (source: costmodel's serving capacity, 1 / (200 × 45 ms / 32 + 90 ms prefill), in the estimate below)",
+		"| TTFT p99, all offered (ms) |",
+		"## Estimate before the runs",
+		"| serving capacity | 2.694 req/s | 1 / (200 × 45 ms / 32 + 90 ms prefill) |",
+		"| largest formable step | 136.6 ms |",
+		"- Against the estimate: serving capacity 2.694 req/s: the knee is ",
+		"load=<load>-rep=<r>.jsonl",
+	} {
+		assert.Contains(t, string(md), want)
+	}
 	assert.Contains(t, string(md), "| command | `go run ./examples/capacity -loads 1,2,2.5 -reps 2 -horizon 4m -out "+dir+"` |", "the card's command reproduces it")
 	var card map[string]any
 	js, err := os.ReadFile(filepath.Join(dir, "capacity-card.json"))
@@ -206,6 +218,14 @@ func TestRunWritesPlotsCardAndEvents(t *testing.T) {
 	assert.Equal(t, "servesim-analysis/1", card["analysis_revision"])
 	assert.Equal(t, 180.0, card["window"].(map[string]any)["drain_s"], "one more window of 3 minutes, as it ran")
 	assert.NotContains(t, card["events"].(map[string]any)["columns"], "itl", "the JSONL files have no itl key")
+	res := card["results"].(map[string]any)
+	band := res["model_band"].(map[string]any)
+	assert.Equal(t, 0.1, band["declared"].(map[string]any)["scale"])
+	assert.Len(t, band["variants"], 2)
+	assert.Equal(t, 2.694, math.Round(1000*res["capacity"].(map[string]any)["req_per_s"].(float64))/1000)
+	assert.InDelta(t, 1/2.694, res["points"].([]any)[0].(map[string]any)["utilisation"], 1e-3)
+	assert.NotNil(t, res["headroom"].(map[string]any)["model_range"])
+	assert.NotEmpty(t, card["estimate"].(map[string]any)["figures"])
 	events, err := filepath.Glob(filepath.Join(dir, "events", "*.jsonl"))
 	require.NoError(t, err)
 	assert.Len(t, events, 6, "3 loads × 2 replications")

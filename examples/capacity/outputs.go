@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,9 +70,10 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return f.Close()
 }
 
-// capacityCard describes the sweep as a benchmark card. The card has no
-// fields yet for the model-error declaration, the band, the utilisation or
-// the estimate; its notes carry them in words.
+// capacityCard describes the sweep as a benchmark card: the curve with its
+// model band, the serving capacity the utilisation is taken against (the
+// estimate's, and the card says so), and the estimate itself, figure by
+// figure, with what the simulation found against it as notes.
 func capacityCard(r costmodel.Replica, e costmodel.Estimate, s sim.Sweep, c *sim.Curve, o simOptions) (report.Card, error) {
 	p := r.Point
 	card := report.NewCard(s, c, o.operating)
@@ -100,36 +100,44 @@ func capacityCard(r costmodel.Replica, e costmodel.Estimate, s sim.Sweep, c *sim
 	if card.Build.Revision == report.Unknown {
 		card.Build.Revision, card.Build.Modified = gitRevision()
 	}
-	card.Notes = cardNotes(e, c, o)
+	if cp := card.Results.Capacity; cp != nil {
+		cp.Source = fmt.Sprintf("costmodel's serving capacity, %s, in the estimate below", e.ServingCapacity.Basis)
+	}
+	card.Estimate = preRun(r, e)
+	card.Notes = againstEstimate(e, c)
 	return card, nil
 }
 
-// cardNotes are the capacity report's figures the card has no field for:
-// the model error declared before the sweep and the ranges it gave, the
-// serving capacity the utilisation is taken against, the TTFT-qualified
-// load and the largest steps.
-func cardNotes(e costmodel.Estimate, c *sim.Curve, o simOptions) []string {
-	var notes []string
-	if b := c.Band; b != nil {
-		notes = append(notes,
-			fmt.Sprintf("Model error declared before the sweep: %s (sim.ModelError{Scale: %g}); every load also ran under %s, on the same seeds.", declared(b.Declared), b.Declared.Scale, variantNames(b)),
-			fmt.Sprintf("Model range over the band: knee %s req/s, peak goodput [%.3f, %.3f] req/s%s; fragile: %t.", kneeRange(b), b.Peak.Lo, b.Peak.Hi, headroomNote(c, o.operating), b.Fragile))
-	} else {
-		notes = append(notes, "Model error: none declared; the intervals are seed noise only.")
+// preRun is the estimate as the card carries it: every figure the report
+// prints, in its sections, and the estimate's warnings.
+func preRun(r costmodel.Replica, e costmodel.Estimate) *report.PreRun {
+	p := r.Point
+	out := &report.PreRun{
+		Source: fmt.Sprintf("costmodel.Estimate of the replica the sweep ran (%s; %d-token prompts, %d output tokens; step times from %s), from declared figures before any run",
+			limits(p), p.PromptTokens, p.OutputTokens, modelName(r.Cost)),
+		Warnings: e.Warnings,
 	}
-	return append(notes,
-		fmt.Sprintf("Estimate: serving capacity %.4g req/s = %s; utilisation is the offered load over it.", e.ServingCapacity.Value, e.ServingCapacity.Basis),
-		fmt.Sprintf("Estimate: TTFT-qualified load %.4g req/s (%s).", e.TTFTQualified.Value, e.TTFTQualified.Basis),
-		fmt.Sprintf("Estimate: largest formable step %.4g ms (%.0f %% of the ITL bound; %s); one-chunk mixed step %.4g ms (%.0f %%).",
-			e.LargestStep.Value, e.LargestStepShare.Value, e.LargestStep.Basis, e.MixedStep.Value, e.MixedStepShare.Value))
+	for _, s := range sections(e) {
+		out.Figures = append(out.Figures, report.FiguresOf(s.title, s.figures...)...)
+	}
+	return out
 }
 
-// headroomNote is the headroom's model range, for the card's notes.
-func headroomNote(c *sim.Curve, op float64) string {
-	if op <= 0 || !c.Knee.Found || math.IsInf(c.Band.Knee.Lo, 0) {
-		return ""
+// againstEstimate is what the report says of the estimate against the
+// simulated curve (the knee against the serving capacity and the
+// TTFT-qualified load, the longest simulated gap against the largest
+// step), for the card's notes.
+func againstEstimate(e costmodel.Estimate, c *sim.Curve) []string {
+	var b strings.Builder
+	writeAgainstEstimate(&b, e, c)
+	var notes []string
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(line, "estimate"))
+		if line != "" {
+			notes = append(notes, "Against the estimate: "+line+".")
+		}
 	}
-	return fmt.Sprintf(", headroom from %.4g req/s %s", op, percentRange(c.Headroom(op).Model))
+	return notes
 }
 
 // gitRevision asks git for the checkout's commit when the binary carries no
