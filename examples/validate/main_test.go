@@ -28,7 +28,8 @@ func TestRunGolden(t *testing.T) {
 // The acceptance test: replayed through the kernel-profile cost
 // model, each request's E2E and TPOT are within 3 % of vLLM's (mean
 // absolute percentage error), and the mean TTFT within 10 %, with nothing
-// fitted to the run. It runs in well under a second.
+// fitted to the run. It takes under a second of CPU (logged, not
+// asserted: a loaded machine stretches the wall clock).
 func TestReplayMatchesTheMeasuredRun(t *testing.T) {
 	start := time.Now()
 	m, err := readMeasured(shipped)
@@ -43,7 +44,6 @@ func TestReplayMatchesTheMeasuredRun(t *testing.T) {
 	assert.LessOrEqual(t, c.tpot.mape, 3.0, "TPOT MAPE %")
 	assert.InDelta(t, 1, c.ttft.simulated.mean/c.ttft.measured.mean, 0.10, "mean TTFT")
 	assert.Zero(t, r.outside, "every step inside the profiled grid")
-	assert.Less(t, time.Since(start), 10*time.Second)
 }
 
 // The KV pool is assumed, not recorded. The replay holds at most 10,247
