@@ -18,9 +18,9 @@ import (
 //     from a copy of the grid indexed by the decodes' total context
 //     (total, over pc, kp, n, k = n·kv), because adding a short decode
 //     lowers a mean but never a total;
-//   - the longest-decodes bound, max over j of A(j, j-th longest kv): a
-//     batch holding j decodes of at least some context is never faster
-//     than those j alone at exactly it. It is exact for uniform decodes,
+//   - the longest-decodes bound, max over j of A(j, j-th longest kv) (j up
+//     to maxSorted): a batch holding j decodes of at least some context is
+//     never faster than those j alone at exactly it. It is exact for uniform decodes,
 //     and it carries what the mean misses on the varlen path (any step
 //     with prefill), where one CTA per sequence and head walks its whole
 //     KV, so that fewer, longer decodes of the same total are slower: on
@@ -184,30 +184,31 @@ func (g *attentionGrid) prefill(pc, kp float64) float64 {
 	return g.perSeq.at(g.chunk(pc), kp, 0, 0)
 }
 
-// batch is one chunk of pc tokens on kp context (pc = 0: none) beside
-// decodes whose contexts, longest first, are desc (their total is k), µs.
-// With a chunk it is never below the decodes alone (when the pure-decode
-// kernel's skew correction is the larger, it could be).
-func (g *attentionGrid) batch(pc, kp float64, desc []int, k float64) float64 {
+// batch is one chunk of pc tokens on kp context (pc = 0: none) beside n
+// decodes of total context k whose longest contexts, longest first, are
+// desc (all of them, or the longest maxSorted), µs. With a chunk it is
+// never below the decodes alone (when the pure-decode kernel's skew
+// correction is the larger, it could be).
+func (g *attentionGrid) batch(pc, kp float64, desc []int, n, k float64) float64 {
 	pc = g.chunk(pc)
-	if len(desc) == 0 {
+	if n == 0 {
 		return g.perSeq.at(pc, kp, 0, 0)
 	}
 	if pc == 0 {
-		return g.decodes(0, 0, desc, k, g.alphaDecode)
+		return g.decodes(0, 0, desc, n, k, g.alphaDecode)
 	}
-	t := g.decodes(pc, kp, desc, k, g.alpha)
+	t := g.decodes(pc, kp, desc, n, k, g.alpha)
 	if g.alphaDecode > g.alpha {
-		t = max(t, g.decodes(0, 0, desc, k, g.alphaDecode))
+		t = max(t, g.decodes(0, 0, desc, n, k, g.alphaDecode))
 	}
 	return t
 }
 
-// decodes is batch's reading for a non-empty desc with skew correction
+// decodes is batch's reading for n > 0 decodes with skew correction
 // alpha: the larger of the mean-context reading and the longest-decodes
 // bound (see attentionGrid).
-func (g *attentionGrid) decodes(pc, kp float64, desc []int, k, alpha float64) float64 {
-	n, long := float64(len(desc)), float64(desc[0])
+func (g *attentionGrid) decodes(pc, kp float64, desc []int, n, k, alpha float64) float64 {
+	long := float64(desc[0])
 	t := g.total.at(pc, kp, n, k)
 	if alpha > 0 {
 		t = (1-alpha)*t + alpha*g.perSeq.at(pc, kp, n, long)

@@ -261,6 +261,21 @@ func TestProfileModelStepTimeDoesNotAllocate(t *testing.T) {
 	b := mixed(127, 1200, 900)
 	b.Prefill = append(b.Prefill, costmodel.Chunk{NewTokens: 300, Context: 2048})
 	assert.Zero(t, testing.AllocsPerRun(100, func() { m.StepTime(b) }))
+	big := decodes(2000, 100)
+	assert.Zero(t, testing.AllocsPerRun(10, func() { m.StepTime(big) }), "beyond 512 decodes too")
+}
+
+// Beyond 512 decodes the longest-decodes bound reads the 512 longest:
+// still monotone, and a long decode among many short ones still counts.
+func TestProfileModelBeyond512Decodes(t *testing.T) {
+	m := rtxModel(t)
+	b := decodes(1000, 100)
+	base := m.StepTime(b)
+	b.Decode[999] = 16000
+	longer := m.StepTime(b)
+	assert.Greater(t, longer, base)
+	b.Decode = append(b.Decode, 0)
+	assert.GreaterOrEqual(t, m.StepTime(b), longer, "adding a decode never lowers the cost")
 }
 
 func TestProfileModelAdjustments(t *testing.T) {

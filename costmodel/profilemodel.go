@@ -9,8 +9,7 @@ import (
 
 // ProfileModel is a compiled Profile: it composes a step's time from the
 // profiled kernels (see Profile for the sum). It is immutable and safe for
-// concurrent use; StepTime does not allocate for steps of up to 512
-// decodes.
+// concurrent use; StepTime does not allocate.
 //
 // Every curve is read by linear interpolation between profiled points
 // and made monotone first, so that more work never costs less
@@ -28,9 +27,9 @@ import (
 //     differ, so they pay the larger of the mean-context reading with the
 //     skew correction, (1 − α)·A(n, mean kv) + α·A(n, max kv) with α the
 //     pure-decode kernel's (Profile.DecodeSkewAlpha), and the
-//     longest-decodes bound, max over j of A(j, j-th longest kv): j
-//     decodes of at least some context are never faster than j of exactly
-//     it. Uniform decodes read the grid exactly.
+//     longest-decodes bound, max over j of A(j, j-th longest kv) (j up to
+//     512): j decodes of at least some context are never faster than j of
+//     exactly it. Uniform decodes read the grid exactly.
 //   - One chunk (q, c) beside decodes: the same at A(q, c, ·), with the
 //     varlen kernel's α (Profile.SkewAlpha). A step with any prefill runs
 //     its decodes on the varlen path, which the profile shows costs far
@@ -193,17 +192,16 @@ func (m *ProfileModel) parts(b Batch) stepParts {
 	return s
 }
 
-// maxSorted is the most decodes whose contexts attention sorts on the
-// stack; a larger step allocates.
+// maxSorted is the most decode contexts attention sorts (on the stack):
+// the longest-decodes bound reads the j-th longest for j up to it.
 const maxSorted = 512
 
 // attention is one layer's attention for b, µs (see ProfileModel).
 func (m *ProfileModel) attention(b Batch) float64 {
 	var buf [maxSorted]int
-	desc := append(buf[:0], b.Decode...)
-	slices.SortFunc(desc, func(x, y int) int { return y - x })
-	total := 0.0
-	for _, c := range desc {
+	desc := longest(buf[:0], b.Decode)
+	n, total := float64(len(b.Decode)), 0.0
+	for _, c := range b.Decode {
 		total += float64(c)
 	}
 	drafts := float64(b.ExtraVerified())
@@ -212,14 +210,14 @@ func (m *ProfileModel) attention(b Batch) float64 {
 		chunks++
 	}
 	if chunks == 0 {
-		return m.attn.batch(0, 0, desc, total)
+		return m.attn.batch(0, 0, desc, n, total)
 	}
 	sum, increment := -float64(chunks-1)*m.launchUs, 0.0
 	add := func(q, c float64) {
 		own := m.attn.prefill(q, c)
 		sum += own
-		if len(desc) > 0 {
-			increment = max(increment, m.attn.batch(q, c, desc, total)-own)
+		if n > 0 {
+			increment = max(increment, m.attn.batch(q, c, desc, n, total)-own)
 		}
 	}
 	for _, c := range b.Prefill {
@@ -229,6 +227,50 @@ func (m *ProfileModel) attention(b Batch) float64 {
 		add(drafts, 0)
 	}
 	return sum + increment
+}
+
+// longest appends to buf (capacity maxSorted) the longest contexts, at
+// most maxSorted of them, longest first, without allocating: beyond
+// maxSorted a min-heap keeps the longest seen.
+func longest(buf []int, contexts []int) []int {
+	if len(contexts) <= cap(buf) {
+		buf = append(buf, contexts...)
+	} else {
+		buf = append(buf, contexts[:cap(buf)]...)
+		heapify(buf)
+		for _, c := range contexts[cap(buf):] {
+			if c > buf[0] {
+				buf[0] = c
+				siftDown(buf, 0)
+			}
+		}
+	}
+	slices.SortFunc(buf, func(x, y int) int { return y - x })
+	return buf
+}
+
+// heapify and siftDown keep h a min-heap.
+func heapify(h []int) {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+}
+
+func siftDown(h []int, i int) {
+	for {
+		l, small := 2*i+1, i
+		if l < len(h) && h[l] < h[small] {
+			small = l
+		}
+		if r := l + 1; r < len(h) && h[r] < h[small] {
+			small = r
+		}
+		if small == i {
+			return
+		}
+		h[i], h[small] = h[small], h[i]
+		i = small
+	}
 }
 
 // warning says where b was read outside the profile, or "".
