@@ -19,7 +19,8 @@ type PointSpeculation struct {
 	// acceptance α).
 	MeanAccepted Estimate `json:"mean_accepted"`
 	// AcceptanceRate is accepted over drafted tokens
-	// (sim.Point.AcceptanceRate).
+	// (sim.Point.AcceptanceRate), vLLM's draft acceptance rate: under
+	// i.i.d. acceptance α it is α(1 − α^K)/(K(1 − α)), below α.
 	AcceptanceRate Estimate `json:"acceptance_rate"`
 	// ITLTokenP50 and ITLTokenP99 are the retokenized ITL percentiles, ms
 	// (sim.Point.ITLRetokenized: each chunk's gap over its tokens, once
@@ -62,6 +63,8 @@ func (r *Results) mdSpeculation(b *strings.Builder) {
 	}
 	b.WriteString("### Speculative decoding\n\n")
 	b.WriteString("Tokens a step: the mean tokens a step of a full K drafts emitted (accepted drafts + the sampled token). " +
+		"Acceptance rate: accepted over drafted tokens, as vLLM counts it; under i.i.d. acceptance α it is α(1 − α^K)/(K(1 − α)), below α, " +
+		"since a step's first rejection discards the drafts after it. " +
 		"ITL per chunk is each streamed chunk's gap, as vLLM's bench serve measures it and a streaming client sees it; " +
 		"per token, each chunk's gap over its tokens (SGLang's retokenized ITL).\n\n")
 	fmt.Fprintf(b, "| offered (%s) | tokens a step | acceptance rate | ITL p99 per chunk (ms) | ITL p99 per token (ms) |\n", r.unit())
