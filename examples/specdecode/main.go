@@ -12,7 +12,11 @@
 // its boundary, and says at which load speculation stops paying, if it
 // does; and it sweeps the claim's K and α against heavier drafters, to
 // show where it would stop. It writes the knee-against-K chart, one line
-// per α, into -out.
+// per α, into -out, and the hypothesis's benchmark card
+// (specdecode-card.md and .json): B's speculation, the ITL series the SLO
+// gates, B's curve with tokens a step, acceptance and ITL per chunk and
+// per token at every load, the knee against K at the claim's α, and the
+// verdict.
 //
 //	go run ./examples/specdecode
 //	go run ./examples/specdecode -draft-step 0            # n-gram drafting, free
@@ -113,7 +117,8 @@ type options struct {
 	blocks     int
 	loads      []float64       // the hypothesis test's loads
 	drafters   []time.Duration // heavier drafters for the claim's (K, α); nil: none
-	out        string          // directory for the chart; "": none
+	out        string          // directory for the chart and the card; "": none
+	args       []string        // the command line, for the card's Command
 }
 
 // drafter is the declared drafter's cost.
@@ -170,13 +175,14 @@ func parse(w io.Writer, args []string) (options, error) {
 	fs.IntVar(&o.blocks, "blocks", o.blocks, "seeded A/B blocks per load of the hypothesis test (A and B share each block's seed)")
 	loads := fs.String("loads", "0.5,1,1.5,2,2.5,3,3.5,4", "comma-separated offered loads of the hypothesis test, req/s")
 	drafters := fs.String("drafters", "0,1ms,2ms,3ms,3.5ms,4ms,4.5ms", "comma-separated draft-model steps swept at the claim's K and α, to show where speculation stops paying (\"\": none)")
-	fs.StringVar(&o.out, "out", o.out, "directory for the knee-against-K chart (PNG, SVG); empty: write none")
+	fs.StringVar(&o.out, "out", o.out, "directory for the knee-against-K chart (PNG, SVG) and the hypothesis's benchmark card (Markdown, JSON); empty: write none")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	o.args = args
 	var err error
 	if o.ks, err = list("-k", *ks, strconv.Atoi); err != nil {
 		return o, err

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,7 +135,8 @@ func TestHeavyDrafterStopsPaying(t *testing.T) {
 	assert.Contains(t, s, "verdict:   not improved: ")
 }
 
-// -out writes the knee-against-K chart as PNG and SVG.
+// -out writes the knee-against-K chart as PNG and SVG, and the
+// hypothesis's card.
 func TestRunWritesTheChart(t *testing.T) {
 	dir := t.TempDir()
 	args := append(append([]string{}, small...), "-out", dir, "-drafters", "")
@@ -196,4 +199,79 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		assert.ErrorContains(t, run(&out, fields), want, args)
 		assert.Zero(t, out.Len(), "%s: refused before anything is printed", args)
 	}
+}
+
+// The card of the hypothesis: B's speculation and the ITL series its SLO
+// gates, A as the baseline, B's curve with tokens a step near the theory,
+// the acceptance rate (accepted over drafted: below α) and the ITL per
+// token below the ITL per chunk, the knee against K with its probe's
+// tokens a step, the verdict, and the command that reproduces it.
+func TestRunWritesTheCard(t *testing.T) {
+	dir := t.TempDir()
+	args := append(append([]string{}, small...), "-out", dir, "-drafters", "", "-itl-series", "token")
+	var out bytes.Buffer
+	require.NoError(t, run(&out, args))
+	md, err := os.ReadFile(filepath.Join(dir, "specdecode-card.md"))
+	require.NoError(t, err)
+	assert.Contains(t, out.String(), "wrote "+filepath.Join(dir, "specdecode-card.md")+"\n")
+	for _, want := range []string{
+		"**Claim.** K = 4 at α = 0.7 (draft model 2ms a draft) improves goodput by at least 5 % over K = 0",
+		"## Result: system B's curve",
+		"## Result: dial sweep over `Speculation.Tokens`",
+		"| attainment | tokens a step | ITL p99 per token (ms) |",
+		"### A/B verdict:",
+		"### Speculative decoding",
+		"- The ITL bound gates every token's gap, each chunk's gap divided by its tokens",
+		"Speculation (`sim.Speculation`): speculative decoding, K = 4 drafts a step, i.i.d. acceptance α = 0.7, a draft model (2ms per draft).",
+		"## System A (the baseline)",
+		"| command | `go run ./examples/specdecode " + strings.Join(args, " ") + "` |",
+	} {
+		assert.Contains(t, string(md), want)
+	}
+	var card struct {
+		SLO struct {
+			ITLSeries string `json:"itl_series"`
+		} `json:"slo"`
+		System  struct{ Speculation string } `json:"system"`
+		Base    struct{ Speculation string } `json:"baseline_system"`
+		Results struct {
+			Points []struct {
+				Load        float64
+				ITLP99      struct{ Center float64 } `json:"itl_p99_ms"`
+				Speculation *struct {
+					MeanAccepted   struct{ Center float64 } `json:"mean_accepted"`
+					AcceptanceRate struct{ Center float64 } `json:"acceptance_rate"`
+					ITLTokenP99    struct{ Center float64 } `json:"itl_token_p99_ms"`
+				}
+			}
+		}
+	}
+	js, err := os.ReadFile(filepath.Join(dir, "specdecode-card.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(js, &card))
+	assert.Equal(t, "per token (retokenized)", card.SLO.ITLSeries)
+	assert.Contains(t, card.System.Speculation, "K = 4")
+	assert.Empty(t, card.Base.Speculation, "A does not speculate")
+	require.NotEmpty(t, card.Results.Points)
+	for _, p := range card.Results.Points {
+		s := p.Speculation
+		require.NotNil(t, s, "load %v", p.Load)
+		assert.InDelta(t, theory(4, 0.7), s.MeanAccepted.Center, 0.1, "load %v", p.Load)
+		assert.InDelta(t, 0.7*(1-math.Pow(0.7, 4))/(4*0.3), s.AcceptanceRate.Center, 0.03, "load %v", p.Load)
+		assert.LessOrEqual(t, s.ITLTokenP99.Center, p.ITLP99.Center, "load %v", p.Load)
+	}
+}
+
+// A claim outside the grid's α is swept once more for its card, which
+// then has no dial sweep.
+func TestCardOfAClaimOffTheGrid(t *testing.T) {
+	dir := t.TempDir()
+	args := append(append([]string{}, small...), "-out", dir, "-drafters", "", "-claim-alpha", "0.9")
+	var out bytes.Buffer
+	require.NoError(t, run(&out, args))
+	md, err := os.ReadFile(filepath.Join(dir, "specdecode-card.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "i.i.d. acceptance α = 0.9")
+	assert.Contains(t, string(md), "### Speculative decoding")
+	assert.NotContains(t, string(md), "dial sweep")
 }

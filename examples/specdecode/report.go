@@ -40,7 +40,10 @@ func writeReport(w io.Writer, o options) error {
 	if o.out == "" {
 		return nil
 	}
-	return writeChart(w, studies, o)
+	if err := writeChart(w, studies, o); err != nil {
+		return err
+	}
+	return writeCard(w, studies, x, res, o)
 }
 
 // itlBound is the SLO's ITL bound: the Atlas default, 150 ms.

@@ -60,20 +60,25 @@ type study struct {
 // runStudies sweeps every K at every α, on the same seeds, each K paired
 // with K = 0 (the first value).
 func runStudies(o options) ([]study, error) {
-	values := make([]float64, len(o.ks))
-	for i, k := range o.ks {
-		values[i] = float64(k)
-	}
 	var out []study
 	for _, a := range o.alphas {
-		d := sim.DialSweep{Sweep: sweepAt(o, 0, a, o.drafter), Dial: draftTokens(a, o.drafter), Values: values, Probe: o.probe}
-		r, err := d.Run()
+		r, err := dialSweep(o, a).Run()
 		if err != nil {
 			return nil, fmt.Errorf("α = %g: %w", a, err)
 		}
 		out = append(out, study{alpha: a, result: r})
 	}
 	return out, nil
+}
+
+// dialSweep is α's sweep over every K of o, each paired with K = 0 (the
+// first value).
+func dialSweep(o options, alpha float64) sim.DialSweep {
+	values := make([]float64, len(o.ks))
+	for i, k := range o.ks {
+		values[i] = float64(k)
+	}
+	return sim.DialSweep{Sweep: sweepAt(o, 0, alpha, o.drafter), Dial: draftTokens(alpha, o.drafter), Values: values, Probe: o.probe}
 }
 
 // hypothesis is the claim, declared before any run.
