@@ -97,6 +97,12 @@ func TestBLISRoundTrip(t *testing.T) {
 	assert.Equal(t, 300, w.Requests)
 	assert.Zero(t, w.Rounded)
 	assert.Zero(t, w.Unshared, "PrefixReuse's groups share flat prefixes")
+	columns, _, _ := strings.Cut(db.String(), "\n")
+	assert.Equal(t, "request_id,client_id,tenant_id,slo_class,vllm_priority,session_id,round_index,prefix_group,prefix_length,"+
+		"streaming,input_tokens,output_tokens,text_tokens,image_tokens,audio_tokens,video_tokens,reason_ratio,model,deadline_us,"+
+		"server_input_tokens,arrival_time_us,send_time_us,first_chunk_time_us,last_chunk_time_us,num_chunks,status,error_message,"+
+		"finish_reason,servesim_prefix_block_tokens,servesim_prefix_hashes,servesim_failed", columns,
+		"BLIS's traceV2Columns in its order (it parses by position), vllm_priority after slo_class, then servesim's own")
 	tr, err := NewBLISTrace(&hb, "rt.yaml", &db, "rt.csv", BLISOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, Requests(want), Requests(drain(t, tr)))
