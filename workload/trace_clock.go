@@ -30,8 +30,8 @@ type TraceClock struct {
 	// Unit is the unit a numeric arrival column is read in; 0 when the
 	// column holds date-times, which carry their own.
 	Unit time.Duration
-	// Field is the setting that chooses Unit: "TraceConfig.Columns.
-	// ArrivalUnit", or for a BLIS TraceV2 file its header's time_unit.
+	// Field is the setting that chooses Unit, "TraceConfig.Columns.
+	// ArrivalUnit"; "" when the format fixes it (BLIS's TraceV2: µs).
 	Field string
 	// Requests is the number of requests yielded; Span the time from the
 	// first of them to the last, as recorded: after the Transform's window
@@ -55,7 +55,10 @@ func (c TraceClock) Rate() float64 {
 //	arrivals read in seconds, as TraceConfig.Columns.ArrivalUnit says; 19366 requests over 1h0m0s: 5.379 requests/s
 func (c TraceClock) String() string {
 	unit := "date-time arrivals"
-	if c.Unit > 0 {
+	switch {
+	case c.Unit > 0 && c.Field == "":
+		unit = fmt.Sprintf("arrivals read in %s, as the format says", unitWord(c.Unit))
+	case c.Unit > 0:
 		unit = fmt.Sprintf("arrivals read in %s, as %s says", unitWord(c.Unit), c.Field)
 	}
 	rate := "no rate implied"
@@ -79,6 +82,9 @@ func (c TraceClock) check(name, escape string) error {
 	fix := "date-times carry their unit: check the file"
 	if c.Unit > 0 {
 		fix = "set " + c.Field + " to the column's unit"
+		if c.Field == "" {
+			fix = "convert the column to " + unitWord(c.Unit)
+		}
 		if u, ur, ok := c.plausibleUnit(); ok {
 			fix += fmt.Sprintf(" (read in %s it would be %.4g requests/s)", unitWord(u), ur)
 		}
