@@ -209,6 +209,15 @@ func (x Experiment) Run() (*Result, error) {
 	if err := x.Validate(); err != nil {
 		return nil, err
 	}
+	x = x.withDefaults()
+	a, b, attain, attainB, err := x.runAll()
+	if err != nil {
+		return nil, err
+	}
+	return x.result(a, b, attain, attainB), nil
+}
+
+func (x Experiment) withDefaults() Experiment {
 	if x.Blocks == 0 {
 		x.Blocks = 10
 	}
@@ -221,13 +230,16 @@ func (x Experiment) Run() (*Result, error) {
 	if x.Target == 0 {
 		x.Target = 0.95
 	}
-	a, b, attain, attainB, err := x.runAll()
-	if err != nil {
-		return nil, err
-	}
+	return x
+}
+
+// result computes the verdicts from the metric and the attainment of A
+// and B, indexed [load][block] (from the runs, or from the shard files:
+// shard_experiment.go).
+func (x Experiment) result(a, b, attain, attainB [][]float64) *Result {
 	res := &Result{Hypothesis: x.Hypothesis, Blocks: x.Blocks}
 	if x.Hypothesis.Metric.knee {
-		return x.kneeResult(res, a, b, attain, attainB), nil
+		return x.kneeResult(res, a, b, attain, attainB)
 	}
 	imps := make([][]float64, len(x.Loads))
 	for i, load := range x.Loads {
@@ -242,7 +254,7 @@ func (x Experiment) Run() (*Result, error) {
 	res.Verdict = x.verdict(res.Improvement)
 	res.PastImprovement = meanCI(x.overall(imps, in, false), x.Confidence)
 	res.PastVerdict = x.verdict(res.PastImprovement)
-	return res, nil
+	return res
 }
 
 // kneeResult compares each block's knees: its curve is A's (B's)
