@@ -58,6 +58,10 @@ type Sweep struct {
 	// automatic grid rounds its loads, and bisection stops at adjacent
 	// populations.
 	Axis Axis
+
+	// shards, set only by RunShard and Merge (shard_sweep.go), stands in
+	// for the runs: runLoads plans them or replays them from shard files.
+	shards *shardRuns
 }
 
 func (s Sweep) withDefaults() Sweep {
@@ -168,6 +172,9 @@ func (s Sweep) Run() (*Curve, error) {
 // runLoads runs every replication of every load, Workers at a time, and
 // adds the points to c in load order.
 func (s Sweep) runLoads(c *Curve, loads []float64) error {
+	if s.shards != nil {
+		return s.shards.segment(s, c, loads)
+	}
 	type job struct{ load, rep int }
 	jobs := make(chan job)
 	sums := make([][]Summary, len(loads))

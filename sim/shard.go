@@ -1,0 +1,279 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Shard is one part of a study split Count ways (Index in [0, Count)): one
+// pod of a Kubernetes Indexed Job (JOB_COMPLETION_INDEX), one task of any
+// array job. The study's runs are numbered in the order the unsharded
+// study runs them, and run j belongs to shard j mod Count: strided, so that
+// every shard gets its share of the heavy high loads.
+type Shard struct {
+	Index, Count int
+}
+
+// Validate refuses a count below 1 and an index outside [0, Count).
+func (sh Shard) Validate() error {
+	if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
+		return fmt.Errorf("sim: Shard must have Count >= 1 and Index in [0, Count), got Index %d, Count %d", sh.Index, sh.Count)
+	}
+	return nil
+}
+
+func (sh Shard) String() string { return fmt.Sprintf("shard %d of %d", sh.Index, sh.Count) }
+
+// owns reports whether run j of a study belongs to the shard.
+func (sh Shard) owns(j int) bool { return j%sh.Count == sh.Index }
+
+// Errors a sharded study's caller may branch on.
+var (
+	// ErrAutomaticGrid: a sweep with an automatic grid (Grid.Start) cannot
+	// be sharded, since it chooses each load from the results at the loads
+	// before it, which the shards run apart. Shard a sweep over explicit
+	// Grid.Loads (say the loads an automatic sweep chose on one machine
+	// with few replications).
+	ErrAutomaticGrid = errors.New("sim: a sharded sweep needs explicit Grid.Loads: an automatic grid (Grid.Start) chooses each load from the results at the loads before it, which the shards run apart")
+	// ErrShardSet: the shard results given to a merge are not exactly the
+	// shards of this study (one missing or given twice, another study's,
+	// another split's, or a file that is no shard file).
+	ErrShardSet = errors.New("sim: the shard results are not the shards of this study")
+)
+
+// ShardResult is one shard's part of a study: which study (its kind and
+// the fingerprint of its configuration), which shard, and the outcome of
+// every run the shard owns. Write it with WriteShardFile (or Write); the
+// study's merge (Sweep.Merge, DialSweep.Merge, Experiment.Merge) reads
+// every shard's and builds the result of the unsharded run, byte for byte.
+type ShardResult struct {
+	Kind  string // the study's type: "sim.Sweep", "sim.DialSweep" or "sim.Experiment"
+	Study string // the fingerprint of its configuration (studyFingerprint), "sha256:…"
+	Shard Shard
+	Runs  int // runs in the whole study, over every shard
+	// Build is the simulator that ran the shard: the VCS revision it was
+	// built from ("-dirty" when modified) or its module version; "" when
+	// the binary does not say (go run, go test). A merge refuses shards of
+	// another build when both say theirs.
+	Build string
+
+	runs []shardRun // the runs the shard owns, in run order
+	file string     // where it was read from ("" for one made in memory)
+}
+
+// shardRun is the outcome of one run of a study: a sweep's summary, or an
+// experiment block's figures (metric of A, of B, attainment of A, of B).
+type shardRun struct {
+	job     int
+	summary Summary
+	figures [4]float64
+}
+
+// Owned is the number of runs the shard holds.
+func (r *ShardResult) Owned() int { return len(r.runs) }
+
+// name says which shard r is, and its file when it was read from one.
+func (r *ShardResult) name() string {
+	if r.file == "" {
+		return r.Shard.String()
+	}
+	return fmt.Sprintf("%s (%s)", r.file, r.Shard)
+}
+
+// newShardResult is the empty result of shard sh of a study.
+func newShardResult(kind, study string, sh Shard, runs int) *ShardResult {
+	return &ShardResult{Kind: kind, Study: study, Shard: sh, Runs: runs, Build: build()}
+}
+
+// build names the running binary's build: its VCS revision, or its module
+// version; "" when it carries neither.
+var build = sync.OnceValue(func() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
+		}
+	}
+	switch {
+	case rev != "":
+		return rev + dirty
+	case info.Main.Version != "" && info.Main.Version != "(devel)":
+		return info.Main.Path + "@" + info.Main.Version
+	}
+	return ""
+})
+
+// runShard runs the runs of res's study that its shard owns, on workers
+// goroutines, run(j) giving the outcome of run j.
+func runShard(res *ShardResult, workers int, run func(j int) (shardRun, error)) error {
+	if err := res.Shard.Validate(); err != nil {
+		return err
+	}
+	var jobs []int
+	for j := range res.Runs {
+		if res.Shard.owns(j) {
+			jobs = append(jobs, j)
+		}
+	}
+	res.runs = make([]shardRun, len(jobs))
+	errs := make([]error, len(jobs))
+	parallel(workers, len(jobs), func(i int) {
+		res.runs[i], errs[i] = run(jobs[i])
+		res.runs[i].job = jobs[i]
+	})
+	if err := joinDistinct(errs); err != nil {
+		return fmt.Errorf("sim: %s of a %s: %w", res.Shard, res.Kind, err)
+	}
+	return nil
+}
+
+// mergeRuns checks that parts are exactly the shards of one study of the
+// given kind, fingerprint and number of runs, each holding the runs it
+// owns, and returns every run in run order. Each problem names the shard
+// and its file.
+func mergeRuns(kind, study string, runs int, parts []*ShardResult) ([]shardRun, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("%w: there are none", ErrShardSet)
+	}
+	n := parts[0].Shard.Count
+	byIndex := make([]*ShardResult, max(n, 0))
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	for _, p := range parts {
+		switch {
+		case p.Kind != kind:
+			bad("%s is of a %s, not a %s", p.name(), p.Kind, kind)
+		case p.Study != study:
+			bad("%s is of another study (%s; this one is %s)", p.name(), p.Study, study)
+		case p.Shard.Count != n:
+			bad("%s is of a split into %d shards, %s of one into %d", p.name(), p.Shard.Count, parts[0].name(), n)
+		case p.Shard.Validate() != nil:
+			bad("%s: %v", p.name(), p.Shard.Validate())
+		case p.Runs != runs:
+			bad("%s counts %d runs in the study, this one has %d: it was planned by another version of the simulator", p.name(), p.Runs, runs)
+		case p.Build != "" && build() != "" && p.Build != build():
+			bad("%s was run by build %s, this merge is build %s: another simulator may give other runs", p.name(), p.Build, build())
+		case byIndex[p.Shard.Index] != nil:
+			bad("%s appears twice: %s and %s", p.Shard, byIndex[p.Shard.Index].name(), p.name())
+		default:
+			byIndex[p.Shard.Index] = p
+		}
+	}
+	for i, p := range byIndex {
+		if p == nil && len(errs) == 0 {
+			bad("%s is missing (its file would be %s)", Shard{i, n}, ShardFileName(Shard{i, n}))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrShardSet, errors.Join(errs...))
+	}
+	out := make([]shardRun, runs)
+	for _, p := range byIndex {
+		if err := p.place(out); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrShardSet, err)
+		}
+	}
+	return out, nil
+}
+
+// place puts the shard's runs at their places in out, checking that it
+// holds exactly the runs it owns.
+func (r *ShardResult) place(out []shardRun) error {
+	want := 0 // the next run the shard owns
+	for want < len(out) && !r.Shard.owns(want) {
+		want++
+	}
+	for _, run := range r.runs {
+		if run.job != want {
+			return fmt.Errorf("%s holds run %d where run %d was due (it owns runs %d, %d+%d, …)", r.name(), run.job, want, r.Shard.Index, r.Shard.Index, r.Shard.Count)
+		}
+		out[run.job] = run
+		want += r.Shard.Count
+	}
+	if want < len(out) {
+		return fmt.Errorf("%s stops before run %d of the %d it owns", r.name(), want, len(out))
+	}
+	return nil
+}
+
+// ShardFileName is shard sh's file name in a directory of shard files,
+// e.g. "shard-07-of-20.simshard" (the index padded to sort in order).
+func ShardFileName(sh Shard) string {
+	return fmt.Sprintf("shard-%0*d-of-%d.simshard", len(fmt.Sprint(max(sh.Count-1, 0))), sh.Index, sh.Count)
+}
+
+// WriteShardFile writes r to dir as ShardFileName(r.Shard) and returns
+// its path. The file appears whole or not at all: it is written under a
+// temporary name and renamed, so that a merge never reads the half of a
+// file whose writer was killed.
+func WriteShardFile(dir string, r *ShardResult) (string, error) {
+	f, err := os.CreateTemp(dir, ".shard-*.tmp")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, ShardFileName(r.Shard))
+	err = errors.Join(r.Write(f), f.Chmod(0o644), f.Close()) // readable by the merge, as os.Create's would be
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("sim: writing %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// ReadShardFile reads a shard file; the result remembers the file, and
+// a merge names it.
+func ReadShardFile(path string) (*ShardResult, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := ReadShard(f)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %s: %w", path, err)
+	}
+	r.file = path
+	return r, nil
+}
+
+// ReadShardDir reads every shard file (*.simshard) in dir, in name order.
+// Leave only one study's shards in a directory: another study's, or
+// another split's, makes the merge fail naming it.
+func ReadShardDir(dir string) ([]*ShardResult, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []*ShardResult
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".simshard") {
+			continue
+		}
+		r, err := ReadShardFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no *.simshard file in %s", ErrShardSet, dir)
+	}
+	slices.SortFunc(out, func(a, b *ShardResult) int { return strings.Compare(a.file, b.file) })
+	return out, nil
+}
