@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/servesim/servesim/internal/golden"
+	"github.com/servesim/servesim/sim/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -215,7 +216,8 @@ func TestRunWritesPlotsCardAndEvents(t *testing.T) {
 	js, err := os.ReadFile(filepath.Join(dir, "capacity-card.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(js, &card))
-	assert.Equal(t, "servesim-analysis/1", card["analysis_revision"])
+	assert.Equal(t, report.AnalysisRevision, card["analysis_revision"])
+	assert.Contains(t, card["rerun"], "cannot be rerun: Sweep.Workload is a function (sim.WorkloadFunc)", "its workload is a function")
 	assert.Equal(t, 180.0, card["window"].(map[string]any)["drain_s"], "one more window of 3 minutes, as it ran")
 	assert.NotContains(t, card["events"].(map[string]any)["columns"], "itl", "the JSONL files have no itl key")
 	res := card["results"].(map[string]any)

@@ -8,20 +8,20 @@ import (
 	"slices"
 	"time"
 
+	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
 
 // AnalysisRevision names the analysis that turned runs into the card's
-// figures: Student-t intervals across seeded replications for rates and
+// figures (Student-t intervals across seeded replications for rates and
 // attainment, percentile-bootstrap intervals for TTFT, TPOT and E2E
 // percentiles, Student-t intervals of per-replication ITL percentiles, the
-// knee interpolated where mean attainment crosses the target (its interval
-// where the attainment interval's bounds cross it), exclusive miss
-// attribution, and linear (numpy type 7) percentiles. Bump it when any of
-// these changes, so that two cards say whether their numbers are
-// comparable.
-const AnalysisRevision = "servesim-analysis/1"
+// knee interpolated where mean attainment crosses the target, exclusive
+// miss attribution, linear percentiles): sim.AnalysisRevision, a SHA-256
+// over the sources that compute them, never typed by hand. Two cards with
+// the same revision were analysed by the same code.
+var AnalysisRevision = sim.AnalysisRevision()
 
 // Card is a benchmark card (DESIGN §5; the chapter's "Practice: complete a
 // benchmark card"): enough to rerun the comparison and to know what it
@@ -44,6 +44,10 @@ type Card struct {
 	// AnalysisRevision is the analysis the results come from; NewCard sets
 	// AnalysisRevision.
 	AnalysisRevision string `json:"analysis_revision"`
+	// Rerun says how the card reruns (Rerunnable) or why it cannot: "cannot
+	// be rerun: " and the field that is not data, as "Sweep.Workload is a
+	// function (sim.WorkloadFunc)". See EmbedScenario.
+	Rerun string `json:"rerun"`
 	// Results are a sweep's curve; an A/B experiment's card has none (its
 	// result is Verdict), and JSON leaves the zero Results out.
 	Results Results `json:"results,omitzero"`
@@ -64,6 +68,10 @@ type Card struct {
 	Events Events `json:"events"`
 	// Notes are caveats and the second-day reproduction procedure.
 	Notes []string `json:"notes,omitempty"`
+	// Scenario is the configuration that ran, as package scenario writes a
+	// scenario.Scenario: scenario.LoadCard reads it back and rerunning it
+	// gives this card again. nil when it is not data (Rerun says why).
+	Scenario json.RawMessage `json:"scenario,omitempty"`
 }
 
 // Workload describes the offered requests in the caller's words (each
@@ -182,7 +190,7 @@ func NewCard(sw sim.Sweep, c *sim.Curve, op float64) Card {
 	if sw.Capacity > 0 {
 		res.Capacity = &Capacity{Rate: sw.Capacity}
 	}
-	return Card{
+	card := Card{
 		Workload:         WorkloadOf(sw.Config, sw.Axis),
 		System:           SystemOf(sw.Config),
 		SLO:              sloOf(c.SLO),
@@ -192,6 +200,8 @@ func NewCard(sw sim.Sweep, c *sim.Curve, op float64) Card {
 		AnalysisRevision: AnalysisRevision,
 		Results:          res,
 	}
+	card.EmbedScenario(nil, scenario.Scenario{Sweep: &sw})
+	return card
 }
 
 // NewExperimentCard fills a card from an A/B experiment and its result:
@@ -204,7 +214,7 @@ func NewExperimentCard(x sim.Experiment, r *sim.Result) Card {
 	a := SystemOf(x.A)
 	seeds := seedsOf(x.BaseSeed, r.Blocks)
 	seeds.Rule = "block b seeds the workload and both runs, A's and B's, with sim.Seed(base, b), the same at every load (common random numbers)"
-	return Card{
+	card := Card{
 		Claim:            x.Hypothesis.Claim,
 		Workload:         pairWorkload(x.A, x.B),
 		System:           SystemOf(x.B),
@@ -216,6 +226,8 @@ func NewExperimentCard(x sim.Experiment, r *sim.Result) Card {
 		AnalysisRevision: AnalysisRevision,
 		Verdict:          VerdictOf(r),
 	}
+	card.EmbedScenario(nil, scenario.Scenario{Experiment: &x})
+	return card
 }
 
 func sloOf(s sim.SLO) SLO {

@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 
+	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -101,7 +102,7 @@ func NewDialCard(d sim.DialSweep, r *sim.DialResult) Card {
 	}
 	seeds := seedsOf(d.Sweep.BaseSeed, reps)
 	seeds.Rule = "replication r seeds its workload and its run with sim.Seed(base, r), the same at every load and every value of the dial (common random numbers)"
-	return Card{
+	card := Card{
 		Workload:         WorkloadOf(base, d.Sweep.Axis),
 		System:           SystemOf(base),
 		SLO:              sloOf(slo),
@@ -111,4 +112,6 @@ func NewDialCard(d sim.DialSweep, r *sim.DialResult) Card {
 		AnalysisRevision: AnalysisRevision,
 		Dial:             DialSweepOf(d, r),
 	}
+	card.EmbedScenario(nil, scenario.Scenario{DialSweep: &d})
+	return card
 }

@@ -284,6 +284,7 @@ func (c *Card) mdReproduce(b *strings.Builder) {
 	row(b, "command", orNotStated(code(c.Command)))
 	row(b, "Go", bi.GoVersion+" "+bi.Platform)
 	row(b, "analysis revision", code(c.AnalysisRevision))
+	row(b, "rerun", orNotStated(c.Rerun))
 	seeds := make([]string, len(s.Derived))
 	for i, d := range s.Derived {
 		seeds[i] = fmt.Sprint(d)
