@@ -41,7 +41,7 @@ type DialRow struct {
 	// wrong sign (sim.DialResult.KneeBounds).
 	KneeDiff   Estimate `json:"knee_diff"`
 	KneeBounds int      `json:"knee_diff_bounds,omitempty"`
-	Peak     Peak     `json:"peak"`
+	Peak       Peak     `json:"peak"`
 	// Loads are the offered loads its curve was measured at.
 	Loads []float64 `json:"loads"`
 	// Probe is its point at the probe load; nil without one.
