@@ -28,7 +28,9 @@ type Workload interface {
 type WorkloadFunc func(load float64, seed uint64) (workload.Source, error)
 
 // Source calls f.
-func (f WorkloadFunc) Source(load float64, seed uint64) (workload.Source, error) { return f(load, seed) }
+func (f WorkloadFunc) Source(load float64, seed uint64) (workload.Source, error) {
+	return f(load, seed)
+}
 
 // year bounds the built-in open-loop sources: a sweep's runs stop at their
 // window's end (Horizon + Drain) long before.
