@@ -149,7 +149,7 @@ func mergeRuns(kind, study string, runs int, parts []*ShardResult) ([]shardRun, 
 		return nil, fmt.Errorf("%w: there are none", ErrShardSet)
 	}
 	n := parts[0].Shard.Count
-	byIndex := make([]*ShardResult, max(n, 0))
+	byIndex := map[int]*ShardResult{} // not a slice of n: n comes from a file
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	for _, p := range parts {
@@ -172,21 +172,35 @@ func mergeRuns(kind, study string, runs int, parts []*ShardResult) ([]shardRun, 
 			byIndex[p.Shard.Index] = p
 		}
 	}
-	for i, p := range byIndex {
-		if p == nil && len(errs) == 0 {
-			bad("%s is missing (its file would be %s)", Shard{i, n}, ShardFileName(Shard{i, n}))
-		}
+	if len(errs) == 0 {
+		missing(byIndex, n, bad)
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrShardSet, errors.Join(errs...))
 	}
 	out := make([]shardRun, runs)
-	for _, p := range byIndex {
-		if err := p.place(out); err != nil {
+	for i := range n {
+		if err := byIndex[i].place(out); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrShardSet, err)
 		}
 	}
 	return out, nil
+}
+
+// missing names the first few of the n shards not in byIndex, and how
+// many more there are.
+func missing(byIndex map[int]*ShardResult, n int, bad func(string, ...any)) {
+	const named = 5
+	count := n - len(byIndex)
+	for i, k := 0, 0; i < n && k < min(count, named); i++ {
+		if byIndex[i] == nil {
+			bad("%s is missing (its file would be %s)", Shard{i, n}, ShardFileName(Shard{i, n}))
+			k++
+		}
+	}
+	if count > named {
+		bad("%d more of the %d shards are missing", count-named, n)
+	}
 }
 
 // place puts the shard's runs at their places in out, checking that it

@@ -232,6 +232,13 @@ func TestMoreShardsThanRuns(t *testing.T) {
 	assert.Equal(t, []int{1, 1, 0, 0, 0}, []int{shards[0].Owned(), shards[1].Owned(), shards[2].Owned(), shards[3].Owned(), shards[4].Owned()})
 	_, err := s.Merge(shards[:4])
 	assert.ErrorContains(t, err, "shard 4 of 5 is missing")
+
+	// A count read from a file is not trusted with memory.
+	huge := *shards[0]
+	huge.Shard.Count = 1 << 30
+	_, err = s.Merge([]*ShardResult{&huge})
+	assert.ErrorContains(t, err, "shard 5 of 1073741824 is missing")
+	assert.ErrorContains(t, err, "1073741818 more of the 1073741824 shards are missing")
 }
 
 // The fingerprint sees every field that changes a run and none that does
