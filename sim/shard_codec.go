@@ -113,8 +113,9 @@ func ReadShard(rd io.Reader) (*ShardResult, error) {
 		return nil, fmt.Errorf("shard file version %d; this simulator reads version %d", v, shardVersion)
 	}
 	r := &ShardResult{Kind: d.string(), Study: d.string(), Build: d.string()}
-	lay, want := d.string(), ""
-	if want, err = summaryLayout(); err != nil {
+	lay := d.string()
+	want, err := summaryLayout()
+	if err != nil {
 		return nil, err
 	}
 	if lay != want && d.err == nil {
@@ -133,8 +134,11 @@ func ReadShard(rd io.Reader) (*ShardResult, error) {
 		r.runs = append(r.runs, run)
 	}
 	if d.err == nil { // read to the end, so that gzip checks its checksum
-		if _, err := d.r.ReadByte(); err != io.EOF {
-			d.err = errors.Join(errors.New("trailing data after the last run"), err)
+		switch _, err := d.r.ReadByte(); {
+		case err == nil:
+			d.err = errors.New("trailing data after the last run")
+		case err != io.EOF:
+			d.err = err
 		}
 	}
 	if d.err != nil {

@@ -196,6 +196,11 @@ func TestDamagedShardFiles(t *testing.T) {
 	_, err = ReadShardFile(cut)
 	assert.ErrorContains(t, err, cut+": damaged shard file")
 
+	flipped := bytes.Clone(buf.Bytes())
+	flipped[len(flipped)-5] ^= 0xff // in gzip's trailer: its checksum of the content
+	_, err = ReadShard(bytes.NewReader(flipped))
+	assert.ErrorContains(t, err, "damaged shard file")
+
 	dir = t.TempDir()
 	junk := filepath.Join(dir, "junk.simshard")
 	require.NoError(t, os.WriteFile(junk, []byte("{}"), 0o644))
