@@ -231,12 +231,15 @@ func (r *Registry) encodeKind(buf *bytes.Buffer, path string, it reflect.Type, v
 	return err
 }
 
+// writeJSON writes x as JSON, leaving <, > and & as they are (a scenario
+// is read by people, not embedded in HTML).
 func writeJSON(buf *bytes.Buffer, x any) error {
-	b, err := json.Marshal(x)
-	if err != nil {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(x); err != nil {
 		return fmt.Errorf("scenario: %w", err)
 	}
-	buf.Write(b)
+	buf.Truncate(buf.Len() - 1) // Encode's newline
 	return nil
 }
 

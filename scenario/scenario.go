@@ -26,6 +26,9 @@ type Scenario struct {
 	// sweep, a dial sweep or a replay (an experiment's is its
 	// Hypothesis.Claim; a study's are its experiments').
 	Claim string
+	// Operating is, for a sweep, the operating load whose headroom to the
+	// knee is reported (in the sweep's load unit); 0 means none.
+	Operating float64
 
 	Sweep      *sim.Sweep
 	Experiment *sim.Experiment
@@ -183,6 +186,9 @@ func (s Scenario) Validate() error {
 	}
 	if s.Sweep != nil {
 		under("Sweep", s.Sweep.Validate())
+	}
+	if !(s.Operating >= 0) || math.IsInf(s.Operating, 0) || s.Operating > 0 && s.Sweep == nil {
+		bad("Operating must be a load >= 0 of a sweep (0: none), got %v", s.Operating)
 	}
 	if s.Experiment != nil {
 		under("Experiment", s.Experiment.Validate())
