@@ -24,6 +24,11 @@
 //     observers.go: Observers, several observers as the one sim.Run
 //     takes.
 //   - object.go: ordered JSON objects and Num (NaN as null).
+//   - rerun.go: EmbedScenario, the scenario a card embeds so that it can
+//     be rerun; readevents.go and readrecord.go: ReadJSONL, ReadCSV and
+//     ReadEvents, raw events back into records; eventdir.go: EventDir, a
+//     sweep's events a file per run, and CurveFromEvents, its curve
+//     recomputed from them.
 //
 // # Per-request events
 //
@@ -239,6 +244,39 @@
 // writes the attainment as null with "no_measured": true. An experiment
 // with no block that measured a request has the verdict "no measured
 // requests" and no improvement.
+//
+// # Rerun and re-analysis
+//
+// A card is a configuration plus results, and both come back. Rerun:
+// NewCard, NewExperimentCard and NewDialCard embed what they were given
+// as data (Card.Scenario, package scenario's JSON; EmbedScenario embeds a
+// whole scenario instead, as examples/run does) and Rerun says so; a
+// configuration that is not data says why it cannot be rerun, naming the
+// field ("cannot be rerun: Sweep.Workload is a function
+// (sim.WorkloadFunc): …"). scenario.LoadCard gives the scenario back,
+// runnable, and `go run ./examples/run -config card.json` reruns it:
+// with the same simulator the card it writes is the same, byte for byte.
+// The card's analysis revision is sim.AnalysisRevision, a SHA-256 over
+// the sources that compute summaries, curves, knees, intervals and
+// verdicts (listed in its doc), so it changes with that code and never by
+// hand; LoadCard refuses a card of another revision unless told
+// (scenario.CardOptions.AnyRevision).
+//
+// Re-analysis: ReadJSONL and ReadCSV read the events back into
+// sim.Records, every field the columns carry (errors name the file, the
+// line and the column); sim.Summarize recomputes a run's summary from
+// them with the configuration that ran (the card's scenario: each
+// replication's seed is sim.Seed(base, r)); CurveFromEvents recomputes a
+// sweep's curve from a folder of its events (load=<load>-rep=<r>.jsonl,
+// EventDir's names, which give each load back exactly; the %.4g names of
+// examples/capacity give it rounded, and a point's bootstrap intervals,
+// seeded by its load, then differ). The summaries and the curve equal the
+// run's, field for field, percentiles included, except what records do
+// not describe: the step mix, each replica's busy time and KV occupancy
+// (0) and the speculation's per-step counts, and the model band, whose
+// runs are not observed. The ITL distributions and the window's output
+// tokens need every token's instant: events of runs with
+// sim.Config.KeepTokens (the "itl" and "token_itl" columns).
 //
 // # Benchmark lines
 //
