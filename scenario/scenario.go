@@ -101,8 +101,10 @@ type Output struct {
 	// Write lists the outputs, of "report" (the text report as
 	// report.txt), "charts" (PNG and SVG), "card" (JSON and Markdown)
 	// and "events" (each sweep run's per-request records as JSON Lines,
-	// events/load=<load>-rep=<r>.jsonl). nil means all four; an empty
-	// list writes no file.
+	// events/load=<load>-rep=<r>.jsonl, under events/<group>/<sweep>/ in
+	// a study of several sweeps; a replay's as <name>-events.jsonl; an
+	// experiment's and a dial sweep's runs are not observed). nil means
+	// all four; an empty list writes no file.
 	Write []string
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/report"
+	"github.com/servesim/servesim/workload"
 )
 
 // shrink loads a shipped scenario, lets edit make it smaller, and saves
@@ -211,4 +212,42 @@ func withoutBuild(t *testing.T, b []byte) []byte {
 	var out bytes.Buffer
 	require.NoError(t, c.WriteJSON(&out))
 	return out.Bytes()
+}
+
+// The other kinds a scenario holds run too: an A/B experiment, a dial
+// sweep and a replay of a trace, each with its report and its files.
+func TestExperimentDialAndReplay(t *testing.T) {
+	sw, err := scenario.Load(filepath.Join("testdata", "pinned", "pinned.json"))
+	require.NoError(t, err)
+	cfg := sw.Sweep.Config
+	chunked := cfg
+	chunked.Engine.ChunkCap = 256
+	trace := workload.Generic(workload.CSV)
+	trace.Transform.WindowEnd = 3 * time.Minute
+	for _, c := range []struct {
+		s     scenario.Scenario
+		want  []string
+		files []string
+	}{
+		{scenario.Scenario{Name: "ab", Experiment: &sim.Experiment{
+			Hypothesis: sim.Hypothesis{Claim: "a 256-token chunk cap raises goodput by 5 %", Metric: sim.MetricGoodput, Threshold: 0.05},
+			A:          cfg, B: chunked, Workload: sw.Sweep.Workload, Loads: []float64{1, 3}, Blocks: 2}},
+			[]string{"hypothesis, declared before the runs: a 256-token chunk cap", "\nverdict ab: "}, []string{"ab-card.json", "ab-card.md"}},
+		{scenario.Scenario{Name: "chunk", Claim: "the chunk cap moves the knee", DialSweep: &sim.DialSweep{Sweep: *sw.Sweep, Dial: sim.DialChunkCap, Values: []float64{0, 256}}},
+			[]string{"dial Engine.ChunkCap (tokens), baseline 0", "knee − baseline's"}, []string{"chunk-card.json", "chunk-dial.png"}},
+		{scenario.Scenario{Name: "replay", Replay: &scenario.Replay{Config: cfg, Path: filepath.Join("..", "tracereplay", "testdata", "conversations.csv"), Trace: trace}},
+			[]string{"replay:    ", "measured:  ", `summary:   {"endpoint_type"`}, []string{"replay-cdf.png", "replay-events.jsonl"}},
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "s.json")
+		require.NoError(t, scenario.Save(path, c.s))
+		got := runIn(t, dir, "-config", path)
+		for _, w := range c.want {
+			assert.Contains(t, got, w, c.s.Name)
+		}
+		for _, f := range append(c.files, "report.txt") {
+			_, err := os.Stat(filepath.Join(dir, f))
+			assert.NoError(t, err, f)
+		}
+	}
 }

@@ -41,13 +41,11 @@ func runExperiment(w io.Writer, s scenario.Scenario, out *outputs) error {
 }
 
 // runDial runs the scenario's dial sweep and writes each value's knee and
-// its paired difference to the baseline's, the dial's chart, the card and
-// the baseline value's events.
+// its paired difference to the baseline's, the dial's chart and the card.
+// Its runs are not observed (every value runs the same loads and seeds,
+// whose event files would share their names): it writes no events.
 func runDial(w io.Writer, s scenario.Scenario, out *outputs) error {
 	d := *s.DialSweep
-	if err := out.observe(&d.Sweep, ""); err != nil {
-		return err
-	}
 	heading(w, s, "dial sweep")
 	writeSetup(w, d.Sweep)
 	r, err := d.Run()
@@ -73,7 +71,6 @@ func runDial(w io.Writer, s scenario.Scenario, out *outputs) error {
 	if err := describe(&card, d.Sweep.Workload, d.Sweep.BaseSeed); err != nil {
 		return err
 	}
-	card.Events = report.EventsOf(out.eventsPath(""), "jsonl", d.Sweep.Config)
 	out.card(s.NameOrDefault()+"-card", card)
 	return nil
 }
