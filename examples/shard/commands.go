@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
@@ -15,7 +14,7 @@ import (
 const indexVar = "JOB_COMPLETION_INDEX"
 
 // runShard runs one shard of the study and writes its shard file.
-func runShard(w io.Writer, s study, _ *studyOptions, o *options) error {
+func runShard(w io.Writer, s scenario.Scenario, _ *studyOptions, o *options) error {
 	sh, err := shardOf(o)
 	if err != nil {
 		return err
@@ -26,8 +25,16 @@ func runShard(w io.Writer, s study, _ *studyOptions, o *options) error {
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}
-	s.sweep.Workers = o.workers
-	res, err := s.sweep.RunShard(sh)
+	setWorkers(&s, o.workers)
+	var res *sim.ShardResult
+	switch {
+	case s.DialSweep != nil:
+		res, err = s.DialSweep.RunShard(sh)
+	case s.Experiment != nil:
+		res, err = s.Experiment.RunShard(sh)
+	default:
+		res, err = s.Sweep.RunShard(sh)
+	}
 	if err != nil {
 		return err
 	}
@@ -64,8 +71,16 @@ func shardOf(o *options) (sim.Shard, error) {
 	return sh, sh.Validate()
 }
 
+// outcome is what a study gives: a sweep's curve, a dial sweep's result
+// or an experiment's.
+type outcome struct {
+	curve  *sim.Curve
+	dial   *sim.DialResult
+	result *sim.Result
+}
+
 // mergeShards reads the shard files of -in, merges them and reports.
-func mergeShards(w io.Writer, s study, st *studyOptions, o *options) error {
+func mergeShards(w io.Writer, s scenario.Scenario, st *studyOptions, o *options) error {
 	if o.in == "" {
 		return fmt.Errorf("-in: the directory of shard files is not set")
 	}
@@ -73,29 +88,62 @@ func mergeShards(w io.Writer, s study, st *studyOptions, o *options) error {
 	if err != nil {
 		return err
 	}
-	c, err := s.sweep.Merge(shards)
+	var out outcome
+	switch {
+	case s.DialSweep != nil:
+		out.dial, err = s.DialSweep.Merge(shards)
+	case s.Experiment != nil:
+		out.result, err = s.Experiment.Merge(shards)
+	default:
+		out.curve, err = s.Sweep.Merge(shards)
+	}
 	if err != nil {
 		return err
 	}
-	return writeReport(w, s, st, c, o.card)
+	return writeReport(w, s, st, out, o.card)
 }
 
 // runAll runs the study unsharded and reports as merge does.
-func runAll(w io.Writer, s study, st *studyOptions, o *options) error {
-	s.sweep.Workers = o.workers
-	c, err := s.sweep.Run()
+func runAll(w io.Writer, s scenario.Scenario, st *studyOptions, o *options) error {
+	setWorkers(&s, o.workers)
+	var out outcome
+	var err error
+	switch {
+	case s.DialSweep != nil:
+		out.dial, err = s.DialSweep.Run()
+	case s.Experiment != nil:
+		out.result, err = s.Experiment.Run()
+	default:
+		out.curve, err = s.Sweep.Run()
+	}
 	if err != nil {
 		return err
 	}
-	return writeReport(w, s, st, c, o.card)
+	return writeReport(w, s, st, out, o.card)
+}
+
+// setWorkers sets the study's Workers when the flag asks (results do not
+// depend on it).
+func setWorkers(s *scenario.Scenario, n int) {
+	if n == 0 {
+		return
+	}
+	switch {
+	case s.DialSweep != nil:
+		s.DialSweep.Sweep.Workers = n
+	case s.Experiment != nil:
+		s.Experiment.Workers = n
+	default:
+		s.Sweep.Workers = n
+	}
 }
 
 // printStudy writes the study as a scenario file.
-func printStudy(w io.Writer, s study, _ *studyOptions, _ *options) error {
-	b, err := scenario.Default().Marshal(s.sweep)
+func printStudy(w io.Writer, s scenario.Scenario, _ *studyOptions, _ *options) error {
+	b, err := scenario.Default().Marshal(s)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(w, strings.TrimSpace(string(b)))
+	_, err = w.Write(b)
 	return err
 }

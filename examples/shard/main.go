@@ -11,17 +11,22 @@
 //
 // The study is the Atlas TP4 capacity sweep (Poisson arrivals of 2,000 /
 // 200-token requests, the frozen cost model, every step time ±10 % as a
-// declared model error) over explicit loads, or a sim.Sweep read from a
-// scenario file (-study, as package scenario writes it). Every process of
+// declared model error) over explicit loads, or a scenario file (-study,
+// package scenario's; `shard study` writes the built-in one as such a
+// file) holding a sweep, a dial sweep or an experiment. Every process of
 // a study must be given the same study flags: the shard files carry the
 // study's fingerprint, and the merge refuses those of another study,
 // naming the file. run takes its index from -shard or, without it, from
-// $JOB_COMPLETION_INDEX, as an Indexed Job's pod gets it.
+// $JOB_COMPLETION_INDEX, as an Indexed Job's pod gets it. The card the
+// merge writes embeds the scenario, so go run ./examples/run -config
+// card.json reruns it on one machine.
 //
 // A sweep with an automatic grid (sim.Grid.Start) cannot be sharded: it
 // chooses each load from the results at the loads before it. Shard one
-// with explicit loads (-loads), for instance those an automatic sweep on
-// one machine chose.
+// with explicit loads (-loads, Grid.Loads), for instance those an
+// automatic sweep on one machine chose. Neither can a scenario's study of
+// groups (its experiments' loads come from a sweep's knee) nor a replay
+// (one run).
 package main
 
 import (
@@ -30,6 +35,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/servesim/servesim/scenario"
 )
 
 func main() {
@@ -44,7 +51,8 @@ const usage = `usage:
   shard merge -in dir [-card dir] [study flags]             merge the shard files of dir: curve, knee, card
   shard all   [-card dir] [study flags]                     the same sweep unsharded, in this process
   shard study [study flags]                                 print the study as a scenario file
-study flags: -study file.json, or -loads, -reps, -warmup, -horizon, -seed, -model-error, -prompt, -output
+study flags: -study scenario.json (a sweep, dial sweep or experiment), or the built-in Atlas sweep's
+  -loads, -reps, -warmup, -horizon, -seed, -model-error, -prompt, -output
 (shard <command> -h lists them)`
 
 // run runs one command and writes its report to w.
@@ -69,7 +77,7 @@ func run(w io.Writer, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	s, err := st.sweep(fs)
+	s, err := st.scenario(fs)
 	if err != nil {
 		return err
 	}
@@ -86,7 +94,7 @@ type options struct {
 // command is a subcommand: its own flags, and what it does with the study.
 type command struct {
 	flags func(fs *flag.FlagSet) *options
-	run   func(w io.Writer, s study, st *studyOptions, o *options) error
+	run   func(w io.Writer, s scenario.Scenario, st *studyOptions, o *options) error
 }
 
 var commands = map[string]command{

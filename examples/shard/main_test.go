@@ -9,9 +9,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/workload"
 )
 
 // A small study: three loads, two replications, two-minute windows.
@@ -100,9 +105,72 @@ func TestStudyFile(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, file.Bytes(), 0o644))
 	require.NoError(t, run(&fromFlags, args("all")))
 	require.NoError(t, run(&fromFile, []string{"all", "-study", path}))
-	_, table, _ := strings.Cut(fromFlags.String(), "\n")
-	_, fileTable, _ := strings.Cut(fromFile.String(), "\n")
-	assert.Equal(t, table, fileTable, "the same sweep, named otherwise")
+	assert.Equal(t, fromFlags.String(), fromFile.String())
+}
+
+// A dial sweep's and an experiment's scenario files run as shards too, and
+// merge into what they print and write unsharded, card included (which
+// embeds the scenario).
+func TestDialSweepAndExperimentScenarios(t *testing.T) {
+	sw := sim.Sweep{
+		Config:   sim.Config{Window: sim.Window{Warmup: 15 * time.Second, Horizon: 90 * time.Second}},
+		Workload: sim.Poisson(workload.Fixed(2000, 200)),
+		Grid:     sim.Grid{Loads: []float64{1, 2, 3}},
+		Reps:     2,
+	}
+	x := sim.Experiment{
+		Hypothesis: sim.Hypothesis{Claim: "a 256-token chunk cap raises goodput by 5 %", Metric: sim.MetricGoodput, Threshold: 0.05},
+		A:          sw.Config, B: sim.DialChunkCap.Set(sw.Config, 256),
+		Workload: sw.Workload, Loads: []float64{1, 2}, Blocks: 3,
+	}
+	for name, sc := range map[string]scenario.Scenario{
+		"dial":       {Name: "dial", DialSweep: &sim.DialSweep{Sweep: sw, Dial: sim.DialChunkCap, Values: []float64{0, 256}, Probe: 1}},
+		"experiment": {Name: "experiment", Experiment: &x},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "study.json")
+			require.NoError(t, scenario.Save(path, sc))
+			study := []string{"-study", path}
+			for i := range 2 {
+				require.NoError(t, run(&bytes.Buffer{}, append([]string{"run", "-shard", fmt.Sprint(i), "-shards", "2", "-out", filepath.Join(dir, "shards")}, study...)))
+			}
+			var merged, all bytes.Buffer
+			require.NoError(t, run(&merged, append([]string{"merge", "-in", filepath.Join(dir, "shards"), "-card", filepath.Join(dir, "card")}, study...)))
+			mergedCard := readCard(t, filepath.Join(dir, "card"))
+			require.NoError(t, run(&all, append([]string{"all", "-card", filepath.Join(dir, "card")}, study...)))
+			assert.Equal(t, all.String(), merged.String())
+			assert.Equal(t, readCard(t, filepath.Join(dir, "card")), mergedCard)
+			assert.Contains(t, mergedCard, `"scenario"`)
+		})
+	}
+}
+
+// What a merge cannot build from shards is refused, saying why.
+func TestUnshardableScenarios(t *testing.T) {
+	dir := t.TempDir()
+	auto := scenario.Scenario{Sweep: &sim.Sweep{
+		Config:   sim.Config{Window: sim.Window{Warmup: 15 * time.Second, Horizon: 90 * time.Second}},
+		Workload: sim.Poisson(workload.Fixed(2000, 200)), Grid: sim.Grid{Start: 0.5},
+	}}
+	path := filepath.Join(dir, "auto.json")
+	require.NoError(t, scenario.Save(path, auto))
+	err := run(&bytes.Buffer{}, []string{"run", "-shard", "0", "-shards", "2", "-out", dir, "-study", path})
+	assert.ErrorIs(t, err, sim.ErrAutomaticGrid)
+	assert.ErrorContains(t, err, "explicit Grid.Loads")
+
+	replay := scenario.Scenario{Replay: &scenario.Replay{Path: "trace.csv"}}
+	path = filepath.Join(dir, "replay.json")
+	require.NoError(t, os.WriteFile(path, must(scenario.Default().Marshal(replay)), 0o644))
+	err = run(&bytes.Buffer{}, []string{"all", "-study", path})
+	assert.ErrorContains(t, err, "holds a replay: one run, nothing to shard")
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 func TestRunRefusesBadArguments(t *testing.T) {

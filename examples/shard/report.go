@@ -8,65 +8,134 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/report"
 )
+
+// writeReport writes what the study found, and its benchmark card into
+// dir when one is given. merge and all write the same bytes for the same
+// study.
+func writeReport(w io.Writer, s scenario.Scenario, st *studyOptions, out outcome, dir string) error {
+	title := s.Title
+	if title == "" {
+		title = s.NameOrDefault()
+	}
+	fmt.Fprintf(w, "%s\n\n", title)
+	var card report.Card
+	switch {
+	case out.dial != nil:
+		writeDial(w, out.dial)
+		card = report.NewDialCard(*s.DialSweep, out.dial)
+	case out.result != nil:
+		writeVerdict(w, out.result)
+		card = report.NewExperimentCard(*s.Experiment, out.result)
+	default:
+		writeCurve(w, out.curve)
+		card = report.NewCard(*s.Sweep, out.curve, s.Operating)
+	}
+	if dir == "" {
+		return nil
+	}
+	card.Title = title
+	if s.Claim != "" {
+		card.Claim = s.Claim
+	}
+	card.EmbedScenario(nil, s)
+	describeWorkload(&card, s)
+	if c := card.Results.Capacity; c != nil && c.Source == "" {
+		c.Source = "sim.Sweep.Capacity as the study declares it (the built-in study's: costmodel's serving capacity of Atlas TP4 at its prompt and output lengths)"
+	}
+	card.Command = strings.TrimSpace("go run ./examples/shard all " + strings.Join(st.args, " "))
+	card.Notes = append(card.Notes, "Run as shards (go run ./examples/shard run -shard i -shards n -out dir, then merge -in dir with the same study flags) or in one process (all): the same results, byte for byte.")
+	return writeCard(w, &card, dir)
+}
 
 // fingerprintRequests is how many requests of the unit-rate stream the
 // card's workload fingerprint covers.
 const fingerprintRequests = 10_000
 
-// writeReport writes the curve, its knee, peak, collapse, model band and
-// warnings, and the benchmark card into dir when one is given. merge and
-// all write the same bytes for the same study.
-func writeReport(w io.Writer, s study, st *studyOptions, c *sim.Curve, dir string) error {
-	fmt.Fprintf(w, "study:     %s\n", s.what)
+// describeWorkload fills what the card does not know of the workload: its
+// description, as it prints itself, and its fingerprint.
+func describeWorkload(card *report.Card, s scenario.Scenario) {
+	var wl sim.Workload
+	var seed uint64
+	switch {
+	case s.DialSweep != nil:
+		wl, seed = s.DialSweep.Sweep.Workload, s.DialSweep.Sweep.BaseSeed
+	case s.Experiment != nil:
+		wl, seed = s.Experiment.Workload, s.Experiment.BaseSeed
+	default:
+		wl, seed = s.Sweep.Workload, s.Sweep.BaseSeed
+	}
+	if str, ok := wl.(fmt.Stringer); ok && card.Workload.Description == "" {
+		card.Workload.Description = str.String()
+	}
+	if fp, err := report.Fingerprint(wl, sim.Seed(seed, 0), fingerprintRequests); err == nil {
+		card.Workload.Fingerprint = fp
+	}
+}
+
+// writeCurve writes a sweep's curve, knee, model band, peak, collapse and
+// warnings.
+func writeCurve(w io.Writer, c *sim.Curve) {
 	fmt.Fprintf(w, "grid:      %d loads × %d replications, intervals at %.0f %% confidence\n\n", len(c.Points), len(c.Points[0].Runs), 100*c.Confidence)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "load\tgoodput\tattainment\tTTFT p99\tITL p99\tstate\t")
-	fmt.Fprintln(tw, "req/s\treq/s\t\tms\tms\t\t")
+	fmt.Fprintf(tw, "load\tgoodput\tattainment\tTTFT p99\tITL p99\tstate\t\n%s\t%s\t\tms\tms\t\t\n", c.Axis.Unit(), c.Axis.Unit())
 	for _, p := range c.Points {
 		fmt.Fprintf(tw, "%.4g\t%v\t%v\t%.0f\t%.0f\t%v\t\n", p.Load, p.Goodput, p.Attainment, p.TTFT.P99.Center, p.ITL.P99.Center, p.Saturation)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
 	if c.Knee.Found {
-		fmt.Fprintf(w, "knee:      %v req/s at %.2f attainment\n", c.Knee.Load, c.Knee.Target)
+		fmt.Fprintf(w, "knee:      %v %s at %.2f attainment\n", c.Knee.Load, c.Axis.Unit(), c.Knee.Target)
 	} else {
 		fmt.Fprintf(w, "knee:      %s\n", c.Knee.Reason())
 	}
 	if b := c.Band; b != nil {
-		fmt.Fprintf(w, "model:     knee %v req/s over %v (fragile: %t)\n", b.Knee, b.Declared, b.Fragile)
+		fmt.Fprintf(w, "model:     knee %v %s over %v (fragile: %t)\n", b.Knee, c.Axis.Unit(), b.Declared, b.Fragile)
 	}
-	fmt.Fprintf(w, "peak:      %v req/s of goodput at %.4g req/s\n", c.Peak.Goodput, c.Peak.Load)
+	fmt.Fprintf(w, "peak:      %v req/s of goodput at %.4g %s\n", c.Peak.Goodput, c.Peak.Load, c.Axis.Unit())
 	if c.Collapse.Found {
-		fmt.Fprintf(w, "collapse:  from %.4g req/s\n", c.Collapse.Load)
+		fmt.Fprintf(w, "collapse:  from %.4g %s\n", c.Collapse.Load, c.Axis.Unit())
 	}
 	for _, warn := range c.Warnings {
 		fmt.Fprintf(w, "warning:   %s\n", warn)
 	}
-	if dir == "" {
-		return nil
-	}
-	return writeCard(w, s, st, c, dir)
 }
 
-// writeCard writes the benchmark card as Markdown and JSON into dir.
-func writeCard(w io.Writer, s study, st *studyOptions, c *sim.Curve, dir string) error {
-	card := report.NewCard(s.sweep, c, 0)
-	card.Title = "Goodput curve of a sharded sweep (simulated)"
-	card.Claim = fmt.Sprintf("The knee, where mean attainment falls below %.2f, lies in the interval reported below.", c.Target)
-	fp, err := report.Fingerprint(s.sweep.Workload, sim.Seed(s.sweep.BaseSeed, 0), fingerprintRequests)
-	if err != nil {
-		return err
+// writeDial writes each dial value's knee and its paired difference to
+// the baseline's.
+func writeDial(w io.Writer, r *sim.DialResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\tknee\tΔ knee vs baseline\tpaired through a bound\tunpaired\t\n", r.Dial.Name)
+	for i, v := range r.Values {
+		knee := r.Curves[i].Knee.Reason()
+		if r.Curves[i].Knee.Found {
+			knee = r.Curves[i].Knee.Load.String()
+		}
+		fmt.Fprintf(tw, "%g %s\t%s\t%v\t%d\t%d\t\n", v, r.Dial.Unit, knee, r.KneeDiff[i], r.KneeBounds[i], r.KneeUnpaired[i])
 	}
-	card.Workload.Description = s.what
-	if str, ok := s.sweep.Workload.(fmt.Stringer); ok {
-		card.Workload.Arrival = str.String()
+	tw.Flush()
+}
+
+// writeVerdict writes an experiment's comparison at each load and its
+// verdicts.
+func writeVerdict(w io.Writer, r *sim.Result) {
+	fmt.Fprintf(w, "claim:     %s\n\n", r.Hypothesis.Claim)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "load\tA\tB\timprovement\tverdict\t\n")
+	for _, l := range r.Loads {
+		fmt.Fprintf(tw, "%.4g\t%v\t%v\t%v\t%v\t\n", l.Load, l.A, l.B, l.Improvement, l.Verdict)
 	}
-	card.Workload.Fingerprint = fp
-	card.Command = strings.TrimSpace("go run ./examples/shard all " + strings.Join(st.args, " "))
-	card.Notes = []string{"Run as shards (go run ./examples/shard run -shard i -shards n -out dir, then merge -in dir) or in one process (all): the same results, byte for byte."}
+	tw.Flush()
+	fmt.Fprintf(w, "\nverdict:   %v: %s improves by %v over %s\n", r.Verdict, r.Hypothesis.Metric.Name, r.Improvement, r.Regime)
+	fmt.Fprintf(w, "past it:   %v (%v)\n", r.PastVerdict, r.PastImprovement)
+	fmt.Fprintf(w, "boundary:  %s\n", r.Boundary())
+}
+
+// writeCard writes the card as Markdown and JSON into dir.
+func writeCard(w io.Writer, card *report.Card, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

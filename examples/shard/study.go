@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -29,15 +28,9 @@ type studyOptions struct {
 	args           []string // the study flags as given, for the card's command
 }
 
-// study is the sweep and how the card names it.
-type study struct {
-	sweep sim.Sweep
-	what  string // the study in a line
-}
-
 func studyFlags(fs *flag.FlagSet) *studyOptions {
 	st := &studyOptions{loads: "0.5,1,1.5,2,2.25,2.5,2.75,3,3.5,4", reps: 5, warmup: time.Minute, horizon: 10 * time.Minute, modelError: 0.1, prompt: 2000, output: 200}
-	fs.StringVar(&st.file, "study", "", "a sim.Sweep as a scenario file (JSON, as `shard study` or package scenario writes it) instead of the built-in Atlas sweep; the other study flags are then refused")
+	fs.StringVar(&st.file, "study", "", "a scenario file (package scenario; `shard study` writes one) holding a sweep, a dial sweep or an experiment, instead of the built-in Atlas sweep; the other study flags are then refused")
 	fs.StringVar(&st.loads, "loads", st.loads, "comma-separated offered loads, req/s (explicit: a sharded sweep cannot choose its loads from its results)")
 	fs.IntVar(&st.reps, "reps", st.reps, "seeded replications per load")
 	fs.DurationVar(&st.warmup, "warmup", st.warmup, "simulated warm-up left out of each run")
@@ -58,9 +51,9 @@ func isStudyFlag(name string) bool {
 	return false
 }
 
-// sweep builds the study from the flags set on fs: the scenario file, or
-// the built-in Atlas sweep with the flags' values.
-func (st *studyOptions) sweep(fs *flag.FlagSet) (study, error) {
+// scenario builds the study from the flags set on fs: the scenario file,
+// or the built-in Atlas sweep with the flags' values.
+func (st *studyOptions) scenario(fs *flag.FlagSet) (scenario.Scenario, error) {
 	var given []string
 	fs.Visit(func(f *flag.Flag) {
 		if isStudyFlag(f.Name) {
@@ -70,43 +63,41 @@ func (st *studyOptions) sweep(fs *flag.FlagSet) (study, error) {
 			}
 		}
 	})
-	if st.file != "" {
-		if len(given) > 0 {
-			return study{}, fmt.Errorf("-study defines the whole study: %s would be ignored", strings.Join(given, ", "))
-		}
-		return readStudy(st.file)
+	if st.file == "" {
+		return st.atlas()
 	}
-	return st.atlas()
-}
-
-// readStudy reads a sim.Sweep from a scenario file.
-func readStudy(path string) (study, error) {
-	b, err := os.ReadFile(path)
+	if len(given) > 0 {
+		return scenario.Scenario{}, fmt.Errorf("-study defines the whole study: %s would be ignored", strings.Join(given, ", "))
+	}
+	s, err := scenario.Load(st.file)
 	if err != nil {
-		return study{}, err
+		return s, fmt.Errorf("-study: %w", err)
 	}
-	var s sim.Sweep
-	if err := scenario.Default().Unmarshal(b, &s); err != nil {
-		return study{}, fmt.Errorf("-study %s: %w", path, err)
+	switch s.Kind() {
+	case "sweep", "dial sweep", "experiment":
+		return s, nil
+	case "replay":
+		return s, fmt.Errorf("-study %s holds a replay: one run, nothing to shard (go run ./examples/run -config %s)", st.file, st.file)
 	}
-	return study{sweep: s, what: "the sim.Sweep of " + path}, s.Validate()
+	return s, fmt.Errorf("-study %s holds a study of groups, whose experiments take their loads from a sweep's knee: shard its sweeps and experiments one scenario each", st.file)
 }
 
 // atlas is the Atlas TP4 capacity sweep over the flags' loads, with the
 // estimated serving capacity for each point's utilisation.
-func (st *studyOptions) atlas() (study, error) {
+func (st *studyOptions) atlas() (scenario.Scenario, error) {
 	loads, err := parseLoads(st.loads)
 	if err != nil {
-		return study{}, err
+		return scenario.Scenario{}, err
 	}
 	r := costmodel.AtlasTP4()
-	r.Point.PromptTokens, r.Point.OutputTokens = st.prompt, st.output
-	r.Point.SeqTokens, r.Point.Context = st.prompt+st.output, st.prompt+st.output/2
+	p := &r.Point
+	p.PromptTokens, p.OutputTokens = st.prompt, st.output
+	p.SeqTokens, p.Context = st.prompt+st.output, st.prompt+st.output/2
 	e, err := r.Estimate()
 	if err != nil {
-		return study{}, err
+		return scenario.Scenario{}, err
 	}
-	s := sim.Sweep{
+	s := &sim.Sweep{
 		Config:     sim.Config{Model: costmodel.Frozen{}, Window: sim.Window{Warmup: st.warmup, Horizon: st.horizon}},
 		Workload:   sim.Poisson(workload.Fixed(st.prompt, st.output)),
 		Grid:       sim.Grid{Loads: loads},
@@ -115,8 +106,16 @@ func (st *studyOptions) atlas() (study, error) {
 		ModelError: sim.ModelError{Scale: st.modelError},
 		Capacity:   e.ServingCapacity.Value,
 	}
-	what := fmt.Sprintf("Atlas TP4 (frozen cost model, vLLM V1 engine defaults), Poisson arrivals of %d-token prompts and %d-token outputs", st.prompt, st.output)
-	return study{sweep: s, what: what}, s.Validate()
+	if err := s.Validate(); err != nil {
+		return scenario.Scenario{}, err
+	}
+	return scenario.Scenario{
+		Name:  "atlas-shard",
+		Title: "Atlas TP4 goodput curve, run as shards (simulated)",
+		Claim: fmt.Sprintf("The Atlas TP4 replica (frozen cost model) keeps %.0f %% of %d / %d-token requests within TTFT <= 600ms and every ITL <= 150ms up to the knee reported below.",
+			100*0.95, st.prompt, st.output),
+		Sweep: s,
+	}, nil
 }
 
 // parseLoads reads comma-separated positive rates.
