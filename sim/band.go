@@ -121,6 +121,9 @@ type Range struct {
 }
 
 func (r Range) String() string {
+	if math.IsNaN(r.Lo) && math.IsNaN(r.Hi) {
+		return "none: no curve of the band placed it"
+	}
 	lo, hi := fmt.Sprintf("%.4g", r.Lo), fmt.Sprintf("%.4g", r.Hi)
 	if r.LoBelow {
 		lo = "< " + lo
@@ -199,8 +202,15 @@ func (s Sweep) runBand(c *Curve) error {
 				b.Knee.Hi, b.Knee.HiAbove = v, above
 			}
 		}
-		b.Peak.Lo = math.Min(b.Peak.Lo, vc.Peak.Goodput.Center)
-		b.Peak.Hi = math.Max(b.Peak.Hi, vc.Peak.Goodput.Center)
+		if g := vc.Peak.Goodput.Center; !math.IsNaN(g) { // a curve that measured nothing has no peak
+			b.Peak.Lo, b.Peak.Hi = min(b.Peak.Lo, g), max(b.Peak.Hi, g)
+		}
+	}
+	// A range no curve placed anything in is unknown, not [+Inf, −Inf].
+	for _, r := range []*Range{&b.Knee, &b.Peak} {
+		if r.Lo > r.Hi {
+			*r = Range{Lo: math.NaN(), Hi: math.NaN()}
+		}
 	}
 	c.Band = b
 	nominal, _, _, ok := kneeValue(c.Knee)
@@ -229,7 +239,7 @@ func (s Sweep) fragility(b *Band) string {
 	}
 	if slo.ITL < Unbounded && float64(worst)*(1+b.Declared.Scale) >= 0.8*float64(slo.ITL) {
 		return fmt.Sprintf("%s: the largest step this configuration can form, %v, is %.0f %% of the %v ITL bound, so a few percent of cost error fails every request that meets such a step; a smaller token budget or batch shrinks that step, a chunk cap makes it rare (several prompts must then prefill at once to form it)",
-			moves, worst.Round(time.Microsecond*10), 100*float64(worst)/float64(slo.ITL), slo.ITL)
+			moves, worst.Round(time.Microsecond), 100*float64(worst)/float64(slo.ITL), slo.ITL)
 	}
 	return moves + ": the result rests on the cost model's step times; measure them (costmodel.Fit, Table) before trusting the knee"
 }

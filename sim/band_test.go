@@ -40,7 +40,7 @@ func TestModelBandFindsTheFragileKnee(t *testing.T) {
 	assert.True(t, def.Band.Fragile)
 	var warned bool
 	for _, w := range def.Warnings {
-		warned = warned || strings.Contains(w, "136.65ms, is 91 % of the 150ms ITL bound")
+		warned = warned || strings.Contains(w, "136.645ms, is 91 % of the 150ms ITL bound")
 	}
 	assert.True(t, warned, "the fragility warning names the ITL bound: %q", def.Warnings)
 

@@ -37,7 +37,7 @@ func handBandCurve() *sim.Curve {
 		Peak:     sim.Range{Lo: 0.9, Hi: 1.95},
 		Fragile:  true,
 	}
-	c.Warnings = append(c.Warnings, "the knee moves across the model band (step times ±10 %, costmodel.Roofline) over [< 0.5, 1.9] req/s: the largest step this configuration can form, 136.65ms, is 91 % of the 150ms ITL bound")
+	c.Warnings = append(c.Warnings, "the knee moves across the model band (step times ±10 %, costmodel.Roofline) over [< 0.5, 1.9] req/s: the largest step this configuration can form, 136.645ms, is 91 % of the 150ms ITL bound")
 	c.SLO.ITLSeries = sim.PerToken
 	for i := range c.Points {
 		p := &c.Points[i]

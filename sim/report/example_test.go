@@ -142,5 +142,5 @@ func ExampleCard_WriteMarkdown() {
 	//
 	// Model error declared before the sweep: step times ±10 % (fragile if the knee moves by more than 50 % of its nominal value across the band). Every load also ran, on the same seeds, under step times ×1.1 (knee not found: the lowest measured load 1 already misses the 0.95 attainment target: the knee is below it); step times ×0.9 (knee 2.053 req/s [2.001, 2.163]). **Fragile:** the knee rests on the cost model's accuracy (see the warning below).
 	//
-	// - the knee moves across the model band (step times ±10 %) over [< 1, 2.053] req/s: the largest step this configuration can form, 136.65ms, is 91 % of the 150ms ITL bound, so a few percent of cost error fails every request that meets such a step; a smaller token budget or batch shrinks that step, a chunk cap makes it rare (several prompts must then prefill at once to form it)
+	// - the knee moves across the model band (step times ±10 %) over [< 1, 2.053] req/s: the largest step this configuration can form, 136.645ms, is 91 % of the 150ms ITL bound, so a few percent of cost error fails every request that meets such a step; a smaller token budget or batch shrinks that step, a chunk cap makes it rare (several prompts must then prefill at once to form it)
 }
