@@ -36,6 +36,14 @@
 //   - axis.go: a sweep's Axis, offered rate or client population
 //     (Concurrency, with the Clients workload).
 //   - speculation.go: Speculation, the acceptance draws and SpecSummary.
+//   - band.go, dial.go: a sweep's model-error band; DialSweep and the
+//     built-in dials. named.go writes built-in metrics and dials by name.
+//   - steps.go: the step observer (Step, StepMix).
+//   - summarize.go: Summarize, a summary from records alone (raw events
+//     read back), and a curve from summaries; revision.go: the analysis
+//     revision, a hash of the sources that turn runs into figures.
+//   - shard*.go, parallel.go: a sweep, dial sweep or experiment run as
+//     shards (RunShard) and merged (Merge) into the same bytes as Run.
 //   - classes.go, classcurve.go, classmix.go: request classes with their
 //     own SLOs, per-class summaries, points and knees, and ClassMix, the
 //     workload of several classes.

@@ -202,7 +202,26 @@ func (s Sweep) runLoads(c *Curve, loads []float64) error {
 		if err := joinDistinct(errs[i]); err != nil {
 			return fmt.Errorf("sim: sweep at %v requests/s: %w", l, err)
 		}
-		c.add(s.point(l, sums[i]))
+	}
+	// The points' bootstrap intervals cost as much as the runs: build them
+	// in parallel too (each point's streams are its own, so the order does
+	// not matter), then add them in load order.
+	points := make([]Point, len(loads))
+	next := make(chan int)
+	for range min(s.Workers, len(loads)) {
+		wg.Go(func() {
+			for i := range next {
+				points[i] = s.point(loads[i], sums[i])
+			}
+		})
+	}
+	for i := range loads {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, p := range points {
+		c.add(p)
 	}
 	return nil
 }
