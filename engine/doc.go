@@ -79,8 +79,8 @@
 // carries each decode's verified positions (costmodel.Batch.Verify).
 // The engine draws nothing: the driver's Acceptor says how many drafts a
 // step accepted, and the request emits those plus the token sampled after
-// them at the step's end, as one streamed chunk (Emit.Drafted,
-// Emit.Accepted). Speculative steps are planned one at a time, since the
+// them at the step's end, as one streamed chunk (Outcome.Drafts beside
+// Outcome.Emitted). Speculative steps are planned one at a time, since the
 // tokens a step emits depend on its acceptance.
 //
 // # What each of those is worth

@@ -80,16 +80,22 @@ type Plan struct {
 // last Tokens steps the Outcome covers (so at Outcome.End − i × StepTime for
 // i = Tokens−1 … 0).
 //
-// A speculative step (Drafted > 0) is different: its Tokens, the Accepted
-// drafts and the token sampled after them, were all emitted at End, as one
-// streamed chunk.
+// A speculative step whose Draft drafted tokens (Outcome.Drafts) is
+// different: its Tokens, the accepted drafts and the token sampled after
+// them, were all emitted at End, as one streamed chunk.
+//
+// Emit keeps four fields: the compiler passes a struct of at most four
+// in registers, and a fifth cost the run loop 13 % (BenchmarkRunAtlas).
 type Emit struct {
 	Ref    int32
 	Tokens int
 	First  bool // the first of them is the request's first output token
 	Done   bool // the request emitted its last token and left the engine
-	// Drafted and Accepted are the draft tokens the step verified for the
-	// request and those it accepted (0 without speculative decoding).
+}
+
+// Draft is what one Emit's step verified with speculative decoding: the
+// draft tokens it verified for the request and those it accepted.
+type Draft struct {
 	Drafted, Accepted int
 }
 
@@ -109,6 +115,9 @@ func (e *Engine) SetAcceptor(a Acceptor) { e.acceptor = a }
 type Outcome struct {
 	Steps int
 	End   time.Duration
+	// Drafts holds, with speculative decoding (Config.SpeculativeTokens >
+	// 0), one Draft per Emitted entry, in the same order; nil without.
+	Drafts []Draft
 	// BlockSteps is the sum over those steps of the KV blocks held during
 	// each (× the step time, the KV occupancy integral).
 	BlockSteps int

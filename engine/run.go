@@ -209,6 +209,9 @@ func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
 	}
 	e.SyncTo(t)
 	e.out.Emitted = e.out.Emitted[:0]
+	if e.out.Drafts != nil {
+		e.out.Drafts = e.out.Drafts[:0]
+	}
 	j := 0
 	if t >= p.Start {
 		j = int((t - p.Start) / p.StepTime)

@@ -284,6 +284,9 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	e.lazy, e.runAlloc = false, 0
 	e.inFlight = false
 	e.out.Emitted = e.out.Emitted[:0]
+	if e.out.Drafts != nil {
+		e.out.Drafts = e.out.Drafts[:0]
+	}
 	e.out.Steps, e.out.End = e.plan.Steps, e.plan.End
 	done := false
 	for _, s := range e.sched {
@@ -314,7 +317,10 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		s.emitted += n
 		s.known++
 		e.outstanding += s.left()
-		em := Emit{Ref: s.req.Ref, Tokens: n, First: s.emitted == 1, Drafted: drafted, Accepted: accepted}
+		em := Emit{Ref: s.req.Ref, Tokens: n, First: s.emitted == 1}
+		if e.cfg.SpeculativeTokens > 0 {
+			e.out.Drafts = append(e.out.Drafts, Draft{Drafted: drafted, Accepted: accepted})
+		}
 		if s.emitted >= s.req.Output {
 			em.Done = true
 			done = true

@@ -20,7 +20,7 @@ func (a fixedAcceptor) Accept(_ int32, drafted int) int {
 
 // driveSpec runs one request to its end, step by step, checking the engine
 // after every step, and returns each step's emission and batch shape.
-func driveSpec(t *testing.T, cfg Config, a Acceptor, input, output int) (emits []Emit, verify [][]int, times []time.Duration) {
+func driveSpec(t *testing.T, cfg Config, a Acceptor, input, output int) (emits []Emit, drafts []Draft, verify [][]int, times []time.Duration) {
 	t.Helper()
 	e, err := New(cfg, nil)
 	require.NoError(t, err)
@@ -39,19 +39,22 @@ func driveSpec(t *testing.T, cfg Config, a Acceptor, input, output int) (emits [
 		require.NoError(t, e.Check())
 		now = p.End
 		emits = append(emits, out.Emitted...)
+		require.Len(t, out.Drafts, len(out.Emitted), "one Draft per Emit")
+		drafts = append(drafts, out.Drafts...)
 	}
-	return emits, verify, times
+	return emits, drafts, verify, times
 }
 
 // With K = 4 and every draft accepted, an 11-token answer comes as 1 token
 // (the prefill's), then 5 and 5: each decode step verifies 5 positions and
 // emits them all, and costs 45 + 4 × 0.035 = 45.14 ms under Frozen.
 func TestSpeculativeAllAccepted(t *testing.T) {
-	emits, verify, times := driveSpec(t, Config{SpeculativeTokens: 4}, fixedAcceptor{true}, 100, 11)
+	emits, drafts, verify, times := driveSpec(t, Config{SpeculativeTokens: 4}, fixedAcceptor{true}, 100, 11)
 	require.Len(t, emits, 3)
 	assert.Equal(t, Emit{Ref: 1, Tokens: 1, First: true}, emits[0])
-	assert.Equal(t, Emit{Ref: 1, Tokens: 5, Drafted: 4, Accepted: 4}, emits[1])
-	assert.Equal(t, Emit{Ref: 1, Tokens: 5, Done: true, Drafted: 4, Accepted: 4}, emits[2])
+	assert.Equal(t, Emit{Ref: 1, Tokens: 5}, emits[1])
+	assert.Equal(t, Emit{Ref: 1, Tokens: 5, Done: true}, emits[2])
+	assert.Equal(t, []Draft{{}, {Drafted: 4, Accepted: 4}, {Drafted: 4, Accepted: 4}}, drafts)
 	assert.Equal(t, [][]int{nil, {5}, {5}}, verify)
 	assert.Equal(t, []time.Duration{23500 * time.Microsecond, 45140 * time.Microsecond, 45140 * time.Microsecond}, times)
 }
@@ -60,14 +63,14 @@ func TestSpeculativeAllAccepted(t *testing.T) {
 // drafts all the same, and drafts no more than it has tokens left: the
 // last decode of a 6-token answer drafts nothing.
 func TestSpeculativeNoneAccepted(t *testing.T) {
-	emits, verify, _ := driveSpec(t, Config{SpeculativeTokens: 2}, fixedAcceptor{false}, 100, 6)
+	emits, drafts, verify, _ := driveSpec(t, Config{SpeculativeTokens: 2}, fixedAcceptor{false}, 100, 6)
 	require.Len(t, emits, 6)
-	for _, em := range emits[1:] {
+	for i, em := range emits[1:] {
 		assert.Equal(t, 1, em.Tokens)
-		assert.Equal(t, 0, em.Accepted)
+		assert.Equal(t, 0, drafts[i+1].Accepted)
 	}
 	assert.Equal(t, [][]int{nil, {3}, {3}, {3}, {2}, {1}}, verify)
-	assert.Equal(t, []int{0, 2, 2, 2, 1, 0}, []int{emits[0].Drafted, emits[1].Drafted, emits[2].Drafted, emits[3].Drafted, emits[4].Drafted, emits[5].Drafted})
+	assert.Equal(t, []int{0, 2, 2, 2, 1, 0}, []int{drafts[0].Drafted, drafts[1].Drafted, drafts[2].Drafted, drafts[3].Drafted, drafts[4].Drafted, drafts[5].Drafted})
 }
 
 // Drafts take KV for their positions while verified (lookahead slots):

@@ -101,6 +101,9 @@ func newClasses(cs []Class, base SLO) classes {
 
 // of is the index of a request's class.
 func (c *classes) of(name string) int {
+	if len(c.names) == 0 {
+		return 0 // only the default class
+	}
 	if i, ok := c.names[name]; ok {
 		return i
 	}

@@ -29,10 +29,10 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 		}
 	}
 	var run itlRun
-	for _, em := range out.Emitted {
+	for i, em := range out.Emitted {
 		s := &r.slots[em.Ref]
-		if em.Drafted > 0 {
-			r.emitChunk(s, &em, rep.spec.Tokens, out.End, &run)
+		if out.Drafts != nil && out.Drafts[i].Drafted > 0 {
+			r.emitChunk(s, em.Tokens, out.Drafts[i], rep.spec.Tokens, out.End, &run)
 		} else {
 			r.emit(s, rep.stepTime, em.Tokens, em.First, out.End, &run)
 		}
@@ -110,19 +110,19 @@ func (r *runner) emit(s *slot, step time.Duration, n int, first bool, end time.D
 // emitChunk accounts a speculative step's tokens, all emitted at end as
 // one streamed chunk after the request's last one: one gap per chunk, and
 // its retokenized gaps, the gap over the chunk's tokens, once per token.
-func (r *runner) emitChunk(s *slot, em *engine.Emit, k int, end time.Duration, run *itlRun) {
+func (r *runner) emitChunk(s *slot, tokens int, d engine.Draft, k int, end time.Duration, run *itlRun) {
 	rec := &s.rec
-	rec.Drafted += em.Drafted
-	rec.Accepted += em.Accepted
+	rec.Drafted += d.Drafted
+	rec.Accepted += d.Accepted
 	if rec.Measured {
-		r.col.spec.add(em.Drafted, em.Accepted, k)
+		r.col.spec.add(d.Drafted, d.Accepted, k)
 	}
-	r.gap(s, end-rec.LastToken, 1, em.Tokens, run)
-	rec.Emitted += em.Tokens
+	r.gap(s, end-rec.LastToken, 1, tokens, run)
+	rec.Emitted += tokens
 	rec.LastToken = end
-	r.tokens += r.inWindow(end, 0, 1) * em.Tokens
+	r.tokens += r.inWindow(end, 0, 1) * tokens
 	if r.cfg.KeepTokens {
-		for range em.Tokens {
+		for range tokens {
 			rec.Tokens = append(rec.Tokens, end)
 		}
 	}
@@ -136,7 +136,10 @@ func (r *runner) gap(s *slot, d time.Duration, k, per int, run *itlRun) {
 	if d > rec.MaxITL {
 		rec.MaxITL = d
 	}
-	td := d / time.Duration(per)
+	td := d
+	if per > 1 {
+		td = d / time.Duration(per)
+	}
 	if td > rec.MaxTokenITL {
 		rec.MaxTokenITL = td
 	}
