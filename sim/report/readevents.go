@@ -148,10 +148,12 @@ func ReadCSV(r io.Reader, name string) ([]sim.Record, error) {
 		if err == io.EOF {
 			return out, nil
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
+			// encoding/csv's error names the line; FieldPos has no
+			// record to describe after a failed Read.
 			return out, fmt.Errorf("report: %s: %w", name, err)
 		}
+		line, _ := cr.FieldPos(0)
 		cells := make(map[string]cell, len(cols))
 		for i, c := range cols {
 			cells[c] = csvCell(columnKinds[c], row[i])
