@@ -50,11 +50,16 @@ func (p *Point) classPoints(conf float64, seed uint64) {
 			Attainment: clamp(per(func(s *ClassSummary, _ float64) float64 { return s.Attainment }), 0, 1),
 		}
 		samples := make([][]float64, len(p.Runs))
+		ds := make([]Dist, len(p.Runs))
 		for i := range p.Runs {
-			samples[i] = p.Runs[i].Classes[j].Samples.TTFT
+			samples[i], ds[i] = p.Runs[i].Classes[j].Samples.TTFT, p.Runs[i].Classes[j].TTFT
 		}
-		q := quantilesCI(samples, []float64{0.5, 0.9, 0.99}, conf, workload.NewStream(seed, fmt.Sprintf("sim/bootstrap/class/%s/%v", c.Name, p.Load)))
-		cp.TTFT = Percentiles{P50: q[0], P90: q[1], P99: q[2]}
+		if sketchedIn(ds) {
+			cp.TTFT = acrossRuns(ds, conf)
+		} else {
+			q := quantilesCI(samples, []float64{0.5, 0.9, 0.99}, conf, workload.NewStream(seed, fmt.Sprintf("sim/bootstrap/class/%s/%v", c.Name, p.Load)))
+			cp.TTFT = Percentiles{P50: q[0], P90: q[1], P99: q[2]}
+		}
 		p.Classes = append(p.Classes, cp)
 	}
 }

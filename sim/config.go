@@ -180,6 +180,14 @@ type Config struct {
 	// Percentiles is the method of the summary's percentiles; the zero
 	// value is Linear, numpy's (and vLLM's) default.
 	Percentiles Method
+	// ExactSamples is how many values of each latency (TTFT, TPOT, E2E,
+	// queue delay, client wait; and distinct inter-token gaps) a summary
+	// keeps exactly, per replica, per class and for the whole run; past
+	// it that latency moves to a Sketch of relative accuracy
+	// SketchAccuracy, its Dist says so (RelErr) and its Samples are nil,
+	// so that memory stays bounded whatever the number of requests. 0
+	// means DefaultExactSamples; negative is an error.
+	ExactSamples int
 	// MaxBacklog bounds the requests the replica may hold (waiting and
 	// running) before the run is declared overloaded and stops: when an
 	// arrival makes it hold more, the run ends at that instant, every
@@ -270,6 +278,9 @@ func (c Config) Validate() error {
 	}
 	if c.Percentiles > Empirical {
 		errs = append(errs, fmt.Errorf("sim: Percentiles must be Linear or Empirical, got %d", c.Percentiles))
+	}
+	if c.ExactSamples < 0 {
+		errs = append(errs, fmt.Errorf("sim: ExactSamples must be >= 0 (0 means DefaultExactSamples, %d), got %d", DefaultExactSamples, c.ExactSamples))
 	}
 	if c.MaxConcurrency < 0 {
 		errs = append(errs, fmt.Errorf("sim: MaxConcurrency must be >= 0 (0 means no cap), got %d", c.MaxConcurrency))

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/servesim/servesim/workload"
 )
@@ -122,15 +123,40 @@ func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 		}
 		return out
 	}
-	p.TTFT = p.percentiles("TTFT", pick(func(s *Summary) []float64 { return s.Samples.TTFT }), conf, rng)
-	p.TPOT = p.percentiles("TPOT", pick(func(s *Summary) []float64 { return s.Samples.TPOT }), conf, rng)
-	p.E2E = p.percentiles("E2E", pick(func(s *Summary) []float64 { return s.Samples.E2E }), conf, rng)
-	p.ITL = p.itlPercentiles(conf, func(s *Summary) []ValueCount { return s.Samples.ITL })
-	p.ITLRetokenized = p.itlPercentiles(conf, func(s *Summary) []ValueCount { return s.Samples.ITLRetokenized })
+	var sketched []string
+	pct := func(name string, d func(s *Summary) Dist, x func(s *Summary) []float64) Percentiles {
+		if ds := dists(runs, d); sketchedIn(ds) {
+			sketched = append(sketched, name)
+			return acrossRuns(ds, conf)
+		}
+		if name == "TTFT over every offered request" {
+			q := quantilesCI(pick(x), []float64{0.5, 0.9, 0.99}, conf, rng)
+			return Percentiles{P50: q[0], P90: q[1], P99: q[2]}
+		}
+		return p.percentiles(name, pick(x), conf, rng)
+	}
+	itl := func(name string, d func(s *Summary) Dist, x func(s *Summary) []ValueCount) Percentiles {
+		if ds := dists(runs, d); sketchedIn(ds) {
+			sketched = append(sketched, name)
+			return acrossRuns(ds, conf)
+		}
+		return p.itlPercentiles(conf, x)
+	}
+	p.TTFT = pct("TTFT", func(s *Summary) Dist { return s.TTFT }, func(s *Summary) []float64 { return s.Samples.TTFT })
+	p.TPOT = pct("TPOT", func(s *Summary) Dist { return s.TPOT }, func(s *Summary) []float64 { return s.Samples.TPOT })
+	p.E2E = pct("E2E", func(s *Summary) Dist { return s.E2E }, func(s *Summary) []float64 { return s.Samples.E2E })
+	p.ITL = itl("ITL", func(s *Summary) Dist { return s.ITL }, func(s *Summary) []ValueCount { return s.Samples.ITL })
+	p.ITLRetokenized = itl("retokenized ITL", func(s *Summary) Dist { return s.ITLRetokenized }, func(s *Summary) []ValueCount { return s.Samples.ITLRetokenized })
 	p.MeanAccepted = per(func(s *Summary) float64 { return s.Speculation.MeanAccepted })
 	p.AcceptanceRate = clamp(per(func(s *Summary) float64 { return s.Speculation.AcceptanceRate }), 0, 1)
-	q := quantilesCI(pick(func(s *Summary) []float64 { return s.Samples.TTFTOffered }), []float64{0.5, 0.9, 0.99}, conf, rng)
-	p.TTFTOffered = Percentiles{P50: q[0], P90: q[1], P99: q[2]}
+	p.TTFTOffered = pct("TTFT over every offered request", func(s *Summary) Dist { return s.TTFTOffered }, func(s *Summary) []float64 { return s.Samples.TTFTOffered })
+	if len(sketched) > 0 {
+		acc := 0.0
+		for i := range runs {
+			acc = max(acc, runs[i].sketchAccuracy())
+		}
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s percentiles from a sketch (a replication measured more than Config.ExactSamples requests): each within %g %% of the exact value, the interval across replications rather than bootstrapped", strings.Join(sketched, ", "), 100*acc))
+	}
 	if all, ok := p.TTFTOffered.P99.Center, p.TTFT.P99.Center; all > 1.1*ok || (math.IsNaN(ok) && !math.IsNaN(all)) {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("TTFT p99 over every offered request, %s ms, against %s ms over the successful ones: failures (timeouts, rejections, requests still waiting) hide the tail", fmtMS(all), fmtMS(ok)))
 	}
@@ -226,6 +252,42 @@ func (p *Point) itlPercentiles(conf float64, samples func(s *Summary) []ValueCou
 		return meanCI(x, conf)
 	}
 	return Percentiles{P50: q(0.5), P90: q(0.9), P99: q(0.99)}
+}
+
+// dists is each run's Dist of a metric.
+func dists(runs []Summary, d func(s *Summary) Dist) []Dist {
+	out := make([]Dist, len(runs))
+	for i := range runs {
+		out[i] = d(&runs[i])
+	}
+	return out
+}
+
+// sketchedIn reports whether some run summarised the metric by a sketch,
+// keeping no samples to pool.
+func sketchedIn(ds []Dist) bool {
+	for _, d := range ds {
+		if d.RelErr > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// acrossRuns estimates p50/p90/p99 when samples were not kept: each run's
+// own percentiles (a sketch's within its relative error), and the
+// Student-t interval across replications, as for ITL.
+func acrossRuns(ds []Dist, conf float64) Percentiles {
+	q := func(f func(d Dist) float64) Estimate {
+		x := make([]float64, 0, len(ds))
+		for _, d := range ds {
+			if d.N > 0 {
+				x = append(x, f(d))
+			}
+		}
+		return meanCI(x, conf)
+	}
+	return Percentiles{P50: q(func(d Dist) float64 { return d.Median }), P90: q(func(d Dist) float64 { return d.P90 }), P99: q(func(d Dist) float64 { return d.P99 })}
 }
 
 func expand(vc []ValueCount) (vals []float64, cum []int) {

@@ -23,6 +23,9 @@
 //   - events.go: the typed event heap keyed on (instant, class, sequence).
 //   - record.go: Record, Status and the Observer that receives each record.
 //   - summary.go, quantile.go: Summary, Dist, Misses and percentile Methods.
+//   - sketch.go: Sketch, the mergeable relative-error quantile sketch
+//     (DDSketch) a summary moves a latency to past Config.ExactSamples
+//     values, so that memory stays bounded at any number of requests.
 //   - warmup.go: the warm-up report and MSER-5 truncation (DetectWarmup).
 //   - sweep.go, curve.go, interval.go: Sweep over offered loads with seeded
 //     replications in parallel, the Curve of Points with intervals
@@ -62,6 +65,17 @@
 // are over measured requests that completed ok, as vLLM reports them; the
 // ITL distribution holds every gap of every measured request (kept exactly
 // as counts of distinct values, since gaps are step durations).
+//
+// Exact up to a bound: each latency keeps up to Config.ExactSamples values
+// (DefaultExactSamples, 100,000; distinct gaps for the ITL) exactly, and
+// past it moves to a Sketch whose percentiles lie within SketchAccuracy
+// (0.5 %) of the exact ones, by the same Method on the same ranks; N, mean,
+// standard deviation and maximum stay exact, the Dist's RelErr says which,
+// and Samples keeps no slice for it. A curve point whose replications
+// sketched takes each replication's own percentiles and the Student-t
+// interval across them instead of the pooled bootstrap, and warns so (the
+// card prints the warning). Ten million Atlas requests run in about 18 MB
+// of resident memory (go run ./examples/scale -requests 10000000).
 //
 // Every request that arrives ends in exactly one Status: ok, rejected (by
 // the engine, with its reason), timed_out (Config.Timeout), errored (a

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -54,15 +55,32 @@ func (m Method) quantile(p float64, sorted []float64) float64 {
 // weighted is a sample held as distinct values with counts, as ITLs are:
 // thousands of tokens share a handful of step durations, so the summary keeps
 // every gap exactly in memory proportional to the distinct values.
+//
+// Past limit distinct values (a context-priced model makes every step's
+// duration its own), the gaps move to a Sketch; limit 0 is no limit.
 type weighted struct {
 	counts map[time.Duration]int
+	limit  int
+	sk     *Sketch
 }
 
 func (w *weighted) add(d time.Duration, n int) {
+	if w.sk != nil {
+		w.sk.AddN(ms(d), n)
+		return
+	}
 	if w.counts == nil {
 		w.counts = make(map[time.Duration]int)
 	}
 	w.counts[d] += n
+	if w.limit > 0 && len(w.counts) > w.limit {
+		w.sk = newSketch()
+		keys := slices.Sorted(maps.Keys(w.counts)) // the moments' order: same seed, same bytes
+		for _, d := range keys {
+			w.sk.AddN(ms(d), w.counts[d])
+		}
+		w.counts = nil
+	}
 }
 
 // runs returns the distinct values in milliseconds, increasing, with the
@@ -95,18 +113,29 @@ func (m Method) quantileWeighted(p float64, vals []float64, cum []int) float64 {
 	if len(vals) == 0 {
 		return math.NaN()
 	}
-	n := cum[len(cum)-1]
+	return m.quantileAt(p, cum[len(cum)-1], func(k int) float64 { return at(vals, cum, k) })
+}
+
+// quantileAt is m.quantile over a sample of n values whose k-th smallest
+// (0-based) is at(k).
+func (m Method) quantileAt(p float64, n int, at func(k int) float64) float64 {
+	if n == 0 {
+		return math.NaN()
+	}
 	if m == Empirical {
 		// Type 1: the smallest x with F(x) >= p.
 		k := int(math.Ceil(p*float64(n))) - 1
-		return at(vals, cum, max(k, 0))
+		return at(min(max(k, 0), n-1))
 	}
 	h := float64(n-1) * p
 	lo := math.Floor(h)
 	i := int(lo)
 	if i >= n-1 {
-		return vals[len(vals)-1]
+		return at(n - 1)
 	}
-	a, b := at(vals, cum, i), at(vals, cum, i+1)
+	a, b := at(i), at(i+1)
+	if h == lo || a == b {
+		return a // also keeps +Inf out of 0 × Inf
+	}
 	return a + (h-lo)*(b-a)
 }

@@ -160,6 +160,16 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	}
 	r.accSeed = workload.NewStream(cfg.Seed, "sim/speculation").Uint64()
 	r.col.speculates = r.speculates
+	r.col.setExact(cfg.ExactSamples)
+	for c := range r.mix.dur {
+		r.mix.dur[c].limit = r.col.limit()
+	}
+	for i := range r.reps {
+		r.reps[i].col.setExact(cfg.ExactSamples)
+	}
+	for i := range r.classes.list {
+		r.classes.list[i].col.setExact(cfg.ExactSamples)
+	}
 	if err := r.warm(); err != nil {
 		return nil, err
 	}

@@ -20,6 +20,11 @@ type Dist struct {
 	P95    float64
 	P99    float64
 	Max    float64
+	// RelErr is 0 when the percentiles are exact, and otherwise the
+	// relative error they are within: more values than
+	// Config.ExactSamples were summarised, by a Sketch (N, Mean, Std and
+	// Max stay exact).
+	RelErr float64
 }
 
 // Misses counts SLO misses by cause. Exclusive counts attribute each miss to
@@ -218,6 +223,19 @@ func (s *Summary) NoMeasured() bool {
 	return !s.Overloaded && s.Unsent == 0 && s.Count(StatusUnfinished) == s.Offered
 }
 
+// Sketched reports whether some of the summary's latency distributions
+// came from a sketch (Dist.RelErr > 0) rather than exact samples.
+func (s *Summary) Sketched() bool { return s.sketchAccuracy() > 0 }
+
+// sketchAccuracy is the largest RelErr among the summary's distributions.
+func (s *Summary) sketchAccuracy() float64 {
+	e := 0.0
+	for _, d := range []Dist{s.TTFT, s.TPOT, s.ITL, s.E2E, s.QueueDelay, s.ITLRetokenized, s.TTFTOffered, s.E2EOffered, s.ClientWait} {
+		e = max(e, d.RelErr)
+	}
+	return e
+}
+
 // Count returns the number of measured requests that ended in status s.
 func (s *Summary) Count(st Status) int { return s.Status[st] }
 
@@ -226,9 +244,10 @@ type collector struct {
 	slo                    SLO
 	classSLO               func(r *Record) SLO // per-class SLOs, when classes are set
 	s                      Summary
-	ttft, tpot, e2e, queue []float64
-	ttftAll, e2eAll        []float64 // over every measured request
-	wait                   []float64 // client-side waits of the sent ones
+	exact                  int // values kept exactly per latency, 0 for the default
+	ttft, tpot, e2e, queue sample
+	ttftAll, e2eAll        sample // over every measured request
+	wait                   sample // client-side waits of the sent ones
 	itl                    weighted
 	speculates             bool      // some replica decodes speculatively
 	itlTok                 weighted  // retokenized gaps, when speculating
@@ -276,22 +295,69 @@ func (c *collector) count(r *Record) {
 	if c.attribute(r, c.sloFor(r)) {
 		c.s.Good++
 	}
+	k := c.limit()
 	if r.Sent {
-		c.wait = append(c.wait, ms(r.Arrival-r.Scheduled))
+		c.wait.add(ms(r.Arrival-r.Scheduled), k)
 	} else if r.Status == StatusUnfinished {
 		c.s.Unsent++
 	}
-	c.ttftAll = append(c.ttftAll, offeredMS(r, r.FirstToken != Never, r.FirstToken))
-	c.e2eAll = append(c.e2eAll, offeredMS(r, r.Emitted == r.Output && r.LastToken != Never, r.LastToken))
+	c.ttftAll.add(offeredMS(r, r.FirstToken != Never, r.FirstToken), k)
+	c.e2eAll.add(offeredMS(r, r.Emitted == r.Output && r.LastToken != Never, r.LastToken), k)
 	if r.Status != StatusOK {
 		return
 	}
-	c.ttft = append(c.ttft, ms(r.TTFT()))
-	c.e2e = append(c.e2e, ms(r.E2E()))
-	c.queue = append(c.queue, ms(r.QueueDelay()))
+	c.ttft.add(ms(r.TTFT()), k)
+	c.e2e.add(ms(r.E2E()), k)
+	c.queue.add(ms(r.QueueDelay()), k)
 	if r.Emitted > 1 {
-		c.tpot = append(c.tpot, ms(r.TPOT()))
+		c.tpot.add(ms(r.TPOT()), k)
 	}
+}
+
+// limit is how many values of each latency the collector keeps exactly.
+func (c *collector) limit() int {
+	if c.exact > 0 {
+		return c.exact
+	}
+	return DefaultExactSamples
+}
+
+// setExact sets how many values of each latency, and distinct inter-token
+// gaps, the collector keeps exactly before sketching.
+func (c *collector) setExact(n int) {
+	c.exact = n
+	c.itl.limit, c.itlTok.limit = c.limit(), c.limit()
+}
+
+// sample is one latency's values: exact up to a limit, a Sketch beyond.
+type sample struct {
+	x  []float64
+	sk *Sketch
+}
+
+func (s *sample) add(v float64, limit int) {
+	if s.sk == nil {
+		if len(s.x) < limit {
+			s.x = append(s.x, v)
+			return
+		}
+		s.sk = newSketch()
+		for _, y := range s.x {
+			s.sk.Add(y)
+		}
+		s.x = nil
+	}
+	s.sk.Add(v)
+}
+
+// summarise sorts the exact values and returns them with their Dist, or
+// nil and the sketch's Dist.
+func (s *sample) summarise(m Method) ([]float64, Dist) {
+	if s.sk != nil {
+		return nil, s.sk.Dist(m)
+	}
+	slices.Sort(s.x)
+	return s.x, dist(s.x, m)
 }
 
 // offeredMS is the latency from r's arrival to an instant, for the
@@ -365,18 +431,13 @@ func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
 	if c.accepted > 0 {
 		s.MeanSojourn = c.sojourn / time.Duration(c.accepted)
 	}
-	for _, x := range [][]float64{c.ttft, c.tpot, c.e2e, c.queue, c.ttftAll, c.e2eAll} {
-		slices.Sort(x)
-	}
-	s.Samples = Samples{TTFT: c.ttft, TPOT: c.tpot, E2E: c.e2e, Queue: c.queue, TTFTOffered: c.ttftAll, E2EOffered: c.e2eAll}
-	s.TTFTOffered = dist(c.ttftAll, m)
-	s.E2EOffered = dist(c.e2eAll, m)
-	slices.Sort(c.wait)
-	s.ClientWait = dist(c.wait, m)
-	s.TTFT = dist(c.ttft, m)
-	s.TPOT = dist(c.tpot, m)
-	s.E2E = dist(c.e2e, m)
-	s.QueueDelay = dist(c.queue, m)
+	s.Samples.TTFT, s.TTFT = c.ttft.summarise(m)
+	s.Samples.TPOT, s.TPOT = c.tpot.summarise(m)
+	s.Samples.E2E, s.E2E = c.e2e.summarise(m)
+	s.Samples.Queue, s.QueueDelay = c.queue.summarise(m)
+	s.Samples.TTFTOffered, s.TTFTOffered = c.ttftAll.summarise(m)
+	s.Samples.E2EOffered, s.E2EOffered = c.e2eAll.summarise(m)
+	_, s.ClientWait = c.wait.summarise(m)
 	s.ITL = c.itlDist(m)
 	s.Samples.ITL = valueCounts(&c.itl)
 	s.ITLRetokenized, s.Samples.ITLRetokenized = s.ITL, s.Samples.ITL
@@ -387,8 +448,12 @@ func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
 	return s
 }
 
-// valueCounts lists a weighted sample's distinct values with their counts.
+// valueCounts lists a weighted sample's distinct values with their
+// counts; nil when it was sketched.
 func valueCounts(w *weighted) []ValueCount {
+	if w.sk != nil {
+		return nil
+	}
 	vals, cum := w.runs()
 	var out []ValueCount
 	prev := 0
@@ -418,6 +483,9 @@ func nan() float64 { return math.NaN() }
 
 // weightedDist summarises a sample held as values with counts.
 func weightedDist(w *weighted, m Method) Dist {
+	if w.sk != nil {
+		return w.sk.Dist(m)
+	}
 	vals, cum := w.runs()
 	if len(vals) == 0 {
 		return dist(nil, m)

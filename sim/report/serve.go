@@ -138,6 +138,15 @@ func (s Serve) additions(o *object) {
 	o.add("preemptions", sum.Preempt)
 	addDist(o, "queue_delay", sum.QueueDelay)
 	o.add("percentile_method", sum.Method.String())
+	if sum.Sketched() {
+		// Past sim.Config.ExactSamples the percentiles come from a
+		// sketch: say within what.
+		e := 0.0
+		for _, d := range []sim.Dist{sum.TTFT, sum.TPOT, sum.ITL, sum.E2E, sum.QueueDelay, sum.ClientWait} {
+			e = max(e, d.RelErr)
+		}
+		o.add("percentile_relative_error", e)
+	}
 	o.add("slo", slo(sum.SLO))
 	o.add("window", window(sum.Window, s.Meta.Window))
 }
