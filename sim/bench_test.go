@@ -3,7 +3,12 @@ package sim
 import (
 	"runtime"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -14,13 +19,48 @@ import (
 // allocations per simulated request, with exact per-token ITL accounting.
 // Compare runs with benchstat.
 func BenchmarkRunAtlas(b *testing.B) {
-	const n = 20_000
+	benchRun(b, Config{}, func() workload.Source { return poisson(b, 1, 2.4, 20_000, workload.Fixed(2000, 200)) })
+}
+
+// BenchmarkRunFleet runs 8 Atlas replicas behind round robin, each at the
+// load BenchmarkRunAtlas puts on its one replica (8 × 2.4 req/s), and
+// reports simulated requests per wall-clock second: a fleet should cost
+// about what its replicas cost alone. Compare with BenchmarkRunAtlas:
+//
+//	go test ./sim -run '^$' -bench 'RunAtlas|RunFleet' -count 6 | benchstat -col /... -
+func BenchmarkRunFleet(b *testing.B) {
+	const replicas = 8
+	cfg := Config{Fleet: Fleet{Replicas: Copies(replicas, Replica{})}}
+	benchRun(b, cfg, func() workload.Source {
+		return poisson(b, 1, replicas*2.4, replicas*20_000, workload.Fixed(2000, 200))
+	})
+}
+
+// BenchmarkRunLongOutputs is BenchmarkRunAtlas with ten times longer
+// answers (2,000 tokens) at the load that keeps the replica as near its
+// knee (a tenth): the fast-forward should make a request's cost grow far
+// slower than its tokens.
+func BenchmarkRunLongOutputs(b *testing.B) {
+	benchRun(b, Config{}, func() workload.Source { return poisson(b, 1, 0.3, 4_000, workload.Fixed(2000, 2000)) })
+}
+
+// BenchmarkRunBatch256 runs a batch of up to 256 sequences with 2,000-token
+// answers (200-token prompts, a KV cache holding 256 × 4,096 tokens so
+// that the batch cap binds, not memory) at 2.5 req/s, near the 2.84 req/s
+// that 256 sequences of 2,000 steps of 45 ms serve: every move now touches
+// a batch eight times the Atlas one.
+func BenchmarkRunBatch256(b *testing.B) {
+	cfg := Config{Engine: engine.Config{MaxSeqs: 256, KVBlocks: 256 * 4096 / 16}}
+	benchRun(b, cfg, func() workload.Source { return poisson(b, 1, 2.5, 4_000, workload.Fixed(200, 2000)) })
+}
+
+func benchRun(b *testing.B, cfg Config, src func() workload.Source) {
 	var done int
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	cpu0 := cpuTime()
 	for b.Loop() {
-		sum, err := Run(Config{}, poisson(b, 1, 2.4, n, workload.Fixed(2000, 200)), nil)
+		sum, err := Run(cfg, src(), nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -37,33 +77,30 @@ func BenchmarkRunAtlas(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// BenchmarkRunFleet runs 8 Atlas replicas behind round robin, each at the
-// load BenchmarkRunAtlas puts on its one replica (8 × 2.4 req/s), and
-// reports simulated requests per wall-clock second: a fleet should cost
-// about what its replicas cost alone. Compare with BenchmarkRunAtlas:
-//
-//	go test ./sim -run '^$' -bench 'RunAtlas|RunFleet' -count 6 | benchstat -col /... -
-func BenchmarkRunFleet(b *testing.B) {
-	const replicas, n = 8, 8 * 20_000
-	cfg := Config{Fleet: Fleet{Replicas: Copies(replicas, Replica{})}}
-	var done int
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	cpu0 := cpuTime()
-	for b.Loop() {
-		sum, err := Run(cfg, poisson(b, 1, replicas*2.4, n, workload.Fixed(2000, 200)), nil)
-		if err != nil {
-			b.Fatal(err)
+// No allocation per token or per step: the same 2,000 requests with ten
+// times longer answers (ten times the tokens, about ten times the steps)
+// allocate about as much, with the fleet, classes and speculative decoding
+// on too. A run's allocations are its setup and the summary's slices.
+func TestNoAllocationPerTokenOrStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs long answers")
+	}
+	features := Config{Fleet: Fleet{Replicas: Copies(2, Replica{Speculation: Speculation{Tokens: 3, Acceptance: 0.7}})},
+		Classes: []Class{{Name: "fast", SLO: SLO{TTFT: 300 * time.Millisecond}}}}
+	for name, cfg := range map[string]Config{"atlas": {}, "fleet+classes+speculation": features} {
+		allocs := func(output int, rate float64) (float64, int) {
+			var tokens int
+			a := testing.AllocsPerRun(1, func() {
+				s, err := Run(cfg, poisson(t, 1, rate, 2_000, workload.Fixed(2000, output)), nil)
+				require.NoError(t, err)
+				tokens = s.Tokens
+			})
+			return a, tokens
 		}
-		done += sum.Offered
+		short, tShort := allocs(200, 2)
+		long, tLong := allocs(2000, 0.2)
+		t.Logf("%s: %.0f allocations for %d tokens, %.0f for %d", name, short, tShort, long, tLong)
+		require.Greater(t, tLong, 9*tShort)
+		assert.Less(t, long, short+100, "%s: allocations grow with tokens (%d more)", name, tLong-tShort)
 	}
-	cpu := cpuTime() - cpu0
-	runtime.ReadMemStats(&after)
-	b.ReportMetric(float64(done)/b.Elapsed().Seconds(), "requests/s")
-	if cpu > 0 {
-		b.ReportMetric(float64(done)/cpu.Seconds(), "requests/cpu-s")
-	}
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(done), "allocs/request")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(done), "ns/request")
-	b.ReportMetric(0, "ns/op")
 }
