@@ -1,8 +1,9 @@
 package sim
 
 import (
-	"maps"
 	"math"
+	"math/big"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -58,15 +59,23 @@ func (m Method) quantile(p float64, sorted []float64) float64 {
 //
 // Past limit distinct values (a context-priced model makes every step's
 // duration its own), the gaps move to a Sketch; limit 0 is no limit.
+//
+// A sketched sample keeps its moments as exact integer sums (Σn·d and
+// Σn·d² in nanoseconds, 128 and 192 bits), not as a running float: a run
+// fast-forwarded adds a gap once for many tokens where a run step by step
+// adds it once a step, and the mean and the deviation must come out the
+// same to the bit either way.
 type weighted struct {
 	counts map[time.Duration]int
 	limit  int
 	sk     *Sketch
+	sum    [2]uint64 // Σ n·d, ns, when sketched (lo, hi)
+	sq     [3]uint64 // Σ n·d², ns²
 }
 
 func (w *weighted) add(d time.Duration, n int) {
 	if w.sk != nil {
-		w.sk.AddN(ms(d), n)
+		w.sketch(d, n)
 		return
 	}
 	if w.counts == nil {
@@ -75,12 +84,54 @@ func (w *weighted) add(d time.Duration, n int) {
 	w.counts[d] += n
 	if w.limit > 0 && len(w.counts) > w.limit {
 		w.sk = newSketch()
-		keys := slices.Sorted(maps.Keys(w.counts)) // the moments' order: same seed, same bytes
-		for _, d := range keys {
-			w.sk.AddN(ms(d), w.counts[d])
+		for d, n := range w.counts { // integer sums: any order
+			w.sketch(d, n)
 		}
 		w.counts = nil
 	}
+}
+
+// sketch adds n gaps of d to the sketch's buckets and the exact sums.
+func (w *weighted) sketch(d time.Duration, n int) {
+	if n <= 0 {
+		return
+	}
+	w.sk.count(ms(d), uint64(n))
+	u, k := uint64(max(d, 0)), uint64(n)
+	hi, lo := bits.Mul64(k, u)
+	var c uint64
+	w.sum[0], c = bits.Add64(w.sum[0], lo, 0)
+	w.sum[1] += hi + c
+	// n·d² = n·(d² as 128 bits), up to 192 bits.
+	dh, dl := bits.Mul64(u, u)
+	h1, l1 := bits.Mul64(k, dl)
+	h2, l2 := bits.Mul64(k, dh)
+	mid, c1 := bits.Add64(h1, l2, 0)
+	top := h2 + c1
+	w.sq[0], c = bits.Add64(w.sq[0], l1, 0)
+	w.sq[1], c = bits.Add64(w.sq[1], mid, c)
+	w.sq[2] += top + c
+}
+
+// moments are the exact mean and population deviation, ms, of a sketched
+// sample.
+func (w *weighted) moments() (mean, std float64) {
+	words := func(ws ...uint64) *big.Int {
+		z := new(big.Int)
+		for i := len(ws) - 1; i >= 0; i-- {
+			z.Lsh(z, 64).Or(z, new(big.Int).SetUint64(ws[i]))
+		}
+		return z
+	}
+	n := new(big.Int).SetUint64(w.sk.n)
+	sum, sq := words(w.sum[:]...), words(w.sq[:]...)
+	// n²·variance = n·Σd² − (Σd)², exact; then one rounding each.
+	v := new(big.Int).Mul(n, sq)
+	v.Sub(v, new(big.Int).Mul(sum, sum))
+	nn := new(big.Int).Mul(n, n)
+	m, _ := new(big.Rat).SetFrac(sum, n).Float64()
+	vr, _ := new(big.Rat).SetFrac(v, nn).Float64()
+	return m / 1e6, math.Sqrt(max(vr, 0)) / 1e6
 }
 
 // runs returns the distinct values in milliseconds, increasing, with the

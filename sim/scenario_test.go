@@ -172,6 +172,9 @@ func decodeScenario(data []byte) (Config, list) {
 			}
 		}
 	}
+	if x := b.next(); x%3 == 1 { // summaries past a tiny exact-sample limit: sketches
+		cfg.ExactSamples = 1 + x%7
+	}
 	return cfg, reqs
 }
 

@@ -74,6 +74,21 @@ func (s *Sketch) AddN(x float64, k int) {
 		return
 	}
 	n := uint64(k)
+	if !s.count(x, n) {
+		return
+	}
+	if !(x >= sketchZero) {
+		x = 0
+	}
+	s.finite += n
+	d := x - s.mean
+	s.mean += d * float64(n) / float64(s.finite)
+	s.m2 += d * (x - s.mean) * float64(n)
+}
+
+// count adds x n times to the buckets, the count and the maximum, not to
+// the moments, and reports whether x is finite.
+func (s *Sketch) count(x float64, n uint64) bool {
 	s.n += n
 	if x > s.max || s.max == math.Inf(-1) {
 		s.max = x
@@ -81,17 +96,13 @@ func (s *Sketch) AddN(x float64, k int) {
 	switch {
 	case math.IsInf(x, 1):
 		s.inf += n
-		return
+		return false
 	case !(x >= sketchZero):
 		s.zero += n
-		x = 0
 	default:
 		s.bump(int(math.Ceil(math.Log(x)/s.lnGamma)), n)
 	}
-	s.finite += n
-	d := x - s.mean
-	s.mean += d * float64(n) / float64(s.finite)
-	s.m2 += d * (x - s.mean) * float64(n)
+	return true
 }
 
 // bump adds n to bucket i, growing the dense range to hold it.

@@ -192,3 +192,32 @@ func TestSweepPastExactSamplesSaysSo(t *testing.T) {
 func TestExactSamplesValidates(t *testing.T) {
 	assert.ErrorContains(t, Config{ExactSamples: -1}.Validate(), "ExactSamples")
 }
+
+// A sketched ITL sample comes out the same to the bit however its gaps
+// were grouped (a fast-forwarded run adds a gap once for many tokens, a
+// stepwise one once a step), with the exact mean and deviation.
+func TestSketchedGapsAreGroupingFree(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	var gaps []time.Duration
+	for range 3000 {
+		gaps = append(gaps, time.Duration(r.IntN(200_000_000))+time.Duration(r.IntN(3))*time.Hour)
+	}
+	one, many := weighted{limit: 10}, weighted{limit: 10}
+	exact := weighted{}
+	for i, d := range gaps {
+		k := 1 + i%7
+		many.add(d, k)
+		exact.add(d, k)
+		for range k {
+			one.add(d, 1)
+		}
+	}
+	a, b, e := weightedDist(&one, Linear), weightedDist(&many, Linear), weightedDist(&exact, Linear)
+	assert.Equal(t, fmt.Sprintf("%#v", a), fmt.Sprintf("%#v", b))
+	assert.Equal(t, SketchAccuracy, a.RelErr)
+	assert.Equal(t, e.N, a.N)
+	assert.Equal(t, e.Max, a.Max)
+	assert.InEpsilon(t, e.Mean, a.Mean, 1e-12)
+	assert.InEpsilon(t, e.Std, a.Std, 1e-9)
+	assert.InEpsilon(t, e.P99, a.P99, SketchAccuracy*(1+1e-9))
+}

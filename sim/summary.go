@@ -484,7 +484,9 @@ func nan() float64 { return math.NaN() }
 // weightedDist summarises a sample held as values with counts.
 func weightedDist(w *weighted, m Method) Dist {
 	if w.sk != nil {
-		return w.sk.Dist(m)
+		d := w.sk.Dist(m)
+		d.Mean, d.Std = w.moments()
+		return d
 	}
 	vals, cum := w.runs()
 	if len(vals) == 0 {
