@@ -9,7 +9,8 @@
 //     answers with.
 //   - schedule.go: Schedule (plan a step) and Complete (end it); the
 //     scheduling rules below live here.
-//   - policy.go: the waiting-queue order (FCFS, Priority, PolicyFunc).
+//   - policy.go: the waiting-queue order (FCFS, Priority, ShortestPrompt,
+//     EarliestDeadline, PolicyFunc).
 //   - kv.go, prefix.go: block accounting and the prefix cache.
 //   - run.go: a run of identical decode steps planned as one move, its
 //     blocks taken step by step, collected (CompleteUntil) and cut short

@@ -245,6 +245,9 @@ func (c Config) WithDefaults() Config {
 	if c.MaxBacklog == 0 {
 		c.MaxBacklog = DefaultMaxBacklog
 	}
+	if c.ExactSamples == 0 {
+		c.ExactSamples = DefaultExactSamples
+	}
 	return c
 }
 
