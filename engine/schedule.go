@@ -142,14 +142,21 @@ func (e *Engine) planWholePrompts() {
 // With speculative decoding a decode asks for its token and up to K drafts,
 // never more than the tokens it has left to emit after this one.
 func (e *Engine) chunk(s *seq, computed, budget int) int {
-	n := s.known - computed
-	if e.cfg.ChunkCap > 0 && n > e.cfg.ChunkCap {
-		n = e.cfg.ChunkCap
-	}
+	n := e.newTokens(s, computed)
 	if k := e.cfg.SpeculativeTokens; k > 0 && n == 1 && s.emitted > 0 {
 		n += min(k, s.req.Output-s.emitted-1)
 	}
 	return min(n, budget)
+}
+
+// newTokens is the number of s's known tokens not in KV, at most the
+// chunk cap: what a request asks for without drafts.
+func (e *Engine) newTokens(s *seq, computed int) int {
+	n := s.known - computed
+	if e.cfg.ChunkCap > 0 && n > e.cfg.ChunkCap {
+		n = e.cfg.ChunkCap
+	}
+	return n
 }
 
 // tryAdmit admits the head of the waiting queue if it fits in budget: a
@@ -164,7 +171,12 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 	s := e.waiting.peek()
 	hit, pinned := e.hits(s)
 	tokens := len(hit) * e.cfg.BlockSize
-	n := e.chunk(s, tokens, budget)
+	// Admission schedules no drafts, as vLLM's waiting loop asks for
+	// num_tokens - num_computed_tokens only: a resumed request whose
+	// blocks are all cached but its last token's verifies that token
+	// alone. Drafts here were also blocks the admission gate had not
+	// counted.
+	n := min(e.newTokens(s, tokens), budget)
 	if whole {
 		if n = s.known - tokens; n > budget {
 			return 0, false
