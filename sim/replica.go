@@ -143,6 +143,15 @@ func (r *runner) interrupt(rep *replica) error {
 		r.queuePlan(rep)
 		return nil
 	}
+	if r.now >= rep.stepDone {
+		// Its move ends at this very instant, and that event, still
+		// pending, collects it and plans the next step after everything
+		// at now. This happens when another replica's step end at the same
+		// instant frees a client slot (or ends a conversation's turn) and
+		// the request sent there is routed here: a step-by-step replica
+		// would weigh it in that plan too.
+		return nil
+	}
 	if err := r.settle(rep, r.now); err != nil {
 		return err
 	}
