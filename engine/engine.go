@@ -192,6 +192,12 @@ func (e *Engine) EvictableBlocks() int { return e.pool.evict }
 // Busy reports whether a step is in flight.
 func (e *Engine) Busy() bool { return e.inFlight }
 
+// AtSeqCap reports whether the running list is at the sequence cap
+// (MaxSeqs): no waiting request can be admitted until a running one
+// leaves, so a request that joins the waiting queue changes no step of a
+// move in flight (a move keeps its running requests to its end).
+func (e *Engine) AtSeqCap() bool { return len(e.running) >= e.cfg.MaxSeqs }
+
 // Idle reports whether the engine holds no request.
 func (e *Engine) Idle() bool { return len(e.reqs) == 0 }
 

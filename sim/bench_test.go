@@ -36,6 +36,19 @@ func BenchmarkRunFleet(b *testing.B) {
 	})
 }
 
+// BenchmarkRunFleetRandom is BenchmarkRunFleet behind Random: by Poisson
+// thinning each replica then sees exactly BenchmarkRunAtlas's workload in
+// distribution (Poisson at 2.4 req/s), so the two compare the simulator's
+// cost of a fleet at equal queueing; round robin's regular arrivals keep
+// batches smaller and cut more moves.
+func BenchmarkRunFleetRandom(b *testing.B) {
+	const replicas = 8
+	cfg := Config{Fleet: Fleet{Replicas: Copies(replicas, Replica{}), Router: Random{}}}
+	benchRun(b, cfg, func() workload.Source {
+		return poisson(b, 1, replicas*2.4, replicas*20_000, workload.Fixed(2000, 200))
+	})
+}
+
 // BenchmarkRunLongOutputs is BenchmarkRunAtlas with ten times longer
 // answers (2,000 tokens) at the load that keeps the replica as near its
 // knee (a tenth): the fast-forward should make a request's cost grow far

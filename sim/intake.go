@@ -201,9 +201,12 @@ func (r *runner) send(ref int32) error {
 		return nil
 	}
 	// It joins the replica's waiting queue: a run in flight there stops
-	// after its step in flight, as step by step.
-	if err := r.interrupt(rep); err != nil {
-		return err
+	// after its step in flight, as step by step, unless the join changes
+	// none of its steps.
+	if !r.joinChangesNothing(rep) {
+		if err := r.interrupt(rep); err != nil {
+			return err
+		}
 	}
 	r.hold(rep, +1)
 	r.inSystem++
