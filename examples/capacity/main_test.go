@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/servesim/servesim/internal/golden"
+	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -107,8 +108,8 @@ func TestRunRefusesALoadItCannotCountOnce(t *testing.T) {
 		var out bytes.Buffer
 		err := run(&out, args)
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), args[0]+" 1e+30 req/s: 1.14e+33 requests in 19m0s (to the horizon and its drain): more than a run can count")
-		assert.Equal(t, 1, strings.Count(err.Error(), "requests in"), "one error, not one per replication: %v", err)
+		assert.Contains(t, err.Error(), args[0]+" 1e+30 req/s: workload: Arrival.Rate 1e+30 req/s over Duration 8760h0m0s is about 3.15e+37 requests, more than")
+		assert.Equal(t, 1, strings.Count(err.Error(), "a workload can count"), "one error, not one per replication: %v", err)
 		assert.NotContains(t, err.Error(), "Synthetic.Count")
 		assert.Zero(t, out.Len())
 	}
@@ -217,7 +218,17 @@ func TestRunWritesPlotsCardAndEvents(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(js, &card))
 	assert.Equal(t, report.AnalysisRevision, card["analysis_revision"])
-	assert.Contains(t, card["rerun"], "cannot be rerun: Sweep.Workload is a function (sim.WorkloadFunc)", "its workload is a function")
+	assert.Contains(t, card["rerun"], "from the scenario it embeds", "its workload is data (sim.Poisson)")
+	// The card reruns: the scenario it embeds is the sweep that ran, and
+	// gives the knee it reports.
+	s, err := scenario.LoadCard(filepath.Join(dir, "capacity-card.json"), scenario.CardOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, s.Sweep)
+	c, err := s.Sweep.Run()
+	require.NoError(t, err)
+	knee := card["results"].(map[string]any)["knee"].(map[string]any)["load"].(map[string]any)
+	assert.Equal(t, knee["center"], c.Knee.Load.Center, "the rerun's knee is the card's")
+	assert.Equal(t, knee["lo"], c.Knee.Load.Lo)
 	assert.Equal(t, 180.0, card["window"].(map[string]any)["drain_s"], "one more window of 3 minutes, as it ran")
 	assert.NotContains(t, card["events"].(map[string]any)["columns"], "itl", "the JSONL files have no itl key")
 	res := card["results"].(map[string]any)

@@ -45,7 +45,6 @@ func sweepFor(r costmodel.Replica, e costmodel.Estimate, o simOptions) (sim.Swee
 	if o.loads != nil {
 		grid = sim.Grid{Loads: o.loads}
 	}
-	span := o.horizon + o.horizon - o.warmup // window plus drain
 	s := sim.Sweep{
 		Config: sim.Config{
 			Engine: engineOf(p),
@@ -53,13 +52,7 @@ func sweepFor(r costmodel.Replica, e costmodel.Estimate, o simOptions) (sim.Swee
 			SLO:    sim.SLO{TTFT: p.SLO.TTFT, ITL: p.SLO.ITL},
 			Window: sim.Window{Warmup: o.warmup, Horizon: o.horizon},
 		},
-		Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
-			n, err := requestsIn(rate, span)
-			if err != nil {
-				return nil, err
-			}
-			return workload.NewPoisson(seed, rate, n, workload.Fixed(p.PromptTokens, p.OutputTokens))
-		}),
+		Workload:   sim.Poisson(workload.Fixed(p.PromptTokens, p.OutputTokens)),
 		Grid:       grid,
 		Reps:       o.reps,
 		BaseSeed:   o.seed,
@@ -86,16 +79,6 @@ func sweepFor(r costmodel.Replica, e costmodel.Estimate, o simOptions) (sim.Swee
 // token budget and chunk cap, vLLM V1's defaults otherwise.
 func engineOf(p costmodel.OperatingPoint) engine.Config {
 	return engine.Config{MaxSeqs: p.Batch, MaxBatchedTokens: p.Budget, ChunkCap: p.ChunkCap}
-}
-
-// requestsIn is how many requests a run at rate req/s draws: enough to
-// cover its window and drain (span), and one more.
-func requestsIn(rate float64, span time.Duration) (int, error) {
-	n := math.Trunc(rate*span.Seconds()) + 1
-	if !(n < math.MaxInt64) {
-		return 0, fmt.Errorf("%.3g requests in %v (to the horizon and its drain): more than a run can count", n, span)
-	}
-	return int(n), nil
 }
 
 // parseLoads reads -loads: positive finite rates in requests/s.
