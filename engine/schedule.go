@@ -25,7 +25,10 @@ func (e *Engine) Schedule(now time.Duration) (*Plan, error) {
 // inside the run after all (an abort at the client's deadline, the end of
 // the simulation), CompleteUntil collects the steps that ended before it.
 // An Add or Abort at an instant before the run's last step started breaks
-// the driver's promise: the run was planned without it.
+// the driver's promise: the run was planned without it. One Add does not:
+// while AtSeqCap, a request that joins the waiting queue changes no step
+// of the run (nobody can be admitted before a running request leaves, and
+// the run ends at the first that does), so the run may go on.
 func (e *Engine) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 	if e.inFlight {
 		return nil, ErrStepInFlight
