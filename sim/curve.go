@@ -124,36 +124,36 @@ func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 		return out
 	}
 	var sketched []string
-	pct := func(name string, d func(s *Summary) Dist, x func(s *Summary) []float64) Percentiles {
+	// A metric some run sketched keeps no samples to pool: its percentiles
+	// are each run's own, with the interval across replications.
+	pct := func(name string, d func(s *Summary) Dist, exact func() Percentiles) Percentiles {
 		if ds := dists(runs, d); sketchedIn(ds) {
 			sketched = append(sketched, name)
 			return acrossRuns(ds, conf)
 		}
-		if name == "TTFT over every offered request" {
-			q := quantilesCI(pick(x), []float64{0.5, 0.9, 0.99}, conf, rng)
-			return Percentiles{P50: q[0], P90: q[1], P99: q[2]}
-		}
-		return p.percentiles(name, pick(x), conf, rng)
+		return exact()
 	}
-	itl := func(name string, d func(s *Summary) Dist, x func(s *Summary) []ValueCount) Percentiles {
-		if ds := dists(runs, d); sketchedIn(ds) {
-			sketched = append(sketched, name)
-			return acrossRuns(ds, conf)
-		}
-		return p.itlPercentiles(conf, x)
+	pooled := func(name string, x func(s *Summary) []float64) func() Percentiles {
+		return func() Percentiles { return p.percentiles(name, pick(x), conf, rng) }
 	}
-	p.TTFT = pct("TTFT", func(s *Summary) Dist { return s.TTFT }, func(s *Summary) []float64 { return s.Samples.TTFT })
-	p.TPOT = pct("TPOT", func(s *Summary) Dist { return s.TPOT }, func(s *Summary) []float64 { return s.Samples.TPOT })
-	p.E2E = pct("E2E", func(s *Summary) Dist { return s.E2E }, func(s *Summary) []float64 { return s.Samples.E2E })
-	p.ITL = itl("ITL", func(s *Summary) Dist { return s.ITL }, func(s *Summary) []ValueCount { return s.Samples.ITL })
-	p.ITLRetokenized = itl("retokenized ITL", func(s *Summary) Dist { return s.ITLRetokenized }, func(s *Summary) []ValueCount { return s.Samples.ITLRetokenized })
+	perRun := func(x func(s *Summary) []ValueCount) func() Percentiles {
+		return func() Percentiles { return p.itlPercentiles(conf, x) }
+	}
+	p.TTFT = pct("TTFT", func(s *Summary) Dist { return s.TTFT }, pooled("TTFT", func(s *Summary) []float64 { return s.Samples.TTFT }))
+	p.TPOT = pct("TPOT", func(s *Summary) Dist { return s.TPOT }, pooled("TPOT", func(s *Summary) []float64 { return s.Samples.TPOT }))
+	p.E2E = pct("E2E", func(s *Summary) Dist { return s.E2E }, pooled("E2E", func(s *Summary) []float64 { return s.Samples.E2E }))
+	p.ITL = pct("ITL", func(s *Summary) Dist { return s.ITL }, perRun(func(s *Summary) []ValueCount { return s.Samples.ITL }))
+	p.ITLRetokenized = pct("retokenized ITL", func(s *Summary) Dist { return s.ITLRetokenized }, perRun(func(s *Summary) []ValueCount { return s.Samples.ITLRetokenized }))
 	p.MeanAccepted = per(func(s *Summary) float64 { return s.Speculation.MeanAccepted })
 	p.AcceptanceRate = clamp(per(func(s *Summary) float64 { return s.Speculation.AcceptanceRate }), 0, 1)
-	p.TTFTOffered = pct("TTFT over every offered request", func(s *Summary) Dist { return s.TTFTOffered }, func(s *Summary) []float64 { return s.Samples.TTFTOffered })
+	p.TTFTOffered = pct("TTFT over every offered request", func(s *Summary) Dist { return s.TTFTOffered }, func() Percentiles {
+		q := quantilesCI(pick(func(s *Summary) []float64 { return s.Samples.TTFTOffered }), []float64{0.5, 0.9, 0.99}, conf, rng)
+		return Percentiles{P50: q[0], P90: q[1], P99: q[2]}
+	})
 	if len(sketched) > 0 {
 		acc := 0.0
 		for i := range runs {
-			acc = max(acc, runs[i].sketchAccuracy())
+			acc = max(acc, runs[i].MaxRelErr())
 		}
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s percentiles from a sketch (a replication measured more than Config.ExactSamples requests): each within %g %% of the exact value, the interval across replications rather than bootstrapped", strings.Join(sketched, ", "), 100*acc))
 	}

@@ -225,10 +225,11 @@ func (s *Summary) NoMeasured() bool {
 
 // Sketched reports whether some of the summary's latency distributions
 // came from a sketch (Dist.RelErr > 0) rather than exact samples.
-func (s *Summary) Sketched() bool { return s.sketchAccuracy() > 0 }
+func (s *Summary) Sketched() bool { return s.MaxRelErr() > 0 }
 
-// sketchAccuracy is the largest RelErr among the summary's distributions.
-func (s *Summary) sketchAccuracy() float64 {
+// MaxRelErr is the largest RelErr among the summary's latency
+// distributions: 0 when every percentile is exact.
+func (s *Summary) MaxRelErr() float64 {
 	e := 0.0
 	for _, d := range []Dist{s.TTFT, s.TPOT, s.ITL, s.E2E, s.QueueDelay, s.ITLRetokenized, s.TTFTOffered, s.E2EOffered, s.ClientWait} {
 		e = max(e, d.RelErr)

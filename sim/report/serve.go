@@ -141,11 +141,7 @@ func (s Serve) additions(o *object) {
 	if sum.Sketched() {
 		// Past sim.Config.ExactSamples the percentiles come from a
 		// sketch: say within what.
-		e := 0.0
-		for _, d := range []sim.Dist{sum.TTFT, sum.TPOT, sum.ITL, sum.E2E, sum.QueueDelay, sum.ClientWait} {
-			e = max(e, d.RelErr)
-		}
-		o.add("percentile_relative_error", e)
+		o.add("percentile_relative_error", sum.MaxRelErr())
 	}
 	o.add("slo", slo(sum.SLO))
 	o.add("window", window(sum.Window, s.Meta.Window))
