@@ -194,7 +194,9 @@ type Imbalance struct {
 // Samples are the raw latencies of one run's measured requests, in
 // milliseconds, each slice sorted ascending: TTFT, TPOT, E2E and queue delay
 // of the requests that completed ok (TPOT of those with two tokens or more),
-// and every inter-token gap as distinct values with their counts.
+// and every inter-token gap as distinct values with their counts. A latency
+// that passed Config.ExactSamples values was sketched instead: its slice is
+// nil and its Dist's RelErr says within what its percentiles are.
 type Samples struct {
 	TTFT, TPOT, E2E, Queue []float64
 	ITL                    []ValueCount
