@@ -21,7 +21,7 @@ func CDF(s *sim.Summary) (*plot.Plot, error) {
 	ttft := sampleCDF(s.Samples.TTFT)
 	itl := countCDF(s.Samples.ITL)
 	if len(ttft) == 0 && len(itl) == 0 {
-		return nil, errors.New("chart: the summary keeps no TTFT or ITL samples")
+		return nil, errors.New("chart: the summary keeps no TTFT or ITL samples (none measured, or more than sim.Config.ExactSamples, which are sketched)")
 	}
 	p := newPlot(fmt.Sprintf("TTFT and ITL distributions (%d requests ok, %d gaps)", s.TTFT.N, s.ITL.N),
 		"latency (ms, log scale)", "fraction at or below")
