@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/cputime"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -71,7 +72,7 @@ func benchRun(b *testing.B, cfg Config, src func() workload.Source) {
 	var done int
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	cpu0 := cpuTime()
+	cpu0 := cputime.Used()
 	for b.Loop() {
 		sum, err := Run(cfg, src(), nil)
 		if err != nil {
@@ -79,7 +80,7 @@ func benchRun(b *testing.B, cfg Config, src func() workload.Source) {
 		}
 		done += sum.Offered
 	}
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Used() - cpu0
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(done)/b.Elapsed().Seconds(), "requests/s")
 	if cpu > 0 {

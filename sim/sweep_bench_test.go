@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servesim/servesim/internal/cputime"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -30,13 +31,13 @@ func BenchmarkSweepWorkers(b *testing.B) {
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			s.Workers = workers
-			cpu0 := cpuTime()
+			cpu0 := cputime.Used()
 			for b.Loop() {
 				if _, err := s.Run(); err != nil {
 					b.Fatal(err)
 				}
 			}
-			if cpu := cpuTime() - cpu0; cpu > 0 {
+			if cpu := cputime.Used() - cpu0; cpu > 0 {
 				b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 			}
 		})

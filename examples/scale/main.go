@@ -27,6 +27,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/servesim/servesim/internal/cputime"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
@@ -90,12 +91,12 @@ func run(w io.Writer, args []string) error {
 	}
 	defer closeSrc()
 	cfg := sim.Config{Seed: o.seed, ExactSamples: o.exact}
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), cputime.Used()
 	sum, err := sim.Run(cfg, src, nil)
 	if err != nil {
 		return err
 	}
-	wall, cpu := time.Since(start), cpuTime()-cpu0
+	wall, cpu := time.Since(start), cputime.Used()-cpu0
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fmt.Fprintf(w, "%s through sim.Run on the Atlas TP4 default\n", what)

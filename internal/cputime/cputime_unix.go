@@ -1,15 +1,14 @@
 //go:build unix
 
-package main
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time the process has used (user + system, every
-// thread): what a run costs, however busy the machine is.
-func cpuTime() time.Duration {
+// Used is the CPU time the process has used so far, 0 if unknown.
+func Used() time.Duration {
 	var u syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &u) != nil {
 		return 0
