@@ -46,9 +46,10 @@ type Engine struct {
 	waiting0   int   // queue lengths when the plan was made
 	running0   int
 
-	lazy        bool // the plan in flight is a run whose blocks are taken step by step
-	runAlloc    int  // steps of the run in flight whose blocks are taken
-	outstanding int  // Σ left() over the requests held
+	runHead     uint64 // Add order + 1 of the waiting head the plan in flight was made with; 0: none
+	lazy        bool   // the plan in flight is a run whose blocks are taken step by step
+	runAlloc    int    // steps of the run in flight whose blocks are taken
+	outstanding int    // Σ left() over the requests held
 
 	acceptor Acceptor // speculative decoding: the driver's acceptance draws
 
@@ -197,6 +198,17 @@ func (e *Engine) Busy() bool { return e.inFlight }
 // leaves, so a request that joins the waiting queue changes no step of a
 // move in flight (a move keeps its running requests to its end).
 func (e *Engine) AtSeqCap() bool { return len(e.running) >= e.cfg.MaxSeqs }
+
+// JoinChangesNothing reports whether a request just added to the waiting
+// queue leaves every step of the move in flight as planned: the running
+// list is at its sequence cap (AtSeqCap), or the waiting queue's head is
+// still the one the move was planned with. Admission stops at the head,
+// and no step of a run could admit the head its first step could not
+// (see fitBlocks), so then step by step nobody would be admitted before
+// the move ends either.
+func (e *Engine) JoinChangesNothing() bool {
+	return e.AtSeqCap() || (e.runHead != 0 && e.waiting.len() > 0 && e.waiting.peek().order+1 == e.runHead)
+}
 
 // Idle reports whether the engine holds no request.
 func (e *Engine) Idle() bool { return len(e.reqs) == 0 }

@@ -25,10 +25,10 @@ func (e *Engine) Schedule(now time.Duration) (*Plan, error) {
 // inside the run after all (an abort at the client's deadline, the end of
 // the simulation), CompleteUntil collects the steps that ended before it.
 // An Add or Abort at an instant before the run's last step started breaks
-// the driver's promise: the run was planned without it. One Add does not:
-// while AtSeqCap, a request that joins the waiting queue changes no step
-// of the run (nobody can be admitted before a running request leaves, and
-// the run ends at the first that does), so the run may go on.
+// the driver's promise: the run was planned without it. An Add after which
+// JoinChangesNothing holds does not: the request waits behind a head no
+// step of the run could admit, or for a running request to leave, so the
+// run may go on.
 func (e *Engine) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 	if e.inFlight {
 		return nil, ErrStepInFlight
@@ -67,6 +67,10 @@ func (e *Engine) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 	e.plan.End = now + time.Duration(e.plan.Steps)*e.plan.StepTime
 	e.inFlight = true
 	e.noteFirstStep()
+	e.runHead = 0
+	if e.waiting.len() > 0 {
+		e.runHead = e.waiting.peek().order + 1
+	}
 	return &e.plan, nil
 }
 

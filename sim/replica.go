@@ -172,16 +172,16 @@ func (r *runner) interrupt(rep *replica) error {
 }
 
 // joinChangesNothing reports whether a request joining the replica's
-// waiting queue leaves every step of its move in flight as planned: its
-// running list is at the sequence cap, and a move keeps its running
-// requests to its end (a run of decode steps ends at the first that
-// finishes), so step by step nobody would be admitted before the move
+// waiting queue leaves every step of its move in flight as planned
+// (engine.JoinChangesNothing: the batch is at its sequence cap, or the
+// newcomer waits behind the head the move was planned with, which no step
+// could admit), so step by step nobody would be admitted before the move
 // ends either; the plan at its end weighs the newcomer. The move is not
-// cut then, which saves a move a request whenever the batch is full. An
-// observed replica is cut as before: each move's record carries the
-// waiting queue's length.
+// cut then, which saves a move a request whenever the batch is full or
+// the cache is. An observed replica is cut as before: each move's record
+// carries the waiting queue's length.
 func (r *runner) joinChangesNothing(rep *replica) bool {
-	return r.steps == nil && rep.eng.Busy() && rep.eng.AtSeqCap()
+	return r.steps == nil && rep.eng.Busy() && rep.eng.JoinChangesNothing()
 }
 
 // settleAll collects every replica's steps that ended by t.
