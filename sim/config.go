@@ -121,7 +121,7 @@ type Window struct {
 	// Observer before the truncation is known: their Measured flag means
 	// "eligible"; Summary.Warmup says where the window finally began.
 	// Until the run ends it keeps every eligible record, so its memory
-	// grows with the run (about 200 bytes a request), unlike a declared
+	// grows with the run (a 240-byte record a request), unlike a declared
 	// warm-up: a run of millions of requests should declare one.
 	DetectWarmup bool
 }
