@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -97,9 +96,7 @@ func capacityCard(r costmodel.Replica, e costmodel.Estimate, s sim.Sweep, c *sim
 	}
 	card.Command = strings.TrimSpace("go run ./examples/capacity " + strings.Join(o.args, " "))
 	card.Events = report.EventsOf(filepath.Join(o.out, "events")+string(filepath.Separator)+"load=<load>-rep=<r>.jsonl", "jsonl", s.Config)
-	if card.Build.Revision == report.Unknown {
-		card.Build.Revision, card.Build.Modified = gitRevision()
-	}
+	card.Build = card.Build.WithGit()
 	if cp := card.Results.Capacity; cp != nil {
 		cp.Source = fmt.Sprintf("costmodel's serving capacity, %s, in the estimate below", e.ServingCapacity.Basis)
 	}
@@ -138,23 +135,4 @@ func againstEstimate(e costmodel.Estimate, c *sim.Curve) []string {
 		}
 	}
 	return notes
-}
-
-// gitRevision asks git for the checkout's commit when the binary carries no
-// VCS stamp (go run with -buildvcs=false); report.Unknown if git cannot
-// tell.
-func gitRevision() (rev, modified string) {
-	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
-	if err != nil {
-		return report.Unknown, report.Unknown
-	}
-	rev = strings.TrimSpace(string(out)) + " (from git at run time)"
-	status, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
-	switch {
-	case err != nil:
-		return rev, report.Unknown
-	case len(status) > 0:
-		return rev, "true"
-	}
-	return rev, "false"
 }

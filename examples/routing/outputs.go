@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -109,9 +108,7 @@ func levelCard(out *outcome, o options) (report.Card, error) {
 	}
 	card.Command = strings.TrimSpace("go run ./examples/routing " + strings.Join(o.args, " "))
 	card.Notes = levelNotes(out, o)
-	if card.Build.Revision == report.Unknown {
-		card.Build.Revision, card.Build.Modified = gitRevision()
-	}
+	card.Build = card.Build.WithGit()
 	return card, nil
 }
 
@@ -130,23 +127,4 @@ func levelNotes(out *outcome, o options) []string {
 		"Raw per-request events are not kept by this program (some 10⁶ requests per run of it); a sim.Sweep's Observe field with report.NewJSONL keeps them.",
 		"Second day: rerun the command; identical seeds give identical bytes, so any difference is a change in the simulator (see revision).")
 	return notes
-}
-
-// gitRevision asks git for the checkout's commit when the binary carries no
-// VCS stamp (go run with -buildvcs=false); report.Unknown if git cannot
-// tell.
-func gitRevision() (rev, modified string) {
-	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
-	if err != nil {
-		return report.Unknown, report.Unknown
-	}
-	rev = strings.TrimSpace(string(out)) + " (from git at run time)"
-	status, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
-	switch {
-	case err != nil:
-		return rev, report.Unknown
-	case len(status) > 0:
-		return rev, "true"
-	}
-	return rev, "false"
 }

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
@@ -86,9 +84,7 @@ func (o *outputs) card(name string, c report.Card) {
 	}
 	c.Command = o.command
 	c.EmbedScenario(nil, o.embed)
-	if c.Build.Revision == report.Unknown {
-		c.Build.Revision, c.Build.Modified = gitRevision()
-	}
+	c.Build = c.Build.WithGit()
 	o.files = append(o.files,
 		file{name + ".md", func(p string) error { return writeFile(p, c.WriteMarkdown) }},
 		file{name + ".json", func(p string) error { return writeFile(p, c.WriteJSON) }})
@@ -160,22 +156,4 @@ func cardCommand(card []byte) string {
 	}
 	_ = json.Unmarshal(card, &c)
 	return c.Command
-}
-
-// gitRevision asks git for the checkout's commit when the binary carries
-// no VCS stamp (go run); report.Unknown if git cannot tell.
-func gitRevision() (rev, modified string) {
-	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
-	if err != nil {
-		return report.Unknown, report.Unknown
-	}
-	rev = strings.TrimSpace(string(out)) + " (from git at run time)"
-	status, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
-	switch {
-	case err != nil:
-		return rev, report.Unknown
-	case len(status) > 0:
-		return rev, "true"
-	}
-	return rev, "false"
 }

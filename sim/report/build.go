@@ -1,8 +1,10 @@
 package report
 
 import (
+	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 // Module is servesim's module path.
@@ -75,4 +77,30 @@ func moduleVersion(info *debug.BuildInfo) string {
 		}
 	}
 	return ""
+}
+
+// WithGit returns b with Revision and Modified asked of git, in the
+// working directory, when the binary recorded no revision (go run with
+// -buildvcs=false): the commit marked "(from git at run time)", and
+// whether tracked files had changes. They stay Unknown when git cannot
+// tell; a recorded revision is kept.
+func (b Build) WithGit() Build {
+	if b.Revision != Unknown {
+		return b
+	}
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return b
+	}
+	b.Revision = strings.TrimSpace(string(out)) + " (from git at run time)"
+	status, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
+	switch {
+	case err != nil:
+		b.Modified = Unknown
+	case len(status) > 0:
+		b.Modified = "true"
+	default:
+		b.Modified = "false"
+	}
+	return b
 }

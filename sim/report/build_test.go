@@ -1,6 +1,7 @@
 package report
 
 import (
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -33,4 +34,16 @@ func TestModuleVersionAsMainOrDependency(t *testing.T) {
 	assert.Equal(t, "v0.3.1", moduleVersion(dep))
 
 	assert.Empty(t, moduleVersion(&debug.BuildInfo{Main: debug.Module{Path: "example.com/tool"}}))
+}
+
+// WithGit keeps a revision the binary recorded, and otherwise asks git;
+// outside a checkout the facts stay Unknown.
+func TestBuildWithGit(t *testing.T) {
+	recorded := Build{Revision: "abc", Modified: "false"}
+	assert.Equal(t, recorded, recorded.WithGit())
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	t.Chdir(t.TempDir())
+	assert.Equal(t, Build{Revision: Unknown, Modified: Unknown}, Build{Revision: Unknown, Modified: Unknown}.WithGit())
 }
