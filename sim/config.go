@@ -221,9 +221,11 @@ type Config struct {
 	// starts with empty caches.
 	Warm []workload.Request
 	// Stepwise plans every engine step on its own instead of advancing a
-	// run of identical decode steps in one move. Results are identical
-	// either way (a test holds the two to the same bytes); it exists to
-	// verify that, and is several times slower.
+	// run of identical decode steps in one move, and accounts every
+	// token as it is emitted instead of deferring the tokens of requests
+	// that decode in every move until they stop (decode streaks). Results
+	// are identical either way (a test holds the two to the same bytes);
+	// it exists to verify that, and is several times slower.
 	Stepwise bool
 }
 

@@ -27,6 +27,7 @@ type replica struct {
 	busy      time.Duration // time with a step in flight, inside the window
 	blockTime wide          // KV blocks held × step time, over the steps that ended in the window
 	col       collector     // its measured requests
+	streak    streaks       // its requests in decode streaks (streak.go)
 }
 
 // effective is the engine configuration and the cost model the replica

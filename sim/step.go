@@ -28,6 +28,12 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 			r.observeSteps(rep, out)
 		}
 	}
+	if r.lazy {
+		if out.Steps > 0 {
+			r.accountLazy(rep, out)
+		}
+		return nil
+	}
 	var run itlRun
 	for i, em := range out.Emitted {
 		s := &r.slots[em.Ref]
@@ -37,17 +43,22 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 			r.emit(s, rep.stepTime, em.Tokens, em.First, out.End, &run)
 		}
 		if em.Done {
-			r.hold(rep, -1)
-			r.inSystem--
-			if s.willError {
-				r.end(em.Ref, StatusErrored, "server error (injected or recorded in the trace)")
-			} else {
-				r.end(em.Ref, StatusOK, "")
-			}
+			r.finish(rep, em.Ref)
 		}
 	}
 	run.flush(&r.col.itl, r.replicaITL(rep))
 	return nil
+}
+
+// finish ends a request that emitted its last token.
+func (r *runner) finish(rep *replica, ref int32) {
+	r.hold(rep, -1)
+	r.inSystem--
+	if r.slots[ref].willError {
+		r.end(ref, StatusErrored, "server error (injected or recorded in the trace)")
+	} else {
+		r.end(ref, StatusOK, "")
+	}
 }
 
 // replicaITL is the histogram a replica's inter-token gaps go to besides
@@ -165,6 +176,7 @@ func (r *runner) gap(s *slot, d time.Duration, k, per int, run *itlRun) {
 // end gives a live request its terminal status, hands its record to the
 // observer and the summary, frees its slot, and tells a closed-loop source.
 func (r *runner) end(ref int32, st Status, reason string) {
+	r.settleStreak(ref)
 	s := &r.slots[ref]
 	rec := &s.rec
 	rec.Status, rec.Reason, rec.Finish = st, reason, r.now

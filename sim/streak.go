@@ -1,0 +1,247 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/servesim/servesim/engine"
+)
+
+// Decode streaks: the per-token accounting of a request that decodes in
+// every move of its replica, deferred until it stops.
+//
+// A request that emitted a token at the end of a replica's move, and then
+// one token at the end of every step of the replica's following moves (a
+// plain decode), has gaps equal to those steps' durations, the same for
+// every such request: what its record and the summary gain from such a
+// move depends only on the move. So a replica keeps its streak members as
+// counts (measured ones, by class) and running totals over its moves
+// (steps, steps longer than each class's ITL bound, and the moves' longest
+// steps), and a member's record is brought up to date only when its streak
+// ends: when it emits anything but one plain token a step (its last
+// token, or after a move it sat out), is in no move at all (preempted, or
+// left out of the token budget), or ends (it finishes, times out, is
+// aborted, or the run stops). Its tokens are then the steps since it
+// joined, its last token the end of the last move, its largest gap the
+// longest step since it joined, and its gaps over its ITL bound the steps
+// over it since it joined. The summary's ITL histograms and the window's
+// token count take each move once, multiplied by its members. A move then
+// costs one check of each member's Emit instead of the full accounting,
+// with the same results to the byte: the eager accounting is the slow
+// twin (Config.Stepwise, and Config.KeepTokens and speculative decoding,
+// which need every token, use it), held to the same bytes by
+// FuzzFastEqualsStepwise and TestPropertiesOfRandomScenarios.
+type streaks struct {
+	members []int32 // refs of the members, in no order
+	steps   int64   // steps of the moves with members
+	over    []int64 // of them, steps over each class's ITL bound, by class
+	peaks   []peak  // the moves' step times, strictly decreasing: suffix maxima
+	moves   int64   // moves with members so far: the next one's index
+	end     time.Duration
+
+	measured int   // measured members
+	byClass  []int // measured members by class (with classes)
+}
+
+// peak is a move with members whose step time is longer than that of
+// every later one.
+type peak struct {
+	move int64
+	d    time.Duration
+}
+
+// member is a request's streak state, by ref.
+type member struct {
+	in     bool
+	stamp  uint64 // the last move it emitted a plain token in
+	idx    int32  // in streaks.members
+	from   int64  // index of its first deferred move
+	steps0 int64  // streaks.steps when it joined
+	over0  int64  // streaks.over[class] when it joined
+}
+
+// lazyTokens reports whether the run defers decode streaks: not step by
+// step (the slow twin), nor when every token is kept, nor with
+// speculative decoding (a step's tokens vary with its acceptance).
+func (r *runner) lazyTokens() bool {
+	return !r.cfg.Stepwise && !r.cfg.KeepTokens && !r.speculates
+}
+
+func (r *runner) memberOf(ref int32) *member {
+	if int(ref) >= len(r.members) {
+		r.members = append(r.members, make([]member, int(ref)+1-len(r.members))...)
+	}
+	return &r.members[ref]
+}
+
+// accountLazy is account's walk of a move's tokens with decode streaks.
+func (r *runner) accountLazy(rep *replica, out *engine.Outcome) {
+	st := &rep.streak
+	d := rep.stepTime
+	if len(st.members) > 0 && out.End-time.Duration(out.Steps)*d != st.end {
+		r.leaveAll(rep) // not back to back: the gaps are not the steps
+	}
+	r.moveStamp++
+	cont := 0
+	var run itlRun
+	r.joiners = r.joiners[:0]
+	for _, em := range out.Emitted {
+		m := r.memberOf(em.Ref)
+		if m.in {
+			if !em.First && !em.Done && em.Tokens == out.Steps {
+				m.stamp = r.moveStamp
+				cont++
+				continue
+			}
+			r.leave(rep, em.Ref)
+		}
+		r.emit(&r.slots[em.Ref], d, em.Tokens, em.First, out.End, &run)
+		if em.Done {
+			r.finish(rep, em.Ref)
+		} else {
+			r.joiners = append(r.joiners, em.Ref)
+		}
+	}
+	run.flush(&r.col.itl, r.replicaITL(rep))
+	if cont < len(st.members) {
+		for i := 0; i < len(st.members); {
+			if ref := st.members[i]; r.members[ref].stamp != r.moveStamp {
+				r.leave(rep, ref) // moves the last member to i
+				continue
+			}
+			i++
+		}
+	}
+	if cont > 0 {
+		r.streakMove(rep, out, d, cont)
+	}
+	st.end = out.End
+	for _, ref := range r.joiners {
+		r.join(rep, ref)
+	}
+}
+
+// streakMove adds a move of out.Steps steps of d to its cont members'
+// totals, and to the summary's histograms and token count.
+func (r *runner) streakMove(rep *replica, out *engine.Outcome, d time.Duration, cont int) {
+	st := &rep.streak
+	k := int64(out.Steps)
+	st.steps += k
+	for c := range st.over {
+		if d > r.classes.list[c].slo.ITL {
+			st.over[c] += k
+		}
+	}
+	n := len(st.peaks)
+	for n > 0 && st.peaks[n-1].d <= d {
+		n--
+	}
+	st.peaks = append(st.peaks[:n], peak{move: st.moves, d: d})
+	st.moves++
+	if len(st.peaks) > 1024 {
+		r.trimPeaks(st)
+	}
+	if st.measured > 0 {
+		r.col.itl.add(d, out.Steps*st.measured)
+		if len(r.reps) > 1 {
+			rep.col.itl.add(d, out.Steps*st.measured)
+		}
+		for c, m := range st.byClass {
+			if m > 0 {
+				r.classes.list[c].col.itl.add(d, out.Steps*m)
+			}
+		}
+	}
+	r.tokens += r.inWindow(out.End-time.Duration(out.Steps-1)*d, d, out.Steps) * cont
+}
+
+// trimPeaks drops the peaks before every member's first deferred move.
+func (r *runner) trimPeaks(st *streaks) {
+	first := st.moves
+	for _, ref := range st.members {
+		first = min(first, r.members[ref].from)
+	}
+	st.peaks = append(st.peaks[:0], st.peaks[st.firstPeak(first):]...)
+}
+
+// firstPeak is the index of the first peak at or after move from: the
+// longest step of the moves since.
+func (st *streaks) firstPeak(from int64) int {
+	lo, hi := 0, len(st.peaks)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if st.peaks[mid].move < from {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// join makes ref, which emitted a token at the end of the move just
+// accounted, a member of its replica's streak.
+func (r *runner) join(rep *replica, ref int32) {
+	st := &rep.streak
+	s := &r.slots[ref]
+	if st.over == nil {
+		st.over = make([]int64, len(r.classes.list))
+		if r.perClass {
+			st.byClass = make([]int, len(r.classes.list))
+		}
+	}
+	*r.memberOf(ref) = member{in: true, stamp: r.moveStamp, idx: int32(len(st.members)),
+		from: st.moves, steps0: st.steps, over0: st.over[s.class]}
+	st.members = append(st.members, ref)
+	if s.rec.Measured {
+		st.measured++
+		if st.byClass != nil {
+			st.byClass[s.class]++
+		}
+	}
+}
+
+// leave ends ref's streak: its record gets the tokens of the moves since
+// it joined.
+func (r *runner) leave(rep *replica, ref int32) {
+	st := &rep.streak
+	m := &r.members[ref]
+	s := &r.slots[ref]
+	rec := &s.rec
+	if k := st.steps - m.steps0; k > 0 {
+		rec.Emitted += int(k)
+		rec.LastToken = st.end
+		d := st.peaks[st.firstPeak(m.from)].d
+		rec.MaxITL = max(rec.MaxITL, d)
+		rec.MaxTokenITL = max(rec.MaxTokenITL, d)
+		rec.ITLOver += int(st.over[s.class] - m.over0)
+	}
+	last := len(st.members) - 1
+	moved := st.members[last]
+	st.members[m.idx] = moved
+	r.members[moved].idx = m.idx
+	st.members = st.members[:last]
+	if rec.Measured {
+		st.measured--
+		if st.byClass != nil {
+			st.byClass[s.class]--
+		}
+	}
+	*m = member{}
+	if last == 0 {
+		st.peaks = st.peaks[:0]
+	}
+}
+
+// leaveAll ends every streak of the replica.
+func (r *runner) leaveAll(rep *replica) {
+	for len(rep.streak.members) > 0 {
+		r.leave(rep, rep.streak.members[0])
+	}
+}
+
+// settleStreak brings ref's record up to date before it ends.
+func (r *runner) settleStreak(ref int32) {
+	if int(ref) < len(r.members) && r.members[ref].in {
+		r.leave(&r.reps[r.slots[ref].rec.Replica], ref)
+	}
+}
