@@ -180,6 +180,59 @@ func (e *Engine) runBlockSteps(j int) int {
 	return j*other + sum
 }
 
+// allocRun is runBlockSteps(m) followed by allocThrough(m), for Complete:
+// without a step log, one walk of the run's requests does both.
+func (e *Engine) allocRun(m int) int {
+	if e.record || m <= e.runAlloc {
+		bs := e.runBlockSteps(m)
+		e.allocThrough(m)
+		return bs
+	}
+	b := e.cfg.BlockSize
+	other := e.pool.held() // less the blocks of the run's requests, as they were
+	sum := 0
+	for _, s := range e.sched {
+		if s.aborted {
+			continue
+		}
+		other -= s.blocks()
+		sum += blockSum(s.computed+m, b) - blockSum(s.computed, b)
+		e.take(s, e.need(s, s.computed+m))
+	}
+	e.runAlloc = m
+	return m*other + sum
+}
+
+// completeRun is Complete's walk of a run of identical decode steps: every
+// request it holds decodes one token a step, none but on the last step
+// finishes, and none drafts (runLength), so each advances by the run's
+// steps and emits as many tokens.
+func (e *Engine) completeRun() {
+	k := e.out.Steps
+	done := false
+	for _, s := range e.sched {
+		if s.aborted {
+			e.recycle(s)
+			continue
+		}
+		s.computed += k
+		s.known += k
+		s.emitted += k
+		s.look = max(s.look, k) - k
+		s.sched = 0
+		e.outstanding -= k
+		em := Emit{Ref: s.req.Ref, Tokens: k, First: s.emitted == 1}
+		if s.emitted >= s.req.Output {
+			em.Done = true
+			done = true
+		}
+		e.out.Emitted = append(e.out.Emitted, em)
+	}
+	if done {
+		e.dropFinished()
+	}
+}
+
 // SyncTo brings the run in flight up to instant t: the blocks of its steps
 // that started before t are allocated, as they would be step by step. It
 // changes nothing a step-by-step engine would not have done by t; a driver

@@ -54,7 +54,6 @@ func (e *Engine) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 			panic("engine: invariant progress broken: requests held but no step could be planned")
 		}
 	}
-	e.priceBatch()
 	e.plan.Steps = 1
 	e.plan.StepTime = e.model.StepTime(e.plan.Batch)
 	if e.plan.StepTime <= 0 {
@@ -97,8 +96,21 @@ func (e *Engine) resetPlan(now time.Duration) {
 // does not fit.
 func (e *Engine) planChunked() {
 	budget := e.cfg.MaxBatchedTokens
+	plain := e.cfg.SpeculativeTokens == 0
 	for i := 0; i < len(e.running) && budget > 0; i++ {
 		s := e.running[i]
+		if plain && s.emitted > 0 && s.known-s.computed == 1 {
+			// A plain decode, the usual case, inline: it asks for one
+			// token, and needs no room made when its block is free.
+			if need := e.need(s, s.computed+1); need <= e.available() {
+				e.take(s, need)
+				s.sched, s.decoding, s.draft = 1, true, 0
+				e.sched = append(e.sched, s)
+				e.plan.Batch.Decode = append(e.plan.Batch.Decode, s.computed)
+				budget--
+				continue
+			}
+		}
 		n := e.chunk(s, s.computed, budget)
 		if !e.makeRoom(s, n, i) {
 			break // s was its own victim
@@ -269,19 +281,16 @@ func (e *Engine) schedule(s *seq, n int) {
 		e.publish(s, s.computed+n)
 	}
 	e.sched = append(e.sched, s)
-}
-
-// priceBatch fills the plan's batch shape from the scheduled requests.
-func (e *Engine) priceBatch() {
-	for _, s := range e.sched {
-		if s.decoding {
-			e.plan.Batch.Decode = append(e.plan.Batch.Decode, s.computed)
-			if e.cfg.SpeculativeTokens > 0 {
-				e.plan.Batch.Verify = append(e.plan.Batch.Verify, 1+s.draft)
-			}
-		} else {
-			e.plan.Batch.Prefill = append(e.plan.Batch.Prefill, costmodel.Chunk{NewTokens: s.sched, Context: s.computed})
+	// The plan's batch shape, in the order of e.sched: a request
+	// scheduled is never preempted by the same planning (victims are
+	// chosen from the requests not yet scheduled).
+	if s.decoding {
+		e.plan.Batch.Decode = append(e.plan.Batch.Decode, s.computed)
+		if e.cfg.SpeculativeTokens > 0 {
+			e.plan.Batch.Verify = append(e.plan.Batch.Verify, 1+s.draft)
 		}
+	} else {
+		e.plan.Batch.Prefill = append(e.plan.Batch.Prefill, costmodel.Chunk{NewTokens: s.sched, Context: s.computed})
 	}
 }
 
@@ -293,10 +302,10 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	if !e.inFlight {
 		return nil, ErrNoStepInFlight
 	}
+	lazy := e.lazy
 	e.out.BlockSteps = e.pool.held()
-	if e.lazy {
-		e.out.BlockSteps = e.runBlockSteps(e.plan.Steps)
-		e.allocThrough(e.plan.Steps)
+	if lazy {
+		e.out.BlockSteps = e.allocRun(e.plan.Steps)
 	}
 	e.shape(e.plan.Steps)
 	e.out.Decodes, e.out.Chunks = len(e.plan.Batch.Decode), len(e.plan.Batch.Prefill)
@@ -307,6 +316,10 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		e.out.Drafts = e.out.Drafts[:0]
 	}
 	e.out.Steps, e.out.End = e.plan.Steps, e.plan.End
+	if lazy {
+		e.completeRun()
+		return &e.out, nil
+	}
 	done := false
 	for _, s := range e.sched {
 		if s.aborted {
