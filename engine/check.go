@@ -56,10 +56,10 @@ func (e *Engine) Check() error {
 		}
 		errs = append(errs, e.checkSeq(s)...)
 	}
-	if seen != len(e.reqs) {
-		bad("%d requests in queues but %d in the lookup table", seen, len(e.reqs))
+	if seen != e.reqs.len() {
+		bad("%d requests in queues but %d in the lookup table", seen, e.reqs.len())
 	}
-	for ref, s := range e.reqs {
+	for ref, s := range e.reqs.all() {
 		if s.req.Ref != ref {
 			bad("lookup table maps %d to request %d", ref, s.req.Ref)
 		}
@@ -68,7 +68,7 @@ func (e *Engine) Check() error {
 		}
 	}
 	left := 0
-	for _, s := range e.reqs {
+	for _, s := range e.reqs.all() {
 		left += s.left()
 	}
 	if left != e.outstanding {

@@ -20,7 +20,7 @@ type Engine struct {
 	wmBlocks int // blocks admission keeps free
 	shift    int // log2(BlockSize) when it is a power of two, else -1
 
-	reqs     map[int32]*seq
+	reqs     refTable
 	waiting  waitQueue
 	running  []*seq
 	nextSeq  uint64
@@ -54,6 +54,8 @@ type Engine struct {
 	acceptor Acceptor // speculative decoding: the driver's acceptance draws
 
 	sched   []*seq // scheduled in the step in flight, in batch order
+	inline  int    // of them, plain decodes planChunked scheduled inline
+	minLeft int    // their fewest output tokens left
 	shifted []int  // scratch: decode contexts k-1 steps ahead
 	plan    Plan
 	out     Outcome
@@ -165,7 +167,6 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 		cfg:      cfg,
 		model:    m,
 		wmBlocks: int(cfg.Watermark * float64(cfg.KVBlocks)),
-		reqs:     make(map[int32]*seq),
 		pool:     newBlockPool(cfg.KVBlocks, cfg.FreeBlocksFirst),
 		cacheOn:  !cfg.DisablePrefixCache,
 	}
@@ -211,7 +212,7 @@ func (e *Engine) JoinChangesNothing() bool {
 }
 
 // Idle reports whether the engine holds no request.
-func (e *Engine) Idle() bool { return len(e.reqs) == 0 }
+func (e *Engine) Idle() bool { return e.reqs.len() == 0 }
 
 func (e *Engine) blocksFor(tokens int) int {
 	if e.shift >= 0 { // a power-of-two block size: no division in the hot loop
@@ -231,7 +232,7 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 	if r.Deadline != 0 && r.Deadline < r.Arrival {
 		return fmt.Errorf("%w: Deadline %v before Arrival %v", ErrInvalidRequest, r.Deadline, r.Arrival)
 	}
-	if _, dup := e.reqs[r.Ref]; dup {
+	if _, dup := e.reqs.get(r.Ref); dup {
 		return fmt.Errorf("%w: %d", ErrDuplicateRef, r.Ref)
 	}
 	peak := r.Input + r.Output - 1
@@ -249,7 +250,7 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 	s.shared = e.sharedBlocks(&s.req)
 	e.outstanding += s.left()
 	e.nextSeq++
-	e.reqs[r.Ref] = s
+	e.reqs.put(r.Ref, s)
 	e.waiting.push(s)
 	return nil
 }
@@ -265,7 +266,7 @@ func (e *Engine) newSeq() *seq {
 
 func (e *Engine) release(s *seq) {
 	e.outstanding -= s.left()
-	delete(e.reqs, s.req.Ref)
+	e.reqs.remove(s.req.Ref)
 	e.recycle(s)
 }
 
@@ -282,7 +283,7 @@ func (e *Engine) recycle(s *seq) {
 // step: the steps that ended before now must first be collected with
 // CompleteUntil(now) (ErrUnsettledRun otherwise).
 func (e *Engine) Abort(now time.Duration, ref int32) error {
-	s, ok := e.reqs[ref]
+	s, ok := e.reqs.get(ref)
 	if !ok {
 		return fmt.Errorf("%w: %d", ErrUnknownRef, ref)
 	}
@@ -299,7 +300,7 @@ func (e *Engine) Abort(now time.Duration, ref int32) error {
 	if s.sched > 0 {
 		s.aborted = true // released by Complete
 		e.outstanding -= s.left()
-		delete(e.reqs, ref)
+		e.reqs.remove(ref)
 		return nil
 	}
 	e.release(s)

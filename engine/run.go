@@ -43,8 +43,12 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	// so that until near the end of time does not overflow).
 	d := p.StepTime
 	k := int(min((until-now-1)/d+1, 1<<40))
-	for _, s := range e.sched {
-		k = min(k, s.req.Output-s.emitted) // none finishes before the last step
+	if e.inline == len(e.sched) {
+		k = min(k, e.minLeft) // none finishes before the last step
+	} else {
+		for _, s := range e.sched {
+			k = min(k, s.req.Output-s.emitted)
+		}
 	}
 	if k <= 1 {
 		return k
@@ -208,29 +212,34 @@ func (e *Engine) allocRun(m int) int {
 // finishes, and none drafts (runLength), so each advances by the run's
 // steps and emits as many tokens.
 func (e *Engine) completeRun() {
-	k := e.out.Steps
 	done := false
 	for _, s := range e.sched {
 		if s.aborted {
 			e.recycle(s)
 			continue
 		}
-		s.computed += k
-		s.known += k
-		s.emitted += k
-		s.look = max(s.look, k) - k
-		s.sched = 0
-		e.outstanding -= k
-		em := Emit{Ref: s.req.Ref, Tokens: k, First: s.emitted == 1}
-		if s.emitted >= s.req.Output {
-			em.Done = true
-			done = true
-		}
-		e.out.Emitted = append(e.out.Emitted, em)
+		done = e.decoded(s) || done
 	}
 	if done {
 		e.dropFinished()
 	}
+}
+
+// decoded advances s, scheduled as a plain decode (no drafts) for
+// s.sched steps, by those steps: each computes its last token and samples
+// the next. It reports whether s emitted its last token.
+func (e *Engine) decoded(s *seq) bool {
+	k := s.sched
+	s.computed += k
+	s.known += k
+	s.emitted += k
+	s.look = max(s.look, k) - k
+	s.sched = 0
+	e.outstanding -= k
+	em := Emit{Ref: s.req.Ref, Tokens: k, First: s.emitted == 1}
+	em.Done = s.emitted >= s.req.Output
+	e.out.Emitted = append(e.out.Emitted, em)
+	return em.Done
 }
 
 // SyncTo brings the run in flight up to instant t: the blocks of its steps

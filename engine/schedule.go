@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -34,7 +35,7 @@ func (e *Engine) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 		return nil, ErrStepInFlight
 	}
 	e.resetPlan(now)
-	if len(e.reqs) == 0 {
+	if e.reqs.len() == 0 {
 		return nil, nil
 	}
 	if e.cfg.DisableChunkedPrefill {
@@ -87,6 +88,7 @@ func (e *Engine) resetPlan(now time.Duration) {
 	e.plan.Started = e.plan.Started[:0]
 	e.plan.Cached = e.plan.Cached[:0]
 	e.plan.Preempted = e.plan.Preempted[:0]
+	e.inline, e.minLeft = 0, math.MaxInt
 }
 
 // planChunked is vLLM V1's schedule(): running requests first, in order,
@@ -107,6 +109,8 @@ func (e *Engine) planChunked() {
 				s.sched, s.decoding, s.draft = 1, true, 0
 				e.sched = append(e.sched, s)
 				e.plan.Batch.Decode = append(e.plan.Batch.Decode, s.computed)
+				e.inline++
+				e.minLeft = min(e.minLeft, s.req.Output-s.emitted)
 				budget--
 				continue
 			}
@@ -324,6 +328,13 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	for _, s := range e.sched {
 		if s.aborted {
 			e.recycle(s)
+			continue
+		}
+		if s.decoding && s.draft == 0 {
+			done = e.decoded(s) || done
+			if e.cfg.SpeculativeTokens > 0 {
+				e.out.Drafts = append(e.out.Drafts, Draft{})
+			}
 			continue
 		}
 		e.outstanding -= s.left()
