@@ -71,9 +71,33 @@ type weighted struct {
 	sk     *Sketch
 	sum    [2]uint64 // Σ n·d, ns, when sketched (lo, hi)
 	sq     [3]uint64 // Σ n·d², ns²
+
+	// The gaps added last, not yet counted: a run's moves add the same
+	// step time again and again, and a map update each cost a twentieth
+	// of BenchmarkRunAtlas. Readers call settle first.
+	pend    time.Duration
+	pendN   int
+	pending bool
 }
 
+// add counts n gaps of d.
 func (w *weighted) add(d time.Duration, n int) {
+	if w.pending && d != w.pend {
+		w.settle()
+	}
+	w.pend, w.pending = d, true
+	w.pendN += n
+}
+
+// settle counts the pending gaps: every reader calls it first.
+func (w *weighted) settle() {
+	if w.pending {
+		w.count(w.pend, w.pendN)
+		w.pendN, w.pending = 0, false
+	}
+}
+
+func (w *weighted) count(d time.Duration, n int) {
 	if w.sk != nil {
 		w.sketch(d, n)
 		return

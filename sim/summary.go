@@ -2,7 +2,6 @@ package sim
 
 import (
 	"math"
-	"slices"
 	"time"
 
 	"gonum.org/v1/gonum/stat"
@@ -355,11 +354,12 @@ func (s *sample) add(v float64, limit int) {
 
 // summarise sorts the exact values and returns them with their Dist, or
 // nil and the sketch's Dist.
-func (s *sample) summarise(m Method) ([]float64, Dist) {
+// buf is sortFloats' scratch, shared by a summary's samples.
+func (s *sample) summarise(m Method, buf *[]float64) ([]float64, Dist) {
 	if s.sk != nil {
 		return nil, s.sk.Dist(m)
 	}
-	slices.Sort(s.x)
+	*buf = sortFloats(s.x, *buf)
 	return s.x, dist(s.x, m)
 }
 
@@ -434,13 +434,14 @@ func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
 	if c.accepted > 0 {
 		s.MeanSojourn = c.sojourn / time.Duration(c.accepted)
 	}
-	s.Samples.TTFT, s.TTFT = c.ttft.summarise(m)
-	s.Samples.TPOT, s.TPOT = c.tpot.summarise(m)
-	s.Samples.E2E, s.E2E = c.e2e.summarise(m)
-	s.Samples.Queue, s.QueueDelay = c.queue.summarise(m)
-	s.Samples.TTFTOffered, s.TTFTOffered = c.ttftAll.summarise(m)
-	s.Samples.E2EOffered, s.E2EOffered = c.e2eAll.summarise(m)
-	_, s.ClientWait = c.wait.summarise(m)
+	var buf []float64
+	s.Samples.TTFT, s.TTFT = c.ttft.summarise(m, &buf)
+	s.Samples.TPOT, s.TPOT = c.tpot.summarise(m, &buf)
+	s.Samples.E2E, s.E2E = c.e2e.summarise(m, &buf)
+	s.Samples.Queue, s.QueueDelay = c.queue.summarise(m, &buf)
+	s.Samples.TTFTOffered, s.TTFTOffered = c.ttftAll.summarise(m, &buf)
+	s.Samples.E2EOffered, s.E2EOffered = c.e2eAll.summarise(m, &buf)
+	_, s.ClientWait = c.wait.summarise(m, &buf)
 	s.ITL = c.itlDist(m)
 	s.Samples.ITL = valueCounts(&c.itl)
 	s.ITLRetokenized, s.Samples.ITLRetokenized = s.ITL, s.Samples.ITL
@@ -454,6 +455,7 @@ func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
 // valueCounts lists a weighted sample's distinct values with their
 // counts; nil when it was sketched.
 func valueCounts(w *weighted) []ValueCount {
+	w.settle()
 	if w.sk != nil {
 		return nil
 	}
@@ -486,6 +488,7 @@ func nan() float64 { return math.NaN() }
 
 // weightedDist summarises a sample held as values with counts.
 func weightedDist(w *weighted, m Method) Dist {
+	w.settle()
 	if w.sk != nil {
 		d := w.sk.Dist(m)
 		d.Mean, d.Std = w.moments()
