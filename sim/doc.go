@@ -19,7 +19,10 @@
 //     stops; intake.go, the source, routing each arrival, client
 //     deadlines; replica.go, each replica's engine and its move in flight;
 //     window.go, the clock, the window and what is integrated over it;
-//     step.go, how a move's end becomes tokens, gaps and terminal states.
+//     step.go, how a move's end becomes tokens, gaps and terminal states;
+//     streak.go, decode streaks: the tokens of a request that decodes in
+//     every move, accounted when it stops (Config.Stepwise is the eager
+//     slow twin).
 //   - events.go: the typed event heap keyed on (instant, class, sequence).
 //   - record.go: Record, Status and the Observer that receives each record.
 //   - summary.go, quantile.go: Summary, Dist, Misses and percentile Methods.
