@@ -318,19 +318,22 @@ func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
 
 // Truncate drops the steps of the run in flight that start at or after
 // instant t: something happened at t (a request joined or left the replica)
-// that a step-by-step engine would weigh when planning its next step. The
-// steps that ended by t must have been collected (CompleteUntil(t)). It
+// that a step-by-step engine would weigh when planning its next step. It
 // reports whether a step is still in flight, and the plan's new End. A step
 // that would start exactly at t is dropped too: step by step, it would be
 // planned only after everything at t.
+//
+// The steps that ended by t may have been collected first (CompleteUntil(t))
+// or not: then they stay in flight with the step that started last, and
+// Complete at the new End reports them all, as one move, exactly as the
+// two calls would have. A driver that only adds a request at t needs
+// nothing from them before then (Add reads no running request), so it
+// saves a walk of the batch; an Abort at t needs them collected.
 func (e *Engine) Truncate(t time.Duration) (inFlight bool, end time.Duration, err error) {
 	if !e.inFlight {
 		return false, 0, nil
 	}
 	p := &e.plan
-	if t >= p.Start+p.StepTime && p.Steps > 0 {
-		return true, p.End, fmt.Errorf("engine: Truncate at %v with steps ended since %v: call CompleteUntil first", t, p.Start)
-	}
 	keep := e.started(t)
 	if keep >= p.Steps {
 		return true, p.End, nil

@@ -204,7 +204,7 @@ func (r *runner) send(ref int32) error {
 	// after its step in flight, as step by step, unless the join changes
 	// none of its steps.
 	if !r.joinChangesNothing(rep) {
-		if err := r.interrupt(rep); err != nil {
+		if err := r.interrupt(rep, false); err != nil {
 			return err
 		}
 	}
@@ -266,7 +266,7 @@ func (r *runner) timeout(ref int32, gen uint32) error {
 		return nil // it ended before
 	}
 	rep := &r.reps[s.rec.Replica]
-	if err := r.interrupt(rep); err != nil {
+	if err := r.interrupt(rep, true); err != nil {
 		return err
 	}
 	if err := rep.eng.Abort(r.now, ref); err != nil {

@@ -136,10 +136,16 @@ func (r *runner) settle(rep *replica, t time.Duration) error {
 }
 
 // interrupt brings the replica to instant now because something happens to
-// it (a request joins or leaves): the steps that ended are collected, and
-// the steps of a run that had not started are dropped, to be planned again
-// once everything at now is handled, as a step-by-step replica would.
-func (r *runner) interrupt(rep *replica) error {
+// it (a request joins or leaves): the steps of a run that had not started
+// are dropped, to be planned again once everything at now is handled, as a
+// step-by-step replica would. With collect, the steps that ended are
+// collected first (a request leaving needs its tokens settled); without,
+// they stay in flight with the step in flight and are collected with it,
+// one move instead of two, the same tokens at the same instants (a request
+// joining needs nothing from them). A step observer is told each move, so
+// an observed replica always collects, and its step records stay as they
+// were.
+func (r *runner) interrupt(rep *replica, collect bool) error {
 	if !rep.eng.Busy() {
 		r.queuePlan(rep)
 		return nil
@@ -153,8 +159,10 @@ func (r *runner) interrupt(rep *replica) error {
 		// would weigh it in that plan too.
 		return nil
 	}
-	if err := r.settle(rep, r.now); err != nil {
-		return err
+	if collect || r.steps != nil {
+		if err := r.settle(rep, r.now); err != nil {
+			return err
+		}
 	}
 	inFlight, end, err := rep.eng.Truncate(r.now)
 	if err != nil {
