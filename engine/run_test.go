@@ -228,3 +228,61 @@ func TestTruncateDropsTheStepsNotStarted(t *testing.T) {
 	_, _, err = e.Truncate(at + d)
 	assert.NoError(t, err, "nothing in flight: nothing to cut")
 }
+
+// A run cut at t without collecting its ended steps first reports them
+// with the step in flight, as one move: the same tokens, block-steps and
+// end as CompleteUntil(t) then Complete, and the engine is left in the same
+// state (the next plan admits the request added at t either way).
+func TestTruncateWithUncollectedSteps(t *testing.T) {
+	cfg := Config{BlockSize: 4, KVBlocks: 64}
+	type result struct {
+		tokens     map[int32]int
+		blockSteps int
+		end        time.Duration
+		next       string
+	}
+	cut := func(collect bool) result {
+		e, err := New(cfg, nil)
+		require.NoError(t, err)
+		require.NoError(t, e.Add(0, Request{Ref: 1, Input: 8, Output: 40}))
+		require.NoError(t, e.Add(0, Request{Ref: 3, Input: 5, Output: 30}))
+		p, _ := step(t, e, 0)
+		p, err = e.ScheduleUntil(p.End, time.Hour)
+		require.NoError(t, err)
+		require.Greater(t, p.Steps, 12)
+		at := p.Start + 10*p.StepTime + p.StepTime/2 // inside the 11th step
+		res := result{tokens: map[int32]int{}}
+		if collect {
+			o, err := e.CompleteUntil(at)
+			require.NoError(t, err)
+			require.Equal(t, 10, o.Steps)
+			res.blockSteps += o.BlockSteps
+			for _, em := range o.Emitted {
+				res.tokens[em.Ref] += em.Tokens
+			}
+		}
+		inFlight, end, err := e.Truncate(at)
+		require.NoError(t, err)
+		require.True(t, inFlight)
+		require.NoError(t, e.Check())
+		require.NoError(t, e.Add(at, Request{Ref: 2, Input: 8, Output: 20}))
+		o, err := e.Complete(end)
+		require.NoError(t, err)
+		require.NoError(t, e.Check())
+		if !collect {
+			assert.Equal(t, 11, o.Steps, "the ended steps and the one in flight, as one move")
+		}
+		res.blockSteps += o.BlockSteps
+		for _, em := range o.Emitted {
+			res.tokens[em.Ref] += em.Tokens
+		}
+		res.end = o.End
+		p, err = e.ScheduleUntil(end, time.Hour)
+		require.NoError(t, err)
+		res.next = fmt.Sprintf("%+v free %d", *p, e.FreeBlocks())
+		return res
+	}
+	collected, uncollected := cut(true), cut(false)
+	assert.Equal(t, map[int32]int{1: 11, 3: 11}, collected.tokens)
+	assert.Equal(t, collected, uncollected)
+}
