@@ -184,29 +184,6 @@ func (e *Engine) runBlockSteps(j int) int {
 	return j*other + sum
 }
 
-// allocRun is runBlockSteps(m) followed by allocThrough(m), for Complete:
-// without a step log, one walk of the run's requests does both.
-func (e *Engine) allocRun(m int) int {
-	if e.record || m <= e.runAlloc {
-		bs := e.runBlockSteps(m)
-		e.allocThrough(m)
-		return bs
-	}
-	b := e.cfg.BlockSize
-	other := e.pool.held() // less the blocks of the run's requests, as they were
-	sum := 0
-	for _, s := range e.sched {
-		if s.aborted {
-			continue
-		}
-		other -= s.blocks()
-		sum += blockSum(s.computed+m, b) - blockSum(s.computed, b)
-		e.take(s, e.need(s, s.computed+m))
-	}
-	e.runAlloc = m
-	return m*other + sum
-}
-
 // completeRun is Complete's walk of a run of identical decode steps: every
 // request it holds decodes one token a step, none but on the last step
 // finishes, and none drafts (runLength), so each advances by the run's

@@ -309,7 +309,8 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	lazy := e.lazy
 	e.out.BlockSteps = e.pool.held()
 	if lazy {
-		e.out.BlockSteps = e.allocRun(e.plan.Steps)
+		e.out.BlockSteps = e.runBlockSteps(e.plan.Steps)
+		e.allocThrough(e.plan.Steps)
 	}
 	e.shape(e.plan.Steps)
 	e.out.Decodes, e.out.Chunks = len(e.plan.Batch.Decode), len(e.plan.Batch.Prefill)
