@@ -184,24 +184,6 @@ func (e *Engine) runBlockSteps(j int) int {
 	return j*other + sum
 }
 
-// completeRun is Complete's walk of a run of identical decode steps: every
-// request it holds decodes one token a step, none but on the last step
-// finishes, and none drafts (runLength), so each advances by the run's
-// steps and emits as many tokens.
-func (e *Engine) completeRun() {
-	done := false
-	for _, s := range e.sched {
-		if s.aborted {
-			e.recycle(s)
-			continue
-		}
-		done = e.decoded(s) || done
-	}
-	if done {
-		e.dropFinished()
-	}
-}
-
 // decoded advances s, scheduled as a plain decode (no drafts) for
 // s.sched steps, by those steps: each computes its last token and samples
 // the next. It reports whether s emitted its last token.

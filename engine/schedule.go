@@ -306,9 +306,8 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	if !e.inFlight {
 		return nil, ErrNoStepInFlight
 	}
-	lazy := e.lazy
 	e.out.BlockSteps = e.pool.held()
-	if lazy {
+	if e.lazy {
 		e.out.BlockSteps = e.runBlockSteps(e.plan.Steps)
 		e.allocThrough(e.plan.Steps)
 	}
@@ -321,10 +320,6 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		e.out.Drafts = e.out.Drafts[:0]
 	}
 	e.out.Steps, e.out.End = e.plan.Steps, e.plan.End
-	if lazy {
-		e.completeRun()
-		return &e.out, nil
-	}
 	done := false
 	for _, s := range e.sched {
 		if s.aborted {
@@ -340,15 +335,12 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		}
 		e.outstanding -= s.left()
 		n, adv, drafted, accepted := 1, s.sched, 0, 0
-		if s.decoding {
-			n = s.sched // one token computed and one sampled per step
-			if s.draft > 0 {
-				// The last token and the drafts were verified: the
-				// accepted drafts and the token sampled after them are
-				// emitted; the KV of the accepted ones is kept.
-				drafted, accepted = s.draft, e.accepted(s)
-				n, adv = 1+accepted, 1+accepted
-			}
+		if s.decoding { // with drafts (a plain decode is decoded above)
+			// The last token and the drafts were verified: the accepted
+			// drafts and the token sampled after them are emitted; the
+			// KV of the accepted ones is kept.
+			drafted, accepted = s.draft, e.accepted(s)
+			n, adv = 1+accepted, 1+accepted
 			s.known += n - 1
 		}
 		s.look = max(s.look, s.sched) - adv
