@@ -72,9 +72,10 @@ type weighted struct {
 	sum    [2]uint64 // Σ n·d, ns, when sketched (lo, hi)
 	sq     [3]uint64 // Σ n·d², ns²
 
-	// The gaps added last, not yet counted: a run's moves add the same
-	// step time again and again, and a map update each cost a twentieth
-	// of BenchmarkRunAtlas. Readers call settle first.
+	// The gaps added last, not yet counted: gaps come in runs of one
+	// value (a move's steps, the moves of a batch, the requests of a
+	// step), and a map update each cost a twentieth of BenchmarkRunAtlas.
+	// Readers call settle first.
 	pend    time.Duration
 	pendN   int
 	pending bool

@@ -34,19 +34,17 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 		}
 		return nil
 	}
-	var run itlRun
 	for i, em := range out.Emitted {
 		s := &r.slots[em.Ref]
 		if out.Drafts != nil && out.Drafts[i].Drafted > 0 {
-			r.emitChunk(s, em.Tokens, out.Drafts[i], rep.spec.Tokens, out.End, &run)
+			r.emitChunk(s, em.Tokens, out.Drafts[i], rep.spec.Tokens, out.End)
 		} else {
-			r.emit(s, rep.stepTime, em.Tokens, em.First, out.End, &run)
+			r.emit(s, rep.stepTime, em.Tokens, em.First, out.End)
 		}
 		if em.Done {
 			r.finish(rep, em.Ref)
 		}
 	}
-	run.flush(&r.col.itl, r.replicaITL(rep))
 	return nil
 }
 
@@ -70,43 +68,18 @@ func (r *runner) replicaITL(rep *replica) *weighted {
 	return &rep.col.itl
 }
 
-// itlRun batches equal inter-token gaps of one step before they reach the
-// summary's histograms, so a step costs one map update, not one per token.
-type itlRun struct {
-	d time.Duration
-	n int
-}
-
-func (a *itlRun) add(d time.Duration, n int, fleet, replica *weighted) {
-	if a.n > 0 && a.d != d {
-		a.flush(fleet, replica)
-	}
-	a.d = d
-	a.n += n
-}
-
-func (a *itlRun) flush(fleet, replica *weighted) {
-	if a.n > 0 {
-		fleet.add(a.d, a.n)
-		if replica != fleet {
-			replica.add(a.d, a.n)
-		}
-		a.n = 0
-	}
-}
-
 // emit accounts n tokens of one request, emitted at the ends of the last n
 // steps of a move of steps of length step, the last of which ended at end.
-func (r *runner) emit(s *slot, step time.Duration, n int, first bool, end time.Duration, run *itlRun) {
+func (r *runner) emit(s *slot, step time.Duration, n int, first bool, end time.Duration) {
 	rec := &s.rec
 	t := end - time.Duration(n-1)*step // the first of the n instants
 	if first {
 		rec.FirstToken = t
 	} else {
-		r.gap(s, t-rec.LastToken, 1, 1, run)
+		r.gap(s, t-rec.LastToken, 1, 1)
 	}
 	if n > 1 {
-		r.gap(s, step, n-1, 1, run)
+		r.gap(s, step, n-1, 1)
 	}
 	rec.Emitted += n
 	rec.LastToken = end
@@ -121,14 +94,14 @@ func (r *runner) emit(s *slot, step time.Duration, n int, first bool, end time.D
 // emitChunk accounts a speculative step's tokens, all emitted at end as
 // one streamed chunk after the request's last one: one gap per chunk, and
 // its retokenized gaps, the gap over the chunk's tokens, once per token.
-func (r *runner) emitChunk(s *slot, tokens int, d engine.Draft, k int, end time.Duration, run *itlRun) {
+func (r *runner) emitChunk(s *slot, tokens int, d engine.Draft, k int, end time.Duration) {
 	rec := &s.rec
 	rec.Drafted += d.Drafted
 	rec.Accepted += d.Accepted
 	if rec.Measured {
 		r.col.spec.add(d.Drafted, d.Accepted, k)
 	}
-	r.gap(s, end-rec.LastToken, 1, tokens, run)
+	r.gap(s, end-rec.LastToken, 1, tokens)
 	rec.Emitted += tokens
 	rec.LastToken = end
 	r.tokens += r.inWindow(end, 0, 1) * tokens
@@ -142,7 +115,7 @@ func (r *runner) emitChunk(s *slot, tokens int, d engine.Draft, k int, end time.
 // gap accounts k gaps of length d, each ending a chunk of per tokens (1
 // without speculative decoding), against the ITL bound of the request's
 // class in the series it gates.
-func (r *runner) gap(s *slot, d time.Duration, k, per int, run *itlRun) {
+func (r *runner) gap(s *slot, d time.Duration, k, per int) {
 	rec := &s.rec
 	if d > rec.MaxITL {
 		rec.MaxITL = d
@@ -163,7 +136,10 @@ func (r *runner) gap(s *slot, d time.Duration, k, per int, run *itlRun) {
 		rec.ITLOver += k
 	}
 	if rec.Measured {
-		run.add(d, k, &r.col.itl, r.replicaITL(&r.reps[rec.Replica]))
+		r.col.itl.add(d, k)
+		if rep := r.replicaITL(&r.reps[rec.Replica]); rep != &r.col.itl {
+			rep.add(d, k)
+		}
 		if r.perClass {
 			r.classes.list[s.class].col.itl.add(d, k)
 		}

@@ -82,7 +82,6 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) {
 	}
 	r.moveStamp++
 	cont := 0
-	var run itlRun
 	r.joiners = r.joiners[:0]
 	for _, em := range out.Emitted {
 		m := r.memberOf(em.Ref)
@@ -94,14 +93,13 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) {
 			}
 			r.leave(rep, em.Ref)
 		}
-		r.emit(&r.slots[em.Ref], d, em.Tokens, em.First, out.End, &run)
+		r.emit(&r.slots[em.Ref], d, em.Tokens, em.First, out.End)
 		if em.Done {
 			r.finish(rep, em.Ref)
 		} else {
 			r.joiners = append(r.joiners, em.Ref)
 		}
 	}
-	run.flush(&r.col.itl, r.replicaITL(rep))
 	if cont < len(st.members) {
 		for i := 0; i < len(st.members); {
 			if ref := st.members[i]; r.members[ref].stamp != r.moveStamp {

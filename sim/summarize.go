@@ -152,19 +152,15 @@ func (p *recordReplay) tokens(i int) {
 	r, rec := p.r, &p.recs[i]
 	at := instants(rec)
 	s := slot{rec: Record{Measured: rec.Measured, Replica: rec.Replica}, class: r.classes.of(rec.Class)}
-	var run itlRun
 	for j := 0; j < len(at); {
 		n := 1
 		for j+n < len(at) && at[j+n] == at[j] {
 			n++
 		}
 		if j > 0 {
-			r.gap(&s, at[j]-at[j-1], 1, n, &run)
+			r.gap(&s, at[j]-at[j-1], 1, n)
 		}
 		j += n
-	}
-	if rec.Replica != Unrouted {
-		run.flush(&r.col.itl, r.replicaITL(&r.reps[rec.Replica]))
 	}
 	for _, t := range at {
 		if r.cfg.DetectWarmup {
