@@ -15,8 +15,10 @@ func (hashAcceptor) Accept(ref int32, drafted int) int {
 }
 
 // FuzzEngine turns bytes into a scenario — a configuration, then adds,
-// aborts and steps — and holds the engine to its invariants after every
-// command: nothing a driver can do with valid calls breaks them or panics.
+// aborts, steps and cuts of runs (Truncate inside a run, after collecting
+// its ended steps with CompleteUntil or not) — and holds the engine to its
+// invariants after every command: nothing a driver can do with valid calls
+// breaks them or panics.
 //
 //	go test ./engine -run '^$' -fuzz FuzzEngine -fuzztime 30s
 func FuzzEngine(f *testing.F) {
@@ -71,6 +73,21 @@ func FuzzEngine(f *testing.F) {
 						t.Fatal(err)
 					}
 					inFlight = p
+				} else if at := inFlight.Start + time.Duration(int(arg)%inFlight.Steps)*inFlight.StepTime + inFlight.StepTime/2; inFlight.Steps > 1 && arg%3 == 0 && at >= now {
+					// Something happens inside the run: cut it there.
+					if arg%2 == 0 {
+						if _, err := e.CompleteUntil(at); err != nil {
+							t.Fatal(err)
+						}
+					}
+					busy, _, err := e.Truncate(at)
+					if err != nil {
+						t.Fatal(err)
+					}
+					now = at
+					if !busy {
+						inFlight = nil
+					}
 				} else {
 					if _, err := e.Complete(inFlight.End); err != nil {
 						t.Fatal(err)

@@ -300,6 +300,11 @@ func (e *Engine) Truncate(t time.Duration) (inFlight bool, end time.Duration, er
 	if !e.lazy {
 		return true, p.End, fmt.Errorf("engine: Truncate at %v would drop a step that admits or preempts (planned at %v)", t, p.Start)
 	}
+	if keep > 0 && keep < e.runAlloc {
+		// Its blocks were taken for steps that started by a later instant
+		// (SyncTo, CompleteUntil, an earlier Truncate): time went back.
+		return true, p.End, fmt.Errorf("engine: Truncate at %v, before an instant the run was already brought to (%d of its steps had started)", t, e.runAlloc)
+	}
 	e.allocThrough(keep)
 	if e.record {
 		e.cachedAt = e.cachedAt[:min(len(e.cachedAt), keep)]

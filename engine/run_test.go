@@ -286,3 +286,25 @@ func TestTruncateWithUncollectedSteps(t *testing.T) {
 	assert.Equal(t, map[int32]int{1: 11, 3: 11}, collected.tokens)
 	assert.Equal(t, collected, uncollected)
 }
+
+// A driver that cuts a run at an instant before one it already brought the
+// run to (time going back) gets an error, not blocks held for steps the
+// run no longer has.
+func TestTruncateRefusesToGoBack(t *testing.T) {
+	e, err := New(Config{BlockSize: 4, KVBlocks: 64}, nil)
+	require.NoError(t, err)
+	require.NoError(t, e.Add(0, Request{Ref: 1, Input: 8, Output: 40}))
+	p, _ := step(t, e, 0)
+	p, err = e.ScheduleUntil(p.End, time.Hour)
+	require.NoError(t, err)
+	start, d := p.Start, p.StepTime
+	_, _, err = e.Truncate(start + 15*d + d/2) // 16 steps started
+	require.NoError(t, err)
+	_, _, err = e.Truncate(start + d/2)
+	require.ErrorContains(t, err, "16 of its steps had started")
+	require.NoError(t, e.Check())
+	o, err := e.Complete(p.End)
+	require.NoError(t, err)
+	assert.Equal(t, 16, o.Steps)
+	require.NoError(t, e.Check())
+}
