@@ -108,8 +108,8 @@ func (e *Engine) checkSeq(s *seq) []error {
 	if e.lazy && s.sched > 0 {
 		ahead = e.runAlloc // a run takes its blocks step by step
 	}
-	if want := e.blocksFor(s.computed + ahead); s.blocks() != want || s.anon < 0 {
-		bad("holds %d cached + %d anonymous blocks for %d tokens, want %d", len(s.ids), s.anon, s.computed+ahead, want)
+	if anon, want := e.anonOf(s), e.blocksFor(s.computed+ahead); len(s.ids)+anon != want || anon < 0 {
+		bad("holds %d cached + %d anonymous blocks for %d tokens, want %d", len(s.ids), anon, s.computed+ahead, want)
 	}
 	return errs
 }
@@ -128,7 +128,7 @@ func (e *Engine) checkBlocks() []error {
 	clear(refs)
 	anon := 0
 	for _, s := range e.running {
-		anon += s.anon
+		anon += e.anonOf(s)
 		for _, id := range s.ids {
 			refs[id]++
 		}

@@ -49,7 +49,9 @@ type Engine struct {
 	runHead     uint64 // Add order + 1 of the waiting head the plan in flight was made with; 0: none
 	lazy        bool   // the plan in flight is a run whose blocks are taken step by step
 	runAlloc    int    // steps of the run in flight whose blocks are taken
-	outstanding int    // Σ left() over the requests held
+	live        int    // requests of the run in flight not aborted
+	res         residues
+	outstanding int // Σ left() over the requests held
 
 	acceptor Acceptor // speculative decoding: the driver's acceptance draws
 
@@ -175,6 +177,9 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 	if b := cfg.BlockSize; b&(b-1) == 0 {
 		e.shift = bits.TrailingZeros(uint(b))
 	}
+	if e.residuesServe() {
+		e.res.count = make([]int32, cfg.BlockSize)
+	}
 	return e, nil
 }
 
@@ -295,9 +300,13 @@ func (e *Engine) Abort(now time.Duration, ref int32) error {
 		e.waiting.remove(s.heapIdx)
 	case phaseRunning:
 		e.removeRunning(s)
+		e.leaveResidues(s)
 		e.drop(s)
 	}
 	if s.sched > 0 {
+		if e.lazy {
+			e.live--
+		}
 		s.aborted = true // released by Complete
 		e.outstanding -= s.left()
 		e.reqs.remove(ref)

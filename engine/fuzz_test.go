@@ -1,9 +1,34 @@
 package engine
 
 import (
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
 )
+
+// walkRuns makes e walk a run's requests for its blocks instead of
+// keeping them in aggregate (residues.go): the slow twin.
+func walkRuns(e *Engine) { e.res.count = nil }
+
+// twins is an engine and its slow twin (walkRuns), driven by the same
+// calls: every answer and every observable state must be the same.
+type twins struct {
+	t    *testing.T
+	a, b *Engine
+}
+
+func (w twins) same(what string, x, y any) {
+	w.t.Helper()
+	if !reflect.DeepEqual(x, y) {
+		w.t.Fatalf("%s: aggregate %+v, walk %+v", what, x, y)
+	}
+}
+
+// state is what a driver can read of an engine at t.
+func state(e *Engine, t time.Duration) string {
+	return fmt.Sprint(e.Waiting(), e.Running(), e.FreeBlocks(), e.CachedBlocks(), e.EvictableBlocks(), e.Outstanding(t), e.Busy(), e.Idle())
+}
 
 // hashAcceptor accepts a pseudo-random share of the drafts, from the
 // request and its draft length, and sometimes more than were drafted (the
@@ -18,7 +43,8 @@ func (hashAcceptor) Accept(ref int32, drafted int) int {
 // aborts, steps and cuts of runs (Truncate inside a run, after collecting
 // its ended steps with CompleteUntil or not) — and holds the engine to its
 // invariants after every command: nothing a driver can do with valid calls
-// breaks them or panics.
+// breaks them or panics. A twin engine that walks a run's requests for its
+// blocks (walkRuns) gets the same calls and must give the same answers.
 //
 //	go test ./engine -run '^$' -fuzz FuzzEngine -fuzztime 30s
 func FuzzEngine(f *testing.F) {
@@ -53,6 +79,10 @@ func FuzzEngine(f *testing.F) {
 			return // a configuration Validate refuses is not a scenario
 		}
 		e.SetAcceptor(hashAcceptor{})
+		slow, _ := New(cfg, nil)
+		slow.SetAcceptor(hashAcceptor{})
+		walkRuns(slow)
+		w := twins{t, e, slow}
 		var now time.Duration
 		var next int32
 		inFlight := (*Plan)(nil)
@@ -63,8 +93,9 @@ func FuzzEngine(f *testing.F) {
 			switch op {
 			case 0, 1: // add: lengths and a prefix from the argument
 				prefix := []uint64{uint64(arg % 3), uint64(arg % 5)}
-				_ = e.Add(now, Request{Ref: next, Input: 1 + int(arg)*3, Output: 1 + int(arg%40), Priority: int(arg % 3),
-					Prefix: prefix, PrefixBlockTokens: 16})
+				r := Request{Ref: next, Input: 1 + int(arg)*3, Output: 1 + int(arg%40), Priority: int(arg % 3),
+					Prefix: prefix, PrefixBlockTokens: 16}
+				w.same("Add", e.Add(now, r), slow.Add(now, r))
 				next++
 			case 2: // step: plan, or complete the step in flight
 				if inFlight == nil {
@@ -72,51 +103,76 @@ func FuzzEngine(f *testing.F) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					p2, _ := slow.ScheduleUntil(now, now+time.Duration(arg)*time.Second)
+					w.same("ScheduleUntil", p, p2)
 					inFlight = p
 				} else if at := inFlight.Start + time.Duration(int(arg)%inFlight.Steps)*inFlight.StepTime + inFlight.StepTime/2; inFlight.Steps > 1 && arg%3 == 0 && at >= now {
 					// Something happens inside the run: cut it there.
 					if arg%2 == 0 {
-						if _, err := e.CompleteUntil(at); err != nil {
+						o, err := e.CompleteUntil(at)
+						if err != nil {
 							t.Fatal(err)
 						}
+						o2, _ := slow.CompleteUntil(at)
+						w.same("CompleteUntil", o, o2)
+					} else if arg%5 == 1 {
+						e.SyncTo(at)
+						slow.SyncTo(at)
 					}
-					busy, _, err := e.Truncate(at)
+					w.same("state", state(e, at), state(slow, at))
+					busy, end, err := e.Truncate(at)
 					if err != nil {
 						t.Fatal(err)
 					}
+					busy2, end2, _ := slow.Truncate(at)
+					w.same("Truncate", []any{busy, end}, []any{busy2, end2})
 					now = at
 					if !busy {
 						inFlight = nil
 					}
 				} else {
-					if _, err := e.Complete(inFlight.End); err != nil {
+					o, err := e.Complete(inFlight.End)
+					if err != nil {
 						t.Fatal(err)
 					}
+					o2, _ := slow.Complete(inFlight.End)
+					w.same("Complete", o, o2)
 					now, inFlight = inFlight.End, nil
 				}
 			case 3: // abort one of the recent requests (it may be gone)
-				_ = e.Abort(now, next-1-int32(arg%4))
+				ref := next - 1 - int32(arg%4)
+				w.same("Abort", e.Abort(now, ref), slow.Abort(now, ref))
 			}
 			if err := e.Check(); err != nil {
 				t.Fatal(err)
 			}
+			if err := slow.Check(); err != nil {
+				t.Fatal(err)
+			}
+			w.same("state", state(e, now), state(slow, now))
 		}
 		// Whatever happened, the engine drains: every request finishes.
 		for steps := 0; !e.Idle(); steps++ {
 			if inFlight == nil {
-				p, err := e.Schedule(now)
+				p, err := e.ScheduleUntil(now, now+time.Hour)
 				if err != nil || p == nil {
 					t.Fatalf("engine holds requests but plans nothing: %v", err)
 				}
+				p2, _ := slow.ScheduleUntil(now, now+time.Hour)
+				w.same("ScheduleUntil", p, p2)
 				inFlight = p
 			}
-			if _, err := e.Complete(inFlight.End); err != nil {
+			o, err := e.Complete(inFlight.End)
+			if err != nil {
 				t.Fatal(err)
 			}
+			o2, _ := slow.Complete(inFlight.End)
+			w.same("Complete", o, o2)
 			now, inFlight = inFlight.End, nil
 			if err := e.Check(); err != nil {
 				t.Fatal(err)
 			}
+			w.same("state", state(e, now), state(slow, now))
 			if steps > 200000 {
 				t.Fatal("engine does not drain")
 			}

@@ -23,14 +23,15 @@ import (
 func (e *Engine) extendRun(now, until time.Duration) {
 	k := e.runLength(now, until)
 	if k <= 1 {
+		e.res.on = false
 		return
 	}
-	for _, s := range e.sched {
-		s.sched = k
-	}
+	// Its requests keep sched = 1 (scheduled, a token a step); the plan's
+	// Steps is the run's length.
 	e.plan.Steps = k
 	e.lazy = true
 	e.runAlloc = 1 // the first step's blocks were taken when it was planned
+	e.live = len(e.sched)
 }
 
 // runLength is the number of identical steps the plan may stand for.
@@ -53,6 +54,7 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	if k <= 1 {
 		return k
 	}
+	e.res.on = e.useResidues()
 	k = e.fitBlocks(k)
 	if !e.samePrice(k) {
 		k = e.fitPrice(k)
@@ -63,6 +65,9 @@ func (e *Engine) runLength(now, until time.Duration) int {
 // runNeed is the number of blocks the run's requests still need so that
 // the first m of its steps can run.
 func (e *Engine) runNeed(m int) int {
+	if e.res.on { // planning: each has taken the first step's blocks
+		return e.resBlocks(m) - e.resBlocks(1)
+	}
 	n := 0
 	for _, s := range e.sched {
 		if !s.aborted {
@@ -146,6 +151,12 @@ func (e *Engine) allocThrough(m int) {
 	if !e.lazy || m <= e.runAlloc {
 		return
 	}
+	if e.res.on {
+		base := e.res.base
+		e.pool.take(e.resBlocks(base+m) - e.resBlocks(base+e.runAlloc))
+		e.runAlloc = m
+		return
+	}
 	if e.record { // step by step, noting the cached blocks at each start
 		for step := e.runAlloc + 1; step <= m; step++ {
 			for _, s := range e.sched {
@@ -171,6 +182,11 @@ func (e *Engine) allocThrough(m int) {
 // its computed tokens + m, and the blocks held outside the run's own
 // allocations (those it shares, counted once) stay as they are.
 func (e *Engine) runBlockSteps(j int) int {
+	if e.res.on {
+		base := e.res.base
+		other := e.pool.held() - e.resBlocks(base+e.runAlloc)
+		return j*other + e.resBlockSteps(base, base+j)
+	}
 	b := e.cfg.BlockSize
 	other := e.pool.held()
 	sum := 0
@@ -184,16 +200,20 @@ func (e *Engine) runBlockSteps(j int) int {
 	return j*other + sum
 }
 
-// decoded advances s, scheduled as a plain decode (no drafts) for
-// s.sched steps, by those steps: each computes its last token and samples
-// the next. It reports whether s emitted its last token.
-func (e *Engine) decoded(s *seq) bool {
-	k := s.sched
+// decoded advances s, scheduled as a plain decode (no drafts) in each of
+// the plan's steps, by those steps: each computes its last token and
+// samples the next. It reports whether s emitted its last token. With agg
+// the run kept its blocks in aggregate, and s's count of them is written.
+func (e *Engine) decoded(s *seq, agg bool) bool {
+	k := e.plan.Steps
 	s.computed += k
 	s.known += k
 	s.emitted += k
 	s.look = max(s.look, k) - k
 	s.sched = 0
+	if agg { // it holds the blocks of its computed tokens (allocThrough)
+		s.anon = e.blocksFor(s.computed) - len(s.ids)
+	}
 	e.outstanding -= k
 	em := Emit{Ref: s.req.Ref, Tokens: k, First: s.emitted == 1}
 	em.Done = s.emitted >= s.req.Output
@@ -261,7 +281,6 @@ func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
 		s.computed += j
 		s.known += j
 		s.emitted += j
-		s.sched -= j
 		e.outstanding -= j
 		e.out.Emitted = append(e.out.Emitted, Emit{Ref: s.req.Ref, Tokens: j})
 	}
@@ -271,6 +290,7 @@ func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
 	p.Start = e.out.End
 	p.Steps -= j
 	e.runAlloc -= j
+	e.res.base += j
 	e.shiftShape(j, next)
 	return &e.out, nil
 }
@@ -309,8 +329,8 @@ func (e *Engine) Truncate(t time.Duration) (inFlight bool, end time.Duration, er
 	if e.record {
 		e.cachedAt = e.cachedAt[:min(len(e.cachedAt), keep)]
 	}
-	for _, s := range e.sched {
-		s.sched = keep
+	if keep == 0 {
+		e.settleResidues() // trim below reads each request's blocks
 	}
 	p.Steps = keep
 	p.End = p.Start + time.Duration(keep)*p.StepTime

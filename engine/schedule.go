@@ -89,6 +89,7 @@ func (e *Engine) resetPlan(now time.Duration) {
 	e.plan.Cached = e.plan.Cached[:0]
 	e.plan.Preempted = e.plan.Preempted[:0]
 	e.inline, e.minLeft = 0, math.MaxInt
+	e.resetResidues()
 }
 
 // planChunked is vLLM V1's schedule(): running requests first, in order,
@@ -99,29 +100,48 @@ func (e *Engine) resetPlan(now time.Duration) {
 func (e *Engine) planChunked() {
 	budget := e.cfg.MaxBatchedTokens
 	plain := e.cfg.SpeculativeTokens == 0
+	// Inline decodes take their blocks from the pool together (owed),
+	// before anything else reads it: taking n₁ then n₂ blocks from the
+	// free queue's head is taking n₁ + n₂ (see residues.go).
+	avail, owed := e.available(), 0
+	count, mask, q := e.res.count, len(e.res.count)-1, 0
 	for i := 0; i < len(e.running) && budget > 0; i++ {
 		s := e.running[i]
 		if plain && s.emitted > 0 && s.known-s.computed == 1 {
 			// A plain decode, the usual case, inline: it asks for one
 			// token, and needs no room made when its block is free.
-			if need := e.need(s, s.computed+1); need <= e.available() {
-				e.take(s, need)
+			c := s.computed
+			if need := e.blocksFor(c+1) - s.blocks(); need <= avail {
+				if need > 0 {
+					owed += need
+					avail -= need
+					s.anon += need
+				}
 				s.sched, s.decoding, s.draft = 1, true, 0
 				e.sched = append(e.sched, s)
-				e.plan.Batch.Decode = append(e.plan.Batch.Decode, s.computed)
+				e.plan.Batch.Decode = append(e.plan.Batch.Decode, c)
+				if count != nil {
+					count[c&mask]++
+					q += c >> e.shift
+				}
 				e.inline++
 				e.minLeft = min(e.minLeft, s.req.Output-s.emitted)
 				budget--
 				continue
 			}
 		}
+		e.pool.take(owed)
+		owed = 0
 		n := e.chunk(s, s.computed, budget)
 		if !e.makeRoom(s, n, i) {
 			break // s was its own victim
 		}
 		e.schedule(s, n)
 		budget -= n
+		avail = e.available()
 	}
+	e.pool.take(owed)
+	e.res.q += q
 	if len(e.plan.Preempted) > 0 {
 		return
 	}
@@ -314,6 +334,8 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	e.shape(e.plan.Steps)
 	e.out.Decodes, e.out.Chunks = len(e.plan.Batch.Decode), len(e.plan.Batch.Prefill)
 	e.lazy, e.runAlloc = false, 0
+	agg := e.res.on // the run's requests' counts of blocks are written below
+	e.res.on = false
 	e.inFlight = false
 	e.out.Emitted = e.out.Emitted[:0]
 	if e.out.Drafts != nil {
@@ -327,7 +349,7 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 			continue
 		}
 		if s.decoding && s.draft == 0 {
-			done = e.decoded(s) || done
+			done = e.decoded(s, agg) || done
 			if e.cfg.SpeculativeTokens > 0 {
 				e.out.Drafts = append(e.out.Drafts, Draft{})
 			}

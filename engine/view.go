@@ -14,13 +14,7 @@ func (e *Engine) Outstanding(t time.Duration) int {
 		return e.outstanding
 	}
 	j := min(int((t-e.plan.Start)/e.plan.StepTime), e.plan.Steps)
-	live := 0
-	for _, s := range e.sched {
-		if !s.aborted {
-			live++
-		}
-	}
-	return e.outstanding - j*live
+	return e.outstanding - j*e.live
 }
 
 // CachedPrefix is how many of a prompt's leading tokens the prefix cache
