@@ -55,6 +55,12 @@ type Engine struct {
 
 	acceptor Acceptor // speculative decoding: the driver's acceptance draws
 
+	omit    bool          // OmitStreaks
+	move    uint64        // outcomes with steps so far (streak.go)
+	lastEnd time.Duration // the end of the last of them
+	prev    uint64        // the outcome a request continuing its streak in this one last emitted in
+	left    []int32       // requests whose streak ended while planning
+
 	sched   []*seq // scheduled in the step in flight, in batch order
 	inline  int    // of them, plain decodes planChunked scheduled inline
 	minLeft int    // their fewest output tokens left
@@ -130,6 +136,16 @@ type Outcome struct {
 	// each of those steps (alike, for a run).
 	Decodes, Chunks int
 	Emitted         []Emit
+	// Streak and Left are set when the driver asked for decode streaks to
+	// be left out (OmitStreaks; 0 and empty otherwise). Streak is the
+	// number of requests that continued their streak: each emitted one
+	// token at the end of each of these Steps steps, none its first or its
+	// last, and is not in Emitted. Left lists the requests whose streak
+	// ended without an Emit: they emitted at the end of the previous
+	// outcome with steps but are in none of these steps (preempted, or
+	// left out of the token budget).
+	Streak int
+	Left   []int32
 	// Shape describes the steps, when the engine records them
 	// (RecordSteps).
 	Shape StepShape

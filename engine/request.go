@@ -89,6 +89,7 @@ type seq struct {
 	keys      []uint64 // content keys of the leading full blocks, computed on demand
 	shared    int      // leading blocks of shared content (prefix.go)
 	ownCached bool     // its own blocks were cached at a preemption
+	lastMove  uint64   // the last outcome it emitted in (streak.go)
 
 	checkGen uint32 // Check's scratch: the generation that last visited
 	checkIn  uint8  // and where it found the request (1 running, 2 waiting)

@@ -217,7 +217,7 @@ func (e *Engine) decoded(s *seq, agg bool) bool {
 	e.outstanding -= k
 	em := Emit{Ref: s.req.Ref, Tokens: k, First: s.emitted == 1}
 	em.Done = s.emitted >= s.req.Output
-	e.out.Emitted = append(e.out.Emitted, em)
+	e.emit(s, em)
 	return em.Done
 }
 
@@ -258,6 +258,7 @@ func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
 		j = int((t - p.Start) / p.StepTime)
 	}
 	e.out.Steps, e.out.End = j, p.Start+time.Duration(j)*p.StepTime
+	e.beginOutcome(j, p.StepTime, e.out.End)
 	e.out.BlockSteps = 0
 	e.out.Decodes, e.out.Chunks = len(p.Batch.Decode), len(p.Batch.Prefill)
 	if j == 0 {
@@ -282,7 +283,7 @@ func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
 		s.known += j
 		s.emitted += j
 		e.outstanding -= j
-		e.out.Emitted = append(e.out.Emitted, Emit{Ref: s.req.Ref, Tokens: j})
+		e.emit(s, Emit{Ref: s.req.Ref, Tokens: j})
 	}
 	for i := range p.Batch.Decode {
 		p.Batch.Decode[i] += j

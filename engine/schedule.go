@@ -38,23 +38,25 @@ func (e *Engine) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 	if e.reqs.len() == 0 {
 		return nil, nil
 	}
+	var stop int // running requests from this index on were not scheduled
 	if e.cfg.DisableChunkedPrefill {
-		e.planWholePrompts()
+		stop = e.planWholePrompts()
 	} else {
-		e.planChunked()
+		stop = e.planChunked()
 	}
 	if len(e.sched) == 0 {
 		// Only possible when the first running request was its own
 		// preemption victim: everything is free now, so plan again.
 		if e.cfg.DisableChunkedPrefill {
-			e.planWholePrompts()
+			stop = e.planWholePrompts()
 		} else {
-			e.planChunked()
+			stop = e.planChunked()
 		}
 		if len(e.sched) == 0 {
 			panic("engine: invariant progress broken: requests held but no step could be planned")
 		}
 	}
+	e.satOutFrom(stop)
 	e.plan.Steps = 1
 	e.plan.StepTime = e.model.StepTime(e.plan.Batch)
 	if e.plan.StepTime <= 0 {
@@ -96,8 +98,9 @@ func (e *Engine) resetPlan(now time.Duration) {
 // each asking for its remaining tokens (1 when decoding) capped by ChunkCap
 // and the budget left; when blocks run out, preempt from the tail; then, only
 // if nothing was preempted, admit waiting requests in policy order until one
-// does not fit.
-func (e *Engine) planChunked() {
+// does not fit. It returns the index in the running list from which no
+// running request was scheduled.
+func (e *Engine) planChunked() int {
 	budget := e.cfg.MaxBatchedTokens
 	plain := e.cfg.SpeculativeTokens == 0
 	// Inline decodes take their blocks from the pool together (owed),
@@ -105,7 +108,8 @@ func (e *Engine) planChunked() {
 	// free queue's head is taking n₁ + n₂ (see residues.go).
 	avail, owed := e.available(), 0
 	count, mask, q := e.res.count, len(e.res.count)-1, 0
-	for i := 0; i < len(e.running) && budget > 0; i++ {
+	i := 0
+	for ; i < len(e.running) && budget > 0; i++ {
 		s := e.running[i]
 		if plain && s.emitted > 0 && s.known-s.computed == 1 {
 			// A plain decode, the usual case, inline: it asks for one
@@ -143,7 +147,7 @@ func (e *Engine) planChunked() {
 	e.pool.take(owed)
 	e.res.q += q
 	if len(e.plan.Preempted) > 0 {
-		return
+		return i
 	}
 	for e.waiting.len() > 0 && budget > 0 && len(e.running) < e.cfg.MaxSeqs {
 		n, ok := e.tryAdmit(budget, false)
@@ -152,12 +156,15 @@ func (e *Engine) planChunked() {
 		}
 		budget -= n
 	}
+	return i
 }
 
 // planWholePrompts is the schedule without chunked prefill (vLLM V0's
 // default): a step that can admit waiting prompts, whole, runs only those
-// prefills; otherwise the step decodes every running request.
-func (e *Engine) planWholePrompts() {
+// prefills; otherwise the step decodes every running request. It returns
+// the index in the running list from which no running request was
+// scheduled.
+func (e *Engine) planWholePrompts() int {
 	budget := e.cfg.MaxBatchedTokens
 	for e.waiting.len() > 0 && len(e.running) < e.cfg.MaxSeqs {
 		n, ok := e.tryAdmit(budget, true)
@@ -167,9 +174,10 @@ func (e *Engine) planWholePrompts() {
 		budget -= n
 	}
 	if len(e.sched) > 0 {
-		return
+		return 0
 	}
-	for i := 0; i < len(e.running); i++ {
+	i := 0
+	for ; i < len(e.running); i++ {
 		s := e.running[i]
 		n := e.chunk(s, s.computed, e.cfg.MaxBatchedTokens)
 		if !e.makeRoom(s, n, i) {
@@ -177,6 +185,7 @@ func (e *Engine) planWholePrompts() {
 		}
 		e.schedule(s, n)
 	}
+	return i
 }
 
 // chunk is the number of tokens s asks for in a step with budget left,
@@ -281,6 +290,7 @@ func (e *Engine) victim(i int) *seq {
 // it recomputes its prompt and every token it had emitted, less what it
 // finds of its own blocks still cached.
 func (e *Engine) preempt(s *seq) {
+	e.satOut(s)
 	e.removeRunning(s)
 	e.cacheOwn(s)
 	e.drop(s)
@@ -342,6 +352,7 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		e.out.Drafts = e.out.Drafts[:0]
 	}
 	e.out.Steps, e.out.End = e.plan.Steps, e.plan.End
+	e.beginOutcome(e.out.Steps, e.plan.StepTime, e.out.End)
 	done := false
 	for _, s := range e.sched {
 		if s.aborted {
@@ -383,7 +394,7 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 			em.Done = true
 			done = true
 		}
-		e.out.Emitted = append(e.out.Emitted, em)
+		e.emit(s, em)
 	}
 	if done {
 		e.dropFinished()

@@ -97,10 +97,9 @@ type runner struct {
 
 	checkEngine bool // tests: verify the engines' invariants after every plan and step
 
-	lazy      bool     // decode streaks are accounted when they end (streak.go)
-	members   []member // each ref's streak, when lazy
-	joiners   []int32  // scratch: the refs that join streaks after a move
-	moveStamp uint64   // moves accounted lazily so far
+	lazy    bool     // decode streaks are accounted when they end (streak.go)
+	members []member // each ref's streak, when lazy
+	joiners []int32  // scratch: the refs that join streaks after a move
 
 	steps StepObserver // the observer's steps, if it wants them
 	step  Step         // reused for each call
@@ -166,6 +165,11 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	r.accSeed = workload.NewStream(cfg.Seed, "sim/speculation").Uint64()
 	r.col.speculates = r.speculates
 	r.lazy = r.lazyTokens()
+	if r.lazy {
+		for i := range r.reps {
+			r.reps[i].eng.OmitStreaks(true) // accountLazy counts them
+		}
+	}
 	r.col.setExact(cfg.ExactSamples)
 	for c := range r.mix.dur {
 		r.mix.dur[c].limit = r.col.limit()

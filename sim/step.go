@@ -30,7 +30,7 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 	}
 	if r.lazy {
 		if out.Steps > 0 {
-			r.accountLazy(rep, out)
+			return r.accountLazy(rep, out)
 		}
 		return nil
 	}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/servesim/servesim/engine"
@@ -52,11 +53,10 @@ type peak struct {
 // member is a request's streak state, by ref.
 type member struct {
 	in     bool
-	stamp  uint64 // the last move it emitted a plain token in
-	idx    int32  // in streaks.members
-	from   int64  // index of its first deferred move
-	steps0 int64  // streaks.steps when it joined
-	over0  int64  // streaks.over[class] when it joined
+	idx    int32 // in streaks.members
+	from   int64 // index of its first deferred move
+	steps0 int64 // streaks.steps when it joined
+	over0  int64 // streaks.over[class] when it joined
 }
 
 // lazyTokens reports whether the run defers decode streaks: not step by
@@ -74,24 +74,24 @@ func (r *runner) memberOf(ref int32) *member {
 }
 
 // accountLazy is account's walk of a move's tokens with decode streaks.
-func (r *runner) accountLazy(rep *replica, out *engine.Outcome) {
+// The engine leaves the members that continue their streak out of the
+// outcome (engine.Engine.OmitStreaks) and counts them, and names those
+// whose streak ended without an Emit: a move costs its changes only.
+func (r *runner) accountLazy(rep *replica, out *engine.Outcome) error {
 	st := &rep.streak
 	d := rep.stepTime
 	if len(st.members) > 0 && out.End-time.Duration(out.Steps)*d != st.end {
 		r.leaveAll(rep) // not back to back: the gaps are not the steps
 	}
-	r.moveStamp++
-	cont := 0
+	for _, ref := range out.Left { // preempted, or left out of the budget
+		if int(ref) < len(r.members) && r.members[ref].in {
+			r.leave(rep, ref)
+		}
+	}
 	r.joiners = r.joiners[:0]
 	for _, em := range out.Emitted {
-		m := r.memberOf(em.Ref)
-		if m.in {
-			if !em.First && !em.Done && em.Tokens == out.Steps {
-				m.stamp = r.moveStamp
-				cont++
-				continue
-			}
-			r.leave(rep, em.Ref)
+		if m := r.memberOf(em.Ref); m.in {
+			r.leave(rep, em.Ref) // its last token: anything else continues
 		}
 		r.emit(&r.slots[em.Ref], d, em.Tokens, em.First, out.End)
 		if em.Done {
@@ -100,14 +100,9 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) {
 			r.joiners = append(r.joiners, em.Ref)
 		}
 	}
-	if cont < len(st.members) {
-		for i := 0; i < len(st.members); {
-			if ref := st.members[i]; r.members[ref].stamp != r.moveStamp {
-				r.leave(rep, ref) // moves the last member to i
-				continue
-			}
-			i++
-		}
+	cont := out.Streak
+	if cont != len(st.members) {
+		return fmt.Errorf("sim: replica %d, steps ending at %v: the engine counts %d requests continuing their decode streak, the run %d (an internal error)", rep.idx, out.End, cont, len(st.members))
 	}
 	if cont > 0 {
 		r.streakMove(rep, out, d, cont)
@@ -116,6 +111,7 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) {
 	for _, ref := range r.joiners {
 		r.join(rep, ref)
 	}
+	return nil
 }
 
 // streakMove adds a move of out.Steps steps of d to its cont members'
@@ -187,7 +183,7 @@ func (r *runner) join(rep *replica, ref int32) {
 			st.byClass = make([]int, len(r.classes.list))
 		}
 	}
-	*r.memberOf(ref) = member{in: true, stamp: r.moveStamp, idx: int32(len(st.members)),
+	*r.memberOf(ref) = member{in: true, idx: int32(len(st.members)),
 		from: st.moves, steps0: st.steps, over0: st.over[s.class]}
 	st.members = append(st.members, ref)
 	if s.rec.Measured {

@@ -1,0 +1,87 @@
+package engine
+
+import "time"
+
+// Decode streaks, left out of the Outcome for a driver that accounts them
+// in aggregate (sim's decode streaks do).
+//
+// A request *continues its streak* in an outcome when it emitted at the end
+// of the previous outcome with steps, which ended where this one's first
+// step starts, and now emits one token at the end of each of this
+// outcome's steps, none its first or its last: a plain decode in every
+// step. Such a request's Emit says nothing a driver that knows the streak
+// does not: with OmitStreaks the engine counts it (Outcome.Streak) instead
+// of listing it. Every other Emit is listed as before, and a request whose
+// streak ends without one (it emitted last time, and is in none of this
+// outcome's steps: preempted, or left out of the token budget) is named in
+// Outcome.Left, so that the driver's streak members are always those the
+// engine counts. A request the driver aborts is the driver's to settle.
+//
+// Each outcome with steps is numbered (move), and a request remembers the
+// number of the last it emitted in (lastMove): no walk marks the
+// requests whose streak ended.
+
+// OmitStreaks makes the outcomes of Complete and CompleteUntil leave out
+// the requests that continue their decode streak (see Outcome.Streak and
+// Outcome.Left). It has no effect with speculative decoding, whose
+// streaks vary with acceptance. Call it before the first step.
+func (e *Engine) OmitStreaks(on bool) {
+	e.omit = on && e.cfg.SpeculativeTokens == 0
+}
+
+// beginOutcome numbers an outcome of steps steps of stepTime ending at
+// end, and notes the outcome a request continuing its streak last emitted
+// in (none unless this one starts where that one ended).
+func (e *Engine) beginOutcome(steps int, stepTime, end time.Duration) {
+	e.out.Streak = 0
+	e.out.Left = e.out.Left[:0]
+	if steps == 0 {
+		return
+	}
+	e.prev = 0
+	if e.omit && e.move > 0 && end-time.Duration(steps)*stepTime == e.lastEnd {
+		e.prev = e.move
+	}
+	e.move++
+	e.lastEnd = end
+	if len(e.left) > 0 {
+		e.out.Left = append(e.out.Left, e.left...)
+		e.left = e.left[:0]
+	}
+}
+
+// emit lists em, or counts it when it continues s's streak, and notes
+// that s emitted in this outcome.
+func (e *Engine) emit(s *seq, em Emit) {
+	if !em.Done {
+		if s.lastMove == e.prev && e.prev != 0 {
+			s.lastMove = e.move
+			e.out.Streak++
+			return
+		}
+		s.lastMove = e.move
+	}
+	e.out.Emitted = append(e.out.Emitted, em)
+}
+
+// satOut notes that s, if it emitted in the last outcome, is in none of
+// the next outcome's steps: its streak ends there without an Emit.
+func (e *Engine) satOut(s *seq) {
+	if e.omit && s.lastMove == e.move && e.move != 0 {
+		s.lastMove = 0
+		e.left = append(e.left, s.req.Ref)
+	}
+}
+
+// satOutFrom notes every running request from index i on that the plan
+// did not schedule.
+func (e *Engine) satOutFrom(i int) {
+	if !e.omit {
+		return
+	}
+	for _, s := range e.running[i:] {
+		if s.sched == 0 {
+			e.satOut(s)
+		}
+	}
+}
