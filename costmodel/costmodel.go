@@ -119,6 +119,16 @@ type Model interface {
 	StepTime(b Batch) time.Duration
 }
 
+// ContextFree is implemented by a Model that says whether its price of a
+// batch reads the decodes' contexts. When ContextFree returns true, two
+// batches with as many decodes, the same prefill chunks and the same
+// verified tokens cost the same, whatever their contexts (Frozen: the
+// memory-bound decode step is flat in context). An engine may then price a
+// step without listing its decodes' contexts (engine.Plan.Cohort).
+type ContextFree interface {
+	ContextFree() bool
+}
+
 // Func adapts an ordinary function to a Model.
 type Func func(b Batch) time.Duration
 

@@ -41,6 +41,16 @@ func (s Scaled) StepTime(b Batch) time.Duration {
 	return max(1, time.Duration(math.Round(float64(d)*s.Factor)))
 }
 
+// ContextFree reports whether the scaled model's price reads no decode
+// context: scaling keeps that.
+func (s Scaled) ContextFree() bool {
+	if s.Model == nil {
+		return true // Frozen{}
+	}
+	cf, ok := s.Model.(ContextFree)
+	return ok && cf.ContextFree()
+}
+
 func (s Scaled) String() string {
 	if s.Model == nil {
 		return fmt.Sprintf("costmodel.Frozen{} × %g", s.Factor)

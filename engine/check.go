@@ -29,6 +29,20 @@ func (e *Engine) Check() error {
 	gen := e.checkGen
 	where := [...]string{1: "running", 2: "waiting"}
 	seen := 0
+	for i, s := range e.co.members {
+		if s.checkGen == gen {
+			bad("member %d of the decode cohort twice", s.req.Ref)
+		} else {
+			seen++
+		}
+		s.checkGen, s.checkIn = gen, 1
+		if s.phase != phaseRunning || !s.member {
+			bad("request %d in the decode cohort at index %d is marked phase %d, member %v", s.req.Ref, i, s.phase, s.member)
+		}
+		v := e.memberView(s)
+		errs = append(errs, e.checkSeq(&v)...)
+	}
+	errs = append(errs, e.checkCohort()...)
 	for i, s := range e.running {
 		if s.checkGen == gen {
 			bad("request %d in the running list twice (also %s)", s.req.Ref, where[s.checkIn])
@@ -69,16 +83,90 @@ func (e *Engine) Check() error {
 	}
 	left := 0
 	for _, s := range e.reqs.all() {
+		if s.member {
+			v := e.memberView(s)
+			left += v.left()
+			continue
+		}
 		left += s.left()
 	}
 	if left != e.outstanding {
 		bad("outstanding tokens counted %d, requests hold %d", e.outstanding, left)
 	}
 	errs = append(errs, e.checkBlocks()...)
-	if len(e.running) > e.cfg.MaxSeqs {
-		bad("running list %d exceeds MaxSeqs %d", len(e.running), e.cfg.MaxSeqs)
+	if e.nrunning() > e.cfg.MaxSeqs {
+		bad("running list %d exceeds MaxSeqs %d", e.nrunning(), e.cfg.MaxSeqs)
 	}
 	return errors.Join(errs...)
+}
+
+// memberView is a member as its fields would read were they written now
+// (syncMember), without writing them.
+func (e *Engine) memberView(s *seq) seq {
+	v := *s
+	d := e.co.tick - s.t0
+	v.computed += d
+	v.known += d
+	v.emitted += d
+	v.anon = e.blocksFor(v.computed+e.co.ahead) - len(v.ids)
+	v.sched, v.decoding = 0, false
+	if e.inFlight && e.plan.Cohort > 0 {
+		v.sched, v.decoding = 1, true
+	}
+	return v
+}
+
+// checkCohort verifies the cohort's counts, heap and order against its
+// members.
+func (e *Engine) checkCohort() []error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("engine: decode cohort: "+format, a...)) }
+	co := &e.co
+	if len(co.members) == 0 && co.count == nil {
+		return nil
+	}
+	if len(co.members) > 0 && !e.co.on && e.inFlight {
+		bad("%d members while the engine keeps no cohort", len(co.members))
+	}
+	q := 0
+	count := make([]int32, len(co.count))
+	for i, s := range co.members {
+		c := s.computed - s.t0
+		count[c&(e.cfg.BlockSize-1)]++
+		q += c >> e.shift
+		if i > 0 && s.rank <= co.members[i-1].rank {
+			bad("member %d ranks %d after %d", s.req.Ref, s.rank, co.members[i-1].rank)
+		}
+		if want := s.t0 + s.req.Output - s.emitted; s.finTick != want {
+			bad("member %d finishes at tick %d, its tokens say %d", s.req.Ref, s.finTick, want)
+		}
+		if s.finIdx < 0 || s.finIdx >= len(co.fin) || co.fin[s.finIdx] != s {
+			bad("member %d is not at its place %d in the finish heap", s.req.Ref, s.finIdx)
+		}
+	}
+	if q != co.q || fmt.Sprint(count) != fmt.Sprint(co.count) {
+		bad("counts %v (Σq %d), members give %v (Σq %d)", co.count, co.q, count, q)
+	}
+	for k, n := len(co.count), int32(0); k >= 0; k-- {
+		if k < len(co.count) {
+			n += co.count[k]
+		}
+		if co.suf[k] != n {
+			bad("suffix sum %d is %d, the counts give %d", k, co.suf[k], n)
+		}
+	}
+	if len(co.fin) != len(co.members) {
+		bad("finish heap holds %d, the cohort %d", len(co.fin), len(co.members))
+	}
+	for i := 1; i < len(co.fin); i++ {
+		if co.fin[(i-1)/2].finTick > co.fin[i].finTick {
+			bad("finish heap out of order at %d", i)
+		}
+	}
+	if !e.inFlight && (co.ahead != 0 || co.planned != 0) {
+		bad("%d steps ahead, %d planned, with nothing in flight", co.ahead, co.planned)
+	}
+	return errs
 }
 
 func (e *Engine) checkSeq(s *seq) []error {
@@ -127,6 +215,13 @@ func (e *Engine) checkBlocks() []error {
 	refs := e.checkRefs[:len(p.nodes)]
 	clear(refs)
 	anon := 0
+	for _, s := range e.co.members {
+		v := e.memberView(s)
+		anon += v.anon
+		for _, id := range s.ids {
+			refs[id]++
+		}
+	}
 	for _, s := range e.running {
 		anon += e.anonOf(s)
 		for _, id := range s.ids {

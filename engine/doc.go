@@ -15,6 +15,13 @@
 //   - run.go: a run of identical decode steps planned as one move, its
 //     blocks taken step by step, collected (CompleteUntil) and cut short
 //     (Truncate) where the driver says something happened.
+//   - residues.go: a run's blocks counted from the residues of its
+//     requests' computed tokens modulo BlockSize, not by walking them.
+//   - streak.go: OmitStreaks, outcomes that count the requests continuing
+//     a decode streak instead of listing them (Outcome.Streak, Left).
+//   - cohort.go: the decode cohort, the running requests in a streak kept
+//     in aggregate (a clock, a finish heap, residue counts), so that a
+//     step costs O(1) in them with a context-free cost model.
 //   - view.go: what a router reads of a replica (Outstanding,
 //     CachedPrefix) without changing it.
 //   - check.go: Check, the invariants tests run after every step.

@@ -51,7 +51,10 @@ type Engine struct {
 	runAlloc    int    // steps of the run in flight whose blocks are taken
 	live        int    // requests of the run in flight not aborted
 	res         residues
-	outstanding int // Σ left() over the requests held
+	co          cohort // the running requests in a decode streak (cohort.go)
+	noCohort    bool   // tests: keep none (the slow twin)
+	ctxFree     bool   // the model's price does not read decode contexts
+	outstanding int    // Σ left() over the requests held
 
 	acceptor Acceptor // speculative decoding: the driver's acceptance draws
 
@@ -85,6 +88,12 @@ type Plan struct {
 	Cached  []int
 	// Preempted lists requests preempted (recompute) while planning it.
 	Preempted []int32
+	// Cohort is the number of decodes of the engine's decode cohort the
+	// step has besides those in Batch.Decode, whose contexts it does not
+	// list (see OmitStreaks): 0 unless the driver asked for streaks to be
+	// left out and the cost model says its price reads no decode context
+	// (costmodel.ContextFree).
+	Cohort int
 }
 
 // Emit says that Ref emitted Tokens tokens, one at the end of each of the
@@ -196,6 +205,9 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 	if e.residuesServe() {
 		e.res.count = make([]int32, cfg.BlockSize)
 	}
+	if cf, ok := m.(costmodel.ContextFree); ok && cf.ContextFree() {
+		e.ctxFree = true
+	}
 	return e, nil
 }
 
@@ -207,7 +219,7 @@ func (e *Engine) Config() Config { return e.cfg }
 // CachedBlocks is the number carrying cached content, held or free, and
 // EvictableBlocks the cached ones among the free.
 func (e *Engine) Waiting() int         { return e.waiting.len() }
-func (e *Engine) Running() int         { return len(e.running) }
+func (e *Engine) Running() int         { return e.nrunning() }
 func (e *Engine) FreeBlocks() int      { return e.pool.free() }
 func (e *Engine) CachedBlocks() int    { return e.pool.cached }
 func (e *Engine) EvictableBlocks() int { return e.pool.evict }
@@ -219,7 +231,7 @@ func (e *Engine) Busy() bool { return e.inFlight }
 // (MaxSeqs): no waiting request can be admitted until a running one
 // leaves, so a request that joins the waiting queue changes no step of a
 // move in flight (a move keeps its running requests to its end).
-func (e *Engine) AtSeqCap() bool { return len(e.running) >= e.cfg.MaxSeqs }
+func (e *Engine) AtSeqCap() bool { return e.nrunning() >= e.cfg.MaxSeqs }
 
 // JoinChangesNothing reports whether a request just added to the waiting
 // queue leaves every step of the move in flight as planned: the running
@@ -267,7 +279,7 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 		return ErrQueueFull
 	}
 	s := e.newSeq()
-	*s = seq{req: r, order: e.nextSeq, known: r.Input, heapIdx: -1, ids: s.ids[:0], keys: s.keys[:0]}
+	*s = seq{req: r, order: e.nextSeq, known: r.Input, heapIdx: -1, finIdx: -1, ids: s.ids[:0], keys: s.keys[:0]}
 	s.shared = e.sharedBlocks(&s.req)
 	e.outstanding += s.left()
 	e.nextSeq++
@@ -293,7 +305,7 @@ func (e *Engine) release(s *seq) {
 
 // recycle resets s for reuse, keeping its slices' capacity.
 func (e *Engine) recycle(s *seq) {
-	*s = seq{heapIdx: -1, ids: s.ids[:0], keys: s.keys[:0]}
+	*s = seq{heapIdx: -1, finIdx: -1, ids: s.ids[:0], keys: s.keys[:0]}
 	e.spare = append(e.spare, s)
 }
 
@@ -307,6 +319,9 @@ func (e *Engine) Abort(now time.Duration, ref int32) error {
 	s, ok := e.reqs.get(ref)
 	if !ok {
 		return fmt.Errorf("%w: %d", ErrUnknownRef, ref)
+	}
+	if s.member {
+		return e.abortMember(now, s)
 	}
 	if s.sched > 0 && e.plan.Steps > 1 {
 		return fmt.Errorf("%w: request %d at %v, %d steps of %v from %v", ErrUnsettledRun, ref, now, e.plan.Steps, e.plan.StepTime, e.plan.Start)

@@ -2,14 +2,30 @@ package engine
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
 )
 
 // walkRuns makes e walk a run's requests for its blocks instead of
-// keeping them in aggregate (residues.go): the slow twin.
-func walkRuns(e *Engine) { e.res.count = nil }
+// keeping them in aggregate (residues.go), and keep no decode cohort
+// (cohort.go): the slow twin.
+func walkRuns(e *Engine) {
+	e.res.count = nil
+	e.noCohort = true
+	e.setCohort()
+}
+
+// planShape is what two plans must agree on: everything but where the
+// decodes' contexts are listed (a cohort's are not).
+func planShape(p *Plan) any {
+	if p == nil {
+		return nil
+	}
+	return []any{p.Start, p.Steps, p.StepTime, p.End, len(p.Batch.Decode) + p.Cohort, p.Batch.Prefill, p.Batch.Verify,
+		p.Started, p.Cached, p.Preempted}
+}
 
 // twins is an engine and its slow twin (walkRuns), driven by the same
 // calls: every answer and every observable state must be the same.
@@ -44,14 +60,45 @@ func (hashAcceptor) Accept(ref int32, drafted int) int {
 // its ended steps with CompleteUntil or not) — and holds the engine to its
 // invariants after every command: nothing a driver can do with valid calls
 // breaks them or panics. A twin engine that walks a run's requests for its
-// blocks (walkRuns) gets the same calls and must give the same answers.
+// blocks and keeps no decode cohort (walkRuns) gets the same calls and
+// must give the same answers, with decode streaks left out of the
+// outcomes (OmitStreaks) or not.
 //
 //	go test ./engine -run '^$' -fuzz FuzzEngine -fuzztime 30s
 func FuzzEngine(f *testing.F) {
 	f.Add([]byte{4, 2, 3, 1, 10, 20, 30, 40, 50, 60, 2, 2, 2, 2, 0, 9, 2, 2, 2})
 	f.Add([]byte{255, 255, 0, 7, 1, 1, 1, 1, 200, 200, 200, 1, 2, 3, 2, 2, 2, 2, 2, 2})
 	f.Add([]byte{1, 1, 1, 0, 0, 0, 0, 5, 5, 5, 5, 5, 5, 2, 2, 2, 2, 1, 0, 2, 2})
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(scenario)
+}
+
+// TestTwinsOnRandomScenarios runs FuzzEngine's scenario on random bytes
+// from a fixed seed, many of them with the decode cohort's paths in play
+// (a block size of 4, streaks mostly left out, aborts, cut runs and time
+// passing between steps), so that
+// go test covers what a fuzzing session would look for.
+func TestTwinsOnRandomScenarios(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 15))
+	for range 3000 {
+		data := make([]byte, 4+2*(10+rng.IntN(120)))
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		data[0] = byte(3 * rng.IntN(85)) // block size 4, no speculative decoding
+		data[1] |= 1                     // chunked prefill
+		if rng.IntN(4) > 0 {
+			data[2] &^= 1 // streaks left out
+		}
+		scenario(t, data)
+		if t.Failed() {
+			t.Fatalf("scenario %v", data)
+		}
+	}
+}
+
+// scenario is FuzzEngine's body.
+func scenario(t *testing.T, data []byte) {
+	{
 		if len(data) < 4 {
 			return
 		}
@@ -82,6 +129,10 @@ func FuzzEngine(f *testing.F) {
 		slow, _ := New(cfg, nil)
 		slow.SetAcceptor(hashAcceptor{})
 		walkRuns(slow)
+		if data[2]%2 == 0 {
+			e.OmitStreaks(true)
+			slow.OmitStreaks(true)
+		}
 		w := twins{t, e, slow}
 		var now time.Duration
 		var next int32
@@ -104,10 +155,14 @@ func FuzzEngine(f *testing.F) {
 						t.Fatal(err)
 					}
 					p2, _ := slow.ScheduleUntil(now, now+time.Duration(arg)*time.Second)
-					w.same("ScheduleUntil", p, p2)
+					w.same("ScheduleUntil", planShape(p), planShape(p2))
 					inFlight = p
 				} else if at := inFlight.Start + time.Duration(int(arg)%inFlight.Steps)*inFlight.StepTime + inFlight.StepTime/2; inFlight.Steps > 1 && arg%3 == 0 && at >= now {
-					// Something happens inside the run: cut it there.
+					// Something happens inside the run: cut it there (or
+					// at its start, dropping every step).
+					if arg%9 == 0 && inFlight.Start >= now {
+						at = inFlight.Start
+					}
 					if arg%2 == 0 {
 						o, err := e.CompleteUntil(at)
 						if err != nil {
@@ -139,7 +194,11 @@ func FuzzEngine(f *testing.F) {
 					w.same("Complete", o, o2)
 					now, inFlight = inFlight.End, nil
 				}
-			case 3: // abort one of the recent requests (it may be gone)
+			case 3: // abort one of the recent requests (it may be gone), or let time pass between steps
+				if arg%8 == 7 && inFlight == nil {
+					now += time.Duration(arg) * time.Millisecond
+					break
+				}
 				ref := next - 1 - int32(arg%4)
 				w.same("Abort", e.Abort(now, ref), slow.Abort(now, ref))
 			}
@@ -159,7 +218,7 @@ func FuzzEngine(f *testing.F) {
 					t.Fatalf("engine holds requests but plans nothing: %v", err)
 				}
 				p2, _ := slow.ScheduleUntil(now, now+time.Hour)
-				w.same("ScheduleUntil", p, p2)
+				w.same("ScheduleUntil", planShape(p), planShape(p2))
 				inFlight = p
 			}
 			o, err := e.Complete(inFlight.End)
@@ -177,5 +236,5 @@ func FuzzEngine(f *testing.F) {
 				t.Fatal("engine does not drain")
 			}
 		}
-	})
+	}
 }

@@ -232,6 +232,19 @@ func blockSum(n, size int) int {
 	return size*q*(q+1)/2 + r*(q+1)
 }
 
+// blockSum is the package's blockSum with this engine's block size, by
+// shifts when it is a power of two.
+func (e *Engine) blockSum(n int) int {
+	if e.shift < 0 {
+		return blockSum(n, e.cfg.BlockSize)
+	}
+	if n <= 0 {
+		return 0
+	}
+	q, r := n>>e.shift, n&(e.cfg.BlockSize-1)
+	return (q*(q+1)/2)<<e.shift + r*(q+1)
+}
+
 // blocks is the number of blocks s holds: its cached ones, then its
 // anonymous ones.
 func (s *seq) blocks() int { return len(s.ids) + s.anon }

@@ -91,6 +91,16 @@ type seq struct {
 	ownCached bool     // its own blocks were cached at a preemption
 	lastMove  uint64   // the last outcome it emitted in (streak.go)
 
+	// In the decode cohort (cohort.go): its token fields were true when
+	// the cohort's clock read t0; its last token is at clock finTick, and
+	// finIdx is its place in the finish heap (-1: none); rank is its
+	// running order among the members.
+	member  bool
+	t0      int
+	finTick int
+	finIdx  int
+	rank    uint64
+
 	checkGen uint32 // Check's scratch: the generation that last visited
 	checkIn  uint8  // and where it found the request (1 running, 2 waiting)
 }

@@ -79,11 +79,10 @@ func (e *Engine) resBlocks(m int) int {
 // counted requests hold summed over the steps after the run's a-th
 // through its b-th.
 func (e *Engine) resBlockSteps(a, b int) int {
-	bs := e.cfg.BlockSize
 	sum := (b - a) * e.res.q
 	for r, n := range e.res.count {
 		if n != 0 {
-			sum += int(n) * (blockSum(r+b, bs) - blockSum(r+a, bs))
+			sum += int(n) * (e.blockSum(r+b) - e.blockSum(r+a))
 		}
 	}
 	return sum

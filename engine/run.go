@@ -31,7 +31,7 @@ func (e *Engine) extendRun(now, until time.Duration) {
 	e.plan.Steps = k
 	e.lazy = true
 	e.runAlloc = 1 // the first step's blocks were taken when it was planned
-	e.live = len(e.sched)
+	e.live = len(e.sched) + e.co.planned
 }
 
 // runLength is the number of identical steps the plan may stand for.
@@ -50,6 +50,9 @@ func (e *Engine) runLength(now, until time.Duration) int {
 		for _, s := range e.sched {
 			k = min(k, s.req.Output-s.emitted)
 		}
+		if e.plan.Cohort > 0 {
+			k = min(k, e.co.fin[0].finTick-e.co.tick)
+		}
 	}
 	if k <= 1 {
 		return k
@@ -65,10 +68,13 @@ func (e *Engine) runLength(now, until time.Duration) int {
 // runNeed is the number of blocks the run's requests still need so that
 // the first m of its steps can run.
 func (e *Engine) runNeed(m int) int {
-	if e.res.on { // planning: each has taken the first step's blocks
-		return e.resBlocks(m) - e.resBlocks(1)
-	}
 	n := 0
+	if e.plan.Cohort > 0 {
+		n = e.coBlocks(m) - e.coBlocks(1)
+	}
+	if e.res.on { // planning: each has taken the first step's blocks
+		return n + e.resBlocks(m) - e.resBlocks(1)
+	}
 	for _, s := range e.sched {
 		if !s.aborted {
 			n += e.need(s, s.computed+m)
@@ -111,6 +117,9 @@ func (e *Engine) fitBlocks(k int) int {
 // first. Models are non-decreasing in context, so then every step between is
 // priced the same too.
 func (e *Engine) samePrice(k int) bool {
+	if e.ctxFree {
+		return true // the contexts are all that changes
+	}
 	e.shifted = e.shifted[:0]
 	for _, c := range e.plan.Batch.Decode {
 		e.shifted = append(e.shifted, c+k-1)
@@ -151,6 +160,10 @@ func (e *Engine) allocThrough(m int) {
 	if !e.lazy || m <= e.runAlloc {
 		return
 	}
+	if co := &e.co; e.plan.Cohort > 0 { // the members come first
+		e.pool.take(e.coBlocks(m) - e.coBlocks(co.ahead))
+		co.ahead = m
+	}
 	if e.res.on {
 		base := e.res.base
 		e.pool.take(e.resBlocks(base+m) - e.resBlocks(base+e.runAlloc))
@@ -182,14 +195,18 @@ func (e *Engine) allocThrough(m int) {
 // its computed tokens + m, and the blocks held outside the run's own
 // allocations (those it shares, counted once) stay as they are.
 func (e *Engine) runBlockSteps(j int) int {
-	if e.res.on {
-		base := e.res.base
-		other := e.pool.held() - e.resBlocks(base+e.runAlloc)
-		return j*other + e.resBlockSteps(base, base+j)
-	}
-	b := e.cfg.BlockSize
 	other := e.pool.held()
 	sum := 0
+	if e.plan.Cohort > 0 {
+		other -= e.coBlocks(e.co.ahead)
+		sum += e.coBlockSteps(j)
+	}
+	if e.res.on {
+		base := e.res.base
+		other -= e.resBlocks(base + e.runAlloc)
+		return j*other + sum + e.resBlockSteps(base, base+j)
+	}
+	b := e.cfg.BlockSize
 	for _, s := range e.sched {
 		if s.aborted {
 			continue
@@ -260,7 +277,7 @@ func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
 	e.out.Steps, e.out.End = j, p.Start+time.Duration(j)*p.StepTime
 	e.beginOutcome(j, p.StepTime, e.out.End)
 	e.out.BlockSteps = 0
-	e.out.Decodes, e.out.Chunks = len(p.Batch.Decode), len(p.Batch.Prefill)
+	e.out.Decodes, e.out.Chunks = len(p.Batch.Decode)+p.Cohort, len(p.Batch.Prefill)
 	if j == 0 {
 		return &e.out, nil
 	}
@@ -275,6 +292,7 @@ func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
 	}
 	// j >= 1 steps ended and at least one did not: only a run of identical
 	// decode steps (none finishing before its last) has several steps.
+	e.completeCohort(j, false) // none finishes: the run goes on
 	for _, s := range e.sched {
 		if s.aborted || !s.decoding {
 			panic("engine: invariant run-shape broken: a run of several steps holds a request that is not decoding")
@@ -332,6 +350,7 @@ func (e *Engine) Truncate(t time.Duration) (inFlight bool, end time.Duration, er
 	}
 	if keep == 0 {
 		e.settleResidues() // trim below reads each request's blocks
+		e.truncateCohort()
 	}
 	p.Steps = keep
 	p.End = p.Start + time.Duration(keep)*p.StepTime

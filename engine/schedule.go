@@ -44,7 +44,7 @@ func (e *Engine) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 	} else {
 		stop = e.planChunked()
 	}
-	if len(e.sched) == 0 {
+	if len(e.sched) == 0 && e.plan.Cohort == 0 {
 		// Only possible when the first running request was its own
 		// preemption victim: everything is free now, so plan again.
 		if e.cfg.DisableChunkedPrefill {
@@ -52,13 +52,13 @@ func (e *Engine) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 		} else {
 			stop = e.planChunked()
 		}
-		if len(e.sched) == 0 {
+		if len(e.sched) == 0 && e.plan.Cohort == 0 {
 			panic("engine: invariant progress broken: requests held but no step could be planned")
 		}
 	}
 	e.satOutFrom(stop)
 	e.plan.Steps = 1
-	e.plan.StepTime = e.model.StepTime(e.plan.Batch)
+	e.plan.StepTime = e.model.StepTime(e.priceBatch())
 	if e.plan.StepTime <= 0 {
 		e.abandonPlan()
 		return nil, fmt.Errorf("%w: %v for %d sequences", ErrBadStepTime, e.plan.StepTime, e.plan.Batch.Seqs())
@@ -90,6 +90,7 @@ func (e *Engine) resetPlan(now time.Duration) {
 	e.plan.Started = e.plan.Started[:0]
 	e.plan.Cached = e.plan.Cached[:0]
 	e.plan.Preempted = e.plan.Preempted[:0]
+	e.plan.Cohort = 0
 	e.inline, e.minLeft = 0, math.MaxInt
 	e.resetResidues()
 }
@@ -101,7 +102,7 @@ func (e *Engine) resetPlan(now time.Duration) {
 // does not fit. It returns the index in the running list from which no
 // running request was scheduled.
 func (e *Engine) planChunked() int {
-	budget := e.cfg.MaxBatchedTokens
+	budget := e.planCohort(e.cfg.MaxBatchedTokens)
 	plain := e.cfg.SpeculativeTokens == 0
 	// Inline decodes take their blocks from the pool together (owed),
 	// before anything else reads it: taking n₁ then n₂ blocks from the
@@ -149,7 +150,7 @@ func (e *Engine) planChunked() int {
 	if len(e.plan.Preempted) > 0 {
 		return i
 	}
-	for e.waiting.len() > 0 && budget > 0 && len(e.running) < e.cfg.MaxSeqs {
+	for e.waiting.len() > 0 && budget > 0 && e.nrunning() < e.cfg.MaxSeqs {
 		n, ok := e.tryAdmit(budget, false)
 		if !ok {
 			break
@@ -166,7 +167,7 @@ func (e *Engine) planChunked() int {
 // scheduled.
 func (e *Engine) planWholePrompts() int {
 	budget := e.cfg.MaxBatchedTokens
-	for e.waiting.len() > 0 && len(e.running) < e.cfg.MaxSeqs {
+	for e.waiting.len() > 0 && e.nrunning() < e.cfg.MaxSeqs {
 		n, ok := e.tryAdmit(budget, true)
 		if !ok {
 			break
@@ -235,7 +236,7 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 		}
 	}
 	keep := e.wmBlocks
-	if len(e.running) == 0 {
+	if e.nrunning() == 0 {
 		keep = 0
 	}
 	upto := tokens + n
@@ -342,7 +343,7 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		e.allocThrough(e.plan.Steps)
 	}
 	e.shape(e.plan.Steps)
-	e.out.Decodes, e.out.Chunks = len(e.plan.Batch.Decode), len(e.plan.Batch.Prefill)
+	e.out.Decodes, e.out.Chunks = len(e.plan.Batch.Decode)+e.plan.Cohort, len(e.plan.Batch.Prefill)
 	e.lazy, e.runAlloc = false, 0
 	agg := e.res.on // the run's requests' counts of blocks are written below
 	e.res.on = false
@@ -353,6 +354,7 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	}
 	e.out.Steps, e.out.End = e.plan.Steps, e.plan.End
 	e.beginOutcome(e.out.Steps, e.plan.StepTime, e.out.End)
+	fin := e.completeCohort(e.plan.Steps, true) // the members come first
 	done := false
 	for _, s := range e.sched {
 		if s.aborted {
@@ -396,6 +398,10 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		}
 		e.emit(s, em)
 	}
+	for _, s := range fin {
+		e.drop(s)
+		e.release(s)
+	}
 	if done {
 		e.dropFinished()
 	}
@@ -430,6 +436,7 @@ func (e *Engine) dropFinished() {
 // was nonsense): the blocks allocated for it are returned, so the engine's
 // invariants hold; preemptions made while planning stand.
 func (e *Engine) abandonPlan() {
+	e.truncateCohort()
 	for _, s := range e.sched {
 		e.trim(s)
 		s.sched, s.draft = 0, 0

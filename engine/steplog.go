@@ -33,8 +33,12 @@ type StepShape struct {
 
 // RecordSteps makes every Outcome describe its steps (Outcome.Shape). It
 // costs a little per step, so a driver turns it on only when something
-// observes steps.
-func (e *Engine) RecordSteps(on bool) { e.record = on }
+// observes steps, before the first step: a step that lists every decode's
+// context keeps no decode cohort (cohort.go).
+func (e *Engine) RecordSteps(on bool) {
+	e.record = on
+	e.setCohort()
+}
 
 // noteFirstStep remembers the state at the start of a plan's first step.
 func (e *Engine) noteFirstStep() {

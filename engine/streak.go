@@ -27,6 +27,7 @@ import "time"
 // streaks vary with acceptance. Call it before the first step.
 func (e *Engine) OmitStreaks(on bool) {
 	e.omit = on && e.cfg.SpeculativeTokens == 0
+	e.setCohort()
 }
 
 // beginOutcome numbers an outcome of steps steps of stepTime ending at
