@@ -30,6 +30,9 @@ func (e *Engine) Check() error {
 	where := [...]string{1: "running", 2: "waiting"}
 	seen := 0
 	for i, s := range e.co.members {
+		if s == nil {
+			continue
+		}
 		if s.checkGen == gen {
 			bad("member %d of the decode cohort twice", s.req.Ref)
 		} else {
@@ -125,24 +128,40 @@ func (e *Engine) checkCohort() []error {
 	if len(co.members) == 0 && co.count == nil {
 		return nil
 	}
-	if len(co.members) > 0 && !e.co.on && e.inFlight {
-		bad("%d members while the engine keeps no cohort", len(co.members))
+	if co.n > 0 && !e.co.on && e.inFlight {
+		bad("%d members while the engine keeps no cohort", co.n)
+	}
+	live := 0
+	var last *seq
+	for i, s := range co.members {
+		if s == nil {
+			continue
+		}
+		live++
+		if s.cidx != i {
+			bad("member %d at %d says it is at %d", s.req.Ref, i, s.cidx)
+		}
+		if last != nil && s.rank <= last.rank {
+			bad("member %d ranks %d after %d", s.req.Ref, s.rank, last.rank)
+		}
+		last = s
+	}
+	if live != co.n {
+		bad("%d members, counted %d", live, co.n)
 	}
 	q := 0
 	count := make([]int32, len(co.count))
-	for i, s := range co.members {
+	for _, s := range co.members {
+		if s == nil {
+			continue
+		}
 		c := s.computed - s.t0
 		count[c&(e.cfg.BlockSize-1)]++
 		q += c >> e.shift
-		if i > 0 && s.rank <= co.members[i-1].rank {
-			bad("member %d ranks %d after %d", s.req.Ref, s.rank, co.members[i-1].rank)
-		}
 		if want := s.t0 + s.req.Output - s.emitted; s.finTick != want {
 			bad("member %d finishes at tick %d, its tokens say %d", s.req.Ref, s.finTick, want)
 		}
-		if s.finIdx < 0 || s.finIdx >= len(co.fin) || co.fin[s.finIdx] != s {
-			bad("member %d is not at its place %d in the finish heap", s.req.Ref, s.finIdx)
-		}
+
 	}
 	if q != co.q || fmt.Sprint(count) != fmt.Sprint(co.count) {
 		bad("counts %v (Σq %d), members give %v (Σq %d)", co.count, co.q, count, q)
@@ -155,13 +174,20 @@ func (e *Engine) checkCohort() []error {
 			bad("suffix sum %d is %d, the counts give %d", k, co.suf[k], n)
 		}
 	}
-	if len(co.fin) != len(co.members) {
-		bad("finish heap holds %d, the cohort %d", len(co.fin), len(co.members))
-	}
-	for i := 1; i < len(co.fin); i++ {
-		if co.fin[(i-1)/2].finTick > co.fin[i].finTick {
+	live = 0
+	for i, x := range co.fin {
+		if x.live() {
+			live++
+			if x.tick != x.s.finTick {
+				bad("finish heap has member %d at tick %d, it finishes at %d", x.s.req.Ref, x.tick, x.s.finTick)
+			}
+		}
+		if i > 0 && co.fin[(i-1)/2].tick > x.tick {
 			bad("finish heap out of order at %d", i)
 		}
+	}
+	if live != co.n {
+		bad("finish heap holds %d members, the cohort %d", live, co.n)
 	}
 	if !e.inFlight && (co.ahead != 0 || co.planned != 0) {
 		bad("%d steps ahead, %d planned, with nothing in flight", co.ahead, co.planned)
@@ -216,6 +242,9 @@ func (e *Engine) checkBlocks() []error {
 	clear(refs)
 	anon := 0
 	for _, s := range e.co.members {
+		if s == nil {
+			continue
+		}
 		v := e.memberView(s)
 		anon += v.anon
 		for _, id := range s.ids {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"container/heap"
 	"fmt"
 	"time"
 
@@ -46,40 +45,88 @@ import (
 // tests compare a run with it against the step-by-step run.
 type cohort struct {
 	on      bool    // the engine keeps a cohort
-	members []*seq  // in running order, before every request of e.running
+	members []*seq  // in running order, before every request of e.running; nil: one that left
+	n       int     // members (non-nil entries)
 	tick    int     // decode steps the cohort has taken: its clock
 	ahead   int     // steps whose blocks the members hold beyond their computed tokens
 	count   []int32 // members by (computed − t0) mod BlockSize
 	suf     []int32 // suf[k] = Σ count[k:], suf[BlockSize] = 0: the members
+	rsuf    []int   // rsuf[k] = Σ r·count[r] over r ≥ k
 	q       int     // Σ ⌊(computed − t0) / BlockSize⌋ over the members
-	fin     finHeap // members by the tick of their last token
+	fin     finHeap // members by the tick of their last token (finHeap)
 	planned int     // members the plan in flight schedules
 	joins   uint64  // members so far: a member's rank is its running order
 	zeros   []int   // decode contexts for a context-free price
 	scratch []*seq  // finishers, and the running list being rebuilt
 }
 
-// finHeap orders members by the tick at which they emit their last token.
-type finHeap []*seq
+// finHeap orders members by the tick at which they emit their last token,
+// a min-heap of entries kept by value (sifting reads no member). A member
+// that leaves before its last token (an abort) leaves its entry behind,
+// stale: it no longer matches the member's rank, and is dropped when it
+// reaches the top, at its tick at the latest.
+type finHeap []finEntry
 
-func (h finHeap) Len() int           { return len(h) }
-func (h finHeap) Less(i, j int) bool { return h[i].finTick < h[j].finTick }
-func (h finHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].finIdx, h[j].finIdx = i, j
+type finEntry struct {
+	tick int
+	rank uint64
+	s    *seq
 }
-func (h *finHeap) Push(x any) {
-	s := x.(*seq)
-	s.finIdx = len(*h)
-	*h = append(*h, s)
+
+// live reports whether the entry's member is still in the cohort.
+func (x finEntry) live() bool { return x.s.member && x.s.rank == x.rank }
+
+func (h *finHeap) push(x finEntry) {
+	a := append(*h, x)
+	i := len(a) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if a[p].tick <= x.tick {
+			break
+		}
+		a[i] = a[p]
+		i = p
+	}
+	a[i] = x
+	*h = a
 }
-func (h *finHeap) Pop() any {
-	old := *h
-	s := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	s.finIdx = -1
-	return s
+
+func (h *finHeap) pop() finEntry {
+	a := *h
+	top := a[0]
+	n := len(a) - 1
+	x := a[n]
+	a[n] = finEntry{}
+	a = a[:n]
+	if n > 0 {
+		i := 0
+		for {
+			c := 2*i + 1
+			if c >= n {
+				break
+			}
+			if c+1 < n && a[c+1].tick < a[c].tick {
+				c++
+			}
+			if x.tick <= a[c].tick {
+				break
+			}
+			a[i] = a[c]
+			i = c
+		}
+		a[i] = x
+	}
+	*h = a
+	return top
+}
+
+// finMin is the tick of the cohort's next last token (there are members).
+func (e *Engine) finMin() int {
+	h := &e.co.fin
+	for !(*h)[0].live() {
+		h.pop()
+	}
+	return (*h)[0].tick
 }
 
 // setCohort decides whether the engine keeps a cohort, after a setting
@@ -91,6 +138,7 @@ func (e *Engine) setCohort() {
 	if e.co.on && e.co.count == nil {
 		e.co.count = make([]int32, e.cfg.BlockSize)
 		e.co.suf = make([]int32, e.cfg.BlockSize+1)
+		e.co.rsuf = make([]int, e.cfg.BlockSize+1)
 		e.co.zeros = make([]int, e.cfg.MaxSeqs)
 	}
 }
@@ -104,12 +152,13 @@ func (e *Engine) countMember(c, d int) {
 	co.count[r] += int32(d)
 	for k := range co.suf[:r+1] {
 		co.suf[k] += int32(d)
+		co.rsuf[k] += d * r
 	}
 	co.q += d * (c >> e.shift)
 }
 
 // nrunning is the number of running requests, in the cohort or not.
-func (e *Engine) nrunning() int { return len(e.co.members) + len(e.running) }
+func (e *Engine) nrunning() int { return e.co.n + len(e.running) }
 
 // coBlocks is Σ ⌈(c + m) / BlockSize⌉ over the members, c a member's
 // computed tokens now: the blocks they hold m steps ahead.
@@ -133,22 +182,48 @@ func (e *Engine) coBlocks(m int) int {
 }
 
 // coBlockSteps is Σ over the members of Σ_{x=c+1..c+j} ⌈x / BlockSize⌉:
-// the blocks they hold summed over their next j steps.
+// the blocks they hold summed over their next j steps, in O(1).
 //
-// The clock grows without bound, so it enters as t = B·a + b: adding B·a
-// to every argument adds j·a to each member's sum (⌈(x + B·a) / B⌉ =
-// a + ⌈x / B⌉), and blockSum only ever sees small arguments.
+// With B the block size, the clock tick = B·a + b and j = B·α + β (0 ≤
+// b, β < B), a member counted at residue r has computed tokens
+// B·(⌊C/B⌋ + a) + y, y = r + b = B·k + ρ (k is 0 or 1), and adding B·m to
+// every x adds m to each ⌈x / B⌉, so its sum is
+//
+//	j·(⌊C/B⌋ + a) + k·j + K(j) + α·ρ + max(0, ρ + β − B),
+//	K(j) = α·B + B·α(α−1)/2 + β·(α + 1)
+//
+// (α full blocks of B tokens, then β more, of which those past the next
+// block boundary count one more). Summed over the members, Σk is the
+// members with r ≥ B − b, Σρ = Σr + N·b − B·Σk, and the last term sums
+// r + offset over two ranges of residues: all from the suffix sums of the
+// counts and of r·count. coBlockStepsWalk, the O(B) sum over residues, is
+// the twin the tests hold it to.
 func (e *Engine) coBlockSteps(j int) int {
 	co := &e.co
 	bs := e.cfg.BlockSize
 	a, b := co.tick>>e.shift, co.tick&(bs-1)
-	sum := j * (co.q + int(co.suf[0])*a)
-	for r, n := range co.count {
-		if n != 0 {
-			sum += int(n) * (e.blockSum(r+b+j) - e.blockSum(r+b))
+	al, be := j>>e.shift, j&(bs-1)
+	n := int(co.suf[0])
+	k1 := int(co.suf[bs-b]) // carried past a boundary: r + b ≥ B (none when b = 0)
+	rho := co.rsuf[0] + n*b - bs*k1
+	k := al*bs + bs*al*(al-1)/2 + be*(al+1)
+	sum := j*(co.q+n*a) + j*k1 + n*k + al*rho
+	if be > 0 { // ρ + β − B > 0 where ρ ≥ L
+		l := bs - be + 1
+		if lo, hi := max(0, l-b), bs-1-b; lo <= hi { // ρ = r + b
+			sum += e.coRange(lo, hi, b-l+1)
+		}
+		if lo := l - b + bs; lo <= bs-1 { // ρ = r + b − B
+			sum += e.coRange(lo, bs-1, b-bs-l+1)
 		}
 	}
 	return sum
+}
+
+// coRange is Σ count[r]·(r + off) over the residues lo ≤ r ≤ hi.
+func (e *Engine) coRange(lo, hi, off int) int {
+	co := &e.co
+	return co.rsuf[lo] - co.rsuf[hi+1] + off*int(co.suf[lo]-co.suf[hi+1])
 }
 
 // syncMember writes a member's fields: its tokens now, and its anonymous
@@ -176,8 +251,10 @@ func (e *Engine) joinCohort() {
 		co.joins++
 		e.countMember(s.computed-co.tick, 1)
 		s.finTick = co.tick + s.req.Output - s.emitted
-		heap.Push(&co.fin, s)
+		co.fin.push(finEntry{tick: s.finTick, rank: s.rank, s: s})
+		s.cidx = len(co.members)
 		co.members = append(co.members, s)
+		co.n++
 		k++
 	}
 	if k > 0 {
@@ -187,13 +264,10 @@ func (e *Engine) joinCohort() {
 	}
 }
 
-// uncount takes a synced member out of the cohort's counts and its heap.
+// uncount takes a synced member out of the cohort's counts (its heap
+// entry goes stale).
 func (e *Engine) uncount(s *seq) {
-	co := &e.co
-	e.countMember(s.computed-co.tick, -1)
-	if s.finIdx >= 0 {
-		heap.Remove(&co.fin, s.finIdx)
-	}
+	e.countMember(s.computed-e.co.tick, -1)
 	s.member = false
 }
 
@@ -202,40 +276,74 @@ func (e *Engine) uncount(s *seq) {
 func (e *Engine) leaveCohort(s *seq) {
 	e.syncMember(s)
 	e.uncount(s)
+	e.vacate(s)
+	e.compact()
+}
+
+// vacate leaves a member's place in the list empty.
+func (e *Engine) vacate(s *seq) {
 	co := &e.co
-	for i, m := range co.members {
-		if m == s {
-			copy(co.members[i:], co.members[i+1:])
-			co.members[len(co.members)-1] = nil
-			co.members = co.members[:len(co.members)-1]
-			return
-		}
+	if co.members[s.cidx] != s {
+		panic("engine: invariant cohort-membership broken: a member is not at its place in the cohort")
 	}
-	panic("engine: invariant cohort-membership broken: a member is not in the cohort")
+	co.members[s.cidx] = nil
+	co.n--
+}
+
+// compact closes the list's empty places once they outnumber the members
+// (amortized O(1) a leave).
+func (e *Engine) compact() {
+	co := &e.co
+	if holes := len(co.members) - co.n; holes > 16 && holes > co.n {
+		e.compact0()
+	}
 }
 
 // materialize writes every member back into the running list, ahead of
 // the others, and empties the cohort (planning, nothing in flight).
 func (e *Engine) materialize() {
 	co := &e.co
-	if len(co.members) == 0 {
+	if co.n == 0 {
+		clear(co.members)
+		co.members = co.members[:0]
 		return
 	}
+	e.compact0()
 	for _, s := range co.members {
 		e.syncMember(s)
-		s.member, s.finIdx = false, -1
+		s.member = false
 		s.lastMove = e.move // it emitted in every outcome since it joined
 	}
 	clear(co.fin)
 	co.fin = co.fin[:0]
 	clear(co.count)
 	clear(co.suf)
+	clear(co.rsuf)
 	co.q = 0
 	list := append(append(co.scratch[:0], co.members...), e.running...)
 	co.scratch = e.running[:0]
 	e.running = list
 	clear(co.members)
 	co.members = co.members[:0]
+	co.n = 0
+}
+
+// compact0 closes every empty place in the list.
+func (e *Engine) compact0() {
+	co := &e.co
+	if len(co.members) == co.n {
+		return
+	}
+	k := 0
+	for _, s := range co.members {
+		if s != nil {
+			s.cidx = k
+			co.members[k] = s
+			k++
+		}
+	}
+	clear(co.members[k:])
+	co.members = co.members[:k]
 }
 
 // planCohort schedules the cohort's members for the step being planned,
@@ -249,7 +357,7 @@ func (e *Engine) planCohort(budget int) int {
 		return budget
 	}
 	e.joinCohort()
-	n := len(co.members)
+	n := co.n
 	if n == 0 {
 		return budget
 	}
@@ -261,7 +369,7 @@ func (e *Engine) planCohort(budget int) int {
 	e.pool.take(need)
 	co.ahead, co.planned = 1, n
 	e.plan.Cohort = n
-	e.minLeft = min(e.minLeft, co.fin[0].finTick-co.tick)
+	e.minLeft = min(e.minLeft, e.finMin()-co.tick)
 	return budget - n
 }
 
@@ -289,15 +397,20 @@ func (e *Engine) completeCohort(steps int, done bool) []*seq {
 	if done {
 		co.ahead, co.planned = 0, 0
 	}
-	e.outstanding -= steps * len(co.members)
+	e.outstanding -= steps * co.n
 	fin := co.scratch[:0]
-	for len(co.fin) > 0 && co.fin[0].finTick <= co.tick {
-		fin = append(fin, heap.Pop(&co.fin).(*seq))
+	for len(co.fin) > 0 && co.fin[0].tick <= co.tick {
+		if x := co.fin.pop(); x.live() {
+			fin = append(fin, x.s)
+		}
 	}
 	if e.prev == 0 && e.omit { // not back to back: every member is listed
 		for _, s := range co.members {
+			if s == nil {
+				continue
+			}
 			em := Emit{Ref: s.req.Ref, Tokens: steps}
-			if s.finIdx < 0 && s.finTick <= co.tick {
+			if s.finTick <= co.tick { // none finishes before the last step
 				em.Done = true
 			}
 			e.emit(s, em)
@@ -306,7 +419,7 @@ func (e *Engine) completeCohort(steps int, done bool) []*seq {
 			fin = e.sortByRank(fin)
 		}
 	} else {
-		e.out.Streak += len(co.members) - len(fin)
+		e.out.Streak += co.n - len(fin)
 		if len(fin) > 0 {
 			fin = e.sortByRank(fin)
 			for _, s := range fin {
@@ -322,16 +435,9 @@ func (e *Engine) completeCohort(steps int, done bool) []*seq {
 		e.syncMember(s)
 		e.countMember(s.computed-co.tick, -1)
 		s.member = false
+		e.vacate(s)
 	}
-	k := 0
-	for _, s := range co.members {
-		if s.member {
-			co.members[k] = s
-			k++
-		}
-	}
-	clear(co.members[k:])
-	co.members = co.members[:k]
+	e.compact()
 	co.scratch = fin
 	return fin
 }

@@ -279,7 +279,7 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 		return ErrQueueFull
 	}
 	s := e.newSeq()
-	*s = seq{req: r, order: e.nextSeq, known: r.Input, heapIdx: -1, finIdx: -1, ids: s.ids[:0], keys: s.keys[:0]}
+	*s = seq{req: r, order: e.nextSeq, known: r.Input, heapIdx: -1, ids: s.ids[:0], keys: s.keys[:0]}
 	s.shared = e.sharedBlocks(&s.req)
 	e.outstanding += s.left()
 	e.nextSeq++
@@ -305,7 +305,7 @@ func (e *Engine) release(s *seq) {
 
 // recycle resets s for reuse, keeping its slices' capacity.
 func (e *Engine) recycle(s *seq) {
-	*s = seq{heapIdx: -1, finIdx: -1, ids: s.ids[:0], keys: s.keys[:0]}
+	*s = seq{heapIdx: -1, ids: s.ids[:0], keys: s.keys[:0]}
 	e.spare = append(e.spare, s)
 }
 

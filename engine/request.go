@@ -92,13 +92,12 @@ type seq struct {
 	lastMove  uint64   // the last outcome it emitted in (streak.go)
 
 	// In the decode cohort (cohort.go): its token fields were true when
-	// the cohort's clock read t0; its last token is at clock finTick, and
-	// finIdx is its place in the finish heap (-1: none); rank is its
-	// running order among the members.
+	// the cohort's clock read t0; its last token is at clock finTick;
+	// rank is its running order among the members.
 	member  bool
 	t0      int
 	finTick int
-	finIdx  int
+	cidx    int // its place in the cohort's list
 	rank    uint64
 
 	checkGen uint32 // Check's scratch: the generation that last visited

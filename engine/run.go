@@ -51,7 +51,7 @@ func (e *Engine) runLength(now, until time.Duration) int {
 			k = min(k, s.req.Output-s.emitted)
 		}
 		if e.plan.Cohort > 0 {
-			k = min(k, e.co.fin[0].finTick-e.co.tick)
+			k = min(k, e.finMin()-e.co.tick)
 		}
 	}
 	if k <= 1 {
