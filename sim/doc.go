@@ -21,7 +21,9 @@
 //     window.go, the clock, the window and what is integrated over it;
 //     step.go, how a move's end becomes tokens, gaps and terminal states;
 //     streak.go, decode streaks: the tokens of a request that decodes in
-//     every move, accounted when it stops (Config.Stepwise is the eager
+//     every move, accounted when it stops; the engine counts the requests
+//     continuing their streak instead of listing them (engine.OmitStreaks),
+//     so a move costs what changed in it (Config.Stepwise is the eager
 //     slow twin).
 //   - events.go: the typed event heap keyed on (instant, class, sequence).
 //   - record.go: Record, Status and the Observer that receives each record.
