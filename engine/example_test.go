@@ -56,3 +56,27 @@ func ExampleLargestStep() {
 	// 73.96ms: 1 decodes, 256 prefill tokens in 1 chunks
 	// 136.645ms: 1 decodes, 2047 prefill tokens in 8 chunks
 }
+
+// With streaks left out, an outcome lists only what changed: the first
+// token, the last, and how many requests simply decoded on (Streak). Two
+// 100-token prompts are prefilled in one step (20 + 200 × 0.035 = 27 ms),
+// which emits the first token of each; then 45 ms decode steps run to the
+// first finish as one move (ScheduleUntil), whose tokens are counted, not
+// listed, but for the request that finishes.
+func ExampleEngine_OmitStreaks() {
+	e, _ := engine.New(engine.Config{}, costmodel.Frozen{})
+	e.OmitStreaks(true)
+	_ = e.Add(0, engine.Request{Ref: 1, Input: 100, Output: 4})
+	_ = e.Add(0, engine.Request{Ref: 2, Input: 100, Output: 6})
+	var now time.Duration
+	for !e.Idle() {
+		plan, _ := e.ScheduleUntil(now, time.Hour) // nothing else will happen
+		out, _ := e.Complete(plan.End)
+		now = plan.End
+		fmt.Printf("%d steps to %v: listed %v, %d decoded on (%d decodes a step)\n", out.Steps, now, out.Emitted, out.Streak, out.Decodes)
+	}
+	// Output:
+	// 1 steps to 27ms: listed [{1 1 true false} {2 1 true false}], 0 decoded on (0 decodes a step)
+	// 3 steps to 162ms: listed [{1 3 false true}], 1 decoded on (2 decodes a step)
+	// 2 steps to 252ms: listed [{2 2 false true}], 0 decoded on (1 decodes a step)
+}
