@@ -362,8 +362,10 @@ func (e *Engine) planCohort(budget int) int {
 		return budget
 	}
 	need := e.coBlocks(1) - e.coBlocks(0)
+	// n > budget cannot happen with a valid Config (MaxSeqs <=
+	// MaxBatchedTokens), but the walk would then leave members out.
 	if n > budget || need > e.available() {
-		e.materialize() // a member is left out or preempts: walk
+		e.materialize() // a member would preempt or be left out: walk
 		return budget
 	}
 	e.pool.take(need)
