@@ -363,6 +363,31 @@ func (s *sample) summarise(m Method, buf *[]float64) ([]float64, Dist) {
 	return s.x, dist(s.x, m)
 }
 
+// same reports whether s and t keep the same exact values in the same
+// order (bit for bit: the sort of one is then the sort of the other).
+func (s *sample) same(t *sample) bool {
+	if s.sk != nil || t.sk != nil || len(s.x) != len(t.x) {
+		return false
+	}
+	for i, v := range s.x {
+		if math.Float64bits(v) != math.Float64bits(t.x[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// summariseAs is summarise for a sample that, when same is set, held the
+// values of another, already sorted into sorted: it copies them instead
+// of sorting again.
+func (s *sample) summariseAs(m Method, buf *[]float64, same bool, sorted []float64) ([]float64, Dist) {
+	if !same {
+		return s.summarise(m, buf)
+	}
+	copy(s.x, sorted)
+	return s.x, dist(s.x, m)
+}
+
 // offeredMS is the latency from r's arrival to an instant, for the
 // distributions over every offered request: the instant itself if it
 // happened; else, for a request that ended waiting for it (timed out, or
@@ -435,12 +460,15 @@ func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
 		s.MeanSojourn = c.sojourn / time.Duration(c.accepted)
 	}
 	var buf []float64
+	// When every offered request is ok, the offered distributions hold the
+	// same values in the same order as the ok ones: sorted once.
+	ttftSame, e2eSame := c.ttftAll.same(&c.ttft), c.e2eAll.same(&c.e2e)
 	s.Samples.TTFT, s.TTFT = c.ttft.summarise(m, &buf)
 	s.Samples.TPOT, s.TPOT = c.tpot.summarise(m, &buf)
 	s.Samples.E2E, s.E2E = c.e2e.summarise(m, &buf)
 	s.Samples.Queue, s.QueueDelay = c.queue.summarise(m, &buf)
-	s.Samples.TTFTOffered, s.TTFTOffered = c.ttftAll.summarise(m, &buf)
-	s.Samples.E2EOffered, s.E2EOffered = c.e2eAll.summarise(m, &buf)
+	s.Samples.TTFTOffered, s.TTFTOffered = c.ttftAll.summariseAs(m, &buf, ttftSame, s.Samples.TTFT)
+	s.Samples.E2EOffered, s.E2EOffered = c.e2eAll.summariseAs(m, &buf, e2eSame, s.Samples.E2E)
 	_, s.ClientWait = c.wait.summarise(m, &buf)
 	s.ITL = c.itlDist(m)
 	s.Samples.ITL = valueCounts(&c.itl)
