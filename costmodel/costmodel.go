@@ -119,14 +119,17 @@ type Model interface {
 	StepTime(b Batch) time.Duration
 }
 
-// ContextFree is implemented by a Model that says whether its price of a
-// batch reads the decodes' contexts. When ContextFree returns true, two
-// batches with as many decodes, the same prefill chunks and the same
-// verified tokens cost the same, whatever their contexts (Frozen: the
-// memory-bound decode step is flat in context). An engine may then price a
-// step without listing its decodes' contexts (engine.Plan.Cohort).
-type ContextFree interface {
-	ContextFree() bool
+// DecodeSum is implemented by a Model that says whether its price of a
+// batch that verifies no drafts (Verify empty) reads the decodes'
+// contexts only through how many there are and their sum. When DecodeSum
+// returns true, two such batches with as many decodes, the same sum of
+// decode contexts and the same prefill chunks cost the same: Frozen and
+// TableModel read no context at all (the decode step is priced by its
+// batch), Linear and Roofline read the sum (the KV a step reads). An engine may then price a
+// step from the sum, without listing every decode's context
+// (engine.Plan.Cohort).
+type DecodeSum interface {
+	DecodeSum() bool
 }
 
 // Func adapts an ordinary function to a Model.

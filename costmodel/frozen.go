@@ -84,9 +84,9 @@ func (f Frozen) StepTime(b Batch) time.Duration {
 	return d
 }
 
-// ContextFree reports true: a decode step costs DecodeStep whatever its
-// contexts (see ContextFree).
-func (Frozen) ContextFree() bool { return true }
+// DecodeSum reports true: a decode step costs DecodeStep whatever its
+// contexts (see DecodeSum).
+func (Frozen) DecodeSum() bool { return true }
 
 // PrefillTime is the prefill work for an n-token chunk alone: PrefillBase +
 // n × PrefillPerToken (the chapter's prefill_ms(n)); 0 for n <= 0.

@@ -123,6 +123,10 @@ func (l Linear) unit() time.Duration {
 	return l.Unit
 }
 
+// DecodeSum reports true: a batch's decode contexts enter its price only
+// through PerDecodeContext × their sum (see DecodeSum).
+func (Linear) DecodeSum() bool { return true }
+
 // StepTime prices b. It does not allocate.
 func (l Linear) StepTime(b Batch) time.Duration {
 	if b.Empty() {

@@ -44,6 +44,10 @@ func (r Roofline) Validate() error {
 	)
 }
 
+// DecodeSum reports true: a batch's decode contexts enter its price only
+// through the KV tokens it reads, their sum (see DecodeSum).
+func (Roofline) DecodeSum() bool { return true }
+
 // StepTime prices b. It does not allocate.
 func (r Roofline) StepTime(b Batch) time.Duration {
 	if b.Empty() {

@@ -41,14 +41,15 @@ func (s Scaled) StepTime(b Batch) time.Duration {
 	return max(1, time.Duration(math.Round(float64(d)*s.Factor)))
 }
 
-// ContextFree reports whether the scaled model's price reads no decode
-// context: scaling keeps that.
-func (s Scaled) ContextFree() bool {
+// DecodeSum reports whether the scaled model's price reads the decode
+// contexts only through their number and sum (see DecodeSum): scaling
+// keeps that.
+func (s Scaled) DecodeSum() bool {
 	if s.Model == nil {
 		return true // Frozen{}
 	}
-	cf, ok := s.Model.(ContextFree)
-	return ok && cf.ContextFree()
+	ds, ok := s.Model.(DecodeSum)
+	return ok && ds.DecodeSum()
 }
 
 func (s Scaled) String() string {

@@ -112,6 +112,10 @@ func (m *TableModel) UnmarshalJSON(b []byte) error {
 // range of a Table; the empty Warning means the step was inside it.
 type Warning string
 
+// DecodeSum reports true: the decode curve is read at the number of
+// decodes, whatever their contexts (see DecodeSum).
+func (*TableModel) DecodeSum() bool { return true }
+
 // StepTime prices b; outside the measured range it clamps or extrapolates as
 // Table documents, silently. It does not allocate.
 func (m *TableModel) StepTime(b Batch) time.Duration {

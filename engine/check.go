@@ -149,7 +149,7 @@ func (e *Engine) checkCohort() []error {
 	if live != co.n {
 		bad("%d members, counted %d", live, co.n)
 	}
-	q := 0
+	q, csum := 0, 0
 	count := make([]int32, len(co.count))
 	for _, s := range co.members {
 		if s == nil {
@@ -158,10 +158,14 @@ func (e *Engine) checkCohort() []error {
 		c := s.computed - s.t0
 		count[c&(e.cfg.BlockSize-1)]++
 		q += c >> e.shift
+		csum += c
 		if want := s.t0 + s.req.Output - s.emitted; s.finTick != want {
 			bad("member %d finishes at tick %d, its tokens say %d", s.req.Ref, s.finTick, want)
 		}
 
+	}
+	if csum != co.csum {
+		bad("contexts counted %d, members give %d", co.csum, csum)
 	}
 	if q != co.q || fmt.Sprint(count) != fmt.Sprint(co.count) {
 		bad("counts %v (Σq %d), members give %v (Σq %d)", co.count, co.q, count, q)

@@ -28,13 +28,15 @@ import (
 // RecordSteps is on, the members are written back into the running list
 // (materialize) and the step is planned by the walk.
 //
-// The price of a step needs its decodes' contexts, which the cohort does
-// not keep: it runs only for a cost model that says its price does not
-// depend on them (costmodel.ContextFree, as Frozen, the Atlas default),
-// and only for a driver that asked for streaks to be left out of the
-// outcome (OmitStreaks), so that completing a step does not list them
-// either. Plan.Batch.Decode then lists the contexts of the decodes outside
-// the cohort, and Plan.Cohort counts the cohort's.
+// The price of a step reads its decodes' contexts, of which the cohort
+// keeps only the sum (csum + members × tick): it runs only for a cost
+// model that says its price reads them only through their number and sum
+// (costmodel.DecodeSum: Frozen, the Atlas default, which reads none,
+// Linear and Roofline), priced with the sum as the first context and
+// zeros after (sumDecode), and only for a driver that asked for streaks to
+// be left out of the outcome (OmitStreaks), so that completing a step
+// does not list them either. Plan.Batch.Decode then lists the contexts of
+// the decodes outside the cohort, and Plan.Cohort counts the cohort's.
 //
 // A member finishes at a known tick (the cohort's finish heap), so the
 // longest run none finishes before is read off the heap, and a step's
@@ -56,7 +58,8 @@ type cohort struct {
 	fin     finHeap // members by the tick of their last token (finHeap)
 	planned int     // members the plan in flight schedules
 	joins   uint64  // members so far: a member's rank is its running order
-	zeros   []int   // decode contexts for a context-free price
+	csum    int     // Σ (computed − t0) over the members: their contexts are csum + n·tick
+	sumbuf  []int   // decode contexts with the step's sum first and zeros after: a DecodeSum price
 	scratch []*seq  // finishers, and the running list being rebuilt
 }
 
@@ -133,13 +136,13 @@ func (e *Engine) finMin() int {
 // changed. A cohort that is no longer kept is written back into the
 // running list at the next planning.
 func (e *Engine) setCohort() {
-	e.co.on = e.omit && !e.noCohort && e.ctxFree && e.residuesServe() &&
+	e.co.on = e.omit && !e.noCohort && e.sumPriced && e.residuesServe() &&
 		!e.record && !e.cfg.DisableChunkedPrefill && e.cfg.SpeculativeTokens == 0
 	if e.co.on && e.co.count == nil {
 		e.co.count = make([]int32, e.cfg.BlockSize)
 		e.co.suf = make([]int32, e.cfg.BlockSize+1)
 		e.co.rsuf = make([]int, e.cfg.BlockSize+1)
-		e.co.zeros = make([]int, e.cfg.MaxSeqs)
+		e.co.sumbuf = make([]int, e.cfg.MaxSeqs)
 	}
 }
 
@@ -155,6 +158,7 @@ func (e *Engine) countMember(c, d int) {
 		co.rsuf[k] += d * r
 	}
 	co.q += d * (c >> e.shift)
+	co.csum += d * c
 }
 
 // nrunning is the number of running requests, in the cohort or not.
@@ -319,7 +323,7 @@ func (e *Engine) materialize() {
 	clear(co.count)
 	clear(co.suf)
 	clear(co.rsuf)
-	co.q = 0
+	co.q, co.csum = 0, 0
 	list := append(append(co.scratch[:0], co.members...), e.running...)
 	co.scratch = e.running[:0]
 	e.running = list
@@ -376,13 +380,28 @@ func (e *Engine) planCohort(budget int) int {
 }
 
 // priceBatch is the batch the cost model prices: the plan's, with the
-// cohort's decodes as contexts it does not read.
+// cohort's decodes (see sumBatch).
 func (e *Engine) priceBatch() costmodel.Batch {
 	b := e.plan.Batch
-	if n := e.plan.Cohort; n > 0 {
-		b.Decode = e.co.zeros[:n+len(b.Decode)]
+	if e.plan.Cohort > 0 {
+		b.Decode = e.sumDecode(0)
 	}
 	return b
+}
+
+// sumDecode is the decode contexts of the plan's step k+1 (k steps on) as
+// a costmodel.DecodeSum model reads them: as many as the step has, their
+// sum first and zeros after.
+func (e *Engine) sumDecode(k int) []int {
+	co := &e.co
+	n := e.plan.Cohort + len(e.plan.Batch.Decode)
+	sum := co.csum + co.n*co.tick + n*k
+	for _, c := range e.plan.Batch.Decode {
+		sum += c
+	}
+	d := co.sumbuf[:n]
+	d[0] = sum
+	return d
 }
 
 // completeCohort applies steps decode steps to the cohort's members: their

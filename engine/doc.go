@@ -21,7 +21,8 @@
 //     a decode streak instead of listing them (Outcome.Streak, Left).
 //   - cohort.go: the decode cohort, the running requests in a streak kept
 //     in aggregate (a clock, a finish heap, residue counts), so that a
-//     step costs O(1) in them with a context-free cost model.
+//     step costs O(1) in them with a cost model that prices decode
+//     contexts by their sum (costmodel.DecodeSum).
 //   - view.go: what a router reads of a replica (Outstanding,
 //     CachedPrefix) without changing it.
 //   - check.go: Check, the invariants tests run after every step.

@@ -53,7 +53,7 @@ type Engine struct {
 	res         residues
 	co          cohort // the running requests in a decode streak (cohort.go)
 	noCohort    bool   // tests: keep none (the slow twin)
-	ctxFree     bool   // the model's price does not read decode contexts
+	sumPriced   bool   // the model prices decode contexts by their sum (costmodel.DecodeSum)
 	outstanding int    // Σ left() over the requests held
 
 	acceptor Acceptor // speculative decoding: the driver's acceptance draws
@@ -91,8 +91,8 @@ type Plan struct {
 	// Cohort is the number of decodes of the engine's decode cohort the
 	// step has besides those in Batch.Decode, whose contexts it does not
 	// list (see OmitStreaks): 0 unless the driver asked for streaks to be
-	// left out and the cost model says its price reads no decode context
-	// (costmodel.ContextFree).
+	// left out and the cost model says its price reads decode contexts
+	// only through their sum (costmodel.DecodeSum).
 	Cohort int
 }
 
@@ -205,8 +205,8 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 	if e.residuesServe() {
 		e.res.count = make([]int32, cfg.BlockSize)
 	}
-	if cf, ok := m.(costmodel.ContextFree); ok && cf.ContextFree() {
-		e.ctxFree = true
+	if ds, ok := m.(costmodel.DecodeSum); ok && ds.DecodeSum() {
+		e.sumPriced = true
 	}
 	return e, nil
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/servesim/servesim/costmodel"
 )
 
 // walkRuns makes e walk a run's requests for its blocks instead of
@@ -121,12 +123,17 @@ func scenario(t *testing.T, data []byte) {
 		if data[0]%5 == 1 { // speculative decoding, accepting by the request and the draft
 			cfg.SpeculativeTokens = 1 + int(data[1]%8)
 		}
-		e, err := New(cfg, nil)
+		var model costmodel.Model // Frozen, which reads no decode context
+		if data[3]%3 == 2 {
+			// A model that reads the decodes' contexts through their sum.
+			model = costmodel.Linear{PerStep: 20, PerDecodeToken: 0.05, PerDecodeContext: 0.0007, PerPrefillToken: 0.035}
+		}
+		e, err := New(cfg, model)
 		if err != nil {
 			return // a configuration Validate refuses is not a scenario
 		}
 		e.SetAcceptor(hashAcceptor{})
-		slow, _ := New(cfg, nil)
+		slow, _ := New(cfg, model)
 		slow.SetAcceptor(hashAcceptor{})
 		walkRuns(slow)
 		if data[2]%2 == 0 {

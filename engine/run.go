@@ -117,8 +117,8 @@ func (e *Engine) fitBlocks(k int) int {
 // first. Models are non-decreasing in context, so then every step between is
 // priced the same too.
 func (e *Engine) samePrice(k int) bool {
-	if e.ctxFree {
-		return true // the contexts are all that changes
+	if e.plan.Cohort > 0 { // priced by the contexts' sum
+		return e.model.StepTime(costmodel.Batch{Decode: e.sumDecode(k - 1)}) == e.plan.StepTime
 	}
 	e.shifted = e.shifted[:0]
 	for _, c := range e.plan.Batch.Decode {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/internal/cputime"
 	"github.com/servesim/servesim/workload"
@@ -57,6 +58,17 @@ func BenchmarkRunFleetRandom(b *testing.B) {
 func BenchmarkRunKVBound(b *testing.B) {
 	cfg := Config{Engine: engine.Config{KVBlocks: 3000}}
 	benchRun(b, cfg, func() workload.Source { return poisson(b, 1, 2.1, 5_000, workload.Fixed(2000, 200)) })
+}
+
+// BenchmarkRunLinear is BenchmarkRunAtlas priced by a Linear model whose
+// decode step grows with the KV it reads (about 47 ms at a batch of 32 of
+// these sequences): every step is priced differently from the last, so no
+// run of steps is planned at once and a request costs about as many moves
+// as it has tokens. The engine's decode cohort prices such a model by the
+// contexts' sum (costmodel.DecodeSum).
+func BenchmarkRunLinear(b *testing.B) {
+	cfg := Config{Model: costmodel.Linear{PerStep: 40, PerDecodeToken: 0.1, PerDecodeContext: 0.00005, PerPrefillToken: 0.035}}
+	benchRun(b, cfg, func() workload.Source { return poisson(b, 1, 2.3, 2_000, workload.Fixed(2000, 200)) })
 }
 
 // BenchmarkRunLongOutputs is BenchmarkRunAtlas with ten times longer

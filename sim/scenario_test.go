@@ -35,6 +35,13 @@ func coarseContext(b costmodel.Batch) time.Duration {
 	return costmodel.Frozen{}.StepTime(b) + time.Duration(b.DecodeContext()/256)*time.Millisecond
 }
 
+// coarse is coarseContext as a model that says so (costmodel.DecodeSum):
+// the engine's decode cohort then prices its steps by the contexts' sum.
+type coarse struct{}
+
+func (coarse) StepTime(b costmodel.Batch) time.Duration { return coarseContext(b) }
+func (coarse) DecodeSum() bool                          { return true }
+
 // decodeScenario turns bytes into a configuration and its requests. Every
 // configuration it returns is valid.
 func decodeScenario(data []byte) (Config, list) {
@@ -62,7 +69,7 @@ func decodeScenario(data []byte) (Config, list) {
 	}
 	cfg := Config{Engine: eng, KeepTokens: flags&32 != 0}
 	if flags&16 != 0 {
-		cfg.Model = costmodel.Func(coarseContext)
+		cfg.Model = coarse{}
 	}
 	if flags&64 != 0 {
 		cfg.ErrorRate = 0.1

@@ -1,0 +1,57 @@
+package costmodel_test
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/costmodel"
+)
+
+// TestDecodeSumHolds holds every model that says DecodeSum to it: a batch
+// without drafts costs what the batch with as many decodes, their
+// contexts' sum as the first and zeros after, costs (how the engine's
+// decode cohort prices a step).
+func TestDecodeSumHolds(t *testing.T) {
+	table, err := costmodel.Table{Decode: []costmodel.Point{{X: 1, Ms: 40}, {X: 32, Ms: 45}}, Prefill: []costmodel.Point{{X: 0, Ms: 20}, {X: 1000, Ms: 55}}}.Build()
+	require.NoError(t, err)
+	atlas := costmodel.AtlasTP4()
+	models := map[string]costmodel.Model{
+		"Frozen":        costmodel.Frozen{},
+		"Linear":        costmodel.Linear{PerStep: 40, PerSeq: 0.01, PerDecodeToken: 0.1, PerDecodeContext: 0.00005, PerPrefillToken: 0.035, PerPrefillAttention: 1e-7},
+		"LinearTicked":  costmodel.Linear{PerStep: 4000, PerDecodeContext: 0.031, PerPrefillToken: 3.5, Unit: time.Microsecond, Tick: time.Microsecond},
+		"Roofline":      costmodel.Roofline{Hardware: atlas.Hardware, Model: atlas.Model, StepOverhead: time.Millisecond, SeqOverhead: 10 * time.Microsecond},
+		"AtlasRoofline": costmodel.AtlasRoofline(),
+		"Table":         table,
+		"ScaledLinear":  costmodel.Scaled{Model: costmodel.Linear{PerStep: 40, PerDecodeContext: 0.0001}, Factor: 1.1},
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for name, m := range models {
+		ds, ok := m.(costmodel.DecodeSum)
+		require.True(t, ok && ds.DecodeSum(), name)
+		for range 2000 {
+			var b costmodel.Batch
+			sum := 0
+			for range rng.IntN(300) {
+				c := rng.IntN(40_000)
+				b.Decode = append(b.Decode, c)
+				sum += c
+			}
+			for range rng.IntN(3) {
+				b.Prefill = append(b.Prefill, costmodel.Chunk{NewTokens: 1 + rng.IntN(2048), Context: rng.IntN(8000)})
+			}
+			summed := b
+			summed.Decode = make([]int, len(b.Decode))
+			if len(summed.Decode) > 0 {
+				summed.Decode[0] = sum
+			}
+			require.Equal(t, m.StepTime(b), m.StepTime(summed), "%s: %d decodes summing to %d, %d chunks", name, len(b.Decode), sum, len(b.Prefill))
+		}
+	}
+	for name, m := range map[string]costmodel.Model{"Func": costmodel.Func(costmodel.Frozen{}.StepTime), "ScaledFunc": costmodel.Scaled{Model: costmodel.Func(costmodel.Frozen{}.StepTime), Factor: 1}} {
+		ds, ok := m.(costmodel.DecodeSum)
+		require.False(t, ok && ds.DecodeSum(), "%s says nothing of its contexts", name)
+	}
+}
