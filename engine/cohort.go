@@ -56,7 +56,6 @@ type cohort struct {
 	rsuf    []int   // rsuf[k] = Σ r·count[r] over r ≥ k
 	q       int     // Σ ⌊(computed − t0) / BlockSize⌋ over the members
 	fin     finHeap // members by the tick of their last token (finHeap)
-	planned int     // members the plan in flight schedules
 	joins   uint64  // members so far: a member's rank is its running order
 	csum    int     // Σ (computed − t0) over the members: their contexts are csum + n·tick
 	sumbuf  []int   // decode contexts with the step's sum first and zeros after: a DecodeSum price
@@ -373,7 +372,7 @@ func (e *Engine) planCohort(budget int) int {
 		return budget
 	}
 	e.pool.take(need)
-	co.ahead, co.planned = 1, n
+	co.ahead = 1
 	e.plan.Cohort = n
 	e.minLeft = min(e.minLeft, e.finMin()-co.tick)
 	return budget - n
@@ -416,7 +415,7 @@ func (e *Engine) completeCohort(steps int, done bool) []*seq {
 	co.tick += steps
 	co.ahead -= steps
 	if done {
-		co.ahead, co.planned = 0, 0
+		co.ahead = 0
 	}
 	e.outstanding -= steps * co.n
 	fin := co.scratch[:0]
@@ -478,27 +477,23 @@ func (e *Engine) sortByRank(a []*seq) []*seq {
 // plan's first step).
 func (e *Engine) truncateCohort() {
 	co := &e.co
-	if co.planned == 0 {
+	if e.plan.Cohort == 0 {
 		return
 	}
 	e.pool.pushRun(e.coBlocks(co.ahead) - e.coBlocks(0))
-	co.ahead, co.planned = 0, 0
+	co.ahead = 0
 }
 
 // abortMember is Abort of a member: it leaves the cohort with its fields
 // written, and is freed at once (the cohort's outcome will not list it).
 func (e *Engine) abortMember(now time.Duration, s *seq) error {
-	co := &e.co
 	inPlan := e.inFlight && e.plan.Cohort > 0
 	if inPlan && e.plan.Steps > 1 {
 		return fmt.Errorf("%w: request %d at %v, %d steps of %v from %v", ErrUnsettledRun, s.req.Ref, now, e.plan.Steps, e.plan.StepTime, e.plan.Start)
 	}
 	e.leaveCohort(s)
-	if inPlan {
-		co.planned--
-		if e.lazy {
-			e.live--
-		}
+	if inPlan && e.lazy {
+		e.live--
 	}
 	e.drop(s)
 	e.release(s)

@@ -31,7 +31,7 @@ func (e *Engine) extendRun(now, until time.Duration) {
 	e.plan.Steps = k
 	e.lazy = true
 	e.runAlloc = 1 // the first step's blocks were taken when it was planned
-	e.live = len(e.sched) + e.co.planned
+	e.live = len(e.sched) + e.plan.Cohort
 }
 
 // runLength is the number of identical steps the plan may stand for.
