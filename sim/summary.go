@@ -331,63 +331,6 @@ func (c *collector) setExact(n int) {
 	c.itl.limit, c.itlTok.limit = c.limit(), c.limit()
 }
 
-// sample is one latency's values: exact up to a limit, a Sketch beyond.
-type sample struct {
-	x  []float64
-	sk *Sketch
-}
-
-func (s *sample) add(v float64, limit int) {
-	if s.sk == nil {
-		if len(s.x) < limit {
-			s.x = append(s.x, v)
-			return
-		}
-		s.sk = newSketch()
-		for _, y := range s.x {
-			s.sk.Add(y)
-		}
-		s.x = nil
-	}
-	s.sk.Add(v)
-}
-
-// summarise sorts the exact values and returns them with their Dist, or
-// nil and the sketch's Dist.
-// buf is sortFloats' scratch, shared by a summary's samples.
-func (s *sample) summarise(m Method, buf *[]float64) ([]float64, Dist) {
-	if s.sk != nil {
-		return nil, s.sk.Dist(m)
-	}
-	*buf = sortFloats(s.x, *buf)
-	return s.x, dist(s.x, m)
-}
-
-// same reports whether s and t keep the same exact values in the same
-// order (bit for bit: the sort of one is then the sort of the other).
-func (s *sample) same(t *sample) bool {
-	if s.sk != nil || t.sk != nil || len(s.x) != len(t.x) {
-		return false
-	}
-	for i, v := range s.x {
-		if math.Float64bits(v) != math.Float64bits(t.x[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// summariseAs is summarise for a sample that, when same is set, held the
-// values of another, already sorted into sorted: it copies them instead
-// of sorting again.
-func (s *sample) summariseAs(m Method, buf *[]float64, same bool, sorted []float64) ([]float64, Dist) {
-	if !same {
-		return s.summarise(m, buf)
-	}
-	copy(s.x, sorted)
-	return s.x, dist(s.x, m)
-}
-
 // offeredMS is the latency from r's arrival to an instant, for the
 // distributions over every offered request: the instant itself if it
 // happened; else, for a request that ended waiting for it (timed out, or

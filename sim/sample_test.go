@@ -1,0 +1,53 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSampleChunks: a sample's exact values come back in add order across
+// chunk boundaries, and after a first gathering; past the limit they all
+// go to the sketch, the earlier ones first.
+func TestSampleChunks(t *testing.T) {
+	const n = 3*sampleChunk + 17
+	var s sample
+	for i := range n {
+		s.add(float64(i), 10*sampleChunk)
+	}
+	x := s.values()
+	require.Len(t, x, n)
+	for i, v := range x {
+		require.Equal(t, float64(i), v)
+	}
+	assert.Equal(t, x, s.values(), "gathering twice changes nothing")
+	for i := n; i < n+sampleChunk+1; i++ {
+		s.add(float64(i), 10*sampleChunk)
+	}
+	x = s.values()
+	require.Len(t, x, n+sampleChunk+1)
+	for i, v := range x {
+		require.Equal(t, float64(i), v)
+	}
+
+	// Past the limit: every value is counted once by the sketch, in order
+	// (the Welford mean of 0..k-1 is (k-1)/2, the maximum k-1).
+	var t2 sample
+	const limit = sampleChunk + 5
+	for i := range 2 * limit {
+		t2.add(float64(i), limit)
+	}
+	require.NotNil(t, t2.sk)
+	assert.Nil(t, t2.values())
+	assert.Equal(t, 2*limit, t2.sk.N())
+	d := t2.sk.Dist(Linear)
+	assert.InDelta(t, float64(2*limit-1)/2, d.Mean, 1e-9)
+	assert.Equal(t, float64(2*limit-1), d.Max)
+
+	var empty sample
+	assert.Nil(t, empty.values())
+	got, d0 := empty.summarise(Linear, new([]float64))
+	assert.Nil(t, got)
+	assert.Zero(t, d0.N)
+}
