@@ -291,7 +291,10 @@ func (e *Engine) checkBlocks() []error {
 		}
 		free += n
 	}
-	for key, id := range p.index {
+	p.index.each(func(key uint64, id int32) {
+		if got, ok := p.index.get(key); !ok || got != id {
+			bad("index holds %#x at node %d but finds node %d (%v)", key, id, got, ok)
+		}
 		b := &p.nodes[id]
 		if b.key != key || b.run != 0 {
 			bad("index maps %#x to node %d holding %#x (run %d)", key, id, b.key, b.run)
@@ -305,12 +308,12 @@ func (e *Engine) checkBlocks() []error {
 		if b.refs > 0 {
 			held++
 		}
-	}
+	})
 	if held+free != p.total || free != p.free() {
 		bad("blocks held %d + free %d != total %d (free counted %d)", held, free, p.total, p.free())
 	}
-	if len(p.index) != p.cached || evict != p.evict {
-		bad("counts %d cached (%d evictable), index holds %d, queues %d", p.cached, p.evict, len(p.index), evict)
+	if p.index.len() != p.cached || evict != p.evict {
+		bad("counts %d cached (%d evictable), index holds %d, queues %d", p.cached, p.evict, p.index.len(), evict)
 	}
 	return errs
 }

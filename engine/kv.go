@@ -51,13 +51,13 @@ type blockPool struct {
 	spare  []int32      // unused node indices
 	q      [2]freeQueue // q[0]: every free block, or the never-cached ones under FreeBlocksFirst; q[1]: cached ones then
 	split  bool         // FreeBlocksFirst
-	index  map[uint64]int32
+	index  blockIndex
 	cached int // blocks carrying a key (= len(index))
 	evict  int // cached blocks in a free queue
 }
 
 func newBlockPool(n int, split bool) blockPool {
-	p := blockPool{total: n, split: split, index: make(map[uint64]int32)}
+	p := blockPool{total: n, split: split}
 	for i := range p.q {
 		p.q[i] = freeQueue{head: noNode, tail: noNode}
 	}
@@ -174,7 +174,7 @@ func (p *blockPool) take(n int) {
 			return
 		}
 		p.unlink(id)
-		delete(p.index, b.key)
+		p.index.del(b.key)
 		p.cached--
 		p.freeNode(id)
 		n--
@@ -211,15 +211,14 @@ func (p *blockPool) cache(key uint64) int32 {
 	id := p.newNode()
 	b := &p.nodes[id]
 	b.key, b.refs = key, 1
-	p.index[key] = id
+	p.index.put(key, id)
 	p.cached++
 	return id
 }
 
 // lookup returns the block caching key.
 func (p *blockPool) lookup(key uint64) (int32, bool) {
-	id, ok := p.index[key]
-	return id, ok
+	return p.index.get(key)
 }
 
 // blockSum is Σ_{x=1..n} ceil(x/size): the blocks a sequence holds, summed
