@@ -58,7 +58,14 @@ func (e *Engine) Check() error {
 		}
 		errs = append(errs, e.checkSeq(s)...)
 	}
-	for i, s := range e.waiting.items {
+	for i, it := range e.waiting.items {
+		s := it.s
+		if it.key != s.queued() {
+			bad("request %d waits with the key %+v, not its own %+v", s.req.Ref, it.key, s.queued())
+		}
+		if i > 0 && e.waiting.before(&it.key, &e.waiting.items[(i-1)/2].key) {
+			bad("request %d in the waiting queue at %d comes before its parent", s.req.Ref, i)
+		}
 		if s.checkGen == gen {
 			bad("request %d in the waiting queue and %s", s.req.Ref, where[s.checkIn])
 		} else {

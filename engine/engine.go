@@ -197,7 +197,7 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 		pool:     newBlockPool(cfg.KVBlocks, cfg.FreeBlocksFirst),
 		cacheOn:  !cfg.DisablePrefixCache,
 	}
-	e.waiting.policy = cfg.Policy
+	e.waiting.setPolicy(cfg.Policy)
 	e.shift = -1
 	if b := cfg.BlockSize; b&(b-1) == 0 {
 		e.shift = bits.TrailingZeros(uint(b))
