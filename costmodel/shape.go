@@ -27,12 +27,16 @@ func shapeOf(b Batch) shape {
 		seqs:    float64(b.Seqs()),
 		decodes: float64(len(b.Decode)),
 	}
-	for i, c := range b.Decode {
-		s.decodeContext += float64(c)
-		if n := float64(b.Verified(i) - 1); n > 0 {
-			ctx := float64(c) + 1
-			s.prefillTokens += n
-			s.attention += n*ctx + n*(n+1)/2
+	if b.Verify == nil {
+		s.decodeContext = contextSum(b.Decode)
+	} else {
+		for i, c := range b.Decode {
+			s.decodeContext += float64(c)
+			if n := float64(b.Verified(i) - 1); n > 0 {
+				ctx := float64(c) + 1
+				s.prefillTokens += n
+				s.attention += n*ctx + n*(n+1)/2
+			}
 		}
 	}
 	for _, c := range b.Prefill {
@@ -40,6 +44,34 @@ func shapeOf(b Batch) shape {
 		s.prefillTokens += n
 		s.prefillContext += ctx
 		s.attention += n*ctx + n*(n+1)/2
+	}
+	return s
+}
+
+// contextSum is Σ contexts as the float sum in order would give it, by an
+// integer sum when that is the same number: contexts in [0, 2³²) and
+// fewer than 2²¹ of them keep every partial sum an integer below 2⁵³,
+// which a float holds exactly. Pricing a decode step reads every context
+// (a decode cohort's step lists its sum and zeros), and the integer loop
+// is the cheaper; anything else takes the float loop.
+func contextSum(contexts []int) float64 {
+	if len(contexts) < 1<<21 {
+		sum := 0
+		for _, c := range contexts {
+			if uint(c) >= 1<<32 {
+				return floatSum(contexts)
+			}
+			sum += c
+		}
+		return float64(sum)
+	}
+	return floatSum(contexts)
+}
+
+func floatSum(contexts []int) float64 {
+	s := 0.0
+	for _, c := range contexts {
+		s += float64(c)
 	}
 	return s
 }
