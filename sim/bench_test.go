@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -69,6 +70,20 @@ func BenchmarkRunKVBound(b *testing.B) {
 func BenchmarkRunLinear(b *testing.B) {
 	cfg := Config{Model: costmodel.Linear{PerStep: 40, PerDecodeToken: 0.1, PerDecodeContext: 0.00005, PerPrefillToken: 0.035}}
 	benchRun(b, cfg, func() workload.Source { return poisson(b, 1, 2.3, 2_000, workload.Fixed(2000, 200)) })
+}
+
+// BenchmarkRunProfile is BenchmarkRunAtlas's workload (2,000 of its
+// requests) priced by the kernel profiles of examples/validate's GPU
+// (costmodel.ProfileModel, Llama-3.1-8B on an RTX PRO 6000): a model read
+// from measured kernels, whose attention reads its grid once per decode
+// of every step priced, and whose price moves every few steps.
+func BenchmarkRunProfile(b *testing.B) {
+	p, err := costmodel.ReadProfile(os.DirFS("../examples/validate/testdata/rtxpro6000-llama-3.1-8b"), "profile", 1)
+	require.NoError(b, err)
+	p.Layers = 32
+	m, err := p.Build()
+	require.NoError(b, err)
+	benchRun(b, Config{Model: m}, func() workload.Source { return poisson(b, 1, 2.4, 2_000, workload.Fixed(2000, 200)) })
 }
 
 // BenchmarkRunLongOutputs is BenchmarkRunAtlas with ten times longer
