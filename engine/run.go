@@ -127,9 +127,22 @@ func (e *Engine) samePrice(k int) bool {
 	return e.model.StepTime(costmodel.Batch{Decode: e.shifted}) == e.plan.StepTime
 }
 
-// fitPrice is the largest j < k whose j-th step is priced like the first.
+// fitPrice is the largest j < k whose j-th step is priced like the first,
+// given that the k-th is not. samePrice is monotone (models are
+// non-decreasing in context), so any search for its last true finds the
+// same j; this one gallops from the first step (steps 2, 4, 8, … on)
+// before it bisects, so a model whose price moves within a few steps (a
+// model read from kernel profiles, whose every pricing reads a grid once
+// per decode) is priced about twice a move, not log₂ k times.
 func (e *Engine) fitPrice(k int) int {
 	lo, hi := 1, k-1 // samePrice(1) holds
+	for step := 1; lo+step <= hi; step *= 2 {
+		if !e.samePrice(lo + step) {
+			hi = lo + step - 1
+			break
+		}
+		lo += step
+	}
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
 		if e.samePrice(mid) {
