@@ -213,8 +213,9 @@ func (g *attentionGrid) decodes(pc, kp float64, desc []int, n, k, alpha float64)
 	if alpha > 0 {
 		t = (1-alpha)*t + alpha*g.perSeq.at(pc, kp, n, long)
 	}
+	c0, c1 := g.perSeq.coord(0, pc), g.perSeq.coord(1, kp)
 	for j, c := range desc {
-		t = max(t, g.perSeq.at(pc, kp, float64(j+1), float64(c)))
+		t = max(t, g.perSeq.atCoords(c0, c1, float64(j+1), float64(c)))
 	}
 	return t
 }
@@ -339,24 +340,40 @@ func (g *grid4) coord(a int, x float64) coord {
 
 // at reads the grid at (x0, x1, x2, x3).
 func (g *grid4) at(x0, x1, x2, x3 float64) float64 {
-	cs := [4]coord{g.coord(0, x0), g.coord(1, x1), g.coord(2, x2), g.coord(3, x3)}
-	sum := 0.0
-	for corner := range 16 {
-		w, idx := 1.0, 0
-		for a, c := range cs {
-			switch {
-			case corner>>a&1 == 0:
-				w *= 1 - c.t
-				idx += c.i * g.stride[a]
-			case c.t == 0:
-				w = 0
-			default:
-				w *= c.t
-				idx += (c.i + 1) * g.stride[a]
-			}
+	return g.atCoords(g.coord(0, x0), g.coord(1, x1), x2, x3)
+}
+
+// atCoords is at with the first two axes' coordinates already found (a
+// batch's decodes are read at one chunk and context).
+//
+// It is the multilinear form: the sum over the cell's 16 corners, in
+// corner order (axis 0 the fastest), of the corner's weight, Π over axes
+// of 1 − t below or t above, times its value. A corner above an axis
+// whose fraction is 0 weighs 0 and is skipped; so is one whose product
+// comes out 0. The weights multiply in axis order from 1, and the sum
+// runs in corner order, so the result is the same float whichever
+// corners are skipped.
+func (g *grid4) atCoords(c0, c1 coord, x2, x3 float64) float64 {
+	cs := [4]coord{c0, c1, g.coord(2, x2), g.coord(3, x3)}
+	var f [4][2]float64 // each axis's weight below and above
+	var off [4][2]int   // and its offset in v
+	var n [4]int        // 1, or 2 when the fraction is not 0
+	for a, c := range cs {
+		f[a][0], off[a][0], n[a] = 1-c.t, c.i*g.stride[a], 1
+		if c.t != 0 {
+			f[a][1], off[a][1], n[a] = c.t, (c.i+1)*g.stride[a], 2
 		}
-		if w != 0 {
-			sum += w * g.v[idx]
+	}
+	sum := 0.0
+	for b3 := range n[3] {
+		for b2 := range n[2] {
+			for b1 := range n[1] {
+				for b0 := range n[0] {
+					if w := f[0][b0] * f[1][b1] * f[2][b2] * f[3][b3]; w != 0 {
+						sum += w * g.v[off[0][b0]+off[1][b1]+off[2][b2]+off[3][b3]]
+					}
+				}
+			}
 		}
 	}
 	return sum * cs[0].scale * cs[1].scale * cs[2].scale * cs[3].scale
