@@ -213,9 +213,12 @@ func (g *attentionGrid) decodes(pc, kp float64, desc []int, n, k, alpha float64)
 	if alpha > 0 {
 		t = (1-alpha)*t + alpha*g.perSeq.at(pc, kp, n, long)
 	}
-	c0, c1 := g.perSeq.coord(0, pc), g.perSeq.coord(1, kp)
+	cs := [4]coord{g.perSeq.coord(0, pc), g.perSeq.coord(1, kp)}
+	var near [4]int // the last lower bounds found, where the next search starts
 	for j, c := range desc {
-		t = max(t, g.perSeq.atCoords(c0, c1, float64(j+1), float64(c)))
+		cs[2] = g.perSeq.coordFrom(2, float64(j+1), &near[2])
+		cs[3] = g.perSeq.coordFrom(3, float64(c), &near[3])
+		t = max(t, g.perSeq.read(&cs))
 	}
 	return t
 }
@@ -338,13 +341,32 @@ func (g *grid4) coord(a int, x float64) coord {
 	return coord{i: i, t: t, scale: 1}
 }
 
-// at reads the grid at (x0, x1, x2, x3).
-func (g *grid4) at(x0, x1, x2, x3 float64) float64 {
-	return g.atCoords(g.coord(0, x0), g.coord(1, x1), x2, x3)
+// coordFrom is coord found by a walk from *near, the lower bound of the
+// axis's last search, which it updates: the decodes' sequence counts rise
+// by one and their contexts fall, so the walk is a step or two where a
+// binary search is several.
+func (g *grid4) coordFrom(a int, x float64, near *int) coord {
+	xs := g.axes[a]
+	last := xs[len(xs)-1]
+	if x > last {
+		c := coord{i: len(xs) - 1, scale: 1}
+		if last > 0 {
+			c.scale = x / last
+		}
+		return c
+	}
+	i, t := bracketFrom(xs, x, near)
+	return coord{i: i, t: t, scale: 1}
 }
 
-// atCoords is at with the first two axes' coordinates already found (a
-// batch's decodes are read at one chunk and context).
+// at reads the grid at (x0, x1, x2, x3).
+func (g *grid4) at(x0, x1, x2, x3 float64) float64 {
+	return g.read(&[4]coord{g.coord(0, x0), g.coord(1, x1), g.coord(2, x2), g.coord(3, x3)})
+}
+
+// read is the grid at the point whose coordinates on each axis are cs: at
+// once the coordinates are found (a batch's decodes are read at one chunk
+// and context, the j-th longest at j + 1 sequences: see coordFrom).
 //
 // It is the multilinear form: the sum over the cell's 16 corners, in
 // corner order (axis 0 the fastest), of the corner's weight, Π over axes
@@ -353,8 +375,7 @@ func (g *grid4) at(x0, x1, x2, x3 float64) float64 {
 // comes out 0. The weights multiply in axis order from 1, and the sum
 // runs in corner order, so the result is the same float whichever
 // corners are skipped.
-func (g *grid4) atCoords(c0, c1 coord, x2, x3 float64) float64 {
-	cs := [4]coord{c0, c1, g.coord(2, x2), g.coord(3, x3)}
+func (g *grid4) read(cs *[4]coord) float64 {
 	var f [4][2]float64 // each axis's weight below and above
 	var off [4][2]int   // and its offset in v
 	var n [4]int        // 1, or 2 when the fraction is not 0

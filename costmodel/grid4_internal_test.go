@@ -79,3 +79,26 @@ func TestGrid4AtIsTheWalk(t *testing.T) {
 		}
 	}
 }
+
+// TestBracketFromIsBracket: the walk from any starting index finds the
+// cell and fraction the binary search does.
+func TestBracketFromIsBracket(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 2000 {
+		xs := []float64{float64(r.IntN(5))}
+		for n := 1 + r.IntN(12); len(xs) < n; {
+			xs = append(xs, xs[len(xs)-1]+float64(1+r.IntN(4)))
+		}
+		near := r.IntN(len(xs)+3) - 1
+		for range 20 {
+			x := float64(r.IntN(int(xs[len(xs)-1])+4)) - 1
+			if r.IntN(3) == 0 {
+				x += r.Float64()
+			}
+			wi, wt := bracket(xs, x)
+			gi, gt := bracketFrom(xs, x, &near)
+			require.Equal(t, wi, gi, "%v at %v", xs, x)
+			require.Equal(t, math.Float64bits(wt), math.Float64bits(gt), "%v at %v", xs, x)
+		}
+	}
+}

@@ -137,6 +137,31 @@ func bracket(xs []float64, x float64) (i int, t float64) {
 	return i, (x - xs[i]) / (xs[i+1] - xs[i])
 }
 
+// bracketFrom is bracket with the lower bound (the first index whose value
+// is at least x) found by a walk from *near, which it then holds.
+func bracketFrom(xs []float64, x float64, near *int) (i int, t float64) {
+	n := len(xs)
+	if n == 1 || x <= xs[0] {
+		return 0, 0
+	}
+	if x >= xs[n-1] {
+		return n - 1, 0
+	}
+	i = min(max(*near, 1), n-1) // xs[0] < x <= xs[n-1]: the bound is in [1, n-1]
+	for xs[i] < x {
+		i++
+	}
+	for xs[i-1] >= x {
+		i--
+	}
+	*near = i
+	if xs[i] == x {
+		return i, 0
+	}
+	i--
+	return i, (x - xs[i]) / (xs[i+1] - xs[i])
+}
+
 // isotonic is the non-decreasing sequence closest to ys in least squares
 // (pool adjacent violators): each run of values that falls is replaced by
 // its mean.
