@@ -68,8 +68,11 @@ type Engine struct {
 	inline  int    // of them, plain decodes planChunked scheduled inline
 	minLeft int    // their fewest output tokens left
 	shifted []int  // scratch: decode contexts k-1 steps ahead
-	plan    Plan
-	out     Outcome
+	// priceMoves: the last run the planner priced was cut by a price that
+	// moved at its second step, so the next one is tried there first.
+	priceMoves bool
+	plan       Plan
+	out        Outcome
 }
 
 // Plan is the step the engine chose. The slices are owned by the engine and

@@ -58,11 +58,31 @@ func (e *Engine) runLength(now, until time.Duration) int {
 		return k
 	}
 	e.res.on = e.useResidues()
-	k = e.fitBlocks(k)
-	if !e.samePrice(k) {
-		k = e.fitPrice(k)
+	return e.fitPrices(e.fitBlocks(k))
+}
+
+// fitPrices is the longest run of at most k steps all priced like the
+// first. When the price moved at the second step of the last run priced
+// (a model whose price reads every context moves within a step or two), it
+// tries the second step first, else the k-th (a price that holds, as
+// Frozen's, holds to the end): one pricing either way when it guesses
+// right, and, samePrice being monotone, the same answer whatever it tries
+// first.
+func (e *Engine) fitPrices(k int) int {
+	lo := 1 // samePrice(1) holds
+	if e.priceMoves && k > 2 {
+		if !e.samePrice(2) {
+			return 1
+		}
+		lo = 2
 	}
-	return k
+	if e.samePrice(k) {
+		e.priceMoves = false
+		return k
+	}
+	j := e.fitPrice(lo, k)
+	e.priceMoves = j == 1
+	return j
 }
 
 // runNeed is the number of blocks the run's requests still need so that
@@ -128,14 +148,14 @@ func (e *Engine) samePrice(k int) bool {
 }
 
 // fitPrice is the largest j < k whose j-th step is priced like the first,
-// given that the k-th is not. samePrice is monotone (models are
+// given that the k-th is not and the lo-th is. samePrice is monotone (models are
 // non-decreasing in context), so any search for its last true finds the
-// same j; this one gallops from the first step (steps 2, 4, 8, … on)
-// before it bisects, so a model whose price moves within a few steps (a
+// same j; this one gallops from the lo-th step (lo + 1, lo + 2, lo + 4,
+// … on) before it bisects, so a model whose price moves within a few steps (a
 // model read from kernel profiles, whose every pricing reads a grid once
 // per decode) is priced about twice a move, not log₂ k times.
-func (e *Engine) fitPrice(k int) int {
-	lo, hi := 1, k-1 // samePrice(1) holds
+func (e *Engine) fitPrice(lo, k int) int {
+	hi := k - 1
 	for step := 1; lo+step <= hi; step *= 2 {
 		if !e.samePrice(lo + step) {
 			hi = lo + step - 1
