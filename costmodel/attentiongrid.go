@@ -327,24 +327,12 @@ type coord struct {
 	scale float64
 }
 
-func (g *grid4) coord(a int, x float64) coord {
-	xs := g.axes[a]
-	last := xs[len(xs)-1]
-	if x > last {
-		c := coord{i: len(xs) - 1, scale: 1}
-		if last > 0 {
-			c.scale = x / last
-		}
-		return c
-	}
-	i, t := bracket(xs, x)
-	return coord{i: i, t: t, scale: 1}
-}
+func (g *grid4) coord(a int, x float64) coord { return g.coordFrom(a, x, nil) }
 
 // coordFrom is coord found by a walk from *near, the lower bound of the
-// axis's last search, which it updates: the decodes' sequence counts rise
-// by one and their contexts fall, so the walk is a step or two where a
-// binary search is several.
+// axis's last search, which it updates (by a binary search when near is
+// nil): the decodes' sequence counts rise by one and their contexts fall,
+// so the walk is a step or two where a binary search is several.
 func (g *grid4) coordFrom(a int, x float64, near *int) coord {
 	xs := g.axes[a]
 	last := xs[len(xs)-1]

@@ -121,24 +121,11 @@ func (p piecewise) at(x float64) float64 {
 // bracket finds x among the increasing xs: x lies at xs[i] + t·(xs[i+1] −
 // xs[i]) with t in [0, 1), or t = 0 at the ends, where x is clamped to
 // the nearest end.
-func bracket(xs []float64, x float64) (i int, t float64) {
-	n := len(xs)
-	if n == 1 || x <= xs[0] {
-		return 0, 0
-	}
-	if x >= xs[n-1] {
-		return n - 1, 0
-	}
-	i, _ = slices.BinarySearch(xs, x)
-	if xs[i] == x {
-		return i, 0
-	}
-	i--
-	return i, (x - xs[i]) / (xs[i+1] - xs[i])
-}
+func bracket(xs []float64, x float64) (i int, t float64) { return bracketFrom(xs, x, nil) }
 
 // bracketFrom is bracket with the lower bound (the first index whose value
-// is at least x) found by a walk from *near, which it then holds.
+// is at least x) found by a walk from *near, which it then holds; by a
+// binary search when near is nil.
 func bracketFrom(xs []float64, x float64, near *int) (i int, t float64) {
 	n := len(xs)
 	if n == 1 || x <= xs[0] {
@@ -147,14 +134,18 @@ func bracketFrom(xs []float64, x float64, near *int) (i int, t float64) {
 	if x >= xs[n-1] {
 		return n - 1, 0
 	}
-	i = min(max(*near, 1), n-1) // xs[0] < x <= xs[n-1]: the bound is in [1, n-1]
-	for xs[i] < x {
-		i++
+	if near == nil {
+		i, _ = slices.BinarySearch(xs, x)
+	} else {
+		i = min(max(*near, 1), n-1) // xs[0] < x < xs[n-1]: the bound is in [1, n-1]
+		for xs[i] < x {
+			i++
+		}
+		for xs[i-1] >= x {
+			i--
+		}
+		*near = i
 	}
-	for xs[i-1] >= x {
-		i--
-	}
-	*near = i
 	if xs[i] == x {
 		return i, 0
 	}
