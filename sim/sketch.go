@@ -35,6 +35,8 @@ const SketchAccuracy = 0.005
 // negative values and collapsing stores it supports.
 type Sketch struct {
 	alpha, lnGamma float64
+	invLnGamma     float64  // 1 / lnGamma, for index
+	guard          float64  // index's margin: 10⁻¹⁰ / lnGamma
 	bins           []uint64 // bins[j] counts bucket offset + j
 	offset         int
 	zero, inf      uint64
@@ -49,7 +51,8 @@ func NewSketch(alpha float64) (*Sketch, error) {
 	if !(alpha > 0 && alpha < 1) {
 		return nil, fmt.Errorf("sim: sketch accuracy must be in (0, 1), got %v", alpha)
 	}
-	return &Sketch{alpha: alpha, lnGamma: math.Log((1 + alpha) / (1 - alpha)), max: math.Inf(-1)}, nil
+	lg := math.Log((1 + alpha) / (1 - alpha))
+	return &Sketch{alpha: alpha, lnGamma: lg, invLnGamma: 1 / lg, guard: 1e-10 / lg, max: math.Inf(-1)}, nil
 }
 
 func newSketch() *Sketch {
@@ -100,7 +103,7 @@ func (s *Sketch) count(x float64, n uint64) bool {
 	case !(x >= sketchZero):
 		s.zero += n
 	default:
-		s.bump(int(math.Ceil(math.Log(x)/s.lnGamma)), n)
+		s.bump(s.index(x), n)
 	}
 	return true
 }
