@@ -71,8 +71,15 @@ type Engine struct {
 	// priceMoves: the last run the planner priced was cut by a price that
 	// moved at its second step, so the next one is tried there first.
 	priceMoves bool
-	plan       Plan
-	out        Outcome
+	// probe is the decode contexts of the first step the planner found
+	// priced unlike its run (samePrice), and probeTime its price: when a
+	// run ends there and nothing else changes, the next plan's first step
+	// is that batch, and its price is known (StepTime is pure).
+	probe     []int
+	probeTime time.Duration
+	probeK    int // the step of the plan in flight that probe is; 0: none
+	plan      Plan
+	out       Outcome
 }
 
 // Plan is the step the engine chose. The slices are owned by the engine and

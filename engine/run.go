@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -144,7 +145,21 @@ func (e *Engine) samePrice(k int) bool {
 	for _, c := range e.plan.Batch.Decode {
 		e.shifted = append(e.shifted, c+k-1)
 	}
-	return e.model.StepTime(costmodel.Batch{Decode: e.shifted}) == e.plan.StepTime
+	d := e.model.StepTime(costmodel.Batch{Decode: e.shifted})
+	if d != e.plan.StepTime && (e.probeK == 0 || k < e.probeK) {
+		e.probe, e.probeTime, e.probeK = append(e.probe[:0], e.shifted...), d, k
+	}
+	return d == e.plan.StepTime
+}
+
+// price is the plan's first step's price: the model's, or the probe's
+// when the step is the batch the probe priced.
+func (e *Engine) price() time.Duration {
+	b := e.priceBatch()
+	if e.probeK != 0 && len(b.Prefill) == 0 && len(b.Verify) == 0 && slices.Equal(b.Decode, e.probe) {
+		return e.probeTime
+	}
+	return e.model.StepTime(b)
 }
 
 // fitPrice is the largest j < k whose j-th step is priced like the first,

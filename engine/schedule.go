@@ -58,7 +58,8 @@ func (e *Engine) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 	}
 	e.satOutFrom(stop)
 	e.plan.Steps = 1
-	e.plan.StepTime = e.model.StepTime(e.priceBatch())
+	e.plan.StepTime = e.price()
+	e.probeK = 0 // the probes of this plan's run follow
 	if e.plan.StepTime <= 0 {
 		e.abandonPlan()
 		return nil, fmt.Errorf("%w: %v for %d sequences", ErrBadStepTime, e.plan.StepTime, e.plan.Batch.Seqs())
