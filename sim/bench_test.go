@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -78,11 +77,7 @@ func BenchmarkRunLinear(b *testing.B) {
 // from measured kernels, whose attention reads its grid once per decode
 // of every step priced, and whose price moves every few steps.
 func BenchmarkRunProfile(b *testing.B) {
-	p, err := costmodel.ReadProfile(os.DirFS("../examples/validate/testdata/rtxpro6000-llama-3.1-8b"), "profile", 1)
-	require.NoError(b, err)
-	p.Layers = 32
-	m, err := p.Build()
-	require.NoError(b, err)
+	m := validateProfile(b)
 	benchRun(b, Config{Model: m}, func() workload.Source { return poisson(b, 1, 2.4, 2_000, workload.Fixed(2000, 200)) })
 }
 

@@ -12,6 +12,18 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
+// validateProfile is the ProfileModel of examples/validate's kernel
+// profiles (Llama-3.1-8B, 32 layers, on an RTX PRO 6000).
+func validateProfile(t testing.TB) *costmodel.ProfileModel {
+	t.Helper()
+	p, err := costmodel.ReadProfile(os.DirFS("../examples/validate/testdata/rtxpro6000-llama-3.1-8b"), "profile", 1)
+	require.NoError(t, err)
+	p.Layers = 32
+	m, err := p.Build()
+	require.NoError(t, err)
+	return m
+}
+
 // TestProfileModelFastEqualsStepwise holds runs priced by measured kernel
 // profiles (examples/validate's ProfileModel) to their step-by-step twins,
 // byte for byte. Such a model reads every decode's context, no decode
@@ -21,11 +33,7 @@ import (
 // every move: at the knee, under KV pressure, and with more than the 512
 // decodes whose contexts the attention's longest-decodes bound sorts.
 func TestProfileModelFastEqualsStepwise(t *testing.T) {
-	p, err := costmodel.ReadProfile(os.DirFS("../examples/validate/testdata/rtxpro6000-llama-3.1-8b"), "profile", 1)
-	require.NoError(t, err)
-	p.Layers = 32
-	m, err := p.Build()
-	require.NoError(t, err)
+	m := validateProfile(t)
 	requests := func(seed uint64, rate float64, n, in, out int) list {
 		src := poisson(t, seed, rate, n, workload.Fixed(in, out))
 		var l list
