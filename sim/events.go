@@ -6,12 +6,12 @@ import "time"
 // that ends at t emits its tokens before a request arriving at t joins the
 // queue, and both before a deadline at t is enforced (steps of several
 // replicas ending at t end in replica order). The next step is planned only
-// after every event at t has been handled.
+// after every event at t has been handled. Step ends, first at any instant,
+// are kept apart from the other events (stepEnds).
 type class uint8
 
 const (
-	classStepEnd class = iota
-	classArrival
+	classArrival class = iota
 	classTimeout
 	classWindow // the window opens or closes: every replica's steps are collected
 )
@@ -20,8 +20,8 @@ type event struct {
 	at    time.Duration
 	class class
 	seq   uint64 // insertion order, the final tie-break
-	ref   int32  // the record the event concerns (arrivals, timeouts), or the replica (step ends)
-	gen   uint32 // the slot generation a timeout belongs to, or the replica's step generation
+	ref   int32  // the record the event concerns (arrivals, timeouts)
+	gen   uint32 // the slot generation a timeout belongs to
 }
 
 func (a event) before(b event) bool {
@@ -30,11 +30,6 @@ func (a event) before(b event) bool {
 	}
 	if a.class != b.class {
 		return a.class < b.class
-	}
-	if a.class == classStepEnd && a.ref != b.ref {
-		// Replicas whose steps end at one instant end them in index
-		// order, however long ago each step was planned.
-		return a.ref < b.ref
 	}
 	return a.seq < b.seq
 }

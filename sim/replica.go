@@ -18,7 +18,6 @@ type replica struct {
 	spec     Speculation   // its speculative decoding
 	stepTime time.Duration // of the move in flight
 	stepDone time.Duration // when the move in flight ends
-	gen      uint32        // generation of its step-end event; a cut run bumps it
 	held     int           // requests it holds
 	heldArea wide          // ∫ held dt over the window, request·ns
 	heldAt   time.Duration // integrated up to here
@@ -106,8 +105,7 @@ func (r *runner) plan(rep *replica) error {
 			return fmt.Errorf("sim: replica %d, after planning the step at %v: %w", rep.idx, r.now, err)
 		}
 	}
-	rep.gen++
-	r.events.push(event{at: p.End, class: classStepEnd, ref: int32(rep.idx), gen: rep.gen})
+	r.ends.set(rep.idx, p.End)
 	rep.stepTime, rep.stepDone = p.StepTime, p.End
 	return nil
 }
@@ -170,11 +168,10 @@ func (r *runner) interrupt(rep *replica, collect bool) error {
 	}
 	switch {
 	case !inFlight:
-		rep.gen++ // its step-end event is stale
+		r.ends.remove(rep.idx)
 		r.queuePlan(rep)
 	case end != rep.stepDone:
-		rep.gen++
-		r.events.push(event{at: end, class: classStepEnd, ref: int32(rep.idx), gen: rep.gen})
+		r.ends.set(rep.idx, end)
 		rep.stepDone = end
 	}
 	return nil

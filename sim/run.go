@@ -61,6 +61,7 @@ type runner struct {
 	view      View
 
 	events   eventHeap
+	ends     stepEnds // the replicas' move ends: the step-end events
 	slots    []slot
 	freeRefs []int32
 
@@ -128,6 +129,7 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 		}
 		r.reps = append(r.reps, rep)
 	}
+	r.ends = newStepEnds(len(r.reps))
 	r.view.r = r
 	if so, ok := obs.(StepObserver); ok {
 		r.steps = so
@@ -197,9 +199,9 @@ func (r *runner) loop() error {
 	if err := r.pull(); err != nil {
 		return err
 	}
-	for r.dropIdle(true) {
-		ev := r.events.peek()
-		if stop := r.stopping(); ev.at > stop {
+	for r.dropIdle() {
+		at, stepEnd := r.next()
+		if stop := r.stopping(); at > stop {
 			// The run ends here: the steps that ended by now emitted their
 			// tokens, and unfinished requests end now.
 			if err := r.reach(stop); err != nil {
@@ -210,11 +212,16 @@ func (r *runner) loop() error {
 			}
 			break
 		}
-		r.events.pop()
-		if err := r.reach(ev.at); err != nil {
+		if err := r.reach(at); err != nil {
 			return err
 		}
-		if err := r.handle(ev); err != nil {
+		var err error
+		if stepEnd {
+			err = r.stepEnd(&r.reps[r.ends.pop().rep])
+		} else {
+			err = r.handle(r.events.pop())
+		}
+		if err != nil {
 			return err
 		}
 		if r.clientHead < len(r.clientQ) { // slots freed at this event
@@ -231,7 +238,7 @@ func (r *runner) loop() error {
 			}
 			break
 		}
-		if !r.dropIdle(false) || r.events.peek().at > r.now {
+		if r.ends.len()+r.events.len() == 0 || r.nextAt() > r.now {
 			if err := r.planQueued(); err != nil {
 				return err
 			}
@@ -241,22 +248,31 @@ func (r *runner) loop() error {
 	return nil
 }
 
-// dropIdle pops the events at the head of the queue that have nothing to
-// do — the old end of a run cut short, and with windows a window edge with
-// nothing in flight to split (once every replica due is planned) — and
-// reports whether an event remains.
-func (r *runner) dropIdle(windows bool) bool {
+// dropIdle pops the window edges at the head of the queue that have
+// nothing to do (nothing in flight to split, once every replica due is
+// planned) and reports whether an event remains.
+func (r *runner) dropIdle() bool {
 	for r.events.len() > 0 {
-		ev := r.events.peek()
-		switch {
-		case ev.class == classStepEnd && ev.gen != r.reps[ev.ref].gen:
-		case windows && ev.class == classWindow && len(r.toPlan) == 0 && !r.anyBusy():
-		default:
+		if _, stepEnd := r.next(); stepEnd || r.events.peek().class != classWindow || len(r.toPlan) > 0 || r.anyBusy() {
 			return true
 		}
 		r.events.pop()
 	}
-	return false
+	return r.ends.len() > 0
+}
+
+func (r *runner) nextAt() time.Duration {
+	at, _ := r.next()
+	return at
+}
+
+// next is the instant of the next event, and whether it is a step end
+// (which comes first at its instant). There must be one.
+func (r *runner) next() (at time.Duration, stepEnd bool) {
+	if r.ends.len() > 0 && (r.events.len() == 0 || r.ends.peek().at <= r.events.peek().at) {
+		return r.ends.peek().at, true
+	}
+	return r.events.peek().at, false
 }
 
 // warm installs Config.Warm's prefixes in every replica's cache, refusing
@@ -304,8 +320,6 @@ func (r *runner) stopping() time.Duration {
 
 func (r *runner) handle(ev event) error {
 	switch ev.class {
-	case classStepEnd:
-		return r.stepEnd(&r.reps[ev.ref])
 	case classArrival:
 		return r.arrive(ev.ref)
 	case classTimeout:

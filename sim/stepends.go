@@ -1,0 +1,115 @@
+package sim
+
+import "time"
+
+// stepEnds holds the end of each busy replica's move in flight, ordered by
+// instant and then replica index: the step-end events. They are kept apart
+// from the event heap, whose events a step end precedes at the same
+// instant (see class), so that a move cut short moves its end in place
+// instead of leaving a stale event to be popped and dropped, and a single
+// replica's end is one slot, not an entry among the arrivals. A replica
+// cut in every other move (an arrival ends the run in flight) paid a push,
+// a pop and a stale pop for it.
+type stepEnds struct {
+	items []stepEnd // a binary min-heap
+	pos   []int32   // by replica: its index in items, -1 when idle
+}
+
+type stepEnd struct {
+	at  time.Duration
+	rep int32
+}
+
+func (a stepEnd) before(b stepEnd) bool {
+	return a.at < b.at || a.at == b.at && a.rep < b.rep
+}
+
+func newStepEnds(replicas int) stepEnds {
+	h := stepEnds{items: make([]stepEnd, 0, replicas), pos: make([]int32, replicas)}
+	for i := range h.pos {
+		h.pos[i] = -1
+	}
+	return h
+}
+
+func (h *stepEnds) len() int      { return len(h.items) }
+func (h *stepEnds) peek() stepEnd { return h.items[0] }
+
+// set makes at the end of replica rep's move, whether it had one or not.
+func (h *stepEnds) set(rep int, at time.Duration) {
+	i := int(h.pos[rep])
+	if i < 0 {
+		i = len(h.items)
+		h.items = append(h.items, stepEnd{at: at, rep: int32(rep)})
+	} else {
+		h.items[i].at = at
+	}
+	h.pos[rep] = int32(i)
+	h.down(h.up(i))
+}
+
+// remove forgets replica rep's move end, if it has one.
+func (h *stepEnds) remove(rep int) {
+	i := int(h.pos[rep])
+	if i < 0 {
+		return
+	}
+	h.pos[rep] = -1
+	n := len(h.items) - 1
+	if i != n {
+		h.items[i] = h.items[n]
+		h.pos[h.items[i].rep] = int32(i)
+	}
+	h.items = h.items[:n]
+	if i != n {
+		h.down(h.up(i))
+	}
+}
+
+// pop removes and returns the earliest move end.
+func (h *stepEnds) pop() stepEnd {
+	top := h.items[0]
+	h.remove(int(top.rep))
+	return top
+}
+
+// up sifts the item at i towards the root and returns where it rests.
+func (h *stepEnds) up(i int) int {
+	x := h.items[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if !x.before(h.items[p]) {
+			break
+		}
+		h.items[i] = h.items[p]
+		h.pos[h.items[i].rep] = int32(i)
+		i = p
+	}
+	h.items[i] = x
+	h.pos[x.rep] = int32(i)
+	return i
+}
+
+// down sifts the item at i towards the leaves.
+func (h *stepEnds) down(i int) {
+	x := h.items[i]
+	n := len(h.items)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		j := l
+		if r := l + 1; r < n && h.items[r].before(h.items[l]) {
+			j = r
+		}
+		if !h.items[j].before(x) {
+			break
+		}
+		h.items[i] = h.items[j]
+		h.pos[h.items[i].rep] = int32(i)
+		i = j
+	}
+	h.items[i] = x
+	h.pos[x.rep] = int32(i)
+}

@@ -1,0 +1,61 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestStepEndsIsAnOrderedSet holds the step-end heap to a plain map of
+// replica → instant, whose earliest entry (ties to the lower replica) is
+// found by a scan, over random sets, moves, removals and pops.
+func TestStepEndsIsAnOrderedSet(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 8, 33} {
+		rng := rand.New(rand.NewPCG(uint64(n), 7))
+		h := newStepEnds(n)
+		ref := map[int]time.Duration{}
+		earliest := func() (int, time.Duration) {
+			best := -1
+			for i, at := range ref {
+				if best < 0 || at < ref[best] || at == ref[best] && i < best {
+					best = i
+				}
+			}
+			return best, ref[best]
+		}
+		for op := range 20_000 {
+			i := rng.IntN(n)
+			switch rng.IntN(4) {
+			case 0, 1:
+				at := time.Duration(rng.IntN(50)) // small: many ties
+				h.set(i, at)
+				ref[i] = at
+			case 2:
+				h.remove(i)
+				delete(ref, i)
+			case 3:
+				if len(ref) == 0 {
+					continue
+				}
+				wi, wat := earliest()
+				got := h.pop()
+				require.Equal(t, stepEnd{at: wat, rep: int32(wi)}, got, "n %d, op %d", n, op)
+				delete(ref, wi)
+			}
+			require.Equal(t, len(ref), h.len(), "n %d, op %d", n, op)
+			for i := range n {
+				_, in := ref[i]
+				require.Equal(t, in, h.pos[i] >= 0, "n %d, op %d: replica %d", n, op, i)
+				if in {
+					require.Equal(t, ref[i], h.items[h.pos[i]].at)
+				}
+			}
+			if len(ref) > 0 {
+				wi, wat := earliest()
+				require.Equal(t, stepEnd{at: wat, rep: int32(wi)}, h.peek())
+			}
+		}
+	}
+}
