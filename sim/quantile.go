@@ -72,30 +72,42 @@ type weighted struct {
 	sum    [2]uint64 // Σ n·d, ns, when sketched (lo, hi)
 	sq     [3]uint64 // Σ n·d², ns²
 
-	// The gaps added last, not yet counted: gaps come in runs of one
-	// value (a move's steps, the moves of a batch, the requests of a
-	// step), and a map update each cost a twentieth of BenchmarkRunAtlas.
-	// Readers call settle first.
-	pend    time.Duration
-	pendN   int
-	pending bool
+	// The gaps of the two values added last, not yet counted, the latest
+	// first: gaps come in runs of one value (a move's steps, the moves of
+	// a batch, the requests of a step) that alternate with another (a run
+	// of decode steps, then a mixed step), and a map update each cost a
+	// twentieth of BenchmarkRunAtlas. The counts are integers, so when
+	// they reach the map changes nothing. Readers call settle first.
+	pend  [2]time.Duration
+	pendN [2]int
+	npend int
 }
 
 // add counts n gaps of d.
 func (w *weighted) add(d time.Duration, n int) {
-	if w.pending && d != w.pend {
-		w.settle()
+	switch {
+	case w.npend > 0 && d == w.pend[0]:
+		w.pendN[0] += n
+	case w.npend > 1 && d == w.pend[1]:
+		w.pend[0], w.pend[1] = d, w.pend[0]
+		w.pendN[0], w.pendN[1] = w.pendN[1]+n, w.pendN[0]
+	default:
+		if w.npend == 2 {
+			w.count(w.pend[1], w.pendN[1])
+		}
+		w.pend[1], w.pendN[1] = w.pend[0], w.pendN[0]
+		w.pend[0], w.pendN[0] = d, n
+		w.npend = min(w.npend+1, 2)
 	}
-	w.pend, w.pending = d, true
-	w.pendN += n
 }
 
 // settle counts the pending gaps: every reader calls it first.
 func (w *weighted) settle() {
-	if w.pending {
-		w.count(w.pend, w.pendN)
-		w.pendN, w.pending = 0, false
+	for i := range w.npend {
+		w.count(w.pend[i], w.pendN[i])
+		w.pendN[i] = 0
 	}
+	w.npend = 0
 }
 
 func (w *weighted) count(d time.Duration, n int) {

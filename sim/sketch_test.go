@@ -221,3 +221,37 @@ func TestSketchedGapsAreGroupingFree(t *testing.T) {
 	assert.InEpsilon(t, e.Std, a.Std, 1e-9)
 	assert.InEpsilon(t, e.P99, a.P99, SketchAccuracy*(1+1e-9))
 }
+
+// A weighted sample's counts are those of a plain map of value → count,
+// whatever runs and alternations its gaps come in (it holds the last two
+// values back from the map), and a sketched one is the sketch of every
+// gap counted one by one.
+func TestWeightedCountsAreTheMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	for trial := range 200 {
+		values := 1 + r.IntN(5)
+		limit := 0
+		if trial%3 == 0 {
+			limit = 1 + r.IntN(4) // sketched when more values than that come
+		}
+		w, one := weighted{limit: limit}, weighted{limit: limit}
+		want := map[time.Duration]int{}
+		for range r.IntN(300) {
+			d := time.Duration(1+r.IntN(values)) * time.Millisecond
+			n := r.IntN(4) // 0 too: a move of no measured member
+			w.add(d, n)
+			one.count(d, n)
+			want[d] += n
+		}
+		got := map[time.Duration]int{}
+		for _, vc := range valueCounts(&w) {
+			got[time.Duration(vc.Value*1e6)] = vc.Count
+		}
+		if one.sk != nil {
+			require.NotNil(t, w.sk, "trial %d", trial)
+			assert.Equal(t, fmt.Sprintf("%#v", weightedDist(&one, Linear)), fmt.Sprintf("%#v", weightedDist(&w, Linear)), "trial %d", trial)
+			continue
+		}
+		assert.Equal(t, want, got, "trial %d", trial)
+	}
+}
