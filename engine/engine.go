@@ -288,8 +288,8 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 	if e.cfg.MaxWaiting > 0 && e.waiting.len() >= e.cfg.MaxWaiting {
 		return ErrQueueFull
 	}
-	s := e.newSeq()
-	*s = seq{req: r, order: e.nextSeq, known: r.Input, heapIdx: -1, ids: s.ids[:0], keys: s.keys[:0]}
+	s := e.newSeq() // as recycle leaves it: only its own fields to write
+	s.req, s.order, s.known = r, e.nextSeq, r.Input
 	s.shared = e.sharedBlocks(&s.req)
 	e.outstanding += s.left()
 	e.nextSeq++
@@ -298,13 +298,15 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 	return nil
 }
 
+// newSeq is a seq in the state recycle leaves it in: zero but for its
+// heapIdx, -1, and its slices' capacity.
 func (e *Engine) newSeq() *seq {
 	if n := len(e.spare); n > 0 {
 		s := e.spare[n-1]
 		e.spare = e.spare[:n-1]
 		return s
 	}
-	return new(seq)
+	return &seq{heapIdx: -1}
 }
 
 func (e *Engine) release(s *seq) {
