@@ -26,10 +26,13 @@ func sortFloats(x, buf []float64) []float64 {
 			slices.Sort(x)
 			return buf
 		}
-		k := sortKey(v)
-		for d := range digits {
-			count[d][(k>>(digitBits*d))&digitMask]++
-		}
+		k := sortKey(v) // the six digits, unrolled: the loop was a sixth of the sort
+		count[0][k&digitMask]++
+		count[1][(k>>digitBits)&digitMask]++
+		count[2][(k>>(2*digitBits))&digitMask]++
+		count[3][(k>>(3*digitBits))&digitMask]++
+		count[4][(k>>(4*digitBits))&digitMask]++
+		count[5][(k>>(5*digitBits))&digitMask]++
 	}
 	if cap(buf) < len(x) {
 		buf = make([]float64, len(x))
@@ -64,7 +67,7 @@ func sortFloats(x, buf []float64) []float64 {
 // digit has 9), against eight of a byte; the counts (48 KB) still fit the
 // L2 cache.
 const (
-	digitBits = 11
+	digitBits = 11 // sortFloats counts the six digits unrolled
 	digits    = (64 + digitBits - 1) / digitBits
 	digitMask = 1<<digitBits - 1
 )
