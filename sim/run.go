@@ -200,6 +200,11 @@ func (r *runner) loop() error {
 		return err
 	}
 	for r.dropIdle() {
+		if r.checkEngine {
+			if err := r.checkEnds(); err != nil {
+				return err
+			}
+		}
 		at, stepEnd := r.next()
 		if stop := r.stopping(); at > stop {
 			// The run ends here: the steps that ended by now emitted their
@@ -253,7 +258,8 @@ func (r *runner) loop() error {
 // planned) and reports whether an event remains.
 func (r *runner) dropIdle() bool {
 	for r.events.len() > 0 {
-		if _, stepEnd := r.next(); stepEnd || r.events.peek().class != classWindow || len(r.toPlan) > 0 || r.anyBusy() {
+		// A replica is busy exactly when it has a step end (stepEnds).
+		if r.events.peek().class != classWindow || len(r.toPlan) > 0 || r.ends.len() > 0 {
 			return true
 		}
 		r.events.pop()
@@ -298,15 +304,6 @@ func (r *runner) warm() error {
 // frontend is the stale view of the router instance the current arrival
 // was dealt to.
 func (r *runner) frontend() *signals { return &r.signals[r.routed%len(r.signals)] }
-
-func (r *runner) anyBusy() bool {
-	for i := range r.reps {
-		if r.reps[i].eng.Busy() {
-			return true
-		}
-	}
-	return false
-}
 
 // stopping is the instant the run stops at, once every event up to it is
 // handled: Horizon + Drain, or, once every measured request has ended,

@@ -1,6 +1,9 @@
 package sim
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // stepEnds holds the end of each busy replica's move in flight, ordered by
 // instant and then replica index: the step-end events. They are kept apart
@@ -24,6 +27,19 @@ func (a stepEnd) before(b stepEnd) bool {
 	return a.at < b.at || a.at == b.at && a.rep < b.rep
 }
 
+// checkEnds verifies that a replica has a step end exactly when its
+// engine has a move in flight, ending then (the tests' engine checks).
+func (r *runner) checkEnds() error {
+	for i := range r.reps {
+		rep := &r.reps[i]
+		j := r.ends.pos[i]
+		if busy := rep.eng.Busy(); busy != (j >= 0) || busy && r.ends.items[j].at != rep.stepDone {
+			return fmt.Errorf("sim: replica %d: busy %v, but its step end is %d in the heap (an internal error)", i, busy, j)
+		}
+	}
+	return nil
+}
+
 func newStepEnds(replicas int) stepEnds {
 	h := stepEnds{items: make([]stepEnd, 0, replicas), pos: make([]int32, replicas)}
 	for i := range h.pos {
@@ -41,11 +57,13 @@ func (h *stepEnds) set(rep int, at time.Duration) {
 	if i < 0 {
 		i = len(h.items)
 		h.items = append(h.items, stepEnd{at: at, rep: int32(rep)})
+		h.pos[rep] = int32(i)
 	} else {
 		h.items[i].at = at
 	}
-	h.pos[rep] = int32(i)
-	h.down(h.up(i))
+	if len(h.items) > 1 { // a single replica's end is its own slot
+		h.down(h.up(i))
+	}
 }
 
 // remove forgets replica rep's move end, if it has one.
