@@ -152,9 +152,10 @@ func (e *Engine) countMember(c, d int) {
 	co := &e.co
 	r := c & (e.cfg.BlockSize - 1)
 	co.count[r] += int32(d)
-	for k := range co.suf[:r+1] {
-		co.suf[k] += int32(d)
-		co.rsuf[k] += d * r
+	suf, rsuf, dr := co.suf[:r+1], co.rsuf[:r+1], d*r // one bounds check each, not one an entry
+	for k := range suf {
+		suf[k] += int32(d)
+		rsuf[k] += dr
 	}
 	co.q += d * (c >> e.shift)
 	co.csum += d * c
