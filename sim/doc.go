@@ -25,7 +25,9 @@
 //     continuing their streak instead of listing them (engine.OmitStreaks),
 //     so a move costs what changed in it (Config.Stepwise is the eager
 //     slow twin).
-//   - events.go: the typed event heap keyed on (instant, class, sequence).
+//   - events.go: the typed event heap keyed on (instant, class, sequence);
+//     stepends.go: the replicas' step ends, kept apart from it (first at
+//     their instant, by replica index).
 //   - record.go: Record, Status and the Observer that receives each record.
 //   - summary.go, quantile.go: Summary, Dist, Misses and percentile Methods.
 //   - sketch.go: Sketch, the mergeable relative-error quantile sketch
