@@ -75,8 +75,7 @@ func (h *stepEnds) remove(rep int) {
 	h.pos[rep] = -1
 	n := len(h.items) - 1
 	if i != n {
-		h.items[i] = h.items[n]
-		h.pos[h.items[i].rep] = int32(i)
+		h.place(i, h.items[n])
 	}
 	h.items = h.items[:n]
 	if i != n {
@@ -99,13 +98,17 @@ func (h *stepEnds) up(i int) int {
 		if !x.before(h.items[p]) {
 			break
 		}
-		h.items[i] = h.items[p]
-		h.pos[h.items[i].rep] = int32(i)
+		h.place(i, h.items[p])
 		i = p
 	}
+	h.place(i, x)
+	return i
+}
+
+// place puts x at index i.
+func (h *stepEnds) place(i int, x stepEnd) {
 	h.items[i] = x
 	h.pos[x.rep] = int32(i)
-	return i
 }
 
 // down sifts the item at i towards the leaves.
@@ -124,10 +127,8 @@ func (h *stepEnds) down(i int) {
 		if !h.items[j].before(x) {
 			break
 		}
-		h.items[i] = h.items[j]
-		h.pos[h.items[i].rep] = int32(i)
+		h.place(i, h.items[j])
 		i = j
 	}
-	h.items[i] = x
-	h.pos[x.rep] = int32(i)
+	h.place(i, x)
 }
