@@ -191,7 +191,11 @@ func (s Sweep) runLoads(c *Curve, loads []float64) error {
 			}
 		})
 	}
-	for i := range loads {
+	// The highest loads first: their runs are the longest (more requests
+	// in the window), and handed out last they left one worker running
+	// while the others idled. Each run's seed is its replication's and its
+	// summary goes to its own place, so the order changes nothing else.
+	for i := len(loads) - 1; i >= 0; i-- {
 		for r := range s.Reps {
 			jobs <- job{i, r}
 		}
@@ -215,7 +219,7 @@ func (s Sweep) runLoads(c *Curve, loads []float64) error {
 			}
 		})
 	}
-	for i := range loads {
+	for i := len(loads) - 1; i >= 0; i-- { // the largest samples first, as above
 		next <- i
 	}
 	close(next)
