@@ -130,7 +130,11 @@ func runShard(res *ShardResult, workers int, run func(j int) (shardRun, error)) 
 	}
 	res.runs = make([]shardRun, len(jobs))
 	errs := make([]error, len(jobs))
-	parallel(workers, len(jobs), func(i int) {
+	// The last runs first: a study numbers its runs load by load, the
+	// highest (longest) last, and these should not be what the workers
+	// finish on (see Sweep.runLoads). Each outcome goes to its own place.
+	parallel(workers, len(jobs), func(k int) {
+		i := len(jobs) - 1 - k
 		res.runs[i], errs[i] = run(jobs[i])
 		res.runs[i].job = jobs[i]
 	})
