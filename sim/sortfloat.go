@@ -10,29 +10,36 @@ import (
 // every exact latency sample it keeps, up to Config.ExactSamples values
 // each, and a comparison sort of float64 (with its NaN checks) was a
 // tenth of a run's time: this is a least-significant-digit radix sort on
-// the order-preserving bit pattern of each value, six passes of 11 bits
-// at most, a pass skipped when every value has the same digit there.
-// Short slices and slices holding a NaN take slices.Sort. Equal values
-// are the same bits, so the result is slices.Sort's, but for a -0 and a
-// +0 in the same slice, which this puts in that order (no latency is -0).
+// the bit pattern of each value, six passes of 11 bits at most, a pass
+// skipped when every value has the same digit there. A value whose sign
+// bit is clear orders as its bits do, and latencies are never negative:
+// short slices, and slices holding a NaN or a value with its sign bit set
+// (a negative or a -0), take slices.Sort. Equal values with clear sign
+// bits are the same bits, so the result is slices.Sort's.
 func sortFloats(x, buf []float64) []float64 {
 	if len(x) < 512 {
 		slices.Sort(x)
 		return buf
 	}
 	var count [digits][1 << digitBits]int32
+	var sign uint64
 	for _, v := range x {
 		if v != v {
 			slices.Sort(x)
 			return buf
 		}
-		k := sortKey(v) // the six digits, unrolled: the loop was a sixth of the sort
+		k := math.Float64bits(v) // the six digits, unrolled: the loop was a sixth of the sort
+		sign |= k
 		count[0][k&digitMask]++
 		count[1][(k>>digitBits)&digitMask]++
 		count[2][(k>>(2*digitBits))&digitMask]++
 		count[3][(k>>(3*digitBits))&digitMask]++
 		count[4][(k>>(4*digitBits))&digitMask]++
 		count[5][(k>>(5*digitBits))&digitMask]++
+	}
+	if sign>>63 != 0 { // a negative value or a -0
+		slices.Sort(x)
+		return buf
 	}
 	if cap(buf) < len(x) {
 		buf = make([]float64, len(x))
@@ -42,7 +49,7 @@ func sortFloats(x, buf []float64) []float64 {
 	for d := range digits {
 		c := &count[d]
 		shift := uint(digitBits * d)
-		if int(c[(sortKey(src[0])>>shift)&digitMask]) == len(src) {
+		if int(c[(math.Float64bits(src[0])>>shift)&digitMask]) == len(src) {
 			continue // every value has this digit: the pass changes nothing
 		}
 		sum := int32(0)
@@ -51,7 +58,7 @@ func sortFloats(x, buf []float64) []float64 {
 			sum += n
 		}
 		for _, v := range src {
-			b := (sortKey(v) >> shift) & digitMask
+			b := (math.Float64bits(v) >> shift) & digitMask
 			dst[c[b]] = v
 			c[b]++
 		}
@@ -71,13 +78,3 @@ const (
 	digits    = (64 + digitBits - 1) / digitBits
 	digitMask = 1<<digitBits - 1
 )
-
-// sortKey maps a float64 (not NaN) to a uint64 in the same order: a
-// positive value's sign bit set, a negative value's bits all flipped.
-func sortKey(v float64) uint64 {
-	b := math.Float64bits(v)
-	if b>>63 != 0 {
-		return ^b
-	}
-	return b | 1<<63
-}
