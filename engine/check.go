@@ -186,19 +186,26 @@ func (e *Engine) checkCohort() []error {
 		}
 	}
 	live = 0
-	for i, x := range co.fin {
+	for _, x := range co.fin.all() {
 		if x.live() {
 			live++
 			if x.tick != x.s.finTick {
-				bad("finish heap has member %d at tick %d, it finishes at %d", x.s.req.Ref, x.tick, x.s.finTick)
+				bad("finish queue has member %d at tick %d, it finishes at %d", x.s.req.Ref, x.tick, x.s.finTick)
 			}
 		}
-		if i > 0 && co.fin[(i-1)/2].tick > x.tick {
+	}
+	for i, x := range co.fin.run[co.fin.head:] {
+		if i > 0 && co.fin.run[co.fin.head+i-1].tick > x.tick {
+			bad("finish queue's run out of order at %d", i)
+		}
+	}
+	for i, x := range co.fin.heap {
+		if i > 0 && co.fin.heap[(i-1)/2].tick > x.tick {
 			bad("finish heap out of order at %d", i)
 		}
 	}
 	if live != co.n {
-		bad("finish heap holds %d members, the cohort %d", live, co.n)
+		bad("finish queue holds %d members, the cohort %d", live, co.n)
 	}
 	if !e.inFlight && co.ahead != 0 {
 		bad("%d steps ahead with nothing in flight", co.ahead)

@@ -38,97 +38,39 @@ import (
 // does not list them either. Plan.Batch.Decode then lists the contexts of
 // the decodes outside the cohort, and Plan.Cohort counts the cohort's.
 //
-// A member finishes at a known tick (the cohort's finish heap), so the
-// longest run none finishes before is read off the heap, and a step's
+// A member finishes at a known tick (the cohort's finish queue), so the
+// longest run none finishes before is read off the queue, and a step's
 // finishers are popped from it and reported in running order.
 //
 // The walk is the slow twin: FuzzEngine drives an engine without the
 // cohort beside one with it and compares every answer; sim's differential
 // tests compare a run with it against the step-by-step run.
 type cohort struct {
-	on      bool    // the engine keeps a cohort
-	members []*seq  // in running order, before every request of e.running; nil: one that left
-	n       int     // members (non-nil entries)
-	tick    int     // decode steps the cohort has taken: its clock
-	ahead   int     // steps whose blocks the members hold beyond their computed tokens
-	count   []int32 // members by (computed − t0) mod BlockSize
-	suf     []int32 // suf[k] = Σ count[k:], suf[BlockSize] = 0: the members
-	rsuf    []int   // rsuf[k] = Σ r·count[r] over r ≥ k
-	q       int     // Σ ⌊(computed − t0) / BlockSize⌋ over the members
-	fin     finHeap // members by the tick of their last token (finHeap)
-	joins   uint64  // members so far: a member's rank is its running order
-	csum    int     // Σ (computed − t0) over the members: their contexts are csum + n·tick
-	sumbuf  []int   // decode contexts with the step's sum first and zeros after: a DecodeSum price
-	scratch []*seq  // finishers, and the running list being rebuilt
-}
-
-// finHeap orders members by the tick at which they emit their last token,
-// a min-heap of entries kept by value (sifting reads no member). A member
-// that leaves before its last token (an abort) leaves its entry behind,
-// stale: it no longer matches the member's rank, and is dropped when it
-// reaches the top, at its tick at the latest.
-type finHeap []finEntry
-
-type finEntry struct {
-	tick int
-	rank uint64
-	s    *seq
-}
-
-// live reports whether the entry's member is still in the cohort.
-func (x finEntry) live() bool { return x.s.member && x.s.rank == x.rank }
-
-func (h *finHeap) push(x finEntry) {
-	a := append(*h, x)
-	i := len(a) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if a[p].tick <= x.tick {
-			break
-		}
-		a[i] = a[p]
-		i = p
-	}
-	a[i] = x
-	*h = a
-}
-
-func (h *finHeap) pop() finEntry {
-	a := *h
-	top := a[0]
-	n := len(a) - 1
-	x := a[n]
-	a[n] = finEntry{}
-	a = a[:n]
-	if n > 0 {
-		i := 0
-		for {
-			c := 2*i + 1
-			if c >= n {
-				break
-			}
-			if c+1 < n && a[c+1].tick < a[c].tick {
-				c++
-			}
-			if x.tick <= a[c].tick {
-				break
-			}
-			a[i] = a[c]
-			i = c
-		}
-		a[i] = x
-	}
-	*h = a
-	return top
+	on      bool     // the engine keeps a cohort
+	members []*seq   // in running order, before every request of e.running; nil: one that left
+	n       int      // members (non-nil entries)
+	tick    int      // decode steps the cohort has taken: its clock
+	ahead   int      // steps whose blocks the members hold beyond their computed tokens
+	count   []int32  // members by (computed − t0) mod BlockSize
+	suf     []int32  // suf[k] = Σ count[k:], suf[BlockSize] = 0: the members
+	rsuf    []int    // rsuf[k] = Σ r·count[r] over r ≥ k
+	q       int      // Σ ⌊(computed − t0) / BlockSize⌋ over the members
+	fin     finQueue // members by the tick of their last token
+	joins   uint64   // members so far: a member's rank is its running order
+	csum    int      // Σ (computed − t0) over the members: their contexts are csum + n·tick
+	sumbuf  []int    // decode contexts with the step's sum first and zeros after: a DecodeSum price
+	scratch []*seq   // finishers, and the running list being rebuilt
 }
 
 // finMin is the tick of the cohort's next last token (there are members).
 func (e *Engine) finMin() int {
-	h := &e.co.fin
-	for !(*h)[0].live() {
-		h.pop()
+	q := &e.co.fin
+	for {
+		if x := q.front(); x.live() {
+			return x.tick
+		}
+		q.pop()
 	}
-	return (*h)[0].tick
 }
 
 // setCohort decides whether the engine keeps a cohort, after a setting
@@ -318,8 +260,7 @@ func (e *Engine) materialize() {
 		s.member = false
 		s.lastMove = e.move // it emitted in every outcome since it joined
 	}
-	clear(co.fin)
-	co.fin = co.fin[:0]
+	co.fin.reset()
 	clear(co.count)
 	clear(co.suf)
 	clear(co.rsuf)
@@ -420,8 +361,12 @@ func (e *Engine) completeCohort(steps int, done bool) []*seq {
 	}
 	e.outstanding -= steps * co.n
 	fin := co.scratch[:0]
-	for len(co.fin) > 0 && co.fin[0].tick <= co.tick {
-		if x := co.fin.pop(); x.live() {
+	for {
+		x, ok := co.fin.popThrough(co.tick)
+		if !ok {
+			break
+		}
+		if x.live() {
 			fin = append(fin, x.s)
 		}
 	}

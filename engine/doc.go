@@ -20,9 +20,11 @@
 //   - streak.go: OmitStreaks, outcomes that count the requests continuing
 //     a decode streak instead of listing them (Outcome.Streak, Left).
 //   - cohort.go: the decode cohort, the running requests in a streak kept
-//     in aggregate (a clock, a finish heap, residue counts), so that a
+//     in aggregate (a clock, a finish queue, residue counts), so that a
 //     step costs O(1) in them with a cost model that prices decode
 //     contexts by their sum (costmodel.DecodeSum).
+//   - finqueue.go: the cohort's finish queue, a run of the members that
+//     joined in the order they finish and a heap of the others.
 //   - view.go: what a router reads of a replica (Outstanding,
 //     CachedPrefix) without changing it.
 //   - check.go: Check, the invariants tests run after every step.
