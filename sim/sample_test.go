@@ -51,3 +51,32 @@ func TestSampleChunks(t *testing.T) {
 	assert.Nil(t, got)
 	assert.Zero(t, d0.N)
 }
+
+// A sample holds exactly limit values exactly, whatever the limit's place
+// among the chunks, and sketches them all at the next: the chunk being
+// filled never has room past the limit.
+func TestSampleLimit(t *testing.T) {
+	for _, limit := range []int{1, 3, sampleChunk - 1, sampleChunk, sampleChunk + 1, 2 * sampleChunk} {
+		var s sample
+		for i := range limit {
+			s.add(float64(i), limit)
+		}
+		require.Nil(t, s.sk, "limit %d", limit)
+		x := s.values()
+		require.Len(t, x, limit)
+		for i, v := range x {
+			require.Equal(t, float64(i), v)
+		}
+		s.add(float64(limit), limit)
+		require.NotNil(t, s.sk, "limit %d: one more sketches", limit)
+		assert.Equal(t, limit+1, s.sk.N())
+		assert.Equal(t, float64(limit), s.sk.Dist(Linear).Max)
+
+		var u sample // the same, never gathered before the limit
+		for i := range limit + 1 {
+			u.add(float64(i), limit)
+		}
+		require.NotNil(t, u.sk, "limit %d", limit)
+		assert.Equal(t, limit+1, u.sk.N())
+	}
+}
