@@ -185,6 +185,9 @@ func (e *Engine) checkCohort() []error {
 			bad("suffix sum %d is %d, the counts give %d", k, co.suf[k], n)
 		}
 	}
+	if n := len(co.count); co.suf[n+1] != -co.count[0] {
+		bad("suffix sums' last entry is %d, not the members at residue 0 negated (%d)", co.suf[n+1], -co.count[0])
+	}
 	live = 0
 	for _, x := range co.fin.all() {
 		if x.live() {

@@ -52,7 +52,7 @@ type cohort struct {
 	tick    int      // decode steps the cohort has taken: its clock
 	ahead   int      // steps whose blocks the members hold beyond their computed tokens
 	count   []int32  // members by (computed − t0) mod BlockSize
-	suf     []int32  // suf[k] = Σ count[k:], suf[BlockSize] = 0: the members
+	suf     []int32  // suf[k] = Σ count[k:], suf[BlockSize] = 0: the members; suf[BlockSize+1] = −count[0] (coBlocks)
 	rsuf    []int    // rsuf[k] = Σ r·count[r] over r ≥ k
 	q       int      // Σ ⌊(computed − t0) / BlockSize⌋ over the members
 	fin     finQueue // members by the tick of their last token
@@ -81,7 +81,7 @@ func (e *Engine) setCohort() {
 		!e.record && !e.cfg.DisableChunkedPrefill && e.cfg.SpeculativeTokens == 0
 	if e.co.on && e.co.count == nil {
 		e.co.count = make([]int32, e.cfg.BlockSize)
-		e.co.suf = make([]int32, e.cfg.BlockSize+1)
+		e.co.suf = make([]int32, e.cfg.BlockSize+2)
 		e.co.rsuf = make([]int, e.cfg.BlockSize+1)
 		e.co.sumbuf = make([]int, e.cfg.MaxSeqs)
 	}
@@ -99,6 +99,9 @@ func (e *Engine) countMember(c, d int) {
 		suf[k] += int32(d)
 		rsuf[k] += dr
 	}
+	if r == 0 {
+		co.suf[e.cfg.BlockSize+1] -= int32(d)
+	}
 	co.q += d * (c >> e.shift)
 	co.csum += d * c
 }
@@ -113,18 +116,21 @@ func (e *Engine) nrunning() int { return e.co.n + len(e.running) }
 // tick) holds ⌊C/B⌋ + a + ⌈(r + b) / B⌉ blocks, where tick + m = B·a + b
 // (0 ≤ b < B); and ⌈(r + b) / B⌉ is 0 when r + b = 0, 2 when r + b > B,
 // and 1 otherwise: so the sum is Σ⌊C/B⌋ + N·(a + 1), less the members at
-// residue 0 when b = 0, plus those above B − b (a suffix sum) when not.
+// residue 0 when b = 0, plus those above B − b (a suffix sum) when not:
+// both are suf[B + 1 − b], whose last entry holds −count[0].
 func (e *Engine) coBlocks(m int) int {
 	co := &e.co
-	bs := e.cfg.BlockSize
 	t := co.tick + m
-	a, b := t>>e.shift, t&(bs-1)
-	n := int(co.suf[0])
-	sum := co.q + n*(a+1)
-	if b == 0 {
-		return sum - int(co.count[0])
-	}
-	return sum + int(co.suf[bs-b+1])
+	return co.q + int(co.suf[0])*(t>>e.shift+1) + int(co.suf[e.cfg.BlockSize+1-t&(e.cfg.BlockSize-1)])
+}
+
+// coGrow is coBlocks(m1) − coBlocks(m0): the blocks the members take from
+// m0 steps ahead to m1.
+func (e *Engine) coGrow(m0, m1 int) int {
+	co := &e.co
+	t0, t1 := co.tick+m0, co.tick+m1
+	bs := e.cfg.BlockSize
+	return int(co.suf[0])*(t1>>e.shift-t0>>e.shift) + int(co.suf[bs+1-t1&(bs-1)]) - int(co.suf[bs+1-t0&(bs-1)])
 }
 
 // coBlockSteps is Σ over the members of Σ_{x=c+1..c+j} ⌈x / BlockSize⌉:
@@ -306,7 +312,7 @@ func (e *Engine) planCohort(budget int) int {
 	if n == 0 {
 		return budget
 	}
-	need := e.coBlocks(1) - e.coBlocks(0)
+	need := e.coGrow(0, 1)
 	// n > budget cannot happen with a valid Config (MaxSeqs <=
 	// MaxBatchedTokens), but the walk would then leave members out.
 	if n > budget || need > e.available() {
@@ -426,7 +432,7 @@ func (e *Engine) truncateCohort() {
 	if e.plan.Cohort == 0 {
 		return
 	}
-	e.pool.pushRun(e.coBlocks(co.ahead) - e.coBlocks(0))
+	e.pool.pushRun(e.coGrow(0, co.ahead))
 	co.ahead = 0
 }
 

@@ -91,7 +91,7 @@ func (e *Engine) fitPrices(k int) int {
 func (e *Engine) runNeed(m int) int {
 	n := 0
 	if e.plan.Cohort > 0 {
-		n = e.coBlocks(m) - e.coBlocks(1)
+		n = e.coGrow(1, m)
 	}
 	if e.res.on { // planning: each has taken the first step's blocks
 		return n + e.resBlocks(m) - e.resBlocks(1)
@@ -209,7 +209,7 @@ func (e *Engine) allocThrough(m int) {
 		return
 	}
 	if co := &e.co; e.plan.Cohort > 0 { // the members come first
-		e.pool.take(e.coBlocks(m) - e.coBlocks(co.ahead))
+		e.pool.take(e.coGrow(co.ahead, m))
 		co.ahead = m
 	}
 	if e.res.on {
