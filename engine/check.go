@@ -58,12 +58,15 @@ func (e *Engine) Check() error {
 		}
 		errs = append(errs, e.checkSeq(s)...)
 	}
+	if !e.waiting.fcfs && len(e.waiting.keys) != len(e.waiting.items) {
+		bad("the waiting queue holds %d requests and %d keys", len(e.waiting.items), len(e.waiting.keys))
+	}
 	for i, it := range e.waiting.items {
 		s := it.s
-		if it.key != s.queued() {
-			bad("request %d waits with the key %+v, not its own %+v", s.req.Ref, it.key, s.queued())
+		if k := e.waiting.key(i); it.seq != s.order || !e.waiting.fcfs && k != s.queued() {
+			bad("request %d waits with the key %+v (Add order %d), not its own %+v", s.req.Ref, k, it.seq, s.queued())
 		}
-		if i > 0 && e.waiting.before(&it.key, &e.waiting.items[(i-1)/2].key) {
+		if i > 0 && e.waiting.less(i, (i-1)/2) {
 			bad("request %d in the waiting queue at %d comes before its parent", s.req.Ref, i)
 		}
 		if s.checkGen == gen {

@@ -4,22 +4,26 @@ package engine
 // typed (not container/heap) so that pushes do not box, and it keeps each
 // seq's index so that an abort can remove it from the middle.
 //
-// Each item carries its request's Queued value (constant while the request
-// lives: it reads only the request and its Add order), so a comparison
-// reads the heap's own array, not two requests scattered in memory, and
-// under FCFS, the default, it compares the Add orders inline instead of
-// calling the Policy. Sifts move a hole instead of swapping: the same
-// comparisons and the same final array as swaps, with one index write per
-// moved request. Under KV pressure the queue holds the preempted requests,
+// Each item carries its request's Add order, and off FCFS a parallel array
+// its Queued value (constant while the request lives: it reads only the
+// request and its Add order), so a comparison reads the heap's own arrays,
+// not two requests scattered in memory, and under FCFS, the default, it
+// compares the Add orders inline instead of calling the Policy. Sifts move
+// a hole instead of swapping: the same comparisons and the same final
+// array as swaps, with one index write per moved request. Under KV pressure the queue holds the preempted requests,
 // and the comparisons were a tenth of BenchmarkRunKVBound.
 type waitQueue struct {
 	items  []waitItem
+	keys   []Queued // items[i]'s request's Queued value, under a policy other than FCFS (nil under FCFS)
 	policy Policy
-	fcfs   bool // policy is FCFS: order by Seq
+	fcfs   bool // policy is FCFS: order by Seq, and keep no keys
 }
 
+// waitItem is a waiting request and its Add order: all FCFS compares, so
+// that under the default a sift moves 16 bytes an item, not its whole
+// Queued value (the 64-byte items were half the queue's instructions).
 type waitItem struct {
-	key Queued
+	seq uint64
 	s   *seq
 }
 
@@ -31,22 +35,47 @@ func (q *waitQueue) setPolicy(p Policy) {
 func (q *waitQueue) len() int   { return len(q.items) }
 func (q *waitQueue) peek() *seq { return q.items[0].s }
 
-// before reports whether a is admitted before b.
-func (q *waitQueue) before(a, b *Queued) bool {
+// key is the Queued value of the item at i.
+func (q *waitQueue) key(i int) Queued {
 	if q.fcfs {
-		return a.Seq < b.Seq
+		return Queued{Seq: q.items[i].seq}
 	}
-	return q.policy.Less(*a, *b)
+	return q.keys[i]
 }
 
-// place puts it at index i.
-func (q *waitQueue) place(i int, it waitItem) {
+// before reports whether the item it, with key k (read only off FCFS), is
+// admitted before the item at j.
+func (q *waitQueue) before(it waitItem, k *Queued, j int) bool {
+	if q.fcfs {
+		return it.seq < q.items[j].seq
+	}
+	return q.policy.Less(*k, q.keys[j])
+}
+
+// place puts it, with key k (read only off FCFS), at index i.
+func (q *waitQueue) place(i int, it waitItem, k *Queued) {
 	q.items[i] = it
 	it.s.heapIdx = i
+	if !q.fcfs {
+		q.keys[i] = *k
+	}
+}
+
+// move moves the item at j to i.
+func (q *waitQueue) move(i, j int) {
+	it := q.items[j]
+	q.items[i] = it
+	it.s.heapIdx = i
+	if !q.fcfs {
+		q.keys[i] = q.keys[j]
+	}
 }
 
 func (q *waitQueue) push(s *seq) {
-	q.items = append(q.items, waitItem{key: s.queued(), s: s})
+	q.items = append(q.items, waitItem{seq: s.order, s: s})
+	if !q.fcfs {
+		q.keys = append(q.keys, s.queued())
+	}
 	q.up(len(q.items) - 1)
 }
 
@@ -56,10 +85,14 @@ func (q *waitQueue) remove(i int) *seq {
 	n := len(q.items) - 1
 	s := q.items[i].s
 	if i != n {
-		q.place(i, q.items[n])
+		q.move(i, n)
 	}
 	q.items[n] = waitItem{}
 	q.items = q.items[:n]
+	if !q.fcfs {
+		q.keys[n] = Queued{}
+		q.keys = q.keys[:n]
+	}
 	if i != n {
 		if !q.down(i) {
 			q.up(i)
@@ -72,36 +105,61 @@ func (q *waitQueue) remove(i int) *seq {
 // up sifts the item at j toward the root.
 func (q *waitQueue) up(j int) {
 	it := q.items[j]
+	var k Queued
+	if !q.fcfs {
+		k = q.keys[j]
+	}
 	for j > 0 {
 		i := (j - 1) / 2
-		if !q.before(&it.key, &q.items[i].key) {
+		if !q.before(it, &k, i) {
 			break
 		}
-		q.place(j, q.items[i])
+		q.move(j, i)
 		j = i
 	}
-	q.place(j, it)
+	q.place(j, it, &k)
 }
 
 // down sifts the item at i0 toward the leaves and reports whether it moved.
 func (q *waitQueue) down(i0 int) bool {
 	i, n := i0, len(q.items)
 	it := q.items[i]
+	var k Queued
+	if !q.fcfs {
+		k = q.keys[i]
+	}
 	for {
 		l := 2*i + 1
 		if l >= n {
 			break
 		}
 		j := l
-		if r := l + 1; r < n && q.before(&q.items[r].key, &q.items[l].key) {
+		if r := l + 1; r < n && q.less(r, l) {
 			j = r
 		}
-		if !q.before(&q.items[j].key, &it.key) {
+		if !q.ahead(j, it, &k) {
 			break
 		}
-		q.place(i, q.items[j])
+		q.move(i, j)
 		i = j
 	}
-	q.place(i, it)
+	q.place(i, it, &k)
 	return i > i0
+}
+
+// less reports whether the item at a is admitted before the item at b.
+func (q *waitQueue) less(a, b int) bool {
+	if q.fcfs {
+		return q.items[a].seq < q.items[b].seq
+	}
+	return q.policy.Less(q.keys[a], q.keys[b])
+}
+
+// ahead reports whether the item at j is admitted before it, whose key is
+// k (read only off FCFS).
+func (q *waitQueue) ahead(j int, it waitItem, k *Queued) bool {
+	if q.fcfs {
+		return q.items[j].seq < it.seq
+	}
+	return q.policy.Less(q.keys[j], *k)
 }

@@ -35,14 +35,14 @@ func (r *runner) pull() error {
 	}
 	for !r.srcDone {
 		req, err := r.src.Next()
-		if errors.Is(err, workload.ErrWaiting) {
-			return nil
-		}
-		if err == io.EOF {
-			r.srcDone = true
-			return nil
-		}
-		if err != nil {
+		if err != nil { // the usual answer, a request, asks no more
+			switch {
+			case errors.Is(err, workload.ErrWaiting):
+				return nil
+			case err == io.EOF:
+				r.srcDone = true
+				return nil
+			}
 			return fmt.Errorf("sim: reading the workload: %w", err)
 		}
 		if err := r.schedule(req); err != nil {
