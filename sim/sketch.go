@@ -84,16 +84,18 @@ func (s *Sketch) AddN(x float64, k int) {
 		x = 0
 	}
 	s.finite += n
-	d := x - s.mean
-	s.mean += d * float64(n) / float64(s.finite)
-	s.m2 += d * (x - s.mean) * float64(n)
+	// Counts are below 2⁶³, where a uint64 converts as its int64 does
+	// (Go's uint64 conversion was a branchy sequence at every value).
+	d, nf := x-s.mean, float64(k)
+	s.mean += d * nf / float64(int64(s.finite))
+	s.m2 += d * (x - s.mean) * nf
 }
 
 // count adds x n times to the buckets, the count and the maximum, not to
 // the moments, and reports whether x is finite.
 func (s *Sketch) count(x float64, n uint64) bool {
 	s.n += n
-	if x > s.max || s.max == math.Inf(-1) {
+	if x > s.max || s.max < -math.MaxFloat64 { // the first value (max is -Inf), or x above it
 		s.max = x
 	}
 	switch {
@@ -103,7 +105,15 @@ func (s *Sketch) count(x float64, n uint64) bool {
 	case !(x >= sketchZero):
 		s.zero += n
 	default:
-		s.bump(s.index(x), n)
+		if i, ok := s.tableIndex(x); ok {
+			if j := i - s.offset; uint(j) < uint(len(s.bins)) { // bump's usual case, inline
+				s.bins[j] += n
+				return true
+			}
+			s.bump(i, n)
+		} else {
+			s.bump(s.index(x), n)
+		}
 	}
 	return true
 }
