@@ -54,15 +54,24 @@ func (h *stepEnds) peek() stepEnd { return h.items[0] }
 // set makes at the end of replica rep's move, whether it had one or not.
 func (h *stepEnds) set(rep int, at time.Duration) {
 	i := int(h.pos[rep])
-	if i < 0 {
+	if i < 0 { // a new leaf: it can only rise
 		i = len(h.items)
 		h.items = append(h.items, stepEnd{at: at, rep: int32(rep)})
 		h.pos[rep] = int32(i)
-	} else {
-		h.items[i].at = at
+		if i > 0 {
+			h.up(i)
+		}
+		return
 	}
-	if len(h.items) > 1 { // a single replica's end is its own slot
-		h.down(h.up(i))
+	earlier := at < h.items[i].at
+	h.items[i].at = at
+	if len(h.items) == 1 { // a single replica's end is its own slot
+		return
+	}
+	if earlier { // it can only rise, or only sink: sift one way
+		h.up(i)
+	} else {
+		h.down(i)
 	}
 }
 
@@ -79,7 +88,11 @@ func (h *stepEnds) remove(rep int) {
 	}
 	h.items = h.items[:n]
 	if i != n {
-		h.down(h.up(i))
+		if i > 0 && h.items[i].before(h.items[(i-1)/2]) {
+			h.up(i)
+		} else {
+			h.down(i)
+		}
 	}
 }
 
@@ -90,8 +103,8 @@ func (h *stepEnds) pop() stepEnd {
 	return top
 }
 
-// up sifts the item at i towards the root and returns where it rests.
-func (h *stepEnds) up(i int) int {
+// up sifts the item at i towards the root.
+func (h *stepEnds) up(i int) {
 	x := h.items[i]
 	for i > 0 {
 		p := (i - 1) / 2
@@ -102,7 +115,6 @@ func (h *stepEnds) up(i int) int {
 		i = p
 	}
 	h.place(i, x)
-	return i
 }
 
 // place puts x at index i.
