@@ -34,16 +34,9 @@ func (r *runner) pull() error {
 		return r.pullPaced()
 	}
 	for !r.srcDone {
-		req, err := r.src.Next()
-		if err != nil { // the usual answer, a request, asks no more
-			switch {
-			case errors.Is(err, workload.ErrWaiting):
-				return nil
-			case err == io.EOF:
-				r.srcDone = true
-				return nil
-			}
-			return fmt.Errorf("sim: reading the workload: %w", err)
+		req, ok, err := r.read()
+		if !ok {
+			return err
 		}
 		if err := r.schedule(req); err != nil {
 			return err
@@ -66,21 +59,33 @@ func (r *runner) pullPaced() error {
 	if r.srcDone || r.streamDue {
 		return nil
 	}
-	req, err := r.src.Next()
-	switch {
-	case errors.Is(err, workload.ErrWaiting):
-		return nil
-	case err == io.EOF:
-		r.srcDone = true
-		return nil
-	case err != nil:
-		return fmt.Errorf("sim: reading the workload: %w", err)
+	req, ok, err := r.read()
+	if !ok {
+		return err
 	}
 	if err := r.schedule(req); err != nil {
 		return err
 	}
 	r.slots[r.lastRef].stream, r.streamDue = true, true
 	return r.drainReleased()
+}
+
+// read takes the source's next request, and false when it has none: none
+// now (ErrWaiting), none left (EOF, which marks the source done), or an
+// error.
+func (r *runner) read() (workload.Request, bool, error) {
+	req, err := r.src.Next()
+	if err == nil { // the usual answer, a request, asks no more
+		return req, true, nil
+	}
+	switch {
+	case errors.Is(err, workload.ErrWaiting):
+		return req, false, nil
+	case err == io.EOF:
+		r.srcDone = true
+		return req, false, nil
+	}
+	return req, false, fmt.Errorf("sim: reading the workload: %w", err)
 }
 
 // drainReleased schedules the requests a paced source's feedback released.
