@@ -22,6 +22,16 @@ func (r *runner) reach(t time.Duration) error {
 // advance moves the clock to t, integrating requests in the system over
 // the measurement window for Little's law.
 func (r *runner) advance(t time.Duration) {
+	if r.startSeen && r.cfg.Horizon == 0 && !r.cfg.DetectWarmup {
+		// An open window once it has started, the usual case: what
+		// follows with its edges behind it (lo is areaAt, hi is t).
+		if t > r.areaAt {
+			r.area.add(uint64(r.inSystem), uint64(t-r.areaAt))
+			r.areaAt = t
+		}
+		r.now = t
+		return
+	}
 	if r.areaAt <= r.cfg.Warmup && r.cfg.Warmup <= t && !r.startSeen {
 		r.startSeen = true
 		r.col.s.HeldAtStart = r.inSystem
