@@ -80,6 +80,7 @@ func quantilesCI(samples [][]float64, ps []float64, conf float64, rng *rand.Rand
 		stats[i] = make([]float64, bootstrapRounds)
 	}
 	counts := make([]int, len(pooled))
+	walk := newCountWalk(ps, len(pooled))
 	for b := range bootstrapRounds {
 		clear(counts)
 		for r, s := range samples {
@@ -87,8 +88,9 @@ func quantilesCI(samples [][]float64, ps []float64, conf float64, rng *rand.Rand
 				counts[rank[r][rng.IntN(len(s))]]++
 			}
 		}
-		for i, p := range ps {
-			stats[i][b] = quantileOfCounts(p, pooled, counts)
+		walk.quantiles(pooled, counts)
+		for i := range ps {
+			stats[i][b] = walk.q[i]
 		}
 	}
 	for i := range ps {
@@ -100,7 +102,8 @@ func quantilesCI(samples [][]float64, ps []float64, conf float64, rng *rand.Rand
 }
 
 // quantileOfCounts is the linear (type 7) p-quantile of the sample holding
-// counts[i] copies of sorted[i]; the counts add up to len(sorted).
+// counts[i] copies of sorted[i]; the counts add up to len(sorted). It is
+// the definition countWalk is held to.
 func quantileOfCounts(p float64, sorted []float64, counts []int) float64 {
 	n := len(sorted)
 	h := float64(n-1) * p
@@ -121,6 +124,67 @@ func quantileOfCounts(p float64, sorted []float64, counts []int) float64 {
 		return a
 	}
 	return a + (h-float64(lo))*(b-a)
+}
+
+// countWalk is quantileOfCounts for several p at once, in one walk of the
+// counts up to the largest rank any of them reads: a bootstrap's rounds
+// walked them once a quantile (p = 0.5, 0.9 and 0.99: 2.4 times the
+// pooled sample a round), and that was a fifth of a sweep. Each quantile
+// is the same float operations on the same two values as quantileOfCounts
+// (TestCountWalkIsQuantileOfCounts).
+type countWalk struct {
+	h     []float64 // (n − 1)·p for each p
+	lo    []int     // ⌊h⌋: the quantile reads the values of ranks lo and lo + 1
+	ranks []int     // the ranks read, ascending, without repeats
+	at    []int     // for each p, the index in ranks of its rank lo (lo + 1 is next, when below n)
+	vals  []float64 // the value of each rank of ranks, this round
+	q     []float64 // the quantiles, this round
+	n     int
+}
+
+func newCountWalk(ps []float64, n int) *countWalk {
+	w := &countWalk{h: make([]float64, len(ps)), lo: make([]int, len(ps)), at: make([]int, len(ps)), q: make([]float64, len(ps)), n: n}
+	for i, p := range ps {
+		w.h[i] = float64(n-1) * p
+		w.lo[i] = int(w.h[i]) // h >= 0, so this is the floor
+		w.ranks = append(w.ranks, w.lo[i])
+		if w.lo[i]+1 < n {
+			w.ranks = append(w.ranks, w.lo[i]+1)
+		}
+	}
+	slices.Sort(w.ranks)
+	w.ranks = slices.Compact(w.ranks)
+	for i, lo := range w.lo {
+		w.at[i], _ = slices.BinarySearch(w.ranks, lo)
+	}
+	w.vals = make([]float64, len(w.ranks))
+	return w
+}
+
+// quantiles sets q to the quantiles of the sample holding counts[i]
+// copies of sorted[i] (the counts add up to n).
+func (w *countWalk) quantiles(sorted []float64, counts []int) {
+	j, cum := 0, 0
+	for i, c := range counts {
+		next := cum + c
+		for j < len(w.ranks) && w.ranks[j] < next {
+			w.vals[j] = sorted[i]
+			j++
+		}
+		if j == len(w.ranks) {
+			break
+		}
+		cum = next
+	}
+	for i, lo := range w.lo {
+		a := w.vals[w.at[i]]
+		if lo+1 >= w.n {
+			w.q[i] = a
+			continue
+		}
+		b := w.vals[w.at[i]+1]
+		w.q[i] = a + (w.h[i]-float64(lo))*(b-a)
+	}
 }
 
 // poolRanks pools the samples into one sorted slice and returns, for each

@@ -99,3 +99,34 @@ func TestMeanCI(t *testing.T) {
 }
 
 func durationMs(v int) (d time.Duration) { return time.Duration(v) * 1e6 }
+
+// The one-walk quantiles are quantileOfCounts's, bit for bit, for any
+// ps (repeats, out of order, the ends) and counts (empty places, all in
+// one place).
+func TestCountWalkIsQuantileOfCounts(t *testing.T) {
+	rng := workload.NewStream(4, "test")
+	for _, n := range []int{1, 2, 3, 10, 257} {
+		sorted := make([]float64, n)
+		for i := range sorted {
+			sorted[i] = float64(i/3) + rng.Float64() // repeats of a sort
+		}
+		slices.Sort(sorted)
+		for _, ps := range [][]float64{{0.5, 0.9, 0.99}, {0, 1}, {0.99, 0.5, 0.5, 0.9}, {0.3}} {
+			w := newCountWalk(ps, n)
+			for round := range 50 {
+				counts := make([]int, n)
+				for range n {
+					if round%10 == 0 {
+						counts[n/2]++ // every draw the same value
+					} else {
+						counts[rng.IntN(n)]++
+					}
+				}
+				w.quantiles(sorted, counts)
+				for i, p := range ps {
+					require.Equal(t, math.Float64bits(quantileOfCounts(p, sorted, counts)), math.Float64bits(w.q[i]), "n %d, ps %v, p %v", n, ps, p)
+				}
+			}
+		}
+	}
+}
