@@ -3,8 +3,6 @@ package sim
 import (
 	"fmt"
 	"math"
-
-	"github.com/servesim/servesim/workload"
 )
 
 // ClassPoint is one request class's share of a point: its rates and
@@ -57,7 +55,7 @@ func (p *Point) classPoints(conf float64, seed uint64) {
 		if sketchedIn(ds) {
 			cp.TTFT = acrossRuns(ds, conf)
 		} else {
-			q := quantilesCI(samples, []float64{0.5, 0.9, 0.99}, conf, workload.NewStream(seed, fmt.Sprintf("sim/bootstrap/class/%s/%v", c.Name, p.Load)))
+			q := quantilesCI(samples, []float64{0.5, 0.9, 0.99}, conf, bootstrapStream(seed, fmt.Sprintf("sim/bootstrap/class/%s/%v", c.Name, p.Load)))
 			cp.TTFT = Percentiles{P50: q[0], P90: q[1], P99: q[2]}
 		}
 		p.Classes = append(p.Classes, cp)

@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-
-	"github.com/servesim/servesim/workload"
 )
 
 // Saturation labels a point of the curve by what happened to the replica's
@@ -115,7 +113,7 @@ func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 	p.MissITL = rates(rate(func(s *Summary) int { return s.Misses.ITL }))
 	p.MissOther = rates(rate(func(s *Summary) int { return s.Misses.TPOT + s.Misses.E2E }))
 
-	rng := workload.NewStream(seed, fmt.Sprintf("sim/bootstrap/%v", load))
+	rng := bootstrapStream(seed, fmt.Sprintf("sim/bootstrap/%v", load))
 	pick := func(f func(s *Summary) []float64) [][]float64 {
 		out := make([][]float64, len(runs))
 		for i := range runs {
@@ -225,7 +223,7 @@ func (p *Point) NoMeasured() bool { return p.emptyRuns() == len(p.Runs) }
 // percentiles estimates the metric's p50/p90/p99, warning when a cell has
 // too few requests for its tail: fewer than ten beyond the percentile make
 // it a handful of samples wearing a percentile costume.
-func (p *Point) percentiles(name string, samples [][]float64, conf float64, rng *rand.Rand) Percentiles {
+func (p *Point) percentiles(name string, samples [][]float64, conf float64, rng *rand.PCG) Percentiles {
 	n := 0
 	for _, s := range samples {
 		n += len(s)

@@ -3,7 +3,9 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"hash/fnv"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 
@@ -64,9 +66,9 @@ const bootstrapRounds = 200
 // quantilesCI estimates the ps-quantiles of the pooled samples (each
 // sorted), each with a percentile-bootstrap interval: every resample draws
 // each replication's requests with replacement (stratified by replication)
-// from rng, and serves all the quantiles at once. A resample is held as a
-// count per pooled rank, so it needs no sort.
-func quantilesCI(samples [][]float64, ps []float64, conf float64, rng *rand.Rand) []Estimate {
+// from src, as rand.New(src).IntN would, and serves all the quantiles at
+// once. A resample is held as a count per pooled rank, so it needs no sort.
+func quantilesCI(samples [][]float64, ps []float64, conf float64, src *rand.PCG) []Estimate {
 	pooled, rank := poolRanks(samples)
 	out := make([]Estimate, len(ps))
 	for i, p := range ps {
@@ -85,7 +87,7 @@ func quantilesCI(samples [][]float64, ps []float64, conf float64, rng *rand.Rand
 		clear(counts)
 		for r, s := range samples {
 			for range s {
-				counts[rank[r][rng.IntN(len(s))]]++
+				counts[rank[r][intN(src, len(s))]]++
 			}
 		}
 		walk.quantiles(pooled, counts)
@@ -124,6 +126,37 @@ func quantileOfCounts(p float64, sorted []float64, counts []int) float64 {
 		return a
 	}
 	return a + (h-float64(lo))*(b-a)
+}
+
+// bootstrapStream is the source of workload.NewStream(seed, name): the
+// same PCG, seeded by the same hash of the name, so that its draws are that
+// stream's (TestBootstrapStreamIsNewStream). The bootstrap draws from the
+// source itself (intN), not through a rand.Rand.
+func bootstrapStream(seed uint64, name string) *rand.PCG {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return rand.NewPCG(seed, h.Sum64())
+}
+
+// intN is rand.New(src).IntN(n), n > 0: the same draws of src and the same
+// reduction (math/rand/v2's, Lemire's multiply with its rejection of the
+// few biased products; its 32-bit platforms keep the 64-bit sequence), with
+// no call through the rand.Source interface. A bootstrap makes one draw a
+// request a round, and the calls were a third of a sweep's instructions.
+// TestIntNIsRandIntN holds the two to the same values.
+func intN(src *rand.PCG, n int) int {
+	u := uint64(n)
+	if u&(u-1) == 0 { // a power of two: a mask
+		return int(src.Uint64() & (u - 1))
+	}
+	hi, lo := bits.Mul64(src.Uint64(), u)
+	if lo < u {
+		thresh := -u % u
+		for lo < thresh {
+			hi, lo = bits.Mul64(src.Uint64(), u)
+		}
+	}
+	return int(hi)
 }
 
 // countWalk is quantileOfCounts for several p at once, in one walk of the

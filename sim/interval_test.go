@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -69,7 +70,8 @@ func TestQuantileOfCountsEqualsExpanded(t *testing.T) {
 // The bootstrap interval of a median covers the true median of a known
 // distribution about as often as its confidence says.
 func TestBootstrapCoverage(t *testing.T) {
-	rng := workload.NewStream(3, "test")
+	src := bootstrapStream(3, "test")
+	rng := rand.New(src) // the same draws as workload.NewStream(3, "test")
 	covered := 0
 	const trials = 200
 	for range trials {
@@ -80,7 +82,7 @@ func TestBootstrapCoverage(t *testing.T) {
 			}
 			slices.Sort(reps[r])
 		}
-		e := quantilesCI(reps, []float64{0.5}, 0.9, rng)[0]
+		e := quantilesCI(reps, []float64{0.5}, 0.9, src)[0]
 		if e.Contains(math.Ln2) {
 			covered++
 		}
@@ -127,6 +129,33 @@ func TestCountWalkIsQuantileOfCounts(t *testing.T) {
 					require.Equal(t, math.Float64bits(quantileOfCounts(p, sorted, counts)), math.Float64bits(w.q[i]), "n %d, ps %v, p %v", n, ps, p)
 				}
 			}
+		}
+	}
+}
+
+// The bootstrap's source is workload.NewStream's, draw for draw.
+func TestBootstrapStreamIsNewStream(t *testing.T) {
+	for _, name := range []string{"", "sim/bootstrap/1.5", "sim/bootstrap/class/chat/0.25"} {
+		a, b := rand.New(bootstrapStream(42, name)), workload.NewStream(42, name)
+		for range 1000 {
+			require.Equal(t, b.Uint64(), a.Uint64(), name)
+		}
+	}
+}
+
+// intN draws what rand.Rand's IntN draws from the same source: powers of
+// two (the mask), small and large bounds, and bounds near 2⁶³ whose
+// products are often rejected.
+func TestIntNIsRandIntN(t *testing.T) {
+	ns := []int{1, 2, 3, 7, 8, 1000, 1024, 6_000, 1<<20 + 1, 1<<40 + 3, 1 << 62, 1<<62 + 1, 3 << 61, math.MaxInt64}
+	gen := rand.New(rand.NewPCG(5, 6))
+	for range 20 {
+		ns = append(ns, 1+gen.IntN(math.MaxInt64-1))
+	}
+	for _, n := range ns {
+		a, b := rand.NewPCG(uint64(n), 9), rand.New(rand.NewPCG(uint64(n), 9))
+		for range 2000 {
+			require.Equal(t, b.IntN(n), intN(a, n), "n = %d", n)
 		}
 	}
 }
