@@ -221,8 +221,46 @@ func (w *countWalk) quantiles(sorted []float64, counts []int) {
 }
 
 // poolRanks pools the samples into one sorted slice and returns, for each
-// replication's i-th element, its rank in the pool.
+// replication's i-th element, its rank in the pool: equal values in
+// replication order, then in each replication's order (a stable sort of
+// the replications one after another, by cmp.Compare). Each replication
+// is sorted, so up to mergeReps of them are merged, the smallest head
+// first and the first replication's on a tie; the stable sort of tagged
+// copies (poolRanksSort, its twin in TestPoolRanksIsTheStableSort) was
+// half of a sweep's allocations.
 func poolRanks(samples [][]float64) ([]float64, [][]int) {
+	if len(samples) > mergeReps {
+		return poolRanksSort(samples)
+	}
+	n := 0
+	rank := make([][]int, len(samples))
+	for r, s := range samples {
+		n += len(s)
+		rank[r] = make([]int, len(s))
+	}
+	pooled := make([]float64, n)
+	var head [mergeReps]int
+	for k := range pooled {
+		best := -1
+		for r, s := range samples {
+			if i := head[r]; i < len(s) && (best < 0 || cmp.Compare(s[i], samples[best][head[best]]) < 0) {
+				best = r
+			}
+		}
+		pooled[k] = samples[best][head[best]]
+		rank[best][head[best]] = k
+		head[best]++
+	}
+	return pooled, rank
+}
+
+// mergeReps is the most replications poolRanks merges; beyond, a sort
+// costs less than a scan of every head for each value.
+const mergeReps = 16
+
+// poolRanksSort is poolRanks by a stable sort of every value tagged with
+// its place.
+func poolRanksSort(samples [][]float64) ([]float64, [][]int) {
 	type tagged struct {
 		v      float64
 		rep, i int

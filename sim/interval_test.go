@@ -159,3 +159,33 @@ func TestIntNIsRandIntN(t *testing.T) {
 		}
 	}
 }
+
+// Merging the sorted replications pools them exactly as the stable sort
+// does: ties across and within replications, +Inf, NaN (which
+// cmp.Compare puts first), empty replications, and more replications than
+// poolRanks merges.
+func TestPoolRanksIsTheStableSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, reps := range []int{1, 2, 5, mergeReps, mergeReps + 1} {
+		for range 50 {
+			samples := make([][]float64, reps)
+			for r := range samples {
+				for range rng.IntN(40) {
+					v := float64(rng.IntN(10)) // ties
+					switch rng.IntN(20) {
+					case 0:
+						v = math.Inf(1)
+					case 1:
+						v = math.NaN()
+					}
+					samples[r] = append(samples[r], v)
+				}
+				slices.Sort(samples[r])
+			}
+			wantPooled, wantRank := poolRanksSort(samples)
+			pooled, rank := poolRanks(samples)
+			require.Equal(t, bitsOf(wantPooled), bitsOf(pooled), "%d replications", reps)
+			require.Equal(t, wantRank, rank, "%d replications", reps)
+		}
+	}
+}
