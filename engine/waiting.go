@@ -10,8 +10,9 @@ package engine
 // not two requests scattered in memory, and under FCFS, the default, it
 // compares the Add orders inline instead of calling the Policy. Sifts move
 // a hole instead of swapping: the same comparisons and the same final
-// array as swaps, with one index write per moved request. Under KV pressure the queue holds the preempted requests,
-// and the comparisons were a tenth of BenchmarkRunKVBound.
+// array as swaps, with one index write per moved request. Under KV
+// pressure the queue holds the preempted requests, and the comparisons
+// were a tenth of BenchmarkRunKVBound.
 type waitQueue struct {
 	items  []waitItem
 	keys   []Queued // items[i]'s request's Queued value, under a policy other than FCFS (nil under FCFS)

@@ -72,8 +72,8 @@ func (r *runner) pullPaced() error {
 
 // noRequest is what a source's Next answered instead of a request: none
 // now (ErrWaiting) or none left (EOF, which marks the source done), both
-// nil, or an error. (A helper of its own would copy every request once
-// more: 1 % of BenchmarkRunAtlas.)
+// nil, or an error. (A helper that also called Next and returned its
+// request copied every request once more: 1 % of BenchmarkRunAtlas.)
 func (r *runner) noRequest(err error) error {
 	switch {
 	case errors.Is(err, workload.ErrWaiting):
