@@ -46,9 +46,11 @@ func (e *Engine) residuesServe() bool {
 	return e.shift >= 0 && e.cfg.BlockSize <= maxResidueBlock
 }
 
-// resetResidues empties the counts for a new plan.
+// resetResidues empties the counts for a new plan. Only a plan's inline
+// decodes count (planChunked), so after a plan that had none they are
+// still empty: clearing them was a call a move.
 func (e *Engine) resetResidues() {
-	if e.res.count != nil {
+	if e.res.count != nil && e.inline > 0 {
 		clear(e.res.count)
 	}
 	e.res.q, e.res.base, e.res.on = 0, 0, false

@@ -92,8 +92,8 @@ func (e *Engine) resetPlan(now time.Duration) {
 	e.plan.Cached = e.plan.Cached[:0]
 	e.plan.Preempted = e.plan.Preempted[:0]
 	e.plan.Cohort = 0
+	e.resetResidues() // before inline is reset: it reads the last plan's
 	e.inline, e.minLeft = 0, math.MaxInt
-	e.resetResidues()
 }
 
 // planChunked is vLLM V1's schedule(): running requests first, in order,
