@@ -210,9 +210,17 @@ func (e *Engine) joinCohort() {
 		k++
 	}
 	if k > 0 {
-		n := copy(e.running, e.running[k:])
-		clear(e.running[n:])
-		e.running = e.running[:n]
+		// The few left (the prefills) move down one by one: copy and
+		// clear of a slice of pointers were two runtime calls a join.
+		run := e.running
+		n := len(run) - k
+		for i := 0; i < n; i++ {
+			run[i] = run[i+k]
+		}
+		for i := n; i < len(run); i++ {
+			run[i] = nil
+		}
+		e.running = run[:n]
 	}
 }
 
