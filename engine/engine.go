@@ -317,7 +317,11 @@ func (e *Engine) release(s *seq) {
 
 // recycle resets s for reuse, keeping its slices' capacity.
 func (e *Engine) recycle(s *seq) {
-	*s = seq{heapIdx: -1, ids: s.ids[:0], keys: s.keys[:0]}
+	// Zeroed in place, then the three fields written: a composite
+	// literal was built on the stack from a template and copied.
+	ids, keys := s.ids[:0], s.keys[:0]
+	*s = seq{}
+	s.heapIdx, s.ids, s.keys = -1, ids, keys
 	e.spare = append(e.spare, s)
 }
 

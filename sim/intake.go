@@ -111,13 +111,16 @@ func (r *runner) schedule(req workload.Request) error {
 	}
 	ref := r.alloc()
 	s := &r.slots[ref]
-	s.rec = Record{
-		ID: req.ID, Conversation: req.Conversation, Turn: req.Turn, Class: req.Class,
-		Scheduled: req.Arrival, Arrival: req.Arrival, Input: req.InputTokens, Output: req.OutputTokens,
-		FirstScheduled: Never, FirstToken: Never, LastToken: Never, Finish: Never,
-		Measured: r.measures(req.Arrival),
-		Tokens:   s.rec.Tokens[:0],
-	}
+	// Zeroed in place, then written field by field: a composite literal
+	// was built on the stack from a template and copied, 240 bytes twice.
+	rec := &s.rec
+	tokens := rec.Tokens[:0]
+	*rec = Record{}
+	rec.ID, rec.Conversation, rec.Turn, rec.Class = req.ID, req.Conversation, req.Turn, req.Class
+	rec.Scheduled, rec.Arrival, rec.Input, rec.Output = req.Arrival, req.Arrival, req.InputTokens, req.OutputTokens
+	rec.FirstScheduled, rec.FirstToken, rec.LastToken, rec.Finish = Never, Never, Never, Never
+	rec.Measured = r.measures(req.Arrival)
+	rec.Tokens = tokens
 	s.class = r.classes.of(req.Class)
 	s.priority = req.Priority + r.classes.list[s.class].priority
 	s.prefix, s.prefixLen = req.PrefixHashes, req.PrefixBlockTokens
