@@ -112,7 +112,7 @@ func (p *ClientPool) Next() (Request, error) {
 			continue // this client stops
 		}
 		id := uint64(p.issued)
-		r := newRequest(id, rel.at, p.cfg.Lengths, p.cfg.Prefix, p.ids, p.streams[rel.client].draws)
+		r := newRequest(id, rel.at, p.cfg.Lengths, p.ids, p.streams[rel.client].draws)
 		r.Class = p.cfg.Class
 		p.inflight[id] = rel.client
 		p.issued++

@@ -112,7 +112,8 @@ func (p PrefixReuse) String() string {
 // g·shared … g·shared+shared−1, fresh ids follow all of them.
 type blockIDs struct {
 	cfg    PrefixReuse
-	shared int // full blocks in a system prompt
+	on     bool // cfg.Enabled(), read at every request: a struct compare
+	shared int  // full blocks in a system prompt
 	fresh  uint64
 	// cumulative holds Σ_{j<=k} (j+1)^−Zipf for each group k; nil when
 	// groups are chosen uniformly.
@@ -121,7 +122,7 @@ type blockIDs struct {
 
 func newBlockIDs(cfg PrefixReuse) *blockIDs {
 	shared := cfg.PrefixTokens / cfg.block()
-	return &blockIDs{cfg: cfg, shared: shared, fresh: uint64(cfg.Groups) * uint64(shared),
+	return &blockIDs{cfg: cfg, on: cfg.Enabled(), shared: shared, fresh: uint64(cfg.Groups) * uint64(shared),
 		cumulative: zipfTable(cfg.Groups, cfg.Zipf)}
 }
 
@@ -163,7 +164,7 @@ func (b *blockIDs) group(r *rand.Rand) uint64 {
 // PrefixTokens are the system prompt, drawing the reuse decision from r;
 // nil if prefixes are disabled.
 func (b *blockIDs) prompt(r *rand.Rand, input int) []uint64 {
-	if !b.cfg.Enabled() {
+	if !b.on {
 		return nil
 	}
 	ids := make([]uint64, 0, blocks(input, b.cfg.block()))
@@ -180,7 +181,7 @@ func (b *blockIDs) prompt(r *rand.Rand, input int) []uint64 {
 // previous prompt of prevTokens tokens whose ids were prev: the previous
 // prompt's full blocks are kept, the rest are fresh.
 func (b *blockIDs) extend(prev []uint64, prevTokens, input int) []uint64 {
-	if !b.cfg.Enabled() {
+	if !b.on {
 		return nil
 	}
 	keep := min(prevTokens/b.cfg.block(), len(prev))

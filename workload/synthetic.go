@@ -132,7 +132,7 @@ func (g *Generator) Next() (Request, error) {
 		g.done = true
 		return Request{}, io.EOF
 	}
-	r := newRequest(g.next, at, g.cfg.Lengths, g.cfg.Prefix, g.ids, draws{g.in, g.out, g.prefix})
+	r := newRequest(g.next, at, g.cfg.Lengths, g.ids, draws{g.in, g.out, g.prefix})
 	r.Class = g.cfg.Class
 	g.next++
 	return r, nil
@@ -143,12 +143,17 @@ type draws struct{ in, out, prefix *rand.Rand }
 
 // newRequest draws a fresh (single-turn) request: its lengths, then its
 // system prompt and block ids.
-func newRequest(id uint64, at time.Duration, j Joint, p PrefixReuse, ids *blockIDs, d draws) Request {
+// ids hands out its prompt's block ids; ids.cfg is the prefix reuse
+// (passed once, not also as a value: a struct copied a request).
+func newRequest(id uint64, at time.Duration, j Joint, ids *blockIDs, d draws) Request {
 	in, out := j.Sample(d.in, d.out)
-	in += p.PrefixTokens
+	if !ids.on {
+		return Request{ID: id, Arrival: at, InputTokens: in, OutputTokens: out}
+	}
+	in += ids.cfg.PrefixTokens
 	r := Request{ID: id, Arrival: at, InputTokens: in, OutputTokens: out}
 	if r.PrefixHashes = ids.prompt(d.prefix, in); r.PrefixHashes != nil {
-		r.PrefixBlockTokens = p.block()
+		r.PrefixBlockTokens = ids.cfg.block()
 	}
 	return r
 }
