@@ -102,7 +102,7 @@ func (e *Engine) countMember(c, d int) {
 	if r == 0 {
 		co.suf[e.cfg.BlockSize+1] -= int32(d)
 	}
-	co.q += d * (c >> e.shift)
+	co.q += d * (c >> e.sh())
 	co.csum += d * c
 }
 
@@ -121,7 +121,7 @@ func (e *Engine) nrunning() int { return e.co.n + len(e.running) }
 func (e *Engine) coBlocks(m int) int {
 	co := &e.co
 	t := co.tick + m
-	return co.q + int(co.suf[0])*(t>>e.shift+1) + int(co.suf[e.cfg.BlockSize+1-t&(e.cfg.BlockSize-1)])
+	return co.q + int(co.suf[0])*(t>>e.sh()+1) + int(co.suf[e.cfg.BlockSize+1-t&(e.cfg.BlockSize-1)])
 }
 
 // coGrow is coBlocks(m1) − coBlocks(m0): the blocks the members take from
@@ -130,7 +130,7 @@ func (e *Engine) coGrow(m0, m1 int) int {
 	co := &e.co
 	t0, t1 := co.tick+m0, co.tick+m1
 	bs := e.cfg.BlockSize
-	return int(co.suf[0])*(t1>>e.shift-t0>>e.shift) + int(co.suf[bs+1-t1&(bs-1)]) - int(co.suf[bs+1-t0&(bs-1)])
+	return int(co.suf[0])*(t1>>e.sh()-t0>>e.sh()) + int(co.suf[bs+1-t1&(bs-1)]) - int(co.suf[bs+1-t0&(bs-1)])
 }
 
 // coBlockSteps is Σ over the members of Σ_{x=c+1..c+j} ⌈x / BlockSize⌉:
@@ -153,8 +153,8 @@ func (e *Engine) coGrow(m0, m1 int) int {
 func (e *Engine) coBlockSteps(j int) int {
 	co := &e.co
 	bs := e.cfg.BlockSize
-	a, b := co.tick>>e.shift, co.tick&(bs-1)
-	al, be := j>>e.shift, j&(bs-1)
+	a, b := co.tick>>e.sh(), co.tick&(bs-1)
+	al, be := j>>e.sh(), j&(bs-1)
 	n := int(co.suf[0])
 	k1 := int(co.suf[bs-b]) // carried past a boundary: r + b ≥ B (none when b = 0)
 	rho := co.rsuf[0] + n*b - bs*k1

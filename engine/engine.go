@@ -224,6 +224,12 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 // Config returns the configuration with defaults filled in.
 func (e *Engine) Config() Config { return e.cfg }
 
+// sh is log2(BlockSize) as a shift count, for code that runs only with a
+// power-of-two block size (shift >= 0). Masked to 0–63, a shift by it is
+// one instruction: by the int shift, Go also checks for a negative count
+// and saturates counts of 64 or more.
+func (e *Engine) sh() uint { return uint(e.shift) & 63 }
+
 // Waiting and Running are the lengths of the two queues. FreeBlocks is the
 // number of KV blocks no request holds (what an allocation may draw on);
 // CachedBlocks is the number carrying cached content, held or free, and
@@ -259,7 +265,7 @@ func (e *Engine) Idle() bool { return e.reqs.len() == 0 }
 
 func (e *Engine) blocksFor(tokens int) int {
 	if e.shift >= 0 { // a power-of-two block size: no division in the hot loop
-		return (tokens + e.cfg.BlockSize - 1) >> e.shift
+		return (tokens + e.cfg.BlockSize - 1) >> e.sh()
 	}
 	return (tokens + e.cfg.BlockSize - 1) / e.cfg.BlockSize
 }

@@ -240,8 +240,8 @@ func (e *Engine) blockSum(n int) int {
 	if n <= 0 {
 		return 0
 	}
-	q, r := n>>e.shift, n&(e.cfg.BlockSize-1)
-	return (q*(q+1)/2)<<e.shift + r*(q+1)
+	q, r := n>>e.sh(), n&(e.cfg.BlockSize-1)
+	return (q*(q+1)/2)<<e.sh() + r*(q+1)
 }
 
 // blocks is the number of blocks s holds: its cached ones, then its

@@ -71,7 +71,7 @@ func (e *Engine) resBlocks(m int) int {
 	sum := e.res.q
 	for r, n := range e.res.count {
 		if n != 0 {
-			sum += int(n) * ((r + m + b1) >> e.shift)
+			sum += int(n) * ((r + m + b1) >> e.sh())
 		}
 	}
 	return sum
@@ -109,7 +109,7 @@ func (e *Engine) leaveResidues(s *seq) {
 	s.anon = e.anonOf(s)
 	c := s.computed - e.res.base // its computed tokens when the run was planned
 	e.res.count[c&(e.cfg.BlockSize-1)]--
-	e.res.q -= c >> e.shift
+	e.res.q -= c >> e.sh()
 }
 
 // settleResidues writes every request's count of blocks and stops keeping

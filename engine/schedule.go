@@ -128,7 +128,7 @@ func (e *Engine) planChunked() int {
 				e.plan.Batch.Decode = append(e.plan.Batch.Decode, c)
 				if count != nil {
 					count[c&mask]++
-					q += c >> e.shift
+					q += c >> e.sh()
 				}
 				e.inline++
 				e.minLeft = min(e.minLeft, s.req.Output-s.emitted)
