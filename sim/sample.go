@@ -3,9 +3,20 @@ package sim
 import (
 	"math"
 	"sync"
+	"time"
+	"unsafe"
 )
 
 // sample is one latency's values: exact up to a limit, a Sketch beyond.
+//
+// The values are held as the durations they are, and converted to
+// milliseconds (ms) only when the summary reads them, sorted: the
+// conversion never reverses two values' order (float64 of an integer and
+// division by a positive constant, both correctly rounded, are
+// non-decreasing), and values it makes equal become the same bits, so the
+// milliseconds sorted are exactly the milliseconds of the durations
+// sorted, and durations sort twice as fast as floats (sortDurations).
+// infMS stands for a latency beyond every bound (+Inf ms).
 //
 // The exact values are kept in fixed chunks drawn from a pool shared by
 // every run of the process, and gathered into one slice of exactly their
@@ -19,10 +30,10 @@ import (
 // inlined into the collector's count (the call a value was 3 % of
 // BenchmarkRunAtlas's instructions), and every other add takes addSlow.
 type sample struct {
-	x      []float64    // the exact values gathered so far (values)
-	chunks []*[]float64 // the exact values added since, in order; the last is cur's
-	cur    []float64    // the last chunk's values (its slice's length is written back by sync)
-	n      int          // how many values the chunks before the last hold
+	x      []time.Duration    // the exact values gathered so far (values)
+	chunks []*[]time.Duration // the exact values added since, in order; the last is cur's
+	cur    []time.Duration    // the last chunk's values (its slice's length is written back by sync)
+	n      int                // how many values the chunks before the last hold
 	sk     *Sketch
 }
 
@@ -30,13 +41,25 @@ type sample struct {
 const sampleChunk = 4096
 
 var chunkPool = sync.Pool{New: func() any {
-	c := make([]float64, 0, sampleChunk)
+	c := make([]time.Duration, 0, sampleChunk)
 	return &c
 }}
 
+// infMS is the duration a sample holds for +Inf ms (offeredMS): no
+// latency reaches it (a run's instants are below it).
+const infMS = time.Duration(math.MaxInt64)
+
+// msOf is a held value in milliseconds.
+func msOf(d time.Duration) float64 {
+	if d == infMS {
+		return math.Inf(1)
+	}
+	return ms(d)
+}
+
 // add adds a value: exactly while the sample holds fewer than limit
 // values (the same limit at every call), to the sketch after.
-func (s *sample) add(v float64, limit int) {
+func (s *sample) add(v time.Duration, limit int) {
 	if c := s.cur; len(c) < cap(c) {
 		s.cur = append(c, v) // never grows
 		return
@@ -46,11 +69,11 @@ func (s *sample) add(v float64, limit int) {
 
 // addSlow is add with no room in the chunk being filled: a new chunk, or
 // the sketch.
-func (s *sample) addSlow(v float64, limit int) {
+func (s *sample) addSlow(v time.Duration, limit int) {
 	if s.sk == nil {
 		s.sync()
 		if held := len(s.x) + s.n; held < limit {
-			c := chunkPool.Get().(*[]float64)
+			c := chunkPool.Get().(*[]time.Duration)
 			s.chunks = append(s.chunks, c)
 			s.cur = (*c)[:1:min(sampleChunk, limit-held)]
 			s.cur[0] = v
@@ -58,17 +81,17 @@ func (s *sample) addSlow(v float64, limit int) {
 		}
 		s.sk = newSketch()
 		for _, y := range s.x {
-			s.sk.Add(y)
+			s.sk.Add(msOf(y))
 		}
 		s.x = nil
 		for _, c := range s.chunks { // in add order
 			for _, y := range *c {
-				s.sk.Add(y)
+				s.sk.Add(msOf(y))
 			}
 		}
 		s.free()
 	}
-	s.sk.Add(v)
+	s.sk.Add(msOf(v))
 }
 
 // sync writes the chunk being filled back into its place, and counts it
@@ -94,10 +117,10 @@ func (s *sample) free() {
 // values gathers the exact values into one slice, in add order (nil when
 // sketched, or when there are none): a chunk at a time, not a call a
 // value (a closure a value was 3 % of BenchmarkRunAtlas's instructions).
-func (s *sample) values() []float64 {
+func (s *sample) values() []time.Duration {
 	s.sync()
 	if s.n > 0 {
-		x := make([]float64, len(s.x), len(s.x)+s.n)
+		x := make([]time.Duration, len(s.x), len(s.x)+s.n)
 		copy(x, s.x)
 		for _, c := range s.chunks {
 			x = append(x, *c...)
@@ -108,20 +131,41 @@ func (s *sample) values() []float64 {
 	return s.x
 }
 
-// summarise sorts the exact values and returns them with their Dist, or
-// nil and the sketch's Dist.
-// buf is sortFloats' scratch, shared by a summary's samples.
-func (s *sample) summarise(m Method, buf *[]float64) ([]float64, Dist) {
+// summarise sorts the exact values and returns them in milliseconds with
+// their Dist, or nil and the sketch's Dist.
+// buf is sortDurations' scratch, shared by a summary's samples.
+func (s *sample) summarise(m Method, buf *[]time.Duration) ([]float64, Dist) {
 	if s.sk != nil {
 		return nil, s.sk.Dist(m)
 	}
 	x := s.values()
-	*buf = sortFloats(x, *buf)
-	return x, dist(x, m)
+	*buf = sortDurations(x, *buf)
+	s.x = nil // its array now holds the milliseconds
+	y := toMS(x)
+	return y, dist(y, m)
+}
+
+// toMS converts x to milliseconds in place, and returns them in x's array
+// (nil for nil): both are 8-byte values without pointers, so the summary
+// allocates one array a sample, as when it kept milliseconds.
+func toMS(x []time.Duration) []float64 {
+	y := asFloats(x)
+	for i, d := range x {
+		y[i] = msOf(d) // x[i] is read before y[i], the same 8 bytes, is written
+	}
+	return y
+}
+
+// asFloats is x's array as float64s (nil for an empty x).
+func asFloats(x []time.Duration) []float64 {
+	if len(x) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
 }
 
 // same reports whether s and t keep the same exact values in the same
-// order (bit for bit: the sort of one is then the sort of the other).
+// order (the sort of one is then the sort of the other).
 func (s *sample) same(t *sample) bool {
 	if s.sk != nil || t.sk != nil {
 		return false
@@ -131,7 +175,7 @@ func (s *sample) same(t *sample) bool {
 		return false
 	}
 	for i, v := range x {
-		if math.Float64bits(v) != math.Float64bits(y[i]) {
+		if v != y[i] {
 			return false
 		}
 	}
@@ -141,11 +185,13 @@ func (s *sample) same(t *sample) bool {
 // summariseAs is summarise for a sample that, when same is set, held the
 // values of another, already sorted into sorted: it copies them instead
 // of sorting again.
-func (s *sample) summariseAs(m Method, buf *[]float64, same bool, sorted []float64) ([]float64, Dist) {
+func (s *sample) summariseAs(m Method, buf *[]time.Duration, same bool, sorted []float64) ([]float64, Dist) {
 	if !same {
 		return s.summarise(m, buf)
 	}
 	x := s.values()
-	copy(x, sorted)
-	return x, dist(x, m)
+	s.x = nil // its array now holds the milliseconds
+	y := asFloats(x)
+	copy(y, sorted)
+	return y, dist(y, m)
 }

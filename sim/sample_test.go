@@ -2,6 +2,7 @@ package sim
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,21 +15,21 @@ func TestSampleChunks(t *testing.T) {
 	const n = 3*sampleChunk + 17
 	var s sample
 	for i := range n {
-		s.add(float64(i), 10*sampleChunk)
+		s.add(time.Duration(i), 10*sampleChunk)
 	}
 	x := s.values()
 	require.Len(t, x, n)
 	for i, v := range x {
-		require.Equal(t, float64(i), v)
+		require.Equal(t, time.Duration(i), v)
 	}
 	assert.Equal(t, x, s.values(), "gathering twice changes nothing")
 	for i := n; i < n+sampleChunk+1; i++ {
-		s.add(float64(i), 10*sampleChunk)
+		s.add(time.Duration(i), 10*sampleChunk)
 	}
 	x = s.values()
 	require.Len(t, x, n+sampleChunk+1)
 	for i, v := range x {
-		require.Equal(t, float64(i), v)
+		require.Equal(t, time.Duration(i), v)
 	}
 
 	// Past the limit: every value is counted once by the sketch, in order
@@ -36,7 +37,7 @@ func TestSampleChunks(t *testing.T) {
 	var t2 sample
 	const limit = sampleChunk + 5
 	for i := range 2 * limit {
-		t2.add(float64(i), limit)
+		t2.add(time.Duration(i)*time.Millisecond, limit)
 	}
 	require.NotNil(t, t2.sk)
 	assert.Nil(t, t2.values())
@@ -47,7 +48,7 @@ func TestSampleChunks(t *testing.T) {
 
 	var empty sample
 	assert.Nil(t, empty.values())
-	got, d0 := empty.summarise(Linear, new([]float64))
+	got, d0 := empty.summarise(Linear, new([]time.Duration))
 	assert.Nil(t, got)
 	assert.Zero(t, d0.N)
 }
@@ -59,22 +60,22 @@ func TestSampleLimit(t *testing.T) {
 	for _, limit := range []int{1, 3, sampleChunk - 1, sampleChunk, sampleChunk + 1, 2 * sampleChunk} {
 		var s sample
 		for i := range limit {
-			s.add(float64(i), limit)
+			s.add(time.Duration(i), limit)
 		}
 		require.Nil(t, s.sk, "limit %d", limit)
 		x := s.values()
 		require.Len(t, x, limit)
 		for i, v := range x {
-			require.Equal(t, float64(i), v)
+			require.Equal(t, time.Duration(i), v)
 		}
-		s.add(float64(limit), limit)
+		s.add(time.Duration(limit)*time.Millisecond, limit)
 		require.NotNil(t, s.sk, "limit %d: one more sketches", limit)
 		assert.Equal(t, limit+1, s.sk.N())
-		assert.Equal(t, float64(limit), s.sk.Dist(Linear).Max)
+		assert.Equal(t, float64(limit), s.sk.Dist(Linear).Max, "the sketch takes milliseconds")
 
 		var u sample // the same, never gathered before the limit
 		for i := range limit + 1 {
-			u.add(float64(i), limit)
+			u.add(time.Duration(i), limit)
 		}
 		require.NotNil(t, u.sk, "limit %d", limit)
 		assert.Equal(t, limit+1, u.sk.N())

@@ -299,20 +299,20 @@ func (c *collector) count(r *Record) {
 	}
 	k := c.limit()
 	if r.Sent {
-		c.wait.add(ms(r.Arrival-r.Scheduled), k)
+		c.wait.add(r.Arrival-r.Scheduled, k)
 	} else if r.Status == StatusUnfinished {
 		c.s.Unsent++
 	}
-	c.ttftAll.add(offeredMS(r, r.FirstToken != Never, r.FirstToken), k)
-	c.e2eAll.add(offeredMS(r, r.Emitted == r.Output && r.LastToken != Never, r.LastToken), k)
+	c.ttftAll.add(offered(r, r.FirstToken != Never, r.FirstToken), k)
+	c.e2eAll.add(offered(r, r.Emitted == r.Output && r.LastToken != Never, r.LastToken), k)
 	if r.Status != StatusOK {
 		return
 	}
-	c.ttft.add(ms(r.TTFT()), k)
-	c.e2e.add(ms(r.E2E()), k)
-	c.queue.add(ms(r.QueueDelay()), k)
+	c.ttft.add(r.TTFT(), k)
+	c.e2e.add(r.E2E(), k)
+	c.queue.add(r.QueueDelay(), k)
 	if r.Emitted > 1 {
-		c.tpot.add(ms(r.TPOT()), k)
+		c.tpot.add(r.TPOT(), k)
 	}
 }
 
@@ -331,19 +331,20 @@ func (c *collector) setExact(n int) {
 	c.itl.limit, c.itlTok.limit = c.limit(), c.limit()
 }
 
-// offeredMS is the latency from r's arrival to an instant, for the
+// offered is the latency from r's arrival to an instant, for the
 // distributions over every offered request: the instant itself if it
 // happened; else, for a request that ended waiting for it (timed out, or
 // still in flight when the run stopped), the instant it ended, a lower
-// bound; else beyond every bound (refused, or failed before any token).
-func offeredMS(r *Record, happened bool, at time.Duration) float64 {
+// bound; else beyond every bound (refused, or failed before any token):
+// infMS, +Inf ms.
+func offered(r *Record, happened bool, at time.Duration) time.Duration {
 	switch {
 	case happened:
-		return ms(at - r.Arrival)
+		return at - r.Arrival
 	case r.Status == StatusTimedOut || r.Status == StatusUnfinished:
-		return ms(r.Finish - r.Arrival)
+		return r.Finish - r.Arrival
 	}
-	return math.Inf(1)
+	return infMS
 }
 
 // attribute counts r's misses against slo and reports whether it is good.
@@ -405,7 +406,7 @@ func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
 	if c.accepted > 0 {
 		s.MeanSojourn = c.sojourn / time.Duration(c.accepted)
 	}
-	var buf []float64
+	var buf []time.Duration
 	// When every offered request is ok, the offered distributions hold the
 	// same values in the same order as the ok ones: sorted once.
 	ttftSame, e2eSame := c.ttftAll.same(&c.ttft), c.e2eAll.same(&c.e2e)

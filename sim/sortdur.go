@@ -1,0 +1,71 @@
+package sim
+
+import (
+	"slices"
+	"time"
+)
+
+// sortDurations sorts x ascending, as slices.Sort does, with buf as
+// scratch (grown as needed and returned for the next call). A summary
+// sorts every exact latency sample it keeps, up to Config.ExactSamples
+// values each, as the durations they are (converted to milliseconds
+// after: the conversion keeps their order, see sample.summarise): a
+// least-significant-digit radix sort of four 12-bit digits, a pass
+// skipped when every value has the same digit there, so a sample under
+// 68.7 s (2³⁶ ns) takes three passes. Short slices, and slices holding a
+// negative duration or one of 78 hours or more (2⁴⁸ ns), take slices.Sort.
+func sortDurations(x, buf []time.Duration) []time.Duration {
+	if len(x) < 512 {
+		slices.Sort(x)
+		return buf
+	}
+	var count [durDigits][1 << durDigitBits]int32
+	var or uint64
+	for _, v := range x {
+		k := uint64(v)
+		or |= k
+		count[0][k&durDigitMask]++
+		count[1][(k>>durDigitBits)&durDigitMask]++
+		count[2][(k>>(2*durDigitBits))&durDigitMask]++
+		count[3][(k>>(3*durDigitBits))&durDigitMask]++
+	}
+	if or>>(durDigits*durDigitBits) != 0 { // negative, or 2⁴⁸ ns or more
+		slices.Sort(x)
+		return buf
+	}
+	if cap(buf) < len(x) {
+		buf = make([]time.Duration, len(x))
+	}
+	buf = buf[:len(x)]
+	src, dst := x, buf
+	for d := range durDigits {
+		c := &count[d]
+		shift := uint(durDigitBits*d) & 63
+		if int(c[(uint64(src[0])>>shift)&durDigitMask]) == len(src) {
+			continue // every value has this digit: the pass changes nothing
+		}
+		sum := int32(0)
+		for i, n := range c {
+			c[i] = sum
+			sum += n
+		}
+		for _, v := range src {
+			b := (uint64(v) >> shift) & durDigitMask
+			dst[c[b]] = v
+			c[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &x[0] {
+		copy(x, src)
+	}
+	return buf
+}
+
+// The radix sort's digits: four of 12 bits (the counts, 64 KB, fit the
+// L2 cache).
+const (
+	durDigitBits = 12
+	durDigits    = 4
+	durDigitMask = 1<<durDigitBits - 1
+)

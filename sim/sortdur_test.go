@@ -1,0 +1,99 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// sortDurations sorts like slices.Sort: lognormal latencies, values with
+// repeats, negatives, durations past its four digits and infMS (the
+// fallback), values needing the fourth digit, short slices.
+func TestSortDurationsIsSlicesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	gens := map[string]func() time.Duration{
+		"lognormal": func() time.Duration { return time.Duration(math.Exp(rng.NormFloat64()*1.5+5) * 1e6) },
+		"repeats":   func() time.Duration { return time.Duration(rng.IntN(40)) * 12500 * time.Microsecond },
+		"signed":    func() time.Duration { return time.Duration(rng.NormFloat64() * 1e9) },
+		"infinite": func() time.Duration {
+			if rng.IntN(10) == 0 {
+				return infMS
+			}
+			return time.Duration(rng.Int64N(1e12))
+		},
+		"hours":    func() time.Duration { return time.Duration(rng.Int64N(1 << 47)) }, // the fourth digit
+		"constant": func() time.Duration { return 600 * time.Millisecond },
+		"zeros":    func() time.Duration { return time.Duration(rng.IntN(2)) },
+	}
+	var buf []time.Duration
+	for name, gen := range gens {
+		for _, n := range []int{0, 1, 511, 512, 513, 20_000} {
+			x := make([]time.Duration, n)
+			for i := range x {
+				x[i] = gen()
+			}
+			want := slices.Clone(x)
+			slices.Sort(want)
+			buf = sortDurations(x, buf)
+			require.Equal(t, want, x, "%s, %d values", name, n)
+		}
+	}
+}
+
+// The milliseconds of the sorted durations are the sorted milliseconds,
+// bit for bit (sample.summarise relies on it): the conversion keeps the
+// order, and equal milliseconds are the same bits.
+func TestMillisecondsOfSortedAreSortedMilliseconds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	x := make([]time.Duration, 50_000)
+	for i := range x {
+		switch i % 4 {
+		case 0:
+			x[i] = time.Duration(rng.Int64N(1 << 62)) // beyond float64's 53 bits: neighbours round together
+		case 1:
+			x[i] = infMS
+		default:
+			x[i] = time.Duration(math.Exp(rng.NormFloat64()*2+5) * 1e6)
+		}
+	}
+	want := toMS(slices.Clone(x))
+	slices.Sort(want)
+	sortDurations(x, nil)
+	require.Equal(t, bitsOf(want), bitsOf(toMS(x)))
+}
+
+// BenchmarkSortDurations compares the radix sort with slices.Sort on a
+// summary's 20,000 lognormal latencies.
+func BenchmarkSortDurations(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := make([]time.Duration, 20_000)
+	for i := range x {
+		x[i] = time.Duration(math.Exp(rng.NormFloat64()*1.5+5) * 1e6)
+	}
+	y := make([]time.Duration, len(x))
+	b.Run("radix", func(b *testing.B) {
+		var buf []time.Duration
+		for b.Loop() {
+			copy(y, x)
+			buf = sortDurations(y, buf)
+		}
+	})
+	b.Run("slices", func(b *testing.B) {
+		for b.Loop() {
+			copy(y, x)
+			slices.Sort(y)
+		}
+	})
+}
+
+func bitsOf(x []float64) []uint64 {
+	b := make([]uint64, len(x))
+	for i, v := range x {
+		b[i] = math.Float64bits(v)
+	}
+	return b
+}
