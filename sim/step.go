@@ -83,7 +83,7 @@ func (r *runner) emit(s *slot, step time.Duration, n int, first bool, end time.D
 	}
 	rec.Emitted += n
 	rec.LastToken = end
-	r.tokens += r.inWindow(t, step, n)
+	r.tokens += r.tokensIn(t, step, n) // a move's steps take time: step > 0
 	if r.cfg.KeepTokens {
 		for i := range n {
 			rec.Tokens = append(rec.Tokens, t+time.Duration(i)*step)
@@ -179,7 +179,7 @@ func (r *runner) end(ref int32, st Status, reason string) {
 // completions, and when measured in the summaries (Summarize replays
 // records through it too).
 func (r *runner) tally(rec *Record, class int) {
-	if rec.Status == StatusOK && r.inWindow(rec.Finish, 0, 1) == 1 {
+	if rec.Status == StatusOK && r.tokensIn(rec.Finish, 0, 1) == 1 {
 		r.done++
 	}
 	if rec.Measured {

@@ -145,7 +145,7 @@ func (r *runner) streakMove(rep *replica, out *engine.Outcome, d time.Duration, 
 			}
 		}
 	}
-	r.tokens += r.inWindow(out.End-time.Duration(out.Steps-1)*d, d, out.Steps) * cont
+	r.tokens += r.tokensIn(out.End-time.Duration(out.Steps-1)*d, d, out.Steps) * cont
 }
 
 // trimPeaks drops the peaks before every member's first deferred move.
