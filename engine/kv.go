@@ -153,8 +153,15 @@ func (p *blockPool) pushRun(n int) {
 // take allocates n blocks from the head of the free queue (the never-cached
 // queue first under FreeBlocksFirst), evicting the content of cached ones.
 // They become anonymous blocks of their new holder. The caller has checked
-// that n blocks are free.
+// that n blocks are free. Taking none, as a move often does, is inlined.
 func (p *blockPool) take(n int) {
+	if n > 0 {
+		p.takeSome(n)
+	}
+}
+
+// takeSome is take for n > 0.
+func (p *blockPool) takeSome(n int) {
 	for n > 0 {
 		qi := uint8(0)
 		if p.q[0].blocks == 0 {
