@@ -32,11 +32,12 @@ import (
 // which need every token, use it), held to the same bytes by
 // FuzzFastEqualsStepwise and TestPropertiesOfRandomScenarios.
 type streaks struct {
-	members []int32 // refs of the members, in no order
-	steps   int64   // steps of the moves with members
-	over    []int64 // of them, steps over each class's ITL bound, by class
-	peaks   []peak  // the moves' step times, strictly decreasing: suffix maxima
-	moves   int64   // moves with members so far: the next one's index
+	members []int32         // refs of the members, in no order
+	steps   int64           // steps of the moves with members
+	over    []int64         // of them, steps over each class's ITL bound, by class
+	itl     []time.Duration // each class's ITL bound (the classes' states are large: a bound there was a cache miss a move)
+	peaks   []peak          // the moves' step times, strictly decreasing: suffix maxima
+	moves   int64           // moves with members so far: the next one's index
 	end     time.Duration
 
 	measured int   // measured members
@@ -120,8 +121,8 @@ func (r *runner) streakMove(rep *replica, out *engine.Outcome, d time.Duration, 
 	st := &rep.streak
 	k := int64(out.Steps)
 	st.steps += k
-	for c := range st.over {
-		if d > r.classes.list[c].slo.ITL {
+	for c, bound := range st.itl {
+		if d > bound {
 			st.over[c] += k
 		}
 	}
@@ -179,6 +180,10 @@ func (r *runner) join(rep *replica, ref int32) {
 	s := &r.slots[ref]
 	if st.over == nil {
 		st.over = make([]int64, len(r.classes.list))
+		st.itl = make([]time.Duration, len(r.classes.list))
+		for c := range st.itl {
+			st.itl[c] = r.classes.list[c].slo.ITL
+		}
 		if r.perClass {
 			st.byClass = make([]int, len(r.classes.list))
 		}
