@@ -77,8 +77,9 @@ func (q *finQueue) pop() finEntry {
 
 // popRun removes and returns the run's front entry.
 func (q *finQueue) popRun() finEntry {
+	// Its place is not cleared: the engine keeps its sequences for its
+	// lifetime (spare), and the clear was a write barrier a finish.
 	x := q.run[q.head]
-	q.run[q.head] = finEntry{}
 	q.head++
 	switch {
 	case q.head == len(q.run):
