@@ -131,18 +131,44 @@ func (s *sample) values() []time.Duration {
 	return s.x
 }
 
+// scratch is a summary's scratch space: sortDurations' buffer, and the
+// values of a sample whose Dist alone is kept. It is reused across runs
+// (scratchPool): a sweep summarises every run, and the two were a fifth
+// of what a BenchmarkRunAtlas run allocated.
+type scratch struct{ sort, vals []time.Duration }
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
 // summarise sorts the exact values and returns them in milliseconds with
 // their Dist, or nil and the sketch's Dist.
-// buf is sortDurations' scratch, shared by a summary's samples.
-func (s *sample) summarise(m Method, buf *[]time.Duration) ([]float64, Dist) {
+func (s *sample) summarise(m Method, sc *scratch) ([]float64, Dist) {
 	if s.sk != nil {
 		return nil, s.sk.Dist(m)
 	}
 	x := s.values()
-	*buf = sortDurations(x, *buf)
+	sc.sort = sortDurations(x, sc.sort)
 	s.x = nil // its array now holds the milliseconds
 	y := toMS(x)
 	return y, dist(y, m)
+}
+
+// distOnly is summarise's Dist, its values gathered into the scratch and
+// not kept.
+func (s *sample) distOnly(m Method, sc *scratch) Dist {
+	if s.sk != nil {
+		return s.sk.Dist(m)
+	}
+	s.sync()
+	x := append(sc.vals[:0], s.x...)
+	for _, c := range s.chunks {
+		x = append(x, *c...)
+	}
+	s.free()
+	s.x = nil
+	sc.sort = sortDurations(x, sc.sort)
+	d := dist(toMS(x), m)
+	sc.vals = x[:0]
+	return d
 }
 
 // toMS converts x to milliseconds in place, and returns them in x's array
@@ -185,9 +211,9 @@ func (s *sample) same(t *sample) bool {
 // summariseAs is summarise for a sample that, when same is set, held the
 // values of another, already sorted into sorted: it copies them instead
 // of sorting again.
-func (s *sample) summariseAs(m Method, buf *[]time.Duration, same bool, sorted []float64) ([]float64, Dist) {
+func (s *sample) summariseAs(m Method, sc *scratch, same bool, sorted []float64) ([]float64, Dist) {
 	if !same {
-		return s.summarise(m, buf)
+		return s.summarise(m, sc)
 	}
 	x := s.values()
 	s.x = nil // its array now holds the milliseconds

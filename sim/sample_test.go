@@ -48,7 +48,7 @@ func TestSampleChunks(t *testing.T) {
 
 	var empty sample
 	assert.Nil(t, empty.values())
-	got, d0 := empty.summarise(Linear, new([]time.Duration))
+	got, d0 := empty.summarise(Linear, new(scratch))
 	assert.Nil(t, got)
 	assert.Zero(t, d0.N)
 }

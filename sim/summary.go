@@ -406,17 +406,18 @@ func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
 	if c.accepted > 0 {
 		s.MeanSojourn = c.sojourn / time.Duration(c.accepted)
 	}
-	var buf []time.Duration
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
 	// When every offered request is ok, the offered distributions hold the
 	// same values in the same order as the ok ones: sorted once.
 	ttftSame, e2eSame := c.ttftAll.same(&c.ttft), c.e2eAll.same(&c.e2e)
-	s.Samples.TTFT, s.TTFT = c.ttft.summarise(m, &buf)
-	s.Samples.TPOT, s.TPOT = c.tpot.summarise(m, &buf)
-	s.Samples.E2E, s.E2E = c.e2e.summarise(m, &buf)
-	s.Samples.Queue, s.QueueDelay = c.queue.summarise(m, &buf)
-	s.Samples.TTFTOffered, s.TTFTOffered = c.ttftAll.summariseAs(m, &buf, ttftSame, s.Samples.TTFT)
-	s.Samples.E2EOffered, s.E2EOffered = c.e2eAll.summariseAs(m, &buf, e2eSame, s.Samples.E2E)
-	_, s.ClientWait = c.wait.summarise(m, &buf)
+	s.Samples.TTFT, s.TTFT = c.ttft.summarise(m, sc)
+	s.Samples.TPOT, s.TPOT = c.tpot.summarise(m, sc)
+	s.Samples.E2E, s.E2E = c.e2e.summarise(m, sc)
+	s.Samples.Queue, s.QueueDelay = c.queue.summarise(m, sc)
+	s.Samples.TTFTOffered, s.TTFTOffered = c.ttftAll.summariseAs(m, sc, ttftSame, s.Samples.TTFT)
+	s.Samples.E2EOffered, s.E2EOffered = c.e2eAll.summariseAs(m, sc, e2eSame, s.Samples.E2E)
+	s.ClientWait = c.wait.distOnly(m, sc)
 	s.ITL = c.itlDist(m)
 	s.Samples.ITL = valueCounts(&c.itl)
 	s.ITLRetokenized, s.Samples.ITLRetokenized = s.ITL, s.Samples.ITL
