@@ -198,6 +198,8 @@ type arrivals struct {
 	unit  float64 // cumulative unit-rate time (or real seconds for a ramp)
 	scale float64 // seconds per unit of cumulative time
 	clock scheduleClock
+	exp   bool // the gaps are exponential (Poisson): drawn inline, without copying cfg to call unitGap
+	ramp  bool // cfg.Ramp.Strategy != NoRamp
 }
 
 // newArrivals starts the process for seed; count is the number of requests
@@ -205,6 +207,8 @@ type arrivals struct {
 func newArrivals(cfg Arrival, seed uint64, count int) *arrivals {
 	a := &arrivals{cfg: cfg, r: NewStream(seed, "arrivals"), count: count}
 	a.clock = scheduleClock{s: cfg.Schedule}
+	a.exp = !(cfg.Process == Periodic || math.IsInf(cfg.Burstiness, 1)) && (cfg.Process == Poisson || cfg.shape() == 1)
+	a.ramp = cfg.Ramp.Strategy != NoRamp
 	if cfg.Rate > 0 {
 		a.scale = 1 / cfg.Rate
 	}
@@ -234,10 +238,15 @@ func (a *arrivals) next() (time.Duration, bool) {
 	if a.count > 0 && a.i >= a.count {
 		return 0, false
 	}
-	gap := a.cfg.unitGap(a.r)
+	var gap float64
+	if a.exp { // unitGap's answer, the usual one
+		gap = a.r.ExpFloat64()
+	} else {
+		gap = a.cfg.unitGap(a.r)
+	}
 	var sec float64
 	switch {
-	case a.cfg.Ramp.Strategy != NoRamp:
+	case a.ramp:
 		a.unit += gap / a.cfg.Ramp.rateAt(a.i, a.count)
 		sec = a.unit
 	case len(a.cfg.Schedule.Steps) > 0:
