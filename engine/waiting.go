@@ -73,7 +73,12 @@ func (q *waitQueue) move(i, j int) {
 }
 
 func (q *waitQueue) push(s *seq) {
+	j := len(q.items)
 	q.items = append(q.items, waitItem{seq: s.order, s: s})
+	if q.fcfs && (j == 0 || q.items[(j-1)/2].seq < s.order) {
+		s.heapIdx = j // the usual FCFS push, the newest request: in place
+		return
+	}
 	if !q.fcfs {
 		q.keys = append(q.keys, s.queued())
 	}
@@ -85,6 +90,12 @@ func (q *waitQueue) pop() *seq { return q.remove(0) }
 func (q *waitQueue) remove(i int) *seq {
 	n := len(q.items) - 1
 	s := q.items[i].s
+	if n == 0 && q.fcfs { // the only one: nothing to sift
+		q.items[0] = waitItem{}
+		q.items = q.items[:0]
+		s.heapIdx = -1
+		return s
+	}
 	if i != n {
 		q.move(i, n)
 	}
