@@ -335,14 +335,14 @@ func (e *Engine) planCohort(budget int) int {
 	return budget - n
 }
 
-// priceBatch is the batch the cost model prices: the plan's, with the
-// cohort's decodes (see sumBatch).
-func (e *Engine) priceBatch() costmodel.Batch {
-	b := e.plan.Batch
+// priceBatch makes b the batch the cost model prices: the plan's, with
+// the cohort's decodes (see sumBatch). (Written in place: a Batch
+// returned was copied once more a move.)
+func (e *Engine) priceBatch(b *costmodel.Batch) {
+	*b = e.plan.Batch
 	if e.plan.Cohort > 0 {
 		b.Decode = e.sumDecode(0)
 	}
-	return b
 }
 
 // sumDecode is the decode contexts of the plan's step k+1 (k steps on) as

@@ -155,7 +155,8 @@ func (e *Engine) samePrice(k int) bool {
 // price is the plan's first step's price: the model's, or the probe's
 // when the step is the batch the probe priced.
 func (e *Engine) price() time.Duration {
-	b := e.priceBatch()
+	var b costmodel.Batch
+	e.priceBatch(&b)
 	if e.probeK != 0 && len(b.Prefill) == 0 && len(b.Verify) == 0 && slices.Equal(b.Decode, e.probe) {
 		return e.probeTime
 	}
