@@ -158,7 +158,9 @@ func (r *runner) arrive(ref int32) error {
 		r.measuredLive++
 	}
 	// Drawn for every request, so the stream does not depend on outcomes.
-	injected := r.errs.Float64() < r.cfg.ErrorRate
+	// With no error rate no draw could inject one, and the stream has no
+	// other reader: none is drawn.
+	injected := r.cfg.ErrorRate > 0 && r.errs.Float64() < r.cfg.ErrorRate
 	pullNext := r.fb == nil || s.stream
 	if s.stream {
 		r.streamDue = false
