@@ -186,7 +186,7 @@ func (w *weighted) runs() (vals []float64, cum []int) {
 	for d := range w.counts {
 		keys = append(keys, d)
 	}
-	slices.Sort(keys)
+	sortDurations(keys, nil) // distinct: the order is slices.Sort's
 	vals = make([]float64, len(keys))
 	cum = make([]int, len(keys))
 	total := 0
