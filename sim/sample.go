@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -190,34 +191,12 @@ func asFloats(x []time.Duration) []float64 {
 	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
 }
 
-// same reports whether s and t keep the same exact values in the same
-// order (the sort of one is then the sort of the other).
-func (s *sample) same(t *sample) bool {
-	if s.sk != nil || t.sk != nil {
-		return false
+// clone is a deep copy of s (its chunks gathered first).
+func (s *sample) clone() sample {
+	if s.sk != nil {
+		k := *s.sk
+		k.bins = slices.Clone(s.sk.bins)
+		return sample{sk: &k}
 	}
-	x, y := s.values(), t.values()
-	if len(x) != len(y) {
-		return false
-	}
-	for i, v := range x {
-		if v != y[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// summariseAs is summarise for a sample that, when same is set, held the
-// values of another, already sorted into sorted: it copies them instead
-// of sorting again.
-func (s *sample) summariseAs(m Method, sc *scratch, same bool, sorted []float64) ([]float64, Dist) {
-	if !same {
-		return s.summarise(m, sc)
-	}
-	x := s.values()
-	s.x = nil // its array now holds the milliseconds
-	y := asFloats(x)
-	copy(y, sorted)
-	return y, dist(y, m)
+	return sample{x: slices.Clone(s.values())}
 }

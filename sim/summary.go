@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"gonum.org/v1/gonum/stat"
@@ -248,14 +249,19 @@ type collector struct {
 	s                      Summary
 	exact                  int // values kept exactly per latency, 0 for the default
 	ttft, tpot, e2e, queue sample
-	ttftAll, e2eAll        sample // over every measured request
-	wait                   sample // client-side waits of the sent ones
-	itl                    weighted
-	speculates             bool      // some replica decodes speculatively
-	itlTok                 weighted  // retokenized gaps, when speculating
-	spec                   specStats // measured requests' speculation
-	sojourn                time.Duration
-	accepted               int
+	ttftAll, e2eAll        sample // over every measured request, once mixed
+	// mixed: some measured request did not end ok. Until then the
+	// offered distributions are the ok ones, value for value (an ok
+	// request's offered latencies are its TTFT and E2E), and are not kept
+	// apart; the first other request copies them (count).
+	mixed      bool
+	wait       sample // client-side waits of the sent ones
+	itl        weighted
+	speculates bool      // some replica decodes speculatively
+	itlTok     weighted  // retokenized gaps, when speculating
+	spec       specStats // measured requests' speculation
+	sojourn    time.Duration
+	accepted   int
 	// With a detected warm-up, eligible records wait here until the
 	// truncation is known.
 	detect   bool
@@ -303,8 +309,14 @@ func (c *collector) count(r *Record) {
 	} else if r.Status == StatusUnfinished {
 		c.s.Unsent++
 	}
-	c.ttftAll.add(offered(r, r.FirstToken != Never, r.FirstToken), k)
-	c.e2eAll.add(offered(r, r.Emitted == r.Output && r.LastToken != Never, r.LastToken), k)
+	if r.Status != StatusOK && !c.mixed {
+		c.mixed = true
+		c.ttftAll, c.e2eAll = c.ttft.clone(), c.e2e.clone()
+	}
+	if c.mixed {
+		c.ttftAll.add(offered(r, r.FirstToken != Never, r.FirstToken), k)
+		c.e2eAll.add(offered(r, r.Emitted == r.Output && r.LastToken != Never, r.LastToken), k)
+	}
 	if r.Status != StatusOK {
 		return
 	}
@@ -408,15 +420,17 @@ func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
 	}
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	// When every offered request is ok, the offered distributions hold the
-	// same values in the same order as the ok ones: sorted once.
-	ttftSame, e2eSame := c.ttftAll.same(&c.ttft), c.e2eAll.same(&c.e2e)
 	s.Samples.TTFT, s.TTFT = c.ttft.summarise(m, sc)
 	s.Samples.TPOT, s.TPOT = c.tpot.summarise(m, sc)
 	s.Samples.E2E, s.E2E = c.e2e.summarise(m, sc)
 	s.Samples.Queue, s.QueueDelay = c.queue.summarise(m, sc)
-	s.Samples.TTFTOffered, s.TTFTOffered = c.ttftAll.summariseAs(m, sc, ttftSame, s.Samples.TTFT)
-	s.Samples.E2EOffered, s.E2EOffered = c.e2eAll.summariseAs(m, sc, e2eSame, s.Samples.E2E)
+	if c.mixed {
+		s.Samples.TTFTOffered, s.TTFTOffered = c.ttftAll.summarise(m, sc)
+		s.Samples.E2EOffered, s.E2EOffered = c.e2eAll.summarise(m, sc)
+	} else { // every offered request was ok: the same values (see mixed)
+		s.Samples.TTFTOffered, s.TTFTOffered = slices.Clone(s.Samples.TTFT), s.TTFT
+		s.Samples.E2EOffered, s.E2EOffered = slices.Clone(s.Samples.E2E), s.E2E
+	}
 	s.ClientWait = c.wait.distOnly(m, sc)
 	s.ITL = c.itlDist(m)
 	s.Samples.ITL = valueCounts(&c.itl)
