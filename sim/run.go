@@ -93,8 +93,9 @@ type runner struct {
 	speculates bool   // some replica decodes speculatively
 	accSeed    uint64 // seeds each request's acceptance stream with its ID
 
-	classes  classes // Config.Classes, the default class last
-	perClass bool    // Config.Classes is set: each class has its own summary
+	classes  classes    // Config.Classes, the default class last
+	bounds   []itlBound // each class's ITL bound, by class
+	perClass bool       // Config.Classes is set: each class has its own summary
 
 	checkEngine bool // tests: verify the engines' invariants after every plan and step
 
@@ -155,6 +156,9 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	r.col.slo = r.slo
 	r.col.detect = cfg.DetectWarmup
 	r.classes = newClasses(cfg.Classes, r.slo)
+	for _, c := range r.classes.list {
+		r.bounds = append(r.bounds, itlBound{itl: c.slo.ITL, perToken: c.slo.ITLSeries == PerToken})
+	}
 	if r.perClass = len(cfg.Classes) > 0; r.perClass {
 		r.col.classSLO = func(rec *Record) SLO { return r.classes.list[r.classes.of(rec.Class)].slo }
 	}

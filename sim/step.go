@@ -127,12 +127,11 @@ func (r *runner) gap(s *slot, d time.Duration, k, per int) {
 	if td > rec.MaxTokenITL {
 		rec.MaxTokenITL = td
 	}
-	slo := &r.classes.list[s.class].slo
-	if slo.ITLSeries == PerToken {
-		if td > slo.ITL {
+	if b := r.bounds[s.class]; b.perToken {
+		if td > b.itl {
 			rec.ITLOver += k * per
 		}
-	} else if d > slo.ITL {
+	} else if d > b.itl {
 		rec.ITLOver += k
 	}
 	if rec.Measured {
@@ -147,6 +146,14 @@ func (r *runner) gap(s *slot, d time.Duration, k, per int) {
 			r.col.itlTok.add(td, k*per)
 		}
 	}
+}
+
+// itlBound is a class's ITL bound and the series it gates, kept apart
+// from the class's state, a large struct (its collector): a bound read
+// there was a cache miss a gap, and one a move.
+type itlBound struct {
+	itl      time.Duration
+	perToken bool
 }
 
 // end gives a live request its terminal status, hands its record to the

@@ -32,12 +32,11 @@ import (
 // which need every token, use it), held to the same bytes by
 // FuzzFastEqualsStepwise and TestPropertiesOfRandomScenarios.
 type streaks struct {
-	members []int32         // refs of the members, in no order
-	steps   int64           // steps of the moves with members
-	over    []int64         // of them, steps over each class's ITL bound, by class
-	itl     []time.Duration // each class's ITL bound (the classes' states are large: a bound there was a cache miss a move)
-	peaks   []peak          // the moves' step times, strictly decreasing: suffix maxima
-	moves   int64           // moves with members so far: the next one's index
+	members []int32 // refs of the members, in no order
+	steps   int64   // steps of the moves with members
+	over    []int64 // of them, steps over each class's ITL bound, by class
+	peaks   []peak  // the moves' step times, strictly decreasing: suffix maxima
+	moves   int64   // moves with members so far: the next one's index
 	end     time.Duration
 
 	measured int   // measured members
@@ -121,8 +120,8 @@ func (r *runner) streakMove(rep *replica, out *engine.Outcome, d time.Duration, 
 	st := &rep.streak
 	k := int64(out.Steps)
 	st.steps += k
-	for c, bound := range st.itl {
-		if d > bound {
+	for c, b := range r.bounds { // a plain decode's gaps are its tokens': either series
+		if d > b.itl {
 			st.over[c] += k
 		}
 	}
@@ -180,10 +179,6 @@ func (r *runner) join(rep *replica, ref int32) {
 	s := &r.slots[ref]
 	if st.over == nil {
 		st.over = make([]int64, len(r.classes.list))
-		st.itl = make([]time.Duration, len(r.classes.list))
-		for c := range st.itl {
-			st.itl[c] = r.classes.list[c].slo.ITL
-		}
 		if r.perClass {
 			st.byClass = make([]int, len(r.classes.list))
 		}
