@@ -132,6 +132,17 @@ type DecodeSum interface {
 	DecodeSum() bool
 }
 
+// ContextFree is implemented by a Model that says whether its price of a
+// batch that verifies no drafts (Verify empty) reads nothing of the
+// decodes' contexts: when ContextFree returns true, two such batches with
+// as many decodes and the same prefill chunks cost the same. Frozen and
+// TableModel read none (Linear and Roofline read the KV a step reads).
+// An engine may then price a run of decode steps, whose contexts grow a
+// token a step, by its first step alone.
+type ContextFree interface {
+	ContextFree() bool
+}
+
 // Func adapts an ordinary function to a Model.
 type Func func(b Batch) time.Duration
 

@@ -55,3 +55,49 @@ func TestDecodeSumHolds(t *testing.T) {
 		require.False(t, ok && ds.DecodeSum(), "%s says nothing of its contexts", name)
 	}
 }
+
+// TestContextFreeHolds holds every model that says ContextFree to it: a
+// batch without drafts costs what any batch with as many decodes, of any
+// contexts, and the same prefill chunks costs (how the engine prices a run
+// of decode steps by its first). Models that read the contexts do not say
+// it.
+func TestContextFreeHolds(t *testing.T) {
+	table, err := costmodel.Table{Decode: []costmodel.Point{{X: 1, Ms: 40}, {X: 32, Ms: 45}}, Prefill: []costmodel.Point{{X: 0, Ms: 20}, {X: 1000, Ms: 55}}}.Build()
+	require.NoError(t, err)
+	models := map[string]costmodel.Model{
+		"Frozen":       costmodel.Frozen{},
+		"FrozenSet":    costmodel.Frozen{DecodeStep: 30 * time.Millisecond, PrefillBase: 5 * time.Millisecond, PrefillPerToken: time.Microsecond},
+		"Table":        table,
+		"ScaledFrozen": costmodel.Scaled{Factor: 1.3},
+		"ScaledTable":  costmodel.Scaled{Model: table, Factor: 0.9},
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for name, m := range models {
+		cf, ok := m.(costmodel.ContextFree)
+		require.True(t, ok && cf.ContextFree(), name)
+		for range 2000 {
+			var b, other costmodel.Batch
+			for range rng.IntN(300) {
+				b.Decode = append(b.Decode, rng.IntN(40_000))
+				other.Decode = append(other.Decode, rng.IntN(40_000))
+			}
+			for range rng.IntN(3) {
+				b.Prefill = append(b.Prefill, costmodel.Chunk{NewTokens: 1 + rng.IntN(2048), Context: rng.IntN(8000)})
+			}
+			other.Prefill = b.Prefill
+			require.Equal(t, m.StepTime(b), m.StepTime(other), "%s: %d decodes, %d chunks", name, len(b.Decode), len(b.Prefill))
+		}
+	}
+	atlas := costmodel.AtlasTP4()
+	for name, m := range map[string]costmodel.Model{
+		"Linear":        costmodel.Linear{PerStep: 40, PerDecodeContext: 0.0001},
+		"Roofline":      costmodel.AtlasRoofline(),
+		"RooflineAtlas": costmodel.Roofline{Hardware: atlas.Hardware, Model: atlas.Model},
+		"Func":          costmodel.Func(costmodel.Frozen{}.StepTime),
+		"ScaledLinear":  costmodel.Scaled{Model: costmodel.Linear{PerStep: 40, PerDecodeContext: 0.0001}, Factor: 1.1},
+		"ScaledFunc":    costmodel.Scaled{Model: costmodel.Func(costmodel.Frozen{}.StepTime), Factor: 1},
+	} {
+		cf, ok := m.(costmodel.ContextFree)
+		require.False(t, ok && cf.ContextFree(), "%s says it reads no context", name)
+	}
+}

@@ -88,6 +88,10 @@ func (f Frozen) StepTime(b Batch) time.Duration {
 // contexts (see DecodeSum).
 func (Frozen) DecodeSum() bool { return true }
 
+// ContextFree reports true: a step is priced by whether it decodes, not by
+// what its decodes read (see ContextFree).
+func (Frozen) ContextFree() bool { return true }
+
 // PrefillTime is the prefill work for an n-token chunk alone: PrefillBase +
 // n × PrefillPerToken (the chapter's prefill_ms(n)); 0 for n <= 0.
 func (f Frozen) PrefillTime(n int) time.Duration {

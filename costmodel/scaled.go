@@ -52,6 +52,16 @@ func (s Scaled) DecodeSum() bool {
 	return ok && ds.DecodeSum()
 }
 
+// ContextFree reports whether the scaled model's price reads nothing of the
+// decode contexts (see ContextFree): scaling keeps that.
+func (s Scaled) ContextFree() bool {
+	if s.Model == nil {
+		return true // Frozen{}
+	}
+	cf, ok := s.Model.(ContextFree)
+	return ok && cf.ContextFree()
+}
+
 func (s Scaled) String() string {
 	if s.Model == nil {
 		return fmt.Sprintf("costmodel.Frozen{} × %g", s.Factor)

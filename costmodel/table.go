@@ -116,6 +116,10 @@ type Warning string
 // decodes, whatever their contexts (see DecodeSum).
 func (*TableModel) DecodeSum() bool { return true }
 
+// ContextFree reports true: the decode curve is read at the number of
+// decodes alone (see ContextFree).
+func (*TableModel) ContextFree() bool { return true }
+
 // StepTime prices b; outside the measured range it clamps or extrapolates as
 // Table documents, silently. It does not allocate.
 func (m *TableModel) StepTime(b Batch) time.Duration {

@@ -54,6 +54,7 @@ type Engine struct {
 	co          cohort // the running requests in a decode streak (cohort.go)
 	noCohort    bool   // tests: keep none (the slow twin)
 	sumPriced   bool   // the model prices decode contexts by their sum (costmodel.DecodeSum)
+	ctxFree     bool   // the model reads no decode context (costmodel.ContextFree): a run's steps cost its first's
 	outstanding int    // Σ left() over the requests held
 
 	acceptor Acceptor // speculative decoding: the driver's acceptance draws
@@ -217,6 +218,9 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 	}
 	if ds, ok := m.(costmodel.DecodeSum); ok && ds.DecodeSum() {
 		e.sumPriced = true
+	}
+	if cf, ok := m.(costmodel.ContextFree); ok && cf.ContextFree() {
+		e.ctxFree = true
 	}
 	return e, nil
 }

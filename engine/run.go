@@ -63,13 +63,17 @@ func (e *Engine) runLength(now, until time.Duration) int {
 }
 
 // fitPrices is the longest run of at most k steps all priced like the
-// first. When the price moved at the second step of the last run priced
+// first: k for a model that reads no decode context (costmodel.ContextFree,
+// as Frozen), whose run's steps differ in nothing it reads. When the price moved at the second step of the last run priced
 // (a model whose price reads every context moves within a step or two), it
 // tries the second step first, else the k-th (a price that holds, as
 // Frozen's, holds to the end): one pricing either way when it guesses
 // right, and, samePrice being monotone, the same answer whatever it tries
 // first.
 func (e *Engine) fitPrices(k int) int {
+	if e.ctxFree {
+		return k // its steps differ only in their contexts, which it does not read
+	}
 	lo := 1 // samePrice(1) holds
 	if e.priceMoves && k > 2 {
 		if !e.samePrice(2) {
