@@ -6,7 +6,10 @@
 //   - costmodel.go: Batch and Chunk describe a step's shape (per prefill
 //     chunk its new tokens and the context before it, per decoding sequence
 //     its context length); Model is the seam (one method, StepTime) and Func
-//     adapts a function.
+//     adapts a function. Two optional interfaces let a model say what its
+//     price reads, so an engine can price less: DecodeSum (the decodes'
+//     contexts only through their number and sum) and ContextFree (none of
+//     them: Frozen, TableModel).
 //   - frozen.go: Frozen, the default, the reference chapter's Atlas TP4
 //     frozen costs (45 ms decode step, 20 + 0.035·n ms prefill).
 //   - linear.go: Linear, a linear form over the batch shape (per step, per

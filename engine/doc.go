@@ -22,7 +22,9 @@
 //   - cohort.go: the decode cohort, the running requests in a streak kept
 //     in aggregate (a clock, a finish queue, residue counts), so that a
 //     step costs O(1) in them with a cost model that prices decode
-//     contexts by their sum (costmodel.DecodeSum).
+//     contexts by their sum (costmodel.DecodeSum). A run of decode steps
+//     priced by a model that reads no context (costmodel.ContextFree) is
+//     priced by its first step alone.
 //   - finqueue.go: the cohort's finish queue, a run of the members that
 //     joined in the order they finish and a heap of the others.
 //   - view.go: what a router reads of a replica (Outstanding,
