@@ -151,8 +151,8 @@ func (c *classes) summaries(window time.Duration, m Method) []ClassSummary {
 
 // deadline is when a request of class i arriving at t is due its first
 // token: t + the class's TTFT bound (none when unbounded).
-func (c *classes) deadline(i int, t time.Duration) time.Duration {
-	b := c.list[i].slo.TTFT
+func (r *runner) deadline(i int, t time.Duration) time.Duration {
+	b := r.bounds[i].ttft
 	if b >= Unbounded || t > math.MaxInt64-b {
 		return 0
 	}

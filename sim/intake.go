@@ -202,7 +202,7 @@ func (r *runner) send(ref int32) error {
 	s.rec.Replica = i
 	err = rep.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
 		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen,
-		Class: s.class, Deadline: r.classes.deadline(s.class, r.now)})
+		Class: s.class, Deadline: r.deadline(s.class, r.now)})
 	if err != nil {
 		r.end(ref, StatusRejected, err.Error())
 		return nil

@@ -93,9 +93,9 @@ type runner struct {
 	speculates bool   // some replica decodes speculatively
 	accSeed    uint64 // seeds each request's acceptance stream with its ID
 
-	classes  classes    // Config.Classes, the default class last
-	bounds   []itlBound // each class's ITL bound, by class
-	perClass bool       // Config.Classes is set: each class has its own summary
+	classes  classes      // Config.Classes, the default class last
+	bounds   []classBound // each class's bounds, by class
+	perClass bool         // Config.Classes is set: each class has its own summary
 
 	checkEngine bool // tests: verify the engines' invariants after every plan and step
 
@@ -157,7 +157,7 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	r.col.detect = cfg.DetectWarmup
 	r.classes = newClasses(cfg.Classes, r.slo)
 	for _, c := range r.classes.list {
-		r.bounds = append(r.bounds, itlBound{itl: c.slo.ITL, perToken: c.slo.ITLSeries == PerToken})
+		r.bounds = append(r.bounds, classBound{itl: c.slo.ITL, ttft: c.slo.TTFT, perToken: c.slo.ITLSeries == PerToken})
 	}
 	if r.perClass = len(cfg.Classes) > 0; r.perClass {
 		r.col.classSLO = func(rec *Record) SLO { return r.classes.list[r.classes.of(rec.Class)].slo }
@@ -247,7 +247,7 @@ func (r *runner) loop() error {
 			}
 			break
 		}
-		if r.ends.len()+r.events.len() == 0 || r.nextAt() > r.now {
+		if len(r.toPlan) > 0 && (r.ends.len()+r.events.len() == 0 || r.nextAt() > r.now) {
 			if err := r.planQueued(); err != nil {
 				return err
 			}

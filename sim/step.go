@@ -148,12 +148,13 @@ func (r *runner) gap(s *slot, d time.Duration, k, per int) {
 	}
 }
 
-// itlBound is a class's ITL bound and the series it gates, kept apart
-// from the class's state, a large struct (its collector): a bound read
-// there was a cache miss a gap, and one a move.
-type itlBound struct {
-	itl      time.Duration
-	perToken bool
+// classBound is a class's ITL bound and the series it gates, and its
+// TTFT bound, kept apart from the class's state, a large struct (its
+// collector): a bound read there was a cache miss a gap, a move and a
+// request.
+type classBound struct {
+	itl, ttft time.Duration
+	perToken  bool
 }
 
 // end gives a live request its terminal status, hands its record to the
