@@ -112,7 +112,9 @@ func (p *ClientPool) Next() (Request, error) {
 			continue // this client stops
 		}
 		id := uint64(p.issued)
-		r := newRequest(id, rel.at, p.cfg.Lengths, p.ids, p.streams[rel.client].draws)
+		d := p.streams[rel.client].draws
+		in, out := p.cfg.Lengths.Sample(d.in, d.out)
+		r := newRequest(id, rel.at, in, out, p.ids, d.prefix)
 		r.Class = p.cfg.Class
 		p.inflight[id] = rel.client
 		p.issued++

@@ -98,6 +98,10 @@ type Generator struct {
 	ids     *blockIDs
 	next    uint64
 	done    bool
+	// fixed: the lengths are constants (Fixed), read here instead of
+	// through two interface calls a request; they draw nothing.
+	fixed             bool
+	fixedIn, fixedOut int
 }
 
 // NewSynthetic validates cfg and returns its generator.
@@ -105,14 +109,29 @@ func NewSynthetic(cfg Synthetic) (*Generator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Generator{
+	g := &Generator{
 		cfg:    cfg,
 		arr:    newArrivals(cfg.Arrival, cfg.Seed, cfg.Count),
 		in:     NewStream(cfg.Seed, "input"),
 		out:    NewStream(cfg.Seed, "output"),
 		prefix: NewStream(cfg.Seed, "prefix"),
 		ids:    newBlockIDs(cfg.Prefix),
-	}, nil
+	}
+	g.fixedIn, g.fixedOut, g.fixed = fixedLengths(cfg.Lengths)
+	return g, nil
+}
+
+// fixedLengths reports the lengths of a joint whose lengths are
+// constants (Independent of two Constants, as Fixed makes), which draws
+// nothing.
+func fixedLengths(j Joint) (in, out int, ok bool) {
+	ind, ok := j.(Independent)
+	if !ok {
+		return 0, 0, false
+	}
+	ci, okIn := ind.Input.(Constant)
+	co, okOut := ind.Output.(Constant)
+	return ci.Tokens, co.Tokens, okIn && okOut
 }
 
 // NewPoisson is the simplest workload: count requests (> 0) arriving as a
@@ -132,7 +151,11 @@ func (g *Generator) Next() (Request, error) {
 		g.done = true
 		return Request{}, io.EOF
 	}
-	r := newRequest(g.next, at, g.cfg.Lengths, g.ids, draws{g.in, g.out, g.prefix})
+	in, out := g.fixedIn, g.fixedOut
+	if !g.fixed {
+		in, out = g.cfg.Lengths.Sample(g.in, g.out)
+	}
+	r := newRequest(g.next, at, in, out, g.ids, g.prefix)
 	r.Class = g.cfg.Class
 	g.next++
 	return r, nil
@@ -141,18 +164,17 @@ func (g *Generator) Next() (Request, error) {
 // draws are the streams one request draws from.
 type draws struct{ in, out, prefix *rand.Rand }
 
-// newRequest draws a fresh (single-turn) request: its lengths, then its
-// system prompt and block ids.
-// ids hands out its prompt's block ids; ids.cfg is the prefix reuse
-// (passed once, not also as a value: a struct copied a request).
-func newRequest(id uint64, at time.Duration, j Joint, ids *blockIDs, d draws) Request {
-	in, out := j.Sample(d.in, d.out)
+// newRequest is a fresh (single-turn) request of the lengths drawn, in and
+// out: its system prompt and block ids are drawn from prefix by ids, whose
+// cfg is the prefix reuse (passed once, not also as a value: a struct
+// copied a request).
+func newRequest(id uint64, at time.Duration, in, out int, ids *blockIDs, prefix *rand.Rand) Request {
 	if !ids.on {
 		return Request{ID: id, Arrival: at, InputTokens: in, OutputTokens: out}
 	}
 	in += ids.cfg.PrefixTokens
 	r := Request{ID: id, Arrival: at, InputTokens: in, OutputTokens: out}
-	if r.PrefixHashes = ids.prompt(d.prefix, in); r.PrefixHashes != nil {
+	if r.PrefixHashes = ids.prompt(prefix, in); r.PrefixHashes != nil {
 		r.PrefixBlockTokens = ids.cfg.block()
 	}
 	return r

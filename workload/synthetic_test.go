@@ -102,3 +102,32 @@ func TestSyntheticRefusesUncountableLoad(t *testing.T) {
 	_, err = NewSynthetic(Synthetic{Count: 10, Duration: year, Arrival: Arrival{Rate: 1e30}, Lengths: Fixed(1, 1)})
 	assert.NoError(t, err, "a Count bounds the workload")
 }
+
+// sampledJoint is a Joint the generator cannot read as constants: it
+// samples through the Joint as any other.
+type sampledJoint struct{ Independent }
+
+// A generator of fixed lengths reads them once (fixedLengths) instead of
+// sampling them a request: the requests are those the sampled path yields,
+// with prefix reuse on and off.
+func TestFixedLengthsAreSampledLengths(t *testing.T) {
+	for _, prefix := range []PrefixReuse{{}, {PrefixTokens: 512, Probability: 0.5, Groups: 3}} {
+		cfg := Synthetic{Seed: 7, Count: 500, Arrival: Arrival{Rate: 3}, Lengths: Fixed(300, 40), Prefix: prefix}
+		fast, err := NewSynthetic(cfg)
+		require.NoError(t, err)
+		require.True(t, fast.fixed)
+		cfg.Lengths = sampledJoint{Fixed(300, 40)}
+		slow, err := NewSynthetic(cfg)
+		require.NoError(t, err)
+		require.False(t, slow.fixed)
+		for {
+			a, errA := fast.Next()
+			b, errB := slow.Next()
+			require.Equal(t, errB, errA)
+			require.Equal(t, b, a)
+			if errA != nil {
+				break
+			}
+		}
+	}
+}
