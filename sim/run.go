@@ -94,6 +94,7 @@ type runner struct {
 	accSeed    uint64 // seeds each request's acceptance stream with its ID
 
 	classes  classes      // Config.Classes, the default class last
+	edges    int          // window edges in the event queue (classWindow events)
 	bounds   []classBound // each class's bounds, by class
 	perClass bool         // Config.Classes is set: each class has its own summary
 
@@ -193,8 +194,10 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	// The window's edges split every replica's runs, so that the steps
 	// measured are those that ended inside it, however they were planned.
 	r.events.push(event{at: cfg.Warmup, class: classWindow})
+	r.edges++
 	if cfg.Horizon > 0 {
 		r.events.push(event{at: cfg.Horizon, class: classWindow})
+		r.edges++
 	}
 	return r, nil
 }
@@ -261,12 +264,16 @@ func (r *runner) loop() error {
 // nothing to do (nothing in flight to split, once every replica due is
 // planned) and reports whether an event remains.
 func (r *runner) dropIdle() bool {
+	if r.edges == 0 { // none queued: there is nothing to drop
+		return r.events.len() > 0 || r.ends.len() > 0
+	}
 	for r.events.len() > 0 {
 		// A replica is busy exactly when it has a step end (stepEnds).
 		if r.events.peek().class != classWindow || len(r.toPlan) > 0 || r.ends.len() > 0 {
 			return true
 		}
 		r.events.pop()
+		r.edges--
 	}
 	return r.ends.len() > 0
 }
@@ -326,6 +333,7 @@ func (r *runner) handle(ev event) error {
 	case classTimeout:
 		return r.timeout(ev.ref, ev.gen)
 	case classWindow:
+		r.edges--
 		return r.settleAll(r.now)
 	}
 	return nil
