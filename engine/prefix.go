@@ -83,8 +83,8 @@ func (e *Engine) key(s *seq, j int) uint64 {
 // free queue, so they count against it as an allocation would).
 func (e *Engine) hits(s *seq) (blocks []int32, evictable int) {
 	blocks = e.scratch[:0]
-	if !e.cacheOn {
-		return blocks, 0
+	if !e.cacheOn || !s.ownCached && s.shared == 0 {
+		return blocks, 0 // no content of its own cached, none shared: no hit (and no division)
 	}
 	limit := (s.known - 1) / e.cfg.BlockSize
 	if !s.ownCached {
@@ -106,6 +106,9 @@ func (e *Engine) hits(s *seq) (blocks []int32, evictable int) {
 
 // attach makes s reference hit blocks and skip the tokens they hold.
 func (e *Engine) attach(s *seq, blocks []int32) {
+	if len(blocks) == 0 {
+		return // nothing found: nothing changes
+	}
 	for _, id := range blocks {
 		e.pool.touch(id)
 	}
