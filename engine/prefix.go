@@ -127,7 +127,9 @@ func (e *Engine) attach(s *seq, blocks []int32) {
 // block's holders always hold the blocks before it, and a chain is evicted
 // from its tail. vLLM keeps both copies.
 func (e *Engine) publish(s *seq, upto int) {
-	e.cacheThrough(s, min(s.shared, upto/e.cfg.BlockSize))
+	if s.shared > 0 { // else there is nothing to cache (and no division)
+		e.cacheThrough(s, min(s.shared, upto/e.cfg.BlockSize))
+	}
 }
 
 // cacheThrough gives s's blocks up to full their content keys, in order:
