@@ -61,6 +61,10 @@ func (h *eventHeap) push(e event) {
 func (h *eventHeap) pop() event {
 	top := h.items[0]
 	n := len(h.items) - 1
+	if n == 0 { // the only event, as an open-loop source's next arrival often is
+		h.items = h.items[:0]
+		return top
+	}
 	h.items[0] = h.items[n]
 	h.items = h.items[:n]
 	for i := 0; ; {
