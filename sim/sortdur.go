@@ -13,14 +13,35 @@ import (
 // least-significant-digit radix sort of four 12-bit digits, a pass
 // skipped when every value has the same digit there, so a sample under
 // 68.7 s (2³⁶ ns) takes three passes (and its fourth digit is not even
-// counted). Short slices, and slices holding a
-// negative duration or one of 78 hours or more (2⁴⁸ ns), take slices.Sort.
+// counted). Short slices, and slices holding a negative duration or one
+// of 78 hours or more (2⁴⁸ ns), take slices.Sort.
 func sortDurations(x, buf []time.Duration) []time.Duration {
 	if len(x) < 512 {
 		slices.Sort(x)
 		return buf
 	}
 	var count [durDigits][1 << durDigitBits]int32
+	if !countDigits(&count, x) {
+		slices.Sort(x)
+		return buf
+	}
+	buf = grow(buf, len(x))
+	src, dst := x, buf
+	for d := range durDigits {
+		if radixPass(&count[d], d, src, dst) {
+			src, dst = dst, src
+		}
+	}
+	if &src[0] != &x[0] {
+		copy(x, src)
+	}
+	return buf
+}
+
+// countDigits counts the four digits of x's values, and reports false
+// when one is negative or 2⁴⁸ ns or more (slices.Sort's to sort). The
+// fourth digit is counted only when some value needs it.
+func countDigits(count *[durDigits][1 << durDigitBits]int32, x []time.Duration) bool {
 	var or uint64
 	for _, v := range x {
 		k := uint64(v)
@@ -29,9 +50,8 @@ func sortDurations(x, buf []time.Duration) []time.Duration {
 		count[1][(k>>durDigitBits)&durDigitMask]++
 		count[2][(k>>(2*durDigitBits))&durDigitMask]++
 	}
-	if or>>(durDigits*durDigitBits) != 0 { // negative, or 2⁴⁸ ns or more
-		slices.Sort(x)
-		return buf
+	if or>>(durDigits*durDigitBits) != 0 {
+		return false
 	}
 	if or>>(3*durDigitBits) != 0 { // 68.7 s or more: the fourth digit too
 		for _, v := range x {
@@ -40,33 +60,44 @@ func sortDurations(x, buf []time.Duration) []time.Duration {
 	} else {
 		count[3][0] = int32(len(x)) // every value's fourth digit is 0
 	}
-	if cap(buf) < len(x) {
-		buf = make([]time.Duration, len(x))
+	return true
+}
+
+// radixPass scatters src into dst by digit d, counted in c, and reports
+// whether it did: a digit every value shares changes nothing and is
+// skipped.
+func radixPass(c *[1 << durDigitBits]int32, d int, src, dst []time.Duration) bool {
+	if int(c[digit(src[0], d)]) == len(src) {
+		return false
 	}
-	buf = buf[:len(x)]
-	src, dst := x, buf
-	for d := range durDigits {
-		c := &count[d]
-		shift := uint(durDigitBits*d) & 63
-		if int(c[(uint64(src[0])>>shift)&durDigitMask]) == len(src) {
-			continue // every value has this digit: the pass changes nothing
-		}
-		sum := int32(0)
-		for i, n := range c {
-			c[i] = sum
-			sum += n
-		}
-		for _, v := range src {
-			b := (uint64(v) >> shift) & durDigitMask
-			dst[c[b]] = v
-			c[b]++
-		}
-		src, dst = dst, src
+	prefixSums(c)
+	shift := uint(durDigitBits*d) & 63
+	for _, v := range src {
+		b := (uint64(v) >> shift) & durDigitMask
+		dst[c[b]] = v
+		c[b]++
 	}
-	if &src[0] != &x[0] {
-		copy(x, src)
+	return true
+}
+
+// prefixSums turns counts into the first place of each digit.
+func prefixSums(c *[1 << durDigitBits]int32) {
+	sum := int32(0)
+	for i, n := range c {
+		c[i] = sum
+		sum += n
 	}
-	return buf
+}
+
+func digit(v time.Duration, d int) uint64 {
+	return (uint64(v) >> (uint(durDigitBits*d) & 63)) & durDigitMask
+}
+
+func grow(buf []time.Duration, n int) []time.Duration {
+	if cap(buf) < n {
+		buf = make([]time.Duration, n)
+	}
+	return buf[:n]
 }
 
 // The radix sort's digits: four of 12 bits (the counts, 64 KB, fit the
