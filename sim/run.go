@@ -245,6 +245,16 @@ func (r *runner) loop() error {
 			return r.pullErr
 		}
 		if r.overloaded { // the backlog proves overload: stop now
+			// A move that ends at this very instant is collected as the
+			// step end it is: step by step it came before the arrival
+			// that proved the overload (a run that arrival cut ends with
+			// its step in flight, now, and the loop stops before that
+			// step end's event would have collected it).
+			for r.ends.len() > 0 && r.ends.peek().at <= r.now {
+				if err := r.stepEnd(&r.reps[r.ends.pop().rep]); err != nil {
+					return err
+				}
+			}
 			if err := r.settleAll(r.now); err != nil {
 				return err
 			}
