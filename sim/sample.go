@@ -46,7 +46,7 @@ var chunkPool = sync.Pool{New: func() any {
 	return &c
 }}
 
-// infMS is the duration a sample holds for +Inf ms (offeredMS): no
+// infMS is the duration a sample holds for +Inf ms (offered, in summary.go): no
 // latency reaches it (a run's instants are below it).
 const infMS = time.Duration(math.MaxInt64)
 
