@@ -279,11 +279,8 @@ func (e *Engine) blocksFor(tokens int) int {
 // reasons) says why. The instant is accepted for symmetry with the other
 // calls; the engine orders by call order.
 func (e *Engine) Add(now time.Duration, r Request) error {
-	if r.Input <= 0 || r.Output <= 0 {
-		return fmt.Errorf("%w: Input %d, Output %d", ErrInvalidRequest, r.Input, r.Output)
-	}
-	if r.Deadline != 0 && r.Deadline < r.Arrival {
-		return fmt.Errorf("%w: Deadline %v before Arrival %v", ErrInvalidRequest, r.Deadline, r.Arrival)
+	if r.Input <= 0 || r.Output <= 0 || r.Deadline != 0 && r.Deadline < r.Arrival {
+		return invalid(&r)
 	}
 	if _, dup := e.reqs.get(r.Ref); dup {
 		return fmt.Errorf("%w: %d", ErrDuplicateRef, r.Ref)
@@ -306,6 +303,15 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 	e.reqs.put(r.Ref, s)
 	e.waiting.push(s)
 	return nil
+}
+
+// invalid is Add's error for a request with no input or output, or a
+// deadline before its arrival (out of line: Add runs once a request).
+func invalid(r *Request) error {
+	if r.Input <= 0 || r.Output <= 0 {
+		return fmt.Errorf("%w: Input %d, Output %d", ErrInvalidRequest, r.Input, r.Output)
+	}
+	return fmt.Errorf("%w: Deadline %v before Arrival %v", ErrInvalidRequest, r.Deadline, r.Arrival)
 }
 
 // newSeq is a seq in the state recycle leaves it in: zero but for its

@@ -74,6 +74,11 @@ func (e *Engine) fitPrices(k int) int {
 	if e.ctxFree {
 		return k // its steps differ only in their contexts, which it does not read
 	}
+	return e.fitReadPrices(k)
+}
+
+// fitPrices for a model that reads decode contexts.
+func (e *Engine) fitReadPrices(k int) int {
 	lo := 1 // samePrice(1) holds
 	if e.priceMoves && k > 2 {
 		if !e.samePrice(2) {

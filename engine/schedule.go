@@ -61,8 +61,7 @@ func (e *Engine) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 	e.plan.StepTime = e.price()
 	e.probeK = 0 // the probes of this plan's run follow
 	if e.plan.StepTime <= 0 {
-		e.abandonPlan()
-		return nil, fmt.Errorf("%w: %v for %d sequences", ErrBadStepTime, e.plan.StepTime, e.plan.Batch.Seqs())
+		return nil, e.badStepTime()
 	}
 	if until > now {
 		e.extendRun(now, until)
@@ -75,6 +74,12 @@ func (e *Engine) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 		e.runHead = e.waiting.peek().order + 1
 	}
 	return &e.plan, nil
+}
+
+// badStepTime abandons a plan its model priced at no time, and says so.
+func (e *Engine) badStepTime() error {
+	e.abandonPlan()
+	return fmt.Errorf("%w: %v for %d sequences", ErrBadStepTime, e.plan.StepTime, e.plan.Batch.Seqs())
 }
 
 func (e *Engine) resetPlan(now time.Duration) {
@@ -252,13 +257,23 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 	s.phase = phaseRunning
 	e.running = append(e.running, s)
 	if !s.started {
-		s.started = true
-		s.cached = tokens
-		e.plan.Started = append(e.plan.Started, s.req.Ref)
-		e.plan.Cached = append(e.plan.Cached, tokens)
+		e.start(s, tokens)
 	}
 	e.schedule(s, n)
 	return n, true
+}
+
+// start notes s's first admission, with tokens of its prompt found
+// cached. (Out of line, as other branches each request runs once: inlined,
+// their code sits between the lines every admission runs; see
+// docs/scale.md on the instruction cache.)
+//
+//go:noinline
+func (e *Engine) start(s *seq, tokens int) {
+	s.started = true
+	s.cached = tokens
+	e.plan.Started = append(e.plan.Started, s.req.Ref)
+	e.plan.Cached = append(e.plan.Cached, tokens)
 }
 
 // makeRoom preempts running requests at or after index i, victims chosen
@@ -365,7 +380,7 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		if s.decoding && s.draft == 0 {
 			done = e.decoded(s, agg) || done
 			if e.cfg.SpeculativeTokens > 0 {
-				e.out.Drafts = append(e.out.Drafts, Draft{})
+				e.noteDraft(Draft{})
 			}
 			continue
 		}
@@ -391,7 +406,7 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		e.outstanding += s.left()
 		em := Emit{Ref: s.req.Ref, Tokens: n, First: s.emitted == 1}
 		if e.cfg.SpeculativeTokens > 0 {
-			e.out.Drafts = append(e.out.Drafts, Draft{Drafted: drafted, Accepted: accepted})
+			e.noteDraft(Draft{Drafted: drafted, Accepted: accepted})
 		}
 		if s.emitted >= s.req.Output {
 			em.Done = true
@@ -407,6 +422,14 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		e.dropFinished()
 	}
 	return &e.out, nil
+}
+
+// noteDraft lists a scheduled request's drafts in the outcome (out of
+// line: only speculative decoding drafts).
+//
+//go:noinline
+func (e *Engine) noteDraft(d Draft) {
+	e.out.Drafts = append(e.out.Drafts, d)
 }
 
 // accepted asks the driver how many of s's drafts the step accepted.

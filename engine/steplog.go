@@ -40,11 +40,15 @@ func (e *Engine) RecordSteps(on bool) {
 	e.setCohort()
 }
 
-// noteFirstStep remembers the state at the start of a plan's first step.
+// noteFirstStep remembers the state at the start of a plan's first step,
+// when steps are recorded (the test inlined at the call, as shape's).
 func (e *Engine) noteFirstStep() {
-	if !e.record {
-		return
+	if e.record {
+		e.recordFirstStep()
 	}
+}
+
+func (e *Engine) recordFirstStep() {
 	e.used0 = e.pool.held()
 	e.cachedAt = append(e.cachedAt[:0], e.pool.cached)
 	e.waiting0, e.running0 = e.waiting.len(), len(e.running)
@@ -56,11 +60,17 @@ func (e *Engine) noteFirstStep() {
 }
 
 // shape fills out.Shape for the first j steps of the plan in flight,
-// before they are applied. The blocks of those steps are taken.
+// before they are applied, when steps are recorded. (The test is inlined
+// at the call, so that an engine that records none never reaches the body.)
 func (e *Engine) shape(j int) {
-	if !e.record {
-		return
+	if e.record {
+		e.recordShape(j)
 	}
+}
+
+// recordShape is shape for an engine that records steps. The blocks of
+// those steps are taken.
+func (e *Engine) recordShape(j int) {
 	p := &e.plan
 	sh := &e.out.Shape
 	// The decode contexts are copied: CompleteUntil moves the plan's on.

@@ -164,6 +164,15 @@ func (q *waitQueue) less(a, b int) bool {
 	if q.fcfs {
 		return q.items[a].seq < q.items[b].seq
 	}
+	return q.lessKeys(a, b)
+}
+
+// lessKeys is less by the policy's keys. It and aheadKey are kept out of
+// line: inlined, their copies of the keys sit between the FCFS lines
+// the sifts run.
+//
+//go:noinline
+func (q *waitQueue) lessKeys(a, b int) bool {
 	return q.policy.Less(q.keys[a], q.keys[b])
 }
 
@@ -173,5 +182,10 @@ func (q *waitQueue) ahead(j int, it waitItem, k *Queued) bool {
 	if q.fcfs {
 		return q.items[j].seq < it.seq
 	}
+	return q.aheadKey(j, k)
+}
+
+//go:noinline
+func (q *waitQueue) aheadKey(j int, k *Queued) bool {
 	return q.policy.Less(q.keys[j], *k)
 }

@@ -166,12 +166,7 @@ func (r *runner) arrive(ref int32) error {
 		r.streamDue = false
 	}
 	if s.willError { // the trace recorded it as failed: it never loads the replica
-		s.rec.Replica = Unrouted
-		r.end(ref, StatusErrored, "recorded as failed in the trace")
-		if pullNext {
-			return r.pull()
-		}
-		return nil
+		return r.failRecorded(ref, pullNext)
 	}
 	s.willError = injected
 	if c := r.cfg.MaxConcurrency; c > 0 && r.inFlight >= c {
@@ -183,6 +178,19 @@ func (r *runner) arrive(ref int32) error {
 	} else if err := r.send(ref); err != nil || r.overloaded {
 		return err
 	}
+	if pullNext {
+		return r.pull()
+	}
+	return nil
+}
+
+// failRecorded ends a request its trace recorded as failed, at its
+// arrival.
+//
+//go:noinline
+func (r *runner) failRecorded(ref int32, pullNext bool) error {
+	r.slots[ref].rec.Replica = Unrouted
+	r.end(ref, StatusErrored, "recorded as failed in the trace")
 	if pullNext {
 		return r.pull()
 	}

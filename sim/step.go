@@ -136,15 +136,26 @@ func (r *runner) gap(s *slot, d time.Duration, k, per int) {
 	}
 	if rec.Measured {
 		r.col.itl.add(d, k)
-		if rep := r.replicaITL(&r.reps[rec.Replica]); rep != &r.col.itl {
-			rep.add(d, k)
+		if len(r.reps) > 1 || r.perClass || r.speculates {
+			r.gapApart(s, d, td, k, per)
 		}
-		if r.perClass {
-			r.classes.list[s.class].col.itl.add(d, k)
-		}
-		if r.speculates {
-			r.col.itlTok.add(td, k*per)
-		}
+	}
+}
+
+// gapApart adds a measured gap to the replica's, the class's and the
+// per-token series, for the runs that keep them (out of line: one
+// replica with one class and no drafts keeps none).
+//
+//go:noinline
+func (r *runner) gapApart(s *slot, d, td time.Duration, k, per int) {
+	if rep := r.replicaITL(&r.reps[s.rec.Replica]); rep != &r.col.itl {
+		rep.add(d, k)
+	}
+	if r.perClass {
+		r.classes.list[s.class].col.itl.add(d, k)
+	}
+	if r.speculates {
+		r.col.itlTok.add(td, k*per)
 	}
 }
 
@@ -178,9 +189,18 @@ func (r *runner) end(ref int32, st Status, reason string) {
 	s.prefix = nil // the workload's slice: do not keep it alive
 	r.freeRefs = append(r.freeRefs, ref)
 	if r.fb != nil && st != StatusUnfinished {
-		r.fb.Finished(id, r.now, st == StatusOK)
-		r.pullErr = r.pull()
+		r.feedback(id, st)
 	}
+}
+
+// feedback tells a closed-loop source that request id ended with st, and
+// pulls what that released. (Out of line: an open-loop run never calls
+// it.)
+//
+//go:noinline
+func (r *runner) feedback(id uint64, st Status) {
+	r.fb.Finished(id, r.now, st == StatusOK)
+	r.pullErr = r.pull()
 }
 
 // tally counts a record that ended at rec.Finish: among the window's

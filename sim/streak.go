@@ -68,9 +68,20 @@ func (r *runner) lazyTokens() bool {
 
 func (r *runner) memberOf(ref int32) *member {
 	if int(ref) >= len(r.members) {
-		r.members = append(r.members, make([]member, int(ref)+1-len(r.members))...)
+		r.growMembers(ref)
 	}
 	return &r.members[ref]
+}
+
+// growMembers extends the members to hold ref. It is kept out of line, as
+// are the other rare branches of the per-request path here: inlined, their
+// code sits between the lines each request runs, and the instructions one
+// request runs no longer fit the 32 KiB first-level instruction cache
+// (docs/scale.md).
+//
+//go:noinline
+func (r *runner) growMembers(ref int32) {
+	r.members = append(r.members, make([]member, int(ref)+1-len(r.members))...)
 }
 
 // accountLazy is account's walk of a move's tokens with decode streaks.
@@ -102,7 +113,7 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) error {
 	}
 	cont := out.Streak
 	if cont != len(st.members) {
-		return fmt.Errorf("sim: replica %d, steps ending at %v: the engine counts %d requests continuing their decode streak, the run %d (an internal error)", rep.idx, out.End, cont, len(st.members))
+		return streakMismatch(rep, out, len(st.members))
 	}
 	if cont > 0 {
 		r.streakMove(rep, out, d, cont)
@@ -112,6 +123,23 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) error {
 		r.join(rep, ref)
 	}
 	return nil
+}
+
+// startStreaks sizes a replica's streak counts by class, at its first
+// member.
+//
+//go:noinline
+func (r *runner) startStreaks(st *streaks) {
+	st.over = make([]int64, len(r.classes.list))
+	if r.perClass {
+		st.byClass = make([]int, len(r.classes.list))
+	}
+}
+
+// streakMismatch is accountLazy's error for an engine whose count of the
+// requests continuing their streak is not the run's.
+func streakMismatch(rep *replica, out *engine.Outcome, members int) error {
+	return fmt.Errorf("sim: replica %d, steps ending at %v: the engine counts %d requests continuing their decode streak, the run %d (an internal error)", rep.idx, out.End, out.Streak, members)
 }
 
 // streakMove adds a move of out.Steps steps of d to its cont members'
@@ -178,10 +206,7 @@ func (r *runner) join(rep *replica, ref int32) {
 	st := &rep.streak
 	s := &r.slots[ref]
 	if st.over == nil {
-		st.over = make([]int64, len(r.classes.list))
-		if r.perClass {
-			st.byClass = make([]int, len(r.classes.list))
-		}
+		r.startStreaks(st)
 	}
 	*r.memberOf(ref) = member{in: true, idx: int32(len(st.members)),
 		from: st.moves, steps0: st.steps, over0: st.over[s.class]}

@@ -272,12 +272,20 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func (c *collector) add(r *Record) {
 	if c.detect {
-		k := *r
-		k.Tokens = nil
-		c.eligible = append(c.eligible, k)
+		c.hold(r)
 		return
 	}
 	c.count(r)
+}
+
+// hold keeps r, without its tokens, until the warm-up is detected (out of
+// line: a run that does not detect it never calls it).
+//
+//go:noinline
+func (c *collector) hold(r *Record) {
+	k := *r
+	k.Tokens = nil
+	c.eligible = append(c.eligible, k)
 }
 
 // sloFor is the SLO a record is judged by: its class's, or the
@@ -309,16 +317,11 @@ func (c *collector) count(r *Record) {
 	} else if r.Status == StatusUnfinished {
 		c.s.Unsent++
 	}
-	if r.Status != StatusOK && !c.mixed {
-		c.mixed = true
-		c.ttftAll, c.e2eAll = c.ttft.clone(), c.e2e.clone()
-	}
-	if c.mixed {
-		c.ttftAll.add(offered(r, r.FirstToken != Never, r.FirstToken), k)
-		c.e2eAll.add(offered(r, r.Emitted == r.Output && r.LastToken != Never, r.LastToken), k)
-	}
-	if r.Status != StatusOK {
-		return
+	if r.Status != StatusOK || c.mixed {
+		c.countOffered(r, k)
+		if r.Status != StatusOK {
+			return
+		}
 	}
 	c.ttft.add(r.TTFT(), k)
 	c.e2e.add(r.E2E(), k)
@@ -326,6 +329,18 @@ func (c *collector) count(r *Record) {
 	if r.Emitted > 1 {
 		c.tpot.add(r.TPOT(), k)
 	}
+}
+
+// countOffered adds r to the offered TTFT and E2E distributions, which
+// shadow the ok ones until the first request that is not ok (out of
+// line: a run of ok requests never calls it).
+func (c *collector) countOffered(r *Record, k int) {
+	if !c.mixed {
+		c.mixed = true
+		c.ttftAll, c.e2eAll = c.ttft.clone(), c.e2e.clone()
+	}
+	c.ttftAll.add(offered(r, r.FirstToken != Never, r.FirstToken), k)
+	c.e2eAll.add(offered(r, r.Emitted == r.Output && r.LastToken != Never, r.LastToken), k)
 }
 
 // limit is how many values of each latency the collector keeps exactly.
