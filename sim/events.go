@@ -42,8 +42,8 @@ type eventHeap struct {
 	seq   uint64
 }
 
-func (h *eventHeap) len() int    { return len(h.items) }
-func (h *eventHeap) peek() event { return h.items[0] }
+func (h *eventHeap) len() int     { return len(h.items) }
+func (h *eventHeap) peek() *event { return &h.items[0] } // a pointer: the event was copied to read its instant
 func (h *eventHeap) push(e event) {
 	e.seq = h.seq
 	h.seq++

@@ -296,8 +296,10 @@ func (r *runner) nextAt() time.Duration {
 // next is the instant of the next event, and whether it is a step end
 // (which comes first at its instant). There must be one.
 func (r *runner) next() (at time.Duration, stepEnd bool) {
-	if r.ends.len() > 0 && (r.events.len() == 0 || r.ends.peek().at <= r.events.peek().at) {
-		return r.ends.peek().at, true
+	if r.ends.len() > 0 {
+		if at := r.ends.peek().at; r.events.len() == 0 || at <= r.events.peek().at {
+			return at, true
+		}
 	}
 	return r.events.peek().at, false
 }

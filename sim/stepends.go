@@ -48,8 +48,8 @@ func newStepEnds(replicas int) stepEnds {
 	return h
 }
 
-func (h *stepEnds) len() int      { return len(h.items) }
-func (h *stepEnds) peek() stepEnd { return h.items[0] }
+func (h *stepEnds) len() int       { return len(h.items) }
+func (h *stepEnds) peek() *stepEnd { return &h.items[0] }
 
 // set makes at the end of replica rep's move, whether it had one or not.
 func (h *stepEnds) set(rep int, at time.Duration) {

@@ -54,7 +54,7 @@ func TestStepEndsIsAnOrderedSet(t *testing.T) {
 			}
 			if len(ref) > 0 {
 				wi, wat := earliest()
-				require.Equal(t, stepEnd{at: wat, rep: int32(wi)}, h.peek())
+				require.Equal(t, stepEnd{at: wat, rep: int32(wi)}, *h.peek())
 			}
 		}
 	}
