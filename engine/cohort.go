@@ -125,13 +125,14 @@ func (e *Engine) coBlocks(m int) int {
 }
 
 // coGrow is coBlocks(m1) − coBlocks(m0): the blocks the members take from
-// m0 steps ahead to m1. (It shifts by the int field, not sh: with two
-// calls to sh it no longer inlined, and the calls cost more.)
+// m0 steps ahead to m1. (It shifts by the field masked once, as sh does:
+// shifted by the int field, each shift carried Go's checks for a negative
+// count and one past 63; with two calls to sh it no longer inlined.)
 func (e *Engine) coGrow(m0, m1 int) int {
 	co := &e.co
 	t0, t1 := co.tick+m0, co.tick+m1
-	bs := e.cfg.BlockSize
-	return int(co.suf[0])*(t1>>e.shift-t0>>e.shift) + int(co.suf[bs+1-t1&(bs-1)]) - int(co.suf[bs+1-t0&(bs-1)])
+	bs, sh := e.cfg.BlockSize, uint(e.shift)&63
+	return int(co.suf[0])*(t1>>sh-t0>>sh) + int(co.suf[bs+1-t1&(bs-1)]) - int(co.suf[bs+1-t0&(bs-1)])
 }
 
 // coBlockSteps is Σ over the members of Σ_{x=c+1..c+j} ⌈x / BlockSize⌉:
