@@ -83,6 +83,44 @@ func (e *Engine) Check() error {
 		}
 		errs = append(errs, e.checkSeq(s)...)
 	}
+	q := &e.waiting
+	if !q.fcfs && len(q.run) > 0 {
+		bad("the waiting queue keeps a run of %d under a policy other than FCFS", len(q.run))
+	}
+	if q.head < len(q.run) && q.run[q.head].s == nil {
+		bad("the waiting queue's run has a hole at its head %d", q.head)
+	}
+	live := 0
+	for i := q.head; i < len(q.run); i++ {
+		it := q.run[i]
+		if i > q.head && it.seq <= q.run[i-1].seq {
+			bad("the waiting queue's run is out of Add order at %d (%d after %d)", i, it.seq, q.run[i-1].seq)
+		}
+		s := it.s
+		if s == nil {
+			continue
+		}
+		live++
+		if it.seq != s.order {
+			bad("request %d waits in the run with the Add order %d, not its own %d", s.req.Ref, it.seq, s.order)
+		}
+		if s.checkGen == gen {
+			bad("request %d in the waiting queue and %s", s.req.Ref, where[s.checkIn])
+		} else {
+			seen++
+		}
+		s.checkGen, s.checkIn = gen, 2
+		if s.phase != phaseWaiting || s.heapIdx != runIdx(i) {
+			bad("request %d in the waiting queue's run at %d is marked phase %d, index %d", s.req.Ref, i, s.phase, s.heapIdx)
+		}
+		if s.blocks() != 0 || s.computed != 0 {
+			bad("waiting request %d holds %d blocks and %d computed tokens", s.req.Ref, s.blocks(), s.computed)
+		}
+		errs = append(errs, e.checkSeq(s)...)
+	}
+	if live != q.live {
+		bad("the waiting queue's run counts %d requests and holds %d", q.live, live)
+	}
 	if seen != e.reqs.len() {
 		bad("%d requests in queues but %d in the lookup table", seen, e.reqs.len())
 	}

@@ -360,7 +360,7 @@ func (e *Engine) Abort(now time.Duration, ref int32) error {
 	}
 	switch s.phase {
 	case phaseWaiting:
-		e.waiting.remove(s.heapIdx)
+		e.waiting.drop(s)
 	case phaseRunning:
 		e.removeRunning(s)
 		e.leaveResidues(s)

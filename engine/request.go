@@ -71,7 +71,7 @@ type seq struct {
 	known    int // prompt + tokens emitted: the tokens that exist
 	computed int // tokens in KV
 	emitted  int // output tokens emitted so far
-	heapIdx  int // index in the waiting heap, -1 when not waiting
+	heapIdx  int // index in the waiting heap, runIdx of its index in the FCFS run, -1 when not waiting
 	started  bool
 	preempts int
 	sched    int  // tokens scheduled in the step in flight; 0 if none

@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// The FCFS waiting queue (a run in Add order beside a heap) admits in Add
+// order, whatever mix of in-order pushes, older pushes (preemptions) and
+// removals from the middle (aborts) it is given: checked against a sorted
+// list through long runs, so that the run's holes and its moves down
+// (past 64 pops) are exercised.
+func TestWaitQueueFCFSAdmitsInAddOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 15))
+	for round := range 200 {
+		var q waitQueue
+		q.setPolicy(FCFS{})
+		var want []*seq // by order
+		next := uint64(0)
+		insert := func(s *seq) {
+			i, _ := slices.BinarySearchFunc(want, s, func(a, b *seq) int { return int(a.order) - int(b.order) })
+			want = slices.Insert(want, i, s)
+			q.push(s)
+		}
+		var popped []*seq
+		for op := range 2000 {
+			switch r := rng.IntN(10); {
+			case r < 5: // a new request: the newest
+				insert(&seq{order: next, heapIdx: -1})
+				next++
+			case r < 6 && len(popped) > 0: // a preempted one comes back, older than the newest
+				k := rng.IntN(len(popped))
+				s := popped[k]
+				popped = slices.Delete(popped, k, k+1)
+				insert(s)
+			case r < 8 && len(want) > 0: // admit the head
+				s := q.pop()
+				if s != want[0] {
+					t.Fatalf("round %d op %d: popped the request of order %d, want %d", round, op, s.order, want[0].order)
+				}
+				if s.heapIdx != -1 {
+					t.Fatalf("round %d op %d: a popped request keeps index %d", round, op, s.heapIdx)
+				}
+				want = want[1:]
+				popped = append(popped, s)
+			case len(want) > 0: // abort one anywhere
+				k := rng.IntN(len(want))
+				q.drop(want[k])
+				want = slices.Delete(want, k, k+1)
+			}
+			if q.len() != len(want) {
+				t.Fatalf("round %d op %d: the queue holds %d, want %d", round, op, q.len(), len(want))
+			}
+			if len(want) > 0 && q.peek() != want[0] {
+				t.Fatalf("round %d op %d: peek is the request of order %d, want %d", round, op, q.peek().order, want[0].order)
+			}
+			for i := q.head; i < len(q.run); i++ {
+				if s := q.run[i].s; s != nil && s.heapIdx != runIdx(i) {
+					t.Fatalf("round %d op %d: the run's request at %d has index %d", round, op, i, s.heapIdx)
+				}
+			}
+		}
+	}
+}
