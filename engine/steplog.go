@@ -48,6 +48,7 @@ func (e *Engine) noteFirstStep() {
 	}
 }
 
+// recordFirstStep is noteFirstStep for an engine that records steps.
 func (e *Engine) recordFirstStep() {
 	e.used0 = e.pool.held()
 	e.cachedAt = append(e.cachedAt[:0], e.pool.cached)

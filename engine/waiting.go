@@ -274,6 +274,8 @@ func (q *waitQueue) ahead(j int, it waitItem, k *Queued) bool {
 	return q.aheadKey(j, k)
 }
 
+// aheadKey is ahead by the policy's keys (out of line, as lessKeys).
+//
 //go:noinline
 func (q *waitQueue) aheadKey(j int, k *Queued) bool {
 	return q.policy.Less(q.keys[j], *k)
