@@ -51,11 +51,13 @@ type Engine struct {
 	runAlloc    int    // steps of the run in flight whose blocks are taken
 	live        int    // requests of the run in flight not aborted
 	res         residues
-	co          cohort // the running requests in a decode streak (cohort.go)
-	noCohort    bool   // tests: keep none (the slow twin)
-	sumPriced   bool   // the model prices decode contexts by their sum (costmodel.DecodeSum)
-	ctxFree     bool   // the model reads no decode context (costmodel.ContextFree): a run's steps cost its first's
-	outstanding int    // Σ left() over the requests held
+	co          cohort        // the running requests in a decode streak (cohort.go)
+	noCohort    bool          // tests: keep none (the slow twin)
+	sumPriced   bool          // the model prices decode contexts by their sum (costmodel.DecodeSum)
+	ctxFree     bool          // the model reads no decode context (costmodel.ContextFree): a run's steps cost its first's
+	price1      time.Duration // the model's price of one decode, once priced1 (flatDecode)
+	priced1     bool
+	outstanding int // Σ left() over the requests held
 
 	acceptor Acceptor // speculative decoding: the driver's acceptance draws
 
@@ -352,6 +354,7 @@ func (e *Engine) Abort(now time.Duration, ref int32) error {
 	if !ok {
 		return fmt.Errorf("%w: %d", ErrUnknownRef, ref)
 	}
+	e.SyncTo(now) // a continued run's first step takes its blocks lazily (Continue)
 	if s.member {
 		return e.abortMember(now, s)
 	}

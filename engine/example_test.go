@@ -80,3 +80,46 @@ func ExampleEngine_OmitStreaks() {
 	// 3 steps to 162ms: listed [{1 3 false true}], 1 decoded on (2 decodes a step)
 	// 2 steps to 252ms: listed [{2 2 false true}], 0 decoded on (1 decodes a step)
 }
+
+// A driver that plans runs of decode steps asks Continue at each step end
+// first: three 100-token prompts prefill in one 30.5 ms step (20 + 0.035 ×
+// 300 ms), which emits each one's first token; the runs of 45 ms decode
+// steps after the first two finishes go on at once, without a new plan
+// (Frozen prices a decode step 45 ms whatever its count, and nothing
+// waits). After the prefill, a step end with a chunk, the driver plans.
+func ExampleEngine_Continue() {
+	e, err := engine.New(engine.Config{}, costmodel.Frozen{})
+	if err != nil {
+		panic(err)
+	}
+	e.OmitStreaks(true) // the cohort, which Continue plans, serves such a driver
+	for ref, output := range []int{4, 7, 9} {
+		if err := e.Add(0, engine.Request{Ref: int32(ref), Input: 100, Output: output}); err != nil {
+			panic(err)
+		}
+	}
+	const until = time.Hour // nothing else will happen before
+	plan, _ := e.ScheduleUntil(0, until)
+	for plan != nil {
+		out, _ := e.Complete(plan.End)
+		for _, em := range out.Emitted {
+			if em.Done {
+				fmt.Printf("request %d finished at %v\n", em.Ref, out.End)
+			}
+		}
+		if plan = e.Continue(out.End, until); plan != nil {
+			fmt.Printf("continued: %d steps of %v from %v\n", plan.Steps, plan.StepTime, plan.Start)
+			continue
+		}
+		if plan, _ = e.ScheduleUntil(out.End, until); plan != nil {
+			fmt.Printf("planned: %d steps of %v from %v\n", plan.Steps, plan.StepTime, plan.Start)
+		}
+	}
+	// Output:
+	// planned: 3 steps of 45ms from 30.5ms
+	// request 0 finished at 165.5ms
+	// continued: 3 steps of 45ms from 165.5ms
+	// request 1 finished at 300.5ms
+	// continued: 2 steps of 45ms from 300.5ms
+	// request 2 finished at 390.5ms
+}

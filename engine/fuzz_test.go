@@ -45,7 +45,41 @@ func (w twins) same(what string, x, y any) {
 
 // state is what a driver can read of an engine at t.
 func state(e *Engine, t time.Duration) string {
-	return fmt.Sprint(e.Waiting(), e.Running(), e.FreeBlocks(), e.CachedBlocks(), e.EvictableBlocks(), e.Outstanding(t), e.Busy(), e.Idle())
+	return readings(e, t) + fmt.Sprint(" busy ", e.Busy())
+}
+
+// readings is what a driver can read of an engine at t but whether a
+// step is in flight.
+func readings(e *Engine, t time.Duration) string {
+	return fmt.Sprint(e.Waiting(), e.Running(), e.FreeBlocks(), e.CachedBlocks(), e.EvictableBlocks(), e.Outstanding(t), e.Idle())
+}
+
+// plansContinued counts the plans twins.continued saw the engine
+// continue, so that a test can say its scenarios tried it.
+var plansContinued int
+
+// continued has the engine continue its run at now where it can
+// (Continue), and its twin, which keeps no cohort and so never continues,
+// plan the same instant with ScheduleUntil: the plans must be the same,
+// and until the continued run's first step starts the engine must read
+// as its twin did before planning. Then the engine is brought into that
+// step, so that both hold its blocks. It returns the plan, or nil when
+// the engine did not continue.
+func (w twins) continued(now, until time.Duration) *Plan {
+	w.t.Helper()
+	p := w.a.Continue(now, until)
+	if p == nil {
+		return nil
+	}
+	plansContinued++
+	w.same("readings at a continued plan", readings(w.a, now), readings(w.b, now))
+	p2, err := w.b.ScheduleUntil(now, until)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.same("Continue", planShape(p), planShape(p2))
+	w.a.SyncTo(now + 1)
+	return p
 }
 
 // hashAcceptor accepts a pseudo-random share of the drafts, from the
@@ -81,6 +115,12 @@ func FuzzEngine(f *testing.F) {
 // go test covers what a fuzzing session would look for.
 func TestTwinsOnRandomScenarios(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 15))
+	plansContinued = 0
+	defer func() {
+		if plansContinued < 150 {
+			t.Errorf("the engine continued %d runs: the scenarios no longer try Continue", plansContinued)
+		}
+	}()
 	for range 3000 {
 		data := make([]byte, 4+2*(10+rng.IntN(120)))
 		for i := range data {
@@ -200,6 +240,9 @@ func scenario(t *testing.T, data []byte) {
 					o2, _ := slow.Complete(inFlight.End)
 					w.same("Complete", o, o2)
 					now, inFlight = inFlight.End, nil
+					if arg%4 != 3 {
+						inFlight = w.continued(now, now+time.Duration(arg)*time.Second)
+					}
 				}
 			case 3: // abort one of the recent requests (it may be gone), or let time pass between steps
 				if arg%8 == 7 && inFlight == nil {
@@ -235,6 +278,9 @@ func scenario(t *testing.T, data []byte) {
 			o2, _ := slow.Complete(inFlight.End)
 			w.same("Complete", o, o2)
 			now, inFlight = inFlight.End, nil
+			if steps%2 == 0 {
+				inFlight = w.continued(now, now+time.Hour)
+			}
 			if err := e.Check(); err != nil {
 				t.Fatal(err)
 			}

@@ -353,10 +353,14 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	if !e.inFlight {
 		return nil, ErrNoStepInFlight
 	}
-	e.out.BlockSteps = e.pool.held()
-	if e.lazy {
+	if e.lazy && e.plan.Steps > 1 {
 		e.out.BlockSteps = e.runBlockSteps(e.plan.Steps)
 		e.allocThrough(e.plan.Steps)
+	} else {
+		if e.lazy { // a run whose one step left takes its blocks now
+			e.allocThrough(1)
+		}
+		e.out.BlockSteps = e.pool.held() // the blocks held during the step
 	}
 	e.shape(e.plan.Steps)
 	e.out.Decodes, e.out.Chunks = len(e.plan.Batch.Decode)+e.plan.Cohort, len(e.plan.Batch.Prefill)
