@@ -220,8 +220,9 @@ type Config struct {
 	// if it had served them; they are never measured. nil means every run
 	// starts with empty caches.
 	Warm []workload.Request
-	// Stepwise plans every engine step on its own instead of advancing a
-	// run of identical decode steps in one move, and accounts every
+	// Stepwise plans every engine step on its own, after every event at
+	// its instant, instead of advancing a run of identical decode steps
+	// in one move (or continuing one at a step end), and accounts every
 	// token as it is emitted instead of deferring the tokens of requests
 	// that decode in every move until they stop (decode streaks). Results
 	// are identical either way (a test holds the two to the same bytes);

@@ -195,5 +195,13 @@
 // # Speed
 //
 // The loop allocates nothing per token or per step; BenchmarkRunAtlas
-// reports simulated requests per second and allocations per request.
+// reports simulated requests per second and allocations per request. A
+// replica's run of decode steps ends at its first finish; when nothing
+// waits and the cost model prices a decode step whatever its count (the
+// Atlas default), the step end plans the next run at once
+// (engine.Continue) instead of after every event at that instant, and a
+// request that then joins the replica at that instant cuts it whole, so
+// the run goes on through the finish as step by step (Config.Stepwise
+// never continues; TestContinuedRunsAreStepwise holds the two to the same
+// bytes under closed-loop clients with no think time).
 package sim

@@ -93,6 +93,12 @@ func (r *runner) plan(rep *replica) error {
 	if err != nil || p == nil {
 		return err
 	}
+	return r.planned(rep, p)
+}
+
+// planned notes the move the replica's engine planned at the runner's
+// instant.
+func (r *runner) planned(rep *replica, p *engine.Plan) error {
 	for i, ref := range p.Started {
 		r.slots[ref].rec.FirstScheduled = p.Start
 		r.slots[ref].rec.Cached = p.Cached[i]
@@ -110,14 +116,31 @@ func (r *runner) plan(rep *replica) error {
 	return nil
 }
 
-// stepEnd applies the end of the replica's move in flight.
+// stepEnd applies the end of the replica's move in flight, and plans its
+// next move at once when that continues a run of decode steps through
+// the finish that ended it (engine.Continue), else after everything at
+// the instant. Continue is asked after the move is accounted, so that a
+// request its finish sent here (a closed-loop client's next) has joined
+// the waiting queue, and with the instant the run stops at once the
+// finisher no longer counts; a join or an abort later at this instant
+// cuts the continued run whole (interrupt), as it would have been
+// planned only after them.
 func (r *runner) stepEnd(rep *replica) error {
 	out, err := rep.eng.Complete(r.now)
 	if err != nil {
 		return err
 	}
+	if err := r.account(rep, out); err != nil {
+		return err
+	}
+	if out.Chunks == 0 && !rep.planned && !r.cfg.Stepwise { // a decode move (Continue's first test)
+		if p := rep.eng.Continue(r.now, r.stopping()); p != nil {
+			r.continued++
+			return r.planned(rep, p)
+		}
+	}
 	r.queuePlan(rep)
-	return r.account(rep, out)
+	return nil
 }
 
 // settle collects the steps of the replica's move in flight that ended by

@@ -99,6 +99,7 @@ type runner struct {
 	perClass bool         // Config.Classes is set: each class has its own summary
 
 	checkEngine bool // tests: verify the engines' invariants after every plan and step
+	continued   int  // moves planned at a step end by engine.Continue (tests read it)
 
 	lazy    bool     // decode streaks are accounted when they end (streak.go)
 	members []member // each ref's streak, when lazy
