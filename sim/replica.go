@@ -22,6 +22,12 @@ type replica struct {
 	heldArea wide          // ∫ held dt over the window, request·ns
 	heldAt   time.Duration // integrated up to here
 	planned  bool          // queued to plan after the current instant
+	// ctxFree: its model prices a step whatever its decode contexts
+	// (costmodel.ContextFree). continues: besides, its engine keeps a
+	// decode cohort, so it may continue a run at a step end
+	// (engine.Continue, which decides); the others skip the call, a move
+	// a token with a model that reads the contexts.
+	ctxFree, continues bool
 
 	busy      time.Duration // time with a step in flight, inside the window
 	blockTime wide          // KV blocks held × step time, over the steps that ended in the window
@@ -46,7 +52,8 @@ func newReplica(idx int, r Replica, slo SLO) (replica, error) {
 	if err != nil {
 		return replica{}, fmt.Errorf("sim: replica %d: %w", idx, err)
 	}
-	rep := replica{idx: idx, eng: eng, spec: r.Speculation}
+	cf, ok := model.(costmodel.ContextFree)
+	rep := replica{idx: idx, eng: eng, spec: r.Speculation, ctxFree: model == nil || ok && cf.ContextFree()}
 	rep.col.slo = slo
 	return rep, nil
 }
@@ -133,7 +140,7 @@ func (r *runner) stepEnd(rep *replica) error {
 	if err := r.account(rep, out); err != nil {
 		return err
 	}
-	if out.Chunks == 0 && !rep.planned && !r.cfg.Stepwise { // a decode move (Continue's first test)
+	if rep.continues && out.Chunks == 0 && !rep.planned { // a decode move (Continue's first test)
 		if p := rep.eng.Continue(r.now, r.stopping()); p != nil {
 			r.continued++
 			return r.planned(rep, p)

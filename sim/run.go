@@ -175,7 +175,9 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	r.lazy = r.lazyTokens()
 	if r.lazy {
 		for i := range r.reps {
-			r.reps[i].eng.OmitStreaks(true) // accountLazy counts them
+			rep := &r.reps[i]
+			rep.eng.OmitStreaks(true) // accountLazy counts them
+			rep.continues = rep.ctxFree && r.steps == nil && !rep.spec.On()
 		}
 	}
 	r.col.setExact(cfg.ExactSamples)
