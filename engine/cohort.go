@@ -191,14 +191,22 @@ func (e *Engine) syncMember(s *seq) {
 	s.anon = e.blocksFor(s.computed+e.co.ahead) - len(s.ids)
 }
 
+// joins reports whether a running request is a plain decode that joins
+// the cohort: it emitted at the end of the last outcome, its one known
+// token not in KV is the one it samples next, and it holds the blocks of
+// its computed tokens exactly.
+func (e *Engine) joins(s *seq) bool {
+	return s.emitted > 0 && s.known-s.computed == 1 && s.look == 0 && s.lastMove == e.move && e.move != 0 &&
+		s.blocks() == e.blocksFor(s.computed)
+}
+
 // joinCohort moves the running list's leading plain decodes into the
 // cohort (planning, nothing in flight).
 func (e *Engine) joinCohort() {
 	co := &e.co
 	k := 0
 	for _, s := range e.running {
-		if !(s.emitted > 0 && s.known-s.computed == 1 && s.look == 0 && s.lastMove == e.move && e.move != 0 &&
-			s.blocks() == e.blocksFor(s.computed)) {
+		if !e.joins(s) {
 			break
 		}
 		s.member, s.t0, s.rank = true, co.tick, co.joins

@@ -83,10 +83,9 @@ func ExampleEngine_OmitStreaks() {
 
 // A driver that plans runs of decode steps asks Continue at each step end
 // first: three 100-token prompts prefill in one 30.5 ms step (20 + 0.035 ×
-// 300 ms), which emits each one's first token; the runs of 45 ms decode
-// steps after the first two finishes go on at once, without a new plan
-// (Frozen prices a decode step 45 ms whatever its count, and nothing
-// waits). After the prefill, a step end with a chunk, the driver plans.
+// 300 ms), which emits each one's first token; then, nothing waiting,
+// each run of 45 ms decode steps is planned at the step end before it
+// (the prompts' last chunk, then each finish), without a new plan.
 func ExampleEngine_Continue() {
 	e, err := engine.New(engine.Config{}, costmodel.Frozen{})
 	if err != nil {
@@ -116,7 +115,7 @@ func ExampleEngine_Continue() {
 		}
 	}
 	// Output:
-	// planned: 3 steps of 45ms from 30.5ms
+	// continued: 3 steps of 45ms from 30.5ms
 	// request 0 finished at 165.5ms
 	// continued: 3 steps of 45ms from 165.5ms
 	// request 1 finished at 300.5ms

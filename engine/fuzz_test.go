@@ -117,7 +117,7 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 15))
 	plansContinued = 0
 	defer func() {
-		if plansContinued < 150 {
+		if plansContinued < 600 {
 			t.Errorf("the engine continued %d runs: the scenarios no longer try Continue", plansContinued)
 		}
 	}()

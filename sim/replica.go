@@ -140,7 +140,7 @@ func (r *runner) stepEnd(rep *replica) error {
 	if err := r.account(rep, out); err != nil {
 		return err
 	}
-	if rep.continues && out.Chunks == 0 && !rep.planned { // a decode move (Continue's first test)
+	if rep.continues && !rep.planned {
 		if p := rep.eng.Continue(r.now, r.stopping()); p != nil {
 			r.continued++
 			return r.planned(rep, p)
