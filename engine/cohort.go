@@ -46,13 +46,15 @@ import (
 // cohort beside one with it and compares every answer; sim's differential
 // tests compare a run with it against the step-by-step run.
 type cohort struct {
-	on      bool     // the engine keeps a cohort
-	members []*seq   // in running order, before every request of e.running; nil: one that left
-	n       int      // members (non-nil entries)
-	tick    int      // decode steps the cohort has taken: its clock
-	ahead   int      // steps whose blocks the members hold beyond their computed tokens
-	count   []int32  // members by (computed − t0) mod BlockSize
-	suf     []int32  // suf[k] = Σ count[k:], suf[BlockSize] = 0: the members; suf[BlockSize+1] = −count[0] (coBlocks)
+	on      bool    // the engine keeps a cohort
+	members []*seq  // in running order, before every request of e.running; nil: one that left
+	n       int     // members (non-nil entries)
+	tick    int     // decode steps the cohort has taken: its clock
+	ahead   int     // steps whose blocks the members hold beyond their computed tokens
+	count   []int32 // members by (computed − t0) mod BlockSize
+	suf     *sufs   // suf[k] = Σ count[k:], suf[BlockSize] = 0: the members; suf[BlockSize+1] = −count[0] (coBlocks)
+	top     int     // BlockSize + 1, and mask BlockSize − 1, for coGrow
+	mask    int
 	rsuf    []int    // rsuf[k] = Σ r·count[r] over r ≥ k
 	q       int      // Σ ⌊(computed − t0) / BlockSize⌋ over the members
 	fin     finQueue // members by the tick of their last token
@@ -61,6 +63,17 @@ type cohort struct {
 	sumbuf  []int    // decode contexts with the step's sum first and zeros after: a DecodeSum price
 	scratch []*seq   // finishers, and the running list being rebuilt
 }
+
+// sufs holds the cohort's suffix sums of its residue counts: BlockSize
+// + 2 of them (at most maxResidueBlock + 2) in an array whose length is a
+// power of two, so that an index masked by sufLen − 1, which changes no
+// index below it, needs no bounds check (coGrow is the engine's most run
+// line).
+type sufs [sufLen]int32
+
+const sufLen = 128
+
+const _ = uint(sufLen - maxResidueBlock - 2) // does not compile unless they fit
 
 // finMin is the tick of the cohort's next last token (there are members).
 func (e *Engine) finMin() int {
@@ -81,7 +94,8 @@ func (e *Engine) setCohort() {
 		!e.record && !e.cfg.DisableChunkedPrefill && e.cfg.SpeculativeTokens == 0
 	if e.co.on && e.co.count == nil {
 		e.co.count = make([]int32, e.cfg.BlockSize)
-		e.co.suf = make([]int32, e.cfg.BlockSize+2)
+		e.co.suf = new(sufs)
+		e.co.top, e.co.mask = e.cfg.BlockSize+1, e.cfg.BlockSize-1
 		e.co.rsuf = make([]int, e.cfg.BlockSize+1)
 		e.co.sumbuf = make([]int, e.cfg.MaxSeqs)
 	}
@@ -121,7 +135,7 @@ func (e *Engine) nrunning() int { return e.co.n + len(e.running) }
 func (e *Engine) coBlocks(m int) int {
 	co := &e.co
 	t := co.tick + m
-	return co.q + int(co.suf[0])*(t>>e.sh()+1) + int(co.suf[e.cfg.BlockSize+1-t&(e.cfg.BlockSize-1)])
+	return co.q + int(co.suf[0])*(t>>e.sh()+1) + int(co.suf[(e.cfg.BlockSize+1-t&(e.cfg.BlockSize-1))&(sufLen-1)])
 }
 
 // coGrow is coBlocks(m1) − coBlocks(m0): the blocks the members take from
@@ -130,9 +144,8 @@ func (e *Engine) coBlocks(m int) int {
 // count and one past 63; with two calls to sh it no longer inlined.)
 func (e *Engine) coGrow(m0, m1 int) int {
 	co := &e.co
-	t0, t1 := co.tick+m0, co.tick+m1
-	bs, sh := e.cfg.BlockSize, uint(e.shift)&63
-	return int(co.suf[0])*(t1>>sh-t0>>sh) + int(co.suf[bs+1-t1&(bs-1)]) - int(co.suf[bs+1-t0&(bs-1)])
+	t0, t1, sh := co.tick+m0, co.tick+m1, uint(e.shift)&63
+	return int(co.suf[0])*(t1>>sh-t0>>sh) + int(co.suf[(co.top-t1&co.mask)&(sufLen-1)]) - int(co.suf[(co.top-t0&co.mask)&(sufLen-1)])
 }
 
 // coBlockSteps is Σ over the members of Σ_{x=c+1..c+j} ⌈x / BlockSize⌉:
@@ -286,7 +299,7 @@ func (e *Engine) materialize() {
 	}
 	co.fin.reset()
 	clear(co.count)
-	clear(co.suf)
+	clear(co.suf[:])
 	clear(co.rsuf)
 	co.q, co.csum = 0, 0
 	list := append(append(co.scratch[:0], co.members...), e.running...)

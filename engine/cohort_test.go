@@ -18,9 +18,9 @@ func TestCohortCounts(t *testing.T) {
 		e.OmitStreaks(true)
 		require.True(t, e.co.on)
 		for range 200 {
-			e.co = cohort{on: true, count: e.co.count, suf: e.co.suf, rsuf: e.co.rsuf}
+			e.co = cohort{on: true, count: e.co.count, suf: e.co.suf, rsuf: e.co.rsuf, top: e.co.top, mask: e.co.mask}
 			clear(e.co.count)
-			clear(e.co.suf)
+			clear(e.co.suf[:])
 			clear(e.co.rsuf)
 			e.co.tick = rng.IntN(1 << 20)
 			var computed []int // each member's computed tokens now
