@@ -27,11 +27,11 @@
 //     priced by its first step alone.
 //   - finqueue.go: the cohort's finish queue, a run of the members that
 //     joined in the order they finish and a heap of the others.
-//   - continue.go: Continue, the next run of the cohort planned at the
-//     step end where a member finished, before the driver's other events
-//     there, when nothing waits and the model prices a decode step
-//     whatever its count (Frozen): a run goes on through a finish without
-//     a new plan.
+//   - continue.go: Continue, the cohort's next run planned at the step
+//     end before it (a member's finish, a prompt's last chunk), before
+//     the driver's other events there, when nothing waits and the model
+//     reads no decode context (Frozen, tables): a run goes on through a
+//     finish, or after a prefill, without a new plan.
 //   - view.go: what a router reads of a replica (Outstanding,
 //     CachedPrefix) without changing it.
 //   - check.go: Check, the invariants tests run after every step.

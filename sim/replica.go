@@ -124,14 +124,14 @@ func (r *runner) planned(rep *replica, p *engine.Plan) error {
 }
 
 // stepEnd applies the end of the replica's move in flight, and plans its
-// next move at once when that continues a run of decode steps through
-// the finish that ended it (engine.Continue), else after everything at
-// the instant. Continue is asked after the move is accounted, so that a
-// request its finish sent here (a closed-loop client's next) has joined
-// the waiting queue, and with the instant the run stops at once the
-// finisher no longer counts; a join or an abort later at this instant
-// cuts the continued run whole (interrupt), as it would have been
-// planned only after them.
+// next move at once when that is a run of the decode cohort
+// (engine.Continue: nothing waits, after a finish or a prompt's last
+// chunk), else after everything at the instant. Continue is asked after
+// the move is accounted, so that a request its finish sent here (a
+// closed-loop client's next) has joined the waiting queue, and with the
+// stopping instant as it is once the finisher no longer counts; a join
+// or an abort later at this instant cuts the continued run whole
+// (interrupt), as it would have been planned only after them.
 func (r *runner) stepEnd(rep *replica) error {
 	out, err := rep.eng.Complete(r.now)
 	if err != nil {
