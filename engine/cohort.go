@@ -135,7 +135,7 @@ func (e *Engine) nrunning() int { return e.co.n + len(e.running) }
 func (e *Engine) coBlocks(m int) int {
 	co := &e.co
 	t := co.tick + m
-	return co.q + int(co.suf[0])*(t>>e.sh()+1) + int(co.suf[(e.cfg.BlockSize+1-t&(e.cfg.BlockSize-1))&(sufLen-1)])
+	return co.q + int(co.suf[0])*(t>>e.sh()+1) + int(co.suf[(co.top-t&co.mask)&(sufLen-1)])
 }
 
 // coGrow is coBlocks(m1) − coBlocks(m0): the blocks the members take from

@@ -1,10 +1,6 @@
 package engine
 
-import (
-	"time"
-
-	"github.com/servesim/servesim/costmodel"
-)
+import "time"
 
 // Continue plans, at instant now, the move that follows the one Complete
 // has just ended there, when that move is the pure-decode run of the
@@ -61,7 +57,7 @@ func (e *Engine) Continue(now, until time.Duration) *Plan {
 	// so the run is the longest whose steps need no more than are free.
 	// Nothing waits, so no admission could get easier (fitBlocks).
 	if avail := e.available(); e.coGrow(0, k) > avail {
-		k = e.fitCohort(k, avail)
+		k = lastTrue(1, k-1, func(j int) bool { return e.coGrow(0, j) <= avail })
 	}
 	p.Steps, p.StepTime, p.End = k, d, now+time.Duration(k)*d
 	e.minLeft = left
@@ -80,31 +76,12 @@ func (e *Engine) allJoin() bool {
 	return true
 }
 
-// fitCohort is the largest j < k whose first j steps the cohort's members
-// find blocks for, given that the first step's fit and the k-th's do not.
-func (e *Engine) fitCohort(k, avail int) int {
-	lo, hi := 1, k-1
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if e.coGrow(0, mid) <= avail {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return lo
-}
-
 // decodePrice is the model's price of a step of n decodes and nothing
 // else, for a model that reads no decode context: one decode's price
 // when a step of at least n was priced the same (models are
 // non-decreasing in the decodes a step has), else the model's, read
 // through the plan (price, whose Batch is the cohort's n decodes).
 func (e *Engine) decodePrice(n int) time.Duration {
-	if !e.priced1 {
-		e.price1 = e.model.StepTime(costmodel.Batch{Decode: []int{1}})
-		e.priced1 = true
-	}
 	if n <= e.flatTo {
 		return e.price1
 	}

@@ -55,10 +55,9 @@ type Engine struct {
 	noCohort    bool          // tests: keep none (the slow twin)
 	sumPriced   bool          // the model prices decode contexts by their sum (costmodel.DecodeSum)
 	ctxFree     bool          // the model reads no decode context (costmodel.ContextFree): a run's steps cost its first's
-	price1      time.Duration // the model's price of one decode, once priced1 (decodePrice)
-	priced1     bool
-	flatTo      int // steps of up to this many decodes alone are priced price1
-	outstanding int // Σ left() over the requests held
+	price1      time.Duration // with ctxFree, the model's price of one decode alone (decodePrice)
+	flatTo      int           // steps of up to this many decodes alone are priced price1
+	outstanding int           // Σ left() over the requests held
 
 	acceptor Acceptor // speculative decoding: the driver's acceptance draws
 
@@ -224,6 +223,7 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 	}
 	if cf, ok := m.(costmodel.ContextFree); ok && cf.ContextFree() {
 		e.ctxFree = true
+		e.price1 = m.StepTime(costmodel.Batch{Decode: []int{1}})
 	}
 	return e, nil
 }

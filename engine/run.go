@@ -131,10 +131,15 @@ func (e *Engine) fitBlocks(k int) int {
 	if e.runNeed(k) <= avail { // the usual case: blocks to spare
 		return k
 	}
-	lo, hi := 1, k-1 // runNeed(lo) fits
+	return lastTrue(1, k-1, func(j int) bool { return e.runNeed(j) <= avail }) // runNeed(1) fits
+}
+
+// lastTrue is the largest j in [lo, hi] for which ok holds, given that it
+// holds at lo and, once false, stays false (bisection).
+func lastTrue(lo, hi int, ok func(int) bool) int {
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if e.runNeed(mid) <= avail {
+		if ok(mid) {
 			lo = mid
 		} else {
 			hi = mid - 1
@@ -188,15 +193,7 @@ func (e *Engine) fitPrice(lo, k int) int {
 		}
 		lo += step
 	}
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if e.samePrice(mid) {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return lo
+	return lastTrue(lo, hi, e.samePrice)
 }
 
 // started is the number of steps of the plan in flight that start before t.
