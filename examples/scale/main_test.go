@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,6 +50,19 @@ func TestRunPrints(t *testing.T) {
 	out.Reset()
 	require.NoError(t, run(&out, []string{"-requests", "3000", "-rate", "1", "-exact-samples", "100"}))
 	assert.Contains(t, out.String(), "from a sketch, within 0.5 % of exact")
+}
+
+// -cpuprofile writes a CPU profile of the run: gzipped, as pprof's are.
+func TestCPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	require.NoError(t, run(&bytes.Buffer{}, []string{"-requests", "20000", "-cpuprofile", path}))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Greater(t, len(b), 2)
+	assert.Equal(t, []byte{0x1f, 0x8b}, b[:2], "a pprof profile is gzipped")
+
+	err = run(&bytes.Buffer{}, []string{"-requests", "10", "-cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir")})
+	assert.ErrorContains(t, err, filepath.Join("no", "such", "dir"))
 }
 
 func TestBadFlags(t *testing.T) {
