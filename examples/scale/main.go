@@ -23,8 +23,8 @@
 // million requests, built without a profile), for Go's profile-guided
 // optimization: a build given it inlines the simulator's hot calls (the
 // step end's accounting, the arrival's intake, the engine's cohort and
-// block pool) and calls the workload's generator directly, and runs about
-// 7 % fewer instructions a request (docs/scale.md). It is not named
+// block pool) and calls the generator and the Atlas cost model directly,
+// and runs about 7 % fewer instructions a request (docs/scale.md). It is not named
 // default.pgo, so no build applies it unasked (that would rebuild the
 // standard library and every dependency with it, about a minute on two
 // cores); ask for it:
