@@ -202,13 +202,18 @@ func (r *runner) send(ref int32) error {
 	s := &r.slots[ref]
 	s.rec.Arrival, s.rec.Sent = r.now, true
 	r.inFlight++
-	i, err := r.route(s)
-	if err != nil {
-		return err
+	i := 0
+	if len(r.reps) > 1 || r.cfg.Fleet.Router != nil {
+		var err error
+		if i, err = r.route(s); err != nil {
+			return err
+		}
+	} else {
+		r.routed++ // one replica and no router to ask
 	}
 	rep := &r.reps[i]
 	s.rec.Replica = i
-	err = rep.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
+	err := rep.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
 		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen,
 		Class: s.class, Deadline: r.deadline(s.class, r.now)})
 	if err != nil {
@@ -252,11 +257,9 @@ func (r *runner) sendWaiting() error {
 }
 
 // route asks the router where the request goes.
+// (send does not call it for one replica and no router: there is no one
+// to ask.)
 func (r *runner) route(s *slot) (int, error) {
-	if len(r.reps) == 1 && r.cfg.Fleet.Router == nil {
-		r.routed++
-		return 0, nil // one replica and no router to ask
-	}
 	req := &r.routeReq // reused: a router must not keep it
 	*req = workload.Request{ID: s.rec.ID, Arrival: s.rec.Arrival, InputTokens: s.rec.Input, OutputTokens: s.rec.Output,
 		PrefixHashes: s.prefix, PrefixBlockTokens: s.prefixLen, Conversation: s.rec.Conversation, Turn: s.rec.Turn,

@@ -76,6 +76,7 @@ type runner struct {
 	inSystem           int       // requests held by the replicas
 	area               wide      // ∫ inSystem dt over the window, in request·ns, exact
 	startSeen, endSeen bool      // HeldAtStart / HeldAtEnd recorded
+	open               bool      // no Horizon and no warm-up to detect: the window never closes
 	segs               []segment // held over time, when detecting the warm-up
 	marks              []mark    // counters before each instant, likewise
 	done, tokens       int       // ok completions and tokens inside the window
@@ -194,6 +195,7 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 		return nil, err
 	}
 	r.areaAt = cfg.Warmup
+	r.open = cfg.Horizon == 0 && !cfg.DetectWarmup
 	// The window's edges split every replica's runs, so that the steps
 	// measured are those that ended inside it, however they were planned.
 	r.events.push(event{at: cfg.Warmup, class: classWindow})
@@ -275,11 +277,17 @@ func (r *runner) loop() error {
 
 // dropIdle pops the window edges at the head of the queue that have
 // nothing to do (nothing in flight to split, once every replica due is
-// planned) and reports whether an event remains.
+// planned) and reports whether an event remains. (Small enough to inline
+// into the loop, which asks at every event; dropEdges is the rest.)
 func (r *runner) dropIdle() bool {
 	if r.edges == 0 { // none queued: there is nothing to drop
-		return r.events.len() > 0 || r.ends.len() > 0
+		return len(r.events.items) > 0 || len(r.ends.items) > 0 // not len(): it inlines
 	}
+	return r.dropEdges()
+}
+
+// dropEdges is dropIdle with a window edge queued.
+func (r *runner) dropEdges() bool {
 	for r.events.len() > 0 {
 		// A replica is busy exactly when it has a step end (stepEnds).
 		if r.events.peek().class != classWindow || len(r.toPlan) > 0 || r.ends.len() > 0 {

@@ -212,16 +212,26 @@ func (r *runner) tally(rec *Record, class int) {
 	}
 	if rec.Measured {
 		r.measuredLive--
-		r.col.add(rec)
-		if !r.cfg.DetectWarmup { // else counted once the warm-up is known
+		if r.col.detect { // counted once the warm-up is known
+			r.col.hold(rec)
+		} else {
+			r.col.count(rec)
 			r.countApart(rec, class)
 		}
 	}
 }
 
 // countApart counts a measured record in its replica's summary (in a
-// fleet) and its class's (with classes).
+// fleet) and its class's (with classes). (Its test inlines: one replica
+// with no classes keeps no summary apart.)
 func (r *runner) countApart(rec *Record, class int) {
+	if len(r.reps) > 1 || r.perClass {
+		r.countApartNow(rec, class)
+	}
+}
+
+// countApartNow is countApart with a summary apart to count in.
+func (r *runner) countApartNow(rec *Record, class int) {
 	if len(r.reps) > 1 && rec.Replica != Unrouted {
 		r.reps[rec.Replica].col.count(rec)
 	}

@@ -270,16 +270,9 @@ type collector struct {
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-func (c *collector) add(r *Record) {
-	if c.detect {
-		c.hold(r)
-		return
-	}
-	c.count(r)
-}
-
 // hold keeps r, without its tokens, until the warm-up is detected (out of
-// line: a run that does not detect it never calls it).
+// line: a run that does not detect it never calls it). A collector that
+// does not detect it counts a record at once (count).
 //
 //go:noinline
 func (c *collector) hold(r *Record) {

@@ -9,7 +9,18 @@ import (
 // counters advance records before each instant's events must hold every
 // token emitted before t, so every replica's steps that ended before t are
 // collected first.
+// (Its usual case is small enough to inline into the loop, which reaches
+// every event's instant; reachEdges is the rest.)
 func (r *runner) reach(t time.Duration) error {
+	if r.startSeen && r.open {
+		r.advanceOpen(t)
+		return nil
+	}
+	return r.reachEdges(t)
+}
+
+// reachEdges is reach but in an open window that has started.
+func (r *runner) reachEdges(t time.Duration) error {
 	if r.cfg.DetectWarmup && t > r.areaAt {
 		if err := r.settleAll(t - 1); err != nil {
 			return err
@@ -22,16 +33,27 @@ func (r *runner) reach(t time.Duration) error {
 // advance moves the clock to t, integrating requests in the system over
 // the measurement window for Little's law.
 func (r *runner) advance(t time.Duration) {
-	if r.startSeen && r.cfg.Horizon == 0 && !r.cfg.DetectWarmup {
-		// An open window once it has started, the usual case: what
-		// follows with its edges behind it (lo is areaAt, hi is t).
-		if t > r.areaAt {
-			r.area.add(uint64(r.inSystem), uint64(t-r.areaAt))
-			r.areaAt = t
-		}
-		r.now = t
+	if r.startSeen && r.open {
+		r.advanceOpen(t)
 		return
 	}
+	r.advanceEdges(t)
+}
+
+// advanceOpen is advance in an open window that has started, the usual
+// case: what advanceEdges does with the window's edges behind it (lo is
+// areaAt, hi is t).
+func (r *runner) advanceOpen(t time.Duration) {
+	if t > r.areaAt {
+		r.area.add(uint64(r.inSystem), uint64(t-r.areaAt))
+		r.areaAt = t
+	}
+	r.now = t
+}
+
+// advanceEdges is advance before the window has started or with an edge
+// ahead (a horizon, a warm-up to detect).
+func (r *runner) advanceEdges(t time.Duration) {
 	if r.areaAt <= r.cfg.Warmup && r.cfg.Warmup <= t && !r.startSeen {
 		r.startSeen = true
 		r.col.s.HeldAtStart = r.inSystem
