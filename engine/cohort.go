@@ -277,7 +277,7 @@ func (e *Engine) vacate(s *seq) {
 // (amortized O(1) a leave).
 func (e *Engine) compact() {
 	co := &e.co
-	if holes := len(co.members) - co.n; holes > 16 && holes > co.n {
+	if len(co.members)-co.n > max(16, co.n) { // more holes than members, past 16
 		e.compact0()
 	}
 }
