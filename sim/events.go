@@ -58,13 +58,21 @@ func (h *eventHeap) push(e event) {
 	}
 }
 
-func (h *eventHeap) pop() event {
+// pop removes and returns the earliest event. (Small enough to inline
+// when the heap holds one event, as an open-loop source's next arrival
+// often is alone; popSift is the rest.)
+func (h *eventHeap) pop() (top event) {
+	if len(h.items) != 1 {
+		return h.popSift()
+	}
+	top, h.items = h.items[0], h.items[:0]
+	return top
+}
+
+// popSift is pop from a heap of two events or more.
+func (h *eventHeap) popSift() event {
 	top := h.items[0]
 	n := len(h.items) - 1
-	if n == 0 { // the only event, as an open-loop source's next arrival often is
-		h.items = h.items[:0]
-		return top
-	}
 	h.items[0] = h.items[n]
 	h.items = h.items[:n]
 	for i := 0; ; {

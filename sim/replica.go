@@ -68,10 +68,7 @@ func (r *runner) hold(rep *replica, d int) {
 // integrateHeld adds what the replica held from its last change to t,
 // clipped to the declared window, to its integral.
 func (r *runner) integrateHeld(rep *replica, t time.Duration) {
-	lo, hi := max(rep.heldAt, r.cfg.Warmup), t
-	if r.cfg.Horizon > 0 {
-		hi = min(hi, r.cfg.Horizon)
-	}
+	lo, hi := max(rep.heldAt, r.cfg.Warmup), min(t, r.closes)
 	if hi > lo {
 		rep.heldArea.add(uint64(rep.held), uint64(hi-lo))
 	}

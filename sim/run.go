@@ -73,13 +73,14 @@ type runner struct {
 	stopAt       time.Duration
 	lastEnd      time.Duration // last terminal event
 
-	inSystem           int       // requests held by the replicas
-	area               wide      // ∫ inSystem dt over the window, in request·ns, exact
-	startSeen, endSeen bool      // HeldAtStart / HeldAtEnd recorded
-	open               bool      // no Horizon and no warm-up to detect: the window never closes
-	segs               []segment // held over time, when detecting the warm-up
-	marks              []mark    // counters before each instant, likewise
-	done, tokens       int       // ok completions and tokens inside the window
+	inSystem           int           // requests held by the replicas
+	area               wide          // ∫ inSystem dt over the window, in request·ns, exact
+	startSeen, endSeen bool          // HeldAtStart / HeldAtEnd recorded
+	open               bool          // no Horizon and no warm-up to detect: the window never closes
+	closes             time.Duration // the declared window's end: Horizon, or Unbounded
+	segs               []segment     // held over time, when detecting the warm-up
+	marks              []mark        // counters before each instant, likewise
+	done, tokens       int           // ok completions and tokens inside the window
 	areaAt             time.Duration
 
 	pullErr error // a source error met while handling feedback
@@ -122,7 +123,11 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	}
 	r := &runner{cfg: cfg, slo: cfg.SLO.WithDefaults(), src: src, obs: obs,
 		errs: workload.NewStream(cfg.Seed, "sim/errors"), stopAt: Unbounded,
-		router: cfg.Fleet.Router, routeRand: workload.NewStream(cfg.Seed, "sim/router")}
+		router: cfg.Fleet.Router, routeRand: workload.NewStream(cfg.Seed, "sim/router"),
+		open: cfg.Horizon == 0 && !cfg.DetectWarmup, closes: Unbounded}
+	if cfg.Horizon > 0 {
+		r.closes = cfg.Horizon
+	}
 	if r.router == nil {
 		r.router = RoundRobin{}
 	}
@@ -195,7 +200,6 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 		return nil, err
 	}
 	r.areaAt = cfg.Warmup
-	r.open = cfg.Horizon == 0 && !cfg.DetectWarmup
 	// The window's edges split every replica's runs, so that the steps
 	// measured are those that ended inside it, however they were planned.
 	r.events.push(event{at: cfg.Warmup, class: classWindow})
