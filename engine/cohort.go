@@ -398,12 +398,8 @@ func (e *Engine) completeCohort(steps int, done bool) []*seq {
 	}
 	e.outstanding -= steps * co.n
 	fin := co.scratch[:0]
-	for {
-		x, ok := co.fin.popThrough(co.tick)
-		if !ok {
-			break
-		}
-		if x.live() {
+	for co.fin.due(co.tick) {
+		if x := co.fin.pop(); x.live() {
 			fin = append(fin, x.s)
 		}
 	}

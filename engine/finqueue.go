@@ -52,19 +52,14 @@ func (q *finQueue) front() finEntry {
 	return q.heap[0]
 }
 
-// popThrough removes and returns the front entry if its tick is tick at
-// the latest.
-func (q *finQueue) popThrough(tick int) (finEntry, bool) {
-	if q.fromRun() {
-		if q.run[q.head].tick > tick {
-			return finEntry{}, false
-		}
-		return q.popRun(), true
+// due reports whether there is an entry whose tick is tick at the latest
+// (so the front's is). It inlines: a move's last test, which finds none,
+// costs no call.
+func (q *finQueue) due(tick int) bool {
+	if q.head < len(q.run) && q.run[q.head].tick <= tick {
+		return true
 	}
-	if len(q.heap) == 0 || q.heap[0].tick > tick {
-		return finEntry{}, false
-	}
-	return q.heap.pop(), true
+	return len(q.heap) > 0 && q.heap[0].tick <= tick
 }
 
 // pop removes and returns the front entry.
