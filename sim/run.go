@@ -233,7 +233,9 @@ func (r *runner) loop() error {
 			}
 			break
 		}
-		if err := r.reach(at); err != nil {
+		if r.startSeen && r.open { // reach's usual case, without its call
+			r.advanceOpen(at)
+		} else if err := r.reach(at); err != nil {
 			return err
 		}
 		var err error
