@@ -160,8 +160,23 @@ func (p *blockPool) take(n int) {
 	}
 }
 
-// takeSome is take for n > 0.
+// takeSome is take for n > 0: most takes are part of the run of blocks
+// never cached at the head of the free queue; takeEach is the rest.
 func (p *blockPool) takeSome(n int) {
+	if q := &p.q[0]; q.blocks > 0 {
+		if b := &p.nodes[q.head]; int(b.run) > n {
+			b.run -= int32(n)
+			q.blocks -= n
+			return
+		}
+	}
+	p.takeEach(n)
+}
+
+// takeEach takes n blocks one node at a time from the head of the free
+// queue (the never-cached queue first): whole runs, part of one, cached
+// blocks.
+func (p *blockPool) takeEach(n int) {
 	for n > 0 {
 		qi := uint8(0)
 		if p.q[0].blocks == 0 {
