@@ -287,7 +287,7 @@ func (r *runner) loop() error {
 // into the loop, which asks at every event; dropEdges is the rest.)
 func (r *runner) dropIdle() bool {
 	if r.edges == 0 { // none queued: there is nothing to drop
-		return len(r.events.items) > 0 || len(r.ends.items) > 0 // not len(): it inlines
+		return len(r.events.items) > 0 || len(r.ends.items) > 0 // through len() it would cost 87
 	}
 	return r.dropEdges()
 }

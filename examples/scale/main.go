@@ -24,10 +24,10 @@
 // optimization: a build given it inlines the simulator's hot calls (the
 // step end's accounting, the arrival's intake, the engine's cohort and
 // block pool) and calls the generator and the Atlas cost model directly,
-// and runs about 7 % fewer instructions a request (docs/scale.md). It is not named
-// default.pgo, so no build applies it unasked (that would rebuild the
-// standard library and every dependency with it, about a minute on two
-// cores); ask for it:
+// and runs about 6 % fewer instructions a request than a build without it
+// (docs/scale.md). It is not named default.pgo, so no build applies it
+// unasked (that would rebuild the standard library and every dependency
+// with it, about a minute on two cores); ask for it:
 //
 //	go build -pgo=examples/scale/atlas.pgo -o /tmp/scale ./examples/scale
 //	go test -pgo=examples/scale/atlas.pgo ./sim -run '^$' -bench RunAtlas
