@@ -136,7 +136,7 @@ func (r *runner) schedule(req workload.Request) error {
 }
 
 func (r *runner) measures(t time.Duration) bool {
-	return t >= r.cfg.Warmup && (r.cfg.Horizon == 0 || t < r.cfg.Horizon) && r.seen >= r.cfg.WarmupRequests
+	return t >= r.cfg.Warmup && t < r.closes && r.seen >= r.cfg.WarmupRequests
 }
 
 func (r *runner) alloc() int32 {

@@ -59,10 +59,7 @@ func (r *runner) advanceEdges(t time.Duration) {
 		r.segs = append(r.segs, segment{At: r.areaAt, Held: r.inSystem})
 		r.marks = append(r.marks, mark{at: t, done: r.done, tokens: r.tokens})
 	}
-	lo, hi := max(r.areaAt, r.cfg.Warmup), t
-	if r.cfg.Horizon > 0 {
-		hi = min(hi, r.cfg.Horizon)
-	}
+	lo, hi := max(r.areaAt, r.cfg.Warmup), min(t, r.closes)
 	if hi > lo {
 		r.area.add(uint64(r.inSystem), uint64(hi-lo))
 	}
@@ -75,15 +72,12 @@ func (r *runner) advanceEdges(t time.Duration) {
 // window's edges are events that split every run, so a move's steps are
 // all inside or all outside.
 func (r *runner) endsInWindow(t time.Duration) bool {
-	return t > r.cfg.Warmup && (r.cfg.Horizon == 0 || t <= r.cfg.Horizon)
+	return t > r.cfg.Warmup && t <= r.closes
 }
 
 // overlap is the part of [a, b] inside the declared window.
 func (r *runner) overlap(a, b time.Duration) time.Duration {
-	a = max(a, r.cfg.Warmup)
-	if r.cfg.Horizon > 0 {
-		b = min(b, r.cfg.Horizon)
-	}
+	a, b = max(a, r.cfg.Warmup), min(b, r.closes)
 	return max(0, b-a)
 }
 
