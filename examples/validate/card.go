@@ -36,7 +36,7 @@ func writeCard(o options, m measured, r *replayed, c comparison) error {
 		SLO:     report.SLO{TTFT: unbounded, ITL: unbounded, TPOT: unbounded, E2E: unbounded},
 		Build:   report.ReadBuild(),
 		Command: "go run ./examples/validate -card " + o.card,
-		Notes:   cardNotes(o, r, c),
+		Notes:   cardNotes(o, m, r, c),
 	}
 	f, err := os.Create(o.card)
 	if err != nil {
@@ -50,11 +50,19 @@ func writeCard(o options, m measured, r *replayed, c comparison) error {
 }
 
 // cardNotes are the comparison and the declared figures, as sentences.
-func cardNotes(o options, r *replayed, c comparison) []string {
+func cardNotes(o options, m measured, r *replayed, c comparison) []string {
 	notes := []string{
 		"Nothing is fitted to the run's latencies: every step time is composed from the kernel profile of the same GPU, and the measured TTFT, TPOT and E2E are only compared against.",
 		fmt.Sprintf("Per-request MAPE: TTFT %.1f %%, TPOT %.2f %%, E2E %.2f %% (LLMServingSim's own prediction of this run: %.1f %%, %.2f %%, %.2f %%).",
 			c.ttft.mape, c.tpot.mape, c.e2e.mape, llmServingSim.mape[0], llmServingSim.mape[1], llmServingSim.mape[2]),
+	}
+	if c.notOK > 0 {
+		why := failures(o, m, c)
+		for i, l := range why {
+			why[i] = strings.TrimSpace(l)
+		}
+		notes = append(notes, fmt.Sprintf("%d of the %d simulated requests did not end ok and are left out of the comparison: %s.",
+			c.notOK, len(m.requests), strings.TrimSuffix(strings.Join(why, " "), ";")))
 	}
 	for _, m := range c.metrics() {
 		notes = append(notes, fmt.Sprintf("%s (ms), measured / simulated: mean %s / %s, p50 %s / %s, p90 %s / %s, p99 %s / %s.", m.name,

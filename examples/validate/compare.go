@@ -23,7 +23,19 @@ type metric struct {
 // comparison is the three latencies vLLM's bench reports.
 type comparison struct {
 	ttft, tpot, e2e metric
-	notOK           int // simulated requests that did not end ok (none expected)
+	notOK           int       // simulated requests that did not end ok (none expected)
+	failed          []outcome // what became of them, by status and reason
+}
+
+// outcome is the simulated requests that ended with one status for one
+// reason, and the KV each would hold at most: prompt + output − 1 tokens
+// (the last token is sampled, never stored), the figure the engine's
+// never-fits rule weighs against the pool.
+type outcome struct {
+	status               sim.Status
+	reason               string
+	n                    int
+	minTokens, maxTokens int
 }
 
 func (c comparison) metrics() []metric { return []metric{c.ttft, c.tpot, c.e2e} }
@@ -37,6 +49,7 @@ func compare(reqs []request, recs []sim.Record) comparison {
 		r := &recs[i]
 		if r.Status != sim.StatusOK {
 			c.notOK++
+			c.fail(r, q.Input+q.Output-1)
 			continue
 		}
 		ttft := ms(r.FirstToken - r.Arrival)
@@ -45,12 +58,30 @@ func compare(reqs []request, recs []sim.Record) comparison {
 			m[k], s[k] = append(m[k], pair[0]), append(s[k], pair[1])
 		}
 	}
+	if c.notOK == len(reqs) {
+		return c // nothing to summarise: no percentile of an empty set
+	}
 	mk := func(k int, name string) metric {
 		return metric{name: name, measured: summarize(m[k]), simulated: summarize(s[k]), mape: mape(m[k], s[k])}
 	}
 	c.ttft, c.tpot, c.e2e = mk(0, "TTFT"), mk(1, "TPOT"), mk(2, "E2E")
 	return c
 }
+
+// fail counts r among the requests that did not end ok.
+func (c *comparison) fail(r *sim.Record, tokens int) {
+	i := slices.IndexFunc(c.failed, func(o outcome) bool { return o.status == r.Status && o.reason == r.Reason })
+	if i < 0 {
+		c.failed = append(c.failed, outcome{status: r.Status, reason: r.Reason, minTokens: tokens, maxTokens: tokens})
+		i = len(c.failed) - 1
+	}
+	o := &c.failed[i]
+	o.n++
+	o.minTokens, o.maxTokens = min(o.minTokens, tokens), max(o.maxTokens, tokens)
+}
+
+// compared is the number of requests the comparison is made on.
+func (c comparison) compared(offered int) int { return offered - c.notOK }
 
 func ms[D ~int64](d D) float64 { return float64(d) / 1e6 }
 
@@ -99,6 +130,13 @@ func printComparison(w io.Writer, o options, m measured, r *replayed, c comparis
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w)
+	if c.compared(len(m.requests)) == 0 {
+		fmt.Fprintf(w, "nothing to compare: none of the %d simulated requests ended ok\n", len(m.requests))
+		for _, l := range failures(o, m, c) {
+			fmt.Fprintln(w, l)
+		}
+		return
+	}
 	for _, l := range table(c) {
 		fmt.Fprintln(w, l)
 	}
@@ -108,8 +146,32 @@ func printComparison(w io.Writer, o options, m measured, r *replayed, c comparis
 	fmt.Fprintf(w, "LLMServingSim's own prediction of this run: TTFT %.1f %%, TPOT %.2f %%, E2E %.2f %% (means %+.1f %%, %+.1f %%, %+.1f %%)\n",
 		l.mape[0], l.mape[1], l.mape[2], l.mean[0], l.mean[1], l.mean[2])
 	if c.notOK > 0 {
-		fmt.Fprintf(w, "warning: %d simulated requests did not end ok and are left out\n", c.notOK)
+		fmt.Fprintf(w, "warning: %d of the %d simulated requests did not end ok and are left out of the comparison:\n", c.notOK, len(m.requests))
+		for _, l := range failures(o, m, c) {
+			fmt.Fprintln(w, l)
+		}
 	}
+}
+
+// failures says what became of the requests that did not end ok, and,
+// for those refused because they can never fit, the bound: the KV pool in
+// tokens against what each request would hold.
+func failures(o options, m measured, c comparison) []string {
+	var lines []string
+	bs := m.meta.Engine.blockSize()
+	for _, f := range c.failed {
+		size := fmt.Sprintf("%d", f.maxTokens)
+		if f.minTokens != f.maxTokens {
+			size = fmt.Sprintf("%d to %d", f.minTokens, f.maxTokens)
+		}
+		lines = append(lines, fmt.Sprintf("  %d %s: %s", f.n, f.status, f.reason))
+		if f.status == sim.StatusRejected && strings.Contains(f.reason, "never fit") {
+			lines = append(lines, fmt.Sprintf("    each would hold prompt + output - 1 = %s tokens of KV, and the pool holds %d tokens (-kvblocks %d × block size %d);",
+				size, o.kvBlocks*bs, o.kvBlocks, bs),
+				fmt.Sprintf("    -kvblocks %d or more fits the largest of them", (f.maxTokens+bs-1)/bs))
+		}
+	}
+	return lines
 }
 
 // describe is the run, the replica, the model and what was declared.
@@ -125,8 +187,8 @@ func describe(o options, m measured, r *replayed) []string {
 	}
 	p := r.model.Provenance()
 	lines := []string{
-		fmt.Sprintf("run       vLLM %s serving %s: %d requests offered over %.1f s (%.1f req/s), started %s",
-			m.meta.VLLMVersion, m.meta.Model, len(m.requests), span, float64(len(m.requests)-1)/span, m.meta.StartedAt),
+		fmt.Sprintf("run       vLLM %s serving %s: %d requests offered %s, started %s",
+			m.meta.VLLMVersion, m.meta.Model, len(m.requests), offeredOver(len(m.requests), span), m.meta.StartedAt),
 		fmt.Sprintf("replica   max_num_seqs %d, max_num_batched_tokens %d, chunked prefill %s, block size %d, prefix caching %s (meta.json; vLLM's defaults where it is silent)",
 			e.MaxNumSeqs, e.MaxBatchedTokens, onOff(e.chunkedPrefill()), e.blockSize(), onOff(e.prefixCaching())),
 		fmt.Sprintf("          %d KV blocks, assumed (the run does not record them); the replay's peak use was %d blocks (%.0f %%)",
@@ -151,6 +213,15 @@ func describe(o options, m measured, r *replayed) []string {
 		lines = append(lines, "          first: "+strings.ReplaceAll(r.firstOut, "\n", "; "))
 	}
 	return lines
+}
+
+// offeredOver says over what span n requests arrived, and their rate;
+// requests that all arrived at one instant have none.
+func offeredOver(n int, span float64) string {
+	if span > 0 {
+		return fmt.Sprintf("over %.1f s (%.1f req/s)", span, float64(n-1)/span)
+	}
+	return "at one instant (no rate)"
 }
 
 // table is the side-by-side comparison.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,9 +34,12 @@ type runMeta struct {
 }
 
 // engineArgs are the engine arguments of the run; an argument the run did
-// not pass has vLLM's default (nil here).
+// not pass has vLLM's default (nil here). max_num_seqs and
+// max_num_batched_tokens have no default to fall back on (vLLM picks them
+// by hardware and usage context), so meta.json must state them.
 type engineArgs struct {
 	TP               int   `json:"tensor_parallel_size"`
+	DP               int   `json:"data_parallel_size"`
 	MaxNumSeqs       int   `json:"max_num_seqs"`
 	MaxBatchedTokens int   `json:"max_num_batched_tokens"`
 	BlockSize        *int  `json:"block_size"`
@@ -98,15 +102,17 @@ func traceConfig(blockTokens int) workload.TraceConfig {
 
 func readMeasured(dir string) (measured, error) {
 	m := measured{dir: dir, trace: filepath.Join(dir, "trace-hash-ids.jsonl")}
-	b, err := os.ReadFile(filepath.Join(dir, "vllm", "meta.json"))
-	if err != nil {
+	metaPath := filepath.Join(dir, "vllm", "meta.json")
+	var err error
+	if m.meta, err = readMeta(metaPath); err != nil {
 		return m, err
 	}
-	if err := json.Unmarshal(b, &m.meta); err != nil {
-		return m, fmt.Errorf("%s: %w", filepath.Join(dir, "vllm", "meta.json"), err)
-	}
-	if m.requests, err = readRequests(filepath.Join(dir, "vllm", "requests.jsonl")); err != nil {
+	reqPath := filepath.Join(dir, "vllm", "requests.jsonl")
+	if m.requests, err = readRequests(reqPath); err != nil {
 		return m, err
+	}
+	if m.meta.Requests > 0 && m.meta.Requests != len(m.requests) {
+		return m, fmt.Errorf("%s: num_requests is %d, but %s holds %d requests", metaPath, m.meta.Requests, reqPath, len(m.requests))
 	}
 	if err := m.check(); err != nil {
 		return m, err
@@ -124,6 +130,9 @@ func readRequests(path string) ([]request, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<22)
 	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue // a blank line holds no request
+		}
 		var r request
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
@@ -133,7 +142,13 @@ func readRequests(path string) ([]request, error) {
 		}
 		rs = append(rs, r)
 	}
-	return rs, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("%s: no requests: a run to compare against needs at least one line", path)
+	}
+	return rs, nil
 }
 
 // check makes sure the trace replays the measured requests, line by line:

@@ -12,6 +12,14 @@
 //	go run ./examples/validate
 //	go run ./examples/validate -kvblocks 20000 -card card.json
 //
+// meta.json is read as strictly as a scenario file (meta.go): a wrong
+// type, an unknown field or engine argument, a field given twice, or a
+// missing max_num_seqs or max_num_batched_tokens is an error naming the
+// file and the field. A request the replica refuses (one that can never
+// fit in -kvblocks) is left out of the comparison with the reason and the
+// bound; when every request is refused there is nothing to compare, and
+// the command says why and fails.
+//
 // By default the data are read from ../shared/measured beside the
 // repository root; where that is missing, from the copy in
 // examples/validate/testdata (see its NOTICE.md: MIT, CASYS Lab at KAIST).
@@ -78,6 +86,12 @@ func parse(w io.Writer, args []string) (options, error) {
 	if o.card != "" && !strings.HasSuffix(o.card, ".json") {
 		return o, fmt.Errorf("-card %q: the card is written as JSON (name it *.json)", o.card)
 	}
+	if o.card != "" {
+		// Checked before the replay, not after it.
+		if st, err := os.Stat(filepath.Dir(o.card)); err != nil || !st.IsDir() {
+			return o, fmt.Errorf("-card %q: its directory %s does not exist", o.card, filepath.Dir(o.card))
+		}
+	}
 	return o, nil
 }
 
@@ -126,6 +140,9 @@ func run(w io.Writer, args []string) error {
 	}
 	c := compare(m.requests, r.records)
 	printComparison(w, o, m, r, c)
+	if c.compared(len(m.requests)) == 0 {
+		return fmt.Errorf("none of the %d simulated requests ended ok: nothing to compare, and no card is written", len(m.requests))
+	}
 	if o.card != "" {
 		return writeCard(o, m, r, c)
 	}

@@ -108,11 +108,12 @@ func TestRunWritesACard(t *testing.T) {
 
 func TestRunRefusesBadArguments(t *testing.T) {
 	for args, want := range map[string]string{
-		"-kvblocks 0":        "-kvblocks and -layers must be > 0",
-		"-layers -1":         "-kvblocks and -layers must be > 0",
-		"-card card.md":      "the card is written as JSON",
-		"x":                  "unexpected arguments",
-		"-data /nonexistent": "/nonexistent/vllm/meta.json",
+		"-kvblocks 0":                  "-kvblocks and -layers must be > 0",
+		"-layers -1":                   "-kvblocks and -layers must be > 0",
+		"-card card.md":                "the card is written as JSON",
+		"-card /nonexistent/card.json": `-card "/nonexistent/card.json": its directory /nonexistent does not exist`,
+		"x":                            "unexpected arguments",
+		"-data /nonexistent":           "/nonexistent/vllm/meta.json",
 	} {
 		var out bytes.Buffer
 		assert.ErrorContains(t, run(&out, strings.Fields(args)), want, args)

@@ -60,6 +60,9 @@ func config(o options, e engineArgs, model costmodel.Model) sim.Config {
 }
 
 func replay(o options, m measured) (*replayed, error) {
+	if m.meta.Engine.DP > 1 {
+		return nil, fmt.Errorf("the run used data parallelism %d: it ran %d engines behind a load balancer, and the replay is of one", m.meta.Engine.DP, m.meta.Engine.DP)
+	}
 	if m.meta.Engine.TP > 1 {
 		return nil, fmt.Errorf("the run used tensor parallelism %d: declare the collective (costmodel.Profile.Collective) before replaying it", m.meta.Engine.TP)
 	}
