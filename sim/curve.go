@@ -26,13 +26,18 @@ const (
 	Backlogged
 	// Overloaded: more than that; the replica does not sustain the load.
 	Overloaded
+	// Refused: the replica refused every request offered to every
+	// replication at arrival (each can never fit in its KV cache, say:
+	// engine.ErrNeverFits). Nothing was served, so the load says nothing
+	// of overload: the replica cannot serve such requests at any load.
+	Refused
 )
 
 func (s Saturation) String() string {
-	if s > Overloaded {
+	if s > Refused {
 		return fmt.Sprintf("Saturation(%d)", uint8(s))
 	}
-	return [...]string{"stable", "backlogged", "overloaded"}[s]
+	return [...]string{"stable", "backlogged", "overloaded", "refused"}[s]
 }
 
 // Percentiles are the median, p90 and p99 of one latency metric (ms) with
@@ -82,7 +87,7 @@ func (p *Point) utilisation(capacity float64) {
 		return
 	}
 	p.Utilisation = p.Load / capacity
-	if p.Utilisation >= 0.9 {
+	if p.Utilisation >= 0.9 && p.Saturation != Refused {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("at %.0f %% of the serving capacity (%.3g req/s): queues grow as 1/(1−ρ), and a %v label rests on how long the window ran", 100*p.Utilisation, capacity, p.Saturation))
 	}
 }
@@ -298,6 +303,20 @@ func expand(vc []ValueCount) (vals []float64, cum []int) {
 	return vals, cum
 }
 
+// allRefused reports whether some replication was offered a request and
+// every request offered to every replication was rejected at arrival.
+func allRefused(runs []Summary) bool {
+	offered := 0
+	for i := range runs {
+		s := &runs[i]
+		if s.Count(StatusRejected) != s.Offered {
+			return false
+		}
+		offered += s.Offered
+	}
+	return offered > 0
+}
+
 func overloadedRuns(runs []Summary) int {
 	n := 0
 	for i := range runs {
@@ -309,10 +328,14 @@ func overloadedRuns(runs []Summary) int {
 }
 
 // saturation labels runs by backlog growth plus shed requests; a run that
-// stopped on its backlog bound is overloaded by definition.
+// stopped on its backlog bound is overloaded by definition, and runs whose
+// every offered request was refused at arrival are Refused.
 func saturation(runs []Summary) Saturation {
 	if overloadedRuns(runs) > 0 {
 		return Overloaded
+	}
+	if allRefused(runs) {
+		return Refused
 	}
 	var excess, offered, held float64
 	for i := range runs {
@@ -359,7 +382,8 @@ type Curve struct {
 // Knee is the highest offered load that meets the attainment target,
 // interpolated where the mean attainment crosses it; Lo and Hi are where the
 // attainment interval's upper and lower bounds cross it (so the knee lies in
-// [Lo, Hi] at the curve's confidence).
+// [Lo, Hi] at the curve's confidence). Lo and Hi are NaN from fewer than
+// two replications: one run has no interval.
 type Knee struct {
 	Load  Estimate
 	Found bool // the target was met at some load and missed at a higher one
@@ -490,6 +514,12 @@ func (c *Curve) knee() Knee {
 	k.Load.Hi, _, _, _ = c.crossing(func(p Point) float64 { return orElse(p.Attainment.Hi, center(p)) })
 	k.Load.Lo, _, _, _ = c.crossing(func(p Point) float64 { return orElse(p.Attainment.Lo, center(p)) })
 	k.Load.N = len(c.Points[0].Runs)
+	if k.Load.N < 2 {
+		// One replication has no interval: its points' attainment has
+		// none, and the crossings above fell back to the centre, which
+		// would read as a zero-width interval.
+		k.Load.Lo, k.Load.Hi = math.NaN(), math.NaN()
+	}
 	var known []Point // the points that measured something
 	for _, p := range c.Points {
 		if !math.IsNaN(center(p)) {

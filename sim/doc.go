@@ -107,7 +107,9 @@
 // highest mean goodput; collapse starts at the first load past the peak
 // whose goodput falls below 90 % of it. Saturation labels (stable,
 // backlogged, overloaded) come from backlog growth and shed requests across
-// the window, so no overloaded point passes for a steady one. An Experiment
+// the window, so no overloaded point passes for a steady one; a load whose
+// every request was refused at arrival (it can never fit) is refused, not
+// overloaded. An Experiment
 // declares its hypothesis (metric, relative threshold) before running A and
 // B on the same seeds in every block; the verdict is improved when the
 // interval of the paired relative improvement lies above the threshold, not

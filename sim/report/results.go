@@ -77,7 +77,7 @@ type Point struct {
 	MissTTFT   Estimate `json:"miss_ttft"`
 	MissITL    Estimate `json:"miss_itl"`
 	MissOther  Estimate `json:"miss_other"`
-	Saturation string   `json:"saturation"` // stable, backlogged or overloaded
+	Saturation string   `json:"saturation"` // stable, backlogged, overloaded or refused
 	// NoMeasured is true when no replication measured a request
 	// (sim.Point.NoMeasured): attainment and latencies are then null, and
 	// the point takes no part in the knee.
