@@ -97,7 +97,13 @@ func (r Replica) Estimate() (Estimate, error) {
 func (r Replica) warnings(e Estimate, s steps) []string {
 	p := r.Point
 	var w []string
-	if float64(p.Batch) > e.KVSequences.Value {
+	switch {
+	case e.KVSequences.Value < 1:
+		// Not a batch to preempt from: a vLLM-like engine refuses each
+		// such request at arrival, at every load.
+		w = append(w, fmt.Sprintf("a sequence of %d tokens never fits in the KV cache, which holds %.0f tokens: an engine refuses every such request at arrival, at any load (nothing is served, nothing preempted); shorter prompts or outputs, or more KV memory, move it",
+			p.SeqTokens, e.KVTokens.Value))
+	case float64(p.Batch) > e.KVSequences.Value:
 		w = append(w, fmt.Sprintf("batch %d exceeds the %v sequences of %d tokens the KV cache holds: expect preemption", p.Batch, e.KVSequences.Value, p.SeqTokens))
 	}
 	w = append(w, r.stepWarnings(s)...)
