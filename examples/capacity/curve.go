@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/servesim/servesim/costmodel"
@@ -18,7 +19,7 @@ import (
 func writeSimulation(w io.Writer, r costmodel.Replica, e costmodel.Estimate, c *sim.Curve, o simOptions) {
 	p := r.Point
 	fmt.Fprintf(w, "\nSimulated goodput curve of the same replica\n\n")
-	fmt.Fprintf(w, "workload:  open-loop Poisson, %d-token prompts, %d output tokens (fixed), %d replications per load\n", p.PromptTokens, p.OutputTokens, o.reps)
+	fmt.Fprintf(w, "workload:  open-loop Poisson, %d-token prompts, %d output tokens (fixed), %d %s per load\n", p.PromptTokens, p.OutputTokens, o.reps, pluralWord(o.reps, "replication"))
 	fmt.Fprintf(w, "engine:    %s (chunked prefill, vLLM V1 defaults otherwise), %d KV blocks of %d; step times from %s\n",
 		limits(p), engine.DefaultKVBlocks, engine.DefaultBlockSize, modelName(r.Cost))
 	if b := c.Band; b != nil {
@@ -26,7 +27,11 @@ func writeSimulation(w io.Writer, r costmodel.Replica, e costmodel.Estimate, c *
 	} else {
 		fmt.Fprintf(w, "error:     none declared: the intervals below are seed noise, not the cost model's accuracy\n")
 	}
-	fmt.Fprintf(w, "window:    warm-up %v, horizon %v; intervals at %.0f %% confidence\n", o.warmup, o.horizon, 100*c.Confidence)
+	if o.reps < 2 {
+		fmt.Fprintf(w, "window:    warm-up %v, horizon %v; no intervals: one replication gives point estimates only (an interval needs -reps 2 or more)\n", o.warmup, o.horizon)
+	} else {
+		fmt.Fprintf(w, "window:    warm-up %v, horizon %v; intervals at %.0f %% confidence\n", o.warmup, o.horizon, 100*c.Confidence)
+	}
 	fmt.Fprintf(w, "util:      offered load / the estimate's serving capacity, %.4g req/s\n\n", e.ServingCapacity.Value)
 	flags := writeTable(w, c)
 	if flags.hidden {
@@ -37,6 +42,7 @@ func writeSimulation(w io.Writer, r costmodel.Replica, e costmodel.Estimate, c *
 	}
 	fmt.Fprintln(w)
 	writeNotes(w, c)
+	writeRefused(w, r.Point, c)
 	writeFindings(w, e, c, o)
 }
 
@@ -69,11 +75,15 @@ func writeTable(w io.Writer, c *sim.Curve) tableFlags {
 	var flags tableFlags
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "load\tutil\tgoodput\t\tattainment\t\tTTFT p50\tTTFT p99\tTTFT p99\tITL p99\tstate\t")
-	fmt.Fprintln(tw, "req/s\t%\treq/s\t95% CI\t\t95% CI\tok, ms\tok, ms\tall, ms\tms\t\t")
+	ci := "95% CI"
+	if len(c.Points) > 0 && len(c.Points[0].Runs) < 2 {
+		ci = "" // one replication: no interval (the window line says so)
+	}
+	fmt.Fprintf(tw, "req/s\t%%\treq/s\t%s\t\t%s\tok, ms\tok, ms\tall, ms\tms\t\t\n", ci, ci)
 	for i := range c.Points {
 		pt := &c.Points[i]
 		state := pt.Saturation.String()
-		if pt.Utilisation >= 0.9 && pt.Saturation != sim.Overloaded {
+		if pt.Utilisation >= 0.9 && pt.Saturation != sim.Overloaded && pt.Saturation != sim.Refused {
 			state += ", ρ ≥ 0.9"
 			flags.near = true
 		}
@@ -169,10 +179,65 @@ func load(x float64) string {
 	return fmt.Sprintf("%.3f", x)
 }
 
-// interval prints an estimate's interval with the given verb.
+// interval prints an estimate's interval with the given verb: none from
+// one replication (the window line says an interval needs two).
 func interval(e sim.Estimate, verb string) string {
+	if math.IsNaN(e.Lo) && e.N == 1 {
+		return "(no CI, n=1)"
+	}
 	if math.IsNaN(e.Lo) {
 		return "(n/a)"
 	}
 	return fmt.Sprintf("["+verb+", "+verb+"]", e.Lo, e.Hi)
+}
+
+// kvTokens is the KV capacity of the simulated engine, in tokens, and the
+// most KV a request of the operating point ever holds: its prompt and
+// every output token but the last, which is never stored (the engine's
+// rule for refusing a request that can never fit, engine.ErrNeverFits).
+func kvTokens(p costmodel.OperatingPoint) (capacity, need int) {
+	return engine.DefaultKVBlocks * engine.DefaultBlockSize, p.PromptTokens + p.OutputTokens - 1
+}
+
+// neverFits says, when every request of the operating point exceeds the
+// simulated engine's KV capacity, that it does and by how much ("" when
+// it fits).
+func neverFits(p costmodel.OperatingPoint) string {
+	capacity, need := kvTokens(p)
+	if need <= capacity {
+		return ""
+	}
+	return fmt.Sprintf("every request needs %s tokens of KV (a %s-token prompt and %s output tokens, less the last, which is never stored), more than the engine's KV capacity of %s tokens (%s blocks of %d): the engine refuses each at arrival, at any load",
+		number(float64(need)), number(float64(p.PromptTokens)), number(float64(p.OutputTokens)), number(float64(capacity)), number(float64(engine.DefaultKVBlocks)), engine.DefaultBlockSize)
+}
+
+// writeNeverFits says, before the sweep, that no request of the operating
+// point can fit in the simulated engine's KV cache.
+func writeNeverFits(w io.Writer, p costmodel.OperatingPoint) {
+	if why := neverFits(p); why != "" {
+		fmt.Fprintf(w, "\nBefore the sweep: %s. Every load below is refused, not overloaded.\n", why)
+	}
+}
+
+// writeRefused says which loads refused every request, and why when the
+// operating point can never fit.
+func writeRefused(w io.Writer, p costmodel.OperatingPoint, c *sim.Curve) {
+	var refused []string
+	for i := range c.Points {
+		if c.Points[i].Saturation == sim.Refused {
+			refused = append(refused, load(c.Points[i].Load))
+		}
+	}
+	switch {
+	case len(refused) == 0:
+		return
+	case len(refused) == len(c.Points):
+		fmt.Fprintf(w, "refused    every request at every load was refused at arrival, none served")
+	default:
+		fmt.Fprintf(w, "refused    every request at %s req/s was refused at arrival, none served", strings.Join(refused, ", "))
+	}
+	if why := neverFits(p); why != "" {
+		fmt.Fprintf(w, ": %s", why)
+	}
+	fmt.Fprintln(w)
 }

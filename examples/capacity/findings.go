@@ -14,7 +14,9 @@ import (
 // estimate held against it, what ran, and the curve's warnings.
 func writeFindings(w io.Writer, e costmodel.Estimate, c *sim.Curve, o simOptions) {
 	k, b := c.Knee, c.Band
-	if k.Found {
+	if allRefused(c) {
+		fmt.Fprintf(w, "knee       none: the replica refused every request at every load (see refused above)\n")
+	} else if k.Found {
 		fmt.Fprintf(w, "knee       %.3f req/s %s over seeds: the highest load with attainment >= %.2f\n", k.Load.Center, interval(k.Load, "%.3f"), c.Target)
 	} else {
 		fmt.Fprintf(w, "knee       not bracketed: %s\n", k.Reason())
@@ -149,8 +151,8 @@ func ran(c *sim.Curve, o simOptions) string {
 			runs += len(v.Curve.Points) * o.reps
 		}
 	}
-	return fmt.Sprintf("%d %s × %d replications: %d runs of up to %v simulated each (to the horizon and its drain)",
-		curves, pluralWord(curves, "curve"), o.reps, runs, o.horizon+o.horizon-o.warmup)
+	return fmt.Sprintf("%d %s × %d %s: %d runs of up to %v simulated each (to the horizon and its drain)",
+		curves, pluralWord(curves, "curve"), o.reps, pluralWord(o.reps, "replication"), runs, o.horizon+o.horizon-o.warmup)
 }
 
 // pluralWord is noun, with an s unless n is 1.
@@ -159,4 +161,15 @@ func pluralWord(n int, noun string) string {
 		return noun
 	}
 	return noun + "s"
+}
+
+// allRefused reports whether every load of the curve refused every
+// request.
+func allRefused(c *sim.Curve) bool {
+	for i := range c.Points {
+		if c.Points[i].Saturation != sim.Refused {
+			return false
+		}
+	}
+	return len(c.Points) > 0
 }

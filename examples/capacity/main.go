@@ -50,17 +50,44 @@ func run(w io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	var s sim.Sweep
-	if !o.skip {
-		if s, err = sweepFor(r, e, o); err != nil {
+	if o.skip {
+		writeEstimate(w, "Atlas TP4", r, e)
+		return nil
+	}
+	s, err := sweepFor(r, e, o)
+	if err != nil {
+		return err
+	}
+	// The output directory is made, and written to, before the estimate
+	// prints: a directory that cannot be written is said at once, not
+	// after the sweep.
+	var events *eventFiles
+	if o.out != "" {
+		if err := writable(o.out); err != nil {
 			return err
+		}
+		if events, err = newEventFiles(filepath.Join(o.out, "events")); err != nil {
+			return fmt.Errorf("-out %s: %w", o.out, err)
 		}
 	}
 	writeEstimate(w, "Atlas TP4", r, e)
-	if o.skip {
-		return nil
+	writeNeverFits(w, r.Point)
+	return simulate(w, r, e, s, events, o)
+}
+
+// writable makes dir (and its parents) and writes a file in it, removed
+// at once: an -out that cannot hold the outputs is refused by name before
+// anything runs.
+func writable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("-out %s: the output directory cannot be made: %w", dir, err)
 	}
-	return simulate(w, r, e, s, o)
+	f, err := os.CreateTemp(dir, ".capacity-probe-*")
+	if err != nil {
+		return fmt.Errorf("-out %s: the output directory cannot be written: %w", dir, err)
+	}
+	name := f.Name()
+	return errors.Join(f.Close(), os.Remove(name))
 }
 
 // parse reads the flags into the replica's operating point and the
@@ -86,7 +113,7 @@ func parse(w io.Writer, args []string) (costmodel.Replica, simOptions, error) {
 	fs.Float64Var(&o.modelError, "model-error", o.modelError, "relative error declared on every step time before the sweep: it also runs at ×(1 ± this) on the same seeds (0: none)")
 	loads := fs.String("loads", "", "comma-separated offered loads in req/s (default: automatic, geometric from -start, then bisection at the knee)")
 	fs.Float64Var(&o.start, "start", o.start, "first offered load of the automatic grid, req/s")
-	fs.IntVar(&o.reps, "reps", o.reps, "seeded replications per load")
+	fs.IntVar(&o.reps, "reps", o.reps, "seeded replications per load, 1 to 1000 (1: point estimates, no intervals)")
 	fs.DurationVar(&o.warmup, "warmup", o.warmup, "simulated warm-up left out of each run")
 	fs.DurationVar(&o.horizon, "horizon", o.horizon, "end of each run's measurement window (simulated time)")
 	fs.Uint64Var(&o.seed, "seed", o.seed, "base seed of the replications")
@@ -122,8 +149,23 @@ func derive(p *costmodel.OperatingPoint, o simOptions) {
 	p.Offered = o.operating
 }
 
-// check refuses nonsense option values by flag name.
+// maxReps bounds -reps: every replication's summary is kept until the
+// curve is computed, so memory grows with it.
+const maxReps = 1000
+
+// check refuses nonsense option values by flag name: none is replaced by
+// a default behind the user's back (-reps 0 ran sim.Sweep's default of 5
+// and printed 0).
 func (o simOptions) check() error {
+	if o.reps < 1 || o.reps > maxReps {
+		return fmt.Errorf("-reps: %d is not a number of replications per load in [1, %d] (intervals need 2 or more)", o.reps, maxReps)
+	}
+	if o.warmup < 0 {
+		return fmt.Errorf("-warmup: %v is negative (0 measures from the start)", o.warmup)
+	}
+	if o.horizon <= o.warmup {
+		return fmt.Errorf("-horizon: %v must end the window after -warmup (%v): a sweep compares steady windows", o.horizon, o.warmup)
+	}
 	if !(o.start > 0) || math.IsInf(o.start, 0) {
 		return fmt.Errorf("-start: %v is not a positive rate in requests/s", o.start)
 	}
@@ -136,14 +178,10 @@ func (o simOptions) check() error {
 	return nil
 }
 
-// simulate runs the sweep and writes its section.
-func simulate(w io.Writer, r costmodel.Replica, e costmodel.Estimate, s sim.Sweep, o simOptions) error {
-	var events *eventFiles
-	var err error
-	if o.out != "" {
-		if events, err = newEventFiles(filepath.Join(o.out, "events")); err != nil {
-			return err
-		}
+// simulate runs the sweep, writing every run's events into events (nil:
+// none), and writes its section.
+func simulate(w io.Writer, r costmodel.Replica, e costmodel.Estimate, s sim.Sweep, events *eventFiles, o simOptions) error {
+	if events != nil {
 		s.Observe = events.observe
 	}
 	c, err := s.Run()

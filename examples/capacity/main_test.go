@@ -50,8 +50,8 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		{[]string{"-no-such-flag"}, "flag provided but not defined"},
 		{[]string{"extra"}, "unexpected arguments"},
 		{[]string{"-loads", "1,x"}, `-loads: "x" is not a positive rate`},
-		{[]string{"-reps", "-1"}, "Sweep.Reps"},
-		{[]string{"-horizon", "30s"}, "Window.Horizon"},
+		{[]string{"-reps", "-1"}, "-reps: -1 is not a number of replications"},
+		{[]string{"-horizon", "30s"}, "-horizon: 30s must end the window after -warmup (1m0s)"},
 		// Issue 8: nonsense floats are refused by flag name.
 		{[]string{"-operating", "Inf"}, "-operating: +Inf is not a load in requests/s"},
 		{[]string{"-operating", "-1"}, "-operating: -1 is not a load"},
