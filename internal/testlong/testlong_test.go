@@ -1,0 +1,41 @@
+package testlong
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEnabledReadsTheVariable(t *testing.T) {
+	for value, want := range map[string]bool{"": false, "0": false, "false": false, "1": true, "true": true, "TRUE": true} {
+		got, err := enabled(value)
+		require.NoError(t, err, "%q", value)
+		assert.Equal(t, want, got, "%q", value)
+	}
+	for _, value := range []string{"yes", "2", " 1"} {
+		_, err := enabled(value)
+		assert.EqualError(t, err, `SERVESIM_LONG="`+value+`": want 1 (run the long tests) or 0`)
+	}
+}
+
+func TestSkipAndInt(t *testing.T) {
+	t.Setenv(Env, "")
+	assert.Equal(t, 10, Int(t, 10, 1000))
+	var inner *testing.T
+	t.Run("short", func(t *testing.T) {
+		inner = t
+		Skip(t, "a long case")
+		t.Error("ran without SERVESIM_LONG")
+	})
+	assert.True(t, inner.Skipped(), "skipped without SERVESIM_LONG")
+
+	t.Setenv(Env, "1")
+	assert.Equal(t, 1000, Int(t, 10, 1000))
+	reached := false
+	t.Run("long", func(t *testing.T) {
+		Skip(t, "a long case")
+		reached = true
+	})
+	assert.True(t, reached, "SERVESIM_LONG=1 runs it")
+}
