@@ -4,7 +4,10 @@
 // blocks at several loads, and let the interval decide — improved, not
 // improved, or inconclusive — stating at which loads B wins and where not.
 // Windows too short to see a request end give no verdict at all ("no
-// measured requests"), and an open window (-horizon 0) is refused.
+// measured requests"), and an open window (-horizon 0) is refused. No
+// flag stands for a default: -batch 0, -blocks 0 or 1 and a -card that is
+// neither *.md nor *.json in an existing directory are refused before any
+// run, so the claim printed is the one that ran.
 //
 //	go run ./examples/abtest
 //	go run ./examples/abtest -batch 64 -threshold 0.1 -blocks 20
@@ -19,6 +22,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,11 +43,11 @@ func main() {
 func run(w io.Writer, args []string) error {
 	fs := flag.NewFlagSet("abtest", flag.ContinueOnError)
 	fs.SetOutput(w)
-	batch := fs.Int("batch", 48, "B's batch cap (A keeps the Atlas 32)")
+	batch := fs.Int("batch", 48, fmt.Sprintf("B's batch cap, 1 to %d sequences (A keeps the Atlas %d)", engine.MaxSeqsLimit, engine.DefaultMaxSeqs))
 	threshold := fs.Float64("threshold", 0.05, "relative goodput improvement B must show")
-	blocks := fs.Int("blocks", 10, "seeded blocks per load")
+	blocks := fs.Int("blocks", 10, "seeded blocks per load (>= 2: a verdict needs an interval)")
 	horizon := fs.Duration("horizon", 10*time.Minute, "measurement window end (simulated; warm-up is a tenth)")
-	card := fs.String("card", "", "also write the result as a benchmark card to this path (.md for Markdown, .json for JSON)")
+	card := fs.String("card", "", "also write the result as a benchmark card to this path (*.md for Markdown, *.json for JSON)")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return nil
 	} else if err != nil {
@@ -50,6 +55,23 @@ func run(w io.Writer, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	// Every flag is checked before any run, and none stands for a
+	// default: a value that cannot mean anything is refused, naming the
+	// flag, so that the claim printed is the one that ran.
+	if *batch < 1 || *batch > engine.MaxSeqsLimit {
+		return fmt.Errorf("-batch must be a batch cap of 1 to %d sequences, got %d", engine.MaxSeqsLimit, *batch)
+	}
+	if *blocks < 2 {
+		return fmt.Errorf("-blocks must be >= 2: a verdict needs an interval across paired blocks, and one block has none (got %d)", *blocks)
+	}
+	if *card != "" {
+		if !strings.HasSuffix(*card, ".md") && !strings.HasSuffix(*card, ".json") {
+			return fmt.Errorf("-card %q: name it *.md (Markdown) or *.json (JSON)", *card)
+		}
+		if st, err := os.Stat(filepath.Dir(*card)); err != nil || !st.IsDir() {
+			return fmt.Errorf("-card %q: its directory %s does not exist", *card, filepath.Dir(*card))
+		}
 	}
 	if *horizon <= 0 {
 		return fmt.Errorf("-horizon must be > 0: an experiment compares fixed windows, and an open one on this unbounded workload never ends (got %v)", *horizon)
@@ -60,7 +82,7 @@ func run(w io.Writer, args []string) error {
 
 	// 1. The hypothesis and its threshold, declared before any run.
 	h := sim.Hypothesis{
-		Claim:     fmt.Sprintf("raising the batch cap from 32 to %d raises goodput by at least %.0f %%", *batch, 100**threshold),
+		Claim:     claim(*batch, *threshold),
 		Metric:    sim.MetricGoodput,
 		Threshold: *threshold,
 	}
@@ -95,6 +117,24 @@ func run(w io.Writer, args []string) error {
 	return writeCard(*card, &c)
 }
 
+// claim is the hypothesis in words, with the values that run: B's batch
+// cap against A's, and the threshold.
+func claim(batch int, threshold float64) string {
+	verb := "raising"
+	switch {
+	case batch < engine.DefaultMaxSeqs:
+		verb = "lowering"
+	case batch == engine.DefaultMaxSeqs:
+		return fmt.Sprintf("a batch cap of %d, A's own, raises goodput by at least %s %% (B is A: the claim must fail)",
+			batch, pct(threshold))
+	}
+	return fmt.Sprintf("%s the batch cap from %d to %d raises goodput by at least %s %%", verb, engine.DefaultMaxSeqs, batch, pct(threshold))
+}
+
+// pct prints a fraction as a percentage with up to four significant
+// digits, so that a threshold of 0.025 reads 2.5, not 2.
+func pct(x float64) string { return strconv.FormatFloat(100*x, 'g', 4, 64) }
+
 // writeResult prints the claim, the method and the verdict at each load
 // and over all of them.
 func writeResult(w io.Writer, h sim.Hypothesis, window sim.Window, lengths workload.Joint, res *sim.Result) {
@@ -113,14 +153,22 @@ func writeResult(w io.Writer, h sim.Hypothesis, window sim.Window, lengths workl
 		fmt.Fprintf(w, "\nverdict:   %v: no block measured a request that ended within its window and drain (%v); lengthen -horizon\n",
 			res.Verdict, 2*(window.Horizon-window.Warmup))
 	} else {
-		fmt.Fprintf(w, "\nverdict:   %v: %+.1f %% [%+.1f, %+.1f] against a threshold of %+.0f %%, over %s\n", res.Verdict,
-			100*res.Improvement.Center, 100*res.Improvement.Lo, 100*res.Improvement.Hi, 100*h.Threshold, res.Regime)
+		fmt.Fprintf(w, "\nverdict:   %v: %+.1f %% [%+.1f, %+.1f] against a threshold of %s%s %%, over %s\n", res.Verdict,
+			100*res.Improvement.Center, 100*res.Improvement.Lo, 100*res.Improvement.Hi, sign(h.Threshold), pct(h.Threshold), res.Regime)
 	}
 	if res.PastImprovement.N > 0 {
 		fmt.Fprintf(w, "past knee: %v: %+.1f %% [%+.1f, %+.1f] at the loads past the baseline's knee, where A collapses and any gain is large\n", res.PastVerdict,
 			100*res.PastImprovement.Center, 100*res.PastImprovement.Lo, 100*res.PastImprovement.Hi)
 	}
 	fmt.Fprintf(w, "boundary:  %s\n", res.Boundary())
+}
+
+// sign is "+" for a threshold of zero or more (pct prints the "-").
+func sign(x float64) string {
+	if x >= 0 {
+		return "+"
+	}
+	return ""
 }
 
 // blocksOf says how many blocks an improvement comes from when some

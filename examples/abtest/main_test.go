@@ -29,8 +29,8 @@ func TestIdenticalBIsNotImproved(t *testing.T) {
 
 func TestRunRefusesBadArguments(t *testing.T) {
 	for args, want := range map[string]string{
-		"-blocks 1":      "Experiment.Blocks",
-		"-batch -1":      "MaxSeqs",
+		"-blocks 1":      "-blocks must be >= 2: a verdict needs an interval across paired blocks, and one block has none (got 1)",
+		"-batch -1":      "-batch must be a batch cap of 1 to 16384 sequences, got -1",
 		"x":              "unexpected arguments",
 		"-horizon 0":     "-horizon must be > 0: an experiment compares fixed windows",
 		"-horizon -1m":   "-horizon must be > 0",
@@ -42,6 +42,41 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		assert.ErrorContains(t, run(&out, strings.Fields(args)), want, args)
 		assert.Zero(t, out.Len(), "%s: refused before anything is printed", args)
 	}
+}
+
+// Issue 32: -batch 0 "raised the batch cap from 32 to 0" and ran 32
+// against 32, -blocks 0 ran 10 blocks, and -card x.txt wrote Markdown
+// after the whole run, or failed then when its directory was missing. A
+// zero or out-of-range value is refused before any run, naming the flag,
+// never replaced by a default.
+func TestRunRefusesValuesThatStandForADefault(t *testing.T) {
+	for args, want := range map[string]string{
+		"-batch 0":                   "-batch must be a batch cap of 1 to 16384 sequences, got 0",
+		"-batch 16385":               "-batch must be a batch cap of 1 to 16384 sequences, got 16385",
+		"-blocks 0":                  "-blocks must be >= 2: a verdict needs an interval across paired blocks, and one block has none (got 0)",
+		"-blocks -3":                 "-blocks must be >= 2: a verdict needs an interval across paired blocks, and one block has none (got -3)",
+		"-card card.txt":             `-card "card.txt": name it *.md (Markdown) or *.json (JSON)`,
+		"-card /nonexistent/card.md": `-card "/nonexistent/card.md": its directory /nonexistent does not exist`,
+	} {
+		var out bytes.Buffer
+		assert.EqualError(t, run(&out, strings.Fields(args)), want, args)
+		assert.Zero(t, out.Len(), "%s: refused before anything is printed", args)
+	}
+}
+
+// The claim prints the values that run: a lower cap is "lowering", A's
+// own cap says B is A, and a threshold keeps its decimals.
+func TestClaimPrintsTheValuesThatRun(t *testing.T) {
+	assert.Equal(t, "raising the batch cap from 32 to 48 raises goodput by at least 5 %", claim(48, 0.05))
+	assert.Equal(t, "lowering the batch cap from 32 to 1 raises goodput by at least 2.5 %", claim(1, 0.025))
+	assert.Equal(t, "a batch cap of 32, A's own, raises goodput by at least 0.1 % (B is A: the claim must fail)", claim(32, 0.001))
+	assert.Equal(t, "raising the batch cap from 32 to 64 raises goodput by at least -10 %", claim(64, -0.1))
+
+	var out bytes.Buffer
+	require.NoError(t, run(&out, []string{"-batch", "16", "-threshold", "0.025", "-blocks", "2", "-horizon", "2m"}))
+	assert.Contains(t, out.String(), "claim:     lowering the batch cap from 32 to 16 raises goodput by at least 2.5 %\n")
+	assert.Contains(t, out.String(), "method:    2 blocks per load, A and B sharing each block's seed; 1m48s per run\n")
+	assert.Contains(t, out.String(), " against a threshold of +2.5 %, over ")
 }
 
 // Issue 8, bugs 3 and 4: -horizon 1s declared "not improved" from two
