@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/servesim/servesim/costmodel"
 )
@@ -16,15 +17,40 @@ const (
 	DefaultMaxBatchedTokens = 2048
 )
 
+// The largest values Validate accepts; above them a field is refused,
+// named, with its bound. None costs the event loop anything: they are
+// checked once, by Validate (and Add checks a request's length).
+const (
+	// MaxKVBlocks bounds KVBlocks: the pool names its blocks by int32 ids
+	// and keeps runs of free blocks as int32 lengths, so that a node of the
+	// free queue is 32 bytes. 2³¹ − 1 blocks of 16 tokens are 34 billion
+	// tokens of KV, 2.8 PB at Atlas's 80 KiB a token.
+	MaxKVBlocks = math.MaxInt32
+	// MaxTokens bounds every count of tokens: MaxBatchedTokens, ChunkCap,
+	// BlockSize, SpeculativeTokens, and a request's prompt + output − 1
+	// (Add refuses a longer request, ErrTooLong). 2³¹ − 1, the range of a
+	// trace's lengths and far above any context window, so that the sums
+	// and products the engine forms of them (a request's blocks × steps,
+	// a run's tokens) stay within an int.
+	MaxTokens = math.MaxInt32
+	// MaxSeqsLimit bounds MaxSeqs: 16,384 sequences, 64 times vLLM's
+	// default max_num_seqs (256) and costmodel.MaxEstimateBatch, the
+	// capacity estimate's own bound. The engine keeps a buffer of MaxSeqs
+	// decode contexts, and LargestStep searches every split of the batch
+	// between decodes and prefill chunks (work quadratic in MaxSeqs).
+	MaxSeqsLimit = costmodel.MaxEstimateBatch
+)
+
 // Config sets one replica's scheduler. Every field's zero value means the
 // documented default, so Config{} is the Atlas TP4 replica scheduled the way
 // vLLM's V1 scheduler does by default (chunked prefill on, FCFS, no per-request
 // chunk cap, recompute preemption).
 type Config struct {
 	// MaxBatchedTokens is the token budget of one step (vLLM's
-	// max_num_batched_tokens). Default 2048.
+	// max_num_batched_tokens), at most MaxTokens. Default 2048.
 	MaxBatchedTokens int
-	// MaxSeqs caps the running list (vLLM's max_num_seqs). Default 32.
+	// MaxSeqs caps the running list (vLLM's max_num_seqs), at most
+	// MaxSeqsLimit. Default 32.
 	MaxSeqs int
 	// ChunkCap caps the prefill tokens one request may schedule in a step
 	// (vLLM's long_prefill_token_threshold). 0 means no cap beyond the budget.
@@ -36,9 +62,11 @@ type Config struct {
 	// at once (it could never be recomputed after a preemption), as vLLM
 	// requires max_num_batched_tokens >= max_model_len without chunking.
 	DisableChunkedPrefill bool
-	// BlockSize is the KV block size in tokens. Default 16.
+	// BlockSize is the KV block size in tokens, at most MaxTokens.
+	// Default 16.
 	BlockSize int
-	// KVBlocks is the number of KV blocks. Default 28,672 (Atlas TP4).
+	// KVBlocks is the number of KV blocks, at most MaxKVBlocks. Default
+	// 28,672 (Atlas TP4).
 	KVBlocks int
 	// Watermark is the fraction of KV blocks that admission keeps free
 	// while anything runs (vLLM V0's watermark, and V1's since mid-2026,
@@ -110,12 +138,20 @@ func defaultNote(v int) string {
 	return ""
 }
 
-// Validate reports every nonsense field in one error, naming each field.
+// Validate reports every nonsense field in one error, naming each field
+// and, for a value above its bound (MaxKVBlocks, MaxTokens,
+// MaxSeqsLimit), the bound and why. MaxWaiting has no upper bound: it is
+// only compared with the waiting queue's length.
 func (c Config) Validate() error {
 	var errs []error
 	neg := func(name string, v int) {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("engine: %s must be >= 0 (0 means the default), got %d", name, v))
+		}
+	}
+	over := func(name string, v, bound int, why string) {
+		if v > bound {
+			errs = append(errs, fmt.Errorf("engine: %s must be <= %d (%s), got %d", name, bound, why, v))
 		}
 	}
 	neg("MaxBatchedTokens", c.MaxBatchedTokens)
@@ -125,6 +161,13 @@ func (c Config) Validate() error {
 	neg("KVBlocks", c.KVBlocks)
 	neg("MaxWaiting", c.MaxWaiting)
 	neg("SpeculativeTokens", c.SpeculativeTokens)
+	const tokens = "MaxTokens: token counts beyond it would overflow the engine's sums"
+	over("MaxBatchedTokens", c.MaxBatchedTokens, MaxTokens, tokens)
+	over("MaxSeqs", c.MaxSeqs, MaxSeqsLimit, "MaxSeqsLimit: the engine keeps a buffer of MaxSeqs decodes and LargestStep's search is quadratic in it")
+	over("ChunkCap", c.ChunkCap, MaxTokens, tokens)
+	over("BlockSize", c.BlockSize, MaxTokens, tokens)
+	over("KVBlocks", c.KVBlocks, MaxKVBlocks, "MaxKVBlocks: block ids and runs of free blocks are int32")
+	over("SpeculativeTokens", c.SpeculativeTokens, MaxTokens, tokens)
 	if !(c.Watermark >= 0 && c.Watermark < 1) { // also refuses NaN
 		errs = append(errs, fmt.Errorf("engine: Watermark must be in [0, 1), got %v", c.Watermark))
 	}

@@ -3,7 +3,9 @@
 // goroutine and no I/O, so a design reviewer can drive it by hand in a test.
 //
 // Reading guide:
-//   - config.go: Config, every field's zero value documented; Validate.
+//   - config.go: Config, every field's zero value documented; Validate,
+//     which also bounds every count (MaxKVBlocks: block ids are int32;
+//     MaxTokens; MaxSeqsLimit), so no value a file can hold overflows.
 //   - request.go: Request (what a driver hands in) and the rejection reasons.
 //   - engine.go: New, Add, Abort, and the Plan/Emit/Outcome the engine
 //     answers with.
@@ -83,7 +85,8 @@
 // Plan.Cached reports what each new request found. The never-fits rule: a
 // request whose prompt + output − 1 tokens (the last token is sampled,
 // never stored) need more blocks than KVBlocks is rejected at Add with
-// ErrNeverFits rather than left to block the queue.
+// ErrNeverFits rather than left to block the queue; one longer than
+// MaxTokens (2³¹ − 1) with ErrTooLong.
 //
 // # Speculative decoding
 //

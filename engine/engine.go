@@ -288,6 +288,9 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 	if _, dup := e.reqs.get(r.Ref); dup {
 		return fmt.Errorf("%w: %d", ErrDuplicateRef, r.Ref)
 	}
+	if uint64(r.Input)+uint64(r.Output)-1 > MaxTokens { // both > 0: no overflow
+		return fmt.Errorf("%w: Input %d, Output %d", ErrTooLong, r.Input, r.Output)
+	}
 	peak := r.Input + r.Output - 1
 	if e.blocksFor(peak) > e.cfg.KVBlocks {
 		return ErrNeverFits

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -14,7 +15,7 @@ type Request struct {
 	// Arrival is the instant the request reached the replica.
 	Arrival time.Duration
 	// Input and Output are the prompt and response lengths in tokens
-	// (both > 0).
+	// (both > 0, Input + Output - 1 <= MaxTokens).
 	Input, Output int
 	// Priority is read by the Priority policy: lower first.
 	Priority int
@@ -47,6 +48,9 @@ var (
 	ErrExceedsBudget = errors.New("engine: request exceeds MaxBatchedTokens with chunked prefill disabled")
 	// ErrQueueFull: the waiting queue held MaxWaiting requests.
 	ErrQueueFull = errors.New("engine: waiting queue is full (MaxWaiting)")
+	// ErrTooLong: prompt + output - 1 tokens exceed MaxTokens, more than
+	// any count of tokens the engine keeps.
+	ErrTooLong = fmt.Errorf("engine: request too long (prompt + output - 1 tokens exceed MaxTokens, %d)", MaxTokens)
 	// ErrInvalidRequest: non-positive Input or Output, or a deadline
 	// before the arrival.
 	ErrInvalidRequest = errors.New("engine: request needs Input > 0, Output > 0 and no Deadline before its Arrival")
