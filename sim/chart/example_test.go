@@ -51,5 +51,5 @@ func ExampleGoodput() {
 	}
 	fmt.Printf("goodput.png: %d × %d pixels; knee %.2f req/s\n", img.Width, img.Height, c.Knee.Load.Center)
 	// Output:
-	// goodput.png: 1063 × 650 pixels; knee 2.03 req/s
+	// goodput.png: 1063 × 767 pixels; knee 2.03 req/s
 }

@@ -19,10 +19,15 @@ import (
 // ok-request throughput, the transport line goodput = offered, the knee
 // with its interval (a shaded vertical band), the peak, the start of
 // collapse, and the operating load op with its headroom to the knee (op
-// = 0 draws none). Marks the curve did not find are left out, and so is the
-// goodput of a load whose windows measured no request
-// (sim.Point.NoMeasured): the legend names those loads instead of drawing
-// a goodput of 0.
+// = 0 draws none). When the sweep declared its cost model's error
+// (c.Band), the goodput under each model of the band is drawn lighter
+// beside the nominal one, and the knee's model range as a bracket along
+// the foot of the chart, open towards the edge (an arrow) on a side where
+// a model's knee lies beyond the loads swept. Marks the curve did not
+// find are left out, and so is the goodput of a load whose windows
+// measured no request (sim.Point.NoMeasured): the legend names those
+// loads instead of drawing a goodput of 0. The y axis ends a little above
+// the highest figure drawn; the legend sits above the data.
 func Goodput(c *sim.Curve, op float64) (*plot.Plot, error) {
 	if len(c.Points) == 0 {
 		return nil, errors.New("chart: the curve has no points")
@@ -30,11 +35,13 @@ func Goodput(c *sim.Curve, op float64) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("Goodput vs offered load (SLO attainment target %g)", c.Target),
 		"offered load (req/s)", "requests per second")
 	top := topOf(c)
-	// The marks stop at top; the space above them is the legend's.
-	p.X.Min, p.Y.Min, p.Y.Max = 0, 0, 1.55*top
+	p.X.Min, p.Y.Min, p.Y.Max = 0, 0, top
 	p.X.Max = 1.04 * c.Points[len(c.Points)-1].Load
+	if op > 0 {
+		p.X.Max = math.Max(p.X.Max, 1.02*op)
+	}
 	steps := []func(*plot.Plot, *sim.Curve, float64) error{
-		addKneeBand, addTransport, addBand, addThroughput, addGoodput, addUnmeasured, addKnee, addPeak, addCollapse,
+		addKneeBand, addTransport, addBand, addThroughput, addGoodput, addModelCurves, addUnmeasured, addKnee, addKneeRange, addPeak, addCollapse,
 	}
 	for _, step := range steps {
 		if err := step(p, c, top); err != nil {
@@ -46,13 +53,35 @@ func Goodput(c *sim.Curve, op float64) (*plot.Plot, error) {
 			return nil, fmt.Errorf("chart: %w", err)
 		}
 	}
+	placeLegend(p)
 	return p, nil
 }
 
-// topOf is the y range's top: a margin above the highest goodput bound
-// and throughput drawn, or above the highest load when nothing rose above
-// 0 (no load measured a request).
+// topOf is the y range's top: a small margin above the highest goodput
+// bound and throughput drawn (the band's curves' goodput included), or
+// above the highest load when nothing rose above 0 (no load measured a
+// request).
 func topOf(c *sim.Curve) float64 {
+	top := dataTop(c)
+	if c.Band != nil {
+		for _, v := range c.Band.Variants {
+			if v.Curve != nil {
+				for _, pt := range measured(v.Curve) {
+					if finite(pt.Goodput.Center) {
+						top = math.Max(top, pt.Goodput.Center)
+					}
+				}
+			}
+		}
+	}
+	if !(top > 0) {
+		top = c.Points[len(c.Points)-1].Load
+	}
+	return fitTop(top)
+}
+
+// dataTop is the highest goodput bound and throughput of c's points.
+func dataTop(c *sim.Curve) float64 {
 	top := 0.0
 	for _, pt := range c.Points {
 		if finite(pt.Throughput.Center) {
@@ -61,15 +90,14 @@ func topOf(c *sim.Curve) float64 {
 		if pt.NoMeasured() && !overloaded(&pt) {
 			continue
 		}
-		top = math.Max(top, pt.Goodput.Center)
+		if finite(pt.Goodput.Center) {
+			top = math.Max(top, pt.Goodput.Center)
+		}
 		if finite(pt.Goodput.Hi) {
 			top = math.Max(top, pt.Goodput.Hi)
 		}
 	}
-	if !(top > 0) {
-		top = c.Points[len(c.Points)-1].Load
-	}
-	return 1.08 * top
+	return top
 }
 
 // measured are the points with a goodput to draw: those where some
@@ -189,6 +217,9 @@ func addGoodput(p *plot.Plot, c *sim.Curve, _ float64) error {
 		bars.Color, bars.CapWidth = blue, vg.Points(4)
 		p.Add(bars)
 		label = fmt.Sprintf("goodput: mean over replications, %g %% interval", 100*c.Confidence)
+	}
+	if c.Band != nil {
+		label = strings.Replace(label, "goodput:", "goodput under the model as given:", 1)
 	}
 	p.Legend.Add(label, l, s)
 	return nil

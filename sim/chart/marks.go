@@ -29,10 +29,34 @@ func fade(c color.RGBA, alpha uint8) color.NRGBA {
 }
 
 var (
-	dashed  = []vg.Length{vg.Points(6), vg.Points(3)}
-	dotted  = []vg.Length{vg.Points(1.5), vg.Points(2.5)}
-	dashDot = []vg.Length{vg.Points(10), vg.Points(4), vg.Points(2), vg.Points(4)}
+	dashed   = []vg.Length{vg.Points(6), vg.Points(3)}
+	dotted   = []vg.Length{vg.Points(1.5), vg.Points(2.5)}
+	dashDot  = []vg.Length{vg.Points(10), vg.Points(4), vg.Points(2), vg.Points(4)}
+	longDash = []vg.Length{vg.Points(12), vg.Points(3), vg.Points(3), vg.Points(3), vg.Points(3), vg.Points(3)}
 )
+
+// style is how one series of a chart that compares several is drawn:
+// colour, glyph and dash pattern all differ from the series before it, so
+// that series lying on each other, or printed without colour, stay apart.
+type style struct {
+	color  color.RGBA
+	glyph  draw.GlyphDrawer
+	dashes []vg.Length
+}
+
+// seriesDashes are the series' dash patterns in order.
+var seriesDashes = [][]vg.Length{nil, dashed, dotted, dashDot, longDash}
+
+// seriesStyle is series i's style: past the fifth, the colours and glyphs
+// come round again, with the dash patterns shifted one along, so that no
+// two of the first 25 series share all three.
+func seriesStyle(i int) style {
+	return style{
+		color:  palette[i%len(palette)],
+		glyph:  glyphs[i%len(glyphs)],
+		dashes: seriesDashes[(i+i/len(palette))%len(seriesDashes)],
+	}
+}
 
 // line is a polyline in colour c, width w and dash pattern d.
 func line(xys plotter.XYs, c color.Color, w float64, d []vg.Length) (*plotter.Line, error) {
@@ -135,14 +159,23 @@ func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
+// titleGap is the space between a chart's title and its legend strip
+// (or its data, without a legend).
+var titleGap = vg.Points(4)
+
+// legendGap is the space between the legend strip and the data area.
+var legendGap = vg.Points(6)
+
 // newPlot is a plot with a title, axis labels, a grid and the legend in
-// the top left corner.
+// the top left corner (placeLegend moves it above the data once every
+// entry is in).
 func newPlot(title, x, y string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, x, y
 	p.Title.TextStyle.Font.Size = vg.Points(13)
+	p.Title.Padding = titleGap
 	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(6)
+	p.Legend.XOffs, p.Legend.YOffs = 0, 0
 	p.Legend.TextStyle.Font.Size = vg.Points(8.5)
 	p.X.Tick.Marker, p.Y.Tick.Marker = linearTicks{}, linearTicks{}
 	g := plotter.NewGrid()
@@ -152,3 +185,41 @@ func newPlot(title, x, y string) *plot.Plot {
 }
 
 func rate(x float64) string { return fmt.Sprintf("%.3g req/s", x) }
+
+// placeLegend moves p's legend out of the data area, into a strip between
+// the title and the data sized for the entries it holds now, so that the
+// axes can fit the data and no mark runs under the legend. Entries added
+// later overflow the strip downwards.
+func placeLegend(p *plot.Plot) {
+	h := legendHeight(p)
+	if h == 0 {
+		p.Title.Padding, p.Legend.YOffs = titleGap, 0
+		return
+	}
+	p.Title.Padding = titleGap + h + legendGap
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.YOffs = h + legendGap
+}
+
+// legendHeight is the height of p's legend (0 without entries).
+func legendHeight(p *plot.Plot) vg.Length {
+	r := p.Legend.Rectangle(draw.Canvas{})
+	return r.Max.Y - r.Min.Y
+}
+
+// legendWidth is the width of p's widest legend entry, thumbnail
+// included.
+func legendWidth(p *plot.Plot) vg.Length {
+	r := p.Legend.Rectangle(draw.Canvas{})
+	return r.Max.X - r.Min.X
+}
+
+// strip is the height a chart's legend strip adds above its data (0 for
+// a plot this package did not place a legend in).
+func strip(p *plot.Plot) vg.Length {
+	return max(0, p.Title.Padding-titleGap)
+}
+
+// fitTop is the top of a linear axis whose highest mark is hi: a small
+// margin above it, so that the axis ends near the data.
+func fitTop(hi float64) float64 { return 1.06 * hi }

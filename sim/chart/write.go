@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -20,10 +21,12 @@ const (
 )
 
 // Page is the size of a written chart. The zero value is 18 × 11 cm at
-// 150 dots per inch (a PNG of 1063 × 650 pixels), and 8 cm higher for
-// each panel past the first of Panels.
+// 150 dots per inch (a PNG 1063 pixels wide), 8 cm higher for each panel
+// past the first of Panels, and higher by each chart's legend strip (the
+// legends of this package's charts sit between the title and the data),
+// so that the data keep their height whatever the legend holds.
 type Page struct {
-	Width, Height vg.Length // default 18 cm × 11 cm (+ 8 cm a panel)
+	Width, Height vg.Length // default 18 cm × 11 cm (+ 8 cm a panel, + the legend strips)
 	DPI           int       // PNG resolution; default 150
 }
 
@@ -38,8 +41,16 @@ func (pg Page) withDefaults(d Drawing) Page {
 	}
 	if pg.Height <= 0 {
 		pg.Height = 11 * vg.Centimeter
-		if ps, ok := d.(Panels); ok && len(ps) > 1 {
-			pg.Height += vg.Length(len(ps)-1) * 8 * vg.Centimeter
+		switch d := d.(type) {
+		case *plot.Plot:
+			pg.Height += strip(d)
+		case Panels:
+			if len(d) > 1 {
+				pg.Height += vg.Length(len(d)-1) * 8 * vg.Centimeter
+			}
+			for _, p := range d {
+				pg.Height += strip(p)
+			}
 		}
 	}
 	if pg.DPI <= 0 {

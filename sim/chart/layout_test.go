@@ -1,0 +1,131 @@
+package chart
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/servesim/servesim/sim"
+)
+
+// bandedCurve is a curve as examples/capacity draws it: a knee found at
+// 2.01, and a model band whose slower model's knee lies below the lowest
+// load swept (0.5) and whose faster one's is at 2.253.
+func bandedCurve() *sim.Curve {
+	est := func(c, lo, hi float64) sim.Estimate { return sim.Estimate{Center: c, Lo: lo, Hi: hi, N: 4} }
+	pt := func(load, g float64) sim.Point {
+		return sim.Point{Load: load, Runs: []sim.Summary{{Offered: 100}}, Goodput: est(g, 0.97*g, 1.03*g), Throughput: est(load, load, load)}
+	}
+	curve := func(gs ...float64) *sim.Curve {
+		c := &sim.Curve{Target: 0.95, Confidence: 0.95}
+		for i, g := range gs {
+			c.Points = append(c.Points, pt(0.5*float64(i+1), g))
+		}
+		return c
+	}
+	c := curve(0.5, 1, 1.5, 1.9, 1.2)
+	c.Knee = sim.Knee{Found: true, Load: est(2.01, 1.92, 2.13), LastMet: 2, FirstMiss: 2.5}
+	c.Peak = sim.Peak{Load: 2, Goodput: est(1.9, 1.85, 1.95)}
+	slow := curve(0.45, 0.8, 1.1, 0.9, 0.3)
+	slow.Knee = sim.Knee{Censored: sim.BelowLowest, FirstMiss: 0.5}
+	fast := curve(0.5, 1, 1.5, 2, 2.2, 2.4) // runs past the nominal loads
+	fast.Knee = sim.Knee{Found: true, Load: est(2.253, 2.2, 2.3)}
+	c.Band = &sim.Band{
+		Declared: sim.ModelError{Scale: 0.1},
+		Variants: []sim.Variant{{Name: "step times ×1.1", Curve: slow}, {Name: "step times ×0.9", Curve: fast}},
+		Knee:     sim.Range{Lo: 0.5, Hi: 2.253, LoBelow: true},
+		Fragile:  true,
+	}
+	return c
+}
+
+// Issue 32: the capacity chart carries the model band — each model's
+// curve, and the knee's model range as a bracket that runs to the left
+// edge where a model's knee lies below the loads swept — and its y axis
+// ends near the data, the legend above them.
+func TestGoodputDrawsTheModelBand(t *testing.T) {
+	c := bandedCurve()
+	p, err := Goodput(c, 1.5)
+	require.NoError(t, err)
+	svg := svgOf(t, p)
+	for _, want := range []string{
+		"model range of the knee [&lt; 0.5, 2.253] req/s under step times ±10 %",
+		"goodput under step times ×1.1 (model band), mean",
+		"goodput under step times ×0.9 (model band), mean",
+		"goodput under the model as given: mean over replications, 95 % interval",
+		"it rests on the accuracy of the model",
+		">&lt; 0.5<", ">2.25<",
+	} {
+		assert.True(t, strings.Contains(svg, want), want)
+	}
+	assert.Equal(t, bracket{x0: 0, x1: 2.253, openLo: true}, kneeBracket(c.Band.Knee, p.X.Min, p.X.Max),
+		"the bracket runs from the left edge (the knee lies below 0.5) to the highest knee of the band")
+	assert.Equal(t, bracket{x0: 1.1, x1: 2.6, openHi: true}, kneeBracket(sim.Range{Lo: 1.1, Hi: 2.5, HiAbove: true}, 0, 2.6))
+	assert.Equal(t, bracket{x0: 1.1, x1: 2.5}, kneeBracket(sim.Range{Lo: 1.1, Hi: 2.5}, 0, 2.6))
+	// The faster model's curve runs to 3 req/s; the chart keeps the
+	// nominal loads (2.5, and a 4 % margin).
+	assert.InDelta(t, 2.6, p.X.Max, 1e-9)
+	// The highest figure drawn is the throughput at 2.5 req/s (the faster
+	// model's goodput, cut at the edge, reaches 2.26).
+	assert.InDelta(t, 2.5*1.06, p.Y.Max, 1e-9, "the y axis ends 6 % above the data")
+	assert.Equal(t, 0.0, p.Y.Min)
+}
+
+func TestClipX(t *testing.T) {
+	xys := clipX(plotter.XYs{{X: 1, Y: 1}, {X: 2, Y: 2}, {X: 3, Y: 0}}, 2.5)
+	assert.Equal(t, plotter.XYs{{X: 1, Y: 1}, {X: 2, Y: 2}, {X: 2.5, Y: 1}}, xys)
+	assert.Len(t, clipX(plotter.XYs{{X: 1, Y: 1}}, 2), 1)
+	assert.Empty(t, clipX(plotter.XYs{{X: 3, Y: 1}}, 2))
+}
+
+// The goodput chart's y axis ends within 10 % of the highest figure it
+// draws (it ran to 1.55 times it, to leave room for the legend, which
+// now sits above the data); so do the other charts' where they have no
+// natural bound.
+func TestAxesFitTheData(t *testing.T) {
+	c := atlasCurve(t)
+	g, err := Goodput(c, 1.5)
+	require.NoError(t, err)
+	hi := dataTop(c)
+	assert.LessOrEqual(t, g.Y.Max, 1.1*hi)
+	assert.GreaterOrEqual(t, g.Y.Max, hi)
+	assert.Greater(t, legendHeight(g), vg.Length(0))
+	assert.InDelta(t, float64(titleGap+legendHeight(g)+legendGap), float64(g.Title.Padding), 1e-9, "the legend's strip")
+}
+
+// Every legend fits on the default page (18 cm wide): none runs past
+// the right edge, as the dial chart's Δ note did.
+func TestLegendsFitThePage(t *testing.T) {
+	plots := charts(t)
+	g, err := Goodput(bandedCurve(), 1.5)
+	require.NoError(t, err)
+	plots["banded"] = g
+	for name, p := range plots {
+		assert.Less(t, legendWidth(p), 17*vg.Centimeter-vg.Points(60), name)
+	}
+}
+
+// Series differ in colour, glyph and dash pattern alike, so that two
+// lying on each other (RoundRobin and LeastLoaded) both show.
+func TestSeriesStylesDiffer(t *testing.T) {
+	for i := range 25 {
+		for j := range i {
+			a, b := seriesStyle(i), seriesStyle(j)
+			same := a.color == b.color && a.glyph == b.glyph && dashKey(a.dashes) == dashKey(b.dashes)
+			assert.False(t, same, "series %d and %d", i, j)
+		}
+	}
+	for i := 1; i < 5; i++ {
+		a, b := seriesStyle(i), seriesStyle(i-1)
+		assert.NotEqual(t, a.color, b.color)
+		assert.NotEqual(t, a.glyph, b.glyph)
+		assert.NotEqual(t, dashKey(a.dashes), dashKey(b.dashes))
+	}
+}
+
+func dashKey(d []vg.Length) string { return fmt.Sprint(d) }
