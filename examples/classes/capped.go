@@ -144,8 +144,11 @@ func capReading(o options, rows []capRow) []string {
 	base := &rows[0]
 	bp := base.point()
 	baseDue := base.mean(dueP99)
-	lines := []string{fmt.Sprintf("Uncapped, the queue is the server's: TTFT p99 %s ms, attainment %.3f.",
-		ms(bp.TTFT.P99.Center), bp.Attainment.Center)}
+	lines := []string{fmt.Sprintf("Uncapped, the queue is the server's: TTFT p99 %s ms, attainment %s.",
+		ms(bp.TTFT.P99.Center), attain(bp.Attainment.Center))}
+	if math.IsNaN(bp.Attainment.Center) {
+		lines[0] = "Uncapped, no measured request ended within the window and its drain: lengthen -horizon."
+	}
 	for i := 1; i < len(rows); i++ {
 		r := &rows[i]
 		p := r.point()
@@ -156,13 +159,13 @@ func capReading(o options, rows []capRow) []string {
 		case r.mean(waitP99) == 0:
 			lines = append(lines, fmt.Sprintf("Cap %d is rarely reached: fewer than 1 request in 100 waits (the longest wait: %s ms, mean over the seeds);",
 				r.cap, ms(waitMax)),
-				fmt.Sprintf("  TTFT p99 %s ms and attainment %.3f, as uncapped.", ms(p.TTFT.P99.Center), p.Attainment.Center))
+				fmt.Sprintf("  TTFT p99 %s ms and attainment %s, as uncapped.", ms(p.TTFT.P99.Center), attain(p.Attainment.Center)))
 		case p.Throughput.Center < 0.97*p.Offered.Center:
 			wait := fmt.Sprintf("median wait %s s", seconds(r.mean(waitP50)))
 			if math.IsNaN(r.mean(waitP50)) {
 				wait = "in some seeds, no measured request was sent before the run stopped"
 			}
-			verdict := fmt.Sprintf("attainment reads %.3f", p.Attainment.Center)
+			verdict := fmt.Sprintf("attainment reads %s", attain(p.Attainment.Center))
 			if p.Attainment.Center >= r.curve.Target {
 				verdict += ": met for the requests sent, not for the users"
 			}
@@ -172,11 +175,19 @@ func capReading(o options, rows []capRow) []string {
 		default:
 			lines = append(lines, fmt.Sprintf("Cap %d keeps up (%.2f req/s) and moves the queue to the client: TTFT p99 from the send %s ms,",
 				r.cap, p.Throughput.Center, ms(p.TTFT.P99.Center)),
-				fmt.Sprintf("  attainment %.3f, but the first token from the due instant is %s ms p99 (uncapped: %s ms).",
-					p.Attainment.Center, ms(r.mean(dueP99)), ms(baseDue)))
+				fmt.Sprintf("  attainment %s, but the first token from the due instant is %s ms p99 (uncapped: %s ms).",
+					attain(p.Attainment.Center), ms(r.mean(dueP99)), ms(baseDue)))
 		}
 	}
 	return lines
+}
+
+// attain prints an attainment, "n/a (no measured requests)" for NaN.
+func attain(x float64) string {
+	if math.IsNaN(x) {
+		return "n/a (no measured requests)"
+	}
+	return fmt.Sprintf("%.3f", x)
 }
 
 // The columns' per-run figures, ms.
@@ -203,13 +214,14 @@ func seconds(msec float64) string {
 	return fmt.Sprintf("%.0f", msec/1000)
 }
 
-// estimate prints a centre with its interval.
+// estimate prints a centre with its interval, "[n/a]" when it has none
+// (one replication).
 func estimate(e sim.Estimate, format string) string {
 	if math.IsNaN(e.Center) {
 		return "no measured requests"
 	}
 	if math.IsNaN(e.Lo) || math.IsNaN(e.Hi) {
-		return fmt.Sprintf(format, e.Center)
+		return fmt.Sprintf(format+" [n/a]", e.Center)
 	}
 	return fmt.Sprintf(format+" ["+format+", "+format+"]", e.Center, e.Lo, e.Hi)
 }

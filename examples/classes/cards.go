@@ -43,7 +43,7 @@ func writeCards(w io.Writer, o options, caps []capRow, cls classStudy) error {
 			return err
 		}
 		c.Title = "Atlas TP4, interactive and batch classes, " + p.name
-		if i > 0 {
+		if i > 0 && cls.verdict != nil {
 			c.Verdict = report.VerdictOf(cls.verdict)
 		}
 		if err := save(w, o.out, "classes-"+strings.ToLower(p.name), &c); err != nil {

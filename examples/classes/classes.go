@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -36,7 +37,7 @@ var policies = []struct {
 type classStudy struct {
 	sweeps  []sim.Sweep
 	curves  []*sim.Curve
-	verdict *sim.Result
+	verdict *sim.Result // nil with one replication
 }
 
 func classConfig(o options, p engine.Policy) sim.Config {
@@ -61,6 +62,9 @@ func classStudyOf(o options) (classStudy, error) {
 			return s, fmt.Errorf("%s: %w", p.name, err)
 		}
 		s.sweeps, s.curves = append(s.sweeps, sw), append(s.curves, c)
+	}
+	if o.reps < 2 {
+		return s, nil // one replication: no interval, so no verdict
 	}
 	x := sim.Experiment{Hypothesis: hypothesis, A: classConfig(o, policies[0].policy), B: classConfig(o, policies[1].policy),
 		Workload: mix, Loads: o.near, Blocks: o.reps, BaseSeed: o.seed, Workers: o.workers, AllLoads: true}
@@ -99,7 +103,7 @@ func writeClasses(w io.Writer, o options, s classStudy) {
 		parts = append(parts, "all requests "+knee(c.Knee))
 		fmt.Fprintf(w, "   %-9s %s\n", p.name, strings.Join(parts, ", "))
 	}
-	writeVerdict(w, s.verdict)
+	writeVerdict(w, o, s.verdict)
 	fmt.Fprintf(w, "\n   check: per-class offered and good requests add up to the aggregate's in all %d runs: %v\n",
 		countRuns(s.curves), classesAddUp(s.curves))
 }
@@ -112,14 +116,38 @@ func knee(k sim.Knee) string {
 	return estimate(k.Load, "%.2f") + " req/s"
 }
 
-func writeVerdict(w io.Writer, r *sim.Result) {
-	fmt.Fprintf(w, "\n   hypothesis (declared before the runs; A: FCFS, B: Priority): %s.\n", r.Hypothesis.Claim)
-	fmt.Fprintf(w, "   verdict: %s, %+.1f %% [%+.1f, %+.1f] over %s req/s, %d paired seeds. %s.\n", r.Verdict,
-		100*r.Improvement.Center, 100*r.Improvement.Lo, 100*r.Improvement.Hi, loadList(r.Loads), r.Blocks, sentence(r.Boundary()))
-	for _, l := range r.Loads {
-		fmt.Fprintf(w, "     %5.2f req/s: interactive attainment FCFS %.3f, Priority %.3f, %+.1f %% [%+.1f, %+.1f], %s\n",
-			l.Load, l.A.Center, l.B.Center, 100*l.Improvement.Center, 100*l.Improvement.Lo, 100*l.Improvement.Hi, l.Verdict)
+func writeVerdict(w io.Writer, o options, r *sim.Result) {
+	fmt.Fprintf(w, "\n   hypothesis (declared before the runs; A: FCFS, B: Priority): %s.\n", hypothesis.Claim)
+	if r == nil {
+		fmt.Fprintf(w, "   verdict: n/a (one replication): a verdict needs an interval across paired seeds; run -reps 2 or more.\n")
+		return
 	}
+	if r.Verdict == sim.NoMeasured {
+		fmt.Fprintf(w, "   verdict: %s over %s req/s in %d paired seeds: no block measured an interactive request under both policies; lengthen -horizon (%v).\n",
+			r.Verdict, loadList(r.Loads), r.Blocks, o.horizon)
+	} else {
+		fmt.Fprintf(w, "   verdict: %s, %s over %s req/s, %d paired seeds. %s.\n", r.Verdict,
+			improvement(r.Improvement), loadList(r.Loads), r.Blocks, sentence(r.Boundary()))
+	}
+	for _, l := range r.Loads {
+		if l.Verdict == sim.NoMeasured {
+			fmt.Fprintf(w, "     %5.2f req/s: %s\n", l.Load, l.Verdict)
+			continue
+		}
+		fmt.Fprintf(w, "     %5.2f req/s: interactive attainment FCFS %.3f, Priority %.3f, %s, %s\n",
+			l.Load, l.A.Center, l.B.Center, improvement(l.Improvement), l.Verdict)
+	}
+}
+
+// improvement prints a relative improvement with its interval, in %.
+func improvement(e sim.Estimate) string {
+	switch {
+	case math.IsNaN(e.Center):
+		return "n/a"
+	case math.IsNaN(e.Lo) || math.IsNaN(e.Hi):
+		return fmt.Sprintf("%+.1f %% [n/a]", 100*e.Center)
+	}
+	return fmt.Sprintf("%+.1f %% [%+.1f, %+.1f]", 100*e.Center, 100*e.Lo, 100*e.Hi)
 }
 
 // sentence capitalises s's first letter.

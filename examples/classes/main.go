@@ -15,8 +15,12 @@
 //
 // Every figure is a mean over -reps seeded replications (common random
 // numbers: every configuration sees the same requests); intervals are
-// 95 %. With -out, a benchmark card per capped run and per policy
-// (Markdown and JSON, with the per-class table) is written there.
+// 95 %. One replication has no interval: -reps 1 prints point estimates,
+// each interval "[n/a]", and takes no verdict. The verdict loads (-near)
+// must be loads of the sweep (-loads). Every flag is checked before any
+// run, naming it; no value stands for a default. With -out (made before
+// the runs), a benchmark card per capped run and per policy (Markdown
+// and JSON, with the per-class table) is written there.
 package main
 
 import (
@@ -26,6 +30,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,7 +72,7 @@ func parse(w io.Writer, args []string) (options, error) {
 	caps := fs.String("caps", "16,32,48", "comma-separated client concurrency caps to run beside the uncapped run (--max-concurrency)")
 	loads := fs.String("loads", "1.6,2,2.2,2.4,2.8", "comma-separated offered loads of the two-class sweeps, req/s")
 	near := fs.String("near", "2,2.2,2.4", "comma-separated loads near the knee at which the A/B verdict (Priority against FCFS) is taken, req/s")
-	fs.IntVar(&o.reps, "reps", 6, "seeded replications per configuration and load (>= 2)")
+	fs.IntVar(&o.reps, "reps", 6, fmt.Sprintf("seeded replications per configuration and load, 1 to %d (1: point estimates, no intervals and no verdict)", maxReps))
 	fs.DurationVar(&o.horizon, "horizon", 10*time.Minute, "end of the measurement window, simulated (the first tenth is warm-up)")
 	fs.Uint64Var(&o.seed, "seed", 1, "base seed of the replications")
 	fs.IntVar(&o.workers, "workers", 0, "runs in parallel (0: one per CPU); results are the same for any value")
@@ -91,14 +96,25 @@ func parse(w io.Writer, args []string) (options, error) {
 	return o, o.check()
 }
 
-// check refuses nonsense values, naming the flag.
+// maxReps bounds -reps: every replication's summary (and, for the capped
+// runs, every measured request's first-token instant) is kept until the
+// report is written, so memory grows with it.
+const maxReps = 1000
+
+// check refuses nonsense values, naming the flag. No value stands for a
+// default (-workers 0, documented as one per CPU, changes no result).
 func (o options) check() error {
 	var errs []error
 	if !(o.rate > 0) || math.IsInf(o.rate, 0) {
 		errs = append(errs, fmt.Errorf("-rate must be a positive finite rate, got %v", o.rate))
 	}
-	if o.reps < 2 {
-		errs = append(errs, fmt.Errorf("-reps must be >= 2 for an interval, got %d", o.reps))
+	if o.reps < 1 || o.reps > maxReps {
+		errs = append(errs, fmt.Errorf("-reps must be 1 to %d replications (1: no intervals and no verdict), got %d", maxReps, o.reps))
+	}
+	for _, l := range o.near {
+		if !slices.Contains(o.loads, l) {
+			errs = append(errs, fmt.Errorf("-near: %g req/s is not among -loads (%s): the verdict is taken at loads of the sweep", l, joinLoads(o.loads)))
+		}
 	}
 	if o.horizon <= 0 {
 		errs = append(errs, fmt.Errorf("-horizon must be > 0: the runs compare fixed windows, got %v", o.horizon))
@@ -122,6 +138,9 @@ func parseInts(name, s string) ([]int, error) {
 		if err != nil || v < 1 {
 			return nil, fmt.Errorf("%s: %q is not a cap of at least one request", name, f)
 		}
+		if slices.Contains(out, v) {
+			return nil, fmt.Errorf("%s: %d is given twice", name, v)
+		}
 		out = append(out, v)
 	}
 	return out, nil
@@ -134,9 +153,21 @@ func parseLoads(name, s string) ([]float64, error) {
 		if err != nil || !(v > 0) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("%s: %q is not a positive rate", name, f)
 		}
+		if slices.Contains(out, v) {
+			return nil, fmt.Errorf("%s: %g req/s is given twice", name, v)
+		}
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// joinLoads lists loads as the flags take them.
+func joinLoads(ls []float64) string {
+	s := make([]string, len(ls))
+	for i, l := range ls {
+		s[i] = strconv.FormatFloat(l, 'g', -1, 64)
+	}
+	return strings.Join(s, ",")
 }
 
 func fields(s string) []string {
@@ -163,6 +194,13 @@ func run(w io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
+	if o.out != "" {
+		// Made before the runs, so that a directory that cannot be made
+		// fails at once.
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
+			return fmt.Errorf("-out: %w", err)
+		}
+	}
 	caps, err := capStudy(o)
 	if err != nil {
 		return err
@@ -172,7 +210,11 @@ func run(w io.Writer, args []string) error {
 		return err
 	}
 	fmt.Fprintf(w, "Atlas TP4 (engine.Config{} priced by costmodel.Frozen{}), requests of %d prompt and %d output tokens,\n", 2000, 200)
-	fmt.Fprintf(w, "measured from %v to %v, %d seeds (common random numbers), 95 %% intervals.\n\n", o.window().Warmup, o.horizon, o.reps)
+	if o.reps == 1 {
+		fmt.Fprintf(w, "measured from %v to %v, 1 seed: one replication, so every interval is n/a (one replication) and no verdict is taken.\n\n", o.window().Warmup, o.horizon)
+	} else {
+		fmt.Fprintf(w, "measured from %v to %v, %d seeds (common random numbers), 95 %% intervals.\n\n", o.window().Warmup, o.horizon, o.reps)
+	}
 	writeCaps(w, o, caps)
 	fmt.Fprintln(w)
 	writeClasses(w, o, cls)

@@ -15,7 +15,7 @@ import (
 )
 
 // small are arguments that run in well under a second.
-var small = []string{"-reps", "3", "-horizon", "5m", "-loads", "1.6,2.4", "-near", "2.2,2.4"}
+var small = []string{"-reps", "3", "-horizon", "5m", "-loads", "1.6,2.2,2.4", "-near", "2.2,2.4"}
 
 // The report is pinned by a golden file; run `go test ./examples/classes
 // -update` after a deliberate change and review the diff.
@@ -120,7 +120,8 @@ func TestClassesAddUp(t *testing.T) {
 	// Priority serves the interactive class first: at 2.4 req/s, past
 	// its FCFS knee, its attainment is higher and the batch class's TTFT
 	// p99 longer.
-	fcfs, prio := s.curves[0].Points[1], s.curves[1].Points[1]
+	fcfs, prio := s.curves[0].Points[2], s.curves[1].Points[2]
+	require.Equal(t, 2.4, fcfs.Load)
 	assert.Greater(t, prio.Classes[0].Attainment.Center, fcfs.Classes[0].Attainment.Center)
 	assert.Greater(t, prio.Classes[1].TTFT.P99.Center, fcfs.Classes[1].TTFT.P99.Center)
 }
@@ -160,7 +161,8 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		"-loads 1,-2": `-loads: "-2" is not a positive rate`,
 		"-loads ,":    "-loads must name at least one load",
 		"-near NaN":   `-near: "NaN" is not a positive rate`,
-		"-reps 1":     "-reps must be >= 2",
+		"-reps 0":     "-reps must be 1 to 1000 replications (1: no intervals and no verdict), got 0",
+		"-reps 1001":  "-reps must be 1 to 1000 replications (1: no intervals and no verdict), got 1001",
 		"-horizon 0":  "-horizon must be > 0",
 		"-workers -1": "-workers must be >= 0",
 		"extra":       "unexpected arguments",
@@ -169,6 +171,64 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		assert.ErrorContains(t, run(&out, strings.Fields(args)), want, args)
 		assert.Zero(t, out.Len(), "%s: refused before anything is printed", args)
 	}
+}
+
+// Issue 32: -near 99, a load not among -loads, ran 44 s and printed
+// "+NaN % [+NaN, +NaN]". A verdict load must be one of the sweep's, and a
+// load or cap given twice is refused too; each before any run.
+func TestRunRefusesLoadsOutsideTheSweep(t *testing.T) {
+	for args, want := range map[string]string{
+		"-near 99":                     "-near: 99 req/s is not among -loads (1.6,2,2.2,2.4,2.8): the verdict is taken at loads of the sweep",
+		"-loads 1.6,2.4 -near 2.2,2.4": "-near: 2.2 req/s is not among -loads (1.6,2.4): the verdict is taken at loads of the sweep",
+		"-loads 2,2":                   "-loads: 2 req/s is given twice",
+		"-near 2,2.0":                  "-near: 2 req/s is given twice",
+		"-caps 16,16":                  "-caps: 16 is given twice",
+	} {
+		var out bytes.Buffer
+		assert.EqualError(t, run(&out, strings.Fields(args)), want, args)
+		assert.Zero(t, out.Len(), "%s: refused before anything is printed", args)
+	}
+}
+
+// -out is made before the runs: a path that cannot be a directory fails
+// at once, not after the whole study.
+func TestRunRefusesAnOutputItCannotMake(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	var out bytes.Buffer
+	err := run(&out, []string{"-out", filepath.Join(file, "cards")})
+	assert.EqualError(t, err, "-out: mkdir "+file+": not a directory")
+	assert.Zero(t, out.Len())
+}
+
+// Issue 32: one replication has no interval. -reps 1 runs and prints
+// point estimates, each interval "[n/a]", and no verdict, saying why;
+// the Priority card carries no verdict.
+func TestRunWithOneReplication(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	require.NoError(t, run(&out, []string{"-reps", "1", "-horizon", "5m", "-loads", "1.6,2.4", "-near", "2.4", "-caps", "16", "-out", dir}))
+	s := out.String()
+	assert.Contains(t, s, "measured from 30s to 5m0s, 1 seed: one replication, so every interval is n/a (one replication) and no verdict is taken.\n")
+	assert.Contains(t, s, "   verdict: n/a (one replication): a verdict needs an interval across paired seeds; run -reps 2 or more.\n")
+	assert.Regexp(t, `\nnone +2\.\d\d +\d\.\d\d +\d\.\d\d  \d\.\d{3} \[n/a\] `, s)
+	assert.Regexp(t, `\nFCFS +1\.60  interactive +\d\.\d\d +\d\.\d\d  \d\.\d{3} \[n/a\] `, s)
+	assert.NotRegexp(t, `\[\d`, s, "no numeric interval anywhere")
+	assert.NotContains(t, s, "NaN")
+	md, err := os.ReadFile(filepath.Join(dir, "classes-priority.md"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(md), "A/B verdict")
+}
+
+// A window too short to measure a request gives no verdict, and says so
+// without a NaN.
+func TestRunWithoutMeasuredRequestsHasNoVerdict(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run(&out, []string{"-reps", "2", "-horizon", "1s", "-loads", "2", "-near", "2", "-caps", "16"}))
+	s := out.String()
+	assert.Contains(t, s, "   verdict: no measured requests over 2 req/s in 2 paired seeds: no block measured an interactive request under both policies; lengthen -horizon (1s).\n"+
+		"      2.00 req/s: no measured requests\n")
+	assert.NotContains(t, s, "NaN")
 }
 
 func TestRunHelpIsNotAnError(t *testing.T) {
