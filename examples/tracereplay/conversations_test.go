@@ -106,7 +106,7 @@ func TestKeepConversations(t *testing.T) {
 // ended; kept, no turn arrives before its predecessor's end + 2 s, nor
 // before its recorded instant, and every row is still offered.
 func TestKeptTurnsWaitForTheirAnswers(t *testing.T) {
-	cfg, err := traceConfig("generic")
+	cfg, err := traceConfig("generic", false)
 	require.NoError(t, err)
 	cfg.Transform.TargetRate = 1
 	overtaken := func(c workload.ConversationReplay) (early, n int) {

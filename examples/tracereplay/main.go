@@ -9,10 +9,18 @@
 //	go run ./examples/tracereplay -trace ../shared/traces/mooncake_synthetic_trace.jsonl -format mooncake
 //	go run ./examples/tracereplay -trace examples/tracereplay/testdata/conversations.csv -format generic -keep-conversations -min-think 2s
 //
+// Without -format, the format is the one whose columns the trace's header
+// (its first line) holds, else azure; a header error names the -format
+// the header fits. The line where attainment falls reads every replay, the
+// own pace included, in increasing offered load. A trace whose rows share
+// one instant has no pace to scale: it is replayed once, and no scaled
+// replay runs.
+//
 // By default every row is sent at its recorded (time-scaled) instant:
 // timestamp replay. With -keep-conversations, a trace whose rows carry a
 // conversation (the generic form's conversation column, BurstGPT's Session
-// ID) is replayed keeping them: turn k+1 is sent at the later of its
+// ID) is replayed keeping them (a format without that column, or a file
+// where it is absent or empty, is refused): turn k+1 is sent at the later of its
 // recorded instant and turn k's end plus -min-think, so a turn never
 // overtakes the answer it follows (workload.ConversationReplay). The
 // report names the replay it ran. Neither public trace in ../shared/traces
@@ -32,6 +40,9 @@
 package main
 
 import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -58,6 +69,8 @@ func main() {
 // options are the command's flags.
 type options struct {
 	trace, format string
+	formatSet     bool   // -format was given; without it the format is read from the trace's header
+	detected      string // the format read from the header, "" when none matched
 	window        time.Duration
 	rates         []float64
 	target        float64
@@ -69,7 +82,7 @@ func parse(w io.Writer, args []string) (options, error) {
 	fs := flag.NewFlagSet("tracereplay", flag.ContinueOnError)
 	fs.SetOutput(w)
 	fs.StringVar(&o.trace, "trace", defaultTrace(), "trace file")
-	fs.StringVar(&o.format, "format", o.format, "trace format: azure, mooncake, burstgpt or generic (CSV)")
+	fs.StringVar(&o.format, "format", o.format, "trace format: azure, mooncake, burstgpt or generic (CSV or JSONL); without it, the format whose columns the trace's header (first line) holds, else azure")
 	fs.DurationVar(&o.window, "window", 0, "replay only the trace's first span of this length (0: all)")
 	rates := fs.String("rates", "1,1.5,1.75,2,2.5,3", "offered loads to time-scale the trace to, requests/s")
 	fs.Float64Var(&o.target, "target", o.target, "attainment target")
@@ -81,12 +94,16 @@ func parse(w io.Writer, args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	fs.Visit(func(f *flag.Flag) { o.formatSet = o.formatSet || f.Name == "format" })
 	var err error
 	if o.rates, err = parseRates(*rates); err != nil {
 		return o, err
 	}
-	if o.window < 0 || !(o.target > 0 && o.target <= 1) {
-		return o, fmt.Errorf("-window must be >= 0 and -target in (0, 1], got %v and %v", o.window, o.target)
+	if o.window < 0 {
+		return o, fmt.Errorf("-window must be >= 0 (0: the whole trace), got %v", o.window)
+	}
+	if !(o.target > 0 && o.target <= 1) {
+		return o, fmt.Errorf("-target must be an attainment in (0, 1], got %v", o.target)
 	}
 	if c := o.conversations; c.MinThink < 0 || c.MinThink > 0 && !c.Keep {
 		return o, fmt.Errorf("-min-think must be >= 0 and applies only with -keep-conversations, got %v (keep: %t)", c.MinThink, c.Keep)
@@ -135,7 +152,9 @@ func defaultTrace() string {
 	return filepath.Join("..", "shared", "traces", azureConv)
 }
 
-func traceConfig(format string) (workload.TraceConfig, error) {
+// traceConfig is the reader of a format; the generic form is read as JSONL
+// when its header said so (jsonl), as CSV otherwise.
+func traceConfig(format string, jsonl bool) (workload.TraceConfig, error) {
 	switch format {
 	case "azure":
 		return workload.Azure(), nil
@@ -144,6 +163,9 @@ func traceConfig(format string) (workload.TraceConfig, error) {
 	case "burstgpt":
 		return workload.BurstGPT(nil, nil), nil
 	case "generic":
+		if jsonl {
+			return workload.Generic(workload.JSONL), nil
+		}
 		return workload.Generic(workload.CSV), nil
 	}
 	return workload.TraceConfig{}, fmt.Errorf("-format: unknown format %q", format)
@@ -158,9 +180,20 @@ func run(w io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := traceConfig(o.format)
+	if _, err := traceConfig(o.format, false); err != nil {
+		return err // an unknown -format, before the file is read
+	}
+	var jsonl bool
+	o.detected, jsonl = sniff(o.trace)
+	if !o.formatSet && o.detected != "" {
+		o.format = o.detected
+	}
+	cfg, err := traceConfig(o.format, jsonl)
 	if err != nil {
 		return err
+	}
+	if o.conversations.Keep && cfg.Columns.Conversation == "" {
+		return fmt.Errorf("-keep-conversations: -format %s has no conversation column, so there are no conversations to keep (the generic form's conversation column and BurstGPT's Session ID are)", o.format)
 	}
 	cfg.Transform.WindowEnd = o.window
 	cfg.Conversations = o.conversations
@@ -169,10 +202,77 @@ func run(w io.Writer, args []string) error {
 	}
 	s, err := measure(o.trace, cfg)
 	if err != nil {
-		return err
+		return o.hint(err)
+	}
+	if o.conversations.Keep && s.conversations == 0 {
+		return fmt.Errorf("-keep-conversations: %s has no conversation column (%q), or it is empty on every row: there are no conversations to keep", o.trace, cfg.Columns.Conversation)
 	}
 	if err := describe(w, o, cfg, s); err != nil {
 		return err
 	}
 	return replay(w, o, cfg, s)
+}
+
+// sniff reads the trace's first line and names the format whose arrival,
+// input and output columns it holds ("" when none does, or the file cannot
+// be read: the reader then says why), and whether it is JSON Lines.
+func sniff(path string) (format string, jsonl bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	if bom, err := br.Peek(3); err == nil && string(bom) == "\ufeff" {
+		br.Discard(3)
+	}
+	line, err := br.ReadString('\n')
+	if err != nil && line == "" {
+		return "", false
+	}
+	names := map[string]bool{}
+	if line = strings.TrimSpace(line); strings.HasPrefix(line, "{") {
+		jsonl = true
+		var obj map[string]json.RawMessage
+		if json.Unmarshal([]byte(line), &obj) != nil {
+			return "", true
+		}
+		for k := range obj {
+			names[k] = true
+		}
+	} else {
+		header, err := csv.NewReader(strings.NewReader(line)).Read()
+		if err != nil {
+			return "", false
+		}
+		for _, h := range header {
+			names[strings.TrimSpace(h)] = true
+		}
+	}
+	for _, name := range formats {
+		cfg, _ := traceConfig(name, jsonl)
+		if (cfg.Format == workload.JSONL) != jsonl {
+			continue
+		}
+		if c := cfg.Columns; names[c.Arrival] && names[c.Input] && names[c.Output] {
+			return name, jsonl
+		}
+	}
+	return "", jsonl
+}
+
+// formats are the -format values, in the order sniff tries them.
+var formats = []string{"azure", "mooncake", "burstgpt", "generic"}
+
+// hint adds to a header error which -format the header matches, or which
+// formats there are.
+func (o options) hint(err error) error {
+	var pe *workload.ParseError
+	if !errors.As(err, &pe) || pe.Line != 1 {
+		return err
+	}
+	if o.detected != "" && o.detected != o.format {
+		return fmt.Errorf("%w (the header is that of -format %s: try -format %s)", err, o.detected, o.detected)
+	}
+	return fmt.Errorf("%w (-format %s; the formats are %s)", err, o.format, strings.Join(formats, ", "))
 }

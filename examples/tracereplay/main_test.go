@@ -66,8 +66,10 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		{[]string{"-rates", "-1"}, `-rates: "-1" is not a positive rate`},
 		{[]string{"-rates", "1,Inf"}, `-rates: "Inf" is not a positive rate`},
 		{[]string{"-rates", "NaN"}, `-rates: "NaN" is not a positive rate`},
-		{[]string{"-target", "NaN"}, "-target in (0, 1]"},
-		{[]string{"-target", "2"}, "-target in (0, 1]"},
+		{[]string{"-target", "NaN"}, "-target must be an attainment in (0, 1], got NaN"},
+		{[]string{"-target", "2"}, "-target must be an attainment in (0, 1], got 2"},
+		{[]string{"-target", "0"}, "-target must be an attainment in (0, 1], got 0"},
+		{[]string{"-window", "-1s"}, "-window must be >= 0 (0: the whole trace), got -1s"},
 		{[]string{"-format", "parquet"}, `unknown format "parquet"`},
 		{[]string{"-trace", "no/such/file.csv"}, "no such file"},
 		{[]string{"extra"}, "unexpected arguments"},
@@ -135,10 +137,10 @@ func TestReplayWithoutMeasuredRequests(t *testing.T) {
 	assert.Contains(t, out.String(), "scaled to 1/s        1.00       0  no measured requests\n")
 	assert.NotContains(t, out.String(), "NaN")
 
-	assert.Equal(t, "no scaled load measured a request: no attainment to compare with the target",
+	assert.Equal(t, "no replay measured a request: no attainment to compare with the target",
 		knee([]point{{rate: 1, sum: empty}}, 0.95))
 	assert.Equal(t, "attainment falls below 95% between 1.00 req/s (1.000) and 3.00 req/s (0.500)",
 		knee([]point{{rate: 1, sum: met}, {rate: 2, sum: empty}, {rate: 3, sum: missed}}, 0.95))
-	assert.Equal(t, "attainment stays at or above 95% up to 1.00 req/s, the highest load replayed",
+	assert.Equal(t, "attainment stays at or above 95% up to 1.00 req/s (1.000), the highest load replayed",
 		knee([]point{{rate: 1, sum: met}, {rate: 2, sum: empty}}, 0.95))
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,7 +19,13 @@ type traceStats struct {
 	span            time.Duration
 	meanIn, meanOut float64
 	failed          int
+	conversations   int // rows that name a conversation
 }
+
+// timeless reports whether the trace has no span to scale: its rows (one
+// or more) share one instant, so it has no pace of its own and no factor
+// takes it to a rate.
+func (s traceStats) timeless() bool { return s.n > 0 && s.span <= 0 }
 
 func (s traceStats) rate() float64 {
 	if s.span <= 0 {
@@ -52,6 +60,9 @@ func measure(path string, cfg workload.TraceConfig) (traceStats, error) {
 		if r.Failed {
 			s.failed++
 		}
+		if r.Conversation != 0 {
+			s.conversations++
+		}
 	}
 	if s.n > 0 {
 		s.meanIn, s.meanOut = in/float64(s.n), out/float64(s.n)
@@ -75,7 +86,11 @@ func describe(w io.Writer, o options, cfg workload.TraceConfig, s traceStats) er
 		return err
 	}
 	defer rep.Close()
-	fmt.Fprintf(w, "trace      %s (-format %s)\n", filepath.Base(o.trace), o.format)
+	how := ""
+	if !o.formatSet && o.detected != "" && o.detected != "azure" {
+		how = ", read from its header"
+	}
+	fmt.Fprintf(w, "trace      %s (-format %s%s)\n", filepath.Base(o.trace), o.format, how)
 	// The replay's own description, its file named without the directory.
 	fmt.Fprintf(w, "replay     %s\n", strings.Replace(rep.String(), o.trace, filepath.Base(o.trace), 1))
 	if src != "" {
@@ -85,13 +100,20 @@ func describe(w io.Writer, o options, cfg workload.TraceConfig, s traceStats) er
 	if o.window > 0 {
 		window = fmt.Sprintf("first %v of the trace", o.window)
 	}
-	fmt.Fprintf(w, "window     %s: %d requests over %v, %.2f req/s, mean %.0f in / %.0f out tokens, %d failed\n",
-		window, s.n, s.span.Round(time.Millisecond), s.rate(), s.meanIn, s.meanOut, s.failed)
+	pace := fmt.Sprintf("%.2f req/s", s.rate())
+	if s.timeless() {
+		pace = "all at one instant"
+	}
+	fmt.Fprintf(w, "window     %s: %d requests over %v, %s, mean %.0f in / %.0f out tokens, %d failed\n",
+		window, s.n, s.span.Round(time.Millisecond), pace, s.meanIn, s.meanOut, s.failed)
 	fmt.Fprintf(w, "workload   %s\n", fp)
 	fmt.Fprintf(w, "replica    Atlas TP4 (engine.Config{} priced by costmodel.Frozen{}), SLO TTFT <= %v, every ITL <= %v\n\n",
 		sim.DefaultTTFT, sim.DefaultITL)
 	return nil
 }
+
+// ownPace labels the replay of the trace at its recorded instants.
+const ownPace = "own pace"
 
 // point is one replay's offered load and summary.
 type point struct {
@@ -109,6 +131,13 @@ func replay(w io.Writer, o options, cfg workload.TraceConfig, s traceStats) erro
 		return err
 	}
 	points = append(points, own)
+	if s.timeless() {
+		printTable(w, points)
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "the trace's %d %s share one instant: it has no span, so no pace of its own to scale; no scaled replay ran (-rates needs a trace whose rows span some time)\n",
+			s.n, plural(s.n, "request"))
+		return nil
+	}
 	for _, rate := range o.rates {
 		p, err := runAt(o.trace, cfg, rate, rate)
 		if err != nil {
@@ -118,8 +147,16 @@ func replay(w io.Writer, o options, cfg workload.TraceConfig, s traceStats) erro
 	}
 	printTable(w, points)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, knee(points[1:], o.target))
+	fmt.Fprintln(w, knee(points, o.target))
 	return nil
+}
+
+// plural is noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }
 
 // runAt replays the trace time-scaled to rate requests/s (0: own pace,
@@ -138,7 +175,7 @@ func runAt(path string, cfg workload.TraceConfig, rate, offered float64) (point,
 	}
 	label := fmt.Sprintf("scaled to %g/s", rate)
 	if rate == 0 {
-		label = "own pace"
+		label = ownPace
 	}
 	return point{label: label, rate: offered, sum: sum}, nil
 }
@@ -150,12 +187,16 @@ func printTable(w io.Writer, points []point) {
 		"", "req/s", "", "", "", "req/s", "ms", "ms", "ms", "")
 	for _, p := range points {
 		s := p.sum
+		rate := fmt.Sprintf("%8.2f", p.rate)
+		if p.rate == 0 {
+			rate = fmt.Sprintf("%8s", "-") // rows at one instant: no rate
+		}
 		if s.NoMeasured() {
-			fmt.Fprintf(w, "%-16s %8.2f %7d  %s\n", p.label, p.rate, s.Offered, noMeasured)
+			fmt.Fprintf(w, "%-16s %s %7d  %s\n", p.label, rate, s.Offered, noMeasured)
 			continue
 		}
-		fmt.Fprintf(w, "%-16s %8.2f %7d %6d %7.3f %8.2f %9.0f %9.0f %8.0f %13s\n",
-			p.label, p.rate, s.Offered, s.Good, s.Attainment, s.Goodput, s.TTFT.Median, s.TTFT.P99, s.ITL.P99,
+		fmt.Fprintf(w, "%-16s %s %7d %6d %7.3f %8.2f %9.0f %9.0f %8.0f %13s\n",
+			p.label, rate, s.Offered, s.Good, s.Attainment, s.Goodput, s.TTFT.Median, s.TTFT.P99, s.ITL.P99,
 			fmt.Sprintf("%d/%d/%d", s.Misses.NotOK, s.Misses.TTFT, s.Misses.ITL))
 	}
 }
@@ -164,28 +205,38 @@ func printTable(w io.Writer, points []point) {
 // attainment, and no part in the knee.
 const noMeasured = "no measured requests"
 
-// knee names the highest scaled load meeting the target and the first
-// after it that does not, among the replays that measured a request.
+// knee names the highest load meeting the target and the first above it
+// that does not, among the replays that measured a request: the own-pace
+// replay (the trace at its mean rate) and the scaled ones, in increasing
+// offered load.
 func knee(points []point, target float64) string {
+	sorted := slices.Clone(points)
+	slices.SortStableFunc(sorted, func(a, b point) int { return cmp.Compare(a.rate, b.rate) })
 	last := -1
-	for i, p := range points {
+	for i, p := range sorted {
 		if p.sum.NoMeasured() {
 			continue // no evidence either way
 		}
 		if p.sum.Attainment < target {
 			if last < 0 {
-				return fmt.Sprintf("attainment is below %.0f%% already at %.2f req/s, the lowest load replayed", 100*target, p.rate)
+				return fmt.Sprintf("attainment is below %.0f%% already at %s, the lowest load replayed", 100*target, at(p))
 			}
-			return fmt.Sprintf("attainment falls below %.0f%% between %.2f req/s (%.3f) and %.2f req/s (%.3f)",
-				100*target, points[last].rate, points[last].sum.Attainment, p.rate, p.sum.Attainment)
+			return fmt.Sprintf("attainment falls below %.0f%% between %s and %s",
+				100*target, at(sorted[last]), at(p))
 		}
 		last = i
 	}
-	if last < 0 && len(points) > 0 {
-		return "no scaled load measured a request: no attainment to compare with the target"
-	}
 	if last < 0 {
-		return "no scaled load replayed"
+		return "no replay measured a request: no attainment to compare with the target"
 	}
-	return fmt.Sprintf("attainment stays at or above %.0f%% up to %.2f req/s, the highest load replayed", 100*target, points[last].rate)
+	return fmt.Sprintf("attainment stays at or above %.0f%% up to %s, the highest load replayed", 100*target, at(sorted[last]))
+}
+
+// at names a replay's load and attainment: "2.00 req/s (0.991)", and
+// "4.71 req/s (own pace, 0.981)" for the trace at its own pace.
+func at(p point) string {
+	if p.label == ownPace {
+		return fmt.Sprintf("%.2f req/s (own pace, %.3f)", p.rate, p.sum.Attainment)
+	}
+	return fmt.Sprintf("%.2f req/s (%.3f)", p.rate, p.sum.Attainment)
 }
