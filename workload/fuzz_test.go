@@ -6,18 +6,24 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/servesim/servesim/internal/sharedtraces"
 )
 
-// seedLines adds the header and a few rows of a real trace (when present)
-// to the fuzz corpus, as whole files of one, two and three rows.
+// seedLines adds the header and a few rows of a real trace (when present;
+// TestMain says when it is not) to the fuzz corpus, as whole files of one,
+// two and three rows.
 func seedLines(f *testing.F, name string, header bool) {
-	file, err := os.Open(filepath.Join(tracesDir, name))
-	if err != nil {
+	path, ok := sharedtraces.Optional(f, name)
+	if !ok {
 		return // the static seeds still run
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		f.Fatal(err)
 	}
 	defer file.Close()
 	s := bufio.NewScanner(file)

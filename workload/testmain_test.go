@@ -6,8 +6,7 @@ import (
 	"github.com/servesim/servesim/internal/sharedtraces"
 )
 
-// TestMain says in one line that the tests replaying the real traces
-// skipped when ../shared/traces is missing, which plain go test ./... would
-// not show. (sharedTrace skips on its own; with sharedtraces.Path instead,
-// the note would name the tests.)
+// TestMain says in one line which tests skipped (sharedTrace) or ran
+// without their real-trace seeds (seedLines) when ../shared/traces is
+// missing, which plain go test ./... would not show.
 func TestMain(m *testing.M) { sharedtraces.Main(m) }

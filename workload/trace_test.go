@@ -3,31 +3,25 @@ package workload
 import (
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/servesim/servesim/internal/sharedtraces"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// tracesDir is the shared real traces, relative to this package.
-const tracesDir = "../../shared/traces"
 
 const (
 	azureConv = "AzureLLMInferenceTrace_conv.csv"
 	mooncake  = "mooncake_synthetic_trace.jsonl"
 )
 
+// sharedTrace is the real trace name in ../shared/traces beside the
+// repository; the test skips, and TestMain says so, without it.
 func sharedTrace(t testing.TB, name string) string {
 	t.Helper()
-	path := filepath.Join(tracesDir, name)
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("real trace %s not available (%v): these tests need ../shared/traces beside the repository", path, err)
-	}
-	return path
+	return sharedtraces.Path(t, name)
 }
 
 type traceStats struct {

@@ -50,7 +50,7 @@ func TestRunGolden(t *testing.T) {
 // The default trace is found from any directory inside the module.
 func TestDefaultTrace(t *testing.T) {
 	sharedTrace(t, azureConv)
-	abs, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "traces", azureConv))
+	abs, err := filepath.Abs(filepath.Join(sharedtraces.Dir(), azureConv))
 	require.NoError(t, err)
 	got, err := filepath.Abs(defaultTrace())
 	require.NoError(t, err)
