@@ -136,6 +136,19 @@ func TestRunRefusesABadMetaJSON(t *testing.T) {
 	}
 }
 
+// A replica the engine cannot be is refused before the replay, naming
+// the file and the field each engine_kwargs argument sets.
+func TestRunRefusesAReplicaTheEngineCannotBe(t *testing.T) {
+	dir := copyBundle(t, "vllm/meta.json", replace(t, `"max_num_seqs": 128`, `"max_num_seqs": 100000`))
+	var out bytes.Buffer
+	err := run(&out, []string{"-data", dir})
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "the replica "+filepath.Join(dir, "vllm", "meta.json")+
+		" describes (engine_kwargs.max_num_seqs is MaxSeqs, max_num_batched_tokens MaxBatchedTokens, block_size BlockSize; -kvblocks KVBlocks): "), err.Error())
+	assert.Contains(t, err.Error(), "MaxSeqs must be <= 16384")
+	assert.Zero(t, out.Len())
+}
+
 // A run of several engines behind a load balancer is not replayed into
 // one.
 func TestRunRefusesDataParallelism(t *testing.T) {

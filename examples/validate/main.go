@@ -33,6 +33,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/servesim/servesim/engine"
 )
 
 func main() {
@@ -82,6 +84,9 @@ func parse(w io.Writer, args []string) (options, error) {
 	}
 	if o.kvBlocks <= 0 || o.layers <= 0 {
 		return o, fmt.Errorf("-kvblocks and -layers must be > 0, got %d and %d", o.kvBlocks, o.layers)
+	}
+	if o.kvBlocks > engine.MaxKVBlocks {
+		return o, fmt.Errorf("-kvblocks must be at most %d (engine.MaxKVBlocks), got %d", engine.MaxKVBlocks, o.kvBlocks)
 	}
 	if o.card != "" && !strings.HasSuffix(o.card, ".json") {
 		return o, fmt.Errorf("-card %q: the card is written as JSON (name it *.json)", o.card)

@@ -110,6 +110,7 @@ func TestRunRefusesBadArguments(t *testing.T) {
 	for args, want := range map[string]string{
 		"-kvblocks 0":                  "-kvblocks and -layers must be > 0",
 		"-layers -1":                   "-kvblocks and -layers must be > 0",
+		"-kvblocks 2147483648":         "-kvblocks must be at most 2147483647 (engine.MaxKVBlocks), got 2147483648",
 		"-card card.md":                "the card is written as JSON",
 		"-card /nonexistent/card.json": `-card "/nonexistent/card.json": its directory /nonexistent does not exist`,
 		"x":                            "unexpected arguments",

@@ -72,6 +72,10 @@ func replay(o options, m measured) (*replayed, error) {
 	}
 	r := &replayed{model: model, records: make([]sim.Record, len(m.requests))}
 	r.cfg = config(o, m.meta.Engine, model)
+	if err := r.cfg.Engine.Validate(); err != nil {
+		return nil, fmt.Errorf("the replica %s describes (engine_kwargs.max_num_seqs is MaxSeqs, max_num_batched_tokens MaxBatchedTokens, block_size BlockSize; -kvblocks KVBlocks): %w",
+			filepath.Join(m.dir, "vllm", "meta.json"), err)
+	}
 	if r.fingerprint, err = workload.FingerprintFile(m.trace, traceConfig(m.meta.Engine.blockSize())); err != nil {
 		return nil, err
 	}
