@@ -76,6 +76,9 @@ func run(w io.Writer, args []string) error {
 	if *horizon <= 0 {
 		return fmt.Errorf("-horizon must be > 0: an experiment compares fixed windows, and an open one on this unbounded workload never ends (got %v)", *horizon)
 	}
+	if err := (sim.Window{Warmup: *horizon / 10, Horizon: *horizon}).Validate(); err != nil {
+		return fmt.Errorf("-horizon %v: %w", *horizon, err)
+	}
 	if !(*threshold > -1) || math.IsInf(*threshold, 0) {
 		return fmt.Errorf("-threshold must be a relative improvement above -1 (-100 %%), got %v", *threshold)
 	}

@@ -41,6 +41,9 @@ func capStudy(o options) ([]capRow, error) {
 			Observe: func(_ float64, rep int) sim.Observer { return &row.obs[rep] }}
 		var err error
 		if row.curve, err = row.sweep.Run(); err != nil {
+			if c == 0 {
+				return nil, fmt.Errorf("uncapped: %w", err)
+			}
 			return nil, fmt.Errorf("cap %d: %w", c, err)
 		}
 		rows = append(rows, row)

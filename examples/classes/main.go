@@ -118,6 +118,8 @@ func (o options) check() error {
 	}
 	if o.horizon <= 0 {
 		errs = append(errs, fmt.Errorf("-horizon must be > 0: the runs compare fixed windows, got %v", o.horizon))
+	} else if err := o.window().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("-horizon %v: %w", o.horizon, err))
 	}
 	if o.workers < 0 {
 		errs = append(errs, fmt.Errorf("-workers must be >= 0, got %d", o.workers))
