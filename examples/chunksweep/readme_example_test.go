@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +15,9 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
-// The README's dial-sweep example, as it is printed there ("Dial sweeps
-// and the step timeline"): the chapter's workload, no chunk cap against a
-// 512-token cap, on the same seeds.
+// The dial-sweep example, as docs/examples.md prints it ("chunksweep:
+// dial sweeps and the step timeline"): the chapter's workload, no chunk
+// cap against a 512-token cap, on the same seeds.
 func Example_dialSweep() {
 	res, err := sim.DialSweep{
 		Sweep: sim.Sweep{
@@ -39,11 +40,11 @@ func Example_dialSweep() {
 	// chunk cap 512: knee 1.72 [1.65, 1.87] req/s, paired difference -0.28 [-0.31, -0.25], ITL p99 100.8 ms at 1 req/s
 }
 
-// The README shows Example_dialSweep's body as it is here.
-func TestREADMEShowsTheDialSweepExample(t *testing.T) {
+// docs/examples.md shows Example_dialSweep's body as it is here.
+func TestDocsShowTheDialSweepExample(t *testing.T) {
 	src, err := os.ReadFile("readme_example_test.go")
 	require.NoError(t, err)
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/examples.md")
 	require.NoError(t, err)
 	s := string(src)
 	start := strings.Index(s, "\tres, err := sim.DialSweep{")
@@ -53,5 +54,30 @@ func TestREADMEShowsTheDialSweepExample(t *testing.T) {
 	for _, line := range strings.SplitAfter(s[start:end], "\n") {
 		body.WriteString(strings.TrimPrefix(line, "\t"))
 	}
-	assert.Contains(t, string(readme), "```go\n"+body.String()+"```\n", "README.md must show Example_dialSweep's body exactly")
+	assert.True(t, strings.Contains(string(doc), "```go\n"+body.String()+"```\n"), "docs/examples.md must show Example_dialSweep's body exactly:\n%s", body.String())
 }
+
+// docs/examples.md quotes Example_dialSweep's output in its prose: each
+// figure must be in the Output comment above and in the page.
+func TestDocsQuoteTheDialSweepExample(t *testing.T) {
+	src, err := os.ReadFile("readme_example_test.go")
+	require.NoError(t, err)
+	doc, err := os.ReadFile("../../docs/examples.md")
+	require.NoError(t, err)
+	for _, fig := range []string{"2.01 [1.91, 2.16]", "1.72 [1.65, 1.87]", "-0.28 [-0.31, -0.25]"} {
+		assert.True(t, strings.Contains(string(src), fig), "Example_dialSweep's output no longer prints %s: update docs/examples.md and this list", fig)
+		assert.True(t, strings.Contains(prose(doc), fig), "docs/examples.md must quote Example_dialSweep's %s", fig)
+	}
+	assert.Equal(t, "a -0.28 [1.65, 1.87] 100977", prose([]byte("a  −0.28\n[1.65,\n1.87] 100,977")))
+}
+
+// prose is a Markdown file's text as one line, with "−" as "-" and no
+// thousands separators, so that a figure wrapped or typeset in it reads
+// as the program prints it.
+func prose(b []byte) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	s = strings.ReplaceAll(s, "−", "-")
+	return thousands.ReplaceAllString(s, "$1$2")
+}
+
+var thousands = regexp.MustCompile(`(\d),(\d{3})`)

@@ -2,13 +2,19 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"strings"
+	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
 
-// The README's fleet example, as it is printed there ("Fleets and
+// The fleet example, as docs/examples.md prints it ("routing: fleets and
 // routers"): four Atlas TP4 replicas behind SGLang's cache-aware router,
 // at 8 req/s of the high-reuse workload.
 func Example_fleet() {
@@ -32,4 +38,21 @@ func Example_fleet() {
 	// replica 1: 1134 requests, hit rate 0.86
 	// replica 2: 1044 requests, hit rate 0.84
 	// replica 3: 1037 requests, hit rate 0.84
+}
+
+// docs/examples.md shows Example_fleet's body as it is here.
+func TestDocsShowTheFleetExample(t *testing.T) {
+	src, err := os.ReadFile("readme_example_test.go")
+	require.NoError(t, err)
+	doc, err := os.ReadFile("../../docs/examples.md")
+	require.NoError(t, err)
+	s := string(src)
+	start := strings.Index(s, "\tcfg := sim.Config{\n\t\tFleet:")
+	end := strings.Index(s, "\t// Output:")
+	require.True(t, start > 0 && end > start)
+	var body strings.Builder
+	for _, line := range strings.SplitAfter(s[start:end], "\n") {
+		body.WriteString(strings.TrimPrefix(line, "\t"))
+	}
+	assert.True(t, strings.Contains(string(doc), "```go\n"+body.String()+"```\n"), "docs/examples.md must show Example_fleet's body exactly:\n%s", body.String())
 }

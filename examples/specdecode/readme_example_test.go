@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +15,9 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
-// The README's speculative decoding example, as it is printed there
-// ("Speculative decoding"): K = 4 drafts at α = 0.7 from a draft model at
-// 2 ms a draft, one run at 1.5 req/s.
+// The speculative decoding example, as docs/examples.md prints it
+// ("specdecode: speculative decoding"): K = 4 drafts at α = 0.7 from a
+// draft model at 2 ms a draft, one run at 1.5 req/s.
 func Example_speculation() {
 	cfg := sim.Config{
 		Speculation: sim.Speculation{Tokens: 4, Acceptance: 0.7, DraftStep: 2 * time.Millisecond},
@@ -37,11 +38,11 @@ func Example_speculation() {
 	// ITL p99 144.3 ms per chunk (vLLM), 143.6 ms per token (retokenized); goodput 1.48 req/s
 }
 
-// The README shows Example_speculation's body as it is here.
-func TestREADMEShowsTheSpeculationExample(t *testing.T) {
+// docs/examples.md shows Example_speculation's body as it is here.
+func TestDocsShowTheSpeculationExample(t *testing.T) {
 	src, err := os.ReadFile("readme_example_test.go")
 	require.NoError(t, err)
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/examples.md")
 	require.NoError(t, err)
 	s := string(src)
 	start := strings.Index(s, "\tcfg := sim.Config{\n\t\tSpeculation")
@@ -51,5 +52,29 @@ func TestREADMEShowsTheSpeculationExample(t *testing.T) {
 	for _, line := range strings.SplitAfter(s[start:end], "\n") {
 		body.WriteString(strings.TrimPrefix(line, "\t"))
 	}
-	assert.Contains(t, string(readme), "```go\n"+body.String()+"```\n", "README.md must show Example_speculation's body exactly")
+	assert.True(t, strings.Contains(string(doc), "```go\n"+body.String()+"```\n"), "docs/examples.md must show Example_speculation's body exactly:\n%s", body.String())
 }
+
+// docs/examples.md quotes Example_speculation's output in its prose: each
+// figure must be in the Output comment above and in the page.
+func TestDocsQuoteTheSpeculationExample(t *testing.T) {
+	src, err := os.ReadFile("readme_example_test.go")
+	require.NoError(t, err)
+	doc, err := os.ReadFile("../../docs/examples.md")
+	require.NoError(t, err)
+	for _, fig := range []string{"2.771 ± 0.007 tokens a step", "100977 of 227541 drafts accepted", "ITL p99 144.3 ms per chunk", "143.6 ms per token"} {
+		assert.True(t, strings.Contains(string(src), fig), "Example_speculation's output no longer prints %s: update docs/examples.md and this list", fig)
+		assert.True(t, strings.Contains(prose(doc), fig), "docs/examples.md must quote Example_speculation's %s", fig)
+	}
+}
+
+// prose is a Markdown file's text as one line, with "−" as "-" and no
+// thousands separators, so that a figure wrapped or typeset in it reads
+// as the program prints it.
+func prose(b []byte) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	s = strings.ReplaceAll(s, "−", "-")
+	return thousands.ReplaceAllString(s, "$1$2")
+}
+
+var thousands = regexp.MustCompile(`(\d),(\d{3})`)
