@@ -240,7 +240,10 @@ func (c Config) WithDefaults() Config {
 	if c.Fleet.Replicas != nil {
 		reps := make([]Replica, len(c.Fleet.Replicas))
 		for i, r := range c.Fleet.Replicas {
-			reps[i] = Replica{Engine: r.Engine.WithDefaults(), Model: modelWithDefaults(r.Model)}
+			// Every field is kept (Speculation, and any added later): only
+			// the engine and the model have defaults to fill in.
+			r.Engine, r.Model = r.Engine.WithDefaults(), modelWithDefaults(r.Model)
+			reps[i] = r
 		}
 		c.Fleet.Replicas = reps
 	}
