@@ -124,8 +124,8 @@
 //
 // # Differences from vLLM V1
 //
-// Checked against vLLM 0.19 (the version of ../shared/measured) and its
-// main branch of 2026:
+// Checked against vLLM 0.19 (the version of the measured run in
+// examples/validate/testdata, docs/data.md) and its main branch of 2026:
 //   - Under the Priority policy the victim is chosen among requests not yet
 //     scheduled in the step; vLLM may also preempt one already scheduled.
 //   - A block of shared content computed twice at once is kept once (the

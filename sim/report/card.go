@@ -23,9 +23,9 @@ import (
 // the same revision were analysed by the same code.
 var AnalysisRevision = sim.AnalysisRevision()
 
-// Card is a benchmark card (DESIGN §5; the chapter's "Practice: complete a
-// benchmark card"): enough to rerun the comparison and to know what it
-// could not see. NewCard fills what a sweep knows; the caller states the
+// Card is a benchmark card (docs/design.md §5; the chapter's "Practice:
+// complete a benchmark card"): enough to rerun the comparison and to know
+// what it could not see. NewCard fills what a sweep knows; the caller states the
 // claim and the workload. Write it with WriteJSON or WriteMarkdown. Empty
 // strings are rendered as "not stated", never guessed.
 type Card struct {

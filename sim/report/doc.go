@@ -1,8 +1,8 @@
 // Package report writes what a simulation produced, in the shapes the
 // serving world already reads: per-request events like vLLM's detailed
 // results, a summary like `vllm bench serve --save-result`, a benchmark
-// card (DESIGN §5) as JSON and Markdown, and Go benchmark-format lines for
-// benchstat.
+// card (docs/design.md §5) as JSON and Markdown, and Go benchmark-format
+// lines for benchstat.
 //
 // Reading guide:
 //   - events.go: the per-request event schema, shared by jsonl.go (JSONL)
