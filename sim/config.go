@@ -56,6 +56,15 @@ func (s ITLSeries) String() string {
 // window worth measuring is overloaded many times over.
 const DefaultMaxBacklog = 100_000
 
+// MaxDuration bounds every duration of a Config that the run adds to an
+// instant: Window.Warmup, Horizon and Drain, and Timeout. A hundred years
+// of simulated time, so that the window's end (Horizon + Drain) and an
+// arrival's deadline stay within time.Duration (292 years): beyond it
+// they overflowed into the past, and a run measured nothing or timed out
+// every request at once. The SLO's bounds are only compared: Unbounded
+// is theirs.
+const MaxDuration = 100 * 365 * 24 * time.Hour
+
 // Atlas SLO defaults from the reference chapter.
 const (
 	DefaultTTFT = 600 * time.Millisecond
@@ -134,9 +143,18 @@ func (w Window) Length() time.Duration {
 	return w.Horizon - w.Warmup
 }
 
-// Validate refuses a window that is empty or negative.
+// Validate refuses a window that is empty or negative, or a duration
+// above MaxDuration.
 func (w Window) Validate() error {
 	var errs []error
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"Warmup", w.Warmup}, {"Horizon", w.Horizon}, {"Drain", w.Drain}} {
+		if d.v > MaxDuration {
+			errs = append(errs, fmt.Errorf("sim: Window.%s must be <= MaxDuration (%v, a hundred years: the window's end must stay within time.Duration), got %v", d.name, MaxDuration, d.v))
+		}
+	}
 	if w.Warmup < 0 {
 		errs = append(errs, fmt.Errorf("sim: Window.Warmup must be >= 0, got %v", w.Warmup))
 	}
@@ -285,6 +303,9 @@ func (c Config) Validate() error {
 	if c.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("sim: Timeout must be >= 0 (0 means none), got %v", c.Timeout))
 	}
+	if c.Timeout > MaxDuration {
+		errs = append(errs, fmt.Errorf("sim: Timeout must be <= MaxDuration (%v, a hundred years: an arrival plus it must stay within time.Duration), got %v", MaxDuration, c.Timeout))
+	}
 	if !(c.ErrorRate >= 0 && c.ErrorRate <= 1) {
 		errs = append(errs, fmt.Errorf("sim: ErrorRate must be in [0, 1], got %v", c.ErrorRate))
 	}
@@ -298,7 +319,11 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("sim: MaxConcurrency must be >= 0 (0 means no cap), got %d", c.MaxConcurrency))
 	}
 	errs = append(errs, validateClasses(c.Classes), c.Speculation.validate("Speculation"))
-	for i, r := range c.replicas() {
+	reps := c.replicas()
+	if len(reps) > MaxReplicas {
+		reps = nil // Fleet.validate said so, once rather than per replica
+	}
+	for i, r := range reps {
 		if r.Engine.SpeculativeTokens != 0 {
 			field := "Engine"
 			if c.Fleet.Replicas != nil {

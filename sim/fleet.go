@@ -20,7 +20,7 @@ type Fleet struct {
 	// Replicas configures each replica: its engine and cost model, so an
 	// old and a new accelerator generation may serve side by side. nil
 	// means one replica configured by Config.Engine and Config.Model; an
-	// empty, non-nil slice is refused.
+	// empty, non-nil slice is refused, and so are more than MaxReplicas.
 	Replicas []Replica
 	// Router chooses a replica for each arrival; nil means RoundRobin{}.
 	Router Router
@@ -35,9 +35,25 @@ type Fleet struct {
 	// arrivals are dealt to in turn. Each keeps its own stale view: with a
 	// SignalDelay, none sees the others' decisions until its next refresh,
 	// which is how stale load signals make routers herd. 0 means 1; it
-	// changes nothing without a SignalDelay.
+	// changes nothing without a SignalDelay. At most MaxFrontends.
 	Frontends int
 }
+
+// MaxReplicas bounds len(Fleet.Replicas): ten thousand replicas, 40,000
+// accelerators of the Atlas kind, beyond the fleet one router fronts.
+// Every replica is allocated when the run starts, about 14 KB each (its
+// engine and its share of the summary), whatever it will hold, and the
+// setup grows faster than the fleet: 10,000 replicas take about 140 MB
+// and a second before the first arrival, 100,000 took 1.1 GB and 16 s
+// for a single request, and a million (examples/routing -replicas
+// 1000000) ran 70 s to 1.84 GB without a result.
+const MaxReplicas = 10_000
+
+// MaxFrontends bounds Fleet.Frontends: each frontend keeps its own stale
+// view of every replica's load (32 bytes a replica), so 256 frontends of
+// MaxReplicas replicas keep 82 MB; a thousand billion allocated them all
+// at once and ran out of memory.
+const MaxFrontends = 256
 
 // Replica is one replica of a fleet. Its zero value is the Atlas TP4
 // replica: engine.Config{} priced by costmodel.Frozen{}.
@@ -67,7 +83,12 @@ func (f Fleet) validate(c Config) error {
 	if f.Replicas != nil && (!reflect.ValueOf(c.Engine).IsZero() || c.Model != nil) {
 		bad("Config.Engine and Config.Model configure the single replica; with Fleet.Replicas set, configure each replica there")
 	}
-	for i, r := range f.Replicas {
+	reps := f.Replicas
+	if len(reps) > MaxReplicas {
+		bad("Fleet.Replicas has %d replicas, more than MaxReplicas (%d): every replica is allocated when the run starts, about 14 KB each, whatever it holds", len(reps), MaxReplicas)
+		reps = nil // one error, not one per replica
+	}
+	for i, r := range reps {
 		if err := r.Engine.Validate(); err != nil {
 			bad("Fleet.Replicas[%d]: %w", i, err)
 		}
@@ -80,6 +101,9 @@ func (f Fleet) validate(c Config) error {
 	}
 	if f.Frontends < 0 {
 		bad("Fleet.Frontends must be >= 0 (0 means one router), got %d", f.Frontends)
+	}
+	if f.Frontends > MaxFrontends {
+		bad("Fleet.Frontends must be <= MaxFrontends (%d): each keeps its own view of every replica, got %d", MaxFrontends, f.Frontends)
 	}
 	if v, ok := f.Router.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
