@@ -17,7 +17,15 @@
 // loads come from a sweep's knee: the routing question). Given a card,
 // it reruns the card's scenario: with an unchanged simulator the card it
 // writes is the same, byte for byte. A card analysed by other code (its
-// analysis revision) is refused unless -any-revision.
+// analysis revision) is refused unless -any-revision. A rerun of a card
+// then holds the card's recorded results (a sweep's curve, knee, peak and
+// headroom; an experiment's verdict; a dial sweep's knees) to the
+// rerun's, figure by figure as the card's JSON writes them: it prints
+// "reproduced" when every figure is the same, and otherwise lists the
+// figures that differ (the card's value, the rerun's) and exits with
+// status 1, as a failed check does, after writing its files. The
+// comparison is not part of report.txt, which stays the report of the
+// study itself.
 package main
 
 import (
@@ -29,6 +37,7 @@ import (
 	"strings"
 
 	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/sim/report"
 )
 
 func main() {
@@ -86,7 +95,7 @@ func run(w io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, command, err := load(o)
+	s, command, card, err := load(o)
 	if err != nil {
 		return err
 	}
@@ -98,30 +107,35 @@ func run(w io.Writer, args []string) error {
 		s.Output.Write = []string{}
 	}
 	setWorkers(&s, o.workers)
-	return execute(w, s, orig, command)
+	cards, err := execute(w, s, orig, command)
+	if err != nil || card == nil {
+		return err
+	}
+	return writeReproduction(w, o.config, card, cards)
 }
 
 // load reads the scenario, or a card's, and the command its card gives:
 // the scenario file's, or the card's own when rerunning one, so that a
-// rerun writes the same card.
-func load(o options) (scenario.Scenario, string, error) {
+// rerun writes the same card. Given a card, it also returns the card's
+// JSON, whose recorded results the rerun is held to.
+func load(o options) (scenario.Scenario, string, []byte, error) {
 	b, err := os.ReadFile(o.config)
 	if err != nil {
-		return scenario.Scenario{}, "", err
+		return scenario.Scenario{}, "", nil, err
 	}
 	reg := scenario.Default()
 	if !scenario.IsCard(b) {
 		s, err := reg.Parse(b)
 		if err != nil {
-			return s, "", fmt.Errorf("%s: %w", o.config, err)
+			return s, "", nil, fmt.Errorf("%s: %w", o.config, err)
 		}
-		return s, "go run ./examples/run -config " + o.config, nil
+		return s, "go run ./examples/run -config " + o.config, nil, nil
 	}
 	s, err := reg.ParseCard(b, scenario.CardOptions{AnyRevision: o.anyRevision})
 	if err != nil {
-		return s, "", fmt.Errorf("%s: %w", o.config, err)
+		return s, "", nil, fmt.Errorf("%s: %w", o.config, err)
 	}
-	return s, cardCommand(b), nil
+	return s, cardCommand(b), b, nil
 }
 
 // setWorkers sets every sweep's and experiment's Workers when the flag
@@ -151,8 +165,9 @@ func setWorkers(s *scenario.Scenario, n int) {
 }
 
 // execute runs whichever the scenario holds, writing the report to w
-// (and keeping it for report.txt).
-func execute(w io.Writer, s, orig scenario.Scenario, command string) error {
+// (and keeping it for report.txt), and returns the cards it made (written
+// or not).
+func execute(w io.Writer, s, orig scenario.Scenario, command string) ([]report.Card, error) {
 	out := newOutputs(s, orig, command)
 	tw := io.MultiWriter(w, &out.text)
 	var err error
@@ -169,9 +184,9 @@ func execute(w io.Writer, s, orig scenario.Scenario, command string) error {
 		err = runStudy(tw, s, out)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return out.finish(w)
+	return out.cards, out.finish(w)
 }
 
 // title is the scenario's title, or its name.

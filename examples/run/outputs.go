@@ -30,6 +30,7 @@ type outputs struct {
 	text    bytes.Buffer
 	files   []file
 	events  []*report.EventDir
+	cards   []report.Card // every card made, written or not (-no-files)
 }
 
 // file is one file to write, by its name in the directory.
@@ -79,6 +80,7 @@ func (o *outputs) chart(name string, d chart.Drawing) {
 // (the command, the scenario it embeds, the checkout's revision when the
 // binary has none) and adds it, as JSON and Markdown.
 func (o *outputs) card(name string, c report.Card) {
+	o.cards = append(o.cards, c)
 	if !o.writes(scenario.WriteCard) {
 		return
 	}
