@@ -228,6 +228,23 @@ func TestRunWritesPlotsCardAndEvents(t *testing.T) {
 	require.NoError(t, err)
 	knee := card["results"].(map[string]any)["knee"].(map[string]any)["load"].(map[string]any)
 	assert.Equal(t, knee["center"], c.Knee.Load.Center, "the rerun's knee is the card's")
+	// Issue 32: the card embeds everything its rerun needs (examples/run
+	// titled the rerun "scenario (sweep, scenario)" and lost the operating
+	// load and the headroom): the name, title, claim and operating load,
+	// so that the rerun's results, headroom included, are the card's.
+	assert.Equal(t, "atlas-capacity", s.Name)
+	assert.Equal(t, "Atlas TP4 goodput curve (simulated)", s.Title)
+	assert.Equal(t, card["claim"], s.Claim)
+	assert.Equal(t, 1.5, s.Operating)
+	again, err := json.Marshal(report.NewCard(*s.Sweep, c, s.Operating).Results)
+	require.NoError(t, err)
+	var recorded map[string]any
+	require.NoError(t, json.Unmarshal(again, &recorded))
+	want := card["results"].(map[string]any)
+	delete(want["capacity"].(map[string]any), "source") // the capacity program's words
+	delete(recorded["capacity"].(map[string]any), "source")
+	assert.Equal(t, want, recorded, "the rerun's results are the card's")
+	assert.NotNil(t, recorded["headroom"])
 	assert.Equal(t, knee["lo"], c.Knee.Load.Lo)
 	assert.Equal(t, 180.0, card["window"].(map[string]any)["drain_s"], "one more window of 3 minutes, as it ran")
 	assert.NotContains(t, card["events"].(map[string]any)["columns"], "itl", "the JSONL files have no itl key")

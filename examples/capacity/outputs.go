@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/chart"
 	"github.com/servesim/servesim/sim/report"
@@ -69,6 +70,10 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return f.Close()
 }
 
+// scenarioName names the scenario a card embeds: the name of
+// examples/run/scenarios/atlas-capacity.json, the same sweep as data.
+const scenarioName = "atlas-capacity"
+
 // capacityCard describes the sweep as a benchmark card: the curve with its
 // model band, the serving capacity the utilisation is taken against (the
 // estimate's, and the card says so), and the estimate itself, figure by
@@ -102,6 +107,11 @@ func capacityCard(r costmodel.Replica, e costmodel.Estimate, s sim.Sweep, c *sim
 	}
 	card.Estimate = preRun(r, e)
 	card.Notes = againstEstimate(e, c)
+	// The card embeds everything its rerun needs (go run ./examples/run
+	// -config capacity-card.json): the sweep, and the name, title, claim
+	// and operating load that examples/run's report and card take from
+	// the scenario, as examples/run/scenarios/atlas-capacity.json has them.
+	card.EmbedScenario(nil, scenario.Scenario{Name: scenarioName, Title: card.Title, Claim: card.Claim, Operating: o.operating, Sweep: &s})
 	return card, nil
 }
 
