@@ -59,6 +59,7 @@ func (r *Registry) LoadCard(path string, opts CardOptions) (Scenario, error) {
 
 // ParseCard is LoadCard of a card's bytes.
 func (r *Registry) ParseCard(data []byte, opts CardOptions) (Scenario, error) {
+	data = trimBOM(data)
 	var c cardFields
 	if err := json.Unmarshal(data, &c); err != nil {
 		return Scenario{}, fmt.Errorf("scenario: card: %w", syntaxWhere(data, err))
@@ -88,7 +89,7 @@ func (r *Registry) ParseCard(data []byte, opts CardOptions) (Scenario, error) {
 // analysis revision) rather than a scenario.
 func IsCard(data []byte) bool {
 	var probe map[string]json.RawMessage
-	if json.Unmarshal(data, &probe) != nil {
+	if json.Unmarshal(trimBOM(data), &probe) != nil {
 		return false
 	}
 	_, ok := probe["analysis_revision"]

@@ -245,12 +245,14 @@ func writeJSON(buf *bytes.Buffer, x any) error {
 
 // Unmarshal decodes data into v, a pointer to a configuration value,
 // strictly: unknown fields and kinds, wrong types and trailing data are
-// errors naming the path.
+// errors naming the path. A UTF-8 byte order mark before the value is
+// skipped, as the trace readers skip one.
 func (r *Registry) Unmarshal(data []byte, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("scenario: Unmarshal needs a non-nil pointer, got %T", v)
 	}
+	data = trimBOM(data)
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var raw json.RawMessage
@@ -262,6 +264,14 @@ func (r *Registry) Unmarshal(data []byte, v any) error {
 	}
 	return r.decode(typeName(rv.Type()), raw, rv.Elem())
 }
+
+// utf8BOM is the byte order mark some editors (Notepad, PowerShell's
+// Out-File) write before a file's text; encoding/json refuses it
+// ("invalid character 'ï'").
+var utf8BOM = []byte("\ufeff")
+
+// trimBOM drops a byte order mark at the start of data.
+func trimBOM(data []byte) []byte { return bytes.TrimPrefix(data, utf8BOM) }
 
 // syntaxWhere adds the line and column of a JSON syntax error.
 func syntaxWhere(data []byte, err error) error {

@@ -42,7 +42,8 @@
 //
 // Decoding is strict: an unknown field, an unknown kind, a wrong type, a
 // duration without its unit, a field given twice or trailing data is an
-// error naming the path, e.g.
+// error naming the path (a leading UTF-8 byte order mark is skipped, as
+// the trace readers skip one), e.g.
 //
 //	scenario: sim.Config.Engine.ChunkCapp: unknown field of engine.Config
 //	scenario: sim.Config.Model: costmodel.Model kind "Foo" is not registered (registered: drafting, frozen, …)
