@@ -20,9 +20,10 @@
 // bound; when every request is refused there is nothing to compare, and
 // the command says why and fails.
 //
-// By default the data are read from ../shared/measured beside the
-// repository root; where that is missing, from the copy in
-// examples/validate/testdata (see its NOTICE.md: MIT, CASYS Lab at KAIST).
+// By default the data are read from the copy shipped in
+// examples/validate/testdata (see its NOTICE.md: MIT, CASYS Lab at
+// KAIST), so that a fresh clone runs the same comparison; -data reads
+// another run of the same layout.
 package main
 
 import (
@@ -72,7 +73,7 @@ func parse(w io.Writer, args []string) (options, error) {
 	o := options{kvBlocks: defaultKVBlocks, layers: llamaLayers}
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(w)
-	fs.StringVar(&o.data, "data", defaultData(), "directory of the measured run and profile (the layout of ../shared/measured)")
+	fs.StringVar(&o.data, "data", defaultData(), "directory of the measured run and profile: vllm/meta.json, vllm/requests.jsonl, trace-hash-ids.jsonl, profile/")
 	fs.IntVar(&o.kvBlocks, "kvblocks", o.kvBlocks, "KV blocks of 16 tokens (not recorded by the run: assumed)")
 	fs.IntVar(&o.layers, "layers", o.layers, "decoder layers of the served model (the profile times one)")
 	fs.StringVar(&o.card, "card", "", "write a benchmark card (JSON) to this file")
@@ -81,6 +82,9 @@ func parse(w io.Writer, args []string) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.data == "" {
+		return o, fmt.Errorf("-data: no default outside the servesim module (the shipped run is examples/validate/testdata/%s there); name the directory", bundle)
 	}
 	if o.kvBlocks <= 0 || o.layers <= 0 {
 		return o, fmt.Errorf("-kvblocks and -layers must be > 0, got %d and %d", o.kvBlocks, o.layers)
@@ -103,18 +107,13 @@ func parse(w io.Writer, args []string) (options, error) {
 // bundle is the measured data's directory name.
 const bundle = "rtxpro6000-llama-3.1-8b"
 
-// defaultData is ../shared/measured/<bundle> beside the root of the module
-// containing the working directory, or the shipped copy when that is
-// missing.
+// defaultData is the shipped copy, examples/validate/testdata/<bundle>
+// under the root of the module containing the working directory.
 func defaultData() string {
 	dir, err := os.Getwd()
 	for err == nil {
 		if _, statErr := os.Stat(filepath.Join(dir, "go.mod")); statErr == nil {
-			shared := filepath.Join(dir, "..", "shared", "measured", bundle)
-			if _, err := os.Stat(shared); err != nil {
-				return filepath.Join(dir, "examples", "validate", "testdata", bundle)
-			}
-			return shared
+			return filepath.Join(dir, "examples", "validate", "testdata", bundle)
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -122,7 +121,7 @@ func defaultData() string {
 		}
 		dir = parent
 	}
-	return filepath.Join("testdata", bundle)
+	return "" // outside any module: run refuses it, asking for -data
 }
 
 // run reads the run and the profile, replays the run and writes the

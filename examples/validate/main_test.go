@@ -18,6 +18,14 @@ import (
 // shipped is the copy of the measured data in testdata (see its NOTICE.md).
 var shipped = filepath.Join("testdata", bundle)
 
+// The default data are the shipped copy, whatever lies beside the
+// repository: a fresh clone runs the same comparison.
+func TestDefaultDataIsTheShippedCopy(t *testing.T) {
+	abs, err := filepath.Abs(shipped)
+	require.NoError(t, err)
+	assert.Equal(t, abs, defaultData())
+}
+
 // The comparison at the defaults is pinned by a golden file.
 func TestRunGolden(t *testing.T) {
 	var out bytes.Buffer
@@ -115,6 +123,7 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		"-card /nonexistent/card.json": `-card "/nonexistent/card.json": its directory /nonexistent does not exist`,
 		"x":                            "unexpected arguments",
 		"-data /nonexistent":           "/nonexistent/vllm/meta.json",
+		"-data=":                       "-data: no default outside the servesim module (the shipped run is examples/validate/testdata/rtxpro6000-llama-3.1-8b there); name the directory",
 	} {
 		var out bytes.Buffer
 		assert.ErrorContains(t, run(&out, strings.Fields(args)), want, args)
