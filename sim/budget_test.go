@@ -2,14 +2,20 @@ package sim
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/servesim/servesim/internal/testlong"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The instruction budgets of the two benchmarks issue 15 sets targets
@@ -35,13 +41,28 @@ var instructionBudgets = []struct {
 
 // TestInstructionBudget runs each benchmark once under cachegrind (in a
 // test binary it builds, in a child process) and holds servesim's instructions a
-// request to its budget. It needs valgrind on the PATH and linux/amd64
-// (counts are an architecture's); elsewhere it says so and skips.
-// .ci/run installs valgrind.
+// request to its budget. It is a long test (SERVESIM_LONG=1, internal/testlong)
+// that needs valgrind on the PATH and linux/amd64 (counts are an
+// architecture's); elsewhere it says so and skips. .ci/run installs
+// valgrind and runs it.
+//
+// The counted binary runs with GODEBUG=cpu.rdtscp=off: valgrind 3.19
+// cannot decode RDTSCP, which the runtime's cputicks executes when a lock
+// spins, and dies at random on it (SIGILL, "Unrecognised instruction"),
+// after printing a believable count of whatever ran (2 runs of 10 on a
+// 2-core VM). With the runtime told the instruction is absent it falls
+// back to fences, and 20 runs of 20 completed; servesim's own count is the
+// same either way (RunAtlas 6,158.48 a request in all 20 complete runs).
+// (golang.org/x/sys/cpu, which reads GODEBUG too, prints "unknown cpu
+// feature" about it: harmless.) A run that still crashes or stops short
+// (partialRun) is run again; when no run of countAttempts is complete the
+// test skips with the diagnosis: a partial count never passes or fails a
+// budget.
 func TestInstructionBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two benchmarks under valgrind")
 	}
+	testlong.Skip(t, "builds the sim test binary and runs two benchmarks under valgrind")
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skipf("instruction budgets are linux/amd64's; this is %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
@@ -64,27 +85,118 @@ func TestInstructionBudget(t *testing.T) {
 	}
 	for _, b := range instructionBudgets {
 		t.Run(b.bench, func(t *testing.T) {
-			out := filepath.Join(dir, b.bench+".cachegrind")
-			cmd := exec.Command(valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file="+out,
-				bin, "-test.run", "^$", "-test.bench", "^Benchmark"+b.bench+"$", "-test.benchtime", "1x", "-test.cpu", "1")
-			cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
-			msg, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("valgrind: %v\n%s", err, msg)
+			var why string
+			for attempt := 1; attempt <= countAttempts; attempt++ {
+				out := filepath.Join(dir, fmt.Sprintf("%s.%d.cachegrind", b.bench, attempt))
+				cmd := exec.Command(valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file="+out,
+					bin, "-test.run", "^$", "-test.bench", "^Benchmark"+b.bench+"$", "-test.benchtime", "1x", "-test.cpu", "1")
+				cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GODEBUG="+countedGODEBUG(os.Getenv("GODEBUG")))
+				msg, err := cmd.CombinedOutput()
+				var failed bool
+				if why, failed = partialRun(b.bench, err, msg, out); failed {
+					t.Fatalf("%s\n%s", why, msg)
+				}
+				if why != "" {
+					t.Logf("run %d of %d: %s", attempt, countAttempts, why)
+					continue
+				}
+				own, err := servesimInstructions(out)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, msg)
+				}
+				perRequest := float64(own) / float64(b.requests)
+				t.Logf("%s: %.0f of servesim's instructions a request (budget %.0f, %.0f when it was set)", b.bench, perRequest, b.budget, b.at)
+				if perRequest > b.budget {
+					t.Errorf("%s executes %.0f of servesim's instructions a simulated request, over its budget of %.0f (%.0f when the budget was set): "+
+						"find the change that added them (cg_annotate, docs/scale.md), or raise the budget in instructionBudgets and say why",
+						b.bench, perRequest, b.budget, b.at)
+				}
+				return
 			}
-			own, err := servesimInstructions(out)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, msg)
-			}
-			perRequest := float64(own) / float64(b.requests)
-			t.Logf("%s: %.0f of servesim's instructions a request (budget %.0f, %.0f when it was set)", b.bench, perRequest, b.budget, b.at)
-			if perRequest > b.budget {
-				t.Errorf("%s executes %.0f of servesim's instructions a simulated request, over its budget of %.0f (%.0f when the budget was set): "+
-					"find the change that added them (cg_annotate, docs/scale.md), or raise the budget in instructionBudgets and say why",
-					b.bench, perRequest, b.budget, b.at)
-			}
+			t.Skipf("%s: no complete count in %d runs under valgrind, so its budget is not checked: %s", b.bench, countAttempts, why)
 		})
 	}
+}
+
+// countAttempts is how many times a benchmark runs under valgrind before
+// the test gives up on a complete count.
+const countAttempts = 3
+
+// countedGODEBUG is the GODEBUG of the counted binary: the caller's
+// settings, with RDTSCP turned off (see TestInstructionBudget).
+func countedGODEBUG(caller string) string {
+	if caller == "" {
+		return "cpu.rdtscp=off"
+	}
+	return caller + ",cpu.rdtscp=off"
+}
+
+// valgrindCrashes are lines valgrind or the Go runtime print when the run
+// under valgrind died, in the order partialRun looks for them.
+var valgrindCrashes = []string{
+	"Unrecognised instruction",
+	"unhandled instruction bytes",
+	"SIGILL",
+	"Process terminating with default action of signal",
+	"the 'impossible' happened",
+	"VALGRIND INTERNAL ERROR",
+}
+
+// valgrindPrefix is the process id valgrind puts before its own lines.
+var valgrindPrefix = regexp.MustCompile(`^(==|--)\d+(==|--) *`)
+
+// partialRun says why a run of Benchmark<bench> under cachegrind did not
+// count the whole benchmark, from the run's error, its combined output and
+// the cachegrind output file it named; "" when the count is complete.
+// failed is true when the benchmark itself reported a failure (a test
+// failure, not valgrind's): the caller fails rather than skips.
+func partialRun(bench string, runErr error, output []byte, cachegrindOut string) (why string, failed bool) {
+	text := string(output)
+	lines := strings.Split(text, "\n")
+	for _, crash := range valgrindCrashes {
+		for i, line := range lines {
+			if !strings.Contains(line, crash) {
+				continue
+			}
+			what := strings.TrimSuffix(strings.TrimSpace(valgrindPrefix.ReplaceAllString(line, "")), ".")
+			if i+1 < len(lines) { // valgrind's frame "==pid==    at 0x…: function (file:line)"
+				if f := strings.Fields(valgrindPrefix.ReplaceAllString(lines[i+1], "")); len(f) > 2 && f[0] == "at" {
+					what += ", in " + strings.Join(f[2:], " ")
+				}
+			}
+			return fmt.Sprintf("valgrind crashed in the run (%s): its count is partial", what), false
+		}
+	}
+	for _, line := range lines {
+		if strings.HasPrefix(line, "--- FAIL: Benchmark"+bench) || strings.HasPrefix(line, "panic: ") {
+			return fmt.Sprintf("Benchmark%s failed under valgrind (%s)", bench, strings.TrimSpace(line)), true
+		}
+	}
+	if runErr != nil {
+		last := ""
+		for _, line := range lines {
+			if strings.TrimSpace(line) != "" {
+				last = strings.TrimSpace(line)
+			}
+		}
+		return fmt.Sprintf("valgrind exited with %v (its last line: %q): its count may be partial", runErr, last), false
+	}
+	result := regexp.MustCompile(`(?m)^Benchmark` + regexp.QuoteMeta(bench) + `(-\d+)?\s+1\s`)
+	if !result.MatchString(text) {
+		return fmt.Sprintf("the benchmark's result line (Benchmark%s, 1 iteration) is absent from valgrind's output: its count is partial", bench), false
+	}
+	if !regexp.MustCompile(`(?m)^PASS$`).MatchString(text) {
+		return "the test binary did not finish (no PASS line): its count is partial", false
+	}
+	data, err := os.ReadFile(cachegrindOut)
+	if err != nil {
+		return fmt.Sprintf("cachegrind wrote no output: %v", err), false
+	}
+	body := strings.TrimRight(string(data), "\n")
+	if !strings.HasPrefix(body[strings.LastIndexByte(body, '\n')+1:], "summary: ") {
+		return fmt.Sprintf("cachegrind's output %s is truncated (its last line is not the summary)", cachegrindOut), false
+	}
+	return "", false
 }
 
 // servesimInstructions sums the instructions cachegrind counted in the
@@ -145,4 +257,68 @@ func TestServesimInstructionsSumsOnlyServesimsFunctions(t *testing.T) {
 	if _, err := servesimInstructions(path); err == nil || !strings.Contains(err.Error(), ":2:") {
 		t.Errorf("a malformed count line: got %v, want an error naming line 2", err)
 	}
+}
+
+// A run under valgrind that crashed, stopped short or lost its output is
+// diagnosed as partial, on valgrind's own output (testdata/budget: a
+// SIGILL before the benchmark printed, and one after it printed a
+// believable result, as valgrind 3.19 does on RDTSCP); only a complete
+// run counts.
+func TestPartialRunIsDiagnosed(t *testing.T) {
+	dir := t.TempDir()
+	read := func(name string) []byte {
+		data, err := os.ReadFile(filepath.Join("testdata", "budget", name))
+		require.NoError(t, err)
+		return data
+	}
+	complete, before, after := read("complete.txt"), read("sigill-before-result.txt"), read("sigill-after-result.txt")
+	whole := filepath.Join(dir, "whole.cachegrind")
+	require.NoError(t, os.WriteFile(whole, []byte("events: Ir\nfn=github.com/servesim/servesim/sim.f\n10 7\nsummary: 131996911\n"), 0o600))
+	cut := filepath.Join(dir, "cut.cachegrind")
+	require.NoError(t, os.WriteFile(cut, []byte("events: Ir\nfn=github.com/servesim/servesim/sim.f\n10 7\nfn=runtime.mallocgc\n1"), 0o600))
+	exit2 := errors.New("exit status 2")
+	sigill := "valgrind crashed in the run (valgrind: Unrecognised instruction at address 0x491cc9, " +
+		"in runtime.cputicks.abi0 (asm_amd64.s:1261)): its count is partial"
+	noResult := strings.Replace(string(complete), "BenchmarkRunAtlas \t       1\t", "", 1)
+	noPass := strings.Replace(string(complete), "\nPASS\n", "\n", 1)
+	benchFail := strings.Replace(string(complete), "PASS\n", "--- FAIL: BenchmarkRunAtlas\n    bench_test.go:30: boom\nFAIL\n", 1)
+
+	for _, tc := range []struct {
+		name, output, cachegrindOut string
+		err                         error
+		why                         string
+		failed                      bool
+	}{
+		{"complete", string(complete), whole, nil, "", false},
+		{"SIGILL before the result", string(before), whole, exit2, sigill, false},
+		{"SIGILL after a believable result", string(after), whole, exit2, sigill, false},
+		{"SIGILL, yet exit 0", string(after), whole, nil, sigill, false},
+		{"killed", string(complete[:strings.Index(string(complete), "goos:")]) + "==4242== Process terminating with default action of signal 9 (SIGKILL)\n", whole, exit2,
+			"valgrind crashed in the run (Process terminating with default action of signal 9 (SIGKILL)): its count is partial", false},
+		{"non-zero exit", string(complete), whole, exit2,
+			`valgrind exited with exit status 2 (its last line: "==4242== I   refs:      131,996,911"): its count may be partial`, false},
+		{"no result line", noResult, whole, nil,
+			"the benchmark's result line (BenchmarkRunAtlas, 1 iteration) is absent from valgrind's output: its count is partial", false},
+		{"no PASS", noPass, whole, nil, "the test binary did not finish (no PASS line): its count is partial", false},
+		{"no cachegrind output", string(complete), filepath.Join(dir, "none"), nil,
+			"cachegrind wrote no output: open " + filepath.Join(dir, "none") + ": no such file or directory", false},
+		{"truncated cachegrind output", string(complete), cut, nil,
+			"cachegrind's output " + cut + " is truncated (its last line is not the summary)", false},
+		{"the benchmark failed", benchFail, whole, errors.New("exit status 1"),
+			"BenchmarkRunAtlas failed under valgrind (--- FAIL: BenchmarkRunAtlas)", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			why, failed := partialRun("RunAtlas", tc.err, []byte(tc.output), tc.cachegrindOut)
+			assert.Equal(t, tc.why, why)
+			assert.Equal(t, tc.failed, failed)
+		})
+	}
+	// RunAtlas's line does not count for RunAtlasX.
+	why, _ := partialRun("RunAtlasX", nil, complete, whole)
+	assert.Equal(t, "the benchmark's result line (BenchmarkRunAtlasX, 1 iteration) is absent from valgrind's output: its count is partial", why)
+}
+
+func TestCountedGODEBUGKeepsTheCallers(t *testing.T) {
+	assert.Equal(t, "cpu.rdtscp=off", countedGODEBUG(""))
+	assert.Equal(t, "gctrace=1,cpu.rdtscp=off", countedGODEBUG("gctrace=1"))
 }
