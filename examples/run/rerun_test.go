@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/scenario"
 )
 
 // Issue 32: a card whose recorded knee was edited to 3.5 reran to 2.010
@@ -77,4 +79,22 @@ func TestCompareCardsListsAbsentFigures(t *testing.T) {
 		{"results.headroom.rel", "absent", "[1,2]"},
 		{"results.knee", "1", "absent"},
 	}, diffs)
+}
+
+// Issue 32: a scenario whose requests can never fit in KV (KVBlocks: 1)
+// labelled every load "overloaded" at attainment 0. Each load refused
+// every request at arrival: it is labelled refused.
+func TestNeverFittingRequestsAreRefused(t *testing.T) {
+	path := shrink(t, "atlas-capacity.json", func(s *scenario.Scenario) {
+		smallAtlas(s)
+		s.Sweep.Config.Engine.KVBlocks = 1
+	})
+	var out bytes.Buffer
+	require.NoError(t, run(&out, []string{"-config", path, "-no-files"}))
+	got := out.String()
+	assert.Contains(t, got, ", 1 KV blocks of 16;")
+	for _, load := range []string{"1.000", "2.000", "2.500"} {
+		assert.Regexp(t, `\n +`+regexp.QuoteMeta(load)+` +\d+ +0\.000 +\[0\.00, 0\.00\] +0\.000 +\[0\.000, 0\.000\] +- +- +- +refused\n`, got)
+	}
+	assert.NotContains(t, got, "overloaded")
 }
