@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/servesim/servesim/internal/golden"
+	"github.com/servesim/servesim/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -62,6 +64,17 @@ func TestRunRefusesValuesThatStandForADefault(t *testing.T) {
 		assert.EqualError(t, run(&out, strings.Fields(args)), want, args)
 		assert.Zero(t, out.Len(), "%s: refused before anything is printed", args)
 	}
+}
+
+// A -horizon past the simulator's bound on a window (sim.MaxDuration) is
+// refused before any run under the flag's name, with sim's reason.
+func TestRunRefusesAHorizonPastSimsBound(t *testing.T) {
+	h := sim.MaxDuration + time.Hour
+	want := sim.Window{Warmup: h / 10, Horizon: h}.Validate()
+	require.Error(t, want)
+	var out bytes.Buffer
+	assert.EqualError(t, run(&out, []string{"-horizon", h.String()}), "-horizon "+h.String()+": "+want.Error())
+	assert.Zero(t, out.Len())
 }
 
 // The claim prints the values that run: a lower cap is "lowering", A's

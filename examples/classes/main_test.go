@@ -231,6 +231,17 @@ func TestRunWithoutMeasuredRequestsHasNoVerdict(t *testing.T) {
 	assert.NotContains(t, s, "NaN")
 }
 
+// A -horizon past the simulator's bound on a window (sim.MaxDuration) is
+// refused before any run under the flag's name, with sim's reason.
+func TestRunRefusesAHorizonPastSimsBound(t *testing.T) {
+	h := sim.MaxDuration + time.Hour
+	want := sim.Window{Warmup: h / 10, Horizon: h}.Validate()
+	require.Error(t, want)
+	var out bytes.Buffer
+	assert.EqualError(t, run(&out, []string{"-horizon", h.String()}), "-horizon "+h.String()+": "+want.Error())
+	assert.Zero(t, out.Len())
+}
+
 func TestRunHelpIsNotAnError(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(&out, []string{"-h"}))
