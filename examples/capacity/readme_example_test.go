@@ -11,7 +11,7 @@ import (
 )
 
 // textBlocks returns the lines of every ```text block of a Markdown file:
-// the program output the README and docs/examples.md quote.
+// the program output the README and docs/ quote.
 func textBlocks(t *testing.T, path string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -32,9 +32,10 @@ func textBlocks(t *testing.T, path string) []string {
 	return lines
 }
 
-// The README and docs/examples.md quote go run ./examples/capacity's
-// knee, model range, peak, collapse and headroom at its defaults: each
-// quoted line must be a line the program prints.
+// The README, docs/examples.md and docs/atlas.md quote go run
+// ./examples/capacity at its defaults (the estimate's bounds, the knee,
+// its model range, peak, collapse and headroom): each quoted line must be
+// a line the program prints.
 func TestDocsQuoteTheDefaultRun(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(&out, []string{"-out", ""}))
@@ -42,7 +43,7 @@ func TestDocsQuoteTheDefaultRun(t *testing.T) {
 	for _, line := range strings.Split(out.String(), "\n") {
 		printed[line] = true
 	}
-	for _, path := range []string{"../../README.md", "../../docs/examples.md"} {
+	for _, path := range []string{"../../README.md", "../../docs/examples.md", "../../docs/atlas.md"} {
 		quoted := textBlocks(t, path)
 		require.NotEmpty(t, quoted, "%s quotes no output of the default run in a ```text block", path)
 		for _, line := range quoted {
