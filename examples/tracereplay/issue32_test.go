@@ -35,6 +35,12 @@ func TestRunZeroSpanTraceIsNotScaled(t *testing.T) {
 	assert.NotContains(t, s, "scaled to")
 	assert.NotContains(t, s, "0.00 req/s")
 	assert.True(t, strings.HasSuffix(s, "\nthe trace's 5 requests share one instant: it has no span, so no pace of its own to scale; no scaled replay ran (-rates needs a trace whose rows span some time)\n"), s)
+
+	// A window holding one request is the same case.
+	out.Reset()
+	require.NoError(t, run(&out, []string{"-trace", filepath.Join("testdata", "azure_conv_sample.csv"), "-window", "1ns"}))
+	assert.Contains(t, out.String(), "window     first 1ns of the trace: 1 requests over 0s, all at one instant,")
+	assert.True(t, strings.HasSuffix(out.String(), "\nthe trace holds one request: it has no span, so no pace of its own to scale; no scaled replay ran (-rates needs a trace whose rows span some time)\n"), out.String())
 }
 
 // Issue 32: -keep-conversations on a trace without a conversation column

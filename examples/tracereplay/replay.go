@@ -134,8 +134,11 @@ func replay(w io.Writer, o options, cfg workload.TraceConfig, s traceStats) erro
 	if s.timeless() {
 		printTable(w, points)
 		fmt.Fprintln(w)
-		fmt.Fprintf(w, "the trace's %d %s share one instant: it has no span, so no pace of its own to scale; no scaled replay ran (-rates needs a trace whose rows span some time)\n",
-			s.n, plural(s.n, "request"))
+		rows := fmt.Sprintf("the trace's %d requests share one instant:", s.n)
+		if s.n == 1 {
+			rows = "the trace holds one request:"
+		}
+		fmt.Fprintf(w, "%s it has no span, so no pace of its own to scale; no scaled replay ran (-rates needs a trace whose rows span some time)\n", rows)
 		return nil
 	}
 	for _, rate := range o.rates {
@@ -149,14 +152,6 @@ func replay(w io.Writer, o options, cfg workload.TraceConfig, s traceStats) erro
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, knee(points, o.target))
 	return nil
-}
-
-// plural is noun, with an s unless n is 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return noun
-	}
-	return noun + "s"
 }
 
 // runAt replays the trace time-scaled to rate requests/s (0: own pace,
