@@ -79,8 +79,8 @@ func run(w io.Writer, args []string) error {
 	if err := (sim.Window{Warmup: *horizon / 10, Horizon: *horizon}).Validate(); err != nil {
 		return fmt.Errorf("-horizon %v: %w", *horizon, err)
 	}
-	if !(*threshold > -1) || math.IsInf(*threshold, 0) {
-		return fmt.Errorf("-threshold must be a relative improvement above -1 (-100 %%), got %v", *threshold)
+	if !(*threshold > -1) || math.IsInf(100**threshold, 0) { // printed in %
+		return fmt.Errorf("-threshold must be a relative improvement above -1 (-100 %%) and finite in %%, got %v", *threshold)
 	}
 
 	// 1. The hypothesis and its threshold, declared before any run.

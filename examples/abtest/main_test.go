@@ -31,14 +31,15 @@ func TestIdenticalBIsNotImproved(t *testing.T) {
 
 func TestRunRefusesBadArguments(t *testing.T) {
 	for args, want := range map[string]string{
-		"-blocks 1":      "-blocks must be >= 2: a verdict needs an interval across paired blocks, and one block has none (got 1)",
-		"-batch -1":      "-batch must be a batch cap of 1 to 16384 sequences, got -1",
-		"x":              "unexpected arguments",
-		"-horizon 0":     "-horizon must be > 0: an experiment compares fixed windows",
-		"-horizon -1m":   "-horizon must be > 0",
-		"-threshold NaN": "-threshold must be a relative improvement above -1",
-		"-threshold Inf": "-threshold must be a relative improvement above -1",
-		"-threshold -1":  "-threshold must be a relative improvement above -1",
+		"-blocks 1":        "-blocks must be >= 2: a verdict needs an interval across paired blocks, and one block has none (got 1)",
+		"-batch -1":        "-batch must be a batch cap of 1 to 16384 sequences, got -1",
+		"x":                "unexpected arguments",
+		"-horizon 0":       "-horizon must be > 0: an experiment compares fixed windows",
+		"-horizon -1m":     "-horizon must be > 0",
+		"-threshold NaN":   "-threshold must be a relative improvement above -1",
+		"-threshold Inf":   "-threshold must be a relative improvement above -1",
+		"-threshold -1":    "-threshold must be a relative improvement above -1",
+		"-threshold 1e307": "-threshold must be a relative improvement above -1 (-100 %) and finite in %, got 1e+307",
 	} {
 		var out bytes.Buffer
 		assert.ErrorContains(t, run(&out, strings.Fields(args)), want, args)
