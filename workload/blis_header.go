@@ -17,7 +17,8 @@ import (
 // refused: they describe BLIS's own machinery, not the requests.
 type BLISHeader struct {
 	// Version is trace_version: 3 since BLIS records SLO targets in the
-	// header, 2 before. 0 writes 3.
+	// header, 2 before (blisVersions); a header without it, or with
+	// another, is refused. 0 writes 3.
 	Version int
 	// TimeUnit is time_unit: "microseconds" (blis run and replay) or "us"
 	// (blis observe). BLIS's *_us columns are microseconds whatever it
@@ -66,6 +67,11 @@ type BLISSLO struct {
 	TTFTMs, ITLMs, E2EMs float64
 }
 
+// blisVersions are the TraceV2 versions servesim reads and writes: 2, and
+// 3, which added goodput_slo_targets. A later version may change what a
+// column means, so it is refused rather than read as if it were 3.
+var blisVersions = []int{2, 3}
+
 // blisMicroseconds are the spellings of the one unit BLIS's columns use.
 var blisMicroseconds = []string{"microseconds", "microsecond", "us", "µs", "μs"}
 
@@ -73,7 +79,9 @@ var blisMicroseconds = []string{"microseconds", "microsecond", "us", "µs", "μs
 const maxHeaderBytes = 1 << 20
 
 // ReadBLISHeader reads a TraceV2 header; name is used in errors, which are
-// *ParseErrors naming the line and the key (server.max_num_seqs).
+// *ParseErrors naming the line and the key (server.max_num_seqs). An empty
+// header, or one without trace_version or of a version other than 2 or 3,
+// is an error naming the file and trace_version.
 func ReadBLISHeader(r io.Reader, name string) (BLISHeader, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxHeaderBytes+1))
 	if err != nil {
@@ -92,15 +100,24 @@ func ReadBLISHeader(r io.Reader, name string) (BLISHeader, error) {
 	if d.err != nil {
 		return BLISHeader{}, d.err
 	}
+	if !d.version {
+		what := "has no trace_version"
+		if len(root.keys) == 0 {
+			what = "is empty"
+		}
+		return BLISHeader{}, &ParseError{File: name, Line: 1, Err: ErrMalformed,
+			Reason: "the header " + what + ": a TraceV2 header (BLIS's <prefix>.yaml) begins with trace_version: 2 or 3"}
+	}
 	return h, nil
 }
 
 // headerDecoder maps the parsed header onto BLISHeader, keeping the first
 // error.
 type headerDecoder struct {
-	name  string
-	err   error
-	other []string
+	name    string
+	err     error
+	other   []string
+	version bool // trace_version was read
 }
 
 func (d *headerDecoder) fail(n *yamlNode, path, value, reason string) {
@@ -136,6 +153,10 @@ func (d *headerDecoder) header(root *yamlNode) BLISHeader {
 		switch k {
 		case "trace_version":
 			h.Version = int(d.int(v, path, 0, math.MaxInt32))
+			d.version = true
+			if d.err == nil && !slices.Contains(blisVersions, h.Version) {
+				d.fail(v, path, v.text, "is not a TraceV2 version servesim reads (2 or 3)")
+			}
 		case "time_unit":
 			h.TimeUnit = d.str(v, path)
 			if h.TimeUnit != "" && !slices.Contains(blisMicroseconds, h.TimeUnit) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -245,7 +246,7 @@ func TestBLISErrorsNameFileLineAndField(t *testing.T) {
 // A file of seconds written into arrival_time_us is caught by its rate.
 func TestBLISImplausibleRate(t *testing.T) {
 	data := "request_id,input_tokens,output_tokens,arrival_time_us\n0,10,1,0\n1,10,1,1\n2,10,1,2\n3,10,1,3\n"
-	tr, err := NewBLISTrace(strings.NewReader(""), "h", strings.NewReader(data), "secs.csv", BLISOptions{})
+	tr, err := NewBLISTrace(strings.NewReader("trace_version: 3\n"), "h", strings.NewReader(data), "secs.csv", BLISOptions{})
 	require.NoError(t, err)
 	var e error
 	for e == nil {
@@ -267,7 +268,7 @@ func FuzzBLISTrace(f *testing.F) {
 		f.Add(h, d, false)
 		f.Add(h, d, true)
 	}
-	f.Add([]byte("time_unit: us\n"), []byte("request_id,input_tokens,output_tokens,arrival_time_us,prefix_group,prefix_length,servesim_prefix_hashes,servesim_prefix_block_tokens\n0,5,1,0,g,512,1 2,16\n"), false)
+	f.Add([]byte("trace_version: 2\ntime_unit: us\n"), []byte("request_id,input_tokens,output_tokens,arrival_time_us,prefix_group,prefix_length,servesim_prefix_hashes,servesim_prefix_block_tokens\n0,5,1,0,g,512,1 2,16\n"), false)
 	f.Fuzz(func(t *testing.T, header, data []byte, sorted bool) {
 		tr, err := NewBLISTrace(bytes.NewReader(header), "h.yaml", bytes.NewReader(data), "d.csv", BLISOptions{Sort: sorted})
 		if err != nil {
@@ -309,4 +310,53 @@ func checkBLISError(t *testing.T, err error) {
 	default:
 		t.Fatalf("unexpected error: %v", err)
 	}
+}
+
+// A header of a version servesim does not know (trace_version: 99), with
+// none, or an empty header file is refused, naming the file and
+// trace_version: each used to be read as if it were version 3.
+func TestBLISHeaderVersion(t *testing.T) {
+	const empty = "workload: h.yaml:1: the header is empty: a TraceV2 header (BLIS's <prefix>.yaml) begins with trace_version: 2 or 3"
+	for _, c := range []struct{ header, want string }{
+		{"", empty},
+		{"\n# written by hand\n\n", empty},
+		{"\ufeff", empty},
+		{"time_unit: us\nmode: real\n", "workload: h.yaml:1: the header has no trace_version: a TraceV2 header (BLIS's <prefix>.yaml) begins with trace_version: 2 or 3"},
+		{"trace_version: 99\ntime_unit: us\n", `workload: h.yaml:1: field trace_version: "99" is not a TraceV2 version servesim reads (2 or 3)`},
+		{"time_unit: us\ntrace_version: 1\n", `workload: h.yaml:2: field trace_version: "1" is not a TraceV2 version servesim reads (2 or 3)`},
+		{"trace_version: 0\n", `workload: h.yaml:1: field trace_version: "0" is not a TraceV2 version servesim reads (2 or 3)`},
+		{"trace_version:\n", `workload: h.yaml:1: field trace_version: "" is not a TraceV2 version servesim reads (2 or 3)`},
+		{"trace_version: -3\n", `workload: h.yaml:1: field trace_version: "-3" is out of range [0, 2147483647]`},
+	} {
+		_, err := ReadBLISHeader(strings.NewReader(c.header), "h.yaml")
+		assert.EqualError(t, err, c.want, "%q", c.header)
+		assert.ErrorIs(t, err, ErrMalformed, "%q", c.header)
+		var pe *ParseError
+		assert.True(t, errors.As(err, &pe), "%q", c.header)
+		_, err = NewBLISTrace(strings.NewReader(c.header), "h.yaml", strings.NewReader("request_id,input_tokens,output_tokens,arrival_time_us\n0,5,1,0\n"), "d.csv", BLISOptions{})
+		assert.EqualError(t, err, c.want, "%q", c.header)
+	}
+	for _, v := range []int{2, 3} {
+		h, err := ReadBLISHeader(strings.NewReader("trace_version: "+strconv.Itoa(v)+"\n"), "h.yaml")
+		require.NoError(t, err)
+		assert.Equal(t, BLISHeader{Version: v}, h)
+	}
+
+	// OpenBLISTrace names the header file it opened.
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "t.yaml"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "t.csv"), []byte("request_id,input_tokens,output_tokens,arrival_time_us\n0,5,1,0\n"), 0o644))
+	_, err := OpenBLISTrace(filepath.Join(dir, "t.yaml"), filepath.Join(dir, "t.csv"), BLISOptions{})
+	assert.EqualError(t, err, "workload: "+filepath.Join(dir, "t.yaml")+":1: the header is empty: a TraceV2 header (BLIS's <prefix>.yaml) begins with trace_version: 2 or 3")
+
+	// Nor does the writer write a version it could not read back.
+	reqs := Requests{{ID: 0, InputTokens: 5, OutputTokens: 1}}
+	var hb, db bytes.Buffer
+	_, err = WriteBLISTrace(&hb, &db, BLISHeader{Version: 99}, reqs)
+	assert.EqualError(t, err, "workload: BLISHeader.Version must be 2 or 3 (0 writes 3), the TraceV2 versions servesim reads, got 99")
+	_, err = WriteBLISTrace(&hb, &db, BLISHeader{Version: 2}, reqs)
+	require.NoError(t, err)
+	back, err := ReadBLISHeader(&hb, "h")
+	require.NoError(t, err)
+	assert.Equal(t, 2, back.Version)
 }

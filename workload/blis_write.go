@@ -132,6 +132,9 @@ func blisWritable(h BLISHeader, reqs Requests) (BLISHeader, error) {
 	h.TimeUnit = cmp.Or(h.TimeUnit, "microseconds")
 	h.Mode = cmp.Or(h.Mode, "generated")
 	var errs []error
+	if !slices.Contains(blisVersions, h.Version) {
+		errs = append(errs, fmt.Errorf("workload: BLISHeader.Version must be 2 or 3 (0 writes 3), the TraceV2 versions servesim reads, got %d", h.Version))
+	}
 	if !slices.Contains(blisMicroseconds, h.TimeUnit) {
 		errs = append(errs, fmt.Errorf("workload: BLISHeader.TimeUnit must be microseconds (TraceV2's columns are µs), got %q", h.TimeUnit))
 	}

@@ -153,7 +153,8 @@
 // ids; CreateBLISTrace / WriteBLISTrace write requests BLIS can replay,
 // with servesim's own trailing columns so they read back identical. The
 // header is read by a small parser of the YAML subset BLIS writes, which
-// refuses, with its line, what it does not take. The mapping of BLIS's
+// refuses, with its line, what it does not take, and so is a header that
+// is empty or not of trace_version 2 or 3. The mapping of BLIS's
 // configuration onto servesim's is in docs/other-simulators.md.
 //
 // Fingerprints (fingerprint.go): Fingerprint(src) or a Hasher fed the
