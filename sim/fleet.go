@@ -65,9 +65,10 @@ type Replica struct {
 	Speculation Speculation
 }
 
-// Copies returns n replicas configured alike: a homogeneous fleet.
+// Copies returns n replicas configured alike: a homogeneous fleet. For
+// n <= 0 it returns an empty fleet, which Validate refuses.
 func Copies(n int, r Replica) []Replica {
-	out := make([]Replica, n)
+	out := make([]Replica, max(n, 0))
 	for i := range out {
 		out[i] = r
 	}

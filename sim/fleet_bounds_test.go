@@ -101,3 +101,15 @@ func TestEngineBoundsThroughTheConfig(t *testing.T) {
 	fleet := Config{Fleet: Fleet{Replicas: []Replica{{}, {Engine: engine.Config{KVBlocks: 1 << 31}}}}}
 	assert.EqualError(t, fleet.Validate(), "sim: Fleet.Replicas[1]: engine: KVBlocks must be <= 2147483647 (MaxKVBlocks: block ids and runs of free blocks are int32), got 2147483648")
 }
+
+// Copies of a negative count is an empty fleet, refused by name; it
+// panicked (makeslice: len out of range).
+func TestCopiesOfNoneIsAnEmptyFleet(t *testing.T) {
+	for _, n := range []int{0, -1, math.MinInt} {
+		reps := Copies(n, Replica{})
+		require.NotNil(t, reps)
+		assert.Empty(t, reps)
+		assert.EqualError(t, Config{Fleet: Fleet{Replicas: reps}}.Validate(),
+			"sim: Fleet.Replicas is empty: a fleet needs at least one replica (leave it nil for one replica configured by Engine and Model)")
+	}
+}
