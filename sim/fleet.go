@@ -46,7 +46,9 @@ type Fleet struct {
 // setup grows faster than the fleet: 10,000 replicas take about 140 MB
 // and a second before the first arrival, 100,000 took 1.1 GB and 16 s
 // for a single request, and a million (examples/routing -replicas
-// 1000000) ran 70 s to 1.84 GB without a result.
+// 1000000) ran 70 s to 1.84 GB without a result. At the bound, a router
+// that reads every replica's load (LeastLoaded) costs about 1 ms an
+// arrival: 20,000 requests in 20 s.
 const MaxReplicas = 10_000
 
 // MaxFrontends bounds Fleet.Frontends: each frontend keeps its own stale
