@@ -26,12 +26,11 @@ func CDF(s *sim.Summary) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("TTFT and ITL distributions (%d requests ok, %d gaps)", s.TTFT.N, s.ITL.N),
 		"latency (ms, log scale)", "fraction at or below")
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
-	// The band above 1 is the legend's, clear of every line.
-	p.Y.Min, p.Y.Max = 0, 1.3
+	p.Y.Min, p.Y.Max = 0, 1
 	p.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.25, Label: "0.25"},
 		{Value: 0.5, Label: "0.5"}, {Value: 0.75, Label: "0.75"}, {Value: 0.9}, {Value: 0.99}, {Value: 1, Label: "1"}}
 	err := addSeries(p, []series{{name: "TTFT", xys: positiveX(ttft), color: blue, steps: true},
-		{name: "ITL (every gap)", xys: positiveX(itl), color: orange, steps: true}})
+		{name: "ITL (every gap)", xys: positiveX(itl), color: orange, dashes: dashed, steps: true}})
 	if err != nil {
 		return nil, err
 	}
@@ -39,6 +38,7 @@ func CDF(s *sim.Summary) (*plot.Plot, error) {
 		return nil, err
 	}
 	p.X.Min, p.X.Max = p.X.Min/1.25, p.X.Max*1.25 // keep the outermost marks off the frame
+	placeLegend(p)
 	return p, nil
 }
 

@@ -25,12 +25,10 @@ type Series struct {
 // takes the first colour again.
 var palette = []color.RGBA{blue, vermilion, green, orange, purple}
 
-// glyphs and knee dashes tell the series apart where colours do not
-// print.
-var (
-	glyphs     = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.RingGlyph{}}
-	kneeDashes = [][]vg.Length{dashed, dotted, dashDot}
-)
+// glyphs tell the series apart where colours do not print (with
+// seriesDashes: seriesStyle).
+// (A filled triangle: the hollow ones mark censored knees.)
+var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.PyramidGlyph{}, draw.CrossGlyph{}, draw.RingGlyph{}}
 
 // width is series i's line width: each series is drawn thinner than the
 // one before, so that a series lying on another still shows.
@@ -38,10 +36,14 @@ func width(i int) float64 { return math.Max(2.8-0.7*float64(i), 1) }
 
 // Goodputs draws the goodput of several curves against offered load (both
 // requests/s) on one axis: each series' mean goodput with its interval as
-// a band and error bars, and its knee as a vertical line in its colour,
-// named in the legend with its interval; the transport line goodput =
-// offered is common to all. Loads whose windows measured no request are
-// left out, as Goodput leaves them.
+// a band and error bars, and its knee as a vertical line in its colour
+// and dashes, with a marker in a row of its own along the foot of the
+// chart and the knee's interval as a horizontal bar through it (so that
+// equal knees stay apart), named in the legend with its interval; the
+// transport line goodput = offered is common to all. Series differ in
+// colour, glyph and dash pattern alike, so that two lying on each other
+// both show. Loads whose windows measured no request are left out, as
+// Goodput leaves them.
 func Goodputs(title string, series ...Series) (*plot.Plot, error) {
 	if err := checkSeries(series); err != nil {
 		return nil, err
@@ -55,10 +57,7 @@ func Goodputs(title string, series ...Series) (*plot.Plot, error) {
 		top = math.Max(top, topOf(s.Curve))
 		last = math.Max(last, s.Curve.Points[len(s.Curve.Points)-1].Load)
 	}
-	// The legend (the transport line, and two entries a series) sits in
-	// a band above the marks.
-	p.X.Min, p.Y.Min, p.X.Max = 0, 0, 1.04*last
-	p.Y.Max = top * (1.1 + 0.05*float64(1+2*len(series)))
+	p.X.Min, p.Y.Min, p.X.Max, p.Y.Max = 0, 0, 1.04*last, top
 	tr, err := line(plotter.XYs{{X: 0, Y: 0}, {X: math.Min(last, top), Y: math.Min(last, top)}}, grey, 1, dashed)
 	if err != nil {
 		return nil, fmt.Errorf("chart: %w", err)
@@ -70,6 +69,7 @@ func Goodputs(title string, series ...Series) (*plot.Plot, error) {
 			return nil, fmt.Errorf("chart: %s: %w", s.Name, err)
 		}
 	}
+	placeLegend(p)
 	return p, nil
 }
 
@@ -89,7 +89,8 @@ func checkSeries(series []Series) error {
 // addSeriesGoodput draws series i: band, line with glyphs, error bars,
 // knee.
 func addSeriesGoodput(p *plot.Plot, s Series, i int, top float64) error {
-	col, glyph := palette[i%len(palette)], glyphs[i%len(glyphs)]
+	st := seriesStyle(i)
+	col, glyph := st.color, st.glyph
 	var xys, lo, hi, withCI plotter.XYs
 	var errs plotter.YErrors
 	for _, pt := range measured(s.Curve) {
@@ -113,7 +114,7 @@ func addSeriesGoodput(p *plot.Plot, s Series, i int, top float64) error {
 		band.Color, band.LineStyle.Width = fade(col, 45), 0
 		p.Add(band)
 	}
-	l, sc, err := linePoints(xys, col, width(i), nil, glyph, 1+width(i))
+	l, sc, err := linePoints(xys, col, width(i), st.dashes, glyph, 1+width(i))
 	if err != nil {
 		return err
 	}
@@ -135,27 +136,60 @@ func addSeriesGoodput(p *plot.Plot, s Series, i int, top float64) error {
 	return addSeriesKnee(p, s, i, top)
 }
 
+// kneeRow is the height of series i's knee marker, as a fraction of the
+// y axis: a row a series along the foot of the chart.
+func kneeRow(i int) float64 { return 0.035 + 0.045*float64(i) }
+
 // addSeriesKnee draws series i's knee as a vertical line in its colour
-// and its own dashes, with its value and interval in the legend; a knee
-// the sweep did not find is named as such, never drawn.
+// and dashes, and as its glyph in a row of its own along the foot of the
+// chart with the knee's interval as a horizontal bar, with its value and
+// interval in the legend; a knee the sweep did not find is named as such,
+// never drawn.
 func addSeriesKnee(p *plot.Plot, s Series, i int, top float64) error {
 	k := s.Curve.Knee
 	if !k.Found || !finite(k.Load.Center) {
 		p.Legend.Add(s.Name + ": no knee inside the sweep")
 		return nil
 	}
-	l, err := vline(k.Load.Center, 0, top, palette[i%len(palette)], kneeDashes[i%len(kneeDashes)])
+	st := seriesStyle(i)
+	y := kneeRow(i) * top
+	l, err := vline(k.Load.Center, y, top, st.color, kneeDashes(st))
 	if err != nil {
 		return err
 	}
-	l.Width = vg.Points(width(i))
+	l.Width = vg.Points(math.Min(width(i), 1.6))
+	p.Add(l)
+	mark := plotter.XYs{{X: k.Load.Center, Y: y}}
+	sc, err := plotter.NewScatter(mark)
+	if err != nil {
+		return err
+	}
+	sc.Color, sc.Shape, sc.Radius = st.color, st.glyph, vg.Points(3.5)
 	label := fmt.Sprintf("%s: knee %s", s.Name, rate(k.Load.Center))
 	if finite(k.Load.Lo, k.Load.Hi) {
-		label += fmt.Sprintf(" [%.3g, %.3g]", k.Load.Lo, k.Load.Hi)
+		label += fmt.Sprintf(" [%.3g, %.3g] (marker and bar at the foot)", k.Load.Lo, k.Load.Hi)
+		bars, err := plotter.NewXErrorBars(struct {
+			plotter.XYs
+			plotter.XErrors
+		}{mark, plotter.XErrors{{Low: k.Load.Center - k.Load.Lo, High: k.Load.Hi - k.Load.Center}}})
+		if err != nil {
+			return err
+		}
+		bars.Color, bars.CapWidth, bars.LineStyle.Width = st.color, vg.Points(5), vg.Points(1.5)
+		p.Add(bars)
 	}
-	p.Add(l)
-	p.Legend.Add(label, l)
+	p.Add(sc)
+	p.Legend.Add(label, l, sc)
 	return nil
+}
+
+// kneeDashes are a knee line's dashes: the series', and dashed for the
+// series whose line is solid, so that a knee never reads as data.
+func kneeDashes(st style) []vg.Length {
+	if st.dashes == nil {
+		return dashed
+	}
+	return st.dashes
 }
 
 // PrefixHitRate draws the fraction of prompt tokens served from a prefix
@@ -179,31 +213,16 @@ func PrefixHitRate(title string, series ...Series) (*plot.Plot, error) {
 			return nil, fmt.Errorf("chart: %s: %w", s.Name, err)
 		}
 	}
-	// Above 1 is the legend's band: no fraction is labelled there.
-	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1.04*last, 0, 1.1+0.05*float64(len(series))
-	p.Y.Tick.Marker = upTo{linearTicks{}, 1}
+	// A fraction's axis spans its bounds.
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1.04*last, 0, 1
+	placeLegend(p)
 	return p, nil
-}
-
-// upTo keeps the ticks of a marker at or below a value.
-type upTo struct {
-	plot.Ticker
-	max float64
-}
-
-func (u upTo) Ticks(lo, hi float64) []plot.Tick {
-	var out []plot.Tick
-	for _, t := range u.Ticker.Ticks(lo, hi) {
-		if t.Value <= u.max+1e-9 {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // addHitRate draws series i's prefix hit rate per load.
 func addHitRate(p *plot.Plot, s Series, i int) error {
-	col, glyph := palette[i%len(palette)], glyphs[i%len(glyphs)]
+	st := seriesStyle(i)
+	col, glyph := st.color, st.glyph
 	var xys plotter.XYs
 	var errs plotter.YErrors
 	for _, pt := range s.Curve.Points {
@@ -218,7 +237,7 @@ func addHitRate(p *plot.Plot, s Series, i int) error {
 		p.Legend.Add(s.Name + ": no prompt tokens measured")
 		return nil
 	}
-	l, sc, err := linePoints(xys, col, width(i), nil, glyph, 1+width(i))
+	l, sc, err := linePoints(xys, col, width(i), st.dashes, glyph, 1+width(i))
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,7 @@ func TestComparisonCharts(t *testing.T) {
 		dir = d // keep the images to look at them
 	}
 	for name, p := range map[string]*plot.Plot{"goodputs": g, "hitrate": h} {
+		assertLegendFits(t, p, name)
 		require.NoError(t, Save(filepath.Join(dir, name+".svg"), p))
 		require.NoError(t, Save(filepath.Join(dir, name+".png"), p))
 		b, err := os.ReadFile(filepath.Join(dir, name+".png"))

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -22,9 +24,10 @@ import (
 //     bars, labelled with its paired difference to the baseline's knee
 //     (Δ, mean ± half its interval); the baseline's knee as a horizontal
 //     line across, its interval shaded; a knee outside its value's sweep
-//     as a hollow triangle at the bound it lies beyond (pointing down:
-//     below the lowest load, which already missed the target; up: above
-//     the highest, which still met it);
+//     as a hollow triangle at the edge of the axis it lies beyond
+//     (pointing down at the foot: below the lowest load, which already
+//     missed the target; up at the top: above the highest, which still
+//     met it);
 //   - TTFT p99 and ITL p99 at the probe load (ms, log axis), each with its
 //     interval, and the SLO's bounds (left out without a probe).
 //
@@ -92,13 +95,14 @@ func dialKnees(r *sim.DialResult, labels []string) (*plot.Plot, error) {
 	p := dialFrame(fmt.Sprintf("Knee against %s (attainment target %g, %g %% intervals)", r.Dial.Name, c0.Target, 100*c0.Confidence),
 		"knee (req/s)", labels)
 	top := kneeTop(r)
-	// Above the marks, a row of the paired differences; above it, the
-	// legend.
-	p.Y.Min, p.Y.Max = 0, 1.6*top
+	// Above the marks, a row of the paired differences; the legend sits
+	// above the panel.
+	p.Y.Min, p.Y.Max = 0, 1.2*top
 	if err := addBaselineKnee(p, r); err != nil {
 		return nil, err
 	}
 	var found, below, above plotter.XYs
+	var belowAt, aboveAt []float64 // the loads the censored marks stand for
 	var errs plotter.YErrors
 	var notes plotter.XYLabels
 	for i, c := range r.Curves {
@@ -112,9 +116,11 @@ func dialKnees(r *sim.DialResult, labels []string) (*plot.Plot, error) {
 			}
 			errs = append(errs, struct{ Low, High float64 }{k.Load.Center - lo, hi - k.Load.Center})
 		case k.Censored == sim.BelowLowest:
-			below = append(below, plotter.XY{X: x, Y: k.FirstMiss})
+			below = append(below, plotter.XY{X: x, Y: p.Y.Min})
+			belowAt = append(belowAt, k.FirstMiss)
 		case k.Censored == sim.AboveHighest:
-			above = append(above, plotter.XY{X: x, Y: k.LastMet})
+			above = append(above, plotter.XY{X: x, Y: p.Y.Max})
+			aboveAt = append(aboveAt, k.LastMet)
 		}
 		label := "baseline"
 		if i != r.Baseline {
@@ -124,7 +130,7 @@ func dialKnees(r *sim.DialResult, labels []string) (*plot.Plot, error) {
 			}
 			label = diffLabel(r.KneeDiff[i], bounds)
 		}
-		notes.XYs = append(notes.XYs, plotter.XY{X: x, Y: 1.1 * top})
+		notes.XYs = append(notes.XYs, plotter.XY{X: x, Y: 1.08 * top})
 		notes.Labels = append(notes.Labels, label)
 	}
 	if err := addKneePoints(p, found, errs); err != nil {
@@ -132,14 +138,20 @@ func dialKnees(r *sim.DialResult, labels []string) (*plot.Plot, error) {
 	}
 	for _, b := range []struct {
 		xys   plotter.XYs
+		at    []float64
 		glyph draw.GlyphDrawer
 		label string
+		edge  string
 	}{
-		{below, downTriangle{}, "knee below the lowest load swept (marked: that load)"},
-		{above, draw.TriangleGlyph{}, "knee above the highest load swept (marked: that load)"},
+		{below, belowAt, downTriangle{}, "knee below the lowest load swept", "open triangle at the foot of the axis"},
+		{above, aboveAt, upTriangle{}, "knee above the highest load swept", "open triangle at the top of the axis"},
 	} {
 		if len(b.xys) == 0 {
 			continue
+		}
+		b.label += ": " + b.edge
+		if slices.Min(b.at) == slices.Max(b.at) {
+			b.label = strings.Replace(b.label, "swept", "swept ("+rate(b.at[0])+")", 1)
 		}
 		sc, err := plotter.NewScatter(b.xys)
 		if err != nil {
@@ -158,7 +170,9 @@ func dialKnees(r *sim.DialResult, labels []string) (*plot.Plot, error) {
 		l.TextStyle[i].XAlign = draw.XCenter
 	}
 	p.Add(l)
-	p.Legend.Add("Δ: knee − baseline's, paired by replication (mean ± half its interval; ≤ or ≥: a bound, a knee lay beyond the loads; — where none paired)")
+	p.Legend.Add("Δ: knee − baseline's knee, paired by replication (mean ± half its interval)")
+	p.Legend.Add("    Δ ≤ or ≥: a bound, a knee lay beyond the loads swept; Δ —: no replication paired")
+	placeLegend(p)
 	return p, nil
 }
 
@@ -297,7 +311,8 @@ func dialLatency(r *sim.DialResult, labels []string) (*plot.Plot, error) {
 		lo, hi = 1, 1000
 		p.Legend.Add("no request completed at the probe load: no latencies to draw")
 	}
-	p.Y.Min, p.Y.Max = lo/1.5, hi*8 // the top decade is the legend's
+	p.Y.Min, p.Y.Max = lo/1.5, hi*1.5
+	placeLegend(p)
 	return p, nil
 }
 
@@ -333,6 +348,20 @@ func (downTriangle) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) 
 	p.Move(vg.Point{X: pt.X, Y: pt.Y - r})
 	p.Line(vg.Point{X: pt.X - r*vg.Length(math.Cos(math.Pi/6)), Y: pt.Y + r*vg.Length(math.Sin(math.Pi/6))})
 	p.Line(vg.Point{X: pt.X + r*vg.Length(math.Cos(math.Pi/6)), Y: pt.Y + r*vg.Length(math.Sin(math.Pi/6))})
+	p.Close()
+	c.Stroke(p)
+}
+
+// upTriangle is a hollow triangle pointing up.
+type upTriangle struct{}
+
+func (upTriangle) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1.2)})
+	r := sty.Radius + (sty.Radius-sty.Radius*vg.Length(math.Sin(math.Pi/6)))/2
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X, Y: pt.Y + r})
+	p.Line(vg.Point{X: pt.X - r*vg.Length(math.Cos(math.Pi/6)), Y: pt.Y - r*vg.Length(math.Sin(math.Pi/6))})
+	p.Line(vg.Point{X: pt.X + r*vg.Length(math.Cos(math.Pi/6)), Y: pt.Y - r*vg.Length(math.Sin(math.Pi/6))})
 	p.Close()
 	c.Stroke(p)
 }

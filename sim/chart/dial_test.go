@@ -14,6 +14,7 @@ import (
 
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
+	"gonum.org/v1/plot"
 )
 
 // chartDir is where a test writes its images: a temporary directory, or
@@ -40,7 +41,26 @@ func checkImages(t *testing.T, name string, d Drawing, height int) {
 			img, err := png.Decode(bytes.NewReader(b))
 			require.NoError(t, err)
 			assert.Equal(t, 1063, img.Bounds().Dx())
-			assert.Equal(t, height, img.Bounds().Dy())
+			switch d := d.(type) {
+			case *plot.Plot:
+				assertLegendFits(t, d, name)
+			case Panels:
+				for _, p := range d {
+					assertLegendFits(t, p, name)
+				}
+			}
+			// The page's default height, and the legend strips above it.
+			strips := 0.0
+			switch d := d.(type) {
+			case *plot.Plot:
+				strips = float64(strip(d))
+			case Panels:
+				for _, p := range d {
+					strips += float64(strip(p))
+				}
+			}
+			assert.Greater(t, strips, 0.0, "a legend strip")
+			assert.InDelta(t, float64(height)+strips/72*150, float64(img.Bounds().Dy()), 1)
 			continue
 		}
 		assert.Contains(t, string(b), "</svg>")
@@ -75,7 +95,11 @@ func TestDialChartRenders(t *testing.T) {
 
 	var svg bytes.Buffer
 	require.NoError(t, Write(&svg, SVG, ps))
-	for _, want := range []string{"none", "1024", "knee, interval as error bars", "TTFT p99", "ITL p99", "SLO: ITL ≤ 150 ms", "baseline&#39;s knee"} {
+	for _, want := range []string{"none", "1024", "knee, interval as error bars", "TTFT p99", "ITL p99", "SLO: ITL ≤ 150 ms", "baseline&#39;s knee",
+		// Issue 32: the note on Δ ran past the right edge of the page;
+		// it is two lines now (checkImages holds the legend's width).
+		"Δ: knee − baseline&#39;s knee, paired by replication (mean ± half its interval)",
+		"Δ ≤ or ≥: a bound, a knee lay beyond the loads swept; Δ —: no replication paired"} {
 		assert.Contains(t, svg.String(), want)
 	}
 

@@ -26,13 +26,14 @@ type DialSeries struct {
 // DialKnees draws the knees of several dial sweeps (requests/s) against
 // the dial's value, on a linear axis ticked at the values swept: one line
 // a series through its knees, each with its interval as error bars. A
-// knee outside its value's sweep is a hollow triangle in the series'
-// colour at the bound it lies beyond (pointing down: below the lowest
-// load, which already missed the target; up: above the highest, which
-// still met it), joined to the series' line by a dotted segment: the
-// knee is somewhere past the mark, not at it. The series are shifted a
+// knee outside its value's sweep is not a figure to join: it is a hollow
+// triangle in the series' colour at the edge of the axis it lies beyond
+// (pointing down at the foot: below the lowest load swept, which already
+// missed the target; up at the top: above the highest, which still met
+// it), and the series' line stops before it. The series are shifted a
 // little apart along the axis so that equal knees (a shared baseline)
-// stay visible. Every series must turn the same dial.
+// stay visible, and differ in colour, glyph and dash pattern alike.
+// Every series must turn the same dial.
 func DialKnees(title string, series ...DialSeries) (*plot.Plot, error) {
 	if err := checkDialSeries(series); err != nil {
 		return nil, err
@@ -53,31 +54,31 @@ func DialKnees(title string, series ...DialSeries) (*plot.Plot, error) {
 	span := math.Max(hi-lo, 1)
 	p.X.Min, p.X.Max = lo-0.08*span, hi+0.08*span
 	p.X.Tick.Marker = valueTicks(values)
-	top, censored := 0.0, [2]bool{}
-	for i, s := range series {
-		shift := 0.018 * span * (float64(i) - float64(len(series)-1)/2)
-		t, below, above, err := addDialSeries(p, s, i, shift)
-		if err != nil {
-			return nil, fmt.Errorf("chart: %s: %w", s.Name, err)
+	top := 0.0
+	for _, s := range series {
+		for _, m := range kneeMarks(s.Result, 0) {
+			if !m.below && !m.above {
+				top = math.Max(top, m.hi)
+			}
 		}
-		top = math.Max(top, t)
-		censored[0], censored[1] = censored[0] || below, censored[1] || above
-	}
-	if err := addCensoredLegend(p, censored); err != nil {
-		return nil, fmt.Errorf("chart: %w", err)
 	}
 	if !(top > 0) {
 		top = 1
 	}
-	// Above the marks, the legend: a line a series and one a kind of
-	// censored mark.
-	entries := len(series)
-	for _, c := range censored {
-		if c {
-			entries++
+	p.Y.Min, p.Y.Max = 0, fitTop(top)
+	var censored [2][]float64 // the loads the below and above marks stand for
+	for i, s := range series {
+		shift := 0.018 * span * (float64(i) - float64(len(series)-1)/2)
+		below, above, err := addDialSeries(p, s, i, shift)
+		if err != nil {
+			return nil, fmt.Errorf("chart: %s: %w", s.Name, err)
 		}
+		censored[0], censored[1] = append(censored[0], below...), append(censored[1], above...)
 	}
-	p.Y.Min, p.Y.Max = 0, top*(1.12+0.075*float64(entries))
+	if err := addCensoredLegend(p, censored); err != nil {
+		return nil, fmt.Errorf("chart: %w", err)
+	}
+	placeLegend(p)
 	return p, nil
 }
 
@@ -162,57 +163,55 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// addDialSeries draws series i: its line (solid between knees found,
-// dotted to a censored mark), its knees with error bars, its censored
-// marks; it returns the highest figure drawn and which censored marks it
-// drew.
-func addDialSeries(p *plot.Plot, s DialSeries, i int, shift float64) (top float64, below, above bool, err error) {
-	col, glyph := palette[i%len(palette)], glyphs[i%len(glyphs)]
+// addDialSeries draws series i: its line (between consecutive knees
+// found; it stops at a censored one), its knees with error bars, its
+// censored marks at the axis's edges; it returns the loads its censored
+// marks stand for (the lowest load swept of each knee below it, the
+// highest of each above).
+func addDialSeries(p *plot.Plot, s DialSeries, i int, shift float64) (below, above []float64, err error) {
+	st := seriesStyle(i)
+	col := st.color
 	marks := kneeMarks(s.Result, shift)
 	if len(marks) == 0 {
 		p.Legend.Add(s.Name + ": no knee at any value")
-		return 0, false, false, nil
+		return nil, nil, nil
 	}
-	for j := 1; j < len(marks); j++ {
-		a, b := marks[j-1], marks[j]
-		dashes := []vg.Length(nil)
-		if a.below || a.above || b.below || b.above {
-			dashes = dotted
-		}
-		l, err := line(plotter.XYs{{X: a.x, Y: a.y}, {X: b.x, Y: b.y}}, col, width(i), dashes)
+	for _, run := range foundRuns(marks) {
+		l, err := line(run, col, width(i), st.dashes)
 		if err != nil {
-			return 0, false, false, err
+			return nil, nil, err
 		}
 		p.Add(l)
 	}
 	var found, down, up plotter.XYs
 	var errs plotter.YErrors
 	for _, m := range marks {
-		top = math.Max(top, m.hi)
 		switch {
 		case m.below:
-			down = append(down, plotter.XY{X: m.x, Y: m.y})
+			down = append(down, plotter.XY{X: m.x, Y: p.Y.Min})
+			below = append(below, m.y)
 		case m.above:
-			up = append(up, plotter.XY{X: m.x, Y: m.y})
+			up = append(up, plotter.XY{X: m.x, Y: p.Y.Max})
+			above = append(above, m.y)
 		default:
 			found = append(found, plotter.XY{X: m.x, Y: m.y})
 			errs = append(errs, struct{ Low, High float64 }{m.y - m.lo, m.hi - m.y})
 		}
 	}
-	legend, err := addFoundKnees(p, found, errs, glyph, i)
+	legend, err := addFoundKnees(p, found, errs, st, i)
 	if err != nil {
-		return 0, false, false, err
+		return nil, nil, err
 	}
 	for _, c := range []struct {
 		xys   plotter.XYs
 		glyph draw.GlyphDrawer
-	}{{down, downTriangle{}}, {up, draw.TriangleGlyph{}}} {
+	}{{down, downTriangle{}}, {up, upTriangle{}}} {
 		if len(c.xys) == 0 {
 			continue
 		}
 		sc, err := plotter.NewScatter(c.xys)
 		if err != nil {
-			return 0, false, false, err
+			return nil, nil, err
 		}
 		sc.Color, sc.Shape, sc.Radius = col, c.glyph, vg.Points(5)
 		p.Add(sc)
@@ -228,21 +227,40 @@ func addDialSeries(p *plot.Plot, s DialSeries, i int, shift float64) (top float6
 		name = s.Name + ": no knee inside its sweeps"
 	}
 	p.Legend.Add(name, legend...)
-	return top, len(down) > 0, len(up) > 0, nil
+	return below, above, nil
+}
+
+// foundRuns are the polylines a series' line draws: through each run of
+// consecutive knees found (of two or more), never to a censored knee,
+// which is not a figure to join.
+func foundRuns(marks []kneeMark) []plotter.XYs {
+	var out []plotter.XYs
+	var run plotter.XYs
+	for _, m := range append(marks, kneeMark{below: true}) { // a sentinel ends the last run
+		if !m.below && !m.above {
+			run = append(run, plotter.XY{X: m.x, Y: m.y})
+			continue
+		}
+		if len(run) >= 2 {
+			out = append(out, run)
+		}
+		run = nil
+	}
+	return out
 }
 
 // addFoundKnees draws the knees found with their intervals, and returns
 // the legend's thumbnails for them (nil when there are none).
-func addFoundKnees(p *plot.Plot, xys plotter.XYs, errs plotter.YErrors, glyph draw.GlyphDrawer, i int) ([]plot.Thumbnailer, error) {
+func addFoundKnees(p *plot.Plot, xys plotter.XYs, errs plotter.YErrors, st style, i int) ([]plot.Thumbnailer, error) {
 	if len(xys) == 0 {
 		return nil, nil
 	}
-	c := palette[i%len(palette)]
+	c := st.color
 	sc, err := plotter.NewScatter(xys)
 	if err != nil {
 		return nil, err
 	}
-	sc.Color, sc.Shape, sc.Radius = c, glyph, vg.Points(1+width(i))
+	sc.Color, sc.Shape, sc.Radius = c, st.glyph, vg.Points(1+width(i))
 	bars, err := plotter.NewYErrorBars(struct {
 		plotter.XYs
 		plotter.YErrors
@@ -252,31 +270,38 @@ func addFoundKnees(p *plot.Plot, xys plotter.XYs, errs plotter.YErrors, glyph dr
 	}
 	bars.Color, bars.CapWidth, bars.LineStyle.Width = c, vg.Points(6), vg.Points(1.2)
 	p.Add(bars, sc)
-	l, err := line(plotter.XYs{}, c, width(i), nil) // the legend's thumbnail only
+	l, err := line(plotter.XYs{}, c, width(i), st.dashes) // the legend's thumbnail only
 	if err != nil {
 		return nil, err
 	}
 	return []plot.Thumbnailer{l, sc}, nil
 }
 
-// addCensoredLegend explains the censored marks drawn, in grey.
-func addCensoredLegend(p *plot.Plot, censored [2]bool) error {
+// addCensoredLegend explains the censored marks drawn, in grey, naming
+// the load they stand for when every mark of a kind stands for the same.
+func addCensoredLegend(p *plot.Plot, censored [2][]float64) error {
 	for k, c := range []struct {
 		glyph draw.GlyphDrawer
 		label string
+		edge  string
 	}{
-		{downTriangle{}, "knee below the lowest load swept (marked at that load, dotted to it)"},
-		{draw.TriangleGlyph{}, "knee above the highest load swept (marked at that load, dotted to it)"},
+		{downTriangle{}, "knee below the lowest load swept", "open triangle at the foot of the axis, not joined"},
+		{upTriangle{}, "knee above the highest load swept", "open triangle at the top of the axis, not joined"},
 	} {
-		if !censored[k] {
+		loads := censored[k]
+		if len(loads) == 0 {
 			continue
+		}
+		label := c.label
+		if slices.Min(loads) == slices.Max(loads) {
+			label += " (" + rate(loads[0]) + ")"
 		}
 		sc, err := plotter.NewScatter(plotter.XYs{{}}) // the legend's thumbnail only, never drawn
 		if err != nil {
 			return err
 		}
 		sc.Color, sc.Shape, sc.Radius = grey, c.glyph, vg.Points(4)
-		p.Legend.Add(c.label, sc)
+		p.Legend.Add(label+": "+c.edge, sc)
 	}
 	return nil
 }

