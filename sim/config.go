@@ -344,6 +344,9 @@ func (c Config) Validate() error {
 		if w.InputTokens <= 0 || len(w.PrefixHashes) == 0 || w.PrefixBlockTokens <= 0 {
 			errs = append(errs, fmt.Errorf("sim: Warm[%d] has no prefix to install (InputTokens %d, %d prefix ids of %d tokens)", i, w.InputTokens, len(w.PrefixHashes), w.PrefixBlockTokens))
 		}
+		if w.InputTokens > engine.MaxTokens {
+			errs = append(errs, fmt.Errorf("sim: Warm[%d].InputTokens must be <= engine.MaxTokens (%d), as a request's, got %d", i, engine.MaxTokens, w.InputTokens))
+		}
 	}
 	errs = append(errs, validateModel(c.Model))
 	return errors.Join(errs...)

@@ -113,3 +113,12 @@ func TestCopiesOfNoneIsAnEmptyFleet(t *testing.T) {
 			"sim: Fleet.Replicas is empty: a fleet needs at least one replica (leave it nil for one replica configured by Engine and Model)")
 	}
 }
+
+// A warm-up prompt is bounded as a request is (engine.MaxTokens).
+func TestWarmPromptIsBounded(t *testing.T) {
+	w := workload.Request{InputTokens: 1 << 40, PrefixHashes: []uint64{1}, PrefixBlockTokens: 1 << 40}
+	assert.EqualError(t, Config{Warm: []workload.Request{w}}.Validate(),
+		"sim: Warm[0].InputTokens must be <= engine.MaxTokens (2147483647), as a request's, got 1099511627776")
+	w.InputTokens, w.PrefixBlockTokens = engine.MaxTokens, 512
+	assert.NoError(t, Config{Warm: []workload.Request{w}}.Validate())
+}
