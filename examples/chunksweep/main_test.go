@@ -132,7 +132,7 @@ func TestRunWritesChartsCardsAndTimeline(t *testing.T) {
 	img, err := png.DecodeConfig(f)
 	f.Close()
 	require.NoError(t, err)
-	assert.Equal(t, [2]int{1063, 1122}, [2]int{img.Width, img.Height}, "two panels")
+	assert.Equal(t, [2]int{1063, 1267}, [2]int{img.Width, img.Height}, "two panels (11 + 8 cm) and their legend strips above the data")
 
 	var card struct {
 		Claim string `json:"claim"`

@@ -30,6 +30,11 @@ func writeOutputs(w io.Writer, studies []study, res *sim.Result, o options) erro
 			return err
 		}
 		ps[0].Title.Text = fmt.Sprintf("Atlas TP4, document workload: knee against %s (%g %% intervals)", s.column, 100*s.result.Curves[0].Confidence)
+		if s.short == "prefill" {
+			// The dial's own name (Engine.DisableChunkedPrefill, on (1))
+			// reads backwards under the values "on" and "off".
+			ps[len(ps)-1].X.Label.Text = fmt.Sprintf("chunked prefill (off: whole prompts in prefill-only steps, token budget %d)", wholeBudget)
+		}
 		card := dialCard(s, res, o)
 		base := filepath.Join(o.out, "chunksweep-"+s.short)
 		files := []struct {

@@ -54,9 +54,13 @@ func Goodputs(title string, series ...Series) (*plot.Plot, error) {
 	p := newPlot(title, "offered load (req/s)", "goodput (req/s)")
 	top, last := 0.0, 0.0
 	for _, s := range series {
-		top = math.Max(top, topOf(s.Curve))
+		top = math.Max(top, goodputTop(s.Curve))
 		last = math.Max(last, s.Curve.Points[len(s.Curve.Points)-1].Load)
 	}
+	if !(top > 0) {
+		top = last
+	}
+	top = fitTop(top)
 	p.X.Min, p.Y.Min, p.X.Max, p.Y.Max = 0, 0, 1.04*last, top
 	tr, err := line(plotter.XYs{{X: 0, Y: 0}, {X: math.Min(last, top), Y: math.Min(last, top)}}, grey, 1, dashed)
 	if err != nil {
@@ -71,6 +75,20 @@ func Goodputs(title string, series ...Series) (*plot.Plot, error) {
 	}
 	placeLegend(p)
 	return p, nil
+}
+
+// goodputTop is the highest goodput bound of c's measured points (the
+// throughput, which Goodputs does not draw, left out).
+func goodputTop(c *sim.Curve) float64 {
+	top := 0.0
+	for _, pt := range measured(c) {
+		for _, v := range []float64{pt.Goodput.Center, pt.Goodput.Hi} {
+			if finite(v) {
+				top = math.Max(top, v)
+			}
+		}
+	}
+	return top
 }
 
 // checkSeries refuses no series, or a series without a curve or points.
@@ -183,11 +201,11 @@ func addSeriesKnee(p *plot.Plot, s Series, i int, top float64) error {
 	return nil
 }
 
-// kneeDashes are a knee line's dashes: the series', and dashed for the
+// kneeDashes are a knee line's dashes: the series', and dash-dot for the
 // series whose line is solid, so that a knee never reads as data.
 func kneeDashes(st style) []vg.Length {
 	if st.dashes == nil {
-		return dashed
+		return dashDot
 	}
 	return st.dashes
 }

@@ -3,6 +3,7 @@ package chart
 import (
 	"bytes"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -65,6 +66,13 @@ func TestComparisonCharts(t *testing.T) {
 		_, err = png.Decode(bytes.NewReader(b))
 		require.NoError(t, err)
 	}
+	// The y axis ends 6 % above the highest goodput bound (the
+	// throughput, not drawn here, once set it).
+	hi := 0.0
+	for _, s := range series {
+		hi = math.Max(hi, goodputTop(s.Curve))
+	}
+	assert.InDelta(t, 1.06*hi, g.Y.Max, 1e-9)
 	svg := svgOf(t, g)
 	for _, s := range series {
 		if s.Curve.Knee.Found {

@@ -133,7 +133,7 @@ func TestGoodputsKneeRows(t *testing.T) {
 			assert.InDelta(t, 0.045, y-kneeRow(i-1), 1e-12)
 		}
 	}
-	assert.Equal(t, dashed, kneeDashes(seriesStyle(0)), "a solid series' knee line is dashed")
+	assert.Equal(t, dashDot, kneeDashes(seriesStyle(0)), "a solid series' knee line is dash-dot")
 	assert.Equal(t, dotted, kneeDashes(seriesStyle(2)))
 }
 
