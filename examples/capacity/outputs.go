@@ -29,6 +29,8 @@ func writeOutputs(w io.Writer, dir string, r costmodel.Replica, e costmodel.Esti
 	if err != nil {
 		return err
 	}
+	pt := r.Point
+	goodput.Title.Text = fmt.Sprintf("Atlas TP4, %d/%d tokens: goodput vs offered load (SLO attainment target %g)", pt.PromptTokens, pt.OutputTokens, c.Target)
 	latency, err := chart.Latency(c)
 	if err != nil {
 		return err

@@ -33,7 +33,7 @@ func Goodput(c *sim.Curve, op float64) (*plot.Plot, error) {
 		return nil, errors.New("chart: the curve has no points")
 	}
 	p := newPlot(fmt.Sprintf("Goodput vs offered load (SLO attainment target %g)", c.Target),
-		"offered load (req/s)", "requests per second")
+		"offered load (req/s)", "goodput and throughput (req/s)")
 	top := topOf(c)
 	p.X.Min, p.Y.Min, p.Y.Max = 0, 0, top
 	p.X.Max = 1.04 * c.Points[len(c.Points)-1].Load
