@@ -31,7 +31,10 @@ func Latency(c *sim.Curve) (*plot.Plot, error) {
 	if len(c.Points) == 0 {
 		return nil, errors.New("chart: the curve has no points")
 	}
-	p := newPlot("Latency percentiles vs offered load", "offered load (req/s)", "latency (ms, log scale)")
+	// A short y label: gonum places a log axis's label box at the
+	// arithmetic middle of the range, near the top, and lowers the data
+	// area by what it overhangs.
+	p := newPlot("Latency percentiles vs offered load", "offered load (req/s)", "ms (log scale)")
 	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	var all []series
 	for _, m := range []struct {
