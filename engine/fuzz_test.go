@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/internal/testlong"
 )
 
 // walkRuns makes e walk a run's requests for its blocks instead of
@@ -112,16 +113,18 @@ func FuzzEngine(f *testing.F) {
 // from a fixed seed, many of them with the decode cohort's paths in play
 // (a block size of 4, streaks mostly left out, aborts, cut runs and time
 // passing between steps), so that
-// go test covers what a fuzzing session would look for.
+// go test covers what a fuzzing session would look for: 1,000 scenarios,
+// 3,000 (its full strength) with SERVESIM_LONG=1.
 func TestTwinsOnRandomScenarios(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 15))
+	n := testlong.Int(t, 1000, 3000)
 	plansContinued = 0
 	defer func() {
-		if plansContinued < 600 {
-			t.Errorf("the engine continued %d runs: the scenarios no longer try Continue", plansContinued)
+		if plansContinued < n/5 { // 600 of 3,000
+			t.Errorf("the engine continued %d runs in %d scenarios: the scenarios no longer try Continue", plansContinued, n)
 		}
 	}()
-	for range 3000 {
+	for range n {
 		data := make([]byte, 4+2*(10+rng.IntN(120)))
 		for i := range data {
 			data[i] = byte(rng.Uint32())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/testlong"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -95,6 +96,7 @@ func TestRoundRobinDealsEvenly(t *testing.T) {
 // replica's. Round robin gives each replica Erlang-N gaps, smoother than
 // Poisson: its knee is at least Random's.
 func TestRandomRoutingThinsPoisson(t *testing.T) {
+	testlong.Skip(t, "three sweeps of 5 loads × 5 replications")
 	sweep := func(n int, r Router) *Curve {
 		loads := []float64{1.6, 1.8, 2.0, 2.2, 2.4}
 		for i := range loads {

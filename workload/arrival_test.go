@@ -150,7 +150,15 @@ func TestDiurnalShape(t *testing.T) {
 	// A repeating diurnal Poisson workload over two days keeps its mean.
 	g, err := NewSynthetic(Synthetic{Seed: 2, Duration: 48 * time.Hour, Arrival: Arrival{Schedule: d}, Lengths: Fixed(1, 1)})
 	require.NoError(t, err)
-	n := len(drain(t, g))
+	n := 0 // counted, not drained: 1.7 million requests held would cost seconds
+	for {
+		_, err := g.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		n++
+	}
 	assert.InEpsilon(t, 10*48*3600, n, 0.01)
 }
 

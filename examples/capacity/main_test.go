@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/servesim/servesim/internal/golden"
+	"github.com/servesim/servesim/internal/testlong"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim/report"
 	"github.com/stretchr/testify/assert"
@@ -88,6 +89,7 @@ func TestRunAtAnOverloadingLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("holds 100,000 queued requests per run")
 	}
+	testlong.Skip(t, "holds 100,000 queued requests per run")
 	var out bytes.Buffer
 	require.NoError(t, run(&out, []string{"-loads", "0.5,1000,5000", "-reps", "2", "-horizon", "2m", "-model-error", "0", "-out", ""}))
 	s := out.String()

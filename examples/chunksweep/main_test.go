@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/internal/golden"
+	"github.com/servesim/servesim/internal/testlong"
 	"github.com/servesim/servesim/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,6 +89,7 @@ func TestRunAtAProbeLoadThatMeasuresNothing(t *testing.T) {
 // Issue 8: at an absurd probe load (-probe 1e9) every run stops on its
 // backlog bound, the table says overloaded, and nothing prints NaN.
 func TestRunAtAnOverloadingProbe(t *testing.T) {
+	testlong.Skip(t, "every run fills its backlog bound")
 	var out bytes.Buffer
 	require.NoError(t, run(&out, append([]string{"-probe", "1e9"}, tiny...)))
 	s := out.String()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/servesim/servesim/internal/golden"
+	"github.com/servesim/servesim/internal/testlong"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -36,6 +37,7 @@ func TestRunIsDeterministicAcrossWorkers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the study twice")
 	}
+	testlong.Skip(t, "runs the study twice")
 	var one, many bytes.Buffer
 	require.NoError(t, run(&one, append([]string{"-workers", "1"}, small...)))
 	require.NoError(t, run(&many, append([]string{"-workers", "3"}, small...)))

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servesim/servesim/internal/testlong"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -124,6 +125,7 @@ func TestCapacityCardRerunsByteIdentical(t *testing.T) {
 // The routing scenario, smaller, gives the verdict lines examples/routing
 // gives at the same size (its own golden file pins them).
 func TestRoutingVerdictsEqualExamplesRouting(t *testing.T) {
+	testlong.Skip(t, "runs the routing scenario")
 	got := runIn(t, t.TempDir(), "-config", shrink(t, "routing.json", smallRouting), "-no-files")
 	golden.Check(t, filepath.Join("testdata", "routing-small.golden"), []byte(got))
 	routing, err := os.ReadFile(filepath.Join("..", "routing", "testdata", "small.golden"))
@@ -134,12 +136,15 @@ func TestRoutingVerdictsEqualExamplesRouting(t *testing.T) {
 }
 
 // At its defaults the routing file gives examples/routing's verdict lines
-// (minutes of runs: set SERVESIM_LONG=1).
+// (a long test: SERVESIM_LONG=1, with SERVESIM_ROUTING_OUTPUT naming the
+// output of go run ./examples/routing -out ”, as .ci/run writes it).
 func TestRoutingFileAtDefaults(t *testing.T) {
-	if os.Getenv("SERVESIM_LONG") == "" {
-		t.Skip("runs both studies at their defaults; SERVESIM_LONG=1 runs it")
+	testlong.Skip(t, "runs the routing scenario at its defaults")
+	path := os.Getenv("SERVESIM_ROUTING_OUTPUT")
+	if path == "" {
+		t.Skip("SERVESIM_ROUTING_OUTPUT names no output of go run ./examples/routing -out '' to compare with (.ci/run writes one)")
 	}
-	want, err := os.ReadFile(os.Getenv("SERVESIM_ROUTING_OUTPUT")) // go run ./examples/routing -out '' > file
+	want, err := os.ReadFile(path)
 	require.NoError(t, err)
 	got := runIn(t, t.TempDir(), "-config", filepath.Join("scenarios", "routing.json"), "-no-files")
 	assert.Equal(t, verdicts(string(want)), verdicts(got))
