@@ -90,6 +90,12 @@ func TestAtlasCapacityGolden(t *testing.T) {
 		require.NoError(t, err, f)
 		assert.Positive(t, info.Size(), f)
 	}
+	// Issue 32: a pasted chart names its study, and carries the model
+	// band the scenario declares.
+	svg, err := os.ReadFile(filepath.Join(dir, "atlas-capacity-goodput.svg"))
+	require.NoError(t, err)
+	assert.Contains(t, string(svg), ">Atlas TP4 goodput curve (simulated), attainment target 0.95<")
+	assert.Contains(t, string(svg), "model range of the knee [&lt; 1, 2.141] req/s under step times ±10 %")
 	b, err := os.ReadFile(filepath.Join(dir, "atlas-capacity-card.json"))
 	require.NoError(t, err)
 	var card report.Card

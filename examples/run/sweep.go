@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
@@ -37,6 +38,13 @@ func runSweep(w io.Writer, s scenario.Scenario, out *outputs) error {
 	latency, err := chart.Latency(c)
 	if err != nil {
 		return err
+	}
+	// A pasted chart names its study, when the title fits the page.
+	if t := fmt.Sprintf("%s, attainment target %g", title(s), c.Target); utf8.RuneCountInString(t) <= 80 {
+		goodput.Title.Text = t
+	}
+	if t := title(s) + ": latency percentiles vs offered load"; utf8.RuneCountInString(t) <= 80 {
+		latency.Title.Text = t
 	}
 	out.chart(name+"-goodput", goodput)
 	out.chart(name+"-latency", latency)
