@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/internal/testlong"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
@@ -32,6 +33,7 @@ func TestShardsAsProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command")
 	}
+	testlong.Skip(t, "builds the command and runs it as four processes; TestRunThenMerge runs the shards in process")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "shard")
 	build := exec.Command("go", "build", "-o", bin, ".")
