@@ -270,13 +270,14 @@ func dialLatency(r *sim.DialResult, labels []string) (*plot.Plot, error) {
 	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for k, m := range []struct {
-		name  string
-		col   color.RGBA
-		glyph draw.GlyphDrawer
-		of    func(*sim.Point) sim.Estimate
+		name   string
+		col    color.RGBA
+		glyph  draw.GlyphDrawer
+		dashes []vg.Length
+		of     func(*sim.Point) sim.Estimate
 	}{
-		{"TTFT p99", blue, draw.CircleGlyph{}, func(pt *sim.Point) sim.Estimate { return pt.TTFT.P99 }},
-		{"ITL p99", orange, draw.SquareGlyph{}, func(pt *sim.Point) sim.Estimate { return pt.ITL.P99 }},
+		{"TTFT p99", blue, draw.CircleGlyph{}, dotted, func(pt *sim.Point) sim.Estimate { return pt.TTFT.P99 }},
+		{"ITL p99", orange, draw.SquareGlyph{}, dashed, func(pt *sim.Point) sim.Estimate { return pt.ITL.P99 }},
 	} {
 		var xys plotter.XYs
 		var errs plotter.YErrors
@@ -294,7 +295,7 @@ func dialLatency(r *sim.DialResult, labels []string) (*plot.Plot, error) {
 			xys = append(xys, plotter.XY{X: float64(i) + 0.08*float64(2*k-1), Y: e.Center})
 			errs = append(errs, struct{ Low, High float64 }{e.Center - l, h - e.Center})
 		}
-		if err := addLatencyPoints(p, m.name, m.col, m.glyph, xys, errs); err != nil {
+		if err := addLatencyPoints(p, m.name, m.col, m.glyph, m.dashes, xys, errs); err != nil {
 			return nil, err
 		}
 	}
@@ -316,12 +317,12 @@ func dialLatency(r *sim.DialResult, labels []string) (*plot.Plot, error) {
 	return p, nil
 }
 
-func addLatencyPoints(p *plot.Plot, name string, col color.RGBA, glyph draw.GlyphDrawer, xys plotter.XYs, errs plotter.YErrors) error {
+func addLatencyPoints(p *plot.Plot, name string, col color.RGBA, glyph draw.GlyphDrawer, dashes []vg.Length, xys plotter.XYs, errs plotter.YErrors) error {
 	if len(xys) == 0 {
 		p.Legend.Add(name + ": none measured at the probe load")
 		return nil
 	}
-	l, sc, err := linePoints(xys, col, 1.2, dotted, glyph, 3)
+	l, sc, err := linePoints(xys, col, 1.2, dashes, glyph, 3)
 	if err != nil {
 		return err
 	}
