@@ -99,7 +99,9 @@ func TestDialChartRenders(t *testing.T) {
 		// Issue 32: the note on Δ ran past the right edge of the page;
 		// it is two lines now (checkImages holds the legend's width).
 		"Δ: knee − baseline&#39;s knee, paired by replication (mean ± half its interval)",
-		"Δ ≤ or ≥: a bound, a knee lay beyond the loads swept; Δ —: no replication paired"} {
+		"Δ ≤ or ≥: a bound, a knee lay beyond the loads swept; Δ —: no replication paired",
+		// TTFT p99 dotted in blue, ITL p99 dashed in orange.
+		"stroke:#0072B2;stroke-width:1.2;stroke-dasharray:1.5,2.5", "stroke:#E69F00;stroke-width:1.2;stroke-dasharray:6,3"} {
 		assert.Contains(t, svg.String(), want)
 	}
 
