@@ -28,7 +28,8 @@
 //     when the parent is `go test` and that is a pipe or a terminal: a
 //     CI log, `go test ./... 2>&1 | tail`, a terminal); a regular file is
 //     left alone, as a second writer at its own offset could overwrite
-//     what go writes there or be overwritten;
+//     what go writes there or be overwritten (.ci/run makes its output
+//     pipes for this, wherever CI sends it);
 //  2. the terminal, /dev/tty;
 //  3. its standard output, which go test shows with -v or -json, and for
 //     a failing package.
