@@ -19,119 +19,382 @@ import (
 //     emitted < Output for every request still held, the running list
 //     respects MaxSeqs.
 //
-// It is O(requests + blocks); tests call it after every step.
+// Each invariant is one method of checker below, named for it, with the
+// invariant as its doc comment; Check runs them in this order and joins
+// what they found. It is O(requests + blocks); tests call it after every
+// step.
 func (e *Engine) Check() error {
-	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("engine: "+format, a...)) }
-	// Each request is marked with this check's generation when visited
-	// (no map: tests call Check after every step).
+	c := e.newChecker()
+	// Where each request is.
+	c.eachRequestInOnePlace()
+	c.cohortMembersMarkedRunning()
+	c.runningMarkedRunning()
+	c.waitingMarkedWaiting()
+	c.waitingHoldNothing()
+	// The waiting queue's order.
+	c.waitingHeapKeyed()
+	c.waitingHeapOrdered()
+	c.waitingRunOnlyUnderFCFS()
+	c.waitingRunHeadLive()
+	c.waitingRunInAddOrder()
+	c.waitingRunCounted()
+	// Each request's tokens and blocks.
+	c.knownIsInputPlusEmitted()
+	c.computedWithinKnown()
+	c.outputNotDone()
+	c.blocksCoverTokens()
+	c.outstandingCounted()
+	// The decode cohort's aggregates.
+	if c.cohortKept() {
+		c.cohortOnWhileMembers()
+		c.membersIndexed()
+		c.membersRanked()
+		c.membersCounted()
+		c.membersFinishOnTime()
+		c.cohortContextsSummed()
+		c.cohortResiduesCounted()
+		c.cohortSuffixSums()
+		c.finishQueueHoldsMembers()
+		c.finishQueueOrdered()
+	}
+	c.noStepsAheadIdle()
+	// KV blocks and the prefix cache.
+	c.freeQueuesLinked()
+	c.freeQueuesSplit()
+	c.freeQueuesCounted()
+	c.indexFindsItsBlocks()
+	c.indexedBlocksCached()
+	c.refsCountHolders()
+	c.queuedIffUnheld()
+	c.blocksHeldPlusFreeIsTotal()
+	c.cacheCounted()
+	c.runningWithinMaxSeqs()
+	return errors.Join(c.errs...)
+}
+
+// checker is one Check's state: the violations found, the generation it
+// marks the requests and nodes it visits with (no map: tests call Check
+// after every step), and the tallies several invariants compare against,
+// taken before any of them runs.
+type checker struct {
+	e    *Engine
+	gen  uint32
+	errs []error
+
+	refs []int32 // holders of each node, counted from the requests' ids
+	anon int     // anonymous blocks the requests hold
+
+	// From the walk of the free queues (freeQueuesLinked).
+	walked [2]struct {
+		blocks int   // blocks walked
+		last   int32 // the last node walked
+	}
+	free, evict int // blocks walked, cached blocks walked
+}
+
+func (e *Engine) newChecker() *checker {
 	e.checkGen++
-	gen := e.checkGen
-	where := [...]string{1: "running", 2: "waiting"}
-	seen := 0
-	for i, s := range e.co.members {
+	c := &checker{e: e, gen: e.checkGen}
+	p := &e.pool
+	if cap(e.checkRefs) < len(p.nodes) {
+		e.checkRefs = make([]int32, len(p.nodes))
+	}
+	c.refs = e.checkRefs[:len(p.nodes)]
+	clear(c.refs)
+	for _, s := range e.co.members {
 		if s == nil {
 			continue
-		}
-		if s.checkGen == gen {
-			bad("member %d of the decode cohort twice", s.req.Ref)
-		} else {
-			seen++
-		}
-		s.checkGen, s.checkIn = gen, 1
-		if s.phase != phaseRunning || !s.member {
-			bad("request %d in the decode cohort at index %d is marked phase %d, member %v", s.req.Ref, i, s.phase, s.member)
 		}
 		v := e.memberView(s)
-		errs = append(errs, e.checkSeq(&v)...)
+		c.anon += v.anon
+		for _, id := range s.ids {
+			c.refs[id]++
+		}
 	}
-	errs = append(errs, e.checkCohort()...)
-	for i, s := range e.running {
-		if s.checkGen == gen {
-			bad("request %d in the running list twice (also %s)", s.req.Ref, where[s.checkIn])
-		} else {
-			seen++
+	for _, s := range e.running {
+		c.anon += e.anonOf(s)
+		for _, id := range s.ids {
+			c.refs[id]++
 		}
-		s.checkGen, s.checkIn = gen, 1
-		if s.phase != phaseRunning {
-			bad("request %d in the running list at index %d is not marked running", s.req.Ref, i)
-		}
-		errs = append(errs, e.checkSeq(s)...)
 	}
-	if !e.waiting.fcfs && len(e.waiting.keys) != len(e.waiting.items) {
-		bad("the waiting queue holds %d requests and %d keys", len(e.waiting.items), len(e.waiting.keys))
+	return c
+}
+
+func (c *checker) bad(format string, a ...any) {
+	c.errs = append(c.errs, fmt.Errorf("engine: "+format, a...))
+}
+
+func (c *checker) badRequest(s *seq, format string, a ...any) {
+	c.errs = append(c.errs, fmt.Errorf("engine: request %d: "+format, append([]any{s.req.Ref}, a...)...))
+}
+
+func (c *checker) badCohort(format string, a ...any) {
+	c.errs = append(c.errs, fmt.Errorf("engine: decode cohort: "+format, a...))
+}
+
+func (c *checker) badBlocks(format string, a ...any) {
+	c.errs = append(c.errs, fmt.Errorf("engine: KV blocks: "+format, a...))
+}
+
+// eachHeld calls f with every request the queues hold, in the order the
+// cohort, the running list, the waiting heap and the waiting run hold
+// them, a cohort member as its fields would read now (memberView).
+func (c *checker) eachHeld(f func(s *seq)) {
+	e := c.e
+	for _, s := range e.co.members {
+		if s != nil {
+			v := e.memberView(s)
+			f(&v)
+		}
 	}
-	for i, it := range e.waiting.items {
-		s := it.s
-		if k := e.waiting.key(i); it.seq != s.order || !e.waiting.fcfs && k != s.queued() {
-			bad("request %d waits with the key %+v (Add order %d), not its own %+v", s.req.Ref, k, it.seq, s.queued())
-		}
-		if i > 0 && e.waiting.less(i, (i-1)/2) {
-			bad("request %d in the waiting queue at %d comes before its parent", s.req.Ref, i)
-		}
-		if s.checkGen == gen {
-			bad("request %d in the waiting queue and %s", s.req.Ref, where[s.checkIn])
-		} else {
-			seen++
-		}
-		s.checkGen, s.checkIn = gen, 2
-		if s.phase != phaseWaiting || s.heapIdx != i {
-			bad("request %d in the waiting queue at %d is marked phase %d, index %d", s.req.Ref, i, s.phase, s.heapIdx)
-		}
-		if s.blocks() != 0 || s.computed != 0 {
-			bad("waiting request %d holds %d blocks and %d computed tokens", s.req.Ref, s.blocks(), s.computed)
-		}
-		errs = append(errs, e.checkSeq(s)...)
+	for _, s := range e.running {
+		f(s)
+	}
+	for _, it := range e.waiting.items {
+		f(it.s)
 	}
 	q := &e.waiting
-	if !q.fcfs && len(q.run) > 0 {
-		bad("the waiting queue keeps a run of %d under a policy other than FCFS", len(q.run))
-	}
-	if q.head < len(q.run) && q.run[q.head].s == nil {
-		bad("the waiting queue's run has a hole at its head %d", q.head)
-	}
-	live := 0
 	for i := q.head; i < len(q.run); i++ {
-		it := q.run[i]
-		if i > q.head && it.seq <= q.run[i-1].seq {
-			bad("the waiting queue's run is out of Add order at %d (%d after %d)", i, it.seq, q.run[i-1].seq)
+		if s := q.run[i].s; s != nil {
+			f(s)
 		}
-		s := it.s
-		if s == nil {
-			continue
-		}
-		live++
-		if it.seq != s.order {
-			bad("request %d waits in the run with the Add order %d, not its own %d", s.req.Ref, it.seq, s.order)
-		}
-		if s.checkGen == gen {
-			bad("request %d in the waiting queue and %s", s.req.Ref, where[s.checkIn])
+	}
+}
+
+// eachRequestInOnePlace: every request held is in exactly one place (the
+// decode cohort, the running list, or the waiting queue's heap or run),
+// and the lookup table holds exactly those, each under its own Ref.
+func (c *checker) eachRequestInOnePlace() {
+	e := c.e
+	where := [...]string{1: "running", 2: "waiting"}
+	seen := 0
+	visit := func(s *seq, in uint8, twice func(s *seq)) {
+		if s.checkGen == c.gen {
+			twice(s)
 		} else {
 			seen++
 		}
-		s.checkGen, s.checkIn = gen, 2
-		if s.phase != phaseWaiting || s.heapIdx != runIdx(i) {
-			bad("request %d in the waiting queue's run at %d is marked phase %d, index %d", s.req.Ref, i, s.phase, s.heapIdx)
-		}
-		if s.blocks() != 0 || s.computed != 0 {
-			bad("waiting request %d holds %d blocks and %d computed tokens", s.req.Ref, s.blocks(), s.computed)
-		}
-		errs = append(errs, e.checkSeq(s)...)
+		s.checkGen, s.checkIn = c.gen, in
 	}
-	if live != q.live {
-		bad("the waiting queue's run counts %d requests and holds %d", q.live, live)
+	for _, s := range e.co.members {
+		if s != nil {
+			visit(s, 1, func(s *seq) { c.bad("member %d of the decode cohort twice", s.req.Ref) })
+		}
+	}
+	for _, s := range e.running {
+		visit(s, 1, func(s *seq) { c.bad("request %d in the running list twice (also %s)", s.req.Ref, where[s.checkIn]) })
+	}
+	waiting := func(s *seq) { c.bad("request %d in the waiting queue and %s", s.req.Ref, where[s.checkIn]) }
+	for _, it := range e.waiting.items {
+		visit(it.s, 2, waiting)
+	}
+	q := &e.waiting
+	for i := q.head; i < len(q.run); i++ {
+		if s := q.run[i].s; s != nil {
+			visit(s, 2, waiting)
+		}
 	}
 	if seen != e.reqs.len() {
-		bad("%d requests in queues but %d in the lookup table", seen, e.reqs.len())
+		c.bad("%d requests in queues but %d in the lookup table", seen, e.reqs.len())
 	}
 	for ref, s := range e.reqs.all() {
 		if s.req.Ref != ref {
-			bad("lookup table maps %d to request %d", ref, s.req.Ref)
+			c.bad("lookup table maps %d to request %d", ref, s.req.Ref)
 		}
-		if s.checkGen != gen {
-			bad("request %d is in no queue", ref)
+		if s.checkGen != c.gen {
+			c.bad("request %d is in no queue", ref)
 		}
 	}
+}
+
+// cohortMembersMarkedRunning: a member of the decode cohort is marked
+// running and a member.
+func (c *checker) cohortMembersMarkedRunning() {
+	for i, s := range c.e.co.members {
+		if s != nil && (s.phase != phaseRunning || !s.member) {
+			c.bad("request %d in the decode cohort at index %d is marked phase %d, member %v", s.req.Ref, i, s.phase, s.member)
+		}
+	}
+}
+
+// runningMarkedRunning: a request in the running list is marked running.
+func (c *checker) runningMarkedRunning() {
+	for i, s := range c.e.running {
+		if s.phase != phaseRunning {
+			c.bad("request %d in the running list at index %d is not marked running", s.req.Ref, i)
+		}
+	}
+}
+
+// waitingMarkedWaiting: a waiting request is marked waiting, with its
+// index in the heap (or runIdx of its index in the run).
+func (c *checker) waitingMarkedWaiting() {
+	q := &c.e.waiting
+	for i, it := range q.items {
+		if s := it.s; s.phase != phaseWaiting || s.heapIdx != i {
+			c.bad("request %d in the waiting queue at %d is marked phase %d, index %d", s.req.Ref, i, s.phase, s.heapIdx)
+		}
+	}
+	for i := q.head; i < len(q.run); i++ {
+		if s := q.run[i].s; s != nil && (s.phase != phaseWaiting || s.heapIdx != runIdx(i)) {
+			c.bad("request %d in the waiting queue's run at %d is marked phase %d, index %d", s.req.Ref, i, s.phase, s.heapIdx)
+		}
+	}
+}
+
+// waitingHoldNothing: a waiting request holds no KV block and has no
+// token computed.
+func (c *checker) waitingHoldNothing() {
+	q := &c.e.waiting
+	check := func(s *seq) {
+		if s.blocks() != 0 || s.computed != 0 {
+			c.bad("waiting request %d holds %d blocks and %d computed tokens", s.req.Ref, s.blocks(), s.computed)
+		}
+	}
+	for _, it := range q.items {
+		check(it.s)
+	}
+	for i := q.head; i < len(q.run); i++ {
+		if s := q.run[i].s; s != nil {
+			check(s)
+		}
+	}
+}
+
+// waitingHeapKeyed: the heap keeps one key per request off FCFS, and each
+// request waits in it with its own Add order and key.
+func (c *checker) waitingHeapKeyed() {
+	q := &c.e.waiting
+	if !q.fcfs && len(q.keys) != len(q.items) {
+		c.bad("the waiting queue holds %d requests and %d keys", len(q.items), len(q.keys))
+		return // the keys cannot be read
+	}
+	for i, it := range q.items {
+		s := it.s
+		if k := q.key(i); it.seq != s.order || !q.fcfs && k != s.queued() {
+			c.bad("request %d waits with the key %+v (Add order %d), not its own %+v", s.req.Ref, k, it.seq, s.queued())
+		}
+	}
+}
+
+// waitingHeapOrdered: no request in the heap comes before its parent.
+func (c *checker) waitingHeapOrdered() {
+	q := &c.e.waiting
+	if !q.fcfs && len(q.keys) != len(q.items) {
+		return // waitingHeapKeyed says so; the order cannot be read
+	}
+	for i, it := range q.items {
+		if i > 0 && q.less(i, (i-1)/2) {
+			c.bad("request %d in the waiting queue at %d comes before its parent", it.s.req.Ref, i)
+		}
+	}
+}
+
+// waitingRunOnlyUnderFCFS: the waiting queue keeps a run outside its heap
+// only under FCFS.
+func (c *checker) waitingRunOnlyUnderFCFS() {
+	if q := &c.e.waiting; !q.fcfs && len(q.run) > 0 {
+		c.bad("the waiting queue keeps a run of %d under a policy other than FCFS", len(q.run))
+	}
+}
+
+// waitingRunHeadLive: the run's head, when it has one, is a request, not
+// a hole.
+func (c *checker) waitingRunHeadLive() {
+	if q := &c.e.waiting; q.head < len(q.run) && q.run[q.head].s == nil {
+		c.bad("the waiting queue's run has a hole at its head %d", q.head)
+	}
+}
+
+// waitingRunInAddOrder: the run is in increasing Add order from its head,
+// each request in it with its own Add order.
+func (c *checker) waitingRunInAddOrder() {
+	q := &c.e.waiting
+	for i := q.head; i < len(q.run); i++ {
+		it := q.run[i]
+		if i > q.head && it.seq <= q.run[i-1].seq {
+			c.bad("the waiting queue's run is out of Add order at %d (%d after %d)", i, it.seq, q.run[i-1].seq)
+		}
+		if s := it.s; s != nil && it.seq != s.order {
+			c.bad("request %d waits in the run with the Add order %d, not its own %d", s.req.Ref, it.seq, s.order)
+		}
+	}
+}
+
+// waitingRunCounted: the run counts the requests it holds from its head.
+func (c *checker) waitingRunCounted() {
+	q := &c.e.waiting
+	live := 0
+	for i := q.head; i < len(q.run); i++ {
+		if q.run[i].s != nil {
+			live++
+		}
+	}
+	if live != q.live {
+		c.bad("the waiting queue's run counts %d requests and holds %d", q.live, live)
+	}
+}
+
+// knownIsInputPlusEmitted: a request's tokens that exist are its prompt
+// and the tokens it emitted.
+func (c *checker) knownIsInputPlusEmitted() {
+	c.eachHeld(func(s *seq) {
+		if s.known != s.req.Input+s.emitted {
+			c.badRequest(s, "known tokens %d != input %d + emitted %d", s.known, s.req.Input, s.emitted)
+		}
+	})
+}
+
+// computedWithinKnown: a request computes no more tokens than exist:
+// 0 <= computed, computed + scheduled <= known; a run of decode steps
+// computes one token and samples the next per step, so only the first of
+// its tokens exists yet (computed + 1 = known).
+func (c *checker) computedWithinKnown() {
+	c.eachHeld(func(s *seq) {
+		switch {
+		case s.computed < 0:
+			c.badRequest(s, "computed %d tokens", s.computed)
+		case s.decoding && s.sched > 0:
+			if s.computed+1 != s.known {
+				c.badRequest(s, "decodes %d steps with %d of %d known tokens computed", s.sched, s.computed, s.known)
+			}
+		case s.computed+s.sched > s.known:
+			c.badRequest(s, "computed %d + scheduled %d exceed known %d", s.computed, s.sched, s.known)
+		}
+	})
+}
+
+// outputNotDone: a request still held has emitted fewer tokens than its
+// output (it leaves when it emits its last).
+func (c *checker) outputNotDone() {
+	c.eachHeld(func(s *seq) {
+		if s.emitted >= s.req.Output {
+			c.badRequest(s, "emitted %d of %d tokens but still held", s.emitted, s.req.Output)
+		}
+	})
+}
+
+// blocksCoverTokens: a request holds ceil(tokens / BlockSize) blocks (its
+// cached ones and a non-negative count of anonymous ones) for its tokens
+// computed and those taken beyond them: scheduled, kept from rejected
+// drafts, or a run's blocks taken so far.
+func (c *checker) blocksCoverTokens() {
+	e := c.e
+	c.eachHeld(func(s *seq) {
+		ahead := max(s.sched, s.look) // tokens whose blocks are taken beyond those computed
+		if e.lazy && s.sched > 0 {
+			ahead = e.runAlloc // a run takes its blocks step by step
+		}
+		if anon, want := e.anonOf(s), e.blocksFor(s.computed+ahead); len(s.ids)+anon != want || anon < 0 {
+			c.badRequest(s, "holds %d cached + %d anonymous blocks for %d tokens, want %d", len(s.ids), anon, s.computed+ahead, want)
+		}
+	})
+}
+
+// outstandingCounted: the engine's count of outstanding tokens is the sum
+// of what its requests still ask (seq.left).
+func (c *checker) outstandingCounted() {
+	e := c.e
 	left := 0
 	for _, s := range e.reqs.all() {
 		if s.member {
@@ -142,13 +405,15 @@ func (e *Engine) Check() error {
 		left += s.left()
 	}
 	if left != e.outstanding {
-		bad("outstanding tokens counted %d, requests hold %d", e.outstanding, left)
+		c.bad("outstanding tokens counted %d, requests hold %d", e.outstanding, left)
 	}
-	errs = append(errs, e.checkBlocks()...)
-	if e.nrunning() > e.cfg.MaxSeqs {
-		bad("running list %d exceeds MaxSeqs %d", e.nrunning(), e.cfg.MaxSeqs)
+}
+
+// runningWithinMaxSeqs: no more requests run than MaxSeqs.
+func (c *checker) runningWithinMaxSeqs() {
+	if e := c.e; e.nrunning() > e.cfg.MaxSeqs {
+		c.bad("running list %d exceeds MaxSeqs %d", e.nrunning(), e.cfg.MaxSeqs)
 	}
-	return errors.Join(errs...)
 }
 
 // memberView is a member as its fields would read were they written now
@@ -167,211 +432,290 @@ func (e *Engine) memberView(s *seq) seq {
 	return v
 }
 
-// checkCohort verifies the cohort's counts, heap and order against its
-// members.
-func (e *Engine) checkCohort() []error {
-	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("engine: decode cohort: "+format, a...)) }
-	co := &e.co
-	if len(co.members) == 0 && co.count == nil {
-		return nil
+// cohortKept reports whether the engine ever kept a decode cohort, whose
+// aggregates the cohort's invariants check.
+func (c *checker) cohortKept() bool {
+	co := &c.e.co
+	return len(co.members) > 0 || co.count != nil
+}
+
+// cohortOnWhileMembers: the cohort has members in flight only while the
+// engine keeps one.
+func (c *checker) cohortOnWhileMembers() {
+	if e := c.e; e.co.n > 0 && !e.co.on && e.inFlight {
+		c.badCohort("%d members while the engine keeps no cohort", e.co.n)
 	}
-	if co.n > 0 && !e.co.on && e.inFlight {
-		bad("%d members while the engine keeps no cohort", co.n)
+}
+
+// membersIndexed: a member knows its index in the cohort's list.
+func (c *checker) membersIndexed() {
+	for i, s := range c.e.co.members {
+		if s != nil && s.cidx != i {
+			c.badCohort("member %d at %d says it is at %d", s.req.Ref, i, s.cidx)
+		}
 	}
-	live := 0
+}
+
+// membersRanked: the cohort's list is in increasing running order (rank).
+func (c *checker) membersRanked() {
 	var last *seq
-	for i, s := range co.members {
+	for _, s := range c.e.co.members {
 		if s == nil {
 			continue
 		}
-		live++
-		if s.cidx != i {
-			bad("member %d at %d says it is at %d", s.req.Ref, i, s.cidx)
-		}
 		if last != nil && s.rank <= last.rank {
-			bad("member %d ranks %d after %d", s.req.Ref, s.rank, last.rank)
+			c.badCohort("member %d ranks %d after %d", s.req.Ref, s.rank, last.rank)
 		}
 		last = s
 	}
-	if live != co.n {
-		bad("%d members, counted %d", live, co.n)
+}
+
+// membersCounted: the cohort counts the members its list holds.
+func (c *checker) membersCounted() {
+	co := &c.e.co
+	live := 0
+	for _, s := range co.members {
+		if s != nil {
+			live++
+		}
 	}
-	q, csum := 0, 0
+	if live != co.n {
+		c.badCohort("%d members, counted %d", live, co.n)
+	}
+}
+
+// membersFinishOnTime: a member's finish tick is the cohort's tick at
+// which it emits its last token: t0 + Output − emitted.
+func (c *checker) membersFinishOnTime() {
+	for _, s := range c.e.co.members {
+		if s == nil {
+			continue
+		}
+		if want := s.t0 + s.req.Output - s.emitted; s.finTick != want {
+			c.badCohort("member %d finishes at tick %d, its tokens say %d", s.req.Ref, s.finTick, want)
+		}
+	}
+}
+
+// cohortContextsSummed: the cohort's context sum is the sum of its
+// members' tokens computed since they joined.
+func (c *checker) cohortContextsSummed() {
+	co := &c.e.co
+	csum := 0
+	for _, s := range co.members {
+		if s != nil {
+			csum += s.computed - s.t0
+		}
+	}
+	if csum != co.csum {
+		c.badCohort("contexts counted %d, members give %d", co.csum, csum)
+	}
+}
+
+// cohortResiduesCounted: the cohort counts its members by the residue of
+// their tokens computed since they joined modulo BlockSize, and sums
+// their quotients (Σq).
+func (c *checker) cohortResiduesCounted() {
+	e := c.e
+	co := &e.co
+	q := 0
 	count := make([]int32, len(co.count))
 	for _, s := range co.members {
 		if s == nil {
 			continue
 		}
-		c := s.computed - s.t0
-		count[c&(e.cfg.BlockSize-1)]++
-		q += c >> e.shift
-		csum += c
-		if want := s.t0 + s.req.Output - s.emitted; s.finTick != want {
-			bad("member %d finishes at tick %d, its tokens say %d", s.req.Ref, s.finTick, want)
-		}
-
-	}
-	if csum != co.csum {
-		bad("contexts counted %d, members give %d", co.csum, csum)
+		n := s.computed - s.t0
+		count[n&(e.cfg.BlockSize-1)]++
+		q += n >> e.shift
 	}
 	if q != co.q || fmt.Sprint(count) != fmt.Sprint(co.count) {
-		bad("counts %v (Σq %d), members give %v (Σq %d)", co.count, co.q, count, q)
+		c.badCohort("counts %v (Σq %d), members give %v (Σq %d)", co.count, co.q, count, q)
 	}
+}
+
+// cohortSuffixSums: suf[k] is the members counted at residues k and above,
+// and its last entry the members at residue 0 negated.
+func (c *checker) cohortSuffixSums() {
+	co := &c.e.co
 	for k, n := len(co.count), int32(0); k >= 0; k-- {
 		if k < len(co.count) {
 			n += co.count[k]
 		}
 		if co.suf[k] != n {
-			bad("suffix sum %d is %d, the counts give %d", k, co.suf[k], n)
+			c.badCohort("suffix sum %d is %d, the counts give %d", k, co.suf[k], n)
 		}
 	}
 	if n := len(co.count); co.suf[n+1] != -co.count[0] {
-		bad("suffix sums' last entry is %d, not the members at residue 0 negated (%d)", co.suf[n+1], -co.count[0])
+		c.badCohort("suffix sums' last entry is %d, not the members at residue 0 negated (%d)", co.suf[n+1], -co.count[0])
 	}
-	live = 0
+}
+
+// finishQueueHoldsMembers: the finish queue holds every member once, at
+// the tick it finishes.
+func (c *checker) finishQueueHoldsMembers() {
+	co := &c.e.co
+	live := 0
 	for _, x := range co.fin.all() {
 		if x.live() {
 			live++
 			if x.tick != x.s.finTick {
-				bad("finish queue has member %d at tick %d, it finishes at %d", x.s.req.Ref, x.tick, x.s.finTick)
+				c.badCohort("finish queue has member %d at tick %d, it finishes at %d", x.s.req.Ref, x.tick, x.s.finTick)
 			}
-		}
-	}
-	for i, x := range co.fin.run[co.fin.head:] {
-		if i > 0 && co.fin.run[co.fin.head+i-1].tick > x.tick {
-			bad("finish queue's run out of order at %d", i)
-		}
-	}
-	for i, x := range co.fin.heap {
-		if i > 0 && co.fin.heap[(i-1)/2].tick > x.tick {
-			bad("finish heap out of order at %d", i)
 		}
 	}
 	if live != co.n {
-		bad("finish queue holds %d members, the cohort %d", live, co.n)
+		c.badCohort("finish queue holds %d members, the cohort %d", live, co.n)
 	}
-	if !e.inFlight && co.ahead != 0 {
-		bad("%d steps ahead with nothing in flight", co.ahead)
-	}
-	return errs
 }
 
-func (e *Engine) checkSeq(s *seq) []error {
-	var errs []error
-	bad := func(format string, a ...any) {
-		errs = append(errs, fmt.Errorf("engine: request %d: "+format, append([]any{s.req.Ref}, a...)...))
-	}
-	if s.known != s.req.Input+s.emitted {
-		bad("known tokens %d != input %d + emitted %d", s.known, s.req.Input, s.emitted)
-	}
-	switch {
-	case s.computed < 0:
-		bad("computed %d tokens", s.computed)
-	case s.decoding && s.sched > 0:
-		// A run of decode steps computes one token and samples the next
-		// per step: only the first of its tokens exists yet.
-		if s.computed+1 != s.known {
-			bad("decodes %d steps with %d of %d known tokens computed", s.sched, s.computed, s.known)
+// finishQueueOrdered: the finish queue's run is in finish order, and its
+// heap is a heap by finish tick.
+func (c *checker) finishQueueOrdered() {
+	fin := &c.e.co.fin
+	for i, x := range fin.run[fin.head:] {
+		if i > 0 && fin.run[fin.head+i-1].tick > x.tick {
+			c.badCohort("finish queue's run out of order at %d", i)
 		}
-	case s.computed+s.sched > s.known:
-		bad("computed %d + scheduled %d exceed known %d", s.computed, s.sched, s.known)
 	}
-	if s.emitted >= s.req.Output {
-		bad("emitted %d of %d tokens but still held", s.emitted, s.req.Output)
+	for i, x := range fin.heap {
+		if i > 0 && fin.heap[(i-1)/2].tick > x.tick {
+			c.badCohort("finish heap out of order at %d", i)
+		}
 	}
-	ahead := max(s.sched, s.look) // tokens whose blocks are taken beyond those computed
-	if e.lazy && s.sched > 0 {
-		ahead = e.runAlloc // a run takes its blocks step by step
-	}
-	if anon, want := e.anonOf(s), e.blocksFor(s.computed+ahead); len(s.ids)+anon != want || anon < 0 {
-		bad("holds %d cached + %d anonymous blocks for %d tokens, want %d", len(s.ids), anon, s.computed+ahead, want)
-	}
-	return errs
 }
 
-// checkBlocks verifies reference counts, the free queues, the block sum and
-// the prefix cache's index. A node's holders are counted in checkRefs.
-func (e *Engine) checkBlocks() []error {
-	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("engine: KV blocks: "+format, a...)) }
-	p := &e.pool
-	gen := e.checkGen
-	if cap(e.checkRefs) < len(p.nodes) {
-		e.checkRefs = make([]int32, len(p.nodes))
+// noStepsAheadIdle: the cohort takes blocks steps ahead only while a step
+// is in flight.
+func (c *checker) noStepsAheadIdle() {
+	if e := c.e; c.cohortKept() && !e.inFlight && e.co.ahead != 0 {
+		c.badCohort("%d steps ahead with nothing in flight", e.co.ahead)
 	}
-	refs := e.checkRefs[:len(p.nodes)]
-	clear(refs)
-	anon := 0
-	for _, s := range e.co.members {
-		if s == nil {
-			continue
-		}
-		v := e.memberView(s)
-		anon += v.anon
-		for _, id := range s.ids {
-			refs[id]++
-		}
-	}
-	for _, s := range e.running {
-		anon += e.anonOf(s)
-		for _, id := range s.ids {
-			refs[id]++
-		}
-	}
-	held, free, evict := anon, 0, 0
+}
+
+// freeQueuesLinked: each free queue is a list without a cycle whose nodes
+// are marked queued in it, held by nobody, linked back to their
+// predecessor, and a cached block or a run of anonymous ones. It tallies
+// what it walked for the invariants after it.
+func (c *checker) freeQueuesLinked() {
+	p := &c.e.pool
 	for qi := range p.q {
-		q := &p.q[qi]
 		n, prev := 0, noNode
-		for id := q.head; id != noNode; id = p.nodes[id].next {
+		for id := p.q[qi].head; id != noNode; id = p.nodes[id].next {
 			b := &p.nodes[id]
-			if b.checkGen == gen {
-				bad("free queue %d has a cycle at node %d", qi, id)
+			if b.checkGen == c.gen {
+				c.badBlocks("free queue %d has a cycle at node %d", qi, id)
 				break
 			}
-			b.checkGen = gen
+			b.checkGen = c.gen
 			if !b.queued || b.refs != 0 || b.prev != prev || int(b.queue) != qi || b.run < 0 {
-				bad("node %d in free queue %d: queued %v, %d references, prev %d (want %d), queue %d, run %d", id, qi, b.queued, b.refs, b.prev, prev, b.queue, b.run)
+				c.badBlocks("node %d in free queue %d: queued %v, %d references, prev %d (want %d), queue %d, run %d", id, qi, b.queued, b.refs, b.prev, prev, b.queue, b.run)
 			}
 			if b.run == 0 {
-				evict++
-				if qi == 0 && p.split {
-					bad("cached block %d in the never-cached queue", id)
-				}
-			} else if p.split && qi == 1 {
-				bad("anonymous run %d in the cached queue", id)
+				c.evict++
 			}
 			n += p.size(id)
 			prev = id
 		}
-		if q.tail != prev || q.blocks != n {
-			bad("free queue %d counts %d blocks, tail %d; walked %d, last %d", qi, q.blocks, q.tail, n, prev)
-		}
-		free += n
+		c.walked[qi].blocks, c.walked[qi].last = n, prev
+		c.free += n
 	}
+}
+
+// freeQueuesSplit: under FreeBlocksFirst the first free queue holds the
+// runs of anonymous blocks, the second the cached blocks.
+func (c *checker) freeQueuesSplit() {
+	p := &c.e.pool
+	if !p.split {
+		return
+	}
+	for qi := range p.q {
+		for id, steps := p.q[qi].head, 0; id != noNode && steps < len(p.nodes); id, steps = p.nodes[id].next, steps+1 {
+			switch run := p.nodes[id].run; {
+			case run == 0 && qi == 0:
+				c.badBlocks("cached block %d in the never-cached queue", id)
+			case run != 0 && qi == 1:
+				c.badBlocks("anonymous run %d in the cached queue", id)
+			}
+		}
+	}
+}
+
+// freeQueuesCounted: each free queue counts the blocks it holds and knows
+// its tail.
+func (c *checker) freeQueuesCounted() {
+	p := &c.e.pool
+	for qi := range p.q {
+		q, w := &p.q[qi], c.walked[qi]
+		if q.tail != w.last || q.blocks != w.blocks {
+			c.badBlocks("free queue %d counts %d blocks, tail %d; walked %d, last %d", qi, q.blocks, q.tail, w.blocks, w.last)
+		}
+	}
+}
+
+// indexFindsItsBlocks: the prefix cache's index finds each key it holds at
+// the node it holds it at.
+func (c *checker) indexFindsItsBlocks() {
+	p := &c.e.pool
 	p.index.each(func(key uint64, id int32) {
 		if got, ok := p.index.get(key); !ok || got != id {
-			bad("index holds %#x at node %d but finds node %d (%v)", key, id, got, ok)
+			c.badBlocks("index holds %#x at node %d but finds node %d (%v)", key, id, got, ok)
 		}
-		b := &p.nodes[id]
-		if b.key != key || b.run != 0 {
-			bad("index maps %#x to node %d holding %#x (run %d)", key, id, b.key, b.run)
+	})
+}
+
+// indexedBlocksCached: the index maps a key to a cached block carrying
+// that key, not to a run of anonymous ones.
+func (c *checker) indexedBlocksCached() {
+	p := &c.e.pool
+	p.index.each(func(key uint64, id int32) {
+		if b := &p.nodes[id]; b.key != key || b.run != 0 {
+			c.badBlocks("index maps %#x to node %d holding %#x (run %d)", key, id, b.key, b.run)
 		}
-		if b.refs != refs[id] {
-			bad("block %d counts %d references, %d requests hold it", id, b.refs, refs[id])
+	})
+}
+
+// refsCountHolders: a cached block's reference count is the number of
+// requests holding it.
+func (c *checker) refsCountHolders() {
+	p := &c.e.pool
+	p.index.each(func(_ uint64, id int32) {
+		if b := &p.nodes[id]; b.refs != c.refs[id] {
+			c.badBlocks("block %d counts %d references, %d requests hold it", id, b.refs, c.refs[id])
 		}
-		if (b.refs == 0) != b.queued {
-			bad("block %d with %d references is queued: %v", id, b.refs, b.queued)
+	})
+}
+
+// queuedIffUnheld: a cached block is in a free queue exactly when nobody
+// holds it.
+func (c *checker) queuedIffUnheld() {
+	p := &c.e.pool
+	p.index.each(func(_ uint64, id int32) {
+		if b := &p.nodes[id]; (b.refs == 0) != b.queued {
+			c.badBlocks("block %d with %d references is queued: %v", id, b.refs, b.queued)
 		}
-		if b.refs > 0 {
+	})
+}
+
+// blocksHeldPlusFreeIsTotal: KV blocks held + free = total (KVBlocks), the
+// free ones as the pool counts them; the held ones are the requests'
+// anonymous blocks and the cached blocks with a reference.
+func (c *checker) blocksHeldPlusFreeIsTotal() {
+	p := &c.e.pool
+	held := c.anon
+	p.index.each(func(_ uint64, id int32) {
+		if p.nodes[id].refs > 0 {
 			held++
 		}
 	})
-	if held+free != p.total || free != p.free() {
-		bad("blocks held %d + free %d != total %d (free counted %d)", held, free, p.total, p.free())
+	if held+c.free != p.total || c.free != p.free() {
+		c.badBlocks("blocks held %d + free %d != total %d (free counted %d)", held, c.free, p.total, p.free())
 	}
-	if p.index.len() != p.cached || evict != p.evict {
-		bad("counts %d cached (%d evictable), index holds %d, queues %d", p.cached, p.evict, p.index.len(), evict)
+}
+
+// cacheCounted: the pool counts its cached blocks (those the index holds)
+// and its evictable ones (the cached blocks in a free queue).
+func (c *checker) cacheCounted() {
+	if p := &c.e.pool; p.index.len() != p.cached || c.evict != p.evict {
+		c.badBlocks("counts %d cached (%d evictable), index holds %d, queues %d", p.cached, p.evict, p.index.len(), c.evict)
 	}
-	return errs
 }
