@@ -120,7 +120,7 @@ func levelNotes(out *outcome, o options) []string {
 	}
 	if out.loads != nil {
 		notes = append(notes, fmt.Sprintf("Operating loads %s req/s: %s x RoundRobin's knee, read from its sweep before the A/B runs.", joinFloats(out.loads, ", "), joinFloats(o.factors, ", ")))
-		notes = append(notes, fmt.Sprintf("Against LeastLoaded (same hypothesis, loads and blocks): %s.", comparison(out.result[1], leastLoaded.name)))
+		notes = append(notes, fmt.Sprintf("Against LeastLoaded (same hypothesis, loads and blocks): %s.", report.Comparison(out.result[1], leastLoaded.name)))
 	}
 	notes = append(notes,
 		fmt.Sprintf("A/B blocks: block b seeds the workload and both arms with sim.Seed(%d, b), b < %d; the sweeps' replication r uses sim.Seed(%d, r).", o.seed, o.blocks, o.seed),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/report"
 )
 
 // writeDeclaration writes the fleet, the workload, the hypothesis with its
@@ -86,50 +87,21 @@ func hitRateLoad(out *outcome) float64 {
 	return commonLoad(out.curves, target)
 }
 
-// verdictLine is a reuse level's answer: against each baseline, the
-// verdict and the interval of the improvement at the operating loads at
-// or below the baseline's knee (the headline), the same past it, and the
-// boundary (the verdict at each load).
+// verdictLine is a reuse level's answer (report.VerdictLine): against
+// each baseline, the verdict and the interval of the improvement at the
+// operating loads at or below the baseline's knee (the headline), the
+// same past it, and the boundary (the verdict at each load).
 func verdictLine(out *outcome) string {
-	if out.loads == nil {
-		return fmt.Sprintf("verdict %s: no verdict: RoundRobin's knee was not found in its sweep, so there are no operating loads (%s)",
-			out.name, out.curves[0].Knee.Reason())
-	}
-	parts := make([]string, len(baselines))
+	bases := make([]string, len(baselines))
 	for k, base := range baselines {
-		parts[k] = comparison(out.result[k], base.name)
+		bases[k] = base.name
 	}
-	return fmt.Sprintf("verdict %s: %s; threshold %+.3g %%", out.name, strings.Join(parts, "; and "), 100*out.result[0].Hypothesis.Threshold)
-}
-
-// comparison says how B fared against one baseline.
-func comparison(r *sim.Result, base string) string {
-	below, past := regimeLoads(r)
-	var b strings.Builder
-	if math.IsNaN(r.BaselineKnee) {
-		fmt.Fprintf(&b, "%v over %s at %s req/s (where %s misses the attainment target), %s", r.Verdict, base, joinFloats(below, ", "), base, improvement(r.Improvement))
-	} else {
-		fmt.Fprintf(&b, "%v over %s at or below its knee (%s req/s), %s", r.Verdict, base, joinFloats(below, ", "), improvement(r.Improvement))
+	var results []*sim.Result
+	if out.loads != nil {
+		results = out.result
 	}
-	if len(past) > 0 {
-		fmt.Fprintf(&b, ", %v past it (%s req/s), %s", r.PastVerdict, joinFloats(past, ", "), improvement(r.PastImprovement))
-	}
-	fmt.Fprintf(&b, " (boundary: %s)", r.Boundary())
-	return b.String()
-}
-
-// regimeLoads splits the operating loads into those the headline covers
-// (at or below the baseline's knee, or all when it has none) and those
-// past it.
-func regimeLoads(r *sim.Result) (below, past []float64) {
-	for _, l := range r.Loads {
-		if math.IsNaN(r.BaselineKnee) || l.Load <= r.BaselineKnee {
-			below = append(below, l.Load)
-		} else {
-			past = append(past, l.Load)
-		}
-	}
-	return below, past
+	return report.VerdictLine(out.name, bases, results,
+		fmt.Sprintf("RoundRobin's knee was not found in its sweep, so there are no operating loads (%s)", out.curves[0].Knee.Reason()))
 }
 
 // knee prints a curve's knee with its interval, or why it has none.

@@ -30,7 +30,7 @@ func runExperiment(w io.Writer, s scenario.Scenario, out *outputs) error {
 	for _, l := range res.Loads {
 		fmt.Fprintf(w, "  at %s: A %s, B %s, improvement %s -> %v\n", num(l.Load), l.A, l.B, improvement(l.Improvement), l.Verdict)
 	}
-	fmt.Fprintf(w, "\nverdict %s: %s; threshold %+.3g %%\n", s.NameOrDefault(), comparison(res, "A"), 100*x.Hypothesis.Threshold)
+	fmt.Fprintf(w, "\n%s\n", report.VerdictLine(s.NameOrDefault(), []string{"A"}, []*sim.Result{res}, ""))
 	card := report.NewExperimentCard(x, res)
 	card.Title = title(s)
 	if err := describe(&card, x.Workload, x.BaseSeed); err != nil {

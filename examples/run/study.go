@@ -145,25 +145,20 @@ func (r *groupRun) write(w io.Writer) {
 	fmt.Fprintln(w)
 }
 
-// verdictLine is a group's answer: against each A, the verdict and the
+// verdictLine is a group's answer (report.VerdictLine, as
+// examples/routing writes it): against each A, the verdict and the
 // interval of the improvement at the loads at or below A's knee, the same
-// past it, and the boundary; as examples/routing writes it.
+// past it, and the boundary.
 func (r *groupRun) verdictLine() string {
-	first := r.g.Experiments[0]
-	if r.results[0] == nil {
-		reason := "no loads"
-		if o := first.Operating; o != nil {
-			reason = fmt.Sprintf("%s's knee was not found in its sweep, so there are no operating loads (%s)", o.Sweep, r.curve(o.Sweep).Knee.Reason())
-		}
-		return fmt.Sprintf("verdict %s: no verdict: %s", r.g.Name, reason)
+	reason := "no loads"
+	if o := r.g.Experiments[0].Operating; o != nil && r.results[0] == nil {
+		reason = fmt.Sprintf("%s's knee was not found in its sweep, so there are no operating loads (%s)", o.Sweep, r.curve(o.Sweep).Knee.Reason())
 	}
-	var parts []string
+	bases := make([]string, len(r.g.Experiments))
 	for i, c := range r.g.Experiments {
-		if r.results[i] != nil {
-			parts = append(parts, comparison(r.results[i], c.A))
-		}
+		bases[i] = c.A
 	}
-	return fmt.Sprintf("verdict %s: %s; threshold %+.3g %%", r.g.Name, strings.Join(parts, "; and "), 100*r.results[0].Hypothesis.Threshold)
+	return report.VerdictLine(r.g.Name, bases, r.results, reason)
 }
 
 // outputs adds the group's charts (every sweep's goodput curve and
@@ -238,7 +233,7 @@ func (r *groupRun) notes() []string {
 	}
 	for i, c := range r.g.Experiments {
 		if i > 0 && r.results[i] != nil {
-			notes = append(notes, fmt.Sprintf("%s against %s: %s.", c.B, c.A, comparison(r.results[i], c.A)))
+			notes = append(notes, fmt.Sprintf("%s against %s: %s.", c.B, c.A, report.Comparison(r.results[i], c.A)))
 		}
 	}
 	return notes
@@ -253,37 +248,6 @@ func each(n int, f func(i int) error) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-// comparison says how B fared against one baseline, as examples/routing
-// says it: the headline over the loads at or below the baseline's knee,
-// the loads past it, and the boundary.
-func comparison(r *sim.Result, base string) string {
-	below, past := regimeLoads(r)
-	var b strings.Builder
-	if math.IsNaN(r.BaselineKnee) {
-		fmt.Fprintf(&b, "%v over %s at %s req/s (where %s misses the attainment target), %s", r.Verdict, base, joinFloats(below, ", "), base, improvement(r.Improvement))
-	} else {
-		fmt.Fprintf(&b, "%v over %s at or below its knee (%s req/s), %s", r.Verdict, base, joinFloats(below, ", "), improvement(r.Improvement))
-	}
-	if len(past) > 0 {
-		fmt.Fprintf(&b, ", %v past it (%s req/s), %s", r.PastVerdict, joinFloats(past, ", "), improvement(r.PastImprovement))
-	}
-	fmt.Fprintf(&b, " (boundary: %s)", r.Boundary())
-	return b.String()
-}
-
-// regimeLoads splits the loads into those the headline covers and those
-// past the baseline's knee.
-func regimeLoads(r *sim.Result) (below, past []float64) {
-	for _, l := range r.Loads {
-		if math.IsNaN(r.BaselineKnee) || l.Load <= r.BaselineKnee {
-			below = append(below, l.Load)
-		} else {
-			past = append(past, l.Load)
-		}
-	}
-	return below, past
 }
 
 // knee prints a curve's knee with its interval, or why it has none.

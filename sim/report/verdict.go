@@ -1,0 +1,88 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/servesim/servesim/sim"
+)
+
+// VerdictLine is a comparison group's answer in one line, as
+// examples/routing and examples/run print it:
+//
+//	verdict <name>: <Comparison against bases[0]>; and <against bases[1]>…; threshold +5 %
+//
+// results[i] is B against the baseline named bases[i]; a nil result is
+// left out, and the threshold is results[0]'s. With no results, or a nil
+// first one, it is "verdict <name>: no verdict: <noVerdict>", noVerdict
+// saying why there is none.
+func VerdictLine(name string, bases []string, results []*sim.Result, noVerdict string) string {
+	if len(results) == 0 || results[0] == nil {
+		return fmt.Sprintf("verdict %s: no verdict: %s", name, noVerdict)
+	}
+	var parts []string
+	for i, r := range results {
+		if r != nil && i < len(bases) {
+			parts = append(parts, Comparison(r, bases[i]))
+		}
+	}
+	return fmt.Sprintf("verdict %s: %s; threshold %+.3g %%", name, strings.Join(parts, "; and "), 100*results[0].Hypothesis.Threshold)
+}
+
+// Comparison says in words how B fared against the baseline named base:
+// the verdict and the interval of the improvement over the loads at or
+// below the baseline's knee (the headline; every load when the baseline
+// misses the attainment target at all of them), the same past the knee
+// when some loads lie there, and the boundary (the verdict at each load):
+//
+//	improved over RoundRobin at or below its knee (1.5, 2 req/s), +7.2 % [+5.9, +8.4] (boundary: …)
+func Comparison(r *sim.Result, base string) string {
+	below, past := regimeLoads(r)
+	var b strings.Builder
+	if math.IsNaN(r.BaselineKnee) {
+		fmt.Fprintf(&b, "%v over %s at %s req/s (where %s misses the attainment target), %s", r.Verdict, base, joinLoads(below), base, improvement(r.Improvement))
+	} else {
+		fmt.Fprintf(&b, "%v over %s at or below its knee (%s req/s), %s", r.Verdict, base, joinLoads(below), improvement(r.Improvement))
+	}
+	if len(past) > 0 {
+		fmt.Fprintf(&b, ", %v past it (%s req/s), %s", r.PastVerdict, joinLoads(past), improvement(r.PastImprovement))
+	}
+	fmt.Fprintf(&b, " (boundary: %s)", r.Boundary())
+	return b.String()
+}
+
+// regimeLoads splits a result's loads into those the headline covers (at
+// or below the baseline's knee, or all when it has none) and those past
+// it.
+func regimeLoads(r *sim.Result) (below, past []float64) {
+	for _, l := range r.Loads {
+		if math.IsNaN(r.BaselineKnee) || l.Load <= r.BaselineKnee {
+			below = append(below, l.Load)
+		} else {
+			past = append(past, l.Load)
+		}
+	}
+	return below, past
+}
+
+// improvement prints a relative improvement in per cent with its
+// interval.
+func improvement(e sim.Estimate) string {
+	switch {
+	case math.IsNaN(e.Center):
+		return "none measured"
+	case math.IsNaN(e.Lo):
+		return fmt.Sprintf("%+.1f %% (no interval)", 100*e.Center)
+	}
+	return fmt.Sprintf("%+.1f %% [%+.1f, %+.1f]", 100*e.Center, 100*e.Lo, 100*e.Hi)
+}
+
+// joinLoads prints loads with three significant digits, comma-separated.
+func joinLoads(xs []float64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprintf("%.3g", x)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,58 @@
+package report
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/servesim/servesim/sim"
+)
+
+// verdictResult is B against a baseline whose knee is 2 req/s: improved
+// at 1.5 and 2 req/s, worse at 3 (past the knee).
+func verdictResult() *sim.Result {
+	nan := math.NaN()
+	return &sim.Result{
+		Hypothesis:      sim.Hypothesis{Threshold: 0.05},
+		BaselineKnee:    2,
+		Improvement:     sim.Estimate{Center: 0.0723, Lo: 0.0591, Hi: 0.0844},
+		Verdict:         sim.Improved,
+		PastImprovement: sim.Estimate{Center: -0.1, Lo: nan, Hi: nan},
+		PastVerdict:     sim.Inconclusive,
+		Loads: []sim.LoadResult{
+			{Load: 1.5, Improvement: sim.Estimate{Center: 0.08, Lo: 0.06, Hi: 0.1}, Verdict: sim.Improved},
+			{Load: 2, Improvement: sim.Estimate{Center: 0.07, Lo: 0.055, Hi: 0.09}, Verdict: sim.Improved},
+			{Load: 3, Improvement: sim.Estimate{Center: -0.1, Lo: -0.2, Hi: -0.01}, Verdict: sim.NotImproved},
+		},
+	}
+}
+
+// The verdict sentence examples/routing and examples/run both print, in
+// each of its forms: a headline and the loads past the knee; a baseline
+// that misses the target everywhere; no improvement measured; several
+// baselines with one left out; no verdict.
+func TestVerdictLine(t *testing.T) {
+	r := verdictResult()
+	assert.Equal(t, "improved over RoundRobin at or below its knee (1.5, 2 req/s), +7.2 % [+5.9, +8.4], "+
+		"inconclusive past it (3 req/s), -10.0 % (no interval) "+
+		"(boundary: B beats the threshold at 1.5, 2 req/s; B is worse than A at 3 req/s)",
+		Comparison(r, "RoundRobin"))
+
+	missed := verdictResult()
+	missed.BaselineKnee = math.NaN()
+	missed.Improvement = sim.Estimate{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	missed.Verdict = sim.NoMeasured
+	missed.Loads = missed.Loads[:1]
+	assert.Equal(t, "no measured requests over A at 1.5 req/s (where A misses the attainment target), none measured "+
+		"(boundary: B beats the threshold at 1.5 req/s)", Comparison(missed, "A"))
+
+	assert.Equal(t, "verdict high: "+Comparison(r, "RoundRobin")+"; and "+Comparison(missed, "LeastLoaded")+"; threshold +5 %",
+		VerdictLine("high", []string{"RoundRobin", "LeastLoaded", "Random"}, []*sim.Result{r, missed, nil}, "unused"))
+	assert.Equal(t, "verdict ab: "+Comparison(missed, "A")+"; threshold +5 %",
+		VerdictLine("ab", []string{"A"}, []*sim.Result{missed}, ""))
+	assert.Equal(t, "verdict low: no verdict: RoundRobin's knee was not found",
+		VerdictLine("low", []string{"RoundRobin"}, nil, "RoundRobin's knee was not found"))
+	assert.Equal(t, "verdict low: no verdict: no loads",
+		VerdictLine("low", []string{"RoundRobin", "LeastLoaded"}, []*sim.Result{nil, r}, "no loads"))
+}
