@@ -86,12 +86,11 @@ func (e *Engine) finMin() int {
 	}
 }
 
-// setCohort decides whether the engine keeps a cohort, after a setting
-// changed. A cohort that is no longer kept is written back into the
-// running list at the next planning.
-func (e *Engine) setCohort() {
-	e.co.on = e.omit && !e.noCohort && e.sumPriced && e.residuesServe() &&
-		!e.record && !e.cfg.DisableChunkedPrefill && e.cfg.SpeculativeTokens == 0
+// setCohort keeps a cohort or not, as decideFast decided. A cohort that
+// is no longer kept is written back into the running list at the next
+// planning.
+func (e *Engine) setCohort(on bool) {
+	e.co.on = on
 	if e.co.on && e.co.count == nil {
 		e.co.count = make([]int32, e.cfg.BlockSize)
 		e.co.suf = new(sufs)

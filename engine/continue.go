@@ -34,7 +34,7 @@ import "time"
 // which drops every step of it, as if it had not been planned.
 func (e *Engine) Continue(now, until time.Duration) *Plan {
 	p, co := &e.plan, &e.co
-	if e.waiting.len() > 0 || !e.ctxFree || !co.on || e.inFlight || p.End != now || until <= now || !e.allJoin() {
+	if !e.fast.cont || e.waiting.len() > 0 || e.inFlight || p.End != now || until <= now || !e.allJoin() {
 		return nil
 	}
 	e.joinCohort()

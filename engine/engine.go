@@ -52,7 +52,7 @@ type Engine struct {
 	live        int    // requests of the run in flight not aborted
 	res         residues
 	co          cohort        // the running requests in a decode streak (cohort.go)
-	noCohort    bool          // tests: keep none (the slow twin)
+	fast        fastPaths     // which fast paths are on, and why not (fastpaths.go)
 	sumPriced   bool          // the model prices decode contexts by their sum (costmodel.DecodeSum)
 	ctxFree     bool          // the model reads no decode context (costmodel.ContextFree): a run's steps cost its first's
 	price1      time.Duration // with ctxFree, the model's price of one decode alone (decodePrice)
@@ -210,7 +210,6 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 		pool:     newBlockPool(cfg.KVBlocks, cfg.FreeBlocksFirst),
 		cacheOn:  !cfg.DisablePrefixCache,
 	}
-	e.waiting.setPolicy(cfg.Policy)
 	e.shift = -1
 	if b := cfg.BlockSize; b&(b-1) == 0 {
 		e.shift = bits.TrailingZeros(uint(b))
@@ -218,13 +217,8 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 	if e.residuesServe() {
 		e.res.count = make([]int32, cfg.BlockSize)
 	}
-	if ds, ok := m.(costmodel.DecodeSum); ok && ds.DecodeSum() {
-		e.sumPriced = true
-	}
-	if cf, ok := m.(costmodel.ContextFree); ok && cf.ContextFree() {
-		e.ctxFree = true
-		e.price1 = m.StepTime(costmodel.Batch{Decode: []int{1}})
-	}
+	e.modelTraits(m)
+	e.decideFast()
 	return e, nil
 }
 
@@ -262,8 +256,13 @@ func (e *Engine) AtSeqCap() bool { return e.nrunning() >= e.cfg.MaxSeqs }
 // still the one the move was planned with. Admission stops at the head,
 // and no step of a run could admit the head its first step could not
 // (see fitBlocks), so then step by step nobody would be admitted before
-// the move ends either.
+// the move ends either. It is false when steps are recorded
+// (RecordSteps): each step's shape carries the waiting queue's length,
+// which the join changes (FastPaths, "joins").
 func (e *Engine) JoinChangesNothing() bool {
+	if !e.fast.joins {
+		return false
+	}
 	return e.AtSeqCap() || (e.runHead != 0 && e.waiting.len() > 0 && e.waiting.peek().order+1 == e.runHead)
 }
 

@@ -122,3 +122,31 @@ func ExampleEngine_Continue() {
 	// continued: 2 steps of 45ms from 300.5ms
 	// request 2 finished at 390.5ms
 }
+
+// The Atlas default, driven as sim drives it (streaks left out), takes
+// every fast path; speculative decoding turns off those whose steps it
+// makes differ, and says why.
+func ExampleEngine_FastPaths() {
+	e, _ := engine.New(engine.Config{}, costmodel.Frozen{})
+	e.OmitStreaks(true)
+	spec, _ := engine.New(engine.Config{SpeculativeTokens: 3}, costmodel.Frozen{})
+	spec.OmitStreaks(true)
+	state := func(p engine.FastPath) string {
+		if p.On {
+			return "on"
+		}
+		return "off: " + p.Reason
+	}
+	specPaths := spec.FastPaths()
+	for i, p := range e.FastPaths() {
+		fmt.Printf("%-8s %s, %s\n", p.Name, state(p), state(specPaths[i]))
+	}
+	// Output:
+	// runs     on, off: speculative decoding: drafts change tokens a step
+	// residues on, on
+	// cohort   on, off: speculative decoding: drafts change tokens a step
+	// continue on, off: speculative decoding: drafts change tokens a step
+	// streaks  on, off: speculative decoding: drafts change tokens a step
+	// joins    on, on
+	// fcfs-run on, on
+}

@@ -16,8 +16,8 @@ import (
 // (cohort.go): the slow twin.
 func walkRuns(e *Engine) {
 	e.res.count = nil
-	e.noCohort = true
-	e.setCohort()
+	e.fast.noTwin = true
+	e.decideFast()
 }
 
 // planShape is what two plans must agree on: everything but where the

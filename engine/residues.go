@@ -61,7 +61,7 @@ func (e *Engine) resetResidues() {
 // recorded (the step log notes each step's cached blocks as it takes
 // them), and there are enough requests for the counts to be the cheaper.
 func (e *Engine) useResidues() bool {
-	return e.res.count != nil && e.inline == len(e.sched) && !e.record && 2*len(e.sched) >= e.cfg.BlockSize
+	return e.fast.residues && e.inline == len(e.sched) && 2*len(e.sched) >= e.cfg.BlockSize
 }
 
 // resBlocks is Σ_i ⌈(c_i + m) / B⌉ over the counted requests, where c_i

@@ -38,8 +38,8 @@ func (e *Engine) extendRun(now, until time.Duration) {
 // runLength is the number of identical steps the plan may stand for.
 func (e *Engine) runLength(now, until time.Duration) int {
 	p := &e.plan
-	if len(p.Batch.Prefill) > 0 || len(p.Preempted) > 0 || len(p.Started) > 0 || len(e.sched) != len(e.running) || e.cfg.SpeculativeTokens > 0 {
-		return 1 // a speculative step's tokens depend on its acceptance
+	if len(p.Batch.Prefill) > 0 || len(p.Preempted) > 0 || len(p.Started) > 0 || len(e.sched) != len(e.running) || !e.fast.runs {
+		return 1 // off (a speculative step's tokens depend on its acceptance), or not a pure decode step
 	}
 	// Every step must start before until: now + (k-1)·d < until (written
 	// so that until near the end of time does not overflow).

@@ -37,7 +37,7 @@ type StepShape struct {
 // context keeps no decode cohort (cohort.go).
 func (e *Engine) RecordSteps(on bool) {
 	e.record = on
-	e.setCohort()
+	e.decideFast()
 }
 
 // noteFirstStep remembers the state at the start of a plan's first step,

@@ -26,8 +26,8 @@ import "time"
 // Outcome.Left). It has no effect with speculative decoding, whose
 // streaks vary with acceptance. Call it before the first step.
 func (e *Engine) OmitStreaks(on bool) {
-	e.omit = on && e.cfg.SpeculativeTokens == 0
-	e.setCohort()
+	e.fast.omitAsked = on
+	e.decideFast()
 }
 
 // beginOutcome numbers an outcome of steps steps of stepTime ending at

@@ -47,9 +47,10 @@ type waitItem struct {
 	s   *seq
 }
 
-func (q *waitQueue) setPolicy(p Policy) {
+// setPolicy orders the queue by p; fcfs says p is FCFS (decideFast).
+func (q *waitQueue) setPolicy(p Policy, fcfs bool) {
 	q.policy = p
-	_, q.fcfs = p.(FCFS)
+	q.fcfs = fcfs
 }
 
 func (q *waitQueue) len() int { return len(q.items) + q.live }

@@ -10,12 +10,15 @@ import (
 // order, whatever mix of in-order pushes, older pushes (preemptions) and
 // removals from the middle (aborts) it is given: checked against a sorted
 // list through long runs, so that the run's holes and its moves down
-// (past 64 pops) are exercised.
+// (past 64 pops) are exercised; and so does its slow twin, the heap alone
+// ordered by the policy's keys.
 func TestWaitQueueFCFSAdmitsInAddOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 15))
-	for round := range 200 {
+	for round := range 400 {
+		// Every other round is the slow twin: FCFS ordered by the heap
+		// alone, as a policy other than FCFS is (fastpaths.go, fcfs-run).
 		var q waitQueue
-		q.setPolicy(FCFS{})
+		q.setPolicy(FCFS{}, round%2 == 0)
 		var want []*seq // by order
 		next := uint64(0)
 		insert := func(s *seq) {

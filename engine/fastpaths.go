@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/servesim/servesim/costmodel"
+)
+
+// The engine's fast paths, decided in one place.
+//
+// Each fast path computes what its slow twin computes, for less, under a
+// condition of two kinds: one of configuration (the Config, the cost
+// model, what the driver asked for with OmitStreaks and RecordSteps),
+// decided here once, in New and in each setter that changes an input
+// (decideFast), and one of state (a request waits, a prompt is mid-
+// prefill), tested where the path runs. The hot code reads the decision
+// as a field (co.on, omit, fast.runs, fast.residues, fast.cont,
+// fast.joins, waiting.fcfs); FastPaths says which are on and why the
+// others are off. docs/fastpaths.md has the table: each path, its
+// conditions, its slow twin, the tests that hold the two equal, and what
+// it saves.
+
+// FastPath is one of the engine's fast paths and whether this engine's
+// configuration lets it run (FastPaths).
+type FastPath struct {
+	// Name is the path's name, one of those listed at FastPaths.
+	Name string
+	// On reports whether the configuration lets the path run. An
+	// engine whose path is on still takes it only when the state allows
+	// (docs/fastpaths.md lists those conditions).
+	On bool
+	// Reason says why the path is off, each cause separated by "; ";
+	// empty when it is on.
+	Reason string
+}
+
+// The fast paths, in the order FastPaths lists them.
+const (
+	pathRuns     = iota // runs of identical decode steps (ScheduleUntil)
+	pathResidues        // a run's blocks counted from residues (residues.go)
+	pathCohort          // the decode cohort (cohort.go)
+	pathContinue        // Continue at a step end (continue.go)
+	pathStreaks         // omitted streaks (OmitStreaks, streak.go)
+	pathJoins           // joins that do not cut a run (JoinChangesNothing)
+	pathFCFSRun         // the FCFS run outside the waiting heap (waiting.go)
+	numPaths
+)
+
+var pathNames = [numPaths]string{
+	pathRuns:     "runs",
+	pathResidues: "residues",
+	pathCohort:   "cohort",
+	pathContinue: "continue",
+	pathStreaks:  "streaks",
+	pathJoins:    "joins",
+	pathFCFSRun:  "fcfs-run",
+}
+
+// The reasons a fast path is off, as FastPath.Reason says them.
+const (
+	whySpeculative = "speculative decoding: drafts change tokens a step"
+	whyNoOmit      = "the driver lists every emit (OmitStreaks off)"
+	whyRecordCtx   = "steps are recorded (RecordSteps): each step lists every decode context"
+	whyRecordBlock = "steps are recorded (RecordSteps): each step notes its cached blocks as it takes them"
+	whyRecordWait  = "steps are recorded (RecordSteps): each step's shape carries the waiting queue's length"
+	whyReadsEach   = "the model reads each decode context (not costmodel.DecodeSum)"
+	whyReadsCtx    = "the model reads decode contexts (not costmodel.ContextFree)"
+	whyWholePrompt = "chunked prefill is off (DisableChunkedPrefill)"
+	whySlowTwin    = "turned off for the tests' slow twin"
+)
+
+// fastPaths is the engine's decision, written only by decideFast. The
+// paths the hot code reads have their flags here or in the state they
+// serve (co.on for the cohort, omit for streaks, waiting.fcfs for the
+// FCFS run).
+type fastPaths struct {
+	runs     bool // ScheduleUntil may plan a run of several steps
+	residues bool // a run's blocks may be counted from residues
+	cont     bool // Continue may plan
+	joins    bool // JoinChangesNothing may report true
+
+	omitAsked bool // the driver asked for OmitStreaks(true)
+	noTwin    bool // tests: the slow twin (walkRuns): no residues, no cohort
+
+	why [numPaths]string // why each path is off; "" when on
+}
+
+// decideFast decides which fast paths are on, from the configuration,
+// the cost model and what the driver asked for. New calls it, and so does
+// every setter that changes one of those (OmitStreaks, RecordSteps).
+func (e *Engine) decideFast() {
+	f := &e.fast
+	var why [numPaths][]string
+	off := func(p int, reason string) {
+		for _, r := range why[p] {
+			if r == reason {
+				return
+			}
+		}
+		why[p] = append(why[p], reason)
+	}
+	spec := e.cfg.SpeculativeTokens > 0
+	if spec {
+		off(pathRuns, whySpeculative) // a step's tokens depend on its acceptance
+		off(pathStreaks, whySpeculative)
+	}
+	if !f.omitAsked {
+		off(pathStreaks, whyNoOmit)
+	}
+	if !e.residuesServe() {
+		off(pathResidues, fmt.Sprintf("BlockSize %d is not a power of two up to %d", e.cfg.BlockSize, maxResidueBlock))
+	}
+	if e.record {
+		off(pathResidues, whyRecordBlock)
+		off(pathJoins, whyRecordWait)
+	}
+	if f.noTwin {
+		off(pathResidues, whySlowTwin)
+	}
+	// The cohort keeps its members' blocks as residue counts and its
+	// outcomes count them as streaks: it needs both (but not the
+	// recording's reason against residues, which is its own).
+	for _, r := range why[pathStreaks] {
+		off(pathCohort, r)
+	}
+	if !e.residuesServe() {
+		off(pathCohort, why[pathResidues][0])
+	}
+	if !e.sumPriced {
+		off(pathCohort, whyReadsEach)
+	}
+	if e.record {
+		off(pathCohort, whyRecordCtx)
+	}
+	if e.cfg.DisableChunkedPrefill {
+		off(pathCohort, whyWholePrompt)
+	}
+	if spec {
+		off(pathCohort, whySpeculative)
+	}
+	if f.noTwin {
+		off(pathCohort, whySlowTwin)
+	}
+	// Continue plans the cohort's runs, priced by how many decode.
+	for _, r := range why[pathCohort] {
+		off(pathContinue, r)
+	}
+	if !e.ctxFree {
+		off(pathContinue, whyReadsCtx)
+	}
+	if _, ok := e.cfg.Policy.(FCFS); !ok {
+		off(pathFCFSRun, fmt.Sprintf("policy %T is not FCFS: the waiting queue is one heap", e.cfg.Policy))
+	}
+	for p := range why {
+		f.why[p] = strings.Join(why[p], "; ")
+	}
+	f.runs = why[pathRuns] == nil
+	f.residues = why[pathResidues] == nil
+	f.cont = why[pathContinue] == nil
+	f.joins = why[pathJoins] == nil
+	e.omit = why[pathStreaks] == nil
+	e.setCohort(why[pathCohort] == nil)
+	e.waiting.setPolicy(e.cfg.Policy, why[pathFCFSRun] == nil)
+}
+
+// FastPaths lists the engine's fast paths, each with whether its
+// configuration lets it run and, when not, why:
+//
+//   - runs: a run of identical decode steps planned as one move
+//     (ScheduleUntil);
+//   - residues: a run's blocks counted from the residues of its
+//     requests' tokens modulo BlockSize, not by walking them;
+//   - cohort: the running requests in a decode streak kept in aggregate,
+//     so that a step costs O(1) in them;
+//   - continue: the cohort's next run planned at the step end before it
+//     (Continue);
+//   - streaks: outcomes that count the requests continuing a decode
+//     streak instead of listing them (OmitStreaks);
+//   - joins: a request that joins the waiting queue leaves the run in
+//     flight uncut when it changes none of its steps (JoinChangesNothing);
+//   - fcfs-run: under FCFS, the requests waiting in Add order kept in a
+//     run outside the waiting queue's heap.
+//
+// The decision changes only with what New was given and with OmitStreaks
+// and RecordSteps; docs/fastpaths.md says what each path saves, its slow
+// twin, and the conditions of state under which it is taken.
+func (e *Engine) FastPaths() []FastPath {
+	paths := make([]FastPath, numPaths)
+	for p := range paths {
+		paths[p] = FastPath{Name: pathNames[p], On: e.fast.why[p] == "", Reason: e.fast.why[p]}
+	}
+	return paths
+}
+
+// modelTraits notes what the cost model says of how it reads decode
+// contexts (New).
+func (e *Engine) modelTraits(m costmodel.Model) {
+	if ds, ok := m.(costmodel.DecodeSum); ok && ds.DecodeSum() {
+		e.sumPriced = true
+	}
+	if cf, ok := m.(costmodel.ContextFree); ok && cf.ContextFree() {
+		e.ctxFree = true
+		e.price1 = m.StepTime(costmodel.Batch{Decode: []int{1}})
+	}
+}
