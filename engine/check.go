@@ -472,15 +472,8 @@ func (c *checker) membersRanked() {
 
 // membersCounted: the cohort counts the members its list holds.
 func (c *checker) membersCounted() {
-	co := &c.e.co
-	live := 0
-	for _, s := range co.members {
-		if s != nil {
-			live++
-		}
-	}
-	if live != co.n {
-		c.badCohort("%d members, counted %d", live, co.n)
+	if n, live := c.e.co.n, c.members(); live != n {
+		c.badCohort("%d members, counted %d", live, n)
 	}
 }
 
@@ -550,8 +543,8 @@ func (c *checker) cohortSuffixSums() {
 	}
 }
 
-// finishQueueHoldsMembers: the finish queue holds every member once, at
-// the tick it finishes.
+// finishQueueHoldsMembers: the finish queue holds every member in the
+// cohort's list once, at the tick it finishes.
 func (c *checker) finishQueueHoldsMembers() {
 	co := &c.e.co
 	live := 0
@@ -563,9 +556,20 @@ func (c *checker) finishQueueHoldsMembers() {
 			}
 		}
 	}
-	if live != co.n {
-		c.badCohort("finish queue holds %d members, the cohort %d", live, co.n)
+	if members := c.members(); live != members {
+		c.badCohort("finish queue holds %d members, the cohort %d", live, members)
 	}
+}
+
+// members counts the members in the cohort's list.
+func (c *checker) members() int {
+	n := 0
+	for _, s := range c.e.co.members {
+		if s != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // finishQueueOrdered: the finish queue's run is in finish order, and its
