@@ -146,16 +146,10 @@
 //     active. String says which replay was used, for a card, and
 //     FingerprintFile tells the two apart.
 //
-// BLIS's TraceV2 (blis_read.go, blis_write.go, blis_groups.go,
-// blis_header.go, blis_header_write.go, yamlsubset.go): OpenBLISTrace
-// replays a BLIS run's trace (a YAML header and a CSV) as blis replay
-// does, at its recorded µs instants, prefix groups becoming shared hash
-// ids; CreateBLISTrace / WriteBLISTrace write requests BLIS can replay,
-// with servesim's own trailing columns so they read back identical. The
-// header is read by a small parser of the YAML subset BLIS writes, which
-// refuses, with its line, what it does not take, and so is a header that
-// is empty or not of trace_version 2 or 3. The mapping of BLIS's
-// configuration onto servesim's is in docs/other-simulators.md.
+// Other formats (csvrows.go): CSVRows reads a CSV trace of a format no
+// TraceConfig describes, by column name, with the trace readers' checks
+// and *ParseErrors; TraceClock.Check is their rate check. Package
+// workload/blis reads and writes BLIS's TraceV2 with them.
 //
 // Fingerprints (fingerprint.go): Fingerprint(src) or a Hasher fed the
 // requests of a run is sha256 over the request stream; FingerprintFile is

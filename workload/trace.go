@@ -186,7 +186,7 @@ func (t *Trace) Next() (Request, error) {
 		t.err = t.empty()
 	}
 	if t.err == nil && !t.cfg.AnyRate {
-		t.err = t.Clock().check(t.name, "TraceConfig.AnyRate")
+		t.err = t.Clock().Check(t.name, "TraceConfig.AnyRate")
 	}
 	if t.err != nil {
 		return Request{}, t.err

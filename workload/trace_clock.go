@@ -68,9 +68,13 @@ func (c TraceClock) String() string {
 	return fmt.Sprintf("%s; %d requests over %v: %s", unit, c.Requests, c.Span, rate)
 }
 
-// check returns an error wrapping ErrImplausibleRate when the rate lies
-// outside the plausible range; escape names the setting that accepts it.
-func (c TraceClock) check(name, escape string) error {
+// Check returns an error wrapping ErrImplausibleRate when the implied
+// rate lies outside [MinTraceRate, MaxTraceRate], naming the file (name),
+// the unit assumed, the unit that would give a plausible rate, and escape,
+// the setting that accepts any rate; nil when the rate is plausible or
+// none is implied. A reader of another format (workload/blis) calls it
+// after the last request.
+func (c TraceClock) Check(name, escape string) error {
 	r := c.Rate()
 	if math.IsNaN(r) || r >= MinTraceRate && r <= MaxTraceRate {
 		return nil

@@ -1,4 +1,4 @@
-package workload
+package blis
 
 import (
 	"fmt"
@@ -101,7 +101,7 @@ func yamlLines(src string) ([]yamlLine, error) {
 	if !utf8.ValidString(src) {
 		return nil, yamlFail(1, "the header is not UTF-8 text")
 	}
-	src = strings.TrimPrefix(src, bom)
+	src = strings.TrimPrefix(src, "\ufeff") // a byte order mark
 	var out []yamlLine
 	marked := false // the leading "---" was read
 	for i, raw := range strings.Split(src, "\n") {

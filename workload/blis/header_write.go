@@ -1,4 +1,4 @@
-package workload
+package blis
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 // writeYAML writes the header as BLIS's yaml.v3 marshals its TraceHeader:
 // keys in BLIS's field order, four-space indentation, empty optional keys
 // left out, map keys sorted.
-func (h BLISHeader) writeYAML(w io.Writer) error {
+func (h Header) writeYAML(w io.Writer) error {
 	b := bufio.NewWriter(w)
 	line := func(indent int, key, value string) {
 		b.WriteString(strings.Repeat("    ", indent) + key + ":")
@@ -66,7 +66,7 @@ func (h BLISHeader) writeYAML(w io.Writer) error {
 }
 
 // fields lists the server section's non-zero keys in BLIS's order.
-func (s BLISServer) fields() [][2]string {
+func (s Server) fields() [][2]string {
 	var out [][2]string
 	add := func(k, v string, zero bool) {
 		if !zero {

@@ -1,6 +1,10 @@
-package workload
+package blis
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/servesim/servesim/workload"
+)
 
 // TraceV2 says a request's prefix with one prefix_group and its length;
 // servesim's requests say it with hash ids, one per PrefixBlockTokens
@@ -23,7 +27,7 @@ type blisGroups struct {
 // prefixChain calls visit with the chain key of each leading run of r's
 // ids that lies within its prompt, shortest first. Keys are chained
 // hashes: equal keys mean equal runs of ids at equal block sizes.
-func prefixChain(r Request, visit func(k int, key uint64)) {
+func prefixChain(r workload.Request, visit func(k int, key uint64)) {
 	p := r.PrefixBlockTokens
 	if p <= 0 || len(r.PrefixHashes) == 0 {
 		return
@@ -45,7 +49,7 @@ func chainKey(parent, id uint64) uint64 {
 	return h ^ h>>31
 }
 
-func blisGroupsOf(reqs Requests) blisGroups {
+func blisGroupsOf(reqs workload.Requests) blisGroups {
 	count := map[uint64]int{}
 	for _, r := range reqs {
 		prefixChain(r, func(_ int, key uint64) { count[key]++ })

@@ -1,4 +1,4 @@
-package workload
+package blis
 
 import (
 	"cmp"
@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/servesim/servesim/workload"
 )
 
 // The TraceV2 data columns servesim reads (BLIS's traceV2Columns name 27,
@@ -39,21 +41,21 @@ const (
 	extFailed = "servesim_failed"              // true for a recorded failure
 )
 
-// BLISOptions says how to read a BLIS TraceV2 trace. The zero value
+// Options says how to read a BLIS TraceV2 trace. The zero value
 // streams a trace in arrival order and checks its implied rate.
-type BLISOptions struct {
+type Options struct {
 	// Sort reads every row into memory (about 120 bytes a request) and
 	// replays them by arrival, ties in file order, as BLIS's event queue
 	// orders them: blis observe writes rows as requests complete. Without
 	// it an arrival earlier than the previous row's is an error wrapping
-	// ErrUnsorted.
+	// workload.ErrUnsorted.
 	Sort bool
-	// AnyRate accepts an implied offered rate outside [MinTraceRate,
-	// MaxTraceRate] (see TraceConfig.AnyRate).
+	// AnyRate accepts an implied offered rate outside [workload.MinTraceRate,
+	// workload.MaxTraceRate] (see workload.TraceConfig.AnyRate).
 	AnyRate bool
 }
 
-// BLISTrace replays a BLIS TraceV2 trace as an open-loop Source, each
+// Trace replays a BLIS TraceV2 trace as an open-loop workload.Source, each
 // request at its recorded instant, as `blis replay` does by default
 // (--session-mode fixed; BLIS's sim/workload/replay.go
 // LoadTraceV2Requests):
@@ -73,16 +75,15 @@ type BLISOptions struct {
 //     every trace reader does; status is not read (BLIS replays failed
 //     requests as any other).
 //
-// The servesim_* columns of a file servesim wrote (WriteBLISTrace) give
-// the exact prefix hash ids and failures back. Errors are *ParseErrors
+// The servesim_* columns of a file servesim wrote (WriteTrace) give
+// the exact prefix hash ids and failures back. Errors are *workload.ParseErrors
 // naming the file, line and column. It streams, one row per Next, unless
-// BLISOptions.Sort is set.
-type BLISTrace struct {
-	header  BLISHeader
+// Options.Sort is set.
+type Trace struct {
+	header  Header
 	name    string
-	opt     BLISOptions
-	rows    *csvRows
-	p       parser
+	opt     Options
+	rows    *workload.CSVRows
 	closers []io.Closer
 	groups  map[string]prefixGroup
 
@@ -97,46 +98,70 @@ type BLISTrace struct {
 	err      error
 }
 
+// sortedRow is a request read for Options.Sort, with its line.
+type sortedRow struct {
+	req  workload.Request
+	line int
+}
+
+// clockTrack follows the first and last recorded instants of the
+// requests a trace yields (for Clock).
+type clockTrack struct {
+	n           int
+	first, last time.Duration
+}
+
+func (k *clockTrack) add(at time.Duration) {
+	if k.n == 0 {
+		k.first = at
+	}
+	k.last = max(k.last, at)
+	k.n++
+}
+
+func (k clockTrack) span() time.Duration {
+	if k.n == 0 {
+		return 0
+	}
+	return k.last - k.first
+}
+
 // prefixGroup is what is known of a prefix group: its prefix length once a
 // row gives it, and the first row read before that.
 type prefixGroup struct {
 	tokens, before int
 }
 
-// NewBLISTrace reads a TraceV2 trace from its header and data; the names
+// NewTrace reads a TraceV2 trace from its header and data; the names
 // are used in errors.
-func NewBLISTrace(header io.Reader, headerName string, data io.Reader, dataName string, opt BLISOptions) (*BLISTrace, error) {
-	h, err := ReadBLISHeader(header, headerName)
+func NewTrace(header io.Reader, headerName string, data io.Reader, dataName string, opt Options) (*Trace, error) {
+	h, err := ReadHeader(header, headerName)
 	if err != nil {
 		return nil, err
-	}
-	br := skipBOM(data)
-	if isLFSPointer(br) {
-		return nil, &ParseError{File: dataName, Line: 1, Reason: "the file is a Git LFS pointer, not the trace (run `git lfs pull` to fetch its content)", Err: ErrLFSPointer}
 	}
 	read := []string{blisID, blisArrival, blisSend, blisInput, blisOutput, blisServerInput, blisGroup, blisPrefixLen,
 		blisSession, blisRound, blisClass, blisPriority, extHashes, extBlock, extFailed}
-	rows, err := newCSVRows(br, dataName, []string{blisID, blisArrival, blisInput, blisOutput}, read)
+	rows, err := workload.NewCSVRows(data, dataName, []string{blisID, blisArrival, blisInput, blisOutput}, read)
 	if err != nil {
 		return nil, err
 	}
-	return &BLISTrace{header: h, name: dataName, opt: opt, rows: rows, p: parser{name: dataName}, groups: map[string]prefixGroup{}}, nil
+	return &Trace{header: h, name: dataName, opt: opt, rows: rows, groups: map[string]prefixGroup{}}, nil
 }
 
-// OpenBLISTrace opens a TraceV2 trace's header (YAML) and data (CSV)
+// OpenTrace opens a TraceV2 trace's header (YAML) and data (CSV)
 // files; BLIS's --trace-output writes them as <prefix>.yaml and
 // <prefix>.csv. Close closes both.
-func OpenBLISTrace(headerPath, dataPath string, opt BLISOptions) (*BLISTrace, error) {
+func OpenTrace(headerPath, dataPath string, opt Options) (*Trace, error) {
 	hf, err := os.Open(headerPath)
 	if err != nil {
-		return nil, fmt.Errorf("workload: %w", err)
+		return nil, fmt.Errorf("blis: %w", err)
 	}
 	defer hf.Close()
 	df, err := os.Open(dataPath)
 	if err != nil {
-		return nil, fmt.Errorf("workload: %w", err)
+		return nil, fmt.Errorf("blis: %w", err)
 	}
-	t, err := NewBLISTrace(hf, headerPath, df, dataPath, opt)
+	t, err := NewTrace(hf, headerPath, df, dataPath, opt)
 	if err != nil {
 		df.Close()
 		return nil, err
@@ -145,8 +170,8 @@ func OpenBLISTrace(headerPath, dataPath string, opt BLISOptions) (*BLISTrace, er
 	return t, nil
 }
 
-// Close closes the files OpenBLISTrace opened (a no-op for NewBLISTrace).
-func (t *BLISTrace) Close() error {
+// Close closes the files OpenTrace opened (a no-op for NewTrace).
+func (t *Trace) Close() error {
 	var err error
 	for _, c := range t.closers {
 		err = cmp.Or(err, c.Close())
@@ -156,27 +181,27 @@ func (t *BLISTrace) Close() error {
 }
 
 // Header returns the trace's header.
-func (t *BLISTrace) Header() BLISHeader { return t.header }
+func (t *Trace) Header() Header { return t.header }
 
-// Loop is OpenLoop: a trace's arrivals are fixed.
-func (t *BLISTrace) Loop() Loop { return OpenLoop }
+// Loop is workload.OpenLoop: a trace's arrivals are fixed.
+func (t *Trace) Loop() workload.Loop { return workload.OpenLoop }
 
 // Count is the number of requests yielded so far.
-func (t *BLISTrace) Count() int { return t.count }
+func (t *Trace) Count() int { return t.count }
 
 // Clock reports the unit (µs, fixed by the format) and the offered rate
 // the requests yielded so far imply; after io.EOF, the whole trace's.
-func (t *BLISTrace) Clock() TraceClock {
-	return TraceClock{Unit: time.Microsecond, Requests: t.track.n, Span: t.track.span()}
+func (t *Trace) Clock() workload.TraceClock {
+	return workload.TraceClock{Unit: time.Microsecond, Requests: t.track.n, Span: t.track.span()}
 }
 
 // String describes the replay for a card.
-func (t *BLISTrace) String() string {
+func (t *Trace) String() string {
 	return fmt.Sprintf("%s (BLIS TraceV2 version %d, mode %q), timestamp replay at the recorded µs instants", t.name, t.header.Version, t.header.Mode)
 }
 
 // Next yields the next request, io.EOF after the last.
-func (t *BLISTrace) Next() (Request, error) {
+func (t *Trace) Next() (workload.Request, error) {
 	if !t.done {
 		r, ok, err := t.read()
 		if ok {
@@ -186,20 +211,20 @@ func (t *BLISTrace) Next() (Request, error) {
 		}
 		t.done, t.err = true, err
 		if t.err == nil && t.count == 0 {
-			t.err = fmt.Errorf("%w: %s has no rows", ErrEmptyTrace, t.name)
+			t.err = fmt.Errorf("%w: %s has no rows", workload.ErrEmptyTrace, t.name)
 		}
 		if t.err == nil && !t.opt.AnyRate {
-			t.err = t.Clock().check(t.name, "BLISOptions.AnyRate")
+			t.err = t.Clock().Check(t.name, "blis.Options.AnyRate")
 		}
 	}
 	if t.err != nil {
-		return Request{}, t.err
+		return workload.Request{}, t.err
 	}
-	return Request{}, io.EOF
+	return workload.Request{}, io.EOF
 }
 
 // read returns the next request in replay order; ok false at the end.
-func (t *BLISTrace) read() (Request, bool, error) {
+func (t *Trace) read() (workload.Request, bool, error) {
 	if t.opt.Sort {
 		return t.readSorted()
 	}
@@ -208,28 +233,28 @@ func (t *BLISTrace) read() (Request, bool, error) {
 		return r, false, err
 	}
 	if t.started && r.Arrival < t.prev {
-		return Request{}, false, &ParseError{File: t.name, Line: line, Field: t.arrivalField(), Value: fmt.Sprint(r.Arrival.Microseconds()),
-			Reason: fmt.Sprintf("goes back before line %d's %d µs (set BLISOptions.Sort to sort)", t.lastLine, t.prev.Microseconds()), Err: ErrUnsorted}
+		return workload.Request{}, false, &workload.ParseError{File: t.name, Line: line, Field: t.arrivalField(), Value: fmt.Sprint(r.Arrival.Microseconds()),
+			Reason: fmt.Sprintf("goes back before line %d's %d µs (set blis.Options.Sort to sort)", t.lastLine, t.prev.Microseconds()), Err: workload.ErrUnsorted}
 	}
 	t.started, t.prev, t.lastLine = true, r.Arrival, line
 	return r, true, nil
 }
 
 // arrivalField names the column the last row's arrival came from.
-func (t *BLISTrace) arrivalField() string {
-	if v, ok := t.rows.get(blisSend); ok && v != "" && v != "0" {
+func (t *Trace) arrivalField() string {
+	if v, ok := t.rows.Get(blisSend); ok && v != "" && v != "0" {
 		return blisSend
 	}
 	return blisArrival
 }
 
-func (t *BLISTrace) readSorted() (Request, bool, error) {
+func (t *Trace) readSorted() (workload.Request, bool, error) {
 	if t.sorted == nil {
 		t.sorted = []sortedRow{}
 		for {
 			r, line, ok, err := t.readRow()
 			if err != nil {
-				return Request{}, false, err
+				return workload.Request{}, false, err
 			}
 			if !ok {
 				break
@@ -239,7 +264,7 @@ func (t *BLISTrace) readSorted() (Request, bool, error) {
 		slices.SortStableFunc(t.sorted, func(a, b sortedRow) int { return cmp.Compare(a.req.Arrival, b.req.Arrival) })
 	}
 	if len(t.sorted) == 0 {
-		return Request{}, false, nil
+		return workload.Request{}, false, nil
 	}
 	r := t.sorted[0]
 	t.sorted[0] = sortedRow{}
@@ -248,107 +273,94 @@ func (t *BLISTrace) readSorted() (Request, bool, error) {
 }
 
 // readRow parses the next row in file order.
-func (t *BLISTrace) readRow() (Request, int, bool, error) {
-	row, err := t.rows.next()
+func (t *Trace) readRow() (workload.Request, int, bool, error) {
+	err := t.rows.Next()
 	if err == io.EOF {
-		return Request{}, 0, false, nil
+		return workload.Request{}, 0, false, nil
 	}
 	if err != nil {
-		return Request{}, 0, false, err
+		return workload.Request{}, 0, false, err
 	}
 	t.rowsRead++
-	r, err := t.parse(row)
-	return r, row.line(), err == nil, err
+	r, err := t.parse()
+	return r, t.rows.Line(), err == nil, err
 }
 
-// parse converts one row (see BLISTrace).
-func (t *BLISTrace) parse(row row) (Request, error) {
-	var r Request
+// parse converts one row (see Trace).
+func (t *Trace) parse() (workload.Request, error) {
+	var r workload.Request
 	var err error
-	if r.ID, err = t.uint(row, blisID); err != nil {
+	if r.ID, err = t.rows.Uint(blisID); err != nil {
 		return r, err
 	}
-	if r.Arrival, err = t.arrival(row); err != nil {
+	if r.Arrival, err = t.arrival(); err != nil {
 		return r, err
 	}
-	if r.InputTokens, err = t.input(row, &r); err != nil {
+	if r.InputTokens, err = t.input(&r); err != nil {
 		return r, err
 	}
-	if r.OutputTokens, err = t.p.count(row, blisOutput); err != nil {
+	if r.OutputTokens, err = t.rows.Count(blisOutput); err != nil {
 		return r, err
 	}
-	if err = t.optional(row, &r); err != nil {
+	if err = t.optional(&r); err != nil {
 		return r, err
 	}
 	r.Failed = r.Failed || r.InputTokens == 0 || r.OutputTokens == 0
 	return r, nil
 }
 
-// uint parses a required unsigned integer column.
-func (t *BLISTrace) uint(row row, col string) (uint64, error) {
-	v, err := t.p.value(row, col)
-	if err != nil {
-		return 0, err
-	}
-	n, perr := strconv.ParseUint(v, 10, 64)
-	if perr != nil {
-		return 0, t.p.fail(row, col, v, uintReason(perr, ""))
-	}
-	return n, nil
-}
-
 // arrival is send_time_us when > 0, else arrival_time_us.
-func (t *BLISTrace) arrival(row row) (time.Duration, error) {
-	if v, ok := opt(row, blisSend); ok {
-		us, err := t.micros(row, blisSend, v)
+func (t *Trace) arrival() (time.Duration, error) {
+	if v, ok := t.rows.Opt(blisSend); ok {
+		us, err := t.micros(blisSend, v)
 		if err != nil || us > 0 {
 			return us, err
 		}
 	}
-	v, err := t.p.value(row, blisArrival)
+	v, err := t.rows.Value(blisArrival)
 	if err != nil {
 		return 0, err
 	}
-	return t.micros(row, blisArrival, v)
+	return t.micros(blisArrival, v)
 }
 
 // micros parses a µs instant (an integer >= 0).
-func (t *BLISTrace) micros(row row, col, v string) (time.Duration, error) {
+func (t *Trace) micros(col, v string) (time.Duration, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	switch {
 	case err != nil && !isRange(err):
-		return 0, t.p.fail(row, col, v, "is not an integer number of microseconds")
+		return 0, t.rows.Fail(col, v, "is not an integer number of microseconds")
 	case err == nil && n < 0:
-		return 0, t.p.fail(row, col, v, negativeArrival)
+		return 0, t.rows.Fail(col, v, "is negative: arrival times must be >= 0")
 	case err != nil || n > math.MaxInt64/int64(time.Microsecond):
-		return 0, t.p.fail(row, col, v, "is out of range: more than 292 years (time.Duration's range)")
+		return 0, t.rows.Fail(col, v, "is out of range: more than 292 years (time.Duration's range)")
 	}
 	return time.Duration(n) * time.Microsecond, nil
 }
 
-// input is the prompt's length, BLIS's way (see BLISTrace), and sets the
+// input is the prompt's length, BLIS's way (see Trace), and sets the
 // group's prefix hash id.
-func (t *BLISTrace) input(row row, r *Request) (int, error) {
-	in, err := t.p.count(row, blisInput)
+func (t *Trace) input(r *workload.Request) (int, error) {
+	in, err := t.rows.Count(blisInput)
 	if err != nil {
 		return 0, err
 	}
-	group, ok := opt(row, blisGroup)
+	group, ok := t.rows.Opt(blisGroup)
 	if !ok {
-		if v, ok := opt(row, blisServerInput); ok {
-			n, err := t.p.natural(row, blisServerInput, v)
+		if v, ok := t.rows.Opt(blisServerInput); ok {
+			n, err := t.rows.Natural(blisServerInput, v)
 			if err != nil || n > 0 {
 				return n, err
 			}
 		}
 		return in, nil
 	}
-	g, err := t.group(row, group)
+	g, err := t.group(group)
 	if err != nil || g.tokens == 0 {
 		return in, err
 	}
 	if in > math.MaxInt32-g.tokens {
-		return 0, t.p.fail(row, blisInput, fmt.Sprint(in), fmt.Sprintf("plus the group's %d prefix tokens is out of range [0, %d]", g.tokens, math.MaxInt32))
+		return 0, t.rows.Fail(blisInput, fmt.Sprint(in), fmt.Sprintf("plus the group's %d prefix tokens is out of range [0, %d]", g.tokens, math.MaxInt32))
 	}
 	r.PrefixHashes, r.PrefixBlockTokens = []uint64{groupHash(group)}, g.tokens
 	return g.tokens + in, nil
@@ -356,22 +368,22 @@ func (t *BLISTrace) input(row row, r *Request) (int, error) {
 
 // group returns what is known of a row's prefix group, learning its
 // length from the first row that gives one.
-func (t *BLISTrace) group(row row, name string) (prefixGroup, error) {
+func (t *Trace) group(name string) (prefixGroup, error) {
 	g := t.groups[name]
 	n := 0
-	if v, ok := opt(row, blisPrefixLen); ok {
+	if v, ok := t.rows.Opt(blisPrefixLen); ok {
 		var err error
-		if n, err = t.p.natural(row, blisPrefixLen, v); err != nil {
+		if n, err = t.rows.Natural(blisPrefixLen, v); err != nil {
 			return g, err
 		}
 	}
 	switch {
 	case g.tokens == 0 && n > 0 && g.before > 0:
-		return g, t.p.fail(row, blisPrefixLen, strconv.Itoa(n), fmt.Sprintf("is prefix_group %q's first length, but line %d of the group came before it: BLIS would prepend these %d tokens to that row too, which a reader in file order cannot", name, g.before, n))
+		return g, t.rows.Fail(blisPrefixLen, strconv.Itoa(n), fmt.Sprintf("is prefix_group %q's first length, but line %d of the group came before it: BLIS would prepend these %d tokens to that row too, which a reader in file order cannot", name, g.before, n))
 	case g.tokens == 0 && n > 0:
 		g.tokens = n
 	case g.tokens == 0 && g.before == 0:
-		g.before = row.line()
+		g.before = t.rows.Line()
 	}
 	t.groups[name] = g
 	return g, nil
@@ -387,48 +399,47 @@ func groupHash(name string) uint64 {
 
 // optional fills Conversation, Turn, Class, Priority and servesim's own
 // columns.
-func (t *BLISTrace) optional(row row, r *Request) error {
-	if v, ok := opt(row, blisSession); ok {
-		r.Conversation = conversationID(v)
+func (t *Trace) optional(r *workload.Request) error {
+	if v, ok := t.rows.Opt(blisSession); ok {
+		r.Conversation = workload.ConversationID(v)
 	}
-	if v, ok := opt(row, blisClass); ok {
+	if v, ok := t.rows.Opt(blisClass); ok {
 		r.Class = v
 	}
 	for _, f := range []struct {
 		col string
 		dst *int
 	}{{blisRound, &r.Turn}, {blisPriority, &r.Priority}} {
-		if v, ok := opt(row, f.col); ok {
-			n, err := t.p.natural(row, f.col, v)
+		if v, ok := t.rows.Opt(f.col); ok {
+			n, err := t.rows.Natural(f.col, v)
 			if err != nil {
 				return err
 			}
 			*f.dst = n
 		}
 	}
-	if v, ok := opt(row, extFailed); ok {
+	if v, ok := t.rows.Opt(extFailed); ok {
 		f, err := strconv.ParseBool(v)
 		if err != nil {
-			return t.p.fail(row, extFailed, v, "is not a boolean")
+			return t.rows.Fail(extFailed, v, "is not a boolean")
 		}
 		r.Failed = f
 	}
-	return t.hashes(row, r)
+	return t.hashes(r)
 }
 
 // hashes reads servesim's exact prefix hash ids, when the file has them.
-func (t *BLISTrace) hashes(row row, r *Request) error {
-	if _, ok := row.get(extHashes); !ok {
+func (t *Trace) hashes(r *workload.Request) error {
+	if _, ok := t.rows.Get(extHashes); !ok {
 		return nil
 	}
-	ext := parser{name: t.name, cfg: TraceConfig{Columns: Columns{PrefixHashes: extHashes, BlockTokensColumn: extBlock}}}
 	r.PrefixHashes, r.PrefixBlockTokens = nil, 0
-	if err := ext.hashes(row, r); err != nil {
+	if err := t.rows.Hashes(extHashes, extBlock, r); err != nil {
 		return err
 	}
 	if r.PrefixHashes != nil {
-		if v, ok := opt(row, extBlock); !ok {
-			return t.p.fail(row, extBlock, v, "is missing: the prefix hash ids need their block size")
+		if v, ok := t.rows.Opt(extBlock); !ok {
+			return t.rows.Fail(extBlock, v, "is missing: the prefix hash ids need their block size")
 		}
 	}
 	return nil

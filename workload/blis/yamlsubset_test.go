@@ -1,4 +1,4 @@
-package workload
+package blis
 
 import (
 	"bytes"
@@ -155,14 +155,14 @@ func TestBLISHeaderReadsWhatBLISMarshals(t *testing.T) {
 	}
 	b, err := yaml.Marshal(in)
 	require.NoError(t, err)
-	h, err := ReadBLISHeader(bytes.NewReader(b), "blis.yaml")
+	h, err := ReadHeader(bytes.NewReader(b), "blis.yaml")
 	require.NoError(t, err, "%s", b)
-	assert.Equal(t, BLISHeader{
+	assert.Equal(t, Header{
 		Version: 3, TimeUnit: "us", CreatedAt: "2026-05-01T12:00:00Z", Mode: "real", WarmUpRequests: 5,
 		WorkloadSeed: &seed, WorkloadSpec: "specs/a: b #1.yaml", SessionContextGrowth: "accumulate",
-		Server:        &BLISServer{Type: "vllm", Model: "true", TensorParallel: 4, MaxNumSeqs: 256, BlockSize: 16, GPUMemoryUtilization: 0.9, MaxModelLen: 131072},
+		Server:        &Server{Type: "vllm", Model: "true", TensorParallel: 4, MaxNumSeqs: 256, BlockSize: 16, GPUMemoryUtilization: 0.9, MaxModelLen: 131072},
 		MeasuredRTTMs: 0.42,
-		SLOTargets:    map[string]BLISSLO{"critical": {TTFTMs: 600, ITLMs: 150}, "batch tier": {E2EMs: 1.2e5}, "007": {TTFTMs: 1e-3}},
+		SLOTargets:    map[string]SLOTarget{"critical": {TTFTMs: 600, ITLMs: 150}, "batch tier": {E2EMs: 1.2e5}, "007": {TTFTMs: 1e-3}},
 		Other:         []string{"kv_offload", "observed_kv_metrics"},
 	}, h, "%s", b)
 }
@@ -171,11 +171,11 @@ func TestBLISHeaderReadsWhatBLISMarshals(t *testing.T) {
 // back into the same values.
 func TestBLISDecodesTheHeaderServesimWrites(t *testing.T) {
 	seed := int64(42)
-	h := BLISHeader{Version: 3, TimeUnit: "microseconds", CreatedAt: "2026-05-01T12:00:00Z", Mode: "generated",
+	h := Header{Version: 3, TimeUnit: "microseconds", CreatedAt: "2026-05-01T12:00:00Z", Mode: "generated",
 		WarmUpRequests: 2, WorkloadSeed: &seed, WorkloadSpec: "preset:chatbot", SessionContextGrowth: "on",
-		Server:        &BLISServer{Type: "servesim", Model: "70B dense, TP4", TensorParallel: 4, MaxNumSeqs: 32, BlockSize: 16, GPUMemoryUtilization: 0.9, MaxModelLen: 8192},
+		Server:        &Server{Type: "servesim", Model: "70B dense, TP4", TensorParallel: 4, MaxNumSeqs: 32, BlockSize: 16, GPUMemoryUtilization: 0.9, MaxModelLen: 8192},
 		MeasuredRTTMs: 1.5,
-		SLOTargets:    map[string]BLISSLO{"": {TTFTMs: 600, ITLMs: 150}, "chat, \"quoted\"": {E2EMs: 3e4}, "null": {ITLMs: 0.5}},
+		SLOTargets:    map[string]SLOTarget{"": {TTFTMs: 600, ITLMs: 150}, "chat, \"quoted\"": {E2EMs: 3e4}, "null": {ITLMs: 0.5}},
 	}
 	var b bytes.Buffer
 	require.NoError(t, h.writeYAML(&b))
@@ -189,7 +189,7 @@ func TestBLISDecodesTheHeaderServesimWrites(t *testing.T) {
 		Network:           &blisNetworkConfig{1.5},
 		GoodputSLOTargets: map[string]blisSLOTarget{"": {600, 150, 0}, "chat, \"quoted\"": {0, 0, 3e4}, "null": {0, 0.5, 0}},
 	}, out)
-	back, err := ReadBLISHeader(&b, "h")
+	back, err := ReadHeader(&b, "h")
 	require.NoError(t, err)
 	assert.Equal(t, h, back)
 }

@@ -1,4 +1,4 @@
-package workload
+package blis
 
 import (
 	"errors"
@@ -8,14 +8,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/servesim/servesim/workload"
 )
 
-// BLISHeader is the header of a BLIS TraceV2 trace, the YAML file beside
+// Header is the header of a BLIS TraceV2 trace, the YAML file beside
 // its CSV (BLIS's sim/workload/tracev2.go TraceHeader), as servesim reads
 // and writes it. Keys servesim does not read (kv_offload,
 // observed_kv_metrics, or a newer BLIS's) are listed in Other, not
 // refused: they describe BLIS's own machinery, not the requests.
-type BLISHeader struct {
+type Header struct {
 	// Version is trace_version: 3 since BLIS records SLO targets in the
 	// header, 2 before (blisVersions); a header without it, or with
 	// another, is refused. 0 writes 3.
@@ -41,18 +43,18 @@ type BLISHeader struct {
 	// SessionContextGrowth is session_context_growth ("accumulate" or "").
 	SessionContextGrowth string
 	// Server is server: the serving engine observed (blis observe).
-	Server *BLISServer
+	Server *Server
 	// MeasuredRTTMs is network.measured_rtt_ms.
 	MeasuredRTTMs float64
 	// SLOTargets is goodput_slo_targets: per SLO class (the slo_class
-	// column, servesim's Request.Class), its TTFT, ITL and E2E bounds.
-	SLOTargets map[string]BLISSLO
+	// column, servesim's workload.Request.Class), its TTFT, ITL and E2E bounds.
+	SLOTargets map[string]SLOTarget
 	// Other lists the keys read but not interpreted, as dotted paths.
 	Other []string
 }
 
-// BLISServer is a TraceV2 header's server section.
-type BLISServer struct {
+// Server is a TraceV2 header's server section.
+type Server struct {
 	Type, Model          string
 	TensorParallel       int     // tensor_parallel
 	MaxNumSeqs           int     // max_num_seqs: servesim's engine.Config.MaxSeqs
@@ -61,9 +63,9 @@ type BLISServer struct {
 	MaxModelLen          int64   // max_model_len
 }
 
-// BLISSLO is one SLO class's goodput targets in milliseconds; 0 means
+// SLOTarget is one SLO class's goodput targets in milliseconds; 0 means
 // none.
-type BLISSLO struct {
+type SLOTarget struct {
 	TTFTMs, ITLMs, E2EMs float64
 }
 
@@ -78,40 +80,40 @@ var blisMicroseconds = []string{"microseconds", "microsecond", "us", "µs", "μs
 // maxHeaderBytes bounds a header file: BLIS's are a few hundred bytes.
 const maxHeaderBytes = 1 << 20
 
-// ReadBLISHeader reads a TraceV2 header; name is used in errors, which are
-// *ParseErrors naming the line and the key (server.max_num_seqs). An empty
+// ReadHeader reads a TraceV2 header; name is used in errors, which are
+// *workload.ParseErrors naming the line and the key (server.max_num_seqs). An empty
 // header, or one without trace_version or of a version other than 2 or 3,
 // is an error naming the file and trace_version.
-func ReadBLISHeader(r io.Reader, name string) (BLISHeader, error) {
+func ReadHeader(r io.Reader, name string) (Header, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxHeaderBytes+1))
 	if err != nil {
-		return BLISHeader{}, fmt.Errorf("workload: reading %s: %w", name, err)
+		return Header{}, fmt.Errorf("blis: reading %s: %w", name, err)
 	}
 	if len(b) > maxHeaderBytes {
-		return BLISHeader{}, &ParseError{File: name, Line: 1, Reason: "is over 1 MiB: not a TraceV2 header", Err: ErrMalformed}
+		return Header{}, &workload.ParseError{File: name, Line: 1, Reason: "is over 1 MiB: not a TraceV2 header", Err: workload.ErrMalformed}
 	}
 	root, err := parseYAML(string(b))
 	var ye *yamlError
 	if errors.As(err, &ye) {
-		return BLISHeader{}, &ParseError{File: name, Line: ye.line, Reason: ye.reason, Err: ErrMalformed}
+		return Header{}, &workload.ParseError{File: name, Line: ye.line, Reason: ye.reason, Err: workload.ErrMalformed}
 	}
 	d := headerDecoder{name: name}
 	h := d.header(root)
 	if d.err != nil {
-		return BLISHeader{}, d.err
+		return Header{}, d.err
 	}
 	if !d.version {
 		what := "has no trace_version"
 		if len(root.keys) == 0 {
 			what = "is empty"
 		}
-		return BLISHeader{}, &ParseError{File: name, Line: 1, Err: ErrMalformed,
+		return Header{}, &workload.ParseError{File: name, Line: 1, Err: workload.ErrMalformed,
 			Reason: "the header " + what + ": a TraceV2 header (BLIS's <prefix>.yaml) begins with trace_version: 2 or 3"}
 	}
 	return h, nil
 }
 
-// headerDecoder maps the parsed header onto BLISHeader, keeping the first
+// headerDecoder maps the parsed header onto Header, keeping the first
 // error.
 type headerDecoder struct {
 	name    string
@@ -122,7 +124,7 @@ type headerDecoder struct {
 
 func (d *headerDecoder) fail(n *yamlNode, path, value, reason string) {
 	if d.err == nil {
-		d.err = &ParseError{File: d.name, Line: n.line, Field: path, Value: value, Reason: reason, Err: ErrMalformed}
+		d.err = &workload.ParseError{File: d.name, Line: n.line, Field: path, Value: value, Reason: reason, Err: workload.ErrMalformed}
 	}
 }
 
@@ -143,8 +145,8 @@ func (d *headerDecoder) fields(n *yamlNode, path string, set func(key, path stri
 	}
 }
 
-func (d *headerDecoder) header(root *yamlNode) BLISHeader {
-	var h BLISHeader
+func (d *headerDecoder) header(root *yamlNode) Header {
+	var h Header
 	if root.kind != yamlMap {
 		d.fail(root, "", "", "is not a mapping of header keys")
 		return h
@@ -197,11 +199,11 @@ func (d *headerDecoder) header(root *yamlNode) BLISHeader {
 	return h
 }
 
-func (d *headerDecoder) server(n *yamlNode, path string) *BLISServer {
+func (d *headerDecoder) server(n *yamlNode, path string) *Server {
 	if n.isNull() {
 		return nil
 	}
-	s := &BLISServer{}
+	s := &Server{}
 	d.fields(n, path+".", func(k, path string, v *yamlNode) bool {
 		switch k {
 		case "type":
@@ -226,10 +228,10 @@ func (d *headerDecoder) server(n *yamlNode, path string) *BLISServer {
 	return s
 }
 
-func (d *headerDecoder) slos(n *yamlNode, path string) map[string]BLISSLO {
-	out := map[string]BLISSLO{}
+func (d *headerDecoder) slos(n *yamlNode, path string) map[string]SLOTarget {
+	out := map[string]SLOTarget{}
 	d.fields(n, path+".", func(class, path string, v *yamlNode) bool {
-		var s BLISSLO
+		var s SLOTarget
 		d.fields(v, path+".", func(k, path string, v *yamlNode) bool {
 			switch k {
 			case "ttft_ms":
