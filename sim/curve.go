@@ -76,7 +76,119 @@ type Point struct {
 	// Utilisation is the offered load over the serving capacity the sweep
 	// was told (Sweep.Capacity); 0 when it was not.
 	Utilisation float64
-	Warnings    []string
+	// Warnings are the point's caveats in words: TypedWarnings[i].String()
+	// for each i, on a point a sweep computed.
+	Warnings []string
+	// TypedWarnings are the same caveats as values, in the same order, to
+	// branch on by Kind rather than by matching words.
+	TypedWarnings []Warning
+}
+
+// Warning is one caveat on a point of the curve, as x/perf's benchmath
+// carries warnings on its results: Kind says which, the fields its Kind
+// reads hold its figures (the others are zero), and String says it in
+// the words of Point.Warnings.
+type Warning struct {
+	Kind WarningKind
+	// Metrics names the latency metrics it is about: each one a
+	// replication summarised by a sketch (WarnSketched), or the one whose
+	// p99 rests on few samples (WarnFewTailSamples).
+	Metrics []string
+	// N counts what it is about: the samples pooled (WarnFewTailSamples),
+	// the measured requests never sent (WarnClientBacklog), or the
+	// replications that stopped overloaded (WarnOverloadedRuns) or
+	// measured nothing (WarnEmptyRuns).
+	N int
+	// Reps is the point's replications (WarnOverloadedRuns, WarnEmptyRuns).
+	Reps int
+	// RelErr is the largest relative error of a replication's sketch, a
+	// fraction (WarnSketched).
+	RelErr float64
+	// OfferedP99 and OKP99 are the mean TTFT p99, ms, over every measured
+	// request and over the successful ones (WarnFailuresHideTail).
+	OfferedP99, OKP99 float64
+	// Backlog is the client queue's mean growth over the window, requests
+	// (WarnClientBacklog).
+	Backlog float64
+	// Utilisation, Capacity and Saturation are the point's (WarnNearCapacity):
+	// offered load over the serving capacity, the capacity in req/s, and
+	// the point's label.
+	Utilisation, Capacity float64
+	Saturation            Saturation
+}
+
+// WarningKind is what a Warning is about. The zero value is no kind.
+type WarningKind uint8
+
+const (
+	_ WarningKind = iota
+	// WarnFewTailSamples: a latency's p99 pooled from fewer than 1,000
+	// samples, fewer than 10 beyond it.
+	WarnFewTailSamples
+	// WarnSketched: some replication kept a latency in a sketch, so its
+	// percentiles are each replication's own, within RelErr, with the
+	// interval across replications.
+	WarnSketched
+	// WarnFailuresHideTail: the TTFT p99 over every measured request is
+	// over 1.1 times the p99 over the successful ones (or the successful
+	// ones have none): failures hide the tail.
+	WarnFailuresHideTail
+	// WarnClientBacklog: requests waited in the client queue
+	// (Config.MaxConcurrency), which TTFT does not see.
+	WarnClientBacklog
+	// WarnOverloadedRuns: replications passed Config.MaxBacklog and stopped
+	// early.
+	WarnOverloadedRuns
+	// WarnOneReplication: one replication, so no interval.
+	WarnOneReplication
+	// WarnNothingMeasured: no replication measured a request; the point
+	// has no attainment and no part in the knee.
+	WarnNothingMeasured
+	// WarnEmptyRuns: some replications measured no request; attainment is
+	// the others'.
+	WarnEmptyRuns
+	// WarnNearCapacity: the load is at 90 % of the serving capacity the
+	// sweep was told (Sweep.Capacity) or more.
+	WarnNearCapacity
+)
+
+func (k WarningKind) String() string {
+	names := [...]string{"", "few tail samples", "sketched", "failures hide the tail", "client backlog", "overloaded runs", "one replication", "nothing measured", "empty runs", "near capacity"}
+	if k == 0 || int(k) >= len(names) {
+		return fmt.Sprintf("WarningKind(%d)", uint8(k))
+	}
+	return names[k]
+}
+
+// String says the warning in words, as Point.Warnings holds it.
+func (w Warning) String() string {
+	switch w.Kind {
+	case WarnFewTailSamples:
+		return fmt.Sprintf("%s p99 from %d requests: fewer than 10 beyond it", strings.Join(w.Metrics, ", "), w.N)
+	case WarnSketched:
+		return fmt.Sprintf("%s percentiles from a sketch (a replication measured more than Config.ExactSamples requests): each within %g %% of the exact value, the interval across replications rather than bootstrapped", strings.Join(w.Metrics, ", "), 100*w.RelErr)
+	case WarnFailuresHideTail:
+		return fmt.Sprintf("TTFT p99 over every offered request, %s ms, against %s ms over the successful ones: failures (timeouts, rejections, requests still waiting) hide the tail", fmtMS(w.OfferedP99), fmtMS(w.OKP99))
+	case WarnClientBacklog:
+		return fmt.Sprintf("the client queue (Config.MaxConcurrency) grew by %.0f requests over the window on average, and %d measured requests were never sent: TTFT counts from the send, as vLLM's does, so attainment and goodput here do not see that wait (Summary.ClientWait does)", w.Backlog, w.N)
+	case WarnOverloadedRuns:
+		return fmt.Sprintf("overloaded: %d of %d replications passed Config.MaxBacklog and stopped early", w.N, w.Reps)
+	case WarnOneReplication:
+		return "one replication: no intervals"
+	case WarnNothingMeasured:
+		return "no measured requests: no attainment, and no part in the knee"
+	case WarnEmptyRuns:
+		return fmt.Sprintf("no measured requests in %d of %d replications: attainment from the other %d", w.N, w.Reps, w.Reps-w.N)
+	case WarnNearCapacity:
+		return fmt.Sprintf("at %.0f %% of the serving capacity (%.3g req/s): queues grow as 1/(1−ρ), and a %v label rests on how long the window ran", 100*w.Utilisation, w.Capacity, w.Saturation)
+	}
+	return fmt.Sprintf("warning of kind %v", w.Kind)
+}
+
+// warn adds a caveat to the point, in words and as a value.
+func (p *Point) warn(w Warning) {
+	p.Warnings = append(p.Warnings, w.String())
+	p.TypedWarnings = append(p.TypedWarnings, w)
 }
 
 // utilisation sets the point's utilisation against a serving capacity
@@ -88,99 +200,140 @@ func (p *Point) utilisation(capacity float64) {
 	}
 	p.Utilisation = p.Load / capacity
 	if p.Utilisation >= 0.9 && p.Saturation != Refused {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("at %.0f %% of the serving capacity (%.3g req/s): queues grow as 1/(1−ρ), and a %v label rests on how long the window ran", 100*p.Utilisation, capacity, p.Saturation))
+		p.warn(Warning{Kind: WarnNearCapacity, Utilisation: p.Utilisation, Capacity: capacity, Saturation: p.Saturation})
 	}
 }
 
+// newPoint is the point at load from its replications: one line a
+// figure, then its caveats. The pooled percentiles draw from one
+// bootstrap stream in the order they are computed here.
 func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 	p := Point{Load: load, Runs: runs}
-	// A run that measured no request has no attainment (NaN): it is left
-	// out, and a point where no run measured anything has none at all.
-	per := func(f func(s *Summary) float64) Estimate {
-		x := make([]float64, 0, len(runs))
-		for i := range runs {
-			if v := f(&runs[i]); !math.IsNaN(v) {
-				x = append(x, v)
-			}
-		}
-		return meanCI(x, conf)
-	}
-	rate := func(n func(s *Summary) int) func(s *Summary) float64 {
-		return func(s *Summary) float64 { return float64(n(s)) / s.Window.Seconds() }
-	}
-	rates := func(f func(s *Summary) float64) Estimate { return clamp(per(f), 0, math.Inf(1)) }
-	p.Offered = per(rate(func(s *Summary) int { return s.Offered }))
-	p.Throughput = rates(func(s *Summary) float64 { return s.RequestThroughput })
-	p.Goodput = rates(func(s *Summary) float64 { return s.Goodput })
-	p.Attainment = clamp(per(func(s *Summary) float64 { return s.Attainment }), 0, 1)
-	p.MissNotOK = rates(rate(func(s *Summary) int { return s.Misses.NotOK }))
-	p.MissTTFT = rates(rate(func(s *Summary) int { return s.Misses.TTFT }))
-	p.MissITL = rates(rate(func(s *Summary) int { return s.Misses.ITL }))
-	p.MissOther = rates(rate(func(s *Summary) int { return s.Misses.TPOT + s.Misses.E2E }))
+	f := figures{runs: runs, conf: conf, rng: bootstrapStream(seed, fmt.Sprintf("sim/bootstrap/%v", load))}
+	p.Offered = f.mean(func(s *Summary) float64 { return perSecond(s.Offered, s) })
+	p.Throughput = f.rate(func(s *Summary) float64 { return s.RequestThroughput })
+	p.Goodput = f.rate(func(s *Summary) float64 { return s.Goodput })
+	p.Attainment = f.share(func(s *Summary) float64 { return s.Attainment })
+	p.MissNotOK = f.rate(func(s *Summary) float64 { return perSecond(s.Misses.NotOK, s) })
+	p.MissTTFT = f.rate(func(s *Summary) float64 { return perSecond(s.Misses.TTFT, s) })
+	p.MissITL = f.rate(func(s *Summary) float64 { return perSecond(s.Misses.ITL, s) })
+	p.MissOther = f.rate(func(s *Summary) float64 { return perSecond(s.Misses.TPOT+s.Misses.E2E, s) })
+	p.TTFT = f.pooled(&p, "TTFT", func(s *Summary) (Dist, []float64) { return s.TTFT, s.Samples.TTFT })
+	p.TPOT = f.pooled(&p, "TPOT", func(s *Summary) (Dist, []float64) { return s.TPOT, s.Samples.TPOT })
+	p.E2E = f.pooled(&p, "E2E", func(s *Summary) (Dist, []float64) { return s.E2E, s.Samples.E2E })
+	p.ITL = f.gaps("ITL", func(s *Summary) (Dist, []ValueCount) { return s.ITL, s.Samples.ITL })
+	p.ITLRetokenized = f.gaps("retokenized ITL", func(s *Summary) (Dist, []ValueCount) { return s.ITLRetokenized, s.Samples.ITLRetokenized })
+	p.MeanAccepted = f.mean(func(s *Summary) float64 { return s.Speculation.MeanAccepted })
+	p.AcceptanceRate = f.share(func(s *Summary) float64 { return s.Speculation.AcceptanceRate })
+	p.TTFTOffered = f.pooled(nil, "TTFT over every offered request", func(s *Summary) (Dist, []float64) { return s.TTFTOffered, s.Samples.TTFTOffered })
+	p.Saturation = saturation(runs)
+	p.classPoints(conf, seed)
+	p.caveats(f.sketched)
+	return p
+}
 
-	rng := bootstrapStream(seed, fmt.Sprintf("sim/bootstrap/%v", load))
-	pick := func(f func(s *Summary) []float64) [][]float64 {
-		out := make([][]float64, len(runs))
-		for i := range runs {
-			out[i] = f(&runs[i])
-		}
-		return out
-	}
-	var sketched []string
-	// A metric some run sketched keeps no samples to pool: its percentiles
-	// are each run's own, with the interval across replications.
-	pct := func(name string, d func(s *Summary) Dist, exact func() Percentiles) Percentiles {
-		if ds := dists(runs, d); sketchedIn(ds) {
-			sketched = append(sketched, name)
-			return acrossRuns(ds, conf)
-		}
-		return exact()
-	}
-	pooled := func(name string, x func(s *Summary) []float64) func() Percentiles {
-		return func() Percentiles { return p.percentiles(name, pick(x), conf, rng) }
-	}
-	perRun := func(x func(s *Summary) []ValueCount) func() Percentiles {
-		return func() Percentiles { return p.itlPercentiles(conf, x) }
-	}
-	p.TTFT = pct("TTFT", func(s *Summary) Dist { return s.TTFT }, pooled("TTFT", func(s *Summary) []float64 { return s.Samples.TTFT }))
-	p.TPOT = pct("TPOT", func(s *Summary) Dist { return s.TPOT }, pooled("TPOT", func(s *Summary) []float64 { return s.Samples.TPOT }))
-	p.E2E = pct("E2E", func(s *Summary) Dist { return s.E2E }, pooled("E2E", func(s *Summary) []float64 { return s.Samples.E2E }))
-	p.ITL = pct("ITL", func(s *Summary) Dist { return s.ITL }, perRun(func(s *Summary) []ValueCount { return s.Samples.ITL }))
-	p.ITLRetokenized = pct("retokenized ITL", func(s *Summary) Dist { return s.ITLRetokenized }, perRun(func(s *Summary) []ValueCount { return s.Samples.ITLRetokenized }))
-	p.MeanAccepted = per(func(s *Summary) float64 { return s.Speculation.MeanAccepted })
-	p.AcceptanceRate = clamp(per(func(s *Summary) float64 { return s.Speculation.AcceptanceRate }), 0, 1)
-	p.TTFTOffered = pct("TTFT over every offered request", func(s *Summary) Dist { return s.TTFTOffered }, func() Percentiles {
-		q := quantilesCI(pick(func(s *Summary) []float64 { return s.Samples.TTFTOffered }), []float64{0.5, 0.9, 0.99}, conf, rng)
-		return Percentiles{P50: q[0], P90: q[1], P99: q[2]}
-	})
+// caveats adds the point's warnings about what its figures rest on, after
+// those its percentiles gave (WarnFewTailSamples), in this order.
+func (p *Point) caveats(sketched []string) {
+	runs := p.Runs
 	if len(sketched) > 0 {
-		acc := 0.0
-		for i := range runs {
-			acc = max(acc, runs[i].MaxRelErr())
-		}
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%s percentiles from a sketch (a replication measured more than Config.ExactSamples requests): each within %g %% of the exact value, the interval across replications rather than bootstrapped", strings.Join(sketched, ", "), 100*acc))
+		p.warn(Warning{Kind: WarnSketched, Metrics: sketched, RelErr: maxRelErr(runs)})
 	}
 	if all, ok := p.TTFTOffered.P99.Center, p.TTFT.P99.Center; all > 1.1*ok || (math.IsNaN(ok) && !math.IsNaN(all)) {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("TTFT p99 over every offered request, %s ms, against %s ms over the successful ones: failures (timeouts, rejections, requests still waiting) hide the tail", fmtMS(all), fmtMS(ok)))
+		p.warn(Warning{Kind: WarnFailuresHideTail, OfferedP99: all, OKP99: ok})
 	}
-	p.Saturation = saturation(runs)
 	if grew, unsent := clientBacklog(runs); grew > 0 || unsent > 0 {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("the client queue (Config.MaxConcurrency) grew by %.0f requests over the window on average, and %d measured requests were never sent: TTFT counts from the send, as vLLM's does, so attainment and goodput here do not see that wait (Summary.ClientWait does)", grew, unsent))
+		p.warn(Warning{Kind: WarnClientBacklog, Backlog: grew, N: unsent})
 	}
-	p.classPoints(conf, seed)
 	if n := overloadedRuns(runs); n > 0 {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("overloaded: %d of %d replications passed Config.MaxBacklog and stopped early", n, len(runs)))
+		p.warn(Warning{Kind: WarnOverloadedRuns, N: n, Reps: len(runs)})
 	}
 	if len(runs) < 2 {
-		p.Warnings = append(p.Warnings, "one replication: no intervals")
+		p.warn(Warning{Kind: WarnOneReplication})
 	}
 	switch empty := p.emptyRuns(); {
 	case empty == len(runs):
-		p.Warnings = append(p.Warnings, "no measured requests: no attainment, and no part in the knee")
+		p.warn(Warning{Kind: WarnNothingMeasured})
 	case empty > 0:
-		p.Warnings = append(p.Warnings, fmt.Sprintf("no measured requests in %d of %d replications: attainment from the other %d", empty, len(runs), len(runs)-empty))
+		p.warn(Warning{Kind: WarnEmptyRuns, N: empty, Reps: len(runs)})
 	}
-	return p
+}
+
+// figures estimates a point's figures from its replications, drawing the
+// pooled percentiles' bootstrap from rng and noting each latency a
+// replication kept in a sketch.
+type figures struct {
+	runs     []Summary
+	conf     float64
+	rng      *rand.PCG
+	sketched []string
+}
+
+// perSecond is a count of a run's over its window, per second.
+func perSecond(n int, s *Summary) float64 { return float64(n) / s.Window.Seconds() }
+
+// mean is the mean of x over the runs with its interval. A run that
+// measured no request has no attainment (NaN): it is left out, and a
+// point where no run measured anything has none at all.
+func (f *figures) mean(x func(s *Summary) float64) Estimate {
+	v := make([]float64, 0, len(f.runs))
+	for i := range f.runs {
+		if y := x(&f.runs[i]); !math.IsNaN(y) {
+			v = append(v, y)
+		}
+	}
+	return meanCI(v, f.conf)
+}
+
+// rate is the mean of a rate, clamped to be non-negative.
+func (f *figures) rate(x func(s *Summary) float64) Estimate {
+	return clamp(f.mean(x), 0, math.Inf(1))
+}
+
+// share is the mean of a fraction, clamped to [0, 1].
+func (f *figures) share(x func(s *Summary) float64) Estimate { return clamp(f.mean(x), 0, 1) }
+
+// pooled is a latency's p50/p90/p99 from every run's samples pooled, with
+// bootstrap intervals, warning p of a thin tail (none when p is nil); a
+// latency some run sketched keeps no samples to pool: its percentiles are
+// each run's own, with the interval across replications.
+func (f *figures) pooled(p *Point, name string, x func(s *Summary) (Dist, []float64)) Percentiles {
+	ds, samples := make([]Dist, len(f.runs)), make([][]float64, len(f.runs))
+	for i := range f.runs {
+		ds[i], samples[i] = x(&f.runs[i])
+	}
+	if sketchedIn(ds) {
+		f.sketched = append(f.sketched, name)
+		return acrossRuns(ds, f.conf)
+	}
+	if p != nil {
+		p.thinTail(name, samples)
+	}
+	q := quantilesCI(samples, []float64{0.5, 0.9, 0.99}, f.conf, f.rng)
+	return Percentiles{P50: q[0], P90: q[1], P99: q[2]}
+}
+
+// gaps is an inter-token latency's p50/p90/p99 (itlPercentiles), or each
+// run's own when some run sketched it.
+func (f *figures) gaps(name string, x func(s *Summary) (Dist, []ValueCount)) Percentiles {
+	ds, samples := make([]Dist, len(f.runs)), make([][]ValueCount, len(f.runs))
+	for i := range f.runs {
+		ds[i], samples[i] = x(&f.runs[i])
+	}
+	if sketchedIn(ds) {
+		f.sketched = append(f.sketched, name)
+		return acrossRuns(ds, f.conf)
+	}
+	return itlPercentiles(samples, f.conf)
+}
+
+// maxRelErr is the largest relative error of the runs' sketches.
+func maxRelErr(runs []Summary) float64 {
+	acc := 0.0
+	for i := range runs {
+		acc = max(acc, runs[i].MaxRelErr())
+	}
+	return acc
 }
 
 // clientBacklog is the mean growth of the client queue over the window
@@ -225,29 +378,27 @@ func (p *Point) emptyRuns() int {
 // NaN and it takes no part in the knee.
 func (p *Point) NoMeasured() bool { return p.emptyRuns() == len(p.Runs) }
 
-// percentiles estimates the metric's p50/p90/p99, warning when a cell has
-// too few requests for its tail: fewer than ten beyond the percentile make
-// it a handful of samples wearing a percentile costume.
-func (p *Point) percentiles(name string, samples [][]float64, conf float64, rng *rand.PCG) Percentiles {
+// thinTail warns when a latency's pooled samples are too few for its
+// tail: fewer than ten beyond the p99 make it a handful of samples
+// wearing a percentile costume.
+func (p *Point) thinTail(name string, samples [][]float64) {
 	n := 0
 	for _, s := range samples {
 		n += len(s)
 	}
 	if n > 0 && float64(n)*(1-0.99) < 10 {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%s p99 from %d requests: fewer than 10 beyond it", name, n))
+		p.warn(Warning{Kind: WarnFewTailSamples, Metrics: []string{name}, N: n})
 	}
-	q := quantilesCI(samples, []float64{0.5, 0.9, 0.99}, conf, rng)
-	return Percentiles{P50: q[0], P90: q[1], P99: q[2]}
 }
 
 // itlPercentiles: inter-token gaps number in the hundreds of thousands, so
 // their percentiles are estimated per replication and the interval is the
 // Student-t interval across replications.
-func (p *Point) itlPercentiles(conf float64, samples func(s *Summary) []ValueCount) Percentiles {
+func itlPercentiles(samples [][]ValueCount, conf float64) Percentiles {
 	q := func(pr float64) Estimate {
-		x := make([]float64, 0, len(p.Runs))
-		for i := range p.Runs {
-			vals, cum := expand(samples(&p.Runs[i]))
+		x := make([]float64, 0, len(samples))
+		for _, vc := range samples {
+			vals, cum := expand(vc)
 			if len(vals) > 0 {
 				x = append(x, Linear.quantileWeighted(pr, vals, cum))
 			}
@@ -255,15 +406,6 @@ func (p *Point) itlPercentiles(conf float64, samples func(s *Summary) []ValueCou
 		return meanCI(x, conf)
 	}
 	return Percentiles{P50: q(0.5), P90: q(0.9), P99: q(0.99)}
-}
-
-// dists is each run's Dist of a metric.
-func dists(runs []Summary, d func(s *Summary) Dist) []Dist {
-	out := make([]Dist, len(runs))
-	for i := range runs {
-		out[i] = d(&runs[i])
-	}
-	return out
 }
 
 // sketchedIn reports whether some run summarised the metric by a sketch,
