@@ -25,26 +25,24 @@ import (
 // in any order, and none is preempted, exactly as the walk would have it.
 // Their blocks are counted from the residues of their computed tokens as
 // residues.go counts a run's, and taken in one call. Otherwise, and when
-// RecordSteps is on, the members are written back into the running list
+// the cohort is off (RecordSteps, say: decideFast), the members are written back into the running list
 // (materialize) and the step is planned by the walk.
 //
 // The price of a step reads its decodes' contexts, of which the cohort
-// keeps only the sum (csum + members × tick): it runs only for a cost
-// model that says its price reads them only through their number and sum
-// (costmodel.DecodeSum: Frozen, the Atlas default, which reads none,
-// Linear and Roofline), priced with the sum as the first context and
-// zeros after (sumDecode), and only for a driver that asked for streaks to
-// be left out of the outcome (OmitStreaks), so that completing a step
-// does not list them either. Plan.Batch.Decode then lists the contexts of
+// keeps only the sum (csum + members × tick), priced with the sum as the
+// first context and zeros after (sumDecode): so it needs a model that
+// reads them only through their number and sum (costmodel.DecodeSum), and
+// a driver that left streaks out of the outcome (OmitStreaks), so that
+// completing a step does not list them either. decideFast (fastpaths.go)
+// holds the whole condition. Plan.Batch.Decode then lists the contexts of
 // the decodes outside the cohort, and Plan.Cohort counts the cohort's.
 //
 // A member finishes at a known tick (the cohort's finish queue), so the
 // longest run none finishes before is read off the queue, and a step's
 // finishers are popped from it and reported in running order.
 //
-// The walk is the slow twin: FuzzEngine drives an engine without the
-// cohort beside one with it and compares every answer; sim's differential
-// tests compare a run with it against the step-by-step run.
+// The walk is the slow twin; docs/fastpaths.md names the tests that hold
+// the two equal.
 type cohort struct {
 	on      bool    // the engine keeps a cohort
 	members []*seq  // in running order, before every request of e.running; nil: one that left

@@ -34,10 +34,21 @@
 //     the driver's other events there, when nothing waits and the model
 //     reads no decode context (Frozen, tables): a run goes on through a
 //     finish, or after a prefill, without a new plan.
+//   - fastpaths.go: which fast paths are on, decided once (New,
+//     OmitStreaks, RecordSteps), and FastPaths, which says why one is off.
 //   - view.go: what a router reads of a replica (Outstanding,
 //     CachedPrefix) without changing it.
 //   - check.go: Check, the invariants tests run after every step.
 //   - testdata/*.txt: scripted interactions with their expected decisions.
+//
+// # Fast paths
+//
+// Runs of decode steps, residue counts, the decode cohort, Continue,
+// omitted streaks, joins that do not cut a run and the FCFS run outside
+// the waiting heap each compute what a step-by-step engine would, for
+// less, and each has a slow twin that tests hold it to. Engine.FastPaths
+// says which are on and why not; docs/fastpaths.md in the repository
+// lists each with its conditions, its twin, its tests and what it saves.
 //
 // # The driver's loop
 //

@@ -25,10 +25,10 @@ package engine
 // something reads it inside the run (Abort, Truncate dropping every step,
 // Check) and written when the run's steps complete (decoded).
 //
-// The walks are kept as the slow twin (an engine whose count is nil: block
-// sizes the counts cannot serve, not a power of two or above
-// maxResidueBlock, and the tests' walkRuns), and FuzzEngine drives a twin
-// engine through them, comparing every outcome, plan and pool state.
+// The walks are kept as the slow twin (block sizes the counts cannot
+// serve, not a power of two or above maxResidueBlock, recorded steps, and
+// the tests' walkRuns: decideFast), held to the counts by the tests
+// docs/fastpaths.md names.
 type residues struct {
 	on    bool    // the plan in flight keeps its run's blocks in aggregate
 	count []int32 // the plan's plain decodes by computed tokens mod BlockSize; nil: walk
