@@ -44,7 +44,7 @@ import (
 // The walk is the slow twin; docs/fastpaths.md names the tests that hold
 // the two equal.
 type cohort struct {
-	on      bool    // the engine keeps a cohort
+	on      bool    // the engine keeps a cohort (decideFast)
 	members []*seq  // in running order, before every request of e.running; nil: one that left
 	n       int     // members (non-nil entries)
 	tick    int     // decode steps the cohort has taken: its clock

@@ -61,7 +61,7 @@ type Engine struct {
 
 	acceptor Acceptor // speculative decoding: the driver's acceptance draws
 
-	omit    bool          // OmitStreaks
+	omit    bool          // streaks are omitted: OmitStreaks, as decideFast decided
 	move    uint64        // outcomes with steps so far (streak.go)
 	lastEnd time.Duration // the end of the last of them
 	prev    uint64        // the outcome a request continuing its streak in this one last emitted in

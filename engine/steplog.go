@@ -34,7 +34,9 @@ type StepShape struct {
 // RecordSteps makes every Outcome describe its steps (Outcome.Shape). It
 // costs a little per step, so a driver turns it on only when something
 // observes steps, before the first step: a step that lists every decode's
-// context keeps no decode cohort (cohort.go).
+// context keeps no decode cohort (cohort.go), a run's blocks are taken
+// step by step, not counted from residues, and a join cuts a run
+// (JoinChangesNothing reports false). FastPaths says so.
 func (e *Engine) RecordSteps(on bool) {
 	e.record = on
 	e.decideFast()
