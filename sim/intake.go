@@ -186,8 +186,6 @@ func (r *runner) arrive(ref int32) error {
 
 // failRecorded ends a request its trace recorded as failed, at its
 // arrival.
-//
-//go:noinline
 func (r *runner) failRecorded(ref int32, pullNext bool) error {
 	r.slots[ref].rec.Replica = Unrouted
 	r.end(ref, StatusErrored, "recorded as failed in the trace")

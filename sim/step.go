@@ -143,10 +143,8 @@ func (r *runner) gap(s *slot, d time.Duration, k, per int) {
 }
 
 // gapApart adds a measured gap to the replica's, the class's and the
-// per-token series, for the runs that keep them (out of line: one
-// replica with one class and no drafts keeps none).
-//
-//go:noinline
+// per-token series, for the runs that keep them (one replica with one
+// class and no drafts keeps none).
 func (r *runner) gapApart(s *slot, d, td time.Duration, k, per int) {
 	if rep := r.replicaITL(&r.reps[s.rec.Replica]); rep != &r.col.itl {
 		rep.add(d, k)
@@ -194,10 +192,7 @@ func (r *runner) end(ref int32, st Status, reason string) {
 }
 
 // feedback tells a closed-loop source that request id ended with st, and
-// pulls what that released. (Out of line: an open-loop run never calls
-// it.)
-//
-//go:noinline
+// pulls what that released.
 func (r *runner) feedback(id uint64, st Status) {
 	r.fb.Finished(id, r.now, st == StatusOK)
 	r.pullErr = r.pull()

@@ -73,13 +73,7 @@ func (r *runner) memberOf(ref int32) *member {
 	return &r.members[ref]
 }
 
-// growMembers extends the members to hold ref. It is kept out of line, as
-// are the other rare branches of the per-request path here: inlined, their
-// code sits between the lines each request runs, and the instructions one
-// request runs no longer fit the 32 KiB first-level instruction cache
-// (docs/scale.md).
-//
-//go:noinline
+// growMembers extends the members to hold ref.
 func (r *runner) growMembers(ref int32) {
 	r.members = append(r.members, make([]member, int(ref)+1-len(r.members))...)
 }
@@ -127,8 +121,6 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) error {
 
 // startStreaks sizes a replica's streak counts by class, at its first
 // member.
-//
-//go:noinline
 func (r *runner) startStreaks(st *streaks) {
 	st.over = make([]int64, len(r.classes.list))
 	if r.perClass {

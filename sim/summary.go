@@ -270,11 +270,8 @@ type collector struct {
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-// hold keeps r, without its tokens, until the warm-up is detected (out of
-// line: a run that does not detect it never calls it). A collector that
-// does not detect it counts a record at once (count).
-//
-//go:noinline
+// hold keeps r, without its tokens, until the warm-up is detected. A
+// collector that does not detect it counts a record at once (count).
 func (c *collector) hold(r *Record) {
 	k := *r
 	k.Tokens = nil
