@@ -52,18 +52,7 @@ func (h *stepEnds) len() int       { return len(h.items) }
 func (h *stepEnds) peek() *stepEnd { return &h.items[0] }
 
 // set makes at the end of replica rep's move, whether it had one or not.
-// (One replica's end is the only one: that case inlines; setHeap is the
-// rest.)
 func (h *stepEnds) set(rep int, at time.Duration) {
-	if len(h.pos) == 1 {
-		h.items, h.pos[0] = append(h.items[:0], stepEnd{at: at}), 0
-		return
-	}
-	h.setHeap(rep, at)
-}
-
-// setHeap is set with several replicas.
-func (h *stepEnds) setHeap(rep int, at time.Duration) {
 	i := int(h.pos[rep])
 	if i < 0 { // a new leaf: it can only rise
 		i = len(h.items)
@@ -86,18 +75,8 @@ func (h *stepEnds) setHeap(rep int, at time.Duration) {
 	}
 }
 
-// remove forgets replica rep's move end, if it has one. (One replica's
-// case inlines; removeHeap is the rest.)
+// remove forgets replica rep's move end, if it has one.
 func (h *stepEnds) remove(rep int) {
-	if len(h.pos) == 1 {
-		h.items, h.pos[0] = h.items[:0], -1
-		return
-	}
-	h.removeHeap(rep)
-}
-
-// removeHeap is remove with several replicas.
-func (h *stepEnds) removeHeap(rep int) {
 	i := int(h.pos[rep])
 	if i < 0 {
 		return
