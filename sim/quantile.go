@@ -83,19 +83,12 @@ type weighted struct {
 	npend int
 }
 
-// add counts n gaps of d. More gaps of the latest value, the usual case,
-// are counted inline.
+// add counts n gaps of d. More gaps of the latest value are the usual
+// case.
 func (w *weighted) add(d time.Duration, n int) {
-	if w.npend > 0 && d == w.pend[0] {
-		w.pendN[0] += n
-		return
-	}
-	w.addOther(d, n)
-}
-
-// addOther is add for a value other than the latest.
-func (w *weighted) addOther(d time.Duration, n int) {
 	switch {
+	case w.npend > 0 && d == w.pend[0]:
+		w.pendN[0] += n
 	case w.npend > 1 && d == w.pend[1]:
 		w.pend[0], w.pend[1] = d, w.pend[0]
 		w.pendN[0], w.pendN[1] = w.pendN[1]+n, w.pendN[0]

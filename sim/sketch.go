@@ -106,10 +106,6 @@ func (s *Sketch) count(x float64, n uint64) bool {
 		s.zero += n
 	default:
 		if i, ok := s.tableIndex(x); ok {
-			if j := i - s.offset; uint(j) < uint(len(s.bins)) { // bump's usual case, inline
-				s.bins[j] += n
-				return true
-			}
 			s.bump(i, n)
 		} else {
 			s.bump(s.index(x), n)

@@ -217,16 +217,9 @@ func (r *runner) tally(rec *Record, class int) {
 }
 
 // countApart counts a measured record in its replica's summary (in a
-// fleet) and its class's (with classes). (Its test inlines: one replica
-// with no classes keeps no summary apart.)
+// fleet) and its class's (with classes): one replica with no classes
+// keeps no summary apart.
 func (r *runner) countApart(rec *Record, class int) {
-	if len(r.reps) > 1 || r.perClass {
-		r.countApartNow(rec, class)
-	}
-}
-
-// countApartNow is countApart with a summary apart to count in.
-func (r *runner) countApartNow(rec *Record, class int) {
 	if len(r.reps) > 1 && rec.Replica != Unrouted {
 		r.reps[rec.Replica].col.count(rec)
 	}
