@@ -67,13 +67,9 @@ func (q *finQueue) pop() finEntry {
 	if !q.fromRun() {
 		return q.heap.pop()
 	}
-	return q.popRun()
-}
-
-// popRun removes and returns the run's front entry.
-func (q *finQueue) popRun() finEntry {
-	// Its place is not cleared: the engine keeps its sequences for its
-	// lifetime (spare), and the clear was a write barrier a finish.
+	// The run's front entry. Its place is not cleared: the engine keeps
+	// its sequences for its lifetime (spare), and the clear was a write
+	// barrier a finish.
 	x := q.run[q.head]
 	q.head++
 	switch {

@@ -153,16 +153,12 @@ func (p *blockPool) pushRun(n int) {
 // take allocates n blocks from the head of the free queue (the never-cached
 // queue first under FreeBlocksFirst), evicting the content of cached ones.
 // They become anonymous blocks of their new holder. The caller has checked
-// that n blocks are free. Taking none, as a move often does, is inlined.
+// that n blocks are free. Most takes are part of the run of blocks never
+// cached at the head of the free queue; takeEach is the rest.
 func (p *blockPool) take(n int) {
-	if n > 0 {
-		p.takeSome(n)
+	if n <= 0 {
+		return
 	}
-}
-
-// takeSome is take for n > 0: most takes are part of the run of blocks
-// never cached at the head of the free queue; takeEach is the rest.
-func (p *blockPool) takeSome(n int) {
 	if q := &p.q[0]; q.blocks > 0 {
 		if b := &p.nodes[q.head]; int(b.run) > n {
 			b.run -= int32(n)
