@@ -198,8 +198,9 @@ func ceilDiv(a, b time.Duration) time.Duration { return (a + b - 1) / b }
 
 // tokensIn is inWindow(t, step, n) for step > 0 or n = 1, with the
 // answer of an open window after its warm-up (every instant counts)
-// inline: the call was about 100 instructions a request of
-// BenchmarkRunAtlas.
+// inline: worth 1.0 % of RunAtlas's instructions and of RunBatch256's,
+// measured 2026-12-04; it stays as one of five splits worth 3.9 %
+// together (docs/scale.md, "What the inlining contortions are worth").
 func (r *runner) tokensIn(t, step time.Duration, n int) int {
 	if r.cfg.Horizon == 0 && t >= r.cfg.Warmup {
 		return n
