@@ -188,7 +188,9 @@ func (r *runner) arrive(ref int32) error {
 // arrival.
 func (r *runner) failRecorded(ref int32, pullNext bool) error {
 	r.slots[ref].rec.Replica = Unrouted
-	r.end(ref, StatusErrored, "recorded as failed in the trace")
+	if err := r.end(ref, StatusErrored, "recorded as failed in the trace"); err != nil {
+		return err
+	}
 	if pullNext {
 		return r.pull()
 	}
@@ -215,8 +217,7 @@ func (r *runner) send(ref int32) error {
 		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen,
 		Class: s.class, Deadline: r.deadline(s.class, r.now)})
 	if err != nil {
-		r.end(ref, StatusRejected, err.Error())
-		return nil
+		return r.end(ref, StatusRejected, err.Error())
 	}
 	// It joins the replica's waiting queue: a run in flight there stops
 	// after its step in flight, as step by step, unless the join changes
@@ -290,6 +291,5 @@ func (r *runner) timeout(ref int32, gen uint32) error {
 	}
 	r.hold(rep, -1)
 	r.inSystem--
-	r.end(ref, StatusTimedOut, "client deadline reached")
-	return nil
+	return r.end(ref, StatusTimedOut, "client deadline reached")
 }

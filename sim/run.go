@@ -83,8 +83,6 @@ type runner struct {
 	done, tokens       int           // ok completions and tokens inside the window
 	areaAt             time.Duration
 
-	pullErr error // a source error met while handling feedback
-
 	maxHeld    int  // Config.MaxBacklog resolved; 0 means no bound
 	overloaded bool // the backlog passed maxHeld: the run stops
 
@@ -251,9 +249,6 @@ func (r *runner) loop() error {
 			if err := r.sendWaiting(); err != nil {
 				return err
 			}
-		}
-		if r.pullErr != nil {
-			return r.pullErr
 		}
 		if r.overloaded { // the backlog proves overload: stop now
 			// A move that ends at this very instant is collected as the

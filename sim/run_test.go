@@ -345,3 +345,40 @@ func TestPrefixCacheCutsTTFT(t *testing.T) {
 	assert.InDelta(t, 0.45, share, 0.03)
 	assert.Less(t, on.TTFT.Median, off.TTFT.Median-40)
 }
+
+// errOnFeedback is a closed-loop source of two requests that finish
+// together: after the first Finished its Next fails (a malformed line of
+// the next turn), after the second it has nothing left.
+type errOnFeedback struct {
+	issued, finished int
+	failed           bool
+}
+
+func (s *errOnFeedback) Next() (workload.Request, error) {
+	switch {
+	case s.issued < 2:
+		s.issued++
+		return workload.Request{ID: uint64(s.issued), InputTokens: 10, OutputTokens: 2}, nil
+	case s.finished == 0:
+		return workload.Request{}, workload.ErrWaiting
+	case s.finished == 1 && !s.failed:
+		s.failed = true
+		return workload.Request{}, errors.New(`turns.jsonl:3: field Turn: "x" is not an integer`)
+	}
+	return workload.Request{}, io.EOF
+}
+
+func (s *errOnFeedback) Finished(uint64, time.Duration, bool) { s.finished++ }
+
+// A source error met while feedback pulls (a request's end) stops the run
+// with that error, even when the next request's end pulls again at the
+// same instant and finds the source done: it was kept in a field the next
+// pull overwrote, and the run ended as if the trace were whole.
+func TestFeedbackSourceErrorStopsTheRun(t *testing.T) {
+	src := &errOnFeedback{}
+	var ended []uint64
+	_, err := Run(Config{}, src, ObserverFunc(func(r *Record) { ended = append(ended, r.ID) }))
+	require.EqualError(t, err, `sim: reading the workload: turns.jsonl:3: field Turn: "x" is not an integer`)
+	assert.Equal(t, 1, src.finished, "the run stops at the error, before the second request's feedback")
+	assert.Equal(t, []uint64{1}, ended)
+}

@@ -42,21 +42,22 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 			r.emit(s, rep.stepTime, em.Tokens, em.First, out.End)
 		}
 		if em.Done {
-			r.finish(rep, em.Ref)
+			if err := r.finish(rep, em.Ref); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
 // finish ends a request that emitted its last token.
-func (r *runner) finish(rep *replica, ref int32) {
+func (r *runner) finish(rep *replica, ref int32) error {
 	r.hold(rep, -1)
 	r.inSystem--
 	if r.slots[ref].willError {
-		r.end(ref, StatusErrored, "server error (injected or recorded in the trace)")
-	} else {
-		r.end(ref, StatusOK, "")
+		return r.end(ref, StatusErrored, "server error (injected or recorded in the trace)")
 	}
+	return r.end(ref, StatusOK, "")
 }
 
 // replicaITL is the histogram a replica's inter-token gaps go to besides
@@ -167,8 +168,9 @@ type classBound struct {
 }
 
 // end gives a live request its terminal status, hands its record to the
-// observer and the summary, frees its slot, and tells a closed-loop source.
-func (r *runner) end(ref int32, st Status, reason string) {
+// observer and the summary, frees its slot, and tells a closed-loop source,
+// returning the error the source met pulling what that released.
+func (r *runner) end(ref int32, st Status, reason string) error {
 	r.settleStreak(ref)
 	s := &r.slots[ref]
 	rec := &s.rec
@@ -187,15 +189,16 @@ func (r *runner) end(ref int32, st Status, reason string) {
 	s.prefix = nil // the workload's slice: do not keep it alive
 	r.freeRefs = append(r.freeRefs, ref)
 	if r.fb != nil && st != StatusUnfinished {
-		r.feedback(id, st)
+		return r.feedback(id, st)
 	}
+	return nil
 }
 
 // feedback tells a closed-loop source that request id ended with st, and
 // pulls what that released.
-func (r *runner) feedback(id uint64, st Status) {
+func (r *runner) feedback(id uint64, st Status) error {
 	r.fb.Finished(id, r.now, st == StatusOK)
-	r.pullErr = r.pull()
+	return r.pull()
 }
 
 // tally counts a record that ended at rec.Finish: among the window's
@@ -229,7 +232,8 @@ func (r *runner) countApart(rec *Record, class int) {
 }
 
 // abandon ends every request still live when the run stops as unfinished,
-// in slot order (deterministic).
+// in slot order (deterministic). An unfinished request tells its source
+// nothing, so no error comes of it.
 func (r *runner) abandon() {
 	reason := "still in flight when the run stopped"
 	if r.overloaded {
@@ -246,7 +250,7 @@ func (r *runner) abandon() {
 			if !s.rec.Sent && !r.overloaded {
 				why = "waiting client-side for a slot (Config.MaxConcurrency) when the run stopped"
 			}
-			r.end(int32(ref), StatusUnfinished, why)
+			_ = r.end(int32(ref), StatusUnfinished, why) // nil: no feedback
 		}
 	}
 }

@@ -100,7 +100,9 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) error {
 		}
 		r.emit(&r.slots[em.Ref], d, em.Tokens, em.First, out.End)
 		if em.Done {
-			r.finish(rep, em.Ref)
+			if err := r.finish(rep, em.Ref); err != nil {
+				return err
+			}
 		} else {
 			r.joiners = append(r.joiners, em.Ref)
 		}
