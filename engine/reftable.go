@@ -28,23 +28,16 @@ func (t *refTable) get(ref int32) (*seq, bool) {
 	return s, ok
 }
 
-// put adds ref, which the table does not hold.
+// put adds ref, which the table does not hold. A ref beyond the dense
+// table's length grows the table, or for a far ref goes to the map.
 func (t *refTable) put(ref int32, s *seq) {
 	t.n++
-	if uint32(ref) < uint32(len(t.dense)) { // the usual case, inlined
+	if uint32(ref) < uint32(len(t.dense)) { // the usual case
 		t.dense[ref] = s
 		return
 	}
-	t.putFar(ref, s)
-}
-
-// putFar is put for a ref beyond the dense table's length: the table
-// grows, or for a far ref the map holds it.
-func (t *refTable) putFar(ref int32, s *seq) {
 	if ref >= 0 && int(ref) < 2*len(t.dense)+1024 {
-		if int(ref) >= len(t.dense) {
-			t.dense = append(t.dense, make([]*seq, int(ref)+1-len(t.dense))...)
-		}
+		t.dense = append(t.dense, make([]*seq, int(ref)+1-len(t.dense))...)
 		t.dense[ref] = s
 		return
 	}

@@ -44,3 +44,26 @@ func TestRefTableIsAMap(t *testing.T) {
 	require.Equal(t, model, seen)
 	require.LessOrEqual(t, len(tab.dense), 3000, "a large Ref went to the slice")
 }
+
+// put grows the slice just to a Ref below twice its length plus 1,024,
+// and sends one beyond that, or a negative one, to the map.
+func TestRefTablePutGrowsToTheRef(t *testing.T) {
+	var tab refTable
+	s := &seq{}
+	tab.put(0, s)
+	require.Len(t, tab.dense, 1)
+	tab.put(1_025, s) // below 2·1 + 1,024 = 1,026: the slice grows to it
+	require.Len(t, tab.dense, 1_026)
+	tab.put(3_076, s) // 2·1,026 + 1,024 = 3,076: too far
+	tab.put(-1, s)
+	require.Len(t, tab.dense, 1_026)
+	require.Len(t, tab.sparse, 2)
+	tab.put(3_075, s) // below 3,076: the slice grows to it
+	require.Len(t, tab.dense, 3_076)
+	require.Equal(t, 5, tab.len())
+	for _, ref := range []int32{0, 1_025, 3_076, -1, 3_075} {
+		got, ok := tab.get(ref)
+		require.True(t, ok, "ref %d", ref)
+		require.Same(t, s, got, "ref %d", ref)
+	}
+}

@@ -264,11 +264,7 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 }
 
 // start notes s's first admission, with tokens of its prompt found
-// cached. (Out of line, as other branches each request runs once: inlined,
-// their code sits between the lines every admission runs; see
-// docs/scale.md on the instruction cache.)
-//
-//go:noinline
+// cached.
 func (e *Engine) start(s *seq, tokens int) {
 	s.started = true
 	s.cached = tokens
