@@ -11,11 +11,8 @@ func (x Experiment) RunShard(sh Shard) (*ShardResult, error) {
 	}
 	res := newShardResult(experimentKind, study, sh, len(x.Loads)*x.Blocks)
 	err = runShard(res, x.Workers, func(j int) (shardRun, error) {
-		var run shardRun
-		f := &run.figures
-		var err error
-		f[0], f[1], f[2], f[3], err = x.runBlock(x.Loads[j/x.Blocks], j%x.Blocks)
-		return run, err
+		b, err := x.RunBlock(x.Loads[j/x.Blocks], j%x.Blocks)
+		return shardRun{figures: [4]float64{b.A, b.B, b.AttainA, b.AttainB}}, err
 	})
 	if err != nil {
 		return nil, err
@@ -36,17 +33,15 @@ func (x Experiment) Merge(shards []*ShardResult) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	figures := make([][][]float64, 4) // metric of A, of B, attainment of A, of B: [load][block]
-	for f := range figures {
-		figures[f] = make([][]float64, len(x.Loads))
-		for i := range x.Loads {
-			figures[f][i] = make([]float64, x.Blocks)
-			for k := range x.Blocks {
-				figures[f][i][k] = runs[i*x.Blocks+k].figures[f]
-			}
+	blocks := make([][]Block, len(x.Loads))
+	for i := range blocks {
+		blocks[i] = make([]Block, x.Blocks)
+		for k := range blocks[i] {
+			f := runs[i*x.Blocks+k].figures
+			blocks[i][k] = Block{A: f[0], B: f[1], AttainA: f[2], AttainB: f[3]}
 		}
 	}
-	return x.result(figures[0], figures[1], figures[2], figures[3]), nil
+	return x.ResultOf(blocks)
 }
 
 // shardStudy validates the experiment, fills its defaults and

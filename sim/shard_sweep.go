@@ -47,7 +47,7 @@ func (s Sweep) Merge(shards []*ShardResult) (*Curve, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.shards = &shardRuns{replay: runs}
+	s.RunLoads = (&shardRuns{replay: runs}).segment
 	return s.Run()
 }
 
@@ -60,7 +60,7 @@ func (s Sweep) planShards() (*shardRuns, string, error) {
 		return nil, "", ErrAutomaticGrid
 	}
 	plan := &shardRuns{}
-	s.shards = plan
+	s.RunLoads = plan.segment
 	if _, err := s.Run(); err != nil {
 		return nil, "", err
 	}
@@ -72,7 +72,7 @@ func (s Sweep) planShards() (*shardRuns, string, error) {
 // change no run, left out.
 func (s Sweep) forFingerprint() Sweep {
 	s = s.withDefaults()
-	s.Workers, s.Observe, s.shards = 0, nil, nil
+	s.Workers, s.Observe, s.RunLoads = 0, nil, nil
 	s.Grid.Loads = slices.Compact(slices.Sorted(slices.Values(s.Grid.Loads)))
 	return s
 }
@@ -103,7 +103,7 @@ func (d DialSweep) Merge(shards []*ShardResult) (*DialResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.Sweep.shards = &shardRuns{replay: runs}
+	d.Sweep.RunLoads = (&shardRuns{replay: runs}).segment
 	return d.Run()
 }
 
@@ -115,7 +115,7 @@ func (d DialSweep) planShards() (*shardRuns, string, error) {
 		return nil, "", ErrAutomaticGrid
 	}
 	plan := &shardRuns{}
-	d.Sweep.shards = plan
+	d.Sweep.RunLoads = plan.segment
 	if _, err := d.Run(); err != nil {
 		return nil, "", err
 	}
@@ -146,25 +146,24 @@ type shardSegment struct {
 	first int
 }
 
-// segment numbers the runs of s at loads and adds their points to c.
-func (p *shardRuns) segment(s Sweep, c *Curve, loads []float64) error {
+// segment numbers the runs of s at loads and returns their summaries.
+func (p *shardRuns) segment(s Sweep, loads []float64) ([][]Summary, error) {
 	seg := shardSegment{sweep: s, loads: slices.Clone(loads), first: p.jobs}
-	seg.sweep.shards = nil
 	p.segments = append(p.segments, seg)
 	p.jobs += len(loads) * s.Reps
 	if p.replay != nil && p.jobs > len(p.replay) {
-		return fmt.Errorf("sim: merge: the study asks for %d runs or more, its plan had %d", p.jobs, len(p.replay))
+		return nil, fmt.Errorf("sim: merge: the study asks for %d runs or more, its plan had %d", p.jobs, len(p.replay))
 	}
-	for i, l := range loads {
-		runs := make([]Summary, s.Reps)
+	sums := make([][]Summary, len(loads))
+	for i := range loads {
+		sums[i] = make([]Summary, s.Reps)
 		if p.replay != nil {
-			for r := range runs {
-				runs[r] = p.replay[seg.first+i*s.Reps+r].summary
+			for r := range sums[i] {
+				sums[i][r] = p.replay[seg.first+i*s.Reps+r].summary
 			}
 		}
-		c.add(s.point(l, runs))
 	}
-	return nil
+	return sums, nil
 }
 
 // run runs run j of the plan.
@@ -172,7 +171,7 @@ func (p *shardRuns) run(j int) (shardRun, error) {
 	seg := p.segments[sort.Search(len(p.segments), func(i int) bool { return p.segments[i].first > j })-1]
 	k := j - seg.first
 	load, rep := seg.loads[k/seg.sweep.Reps], k%seg.sweep.Reps
-	sum, err := seg.sweep.runOne(load, rep)
+	sum, err := seg.sweep.RunOne(load, rep)
 	if err != nil {
 		return shardRun{}, fmt.Errorf("sim: sweep at %v requests/s: %w", load, err)
 	}

@@ -58,10 +58,15 @@ type Sweep struct {
 	// automatic grid rounds its loads, and bisection stops at adjacent
 	// populations.
 	Axis Axis
-
-	// shards, set only by RunShard and Merge (shard_sweep.go), stands in
-	// for the runs: runLoads plans them or replays them from shard files.
-	shards *shardRuns
+	// RunLoads, when set, stands in for the sweep's runs: Run (and so
+	// the model band's runs and a DialSweep's) hands it each set of runs
+	// it would make, as the sweep that makes them (defaults filled in,
+	// the Config of the band's variant or the dial's value, RunLoads nil)
+	// and their loads, and takes runs[i][r] as the summary of replication
+	// r at loads[i], building the curve from them by the code that builds
+	// it from its own runs. Package sim/shard plans and merges sharded
+	// sweeps through it. nil, the zero value, runs them here (RunOne).
+	RunLoads func(s Sweep, loads []float64) (runs [][]Summary, err error)
 }
 
 func (s Sweep) withDefaults() Sweep {
@@ -169,12 +174,46 @@ func (s Sweep) Run() (*Curve, error) {
 	return c, nil
 }
 
-// runLoads runs every replication of every load, Workers at a time, and
-// adds the points to c in load order.
+// runLoads runs every replication of every load (or has RunLoads run
+// them) and adds the points to c in load order.
 func (s Sweep) runLoads(c *Curve, loads []float64) error {
-	if s.shards != nil {
-		return s.shards.segment(s, c, loads)
+	var sums [][]Summary
+	var err error
+	if s.RunLoads != nil {
+		sums, err = s.runElsewhere(loads)
+	} else {
+		sums, err = s.runHere(loads)
 	}
+	if err != nil {
+		return err
+	}
+	// The points' bootstrap intervals cost as much as the runs: build them
+	// in parallel too (each point's streams are its own, so the order does
+	// not matter), then add them in load order.
+	points := make([]Point, len(loads))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(s.Workers, len(loads)) {
+		wg.Go(func() {
+			for i := range next {
+				points[i] = s.point(loads[i], sums[i])
+			}
+		})
+	}
+	for i := len(loads) - 1; i >= 0; i-- { // the largest samples first, as in runHere
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, p := range points {
+		c.add(p)
+	}
+	return nil
+}
+
+// runHere runs every replication of every load, Workers at a time, and
+// returns their summaries, [load][replication].
+func (s Sweep) runHere(loads []float64) ([][]Summary, error) {
 	type job struct{ load, rep int }
 	jobs := make(chan job)
 	sums := make([][]Summary, len(loads))
@@ -204,30 +243,10 @@ func (s Sweep) runLoads(c *Curve, loads []float64) error {
 	wg.Wait()
 	for i, l := range loads {
 		if err := joinDistinct(errs[i]); err != nil {
-			return fmt.Errorf("sim: sweep at %v requests/s: %w", l, err)
+			return nil, fmt.Errorf("sim: sweep at %v requests/s: %w", l, err)
 		}
 	}
-	// The points' bootstrap intervals cost as much as the runs: build them
-	// in parallel too (each point's streams are its own, so the order does
-	// not matter), then add them in load order.
-	points := make([]Point, len(loads))
-	next := make(chan int)
-	for range min(s.Workers, len(loads)) {
-		wg.Go(func() {
-			for i := range next {
-				points[i] = s.point(loads[i], sums[i])
-			}
-		})
-	}
-	for i := len(loads) - 1; i >= 0; i-- { // the largest samples first, as above
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, p := range points {
-		c.add(p)
-	}
-	return nil
+	return sums, nil
 }
 
 func (s Sweep) runOne(load float64, rep int) (Summary, error) {
