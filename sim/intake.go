@@ -11,6 +11,68 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
+// intake is the runner's state of the requests coming in (this file):
+// the source, the slots of the requests it yielded, the client-side queue
+// of Config.MaxConcurrency and the backlog bound.
+type intake struct {
+	src workload.Source
+	fb  workload.Feedback
+	// paced is the source as workload.Paced, if it is: streamDue says a
+	// request its Next yielded has not arrived yet; lastRef is the slot
+	// schedule filled last.
+	paced       workload.Paced
+	streamDue   bool
+	lastRef     int32
+	srcDone     bool
+	lastArrival time.Duration
+	seen        int        // requests pulled from the source
+	errs        *rand.Rand // injects server errors (Config.ErrorRate)
+
+	slots    []slot
+	freeRefs []int32
+
+	inFlight   int     // requests sent and not ended (Config.MaxConcurrency)
+	clientQ    []int32 // requests waiting client-side for a slot, from clientHead
+	clientHead int
+
+	maxHeld    int  // Config.MaxBacklog resolved; 0 means no bound
+	overloaded bool // the backlog passed maxHeld: the run stops
+}
+
+func newIntake(cfg Config, src workload.Source) intake {
+	in := intake{src: src, errs: workload.NewStream(cfg.Seed, "sim/errors")}
+	in.fb, _ = src.(workload.Feedback)
+	in.paced, _ = src.(workload.Paced)
+	if in.maxHeld = cfg.MaxBacklog; in.maxHeld == 0 {
+		in.maxHeld = DefaultMaxBacklog
+	} else if in.maxHeld < 0 {
+		in.maxHeld = 0
+	}
+	return in
+}
+
+// routing is what routing each arrival keeps (route, and the View a
+// router reads, fleet.go).
+type routing struct {
+	router    Router
+	routeRand *rand.Rand
+	routed    int // requests routed so far
+	routeReq  workload.Request
+	signals   []signals // each frontend's stale view (Fleet.SignalDelay)
+	view      View
+}
+
+// newRouting is a run's routing; its view is the runner's to point at
+// itself.
+func newRouting(cfg Config) routing {
+	rt := routing{router: cfg.Fleet.Router, routeRand: workload.NewStream(cfg.Seed, "sim/router"),
+		signals: make([]signals, max(1, cfg.Fleet.Frontends))}
+	if rt.router == nil {
+		rt.router = RoundRobin{}
+	}
+	return rt
+}
+
 // slot is a request's record plus what the runner needs while it lives.
 type slot struct {
 	rec       Record

@@ -6,6 +6,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/workload"
 )
 
 // replica is one engine of the fleet and what the runner tracks of it: the
@@ -35,6 +36,33 @@ type replica struct {
 	streak    streaks       // its requests in decode streaks (streak.go)
 }
 
+// replicas is the runner's fleet (this file): every replica, those to
+// plan once the current instant is handled, and whether any decodes
+// speculatively, with the seed of each request's acceptance stream.
+type replicas struct {
+	reps       []replica
+	toPlan     []int  // replicas to plan once the current instant is handled
+	speculates bool   // some replica decodes speculatively
+	accSeed    uint64 // seeds each request's acceptance stream with its ID
+}
+
+// newReplicas builds every replica of cfg, in one allocation (appending
+// them one by one was 56 % of the setup of 50,000 replicas).
+func newReplicas(cfg Config, slo SLO) (replicas, error) {
+	rcs := cfg.replicas()
+	rs := replicas{reps: make([]replica, len(rcs)),
+		accSeed: workload.NewStream(cfg.Seed, "sim/speculation").Uint64()}
+	for i, rc := range rcs {
+		rep := &rs.reps[i]
+		if err := rep.init(i, rc, slo); err != nil {
+			return replicas{}, err
+		}
+		rep.col.setExact(cfg.ExactSamples)
+		rs.speculates = rs.speculates || rep.spec.On()
+	}
+	return rs, nil
+}
+
 // effective is the engine configuration and the cost model the replica
 // runs: with speculative decoding the engine drafts K tokens and the
 // model prices the drafter too.
@@ -46,16 +74,18 @@ func (r Replica) effective() (engine.Config, costmodel.Model) {
 	return r.Engine, r.Model
 }
 
-func newReplica(idx int, r Replica, slo SLO) (replica, error) {
+// init makes the zero replica in place replica idx, configured by r.
+func (rep *replica) init(idx int, r Replica, slo SLO) error {
 	cfg, model := r.effective()
 	eng, err := engine.New(cfg, model)
 	if err != nil {
-		return replica{}, fmt.Errorf("sim: replica %d: %w", idx, err)
+		return fmt.Errorf("sim: replica %d: %w", idx, err)
 	}
 	cf, ok := model.(costmodel.ContextFree)
-	rep := replica{idx: idx, eng: eng, spec: r.Speculation, ctxFree: model == nil || ok && cf.ContextFree()}
+	rep.idx, rep.eng, rep.spec = idx, eng, r.Speculation
+	rep.ctxFree = model == nil || ok && cf.ContextFree()
 	rep.col.slo = slo
-	return rep, nil
+	return nil
 }
 
 // hold changes the requests the replica holds by d at the runner's
@@ -67,8 +97,8 @@ func (r *runner) hold(rep *replica, d int) {
 
 // integrateHeld adds what the replica held from its last change to t,
 // clipped to the declared window, to its integral.
-func (r *runner) integrateHeld(rep *replica, t time.Duration) {
-	lo, hi := max(rep.heldAt, r.cfg.Warmup), min(t, r.closes)
+func (w *window) integrateHeld(rep *replica, t time.Duration) {
+	lo, hi := max(rep.heldAt, w.opens), min(t, w.closes)
 	if hi > lo {
 		rep.heldArea.add(uint64(rep.held), uint64(hi-lo))
 	}

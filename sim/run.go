@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"math/rand/v2"
 	"time"
 
 	"github.com/servesim/servesim/workload"
@@ -28,88 +27,41 @@ func Run(cfg Config, src workload.Source, obs Observer) (Summary, error) {
 	return r.summary(), nil
 }
 
-// The runner is split in four concerns, one file each:
-//   - run.go: the event loop and when it stops;
+// The runner is split in concerns, one file each, and its state in
+// sub-structs named after them, embedded by value so that a field is one
+// load away, as a field of the runner's own:
+//   - run.go: the event loop and when it stops (the runner's own fields);
 //   - intake.go: pulling requests from the source, routing each arrival to
-//     a replica, client deadlines;
+//     a replica, client deadlines (intake, routing);
 //   - replica.go: each replica's engine and its move in flight (a step, or
-//     a run of identical decode steps cut where something happens to it);
-//   - window.go: the clock, the measurement window and what is integrated
-//     over it; step.go and summary.go turn tokens into records and records
-//     into a Summary.
+//     a run of identical decode steps cut where something happens to it)
+//     (replicas);
+//   - window.go: the measurement window and what is integrated over it
+//     (window);
+//   - streak.go: decode streaks accounted when they end (streaking);
+//   - step.go: tokens into records, records into the summaries' collectors
+//     (collectors); summary.go turns those into a Summary.
 type runner struct {
 	cfg Config
-	slo SLO
-	src workload.Source
-	fb  workload.Feedback
-	// paced is the source as workload.Paced, if it is: streamDue says a
-	// request its Next yielded has not arrived yet; lastRef is the slot
-	// schedule filled last.
-	paced     workload.Paced
-	streamDue bool
-	lastRef   int32
-	obs       Observer
-	errs      *rand.Rand
 
-	reps      []replica
-	toPlan    []int // replicas to plan once the current instant is handled
-	router    Router
-	routeRand *rand.Rand
-	routed    int // requests routed so far
-	routeReq  workload.Request
-	signals   []signals // each frontend's stale view (Fleet.SignalDelay)
-	view      View
-
-	events   eventHeap
-	ends     stepEnds // the replicas' move ends: the step-end events
-	slots    []slot
-	freeRefs []int32
-
+	// The event loop's: the clock (window.go's advance moves it), the
+	// event queues, and when the run stops.
 	now          time.Duration
-	srcDone      bool
-	lastArrival  time.Duration
-	seen         int // requests pulled from the source
-	measuredLive int
+	events       eventHeap
+	ends         stepEnds // the replicas' move ends: the step-end events
+	edges        int      // window edges in the event queue (classWindow events)
 	stopAt       time.Duration
-	lastEnd      time.Duration // last terminal event
-
-	inSystem           int           // requests held by the replicas
-	area               wide          // ∫ inSystem dt over the window, in request·ns, exact
-	startSeen, endSeen bool          // HeldAtStart / HeldAtEnd recorded
-	open               bool          // no Horizon and no warm-up to detect: the window never closes
-	closes             time.Duration // the declared window's end: Horizon, or Unbounded
-	segs               []segment     // held over time, when detecting the warm-up
-	marks              []mark        // counters before each instant, likewise
-	done, tokens       int           // ok completions and tokens inside the window
-	areaAt             time.Duration
-
-	maxHeld    int  // Config.MaxBacklog resolved; 0 means no bound
-	overloaded bool // the backlog passed maxHeld: the run stops
-
-	inFlight   int     // requests sent and not ended (Config.MaxConcurrency)
-	clientQ    []int32 // requests waiting client-side for a slot, from clientHead
-	clientHead int
-
-	speculates bool   // some replica decodes speculatively
-	accSeed    uint64 // seeds each request's acceptance stream with its ID
-
-	classes  classes      // Config.Classes, the default class last
-	edges    int          // window edges in the event queue (classWindow events)
-	bounds   []classBound // each class's bounds, by class
-	perClass bool         // Config.Classes is set: each class has its own summary
+	measuredLive int // measured requests that arrived and have not ended
 
 	checkEngine bool // tests: verify the engines' invariants after every plan and step
 	continued   int  // moves planned at a step end by engine.Continue (tests read it)
 
-	lazy    bool     // decode streaks are accounted when they end (streak.go)
-	members []member // each ref's streak, when lazy
-	joiners []int32  // scratch: the refs that join streaks after a move
-
-	steps StepObserver // the observer's steps, if it wants them
-	step  Step         // reused for each call
-	mix   stepMix      // step time by composition over the window
-
-	col collector
+	intake
+	routing
+	replicas
+	window
+	streaking
+	collectors
 }
 
 func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
@@ -119,85 +71,23 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	if src == nil {
 		return nil, errors.New("sim: Run needs a workload.Source, got nil")
 	}
-	r := &runner{cfg: cfg, slo: cfg.SLO.WithDefaults(), src: src, obs: obs,
-		errs: workload.NewStream(cfg.Seed, "sim/errors"), stopAt: Unbounded,
-		router: cfg.Fleet.Router, routeRand: workload.NewStream(cfg.Seed, "sim/router"),
-		open: cfg.Horizon == 0 && !cfg.DetectWarmup, closes: Unbounded}
-	if cfg.Horizon > 0 {
-		r.closes = cfg.Horizon
+	slo := cfg.SLO.WithDefaults()
+	reps, err := newReplicas(cfg, slo)
+	if err != nil {
+		return nil, err
 	}
-	if r.router == nil {
-		r.router = RoundRobin{}
-	}
-	for i, rc := range cfg.replicas() {
-		rep, err := newReplica(i, rc, r.slo)
-		if err != nil {
-			return nil, err
-		}
-		r.reps = append(r.reps, rep)
-	}
-	r.ends = newStepEnds(len(r.reps))
+	r := &runner{cfg: cfg, stopAt: runStop(cfg), ends: newStepEnds(len(reps.reps)),
+		intake: newIntake(cfg, src), routing: newRouting(cfg), replicas: reps,
+		window: newWindow(cfg), collectors: newCollectors(cfg, slo, obs, reps.speculates)}
 	r.view.r = r
-	if so, ok := obs.(StepObserver); ok {
-		r.steps = so
-		for i := range r.reps {
-			r.reps[i].eng.RecordSteps(true)
-		}
-	}
-	r.signals = make([]signals, max(1, cfg.Fleet.Frontends))
-	r.fb, _ = src.(workload.Feedback)
-	r.paced, _ = src.(workload.Paced)
-	if cfg.Horizon > 0 {
-		drain := cfg.Drain
-		if drain == 0 {
-			drain = cfg.Window.Length()
-		}
-		r.stopAt = cfg.Horizon + drain
-	}
-	if r.maxHeld = cfg.MaxBacklog; r.maxHeld == 0 {
-		r.maxHeld = DefaultMaxBacklog
-	} else if r.maxHeld < 0 {
-		r.maxHeld = 0
-	}
-	r.col.slo = r.slo
-	r.col.detect = cfg.DetectWarmup
-	r.classes = newClasses(cfg.Classes, r.slo)
-	for _, c := range r.classes.list {
-		r.bounds = append(r.bounds, classBound{itl: c.slo.ITL, ttft: c.slo.TTFT, perToken: c.slo.ITLSeries == PerToken})
-	}
-	if r.perClass = len(cfg.Classes) > 0; r.perClass {
+	if r.perClass {
 		r.col.classSLO = func(rec *Record) SLO { return r.classes.list[r.classes.of(rec.Class)].slo }
 	}
-	for i := range r.reps {
-		if sp := r.reps[i].spec; sp.On() {
-			r.speculates = true
-			r.reps[i].eng.SetAcceptor(newAcceptor(r, sp))
-		}
-	}
-	r.accSeed = workload.NewStream(cfg.Seed, "sim/speculation").Uint64()
-	r.col.speculates = r.speculates
-	r.lazy = r.lazyTokens()
-	if r.lazy {
-		for i := range r.reps {
-			rep := &r.reps[i]
-			rep.eng.OmitStreaks(true) // accountLazy counts them
-			rep.continues = rep.ctxFree && r.steps == nil && !rep.spec.On()
-		}
-	}
-	r.col.setExact(cfg.ExactSamples)
-	for c := range r.mix.dur {
-		r.mix.dur[c].limit = r.col.limit()
-	}
-	for i := range r.reps {
-		r.reps[i].col.setExact(cfg.ExactSamples)
-	}
-	for i := range r.classes.list {
-		r.classes.list[i].col.setExact(cfg.ExactSamples)
-	}
+	r.wireReplicas()
+	r.streaking = newStreaking(r.lazyTokens())
 	if err := r.warm(); err != nil {
 		return nil, err
 	}
-	r.areaAt = cfg.Warmup
 	// The window's edges split every replica's runs, so that the steps
 	// measured are those that ended inside it, however they were planned.
 	r.events.push(event{at: cfg.Warmup, class: classWindow})
@@ -207,6 +97,40 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 		r.edges++
 	}
 	return r, nil
+}
+
+// runStop is the instant a run stops at whatever happens: Horizon + Drain
+// (Drain 0: the window's length), or never without a Horizon.
+func runStop(cfg Config) time.Duration {
+	if cfg.Horizon == 0 {
+		return Unbounded
+	}
+	drain := cfg.Drain
+	if drain == 0 {
+		drain = cfg.Window.Length()
+	}
+	return cfg.Horizon + drain
+}
+
+// wireReplicas tells each replica's engine what the run needs of it: a
+// step record for a step observer, acceptance draws for speculative
+// decoding, omitted decode streaks for the lazy accounting (and whether
+// it may continue a run at a step end).
+func (r *runner) wireReplicas() {
+	lazy := r.lazyTokens()
+	for i := range r.reps {
+		rep := &r.reps[i]
+		if r.steps != nil {
+			rep.eng.RecordSteps(true)
+		}
+		if rep.spec.On() {
+			rep.eng.SetAcceptor(newAcceptor(r, rep.spec))
+		}
+		if lazy {
+			rep.eng.OmitStreaks(true) // accountLazy counts them
+			rep.continues = rep.ctxFree && r.steps == nil && !rep.spec.On()
+		}
+	}
 }
 
 func (r *runner) loop() error {

@@ -7,6 +7,47 @@ import (
 	"github.com/servesim/servesim/engine"
 )
 
+// collectors is where the runner's records and steps go (this file and
+// steps.go): the observer, the fleet's collector, each class's, the
+// classes' bounds, and the step observer and mix.
+type collectors struct {
+	slo SLO // Config.SLO with its defaults
+	obs Observer
+	col collector
+
+	classes  classes      // Config.Classes, the default class last
+	bounds   []classBound // each class's bounds, by class
+	perClass bool         // Config.Classes is set: each class has its own summary
+
+	steps StepObserver // the observer's steps, if it wants them
+	step  Step         // reused for each call
+	mix   stepMix      // step time by composition over the window
+}
+
+// newCollectors is the collectors of a run of cfg (whose SLO with its
+// defaults is slo) handing records to obs, with speculative decoding on
+// some replica if speculates. With classes, the collector finds a
+// record's SLO through the runner's classes (classSLO), set once the
+// runner is.
+func newCollectors(cfg Config, slo SLO, obs Observer, speculates bool) collectors {
+	c := collectors{slo: slo, obs: obs, classes: newClasses(cfg.Classes, slo), perClass: len(cfg.Classes) > 0}
+	c.steps, _ = obs.(StepObserver)
+	c.col.slo = slo
+	c.col.detect = cfg.DetectWarmup
+	c.col.speculates = speculates
+	c.col.setExact(cfg.ExactSamples)
+	c.bounds = make([]classBound, len(c.classes.list))
+	for i := range c.classes.list {
+		cl := &c.classes.list[i]
+		c.bounds[i] = classBound{itl: cl.slo.ITL, ttft: cl.slo.TTFT, perToken: cl.slo.ITLSeries == PerToken}
+		cl.col.setExact(cfg.ExactSamples)
+	}
+	for i := range c.mix.dur {
+		c.mix.dur[i].limit = c.col.limit()
+	}
+	return c
+}
+
 // account applies a replica's completed steps: every emitted token is
 // accounted to its request (first token, inter-token gaps), requests that
 // emitted their last token end, and the steps that ended inside the window

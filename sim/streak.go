@@ -43,6 +43,16 @@ type streaks struct {
 	byClass  []int // measured members by class (with classes)
 }
 
+// streaking is the runner's decode streak state (this file): whether the
+// run defers streaks, each ref's membership, and a move's joiners.
+type streaking struct {
+	lazy    bool     // decode streaks are accounted when they end
+	members []member // each ref's streak, when lazy
+	joiners []int32  // scratch: the refs that join streaks after a move
+}
+
+func newStreaking(lazy bool) streaking { return streaking{lazy: lazy} }
+
 // peak is a move with members whose step time is longer than that of
 // every later one.
 type peak struct {
@@ -171,10 +181,10 @@ func (r *runner) streakMove(rep *replica, out *engine.Outcome, d time.Duration, 
 }
 
 // trimPeaks drops the peaks before every member's first deferred move.
-func (r *runner) trimPeaks(st *streaks) {
+func (sk *streaking) trimPeaks(st *streaks) {
 	first := st.moves
 	for _, ref := range st.members {
-		first = min(first, r.members[ref].from)
+		first = min(first, sk.members[ref].from)
 	}
 	st.peaks = append(st.peaks[:0], st.peaks[st.firstPeak(first):]...)
 }

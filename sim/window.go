@@ -5,6 +5,30 @@ import (
 	"time"
 )
 
+// window is what the runner integrates and counts over the measurement
+// window (this file): requests in the system over time, the window's ok
+// completions and tokens, and what a detected warm-up needs.
+type window struct {
+	inSystem           int           // requests held by the replicas
+	area               wide          // ∫ inSystem dt over the window, in request·ns, exact
+	areaAt             time.Duration // integrated up to here
+	startSeen, endSeen bool          // HeldAtStart / HeldAtEnd recorded
+	open               bool          // no Horizon and no warm-up to detect: the window never closes
+	opens, closes      time.Duration // the declared window: [Warmup, Horizon or Unbounded)
+	segs               []segment     // held over time, when detecting the warm-up
+	marks              []mark        // counters before each instant, likewise
+	done, tokens       int           // ok completions and tokens inside the window
+	lastEnd            time.Duration // last terminal event
+}
+
+func newWindow(cfg Config) window {
+	w := window{areaAt: cfg.Warmup, open: cfg.Horizon == 0 && !cfg.DetectWarmup, opens: cfg.Warmup, closes: Unbounded}
+	if cfg.Horizon > 0 {
+		w.closes = cfg.Horizon
+	}
+	return w
+}
+
 // reach moves the clock to instant t. With a detected warm-up, the
 // counters advance records before each instant's events must hold every
 // token emitted before t, so every replica's steps that ended before t are
