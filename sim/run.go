@@ -145,12 +145,7 @@ func (r *runner) loop() error {
 		}
 		at, stepEnd := r.next()
 		if stop := r.stopping(); at > stop {
-			// The run ends here: the steps that ended by now emitted their
-			// tokens, and unfinished requests end now.
-			if err := r.reach(stop); err != nil {
-				return err
-			}
-			if err := r.settleAll(stop); err != nil {
+			if err := r.halt(stop); err != nil {
 				return err
 			}
 			break
@@ -175,17 +170,7 @@ func (r *runner) loop() error {
 			}
 		}
 		if r.overloaded { // the backlog proves overload: stop now
-			// A move that ends at this very instant is collected as the
-			// step end it is: step by step it came before the arrival
-			// that proved the overload (a run that arrival cut ends with
-			// its step in flight, now, and the loop stops before that
-			// step end's event would have collected it).
-			for r.ends.len() > 0 && r.ends.peek().at <= r.now {
-				if err := r.stepEnd(&r.reps[r.ends.pop().rep]); err != nil {
-					return err
-				}
-			}
-			if err := r.settleAll(r.now); err != nil {
+			if err := r.haltOverloaded(); err != nil {
 				return err
 			}
 			break
@@ -198,6 +183,29 @@ func (r *runner) loop() error {
 	}
 	r.abandon()
 	return nil
+}
+
+// halt stops the run at instant t, before the next event: the steps that
+// ended by t emit their tokens, and unfinished requests end at t.
+func (r *runner) halt(t time.Duration) error {
+	if err := r.reach(t); err != nil {
+		return err
+	}
+	return r.settleAll(t)
+}
+
+// haltOverloaded stops the run now, the backlog having proved overload. A
+// move that ends at this very instant is collected as the step end it is:
+// step by step it came before the arrival that proved the overload (a run
+// that arrival cut ends with its step in flight, now, and the loop stops
+// before that step end's event would have collected it).
+func (r *runner) haltOverloaded() error {
+	for r.ends.len() > 0 && r.ends.peek().at <= r.now {
+		if err := r.stepEnd(&r.reps[r.ends.pop().rep]); err != nil {
+			return err
+		}
+	}
+	return r.settleAll(r.now)
 }
 
 // dropIdle pops the window edges at the head of the queue that have
