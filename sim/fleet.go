@@ -41,12 +41,13 @@ type Fleet struct {
 
 // MaxReplicas bounds len(Fleet.Replicas): ten thousand replicas, 40,000
 // accelerators of the Atlas kind, beyond the fleet one router fronts.
-// Every replica is allocated when the run starts, about 14 KB each (its
-// engine and its share of the summary), whatever it will hold, and the
-// setup grows faster than the fleet: 10,000 replicas take about 140 MB
-// and a second before the first arrival, 100,000 took 1.1 GB and 16 s
-// for a single request, and a million (examples/routing -replicas
-// 1000000) ran 70 s to 1.84 GB without a result. At the bound, a router
+// Every replica is allocated when the run starts, about 6 KB each (its
+// engine and its share of the summary), whatever it will hold: 10,000
+// replicas allocate about 60 MB, in about 0.2 s, before the first
+// arrival. (Before the fleet was one allocation, each replica cost
+// 14-16 KB of allocation: 100,000 took 1.1 GB and 16 s for a single
+// request, and a million (examples/routing -replicas 1000000) ran 70 s
+// to 1.84 GB without a result.) At the bound, a router
 // that reads every replica's load (LeastLoaded) costs about 1 ms an
 // arrival: 20,000 requests in 20 s.
 const MaxReplicas = 10_000
@@ -88,7 +89,7 @@ func (f Fleet) validate(c Config) error {
 	}
 	reps := f.Replicas
 	if len(reps) > MaxReplicas {
-		bad("Fleet.Replicas has %d replicas, more than MaxReplicas (%d): every replica is allocated when the run starts, about 14 KB each, whatever it holds", len(reps), MaxReplicas)
+		bad("Fleet.Replicas has %d replicas, more than MaxReplicas (%d): every replica is allocated when the run starts, about 6 KB each, whatever it holds", len(reps), MaxReplicas)
 		reps = nil // one error, not one per replica
 	}
 	for i, r := range reps {
