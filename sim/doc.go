@@ -52,8 +52,10 @@
 //   - summarize.go: Summarize, a summary from records alone (raw events
 //     read back), and a curve from summaries; revision.go: the analysis
 //     revision, a hash of the sources that turn runs into figures.
-//   - shard*.go, parallel.go: a sweep, dial sweep or experiment run as
-//     shards (RunShard) and merged (Merge) into the same bytes as Run.
+//   - shardapi.go: what lets a study's runs run elsewhere: a Sweep's
+//     RunLoads and RunOne, an Experiment's RunBlock and ResultOf; package
+//     sim/shard runs sweeps, dial sweeps and experiments as shards
+//     through them and merges the shards into the same bytes as Run.
 //   - classes.go, classcurve.go, classmix.go: request classes with their
 //     own SLOs, per-class summaries, points and knees, and ClassMix, the
 //     workload of several classes.

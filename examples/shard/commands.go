@@ -8,6 +8,7 @@ import (
 
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/shard"
 )
 
 // indexVar is where a Kubernetes Indexed Job gives each pod its index.
@@ -26,19 +27,19 @@ func runShard(w io.Writer, s scenario.Scenario, _ *studyOptions, o *options) err
 		return err
 	}
 	setWorkers(&s, o.workers)
-	var res *sim.ShardResult
+	var res *shard.Result
 	switch {
 	case s.DialSweep != nil:
-		res, err = s.DialSweep.RunShard(sh)
+		res, err = shard.RunDial(*s.DialSweep, sh)
 	case s.Experiment != nil:
-		res, err = s.Experiment.RunShard(sh)
+		res, err = shard.RunExperiment(*s.Experiment, sh)
 	default:
-		res, err = s.Sweep.RunShard(sh)
+		res, err = shard.Run(*s.Sweep, sh)
 	}
 	if err != nil {
 		return err
 	}
-	path, err := sim.WriteShardFile(o.out, res)
+	path, err := shard.WriteFile(o.out, res)
 	if err != nil {
 		return err
 	}
@@ -48,23 +49,23 @@ func runShard(w io.Writer, s scenario.Scenario, _ *studyOptions, o *options) err
 
 // shardOf is the shard the flags name, its index from -shard or else the
 // Indexed Job's environment variable.
-func shardOf(o *options) (sim.Shard, error) {
+func shardOf(o *options) (shard.ID, error) {
 	if o.shards < 1 {
-		return sim.Shard{}, fmt.Errorf("-shards: the number of shards must be >= 1, got %d", o.shards)
+		return shard.ID{}, fmt.Errorf("-shards: the number of shards must be >= 1, got %d", o.shards)
 	}
 	i := o.shard
 	if i < 0 {
 		v, ok := os.LookupEnv(indexVar)
 		if !ok {
-			return sim.Shard{}, fmt.Errorf("-shard is not set and neither is $%s", indexVar)
+			return shard.ID{}, fmt.Errorf("-shard is not set and neither is $%s", indexVar)
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return sim.Shard{}, fmt.Errorf("$%s: %q is not an index", indexVar, v)
+			return shard.ID{}, fmt.Errorf("$%s: %q is not an index", indexVar, v)
 		}
 		i = n
 	}
-	sh := sim.Shard{Index: i, Count: o.shards}
+	sh := shard.ID{Index: i, Count: o.shards}
 	if i >= o.shards {
 		return sh, fmt.Errorf("shard index %d is not below -shards %d", i, o.shards)
 	}
@@ -84,18 +85,18 @@ func mergeShards(w io.Writer, s scenario.Scenario, st *studyOptions, o *options)
 	if o.in == "" {
 		return fmt.Errorf("-in: the directory of shard files is not set")
 	}
-	shards, err := sim.ReadShardDir(o.in)
+	shards, err := shard.ReadDir(o.in)
 	if err != nil {
 		return err
 	}
 	var out outcome
 	switch {
 	case s.DialSweep != nil:
-		out.dial, err = s.DialSweep.Merge(shards)
+		out.dial, err = shard.MergeDial(*s.DialSweep, shards)
 	case s.Experiment != nil:
-		out.result, err = s.Experiment.Merge(shards)
+		out.result, err = shard.MergeExperiment(*s.Experiment, shards)
 	default:
-		out.curve, err = s.Sweep.Merge(shards)
+		out.curve, err = shard.Merge(*s.Sweep, shards)
 	}
 	if err != nil {
 		return err

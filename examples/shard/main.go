@@ -2,7 +2,7 @@
 // one process each — a pod of a Kubernetes Indexed Job (job.yaml beside
 // this file), a task of any array job — and merges their shard files into
 // the curve, the knee and the benchmark card the unsharded sweep gives,
-// byte for byte.
+// byte for byte (package sim/shard).
 //
 //	go run ./examples/shard run -shard 0 -shards 4 -out shards   # one per index 0…3
 //	go run ./examples/shard merge -in shards -card card            # when all four are done

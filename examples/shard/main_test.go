@@ -17,6 +17,7 @@ import (
 	"github.com/servesim/servesim/internal/testlong"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/shard"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -158,7 +159,7 @@ func TestUnshardableScenarios(t *testing.T) {
 	path := filepath.Join(dir, "auto.json")
 	require.NoError(t, scenario.Save(path, auto))
 	err := run(&bytes.Buffer{}, []string{"run", "-shard", "0", "-shards", "2", "-out", dir, "-study", path})
-	assert.ErrorIs(t, err, sim.ErrAutomaticGrid)
+	assert.ErrorIs(t, err, shard.ErrAutomaticGrid)
 	assert.ErrorContains(t, err, "explicit Grid.Loads")
 
 	replay := scenario.Scenario{Replay: &scenario.Replay{Path: "trace.csv"}}

@@ -1,4 +1,4 @@
-package sim
+package shard
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -21,29 +22,29 @@ import (
 // count of runs here, and more shards than some studies have runs.
 var shardCounts = []int{1, 2, 7, 20}
 
-func shardSweep() Sweep {
-	return Sweep{
-		Config:     Config{Window: Window{Warmup: 15 * time.Second, Horizon: 90 * time.Second}},
-		Workload:   Poisson(workload.Fixed(2000, 200)),
-		Grid:       Grid{Loads: []float64{3, 1, 2, 2.5}},
+func shardSweep() sim.Sweep {
+	return sim.Sweep{
+		Config:     sim.Config{Window: sim.Window{Warmup: 15 * time.Second, Horizon: 90 * time.Second}},
+		Workload:   sim.Poisson(workload.Fixed(2000, 200)),
+		Grid:       sim.Grid{Loads: []float64{3, 1, 2, 2.5}},
 		Reps:       3,
 		BaseSeed:   7,
 		Capacity:   2.69,
-		ModelError: ModelError{Scale: 0.1},
+		ModelError: sim.ModelError{Scale: 0.1},
 	}
 }
 
 // runShards runs every shard of a study split n ways through its file
 // format (each written and read back), and returns the shards read.
-func runShards(t *testing.T, n int, run func(Shard) (*ShardResult, error)) []*ShardResult {
+func runShards(t *testing.T, n int, run func(ID) (*Result, error)) []*Result {
 	t.Helper()
-	var out []*ShardResult
+	var out []*Result
 	for i := range n {
-		res, err := run(Shard{Index: i, Count: n})
+		res, err := run(ID{Index: i, Count: n})
 		require.NoError(t, err)
 		var buf bytes.Buffer
 		require.NoError(t, res.Write(&buf))
-		back, err := ReadShard(&buf)
+		back, err := Read(&buf)
 		require.NoError(t, err)
 		out = append(out, back)
 	}
@@ -59,8 +60,8 @@ func TestShardedSweepIsTheSweep(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, want.Band)
 	for _, n := range shardCounts {
-		shards := runShards(t, n, s.RunShard)
-		got, err := s.Merge(shards)
+		shards := runShards(t, n, func(sh ID) (*Result, error) { return Run(s, sh) })
+		got, err := Merge(s, shards)
 		require.NoError(t, err)
 		require.Equal(t, dump(want), dump(got), "%d shards", n)
 		require.Equal(t, fmt.Sprintf("%+v", want.Points), fmt.Sprintf("%+v", got.Points), "%d shards", n)
@@ -70,31 +71,31 @@ func TestShardedSweepIsTheSweep(t *testing.T) {
 // Issue 15: the same for a dial sweep (each value's sweep, model band and
 // probe) and an experiment (per load and on the knee).
 func TestShardedDialSweepIsTheDialSweep(t *testing.T) {
-	d := DialSweep{Sweep: shardSweep(), Dial: DialChunkCap, Values: []float64{0, 256}, Probe: 2}
+	d := sim.DialSweep{Sweep: shardSweep(), Dial: sim.DialChunkCap, Values: []float64{0, 256}, Probe: 2}
 	d.Sweep.Reps, d.Sweep.Grid.Loads = 2, []float64{1, 2, 3}
 	want, err := d.Run()
 	require.NoError(t, err)
 	for _, n := range shardCounts {
-		got, err := d.Merge(runShards(t, n, d.RunShard))
+		got, err := MergeDial(d, runShards(t, n, func(sh ID) (*Result, error) { return RunDial(d, sh) }))
 		require.NoError(t, err)
 		require.Equal(t, dump(want), dump(got), "%d shards", n)
 	}
 }
 
 func TestShardedExperimentIsTheExperiment(t *testing.T) {
-	for _, m := range []Metric{MetricGoodput, MetricKnee} {
-		x := Experiment{
-			Hypothesis: Hypothesis{Claim: "a 256-token chunk cap raises the metric by 5 %", Metric: m, Threshold: 0.05},
+	for _, m := range []sim.Metric{sim.MetricGoodput, sim.MetricKnee} {
+		x := sim.Experiment{
+			Hypothesis: sim.Hypothesis{Claim: "a 256-token chunk cap raises the metric by 5 %", Metric: m, Threshold: 0.05},
 			A:          shardSweep().Config,
-			B:          DialChunkCap.Set(shardSweep().Config, 256),
-			Workload:   Poisson(workload.Fixed(2000, 200)),
+			B:          sim.DialChunkCap.Set(shardSweep().Config, 256),
+			Workload:   sim.Poisson(workload.Fixed(2000, 200)),
 			Loads:      []float64{1, 2, 2.5, 3},
 			Blocks:     3,
 		}
 		want, err := x.Run()
 		require.NoError(t, err)
 		for _, n := range shardCounts {
-			got, err := x.Merge(runShards(t, n, x.RunShard))
+			got, err := MergeExperiment(x, runShards(t, n, func(sh ID) (*Result, error) { return RunExperiment(x, sh) }))
 			require.NoError(t, err)
 			require.Equal(t, dump(want), dump(got), "%s, %d shards", m.Name, n)
 		}
@@ -105,75 +106,75 @@ func TestShardedExperimentIsTheExperiment(t *testing.T) {
 // order, merged.
 func TestShardFilesInADirectory(t *testing.T) {
 	s := shardSweep()
-	s.ModelError = ModelError{}
+	s.ModelError = sim.ModelError{}
 	dir := t.TempDir()
 	for i := range 3 {
-		res, err := s.RunShard(Shard{i, 3})
+		res, err := Run(s, ID{i, 3})
 		require.NoError(t, err)
-		path, err := WriteShardFile(dir, res)
+		path, err := WriteFile(dir, res)
 		require.NoError(t, err)
 		assert.Equal(t, filepath.Join(dir, fmt.Sprintf("shard-%d-of-3.simshard", i)), path)
 	}
-	shards, err := ReadShardDir(dir)
+	shards, err := ReadDir(dir)
 	require.NoError(t, err)
-	got, err := s.Merge(shards)
+	got, err := Merge(s, shards)
 	require.NoError(t, err)
 	want, err := s.Run()
 	require.NoError(t, err)
 	assert.Equal(t, dump(want), dump(got))
-	assert.Equal(t, "shard-07-of-20.simshard", ShardFileName(Shard{7, 20}))
+	assert.Equal(t, "shard-07-of-20.simshard", FileName(ID{7, 20}))
 }
 
 // Issue 15: a missing shard, a shard given twice, another study's, another
 // split's and another kind's are errors naming the shard and its file.
 func TestMergeNamesTheWrongShard(t *testing.T) {
 	s := shardSweep()
-	s.ModelError = ModelError{}
+	s.ModelError = sim.ModelError{}
 	s.Grid.Loads = []float64{1, 2}
-	write := func(dir string, s Sweep, sh Shard) string {
-		res, err := s.RunShard(sh)
+	write := func(dir string, s sim.Sweep, sh ID) string {
+		res, err := Run(s, sh)
 		require.NoError(t, err)
-		path, err := WriteShardFile(dir, res)
+		path, err := WriteFile(dir, res)
 		require.NoError(t, err)
 		return path
 	}
-	read := func(paths ...string) []*ShardResult {
-		var out []*ShardResult
+	read := func(paths ...string) []*Result {
+		var out []*Result
 		for _, p := range paths {
-			r, err := ReadShardFile(p)
+			r, err := ReadFile(p)
 			require.NoError(t, err)
 			out = append(out, r)
 		}
 		return out
 	}
 	dir, elsewhere := t.TempDir(), t.TempDir()
-	s0, s1, s2 := write(dir, s, Shard{0, 3}), write(dir, s, Shard{1, 3}), write(dir, s, Shard{2, 3})
+	s0, s1, s2 := write(dir, s, ID{0, 3}), write(dir, s, ID{1, 3}), write(dir, s, ID{2, 3})
 	other := s
 	other.BaseSeed++
-	o1 := write(elsewhere, other, Shard{1, 3})
-	split := write(elsewhere, s, Shard{1, 2})
+	o1 := write(elsewhere, other, ID{1, 3})
+	split := write(elsewhere, s, ID{1, 2})
 
-	_, err := s.Merge(read(s0, s2))
-	assert.ErrorIs(t, err, ErrShardSet)
+	_, err := Merge(s, read(s0, s2))
+	assert.ErrorIs(t, err, ErrSet)
 	assert.ErrorContains(t, err, "shard 1 of 3 is missing (its file would be shard-1-of-3.simshard)")
 
-	_, err = s.Merge(read(s0, s1, s1, s2))
+	_, err = Merge(s, read(s0, s1, s1, s2))
 	assert.ErrorContains(t, err, fmt.Sprintf("shard 1 of 3 appears twice: %s (shard 1 of 3) and %s (shard 1 of 3)", s1, s1))
 
-	_, err = s.Merge(read(s0, o1, s2))
+	_, err = Merge(s, read(s0, o1, s2))
 	assert.ErrorContains(t, err, o1+" (shard 1 of 3) is of another study")
 
-	_, err = s.Merge(read(s0, split, s2))
+	_, err = Merge(s, read(s0, split, s2))
 	assert.ErrorContains(t, err, split+" (shard 1 of 2) is of a split into 2 shards")
 
-	d := DialSweep{Sweep: s, Dial: DialChunkCap, Values: []float64{0}}
-	_, err = d.Merge(read(s0, s1, s2))
+	d := sim.DialSweep{Sweep: s, Dial: sim.DialChunkCap, Values: []float64{0}}
+	_, err = MergeDial(d, read(s0, s1, s2))
 	assert.ErrorContains(t, err, s0+" (shard 0 of 3) is of a sim.Sweep, not a sim.DialSweep")
 
-	_, err = s.Merge(nil)
-	assert.ErrorIs(t, err, ErrShardSet)
+	_, err = Merge(s, nil)
+	assert.ErrorIs(t, err, ErrSet)
 
-	got, err := s.Merge(read(s2, s0, s1)) // any order
+	got, err := Merge(s, read(s2, s0, s1)) // any order
 	require.NoError(t, err)
 	want, err := s.Run()
 	require.NoError(t, err)
@@ -185,86 +186,87 @@ func TestMergeNamesTheWrongShard(t *testing.T) {
 // by name.
 func TestDamagedShardFiles(t *testing.T) {
 	s := shardSweep()
-	s.ModelError = ModelError{}
-	res, err := s.RunShard(Shard{0, 1})
+	s.ModelError = sim.ModelError{}
+	res, err := Run(s, ID{0, 1})
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, res.Write(&buf))
 	dir := t.TempDir()
 	cut := filepath.Join(dir, "cut.simshard")
 	require.NoError(t, os.WriteFile(cut, buf.Bytes()[:buf.Len()/2], 0o644))
-	_, err = ReadShardFile(cut)
+	_, err = ReadFile(cut)
 	assert.ErrorContains(t, err, cut+": damaged shard file")
 
 	flipped := bytes.Clone(buf.Bytes())
 	flipped[len(flipped)-5] ^= 0xff // in gzip's trailer: its checksum of the content
-	_, err = ReadShard(bytes.NewReader(flipped))
+	_, err = Read(bytes.NewReader(flipped))
 	assert.ErrorContains(t, err, "damaged shard file")
 
 	dir = t.TempDir()
 	junk := filepath.Join(dir, "junk.simshard")
 	require.NoError(t, os.WriteFile(junk, []byte("{}"), 0o644))
-	_, err = ReadShardDir(dir)
+	_, err = ReadDir(dir)
 	assert.ErrorContains(t, err, ": not a shard file")
 
-	_, err = ReadShardDir(t.TempDir())
-	assert.ErrorIs(t, err, ErrShardSet)
+	_, err = ReadDir(t.TempDir())
+	assert.ErrorIs(t, err, ErrSet)
 }
 
 // An automatic grid is refused, naming Grid.Loads; so is a shard outside
 // its count.
 func TestShardingRefusesAnAutomaticGrid(t *testing.T) {
 	s := shardSweep()
-	s.Grid = Grid{Start: 0.5}
-	_, err := s.RunShard(Shard{0, 2})
+	s.Grid = sim.Grid{Start: 0.5}
+	_, err := Run(s, ID{0, 2})
 	assert.ErrorIs(t, err, ErrAutomaticGrid)
 	assert.ErrorContains(t, err, "Grid.Loads")
-	_, err = s.Merge(nil)
+	_, err = Merge(s, nil)
 	assert.ErrorIs(t, err, ErrAutomaticGrid)
-	d := DialSweep{Sweep: s, Dial: DialChunkCap, Values: []float64{0}}
-	_, err = d.RunShard(Shard{0, 2})
+	d := sim.DialSweep{Sweep: s, Dial: sim.DialChunkCap, Values: []float64{0}}
+	_, err = RunDial(d, ID{0, 2})
 	assert.ErrorIs(t, err, ErrAutomaticGrid)
 
-	_, err = shardSweep().RunShard(Shard{2, 2})
+	_, err = Run(shardSweep(), ID{2, 2})
 	assert.ErrorContains(t, err, "Index in [0, Count)")
 }
 
 // More shards than runs: the extra shards hold none, and still count.
 func TestMoreShardsThanRuns(t *testing.T) {
 	s := shardSweep()
-	s.ModelError, s.Grid.Loads, s.Reps = ModelError{}, []float64{1}, 2
-	shards := runShards(t, 5, s.RunShard)
+	s.ModelError, s.Grid.Loads, s.Reps = sim.ModelError{}, []float64{1}, 2
+	shards := runShards(t, 5, func(sh ID) (*Result, error) { return Run(s, sh) })
 	assert.Equal(t, []int{1, 1, 0, 0, 0}, []int{shards[0].Owned(), shards[1].Owned(), shards[2].Owned(), shards[3].Owned(), shards[4].Owned()})
-	_, err := s.Merge(shards[:4])
+	_, err := Merge(s, shards[:4])
 	assert.ErrorContains(t, err, "shard 4 of 5 is missing")
 
 	// A count read from a file is not trusted with memory.
 	huge := *shards[0]
 	huge.Shard.Count = 1 << 30
-	_, err = s.Merge([]*ShardResult{&huge})
+	_, err = Merge(s, []*Result{&huge})
 	assert.ErrorContains(t, err, "shard 5 of 1073741824 is missing")
 	assert.ErrorContains(t, err, "1073741818 more of the 1073741824 shards are missing")
 }
 
 // The fingerprint sees every field that changes a run and none that does
-// not (Workers, Observe, the order of the loads).
+// not (Workers, Observe, RunLoads, the order of the loads).
 func TestStudyFingerprint(t *testing.T) {
 	s := shardSweep()
-	fp := func(s Sweep) string { return studyFingerprint(sweepKind, s.forFingerprint()) }
+	fp := func(s sim.Sweep) string { return studyFingerprint(sweepKind, forFingerprint(s)) }
 	base := fp(s)
 	assert.True(t, strings.HasPrefix(base, "sha256:"))
 	same := s
-	same.Workers, same.Observe = 3, func(float64, int) Observer { return nil }
+	same.Workers, same.Observe = 3, func(float64, int) sim.Observer { return nil }
+	same.RunLoads = func(sim.Sweep, []float64) ([][]sim.Summary, error) { return nil, nil }
 	same.Grid.Loads = []float64{1, 2, 2.5, 3, 3}
 	assert.Equal(t, base, fp(same))
-	for name, edit := range map[string]func(*Sweep){
-		"seed":        func(s *Sweep) { s.BaseSeed++ },
-		"reps":        func(s *Sweep) { s.Reps++ },
-		"load":        func(s *Sweep) { s.Grid.Loads = []float64{1, 2, 2.5, 3.5} },
-		"chunk cap":   func(s *Sweep) { s.Config = DialChunkCap.Set(s.Config, 256) },
-		"lengths":     func(s *Sweep) { s.Workload = Poisson(workload.Fixed(2000, 201)) },
-		"model error": func(s *Sweep) { s.ModelError.Scale = 0.2 },
-		"capacity":    func(s *Sweep) { s.Capacity = 2.6900000000000004 },
+	for name, edit := range map[string]func(*sim.Sweep){
+		"seed":        func(s *sim.Sweep) { s.BaseSeed++ },
+		"reps":        func(s *sim.Sweep) { s.Reps++ },
+		"load":        func(s *sim.Sweep) { s.Grid.Loads = []float64{1, 2, 2.5, 3.5} },
+		"chunk cap":   func(s *sim.Sweep) { s.Config = sim.DialChunkCap.Set(s.Config, 256) },
+		"lengths":     func(s *sim.Sweep) { s.Workload = sim.Poisson(workload.Fixed(2000, 201)) },
+		"model error": func(s *sim.Sweep) { s.ModelError.Scale = 0.2 },
+		"capacity":    func(s *sim.Sweep) { s.Capacity = 2.6900000000000004 },
 	} {
 		other := s
 		edit(&other)
@@ -277,14 +279,14 @@ func TestStudyFingerprint(t *testing.T) {
 func TestShardCodecIsExact(t *testing.T) {
 	_, err := summaryLayout()
 	require.NoError(t, err, "every field of Summary must be one the shard codec carries")
-	sum := Summary{Attainment: math.NaN(), Goodput: math.Copysign(0, -1), Window: time.Minute, Offered: -3,
-		TTFT:    Dist{Max: math.Inf(1), P99: math.Inf(-1)},
-		Samples: Samples{TTFT: []float64{}, E2E: []float64{1, math.Copysign(0, -1)}, ITL: []ValueCount{{Value: 2, Count: 5}}},
-		Classes: []ClassSummary{{}}, Overloaded: true, Replicas: []ReplicaSummary{{Replica: 2, Attainment: math.NaN()}}}
-	res := &ShardResult{Kind: sweepKind, Study: "sha256:x", Shard: Shard{0, 1}, Runs: 1, runs: []shardRun{{summary: sum}}}
+	sum := sim.Summary{Attainment: math.NaN(), Goodput: math.Copysign(0, -1), Window: time.Minute, Offered: -3,
+		TTFT:    sim.Dist{Max: math.Inf(1), P99: math.Inf(-1)},
+		Samples: sim.Samples{TTFT: []float64{}, E2E: []float64{1, math.Copysign(0, -1)}, ITL: []sim.ValueCount{{Value: 2, Count: 5}}},
+		Classes: []sim.ClassSummary{{}}, Overloaded: true, Replicas: []sim.ReplicaSummary{{Replica: 2, Attainment: math.NaN()}}}
+	res := &Result{Kind: sweepKind, Study: "sha256:x", Shard: ID{0, 1}, Runs: 1, runs: []outcome{{summary: sum}}}
 	var buf bytes.Buffer
 	require.NoError(t, res.Write(&buf))
-	back, err := ReadShard(&buf)
+	back, err := Read(&buf)
 	require.NoError(t, err)
 	assert.Equal(t, dump(sum), dump(back.runs[0].summary))
 	assert.NotNil(t, back.runs[0].summary.Samples.TTFT)

@@ -1,4 +1,4 @@
-package sim
+package shard
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ import (
 // content of a file a configuration names (a TraceWorkload's trace enters
 // by its path and reading options; a card's workload fingerprint covers
 // the requests). The caller leaves out what does not change the runs
-// (Workers, Observe).
+// (Workers, Observe, RunLoads).
 func studyFingerprint(kind string, study any) string {
 	f := fingerprinter{h: sha256.New(), seen: map[uintptr]bool{}}
 	f.string(kind)

@@ -1,4 +1,4 @@
-package sim
+package shard
 
 import (
 	"errors"
@@ -9,29 +9,31 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/servesim/servesim/sim"
 )
 
-// Shard is one part of a study split Count ways (Index in [0, Count)): one
+// ID names one part of a study split Count ways (Index in [0, Count)): one
 // pod of a Kubernetes Indexed Job (JOB_COMPLETION_INDEX), one task of any
 // array job. The study's runs are numbered in the order the unsharded
 // study runs them, and run j belongs to shard j mod Count: strided, so that
 // every shard gets its share of the heavy high loads.
-type Shard struct {
+type ID struct {
 	Index, Count int
 }
 
 // Validate refuses a count below 1 and an index outside [0, Count).
-func (sh Shard) Validate() error {
+func (sh ID) Validate() error {
 	if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
-		return fmt.Errorf("sim: Shard must have Count >= 1 and Index in [0, Count), got Index %d, Count %d", sh.Index, sh.Count)
+		return fmt.Errorf("shard: ID must have Count >= 1 and Index in [0, Count), got Index %d, Count %d", sh.Index, sh.Count)
 	}
 	return nil
 }
 
-func (sh Shard) String() string { return fmt.Sprintf("shard %d of %d", sh.Index, sh.Count) }
+func (sh ID) String() string { return fmt.Sprintf("shard %d of %d", sh.Index, sh.Count) }
 
 // owns reports whether run j of a study belongs to the shard.
-func (sh Shard) owns(j int) bool { return j%sh.Count == sh.Index }
+func (sh ID) owns(j int) bool { return j%sh.Count == sh.Index }
 
 // Errors a sharded study's caller may branch on.
 var (
@@ -40,22 +42,22 @@ var (
 	// before it, which the shards run apart. Shard a sweep over explicit
 	// Grid.Loads (say the loads an automatic sweep chose on one machine
 	// with few replications).
-	ErrAutomaticGrid = errors.New("sim: a sharded sweep needs explicit Grid.Loads: an automatic grid (Grid.Start) chooses each load from the results at the loads before it, which the shards run apart")
-	// ErrShardSet: the shard results given to a merge are not exactly the
-	// shards of this study (one missing or given twice, another study's,
-	// another split's, or a file that is no shard file).
-	ErrShardSet = errors.New("sim: the shard results are not the shards of this study")
+	ErrAutomaticGrid = errors.New("shard: a sharded sweep needs explicit Grid.Loads: an automatic grid (Grid.Start) chooses each load from the results at the loads before it, which the shards run apart")
+	// ErrSet: the results given to a merge are not exactly the shards of
+	// this study (one missing or given twice, another study's, another
+	// split's, or a file that is no shard file).
+	ErrSet = errors.New("shard: the results are not the shards of this study")
 )
 
-// ShardResult is one shard's part of a study: which study (its kind and
-// the fingerprint of its configuration), which shard, and the outcome of
-// every run the shard owns. Write it with WriteShardFile (or Write); the
-// study's merge (Sweep.Merge, DialSweep.Merge, Experiment.Merge) reads
-// every shard's and builds the result of the unsharded run, byte for byte.
-type ShardResult struct {
+// Result is one shard's part of a study: which study (its kind and the
+// fingerprint of its configuration), which shard, and the outcome of every
+// run the shard owns. Write it with WriteFile (or Write); the study's merge
+// (Merge, MergeDial, MergeExperiment) reads every shard's and builds the
+// result of the unsharded run, byte for byte.
+type Result struct {
 	Kind  string // the study's type: "sim.Sweep", "sim.DialSweep" or "sim.Experiment"
 	Study string // the fingerprint of its configuration (studyFingerprint), "sha256:…"
-	Shard Shard
+	Shard ID
 	Runs  int // runs in the whole study, over every shard
 	// Build is the simulator that ran the shard: the VCS revision it was
 	// built from ("-dirty" when modified) or its module version; "" when
@@ -63,32 +65,32 @@ type ShardResult struct {
 	// another build when both say theirs.
 	Build string
 
-	runs []shardRun // the runs the shard owns, in run order
-	file string     // where it was read from ("" for one made in memory)
+	runs []outcome // the runs the shard owns, in run order
+	file string    // where it was read from ("" for one made in memory)
 }
 
-// shardRun is the outcome of one run of a study: a sweep's summary, or an
+// outcome is the outcome of one run of a study: a sweep's summary, or an
 // experiment block's figures (metric of A, of B, attainment of A, of B).
-type shardRun struct {
+type outcome struct {
 	job     int
-	summary Summary
+	summary sim.Summary
 	figures [4]float64
 }
 
 // Owned is the number of runs the shard holds.
-func (r *ShardResult) Owned() int { return len(r.runs) }
+func (r *Result) Owned() int { return len(r.runs) }
 
 // name says which shard r is, and its file when it was read from one.
-func (r *ShardResult) name() string {
+func (r *Result) name() string {
 	if r.file == "" {
 		return r.Shard.String()
 	}
 	return fmt.Sprintf("%s (%s)", r.file, r.Shard)
 }
 
-// newShardResult is the empty result of shard sh of a study.
-func newShardResult(kind, study string, sh Shard, runs int) *ShardResult {
-	return &ShardResult{Kind: kind, Study: study, Shard: sh, Runs: runs, Build: build()}
+// newResult is the empty result of shard sh of a study.
+func newResult(kind, study string, sh ID, runs int) *Result {
+	return &Result{Kind: kind, Study: study, Shard: sh, Runs: runs, Build: build()}
 }
 
 // build names the running binary's build: its VCS revision, or its module
@@ -116,9 +118,9 @@ var build = sync.OnceValue(func() string {
 	return ""
 })
 
-// runShard runs the runs of res's study that its shard owns, on workers
+// runOwned runs the runs of res's study that its shard owns, on workers
 // goroutines, run(j) giving the outcome of run j.
-func runShard(res *ShardResult, workers int, run func(j int) (shardRun, error)) error {
+func runOwned(res *Result, workers int, run func(j int) (outcome, error)) error {
 	if err := res.Shard.Validate(); err != nil {
 		return err
 	}
@@ -128,18 +130,19 @@ func runShard(res *ShardResult, workers int, run func(j int) (shardRun, error)) 
 			jobs = append(jobs, j)
 		}
 	}
-	res.runs = make([]shardRun, len(jobs))
+	res.runs = make([]outcome, len(jobs))
 	errs := make([]error, len(jobs))
 	// The last runs first: a study numbers its runs load by load, the
 	// highest (longest) last, and these should not be what the workers
-	// finish on (see Sweep.runLoads). Each outcome goes to its own place.
+	// finish on (sim.Sweep.Run hands its runs out so too). Each outcome
+	// goes to its own place.
 	parallel(workers, len(jobs), func(k int) {
 		i := len(jobs) - 1 - k
 		res.runs[i], errs[i] = run(jobs[i])
 		res.runs[i].job = jobs[i]
 	})
 	if err := joinDistinct(errs); err != nil {
-		return fmt.Errorf("sim: %s of a %s: %w", res.Shard, res.Kind, err)
+		return fmt.Errorf("shard: %s of a %s: %w", res.Shard, res.Kind, err)
 	}
 	return nil
 }
@@ -148,12 +151,12 @@ func runShard(res *ShardResult, workers int, run func(j int) (shardRun, error)) 
 // given kind, fingerprint and number of runs, each holding the runs it
 // owns, and returns every run in run order. Each problem names the shard
 // and its file.
-func mergeRuns(kind, study string, runs int, parts []*ShardResult) ([]shardRun, error) {
+func mergeRuns(kind, study string, runs int, parts []*Result) ([]outcome, error) {
 	if len(parts) == 0 {
-		return nil, fmt.Errorf("%w: there are none", ErrShardSet)
+		return nil, fmt.Errorf("%w: there are none", ErrSet)
 	}
 	n := parts[0].Shard.Count
-	byIndex := map[int]*ShardResult{} // not a slice of n: n comes from a file
+	byIndex := map[int]*Result{} // not a slice of n: n comes from a file
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	for _, p := range parts {
@@ -180,12 +183,12 @@ func mergeRuns(kind, study string, runs int, parts []*ShardResult) ([]shardRun, 
 		missing(byIndex, n, bad)
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %w", ErrShardSet, errors.Join(errs...))
+		return nil, fmt.Errorf("%w: %w", ErrSet, errors.Join(errs...))
 	}
-	out := make([]shardRun, runs)
+	out := make([]outcome, runs)
 	for i := range n {
 		if err := byIndex[i].place(out); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrShardSet, err)
+			return nil, fmt.Errorf("%w: %w", ErrSet, err)
 		}
 	}
 	return out, nil
@@ -193,12 +196,12 @@ func mergeRuns(kind, study string, runs int, parts []*ShardResult) ([]shardRun, 
 
 // missing names the first few of the n shards not in byIndex, and how
 // many more there are.
-func missing(byIndex map[int]*ShardResult, n int, bad func(string, ...any)) {
+func missing(byIndex map[int]*Result, n int, bad func(string, ...any)) {
 	const named = 5
 	count := n - len(byIndex)
 	for i, k := 0, 0; i < n && k < min(count, named); i++ {
 		if byIndex[i] == nil {
-			bad("%s is missing (its file would be %s)", Shard{i, n}, ShardFileName(Shard{i, n}))
+			bad("%s is missing (its file would be %s)", ID{i, n}, FileName(ID{i, n}))
 			k++
 		}
 	}
@@ -209,7 +212,7 @@ func missing(byIndex map[int]*ShardResult, n int, bad func(string, ...any)) {
 
 // place puts the shard's runs at their places in out, checking that it
 // holds exactly the runs it owns.
-func (r *ShardResult) place(out []shardRun) error {
+func (r *Result) place(out []outcome) error {
 	want := 0 // the next run the shard owns
 	for want < len(out) && !r.Shard.owns(want) {
 		want++
@@ -227,71 +230,71 @@ func (r *ShardResult) place(out []shardRun) error {
 	return nil
 }
 
-// ShardFileName is shard sh's file name in a directory of shard files,
-// e.g. "shard-07-of-20.simshard" (the index padded to sort in order).
-func ShardFileName(sh Shard) string {
+// FileName is shard sh's file name in a directory of shard files, e.g.
+// "shard-07-of-20.simshard" (the index padded to sort in order).
+func FileName(sh ID) string {
 	return fmt.Sprintf("shard-%0*d-of-%d.simshard", len(fmt.Sprint(max(sh.Count-1, 0))), sh.Index, sh.Count)
 }
 
-// WriteShardFile writes r to dir as ShardFileName(r.Shard) and returns
-// its path. The file appears whole or not at all: it is written under a
+// WriteFile writes r to dir as FileName(r.Shard) and returns its
+// path. The file appears whole or not at all: it is written under a
 // temporary name and renamed, so that a merge never reads the half of a
 // file whose writer was killed.
-func WriteShardFile(dir string, r *ShardResult) (string, error) {
+func WriteFile(dir string, r *Result) (string, error) {
 	f, err := os.CreateTemp(dir, ".shard-*.tmp")
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, ShardFileName(r.Shard))
+	path := filepath.Join(dir, FileName(r.Shard))
 	err = errors.Join(r.Write(f), f.Chmod(0o644), f.Close()) // readable by the merge, as os.Create's would be
 	if err == nil {
 		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return "", fmt.Errorf("sim: writing %s: %w", path, err)
+		return "", fmt.Errorf("shard: writing %s: %w", path, err)
 	}
 	return path, nil
 }
 
-// ReadShardFile reads a shard file; the result remembers the file, and
-// a merge names it.
-func ReadShardFile(path string) (*ShardResult, error) {
+// ReadFile reads a shard file; the result remembers the file, and a
+// merge names it.
+func ReadFile(path string) (*Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r, err := ReadShard(f)
+	r, err := Read(f)
 	if err != nil {
-		return nil, fmt.Errorf("sim: %s: %w", path, err)
+		return nil, fmt.Errorf("shard: %s: %w", path, err)
 	}
 	r.file = path
 	return r, nil
 }
 
-// ReadShardDir reads every shard file (*.simshard) in dir, in name order.
+// ReadDir reads every shard file (*.simshard) in dir, in name order.
 // Leave only one study's shards in a directory: another study's, or
 // another split's, makes the merge fail naming it.
-func ReadShardDir(dir string) ([]*ShardResult, error) {
+func ReadDir(dir string) ([]*Result, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	var out []*ShardResult
+	var out []*Result
 	for _, e := range entries {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".simshard") {
 			continue
 		}
-		r, err := ReadShardFile(filepath.Join(dir, e.Name()))
+		r, err := ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, r)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no *.simshard file in %s", ErrShardSet, dir)
+		return nil, fmt.Errorf("%w: no *.simshard file in %s", ErrSet, dir)
 	}
-	slices.SortFunc(out, func(a, b *ShardResult) int { return strings.Compare(a.file, b.file) })
+	slices.SortFunc(out, func(a, b *Result) int { return strings.Compare(a.file, b.file) })
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package sim
+package shard
 
 import (
 	"bufio"
@@ -12,9 +12,11 @@ import (
 	"math"
 	"reflect"
 	"sync"
+
+	"github.com/servesim/servesim/sim"
 )
 
-// A shard file is gzip over a binary encoding of its ShardResult: a magic
+// A shard file is gzip over a binary encoding of its Result: a magic
 // line and version, the header (kind, study, shard, runs, build), the
 // layout of sim.Summary it was written with, then each run. Numbers are
 // varints, floats their IEEE-754 bits and every slice says whether it is
@@ -35,7 +37,7 @@ const shardVersion = 1
 // type, recursively), or the error naming a field the codec cannot carry.
 var summaryLayout = sync.OnceValues(func() (string, error) {
 	h := sha256.New()
-	if err := layout(h, reflect.TypeFor[Summary](), "Summary"); err != nil {
+	if err := layout(h, reflect.TypeFor[sim.Summary](), "sim.Summary"); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12]), nil
@@ -58,7 +60,7 @@ func layout(w io.Writer, t reflect.Type, path string) error {
 		for i := range t.NumField() {
 			f := t.Field(i)
 			if !f.IsExported() {
-				return fmt.Errorf("sim: shard files cannot carry %s.%s: an unexported field", path, f.Name)
+				return fmt.Errorf("shard: a shard file cannot carry %s.%s: an unexported field", path, f.Name)
 			}
 			fmt.Fprintf(w, "%s:", f.Name)
 			if err := layout(w, f.Type, path+"."+f.Name); err != nil {
@@ -67,11 +69,11 @@ func layout(w io.Writer, t reflect.Type, path string) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("sim: shard files cannot carry %s, of kind %s", path, t.Kind())
+	return fmt.Errorf("shard: a shard file cannot carry %s, of kind %s", path, t.Kind())
 }
 
-// Write writes the shard result in the shard file format.
-func (r *ShardResult) Write(w io.Writer) error {
+// Write writes the shard's result in the shard file format.
+func (r *Result) Write(w io.Writer) error {
 	lay, err := summaryLayout()
 	if err != nil {
 		return err
@@ -98,8 +100,8 @@ func (r *ShardResult) Write(w io.Writer) error {
 	return errors.Join(e.w.Flush(), z.Close())
 }
 
-// ReadShard reads a shard result written by Write.
-func ReadShard(rd io.Reader) (*ShardResult, error) {
+// Read reads a shard's result written by Write.
+func Read(rd io.Reader) (*Result, error) {
 	z, err := gzip.NewReader(rd)
 	if err != nil {
 		return nil, fmt.Errorf("not a shard file: %w", err)
@@ -112,7 +114,7 @@ func ReadShard(rd io.Reader) (*ShardResult, error) {
 	if v := d.uint(); v != shardVersion && d.err == nil {
 		return nil, fmt.Errorf("shard file version %d; this simulator reads version %d", v, shardVersion)
 	}
-	r := &ShardResult{Kind: d.string(), Study: d.string(), Build: d.string()}
+	r := &Result{Kind: d.string(), Study: d.string(), Build: d.string()}
 	lay := d.string()
 	want, err := summaryLayout()
 	if err != nil {
@@ -121,11 +123,11 @@ func ReadShard(rd io.Reader) (*ShardResult, error) {
 	if lay != want && d.err == nil {
 		return nil, fmt.Errorf("written by a simulator whose sim.Summary has another layout (%s; this one's is %s)", lay, want)
 	}
-	r.Shard = Shard{Index: d.int(), Count: d.int()}
+	r.Shard = ID{Index: d.int(), Count: d.int()}
 	r.Runs = d.int()
 	n := d.int()
 	for i := 0; i < n && d.err == nil; i++ {
-		run := shardRun{job: d.int()}
+		run := outcome{job: d.int()}
 		if r.Kind == experimentKind {
 			d.value(reflect.ValueOf(&run.figures).Elem())
 		} else {
@@ -197,7 +199,7 @@ func (e *encoder) value(v reflect.Value) {
 			e.value(v.Field(i))
 		}
 	default:
-		panic("sim: shard codec: " + v.Kind().String() + " passed layout") // layout refuses it first
+		panic("shard: codec: " + v.Kind().String() + " passed layout") // layout refuses it first
 	}
 }
 
@@ -294,6 +296,6 @@ func (d *decoder) value(v reflect.Value) {
 			d.value(v.Field(i))
 		}
 	default:
-		panic("sim: shard codec: " + v.Kind().String() + " passed layout")
+		panic("shard: codec: " + v.Kind().String() + " passed layout")
 	}
 }

@@ -1,0 +1,59 @@
+package shard
+
+import "github.com/servesim/servesim/sim"
+
+// RunExperiment runs shard sh of the experiment: the (load, block) pairs
+// it owns, numbered load by load, block by block, each running A and B on
+// the block's seed, Workers at a time. Write the result with WriteFile;
+// MergeExperiment computes the verdicts from every shard's.
+func RunExperiment(x sim.Experiment, sh ID) (*Result, error) {
+	x, study, err := experimentStudy(x)
+	if err != nil {
+		return nil, err
+	}
+	res := newResult(experimentKind, study, sh, len(x.Loads)*x.Blocks)
+	err = runOwned(res, x.Workers, func(j int) (outcome, error) {
+		b, err := x.RunBlock(x.Loads[j/x.Blocks], j%x.Blocks)
+		return outcome{figures: [4]float64{b.A, b.B, b.AttainA, b.AttainB}}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// MergeExperiment computes the experiment's result from the results of
+// every shard, by the code that computes x.Run's: the same result, byte
+// for byte. A shard missing or given twice, or another study's, is an
+// error (ErrSet) naming its file and index.
+func MergeExperiment(x sim.Experiment, shards []*Result) (*sim.Result, error) {
+	x, study, err := experimentStudy(x)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := mergeRuns(experimentKind, study, len(x.Loads)*x.Blocks, shards)
+	if err != nil {
+		return nil, err
+	}
+	blocks := make([][]sim.Block, len(x.Loads))
+	for i := range blocks {
+		blocks[i] = make([]sim.Block, x.Blocks)
+		for k := range blocks[i] {
+			f := runs[i*x.Blocks+k].figures
+			blocks[i][k] = sim.Block{A: f[0], B: f[1], AttainA: f[2], AttainB: f[3]}
+		}
+	}
+	return x.ResultOf(blocks)
+}
+
+// experimentStudy validates the experiment, fills its defaults and
+// fingerprints it (Workers, which changes no run, left out).
+func experimentStudy(x sim.Experiment) (sim.Experiment, string, error) {
+	if err := x.Validate(); err != nil {
+		return x, "", err
+	}
+	x = x.WithDefaults()
+	fp := x
+	fp.Workers = 0
+	return x, studyFingerprint(experimentKind, fp), nil
+}
