@@ -92,6 +92,12 @@ type checker struct {
 	free, evict int // blocks walked, cached blocks walked
 }
 
+// checkScratch is what Check keeps from one call to the next.
+type checkScratch struct {
+	checkGen  uint32  // generation of the last Check
+	checkRefs []int32 // holders per block
+}
+
 func (e *Engine) newChecker() *checker {
 	e.checkGen++
 	c := &checker{e: e, gen: e.checkGen}

@@ -8,7 +8,12 @@
 //     MaxTokens; MaxSeqsLimit), so no value a file can hold overflows.
 //   - request.go: Request (what a driver hands in) and the rejection reasons.
 //   - engine.go: New, Add, Abort, and the Plan/Emit/Outcome the engine
-//     answers with.
+//     answers with. Engine's state is grouped by kind, each group a
+//     struct declared in the file that owns it: queues (engine.go),
+//     kvState and testKnobs (kv.go), scheduling (schedule.go), runState
+//     and priceCache (run.go), cohort (cohort.go), streakState
+//     (streak.go), fastPaths (fastpaths.go), recording (steplog.go),
+//     checkScratch (check.go).
 //   - schedule.go: Schedule (plan a step) and Complete (end it); the
 //     scheduling rules below live here.
 //   - policy.go: the waiting-queue order (FCFS, Priority, ShortestPrompt,

@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -15,74 +14,35 @@ import (
 // reports the step's end with Complete, reading what happened from the
 // returned Plan and Outcome. Methods are not safe for concurrent use.
 type Engine struct {
-	cfg      Config
-	model    costmodel.Model
-	wmBlocks int // blocks admission keeps free
-	shift    int // log2(BlockSize) when it is a power of two, else -1
+	cfg   Config
+	model costmodel.Model
 
-	reqs     refTable
-	waiting  waitQueue
-	running  []*seq
-	nextSeq  uint64
-	inFlight bool
-	spare    []*seq // recycled request states
-	pool     blockPool
-	cacheOn  bool
-	scratch  []int32 // hits found for the waiting head
+	// The state, by kind, each in the file that owns it. The groups are
+	// embedded values, so a field is read with one load as before
+	// (e.running, e.plan).
+	kvState                // the KV blocks and the prefix cache (kv.go, prefix.go)
+	queues                 // the requests held: by Ref, waiting, running (here)
+	scheduling             // the step planned and in flight: plan, outcome, batch (schedule.go)
+	runState               // the run of decode steps in flight (run.go, residues.go)
+	co           cohort    // the running requests in a decode streak (cohort.go)
+	streakState            // outcomes that leave out decode streaks (streak.go)
+	priceCache             // what the cost model's prices are known to be (run.go)
+	fast         fastPaths // which fast paths are on, and why not (fastpaths.go)
+	recording              // RecordSteps: each outcome's steps described (steplog.go)
+	testKnobs              // vLLM's behaviours turned off, for the tests (kv.go)
+	checkScratch           // Check's scratch (check.go)
+}
 
-	// Test knobs, to measure what vLLM's behaviours are worth (see the KV
-	// pressure experiment in the tests): release a request's blocks first
-	// to last, and never cache a preempted request's own blocks.
-	headFirst, noOwnHits bool
-
-	checkGen  uint32  // generation of the last Check
-	checkRefs []int32 // Check's scratch: holders per block
-
-	record     bool  // RecordSteps: describe every outcome's steps
-	used0      int   // blocks held at the start of the plan's next step
-	cachedAt   []int // cached blocks at the start of each allocated step of the plan
-	atFirst    bool  // the plan's next step is its first
-	cachedTok0 int   // prompt tokens found cached by the plan's first step
-	waiting0   int   // queue lengths when the plan was made
-	running0   int
-
-	runHead     uint64 // Add order + 1 of the waiting head the plan in flight was made with; 0: none
-	lazy        bool   // the plan in flight is a run whose blocks are taken step by step
-	runAlloc    int    // steps of the run in flight whose blocks are taken
-	live        int    // requests of the run in flight not aborted
-	res         residues
-	co          cohort        // the running requests in a decode streak (cohort.go)
-	fast        fastPaths     // which fast paths are on, and why not (fastpaths.go)
-	sumPriced   bool          // the model prices decode contexts by their sum (costmodel.DecodeSum)
-	ctxFree     bool          // the model reads no decode context (costmodel.ContextFree): a run's steps cost its first's
-	price1      time.Duration // with ctxFree, the model's price of one decode alone (decodePrice)
-	flatTo      int           // steps of up to this many decodes alone are priced price1
-	outstanding int           // Σ left() over the requests held
-
-	acceptor Acceptor // speculative decoding: the driver's acceptance draws
-
-	omit    bool          // streaks are omitted: OmitStreaks, as decideFast decided
-	move    uint64        // outcomes with steps so far (streak.go)
-	lastEnd time.Duration // the end of the last of them
-	prev    uint64        // the outcome a request continuing its streak in this one last emitted in
-	left    []int32       // requests whose streak ended while planning
-
-	sched   []*seq // scheduled in the step in flight, in batch order
-	inline  int    // of them, plain decodes planChunked scheduled inline
-	minLeft int    // their fewest output tokens left
-	shifted []int  // scratch: decode contexts k-1 steps ahead
-	// priceMoves: the last run the planner priced was cut by a price that
-	// moved at its second step, so the next one is tried there first.
-	priceMoves bool
-	// probe is the decode contexts of the first step the planner found
-	// priced unlike its run (samePrice), and probeTime its price: when a
-	// run ends there and nothing else changes, the next plan's first step
-	// is that batch, and its price is known (StepTime is pure).
-	probe     []int
-	probeTime time.Duration
-	probeK    int // the step of the plan in flight that probe is; 0: none
-	plan      Plan
-	out       Outcome
+// queues are the requests the engine holds: every one by its Ref, the
+// waiting queue and the running list (the cohort's members are before
+// it, in co), with the recycled request states.
+type queues struct {
+	reqs        refTable
+	waiting     waitQueue
+	running     []*seq
+	nextSeq     uint64 // Add order of the next request
+	spare       []*seq // recycled request states
+	outstanding int    // Σ left() over the requests held
 }
 
 // Plan is the step the engine chose. The slices are owned by the engine and
@@ -204,32 +164,18 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 		m = costmodel.Frozen{}
 	}
 	e := &Engine{
-		cfg:      cfg,
-		model:    m,
-		wmBlocks: int(cfg.Watermark * float64(cfg.KVBlocks)),
-		pool:     newBlockPool(cfg.KVBlocks, cfg.FreeBlocksFirst),
-		cacheOn:  !cfg.DisablePrefixCache,
+		cfg:        cfg,
+		model:      m,
+		kvState:    newKVState(cfg),
+		runState:   runState{res: newResidues(cfg.BlockSize)},
+		priceCache: newPriceCache(m),
 	}
-	e.shift = -1
-	if b := cfg.BlockSize; b&(b-1) == 0 {
-		e.shift = bits.TrailingZeros(uint(b))
-	}
-	if e.residuesServe() {
-		e.res.count = make([]int32, cfg.BlockSize)
-	}
-	e.modelTraits(m)
-	e.decideFast()
+	e.decideFast() // and with it the cohort (setCohort) and the waiting queue's order
 	return e, nil
 }
 
 // Config returns the configuration with defaults filled in.
 func (e *Engine) Config() Config { return e.cfg }
-
-// sh is log2(BlockSize) as a shift count, for code that runs only with a
-// power-of-two block size (shift >= 0). Masked to 0–63, a shift by it is
-// one instruction: by the int shift, Go also checks for a negative count
-// and saturates counts of 64 or more.
-func (e *Engine) sh() uint { return uint(e.shift) & 63 }
 
 // Waiting and Running are the lengths of the two queues. FreeBlocks is the
 // number of KV blocks no request holds (what an allocation may draw on);
@@ -268,13 +214,6 @@ func (e *Engine) JoinChangesNothing() bool {
 
 // Idle reports whether the engine holds no request.
 func (e *Engine) Idle() bool { return e.reqs.len() == 0 }
-
-func (e *Engine) blocksFor(tokens int) int {
-	if e.shift >= 0 { // a power-of-two block size: no division in the hot loop
-		return (tokens + e.cfg.BlockSize - 1) >> e.sh()
-	}
-	return (tokens + e.cfg.BlockSize - 1) / e.cfg.BlockSize
-}
 
 // Add offers r to the engine. A nil error means r joined the waiting queue;
 // otherwise r was rejected at once and the error (wrapping one of the Err*

@@ -3,8 +3,6 @@ package engine
 import (
 	"fmt"
 	"strings"
-
-	"github.com/servesim/servesim/costmodel"
 )
 
 // The engine's fast paths, decided in one place.
@@ -191,16 +189,4 @@ func (e *Engine) FastPaths() []FastPath {
 		paths[p] = FastPath{Name: pathNames[p], On: e.fast.why[p] == "", Reason: e.fast.why[p]}
 	}
 	return paths
-}
-
-// modelTraits notes what the cost model says of how it reads decode
-// contexts (New).
-func (e *Engine) modelTraits(m costmodel.Model) {
-	if ds, ok := m.(costmodel.DecodeSum); ok && ds.DecodeSum() {
-		e.sumPriced = true
-	}
-	if cf, ok := m.(costmodel.ContextFree); ok && cf.ContextFree() {
-		e.ctxFree = true
-		e.price1 = m.StepTime(costmodel.Batch{Decode: []int{1}})
-	}
 }

@@ -1,5 +1,7 @@
 package engine
 
+import "math/bits"
+
 // KV blocks, as vLLM V1's block pool keeps them (vllm/v1/core/block_pool.py
 // and kv_cache_utils.py, checked against vLLM 0.19): every block is held by
 // the requests that reference it or sits in the free queue, in the order it
@@ -23,6 +25,56 @@ package engine
 // free queue holds cached blocks and runs of anonymous blocks. A request
 // whose blocks never carry content (no shared prefix, never preempted)
 // costs O(1) to allocate for and to free, however long it is.
+
+// kvState is the engine's KV blocks, its prefix cache and what it
+// derives once from the block size.
+type kvState struct {
+	// shift and blockSize come first: the Engine's first fields after
+	// its Config, they are addressed with one-byte offsets in the hot
+	// code (blocksFor).
+	shift     int // log2(BlockSize) when it is a power of two, else -1
+	blockSize int // Config.BlockSize
+	wmBlocks  int // blocks admission keeps free
+	pool      blockPool
+	cacheOn   bool    // the prefix cache is on (not DisablePrefixCache)
+	scratch   []int32 // hits found for the waiting head (prefix.go)
+}
+
+func newKVState(cfg Config) kvState {
+	kv := kvState{
+		pool:      newBlockPool(cfg.KVBlocks, cfg.FreeBlocksFirst),
+		wmBlocks:  int(cfg.Watermark * float64(cfg.KVBlocks)),
+		blockSize: cfg.BlockSize,
+		shift:     -1,
+		cacheOn:   !cfg.DisablePrefixCache,
+	}
+	if b := cfg.BlockSize; b&(b-1) == 0 {
+		kv.shift = bits.TrailingZeros(uint(b))
+	}
+	return kv
+}
+
+// sh is log2(BlockSize) as a shift count, for code that runs only with a
+// power-of-two block size (shift >= 0). Masked to 0–63, a shift by it is
+// one instruction: by the int shift, Go also checks for a negative count
+// and saturates counts of 64 or more.
+func (kv *kvState) sh() uint { return uint(kv.shift) & 63 }
+
+// blocksFor is the number of blocks tokens tokens fill.
+func (kv *kvState) blocksFor(tokens int) int {
+	if kv.shift >= 0 { // a power-of-two block size: no division in the hot loop
+		return (tokens + kv.blockSize - 1) >> kv.sh()
+	}
+	return (tokens + kv.blockSize - 1) / kv.blockSize
+}
+
+// testKnobs turn off two of vLLM's behaviours, to measure what they are
+// worth (see the KV pressure experiment in the tests): release a
+// request's blocks first to last (headFirst), and never cache a
+// preempted request's own blocks (noOwnHits). Only tests set them.
+type testKnobs struct {
+	headFirst, noOwnHits bool
+}
 
 // noNode is the nil link of the free queue.
 const noNode int32 = -1

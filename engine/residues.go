@@ -42,8 +42,19 @@ type residues struct {
 const maxResidueBlock = 64
 
 // residuesServe reports whether the counts can serve this engine's runs.
-func (e *Engine) residuesServe() bool {
-	return e.shift >= 0 && e.cfg.BlockSize <= maxResidueBlock
+func (e *Engine) residuesServe() bool { return servesResidues(e.cfg.BlockSize) }
+
+// servesResidues reports whether the counts can serve runs of blocks of
+// size b: a power of two, up to maxResidueBlock.
+func servesResidues(b int) bool { return b&(b-1) == 0 && b <= maxResidueBlock }
+
+// newResidues is the counts for blocks of size b: none (walk) when they
+// cannot serve it.
+func newResidues(b int) residues {
+	if !servesResidues(b) {
+		return residues{}
+	}
+	return residues{count: make([]int32, b)}
 }
 
 // resetResidues empties the counts for a new plan. Only a plan's inline

@@ -18,6 +18,51 @@ import (
 // driver: when a request joins or leaves the replica inside one, the steps
 // that had not started are dropped (Truncate) and planned again.
 
+// runState is the run in flight: how far its blocks are taken and who is
+// still in it, with its blocks counted from residues (residues.go).
+type runState struct {
+	runHead  uint64 // Add order + 1 of the waiting head the plan in flight was made with; 0: none
+	lazy     bool   // the plan in flight is a run whose blocks are taken step by step
+	runAlloc int    // steps of the run in flight whose blocks are taken
+	live     int    // requests of the run in flight not aborted
+	res      residues
+}
+
+// priceCache is what the engine knows of its cost model's prices, so as
+// to ask it less: how the model reads decode contexts (New), the price
+// of a step of decodes alone, and the probe of the last run priced.
+type priceCache struct {
+	sumPriced bool          // the model prices decode contexts by their sum (costmodel.DecodeSum)
+	ctxFree   bool          // the model reads no decode context (costmodel.ContextFree): a run's steps cost its first's
+	price1    time.Duration // with ctxFree, the model's price of one decode alone (decodePrice)
+	flatTo    int           // steps of up to this many decodes alone are priced price1
+	// priceMoves: the last run the planner priced was cut by a price that
+	// moved at its second step, so the next one is tried there first.
+	priceMoves bool
+	// probe is the decode contexts of the first step the planner found
+	// priced unlike its run (samePrice), and probeTime its price: when a
+	// run ends there and nothing else changes, the next plan's first step
+	// is that batch, and its price is known (StepTime is pure).
+	probe     []int
+	probeTime time.Duration
+	probeK    int   // the step of the plan in flight that probe is; 0: none
+	shifted   []int // scratch: decode contexts k-1 steps ahead (samePrice)
+}
+
+// newPriceCache notes what the cost model says of how it reads decode
+// contexts.
+func newPriceCache(m costmodel.Model) priceCache {
+	var c priceCache
+	if ds, ok := m.(costmodel.DecodeSum); ok && ds.DecodeSum() {
+		c.sumPriced = true
+	}
+	if cf, ok := m.(costmodel.ContextFree); ok && cf.ContextFree() {
+		c.ctxFree = true
+		c.price1 = m.StepTime(costmodel.Batch{Decode: []int{1}})
+	}
+	return c
+}
+
 // extendRun turns the planned step into a run of identical pure-decode
 // steps when nothing can differ between them (see ScheduleUntil). It must
 // be called with exactly one step planned and priced.
@@ -330,7 +375,7 @@ func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
 		j = int((t - p.Start) / p.StepTime)
 	}
 	e.out.Steps, e.out.End = j, p.Start+time.Duration(j)*p.StepTime
-	e.beginOutcome(j, p.StepTime, e.out.End)
+	e.beginOutcome(&e.out, j, p.StepTime, e.out.End)
 	e.out.BlockSteps = 0
 	e.out.Decodes, e.out.Chunks = len(p.Batch.Decode)+p.Cohort, len(p.Batch.Prefill)
 	if j == 0 {

@@ -8,6 +8,19 @@ import (
 	"github.com/servesim/servesim/costmodel"
 )
 
+// scheduling is the step the engine planned and has in flight: the plan
+// it answered Schedule with, the outcome Complete answers with, and the
+// requests the step scheduled.
+type scheduling struct {
+	inFlight bool     // a plan is in flight: Complete has not ended it
+	plan     Plan     // the step (or run) in flight
+	out      Outcome  // the last outcome
+	sched    []*seq   // scheduled in the step in flight, in batch order
+	inline   int      // of them, plain decodes planChunked scheduled inline
+	minLeft  int      // their fewest output tokens left
+	acceptor Acceptor // speculative decoding: the driver's acceptance draws
+}
+
 // Schedule plans the next step at instant now and returns it, or nil when
 // the engine holds nothing it can run. The step stays in flight until
 // Complete is called with its End.
@@ -369,7 +382,7 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		e.out.Drafts = e.out.Drafts[:0]
 	}
 	e.out.Steps, e.out.End = e.plan.Steps, e.plan.End
-	e.beginOutcome(e.out.Steps, e.plan.StepTime, e.out.End)
+	e.beginOutcome(&e.out, e.out.Steps, e.plan.StepTime, e.out.End)
 	fin := e.completeCohort(e.plan.Steps, true) // the members come first
 	done := false
 	for _, s := range e.sched {
@@ -433,11 +446,11 @@ func (e *Engine) noteDraft(d Draft) {
 }
 
 // accepted asks the driver how many of s's drafts the step accepted.
-func (e *Engine) accepted(s *seq) int {
-	if e.acceptor == nil {
+func (sc *scheduling) accepted(s *seq) int {
+	if sc.acceptor == nil {
 		return 0
 	}
-	return min(max(e.acceptor.Accept(s.req.Ref, s.draft), 0), s.draft)
+	return min(max(sc.acceptor.Accept(s.req.Ref, s.draft), 0), s.draft)
 }
 
 // dropFinished frees finished requests' blocks and compacts the running list.

@@ -31,6 +31,18 @@ type StepShape struct {
 	Used, Cached []int
 }
 
+// recording is what RecordSteps needs remembered to describe a plan's
+// steps as they complete.
+type recording struct {
+	record     bool  // RecordSteps: describe every outcome's steps
+	used0      int   // blocks held at the start of the plan's next step
+	cachedAt   []int // cached blocks at the start of each allocated step of the plan
+	atFirst    bool  // the plan's next step is its first
+	cachedTok0 int   // prompt tokens found cached by the plan's first step
+	waiting0   int   // queue lengths when the plan was made
+	running0   int
+}
+
 // RecordSteps makes every Outcome describe its steps (Outcome.Shape). It
 // costs a little per step, so a driver turns it on only when something
 // observes steps, before the first step: a step that lists every decode's

@@ -21,6 +21,15 @@ import "time"
 // number of the last it emitted in (lastMove): no walk marks the
 // requests whose streak ended.
 
+// streakState numbers the outcomes and remembers the streaks that ended.
+type streakState struct {
+	omit    bool          // streaks are omitted: OmitStreaks, as decideFast decided
+	move    uint64        // outcomes with steps so far
+	lastEnd time.Duration // the end of the last of them
+	prev    uint64        // the outcome a request continuing its streak in this one last emitted in
+	left    []int32       // requests whose streak ended while planning
+}
+
 // OmitStreaks makes the outcomes of Complete and CompleteUntil leave out
 // the requests that continue their decode streak (see Outcome.Streak and
 // Outcome.Left). It has no effect with speculative decoding, whose
@@ -30,24 +39,24 @@ func (e *Engine) OmitStreaks(on bool) {
 	e.decideFast()
 }
 
-// beginOutcome numbers an outcome of steps steps of stepTime ending at
-// end, and notes the outcome a request continuing its streak last emitted
-// in (none unless this one starts where that one ended).
-func (e *Engine) beginOutcome(steps int, stepTime, end time.Duration) {
-	e.out.Streak = 0
-	e.out.Left = e.out.Left[:0]
+// beginOutcome numbers out, an outcome of steps steps of stepTime ending
+// at end, and notes the outcome a request continuing its streak last
+// emitted in (none unless this one starts where that one ended).
+func (st *streakState) beginOutcome(out *Outcome, steps int, stepTime, end time.Duration) {
+	out.Streak = 0
+	out.Left = out.Left[:0]
 	if steps == 0 {
 		return
 	}
-	e.prev = 0
-	if e.omit && e.move > 0 && end-time.Duration(steps)*stepTime == e.lastEnd {
-		e.prev = e.move
+	st.prev = 0
+	if st.omit && st.move > 0 && end-time.Duration(steps)*stepTime == st.lastEnd {
+		st.prev = st.move
 	}
-	e.move++
-	e.lastEnd = end
-	if len(e.left) > 0 {
-		e.out.Left = append(e.out.Left, e.left...)
-		e.left = e.left[:0]
+	st.move++
+	st.lastEnd = end
+	if len(st.left) > 0 {
+		out.Left = append(out.Left, st.left...)
+		st.left = st.left[:0]
 	}
 }
 
