@@ -220,7 +220,7 @@ func (s Sweep) runBand(c *Curve) error {
 	}
 	if ok && nominal > 0 && !math.IsInf(b.Knee.Lo, 0) && (b.Knee.Hi-b.Knee.Lo)/nominal > fragile {
 		b.Fragile = true
-		c.Warnings = append(c.Warnings, s.fragility(b))
+		c.warn(s.fragility(b))
 	}
 	return nil
 }
@@ -228,8 +228,8 @@ func (s Sweep) runBand(c *Curve) error {
 // fragility says why the knee moves across the band, naming the mechanism
 // and the knob: a step the configuration can form close to the ITL bound,
 // or else the step times themselves.
-func (s Sweep) fragility(b *Band) string {
-	moves := fmt.Sprintf("the knee moves across the model band (%v) over %v %s", b.Declared, b.Knee, s.Axis.Unit())
+func (s Sweep) fragility(b *Band) Warning {
+	w := Warning{Kind: WarnModelFragile, Declared: b.Declared, KneeRange: b.Knee, Unit: s.Axis.Unit()}
 	slo := s.Config.SLO.WithDefaults()
 	var worst time.Duration
 	for _, r := range s.Config.replicas() {
@@ -238,8 +238,7 @@ func (s Sweep) fragility(b *Band) string {
 		worst = max(worst, d)
 	}
 	if slo.ITL < Unbounded && float64(worst)*(1+b.Declared.Scale) >= 0.8*float64(slo.ITL) {
-		return fmt.Sprintf("%s: the largest step this configuration can form, %v, is %.0f %% of the %v ITL bound, so a few percent of cost error fails every request that meets such a step; a smaller token budget or batch shrinks that step, a chunk cap makes it rare (several prompts must then prefill at once to form it)",
-			moves, worst.Round(time.Microsecond), 100*float64(worst)/float64(slo.ITL), slo.ITL)
+		w.LargestStep, w.ITLBound = worst, slo.ITL
 	}
-	return moves + ": the result rests on the cost model's step times; measure them (costmodel.Fit, Table) before trusting the knee"
+	return w
 }

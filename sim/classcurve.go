@@ -86,8 +86,8 @@ func (c *Curve) classKnees() {
 	switch {
 	case binding == "":
 	case below:
-		c.Warnings = append(c.Warnings, fmt.Sprintf("class %q binds first: its own attainment misses the %.2f target already at %.4g %s, the lowest load", binding, c.Target, at, c.Axis.Unit()))
+		c.warn(Warning{Kind: WarnClassBindsBelow, Class: binding, Target: c.Target, Load: at, Unit: c.Axis.Unit()})
 	default:
-		c.Warnings = append(c.Warnings, fmt.Sprintf("class %q binds first: its own attainment meets the %.2f target up to %.4g %s", binding, c.Target, at, c.Axis.Unit()))
+		c.warn(Warning{Kind: WarnClassBinds, Class: binding, Target: c.Target, Load: at, Unit: c.Axis.Unit()})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Saturation labels a point of the curve by what happened to the replica's
@@ -115,6 +116,25 @@ type Warning struct {
 	// the point's label.
 	Utilisation, Capacity float64
 	Saturation            Saturation
+	// Knee is the curve's knee (WarnKneeCensored, WarnWideKneeBracket).
+	Knee Knee
+	// Load is the load it is about, in Unit: a point's
+	// (WarnUnsteadyMeetsTarget, with Saturation) or a class's knee
+	// (WarnClassBinds, WarnClassBindsBelow).
+	Load float64
+	// Unit is the sweep axis's unit (the curve-level kinds).
+	Unit string
+	// Class names the class that binds first, Target the attainment
+	// target (WarnClassBinds, WarnClassBindsBelow).
+	Class  string
+	Target float64
+	// Declared and KneeRange are the model band's declared error and the
+	// knee's range across it (WarnModelFragile); LargestStep and ITLBound
+	// are the largest step the configuration can form and the ITL bound
+	// when that step is what makes the knee fragile (zero otherwise).
+	Declared              ModelError
+	KneeRange             Range
+	LargestStep, ITLBound time.Duration
 }
 
 // WarningKind is what a Warning is about. The zero value is no kind.
@@ -150,10 +170,25 @@ const (
 	// WarnNearCapacity: the load is at 90 % of the serving capacity the
 	// sweep was told (Sweep.Capacity) or more.
 	WarnNearCapacity
+	// WarnKneeCensored: the curve's knee is censored (Knee.Reason).
+	WarnKneeCensored
+	// WarnWideKneeBracket: the knee is interpolated between loads more
+	// than a factor 2 apart.
+	WarnWideKneeBracket
+	// WarnUnsteadyMeetsTarget: a load meets the target but is not Stable.
+	WarnUnsteadyMeetsTarget
+	// WarnClassBinds: a class's own knee is the lowest of the classes'.
+	WarnClassBinds
+	// WarnClassBindsBelow: a class misses the target already at the
+	// lowest load.
+	WarnClassBindsBelow
+	// WarnModelFragile: the knee moves across the model band by more than
+	// ModelError.Fragile of itself (Band.Fragile).
+	WarnModelFragile
 )
 
 func (k WarningKind) String() string {
-	names := [...]string{"", "few tail samples", "sketched", "failures hide the tail", "client backlog", "overloaded runs", "one replication", "nothing measured", "empty runs", "near capacity"}
+	names := [...]string{"", "few tail samples", "sketched", "failures hide the tail", "client backlog", "overloaded runs", "one replication", "nothing measured", "empty runs", "near capacity", "knee censored", "wide knee bracket", "unsteady meets target", "class binds", "class binds below", "model fragile"}
 	if k == 0 || int(k) >= len(names) {
 		return fmt.Sprintf("WarningKind(%d)", uint8(k))
 	}
@@ -181,6 +216,23 @@ func (w Warning) String() string {
 		return fmt.Sprintf("no measured requests in %d of %d replications: attainment from the other %d", w.N, w.Reps, w.Reps-w.N)
 	case WarnNearCapacity:
 		return fmt.Sprintf("at %.0f %% of the serving capacity (%.3g req/s): queues grow as 1/(1−ρ), and a %v label rests on how long the window ran", 100*w.Utilisation, w.Capacity, w.Saturation)
+	case WarnKneeCensored:
+		return w.Knee.Reason()
+	case WarnWideKneeBracket:
+		return fmt.Sprintf("the knee is interpolated between %.4g and %.4g %s, more than a factor 2 apart: add loads between them", w.Knee.LastMet, w.Knee.FirstMiss, w.Unit)
+	case WarnUnsteadyMeetsTarget:
+		return fmt.Sprintf("load %.4g meets the target but is %v: its window is no steady state", w.Load, w.Saturation)
+	case WarnClassBinds:
+		return fmt.Sprintf("class %q binds first: its own attainment meets the %.2f target up to %.4g %s", w.Class, w.Target, w.Load, w.Unit)
+	case WarnClassBindsBelow:
+		return fmt.Sprintf("class %q binds first: its own attainment misses the %.2f target already at %.4g %s, the lowest load", w.Class, w.Target, w.Load, w.Unit)
+	case WarnModelFragile:
+		moves := fmt.Sprintf("the knee moves across the model band (%v) over %v %s", w.Declared, w.KneeRange, w.Unit)
+		if w.ITLBound > 0 {
+			return fmt.Sprintf("%s: the largest step this configuration can form, %v, is %.0f %% of the %v ITL bound, so a few percent of cost error fails every request that meets such a step; a smaller token budget or batch shrinks that step, a chunk cap makes it rare (several prompts must then prefill at once to form it)",
+				moves, w.LargestStep.Round(time.Microsecond), 100*float64(w.LargestStep)/float64(w.ITLBound), w.ITLBound)
+		}
+		return moves + ": the result rests on the cost model's step times; measure them (costmodel.Fit, Table) before trusting the knee"
 	}
 	return fmt.Sprintf("warning of kind %v", w.Kind)
 }
@@ -518,7 +570,17 @@ type Curve struct {
 	// order; nil without classes. The curve's Knee judges every request
 	// by its class's SLO together.
 	ClassKnees []ClassKnee
-	Warnings   []string
+	// Warnings are the curve's own caveats in words: TypedWarnings[i].String()
+	// is Warnings[i].
+	Warnings []string
+	// TypedWarnings are the same caveats as values, in the same order.
+	TypedWarnings []Warning
+}
+
+// warn adds a caveat to the curve, in words and as a value.
+func (c *Curve) warn(w Warning) {
+	c.Warnings = append(c.Warnings, w.String())
+	c.TypedWarnings = append(c.TypedWarnings, w)
 }
 
 // Knee is the highest offered load that meets the attainment target,
@@ -616,10 +678,10 @@ func (c *Curve) bracket() (lo, hi float64, ok bool) {
 
 // analyse computes the knee, the peak and the collapse from the points.
 func (c *Curve) analyse() {
-	c.Warnings = c.Warnings[:0]
+	c.Warnings, c.TypedWarnings = c.Warnings[:0], c.TypedWarnings[:0]
 	c.Knee = c.knee()
-	if r := c.Knee.Reason(); r != "" {
-		c.Warnings = append(c.Warnings, r)
+	if c.Knee.Reason() != "" {
+		c.warn(Warning{Kind: WarnKneeCensored, Knee: c.Knee})
 	}
 	c.classKnees()
 	c.Peak, c.Collapse = Peak{}, Collapse{}
@@ -635,11 +697,11 @@ func (c *Curve) analyse() {
 		}
 	}
 	if k := c.Knee; k.Found && k.FirstMiss > 2*k.LastMet {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("the knee is interpolated between %.4g and %.4g %s, more than a factor 2 apart: add loads between them", k.LastMet, k.FirstMiss, c.Axis.Unit()))
+		c.warn(Warning{Kind: WarnWideKneeBracket, Knee: k, Unit: c.Axis.Unit()})
 	}
 	for _, p := range c.Points {
 		if p.Saturation != Stable && p.Attainment.Center >= c.Target {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("load %.4g meets the target but is %v: its window is no steady state", p.Load, p.Saturation))
+			c.warn(Warning{Kind: WarnUnsteadyMeetsTarget, Load: p.Load, Saturation: p.Saturation})
 		}
 	}
 }

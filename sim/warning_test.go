@@ -89,3 +89,56 @@ func TestPointWarningsAreTyped(t *testing.T) {
 	p = Sweep{Confidence: 0.95}.point(1, []Summary{empty})
 	assert.Equal(t, []Warning{{Kind: WarnOneReplication}, {Kind: WarnNothingMeasured}}, p.TypedWarnings)
 }
+
+// Each curve-level kind says what Curve.Warnings said before they were
+// typed, word for word, from its own figures.
+func TestCurveWarningSaysItsWords(t *testing.T) {
+	for _, tc := range []struct {
+		w    Warning
+		want string
+	}{
+		{Warning{Kind: WarnKneeCensored, Knee: Knee{Censored: AboveHighest, Target: 0.95, LastMet: 3.5}},
+			"every measured load meets the 0.95 attainment target: the knee is above 3.5"},
+		{Warning{Kind: WarnWideKneeBracket, Knee: Knee{LastMet: 1, FirstMiss: 2.5}, Unit: "req/s"},
+			"the knee is interpolated between 1 and 2.5 req/s, more than a factor 2 apart: add loads between them"},
+		{Warning{Kind: WarnUnsteadyMeetsTarget, Load: 2.25, Saturation: Backlogged},
+			"load 2.25 meets the target but is backlogged: its window is no steady state"},
+		{Warning{Kind: WarnClassBinds, Class: "chat", Target: 0.95, Load: 1.75, Unit: "req/s"},
+			`class "chat" binds first: its own attainment meets the 0.95 target up to 1.75 req/s`},
+		{Warning{Kind: WarnClassBindsBelow, Class: "batch", Target: 0.9, Load: 0.5, Unit: "req/s"},
+			`class "batch" binds first: its own attainment misses the 0.90 target already at 0.5 req/s, the lowest load`},
+		{Warning{Kind: WarnModelFragile, Declared: ModelError{Scale: 0.1}, KneeRange: Range{Lo: 0.5, Hi: 2.25, LoBelow: true}, Unit: "req/s"},
+			"the knee moves across the model band (step times ±10 %) over [< 0.5, 2.25] req/s: the result rests on the cost model's step times; measure them (costmodel.Fit, Table) before trusting the knee"},
+		{Warning{Kind: WarnModelFragile, Declared: ModelError{Scale: 0.1}, KneeRange: Range{Lo: 1, Hi: 2}, Unit: "req/s", LargestStep: 135 * time.Millisecond, ITLBound: 150 * time.Millisecond},
+			"the knee moves across the model band (step times ±10 %) over [1, 2] req/s: the largest step this configuration can form, 135ms, is 90 % of the 150ms ITL bound, so a few percent of cost error fails every request that meets such a step; a smaller token budget or batch shrinks that step, a chunk cap makes it rare (several prompts must then prefill at once to form it)"},
+	} {
+		assert.Equal(t, tc.want, tc.w.String(), "%v", tc.w.Kind)
+	}
+	assert.Equal(t, "model fragile", WarnModelFragile.String())
+	assert.Equal(t, "knee censored", WarnKneeCensored.String())
+}
+
+// A curve's own caveats are values too, in the order of its words.
+func TestCurveWarningsAreTyped(t *testing.T) {
+	// Two loads that both meet the target, the second backlogged: the
+	// knee is above the highest.
+	met := Estimate{Center: 1, Lo: 1, Hi: 1}
+	c := Curve{Target: 0.95, Confidence: 0.95, Points: []Point{
+		{Load: 1, Attainment: met, Goodput: met, Saturation: Stable, Runs: make([]Summary, 2)},
+		{Load: 2, Attainment: met, Goodput: met, Saturation: Backlogged, Runs: make([]Summary, 2)},
+	}}
+	c.analyse()
+	require.Equal(t, []Warning{
+		{Kind: WarnKneeCensored, Knee: c.Knee},
+		{Kind: WarnUnsteadyMeetsTarget, Load: 2, Saturation: Backlogged},
+	}, c.TypedWarnings)
+	assert.Equal(t, AboveHighest, c.Knee.Censored)
+	require.Len(t, c.Warnings, 2)
+	for i, w := range c.TypedWarnings {
+		assert.Equal(t, w.String(), c.Warnings[i])
+	}
+	assert.Equal(t, "load 2 meets the target but is backlogged: its window is no steady state", c.Warnings[1])
+	// Analysing again gives the same caveats, not twice as many.
+	c.analyse()
+	assert.Len(t, c.TypedWarnings, 2)
+}
