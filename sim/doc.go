@@ -38,6 +38,10 @@
 //     replications in parallel, the Curve of Points with intervals
 //     (Student-t across replications, stratified bootstrap for
 //     percentiles), saturation labels, Knee, Peak, Collapse, Headroom.
+//     A Point's and a Curve's caveats are Warnings (Point.TypedWarnings,
+//     Curve.TypedWarnings): a WarningKind and its figures, whose String is
+//     the prose Point.Warnings and Curve.Warnings hold; branch on the
+//     Kind, never on the words.
 //   - experiment.go: Experiment, a declared Hypothesis tested on paired
 //     seeded blocks (common random numbers), with its Verdict and boundary.
 //   - workloads.go: Workload, what a sweep or an experiment runs at a

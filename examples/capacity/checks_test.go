@@ -6,6 +6,7 @@ package main
 import (
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +143,10 @@ func TestModelRangeOfTheDefaultAndOfAChunkCap(t *testing.T) {
 	assert.True(t, c.Band.Fragile)
 	require.NotEmpty(t, c.Warnings)
 	assert.Contains(t, strings.Join(c.Warnings, "\n"), "of the 150ms ITL bound")
+	fragile := slices.IndexFunc(c.TypedWarnings, func(w sim.Warning) bool { return w.Kind == sim.WarnModelFragile })
+	require.GreaterOrEqual(t, fragile, 0, "typed warnings %v", c.TypedWarnings)
+	assert.Equal(t, 150*time.Millisecond, c.TypedWarnings[fragile].ITLBound)
+	assert.Equal(t, c.Band.Knee, c.TypedWarnings[fragile].KneeRange)
 	within(t, c, e)
 	t.Logf("default: knee %.3f %v, model range %v", c.Knee.Load.Center, c.Knee.Load, c.Band.Knee)
 
