@@ -104,6 +104,18 @@
 // ErrNeverFits rather than left to block the queue; one longer than
 // MaxTokens (2³¹ − 1) with ErrTooLong.
 //
+// # Naming a step's requests
+//
+// Plan.Batch gives a step's shape (chunks and decode contexts) without
+// their requests. Engine.Scheduled names them: every request the step in
+// flight scheduled, in scheduling order, with its tokens this step, its
+// computed tokens before the step, and whether it decodes; a request is
+// new when it is in Plan.Started, resumed when it was in an earlier
+// Plan.Preempted and not scheduled since, else continuing. It is computed
+// only when called and appends into the caller's buffer. It answers false
+// when the engine keeps a decode cohort (OmitStreaks with a DecodeSum
+// model), whose decodes are not listed one by one.
+//
 // # Speculative decoding
 //
 // With Config.SpeculativeTokens = K a decoding request schedules its last

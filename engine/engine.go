@@ -52,7 +52,8 @@ type Plan struct {
 	Steps    int           // steps advanced in one move (>= 1); all alike
 	StepTime time.Duration // duration of each step, from the cost model
 	End      time.Duration // Start + Steps × StepTime
-	// Batch is the shape of the (first) step as priced.
+	// Batch is the shape of the (first) step as priced; it does not name
+	// the requests (Engine.Scheduled does, while the step is in flight).
 	Batch costmodel.Batch
 	// Started lists requests scheduled for the first time in this step;
 	// Cached[i] is how many of Started[i]'s prompt tokens it found in the
