@@ -55,7 +55,7 @@ func AtlasTP4() Replica {
 			SeqTokens:    AtlasSeqTokens,
 			PromptTokens: AtlasPromptTokens,
 			OutputTokens: AtlasOutputTokens,
-			SLO:          SLO{TTFT: AtlasTTFT, ITL: AtlasITL},
+			SLO:          Objective{TTFT: AtlasTTFT, ITL: AtlasITL},
 			Target:       AtlasTarget,
 		},
 		Cost: Frozen{},

@@ -37,7 +37,7 @@ type OperatingPoint struct {
 	SeqTokens    int // KV tokens a resident sequence may reach (prompt + output), >= 1
 	PromptTokens int // prompt tokens of one request, >= 1
 	OutputTokens int // output tokens of a response, >= 1
-	SLO          SLO
+	SLO          Objective
 	// Target is the attainment the TTFT-qualified load keeps: the
 	// fraction of requests whose queueing must fit the TTFT queue budget,
 	// in (0, 1). sim.Sweep's default is 0.95.
@@ -47,8 +47,8 @@ type OperatingPoint struct {
 	Offered float64
 }
 
-// SLO is the latency objective a request must meet to count as good.
-type SLO struct {
+// Objective is the latency objective a request must meet to count as good.
+type Objective struct {
 	TTFT time.Duration // time to first token, > 0
 	ITL  time.Duration // every inter-token latency, > 0
 }

@@ -15,7 +15,7 @@ import (
 // contexts' sum as the first and zeros after, costs (how the engine's
 // decode cohort prices a step).
 func TestDecodeSumHolds(t *testing.T) {
-	table, err := costmodel.Table{Decode: []costmodel.Point{{X: 1, Ms: 40}, {X: 32, Ms: 45}}, Prefill: []costmodel.Point{{X: 0, Ms: 20}, {X: 1000, Ms: 55}}}.Build()
+	table, err := costmodel.Table{Decode: []costmodel.TablePoint{{X: 1, Ms: 40}, {X: 32, Ms: 45}}, Prefill: []costmodel.TablePoint{{X: 0, Ms: 20}, {X: 1000, Ms: 55}}}.Build()
 	require.NoError(t, err)
 	atlas := costmodel.AtlasTP4()
 	models := map[string]costmodel.Model{
@@ -62,7 +62,7 @@ func TestDecodeSumHolds(t *testing.T) {
 // of decode steps by its first). Models that read the contexts do not say
 // it.
 func TestContextFreeHolds(t *testing.T) {
-	table, err := costmodel.Table{Decode: []costmodel.Point{{X: 1, Ms: 40}, {X: 32, Ms: 45}}, Prefill: []costmodel.Point{{X: 0, Ms: 20}, {X: 1000, Ms: 55}}}.Build()
+	table, err := costmodel.Table{Decode: []costmodel.TablePoint{{X: 1, Ms: 40}, {X: 32, Ms: 45}}, Prefill: []costmodel.TablePoint{{X: 0, Ms: 20}, {X: 1000, Ms: 55}}}.Build()
 	require.NoError(t, err)
 	models := map[string]costmodel.Model{
 		"Frozen":       costmodel.Frozen{},

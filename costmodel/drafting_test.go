@@ -48,7 +48,7 @@ func TestLinearPricesVerifiedDraftsAsPrefill(t *testing.T) {
 // Table prices the drafts at the prefill curve's mean slope: samples
 // (0, 20 ms) and (1000, 55 ms) give 0.035 ms a draft.
 func TestTablePricesVerifiedDraftsAtThePrefillSlope(t *testing.T) {
-	m, err := costmodel.Table{Decode: []costmodel.Point{{X: 1, Ms: 40}, {X: 32, Ms: 45}}, Prefill: []costmodel.Point{{X: 0, Ms: 20}, {X: 1000, Ms: 55}}}.Build()
+	m, err := costmodel.Table{Decode: []costmodel.TablePoint{{X: 1, Ms: 40}, {X: 32, Ms: 45}}, Prefill: []costmodel.TablePoint{{X: 0, Ms: 20}, {X: 1000, Ms: 55}}}.Build()
 	require.NoError(t, err)
 	assert.Equal(t, 45*time.Millisecond, m.StepTime(verifying(32, 1)))
 	assert.Equal(t, 49480*time.Microsecond, m.StepTime(verifying(32, 5)))

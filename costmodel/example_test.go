@@ -64,8 +64,8 @@ func ExampleRoofline_Calibrate() {
 // A table of measured step times, read inside and outside its samples.
 func ExampleTable() {
 	m, err := costmodel.Table{
-		Decode:  []costmodel.Point{{X: 1, Ms: 30}, {X: 32, Ms: 45}},
-		Prefill: []costmodel.Point{{X: 256, Ms: 28.96}, {X: 2048, Ms: 91.68}},
+		Decode:  []costmodel.TablePoint{{X: 1, Ms: 30}, {X: 32, Ms: 45}},
+		Prefill: []costmodel.TablePoint{{X: 256, Ms: 28.96}, {X: 2048, Ms: 91.68}},
 	}.Build()
 	if err != nil {
 		panic(err)

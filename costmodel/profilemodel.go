@@ -136,7 +136,7 @@ type ProfiledStep struct {
 	Dense, Attention, Collective, PerStep, PerSequence, Overhead time.Duration
 	// Warning says where the step was read outside the profile ("" when
 	// it was inside).
-	Warning Warning
+	Warning TableWarning
 }
 
 // StepTime prices b. It does not allocate.
@@ -274,7 +274,7 @@ func siftDown(h []int, i int) {
 }
 
 // warning says where b was read outside the profile, or "".
-func (m *ProfileModel) warning(b Batch, s stepParts) Warning {
+func (m *ProfileModel) warning(b Batch, s stepParts) TableWarning {
 	var out []string
 	if s.outTokens {
 		out = append(out, m.dense.warning(s.tokens))
@@ -300,7 +300,7 @@ func (m *ProfileModel) warning(b Batch, s stepParts) Warning {
 	if len(out) == 0 {
 		return ""
 	}
-	return Warning(strings.Join(out, "\n"))
+	return TableWarning(strings.Join(out, "\n"))
 }
 
 func dedupe(ss []string) []string {

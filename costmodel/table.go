@@ -11,9 +11,10 @@ import (
 	"gonum.org/v1/gonum/interp"
 )
 
-// Point is one measured step time: at X the step took Ms milliseconds. What
-// X counts depends on the curve (Table.Decode or Table.Prefill).
-type Point struct {
+// TablePoint is one measured step time of a Table: at X the step took Ms
+// milliseconds. What X counts depends on the curve (Table.Decode or
+// Table.Prefill).
+type TablePoint struct {
 	X  float64 // sequences or tokens, >= 0, strictly increasing along a curve
 	Ms float64 // step time, milliseconds, > 0, non-decreasing along a curve
 }
@@ -37,8 +38,8 @@ type Point struct {
 // The zero Table is invalid; both curves need at least one sample. Build
 // checks and compiles it into a TableModel.
 type Table struct {
-	Decode  []Point // X: decoding sequences in the step; Ms: pure-decode step time
-	Prefill []Point // X: prefill tokens in the step; Ms: prefill-only step time
+	Decode  []TablePoint // X: decoding sequences in the step; Ms: pure-decode step time
+	Prefill []TablePoint // X: prefill tokens in the step; Ms: prefill-only step time
 }
 
 // Validate names every sample that is out of range or out of order.
@@ -46,7 +47,7 @@ func (t Table) Validate() error {
 	return errors.Join(validCurve("Table.Decode", t.Decode), validCurve("Table.Prefill", t.Prefill))
 }
 
-func validCurve(path string, ps []Point) error {
+func validCurve(path string, ps []TablePoint) error {
 	if len(ps) == 0 {
 		return fmt.Errorf("costmodel: %s needs at least one sample", path)
 	}
@@ -108,9 +109,10 @@ func (m *TableModel) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Warning is a readable note that a step time was read outside the measured
-// range of a Table; the empty Warning means the step was inside it.
-type Warning string
+// TableWarning is a readable note that a step time was read outside the
+// measured range of a Table; the empty TableWarning means the step was
+// inside it.
+type TableWarning string
 
 // DecodeSum reports true: the decode curve is read at the number of
 // decodes, whatever their contexts (see DecodeSum).
@@ -129,7 +131,7 @@ func (m *TableModel) StepTime(b Batch) time.Duration {
 
 // Lookup prices b like StepTime and also returns a Warning when a curve was
 // read outside its samples.
-func (m *TableModel) Lookup(b Batch) (time.Duration, Warning) {
+func (m *TableModel) Lookup(b Batch) (time.Duration, TableWarning) {
 	d, decodeOut, prefillOut := m.price(b)
 	var w []error
 	if decodeOut {
@@ -141,7 +143,7 @@ func (m *TableModel) Lookup(b Batch) (time.Duration, Warning) {
 	if len(w) == 0 {
 		return d, ""
 	}
-	return d, Warning(errors.Join(w...).Error())
+	return d, TableWarning(errors.Join(w...).Error())
 }
 
 // price returns the step time and whether each curve was read outside its
@@ -174,7 +176,7 @@ type curve struct {
 	pred       interp.Predictor // inside [lo, hi]; holds the end values outside
 }
 
-func newCurve(name, unit string, ps []Point) curve {
+func newCurve(name, unit string, ps []TablePoint) curve {
 	n := len(ps)
 	c := curve{name: name, unit: unit, lo: ps[0].X, hi: ps[n-1].X, last: ps[n-1].Ms}
 	if n == 1 {

@@ -13,8 +13,8 @@ import (
 // measured is a small measured table: decode steps flatten as the batch
 // grows, prefill steps are the frozen 20 + 0.035·n ms at three sizes.
 var measured = costmodel.Table{
-	Decode:  []costmodel.Point{{X: 1, Ms: 30}, {X: 8, Ms: 34}, {X: 32, Ms: 45}, {X: 64, Ms: 60}},
-	Prefill: []costmodel.Point{{X: 256, Ms: 28.96}, {X: 1024, Ms: 55.84}, {X: 2048, Ms: 91.68}},
+	Decode:  []costmodel.TablePoint{{X: 1, Ms: 30}, {X: 8, Ms: 34}, {X: 32, Ms: 45}, {X: 64, Ms: 60}},
+	Prefill: []costmodel.TablePoint{{X: 256, Ms: 28.96}, {X: 1024, Ms: 55.84}, {X: 2048, Ms: 91.68}},
 }
 
 func build(tb testing.TB, tab costmodel.Table) *costmodel.TableModel {
@@ -73,8 +73,8 @@ func TestTableWarnsOutsideItsSamples(t *testing.T) {
 
 func TestTableWithOneSampleIsFlat(t *testing.T) {
 	m := build(t, costmodel.Table{
-		Decode:  []costmodel.Point{{X: 32, Ms: 45}},
-		Prefill: []costmodel.Point{{X: 2000, Ms: 90}},
+		Decode:  []costmodel.TablePoint{{X: 32, Ms: 45}},
+		Prefill: []costmodel.TablePoint{{X: 2000, Ms: 90}},
 	})
 	for _, b := range []costmodel.Batch{decodes(1, 0), decodes(64, 0)} {
 		assert.Equal(t, 45*time.Millisecond, m.StepTime(b), "%d sequences", len(b.Decode))

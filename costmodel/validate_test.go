@@ -54,8 +54,8 @@ func TestValidateNamesTheField(t *testing.T) {
 			[]string{"Roofline.Hardware.MemBandwidth must be > 0, got 0"}},
 		{"Table empty", costmodel.Table{}, []string{"Table.Decode needs at least one sample", "Table.Prefill needs"}},
 		{"Table out of order", costmodel.Table{
-			Decode:  []costmodel.Point{{X: 1, Ms: 30}, {X: 1, Ms: 31}, {X: -2, Ms: nan}},
-			Prefill: []costmodel.Point{{X: 10, Ms: 30}, {X: 20, Ms: 20}},
+			Decode:  []costmodel.TablePoint{{X: 1, Ms: 30}, {X: 1, Ms: 31}, {X: -2, Ms: nan}},
+			Prefill: []costmodel.TablePoint{{X: 10, Ms: 30}, {X: 20, Ms: 20}},
 		}, []string{"Table.Decode[1].X must be > Table.Decode[0].X", "Table.Decode[2].X must be >= 0", "Table.Decode[2].Ms must be finite", "Table.Prefill[1].Ms must be >= Table.Prefill[0].Ms"}},
 		{"Replica zero bandwidth", zeroBandwidth, []string{"Replica.Hardware.MemBandwidth must be > 0, got 0"}},
 		{"Replica bad point", badPoint, []string{"Replica.Point.Batch must be >= 1, got -3", "Replica.Point.SLO.ITL must be > 0"}},
@@ -138,8 +138,8 @@ func fuzzBatch(seqs, ctx, chunk, chunkCtx int) costmodel.Batch {
 // fuzzModels builds every model from fuzzed figures, valid or not.
 func fuzzModels(a, b, bw, eff float64) []costmodel.Model {
 	tab, err := costmodel.Table{
-		Decode:  []costmodel.Point{{X: 1, Ms: 30}, {X: 32, Ms: 45}},
-		Prefill: []costmodel.Point{{X: 1, Ms: 20}, {X: 2000, Ms: 90}},
+		Decode:  []costmodel.TablePoint{{X: 1, Ms: 30}, {X: 32, Ms: 45}},
+		Prefill: []costmodel.TablePoint{{X: 1, Ms: 20}, {X: 2000, Ms: 90}},
 	}.Build()
 	if err != nil {
 		panic(err)

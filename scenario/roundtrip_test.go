@@ -106,7 +106,7 @@ func (f *filler) fill(v reflect.Value, depth int) {
 		names := k.names()
 		ct := k.byName[names[f.rng.IntN(len(names))]]
 		if ct == reflect.TypeFor[*costmodel.TableModel]() {
-			m, err := costmodel.Table{Decode: []costmodel.Point{{X: 1, Ms: 10 + f.rng.Float64()}}, Prefill: []costmodel.Point{{X: 0, Ms: 5}, {X: 100, Ms: 9}}}.Build()
+			m, err := costmodel.Table{Decode: []costmodel.TablePoint{{X: 1, Ms: 10 + f.rng.Float64()}}, Prefill: []costmodel.TablePoint{{X: 0, Ms: 5}, {X: 100, Ms: 9}}}.Build()
 			if err != nil {
 				panic(err)
 			}
