@@ -21,7 +21,7 @@ func checkedFCFS(t *testing.T) *Engine {
 	t.Helper()
 	e, err := New(Config{MaxSeqs: 4, KVBlocks: 64}, nil)
 	require.NoError(t, err)
-	e.OmitStreaks(true)
+	e.Runner().OmitStreaks(true)
 	for ref, output := range []int{50, 60, 70} {
 		require.NoError(t, e.Add(0, Request{Ref: int32(ref), Input: 40, Output: output, Prefix: []uint64{1, 2}, PrefixBlockTokens: 16}))
 	}
@@ -35,7 +35,7 @@ func checkedFCFS(t *testing.T) *Engine {
 	for ref := int32(20); ref < 23; ref++ {
 		require.NoError(t, e.Add(now, Request{Ref: ref, Input: 30, Output: 5}))
 	}
-	_, err = e.ScheduleUntil(now, now+10e9)
+	_, err = e.Runner().ScheduleUntil(now, now+10e9)
 	require.NoError(t, err)
 	require.Equal(t, 3, e.co.n, "members")
 	require.Len(t, e.running, 1)

@@ -15,7 +15,7 @@ func TestCohortCounts(t *testing.T) {
 	for _, bs := range []int{1, 2, 4, 16, 64} {
 		e, err := New(Config{BlockSize: bs}, nil)
 		require.NoError(t, err)
-		e.OmitStreaks(true)
+		e.Runner().OmitStreaks(true)
 		require.True(t, e.co.on)
 		for range 200 {
 			e.co = cohort{on: true, count: e.co.count, suf: e.co.suf, rsuf: e.co.rsuf, top: e.co.top, mask: e.co.mask}

@@ -2,37 +2,11 @@ package engine
 
 import "time"
 
-// Continue plans, at instant now, the move that follows the one Complete
-// has just ended there, when that move is the pure-decode run of the
-// decode cohort that ScheduleUntil(now, until) would plan, and returns
-// it; otherwise it returns nil and plans nothing, and the driver plans
-// with ScheduleUntil as usual, once every event at now is handled.
-//
-// It plans when nothing waits, every running request is in the cohort or
-// joins it now (a plain decode that emitted at the end of the move, as a
-// prompt's last chunk does), their next step's blocks are free, and the
-// cost model reads no decode context (costmodel.ContextFree): step by
-// step, the plan at now then decodes every running request, a token each,
-// priced by how many there are, up to the first finish. So a run goes on
-// through a request's finish, and after the step that prefilled a prompt,
-// without the planning a new move costs (the walk of the running list,
-// the admission check, the run's length): the price is the model's for
-// that many decodes, read from one decode's when a step of at least as
-// many was priced the same (a model flat in the count, as Frozen, the
-// Atlas default, is priced once). Its length is ScheduleUntil's: its
-// steps start before until, none but its last sees a member's last token,
-// and the blocks they need are free.
-//
-// Unlike ScheduleUntil, a driver may call it at the step end itself,
-// before its other events at now: the run takes its blocks lazily, its
-// first step's too, so until an instant after now the engine reads as a
-// step-by-step engine would before planning (its free blocks, its cache;
-// which running requests the cohort keeps is not read). An event at now
-// that would change the plan is a join that does not leave it unchanged
-// (JoinChangesNothing), or an abort; as for any run, the driver first
-// cuts it with Truncate(now) (after CompleteUntil(now), for an abort),
-// which drops every step of it, as if it had not been planned.
-func (e *Engine) Continue(now, until time.Duration) *Plan {
+// continueRun is Runner.Continue (runner.go), which documents it.
+func (e *Engine) continueRun(now, until time.Duration) *Plan {
+	if e.runner.strict {
+		e.runner.checkContinue(now)
+	}
 	p, co := &e.plan, &e.co
 	if !e.fast.cont || e.waiting.len() > 0 || e.inFlight || p.End != now || until <= now || !e.allJoin() {
 		return nil

@@ -17,7 +17,7 @@ func continuing(t *testing.T, cfg Config, m costmodel.Model, input int) (*Engine
 	t.Helper()
 	e, err := New(cfg, m)
 	require.NoError(t, err)
-	e.OmitStreaks(true)
+	e.Runner().OmitStreaks(true)
 	for ref, output := range []int{5, 9} {
 		require.NoError(t, e.Add(0, Request{Ref: int32(ref), Input: input, Output: output}))
 	}
@@ -38,7 +38,7 @@ func TestContinuePlansWhatScheduleUntilWould(t *testing.T) {
 	e, end := continuing(t, Config{}, nil, 100)
 	require.Equal(t, 27*time.Millisecond, end)
 	free := e.FreeBlocks()
-	p := e.Continue(end, time.Hour)
+	p := e.Runner().Continue(end, time.Hour)
 	require.NotNil(t, p)
 	require.Equal(t, []any{end, 4, 45 * time.Millisecond, end + 4*45*time.Millisecond, 2, 0},
 		[]any{p.Start, p.Steps, p.StepTime, p.End, p.Cohort, len(p.Batch.Decode)})
@@ -46,12 +46,12 @@ func TestContinuePlansWhatScheduleUntilWould(t *testing.T) {
 	require.Equal(t, (5-1)+(9-1), e.Outstanding(end), "no token of the run is out before its first step ends")
 	require.NoError(t, e.Check())
 
-	busy, _, err := e.Truncate(end)
+	busy, _, err := e.Runner().Truncate(end)
 	require.NoError(t, err)
 	require.False(t, busy, "a run cut at its start is dropped whole")
 	require.Equal(t, free, e.FreeBlocks())
 	require.NoError(t, e.Check())
-	q, err := e.ScheduleUntil(end, time.Hour)
+	q, err := e.Runner().ScheduleUntil(end, time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, []any{end, 4, 45 * time.Millisecond, 2}, []any{q.Start, q.Steps, q.StepTime, q.Cohort})
 }
@@ -72,7 +72,7 @@ func TestContinueDeclines(t *testing.T) {
 		},
 		"no cohort (streaks listed)": func(t *testing.T) (*Engine, time.Duration, time.Duration) {
 			e, end := continuing(t, Config{}, nil, 100)
-			e.OmitStreaks(false)
+			e.Runner().OmitStreaks(false)
 			return e, end, time.Hour
 		},
 		"a prompt still in prefill": func(t *testing.T) (*Engine, time.Duration, time.Duration) {
@@ -89,7 +89,7 @@ func TestContinueDeclines(t *testing.T) {
 		},
 		"a move in flight": func(t *testing.T) (*Engine, time.Duration, time.Duration) {
 			e, end := continuing(t, Config{}, nil, 100)
-			require.NotNil(t, e.Continue(end, time.Hour))
+			require.NotNil(t, e.Runner().Continue(end, time.Hour))
 			return e, end, time.Hour
 		},
 		"no block for the next step": func(t *testing.T) (*Engine, time.Duration, time.Duration) {
@@ -98,7 +98,7 @@ func TestContinueDeclines(t *testing.T) {
 			e, end := continuing(t, Config{KVBlocks: 14}, nil, 112)
 			require.Zero(t, e.FreeBlocks())
 			roomy, at := continuing(t, Config{KVBlocks: 16}, nil, 112)
-			require.NotNil(t, roomy.Continue(at, time.Hour), "with two blocks more it continues")
+			require.NotNil(t, roomy.Runner().Continue(at, time.Hour), "with two blocks more it continues")
 			return e, end, time.Hour
 		},
 	}
@@ -106,7 +106,7 @@ func TestContinueDeclines(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e, now, until := setup(t)
 			busy := e.Busy()
-			require.Nil(t, e.Continue(now, until))
+			require.Nil(t, e.Runner().Continue(now, until))
 			require.Equal(t, busy, e.Busy(), "Continue planned nothing")
 			require.NoError(t, e.Check())
 		})

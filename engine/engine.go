@@ -31,6 +31,7 @@ type Engine struct {
 	recording              // RecordSteps: each outcome's steps described (steplog.go)
 	testKnobs              // vLLM's behaviours turned off, for the tests (kv.go)
 	checkScratch           // Check's scratch (check.go)
+	runner       Runner    // the batched contract's moves, and its strict checks (runner.go)
 }
 
 // queues are the requests the engine holds: every one by its Ref, the
@@ -171,6 +172,7 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 		runState:   runState{res: newResidues(cfg.BlockSize)},
 		priceCache: newPriceCache(m),
 	}
+	e.runner.e = e
 	e.decideFast() // and with it the cohort (setCohort) and the waiting queue's order
 	return e, nil
 }
@@ -197,16 +199,11 @@ func (e *Engine) Busy() bool { return e.inFlight }
 // move in flight (a move keeps its running requests to its end).
 func (e *Engine) AtSeqCap() bool { return e.nrunning() >= e.cfg.MaxSeqs }
 
-// JoinChangesNothing reports whether a request just added to the waiting
-// queue leaves every step of the move in flight as planned: the running
-// list is at its sequence cap (AtSeqCap), or the waiting queue's head is
-// still the one the move was planned with. Admission stops at the head,
-// and no step of a run could admit the head its first step could not
-// (see fitBlocks), so then step by step nobody would be admitted before
-// the move ends either. It is false when steps are recorded
-// (RecordSteps): each step's shape carries the waiting queue's length,
-// which the join changes (FastPaths, "joins").
-func (e *Engine) JoinChangesNothing() bool {
+// joinChangesNothing is Runner.JoinChangesNothing (runner.go), which documents it.
+func (e *Engine) joinChangesNothing() bool {
+	if e.runner.strict {
+		e.runner.checkJoin()
+	}
 	if !e.fast.joins {
 		return false
 	}
@@ -297,7 +294,7 @@ func (e *Engine) Abort(now time.Duration, ref int32) error {
 	if !ok {
 		return fmt.Errorf("%w: %d", ErrUnknownRef, ref)
 	}
-	e.SyncTo(now) // a continued run's first step takes its blocks lazily (Continue)
+	e.syncRun(now) // a continued run's first step takes its blocks lazily (Continue)
 	if s.member {
 		return e.abortMember(now, s)
 	}

@@ -63,14 +63,14 @@ func ExampleLargestStep() {
 // which emits the first token of each; then 45 ms decode steps run to the
 // first finish as one move (ScheduleUntil), whose tokens are counted, not
 // listed, but for the request that finishes.
-func ExampleEngine_OmitStreaks() {
+func ExampleRunner_OmitStreaks() {
 	e, _ := engine.New(engine.Config{}, costmodel.Frozen{})
-	e.OmitStreaks(true)
+	e.Runner().OmitStreaks(true)
 	_ = e.Add(0, engine.Request{Ref: 1, Input: 100, Output: 4})
 	_ = e.Add(0, engine.Request{Ref: 2, Input: 100, Output: 6})
 	var now time.Duration
 	for !e.Idle() {
-		plan, _ := e.ScheduleUntil(now, time.Hour) // nothing else will happen
+		plan, _ := e.Runner().ScheduleUntil(now, time.Hour) // nothing else will happen
 		out, _ := e.Complete(plan.End)
 		now = plan.End
 		fmt.Printf("%d steps to %v: listed %v, %d decoded on (%d decodes a step)\n", out.Steps, now, out.Emitted, out.Streak, out.Decodes)
@@ -86,19 +86,19 @@ func ExampleEngine_OmitStreaks() {
 // 300 ms), which emits each one's first token; then, nothing waiting,
 // each run of 45 ms decode steps is planned at the step end before it
 // (the prompts' last chunk, then each finish), without a new plan.
-func ExampleEngine_Continue() {
+func ExampleRunner_Continue() {
 	e, err := engine.New(engine.Config{}, costmodel.Frozen{})
 	if err != nil {
 		panic(err)
 	}
-	e.OmitStreaks(true) // the cohort, which Continue plans, serves such a driver
+	e.Runner().OmitStreaks(true) // the cohort, which Continue plans, serves such a driver
 	for ref, output := range []int{4, 7, 9} {
 		if err := e.Add(0, engine.Request{Ref: int32(ref), Input: 100, Output: output}); err != nil {
 			panic(err)
 		}
 	}
 	const until = time.Hour // nothing else will happen before
-	plan, _ := e.ScheduleUntil(0, until)
+	plan, _ := e.Runner().ScheduleUntil(0, until)
 	for plan != nil {
 		out, _ := e.Complete(plan.End)
 		for _, em := range out.Emitted {
@@ -106,11 +106,11 @@ func ExampleEngine_Continue() {
 				fmt.Printf("request %d finished at %v\n", em.Ref, out.End)
 			}
 		}
-		if plan = e.Continue(out.End, until); plan != nil {
+		if plan = e.Runner().Continue(out.End, until); plan != nil {
 			fmt.Printf("continued: %d steps of %v from %v\n", plan.Steps, plan.StepTime, plan.Start)
 			continue
 		}
-		if plan, _ = e.ScheduleUntil(out.End, until); plan != nil {
+		if plan, _ = e.Runner().ScheduleUntil(out.End, until); plan != nil {
 			fmt.Printf("planned: %d steps of %v from %v\n", plan.Steps, plan.StepTime, plan.Start)
 		}
 	}
@@ -128,9 +128,9 @@ func ExampleEngine_Continue() {
 // makes differ, and says why.
 func ExampleEngine_FastPaths() {
 	e, _ := engine.New(engine.Config{}, costmodel.Frozen{})
-	e.OmitStreaks(true)
+	e.Runner().OmitStreaks(true)
 	spec, _ := engine.New(engine.Config{SpeculativeTokens: 3}, costmodel.Frozen{})
-	spec.OmitStreaks(true)
+	spec.Runner().OmitStreaks(true)
 	state := func(p engine.FastPath) string {
 		if p.On {
 			return "on"

@@ -93,7 +93,7 @@ func TestFastPathsSayWhyTheyAreOff(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e, err := New(c.cfg, c.model)
 			require.NoError(t, err)
-			e.OmitStreaks(c.omit)
+			e.Runner().OmitStreaks(c.omit)
 			require.Equal(t, c.want, reasons(t, e))
 			// The hot code's fields are the decision.
 			require.Equal(t, []bool{c.want["runs"] == "", c.want["residues"] == "", c.want["cohort"] == "", c.want["continue"] == "", c.want["streaks"] == "", c.want["joins"] == "", c.want["fcfs-run"] == ""},
@@ -103,7 +103,7 @@ func TestFastPathsSayWhyTheyAreOff(t *testing.T) {
 	t.Run("the tests' slow twin", func(t *testing.T) {
 		e, err := New(Config{}, nil)
 		require.NoError(t, err)
-		e.OmitStreaks(true)
+		e.Runner().OmitStreaks(true)
 		walkRuns(e)
 		require.Equal(t, with(map[string]string{
 			"residues": "turned off for the tests' slow twin",
@@ -130,21 +130,21 @@ func TestFastPathsFollowTheSetters(t *testing.T) {
 		"continue": recorded,
 		"joins":    "steps are recorded (RecordSteps): each step's shape carries the waiting queue's length",
 	}), reasons(t, e))
-	require.Nil(t, e.Continue(end, time.Hour), "no cohort while steps are recorded")
-	p, err := e.ScheduleUntil(end, time.Hour)
+	require.Nil(t, e.Runner().Continue(end, time.Hour), "no cohort while steps are recorded")
+	p, err := e.Runner().ScheduleUntil(end, time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, []int{4, 0}, []int{p.Steps, p.Cohort}, "a run walked, to the first finish")
 	require.NoError(t, e.Add(end, Request{Ref: 9, Input: 100, Output: 3}))
 	require.True(t, e.AtSeqCap())
-	require.False(t, e.JoinChangesNothing(), "a recorded step carries the waiting queue's length")
+	require.False(t, e.Runner().JoinChangesNothing(), "a recorded step carries the waiting queue's length")
 
 	e.RecordSteps(false)
 	require.Equal(t, allOn(), reasons(t, e))
-	require.True(t, e.JoinChangesNothing(), "at the sequence cap, the join changes no step")
+	require.True(t, e.Runner().JoinChangesNothing(), "at the sequence cap, the join changes no step")
 
-	e.OmitStreaks(false)
+	e.Runner().OmitStreaks(false)
 	const listed = "the driver lists every emit (OmitStreaks off)"
 	require.Equal(t, with(map[string]string{"streaks": listed, "cohort": listed, "continue": listed}), reasons(t, e))
-	e.OmitStreaks(true)
+	e.Runner().OmitStreaks(true)
 	require.Equal(t, allOn(), reasons(t, e))
 }

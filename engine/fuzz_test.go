@@ -68,18 +68,18 @@ var plansContinued int
 // the engine did not continue.
 func (w twins) continued(now, until time.Duration) *Plan {
 	w.t.Helper()
-	p := w.a.Continue(now, until)
+	p := w.a.Runner().Continue(now, until)
 	if p == nil {
 		return nil
 	}
 	plansContinued++
 	w.same("readings at a continued plan", readings(w.a, now), readings(w.b, now))
-	p2, err := w.b.ScheduleUntil(now, until)
+	p2, err := w.b.Runner().ScheduleUntil(now, until)
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	w.same("Continue", planShape(p), planShape(p2))
-	w.a.SyncTo(now + 1)
+	w.a.Runner().SyncTo(now + 1)
 	return p
 }
 
@@ -180,8 +180,8 @@ func scenario(t *testing.T, data []byte) {
 		slow.SetAcceptor(hashAcceptor{})
 		walkRuns(slow)
 		if data[2]%2 == 0 {
-			e.OmitStreaks(true)
-			slow.OmitStreaks(true)
+			e.Runner().OmitStreaks(true)
+			slow.Runner().OmitStreaks(true)
 		}
 		w := twins{t, e, slow}
 		var now time.Duration
@@ -200,11 +200,11 @@ func scenario(t *testing.T, data []byte) {
 				next++
 			case 2: // step: plan, or complete the step in flight
 				if inFlight == nil {
-					p, err := e.ScheduleUntil(now, now+time.Duration(arg)*time.Second)
+					p, err := e.Runner().ScheduleUntil(now, now+time.Duration(arg)*time.Second)
 					if err != nil {
 						t.Fatal(err)
 					}
-					p2, _ := slow.ScheduleUntil(now, now+time.Duration(arg)*time.Second)
+					p2, _ := slow.Runner().ScheduleUntil(now, now+time.Duration(arg)*time.Second)
 					w.same("ScheduleUntil", planShape(p), planShape(p2))
 					inFlight = p
 				} else if at := inFlight.Start + time.Duration(int(arg)%inFlight.Steps)*inFlight.StepTime + inFlight.StepTime/2; inFlight.Steps > 1 && arg%3 == 0 && at >= now {
@@ -214,22 +214,22 @@ func scenario(t *testing.T, data []byte) {
 						at = inFlight.Start
 					}
 					if arg%2 == 0 {
-						o, err := e.CompleteUntil(at)
+						o, err := e.Runner().CompleteUntil(at)
 						if err != nil {
 							t.Fatal(err)
 						}
-						o2, _ := slow.CompleteUntil(at)
+						o2, _ := slow.Runner().CompleteUntil(at)
 						w.same("CompleteUntil", o, o2)
 					} else if arg%5 == 1 {
-						e.SyncTo(at)
-						slow.SyncTo(at)
+						e.Runner().SyncTo(at)
+						slow.Runner().SyncTo(at)
 					}
 					w.same("state", state(e, at), state(slow, at))
-					busy, end, err := e.Truncate(at)
+					busy, end, err := e.Runner().Truncate(at)
 					if err != nil {
 						t.Fatal(err)
 					}
-					busy2, end2, _ := slow.Truncate(at)
+					busy2, end2, _ := slow.Runner().Truncate(at)
 					w.same("Truncate", []any{busy, end}, []any{busy2, end2})
 					now = at
 					if !busy {
@@ -266,11 +266,11 @@ func scenario(t *testing.T, data []byte) {
 		// Whatever happened, the engine drains: every request finishes.
 		for steps := 0; !e.Idle(); steps++ {
 			if inFlight == nil {
-				p, err := e.ScheduleUntil(now, now+time.Hour)
+				p, err := e.Runner().ScheduleUntil(now, now+time.Hour)
 				if err != nil || p == nil {
 					t.Fatalf("engine holds requests but plans nothing: %v", err)
 				}
-				p2, _ := slow.ScheduleUntil(now, now+time.Hour)
+				p2, _ := slow.Runner().ScheduleUntil(now, now+time.Hour)
 				w.same("ScheduleUntil", planShape(p), planShape(p2))
 				inFlight = p
 			}

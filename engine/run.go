@@ -338,26 +338,29 @@ func (e *Engine) decoded(s *seq, agg bool) bool {
 	return em.Done
 }
 
-// SyncTo brings the run in flight up to instant t: the blocks of its steps
-// that started before t are allocated, as they would be step by step. It
-// changes nothing a step-by-step engine would not have done by t; a driver
-// calls it before reading the engine's blocks or cache at t from inside a
-// run (a router's view).
-func (e *Engine) SyncTo(t time.Duration) {
+// syncTo is Runner.SyncTo (runner.go), which documents it.
+func (e *Engine) syncTo(t time.Duration) {
+	if e.runner.strict {
+		e.runner.checkSync(t)
+	}
+	if e.inFlight && e.lazy { // syncRun's body, which did not inline here
+		e.allocThrough(e.started(t))
+	}
+}
+
+// syncRun brings the run in flight up to instant t (SyncTo, unchecked: Abort
+// and CompleteUntil call it).
+func (e *Engine) syncRun(t time.Duration) {
 	if e.inFlight && e.lazy {
 		e.allocThrough(e.started(t))
 	}
 }
 
-// CompleteUntil ends the steps of the plan in flight that end at or before
-// instant t, exactly as if each had been planned and completed on its own,
-// and keeps the rest in flight: the plan's Start, Steps and Batch then
-// describe the steps still to run (its End is unchanged). A driver calls it
-// when something external happens at t inside a run of decode steps (an
-// abort, a new request, the end of the simulation), so that the tokens of
-// the steps that ended before t are not lost. When every step has ended it
-// is Complete; when none has, the Outcome is empty (Steps 0).
-func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
+// completeUntil is Runner.CompleteUntil (runner.go), which documents it.
+func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
+	if e.runner.strict {
+		e.runner.checkCollect("CompleteUntil", t)
+	}
 	if !e.inFlight {
 		return nil, ErrNoStepInFlight
 	}
@@ -365,7 +368,7 @@ func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
 	if t >= p.End {
 		return e.Complete(p.End)
 	}
-	e.SyncTo(t)
+	e.syncRun(t)
 	e.out.Emitted = e.out.Emitted[:0]
 	if e.out.Drafts != nil {
 		e.out.Drafts = e.out.Drafts[:0]
@@ -414,20 +417,11 @@ func (e *Engine) CompleteUntil(t time.Duration) (*Outcome, error) {
 	return &e.out, nil
 }
 
-// Truncate drops the steps of the run in flight that start at or after
-// instant t: something happened at t (a request joined or left the replica)
-// that a step-by-step engine would weigh when planning its next step. It
-// reports whether a step is still in flight, and the plan's new End. A step
-// that would start exactly at t is dropped too: step by step, it would be
-// planned only after everything at t.
-//
-// The steps that ended by t may have been collected first (CompleteUntil(t))
-// or not: then they stay in flight with the step that started last, and
-// Complete at the new End reports them all, as one move, exactly as the
-// two calls would have. A driver that only adds a request at t needs
-// nothing from them before then (Add reads no running request), so it
-// saves a walk of the batch; an Abort at t needs them collected.
-func (e *Engine) Truncate(t time.Duration) (inFlight bool, end time.Duration, err error) {
+// truncate is Runner.Truncate (runner.go), which documents it.
+func (e *Engine) truncate(t time.Duration) (inFlight bool, end time.Duration, err error) {
+	if e.runner.strict {
+		e.runner.checkCollect("Truncate", t)
+	}
 	if !e.inFlight {
 		return false, 0, nil
 	}

@@ -41,7 +41,7 @@ func timeline(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Reque
 		} else if fast {
 			until = time.Hour
 		}
-		p, err := e.ScheduleUntil(now, until)
+		p, err := e.Runner().ScheduleUntil(now, until)
 		require.NoError(t, err)
 		if p == nil {
 			next, ok := pending(now)
@@ -135,7 +135,7 @@ func TestCompleteUntilSettlesARun(t *testing.T) {
 	_, err = e.Complete(p.End)
 	require.NoError(t, err)
 	start := p.End
-	p, err = e.ScheduleUntil(start, start+time.Hour)
+	p, err = e.Runner().ScheduleUntil(start, start+time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, 48, p.Steps, "a run until request 1's last token")
 	d := p.StepTime
@@ -143,7 +143,7 @@ func TestCompleteUntilSettlesARun(t *testing.T) {
 
 	assert.ErrorIs(t, e.Abort(start+10*d+d/2, 1), ErrUnsettledRun, "ten steps ended first")
 
-	o, err := e.CompleteUntil(start + 10*d + d/2) // inside the 11th step
+	o, err := e.Runner().CompleteUntil(start + 10*d + d/2) // inside the 11th step
 	require.NoError(t, err)
 	assert.Equal(t, 10, o.Steps)
 	assert.Equal(t, start+10*d, o.End)
@@ -154,12 +154,12 @@ func TestCompleteUntilSettlesARun(t *testing.T) {
 	assert.Equal(t, []int{2011, 2010}, p.Batch.Decode, "contexts of the next step to run")
 	require.NoError(t, e.Check())
 
-	o, err = e.CompleteUntil(start + 10*d + d/2) // nothing more has ended
+	o, err = e.Runner().CompleteUntil(start + 10*d + d/2) // nothing more has ended
 	require.NoError(t, err)
 	assert.Zero(t, o.Steps)
 	assert.Empty(t, o.Emitted)
 
-	o, err = e.CompleteUntil(start + 47*d) // up to the last step
+	o, err = e.Runner().CompleteUntil(start + 47*d) // up to the last step
 	require.NoError(t, err)
 	assert.Equal(t, 37, o.Steps)
 	require.Equal(t, 1, p.Steps)
@@ -183,21 +183,21 @@ func TestTruncateDropsTheStepsNotStarted(t *testing.T) {
 	require.NoError(t, e.Add(0, Request{Ref: 1, Input: 8, Output: 40}))
 	p, _ := step(t, e, 0) // the prompt: 8 tokens in 2 blocks, first token
 	start := p.End
-	p, err = e.ScheduleUntil(start, time.Hour)
+	p, err = e.Runner().ScheduleUntil(start, time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, 39, p.Steps)
 	d := p.StepTime
 	free := e.FreeBlocks()
 	assert.Equal(t, 61, free, "only the first step's block is taken: 9 tokens in 3 blocks")
-	e.SyncTo(start + 10*d + 1) // 11 steps have started: 8 + 1 + 11 = 20 tokens
+	e.Runner().SyncTo(start + 10*d + 1) // 11 steps have started: 8 + 1 + 11 = 20 tokens
 	assert.Equal(t, 64-5, e.FreeBlocks())
 	require.NoError(t, e.Check())
 
 	at := start + 10*d + d/2 // inside the 11th step
-	o, err := e.CompleteUntil(at)
+	o, err := e.Runner().CompleteUntil(at)
 	require.NoError(t, err)
 	assert.Equal(t, 10, o.Steps)
-	inFlight, end, err := e.Truncate(at)
+	inFlight, end, err := e.Runner().Truncate(at)
 	require.NoError(t, err)
 	assert.True(t, inFlight)
 	assert.Equal(t, start+11*d, end)
@@ -207,25 +207,25 @@ func TestTruncateDropsTheStepsNotStarted(t *testing.T) {
 	o, err = e.Complete(end)
 	require.NoError(t, err)
 	assert.Equal(t, []Emit{{Ref: 1, Tokens: 1}}, o.Emitted)
-	p, err = e.ScheduleUntil(end, time.Hour)
+	p, err = e.Runner().ScheduleUntil(end, time.Hour)
 	require.NoError(t, err)
 	assert.Equal(t, []int32{2}, p.Started, "the request added inside the run is admitted next")
 
 	// Cut exactly at a step's start, the run has nothing left in flight.
 	_, err = e.Complete(p.End)
 	require.NoError(t, err)
-	p, err = e.ScheduleUntil(p.End, time.Hour)
+	p, err = e.Runner().ScheduleUntil(p.End, time.Hour)
 	require.NoError(t, err)
 	require.Greater(t, p.Steps, 3)
 	at = p.Start + 3*p.StepTime
-	_, err = e.CompleteUntil(at)
+	_, err = e.Runner().CompleteUntil(at)
 	require.NoError(t, err)
-	inFlight, _, err = e.Truncate(at)
+	inFlight, _, err = e.Runner().Truncate(at)
 	require.NoError(t, err)
 	assert.False(t, inFlight)
 	assert.False(t, e.Busy())
 	require.NoError(t, e.Check())
-	_, _, err = e.Truncate(at + d)
+	_, _, err = e.Runner().Truncate(at + d)
 	assert.NoError(t, err, "nothing in flight: nothing to cut")
 }
 
@@ -247,13 +247,13 @@ func TestTruncateWithUncollectedSteps(t *testing.T) {
 		require.NoError(t, e.Add(0, Request{Ref: 1, Input: 8, Output: 40}))
 		require.NoError(t, e.Add(0, Request{Ref: 3, Input: 5, Output: 30}))
 		p, _ := step(t, e, 0)
-		p, err = e.ScheduleUntil(p.End, time.Hour)
+		p, err = e.Runner().ScheduleUntil(p.End, time.Hour)
 		require.NoError(t, err)
 		require.Greater(t, p.Steps, 12)
 		at := p.Start + 10*p.StepTime + p.StepTime/2 // inside the 11th step
 		res := result{tokens: map[int32]int{}}
 		if collect {
-			o, err := e.CompleteUntil(at)
+			o, err := e.Runner().CompleteUntil(at)
 			require.NoError(t, err)
 			require.Equal(t, 10, o.Steps)
 			res.blockSteps += o.BlockSteps
@@ -261,7 +261,7 @@ func TestTruncateWithUncollectedSteps(t *testing.T) {
 				res.tokens[em.Ref] += em.Tokens
 			}
 		}
-		inFlight, end, err := e.Truncate(at)
+		inFlight, end, err := e.Runner().Truncate(at)
 		require.NoError(t, err)
 		require.True(t, inFlight)
 		require.NoError(t, e.Check())
@@ -277,7 +277,7 @@ func TestTruncateWithUncollectedSteps(t *testing.T) {
 			res.tokens[em.Ref] += em.Tokens
 		}
 		res.end = o.End
-		p, err = e.ScheduleUntil(end, time.Hour)
+		p, err = e.Runner().ScheduleUntil(end, time.Hour)
 		require.NoError(t, err)
 		res.next = fmt.Sprintf("%+v free %d", *p, e.FreeBlocks())
 		return res
@@ -295,12 +295,12 @@ func TestTruncateRefusesToGoBack(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, e.Add(0, Request{Ref: 1, Input: 8, Output: 40}))
 	p, _ := step(t, e, 0)
-	p, err = e.ScheduleUntil(p.End, time.Hour)
+	p, err = e.Runner().ScheduleUntil(p.End, time.Hour)
 	require.NoError(t, err)
 	start, d := p.Start, p.StepTime
-	_, _, err = e.Truncate(start + 15*d + d/2) // 16 steps started
+	_, _, err = e.Runner().Truncate(start + 15*d + d/2) // 16 steps started
 	require.NoError(t, err)
-	_, _, err = e.Truncate(start + d/2)
+	_, _, err = e.Runner().Truncate(start + d/2)
 	require.ErrorContains(t, err, "16 of its steps had started")
 	require.NoError(t, e.Check())
 	o, err := e.Complete(p.End)

@@ -25,25 +25,14 @@ type scheduling struct {
 // the engine holds nothing it can run. The step stays in flight until
 // Complete is called with its End.
 func (e *Engine) Schedule(now time.Duration) (*Plan, error) {
-	return e.ScheduleUntil(now, now)
+	return e.scheduleUntil(now, now)
 }
 
-// ScheduleUntil is Schedule for a driver that knows nothing external (an
-// arrival, an abort) will happen before instant until: when the step is a
-// pure decode step whose successors would be identical — the same requests,
-// none finishing before the last, no admission possible, the blocks they
-// need free, and the cost model pricing the last like the first — it plans
-// the longest such run whose steps all start before until, as one move
-// (Plan.Steps > 1). The outcome is exactly that of planning the steps one
-// by one: each request emits one token per step. If something does happen
-// inside the run after all (an abort at the client's deadline, the end of
-// the simulation), CompleteUntil collects the steps that ended before it.
-// An Add or Abort at an instant before the run's last step started breaks
-// the driver's promise: the run was planned without it. An Add after which
-// JoinChangesNothing holds does not: the request waits behind a head no
-// step of the run could admit, or for a running request to leave, so the
-// run may go on.
-func (e *Engine) ScheduleUntil(now, until time.Duration) (*Plan, error) {
+// scheduleUntil is Runner.ScheduleUntil (runner.go), which documents it.
+func (e *Engine) scheduleUntil(now, until time.Duration) (*Plan, error) {
+	if e.runner.strict {
+		e.runner.checkPlan(now, until)
+	}
 	if e.inFlight {
 		return nil, ErrStepInFlight
 	}

@@ -28,7 +28,7 @@ func driveSpec(t *testing.T, cfg Config, a Acceptor, input, output int) (emits [
 	require.NoError(t, e.Add(0, Request{Ref: 1, Input: input, Output: output}))
 	var now time.Duration
 	for !e.Idle() {
-		p, err := e.ScheduleUntil(now, now+time.Hour)
+		p, err := e.Runner().ScheduleUntil(now, now+time.Hour)
 		require.NoError(t, err)
 		require.Equal(t, 1, p.Steps, "speculative steps are planned one at a time")
 		verify = append(verify, append([]int(nil), p.Batch.Verify...))

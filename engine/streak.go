@@ -30,11 +30,11 @@ type streakState struct {
 	left    []int32       // requests whose streak ended while planning
 }
 
-// OmitStreaks makes the outcomes of Complete and CompleteUntil leave out
-// the requests that continue their decode streak (see Outcome.Streak and
-// Outcome.Left). It has no effect with speculative decoding, whose
-// streaks vary with acceptance. Call it before the first step.
-func (e *Engine) OmitStreaks(on bool) {
+// omitStreaks is Runner.OmitStreaks (runner.go), which documents it.
+func (e *Engine) omitStreaks(on bool) {
+	if e.runner.strict {
+		e.runner.checkOmit(on)
+	}
 	e.fast.omitAsked = on
 	e.decideFast()
 }

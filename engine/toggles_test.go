@@ -45,7 +45,7 @@ func runKV(t *testing.T, e *Engine, rate float64, n int, shared bool) kvRun {
 		if pending {
 			until = next.Arrival
 		}
-		p, err := e.ScheduleUntil(now, until)
+		p, err := e.Runner().ScheduleUntil(now, until)
 		require.NoError(t, err)
 		end := until
 		if p != nil {

@@ -54,7 +54,7 @@ func BenchmarkRunFleetRandom(b *testing.B) {
 // BenchmarkRunKVBound is BenchmarkRunAtlas with a KV cache of 3,000
 // blocks (48,000 tokens: about 22 of its 2,200-token sequences) at
 // 2.1 req/s: the waiting head is often held back by memory, not by the
-// batch cap, the case engine.JoinChangesNothing covers.
+// batch cap, the case engine.Runner.JoinChangesNothing covers.
 func BenchmarkRunKVBound(b *testing.B) {
 	cfg := Config{Engine: engine.Config{KVBlocks: 3000}}
 	benchRun(b, cfg, func() workload.Source { return poisson(b, 1, 2.1, 5_000, workload.Fixed(2000, 200)) })

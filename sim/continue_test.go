@@ -14,7 +14,7 @@ import (
 
 // runContinued runs src under cfg with the engines' invariants checked
 // after every plan and step, and returns every record and the summary as
-// text, and how many moves a step end planned at once (engine.Continue).
+// text, and how many moves a step end planned at once (engine.Runner.Continue).
 func runContinued(t *testing.T, cfg Config, src workload.Source) ([]byte, int) {
 	t.Helper()
 	var buf bytes.Buffer
@@ -27,7 +27,7 @@ func runContinued(t *testing.T, cfg Config, src workload.Source) ([]byte, int) {
 }
 
 // A run of decode steps that goes on through a request's finish
-// (engine.Continue, planned at the step end itself, before the other
+// (engine.Runner.Continue, planned at the step end itself, before the other
 // events at that instant) is the run step by step would plan once they
 // are handled: fast and step by step give the same bytes when those
 // events are closed-loop clients whose next request arrives at that very

@@ -22,7 +22,7 @@
 //     step.go, how a move's end becomes tokens, gaps and terminal states;
 //     streak.go, decode streaks: the tokens of a request that decodes in
 //     every move, accounted when it stops; the engine counts the requests
-//     continuing their streak instead of listing them (engine.OmitStreaks),
+//     continuing their streak instead of listing them (engine.Runner.OmitStreaks),
 //     so a move costs what changed in it (Config.Stepwise is the eager
 //     slow twin).
 //   - events.go: the typed event heap keyed on (instant, class, sequence);
@@ -190,7 +190,7 @@
 // (Imbalance). A Sweep or an Experiment of a fleet takes the fleet's total
 // offered load. Replicas run runs of identical decode steps of their own:
 // a request joining or leaving a replica cuts its run there
-// (engine.Truncate), so the fleet costs about what its replicas would
+// (engine.Runner.Truncate), so the fleet costs about what its replicas would
 // alone (BenchmarkRunFleet). Every replica is allocated when the run
 // starts, about 6 KB each whatever it holds (10,000 replicas: 60 MB and
 // 0.2 s of setup), so a fleet is at most MaxReplicas (10,000) replicas
@@ -210,7 +210,7 @@
 // replica's run of decode steps ends at its first finish; when nothing
 // waits and the cost model prices a decode step whatever its count (the
 // Atlas default), the step end plans the next run at once
-// (engine.Continue) instead of after every event at that instant, and a
+// (engine.Runner.Continue) instead of after every event at that instant, and a
 // request that then joins the replica at that instant cuts it whole, so
 // the run goes on through the finish as step by step (Config.Stepwise
 // never continues; TestContinuedRunsAreStepwise holds the two to the same

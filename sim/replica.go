@@ -16,17 +16,18 @@ import (
 type replica struct {
 	idx      int
 	eng      *engine.Engine
-	spec     Speculation   // its speculative decoding
-	stepTime time.Duration // of the move in flight
-	stepDone time.Duration // when the move in flight ends
-	held     int           // requests it holds
-	heldArea wide          // ∫ held dt over the window, request·ns
-	heldAt   time.Duration // integrated up to here
-	planned  bool          // queued to plan after the current instant
+	run      *engine.Runner // eng's batched contract: the moves of several steps
+	spec     Speculation    // its speculative decoding
+	stepTime time.Duration  // of the move in flight
+	stepDone time.Duration  // when the move in flight ends
+	held     int            // requests it holds
+	heldArea wide           // ∫ held dt over the window, request·ns
+	heldAt   time.Duration  // integrated up to here
+	planned  bool           // queued to plan after the current instant
 	// ctxFree: its model prices a step whatever its decode contexts
 	// (costmodel.ContextFree). continues: besides, its engine keeps a
 	// decode cohort, so it may continue a run at a step end
-	// (engine.Continue, which decides); the others skip the call, a move
+	// (engine.Runner.Continue, which decides); the others skip the call, a move
 	// a token with a model that reads the contexts.
 	ctxFree, continues bool
 
@@ -82,7 +83,7 @@ func (rep *replica) init(idx int, r Replica, slo SLO) error {
 		return fmt.Errorf("sim: replica %d: %w", idx, err)
 	}
 	cf, ok := model.(costmodel.ContextFree)
-	rep.idx, rep.eng, rep.spec = idx, eng, r.Speculation
+	rep.idx, rep.eng, rep.run, rep.spec = idx, eng, eng.Runner(), r.Speculation
 	rep.ctxFree = model == nil || ok && cf.ContextFree()
 	rep.col.slo = slo
 	return nil
@@ -108,7 +109,7 @@ func (w *window) integrateHeld(rep *replica, t time.Duration) {
 // load reads the replica's load at instant now, without changing what it
 // will do.
 func (rep *replica) load(now time.Duration) Load {
-	rep.eng.SyncTo(now)
+	rep.run.SyncTo(now)
 	return Load{Waiting: rep.eng.Waiting(), Running: rep.eng.Running(),
 		Outstanding: rep.eng.Outstanding(now), FreeBlocks: rep.eng.FreeBlocks()}
 }
@@ -123,7 +124,7 @@ func (r *runner) plan(rep *replica) error {
 	if r.cfg.Stepwise {
 		until = r.now
 	}
-	p, err := rep.eng.ScheduleUntil(r.now, until)
+	p, err := rep.run.ScheduleUntil(r.now, until)
 	if err != nil || p == nil {
 		return err
 	}
@@ -152,7 +153,7 @@ func (r *runner) planned(rep *replica, p *engine.Plan) error {
 
 // stepEnd applies the end of the replica's move in flight, and plans its
 // next move at once when that is a run of the decode cohort
-// (engine.Continue: nothing waits, after a finish or a prompt's last
+// (engine.Runner.Continue: nothing waits, after a finish or a prompt's last
 // chunk), else after everything at the instant. Continue is asked after
 // the move is accounted, so that a request its finish sent here (a
 // closed-loop client's next) has joined the waiting queue, and with the
@@ -168,7 +169,7 @@ func (r *runner) stepEnd(rep *replica) error {
 		return err
 	}
 	if rep.continues && !rep.planned {
-		if p := rep.eng.Continue(r.now, r.stopping()); p != nil {
+		if p := rep.run.Continue(r.now, r.stopping()); p != nil {
 			r.continued++
 			return r.planned(rep, p)
 		}
@@ -178,12 +179,12 @@ func (r *runner) stepEnd(rep *replica) error {
 }
 
 // settle collects the steps of the replica's move in flight that ended by
-// instant t (see engine.CompleteUntil).
+// instant t (see engine.Runner.CompleteUntil).
 func (r *runner) settle(rep *replica, t time.Duration) error {
 	if !rep.eng.Busy() || t >= rep.stepDone {
 		return nil // nothing in flight, or its step end at t comes first
 	}
-	out, err := rep.eng.CompleteUntil(t)
+	out, err := rep.run.CompleteUntil(t)
 	if err != nil {
 		return err
 	}
@@ -219,7 +220,7 @@ func (r *runner) interrupt(rep *replica, collect bool) error {
 			return err
 		}
 	}
-	inFlight, end, err := rep.eng.Truncate(r.now)
+	inFlight, end, err := rep.run.Truncate(r.now)
 	if err != nil {
 		return err
 	}
@@ -236,7 +237,7 @@ func (r *runner) interrupt(rep *replica, collect bool) error {
 
 // joinChangesNothing reports whether a request joining the replica's
 // waiting queue leaves every step of its move in flight as planned
-// (engine.JoinChangesNothing: the batch is at its sequence cap, or the
+// (engine.Runner.JoinChangesNothing: the batch is at its sequence cap, or the
 // newcomer waits behind the head the move was planned with, which no step
 // could admit), so step by step nobody would be admitted before the move
 // ends either; the plan at its end weighs the newcomer. The move is not
@@ -244,7 +245,7 @@ func (r *runner) interrupt(rep *replica, collect bool) error {
 // the cache is. An observed replica is cut as before: each move's record
 // carries the waiting queue's length.
 func (r *runner) joinChangesNothing(rep *replica) bool {
-	return r.steps == nil && rep.eng.Busy() && rep.eng.JoinChangesNothing()
+	return r.steps == nil && rep.eng.Busy() && rep.run.JoinChangesNothing()
 }
 
 // settleAll collects every replica's steps that ended by t.

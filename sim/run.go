@@ -54,7 +54,7 @@ type runner struct {
 	measuredLive int // measured requests that arrived and have not ended
 
 	checkEngine bool // tests: verify the engines' invariants after every plan and step
-	continued   int  // moves planned at a step end by engine.Continue (tests read it)
+	continued   int  // moves planned at a step end by engine.Runner.Continue (tests read it)
 
 	intake
 	routing
@@ -127,7 +127,7 @@ func (r *runner) wireReplicas() {
 			rep.eng.SetAcceptor(newAcceptor(r, rep.spec))
 		}
 		if lazy {
-			rep.eng.OmitStreaks(true) // accountLazy counts them
+			rep.run.OmitStreaks(true) // accountLazy counts them
 			rep.continues = rep.ctxFree && r.steps == nil && !rep.spec.On()
 		}
 	}

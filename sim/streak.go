@@ -90,7 +90,7 @@ func (r *runner) growMembers(ref int32) {
 
 // accountLazy is account's walk of a move's tokens with decode streaks.
 // The engine leaves the members that continue their streak out of the
-// outcome (engine.Engine.OmitStreaks) and counts them, and names those
+// outcome (engine.Runner.OmitStreaks) and counts them, and names those
 // whose streak ended without an Emit: a move costs its changes only.
 func (r *runner) accountLazy(rep *replica, out *engine.Outcome) error {
 	st := &rep.streak
