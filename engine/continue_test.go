@@ -36,6 +36,7 @@ func continuing(t *testing.T, cfg Config, m costmodel.Model, input int) (*Engine
 // planned, and ScheduleUntil then plans it again, the same.
 func TestContinuePlansWhatScheduleUntilWould(t *testing.T) {
 	e, end := continuing(t, Config{}, nil, 100)
+	e.Runner().SetStrict(true)
 	require.Equal(t, 27*time.Millisecond, end)
 	free := e.FreeBlocks()
 	p := e.Runner().Continue(end, time.Hour)

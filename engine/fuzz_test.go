@@ -179,6 +179,8 @@ func scenario(t *testing.T, data []byte) {
 		slow, _ := New(cfg, model)
 		slow.SetAcceptor(hashAcceptor{})
 		walkRuns(slow)
+		e.Runner().SetStrict(true) // every call held to the batched contract's rules
+		slow.Runner().SetStrict(true)
 		if data[2]%2 == 0 {
 			e.Runner().OmitStreaks(true)
 			slow.Runner().OmitStreaks(true)

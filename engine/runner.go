@@ -316,6 +316,6 @@ func (r *Runner) checkJoin() {
 // checkOmit checks OmitStreaks.
 func (r *Runner) checkOmit(on bool) {
 	if e := r.e; e.inFlight || e.move != 0 {
-		broken("omit-before-first-step", "OmitStreaks(%v) called after the first move was planned (%d outcomes so far)", on, e.move)
+		broken("omit-before-first-step", "OmitStreaks called (on %v) after the first move was planned (%d outcomes so far)", on, e.move)
 	}
 }

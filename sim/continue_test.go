@@ -20,7 +20,7 @@ func runContinued(t *testing.T, cfg Config, src workload.Source) ([]byte, int) {
 	var buf bytes.Buffer
 	r, err := newRunner(cfg, src, ObserverFunc(func(rec *Record) { fmt.Fprintf(&buf, "%+v\n", *rec) }))
 	require.NoError(t, err)
-	r.checkEngine = true
+	r.checkEngines()
 	require.NoError(t, r.loop())
 	fmt.Fprintf(&buf, "%+v\n", r.summary())
 	return buf.Bytes(), r.continued

@@ -247,6 +247,16 @@ func (o stepScenarioObserver) ObserveStep(s *Step) {
 	}
 }
 
+// checkEngines makes the run check every engine's invariants after every
+// plan and step, and hold every call it makes to the engine's batched
+// contract (engine.Runner.SetStrict), which panics on a broken rule.
+func (r *runner) checkEngines() {
+	r.checkEngine = true
+	for i := range r.reps {
+		r.reps[i].run.SetStrict(true)
+	}
+}
+
 // runScenario runs cfg on a copy of reqs with the engine's invariants
 // checked after every step; with steps, every step is written too.
 func runScenario(cfg Config, reqs list, steps ...bool) (scenarioRun, error) {
@@ -263,7 +273,7 @@ func runScenario(cfg Config, reqs list, steps ...bool) (scenarioRun, error) {
 	if err != nil {
 		return scenarioRun{}, err
 	}
-	r.checkEngine = true
+	r.checkEngines()
 	if err := r.loop(); err != nil {
 		return scenarioRun{}, err
 	}
