@@ -109,12 +109,13 @@
 // Plan.Batch gives a step's shape (chunks and decode contexts) without
 // their requests. Engine.Scheduled names them: every request the step in
 // flight scheduled, in scheduling order, with its tokens this step, its
-// computed tokens before the step, and whether it decodes; a request is
-// new when it is in Plan.Started, resumed when it was in an earlier
-// Plan.Preempted and not scheduled since, else continuing. It is computed
-// only when called and appends into the caller's buffer. It answers false
-// when the engine keeps a decode cohort (OmitStreaks with a DecodeSum
-// model), whose decodes are not listed one by one.
+// computed tokens before the step, whether it decodes, and its Kind: new
+// (in Plan.Started), resumed (admitted again after a preemption) or
+// continuing, as vLLM's SchedulerOutput tells new from cached requests.
+// It is computed only when called and appends into the caller's buffer.
+// It answers in every mode: with a decode cohort (Runner.OmitStreaks with
+// a DecodeSum model) it walks the cohort's members too, which
+// Plan.Batch.Decode does not list (Plan.Cohort counts them).
 //
 // # Speculative decoding
 //

@@ -78,12 +78,13 @@ type seq struct {
 	heapIdx  int // index in the waiting heap, runIdx of its index in the FCFS run, -1 when not waiting
 	started  bool
 	preempts int
-	sched    int  // tokens scheduled in the step in flight; 0 if none
-	cached   int  // prompt tokens found cached at first admission
-	decoding bool // scheduled as a decode (one token after an emitted one)
-	draft    int  // draft tokens it verifies in the step in flight (speculative)
-	look     int  // tokens beyond computed whose blocks it holds from rejected drafts
-	aborted  bool // aborted while in the step in flight
+	sched    int    // tokens scheduled in the step in flight; 0 if none
+	cached   int    // prompt tokens found cached at first admission
+	decoding bool   // scheduled as a decode (one token after an emitted one)
+	draft    int    // draft tokens it verifies in the step in flight (speculative)
+	look     int    // tokens beyond computed whose blocks it holds from rejected drafts
+	aborted  bool   // aborted while in the step in flight
+	admitted uint64 // outcomes with steps before the plan that last admitted it, + 1 (Scheduled's Kind)
 
 	// Its KV blocks, block j holding tokens [j·BlockSize, (j+1)·BlockSize):
 	// the leading ones carry content in the prefix cache (ids, nodes of

@@ -255,6 +255,7 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 		return 0, false
 	}
 	e.waiting.pop()
+	s.admitted = e.move + 1 // the plan in flight admitted it (Scheduled)
 	e.attach(s, hit)
 	s.phase = phaseRunning
 	e.running = append(e.running, s)
@@ -465,6 +466,7 @@ func (e *Engine) abandonPlan() {
 	e.truncateCohort()
 	for _, s := range e.sched {
 		e.trim(s)
+		s.admitted = 0 // running now, continuing at the next plan
 		s.sched, s.draft = 0, 0
 		s.decoding = false
 	}
