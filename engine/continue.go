@@ -4,11 +4,16 @@ import "time"
 
 // continueRun is Runner.Continue (runner.go), which documents it.
 func (e *Engine) continueRun(now, until time.Duration) *Plan {
-	if e.runner.strict {
-		e.runner.checkContinue(now)
+	if !e.fast.contFast { // off, or strict mode: the one test either way
+		if e.strict {
+			e.checkContinue(now)
+		}
+		if !e.fast.cont {
+			return nil
+		}
 	}
 	p, co := &e.plan, &e.co
-	if !e.fast.cont || e.waiting.len() > 0 || e.inFlight || p.End != now || until <= now || !e.allJoin() {
+	if e.waiting.len() > 0 || e.inFlight || p.End != now || until <= now || !e.allJoin() {
 		return nil
 	}
 	e.joinCohort()

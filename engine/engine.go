@@ -31,7 +31,7 @@ type Engine struct {
 	recording              // RecordSteps: each outcome's steps described (steplog.go)
 	testKnobs              // vLLM's behaviours turned off, for the tests (kv.go)
 	checkScratch           // Check's scratch (check.go)
-	runner       Runner    // the batched contract's moves, and its strict checks (runner.go)
+	strictState            // Runner.SetStrict: the batched contract's rules checked (runner.go)
 }
 
 // queues are the requests the engine holds: every one by its Ref, the
@@ -172,7 +172,6 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 		runState:   runState{res: newResidues(cfg.BlockSize)},
 		priceCache: newPriceCache(m),
 	}
-	e.runner.e = e
 	e.decideFast() // and with it the cohort (setCohort) and the waiting queue's order
 	return e, nil
 }
@@ -201,11 +200,13 @@ func (e *Engine) AtSeqCap() bool { return e.nrunning() >= e.cfg.MaxSeqs }
 
 // joinChangesNothing is Runner.JoinChangesNothing (runner.go), which documents it.
 func (e *Engine) joinChangesNothing() bool {
-	if e.runner.strict {
-		e.runner.checkJoin()
-	}
-	if !e.fast.joins {
-		return false
+	if !e.fast.joinsFast { // off, or strict mode: the one test either way
+		if e.strict {
+			e.checkJoin()
+		}
+		if !e.fast.joins {
+			return false
+		}
 	}
 	return e.AtSeqCap() || (e.runHead != 0 && e.waiting.len() > 0 && e.waiting.peek().order+1 == e.runHead)
 }

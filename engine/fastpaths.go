@@ -78,6 +78,12 @@ type fastPaths struct {
 	cont     bool // Continue may plan
 	joins    bool // JoinChangesNothing may report true
 
+	// contFast and joinsFast are cont and joins when strict mode is off,
+	// false when it is on: the one flag Continue and JoinChangesNothing
+	// test on their way in, so that strict mode costs them nothing more
+	// (gateFast).
+	contFast, joinsFast bool
+
 	omitAsked bool // the driver asked for OmitStreaks(true)
 	noTwin    bool // tests: the slow twin (walkRuns): no residues, no cohort
 
@@ -157,9 +163,17 @@ func (e *Engine) decideFast() {
 	f.residues = why[pathResidues] == nil
 	f.cont = why[pathContinue] == nil
 	f.joins = why[pathJoins] == nil
+	e.gateFast()
 	e.omit = why[pathStreaks] == nil
 	e.setCohort(why[pathCohort] == nil)
 	e.waiting.setPolicy(e.cfg.Policy, why[pathFCFSRun] == nil)
+}
+
+// gateFast sets the flags Continue and JoinChangesNothing test first:
+// their fast path's, unless strict mode sends them to the checks.
+func (e *Engine) gateFast() {
+	e.fast.contFast = e.fast.cont && !e.strict
+	e.fast.joinsFast = e.fast.joins && !e.strict
 }
 
 // FastPaths lists the engine's fast paths, each with whether its

@@ -104,8 +104,11 @@ func (e *Engine) hits(s *seq) (blocks []int32, evictable int) {
 	return blocks, evictable
 }
 
-// attach makes s reference hit blocks and skip the tokens they hold.
+// attach makes s, which the plan in flight admits, reference hit blocks
+// and skip the tokens they hold, and notes the admission (Scheduled's
+// Kind: here, where e and s are at hand, it costs a store).
 func (e *Engine) attach(s *seq, blocks []int32) {
+	s.admitted = e.move + 1
 	if len(blocks) == 0 {
 		return // nothing found: nothing changes
 	}

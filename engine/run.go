@@ -340,8 +340,8 @@ func (e *Engine) decoded(s *seq, agg bool) bool {
 
 // syncTo is Runner.SyncTo (runner.go), which documents it.
 func (e *Engine) syncTo(t time.Duration) {
-	if e.runner.strict {
-		e.runner.checkSync(t)
+	if e.strict {
+		e.checkSync(t)
 	}
 	if e.inFlight && e.lazy { // syncRun's body, which did not inline here
 		e.allocThrough(e.started(t))
@@ -358,8 +358,8 @@ func (e *Engine) syncRun(t time.Duration) {
 
 // completeUntil is Runner.CompleteUntil (runner.go), which documents it.
 func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
-	if e.runner.strict {
-		e.runner.checkCollect("CompleteUntil", t)
+	if e.strict {
+		e.checkCollect("CompleteUntil", t)
 	}
 	if !e.inFlight {
 		return nil, ErrNoStepInFlight
@@ -419,8 +419,8 @@ func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
 
 // truncate is Runner.Truncate (runner.go), which documents it.
 func (e *Engine) truncate(t time.Duration) (inFlight bool, end time.Duration, err error) {
-	if e.runner.strict {
-		e.runner.checkCollect("Truncate", t)
+	if e.strict {
+		e.checkCollect("Truncate", t)
 	}
 	if !e.inFlight {
 		return false, 0, nil

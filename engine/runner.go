@@ -69,19 +69,25 @@ import (
 // engine cannot see that promise; the differential tests (sim's
 // FuzzFastEqualsStepwise) hold a driver to it by comparing its results
 // with a step-by-step run's.
-type Runner struct {
-	e      *Engine
-	strict bool          // SetStrict: check the rules at every call
-	at     time.Duration // strict: the latest instant a move was planned, collected or cut at
+//
+// A Runner is its engine seen through the batched contract (the same
+// pointer, another method set): converting costs nothing, and neither do
+// its methods, wrappers the compiler inlines into the engine's own code.
+type Runner Engine
+
+// strictState is what strict mode keeps (SetStrict).
+type strictState struct {
+	strict   bool          // check the batched contract's rules at every call
+	strictAt time.Duration // the latest instant a move was planned, collected or cut at
 }
 
-// Runner returns the engine's batched contract (see Runner). It is the
-// same Runner at every call, and costs nothing: its moves are the
-// engine's own code, reached through wrappers the compiler inlines.
-func (e *Engine) Runner() *Runner { return &e.runner }
+// Runner returns the engine's batched contract (see Runner): the engine
+// itself, with the batched moves. It is the same Runner at every call.
+func (e *Engine) Runner() *Runner { return (*Runner)(e) }
 
-// Engine is the engine the Runner drives.
-func (r *Runner) Engine() *Engine { return r.e }
+// Engine is the engine the Runner drives: the Runner itself, with the
+// basic contract's methods.
+func (r *Runner) Engine() *Engine { return (*Engine)(r) }
 
 // SetStrict turns the checks of the batched contract's rules on or off
 // (see Runner, "The rules"), for tests and other drivers' conformance
@@ -90,7 +96,9 @@ func (r *Runner) Engine() *Engine { return r.e }
 // broken: ScheduleUntil called at 1.2s with a move in flight until 1.5s".
 // Off (the default), they cost one predictable branch a call.
 func (r *Runner) SetStrict(on bool) {
-	r.strict, r.at = on, 0
+	e := (*Engine)(r)
+	e.strict, e.strictAt = on, 0
+	e.gateFast()
 }
 
 // ScheduleUntil is Schedule for a driver that knows nothing external (an
@@ -109,7 +117,7 @@ func (r *Runner) SetStrict(on bool) {
 // step of the run could admit, or for a running request to leave, so the
 // run may go on.
 func (r *Runner) ScheduleUntil(now, until time.Duration) (*Plan, error) {
-	return r.e.scheduleUntil(now, until)
+	return (*Engine)(r).scheduleUntil(now, until)
 }
 
 // CompleteUntil ends the steps of the plan in flight that end at or before
@@ -122,7 +130,7 @@ func (r *Runner) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 // (t is the plan's End) it is Complete; when none has, the Outcome is
 // empty (Steps 0).
 func (r *Runner) CompleteUntil(t time.Duration) (*Outcome, error) {
-	return r.e.completeUntil(t)
+	return (*Engine)(r).completeUntil(t)
 }
 
 // Truncate drops the steps of the run in flight that start at or after
@@ -139,7 +147,7 @@ func (r *Runner) CompleteUntil(t time.Duration) (*Outcome, error) {
 // nothing from them before then (Add reads no running request), so it
 // saves a walk of the batch; an Abort at t needs them collected.
 func (r *Runner) Truncate(t time.Duration) (inFlight bool, end time.Duration, err error) {
-	return r.e.truncate(t)
+	return (*Engine)(r).truncate(t)
 }
 
 // SyncTo brings the run in flight up to instant t: the blocks of its steps
@@ -148,7 +156,7 @@ func (r *Runner) Truncate(t time.Duration) (inFlight bool, end time.Duration, er
 // calls it before reading the engine's blocks or cache at t from inside a
 // run (a router's view). With no run in flight it does nothing.
 func (r *Runner) SyncTo(t time.Duration) {
-	r.e.syncTo(t)
+	(*Engine)(r).syncTo(t)
 }
 
 // Continue plans, at instant now, the move that follows the one Complete
@@ -183,7 +191,7 @@ func (r *Runner) SyncTo(t time.Duration) {
 // cuts it with Truncate(now) (after CompleteUntil(now), for an abort),
 // which drops every step of it, as if it had not been planned.
 func (r *Runner) Continue(now, until time.Duration) *Plan {
-	return r.e.continueRun(now, until)
+	return (*Engine)(r).continueRun(now, until)
 }
 
 // Continues reports whether Continue may ever plan on this engine: the
@@ -191,7 +199,7 @@ func (r *Runner) Continue(now, until time.Duration) *Plan {
 // decision is the engine's, made once in New and in the setters
 // (OmitStreaks, RecordSteps); a driver that skips Continue when it is
 // false saves a call a move and decides nothing itself.
-func (r *Runner) Continues() bool { return r.e.fast.cont }
+func (r *Runner) Continues() bool { return (*Engine)(r).fast.cont }
 
 // JoinChangesNothing reports whether a request just added to the waiting
 // queue leaves every step of the move in flight as planned: the running
@@ -203,7 +211,7 @@ func (r *Runner) Continues() bool { return r.e.fast.cont }
 // (RecordSteps): each step's shape carries the waiting queue's length,
 // which the join changes (FastPaths, "joins").
 func (r *Runner) JoinChangesNothing() bool {
-	return r.e.joinChangesNothing()
+	return (*Engine)(r).joinChangesNothing()
 }
 
 // OmitStreaks makes the outcomes of Complete and CompleteUntil leave out
@@ -212,13 +220,13 @@ func (r *Runner) JoinChangesNothing() bool {
 // streaks vary with acceptance (OmitsStreaks says whether it took).
 // Call it before the first move is planned.
 func (r *Runner) OmitStreaks(on bool) {
-	r.e.omitStreaks(on)
+	(*Engine)(r).omitStreaks(on)
 }
 
 // OmitsStreaks reports whether the engine's outcomes leave out the
 // requests continuing a decode streak: OmitStreaks(true) was asked and
 // the engine's configuration allows it (FastPaths, "streaks").
-func (r *Runner) OmitsStreaks() bool { return r.e.omit }
+func (r *Runner) OmitsStreaks() bool { return (*Engine)(r).omit }
 
 // The strict checks (SetStrict), out of line: each runs only in strict
 // mode, behind the one branch on r.strict at the top of the move.
@@ -231,53 +239,50 @@ func broken(rule, format string, args ...any) {
 // floor is the earliest instant a call may name: the latest a move was
 // planned, collected or cut at, and the start of the move in flight (or
 // the end of the last).
-func (r *Runner) floor() time.Duration {
-	e := r.e
+func (e *Engine) floor() time.Duration {
 	if e.inFlight {
-		return max(r.at, e.plan.Start)
+		return max(e.strictAt, e.plan.Start)
 	}
-	return max(r.at, e.plan.End)
+	return max(e.strictAt, e.plan.End)
 }
 
 // checkTime holds a call at t to time-forward.
-func (r *Runner) checkTime(call string, t time.Duration) {
-	if f := r.floor(); t < f {
+func (e *Engine) checkTime(call string, t time.Duration) {
+	if f := e.floor(); t < f {
 		broken("time-forward", "%s called at %v, after a call at %v", call, t, f)
 	}
 }
 
 // checkPlan checks Schedule and ScheduleUntil.
-func (r *Runner) checkPlan(now, until time.Duration) {
+func (e *Engine) checkPlan(now, until time.Duration) {
 	call := "ScheduleUntil"
 	if until == now {
 		call = "Schedule"
 	}
-	if e := r.e; e.inFlight {
+	if e.inFlight {
 		broken("no-schedule-while-in-flight", "%s called at %v with a move in flight until %v", call, now, e.plan.End)
 	}
-	r.checkTime(call, now)
-	r.at = now
+	e.checkTime(call, now)
+	e.strictAt = now
 }
 
 // checkContinue checks Continue.
-func (r *Runner) checkContinue(now time.Duration) {
-	e := r.e
+func (e *Engine) checkContinue(now time.Duration) {
 	if e.inFlight {
 		broken("no-schedule-while-in-flight", "Continue called at %v with a move in flight until %v", now, e.plan.End)
 	}
-	r.checkTime("Continue", now)
+	e.checkTime("Continue", now)
 	if e.plan.Steps == 0 || e.plan.End != now {
 		if e.plan.Steps == 0 {
 			broken("continue-at-step-end", "Continue called at %v, where no move was completed (the last move was cut, or none was planned)", now)
 		}
 		broken("continue-at-step-end", "Continue called at %v, not at the end of the move Complete collected (%v)", now, e.plan.End)
 	}
-	r.at = now
+	e.strictAt = now
 }
 
 // checkCollect checks CompleteUntil and Truncate.
-func (r *Runner) checkCollect(call string, t time.Duration) {
-	e := r.e
+func (e *Engine) checkCollect(call string, t time.Duration) {
 	if !e.inFlight {
 		broken("move-in-flight", "%s called at %v with no move in flight", call, t)
 	}
@@ -285,7 +290,7 @@ func (r *Runner) checkCollect(call string, t time.Duration) {
 	if t > p.End {
 		broken("not-past-end", "%s called at %v, past the end of the move in flight (%v): Complete it there first", call, t, p.End)
 	}
-	r.checkTime(call, t)
+	e.checkTime(call, t)
 	if keep := e.started(t); call == "Truncate" && keep < p.Steps {
 		if !e.lazy {
 			broken("cut-only-runs", "Truncate called at %v would drop a step planned alone at %v (it may admit or preempt): it runs to its end at %v", t, p.Start, p.End)
@@ -294,28 +299,27 @@ func (r *Runner) checkCollect(call string, t time.Duration) {
 			broken("no-cut-behind-sync", "Truncate called at %v would keep %d of the run's steps but drop %d whose blocks a SyncTo took", t, keep, e.runAlloc-keep)
 		}
 	}
-	r.at = t
+	e.strictAt = t
 }
 
 // checkSync checks SyncTo.
-func (r *Runner) checkSync(t time.Duration) {
-	e := r.e
-	r.checkTime("SyncTo", t)
+func (e *Engine) checkSync(t time.Duration) {
+	e.checkTime("SyncTo", t)
 	if e.inFlight && t > e.plan.End {
 		broken("not-past-end", "SyncTo called at %v, past the end of the move in flight (%v): Complete it there first", t, e.plan.End)
 	}
 }
 
 // checkJoin checks JoinChangesNothing.
-func (r *Runner) checkJoin() {
-	if !r.e.inFlight {
+func (e *Engine) checkJoin() {
+	if !e.inFlight {
 		broken("join-needs-move", "JoinChangesNothing called with no move in flight")
 	}
 }
 
 // checkOmit checks OmitStreaks.
-func (r *Runner) checkOmit(on bool) {
-	if e := r.e; e.inFlight || e.move != 0 {
+func (e *Engine) checkOmit(on bool) {
+	if e.inFlight || e.move != 0 {
 		broken("omit-before-first-step", "OmitStreaks called (on %v) after the first move was planned (%d outcomes so far)", on, e.move)
 	}
 }

@@ -30,8 +30,8 @@ func (e *Engine) Schedule(now time.Duration) (*Plan, error) {
 
 // scheduleUntil is Runner.ScheduleUntil (runner.go), which documents it.
 func (e *Engine) scheduleUntil(now, until time.Duration) (*Plan, error) {
-	if e.runner.strict {
-		e.runner.checkPlan(now, until)
+	if e.strict {
+		e.checkPlan(now, until)
 	}
 	if e.inFlight {
 		return nil, ErrStepInFlight
@@ -255,7 +255,6 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 		return 0, false
 	}
 	e.waiting.pop()
-	s.admitted = e.move + 1 // the plan in flight admitted it (Scheduled)
 	e.attach(s, hit)
 	s.phase = phaseRunning
 	e.running = append(e.running, s)

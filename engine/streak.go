@@ -32,8 +32,8 @@ type streakState struct {
 
 // omitStreaks is Runner.OmitStreaks (runner.go), which documents it.
 func (e *Engine) omitStreaks(on bool) {
-	if e.runner.strict {
-		e.runner.checkOmit(on)
+	if e.strict {
+		e.checkOmit(on)
 	}
 	e.fast.omitAsked = on
 	e.decideFast()
