@@ -171,7 +171,7 @@ func (v *View) Load(i int) Load {
 // ideal of.
 func (v *View) CachedPrefix(i int) int {
 	rep := &v.r.reps[i]
-	rep.run.SyncTo(v.r.now)
+	rep.run().SyncTo(v.r.now)
 	return rep.eng.CachedPrefix(v.req.PrefixHashes, v.req.PrefixBlockTokens, v.req.InputTokens)
 }
 

@@ -16,20 +16,17 @@ import (
 type replica struct {
 	idx      int
 	eng      *engine.Engine
-	run      *engine.Runner // eng's batched contract: the moves of several steps
-	spec     Speculation    // its speculative decoding
-	stepTime time.Duration  // of the move in flight
-	stepDone time.Duration  // when the move in flight ends
-	held     int            // requests it holds
-	heldArea wide           // ∫ held dt over the window, request·ns
-	heldAt   time.Duration  // integrated up to here
-	planned  bool           // queued to plan after the current instant
-	// ctxFree: its model prices a step whatever its decode contexts
-	// (costmodel.ContextFree). continues: besides, its engine keeps a
-	// decode cohort, so it may continue a run at a step end
-	// (engine.Runner.Continue, which decides); the others skip the call, a move
-	// a token with a model that reads the contexts.
-	ctxFree, continues bool
+	spec     Speculation   // its speculative decoding
+	stepTime time.Duration // of the move in flight
+	stepDone time.Duration // when the move in flight ends
+	held     int           // requests it holds
+	heldArea wide          // ∫ held dt over the window, request·ns
+	heldAt   time.Duration // integrated up to here
+	planned  bool          // queued to plan after the current instant
+	// continues: its engine may continue a run at a step end
+	// (engine.Runner.Continue), as the engine decided it
+	// (engine.Runner.Continues); the others skip the call.
+	continues bool
 
 	busy      time.Duration // time with a step in flight, inside the window
 	blockTime wide          // KV blocks held × step time, over the steps that ended in the window
@@ -82,12 +79,14 @@ func (rep *replica) init(idx int, r Replica, slo SLO) error {
 	if err != nil {
 		return fmt.Errorf("sim: replica %d: %w", idx, err)
 	}
-	cf, ok := model.(costmodel.ContextFree)
-	rep.idx, rep.eng, rep.run, rep.spec = idx, eng, eng.Runner(), r.Speculation
-	rep.ctxFree = model == nil || ok && cf.ContextFree()
+	rep.idx, rep.eng, rep.spec = idx, eng, r.Speculation
 	rep.col.slo = slo
 	return nil
 }
+
+// run is the replica's engine seen through its batched contract (the
+// same pointer: engine.Runner): the moves of several steps.
+func (rep *replica) run() *engine.Runner { return rep.eng.Runner() }
 
 // hold changes the requests the replica holds by d at the runner's
 // instant, integrating what it held until then over the window.
@@ -109,7 +108,7 @@ func (w *window) integrateHeld(rep *replica, t time.Duration) {
 // load reads the replica's load at instant now, without changing what it
 // will do.
 func (rep *replica) load(now time.Duration) Load {
-	rep.run.SyncTo(now)
+	rep.run().SyncTo(now)
 	return Load{Waiting: rep.eng.Waiting(), Running: rep.eng.Running(),
 		Outstanding: rep.eng.Outstanding(now), FreeBlocks: rep.eng.FreeBlocks()}
 }
@@ -124,7 +123,7 @@ func (r *runner) plan(rep *replica) error {
 	if r.cfg.Stepwise {
 		until = r.now
 	}
-	p, err := rep.run.ScheduleUntil(r.now, until)
+	p, err := rep.run().ScheduleUntil(r.now, until)
 	if err != nil || p == nil {
 		return err
 	}
@@ -169,7 +168,7 @@ func (r *runner) stepEnd(rep *replica) error {
 		return err
 	}
 	if rep.continues && !rep.planned {
-		if p := rep.run.Continue(r.now, r.stopping()); p != nil {
+		if p := rep.run().Continue(r.now, r.stopping()); p != nil {
 			r.continued++
 			return r.planned(rep, p)
 		}
@@ -184,7 +183,7 @@ func (r *runner) settle(rep *replica, t time.Duration) error {
 	if !rep.eng.Busy() || t >= rep.stepDone {
 		return nil // nothing in flight, or its step end at t comes first
 	}
-	out, err := rep.run.CompleteUntil(t)
+	out, err := rep.run().CompleteUntil(t)
 	if err != nil {
 		return err
 	}
@@ -220,7 +219,7 @@ func (r *runner) interrupt(rep *replica, collect bool) error {
 			return err
 		}
 	}
-	inFlight, end, err := rep.run.Truncate(r.now)
+	inFlight, end, err := rep.run().Truncate(r.now)
 	if err != nil {
 		return err
 	}
@@ -243,9 +242,11 @@ func (r *runner) interrupt(rep *replica, collect bool) error {
 // ends either; the plan at its end weighs the newcomer. The move is not
 // cut then, which saves a move a request whenever the batch is full or
 // the cache is. An observed replica is cut as before: each move's record
-// carries the waiting queue's length.
+// carries the waiting queue's length, so its engine, which records steps,
+// says no (the engine decides: FastPaths, "joins").
 func (r *runner) joinChangesNothing(rep *replica) bool {
-	return r.steps == nil && rep.eng.Busy() && rep.run.JoinChangesNothing()
+	eng := rep.eng
+	return eng.Busy() && eng.Runner().JoinChangesNothing()
 }
 
 // settleAll collects every replica's steps that ended by t.

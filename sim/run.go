@@ -83,8 +83,7 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	if r.perClass {
 		r.col.classSLO = func(rec *Record) SLO { return r.classes.list[r.classes.of(rec.Class)].slo }
 	}
-	r.wireReplicas()
-	r.streaking = newStreaking(r.lazyTokens())
+	r.streaking = newStreaking(r.wireReplicas())
 	if err := r.warm(); err != nil {
 		return nil, err
 	}
@@ -114,10 +113,15 @@ func runStop(cfg Config) time.Duration {
 
 // wireReplicas tells each replica's engine what the run needs of it: a
 // step record for a step observer, acceptance draws for speculative
-// decoding, omitted decode streaks for the lazy accounting (and whether
-// it may continue a run at a step end).
-func (r *runner) wireReplicas() {
-	lazy := r.lazyTokens()
+// decoding, omitted decode streaks for the lazy accounting. It reports
+// whether the run defers decode streaks (streak.go): it asks for them
+// when the run would (deferStreaks), and defers them when every engine
+// then omits them, which is the engine's decision (not with speculative
+// decoding, whose streaks vary with acceptance); otherwise every engine
+// lists every emit. Whether a replica may continue a run at a step end
+// is its engine's decision too (engine.Runner.Continues).
+func (r *runner) wireReplicas() (lazy bool) {
+	lazy = r.deferStreaks()
 	for i := range r.reps {
 		rep := &r.reps[i]
 		if r.steps != nil {
@@ -126,11 +130,19 @@ func (r *runner) wireReplicas() {
 		if rep.spec.On() {
 			rep.eng.SetAcceptor(newAcceptor(r, rep.spec))
 		}
-		if lazy {
-			rep.run.OmitStreaks(true) // accountLazy counts them
-			rep.continues = rep.ctxFree && r.steps == nil && !rep.spec.On()
+		if r.deferStreaks() {
+			rep.run().OmitStreaks(true) // accountLazy counts them
+			lazy = lazy && rep.run().OmitsStreaks()
 		}
 	}
+	for i := range r.reps {
+		rep := &r.reps[i]
+		if !lazy && r.deferStreaks() {
+			rep.run().OmitStreaks(false) // a replica lists them: so do all
+		}
+		rep.continues = rep.run().Continues()
+	}
+	return lazy
 }
 
 func (r *runner) loop() error {

@@ -253,7 +253,7 @@ func (o stepScenarioObserver) ObserveStep(s *Step) {
 func (r *runner) checkEngines() {
 	r.checkEngine = true
 	for i := range r.reps {
-		r.reps[i].run.SetStrict(true)
+		r.reps[i].run().SetStrict(true)
 	}
 }
 

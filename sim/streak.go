@@ -69,11 +69,13 @@ type member struct {
 	over0  int64 // streaks.over[class] when it joined
 }
 
-// lazyTokens reports whether the run defers decode streaks: not step by
-// step (the slow twin), nor when every token is kept, nor with
-// speculative decoding (a step's tokens vary with its acceptance).
-func (r *runner) lazyTokens() bool {
-	return !r.cfg.Stepwise && !r.cfg.KeepTokens && !r.speculates
+// deferStreaks reports whether the run asks to defer decode streaks: not
+// step by step (the slow twin), nor when every token is kept. It defers
+// them when every engine then omits them (wireReplicas): not with
+// speculative decoding, the engine decides (a step's tokens vary with its
+// acceptance).
+func (r *runner) deferStreaks() bool {
+	return !r.cfg.Stepwise && !r.cfg.KeepTokens
 }
 
 func (r *runner) memberOf(ref int32) *member {
