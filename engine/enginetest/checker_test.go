@@ -1,0 +1,141 @@
+package enginetest
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/engine"
+)
+
+// accept accepts every draft of an odd request and none of an even one.
+type accept struct{}
+
+func (accept) Accept(ref int32, drafted int) int { return int(ref%2) * drafted }
+
+// The engine keeps every law on random step-by-step scenarios: chunked
+// or whole prefills, FCFS or priority, speculative decoding, tight KV
+// (preemptions), prefix sharing, aborts of waiting, running and in-flight
+// requests, and requests the engine refuses.
+func TestCheckerOnRandomScenarios(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 99))
+	steps := 0
+	for range 300 {
+		cfg := engine.Config{
+			MaxSeqs:               1 + rng.IntN(16),
+			MaxBatchedTokens:      64 + 8*rng.IntN(256),
+			ChunkCap:              32 * rng.IntN(4),
+			KVBlocks:              8 + rng.IntN(200),
+			BlockSize:             []int{4, 16, 12}[rng.IntN(3)],
+			DisableChunkedPrefill: rng.IntN(5) == 0,
+			MaxWaiting:            rng.IntN(7),
+		}
+		if cfg.DisableChunkedPrefill {
+			cfg.ChunkCap = 0
+		}
+		if rng.IntN(2) == 1 {
+			cfg.Policy = engine.Priority{}
+		}
+		if rng.IntN(4) == 0 {
+			cfg.SpeculativeTokens = 1 + rng.IntN(6)
+		}
+		e, err := engine.New(cfg, nil)
+		if err != nil {
+			continue // a configuration Validate refuses
+		}
+		e.SetAcceptor(accept{})
+		c := NewChecker(e)
+		var now time.Duration
+		var plan *engine.Plan
+		next := int32(0)
+		for range 20 + rng.IntN(200) {
+			switch op := rng.IntN(6); {
+			case op < 2:
+				arg := rng.IntN(256)
+				_ = c.Add(now, engine.Request{Ref: next, Input: 1 + 3*arg, Output: 1 + arg%40, Priority: arg % 3,
+					Prefix: []uint64{uint64(arg % 3), uint64(arg % 5)}, PrefixBlockTokens: 16})
+				next++
+			case op == 2:
+				_ = c.Abort(now, next-1-int32(rng.IntN(4)))
+			default:
+				if plan == nil {
+					plan, err = c.Schedule(now)
+					require.NoError(t, err)
+					continue
+				}
+				_, err := c.Complete(plan.End)
+				require.NoError(t, err)
+				now, plan = plan.End, nil
+				steps++
+			}
+			require.NoError(t, c.Err())
+		}
+		for !e.Idle() { // drain
+			if plan == nil {
+				plan, err = c.Schedule(now)
+				require.NoError(t, err)
+			}
+			_, err := c.Complete(plan.End)
+			require.NoError(t, err)
+			now, plan = plan.End, nil
+			steps++
+		}
+		require.NoError(t, c.Finish())
+	}
+	require.Greater(t, steps, 5000)
+}
+
+// A law broken is reported with its name and the call: outcomes doctored
+// after a real step.
+func TestCheckerFindsBrokenLaws(t *testing.T) {
+	cases := []struct {
+		law   string
+		patch func(o *engine.Outcome)
+	}{
+		{LawEmits, func(o *engine.Outcome) { o.Emitted = append(o.Emitted, engine.Emit{Ref: 99, Tokens: 1, First: true}) }},
+		{LawEmits, func(o *engine.Outcome) { o.Emitted[0].First = false }},
+		{LawEmits, func(o *engine.Outcome) { o.Emitted[0].Tokens = 0 }},
+		{LawOneEnd, func(o *engine.Outcome) { o.Emitted[0].Done = true }},
+		{LawOneStep, func(o *engine.Outcome) { o.Streak = 1 }},
+		{LawOneStep, func(o *engine.Outcome) { o.Steps = 2 }},
+		{LawBlocks, func(o *engine.Outcome) { o.BlockSteps++ }},
+	}
+	for _, tc := range cases {
+		e, err := engine.New(engine.Config{}, nil)
+		require.NoError(t, err)
+		c := NewChecker(e)
+		require.NoError(t, c.Add(0, engine.Request{Ref: 1, Input: 100, Output: 3}))
+		p, err := c.Schedule(0)
+		require.NoError(t, err)
+		c.call = "Complete(doctored)"
+		c.free = e.FreeBlocks()
+		o, err := e.Complete(p.End)
+		require.NoError(t, err)
+		tc.patch(o)
+		c.outcome(o)
+		var v *Violation
+		require.True(t, errors.As(c.Err(), &v), "%s: no violation", tc.law)
+		assert.Equal(t, tc.law, v.Law)
+		assert.ErrorIs(t, c.Err(), ErrViolation)
+		assert.Contains(t, c.Err().Error(), "enginetest: law "+tc.law+" broken after Complete(doctored): ")
+	}
+}
+
+// A step the Checker sees scheduling a request it never accepted, or the
+// engine holding more than it accepted, breaks the laws too.
+func TestCheckerCountsWhatTheEngineHolds(t *testing.T) {
+	e, err := engine.New(engine.Config{}, nil)
+	require.NoError(t, err)
+	require.NoError(t, e.Add(0, engine.Request{Ref: 7, Input: 10, Output: 2})) // behind the Checker's back
+	c := NewChecker(e)
+	_, err = c.Schedule(0)
+	require.NoError(t, err)
+	var v *Violation
+	require.True(t, errors.As(c.Err(), &v))
+	assert.Equal(t, LawScheduled, v.Law)
+	assert.Equal(t, "Schedule(0s)", v.Call)
+}
