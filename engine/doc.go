@@ -2,6 +2,14 @@
 // machine, mirroring vLLM's V1 scheduler: it owns no clock, no randomness, no
 // goroutine and no I/O, so a design reviewer can drive it by hand in a test.
 //
+// A driver uses it under one of two contracts. The basic contract is
+// Engine's own methods, a step a move (below, "The basic contract");
+// package enginetest's Checker holds a driver to it. The batched
+// contract is Runner (Engine.Runner), for a driver that plans runs of
+// identical decode steps as one move and cuts them where something
+// happens, as sim does: its rules are written down on Runner, and
+// Runner.SetStrict checks them at every call.
+//
 // Reading guide:
 //   - config.go: Config, every field's zero value documented; Validate,
 //     which also bounds every count (MaxKVBlocks: block ids are int32;
@@ -13,18 +21,22 @@
 //     kvState and testKnobs (kv.go), scheduling (schedule.go), runState
 //     and priceCache (run.go), cohort (cohort.go), streakState
 //     (streak.go), fastPaths (fastpaths.go), recording (steplog.go),
-//     checkScratch (check.go).
+//     checkScratch (check.go), strictState (runner.go).
 //   - schedule.go: Schedule (plan a step) and Complete (end it); the
 //     scheduling rules below live here.
+//   - scheduled.go: Scheduled, the requests of the step in flight by name.
+//   - runner.go: Runner, the batched contract: its moves (thin wrappers
+//     of the engine's code in run.go, continue.go, streak.go), its rules,
+//     and the strict checks of them (SetStrict).
 //   - policy.go: the waiting-queue order (FCFS, Priority, ShortestPrompt,
 //     EarliestDeadline, PolicyFunc).
 //   - kv.go, prefix.go: block accounting and the prefix cache.
 //   - run.go: a run of identical decode steps planned as one move, its
-//     blocks taken step by step, collected (CompleteUntil) and cut short
-//     (Truncate) where the driver says something happened.
+//     blocks taken step by step, collected (Runner.CompleteUntil) and cut
+//     short (Runner.Truncate) where the driver says something happened.
 //   - residues.go: a run's blocks counted from the residues of its
 //     requests' computed tokens modulo BlockSize, not by walking them.
-//   - streak.go: OmitStreaks, outcomes that count the requests continuing
+//   - streak.go: Runner.OmitStreaks, outcomes that count the requests continuing
 //     a decode streak instead of listing them (Outcome.Streak, Left).
 //   - cohort.go: the decode cohort, the running requests in a streak kept
 //     in aggregate (a clock, a finish queue, residue counts), so that a
@@ -34,22 +46,24 @@
 //     priced by its first step alone.
 //   - finqueue.go: the cohort's finish queue, a run of the members that
 //     joined in the order they finish and a heap of the others.
-//   - continue.go: Continue, the cohort's next run planned at the step
+//   - continue.go: Runner.Continue, the cohort's next run planned at the step
 //     end before it (a member's finish, a prompt's last chunk), before
 //     the driver's other events there, when nothing waits and the model
 //     reads no decode context (Frozen, tables): a run goes on through a
 //     finish, or after a prefill, without a new plan.
 //   - fastpaths.go: which fast paths are on, decided once (New,
-//     OmitStreaks, RecordSteps), and FastPaths, which says why one is off.
+//     Runner.OmitStreaks, RecordSteps), and FastPaths, which says why one
+//     is off; Runner.Continues and Runner.OmitsStreaks read the decision.
 //   - view.go: what a router reads of a replica (Outstanding,
 //     CachedPrefix) without changing it.
 //   - check.go: Check, the invariants tests run after every step.
-//   - testdata/*.txt: scripted interactions with their expected decisions.
+//   - testdata/*.txt: scripted interactions with their expected decisions,
+//     replayed by enginetest.RunScript (engine/enginetest).
 //
 // # Fast paths
 //
 // Runs of decode steps, residue counts, the decode cohort, Continue,
-// omitted streaks, joins that do not cut a run and the FCFS run outside
+// omitted streaks (the last three and the runs reached through Runner), joins that do not cut a run and the FCFS run outside
 // the waiting heap each compute what a step-by-step engine would, for
 // less, and each has a slow twin that tests hold it to. Engine.FastPaths
 // says which are on and why not; docs/fastpaths.md in the repository
@@ -61,6 +75,66 @@
 //	e.Add(now, engine.Request{Ref: 1, Input: 2000, Output: 200}) // or a rejection
 //	plan, _ := e.Schedule(now)       // nil when nothing can run
 //	out, _ := e.Complete(plan.End)   // tokens emitted, requests done
+//
+// # The basic contract
+//
+// A driver that keeps these rules, and uses only New, Add, Schedule,
+// Complete, Abort, the read-only queries (Waiting, Running, FreeBlocks,
+// CachedBlocks, EvictableBlocks, Busy, AtSeqCap, Idle, Outstanding,
+// CachedPrefix, Config, FastPaths), Scheduled, Check, RecordSteps,
+// SetAcceptor and Warm, gets every emit in every Outcome and every
+// scheduled request named by Scheduled:
+//
+//  1. One step is in flight at most: Schedule plans one when none is
+//     (ErrStepInFlight otherwise), or returns nil when the engine holds
+//     no request; Complete ends it (ErrNoStepInFlight with none), at its
+//     End. Every plan is one step (Plan.Steps 1).
+//  2. The instants a driver passes never go back: a Schedule is at or
+//     after the End of the step completed before it, an Add or Abort at
+//     or after the last instant named. The engine orders requests by
+//     call order, not by instant.
+//  3. Add and Abort may come at any instant, a step in flight or not. A
+//     request added while a step is in flight waits for the next plan;
+//     one aborted while in the step in flight has its work discarded
+//     (Complete reports nothing for it). Abort of a request the engine no
+//     longer holds is refused (ErrUnknownRef).
+//  4. Every request Add accepts ends exactly once: by the Emit of its
+//     last token (Emit.Done, after exactly its Output tokens) or by an
+//     accepted Abort. A rejected Add (the error says why) holds nothing.
+//  5. While a step is in flight, Scheduled names each request it
+//     scheduled once, with its tokens (they sum to Plan.Batch.Tokens()),
+//     and an Outcome emits only for those, each emit listed.
+//  6. A Plan's and an Outcome's slices are the engine's, valid until the
+//     next Schedule or Complete.
+//  7. RecordSteps is set before the first step; SetAcceptor (speculative
+//     decoding) before the first step that drafts; Warm with no step in
+//     flight (it is refused otherwise), before the run it warms.
+//  8. After any call, Check finds every invariant holding, and the KV
+//     blocks held and free add up to Config.KVBlocks.
+//
+// enginetest.Checker checks rules 3 to 5 and 8 after every call; the
+// engine's own errors refuse what breaks rule 1.
+//
+// # The batched contract
+//
+// Runner adds the moves of several steps to the basic contract:
+// ScheduleUntil (a run of identical decode steps, planned up to an
+// instant before which nothing happens), CompleteUntil and Truncate (a
+// run collected in part, or cut, where something does), SyncTo (a run's
+// blocks brought up to an instant, before reading them), Continue (the
+// decode cohort's next run, planned at a step end), JoinChangesNothing
+// (a join that leaves the run in flight as planned) and OmitStreaks
+// (outcomes that count decode streaks instead of listing them). Under
+// it a move may be several steps, a continuing request is counted
+// (Outcome.Streak) rather than listed, and a cohort's decodes are counted
+// (Plan.Cohort) rather than listed in Plan.Batch; Scheduled still names
+// every request. Its nine rules (time-forward,
+// no-schedule-while-in-flight, move-in-flight, not-past-end,
+// cut-only-runs, no-cut-behind-sync, continue-at-step-end,
+// join-needs-move, omit-before-first-step) are written down on Runner
+// once, and Runner.SetStrict checks each at every call, panicking with
+// the rule's name; engine's and sim's fuzzers and differential tests run
+// with it on.
 //
 // # Scheduling (chunked prefill, the default)
 //

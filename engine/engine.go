@@ -65,7 +65,7 @@ type Plan struct {
 	Preempted []int32
 	// Cohort is the number of decodes of the engine's decode cohort the
 	// step has besides those in Batch.Decode, whose contexts it does not
-	// list (see OmitStreaks): 0 unless the driver asked for streaks to be
+	// list (see Runner.OmitStreaks): 0 unless the driver asked for streaks to be
 	// left out and the cost model says its price reads decode contexts
 	// only through their sum (costmodel.DecodeSum).
 	Cohort int
@@ -106,7 +106,7 @@ func (e *Engine) SetAcceptor(a Acceptor) { e.acceptor = a }
 
 // Outcome is what the completed steps of a plan produced: Steps steps, the
 // last of which ended at End. Emitted is owned by the engine and valid until
-// the next Complete or CompleteUntil call.
+// the next Complete or Runner.CompleteUntil call.
 type Outcome struct {
 	Steps int
 	End   time.Duration
@@ -121,7 +121,7 @@ type Outcome struct {
 	Decodes, Chunks int
 	Emitted         []Emit
 	// Streak and Left are set when the driver asked for decode streaks to
-	// be left out (OmitStreaks; 0 and empty otherwise). Streak is the
+	// be left out (Runner.OmitStreaks; 0 and empty otherwise). Streak is the
 	// number of requests that continued their streak: each emitted one
 	// token at the end of each of these Steps steps, none its first or its
 	// last, and is not in Emitted. Left lists the requests whose streak
@@ -145,9 +145,9 @@ var ErrNoStepInFlight = errors.New("engine: Complete called with no step in flig
 // ErrUnsettledRun is returned by Abort when the request is part of a run of
 // several decode steps in flight: only the run's last step may be running
 // at an abort. The steps that ended before it emitted their tokens, so the
-// driver first collects them with CompleteUntil(now); a run that would
+// driver first collects them with Runner.CompleteUntil(now); a run that would
 // still have steps to go after now was planned past an instant the driver
-// knew something would happen at (see ScheduleUntil).
+// knew something would happen at (see Runner.ScheduleUntil).
 var ErrUnsettledRun = errors.New("engine: Abort of a request in a run of several steps in flight; collect the ended steps with CompleteUntil first")
 
 // ErrBadStepTime is returned by Schedule when the cost model prices a
@@ -289,7 +289,7 @@ func (e *Engine) recycle(s *seq) {
 // that step's work for it is discarded: Complete reports nothing for it. A
 // request in a run of several steps can only be aborted in the run's last
 // step: the steps that ended before now must first be collected with
-// CompleteUntil(now) (ErrUnsettledRun otherwise).
+// Runner.CompleteUntil(now) (ErrUnsettledRun otherwise).
 func (e *Engine) Abort(now time.Duration, ref int32) error {
 	s, ok := e.reqs.get(ref)
 	if !ok {

@@ -180,21 +180,21 @@ func (e *Engine) gateFast() {
 // configuration lets it run and, when not, why:
 //
 //   - runs: a run of identical decode steps planned as one move
-//     (ScheduleUntil);
+//     (Runner.ScheduleUntil);
 //   - residues: a run's blocks counted from the residues of its
 //     requests' tokens modulo BlockSize, not by walking them;
 //   - cohort: the running requests in a decode streak kept in aggregate,
 //     so that a step costs O(1) in them;
 //   - continue: the cohort's next run planned at the step end before it
-//     (Continue);
+//     (Runner.Continue);
 //   - streaks: outcomes that count the requests continuing a decode
-//     streak instead of listing them (OmitStreaks);
+//     streak instead of listing them (Runner.OmitStreaks);
 //   - joins: a request that joins the waiting queue leaves the run in
-//     flight uncut when it changes none of its steps (JoinChangesNothing);
+//     flight uncut when it changes none of its steps (Runner.JoinChangesNothing);
 //   - fcfs-run: under FCFS, the requests waiting in Add order kept in a
 //     run outside the waiting queue's heap.
 //
-// The decision changes only with what New was given and with OmitStreaks
+// The decision changes only with what New was given and with Runner.OmitStreaks
 // and RecordSteps; docs/fastpaths.md says what each path saves, its slow
 // twin, and the conditions of state under which it is taken.
 func (e *Engine) FastPaths() []FastPath {

@@ -48,7 +48,7 @@ type recording struct {
 // observes steps, before the first step: a step that lists every decode's
 // context keeps no decode cohort (cohort.go), a run's blocks are taken
 // step by step, not counted from residues, and a join cuts a run
-// (JoinChangesNothing reports false). FastPaths says so.
+// (Runner.JoinChangesNothing reports false). FastPaths says so.
 func (e *Engine) RecordSteps(on bool) {
 	e.record = on
 	e.decideFast()
