@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/servesim/servesim/sim/stats"
 	"math"
 )
 
@@ -10,9 +11,9 @@ import (
 type ClassPoint struct {
 	Name       string
 	SLO        SLO
-	Offered    Estimate // measured arrivals of the class per second
-	Goodput    Estimate
-	Attainment Estimate // NaN when no replication measured one of its requests
+	Offered    stats.Interval // measured arrivals of the class per second
+	Goodput    stats.Interval
+	Attainment stats.Interval // NaN when no replication measured one of its requests
 	TTFT       Percentiles
 }
 
@@ -32,7 +33,7 @@ func (p *Point) classPoints(conf float64, seed uint64) {
 	}
 	names := p.Runs[0].Classes
 	for j, c := range names {
-		per := func(f func(s *ClassSummary, w float64) float64) Estimate {
+		per := func(f func(s *ClassSummary, w float64) float64) stats.Interval {
 			x := make([]float64, 0, len(p.Runs))
 			for i := range p.Runs {
 				r := &p.Runs[i]
@@ -40,22 +41,22 @@ func (p *Point) classPoints(conf float64, seed uint64) {
 					x = append(x, v)
 				}
 			}
-			return meanCI(x, conf)
+			return stats.MeanInterval(x, conf)
 		}
 		cp := ClassPoint{Name: c.Name, SLO: c.SLO,
-			Offered:    clamp(per(func(s *ClassSummary, w float64) float64 { return float64(s.Offered) / w }), 0, math.Inf(1)),
-			Goodput:    clamp(per(func(s *ClassSummary, _ float64) float64 { return s.Goodput }), 0, math.Inf(1)),
-			Attainment: clamp(per(func(s *ClassSummary, _ float64) float64 { return s.Attainment }), 0, 1),
+			Offered:    stats.Clamp(per(func(s *ClassSummary, w float64) float64 { return float64(s.Offered) / w }), 0, math.Inf(1)),
+			Goodput:    stats.Clamp(per(func(s *ClassSummary, _ float64) float64 { return s.Goodput }), 0, math.Inf(1)),
+			Attainment: stats.Clamp(per(func(s *ClassSummary, _ float64) float64 { return s.Attainment }), 0, 1),
 		}
 		samples := make([][]float64, len(p.Runs))
-		ds := make([]Dist, len(p.Runs))
+		ds := make([]stats.Dist, len(p.Runs))
 		for i := range p.Runs {
 			samples[i], ds[i] = p.Runs[i].Classes[j].Samples.TTFT, p.Runs[i].Classes[j].TTFT
 		}
 		if sketchedIn(ds) {
 			cp.TTFT = acrossRuns(ds, conf)
 		} else {
-			q := quantilesCI(samples, []float64{0.5, 0.9, 0.99}, conf, bootstrapStream(seed, fmt.Sprintf("sim/bootstrap/class/%s/%v", c.Name, p.Load)))
+			q := stats.QuantileIntervals(samples, []float64{0.5, 0.9, 0.99}, conf, stats.BootstrapStream(seed, fmt.Sprintf("sim/bootstrap/class/%s/%v", c.Name, p.Load)))
 			cp.TTFT = Percentiles{P50: q[0], P90: q[1], P99: q[2]}
 		}
 		p.Classes = append(p.Classes, cp)

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"github.com/servesim/servesim/sim/stats"
 	"math"
 	"time"
 )
@@ -119,9 +120,9 @@ type ClassSummary struct {
 	Goodput       float64 // good requests per second of window
 	Attainment    float64 // Good / Offered; NaN as Summary.Attainment is
 	Misses        Misses  // exclusive, in the order of Summary.Misses
-	TTFT, TPOT    Dist
-	ITL, E2E      Dist
-	TTFTOffered   Dist // over every measured request of the class
+	TTFT, TPOT    stats.Dist
+	ITL, E2E      stats.Dist
+	TTFTOffered   stats.Dist // over every measured request of the class
 	Samples       Samples
 }
 
@@ -137,7 +138,7 @@ func (s *Summary) Class(name string) *ClassSummary {
 }
 
 // summaries finishes each class's collector over the window.
-func (c *classes) summaries(window time.Duration, m Method) []ClassSummary {
+func (c *classes) summaries(window time.Duration, m stats.Method) []ClassSummary {
 	out := make([]ClassSummary, len(c.list))
 	for i := range c.list {
 		st := &c.list[i]

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -92,7 +93,7 @@ func TestInfiniteRateWithCapIsClosedLoop(t *testing.T) {
 		require.Equal(t, c, r, "request %d", r.ID)
 	}
 	assert.Greater(t, cappedSum.ClientWait.Max, 0.0)
-	cappedSum.ClientWait, closedSum.ClientWait = Dist{}, Dist{}
+	cappedSum.ClientWait, closedSum.ClientWait = stats.Dist{}, stats.Dist{}
 	cappedSum.Samples, closedSum.Samples = Samples{}, Samples{}
 	assert.Equal(t, fmt.Sprintf("%+v", closedSum), fmt.Sprintf("%+v", cappedSum))
 }

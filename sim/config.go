@@ -8,8 +8,14 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
+
+// DefaultExactSamples is the default Config.ExactSamples: a summary keeps
+// up to a hundred thousand values of each latency exactly (about 0.8 MB a
+// metric) and sketches beyond.
+const DefaultExactSamples = 100_000
 
 // Unbounded disables an SLO bound.
 const Unbounded = time.Duration(math.MaxInt64)
@@ -200,7 +206,7 @@ type Config struct {
 	KeepTokens bool
 	// Percentiles is the method of the summary's percentiles; the zero
 	// value is Linear, numpy's (and vLLM's) default.
-	Percentiles Method
+	Percentiles stats.Method
 	// ExactSamples is how many values of each latency (TTFT, TPOT, E2E,
 	// queue delay, client wait; and distinct inter-token gaps) a summary
 	// keeps exactly, per replica, per class and for the whole run; past
@@ -309,7 +315,7 @@ func (c Config) Validate() error {
 	if !(c.ErrorRate >= 0 && c.ErrorRate <= 1) {
 		errs = append(errs, fmt.Errorf("sim: ErrorRate must be in [0, 1], got %v", c.ErrorRate))
 	}
-	if c.Percentiles > Empirical {
+	if c.Percentiles > stats.Empirical {
 		errs = append(errs, fmt.Errorf("sim: Percentiles must be Linear or Empirical, got %d", c.Percentiles))
 	}
 	if c.ExactSamples < 0 {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/servesim/servesim/sim/stats"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -44,7 +45,7 @@ func (s Saturation) String() string {
 // Percentiles are the median, p90 and p99 of one latency metric (ms) with
 // bootstrap intervals.
 type Percentiles struct {
-	P50, P90, P99 Estimate
+	P50, P90, P99 stats.Interval
 }
 
 // Point is one offered load of a sweep, over its replications.
@@ -52,12 +53,12 @@ type Point struct {
 	Load float64   // nominal offered load, requests/s
 	Runs []Summary // one per replication, in replication order
 
-	Offered    Estimate // measured arrivals per second
-	Throughput Estimate // ok requests per second
-	Goodput    Estimate // good requests per second
-	Attainment Estimate // good / offered
+	Offered    stats.Interval // measured arrivals per second
+	Throughput stats.Interval // ok requests per second
+	Goodput    stats.Interval // good requests per second
+	Attainment stats.Interval // good / offered
 	// Misses are the exclusive miss rates, per second of window.
-	MissNotOK, MissTTFT, MissITL, MissOther Estimate
+	MissNotOK, MissTTFT, MissITL, MissOther stats.Interval
 
 	TTFT, ITL, TPOT, E2E Percentiles
 	// ITLRetokenized is the per-token ITL series (Summary.ITLRetokenized);
@@ -65,7 +66,7 @@ type Point struct {
 	ITLRetokenized Percentiles
 	// MeanAccepted and AcceptanceRate are the speculative decoding's
 	// (Summary.Speculation), NaN without any.
-	MeanAccepted, AcceptanceRate Estimate
+	MeanAccepted, AcceptanceRate stats.Interval
 	// TTFTOffered is TTFT over every measured request (Summary.TTFTOffered):
 	// what the successful-only TTFT leaves out.
 	TTFTOffered Percentiles
@@ -261,7 +262,7 @@ func (p *Point) utilisation(capacity float64) {
 // bootstrap stream in the order they are computed here.
 func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 	p := Point{Load: load, Runs: runs}
-	f := figures{runs: runs, conf: conf, rng: bootstrapStream(seed, fmt.Sprintf("sim/bootstrap/%v", load))}
+	f := figures{runs: runs, conf: conf, rng: stats.BootstrapStream(seed, fmt.Sprintf("sim/bootstrap/%v", load))}
 	p.Offered = f.mean(func(s *Summary) float64 { return perSecond(s.Offered, s) })
 	p.Throughput = f.rate(func(s *Summary) float64 { return s.RequestThroughput })
 	p.Goodput = f.rate(func(s *Summary) float64 { return s.Goodput })
@@ -270,14 +271,14 @@ func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
 	p.MissTTFT = f.rate(func(s *Summary) float64 { return perSecond(s.Misses.TTFT, s) })
 	p.MissITL = f.rate(func(s *Summary) float64 { return perSecond(s.Misses.ITL, s) })
 	p.MissOther = f.rate(func(s *Summary) float64 { return perSecond(s.Misses.TPOT+s.Misses.E2E, s) })
-	p.TTFT = f.pooled(&p, "TTFT", func(s *Summary) (Dist, []float64) { return s.TTFT, s.Samples.TTFT })
-	p.TPOT = f.pooled(&p, "TPOT", func(s *Summary) (Dist, []float64) { return s.TPOT, s.Samples.TPOT })
-	p.E2E = f.pooled(&p, "E2E", func(s *Summary) (Dist, []float64) { return s.E2E, s.Samples.E2E })
-	p.ITL = f.gaps("ITL", func(s *Summary) (Dist, []ValueCount) { return s.ITL, s.Samples.ITL })
-	p.ITLRetokenized = f.gaps("retokenized ITL", func(s *Summary) (Dist, []ValueCount) { return s.ITLRetokenized, s.Samples.ITLRetokenized })
+	p.TTFT = f.pooled(&p, "TTFT", func(s *Summary) (stats.Dist, []float64) { return s.TTFT, s.Samples.TTFT })
+	p.TPOT = f.pooled(&p, "TPOT", func(s *Summary) (stats.Dist, []float64) { return s.TPOT, s.Samples.TPOT })
+	p.E2E = f.pooled(&p, "E2E", func(s *Summary) (stats.Dist, []float64) { return s.E2E, s.Samples.E2E })
+	p.ITL = f.gaps("ITL", func(s *Summary) (stats.Dist, []ValueCount) { return s.ITL, s.Samples.ITL })
+	p.ITLRetokenized = f.gaps("retokenized ITL", func(s *Summary) (stats.Dist, []ValueCount) { return s.ITLRetokenized, s.Samples.ITLRetokenized })
 	p.MeanAccepted = f.mean(func(s *Summary) float64 { return s.Speculation.MeanAccepted })
 	p.AcceptanceRate = f.share(func(s *Summary) float64 { return s.Speculation.AcceptanceRate })
-	p.TTFTOffered = f.pooled(nil, "TTFT over every offered request", func(s *Summary) (Dist, []float64) { return s.TTFTOffered, s.Samples.TTFTOffered })
+	p.TTFTOffered = f.pooled(nil, "TTFT over every offered request", func(s *Summary) (stats.Dist, []float64) { return s.TTFTOffered, s.Samples.TTFTOffered })
 	p.Saturation = saturation(runs)
 	p.classPoints(conf, seed)
 	p.caveats(f.sketched)
@@ -327,30 +328,32 @@ func perSecond(n int, s *Summary) float64 { return float64(n) / s.Window.Seconds
 // mean is the mean of x over the runs with its interval. A run that
 // measured no request has no attainment (NaN): it is left out, and a
 // point where no run measured anything has none at all.
-func (f *figures) mean(x func(s *Summary) float64) Estimate {
+func (f *figures) mean(x func(s *Summary) float64) stats.Interval {
 	v := make([]float64, 0, len(f.runs))
 	for i := range f.runs {
 		if y := x(&f.runs[i]); !math.IsNaN(y) {
 			v = append(v, y)
 		}
 	}
-	return meanCI(v, f.conf)
+	return stats.MeanInterval(v, f.conf)
 }
 
 // rate is the mean of a rate, clamped to be non-negative.
-func (f *figures) rate(x func(s *Summary) float64) Estimate {
-	return clamp(f.mean(x), 0, math.Inf(1))
+func (f *figures) rate(x func(s *Summary) float64) stats.Interval {
+	return stats.Clamp(f.mean(x), 0, math.Inf(1))
 }
 
 // share is the mean of a fraction, clamped to [0, 1].
-func (f *figures) share(x func(s *Summary) float64) Estimate { return clamp(f.mean(x), 0, 1) }
+func (f *figures) share(x func(s *Summary) float64) stats.Interval {
+	return stats.Clamp(f.mean(x), 0, 1)
+}
 
 // pooled is a latency's p50/p90/p99 from every run's samples pooled, with
 // bootstrap intervals, warning p of a thin tail (none when p is nil); a
 // latency some run sketched keeps no samples to pool: its percentiles are
 // each run's own, with the interval across replications.
-func (f *figures) pooled(p *Point, name string, x func(s *Summary) (Dist, []float64)) Percentiles {
-	ds, samples := make([]Dist, len(f.runs)), make([][]float64, len(f.runs))
+func (f *figures) pooled(p *Point, name string, x func(s *Summary) (stats.Dist, []float64)) Percentiles {
+	ds, samples := make([]stats.Dist, len(f.runs)), make([][]float64, len(f.runs))
 	for i := range f.runs {
 		ds[i], samples[i] = x(&f.runs[i])
 	}
@@ -361,14 +364,14 @@ func (f *figures) pooled(p *Point, name string, x func(s *Summary) (Dist, []floa
 	if p != nil {
 		p.thinTail(name, samples)
 	}
-	q := quantilesCI(samples, []float64{0.5, 0.9, 0.99}, f.conf, f.rng)
+	q := stats.QuantileIntervals(samples, []float64{0.5, 0.9, 0.99}, f.conf, f.rng)
 	return Percentiles{P50: q[0], P90: q[1], P99: q[2]}
 }
 
 // gaps is an inter-token latency's p50/p90/p99 (itlPercentiles), or each
 // run's own when some run sketched it.
-func (f *figures) gaps(name string, x func(s *Summary) (Dist, []ValueCount)) Percentiles {
-	ds, samples := make([]Dist, len(f.runs)), make([][]ValueCount, len(f.runs))
+func (f *figures) gaps(name string, x func(s *Summary) (stats.Dist, []ValueCount)) Percentiles {
+	ds, samples := make([]stats.Dist, len(f.runs)), make([][]ValueCount, len(f.runs))
 	for i := range f.runs {
 		ds[i], samples[i] = x(&f.runs[i])
 	}
@@ -447,22 +450,22 @@ func (p *Point) thinTail(name string, samples [][]float64) {
 // their percentiles are estimated per replication and the interval is the
 // Student-t interval across replications.
 func itlPercentiles(samples [][]ValueCount, conf float64) Percentiles {
-	q := func(pr float64) Estimate {
+	q := func(pr float64) stats.Interval {
 		x := make([]float64, 0, len(samples))
 		for _, vc := range samples {
 			vals, cum := expand(vc)
 			if len(vals) > 0 {
-				x = append(x, Linear.quantileWeighted(pr, vals, cum))
+				x = append(x, stats.Linear.QuantileCounts(pr, vals, cum))
 			}
 		}
-		return meanCI(x, conf)
+		return stats.MeanInterval(x, conf)
 	}
 	return Percentiles{P50: q(0.5), P90: q(0.9), P99: q(0.99)}
 }
 
 // sketchedIn reports whether some run summarised the metric by a sketch,
 // keeping no samples to pool.
-func sketchedIn(ds []Dist) bool {
+func sketchedIn(ds []stats.Dist) bool {
 	for _, d := range ds {
 		if d.RelErr > 0 {
 			return true
@@ -474,17 +477,17 @@ func sketchedIn(ds []Dist) bool {
 // acrossRuns estimates p50/p90/p99 when samples were not kept: each run's
 // own percentiles (a sketch's within its relative error), and the
 // Student-t interval across replications, as for ITL.
-func acrossRuns(ds []Dist, conf float64) Percentiles {
-	q := func(f func(d Dist) float64) Estimate {
+func acrossRuns(ds []stats.Dist, conf float64) Percentiles {
+	q := func(f func(d stats.Dist) float64) stats.Interval {
 		x := make([]float64, 0, len(ds))
 		for _, d := range ds {
 			if d.N > 0 {
 				x = append(x, f(d))
 			}
 		}
-		return meanCI(x, conf)
+		return stats.MeanInterval(x, conf)
 	}
-	return Percentiles{P50: q(func(d Dist) float64 { return d.Median }), P90: q(func(d Dist) float64 { return d.P90 }), P99: q(func(d Dist) float64 { return d.P99 })}
+	return Percentiles{P50: q(func(d stats.Dist) float64 { return d.Median }), P90: q(func(d stats.Dist) float64 { return d.P90 }), P99: q(func(d stats.Dist) float64 { return d.P99 })}
 }
 
 func expand(vc []ValueCount) (vals []float64, cum []int) {
@@ -589,7 +592,7 @@ func (c *Curve) warn(w Warning) {
 // [Lo, Hi] at the curve's confidence). Lo and Hi are NaN from fewer than
 // two replications: one run has no interval.
 type Knee struct {
-	Load  Estimate
+	Load  stats.Interval
 	Found bool // the target was met at some load and missed at a higher one
 	// Censored says on which side of the sweep the knee lies when it was
 	// not found inside it; Reason says it in words.
@@ -637,7 +640,7 @@ func (k Knee) Reason() string {
 // Peak is the highest mean goodput and the load where it occurs.
 type Peak struct {
 	Load    float64
-	Goodput Estimate
+	Goodput stats.Interval
 }
 
 // Collapse is the first load past the peak whose mean goodput fell below 90 %
@@ -707,7 +710,7 @@ func (c *Curve) analyse() {
 }
 
 func (c *Curve) knee() Knee {
-	k := Knee{Load: Estimate{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: c.Confidence}, Target: c.Target}
+	k := Knee{Load: stats.Interval{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: c.Confidence}, Target: c.Target}
 	if len(c.Points) == 0 {
 		k.Censored = NoPoints
 		return k
@@ -777,9 +780,9 @@ func (c *Curve) crossing(f func(Point) float64) (at, lastMet, firstMiss float64,
 
 // Headroom is the distance from an operating point to the knee.
 type Headroom struct {
-	Operating float64  // the chosen operating load, requests/s
-	Abs       Estimate // knee − operating, requests/s
-	Rel       Estimate // knee / operating − 1: the traffic surprise it absorbs
+	Operating float64        // the chosen operating load, requests/s
+	Abs       stats.Interval // knee − operating, requests/s
+	Rel       stats.Interval // knee / operating − 1: the traffic surprise it absorbs
 	// Model is Rel over the curve's model band (Curve.Band): the headroom
 	// if the cost model is off by as much as was declared. The zero Range
 	// without a band.
@@ -794,8 +797,8 @@ func (c *Curve) Headroom(op float64) Headroom {
 	rel := func(x float64) float64 { return x/op - 1 }
 	h := Headroom{
 		Operating: op,
-		Abs:       Estimate{Center: sub(k.Center), Lo: sub(k.Lo), Hi: sub(k.Hi), Confidence: k.Confidence, N: k.N},
-		Rel:       Estimate{Center: rel(k.Center), Lo: rel(k.Lo), Hi: rel(k.Hi), Confidence: k.Confidence, N: k.N},
+		Abs:       stats.Interval{Center: sub(k.Center), Lo: sub(k.Lo), Hi: sub(k.Hi), Confidence: k.Confidence, N: k.N},
+		Rel:       stats.Interval{Center: rel(k.Center), Lo: rel(k.Lo), Hi: rel(k.Hi), Confidence: k.Confidence, N: k.N},
 	}
 	if b := c.Band; b != nil {
 		h.Model = Range{Lo: rel(b.Knee.Lo), Hi: rel(b.Knee.Hi), LoBelow: b.Knee.LoBelow, HiAbove: b.Knee.HiAbove}

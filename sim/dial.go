@@ -8,6 +8,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // Dial is one configuration knob a DialSweep turns: a name the card
@@ -148,7 +149,7 @@ type DialResult struct {
 	// understated, never of the wrong sign. KneeBounds counts, per value,
 	// the replications paired so; KneeUnpaired those left out (both knees
 	// beyond the same end of the loads, or nothing measured).
-	KneeDiff                 []Estimate
+	KneeDiff                 []stats.Interval
 	KneeBounds, KneeUnpaired []int
 	// Probe is each value's point at DialSweep.Probe (nil without one).
 	Probe []Point
@@ -195,7 +196,7 @@ func (d DialSweep) Run() (*DialResult, error) {
 				bounds++
 			}
 		}
-		res.KneeDiff = append(res.KneeDiff, meanCI(diffs, conf))
+		res.KneeDiff = append(res.KneeDiff, stats.MeanInterval(diffs, conf))
 		res.KneeBounds = append(res.KneeBounds, bounds)
 		res.KneeUnpaired = append(res.KneeUnpaired, unpaired)
 	}

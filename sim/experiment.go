@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/servesim/servesim/sim/stats"
 	"math"
 	"runtime"
 	"slices"
@@ -137,11 +138,11 @@ func (x Experiment) Validate() error {
 // LoadResult is the comparison at one offered load.
 type LoadResult struct {
 	Load float64
-	A, B Estimate // the metric under each configuration, across blocks
+	A, B stats.Interval // the metric under each configuration, across blocks
 	// Improvement is B's relative improvement over A, per block
 	// ((B−A)/A, or (A−B)/A when lower is better), across the blocks where
 	// both A and B measured a request (Improvement.N of them).
-	Improvement Estimate
+	Improvement stats.Interval
 	Verdict     Verdict
 }
 
@@ -160,11 +161,11 @@ type Result struct {
 	// BaselineKnee is the highest load of the regime; NaN when A misses
 	// the target at every load (the headline then covers every load).
 	BaselineKnee float64
-	Improvement  Estimate
+	Improvement  stats.Interval
 	Verdict      Verdict
 	// PastImprovement and PastVerdict are the same comparison over the
 	// loads past the baseline's knee (N = 0 and NoMeasured when none).
-	PastImprovement Estimate
+	PastImprovement stats.Interval
 	PastVerdict     Verdict
 	Loads           []LoadResult
 	// KneeBounds and KneeUnpaired, for MetricKnee: the blocks compared
@@ -243,16 +244,16 @@ func (x Experiment) result(a, b, attain, attainB [][]float64) *Result {
 	}
 	imps := make([][]float64, len(x.Loads))
 	for i, load := range x.Loads {
-		lr := LoadResult{Load: load, A: meanCI(known(a[i]), x.Confidence), B: meanCI(known(b[i]), x.Confidence)}
+		lr := LoadResult{Load: load, A: stats.MeanInterval(known(a[i]), x.Confidence), B: stats.MeanInterval(known(b[i]), x.Confidence)}
 		imps[i] = x.improvements(a[i], b[i])
-		lr.Improvement = meanCI(known(imps[i]), x.Confidence)
+		lr.Improvement = stats.MeanInterval(known(imps[i]), x.Confidence)
 		lr.Verdict = x.verdict(lr.Improvement)
 		res.Loads = append(res.Loads, lr)
 	}
 	in := x.regime(attain, res)
-	res.Improvement = meanCI(x.overall(imps, in, true), x.Confidence)
+	res.Improvement = stats.MeanInterval(x.overall(imps, in, true), x.Confidence)
 	res.Verdict = x.verdict(res.Improvement)
-	res.PastImprovement = meanCI(x.overall(imps, in, false), x.Confidence)
+	res.PastImprovement = stats.MeanInterval(x.overall(imps, in, false), x.Confidence)
 	res.PastVerdict = x.verdict(res.PastImprovement)
 	return res
 }
@@ -261,8 +262,8 @@ func (x Experiment) result(a, b, attain, attainB [][]float64) *Result {
 // attainment at the loads on that block's seed.
 func (x Experiment) kneeResult(res *Result, a, b, attainA, attainB [][]float64) *Result {
 	for i, load := range x.Loads {
-		lr := LoadResult{Load: load, A: meanCI(known(a[i]), x.Confidence), B: meanCI(known(b[i]), x.Confidence)}
-		lr.Improvement = meanCI(known(x.improvements(a[i], b[i])), x.Confidence)
+		lr := LoadResult{Load: load, A: stats.MeanInterval(known(a[i]), x.Confidence), B: stats.MeanInterval(known(b[i]), x.Confidence)}
+		lr.Improvement = stats.MeanInterval(known(x.improvements(a[i], b[i])), x.Confidence)
 		lr.Verdict = x.verdict(lr.Improvement)
 		res.Loads = append(res.Loads, lr)
 	}
@@ -285,9 +286,9 @@ func (x Experiment) kneeResult(res *Result, a, b, attainA, attainB [][]float64) 
 		res.Regime += fmt.Sprintf(" (%d blocks paired through a knee beyond the loads, understating the difference; %d left out, both knees beyond the same end)", res.KneeBounds, res.KneeUnpaired)
 	}
 	res.BaselineKnee = math.NaN()
-	res.Improvement = meanCI(imp, x.Confidence)
+	res.Improvement = stats.MeanInterval(imp, x.Confidence)
 	res.Verdict = x.verdict(res.Improvement)
-	res.PastImprovement = meanCI(nil, x.Confidence)
+	res.PastImprovement = stats.MeanInterval(nil, x.Confidence)
 	res.PastVerdict = x.verdict(res.PastImprovement)
 	return res
 }
@@ -314,7 +315,7 @@ func (x Experiment) regime(attain [][]float64, res *Result) []bool {
 	}
 	slices.SortFunc(order, func(i, j int) int { return cmp.Compare(x.Loads[i], x.Loads[j]) })
 	for _, i := range order {
-		if m := meanCI(known(attain[i]), x.Confidence).Center; !(m >= x.Target) {
+		if m := stats.MeanInterval(known(attain[i]), x.Confidence).Center; !(m >= x.Target) {
 			break
 		}
 		in[i], res.BaselineKnee = true, x.Loads[i]
@@ -399,7 +400,7 @@ func (x Experiment) improvements(a, b []float64) []float64 {
 // improved iff it lies at or below it. Identical blocks give a zero-width
 // interval; without an interval (one block) the centre stands for it; with
 // no block at all there is no verdict.
-func (x Experiment) verdict(e Estimate) Verdict {
+func (x Experiment) verdict(e stats.Interval) Verdict {
 	if e.N == 0 {
 		return NoMeasured
 	}

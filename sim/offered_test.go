@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/stretchr/testify/require"
 )
 
@@ -41,10 +42,10 @@ func TestOfferedDistributionsKeptApartFromTheFirstNotOK(t *testing.T) {
 					e2e.add(offered(&rec, rec.Emitted == rec.Output && rec.LastToken != Never, rec.LastToken), c.limit())
 				}
 				require.Equal(t, firstBad >= 0, c.mixed)
-				s := c.finish(time.Hour, 0, Linear)
+				s := c.finish(time.Hour, 0, stats.Linear)
 				sc := new(scratch)
-				wantTTFT, wantTTFTDist := ttft.summarise(Linear, sc)
-				wantE2E, wantE2EDist := e2e.summarise(Linear, sc)
+				wantTTFT, wantTTFTDist := ttft.summarise(stats.Linear, sc)
+				wantE2E, wantE2EDist := e2e.summarise(stats.Linear, sc)
 				require.Equal(t, bitsOf(wantTTFT), bitsOf(s.Samples.TTFTOffered))
 				require.Equal(t, bitsOf(wantE2E), bitsOf(s.Samples.E2EOffered))
 				require.Equal(t, distBits(wantTTFTDist), distBits(s.TTFTOffered))
@@ -55,6 +56,6 @@ func TestOfferedDistributionsKeptApartFromTheFirstNotOK(t *testing.T) {
 	}
 }
 
-func distBits(d Dist) []uint64 {
+func distBits(d stats.Dist) []uint64 {
 	return bitsOf([]float64{float64(d.N), d.Mean, d.Std, d.Median, d.P90, d.P95, d.P99, d.Max, d.RelErr})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -312,13 +313,13 @@ func TestPercentileMethodIsConfigurable(t *testing.T) {
 	}
 	lin, err := Run(Config{}, reqs(), nil)
 	require.NoError(t, err)
-	emp, err := Run(Config{Percentiles: Empirical}, reqs(), nil)
+	emp, err := Run(Config{Percentiles: stats.Empirical}, reqs(), nil)
 	require.NoError(t, err)
 	// TTFTs are 23.5, 27, 30.5, 34 ms: numpy's linear median is 28.75, the
 	// inverted CDF's is 27.
 	assert.InDelta(t, 28.75, lin.TTFT.Median, 1e-9)
 	assert.InDelta(t, 27.0, emp.TTFT.Median, 1e-9)
-	assert.Equal(t, Empirical, emp.Method)
+	assert.Equal(t, stats.Empirical, emp.Method)
 }
 
 // With a shared system prompt (workload.HighReuse: 4 groups of 2,048 tokens,

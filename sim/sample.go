@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"github.com/servesim/servesim/sim/stats"
 	"math"
+	"math/big"
+	"math/bits"
 	"slices"
 	"sync"
 	"time"
@@ -16,7 +19,7 @@ import (
 // division by a positive constant, both correctly rounded, are
 // non-decreasing), and values it makes equal become the same bits, so the
 // milliseconds sorted are exactly the milliseconds of the durations
-// sorted, and durations sort twice as fast as floats (sortDurations).
+// sorted, and durations sort twice as fast as floats (stats.SortDurations).
 // infMS stands for a latency beyond every bound (+Inf ms).
 //
 // The exact values are kept in fixed chunks drawn from a pool shared by
@@ -38,7 +41,7 @@ type sample struct {
 	chunks []*[]time.Duration // the exact values added since, in order; the last is cur's
 	cur    []time.Duration    // the last chunk's values (its slice's length is written back by sync)
 	n      int                // how many values the chunks before the last hold
-	sk     *Sketch
+	sk     *stats.Sketch
 }
 
 // sampleChunk is how many values a chunk holds: 32 KiB.
@@ -83,7 +86,7 @@ func (s *sample) addSlow(v time.Duration, limit int) {
 			s.cur[0] = v
 			return
 		}
-		s.sk = newSketch()
+		s.sk = summarySketch()
 		for _, y := range s.x {
 			s.sk.Add(msOf(y))
 		}
@@ -135,7 +138,7 @@ func (s *sample) values() []time.Duration {
 	return s.x
 }
 
-// scratch is a summary's scratch space: sortDurations' buffer, and the
+// scratch is a summary's scratch space: stats.SortDurations' buffer, and the
 // values of a sample whose Dist alone is kept. It is reused across runs
 // (scratchPool): a sweep summarises every run, and the two were a fifth
 // of what a BenchmarkRunAtlas run allocated.
@@ -145,20 +148,20 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // summarise sorts the exact values and returns them in milliseconds with
 // their Dist, or nil and the sketch's Dist.
-func (s *sample) summarise(m Method, sc *scratch) ([]float64, Dist) {
+func (s *sample) summarise(m stats.Method, sc *scratch) ([]float64, stats.Dist) {
 	if s.sk != nil {
 		return nil, s.sk.Dist(m)
 	}
 	x := s.values()
-	sc.sort = sortDurations(x, sc.sort)
+	sc.sort = stats.SortDurations(x, sc.sort)
 	s.x = nil // its array now holds the milliseconds
 	y := toMS(x)
-	return y, dist(y, m)
+	return y, stats.DistOf(y, m)
 }
 
 // distOnly is summarise's Dist, its values gathered into the scratch and
 // not kept.
-func (s *sample) distOnly(m Method, sc *scratch) Dist {
+func (s *sample) distOnly(m stats.Method, sc *scratch) stats.Dist {
 	if s.sk != nil {
 		return s.sk.Dist(m)
 	}
@@ -169,8 +172,8 @@ func (s *sample) distOnly(m Method, sc *scratch) Dist {
 	}
 	s.free()
 	s.x = nil
-	sc.sort = sortDurations(x, sc.sort)
-	d := dist(toMS(x), m)
+	sc.sort = stats.SortDurations(x, sc.sort)
+	d := stats.DistOf(toMS(x), m)
 	sc.vals = x[:0]
 	return d
 }
@@ -197,9 +200,151 @@ func asFloats(x []time.Duration) []float64 {
 // clone is a deep copy of s (its chunks gathered first).
 func (s *sample) clone() sample {
 	if s.sk != nil {
-		k := *s.sk
-		k.bins = slices.Clone(s.sk.bins)
-		return sample{sk: &k}
+		return sample{sk: s.sk.Clone()}
 	}
 	return sample{x: slices.Clone(s.values())}
+}
+
+// weighted is a sample held as distinct values with counts, as ITLs are:
+// thousands of tokens share a handful of step durations, so the summary keeps
+// every gap exactly in memory proportional to the distinct values.
+//
+// Past limit distinct values (a context-priced model makes every steps
+// duration its own), the gaps move to a Sketch; limit 0 is no limit.
+//
+// A sketched sample keeps its moments as exact integer sums (Σn·d and
+// Σn·d² in nanoseconds, 128 and 192 bits), not as a running float: a run
+// fast-forwarded adds a gap once for many tokens where a run step by step
+// adds it once a step, and the mean and the deviation must come out the
+// same to the bit either way.
+type weighted struct {
+	counts map[time.Duration]int
+	limit  int
+	sk     *stats.Sketch
+	sum    [2]uint64 // Σ n·d, ns, when sketched (lo, hi)
+	sq     [3]uint64 // Σ n·d², ns²
+
+	// The gaps of the two values added last, not yet counted, the latest
+	// first: gaps come in runs of one value (a moves steps, the moves of
+	// a batch, the requests of a step) that alternate with another (a run
+	// of decode steps, then a mixed step), and a map update each cost a
+	// twentieth of BenchmarkRunAtlas. The counts are integers, so when
+	// they reach the map changes nothing. Readers call settle first.
+	pend  [2]time.Duration
+	pendN [2]int
+	npend int
+}
+
+// add counts n gaps of d. More gaps of the latest value are the usual
+// case.
+func (w *weighted) add(d time.Duration, n int) {
+	switch {
+	case w.npend > 0 && d == w.pend[0]:
+		w.pendN[0] += n
+	case w.npend > 1 && d == w.pend[1]:
+		w.pend[0], w.pend[1] = d, w.pend[0]
+		w.pendN[0], w.pendN[1] = w.pendN[1]+n, w.pendN[0]
+	default:
+		if w.npend == 2 {
+			w.count(w.pend[1], w.pendN[1])
+		}
+		w.pend[1], w.pendN[1] = w.pend[0], w.pendN[0]
+		w.pend[0], w.pendN[0] = d, n
+		w.npend = min(w.npend+1, 2)
+	}
+}
+
+// settle counts the pending gaps: every reader calls it first.
+func (w *weighted) settle() {
+	for i := range w.npend {
+		w.count(w.pend[i], w.pendN[i])
+		w.pendN[i] = 0
+	}
+	w.npend = 0
+}
+
+func (w *weighted) count(d time.Duration, n int) {
+	if w.sk != nil {
+		w.sketch(d, n)
+		return
+	}
+	if w.counts == nil {
+		w.counts = make(map[time.Duration]int)
+	}
+	w.counts[d] += n
+	if w.limit > 0 && len(w.counts) > w.limit {
+		w.sk = summarySketch()
+		for d, n := range w.counts { // integer sums: any order
+			w.sketch(d, n)
+		}
+		w.counts = nil
+	}
+}
+
+// sketch adds n gaps of d to the sketchs buckets and the exact sums.
+func (w *weighted) sketch(d time.Duration, n int) {
+	if n <= 0 {
+		return
+	}
+	w.sk.AddN(ms(d), n) // the mean and deviation are the exact sums
+	u, k := uint64(max(d, 0)), uint64(n)
+	hi, lo := bits.Mul64(k, u)
+	var c uint64
+	w.sum[0], c = bits.Add64(w.sum[0], lo, 0)
+	w.sum[1] += hi + c
+	// n·d² = n·(d² as 128 bits), up to 192 bits.
+	dh, dl := bits.Mul64(u, u)
+	h1, l1 := bits.Mul64(k, dl)
+	h2, l2 := bits.Mul64(k, dh)
+	mid, c1 := bits.Add64(h1, l2, 0)
+	top := h2 + c1
+	w.sq[0], c = bits.Add64(w.sq[0], l1, 0)
+	w.sq[1], c = bits.Add64(w.sq[1], mid, c)
+	w.sq[2] += top + c
+}
+
+// moments are the exact mean and population deviation, ms, of a sketched
+// sample.
+func (w *weighted) moments() (mean, std float64) {
+	words := func(ws ...uint64) *big.Int {
+		z := new(big.Int)
+		for i := len(ws) - 1; i >= 0; i-- {
+			z.Lsh(z, 64).Or(z, new(big.Int).SetUint64(ws[i]))
+		}
+		return z
+	}
+	n := big.NewInt(int64(w.sk.N()))
+	sum, sq := words(w.sum[:]...), words(w.sq[:]...)
+	// n²·variance = n·Σd² − (Σd)², exact; then one rounding each.
+	v := new(big.Int).Mul(n, sq)
+	v.Sub(v, new(big.Int).Mul(sum, sum))
+	nn := new(big.Int).Mul(n, n)
+	m, _ := new(big.Rat).SetFrac(sum, n).Float64()
+	vr, _ := new(big.Rat).SetFrac(v, nn).Float64()
+	return m / 1e6, math.Sqrt(max(vr, 0)) / 1e6
+}
+
+// runs returns the distinct values in milliseconds, increasing, with the
+// cumulative counts.
+func (w *weighted) runs() (vals []float64, cum []int) {
+	keys := make([]time.Duration, 0, len(w.counts))
+	for d := range w.counts {
+		keys = append(keys, d)
+	}
+	stats.SortDurations(keys, nil) // distinct: the order is slices.Sorts
+	vals = make([]float64, len(keys))
+	cum = make([]int, len(keys))
+	total := 0
+	for i, d := range keys {
+		total += w.counts[d]
+		vals[i] = ms(d)
+		cum[i] = total
+	}
+	return vals, cum
+}
+
+// summarySketch is an empty sketch of the summary's accuracy.
+func summarySketch() *stats.Sketch {
+	s, _ := stats.NewSketch(stats.SketchAccuracy)
+	return s
 }

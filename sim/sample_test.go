@@ -1,9 +1,15 @@
 package sim
 
 import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/servesim/servesim/sim/stats"
+	"github.com/servesim/servesim/workload"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -42,13 +48,13 @@ func TestSampleChunks(t *testing.T) {
 	require.NotNil(t, t2.sk)
 	assert.Nil(t, t2.values())
 	assert.Equal(t, 2*limit, t2.sk.N())
-	d := t2.sk.Dist(Linear)
+	d := t2.sk.Dist(stats.Linear)
 	assert.InDelta(t, float64(2*limit-1)/2, d.Mean, 1e-9)
 	assert.Equal(t, float64(2*limit-1), d.Max)
 
 	var empty sample
 	assert.Nil(t, empty.values())
-	got, d0 := empty.summarise(Linear, new(scratch))
+	got, d0 := empty.summarise(stats.Linear, new(scratch))
 	assert.Nil(t, got)
 	assert.Zero(t, d0.N)
 }
@@ -71,7 +77,7 @@ func TestSampleLimit(t *testing.T) {
 		s.add(time.Duration(limit)*time.Millisecond, limit)
 		require.NotNil(t, s.sk, "limit %d: one more sketches", limit)
 		assert.Equal(t, limit+1, s.sk.N())
-		assert.Equal(t, float64(limit), s.sk.Dist(Linear).Max, "the sketch takes milliseconds")
+		assert.Equal(t, float64(limit), s.sk.Dist(stats.Linear).Max, "the sketch takes milliseconds")
 
 		var u sample // the same, never gathered before the limit
 		for i := range limit + 1 {
@@ -81,3 +87,198 @@ func TestSampleLimit(t *testing.T) {
 		assert.Equal(t, limit+1, u.sk.N())
 	}
 }
+
+// A run that measures more requests than Config.ExactSamples reports the
+// same counts, goodput and attainment as an exact run (the sketch touches
+// only the latency distributions), each distribution's N, mean and max
+// exactly, its percentiles within SketchAccuracy, says so (RelErr) and
+// keeps no samples; and it is deterministic.
+func TestRunPastExactSamplesSketches(t *testing.T) {
+	run := func(exact int) Summary {
+		cfg := Config{Window: Window{Warmup: 30 * time.Second}, ExactSamples: exact, Timeout: 20 * time.Second}
+		s, err := Run(cfg, poisson(t, 5, 2.4, 3000, workload.Fixed(2000, 200)), nil)
+		require.NoError(t, err)
+		return s
+	}
+	exact, sk := run(0), run(500)
+	assert.Equal(t, exact.Offered, sk.Offered)
+	assert.Equal(t, exact.Good, sk.Good)
+	assert.Equal(t, exact.Status, sk.Status)
+	assert.Equal(t, exact.Goodput, sk.Goodput)
+	assert.False(t, exact.Sketched())
+	assert.True(t, sk.Sketched())
+	assert.Greater(t, exact.TTFT.N, 500)
+	for name, pair := range map[string][2]stats.Dist{"TTFT": {exact.TTFT, sk.TTFT}, "TPOT": {exact.TPOT, sk.TPOT}, "E2E": {exact.E2E, sk.E2E},
+		"Queue": {exact.QueueDelay, sk.QueueDelay}, "TTFTOffered": {exact.TTFTOffered, sk.TTFTOffered}} {
+		e, s := pair[0], pair[1]
+		assert.Equal(t, e.N, s.N, name)
+		assert.Equal(t, e.Max, s.Max, name)
+		assert.InEpsilon(t, e.Mean, s.Mean, 1e-9, name)
+		assert.Equal(t, stats.SketchAccuracy, s.RelErr, name)
+		for _, q := range [][2]float64{{e.Median, s.Median}, {e.P90, s.P90}, {e.P99, s.P99}} {
+			if q[0] == 0 {
+				assert.Zero(t, q[1], name)
+				continue
+			}
+			assert.InEpsilon(t, q[0], q[1], stats.SketchAccuracy*(1+1e-9), name)
+		}
+	}
+	assert.Nil(t, sk.Samples.TTFT)
+	assert.NotNil(t, exact.Samples.TTFT)
+	// The ITL's distinct values stay exact (a few dozen step durations).
+	assert.Equal(t, exact.ITL, sk.ITL)
+	assert.Equal(t, fmt.Sprintf("%+v", sk), fmt.Sprintf("%+v", run(500)), "same seed, same bytes")
+
+	// Distinct inter-token gaps past the limit sketch too, in an order
+	// that does not depend on map iteration.
+	tiny := run(3)
+	assert.Equal(t, stats.SketchAccuracy, tiny.ITL.RelErr)
+	assert.Nil(t, tiny.Samples.ITL)
+	assert.Equal(t, exact.ITL.N, tiny.ITL.N)
+	assert.InEpsilon(t, exact.ITL.P99, tiny.ITL.P99, stats.SketchAccuracy*(1+1e-9))
+	assert.Equal(t, fmt.Sprintf("%+v", tiny), fmt.Sprintf("%+v", run(3)))
+}
+
+// A curve whose replications sketched falls back to intervals across the
+// replications' own percentiles, and says so.
+func TestSweepPastExactSamplesSaysSo(t *testing.T) {
+	s := atlasSweep()
+	s.Grid = Grid{Loads: []float64{1.5}}
+	s.Reps = 3
+	exact, err := s.Run()
+	require.NoError(t, err)
+	s.Config.ExactSamples = 100
+	sk, err := s.Run()
+	require.NoError(t, err)
+	e, p := exact.Points[0], sk.Points[0]
+	assert.Equal(t, e.Goodput, p.Goodput)
+	assert.Equal(t, e.Attainment, p.Attainment)
+	assert.InEpsilon(t, e.TTFT.P99.Center, p.TTFT.P99.Center, 0.1, "pooled against mean of replications")
+	assert.Equal(t, 3, p.TTFT.P99.N, "an interval across the three replications")
+	assert.False(t, math.IsNaN(p.TTFT.P99.Lo))
+	joined := fmt.Sprint(p.Warnings)
+	assert.Contains(t, joined, "from a sketch")
+	assert.Contains(t, joined, "0.5 %")
+	assert.NotContains(t, fmt.Sprint(e.Warnings), "sketch")
+}
+
+func TestExactSamplesValidates(t *testing.T) {
+	assert.ErrorContains(t, Config{ExactSamples: -1}.Validate(), "ExactSamples")
+}
+
+// A sketched ITL sample comes out the same to the bit however its gaps
+// were grouped (a fast-forwarded run adds a gap once for many tokens, a
+// stepwise one once a step), with the exact mean and deviation.
+func TestSketchedGapsAreGroupingFree(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	var gaps []time.Duration
+	for range 3000 {
+		gaps = append(gaps, time.Duration(r.IntN(200_000_000))+time.Duration(r.IntN(3))*time.Hour)
+	}
+	one, many := weighted{limit: 10}, weighted{limit: 10}
+	exact := weighted{}
+	for i, d := range gaps {
+		k := 1 + i%7
+		many.add(d, k)
+		exact.add(d, k)
+		for range k {
+			one.add(d, 1)
+		}
+	}
+	a, b, e := weightedDist(&one, stats.Linear), weightedDist(&many, stats.Linear), weightedDist(&exact, stats.Linear)
+	assert.Equal(t, fmt.Sprintf("%#v", a), fmt.Sprintf("%#v", b))
+	assert.Equal(t, stats.SketchAccuracy, a.RelErr)
+	assert.Equal(t, e.N, a.N)
+	assert.Equal(t, e.Max, a.Max)
+	assert.InEpsilon(t, e.Mean, a.Mean, 1e-12)
+	assert.InEpsilon(t, e.Std, a.Std, 1e-9)
+	assert.InEpsilon(t, e.P99, a.P99, stats.SketchAccuracy*(1+1e-9))
+}
+
+// A weighted sample's counts are those of a plain map of value → count,
+// whatever runs and alternations its gaps come in (it holds the last two
+// values back from the map), and a sketched one is the sketch of every
+// gap counted one by one.
+func TestWeightedCountsAreTheMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	for trial := range 200 {
+		values := 1 + r.IntN(5)
+		limit := 0
+		if trial%3 == 0 {
+			limit = 1 + r.IntN(4) // sketched when more values than that come
+		}
+		w, one := weighted{limit: limit}, weighted{limit: limit}
+		want := map[time.Duration]int{}
+		for range r.IntN(300) {
+			d := time.Duration(1+r.IntN(values)) * time.Millisecond
+			n := r.IntN(4) // 0 too: a move of no measured member
+			w.add(d, n)
+			one.count(d, n)
+			want[d] += n
+		}
+		got := map[time.Duration]int{}
+		for _, vc := range valueCounts(&w) {
+			got[time.Duration(vc.Value*1e6)] = vc.Count
+		}
+		if one.sk != nil {
+			require.NotNil(t, w.sk, "trial %d", trial)
+			assert.Equal(t, fmt.Sprintf("%#v", weightedDist(&one, stats.Linear)), fmt.Sprintf("%#v", weightedDist(&w, stats.Linear)), "trial %d", trial)
+			continue
+		}
+		assert.Equal(t, want, got, "trial %d", trial)
+	}
+}
+
+// The milliseconds of the sorted durations are the sorted milliseconds,
+// bit for bit (sample.summarise relies on it): the conversion keeps the
+// order, and equal milliseconds are the same bits.
+func TestMillisecondsOfSortedAreSortedMilliseconds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	x := make([]time.Duration, 50_000)
+	for i := range x {
+		switch i % 4 {
+		case 0:
+			x[i] = time.Duration(rng.Int64N(1 << 62)) // beyond float64's 53 bits: neighbours round together
+		case 1:
+			x[i] = infMS
+		default:
+			x[i] = time.Duration(math.Exp(rng.NormFloat64()*2+5) * 1e6)
+		}
+	}
+	want := toMS(slices.Clone(x))
+	slices.Sort(want)
+	stats.SortDurations(x, nil)
+	require.Equal(t, bitsOf(want), bitsOf(toMS(x)))
+}
+
+// The weighted form (ITLs as value counts) equals the expanded sample.
+func TestWeightedQuantileEqualsExpanded(t *testing.T) {
+	rng := workload.NewStream(1, "test")
+	var w weighted
+	var flat []float64
+	for range 200 {
+		v, n := rng.IntN(20), 1+rng.IntN(5)
+		w.add(durationMs(v), n)
+		for range n {
+			flat = append(flat, float64(v))
+		}
+	}
+	slices.Sort(flat)
+	vals, cum := w.runs()
+	for _, p := range []float64{0, 0.1, 0.5, 0.9, 0.99, 1} {
+		for _, m := range []stats.Method{stats.Linear, stats.Empirical} {
+			assert.InDelta(t, m.Quantile(p, flat), m.QuantileCounts(p, vals, cum), 1e-9, "p=%v %v", p, m)
+		}
+	}
+}
+
+// bitsOf is x as bits, for comparing floats exactly (NaN included).
+func bitsOf(x []float64) []uint64 {
+	b := make([]uint64, len(x))
+	for i, v := range x {
+		b[i] = math.Float64bits(v)
+	}
+	return b
+}
+
+func durationMs(v int) (d time.Duration) { return time.Duration(v) * 1e6 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // StepObserver receives every step every replica ran. An Observer handed
@@ -130,8 +131,8 @@ type StepMix struct {
 type StepClass struct {
 	Steps int
 	Time  time.Duration
-	Share float64 // of the time with a step in flight; NaN without any
-	Dist  Dist    // of step durations, ms
+	Share float64    // of the time with a step in flight; NaN without any
+	Dist  stats.Dist // of step durations, ms
 }
 
 // stepMix accumulates step durations by composition.
@@ -147,7 +148,7 @@ func (m *stepMix) add(c Composition, d time.Duration, n int) {
 	m.dur[c].add(d, n)
 }
 
-func (m *stepMix) finish(method Method) StepMix {
+func (m *stepMix) finish(method stats.Method) StepMix {
 	var total time.Duration
 	for _, t := range m.time {
 		total += t

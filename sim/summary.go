@@ -5,27 +5,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/servesim/servesim/sim/stats"
 	"gonum.org/v1/gonum/stat"
 )
-
-// Dist summarises one latency metric in milliseconds, the way vLLM's bench
-// serve reports it (mean, median, population std, percentiles), over the
-// measured requests that completed ok.
-type Dist struct {
-	N      int
-	Mean   float64
-	Std    float64 // population standard deviation, as numpy's np.std
-	Median float64
-	P90    float64
-	P95    float64
-	P99    float64
-	Max    float64
-	// RelErr is 0 when the percentiles are exact, and otherwise the
-	// relative error they are within: more values than
-	// Config.ExactSamples were summarised, by a Sketch (N, Mean, Std and
-	// Max stay exact).
-	RelErr float64
-}
 
 // Misses counts SLO misses by cause. Exclusive counts attribute each miss to
 // the first cause in the order NotOK → TTFT → ITL → TPOT → E2E, so that
@@ -50,9 +32,9 @@ type Summary struct {
 	// Cached is the prompt tokens measured requests found in the prefix
 	// cache, of InputTokens in all.
 	Cached, InputTokens int
-	Method              Method // how percentiles were computed
-	SLO                 SLO    // the SLO applied, defaults filled in
-	Preempt             int    // preemptions of measured requests
+	Method              stats.Method // how percentiles were computed
+	SLO                 SLO          // the SLO applied, defaults filled in
+	Preempt             int          // preemptions of measured requests
 
 	Goodput float64 // good requests per second of window
 	// Attainment is Good / Offered, or NaN when no measured request reached
@@ -71,11 +53,11 @@ type Summary struct {
 	WindowTokens      int // output tokens emitted inside the window
 
 	// ITL is per streamed chunk, as vLLM's bench serve measures it.
-	TTFT, TPOT, ITL, E2E, QueueDelay Dist
+	TTFT, TPOT, ITL, E2E, QueueDelay stats.Dist
 	// ITLRetokenized is the per-token series (SGLang's retokenized ITL):
 	// each chunk's gap divided by its tokens, counted once per token. It
 	// is ITL without speculative decoding, never above it otherwise.
-	ITLRetokenized Dist
+	ITLRetokenized stats.Dist
 	// Speculation is the speculative decoding of the measured requests;
 	// the zero SpecSummary without any.
 	Speculation SpecSummary
@@ -86,7 +68,7 @@ type Summary struct {
 	// the run's stop: a lower bound), and beyond every bound (+Inf) if it
 	// was refused or failed before any token. When they exceed TTFT and
 	// E2E, failures are hiding the tail.
-	TTFTOffered, E2EOffered Dist
+	TTFTOffered, E2EOffered stats.Dist
 
 	// Little's law: MeanInSystem is the time-average number of requests
 	// held by the replica over the window (all requests, measured or not);
@@ -117,7 +99,7 @@ type Summary struct {
 	// ClientWait is how long measured requests waited client-side for a
 	// slot under Config.MaxConcurrency before being sent (inference-perf's
 	// schedule delay), ms; 0 for all without a cap.
-	ClientWait Dist
+	ClientWait stats.Dist
 	// Classes is each class's share of the measured requests, judged by
 	// its own SLO, in Config.Classes' order and the default class last;
 	// nil without classes. The aggregate judges each request by its
@@ -163,7 +145,7 @@ type ReplicaSummary struct {
 	// prefix cache, of InputTokens in all (PrefixHitRate).
 	Cached, InputTokens  int
 	Preempt              int
-	TTFT, TPOT, ITL, E2E Dist
+	TTFT, TPOT, ITL, E2E stats.Dist
 	// Busy is the fraction of the window it had a step in flight,
 	// KVOccupancy the time-average fraction of its KV blocks held (vLLM's
 	// "GPU KV cache usage"), and MeanHeld the time-average number of
@@ -233,7 +215,7 @@ func (s *Summary) Sketched() bool { return s.MaxRelErr() > 0 }
 // distributions: 0 when every percentile is exact.
 func (s *Summary) MaxRelErr() float64 {
 	e := 0.0
-	for _, d := range []Dist{s.TTFT, s.TPOT, s.ITL, s.E2E, s.QueueDelay, s.ITLRetokenized, s.TTFTOffered, s.E2EOffered, s.ClientWait} {
+	for _, d := range []stats.Dist{s.TTFT, s.TPOT, s.ITL, s.E2E, s.QueueDelay, s.ITLRetokenized, s.TTFTOffered, s.E2EOffered, s.ClientWait} {
 		e = max(e, d.RelErr)
 	}
 	return e
@@ -402,7 +384,7 @@ func (c *collector) attribute(r *Record, slo SLO) bool {
 
 // finish computes the rates and distributions for a window of length w and
 // the integral of requests in the system over it.
-func (c *collector) finish(w time.Duration, area float64, m Method) Summary {
+func (c *collector) finish(w time.Duration, area float64, m stats.Method) Summary {
 	s := c.s
 	s.Window, s.Method, s.SLO = w, m, c.slo
 	if sec := w.Seconds(); sec > 0 {
@@ -464,25 +446,12 @@ func valueCounts(w *weighted) []ValueCount {
 	return out
 }
 
-// dist summarises a sorted sample.
-func dist(x []float64, m Method) Dist {
-	if len(x) == 0 {
-		return Dist{Mean: math.NaN(), Std: math.NaN(), Median: math.NaN(), P90: math.NaN(), P95: math.NaN(), P99: math.NaN(), Max: math.NaN()}
-	}
-	mean, std := stat.PopMeanStdDev(x, nil)
-	return Dist{
-		N: len(x), Mean: mean, Std: std,
-		Median: m.quantile(0.5, x), P90: m.quantile(0.9, x), P95: m.quantile(0.95, x), P99: m.quantile(0.99, x),
-		Max: x[len(x)-1],
-	}
-}
-
-func (c *collector) itlDist(m Method) Dist { return weightedDist(&c.itl, m) }
+func (c *collector) itlDist(m stats.Method) stats.Dist { return weightedDist(&c.itl, m) }
 
 func nan() float64 { return math.NaN() }
 
 // weightedDist summarises a sample held as values with counts.
-func weightedDist(w *weighted, m Method) Dist {
+func weightedDist(w *weighted, m stats.Method) stats.Dist {
 	w.settle()
 	if w.sk != nil {
 		d := w.sk.Dist(m)
@@ -491,7 +460,7 @@ func weightedDist(w *weighted, m Method) Dist {
 	}
 	vals, cum := w.runs()
 	if len(vals) == 0 {
-		return dist(nil, m)
+		return stats.DistOf(nil, m)
 	}
 	weights := make([]float64, len(vals))
 	prev := 0
@@ -500,10 +469,10 @@ func weightedDist(w *weighted, m Method) Dist {
 		prev = k
 	}
 	mean, std := stat.PopMeanStdDev(vals, weights)
-	return Dist{
+	return stats.Dist{
 		N: cum[len(cum)-1], Mean: mean, Std: std,
-		Median: m.quantileWeighted(0.5, vals, cum), P90: m.quantileWeighted(0.9, vals, cum),
-		P95: m.quantileWeighted(0.95, vals, cum), P99: m.quantileWeighted(0.99, vals, cum),
+		Median: m.QuantileCounts(0.5, vals, cum), P90: m.QuantileCounts(0.9, vals, cum),
+		P95: m.QuantileCounts(0.95, vals, cum), P99: m.QuantileCounts(0.99, vals, cum),
 		Max: vals[len(vals)-1],
 	}
 }

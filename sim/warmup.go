@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"github.com/servesim/servesim/sim/stats"
 	"slices"
 	"time"
 )
@@ -17,41 +18,6 @@ type WarmupReport struct {
 	Start            time.Duration // the instant the measured window began
 }
 
-// mser5 returns how many leading observations of y to drop: White's MSER
-// rule on batch means of 5, d* = argmin over d <= m/2 of
-// Σ_{j>d} (Z_j − Z̄_d)² / (m−d)², returned as 5·d*. A trailing partial
-// batch is ignored. Written here because gonum has no truncation rule; the
-// sums are kept incremental from the end, so it is O(n).
-func mser5(y []float64) int {
-	const b = 5
-	m := len(y) / b
-	if m < 4 {
-		return 0
-	}
-	z := make([]float64, m)
-	for j := range z {
-		for _, v := range y[j*b : (j+1)*b] {
-			z[j] += v / b
-		}
-	}
-	// Suffix sums of Z and Z² give each candidate's statistic in O(1).
-	sum, sq := make([]float64, m+1), make([]float64, m+1)
-	for j := m - 1; j >= 0; j-- {
-		sum[j] = sum[j+1] + z[j]
-		sq[j] = sq[j+1] + z[j]*z[j]
-	}
-	best, bestD := 0.0, 0
-	for d := 0; d <= m/2; d++ {
-		n := float64(m - d)
-		ss := sq[d] - sum[d]*sum[d]/n // Σ (Z − mean)²
-		stat := ss / (n * n)
-		if d == 0 || stat < best {
-			best, bestD = stat, d
-		}
-	}
-	return b * bestD
-}
-
 // truncate applies MSER-5 to the buffered eligible records and returns the
 // kept ones and the report.
 func truncate(recs []Record, w Window) ([]Record, WarmupReport) {
@@ -63,7 +29,7 @@ func truncate(recs []Record, w Window) ([]Record, WarmupReport) {
 	for i := range recs {
 		y[i] = (recs[i].Finish - recs[i].Arrival).Seconds()
 	}
-	d := mser5(y)
+	d := stats.MSER5(y)
 	rep.Truncated = d
 	if d > 0 && d < len(recs) {
 		rep.Start = recs[d].Arrival

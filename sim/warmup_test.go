@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -21,14 +22,14 @@ func TestMSER5FindsTheTransient(t *testing.T) {
 			y[i] += 30 * float64(200-i) / 200
 		}
 	}
-	d := mser5(y)
+	d := stats.MSER5(y)
 	assert.GreaterOrEqual(t, d, 150)
 	assert.LessOrEqual(t, d, 260)
 	for i := range y {
 		y[i] = 10 + rng.NormFloat64()
 	}
-	assert.Less(t, mser5(y), 100)
-	assert.Equal(t, 0, mser5([]float64{1, 2, 3}))
+	assert.Less(t, stats.MSER5(y), 100)
+	assert.Equal(t, 0, stats.MSER5([]float64{1, 2, 3}))
 }
 
 // burstThenPoisson: 150 requests at once at t = 0 (a cold start after an

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -49,7 +50,7 @@ func TestPointWarningsAreTyped(t *testing.T) {
 	// serving capacity.
 	overloaded := Summary{Offered: 10, Window: 10 * time.Second, Overloaded: true, ClientHeldAtEnd: 4}
 	overloaded.Samples.TTFT = []float64{100, 120, 140, 160, 180}
-	overloaded.TTFT = Dist{N: 5}
+	overloaded.TTFT = stats.Dist{N: 5}
 	empty := Summary{Offered: 3, Window: 10 * time.Second}
 	empty.Status[StatusUnfinished] = 3
 	p := Sweep{Confidence: 0.95, Capacity: 1}.point(0.95, []Summary{overloaded, empty})
@@ -72,8 +73,8 @@ func TestPointWarningsAreTyped(t *testing.T) {
 	// every offered request twice that over the successful ones.
 	sketched := Summary{Offered: 4, Window: 10 * time.Second}
 	sketched.Status[StatusOK] = 4
-	sketched.TTFT = Dist{N: 4, Median: 100, P90: 150, P99: 200, RelErr: 0.005}
-	sketched.TTFTOffered = Dist{N: 4, Median: 100, P90: 300, P99: 400, RelErr: 0.005}
+	sketched.TTFT = stats.Dist{N: 4, Median: 100, P90: 150, P99: 200, RelErr: 0.005}
+	sketched.TTFTOffered = stats.Dist{N: 4, Median: 100, P90: 300, P99: 400, RelErr: 0.005}
 	p = Sweep{Confidence: 0.95}.point(1, []Summary{sketched})
 	require.Equal(t, []Warning{
 		{Kind: WarnSketched, Metrics: []string{"TTFT", "TTFT over every offered request"}, RelErr: 0.005},
@@ -122,7 +123,7 @@ func TestCurveWarningSaysItsWords(t *testing.T) {
 func TestCurveWarningsAreTyped(t *testing.T) {
 	// Two loads that both meet the target, the second backlogged: the
 	// knee is above the highest.
-	met := Estimate{Center: 1, Lo: 1, Hi: 1}
+	met := stats.Interval{Center: 1, Lo: 1, Hi: 1}
 	c := Curve{Target: 0.95, Confidence: 0.95, Points: []Point{
 		{Load: 1, Attainment: met, Goodput: met, Saturation: Stable, Runs: make([]Summary, 2)},
 		{Load: 2, Attainment: met, Goodput: met, Saturation: Backlogged, Runs: make([]Summary, 2)},

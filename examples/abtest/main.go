@@ -30,6 +30,7 @@ import (
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/report"
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -176,7 +177,7 @@ func sign(x float64) string {
 
 // blocksOf says how many blocks an improvement comes from when some
 // measured nothing.
-func blocksOf(e sim.Estimate, blocks int) string {
+func blocksOf(e stats.Interval, blocks int) string {
 	if e.N == blocks {
 		return ""
 	}

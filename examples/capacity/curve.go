@@ -10,6 +10,7 @@ import (
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // writeSimulation writes the simulated section: what ran, the goodput
@@ -181,7 +182,7 @@ func load(x float64) string {
 
 // interval prints an estimate's interval with the given verb: none from
 // one replication (the window line says an interval needs two).
-func interval(e sim.Estimate, verb string) string {
+func interval(e stats.Interval, verb string) string {
 	if math.IsNaN(e.Lo) && e.N == 1 {
 		return "(no CI, n=1)"
 	}

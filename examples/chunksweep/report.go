@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -102,7 +103,7 @@ func probeCells(p *sim.Point) string {
 // When some replications paired through a knee beyond the loads swept
 // (sim.DialResult.KneeBounds), the difference is a bound: the true one is
 // at least as far from zero, "≤" below it or "≥" above.
-func diff(e sim.Estimate, bounds int) string {
+func diff(e stats.Interval, bounds int) string {
 	if e.N == 0 || math.IsNaN(e.Center) {
 		return "-"
 	}
@@ -117,7 +118,7 @@ func diff(e sim.Estimate, bounds int) string {
 
 // diffCI prints its interval, and how many of the reps replications it
 // pairs when not all found both knees.
-func diffCI(e sim.Estimate, reps int) string {
+func diffCI(e stats.Interval, reps int) string {
 	switch {
 	case e.N == 0:
 		return "no knee to pair"
@@ -172,7 +173,7 @@ func rate(x float64) string {
 	return fmt.Sprintf("%.2f", x)
 }
 
-func ci(e sim.Estimate) string {
+func ci(e stats.Interval) string {
 	if math.IsNaN(e.Lo) || math.IsNaN(e.Hi) {
 		return "-"
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // capRow is one cap's sweep at the offered rate, and what its clients saw.
@@ -219,7 +220,7 @@ func seconds(msec float64) string {
 
 // estimate prints a centre with its interval, "[n/a]" when it has none
 // (one replication).
-func estimate(e sim.Estimate, format string) string {
+func estimate(e stats.Interval, format string) string {
 	if math.IsNaN(e.Center) {
 		return "no measured requests"
 	}

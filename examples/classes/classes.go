@@ -9,6 +9,7 @@ import (
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // The two classes: interactive chat, whose first token is due within
@@ -140,7 +141,7 @@ func writeVerdict(w io.Writer, o options, r *sim.Result) {
 }
 
 // improvement prints a relative improvement with its interval, in %.
-func improvement(e sim.Estimate) string {
+func improvement(e stats.Interval) string {
 	switch {
 	case math.IsNaN(e.Center):
 		return "n/a"

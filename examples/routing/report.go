@@ -11,6 +11,7 @@ import (
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/report"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // writeDeclaration writes the fleet, the workload, the hypothesis with its
@@ -118,7 +119,7 @@ func knee(c *sim.Curve) string {
 
 // improvement prints a relative improvement in per cent with its
 // interval.
-func improvement(e sim.Estimate) string {
+func improvement(e stats.Interval) string {
 	switch {
 	case math.IsNaN(e.Center):
 		return "none measured"

@@ -12,6 +12,7 @@ import (
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/chart"
 	"github.com/servesim/servesim/sim/report"
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -76,7 +77,7 @@ func runDial(w io.Writer, s scenario.Scenario, out *outputs) error {
 }
 
 // diff prints a knee difference with its interval.
-func diff(e sim.Estimate) string {
+func diff(e stats.Interval) string {
 	if e.N == 0 {
 		return "-"
 	}

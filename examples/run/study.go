@@ -14,6 +14,7 @@ import (
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/chart"
 	"github.com/servesim/servesim/sim/report"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // groupRun is what one group of a study found.
@@ -264,7 +265,7 @@ func knee(c *sim.Curve) string {
 
 // improvement prints a relative improvement in per cent with its
 // interval.
-func improvement(e sim.Estimate) string {
+func improvement(e stats.Interval) string {
 	switch {
 	case math.IsNaN(e.Center):
 		return "none measured"

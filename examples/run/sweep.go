@@ -11,6 +11,7 @@ import (
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/chart"
 	"github.com/servesim/servesim/sim/report"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // runSweep runs the scenario's sweep and writes its curve, its findings,
@@ -144,7 +145,7 @@ func percentRange(r sim.Range) string {
 }
 
 // interval prints an estimate's interval with the given verb.
-func interval(e sim.Estimate, verb string) string {
+func interval(e stats.Interval, verb string) string {
 	if math.IsNaN(e.Lo) || math.IsNaN(e.Hi) {
 		return "(n/a)"
 	}

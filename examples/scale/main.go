@@ -51,6 +51,7 @@ import (
 
 	"github.com/servesim/servesim/internal/cputime"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -159,7 +160,7 @@ func startProfile(path string) (func() error, error) {
 	}, nil
 }
 
-func exactness(d sim.Dist) string {
+func exactness(d stats.Dist) string {
 	if d.RelErr > 0 {
 		return fmt.Sprintf("percentiles from a sketch, within %g %% of exact", 100*d.RelErr)
 	}

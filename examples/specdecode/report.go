@@ -11,6 +11,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // writeReport declares the setting, the drafter and the hypothesis, then
@@ -283,7 +284,7 @@ func kneeCI(k sim.Knee) string {
 
 // diff prints a paired knee difference, "-" where no replication found
 // both knees.
-func diff(e sim.Estimate, baseline bool) string {
+func diff(e stats.Interval, baseline bool) string {
 	if baseline {
 		return "base"
 	}
@@ -293,7 +294,7 @@ func diff(e sim.Estimate, baseline bool) string {
 	return fmt.Sprintf("%+.3f", e.Center)
 }
 
-func diffCI(e sim.Estimate, baseline bool) string {
+func diffCI(e stats.Interval, baseline bool) string {
 	switch {
 	case baseline:
 		return ""
@@ -303,14 +304,14 @@ func diffCI(e sim.Estimate, baseline bool) string {
 	return ci(e)
 }
 
-func ci(e sim.Estimate) string {
+func ci(e stats.Interval) string {
 	if math.IsNaN(e.Lo) || math.IsNaN(e.Hi) {
 		return "-"
 	}
 	return fmt.Sprintf("[%.3f, %.3f]", e.Lo, e.Hi)
 }
 
-func pctCI(e sim.Estimate) string {
+func pctCI(e stats.Interval) string {
 	if math.IsNaN(e.Lo) || math.IsNaN(e.Hi) {
 		return "-"
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 	"gonum.org/v1/plot"
 )
@@ -168,7 +169,7 @@ func TestChartsOfLoadsThatMeasuredNothing(t *testing.T) {
 // A load whose runs stopped on their backlog bound before measuring
 // anything is past the knee: its goodput of 0 is drawn, not left out.
 func TestOverloadedLoadsKeepTheirGoodput(t *testing.T) {
-	est := func(x float64) sim.Estimate { return sim.Estimate{Center: x, Lo: math.NaN(), Hi: math.NaN()} }
+	est := func(x float64) stats.Interval { return stats.Interval{Center: x, Lo: math.NaN(), Hi: math.NaN()} }
 	c := &sim.Curve{Target: 0.95, Points: []sim.Point{
 		{Load: 1, Runs: []sim.Summary{{Offered: 10}}, Goodput: est(1), Throughput: est(1)},
 		{Load: 1000, Runs: []sim.Summary{{Overloaded: true}}, Goodput: est(0), Throughput: est(3)},

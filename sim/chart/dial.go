@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // Dial draws a dial sweep's result (sim.DialSweep) against the dial's
@@ -247,7 +248,7 @@ func addKneePoints(p *plot.Plot, xys plotter.XYs, errs plotter.YErrors) error {
 // 0.15" when some replications paired through a knee beyond the loads
 // (bounds > 0): the difference is then a bound, the true one farther from
 // zero.
-func diffLabel(d sim.Estimate, bounds int) string {
+func diffLabel(d stats.Interval, bounds int) string {
 	rel := ""
 	switch {
 	case bounds > 0 && d.Center < 0:
@@ -274,10 +275,10 @@ func dialLatency(r *sim.DialResult, labels []string) (*plot.Plot, error) {
 		col    color.RGBA
 		glyph  draw.GlyphDrawer
 		dashes []vg.Length
-		of     func(*sim.Point) sim.Estimate
+		of     func(*sim.Point) stats.Interval
 	}{
-		{"TTFT p99", blue, draw.CircleGlyph{}, dotted, func(pt *sim.Point) sim.Estimate { return pt.TTFT.P99 }},
-		{"ITL p99", orange, draw.SquareGlyph{}, dashed, func(pt *sim.Point) sim.Estimate { return pt.ITL.P99 }},
+		{"TTFT p99", blue, draw.CircleGlyph{}, dotted, func(pt *sim.Point) stats.Interval { return pt.TTFT.P99 }},
+		{"ITL p99", orange, draw.SquareGlyph{}, dashed, func(pt *sim.Point) stats.Interval { return pt.ITL.P99 }},
 	} {
 		var xys plotter.XYs
 		var errs plotter.YErrors

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 	"gonum.org/v1/plot"
 )
@@ -118,7 +119,7 @@ func TestDialChartRenders(t *testing.T) {
 func TestDialChartMarksCensoredKnees(t *testing.T) {
 	r := chunkDial(t)
 	c := *r.Curves[1]
-	c.Knee = sim.Knee{Load: sim.Estimate{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, Censored: sim.BelowLowest, FirstMiss: 1.2}
+	c.Knee = sim.Knee{Load: stats.Interval{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, Censored: sim.BelowLowest, FirstMiss: 1.2}
 	r.Curves[1] = &c
 	ps, err := Dial(r, nil)
 	require.NoError(t, err)
@@ -133,8 +134,8 @@ func TestDialChartMarksCensoredKnees(t *testing.T) {
 }
 
 func TestDiffLabel(t *testing.T) {
-	assert.Equal(t, "Δ -0.27 ± 0.03", diffLabel(sim.Estimate{Center: -0.27, Lo: -0.3, Hi: -0.24, N: 4}, 0))
-	assert.Equal(t, "Δ ≤ -0.27 ± 0.03", diffLabel(sim.Estimate{Center: -0.27, Lo: -0.3, Hi: -0.24, N: 4}, 2))
-	assert.Equal(t, "Δ —", diffLabel(sim.Estimate{Center: math.NaN()}, 0))
-	assert.Equal(t, "Δ ≥ +0.1", diffLabel(sim.Estimate{Center: 0.1, Lo: math.NaN(), Hi: math.NaN(), N: 1}, 1))
+	assert.Equal(t, "Δ -0.27 ± 0.03", diffLabel(stats.Interval{Center: -0.27, Lo: -0.3, Hi: -0.24, N: 4}, 0))
+	assert.Equal(t, "Δ ≤ -0.27 ± 0.03", diffLabel(stats.Interval{Center: -0.27, Lo: -0.3, Hi: -0.24, N: 4}, 2))
+	assert.Equal(t, "Δ —", diffLabel(stats.Interval{Center: math.NaN()}, 0))
+	assert.Equal(t, "Δ ≥ +0.1", diffLabel(stats.Interval{Center: 0.1, Lo: math.NaN(), Hi: math.NaN(), N: 1}, 1))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 	"gonum.org/v1/plot/plotter"
 )
@@ -64,14 +65,14 @@ func TestDialKneesRenders(t *testing.T) {
 func TestDialKneesMarksCensoredKnees(t *testing.T) {
 	r := draftSweep(t, 0.5)
 	c := *r.Curves[1]
-	c.Knee = sim.Knee{Load: sim.Estimate{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, Censored: sim.BelowLowest, FirstMiss: 1}
+	c.Knee = sim.Knee{Load: stats.Interval{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, Censored: sim.BelowLowest, FirstMiss: 1}
 	r.Curves[1] = &c
 	marks := kneeMarks(r, 0)
 	require.Len(t, marks, 2)
 	assert.Equal(t, kneeMark{x: 4, y: 1, lo: 1, hi: 1, below: true}, marks[1])
 
 	base := *r.Curves[0]
-	base.Knee = sim.Knee{Load: sim.Estimate{Center: math.NaN()}, Censored: sim.AboveHighest, LastMet: 4.5}
+	base.Knee = sim.Knee{Load: stats.Interval{Center: math.NaN()}, Censored: sim.AboveHighest, LastMet: 4.5}
 	all := &sim.DialResult{Dial: r.Dial, Values: r.Values, Curves: []*sim.Curve{&base, &c}}
 	p, err := DialKnees("spec", DialSeries{Name: "α = 0.5", Result: r}, DialSeries{Name: "censored", Result: all})
 	require.NoError(t, err)

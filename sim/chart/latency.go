@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // series is one line of a chart: its points, colour, dashes and name.
@@ -92,7 +93,7 @@ func percentileSeries(c *sim.Curve, name string, col color.Color, of func(*sim.P
 	for i := range c.Points {
 		pt := &c.Points[i]
 		q := of(pt)
-		for k, e := range []sim.Estimate{q.P50, q.P90, q.P99} {
+		for k, e := range []stats.Interval{q.P50, q.P90, q.P99} {
 			if finite(e.Center) && e.Center > 0 {
 				out[k].xys = append(out[k].xys, plotter.XY{X: pt.Load, Y: e.Center})
 			}

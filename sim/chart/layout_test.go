@@ -12,13 +12,14 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // bandedCurve is a curve as examples/capacity draws it: a knee found at
 // 2.01, and a model band whose slower model's knee lies below the lowest
 // load swept (0.5) and whose faster one's is at 2.253.
 func bandedCurve() *sim.Curve {
-	est := func(c, lo, hi float64) sim.Estimate { return sim.Estimate{Center: c, Lo: lo, Hi: hi, N: 4} }
+	est := func(c, lo, hi float64) stats.Interval { return stats.Interval{Center: c, Lo: lo, Hi: hi, N: 4} }
 	pt := func(load, g float64) sim.Point {
 		return sim.Point{Load: load, Runs: []sim.Summary{{Offered: 100}}, Goodput: est(g, 0.97*g, 1.03*g), Throughput: est(load, load, load)}
 	}

@@ -13,11 +13,12 @@ import (
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
 
-func simEst(c, lo, hi float64) sim.Estimate {
-	return sim.Estimate{Center: c, Lo: lo, Hi: hi, Confidence: 0.95, N: 4}
+func simEst(c, lo, hi float64) stats.Interval {
+	return stats.Interval{Center: c, Lo: lo, Hi: hi, Confidence: 0.95, N: 4}
 }
 
 // handCurve is a curve written by hand, so that the card's golden files

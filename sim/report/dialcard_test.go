@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -31,7 +32,7 @@ func handDial() (sim.DialSweep, *sim.DialResult) {
 		Dial:  sim.DialChunkCap, Values: []float64{0, 1024, 128}, Probe: 0.5,
 	}
 	r := &sim.DialResult{Dial: d.Dial, Values: d.Values, Curves: []*sim.Curve{base, lower, none},
-		KneeDiff: []sim.Estimate{simEst(0, 0, 0), simEst(-0.3, -0.42, -0.18), {Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: 0.95}},
+		KneeDiff: []stats.Interval{simEst(0, 0, 0), simEst(-0.3, -0.42, -0.18), {Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: 0.95}},
 		Probe:    []sim.Point{probe(base), probe(lower), probe(none)}}
 	return d, r
 }

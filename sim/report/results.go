@@ -2,9 +2,10 @@ package report
 
 import (
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 )
 
-// Estimate is a sim.Estimate that JSON can carry: Lo and Hi are NaN (null)
+// Estimate is a stats.Interval that JSON can carry: Lo and Hi are NaN (null)
 // without an interval.
 type Estimate struct {
 	Center     Num     `json:"center"`
@@ -14,7 +15,7 @@ type Estimate struct {
 	N          int     `json:"n"`
 }
 
-func estimateOf(e sim.Estimate) Estimate {
+func estimateOf(e stats.Interval) Estimate {
 	return Estimate{Center: Num(e.Center), Lo: Num(e.Lo), Hi: Num(e.Hi), Confidence: e.Confidence, N: e.N}
 }
 

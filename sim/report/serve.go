@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // Backend is what a Serve result records as vLLM's "backend" and
@@ -149,7 +150,7 @@ func (s Serve) additions(o *object) {
 
 // addDist writes a Dist under vLLM's names: mean_ttft_ms and so on, with
 // the percentiles vLLM writes under --metric-percentiles 90,95,99.
-func addDist(o *object, name string, d sim.Dist) {
+func addDist(o *object, name string, d stats.Dist) {
 	for _, f := range []struct {
 		stat string
 		v    float64

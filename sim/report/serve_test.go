@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 func fixtureServe(t *testing.T) (sim.Summary, []byte) {
@@ -42,7 +43,7 @@ func TestServeNumbersAreTheSummarys(t *testing.T) {
 	assert.EqualValues(t, sum.Tokens, m["total_output_tokens"])
 	assert.EqualValues(t, 2000+100+2000, m["total_input_tokens"], "prompts of the measured ok requests 1, 5 and 6")
 	assert.InDelta(t, float64(4100+sum.Tokens)/sum.Window.Seconds(), m["total_token_throughput"], 1e-12)
-	for name, d := range map[string]sim.Dist{"ttft": sum.TTFT, "tpot": sum.TPOT, "itl": sum.ITL, "e2el": sum.E2E, "queue_delay": sum.QueueDelay} {
+	for name, d := range map[string]stats.Dist{"ttft": sum.TTFT, "tpot": sum.TPOT, "itl": sum.ITL, "e2el": sum.E2E, "queue_delay": sum.QueueDelay} {
 		assert.Equal(t, d.Mean, m["mean_"+name+"_ms"], name)
 		assert.Equal(t, d.Median, m["median_"+name+"_ms"], name)
 		assert.Equal(t, d.Std, m["std_"+name+"_ms"], name)

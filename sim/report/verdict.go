@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // VerdictLine is a comparison group's answer in one line, as
@@ -68,7 +69,7 @@ func regimeLoads(r *sim.Result) (below, past []float64) {
 
 // improvement prints a relative improvement in per cent with its
 // interval.
-func improvement(e sim.Estimate) string {
+func improvement(e stats.Interval) string {
 	switch {
 	case math.IsNaN(e.Center):
 		return "none measured"

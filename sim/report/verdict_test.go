@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // verdictResult is B against a baseline whose knee is 2 req/s: improved
@@ -16,14 +17,14 @@ func verdictResult() *sim.Result {
 	return &sim.Result{
 		Hypothesis:      sim.Hypothesis{Threshold: 0.05},
 		BaselineKnee:    2,
-		Improvement:     sim.Estimate{Center: 0.0723, Lo: 0.0591, Hi: 0.0844},
+		Improvement:     stats.Interval{Center: 0.0723, Lo: 0.0591, Hi: 0.0844},
 		Verdict:         sim.Improved,
-		PastImprovement: sim.Estimate{Center: -0.1, Lo: nan, Hi: nan},
+		PastImprovement: stats.Interval{Center: -0.1, Lo: nan, Hi: nan},
 		PastVerdict:     sim.Inconclusive,
 		Loads: []sim.LoadResult{
-			{Load: 1.5, Improvement: sim.Estimate{Center: 0.08, Lo: 0.06, Hi: 0.1}, Verdict: sim.Improved},
-			{Load: 2, Improvement: sim.Estimate{Center: 0.07, Lo: 0.055, Hi: 0.09}, Verdict: sim.Improved},
-			{Load: 3, Improvement: sim.Estimate{Center: -0.1, Lo: -0.2, Hi: -0.01}, Verdict: sim.NotImproved},
+			{Load: 1.5, Improvement: stats.Interval{Center: 0.08, Lo: 0.06, Hi: 0.1}, Verdict: sim.Improved},
+			{Load: 2, Improvement: stats.Interval{Center: 0.07, Lo: 0.055, Hi: 0.09}, Verdict: sim.Improved},
+			{Load: 3, Improvement: stats.Interval{Center: -0.1, Lo: -0.2, Hi: -0.01}, Verdict: sim.NotImproved},
 		},
 	}
 }
@@ -41,7 +42,7 @@ func TestVerdictLine(t *testing.T) {
 
 	missed := verdictResult()
 	missed.BaselineKnee = math.NaN()
-	missed.Improvement = sim.Estimate{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	missed.Improvement = stats.Interval{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
 	missed.Verdict = sim.NoMeasured
 	missed.Loads = missed.Loads[:1]
 	assert.Equal(t, "no measured requests over A at 1.5 req/s (where A misses the attainment target), none measured "+

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -280,7 +281,7 @@ func TestShardCodecIsExact(t *testing.T) {
 	_, err := summaryLayout()
 	require.NoError(t, err, "every field of Summary must be one the shard codec carries")
 	sum := sim.Summary{Attainment: math.NaN(), Goodput: math.Copysign(0, -1), Window: time.Minute, Offered: -3,
-		TTFT:    sim.Dist{Max: math.Inf(1), P99: math.Inf(-1)},
+		TTFT:    stats.Dist{Max: math.Inf(1), P99: math.Inf(-1)},
 		Samples: sim.Samples{TTFT: []float64{}, E2E: []float64{1, math.Copysign(0, -1)}, ITL: []sim.ValueCount{{Value: 2, Count: 5}}},
 		Classes: []sim.ClassSummary{{}}, Overloaded: true, Replicas: []sim.ReplicaSummary{{Replica: 2, Attainment: math.NaN()}}}
 	res := &Result{Kind: sweepKind, Study: "sha256:x", Shard: ID{0, 1}, Runs: 1, runs: []outcome{{summary: sum}}}

@@ -1,4 +1,4 @@
-package sim
+package stats
 
 import (
 	"math"
@@ -11,7 +11,7 @@ import (
 )
 
 // sortDurations sorts like slices.Sort: lognormal latencies, values with
-// repeats, negatives, durations past its four digits and infMS (the
+// repeats, negatives, durations past its four digits and time.Duration(math.MaxInt64) (the
 // fallback), values needing the fourth digit, short slices.
 func TestSortDurationsIsSlicesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -21,7 +21,7 @@ func TestSortDurationsIsSlicesSort(t *testing.T) {
 		"signed":    func() time.Duration { return time.Duration(rng.NormFloat64() * 1e9) },
 		"infinite": func() time.Duration {
 			if rng.IntN(10) == 0 {
-				return infMS
+				return time.Duration(math.MaxInt64)
 			}
 			return time.Duration(rng.Int64N(1e12))
 		},
@@ -38,32 +38,10 @@ func TestSortDurationsIsSlicesSort(t *testing.T) {
 			}
 			want := slices.Clone(x)
 			slices.Sort(want)
-			buf = sortDurations(x, buf)
+			buf = SortDurations(x, buf)
 			require.Equal(t, want, x, "%s, %d values", name, n)
 		}
 	}
-}
-
-// The milliseconds of the sorted durations are the sorted milliseconds,
-// bit for bit (sample.summarise relies on it): the conversion keeps the
-// order, and equal milliseconds are the same bits.
-func TestMillisecondsOfSortedAreSortedMilliseconds(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	x := make([]time.Duration, 50_000)
-	for i := range x {
-		switch i % 4 {
-		case 0:
-			x[i] = time.Duration(rng.Int64N(1 << 62)) // beyond float64's 53 bits: neighbours round together
-		case 1:
-			x[i] = infMS
-		default:
-			x[i] = time.Duration(math.Exp(rng.NormFloat64()*2+5) * 1e6)
-		}
-	}
-	want := toMS(slices.Clone(x))
-	slices.Sort(want)
-	sortDurations(x, nil)
-	require.Equal(t, bitsOf(want), bitsOf(toMS(x)))
 }
 
 // BenchmarkSortDurations compares the radix sort with slices.Sort on a
@@ -79,7 +57,7 @@ func BenchmarkSortDurations(b *testing.B) {
 		var buf []time.Duration
 		for b.Loop() {
 			copy(y, x)
-			buf = sortDurations(y, buf)
+			buf = SortDurations(y, buf)
 		}
 	})
 	b.Run("slices", func(b *testing.B) {

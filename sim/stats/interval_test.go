@@ -1,11 +1,10 @@
-package sim
+package stats
 
 import (
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,34 +15,13 @@ import (
 // numpy: np.percentile([1, 2, 3, 4, 10], [50, 90, 99]) = 3, 7.6, 9.76.
 func TestLinearMatchesNumpy(t *testing.T) {
 	x := []float64{1, 2, 3, 4, 10}
-	assert.InDelta(t, 3.0, Linear.quantile(0.5, x), 1e-12)
-	assert.InDelta(t, 7.6, Linear.quantile(0.9, x), 1e-12)
-	assert.InDelta(t, 9.76, Linear.quantile(0.99, x), 1e-12)
+	assert.InDelta(t, 3.0, Linear.Quantile(0.5, x), 1e-12)
+	assert.InDelta(t, 7.6, Linear.Quantile(0.9, x), 1e-12)
+	assert.InDelta(t, 9.76, Linear.Quantile(0.99, x), 1e-12)
 	// The inverted CDF (gonum's Empirical): the smallest x with F(x) >= p.
-	assert.Equal(t, 3.0, Empirical.quantile(0.5, x))
-	assert.Equal(t, 10.0, Empirical.quantile(0.9, x))
-	assert.True(t, math.IsNaN(Linear.quantile(0.5, nil)))
-}
-
-// The weighted form (ITLs as value counts) equals the expanded sample.
-func TestWeightedQuantileEqualsExpanded(t *testing.T) {
-	rng := workload.NewStream(1, "test")
-	var w weighted
-	var flat []float64
-	for range 200 {
-		v, n := rng.IntN(20), 1+rng.IntN(5)
-		w.add(durationMs(v), n)
-		for range n {
-			flat = append(flat, float64(v))
-		}
-	}
-	slices.Sort(flat)
-	vals, cum := w.runs()
-	for _, p := range []float64{0, 0.1, 0.5, 0.9, 0.99, 1} {
-		for _, m := range []Method{Linear, Empirical} {
-			assert.InDelta(t, m.quantile(p, flat), m.quantileWeighted(p, vals, cum), 1e-9, "p=%v %v", p, m)
-		}
-	}
+	assert.Equal(t, 3.0, Empirical.Quantile(0.5, x))
+	assert.Equal(t, 10.0, Empirical.Quantile(0.9, x))
+	assert.True(t, math.IsNaN(Linear.Quantile(0.5, nil)))
 }
 
 func TestQuantileOfCountsEqualsExpanded(t *testing.T) {
@@ -62,7 +40,7 @@ func TestQuantileOfCountsEqualsExpanded(t *testing.T) {
 			}
 		}
 		for _, p := range []float64{0, 0.5, 0.9, 0.99, 1} {
-			require.InDelta(t, Linear.quantile(p, flat), quantileOfCounts(p, sorted, counts), 1e-12)
+			require.InDelta(t, Linear.Quantile(p, flat), quantileOfCounts(p, sorted, counts), 1e-12)
 		}
 	}
 }
@@ -70,7 +48,7 @@ func TestQuantileOfCountsEqualsExpanded(t *testing.T) {
 // The bootstrap interval of a median covers the true median of a known
 // distribution about as often as its confidence says.
 func TestBootstrapCoverage(t *testing.T) {
-	src := bootstrapStream(3, "test")
+	src := BootstrapStream(3, "test")
 	rng := rand.New(src) // the same draws as workload.NewStream(3, "test")
 	covered := 0
 	const trials = 200
@@ -82,7 +60,7 @@ func TestBootstrapCoverage(t *testing.T) {
 			}
 			slices.Sort(reps[r])
 		}
-		e := quantilesCI(reps, []float64{0.5}, 0.9, src)[0]
+		e := QuantileIntervals(reps, []float64{0.5}, 0.9, src)[0]
 		if e.Contains(math.Ln2) {
 			covered++
 		}
@@ -91,16 +69,14 @@ func TestBootstrapCoverage(t *testing.T) {
 }
 
 func TestMeanCI(t *testing.T) {
-	e := meanCI([]float64{1, 2, 3, 4, 5}, 0.95)
+	e := MeanInterval([]float64{1, 2, 3, 4, 5}, 0.95)
 	// mean 3, s = 1.5811, t(4, 0.975) = 2.7764: half-width 1.9632.
 	assert.InDelta(t, 3, e.Center, 1e-12)
 	assert.InDelta(t, 3-1.9632, e.Lo, 1e-3)
 	assert.InDelta(t, 3+1.9632, e.Hi, 1e-3)
-	one := meanCI([]float64{7}, 0.95)
+	one := MeanInterval([]float64{7}, 0.95)
 	assert.True(t, math.IsNaN(one.Lo))
 }
-
-func durationMs(v int) (d time.Duration) { return time.Duration(v) * 1e6 }
 
 // The one-walk quantiles are quantileOfCounts's, bit for bit, for any
 // ps (repeats, out of order, the ends) and counts (empty places, all in
@@ -136,7 +112,7 @@ func TestCountWalkIsQuantileOfCounts(t *testing.T) {
 // The bootstrap's source is workload.NewStream's, draw for draw.
 func TestBootstrapStreamIsNewStream(t *testing.T) {
 	for _, name := range []string{"", "sim/bootstrap/1.5", "sim/bootstrap/class/chat/0.25"} {
-		a, b := rand.New(bootstrapStream(42, name)), workload.NewStream(42, name)
+		a, b := rand.New(BootstrapStream(42, name)), workload.NewStream(42, name)
 		for range 1000 {
 			require.Equal(t, b.Uint64(), a.Uint64(), name)
 		}

@@ -1,14 +1,10 @@
-package sim
+package stats
 
 import (
 	"fmt"
 	"math"
+	"slices"
 )
-
-// DefaultExactSamples is the default Config.ExactSamples: a summary keeps
-// up to a hundred thousand values of each latency exactly (about 0.8 MB a
-// metric) and sketches beyond.
-const DefaultExactSamples = 100_000
 
 // SketchAccuracy is the relative accuracy of the summary's sketches: a
 // percentile read from one lies within 0.5 % of the exact percentile of
@@ -49,7 +45,7 @@ type Sketch struct {
 // NewSketch returns an empty sketch of relative accuracy alpha in (0, 1).
 func NewSketch(alpha float64) (*Sketch, error) {
 	if !(alpha > 0 && alpha < 1) {
-		return nil, fmt.Errorf("sim: sketch accuracy must be in (0, 1), got %v", alpha)
+		return nil, fmt.Errorf("stats: sketch accuracy must be in (0, 1), got %v", alpha)
 	}
 	lg := math.Log((1 + alpha) / (1 - alpha))
 	return &Sketch{alpha: alpha, lnGamma: lg, invLnGamma: 1 / lg, guard: 1e-10 / lg, max: math.Inf(-1)}, nil
@@ -62,6 +58,13 @@ func newSketch() *Sketch {
 
 // Accuracy is the sketch's relative accuracy α.
 func (s *Sketch) Accuracy() float64 { return s.alpha }
+
+// Clone is a deep copy of s.
+func (s *Sketch) Clone() *Sketch {
+	k := *s
+	k.bins = slices.Clone(s.bins)
+	return &k
+}
 
 // N is the number of values added.
 func (s *Sketch) N() int { return int(s.n) }
@@ -132,7 +135,7 @@ func (s *Sketch) bump(i int, n uint64) {
 // Merge adds o's values to s. Both must have the same accuracy.
 func (s *Sketch) Merge(o *Sketch) error {
 	if o.alpha != s.alpha {
-		return fmt.Errorf("sim: merging sketches of accuracy %v and %v", s.alpha, o.alpha)
+		return fmt.Errorf("stats: merging sketches of accuracy %v and %v", s.alpha, o.alpha)
 	}
 	for j, c := range o.bins {
 		if c > 0 {
@@ -181,7 +184,7 @@ func (s *Sketch) Quantile(m Method, p float64) float64 {
 // Std over the finite values), percentiles within α, RelErr = α.
 func (s *Sketch) Dist(m Method) Dist {
 	if s.n == 0 {
-		return dist(nil, m)
+		return DistOf(nil, m)
 	}
 	d := Dist{N: int(s.n), Mean: math.NaN(), Std: math.NaN(), Max: s.max, RelErr: s.alpha,
 		Median: s.Quantile(m, 0.5), P90: s.Quantile(m, 0.9), P95: s.Quantile(m, 0.95), P99: s.Quantile(m, 0.99)}

@@ -1,11 +1,11 @@
-package sim
+package stats
 
 import (
 	"slices"
 	"time"
 )
 
-// sortDurations sorts x ascending, as slices.Sort does, with buf as
+// SortDurations sorts x ascending, as slices.Sort does, with buf as
 // scratch (grown as needed and returned for the next call). A summary
 // sorts every exact latency sample it keeps, up to Config.ExactSamples
 // values each, as the durations they are (converted to milliseconds
@@ -15,7 +15,7 @@ import (
 // 68.7 s (2³⁶ ns) takes three passes (and its fourth digit is not even
 // counted). Short slices, and slices holding a negative duration or one
 // of 78 hours or more (2⁴⁸ ns), take slices.Sort.
-func sortDurations(x, buf []time.Duration) []time.Duration {
+func SortDurations(x, buf []time.Duration) []time.Duration {
 	if len(x) < 512 {
 		slices.Sort(x)
 		return buf

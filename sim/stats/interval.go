@@ -1,4 +1,4 @@
-package sim
+package stats
 
 import (
 	"cmp"
@@ -13,17 +13,17 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Estimate is a figure with its confidence interval, in the style of
+// Interval is a figure with its confidence interval, in the style of
 // benchstat's summaries: Center, and [Lo, Hi] at the stated Confidence from
 // N replications (Lo and Hi are NaN when N < 2: one run has no interval).
-type Estimate struct {
+type Interval struct {
 	Center, Lo, Hi float64
 	Confidence     float64
 	N              int
 }
 
 // String prints the centre with its interval.
-func (e Estimate) String() string {
+func (e Interval) String() string {
 	if math.IsNaN(e.Lo) {
 		return fmt.Sprintf("%.4g (n=%d, no interval)", e.Center, e.N)
 	}
@@ -31,21 +31,21 @@ func (e Estimate) String() string {
 }
 
 // Contains reports whether x lies in the interval.
-func (e Estimate) Contains(x float64) bool { return e.Lo <= x && x <= e.Hi }
+func (e Interval) Contains(x float64) bool { return e.Lo <= x && x <= e.Hi }
 
-// clamp limits an interval to the figure's domain (a rate is never
+// Clamp limits an interval to the figure's domain (a rate is never
 // negative, an attainment never above 1): the t-interval of a few
 // replications can otherwise spill over.
-func clamp(e Estimate, lo, hi float64) Estimate {
+func Clamp(e Interval, lo, hi float64) Interval {
 	if !math.IsNaN(e.Lo) {
 		e.Lo, e.Hi = max(e.Lo, lo), min(e.Hi, hi)
 	}
 	return e
 }
 
-// meanCI is the mean of x with a Student-t interval across replications.
-func meanCI(x []float64, conf float64) Estimate {
-	e := Estimate{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: conf, N: len(x)}
+// MeanInterval is the mean of x with a Student-t interval across replications.
+func MeanInterval(x []float64, conf float64) Interval {
+	e := Interval{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: conf, N: len(x)}
 	if len(x) == 0 {
 		return e
 	}
@@ -63,16 +63,16 @@ func meanCI(x []float64, conf float64) Estimate {
 // bootstrapRounds is the number of bootstrap resamples per interval.
 const bootstrapRounds = 200
 
-// quantilesCI estimates the ps-quantiles of the pooled samples (each
+// QuantileIntervals estimates the ps-quantiles of the pooled samples (each
 // sorted), each with a percentile-bootstrap interval: every resample draws
 // each replication's requests with replacement (stratified by replication)
 // from src, as rand.New(src).IntN would, and serves all the quantiles at
 // once. A resample is held as a count per pooled rank, so it needs no sort.
-func quantilesCI(samples [][]float64, ps []float64, conf float64, src *rand.PCG) []Estimate {
+func QuantileIntervals(samples [][]float64, ps []float64, conf float64, src *rand.PCG) []Interval {
 	pooled, rank := poolRanks(samples)
-	out := make([]Estimate, len(ps))
+	out := make([]Interval, len(ps))
 	for i, p := range ps {
-		out[i] = Estimate{Center: Linear.quantile(p, pooled), Lo: math.NaN(), Hi: math.NaN(), Confidence: conf, N: len(pooled)}
+		out[i] = Interval{Center: Linear.Quantile(p, pooled), Lo: math.NaN(), Hi: math.NaN(), Confidence: conf, N: len(pooled)}
 	}
 	if len(pooled) < 2 {
 		return out
@@ -97,8 +97,8 @@ func quantilesCI(samples [][]float64, ps []float64, conf float64, src *rand.PCG)
 	}
 	for i := range ps {
 		slices.Sort(stats[i])
-		out[i].Lo = Linear.quantile((1-conf)/2, stats[i])
-		out[i].Hi = Linear.quantile(1-(1-conf)/2, stats[i])
+		out[i].Lo = Linear.Quantile((1-conf)/2, stats[i])
+		out[i].Hi = Linear.Quantile(1-(1-conf)/2, stats[i])
 	}
 	return out
 }
@@ -128,11 +128,11 @@ func quantileOfCounts(p float64, sorted []float64, counts []int) float64 {
 	return a + (h-float64(lo))*(b-a)
 }
 
-// bootstrapStream is the source of workload.NewStream(seed, name): the
+// BootstrapStream is the source of workload.NewStream(seed, name): the
 // same PCG, seeded by the same hash of the name, so that its draws are that
 // stream's (TestBootstrapStreamIsNewStream). The bootstrap draws from the
 // source itself (intN), not through a rand.Rand.
-func bootstrapStream(seed uint64, name string) *rand.PCG {
+func BootstrapStream(seed uint64, name string) *rand.PCG {
 	h := fnv.New64a()
 	h.Write([]byte(name))
 	return rand.NewPCG(seed, h.Sum64())
