@@ -11,6 +11,7 @@ import (
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -20,11 +21,11 @@ import (
 // how far that holds if the cost model is 10 % off, declared before the
 // run.
 func TestAtlasKnee(t *testing.T) {
-	sweep := sim.Sweep{
+	sweep := analysis.Sweep{
 		Config:     sim.Config{Window: sim.Window{Warmup: time.Minute, Horizon: 10 * time.Minute}},
 		Workload:   sim.Poisson(workload.Fixed(2000, 200)),
-		Grid:       sim.Grid{Start: 0.5},
-		ModelError: sim.ModelError{Scale: 0.1}, // every step time ±10 %
+		Grid:       analysis.Grid{Start: 0.5},
+		ModelError: analysis.ModelError{Scale: 0.1}, // every step time ±10 %
 	}
 	curve, err := sweep.Run()
 	require.NoError(t, err)
@@ -43,11 +44,11 @@ func TestAtlasKnee(t *testing.T) {
 // The knob the warning names: a 512-token chunk cap keeps the knee within
 // [1.4, 2.1] req/s across the same ±10 %, and nothing is fragile.
 func TestAtlasKneeWithAChunkCap(t *testing.T) {
-	sweep := sim.Sweep{
+	sweep := analysis.Sweep{
 		Config:     sim.Config{Engine: engine.Config{ChunkCap: 512}, Window: sim.Window{Warmup: time.Minute, Horizon: 10 * time.Minute}},
 		Workload:   sim.Poisson(workload.Fixed(2000, 200)),
-		Grid:       sim.Grid{Start: 0.5},
-		ModelError: sim.ModelError{Scale: 0.1},
+		Grid:       analysis.Grid{Start: 0.5},
+		ModelError: analysis.ModelError{Scale: 0.1},
 	}
 	curve, err := sweep.Run()
 	require.NoError(t, err)

@@ -40,7 +40,7 @@ type OperatingPoint struct {
 	SLO          Objective
 	// Target is the attainment the TTFT-qualified load keeps: the
 	// fraction of requests whose queueing must fit the TTFT queue budget,
-	// in (0, 1). sim.Sweep's default is 0.95.
+	// in (0, 1). analysis.Sweep's default is 0.95.
 	Target float64
 	// Offered is the offered load, requests/s, whose utilisation the
 	// estimate reports; 0 means none.

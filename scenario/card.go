@@ -7,11 +7,11 @@ import (
 	"os"
 	"strings"
 
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 // ErrRevision is wrapped by LoadCard's error for a card analysed under
-// another analysis revision than this build's (sim.AnalysisRevision).
+// another analysis revision than this build's (analysis.AnalysisRevision).
 var ErrRevision = errors.New("the card was analysed by other code")
 
 // ErrNotRerunnable is wrapped by LoadCard's error for a card without its
@@ -67,7 +67,7 @@ func (r *Registry) ParseCard(data []byte, opts CardOptions) (Scenario, error) {
 	if c.AnalysisRevision == nil {
 		return Scenario{}, errors.New("scenario: card: analysis_revision is missing: not a benchmark card")
 	}
-	if now := sim.AnalysisRevision(); *c.AnalysisRevision != now && !opts.AnyRevision {
+	if now := analysis.AnalysisRevision(); *c.AnalysisRevision != now && !opts.AnyRevision {
 		return Scenario{}, fmt.Errorf("scenario: card: analysis_revision %q is not this build's %q: %w (accept it with CardOptions.AnyRevision, -any-revision)",
 			*c.AnalysisRevision, now, ErrRevision)
 	}

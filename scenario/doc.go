@@ -31,7 +31,7 @@
 //     LoadCard reads it back, a runnable Scenario. Rerunning it (`go run
 //     ./examples/run -config card.json`) writes the same card, byte for
 //     byte, when the simulator did not change. A card analysed under
-//     another analysis revision (sim.AnalysisRevision, a hash of the
+//     another analysis revision (analysis.AnalysisRevision, a hash of the
 //     analysis sources) is refused (ErrRevision) unless
 //     CardOptions.AnyRevision, and a card without its scenario says why
 //     (ErrNotRerunnable).

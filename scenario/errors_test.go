@@ -9,6 +9,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 // Every malformed configuration gets one error naming the path.
@@ -43,10 +44,10 @@ func TestFunctionsAreNotData(t *testing.T) {
 	r := Default()
 	_, err := r.Marshal(sim.Config{Model: costmodel.Func(func(costmodel.Batch) time.Duration { return time.Millisecond })})
 	assert.ErrorContains(t, err, "sim.Config.Model is a function (costmodel.Func): not data; use a registered kind of costmodel.Model instead")
-	_, err = r.Marshal(sim.Experiment{Hypothesis: sim.Hypothesis{Metric: sim.Metric{Name: "mine", Of: func(*sim.Summary) float64 { return 0 }}}})
-	assert.ErrorContains(t, err, `sim.Experiment.Hypothesis.Metric: sim: metric "mine" is your own`)
-	_, err = r.Marshal(sim.DialSweep{Dial: sim.DialFunc("x", "y", func(*sim.Config, float64) {})})
-	assert.ErrorContains(t, err, `sim.DialSweep.Dial: sim: dial "x" is your own`)
+	_, err = r.Marshal(analysis.Experiment{Hypothesis: analysis.Hypothesis{Metric: analysis.Metric{Name: "mine", Of: func(*sim.Summary) float64 { return 0 }}}})
+	assert.ErrorContains(t, err, `analysis.Experiment.Hypothesis.Metric: sim: metric "mine" is your own`)
+	_, err = r.Marshal(analysis.DialSweep{Dial: analysis.DialFunc("x", "y", func(*sim.Config, float64) {})})
+	assert.ErrorContains(t, err, `analysis.DialSweep.Dial: sim: dial "x" is your own`)
 }
 
 // A user's own kind joins the registry in the user's code, and only that

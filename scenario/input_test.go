@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 // atlasFile is the capacity scenario examples/run ships.
@@ -87,7 +88,7 @@ func TestScenarioByteOrderMark(t *testing.T) {
 
 	raw, why := Default().CardScenario(want)
 	require.Empty(t, why)
-	card, err := json.Marshal(map[string]any{"analysis_revision": sim.AnalysisRevision(), "scenario": raw})
+	card, err := json.Marshal(map[string]any{"analysis_revision": analysis.AnalysisRevision(), "scenario": raw})
 	require.NoError(t, err)
 	card = append([]byte("\ufeff"), card...)
 	assert.True(t, IsCard(card))

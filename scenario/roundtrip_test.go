@@ -12,14 +12,14 @@ import (
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
 // configTypes are the configuration types a scenario holds.
 var configTypes = []any{
-	sim.Config{}, engine.Config{}, sim.SLO{}, sim.Window{}, sim.Class{}, sim.Fleet{}, sim.Speculation{},
-	sim.Sweep{}, sim.Experiment{}, sim.DialSweep{}, sim.ModelError{},
-	costmodel.Frozen{}, costmodel.Linear{}, costmodel.Roofline{}, costmodel.Scaled{}, costmodel.Drafting{},
+	sim.Config{}, engine.Config{}, sim.SLO{}, sim.Window{}, sim.Class{}, sim.Fleet{}, sim.Speculation{}, analysis.
+		Sweep{}, analysis.Experiment{}, analysis.DialSweep{}, analysis.ModelError{}, costmodel.Frozen{}, costmodel.Linear{}, costmodel.Roofline{}, costmodel.Scaled{}, costmodel.Drafting{},
 	workload.Synthetic{}, workload.Clients{}, workload.Conversations{}, workload.TraceConfig{},
 }
 
@@ -42,12 +42,12 @@ func (f *filler) fill(v reflect.Value, depth int) {
 	case durationType:
 		v.SetInt(f.rng.Int64N(int64(1000*time.Hour)) - int64(time.Hour))
 		return
-	case reflect.TypeFor[sim.Metric]():
-		ms := []sim.Metric{sim.MetricGoodput, sim.MetricKnee, sim.MetricTTFTP99, sim.MetricClassAttainment("chat")}
+	case reflect.TypeFor[analysis.Metric]():
+		ms := []analysis.Metric{analysis.MetricGoodput, analysis.MetricKnee, analysis.MetricTTFTP99, analysis.MetricClassAttainment("chat")}
 		v.Set(reflect.ValueOf(ms[f.rng.IntN(len(ms))]))
 		return
-	case reflect.TypeFor[sim.Dial]():
-		ds := []sim.Dial{sim.DialChunkCap, sim.DialTokenBudget, sim.DialDecodeStep}
+	case reflect.TypeFor[analysis.Dial]():
+		ds := []analysis.Dial{analysis.DialChunkCap, analysis.DialTokenBudget, analysis.DialDecodeStep}
 		v.Set(reflect.ValueOf(ds[f.rng.IntN(len(ds))]))
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -30,9 +31,9 @@ type Scenario struct {
 	// knee is reported (in the sweep's load unit); 0 means none.
 	Operating float64
 
-	Sweep      *sim.Sweep
-	Experiment *sim.Experiment
-	DialSweep  *sim.DialSweep
+	Sweep      *analysis.Sweep
+	Experiment *analysis.Experiment
+	DialSweep  *analysis.DialSweep
 	Replay     *Replay
 	Study      *Study
 
@@ -70,7 +71,7 @@ type Group struct {
 // a configuration's).
 type NamedSweep struct {
 	Name  string // unique in the group
-	Sweep sim.Sweep
+	Sweep analysis.Sweep
 }
 
 // Comparison is an A/B experiment of a group, A and B named as the report
@@ -78,7 +79,7 @@ type NamedSweep struct {
 // configurations).
 type Comparison struct {
 	A, B       string
-	Experiment sim.Experiment
+	Experiment analysis.Experiment
 	// Operating, when set, chooses the experiment's loads once the
 	// group's sweeps have run: multiples of a sweep's knee. The
 	// experiment's own Loads are then left empty.
@@ -166,7 +167,7 @@ func (s Scenario) kinds() []string {
 
 // Validate joins every problem of the scenario, each naming its field:
 // exactly one thing to run, a usable name, known outputs, and the
-// configuration's own Validate (sim.Sweep's, sim.Experiment's, …) under
+// configuration's own Validate (analysis.Sweep's, analysis.Experiment's, …) under
 // the field that holds it.
 func (s Scenario) Validate() error {
 	var errs []error

@@ -12,19 +12,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
 // smallSweep is a valid sweep of the Atlas replica.
-func smallSweep() *sim.Sweep {
-	return &sim.Sweep{Config: sim.Config{Window: sim.Window{Warmup: time.Minute, Horizon: 10 * time.Minute}},
-		Workload: sim.Poisson(workload.Fixed(2000, 200)), Grid: sim.Grid{Start: 0.5}, Reps: 5,
-		ModelError: sim.ModelError{Scale: 0.1}, Capacity: 2.69}
+func smallSweep() *analysis.Sweep {
+	return &analysis.Sweep{Config: sim.Config{Window: sim.Window{Warmup: time.Minute, Horizon: 10 * time.Minute}},
+		Workload: sim.Poisson(workload.Fixed(2000, 200)), Grid: analysis.Grid{Start: 0.5}, Reps: 5,
+		ModelError: analysis.ModelError{Scale: 0.1}, Capacity: 2.69}
 }
 
 // A scenario written and read back is the same scenario.
 func TestScenarioSavesAndLoads(t *testing.T) {
-	x := sim.Experiment{Hypothesis: sim.Hypothesis{Claim: "B wins", Metric: sim.MetricGoodput, Threshold: 0.05},
+	x := analysis.Experiment{Hypothesis: analysis.Hypothesis{Claim: "B wins", Metric: analysis.MetricGoodput, Threshold: 0.05},
 		A: smallSweep().Config, B: smallSweep().Config, Workload: smallSweep().Workload, Blocks: 4}
 	study := &Study{Groups: []Group{{Name: "low", Sweeps: []NamedSweep{{Name: "RR", Sweep: *smallSweep()}},
 		Experiments: []Comparison{{A: "RR", B: "PA", Experiment: x, Operating: &Operating{Sweep: "RR", Factors: []float64{0.7, 1.1}}}}}}}
@@ -88,7 +89,7 @@ func TestCardScenario(t *testing.T) {
 		require.NoError(t, err)
 		return b
 	}
-	back, err := r.ParseCard(card(sim.AnalysisRevision(), raw, ""), CardOptions{})
+	back, err := r.ParseCard(card(analysis.AnalysisRevision(), raw, ""), CardOptions{})
 	require.NoError(t, err)
 	s.Sweep.Observe = nil
 	assert.Equal(t, s, back)
@@ -105,7 +106,7 @@ func TestCardScenario(t *testing.T) {
 	raw, why = r.CardScenario(s)
 	assert.Nil(t, raw)
 	assert.Equal(t, "cannot be rerun: Sweep.Workload is a function (sim.WorkloadFunc): not data; use a registered kind of sim.Workload instead", why)
-	_, err = r.ParseCard(card(sim.AnalysisRevision(), nil, why), CardOptions{})
+	_, err = r.ParseCard(card(analysis.AnalysisRevision(), nil, why), CardOptions{})
 	assert.ErrorIs(t, err, ErrNotRerunnable)
 	assert.ErrorContains(t, err, why)
 
@@ -113,7 +114,7 @@ func TestCardScenario(t *testing.T) {
 		{`{"analysis_revision":`, "unexpected end of JSON input"},
 		{`{"title":"x"}`, "analysis_revision is missing"},
 		{`{"analysis_revision":3}`, "cannot unmarshal number"},
-		{string(card(sim.AnalysisRevision(), json.RawMessage(`{"Sweep":{"Reps":-2}}`), "")), "card: scenario: scenario: Sweep"},
+		{string(card(analysis.AnalysisRevision(), json.RawMessage(`{"Sweep":{"Reps":-2}}`), "")), "card: scenario: scenario: Sweep"},
 	} {
 		_, err := r.ParseCard([]byte(c.in), CardOptions{})
 		assert.ErrorContains(t, err, c.want, c.in)
@@ -138,7 +139,7 @@ func FuzzLoadScenario(f *testing.F) {
 func FuzzLoadCard(f *testing.F) {
 	r := Default()
 	raw, _ := r.CardScenario(Scenario{Sweep: smallSweep()})
-	b, err := json.Marshal(map[string]any{"analysis_revision": sim.AnalysisRevision(), "scenario": raw})
+	b, err := json.Marshal(map[string]any{"analysis_revision": analysis.AnalysisRevision(), "scenario": raw})
 	require.NoError(f, err)
 	f.Add(b)
 	f.Add([]byte(`{"analysis_revision":"x","rerun":"cannot"}`))

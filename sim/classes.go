@@ -3,9 +3,10 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"github.com/servesim/servesim/sim/stats"
 	"math"
 	"time"
+
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // Class is a class of requests with its own SLO: interactive chat beside

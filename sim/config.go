@@ -303,6 +303,20 @@ func (c Config) replicas() []Replica {
 	return []Replica{{Engine: c.Engine, Model: c.Model, Speculation: c.Speculation}}
 }
 
+// LargestStep is the longest step any of the configuration's replicas
+// can form: engine.LargestStep of its engine and cost model, its
+// speculation included. Package sim/analysis reads it to say whether a
+// model-error band's knee moves because such a step nears the ITL bound.
+func (c Config) LargestStep() time.Duration {
+	var worst time.Duration
+	for _, r := range c.replicas() {
+		e, m := r.effective()
+		d, _ := engine.LargestStep(e, m, 0, 0)
+		worst = max(worst, d)
+	}
+	return worst
+}
+
 // Validate joins every problem of the configuration, naming each field.
 func (c Config) Validate() error {
 	errs := []error{c.Engine.Validate(), c.SLO.Validate(), c.Window.Validate(), c.Fleet.validate(c)}

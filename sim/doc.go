@@ -29,40 +29,29 @@
 //     stepends.go: the replicas' step ends, kept apart from it (first at
 //     their instant, by replica index).
 //   - record.go: Record, Status and the Observer that receives each record.
-//   - summary.go, quantile.go: Summary, Dist, Misses and percentile Methods.
-//   - sketch.go: Sketch, the mergeable relative-error quantile sketch
-//     (DDSketch) a summary moves a latency to past Config.ExactSamples
-//     values, so that memory stays bounded at any number of requests.
-//   - warmup.go: the warm-up report and MSER-5 truncation (DetectWarmup).
-//   - sweep.go, curve.go, interval.go: Sweep over offered loads with seeded
-//     replications in parallel, the Curve of Points with intervals
-//     (Student-t across replications, stratified bootstrap for
-//     percentiles), saturation labels, Knee, Peak, Collapse, Headroom.
-//     A Point's and a Curve's caveats are Warnings (Point.TypedWarnings,
-//     Curve.TypedWarnings): a WarningKind and its figures, whose String is
-//     the prose Point.Warnings and Curve.Warnings hold; branch on the
-//     Kind, never on the words.
-//   - experiment.go: Experiment, a declared Hypothesis tested on paired
-//     seeded blocks (common random numbers), with its Verdict and boundary.
-//   - workloads.go: Workload, what a sweep or an experiment runs at a
-//     load and a seed: the built-ins are data (Poisson, Synthetic,
-//     ClassMix, Clients, Trace), WorkloadFunc the escape hatch.
-//   - axis.go: a sweep's Axis, offered rate or client population
-//     (Concurrency, with the Clients workload).
-//   - speculation.go: Speculation, the acceptance draws and SpecSummary.
-//   - band.go, dial.go: a sweep's model-error band; DialSweep and the
-//     built-in dials. named.go writes built-in metrics and dials by name.
 //   - steps.go: the step observer (Step, StepMix).
-//   - summarize.go: Summarize, a summary from records alone (raw events
-//     read back), and a curve from summaries; revision.go: the analysis
-//     revision, a hash of the sources that turn runs into figures.
-//   - shardapi.go: what lets a study's runs run elsewhere: a Sweep's
-//     RunLoads and RunOne, an Experiment's RunBlock and ResultOf; package
-//     sim/shard runs sweeps, dial sweeps and experiments as shards
-//     through them and merges the shards into the same bytes as Run.
-//   - classes.go, classcurve.go, classmix.go: request classes with their
-//     own SLOs, per-class summaries, points and knees, and ClassMix, the
-//     workload of several classes.
+//   - summary.go: Summary, Misses, ReplicaSummary, Samples and the
+//     collector that makes a Summary of a run's records; summarize.go:
+//     Summarize, a summary from records alone (raw events read back);
+//     revision.go: the files of this package the analysis revision hashes.
+//   - sample.go: the samples a summary keeps of each latency: exact up to
+//     Config.ExactSamples values, then a stats.Sketch (the mergeable
+//     relative-error quantile sketch), so that memory stays bounded at
+//     any number of requests; ITLs as distinct values with counts.
+//   - warmup.go: the warm-up report and MSER-5 truncation
+//     (Window.DetectWarmup, stats.MSER5).
+//   - workloads.go: Workload, what a run (or a sweep, or an experiment,
+//     in sim/analysis) runs at a load and a seed: the built-ins are data
+//     (Poisson, Synthetic, ClassMix, Clients, Trace), WorkloadFunc the
+//     escape hatch.
+//   - speculation.go: Speculation, the acceptance draws and SpecSummary.
+//   - classes.go: request classes with their own SLOs and per-class
+//     summaries (ClassSummary); ClassMix, the workload of several
+//     classes, is in workloads.go.
+//   - Statistics of plain values (Dist, percentile Methods, Sketch,
+//     intervals, MSER-5) are package sim/stats; the study layer (Sweep,
+//     Curve, knees, bands, dial sweeps, Experiment, AnalysisRevision) is
+//     package sim/analysis, which imports sim: sim never imports it.
 //   - sim/report writes raw events (JSONL, CSV), vLLM-shaped summaries,
 //     benchmark cards and benchstat lines; sim/chart draws the curves.
 //
@@ -81,12 +70,13 @@
 //
 // Exact up to a bound: each latency keeps up to Config.ExactSamples values
 // (DefaultExactSamples, 100,000; distinct gaps for the ITL) exactly, and
-// past it moves to a Sketch whose percentiles lie within SketchAccuracy
-// (0.5 %) of the exact ones, by the same Method on the same ranks; N, mean,
-// standard deviation and maximum stay exact, the Dist's RelErr says which,
-// and Samples keeps no slice for it. A curve point whose replications
-// sketched takes each replication's own percentiles and the Student-t
-// interval across them instead of the pooled bootstrap, and warns so (the
+// past it moves to a stats.Sketch whose percentiles lie within
+// stats.SketchAccuracy (0.5 %) of the exact ones, by the same stats.Method
+// on the same ranks; N, mean, standard deviation and maximum stay exact,
+// the stats.Dist's RelErr says which, and Samples keeps no slice for it. A
+// curve point (sim/analysis) whose replications sketched takes each
+// replication's own percentiles and the Student-t interval across them
+// instead of the pooled bootstrap, and warns so (the
 // card prints the warning). Ten million Atlas requests run in about 18 MB
 // of resident memory (go run ./examples/scale -requests 10000000).
 //
@@ -103,23 +93,9 @@
 //
 // # Curves, knees and verdicts
 //
-// A Sweep runs Reps replications at every offered load; replication r uses
-// seed Seed(base, r) for both the workload and the run at every load, so
-// the curve's points share their random numbers (common random numbers)
-// and the curve is smooth. Every figure of a Point is an Estimate with its
-// interval. The knee is the highest load whose mean attainment meets the
-// target (0.95 by default), interpolated where it crosses, with the
-// interval where the attainment interval's bounds cross; the peak is the
-// highest mean goodput; collapse starts at the first load past the peak
-// whose goodput falls below 90 % of it. Saturation labels (stable,
-// backlogged, overloaded) come from backlog growth and shed requests across
-// the window, so no overloaded point passes for a steady one; a load whose
-// every request was refused at arrival (it can never fit) is refused, not
-// overloaded. An Experiment
-// declares its hypothesis (metric, relative threshold) before running A and
-// B on the same seeds in every block; the verdict is improved when the
-// interval of the paired relative improvement lies above the threshold, not
-// improved when it lies at or below it, inconclusive otherwise.
+// Sweeps over offered load, their curves and knees, and Experiments with
+// their verdicts are package sim/analysis, over the Summaries Run
+// returns.
 //
 // # Clients and classes
 //
@@ -130,17 +106,18 @@
 // TTFT and E2E count from the send, as vLLM measures them, and the wait
 // is Summary.ClientWait (inference-perf's schedule delay). A request still
 // waiting when the run stops ends unfinished and never Sent. An infinite
-// rate under cap N is N closed-loop clients with zero think time, and a
-// Sweep with Axis Concurrency sweeps those populations (Clients), its
-// curve labelled in clients.
+// rate under cap N is N closed-loop clients with zero think time, and an
+// analysis.Sweep with Axis analysis.Concurrency sweeps those populations
+// (Clients), its curve labelled in clients.
 //
 // Config.Classes lists request classes, each with its own SLO (zero
 // bounds inherit Config.SLO's) and a priority added to its requests'; a
 // request of no listed class belongs to the default class, judged by
 // Config.SLO. Each request is judged by its class's SLO, in the aggregate
 // as in Summary.Classes, where every class (the default last) has its
-// offered, good, attainment, exclusive misses and latencies; a Sweep adds
-// Point.Classes and Curve.ClassKnees, and warns which class binds first.
+// offered, good, attainment, exclusive misses and latencies; an
+// analysis.Sweep adds Point.Classes and Curve.ClassKnees, and warns which
+// class binds first.
 // The engine's policies (engine.FCFS, Priority, ShortestPrompt,
 // EarliestDeadline) see each request's class, priority, arrival, prompt,
 // declared output and deadline (arrival + its class's TTFT bound).

@@ -6,7 +6,6 @@ import (
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
-	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -66,24 +65,4 @@ func ExampleConfig_classes() {
 	// batch       offered  599  attainment 1.000  TTFT p99   4366 ms
 	// default     offered    0  attainment NaN  TTFT p99    NaN ms
 	// client wait p99 4200 ms
-}
-
-// A Sketch answers percentiles within its relative accuracy whatever the
-// number of values, in memory that grows with their range, not their
-// count; two sketches merge into the sketch of both.
-func ExampleSketch() {
-	a, _ := stats.NewSketch(0.01)
-	b, _ := stats.NewSketch(0.01)
-	for i := 1; i <= 100_000; i++ {
-		if i%2 == 0 {
-			a.Add(float64(i))
-		} else {
-			b.Add(float64(i))
-		}
-	}
-	_ = a.Merge(b)
-	fmt.Printf("n %d, p50 %.0f (exact 50000.5), p99 %.0f (exact 99000.01), max %.0f\n",
-		a.N(), a.Quantile(stats.Linear, 0.5), a.Quantile(stats.Linear, 0.99), a.Dist(stats.Linear).Max)
-	// Output:
-	// n 100000, p50 49529 (exact 50000.5), p99 99741 (exact 99000.01), max 100000
 }

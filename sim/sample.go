@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"github.com/servesim/servesim/sim/stats"
 	"math"
 	"math/big"
 	"math/bits"
@@ -9,6 +8,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // sample is one latency's values: exact up to a limit, a Sketch beyond.

@@ -249,36 +249,3 @@ func (p *recordReplay) lastEvent() time.Duration {
 	}
 	return last
 }
-
-// CurveOf builds the sweep's curve from its runs' summaries, as Run does
-// from the runs themselves: runs[i] are the replications at loads[i], in
-// replication order (Summarize makes them from records). The model band
-// is not rebuilt (its runs are not observed): the curve has no Band, and
-// none of the band's warnings.
-func (s Sweep) CurveOf(loads []float64, runs [][]Summary) (*Curve, error) {
-	if len(loads) != len(runs) {
-		return nil, fmt.Errorf("sim: CurveOf needs the runs of every load: %d loads, %d lists of runs", len(loads), len(runs))
-	}
-	s = s.withDefaults()
-	c := s.newCurve()
-	for i, l := range loads {
-		if len(runs[i]) == 0 {
-			return nil, fmt.Errorf("sim: CurveOf: load %v has no runs", l)
-		}
-		c.add(s.point(l, runs[i]))
-	}
-	c.analyse()
-	return c, nil
-}
-
-// newCurve is the sweep's empty curve.
-func (s Sweep) newCurve() *Curve {
-	return &Curve{Target: s.Target, Confidence: s.Confidence, SLO: s.Config.SLO.WithDefaults(), Axis: s.Axis}
-}
-
-// point is the curve's point at load from its replications.
-func (s Sweep) point(load float64, runs []Summary) Point {
-	p := newPoint(load, runs, s.Confidence, s.BaseSeed)
-	p.utilisation(s.Capacity)
-	return p
-}

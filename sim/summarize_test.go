@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/servesim/servesim/internal/revision"
 	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
@@ -138,40 +137,4 @@ func TestSummarizeRefusesImpossibleRecords(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), c.want)
 	}
-}
-
-// CurveOf rebuilds a sweep's curve from its runs' summaries.
-func TestCurveOfRebuildsTheCurve(t *testing.T) {
-	s := Sweep{Config: Config{Window: Window{Warmup: 20 * time.Second, Horizon: 2 * time.Minute}},
-		Workload: Poisson(workload.Fixed(2000, 200)), Grid: Grid{Loads: []float64{1, 2, 3}}, Reps: 3, Capacity: 2.69}
-	c, err := s.Run()
-	require.NoError(t, err)
-	var loads []float64
-	var runs [][]Summary
-	for _, p := range c.Points {
-		loads, runs = append(loads, p.Load), append(runs, p.Runs)
-	}
-	again, err := s.CurveOf(loads, runs)
-	require.NoError(t, err)
-	assert.Equal(t, fmt.Sprintf("%+v", *c), fmt.Sprintf("%+v", *again))
-	_, err = s.CurveOf(loads, runs[:2])
-	assert.ErrorContains(t, err, "3 loads, 2 lists of runs")
-}
-
-// The analysis revision is a hash of the analysis sources, stable within
-// a build.
-func TestAnalysisRevisionIsDerived(t *testing.T) {
-	r := AnalysisRevision()
-	assert.Regexp(t, `^servesim-analysis/sha256:[0-9a-f]{16}$`, r)
-	assert.Equal(t, r, AnalysisRevision())
-	var want []string
-	for _, name := range []string{"summary.go", "summarize.go", "window.go", "warmup.go", "sample.go",
-		"curve.go", "classcurve.go", "band.go", "dial.go", "experiment.go"} {
-		want = append(want, "github.com/servesim/servesim/sim/"+name)
-	}
-	for _, name := range []string{"dist.go", "quantile.go", "interval.go", "mser.go"} {
-		want = append(want, "github.com/servesim/servesim/sim/stats/"+name)
-	}
-	slices.Sort(want)
-	assert.Equal(t, want, revision.Files(), "every analysis source is hashed, in order")
 }

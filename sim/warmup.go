@@ -2,9 +2,10 @@ package sim
 
 import (
 	"cmp"
-	"github.com/servesim/servesim/sim/stats"
 	"slices"
 	"time"
+
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // WarmupReport says which requests were left out as warm-up: always part of

@@ -7,30 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
-
-// MSER-5 cuts a transient that decays over the first 200 observations of a
-// stationary series, and cuts (almost) nothing from a series without one.
-func TestMSER5FindsTheTransient(t *testing.T) {
-	rng := workload.NewStream(1, "test")
-	y := make([]float64, 2000)
-	for i := range y {
-		y[i] = 10 + rng.NormFloat64()
-		if i < 200 {
-			y[i] += 30 * float64(200-i) / 200
-		}
-	}
-	d := stats.MSER5(y)
-	assert.GreaterOrEqual(t, d, 150)
-	assert.LessOrEqual(t, d, 260)
-	for i := range y {
-		y[i] = 10 + rng.NormFloat64()
-	}
-	assert.Less(t, stats.MSER5(y), 100)
-	assert.Equal(t, 0, stats.MSER5([]float64{1, 2, 3}))
-}
 
 // burstThenPoisson: 150 requests at once at t = 0 (a cold start after an
 // outage, say), then Poisson arrivals at 1.5 req/s.

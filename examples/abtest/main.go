@@ -29,6 +29,7 @@ import (
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/report"
 	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
@@ -85,9 +86,9 @@ func run(w io.Writer, args []string) error {
 	}
 
 	// 1. The hypothesis and its threshold, declared before any run.
-	h := sim.Hypothesis{
+	h := analysis.Hypothesis{
 		Claim:     claim(*batch, *threshold),
-		Metric:    sim.MetricGoodput,
+		Metric:    analysis.MetricGoodput,
 		Threshold: *threshold,
 	}
 	// 2. A and B differ in the one dial under test.
@@ -99,7 +100,7 @@ func run(w io.Writer, args []string) error {
 	// 4. The loads: below, at and past A's knee (about 2 req/s).
 	loads := []float64{1, 2, 2.5}
 
-	x := sim.Experiment{Hypothesis: h, A: a, B: b, Workload: sim.Poisson(lengths), Loads: loads, Blocks: *blocks}
+	x := analysis.Experiment{Hypothesis: h, A: a, B: b, Workload: sim.Poisson(lengths), Loads: loads, Blocks: *blocks}
 	res, err := x.Run()
 	if err != nil {
 		return err
@@ -112,7 +113,7 @@ func run(w io.Writer, args []string) error {
 	c := report.NewExperimentCard(x, res)
 	c.Title = "A/B: batch cap"
 	c.Command = "go run ./examples/abtest " + strings.Join(args, " ")
-	fp, err := report.Fingerprint(x.Workload, sim.Seed(x.BaseSeed, 0), 10_000)
+	fp, err := report.Fingerprint(x.Workload, analysis.Seed(x.BaseSeed, 0), 10_000)
 	if err != nil {
 		return err
 	}
@@ -141,19 +142,19 @@ func pct(x float64) string { return strconv.FormatFloat(100*x, 'g', 4, 64) }
 
 // writeResult prints the claim, the method and the verdict at each load
 // and over all of them.
-func writeResult(w io.Writer, h sim.Hypothesis, window sim.Window, lengths workload.Joint, res *sim.Result) {
+func writeResult(w io.Writer, h analysis.Hypothesis, window sim.Window, lengths workload.Joint, res *analysis.Result) {
 	fmt.Fprintf(w, "claim:     %s\n", h.Claim)
 	fmt.Fprintf(w, "workload:  open-loop Poisson, %v\n", lengths)
 	fmt.Fprintf(w, "method:    %d blocks per load, A and B sharing each block's seed; %s per run\n\n", res.Blocks, window.Horizon-window.Warmup)
 	for _, l := range res.Loads {
-		if l.Verdict == sim.NoMeasured {
+		if l.Verdict == analysis.NoMeasured {
 			fmt.Fprintf(w, "%5.2f req/s  %v\n", l.Load, l.Verdict)
 			continue
 		}
 		fmt.Fprintf(w, "%5.2f req/s  A %.3f  B %.3f  %+6.1f %% [%+.1f, %+.1f]  %v%s\n", l.Load, l.A.Center, l.B.Center,
 			100*l.Improvement.Center, 100*l.Improvement.Lo, 100*l.Improvement.Hi, l.Verdict, blocksOf(l.Improvement, res.Blocks))
 	}
-	if res.Verdict == sim.NoMeasured {
+	if res.Verdict == analysis.NoMeasured {
 		fmt.Fprintf(w, "\nverdict:   %v: no block measured a request that ended within its window and drain (%v); lengthen -horizon\n",
 			res.Verdict, 2*(window.Horizon-window.Warmup))
 	} else {

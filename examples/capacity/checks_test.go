@@ -17,12 +17,13 @@ import (
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
 // study runs what the report runs for args (without printing it): the
 // replica, its estimate and the curve of its sweep.
-func study(t *testing.T, args ...string) (costmodel.Replica, costmodel.Estimate, *sim.Curve) {
+func study(t *testing.T, args ...string) (costmodel.Replica, costmodel.Estimate, *analysis.Curve) {
 	t.Helper()
 	r, o, err := parse(io.Discard, append(args, "-out", ""))
 	require.NoError(t, err)
@@ -143,7 +144,7 @@ func TestModelRangeOfTheDefaultAndOfAChunkCap(t *testing.T) {
 	assert.True(t, c.Band.Fragile)
 	require.NotEmpty(t, c.Warnings)
 	assert.Contains(t, strings.Join(c.Warnings, "\n"), "of the 150ms ITL bound")
-	fragile := slices.IndexFunc(c.TypedWarnings, func(w sim.Warning) bool { return w.Kind == sim.WarnModelFragile })
+	fragile := slices.IndexFunc(c.TypedWarnings, func(w analysis.Warning) bool { return w.Kind == analysis.WarnModelFragile })
 	require.GreaterOrEqual(t, fragile, 0, "typed warnings %v", c.TypedWarnings)
 	assert.Equal(t, 150*time.Millisecond, c.TypedWarnings[fragile].ITLBound)
 	assert.Equal(t, c.Band.Knee, c.TypedWarnings[fragile].KneeRange)
@@ -163,7 +164,7 @@ func TestModelRangeOfTheDefaultAndOfAChunkCap(t *testing.T) {
 
 // within asserts the chapter's band: the knee lies within a factor of two
 // of the TTFT-qualified load.
-func within(t *testing.T, c *sim.Curve, e costmodel.Estimate) {
+func within(t *testing.T, c *analysis.Curve, e costmodel.Estimate) {
 	t.Helper()
 	require.True(t, c.Knee.Found)
 	q := e.TTFTQualified.Value

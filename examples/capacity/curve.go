@@ -9,7 +9,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 )
 
@@ -17,7 +17,7 @@ import (
 // curve with each load's utilisation, its knee, peak, collapse and
 // headroom with their seed intervals and model ranges, and the estimate
 // held against them.
-func writeSimulation(w io.Writer, r costmodel.Replica, e costmodel.Estimate, c *sim.Curve, o simOptions) {
+func writeSimulation(w io.Writer, r costmodel.Replica, e costmodel.Estimate, c *analysis.Curve, o simOptions) {
 	p := r.Point
 	fmt.Fprintf(w, "\nSimulated goodput curve of the same replica\n\n")
 	fmt.Fprintf(w, "workload:  open-loop Poisson, %d-token prompts, %d output tokens (fixed), %d %s per load\n", p.PromptTokens, p.OutputTokens, o.reps, pluralWord(o.reps, "replication"))
@@ -48,12 +48,12 @@ func writeSimulation(w io.Writer, r costmodel.Replica, e costmodel.Estimate, c *
 }
 
 // declared says what model error was declared, in words.
-func declared(m sim.ModelError) string {
+func declared(m analysis.ModelError) string {
 	return fmt.Sprintf("every step time ±%.0f %%", 100*m.Scale)
 }
 
 // variantNames lists the models a band ran beside the nominal one.
-func variantNames(b *sim.Band) string {
+func variantNames(b *analysis.Band) string {
 	s := ""
 	for i, v := range b.Variants {
 		if i > 0 {
@@ -72,7 +72,7 @@ type tableFlags struct {
 }
 
 // writeTable writes the curve, a row per load.
-func writeTable(w io.Writer, c *sim.Curve) tableFlags {
+func writeTable(w io.Writer, c *analysis.Curve) tableFlags {
 	var flags tableFlags
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "load\tutil\tgoodput\t\tattainment\t\tTTFT p50\tTTFT p99\tTTFT p99\tITL p99\tstate\t")
@@ -84,7 +84,7 @@ func writeTable(w io.Writer, c *sim.Curve) tableFlags {
 	for i := range c.Points {
 		pt := &c.Points[i]
 		state := pt.Saturation.String()
-		if pt.Utilisation >= 0.9 && pt.Saturation != sim.Overloaded && pt.Saturation != sim.Refused {
+		if pt.Utilisation >= 0.9 && pt.Saturation != analysis.Overloaded && pt.Saturation != analysis.Refused {
 			state += ", ρ ≥ 0.9"
 			flags.near = true
 		}
@@ -109,17 +109,17 @@ func writeTable(w io.Writer, c *sim.Curve) tableFlags {
 	return flags
 }
 
-// hidesTail applies sim.Point's rule for its warning: the TTFT p99 over
+// hidesTail applies analysis.Point's rule for its warning: the TTFT p99 over
 // every offered request is over 1.1 × the one over successful requests,
 // or only the former exists.
-func hidesTail(pt *sim.Point) bool {
+func hidesTail(pt *analysis.Point) bool {
 	all, ok := pt.TTFTOffered.P99.Center, pt.TTFT.P99.Center
 	return all > 1.1*ok || (math.IsNaN(ok) && !math.IsNaN(all))
 }
 
 // writeNotes says, per load, what the table cannot: a load overloaded
 // before its window opened, and loads whose replications measured nothing.
-func writeNotes(w io.Writer, c *sim.Curve) {
+func writeNotes(w io.Writer, c *analysis.Curve) {
 	for i := range c.Points {
 		pt := &c.Points[i]
 		switch n := emptyRuns(pt); {
@@ -151,7 +151,7 @@ func millis(x float64) string {
 
 // overloadedEarly reports whether every replication of pt stopped on its
 // backlog bound (sim.Summary.Overloaded) before its window opened.
-func overloadedEarly(pt *sim.Point) bool {
+func overloadedEarly(pt *analysis.Point) bool {
 	for i := range pt.Runs {
 		if s := &pt.Runs[i]; !s.Overloaded || s.Offered > 0 {
 			return false
@@ -161,7 +161,7 @@ func overloadedEarly(pt *sim.Point) bool {
 }
 
 // emptyRuns counts the replications of pt that measured no request.
-func emptyRuns(pt *sim.Point) int {
+func emptyRuns(pt *analysis.Point) int {
 	n := 0
 	for i := range pt.Runs {
 		if pt.Runs[i].NoMeasured() {
@@ -222,10 +222,10 @@ func writeNeverFits(w io.Writer, p costmodel.OperatingPoint) {
 
 // writeRefused says which loads refused every request, and why when the
 // operating point can never fit.
-func writeRefused(w io.Writer, p costmodel.OperatingPoint, c *sim.Curve) {
+func writeRefused(w io.Writer, p costmodel.OperatingPoint, c *analysis.Curve) {
 	var refused []string
 	for i := range c.Points {
-		if c.Points[i].Saturation == sim.Refused {
+		if c.Points[i].Saturation == analysis.Refused {
 			refused = append(refused, load(c.Points[i].Load))
 		}
 	}

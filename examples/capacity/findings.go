@@ -6,13 +6,13 @@ import (
 	"math"
 
 	"github.com/servesim/servesim/costmodel"
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 // writeFindings writes what the curve found (knee, peak, collapse,
 // headroom, each with its seed interval and its model range), the
 // estimate held against it, what ran, and the curve's warnings.
-func writeFindings(w io.Writer, e costmodel.Estimate, c *sim.Curve, o simOptions) {
+func writeFindings(w io.Writer, e costmodel.Estimate, c *analysis.Curve, o simOptions) {
 	k, b := c.Knee, c.Band
 	if allRefused(c) {
 		fmt.Fprintf(w, "knee       none: the replica refused every request at every load (see refused above)\n")
@@ -44,7 +44,7 @@ func writeFindings(w io.Writer, e costmodel.Estimate, c *sim.Curve, o simOptions
 }
 
 // measured reports whether some load of the curve measured a request.
-func measured(c *sim.Curve) bool {
+func measured(c *analysis.Curve) bool {
 	for i := range c.Points {
 		if !c.Points[i].NoMeasured() {
 			return true
@@ -55,7 +55,7 @@ func measured(c *sim.Curve) bool {
 
 // kneeRange prints the band's knee range, or says that no curve of the
 // band placed a knee.
-func kneeRange(b *sim.Band) string {
+func kneeRange(b *analysis.Band) string {
 	if math.IsInf(b.Knee.Lo, 0) {
 		return "unknown (no curve of the band placed its knee)"
 	}
@@ -64,7 +64,7 @@ func kneeRange(b *sim.Band) string {
 
 // writeHeadroom writes the headroom from the operating load op to the
 // knee, with its seed interval and model range.
-func writeHeadroom(w io.Writer, c *sim.Curve, op float64) {
+func writeHeadroom(w io.Writer, c *analysis.Curve, op float64) {
 	switch {
 	case op > 0 && c.Knee.Found:
 		h := c.Headroom(op)
@@ -79,7 +79,7 @@ func writeHeadroom(w io.Writer, c *sim.Curve, op float64) {
 }
 
 // percentRange prints a range of fractions as percentages: "[< -67 %, +52 %]".
-func percentRange(r sim.Range) string {
+func percentRange(r analysis.Range) string {
 	lo, hi := fmt.Sprintf("%+.0f %%", 100*r.Lo), fmt.Sprintf("%+.0f %%", 100*r.Hi)
 	if r.LoBelow {
 		lo = "< " + lo
@@ -92,7 +92,7 @@ func percentRange(r sim.Range) string {
 
 // writeAgainstEstimate holds the estimate's load and step figures against
 // the simulated knee and the longest inter-token gap at the lowest load.
-func writeAgainstEstimate(w io.Writer, e costmodel.Estimate, c *sim.Curve) {
+func writeAgainstEstimate(w io.Writer, e costmodel.Estimate, c *analysis.Curve) {
 	mu, q := e.ServingCapacity.Value, e.TTFTQualified.Value
 	if k := c.Knee; k.Found {
 		fmt.Fprintf(w, "estimate   serving capacity %.4g req/s: the knee is %.0f %% of it (decode alone would sustain %.3g req/s)\n",
@@ -121,7 +121,7 @@ func writeAgainstEstimate(w io.Writer, e costmodel.Estimate, c *sim.Curve) {
 
 // lowestWithITL is the lowest load at which some request emitted two
 // tokens (nil if none did).
-func lowestWithITL(c *sim.Curve) *sim.Point {
+func lowestWithITL(c *analysis.Curve) *analysis.Point {
 	for i := range c.Points {
 		if !math.IsNaN(maxITL(&c.Points[i])) {
 			return &c.Points[i]
@@ -132,7 +132,7 @@ func lowestWithITL(c *sim.Curve) *sim.Point {
 
 // maxITL is the longest inter-token gap, ms, over pt's replications (NaN
 // when none had one).
-func maxITL(pt *sim.Point) float64 {
+func maxITL(pt *analysis.Point) float64 {
 	m := math.NaN()
 	for i := range pt.Runs {
 		if s := &pt.Runs[i]; s.ITL.N > 0 && !(s.ITL.Max <= m) {
@@ -143,7 +143,7 @@ func maxITL(pt *sim.Point) float64 {
 }
 
 // ran says how many runs the sweep and its band took.
-func ran(c *sim.Curve, o simOptions) string {
+func ran(c *analysis.Curve, o simOptions) string {
 	curves, runs := 1, len(c.Points)*o.reps
 	if c.Band != nil {
 		for _, v := range c.Band.Variants {
@@ -165,9 +165,9 @@ func pluralWord(n int, noun string) string {
 
 // allRefused reports whether every load of the curve refused every
 // request.
-func allRefused(c *sim.Curve) bool {
+func allRefused(c *analysis.Curve) bool {
 	for i := range c.Points {
-		if c.Points[i].Saturation != sim.Refused {
+		if c.Points[i].Saturation != analysis.Refused {
 			return false
 		}
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // Issue 32: no flag value is silently replaced by a default. -reps 0 ran
-// sim.Sweep's default of 5 and printed "0 replications per load"; -warmup
+// analysis.Sweep's default of 5 and printed "0 replications per load"; -warmup
 // and -horizon were refused under sim's field names. Each is refused by
 // its flag before anything is written.
 func TestRunRefusesDegenerateFlagValues(t *testing.T) {

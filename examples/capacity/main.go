@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 func main() {
@@ -154,7 +154,7 @@ func derive(p *costmodel.OperatingPoint, o simOptions) {
 const maxReps = 1000
 
 // check refuses nonsense option values by flag name: none is replaced by
-// a default behind the user's back (-reps 0 ran sim.Sweep's default of 5
+// a default behind the user's back (-reps 0 ran analysis.Sweep's default of 5
 // and printed 0).
 func (o simOptions) check() error {
 	if o.reps < 1 || o.reps > maxReps {
@@ -180,7 +180,7 @@ func (o simOptions) check() error {
 
 // simulate runs the sweep, writing every run's events into events (nil:
 // none), and writes its section.
-func simulate(w io.Writer, r costmodel.Replica, e costmodel.Estimate, s sim.Sweep, events *eventFiles, o simOptions) error {
+func simulate(w io.Writer, r costmodel.Replica, e costmodel.Estimate, s analysis.Sweep, events *eventFiles, o simOptions) error {
 	if events != nil {
 		s.Observe = events.observe
 	}

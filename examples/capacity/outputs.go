@@ -9,7 +9,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/scenario"
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/chart"
 	"github.com/servesim/servesim/sim/report"
 )
@@ -21,7 +21,7 @@ const fingerprintRequests = 10_000
 
 // writeOutputs writes the goodput and latency plots and the benchmark card
 // (Markdown and JSON) into dir, and lists them on w.
-func writeOutputs(w io.Writer, dir string, r costmodel.Replica, e costmodel.Estimate, s sim.Sweep, c *sim.Curve, o simOptions) error {
+func writeOutputs(w io.Writer, dir string, r costmodel.Replica, e costmodel.Estimate, s analysis.Sweep, c *analysis.Curve, o simOptions) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -80,13 +80,13 @@ const scenarioName = "atlas-capacity"
 // model band, the serving capacity the utilisation is taken against (the
 // estimate's, and the card says so), and the estimate itself, figure by
 // figure, with what the simulation found against it as notes.
-func capacityCard(r costmodel.Replica, e costmodel.Estimate, s sim.Sweep, c *sim.Curve, o simOptions) (report.Card, error) {
+func capacityCard(r costmodel.Replica, e costmodel.Estimate, s analysis.Sweep, c *analysis.Curve, o simOptions) (report.Card, error) {
 	p := r.Point
 	card := report.NewCard(s, c, o.operating)
 	card.Title = "Atlas TP4 goodput curve (simulated)"
 	card.Claim = fmt.Sprintf("The Atlas TP4 replica keeps %.0f %% of requests within TTFT <= %v and every ITL <= %v up to the knee reported below.",
 		100*c.Target, p.SLO.TTFT, p.SLO.ITL)
-	fp, err := report.Fingerprint(s.Workload, sim.Seed(s.BaseSeed, 0), fingerprintRequests)
+	fp, err := report.Fingerprint(s.Workload, analysis.Seed(s.BaseSeed, 0), fingerprintRequests)
 	if err != nil {
 		return card, err
 	}
@@ -136,7 +136,7 @@ func preRun(r costmodel.Replica, e costmodel.Estimate) *report.PreRun {
 // simulated curve (the knee against the serving capacity and the
 // TTFT-qualified load, the longest simulated gap against the largest
 // step), for the card's notes.
-func againstEstimate(e costmodel.Estimate, c *sim.Curve) []string {
+func againstEstimate(e costmodel.Estimate, c *analysis.Curve) []string {
 	var b strings.Builder
 	writeAgainstEstimate(&b, e, c)
 	var notes []string

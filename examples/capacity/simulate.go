@@ -10,6 +10,7 @@ import (
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -29,7 +30,7 @@ type simOptions struct {
 }
 
 // target is the attainment the knee must meet, and the estimate's
-// TTFT-qualified load too: sim.Sweep's default.
+// TTFT-qualified load too: analysis.Sweep's default.
 const target = 0.95
 
 // sweepFor builds the sweep of the replica r at its operating point:
@@ -39,13 +40,13 @@ const target = 0.95
 // serving capacity for the points' utilisation. It refuses a sweep that
 // cannot run, before any run: an invalid configuration, or a load whose
 // workload cannot be built (said once, not once per replication).
-func sweepFor(r costmodel.Replica, e costmodel.Estimate, o simOptions) (sim.Sweep, error) {
+func sweepFor(r costmodel.Replica, e costmodel.Estimate, o simOptions) (analysis.Sweep, error) {
 	p := r.Point
-	grid := sim.Grid{Start: o.start}
+	grid := analysis.Grid{Start: o.start}
 	if o.loads != nil {
-		grid = sim.Grid{Loads: o.loads}
+		grid = analysis.Grid{Loads: o.loads}
 	}
-	s := sim.Sweep{
+	s := analysis.Sweep{
 		Config: sim.Config{
 			Engine: engineOf(p),
 			Model:  r.Cost,
@@ -57,7 +58,7 @@ func sweepFor(r costmodel.Replica, e costmodel.Estimate, o simOptions) (sim.Swee
 		Reps:       o.reps,
 		BaseSeed:   o.seed,
 		Target:     target,
-		ModelError: sim.ModelError{Scale: o.modelError},
+		ModelError: analysis.ModelError{Scale: o.modelError},
 		Capacity:   e.ServingCapacity.Value,
 	}
 	if err := s.Validate(); err != nil {
@@ -68,7 +69,7 @@ func sweepFor(r costmodel.Replica, e costmodel.Estimate, o simOptions) (sim.Swee
 		flag, loads = "-start", []float64{o.start}
 	}
 	for _, load := range loads {
-		if _, err := s.Workload.Source(load, sim.Seed(o.seed, 0)); err != nil {
+		if _, err := s.Workload.Source(load, analysis.Seed(o.seed, 0)); err != nil {
 			return s, fmt.Errorf("%s %g req/s: %w", flag, load, err)
 		}
 	}

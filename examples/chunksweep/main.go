@@ -6,7 +6,7 @@
 //	stalls -> better ITL goodput -> possibly lower prefill efficiency and
 //	worse TTFT
 //
-// It runs three dial sweeps (sim.DialSweep) on the same seeds, each
+// It runs three dial sweeps (analysis.DialSweep) on the same seeds, each
 // against vLLM V1's defaults (token budget 2,048, chunked prefill on, no
 // chunk cap): the per-request chunk cap from 128 to 4,096 tokens, the token
 // budget from 512 to 8,192 (Sarathi's chunk size), and chunked prefill off
@@ -16,7 +16,7 @@
 // the knee to the baseline's with its interval, and TTFT p99 and ITL p99
 // at a probe load; then the hypothesis declared before the runs (by
 // default: a 1,024-token chunk cap raises the knee by at least 5 %) and its
-// verdict, from a sim.Experiment on the knee (sim.MetricKnee). It writes
+// verdict, from a analysis.Experiment on the knee (analysis.MetricKnee). It writes
 // the knee-against-dial charts and a benchmark card per dial into -out,
 // and with -timeline a Chrome trace, a step log and an occupancy chart of
 // one run at the probe load.
@@ -38,7 +38,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 func main() {
@@ -156,7 +156,7 @@ func checkFlags(o options) error {
 		return errors.New("-timeline writes into -out: give it a directory")
 	}
 	// Said once here, not once per value of every dial.
-	s := sim.Sweep{Config: baseConfig(o.horizon), Workload: documents(o.horizon), Grid: sim.Grid{Start: o.start}, Reps: o.reps, BaseSeed: o.seed}
+	s := analysis.Sweep{Config: baseConfig(o.horizon), Workload: documents(o.horizon), Grid: analysis.Grid{Start: o.start}, Reps: o.reps, BaseSeed: o.seed}
 	if err := s.Validate(); err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/servesim/servesim/internal/golden"
 	"github.com/servesim/servesim/internal/testlong"
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -34,13 +34,13 @@ func TestRunGolden(t *testing.T) {
 // the cap or the budget left by the decodes allows; without chunked
 // prefill, a whole prompt of the budget (20 + 0.035·8192 ms).
 func TestMixedStepsFollowTheChapter(t *testing.T) {
-	ms := func(d sim.Dial, v float64) time.Duration { return mixedStep(configAt(d, v, time.Minute)) }
-	assert.Equal(t, 73960*time.Microsecond, ms(sim.DialChunkCap, 256), "45 + 20 + 0.035·256")
-	assert.Equal(t, 100840*time.Microsecond, ms(sim.DialChunkCap, 1024), "45 + 20 + 0.035·1024")
-	assert.Equal(t, 136645*time.Microsecond, ms(sim.DialChunkCap, 0), "no cap: 45 + 20 + 0.035·2047 (one decode, the rest of the 2048 budget)")
-	assert.Equal(t, ms(sim.DialChunkCap, 0), ms(sim.DialChunkCap, 2048), "a cap of the whole budget is no cap")
-	assert.Equal(t, ms(sim.DialChunkCap, 0), ms(sim.DialTokenBudget, 2048), "the two dials' baselines are one configuration")
-	assert.Equal(t, 208325*time.Microsecond, ms(sim.DialChunkCap, 4096), "a cap above the budget raises it to 4096: 45 + 20 + 0.035·4095 beside one decode")
+	ms := func(d analysis.Dial, v float64) time.Duration { return mixedStep(configAt(d, v, time.Minute)) }
+	assert.Equal(t, 73960*time.Microsecond, ms(analysis.DialChunkCap, 256), "45 + 20 + 0.035·256")
+	assert.Equal(t, 100840*time.Microsecond, ms(analysis.DialChunkCap, 1024), "45 + 20 + 0.035·1024")
+	assert.Equal(t, 136645*time.Microsecond, ms(analysis.DialChunkCap, 0), "no cap: 45 + 20 + 0.035·2047 (one decode, the rest of the 2048 budget)")
+	assert.Equal(t, ms(analysis.DialChunkCap, 0), ms(analysis.DialChunkCap, 2048), "a cap of the whole budget is no cap")
+	assert.Equal(t, ms(analysis.DialChunkCap, 0), ms(analysis.DialTokenBudget, 2048), "the two dials' baselines are one configuration")
+	assert.Equal(t, 208325*time.Microsecond, ms(analysis.DialChunkCap, 4096), "a cap above the budget raises it to 4096: 45 + 20 + 0.035·4095 beside one decode")
 	assert.Equal(t, 306720*time.Microsecond, ms(chunkedPrefill, 0), "whole prompts: 20 + 0.035·8192, decodes stalled")
 }
 

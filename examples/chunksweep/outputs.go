@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/chart"
 	"github.com/servesim/servesim/sim/report"
 	"github.com/servesim/servesim/workload"
@@ -16,7 +16,7 @@ import (
 // writeOutputs writes, per dial, the knee-against-dial chart (PNG and
 // SVG) and the benchmark card (Markdown and JSON) into o.out, and lists
 // them on w. The chunk-cap card carries the hypothesis and its verdict.
-func writeOutputs(w io.Writer, studies []study, res *sim.Result, o options) error {
+func writeOutputs(w io.Writer, studies []study, res *analysis.Result, o options) error {
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func writeFile(path string, write func(io.Writer) error) error {
 
 // dialCard is one dial's benchmark card; the chunk cap's carries the
 // hypothesis and its verdict.
-func dialCard(s study, res *sim.Result, o options) report.Card {
+func dialCard(s study, res *analysis.Result, o options) report.Card {
 	card := report.NewDialCard(s.sweep, s.result)
 	card.Title = "Atlas TP4 on the Atlas document workload: the knee against " + s.column
 	card.Claim = fmt.Sprintf("Exploratory: how the knee, TTFT p99 and ITL p99 move with %s against vLLM's defaults.", s.dial.dial.Name)
@@ -89,7 +89,7 @@ func dialCard(s study, res *sim.Result, o options) report.Card {
 		Concurrency: card.Workload.Concurrency, // from the configuration
 		CacheState:  card.Workload.CacheState,
 	}
-	if fp, err := report.Fingerprint(s.sweep.Sweep.Workload, sim.Seed(o.seed, 0), 10_000); err == nil {
+	if fp, err := report.Fingerprint(s.sweep.Sweep.Workload, analysis.Seed(o.seed, 0), 10_000); err == nil {
 		card.Workload.Fingerprint = fp
 	}
 	card.Command = strings.TrimSpace("go run ./examples/chunksweep " + strings.Join(o.args, " "))
@@ -119,7 +119,7 @@ func writeBench(path string, studies []study) error {
 				}
 				name, wroteDefault = "default", true
 			}
-			c := &sim.Curve{Points: []sim.Point{r.Probe[i]}}
+			c := &analysis.Curve{Points: []analysis.Point{r.Probe[i]}}
 			if err := (report.Bench{Name: "Documents", Config: name}).Write(f, c); err != nil {
 				f.Close()
 				return err

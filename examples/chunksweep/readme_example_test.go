@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -19,13 +20,13 @@ import (
 // dial sweeps and the step timeline"): the chapter's workload, no chunk
 // cap against a 512-token cap, on the same seeds.
 func Example_dialSweep() {
-	res, err := sim.DialSweep{
-		Sweep: sim.Sweep{
+	res, err := analysis.DialSweep{
+		Sweep: analysis.Sweep{
 			Config:   sim.Config{Window: sim.Window{Warmup: time.Minute, Horizon: 10 * time.Minute}},
 			Workload: sim.Poisson(workload.Fixed(2000, 200)),
-			Grid:     sim.Grid{Loads: []float64{1.4, 1.6, 1.8, 2.0, 2.2, 2.4}},
+			Grid:     analysis.Grid{Loads: []float64{1.4, 1.6, 1.8, 2.0, 2.2, 2.4}},
 		},
-		Dial: sim.DialChunkCap, Values: []float64{0, 512}, Probe: 1, // Values[0] is the baseline
+		Dial: analysis.DialChunkCap, Values: []float64{0, 512}, Probe: 1, // Values[0] is the baseline
 	}.Run()
 	if err != nil {
 		panic(err)
@@ -47,7 +48,7 @@ func TestDocsShowTheDialSweepExample(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/examples.md")
 	require.NoError(t, err)
 	s := string(src)
-	start := strings.Index(s, "\tres, err := sim.DialSweep{")
+	start := strings.Index(s, "\tres, err := analysis.DialSweep{")
 	end := strings.Index(s, "\t// Output:")
 	require.True(t, start > 0 && end > start)
 	var body strings.Builder

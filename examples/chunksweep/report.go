@@ -7,7 +7,7 @@ import (
 	"slices"
 	"text/tabwriter"
 
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
@@ -80,7 +80,7 @@ func writeStudy(w io.Writer, s study, o options) {
 	tw.Flush()
 }
 
-func repsOf(c *sim.Curve) int {
+func repsOf(c *analysis.Curve) int {
 	if len(c.Points) == 0 {
 		return 0
 	}
@@ -89,7 +89,7 @@ func repsOf(c *sim.Curve) int {
 
 // probeCells are TTFT p99, ITL p99, attainment and the saturation at the
 // probe load; "-" where no request was measured, or none completed.
-func probeCells(p *sim.Point) string {
+func probeCells(p *analysis.Point) string {
 	if p.NoMeasured() {
 		return fmt.Sprintf("-\t-\t%s\t%v", noMeasured, p.Saturation)
 	}
@@ -101,7 +101,7 @@ func probeCells(p *sim.Point) string {
 // both knees.
 //
 // When some replications paired through a knee beyond the loads swept
-// (sim.DialResult.KneeBounds), the difference is a bound: the true one is
+// (analysis.DialResult.KneeBounds), the difference is a bound: the true one is
 // at least as far from zero, "≤" below it or "≥" above.
 func diff(e stats.Interval, bounds int) string {
 	if e.N == 0 || math.IsNaN(e.Center) {
@@ -130,7 +130,7 @@ func diffCI(e stats.Interval, reps int) string {
 	return ci(e)
 }
 
-func kneeCI(k sim.Knee) string {
+func kneeCI(k analysis.Knee) string {
 	if !k.Found {
 		return "-"
 	}
@@ -152,7 +152,7 @@ const noMeasured = "no measured requests"
 // knee prints the knee, or the side of the measured loads it lies beyond:
 // below the first that missed the target, above the last that met it;
 // "none" when no load measured a request.
-func knee(c *sim.Curve) string {
+func knee(c *analysis.Curve) string {
 	switch k := c.Knee; {
 	case k.Found:
 		return fmt.Sprintf("%.3f", k.Load.Center)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -41,11 +42,11 @@ func baseConfig(horizon time.Duration) sim.Config {
 
 // chunkedPrefill is chunked prefill on (1) or off (0), off with the budget
 // a whole prompt needs.
-var chunkedPrefill = sim.DialFunc("Engine.DisableChunkedPrefill", "on (1) / off (0, with MaxBatchedTokens 8192)",
+var chunkedPrefill = analysis.DialFunc("Engine.DisableChunkedPrefill", "on (1) / off (0, with MaxBatchedTokens 8192)",
 	func(c *sim.Config, v float64) {
-		*c = sim.DialChunkedPrefill.Set(*c, v)
+		*c = analysis.DialChunkedPrefill.Set(*c, v)
 		if v == 0 {
-			*c = sim.DialTokenBudget.Set(*c, wholeBudget)
+			*c = analysis.DialTokenBudget.Set(*c, wholeBudget)
 		}
 	})
 
@@ -56,7 +57,7 @@ type dial struct {
 	short  string // the chart and card file name, the benchmark config key
 	column string // the value column's heading
 	unit   string // under it
-	dial   sim.Dial
+	dial   analysis.Dial
 	values []float64 // in increasing order, or the baseline first
 	base   float64   // the baseline: vLLM's default
 	label  func(v float64) string
@@ -69,7 +70,7 @@ func dials(o options) []dial {
 	if len(o.chunks) > 0 {
 		out = append(out, dial{
 			title: "Chunk cap (Engine.ChunkCap: vLLM's long_prefill_token_threshold; a cap above the budget raises the budget to it)",
-			short: "chunk", column: "chunk cap", unit: "tokens", dial: sim.DialChunkCap,
+			short: "chunk", column: "chunk cap", unit: "tokens", dial: analysis.DialChunkCap,
 			values: withBase(o.chunks, 0), base: 0,
 			label: func(v float64) string { return orNone(v) },
 		})
@@ -77,7 +78,7 @@ func dials(o options) []dial {
 	if len(o.budgets) > 0 {
 		out = append(out, dial{
 			title: "Token budget (Engine.MaxBatchedTokens: vLLM's max_num_batched_tokens, Sarathi's chunk size)",
-			short: "budget", column: "budget", unit: "tokens", dial: sim.DialTokenBudget,
+			short: "budget", column: "budget", unit: "tokens", dial: analysis.DialTokenBudget,
 			values: withBase(o.budgets, engine.DefaultMaxBatchedTokens), base: engine.DefaultMaxBatchedTokens,
 			label: func(v float64) string { return fmt.Sprint(v) },
 		})
@@ -113,9 +114,9 @@ func orNone(v float64) string {
 
 // sweepOf is d's dial sweep: every value swept from -start on the same
 // seeds, read at the probe load.
-func sweepOf(d dial, o options) sim.DialSweep {
-	return sim.DialSweep{
-		Sweep: sim.Sweep{Config: baseConfig(o.horizon), Workload: documents(o.horizon), Grid: sim.Grid{Start: o.start},
+func sweepOf(d dial, o options) analysis.DialSweep {
+	return analysis.DialSweep{
+		Sweep: analysis.Sweep{Config: baseConfig(o.horizon), Workload: documents(o.horizon), Grid: analysis.Grid{Start: o.start},
 			Reps: o.reps, BaseSeed: o.seed},
 		Dial: d.dial, Values: d.values, Baseline: slices.Index(d.values, d.base), Probe: o.probe,
 	}
@@ -124,8 +125,8 @@ func sweepOf(d dial, o options) sim.DialSweep {
 // study is one dial's sweep and what it found.
 type study struct {
 	dial
-	sweep  sim.DialSweep
-	result *sim.DialResult
+	sweep  analysis.DialSweep
+	result *analysis.DialResult
 }
 
 // runStudies sweeps every dial.
@@ -144,7 +145,7 @@ func runStudies(o options) ([]study, error) {
 }
 
 // configAt is the configuration of d at value v.
-func configAt(d sim.Dial, v float64, horizon time.Duration) sim.Config {
+func configAt(d analysis.Dial, v float64, horizon time.Duration) sim.Config {
 	return d.Set(baseConfig(horizon), v)
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/chart"
 	"github.com/servesim/servesim/sim/report"
 )
@@ -30,8 +31,8 @@ func writeTimeline(w io.Writer, o options) error {
 	defer sf.Close()
 	trace, steps, tl := report.NewTrace(tf), report.NewStepLog(sf), &chart.Timeline{}
 
-	seed := sim.Seed(o.seed, 0)
-	cfg := sim.DialChunkCap.Set(baseConfig(o.horizon), float64(o.claim))
+	seed := analysis.Seed(o.seed, 0)
+	cfg := analysis.DialChunkCap.Set(baseConfig(o.horizon), float64(o.claim))
 	cfg.Seed = seed
 	src, err := documents(o.horizon).Source(o.probe, seed)
 	if err != nil {

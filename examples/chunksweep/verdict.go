@@ -7,21 +7,22 @@ import (
 	"slices"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 // claimExperiment is the hypothesis declared before any run — a -claim
 // chunk cap raises the knee by at least -threshold over vLLM's defaults —
 // as an experiment on the knee: A is the defaults, B the chunk cap, each
 // block a curve over the loads on one seed for both.
-func claimExperiment(o options, loads []float64) sim.Experiment {
+func claimExperiment(o options, loads []float64) analysis.Experiment {
 	base := baseConfig(o.horizon)
-	return sim.Experiment{
-		Hypothesis: sim.Hypothesis{
+	return analysis.Experiment{
+		Hypothesis: analysis.Hypothesis{
 			Claim: fmt.Sprintf("a %d-token prefill chunk cap raises the knee by at least %g %% over vLLM's defaults",
 				o.claim, 100*o.threshold),
-			Metric: sim.MetricKnee, Threshold: o.threshold,
+			Metric: analysis.MetricKnee, Threshold: o.threshold,
 		},
-		A: base, B: sim.DialChunkCap.Set(base, float64(o.claim)),
+		A: base, B: analysis.DialChunkCap.Set(base, float64(o.claim)),
 		Workload: documents(o.horizon), Loads: loads, Blocks: o.blocks, BaseSeed: o.seed,
 	}
 }
@@ -29,7 +30,7 @@ func claimExperiment(o options, loads []float64) sim.Experiment {
 // testClaim runs the experiment over the loads the baseline's curve and
 // the claim's curve (if swept) were measured at, so that both knees lie
 // inside them when the sweeps found them.
-func testClaim(studies []study, o options) (sim.Experiment, *sim.Result, error) {
+func testClaim(studies []study, o options) (analysis.Experiment, *analysis.Result, error) {
 	var loads []float64
 	for _, s := range studies {
 		r := s.result
@@ -54,13 +55,13 @@ func testClaim(studies []study, o options) (sim.Experiment, *sim.Result, error) 
 
 // writeVerdict prints the hypothesis, the verdict on the paired knee
 // improvement, and where B loses or wins in attainment.
-func writeVerdict(w io.Writer, x sim.Experiment, r *sim.Result, studies []study) {
+func writeVerdict(w io.Writer, x analysis.Experiment, r *analysis.Result, studies []study) {
 	h := r.Hypothesis
 	fmt.Fprintf(w, "\nHypothesis, declared before the runs: %s (metric %s, threshold %+.0f %%)\n", h.Claim, h.Metric.Name, 100*h.Threshold)
 	fmt.Fprintf(w, "%d paired blocks, A (defaults) and B (chunk cap) on common random numbers; each block's knee is where its\n", r.Blocks)
 	fmt.Fprintf(w, "attainment over %d loads (%s to %s req/s) crosses the 0.95 target\n", len(x.Loads), rate(x.Loads[0]), rate(x.Loads[len(x.Loads)-1]))
 	switch {
-	case r.Verdict == sim.NoMeasured:
+	case r.Verdict == analysis.NoMeasured:
 		fmt.Fprintf(w, "verdict:  none: in no block did both A's and B's attainment cross the target inside the loads (B's knee %s req/s)\n",
 			claimKnee(studies, x))
 	default:
@@ -72,7 +73,7 @@ func writeVerdict(w io.Writer, x sim.Experiment, r *sim.Result, studies []study)
 
 // claimKnee is how the chunk-cap sweep saw the claim's knee, or "not
 // swept".
-func claimKnee(studies []study, x sim.Experiment) string {
+func claimKnee(studies []study, x analysis.Experiment) string {
 	for _, s := range studies {
 		if s.short != "chunk" {
 			continue
@@ -90,7 +91,7 @@ func claimKnee(studies []study, x sim.Experiment) string {
 // sweep's probe points: what the claim's chunk cap did to the ITL tax,
 // and what it cost in TTFT.
 func writeChain(w io.Writer, studies []study, o options) {
-	var def, b *sim.Point
+	var def, b *analysis.Point
 	var slo sim.SLO
 	for _, s := range studies {
 		if s.short != "chunk" {

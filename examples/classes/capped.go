@@ -8,19 +8,20 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 )
 
 // capRow is one cap's sweep at the offered rate, and what its clients saw.
 type capRow struct {
 	cap   int // 0: no cap
-	sweep sim.Sweep
-	curve *sim.Curve
+	sweep analysis.Sweep
+	curve *analysis.Curve
 	obs   []clientObs // one per replication
 }
 
 // point is the row's only point.
-func (r *capRow) point() *sim.Point { return &r.curve.Points[0] }
+func (r *capRow) point() *analysis.Point { return &r.curve.Points[0] }
 
 // capConfig is the replica with a client cap of c requests in flight (0:
 // none).
@@ -37,7 +38,7 @@ func capStudy(o options) ([]capRow, error) {
 		for i := range row.obs {
 			row.obs[i] = clientObs{horizon: o.horizon, ttftMin: math.MaxInt64}
 		}
-		row.sweep = sim.Sweep{Config: capConfig(o, c), Workload: sim.Poisson(lengths), Grid: sim.Grid{Loads: []float64{o.rate}},
+		row.sweep = analysis.Sweep{Config: capConfig(o, c), Workload: sim.Poisson(lengths), Grid: analysis.Grid{Loads: []float64{o.rate}},
 			Reps: o.reps, BaseSeed: o.seed, Workers: o.workers,
 			Observe: func(_ float64, rep int) sim.Observer { return &row.obs[rep] }}
 		var err error

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/report"
 )
 
@@ -54,10 +54,10 @@ func writeCards(w io.Writer, o options, caps []capRow, cls classStudy) error {
 }
 
 // card fills a card for one of the example's sweeps.
-func card(o options, sw sim.Sweep, c *sim.Curve, claim string) (report.Card, error) {
+func card(o options, sw analysis.Sweep, c *analysis.Curve, claim string) (report.Card, error) {
 	card := report.NewCard(sw, c, 0)
 	card.Claim = claim
-	fp, err := report.Fingerprint(sw.Workload, sim.Seed(o.seed, 0), 10_000)
+	fp, err := report.Fingerprint(sw.Workload, analysis.Seed(o.seed, 0), 10_000)
 	if err != nil {
 		return card, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 )
 
@@ -36,9 +37,9 @@ var policies = []struct {
 // classStudy is each policy's sweep of the two classes and the verdict of
 // Priority against FCFS on the interactive class.
 type classStudy struct {
-	sweeps  []sim.Sweep
-	curves  []*sim.Curve
-	verdict *sim.Result // nil with one replication
+	sweeps  []analysis.Sweep
+	curves  []*analysis.Curve
+	verdict *analysis.Result // nil with one replication
 }
 
 func classConfig(o options, p engine.Policy) sim.Config {
@@ -47,16 +48,16 @@ func classConfig(o options, p engine.Policy) sim.Config {
 
 // hypothesis is declared before any run: near the knee, Priority raises
 // the interactive class's attainment by 2 % or more over FCFS.
-var hypothesis = sim.Hypothesis{
+var hypothesis = analysis.Hypothesis{
 	Claim:     "near the knee, serving the interactive class first (Priority) raises its SLO attainment by at least 2 % over FCFS",
-	Metric:    sim.MetricClassAttainment("interactive"),
+	Metric:    analysis.MetricClassAttainment("interactive"),
 	Threshold: 0.02,
 }
 
 func classStudyOf(o options) (classStudy, error) {
 	var s classStudy
 	for _, p := range policies {
-		sw := sim.Sweep{Config: classConfig(o, p.policy), Workload: mix, Grid: sim.Grid{Loads: o.loads},
+		sw := analysis.Sweep{Config: classConfig(o, p.policy), Workload: mix, Grid: analysis.Grid{Loads: o.loads},
 			Reps: o.reps, BaseSeed: o.seed, Workers: o.workers}
 		c, err := sw.Run()
 		if err != nil {
@@ -67,7 +68,7 @@ func classStudyOf(o options) (classStudy, error) {
 	if o.reps < 2 {
 		return s, nil // one replication: no interval, so no verdict
 	}
-	x := sim.Experiment{Hypothesis: hypothesis, A: classConfig(o, policies[0].policy), B: classConfig(o, policies[1].policy),
+	x := analysis.Experiment{Hypothesis: hypothesis, A: classConfig(o, policies[0].policy), B: classConfig(o, policies[1].policy),
 		Workload: mix, Loads: o.near, Blocks: o.reps, BaseSeed: o.seed, Workers: o.workers, AllLoads: true}
 	var err error
 	s.verdict, err = x.Run()
@@ -110,20 +111,20 @@ func writeClasses(w io.Writer, o options, s classStudy) {
 }
 
 // knee prints a knee with its interval, or why it was not found.
-func knee(k sim.Knee) string {
+func knee(k analysis.Knee) string {
 	if !k.Found {
 		return "not found (" + k.Reason() + ")"
 	}
 	return estimate(k.Load, "%.2f") + " req/s"
 }
 
-func writeVerdict(w io.Writer, o options, r *sim.Result) {
+func writeVerdict(w io.Writer, o options, r *analysis.Result) {
 	fmt.Fprintf(w, "\n   hypothesis (declared before the runs; A: FCFS, B: Priority): %s.\n", hypothesis.Claim)
 	if r == nil {
 		fmt.Fprintf(w, "   verdict: n/a (one replication): a verdict needs an interval across paired seeds; run -reps 2 or more.\n")
 		return
 	}
-	if r.Verdict == sim.NoMeasured {
+	if r.Verdict == analysis.NoMeasured {
 		fmt.Fprintf(w, "   verdict: %s over %s req/s in %d paired seeds: no block measured an interactive request under both policies; lengthen -horizon (%v).\n",
 			r.Verdict, loadList(r.Loads), r.Blocks, o.horizon)
 	} else {
@@ -131,7 +132,7 @@ func writeVerdict(w io.Writer, o options, r *sim.Result) {
 			improvement(r.Improvement), loadList(r.Loads), r.Blocks, sentence(r.Boundary()))
 	}
 	for _, l := range r.Loads {
-		if l.Verdict == sim.NoMeasured {
+		if l.Verdict == analysis.NoMeasured {
 			fmt.Fprintf(w, "     %5.2f req/s: %s\n", l.Load, l.Verdict)
 			continue
 		}
@@ -159,7 +160,7 @@ func sentence(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-func loadList(ls []sim.LoadResult) string {
+func loadList(ls []analysis.LoadResult) string {
 	s := make([]string, len(ls))
 	for i, l := range ls {
 		s[i] = fmt.Sprintf("%g", l.Load)
@@ -167,7 +168,7 @@ func loadList(ls []sim.LoadResult) string {
 	return strings.Join(s, ", ")
 }
 
-func countRuns(cs []*sim.Curve) int {
+func countRuns(cs []*analysis.Curve) int {
 	n := 0
 	for _, c := range cs {
 		for _, p := range c.Points {
@@ -179,7 +180,7 @@ func countRuns(cs []*sim.Curve) int {
 
 // classesAddUp reports whether, in every run, the classes' offered and
 // good requests sum to the run's own.
-func classesAddUp(cs []*sim.Curve) bool {
+func classesAddUp(cs []*analysis.Curve) bool {
 	for _, c := range cs {
 		for _, p := range c.Points {
 			for _, r := range p.Runs {

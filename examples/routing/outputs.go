@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/chart"
 	"github.com/servesim/servesim/sim/report"
 )
@@ -91,7 +91,7 @@ func levelCard(out *outcome, o options) (report.Card, error) {
 	if out.result[0] != nil {
 		card.Verdict = report.VerdictOf(out.result[0])
 	}
-	fp, err := report.Fingerprint(out.sweeps[pa].Workload, sim.Seed(o.seed, 0), fingerprintRequests)
+	fp, err := report.Fingerprint(out.sweeps[pa].Workload, analysis.Seed(o.seed, 0), fingerprintRequests)
 	if err != nil {
 		return card, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/report"
 	"github.com/servesim/servesim/sim/stats"
 )
@@ -97,7 +98,7 @@ func verdictLine(out *outcome) string {
 	for k, base := range baselines {
 		bases[k] = base.name
 	}
-	var results []*sim.Result
+	var results []*analysis.Result
 	if out.loads != nil {
 		results = out.result
 	}
@@ -106,7 +107,7 @@ func verdictLine(out *outcome) string {
 }
 
 // knee prints a curve's knee with its interval, or why it has none.
-func knee(c *sim.Curve) string {
+func knee(c *analysis.Curve) string {
 	k := c.Knee
 	switch {
 	case !k.Found:

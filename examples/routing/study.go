@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -63,11 +64,11 @@ func config(r sim.Router, o options) sim.Config {
 
 // hypothesis is declared before any run: B is PrefixAffinity, A the
 // baseline.
-func hypothesis(base router, o options) sim.Hypothesis {
-	return sim.Hypothesis{
+func hypothesis(base router, o options) analysis.Hypothesis {
+	return analysis.Hypothesis{
 		Claim: fmt.Sprintf("On a fleet of %d Atlas TP4 replicas, PrefixAffinity raises TTFT-qualified goodput by at least %.3g %% over %s at the operating loads",
 			o.replicas, 100*o.threshold, base.name),
-		Metric:    sim.MetricGoodput,
+		Metric:    analysis.MetricGoodput,
 		Threshold: o.threshold,
 	}
 }
@@ -75,21 +76,21 @@ func hypothesis(base router, o options) sim.Hypothesis {
 // outcome is what one reuse level found.
 type outcome struct {
 	level
-	sweeps []sim.Sweep  // one per router, in the order of routers
-	curves []*sim.Curve // one per router
-	loads  []float64    // operating loads; nil when RoundRobin's knee was not found
-	tests  []sim.Experiment
-	result []*sim.Result // per baseline; nil without operating loads
+	sweeps []analysis.Sweep  // one per router, in the order of routers
+	curves []*analysis.Curve // one per router
+	loads  []float64         // operating loads; nil when RoundRobin's knee was not found
+	tests  []analysis.Experiment
+	result []*analysis.Result // per baseline; nil without operating loads
 }
 
 // sweepLevel sweeps every router at one reuse level, the routers side by
 // side (each sweep runs its replications in parallel as well).
 func sweepLevel(l level, o options) (*outcome, error) {
-	out := &outcome{level: l, sweeps: make([]sim.Sweep, len(routers)), curves: make([]*sim.Curve, len(routers))}
+	out := &outcome{level: l, sweeps: make([]analysis.Sweep, len(routers)), curves: make([]*analysis.Curve, len(routers))}
 	errs := make([]error, len(routers))
 	var wg sync.WaitGroup
 	for i, r := range routers {
-		out.sweeps[i] = sim.Sweep{Config: config(r.router, o), Workload: requests(l, o), Grid: sim.Grid{Start: o.start},
+		out.sweeps[i] = analysis.Sweep{Config: config(r.router, o), Workload: requests(l, o), Grid: analysis.Grid{Start: o.start},
 			Reps: o.reps, BaseSeed: o.seed, Workers: o.workers}
 		wg.Go(func() {
 			out.curves[i], errs[i] = out.sweeps[i].Run()
@@ -111,7 +112,7 @@ func operate(out *outcome, o options) {
 		}
 	}
 	for _, base := range baselines {
-		out.tests = append(out.tests, sim.Experiment{
+		out.tests = append(out.tests, analysis.Experiment{
 			Hypothesis: hypothesis(base, o),
 			A:          config(base.router, o), B: config(prefixAffinity.router, o),
 			Workload: requests(out.level, o), Loads: out.loads, Blocks: o.blocks, BaseSeed: o.seed, Workers: o.workers,
@@ -122,7 +123,7 @@ func operate(out *outcome, o options) {
 // test runs the level's experiments side by side; a level without
 // operating loads has no results.
 func test(out *outcome) error {
-	out.result = make([]*sim.Result, len(out.tests))
+	out.result = make([]*analysis.Result, len(out.tests))
 	if out.loads == nil {
 		return nil
 	}
@@ -184,7 +185,7 @@ func each(n int, f func(i int) error) error {
 // hitRate pools the prefix hit rate of a point's runs: prompt tokens
 // served from a prefix cache over all prompt tokens of the measured
 // requests (NaN without any).
-func hitRate(p *sim.Point) float64 {
+func hitRate(p *analysis.Point) float64 {
 	var cached, input int
 	for i := range p.Runs {
 		cached += p.Runs[i].Cached
@@ -199,7 +200,7 @@ func hitRate(p *sim.Point) float64 {
 // imbalance is the mean over a point's runs of the busiest replica's
 // share of measured requests over the mean share (1 is even; NaN without
 // any).
-func imbalance(p *sim.Point) float64 {
+func imbalance(p *analysis.Point) float64 {
 	sum, n := 0.0, 0
 	for i := range p.Runs {
 		if v := p.Runs[i].Imbalance.Requests; !math.IsNaN(v) {
@@ -215,7 +216,7 @@ func imbalance(p *sim.Point) float64 {
 // commonLoad is the load every curve ran that lies nearest to target
 // (every automatic sweep starts at -start and grows by the same factor,
 // so they share their geometric points), or NaN if they share none.
-func commonLoad(curves []*sim.Curve, target float64) float64 {
+func commonLoad(curves []*analysis.Curve, target float64) float64 {
 	best := math.NaN()
 	for _, p := range curves[0].Points {
 		shared := true
@@ -233,7 +234,7 @@ func commonLoad(curves []*sim.Curve, target float64) float64 {
 }
 
 // pointAt is the curve's point at load, or nil.
-func pointAt(c *sim.Curve, load float64) *sim.Point {
+func pointAt(c *analysis.Curve, load float64) *analysis.Point {
 	for i := range c.Points {
 		if c.Points[i].Load == load {
 			return &c.Points[i]

@@ -17,6 +17,7 @@ import (
 	"github.com/servesim/servesim/internal/golden"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/report"
 	"github.com/servesim/servesim/workload"
 )
@@ -37,7 +38,7 @@ func shrink(t *testing.T, name string, edit func(s *scenario.Scenario)) string {
 // and a four-minute horizon (examples/capacity's test run).
 func smallAtlas(s *scenario.Scenario) {
 	s.Sweep.Reps = 2
-	s.Sweep.Grid = sim.Grid{Loads: []float64{1, 2, 2.5}}
+	s.Sweep.Grid = analysis.Grid{Loads: []float64{1, 2, 2.5}}
 	s.Sweep.Config.Horizon = 4 * time.Minute
 }
 
@@ -123,7 +124,7 @@ func TestCapacityCardRerunsByteIdentical(t *testing.T) {
 	b, err := os.ReadFile(card)
 	require.NoError(t, err)
 	old := filepath.Join(t.TempDir(), "old-card.json")
-	require.NoError(t, os.WriteFile(old, bytes.Replace(b, []byte(sim.AnalysisRevision()), []byte("servesim-analysis/1"), 1), 0o644))
+	require.NoError(t, os.WriteFile(old, bytes.Replace(b, []byte(analysis.AnalysisRevision()), []byte("servesim-analysis/1"), 1), 0o644))
 	err = run(&bytes.Buffer{}, []string{"-config", old, "-no-files"})
 	assert.ErrorIs(t, err, scenario.ErrRevision)
 }
@@ -236,11 +237,11 @@ func TestExperimentDialAndReplay(t *testing.T) {
 		want  []string
 		files []string
 	}{
-		{scenario.Scenario{Name: "ab", Experiment: &sim.Experiment{
-			Hypothesis: sim.Hypothesis{Claim: "a 256-token chunk cap raises goodput by 5 %", Metric: sim.MetricGoodput, Threshold: 0.05},
+		{scenario.Scenario{Name: "ab", Experiment: &analysis.Experiment{
+			Hypothesis: analysis.Hypothesis{Claim: "a 256-token chunk cap raises goodput by 5 %", Metric: analysis.MetricGoodput, Threshold: 0.05},
 			A:          cfg, B: chunked, Workload: sw.Sweep.Workload, Loads: []float64{1, 3}, Blocks: 2}},
 			[]string{"hypothesis, declared before the runs: a 256-token chunk cap", "\nverdict ab: "}, []string{"ab-card.json", "ab-card.md"}},
-		{scenario.Scenario{Name: "chunk", Claim: "the chunk cap moves the knee", DialSweep: &sim.DialSweep{Sweep: *sw.Sweep, Dial: sim.DialChunkCap, Values: []float64{0, 256}}},
+		{scenario.Scenario{Name: "chunk", Claim: "the chunk cap moves the knee", DialSweep: &analysis.DialSweep{Sweep: *sw.Sweep, Dial: analysis.DialChunkCap, Values: []float64{0, 256}}},
 			[]string{"dial Engine.ChunkCap (tokens), baseline 0", "knee − baseline's"}, []string{"chunk-card.json", "chunk-dial.png"}},
 		{scenario.Scenario{Name: "replay", Replay: &scenario.Replay{Config: cfg, Path: filepath.Join("..", "tracereplay", "testdata", "conversations.csv"), Trace: trace}},
 			[]string{"replay:    ", "measured:  ", `summary:   {"endpoint_type"`}, []string{"replay-cdf.png", "replay-events.jsonl"}},

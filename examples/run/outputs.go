@@ -11,6 +11,7 @@ import (
 
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/chart"
 	"github.com/servesim/servesim/sim/report"
 )
@@ -45,7 +46,7 @@ func newOutputs(s, embed scenario.Scenario, command string) *outputs {
 
 // observe gives the sweep's runs event files, in events/ (or under it in
 // sub, for one sweep of several), when the scenario writes events.
-func (o *outputs) observe(sw *sim.Sweep, sub string) error {
+func (o *outputs) observe(sw *analysis.Sweep, sub string) error {
 	if !o.writes(scenario.WriteEvents) {
 		return nil
 	}
@@ -142,7 +143,7 @@ func writeFile(path string, write func(io.Writer) error) error {
 // description (its String) and the fingerprint of its unit-rate stream.
 func describe(c *report.Card, wl sim.Workload, base uint64) error {
 	c.Workload.Description = fmt.Sprint(wl)
-	fp, err := report.Fingerprint(wl, sim.Seed(base, 0), fingerprintRequests)
+	fp, err := report.Fingerprint(wl, analysis.Seed(base, 0), fingerprintRequests)
 	if err != nil {
 		return err
 	}

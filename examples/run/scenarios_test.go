@@ -13,6 +13,7 @@ import (
 	"github.com/servesim/servesim/internal/golden"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -51,7 +52,7 @@ func atlasCapacity(t *testing.T) scenario.Scenario {
 		Name:  "atlas-capacity",
 		Title: "Atlas TP4 goodput curve (simulated)",
 		Claim: fmt.Sprintf("The Atlas TP4 replica keeps 95 %% of requests within TTFT <= %v and every ITL <= %v up to the knee reported below.", p.SLO.TTFT, p.SLO.ITL),
-		Sweep: &sim.Sweep{
+		Sweep: &analysis.Sweep{
 			Config: sim.Config{
 				Engine: engine.Config{MaxSeqs: p.Batch, MaxBatchedTokens: p.Budget, ChunkCap: p.ChunkCap},
 				Model:  r.Cost,
@@ -59,10 +60,10 @@ func atlasCapacity(t *testing.T) scenario.Scenario {
 				Window: sim.Window{Warmup: time.Minute, Horizon: 10 * time.Minute},
 			},
 			Workload:   sim.Poisson(workload.Fixed(p.PromptTokens, p.OutputTokens)),
-			Grid:       sim.Grid{Start: 0.5},
+			Grid:       analysis.Grid{Start: 0.5},
 			Reps:       5,
 			Target:     0.95,
-			ModelError: sim.ModelError{Scale: 0.1},
+			ModelError: analysis.ModelError{Scale: 0.1},
 			Capacity:   e.ServingCapacity.Value,
 		},
 		Operating: 1.5,
@@ -93,15 +94,15 @@ func routing() scenario.Scenario {
 		wl := sim.SyntheticWorkload{Spec: workload.Synthetic{Duration: 2 * horizon, Lengths: workload.Fixed(500, 200), Prefix: l.prefix}}
 		g := scenario.Group{Name: l.name}
 		for _, r := range routers {
-			g.Sweeps = append(g.Sweeps, scenario.NamedSweep{Name: r.name, Sweep: sim.Sweep{Config: config(r.r), Workload: wl, Grid: sim.Grid{Start: 2}, Reps: 4}})
+			g.Sweeps = append(g.Sweeps, scenario.NamedSweep{Name: r.name, Sweep: analysis.Sweep{Config: config(r.r), Workload: wl, Grid: analysis.Grid{Start: 2}, Reps: 4}})
 		}
 		for _, base := range routers[:2] {
 			g.Experiments = append(g.Experiments, scenario.Comparison{
 				A: base.name, B: "PrefixAffinity",
-				Experiment: sim.Experiment{
-					Hypothesis: sim.Hypothesis{
+				Experiment: analysis.Experiment{
+					Hypothesis: analysis.Hypothesis{
 						Claim:     fmt.Sprintf("On a fleet of %d Atlas TP4 replicas, PrefixAffinity raises TTFT-qualified goodput by at least 5 %% over %s at the operating loads", replicas, base.name),
-						Metric:    sim.MetricGoodput,
+						Metric:    analysis.MetricGoodput,
 						Threshold: 0.05,
 					},
 					A: config(base.r), B: config(sim.PrefixAffinity{}), Workload: wl, Blocks: 12,

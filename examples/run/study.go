@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/servesim/servesim/scenario"
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/chart"
 	"github.com/servesim/servesim/sim/report"
 	"github.com/servesim/servesim/sim/stats"
@@ -20,10 +20,10 @@ import (
 // groupRun is what one group of a study found.
 type groupRun struct {
 	g       scenario.Group
-	sweeps  []sim.Sweep
-	curves  []*sim.Curve
-	tests   []sim.Experiment // the experiments with their loads
-	results []*sim.Result    // nil where an experiment had no loads
+	sweeps  []analysis.Sweep
+	curves  []*analysis.Curve
+	tests   []analysis.Experiment // the experiments with their loads
+	results []*analysis.Result    // nil where an experiment had no loads
 }
 
 // runStudy runs every group side by side (within a group, its sweeps side
@@ -69,7 +69,7 @@ func runStudy(w io.Writer, s scenario.Scenario, out *outputs) error {
 
 // run sweeps the group, picks the experiments' loads and runs them.
 func (r *groupRun) run() error {
-	r.curves = make([]*sim.Curve, len(r.sweeps))
+	r.curves = make([]*analysis.Curve, len(r.sweeps))
 	if err := each(len(r.sweeps), func(i int) (err error) {
 		if r.curves[i], err = r.sweeps[i].Run(); err != nil {
 			err = fmt.Errorf("%s, %s sweep: %w", r.g.Name, r.g.Sweeps[i].Name, err)
@@ -89,7 +89,7 @@ func (r *groupRun) run() error {
 		}
 		r.tests = append(r.tests, x)
 	}
-	r.results = make([]*sim.Result, len(r.tests))
+	r.results = make([]*analysis.Result, len(r.tests))
 	return each(len(r.tests), func(i int) (err error) {
 		if len(r.tests[i].Loads) == 0 {
 			return nil
@@ -103,7 +103,7 @@ func (r *groupRun) run() error {
 }
 
 // curve is the curve of the group's sweep named name.
-func (r *groupRun) curve(name string) *sim.Curve {
+func (r *groupRun) curve(name string) *analysis.Curve {
 	for i, s := range r.g.Sweeps {
 		if s.Name == name {
 			return r.curves[i]
@@ -210,7 +210,7 @@ func (r *groupRun) card(s scenario.Scenario, out *outputs) (report.Card, error) 
 	case r.results[0] != nil:
 		card = report.NewExperimentCard(r.tests[0], r.results[0])
 	default:
-		card = report.NewExperimentCard(r.tests[0], &sim.Result{})
+		card = report.NewExperimentCard(r.tests[0], &analysis.Result{})
 	}
 	card.Title = title(s) + ", " + r.g.Name
 	if len(r.g.Experiments) > 0 {
@@ -252,7 +252,7 @@ func each(n int, f func(i int) error) error {
 }
 
 // knee prints a curve's knee with its interval, or why it has none.
-func knee(c *sim.Curve) string {
+func knee(c *analysis.Curve) string {
 	k := c.Knee
 	switch {
 	case !k.Found:

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/servesim/servesim/scenario"
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/chart"
 	"github.com/servesim/servesim/sim/report"
 	"github.com/servesim/servesim/sim/stats"
@@ -60,7 +60,7 @@ func runSweep(w io.Writer, s scenario.Scenario, out *outputs) error {
 }
 
 // writeSetup says what runs, before it runs.
-func writeSetup(w io.Writer, sw sim.Sweep) {
+func writeSetup(w io.Writer, sw analysis.Sweep) {
 	cfg := sw.Config.WithDefaults()
 	e := cfg.Engine
 	fmt.Fprintf(w, "workload:  %v\n", sw.Workload)
@@ -78,7 +78,7 @@ func writeSetup(w io.Writer, sw sim.Sweep) {
 }
 
 // writeCurve writes the curve, a row per load.
-func writeCurve(w io.Writer, c *sim.Curve) {
+func writeCurve(w io.Writer, c *analysis.Curve) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "load\tutil\tgoodput\t\tattainment\t\tTTFT p50\tTTFT p99\tITL p99\tstate\t\n")
 	fmt.Fprintf(tw, "%s\t%%\t%s\t95%% CI\t\t95%% CI\tms\tms\tms\t\t\n", c.Axis.Unit(), "req/s")
@@ -102,7 +102,7 @@ func writeCurve(w io.Writer, c *sim.Curve) {
 // writeFindings writes the knee, the peak, the collapse and the headroom
 // at the operating load, with their intervals and model ranges, and the
 // curve's warnings.
-func writeFindings(w io.Writer, c *sim.Curve, op float64) {
+func writeFindings(w io.Writer, c *analysis.Curve, op float64) {
 	unit, k, b := c.Axis.Unit(), c.Knee, c.Band
 	if k.Found {
 		fmt.Fprintf(w, "knee       %.3f %s %s over seeds: the highest load with attainment >= %.2f\n", k.Load.Center, unit, interval(k.Load, "%.3f"), c.Target)
@@ -133,7 +133,7 @@ func writeFindings(w io.Writer, c *sim.Curve, op float64) {
 }
 
 // percentRange prints a relative range in per cent.
-func percentRange(r sim.Range) string {
+func percentRange(r analysis.Range) string {
 	lo, hi := fmt.Sprintf("%+.0f %%", 100*r.Lo), fmt.Sprintf("%+.0f %%", 100*r.Hi)
 	if r.LoBelow {
 		lo = "< " + lo

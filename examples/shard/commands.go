@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/servesim/servesim/scenario"
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/shard"
 )
 
@@ -75,9 +75,9 @@ func shardOf(o *options) (shard.ID, error) {
 // outcome is what a study gives: a sweep's curve, a dial sweep's result
 // or an experiment's.
 type outcome struct {
-	curve  *sim.Curve
-	dial   *sim.DialResult
-	result *sim.Result
+	curve  *analysis.Curve
+	dial   *analysis.DialResult
+	result *analysis.Result
 }
 
 // mergeShards reads the shard files of -in, merges them and reports.

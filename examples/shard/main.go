@@ -21,7 +21,7 @@
 // merge writes embeds the scenario, so go run ./examples/run -config
 // card.json reruns it on one machine.
 //
-// A sweep with an automatic grid (sim.Grid.Start) cannot be sharded: it
+// A sweep with an automatic grid (analysis.Grid.Start) cannot be sharded: it
 // chooses each load from the results at the loads before it. Shard one
 // with explicit loads (-loads, Grid.Loads), for instance those an
 // automatic sweep on one machine chose. Neither can a scenario's study of

@@ -17,6 +17,7 @@ import (
 	"github.com/servesim/servesim/internal/testlong"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/shard"
 	"github.com/servesim/servesim/workload"
 )
@@ -115,19 +116,19 @@ func TestStudyFile(t *testing.T) {
 // merge into what they print and write unsharded, card included (which
 // embeds the scenario).
 func TestDialSweepAndExperimentScenarios(t *testing.T) {
-	sw := sim.Sweep{
+	sw := analysis.Sweep{
 		Config:   sim.Config{Window: sim.Window{Warmup: 15 * time.Second, Horizon: 90 * time.Second}},
 		Workload: sim.Poisson(workload.Fixed(2000, 200)),
-		Grid:     sim.Grid{Loads: []float64{1, 2, 3}},
+		Grid:     analysis.Grid{Loads: []float64{1, 2, 3}},
 		Reps:     2,
 	}
-	x := sim.Experiment{
-		Hypothesis: sim.Hypothesis{Claim: "a 256-token chunk cap raises goodput by 5 %", Metric: sim.MetricGoodput, Threshold: 0.05},
-		A:          sw.Config, B: sim.DialChunkCap.Set(sw.Config, 256),
+	x := analysis.Experiment{
+		Hypothesis: analysis.Hypothesis{Claim: "a 256-token chunk cap raises goodput by 5 %", Metric: analysis.MetricGoodput, Threshold: 0.05},
+		A:          sw.Config, B: analysis.DialChunkCap.Set(sw.Config, 256),
 		Workload: sw.Workload, Loads: []float64{1, 2}, Blocks: 3,
 	}
 	for name, sc := range map[string]scenario.Scenario{
-		"dial":       {Name: "dial", DialSweep: &sim.DialSweep{Sweep: sw, Dial: sim.DialChunkCap, Values: []float64{0, 256}, Probe: 1}},
+		"dial":       {Name: "dial", DialSweep: &analysis.DialSweep{Sweep: sw, Dial: analysis.DialChunkCap, Values: []float64{0, 256}, Probe: 1}},
 		"experiment": {Name: "experiment", Experiment: &x},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -152,9 +153,9 @@ func TestDialSweepAndExperimentScenarios(t *testing.T) {
 // What a merge cannot build from shards is refused, saying why.
 func TestUnshardableScenarios(t *testing.T) {
 	dir := t.TempDir()
-	auto := scenario.Scenario{Sweep: &sim.Sweep{
+	auto := scenario.Scenario{Sweep: &analysis.Sweep{
 		Config:   sim.Config{Window: sim.Window{Warmup: 15 * time.Second, Horizon: 90 * time.Second}},
-		Workload: sim.Poisson(workload.Fixed(2000, 200)), Grid: sim.Grid{Start: 0.5},
+		Workload: sim.Poisson(workload.Fixed(2000, 200)), Grid: analysis.Grid{Start: 0.5},
 	}}
 	path := filepath.Join(dir, "auto.json")
 	require.NoError(t, scenario.Save(path, auto))

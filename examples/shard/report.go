@@ -10,6 +10,7 @@ import (
 
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/report"
 )
 
@@ -71,14 +72,14 @@ func describeWorkload(card *report.Card, s scenario.Scenario) {
 	if str, ok := wl.(fmt.Stringer); ok && card.Workload.Description == "" {
 		card.Workload.Description = str.String()
 	}
-	if fp, err := report.Fingerprint(wl, sim.Seed(seed, 0), fingerprintRequests); err == nil {
+	if fp, err := report.Fingerprint(wl, analysis.Seed(seed, 0), fingerprintRequests); err == nil {
 		card.Workload.Fingerprint = fp
 	}
 }
 
 // writeCurve writes a sweep's curve, knee, model band, peak, collapse and
 // warnings.
-func writeCurve(w io.Writer, c *sim.Curve) {
+func writeCurve(w io.Writer, c *analysis.Curve) {
 	fmt.Fprintf(w, "grid:      %d loads × %d replications, intervals at %.0f %% confidence\n\n", len(c.Points), len(c.Points[0].Runs), 100*c.Confidence)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "load\tgoodput\tattainment\tTTFT p99\tITL p99\tstate\t\n%s\t%s\t\tms\tms\t\t\n", c.Axis.Unit(), c.Axis.Unit())
@@ -106,7 +107,7 @@ func writeCurve(w io.Writer, c *sim.Curve) {
 
 // writeDial writes each dial value's knee and its paired difference to
 // the baseline's.
-func writeDial(w io.Writer, r *sim.DialResult) {
+func writeDial(w io.Writer, r *analysis.DialResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%s\tknee\tΔ knee vs baseline\tpaired through a bound\tunpaired\t\n", r.Dial.Name)
 	for i, v := range r.Values {
@@ -121,7 +122,7 @@ func writeDial(w io.Writer, r *sim.DialResult) {
 
 // writeVerdict writes an experiment's comparison at each load and its
 // verdicts.
-func writeVerdict(w io.Writer, r *sim.Result) {
+func writeVerdict(w io.Writer, r *analysis.Result) {
 	fmt.Fprintf(w, "claim:     %s\n\n", r.Hypothesis.Claim)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "load\tA\tB\timprovement\tverdict\t\n")

@@ -11,6 +11,7 @@ import (
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -97,13 +98,13 @@ func (st *studyOptions) atlas() (scenario.Scenario, error) {
 	if err != nil {
 		return scenario.Scenario{}, err
 	}
-	s := &sim.Sweep{
+	s := &analysis.Sweep{
 		Config:     sim.Config{Model: costmodel.Frozen{}, Window: sim.Window{Warmup: st.warmup, Horizon: st.horizon}},
 		Workload:   sim.Poisson(workload.Fixed(st.prompt, st.output)),
-		Grid:       sim.Grid{Loads: loads},
+		Grid:       analysis.Grid{Loads: loads},
 		Reps:       st.reps,
 		BaseSeed:   st.seed,
-		ModelError: sim.ModelError{Scale: st.modelError},
+		ModelError: analysis.ModelError{Scale: st.modelError},
 		Capacity:   e.ServingCapacity.Value,
 	}
 	if err := s.Validate(); err != nil {

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/report"
 )
 
@@ -24,7 +24,7 @@ const fingerprintRequests = 10_000
 // goodput curve (with tokens a step, acceptance and ITL per chunk and
 // per token at every load), the knee against K at the claim's α when the
 // grid swept it, and the verdict with its regime and boundary.
-func writeCard(w io.Writer, studies []study, x sim.Experiment, res *sim.Result, o options) error {
+func writeCard(w io.Writer, studies []study, x analysis.Experiment, res *analysis.Result, o options) error {
 	card, err := specCard(studies, x, res, o)
 	if err != nil {
 		return err
@@ -45,7 +45,7 @@ func writeCard(w io.Writer, studies []study, x sim.Experiment, res *sim.Result, 
 // specCard fills the card: B's curve from the grid when it swept the
 // claim's K at its α (else B's sweep runs once more), the dial sweep over
 // K at that α, and the experiment's verdict.
-func specCard(studies []study, x sim.Experiment, res *sim.Result, o options) (report.Card, error) {
+func specCard(studies []study, x analysis.Experiment, res *analysis.Result, o options) (report.Card, error) {
 	sw := sweepAt(o, o.claimK, o.claimAlpha, o.drafter)
 	curve, dial := claimCurve(studies, o)
 	if curve == nil {
@@ -63,7 +63,7 @@ func specCard(studies []study, x sim.Experiment, res *sim.Result, o options) (re
 	}
 	card.Title = fmt.Sprintf("Speculative decoding on Atlas TP4: K = %d at α = %g, %s", o.claimK, o.claimAlpha, o.drafter.short())
 	card.Claim = x.Hypothesis.Claim
-	fp, err := report.Fingerprint(sw.Workload, sim.Seed(o.seed, 0), fingerprintRequests)
+	fp, err := report.Fingerprint(sw.Workload, analysis.Seed(o.seed, 0), fingerprintRequests)
 	if err != nil {
 		return card, err
 	}
@@ -88,13 +88,13 @@ func specCard(studies []study, x sim.Experiment, res *sim.Result, o options) (re
 
 // dialOf is the dial sweep of one α: what ran and what it gave.
 type dialOf struct {
-	sweep  sim.DialSweep
-	result *sim.DialResult
+	sweep  analysis.DialSweep
+	result *analysis.DialResult
 }
 
 // claimCurve is B's curve from the grid, and the dial sweep over K at the
 // claim's α it came from; nil, nil when the grid did not sweep them.
-func claimCurve(studies []study, o options) (*sim.Curve, *dialOf) {
+func claimCurve(studies []study, o options) (*analysis.Curve, *dialOf) {
 	for _, s := range studies {
 		if s.alpha != o.claimAlpha {
 			continue

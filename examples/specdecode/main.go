@@ -2,12 +2,12 @@
 // (sim.Config{}) under open-loop Poisson arrivals of 2,000-token prompts
 // and 200-token answers: draft lengths K ∈ {0, 2, 4, 8} against i.i.d.
 // acceptance α ∈ {0.5, 0.7, 0.9}. For each (K, α) it prints the knee of
-// the goodput curve with its 95 % interval (sim.DialSweep: every K on the
+// the goodput curve with its 95 % interval (analysis.DialSweep: every K on the
 // same seeds, paired with K = 0), the mean tokens a step of K drafts emits
 // beside the theory (1 − α^(K+1))/(1 − α), ITL p99 per streamed chunk and
 // retokenized per token at a probe load, and the longest step the
 // scheduler can form. Then it tests a hypothesis declared before the runs
-// ("K = 4 at α = 0.7 improves goodput by at least 5 %", sim.Experiment
+// ("K = 4 at α = 0.7 improves goodput by at least 5 %", analysis.Experiment
 // with A = K 0 and B = K 4, α 0.7) and prints its verdict, its regime and
 // its boundary, and says at which load speculation stops paying, if it
 // does; and it sweeps the claim's K and α against heavier drafters, to

@@ -11,6 +11,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 )
 
@@ -105,7 +106,7 @@ func writeTable(w io.Writer, studies []study, o options) {
 // tokens are the mean tokens a full speculative step emitted at the probe
 // load, its interval over the replications, and the theory; 1 without
 // speculation.
-func tokens(p *sim.Point, k int, alpha float64) string {
+func tokens(p *analysis.Point, k int, alpha float64) string {
 	if k == 0 {
 		return "1\t-\t1"
 	}
@@ -117,7 +118,7 @@ func tokens(p *sim.Point, k int, alpha float64) string {
 }
 
 // itlCells are ITL p99 per chunk and retokenized at the probe load.
-func itlCells(p *sim.Point) string {
+func itlCells(p *analysis.Point) string {
 	if p.NoMeasured() {
 		return "-\t-"
 	}
@@ -126,7 +127,7 @@ func itlCells(p *sim.Point) string {
 
 // writeVerdict prints the hypothesis test as the abtest template does,
 // and where speculation stops paying among its loads.
-func writeVerdict(w io.Writer, x sim.Experiment, res *sim.Result, o options) {
+func writeVerdict(w io.Writer, x analysis.Experiment, res *analysis.Result, o options) {
 	h := x.Hypothesis
 	fmt.Fprintf(w, "\nHypothesis, declared before the runs: %s\n", h.Claim)
 	fmt.Fprintf(w, "%d paired blocks a load, A (K = 0) and B on each block's seed (common random numbers); window %v\n", res.Blocks, o.horizon-o.horizon/10)
@@ -134,7 +135,7 @@ func writeVerdict(w io.Writer, x sim.Experiment, res *sim.Result, o options) {
 	fmt.Fprintf(tw, "load\tA goodput\tB goodput\timprovement\t95%% CI\tverdict\t\n")
 	fmt.Fprintf(tw, "req/s\treq/s\treq/s\t%%\t%%\t\t\n")
 	for _, l := range res.Loads {
-		if l.Verdict == sim.NoMeasured {
+		if l.Verdict == analysis.NoMeasured {
 			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t%v\t\n", rate(l.Load), l.Verdict)
 			continue
 		}
@@ -174,10 +175,10 @@ func writeGain(w io.Writer, studies []study, o options) {
 
 // stopsPaying says at which loads B's goodput is below A's (the interval
 // of the improvement wholly below 0), and why.
-func stopsPaying(res *sim.Result, o options) string {
+func stopsPaying(res *analysis.Result, o options) string {
 	var worse []string
 	for _, l := range res.Loads {
-		if l.Verdict != sim.NoMeasured && l.Improvement.Hi < 0 {
+		if l.Verdict != analysis.NoMeasured && l.Improvement.Hi < 0 {
 			worse = append(worse, rate(l.Load))
 		}
 	}
@@ -199,7 +200,7 @@ func within(step time.Duration) string {
 
 // writeDrafters prints the claim's (K, α) under each heavier drafter, and
 // the draft step at which its longest step passes the ITL bound.
-func writeDrafters(w io.Writer, hs []heavier, base *sim.Curve, o options) {
+func writeDrafters(w io.Writer, hs []heavier, base *analysis.Curve, o options) {
 	fmt.Fprintf(w, "\nWhere it would stop paying: K = %d at α = %g against the drafter's step (K = 0's knee: %s %s req/s)\n",
 		o.claimK, o.claimAlpha, knee(base), kneeCI(base.Knee))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -222,9 +223,9 @@ func writeDrafters(w io.Writer, hs []heavier, base *sim.Curve, o options) {
 
 // versus says whether a knee lies above K = 0's: both intervals apart,
 // or the censored side.
-func versus(k, base sim.Knee) string {
+func versus(k, base analysis.Knee) string {
 	switch {
-	case k.Censored == sim.BelowLowest:
+	case k.Censored == analysis.BelowLowest:
 		return "below: stops paying"
 	case !k.Found || !base.Found:
 		return "-"
@@ -263,19 +264,19 @@ func crossing(o options) (time.Duration, bool) {
 }
 
 // knee prints the knee, or the side of the measured loads it lies beyond.
-func knee(c *sim.Curve) string {
+func knee(c *analysis.Curve) string {
 	switch k := c.Knee; {
 	case k.Found:
 		return fmt.Sprintf("%.3f", k.Load.Center)
-	case k.Censored == sim.BelowLowest:
+	case k.Censored == analysis.BelowLowest:
 		return fmt.Sprintf("< %.3g", k.FirstMiss)
-	case k.Censored == sim.AboveHighest:
+	case k.Censored == analysis.AboveHighest:
 		return fmt.Sprintf("> %.3g", k.LastMet)
 	}
 	return "none"
 }
 
-func kneeCI(k sim.Knee) string {
+func kneeCI(k analysis.Knee) string {
 	if !k.Found {
 		return "-"
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -37,15 +38,15 @@ func speculation(k int, alpha float64, d drafter) sim.Speculation {
 }
 
 // draftTokens is the dial a study turns: K at a fixed α and drafter.
-func draftTokens(alpha float64, d drafter) sim.Dial {
-	return sim.DialFunc("Speculation.Tokens", "draft tokens a step", func(c *sim.Config, v float64) {
+func draftTokens(alpha float64, d drafter) analysis.Dial {
+	return analysis.DialFunc("Speculation.Tokens", "draft tokens a step", func(c *sim.Config, v float64) {
 		c.Speculation = speculation(int(v), alpha, d)
 	})
 }
 
 // sweepAt is the sweep of one (K, α) under drafter d.
-func sweepAt(o options, k int, alpha float64, d drafter) sim.Sweep {
-	s := sim.Sweep{Config: baseConfig(o), Workload: sim.Poisson(lengths), Grid: sim.Grid{Start: o.start},
+func sweepAt(o options, k int, alpha float64, d drafter) analysis.Sweep {
+	s := analysis.Sweep{Config: baseConfig(o), Workload: sim.Poisson(lengths), Grid: analysis.Grid{Start: o.start},
 		Reps: o.reps, BaseSeed: o.seed}
 	s.Config.Speculation = speculation(k, alpha, d)
 	return s
@@ -54,7 +55,7 @@ func sweepAt(o options, k int, alpha float64, d drafter) sim.Sweep {
 // study is one α's dial sweep over K.
 type study struct {
 	alpha  float64
-	result *sim.DialResult
+	result *analysis.DialResult
 }
 
 // runStudies sweeps every K at every α, on the same seeds, each K paired
@@ -73,38 +74,38 @@ func runStudies(o options) ([]study, error) {
 
 // dialSweep is α's sweep over every K of o, each paired with K = 0 (the
 // first value).
-func dialSweep(o options, alpha float64) sim.DialSweep {
+func dialSweep(o options, alpha float64) analysis.DialSweep {
 	values := make([]float64, len(o.ks))
 	for i, k := range o.ks {
 		values[i] = float64(k)
 	}
-	return sim.DialSweep{Sweep: sweepAt(o, 0, alpha, o.drafter), Dial: draftTokens(alpha, o.drafter), Values: values, Probe: o.probe}
+	return analysis.DialSweep{Sweep: sweepAt(o, 0, alpha, o.drafter), Dial: draftTokens(alpha, o.drafter), Values: values, Probe: o.probe}
 }
 
 // hypothesis is the claim, declared before any run.
-func hypothesis(o options) sim.Hypothesis {
-	return sim.Hypothesis{
+func hypothesis(o options) analysis.Hypothesis {
+	return analysis.Hypothesis{
 		Claim: fmt.Sprintf("K = %d at α = %g (%s) improves goodput by at least %.0f %% over K = 0",
 			o.claimK, o.claimAlpha, o.drafter.short(), 100*o.threshold),
-		Metric:    sim.MetricGoodput,
+		Metric:    analysis.MetricGoodput,
 		Threshold: o.threshold,
 	}
 }
 
 // experiment is the hypothesis test: A is K = 0, B the claim's K and α
 // with the declared drafter, on paired seeded blocks at every load.
-func experiment(o options) sim.Experiment {
+func experiment(o options) analysis.Experiment {
 	a := baseConfig(o)
 	b := a
 	b.Speculation = speculation(o.claimK, o.claimAlpha, o.drafter)
-	return sim.Experiment{Hypothesis: hypothesis(o), A: a, B: b, Workload: sim.Poisson(lengths),
+	return analysis.Experiment{Hypothesis: hypothesis(o), A: a, B: b, Workload: sim.Poisson(lengths),
 		Loads: o.loads, Blocks: o.blocks, BaseSeed: o.seed}
 }
 
 // heavier is the claim's (K, α) under one drafter of the -drafters list.
 type heavier struct {
 	drafter drafter
-	curve   *sim.Curve
+	curve   *analysis.Curve
 }
 
 // runDrafters sweeps the claim's K and α under each drafter, on the

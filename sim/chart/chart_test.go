@@ -14,24 +14,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 	"gonum.org/v1/plot"
 )
 
 // atlasSweep is the Atlas TP4 sweep of the sim package's tests.
-func atlasSweep() sim.Sweep {
-	return sim.Sweep{
+func atlasSweep() analysis.Sweep {
+	return analysis.Sweep{
 		Config: sim.Config{Window: sim.Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
 		Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 			return workload.NewPoisson(seed, rate, int(rate*700)+10, workload.Fixed(2000, 200))
 		}),
-		Grid: sim.Grid{Start: 0.5},
+		Grid: analysis.Grid{Start: 0.5},
 		Reps: 4,
 	}
 }
 
-func atlasCurve(t *testing.T) *sim.Curve {
+func atlasCurve(t *testing.T) *analysis.Curve {
 	t.Helper()
 	c, err := atlasSweep().Run()
 	require.NoError(t, err)
@@ -93,9 +94,9 @@ func TestGoodputChartNamesItsMarks(t *testing.T) {
 }
 
 func TestChartsRefuseEmptyInputs(t *testing.T) {
-	_, err := Goodput(&sim.Curve{}, 0)
+	_, err := Goodput(&analysis.Curve{}, 0)
 	assert.Error(t, err)
-	_, err = Latency(&sim.Curve{})
+	_, err = Latency(&analysis.Curve{})
 	assert.Error(t, err)
 	_, err = CDF(&sim.Summary{})
 	assert.Error(t, err)
@@ -109,7 +110,7 @@ func TestChartsRefuseEmptyInputs(t *testing.T) {
 func TestChartsOfACurveWithoutIntervalsOrKnee(t *testing.T) {
 	sw := atlasSweep()
 	sw.Config.Window = sim.Window{Warmup: 10 * time.Second, Horizon: 70 * time.Second}
-	sw.Grid, sw.Reps = sim.Grid{Loads: []float64{0.25, 0.5}}, 1
+	sw.Grid, sw.Reps = analysis.Grid{Loads: []float64{0.25, 0.5}}, 1
 	c, err := sw.Run()
 	require.NoError(t, err)
 	require.False(t, c.Knee.Found)
@@ -137,7 +138,7 @@ func TestChartsOfACurveWithoutIntervalsOrKnee(t *testing.T) {
 func TestChartsOfLoadsThatMeasuredNothing(t *testing.T) {
 	sw := atlasSweep()
 	sw.Config.Window = sim.Window{Warmup: 10 * time.Second, Horizon: 70 * time.Second}
-	sw.Grid, sw.Reps = sim.Grid{Loads: []float64{0.0001, 1}}, 2
+	sw.Grid, sw.Reps = analysis.Grid{Loads: []float64{0.0001, 1}}, 2
 	c, err := sw.Run()
 	require.NoError(t, err)
 	require.True(t, c.Points[0].NoMeasured())
@@ -170,7 +171,7 @@ func TestChartsOfLoadsThatMeasuredNothing(t *testing.T) {
 // anything is past the knee: its goodput of 0 is drawn, not left out.
 func TestOverloadedLoadsKeepTheirGoodput(t *testing.T) {
 	est := func(x float64) stats.Interval { return stats.Interval{Center: x, Lo: math.NaN(), Hi: math.NaN()} }
-	c := &sim.Curve{Target: 0.95, Points: []sim.Point{
+	c := &analysis.Curve{Target: 0.95, Points: []analysis.Point{
 		{Load: 1, Runs: []sim.Summary{{Offered: 10}}, Goodput: est(1), Throughput: est(1)},
 		{Load: 1000, Runs: []sim.Summary{{Overloaded: true}}, Goodput: est(0), Throughput: est(3)},
 		{Load: 0.0001, Runs: []sim.Summary{{}}, Goodput: est(0), Throughput: est(0)},

@@ -12,13 +12,14 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 // Series is one configuration's curve on a chart that compares several:
 // a router of a fleet, a chunk cap, a replica type.
 type Series struct {
 	Name  string // the legend's label
-	Curve *sim.Curve
+	Curve *analysis.Curve
 }
 
 // palette are the series' colours in order, Okabe–Ito; a sixth series
@@ -79,7 +80,7 @@ func Goodputs(title string, series ...Series) (*plot.Plot, error) {
 
 // goodputTop is the highest goodput bound of c's measured points (the
 // throughput, which Goodputs does not draw, left out).
-func goodputTop(c *sim.Curve) float64 {
+func goodputTop(c *analysis.Curve) float64 {
 	top := 0.0
 	for _, pt := range measured(c) {
 		for _, v := range []float64{pt.Goodput.Center, pt.Goodput.Hi} {

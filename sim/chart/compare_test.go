@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -27,7 +28,7 @@ func fleetCurves(t *testing.T) []Series {
 		name   string
 		router sim.Router
 	}{{"RoundRobin", sim.RoundRobin{}}, {"PrefixAffinity", sim.PrefixAffinity{}}} {
-		c, err := sim.Sweep{
+		c, err := analysis.Sweep{
 			Config: sim.Config{
 				Fleet:  sim.Fleet{Replicas: sim.Copies(2, sim.Replica{}), Router: r.router},
 				Window: sim.Window{Warmup: 30 * time.Second, Horizon: 4 * time.Minute},
@@ -36,7 +37,7 @@ func fleetCurves(t *testing.T) []Series {
 				return workload.NewSynthetic(workload.Synthetic{Seed: seed, Duration: 10 * time.Minute, Arrival: workload.Arrival{Rate: rate},
 					Lengths: workload.Fixed(500, 200), Prefix: workload.FleetHighReuse})
 			}),
-			Grid: sim.Grid{Loads: []float64{1, 3, 4.5, 6}},
+			Grid: analysis.Grid{Loads: []float64{1, 3, 4.5, 6}},
 			Reps: 3,
 		}.Run()
 		require.NoError(t, err)
@@ -101,7 +102,7 @@ func TestHitRateOfRuns(t *testing.T) {
 func TestComparisonChartsRefuseEmptyInputs(t *testing.T) {
 	_, err := Goodputs("x")
 	assert.ErrorContains(t, err, "no series")
-	_, err = Goodputs("x", Series{Name: "empty", Curve: &sim.Curve{}})
+	_, err = Goodputs("x", Series{Name: "empty", Curve: &analysis.Curve{}})
 	assert.ErrorContains(t, err, `series "empty" has no points`)
 	_, err = PrefixHitRate("x", Series{Name: "nil"})
 	assert.ErrorContains(t, err, `series "nil" has no points`)

@@ -14,11 +14,11 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 )
 
-// Dial draws a dial sweep's result (sim.DialSweep) against the dial's
+// Dial draws a dial sweep's result (analysis.DialSweep) against the dial's
 // values, in two panels:
 //
 //   - the knee of each value (requests/s) with its interval as error
@@ -35,7 +35,7 @@ import (
 // The values sit evenly spaced in their order, named by labels (nil: each
 // value as %g), so that a value such as 0 for "no cap" and a geometric
 // range read alike.
-func Dial(r *sim.DialResult, labels []string) (Panels, error) {
+func Dial(r *analysis.DialResult, labels []string) (Panels, error) {
 	n := len(r.Values)
 	switch {
 	case n == 0 || len(r.Curves) != n || len(r.KneeDiff) != n:
@@ -91,7 +91,7 @@ func dialFrame(title, ylabel string, labels []string) *plot.Plot {
 }
 
 // dialKnees is the knee panel.
-func dialKnees(r *sim.DialResult, labels []string) (*plot.Plot, error) {
+func dialKnees(r *analysis.DialResult, labels []string) (*plot.Plot, error) {
 	c0 := r.Curves[0]
 	p := dialFrame(fmt.Sprintf("Knee against %s (attainment target %g, %g %% intervals)", r.Dial.Name, c0.Target, 100*c0.Confidence),
 		"knee (req/s)", labels)
@@ -116,10 +116,10 @@ func dialKnees(r *sim.DialResult, labels []string) (*plot.Plot, error) {
 				lo, hi = k.Load.Lo, k.Load.Hi
 			}
 			errs = append(errs, struct{ Low, High float64 }{k.Load.Center - lo, hi - k.Load.Center})
-		case k.Censored == sim.BelowLowest:
+		case k.Censored == analysis.BelowLowest:
 			below = append(below, plotter.XY{X: x, Y: p.Y.Min})
 			belowAt = append(belowAt, k.FirstMiss)
-		case k.Censored == sim.AboveHighest:
+		case k.Censored == analysis.AboveHighest:
 			above = append(above, plotter.XY{X: x, Y: p.Y.Max})
 			aboveAt = append(aboveAt, k.LastMet)
 		}
@@ -178,7 +178,7 @@ func dialKnees(r *sim.DialResult, labels []string) (*plot.Plot, error) {
 }
 
 // kneeTop is the highest figure the knee panel draws.
-func kneeTop(r *sim.DialResult) float64 {
+func kneeTop(r *analysis.DialResult) float64 {
 	top := 0.0
 	for _, c := range r.Curves {
 		k := c.Knee
@@ -196,7 +196,7 @@ func kneeTop(r *sim.DialResult) float64 {
 
 // addBaselineKnee draws the baseline's knee across the panel, its
 // interval shaded.
-func addBaselineKnee(p *plot.Plot, r *sim.DialResult) error {
+func addBaselineKnee(p *plot.Plot, r *analysis.DialResult) error {
 	if r.Baseline < 0 || r.Baseline >= len(r.Curves) {
 		return nil
 	}
@@ -266,7 +266,7 @@ func diffLabel(d stats.Interval, bounds int) string {
 }
 
 // dialLatency is the panel of TTFT p99 and ITL p99 at the probe load.
-func dialLatency(r *sim.DialResult, labels []string) (*plot.Plot, error) {
+func dialLatency(r *analysis.DialResult, labels []string) (*plot.Plot, error) {
 	p := dialFrame(fmt.Sprintf("TTFT p99 and ITL p99 at %s offered", rate(r.Probe[0].Load)), "ms (log scale)", labels)
 	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -275,10 +275,10 @@ func dialLatency(r *sim.DialResult, labels []string) (*plot.Plot, error) {
 		col    color.RGBA
 		glyph  draw.GlyphDrawer
 		dashes []vg.Length
-		of     func(*sim.Point) stats.Interval
+		of     func(*analysis.Point) stats.Interval
 	}{
-		{"TTFT p99", blue, draw.CircleGlyph{}, dotted, func(pt *sim.Point) stats.Interval { return pt.TTFT.P99 }},
-		{"ITL p99", orange, draw.SquareGlyph{}, dashed, func(pt *sim.Point) stats.Interval { return pt.ITL.P99 }},
+		{"TTFT p99", blue, draw.CircleGlyph{}, dotted, func(pt *analysis.Point) stats.Interval { return pt.TTFT.P99 }},
+		{"ITL p99", orange, draw.SquareGlyph{}, dashed, func(pt *analysis.Point) stats.Interval { return pt.ITL.P99 }},
 	} {
 		var xys plotter.XYs
 		var errs plotter.YErrors

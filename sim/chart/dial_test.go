@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 	"gonum.org/v1/plot"
@@ -70,15 +71,15 @@ func checkImages(t *testing.T, name string, d Drawing, height int) {
 
 // A chunk-cap dial sweep on the chapter's workload: no cap (the
 // baseline), 256 and 1024 tokens.
-func chunkDial(t *testing.T) *sim.DialResult {
+func chunkDial(t *testing.T) *analysis.DialResult {
 	t.Helper()
-	r, err := sim.DialSweep{
-		Sweep: sim.Sweep{
+	r, err := analysis.DialSweep{
+		Sweep: analysis.Sweep{
 			Config:   sim.Config{Window: sim.Window{Warmup: 30 * time.Second, Horizon: 300 * time.Second}},
 			Workload: sim.Poisson(workload.Fixed(2000, 200)),
-			Grid:     sim.Grid{Loads: []float64{1.2, 1.5, 1.8, 2.1, 2.4}}, Reps: 3,
+			Grid:     analysis.Grid{Loads: []float64{1.2, 1.5, 1.8, 2.1, 2.4}}, Reps: 3,
 		},
-		Dial: sim.DialChunkCap, Values: []float64{0, 256, 1024}, Probe: 1,
+		Dial: analysis.DialChunkCap, Values: []float64{0, 256, 1024}, Probe: 1,
 	}.Run()
 	require.NoError(t, err)
 	return r
@@ -119,7 +120,7 @@ func TestDialChartRenders(t *testing.T) {
 func TestDialChartMarksCensoredKnees(t *testing.T) {
 	r := chunkDial(t)
 	c := *r.Curves[1]
-	c.Knee = sim.Knee{Load: stats.Interval{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, Censored: sim.BelowLowest, FirstMiss: 1.2}
+	c.Knee = analysis.Knee{Load: stats.Interval{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, Censored: analysis.BelowLowest, FirstMiss: 1.2}
 	r.Curves[1] = &c
 	ps, err := Dial(r, nil)
 	require.NoError(t, err)
@@ -129,7 +130,7 @@ func TestDialChartMarksCensoredKnees(t *testing.T) {
 
 	_, err = Dial(r, []string{"one"})
 	assert.ErrorContains(t, err, "1 labels for 3 values")
-	_, err = Dial(&sim.DialResult{}, nil)
+	_, err = Dial(&analysis.DialResult{}, nil)
 	assert.Error(t, err)
 }
 

@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 // DialSeries is one dial sweep on a chart that compares several: the same
@@ -20,7 +20,7 @@ import (
 // at each acceptance α, say).
 type DialSeries struct {
 	Name   string // the legend's label
-	Result *sim.DialResult
+	Result *analysis.DialResult
 }
 
 // DialKnees draws the knees of several dial sweeps (requests/s) against
@@ -132,7 +132,7 @@ type kneeMark struct {
 
 // kneeMarks are a sweep's knees in the order of its values, shifted along
 // x; values whose curve says nothing (no load measured) are left out.
-func kneeMarks(r *sim.DialResult, shift float64) []kneeMark {
+func kneeMarks(r *analysis.DialResult, shift float64) []kneeMark {
 	var out []kneeMark
 	for i, c := range r.Curves {
 		k, x := c.Knee, r.Values[i]+shift
@@ -143,9 +143,9 @@ func kneeMarks(r *sim.DialResult, shift float64) []kneeMark {
 				m.lo, m.hi = k.Load.Lo, k.Load.Hi
 			}
 			out = append(out, m)
-		case k.Censored == sim.BelowLowest:
+		case k.Censored == analysis.BelowLowest:
 			out = append(out, kneeMark{x: x, y: k.FirstMiss, lo: k.FirstMiss, hi: k.FirstMiss, below: true})
-		case k.Censored == sim.AboveHighest:
+		case k.Censored == analysis.AboveHighest:
 			out = append(out, kneeMark{x: x, y: k.LastMet, lo: k.LastMet, hi: k.LastMet, above: true})
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 	"gonum.org/v1/plot/plotter"
@@ -17,19 +18,19 @@ import (
 
 // draftSweep sweeps the draft length K (0 and 4, free drafting) at
 // acceptance α on the chapter's workload.
-func draftSweep(t *testing.T, alpha float64) *sim.DialResult {
+func draftSweep(t *testing.T, alpha float64) *analysis.DialResult {
 	t.Helper()
-	k := sim.DialFunc("Speculation.Tokens", "draft tokens a step", func(c *sim.Config, v float64) {
+	k := analysis.DialFunc("Speculation.Tokens", "draft tokens a step", func(c *sim.Config, v float64) {
 		c.Speculation = sim.Speculation{}
 		if v > 0 {
 			c.Speculation = sim.Speculation{Tokens: int(v), Acceptance: alpha}
 		}
 	})
-	r, err := sim.DialSweep{
-		Sweep: sim.Sweep{
+	r, err := analysis.DialSweep{
+		Sweep: analysis.Sweep{
 			Config:   sim.Config{Window: sim.Window{Warmup: 20 * time.Second, Horizon: 200 * time.Second}},
 			Workload: sim.Poisson(workload.Fixed(2000, 200)),
-			Grid:     sim.Grid{Loads: []float64{1, 1.5, 2, 2.5, 3, 3.5, 4.5}}, Reps: 2,
+			Grid:     analysis.Grid{Loads: []float64{1, 1.5, 2, 2.5, 3, 3.5, 4.5}}, Reps: 2,
 		},
 		Dial: k, Values: []float64{0, 4},
 	}.Run()
@@ -65,15 +66,15 @@ func TestDialKneesRenders(t *testing.T) {
 func TestDialKneesMarksCensoredKnees(t *testing.T) {
 	r := draftSweep(t, 0.5)
 	c := *r.Curves[1]
-	c.Knee = sim.Knee{Load: stats.Interval{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, Censored: sim.BelowLowest, FirstMiss: 1}
+	c.Knee = analysis.Knee{Load: stats.Interval{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, Censored: analysis.BelowLowest, FirstMiss: 1}
 	r.Curves[1] = &c
 	marks := kneeMarks(r, 0)
 	require.Len(t, marks, 2)
 	assert.Equal(t, kneeMark{x: 4, y: 1, lo: 1, hi: 1, below: true}, marks[1])
 
 	base := *r.Curves[0]
-	base.Knee = sim.Knee{Load: stats.Interval{Center: math.NaN()}, Censored: sim.AboveHighest, LastMet: 4.5}
-	all := &sim.DialResult{Dial: r.Dial, Values: r.Values, Curves: []*sim.Curve{&base, &c}}
+	base.Knee = analysis.Knee{Load: stats.Interval{Center: math.NaN()}, Censored: analysis.AboveHighest, LastMet: 4.5}
+	all := &analysis.DialResult{Dial: r.Dial, Values: r.Values, Curves: []*analysis.Curve{&base, &c}}
 	p, err := DialKnees("spec", DialSeries{Name: "α = 0.5", Result: r}, DialSeries{Name: "censored", Result: all})
 	require.NoError(t, err)
 	var svg bytes.Buffer
@@ -107,7 +108,7 @@ func TestDialKneesRefusesWhatItCannotDraw(t *testing.T) {
 	_, err = DialKnees("", DialSeries{Name: "nil"})
 	assert.ErrorContains(t, err, `series "nil" has no values`)
 	other := *r
-	other.Dial = sim.DialChunkCap
+	other.Dial = analysis.DialChunkCap
 	_, err = DialKnees("", DialSeries{Name: "a", Result: r}, DialSeries{Name: "b", Result: &other})
 	assert.ErrorContains(t, err, `series "b" turns Engine.ChunkCap, the first series Speculation.Tokens`)
 }

@@ -5,7 +5,7 @@
 //     and error bars, ok-request throughput, the transport line
 //     goodput = offered, the knee with its interval, the peak, the start
 //     of collapse and the operating point with its headroom; with a model
-//     band (sim.Curve.Band), the curve under each of its models, lighter,
+//     band (analysis.Curve.Band), the curve under each of its models, lighter,
 //     and the knee's model range as a bracket along the foot, an arrow to
 //     the edge where a model's knee lies beyond the loads swept.
 //   - Latency: TTFT and ITL p50, p90 and p99 against offered load on a log

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/chart"
 	"github.com/servesim/servesim/workload"
 )
@@ -16,12 +17,12 @@ import (
 // the peak, the collapse and the headroom from an operating load of
 // 1.5 req/s, as a PNG.
 func ExampleGoodput() {
-	c, err := sim.Sweep{
+	c, err := analysis.Sweep{
 		Config: sim.Config{Window: sim.Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
 		Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 			return workload.NewPoisson(seed, rate, int(rate*700)+10, workload.Fixed(2000, 200))
 		}),
-		Grid: sim.Grid{Start: 0.5},
+		Grid: analysis.Grid{Start: 0.5},
 		Reps: 4,
 	}.Run()
 	if err != nil {

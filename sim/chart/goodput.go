@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 // Goodput draws a curve's goodput against offered load (both requests/s):
@@ -25,10 +25,10 @@ import (
 // the foot of the chart, open towards the edge (an arrow) on a side where
 // a model's knee lies beyond the loads swept. Marks the curve did not
 // find are left out, and so is the goodput of a load whose windows
-// measured no request (sim.Point.NoMeasured): the legend names those
+// measured no request (analysis.Point.NoMeasured): the legend names those
 // loads instead of drawing a goodput of 0. The y axis ends a little above
 // the highest figure drawn; the legend sits above the data.
-func Goodput(c *sim.Curve, op float64) (*plot.Plot, error) {
+func Goodput(c *analysis.Curve, op float64) (*plot.Plot, error) {
 	if len(c.Points) == 0 {
 		return nil, errors.New("chart: the curve has no points")
 	}
@@ -40,7 +40,7 @@ func Goodput(c *sim.Curve, op float64) (*plot.Plot, error) {
 	if op > 0 {
 		p.X.Max = math.Max(p.X.Max, 1.02*op)
 	}
-	steps := []func(*plot.Plot, *sim.Curve, float64) error{
+	steps := []func(*plot.Plot, *analysis.Curve, float64) error{
 		addKneeBand, addTransport, addBand, addThroughput, addGoodput, addModelCurves, addUnmeasured, addKnee, addKneeRange, addPeak, addCollapse,
 	}
 	for _, step := range steps {
@@ -61,7 +61,7 @@ func Goodput(c *sim.Curve, op float64) (*plot.Plot, error) {
 // bound and throughput drawn (the band's curves' goodput included), or
 // above the highest load when nothing rose above 0 (no load measured a
 // request).
-func topOf(c *sim.Curve) float64 {
+func topOf(c *analysis.Curve) float64 {
 	top := dataTop(c)
 	if c.Band != nil {
 		for _, v := range c.Band.Variants {
@@ -81,7 +81,7 @@ func topOf(c *sim.Curve) float64 {
 }
 
 // dataTop is the highest goodput bound and throughput of c's points.
-func dataTop(c *sim.Curve) float64 {
+func dataTop(c *analysis.Curve) float64 {
 	top := 0.0
 	for _, pt := range c.Points {
 		if finite(pt.Throughput.Center) {
@@ -104,8 +104,8 @@ func dataTop(c *sim.Curve) float64 {
 // replication measured a request, and those whose runs stopped on their
 // backlog bound before measuring any (sim.Summary.Overloaded: past the
 // knee, their goodput of 0 is what the replica achieved).
-func measured(c *sim.Curve) []*sim.Point {
-	var out []*sim.Point
+func measured(c *analysis.Curve) []*analysis.Point {
+	var out []*analysis.Point
 	for i := range c.Points {
 		if p := &c.Points[i]; !p.NoMeasured() || overloaded(p) {
 			out = append(out, p)
@@ -115,7 +115,7 @@ func measured(c *sim.Curve) []*sim.Point {
 }
 
 // overloaded reports whether a run of p stopped on its backlog bound.
-func overloaded(p *sim.Point) bool {
+func overloaded(p *analysis.Point) bool {
 	for i := range p.Runs {
 		if p.Runs[i].Overloaded {
 			return true
@@ -125,7 +125,7 @@ func overloaded(p *sim.Point) bool {
 }
 
 // addTransport draws y = x up to the top of the plot.
-func addTransport(p *plot.Plot, c *sim.Curve, top float64) error {
+func addTransport(p *plot.Plot, c *analysis.Curve, top float64) error {
 	end := math.Min(c.Points[len(c.Points)-1].Load, top)
 	l, err := line(plotter.XYs{{X: 0, Y: 0}, {X: end, Y: end}}, grey, 1, dashed)
 	if err != nil {
@@ -137,7 +137,7 @@ func addTransport(p *plot.Plot, c *sim.Curve, top float64) error {
 }
 
 // addBand shades the goodput interval between the points.
-func addBand(p *plot.Plot, c *sim.Curve, _ float64) error {
+func addBand(p *plot.Plot, c *analysis.Curve, _ float64) error {
 	var lo, hi plotter.XYs
 	for _, pt := range measured(c) {
 		if finite(pt.Goodput.Lo, pt.Goodput.Hi) {
@@ -168,7 +168,7 @@ func reverse(xys plotter.XYs) plotter.XYs {
 
 // addThroughput draws the ok requests per second, thin, for the gap
 // between what was served and what was good.
-func addThroughput(p *plot.Plot, c *sim.Curve, _ float64) error {
+func addThroughput(p *plot.Plot, c *analysis.Curve, _ float64) error {
 	var xys plotter.XYs
 	for _, pt := range c.Points {
 		if finite(pt.Throughput.Center) {
@@ -186,7 +186,7 @@ func addThroughput(p *plot.Plot, c *sim.Curve, _ float64) error {
 
 // addGoodput draws the mean goodput with points, and error bars where
 // the point has an interval.
-func addGoodput(p *plot.Plot, c *sim.Curve, _ float64) error {
+func addGoodput(p *plot.Plot, c *analysis.Curve, _ float64) error {
 	var xys, withCI plotter.XYs
 	var errs plotter.YErrors
 	for _, pt := range measured(c) {
@@ -227,7 +227,7 @@ func addGoodput(p *plot.Plot, c *sim.Curve, _ float64) error {
 
 // addUnmeasured names, in the legend, the loads whose windows measured no
 // request: they have no goodput, and none is drawn.
-func addUnmeasured(p *plot.Plot, c *sim.Curve, _ float64) error {
+func addUnmeasured(p *plot.Plot, c *analysis.Curve, _ float64) error {
 	var loads []string
 	for _, pt := range c.Points {
 		if pt.NoMeasured() && !overloaded(&pt) {

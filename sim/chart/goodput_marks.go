@@ -10,11 +10,11 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 // addKneeBand shades the knee's interval, under everything else.
-func addKneeBand(p *plot.Plot, c *sim.Curve, top float64) error {
+func addKneeBand(p *plot.Plot, c *analysis.Curve, top float64) error {
 	k := c.Knee
 	if !k.Found || !finite(k.Load.Center, k.Load.Lo, k.Load.Hi) {
 		return nil
@@ -28,7 +28,7 @@ func addKneeBand(p *plot.Plot, c *sim.Curve, top float64) error {
 }
 
 // addKnee draws the knee's centre and names it with its interval.
-func addKnee(p *plot.Plot, c *sim.Curve, top float64) error {
+func addKnee(p *plot.Plot, c *analysis.Curve, top float64) error {
 	k := c.Knee
 	if !k.Found || !finite(k.Load.Center) {
 		return nil
@@ -48,7 +48,7 @@ func addKnee(p *plot.Plot, c *sim.Curve, top float64) error {
 }
 
 // addPeak marks the highest mean goodput.
-func addPeak(p *plot.Plot, c *sim.Curve, _ float64) error {
+func addPeak(p *plot.Plot, c *analysis.Curve, _ float64) error {
 	pk := c.Peak
 	if !finite(pk.Goodput.Center) || len(measured(c)) == 0 {
 		return nil // no load measured a request: there is no peak
@@ -65,7 +65,7 @@ func addPeak(p *plot.Plot, c *sim.Curve, _ float64) error {
 
 // addCollapse marks the first load past the peak with goodput below 90 %
 // of it.
-func addCollapse(p *plot.Plot, c *sim.Curve, top float64) error {
+func addCollapse(p *plot.Plot, c *analysis.Curve, top float64) error {
 	if !c.Collapse.Found {
 		return nil
 	}
@@ -79,7 +79,7 @@ func addCollapse(p *plot.Plot, c *sim.Curve, top float64) error {
 }
 
 // addOperating marks the operating load and its headroom to the knee.
-func addOperating(p *plot.Plot, c *sim.Curve, op, top float64) error {
+func addOperating(p *plot.Plot, c *analysis.Curve, op, top float64) error {
 	l, err := vline(op, 0, top, green, dashed)
 	if err != nil {
 		return err
@@ -111,7 +111,7 @@ var (
 
 // addModelCurves draws the goodput under each model of the band (none
 // without one), lighter than the nominal curve and without intervals.
-func addModelCurves(p *plot.Plot, c *sim.Curve, _ float64) error {
+func addModelCurves(p *plot.Plot, c *analysis.Curve, _ float64) error {
 	if c.Band == nil {
 		return nil
 	}
@@ -152,7 +152,7 @@ type bracket struct {
 
 // kneeBracket is the bracket of range r on an x axis from xmin to xmax:
 // an end past the loads swept runs to the axis's edge.
-func kneeBracket(r sim.Range, xmin, xmax float64) bracket {
+func kneeBracket(r analysis.Range, xmin, xmax float64) bracket {
 	b := bracket{x0: r.Lo, x1: r.Hi, openLo: r.LoBelow, openHi: r.HiAbove}
 	if b.openLo {
 		b.x0 = xmin
@@ -166,7 +166,7 @@ func kneeBracket(r sim.Range, xmin, xmax float64) bracket {
 // addKneeRange draws the knee's model range (Band.Knee) as a bracket
 // along the foot of the chart, its ends labelled with the range's bounds
 // ("< 0.5" at an open end, whose arrow runs to the axis's edge).
-func addKneeRange(p *plot.Plot, c *sim.Curve, top float64) error {
+func addKneeRange(p *plot.Plot, c *analysis.Curve, top float64) error {
 	if c.Band == nil {
 		return nil
 	}

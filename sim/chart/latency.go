@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 )
 
@@ -28,7 +29,7 @@ type series struct {
 // Latency draws TTFT and ITL percentiles (p50, p90, p99, in ms, on a log
 // axis) against offered load (requests/s), each centre of its interval,
 // with the SLO's TTFT and ITL bounds as horizontal lines.
-func Latency(c *sim.Curve) (*plot.Plot, error) {
+func Latency(c *analysis.Curve) (*plot.Plot, error) {
 	if len(c.Points) == 0 {
 		return nil, errors.New("chart: the curve has no points")
 	}
@@ -42,10 +43,10 @@ func Latency(c *sim.Curve) (*plot.Plot, error) {
 		name  string
 		c     color.Color
 		glyph draw.GlyphDrawer
-		of    func(*sim.Point) sim.Percentiles
+		of    func(*analysis.Point) analysis.Percentiles
 	}{
-		{"TTFT", blue, draw.CircleGlyph{}, func(pt *sim.Point) sim.Percentiles { return pt.TTFT }},
-		{"ITL", orange, draw.SquareGlyph{}, func(pt *sim.Point) sim.Percentiles { return pt.ITL }},
+		{"TTFT", blue, draw.CircleGlyph{}, func(pt *analysis.Point) analysis.Percentiles { return pt.TTFT }},
+		{"ITL", orange, draw.SquareGlyph{}, func(pt *analysis.Point) analysis.Percentiles { return pt.ITL }},
 	} {
 		ss := percentileSeries(c, m.name, m.c, m.of)
 		for i := range ss {
@@ -87,7 +88,7 @@ func drawn(all []series) bool {
 // percentileSeries are one metric's p50, p90 and p99 lines, skipping
 // points without a positive figure (a log axis cannot show them, and a
 // load that measured no request has none).
-func percentileSeries(c *sim.Curve, name string, col color.Color, of func(*sim.Point) sim.Percentiles) []series {
+func percentileSeries(c *analysis.Curve, name string, col color.Color, of func(*analysis.Point) analysis.Percentiles) []series {
 	out := []series{{name: name + " p50", color: col, dashes: dotted},
 		{name: name + " p90", color: col, dashes: dashed}, {name: name + " p99", color: col}}
 	for i := range c.Points {
@@ -129,7 +130,7 @@ func addSeries(p *plot.Plot, all []series) error {
 }
 
 // addSLOLines draws the SLO's TTFT and ITL bounds across the loads.
-func addSLOLines(p *plot.Plot, c *sim.Curve) error {
+func addSLOLines(p *plot.Plot, c *analysis.Curve) error {
 	x0, x1 := c.Points[0].Load, c.Points[len(c.Points)-1].Load
 	if x0 == x1 {
 		x0 = 0 // one load: a line from the origin, not a dot

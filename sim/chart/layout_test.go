@@ -12,35 +12,36 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 )
 
 // bandedCurve is a curve as examples/capacity draws it: a knee found at
 // 2.01, and a model band whose slower model's knee lies below the lowest
 // load swept (0.5) and whose faster one's is at 2.253.
-func bandedCurve() *sim.Curve {
+func bandedCurve() *analysis.Curve {
 	est := func(c, lo, hi float64) stats.Interval { return stats.Interval{Center: c, Lo: lo, Hi: hi, N: 4} }
-	pt := func(load, g float64) sim.Point {
-		return sim.Point{Load: load, Runs: []sim.Summary{{Offered: 100}}, Goodput: est(g, 0.97*g, 1.03*g), Throughput: est(load, load, load)}
+	pt := func(load, g float64) analysis.Point {
+		return analysis.Point{Load: load, Runs: []sim.Summary{{Offered: 100}}, Goodput: est(g, 0.97*g, 1.03*g), Throughput: est(load, load, load)}
 	}
-	curve := func(gs ...float64) *sim.Curve {
-		c := &sim.Curve{Target: 0.95, Confidence: 0.95}
+	curve := func(gs ...float64) *analysis.Curve {
+		c := &analysis.Curve{Target: 0.95, Confidence: 0.95}
 		for i, g := range gs {
 			c.Points = append(c.Points, pt(0.5*float64(i+1), g))
 		}
 		return c
 	}
 	c := curve(0.5, 1, 1.5, 1.9, 1.2)
-	c.Knee = sim.Knee{Found: true, Load: est(2.01, 1.92, 2.13), LastMet: 2, FirstMiss: 2.5}
-	c.Peak = sim.Peak{Load: 2, Goodput: est(1.9, 1.85, 1.95)}
+	c.Knee = analysis.Knee{Found: true, Load: est(2.01, 1.92, 2.13), LastMet: 2, FirstMiss: 2.5}
+	c.Peak = analysis.Peak{Load: 2, Goodput: est(1.9, 1.85, 1.95)}
 	slow := curve(0.45, 0.8, 1.1, 0.9, 0.3)
-	slow.Knee = sim.Knee{Censored: sim.BelowLowest, FirstMiss: 0.5}
+	slow.Knee = analysis.Knee{Censored: analysis.BelowLowest, FirstMiss: 0.5}
 	fast := curve(0.5, 1, 1.5, 2, 2.2, 2.4) // runs past the nominal loads
-	fast.Knee = sim.Knee{Found: true, Load: est(2.253, 2.2, 2.3)}
-	c.Band = &sim.Band{
-		Declared: sim.ModelError{Scale: 0.1},
-		Variants: []sim.Variant{{Name: "step times ×1.1", Curve: slow}, {Name: "step times ×0.9", Curve: fast}},
-		Knee:     sim.Range{Lo: 0.5, Hi: 2.253, LoBelow: true},
+	fast.Knee = analysis.Knee{Found: true, Load: est(2.253, 2.2, 2.3)}
+	c.Band = &analysis.Band{
+		Declared: analysis.ModelError{Scale: 0.1},
+		Variants: []analysis.Variant{{Name: "step times ×1.1", Curve: slow}, {Name: "step times ×0.9", Curve: fast}},
+		Knee:     analysis.Range{Lo: 0.5, Hi: 2.253, LoBelow: true},
 		Fragile:  true,
 	}
 	return c
@@ -67,8 +68,8 @@ func TestGoodputDrawsTheModelBand(t *testing.T) {
 	}
 	assert.Equal(t, bracket{x0: 0, x1: 2.253, openLo: true}, kneeBracket(c.Band.Knee, p.X.Min, p.X.Max),
 		"the bracket runs from the left edge (the knee lies below 0.5) to the highest knee of the band")
-	assert.Equal(t, bracket{x0: 1.1, x1: 2.6, openHi: true}, kneeBracket(sim.Range{Lo: 1.1, Hi: 2.5, HiAbove: true}, 0, 2.6))
-	assert.Equal(t, bracket{x0: 1.1, x1: 2.5}, kneeBracket(sim.Range{Lo: 1.1, Hi: 2.5}, 0, 2.6))
+	assert.Equal(t, bracket{x0: 1.1, x1: 2.6, openHi: true}, kneeBracket(analysis.Range{Lo: 1.1, Hi: 2.5, HiAbove: true}, 0, 2.6))
+	assert.Equal(t, bracket{x0: 1.1, x1: 2.5}, kneeBracket(analysis.Range{Lo: 1.1, Hi: 2.5}, 0, 2.6))
 	// The faster model's curve runs to 3 req/s; the chart keeps the
 	// nominal loads (2.5, and a 4 % margin).
 	assert.InDelta(t, 2.6, p.X.Max, 1e-9)

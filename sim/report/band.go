@@ -5,10 +5,10 @@ import (
 	"math"
 	"strings"
 
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
-// Band is a curve's model range as a card carries it (sim.Band): the
+// Band is a curve's model range as a card carries it (analysis.Band): the
 // model error declared before the sweep, the range of the knee and of
 // the peak goodput over the nominal model and every variant (all run on
 // the same seeds), whether the knee moved by more than the declared
@@ -28,7 +28,7 @@ type Band struct {
 	Variants []Variant `json:"variants"`
 }
 
-// ModelError is a sim.ModelError as a card carries it: the models are
+// ModelError is a analysis.ModelError as a card carries it: the models are
 // named, not stored.
 type ModelError struct {
 	// Scale is the relative error declared on every step time: 0.1 ran
@@ -39,14 +39,14 @@ type ModelError struct {
 	Alternatives []string `json:"alternatives,omitempty"`
 	// Fragile is the fraction of the nominal knee the knee may move
 	// across the band before the result is called fragile, its default
-	// filled in (sim.DefaultFragile).
+	// filled in (analysis.DefaultFragile).
 	Fragile float64 `json:"fragile_threshold"`
-	// Text is the declaration in words (sim.ModelError.String).
+	// Text is the declaration in words (analysis.ModelError.String).
 	Text string `json:"text"`
 }
 
 // Variant is one model of the band beside the nominal one: its name
-// (sim.Variant.Name: "step times ×1.1", or the alternative model's) and
+// (analysis.Variant.Name: "step times ×1.1", or the alternative model's) and
 // the knee and peak of the curve it gave.
 type Variant struct {
 	Name string `json:"name"`
@@ -54,7 +54,7 @@ type Variant struct {
 	Peak Peak   `json:"peak"`
 }
 
-// Range is the span of a figure across a band (sim.Range). LoBelow says
+// Range is the span of a figure across a band (analysis.Range). LoBelow says
 // the lowest comes from a curve whose knee lies below the loads it ran,
 // so the true low end is lower still; HiAbove, from one whose knee lies
 // above them. A bound that is not finite is null in JSON.
@@ -65,12 +65,12 @@ type Range struct {
 	HiAbove bool `json:"hi_above,omitempty"`
 }
 
-func rangeOf(r sim.Range) Range {
+func rangeOf(r analysis.Range) Range {
 	return Range{Lo: Num(r.Lo), Hi: Num(r.Hi), LoBelow: r.LoBelow, HiAbove: r.HiAbove}
 }
 
 // bandOf converts a curve's band; nil without one.
-func bandOf(b *sim.Band) *Band {
+func bandOf(b *analysis.Band) *Band {
 	if b == nil {
 		return nil
 	}
@@ -80,7 +80,7 @@ func bandOf(b *sim.Band) *Band {
 		Knee:     rangeOf(b.Knee), Peak: rangeOf(b.Peak), Fragile: b.Fragile,
 	}
 	if out.Declared.Fragile == 0 {
-		out.Declared.Fragile = sim.DefaultFragile
+		out.Declared.Fragile = analysis.DefaultFragile
 	}
 	for _, a := range d.Alternatives {
 		out.Declared.Alternatives = append(out.Declared.Alternatives, modelName(a))
@@ -96,7 +96,7 @@ func bandOf(b *sim.Band) *Band {
 	return out
 }
 
-func kneeOf(k sim.Knee) Knee {
+func kneeOf(k analysis.Knee) Knee {
 	return Knee{Load: estimateOf(k.Load), Found: k.Found, Censored: k.Reason()}
 }
 

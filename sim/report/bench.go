@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 // Bench writes a curve in the Go benchmark data format
@@ -30,7 +31,7 @@ import (
 // (no request completed, so no TTFT p99) is left out of its line. A run
 // that measured no request (sim.Summary.NoMeasured) has no goodput,
 // attainment or latency to compare — an empty window is no evidence, as in
-// sim.Experiment — so its line carries only the throughput, and benchstat's
+// analysis.Experiment — so its line carries only the throughput, and benchstat's
 // n counts the runs that measured something.
 type Bench struct {
 	// Name follows "Benchmark" on every line; default "Goodput". It must
@@ -57,7 +58,7 @@ var benchUnits = []struct {
 }
 
 // Write writes c's lines to w.
-func (b Bench) Write(w io.Writer, c *sim.Curve) error {
+func (b Bench) Write(w io.Writer, c *analysis.Curve) error {
 	if c == nil {
 		return errors.New("report: Bench.Write needs a curve, got nil")
 	}

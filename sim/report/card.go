@@ -10,6 +10,7 @@ import (
 
 	"github.com/servesim/servesim/scenario"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -18,10 +19,10 @@ import (
 // attainment, percentile-bootstrap intervals for TTFT, TPOT and E2E
 // percentiles, Student-t intervals of per-replication ITL percentiles, the
 // knee interpolated where mean attainment crosses the target, exclusive
-// miss attribution, linear percentiles): sim.AnalysisRevision, a SHA-256
+// miss attribution, linear percentiles): analysis.AnalysisRevision, a SHA-256
 // over the sources that compute them, never typed by hand. Two cards with
 // the same revision were analysed by the same code.
-var AnalysisRevision = sim.AnalysisRevision()
+var AnalysisRevision = analysis.AnalysisRevision()
 
 // Card is a benchmark card (docs/design.md §5; the chapter's "Practice:
 // complete a benchmark card"): enough to rerun the comparison and to know
@@ -180,7 +181,7 @@ func (c *Card) WriteJSON(w io.Writer) error {
 // request class's, when the configuration has classes), with the headroom
 // at the operating load op (in the curve's load unit; 0 for none), and
 // the workload's concurrency and cache state (WorkloadOf).
-func NewCard(sw sim.Sweep, c *sim.Curve, op float64) Card {
+func NewCard(sw analysis.Sweep, c *analysis.Curve, op float64) Card {
 	reps := 0
 	if len(c.Points) > 0 {
 		reps = len(c.Points[0].Runs)
@@ -210,7 +211,7 @@ func NewCard(sw sim.Sweep, c *sim.Curve, op float64) Card {
 // the verdict with its boundary, and the concurrency and cache state of A
 // and B (one text when they agree). It has no curve: its result is the
 // verdict.
-func NewExperimentCard(x sim.Experiment, r *sim.Result) Card {
+func NewExperimentCard(x analysis.Experiment, r *analysis.Result) Card {
 	a := SystemOf(x.A)
 	seeds := seedsOf(x.BaseSeed, r.Blocks)
 	seeds.Rule = "block b seeds the workload and both runs, A's and B's, with sim.Seed(base, b), the same at every load (common random numbers)"
@@ -257,7 +258,7 @@ func seedsOf(base uint64, reps int) Seeds {
 	s := Seeds{Base: base, Replications: reps,
 		Rule: "replication r seeds its workload and its run with sim.Seed(base, r), the same at every load (common random numbers)"}
 	for r := range reps {
-		s.Derived = append(s.Derived, sim.Seed(base, r))
+		s.Derived = append(s.Derived, analysis.Seed(base, r))
 	}
 	return s
 }

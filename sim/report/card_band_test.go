@@ -14,6 +14,7 @@ import (
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 // handBandCurve is handCurve under a declared model error (±10 % and the
@@ -22,19 +23,19 @@ import (
 // speculating system's figures (K = 4 at α = 0.7: 2.77 tokens a step) and
 // an SLO gating the retokenized ITL. The overloaded point's TTFT p99 over
 // every offered request is beyond every bound.
-func handBandCurve() *sim.Curve {
+func handBandCurve() *analysis.Curve {
 	c := handCurve()
 	slow, fast, roof := handCurve(), handCurve(), handCurve()
-	slow.Knee = sim.Knee{Load: simEst(math.NaN(), math.NaN(), math.NaN()), Censored: sim.BelowLowest, FirstMiss: 0.5, Target: 0.95}
-	slow.Peak = sim.Peak{Load: 1, Goodput: simEst(0.9, 0.85, 0.95)}
-	fast.Knee = sim.Knee{Load: simEst(1.9, 1.8, 2.05), Found: true, LastMet: 1, FirstMiss: 2}
-	fast.Peak = sim.Peak{Load: 2, Goodput: simEst(1.95, 1.9, 2)}
-	roof.Knee = sim.Knee{Load: simEst(1.7, 1.55, 1.85), Found: true, LastMet: 1, FirstMiss: 2}
-	c.Band = &sim.Band{
-		Declared: sim.ModelError{Scale: 0.1, Alternatives: []costmodel.Model{costmodel.AtlasRoofline()}},
-		Variants: []sim.Variant{{Name: "step times ×1.1", Curve: slow}, {Name: "step times ×0.9", Curve: fast}, {Name: "costmodel.Roofline", Curve: roof}},
-		Knee:     sim.Range{Lo: 0.5, Hi: 1.9, LoBelow: true},
-		Peak:     sim.Range{Lo: 0.9, Hi: 1.95},
+	slow.Knee = analysis.Knee{Load: simEst(math.NaN(), math.NaN(), math.NaN()), Censored: analysis.BelowLowest, FirstMiss: 0.5, Target: 0.95}
+	slow.Peak = analysis.Peak{Load: 1, Goodput: simEst(0.9, 0.85, 0.95)}
+	fast.Knee = analysis.Knee{Load: simEst(1.9, 1.8, 2.05), Found: true, LastMet: 1, FirstMiss: 2}
+	fast.Peak = analysis.Peak{Load: 2, Goodput: simEst(1.95, 1.9, 2)}
+	roof.Knee = analysis.Knee{Load: simEst(1.7, 1.55, 1.85), Found: true, LastMet: 1, FirstMiss: 2}
+	c.Band = &analysis.Band{
+		Declared: analysis.ModelError{Scale: 0.1, Alternatives: []costmodel.Model{costmodel.AtlasRoofline()}},
+		Variants: []analysis.Variant{{Name: "step times ×1.1", Curve: slow}, {Name: "step times ×0.9", Curve: fast}, {Name: "costmodel.Roofline", Curve: roof}},
+		Knee:     analysis.Range{Lo: 0.5, Hi: 1.9, LoBelow: true},
+		Peak:     analysis.Range{Lo: 0.9, Hi: 1.95},
 		Fragile:  true,
 	}
 	c.Warnings = append(c.Warnings, "the knee moves across the model band (step times ±10 %, costmodel.Roofline) over [< 0.5, 1.9] req/s: the largest step this configuration can form, 136.645ms, is 91 % of the 150ms ITL bound")
@@ -47,14 +48,14 @@ func handBandCurve() *sim.Curve {
 		}
 		p.MeanAccepted, p.AcceptanceRate = simEst(2.77, 2.7, 2.84), simEst(0.693, 0.68, 0.71)
 		itl := p.ITL.P99.Center
-		p.ITLRetokenized = sim.Percentiles{P50: simEst(16.3, 16, 16.6), P99: simEst(itl/2, itl/2*0.95, itl/2*1.05)}
+		p.ITLRetokenized = analysis.Percentiles{P50: simEst(16.3, 16, 16.6), P99: simEst(itl/2, itl/2*0.95, itl/2*1.05)}
 	}
 	c.Points[3].TTFTOffered.P99 = simEst(math.Inf(1), 30000, math.Inf(1))
 	return c
 }
 
 func handBandCard() Card {
-	sw := sim.Sweep{Config: sim.Config{Window: sim.Window{Warmup: 60e9, Horizon: 600e9}}, BaseSeed: 7, Capacity: 2.694}
+	sw := analysis.Sweep{Config: sim.Config{Window: sim.Window{Warmup: 60e9, Horizon: 600e9}}, BaseSeed: 7, Capacity: 2.694}
 	c := NewCard(sw, handBandCurve(), 1.2)
 	c.Title = "Atlas TP4 with speculative decoding, under a declared model error"
 	c.Claim = "K = 4 drafts at α = 0.7 keep ≥ 95 % attainment up to 1.5 req/s of 2,000-token prompts."
@@ -138,7 +139,7 @@ func TestCardOfABandRoundTrips(t *testing.T) {
 	r := back.Results
 	require.NotNil(t, r.Band)
 	assert.Equal(t, c.Results.Band.Declared, r.Band.Declared)
-	assert.Equal(t, ModelError{Scale: 0.1, Alternatives: []string{"costmodel.Roofline"}, Fragile: sim.DefaultFragile,
+	assert.Equal(t, ModelError{Scale: 0.1, Alternatives: []string{"costmodel.Roofline"}, Fragile: analysis.DefaultFragile,
 		Text: "step times ±10 %, costmodel.Roofline"}, r.Band.Declared)
 	assert.True(t, math.IsNaN(float64(r.Band.Knee.Lo)) && math.IsNaN(float64(r.Band.Knee.Hi)), "±Inf is null, read back as NaN")
 	assert.Equal(t, c.Results.Band.Peak, r.Band.Peak)
@@ -191,7 +192,7 @@ func TestCardWithoutABandSaysSo(t *testing.T) {
 // point's utilisation, the load over the capacity.
 func TestNewCardOfASweepWithABand(t *testing.T) {
 	sw := smallSweep()
-	sw.ModelError = sim.ModelError{Scale: 0.1}
+	sw.ModelError = analysis.ModelError{Scale: 0.1}
 	sw.Capacity = 2.694
 	c, err := sw.Run()
 	require.NoError(t, err)
@@ -200,7 +201,7 @@ func TestNewCardOfASweepWithABand(t *testing.T) {
 	r := card.Results
 	require.NotNil(t, r.Band)
 	assert.Equal(t, 0.1, r.Band.Declared.Scale)
-	assert.Equal(t, sim.DefaultFragile, r.Band.Declared.Fragile, "the default filled in")
+	assert.Equal(t, analysis.DefaultFragile, r.Band.Declared.Fragile, "the default filled in")
 	require.Len(t, r.Band.Variants, 2)
 	assert.Equal(t, "step times ×1.1", r.Band.Variants[0].Name)
 	assert.Equal(t, "step times ×0.9", r.Band.Variants[1].Name)
@@ -283,7 +284,7 @@ func TestDialCardOfSpeculation(t *testing.T) {
 	p := r.Probe[1]
 	p.Runs = []sim.Summary{{Offered: 100, Speculation: sim.SpecSummary{Steps: 10, Drafted: 40, Accepted: 28}}}
 	p.MeanAccepted = simEst(2.77, 2.7, 2.84)
-	p.ITLRetokenized = sim.Percentiles{P99: simEst(30, 29, 31)}
+	p.ITLRetokenized = analysis.Percentiles{P99: simEst(30, 29, 31)}
 	r.Probe[1] = p
 	c := NewDialCard(d, r)
 	var md bytes.Buffer

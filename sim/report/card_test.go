@@ -13,6 +13,7 @@ import (
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
@@ -23,41 +24,41 @@ func simEst(c, lo, hi float64) stats.Interval {
 
 // handCurve is a curve written by hand, so that the card's golden files
 // pin the card's rendering, not the analysis that makes curves.
-func handCurve() *sim.Curve {
-	pt := func(load, good, att, ttft, itl float64, sat sim.Saturation, warn ...string) sim.Point {
+func handCurve() *analysis.Curve {
+	pt := func(load, good, att, ttft, itl float64, sat analysis.Saturation, warn ...string) analysis.Point {
 		runs := make([]sim.Summary, 4)
 		for i := range runs {
 			runs[i].Offered = 100 // measured something: the point has an attainment
 		}
 		all := ttft // over every offered request: more where requests failed
-		if sat == sim.Overloaded {
+		if sat == analysis.Overloaded {
 			all = 4 * ttft
 		}
-		return sim.Point{Load: load, Runs: runs, Offered: simEst(load, load*0.98, load*1.02), Throughput: simEst(load, load*0.98, load*1.02),
+		return analysis.Point{Load: load, Runs: runs, Offered: simEst(load, load*0.98, load*1.02), Throughput: simEst(load, load*0.98, load*1.02),
 			Goodput: simEst(good, good*0.97, good*1.03), Attainment: simEst(att, att-0.01, math.Min(att+0.01, 1)),
-			TTFT:        sim.Percentiles{P50: simEst(120, 110, 130), P99: simEst(ttft, ttft*0.9, ttft*1.1)},
-			TTFTOffered: sim.Percentiles{P50: simEst(120, 110, 130), P99: simEst(all, all*0.9, all*1.1)},
-			ITL:         sim.Percentiles{P50: simEst(45, 45, 45), P99: simEst(itl, itl*0.95, itl*1.05)},
+			TTFT:        analysis.Percentiles{P50: simEst(120, 110, 130), P99: simEst(ttft, ttft*0.9, ttft*1.1)},
+			TTFTOffered: analysis.Percentiles{P50: simEst(120, 110, 130), P99: simEst(all, all*0.9, all*1.1)},
+			ITL:         analysis.Percentiles{P50: simEst(45, 45, 45), P99: simEst(itl, itl*0.95, itl*1.05)},
 			MissNotOK:   simEst(0, math.NaN(), math.NaN()), MissTTFT: simEst(load-good, 0, 2*(load-good)),
 			Saturation: sat, Warnings: warn}
 	}
-	return &sim.Curve{
-		Points: []sim.Point{
-			pt(0.5, 0.5, 1, 210, 74, sim.Stable),
-			pt(1, 0.99, 0.99, 380, 74, sim.Stable),
-			pt(2, 1.86, 0.93, 720, 136, sim.Backlogged),
-			pt(3, 1.2, 0.4, 9000, 140, sim.Overloaded, "TTFT p99 from 80 requests: fewer than 10 beyond it"),
+	return &analysis.Curve{
+		Points: []analysis.Point{
+			pt(0.5, 0.5, 1, 210, 74, analysis.Stable),
+			pt(1, 0.99, 0.99, 380, 74, analysis.Stable),
+			pt(2, 1.86, 0.93, 720, 136, analysis.Backlogged),
+			pt(3, 1.2, 0.4, 9000, 140, analysis.Overloaded, "TTFT p99 from 80 requests: fewer than 10 beyond it"),
 		},
 		Target: 0.95, Confidence: 0.95, SLO: sim.SLO{TTFT: sim.DefaultTTFT, ITL: sim.DefaultITL, TPOT: sim.Unbounded, E2E: sim.Unbounded},
-		Knee:     sim.Knee{Load: simEst(1.6, 1.45, 1.75), Found: true, LastMet: 1, FirstMiss: 2},
-		Peak:     sim.Peak{Load: 2, Goodput: simEst(1.86, 1.8, 1.92)},
-		Collapse: sim.Collapse{Load: 3, Found: true},
+		Knee:     analysis.Knee{Load: simEst(1.6, 1.45, 1.75), Found: true, LastMet: 1, FirstMiss: 2},
+		Peak:     analysis.Peak{Load: 2, Goodput: simEst(1.86, 1.8, 1.92)},
+		Collapse: analysis.Collapse{Load: 3, Found: true},
 		Warnings: []string{"load 2 meets the target but is backlogged: its window is no steady state"},
 	}
 }
 
 func handCard() Card {
-	sw := sim.Sweep{Config: sim.Config{Engine: engine.Config{ChunkCap: 512}, Window: sim.Window{Warmup: 60e9, Horizon: 600e9}}, BaseSeed: 7}
+	sw := analysis.Sweep{Config: sim.Config{Engine: engine.Config{ChunkCap: 512}, Window: sim.Window{Warmup: 60e9, Horizon: 600e9}}, BaseSeed: 7}
 	c := NewCard(sw, handCurve(), 1.2)
 	c.Title = "Atlas TP4, chunk cap 512"
 	c.Claim = "With a 512-token chunk cap, the Atlas TP4 replica keeps ≥ 95 % SLO attainment up to 1.5 req/s of 2,000-token prompts."
@@ -119,7 +120,7 @@ func TestNewCardFromASweep(t *testing.T) {
 	assert.Equal(t, Module, c.Build.Module)
 	assert.NotEmpty(t, c.Build.Revision, "a revision or Unknown, never empty")
 	require.Len(t, c.Seeds.Derived, 2)
-	assert.Equal(t, sim.Seed(7, 1), c.Seeds.Derived[1])
+	assert.Equal(t, analysis.Seed(7, 1), c.Seeds.Derived[1])
 	assert.Len(t, c.Results.Points, 3)
 	assert.Equal(t, 1.5, c.Results.Headroom.Operating)
 	// The card shows what ran: defaults filled in.
@@ -141,8 +142,8 @@ func TestNewCardFromASweep(t *testing.T) {
 
 func TestVerdictOfAnExperiment(t *testing.T) {
 	sw := smallSweep()
-	x := sim.Experiment{
-		Hypothesis: sim.Hypothesis{Claim: "A/A: B is A", Metric: sim.MetricGoodput, Threshold: 0.05},
+	x := analysis.Experiment{
+		Hypothesis: analysis.Hypothesis{Claim: "A/A: B is A", Metric: analysis.MetricGoodput, Threshold: 0.05},
 		A:          sw.Config, B: sw.Config, Workload: sw.Workload, Loads: []float64{1, 2}, Blocks: 3,
 	}
 	r, err := x.Run()
@@ -157,9 +158,9 @@ func TestVerdictOfAnExperiment(t *testing.T) {
 // Without a knee inside the sweep the card gives no headroom figure.
 func TestCardHeadroomWithoutAKnee(t *testing.T) {
 	c := handCurve()
-	c.Knee = sim.Knee{Load: simEst(3, math.NaN(), math.NaN()), Censored: sim.AboveHighest, LastMet: 3, Target: 0.95}
+	c.Knee = analysis.Knee{Load: simEst(3, math.NaN(), math.NaN()), Censored: analysis.AboveHighest, LastMet: 3, Target: 0.95}
 	c.Warnings = []string{c.Knee.Reason()}
-	card := NewCard(sim.Sweep{}, c, 1.2)
+	card := NewCard(analysis.Sweep{}, c, 1.2)
 	var buf bytes.Buffer
 	require.NoError(t, card.WriteMarkdown(&buf))
 	md := buf.String()
@@ -172,8 +173,8 @@ func TestCardHeadroomWithoutAKnee(t *testing.T) {
 // no curve; its fingerprint covers the stream every load scales.
 func TestNewExperimentCard(t *testing.T) {
 	w := sim.Poisson(workload.Fixed(100, 10))
-	x := sim.Experiment{
-		Hypothesis: sim.Hypothesis{Claim: "A/A", Metric: sim.MetricGoodput, Threshold: 0.05},
+	x := analysis.Experiment{
+		Hypothesis: analysis.Hypothesis{Claim: "A/A", Metric: analysis.MetricGoodput, Threshold: 0.05},
 		A:          sim.Config{Window: sim.Window{Horizon: 2 * time.Minute}},
 		B:          sim.Config{Window: sim.Window{Horizon: 2 * time.Minute}},
 		Workload:   w, Loads: []float64{1}, Blocks: 2,
@@ -199,8 +200,8 @@ func TestNewExperimentCard(t *testing.T) {
 // past the baseline's knee apart.
 func TestVerdictOfAnExperimentPastTheKnee(t *testing.T) {
 	sw := smallSweep()
-	x := sim.Experiment{
-		Hypothesis: sim.Hypothesis{Claim: "A/A", Metric: sim.MetricGoodput, Threshold: 0.05},
+	x := analysis.Experiment{
+		Hypothesis: analysis.Hypothesis{Claim: "A/A", Metric: analysis.MetricGoodput, Threshold: 0.05},
 		A:          sw.Config, B: sw.Config, Workload: sw.Workload, Loads: []float64{1, 4}, Blocks: 2,
 	}
 	r, err := x.Run()

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 // ClassResult is one request class's share of a curve: its SLO, its
@@ -33,7 +34,7 @@ type ClassPoint struct {
 
 // classResultsOf is each class of the curve, the default class left out
 // when no load offered it a request.
-func classResultsOf(c *sim.Curve) []ClassResult {
+func classResultsOf(c *analysis.Curve) []ClassResult {
 	var out []ClassResult
 	for j, k := range c.ClassKnees {
 		cr := ClassResult{Name: k.Name, SLO: sloOf(k.SLO),

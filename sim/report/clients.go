@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -15,9 +16,9 @@ import (
 // caller's to state. NewCard, NewExperimentCard and NewDialCard fill a
 // card's Workload with it; a caller who knows better may overwrite a
 // field.
-func WorkloadOf(cfg sim.Config, axis sim.Axis) Workload {
+func WorkloadOf(cfg sim.Config, axis analysis.Axis) Workload {
 	w := Workload{Concurrency: ConcurrencyOf(cfg, axis), CacheState: CacheStateOf(cfg)}
-	if axis == sim.Concurrency {
+	if axis == analysis.Concurrency {
 		w.Loop = "closed-loop: each client sends its next request the instant its answer ends"
 	}
 	return w
@@ -28,12 +29,12 @@ func WorkloadOf(cfg sim.Config, axis sim.Axis) Workload {
 // bench serve --request-rate inf --max-concurrency N); on the Rate axis,
 // the cap sim.Config.MaxConcurrency (--max-concurrency N with a finite
 // rate), or none.
-func ConcurrencyOf(cfg sim.Config, axis sim.Axis) string {
+func ConcurrencyOf(cfg sim.Config, axis analysis.Axis) string {
 	c := cfg.MaxConcurrency
 	switch {
-	case axis == sim.Concurrency && c > 0:
+	case axis == analysis.Concurrency && c > 0:
 		return fmt.Sprintf("concurrency N clients, closed loop, zero think time, N the swept load; at most %d in flight (MaxConcurrency)", c)
-	case axis == sim.Concurrency:
+	case axis == analysis.Concurrency:
 		return "concurrency N clients, closed loop, zero think time, N the swept load (as vllm bench serve --request-rate inf --max-concurrency N)"
 	case c > 0:
 		return fmt.Sprintf("capped at %d requests in flight (as vllm bench serve --max-concurrency %d): a request due while %d are in flight waits client-side, first come first served; TTFT counts from the send, the wait is the client wait", c, c, c)
@@ -82,7 +83,7 @@ func prefixCacheOff(cfg sim.Config) bool {
 // pairWorkload is an A/B experiment's clients: one description when A and
 // B agree, else each.
 func pairWorkload(a, b sim.Config) Workload {
-	wa, wb := WorkloadOf(a, sim.Rate), WorkloadOf(b, sim.Rate)
+	wa, wb := WorkloadOf(a, analysis.Rate), WorkloadOf(b, analysis.Rate)
 	pair := func(x, y string) string {
 		if x == y {
 			return x

@@ -15,6 +15,7 @@ import (
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -92,12 +93,12 @@ func TestEventsOfARequestNeverSent(t *testing.T) {
 
 // The card's concurrency and cache state come from the configuration.
 func TestWorkloadOfTheConfiguration(t *testing.T) {
-	assert.Equal(t, "no cap: open loop, every request sent the instant it is due", ConcurrencyOf(sim.Config{}, sim.Rate))
-	assert.Contains(t, ConcurrencyOf(sim.Config{MaxConcurrency: 16}, sim.Rate), "capped at 16 requests in flight (as vllm bench serve --max-concurrency 16)")
-	w := WorkloadOf(sim.Config{}, sim.Concurrency)
+	assert.Equal(t, "no cap: open loop, every request sent the instant it is due", ConcurrencyOf(sim.Config{}, analysis.Rate))
+	assert.Contains(t, ConcurrencyOf(sim.Config{MaxConcurrency: 16}, analysis.Rate), "capped at 16 requests in flight (as vllm bench serve --max-concurrency 16)")
+	w := WorkloadOf(sim.Config{}, analysis.Concurrency)
 	assert.True(t, strings.HasPrefix(w.Concurrency, "concurrency N clients, closed loop"), w.Concurrency)
 	assert.Contains(t, w.Loop, "closed-loop")
-	assert.Empty(t, WorkloadOf(sim.Config{}, sim.Rate).Loop, "an open-loop source's loop is the caller's to state")
+	assert.Empty(t, WorkloadOf(sim.Config{}, analysis.Rate).Loop, "an open-loop source's loop is the caller's to state")
 
 	assert.Equal(t, "cold: empty prefix cache at the start of each run", CacheStateOf(sim.Config{}))
 	reuse := workload.PrefixReuse{Groups: 8, PrefixTokens: 1000, Probability: 0.9, BlockTokens: 16}
@@ -116,7 +117,7 @@ func TestWorkloadOfTheConfiguration(t *testing.T) {
 // An experiment's card says each system's clients, once when they agree.
 func TestPairWorkload(t *testing.T) {
 	same := pairWorkload(sim.Config{}, sim.Config{})
-	assert.Equal(t, ConcurrencyOf(sim.Config{}, sim.Rate), same.Concurrency)
+	assert.Equal(t, ConcurrencyOf(sim.Config{}, analysis.Rate), same.Concurrency)
 	diff := pairWorkload(sim.Config{}, sim.Config{MaxConcurrency: 8})
 	assert.True(t, strings.HasPrefix(diff.Concurrency, "A: no cap"), diff.Concurrency)
 	assert.Contains(t, diff.Concurrency, "; B: capped at 8")
@@ -131,45 +132,45 @@ func twoClasses() []sim.Class {
 
 // handClassCurve is a curve against clients, written by hand, with two
 // classes and an empty default class.
-func handClassCurve() *sim.Curve {
+func handClassCurve() *analysis.Curve {
 	inter := sim.SLO{TTFT: 600 * time.Millisecond, ITL: sim.DefaultITL, TPOT: sim.Unbounded, E2E: sim.Unbounded}
 	batch := inter
 	batch.TTFT = 30 * time.Second
 	nan := math.NaN()
-	pt := func(clients, rate, att float64, sat sim.Saturation) sim.Point {
+	pt := func(clients, rate, att float64, sat analysis.Saturation) analysis.Point {
 		half := simEst(rate/2, rate/2*0.98, rate/2*1.02)
 		runs := make([]sim.Summary, 4)
 		for i := range runs {
 			runs[i].Offered = 100 // measured something: the point has an attainment
 		}
-		return sim.Point{Load: clients, Runs: runs,
+		return analysis.Point{Load: clients, Runs: runs,
 			Offered: simEst(rate, rate*0.98, rate*1.02), Throughput: simEst(rate, rate*0.98, rate*1.02),
 			Goodput: simEst(rate*att, rate*att*0.97, rate*att*1.03), Attainment: simEst(att, att-0.01, math.Min(att+0.01, 1)),
-			TTFT:       sim.Percentiles{P50: simEst(120, 110, 130), P99: simEst(900, 800, 1000)},
-			ITL:        sim.Percentiles{P50: simEst(45, 45, 45), P99: simEst(74, 70, 78)},
+			TTFT:       analysis.Percentiles{P50: simEst(120, 110, 130), P99: simEst(900, 800, 1000)},
+			ITL:        analysis.Percentiles{P50: simEst(45, 45, 45), P99: simEst(74, 70, 78)},
 			Saturation: sat,
-			Classes: []sim.ClassPoint{
+			Classes: []analysis.ClassPoint{
 				{Name: "interactive", SLO: inter, Offered: half, Goodput: simEst(rate/2*(2*att-1), rate/2*(2*att-1)*0.95, rate/2*(2*att-1)*1.05),
-					Attainment: simEst(2*att-1, 2*att-1.05, math.Min(2*att-0.95, 1)), TTFT: sim.Percentiles{P50: simEst(120, 110, 130), P99: simEst(800, 700, 900)}},
+					Attainment: simEst(2*att-1, 2*att-1.05, math.Min(2*att-0.95, 1)), TTFT: analysis.Percentiles{P50: simEst(120, 110, 130), P99: simEst(800, 700, 900)}},
 				{Name: "batch", SLO: batch, Offered: half, Goodput: half,
-					Attainment: simEst(1, 1, 1), TTFT: sim.Percentiles{P50: simEst(150, 140, 160), P99: simEst(2000, 1800, 2200)}},
+					Attainment: simEst(1, 1, 1), TTFT: analysis.Percentiles{P50: simEst(150, 140, 160), P99: simEst(2000, 1800, 2200)}},
 				{Name: sim.DefaultClass, SLO: inter, Offered: simEst(0, 0, 0), Goodput: simEst(0, 0, 0), Attainment: simEst(nan, nan, nan)},
 			}}
 	}
-	return &sim.Curve{
-		Axis: sim.Concurrency,
-		Points: []sim.Point{
-			pt(8, 1.5, 1, sim.Stable),
-			pt(16, 2.3, 0.97, sim.Stable),
-			pt(32, 2.6, 0.9, sim.Stable),
+	return &analysis.Curve{
+		Axis: analysis.Concurrency,
+		Points: []analysis.Point{
+			pt(8, 1.5, 1, analysis.Stable),
+			pt(16, 2.3, 0.97, analysis.Stable),
+			pt(32, 2.6, 0.9, analysis.Stable),
 		},
 		Target: 0.95, Confidence: 0.95, SLO: inter,
-		Knee: sim.Knee{Load: simEst(20, 18, 24), Found: true, LastMet: 16, FirstMiss: 32},
-		Peak: sim.Peak{Load: 32, Goodput: simEst(2.34, 2.27, 2.41)},
-		ClassKnees: []sim.ClassKnee{
-			{Name: "interactive", SLO: inter, Knee: sim.Knee{Load: simEst(12, 10, 14), Found: true, LastMet: 8, FirstMiss: 16}},
-			{Name: "batch", SLO: batch, Knee: sim.Knee{Load: simEst(32, nan, nan), Censored: sim.AboveHighest, LastMet: 32, Target: 0.95}},
-			{Name: sim.DefaultClass, SLO: inter, Knee: sim.Knee{Load: simEst(nan, nan, nan)}},
+		Knee: analysis.Knee{Load: simEst(20, 18, 24), Found: true, LastMet: 16, FirstMiss: 32},
+		Peak: analysis.Peak{Load: 32, Goodput: simEst(2.34, 2.27, 2.41)},
+		ClassKnees: []analysis.ClassKnee{
+			{Name: "interactive", SLO: inter, Knee: analysis.Knee{Load: simEst(12, 10, 14), Found: true, LastMet: 8, FirstMiss: 16}},
+			{Name: "batch", SLO: batch, Knee: analysis.Knee{Load: simEst(32, nan, nan), Censored: analysis.AboveHighest, LastMet: 32, Target: 0.95}},
+			{Name: sim.DefaultClass, SLO: inter, Knee: analysis.Knee{Load: simEst(nan, nan, nan)}},
 		},
 	}
 }
@@ -181,8 +182,8 @@ func handClassCurve() *sim.Curve {
 // configuration's.
 func TestCardOfClassesAgainstClients(t *testing.T) {
 	reuse := workload.PrefixReuse{Groups: 8, PrefixTokens: 1000, Probability: 0.9, BlockTokens: 16}
-	sw := sim.Sweep{Config: sim.Config{Classes: twoClasses(), Warm: reuse.SharedPrompts(), Window: sim.Window{Warmup: 60e9, Horizon: 600e9}},
-		BaseSeed: 7, Axis: sim.Concurrency}
+	sw := analysis.Sweep{Config: sim.Config{Classes: twoClasses(), Warm: reuse.SharedPrompts(), Window: sim.Window{Warmup: 60e9, Horizon: 600e9}},
+		BaseSeed: 7, Axis: analysis.Concurrency}
 	c := NewCard(sw, handClassCurve(), 16)
 	c.Title = "Atlas TP4, two classes against clients"
 	c.Workload.Replay = "conv.csv (csv), conversation-keeping replay (a turn is released at the later of its recorded instant and its predecessor's end + 2s minimum think time), own pace"

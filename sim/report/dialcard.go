@@ -4,14 +4,14 @@ import (
 	"math"
 
 	"github.com/servesim/servesim/scenario"
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
-// DialSweep is a sim.DialSweep as a card carries it, a value rather than
+// DialSweep is a analysis.DialSweep as a card carries it, a value rather than
 // a closure: the dial's name and unit, the values it took, the baseline
 // value the others are compared with and the probe load, then per value
 // its knee with its interval and the paired difference of its knee to the
-// baseline's with its interval (sim.DialResult.KneeDiff), its peak, and
+// baseline's with its interval (analysis.DialResult.KneeDiff), its peak, and
 // its point at the probe load (TTFT and ITL percentiles, attainment).
 type DialSweep struct {
 	Dial   string    `json:"dial"` // what it sets, e.g. "Engine.ChunkCap"
@@ -38,7 +38,7 @@ type DialRow struct {
 	// baseline. N counts the replications paired. KneeBounds of them
 	// paired through a knee beyond the loads (the bound the loads give
 	// it): the difference then understates the true one, never with the
-	// wrong sign (sim.DialResult.KneeBounds).
+	// wrong sign (analysis.DialResult.KneeBounds).
 	KneeDiff   Estimate `json:"knee_diff"`
 	KneeBounds int      `json:"knee_diff_bounds,omitempty"`
 	Peak       Peak     `json:"peak"`
@@ -50,7 +50,7 @@ type DialRow struct {
 }
 
 // DialSweepOf describes a dial sweep and its result.
-func DialSweepOf(d sim.DialSweep, r *sim.DialResult) *DialSweep {
+func DialSweepOf(d analysis.DialSweep, r *analysis.DialResult) *DialSweep {
 	out := &DialSweep{Dial: r.Dial.Name, Unit: r.Dial.Unit, Values: r.Values, BaselineIndex: r.Baseline,
 		Probe: Num(math.NaN()), Target: math.NaN(), Confidence: math.NaN()}
 	if r.Baseline >= 0 && r.Baseline < len(r.Values) {
@@ -86,7 +86,7 @@ func DialSweepOf(d sim.DialSweep, r *sim.DialResult) *DialSweep {
 // sweep), SLO, window, seeds, build, analysis revision, the dial sweep as
 // its result, and the baseline's concurrency and cache state (WorkloadOf). The caller states the claim and the workload; an
 // experiment's verdict can be added with VerdictOf.
-func NewDialCard(d sim.DialSweep, r *sim.DialResult) Card {
+func NewDialCard(d analysis.DialSweep, r *analysis.DialResult) Card {
 	base := d.Sweep.Config
 	if d.Baseline >= 0 && d.Baseline < len(d.Values) {
 		base = d.Dial.Set(base, d.Values[d.Baseline])

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
@@ -18,22 +19,22 @@ import (
 // handDial is a chunk-cap dial sweep written by hand (the baseline no
 // cap, 1024 a lower knee, 128 none inside the loads), so that the golden
 // files pin the card's rendering, not the analysis.
-func handDial() (sim.DialSweep, *sim.DialResult) {
+func handDial() (analysis.DialSweep, *analysis.DialResult) {
 	base := handCurve()
 	lower := handCurve()
-	lower.Knee = sim.Knee{Load: simEst(1.3, 1.1, 1.5), Found: true, LastMet: 1, FirstMiss: 2}
+	lower.Knee = analysis.Knee{Load: simEst(1.3, 1.1, 1.5), Found: true, LastMet: 1, FirstMiss: 2}
 	lower.Warnings = nil
 	none := handCurve()
-	none.Knee = sim.Knee{Load: simEst(math.NaN(), math.NaN(), math.NaN()), Censored: sim.BelowLowest, FirstMiss: 0.5, Target: 0.95}
+	none.Knee = analysis.Knee{Load: simEst(math.NaN(), math.NaN(), math.NaN()), Censored: analysis.BelowLowest, FirstMiss: 0.5, Target: 0.95}
 	none.Warnings = nil
-	probe := func(c *sim.Curve) sim.Point { return c.Points[0] }
-	d := sim.DialSweep{
-		Sweep: sim.Sweep{Config: sim.Config{Window: sim.Window{Warmup: 60e9, Horizon: 600e9}}, BaseSeed: 7},
-		Dial:  sim.DialChunkCap, Values: []float64{0, 1024, 128}, Probe: 0.5,
+	probe := func(c *analysis.Curve) analysis.Point { return c.Points[0] }
+	d := analysis.DialSweep{
+		Sweep: analysis.Sweep{Config: sim.Config{Window: sim.Window{Warmup: 60e9, Horizon: 600e9}}, BaseSeed: 7},
+		Dial:  analysis.DialChunkCap, Values: []float64{0, 1024, 128}, Probe: 0.5,
 	}
-	r := &sim.DialResult{Dial: d.Dial, Values: d.Values, Curves: []*sim.Curve{base, lower, none},
+	r := &analysis.DialResult{Dial: d.Dial, Values: d.Values, Curves: []*analysis.Curve{base, lower, none},
 		KneeDiff: []stats.Interval{simEst(0, 0, 0), simEst(-0.3, -0.42, -0.18), {Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: 0.95}},
-		Probe:    []sim.Point{probe(base), probe(lower), probe(none)}}
+		Probe:    []analysis.Point{probe(base), probe(lower), probe(none)}}
 	return d, r
 }
 
@@ -72,21 +73,21 @@ func TestDialCardGolden(t *testing.T) {
 // A card from a real dial sweep: the baseline's difference is exactly 0,
 // the system is the baseline's, every value ran on the same seeds.
 func TestNewDialCardFromASweep(t *testing.T) {
-	d := sim.DialSweep{
-		Sweep: sim.Sweep{
+	d := analysis.DialSweep{
+		Sweep: analysis.Sweep{
 			Config: sim.Config{Window: sim.Window{Warmup: 30 * time.Second, Horizon: 300 * time.Second}},
 			Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 				return workload.NewPoisson(seed, rate, int(rate*600)+10, workload.Fixed(2000, 200))
 			}),
-			Grid: sim.Grid{Loads: []float64{1.4, 1.8, 2.2, 2.6}}, Reps: 3, BaseSeed: 5,
+			Grid: analysis.Grid{Loads: []float64{1.4, 1.8, 2.2, 2.6}}, Reps: 3, BaseSeed: 5,
 		},
-		Dial: sim.DialTokenBudget, Values: []float64{1024, 2048}, Baseline: 1, Probe: 1,
+		Dial: analysis.DialTokenBudget, Values: []float64{1024, 2048}, Baseline: 1, Probe: 1,
 	}
 	r, err := d.Run()
 	require.NoError(t, err)
 	c := NewDialCard(d, r)
 	assert.Contains(t, c.System.Engine, Setting{"MaxBatchedTokens", "2048"}, "the baseline's system")
-	assert.Equal(t, []uint64{sim.Seed(5, 0), sim.Seed(5, 1), sim.Seed(5, 2)}, c.Seeds.Derived)
+	assert.Equal(t, []uint64{analysis.Seed(5, 0), analysis.Seed(5, 1), analysis.Seed(5, 2)}, c.Seeds.Derived)
 	require.Len(t, c.Dial.Rows, 2)
 	b := c.Dial.Rows[1].KneeDiff
 	assert.Equal(t, []Num{0, 0, 0}, []Num{b.Center, b.Lo, b.Hi}, "the baseline against itself")

@@ -156,7 +156,7 @@
 //
 // # Benchmark cards
 //
-// NewCard fills a Card from a sim.Sweep and its curve: the engine, cost
+// NewCard fills a Card from a analysis.Sweep and its curve: the engine, cost
 // model and run settings as configured, the SLO and window, the seeds (the
 // base seed, the replications and each derived seed), the simulator's
 // module version and VCS revision (ReadBuild; "unknown" where the binary
@@ -168,7 +168,7 @@
 // as it ran: a Drain left 0 is written as the window length it stood for.
 //
 // A card records what its numbers rest on. A sweep that declared its cost
-// model's error (sim.Sweep.ModelError) has its Band on the card
+// model's error (analysis.Sweep.ModelError) has its Band on the card
 // (Results.Band, band.go): the declaration (the relative scale, the
 // alternative models by name, the fragile threshold), the knee's and the
 // peak's range over the nominal model and every variant (lo_below and
@@ -178,10 +178,10 @@
 // the seed interval of the knee, the peak and the headroom, and says
 // under the table what was declared and where each variant put its knee;
 // a card without a band says that its intervals are seed noise only. The
-// serving capacity the sweep was given (sim.Sweep.Capacity) is
+// serving capacity the sweep was given (analysis.Sweep.Capacity) is
 // Results.Capacity, an estimate whose source the caller states, and each
 // point its Utilisation. Each point has TTFT p50 and p99 over every
-// offered request (sim.Point.TTFTOffered) beside vLLM's over successful
+// offered request (analysis.Point.TTFTOffered) beside vLLM's over successful
 // requests. Card.Estimate (prerun.go) is the arithmetic estimate made
 // before the runs, each Figure with its value, unit, arithmetic and knob
 // (FiguresOf converts costmodel's). A speculating system says its
@@ -207,14 +207,14 @@
 //
 // A configuration with request classes (sim.Config.Classes) adds a
 // per-class table to the results (Results.Classes, classes.go): each
-// class's SLO, priority and knee (sim.Curve.ClassKnees), and per load
+// class's SLO, priority and knee (analysis.Curve.ClassKnees), and per load
 // its offered rate, goodput, attainment by its own SLO and TTFT p50 and
 // p99, each with its interval; the default class is left out when it
 // received no request. The run settings list the classes and the warm
 // start in a line each rather than as Go structs.
 // NewExperimentCard fills a card whose result is that verdict alone, with
 // no curve. A verdict says which loads its headline covers
-// (sim.Result.Regime: by default those at or below the baseline's knee)
+// (analysis.Result.Regime: by default those at or below the baseline's knee)
 // and carries the loads past that knee apart (Verdict.Past). Fields left
 // empty render as "not stated".
 //
@@ -230,7 +230,7 @@
 // before fleets. On an A/B card that carries a curve as well as a
 // baseline, the curve is system B's, and its heading says so.
 //
-// NewDialCard fills a card from a sim.DialSweep and its result, the dial
+// NewDialCard fills a card from a analysis.DialSweep and its result, the dial
 // sweep described as a value (Card.Dial, DialSweep): the dial's name and
 // unit, its values, the baseline value and the probe load, and per value
 // the knee with its interval, the paired difference of the knee to the
@@ -239,7 +239,7 @@
 // the baseline value's; every value ran on the same seeds. Its Markdown
 // puts the dial's table where a sweep's card has its curve.
 //
-// A load whose replications measured no request (sim.Point.NoMeasured) has
+// A load whose replications measured no request (analysis.Point.NoMeasured) has
 // no attainment: the card says "no measured requests" there, and its JSON
 // writes the attainment as null with "no_measured": true. An experiment
 // with no block that measured a request has the verdict "no measured
@@ -256,7 +256,7 @@
 // (sim.WorkloadFunc): …"). scenario.LoadCard gives the scenario back,
 // runnable, and `go run ./examples/run -config card.json` reruns it:
 // with the same simulator the card it writes is the same, byte for byte.
-// The card's analysis revision is sim.AnalysisRevision, a SHA-256 over
+// The card's analysis revision is analysis.AnalysisRevision, a SHA-256 over
 // the sources that compute summaries, curves, knees, intervals and
 // verdicts (listed in its doc), so it changes with that code and never by
 // hand; LoadCard refuses a card of another revision unless told
@@ -266,7 +266,7 @@
 // sim.Records, every field the columns carry (errors name the file, the
 // line and the column); sim.Summarize recomputes a run's summary from
 // them with the configuration that ran (the card's scenario: each
-// replication's seed is sim.Seed(base, r)); CurveFromEvents recomputes a
+// replication's seed is analysis.Seed(base, r)); CurveFromEvents recomputes a
 // sweep's curve from a folder of its events (load=<load>-rep=<r>.jsonl,
 // EventDir's names, which give each load back exactly; the %.4g names of
 // examples/capacity give it rounded, and a point's bootstrap intervals,

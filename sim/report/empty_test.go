@@ -15,6 +15,7 @@ import (
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -58,15 +59,15 @@ func TestCardSaysNoMeasuredRequests(t *testing.T) {
 // An experiment whose windows measured nothing has no verdict, and its
 // card claims none: no improvement, no NaN.
 func TestExperimentCardWithoutMeasuredRequests(t *testing.T) {
-	x := sim.Experiment{
-		Hypothesis: sim.Hypothesis{Claim: "B is better", Metric: sim.MetricGoodput, Threshold: 0.05},
+	x := analysis.Experiment{
+		Hypothesis: analysis.Hypothesis{Claim: "B is better", Metric: analysis.MetricGoodput, Threshold: 0.05},
 		A:          sim.Config{Window: sim.Window{Horizon: time.Millisecond}},
 		B:          sim.Config{Window: sim.Window{Horizon: time.Millisecond}, Engine: engine.Config{MaxSeqs: 48}},
 		Workload:   sim.Poisson(workload.Fixed(100, 10)), Loads: []float64{0.5, 1}, Blocks: 2,
 	}
 	res, err := x.Run()
 	require.NoError(t, err)
-	require.Equal(t, sim.NoMeasured, res.Verdict)
+	require.Equal(t, analysis.NoMeasured, res.Verdict)
 	card := NewExperimentCard(x, res)
 	md := markdown(t, &card)
 	for _, want := range []string{
@@ -88,8 +89,8 @@ func TestExperimentCardWithoutMeasuredRequests(t *testing.T) {
 // then "## System") and carried an all-zero results block, as if it were
 // an empty sweep's card. Its result is the experiment's verdict.
 func TestExperimentCardHasOneHeadingPerSystemAndNoSweepResults(t *testing.T) {
-	x := sim.Experiment{
-		Hypothesis: sim.Hypothesis{Claim: "A/A", Metric: sim.MetricGoodput, Threshold: 0.05},
+	x := analysis.Experiment{
+		Hypothesis: analysis.Hypothesis{Claim: "A/A", Metric: analysis.MetricGoodput, Threshold: 0.05},
 		A:          sim.Config{Window: sim.Window{Warmup: 10 * time.Second, Horizon: time.Minute}},
 		B:          sim.Config{Window: sim.Window{Warmup: 10 * time.Second, Horizon: time.Minute}},
 		Workload:   sim.Poisson(workload.Fixed(100, 10)), Loads: []float64{1}, Blocks: 2,

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 // EventPattern matches the names of the files EventDir writes: one per
@@ -27,7 +28,7 @@ func EventFileName(load float64, rep int) string {
 // EventDir writes every run of a sweep's per-request records as JSON
 // Lines, a file per (load, replication) named by EventFileName, so that
 // its figures can be re-analysed (CurveFromEvents). Its Observe is a
-// sim.Sweep's Observe; runs call it in parallel.
+// analysis.Sweep's Observe; runs call it in parallel.
 type EventDir struct {
 	dir   string
 	mu    sync.Mutex
@@ -157,7 +158,7 @@ func parseEventName(name string) (load float64, rep int, err error) {
 // SummarizeEvents recomputes every run's summary from a folder of events
 // of the sweep sw (sim.Summarize under each replication's configuration:
 // sw.Config with the replication's seed), by load.
-func SummarizeEvents(sw sim.Sweep, dir string) (loads []float64, runs [][]sim.Summary, err error) {
+func SummarizeEvents(sw analysis.Sweep, dir string) (loads []float64, runs [][]sim.Summary, err error) {
 	evs, err := ReadEventDir(dir)
 	if err != nil {
 		return nil, nil, err
@@ -166,7 +167,7 @@ func SummarizeEvents(sw sim.Sweep, dir string) (loads []float64, runs [][]sim.Su
 		sums := make([]sim.Summary, len(le.Runs))
 		for r, recs := range le.Runs {
 			cfg := sw.Config
-			cfg.Seed = sim.Seed(sw.BaseSeed, r)
+			cfg.Seed = analysis.Seed(sw.BaseSeed, r)
 			if sums[r], err = sim.Summarize(cfg, recs); err != nil {
 				return nil, nil, fmt.Errorf("report: %s: %w", filepath.Join(dir, EventFileName(le.Load, r)), err)
 			}
@@ -178,12 +179,12 @@ func SummarizeEvents(sw sim.Sweep, dir string) (loads []float64, runs [][]sim.Su
 
 // CurveFromEvents recomputes the sweep's curve from a folder of its
 // events: each run's summary by sim.Summarize, the curve by
-// sim.Sweep.CurveOf. It equals the curve the sweep produced, field for
+// analysis.Sweep.CurveOf. It equals the curve the sweep produced, field for
 // field, but for what records cannot give (sim.Summarize's doc: the step
 // mix, the replicas' busy time and KV occupancy, the speculation's step
 // counts; with sim.Config.KeepTokens off, the ITL distributions and the
 // window's tokens) and the model band, whose runs are not observed.
-func CurveFromEvents(sw sim.Sweep, dir string) (*sim.Curve, error) {
+func CurveFromEvents(sw analysis.Sweep, dir string) (*analysis.Curve, error) {
 	loads, runs, err := SummarizeEvents(sw, dir)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/report"
 	"github.com/servesim/servesim/workload"
 )
@@ -69,13 +70,13 @@ func ExampleWriteServe() {
 }
 
 // sweep is a short Atlas TP4 sweep over three loads.
-func sweep() sim.Sweep {
-	return sim.Sweep{
+func sweep() analysis.Sweep {
+	return analysis.Sweep{
 		Config: sim.Config{Window: sim.Window{Warmup: 30 * time.Second, Horizon: 330 * time.Second}},
 		Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 			return workload.NewPoisson(seed, rate, int(rate*400)+10, workload.Fixed(2000, 200))
 		}),
-		Grid: sim.Grid{Loads: []float64{1, 2, 3}},
+		Grid: analysis.Grid{Loads: []float64{1, 2, 3}},
 		Reps: 3,
 	}
 }
@@ -111,7 +112,7 @@ func ExampleBench() {
 // model range beside their seed intervals.
 func ExampleCard_WriteMarkdown() {
 	sw := sweep()
-	sw.ModelError = sim.ModelError{Scale: 0.1}
+	sw.ModelError = analysis.ModelError{Scale: 0.1}
 	c, err := sw.Run()
 	if err != nil {
 		panic(err)

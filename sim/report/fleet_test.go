@@ -14,6 +14,7 @@ import (
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -111,7 +112,7 @@ func TestSystemOfAHeterogeneousFleet(t *testing.T) {
 
 // fleetCurve is handCurve run by a fleet of two replicas: every run says
 // how the two shared its load.
-func fleetCurve() *sim.Curve {
+func fleetCurve() *analysis.Curve {
 	c := handCurve()
 	for i := range c.Points {
 		for k := range c.Points[i].Runs {
@@ -131,7 +132,7 @@ func fleetCurve() *sim.Curve {
 // PrefixAffinity with its curve, A a heterogeneous one. Systems are set by
 // hand, so that other packages' config fields move no golden.
 func fleetCard() Card {
-	sw := sim.Sweep{Config: sim.Config{Window: sim.Window{Warmup: 60e9, Horizon: 600e9}}, BaseSeed: 7}
+	sw := analysis.Sweep{Config: sim.Config{Window: sim.Window{Warmup: 60e9, Horizon: 600e9}}, BaseSeed: 7}
 	c := NewCard(sw, fleetCurve(), 0)
 	c.Title = "Two replicas behind PrefixAffinity"
 	c.Claim = "PrefixAffinity raises goodput by at least 5 % over a mixed fleet behind LeastLoaded."
@@ -202,7 +203,7 @@ func TestNewCardFromAFleetSweep(t *testing.T) {
 		return workload.NewSynthetic(workload.Synthetic{Seed: seed, Duration: 3 * time.Minute, Arrival: workload.Arrival{Rate: rate},
 			Lengths: workload.Fixed(500, 100), Prefix: workload.PrefixReuse{Groups: 4, PrefixTokens: 1024, Probability: 1, BlockTokens: 16}})
 	})
-	sw.Grid = sim.Grid{Loads: []float64{2, 4}}
+	sw.Grid = analysis.Grid{Loads: []float64{2, 4}}
 	c, err := sw.Run()
 	require.NoError(t, err)
 	card := NewCard(sw, c, 0)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/servesim/servesim/internal/golden"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -67,19 +68,19 @@ func runFixture(t *testing.T, keep bool, obs sim.Observer) sim.Summary {
 
 // smallSweep is a short Atlas sweep: three loads, two replications, a
 // 60-second window after a 10-second warm-up.
-func smallSweep() sim.Sweep {
-	return sim.Sweep{
+func smallSweep() analysis.Sweep {
+	return analysis.Sweep{
 		Config: sim.Config{Window: sim.Window{Warmup: 10 * time.Second, Horizon: 70 * time.Second}},
 		Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 			return workload.NewPoisson(seed, rate, int(rate*100)+10, workload.Fixed(2000, 200))
 		}),
-		Grid:     sim.Grid{Loads: []float64{1, 2.5, 4}},
+		Grid:     analysis.Grid{Loads: []float64{1, 2.5, 4}},
 		Reps:     2,
 		BaseSeed: 7,
 	}
 }
 
-func smallCurve(t *testing.T) *sim.Curve {
+func smallCurve(t *testing.T) *analysis.Curve {
 	t.Helper()
 	c, err := smallSweep().Run()
 	require.NoError(t, err)

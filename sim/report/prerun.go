@@ -7,7 +7,7 @@ import (
 	"github.com/servesim/servesim/costmodel"
 )
 
-// Capacity is the serving capacity a sweep was given (sim.Sweep.Capacity):
+// Capacity is the serving capacity a sweep was given (analysis.Sweep.Capacity):
 // an estimate made before the runs, not a measurement. Each point's
 // utilisation is its load over it.
 type Capacity struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -161,7 +162,7 @@ func TestParseSecondsIsExact(t *testing.T) {
 func TestCurveFromEventsEqualsTheSweeps(t *testing.T) {
 	sw := smallSweep()
 	sw.Config.KeepTokens = true
-	sw.Grid = sim.Grid{Loads: []float64{1, 2.25, 3.5}}
+	sw.Grid = analysis.Grid{Loads: []float64{1, 2.25, 3.5}}
 	dir := t.TempDir()
 	ev, err := NewEventDir(dir)
 	require.NoError(t, err)
@@ -180,7 +181,7 @@ func TestCurveFromEventsEqualsTheSweeps(t *testing.T) {
 }
 
 // curveText prints a curve without its runs' step fields.
-func curveText(c *sim.Curve) string {
+func curveText(c *analysis.Curve) string {
 	c2 := *c
 	c2.Points = slices.Clone(c.Points)
 	var b strings.Builder

@@ -1,7 +1,7 @@
 package report
 
 import (
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 )
 
@@ -23,7 +23,7 @@ func estimateOf(e stats.Interval) Estimate {
 type Results struct {
 	// Axis is what the loads measure: "rate" (requests/s) or
 	// "concurrency" (closed-loop clients); LoadUnit labels them, "req/s"
-	// or "clients" (sim.Axis). "" reads as the rate.
+	// or "clients" (analysis.Axis). "" reads as the rate.
 	Axis       string    `json:"axis"`
 	LoadUnit   string    `json:"load_unit"`
 	Target     float64   `json:"attainment_target"` // the knee's attainment target
@@ -34,15 +34,15 @@ type Results struct {
 	Collapse   Collapse  `json:"collapse"`
 	Headroom   *Headroom `json:"headroom,omitempty"` // nil without an operating point
 	// Band is the curve's model range when the sweep declared its cost
-	// model's uncertainty (sim.Sweep.ModelError, sim.Curve.Band); nil
+	// model's uncertainty (analysis.Sweep.ModelError, analysis.Curve.Band); nil
 	// when none was declared, and the intervals are then seed noise only.
 	Band *Band `json:"model_band,omitempty"`
 	// Capacity is the serving capacity each point's utilisation is taken
-	// against (sim.Sweep.Capacity); nil when the sweep was given none.
+	// against (analysis.Sweep.Capacity); nil when the sweep was given none.
 	Capacity *Capacity `json:"capacity,omitempty"`
 	Warnings []string  `json:"warnings,omitempty"`
-	// Classes are the curve per request class (sim.Curve.ClassKnees and
-	// sim.Point.Classes), in sim.Config.Classes' order; nil without
+	// Classes are the curve per request class (analysis.Curve.ClassKnees and
+	// analysis.Point.Classes), in sim.Config.Classes' order; nil without
 	// classes. The default class is left out when it received no request.
 	Classes []ClassResult `json:"classes,omitempty"`
 }
@@ -60,14 +60,14 @@ type Point struct {
 	ITLP50     Estimate `json:"itl_p50_ms"`
 	ITLP99     Estimate `json:"itl_p99_ms"`
 	// TTFTOfferedP50 and TTFTOfferedP99 are TTFT over every measured
-	// request (sim.Point.TTFTOffered), beside TTFTP50 and TTFTP99 over the
+	// request (analysis.Point.TTFTOffered), beside TTFTP50 and TTFTP99 over the
 	// successful ones as vLLM reports them: a request that timed out or
 	// was still in flight counts at the instant it ended, one that never
 	// got a token otherwise (refused, failed) as beyond every bound (+Inf,
 	// null in JSON like every number that is not finite).
 	TTFTOfferedP50 Estimate `json:"ttft_offered_p50_ms"`
 	TTFTOfferedP99 Estimate `json:"ttft_offered_p99_ms"`
-	// Utilisation is the load over Results.Capacity (sim.Point.Utilisation);
+	// Utilisation is the load over Results.Capacity (analysis.Point.Utilisation);
 	// absent (0) without a capacity.
 	Utilisation float64 `json:"utilisation,omitempty"`
 	// Speculation is the speculative decoding's figures at this load; nil
@@ -80,7 +80,7 @@ type Point struct {
 	MissOther  Estimate `json:"miss_other"`
 	Saturation string   `json:"saturation"` // stable, backlogged, overloaded or refused
 	// NoMeasured is true when no replication measured a request
-	// (sim.Point.NoMeasured): attainment and latencies are then null, and
+	// (analysis.Point.NoMeasured): attainment and latencies are then null, and
 	// the point takes no part in the knee.
 	NoMeasured bool     `json:"no_measured,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
@@ -115,7 +115,7 @@ type Headroom struct {
 	Operating float64  `json:"operating"` // in Results.LoadUnit
 	Abs       Estimate `json:"abs"`       // knee − operating, in Results.LoadUnit
 	Rel       Estimate `json:"rel"`       // knee / operating − 1
-	// Model is Rel over the model band (sim.Headroom.Model): the
+	// Model is Rel over the model band (analysis.Headroom.Model): the
 	// headroom if the cost model is off by as much as was declared; nil
 	// without a band.
 	Model *Range `json:"model_range,omitempty"`
@@ -123,7 +123,7 @@ type Headroom struct {
 
 // ResultsOf converts a curve, with the headroom at the operating load op
 // (requests/s; 0 for none).
-func ResultsOf(c *sim.Curve, op float64) Results {
+func ResultsOf(c *analysis.Curve, op float64) Results {
 	r := Results{
 		Axis: c.Axis.String(), LoadUnit: c.Axis.Unit(),
 		Target: c.Target, Confidence: c.Confidence,
@@ -148,7 +148,7 @@ func ResultsOf(c *sim.Curve, op float64) Results {
 	return r
 }
 
-func pointOf(p *sim.Point, conf float64) Point {
+func pointOf(p *analysis.Point, conf float64) Point {
 	return Point{
 		Load: p.Load, Offered: estimateOf(p.Offered), Throughput: estimateOf(p.Throughput),
 		Goodput: estimateOf(p.Goodput), Attainment: estimateOf(p.Attainment),
@@ -183,7 +183,7 @@ type Verdict struct {
 	Threshold float64 `json:"threshold"` // relative improvement B must show, 0.05 is 5 %
 	Blocks    int     `json:"blocks"`
 	// Regime says which loads Improvement and Verdict cover
-	// (sim.Result.Regime: by default those at or below the baseline's
+	// (analysis.Result.Regime: by default those at or below the baseline's
 	// knee); "" where the card does not say.
 	Regime      string        `json:"regime,omitempty"`
 	Improvement Estimate      `json:"improvement"`
@@ -194,7 +194,7 @@ type Verdict struct {
 }
 
 // PastVerdict is the comparison over the loads past the baseline's knee,
-// where A collapses and any relative gain is large (sim.Result's
+// where A collapses and any relative gain is large (analysis.Result's
 // PastImprovement and PastVerdict).
 type PastVerdict struct {
 	Improvement Estimate `json:"improvement"`
@@ -211,7 +211,7 @@ type LoadVerdict struct {
 }
 
 // VerdictOf converts an experiment's result.
-func VerdictOf(r *sim.Result) *Verdict {
+func VerdictOf(r *analysis.Result) *Verdict {
 	v := &Verdict{
 		Claim: r.Hypothesis.Claim, Metric: r.Hypothesis.Metric.Name, Threshold: r.Hypothesis.Threshold,
 		Blocks: r.Blocks, Regime: r.Regime, Improvement: estimateOf(r.Improvement), Verdict: r.Verdict.String(), Boundary: r.Boundary(),

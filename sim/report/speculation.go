@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 // PointSpeculation is speculative decoding at one load of a curve, each
@@ -15,15 +16,15 @@ import (
 type PointSpeculation struct {
 	// MeanAccepted is the mean tokens a step of a full K drafts emitted:
 	// its accepted drafts and the token sampled after them
-	// (sim.Point.MeanAccepted; (1 − α^(K+1))/(1 − α) under i.i.d.
+	// (analysis.Point.MeanAccepted; (1 − α^(K+1))/(1 − α) under i.i.d.
 	// acceptance α).
 	MeanAccepted Estimate `json:"mean_accepted"`
 	// AcceptanceRate is accepted over drafted tokens
-	// (sim.Point.AcceptanceRate), vLLM's draft acceptance rate: under
+	// (analysis.Point.AcceptanceRate), vLLM's draft acceptance rate: under
 	// i.i.d. acceptance α it is α(1 − α^K)/(K(1 − α)), below α.
 	AcceptanceRate Estimate `json:"acceptance_rate"`
 	// ITLTokenP50 and ITLTokenP99 are the retokenized ITL percentiles, ms
-	// (sim.Point.ITLRetokenized: each chunk's gap over its tokens, once
+	// (analysis.Point.ITLRetokenized: each chunk's gap over its tokens, once
 	// per token, as SGLang's use_retokenized_itl).
 	ITLTokenP50 Estimate `json:"itl_token_p50_ms"`
 	ITLTokenP99 Estimate `json:"itl_token_p99_ms"`
@@ -31,7 +32,7 @@ type PointSpeculation struct {
 
 // pointSpeculationOf is p's speculation, or nil when no run of p drafted
 // a token (no speculative decoding, or nothing measured).
-func pointSpeculationOf(p *sim.Point) *PointSpeculation {
+func pointSpeculationOf(p *analysis.Point) *PointSpeculation {
 	drafted := false
 	for i := range p.Runs {
 		drafted = drafted || p.Runs[i].Speculation.Drafted > 0

@@ -6,25 +6,25 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 )
 
 // verdictResult is B against a baseline whose knee is 2 req/s: improved
 // at 1.5 and 2 req/s, worse at 3 (past the knee).
-func verdictResult() *sim.Result {
+func verdictResult() *analysis.Result {
 	nan := math.NaN()
-	return &sim.Result{
-		Hypothesis:      sim.Hypothesis{Threshold: 0.05},
+	return &analysis.Result{
+		Hypothesis:      analysis.Hypothesis{Threshold: 0.05},
 		BaselineKnee:    2,
 		Improvement:     stats.Interval{Center: 0.0723, Lo: 0.0591, Hi: 0.0844},
-		Verdict:         sim.Improved,
+		Verdict:         analysis.Improved,
 		PastImprovement: stats.Interval{Center: -0.1, Lo: nan, Hi: nan},
-		PastVerdict:     sim.Inconclusive,
-		Loads: []sim.LoadResult{
-			{Load: 1.5, Improvement: stats.Interval{Center: 0.08, Lo: 0.06, Hi: 0.1}, Verdict: sim.Improved},
-			{Load: 2, Improvement: stats.Interval{Center: 0.07, Lo: 0.055, Hi: 0.09}, Verdict: sim.Improved},
-			{Load: 3, Improvement: stats.Interval{Center: -0.1, Lo: -0.2, Hi: -0.01}, Verdict: sim.NotImproved},
+		PastVerdict:     analysis.Inconclusive,
+		Loads: []analysis.LoadResult{
+			{Load: 1.5, Improvement: stats.Interval{Center: 0.08, Lo: 0.06, Hi: 0.1}, Verdict: analysis.Improved},
+			{Load: 2, Improvement: stats.Interval{Center: 0.07, Lo: 0.055, Hi: 0.09}, Verdict: analysis.Improved},
+			{Load: 3, Improvement: stats.Interval{Center: -0.1, Lo: -0.2, Hi: -0.01}, Verdict: analysis.NotImproved},
 		},
 	}
 }
@@ -43,17 +43,17 @@ func TestVerdictLine(t *testing.T) {
 	missed := verdictResult()
 	missed.BaselineKnee = math.NaN()
 	missed.Improvement = stats.Interval{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
-	missed.Verdict = sim.NoMeasured
+	missed.Verdict = analysis.NoMeasured
 	missed.Loads = missed.Loads[:1]
 	assert.Equal(t, "no measured requests over A at 1.5 req/s (where A misses the attainment target), none measured "+
 		"(boundary: B beats the threshold at 1.5 req/s)", Comparison(missed, "A"))
 
 	assert.Equal(t, "verdict high: "+Comparison(r, "RoundRobin")+"; and "+Comparison(missed, "LeastLoaded")+"; threshold +5 %",
-		VerdictLine("high", []string{"RoundRobin", "LeastLoaded", "Random"}, []*sim.Result{r, missed, nil}, "unused"))
+		VerdictLine("high", []string{"RoundRobin", "LeastLoaded", "Random"}, []*analysis.Result{r, missed, nil}, "unused"))
 	assert.Equal(t, "verdict ab: "+Comparison(missed, "A")+"; threshold +5 %",
-		VerdictLine("ab", []string{"A"}, []*sim.Result{missed}, ""))
+		VerdictLine("ab", []string{"A"}, []*analysis.Result{missed}, ""))
 	assert.Equal(t, "verdict low: no verdict: RoundRobin's knee was not found",
 		VerdictLine("low", []string{"RoundRobin"}, nil, "RoundRobin's knee was not found"))
 	assert.Equal(t, "verdict low: no verdict: no loads",
-		VerdictLine("low", []string{"RoundRobin", "LeastLoaded"}, []*sim.Result{nil, r}, "no loads"))
+		VerdictLine("low", []string{"RoundRobin", "LeastLoaded"}, []*analysis.Result{nil, r}, "no loads"))
 }

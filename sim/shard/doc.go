@@ -1,13 +1,13 @@
 // Package shard runs a study too large for one machine as shards, one per
 // machine, pod or array task, and merges their results into the same
-// bytes as the unsharded run: a sim.Sweep over explicit loads, a
-// sim.DialSweep or a sim.Experiment.
+// bytes as the unsharded run: a analysis.Sweep over explicit loads, a
+// analysis.DialSweep or a analysis.Experiment.
 //
 // The study's runs are numbered in the order the unsharded study runs
 // them, and run j belongs to shard j mod n (an ID: Index j mod n, Count
 // n). Each shard runs the runs it owns and writes a shard file; once all
 // n are written, the merge reads them and hands their outcomes to the
-// study's own code (sim.Sweep.RunLoads, sim.Experiment.ResultOf), which
+// study's own code (analysis.Sweep.RunLoads, analysis.Experiment.ResultOf), which
 // builds the curve, the dial result or the verdicts as the unsharded Run
 // does, byte for byte:
 //

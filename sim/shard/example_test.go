@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/shard"
 	"github.com/servesim/servesim/workload"
 )
@@ -14,10 +15,10 @@ import (
 // machines, say, into a shared directory), merged into the curve the
 // unsharded sweep gives.
 func Example() {
-	s := sim.Sweep{
+	s := analysis.Sweep{
 		Config:   sim.Config{Window: sim.Window{Warmup: 15 * time.Second, Horizon: 90 * time.Second}},
 		Workload: sim.Poisson(workload.Fixed(2000, 200)),
-		Grid:     sim.Grid{Loads: []float64{1, 2, 3}},
+		Grid:     analysis.Grid{Loads: []float64{1, 2, 3}},
 		Reps:     2,
 	}
 	dir, err := os.MkdirTemp("", "shards")

@@ -1,12 +1,14 @@
 package shard
 
-import "github.com/servesim/servesim/sim"
+import (
+	"github.com/servesim/servesim/sim/analysis"
+)
 
 // RunExperiment runs shard sh of the experiment: the (load, block) pairs
 // it owns, numbered load by load, block by block, each running A and B on
 // the block's seed, Workers at a time. Write the result with WriteFile;
 // MergeExperiment computes the verdicts from every shard's.
-func RunExperiment(x sim.Experiment, sh ID) (*Result, error) {
+func RunExperiment(x analysis.Experiment, sh ID) (*Result, error) {
 	x, study, err := experimentStudy(x)
 	if err != nil {
 		return nil, err
@@ -26,7 +28,7 @@ func RunExperiment(x sim.Experiment, sh ID) (*Result, error) {
 // every shard, by the code that computes x.Run's: the same result, byte
 // for byte. A shard missing or given twice, or another study's, is an
 // error (ErrSet) naming its file and index.
-func MergeExperiment(x sim.Experiment, shards []*Result) (*sim.Result, error) {
+func MergeExperiment(x analysis.Experiment, shards []*Result) (*analysis.Result, error) {
 	x, study, err := experimentStudy(x)
 	if err != nil {
 		return nil, err
@@ -35,12 +37,12 @@ func MergeExperiment(x sim.Experiment, shards []*Result) (*sim.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	blocks := make([][]sim.Block, len(x.Loads))
+	blocks := make([][]analysis.Block, len(x.Loads))
 	for i := range blocks {
-		blocks[i] = make([]sim.Block, x.Blocks)
+		blocks[i] = make([]analysis.Block, x.Blocks)
 		for k := range blocks[i] {
 			f := runs[i*x.Blocks+k].figures
-			blocks[i][k] = sim.Block{A: f[0], B: f[1], AttainA: f[2], AttainB: f[3]}
+			blocks[i][k] = analysis.Block{A: f[0], B: f[1], AttainA: f[2], AttainB: f[3]}
 		}
 	}
 	return x.ResultOf(blocks)
@@ -48,7 +50,7 @@ func MergeExperiment(x sim.Experiment, shards []*Result) (*sim.Result, error) {
 
 // experimentStudy validates the experiment, fills its defaults and
 // fingerprints it (Workers, which changes no run, left out).
-func experimentStudy(x sim.Experiment) (sim.Experiment, string, error) {
+func experimentStudy(x analysis.Experiment) (analysis.Experiment, string, error) {
 	if err := x.Validate(); err != nil {
 		return x, "", err
 	}

@@ -55,7 +55,7 @@ var (
 // (Merge, MergeDial, MergeExperiment) reads every shard's and builds the
 // result of the unsharded run, byte for byte.
 type Result struct {
-	Kind  string // the study's type: "sim.Sweep", "sim.DialSweep" or "sim.Experiment"
+	Kind  string // the study's type: "analysis.Sweep", "analysis.DialSweep" or "analysis.Experiment"
 	Study string // the fingerprint of its configuration (studyFingerprint), "sha256:…"
 	Shard ID
 	Runs  int // runs in the whole study, over every shard
@@ -134,7 +134,7 @@ func runOwned(res *Result, workers int, run func(j int) (outcome, error)) error 
 	errs := make([]error, len(jobs))
 	// The last runs first: a study numbers its runs load by load, the
 	// highest (longest) last, and these should not be what the workers
-	// finish on (sim.Sweep.Run hands its runs out so too). Each outcome
+	// finish on (analysis.Sweep.Run hands its runs out so too). Each outcome
 	// goes to its own place.
 	parallel(workers, len(jobs), func(k int) {
 		i := len(jobs) - 1 - k

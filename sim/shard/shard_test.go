@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
@@ -23,15 +24,15 @@ import (
 // count of runs here, and more shards than some studies have runs.
 var shardCounts = []int{1, 2, 7, 20}
 
-func shardSweep() sim.Sweep {
-	return sim.Sweep{
+func shardSweep() analysis.Sweep {
+	return analysis.Sweep{
 		Config:     sim.Config{Window: sim.Window{Warmup: 15 * time.Second, Horizon: 90 * time.Second}},
 		Workload:   sim.Poisson(workload.Fixed(2000, 200)),
-		Grid:       sim.Grid{Loads: []float64{3, 1, 2, 2.5}},
+		Grid:       analysis.Grid{Loads: []float64{3, 1, 2, 2.5}},
 		Reps:       3,
 		BaseSeed:   7,
 		Capacity:   2.69,
-		ModelError: sim.ModelError{Scale: 0.1},
+		ModelError: analysis.ModelError{Scale: 0.1},
 	}
 }
 
@@ -72,7 +73,7 @@ func TestShardedSweepIsTheSweep(t *testing.T) {
 // Issue 15: the same for a dial sweep (each value's sweep, model band and
 // probe) and an experiment (per load and on the knee).
 func TestShardedDialSweepIsTheDialSweep(t *testing.T) {
-	d := sim.DialSweep{Sweep: shardSweep(), Dial: sim.DialChunkCap, Values: []float64{0, 256}, Probe: 2}
+	d := analysis.DialSweep{Sweep: shardSweep(), Dial: analysis.DialChunkCap, Values: []float64{0, 256}, Probe: 2}
 	d.Sweep.Reps, d.Sweep.Grid.Loads = 2, []float64{1, 2, 3}
 	want, err := d.Run()
 	require.NoError(t, err)
@@ -84,11 +85,11 @@ func TestShardedDialSweepIsTheDialSweep(t *testing.T) {
 }
 
 func TestShardedExperimentIsTheExperiment(t *testing.T) {
-	for _, m := range []sim.Metric{sim.MetricGoodput, sim.MetricKnee} {
-		x := sim.Experiment{
-			Hypothesis: sim.Hypothesis{Claim: "a 256-token chunk cap raises the metric by 5 %", Metric: m, Threshold: 0.05},
+	for _, m := range []analysis.Metric{analysis.MetricGoodput, analysis.MetricKnee} {
+		x := analysis.Experiment{
+			Hypothesis: analysis.Hypothesis{Claim: "a 256-token chunk cap raises the metric by 5 %", Metric: m, Threshold: 0.05},
 			A:          shardSweep().Config,
-			B:          sim.DialChunkCap.Set(shardSweep().Config, 256),
+			B:          analysis.DialChunkCap.Set(shardSweep().Config, 256),
 			Workload:   sim.Poisson(workload.Fixed(2000, 200)),
 			Loads:      []float64{1, 2, 2.5, 3},
 			Blocks:     3,
@@ -107,7 +108,7 @@ func TestShardedExperimentIsTheExperiment(t *testing.T) {
 // order, merged.
 func TestShardFilesInADirectory(t *testing.T) {
 	s := shardSweep()
-	s.ModelError = sim.ModelError{}
+	s.ModelError = analysis.ModelError{}
 	dir := t.TempDir()
 	for i := range 3 {
 		res, err := Run(s, ID{i, 3})
@@ -130,9 +131,9 @@ func TestShardFilesInADirectory(t *testing.T) {
 // split's and another kind's are errors naming the shard and its file.
 func TestMergeNamesTheWrongShard(t *testing.T) {
 	s := shardSweep()
-	s.ModelError = sim.ModelError{}
+	s.ModelError = analysis.ModelError{}
 	s.Grid.Loads = []float64{1, 2}
-	write := func(dir string, s sim.Sweep, sh ID) string {
+	write := func(dir string, s analysis.Sweep, sh ID) string {
 		res, err := Run(s, sh)
 		require.NoError(t, err)
 		path, err := WriteFile(dir, res)
@@ -168,7 +169,7 @@ func TestMergeNamesTheWrongShard(t *testing.T) {
 	_, err = Merge(s, read(s0, split, s2))
 	assert.ErrorContains(t, err, split+" (shard 1 of 2) is of a split into 2 shards")
 
-	d := sim.DialSweep{Sweep: s, Dial: sim.DialChunkCap, Values: []float64{0}}
+	d := analysis.DialSweep{Sweep: s, Dial: analysis.DialChunkCap, Values: []float64{0}}
 	_, err = MergeDial(d, read(s0, s1, s2))
 	assert.ErrorContains(t, err, s0+" (shard 0 of 3) is of a sim.Sweep, not a sim.DialSweep")
 
@@ -187,7 +188,7 @@ func TestMergeNamesTheWrongShard(t *testing.T) {
 // by name.
 func TestDamagedShardFiles(t *testing.T) {
 	s := shardSweep()
-	s.ModelError = sim.ModelError{}
+	s.ModelError = analysis.ModelError{}
 	res, err := Run(s, ID{0, 1})
 	require.NoError(t, err)
 	var buf bytes.Buffer
@@ -217,13 +218,13 @@ func TestDamagedShardFiles(t *testing.T) {
 // its count.
 func TestShardingRefusesAnAutomaticGrid(t *testing.T) {
 	s := shardSweep()
-	s.Grid = sim.Grid{Start: 0.5}
+	s.Grid = analysis.Grid{Start: 0.5}
 	_, err := Run(s, ID{0, 2})
 	assert.ErrorIs(t, err, ErrAutomaticGrid)
 	assert.ErrorContains(t, err, "Grid.Loads")
 	_, err = Merge(s, nil)
 	assert.ErrorIs(t, err, ErrAutomaticGrid)
-	d := sim.DialSweep{Sweep: s, Dial: sim.DialChunkCap, Values: []float64{0}}
+	d := analysis.DialSweep{Sweep: s, Dial: analysis.DialChunkCap, Values: []float64{0}}
 	_, err = RunDial(d, ID{0, 2})
 	assert.ErrorIs(t, err, ErrAutomaticGrid)
 
@@ -234,7 +235,7 @@ func TestShardingRefusesAnAutomaticGrid(t *testing.T) {
 // More shards than runs: the extra shards hold none, and still count.
 func TestMoreShardsThanRuns(t *testing.T) {
 	s := shardSweep()
-	s.ModelError, s.Grid.Loads, s.Reps = sim.ModelError{}, []float64{1}, 2
+	s.ModelError, s.Grid.Loads, s.Reps = analysis.ModelError{}, []float64{1}, 2
 	shards := runShards(t, 5, func(sh ID) (*Result, error) { return Run(s, sh) })
 	assert.Equal(t, []int{1, 1, 0, 0, 0}, []int{shards[0].Owned(), shards[1].Owned(), shards[2].Owned(), shards[3].Owned(), shards[4].Owned()})
 	_, err := Merge(s, shards[:4])
@@ -252,22 +253,22 @@ func TestMoreShardsThanRuns(t *testing.T) {
 // not (Workers, Observe, RunLoads, the order of the loads).
 func TestStudyFingerprint(t *testing.T) {
 	s := shardSweep()
-	fp := func(s sim.Sweep) string { return studyFingerprint(sweepKind, forFingerprint(s)) }
+	fp := func(s analysis.Sweep) string { return studyFingerprint(sweepKind, forFingerprint(s)) }
 	base := fp(s)
 	assert.True(t, strings.HasPrefix(base, "sha256:"))
 	same := s
 	same.Workers, same.Observe = 3, func(float64, int) sim.Observer { return nil }
-	same.RunLoads = func(sim.Sweep, []float64) ([][]sim.Summary, error) { return nil, nil }
+	same.RunLoads = func(analysis.Sweep, []float64) ([][]sim.Summary, error) { return nil, nil }
 	same.Grid.Loads = []float64{1, 2, 2.5, 3, 3}
 	assert.Equal(t, base, fp(same))
-	for name, edit := range map[string]func(*sim.Sweep){
-		"seed":        func(s *sim.Sweep) { s.BaseSeed++ },
-		"reps":        func(s *sim.Sweep) { s.Reps++ },
-		"load":        func(s *sim.Sweep) { s.Grid.Loads = []float64{1, 2, 2.5, 3.5} },
-		"chunk cap":   func(s *sim.Sweep) { s.Config = sim.DialChunkCap.Set(s.Config, 256) },
-		"lengths":     func(s *sim.Sweep) { s.Workload = sim.Poisson(workload.Fixed(2000, 201)) },
-		"model error": func(s *sim.Sweep) { s.ModelError.Scale = 0.2 },
-		"capacity":    func(s *sim.Sweep) { s.Capacity = 2.6900000000000004 },
+	for name, edit := range map[string]func(*analysis.Sweep){
+		"seed":        func(s *analysis.Sweep) { s.BaseSeed++ },
+		"reps":        func(s *analysis.Sweep) { s.Reps++ },
+		"load":        func(s *analysis.Sweep) { s.Grid.Loads = []float64{1, 2, 2.5, 3.5} },
+		"chunk cap":   func(s *analysis.Sweep) { s.Config = analysis.DialChunkCap.Set(s.Config, 256) },
+		"lengths":     func(s *analysis.Sweep) { s.Workload = sim.Poisson(workload.Fixed(2000, 201)) },
+		"model error": func(s *analysis.Sweep) { s.ModelError.Scale = 0.2 },
+		"capacity":    func(s *analysis.Sweep) { s.Capacity = 2.6900000000000004 },
 	} {
 		other := s
 		edit(&other)

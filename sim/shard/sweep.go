@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 // The kinds of study a shard file holds (named as before the package
@@ -22,7 +23,7 @@ const (
 // s.Run observes it. Write the result with WriteFile; Merge builds the
 // curve from every shard's. The grid must be explicit: an automatic one
 // is refused with ErrAutomaticGrid.
-func Run(s sim.Sweep, sh ID) (*Result, error) {
+func Run(s analysis.Sweep, sh ID) (*Result, error) {
 	p, study, err := planSweep(s)
 	if err != nil {
 		return nil, err
@@ -41,7 +42,7 @@ func Run(s sim.Sweep, sh ID) (*Result, error) {
 // fingerprint differs), another split's or another build's is an error
 // (ErrSet) naming its file and index. Observe is not called: the shards
 // observed their runs.
-func Merge(s sim.Sweep, shards []*Result) (*sim.Curve, error) {
+func Merge(s analysis.Sweep, shards []*Result) (*analysis.Curve, error) {
 	p, study, err := planSweep(s)
 	if err != nil {
 		return nil, err
@@ -55,7 +56,7 @@ func Merge(s sim.Sweep, shards []*Result) (*sim.Curve, error) {
 }
 
 // planSweep validates the sweep, numbers its runs and fingerprints it.
-func planSweep(s sim.Sweep) (*plan, string, error) {
+func planSweep(s analysis.Sweep) (*plan, string, error) {
 	if err := s.Validate(); err != nil {
 		return nil, "", err
 	}
@@ -73,7 +74,7 @@ func planSweep(s sim.Sweep) (*plan, string, error) {
 // forFingerprint is the sweep as its runs see it: defaults filled in,
 // its loads in the order it runs them, and Workers, Observe and RunLoads,
 // which change no run, left out.
-func forFingerprint(s sim.Sweep) sim.Sweep {
+func forFingerprint(s analysis.Sweep) analysis.Sweep {
 	s = s.WithDefaults()
 	s.Workers, s.Observe, s.RunLoads = 0, nil, nil
 	s.Grid.Loads = slices.Compact(slices.Sorted(slices.Values(s.Grid.Loads)))
@@ -83,7 +84,7 @@ func forFingerprint(s sim.Sweep) sim.Sweep {
 // RunDial runs shard sh of the dial sweep: the runs it owns among those
 // d.Run makes (value by value: its sweep, its model band, its probe), as
 // Run does. The grid must be explicit (ErrAutomaticGrid).
-func RunDial(d sim.DialSweep, sh ID) (*Result, error) {
+func RunDial(d analysis.DialSweep, sh ID) (*Result, error) {
 	p, study, err := planDial(d)
 	if err != nil {
 		return nil, err
@@ -97,7 +98,7 @@ func RunDial(d sim.DialSweep, sh ID) (*Result, error) {
 
 // MergeDial builds the dial sweep's result from the results of every
 // shard, as Merge does: the same bytes as d.Run's.
-func MergeDial(d sim.DialSweep, shards []*Result) (*sim.DialResult, error) {
+func MergeDial(d analysis.DialSweep, shards []*Result) (*analysis.DialResult, error) {
 	p, study, err := planDial(d)
 	if err != nil {
 		return nil, err
@@ -110,7 +111,7 @@ func MergeDial(d sim.DialSweep, shards []*Result) (*sim.DialResult, error) {
 	return d.Run()
 }
 
-func planDial(d sim.DialSweep) (*plan, string, error) {
+func planDial(d analysis.DialSweep) (*plan, string, error) {
 	if err := d.Validate(); err != nil {
 		return nil, "", err
 	}
@@ -145,14 +146,14 @@ type plan struct {
 // configuration at its loads, every replication; its runs are numbered
 // from first.
 type segment struct {
-	sweep sim.Sweep
+	sweep analysis.Sweep
 	loads []float64
 	first int
 }
 
 // segment numbers the runs of s at loads and returns their summaries,
 // [load][replication].
-func (p *plan) segment(s sim.Sweep, loads []float64) ([][]sim.Summary, error) {
+func (p *plan) segment(s analysis.Sweep, loads []float64) ([][]sim.Summary, error) {
 	seg := segment{sweep: s, loads: slices.Clone(loads), first: p.jobs}
 	p.segments = append(p.segments, seg)
 	p.jobs += len(loads) * s.Reps

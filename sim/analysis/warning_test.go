@@ -1,9 +1,10 @@
-package sim
+package analysis
 
 import (
 	"testing"
 	"time"
 
+	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/stats"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,12 +49,12 @@ func TestPointWarningsAreTyped(t *testing.T) {
 	// An overloaded replication whose client queue grew by 4 and that
 	// pooled 5 TTFTs, beside one that measured nothing, at 95 % of the
 	// serving capacity.
-	overloaded := Summary{Offered: 10, Window: 10 * time.Second, Overloaded: true, ClientHeldAtEnd: 4}
+	overloaded := sim.Summary{Offered: 10, Window: 10 * time.Second, Overloaded: true, ClientHeldAtEnd: 4}
 	overloaded.Samples.TTFT = []float64{100, 120, 140, 160, 180}
 	overloaded.TTFT = stats.Dist{N: 5}
-	empty := Summary{Offered: 3, Window: 10 * time.Second}
-	empty.Status[StatusUnfinished] = 3
-	p := Sweep{Confidence: 0.95, Capacity: 1}.point(0.95, []Summary{overloaded, empty})
+	empty := sim.Summary{Offered: 3, Window: 10 * time.Second}
+	empty.Status[sim.StatusUnfinished] = 3
+	p := Sweep{Confidence: 0.95, Capacity: 1}.point(0.95, []sim.Summary{overloaded, empty})
 	require.Equal(t, []Warning{
 		{Kind: WarnFewTailSamples, Metrics: []string{"TTFT"}, N: 5},
 		{Kind: WarnClientBacklog, Backlog: 2},
@@ -71,11 +72,11 @@ func TestPointWarningsAreTyped(t *testing.T) {
 
 	// One replication that kept TTFT in a sketch (0.5 %), its p99 over
 	// every offered request twice that over the successful ones.
-	sketched := Summary{Offered: 4, Window: 10 * time.Second}
-	sketched.Status[StatusOK] = 4
+	sketched := sim.Summary{Offered: 4, Window: 10 * time.Second}
+	sketched.Status[sim.StatusOK] = 4
 	sketched.TTFT = stats.Dist{N: 4, Median: 100, P90: 150, P99: 200, RelErr: 0.005}
 	sketched.TTFTOffered = stats.Dist{N: 4, Median: 100, P90: 300, P99: 400, RelErr: 0.005}
-	p = Sweep{Confidence: 0.95}.point(1, []Summary{sketched})
+	p = Sweep{Confidence: 0.95}.point(1, []sim.Summary{sketched})
 	require.Equal(t, []Warning{
 		{Kind: WarnSketched, Metrics: []string{"TTFT", "TTFT over every offered request"}, RelErr: 0.005},
 		{Kind: WarnFailuresHideTail, OfferedP99: 400, OKP99: 200},
@@ -87,7 +88,7 @@ func TestPointWarningsAreTyped(t *testing.T) {
 		"one replication: no intervals",
 	}, p.Warnings)
 
-	p = Sweep{Confidence: 0.95}.point(1, []Summary{empty})
+	p = Sweep{Confidence: 0.95}.point(1, []sim.Summary{empty})
 	assert.Equal(t, []Warning{{Kind: WarnOneReplication}, {Kind: WarnNothingMeasured}}, p.TypedWarnings)
 }
 
@@ -125,8 +126,8 @@ func TestCurveWarningsAreTyped(t *testing.T) {
 	// knee is above the highest.
 	met := stats.Interval{Center: 1, Lo: 1, Hi: 1}
 	c := Curve{Target: 0.95, Confidence: 0.95, Points: []Point{
-		{Load: 1, Attainment: met, Goodput: met, Saturation: Stable, Runs: make([]Summary, 2)},
-		{Load: 2, Attainment: met, Goodput: met, Saturation: Backlogged, Runs: make([]Summary, 2)},
+		{Load: 1, Attainment: met, Goodput: met, Saturation: Stable, Runs: make([]sim.Summary, 2)},
+		{Load: 2, Attainment: met, Goodput: met, Saturation: Backlogged, Runs: make([]sim.Summary, 2)},
 	}}
 	c.analyse()
 	require.Equal(t, []Warning{

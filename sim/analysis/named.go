@@ -1,4 +1,4 @@
-package sim
+package analysis
 
 import (
 	"encoding/json"

@@ -1,13 +1,15 @@
-package sim
+package analysis
 
 import (
 	"fmt"
-	"github.com/servesim/servesim/sim/stats"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // Saturation labels a point of the curve by what happened to the replica's
@@ -50,8 +52,8 @@ type Percentiles struct {
 
 // Point is one offered load of a sweep, over its replications.
 type Point struct {
-	Load float64   // nominal offered load, requests/s
-	Runs []Summary // one per replication, in replication order
+	Load float64       // nominal offered load, requests/s
+	Runs []sim.Summary // one per replication, in replication order
 
 	Offered    stats.Interval // measured arrivals per second
 	Throughput stats.Interval // ok requests per second
@@ -260,25 +262,27 @@ func (p *Point) utilisation(capacity float64) {
 // newPoint is the point at load from its replications: one line a
 // figure, then its caveats. The pooled percentiles draw from one
 // bootstrap stream in the order they are computed here.
-func newPoint(load float64, runs []Summary, conf float64, seed uint64) Point {
+func newPoint(load float64, runs []sim.Summary, conf float64, seed uint64) Point {
 	p := Point{Load: load, Runs: runs}
 	f := figures{runs: runs, conf: conf, rng: stats.BootstrapStream(seed, fmt.Sprintf("sim/bootstrap/%v", load))}
-	p.Offered = f.mean(func(s *Summary) float64 { return perSecond(s.Offered, s) })
-	p.Throughput = f.rate(func(s *Summary) float64 { return s.RequestThroughput })
-	p.Goodput = f.rate(func(s *Summary) float64 { return s.Goodput })
-	p.Attainment = f.share(func(s *Summary) float64 { return s.Attainment })
-	p.MissNotOK = f.rate(func(s *Summary) float64 { return perSecond(s.Misses.NotOK, s) })
-	p.MissTTFT = f.rate(func(s *Summary) float64 { return perSecond(s.Misses.TTFT, s) })
-	p.MissITL = f.rate(func(s *Summary) float64 { return perSecond(s.Misses.ITL, s) })
-	p.MissOther = f.rate(func(s *Summary) float64 { return perSecond(s.Misses.TPOT+s.Misses.E2E, s) })
-	p.TTFT = f.pooled(&p, "TTFT", func(s *Summary) (stats.Dist, []float64) { return s.TTFT, s.Samples.TTFT })
-	p.TPOT = f.pooled(&p, "TPOT", func(s *Summary) (stats.Dist, []float64) { return s.TPOT, s.Samples.TPOT })
-	p.E2E = f.pooled(&p, "E2E", func(s *Summary) (stats.Dist, []float64) { return s.E2E, s.Samples.E2E })
-	p.ITL = f.gaps("ITL", func(s *Summary) (stats.Dist, []ValueCount) { return s.ITL, s.Samples.ITL })
-	p.ITLRetokenized = f.gaps("retokenized ITL", func(s *Summary) (stats.Dist, []ValueCount) { return s.ITLRetokenized, s.Samples.ITLRetokenized })
-	p.MeanAccepted = f.mean(func(s *Summary) float64 { return s.Speculation.MeanAccepted })
-	p.AcceptanceRate = f.share(func(s *Summary) float64 { return s.Speculation.AcceptanceRate })
-	p.TTFTOffered = f.pooled(nil, "TTFT over every offered request", func(s *Summary) (stats.Dist, []float64) { return s.TTFTOffered, s.Samples.TTFTOffered })
+	p.Offered = f.mean(func(s *sim.Summary) float64 { return perSecond(s.Offered, s) })
+	p.Throughput = f.rate(func(s *sim.Summary) float64 { return s.RequestThroughput })
+	p.Goodput = f.rate(func(s *sim.Summary) float64 { return s.Goodput })
+	p.Attainment = f.share(func(s *sim.Summary) float64 { return s.Attainment })
+	p.MissNotOK = f.rate(func(s *sim.Summary) float64 { return perSecond(s.Misses.NotOK, s) })
+	p.MissTTFT = f.rate(func(s *sim.Summary) float64 { return perSecond(s.Misses.TTFT, s) })
+	p.MissITL = f.rate(func(s *sim.Summary) float64 { return perSecond(s.Misses.ITL, s) })
+	p.MissOther = f.rate(func(s *sim.Summary) float64 { return perSecond(s.Misses.TPOT+s.Misses.E2E, s) })
+	p.TTFT = f.pooled(&p, "TTFT", func(s *sim.Summary) (stats.Dist, []float64) { return s.TTFT, s.Samples.TTFT })
+	p.TPOT = f.pooled(&p, "TPOT", func(s *sim.Summary) (stats.Dist, []float64) { return s.TPOT, s.Samples.TPOT })
+	p.E2E = f.pooled(&p, "E2E", func(s *sim.Summary) (stats.Dist, []float64) { return s.E2E, s.Samples.E2E })
+	p.ITL = f.gaps("ITL", func(s *sim.Summary) (stats.Dist, []sim.ValueCount) { return s.ITL, s.Samples.ITL })
+	p.ITLRetokenized = f.gaps("retokenized ITL", func(s *sim.Summary) (stats.Dist, []sim.ValueCount) {
+		return s.ITLRetokenized, s.Samples.ITLRetokenized
+	})
+	p.MeanAccepted = f.mean(func(s *sim.Summary) float64 { return s.Speculation.MeanAccepted })
+	p.AcceptanceRate = f.share(func(s *sim.Summary) float64 { return s.Speculation.AcceptanceRate })
+	p.TTFTOffered = f.pooled(nil, "TTFT over every offered request", func(s *sim.Summary) (stats.Dist, []float64) { return s.TTFTOffered, s.Samples.TTFTOffered })
 	p.Saturation = saturation(runs)
 	p.classPoints(conf, seed)
 	p.caveats(f.sketched)
@@ -316,19 +320,19 @@ func (p *Point) caveats(sketched []string) {
 // pooled percentiles' bootstrap from rng and noting each latency a
 // replication kept in a sketch.
 type figures struct {
-	runs     []Summary
+	runs     []sim.Summary
 	conf     float64
 	rng      *rand.PCG
 	sketched []string
 }
 
 // perSecond is a count of a run's over its window, per second.
-func perSecond(n int, s *Summary) float64 { return float64(n) / s.Window.Seconds() }
+func perSecond(n int, s *sim.Summary) float64 { return float64(n) / s.Window.Seconds() }
 
 // mean is the mean of x over the runs with its interval. A run that
 // measured no request has no attainment (NaN): it is left out, and a
 // point where no run measured anything has none at all.
-func (f *figures) mean(x func(s *Summary) float64) stats.Interval {
+func (f *figures) mean(x func(s *sim.Summary) float64) stats.Interval {
 	v := make([]float64, 0, len(f.runs))
 	for i := range f.runs {
 		if y := x(&f.runs[i]); !math.IsNaN(y) {
@@ -339,12 +343,12 @@ func (f *figures) mean(x func(s *Summary) float64) stats.Interval {
 }
 
 // rate is the mean of a rate, clamped to be non-negative.
-func (f *figures) rate(x func(s *Summary) float64) stats.Interval {
+func (f *figures) rate(x func(s *sim.Summary) float64) stats.Interval {
 	return stats.Clamp(f.mean(x), 0, math.Inf(1))
 }
 
 // share is the mean of a fraction, clamped to [0, 1].
-func (f *figures) share(x func(s *Summary) float64) stats.Interval {
+func (f *figures) share(x func(s *sim.Summary) float64) stats.Interval {
 	return stats.Clamp(f.mean(x), 0, 1)
 }
 
@@ -352,7 +356,7 @@ func (f *figures) share(x func(s *Summary) float64) stats.Interval {
 // bootstrap intervals, warning p of a thin tail (none when p is nil); a
 // latency some run sketched keeps no samples to pool: its percentiles are
 // each run's own, with the interval across replications.
-func (f *figures) pooled(p *Point, name string, x func(s *Summary) (stats.Dist, []float64)) Percentiles {
+func (f *figures) pooled(p *Point, name string, x func(s *sim.Summary) (stats.Dist, []float64)) Percentiles {
 	ds, samples := make([]stats.Dist, len(f.runs)), make([][]float64, len(f.runs))
 	for i := range f.runs {
 		ds[i], samples[i] = x(&f.runs[i])
@@ -370,8 +374,8 @@ func (f *figures) pooled(p *Point, name string, x func(s *Summary) (stats.Dist, 
 
 // gaps is an inter-token latency's p50/p90/p99 (itlPercentiles), or each
 // run's own when some run sketched it.
-func (f *figures) gaps(name string, x func(s *Summary) (stats.Dist, []ValueCount)) Percentiles {
-	ds, samples := make([]stats.Dist, len(f.runs)), make([][]ValueCount, len(f.runs))
+func (f *figures) gaps(name string, x func(s *sim.Summary) (stats.Dist, []sim.ValueCount)) Percentiles {
+	ds, samples := make([]stats.Dist, len(f.runs)), make([][]sim.ValueCount, len(f.runs))
 	for i := range f.runs {
 		ds[i], samples[i] = x(&f.runs[i])
 	}
@@ -383,7 +387,7 @@ func (f *figures) gaps(name string, x func(s *Summary) (stats.Dist, []ValueCount
 }
 
 // maxRelErr is the largest relative error of the runs' sketches.
-func maxRelErr(runs []Summary) float64 {
+func maxRelErr(runs []sim.Summary) float64 {
 	acc := 0.0
 	for i := range runs {
 		acc = max(acc, runs[i].MaxRelErr())
@@ -394,7 +398,7 @@ func maxRelErr(runs []Summary) float64 {
 // clientBacklog is the mean growth of the client queue over the window
 // (requests) and the measured requests never sent, over the replications:
 // how much of the load waited outside the fleet.
-func clientBacklog(runs []Summary) (grew float64, unsent int) {
+func clientBacklog(runs []sim.Summary) (grew float64, unsent int) {
 	for i := range runs {
 		grew += float64(runs[i].ClientHeldAtEnd-runs[i].ClientHeldAtStart) / float64(len(runs))
 		unsent += runs[i].Unsent
@@ -449,7 +453,7 @@ func (p *Point) thinTail(name string, samples [][]float64) {
 // itlPercentiles: inter-token gaps number in the hundreds of thousands, so
 // their percentiles are estimated per replication and the interval is the
 // Student-t interval across replications.
-func itlPercentiles(samples [][]ValueCount, conf float64) Percentiles {
+func itlPercentiles(samples [][]sim.ValueCount, conf float64) Percentiles {
 	q := func(pr float64) stats.Interval {
 		x := make([]float64, 0, len(samples))
 		for _, vc := range samples {
@@ -490,7 +494,7 @@ func acrossRuns(ds []stats.Dist, conf float64) Percentiles {
 	return Percentiles{P50: q(func(d stats.Dist) float64 { return d.Median }), P90: q(func(d stats.Dist) float64 { return d.P90 }), P99: q(func(d stats.Dist) float64 { return d.P99 })}
 }
 
-func expand(vc []ValueCount) (vals []float64, cum []int) {
+func expand(vc []sim.ValueCount) (vals []float64, cum []int) {
 	total := 0
 	for _, v := range vc {
 		total += v.Count
@@ -502,11 +506,11 @@ func expand(vc []ValueCount) (vals []float64, cum []int) {
 
 // allRefused reports whether some replication was offered a request and
 // every request offered to every replication was rejected at arrival.
-func allRefused(runs []Summary) bool {
+func allRefused(runs []sim.Summary) bool {
 	offered := 0
 	for i := range runs {
 		s := &runs[i]
-		if s.Count(StatusRejected) != s.Offered {
+		if s.Count(sim.StatusRejected) != s.Offered {
 			return false
 		}
 		offered += s.Offered
@@ -514,7 +518,7 @@ func allRefused(runs []Summary) bool {
 	return offered > 0
 }
 
-func overloadedRuns(runs []Summary) int {
+func overloadedRuns(runs []sim.Summary) int {
 	n := 0
 	for i := range runs {
 		if runs[i].Overloaded {
@@ -527,7 +531,7 @@ func overloadedRuns(runs []Summary) int {
 // saturation labels runs by backlog growth plus shed requests; a run that
 // stopped on its backlog bound is overloaded by definition, and runs whose
 // every offered request was refused at arrival are Refused.
-func saturation(runs []Summary) Saturation {
+func saturation(runs []sim.Summary) Saturation {
 	if overloadedRuns(runs) > 0 {
 		return Overloaded
 	}
@@ -537,7 +541,7 @@ func saturation(runs []Summary) Saturation {
 	var excess, offered, held float64
 	for i := range runs {
 		s := &runs[i]
-		excess += float64(s.HeldAtEnd-s.HeldAtStart+s.ClientHeldAtEnd-s.ClientHeldAtStart) + float64(s.Count(StatusRejected)+s.Count(StatusTimedOut))
+		excess += float64(s.HeldAtEnd-s.HeldAtStart+s.ClientHeldAtEnd-s.ClientHeldAtStart) + float64(s.Count(sim.StatusRejected)+s.Count(sim.StatusTimedOut))
 		offered += float64(s.Offered)
 		held += s.MeanInSystem + 1
 	}
@@ -558,7 +562,7 @@ type Curve struct {
 	Points     []Point
 	Target     float64 // attainment target of the knee
 	Confidence float64
-	SLO        SLO
+	SLO        sim.SLO
 	// Axis is what Point.Load measures: Rate (requests/s) or Concurrency
 	// (clients); the knee, peak and collapse are loads on it.
 	Axis Axis

@@ -1,4 +1,4 @@
-package sim
+package analysis
 
 import (
 	"errors"
@@ -10,16 +10,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
 
-var atlasWorkload = WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
-	return workload.NewPoisson(seed, rate, int(rate*700)+10, workload.Fixed(2000, 200))
-})
-
 func atlasSweep() Sweep {
 	return Sweep{
-		Config:   Config{Window: Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
+		Config:   sim.Config{Window: sim.Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
 		Workload: atlasWorkload,
 		Grid:     Grid{Start: 0.5},
 		Reps:     4,
@@ -78,9 +75,9 @@ func TestSweepObservesEveryRun(t *testing.T) {
 	require.NoError(t, err)
 	seen := map[string]int{}
 	var mu sync.Mutex
-	s.Observe = func(load float64, rep int) Observer {
+	s.Observe = func(load float64, rep int) sim.Observer {
 		key := fmt.Sprintf("%v/%d", load, rep)
-		return ObserverFunc(func(r *Record) {
+		return sim.ObserverFunc(func(r *sim.Record) {
 			mu.Lock()
 			seen[key]++
 			mu.Unlock()
@@ -99,10 +96,10 @@ func TestSweepObservesEveryRun(t *testing.T) {
 
 // Replications that fail alike report the error once, with their count.
 func TestSweepReportsAnErrorOnce(t *testing.T) {
-	bad := WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+	bad := sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 		return nil, errors.New("workload: absurd")
 	})
-	_, err := Sweep{Config: Config{Window: Window{Horizon: time.Minute}}, Workload: bad, Grid: Grid{Loads: []float64{1}}}.Run()
+	_, err := Sweep{Config: sim.Config{Window: sim.Window{Horizon: time.Minute}}, Workload: bad, Grid: Grid{Loads: []float64{1}}}.Run()
 	require.Error(t, err)
 	assert.Equal(t, "sim: sweep at 1 requests/s: workload: absurd (in 5 replications)", err.Error())
 }

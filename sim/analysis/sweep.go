@@ -1,4 +1,4 @@
-package sim
+package analysis
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/servesim/servesim/sim"
 )
 
 // Grid chooses the offered loads of a sweep. Set Loads for an explicit grid;
@@ -26,8 +28,8 @@ type Grid struct {
 // Sweep runs a configuration across offered loads, Reps seeded replications
 // per load, on Workers goroutines (results identical to a serial run).
 type Sweep struct {
-	Config   Config // every run's configuration; Seed is set per replication
-	Workload Workload
+	Config   sim.Config // every run's configuration; Seed is set per replication
+	Workload sim.Workload
 	Grid     Grid
 	// Reps is the number of replications per load; default 5. Replication r
 	// uses seed Seed(BaseSeed, r) for both workload and run.
@@ -43,7 +45,7 @@ type Sweep struct {
 	// record (to keep the raw events a card cites). Runs go in parallel:
 	// observers must not share unsynchronised state. The runs of a model
 	// band are not observed.
-	Observe func(load float64, rep int) Observer
+	Observe func(load float64, rep int) sim.Observer
 	// ModelError declares how far the cost model may be off: the sweep
 	// then also runs under each variant, on the same seeds, and the curve
 	// carries its Band. The zero value declares nothing.
@@ -66,7 +68,7 @@ type Sweep struct {
 	// r at loads[i], building the curve from them by the code that builds
 	// it from its own runs. Package sim/shard plans and merges sharded
 	// sweeps through it. nil, the zero value, runs them here (RunOne).
-	RunLoads func(s Sweep, loads []float64) (runs [][]Summary, err error)
+	RunLoads func(s Sweep, loads []float64) (runs [][]sim.Summary, err error)
 }
 
 func (s Sweep) withDefaults() Sweep {
@@ -177,7 +179,7 @@ func (s Sweep) Run() (*Curve, error) {
 // runLoads runs every replication of every load (or has RunLoads run
 // them) and adds the points to c in load order.
 func (s Sweep) runLoads(c *Curve, loads []float64) error {
-	var sums [][]Summary
+	var sums [][]sim.Summary
 	var err error
 	if s.RunLoads != nil {
 		sums, err = s.runElsewhere(loads)
@@ -213,13 +215,13 @@ func (s Sweep) runLoads(c *Curve, loads []float64) error {
 
 // runHere runs every replication of every load, Workers at a time, and
 // returns their summaries, [load][replication].
-func (s Sweep) runHere(loads []float64) ([][]Summary, error) {
+func (s Sweep) runHere(loads []float64) ([][]sim.Summary, error) {
 	type job struct{ load, rep int }
 	jobs := make(chan job)
-	sums := make([][]Summary, len(loads))
+	sums := make([][]sim.Summary, len(loads))
 	errs := make([][]error, len(loads))
 	for i := range loads {
-		sums[i] = make([]Summary, s.Reps)
+		sums[i] = make([]sim.Summary, s.Reps)
 		errs[i] = make([]error, s.Reps)
 	}
 	var wg sync.WaitGroup
@@ -249,45 +251,23 @@ func (s Sweep) runHere(loads []float64) ([][]Summary, error) {
 	return sums, nil
 }
 
-func (s Sweep) runOne(load float64, rep int) (Summary, error) {
+func (s Sweep) runOne(load float64, rep int) (sim.Summary, error) {
 	seed := Seed(s.BaseSeed, rep)
 	src, err := s.Workload.Source(load, seed)
 	if err != nil {
-		return Summary{}, err
+		return sim.Summary{}, err
 	}
 	cfg := s.Config
 	cfg.Seed = seed
-	var obs Observer
+	var obs sim.Observer
 	if s.Observe != nil {
 		obs = s.Observe(load, rep)
 	}
-	sum, err := Run(cfg, src, obs)
+	sum, err := sim.Run(cfg, src, obs)
 	if err != nil {
-		return Summary{}, err
+		return sim.Summary{}, err
 	}
 	return sum, nil
-}
-
-// joinDistinct joins errors, each distinct message once (the replications
-// of one load often fail alike, say on a workload the load makes absurd),
-// noting how many replications failed so.
-func joinDistinct(errs []error) error {
-	var out []error
-	count := map[string]int{}
-	for _, err := range errs {
-		if err == nil {
-			continue
-		}
-		if count[err.Error()]++; count[err.Error()] == 1 {
-			out = append(out, err)
-		}
-	}
-	for i, err := range out {
-		if n := count[err.Error()]; n > 1 {
-			out[i] = fmt.Errorf("%w (in %d replications)", err, n)
-		}
-	}
-	return errors.Join(out...)
 }
 
 // runAuto grows the load geometrically until collapse, then bisects around
@@ -324,4 +304,59 @@ func (s Sweep) runAuto(c *Curve) error {
 		c.analyse()
 	}
 	return nil
+}
+
+// CurveOf builds the sweep's curve from its runs' summaries, as Run does
+// from the runs themselves: runs[i] are the replications at loads[i], in
+// replication order (Summarize makes them from records). The model band
+// is not rebuilt (its runs are not observed): the curve has no Band, and
+// none of the band's warnings.
+func (s Sweep) CurveOf(loads []float64, runs [][]sim.Summary) (*Curve, error) {
+	if len(loads) != len(runs) {
+		return nil, fmt.Errorf("sim: CurveOf needs the runs of every load: %d loads, %d lists of runs", len(loads), len(runs))
+	}
+	s = s.withDefaults()
+	c := s.newCurve()
+	for i, l := range loads {
+		if len(runs[i]) == 0 {
+			return nil, fmt.Errorf("sim: CurveOf: load %v has no runs", l)
+		}
+		c.add(s.point(l, runs[i]))
+	}
+	c.analyse()
+	return c, nil
+}
+
+// newCurve is the sweep's empty curve.
+func (s Sweep) newCurve() *Curve {
+	return &Curve{Target: s.Target, Confidence: s.Confidence, SLO: s.Config.SLO.WithDefaults(), Axis: s.Axis}
+}
+
+// point is the curve's point at load from its replications.
+func (s Sweep) point(load float64, runs []sim.Summary) Point {
+	p := newPoint(load, runs, s.Confidence, s.BaseSeed)
+	p.utilisation(s.Capacity)
+	return p
+}
+
+// joinDistinct joins errors, each distinct message once (the replications
+// of one load often fail alike, say on a workload the load makes absurd),
+// noting how many replications failed so.
+func joinDistinct(errs []error) error {
+	var out []error
+	count := map[string]int{}
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if count[err.Error()]++; count[err.Error()] == 1 {
+			out = append(out, err)
+		}
+	}
+	for i, err := range out {
+		if n := count[err.Error()]; n > 1 {
+			out[i] = fmt.Errorf("%w (in %d replications)", err, n)
+		}
+	}
+	return errors.Join(out...)
 }

@@ -1,4 +1,4 @@
-package sim
+package analysis
 
 import (
 	"testing"
@@ -8,14 +8,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
 
 func dialSweep(d Dial, values ...float64) DialSweep {
 	return DialSweep{
 		Sweep: Sweep{
-			Config:   Config{Window: Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
-			Workload: Poisson(workload.Fixed(2000, 200)),
+			Config:   sim.Config{Window: sim.Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
+			Workload: sim.Poisson(workload.Fixed(2000, 200)),
 			Grid:     Grid{Loads: []float64{1.4, 1.6, 1.8, 2.0, 2.2, 2.4}}, Reps: 4,
 		},
 		Dial: d, Values: values, Probe: 1,
@@ -62,12 +63,12 @@ func TestDialSweepPairsTheKnees(t *testing.T) {
 // at least 5 % above A's": a 35 ms decode step raises the knee well past
 // that.
 func TestExperimentComparesKnees(t *testing.T) {
-	a := Config{Window: Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}}
+	a := sim.Config{Window: sim.Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}}
 	b := a
 	b.Model = costmodel.Frozen{DecodeStep: 35 * time.Millisecond}
 	x := Experiment{
 		Hypothesis: Hypothesis{Claim: "B's knee is at least 5 % above A's", Metric: MetricKnee, Threshold: 0.05},
-		A:          a, B: b, Workload: Poisson(workload.Fixed(2000, 200)),
+		A:          a, B: b, Workload: sim.Poisson(workload.Fixed(2000, 200)),
 		Loads: []float64{1.6, 1.9, 2.2, 2.5, 2.8}, Blocks: 4,
 	}
 	res, err := x.Run()
@@ -89,11 +90,11 @@ func TestExperimentComparesKnees(t *testing.T) {
 // understates how much worse B is without changing the sign. A dial value
 // whose knee lies below the loads pairs the same way.
 func TestCensoredKneesStillPair(t *testing.T) {
-	w := Window{Warmup: 30 * time.Second, Horizon: 300 * time.Second}
+	w := sim.Window{Warmup: 30 * time.Second, Horizon: 300 * time.Second}
 	x := Experiment{
 		Hypothesis: Hypothesis{Claim: "B's knee is 5 % above A's", Metric: MetricKnee, Threshold: 0.05},
-		A:          Config{Window: w},
-		B:          Config{Window: w, Model: costmodel.Frozen{DecodeStep: 200 * time.Millisecond}},
+		A:          sim.Config{Window: w},
+		B:          sim.Config{Window: w, Model: costmodel.Frozen{DecodeStep: 200 * time.Millisecond}},
 		Workload:   atlasWorkload,
 		Loads:      []float64{0.5, 1, 1.5, 2, 2.5},
 		Blocks:     4,
@@ -107,7 +108,7 @@ func TestCensoredKneesStillPair(t *testing.T) {
 	assert.Contains(t, res.Regime, "4 blocks paired through a knee beyond the loads")
 
 	d, err := DialSweep{
-		Sweep:  Sweep{Config: Config{Window: w}, Workload: atlasWorkload, Grid: Grid{Loads: []float64{0.5, 1, 1.5, 2, 2.5}}, Reps: 3},
+		Sweep:  Sweep{Config: sim.Config{Window: w}, Workload: atlasWorkload, Grid: Grid{Loads: []float64{0.5, 1, 1.5, 2, 2.5}}, Reps: 3},
 		Dial:   DialDecodeStep,
 		Values: []float64{45, 200},
 	}.Run()

@@ -1,4 +1,4 @@
-package sim
+package analysis
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/internal/cputime"
+	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -21,8 +22,8 @@ import (
 // too: read the ratio beside the load average (uptime).
 func BenchmarkSweepWorkers(b *testing.B) {
 	s := Sweep{
-		Config:   Config{Window: Window{Warmup: 30 * time.Second, Horizon: 5 * time.Minute}},
-		Workload: Poisson(workload.Fixed(2000, 200)),
+		Config:   sim.Config{Window: sim.Window{Warmup: 30 * time.Second, Horizon: 5 * time.Minute}},
+		Workload: sim.Poisson(workload.Fixed(2000, 200)),
 		Reps:     5,
 	}
 	for i := 1; i <= 20; i++ {

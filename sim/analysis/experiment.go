@@ -1,15 +1,17 @@
-package sim
+package analysis
 
 import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/servesim/servesim/sim/stats"
 	"math"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // Metric is a per-run figure an experiment compares.
@@ -18,26 +20,26 @@ type Metric struct {
 	// LowerIsBetter is true for latencies: B improves on A when it is
 	// lower.
 	LowerIsBetter bool
-	Of            func(s *Summary) float64
+	Of            func(s *sim.Summary) float64
 	knee          bool // MetricKnee: a figure of the whole curve, not of a run
 }
 
 // Metrics the chapter's claims are made on.
 var (
-	MetricGoodput    = Metric{Name: "goodput (req/s)", Of: func(s *Summary) float64 { return s.Goodput }}
-	MetricAttainment = Metric{Name: "SLO attainment", Of: func(s *Summary) float64 { return s.Attainment }}
-	MetricThroughput = Metric{Name: "request throughput (req/s)", Of: func(s *Summary) float64 { return s.RequestThroughput }}
-	MetricTTFTMean   = Metric{Name: "mean TTFT (ms)", LowerIsBetter: true, Of: func(s *Summary) float64 { return s.TTFT.Mean }}
-	MetricTTFTP50    = Metric{Name: "TTFT p50 (ms)", LowerIsBetter: true, Of: func(s *Summary) float64 { return s.TTFT.Median }}
-	MetricTTFTP99    = Metric{Name: "TTFT p99 (ms)", LowerIsBetter: true, Of: func(s *Summary) float64 { return s.TTFT.P99 }}
-	MetricITLP99     = Metric{Name: "ITL p99 (ms)", LowerIsBetter: true, Of: func(s *Summary) float64 { return s.ITL.P99 }}
+	MetricGoodput    = Metric{Name: "goodput (req/s)", Of: func(s *sim.Summary) float64 { return s.Goodput }}
+	MetricAttainment = Metric{Name: "SLO attainment", Of: func(s *sim.Summary) float64 { return s.Attainment }}
+	MetricThroughput = Metric{Name: "request throughput (req/s)", Of: func(s *sim.Summary) float64 { return s.RequestThroughput }}
+	MetricTTFTMean   = Metric{Name: "mean TTFT (ms)", LowerIsBetter: true, Of: func(s *sim.Summary) float64 { return s.TTFT.Mean }}
+	MetricTTFTP50    = Metric{Name: "TTFT p50 (ms)", LowerIsBetter: true, Of: func(s *sim.Summary) float64 { return s.TTFT.Median }}
+	MetricTTFTP99    = Metric{Name: "TTFT p99 (ms)", LowerIsBetter: true, Of: func(s *sim.Summary) float64 { return s.TTFT.P99 }}
+	MetricITLP99     = Metric{Name: "ITL p99 (ms)", LowerIsBetter: true, Of: func(s *sim.Summary) float64 { return s.ITL.P99 }}
 	// MetricKnee compares knees: in each block, A's and B's knee is where
 	// their attainment at the experiment's loads (one curve per block, on
 	// the block's seed) crosses Experiment.Target, interpolated; a block
 	// whose curve does not cross inside the loads has none. So a claim can
 	// read "B's knee is at least 5 % above A's". The per-load results
 	// compare attainment.
-	MetricKnee = Metric{Name: "knee (req/s)", Of: func(s *Summary) float64 { return s.Attainment }, knee: true}
+	MetricKnee = Metric{Name: "knee (req/s)", Of: func(s *sim.Summary) float64 { return s.Attainment }, knee: true}
 )
 
 // Hypothesis is declared before any run: the claim in words, the metric,
@@ -74,8 +76,8 @@ func (v Verdict) String() string {
 // and the comparison is on paired per-block differences.
 type Experiment struct {
 	Hypothesis Hypothesis
-	A, B       Config
-	Workload   Workload
+	A, B       sim.Config
+	Workload   sim.Workload
 	Loads      []float64 // offered loads, requests/s
 	// Blocks is the number of seeded blocks; default 10. Block b uses
 	// Seed(BaseSeed, b).
@@ -109,7 +111,7 @@ func (x Experiment) Validate() error {
 	}
 	for _, c := range []struct {
 		name string
-		cfg  Config
+		cfg  sim.Config
 	}{{"A", x.A}, {"B", x.B}} {
 		if c.cfg.Window.Horizon == 0 {
 			bad("Experiment.%s.Window.Horizon must be set: an experiment compares steady windows, and an open window on an unbounded workload never ends", c.name)
@@ -298,7 +300,7 @@ func (x Experiment) kneeResult(res *Result, a, b, attainA, attainB [][]float64) 
 func (x Experiment) blockKnee(attain [][]float64, k int) (float64, int) {
 	c := Curve{Target: x.Target}
 	for i, load := range x.Loads {
-		c.add(Point{Load: load, Runs: []Summary{{Attainment: attain[i][k]}}})
+		c.add(Point{Load: load, Runs: []sim.Summary{{Attainment: attain[i][k]}}})
 	}
 	return c.repKneeBound(0)
 }
@@ -452,13 +454,13 @@ func (x Experiment) runAll() (a, b, attainA, attainB [][]float64, err error) {
 // their attainment.
 func (x Experiment) runBlock(load float64, block int) (ma, mb, attainA, attainB float64, err error) {
 	seed := Seed(x.BaseSeed, block)
-	one := func(cfg Config) (float64, float64, error) {
+	one := func(cfg sim.Config) (float64, float64, error) {
 		src, err := x.Workload.Source(load, seed)
 		if err != nil {
 			return 0, 0, err
 		}
 		cfg.Seed = seed
-		s, err := Run(cfg, src, nil)
+		s, err := sim.Run(cfg, src, nil)
 		if err != nil {
 			return 0, 0, fmt.Errorf("sim: experiment at %v req/s, block %d: %w", load, block, err)
 		}

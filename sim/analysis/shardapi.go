@@ -1,6 +1,10 @@
-package sim
+package analysis
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/servesim/servesim/sim"
+)
 
 // A study's runs are independent of each other: what this file exports
 // lets a caller run them elsewhere and build the study's result from their
@@ -16,11 +20,11 @@ func (s Sweep) WithDefaults() Sweep { return s.withDefaults() }
 // RunOne runs replication rep at load: the run Run makes there, on seed
 // Seed(BaseSeed, rep) for both the workload and the run, observed by
 // Observe when it is set.
-func (s Sweep) RunOne(load float64, rep int) (Summary, error) { return s.runOne(load, rep) }
+func (s Sweep) RunOne(load float64, rep int) (sim.Summary, error) { return s.runOne(load, rep) }
 
 // runElsewhere takes the summaries of every replication at loads from
 // s.RunLoads, checking that it returned one list of s.Reps per load.
-func (s Sweep) runElsewhere(loads []float64) ([][]Summary, error) {
+func (s Sweep) runElsewhere(loads []float64) ([][]sim.Summary, error) {
 	hook := s.RunLoads
 	s.RunLoads = nil
 	sums, err := hook(s, loads)

@@ -1,4 +1,4 @@
-package sim
+package analysis
 
 import (
 	"fmt"
@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
 
 func runLoadsSweep() Sweep {
 	return Sweep{
-		Config:     Config{Window: Window{Warmup: 15 * time.Second, Horizon: 90 * time.Second}},
-		Workload:   Poisson(workload.Fixed(2000, 200)),
+		Config:     sim.Config{Window: sim.Window{Warmup: 15 * time.Second, Horizon: 90 * time.Second}},
+		Workload:   sim.Poisson(workload.Fixed(2000, 200)),
 		Grid:       Grid{Loads: []float64{3, 1, 2}},
 		Reps:       2,
 		BaseSeed:   7,
@@ -30,9 +31,9 @@ func TestRunLoadsStandsInForTheRuns(t *testing.T) {
 	want, err := s.Run()
 	require.NoError(t, err)
 	var calls []string
-	s.RunLoads = func(s Sweep, loads []float64) ([][]Summary, error) {
+	s.RunLoads = func(s Sweep, loads []float64) ([][]sim.Summary, error) {
 		calls = append(calls, fmt.Sprintf("%v reps %d workers>0 %v hook nil %v", loads, s.Reps, s.Workers > 0, s.RunLoads == nil))
-		runs := make([][]Summary, len(loads))
+		runs := make([][]sim.Summary, len(loads))
 		for i, l := range loads {
 			for r := range s.Reps {
 				sum, err := s.RunOne(l, r)
@@ -61,15 +62,15 @@ func TestRunLoadsStandsInForTheRuns(t *testing.T) {
 func TestRunLoadsOfTheWrongShape(t *testing.T) {
 	s := runLoadsSweep()
 	s.ModelError = ModelError{}
-	s.RunLoads = func(s Sweep, loads []float64) ([][]Summary, error) { return make([][]Summary, 2), nil }
+	s.RunLoads = func(s Sweep, loads []float64) ([][]sim.Summary, error) { return make([][]sim.Summary, 2), nil }
 	_, err := s.Run()
 	assert.EqualError(t, err, "sim: Sweep.RunLoads returned 2 lists of runs for 3 loads")
-	s.RunLoads = func(s Sweep, loads []float64) ([][]Summary, error) {
-		return [][]Summary{make([]Summary, 2), make([]Summary, 1), make([]Summary, 2)}, nil
+	s.RunLoads = func(s Sweep, loads []float64) ([][]sim.Summary, error) {
+		return [][]sim.Summary{make([]sim.Summary, 2), make([]sim.Summary, 1), make([]sim.Summary, 2)}, nil
 	}
 	_, err = s.Run()
 	assert.EqualError(t, err, "sim: Sweep.RunLoads returned 1 runs at load 2, not Reps (2)")
-	s.RunLoads = func(Sweep, []float64) ([][]Summary, error) { return nil, fmt.Errorf("no runs today") }
+	s.RunLoads = func(Sweep, []float64) ([][]sim.Summary, error) { return nil, fmt.Errorf("no runs today") }
 	_, err = s.Run()
 	assert.EqualError(t, err, "no runs today")
 }
@@ -81,7 +82,7 @@ func TestResultOfBlocksIsTheRun(t *testing.T) {
 		Hypothesis: Hypothesis{Claim: "a 256-token chunk cap raises goodput by 5 %", Metric: MetricGoodput, Threshold: 0.05},
 		A:          runLoadsSweep().Config,
 		B:          DialChunkCap.Set(runLoadsSweep().Config, 256),
-		Workload:   Poisson(workload.Fixed(2000, 200)),
+		Workload:   sim.Poisson(workload.Fixed(2000, 200)),
 		Loads:      []float64{1, 2.5},
 		Blocks:     3,
 	}

@@ -1,4 +1,4 @@
-package sim
+package analysis
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/stats"
 )
 
@@ -19,11 +20,11 @@ import (
 type Dial struct {
 	Name string // what it sets, e.g. "Engine.ChunkCap"
 	Unit string // of its values, e.g. "tokens"
-	set  func(c *Config, v float64)
+	set  func(c *sim.Config, v float64)
 }
 
 // Set returns cfg with the dial at v.
-func (d Dial) Set(cfg Config, v float64) Config {
+func (d Dial) Set(cfg sim.Config, v float64) sim.Config {
 	if d.set != nil {
 		d.set(&cfg, v)
 	}
@@ -32,18 +33,18 @@ func (d Dial) Set(cfg Config, v float64) Config {
 
 // DialFunc is a dial of anything set turns: the escape hatch when no
 // built-in dial names the knob.
-func DialFunc(name, unit string, set func(c *Config, v float64)) Dial {
+func DialFunc(name, unit string, set func(c *sim.Config, v float64)) Dial {
 	return Dial{Name: name, Unit: unit, set: set}
 }
 
 // engineDial sets a field of every replica's engine configuration.
 func engineDial(name, unit string, set func(e *engine.Config, v float64)) Dial {
-	return Dial{Name: "Engine." + name, Unit: unit, set: func(c *Config, v float64) {
+	return Dial{Name: "Engine." + name, Unit: unit, set: func(c *sim.Config, v float64) {
 		if c.Fleet.Replicas == nil {
 			set(&c.Engine, v)
 			return
 		}
-		reps := append([]Replica(nil), c.Fleet.Replicas...)
+		reps := append([]sim.Replica(nil), c.Fleet.Replicas...)
 		for i := range reps {
 			set(&reps[i].Engine, v)
 		}
@@ -78,7 +79,7 @@ var (
 	DialKVBlocks = engineDial("KVBlocks", "blocks", func(e *engine.Config, v float64) { e.KVBlocks = int(v) })
 	// DialDecodeStep is the frozen cost model's decode step (ms): every
 	// replica's model becomes costmodel.Frozen with that step.
-	DialDecodeStep = Dial{Name: "costmodel.Frozen.DecodeStep", Unit: "ms", set: func(c *Config, v float64) {
+	DialDecodeStep = Dial{Name: "costmodel.Frozen.DecodeStep", Unit: "ms", set: func(c *sim.Config, v float64) {
 		*c = withModel(*c, func(m costmodel.Model) costmodel.Model {
 			f, _ := m.(costmodel.Frozen)
 			f.DecodeStep = time.Duration(v * float64(time.Millisecond))

@@ -1,16 +1,18 @@
-package sim
+package analysis
 
 import (
 	"fmt"
-	"github.com/servesim/servesim/sim/stats"
 	"math"
+
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // ClassPoint is one request class's share of a point: its rates and
 // attainment by its own SLO, over the replications, with intervals.
 type ClassPoint struct {
 	Name       string
-	SLO        SLO
+	SLO        sim.SLO
 	Offered    stats.Interval // measured arrivals of the class per second
 	Goodput    stats.Interval
 	Attainment stats.Interval // NaN when no replication measured one of its requests
@@ -21,7 +23,7 @@ type ClassPoint struct {
 // own attainment meets the curve's target.
 type ClassKnee struct {
 	Name string
-	SLO  SLO
+	SLO  sim.SLO
 	Knee Knee
 }
 
@@ -33,7 +35,7 @@ func (p *Point) classPoints(conf float64, seed uint64) {
 	}
 	names := p.Runs[0].Classes
 	for j, c := range names {
-		per := func(f func(s *ClassSummary, w float64) float64) stats.Interval {
+		per := func(f func(s *sim.ClassSummary, w float64) float64) stats.Interval {
 			x := make([]float64, 0, len(p.Runs))
 			for i := range p.Runs {
 				r := &p.Runs[i]
@@ -44,9 +46,9 @@ func (p *Point) classPoints(conf float64, seed uint64) {
 			return stats.MeanInterval(x, conf)
 		}
 		cp := ClassPoint{Name: c.Name, SLO: c.SLO,
-			Offered:    stats.Clamp(per(func(s *ClassSummary, w float64) float64 { return float64(s.Offered) / w }), 0, math.Inf(1)),
-			Goodput:    stats.Clamp(per(func(s *ClassSummary, _ float64) float64 { return s.Goodput }), 0, math.Inf(1)),
-			Attainment: stats.Clamp(per(func(s *ClassSummary, _ float64) float64 { return s.Attainment }), 0, 1),
+			Offered:    stats.Clamp(per(func(s *sim.ClassSummary, w float64) float64 { return float64(s.Offered) / w }), 0, math.Inf(1)),
+			Goodput:    stats.Clamp(per(func(s *sim.ClassSummary, _ float64) float64 { return s.Goodput }), 0, math.Inf(1)),
+			Attainment: stats.Clamp(per(func(s *sim.ClassSummary, _ float64) float64 { return s.Attainment }), 0, 1),
 		}
 		samples := make([][]float64, len(p.Runs))
 		ds := make([]stats.Dist, len(p.Runs))

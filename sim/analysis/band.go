@@ -1,4 +1,4 @@
-package sim
+package analysis
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
-	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/sim"
 )
 
 // ModelError declares, before a sweep runs, how far its cost model may be
@@ -151,8 +151,8 @@ func kneeValue(k Knee) (v float64, below, above, ok bool) {
 // withModel returns cfg with every replica's cost model replaced, its
 // speculation kept; a scale other than 0 scales a draft model's step too
 // (drafting heads, a fraction of the step, follow the step already).
-func withModel(cfg Config, replace func(costmodel.Model) costmodel.Model, scale float64) Config {
-	drafter := func(s Speculation) Speculation {
+func withModel(cfg sim.Config, replace func(costmodel.Model) costmodel.Model, scale float64) sim.Config {
+	drafter := func(s sim.Speculation) sim.Speculation {
 		if scale > 0 {
 			s.DraftStep = time.Duration(math.Round(float64(s.DraftStep) * scale))
 		}
@@ -163,9 +163,9 @@ func withModel(cfg Config, replace func(costmodel.Model) costmodel.Model, scale 
 		cfg.Speculation = drafter(cfg.Speculation)
 		return cfg
 	}
-	reps := make([]Replica, len(cfg.Fleet.Replicas))
+	reps := make([]sim.Replica, len(cfg.Fleet.Replicas))
 	for i, r := range cfg.Fleet.Replicas {
-		reps[i] = Replica{Engine: r.Engine, Model: replace(r.Model), Speculation: drafter(r.Speculation)}
+		reps[i] = sim.Replica{Engine: r.Engine, Model: replace(r.Model), Speculation: drafter(r.Speculation)}
 	}
 	cfg.Fleet.Replicas = reps
 	return cfg
@@ -231,13 +231,8 @@ func (s Sweep) runBand(c *Curve) error {
 func (s Sweep) fragility(b *Band) Warning {
 	w := Warning{Kind: WarnModelFragile, Declared: b.Declared, KneeRange: b.Knee, Unit: s.Axis.Unit()}
 	slo := s.Config.SLO.WithDefaults()
-	var worst time.Duration
-	for _, r := range s.Config.replicas() {
-		e, m := r.effective()
-		d, _ := engine.LargestStep(e, m, 0, 0)
-		worst = max(worst, d)
-	}
-	if slo.ITL < Unbounded && float64(worst)*(1+b.Declared.Scale) >= 0.8*float64(slo.ITL) {
+	worst := s.Config.LargestStep()
+	if slo.ITL < sim.Unbounded && float64(worst)*(1+b.Declared.Scale) >= 0.8*float64(slo.ITL) {
 		w.LargestStep, w.ITLBound = worst, slo.ITL
 	}
 	return w

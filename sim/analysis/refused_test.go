@@ -1,4 +1,4 @@
-package sim
+package analysis
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/sim"
 )
 
 // Issue 32: a configuration whose requests can never fit in KV labelled
@@ -31,7 +32,7 @@ func TestSaturationRefusedWhenEveryRequestIsRejected(t *testing.T) {
 		assert.NotContains(t, fmt.Sprint(p.Warnings), "1/(1−ρ)", "load %v", p.Load)
 		for _, r := range p.Runs {
 			assert.Positive(t, r.Offered)
-			assert.Equal(t, r.Offered, r.Count(StatusRejected))
+			assert.Equal(t, r.Offered, r.Count(sim.StatusRejected))
 		}
 	}
 	assert.Equal(t, "Saturation(4)", Saturation(4).String())

@@ -1,4 +1,4 @@
-package sim
+package analysis
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/internal/testlong"
+	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -51,12 +52,12 @@ func TestKneeMatchesMD1Theory(t *testing.T) {
 	theory := md1Knee(d, x, 0.95)
 	require.InDelta(t, 1.2438, theory, 1e-3)
 	s := Sweep{
-		Config: Config{
+		Config: sim.Config{
 			Engine: engine.Config{MaxSeqs: 1},
-			SLO:    SLO{TTFT: time.Second},
-			Window: Window{Warmup: 100 * time.Second, Horizon: 10_100 * time.Second},
+			SLO:    sim.SLO{TTFT: time.Second},
+			Window: sim.Window{Warmup: 100 * time.Second, Horizon: 10_100 * time.Second},
 		},
-		Workload: WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+		Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 			return workload.NewPoisson(seed, rate, int(rate*10_200), workload.Fixed(100, 10))
 		}),
 		Grid: Grid{Loads: []float64{0.8, 1.0, 1.1, 1.2, 1.3, 1.4, 1.6}},

@@ -1,4 +1,4 @@
-package sim
+package analysis
 
 import (
 	"math"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -22,8 +23,8 @@ import (
 func TestModelBandFindsTheFragileKnee(t *testing.T) {
 	sweep := func(e engine.Config) *Curve {
 		s := Sweep{
-			Config:     Config{Engine: e, Window: Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
-			Workload:   Poisson(workload.Fixed(2000, 200)),
+			Config:     sim.Config{Engine: e, Window: sim.Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
+			Workload:   sim.Poisson(workload.Fixed(2000, 200)),
 			Grid:       Grid{Start: 0.5},
 			Reps:       4,
 			ModelError: ModelError{Scale: 0.1},
@@ -56,12 +57,12 @@ func TestModelBandFindsTheFragileKnee(t *testing.T) {
 // (a timed-out request counted at its deadline, a refused one beyond every
 // bound) it is at least as large, and the point says so.
 func TestPercentilesOverEveryOfferedRequest(t *testing.T) {
-	cfg := Config{Timeout: 30 * time.Second, Window: Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}}
+	cfg := sim.Config{Timeout: 30 * time.Second, Window: sim.Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}}
 	src, err := atlasWorkload(3.5, 1)
 	require.NoError(t, err)
-	sum, err := Run(cfg, src, nil)
+	sum, err := sim.Run(cfg, src, nil)
 	require.NoError(t, err)
-	timedOut := float64(sum.Count(StatusTimedOut)) / float64(sum.Offered)
+	timedOut := float64(sum.Count(sim.StatusTimedOut)) / float64(sum.Offered)
 	t.Logf("timed out %.0f %%: TTFT p99 %.0f ms over ok requests, %.0f ms over every offered", 100*timedOut, sum.TTFT.P99, sum.TTFTOffered.P99)
 	require.Greater(t, timedOut, 0.1, "the scenario must time out")
 	assert.GreaterOrEqual(t, sum.TTFTOffered.P99, sum.TTFT.P99)
@@ -98,17 +99,17 @@ func TestSaturationMatchesServingCapacity(t *testing.T) {
 		in, out int
 	}{{engine.Config{}, 2000, 200}, {engine.Config{MaxSeqs: 16}, 2000, 200}, {engine.Config{}, 2000, 400}} {
 		capacity := servingCapacity(c.e, c.in, c.out)
-		cfg := Config{Engine: c.e, Window: Window{Warmup: 120 * time.Second, Horizon: 900 * time.Second}}
+		cfg := sim.Config{Engine: c.e, Window: sim.Window{Warmup: 120 * time.Second, Horizon: 900 * time.Second}}
 		src, err := workload.NewPoisson(1, 2*capacity, 100000, workload.Fixed(c.in, c.out))
 		require.NoError(t, err)
-		sum, err := Run(cfg, src, nil)
+		sum, err := sim.Run(cfg, src, nil)
 		require.NoError(t, err)
 		assert.Greater(t, sum.HeldAtEnd, sum.HeldAtStart+100, "the backlog grows")
 		assert.InEpsilon(t, capacity, sum.RequestThroughput, 0.05, "batch %d, %d/%d tokens", c.e.MaxSeqs, c.in, c.out)
 		t.Logf("batch %d, %d/%d tokens: capacity %.3f req/s, simulated %.3f", c.e.WithDefaults().MaxSeqs, c.in, c.out, capacity, sum.RequestThroughput)
 	}
-	c, err := Sweep{Config: Config{Window: Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
-		Workload: Poisson(workload.Fixed(2000, 200)), Grid: Grid{Start: 0.5}, Reps: 3, Capacity: servingCapacity(engine.Config{}, 2000, 200)}.Run()
+	c, err := Sweep{Config: sim.Config{Window: sim.Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
+		Workload: sim.Poisson(workload.Fixed(2000, 200)), Grid: Grid{Start: 0.5}, Reps: 3, Capacity: servingCapacity(engine.Config{}, 2000, 200)}.Run()
 	require.NoError(t, err)
 	require.True(t, c.Knee.Found)
 	assert.Less(t, c.Knee.Load.Hi, servingCapacity(engine.Config{}, 2000, 200))

@@ -1,0 +1,72 @@
+// Package analysis is the study layer over package sim: it runs sim.Run
+// at many offered loads, seeds and configurations, and turns the runs'
+// summaries into curves, knees, model-error bands, dial comparisons and
+// verdicts, each figure with its interval (sim/stats). Package sim runs
+// one configuration once; this package asks what that configuration
+// sustains, and whether a change improves it.
+//
+// Reading guide:
+//   - sweep.go: Sweep over offered loads (a Grid, or automatic: geometric
+//     growth to collapse, then bisection about the knee) with seeded
+//     replications in parallel, Seed, and Sweep.CurveOf, the curve of
+//     summaries made elsewhere (sim.Summarize makes them from records).
+//   - curve.go: the Curve of Points, each figure a stats.Interval
+//     (Student-t across replications, stratified bootstrap for
+//     percentiles), Saturation labels, Knee (with its Censoring), Peak,
+//     Collapse and Headroom. A Point's and a Curve's caveats are
+//     Warnings (Point.TypedWarnings, Curve.TypedWarnings): a WarningKind
+//     and its figures, whose String is the prose Point.Warnings and
+//     Curve.Warnings hold; branch on the Kind, never on the words.
+//   - axis.go: a sweep's Axis, offered rate or client population
+//     (Concurrency, with sim's Clients workload). It lives here, not in
+//     sim, because only a sweep reads it: a workload takes a load and
+//     never asks what it measures.
+//   - band.go: ModelError, the model-error band a sweep reruns under
+//     (Band, Variant, Range) and its fragility warning.
+//   - dial.go: Dial, DialFunc and the built-in dials; DialSweep, a sweep
+//     at every value of one dial on common random numbers, and its
+//     DialResult (paired knee differences).
+//   - experiment.go: Experiment, a declared Hypothesis (a Metric and a
+//     threshold) tested on paired seeded blocks, with its Verdict,
+//     LoadResult, Result and Boundary.
+//   - classcurve.go: per-class points and knees (ClassPoint, ClassKnee)
+//     and which class binds first; classmix.go: the per-class metrics.
+//   - named.go: the built-in metrics and dials written and read by name
+//     (JSON), so that a study is data.
+//   - shardapi.go: what lets a study's runs run elsewhere: a Sweep's
+//     RunLoads and RunOne, an Experiment's RunBlock (Block) and ResultOf;
+//     package sim/shard runs sweeps, dial sweeps and experiments as
+//     shards through them and merges the shards into the same bytes as
+//     Run.
+//   - revision.go: AnalysisRevision, a hash of the sources that turn runs
+//     into figures (this package's, sim's and sim/stats', registered with
+//     internal/revision).
+//
+// # Curves, knees and verdicts
+//
+// A Sweep runs Reps replications at every offered load; replication r uses
+// seed Seed(base, r) for both the workload and the run at every load, so
+// the curve's points share their random numbers (common random numbers)
+// and the curve is smooth. Every figure of a Point is a stats.Interval. The
+// knee is the highest load whose mean attainment meets the target (0.95
+// by default), interpolated where it crosses, with the interval where the
+// attainment interval's bounds cross; the peak is the highest mean
+// goodput; collapse starts at the first load past the peak whose goodput
+// falls below 90 % of it. Saturation labels (stable, backlogged,
+// overloaded) come from backlog growth and shed requests across the
+// window, so no overloaded point passes for a steady one; a load whose
+// every request was refused at arrival (it can never fit) is refused, not
+// overloaded. A point whose replications sketched (sim.Config.ExactSamples)
+// takes each replication's own percentiles and the Student-t interval
+// across them instead of the pooled bootstrap, and warns so.
+//
+// An Experiment declares its hypothesis (metric, relative threshold)
+// before running A and B on the same seeds in every block; the verdict is
+// improved when the interval of the paired relative improvement lies
+// above the threshold, not improved when it lies at or below it,
+// inconclusive otherwise.
+//
+// With request classes (sim.Config.Classes), a Sweep adds Point.Classes
+// and Curve.ClassKnees, and warns which class binds first. A Sweep or an
+// Experiment of a fleet takes the fleet's total offered load.
+package analysis
