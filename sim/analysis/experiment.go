@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/servesim/servesim/internal/joinerr"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/stats"
 )
@@ -447,7 +448,7 @@ func (x Experiment) runAll() (a, b, attainA, attainB [][]float64, err error) {
 	}
 	close(jobs)
 	wg.Wait()
-	return a, b, attainA, attainB, joinDistinct(errs)
+	return a, b, attainA, attainB, joinerr.Distinct(errs)
 }
 
 // runBlock runs A then B on the same seed, and returns their metric and

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/servesim/servesim/internal/joinerr"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -244,7 +245,7 @@ func (s Sweep) runHere(loads []float64) ([][]sim.Summary, error) {
 	close(jobs)
 	wg.Wait()
 	for i, l := range loads {
-		if err := joinDistinct(errs[i]); err != nil {
+		if err := joinerr.Distinct(errs[i]); err != nil {
 			return nil, fmt.Errorf("sim: sweep at %v requests/s: %w", l, err)
 		}
 	}
@@ -337,26 +338,4 @@ func (s Sweep) point(load float64, runs []sim.Summary) Point {
 	p := newPoint(load, runs, s.Confidence, s.BaseSeed)
 	p.utilisation(s.Capacity)
 	return p
-}
-
-// joinDistinct joins errors, each distinct message once (the replications
-// of one load often fail alike, say on a workload the load makes absurd),
-// noting how many replications failed so.
-func joinDistinct(errs []error) error {
-	var out []error
-	count := map[string]int{}
-	for _, err := range errs {
-		if err == nil {
-			continue
-		}
-		if count[err.Error()]++; count[err.Error()] == 1 {
-			out = append(out, err)
-		}
-	}
-	for i, err := range out {
-		if n := count[err.Error()]; n > 1 {
-			out[i] = fmt.Errorf("%w (in %d replications)", err, n)
-		}
-	}
-	return errors.Join(out...)
 }

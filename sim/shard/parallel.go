@@ -1,8 +1,6 @@
 package shard
 
 import (
-	"errors"
-	"fmt"
 	"sync"
 )
 
@@ -23,26 +21,4 @@ func parallel(workers, n int, job func(i int)) {
 	}
 	close(next)
 	wg.Wait()
-}
-
-// joinDistinct joins errors, each distinct message once (the runs of one
-// load often fail alike), noting how many runs failed so; sim's sweeps
-// join the errors of their replications alike.
-func joinDistinct(errs []error) error {
-	var out []error
-	count := map[string]int{}
-	for _, err := range errs {
-		if err == nil {
-			continue
-		}
-		if count[err.Error()]++; count[err.Error()] == 1 {
-			out = append(out, err)
-		}
-	}
-	for i, err := range out {
-		if n := count[err.Error()]; n > 1 {
-			out[i] = fmt.Errorf("%w (in %d replications)", err, n)
-		}
-	}
-	return errors.Join(out...)
 }

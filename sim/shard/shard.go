@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/servesim/servesim/internal/joinerr"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -141,7 +142,7 @@ func runOwned(res *Result, workers int, run func(j int) (outcome, error)) error 
 		res.runs[i], errs[i] = run(jobs[i])
 		res.runs[i].job = jobs[i]
 	})
-	if err := joinDistinct(errs); err != nil {
+	if err := joinerr.Distinct(errs); err != nil {
 		return fmt.Errorf("shard: %s of a %s: %w", res.Shard, res.Kind, err)
 	}
 	return nil
