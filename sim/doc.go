@@ -25,21 +25,21 @@
 //     continuing their streak instead of listing them (engine.Runner.OmitStreaks),
 //     so a move costs what changed in it (Config.Stepwise is the eager
 //     slow twin).
-//   - events.go: the typed event heap keyed on (instant, class, sequence);
-//     stepends.go: the replicas' step ends, kept apart from it (first at
-//     their instant, by replica index).
-//   - record.go: Record, Status and the Observer that receives each record.
-//   - steps.go: the step observer (Step, StepMix).
+//   - events.go: the typed event heap keyed on (instant, class, sequence),
+//     and the replicas' step ends, kept apart from it (first at their
+//     instant, by replica index).
+//   - record.go: Record, Status and the Observer that receives each
+//     record; the step observer (Step, StepMix).
 //   - summary.go: Summary, Misses, ReplicaSummary, Samples and the
-//     collector that makes a Summary of a run's records; summarize.go:
-//     Summarize, a summary from records alone (raw events read back);
-//     revision.go: the files of this package the analysis revision hashes.
+//     collector that makes a Summary of a run's records; Summarize, a
+//     summary from records alone (raw events read back); and the files
+//     of this package the analysis revision hashes.
 //   - sample.go: the samples a summary keeps of each latency: exact up to
 //     Config.ExactSamples values, then a stats.Sketch (the mergeable
 //     relative-error quantile sketch), so that memory stays bounded at
 //     any number of requests; ITLs as distinct values with counts.
-//   - warmup.go: the warm-up report and MSER-5 truncation
-//     (Window.DetectWarmup, stats.MSER5).
+//   - window.go (above) also holds the warm-up report and MSER-5
+//     truncation (Window.DetectWarmup, stats.MSER5).
 //   - workloads.go: Workload, what a run (or a sweep, or an experiment,
 //     in sim/analysis) runs at a load and a seed: the built-ins are data
 //     (Poisson, Synthetic, ClassMix, Clients, Trace), WorkloadFunc the

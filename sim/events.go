@@ -1,6 +1,9 @@
 package sim
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Event classes, in the order events at the same instant are handled: a step
 // that ends at t emits its tokens before a request arriving at t joins the
@@ -94,4 +97,144 @@ func (h *eventHeap) popSift() event {
 		i = j
 	}
 	return top
+}
+
+// stepEnds holds the end of each busy replica's move in flight, ordered by
+// instant and then replica index: the step-end events. They are kept apart
+// from the event heap, whose events a step end precedes at the same
+// instant (see class), so that a move cut short moves its end in place
+// instead of leaving a stale event to be popped and dropped, and a single
+// replica's end is one slot, not an entry among the arrivals. A replica
+// cut in every other move (an arrival ends the run in flight) paid a push,
+// a pop and a stale pop for it.
+type stepEnds struct {
+	items []stepEnd // a binary min-heap
+	pos   []int32   // by replica: its index in items, -1 when idle
+}
+
+type stepEnd struct {
+	at  time.Duration
+	rep int32
+}
+
+func (a stepEnd) before(b stepEnd) bool {
+	return a.at < b.at || a.at == b.at && a.rep < b.rep
+}
+
+// checkEnds verifies that a replica has a step end exactly when its
+// engine has a move in flight, ending then (the tests' engine checks).
+func (r *runner) checkEnds() error {
+	for i := range r.reps {
+		rep := &r.reps[i]
+		j := r.ends.pos[i]
+		if busy := rep.eng.Busy(); busy != (j >= 0) || busy && r.ends.items[j].at != rep.stepDone {
+			return fmt.Errorf("sim: replica %d: busy %v, but its step end is %d in the heap (an internal error)", i, busy, j)
+		}
+	}
+	return nil
+}
+
+func newStepEnds(replicas int) stepEnds {
+	h := stepEnds{items: make([]stepEnd, 0, replicas), pos: make([]int32, replicas)}
+	for i := range h.pos {
+		h.pos[i] = -1
+	}
+	return h
+}
+
+func (h *stepEnds) len() int       { return len(h.items) }
+func (h *stepEnds) peek() *stepEnd { return &h.items[0] }
+
+// set makes at the end of replica rep's move, whether it had one or not.
+func (h *stepEnds) set(rep int, at time.Duration) {
+	i := int(h.pos[rep])
+	if i < 0 { // a new leaf: it can only rise
+		i = len(h.items)
+		h.items = append(h.items, stepEnd{at: at, rep: int32(rep)})
+		h.pos[rep] = int32(i)
+		if i > 0 {
+			h.up(i)
+		}
+		return
+	}
+	earlier := at < h.items[i].at
+	h.items[i].at = at
+	if len(h.items) == 1 { // a single replica's end is its own slot
+		return
+	}
+	if earlier { // it can only rise, or only sink: sift one way
+		h.up(i)
+	} else {
+		h.down(i)
+	}
+}
+
+// remove forgets replica rep's move end, if it has one.
+func (h *stepEnds) remove(rep int) {
+	i := int(h.pos[rep])
+	if i < 0 {
+		return
+	}
+	h.pos[rep] = -1
+	n := len(h.items) - 1
+	if i != n {
+		h.place(i, h.items[n])
+	}
+	h.items = h.items[:n]
+	if i != n {
+		if i > 0 && h.items[i].before(h.items[(i-1)/2]) {
+			h.up(i)
+		} else {
+			h.down(i)
+		}
+	}
+}
+
+// pop removes and returns the earliest move end.
+func (h *stepEnds) pop() (top stepEnd) {
+	top = h.items[0]
+	h.remove(int(top.rep))
+	return top
+}
+
+// up sifts the item at i towards the root.
+func (h *stepEnds) up(i int) {
+	x := h.items[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if !x.before(h.items[p]) {
+			break
+		}
+		h.place(i, h.items[p])
+		i = p
+	}
+	h.place(i, x)
+}
+
+// place puts x at index i.
+func (h *stepEnds) place(i int, x stepEnd) {
+	h.items[i] = x
+	h.pos[x.rep] = int32(i)
+}
+
+// down sifts the item at i towards the leaves.
+func (h *stepEnds) down(i int) {
+	x := h.items[i]
+	n := len(h.items)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		j := l
+		if r := l + 1; r < n && h.items[r].before(h.items[l]) {
+			j = r
+		}
+		if !h.items[j].before(x) {
+			break
+		}
+		h.place(i, h.items[j])
+		i = j
+	}
+	h.place(i, x)
 }

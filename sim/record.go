@@ -1,6 +1,13 @@
 package sim
 
-import "time"
+import (
+	"iter"
+	"time"
+
+	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/sim/stats"
+)
 
 // Status is a request's terminal state. Every request that arrives ends in
 // exactly one.
@@ -120,3 +127,158 @@ type ObserverFunc func(r *Record)
 
 // Observe calls f.
 func (f ObserverFunc) Observe(r *Record) { f(r) }
+
+// StepObserver receives every step every replica ran. An Observer handed
+// to Run that also implements it gets the steps too; without one the
+// engines do not describe their steps, and nothing is spent on them.
+type StepObserver interface {
+	ObserveStep(s *Step)
+}
+
+// Step is what a replica ran: Count identical steps of Duration from Start
+// (more than one only for a run of identical decode steps advanced in one
+// move; All expands it step by step, exactly as a step-by-step run would
+// have delivered them). The pointer and its slices are valid only during
+// the call.
+type Step struct {
+	Replica  int
+	Start    time.Duration
+	Duration time.Duration // of each step
+	Count    int
+	// Decode holds each decoding sequence's context at the first step
+	// (one token longer at each later one); Prefill each prefill chunk's
+	// new tokens and the context before it.
+	Decode []int
+	// Verify holds the positions each decode verified with speculative
+	// decoding (its token and its drafts); nil without.
+	Verify  []int
+	Prefill []costmodel.Chunk
+	// CachedTokens are the prompt tokens the requests the first step
+	// started found in the prefix cache; Preempted the requests preempted
+	// to plan it.
+	CachedTokens, Preempted int
+	// Waiting and Running are the replica's queue lengths while the steps
+	// ran.
+	Waiting, Running int
+	// KVUsed and KVCached are, for each step, the KV blocks some request
+	// held while it ran (its own allocation made: the blocks its tokens
+	// are written to) and those carrying cached content (held or free),
+	// of KVBlocks.
+	KVUsed, KVCached []int
+	KVBlocks         int
+
+	decode []int // All's scratch, reused from step to step
+}
+
+// Composition names what a step computed.
+type Composition uint8
+
+const (
+	DecodeOnly  Composition = iota // only decodes
+	Mixed                          // decodes and prefill chunks
+	PrefillOnly                    // only prefill chunks
+)
+
+func (c Composition) String() string {
+	if c > PrefillOnly {
+		return "Composition(?)"
+	}
+	return [...]string{"decode", "mixed", "prefill"}[c]
+}
+
+// Composition classifies the step.
+func (s *Step) Composition() Composition { return compose(len(s.Decode), len(s.Prefill)) }
+
+func compose(decodes, chunks int) Composition {
+	switch {
+	case chunks == 0:
+		return DecodeOnly
+	case decodes == 0:
+		return PrefillOnly
+	}
+	return Mixed
+}
+
+// All yields the steps one by one, as a step-by-step run delivers them:
+// Count 1, each start one Duration later, decode contexts one token
+// longer, the KV state of its own. The yielded Step and its slices are
+// valid only until the next. It reuses a buffer of the Step the runner
+// hands the observer, so expanding costs no allocation per decode.
+func (s *Step) All() iter.Seq[*Step] {
+	return func(yield func(*Step) bool) {
+		one := *s
+		one.Count = 1
+		if cap(s.decode) < len(s.Decode) {
+			s.decode = make([]int, len(s.Decode))
+		}
+		decode := s.decode[:len(s.Decode)]
+		for i := range s.Count {
+			one.Start = s.Start + time.Duration(i)*s.Duration
+			for k, c := range s.Decode {
+				decode[k] = c + i
+			}
+			one.Decode = decode
+			one.KVUsed, one.KVCached = s.KVUsed[i:i+1], s.KVCached[i:i+1]
+			if i > 0 {
+				one.CachedTokens, one.Preempted = 0, 0
+			}
+			if !yield(&one) {
+				return
+			}
+		}
+	}
+}
+
+// observeSteps hands a replica's completed steps to the step observer.
+func (r *runner) observeSteps(rep *replica, out *engine.Outcome) {
+	sh := &out.Shape
+	r.step = Step{Replica: rep.idx, Start: sh.Start, Duration: sh.StepTime, Count: sh.Steps,
+		Decode: sh.Batch.Decode, Verify: sh.Batch.Verify, Prefill: sh.Batch.Prefill, CachedTokens: sh.CachedTokens, Preempted: sh.Preempted,
+		Waiting: sh.Waiting, Running: sh.Running, KVUsed: sh.Used, KVCached: sh.Cached, KVBlocks: rep.eng.Config().KVBlocks,
+		decode: r.step.decode}
+	r.steps.ObserveStep(&r.step)
+}
+
+// StepMix is how a window's step time divides by composition: how many
+// steps of each kind ended in it, their share of the busy time, and the
+// distribution of their durations (ms).
+type StepMix struct {
+	Decode, Mixed, Prefill StepClass
+}
+
+// StepClass is one composition's share of the steps.
+type StepClass struct {
+	Steps int
+	Time  time.Duration
+	Share float64    // of the time with a step in flight; NaN without any
+	Dist  stats.Dist // of step durations, ms
+}
+
+// stepMix accumulates step durations by composition.
+type stepMix struct {
+	n    [3]int
+	time [3]time.Duration
+	dur  [3]weighted
+}
+
+func (m *stepMix) add(c Composition, d time.Duration, n int) {
+	m.n[c] += n
+	m.time[c] += time.Duration(n) * d
+	m.dur[c].add(d, n)
+}
+
+func (m *stepMix) finish(method stats.Method) StepMix {
+	var total time.Duration
+	for _, t := range m.time {
+		total += t
+	}
+	class := func(c Composition) StepClass {
+		out := StepClass{Steps: m.n[c], Time: m.time[c], Share: nan()}
+		if total > 0 {
+			out.Share = float64(m.time[c]) / float64(total)
+		}
+		out.Dist = weightedDist(&m.dur[c], method)
+		return out
+	}
+	return StepMix{Decode: class(DecodeOnly), Mixed: class(Mixed), Prefill: class(PrefillOnly)}
+}

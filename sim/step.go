@@ -8,7 +8,7 @@ import (
 )
 
 // collectors is where the runner's records and steps go (this file and
-// steps.go): the observer, the fleet's collector, each class's, the
+// record.go): the observer, the fleet's collector, each class's, the
 // classes' bounds, and the step observer and mix.
 type collectors struct {
 	slo SLO // Config.SLO with its defaults
