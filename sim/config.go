@@ -205,15 +205,15 @@ type Config struct {
 	// of ITLs over the SLO's budget.
 	KeepTokens bool
 	// Percentiles is the method of the summary's percentiles; the zero
-	// value is Linear, numpy's (and vLLM's) default.
+	// value is stats.Linear, numpy's (and vLLM's) default.
 	Percentiles stats.Method
 	// ExactSamples is how many values of each latency (TTFT, TPOT, E2E,
 	// queue delay, client wait; and distinct inter-token gaps) a summary
 	// keeps exactly, per replica, per class and for the whole run; past
-	// it that latency moves to a Sketch of relative accuracy
-	// SketchAccuracy, its Dist says so (RelErr) and its Samples are nil,
-	// so that memory stays bounded whatever the number of requests. 0
-	// means DefaultExactSamples; negative is an error.
+	// it that latency moves to a stats.Sketch of relative accuracy
+	// stats.SketchAccuracy, its Dist says so (RelErr) and its Samples
+	// are nil, so that memory stays bounded whatever the number of
+	// requests. 0 means DefaultExactSamples; negative is an error.
 	ExactSamples int
 	// MaxBacklog bounds the requests the replica may hold (waiting and
 	// running) before the run is declared overloaded and stops: when an

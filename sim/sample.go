@@ -12,7 +12,8 @@ import (
 	"github.com/servesim/servesim/sim/stats"
 )
 
-// sample is one latency's values: exact up to a limit, a Sketch beyond.
+// sample is one latency's values: exact up to a limit, a stats.Sketch
+// beyond.
 //
 // The values are held as the durations they are, and converted to
 // milliseconds (ms) only when the summary reads them, sorted: the
