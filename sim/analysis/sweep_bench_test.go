@@ -16,7 +16,7 @@ import (
 // sweep beside the wall time: issue 15 asks that 2 workers take at most
 // 1/1.8 of 1 worker's wall time. Compare with benchstat:
 //
-//	go test ./sim -run '^$' -bench SweepWorkers -count 6 | benchstat -col /workers -
+//	go test ./sim/analysis -run '^$' -bench SweepWorkers -count 6 | benchstat -col /workers -
 //
 // On a machine busy with other work, wall time measures the contention
 // too: read the ratio beside the load average (uptime).
