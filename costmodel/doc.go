@@ -48,6 +48,13 @@
 //     and Shapes.Draw, the shapes worth measuring.
 //   - atlas.go: the Atlas TP4 constants (KV pool of AtlasKVBlocks blocks of
 //     AtlasKVBlockSize tokens, ...), the AtlasTP4 replica and AtlasRoofline.
+//   - atlasshapes.go: AtlasShapes, the alternatives of another shape to
+//     Frozen for a model band, each a NamedModel holding the 45 ms decode
+//     step of 32 sequences at 2,000 context: AtlasLinear (batch and
+//     context terms split by the roofline, Frozen's prefill line),
+//     AtlasRoofline, and AtlasProfiledShape (a Linear fitted to the
+//     shipped RTX PRO 6000 kernel profile, rescaled to Atlas's decode
+//     point and prefill line). DecodeSum, not ContextFree.
 //   - capacity.go and estimate.go: Replica (hardware, model, operating point,
 //     cost model) and its Estimate, each bound a Figure with value, unit,
 //     basis and the knob that moves it. The operating point carries the
