@@ -23,7 +23,8 @@ func ExampleAtlasShapes() {
 	// 31 × 2,000 + 256             73.96           53.18           44.84           50.15
 }
 
-// printShapes prints the table of ExampleAtlasShapes.
+// printShapes prints the table of ExampleAtlasShapes, which docs/atlas.md
+// quotes.
 func printShapes(w io.Writer) {
 	shapes := []struct {
 		name string

@@ -3,6 +3,8 @@ package costmodel_test
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -225,4 +227,20 @@ func TestNoRooflineHoldsTheLineAt256WithoutSeqOverhead(t *testing.T) {
 	assert.InDelta(t, 0.4085, e0, 0.0005, "the efficiency at which StepOverhead reaches 0")
 	assert.InDelta(t, 0, step(e0), 1e-9)
 	assert.InDelta(t, 0.380, seq(e0), 0.001)
+}
+
+// docs/atlas.md quotes ExampleAtlasShapes's table: each of its lines must
+// be one the example prints.
+func TestAtlasDocQuotesTheShapesTable(t *testing.T) {
+	var out strings.Builder
+	printShapes(&out)
+	doc, err := os.ReadFile("../docs/atlas.md")
+	require.NoError(t, err)
+	_, after, ok := strings.Cut(string(doc), "## Models of another shape")
+	require.True(t, ok, "docs/atlas.md has no section on the shapes")
+	_, block, ok := strings.Cut(after, "```\n")
+	require.True(t, ok)
+	block, _, ok = strings.Cut(block, "```")
+	require.True(t, ok)
+	assert.Equal(t, out.String(), block)
 }
