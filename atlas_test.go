@@ -23,7 +23,7 @@ import (
 func TestAtlasKnee(t *testing.T) {
 	sweep := analysis.Sweep{
 		Config:     sim.Config{Window: sim.Window{Warmup: time.Minute, Horizon: 10 * time.Minute}},
-		Workload:   sim.Poisson(workload.Fixed(2000, 200)),
+		Workload:   analysis.Poisson(workload.Fixed(2000, 200)),
 		Grid:       analysis.Grid{Start: 0.5},
 		ModelError: analysis.ModelError{Scale: 0.1}, // every step time ±10 %
 	}
@@ -46,7 +46,7 @@ func TestAtlasKnee(t *testing.T) {
 func TestAtlasKneeWithAChunkCap(t *testing.T) {
 	sweep := analysis.Sweep{
 		Config:     sim.Config{Engine: engine.Config{ChunkCap: 512}, Window: sim.Window{Warmup: time.Minute, Horizon: 10 * time.Minute}},
-		Workload:   sim.Poisson(workload.Fixed(2000, 200)),
+		Workload:   analysis.Poisson(workload.Fixed(2000, 200)),
 		Grid:       analysis.Grid{Start: 0.5},
 		ModelError: analysis.ModelError{Scale: 0.1},
 	}

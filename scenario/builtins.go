@@ -4,6 +4,7 @@ import (
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -15,7 +16,7 @@ import (
 //	                  prefix_affinity, consistent_hash
 //	workload.Length   constant, uniform, empirical, normal, lognormal, zipf
 //	workload.Joint    independent, resample, copula
-//	sim.Workload      poisson, synthetic, class_mix, clients, trace
+//	analysis.Workload      poisson, synthetic, class_mix, clients, trace
 //
 // Each call builds a new registry, so a user's own kinds never leak into
 // another's.
@@ -51,10 +52,10 @@ func Default() *Registry {
 	MustRegister[workload.Joint](r, "resample", workload.Resample{})
 	MustRegister[workload.Joint](r, "copula", workload.Copula{})
 
-	MustRegister[sim.Workload](r, "poisson", sim.PoissonWorkload{})
-	MustRegister[sim.Workload](r, "synthetic", sim.SyntheticWorkload{})
-	MustRegister[sim.Workload](r, "class_mix", sim.ClassMixWorkload{})
-	MustRegister[sim.Workload](r, "clients", sim.ClientsWorkload{})
-	MustRegister[sim.Workload](r, "trace", sim.TraceWorkload{})
+	MustRegister[analysis.Workload](r, "poisson", analysis.PoissonWorkload{})
+	MustRegister[analysis.Workload](r, "synthetic", analysis.SyntheticWorkload{})
+	MustRegister[analysis.Workload](r, "class_mix", analysis.ClassMixWorkload{})
+	MustRegister[analysis.Workload](r, "clients", analysis.ClientsWorkload{})
+	MustRegister[analysis.Workload](r, "trace", analysis.TraceWorkload{})
 	return r
 }

@@ -27,7 +27,7 @@
 //     Sweep: sim: Sweep.Grid needs Loads or a positive Start").
 //   - card.go: a benchmark card (sim/report's Card) embeds its scenario
 //     (CardScenario, which says instead why a scenario cannot be rerun:
-//     "cannot be rerun: Sweep.Workload is a function (sim.WorkloadFunc)");
+//     "cannot be rerun: Sweep.Workload is a function (analysis.WorkloadFunc)");
 //     LoadCard reads it back, a runnable Scenario. Rerunning it (`go run
 //     ./examples/run -config card.json`) writes the same card, byte for
 //     byte, when the simulator did not change. A card analysed under

@@ -11,7 +11,7 @@ import (
 // the cost models (costmodel.Model), the waiting-queue policies
 // (engine.Policy), the routers (sim.Router), the length distributions and
 // their couplings (workload.Length, workload.Joint), the sweep workloads
-// (sim.Workload). A value of an interface type is written as an object
+// (analysis.Workload). A value of an interface type is written as an object
 // whose "kind" names its concrete type, beside that type's own fields.
 //
 // Nothing registers itself: Default returns a registry of the built-in

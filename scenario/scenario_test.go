@@ -19,7 +19,7 @@ import (
 // smallSweep is a valid sweep of the Atlas replica.
 func smallSweep() *analysis.Sweep {
 	return &analysis.Sweep{Config: sim.Config{Window: sim.Window{Warmup: time.Minute, Horizon: 10 * time.Minute}},
-		Workload: sim.Poisson(workload.Fixed(2000, 200)), Grid: analysis.Grid{Start: 0.5}, Reps: 5,
+		Workload: analysis.Poisson(workload.Fixed(2000, 200)), Grid: analysis.Grid{Start: 0.5}, Reps: 5,
 		ModelError: analysis.ModelError{Scale: 0.1}, Capacity: 2.69}
 }
 
@@ -102,10 +102,10 @@ func TestCardScenario(t *testing.T) {
 	_, err = r.ParseCard(card("servesim-analysis/1", raw, ""), CardOptions{AnyRevision: true})
 	assert.NoError(t, err)
 
-	s.Sweep.Workload = sim.WorkloadFunc(func(float64, uint64) (workload.Source, error) { return nil, errors.New("x") })
+	s.Sweep.Workload = analysis.WorkloadFunc(func(float64, uint64) (workload.Source, error) { return nil, errors.New("x") })
 	raw, why = r.CardScenario(s)
 	assert.Nil(t, raw)
-	assert.Equal(t, "cannot be rerun: Sweep.Workload is a function (sim.WorkloadFunc): not data; use a registered kind of sim.Workload instead", why)
+	assert.Equal(t, "cannot be rerun: Sweep.Workload is a function (analysis.WorkloadFunc): not data; use a registered kind of analysis.Workload instead", why)
 	_, err = r.ParseCard(card(analysis.AnalysisRevision(), nil, why), CardOptions{})
 	assert.ErrorIs(t, err, ErrNotRerunnable)
 	assert.ErrorContains(t, err, why)

@@ -57,7 +57,7 @@ func TestOneClassIsTheAggregate(t *testing.T) {
 // looser, meets it more often.
 func TestTwoClassesAreJudgedApart(t *testing.T) {
 	cfg := Config{Classes: twoClasses(0), Window: Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}}
-	src, err := twoClassWorkload.Source(2.2, 3)
+	src, err := classMix(2.2, 3, workload.Fixed(2000, 200), "interactive", "batch")
 	require.NoError(t, err)
 	var recs []Record
 	sum, err := Run(cfg, src, keepRecords(&recs))
@@ -93,10 +93,24 @@ func twoClasses(interactivePriority int) []Class {
 	}
 }
 
-var twoClassWorkload = ClassMix(
-	Part{Class: "interactive", Share: 1, Lengths: workload.Fixed(2000, 200)},
-	Part{Class: "batch", Share: 1, Lengths: workload.Fixed(2000, 200)},
-)
+// classMix is open-loop Poisson arrivals of the classes in equal shares
+// at rate, each on its own stream of seed, merged by arrival: what
+// analysis.ClassMix builds of equal Parts (package sim's tests cannot
+// import it).
+func classMix(rate float64, seed uint64, lengths workload.Joint, classes ...string) (workload.Source, error) {
+	srcs := make([]workload.Source, len(classes))
+	for i, class := range classes {
+		g, err := workload.NewSynthetic(workload.Synthetic{
+			Seed: workload.NewStream(seed, fmt.Sprintf("sim/classmix/%d", i)).Uint64(), Duration: 365 * 24 * time.Hour,
+			Arrival: workload.Arrival{Rate: rate / float64(len(classes))}, Lengths: lengths, Class: class,
+		})
+		if err != nil {
+			return nil, err
+		}
+		srcs[i] = g
+	}
+	return workload.Merge(srcs...)
+}
 
 // Bad classes, caps and warm-ups are refused, naming the field.
 func TestClassesAndCapsValidate(t *testing.T) {

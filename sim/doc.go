@@ -40,18 +40,16 @@
 //     any number of requests; ITLs as distinct values with counts.
 //   - window.go (above) also holds the warm-up report and MSER-5
 //     truncation (Window.DetectWarmup, stats.MSER5).
-//   - workloads.go: Workload, what a run (or a sweep, or an experiment,
-//     in sim/analysis) runs at a load and a seed: the built-ins are data
-//     (Poisson, Synthetic, ClassMix, Clients, Trace), WorkloadFunc the
-//     escape hatch.
 //   - speculation.go: Speculation, the acceptance draws and SpecSummary.
 //   - classes.go: request classes with their own SLOs and per-class
-//     summaries (ClassSummary); ClassMix, the workload of several
-//     classes, is in workloads.go.
-//   - Statistics of plain values (Dist, percentile Methods, Sketch,
-//     intervals, MSER-5) are package sim/stats; the study layer (Sweep,
-//     Curve, knees, bands, dial sweeps, Experiment, AnalysisRevision) is
-//     package sim/analysis, which imports sim: sim never imports it.
+//     summaries (ClassSummary); analysis.ClassMix is the workload of
+//     several classes.
+//   - A run takes a workload.Source. Statistics of plain values (Dist,
+//     percentile Methods, Sketch, intervals, MSER-5) are package
+//     sim/stats; the study layer (the Workloads a study builds each run's
+//     source from at a load and a seed, Sweep, Curve, knees, bands, dial
+//     sweeps, Experiment, AnalysisRevision) is package sim/analysis,
+//     which imports sim: sim never imports it.
 //   - sim/report writes raw events (JSONL, CSV), vLLM-shaped summaries,
 //     benchmark cards and benchstat lines; sim/chart draws the curves.
 //
@@ -108,7 +106,7 @@
 // waiting when the run stops ends unfinished and never Sent. An infinite
 // rate under cap N is N closed-loop clients with zero think time, and an
 // analysis.Sweep with Axis analysis.Concurrency sweeps those populations
-// (Clients), its curve labelled in clients.
+// (analysis.Clients), its curve labelled in clients.
 //
 // Config.Classes lists request classes, each with its own SLO (zero
 // bounds inherit Config.SLO's) and a priority added to its requests'; a

@@ -6,6 +6,7 @@ import (
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -45,9 +46,9 @@ func ExampleConfig_classes() {
 		},
 		Window: sim.Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second},
 	}
-	src, err := sim.ClassMix(
-		sim.Part{Class: "interactive", Share: 1, Lengths: workload.Fixed(2000, 200)},
-		sim.Part{Class: "batch", Share: 1, Lengths: workload.Fixed(2000, 200)},
+	src, err := analysis.ClassMix(
+		analysis.Part{Class: "interactive", Share: 1, Lengths: workload.Fixed(2000, 200)},
+		analysis.Part{Class: "batch", Share: 1, Lengths: workload.Fixed(2000, 200)},
 	).Source(2.2, 1)
 	if err != nil {
 		panic(err)

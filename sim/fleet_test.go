@@ -27,16 +27,20 @@ var allRouters = []struct {
 // sharedWorkload is Poisson arrivals of 500-token suffixes behind the
 // fleet's high-reuse prefixes (4,096 tokens, Zipf-popular), 200-token
 // answers.
-var sharedWorkload = WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+var sharedWorkload = workloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 	return workload.NewSynthetic(workload.Synthetic{Seed: seed, Duration: 2 * time.Hour,
 		Arrival: workload.Arrival{Rate: rate}, Lengths: workload.Fixed(500, 200), Prefix: workload.FleetHighReuse})
 })
 
+// workloadFunc builds a run's source at a rate from a seed, as
+// analysis.WorkloadFunc does (package sim's tests cannot import it).
+type workloadFunc func(rate float64, seed uint64) (workload.Source, error)
+
 // runText runs cfg on a workload and returns every record and the summary
 // as text.
-func runText(t *testing.T, cfg Config, w Workload, rate float64, seed uint64) ([]byte, Summary) {
+func runText(t *testing.T, cfg Config, w workloadFunc, rate float64, seed uint64) ([]byte, Summary) {
 	t.Helper()
-	src, err := w.Source(rate, seed)
+	src, err := w(rate, seed)
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	cfg.Seed = seed
@@ -113,7 +117,7 @@ func TestPrefixAffinityFindsTheCache(t *testing.T) {
 // delay shorter than any gap between arrivals is fresh signals, byte for
 // byte.
 func TestStaleSignalsHerd(t *testing.T) {
-	docs := WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+	docs := workloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 		return workload.NewSynthetic(workload.Synthetic{Seed: seed, Duration: time.Hour, Arrival: workload.Arrival{Rate: rate}, Lengths: workload.AtlasDocuments()})
 	})
 	run := func(delay time.Duration, seed uint64) ([]byte, Summary) {
@@ -182,6 +186,6 @@ func costmodelFrozenFaster() costmodel.Frozen {
 
 // atlasWorkload is Poisson arrivals of 2,000-token prompts and 200-token
 // answers, enough for 700 s at the rate.
-var atlasWorkload = WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+var atlasWorkload = workloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 	return workload.NewPoisson(seed, rate, int(rate*700)+10, workload.Fixed(2000, 200))
 })

@@ -156,7 +156,7 @@ func TestClassAcceptance(t *testing.T) {
 		Speculation: Speculation{Tokens: 4, Acceptance: 0.3, ClassAcceptance: map[string]float64{"code": 0.9}},
 	}
 	rate := map[string][2]int{}
-	src, err := ClassMix(Part{Class: "code", Share: 1, Lengths: workload.Fixed(500, 200)}, Part{Class: "chat", Share: 1, Lengths: workload.Fixed(500, 200)}).Source(1, 1)
+	src, err := classMix(1, 1, workload.Fixed(500, 200), "code", "chat")
 	require.NoError(t, err)
 	_, err = Run(cfg, &limited{src, 300}, ObserverFunc(func(r *Record) {
 		v := rate[r.Class]

@@ -100,7 +100,7 @@ func run(w io.Writer, args []string) error {
 	// 4. The loads: below, at and past A's knee (about 2 req/s).
 	loads := []float64{1, 2, 2.5}
 
-	x := analysis.Experiment{Hypothesis: h, A: a, B: b, Workload: sim.Poisson(lengths), Loads: loads, Blocks: *blocks}
+	x := analysis.Experiment{Hypothesis: h, A: a, B: b, Workload: analysis.Poisson(lengths), Loads: loads, Blocks: *blocks}
 	res, err := x.Run()
 	if err != nil {
 		return err

@@ -220,7 +220,7 @@ func TestRunWritesPlotsCardAndEvents(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(js, &card))
 	assert.Equal(t, report.AnalysisRevision, card["analysis_revision"])
-	assert.Contains(t, card["rerun"], "from the scenario it embeds", "its workload is data (sim.Poisson)")
+	assert.Contains(t, card["rerun"], "from the scenario it embeds", "its workload is data (analysis.Poisson)")
 	// The card reruns: the scenario it embeds is the sweep that ran, and
 	// gives the knee it reports.
 	s, err := scenario.LoadCard(filepath.Join(dir, "capacity-card.json"), scenario.CardOptions{})

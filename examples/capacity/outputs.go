@@ -91,7 +91,7 @@ func capacityCard(r costmodel.Replica, e costmodel.Estimate, s analysis.Sweep, c
 		return card, err
 	}
 	card.Workload = report.Workload{
-		Description: "synthetic, sim.Poisson(workload.Fixed(prompt, output))",
+		Description: "synthetic, analysis.Poisson(workload.Fixed(prompt, output))",
 		Arrival:     "Poisson, offered load swept; common random numbers across loads",
 		Lengths:     fmt.Sprintf("fixed: %d prompt tokens, %d output tokens", p.PromptTokens, p.OutputTokens),
 		Correlation: "none (fixed lengths)",

@@ -53,7 +53,7 @@ func sweepFor(r costmodel.Replica, e costmodel.Estimate, o simOptions) (analysis
 			SLO:    sim.SLO{TTFT: p.SLO.TTFT, ITL: p.SLO.ITL},
 			Window: sim.Window{Warmup: o.warmup, Horizon: o.horizon},
 		},
-		Workload:   sim.Poisson(workload.Fixed(p.PromptTokens, p.OutputTokens)),
+		Workload:   analysis.Poisson(workload.Fixed(p.PromptTokens, p.OutputTokens)),
 		Grid:       grid,
 		Reps:       o.reps,
 		BaseSeed:   o.seed,

@@ -23,7 +23,7 @@ func Example_dialSweep() {
 	res, err := analysis.DialSweep{
 		Sweep: analysis.Sweep{
 			Config:   sim.Config{Window: sim.Window{Warmup: time.Minute, Horizon: 10 * time.Minute}},
-			Workload: sim.Poisson(workload.Fixed(2000, 200)),
+			Workload: analysis.Poisson(workload.Fixed(2000, 200)),
 			Grid:     analysis.Grid{Loads: []float64{1.4, 1.6, 1.8, 2.0, 2.2, 2.4}},
 		},
 		Dial: analysis.DialChunkCap, Values: []float64{0, 512}, Probe: 1, // Values[0] is the baseline

@@ -20,8 +20,8 @@ const wholeBudget = 8192
 
 // documents is the Atlas document workload at rate req/s, enough requests
 // to cover the window and its drain.
-func documents(horizon time.Duration) sim.Workload {
-	return sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+func documents(horizon time.Duration) analysis.Workload {
+	return analysis.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 		n := math.Trunc(rate*2*horizon.Seconds()) + 1
 		if !(n < math.MaxInt64) {
 			return nil, fmt.Errorf("%.3g requests in %v of arrivals (twice the horizon): more than a run can count", n, 2*horizon)

@@ -38,7 +38,7 @@ func capStudy(o options) ([]capRow, error) {
 		for i := range row.obs {
 			row.obs[i] = clientObs{horizon: o.horizon, ttftMin: math.MaxInt64}
 		}
-		row.sweep = analysis.Sweep{Config: capConfig(o, c), Workload: sim.Poisson(lengths), Grid: analysis.Grid{Loads: []float64{o.rate}},
+		row.sweep = analysis.Sweep{Config: capConfig(o, c), Workload: analysis.Poisson(lengths), Grid: analysis.Grid{Loads: []float64{o.rate}},
 			Reps: o.reps, BaseSeed: o.seed, Workers: o.workers,
 			Observe: func(_ float64, rep int) sim.Observer { return &row.obs[rep] }}
 		var err error

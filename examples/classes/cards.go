@@ -63,7 +63,7 @@ func card(o options, sw analysis.Sweep, c *analysis.Curve, claim string) (report
 	}
 	card.Workload.Description = "synthetic, open-loop Poisson arrivals of the chapter's requests"
 	if sw.Config.Classes != nil {
-		card.Workload.Description = "synthetic, sim.ClassMix: interactive and batch in equal shares, each its own Poisson process"
+		card.Workload.Description = "synthetic, analysis.ClassMix: interactive and batch in equal shares, each its own Poisson process"
 	}
 	card.Workload.Arrival = "Poisson; common random numbers across loads and configurations"
 	card.Workload.Lengths = "fixed: 2000 prompt tokens, 200 output tokens"

@@ -23,9 +23,9 @@ var classes = []sim.Class{
 
 // mix offers the two classes in equal shares, each its own Poisson
 // process of the chapter's requests.
-var mix = sim.ClassMix(
-	sim.Part{Class: "interactive", Share: 1, Lengths: lengths},
-	sim.Part{Class: "batch", Share: 1, Lengths: lengths},
+var mix = analysis.ClassMix(
+	analysis.Part{Class: "interactive", Share: 1, Lengths: lengths},
+	analysis.Part{Class: "batch", Share: 1, Lengths: lengths},
 )
 
 // policies are the orders compared, the baseline first.

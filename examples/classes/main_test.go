@@ -10,6 +10,7 @@ import (
 
 	"github.com/servesim/servesim/internal/golden"
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -37,7 +38,7 @@ func optionsOf(t *testing.T, args ...string) options {
 // returns every record, measured or not.
 func records(t *testing.T, cfg sim.Config, rate float64) (sim.Summary, []sim.Record) {
 	t.Helper()
-	src, err := sim.Poisson(lengths).Source(rate, 1)
+	src, err := analysis.Poisson(lengths).Source(rate, 1)
 	require.NoError(t, err)
 	var recs []sim.Record
 	sum, err := sim.Run(cfg, src, sim.ObserverFunc(func(r *sim.Record) { recs = append(recs, *r) }))

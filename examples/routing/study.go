@@ -44,8 +44,8 @@ var (
 // shared prefix (when the preset gives it one) followed by o.input fresh
 // prompt tokens, and asks for o.output tokens. Arrivals stop at twice the
 // horizon, after the last instant a run can reach (Horizon + Drain).
-func requests(l level, o options) sim.Workload {
-	return sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+func requests(l level, o options) analysis.Workload {
+	return analysis.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 		return workload.NewSynthetic(workload.Synthetic{
 			Seed: seed, Duration: 2 * o.horizon, Arrival: workload.Arrival{Rate: rate},
 			Lengths: workload.Fixed(o.input, o.output), Prefix: l.prefix,

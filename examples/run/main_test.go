@@ -50,8 +50,8 @@ func smallRouting(s *scenario.Scenario) {
 		cfg.Fleet.Replicas = cfg.Fleet.Replicas[:2]
 		cfg.Window = sim.Window{Warmup: horizon / 10, Horizon: horizon}
 	}
-	workload := func(w sim.Workload) sim.Workload {
-		sw := w.(sim.SyntheticWorkload)
+	workload := func(w analysis.Workload) analysis.Workload {
+		sw := w.(analysis.SyntheticWorkload)
 		sw.Spec.Duration = 2 * horizon
 		return sw
 	}

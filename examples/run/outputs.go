@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 
 	"github.com/servesim/servesim/scenario"
-	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/chart"
 	"github.com/servesim/servesim/sim/report"
@@ -141,7 +140,7 @@ func writeFile(path string, write func(io.Writer) error) error {
 
 // describe fills a card's workload lines from the workload as data: its
 // description (its String) and the fingerprint of its unit-rate stream.
-func describe(c *report.Card, wl sim.Workload, base uint64) error {
+func describe(c *report.Card, wl analysis.Workload, base uint64) error {
 	c.Workload.Description = fmt.Sprint(wl)
 	fp, err := report.Fingerprint(wl, analysis.Seed(base, 0), fingerprintRequests)
 	if err != nil {

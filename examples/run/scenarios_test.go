@@ -40,7 +40,7 @@ func TestScenarioFiles(t *testing.T) {
 // replications, a one-minute warm-up and a ten-minute horizon, step times
 // ±10 % declared before the sweep, the estimate's serving capacity for
 // the utilisation and 1.5 req/s as the operating load. Its workload is
-// data (sim.Poisson, arrivals without end), where examples/capacity draws
+// data (analysis.Poisson, arrivals without end), where examples/capacity draws
 // rate × (window + drain) + 1 requests and stops there.
 func atlasCapacity(t *testing.T) scenario.Scenario {
 	r := costmodel.AtlasTP4()
@@ -59,7 +59,7 @@ func atlasCapacity(t *testing.T) scenario.Scenario {
 				SLO:    sim.SLO{TTFT: p.SLO.TTFT, ITL: p.SLO.ITL},
 				Window: sim.Window{Warmup: time.Minute, Horizon: 10 * time.Minute},
 			},
-			Workload:   sim.Poisson(workload.Fixed(p.PromptTokens, p.OutputTokens)),
+			Workload:   analysis.Poisson(workload.Fixed(p.PromptTokens, p.OutputTokens)),
 			Grid:       analysis.Grid{Start: 0.5},
 			Reps:       5,
 			Target:     0.95,
@@ -91,7 +91,7 @@ func routing() scenario.Scenario {
 		name   string
 		prefix workload.PrefixReuse
 	}{{"low-reuse", workload.FleetLowReuse}, {"high-reuse", workload.FleetHighReuse}} {
-		wl := sim.SyntheticWorkload{Spec: workload.Synthetic{Duration: 2 * horizon, Lengths: workload.Fixed(500, 200), Prefix: l.prefix}}
+		wl := analysis.SyntheticWorkload{Spec: workload.Synthetic{Duration: 2 * horizon, Lengths: workload.Fixed(500, 200), Prefix: l.prefix}}
 		g := scenario.Group{Name: l.name}
 		for _, r := range routers {
 			g.Sweeps = append(g.Sweeps, scenario.NamedSweep{Name: r.name, Sweep: analysis.Sweep{Config: config(r.r), Workload: wl, Grid: analysis.Grid{Start: 2}, Reps: 4}})

@@ -118,7 +118,7 @@ func TestStudyFile(t *testing.T) {
 func TestDialSweepAndExperimentScenarios(t *testing.T) {
 	sw := analysis.Sweep{
 		Config:   sim.Config{Window: sim.Window{Warmup: 15 * time.Second, Horizon: 90 * time.Second}},
-		Workload: sim.Poisson(workload.Fixed(2000, 200)),
+		Workload: analysis.Poisson(workload.Fixed(2000, 200)),
 		Grid:     analysis.Grid{Loads: []float64{1, 2, 3}},
 		Reps:     2,
 	}
@@ -155,7 +155,7 @@ func TestUnshardableScenarios(t *testing.T) {
 	dir := t.TempDir()
 	auto := scenario.Scenario{Sweep: &analysis.Sweep{
 		Config:   sim.Config{Window: sim.Window{Warmup: 15 * time.Second, Horizon: 90 * time.Second}},
-		Workload: sim.Poisson(workload.Fixed(2000, 200)), Grid: analysis.Grid{Start: 0.5},
+		Workload: analysis.Poisson(workload.Fixed(2000, 200)), Grid: analysis.Grid{Start: 0.5},
 	}}
 	path := filepath.Join(dir, "auto.json")
 	require.NoError(t, scenario.Save(path, auto))

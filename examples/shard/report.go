@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/servesim/servesim/scenario"
-	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/report"
 )
@@ -59,7 +58,7 @@ const fingerprintRequests = 10_000
 // describeWorkload fills what the card does not know of the workload: its
 // description, as it prints itself, and its fingerprint.
 func describeWorkload(card *report.Card, s scenario.Scenario) {
-	var wl sim.Workload
+	var wl analysis.Workload
 	var seed uint64
 	switch {
 	case s.DialSweep != nil:

@@ -100,7 +100,7 @@ func (st *studyOptions) atlas() (scenario.Scenario, error) {
 	}
 	s := &analysis.Sweep{
 		Config:     sim.Config{Model: costmodel.Frozen{}, Window: sim.Window{Warmup: st.warmup, Horizon: st.horizon}},
-		Workload:   sim.Poisson(workload.Fixed(st.prompt, st.output)),
+		Workload:   analysis.Poisson(workload.Fixed(st.prompt, st.output)),
 		Grid:       analysis.Grid{Loads: loads},
 		Reps:       st.reps,
 		BaseSeed:   st.seed,

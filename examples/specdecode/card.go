@@ -68,7 +68,7 @@ func specCard(studies []study, x analysis.Experiment, res *analysis.Result, o op
 		return card, err
 	}
 	card.Workload = report.Workload{
-		Description: fmt.Sprintf("synthetic, sim.Poisson(%v)", lengths),
+		Description: fmt.Sprintf("synthetic, analysis.Poisson(%v)", lengths),
 		Arrival:     "Poisson, offered load swept; common random numbers across loads and configurations",
 		Lengths:     "fixed: 2000 prompt tokens, 200 output tokens",
 		Correlation: "none (fixed lengths)",

@@ -46,7 +46,7 @@ func draftTokens(alpha float64, d drafter) analysis.Dial {
 
 // sweepAt is the sweep of one (K, α) under drafter d.
 func sweepAt(o options, k int, alpha float64, d drafter) analysis.Sweep {
-	s := analysis.Sweep{Config: baseConfig(o), Workload: sim.Poisson(lengths), Grid: analysis.Grid{Start: o.start},
+	s := analysis.Sweep{Config: baseConfig(o), Workload: analysis.Poisson(lengths), Grid: analysis.Grid{Start: o.start},
 		Reps: o.reps, BaseSeed: o.seed}
 	s.Config.Speculation = speculation(k, alpha, d)
 	return s
@@ -98,7 +98,7 @@ func experiment(o options) analysis.Experiment {
 	a := baseConfig(o)
 	b := a
 	b.Speculation = speculation(o.claimK, o.claimAlpha, o.drafter)
-	return analysis.Experiment{Hypothesis: hypothesis(o), A: a, B: b, Workload: sim.Poisson(lengths),
+	return analysis.Experiment{Hypothesis: hypothesis(o), A: a, B: b, Workload: analysis.Poisson(lengths),
 		Loads: o.loads, Blocks: o.blocks, BaseSeed: o.seed}
 }
 

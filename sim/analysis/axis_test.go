@@ -21,7 +21,7 @@ import (
 func TestConcurrencyAxis(t *testing.T) {
 	s := Sweep{
 		Config:   sim.Config{Window: sim.Window{Warmup: 30 * time.Second, Horizon: 300 * time.Second}},
-		Workload: sim.Clients(workload.Fixed(2000, 200)),
+		Workload: Clients(workload.Fixed(2000, 200)),
 		Grid:     Grid{Start: 4, Factor: 2, Bisect: 6},
 		Reps:     3,
 		Axis:     Concurrency,

@@ -24,7 +24,7 @@ func TestModelBandFindsTheFragileKnee(t *testing.T) {
 	sweep := func(e engine.Config) *Curve {
 		s := Sweep{
 			Config:     sim.Config{Engine: e, Window: sim.Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
-			Workload:   sim.Poisson(workload.Fixed(2000, 200)),
+			Workload:   Poisson(workload.Fixed(2000, 200)),
 			Grid:       Grid{Start: 0.5},
 			Reps:       4,
 			ModelError: ModelError{Scale: 0.1},
@@ -109,7 +109,7 @@ func TestSaturationMatchesServingCapacity(t *testing.T) {
 		t.Logf("batch %d, %d/%d tokens: capacity %.3f req/s, simulated %.3f", c.e.WithDefaults().MaxSeqs, c.in, c.out, capacity, sum.RequestThroughput)
 	}
 	c, err := Sweep{Config: sim.Config{Window: sim.Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
-		Workload: sim.Poisson(workload.Fixed(2000, 200)), Grid: Grid{Start: 0.5}, Reps: 3, Capacity: servingCapacity(engine.Config{}, 2000, 200)}.Run()
+		Workload: Poisson(workload.Fixed(2000, 200)), Grid: Grid{Start: 0.5}, Reps: 3, Capacity: servingCapacity(engine.Config{}, 2000, 200)}.Run()
 	require.NoError(t, err)
 	require.True(t, c.Knee.Found)
 	assert.Less(t, c.Knee.Load.Hi, servingCapacity(engine.Config{}, 2000, 200))

@@ -56,7 +56,7 @@ func TestShortestPromptLowersMeanTTFT(t *testing.T) {
 		Hypothesis: Hypothesis{Claim: "shortest-prompt-first lowers the mean TTFT", Metric: MetricTTFTMean, Threshold: 0},
 		A:          sim.Config{Window: w},
 		B:          sim.Config{Window: w, Engine: engine.Config{Policy: engine.ShortestPrompt{}}},
-		Workload:   sim.Poisson(mixed),
+		Workload:   Poisson(mixed),
 		Loads:      []float64{1, 1.5, 2, 2.3},
 		Blocks:     6,
 		AllLoads:   true,
@@ -114,7 +114,7 @@ func TestWarmStartHitsFromTheFirstRequest(t *testing.T) {
 				Hypothesis: Hypothesis{Claim: "a warm cache lowers the TTFT p50 of the first minute by 10 % or more", Metric: MetricTTFTP50, Threshold: 0.1},
 				A:          sim.Config{Window: w},
 				B:          sim.Config{Window: w, Warm: warm},
-				Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+				Workload: WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 					return workload.NewSynthetic(workload.Synthetic{Seed: seed, Duration: time.Hour, Arrival: workload.Arrival{Rate: rate}, Lengths: workload.Fixed(500, 50), Prefix: c.prefix})
 				}),
 				Loads:    []float64{1, 2},

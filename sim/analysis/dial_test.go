@@ -16,7 +16,7 @@ func dialSweep(d Dial, values ...float64) DialSweep {
 	return DialSweep{
 		Sweep: Sweep{
 			Config:   sim.Config{Window: sim.Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
-			Workload: sim.Poisson(workload.Fixed(2000, 200)),
+			Workload: Poisson(workload.Fixed(2000, 200)),
 			Grid:     Grid{Loads: []float64{1.4, 1.6, 1.8, 2.0, 2.2, 2.4}}, Reps: 4,
 		},
 		Dial: d, Values: values, Probe: 1,
@@ -68,7 +68,7 @@ func TestExperimentComparesKnees(t *testing.T) {
 	b.Model = costmodel.Frozen{DecodeStep: 35 * time.Millisecond}
 	x := Experiment{
 		Hypothesis: Hypothesis{Claim: "B's knee is at least 5 % above A's", Metric: MetricKnee, Threshold: 0.05},
-		A:          a, B: b, Workload: sim.Poisson(workload.Fixed(2000, 200)),
+		A:          a, B: b, Workload: Poisson(workload.Fixed(2000, 200)),
 		Loads: []float64{1.6, 1.9, 2.2, 2.5, 2.8}, Blocks: 4,
 	}
 	res, err := x.Run()

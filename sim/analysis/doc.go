@@ -17,8 +17,13 @@
 //     Warnings (Point.TypedWarnings, Curve.TypedWarnings): a WarningKind
 //     and its figures, whose String is the prose Point.Warnings and
 //     Curve.Warnings hold; branch on the Kind, never on the words.
+//   - workloads.go: Workload, what a sweep or an experiment builds each
+//     run's workload.Source from at a load and a seed: the built-ins are
+//     data (PoissonWorkload, SyntheticWorkload, ClassMixWorkload,
+//     ClientsWorkload, TraceWorkload; package scenario stores them),
+//     WorkloadFunc the escape hatch.
 //   - axis.go: a sweep's Axis, offered rate or client population
-//     (Concurrency, with sim's Clients workload). It lives here, not in
+//     (Concurrency, with the Clients workload). It lives here, not in
 //     sim, because only a sweep reads it: a workload takes a load and
 //     never asks what it measures.
 //   - band.go: ModelError, the model-error band a sweep reruns under

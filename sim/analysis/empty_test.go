@@ -16,7 +16,7 @@ import (
 func TestEmptyPointsTakeNoPartInTheKnee(t *testing.T) {
 	sweep := Sweep{
 		Config:   sim.Config{Window: sim.Window{Horizon: 2 * time.Second}},
-		Workload: sim.Poisson(workload.Fixed(2000, 200)),
+		Workload: Poisson(workload.Fixed(2000, 200)),
 		Grid:     Grid{Loads: []float64{0.001, 0.002}},
 		Reps:     3,
 	}

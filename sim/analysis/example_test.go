@@ -15,7 +15,7 @@ import (
 func Example() {
 	c, err := analysis.Sweep{
 		Config:   sim.Config{Window: sim.Window{Warmup: 30 * time.Second, Horizon: 300 * time.Second}},
-		Workload: sim.Poisson(workload.Fixed(2000, 200)),
+		Workload: analysis.Poisson(workload.Fixed(2000, 200)),
 		Grid:     analysis.Grid{Loads: []float64{1, 1.5, 2, 2.5, 3}},
 		Reps:     3,
 	}.Run()

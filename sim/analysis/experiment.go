@@ -78,7 +78,7 @@ func (v Verdict) String() string {
 type Experiment struct {
 	Hypothesis Hypothesis
 	A, B       sim.Config
-	Workload   sim.Workload
+	Workload   Workload
 	Loads      []float64 // offered loads, requests/s
 	// Blocks is the number of seeded blocks; default 10. Block b uses
 	// Seed(BaseSeed, b).

@@ -25,7 +25,7 @@ func TestRandomRoutingThinsPoisson(t *testing.T) {
 		}
 		s := Sweep{
 			Config:   sim.Config{Window: sim.Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
-			Workload: sim.Poisson(workload.Fixed(2000, 200)),
+			Workload: Poisson(workload.Fixed(2000, 200)),
 			Grid:     Grid{Loads: loads}, Reps: 5,
 		}
 		if n > 1 {

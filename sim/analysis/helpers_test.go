@@ -13,7 +13,7 @@ import (
 // Test helpers shared with package sim's tests (copies: a test helper is
 // not API).
 
-var atlasWorkload = sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+var atlasWorkload = WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 	return workload.NewPoisson(seed, rate, int(rate*700)+10, workload.Fixed(2000, 200))
 })
 
@@ -43,9 +43,9 @@ func twoClasses(interactivePriority int) []sim.Class {
 	}
 }
 
-var twoClassWorkload = sim.ClassMix(
-	sim.Part{Class: "interactive", Share: 1, Lengths: workload.Fixed(2000, 200)},
-	sim.Part{Class: "batch", Share: 1, Lengths: workload.Fixed(2000, 200)},
+var twoClassWorkload = ClassMix(
+	Part{Class: "interactive", Share: 1, Lengths: workload.Fixed(2000, 200)},
+	Part{Class: "batch", Share: 1, Lengths: workload.Fixed(2000, 200)},
 )
 
 // keepRecords collects every record, without its tokens.

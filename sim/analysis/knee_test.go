@@ -57,7 +57,7 @@ func TestKneeMatchesMD1Theory(t *testing.T) {
 			SLO:    sim.SLO{TTFT: time.Second},
 			Window: sim.Window{Warmup: 100 * time.Second, Horizon: 10_100 * time.Second},
 		},
-		Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+		Workload: WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 			return workload.NewPoisson(seed, rate, int(rate*10_200), workload.Fixed(100, 10))
 		}),
 		Grid: Grid{Loads: []float64{0.8, 1.0, 1.1, 1.2, 1.3, 1.4, 1.6}},

@@ -16,7 +16,7 @@ import (
 func TestOverloadedPointsAndTheKnee(t *testing.T) {
 	cfg := sim.Config{MaxBacklog: 500, Window: sim.Window{Warmup: 100 * time.Millisecond, Horizon: 600 * time.Second}}
 	// A sweep labels the point overloaded and says why.
-	c, err := Sweep{Config: cfg, Workload: sim.Poisson(workload.Fixed(2000, 200)), Grid: Grid{Loads: []float64{1000}}, Reps: 2}.Run()
+	c, err := Sweep{Config: cfg, Workload: Poisson(workload.Fixed(2000, 200)), Grid: Grid{Loads: []float64{1000}}, Reps: 2}.Run()
 	require.NoError(t, err)
 	assert.Equal(t, Overloaded, c.Points[0].Saturation)
 	assert.Contains(t, c.Points[0].Warnings, "overloaded: 2 of 2 replications passed Config.MaxBacklog and stopped early")
@@ -25,7 +25,7 @@ func TestOverloadedPointsAndTheKnee(t *testing.T) {
 	// inside the warm-up) is past the knee, not "no evidence": with a
 	// steady point below it, the knee lies between them.
 	cfg.Window.Warmup = 60 * time.Second
-	c, err = Sweep{Config: cfg, Workload: sim.Poisson(workload.Fixed(2000, 200)), Grid: Grid{Loads: []float64{0.5, 1000}}, Reps: 2}.Run()
+	c, err = Sweep{Config: cfg, Workload: Poisson(workload.Fixed(2000, 200)), Grid: Grid{Loads: []float64{0.5, 1000}}, Reps: 2}.Run()
 	require.NoError(t, err)
 	require.False(t, c.Points[1].NoMeasured())
 	assert.Zero(t, c.Points[1].Runs[0].Offered)

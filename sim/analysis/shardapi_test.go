@@ -15,7 +15,7 @@ import (
 func runLoadsSweep() Sweep {
 	return Sweep{
 		Config:     sim.Config{Window: sim.Window{Warmup: 15 * time.Second, Horizon: 90 * time.Second}},
-		Workload:   sim.Poisson(workload.Fixed(2000, 200)),
+		Workload:   Poisson(workload.Fixed(2000, 200)),
 		Grid:       Grid{Loads: []float64{3, 1, 2}},
 		Reps:       2,
 		BaseSeed:   7,
@@ -82,7 +82,7 @@ func TestResultOfBlocksIsTheRun(t *testing.T) {
 		Hypothesis: Hypothesis{Claim: "a 256-token chunk cap raises goodput by 5 %", Metric: MetricGoodput, Threshold: 0.05},
 		A:          runLoadsSweep().Config,
 		B:          DialChunkCap.Set(runLoadsSweep().Config, 256),
-		Workload:   sim.Poisson(workload.Fixed(2000, 200)),
+		Workload:   Poisson(workload.Fixed(2000, 200)),
 		Loads:      []float64{1, 2.5},
 		Blocks:     3,
 	}

@@ -16,7 +16,7 @@ import (
 // CurveOf rebuilds a sweep's curve from its runs' summaries.
 func TestCurveOfRebuildsTheCurve(t *testing.T) {
 	s := Sweep{Config: sim.Config{Window: sim.Window{Warmup: 20 * time.Second, Horizon: 2 * time.Minute}},
-		Workload: sim.Poisson(workload.Fixed(2000, 200)), Grid: Grid{Loads: []float64{1, 2, 3}}, Reps: 3, Capacity: 2.69}
+		Workload: Poisson(workload.Fixed(2000, 200)), Grid: Grid{Loads: []float64{1, 2, 3}}, Reps: 3, Capacity: 2.69}
 	c, err := s.Run()
 	require.NoError(t, err)
 	var loads []float64

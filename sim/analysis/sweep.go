@@ -30,7 +30,7 @@ type Grid struct {
 // per load, on Workers goroutines (results identical to a serial run).
 type Sweep struct {
 	Config   sim.Config // every run's configuration; Seed is set per replication
-	Workload sim.Workload
+	Workload Workload
 	Grid     Grid
 	// Reps is the number of replications per load; default 5. Replication r
 	// uses seed Seed(BaseSeed, r) for both workload and run.

@@ -23,7 +23,7 @@ import (
 func BenchmarkSweepWorkers(b *testing.B) {
 	s := Sweep{
 		Config:   sim.Config{Window: sim.Window{Warmup: 30 * time.Second, Horizon: 5 * time.Minute}},
-		Workload: sim.Poisson(workload.Fixed(2000, 200)),
+		Workload: Poisson(workload.Fixed(2000, 200)),
 		Reps:     5,
 	}
 	for i := 1; i <= 20; i++ {

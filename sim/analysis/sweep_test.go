@@ -96,7 +96,7 @@ func TestSweepObservesEveryRun(t *testing.T) {
 
 // Replications that fail alike report the error once, with their count.
 func TestSweepReportsAnErrorOnce(t *testing.T) {
-	bad := sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+	bad := WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 		return nil, errors.New("workload: absurd")
 	})
 	_, err := Sweep{Config: sim.Config{Window: sim.Window{Horizon: time.Minute}}, Workload: bad, Grid: Grid{Loads: []float64{1}}}.Run()

@@ -24,7 +24,7 @@ import (
 func atlasSweep() analysis.Sweep {
 	return analysis.Sweep{
 		Config: sim.Config{Window: sim.Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}},
-		Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+		Workload: analysis.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 			return workload.NewPoisson(seed, rate, int(rate*700)+10, workload.Fixed(2000, 200))
 		}),
 		Grid: analysis.Grid{Start: 0.5},

@@ -33,7 +33,7 @@ func fleetCurves(t *testing.T) []Series {
 				Fleet:  sim.Fleet{Replicas: sim.Copies(2, sim.Replica{}), Router: r.router},
 				Window: sim.Window{Warmup: 30 * time.Second, Horizon: 4 * time.Minute},
 			},
-			Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+			Workload: analysis.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 				return workload.NewSynthetic(workload.Synthetic{Seed: seed, Duration: 10 * time.Minute, Arrival: workload.Arrival{Rate: rate},
 					Lengths: workload.Fixed(500, 200), Prefix: workload.FleetHighReuse})
 			}),

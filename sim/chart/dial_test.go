@@ -76,7 +76,7 @@ func chunkDial(t *testing.T) *analysis.DialResult {
 	r, err := analysis.DialSweep{
 		Sweep: analysis.Sweep{
 			Config:   sim.Config{Window: sim.Window{Warmup: 30 * time.Second, Horizon: 300 * time.Second}},
-			Workload: sim.Poisson(workload.Fixed(2000, 200)),
+			Workload: analysis.Poisson(workload.Fixed(2000, 200)),
 			Grid:     analysis.Grid{Loads: []float64{1.2, 1.5, 1.8, 2.1, 2.4}}, Reps: 3,
 		},
 		Dial: analysis.DialChunkCap, Values: []float64{0, 256, 1024}, Probe: 1,

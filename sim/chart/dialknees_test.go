@@ -29,7 +29,7 @@ func draftSweep(t *testing.T, alpha float64) *analysis.DialResult {
 	r, err := analysis.DialSweep{
 		Sweep: analysis.Sweep{
 			Config:   sim.Config{Window: sim.Window{Warmup: 20 * time.Second, Horizon: 200 * time.Second}},
-			Workload: sim.Poisson(workload.Fixed(2000, 200)),
+			Workload: analysis.Poisson(workload.Fixed(2000, 200)),
 			Grid:     analysis.Grid{Loads: []float64{1, 1.5, 2, 2.5, 3, 3.5, 4.5}}, Reps: 2,
 		},
 		Dial: k, Values: []float64{0, 4},

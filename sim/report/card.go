@@ -47,7 +47,7 @@ type Card struct {
 	AnalysisRevision string `json:"analysis_revision"`
 	// Rerun says how the card reruns (Rerunnable) or why it cannot: "cannot
 	// be rerun: " and the field that is not data, as "Sweep.Workload is a
-	// function (sim.WorkloadFunc)". See EmbedScenario.
+	// function (analysis.WorkloadFunc)". See EmbedScenario.
 	Rerun string `json:"rerun"`
 	// Results are a sweep's curve; an A/B experiment's card has none (its
 	// result is Verdict), and JSON leaves the zero Results out.
@@ -267,7 +267,7 @@ func seedsOf(base uint64, reps int) Seeds {
 // sha256 over the first n requests (at most) that w yields at 1 req/s for
 // seed — with common random numbers, every load's stream is that one with
 // its instants divided by the load. The text says what it covers.
-func Fingerprint(w sim.Workload, seed uint64, n int) (string, error) {
+func Fingerprint(w analysis.Workload, seed uint64, n int) (string, error) {
 	src, err := w.Source(1, seed)
 	if err != nil {
 		return "", err

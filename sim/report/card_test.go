@@ -172,7 +172,7 @@ func TestCardHeadroomWithoutAKnee(t *testing.T) {
 // An experiment's card carries the claim, both systems and the verdict, and
 // no curve; its fingerprint covers the stream every load scales.
 func TestNewExperimentCard(t *testing.T) {
-	w := sim.Poisson(workload.Fixed(100, 10))
+	w := analysis.Poisson(workload.Fixed(100, 10))
 	x := analysis.Experiment{
 		Hypothesis: analysis.Hypothesis{Claim: "A/A", Metric: analysis.MetricGoodput, Threshold: 0.05},
 		A:          sim.Config{Window: sim.Window{Horizon: 2 * time.Minute}},

@@ -223,9 +223,9 @@ func TestCardOfClassesAgainstClients(t *testing.T) {
 func TestCardClassesOfASweep(t *testing.T) {
 	sw := smallSweep()
 	sw.Config.Classes = twoClasses()
-	sw.Workload = sim.ClassMix(
-		sim.Part{Class: "interactive", Share: 1, Lengths: workload.Fixed(2000, 200)},
-		sim.Part{Class: "batch", Share: 1, Lengths: workload.Fixed(2000, 200)},
+	sw.Workload = analysis.ClassMix(
+		analysis.Part{Class: "interactive", Share: 1, Lengths: workload.Fixed(2000, 200)},
+		analysis.Part{Class: "batch", Share: 1, Lengths: workload.Fixed(2000, 200)},
 	)
 	curve, err := sw.Run()
 	require.NoError(t, err)

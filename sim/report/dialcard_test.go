@@ -76,7 +76,7 @@ func TestNewDialCardFromASweep(t *testing.T) {
 	d := analysis.DialSweep{
 		Sweep: analysis.Sweep{
 			Config: sim.Config{Window: sim.Window{Warmup: 30 * time.Second, Horizon: 300 * time.Second}},
-			Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+			Workload: analysis.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 				return workload.NewPoisson(seed, rate, int(rate*600)+10, workload.Fixed(2000, 200))
 			}),
 			Grid: analysis.Grid{Loads: []float64{1.4, 1.8, 2.2, 2.6}}, Reps: 3, BaseSeed: 5,

@@ -253,7 +253,7 @@
 // whole scenario instead, as examples/run does) and Rerun says so; a
 // configuration that is not data says why it cannot be rerun, naming the
 // field ("cannot be rerun: Sweep.Workload is a function
-// (sim.WorkloadFunc): …"). scenario.LoadCard gives the scenario back,
+// (analysis.WorkloadFunc): …"). scenario.LoadCard gives the scenario back,
 // runnable, and `go run ./examples/run -config card.json` reruns it:
 // with the same simulator the card it writes is the same, byte for byte.
 // The card's analysis revision is analysis.AnalysisRevision, a SHA-256 over

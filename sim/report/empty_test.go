@@ -63,7 +63,7 @@ func TestExperimentCardWithoutMeasuredRequests(t *testing.T) {
 		Hypothesis: analysis.Hypothesis{Claim: "B is better", Metric: analysis.MetricGoodput, Threshold: 0.05},
 		A:          sim.Config{Window: sim.Window{Horizon: time.Millisecond}},
 		B:          sim.Config{Window: sim.Window{Horizon: time.Millisecond}, Engine: engine.Config{MaxSeqs: 48}},
-		Workload:   sim.Poisson(workload.Fixed(100, 10)), Loads: []float64{0.5, 1}, Blocks: 2,
+		Workload:   analysis.Poisson(workload.Fixed(100, 10)), Loads: []float64{0.5, 1}, Blocks: 2,
 	}
 	res, err := x.Run()
 	require.NoError(t, err)
@@ -93,7 +93,7 @@ func TestExperimentCardHasOneHeadingPerSystemAndNoSweepResults(t *testing.T) {
 		Hypothesis: analysis.Hypothesis{Claim: "A/A", Metric: analysis.MetricGoodput, Threshold: 0.05},
 		A:          sim.Config{Window: sim.Window{Warmup: 10 * time.Second, Horizon: time.Minute}},
 		B:          sim.Config{Window: sim.Window{Warmup: 10 * time.Second, Horizon: time.Minute}},
-		Workload:   sim.Poisson(workload.Fixed(100, 10)), Loads: []float64{1}, Blocks: 2,
+		Workload:   analysis.Poisson(workload.Fixed(100, 10)), Loads: []float64{1}, Blocks: 2,
 	}
 	res, err := x.Run()
 	require.NoError(t, err)

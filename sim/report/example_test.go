@@ -73,7 +73,7 @@ func ExampleWriteServe() {
 func sweep() analysis.Sweep {
 	return analysis.Sweep{
 		Config: sim.Config{Window: sim.Window{Warmup: 30 * time.Second, Horizon: 330 * time.Second}},
-		Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+		Workload: analysis.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 			return workload.NewPoisson(seed, rate, int(rate*400)+10, workload.Fixed(2000, 200))
 		}),
 		Grid: analysis.Grid{Loads: []float64{1, 2, 3}},

@@ -199,7 +199,7 @@ func TestFleetPointOfRuns(t *testing.T) {
 func TestNewCardFromAFleetSweep(t *testing.T) {
 	sw := smallSweep()
 	sw.Config.Fleet = sim.Fleet{Replicas: sim.Copies(2, sim.Replica{}), Router: sim.PrefixAffinity{}}
-	sw.Workload = sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+	sw.Workload = analysis.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 		return workload.NewSynthetic(workload.Synthetic{Seed: seed, Duration: 3 * time.Minute, Arrival: workload.Arrival{Rate: rate},
 			Lengths: workload.Fixed(500, 100), Prefix: workload.PrefixReuse{Groups: 4, PrefixTokens: 1024, Probability: 1, BlockTokens: 16}})
 	})

@@ -71,7 +71,7 @@ func runFixture(t *testing.T, keep bool, obs sim.Observer) sim.Summary {
 func smallSweep() analysis.Sweep {
 	return analysis.Sweep{
 		Config: sim.Config{Window: sim.Window{Warmup: 10 * time.Second, Horizon: 70 * time.Second}},
-		Workload: sim.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
+		Workload: analysis.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 			return workload.NewPoisson(seed, rate, int(rate*100)+10, workload.Fixed(2000, 200))
 		}),
 		Grid:     analysis.Grid{Loads: []float64{1, 2.5, 4}},

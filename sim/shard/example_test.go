@@ -17,7 +17,7 @@ import (
 func Example() {
 	s := analysis.Sweep{
 		Config:   sim.Config{Window: sim.Window{Warmup: 15 * time.Second, Horizon: 90 * time.Second}},
-		Workload: sim.Poisson(workload.Fixed(2000, 200)),
+		Workload: analysis.Poisson(workload.Fixed(2000, 200)),
 		Grid:     analysis.Grid{Loads: []float64{1, 2, 3}},
 		Reps:     2,
 	}

@@ -27,7 +27,7 @@ var shardCounts = []int{1, 2, 7, 20}
 func shardSweep() analysis.Sweep {
 	return analysis.Sweep{
 		Config:     sim.Config{Window: sim.Window{Warmup: 15 * time.Second, Horizon: 90 * time.Second}},
-		Workload:   sim.Poisson(workload.Fixed(2000, 200)),
+		Workload:   analysis.Poisson(workload.Fixed(2000, 200)),
 		Grid:       analysis.Grid{Loads: []float64{3, 1, 2, 2.5}},
 		Reps:       3,
 		BaseSeed:   7,
@@ -90,7 +90,7 @@ func TestShardedExperimentIsTheExperiment(t *testing.T) {
 			Hypothesis: analysis.Hypothesis{Claim: "a 256-token chunk cap raises the metric by 5 %", Metric: m, Threshold: 0.05},
 			A:          shardSweep().Config,
 			B:          analysis.DialChunkCap.Set(shardSweep().Config, 256),
-			Workload:   sim.Poisson(workload.Fixed(2000, 200)),
+			Workload:   analysis.Poisson(workload.Fixed(2000, 200)),
 			Loads:      []float64{1, 2, 2.5, 3},
 			Blocks:     3,
 		}
@@ -266,7 +266,7 @@ func TestStudyFingerprint(t *testing.T) {
 		"reps":        func(s *analysis.Sweep) { s.Reps++ },
 		"load":        func(s *analysis.Sweep) { s.Grid.Loads = []float64{1, 2, 2.5, 3.5} },
 		"chunk cap":   func(s *analysis.Sweep) { s.Config = analysis.DialChunkCap.Set(s.Config, 256) },
-		"lengths":     func(s *analysis.Sweep) { s.Workload = sim.Poisson(workload.Fixed(2000, 201)) },
+		"lengths":     func(s *analysis.Sweep) { s.Workload = analysis.Poisson(workload.Fixed(2000, 201)) },
 		"model error": func(s *analysis.Sweep) { s.ModelError.Scale = 0.2 },
 		"capacity":    func(s *analysis.Sweep) { s.Capacity = 2.6900000000000004 },
 	} {

@@ -1,4 +1,4 @@
-package sim
+package analysis
 
 import (
 	"fmt"
@@ -80,7 +80,7 @@ func (s SyntheticWorkload) String() string {
 // ClientsWorkload is the Concurrency axis's workload: load closed-loop
 // clients with zero think time, each sending for a year of simulated
 // time. With N clients, N requests are always in flight: the same run as
-// an infinite rate under Config.MaxConcurrency = N.
+// an infinite rate under sim.Config.MaxConcurrency = N.
 type ClientsWorkload struct {
 	Lengths workload.Joint
 }
@@ -122,7 +122,7 @@ func (t TraceWorkload) String() string {
 
 // Part is one request class of a ClassMix workload.
 type Part struct {
-	Class   string  // the requests' class (Config.Classes names its SLO)
+	Class   string  // the requests' class (sim.Config.Classes names its SLO)
 	Share   float64 // of the offered rate (> 0); the shares need not sum to 1
 	Lengths workload.Joint
 	Prefix  workload.PrefixReuse
