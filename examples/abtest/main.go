@@ -113,11 +113,11 @@ func run(w io.Writer, args []string) error {
 	c := report.NewExperimentCard(x, res)
 	c.Title = "A/B: batch cap"
 	c.Command = "go run ./examples/abtest " + strings.Join(args, " ")
-	fp, err := report.Fingerprint(x.Workload, analysis.Seed(x.BaseSeed, 0), 10_000)
+	fp, err := report.CardFingerprint(x.Workload, analysis.Seed(x.BaseSeed, 0), 10_000)
 	if err != nil {
 		return err
 	}
-	c.Workload = report.Workload{Arrival: "Poisson at each load", Lengths: lengths.String(), Correlation: "none (fixed lengths)",
+	c.Workload = report.CardWorkload{Arrival: "Poisson at each load", Lengths: lengths.String(), Correlation: "none (fixed lengths)",
 		Prefix: "none", Loop: "open-loop", Concurrency: c.Workload.Concurrency, CacheState: c.Workload.CacheState, Fingerprint: fp}
 	return writeCard(*card, &c)
 }

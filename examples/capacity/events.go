@@ -17,7 +17,7 @@ type eventFiles struct {
 	dir   string
 	mu    sync.Mutex
 	files []*os.File
-	lines []*report.JSONL
+	lines []*report.EventJSONL
 	err   error
 }
 
@@ -55,7 +55,7 @@ func (e *eventFiles) observe(load float64, rep int) sim.Observer {
 		e.err = errors.Join(e.err, err)
 		return nil
 	}
-	j := report.NewJSONL(f)
+	j := report.NewEventJSONL(f)
 	e.files = append(e.files, f)
 	e.lines = append(e.lines, j)
 	return j

@@ -13,6 +13,7 @@ import (
 	"github.com/servesim/servesim/internal/golden"
 	"github.com/servesim/servesim/internal/testlong"
 	"github.com/servesim/servesim/scenario"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -219,7 +220,7 @@ func TestRunWritesPlotsCardAndEvents(t *testing.T) {
 	js, err := os.ReadFile(filepath.Join(dir, "capacity-card.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(js, &card))
-	assert.Equal(t, report.AnalysisRevision, card["analysis_revision"])
+	assert.Equal(t, analysis.AnalysisRevision(), card["analysis_revision"])
 	assert.Contains(t, card["rerun"], "from the scenario it embeds", "its workload is data (analysis.Poisson)")
 	// The card reruns: the scenario it embeds is the sweep that ran, and
 	// gives the knee it reports.

@@ -86,11 +86,11 @@ func capacityCard(r costmodel.Replica, e costmodel.Estimate, s analysis.Sweep, c
 	card.Title = "Atlas TP4 goodput curve (simulated)"
 	card.Claim = fmt.Sprintf("The Atlas TP4 replica keeps %.0f %% of requests within TTFT <= %v and every ITL <= %v up to the knee reported below.",
 		100*c.Target, p.SLO.TTFT, p.SLO.ITL)
-	fp, err := report.Fingerprint(s.Workload, analysis.Seed(s.BaseSeed, 0), fingerprintRequests)
+	fp, err := report.CardFingerprint(s.Workload, analysis.Seed(s.BaseSeed, 0), fingerprintRequests)
 	if err != nil {
 		return card, err
 	}
-	card.Workload = report.Workload{
+	card.Workload = report.CardWorkload{
 		Description: "synthetic, analysis.Poisson(workload.Fixed(prompt, output))",
 		Arrival:     "Poisson, offered load swept; common random numbers across loads",
 		Lengths:     fmt.Sprintf("fixed: %d prompt tokens, %d output tokens", p.PromptTokens, p.OutputTokens),
@@ -127,7 +127,7 @@ func preRun(r costmodel.Replica, e costmodel.Estimate) *report.PreRun {
 		Warnings: e.Warnings,
 	}
 	for _, s := range sections(e) {
-		out.Figures = append(out.Figures, report.FiguresOf(s.title, s.figures...)...)
+		out.Figures = append(out.Figures, report.CardFiguresOf(s.title, s.figures...)...)
 	}
 	return out
 }

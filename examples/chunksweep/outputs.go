@@ -77,9 +77,9 @@ func dialCard(s study, res *analysis.Result, o options) report.Card {
 	if s.short == "chunk" && res != nil {
 		c := res.Hypothesis.Claim
 		card.Claim = strings.ToUpper(c[:1]) + c[1:] + "."
-		card.Verdict = report.VerdictOf(res)
+		card.Verdict = report.CardVerdictOf(res)
 	}
-	card.Workload = report.Workload{
+	card.Workload = report.CardWorkload{
 		Description: "synthetic: workload.Synthetic{Lengths: workload.AtlasDocuments()}",
 		Arrival:     "Poisson, offered load swept; common random numbers across loads and dial values",
 		Lengths:     workload.AtlasDocuments().String(),
@@ -89,7 +89,7 @@ func dialCard(s study, res *analysis.Result, o options) report.Card {
 		Concurrency: card.Workload.Concurrency, // from the configuration
 		CacheState:  card.Workload.CacheState,
 	}
-	if fp, err := report.Fingerprint(s.sweep.Sweep.Workload, analysis.Seed(o.seed, 0), 10_000); err == nil {
+	if fp, err := report.CardFingerprint(s.sweep.Sweep.Workload, analysis.Seed(o.seed, 0), 10_000); err == nil {
 		card.Workload.Fingerprint = fp
 	}
 	card.Command = strings.TrimSpace("go run ./examples/chunksweep " + strings.Join(o.args, " "))

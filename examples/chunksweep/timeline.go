@@ -29,7 +29,7 @@ func writeTimeline(w io.Writer, o options) error {
 		return err
 	}
 	defer sf.Close()
-	trace, steps, tl := report.NewTrace(tf), report.NewStepLog(sf), &chart.Timeline{}
+	trace, steps, tl := report.NewChromeTrace(tf), report.NewStepLog(sf), &chart.Timeline{}
 
 	seed := analysis.Seed(o.seed, 0)
 	cfg := analysis.DialChunkCap.Set(baseConfig(o.horizon), float64(o.claim))

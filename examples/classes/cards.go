@@ -44,7 +44,7 @@ func writeCards(w io.Writer, o options, caps []capRow, cls classStudy) error {
 		}
 		c.Title = "Atlas TP4, interactive and batch classes, " + p.name
 		if i > 0 && cls.verdict != nil {
-			c.Verdict = report.VerdictOf(cls.verdict)
+			c.Verdict = report.CardVerdictOf(cls.verdict)
 		}
 		if err := save(w, o.out, "classes-"+strings.ToLower(p.name), &c); err != nil {
 			return err
@@ -57,7 +57,7 @@ func writeCards(w io.Writer, o options, caps []capRow, cls classStudy) error {
 func card(o options, sw analysis.Sweep, c *analysis.Curve, claim string) (report.Card, error) {
 	card := report.NewCard(sw, c, 0)
 	card.Claim = claim
-	fp, err := report.Fingerprint(sw.Workload, analysis.Seed(o.seed, 0), 10_000)
+	fp, err := report.CardFingerprint(sw.Workload, analysis.Seed(o.seed, 0), 10_000)
 	if err != nil {
 		return card, err
 	}

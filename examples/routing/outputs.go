@@ -89,13 +89,13 @@ func levelCard(out *outcome, o options) (report.Card, error) {
 	a := report.SystemOf(out.tests[0].A)
 	card.Baseline = &a
 	if out.result[0] != nil {
-		card.Verdict = report.VerdictOf(out.result[0])
+		card.Verdict = report.CardVerdictOf(out.result[0])
 	}
-	fp, err := report.Fingerprint(out.sweeps[pa].Workload, analysis.Seed(o.seed, 0), fingerprintRequests)
+	fp, err := report.CardFingerprint(out.sweeps[pa].Workload, analysis.Seed(o.seed, 0), fingerprintRequests)
 	if err != nil {
 		return card, err
 	}
-	card.Workload = report.Workload{
+	card.Workload = report.CardWorkload{
 		Description: fmt.Sprintf("synthetic: workload.Synthetic{Lengths: workload.Fixed(%d, %d), Prefix: %s}", o.input, o.output, out.preset),
 		Arrival:     "Poisson, offered load swept; common random numbers across loads, routers and A/B arms",
 		Lengths:     fmt.Sprintf("fixed: %d fresh prompt tokens after the shared prefix, %d output tokens", o.input, o.output),
@@ -120,11 +120,11 @@ func levelNotes(out *outcome, o options) []string {
 	}
 	if out.loads != nil {
 		notes = append(notes, fmt.Sprintf("Operating loads %s req/s: %s x RoundRobin's knee, read from its sweep before the A/B runs.", joinFloats(out.loads, ", "), joinFloats(o.factors, ", ")))
-		notes = append(notes, fmt.Sprintf("Against LeastLoaded (same hypothesis, loads and blocks): %s.", report.Comparison(out.result[1], leastLoaded.name)))
+		notes = append(notes, fmt.Sprintf("Against LeastLoaded (same hypothesis, loads and blocks): %s.", report.ComparisonLine(out.result[1], leastLoaded.name)))
 	}
 	notes = append(notes,
 		fmt.Sprintf("A/B blocks: block b seeds the workload and both arms with sim.Seed(%d, b), b < %d; the sweeps' replication r uses sim.Seed(%d, r).", o.seed, o.blocks, o.seed),
-		"Raw per-request events are not kept by this program (some 10⁶ requests per run of it); a sim.Sweep's Observe field with report.NewJSONL keeps them.",
+		"Raw per-request events are not kept by this program (some 10⁶ requests per run of it); an analysis.Sweep's Observe field with report.NewEventJSONL keeps them.",
 		"Second day: rerun the command; identical seeds give identical bytes, so any difference is a change in the simulator (see revision).")
 	return notes
 }

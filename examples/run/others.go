@@ -99,7 +99,7 @@ func runReplay(w io.Writer, s scenario.Scenario, out *outputs) error {
 	defer src.Close()
 	fmt.Fprintf(w, "replay:    %v\n", src)
 	var obs sim.Observer
-	var events *report.JSONL
+	var events *report.EventJSONL
 	var f *os.File
 	if out.writes(scenario.WriteEvents) {
 		if err := os.MkdirAll(out.dir, 0o755); err != nil {
@@ -108,7 +108,7 @@ func runReplay(w io.Writer, s scenario.Scenario, out *outputs) error {
 		if f, err = os.Create(filepath.Join(out.dir, s.NameOrDefault()+"-events.jsonl")); err != nil {
 			return err
 		}
-		events = report.NewJSONL(f)
+		events = report.NewEventJSONL(f)
 		obs = events
 	}
 	sum, err := sim.Run(rp.Config, src, obs)

@@ -142,7 +142,7 @@ func writeFile(path string, write func(io.Writer) error) error {
 // description (its String) and the fingerprint of its unit-rate stream.
 func describe(c *report.Card, wl analysis.Workload, base uint64) error {
 	c.Workload.Description = fmt.Sprint(wl)
-	fp, err := report.Fingerprint(wl, analysis.Seed(base, 0), fingerprintRequests)
+	fp, err := report.CardFingerprint(wl, analysis.Seed(base, 0), fingerprintRequests)
 	if err != nil {
 		return err
 	}

@@ -219,7 +219,7 @@ func (r *groupRun) card(s scenario.Scenario, out *outputs) (report.Card, error) 
 		a := report.SystemOf(x.A)
 		card.Baseline = &a
 		if r.results[0] != nil {
-			card.Verdict = report.VerdictOf(r.results[0])
+			card.Verdict = report.CardVerdictOf(r.results[0])
 		}
 	}
 	card.Notes = r.notes()
@@ -234,7 +234,7 @@ func (r *groupRun) notes() []string {
 	}
 	for i, c := range r.g.Experiments {
 		if i > 0 && r.results[i] != nil {
-			notes = append(notes, fmt.Sprintf("%s against %s: %s.", c.B, c.A, report.Comparison(r.results[i], c.A)))
+			notes = append(notes, fmt.Sprintf("%s against %s: %s.", c.B, c.A, report.ComparisonLine(r.results[i], c.A)))
 		}
 	}
 	return notes

@@ -71,7 +71,7 @@ func describeWorkload(card *report.Card, s scenario.Scenario) {
 	if str, ok := wl.(fmt.Stringer); ok && card.Workload.Description == "" {
 		card.Workload.Description = str.String()
 	}
-	if fp, err := report.Fingerprint(wl, analysis.Seed(seed, 0), fingerprintRequests); err == nil {
+	if fp, err := report.CardFingerprint(wl, analysis.Seed(seed, 0), fingerprintRequests); err == nil {
 		card.Workload.Fingerprint = fp
 	}
 }

@@ -57,17 +57,17 @@ func specCard(studies []study, x analysis.Experiment, res *analysis.Result, o op
 	card := report.NewCard(sw, curve, 0)
 	a := report.SystemOf(x.A)
 	card.Baseline = &a
-	card.Verdict = report.VerdictOf(res)
+	card.Verdict = report.CardVerdictOf(res)
 	if dial != nil {
-		card.Dial = report.DialSweepOf(dial.sweep, dial.result)
+		card.Dial = report.CardDialSweepOf(dial.sweep, dial.result)
 	}
 	card.Title = fmt.Sprintf("Speculative decoding on Atlas TP4: K = %d at α = %g, %s", o.claimK, o.claimAlpha, o.drafter.short())
 	card.Claim = x.Hypothesis.Claim
-	fp, err := report.Fingerprint(sw.Workload, analysis.Seed(o.seed, 0), fingerprintRequests)
+	fp, err := report.CardFingerprint(sw.Workload, analysis.Seed(o.seed, 0), fingerprintRequests)
 	if err != nil {
 		return card, err
 	}
-	card.Workload = report.Workload{
+	card.Workload = report.CardWorkload{
 		Description: fmt.Sprintf("synthetic, analysis.Poisson(%v)", lengths),
 		Arrival:     "Poisson, offered load swept; common random numbers across loads and configurations",
 		Lengths:     "fixed: 2000 prompt tokens, 200 output tokens",

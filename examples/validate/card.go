@@ -20,7 +20,7 @@ func writeCard(o options, m measured, r *replayed, c comparison) error {
 		Title: "servesim against a real vLLM run, from kernel profiles alone",
 		Claim: fmt.Sprintf("Replaying the measured run of %s on %s, servesim predicts each request's E2E and TPOT within 3 %% (MAPE) and the mean TTFT within 10 %%, with nothing fitted to the run's latencies.",
 			m.meta.Model, r.model.Provenance().GPU),
-		Workload: report.Workload{
+		Workload: report.CardWorkload{
 			Description: fmt.Sprintf("the %d requests of the measured run (trace-hash-ids.jsonl: ShareGPT prompts, output lengths pinned)", len(m.requests)),
 			Arrival:     "the run's own arrival instants (vLLM's queued_ts), about 10 requests/s",
 			Lengths:     "the run's own input and output token counts",
@@ -33,7 +33,7 @@ func writeCard(o options, m measured, r *replayed, c comparison) error {
 			Replay:      "timestamp replay (every row at its recorded instant)",
 		},
 		System:  report.SystemOf(r.cfg),
-		SLO:     report.SLO{TTFT: unbounded, ITL: unbounded, TPOT: unbounded, E2E: unbounded},
+		SLO:     report.CardSLO{TTFT: unbounded, ITL: unbounded, TPOT: unbounded, E2E: unbounded},
 		Build:   report.ReadBuild(),
 		Command: "go run ./examples/validate -card " + o.card,
 		Notes:   cardNotes(o, m, r, c),

@@ -8,29 +8,29 @@ import (
 	"github.com/servesim/servesim/sim/analysis"
 )
 
-// Band is a curve's model range as a card carries it (analysis.Band): the
+// CardBand is a curve's model range as a card carries it (analysis.Band): the
 // model error declared before the sweep, the range of the knee and of
 // the peak goodput over the nominal model and every variant (all run on
 // the same seeds), whether the knee moved by more than the declared
 // fragile fraction, and each variant's name and knee.
-type Band struct {
-	Declared ModelError `json:"declared"`
+type CardBand struct {
+	Declared CardModelError `json:"declared"`
 	// Knee is the range of the knee's centre, in Results.LoadUnit: its
 	// bounds are null when no curve of the band placed a knee (not even
 	// beyond its loads).
-	Knee Range `json:"knee"`
+	Knee CardRange `json:"knee"`
 	// Peak is the range of the peak goodput, requests/s.
-	Peak Range `json:"peak_goodput"`
+	Peak CardRange `json:"peak_goodput"`
 	// Fragile: the knee moved across the band by more than
 	// Declared.Fragile of the nominal knee; the curve's warnings say why
 	// and name the knob.
-	Fragile  bool      `json:"fragile"`
-	Variants []Variant `json:"variants"`
+	Fragile  bool          `json:"fragile"`
+	Variants []CardVariant `json:"variants"`
 }
 
-// ModelError is a analysis.ModelError as a card carries it: the models are
+// CardModelError is an analysis.ModelError as a card carries it: the models are
 // named, not stored.
-type ModelError struct {
+type CardModelError struct {
 	// Scale is the relative error declared on every step time: 0.1 ran
 	// the model at ×0.9 and ×1.1 (0: none).
 	Scale float64 `json:"scale"`
@@ -45,38 +45,38 @@ type ModelError struct {
 	Text string `json:"text"`
 }
 
-// Variant is one model of the band beside the nominal one: its name
+// CardVariant is one model of the band beside the nominal one: its name
 // (analysis.Variant.Name: "step times ×1.1", or the alternative model's) and
 // the knee and peak of the curve it gave.
-type Variant struct {
-	Name string `json:"name"`
-	Knee Knee   `json:"knee"`
-	Peak Peak   `json:"peak"`
+type CardVariant struct {
+	Name string   `json:"name"`
+	Knee CardKnee `json:"knee"`
+	Peak CardPeak `json:"peak"`
 }
 
-// Range is the span of a figure across a band (analysis.Range). LoBelow says
+// CardRange is the span of a figure across a band (analysis.Range). LoBelow says
 // the lowest comes from a curve whose knee lies below the loads it ran,
 // so the true low end is lower still; HiAbove, from one whose knee lies
 // above them. A bound that is not finite is null in JSON.
-type Range struct {
+type CardRange struct {
 	Lo      Num  `json:"lo"`
 	Hi      Num  `json:"hi"`
 	LoBelow bool `json:"lo_below,omitempty"`
 	HiAbove bool `json:"hi_above,omitempty"`
 }
 
-func rangeOf(r analysis.Range) Range {
-	return Range{Lo: Num(r.Lo), Hi: Num(r.Hi), LoBelow: r.LoBelow, HiAbove: r.HiAbove}
+func rangeOf(r analysis.Range) CardRange {
+	return CardRange{Lo: Num(r.Lo), Hi: Num(r.Hi), LoBelow: r.LoBelow, HiAbove: r.HiAbove}
 }
 
 // bandOf converts a curve's band; nil without one.
-func bandOf(b *analysis.Band) *Band {
+func bandOf(b *analysis.Band) *CardBand {
 	if b == nil {
 		return nil
 	}
 	d := b.Declared
-	out := &Band{
-		Declared: ModelError{Scale: d.Scale, Fragile: d.Fragile, Text: d.String()},
+	out := &CardBand{
+		Declared: CardModelError{Scale: d.Scale, Fragile: d.Fragile, Text: d.String()},
 		Knee:     rangeOf(b.Knee), Peak: rangeOf(b.Peak), Fragile: b.Fragile,
 	}
 	if out.Declared.Fragile == 0 {
@@ -86,18 +86,18 @@ func bandOf(b *analysis.Band) *Band {
 		out.Declared.Alternatives = append(out.Declared.Alternatives, modelName(a))
 	}
 	for _, v := range b.Variants {
-		vr := Variant{Name: v.Name}
+		vr := CardVariant{Name: v.Name}
 		if c := v.Curve; c != nil {
 			vr.Knee = kneeOf(c.Knee)
-			vr.Peak = Peak{Load: c.Peak.Load, Goodput: estimateOf(c.Peak.Goodput)}
+			vr.Peak = CardPeak{Load: c.Peak.Load, Goodput: estimateOf(c.Peak.Goodput)}
 		}
 		out.Variants = append(out.Variants, vr)
 	}
 	return out
 }
 
-func kneeOf(k analysis.Knee) Knee {
-	return Knee{Load: estimateOf(k.Load), Found: k.Found, Censored: k.Reason()}
+func kneeOf(k analysis.Knee) CardKnee {
+	return CardKnee{Load: estimateOf(k.Load), Found: k.Found, Censored: k.Reason()}
 }
 
 // modelName names a cost model as sim's band does: its String, else its
@@ -111,14 +111,14 @@ func modelName(m any) string {
 
 // known reports whether the range has finite bounds: some curve of the
 // band placed its knee.
-func (r Range) known() bool {
+func (r CardRange) known() bool {
 	return !math.IsNaN(float64(r.Lo)) && !math.IsInf(float64(r.Lo), 0) &&
 		!math.IsNaN(float64(r.Hi)) && !math.IsInf(float64(r.Hi), 0)
 }
 
 // text prints the range with each bound formatted by f: "[< 0.5, 2.231]";
 // "" when its bounds are not known.
-func (r Range) text(f func(float64) string) string {
+func (r CardRange) text(f func(float64) string) string {
 	if !r.known() {
 		return ""
 	}
@@ -156,7 +156,7 @@ func (r *Results) mdBand(b *strings.Builder) {
 
 // kneeText is a knee in words: its centre with its interval, or where it
 // lies when it was not found.
-func (r *Results) kneeText(k Knee) string {
+func (r *Results) kneeText(k CardKnee) string {
 	if k.Found {
 		return fmt.Sprintf("%s %s %s", num(k.Load.Center), r.unit(), interval(k.Load))
 	}

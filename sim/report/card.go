@@ -14,16 +14,6 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
-// AnalysisRevision names the analysis that turned runs into the card's
-// figures (Student-t intervals across seeded replications for rates and
-// attainment, percentile-bootstrap intervals for TTFT, TPOT and E2E
-// percentiles, Student-t intervals of per-replication ITL percentiles, the
-// knee interpolated where mean attainment crosses the target, exclusive
-// miss attribution, linear percentiles): analysis.AnalysisRevision, a SHA-256
-// over the sources that compute them, never typed by hand. Two cards with
-// the same revision were analysed by the same code.
-var AnalysisRevision = analysis.AnalysisRevision()
-
 // Card is a benchmark card (docs/design.md §5; the chapter's "Practice:
 // complete a benchmark card"): enough to rerun the comparison and to know
 // what it could not see. NewCard fills what a sweep knows; the caller states the
@@ -33,17 +23,24 @@ type Card struct {
 	Title string `json:"title"`
 	// Claim is the falsifiable claim, declared before the runs (the
 	// workload, the metric, the threshold).
-	Claim    string   `json:"claim"`
-	Workload Workload `json:"workload"`
-	System   System   `json:"system"`
+	Claim    string       `json:"claim"`
+	Workload CardWorkload `json:"workload"`
+	System   System       `json:"system"`
 	// Baseline is configuration A of an A/B experiment (System is then B).
-	Baseline *System `json:"baseline_system,omitempty"`
-	SLO      SLO     `json:"slo"`
-	Window   Window  `json:"window"`
-	Seeds    Seeds   `json:"seeds"`
-	Build    Build   `json:"build"`
-	// AnalysisRevision is the analysis the results come from; NewCard sets
-	// AnalysisRevision.
+	Baseline *System    `json:"baseline_system,omitempty"`
+	SLO      CardSLO    `json:"slo"`
+	Window   CardWindow `json:"window"`
+	Seeds    Seeds      `json:"seeds"`
+	Build    Build      `json:"build"`
+	// AnalysisRevision names the analysis that turned runs into the
+	// card's figures (Student-t intervals across seeded replications for
+	// rates and attainment, percentile-bootstrap intervals for TTFT, TPOT
+	// and E2E percentiles, Student-t intervals of per-replication ITL
+	// percentiles, the knee interpolated where mean attainment crosses
+	// the target, exclusive miss attribution, linear percentiles): NewCard
+	// sets analysis.AnalysisRevision(), a SHA-256 over the sources that
+	// compute them, never typed by hand. Two cards with the same revision
+	// were analysed by the same code.
 	AnalysisRevision string `json:"analysis_revision"`
 	// Rerun says how the card reruns (Rerunnable) or why it cannot: "cannot
 	// be rerun: " and the field that is not data, as "Sweep.Workload is a
@@ -53,13 +50,13 @@ type Card struct {
 	// result is Verdict), and JSON leaves the zero Results out.
 	Results Results `json:"results,omitzero"`
 	// Verdict is the A/B experiment's answer, when the card reports one.
-	Verdict *Verdict `json:"verdict,omitempty"`
+	Verdict *CardVerdict `json:"verdict,omitempty"`
 	// Dial is a dial sweep's result (NewDialCard): each value's knee and
 	// its paired difference to the baseline's. System is then the
 	// baseline value's.
-	Dial *DialSweep `json:"dial_sweep,omitempty"`
+	Dial *CardDialSweep `json:"dial_sweep,omitempty"`
 	// Estimate is the arithmetic estimate made before the runs, which the
-	// results are held against (costmodel.Estimate: FiguresOf); nil when
+	// results are held against (costmodel.Estimate: CardFiguresOf); nil when
 	// the card reports none. The caller fills it.
 	Estimate *PreRun `json:"estimate,omitempty"`
 	// Command is what reproduces the card, e.g. "go run ./examples/capacity
@@ -75,13 +72,13 @@ type Card struct {
 	Scenario json.RawMessage `json:"scenario,omitempty"`
 }
 
-// Workload describes the offered requests in the caller's words (each
+// CardWorkload describes the offered requests in the caller's words (each
 // workload type's String method is a good start) plus the fingerprint of
 // the request stream (workload.Fingerprint or a Hasher over the requests a
 // run pulled). The concurrency, the cache state and, on the Concurrency
-// axis, the loop come from the configuration (WorkloadOf): NewCard fills
+// axis, the loop come from the configuration (CardWorkloadOf): NewCard fills
 // them.
-type Workload struct {
+type CardWorkload struct {
 	Description string `json:"description"`  // the generator and its parameters
 	Arrival     string `json:"arrival"`      // the arrival process, e.g. "Poisson, rate swept"
 	Lengths     string `json:"lengths"`      // input and output length distributions
@@ -97,9 +94,9 @@ type Workload struct {
 	Replay string `json:"replay,omitempty"`
 }
 
-// SLO is the per-request objective goodput was measured against, in ms;
+// CardSLO is the per-request objective goodput was measured against, in ms;
 // an unbounded bound is NaN (null in JSON).
-type SLO struct {
+type CardSLO struct {
 	TTFT Num `json:"ttft_ms"`
 	ITL  Num `json:"itl_ms"`
 	TPOT Num `json:"tpot_ms"`
@@ -112,8 +109,8 @@ type SLO struct {
 	ITLSeries string `json:"itl_series,omitempty"`
 }
 
-// Window is the measurement window, in seconds.
-type Window struct {
+// CardWindow is the measurement window, in seconds.
+type CardWindow struct {
 	Warmup         float64 `json:"warmup_s"`
 	WarmupRequests int     `json:"warmup_requests"`
 	Horizon        float64 `json:"horizon_s"` // 0: open window
@@ -136,7 +133,7 @@ type Seeds struct {
 // "not recorded".
 type Events struct {
 	Path   string `json:"path"`
-	Format string `json:"format"` // "jsonl" or "csv", as written by JSONL or CSV
+	Format string `json:"format"` // "jsonl" or "csv", as written by EventJSONL or EventCSV
 	// Columns are those every line (JSONL) or row (CSV) has, in order.
 	Columns []string `json:"columns,omitempty"`
 	// Partial are columns only some lines have: in JSON Lines, "itl" and
@@ -149,14 +146,14 @@ type Events struct {
 // kept the request's token instants.
 var tokenColumns = []string{"itl", "token_itl"}
 
-// EventsOf describes the event files at path, written by JSONL or CSV
+// EventsOf describes the event files at path, written by EventJSONL or EventCSV
 // (format "jsonl" or "csv") for runs of cfg. A CSV row has every column of
-// Columns (its itl and token_itl cells empty where no token instants were
+// EventColumns (its itl and token_itl cells empty where no token instants were
 // kept); a JSON Lines line leaves "itl" and "token_itl" out unless the run
 // kept the request's token instants, so without cfg.KeepTokens no line
 // has them.
 func EventsOf(path, format string, cfg sim.Config) Events {
-	e := Events{Path: path, Format: format, Columns: Columns()}
+	e := Events{Path: path, Format: format, Columns: EventColumns()}
 	if format == "jsonl" {
 		e.Columns = slices.DeleteFunc(e.Columns, func(c string) bool { return slices.Contains(tokenColumns, c) })
 		if cfg.KeepTokens {
@@ -180,7 +177,7 @@ func (c *Card) WriteJSON(w io.Writer) error {
 // SLO, window, seeds, build, analysis revision and results (with each
 // request class's, when the configuration has classes), with the headroom
 // at the operating load op (in the curve's load unit; 0 for none), and
-// the workload's concurrency and cache state (WorkloadOf).
+// the workload's concurrency and cache state (CardWorkloadOf).
 func NewCard(sw analysis.Sweep, c *analysis.Curve, op float64) Card {
 	reps := 0
 	if len(c.Points) > 0 {
@@ -192,13 +189,13 @@ func NewCard(sw analysis.Sweep, c *analysis.Curve, op float64) Card {
 		res.Capacity = &Capacity{Rate: sw.Capacity}
 	}
 	card := Card{
-		Workload:         WorkloadOf(sw.Config, sw.Axis),
+		Workload:         CardWorkloadOf(sw.Config, sw.Axis),
 		System:           SystemOf(sw.Config),
 		SLO:              sloOf(c.SLO),
 		Window:           windowOf(sw.Config.Window),
 		Seeds:            seedsOf(sw.BaseSeed, reps),
 		Build:            ReadBuild(),
-		AnalysisRevision: AnalysisRevision,
+		AnalysisRevision: analysis.AnalysisRevision(),
 		Results:          res,
 	}
 	card.EmbedScenario(nil, scenario.Scenario{Sweep: &sw})
@@ -224,26 +221,26 @@ func NewExperimentCard(x analysis.Experiment, r *analysis.Result) Card {
 		Window:           windowOf(x.A.Window),
 		Seeds:            seeds,
 		Build:            ReadBuild(),
-		AnalysisRevision: AnalysisRevision,
-		Verdict:          VerdictOf(r),
+		AnalysisRevision: analysis.AnalysisRevision(),
+		Verdict:          CardVerdictOf(r),
 	}
 	card.EmbedScenario(nil, scenario.Scenario{Experiment: &x})
 	return card
 }
 
-func sloOf(s sim.SLO) SLO {
+func sloOf(s sim.SLO) CardSLO {
 	ms := func(d time.Duration) Num {
 		if d == sim.Unbounded || d == 0 {
 			return Num(math.NaN())
 		}
 		return Num(float64(d) / 1e6)
 	}
-	return SLO{TTFT: ms(s.TTFT), ITL: ms(s.ITL), TPOT: ms(s.TPOT), E2E: ms(s.E2E), ITLSeries: s.ITLSeries.String()}
+	return CardSLO{TTFT: ms(s.TTFT), ITL: ms(s.ITL), TPOT: ms(s.TPOT), E2E: ms(s.E2E), ITLSeries: s.ITLSeries.String()}
 }
 
 // windowOf records the window as it ran: a Drain left 0 is one more
 // window (sim.Window.Drain), and the card says how long that was.
-func windowOf(w sim.Window) Window {
+func windowOf(w sim.Window) CardWindow {
 	drain := w.Drain
 	switch {
 	case w.Horizon == 0:
@@ -251,7 +248,7 @@ func windowOf(w sim.Window) Window {
 	case drain == 0:
 		drain = w.Length()
 	}
-	return Window{Warmup: w.Warmup.Seconds(), WarmupRequests: w.WarmupRequests, Horizon: w.Horizon.Seconds(), Drain: drain.Seconds()}
+	return CardWindow{Warmup: w.Warmup.Seconds(), WarmupRequests: w.WarmupRequests, Horizon: w.Horizon.Seconds(), Drain: drain.Seconds()}
 }
 
 func seedsOf(base uint64, reps int) Seeds {
@@ -263,11 +260,11 @@ func seedsOf(base uint64, reps int) Seeds {
 	return s
 }
 
-// Fingerprint is a card's workload fingerprint for a sweep or experiment:
+// CardFingerprint is a card's workload fingerprint for a sweep or experiment:
 // sha256 over the first n requests (at most) that w yields at 1 req/s for
 // seed — with common random numbers, every load's stream is that one with
 // its instants divided by the load. The text says what it covers.
-func Fingerprint(w analysis.Workload, seed uint64, n int) (string, error) {
+func CardFingerprint(w analysis.Workload, seed uint64, n int) (string, error) {
 	src, err := w.Source(1, seed)
 	if err != nil {
 		return "", err

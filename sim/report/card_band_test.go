@@ -60,7 +60,7 @@ func handBandCard() Card {
 	c.Title = "Atlas TP4 with speculative decoding, under a declared model error"
 	c.Claim = "K = 4 drafts at α = 0.7 keep ≥ 95 % attainment up to 1.5 req/s of 2,000-token prompts."
 	c.Results.Capacity.Source = "costmodel.Estimate.ServingCapacity: 1 / (200 × 45 ms / 32 + 90 ms prefill)"
-	c.Workload = Workload{Description: "open-loop Poisson; lengths fixed(2000, 200)", Fingerprint: "sha256:0123abcd"}
+	c.Workload = CardWorkload{Description: "open-loop Poisson; lengths fixed(2000, 200)", Fingerprint: "sha256:0123abcd"}
 	// Set by hand: other packages' config fields must not move this golden.
 	c.System = System{
 		Engine: []Setting{{"MaxSeqs", "32"}}, Model: "costmodel.Frozen", ModelSetup: []Setting{{"DecodeStep", "45ms"}},
@@ -70,10 +70,10 @@ func handBandCard() Card {
 	c.Build = Build{Module: Module, Version: "(devel)", Revision: Unknown, Time: Unknown, Modified: Unknown, GoVersion: "go1.26", Platform: "linux/amd64"}
 	c.Estimate = &PreRun{
 		Source: "costmodel.Estimate of the replica the sweep ran, from declared figures",
-		Figures: append(FiguresOf("Decode throughput (bounded by step time)",
+		Figures: append(CardFiguresOf("Decode throughput (bounded by step time)",
 			costmodel.Figure{Name: "decode step", Value: 45, Unit: "ms", Basis: "cost model, 32 seq × 2100 context", Knob: "step time"},
 			costmodel.Figure{}, // an optional figure left zero: left out
-		), FiguresOf("Assemble",
+		), CardFiguresOf("Assemble",
 			costmodel.Figure{Name: "serving capacity", Value: 2.694, Unit: "req/s", Basis: "1 / (200 × 45 ms / 32 + 90 ms prefill)", Knob: "step time, batch"},
 			costmodel.Figure{Name: "KV capacity", Value: 458752, Unit: "tokens", Basis: "35 GiB / 80 KiB", Knob: "KV bytes"},
 		)...),
@@ -127,7 +127,7 @@ func TestCardOfABandAndSpeculationGolden(t *testing.T) {
 // as NaN, as every Num).
 func TestCardOfABandRoundTrips(t *testing.T) {
 	c := handBandCard()
-	c.Results.Band.Knee = Range{Lo: Num(math.Inf(1)), Hi: Num(math.Inf(-1))} // no model placed a knee
+	c.Results.Band.Knee = CardRange{Lo: Num(math.Inf(1)), Hi: Num(math.Inf(-1))} // no model placed a knee
 	var js bytes.Buffer
 	require.NoError(t, c.WriteJSON(&js))
 	var back Card
@@ -139,7 +139,7 @@ func TestCardOfABandRoundTrips(t *testing.T) {
 	r := back.Results
 	require.NotNil(t, r.Band)
 	assert.Equal(t, c.Results.Band.Declared, r.Band.Declared)
-	assert.Equal(t, ModelError{Scale: 0.1, Alternatives: []string{"costmodel.Roofline"}, Fragile: analysis.DefaultFragile,
+	assert.Equal(t, CardModelError{Scale: 0.1, Alternatives: []string{"costmodel.Roofline"}, Fragile: analysis.DefaultFragile,
 		Text: "step times ±10 %, costmodel.Roofline"}, r.Band.Declared)
 	assert.True(t, math.IsNaN(float64(r.Band.Knee.Lo)) && math.IsNaN(float64(r.Band.Knee.Hi)), "±Inf is null, read back as NaN")
 	assert.Equal(t, c.Results.Band.Peak, r.Band.Peak)

@@ -62,7 +62,7 @@ func handCard() Card {
 	c := NewCard(sw, handCurve(), 1.2)
 	c.Title = "Atlas TP4, chunk cap 512"
 	c.Claim = "With a 512-token chunk cap, the Atlas TP4 replica keeps ≥ 95 % SLO attainment up to 1.5 req/s of 2,000-token prompts."
-	c.Workload = Workload{
+	c.Workload = CardWorkload{
 		Description: "open-loop Poisson; lengths fixed(2000, 200)",
 		Arrival:     "Poisson, rate swept 0.5–3 req/s", Lengths: "input 2,000 tokens, output 200 tokens (fixed)",
 		Correlation: "none (fixed lengths)", Prefix: "none", Loop: "open-loop: arrivals are external",
@@ -78,7 +78,7 @@ func handCard() Card {
 	c.Build = Build{Module: Module, Version: "(devel)", Revision: Unknown, Time: Unknown, Modified: Unknown, GoVersion: "go1.26", Platform: "linux/amd64"}
 	c.Command = "go test ./sim/report -run TestCardMarkdownGolden"
 	c.Events = EventsOf("runs/atlas-chunk512/events.jsonl", "jsonl", sim.Config{})
-	c.Verdict = &Verdict{
+	c.Verdict = &CardVerdict{
 		Claim: "chunk cap 512 improves goodput over 2048 by ≥ 5 %", Metric: "goodput (req/s)", Threshold: 0.05, Blocks: 10,
 		Improvement: estimateOf(simEst(0.08, 0.06, 0.1)), Verdict: "improved", Boundary: "B beats the threshold at 1.5, 2 req/s",
 		Loads: []LoadVerdict{
@@ -116,7 +116,7 @@ func TestCardJSONGolden(t *testing.T) {
 func TestNewCardFromASweep(t *testing.T) {
 	sw := smallSweep()
 	c := NewCard(sw, smallCurve(t), 1.5)
-	assert.Equal(t, AnalysisRevision, c.AnalysisRevision)
+	assert.Equal(t, analysis.AnalysisRevision(), c.AnalysisRevision)
 	assert.Equal(t, Module, c.Build.Module)
 	assert.NotEmpty(t, c.Build.Revision, "a revision or Unknown, never empty")
 	require.Len(t, c.Seeds.Derived, 2)
@@ -148,7 +148,7 @@ func TestVerdictOfAnExperiment(t *testing.T) {
 	}
 	r, err := x.Run()
 	require.NoError(t, err)
-	v := VerdictOf(r)
+	v := CardVerdictOf(r)
 	assert.Equal(t, "A/A: B is A", v.Claim)
 	assert.Equal(t, "not improved", v.Verdict)
 	require.Len(t, v.Loads, 2)
@@ -189,9 +189,9 @@ func TestNewExperimentCard(t *testing.T) {
 	require.NoError(t, c.WriteMarkdown(&md))
 	assert.Contains(t, md.String(), "System A (the baseline)")
 	assert.NotContains(t, md.String(), "knee:")
-	fp, err := Fingerprint(w, 1, 50)
+	fp, err := CardFingerprint(w, 1, 50)
 	require.NoError(t, err)
-	again, _ := Fingerprint(w, 1, 50)
+	again, _ := CardFingerprint(w, 1, 50)
 	assert.Equal(t, fp, again)
 	assert.Contains(t, fp, "first 50 requests of seed 1")
 }
@@ -206,7 +206,7 @@ func TestVerdictOfAnExperimentPastTheKnee(t *testing.T) {
 	}
 	r, err := x.Run()
 	require.NoError(t, err)
-	v := VerdictOf(r)
+	v := CardVerdictOf(r)
 	assert.Equal(t, r.Regime, v.Regime)
 	assert.Contains(t, v.Regime, "at or below the baseline's knee")
 	require.NotNil(t, v.Past, "4 req/s is past the Atlas knee")

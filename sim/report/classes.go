@@ -14,22 +14,22 @@ import (
 // the curve's target) and, per load of the curve, its rates, attainment
 // and TTFT percentiles, each with its interval.
 type ClassResult struct {
-	Name     string       `json:"name"`
-	SLO      SLO          `json:"slo"`      // its own bounds, inherited ones filled in, ms
-	Priority int          `json:"priority"` // sim.Class.Priority (0 for the default class)
-	Knee     Knee         `json:"knee"`
-	Points   []ClassPoint `json:"points"` // in the curve's order
+	Name     string           `json:"name"`
+	SLO      CardSLO          `json:"slo"`      // its own bounds, inherited ones filled in, ms
+	Priority int              `json:"priority"` // sim.Class.Priority (0 for the default class)
+	Knee     CardKnee         `json:"knee"`
+	Points   []CardClassPoint `json:"points"` // in the curve's order
 }
 
-// ClassPoint is a class at one load of the curve: rates in requests/s,
+// CardClassPoint is a class at one load of the curve: rates in requests/s,
 // TTFT percentiles in ms.
-type ClassPoint struct {
-	Load       float64  `json:"load"` // the curve's load, in Results.LoadUnit
-	Offered    Estimate `json:"offered"`
-	Goodput    Estimate `json:"goodput"`
-	Attainment Estimate `json:"attainment"` // by the class's own SLO
-	TTFTP50    Estimate `json:"ttft_p50_ms"`
-	TTFTP99    Estimate `json:"ttft_p99_ms"`
+type CardClassPoint struct {
+	Load       float64      `json:"load"` // the curve's load, in Results.LoadUnit
+	Offered    CardInterval `json:"offered"`
+	Goodput    CardInterval `json:"goodput"`
+	Attainment CardInterval `json:"attainment"` // by the class's own SLO
+	TTFTP50    CardInterval `json:"ttft_p50_ms"`
+	TTFTP99    CardInterval `json:"ttft_p99_ms"`
 }
 
 // classResultsOf is each class of the curve, the default class left out
@@ -38,7 +38,7 @@ func classResultsOf(c *analysis.Curve) []ClassResult {
 	var out []ClassResult
 	for j, k := range c.ClassKnees {
 		cr := ClassResult{Name: k.Name, SLO: sloOf(k.SLO),
-			Knee: Knee{Load: estimateOf(k.Knee.Load), Found: k.Knee.Found, Censored: k.Knee.Reason()}}
+			Knee: CardKnee{Load: estimateOf(k.Knee.Load), Found: k.Knee.Found, Censored: k.Knee.Reason()}}
 		offered := false
 		for i := range c.Points {
 			p := &c.Points[i]
@@ -47,7 +47,7 @@ func classResultsOf(c *analysis.Curve) []ClassResult {
 			}
 			cp := p.Classes[j]
 			offered = offered || cp.Offered.Center > 0
-			cr.Points = append(cr.Points, ClassPoint{Load: p.Load, Offered: estimateOf(cp.Offered), Goodput: estimateOf(cp.Goodput),
+			cr.Points = append(cr.Points, CardClassPoint{Load: p.Load, Offered: estimateOf(cp.Offered), Goodput: estimateOf(cp.Goodput),
 				Attainment: estimateOf(cp.Attainment), TTFTP50: estimateOf(cp.TTFT.P50), TTFTP99: estimateOf(cp.TTFT.P99)})
 		}
 		if k.Name == sim.DefaultClass && !offered {
@@ -108,7 +108,7 @@ func (r *Results) mdClasses(b *strings.Builder) {
 
 // sloText lists an SLO's bounds ("TTFT ≤ 600 ms, every ITL ≤ 150 ms"),
 // leaving out the unbounded ones.
-func sloText(s SLO) string {
+func sloText(s CardSLO) string {
 	var out []string
 	for _, x := range []struct {
 		name string

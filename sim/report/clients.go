@@ -8,7 +8,7 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
-// WorkloadOf is what a configuration says of the clients, for a card's
+// CardWorkloadOf is what a configuration says of the clients, for a card's
 // Workload: the concurrency (sim.Config.MaxConcurrency, or the closed-loop
 // clients of the Concurrency axis), the loop on that axis, and the cache
 // state at the start (sim.Config.Warm). The rest (description, arrival,
@@ -16,8 +16,8 @@ import (
 // caller's to state. NewCard, NewExperimentCard and NewDialCard fill a
 // card's Workload with it; a caller who knows better may overwrite a
 // field.
-func WorkloadOf(cfg sim.Config, axis analysis.Axis) Workload {
-	w := Workload{Concurrency: ConcurrencyOf(cfg, axis), CacheState: CacheStateOf(cfg)}
+func CardWorkloadOf(cfg sim.Config, axis analysis.Axis) CardWorkload {
+	w := CardWorkload{Concurrency: ConcurrencyOf(cfg, axis), CacheState: CacheStateOf(cfg)}
 	if axis == analysis.Concurrency {
 		w.Loop = "closed-loop: each client sends its next request the instant its answer ends"
 	}
@@ -82,13 +82,13 @@ func prefixCacheOff(cfg sim.Config) bool {
 
 // pairWorkload is an A/B experiment's clients: one description when A and
 // B agree, else each.
-func pairWorkload(a, b sim.Config) Workload {
-	wa, wb := WorkloadOf(a, analysis.Rate), WorkloadOf(b, analysis.Rate)
+func pairWorkload(a, b sim.Config) CardWorkload {
+	wa, wb := CardWorkloadOf(a, analysis.Rate), CardWorkloadOf(b, analysis.Rate)
 	pair := func(x, y string) string {
 		if x == y {
 			return x
 		}
 		return fmt.Sprintf("A: %s; B: %s", x, y)
 	}
-	return Workload{Concurrency: pair(wa.Concurrency, wb.Concurrency), CacheState: pair(wa.CacheState, wb.CacheState)}
+	return CardWorkload{Concurrency: pair(wa.Concurrency, wb.Concurrency), CacheState: pair(wa.CacheState, wb.CacheState)}
 }

@@ -36,7 +36,7 @@ func burst(n int) *slice {
 // writes the wait as vLLM's client_queue_time statistics.
 func TestEventsCarryTheClientWait(t *testing.T) {
 	var csvOut bytes.Buffer
-	w := NewCSV(&csvOut)
+	w := NewEventCSV(&csvOut)
 	cfg := sim.Config{MaxConcurrency: 1}
 	sum, err := sim.Run(cfg, burst(4), w)
 	require.NoError(t, err)
@@ -74,7 +74,7 @@ func TestEventsCarryTheClientWait(t *testing.T) {
 // its wait is null, as an instant that did not happen.
 func TestEventsOfARequestNeverSent(t *testing.T) {
 	var out bytes.Buffer
-	w := NewJSONL(&out)
+	w := NewEventJSONL(&out)
 	cfg := sim.Config{MaxConcurrency: 1, Window: sim.Window{Horizon: 100 * time.Millisecond, Drain: 10 * time.Millisecond}}
 	_, err := sim.Run(cfg, burst(3), w)
 	require.NoError(t, err)
@@ -95,10 +95,10 @@ func TestEventsOfARequestNeverSent(t *testing.T) {
 func TestWorkloadOfTheConfiguration(t *testing.T) {
 	assert.Equal(t, "no cap: open loop, every request sent the instant it is due", ConcurrencyOf(sim.Config{}, analysis.Rate))
 	assert.Contains(t, ConcurrencyOf(sim.Config{MaxConcurrency: 16}, analysis.Rate), "capped at 16 requests in flight (as vllm bench serve --max-concurrency 16)")
-	w := WorkloadOf(sim.Config{}, analysis.Concurrency)
+	w := CardWorkloadOf(sim.Config{}, analysis.Concurrency)
 	assert.True(t, strings.HasPrefix(w.Concurrency, "concurrency N clients, closed loop"), w.Concurrency)
 	assert.Contains(t, w.Loop, "closed-loop")
-	assert.Empty(t, WorkloadOf(sim.Config{}, analysis.Rate).Loop, "an open-loop source's loop is the caller's to state")
+	assert.Empty(t, CardWorkloadOf(sim.Config{}, analysis.Rate).Loop, "an open-loop source's loop is the caller's to state")
 
 	assert.Equal(t, "cold: empty prefix cache at the start of each run", CacheStateOf(sim.Config{}))
 	reuse := workload.PrefixReuse{Groups: 8, PrefixTokens: 1000, Probability: 0.9, BlockTokens: 16}

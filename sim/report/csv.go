@@ -9,27 +9,27 @@ import (
 	"github.com/servesim/servesim/sim"
 )
 
-// CSV is a sim.Observer that writes each request's record as one CSV row
-// (RFC 4180, as encoding/csv reads it) under a header of Columns. Values
-// are those of JSONL; an instant that did not happen is an empty cell, and
+// EventCSV is a sim.Observer that writes each request's record as one CSV row
+// (RFC 4180, as encoding/csv reads it) under a header of EventColumns. Values
+// are those of EventJSONL; an instant that did not happen is an empty cell, and
 // the "itl" and "token_itl" cells hold the inter-token gaps in seconds
 // separated by single spaces (empty when the run did not keep token
 // instants).
 //
 // Writes are buffered: call Flush when the run ends. The first write error
-// is kept (Err) and every later record is dropped. A CSV is not safe for
+// is kept (Err) and every later record is dropped. An EventCSV is not safe for
 // concurrent use.
-type CSV struct {
+type EventCSV struct {
 	lineWriter
 	started bool
 }
 
-// NewCSV returns a CSV writing to w. The header is written with the first
+// NewEventCSV returns an EventCSV writing to w. The header is written with the first
 // record, or by Flush if there was none.
-func NewCSV(w io.Writer) *CSV { return &CSV{lineWriter: newLineWriter(w)} }
+func NewEventCSV(w io.Writer) *EventCSV { return &EventCSV{lineWriter: newLineWriter(w)} }
 
 // Observe writes r as one row.
-func (c *CSV) Observe(r *sim.Record) {
+func (c *EventCSV) Observe(r *sim.Record) {
 	c.header()
 	if c.err != nil {
 		return
@@ -42,22 +42,22 @@ func (c *CSV) Observe(r *sim.Record) {
 
 // Flush writes the header if no record came, then any buffered rows, and
 // returns the first error met so far.
-func (c *CSV) Flush() error {
+func (c *EventCSV) Flush() error {
 	c.header()
 	return c.lineWriter.Flush()
 }
 
-func (c *CSV) header() {
+func (c *EventCSV) header() {
 	if c.started {
 		return
 	}
 	c.started = true
-	c.buf = append(c.buf[:0], strings.Join(Columns(), ",")...)
+	c.buf = append(c.buf[:0], strings.Join(EventColumns(), ",")...)
 	c.buf = append(c.buf, '\n')
 	c.emit()
 }
 
-func (c *CSV) str(_, v string) {
+func (c *EventCSV) str(_, v string) {
 	if strings.ContainsAny(v, ",\"\r\n") || strings.TrimSpace(v) != v {
 		c.buf = append(c.buf, '"')
 		c.buf = append(c.buf, strings.ReplaceAll(v, `"`, `""`)...)
@@ -68,22 +68,22 @@ func (c *CSV) str(_, v string) {
 	c.buf = append(c.buf, ',')
 }
 
-func (c *CSV) num(_ string, v int64) {
+func (c *EventCSV) num(_ string, v int64) {
 	c.buf = append(strconv.AppendInt(c.buf, v, 10), ',')
 }
 
-func (c *CSV) flag(_ string, v bool) {
+func (c *EventCSV) flag(_ string, v bool) {
 	c.buf = append(strconv.AppendBool(c.buf, v), ',')
 }
 
-func (c *CSV) dur(_ string, d time.Duration) {
+func (c *EventCSV) dur(_ string, d time.Duration) {
 	if d != sim.Never {
 		c.buf = appendSeconds(c.buf, d)
 	}
 	c.buf = append(c.buf, ',')
 }
 
-func (c *CSV) gaps(_ string, tokens []time.Duration, series sim.ITLSeries) {
+func (c *EventCSV) gaps(_ string, tokens []time.Duration, series sim.ITLSeries) {
 	first := true
 	eachGap(tokens, series, func(d time.Duration) {
 		if !first {

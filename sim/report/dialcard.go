@@ -7,13 +7,13 @@ import (
 	"github.com/servesim/servesim/sim/analysis"
 )
 
-// DialSweep is a analysis.DialSweep as a card carries it, a value rather than
+// CardDialSweep is an analysis.DialSweep as a card carries it, a value rather than
 // a closure: the dial's name and unit, the values it took, the baseline
 // value the others are compared with and the probe load, then per value
 // its knee with its interval and the paired difference of its knee to the
 // baseline's with its interval (analysis.DialResult.KneeDiff), its peak, and
 // its point at the probe load (TTFT and ITL percentiles, attainment).
-type DialSweep struct {
+type CardDialSweep struct {
 	Dial   string    `json:"dial"` // what it sets, e.g. "Engine.ChunkCap"
 	Unit   string    `json:"unit"` // of its values, e.g. "tokens"
 	Values []float64 `json:"values"`
@@ -31,27 +31,27 @@ type DialSweep struct {
 
 // DialRow is one value of a dial sweep.
 type DialRow struct {
-	Value float64 `json:"value"`
-	Knee  Knee    `json:"knee"`
+	Value float64  `json:"value"`
+	Knee  CardKnee `json:"knee"`
 	// KneeDiff is the knee minus the baseline's, requests/s, paired
 	// replication by replication (the same seeds); exactly 0 for the
 	// baseline. N counts the replications paired. KneeBounds of them
 	// paired through a knee beyond the loads (the bound the loads give
 	// it): the difference then understates the true one, never with the
 	// wrong sign (analysis.DialResult.KneeBounds).
-	KneeDiff   Estimate `json:"knee_diff"`
-	KneeBounds int      `json:"knee_diff_bounds,omitempty"`
-	Peak       Peak     `json:"peak"`
+	KneeDiff   CardInterval `json:"knee_diff"`
+	KneeBounds int          `json:"knee_diff_bounds,omitempty"`
+	Peak       CardPeak     `json:"peak"`
 	// Loads are the offered loads its curve was measured at.
 	Loads []float64 `json:"loads"`
 	// Probe is its point at the probe load; nil without one.
-	Probe    *Point   `json:"probe,omitempty"`
-	Warnings []string `json:"warnings,omitempty"` // its curve's
+	Probe    *CardPoint `json:"probe,omitempty"`
+	Warnings []string   `json:"warnings,omitempty"` // its curve's
 }
 
-// DialSweepOf describes a dial sweep and its result.
-func DialSweepOf(d analysis.DialSweep, r *analysis.DialResult) *DialSweep {
-	out := &DialSweep{Dial: r.Dial.Name, Unit: r.Dial.Unit, Values: r.Values, BaselineIndex: r.Baseline,
+// CardDialSweepOf describes a dial sweep and its result.
+func CardDialSweepOf(d analysis.DialSweep, r *analysis.DialResult) *CardDialSweep {
+	out := &CardDialSweep{Dial: r.Dial.Name, Unit: r.Dial.Unit, Values: r.Values, BaselineIndex: r.Baseline,
 		Probe: Num(math.NaN()), Target: math.NaN(), Confidence: math.NaN()}
 	if r.Baseline >= 0 && r.Baseline < len(r.Values) {
 		out.Baseline = r.Values[r.Baseline]
@@ -61,8 +61,8 @@ func DialSweepOf(d analysis.DialSweep, r *analysis.DialResult) *DialSweep {
 	}
 	for i, c := range r.Curves {
 		out.Target, out.Confidence = c.Target, c.Confidence
-		row := DialRow{Value: r.Values[i], Knee: Knee{Load: estimateOf(c.Knee.Load), Found: c.Knee.Found, Censored: c.Knee.Reason()},
-			Peak: Peak{Load: c.Peak.Load, Goodput: estimateOf(c.Peak.Goodput)}, Warnings: c.Warnings}
+		row := DialRow{Value: r.Values[i], Knee: CardKnee{Load: estimateOf(c.Knee.Load), Found: c.Knee.Found, Censored: c.Knee.Reason()},
+			Peak: CardPeak{Load: c.Peak.Load, Goodput: estimateOf(c.Peak.Goodput)}, Warnings: c.Warnings}
 		if i < len(r.KneeDiff) {
 			row.KneeDiff = estimateOf(r.KneeDiff[i])
 		}
@@ -84,8 +84,8 @@ func DialSweepOf(d analysis.DialSweep, r *analysis.DialResult) *DialSweep {
 // NewDialCard fills a card from a dial sweep and its result: the system
 // at the baseline value (the dial's other values are in the card's dial
 // sweep), SLO, window, seeds, build, analysis revision, the dial sweep as
-// its result, and the baseline's concurrency and cache state (WorkloadOf). The caller states the claim and the workload; an
-// experiment's verdict can be added with VerdictOf.
+// its result, and the baseline's concurrency and cache state (CardWorkloadOf). The caller states the claim and the workload; an
+// experiment's verdict can be added with CardVerdictOf.
 func NewDialCard(d analysis.DialSweep, r *analysis.DialResult) Card {
 	base := d.Sweep.Config
 	if d.Baseline >= 0 && d.Baseline < len(d.Values) {
@@ -103,14 +103,14 @@ func NewDialCard(d analysis.DialSweep, r *analysis.DialResult) Card {
 	seeds := seedsOf(d.Sweep.BaseSeed, reps)
 	seeds.Rule = "replication r seeds its workload and its run with sim.Seed(base, r), the same at every load and every value of the dial (common random numbers)"
 	card := Card{
-		Workload:         WorkloadOf(base, d.Sweep.Axis),
+		Workload:         CardWorkloadOf(base, d.Sweep.Axis),
 		System:           SystemOf(base),
 		SLO:              sloOf(slo),
 		Window:           windowOf(base.Window),
 		Seeds:            seeds,
 		Build:            ReadBuild(),
-		AnalysisRevision: AnalysisRevision,
-		Dial:             DialSweepOf(d, r),
+		AnalysisRevision: analysis.AnalysisRevision(),
+		Dial:             CardDialSweepOf(d, r),
 	}
 	card.EmbedScenario(nil, scenario.Scenario{DialSweep: &d})
 	return card

@@ -8,7 +8,7 @@ import (
 
 // markdown writes the dial sweep as the card's result: what was turned,
 // then one row per value.
-func (d *DialSweep) markdown(b *strings.Builder) {
+func (d *CardDialSweep) markdown(b *strings.Builder) {
 	fmt.Fprintf(b, "## Result: dial sweep over %s (%s)\n\n", code(d.Dial), orNotStated(d.Unit))
 	values := make([]string, len(d.Values))
 	for i, v := range d.Values {
@@ -91,7 +91,7 @@ func (r *DialRow) probeCells() []string {
 
 // systemHeading is the heading of a card's system: at the baseline value
 // on a dial sweep's card.
-func (d *DialSweep) systemHeading() string {
+func (d *CardDialSweep) systemHeading() string {
 	if d == nil {
 		return "System"
 	}

@@ -5,8 +5,8 @@
 // lines for benchstat.
 //
 // Reading guide:
-//   - events.go: the per-request event schema, shared by jsonl.go (JSONL)
-//     and csv.go (CSV); lines.go buffers lines and keeps the first error.
+//   - events.go: the per-request event schema, shared by jsonl.go (EventJSONL)
+//     and csv.go (EventCSV); lines.go buffers lines and keeps the first error.
 //   - serve.go: Serve and WriteServe, the vLLM-shaped summary; Meta and
 //     Tally supply what a sim.Summary does not know.
 //   - card.go, results.go, system.go, build.go: Card and its sections;
@@ -20,7 +20,7 @@
 //     replicas shared each load; markdown.go renders it.
 //   - bench.go: Bench, the benchmark-format lines.
 //   - steplog.go: StepLog, every step of a run as JSON Lines; trace.go:
-//     Trace, a run as a Chrome trace (Perfetto, chrome://tracing);
+//     ChromeTrace, a run as a Chrome trace (Perfetto, chrome://tracing);
 //     observers.go: Observers, several observers as the one sim.Run
 //     takes.
 //   - object.go: ordered JSON objects and Num (NaN as null).
@@ -32,14 +32,14 @@
 //
 // # Per-request events
 //
-// JSONL and CSV are sim.Observers: pass one to sim.Run and it writes each
+// EventJSONL and EventCSV are sim.Observers: pass one to sim.Run and it writes each
 // request's record when the request ends (so lines come in the order
 // requests ended, not by id), measured or not (see "measured"). Call Flush
 // after the run; the first write error is kept (Err) and later records are
 // dropped. Lines are built in a reused buffer: nothing is allocated per
 // token, and a record costs no allocation once the buffer has grown.
 //
-// The columns, in order (Columns):
+// The columns, in order (EventColumns):
 //
 //	id, conversation, turn, class    the request (workload.Request)
 //	replica                          the replica the router sent it to (0 with one replica; -1 if never routed: recorded failed in the trace)
@@ -103,13 +103,13 @@
 //
 // # Steps
 //
-// StepLog and Trace are sim.StepObservers: they see every step every
+// StepLog and ChromeTrace are sim.StepObservers: they see every step every
 // replica ran (sim.Step), a run of identical decode steps expanded step
 // by step exactly as sim.Step.All does. StepLog writes one JSON object a
 // step (its keys are listed on the type and by StepColumns): replica,
 // start and duration in seconds, composition (decode, mixed, prefill),
 // the decodes and the prefill chunks with their new tokens and context,
-// prefix-cache hits, preemptions, queue lengths and KV blocks. Trace
+// prefix-cache hits, preemptions, queue lengths and KV blocks. ChromeTrace
 // writes the Trace Event Format: a track per replica with each step a
 // slice named by its composition ("mixed 31+1 chunk 256"), counter tracks
 // of KV blocks and queue lengths, and each request's lifetime as an async
@@ -156,12 +156,12 @@
 //
 // # Benchmark cards
 //
-// NewCard fills a Card from a analysis.Sweep and its curve: the engine, cost
+// NewCard fills a Card from an analysis.Sweep and its curve: the engine, cost
 // model and run settings as configured, the SLO and window, the seeds (the
 // base seed, the replications and each derived seed), the simulator's
 // module version and VCS revision (ReadBuild; "unknown" where the binary
 // does not record them, as with GOFLAGS=-buildvcs=false or in tests: set
-// Build.Revision yourself then), AnalysisRevision, and the results with
+// Build.Revision yourself then), analysis.AnalysisRevision(), and the results with
 // their intervals (every point, the knee, the peak, the collapse and the
 // headroom at an operating load), its loads labelled in the sweep's
 // unit (req/s, or clients on the Concurrency axis). The window is recorded
@@ -174,7 +174,7 @@
 // peak's range over the nominal model and every variant (lo_below and
 // hi_above where a curve's knee lay beyond its loads), the fragile flag,
 // and each variant's name, knee and peak; the headroom has its model
-// range (Headroom.Model). Its Markdown puts a model-range column beside
+// range (CardHeadroom.Model). Its Markdown puts a model-range column beside
 // the seed interval of the knee, the peak and the headroom, and says
 // under the table what was declared and where each variant put its knee;
 // a card without a band says that its intervals are seed noise only. The
@@ -183,26 +183,26 @@
 // point its Utilisation. Each point has TTFT p50 and p99 over every
 // offered request (analysis.Point.TTFTOffered) beside vLLM's over successful
 // requests. Card.Estimate (prerun.go) is the arithmetic estimate made
-// before the runs, each Figure with its value, unit, arithmetic and knob
-// (FiguresOf converts costmodel's). A speculating system says its
+// before the runs, each CardFigure with its value, unit, arithmetic and knob
+// (CardFiguresOf converts costmodel's). A speculating system says its
 // speculation (System.Speculation, sim.Speculation.String; per replica
 // group in a fleet), the SLO says which ITL series its bound gates
-// (SLO.ITLSeries, on every card), and each point that drafted carries
+// (CardSLO.ITLSeries, on every card), and each point that drafted carries
 // its mean accepted length, acceptance rate and retokenized ITL
-// percentiles (Point.Speculation), a table of their own in Markdown (and
+// percentiles (CardPoint.Speculation), a table of their own in Markdown (and
 // two columns of a dial sweep's probe). Numbers that are not finite (no
 // sample, no interval, a percentile beyond every bound) are null in JSON
 // and read back as NaN; Markdown prints ∞ for +Inf.
 // The workload's concurrency and cache state come from the configuration
-// (WorkloadOf): "no cap", a cap of N requests in flight
+// (CardWorkloadOf): "no cap", a cap of N requests in flight
 // (sim.Config.MaxConcurrency, as vLLM's --max-concurrency), or N
 // closed-loop clients on the Concurrency axis; cold, or warm with
 // sim.Config.Warm's prompts and prefix tokens. The caller states the
 // claim, the rest of the workload (arrival process, lengths and their
 // correlation, prefix reuse, open or closed loop, fingerprint, and for a
-// trace the replay: Workload.Replay, the replay's String, which says
+// trace the replay: CardWorkload.Replay, the replay's String, which says
 // timestamp or conversation-keeping replay) and where the raw events are
-// (EventsOf, which lists the columns the files have); VerdictOf adds an
+// (EventsOf, which lists the columns the files have); CardVerdictOf adds an
 // A/B experiment's verdict.
 //
 // A configuration with request classes (sim.Config.Classes) adds a
@@ -215,7 +215,7 @@
 // NewExperimentCard fills a card whose result is that verdict alone, with
 // no curve. A verdict says which loads its headline covers
 // (analysis.Result.Regime: by default those at or below the baseline's knee)
-// and carries the loads past that knee apart (Verdict.Past). Fields left
+// and carries the loads past that knee apart (CardVerdict.Past). Fields left
 // empty render as "not stated".
 //
 // A fleet (sim.Config.Fleet with several replicas, a router or a signal
@@ -223,15 +223,15 @@
 // router's type and its settings (defaults filled in), the signal delay,
 // and the engine and cost model once when every replica has the same,
 // else once per group of replicas configured alike (System.Fleet). Its
-// curve's points say how the replicas shared each load (Point.Fleet): the
+// curve's points say how the replicas shared each load (CardPoint.Fleet): the
 // fleet's prefix hit rate and its imbalance of requests and of busy time,
 // with intervals, and each replica's hit rate, busy fraction, goodput and
 // KV occupancy. A single replica's card has neither, and reads as it did
 // before fleets. On an A/B card that carries a curve as well as a
 // baseline, the curve is system B's, and its heading says so.
 //
-// NewDialCard fills a card from a analysis.DialSweep and its result, the dial
-// sweep described as a value (Card.Dial, DialSweep): the dial's name and
+// NewDialCard fills a card from an analysis.DialSweep and its result, the dial
+// sweep described as a value (Card.Dial, CardDialSweep): the dial's name and
 // unit, its values, the baseline value and the probe load, and per value
 // the knee with its interval, the paired difference of the knee to the
 // baseline's with its interval, the peak, the loads measured and the
@@ -286,4 +286,20 @@
 // `benchstat -col config` or `benchstat a.txt b.txt` compares two
 // configurations. A run that measured no request writes only its
 // throughput.
+//
+// # Names
+//
+// No exported type name appears in two of servesim's packages, so that a
+// file importing several reads unambiguously; the card's own forms of
+// figures the other packages compute carry the prefix Card (CardKnee
+// beside analysis.Knee, CardInterval beside stats.Interval, CardSLO
+// beside sim.SLO, CardFigure beside costmodel.Figure), the event writers
+// the prefix Event (EventJSONL, EventCSV, EventColumns) and the Chrome
+// trace writer is ChromeTrace (beside workload.Trace). Two names are
+// shared on purpose: Config, each package's own configuration (as in the
+// standard library), and Request, engine's admitted request beside
+// workload's generated one (a request at two stages, each the natural
+// name in its package). Functions parallel by design (New, Run, Merge,
+// OpenTrace, WriteTrace, Poisson) are left alike, as gzip.NewReader and
+// zlib.NewReader are.
 package report

@@ -133,7 +133,7 @@ func TestCardRecordsTheEffectiveDrain(t *testing.T) {
 func TestCardEventColumnsAreThoseTheWritersWrite(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		var jl, cs bytes.Buffer
-		j, c := NewJSONL(&jl), NewCSV(&cs)
+		j, c := NewEventJSONL(&jl), NewEventCSV(&cs)
 		runFixture(t, keep, multi{j, c})
 		require.NoError(t, j.Flush())
 		require.NoError(t, c.Flush())

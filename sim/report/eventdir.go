@@ -33,7 +33,7 @@ type EventDir struct {
 	dir   string
 	mu    sync.Mutex
 	files []*os.File
-	lines []*JSONL
+	lines []*EventJSONL
 	err   error
 }
 
@@ -65,7 +65,7 @@ func (e *EventDir) Observe(load float64, rep int) sim.Observer {
 		e.err = errors.Join(e.err, err)
 		return nil
 	}
-	j := NewJSONL(f)
+	j := NewEventJSONL(f)
 	e.files = append(e.files, f)
 	e.lines = append(e.lines, j)
 	return j

@@ -132,10 +132,10 @@ func eachGap(tokens []time.Duration, series sim.ITLSeries, f func(gap time.Durat
 	}
 }
 
-// Columns are the event schema's field names in order: the CSV header and
+// EventColumns are the event schema's field names in order: the CSV header and
 // the JSONL keys (a JSONL line omits "itl" and "token_itl" when tokens
 // were not kept).
-func Columns() []string {
+func EventColumns() []string {
 	var h header
 	eachField(&sim.Record{}, &h)
 	return h

@@ -55,7 +55,7 @@ func secondsList(t *testing.T, raw []json.Number) []time.Duration {
 func specLines(t *testing.T, cfg sim.Config, src workload.Source) []specLine {
 	t.Helper()
 	var buf bytes.Buffer
-	w := NewJSONL(&buf)
+	w := NewEventJSONL(&buf)
 	_, err := sim.Run(cfg, src, w)
 	require.NoError(t, err)
 	require.NoError(t, w.Flush())
@@ -180,7 +180,7 @@ func TestEventsOfSpeculationAgreeWithTheDomain(t *testing.T) {
 	assert.Greater(t, multi, 100, "α = 0.7 accepts drafts: chunks of several tokens")
 
 	var buf bytes.Buffer
-	w := NewCSV(&buf)
+	w := NewEventCSV(&buf)
 	_, err := sim.Run(cfg, poissonSource(t, 3, 1, 40, workload.Fixed(1000, 120)), w)
 	require.NoError(t, err)
 	require.NoError(t, w.Flush())

@@ -19,8 +19,8 @@ import (
 
 func TestEventsGolden(t *testing.T) {
 	writers := map[string]func(*bytes.Buffer) eventWriter{
-		"jsonl": func(b *bytes.Buffer) eventWriter { return NewJSONL(b) },
-		"csv":   func(b *bytes.Buffer) eventWriter { return NewCSV(b) },
+		"jsonl": func(b *bytes.Buffer) eventWriter { return NewEventJSONL(b) },
+		"csv":   func(b *bytes.Buffer) eventWriter { return NewEventCSV(b) },
 	}
 	for ext, mk := range writers {
 		for _, keep := range []bool{false, true} {
@@ -56,14 +56,14 @@ func (rs *records) Observe(r *sim.Record) {
 func TestCSVParsesBackOneRowPerRecord(t *testing.T) {
 	var buf bytes.Buffer
 	var rs records
-	w := NewCSV(&buf)
+	w := NewEventCSV(&buf)
 	runFixture(t, true, multi{w, &rs})
 	require.NoError(t, w.Flush())
 
 	rows, err := csv.NewReader(&buf).ReadAll()
 	require.NoError(t, err)
 	require.Len(t, rows, len(rs)+1, "a header and one row per record")
-	assert.Equal(t, Columns(), rows[0])
+	assert.Equal(t, EventColumns(), rows[0])
 	col := map[string]int{}
 	for i, c := range rows[0] {
 		col[c] = i
@@ -86,7 +86,7 @@ func TestCSVParsesBackOneRowPerRecord(t *testing.T) {
 func TestJSONLParsesBackWithVLLMNames(t *testing.T) {
 	var buf bytes.Buffer
 	var rs records
-	w := NewJSONL(&buf)
+	w := NewEventJSONL(&buf)
 	runFixture(t, false, multi{w, &rs})
 	require.NoError(t, w.Flush())
 
@@ -144,8 +144,8 @@ type eventWriter interface {
 
 func TestWritersKeepTheFirstError(t *testing.T) {
 	mk := map[string]func(*failing) eventWriter{
-		"jsonl": func(f *failing) eventWriter { return NewJSONL(f) },
-		"csv":   func(f *failing) eventWriter { return NewCSV(f) },
+		"jsonl": func(f *failing) eventWriter { return NewEventJSONL(f) },
+		"csv":   func(f *failing) eventWriter { return NewEventCSV(f) },
 	}
 	for name, mk := range mk {
 		t.Run(name, func(t *testing.T) {
@@ -171,7 +171,7 @@ func TestObserveAllocatesNothingPerToken(t *testing.T) {
 	for i := range 1000 {
 		r.Tokens = append(r.Tokens, time.Duration(i)*45*time.Millisecond)
 	}
-	for name, o := range map[string]sim.Observer{"jsonl": NewJSONL(discard{}), "csv": NewCSV(discard{})} {
+	for name, o := range map[string]sim.Observer{"jsonl": NewEventJSONL(discard{}), "csv": NewEventCSV(discard{})} {
 		o.Observe(&r) // grow the line buffer once
 		allocs := testing.AllocsPerRun(20, func() { o.Observe(&r) })
 		assert.Zero(t, allocs, name)
@@ -184,8 +184,8 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 func TestCSVWithoutRecordsStillHasItsHeader(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, NewCSV(&buf).Flush())
-	assert.Equal(t, strings.Join(Columns(), ",")+"\n", buf.String())
+	require.NoError(t, NewEventCSV(&buf).Flush())
+	assert.Equal(t, strings.Join(EventColumns(), ",")+"\n", buf.String())
 }
 
 // A fleet's events say which replica served each request: the replica
@@ -195,7 +195,7 @@ func TestEventsOfAFleetCarryTheReplica(t *testing.T) {
 	cfg.Fleet = sim.Fleet{Replicas: sim.Copies(3, sim.Replica{}), Router: sim.RoundRobin{}}
 	var jl, cs bytes.Buffer
 	var rs records
-	j, c := NewJSONL(&jl), NewCSV(&cs)
+	j, c := NewEventJSONL(&jl), NewEventCSV(&cs)
 	_, err := sim.Run(cfg, fixture(), multi{j, c, &rs})
 	require.NoError(t, err)
 	require.NoError(t, j.Flush())

@@ -23,7 +23,7 @@ func ExampleJSONL() {
 	if err != nil {
 		panic(err)
 	}
-	events := report.NewJSONL(os.Stdout)
+	events := report.NewEventJSONL(os.Stdout)
 	if _, err := sim.Run(sim.Config{KeepTokens: true}, src, events); err != nil {
 		panic(err)
 	}

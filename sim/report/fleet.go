@@ -10,10 +10,10 @@ import (
 	"github.com/servesim/servesim/sim"
 )
 
-// Fleet is a fleet's replicas and router as they ran (sim.Fleet). The
+// CardFleet is a fleet's replicas and router as they ran (sim.Fleet). The
 // card's System carries one when the run drove more than one replica, or
 // set a router or a signal delay.
-type Fleet struct {
+type CardFleet struct {
 	Replicas int `json:"replicas"`
 	// Router is the router's Go type; RouterSetup its fields, with the
 	// router's documented defaults filled in (a router with a WithDefaults
@@ -51,13 +51,13 @@ func isFleet(cfg sim.Config) bool {
 
 // fleetOf describes cfg's fleet, and the replicas' configuration when
 // they are all alike (ok), for System's Engine and Model.
-func fleetOf(cfg sim.Config) (f *Fleet, alike ReplicaGroup, ok bool) {
+func fleetOf(cfg sim.Config) (f *CardFleet, alike ReplicaGroup, ok bool) {
 	router := cfg.Fleet.Router
 	name := fmt.Sprintf("%T", router)
 	if router == nil {
 		router, name = sim.RoundRobin{}, "sim.RoundRobin (nil: the default)"
 	}
-	f = &Fleet{
+	f = &CardFleet{
 		Router: name, RouterSetup: settings(withDefaults(router)),
 		SignalDelay: cfg.Fleet.SignalDelay.Seconds(),
 	}
@@ -116,7 +116,7 @@ func withDefaults(v any) any {
 
 // markdown writes the fleet's table: replicas, router and its settings,
 // signal delay.
-func (f *Fleet) markdown(b *strings.Builder) {
+func (f *CardFleet) markdown(b *strings.Builder) {
 	b.WriteString("| fleet (`sim.Fleet`) | value |\n|---|---|\n")
 	reps := fmt.Sprintf("%d, configured alike: the engine and cost model below are each replica's", f.Replicas)
 	if len(f.Groups) > 0 {

@@ -19,12 +19,12 @@ import (
 type FleetPoint struct {
 	// PrefixHitRate is the fraction of measured requests' prompt tokens
 	// served from a prefix cache (Summary.Cached / Summary.InputTokens).
-	PrefixHitRate Estimate `json:"prefix_hit_rate"`
+	PrefixHitRate CardInterval `json:"prefix_hit_rate"`
 	// ImbalanceRequests and ImbalanceBusy are the largest replica's share
 	// over the mean share, of measured requests and of busy time
 	// (sim.Imbalance: 1 is even).
-	ImbalanceRequests Estimate       `json:"imbalance_requests"`
-	ImbalanceBusy     Estimate       `json:"imbalance_busy"`
+	ImbalanceRequests CardInterval   `json:"imbalance_requests"`
+	ImbalanceBusy     CardInterval   `json:"imbalance_busy"`
 	Replicas          []ReplicaPoint `json:"replicas"`
 }
 
@@ -96,8 +96,8 @@ func ratio(a, b int) float64 {
 // meanOf is the mean of x with a Student-t interval at confidence conf
 // across replications, as sim's estimates are computed (no interval
 // below two values, NaN for none).
-func meanOf(x []float64, conf float64) Estimate {
-	e := Estimate{Center: Num(math.NaN()), Lo: Num(math.NaN()), Hi: Num(math.NaN()), Confidence: conf, N: len(x)}
+func meanOf(x []float64, conf float64) CardInterval {
+	e := CardInterval{Center: Num(math.NaN()), Lo: Num(math.NaN()), Hi: Num(math.NaN()), Confidence: conf, N: len(x)}
 	if len(x) == 0 {
 		return e
 	}

@@ -140,12 +140,12 @@ func fleetCard() Card {
 	c.System = System{
 		Engine: engineRows, Model: "costmodel.Frozen", ModelSetup: []Setting{{"DecodeStep", "45ms"}},
 		Run: []Setting{{"Timeout", "0s"}},
-		Fleet: &Fleet{Replicas: 2, Router: "sim.PrefixAffinity",
+		Fleet: &CardFleet{Replicas: 2, Router: "sim.PrefixAffinity",
 			RouterSetup: []Setting{{"CacheThreshold", "0.5"}, {"BalanceAbs", "32"}, {"BalanceRel", "1.0001"}}},
 	}
 	c.Baseline = &System{
 		Run: []Setting{{"Timeout", "0s"}},
-		Fleet: &Fleet{Replicas: 2, Router: "sim.LeastLoaded", SignalDelay: 0.5, Groups: []ReplicaGroup{
+		Fleet: &CardFleet{Replicas: 2, Router: "sim.LeastLoaded", SignalDelay: 0.5, Groups: []ReplicaGroup{
 			{Replicas: []int{0}, Engine: engineRows, Model: "costmodel.Frozen", ModelSetup: []Setting{{"DecodeStep", "45ms"}}},
 			{Replicas: []int{1}, Engine: engineRows, Model: "costmodel.Frozen", ModelSetup: []Setting{{"DecodeStep", "60ms"}}},
 		}},

@@ -20,7 +20,7 @@ import (
 // a placeholder: a change there must not move the card's goldens.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	got = bytes.ReplaceAll(got, []byte(AnalysisRevision), []byte("servesim-analysis/(this build's)"))
+	got = bytes.ReplaceAll(got, []byte(analysis.AnalysisRevision()), []byte("servesim-analysis/(this build's)"))
 	golden.Check(t, filepath.Join("testdata", name), got)
 }
 

@@ -9,8 +9,8 @@ import (
 	"github.com/servesim/servesim/sim"
 )
 
-// JSONL is a sim.Observer that writes each request's record as one JSON
-// object per line, keys in the order of Columns (see the package doc for
+// EventJSONL is a sim.Observer that writes each request's record as one JSON
+// object per line, keys in the order of EventColumns (see the package doc for
 // their meaning and units). Times are in seconds, as vLLM's detailed
 // results; an instant that did not happen is null; "itl" and "token_itl"
 // (the lists of inter-token gaps per streamed chunk and retokenized per
@@ -18,17 +18,17 @@ import (
 // (sim.Config.KeepTokens).
 //
 // Writes are buffered: call Flush when the run ends. The first write error
-// is kept (Err) and every later record is dropped. A JSONL is not safe for
+// is kept (Err) and every later record is dropped. An EventJSONL is not safe for
 // concurrent use; give each run its own.
-type JSONL struct {
+type EventJSONL struct {
 	lineWriter
 }
 
-// NewJSONL returns a JSONL writing to w.
-func NewJSONL(w io.Writer) *JSONL { return &JSONL{newLineWriter(w)} }
+// NewEventJSONL returns an EventJSONL writing to w.
+func NewEventJSONL(w io.Writer) *EventJSONL { return &EventJSONL{newLineWriter(w)} }
 
 // Observe writes r as one line.
-func (j *JSONL) Observe(r *sim.Record) {
+func (j *EventJSONL) Observe(r *sim.Record) {
 	if j.err != nil {
 		return
 	}
@@ -38,7 +38,7 @@ func (j *JSONL) Observe(r *sim.Record) {
 	j.emit()
 }
 
-func (j *JSONL) key(k string) {
+func (j *EventJSONL) key(k string) {
 	if len(j.buf) > 1 {
 		j.buf = append(j.buf, ',')
 	}
@@ -47,22 +47,22 @@ func (j *JSONL) key(k string) {
 	j.buf = append(j.buf, `":`...)
 }
 
-func (j *JSONL) str(k, v string) {
+func (j *EventJSONL) str(k, v string) {
 	j.key(k)
 	j.buf = appendJSONString(j.buf, v)
 }
 
-func (j *JSONL) num(k string, v int64) {
+func (j *EventJSONL) num(k string, v int64) {
 	j.key(k)
 	j.buf = strconv.AppendInt(j.buf, v, 10)
 }
 
-func (j *JSONL) flag(k string, v bool) {
+func (j *EventJSONL) flag(k string, v bool) {
 	j.key(k)
 	j.buf = strconv.AppendBool(j.buf, v)
 }
 
-func (j *JSONL) dur(k string, d time.Duration) {
+func (j *EventJSONL) dur(k string, d time.Duration) {
 	j.key(k)
 	if d == sim.Never {
 		j.buf = append(j.buf, "null"...)
@@ -71,7 +71,7 @@ func (j *JSONL) dur(k string, d time.Duration) {
 	j.buf = appendSeconds(j.buf, d)
 }
 
-func (j *JSONL) gaps(k string, tokens []time.Duration, series sim.ITLSeries) {
+func (j *EventJSONL) gaps(k string, tokens []time.Duration, series sim.ITLSeries) {
 	if tokens == nil {
 		return
 	}

@@ -159,7 +159,7 @@ func (r *Results) mdCurve(b *strings.Builder) {
 
 // markdown writes the verdict: a section of its own on an experiment's
 // card, a subsection of the result on a card with a curve.
-func (v *Verdict) markdown(b *strings.Builder, sub bool) {
+func (v *CardVerdict) markdown(b *strings.Builder, sub bool) {
 	level := "##"
 	if sub {
 		level = "###"
@@ -348,7 +348,7 @@ func code(s string) string {
 }
 
 // itlSeriesText says in words which series of gaps an ITL bound gates
-// (SLO.ITLSeries).
+// (CardSLO.ITLSeries).
 func itlSeriesText(series string) string {
 	switch series {
 	case sim.PerChunk.String():
@@ -381,21 +381,21 @@ func signed(x Num) string { return fmt.Sprintf("%+.3g", float64(x)) }
 func percent(x float64) string { return fmt.Sprintf("%+.1f %%", 100*x) }
 
 // est prints a centre with its interval.
-func est(e Estimate) string {
+func est(e CardInterval) string {
 	if math.IsNaN(float64(e.Center)) {
 		return "—"
 	}
 	return num(e.Center) + " " + interval(e)
 }
 
-func interval(e Estimate) string {
+func interval(e CardInterval) string {
 	if math.IsNaN(float64(e.Lo)) || math.IsNaN(float64(e.Hi)) {
 		return fmt.Sprintf("(no interval, n=%d)", e.N)
 	}
 	return fmt.Sprintf("[%s, %s]", num(e.Lo), num(e.Hi))
 }
 
-func percentInterval(e Estimate) string {
+func percentInterval(e CardInterval) string {
 	if math.IsNaN(float64(e.Lo)) {
 		return "(no interval)"
 	}

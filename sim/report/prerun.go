@@ -25,15 +25,15 @@ type Capacity struct {
 type PreRun struct {
 	// Source says what computed it and from what, e.g. "costmodel.Estimate
 	// of the replica the sweep ran".
-	Source   string   `json:"source"`
-	Figures  []Figure `json:"figures"`
-	Warnings []string `json:"warnings,omitempty"`
+	Source   string       `json:"source"`
+	Figures  []CardFigure `json:"figures"`
+	Warnings []string     `json:"warnings,omitempty"`
 }
 
-// Figure is one bound of a pre-run estimate (costmodel.Figure), with the
+// CardFigure is one bound of a pre-run estimate (costmodel.Figure), with the
 // group it belongs to ("Concurrency (bounded by KV bytes)", say; "" for
 // none).
-type Figure struct {
+type CardFigure struct {
 	Group string `json:"group,omitempty"`
 	Name  string `json:"name"`
 	Value Num    `json:"value"` // in Unit; null if not finite
@@ -42,15 +42,15 @@ type Figure struct {
 	Knob  string `json:"knob"`  // what moves the bound
 }
 
-// FiguresOf converts costmodel figures, each in group; a figure without a
+// CardFiguresOf converts costmodel figures, each in group; a figure without a
 // name (an optional figure left zero) is left out.
-func FiguresOf(group string, fs ...costmodel.Figure) []Figure {
-	var out []Figure
+func CardFiguresOf(group string, fs ...costmodel.Figure) []CardFigure {
+	var out []CardFigure
 	for _, f := range fs {
 		if f.Name == "" {
 			continue
 		}
-		out = append(out, Figure{Group: group, Name: f.Name, Value: Num(f.Value), Unit: f.Unit, Basis: f.Basis, Knob: f.Knob})
+		out = append(out, CardFigure{Group: group, Name: f.Name, Value: Num(f.Value), Unit: f.Unit, Basis: f.Basis, Knob: f.Knob})
 	}
 	return out
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/servesim/servesim/sim"
 )
 
-// ReadEvents reads a file of per-request events written by JSONL (".jsonl")
-// or CSV (".csv") back into records, in the file's order. Errors name the
+// ReadEvents reads a file of per-request events written by EventJSONL (".jsonl")
+// or EventCSV (".csv") back into records, in the file's order. Errors name the
 // file, the line and the column.
 func ReadEvents(path string) ([]sim.Record, error) {
 	f, err := os.Open(path)
@@ -35,10 +35,10 @@ func ReadEvents(path string) ([]sim.Record, error) {
 	}
 }
 
-// ReadJSONL reads events written by JSONL back into records; name names
+// ReadJSONL reads events written by EventJSONL back into records; name names
 // the source in errors ("…: line 3, column \"ttft\": …").
 //
-// Every column of Columns must be on every line but the optional ones:
+// Every column of EventColumns must be on every line but the optional ones:
 // "itl" and "token_itl" (present when the run kept token instants,
 // sim.Config.KeepTokens), and, for events written before they existed,
 // "max_token_itl" (then max_itl), "draft_tokens" and "accepted_tokens"
@@ -120,8 +120,8 @@ func jsonCell(raw json.RawMessage) (cell, error) {
 	return cell{text: string(raw)}, nil
 }
 
-// ReadCSV reads events written by CSV back into records, as ReadJSONL
-// does: the header names the columns (Columns, the optional ones
+// ReadCSV reads events written by EventCSV back into records, as ReadJSONL
+// does: the header names the columns (EventColumns, the optional ones
 // possibly missing); an empty instant is null, and the "itl" and
 // "token_itl" cells hold space-separated gaps (empty when no instants
 // were kept: a record that emitted tokens then gets none back, and one
@@ -139,7 +139,7 @@ func ReadCSV(r io.Reader, name string) ([]sim.Record, error) {
 	cols := append([]string(nil), head...)
 	for _, c := range cols {
 		if _, ok := columnKinds[c]; !ok {
-			return nil, fmt.Errorf("report: %s: line 1: unknown column %q (the columns are %s)", name, c, strings.Join(Columns(), ", "))
+			return nil, fmt.Errorf("report: %s: line 1: unknown column %q (the columns are %s)", name, c, strings.Join(EventColumns(), ", "))
 		}
 	}
 	var out []sim.Record

@@ -33,7 +33,7 @@ func readCase(t *testing.T) (sim.Config, records, sim.Summary, []byte, []byte) {
 	require.NoError(t, err)
 	var rs records
 	var jl, cs bytes.Buffer
-	j, c := NewJSONL(&jl), NewCSV(&cs)
+	j, c := NewEventJSONL(&jl), NewEventCSV(&cs)
 	sum, err := sim.Run(cfg, src, multi{j, c, &rs})
 	require.NoError(t, err)
 	require.NoError(t, j.Flush())

@@ -25,7 +25,7 @@ func recordOf(cells map[string]cell) (sim.Record, error) {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return sim.Record{}, fmt.Errorf(", column %q: unknown column (the columns are %s)", unknown[0], strings.Join(Columns(), ", "))
+		return sim.Record{}, fmt.Errorf(", column %q: unknown column (the columns are %s)", unknown[0], strings.Join(EventColumns(), ", "))
 	}
 	g := getter{cells: cells}
 	rec := sim.Record{

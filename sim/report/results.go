@@ -5,9 +5,9 @@ import (
 	"github.com/servesim/servesim/sim/stats"
 )
 
-// Estimate is a stats.Interval that JSON can carry: Lo and Hi are NaN (null)
+// CardInterval is a stats.Interval that JSON can carry: Lo and Hi are NaN (null)
 // without an interval.
-type Estimate struct {
+type CardInterval struct {
 	Center     Num     `json:"center"`
 	Lo         Num     `json:"lo"`
 	Hi         Num     `json:"hi"`
@@ -15,8 +15,8 @@ type Estimate struct {
 	N          int     `json:"n"`
 }
 
-func estimateOf(e stats.Interval) Estimate {
-	return Estimate{Center: Num(e.Center), Lo: Num(e.Lo), Hi: Num(e.Hi), Confidence: e.Confidence, N: e.N}
+func estimateOf(e stats.Interval) CardInterval {
+	return CardInterval{Center: Num(e.Center), Lo: Num(e.Lo), Hi: Num(e.Hi), Confidence: e.Confidence, N: e.N}
 }
 
 // Results are a curve's figures with their intervals.
@@ -24,19 +24,19 @@ type Results struct {
 	// Axis is what the loads measure: "rate" (requests/s) or
 	// "concurrency" (closed-loop clients); LoadUnit labels them, "req/s"
 	// or "clients" (analysis.Axis). "" reads as the rate.
-	Axis       string    `json:"axis"`
-	LoadUnit   string    `json:"load_unit"`
-	Target     float64   `json:"attainment_target"` // the knee's attainment target
-	Confidence float64   `json:"confidence"`        // of every interval
-	Points     []Point   `json:"points"`            // in increasing offered load
-	Knee       Knee      `json:"knee"`
-	Peak       Peak      `json:"peak"`
-	Collapse   Collapse  `json:"collapse"`
-	Headroom   *Headroom `json:"headroom,omitempty"` // nil without an operating point
+	Axis       string        `json:"axis"`
+	LoadUnit   string        `json:"load_unit"`
+	Target     float64       `json:"attainment_target"` // the knee's attainment target
+	Confidence float64       `json:"confidence"`        // of every interval
+	Points     []CardPoint   `json:"points"`            // in increasing offered load
+	Knee       CardKnee      `json:"knee"`
+	Peak       CardPeak      `json:"peak"`
+	Collapse   CardCollapse  `json:"collapse"`
+	Headroom   *CardHeadroom `json:"headroom,omitempty"` // nil without an operating point
 	// Band is the curve's model range when the sweep declared its cost
 	// model's uncertainty (analysis.Sweep.ModelError, analysis.Curve.Band); nil
 	// when none was declared, and the intervals are then seed noise only.
-	Band *Band `json:"model_band,omitempty"`
+	Band *CardBand `json:"model_band,omitempty"`
 	// Capacity is the serving capacity each point's utilisation is taken
 	// against (analysis.Sweep.Capacity); nil when the sweep was given none.
 	Capacity *Capacity `json:"capacity,omitempty"`
@@ -47,26 +47,26 @@ type Results struct {
 	Classes []ClassResult `json:"classes,omitempty"`
 }
 
-// Point is one offered load of the curve: rates in requests/s, latency
+// CardPoint is one offered load of the curve: rates in requests/s, latency
 // percentiles in ms.
-type Point struct {
-	Load       float64  `json:"load"` // nominal offered load, in Results.LoadUnit
-	Offered    Estimate `json:"offered"`
-	Throughput Estimate `json:"throughput"`
-	Goodput    Estimate `json:"goodput"`
-	Attainment Estimate `json:"attainment"`
-	TTFTP50    Estimate `json:"ttft_p50_ms"`
-	TTFTP99    Estimate `json:"ttft_p99_ms"`
-	ITLP50     Estimate `json:"itl_p50_ms"`
-	ITLP99     Estimate `json:"itl_p99_ms"`
+type CardPoint struct {
+	Load       float64      `json:"load"` // nominal offered load, in Results.LoadUnit
+	Offered    CardInterval `json:"offered"`
+	Throughput CardInterval `json:"throughput"`
+	Goodput    CardInterval `json:"goodput"`
+	Attainment CardInterval `json:"attainment"`
+	TTFTP50    CardInterval `json:"ttft_p50_ms"`
+	TTFTP99    CardInterval `json:"ttft_p99_ms"`
+	ITLP50     CardInterval `json:"itl_p50_ms"`
+	ITLP99     CardInterval `json:"itl_p99_ms"`
 	// TTFTOfferedP50 and TTFTOfferedP99 are TTFT over every measured
 	// request (analysis.Point.TTFTOffered), beside TTFTP50 and TTFTP99 over the
 	// successful ones as vLLM reports them: a request that timed out or
 	// was still in flight counts at the instant it ended, one that never
 	// got a token otherwise (refused, failed) as beyond every bound (+Inf,
 	// null in JSON like every number that is not finite).
-	TTFTOfferedP50 Estimate `json:"ttft_offered_p50_ms"`
-	TTFTOfferedP99 Estimate `json:"ttft_offered_p99_ms"`
+	TTFTOfferedP50 CardInterval `json:"ttft_offered_p50_ms"`
+	TTFTOfferedP99 CardInterval `json:"ttft_offered_p99_ms"`
 	// Utilisation is the load over Results.Capacity (analysis.Point.Utilisation);
 	// absent (0) without a capacity.
 	Utilisation float64 `json:"utilisation,omitempty"`
@@ -74,11 +74,11 @@ type Point struct {
 	// when no run of the point drafted a token.
 	Speculation *PointSpeculation `json:"speculation,omitempty"`
 	// Misses are the exclusive miss rates, requests/s.
-	MissNotOK  Estimate `json:"miss_not_ok"`
-	MissTTFT   Estimate `json:"miss_ttft"`
-	MissITL    Estimate `json:"miss_itl"`
-	MissOther  Estimate `json:"miss_other"`
-	Saturation string   `json:"saturation"` // stable, backlogged, overloaded or refused
+	MissNotOK  CardInterval `json:"miss_not_ok"`
+	MissTTFT   CardInterval `json:"miss_ttft"`
+	MissITL    CardInterval `json:"miss_itl"`
+	MissOther  CardInterval `json:"miss_other"`
+	Saturation string       `json:"saturation"` // stable, backlogged, overloaded or refused
 	// NoMeasured is true when no replication measured a request
 	// (analysis.Point.NoMeasured): attainment and latencies are then null, and
 	// the point takes no part in the knee.
@@ -89,36 +89,36 @@ type Point struct {
 	Fleet *FleetPoint `json:"fleet,omitempty"`
 }
 
-// Knee is the highest offered load meeting the attainment target, with
+// CardKnee is the highest offered load meeting the attainment target, with
 // its interval; Censored says why it was not found inside the sweep.
-type Knee struct {
-	Load     Estimate `json:"load"`
-	Found    bool     `json:"found"`
-	Censored string   `json:"censored,omitempty"`
+type CardKnee struct {
+	Load     CardInterval `json:"load"`
+	Found    bool         `json:"found"`
+	Censored string       `json:"censored,omitempty"`
 }
 
-// Peak is the highest mean goodput and the load where it occurs.
-type Peak struct {
-	Load    float64  `json:"load"`
-	Goodput Estimate `json:"goodput"`
+// CardPeak is the highest mean goodput and the load where it occurs.
+type CardPeak struct {
+	Load    float64      `json:"load"`
+	Goodput CardInterval `json:"goodput"`
 }
 
-// Collapse is the first load past the peak whose goodput fell below 90 %
+// CardCollapse is the first load past the peak whose goodput fell below 90 %
 // of the peak; Found is false when the sweep did not reach it.
-type Collapse struct {
+type CardCollapse struct {
 	Load  float64 `json:"load"`
 	Found bool    `json:"found"`
 }
 
-// Headroom is the distance from the operating load to the knee.
-type Headroom struct {
-	Operating float64  `json:"operating"` // in Results.LoadUnit
-	Abs       Estimate `json:"abs"`       // knee − operating, in Results.LoadUnit
-	Rel       Estimate `json:"rel"`       // knee / operating − 1
+// CardHeadroom is the distance from the operating load to the knee.
+type CardHeadroom struct {
+	Operating float64      `json:"operating"` // in Results.LoadUnit
+	Abs       CardInterval `json:"abs"`       // knee − operating, in Results.LoadUnit
+	Rel       CardInterval `json:"rel"`       // knee / operating − 1
 	// Model is Rel over the model band (analysis.Headroom.Model): the
 	// headroom if the cost model is off by as much as was declared; nil
 	// without a band.
-	Model *Range `json:"model_range,omitempty"`
+	Model *CardRange `json:"model_range,omitempty"`
 }
 
 // ResultsOf converts a curve, with the headroom at the operating load op
@@ -127,9 +127,9 @@ func ResultsOf(c *analysis.Curve, op float64) Results {
 	r := Results{
 		Axis: c.Axis.String(), LoadUnit: c.Axis.Unit(),
 		Target: c.Target, Confidence: c.Confidence,
-		Knee:     Knee{Load: estimateOf(c.Knee.Load), Found: c.Knee.Found, Censored: c.Knee.Reason()},
-		Peak:     Peak{Load: c.Peak.Load, Goodput: estimateOf(c.Peak.Goodput)},
-		Collapse: Collapse{Load: c.Collapse.Load, Found: c.Collapse.Found},
+		Knee:     CardKnee{Load: estimateOf(c.Knee.Load), Found: c.Knee.Found, Censored: c.Knee.Reason()},
+		Peak:     CardPeak{Load: c.Peak.Load, Goodput: estimateOf(c.Peak.Goodput)},
+		Collapse: CardCollapse{Load: c.Collapse.Load, Found: c.Collapse.Found},
 		Band:     bandOf(c.Band),
 		Warnings: c.Warnings,
 	}
@@ -139,7 +139,7 @@ func ResultsOf(c *analysis.Curve, op float64) Results {
 	r.Classes = classResultsOf(c)
 	if op > 0 {
 		h := c.Headroom(op)
-		r.Headroom = &Headroom{Operating: op, Abs: estimateOf(h.Abs), Rel: estimateOf(h.Rel)}
+		r.Headroom = &CardHeadroom{Operating: op, Abs: estimateOf(h.Abs), Rel: estimateOf(h.Rel)}
 		if c.Band != nil {
 			m := rangeOf(h.Model)
 			r.Headroom.Model = &m
@@ -148,8 +148,8 @@ func ResultsOf(c *analysis.Curve, op float64) Results {
 	return r
 }
 
-func pointOf(p *analysis.Point, conf float64) Point {
-	return Point{
+func pointOf(p *analysis.Point, conf float64) CardPoint {
+	return CardPoint{
 		Load: p.Load, Offered: estimateOf(p.Offered), Throughput: estimateOf(p.Throughput),
 		Goodput: estimateOf(p.Goodput), Attainment: estimateOf(p.Attainment),
 		TTFTP50: estimateOf(p.TTFT.P50), TTFTP99: estimateOf(p.TTFT.P99),
@@ -174,10 +174,10 @@ func (r *Results) noneMeasured() bool {
 	return len(r.Points) > 0
 }
 
-// Verdict is an A/B experiment's answer as a card carries it: the
+// CardVerdict is an A/B experiment's answer as a card carries it: the
 // hypothesis declared before the runs, the improvement of B over A with
 // its interval, and the verdict at each load (the result's boundary).
-type Verdict struct {
+type CardVerdict struct {
 	Claim     string  `json:"claim"`
 	Metric    string  `json:"metric"`
 	Threshold float64 `json:"threshold"` // relative improvement B must show, 0.05 is 5 %
@@ -186,7 +186,7 @@ type Verdict struct {
 	// (analysis.Result.Regime: by default those at or below the baseline's
 	// knee); "" where the card does not say.
 	Regime      string        `json:"regime,omitempty"`
-	Improvement Estimate      `json:"improvement"`
+	Improvement CardInterval  `json:"improvement"`
 	Verdict     string        `json:"verdict"` // improved, not improved, inconclusive or no measured requests
 	Past        *PastVerdict  `json:"past_knee,omitempty"`
 	Boundary    string        `json:"boundary"`
@@ -197,22 +197,22 @@ type Verdict struct {
 // where A collapses and any relative gain is large (analysis.Result's
 // PastImprovement and PastVerdict).
 type PastVerdict struct {
-	Improvement Estimate `json:"improvement"`
-	Verdict     string   `json:"verdict"`
+	Improvement CardInterval `json:"improvement"`
+	Verdict     string       `json:"verdict"`
 }
 
 // LoadVerdict is the comparison at one offered load.
 type LoadVerdict struct {
-	Load        float64  `json:"load"`
-	A           Estimate `json:"a"`
-	B           Estimate `json:"b"`
-	Improvement Estimate `json:"improvement"`
-	Verdict     string   `json:"verdict"` // as Verdict.Verdict, at this load
+	Load        float64      `json:"load"`
+	A           CardInterval `json:"a"`
+	B           CardInterval `json:"b"`
+	Improvement CardInterval `json:"improvement"`
+	Verdict     string       `json:"verdict"` // as CardVerdict.Verdict, at this load
 }
 
-// VerdictOf converts an experiment's result.
-func VerdictOf(r *analysis.Result) *Verdict {
-	v := &Verdict{
+// CardVerdictOf converts an experiment's result.
+func CardVerdictOf(r *analysis.Result) *CardVerdict {
+	v := &CardVerdict{
 		Claim: r.Hypothesis.Claim, Metric: r.Hypothesis.Metric.Name, Threshold: r.Hypothesis.Threshold,
 		Blocks: r.Blocks, Regime: r.Regime, Improvement: estimateOf(r.Improvement), Verdict: r.Verdict.String(), Boundary: r.Boundary(),
 	}

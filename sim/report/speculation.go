@@ -11,23 +11,23 @@ import (
 // PointSpeculation is speculative decoding at one load of a curve, each
 // figure a mean over the replications with its interval: the
 // mechanism's evidence (tokens a step, acceptance) beside the user's
-// experience (the ITL retokenized per token, beside Point's ITL per
+// experience (the ITL retokenized per token, beside CardPoint's ITL per
 // streamed chunk).
 type PointSpeculation struct {
 	// MeanAccepted is the mean tokens a step of a full K drafts emitted:
 	// its accepted drafts and the token sampled after them
 	// (analysis.Point.MeanAccepted; (1 − α^(K+1))/(1 − α) under i.i.d.
 	// acceptance α).
-	MeanAccepted Estimate `json:"mean_accepted"`
+	MeanAccepted CardInterval `json:"mean_accepted"`
 	// AcceptanceRate is accepted over drafted tokens
 	// (analysis.Point.AcceptanceRate), vLLM's draft acceptance rate: under
 	// i.i.d. acceptance α it is α(1 − α^K)/(K(1 − α)), below α.
-	AcceptanceRate Estimate `json:"acceptance_rate"`
+	AcceptanceRate CardInterval `json:"acceptance_rate"`
 	// ITLTokenP50 and ITLTokenP99 are the retokenized ITL percentiles, ms
 	// (analysis.Point.ITLRetokenized: each chunk's gap over its tokens, once
 	// per token, as SGLang's use_retokenized_itl).
-	ITLTokenP50 Estimate `json:"itl_token_p50_ms"`
-	ITLTokenP99 Estimate `json:"itl_token_p99_ms"`
+	ITLTokenP50 CardInterval `json:"itl_token_p50_ms"`
+	ITLTokenP99 CardInterval `json:"itl_token_p99_ms"`
 }
 
 // pointSpeculationOf is p's speculation, or nil when no run of p drafted
@@ -104,7 +104,7 @@ func mdSpeculationLine(b *strings.Builder, spec, label string) {
 }
 
 // speculates reports whether some value's probe point drafted tokens.
-func (d *DialSweep) speculates() bool {
+func (d *CardDialSweep) speculates() bool {
 	for _, r := range d.Rows {
 		if r.Probe != nil && r.Probe.Speculation != nil {
 			return true

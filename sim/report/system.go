@@ -31,9 +31,9 @@ type System struct {
 	// Speculation is the replica's speculative decoding
 	// (sim.Speculation.String: K, the acceptance, the drafter); "" without
 	// any, or in a fleet whose replicas differ (Fleet.Groups has each).
-	Speculation string    `json:"speculation,omitempty"`
-	Run         []Setting `json:"run"`
-	Fleet       *Fleet    `json:"fleet,omitempty"`
+	Speculation string     `json:"speculation,omitempty"`
+	Run         []Setting  `json:"run"`
+	Fleet       *CardFleet `json:"fleet,omitempty"`
 }
 
 // maxValue caps a setting's printed value (a measured step table can be

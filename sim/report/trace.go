@@ -9,7 +9,7 @@ import (
 	"github.com/servesim/servesim/sim"
 )
 
-// Trace writes a run as a Chrome trace (the Trace Event Format's JSON
+// ChromeTrace writes a run as a Chrome trace (the Trace Event Format's JSON
 // object, {"traceEvents": […]}), which Perfetto (ui.perfetto.dev) and
 // chrome://tracing open. It is a sim.StepObserver: pass it to sim.Run,
 // alone or with other observers through Observers, then call Close,
@@ -34,9 +34,9 @@ import (
 //
 // Events are written as they arrive, through a buffer; Flush pushes out
 // what is buffered (the document is whole only after Close). The first
-// write error is kept (Err) and later events are dropped. A Trace is not
+// write error is kept (Err) and later events are dropped. A ChromeTrace is not
 // safe for concurrent use; give each run its own.
-type Trace struct {
+type ChromeTrace struct {
 	w      *bufio.Writer
 	buf    []byte // the event being built, reused
 	err    error
@@ -58,13 +58,13 @@ const (
 	tracePidRequests = 2
 )
 
-// NewTrace returns a Trace writing to w.
-func NewTrace(w io.Writer) *Trace {
-	return &Trace{w: bufio.NewWriter(w), buf: make([]byte, 0, 512)}
+// NewChromeTrace returns a ChromeTrace writing to w.
+func NewChromeTrace(w io.Writer) *ChromeTrace {
+	return &ChromeTrace{w: bufio.NewWriter(w), buf: make([]byte, 0, 512)}
 }
 
 // Observe writes r's lifetime as an async span.
-func (t *Trace) Observe(r *sim.Record) {
+func (t *ChromeTrace) Observe(r *sim.Record) {
 	if !t.open() {
 		return
 	}
@@ -109,7 +109,7 @@ func (t *Trace) Observe(r *sim.Record) {
 
 // ObserveStep writes the steps of s, one complete event each, and the
 // replica's counters where they changed.
-func (t *Trace) ObserveStep(s *sim.Step) {
+func (t *ChromeTrace) ObserveStep(s *sim.Step) {
 	if !t.open() {
 		return
 	}
@@ -122,7 +122,7 @@ func (t *Trace) ObserveStep(s *sim.Step) {
 }
 
 // step writes step i of s (as sim.Step.All expands it).
-func (t *Trace) step(s *sim.Step, i int, start time.Duration) {
+func (t *ChromeTrace) step(s *sim.Step, i int, start time.Duration) {
 	b := t.begin(t.buf[:0])
 	b = append(b, `"name":"`...)
 	b = appendStepName(b, s)
@@ -177,7 +177,7 @@ func appendStepName(b []byte, s *sim.Step) []byte {
 
 // counters writes the replica's KV and queue counters at start where
 // they differ from those last written.
-func (t *Trace) counters(s *sim.Step, rep *traceReplica, used, cached int, start time.Duration) {
+func (t *ChromeTrace) counters(s *sim.Step, rep *traceReplica, used, cached int, start time.Duration) {
 	first := !rep.counted
 	rep.counted = true
 	if first || used != rep.used {
@@ -195,7 +195,7 @@ func (t *Trace) counters(s *sim.Step, rep *traceReplica, used, cached int, start
 }
 
 // counter writes a counter event "replica N<name>" with one or two series.
-func (t *Trace) counter(replica int, name string, at time.Duration, k1 string, v1 int, k2 string, v2 int) {
+func (t *ChromeTrace) counter(replica int, name string, at time.Duration, k1 string, v1 int, k2 string, v2 int) {
 	b := t.begin(t.buf[:0])
 	b = strconv.AppendInt(append(b, `"name":"replica `...), int64(replica), 10)
 	b = append(append(b, name...), `","ph":"C"`...)
@@ -209,7 +209,7 @@ func (t *Trace) counter(replica int, name string, at time.Duration, k1 string, v
 }
 
 // replica is s's replica's state, named in the trace on its first step.
-func (t *Trace) replica(s *sim.Step) *traceReplica {
+func (t *ChromeTrace) replica(s *sim.Step) *traceReplica {
 	for len(t.reps) <= s.Replica {
 		t.reps = append(t.reps, traceReplica{})
 	}
@@ -226,7 +226,7 @@ func (t *Trace) replica(s *sim.Step) *traceReplica {
 
 // open reports whether events can still be written, and starts the
 // document before the first.
-func (t *Trace) open() bool {
+func (t *ChromeTrace) open() bool {
 	if t.err != nil || t.closed {
 		return false
 	}
@@ -242,7 +242,7 @@ func (t *Trace) open() bool {
 	return t.err == nil
 }
 
-func (t *Trace) meta(body string) {
+func (t *ChromeTrace) meta(body string) {
 	b := t.begin(t.buf[:0])
 	b = append(b, body...)
 	t.end(append(b, '}'))
@@ -250,7 +250,7 @@ func (t *Trace) meta(body string) {
 
 // begin starts an event in b: the separator from the one before, and its
 // opening brace.
-func (t *Trace) begin(b []byte) []byte {
+func (t *ChromeTrace) begin(b []byte) []byte {
 	if b == nil {
 		b = t.buf[:0]
 	}
@@ -261,13 +261,13 @@ func (t *Trace) begin(b []byte) []byte {
 }
 
 // end writes the event built in b.
-func (t *Trace) end(b []byte) {
+func (t *ChromeTrace) end(b []byte) {
 	t.buf = b
 	t.write(b)
 	t.events++
 }
 
-func (t *Trace) write(b []byte) {
+func (t *ChromeTrace) write(b []byte) {
 	if t.err == nil {
 		_, t.err = t.w.Write(b)
 	}
@@ -275,7 +275,7 @@ func (t *Trace) write(b []byte) {
 
 // Flush writes the buffered events to the underlying writer and returns
 // the first error met so far. The document is not whole until Close.
-func (t *Trace) Flush() error {
+func (t *ChromeTrace) Flush() error {
 	if t.err == nil {
 		t.err = t.w.Flush()
 	}
@@ -284,7 +284,7 @@ func (t *Trace) Flush() error {
 
 // Close ends the document and flushes it; later events are dropped. A
 // trace of no event is a document with only its metadata.
-func (t *Trace) Close() error {
+func (t *ChromeTrace) Close() error {
 	if t.closed {
 		return t.err
 	}
@@ -295,7 +295,7 @@ func (t *Trace) Close() error {
 }
 
 // Err returns the first write error, or nil.
-func (t *Trace) Err() error { return t.err }
+func (t *ChromeTrace) Err() error { return t.err }
 
 // appendTS appends `,"key":` and d in microseconds, an exact decimal.
 func appendTS(b []byte, key string, d time.Duration) []byte {

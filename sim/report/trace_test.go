@@ -46,7 +46,7 @@ func parseTrace(t *testing.T, b []byte) []traceEvent {
 // from arrival to end, and counters for KV and queues.
 func TestTraceOfAFleetRun(t *testing.T) {
 	var buf bytes.Buffer
-	tr := NewTrace(&buf)
+	tr := NewChromeTrace(&buf)
 	_, tl := chunkedRun(t, 2, tr)
 	require.NoError(t, tr.Close())
 	if path := os.Getenv("SERVESIM_TRACE"); path != "" {
@@ -132,7 +132,7 @@ func (rs *records) slice() []sim.Record { return *rs }
 func TestTraceExpandsARunAsAll(t *testing.T) {
 	run := runOfDecodes()
 	var whole, each bytes.Buffer
-	a, b := NewTrace(&whole), NewTrace(&each)
+	a, b := NewChromeTrace(&whole), NewChromeTrace(&each)
 	a.ObserveStep(&run)
 	for one := range run.All() {
 		b.ObserveStep(one)
@@ -177,7 +177,7 @@ func TestTraceNamesAndTimes(t *testing.T) {
 // harmless, and events after it are dropped.
 func TestTraceClose(t *testing.T) {
 	var buf bytes.Buffer
-	tr := NewTrace(&buf)
+	tr := NewChromeTrace(&buf)
 	require.NoError(t, tr.Close())
 	require.NoError(t, tr.Close())
 	run := runOfDecodes()
@@ -187,7 +187,7 @@ func TestTraceClose(t *testing.T) {
 		assert.Equal(t, "M", e.Ph)
 	}
 
-	bad := NewTrace(&failing{n: 10})
+	bad := NewChromeTrace(&failing{n: 10})
 	for range 50 {
 		bad.ObserveStep(&run)
 	}
@@ -197,7 +197,7 @@ func TestTraceClose(t *testing.T) {
 // Tracing a step allocates nothing once the buffers have grown.
 func TestTraceAllocatesNothingPerStep(t *testing.T) {
 	run := runOfDecodes()
-	tr := NewTrace(io.Discard)
+	tr := NewChromeTrace(io.Discard)
 	tr.ObserveStep(&run)
 	assert.Zero(t, testing.AllocsPerRun(200, func() { tr.ObserveStep(&run) }))
 }
@@ -209,7 +209,7 @@ func TestObservers(t *testing.T) {
 	assert.Nil(t, Observers(nil, nil))
 	var rs records
 	assert.Equal(t, sim.Observer(&rs), Observers(nil, &rs))
-	_, ok := Observers(&rs, NewJSONL(io.Discard)).(sim.StepObserver)
+	_, ok := Observers(&rs, NewEventJSONL(io.Discard)).(sim.StepObserver)
 	assert.False(t, ok, "no step observer among them")
 
 	var buf bytes.Buffer

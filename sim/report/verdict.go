@@ -12,7 +12,7 @@ import (
 // VerdictLine is a comparison group's answer in one line, as
 // examples/routing and examples/run print it:
 //
-//	verdict <name>: <Comparison against bases[0]>; and <against bases[1]>…; threshold +5 %
+//	verdict <name>: <ComparisonLine against bases[0]>; and <against bases[1]>…; threshold +5 %
 //
 // results[i] is B against the baseline named bases[i]; a nil result is
 // left out, and the threshold is results[0]'s. With no results, or a nil
@@ -25,20 +25,20 @@ func VerdictLine(name string, bases []string, results []*analysis.Result, noVerd
 	var parts []string
 	for i, r := range results {
 		if r != nil && i < len(bases) {
-			parts = append(parts, Comparison(r, bases[i]))
+			parts = append(parts, ComparisonLine(r, bases[i]))
 		}
 	}
 	return fmt.Sprintf("verdict %s: %s; threshold %+.3g %%", name, strings.Join(parts, "; and "), 100*results[0].Hypothesis.Threshold)
 }
 
-// Comparison says in words how B fared against the baseline named base:
+// ComparisonLine says in words how B fared against the baseline named base:
 // the verdict and the interval of the improvement over the loads at or
 // below the baseline's knee (the headline; every load when the baseline
 // misses the attainment target at all of them), the same past the knee
 // when some loads lie there, and the boundary (the verdict at each load):
 //
 //	improved over RoundRobin at or below its knee (1.5, 2 req/s), +7.2 % [+5.9, +8.4] (boundary: …)
-func Comparison(r *analysis.Result, base string) string {
+func ComparisonLine(r *analysis.Result, base string) string {
 	below, past := regimeLoads(r)
 	var b strings.Builder
 	if math.IsNaN(r.BaselineKnee) {

@@ -38,7 +38,7 @@ func TestVerdictLine(t *testing.T) {
 	assert.Equal(t, "improved over RoundRobin at or below its knee (1.5, 2 req/s), +7.2 % [+5.9, +8.4], "+
 		"inconclusive past it (3 req/s), -10.0 % (no interval) "+
 		"(boundary: B beats the threshold at 1.5, 2 req/s; B is worse than A at 3 req/s)",
-		Comparison(r, "RoundRobin"))
+		ComparisonLine(r, "RoundRobin"))
 
 	missed := verdictResult()
 	missed.BaselineKnee = math.NaN()
@@ -46,11 +46,11 @@ func TestVerdictLine(t *testing.T) {
 	missed.Verdict = analysis.NoMeasured
 	missed.Loads = missed.Loads[:1]
 	assert.Equal(t, "no measured requests over A at 1.5 req/s (where A misses the attainment target), none measured "+
-		"(boundary: B beats the threshold at 1.5 req/s)", Comparison(missed, "A"))
+		"(boundary: B beats the threshold at 1.5 req/s)", ComparisonLine(missed, "A"))
 
-	assert.Equal(t, "verdict high: "+Comparison(r, "RoundRobin")+"; and "+Comparison(missed, "LeastLoaded")+"; threshold +5 %",
+	assert.Equal(t, "verdict high: "+ComparisonLine(r, "RoundRobin")+"; and "+ComparisonLine(missed, "LeastLoaded")+"; threshold +5 %",
 		VerdictLine("high", []string{"RoundRobin", "LeastLoaded", "Random"}, []*analysis.Result{r, missed, nil}, "unused"))
-	assert.Equal(t, "verdict ab: "+Comparison(missed, "A")+"; threshold +5 %",
+	assert.Equal(t, "verdict ab: "+ComparisonLine(missed, "A")+"; threshold +5 %",
 		VerdictLine("ab", []string{"A"}, []*analysis.Result{missed}, ""))
 	assert.Equal(t, "verdict low: no verdict: RoundRobin's knee was not found",
 		VerdictLine("low", []string{"RoundRobin"}, nil, "RoundRobin's knee was not found"))
