@@ -34,15 +34,15 @@ type Scenario struct {
 	Sweep      *analysis.Sweep
 	Experiment *analysis.Experiment
 	DialSweep  *analysis.DialSweep
-	Replay     *Replay
+	Replay     *TraceReplay
 	Study      *Study
 
 	Output Output
 }
 
-// Replay is one run of a configuration over a recorded trace, at the
+// TraceReplay is one run of a configuration over a recorded trace, at the
 // trace's own instants (transformed as Trace.Transform says).
-type Replay struct {
+type TraceReplay struct {
 	Config sim.Config
 	// Path is the trace file; a relative path is read from the directory
 	// the program runs in.
@@ -222,7 +222,7 @@ func isWord(s string) bool {
 	return s != "" && s != "." && s != ".."
 }
 
-func (r *Replay) validate() error {
+func (r *TraceReplay) validate() error {
 	errs := []error{r.Config.Validate()}
 	if r.Path == "" {
 		errs = append(errs, errors.New("Path is empty: a replay needs its trace file"))

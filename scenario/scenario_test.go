@@ -32,7 +32,7 @@ func TestScenarioSavesAndLoads(t *testing.T) {
 	for _, s := range []Scenario{
 		{Name: "atlas", Claim: "knee above 1.5", Sweep: smallSweep(), Output: Output{Dir: "out/x", Write: []string{"card"}}},
 		{Name: "routing", Study: study, Output: Output{Write: []string{}}},
-		{Replay: &Replay{Path: "trace.csv", Trace: workload.TraceConfig{Sort: true}}},
+		{Replay: &TraceReplay{Path: "trace.csv", Trace: workload.TraceConfig{Sort: true}}},
 	} {
 		path := filepath.Join(t.TempDir(), "s.json")
 		require.NoError(t, Save(path, s))

@@ -32,7 +32,7 @@ func BenchmarkRunAtlas(b *testing.B) {
 //	go test ./sim -run '^$' -bench 'RunAtlas|RunFleet' -count 6 | benchstat -col /... -
 func BenchmarkRunFleet(b *testing.B) {
 	const replicas = 8
-	cfg := Config{Fleet: Fleet{Replicas: Copies(replicas, Replica{})}}
+	cfg := Config{Fleet: Fleet{Replicas: Copies(replicas, ReplicaConfig{})}}
 	benchRun(b, cfg, func() workload.Source {
 		return poisson(b, 1, replicas*2.4, replicas*20_000, workload.Fixed(2000, 200))
 	})
@@ -45,7 +45,7 @@ func BenchmarkRunFleet(b *testing.B) {
 // batches smaller and cut more moves.
 func BenchmarkRunFleetRandom(b *testing.B) {
 	const replicas = 8
-	cfg := Config{Fleet: Fleet{Replicas: Copies(replicas, Replica{}), Router: Random{}}}
+	cfg := Config{Fleet: Fleet{Replicas: Copies(replicas, ReplicaConfig{}), Router: Random{}}}
 	benchRun(b, cfg, func() workload.Source {
 		return poisson(b, 1, replicas*2.4, replicas*20_000, workload.Fixed(2000, 200))
 	})
@@ -130,7 +130,7 @@ func TestNoAllocationPerTokenOrStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs long answers")
 	}
-	features := Config{Fleet: Fleet{Replicas: Copies(2, Replica{Speculation: Speculation{Tokens: 3, Acceptance: 0.7}})},
+	features := Config{Fleet: Fleet{Replicas: Copies(2, ReplicaConfig{Speculation: Speculation{Tokens: 3, Acceptance: 0.7}})},
 		Classes: []Class{{Name: "fast", SLO: SLO{TTFT: 300 * time.Millisecond}}}}
 	for name, cfg := range map[string]Config{"atlas": {}, "fleet+classes+speculation": features} {
 		allocs := func(output int, rate float64) (float64, int) {

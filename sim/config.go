@@ -205,7 +205,7 @@ type Config struct {
 	// of ITLs over the SLO's budget.
 	KeepTokens bool
 	// Percentiles is the method of the summary's percentiles; the zero
-	// value is stats.Linear, numpy's (and vLLM's) default.
+	// value is stats.LinearInterpolation, numpy's (and vLLM's) default.
 	Percentiles stats.Method
 	// ExactSamples is how many values of each latency (TTFT, TPOT, E2E,
 	// queue delay, client wait; and distinct inter-token gaps) a summary
@@ -236,7 +236,7 @@ type Config struct {
 	// last. nil means one class, as before classes existed.
 	Classes []Class
 	// Speculation is the replica's speculative decoding (a fleet's
-	// replicas set their own, Replica.Speculation); the zero value is
+	// replicas set their own, ReplicaConfig.Speculation); the zero value is
 	// none.
 	Speculation Speculation
 	// Warm is a warm start: before the run, every replica's prefix cache
@@ -262,7 +262,7 @@ func (c Config) WithDefaults() Config {
 	c.Engine = c.Engine.WithDefaults()
 	c.Model = modelWithDefaults(c.Model)
 	if c.Fleet.Replicas != nil {
-		reps := make([]Replica, len(c.Fleet.Replicas))
+		reps := make([]ReplicaConfig, len(c.Fleet.Replicas))
 		for i, r := range c.Fleet.Replicas {
 			// Every field is kept (Speculation, and any added later): only
 			// the engine and the model have defaults to fill in.
@@ -296,11 +296,11 @@ func modelWithDefaults(m costmodel.Model) costmodel.Model {
 
 // replicas returns the replicas the run drives: the fleet's, or the one
 // configured by Engine and Model.
-func (c Config) replicas() []Replica {
+func (c Config) replicas() []ReplicaConfig {
 	if c.Fleet.Replicas != nil {
 		return c.Fleet.Replicas
 	}
-	return []Replica{{Engine: c.Engine, Model: c.Model, Speculation: c.Speculation}}
+	return []ReplicaConfig{{Engine: c.Engine, Model: c.Model, Speculation: c.Speculation}}
 }
 
 // LargestStep is the longest step any of the configuration's replicas
@@ -329,7 +329,7 @@ func (c Config) Validate() error {
 	if !(c.ErrorRate >= 0 && c.ErrorRate <= 1) {
 		errs = append(errs, fmt.Errorf("sim: ErrorRate must be in [0, 1], got %v", c.ErrorRate))
 	}
-	if c.Percentiles > stats.Empirical {
+	if c.Percentiles > stats.InvertedCDF {
 		errs = append(errs, fmt.Errorf("sim: Percentiles must be Linear or Empirical, got %d", c.Percentiles))
 	}
 	if c.ExactSamples < 0 {

@@ -55,7 +55,7 @@ func TestContinuedRunsAreStepwise(t *testing.T) {
 		return src
 	}
 	fleet := func(router Router, blocks int) Fleet {
-		return Fleet{Replicas: Copies(3, Replica{Engine: engine.Config{KVBlocks: blocks}}), Router: router}
+		return Fleet{Replicas: Copies(3, ReplicaConfig{Engine: engine.Config{KVBlocks: blocks}}), Router: router}
 	}
 	cases := map[string]struct {
 		cfg Config

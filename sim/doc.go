@@ -134,7 +134,7 @@
 //
 // # Speculative decoding
 //
-// Config.Speculation (Replica.Speculation in a fleet) sets K draft tokens
+// Config.Speculation (ReplicaConfig.Speculation in a fleet) sets K draft tokens
 // a decode step verifies, the acceptance (i.i.d. α, an empirical
 // distribution of accepted lengths, α per class) and the drafter's cost
 // (costmodel.Drafting: a draft model, drafting heads, or free n-gram).

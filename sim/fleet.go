@@ -21,7 +21,7 @@ type Fleet struct {
 	// old and a new accelerator generation may serve side by side. nil
 	// means one replica configured by Config.Engine and Config.Model; an
 	// empty, non-nil slice is refused, and so are more than MaxReplicas.
-	Replicas []Replica
+	Replicas []ReplicaConfig
 	// Router chooses a replica for each arrival; nil means RoundRobin{}.
 	Router Router
 	// SignalDelay is how stale the load a router reads may be, as in real
@@ -58,9 +58,9 @@ const MaxReplicas = 10_000
 // at once and ran out of memory.
 const MaxFrontends = 256
 
-// Replica is one replica of a fleet. Its zero value is the Atlas TP4
+// ReplicaConfig is one replica of a fleet. Its zero value is the Atlas TP4
 // replica: engine.Config{} priced by costmodel.Frozen{}.
-type Replica struct {
+type ReplicaConfig struct {
 	Engine engine.Config
 	// Model prices its steps; nil means costmodel.Frozen{}.
 	Model costmodel.Model
@@ -70,8 +70,8 @@ type Replica struct {
 
 // Copies returns n replicas configured alike: a homogeneous fleet. For
 // n <= 0 it returns an empty fleet, which Validate refuses.
-func Copies(n int, r Replica) []Replica {
-	out := make([]Replica, max(n, 0))
+func Copies(n int, r ReplicaConfig) []ReplicaConfig {
+	out := make([]ReplicaConfig, max(n, 0))
 	for i := range out {
 		out[i] = r
 	}

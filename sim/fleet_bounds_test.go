@@ -17,7 +17,7 @@ import (
 // -replicas 1000000): the fleet is now refused at once, with one error
 // rather than one per replica, before anything is allocated for it.
 func TestFleetSizeIsBounded(t *testing.T) {
-	reps := Copies(1_000_000, Replica{Engine: engine.Config{KVBlocks: -1}})
+	reps := Copies(1_000_000, ReplicaConfig{Engine: engine.Config{KVBlocks: -1}})
 	cfg := Config{Fleet: Fleet{Replicas: reps}}
 	const want = "sim: Fleet.Replicas has 1000000 replicas, more than MaxReplicas (10000): every replica is allocated when the run starts, about 6 KB each, whatever it holds"
 	assert.EqualError(t, cfg.Validate(), want)
@@ -35,8 +35,8 @@ func TestFleetSizeIsBounded(t *testing.T) {
 	assert.Less(t, elapsed, 2*time.Second)
 
 	// The bound itself is a fleet like any other.
-	assert.NoError(t, Config{Fleet: Fleet{Replicas: Copies(MaxReplicas, Replica{})}}.Validate())
-	assert.EqualError(t, Config{Fleet: Fleet{Replicas: Copies(MaxReplicas+1, Replica{})}}.Validate(),
+	assert.NoError(t, Config{Fleet: Fleet{Replicas: Copies(MaxReplicas, ReplicaConfig{})}}.Validate())
+	assert.EqualError(t, Config{Fleet: Fleet{Replicas: Copies(MaxReplicas+1, ReplicaConfig{})}}.Validate(),
 		"sim: Fleet.Replicas has 10001 replicas, more than MaxReplicas (10000): every replica is allocated when the run starts, about 6 KB each, whatever it holds")
 }
 
@@ -46,7 +46,7 @@ func TestFleetSizeIsBounded(t *testing.T) {
 // allocates 5.8 KB, the size Fleet's documentation and Validate's
 // message state.
 func TestFleetSetupAllocatesEachReplicaOnce(t *testing.T) {
-	cfg := Config{Fleet: Fleet{Replicas: Copies(MaxReplicas, Replica{})}}
+	cfg := Config{Fleet: Fleet{Replicas: Copies(MaxReplicas, ReplicaConfig{})}}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	r, err := newRunner(cfg, &list{}, nil)
@@ -61,7 +61,7 @@ func TestFleetSetupAllocatesEachReplicaOnce(t *testing.T) {
 // Frontends each keep a view of every replica: 10¹² of them ran out of
 // memory allocating those views.
 func TestFrontendsAreBounded(t *testing.T) {
-	cfg := Config{Fleet: Fleet{Replicas: Copies(2, Replica{}), Frontends: 1e12}}
+	cfg := Config{Fleet: Fleet{Replicas: Copies(2, ReplicaConfig{}), Frontends: 1e12}}
 	const want = "sim: Fleet.Frontends must be <= MaxFrontends (256): each keeps its own view of every replica, got 1000000000000"
 	assert.EqualError(t, cfg.Validate(), want)
 	src, err := workload.NewPoisson(1, 2, 10, workload.Fixed(2000, 200))
@@ -116,7 +116,7 @@ func TestEngineBoundsThroughTheConfig(t *testing.T) {
 	require.NoError(t, err)
 	_, err = Run(cfg, src, nil)
 	assert.EqualError(t, err, "engine: KVBlocks must be <= 2147483647 (MaxKVBlocks: block ids and runs of free blocks are int32), got 2147483648")
-	fleet := Config{Fleet: Fleet{Replicas: []Replica{{}, {Engine: engine.Config{KVBlocks: 1 << 31}}}}}
+	fleet := Config{Fleet: Fleet{Replicas: []ReplicaConfig{{}, {Engine: engine.Config{KVBlocks: 1 << 31}}}}}
 	assert.EqualError(t, fleet.Validate(), "sim: Fleet.Replicas[1]: engine: KVBlocks must be <= 2147483647 (MaxKVBlocks: block ids and runs of free blocks are int32), got 2147483648")
 }
 
@@ -124,7 +124,7 @@ func TestEngineBoundsThroughTheConfig(t *testing.T) {
 // panicked (makeslice: len out of range).
 func TestCopiesOfNoneIsAnEmptyFleet(t *testing.T) {
 	for _, n := range []int{0, -1, math.MinInt} {
-		reps := Copies(n, Replica{})
+		reps := Copies(n, ReplicaConfig{})
 		require.NotNil(t, reps)
 		assert.Empty(t, reps)
 		assert.EqualError(t, Config{Fleet: Fleet{Replicas: reps}}.Validate(),

@@ -17,17 +17,17 @@ import (
 // reflection, so a field added later is covered without touching the
 // test (an interface-typed one needs a value in fillers).
 func TestWithDefaultsKeepsEveryReplicaField(t *testing.T) {
-	var in Replica
+	var in ReplicaConfig
 	fill(t, reflect.ValueOf(&in).Elem(), "Replica")
-	for i := range reflect.TypeFor[Replica]().NumField() {
-		f := reflect.TypeFor[Replica]().Field(i)
+	for i := range reflect.TypeFor[ReplicaConfig]().NumField() {
+		f := reflect.TypeFor[ReplicaConfig]().Field(i)
 		require.False(t, reflect.ValueOf(in).Field(i).IsZero(), "Replica.%s was not filled", f.Name)
 	}
-	out := Config{Fleet: Fleet{Replicas: []Replica{in, in}}}.WithDefaults()
+	out := Config{Fleet: Fleet{Replicas: []ReplicaConfig{in, in}}}.WithDefaults()
 	require.Len(t, out.Fleet.Replicas, 2)
 	for _, got := range out.Fleet.Replicas {
-		for i := range reflect.TypeFor[Replica]().NumField() {
-			name := reflect.TypeFor[Replica]().Field(i).Name
+		for i := range reflect.TypeFor[ReplicaConfig]().NumField() {
+			name := reflect.TypeFor[ReplicaConfig]().Field(i).Name
 			assert.Equal(t, reflect.ValueOf(in).Field(i).Interface(), reflect.ValueOf(got).Field(i).Interface(), "Replica.%s", name)
 		}
 	}
@@ -36,7 +36,7 @@ func TestWithDefaultsKeepsEveryReplicaField(t *testing.T) {
 	assert.NotEqual(t, in.Speculation.Tokens, out.Fleet.Replicas[0].Speculation.Tokens)
 
 	// And the defaults are still filled in beside them.
-	bare := Config{Fleet: Fleet{Replicas: []Replica{{Speculation: Speculation{Tokens: 3, Acceptance: 0.7}}}}}.WithDefaults()
+	bare := Config{Fleet: Fleet{Replicas: []ReplicaConfig{{Speculation: Speculation{Tokens: 3, Acceptance: 0.7}}}}}.WithDefaults()
 	r := bare.Fleet.Replicas[0]
 	assert.Equal(t, Speculation{Tokens: 3, Acceptance: 0.7}, r.Speculation)
 	assert.Equal(t, engine.Config{}.WithDefaults(), r.Engine)

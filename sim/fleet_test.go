@@ -58,7 +58,7 @@ func TestFleetOfOneIsTheReplica(t *testing.T) {
 	for _, r := range allRouters {
 		t.Run(r.name, func(t *testing.T) {
 			cfg := base
-			cfg.Fleet = Fleet{Replicas: Copies(1, Replica{}), Router: r.r}
+			cfg.Fleet = Fleet{Replicas: Copies(1, ReplicaConfig{}), Router: r.r}
 			got, _ := runText(t, cfg, sharedWorkload, 2.5, 4)
 			sameBytes(t, want, got)
 		})
@@ -69,7 +69,7 @@ func TestFleetOfOneIsTheReplica(t *testing.T) {
 func TestFleetIsDeterministic(t *testing.T) {
 	for _, r := range allRouters {
 		t.Run(r.name, func(t *testing.T) {
-			cfg := Config{Fleet: Fleet{Replicas: Copies(4, Replica{}), Router: r.r}, Window: Window{Horizon: 120 * time.Second}}
+			cfg := Config{Fleet: Fleet{Replicas: Copies(4, ReplicaConfig{}), Router: r.r}, Window: Window{Horizon: 120 * time.Second}}
 			a, _ := runText(t, cfg, sharedWorkload, 9, 2)
 			b, _ := runText(t, cfg, sharedWorkload, 9, 2)
 			sameBytes(t, a, b)
@@ -80,7 +80,7 @@ func TestFleetIsDeterministic(t *testing.T) {
 // A router's work is visible in the records: every request of a fleet run
 // names its replica, and round robin deals them out evenly.
 func TestRoundRobinDealsEvenly(t *testing.T) {
-	cfg := Config{Fleet: Fleet{Replicas: Copies(4, Replica{})}, Window: Window{Horizon: 120 * time.Second}}
+	cfg := Config{Fleet: Fleet{Replicas: Copies(4, ReplicaConfig{})}, Window: Window{Horizon: 120 * time.Second}}
 	src, err := atlasWorkload(8, 1)
 	require.NoError(t, err)
 	count := [4]int{}
@@ -99,7 +99,7 @@ func TestRoundRobinDealsEvenly(t *testing.T) {
 func TestPrefixAffinityFindsTheCache(t *testing.T) {
 	hit := map[string]float64{}
 	for _, r := range []Router{RoundRobin{}, PrefixAffinity{}} {
-		cfg := Config{Fleet: Fleet{Replicas: Copies(4, Replica{}), Router: r}, Window: Window{Warmup: 60 * time.Second, Horizon: 300 * time.Second}}
+		cfg := Config{Fleet: Fleet{Replicas: Copies(4, ReplicaConfig{}), Router: r}, Window: Window{Warmup: 60 * time.Second, Horizon: 300 * time.Second}}
 		_, sum := runText(t, cfg, sharedWorkload, 8, 1)
 		name := fmt.Sprintf("%T", r)
 		hit[name] = float64(sum.Cached) / float64(sum.InputTokens)
@@ -121,7 +121,7 @@ func TestStaleSignalsHerd(t *testing.T) {
 		return workload.NewSynthetic(workload.Synthetic{Seed: seed, Duration: time.Hour, Arrival: workload.Arrival{Rate: rate}, Lengths: workload.AtlasDocuments()})
 	})
 	run := func(delay time.Duration, seed uint64) ([]byte, Summary) {
-		cfg := Config{Fleet: Fleet{Replicas: Copies(4, Replica{}), Router: LeastLoaded{}, SignalDelay: delay, Frontends: 4},
+		cfg := Config{Fleet: Fleet{Replicas: Copies(4, ReplicaConfig{}), Router: LeastLoaded{}, SignalDelay: delay, Frontends: 4},
 			Window: Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}}
 		return runText(t, cfg, docs, 6, seed)
 	}
@@ -141,17 +141,17 @@ func TestStaleSignalsHerd(t *testing.T) {
 // a replica that does not exist stops the run and is named.
 func TestFleetValidation(t *testing.T) {
 	for want, cfg := range map[string]Config{
-		"Fleet.Replicas is empty":                               {Fleet: Fleet{Replicas: []Replica{}}},
+		"Fleet.Replicas is empty":                               {Fleet: Fleet{Replicas: []ReplicaConfig{}}},
 		"Fleet.SignalDelay must be >= 0":                        {Fleet: Fleet{SignalDelay: -time.Second}},
-		"Fleet.Replicas[1]: engine: MaxSeqs must be >= 0":       {Fleet: Fleet{Replicas: []Replica{{}, {Engine: engine.Config{MaxSeqs: -1}}}}},
-		"with Fleet.Replicas set, configure each replica there": {Engine: engine.Config{MaxSeqs: 8}, Fleet: Fleet{Replicas: Copies(2, Replica{})}},
+		"Fleet.Replicas[1]: engine: MaxSeqs must be >= 0":       {Fleet: Fleet{Replicas: []ReplicaConfig{{}, {Engine: engine.Config{MaxSeqs: -1}}}}},
+		"with Fleet.Replicas set, configure each replica there": {Engine: engine.Config{MaxSeqs: 8}, Fleet: Fleet{Replicas: Copies(2, ReplicaConfig{})}},
 		"PrefixAffinity.CacheThreshold must be in [0, 1]":       {Fleet: Fleet{Router: PrefixAffinity{CacheThreshold: 2}}},
 	} {
 		assert.ErrorContains(t, cfg.Validate(), want)
 	}
 	src, err := atlasWorkload(2, 1)
 	require.NoError(t, err)
-	_, err = Run(Config{Fleet: Fleet{Replicas: Copies(2, Replica{}), Router: outOfRange{}}}, src, nil)
+	_, err = Run(Config{Fleet: Fleet{Replicas: Copies(2, ReplicaConfig{}), Router: outOfRange{}}}, src, nil)
 	assert.EqualError(t, err, "sim: router sim.outOfRange chose replica 2 of a fleet of 2 (indices 0 to 1)")
 }
 
@@ -163,8 +163,8 @@ func (outOfRange) Route(_ *workload.Request, v *View) int { return v.Replicas() 
 // side, each with its own cost model. Least-loaded routing sends the faster
 // replica more requests, and each replica's summary says so.
 func TestHeterogeneousFleet(t *testing.T) {
-	fast := Replica{Model: costmodelFrozenFaster()}
-	cfg := Config{Fleet: Fleet{Replicas: []Replica{{}, fast}, Router: LeastLoaded{}}, Window: Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}}
+	fast := ReplicaConfig{Model: costmodelFrozenFaster()}
+	cfg := Config{Fleet: Fleet{Replicas: []ReplicaConfig{{}, fast}, Router: LeastLoaded{}}, Window: Window{Warmup: 60 * time.Second, Horizon: 600 * time.Second}}
 	_, sum := runText(t, cfg, atlasWorkload, 5, 2)
 	require.Len(t, sum.Replicas, 2)
 	assert.Greater(t, sum.Replicas[1].Offered, sum.Replicas[0].Offered, "the faster replica drains sooner, so it is less loaded more often")

@@ -42,10 +42,10 @@ func TestOfferedDistributionsKeptApartFromTheFirstNotOK(t *testing.T) {
 					e2e.add(offered(&rec, rec.Emitted == rec.Output && rec.LastToken != Never, rec.LastToken), c.limit())
 				}
 				require.Equal(t, firstBad >= 0, c.mixed)
-				s := c.finish(time.Hour, 0, stats.Linear)
+				s := c.finish(time.Hour, 0, stats.LinearInterpolation)
 				sc := new(scratch)
-				wantTTFT, wantTTFTDist := ttft.summarise(stats.Linear, sc)
-				wantE2E, wantE2EDist := e2e.summarise(stats.Linear, sc)
+				wantTTFT, wantTTFTDist := ttft.summarise(stats.LinearInterpolation, sc)
+				wantE2E, wantE2EDist := e2e.summarise(stats.LinearInterpolation, sc)
 				require.Equal(t, bitsOf(wantTTFT), bitsOf(s.Samples.TTFTOffered))
 				require.Equal(t, bitsOf(wantE2E), bitsOf(s.Samples.E2EOffered))
 				require.Equal(t, distBits(wantTTFTDist), distBits(s.TTFTOffered))

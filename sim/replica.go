@@ -64,7 +64,7 @@ func newReplicas(cfg Config, slo SLO) (replicas, error) {
 // effective is the engine configuration and the cost model the replica
 // runs: with speculative decoding the engine drafts K tokens and the
 // model prices the drafter too.
-func (r Replica) effective() (engine.Config, costmodel.Model) {
+func (r ReplicaConfig) effective() (engine.Config, costmodel.Model) {
 	if sp := r.Speculation; sp.On() {
 		r.Engine.SpeculativeTokens = sp.Tokens
 		return r.Engine, costmodel.Drafting{Model: r.Model, DraftStep: sp.DraftStep, Overhead: sp.DraftOverhead}
@@ -73,7 +73,7 @@ func (r Replica) effective() (engine.Config, costmodel.Model) {
 }
 
 // init makes the zero replica in place replica idx, configured by r.
-func (rep *replica) init(idx int, r Replica, slo SLO) error {
+func (rep *replica) init(idx int, r ReplicaConfig, slo SLO) error {
 	cfg, model := r.effective()
 	eng, err := engine.New(cfg, model)
 	if err != nil {

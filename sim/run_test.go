@@ -313,13 +313,13 @@ func TestPercentileMethodIsConfigurable(t *testing.T) {
 	}
 	lin, err := Run(Config{}, reqs(), nil)
 	require.NoError(t, err)
-	emp, err := Run(Config{Percentiles: stats.Empirical}, reqs(), nil)
+	emp, err := Run(Config{Percentiles: stats.InvertedCDF}, reqs(), nil)
 	require.NoError(t, err)
 	// TTFTs are 23.5, 27, 30.5, 34 ms: numpy's linear median is 28.75, the
 	// inverted CDF's is 27.
 	assert.InDelta(t, 28.75, lin.TTFT.Median, 1e-9)
 	assert.InDelta(t, 27.0, emp.TTFT.Median, 1e-9)
-	assert.Equal(t, stats.Empirical, emp.Method)
+	assert.Equal(t, stats.InvertedCDF, emp.Method)
 }
 
 // With a shared system prompt (workload.HighReuse: 4 groups of 2,048 tokens,
@@ -389,7 +389,7 @@ func TestFeedbackSourceErrorStopsTheRun(t *testing.T) {
 // 50,000 replicas), and each sub-struct's constructor resolves its part
 // of the configuration.
 func TestNewRunnerBuildsEachPart(t *testing.T) {
-	cfg := Config{Fleet: Fleet{Replicas: Copies(1000, Replica{}), Frontends: 3}, Window: Window{Warmup: time.Second, Horizon: 10 * time.Second}, MaxBacklog: -1}
+	cfg := Config{Fleet: Fleet{Replicas: Copies(1000, ReplicaConfig{}), Frontends: 3}, Window: Window{Warmup: time.Second, Horizon: 10 * time.Second}, MaxBacklog: -1}
 	r, err := newRunner(cfg, &list{}, nil)
 	require.NoError(t, err)
 	require.Len(t, r.reps, 1000)

@@ -48,13 +48,13 @@ func TestSampleChunks(t *testing.T) {
 	require.NotNil(t, t2.sk)
 	assert.Nil(t, t2.values())
 	assert.Equal(t, 2*limit, t2.sk.N())
-	d := t2.sk.Dist(stats.Linear)
+	d := t2.sk.Dist(stats.LinearInterpolation)
 	assert.InDelta(t, float64(2*limit-1)/2, d.Mean, 1e-9)
 	assert.Equal(t, float64(2*limit-1), d.Max)
 
 	var empty sample
 	assert.Nil(t, empty.values())
-	got, d0 := empty.summarise(stats.Linear, new(scratch))
+	got, d0 := empty.summarise(stats.LinearInterpolation, new(scratch))
 	assert.Nil(t, got)
 	assert.Zero(t, d0.N)
 }
@@ -77,7 +77,7 @@ func TestSampleLimit(t *testing.T) {
 		s.add(time.Duration(limit)*time.Millisecond, limit)
 		require.NotNil(t, s.sk, "limit %d: one more sketches", limit)
 		assert.Equal(t, limit+1, s.sk.N())
-		assert.Equal(t, float64(limit), s.sk.Dist(stats.Linear).Max, "the sketch takes milliseconds")
+		assert.Equal(t, float64(limit), s.sk.Dist(stats.LinearInterpolation).Max, "the sketch takes milliseconds")
 
 		var u sample // the same, never gathered before the limit
 		for i := range limit + 1 {
@@ -162,7 +162,7 @@ func TestSketchedGapsAreGroupingFree(t *testing.T) {
 			one.add(d, 1)
 		}
 	}
-	a, b, e := weightedDist(&one, stats.Linear), weightedDist(&many, stats.Linear), weightedDist(&exact, stats.Linear)
+	a, b, e := weightedDist(&one, stats.LinearInterpolation), weightedDist(&many, stats.LinearInterpolation), weightedDist(&exact, stats.LinearInterpolation)
 	assert.Equal(t, fmt.Sprintf("%#v", a), fmt.Sprintf("%#v", b))
 	assert.Equal(t, stats.SketchAccuracy, a.RelErr)
 	assert.Equal(t, e.N, a.N)
@@ -199,7 +199,7 @@ func TestWeightedCountsAreTheMap(t *testing.T) {
 		}
 		if one.sk != nil {
 			require.NotNil(t, w.sk, "trial %d", trial)
-			assert.Equal(t, fmt.Sprintf("%#v", weightedDist(&one, stats.Linear)), fmt.Sprintf("%#v", weightedDist(&w, stats.Linear)), "trial %d", trial)
+			assert.Equal(t, fmt.Sprintf("%#v", weightedDist(&one, stats.LinearInterpolation)), fmt.Sprintf("%#v", weightedDist(&w, stats.LinearInterpolation)), "trial %d", trial)
 			continue
 		}
 		assert.Equal(t, want, got, "trial %d", trial)
@@ -243,7 +243,7 @@ func TestWeightedQuantileEqualsExpanded(t *testing.T) {
 	slices.Sort(flat)
 	vals, cum := w.runs()
 	for _, p := range []float64{0, 0.1, 0.5, 0.9, 0.99, 1} {
-		for _, m := range []stats.Method{stats.Linear, stats.Empirical} {
+		for _, m := range []stats.Method{stats.LinearInterpolation, stats.InvertedCDF} {
 			assert.InDelta(t, m.Quantile(p, flat), m.QuantileCounts(p, vals, cum), 1e-9, "p=%v %v", p, m)
 		}
 	}

@@ -114,14 +114,14 @@ func decodeScenario(data []byte) (Config, list) {
 	if f := b.next(); f%3 != 0 { // a fleet of 1 to 4, heterogeneous
 		routers := []Router{RoundRobin{}, Random{}, LeastLoaded{}, PowerOfTwo{}, PrefixAffinity{BalanceAbs: 1 + f%5}, ConsistentHash{}}
 		n := 1 + f%4
-		reps := make([]Replica, n)
+		reps := make([]ReplicaConfig, n)
 		for i := range reps {
 			e := cfg.Engine
 			e.KVBlocks += i * (f % 7) * 3
 			if i%2 == 1 && e.MaxSeqs > 1 {
 				e.MaxSeqs--
 			}
-			reps[i] = Replica{Engine: e, Model: cfg.Model}
+			reps[i] = ReplicaConfig{Engine: e, Model: cfg.Model}
 			if i == 2 {
 				reps[i].Model = costmodel.Frozen{DecodeStep: 30 * time.Millisecond}
 			}

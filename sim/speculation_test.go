@@ -231,7 +231,7 @@ func TestSpeculationValidate(t *testing.T) {
 // positions beside a 2,043-token chunk is 45 + 20 + 0.035 × 2,043 + 4 ×
 // 0.035 + 4 × 2 = 144.645 ms.
 func TestSpeculativeLargestStep(t *testing.T) {
-	r := Replica{Speculation: Speculation{Tokens: 4, Acceptance: 0.7, DraftStep: 2 * time.Millisecond}}
+	r := ReplicaConfig{Speculation: Speculation{Tokens: 4, Acceptance: 0.7, DraftStep: 2 * time.Millisecond}}
 	e, m := r.effective()
 	d, _ := engine.LargestStep(e, m, 0, 0)
 	assert.Equal(t, 144645*time.Microsecond, d)

@@ -59,7 +59,7 @@ func summarizeCase(t *testing.T, cfg Config, src workload.Source) (run, replayed
 func TestSummarizeEqualsTheRunsSummary(t *testing.T) {
 	atlas := Config{KeepTokens: true, Window: Window{Warmup: 30 * time.Second, Horizon: 4 * time.Minute}}
 	fleet := atlas
-	fleet.Fleet = Fleet{Replicas: Copies(3, Replica{}), Router: LeastLoaded{}}
+	fleet.Fleet = Fleet{Replicas: Copies(3, ReplicaConfig{}), Router: LeastLoaded{}}
 	fleet.Classes = []Class{{Name: "chat", SLO: SLO{TTFT: 300 * time.Millisecond}}}
 	capped := atlas
 	capped.MaxConcurrency, capped.Timeout = 20, 20*time.Second
@@ -71,7 +71,7 @@ func TestSummarizeEqualsTheRunsSummary(t *testing.T) {
 	spec := atlas
 	spec.Speculation = Speculation{Tokens: 4, Acceptance: 0.7, DraftStep: 2 * time.Millisecond}
 	empirical := atlas
-	empirical.Percentiles = stats.Empirical
+	empirical.Percentiles = stats.InvertedCDF
 	for _, c := range []struct {
 		name string
 		cfg  Config

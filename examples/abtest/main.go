@@ -142,7 +142,7 @@ func pct(x float64) string { return strconv.FormatFloat(100*x, 'g', 4, 64) }
 
 // writeResult prints the claim, the method and the verdict at each load
 // and over all of them.
-func writeResult(w io.Writer, h analysis.Hypothesis, window sim.Window, lengths workload.Joint, res *analysis.Result) {
+func writeResult(w io.Writer, h analysis.Hypothesis, window sim.Window, lengths workload.Joint, res *analysis.ExperimentResult) {
 	fmt.Fprintf(w, "claim:     %s\n", h.Claim)
 	fmt.Fprintf(w, "workload:  open-loop Poisson, %v\n", lengths)
 	fmt.Fprintf(w, "method:    %d blocks per load, A and B sharing each block's seed; %s per run\n\n", res.Blocks, window.Horizon-window.Warmup)

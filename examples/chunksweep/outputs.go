@@ -16,7 +16,7 @@ import (
 // writeOutputs writes, per dial, the knee-against-dial chart (PNG and
 // SVG) and the benchmark card (Markdown and JSON) into o.out, and lists
 // them on w. The chunk-cap card carries the hypothesis and its verdict.
-func writeOutputs(w io.Writer, studies []study, res *analysis.Result, o options) error {
+func writeOutputs(w io.Writer, studies []study, res *analysis.ExperimentResult, o options) error {
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func writeFile(path string, write func(io.Writer) error) error {
 
 // dialCard is one dial's benchmark card; the chunk cap's carries the
 // hypothesis and its verdict.
-func dialCard(s study, res *analysis.Result, o options) report.Card {
+func dialCard(s study, res *analysis.ExperimentResult, o options) report.Card {
 	card := report.NewDialCard(s.sweep, s.result)
 	card.Title = "Atlas TP4 on the Atlas document workload: the knee against " + s.column
 	card.Claim = fmt.Sprintf("Exploratory: how the knee, TTFT p99 and ITL p99 move with %s against vLLM's defaults.", s.dial.dial.Name)

@@ -30,7 +30,7 @@ func claimExperiment(o options, loads []float64) analysis.Experiment {
 // testClaim runs the experiment over the loads the baseline's curve and
 // the claim's curve (if swept) were measured at, so that both knees lie
 // inside them when the sweeps found them.
-func testClaim(studies []study, o options) (analysis.Experiment, *analysis.Result, error) {
+func testClaim(studies []study, o options) (analysis.Experiment, *analysis.ExperimentResult, error) {
 	var loads []float64
 	for _, s := range studies {
 		r := s.result
@@ -55,7 +55,7 @@ func testClaim(studies []study, o options) (analysis.Experiment, *analysis.Resul
 
 // writeVerdict prints the hypothesis, the verdict on the paired knee
 // improvement, and where B loses or wins in attainment.
-func writeVerdict(w io.Writer, x analysis.Experiment, r *analysis.Result, studies []study) {
+func writeVerdict(w io.Writer, x analysis.Experiment, r *analysis.ExperimentResult, studies []study) {
 	h := r.Hypothesis
 	fmt.Fprintf(w, "\nHypothesis, declared before the runs: %s (metric %s, threshold %+.0f %%)\n", h.Claim, h.Metric.Name, 100*h.Threshold)
 	fmt.Fprintf(w, "%d paired blocks, A (defaults) and B (chunk cap) on common random numbers; each block's knee is where its\n", r.Blocks)

@@ -39,7 +39,7 @@ var policies = []struct {
 type classStudy struct {
 	sweeps  []analysis.Sweep
 	curves  []*analysis.Curve
-	verdict *analysis.Result // nil with one replication
+	verdict *analysis.ExperimentResult // nil with one replication
 }
 
 func classConfig(o options, p engine.Policy) sim.Config {
@@ -118,7 +118,7 @@ func knee(k analysis.Knee) string {
 	return estimate(k.Load, "%.2f") + " req/s"
 }
 
-func writeVerdict(w io.Writer, o options, r *analysis.Result) {
+func writeVerdict(w io.Writer, o options, r *analysis.ExperimentResult) {
 	fmt.Fprintf(w, "\n   hypothesis (declared before the runs; A: FCFS, B: Priority): %s.\n", hypothesis.Claim)
 	if r == nil {
 		fmt.Fprintf(w, "   verdict: n/a (one replication): a verdict needs an interval across paired seeds; run -reps 2 or more.\n")

@@ -19,7 +19,7 @@ import (
 // at 8 req/s of the high-reuse workload.
 func Example_fleet() {
 	cfg := sim.Config{
-		Fleet:  sim.Fleet{Replicas: sim.Copies(4, sim.Replica{}), Router: sim.PrefixAffinity{}},
+		Fleet:  sim.Fleet{Replicas: sim.Copies(4, sim.ReplicaConfig{}), Router: sim.PrefixAffinity{}},
 		Window: sim.Window{Warmup: time.Minute, Horizon: 10 * time.Minute},
 	}
 	src, _ := workload.NewSynthetic(workload.Synthetic{Seed: 1, Duration: 20 * time.Minute,

@@ -98,7 +98,7 @@ func verdictLine(out *outcome) string {
 	for k, base := range baselines {
 		bases[k] = base.name
 	}
-	var results []*analysis.Result
+	var results []*analysis.ExperimentResult
 	if out.loads != nil {
 		results = out.result
 	}

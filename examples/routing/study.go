@@ -57,7 +57,7 @@ func requests(l level, o options) analysis.Workload {
 // fresh load signals, measured from a tenth of the horizon to the horizon.
 func config(r sim.Router, o options) sim.Config {
 	return sim.Config{
-		Fleet:  sim.Fleet{Replicas: sim.Copies(o.replicas, sim.Replica{}), Router: r},
+		Fleet:  sim.Fleet{Replicas: sim.Copies(o.replicas, sim.ReplicaConfig{}), Router: r},
 		Window: sim.Window{Warmup: o.horizon / 10, Horizon: o.horizon},
 	}
 }
@@ -80,7 +80,7 @@ type outcome struct {
 	curves []*analysis.Curve // one per router
 	loads  []float64         // operating loads; nil when RoundRobin's knee was not found
 	tests  []analysis.Experiment
-	result []*analysis.Result // per baseline; nil without operating loads
+	result []*analysis.ExperimentResult // per baseline; nil without operating loads
 }
 
 // sweepLevel sweeps every router at one reuse level, the routers side by
@@ -123,7 +123,7 @@ func operate(out *outcome, o options) {
 // test runs the level's experiments side by side; a level without
 // operating loads has no results.
 func test(out *outcome) error {
-	out.result = make([]*analysis.Result, len(out.tests))
+	out.result = make([]*analysis.ExperimentResult, len(out.tests))
 	if out.loads == nil {
 		return nil
 	}

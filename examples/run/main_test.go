@@ -243,7 +243,7 @@ func TestExperimentDialAndReplay(t *testing.T) {
 			[]string{"hypothesis, declared before the runs: a 256-token chunk cap", "\nverdict ab: "}, []string{"ab-card.json", "ab-card.md"}},
 		{scenario.Scenario{Name: "chunk", Claim: "the chunk cap moves the knee", DialSweep: &analysis.DialSweep{Sweep: *sw.Sweep, Dial: analysis.DialChunkCap, Values: []float64{0, 256}}},
 			[]string{"dial Engine.ChunkCap (tokens), baseline 0", "knee − baseline's"}, []string{"chunk-card.json", "chunk-dial.png"}},
-		{scenario.Scenario{Name: "replay", Replay: &scenario.Replay{Config: cfg, Path: filepath.Join("..", "tracereplay", "testdata", "conversations.csv"), Trace: trace}},
+		{scenario.Scenario{Name: "replay", Replay: &scenario.TraceReplay{Config: cfg, Path: filepath.Join("..", "tracereplay", "testdata", "conversations.csv"), Trace: trace}},
 			[]string{"replay:    ", "measured:  ", `summary:   {"endpoint_type"`}, []string{"replay-cdf.png", "replay-events.jsonl"}},
 	} {
 		dir := t.TempDir()

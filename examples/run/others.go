@@ -32,7 +32,7 @@ func runExperiment(w io.Writer, s scenario.Scenario, out *outputs) error {
 	for _, l := range res.Loads {
 		fmt.Fprintf(w, "  at %s: A %s, B %s, improvement %s -> %v\n", num(l.Load), l.A, l.B, improvement(l.Improvement), l.Verdict)
 	}
-	fmt.Fprintf(w, "\n%s\n", report.VerdictLine(s.NameOrDefault(), []string{"A"}, []*analysis.Result{res}, ""))
+	fmt.Fprintf(w, "\n%s\n", report.VerdictLine(s.NameOrDefault(), []string{"A"}, []*analysis.ExperimentResult{res}, ""))
 	card := report.NewExperimentCard(x, res)
 	card.Title = title(s)
 	if err := describe(&card, x.Workload, x.BaseSeed); err != nil {

@@ -83,7 +83,7 @@ func routing() scenario.Scenario {
 		r    sim.Router
 	}{{"RoundRobin", sim.RoundRobin{}}, {"LeastLoaded", sim.LeastLoaded{}}, {"PrefixAffinity", sim.PrefixAffinity{}}}
 	config := func(r sim.Router) sim.Config {
-		return sim.Config{Fleet: sim.Fleet{Replicas: sim.Copies(replicas, sim.Replica{}), Router: r},
+		return sim.Config{Fleet: sim.Fleet{Replicas: sim.Copies(replicas, sim.ReplicaConfig{}), Router: r},
 			Window: sim.Window{Warmup: horizon / 10, Horizon: horizon}}
 	}
 	var groups []scenario.Group

@@ -22,8 +22,8 @@ type groupRun struct {
 	g       scenario.Group
 	sweeps  []analysis.Sweep
 	curves  []*analysis.Curve
-	tests   []analysis.Experiment // the experiments with their loads
-	results []*analysis.Result    // nil where an experiment had no loads
+	tests   []analysis.Experiment        // the experiments with their loads
+	results []*analysis.ExperimentResult // nil where an experiment had no loads
 }
 
 // runStudy runs every group side by side (within a group, its sweeps side
@@ -89,7 +89,7 @@ func (r *groupRun) run() error {
 		}
 		r.tests = append(r.tests, x)
 	}
-	r.results = make([]*analysis.Result, len(r.tests))
+	r.results = make([]*analysis.ExperimentResult, len(r.tests))
 	return each(len(r.tests), func(i int) (err error) {
 		if len(r.tests[i].Loads) == 0 {
 			return nil
@@ -210,7 +210,7 @@ func (r *groupRun) card(s scenario.Scenario, out *outputs) (report.Card, error) 
 	case r.results[0] != nil:
 		card = report.NewExperimentCard(r.tests[0], r.results[0])
 	default:
-		card = report.NewExperimentCard(r.tests[0], &analysis.Result{})
+		card = report.NewExperimentCard(r.tests[0], &analysis.ExperimentResult{})
 	}
 	card.Title = title(s) + ", " + r.g.Name
 	if len(r.g.Experiments) > 0 {

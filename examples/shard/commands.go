@@ -77,7 +77,7 @@ func shardOf(o *options) (shard.ID, error) {
 type outcome struct {
 	curve  *analysis.Curve
 	dial   *analysis.DialResult
-	result *analysis.Result
+	result *analysis.ExperimentResult
 }
 
 // mergeShards reads the shard files of -in, merges them and reports.

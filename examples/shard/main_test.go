@@ -163,7 +163,7 @@ func TestUnshardableScenarios(t *testing.T) {
 	assert.ErrorIs(t, err, shard.ErrAutomaticGrid)
 	assert.ErrorContains(t, err, "explicit Grid.Loads")
 
-	replay := scenario.Scenario{Replay: &scenario.Replay{Path: "trace.csv"}}
+	replay := scenario.Scenario{Replay: &scenario.TraceReplay{Path: "trace.csv"}}
 	path = filepath.Join(dir, "replay.json")
 	require.NoError(t, os.WriteFile(path, must(scenario.Default().Marshal(replay)), 0o644))
 	err = run(&bytes.Buffer{}, []string{"all", "-study", path})

@@ -121,7 +121,7 @@ func writeDial(w io.Writer, r *analysis.DialResult) {
 
 // writeVerdict writes an experiment's comparison at each load and its
 // verdicts.
-func writeVerdict(w io.Writer, r *analysis.Result) {
+func writeVerdict(w io.Writer, r *analysis.ExperimentResult) {
 	fmt.Fprintf(w, "claim:     %s\n\n", r.Hypothesis.Claim)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "load\tA\tB\timprovement\tverdict\t\n")

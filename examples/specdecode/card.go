@@ -24,7 +24,7 @@ const fingerprintRequests = 10_000
 // goodput curve (with tokens a step, acceptance and ITL per chunk and
 // per token at every load), the knee against K at the claim's α when the
 // grid swept it, and the verdict with its regime and boundary.
-func writeCard(w io.Writer, studies []study, x analysis.Experiment, res *analysis.Result, o options) error {
+func writeCard(w io.Writer, studies []study, x analysis.Experiment, res *analysis.ExperimentResult, o options) error {
 	card, err := specCard(studies, x, res, o)
 	if err != nil {
 		return err
@@ -45,7 +45,7 @@ func writeCard(w io.Writer, studies []study, x analysis.Experiment, res *analysi
 // specCard fills the card: B's curve from the grid when it swept the
 // claim's K at its α (else B's sweep runs once more), the dial sweep over
 // K at that α, and the experiment's verdict.
-func specCard(studies []study, x analysis.Experiment, res *analysis.Result, o options) (report.Card, error) {
+func specCard(studies []study, x analysis.Experiment, res *analysis.ExperimentResult, o options) (report.Card, error) {
 	sw := sweepAt(o, o.claimK, o.claimAlpha, o.drafter)
 	curve, dial := claimCurve(studies, o)
 	if curve == nil {

@@ -127,7 +127,7 @@ func itlCells(p *analysis.Point) string {
 
 // writeVerdict prints the hypothesis test as the abtest template does,
 // and where speculation stops paying among its loads.
-func writeVerdict(w io.Writer, x analysis.Experiment, res *analysis.Result, o options) {
+func writeVerdict(w io.Writer, x analysis.Experiment, res *analysis.ExperimentResult, o options) {
 	h := x.Hypothesis
 	fmt.Fprintf(w, "\nHypothesis, declared before the runs: %s\n", h.Claim)
 	fmt.Fprintf(w, "%d paired blocks a load, A (K = 0) and B on each block's seed (common random numbers); window %v\n", res.Blocks, o.horizon-o.horizon/10)
@@ -175,7 +175,7 @@ func writeGain(w io.Writer, studies []study, o options) {
 
 // stopsPaying says at which loads B's goodput is below A's (the interval
 // of the improvement wholly below 0), and why.
-func stopsPaying(res *analysis.Result, o options) string {
+func stopsPaying(res *analysis.ExperimentResult, o options) string {
 	var worse []string
 	for _, l := range res.Loads {
 		if l.Verdict != analysis.NoMeasured && l.Improvement.Hi < 0 {

@@ -163,9 +163,9 @@ func withModel(cfg sim.Config, replace func(costmodel.Model) costmodel.Model, sc
 		cfg.Speculation = drafter(cfg.Speculation)
 		return cfg
 	}
-	reps := make([]sim.Replica, len(cfg.Fleet.Replicas))
+	reps := make([]sim.ReplicaConfig, len(cfg.Fleet.Replicas))
 	for i, r := range cfg.Fleet.Replicas {
-		reps[i] = sim.Replica{Engine: r.Engine, Model: replace(r.Model), Speculation: drafter(r.Speculation)}
+		reps[i] = sim.ReplicaConfig{Engine: r.Engine, Model: replace(r.Model), Speculation: drafter(r.Speculation)}
 	}
 	cfg.Fleet.Replicas = reps
 	return cfg

@@ -459,7 +459,7 @@ func itlPercentiles(samples [][]sim.ValueCount, conf float64) Percentiles {
 		for _, vc := range samples {
 			vals, cum := expand(vc)
 			if len(vals) > 0 {
-				x = append(x, stats.Linear.QuantileCounts(pr, vals, cum))
+				x = append(x, stats.LinearInterpolation.QuantileCounts(pr, vals, cum))
 			}
 		}
 		return stats.MeanInterval(x, conf)

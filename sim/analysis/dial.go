@@ -44,7 +44,7 @@ func engineDial(name, unit string, set func(e *engine.Config, v float64)) Dial {
 			set(&c.Engine, v)
 			return
 		}
-		reps := append([]sim.Replica(nil), c.Fleet.Replicas...)
+		reps := append([]sim.ReplicaConfig(nil), c.Fleet.Replicas...)
 		for i := range reps {
 			set(&reps[i].Engine, v)
 		}

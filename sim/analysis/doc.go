@@ -33,7 +33,7 @@
 //     DialResult (paired knee differences).
 //   - experiment.go: Experiment, a declared Hypothesis (a Metric and a
 //     threshold) tested on paired seeded blocks, with its Verdict,
-//     LoadResult, Result and Boundary.
+//     LoadResult, ExperimentResult and Boundary.
 //   - classcurve.go: per-class points and knees (ClassPoint, ClassKnee)
 //     and which class binds first; classmix.go: the per-class metrics.
 //   - named.go: the built-in metrics and dials written and read by name

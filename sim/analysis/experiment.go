@@ -149,10 +149,10 @@ type LoadResult struct {
 	Verdict     Verdict
 }
 
-// Result is an experiment's outcome: the headline verdict on the
+// ExperimentResult is an experiment's outcome: the headline verdict on the
 // improvement averaged over the loads of its regime, the same over the
 // loads past it, and the boundary — the verdict at each load.
-type Result struct {
+type ExperimentResult struct {
 	Hypothesis Hypothesis
 	Blocks     int
 	// Regime says which loads the headline covers. By default they are
@@ -179,7 +179,7 @@ type Result struct {
 }
 
 // Boundary says in words at which loads B wins and where it loses.
-func (r Result) Boundary() string {
+func (r ExperimentResult) Boundary() string {
 	var wins, loses, short, unclear, empty []string
 	for _, l := range r.Loads {
 		s := fmt.Sprintf("%.3g", l.Load)
@@ -209,7 +209,7 @@ func (r Result) Boundary() string {
 }
 
 // Run runs every block of A and B at every load and computes the verdicts.
-func (x Experiment) Run() (*Result, error) {
+func (x Experiment) Run() (*ExperimentResult, error) {
 	if err := x.Validate(); err != nil {
 		return nil, err
 	}
@@ -240,8 +240,8 @@ func (x Experiment) withDefaults() Experiment {
 // result computes the verdicts from the metric and the attainment of A
 // and B, indexed [load][block] (from the runs, or from the shard files:
 // shard_experiment.go).
-func (x Experiment) result(a, b, attain, attainB [][]float64) *Result {
-	res := &Result{Hypothesis: x.Hypothesis, Blocks: x.Blocks}
+func (x Experiment) result(a, b, attain, attainB [][]float64) *ExperimentResult {
+	res := &ExperimentResult{Hypothesis: x.Hypothesis, Blocks: x.Blocks}
 	if x.Hypothesis.Metric.knee {
 		return x.kneeResult(res, a, b, attain, attainB)
 	}
@@ -263,7 +263,7 @@ func (x Experiment) result(a, b, attain, attainB [][]float64) *Result {
 
 // kneeResult compares each block's knees: its curve is A's (B's)
 // attainment at the loads on that block's seed.
-func (x Experiment) kneeResult(res *Result, a, b, attainA, attainB [][]float64) *Result {
+func (x Experiment) kneeResult(res *ExperimentResult, a, b, attainA, attainB [][]float64) *ExperimentResult {
 	for i, load := range x.Loads {
 		lr := LoadResult{Load: load, A: stats.MeanInterval(known(a[i]), x.Confidence), B: stats.MeanInterval(known(b[i]), x.Confidence)}
 		lr.Improvement = stats.MeanInterval(known(x.improvements(a[i], b[i])), x.Confidence)
@@ -309,7 +309,7 @@ func (x Experiment) blockKnee(attain [][]float64, k int) (float64, int) {
 // regime marks the loads the headline covers and says which they are:
 // those at or below the baseline's knee (A's mean attainment meets the
 // target at each and at every lower load), or every load.
-func (x Experiment) regime(attain [][]float64, res *Result) []bool {
+func (x Experiment) regime(attain [][]float64, res *ExperimentResult) []bool {
 	in := make([]bool, len(x.Loads))
 	res.BaselineKnee = math.NaN()
 	order := make([]int, len(x.Loads))

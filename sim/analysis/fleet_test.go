@@ -29,7 +29,7 @@ func TestRandomRoutingThinsPoisson(t *testing.T) {
 			Grid:     Grid{Loads: loads}, Reps: 5,
 		}
 		if n > 1 {
-			s.Config.Fleet = sim.Fleet{Replicas: sim.Copies(n, sim.Replica{}), Router: r}
+			s.Config.Fleet = sim.Fleet{Replicas: sim.Copies(n, sim.ReplicaConfig{}), Router: r}
 		}
 		c, err := s.Run()
 		require.NoError(t, err)

@@ -67,7 +67,7 @@ func (x Experiment) RunBlock(load float64, k int) (Block, error) {
 // ResultOf computes the experiment's result from its blocks, as Run does
 // from the runs: blocks[i][k] is block k at Loads[i], Blocks of them
 // (defaults filled in) at every load.
-func (x Experiment) ResultOf(blocks [][]Block) (*Result, error) {
+func (x Experiment) ResultOf(blocks [][]Block) (*ExperimentResult, error) {
 	if err := x.Validate(); err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 // A model-error band and a dial keep the speculation (a ×1.1 band scales
 // the draft model's step too).
 func TestSpeculationKeptByBandAndDial(t *testing.T) {
-	r := sim.Replica{Speculation: sim.Speculation{Tokens: 4, Acceptance: 0.7, DraftStep: 2 * time.Millisecond}}
+	r := sim.ReplicaConfig{Speculation: sim.Speculation{Tokens: 4, Acceptance: 0.7, DraftStep: 2 * time.Millisecond}}
 	cfg := sim.Config{Speculation: r.Speculation}
 	slow := withModel(cfg, func(m costmodel.Model) costmodel.Model { return costmodel.Scaled{Model: m, Factor: 1.1} }, 1.1)
 	assert.Equal(t, 4, slow.Speculation.Tokens)

@@ -30,7 +30,7 @@ func fleetCurves(t *testing.T) []Series {
 	}{{"RoundRobin", sim.RoundRobin{}}, {"PrefixAffinity", sim.PrefixAffinity{}}} {
 		c, err := analysis.Sweep{
 			Config: sim.Config{
-				Fleet:  sim.Fleet{Replicas: sim.Copies(2, sim.Replica{}), Router: r.router},
+				Fleet:  sim.Fleet{Replicas: sim.Copies(2, sim.ReplicaConfig{}), Router: r.router},
 				Window: sim.Window{Warmup: 30 * time.Second, Horizon: 4 * time.Minute},
 			},
 			Workload: analysis.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {

@@ -208,7 +208,7 @@ func NewCard(sw analysis.Sweep, c *analysis.Curve, op float64) Card {
 // the verdict with its boundary, and the concurrency and cache state of A
 // and B (one text when they agree). It has no curve: its result is the
 // verdict.
-func NewExperimentCard(x analysis.Experiment, r *analysis.Result) Card {
+func NewExperimentCard(x analysis.Experiment, r *analysis.ExperimentResult) Card {
 	a := SystemOf(x.A)
 	seeds := seedsOf(x.BaseSeed, r.Blocks)
 	seeds.Rule = "block b seeds the workload and both runs, A's and B's, with sim.Seed(base, b), the same at every load (common random numbers)"

@@ -260,7 +260,7 @@ func TestNewCardOfASpeculatingSweep(t *testing.T) {
 // its card, each saying its speculation; alike, the system says it once.
 func TestFleetCardKeepsEachReplicasSpeculation(t *testing.T) {
 	spec := sim.Speculation{Tokens: 2, Acceptance: 0.5}
-	cfg := sim.Config{Fleet: sim.Fleet{Replicas: []sim.Replica{{Speculation: spec}, {}}}}
+	cfg := sim.Config{Fleet: sim.Fleet{Replicas: []sim.ReplicaConfig{{Speculation: spec}, {}}}}
 	s := SystemOf(cfg)
 	require.NotNil(t, s.Fleet)
 	require.Len(t, s.Fleet.Groups, 2, "same engine and model, different speculation")
@@ -270,7 +270,7 @@ func TestFleetCardKeepsEachReplicasSpeculation(t *testing.T) {
 	s.markdown(&b, "System")
 	assert.Contains(t, b.String(), "Speculation (`sim.Speculation`, replica 0): "+spec.String()+".")
 
-	cfg.Fleet.Replicas = sim.Copies(2, sim.Replica{Engine: engine.Config{MaxSeqs: 16}, Speculation: spec})
+	cfg.Fleet.Replicas = sim.Copies(2, sim.ReplicaConfig{Engine: engine.Config{MaxSeqs: 16}, Speculation: spec})
 	s = SystemOf(cfg)
 	assert.Nil(t, s.Fleet.Groups)
 	assert.Equal(t, spec.String(), s.Speculation)

@@ -214,7 +214,7 @@
 // start in a line each rather than as Go structs.
 // NewExperimentCard fills a card whose result is that verdict alone, with
 // no curve. A verdict says which loads its headline covers
-// (analysis.Result.Regime: by default those at or below the baseline's knee)
+// (analysis.ExperimentResult.Regime: by default those at or below the baseline's knee)
 // and carries the loads past that knee apart (CardVerdict.Past). Fields left
 // empty render as "not stated".
 //

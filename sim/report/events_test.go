@@ -192,7 +192,7 @@ func TestCSVWithoutRecordsStillHasItsHeader(t *testing.T) {
 // column is the record's, in both formats.
 func TestEventsOfAFleetCarryTheReplica(t *testing.T) {
 	cfg := fixtureConfig(false)
-	cfg.Fleet = sim.Fleet{Replicas: sim.Copies(3, sim.Replica{}), Router: sim.RoundRobin{}}
+	cfg.Fleet = sim.Fleet{Replicas: sim.Copies(3, sim.ReplicaConfig{}), Router: sim.RoundRobin{}}
 	var jl, cs bytes.Buffer
 	var rs records
 	j, c := NewEventJSONL(&jl), NewEventCSV(&cs)

@@ -38,7 +38,7 @@ type ReplicaGroup struct {
 	Model      string    `json:"cost_model"`
 	ModelSetup []Setting `json:"cost_model_settings"`
 	// Speculation is the group's speculative decoding
-	// (sim.Replica.Speculation's String); "" without any.
+	// (sim.ReplicaConfig.Speculation's String); "" without any.
 	Speculation string `json:"speculation,omitempty"`
 }
 
@@ -63,7 +63,7 @@ func fleetOf(cfg sim.Config) (f *CardFleet, alike ReplicaGroup, ok bool) {
 	}
 	reps := cfg.Fleet.Replicas
 	if reps == nil {
-		reps = []sim.Replica{{Engine: cfg.Engine, Model: cfg.Model, Speculation: cfg.Speculation}}
+		reps = []sim.ReplicaConfig{{Engine: cfg.Engine, Model: cfg.Model, Speculation: cfg.Speculation}}
 	}
 	f.Replicas = len(reps)
 	groups := groupReplicas(reps)
@@ -76,7 +76,7 @@ func fleetOf(cfg sim.Config) (f *CardFleet, alike ReplicaGroup, ok bool) {
 
 // groupReplicas gathers the replicas whose configurations, defaults
 // filled in, print alike.
-func groupReplicas(reps []sim.Replica) []ReplicaGroup {
+func groupReplicas(reps []sim.ReplicaConfig) []ReplicaGroup {
 	var groups []ReplicaGroup
 	for i, r := range reps {
 		g := replicaSystem(r)
@@ -93,7 +93,7 @@ func groupReplicas(reps []sim.Replica) []ReplicaGroup {
 }
 
 // replicaSystem renders one replica's engine and cost model as it ran.
-func replicaSystem(r sim.Replica) ReplicaGroup {
+func replicaSystem(r sim.ReplicaConfig) ReplicaGroup {
 	cfg := sim.Config{Engine: r.Engine, Model: r.Model}.WithDefaults()
 	name := fmt.Sprintf("%T", cfg.Model)
 	if r.Model == nil {

@@ -21,7 +21,7 @@ import (
 // A single replica's system has no fleet, and no Fleet row among the run
 // settings: its card reads as it did before fleets existed.
 func TestSystemOfASingleReplicaHasNoFleet(t *testing.T) {
-	for _, cfg := range []sim.Config{{}, {Engine: engine.Config{ChunkCap: 512}}, {Fleet: sim.Fleet{Replicas: sim.Copies(1, sim.Replica{})}}} {
+	for _, cfg := range []sim.Config{{}, {Engine: engine.Config{ChunkCap: 512}}, {Fleet: sim.Fleet{Replicas: sim.Copies(1, sim.ReplicaConfig{})}}} {
 		s := SystemOf(cfg)
 		assert.Nil(t, s.Fleet)
 		for _, r := range s.Run {
@@ -40,7 +40,7 @@ func TestSystemOfASingleReplicaHasNoFleet(t *testing.T) {
 // model every replica has.
 func TestSystemOfAHomogeneousFleet(t *testing.T) {
 	cfg := sim.Config{Fleet: sim.Fleet{
-		Replicas: sim.Copies(4, sim.Replica{Engine: engine.Config{MaxSeqs: 48}}),
+		Replicas: sim.Copies(4, sim.ReplicaConfig{Engine: engine.Config{MaxSeqs: 48}}),
 		Router:   sim.PrefixAffinity{BalanceAbs: 8}, SignalDelay: 250 * time.Millisecond,
 	}}
 	s := SystemOf(cfg)
@@ -73,7 +73,7 @@ func TestSystemOfAHomogeneousFleet(t *testing.T) {
 // A router left nil is the default round robin, and a fleet of several
 // replicas without one still says so.
 func TestSystemOfAFleetWithTheDefaultRouter(t *testing.T) {
-	s := SystemOf(sim.Config{Fleet: sim.Fleet{Replicas: sim.Copies(2, sim.Replica{})}})
+	s := SystemOf(sim.Config{Fleet: sim.Fleet{Replicas: sim.Copies(2, sim.ReplicaConfig{})}})
 	require.NotNil(t, s.Fleet)
 	assert.Equal(t, "sim.RoundRobin (nil: the default)", s.Fleet.Router)
 	assert.Empty(t, s.Fleet.RouterSetup)
@@ -88,8 +88,8 @@ func TestSystemOfAFleetWithTheDefaultRouter(t *testing.T) {
 // A heterogeneous fleet lists each configuration once with the replicas
 // that have it, in the order of their first replica.
 func TestSystemOfAHeterogeneousFleet(t *testing.T) {
-	old := sim.Replica{Model: costmodel.Frozen{DecodeStep: 60 * time.Millisecond}}
-	cfg := sim.Config{Fleet: sim.Fleet{Replicas: []sim.Replica{{}, old, {}, old}, Router: sim.LeastLoaded{}}}
+	old := sim.ReplicaConfig{Model: costmodel.Frozen{DecodeStep: 60 * time.Millisecond}}
+	cfg := sim.Config{Fleet: sim.Fleet{Replicas: []sim.ReplicaConfig{{}, old, {}, old}, Router: sim.LeastLoaded{}}}
 	s := SystemOf(cfg)
 	require.NotNil(t, s.Fleet)
 	require.Len(t, s.Fleet.Groups, 2)
@@ -198,7 +198,7 @@ func TestFleetPointOfRuns(t *testing.T) {
 // per-load fleet table, and the figures are those of the runs.
 func TestNewCardFromAFleetSweep(t *testing.T) {
 	sw := smallSweep()
-	sw.Config.Fleet = sim.Fleet{Replicas: sim.Copies(2, sim.Replica{}), Router: sim.PrefixAffinity{}}
+	sw.Config.Fleet = sim.Fleet{Replicas: sim.Copies(2, sim.ReplicaConfig{}), Router: sim.PrefixAffinity{}}
 	sw.Workload = analysis.WorkloadFunc(func(rate float64, seed uint64) (workload.Source, error) {
 		return workload.NewSynthetic(workload.Synthetic{Seed: seed, Duration: 3 * time.Minute, Arrival: workload.Arrival{Rate: rate},
 			Lengths: workload.Fixed(500, 100), Prefix: workload.PrefixReuse{Groups: 4, PrefixTokens: 1024, Probability: 1, BlockTokens: 16}})

@@ -34,6 +34,6 @@ func TestCardRecordsTheProfilesProvenance(t *testing.T) {
 	for _, row := range s.ModelSetup {
 		assert.NotEqual(t, "profile model", row.Name, "an unstated field is left out")
 	}
-	assert.Equal(t, s.ModelSetup, report.SystemOf(sim.Config{Model: costmodel.Frozen{}, Fleet: sim.Fleet{Replicas: []sim.Replica{{Model: m}, {Model: m}}}}).ModelSetup,
+	assert.Equal(t, s.ModelSetup, report.SystemOf(sim.Config{Model: costmodel.Frozen{}, Fleet: sim.Fleet{Replicas: []sim.ReplicaConfig{{Model: m}, {Model: m}}}}).ModelSetup,
 		"a fleet of profiled replicas lists the same rows")
 }

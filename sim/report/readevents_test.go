@@ -25,7 +25,7 @@ import (
 func readCase(t *testing.T) (sim.Config, records, sim.Summary, []byte, []byte) {
 	t.Helper()
 	cfg := sim.Config{KeepTokens: true, Window: sim.Window{Warmup: 20 * time.Second, Horizon: 2 * time.Minute},
-		Fleet:          sim.Fleet{Replicas: sim.Copies(2, sim.Replica{Speculation: sim.Speculation{Tokens: 3, Acceptance: 0.6}}), Router: sim.LeastLoaded{}},
+		Fleet:          sim.Fleet{Replicas: sim.Copies(2, sim.ReplicaConfig{Speculation: sim.Speculation{Tokens: 3, Acceptance: 0.6}}), Router: sim.LeastLoaded{}},
 		Classes:        []sim.Class{{Name: "chat", SLO: sim.SLO{TTFT: 400 * time.Millisecond}}},
 		MaxConcurrency: 40, Timeout: 15 * time.Second}
 	src, err := workload.NewSynthetic(workload.Synthetic{Seed: 5, Count: 900, Arrival: workload.Arrival{Rate: 5},

@@ -183,7 +183,7 @@ type CardVerdict struct {
 	Threshold float64 `json:"threshold"` // relative improvement B must show, 0.05 is 5 %
 	Blocks    int     `json:"blocks"`
 	// Regime says which loads Improvement and Verdict cover
-	// (analysis.Result.Regime: by default those at or below the baseline's
+	// (analysis.ExperimentResult.Regime: by default those at or below the baseline's
 	// knee); "" where the card does not say.
 	Regime      string        `json:"regime,omitempty"`
 	Improvement CardInterval  `json:"improvement"`
@@ -194,7 +194,7 @@ type CardVerdict struct {
 }
 
 // PastVerdict is the comparison over the loads past the baseline's knee,
-// where A collapses and any relative gain is large (analysis.Result's
+// where A collapses and any relative gain is large (analysis.ExperimentResult's
 // PastImprovement and PastVerdict).
 type PastVerdict struct {
 	Improvement CardInterval `json:"improvement"`
@@ -211,7 +211,7 @@ type LoadVerdict struct {
 }
 
 // CardVerdictOf converts an experiment's result.
-func CardVerdictOf(r *analysis.Result) *CardVerdict {
+func CardVerdictOf(r *analysis.ExperimentResult) *CardVerdict {
 	v := &CardVerdict{
 		Claim: r.Hypothesis.Claim, Metric: r.Hypothesis.Metric.Name, Threshold: r.Hypothesis.Threshold,
 		Blocks: r.Blocks, Regime: r.Regime, Improvement: estimateOf(r.Improvement), Verdict: r.Verdict.String(), Boundary: r.Boundary(),

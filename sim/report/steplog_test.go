@@ -46,7 +46,7 @@ func chunkedRun(t *testing.T, replicas int, obs ...sim.Observer) (sim.Summary, *
 	tl := &timeline{}
 	cfg := sim.Config{Engine: engine.Config{ChunkCap: 256}, Window: sim.Window{Warmup: 20 * time.Second, Horizon: 140 * time.Second}}
 	if replicas > 1 {
-		cfg.Fleet.Replicas = make([]sim.Replica, replicas)
+		cfg.Fleet.Replicas = make([]sim.ReplicaConfig, replicas)
 		for i := range cfg.Fleet.Replicas {
 			cfg.Fleet.Replicas[i].Engine = cfg.Engine
 		}

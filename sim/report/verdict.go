@@ -18,7 +18,7 @@ import (
 // left out, and the threshold is results[0]'s. With no results, or a nil
 // first one, it is "verdict <name>: no verdict: <noVerdict>", noVerdict
 // saying why there is none.
-func VerdictLine(name string, bases []string, results []*analysis.Result, noVerdict string) string {
+func VerdictLine(name string, bases []string, results []*analysis.ExperimentResult, noVerdict string) string {
 	if len(results) == 0 || results[0] == nil {
 		return fmt.Sprintf("verdict %s: no verdict: %s", name, noVerdict)
 	}
@@ -38,7 +38,7 @@ func VerdictLine(name string, bases []string, results []*analysis.Result, noVerd
 // when some loads lie there, and the boundary (the verdict at each load):
 //
 //	improved over RoundRobin at or below its knee (1.5, 2 req/s), +7.2 % [+5.9, +8.4] (boundary: …)
-func ComparisonLine(r *analysis.Result, base string) string {
+func ComparisonLine(r *analysis.ExperimentResult, base string) string {
 	below, past := regimeLoads(r)
 	var b strings.Builder
 	if math.IsNaN(r.BaselineKnee) {
@@ -56,7 +56,7 @@ func ComparisonLine(r *analysis.Result, base string) string {
 // regimeLoads splits a result's loads into those the headline covers (at
 // or below the baseline's knee, or all when it has none) and those past
 // it.
-func regimeLoads(r *analysis.Result) (below, past []float64) {
+func regimeLoads(r *analysis.ExperimentResult) (below, past []float64) {
 	for _, l := range r.Loads {
 		if math.IsNaN(r.BaselineKnee) || l.Load <= r.BaselineKnee {
 			below = append(below, l.Load)

@@ -12,9 +12,9 @@ import (
 
 // verdictResult is B against a baseline whose knee is 2 req/s: improved
 // at 1.5 and 2 req/s, worse at 3 (past the knee).
-func verdictResult() *analysis.Result {
+func verdictResult() *analysis.ExperimentResult {
 	nan := math.NaN()
-	return &analysis.Result{
+	return &analysis.ExperimentResult{
 		Hypothesis:      analysis.Hypothesis{Threshold: 0.05},
 		BaselineKnee:    2,
 		Improvement:     stats.Interval{Center: 0.0723, Lo: 0.0591, Hi: 0.0844},
@@ -49,11 +49,11 @@ func TestVerdictLine(t *testing.T) {
 		"(boundary: B beats the threshold at 1.5 req/s)", ComparisonLine(missed, "A"))
 
 	assert.Equal(t, "verdict high: "+ComparisonLine(r, "RoundRobin")+"; and "+ComparisonLine(missed, "LeastLoaded")+"; threshold +5 %",
-		VerdictLine("high", []string{"RoundRobin", "LeastLoaded", "Random"}, []*analysis.Result{r, missed, nil}, "unused"))
+		VerdictLine("high", []string{"RoundRobin", "LeastLoaded", "Random"}, []*analysis.ExperimentResult{r, missed, nil}, "unused"))
 	assert.Equal(t, "verdict ab: "+ComparisonLine(missed, "A")+"; threshold +5 %",
-		VerdictLine("ab", []string{"A"}, []*analysis.Result{missed}, ""))
+		VerdictLine("ab", []string{"A"}, []*analysis.ExperimentResult{missed}, ""))
 	assert.Equal(t, "verdict low: no verdict: RoundRobin's knee was not found",
 		VerdictLine("low", []string{"RoundRobin"}, nil, "RoundRobin's knee was not found"))
 	assert.Equal(t, "verdict low: no verdict: no loads",
-		VerdictLine("low", []string{"RoundRobin", "LeastLoaded"}, []*analysis.Result{nil, r}, "no loads"))
+		VerdictLine("low", []string{"RoundRobin", "LeastLoaded"}, []*analysis.ExperimentResult{nil, r}, "no loads"))
 }

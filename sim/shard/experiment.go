@@ -28,7 +28,7 @@ func RunExperiment(x analysis.Experiment, sh ID) (*Result, error) {
 // every shard, by the code that computes x.Run's: the same result, byte
 // for byte. A shard missing or given twice, or another study's, is an
 // error (ErrSet) naming its file and index.
-func MergeExperiment(x analysis.Experiment, shards []*Result) (*analysis.Result, error) {
+func MergeExperiment(x analysis.Experiment, shards []*Result) (*analysis.ExperimentResult, error) {
 	x, study, err := experimentStudy(x)
 	if err != nil {
 		return nil, err

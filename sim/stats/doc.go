@@ -12,8 +12,9 @@
 //   - dist.go: Dist (N, mean, population std, median, p90, p95, p99, max
 //     and the relative error of a sketched one) and DistOf, a sorted
 //     sample's.
-//   - quantile.go: the percentile Methods, Linear (numpy's default, which
-//     vLLM's bench serve uses) and Empirical, over a sorted sample
+//   - quantile.go: the percentile Methods, LinearInterpolation (numpy's
+//     default, which vLLM's bench serve uses) and InvertedCDF (numpy's
+//     "inverted_cdf"), over a sorted sample
 //     (Method.Quantile) or distinct values with cumulative counts
 //     (Method.QuantileCounts).
 //   - sketch.go, sketchlog.go: Sketch, the mergeable relative-error

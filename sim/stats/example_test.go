@@ -9,7 +9,7 @@ import (
 // A sorted sample's Dist, and the mean of replications with its interval.
 func Example() {
 	ttft := []float64{80, 95, 110, 120, 150, 400} // ms, sorted
-	d := stats.DistOf(ttft, stats.Linear)
+	d := stats.DistOf(ttft, stats.LinearInterpolation)
 	fmt.Printf("n=%d median=%.1f p90=%.1f max=%.0f\n", d.N, d.Median, d.P90, d.Max)
 
 	goodput := []float64{9.8, 10.1, 10.4, 9.9, 10.0} // one a replication
@@ -34,7 +34,7 @@ func ExampleSketch() {
 	}
 	_ = a.Merge(b)
 	fmt.Printf("n %d, p50 %.0f (exact 50000.5), p99 %.0f (exact 99000.01), max %.0f\n",
-		a.N(), a.Quantile(stats.Linear, 0.5), a.Quantile(stats.Linear, 0.99), a.Dist(stats.Linear).Max)
+		a.N(), a.Quantile(stats.LinearInterpolation, 0.5), a.Quantile(stats.LinearInterpolation, 0.99), a.Dist(stats.LinearInterpolation).Max)
 	// Output:
 	// n 100000, p50 49529 (exact 50000.5), p99 99741 (exact 99000.01), max 100000
 }

@@ -72,7 +72,7 @@ func QuantileIntervals(samples [][]float64, ps []float64, conf float64, src *ran
 	pooled, rank := poolRanks(samples)
 	out := make([]Interval, len(ps))
 	for i, p := range ps {
-		out[i] = Interval{Center: Linear.Quantile(p, pooled), Lo: math.NaN(), Hi: math.NaN(), Confidence: conf, N: len(pooled)}
+		out[i] = Interval{Center: LinearInterpolation.Quantile(p, pooled), Lo: math.NaN(), Hi: math.NaN(), Confidence: conf, N: len(pooled)}
 	}
 	if len(pooled) < 2 {
 		return out
@@ -97,8 +97,8 @@ func QuantileIntervals(samples [][]float64, ps []float64, conf float64, src *ran
 	}
 	for i := range ps {
 		slices.Sort(stats[i])
-		out[i].Lo = Linear.Quantile((1-conf)/2, stats[i])
-		out[i].Hi = Linear.Quantile(1-(1-conf)/2, stats[i])
+		out[i].Lo = LinearInterpolation.Quantile((1-conf)/2, stats[i])
+		out[i].Hi = LinearInterpolation.Quantile(1-(1-conf)/2, stats[i])
 	}
 	return out
 }

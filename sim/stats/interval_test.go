@@ -15,13 +15,13 @@ import (
 // numpy: np.percentile([1, 2, 3, 4, 10], [50, 90, 99]) = 3, 7.6, 9.76.
 func TestLinearMatchesNumpy(t *testing.T) {
 	x := []float64{1, 2, 3, 4, 10}
-	assert.InDelta(t, 3.0, Linear.Quantile(0.5, x), 1e-12)
-	assert.InDelta(t, 7.6, Linear.Quantile(0.9, x), 1e-12)
-	assert.InDelta(t, 9.76, Linear.Quantile(0.99, x), 1e-12)
+	assert.InDelta(t, 3.0, LinearInterpolation.Quantile(0.5, x), 1e-12)
+	assert.InDelta(t, 7.6, LinearInterpolation.Quantile(0.9, x), 1e-12)
+	assert.InDelta(t, 9.76, LinearInterpolation.Quantile(0.99, x), 1e-12)
 	// The inverted CDF (gonum's Empirical): the smallest x with F(x) >= p.
-	assert.Equal(t, 3.0, Empirical.Quantile(0.5, x))
-	assert.Equal(t, 10.0, Empirical.Quantile(0.9, x))
-	assert.True(t, math.IsNaN(Linear.Quantile(0.5, nil)))
+	assert.Equal(t, 3.0, InvertedCDF.Quantile(0.5, x))
+	assert.Equal(t, 10.0, InvertedCDF.Quantile(0.9, x))
+	assert.True(t, math.IsNaN(LinearInterpolation.Quantile(0.5, nil)))
 }
 
 func TestQuantileOfCountsEqualsExpanded(t *testing.T) {
@@ -40,7 +40,7 @@ func TestQuantileOfCountsEqualsExpanded(t *testing.T) {
 			}
 		}
 		for _, p := range []float64{0, 0.5, 0.9, 0.99, 1} {
-			require.InDelta(t, Linear.Quantile(p, flat), quantileOfCounts(p, sorted, counts), 1e-12)
+			require.InDelta(t, LinearInterpolation.Quantile(p, flat), quantileOfCounts(p, sorted, counts), 1e-12)
 		}
 	}
 }

@@ -11,18 +11,18 @@ import (
 type Method uint8
 
 const (
-	// Linear interpolates between the two nearest order statistics at
-	// rank (n-1)·p: numpy's default ("linear", Hyndman & Fan type 7), which
-	// vLLM's bench serve uses. gonum's stat.Quantile offers only the
-	// types 1 and 4, so this one is written here.
-	Linear Method = iota
-	// Empirical is the inverse of the empirical CDF (numpy's
+	// LinearInterpolation interpolates between the two nearest order
+	// statistics at rank (n-1)·p: numpy's default ("linear", Hyndman &
+	// Fan type 7), which vLLM's bench serve uses. gonum's stat.Quantile
+	// offers only the types 1 and 4, so this one is written here.
+	LinearInterpolation Method = iota
+	// InvertedCDF is the inverse of the empirical CDF (numpy's
 	// "inverted_cdf", type 1), computed by gonum's stat.Quantile.
-	Empirical
+	InvertedCDF
 )
 
 func (m Method) String() string {
-	if m == Empirical {
+	if m == InvertedCDF {
 		return "empirical (inverted_cdf, gonum stat.Empirical)"
 	}
 	return "linear (numpy default, type 7)"
@@ -35,7 +35,7 @@ func (m Method) Quantile(p float64, sorted []float64) float64 {
 	if n == 0 {
 		return math.NaN()
 	}
-	if m == Empirical {
+	if m == InvertedCDF {
 		return stat.Quantile(p, stat.Empirical, sorted, nil)
 	}
 	h := float64(n-1) * p
@@ -70,7 +70,7 @@ func (m Method) quantileAt(p float64, n int, at func(k int) float64) float64 {
 	if n == 0 {
 		return math.NaN()
 	}
-	if m == Empirical {
+	if m == InvertedCDF {
 		// Type 1: the smallest x with F(x) >= p.
 		k := int(math.Ceil(p*float64(n))) - 1
 		return at(min(max(k, 0), n-1))

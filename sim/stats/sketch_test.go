@@ -53,7 +53,7 @@ func TestSketchWithinItsRelativeError(t *testing.T) {
 		}
 		sorted := slices.Sorted(slices.Values(x))
 		worst := 0.0
-		for _, m := range []Method{Linear, Empirical} {
+		for _, m := range []Method{LinearInterpolation, InvertedCDF} {
 			for _, p := range ps {
 				exact, got := m.Quantile(p, sorted), sk.Quantile(m, p)
 				if exact == 0 {
@@ -65,7 +65,7 @@ func TestSketchWithinItsRelativeError(t *testing.T) {
 				assert.LessOrEqual(t, rel, SketchAccuracy*(1+1e-9), "%s %v p%v: exact %v sketch %v", name, m, p, exact, got)
 			}
 		}
-		d, e := sk.Dist(Linear), DistOf(sorted, Linear)
+		d, e := sk.Dist(LinearInterpolation), DistOf(sorted, LinearInterpolation)
 		assert.Equal(t, e.N, d.N)
 		assert.Equal(t, e.Max, d.Max, "the maximum is exact")
 		assert.InEpsilon(t, e.Mean, d.Mean, 1e-9, "the mean is exact up to rounding")
@@ -96,11 +96,11 @@ func TestSketchMergeIsTheWhole(t *testing.T) {
 	}
 	require.NoError(t, a.Merge(b))
 	for _, p := range []float64{0.1, 0.5, 0.9, 0.99, 0.999} {
-		assert.Equal(t, whole.Quantile(Linear, p), a.Quantile(Linear, p), "p%v", p)
+		assert.Equal(t, whole.Quantile(LinearInterpolation, p), a.Quantile(LinearInterpolation, p), "p%v", p)
 	}
 	assert.Equal(t, whole.N(), a.N())
-	assert.Equal(t, math.Inf(1), a.Dist(Linear).Max)
-	assert.Equal(t, math.Inf(1), a.Dist(Linear).Mean, "as gonum's mean over a sample holding +Inf")
+	assert.Equal(t, math.Inf(1), a.Dist(LinearInterpolation).Max)
+	assert.Equal(t, math.Inf(1), a.Dist(LinearInterpolation).Mean, "as gonum's mean over a sample holding +Inf")
 	assert.InEpsilon(t, whole.mean, a.mean, 1e-12)
 	assert.InEpsilon(t, whole.m2, a.m2, 1e-9)
 

@@ -18,7 +18,7 @@ import (
 )
 
 // openFixture opens testdata/<name>.yaml and .csv.
-func openFixture(t *testing.T, name string, opt Options) *Trace {
+func openFixture(t *testing.T, name string, opt Options) *TraceV2 {
 	t.Helper()
 	dir := "testdata"
 	tr, err := OpenTrace(filepath.Join(dir, name+".yaml"), filepath.Join(dir, name+".csv"), opt)

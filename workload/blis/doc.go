@@ -4,7 +4,7 @@
 //
 // # Reading guide
 //
-//   - read.go: OpenTrace / NewTrace replay a BLIS run's trace as blis
+//   - read.go: OpenTrace / NewTrace replay a BLIS run's trace (TraceV2) as blis
 //     replay does, an open-loop workload.Source at its recorded µs
 //     instants, prefix groups becoming shared hash ids; Options says
 //     whether to sort rows written in completion order (blis observe)

@@ -55,7 +55,7 @@ type Options struct {
 	AnyRate bool
 }
 
-// Trace replays a BLIS TraceV2 trace as an open-loop workload.Source, each
+// TraceV2 replays a BLIS TraceV2 trace as an open-loop workload.Source, each
 // request at its recorded instant, as `blis replay` does by default
 // (--session-mode fixed; BLIS's sim/workload/replay.go
 // LoadTraceV2Requests):
@@ -79,7 +79,7 @@ type Options struct {
 // the exact prefix hash ids and failures back. Errors are *workload.ParseErrors
 // naming the file, line and column. It streams, one row per Next, unless
 // Options.Sort is set.
-type Trace struct {
+type TraceV2 struct {
 	header  Header
 	name    string
 	opt     Options
@@ -134,7 +134,7 @@ type prefixGroup struct {
 
 // NewTrace reads a TraceV2 trace from its header and data; the names
 // are used in errors.
-func NewTrace(header io.Reader, headerName string, data io.Reader, dataName string, opt Options) (*Trace, error) {
+func NewTrace(header io.Reader, headerName string, data io.Reader, dataName string, opt Options) (*TraceV2, error) {
 	h, err := ReadHeader(header, headerName)
 	if err != nil {
 		return nil, err
@@ -145,13 +145,13 @@ func NewTrace(header io.Reader, headerName string, data io.Reader, dataName stri
 	if err != nil {
 		return nil, err
 	}
-	return &Trace{header: h, name: dataName, opt: opt, rows: rows, groups: map[string]prefixGroup{}}, nil
+	return &TraceV2{header: h, name: dataName, opt: opt, rows: rows, groups: map[string]prefixGroup{}}, nil
 }
 
 // OpenTrace opens a TraceV2 trace's header (YAML) and data (CSV)
 // files; BLIS's --trace-output writes them as <prefix>.yaml and
 // <prefix>.csv. Close closes both.
-func OpenTrace(headerPath, dataPath string, opt Options) (*Trace, error) {
+func OpenTrace(headerPath, dataPath string, opt Options) (*TraceV2, error) {
 	hf, err := os.Open(headerPath)
 	if err != nil {
 		return nil, fmt.Errorf("blis: %w", err)
@@ -171,7 +171,7 @@ func OpenTrace(headerPath, dataPath string, opt Options) (*Trace, error) {
 }
 
 // Close closes the files OpenTrace opened (a no-op for NewTrace).
-func (t *Trace) Close() error {
+func (t *TraceV2) Close() error {
 	var err error
 	for _, c := range t.closers {
 		err = cmp.Or(err, c.Close())
@@ -181,27 +181,27 @@ func (t *Trace) Close() error {
 }
 
 // Header returns the trace's header.
-func (t *Trace) Header() Header { return t.header }
+func (t *TraceV2) Header() Header { return t.header }
 
 // Loop is workload.OpenLoop: a trace's arrivals are fixed.
-func (t *Trace) Loop() workload.Loop { return workload.OpenLoop }
+func (t *TraceV2) Loop() workload.Loop { return workload.OpenLoop }
 
 // Count is the number of requests yielded so far.
-func (t *Trace) Count() int { return t.count }
+func (t *TraceV2) Count() int { return t.count }
 
 // Clock reports the unit (µs, fixed by the format) and the offered rate
 // the requests yielded so far imply; after io.EOF, the whole trace's.
-func (t *Trace) Clock() workload.TraceClock {
+func (t *TraceV2) Clock() workload.TraceClock {
 	return workload.TraceClock{Unit: time.Microsecond, Requests: t.track.n, Span: t.track.span()}
 }
 
 // String describes the replay for a card.
-func (t *Trace) String() string {
+func (t *TraceV2) String() string {
 	return fmt.Sprintf("%s (BLIS TraceV2 version %d, mode %q), timestamp replay at the recorded µs instants", t.name, t.header.Version, t.header.Mode)
 }
 
 // Next yields the next request, io.EOF after the last.
-func (t *Trace) Next() (workload.Request, error) {
+func (t *TraceV2) Next() (workload.Request, error) {
 	if !t.done {
 		r, ok, err := t.read()
 		if ok {
@@ -224,7 +224,7 @@ func (t *Trace) Next() (workload.Request, error) {
 }
 
 // read returns the next request in replay order; ok false at the end.
-func (t *Trace) read() (workload.Request, bool, error) {
+func (t *TraceV2) read() (workload.Request, bool, error) {
 	if t.opt.Sort {
 		return t.readSorted()
 	}
@@ -241,14 +241,14 @@ func (t *Trace) read() (workload.Request, bool, error) {
 }
 
 // arrivalField names the column the last row's arrival came from.
-func (t *Trace) arrivalField() string {
+func (t *TraceV2) arrivalField() string {
 	if v, ok := t.rows.Get(blisSend); ok && v != "" && v != "0" {
 		return blisSend
 	}
 	return blisArrival
 }
 
-func (t *Trace) readSorted() (workload.Request, bool, error) {
+func (t *TraceV2) readSorted() (workload.Request, bool, error) {
 	if t.sorted == nil {
 		t.sorted = []sortedRow{}
 		for {
@@ -273,7 +273,7 @@ func (t *Trace) readSorted() (workload.Request, bool, error) {
 }
 
 // readRow parses the next row in file order.
-func (t *Trace) readRow() (workload.Request, int, bool, error) {
+func (t *TraceV2) readRow() (workload.Request, int, bool, error) {
 	err := t.rows.Next()
 	if err == io.EOF {
 		return workload.Request{}, 0, false, nil
@@ -286,8 +286,8 @@ func (t *Trace) readRow() (workload.Request, int, bool, error) {
 	return r, t.rows.Line(), err == nil, err
 }
 
-// parse converts one row (see Trace).
-func (t *Trace) parse() (workload.Request, error) {
+// parse converts one row (see TraceV2).
+func (t *TraceV2) parse() (workload.Request, error) {
 	var r workload.Request
 	var err error
 	if r.ID, err = t.rows.Uint(blisID); err != nil {
@@ -310,7 +310,7 @@ func (t *Trace) parse() (workload.Request, error) {
 }
 
 // arrival is send_time_us when > 0, else arrival_time_us.
-func (t *Trace) arrival() (time.Duration, error) {
+func (t *TraceV2) arrival() (time.Duration, error) {
 	if v, ok := t.rows.Opt(blisSend); ok {
 		us, err := t.micros(blisSend, v)
 		if err != nil || us > 0 {
@@ -325,7 +325,7 @@ func (t *Trace) arrival() (time.Duration, error) {
 }
 
 // micros parses a µs instant (an integer >= 0).
-func (t *Trace) micros(col, v string) (time.Duration, error) {
+func (t *TraceV2) micros(col, v string) (time.Duration, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	switch {
 	case err != nil && !isRange(err):
@@ -338,9 +338,9 @@ func (t *Trace) micros(col, v string) (time.Duration, error) {
 	return time.Duration(n) * time.Microsecond, nil
 }
 
-// input is the prompt's length, BLIS's way (see Trace), and sets the
+// input is the prompt's length, BLIS's way (see TraceV2), and sets the
 // group's prefix hash id.
-func (t *Trace) input(r *workload.Request) (int, error) {
+func (t *TraceV2) input(r *workload.Request) (int, error) {
 	in, err := t.rows.Count(blisInput)
 	if err != nil {
 		return 0, err
@@ -368,7 +368,7 @@ func (t *Trace) input(r *workload.Request) (int, error) {
 
 // group returns what is known of a row's prefix group, learning its
 // length from the first row that gives one.
-func (t *Trace) group(name string) (prefixGroup, error) {
+func (t *TraceV2) group(name string) (prefixGroup, error) {
 	g := t.groups[name]
 	n := 0
 	if v, ok := t.rows.Opt(blisPrefixLen); ok {
@@ -399,7 +399,7 @@ func groupHash(name string) uint64 {
 
 // optional fills Conversation, Turn, Class, Priority and servesim's own
 // columns.
-func (t *Trace) optional(r *workload.Request) error {
+func (t *TraceV2) optional(r *workload.Request) error {
 	if v, ok := t.rows.Opt(blisSession); ok {
 		r.Conversation = workload.ConversationID(v)
 	}
@@ -429,7 +429,7 @@ func (t *Trace) optional(r *workload.Request) error {
 }
 
 // hashes reads servesim's exact prefix hash ids, when the file has them.
-func (t *Trace) hashes(r *workload.Request) error {
+func (t *TraceV2) hashes(r *workload.Request) error {
 	if _, ok := t.rows.Get(extHashes); !ok {
 		return nil
 	}
