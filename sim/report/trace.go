@@ -231,6 +231,8 @@ func (t *ChromeTrace) open() bool {
 		return false
 	}
 	if t.events == 0 {
+		// The generator names the writer as it was named before it became
+		// ChromeTrace, so that a trace's bytes did not change with the name.
 		t.write([]byte(`{"displayTimeUnit":"ms","otherData":{"generator":"servesim sim/report.Trace",` +
 			`"clock":"virtual time of the run, µs from its start"},"traceEvents":[` + "\n"))
 		t.meta(`"name":"process_name","ph":"M","pid":1,"args":{"name":"replicas (steps, KV and queue counters)"}`)
