@@ -12,8 +12,8 @@ import (
 )
 
 // WithDefaults keeps every field of every replica: it rebuilt each as
-// Replica{Engine, Model} and dropped its Speculation, so a card described
-// a fleet that did not speculate. Every field of Replica is set here by
+// ReplicaConfig{Engine, Model} and dropped its Speculation, so a card described
+// a fleet that did not speculate. Every field of ReplicaConfig is set here by
 // reflection, so a field added later is covered without touching the
 // test (an interface-typed one needs a value in fillers).
 func TestWithDefaultsKeepsEveryReplicaField(t *testing.T) {
