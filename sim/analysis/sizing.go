@@ -1,0 +1,322 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
+)
+
+// Sizing asks how many replicas a fleet needs: the smallest replica
+// count n whose fleet (Config's replica copied n times, sim.Copies, behind
+// Config's router) meets the attainment Target at the sizing load, Load ×
+// (1 + Headroom), judged on Reps seeded replications.
+//
+// The search doubles n from 1 until a fleet meets the target (or
+// MaxReplicas fails it), then bisects between the last count that failed
+// and the first that met it. Every count runs the same seeds, Seed(BaseSeed,
+// r) for replication r, so the counts compare on common random numbers: a
+// count meets the target when its mean attainment over the replications
+// does, the knee's criterion. Bisection assumes attainment rises with n,
+// which holds on average; a replication's own attainment may dip by noise
+// where the target is nearly met, which the seed range shows.
+//
+// The zero value is not runnable: set Config (with Window.Horizon),
+// Workload and Load. The other fields default: Target 0.95, Headroom 0,
+// Reps 5, Confidence 0.95, MaxReplicas sim.MaxReplicas, Price 0 (no
+// cost), Workers GOMAXPROCS.
+//
+// A use, runnable as examples/sizing:
+//
+//	res, err := analysis.Sizing{
+//		Config:   sim.Config{Fleet: sim.Fleet{Router: sim.LeastLoaded{}}, Window: w},
+//		Workload: analysis.Poisson(workload.Fixed(2000, 200)),
+//		Load:     10, Headroom: 0.2, Price: 10,
+//	}.Run()
+type Sizing struct {
+	// Config is every run's configuration but its fleet's size: the
+	// replica template is Config.Fleet.Replicas[0] when the fleet lists
+	// one replica, or the replica Config.Engine, Config.Model and
+	// Config.Speculation configure when it lists none (nil). A fleet of
+	// several replicas is refused: sizing copies one template. Seed is set
+	// per replication.
+	Config   sim.Config
+	Workload Workload
+	// Load is the offered load the fleet must carry, requests/s (> 0).
+	Load float64
+	// Headroom is the spare capacity asked for, a fraction >= 0: the
+	// fleet must meet the target at Load × (1 + Headroom). 0 means none.
+	Headroom float64
+	// Target is the attainment to meet; default 0.95.
+	Target float64
+	// Reps is the number of seeded replications per count; default 5.
+	Reps     int
+	BaseSeed uint64
+	// Confidence of every interval; default 0.95.
+	Confidence float64
+	// MaxReplicas bounds the search; 0 means sim.MaxReplicas, more is
+	// refused.
+	MaxReplicas int
+	// Price is the price of one replica for an hour, in any currency (>= 0):
+	// when > 0 the result carries the cost per million output tokens. 0
+	// means no price.
+	Price float64
+	// Workers bounds parallel runs; 0 means GOMAXPROCS.
+	Workers int
+}
+
+// SizingProbe is one replica count the search ran: its mean attainment
+// over the replications, with its interval.
+type SizingProbe struct {
+	Replicas   int
+	Attainment stats.Interval
+}
+
+// SizingResult is the answer of a Sizing.
+type SizingResult struct {
+	// Replicas is the smallest count whose mean attainment meets the
+	// target at the sizing load.
+	Replicas int
+	// Load is the sizing load, Load × (1 + Headroom), requests/s.
+	Load   float64
+	Target float64
+	// Attainment is the mean attainment at Replicas, Below at Replicas −
+	// 1 (a count that fails the target; every figure NaN and N 0 when
+	// Replicas is 1: no fleet of none).
+	Attainment, Below stats.Interval
+	// PerSeed is each replication's own answer, the smallest count at
+	// which that replication alone meets the target (found by the same
+	// search on its own attainment, reusing the counts already run);
+	// MaxReplicas + 1 for a replication that meets it at no count within
+	// the bound. SeedLo and SeedHi are their minimum and maximum: the seed
+	// range, how far the answer moves with the random numbers (with 5
+	// replications, the range covers the median replication's answer
+	// with probability 1 − 2·0.5⁵ ≈ 0.94).
+	PerSeed        []int
+	SeedLo, SeedHi int
+	// OutputThroughput is the fleet's output tokens per second at
+	// Replicas (sim.Summary.OutputThroughput; NaN when a run sketched its
+	// latencies and so counted no tokens).
+	OutputThroughput stats.Interval
+	// CostPerMillion is the cost of a million output tokens at the sizing
+	// load: Replicas × Price / (3600 × OutputThroughput) × 10⁶, its
+	// interval from the throughput's (the high cost from the low
+	// throughput). NaN without a Price.
+	CostPerMillion stats.Interval
+	// Probes are the counts run, in the order the search ran them.
+	Probes []SizingProbe
+	// Runs is the number of simulation runs the answer took.
+	Runs int
+}
+
+// SizingUnmetError says that no fleet within the bound met the target:
+// the largest, MaxReplicas, attained Attainment at the sizing load.
+type SizingUnmetError struct {
+	MaxReplicas int
+	Load        float64
+	Target      float64
+	Attainment  stats.Interval
+}
+
+func (e *SizingUnmetError) Error() string {
+	return fmt.Sprintf("sim: Sizing: no fleet of at most %d replicas (MaxReplicas) meets attainment %.3g at %.4g requests/s: %d replicas attain %v",
+		e.MaxReplicas, e.Target, e.Load, e.MaxReplicas, e.Attainment)
+}
+
+func (s Sizing) withDefaults() Sizing {
+	if s.Target == 0 {
+		s.Target = 0.95
+	}
+	if s.Reps == 0 {
+		s.Reps = 5
+	}
+	if s.Confidence == 0 {
+		s.Confidence = 0.95
+	}
+	if s.MaxReplicas == 0 {
+		s.MaxReplicas = sim.MaxReplicas
+	}
+	return s
+}
+
+// Validate joins every problem of the sizing, naming each field.
+func (s Sizing) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("sim: "+format, a...)) }
+	if len(s.Config.Fleet.Replicas) > 1 {
+		bad("Sizing.Config.Fleet.Replicas lists %d replicas: sizing copies one template (list one, or none to use Config.Engine and Config.Model)", len(s.Config.Fleet.Replicas))
+	} else {
+		errs = append(errs, s.Config.Validate())
+	}
+	if s.Workload == nil {
+		bad("Sizing.Workload is nil")
+	}
+	if !(s.Load > 0) || math.IsInf(s.Load, 0) {
+		bad("Sizing.Load must be a positive finite rate, got %v", s.Load)
+	}
+	if !(s.Headroom >= 0) || math.IsInf(s.Headroom, 0) {
+		bad("Sizing.Headroom must be a finite fraction >= 0, got %v", s.Headroom)
+	}
+	if !(s.Target >= 0 && s.Target <= 1) {
+		bad("Sizing.Target must be in [0, 1] (0 means 0.95), got %v", s.Target)
+	}
+	if s.Reps < 0 {
+		bad("Sizing.Reps must be >= 0 (0 means 5), got %d", s.Reps)
+	}
+	if !(s.Confidence >= 0 && s.Confidence < 1) {
+		bad("Sizing.Confidence must be in [0, 1), got %v", s.Confidence)
+	}
+	if s.MaxReplicas < 0 || s.MaxReplicas > sim.MaxReplicas {
+		bad("Sizing.MaxReplicas must be in [0, sim.MaxReplicas = %d] (0 means the bound), got %d", sim.MaxReplicas, s.MaxReplicas)
+	}
+	if !(s.Price >= 0) || math.IsInf(s.Price, 0) {
+		bad("Sizing.Price must be a finite price >= 0 (0 means none), got %v", s.Price)
+	}
+	if s.Config.Window.Horizon == 0 {
+		bad("Sizing.Config.Window.Horizon must be set: sizing compares steady windows")
+	}
+	return errors.Join(errs...)
+}
+
+// fleet is the configuration of a fleet of n copies of the template.
+func (s Sizing) fleet(n int) sim.Config {
+	c := s.Config
+	tmpl := sim.ReplicaConfig{Engine: c.Engine, Model: c.Model, Speculation: c.Speculation}
+	if len(c.Fleet.Replicas) == 1 {
+		tmpl = c.Fleet.Replicas[0]
+	}
+	c.Engine, c.Model, c.Speculation = engine.Config{}, nil, sim.Speculation{}
+	c.Fleet.Replicas = sim.Copies(n, tmpl)
+	return c
+}
+
+// sizingRuns is one count's replications and what they say.
+type sizingRuns struct {
+	runs       []sim.Summary
+	attainment stats.Interval
+}
+
+// Run searches for the smallest fleet. When none within MaxReplicas meets
+// the target it returns a *SizingUnmetError.
+func (s Sizing) Run() (*SizingResult, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	s = s.withDefaults()
+	load := s.Load * (1 + s.Headroom)
+	res := &SizingResult{Load: load, Target: s.Target}
+	ran := map[int]*sizingRuns{}
+	var failed error
+	at := func(n int) *sizingRuns {
+		if r, ok := ran[n]; ok || failed != nil {
+			return r
+		}
+		sw := Sweep{Config: s.fleet(n), Workload: s.Workload, Reps: s.Reps, BaseSeed: s.BaseSeed, Confidence: s.Confidence, Workers: s.Workers}.withDefaults()
+		sums, err := sw.runHere([]float64{load})
+		if err != nil {
+			failed = fmt.Errorf("sim: Sizing at %d replicas: %w", n, err)
+			return nil
+		}
+		f := figures{runs: sums[0], conf: s.Confidence}
+		r := &sizingRuns{runs: sums[0], attainment: f.share(func(x *sim.Summary) float64 { return x.Attainment })}
+		ran[n] = r
+		res.Runs += len(r.runs)
+		res.Probes = append(res.Probes, SizingProbe{Replicas: n, Attainment: r.attainment})
+		return r
+	}
+	meets := func(x float64) bool { return !math.IsNaN(x) && x >= s.Target }
+	n, ok := smallestMeeting(s.MaxReplicas, func(n int) bool {
+		r := at(n)
+		return r != nil && meets(r.attainment.Center)
+	})
+	if failed != nil {
+		return nil, failed
+	}
+	if !ok {
+		return nil, &SizingUnmetError{MaxReplicas: s.MaxReplicas, Load: load, Target: s.Target, Attainment: ran[s.MaxReplicas].attainment}
+	}
+	res.Replicas = n
+	top := ran[n]
+	res.Attainment = top.attainment
+	res.Below = stats.Interval{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: s.Confidence}
+	if n > 1 {
+		res.Below = at(n - 1).attainment
+	}
+	res.PerSeed = make([]int, s.Reps)
+	for r := range s.Reps {
+		m, ok := smallestMeeting(s.MaxReplicas, func(n int) bool {
+			x := at(n)
+			return x != nil && meets(x.runs[r].Attainment)
+		})
+		if !ok {
+			m = s.MaxReplicas + 1
+		}
+		res.PerSeed[r] = m
+	}
+	if failed != nil {
+		return nil, failed
+	}
+	res.SeedLo, res.SeedHi = minMax(res.PerSeed)
+	f := figures{runs: top.runs, conf: s.Confidence}
+	res.OutputThroughput = f.rate(func(x *sim.Summary) float64 { return x.OutputThroughput })
+	res.CostPerMillion = costPerMillion(n, s.Price, res.OutputThroughput)
+	return res, nil
+}
+
+// smallestMeeting is the smallest n in [1, max] for which meets holds, by
+// doubling from 1 to the first count that meets it, then bisecting below;
+// false when max does not.
+func smallestMeeting(max int, meets func(n int) bool) (int, bool) {
+	lo, hi := 0, 0 // lo fails (0 trivially), hi meets
+	for k := 1; ; k *= 2 {
+		k = min(k, max)
+		if meets(k) {
+			hi = k
+			break
+		}
+		if k == max {
+			return 0, false
+		}
+		lo = k
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if meets(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, true
+}
+
+func minMax(x []int) (lo, hi int) {
+	lo, hi = x[0], x[0]
+	for _, v := range x[1:] {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return lo, hi
+}
+
+// costPerMillion prices a million output tokens: n replicas at price an
+// hour over the tokens they emit in an hour.
+func costPerMillion(n int, price float64, tput stats.Interval) stats.Interval {
+	nan := math.NaN()
+	if price == 0 {
+		return stats.Interval{Center: nan, Lo: nan, Hi: nan, Confidence: tput.Confidence, N: tput.N}
+	}
+	c := func(t float64) float64 {
+		if t <= 0 {
+			return math.Inf(1)
+		}
+		return float64(n) * price / (3600 * t) * 1e6
+	}
+	out := stats.Interval{Center: c(tput.Center), Lo: nan, Hi: nan, Confidence: tput.Confidence, N: tput.N}
+	if !math.IsNaN(tput.Lo) {
+		out.Lo, out.Hi = c(tput.Hi), c(tput.Lo)
+	}
+	return out
+}
