@@ -29,13 +29,8 @@ import (
 // Reps 5, Confidence 0.95, MaxReplicas sim.MaxReplicas, Price 0 (no
 // cost), Workers GOMAXPROCS.
 //
-// A use, runnable as examples/sizing:
-//
-//	res, err := analysis.Sizing{
-//		Config:   sim.Config{Fleet: sim.Fleet{Router: sim.LeastLoaded{}}, Window: w},
-//		Workload: analysis.Poisson(workload.Fixed(2000, 200)),
-//		Load:     10, Headroom: 0.2, Price: 10,
-//	}.Run()
+// ExampleSizing sizes an Atlas fleet; examples/sizing answers the
+// question for a diurnal day's peak hour.
 type Sizing struct {
 	// Config is every run's configuration but its fleet's size: the
 	// replica template is Config.Fleet.Replicas[0] when the fleet lists
