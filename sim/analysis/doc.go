@@ -34,6 +34,12 @@
 //   - experiment.go: Experiment, a declared Hypothesis (a Metric and a
 //     threshold) tested on paired seeded blocks, with its Verdict,
 //     LoadResult, ExperimentResult and Boundary.
+//   - sizing.go: Sizing, the smallest fleet (copies of one replica
+//     behind a router) that meets an attainment target at a load with
+//     headroom, by doubling and bisection on the replica count over
+//     seeded replications; its SizingResult (the seed range, the
+//     attainment at n and n − 1, the cost per million output tokens)
+//     and SizingUnmetError.
 //   - classcurve.go: per-class points and knees (ClassPoint, ClassKnee)
 //     and which class binds first; classmix.go: the per-class metrics.
 //   - named.go: the built-in metrics and dials written and read by name
