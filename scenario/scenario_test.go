@@ -45,6 +45,21 @@ func TestScenarioSavesAndLoads(t *testing.T) {
 	}
 }
 
+// A sweep under the Atlas band (±10 % and the named shapes, calibrated
+// to Frozen) is data: written and read back, it is the same band, and
+// the shapes keep their names and models.
+func TestScenarioKeepsTheShapesOfItsBand(t *testing.T) {
+	s := smallSweep()
+	s.ModelError = analysis.AtlasBand(0.1)
+	b, err := Default().Marshal(s)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"Name": "atlas-roofline"`)
+	var back analysis.Sweep
+	require.NoError(t, Default().Unmarshal(b, &back))
+	assert.Equal(t, s.ModelError, back.ModelError)
+	require.NoError(t, back.Validate())
+}
+
 // Every problem of a scenario is named by its field, and a file's
 // problems by the file too.
 func TestScenarioErrorsNameTheFieldAndTheFile(t *testing.T) {

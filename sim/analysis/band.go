@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"time"
 
@@ -24,6 +25,17 @@ type ModelError struct {
 	// Alternatives are other models of the same replica (of every replica
 	// of a fleet), e.g. costmodel.AtlasRoofline() beside Frozen.
 	Alternatives []costmodel.Model
+	// Shapes are alternatives of another shape, each with the name the
+	// band and its verdict print (costmodel.AtlasShapes(): atlas-linear,
+	// atlas-roofline, atlas-profiled). They run after Alternatives.
+	Shapes []costmodel.NamedModel
+	// Calibrated is the nominal model the Shapes were calibrated to (they
+	// hold its operating point and differ from it in shape only), nil when
+	// none is declared. A sweep whose replicas run another model is
+	// refused: beside it a shape would differ in level too, and its knee
+	// would say nothing of the model's shape. AtlasBand sets it to
+	// costmodel.Frozen{} (Atlas's defaults).
+	Calibrated costmodel.Model
 	// Fragile is how far the knee may move across the band, as a fraction
 	// of the nominal knee, before the curve warns that its result rests
 	// on the cost model's accuracy. 0 means 0.5.
@@ -33,8 +45,22 @@ type ModelError struct {
 // DefaultFragile is ModelError.Fragile's default.
 const DefaultFragile = 0.5
 
+// AtlasBand is the model band of a study of the Atlas TP4 replica under
+// costmodel.Frozen's defaults: every step time ±scale, and the three
+// shape alternatives of costmodel.AtlasShapes, each holding Frozen's
+// operating point (45 ms at batch 32, 2,000 context) with a batch- and
+// context-dependent step. A shape calibrated to Atlas prices only an
+// Atlas-like replica, so the band declares Calibrated: a sweep whose
+// replicas run any model but Frozen's defaults (another decode step,
+// another model) is refused, naming ModelError.Calibrated.
+func AtlasBand(scale float64) ModelError {
+	return ModelError{Scale: scale, Shapes: costmodel.AtlasShapes(), Calibrated: costmodel.Frozen{}}
+}
+
 // Declared reports whether anything is declared.
-func (m ModelError) Declared() bool { return m.Scale != 0 || len(m.Alternatives) > 0 }
+func (m ModelError) Declared() bool {
+	return m.Scale != 0 || len(m.Alternatives) > 0 || len(m.Shapes) > 0
+}
 
 // Validate refuses a scale outside [0, 1) and a negative threshold.
 func (m ModelError) Validate() error {
@@ -50,7 +76,49 @@ func (m ModelError) Validate() error {
 			errs = append(errs, fmt.Errorf("sim: ModelError.Alternatives[%d] is nil", i))
 		}
 	}
+	for i, a := range m.Shapes {
+		if a.Model == nil {
+			errs = append(errs, fmt.Errorf("sim: ModelError.Shapes[%d] (%q) has no model", i, a.Name))
+		}
+		if a.Name == "" {
+			errs = append(errs, fmt.Errorf("sim: ModelError.Shapes[%d] has no name: the band's verdict names the model it rests on", i))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// checkCalibrated refuses a configuration whose replicas run a model other
+// than the one the Shapes were calibrated to (none when Calibrated is nil).
+func (m ModelError) checkCalibrated(cfg sim.Config) error {
+	if m.Calibrated == nil {
+		return nil
+	}
+	want := normalModel(m.Calibrated)
+	models := []costmodel.Model{cfg.Model}
+	for _, r := range cfg.Fleet.Replicas {
+		models = append(models, r.Model)
+	}
+	if cfg.Fleet.Replicas != nil {
+		models = models[1:]
+	}
+	for _, got := range models {
+		if !reflect.DeepEqual(normalModel(got), want) {
+			return fmt.Errorf("sim: ModelError.Calibrated: the shape alternatives hold the operating point of %s, but the sweep's replicas run %s: beside it they differ in level, not only in shape (declare shapes calibrated to that model, or leave Shapes out)",
+				modelName(want), modelName(normalModel(got)))
+		}
+	}
+	return nil
+}
+
+// normalModel is m with its defaults, as sim runs it: nil is Frozen's.
+func normalModel(m costmodel.Model) costmodel.Model {
+	switch f := m.(type) {
+	case nil:
+		return costmodel.Frozen{}.WithDefaults()
+	case costmodel.Frozen:
+		return f.WithDefaults()
+	}
+	return m
 }
 
 func (m ModelError) String() string {
@@ -60,6 +128,9 @@ func (m ModelError) String() string {
 	}
 	for _, a := range m.Alternatives {
 		parts = append(parts, modelName(a))
+	}
+	for _, a := range m.Shapes {
+		parts = append(parts, a.Name)
 	}
 	if len(parts) == 0 {
 		return "none declared"
@@ -81,6 +152,9 @@ func (m ModelError) variants() []Variant {
 	for _, a := range m.Alternatives {
 		out = append(out, Variant{Name: modelName(a), replace: func(costmodel.Model) costmodel.Model { return a }})
 	}
+	for _, a := range m.Shapes {
+		out = append(out, Variant{Name: a.Name, replace: func(costmodel.Model) costmodel.Model { return a.Model }})
+	}
 	return out
 }
 
@@ -101,7 +175,35 @@ type Band struct {
 	Knee, Peak Range
 	// Fragile: the knee moves across the band by more than
 	// Declared.Fragile of the nominal knee (the curve's warning says why).
+	// A knee not Fragile holds under every model of the band; a Fragile
+	// one rests on the model (Curve.ModelVerdict says which in words).
 	Fragile bool
+	// Mover is the variant whose knee lies farthest from the nominal
+	// knee, and its knee there: the model a fragile knee rests on. Its
+	// Model is "" when the nominal curve or every variant placed no knee.
+	Mover Move
+}
+
+// Move is where one model of a band puts the knee: its centre, or the
+// edge of the loads it ran beyond which it lies (Below: under it;
+// Above: over it), and its distance from the nominal knee as a fraction
+// of it (Rel, signed).
+type Move struct {
+	Model        string
+	Knee, Rel    float64
+	Below, Above bool
+}
+
+// String prints the knee: "1.9", "< 0.1", "> 3".
+func (m Move) String() string {
+	k := fmt.Sprintf("%.4g", m.Knee)
+	switch {
+	case m.Below:
+		return "< " + k
+	case m.Above:
+		return "> " + k
+	}
+	return k
 }
 
 // Variant is one model of a band and the curve it gave.
@@ -115,9 +217,12 @@ type Variant struct {
 // Range is the span of a figure across a band. LoBelow says the lowest
 // comes from a curve whose knee lies below the loads it ran (so the true
 // low end is lower still); HiAbove, from one whose knee lies above them.
+// LoModel and HiModel name the models that gave each end ("nominal" for
+// the sweep's own; "" where unknown); String does not print them.
 type Range struct {
 	Lo, Hi           float64
 	LoBelow, HiAbove bool
+	LoModel, HiModel string
 }
 
 func (r Range) String() string {
@@ -188,22 +293,38 @@ func (s Sweep) runBand(c *Curve) error {
 		b.Variants = append(b.Variants, v)
 	}
 	curves := []*Curve{c}
+	names := []string{"nominal"}
 	for _, v := range b.Variants {
 		curves = append(curves, v.Curve)
+		names = append(names, v.Name)
 	}
 	b.Knee = Range{Lo: math.Inf(1), Hi: math.Inf(-1)}
 	b.Peak = Range{Lo: math.Inf(1), Hi: math.Inf(-1)}
-	for _, vc := range curves {
+	nominal, _, _, ok := kneeValue(c.Knee)
+	for i, vc := range curves {
 		if v, below, above, ok := kneeValue(vc.Knee); ok {
 			if v < b.Knee.Lo || (v == b.Knee.Lo && below) {
-				b.Knee.Lo, b.Knee.LoBelow = v, below
+				b.Knee.Lo, b.Knee.LoBelow, b.Knee.LoModel = v, below, names[i]
 			}
 			if v > b.Knee.Hi || (v == b.Knee.Hi && above) {
-				b.Knee.Hi, b.Knee.HiAbove = v, above
+				b.Knee.Hi, b.Knee.HiAbove, b.Knee.HiModel = v, above, names[i]
+			}
+			// The mover: the farthest from the nominal knee; a knee beyond
+			// the loads run is farther than its edge, so it wins a tie.
+			rel := (v - nominal) / nominal
+			if d, best := math.Abs(rel), math.Abs(b.Mover.Rel); i > 0 && nominal > 0 && (b.Mover.Model == "" || d > best || d == best && (below || above)) {
+				b.Mover = Move{Model: names[i], Knee: v, Rel: rel, Below: below, Above: above}
 			}
 		}
 		if g := vc.Peak.Goodput.Center; !math.IsNaN(g) { // a curve that measured nothing has no peak
+			lo, hi := b.Peak.Lo, b.Peak.Hi
 			b.Peak.Lo, b.Peak.Hi = min(b.Peak.Lo, g), max(b.Peak.Hi, g)
+			if b.Peak.Lo != lo {
+				b.Peak.LoModel = names[i]
+			}
+			if b.Peak.Hi != hi {
+				b.Peak.HiModel = names[i]
+			}
 		}
 	}
 	// A range no curve placed anything in is unknown, not [+Inf, −Inf].
@@ -213,7 +334,6 @@ func (s Sweep) runBand(c *Curve) error {
 		}
 	}
 	c.Band = b
-	nominal, _, _, ok := kneeValue(c.Knee)
 	fragile := s.ModelError.Fragile
 	if fragile == 0 {
 		fragile = DefaultFragile
@@ -230,10 +350,33 @@ func (s Sweep) runBand(c *Curve) error {
 // or else the step times themselves.
 func (s Sweep) fragility(b *Band) Warning {
 	w := Warning{Kind: WarnModelFragile, Declared: b.Declared, KneeRange: b.Knee, Unit: s.Axis.Unit()}
+	if len(b.Declared.Alternatives)+len(b.Declared.Shapes) > 0 {
+		w.Mover = b.Mover // with ±scale alone the range's low end names it already
+	}
 	slo := s.Config.SLO.WithDefaults()
 	worst := s.Config.LargestStep()
 	if slo.ITL < sim.Unbounded && float64(worst)*(1+b.Declared.Scale) >= 0.8*float64(slo.ITL) {
 		w.LargestStep, w.ITLBound = worst, slo.ITL
 	}
 	return w
+}
+
+// ModelVerdict says in words whether the knee holds under every model of
+// the band or rests on the model, naming the variant that moves it most
+// and its knee there; "" without a band.
+func (c *Curve) ModelVerdict() string {
+	b := c.Band
+	if b == nil {
+		return ""
+	}
+	unit := c.Axis.Unit()
+	if _, _, _, ok := kneeValue(c.Knee); !ok || b.Mover.Model == "" {
+		return fmt.Sprintf("no verdict under the model band (%v): no knee to compare", b.Declared)
+	}
+	if b.Fragile {
+		return fmt.Sprintf("rests on the model: under %s the knee is %v %s (%+.0f %%); across the band (%v) it spans %v",
+			b.Mover.Model, b.Mover, unit, 100*b.Mover.Rel, b.Declared, b.Knee)
+	}
+	return fmt.Sprintf("holds under every model of the band (%v): it spans %v %s, moved most by %s, to %v (%+.0f %%)",
+		b.Declared, b.Knee, unit, b.Mover.Model, b.Mover, 100*b.Mover.Rel)
 }

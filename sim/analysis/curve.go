@@ -138,6 +138,10 @@ type Warning struct {
 	Declared              ModelError
 	KneeRange             Range
 	LargestStep, ITLBound time.Duration
+	// Mover is the band's variant that moves the knee most and its knee
+	// there (WarnModelFragile, when the band declares alternatives or
+	// shapes; with ±scale alone the range's low end is it).
+	Mover Move
 }
 
 // WarningKind is what a Warning is about. The zero value is no kind.
@@ -231,6 +235,9 @@ func (w Warning) String() string {
 		return fmt.Sprintf("class %q binds first: its own attainment misses the %.2f target already at %.4g %s, the lowest load", w.Class, w.Target, w.Load, w.Unit)
 	case WarnModelFragile:
 		moves := fmt.Sprintf("the knee moves across the model band (%v) over %v %s", w.Declared, w.KneeRange, w.Unit)
+		if w.Mover.Model != "" {
+			moves += fmt.Sprintf(", most under %s (knee %v %s)", w.Mover.Model, w.Mover, w.Unit)
+		}
 		if w.ITLBound > 0 {
 			return fmt.Sprintf("%s: the largest step this configuration can form, %v, is %.0f %% of the %v ITL bound, so a few percent of cost error fails every request that meets such a step; a smaller token budget or batch shrinks that step, a chunk cap makes it rare (several prompts must then prefill at once to form it)",
 				moves, w.LargestStep.Round(time.Microsecond), 100*float64(w.LargestStep)/float64(w.ITLBound), w.ITLBound)

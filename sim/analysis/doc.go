@@ -27,7 +27,11 @@
 //     sim, because only a sweep reads it: a workload takes a load and
 //     never asks what it measures.
 //   - band.go: ModelError, the model-error band a sweep reruns under
-//     (Band, Variant, Range) and its fragility warning.
+//     (Band, Variant, Range, Move) and its fragility warning; its Shapes,
+//     named alternatives of another shape (AtlasBand: ±scale and
+//     costmodel.AtlasShapes, refused beside any model but Frozen's
+//     defaults); Curve.ModelVerdict, whether the knee holds under every
+//     model of the band or rests on the model.
 //   - dial.go: Dial, DialFunc and the built-in dials; DialSweep, a sweep
 //     at every value of one dial on common random numbers, and its
 //     DialResult (paired knee differences).
@@ -70,6 +74,13 @@
 // overloaded. A point whose replications sketched (sim.Config.ExactSamples)
 // takes each replication's own percentiles and the Student-t interval
 // across them instead of the pooled bootstrap, and warns so.
+//
+// A band's verdict on the knee: it holds under every model of the band
+// when the knee's range across the band (the nominal model and every
+// variant, on the same seeds) spans no more than ModelError.Fragile of
+// the nominal knee (half of it by default); otherwise it rests on the
+// model, and the verdict names the variant whose knee lies farthest from
+// the nominal one (Band.Mover) and its knee there.
 //
 // An Experiment declares its hypothesis (metric, relative threshold)
 // before running A and B on the same seeds in every block; the verdict is

@@ -37,6 +37,9 @@ type CardModelError struct {
 	// Alternatives name the other models of the replica that ran (their
 	// String, else their Go type).
 	Alternatives []string `json:"alternatives,omitempty"`
+	// Shapes name the alternatives of another shape that ran, as
+	// declared (analysis.ModelError.Shapes: "atlas-linear", ...).
+	Shapes []string `json:"shapes,omitempty"`
 	// Fragile is the fraction of the nominal knee the knee may move
 	// across the band before the result is called fragile, its default
 	// filled in (analysis.DefaultFragile).
@@ -84,6 +87,9 @@ func bandOf(b *analysis.Band) *CardBand {
 	}
 	for _, a := range d.Alternatives {
 		out.Declared.Alternatives = append(out.Declared.Alternatives, modelName(a))
+	}
+	for _, a := range d.Shapes {
+		out.Declared.Shapes = append(out.Declared.Shapes, a.Name)
 	}
 	for _, v := range b.Variants {
 		vr := CardVariant{Name: v.Name}
