@@ -16,7 +16,28 @@
 // the knee to the baseline's with its interval, and TTFT p99 and ITL p99
 // at a probe load; then the hypothesis declared before the runs (by
 // default: a 1,024-token chunk cap raises the knee by at least 5 %) and its
-// verdict, from a analysis.Experiment on the knee (analysis.MetricKnee). It writes
+// verdict, from a analysis.Experiment on the knee (analysis.MetricKnee).
+//
+// The chunk-cap sweep runs under a model band declared before the runs
+// (-model-error, every step time ±10 % by default, and -shapes atlas, the
+// three shape alternatives of costmodel.AtlasShapes, each holding Atlas's
+// 45 ms at batch 32 / 2,000 context), each model on the first -band-reps
+// of the seeds; it prints every chunk cap's knee under each model and
+// whether the knee holds under every model of the band or rests on the
+// model that moves it most (analysis.Curve.ModelVerdict).
+//
+// A value is infeasible at any load, and printed so rather than as a knee
+// below the lowest load, when its curve's lowest measured load already
+// misses the 0.95 attainment target and that load is stable (its backlog
+// does not grow: the replica is nearly idle, so a request misses through
+// its own service, not through a queue). The line under the table gives
+// the share of that load's requests whose first miss (sim.Summary.Misses'
+// exclusive attribution: not served, TTFT, ITL, then TPOT or E2E) is the
+// dominant cause, and that cause's bound. An ITL miss is a request whose
+// worst gap passes the bound, so it can hit a quarter of the requests
+// while the ITL p99 over every gap stays under it.
+//
+// It writes
 // the knee-against-dial charts and a benchmark card per dial into -out,
 // and with -timeline a Chrome trace, a step log and an occupancy chart of
 // one run at the probe load.
@@ -64,12 +85,18 @@ type options struct {
 	bench     string // file for Go benchmark-format lines; "": none
 	out       string // directory for charts, cards and the timeline; "": none
 	timeline  bool
-	args      []string
+	// modelError and shapes are the chunk-cap sweep's model band: every
+	// step time ±modelError, and the shape alternatives named by shapes
+	// ("atlas": costmodel.AtlasShapes; "": none).
+	modelError float64
+	shapes     string
+	bandReps   int // replications of each model of the band (0: -reps)
+	args       []string
 }
 
 func parse(w io.Writer, args []string) (options, error) {
 	o := options{whole: true, claim: 1024, threshold: 0.05, probe: 0.5, start: 0.1, reps: 4, blocks: 8,
-		horizon: 20 * time.Minute, out: "out", args: args}
+		horizon: 20 * time.Minute, out: "out", modelError: 0.1, shapes: "atlas", bandReps: 2, args: args}
 	fs := flag.NewFlagSet("chunksweep", flag.ContinueOnError)
 	fs.SetOutput(w)
 	fs.Usage = func() {
@@ -93,6 +120,9 @@ func parse(w io.Writer, args []string) (options, error) {
 	fs.StringVar(&o.bench, "bench", "", "write each value's runs at the probe load in Go benchmark format to this file (compare with benchstat -col config)")
 	fs.StringVar(&o.out, "out", o.out, "directory for the knee-against-dial charts (PNG, SVG) and a benchmark card per dial (Markdown, JSON); empty: write none")
 	fs.BoolVar(&o.timeline, "timeline", false, "also run the -claim chunk cap once at the probe load (replication 0's seed) and write its Chrome trace, step log and KV/queue chart into -out")
+	fs.Float64Var(&o.modelError, "model-error", o.modelError, "the chunk-cap sweep's model band, declared before the runs: every step time ± this fraction (0.1 is ±10 %; 0: none)")
+	fs.StringVar(&o.shapes, "shapes", o.shapes, "shape alternatives in the chunk-cap sweep's model band: \"atlas\" (atlas-linear, atlas-roofline, atlas-profiled: costmodel.AtlasShapes) or \"\" (none)")
+	fs.IntVar(&o.bandReps, "band-reps", o.bandReps, "replications of each model of the band, the first of -reps' seeds (0: -reps); the nominal curve keeps -reps")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -154,9 +184,12 @@ func checkFlags(o options) error {
 		return errors.New("nothing to sweep: -chunks and -budgets are empty and -whole-prompts is off")
 	case o.timeline && o.out == "":
 		return errors.New("-timeline writes into -out: give it a directory")
+	case o.shapes != "" && o.shapes != "atlas":
+		return fmt.Errorf("-shapes: %q is not \"atlas\" or \"\"", o.shapes)
 	}
 	// Said once here, not once per value of every dial.
-	s := analysis.Sweep{Config: baseConfig(o.horizon), Workload: documents(o.horizon), Grid: analysis.Grid{Start: o.start}, Reps: o.reps, BaseSeed: o.seed}
+	s := analysis.Sweep{Config: baseConfig(o.horizon), Workload: documents(o.horizon), Grid: analysis.Grid{Start: o.start}, Reps: o.reps, BaseSeed: o.seed,
+		ModelError: modelBand(o)}
 	if err := s.Validate(); err != nil {
 		return err
 	}

@@ -27,6 +27,15 @@ func TestRunGolden(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(&out, small))
 	golden.Check(t, filepath.Join("testdata", "small.golden"), out.Bytes())
+	s := out.String()
+	// Issue 34: a cap whose requests miss the SLO with the replica nearly
+	// idle is infeasible, with the miss cause: a 256-token cap splits a
+	// long prompt into chunks behind decodes (TTFT); whole prompts form
+	// 307 ms steps that stall every decode past the ITL bound.
+	assert.Regexp(t, `\n  256: infeasible at any load: \d+ % of requests miss the 600ms TTFT bound alone \(attainment 0\.\d+ at 0\.10 req/s, stable\)\n`, s)
+	assert.Regexp(t, `\n  off: infeasible at any load: \d+ % of requests miss the 150ms ITL bound alone`, s)
+	assert.NotContains(t, s, "< 0.1 ")
+	assert.Contains(t, s, "Model band, declared before the runs: step times ±10 %, atlas-linear, atlas-roofline, atlas-profiled (each model on the same seeds)")
 }
 
 // The mixed-step column is the chapter's arithmetic: 31 decodes (45 ms)
@@ -58,6 +67,9 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		"-probe: +Inf is not a positive rate":   {"-probe", "Inf"},
 		"-start: -1 is not a positive rate":     {"-start", "-1"},
 		"-horizon must be > 0":                  {"-horizon", "0"},
+		`-shapes: "roofline" is not "atlas"`:    {"-shapes", "roofline"},
+		"ModelError.Scale must be in [0, 1)":    {"-model-error", "1.5"},
+		"ModelError.Reps must be >= 0":          {"-band-reps", "-1"},
 		"-probe 1e+30 req/s: 2.4e+33 requests in 40m0s of arrivals (twice the horizon): more than a run can count": {"-probe", "1e30"},
 	} {
 		var out bytes.Buffer
@@ -72,7 +84,7 @@ func TestRunRefusesBadArguments(t *testing.T) {
 }
 
 // tiny is one chunk cap, no other dial: the quickest run.
-var tiny = []string{"-chunks", "1024", "-budgets", "", "-whole-prompts=false", "-reps", "2", "-blocks", "2", "-horizon", "4m", "-out", ""}
+var tiny = []string{"-chunks", "1024", "-budgets", "", "-whole-prompts=false", "-reps", "2", "-blocks", "2", "-horizon", "4m", "-out", "", "-model-error", "0", "-shapes", ""}
 
 // Issue 8, bug 3: at a probe load where no request was measured the table
 // printed NaN latencies and attainment, and the chain compared NaNs.

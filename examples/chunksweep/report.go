@@ -78,6 +78,84 @@ func writeStudy(w io.Writer, s study, o options) {
 			diff(r.KneeDiff[i], r.KneeBounds[i]), diffCI(r.KneeDiff[i], repsOf(c)), probeCells(&r.Probe[i]))
 	}
 	tw.Flush()
+	for i, v := range r.Values {
+		if why := infeasibleText(r.Curves[i]); why != "" {
+			fmt.Fprintf(w, "  %s: %s\n", s.label(v), why)
+		}
+	}
+	writeBand(w, s)
+}
+
+// writeBand prints each value's knee under every model of the sweep's
+// band and whether it holds under all of them (nothing without a band).
+func writeBand(w io.Writer, s study) {
+	r := s.result
+	b := r.Curves[r.Baseline].Band
+	if b == nil {
+		return
+	}
+	d := b.Declared
+	reps := fmt.Sprintf("each model on the first %d of the seeds", d.Reps)
+	if d.Reps == 0 || d.Reps >= repsOf(r.Curves[r.Baseline]) {
+		reps = "each model on the same seeds"
+	}
+	fmt.Fprintf(w, "Model band, declared before the runs: %v (%s). Knee under each model, req/s;\n", d, reps)
+	fmt.Fprintf(w, "it holds when it moves by at most %.0f %% of its nominal value across the band, else it rests on the model that moves it most:\n", 100*fragileOf(d))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\tnominal\t", s.column)
+	for _, v := range b.Variants {
+		fmt.Fprintf(tw, "%s\t", v.Name)
+	}
+	fmt.Fprintf(tw, "knee under the band\t\n")
+	for i, v := range r.Values {
+		c := r.Curves[i]
+		name := s.label(v)
+		if i == r.Baseline {
+			name += " (base)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t", name, knee(c))
+		for _, vr := range c.Band.Variants {
+			fmt.Fprintf(tw, "%s\t", knee(vr.Curve))
+		}
+		fmt.Fprintf(tw, "%s\t\n", bandVerdict(c))
+	}
+	tw.Flush()
+}
+
+func variantCurves(b *analysis.Band) []*analysis.Curve {
+	var out []*analysis.Curve
+	for _, v := range b.Variants {
+		out = append(out, v.Curve)
+	}
+	return out
+}
+
+func fragileOf(d analysis.ModelError) float64 {
+	if d.Fragile == 0 {
+		return analysis.DefaultFragile
+	}
+	return d.Fragile
+}
+
+// bandVerdict is a knee's verdict under its band in a table cell:
+// "infeasible under every model", "holds", "rests on <the model that
+// moves it most>", or "-" where no model placed a knee.
+func bandVerdict(c *analysis.Curve) string {
+	b := c.Band
+	all := true
+	for _, v := range append([]*analysis.Curve{c}, variantCurves(b)...) {
+		_, _, ok := infeasible(v)
+		all = all && ok
+	}
+	switch {
+	case all:
+		return "infeasible under every model"
+	case b.Mover.Model == "":
+		return "-"
+	case b.Fragile:
+		return "rests on " + b.Mover.Model
+	}
+	return "holds"
 }
 
 func repsOf(c *analysis.Curve) int {
@@ -151,8 +229,12 @@ const noMeasured = "no measured requests"
 
 // knee prints the knee, or the side of the measured loads it lies beyond:
 // below the first that missed the target, above the last that met it;
-// "none" when no load measured a request.
+// "infeasible" when it is so at any load (infeasible); "none" when no
+// load measured a request.
 func knee(c *analysis.Curve) string {
+	if _, _, ok := infeasible(c); ok {
+		return "infeasible"
+	}
 	switch k := c.Knee; {
 	case k.Found:
 		return fmt.Sprintf("%.3f", k.Load.Center)
@@ -178,4 +260,60 @@ func ci(e stats.Interval) string {
 		return "-"
 	}
 	return fmt.Sprintf("[%.3f, %.3f]", e.Lo, e.Hi)
+}
+
+// infeasible reports whether the curve's requests miss the SLO at any
+// load (the package doc's rule): its knee lies below the lowest load
+// swept and that load is stable, so its misses owe nothing to a queue.
+// It returns that load's point and the share of its requests the
+// dominant miss cause takes, with the cause's bound in words.
+func infeasible(c *analysis.Curve) (p *analysis.Point, share float64, ok bool) {
+	if c == nil || c.Knee.Censored != analysis.BelowLowest {
+		return nil, 0, false
+	}
+	for i := range c.Points {
+		if q := &c.Points[i]; !q.NoMeasured() {
+			p = q
+			break
+		}
+	}
+	if p == nil || p.Saturation != analysis.Stable || !(p.Offered.Center > 0) {
+		return nil, 0, false
+	}
+	_, rate := missCause(c, p)
+	return p, rate / p.Offered.Center, true
+}
+
+// missCause is the bound most of the point's misses miss first
+// (sim.Summary.Misses' exclusive attribution: not served, TTFT, ITL,
+// then TPOT or E2E) and their rate per second.
+func missCause(c *analysis.Curve, p *analysis.Point) (string, float64) {
+	causes := []struct {
+		name string
+		rate float64
+	}{
+		{"the " + c.SLO.TTFT.String() + " TTFT bound", p.MissTTFT.Center},
+		{"the " + c.SLO.ITL.String() + " ITL bound", p.MissITL.Center},
+		{"service (rejected, timed out or unfinished)", p.MissNotOK.Center},
+		{"the TPOT or E2E bound", p.MissOther.Center},
+	}
+	best := causes[0]
+	for _, x := range causes[1:] {
+		if x.rate > best.rate {
+			best = x
+		}
+	}
+	return best.name, best.rate
+}
+
+// infeasibleText says why a curve is infeasible at any load, "" when it
+// is not.
+func infeasibleText(c *analysis.Curve) string {
+	p, share, ok := infeasible(c)
+	if !ok {
+		return ""
+	}
+	cause, _ := missCause(c, p)
+	return fmt.Sprintf("infeasible at any load: %.0f %% of requests miss %s alone (attainment %.3f at %s req/s, stable)",
+		100*share, cause, p.Attainment.Center, rate(p.Load))
 }

@@ -112,12 +112,31 @@ func orNone(v float64) string {
 	return fmt.Sprint(v)
 }
 
+// modelBand is the chunk-cap sweep's model band the flags declare:
+// ±-model-error, and with -shapes atlas the three shapes of
+// analysis.AtlasBand (calibrated to Frozen's defaults, the model every
+// chunk cap runs).
+func modelBand(o options) analysis.ModelError {
+	m := analysis.ModelError{Scale: o.modelError}
+	if o.shapes == "atlas" {
+		m = analysis.AtlasBand(o.modelError)
+	}
+	if m.Declared() {
+		m.Reps = o.bandReps
+	}
+	return m
+}
+
 // sweepOf is d's dial sweep: every value swept from -start on the same
 // seeds, read at the probe load.
 func sweepOf(d dial, o options) analysis.DialSweep {
+	var band analysis.ModelError
+	if d.short == "chunk" {
+		band = modelBand(o)
+	}
 	return analysis.DialSweep{
 		Sweep: analysis.Sweep{Config: baseConfig(o.horizon), Workload: documents(o.horizon), Grid: analysis.Grid{Start: o.start},
-			Reps: o.reps, BaseSeed: o.seed},
+			Reps: o.reps, BaseSeed: o.seed, ModelError: band},
 		Dial: d.dial, Values: d.values, Baseline: slices.Index(d.values, d.base), Probe: o.probe,
 	}
 }

@@ -36,6 +36,11 @@ type ModelError struct {
 	// would say nothing of the model's shape. AtlasBand sets it to
 	// costmodel.Frozen{} (Atlas's defaults).
 	Calibrated costmodel.Model
+	// Reps is the replications each variant runs, the first Reps of the
+	// sweep's seeds (so each shares its random numbers with the nominal
+	// curve's first replications); 0 means the sweep's Reps. Fewer make
+	// a wide band cheaper, at the price of a noisier knee per variant.
+	Reps int
 	// Fragile is how far the knee may move across the band, as a fraction
 	// of the nominal knee, before the curve warns that its result rests
 	// on the cost model's accuracy. 0 means 0.5.
@@ -67,6 +72,9 @@ func (m ModelError) Validate() error {
 	var errs []error
 	if !(m.Scale >= 0 && m.Scale < 1) {
 		errs = append(errs, fmt.Errorf("sim: ModelError.Scale must be in [0, 1) (0.1 is ±10 %%), got %v", m.Scale))
+	}
+	if m.Reps < 0 {
+		errs = append(errs, fmt.Errorf("sim: ModelError.Reps must be >= 0 (0 means the sweep's), got %d", m.Reps))
 	}
 	if !(m.Fragile >= 0) || math.IsInf(m.Fragile, 0) {
 		errs = append(errs, fmt.Errorf("sim: ModelError.Fragile must be a fraction >= 0 (0 means %v), got %v", DefaultFragile, m.Fragile))
@@ -285,6 +293,9 @@ func (s Sweep) runBand(c *Curve) error {
 		vs.ModelError = ModelError{}
 		vs.Observe = nil
 		vs.Config = withModel(s.Config, v.replace, v.scale)
+		if r := s.ModelError.Reps; r > 0 && r < vs.Reps {
+			vs.Reps = r
+		}
 		vc, err := vs.Run()
 		if err != nil {
 			return fmt.Errorf("sim: model band, %s: %w", v.Name, err)

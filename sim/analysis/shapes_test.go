@@ -121,3 +121,21 @@ func TestAtlasBandRefusesAnotherNominalModel(t *testing.T) {
 	assert.Equal(t, "step times ±5 %, atlas-linear, atlas-roofline, atlas-profiled", AtlasBand(0.05).String())
 	assert.True(t, ModelError{Shapes: costmodel.AtlasShapes()}.Declared())
 }
+
+// A band of fewer replications runs the first of the sweep's seeds: a
+// variant that is the nominal model gives the nominal runs again.
+func TestABandOfFewerRepsRunsTheFirstSeeds(t *testing.T) {
+	s := shapeSweep(ModelError{Reps: 2, Shapes: []costmodel.NamedModel{{Name: "frozen again", Model: costmodel.Frozen{}}}})
+	s.Grid = Grid{Loads: []float64{1, 2}}
+	c, err := s.Run()
+	require.NoError(t, err)
+	v := c.Band.Variants[0].Curve
+	for i, p := range v.Points {
+		require.Len(t, p.Runs, 2)
+		for r, run := range p.Runs {
+			want := c.Points[i].Runs[r]
+			assert.Equal(t, [3]any{want.Offered, want.Good, want.TTFT.P99}, [3]any{run.Offered, run.Good, run.TTFT.P99}, "load %v replication %d", p.Load, r)
+		}
+	}
+	assert.ErrorContains(t, ModelError{Reps: -1}.Validate(), "ModelError.Reps must be >= 0")
+}
