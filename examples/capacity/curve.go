@@ -49,7 +49,15 @@ func writeSimulation(w io.Writer, r costmodel.Replica, e costmodel.Estimate, c *
 
 // declared says what model error was declared, in words.
 func declared(m analysis.ModelError) string {
-	return fmt.Sprintf("every step time ±%.0f %%", 100*m.Scale)
+	shapes := ""
+	if n := len(m.Shapes); n > 0 {
+		shapes = fmt.Sprintf("%d models of another shape", n)
+		if m.Scale == 0 {
+			return shapes
+		}
+		shapes = " and " + shapes
+	}
+	return fmt.Sprintf("every step time ±%.0f %%", 100*m.Scale) + shapes
 }
 
 // variantNames lists the models a band ran beside the nominal one.

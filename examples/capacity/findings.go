@@ -23,6 +23,12 @@ func writeFindings(w io.Writer, e costmodel.Estimate, c *analysis.Curve, o simOp
 	}
 	if b != nil {
 		fmt.Fprintf(w, "           model range %s req/s: the knee under each model of the band, same seeds\n", kneeRange(b))
+		if len(b.Declared.Shapes) > 0 { // -shapes: say which model the knee rests on
+			for _, v := range b.Variants {
+				fmt.Fprintf(w, "           under %s: knee %s\n", v.Name, bandKnee(v.Curve.Knee))
+			}
+			fmt.Fprintf(w, "           the knee %s\n", c.ModelVerdict())
+		}
 	}
 	if measured(c) {
 		fmt.Fprintf(w, "peak       %.3f req/s of goodput %s at %s req/s offered\n", c.Peak.Goodput.Center, interval(c.Peak.Goodput, "%.2f"), load(c.Peak.Load))
@@ -172,4 +178,18 @@ func allRefused(c *analysis.Curve) bool {
 		}
 	}
 	return len(c.Points) > 0
+}
+
+// bandKnee is a variant's knee: its centre, or the side of its loads it
+// lies beyond.
+func bandKnee(k analysis.Knee) string {
+	switch {
+	case k.Found:
+		return fmt.Sprintf("%.3f req/s", k.Load.Center)
+	case k.Censored == analysis.BelowLowest:
+		return fmt.Sprintf("< %.3g req/s", k.FirstMiss)
+	case k.Censored == analysis.AboveHighest:
+		return fmt.Sprintf("> %.3g req/s", k.LastMet)
+	}
+	return "none"
 }

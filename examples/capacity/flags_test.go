@@ -100,3 +100,21 @@ func TestRunRefusesAnUnwritableOutFirst(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, probes)
 }
+
+// Issue 34: -shapes adds Atlas's shape alternatives to the band, each
+// by name with its knee, and says whether the knee holds under every
+// model of the band or rests on one; without it the report names none.
+func TestRunShapesNamesEachModelOfTheBand(t *testing.T) {
+	args := []string{"-loads", "1,1.5,2,2.5", "-reps", "2", "-horizon", "4m", "-model-error", "0", "-out", ""}
+	var out bytes.Buffer
+	require.NoError(t, run(&out, append(args, "-shapes")))
+	s := out.String()
+	for _, name := range []string{"atlas-linear", "atlas-roofline", "atlas-profiled"} {
+		assert.Regexp(t, `\n           under `+name+`: knee [<>]? ?\d\.\d+ req/s\n`, s)
+	}
+	assert.Contains(t, s, "error:     3 models of another shape declared before the sweep: every load also ran under atlas-linear and atlas-roofline and atlas-profiled, on the same seeds\n")
+	assert.Regexp(t, `\n           the knee (holds under every model of the band|rests on the model: under atlas-)`, s)
+	out.Reset()
+	require.NoError(t, run(&out, args))
+	assert.NotContains(t, out.String(), "atlas-linear")
+}

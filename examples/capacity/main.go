@@ -111,6 +111,7 @@ func parse(w io.Writer, args []string) (costmodel.Replica, simOptions, error) {
 	o := simOptions{start: 0.5, reps: 5, warmup: time.Minute, horizon: 10 * time.Minute, operating: 1.5, modelError: 0.1, args: args}
 	fs.BoolVar(&o.skip, "estimate-only", false, "print the estimate without simulating")
 	fs.Float64Var(&o.modelError, "model-error", o.modelError, "relative error declared on every step time before the sweep: it also runs at ×(1 ± this) on the same seeds (0: none)")
+	fs.BoolVar(&o.shapes, "shapes", false, "also run the band under the three shape alternatives of Atlas's step (costmodel.AtlasShapes: atlas-linear, atlas-roofline, atlas-profiled, each holding 45 ms at batch 32 / 2,000 context) and say whether the knee holds under every model or rests on one")
 	loads := fs.String("loads", "", "comma-separated offered loads in req/s (default: automatic, geometric from -start, then bisection at the knee)")
 	fs.Float64Var(&o.start, "start", o.start, "first offered load of the automatic grid, req/s")
 	fs.IntVar(&o.reps, "reps", o.reps, "seeded replications per load, 1 to 1000 (1: point estimates, no intervals)")

@@ -25,6 +25,7 @@ type simOptions struct {
 	seed       uint64
 	operating  float64  // the load to measure utilisation and headroom from, req/s; 0: none
 	modelError float64  // relative error declared on step times; 0: none
+	shapes     bool     // also the shape alternatives of analysis.AtlasBand
 	out        string   // directory for plots and the card; "": none
 	args       []string // the command line, for the card's Command
 }
@@ -60,6 +61,9 @@ func sweepFor(r costmodel.Replica, e costmodel.Estimate, o simOptions) (analysis
 		Target:     target,
 		ModelError: analysis.ModelError{Scale: o.modelError},
 		Capacity:   e.ServingCapacity.Value,
+	}
+	if o.shapes {
+		s.ModelError = analysis.AtlasBand(o.modelError)
 	}
 	if err := s.Validate(); err != nil {
 		return s, err
