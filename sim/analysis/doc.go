@@ -86,7 +86,13 @@
 // before running A and B on the same seeds in every block; the verdict is
 // improved when the interval of the paired relative improvement lies
 // above the threshold, not improved when it lies at or below it,
-// inconclusive otherwise.
+// inconclusive otherwise. On MetricKnee the claim is on capacity: each
+// block's knee over the loads, paired (ExperimentResult.KneeDiff), with
+// the latency at each load as the second readout (LoadResult.Latency:
+// TTFT p50 and p99, ITL p99, paired). A hypothesis on goodput or
+// throughput tested only where A's is within its interval of the offered
+// load warns (ExperimentResult.TypedWarnings, WarnBoundedByLoad): there
+// the metric is bounded by the load, and no B could improve on it.
 //
 // With request classes (sim.Config.Classes), a Sweep adds Point.Classes
 // and Curve.ClassKnees, and warns which class binds first. A Sweep or an

@@ -43,6 +43,11 @@ var (
 	MetricKnee = Metric{Name: "knee (req/s)", Of: func(s *sim.Summary) float64 { return s.Attainment }, knee: true}
 )
 
+// latencyReadout is what a knee experiment reads at each of its loads
+// beside the knee (LoadResult.Latency): goodput below the knee is bounded
+// by the offered load, latency is not.
+var latencyReadout = [...]Metric{MetricTTFTP50, MetricTTFTP99, MetricITLP99}
+
 // Hypothesis is declared before any run: the claim in words, the metric,
 // and the relative improvement B must show over A (0.05 is "at least 5 %").
 type Hypothesis struct {
@@ -147,6 +152,72 @@ type LoadResult struct {
 	// both A and B measured a request (Improvement.N of them).
 	Improvement stats.Interval
 	Verdict     Verdict
+	// Latency, for MetricKnee, is the second readout at this load: TTFT
+	// p50, TTFT p99 and ITL p99 under A and under B, and B−A paired on
+	// each block's seed. Nil for the other metrics.
+	Latency []MetricDiff
+}
+
+// MetricDiff is one metric under A and under B at one load, across
+// blocks, and the paired difference B−A: per block (A and B on the same
+// seed), across the blocks where both measured a request (Diff.N of
+// them). A and B identical give exactly 0 with a zero-width interval.
+type MetricDiff struct {
+	Metric        string
+	A, B          stats.Interval
+	Diff          stats.Interval
+	LowerIsBetter bool
+}
+
+// ExperimentWarning is one caveat on an experiment's result, as Warning
+// is on a curve's: Kind says which, the fields its Kind reads hold its
+// figures, and String says it in the words ExperimentResult.Warnings
+// holds.
+type ExperimentWarning struct {
+	Kind ExperimentWarningKind
+	// Metric is the hypothesis's metric, Loads the loads it is about
+	// (WarnBoundedByLoad).
+	Metric string
+	Loads  []float64
+	// Threshold is the hypothesis's threshold (WarnBoundedByLoad).
+	Threshold float64
+}
+
+// ExperimentWarningKind is what an ExperimentWarning is about. The zero
+// value is no kind.
+type ExperimentWarningKind uint8
+
+const (
+	_ ExperimentWarningKind = iota
+	// WarnBoundedByLoad: the hypothesis is on goodput or throughput, and
+	// at every load tested the offered load lies within A's interval of
+	// the metric widened by the threshold: there the metric is bounded by
+	// the offered load, so even a B that served every request well could
+	// not show the improvement. Declare it on MetricKnee, or test loads
+	// past A's knee.
+	WarnBoundedByLoad
+)
+
+func (k ExperimentWarningKind) String() string {
+	names := [...]string{"", "bounded by load"}
+	if k == 0 || int(k) >= len(names) {
+		return fmt.Sprintf("ExperimentWarningKind(%d)", uint8(k))
+	}
+	return names[k]
+}
+
+// String says the warning in words, as ExperimentResult.Warnings holds it.
+func (w ExperimentWarning) String() string {
+	switch w.Kind {
+	case WarnBoundedByLoad:
+		loads := make([]string, len(w.Loads))
+		for i, l := range w.Loads {
+			loads[i] = fmt.Sprintf("%.3g", l)
+		}
+		return fmt.Sprintf("%s is bounded by the offered load, and at every load tested (%s req/s) A's is within %+.3g %% of it: B could not improve on it by the threshold however good it is; declare the hypothesis on the knee (analysis.MetricKnee) or test loads past A's knee",
+			w.Metric, strings.Join(loads, ", "), 100*w.Threshold)
+	}
+	return fmt.Sprintf("warning of kind %v", w.Kind)
 }
 
 // ExperimentResult is an experiment's outcome: the headline verdict on the
@@ -176,6 +247,20 @@ type ExperimentResult struct {
 	// difference without changing its sign) and those left out (both
 	// knees beyond the same end of the loads).
 	KneeBounds, KneeUnpaired int
+	// KneeA, KneeB and KneeDiff, for MetricKnee: A's and B's knee and the
+	// paired difference B−A, req/s, across the blocks compared
+	// (Improvement's, which is KneeDiff relative to A's knee per block).
+	KneeA, KneeB, KneeDiff stats.Interval
+	// Warnings are the result's caveats in words: TypedWarnings[i].String()
+	// is Warnings[i].
+	Warnings      []string
+	TypedWarnings []ExperimentWarning
+}
+
+// warn adds a caveat to the result, in words and as a value.
+func (r *ExperimentResult) warn(w ExperimentWarning) {
+	r.Warnings = append(r.Warnings, w.String())
+	r.TypedWarnings = append(r.TypedWarnings, w)
 }
 
 // Boundary says in words at which loads B wins and where it loses.
@@ -214,11 +299,11 @@ func (x Experiment) Run() (*ExperimentResult, error) {
 		return nil, err
 	}
 	x = x.withDefaults()
-	a, b, attain, attainB, err := x.runAll()
+	blocks, err := x.runAll()
 	if err != nil {
 		return nil, err
 	}
-	return x.result(a, b, attain, attainB), nil
+	return x.result(blocks), nil
 }
 
 func (x Experiment) withDefaults() Experiment {
@@ -237,13 +322,24 @@ func (x Experiment) withDefaults() Experiment {
 	return x
 }
 
-// result computes the verdicts from the metric and the attainment of A
-// and B, indexed [load][block] (from the runs, or from the shard files:
-// shard_experiment.go).
-func (x Experiment) result(a, b, attain, attainB [][]float64) *ExperimentResult {
+// result computes the verdicts from the blocks, indexed [load][block]
+// (from the runs, or from the shard files: ResultOf).
+func (x Experiment) result(blocks [][]Block) *ExperimentResult {
+	n := len(x.Loads)
+	a, b, attain, attainB := make([][]float64, n), make([][]float64, n), make([][]float64, n), make([][]float64, n)
+	for i, row := range blocks {
+		a[i], b[i], attain[i], attainB[i] = make([]float64, len(row)), make([]float64, len(row)), make([]float64, len(row)), make([]float64, len(row))
+		for k, bl := range row {
+			a[i][k], b[i][k], attain[i][k], attainB[i][k] = bl.A, bl.B, bl.AttainA, bl.AttainB
+		}
+	}
 	res := &ExperimentResult{Hypothesis: x.Hypothesis, Blocks: x.Blocks}
 	if x.Hypothesis.Metric.knee {
-		return x.kneeResult(res, a, b, attain, attainB)
+		x.kneeResult(res, a, b, attain, attainB)
+		for i := range res.Loads {
+			res.Loads[i].Latency = x.latency(blocks[i])
+		}
+		return res
 	}
 	imps := make([][]float64, len(x.Loads))
 	for i, load := range x.Loads {
@@ -258,19 +354,66 @@ func (x Experiment) result(a, b, attain, attainB [][]float64) *ExperimentResult 
 	res.Verdict = x.verdict(res.Improvement)
 	res.PastImprovement = stats.MeanInterval(x.overall(imps, in, false), x.Confidence)
 	res.PastVerdict = x.verdict(res.PastImprovement)
+	x.warnBounded(res)
 	return res
+}
+
+// warnBounded warns when a hypothesis on goodput or throughput is tested
+// only at loads where the metric is bounded by the offered load: at each,
+// the load lies within A's interval widened by the threshold (A's upper
+// bound times 1 + the threshold reaches it), so no B could show the
+// improvement there.
+func (x Experiment) warnBounded(res *ExperimentResult) {
+	name := x.Hypothesis.Metric.Name
+	if name != MetricGoodput.Name && name != MetricThroughput.Name || len(res.Loads) == 0 {
+		return
+	}
+	for _, l := range res.Loads {
+		hi := l.A.Hi
+		if math.IsNaN(hi) {
+			hi = l.A.Center
+		}
+		if !(l.Load <= hi*(1+max(x.Hypothesis.Threshold, 0))) {
+			return
+		}
+	}
+	res.warn(ExperimentWarning{Kind: WarnBoundedByLoad, Metric: name, Loads: slices.Clone(x.Loads), Threshold: x.Hypothesis.Threshold})
+}
+
+// latency is the latency readout at one load: each metric under A and B,
+// and B−A paired on each block's seed.
+func (x Experiment) latency(row []Block) []MetricDiff {
+	out := make([]MetricDiff, len(latencyReadout))
+	for m, metric := range latencyReadout {
+		var a, b, d []float64
+		for _, bl := range row {
+			va, vb := bl.LatencyA[m], bl.LatencyB[m]
+			if !math.IsNaN(va) {
+				a = append(a, va)
+			}
+			if !math.IsNaN(vb) {
+				b = append(b, vb)
+			}
+			if !math.IsNaN(va) && !math.IsNaN(vb) {
+				d = append(d, vb-va)
+			}
+		}
+		out[m] = MetricDiff{Metric: metric.Name, LowerIsBetter: metric.LowerIsBetter,
+			A: stats.MeanInterval(a, x.Confidence), B: stats.MeanInterval(b, x.Confidence), Diff: stats.MeanInterval(d, x.Confidence)}
+	}
+	return out
 }
 
 // kneeResult compares each block's knees: its curve is A's (B's)
 // attainment at the loads on that block's seed.
-func (x Experiment) kneeResult(res *ExperimentResult, a, b, attainA, attainB [][]float64) *ExperimentResult {
+func (x Experiment) kneeResult(res *ExperimentResult, a, b, attainA, attainB [][]float64) {
 	for i, load := range x.Loads {
 		lr := LoadResult{Load: load, A: stats.MeanInterval(known(a[i]), x.Confidence), B: stats.MeanInterval(known(b[i]), x.Confidence)}
 		lr.Improvement = stats.MeanInterval(known(x.improvements(a[i], b[i])), x.Confidence)
 		lr.Verdict = x.verdict(lr.Improvement)
 		res.Loads = append(res.Loads, lr)
 	}
-	var imp []float64
+	var imp, kas, kbs, diffs []float64
 	for k := range x.Blocks {
 		ka, sa := x.blockKnee(attainA, k)
 		kb, sb := x.blockKnee(attainB, k)
@@ -280,6 +423,7 @@ func (x Experiment) kneeResult(res *ExperimentResult, a, b, attainA, attainB [][
 			continue
 		}
 		imp = append(imp, d/ka)
+		kas, kbs, diffs = append(kas, ka), append(kbs, kb), append(diffs, d)
 		if bound {
 			res.KneeBounds++
 		}
@@ -293,7 +437,8 @@ func (x Experiment) kneeResult(res *ExperimentResult, a, b, attainA, attainB [][
 	res.Verdict = x.verdict(res.Improvement)
 	res.PastImprovement = stats.MeanInterval(nil, x.Confidence)
 	res.PastVerdict = x.verdict(res.PastImprovement)
-	return res
+	res.KneeA, res.KneeB = stats.MeanInterval(kas, x.Confidence), stats.MeanInterval(kbs, x.Confidence)
+	res.KneeDiff = stats.MeanInterval(diffs, x.Confidence)
 }
 
 // blockKnee is where block k's attainment over the loads crosses the
@@ -421,15 +566,13 @@ func (x Experiment) verdict(e stats.Interval) Verdict {
 }
 
 // runAll runs A and B for every (load, block), Workers at a time, and
-// returns the metric indexed [load][block].
-func (x Experiment) runAll() (a, b, attainA, attainB [][]float64, err error) {
+// returns the blocks indexed [load][block].
+func (x Experiment) runAll() ([][]Block, error) {
 	type job struct{ load, block int }
-	n := len(x.Loads)
-	a, b, attainA, attainB = make([][]float64, n), make([][]float64, n), make([][]float64, n), make([][]float64, n)
-	errs := make([]error, n*x.Blocks)
+	blocks := make([][]Block, len(x.Loads))
+	errs := make([]error, len(x.Loads)*x.Blocks)
 	for i := range x.Loads {
-		a[i], b[i] = make([]float64, x.Blocks), make([]float64, x.Blocks)
-		attainA[i], attainB[i] = make([]float64, x.Blocks), make([]float64, x.Blocks)
+		blocks[i] = make([]Block, x.Blocks)
 	}
 	jobs := make(chan job)
 	var wg sync.WaitGroup
@@ -437,7 +580,7 @@ func (x Experiment) runAll() (a, b, attainA, attainB [][]float64, err error) {
 		wg.Go(func() {
 			for j := range jobs {
 				i, k := j.load, j.block
-				a[i][k], b[i][k], attainA[i][k], attainB[i][k], errs[i*x.Blocks+k] = x.runBlock(x.Loads[i], k)
+				blocks[i][k], errs[i*x.Blocks+k] = x.runBlock(x.Loads[i], k)
 			}
 		})
 	}
@@ -448,31 +591,46 @@ func (x Experiment) runAll() (a, b, attainA, attainB [][]float64, err error) {
 	}
 	close(jobs)
 	wg.Wait()
-	return a, b, attainA, attainB, joinerr.Distinct(errs)
+	return blocks, joinerr.Distinct(errs)
 }
 
-// runBlock runs A then B on the same seed, and returns their metric and
-// their attainment.
-func (x Experiment) runBlock(load float64, block int) (ma, mb, attainA, attainB float64, err error) {
+// runBlock runs A then B on the same seed, and returns their metric,
+// their attainment and, for MetricKnee, their latency readout.
+func (x Experiment) runBlock(load float64, block int) (Block, error) {
 	seed := Seed(x.BaseSeed, block)
-	one := func(cfg sim.Config) (float64, float64, error) {
+	var out Block
+	one := func(cfg sim.Config, metric, attain *float64, lat *[len(latencyReadout)]float64) error {
 		src, err := x.Workload.Source(load, seed)
 		if err != nil {
-			return 0, 0, err
+			return err
 		}
 		cfg.Seed = seed
 		s, err := sim.Run(cfg, src, nil)
 		if err != nil {
-			return 0, 0, fmt.Errorf("sim: experiment at %v req/s, block %d: %w", load, block, err)
+			return fmt.Errorf("sim: experiment at %v req/s, block %d: %w", load, block, err)
 		}
-		if s.NoMeasured() {
-			return math.NaN(), math.NaN(), nil // no measured request reached an outcome: no evidence
+		if s.NoMeasured() { // no measured request reached an outcome: no evidence
+			*metric, *attain = math.NaN(), math.NaN()
+			if x.Hypothesis.Metric.knee {
+				for m := range lat {
+					lat[m] = math.NaN()
+				}
+			}
+			return nil
 		}
-		return x.Hypothesis.Metric.Of(&s), s.Attainment, nil
+		*metric, *attain = x.Hypothesis.Metric.Of(&s), s.Attainment
+		if x.Hypothesis.Metric.knee {
+			for m, lm := range latencyReadout {
+				lat[m] = lm.Of(&s)
+			}
+		}
+		return nil
 	}
-	if ma, attainA, err = one(x.A); err != nil {
-		return 0, 0, 0, 0, err
+	if err := one(x.A, &out.A, &out.AttainA, &out.LatencyA); err != nil {
+		return Block{}, err
 	}
-	mb, attainB, err = one(x.B)
-	return ma, mb, attainA, attainB, err
+	if err := one(x.B, &out.B, &out.AttainB, &out.LatencyB); err != nil {
+		return Block{}, err
+	}
+	return out, nil
 }

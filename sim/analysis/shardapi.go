@@ -47,21 +47,20 @@ func (s Sweep) runElsewhere(loads []float64) ([][]sim.Summary, error) {
 func (x Experiment) WithDefaults() Experiment { return x.withDefaults() }
 
 // Block is the outcome of one seeded block of an experiment at one load:
-// the hypothesis's metric under A and under B, and their attainment; all
-// four are NaN for a configuration under which no measured request
-// reached an outcome (no evidence).
+// the hypothesis's metric under A and under B, their attainment and, for
+// MetricKnee, their latency readout (TTFT p50, TTFT p99 and ITL p99, ms;
+// zero for the other metrics); all are NaN for a configuration under
+// which no measured request reached an outcome (no evidence).
 type Block struct {
-	A, B             float64
-	AttainA, AttainB float64
+	A, B               float64
+	AttainA, AttainB   float64
+	LatencyA, LatencyB [3]float64
 }
 
 // RunBlock runs block k at load: A then B on seed Seed(BaseSeed, k), as
 // Run runs them.
 func (x Experiment) RunBlock(load float64, k int) (Block, error) {
-	var b Block
-	var err error
-	b.A, b.B, b.AttainA, b.AttainB, err = x.runBlock(load, k)
-	return b, err
+	return x.runBlock(load, k)
 }
 
 // ResultOf computes the experiment's result from its blocks, as Run does
@@ -75,16 +74,10 @@ func (x Experiment) ResultOf(blocks [][]Block) (*ExperimentResult, error) {
 	if len(blocks) != len(x.Loads) {
 		return nil, fmt.Errorf("sim: Experiment.ResultOf needs the blocks of every load: %d loads, %d lists of blocks", len(x.Loads), len(blocks))
 	}
-	n := len(x.Loads)
-	a, b, attainA, attainB := make([][]float64, n), make([][]float64, n), make([][]float64, n), make([][]float64, n)
 	for i, row := range blocks {
 		if len(row) != x.Blocks {
 			return nil, fmt.Errorf("sim: Experiment.ResultOf: load %v has %d blocks, not Blocks (%d)", x.Loads[i], len(row), x.Blocks)
 		}
-		a[i], b[i], attainA[i], attainB[i] = make([]float64, x.Blocks), make([]float64, x.Blocks), make([]float64, x.Blocks), make([]float64, x.Blocks)
-		for k, bl := range row {
-			a[i][k], b[i][k], attainA[i][k], attainB[i][k] = bl.A, bl.B, bl.AttainA, bl.AttainB
-		}
 	}
-	return x.result(a, b, attainA, attainB), nil
+	return x.result(blocks), nil
 }

@@ -191,6 +191,8 @@ type CardVerdict struct {
 	Past        *PastVerdict  `json:"past_knee,omitempty"`
 	Boundary    string        `json:"boundary"`
 	Loads       []LoadVerdict `json:"loads"`
+	// Warnings are the result's caveats (analysis.ExperimentResult.Warnings).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // PastVerdict is the comparison over the loads past the baseline's knee,
@@ -208,6 +210,18 @@ type LoadVerdict struct {
 	B           CardInterval `json:"b"`
 	Improvement CardInterval `json:"improvement"`
 	Verdict     string       `json:"verdict"` // as CardVerdict.Verdict, at this load
+	// Latency is the latency readout of a knee experiment at this load
+	// (analysis.LoadResult.Latency); none for the other metrics.
+	Latency []LatencyDiff `json:"latency,omitempty"`
+}
+
+// LatencyDiff is one latency metric under A and B at one load, ms, and
+// the paired difference B−A (analysis.MetricDiff).
+type LatencyDiff struct {
+	Metric string       `json:"metric"`
+	A      CardInterval `json:"a"`
+	B      CardInterval `json:"b"`
+	Diff   CardInterval `json:"diff"`
 }
 
 // CardVerdictOf converts an experiment's result.
@@ -220,8 +234,13 @@ func CardVerdictOf(r *analysis.ExperimentResult) *CardVerdict {
 		v.Past = &PastVerdict{Improvement: estimateOf(r.PastImprovement), Verdict: r.PastVerdict.String()}
 	}
 	for _, l := range r.Loads {
-		v.Loads = append(v.Loads, LoadVerdict{Load: l.Load, A: estimateOf(l.A), B: estimateOf(l.B),
-			Improvement: estimateOf(l.Improvement), Verdict: l.Verdict.String()})
+		lv := LoadVerdict{Load: l.Load, A: estimateOf(l.A), B: estimateOf(l.B),
+			Improvement: estimateOf(l.Improvement), Verdict: l.Verdict.String()}
+		for _, d := range l.Latency {
+			lv.Latency = append(lv.Latency, LatencyDiff{Metric: d.Metric, A: estimateOf(d.A), B: estimateOf(d.B), Diff: estimateOf(d.Diff)})
+		}
+		v.Loads = append(v.Loads, lv)
 	}
+	v.Warnings = r.Warnings
 	return v
 }

@@ -31,7 +31,7 @@ import (
 // refuses such a file instead, and gzip's checksum refuses a damaged one.
 const shardMagic = "servesim shard file\n"
 
-const shardVersion = 1
+const shardVersion = 2
 
 // summaryLayout is the hash of sim.Summary's layout (every field's name and
 // type, recursively), or the error naming a field the codec cannot carry.

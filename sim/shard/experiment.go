@@ -16,7 +16,10 @@ func RunExperiment(x analysis.Experiment, sh ID) (*Result, error) {
 	res := newResult(experimentKind, study, sh, len(x.Loads)*x.Blocks)
 	err = runOwned(res, x.Workers, func(j int) (outcome, error) {
 		b, err := x.RunBlock(x.Loads[j/x.Blocks], j%x.Blocks)
-		return outcome{figures: [4]float64{b.A, b.B, b.AttainA, b.AttainB}}, err
+		f := [10]float64{b.A, b.B, b.AttainA, b.AttainB}
+		copy(f[4:7], b.LatencyA[:])
+		copy(f[7:], b.LatencyB[:])
+		return outcome{figures: f}, err
 	})
 	if err != nil {
 		return nil, err
@@ -43,6 +46,8 @@ func MergeExperiment(x analysis.Experiment, shards []*Result) (*analysis.Experim
 		for k := range blocks[i] {
 			f := runs[i*x.Blocks+k].figures
 			blocks[i][k] = analysis.Block{A: f[0], B: f[1], AttainA: f[2], AttainB: f[3]}
+			copy(blocks[i][k].LatencyA[:], f[4:7])
+			copy(blocks[i][k].LatencyB[:], f[7:])
 		}
 	}
 	return x.ResultOf(blocks)

@@ -71,11 +71,12 @@ type Result struct {
 }
 
 // outcome is the outcome of one run of a study: a sweep's summary, or an
-// experiment block's figures (metric of A, of B, attainment of A, of B).
+// experiment block's figures (metric of A, of B, attainment of A, of B,
+// then the latency readout of A, of B: analysis.Block's fields in order).
 type outcome struct {
 	job     int
 	summary sim.Summary
-	figures [4]float64
+	figures [10]float64
 }
 
 // Owned is the number of runs the shard holds.
