@@ -124,14 +124,17 @@ func TestTheory(t *testing.T) {
 }
 
 // A drafter whose K steps push the longest step past the ITL bound makes
-// speculation cost goodput at every load that meets a prefill: the
-// report says where.
+// speculation cost attainment at every load that meets a prefill: the
+// report says where, and B's knee lies below A's in every block (here B
+// misses at 0.5 req/s already and A meets at 1, so every block pairs the
+// bounds: -0.5 req/s).
 func TestHeavyDrafterStopsPaying(t *testing.T) {
 	var out bytes.Buffer
-	args := append([]string{"-draft-step", "4.5ms"}, small...)
+	args := append(append([]string{"-draft-step", "4.5ms"}, small...), "-loads", "0.5,1")
 	require.NoError(t, run(&out, args))
 	s := out.String()
-	assert.Contains(t, s, "stops paying: B's goodput is below A's at 1.00, 2.50 req/s (the longest step with 4 drafts is 154.65 ms, past the 150ms ITL bound)")
+	assert.Contains(t, s, "stops paying: B's attainment is below A's at 0.50, 1.00 req/s (the longest step with 4 drafts is 154.65 ms, past the 150ms ITL bound)")
+	assert.Contains(t, s, "paired difference -0.500 [-0.500, -0.500] req/s (2 blocks, 2 of them through a knee beyond the loads, its bound)")
 	assert.Contains(t, s, "verdict:   not improved: ")
 }
 
@@ -215,7 +218,7 @@ func TestRunWritesTheCard(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out.String(), "wrote "+filepath.Join(dir, "specdecode-card.md")+"\n")
 	for _, want := range []string{
-		"**Claim.** K = 4 at α = 0.7 (draft model 2ms a draft) improves goodput by at least 5 % over K = 0",
+		"**Claim.** K = 4 at α = 0.7 (draft model 2ms a draft) raises the knee by at least 5 % over K = 0",
 		"## Result: system B's curve",
 		"## Result: dial sweep over `Speculation.Tokens`",
 		"| attainment | tokens a step | ITL p99 per token (ms) |",

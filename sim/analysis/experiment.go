@@ -247,9 +247,10 @@ type ExperimentResult struct {
 	// difference without changing its sign) and those left out (both
 	// knees beyond the same end of the loads).
 	KneeBounds, KneeUnpaired int
-	// KneeA, KneeB and KneeDiff, for MetricKnee: A's and B's knee and the
-	// paired difference B−A, req/s, across the blocks compared
-	// (Improvement's, which is KneeDiff relative to A's knee per block).
+	// KneeA, KneeB and KneeDiff, for MetricKnee: A's and B's knee (its
+	// interval clamped at 0) and the paired difference B−A, req/s, across
+	// the blocks compared (Improvement's, which is KneeDiff relative to A's
+	// knee per block).
 	KneeA, KneeB, KneeDiff stats.Interval
 	// Warnings are the result's caveats in words: TypedWarnings[i].String()
 	// is Warnings[i].
@@ -437,7 +438,8 @@ func (x Experiment) kneeResult(res *ExperimentResult, a, b, attainA, attainB [][
 	res.Verdict = x.verdict(res.Improvement)
 	res.PastImprovement = stats.MeanInterval(nil, x.Confidence)
 	res.PastVerdict = x.verdict(res.PastImprovement)
-	res.KneeA, res.KneeB = stats.MeanInterval(kas, x.Confidence), stats.MeanInterval(kbs, x.Confidence)
+	res.KneeA = stats.Clamp(stats.MeanInterval(kas, x.Confidence), 0, math.Inf(1))
+	res.KneeB = stats.Clamp(stats.MeanInterval(kbs, x.Confidence), 0, math.Inf(1))
 	res.KneeDiff = stats.MeanInterval(diffs, x.Confidence)
 }
 
