@@ -300,7 +300,10 @@ func (c *Comparison) validate(sweeps map[string]int) error {
 		if len(x.Loads) > 0 {
 			bad("Experiment.Loads must be empty with Operating: the loads come from the knee")
 		}
-		x.Loads = []float64{1} // stands for the loads to come
+		x.Loads = []float64{1} // stands for the loads to come: one a factor
+		for range len(o.Factors) - 1 {
+			x.Loads = append(x.Loads, 1)
+		}
 	}
 	if err := x.Validate(); err != nil {
 		bad("Experiment: %w", err)

@@ -5,18 +5,24 @@
 //	control-plane complexity?
 //
 // for a fleet of 4 Atlas TP4 replicas. It declares the hypothesis and its
-// threshold first (PrefixAffinity, SGLang's cache-aware router, raises
-// TTFT-qualified goodput by at least 5 % at the operating loads), then at
-// low and at high prefix reuse (workload.FleetLowReuse and FleetHighReuse)
-// sweeps the goodput curve of each router — RoundRobin, LeastLoaded and
-// PrefixAffinity — for its knee, picks the operating loads from
-// RoundRobin's knee (0.7, 0.9 and 1.1 times it), and tests PrefixAffinity
-// (B) against RoundRobin and against LeastLoaded (A) on paired seeded
-// blocks. It prints a verdict line per reuse level, with the interval of
-// the improvement and the boundary (the loads where the mechanism stops
-// paying), the knee and prefix hit rate of every router, and writes the
-// goodput curves, the prefix hit rates and a benchmark card per reuse level
-// into -out.
+// threshold first (PrefixAffinity, SGLang's cache-aware router, raises the
+// knee, the capacity at which 95 % of requests meet the TTFT and ITL
+// bounds, by at least 5 %), then at low and at high prefix reuse
+// (workload.FleetLowReuse and FleetHighReuse) sweeps the goodput curve of
+// each router — RoundRobin, LeastLoaded and PrefixAffinity — for its
+// knee, picks the A/B test's loads from RoundRobin's knee (0.7 to 1.2
+// times it), and tests PrefixAffinity (B) against RoundRobin and against
+// LeastLoaded (A) on paired seeded blocks: each block's knee over those
+// loads, A's and B's on the block's seed (analysis.MetricKnee). It prints
+// a verdict line per reuse level with the paired difference of the knees
+// and its interval, the paired latency (TTFT p50 and p99, ITL p99) at the
+// loads the baseline serves, the knee and prefix hit rate of every
+// router, and writes the goodput curves, the prefix hit rates and a
+// benchmark card per reuse level into -out.
+//
+// A goodput hypothesis at loads below the baseline's knee, as this
+// program declared before, cannot come out improved: goodput there is
+// the offered load under every router.
 //
 //	go run ./examples/routing
 //	go run ./examples/routing -reps 5 -blocks 10 -horizon 10m
@@ -65,7 +71,7 @@ func parse(w io.Writer, args []string) (options, error) {
 	fs.SetOutput(w)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: go run ./examples/routing [flags]\n\n"+
-			"Does prefix-aware routing (PrefixAffinity) raise the goodput of a fleet of Atlas TP4\n"+
+			"Does prefix-aware routing (PrefixAffinity) raise the knee of a fleet of Atlas TP4\n"+
 			"replicas by at least -threshold over RoundRobin and LeastLoaded, at low and at high\n"+
 			"prefix reuse? The defaults run in well under a minute on 2 cores.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -73,11 +79,11 @@ func parse(w io.Writer, args []string) (options, error) {
 	fs.IntVar(&o.replicas, "replicas", o.replicas, "Atlas TP4 replicas in the fleet")
 	fs.IntVar(&o.input, "input", o.input, "fresh prompt tokens of each request, after its shared prefix (if any)")
 	fs.IntVar(&o.output, "output", o.output, "output tokens of each request")
-	fs.Float64Var(&o.threshold, "threshold", o.threshold, "relative goodput improvement PrefixAffinity must show over each baseline (0.05 is 5 %), declared before the runs")
-	factors := fs.String("operating", "0.7,0.9,1.1", "operating loads of the A/B test, as comma-separated multiples of RoundRobin's knee at each reuse level")
+	fs.Float64Var(&o.threshold, "threshold", o.threshold, "relative rise of the knee PrefixAffinity must show over each baseline (0.05 is 5 %), declared before the runs")
+	factors := fs.String("operating", "0.7,0.8,0.9,1,1.1,1.2", "loads of the A/B test, as comma-separated multiples of RoundRobin's knee at each reuse level: each block's knee is read over them (at least 2), the latency at those the baseline serves")
 	fs.Float64Var(&o.start, "start", o.start, "first offered load of each router's automatic sweep, req/s (the grid grows by 1.5 to collapse, then bisects 3 times at the knee)")
 	fs.IntVar(&o.reps, "reps", o.reps, "seeded replications per load of each sweep")
-	fs.IntVar(&o.blocks, "blocks", o.blocks, "seeded A/B blocks per operating load (A and B share each block's seed)")
+	fs.IntVar(&o.blocks, "blocks", o.blocks, "seeded A/B blocks, each a curve over the A/B test's loads (A and B share each block's seed)")
 	fs.DurationVar(&o.horizon, "horizon", o.horizon, "end of each run's measurement window, simulated time (warm-up: a tenth of it; measured requests may finish one window later)")
 	fs.Uint64Var(&o.seed, "seed", o.seed, "base seed of replications and blocks")
 	fs.IntVar(&o.workers, "workers", 0, "runs in parallel within each sweep and experiment (0: GOMAXPROCS; the routers' sweeps and both reuse levels also run side by side); results do not depend on it")
@@ -129,6 +135,9 @@ func checkFlags(o options) error {
 	}
 	if o.blocks < 2 {
 		bad("-blocks must be >= 2: a verdict needs an interval, got %d", o.blocks)
+	}
+	if len(o.factors) < 2 {
+		bad("-operating needs 2 loads or more: each block's knee is read over them, got %d", len(o.factors))
 	}
 	if o.horizon <= 0 {
 		bad("-horizon must be > 0: sweeps and experiments compare fixed windows, got %v", o.horizon)

@@ -85,7 +85,7 @@ func levelCard(out *outcome, o options) (report.Card, error) {
 	pa := len(routers) - 1
 	card := report.NewCard(out.sweeps[pa], out.curves[pa], 0)
 	card.Title = fmt.Sprintf("Prefix-aware routing on a fleet of %d Atlas TP4 replicas, %s", o.replicas, out.name)
-	card.Claim = out.tests[0].Hypothesis.Claim + fmt.Sprintf(" (%s; operating loads %s x RoundRobin's knee)", out.name, joinFloats(o.factors, ", "))
+	card.Claim = out.tests[0].Hypothesis.Claim + fmt.Sprintf(" (%s; each block's knee over %s x RoundRobin's knee)", out.name, joinFloats(o.factors, ", "))
 	a := report.SystemOf(out.tests[0].A)
 	card.Baseline = &a
 	if out.result[0] != nil {
@@ -119,7 +119,7 @@ func levelNotes(out *outcome, o options) []string {
 		notes = append(notes, fmt.Sprintf("%s's knee: %s req/s (sweep of %d replications per load from %s req/s).", r.name, knee(out.curves[i]), o.reps, num(o.start)))
 	}
 	if out.loads != nil {
-		notes = append(notes, fmt.Sprintf("Operating loads %s req/s: %s x RoundRobin's knee, read from its sweep before the A/B runs.", joinFloats(out.loads, ", "), joinFloats(o.factors, ", ")))
+		notes = append(notes, fmt.Sprintf("A/B loads %s req/s: %s x RoundRobin's knee, read from its sweep before the A/B runs; each block's knee is read over them.", joinFloats(out.loads, ", "), joinFloats(o.factors, ", ")))
 		notes = append(notes, fmt.Sprintf("Against LeastLoaded (same hypothesis, loads and blocks): %s.", report.ComparisonLine(out.result[1], leastLoaded.name)))
 	}
 	notes = append(notes,

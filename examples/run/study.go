@@ -138,7 +138,11 @@ func (r *groupRun) write(w io.Writer) {
 			fmt.Fprintf(w, "  operating loads: %s req/s = %s x %s's knee %s req/s\n",
 				joinFloats(x.Loads, ", "), joinFloats(o.Factors, ", "), o.Sweep, num(r.curve(o.Sweep).Knee.Load.Center))
 		}
-		fmt.Fprintf(w, "  %s (B) against %s (A), %s:\n", c.B, c.A, x.Hypothesis.Metric.Name)
+		metric := x.Hypothesis.Metric.Name
+		if metric == analysis.MetricKnee.Name { // each block's knee is read from its attainment at these loads
+			metric = fmt.Sprintf("attainment (the knee's: %s)", report.ComparisonLine(r.results[i], c.A))
+		}
+		fmt.Fprintf(w, "  %s (B) against %s (A), %s:\n", c.B, c.A, metric)
 		for _, l := range r.results[i].Loads {
 			fmt.Fprintf(w, "    at %s: A %s, B %s, improvement %s -> %v\n", num(l.Load), l.A, l.B, improvement(l.Improvement), l.Verdict)
 		}

@@ -38,7 +38,15 @@ func VerdictLine(name string, bases []string, results []*analysis.ExperimentResu
 // when some loads lie there, and the boundary (the verdict at each load):
 //
 //	improved over RoundRobin at or below its knee (1.5, 2 req/s), +7.2 % [+5.9, +8.4] (boundary: …)
+//
+// On the knee (analysis.MetricKnee) it is the verdict, the knees and
+// their paired difference:
+//
+//	improved over RoundRobin on the knee, 8.55 -> 9.25 req/s, paired +0.700 [0.400, 1.000] req/s, +8.2 % [+4.7, +11.7] (12 blocks)
 func ComparisonLine(r *analysis.ExperimentResult, base string) string {
+	if r.Hypothesis.Metric.Name == analysis.MetricKnee.Name {
+		return kneeComparison(r, base)
+	}
 	below, past := regimeLoads(r)
 	var b strings.Builder
 	if math.IsNaN(r.BaselineKnee) {
@@ -51,6 +59,32 @@ func ComparisonLine(r *analysis.ExperimentResult, base string) string {
 	}
 	fmt.Fprintf(&b, " (boundary: %s)", r.Boundary())
 	return b.String()
+}
+
+// kneeComparison is ComparisonLine on the knee.
+func kneeComparison(r *analysis.ExperimentResult, base string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v over %s on the knee, %.3g -> %.3g req/s, paired %s req/s, %s (%d blocks", r.Verdict, base,
+		r.KneeA.Center, r.KneeB.Center, kneeDiff(r.KneeDiff), improvement(r.Improvement), r.KneeDiff.N)
+	if r.KneeBounds > 0 {
+		fmt.Fprintf(&b, ", %d through a knee beyond the loads", r.KneeBounds)
+	}
+	if r.KneeUnpaired > 0 {
+		fmt.Fprintf(&b, "; %d left out, both knees beyond the same end", r.KneeUnpaired)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// kneeDiff prints a paired knee difference, req/s, with its interval.
+func kneeDiff(e stats.Interval) string {
+	switch {
+	case math.IsNaN(e.Center):
+		return "none"
+	case math.IsNaN(e.Lo):
+		return fmt.Sprintf("%+.3f (no interval)", e.Center)
+	}
+	return fmt.Sprintf("%+.3f [%.3f, %.3f]", e.Center, e.Lo, e.Hi)
 }
 
 // regimeLoads splits a result's loads into those the headline covers (at

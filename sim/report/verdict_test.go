@@ -57,3 +57,22 @@ func TestVerdictLine(t *testing.T) {
 	assert.Equal(t, "verdict low: no verdict: no loads",
 		VerdictLine("low", []string{"RoundRobin", "LeastLoaded"}, []*analysis.ExperimentResult{nil, r}, "no loads"))
 }
+
+// On the knee the sentence is the knees and their paired difference,
+// with the blocks compared through a bound and those left out.
+func TestVerdictLineOnTheKnee(t *testing.T) {
+	r := &analysis.ExperimentResult{
+		Hypothesis:  analysis.Hypothesis{Metric: analysis.MetricKnee, Threshold: 0.05},
+		Blocks:      12,
+		KneeA:       stats.Interval{Center: 8.55, Lo: 8.2, Hi: 8.9, N: 11},
+		KneeB:       stats.Interval{Center: 9.25, Lo: 9, Hi: 9.5, N: 11},
+		KneeDiff:    stats.Interval{Center: 0.7, Lo: 0.4, Hi: 1, N: 11},
+		Improvement: stats.Interval{Center: 0.082, Lo: 0.047, Hi: 0.117, N: 11},
+		Verdict:     analysis.Improved,
+		KneeBounds:  2, KneeUnpaired: 1,
+	}
+	assert.Equal(t, "improved over RoundRobin on the knee, 8.55 -> 9.25 req/s, paired +0.700 [0.400, 1.000] req/s, +8.2 % [+4.7, +11.7] "+
+		"(11 blocks, 2 through a knee beyond the loads; 1 left out, both knees beyond the same end)", ComparisonLine(r, "RoundRobin"))
+	assert.Equal(t, "verdict high-reuse: "+ComparisonLine(r, "RoundRobin")+"; threshold +5 %",
+		VerdictLine("high-reuse", []string{"RoundRobin"}, []*analysis.ExperimentResult{r}, ""))
+}
