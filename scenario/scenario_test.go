@@ -163,3 +163,17 @@ func FuzzLoadCard(f *testing.F) {
 		_, _ = r.ParseCard(b, CardOptions{AnyRevision: true})
 	})
 }
+
+// A knee comparison whose loads come from a sweep's knee needs two
+// factors or more, as an experiment on the knee needs two loads; with two
+// it is valid.
+func TestOperatingKneeNeedsTwoFactors(t *testing.T) {
+	x := analysis.Experiment{Hypothesis: analysis.Hypothesis{Claim: "B's knee is higher", Metric: analysis.MetricKnee, Threshold: 0.05},
+		A: smallSweep().Config, B: smallSweep().Config, Workload: smallSweep().Workload, Blocks: 4}
+	s := func(factors ...float64) Scenario {
+		return Scenario{Name: "routing", Study: &Study{Groups: []Group{{Name: "g", Sweeps: []NamedSweep{{Name: "RR", Sweep: *smallSweep()}},
+			Experiments: []Comparison{{A: "RR", B: "PA", Experiment: x, Operating: &Operating{Sweep: "RR", Factors: factors}}}}}}}
+	}
+	assert.ErrorContains(t, s(1).Validate(), "Experiment.Loads must hold 2 loads or more to compare knees, got 1")
+	assert.NoError(t, s(0.9, 1.1).Validate())
+}
