@@ -142,6 +142,11 @@ type Warning struct {
 	// there (WarnModelFragile, when the band declares alternatives or
 	// shapes; with ±scale alone the range's low end is it).
 	Mover Move
+	// Loads are the loads an experiment tested and Threshold its
+	// hypothesis's threshold; Metrics holds the hypothesis's metric
+	// (WarnBoundedByLoad).
+	Loads     []float64
+	Threshold float64
 }
 
 // WarningKind is what a Warning is about. The zero value is no kind.
@@ -192,10 +197,17 @@ const (
 	// WarnModelFragile: the knee moves across the model band by more than
 	// ModelError.Fragile of itself (Band.Fragile).
 	WarnModelFragile
+	// WarnBoundedByLoad, on an experiment (ExperimentResult.TypedWarnings):
+	// the hypothesis is on goodput or throughput, and at every load tested
+	// the offered load lies within A's interval of the metric widened by
+	// the threshold: there the metric is bounded by the offered load, so
+	// even a B that served every request well could not show the
+	// improvement. Declare it on MetricKnee, or test loads past A's knee.
+	WarnBoundedByLoad
 )
 
 func (k WarningKind) String() string {
-	names := [...]string{"", "few tail samples", "sketched", "failures hide the tail", "client backlog", "overloaded runs", "one replication", "nothing measured", "empty runs", "near capacity", "knee censored", "wide knee bracket", "unsteady meets target", "class binds", "class binds below", "model fragile"}
+	names := [...]string{"", "few tail samples", "sketched", "failures hide the tail", "client backlog", "overloaded runs", "one replication", "nothing measured", "empty runs", "near capacity", "knee censored", "wide knee bracket", "unsteady meets target", "class binds", "class binds below", "model fragile", "bounded by load"}
 	if k == 0 || int(k) >= len(names) {
 		return fmt.Sprintf("WarningKind(%d)", uint8(k))
 	}
@@ -243,6 +255,13 @@ func (w Warning) String() string {
 				moves, w.LargestStep.Round(time.Microsecond), 100*float64(w.LargestStep)/float64(w.ITLBound), w.ITLBound)
 		}
 		return moves + ": the result rests on the cost model's step times; measure them (costmodel.Fit, Table) before trusting the knee"
+	case WarnBoundedByLoad:
+		loads := make([]string, len(w.Loads))
+		for i, l := range w.Loads {
+			loads[i] = fmt.Sprintf("%.3g", l)
+		}
+		return fmt.Sprintf("%s is bounded by the offered load, and at every load tested (%s req/s) A's is within %+.3g %% of it: B could not improve on it by the threshold however good it is; declare the hypothesis on the knee (analysis.MetricKnee) or test loads past A's knee",
+			strings.Join(w.Metrics, ", "), strings.Join(loads, ", "), 100*w.Threshold)
 	}
 	return fmt.Sprintf("warning of kind %v", w.Kind)
 }

@@ -169,57 +169,6 @@ type MetricDiff struct {
 	LowerIsBetter bool
 }
 
-// ExperimentWarning is one caveat on an experiment's result, as Warning
-// is on a curve's: Kind says which, the fields its Kind reads hold its
-// figures, and String says it in the words ExperimentResult.Warnings
-// holds.
-type ExperimentWarning struct {
-	Kind ExperimentWarningKind
-	// Metric is the hypothesis's metric, Loads the loads it is about
-	// (WarnBoundedByLoad).
-	Metric string
-	Loads  []float64
-	// Threshold is the hypothesis's threshold (WarnBoundedByLoad).
-	Threshold float64
-}
-
-// ExperimentWarningKind is what an ExperimentWarning is about. The zero
-// value is no kind.
-type ExperimentWarningKind uint8
-
-const (
-	_ ExperimentWarningKind = iota
-	// WarnBoundedByLoad: the hypothesis is on goodput or throughput, and
-	// at every load tested the offered load lies within A's interval of
-	// the metric widened by the threshold: there the metric is bounded by
-	// the offered load, so even a B that served every request well could
-	// not show the improvement. Declare it on MetricKnee, or test loads
-	// past A's knee.
-	WarnBoundedByLoad
-)
-
-func (k ExperimentWarningKind) String() string {
-	names := [...]string{"", "bounded by load"}
-	if k == 0 || int(k) >= len(names) {
-		return fmt.Sprintf("ExperimentWarningKind(%d)", uint8(k))
-	}
-	return names[k]
-}
-
-// String says the warning in words, as ExperimentResult.Warnings holds it.
-func (w ExperimentWarning) String() string {
-	switch w.Kind {
-	case WarnBoundedByLoad:
-		loads := make([]string, len(w.Loads))
-		for i, l := range w.Loads {
-			loads[i] = fmt.Sprintf("%.3g", l)
-		}
-		return fmt.Sprintf("%s is bounded by the offered load, and at every load tested (%s req/s) A's is within %+.3g %% of it: B could not improve on it by the threshold however good it is; declare the hypothesis on the knee (analysis.MetricKnee) or test loads past A's knee",
-			w.Metric, strings.Join(loads, ", "), 100*w.Threshold)
-	}
-	return fmt.Sprintf("warning of kind %v", w.Kind)
-}
-
 // ExperimentResult is an experiment's outcome: the headline verdict on the
 // improvement averaged over the loads of its regime, the same over the
 // loads past it, and the boundary — the verdict at each load.
@@ -255,11 +204,11 @@ type ExperimentResult struct {
 	// Warnings are the result's caveats in words: TypedWarnings[i].String()
 	// is Warnings[i].
 	Warnings      []string
-	TypedWarnings []ExperimentWarning
+	TypedWarnings []Warning
 }
 
 // warn adds a caveat to the result, in words and as a value.
-func (r *ExperimentResult) warn(w ExperimentWarning) {
+func (r *ExperimentResult) warn(w Warning) {
 	r.Warnings = append(r.Warnings, w.String())
 	r.TypedWarnings = append(r.TypedWarnings, w)
 }
@@ -378,7 +327,7 @@ func (x Experiment) warnBounded(res *ExperimentResult) {
 			return
 		}
 	}
-	res.warn(ExperimentWarning{Kind: WarnBoundedByLoad, Metric: name, Loads: slices.Clone(x.Loads), Threshold: x.Hypothesis.Threshold})
+	res.warn(Warning{Kind: WarnBoundedByLoad, Metrics: []string{name}, Loads: slices.Clone(x.Loads), Threshold: x.Hypothesis.Threshold})
 }
 
 // latency is the latency readout at one load: each metric under A and B,
