@@ -203,3 +203,19 @@ func TestRoundTripIsIdentity(t *testing.T) {
 		})
 	}
 }
+
+// An experiment's model band (±scale and the Atlas shapes, by name)
+// survives the trip through JSON.
+func TestExperimentBandRoundTrips(t *testing.T) {
+	r := Default()
+	x := analysis.Experiment{Hypothesis: analysis.Hypothesis{Metric: analysis.MetricKnee, Threshold: 0.05},
+		Loads: []float64{1, 2}, ModelError: analysis.AtlasBand(0.1)}
+	x.ModelError.Reps = 4
+	b, err := r.Marshal(x)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"atlas-linear"`)
+	var back analysis.Experiment
+	require.NoError(t, r.Unmarshal(b, &back))
+	require.True(t, equal(reflect.ValueOf(x), reflect.ValueOf(back)), "%s", b)
+	require.Equal(t, x.ModelError.String(), back.ModelError.String())
+}

@@ -97,6 +97,16 @@ type Experiment struct {
 	// AllLoads makes the headline cover every load instead of the loads
 	// at or below the baseline's knee.
 	AllLoads bool
+	// ModelError, when declared, reruns the experiment under every
+	// variant of the band (each replacing the cost model of A's and B's
+	// every replica, as a Sweep's band does) on the same loads and the
+	// same seeds, and the result says whether its verdict holds under
+	// every model of the band or rests on the model
+	// (ExperimentResult.Band, BandVerdict). ModelError.Reps, when set
+	// (>= 2), runs each variant on the first Reps blocks only. The zero
+	// value declares nothing. Package sim/shard refuses a banded
+	// experiment.
+	ModelError ModelError
 }
 
 // Validate joins every problem, naming each field.
@@ -139,6 +149,20 @@ func (x Experiment) Validate() error {
 	}
 	if !(x.Target >= 0 && x.Target <= 1) {
 		bad("Experiment.Target must be in [0, 1], got %v", x.Target)
+	}
+	errs = append(errs, x.ModelError.Validate())
+	if x.ModelError.Reps == 1 {
+		bad("Experiment.ModelError.Reps must be 0 (every block) or >= 2: a variant's verdict needs an interval, got 1")
+	}
+	if x.ModelError.Declared() {
+		for _, c := range []struct {
+			name string
+			cfg  sim.Config
+		}{{"A", x.A}, {"B", x.B}} {
+			if err := x.ModelError.checkCalibrated(c.cfg); err != nil {
+				errs = append(errs, fmt.Errorf("Experiment.%s: %w", c.name, err))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -205,6 +229,60 @@ type ExperimentResult struct {
 	// is Warnings[i].
 	Warnings      []string
 	TypedWarnings []Warning
+	// Band, when Experiment.ModelError is declared, is the experiment
+	// under each variant of the band, in its order (ModelError.variants:
+	// slower, faster, alternatives, shapes), on the same loads and seeds.
+	Band []VariantVerdict `json:",omitempty"`
+	// BandHolds: every variant's verdict equals the nominal Verdict
+	// (false without a band). BandFlip is the first variant whose verdict
+	// differs from it, nil when none does.
+	BandHolds bool            `json:",omitempty"`
+	BandFlip  *VariantVerdict `json:",omitempty"`
+}
+
+// VariantVerdict is an experiment's outcome under one variant of its
+// model band.
+type VariantVerdict struct {
+	Name   string
+	Blocks int // the blocks it ran: ModelError.Reps, or the experiment's
+	// Improvement and Verdict are the headline's under this model.
+	Improvement stats.Interval
+	Verdict     Verdict
+	// KneeDiff, for MetricKnee, is the paired difference of the knees
+	// B−A, req/s, under this model.
+	KneeDiff stats.Interval
+	// KneeUnpaired, for MetricKnee: blocks left out under this model
+	// (both knees beyond the same end of the loads).
+	KneeUnpaired int
+}
+
+// BandVerdict says in words whether the verdict holds under every model
+// of the band or rests on the model, naming the first variant under which
+// it flips, its improvement and its verdict there; "" without a band.
+func (r ExperimentResult) BandVerdict() string {
+	if len(r.Band) == 0 {
+		return ""
+	}
+	if r.BandHolds {
+		names := make([]string, len(r.Band))
+		for i, v := range r.Band {
+			names[i] = v.Name
+		}
+		return fmt.Sprintf("holds under every model of the band (%s)", strings.Join(names, ", "))
+	}
+	f := r.BandFlip
+	return fmt.Sprintf("rests on the model: under %s %s %s", f.Name, percent(f.Improvement), f.Verdict)
+}
+
+// percent prints a relative improvement in per cent with its interval.
+func percent(e stats.Interval) string {
+	switch {
+	case e.N == 0 || math.IsNaN(e.Center):
+		return "none compared,"
+	case math.IsNaN(e.Lo):
+		return fmt.Sprintf("%+.1f %% (no interval)", 100*e.Center)
+	}
+	return fmt.Sprintf("%+.1f %% [%+.1f, %+.1f]", 100*e.Center, 100*e.Lo, 100*e.Hi)
 }
 
 // warn adds a caveat to the result, in words and as a value.
@@ -253,7 +331,42 @@ func (x Experiment) Run() (*ExperimentResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return x.result(blocks), nil
+	res := x.result(blocks)
+	if x.ModelError.Declared() {
+		if err := x.runBand(res); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// runBand reruns the experiment under every variant of its model band, on
+// the same loads and seeds (the first ModelError.Reps blocks when set),
+// and records each variant's verdict and whether the nominal one holds.
+func (x Experiment) runBand(res *ExperimentResult) error {
+	res.BandHolds = true
+	for _, v := range x.ModelError.variants() {
+		vx := x
+		vx.ModelError = ModelError{}
+		vx.A = withModel(x.A, v.replace, v.scale)
+		vx.B = withModel(x.B, v.replace, v.scale)
+		if r := x.ModelError.Reps; r > 0 && r < vx.Blocks {
+			vx.Blocks = r
+		}
+		blocks, err := vx.runAll()
+		if err != nil {
+			return fmt.Errorf("sim: model band, %s: %w", v.Name, err)
+		}
+		vr := vx.result(blocks)
+		vv := VariantVerdict{Name: v.Name, Blocks: vx.Blocks, Improvement: vr.Improvement, Verdict: vr.Verdict,
+			KneeDiff: vr.KneeDiff, KneeUnpaired: vr.KneeUnpaired}
+		res.Band = append(res.Band, vv)
+		if vv.Verdict != res.Verdict && res.BandHolds {
+			res.BandHolds = false
+			res.BandFlip = &vv
+		}
+	}
+	return nil
 }
 
 func (x Experiment) withDefaults() Experiment {

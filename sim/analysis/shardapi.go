@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/servesim/servesim/sim"
@@ -63,12 +64,22 @@ func (x Experiment) RunBlock(load float64, k int) (Block, error) {
 	return x.runBlock(load, k)
 }
 
+// ErrBandedElsewhere refuses an experiment with a declared model band
+// where its runs are made elsewhere (ResultOf, package sim/shard): its
+// blocks hold the nominal model's runs only, and a result without the
+// band's verdicts would pass for one that holds under it.
+var ErrBandedElsewhere = errors.New("sim: an experiment with a declared Experiment.ModelError runs its band in Run only: its blocks cannot be run or merged elsewhere (run it with Run, or leave ModelError out)")
+
 // ResultOf computes the experiment's result from its blocks, as Run does
 // from the runs: blocks[i][k] is block k at Loads[i], Blocks of them
-// (defaults filled in) at every load.
+// (defaults filled in) at every load. An experiment with a declared
+// ModelError is refused (ErrBandedElsewhere).
 func (x Experiment) ResultOf(blocks [][]Block) (*ExperimentResult, error) {
 	if err := x.Validate(); err != nil {
 		return nil, err
+	}
+	if x.ModelError.Declared() {
+		return nil, ErrBandedElsewhere
 	}
 	x = x.withDefaults()
 	if len(blocks) != len(x.Loads) {

@@ -59,6 +59,9 @@ func experimentStudy(x analysis.Experiment) (analysis.Experiment, string, error)
 	if err := x.Validate(); err != nil {
 		return x, "", err
 	}
+	if x.ModelError.Declared() {
+		return x, "", analysis.ErrBandedElsewhere
+	}
 	x = x.WithDefaults()
 	fp := x
 	fp.Workers = 0

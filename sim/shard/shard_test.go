@@ -347,3 +347,18 @@ func dumpValue(b *strings.Builder, v reflect.Value, depth int) {
 		fmt.Fprintf(b, "%v", v)
 	}
 }
+
+// A banded experiment is refused, not run or merged without its band.
+func TestShardedExperimentRefusesABand(t *testing.T) {
+	x := analysis.Experiment{
+		Hypothesis: analysis.Hypothesis{Metric: analysis.MetricKnee, Threshold: 0.05},
+		A:          shardSweep().Config, B: shardSweep().Config,
+		Workload:   analysis.Poisson(workload.Fixed(2000, 200)),
+		Loads:      []float64{1, 2},
+		ModelError: analysis.ModelError{Scale: 0.1},
+	}
+	_, err := RunExperiment(x, ID{0, 2})
+	require.ErrorIs(t, err, analysis.ErrBandedElsewhere)
+	_, err = MergeExperiment(x, nil)
+	require.ErrorIs(t, err, analysis.ErrBandedElsewhere)
+}
