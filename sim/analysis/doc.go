@@ -37,7 +37,8 @@
 //     DialResult (paired knee differences).
 //   - experiment.go: Experiment, a declared Hypothesis (a Metric and a
 //     threshold) tested on paired seeded blocks, with its Verdict,
-//     LoadResult, ExperimentResult and Boundary.
+//     LoadResult, ExperimentResult and Boundary; its model band
+//     (Experiment.ModelError, VariantVerdict, BandVerdict).
 //   - sizing.go: Sizing, the smallest fleet (copies of one replica
 //     behind a router) that meets an attainment target at a load with
 //     headroom, by doubling and bisection on the replica count over
@@ -89,7 +90,13 @@
 // inconclusive otherwise. On MetricKnee the claim is on capacity: each
 // block's knee over the loads, paired (ExperimentResult.KneeDiff), with
 // the latency at each load as the second readout (LoadResult.Latency:
-// TTFT p50 and p99, ITL p99, paired). A hypothesis on goodput or
+// TTFT p50 and p99, ITL p99, paired). An Experiment with a declared
+// ModelError reruns under every variant of the band on the same loads and
+// seeds (ExperimentResult.Band); its verdict holds under every model of
+// the band when each variant's verdict equals the nominal one, and rests
+// on the model otherwise (BandFlip, BandVerdict name the first variant
+// under which it flips). Package sim/shard refuses a banded experiment
+// (ErrBandedElsewhere). A hypothesis on goodput or
 // throughput tested only where A's is within its interval of the offered
 // load warns (ExperimentResult.TypedWarnings, WarnBoundedByLoad): there
 // the metric is bounded by the load, and no B could improve on it.
