@@ -18,7 +18,12 @@
 // and its interval, the paired latency (TTFT p50 and p99, ITL p99) at the
 // loads the baseline serves, the knee and prefix hit rate of every
 // router, and writes the goodput curves, the prefix hit rates and a
-// benchmark card per reuse level into -out.
+// benchmark card per reuse level into -out. Each A/B test declares a
+// model band before the runs (analysis.AtlasBand(-model-error): step
+// times ±10 % and the batch- and context-dependent Atlas shapes), reruns
+// under each model on the first -band-blocks blocks, and a line per reuse
+// level says whether its verdict holds under every model of the band or
+// rests on the model, naming the model under which it flips.
 //
 // A goodput hypothesis at loads below the baseline's knee, as this
 // program declared before, cannot come out improved: goodput there is
@@ -49,23 +54,25 @@ func main() {
 
 // options are the program's flags.
 type options struct {
-	replicas  int
-	input     int     // fresh prompt tokens after the shared prefix
-	output    int     // output tokens
-	threshold float64 // relative improvement the hypothesis demands
-	factors   []float64
-	start     float64 // first load of each automatic sweep, req/s
-	reps      int
-	blocks    int
-	horizon   time.Duration
-	seed      uint64
-	workers   int
-	out       string
-	args      []string
+	replicas   int
+	input      int     // fresh prompt tokens after the shared prefix
+	output     int     // output tokens
+	threshold  float64 // relative improvement the hypothesis demands
+	modelError float64 // ±step-time error of the model band
+	bandBlocks int     // blocks each variant of the band runs (0: all)
+	factors    []float64
+	start      float64 // first load of each automatic sweep, req/s
+	reps       int
+	blocks     int
+	horizon    time.Duration
+	seed       uint64
+	workers    int
+	out        string
+	args       []string
 }
 
 func parse(w io.Writer, args []string) (options, error) {
-	o := options{replicas: 4, input: 500, output: 200, threshold: 0.05, start: 2, reps: 4, blocks: 12,
+	o := options{replicas: 4, input: 500, output: 200, threshold: 0.05, modelError: 0.1, bandBlocks: 6, start: 2, reps: 4, blocks: 12,
 		horizon: 5 * time.Minute, out: "out/routing", args: args}
 	fs := flag.NewFlagSet("routing", flag.ContinueOnError)
 	fs.SetOutput(w)
@@ -73,13 +80,16 @@ func parse(w io.Writer, args []string) (options, error) {
 		fmt.Fprintf(fs.Output(), "Usage: go run ./examples/routing [flags]\n\n"+
 			"Does prefix-aware routing (PrefixAffinity) raise the knee of a fleet of Atlas TP4\n"+
 			"replicas by at least -threshold over RoundRobin and LeastLoaded, at low and at high\n"+
-			"prefix reuse? The defaults run in well under a minute on 2 cores.\n\nFlags:\n")
+			"prefix reuse, and does the verdict hold under every model of the band? The defaults\n"+
+			"run in about a minute and a quarter on 2 cores.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	fs.IntVar(&o.replicas, "replicas", o.replicas, "Atlas TP4 replicas in the fleet")
 	fs.IntVar(&o.input, "input", o.input, "fresh prompt tokens of each request, after its shared prefix (if any)")
 	fs.IntVar(&o.output, "output", o.output, "output tokens of each request")
 	fs.Float64Var(&o.threshold, "threshold", o.threshold, "relative rise of the knee PrefixAffinity must show over each baseline (0.05 is 5 %), declared before the runs")
+	fs.Float64Var(&o.modelError, "model-error", o.modelError, "relative error of every step time the A/B test's model band reruns under (0.1: x0.9 and x1.1), beside the Atlas shape alternatives atlas-linear, atlas-roofline and atlas-profiled (0: the shapes only)")
+	fs.IntVar(&o.bandBlocks, "band-blocks", o.bandBlocks, "A/B blocks each model of the band reruns, the first of the A/B test's (0: every block; the default keeps the study near a minute on 2 cores)")
 	factors := fs.String("operating", "0.7,0.8,0.9,1,1.1,1.2", "loads of the A/B test, as comma-separated multiples of RoundRobin's knee at each reuse level: each block's knee is read over them (at least 2), the latency at those the baseline serves")
 	fs.Float64Var(&o.start, "start", o.start, "first offered load of each router's automatic sweep, req/s (the grid grows by 1.5 to collapse, then bisects 3 times at the knee)")
 	fs.IntVar(&o.reps, "reps", o.reps, "seeded replications per load of each sweep")
@@ -132,6 +142,12 @@ func checkFlags(o options) error {
 	}
 	if o.reps < 2 {
 		bad("-reps must be >= 2: a knee needs an interval, got %d", o.reps)
+	}
+	if !(o.modelError >= 0 && o.modelError < 1) {
+		bad("-model-error must be in [0, 1) (0.1 is ±10 %%), got %v", o.modelError)
+	}
+	if o.bandBlocks < 0 || o.bandBlocks == 1 {
+		bad("-band-blocks must be 0 (every block) or >= 2: a verdict needs an interval, got %d", o.bandBlocks)
 	}
 	if o.blocks < 2 {
 		bad("-blocks must be >= 2: a verdict needs an interval, got %d", o.blocks)

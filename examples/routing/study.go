@@ -67,8 +67,6 @@ func config(r sim.Router, o options) sim.Config {
 // under every router, so a goodput claim there could never come out
 // improved (analysis.WarnBoundedByLoad); what a router can buy is
 // capacity, and at the loads A serves, latency (the second readout).
-// TODO(issue 34 §2): the verdict under each model of a band with shape
-// alternatives, once analysis has one.
 func hypothesis(base router, o options) analysis.Hypothesis {
 	return analysis.Hypothesis{
 		Claim: fmt.Sprintf("On a fleet of %d Atlas TP4 replicas, PrefixAffinity raises the knee (TTFT- and ITL-qualified) by at least %.3g %% over %s",
@@ -76,6 +74,16 @@ func hypothesis(base router, o options) analysis.Hypothesis {
 		Metric:    analysis.MetricKnee,
 		Threshold: o.threshold,
 	}
+}
+
+// band is the model band the experiments rerun under, declared before the
+// runs: step times ±o.modelError and the Atlas shape alternatives (a
+// batch- and context-dependent step each, holding Frozen's operating
+// point), on the first o.bandBlocks blocks (0: every block).
+func band(o options) analysis.ModelError {
+	m := analysis.AtlasBand(o.modelError)
+	m.Reps = o.bandBlocks
+	return m
 }
 
 // outcome is what one reuse level found.
@@ -122,6 +130,7 @@ func operate(out *outcome, o options) {
 			Hypothesis: hypothesis(base, o),
 			A:          config(base.router, o), B: config(prefixAffinity.router, o),
 			Workload: requests(out.level, o), Loads: out.loads, Blocks: o.blocks, BaseSeed: o.seed, Workers: o.workers,
+			ModelError: band(o),
 		})
 	}
 }
@@ -170,6 +179,11 @@ func study(w io.Writer, o options) error {
 	}
 	for _, out := range outs {
 		fmt.Fprintln(w, verdictLine(out))
+	}
+	for _, out := range outs {
+		if l := bandLine(out); l != "" {
+			fmt.Fprintln(w, l)
+		}
 	}
 	if o.out == "" {
 		return nil

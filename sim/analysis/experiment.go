@@ -271,6 +271,10 @@ func (r ExperimentResult) BandVerdict() string {
 		return fmt.Sprintf("holds under every model of the band (%s)", strings.Join(names, ", "))
 	}
 	f := r.BandFlip
+	if f.Verdict == NoMeasured && f.KneeUnpaired > 0 {
+		return fmt.Sprintf("rests on the model: under %s no block's knees were compared (in %d of %d blocks both lie beyond the same end of the loads), so no verdict",
+			f.Name, f.KneeUnpaired, f.Blocks)
+	}
 	return fmt.Sprintf("rests on the model: under %s %s %s", f.Name, percent(f.Improvement), f.Verdict)
 }
 
