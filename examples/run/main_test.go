@@ -138,9 +138,10 @@ func TestRoutingScenarioSmall(t *testing.T) {
 	golden.Check(t, filepath.Join("testdata", "routing-small.golden"), []byte(got))
 }
 
-// At its defaults the routing file gives examples/routing's verdict lines
-// (a long test: SERVESIM_LONG=1, with SERVESIM_ROUTING_OUTPUT naming the
-// output of go run ./examples/routing -out ”, as .ci/run writes it).
+// At its defaults the routing file gives examples/routing's verdict and
+// model band lines (a long test: SERVESIM_LONG=1, with
+// SERVESIM_ROUTING_OUTPUT naming the output of go run ./examples/routing
+// -out ”, as .ci/run writes it).
 func TestRoutingFileAtDefaults(t *testing.T) {
 	testlong.Skip(t, "runs the routing scenario at its defaults")
 	path := os.Getenv("SERVESIM_ROUTING_OUTPUT")
@@ -153,7 +154,7 @@ func TestRoutingFileAtDefaults(t *testing.T) {
 	assert.Equal(t, verdicts(string(want)), verdicts(got))
 }
 
-var verdictLine = regexp.MustCompile(`(?m)^verdict .*$`)
+var verdictLine = regexp.MustCompile(`(?m)^(verdict|model band) .*$`)
 
 func verdicts(s string) []string { return verdictLine.FindAllString(s, -1) }
 

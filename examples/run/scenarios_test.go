@@ -76,7 +76,8 @@ func atlasCapacity(t *testing.T) scenario.Scenario {
 // 4 replications, then PrefixAffinity (B) against RoundRobin and against
 // LeastLoaded (A) on the knee, each block's read over 0.7, 0.8, 0.9, 1,
 // 1.1 and 1.2 × RoundRobin's knee, 12 blocks, a 5-minute horizon after a
-// 30-second warm-up.
+// 30-second warm-up, and the model band analysis.AtlasBand(0.1) on the
+// first 6 blocks.
 func routing() scenario.Scenario {
 	const replicas, horizon = 4, 5 * time.Minute
 	routers := []struct {
@@ -97,6 +98,8 @@ func routing() scenario.Scenario {
 		for _, r := range routers {
 			g.Sweeps = append(g.Sweeps, scenario.NamedSweep{Name: r.name, Sweep: analysis.Sweep{Config: config(r.r), Workload: wl, Grid: analysis.Grid{Start: 2}, Reps: 4}})
 		}
+		band := analysis.AtlasBand(0.1)
+		band.Reps = 6
 		for _, base := range routers[:2] {
 			g.Experiments = append(g.Experiments, scenario.Comparison{
 				A: base.name, B: "PrefixAffinity",
@@ -107,6 +110,7 @@ func routing() scenario.Scenario {
 						Threshold: 0.05,
 					},
 					A: config(base.r), B: config(sim.PrefixAffinity{}), Workload: wl, Blocks: 12,
+					ModelError: band,
 				},
 				Operating: &scenario.Operating{Sweep: "RoundRobin", Factors: []float64{0.7, 0.8, 0.9, 1, 1.1, 1.2}},
 			})

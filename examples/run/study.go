@@ -60,6 +60,11 @@ func runStudy(w io.Writer, s scenario.Scenario, out *outputs) error {
 		}
 	}
 	for _, r := range runs {
+		if l := r.bandLine(); l != "" {
+			fmt.Fprintln(w, l)
+		}
+	}
+	for _, r := range runs {
 		if err := r.outputs(s, out); err != nil {
 			return err
 		}
@@ -164,6 +169,22 @@ func (r *groupRun) verdictLine() string {
 		bases[i] = c.A
 	}
 	return report.VerdictLine(r.g.Name, bases, r.results, reason)
+}
+
+// bandLine says, against each A whose experiment declared a model band,
+// whether the verdict holds under every model of the band or rests on the
+// model (as examples/routing writes it); "" when none ran a band.
+func (r *groupRun) bandLine() string {
+	var parts []string
+	for i, c := range r.g.Experiments {
+		if i < len(r.results) && r.results[i] != nil && len(r.results[i].Band) > 0 {
+			parts = append(parts, fmt.Sprintf("against %s, %s", c.A, r.results[i].BandVerdict()))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("model band %s: %s", r.g.Name, strings.Join(parts, "; "))
 }
 
 // outputs adds the group's charts (every sweep's goodput curve and
