@@ -134,24 +134,13 @@ func writeLatency(w io.Writer, r *analysis.ExperimentResult) {
 		}
 		parts := []string{fmt.Sprintf("attainment A %s, B %s", fixed(l.A.Center), fixed(l.B.Center))}
 		for _, d := range l.Latency {
-			parts = append(parts, fmt.Sprintf("%s A %.0f, B-A %s", d.Metric, d.A.Center, msDiff(d.Diff)))
+			parts = append(parts, fmt.Sprintf("%s A %.0f, B-A %s", d.Metric, d.A.Center, report.PairedDiff(d.Diff)))
 		}
 		fmt.Fprintf(w, "    at %s: %s\n", num(l.Load), strings.Join(parts, "; "))
 	}
 	if len(past) > 0 {
 		fmt.Fprintf(w, "    past A's knee, attainment at %s req/s\n", strings.Join(past, ", "))
 	}
-}
-
-// msDiff prints a paired latency difference, ms, with its interval.
-func msDiff(e stats.Interval) string {
-	switch {
-	case e.N == 0 || math.IsNaN(e.Center):
-		return "-"
-	case math.IsNaN(e.Lo):
-		return fmt.Sprintf("%+.1f", e.Center)
-	}
-	return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", e.Center, e.Lo, e.Hi)
 }
 
 // hitRateLoad is where the prefix hit rates are compared: the load all

@@ -12,6 +12,7 @@ import (
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/analysis"
+	"github.com/servesim/servesim/sim/report"
 	"github.com/servesim/servesim/sim/stats"
 )
 
@@ -155,7 +156,7 @@ func writeVerdict(w io.Writer, x analysis.Experiment, res *analysis.ExperimentRe
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s", rate(l.Load), fixed3(l.A.Center), fixed3(l.B.Center))
 		for _, d := range l.Latency {
-			fmt.Fprintf(tw, "\t%s\t%s", millis(d.A.Center), latDiff(d.Diff))
+			fmt.Fprintf(tw, "\t%s\t%s", millis(d.A.Center), report.PairedDiff(d.Diff))
 		}
 		fmt.Fprintf(tw, "\t\n")
 	}
@@ -184,17 +185,6 @@ func blocksNote(res *analysis.ExperimentResult) string {
 		s += fmt.Sprintf("; %d left out, both knees beyond the same end", res.KneeUnpaired)
 	}
 	return s
-}
-
-// latDiff prints a paired latency difference with its interval.
-func latDiff(e stats.Interval) string {
-	switch {
-	case e.N == 0 || math.IsNaN(e.Center):
-		return "-"
-	case math.IsNaN(e.Lo):
-		return fmt.Sprintf("%+.1f", e.Center)
-	}
-	return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", e.Center, e.Lo, e.Hi)
 }
 
 // fixed3 prints a fraction with three decimals, "-" for NaN.

@@ -121,3 +121,17 @@ func joinLoads(xs []float64) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// PairedDiff prints a paired difference B−A (ms, say) with one decimal
+// and its interval, as examples/routing and examples/specdecode print
+// their latency readouts: "+31.7 [+19.4, +44.0]"; without an interval
+// the centre alone, and "-" when nothing was measured.
+func PairedDiff(e stats.Interval) string {
+	switch {
+	case e.N == 0 || math.IsNaN(e.Center):
+		return "-"
+	case math.IsNaN(e.Lo):
+		return fmt.Sprintf("%+.1f", e.Center)
+	}
+	return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", e.Center, e.Lo, e.Hi)
+}
