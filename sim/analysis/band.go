@@ -152,7 +152,7 @@ func (m ModelError) variants() []Variant {
 	var out []Variant
 	if m.Scale > 0 {
 		for _, f := range []float64{1 + m.Scale, 1 - m.Scale} {
-			out = append(out, Variant{Name: fmt.Sprintf("step times ×%g", f), scale: f, replace: func(base costmodel.Model) costmodel.Model {
+			out = append(out, Variant{Name: fmt.Sprintf("step times ×%.4g", f), scale: f, replace: func(base costmodel.Model) costmodel.Model {
 				return costmodel.Scaled{Model: base, Factor: f}
 			}})
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -107,6 +108,16 @@ type Experiment struct {
 	// value declares nothing. Package sim/shard refuses a banded
 	// experiment.
 	ModelError ModelError
+	// BandLoads are the loads a variant of the band runs at instead of
+	// Loads, by the variant's name (VariantVerdict.Name: "step times
+	// ×1.1", "atlas-linear"); a variant it does not name runs at Loads. A
+	// knee hypothesis needs them whenever a model moves A's knee by more
+	// than the span of Loads: at the nominal loads both knees then lie
+	// beyond the same end, and the variant has no verdict. BandLoads
+	// derives them from a banded sweep of A, as each model's own knee
+	// times the factors the nominal loads were drawn with. Nil means every
+	// variant runs at Loads.
+	BandLoads map[string][]float64 `json:",omitempty"`
 }
 
 // Validate joins every problem, naming each field.
@@ -154,6 +165,7 @@ func (x Experiment) Validate() error {
 	if x.ModelError.Reps == 1 {
 		bad("Experiment.ModelError.Reps must be 0 (every block) or >= 2: a variant's verdict needs an interval, got 1")
 	}
+	errs = append(errs, x.validateBandLoads())
 	if x.ModelError.Declared() {
 		for _, c := range []struct {
 			name string
@@ -165,6 +177,66 @@ func (x Experiment) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateBandLoads refuses loads for a variant the band does not have
+// (a misspelt name would otherwise run at Loads unnoticed) and loads a
+// variant could not run at.
+func (x Experiment) validateBandLoads() error {
+	if len(x.BandLoads) == 0 {
+		return nil
+	}
+	var errs []error
+	known := map[string]bool{}
+	var names []string
+	for _, v := range x.ModelError.variants() {
+		known[v.Name] = true
+		names = append(names, fmt.Sprintf("%q", v.Name))
+	}
+	keys := slices.Sorted(maps.Keys(x.BandLoads))
+	for _, name := range keys {
+		loads := x.BandLoads[name]
+		if !known[name] {
+			errs = append(errs, fmt.Errorf("sim: Experiment.BandLoads[%q]: the model band (%v) has no such variant; its variants are %s",
+				name, x.ModelError, strings.Join(names, ", ")))
+			continue
+		}
+		if x.Hypothesis.Metric.knee && len(loads) < 2 {
+			errs = append(errs, fmt.Errorf("sim: Experiment.BandLoads[%q] must hold 2 loads or more to compare knees, got %d", name, len(loads)))
+		}
+		if len(loads) == 0 {
+			errs = append(errs, fmt.Errorf("sim: Experiment.BandLoads[%q] is empty", name))
+		}
+		for i, l := range loads {
+			if !(l > 0) || math.IsInf(l, 0) {
+				errs = append(errs, fmt.Errorf("sim: Experiment.BandLoads[%q][%d] must be a positive finite rate, got %v", name, i, l))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// BandLoads are the loads each variant of c's band runs an experiment at:
+// factors times the variant's own knee, as the nominal loads are factors
+// times c's knee (Experiment.BandLoads). A variant whose curve placed no
+// knee inside its loads is left out (it runs at the nominal loads). Nil
+// when c has no band.
+func BandLoads(c *Curve, factors []float64) map[string][]float64 {
+	if c == nil || c.Band == nil {
+		return nil
+	}
+	out := map[string][]float64{}
+	for _, v := range c.Band.Variants {
+		if v.Curve == nil || !v.Curve.Knee.Found {
+			continue
+		}
+		loads := make([]float64, len(factors))
+		for i, f := range factors {
+			loads[i] = f * v.Curve.Knee.Load.Center
+		}
+		out[v.Name] = loads
+	}
+	return out
 }
 
 // LoadResult is the comparison at one offered load.
@@ -245,6 +317,9 @@ type ExperimentResult struct {
 type VariantVerdict struct {
 	Name   string
 	Blocks int // the blocks it ran: ModelError.Reps, or the experiment's
+	// Loads are the loads it ran at: Experiment.BandLoads[Name], or the
+	// experiment's Loads.
+	Loads []float64
 	// Improvement and Verdict are the headline's under this model.
 	Improvement stats.Interval
 	Verdict     Verdict
@@ -357,12 +432,16 @@ func (x Experiment) runBand(res *ExperimentResult) error {
 		if r := x.ModelError.Reps; r > 0 && r < vx.Blocks {
 			vx.Blocks = r
 		}
+		if l, ok := x.BandLoads[v.Name]; ok {
+			vx.Loads = l
+		}
+		vx.BandLoads = nil
 		blocks, err := vx.runAll()
 		if err != nil {
 			return fmt.Errorf("sim: model band, %s: %w", v.Name, err)
 		}
 		vr := vx.result(blocks)
-		vv := VariantVerdict{Name: v.Name, Blocks: vx.Blocks, Improvement: vr.Improvement, Verdict: vr.Verdict,
+		vv := VariantVerdict{Name: v.Name, Blocks: vx.Blocks, Loads: slices.Clone(vx.Loads), Improvement: vr.Improvement, Verdict: vr.Verdict,
 			KneeDiff: vr.KneeDiff, KneeUnpaired: vr.KneeUnpaired}
 		res.Band = append(res.Band, vv)
 		if vv.Verdict != res.Verdict && res.BandHolds {

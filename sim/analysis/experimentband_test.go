@@ -117,3 +117,81 @@ func TestExperimentBandValidate(t *testing.T) {
 	_, err := x.ResultOf(nil)
 	assert.ErrorIs(t, err, ErrBandedElsewhere)
 }
+
+// A model that moves both knees above the experiment's loads leaves the
+// variant nearly without a verdict (both knees beyond the same end in
+// most blocks); the same variant at its own loads, the nominal ones
+// scaled by the model's speed-up, compares every block and keeps B's
+// advantage, which the ×0.7 scale preserves (B's step is 35/45 of A's
+// under it too). (×1.3 is infeasible here: its largest mixed step,
+// 1.3 × 136.6 ms, breaks the 150 ms ITL bound at any load.)
+func TestExperimentBandLoadsFollowTheModel(t *testing.T) {
+	x := kneeExperiment(sim.Config{Model: costmodel.Frozen{DecodeStep: 35 * time.Millisecond}})
+	x.ModelError = ModelError{Scale: 0.3}
+	res, err := x.Run()
+	require.NoError(t, err)
+	require.Equal(t, Improved, res.Verdict, "%+v", res)
+	fast := res.Band[1]
+	require.Equal(t, "step times ×0.7", fast.Name)
+	assert.Equal(t, x.Loads, fast.Loads)
+	assert.GreaterOrEqual(t, fast.KneeUnpaired, x.Blocks/2, "at the nominal loads both knees lie above them in most blocks")
+
+	x.BandLoads = map[string][]float64{"step times ×0.7": make([]float64, len(x.Loads))}
+	for i, l := range x.Loads {
+		x.BandLoads["step times ×0.7"][i] = l / 0.7
+	}
+	own, err := x.Run()
+	require.NoError(t, err)
+	fast = own.Band[1]
+	assert.Equal(t, x.BandLoads["step times ×0.7"], fast.Loads)
+	assert.Equal(t, 0, fast.KneeUnpaired)
+	assert.Equal(t, x.Blocks, fast.KneeDiff.N)
+	assert.Equal(t, Improved, fast.Verdict, "%+v", fast)
+	assert.Equal(t, fmt.Sprintf("%+v", res.Band[0]), fmt.Sprintf("%+v", own.Band[0]), "a variant BandLoads does not name runs at Loads, unchanged")
+	own.Band, res.Band = nil, nil
+	own.BandHolds, res.BandHolds, own.BandFlip, res.BandFlip = false, false, nil, nil
+	assert.Equal(t, printed(res), printed(own), "the nominal result does not depend on the band's loads")
+}
+
+func TestExperimentBandLoadsValidate(t *testing.T) {
+	x := kneeExperiment(sim.Config{})
+	x.ModelError = AtlasBand(0.1)
+	x.BandLoads = map[string][]float64{"atlas-lineer": {1, 2}}
+	assert.ErrorContains(t, x.Validate(), `Experiment.BandLoads["atlas-lineer"]: the model band (step times ±10 %, atlas-linear, atlas-roofline, atlas-profiled) has no such variant; its variants are "step times ×1.1", "step times ×0.9", "atlas-linear"`)
+	x.BandLoads = map[string][]float64{"atlas-linear": {2}}
+	assert.ErrorContains(t, x.Validate(), `Experiment.BandLoads["atlas-linear"] must hold 2 loads or more`)
+	x.BandLoads = map[string][]float64{"step times ×0.9": {1, -2}}
+	assert.ErrorContains(t, x.Validate(), `Experiment.BandLoads["step times ×0.9"][1] must be a positive finite rate, got -2`)
+	x.BandLoads = map[string][]float64{"atlas-linear": {1, 2}, "step times ×1.1": {0.9, 1.8}}
+	assert.NoError(t, x.Validate())
+}
+
+// BandLoads places each variant's loads as the nominal ones are placed:
+// the factors times that variant's own knee.
+func TestBandLoadsFromASweep(t *testing.T) {
+	s := Sweep{Config: sim.Config{Window: sim.Window{Warmup: 10 * time.Second, Horizon: 2 * time.Minute}},
+		Workload: atlasWorkload, Grid: Grid{Start: 0.5}, Reps: 2, ModelError: ModelError{Scale: 0.05}}
+	c, err := s.Run()
+	require.NoError(t, err)
+	require.NotNil(t, c.Band)
+	loads := BandLoads(c, []float64{0.5, 1})
+	require.Len(t, loads, 2)
+	for _, v := range c.Band.Variants {
+		require.True(t, v.Curve.Knee.Found, v.Name)
+		k := v.Curve.Knee.Load.Center
+		assert.Equal(t, []float64{0.5 * k, k}, loads[v.Name], v.Name)
+	}
+	assert.Less(t, loads["step times ×1.05"][1], c.Knee.Load.Center, "a slower model's knee is lower")
+	assert.Greater(t, loads["step times ×0.95"][1], c.Knee.Load.Center)
+	assert.Nil(t, BandLoads(&Curve{}, []float64{1}), "no band, no loads")
+}
+
+// A scale variant is named by its factor as a reader writes it, not by
+// its float's rounding error (1 − 0.9 is 0.09999999999999998).
+func TestBandVariantNames(t *testing.T) {
+	var names []string
+	for _, v := range (ModelError{Scale: 0.9}).variants() {
+		names = append(names, v.Name)
+	}
+	assert.Equal(t, []string{"step times ×1.9", "step times ×0.1"}, names)
+}
