@@ -55,6 +55,14 @@ type Sizing struct {
 	// MaxReplicas bounds the search; 0 means sim.MaxReplicas, more is
 	// refused.
 	MaxReplicas int
+	// From is a guess of the answer the search starts at, e.g. the load
+	// over one replica's knee: it then steps from From by 1, 2, 4, …
+	// replicas (down while fleets meet the target, up while they fail)
+	// and bisects the last step, so it runs fleets near the answer only,
+	// not the heavily overloaded small ones the doubling from 1 runs. The
+	// answer is the same as from 1 wherever attainment rises with n. 0
+	// means 1 (doubling from 1); more than MaxReplicas is refused.
+	From int
 	// Price is the price of one replica for an hour, in any currency (>= 0):
 	// when > 0 the result carries the cost per million output tokens. 0
 	// means no price.
@@ -164,6 +172,13 @@ func (s Sizing) Validate() error {
 	if !(s.Confidence >= 0 && s.Confidence < 1) {
 		bad("Sizing.Confidence must be in [0, 1), got %v", s.Confidence)
 	}
+	bound := s.MaxReplicas
+	if bound == 0 {
+		bound = sim.MaxReplicas
+	}
+	if s.From < 0 || s.From > bound {
+		bad("Sizing.From must be in [0, MaxReplicas] (0 means 1), got %d", s.From)
+	}
 	if s.MaxReplicas < 0 || s.MaxReplicas > sim.MaxReplicas {
 		bad("Sizing.MaxReplicas must be in [0, sim.MaxReplicas = %d] (0 means the bound), got %d", sim.MaxReplicas, s.MaxReplicas)
 	}
@@ -223,7 +238,7 @@ func (s Sizing) Run() (*SizingResult, error) {
 		return r
 	}
 	meets := func(x float64) bool { return !math.IsNaN(x) && x >= s.Target }
-	n, ok := smallestMeeting(s.MaxReplicas, func(n int) bool {
+	n, ok := smallestMeeting(s.From, s.MaxReplicas, func(n int) bool {
 		r := at(n)
 		return r != nil && meets(r.attainment.Center)
 	})
@@ -242,7 +257,7 @@ func (s Sizing) Run() (*SizingResult, error) {
 	}
 	res.PerSeed = make([]int, s.Reps)
 	for r := range s.Reps {
-		m, ok := smallestMeeting(s.MaxReplicas, func(n int) bool {
+		m, ok := smallestMeeting(s.From, s.MaxReplicas, func(n int) bool {
 			x := at(n)
 			return x != nil && meets(x.runs[r].Attainment)
 		})
@@ -261,10 +276,15 @@ func (s Sizing) Run() (*SizingResult, error) {
 	return res, nil
 }
 
-// smallestMeeting is the smallest n in [1, max] for which meets holds, by
-// doubling from 1 to the first count that meets it, then bisecting below;
-// false when max does not.
-func smallestMeeting(max int, meets func(n int) bool) (int, bool) {
+// smallestMeeting is the smallest n in [1, max] for which meets holds:
+// from 0 or 1, by doubling from 1 to the first count that meets it, then
+// bisecting below; from another count, by steps of 1, 2, 4, … away from
+// it (down while counts meet, up while they fail), then bisecting the
+// last step. False when max does not meet it.
+func smallestMeeting(from, max int, meets func(n int) bool) (int, bool) {
+	if from > 1 {
+		return gallop(from, max, meets)
+	}
 	lo, hi := 0, 0 // lo fails (0 trivially), hi meets
 	for k := 1; ; k *= 2 {
 		k = min(k, max)
@@ -276,6 +296,49 @@ func smallestMeeting(max int, meets func(n int) bool) (int, bool) {
 			return 0, false
 		}
 		lo = k
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if meets(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, true
+}
+
+// gallop is smallestMeeting from a guess: it brackets the answer by
+// steps that double away from from, then bisects the bracket.
+func gallop(from, max int, meets func(n int) bool) (int, bool) {
+	from = min(from, max)
+	lo, hi := 0, 0 // lo fails (0 trivially), hi meets
+	if meets(from) {
+		hi = from
+		for step := 1; ; step *= 2 {
+			k := hi - step
+			if k < 1 {
+				break // lo = 0
+			}
+			if !meets(k) {
+				lo = k
+				break
+			}
+			hi = k
+		}
+	} else {
+		lo = from
+		for step := 1; ; step *= 2 {
+			if lo == max {
+				return 0, false
+			}
+			k := min(lo+step, max)
+			if meets(k) {
+				hi = k
+				break
+			}
+			lo = k
+		}
 	}
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2

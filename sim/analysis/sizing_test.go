@@ -195,3 +195,60 @@ func TestSizingValidate(t *testing.T) {
 		}
 	}
 }
+
+// From any guess, the search finds the same smallest count as doubling
+// from 1, for every monotone criterion (a count meets it iff n >= answer)
+// and every bound; and from a guess at the answer it runs only counts
+// within a factor 2 of it.
+func TestSmallestMeetingFromAnyGuess(t *testing.T) {
+	for max := 1; max <= 40; max++ {
+		for answer := 1; answer <= max+1; answer++ {
+			meets := func(n int) bool {
+				require.True(t, n >= 1 && n <= max, "probe %d outside [1, %d]", n, max)
+				return n >= answer
+			}
+			want, wantOK := smallestMeeting(0, max, meets)
+			require.Equal(t, answer <= max, wantOK)
+			for from := 0; from <= max; from++ {
+				got, ok := smallestMeeting(from, max, meets)
+				require.Equal(t, wantOK, ok, "max %d answer %d from %d", max, answer, from)
+				if ok {
+					require.Equal(t, want, got, "max %d answer %d from %d", max, answer, from)
+				}
+			}
+			if answer <= max {
+				var probes []int
+				_, _ = smallestMeeting(answer, max, func(n int) bool { probes = append(probes, n); return n >= answer })
+				for _, n := range probes {
+					require.True(t, n >= answer/2 && n <= 2*answer, "from the answer %d, probe %d", answer, n)
+				}
+				require.LessOrEqual(t, len(probes), 2, "from the answer: it meets, the count below fails")
+			}
+		}
+	}
+}
+
+// A guess changes which counts run, not the answer: the same replicas,
+// attainments and seed range as the doubling from 1, in fewer runs when
+// the guess is near.
+func TestSizingFromAGuess(t *testing.T) {
+	s := quickSizing(20)
+	plain, err := s.Run()
+	require.NoError(t, err)
+	for _, from := range []int{1, plain.Replicas, plain.Replicas + 3, 2 * plain.Replicas} {
+		s.From = from
+		got, err := s.Run()
+		require.NoError(t, err)
+		assert.Equal(t, plain.Replicas, got.Replicas, "from %d", from)
+		assert.Equal(t, plain.Attainment, got.Attainment, "from %d", from)
+		assert.Equal(t, plain.Below, got.Below, "from %d", from)
+		assert.Equal(t, plain.PerSeed, got.PerSeed, "from %d", from)
+		if from == plain.Replicas {
+			assert.Less(t, got.Runs, plain.Runs, "from the answer")
+		}
+	}
+	s.From = -1
+	assert.ErrorContains(t, s.Validate(), "Sizing.From must be in [0, MaxReplicas]")
+	s.From, s.MaxReplicas = 9, 8
+	assert.ErrorContains(t, s.Validate(), "got 9")
+}
