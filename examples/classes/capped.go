@@ -36,7 +36,7 @@ func capStudy(o options) ([]capRow, error) {
 	for _, c := range append([]int{0}, o.caps...) {
 		row := capRow{cap: c, obs: make([]clientObs, o.reps)}
 		for i := range row.obs {
-			row.obs[i] = clientObs{horizon: o.horizon, ttftMin: math.MaxInt64}
+			row.obs[i] = clientObs{warmup: o.window().Warmup, horizon: o.horizon, ttftMin: math.MaxInt64}
 		}
 		row.sweep = analysis.Sweep{Config: capConfig(o, c), Workload: analysis.Poisson(lengths), Grid: analysis.Grid{Loads: []float64{o.rate}},
 			Reps: o.reps, BaseSeed: o.seed, Workers: o.workers,
@@ -55,19 +55,40 @@ func capStudy(o options) ([]capRow, error) {
 
 // clientObs keeps, of one run, what a client sees that the summary does
 // not: when each measured request got its first token counted from the
-// instant it was due (client wait + TTFT, what a user waits), how many
-// measured requests still waited client-side at the window's end, and the
-// smallest and largest TTFT from the send of every request.
+// instant it was due (client wait + TTFT, what a user waits), each
+// measured request's latencies from that instant, how many measured
+// requests still waited client-side at the window's end, the smallest and
+// largest TTFT from the send of every request, and the slots released
+// inside the window with the time each was held.
 type clientObs struct {
-	horizon          time.Duration
+	warmup, horizon  time.Duration
 	due              []float64 // ms; +Inf for a measured request without a first token
+	fromDue          []dueRecord
 	backlog          int
 	ttftMin, ttftMax time.Duration
+	// released counts the requests that gave their slot back (ended,
+	// whatever their status) inside the window, held the total time they
+	// held it (send to end) and holdMax the longest.
+	released      int
+	held, holdMax time.Duration
+}
+
+// dueRecord is what a measured request's SLO is judged on, its TTFT and
+// E2E counted from the instant it was due rather than from its send.
+type dueRecord struct {
+	ok          bool // ended StatusOK
+	ttft, e2e   time.Duration
+	itl, itlTok time.Duration // largest gap per chunk and per token
+	tpot        time.Duration // Never with fewer than two tokens
 }
 
 func (c *clientObs) Observe(r *sim.Record) {
 	if r.FirstToken != sim.Never {
 		c.ttftMin, c.ttftMax = min(c.ttftMin, r.TTFT()), max(c.ttftMax, r.TTFT())
+	}
+	if r.Sent && c.warmup < r.Finish && r.Finish <= c.horizon {
+		hold := r.Finish - r.Arrival
+		c.released, c.held, c.holdMax = c.released+1, c.held+hold, max(c.holdMax, hold)
 	}
 	if !r.Measured {
 		return
@@ -75,11 +96,78 @@ func (c *clientObs) Observe(r *sim.Record) {
 	if !r.Sent || r.Arrival >= c.horizon {
 		c.backlog++ // due inside the window, not sent by its end
 	}
+	d := dueRecord{ok: r.Status == sim.StatusOK, itl: r.MaxITL, itlTok: r.MaxTokenITL, tpot: r.TPOT(), ttft: sim.Never, e2e: sim.Never}
+	if r.FirstToken != sim.Never {
+		d.ttft = r.FirstToken - r.Scheduled
+	}
+	if r.LastToken != sim.Never {
+		d.e2e = r.LastToken - r.Scheduled
+	}
+	c.fromDue = append(c.fromDue, d)
 	if r.FirstToken == sim.Never {
 		c.due = append(c.due, math.Inf(1))
 		return
 	}
 	c.due = append(c.due, float64(r.FirstToken-r.Scheduled)/1e6)
+}
+
+// goodFromDue counts the measured requests that are good by slo with
+// their TTFT and E2E counted from the instant each was due: the rule sim
+// applies from the send (ok, and every bound held), with the client wait
+// added. Due is never after the send, so every request good from the due
+// instant is good from the send too: goodFromDue ≤ Summary.Good.
+func (c *clientObs) goodFromDue(slo sim.SLO) int {
+	n := 0
+	for _, d := range c.fromDue {
+		itl := d.itl
+		if slo.ITLSeries == sim.PerToken {
+			itl = d.itlTok
+		}
+		if d.ok && d.ttft <= slo.TTFT && itl <= slo.ITL && (d.tpot == sim.Never || d.tpot <= slo.TPOT) && d.e2e <= slo.E2E {
+			n++
+		}
+	}
+	return n
+}
+
+// slotTime is the mean time a request released inside the window held
+// its slot (send to end), s; NaN when none was released.
+func (c *clientObs) slotTime() float64 {
+	if c.released == 0 {
+		return math.NaN()
+	}
+	return (c.held / time.Duration(c.released)).Seconds()
+}
+
+// goodputFromDue is a run's goodput with each request's TTFT counted from
+// the instant it was due, per second of window, as Summary.Goodput counts
+// from the send.
+func goodputFromDue(s *sim.Summary, c *clientObs) float64 {
+	if s.Window <= 0 {
+		return math.NaN()
+	}
+	return float64(c.goodFromDue(s.SLO)) / s.Window.Seconds()
+}
+
+// attainmentFromDue is a run's attainment from the due instant: good
+// from the due instant over the measured requests (NaN as
+// Summary.Attainment is).
+func attainmentFromDue(s *sim.Summary, c *clientObs) float64 {
+	if math.IsNaN(s.Attainment) || s.Offered == 0 {
+		return s.Attainment
+	}
+	return float64(c.goodFromDue(s.SLO)) / float64(s.Offered)
+}
+
+// sustainable is the most a cap of n requests in flight can carry at the
+// run's slot time S: by Little's law, at most n requests each holding a
+// slot S on average give at most n / S completions a second. NaN without
+// a cap or without a slot released.
+func (r *capRow) sustainable(c *clientObs) float64 {
+	if r.cap == 0 {
+		return math.NaN()
+	}
+	return float64(r.cap) / c.slotTime()
 }
 
 // mean is the mean over the replications of f.
@@ -126,17 +214,59 @@ func writeCaps(w io.Writer, o options, rows []capRow) {
 	fmt.Fprintln(w, "   window, those that ended in the drain after it included; 1st token: from the instant the request was due")
 	fmt.Fprintln(w, "   (wait + TTFT, what a user waits); waiting at end: measured requests due but not yet sent when the window closed.")
 	fmt.Fprintln(w)
+	fmt.Fprintln(w, "   Goodput counted from the instant each request was due (its open-loop arrival, before any client wait): a")
+	fmt.Fprintln(w, "   request is good if its first token came within 600 ms of that instant and every ITL ≤ 150 ms. And what a cap")
+	fmt.Fprintln(w, "   of N can carry: at most N requests hold a slot, each for S on average (send to end, over the slots released")
+	fmt.Fprintln(w, "   inside the window), so by Little's law at most N / S req/s.")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%-5s %8s %8s %8s %9s %9s  %s\n", "cap", "slot S", "N / S", "through", "goodput", "goodput", "attainment")
+	fmt.Fprintf(w, "%-5s %8s %8s %8s %9s %9s  %s\n", "", "s", "req/s", "req/s", "from send", "from due", "from due")
+	for i := range rows {
+		r := &rows[i]
+		fmt.Fprintf(w, "%-5s %8s %8s %8.2f %9.2f %9.2f  %s\n", capName(r.cap), dec(r.mean(slotTime), "%.2f", r.cap),
+			dec(r.mean(r.sustainableOf), "%.2f", r.cap), r.point().Throughput.Center, r.point().Goodput.Center,
+			r.mean(goodputFromDue), estimate(r.fraction(attainmentFromDue), "%.3f"))
+	}
+	fmt.Fprintln(w)
 	for _, line := range capReading(o, rows) {
 		fmt.Fprintln(w, "   "+line)
 	}
 }
 
+// capName names a cap as the tables do.
+func capName(c int) string {
+	if c == 0 {
+		return "none"
+	}
+	return fmt.Sprint(c)
+}
+
+// dec prints x in format, "—" without a cap (c == 0) or a value.
+func dec(x float64, format string, c int) string {
+	if c == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return "—"
+	}
+	return fmt.Sprintf(format, x)
+}
+
+// fraction is f, a fraction, as its mean over the replications with its
+// interval (clamped to [0, 1]), over those where f is not NaN.
+func (r *capRow) fraction(f func(s *sim.Summary, o *clientObs) float64) stats.Interval {
+	var x []float64
+	for i := range r.point().Runs {
+		if v := f(&r.point().Runs[i], &r.obs[i]); !math.IsNaN(v) {
+			x = append(x, v)
+		}
+	}
+	return stats.Clamp(stats.MeanInterval(x, confidence), 0, 1)
+}
+
+// sustainableOf is sustainable as a column of the table.
+func (r *capRow) sustainableOf(_ *sim.Summary, c *clientObs) float64 { return r.sustainable(c) }
+
 func writeCapRow(w io.Writer, r *capRow) {
 	p := r.point()
-	name := "none"
-	if r.cap > 0 {
-		name = fmt.Sprint(r.cap)
-	}
+	name := capName(r.cap)
 	wait50, wait99, due := r.mean(waitP50), r.mean(waitP99), r.mean(dueP99)
 	backlog := r.mean(func(_ *sim.Summary, c *clientObs) float64 { return float64(c.backlog) })
 	fmt.Fprintf(w, "%-5s %8.2f %8.2f %8.2f  %-20s %8s %8s %9s %9s %10s %8.0f\n",
@@ -174,14 +304,23 @@ func capReading(o options, rows []capRow) []string {
 			if p.Attainment.Center >= r.curve.Target {
 				verdict += ": met for the requests sent, not for the users"
 			}
+			slot, most := r.mean(slotTime), r.mean(r.sustainableOf)
 			lines = append(lines, fmt.Sprintf("Cap %d serves %.2f of the %.2f req/s offered: the rest queues client-side (%s);",
 				r.cap, p.Throughput.Center, p.Offered.Center, wait),
-				fmt.Sprintf("  TTFT from the send stays at %s ms p99, and %s.", ms(p.TTFT.P99.Center), verdict))
+				fmt.Sprintf("  TTFT from the send stays at %s ms p99, and %s.", ms(p.TTFT.P99.Center), verdict),
+				fmt.Sprintf("  %d slots each held %s s carry at most %d / %s = %s req/s (Little's law): the limit is the cap's, not the",
+					r.cap, dec(slot, "%.2f", r.cap), r.cap, dec(slot, "%.2f", r.cap), dec(most, "%.2f", r.cap)),
+				fmt.Sprintf("  replica's, which uncapped carries %.2f req/s at this load. Goodput from the send reads %.2f req/s,",
+					bp.Throughput.Center, p.Goodput.Center),
+				"  counting the backlog sent late, in the drain after the window too; from the instant each request was due",
+				fmt.Sprintf("  it is %.2f req/s, attainment %s.", r.mean(goodputFromDue), attain(r.mean(attainmentFromDue))))
 		default:
 			lines = append(lines, fmt.Sprintf("Cap %d keeps up (%.2f req/s) and moves the queue to the client: TTFT p99 from the send %s ms,",
 				r.cap, p.Throughput.Center, ms(p.TTFT.P99.Center)),
-				fmt.Sprintf("  attainment %s, but the first token from the due instant is %s ms p99 (uncapped: %s ms).",
-					attain(p.Attainment.Center), ms(r.mean(dueP99)), ms(baseDue)))
+				fmt.Sprintf("  attainment %s, but the first token from the due instant is %s ms p99 (uncapped: %s ms): from the due",
+					attain(p.Attainment.Center), ms(r.mean(dueP99)), ms(baseDue)),
+				fmt.Sprintf("  instant its goodput is %.2f req/s and attainment %s (uncapped: %.2f req/s, %s).",
+					r.mean(goodputFromDue), attain(r.mean(attainmentFromDue)), bp.Goodput.Center, attain(bp.Attainment.Center)))
 		}
 	}
 	return lines
@@ -196,9 +335,10 @@ func attain(x float64) string {
 }
 
 // The columns' per-run figures, ms.
-func waitP50(s *sim.Summary, _ *clientObs) float64 { return s.ClientWait.Median }
-func waitP99(s *sim.Summary, _ *clientObs) float64 { return s.ClientWait.P99 }
-func dueP99(_ *sim.Summary, c *clientObs) float64  { return quantile(c.due, 0.99) }
+func waitP50(s *sim.Summary, _ *clientObs) float64  { return s.ClientWait.Median }
+func waitP99(s *sim.Summary, _ *clientObs) float64  { return s.ClientWait.P99 }
+func dueP99(_ *sim.Summary, c *clientObs) float64   { return quantile(c.due, 0.99) }
+func slotTime(_ *sim.Summary, c *clientObs) float64 { return c.slotTime() }
 
 // ms prints milliseconds as a whole number; "—" for NaN and "never" for
 // a percentile among requests that got no first token.

@@ -33,6 +33,12 @@ func writeCards(w io.Writer, o options, caps []capRow, cls classStudy) error {
 			return err
 		}
 		c.Title = fmt.Sprintf("Atlas TP4 at %g req/s, %s", o.rate, strings.ReplaceAll(name, "-", " "))
+		c.Notes = append(c.Notes, fmt.Sprintf("Goodput counted from the instant each request was due (TTFT from its open-loop arrival, before any client wait): %.2f req/s, beside %.2f req/s from the send; attainment from the due instant %s.",
+			r.mean(goodputFromDue), r.point().Goodput.Center, attain(r.mean(attainmentFromDue))))
+		if r.cap > 0 {
+			c.Notes = append(c.Notes, fmt.Sprintf("By Little's law a cap of %d carries at most %d / S = %s req/s, S = %s s the mean time a request held a slot (send to end) in the window.",
+				r.cap, r.cap, dec(r.mean(r.sustainableOf), "%.2f", r.cap), dec(r.mean(slotTime), "%.2f", r.cap)))
+		}
 		if err := save(w, o.out, name, &c); err != nil {
 			return err
 		}

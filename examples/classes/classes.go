@@ -28,6 +28,9 @@ var mix = analysis.ClassMix(
 	analysis.Part{Class: "batch", Share: 1, Lengths: lengths},
 )
 
+// confidence is the level of every interval the example prints.
+const confidence = 0.95
+
 // policies are the orders compared, the baseline first.
 var policies = []struct {
 	name   string

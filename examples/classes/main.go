@@ -3,11 +3,15 @@
 // client-side concurrency cap, as `vllm bench serve --request-rate R
 // --max-concurrency N` runs it (sim.Config.MaxConcurrency): TTFT counted
 // from the send, as vLLM counts it, beside the client wait and the first
-// token counted from the instant the request was due; then two request
-// classes with their own SLOs, interactive (TTFT ≤ 600 ms) and batch
-// (TTFT ≤ 30 s), under FCFS and under Priority with the interactive class
-// first: each class's table and knee, and an A/B verdict on the
-// interactive class's attainment declared before the runs.
+// token counted from the instant the request was due, and goodput
+// counted from that instant (a request is good only if its first token
+// came within the TTFT bound of when it was due) beside goodput from the
+// send, with what each cap of N can carry by Little's law (N over the
+// mean time a request holds a slot); then two request classes with their
+// own SLOs, interactive (TTFT ≤ 600 ms) and batch (TTFT ≤ 30 s), under
+// FCFS and under Priority with the interactive class first: each class's
+// table and knee, and an A/B verdict on the interactive class's
+// attainment declared before the runs.
 //
 //	go run ./examples/classes
 //	go run ./examples/classes -rate 2.5 -caps 8,16,32

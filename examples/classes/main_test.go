@@ -145,6 +145,8 @@ func TestRunWritesCards(t *testing.T) {
 	}
 	assert.Contains(t, read("cap-16.md"), "| concurrency | capped at 16 requests in flight (as vllm bench serve --max-concurrency 16)")
 	assert.Contains(t, read("cap-none.md"), "| concurrency | no cap: open loop")
+	assert.Contains(t, read("cap-16.md"), "By Little's law a cap of 16 carries at most 16 / S = 1.5")
+	assert.Contains(t, read("cap-16.md"), "Goodput counted from the instant each request was due")
 	prio := read("classes-priority.md")
 	assert.Contains(t, prio, "### Per class")
 	assert.Contains(t, prio, "| interactive | TTFT ≤ 600 ms, every ITL ≤ 150 ms | -1 |")
@@ -248,5 +250,79 @@ func TestRunHelpIsNotAnError(t *testing.T) {
 	require.NoError(t, run(&out, []string{"-h"}))
 	for _, flag := range []string{"-rate", "-caps", "-loads", "-near", "-reps", "-horizon", "-seed", "-workers", "-out"} {
 		assert.Contains(t, out.String(), "  "+flag+" ")
+	}
+}
+
+// A cap of 16 at 2.2 req/s is saturated: the client queue never empties
+// in the window, so each slot is given back and taken again at the same
+// instant and the replica holds exactly 16 requests throughout
+// (Summary.MeanInSystem). Little's law then ties the cap to the slot
+// time: the R slots released in a window of W, each held S on average,
+// sum to R·S = 16·W up to the partial holds at the window's two edges,
+// at most one per slot and each shorter than the longest hold Smax, so
+// |16 − throughput·S| ≤ 16·Smax/W. The sustainable rate printed, 16/S,
+// is the throughput the run measured (the 1.53 req/s) within
+// that tolerance, well below the 2.2 req/s offered.
+func TestCapSustainableRateIsLittlesLaw(t *testing.T) {
+	o := optionsOf(t, "-caps", "16", "-reps", "3")
+	rows, err := capStudy(o)
+	require.NoError(t, err)
+	r := &rows[1]
+	require.Equal(t, 16, r.cap)
+	w := o.window().Length()
+	for k := range r.obs {
+		s, c := &r.point().Runs[k], &r.obs[k]
+		require.Positive(t, s.ClientHeldAtStart, "seed %d: the client queue is not empty when the window opens", k)
+		require.Positive(t, s.ClientHeldAtEnd, "seed %d: nor when it closes", k)
+		assert.InDelta(t, 16, s.MeanInSystem, 1e-9, "seed %d: a saturated cap keeps 16 in flight", k)
+		thr := float64(c.released) / w.Seconds()
+		slot := c.slotTime()
+		tol := 16 * c.holdMax.Seconds() / w.Seconds()
+		assert.InDelta(t, 16, thr*slot, tol, "seed %d: N = throughput × slot time", k)
+		assert.InDelta(t, r.sustainable(c), thr, tol/slot, "seed %d: N/S is the rate the cap carried", k)
+		assert.InDelta(t, s.RequestThroughput, thr, 1e-9, "seed %d: every slot released in the window ended ok", k)
+		assert.Less(t, r.sustainable(c), o.rate, "seed %d: the cap cannot carry the offered rate", k)
+		// 200 tokens alone take 90 + 199 × 45 = 9,045 ms; each of the
+		// other 15 requests' prefills (90 ms) lengthens a step it shares.
+		assert.InDelta(t, 9.045+15*0.090, slot, 0.15, "seed %d: slot time", k)
+	}
+}
+
+// Goodput from the due instant counts a request good only if its first
+// token came within 600 ms of when it was due: since it was sent no
+// earlier, every such request is good from the send too, so in every run
+// goodput from due ≤ goodput from send. Uncapped, due is the send and the
+// two are equal; at a cap of 32, the engine's batch cap, the client queue
+// only moves the engine's (TestCapAtTheBatchMovesTheQueue), so from the
+// due instant the run is the uncapped one. Past what a cap carries
+// (N / S, Little's law), goodput from due cannot exceed it: a request
+// good from due was sent within 600 ms of a due instant in the window,
+// and a saturated cap sends one request per slot released, at most
+// N / S a second, plus the N in flight at the start.
+func TestGoodputFromDue(t *testing.T) {
+	o := optionsOf(t, "-caps", "16,32", "-reps", "3", "-horizon", "5m")
+	rows, err := capStudy(o)
+	require.NoError(t, err)
+	w := o.window().Length().Seconds()
+	for _, r := range rows {
+		for k := range r.obs {
+			s, c := &r.point().Runs[k], &r.obs[k]
+			due := goodputFromDue(s, c)
+			assert.LessOrEqual(t, due, s.Goodput, "cap %d, seed %d", r.cap, k)
+			assert.LessOrEqual(t, c.goodFromDue(s.SLO), s.Good, "cap %d, seed %d", r.cap, k)
+			assert.InDelta(t, float64(c.goodFromDue(s.SLO))/float64(s.Offered), attainmentFromDue(s, c), 1e-12)
+			switch r.cap {
+			case 0:
+				assert.Equal(t, s.Goodput, due, "seed %d: uncapped, due is the send", k)
+			case 32:
+				free := &rows[0]
+				assert.Equal(t, goodputFromDue(&free.point().Runs[k], &free.obs[k]), due, "seed %d: cap 32 moves the queue", k)
+			case 16:
+				most := r.sustainable(c)
+				require.Greater(t, s.Offered, int(most*w), "seed %d: offered exceeds what the cap carries", k)
+				assert.LessOrEqual(t, due, most+16/w, "seed %d", k)
+				assert.Greater(t, s.Goodput, most, "seed %d: from the send, goodput reads above what the cap carries", k)
+			}
+		}
 	}
 }
