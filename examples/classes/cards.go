@@ -52,6 +52,9 @@ func writeCards(w io.Writer, o options, caps []capRow, cls classStudy) error {
 		if i > 0 && cls.verdict != nil {
 			c.Verdict = report.CardVerdictOf(cls.verdict)
 		}
+		if i > 0 {
+			c.Notes = append(c.Notes, classSentences(o, cls)...)
+		}
 		if err := save(w, o.out, "classes-"+strings.ToLower(p.name), &c); err != nil {
 			return err
 		}

@@ -10,16 +10,19 @@
 // mean time a request holds a slot); then two request classes with their
 // own SLOs, interactive (TTFT ≤ 600 ms) and batch (TTFT ≤ 30 s), under
 // FCFS and under Priority with the interactive class first: each class's
-// table and knee, and an A/B verdict on the interactive class's
-// attainment declared before the runs.
+// table and knee, an A/B verdict on the interactive class's attainment
+// declared before the runs, and each class's attainment under both with
+// the change paired on each seed, saying where Priority helps one class
+// at the other's expense.
 //
 //	go run ./examples/classes
 //	go run ./examples/classes -rate 2.5 -caps 8,16,32
 //	go run ./examples/classes -loads 1.8,2,2.2 -reps 10 -out out
 //
 // Every figure is a mean over -reps seeded replications (common random
-// numbers: every configuration sees the same requests); intervals are
-// 95 %. One replication has no interval: -reps 1 prints point estimates,
+// numbers: every configuration sees the same requests, and replication k
+// of FCFS and of Priority is block k of the A/B comparison); intervals
+// are 95 %. One replication has no interval: -reps 1 prints point estimates,
 // each interval "[n/a]", and takes no verdict. The verdict loads (-near)
 // must be loads of the sweep (-loads). Every flag is checked before any
 // run, naming it; no value stands for a default. With -out (made before

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,12 +14,13 @@ import (
 	"github.com/servesim/servesim/internal/golden"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/analysis"
+	"github.com/servesim/servesim/sim/stats"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // small are arguments that run in well under a second.
-var small = []string{"-reps", "3", "-horizon", "5m", "-loads", "1.6,2.2,2.4", "-near", "2.2,2.4"}
+var small = []string{"-reps", "3", "-horizon", "5m", "-loads", "1.6,2.2,2.4,2.8", "-near", "2.2,2.4"}
 
 // The report is pinned by a golden file; run `go test ./examples/classes
 // -update` after a deliberate change and review the diff.
@@ -152,6 +156,7 @@ func TestRunWritesCards(t *testing.T) {
 	assert.Contains(t, prio, "| interactive | TTFT ≤ 600 ms, every ITL ≤ 150 ms | -1 |")
 	assert.Contains(t, prio, "| batch | TTFT ≤ 30000 ms, every ITL ≤ 150 ms | 0 |")
 	assert.Contains(t, prio, "A/B verdict")
+	assert.Contains(t, prio, "At the verdict loads, Priority ")
 	assert.Contains(t, read("classes-fcfs.md"), "| cache state | cold: empty prefix cache")
 }
 
@@ -324,5 +329,108 @@ func TestGoodputFromDue(t *testing.T) {
 				assert.Greater(t, s.Goodput, most, "seed %d: from the send, goodput reads above what the cap carries", k)
 			}
 		}
+	}
+}
+
+// Each class's change is paired: replication k of FCFS and of Priority
+// ran on the same seed, so the change printed at a load is the mean over
+// the seeds of (Priority − FCFS) of the class's attainment, which, every
+// seed measuring both, is also the difference of the two means; over the
+// verdict loads it is the mean of the per-load changes. The verdict,
+// computed from the sweeps' runs, is the one Experiment.Run gives by
+// running them again.
+func TestClassChangesArePaired(t *testing.T) {
+	o := optionsOf(t, small...)
+	s, err := classStudyOf(o)
+	require.NoError(t, err)
+	fcfs, prio := s.curves[0], s.curves[1]
+	require.Len(t, s.loads, len(o.loads))
+	nearSum := make([]float64, 2)
+	for i, l := range s.loads {
+		require.Equal(t, fcfs.Points[i].Load, l.load)
+		require.Len(t, l.classes, 2)
+		for j, c := range l.classes {
+			require.Equal(t, classes[j].Name, c.name)
+			var sum float64
+			for k := range o.reps {
+				a, b := fcfs.Points[i].Runs[k].Classes[j].Attainment, prio.Points[i].Runs[k].Classes[j].Attainment
+				require.False(t, math.IsNaN(a) || math.IsNaN(b))
+				sum += b - a
+			}
+			assert.InDelta(t, sum/float64(o.reps), c.diff.Center, 1e-12, "%s at %v req/s", c.name, l.load)
+			assert.Equal(t, o.reps, c.diff.N)
+			assert.InDelta(t, c.b.Center-c.a.Center, c.diff.Center, 1e-12, "%s at %v req/s", c.name, l.load)
+			assert.InDelta(t, fcfs.Points[i].Classes[j].Attainment.Center, c.a.Center, 1e-12)
+			assert.InDelta(t, prio.Points[i].Classes[j].Attainment.Center, c.b.Center, 1e-12)
+			if slices.Contains(o.near, l.load) {
+				nearSum[j] += c.diff.Center
+			}
+		}
+	}
+	for j, c := range s.near {
+		assert.InDelta(t, nearSum[j]/float64(len(o.near)), c.diff.Center, 1e-12, c.name)
+	}
+	want, err := experiment(o).Run()
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf("%+v", *want), fmt.Sprintf("%+v", *s.verdict), "NaN fields print alike")
+}
+
+// Each class's change is printed with its sign, and the words follow the
+// intervals: at 2.8 req/s, past both policies' knees, Priority keeps
+// serving the interactive class and starves the batch one, so the
+// interactive change is positive and the batch change negative, each
+// clear of 0 over the default six seeds of 10 minutes, and the report
+// says Priority helps one at the other's expense (the issue's batch
+// 0.854 → 0.352). At 2.4 req/s, the verdict load, Priority raises the
+// interactive class's attainment and the batch class, whose 30 s TTFT
+// bound holds under both, does not change.
+func TestClassChangesSayTheirSign(t *testing.T) {
+	o := optionsOf(t, "-loads", "2.4,2.8", "-near", "2.4")
+	s, err := classStudyOf(o)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	writeClassChanges(&out, o, s)
+	text := out.String()
+	for _, l := range s.loads {
+		for _, c := range l.classes {
+			printed := change(c.diff)
+			switch {
+			case c.diff.Center > 0:
+				assert.True(t, strings.HasPrefix(printed, "+"), printed)
+			case c.diff.Center < 0:
+				assert.True(t, strings.HasPrefix(printed, "-"), printed)
+			}
+			assert.Contains(t, text, printed)
+		}
+	}
+	last := s.loads[len(s.loads)-1]
+	require.Equal(t, 2.8, last.load)
+	in, batch := last.classes[0], last.classes[1]
+	assert.Positive(t, in.diff.Lo, "interactive gains at 2.8 req/s")
+	assert.Negative(t, batch.diff.Hi, "batch loses at 2.8 req/s")
+	assert.Contains(t, text, "   At 2.8 req/s, Priority raises interactive attainment by "+change(in.diff)+
+		" but lowers batch attainment by "+change(batch.diff)+": it helps interactive at batch's expense.\n")
+	assert.Equal(t, 0.0, s.near[1].diff.Center, "batch at the verdict loads")
+	assert.Contains(t, text, "   At the verdict loads, Priority raises interactive attainment by "+change(s.near[0].diff)+
+		" and lowers no class's; batch +0.000 [+0.000, +0.000]: no change beyond the interval.\n")
+}
+
+// trade's words follow each interval's side of 0, and never call a
+// change whose interval holds 0 a gain or a loss.
+func TestTradeWords(t *testing.T) {
+	iv := func(c, lo, hi float64) stats.Interval { return stats.Interval{Center: c, Lo: lo, Hi: hi, N: 5} }
+	up, down, flat := iv(0.2, 0.1, 0.3), iv(-0.4, -0.6, -0.2), iv(0.01, -0.02, 0.04)
+	for _, c := range []struct {
+		cs   []classPair
+		want string
+	}{
+		{[]classPair{{name: "a", diff: up}, {name: "b", diff: down}},
+			"P raises a attainment by +0.200 [+0.100, +0.300] but lowers b attainment by -0.400 [-0.600, -0.200]: it helps a at b's expense"},
+		{[]classPair{{name: "a", diff: down}, {name: "b", diff: flat}},
+			"P lowers a attainment by -0.400 [-0.600, -0.200] and raises no class's; b +0.010 [-0.020, +0.040]: no change beyond the interval"},
+		{[]classPair{{name: "a", diff: flat}, {name: "b", diff: flat}},
+			"P changes no class's attainment beyond its interval (a +0.010 [-0.020, +0.040], b +0.010 [-0.020, +0.040])"},
+	} {
+		assert.Equal(t, c.want, trade("P", c.cs))
 	}
 }
