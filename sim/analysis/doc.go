@@ -44,7 +44,9 @@
 //     headroom, by doubling and bisection on the replica count over
 //     seeded replications; its SizingResult (the seed range, the
 //     attainment at n and n − 1, the cost per million output tokens)
-//     and SizingUnmetError.
+//     and SizingUnmetError; its model band (Sizing.ModelError,
+//     SizingVariant, BandVerdict: the size under each model, whether it
+//     holds under every model of the band or rests on the model).
 //   - classcurve.go: per-class points and knees (ClassPoint, ClassKnee)
 //     and which class binds first; classmix.go: the per-class metrics.
 //   - named.go: the built-in metrics and dials written and read by name

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"strings"
+	"sync"
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
@@ -24,13 +27,18 @@ import (
 // which holds on average; a replication's own attainment may dip by noise
 // where the target is nearly met, which the seed range shows.
 //
+// A declared ModelError sizes the fleet again under each model of the
+// band, on the same seeds, and the result says whether the size holds
+// under every model of the band or rests on the model.
+//
 // The zero value is not runnable: set Config (with Window.Horizon),
 // Workload and Load. The other fields default: Target 0.95, Headroom 0,
 // Reps 5, Confidence 0.95, MaxReplicas sim.MaxReplicas, Price 0 (no
-// cost), Workers GOMAXPROCS.
+// cost), Workers GOMAXPROCS, ModelError none.
 //
 // ExampleSizing sizes an Atlas fleet; examples/sizing answers the
-// question for a diurnal day's peak hour.
+// question for a diurnal day's peak hour and for the Azure trace, with
+// the Atlas model band.
 type Sizing struct {
 	// Config is every run's configuration but its fleet's size: the
 	// replica template is Config.Fleet.Replicas[0] when the fleet lists
@@ -69,6 +77,17 @@ type Sizing struct {
 	Price float64
 	// Workers bounds parallel runs; 0 means GOMAXPROCS.
 	Workers int
+	// ModelError, when declared, sizes the fleet again under every
+	// variant of the band (each replacing the template's cost model, as a
+	// Sweep's band does) on the same seeds: the first ModelError.Reps of
+	// them when set, all Reps otherwise. A variant under which no fleet
+	// within MaxReplicas meets the target is recorded as unmet, not an
+	// error. The result says whether the size holds under every model of
+	// the band or rests on the model (SizingResult.Band, Sizes,
+	// BandVerdict). ModelError.Calibrated refuses a template that runs
+	// another model than the one the shapes were calibrated to. The zero
+	// value declares nothing.
+	ModelError ModelError
 }
 
 // SizingProbe is one replica count the search ran: its mean attainment
@@ -111,8 +130,83 @@ type SizingResult struct {
 	CostPerMillion stats.Interval
 	// Probes are the counts run, in the order the search ran them.
 	Probes []SizingProbe
-	// Runs is the number of simulation runs the answer took.
+	// Runs is the number of simulation runs the answer took (the
+	// nominal model's; each variant of the band counts its own).
 	Runs int
+	// Band, when Sizing.ModelError is declared, is the size under each
+	// variant of the band, in its order (ModelError's: slower, faster,
+	// alternatives, shapes), on the same seeds.
+	Band []SizingVariant
+	// Sizes is the range of the size over the nominal model and every
+	// variant of the band: Lo and Hi the fewest and the most replicas,
+	// LoModel and HiModel the models that need them ("nominal" for the
+	// template's own; on a tie, the first in the band's order). HiAbove:
+	// some variant met the target at no count within MaxReplicas, and Hi
+	// is MaxReplicas. The zero Range without a band.
+	Sizes Range
+	// BandHolds: every variant of the band needs the nominal Replicas
+	// (false without a band).
+	BandHolds bool
+}
+
+// SizingVariant is a sizing's answer under one variant of its model band,
+// on the first Reps of the sizing's seeds.
+type SizingVariant struct {
+	Name string
+	Reps int
+	// Unmet: no fleet within MaxReplicas met the target under this
+	// model. Replicas is then MaxReplicas + 1 (PerSeed's convention),
+	// Attainment NaN (no count met it) and Below the attainment at
+	// MaxReplicas.
+	Unmet bool
+	// Replicas, the seed range, the attainment at Replicas and at
+	// Replicas − 1 and the cost per million output tokens: as
+	// SizingResult's, under this model.
+	Replicas          int
+	SeedLo, SeedHi    int
+	Attainment, Below stats.Interval
+	CostPerMillion    stats.Interval
+	// Runs is the number of simulation runs this variant took.
+	Runs int
+}
+
+// BandVerdict says in words whether the size holds under every model of
+// the band or rests on the model, naming the variant whose size lies
+// farthest from the nominal one (on a tie, the larger; then the first)
+// and its size there; "" without a band.
+func (r SizingResult) BandVerdict() string {
+	if len(r.Band) == 0 {
+		return ""
+	}
+	names := make([]string, len(r.Band))
+	for i, v := range r.Band {
+		names[i] = v.Name
+	}
+	band := strings.Join(names, ", ")
+	if r.BandHolds {
+		return fmt.Sprintf("holds under every model of the band (%s): %d replicas", band, r.Replicas)
+	}
+	var m *SizingVariant
+	dist := func(v *SizingVariant) int { return abs(v.Replicas - r.Replicas) }
+	for i := range r.Band {
+		v := &r.Band[i]
+		if m == nil || dist(v) > dist(m) || dist(v) == dist(m) && v.Replicas > m.Replicas {
+			m = v
+		}
+	}
+	need := fmt.Sprintf("it needs %d", m.Replicas)
+	if m.Unmet {
+		need = fmt.Sprintf("no fleet of at most %d replicas (MaxReplicas) meets the target", m.Replicas-1)
+	}
+	return fmt.Sprintf("rests on the model: under %s %s (nominal %d); across the band (%s) the size spans %v",
+		m.Name, need, r.Replicas, band, r.Sizes)
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // SizingUnmetError says that no fleet within the bound met the target:
@@ -141,6 +235,9 @@ func (s Sizing) withDefaults() Sizing {
 	}
 	if s.MaxReplicas == 0 {
 		s.MaxReplicas = sim.MaxReplicas
+	}
+	if s.Workers <= 0 {
+		s.Workers = runtime.GOMAXPROCS(0)
 	}
 	return s
 }
@@ -188,6 +285,14 @@ func (s Sizing) Validate() error {
 	if s.Config.Window.Horizon == 0 {
 		bad("Sizing.Config.Window.Horizon must be set: sizing compares steady windows")
 	}
+	if err := s.ModelError.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("Sizing: %w", err))
+	}
+	if s.ModelError.Declared() {
+		if err := s.ModelError.checkCalibrated(s.Config); err != nil {
+			errs = append(errs, fmt.Errorf("Sizing.Config: %w", err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -209,15 +314,99 @@ type sizingRuns struct {
 	attainment stats.Interval
 }
 
-// Run searches for the smallest fleet. When none within MaxReplicas meets
-// the target it returns a *SizingUnmetError.
+// Run searches for the smallest fleet, then, when a ModelError is
+// declared, for the smallest under each variant of the band. When none
+// within MaxReplicas meets the target under the nominal model it returns
+// a *SizingUnmetError (and runs no band).
 func (s Sizing) Run() (*SizingResult, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	s = s.withDefaults()
+	res, unmet, err := s.search()
+	if err != nil {
+		return nil, err
+	}
+	if unmet != nil {
+		return nil, unmet
+	}
+	if s.ModelError.Declared() {
+		if err := s.runBand(res); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// runBand sizes the fleet under every variant of the model band, on the
+// first ModelError.Reps seeds, and records each size, their range and
+// whether the nominal size holds. A variant's search runs one count after
+// another, so the variants run side by side, Workers runs in flight in
+// all: each variant's answer is its own runs', whatever the workers.
+func (s Sizing) runBand(res *SizingResult) error {
+	vars := s.ModelError.variants()
+	out := make([]SizingVariant, len(vars))
+	errs := make([]error, len(vars))
+	side := min(s.Workers, len(vars))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range side {
+		wg.Go(func() {
+			for i := range next {
+				out[i], errs[i] = s.variant(vars[i], max(1, s.Workers/side))
+			}
+		})
+	}
+	for i := range vars {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	res.Band, res.BandHolds = out, true
+	res.Sizes = Range{Lo: float64(res.Replicas), Hi: float64(res.Replicas), LoModel: "nominal", HiModel: "nominal"}
+	for _, v := range out {
+		if v.Replicas != res.Replicas {
+			res.BandHolds = false
+		}
+		if n := float64(min(v.Replicas, s.MaxReplicas)); n < res.Sizes.Lo {
+			res.Sizes.Lo, res.Sizes.LoModel = n, v.Name
+		} else if n > res.Sizes.Hi || v.Unmet && !res.Sizes.HiAbove {
+			res.Sizes.Hi, res.Sizes.HiModel, res.Sizes.HiAbove = n, v.Name, v.Unmet
+		}
+	}
+	return nil
+}
+
+// variant is the sizing under one variant of the band, its runs on
+// workers.
+func (s Sizing) variant(v Variant, workers int) (SizingVariant, error) {
+	vs := s
+	vs.ModelError = ModelError{}
+	vs.Config = withModel(s.Config, v.replace, v.scale)
+	vs.Workers = workers
+	if r := s.ModelError.Reps; r > 0 && r < vs.Reps {
+		vs.Reps = r
+	}
+	vr, unmet, err := vs.search()
+	if err != nil {
+		return SizingVariant{}, fmt.Errorf("sim: model band, %s: %w", v.Name, err)
+	}
+	return SizingVariant{Name: v.Name, Reps: vs.Reps, Unmet: unmet != nil, Replicas: vr.Replicas,
+		SeedLo: vr.SeedLo, SeedHi: vr.SeedHi, Attainment: vr.Attainment, Below: vr.Below,
+		CostPerMillion: vr.CostPerMillion, Runs: vr.Runs}, nil
+}
+
+// search is Run's search on a validated sizing with its defaults. When no
+// fleet within MaxReplicas meets the target it returns the error beside a
+// result whose Replicas is MaxReplicas + 1, Attainment NaN, Below the
+// attainment at MaxReplicas, its seed range and its probes.
+func (s Sizing) search() (*SizingResult, *SizingUnmetError, error) {
 	load := s.Load * (1 + s.Headroom)
 	res := &SizingResult{Load: load, Target: s.Target}
+	nan := stats.Interval{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: s.Confidence}
 	ran := map[int]*sizingRuns{}
 	var failed error
 	at := func(n int) *sizingRuns {
@@ -243,17 +432,20 @@ func (s Sizing) Run() (*SizingResult, error) {
 		return r != nil && meets(r.attainment.Center)
 	})
 	if failed != nil {
-		return nil, failed
+		return nil, nil, failed
 	}
-	if !ok {
-		return nil, &SizingUnmetError{MaxReplicas: s.MaxReplicas, Load: load, Target: s.Target, Attainment: ran[s.MaxReplicas].attainment}
-	}
-	res.Replicas = n
-	top := ran[n]
-	res.Attainment = top.attainment
-	res.Below = stats.Interval{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: s.Confidence}
-	if n > 1 {
-		res.Below = at(n - 1).attainment
+	var unmet *SizingUnmetError
+	if ok {
+		res.Replicas = n
+		res.Attainment = ran[n].attainment
+		res.Below = nan
+		if n > 1 {
+			res.Below = at(n - 1).attainment
+		}
+	} else {
+		unmet = &SizingUnmetError{MaxReplicas: s.MaxReplicas, Load: load, Target: s.Target, Attainment: ran[s.MaxReplicas].attainment}
+		res.Replicas = s.MaxReplicas + 1
+		res.Attainment, res.Below = nan, unmet.Attainment
 	}
 	res.PerSeed = make([]int, s.Reps)
 	for r := range s.Reps {
@@ -267,13 +459,17 @@ func (s Sizing) Run() (*SizingResult, error) {
 		res.PerSeed[r] = m
 	}
 	if failed != nil {
-		return nil, failed
+		return nil, nil, failed
 	}
 	res.SeedLo, res.SeedHi = minMax(res.PerSeed)
-	f := figures{runs: top.runs, conf: s.Confidence}
+	if unmet != nil {
+		res.OutputThroughput, res.CostPerMillion = nan, nan
+		return res, unmet, nil
+	}
+	f := figures{runs: ran[n].runs, conf: s.Confidence}
 	res.OutputThroughput = f.rate(func(x *sim.Summary) float64 { return x.OutputThroughput })
 	res.CostPerMillion = costPerMillion(n, s.Price, res.OutputThroughput)
-	return res, nil
+	return res, nil, nil
 }
 
 // smallestMeeting is the smallest n in [1, max] for which meets holds:
