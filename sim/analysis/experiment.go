@@ -310,6 +310,10 @@ type ExperimentResult struct {
 	// differs from it, nil when none does.
 	BandHolds bool            `json:",omitempty"`
 	BandFlip  *VariantVerdict `json:",omitempty"`
+	// ModelError is the band declared (Experiment.ModelError), the zero
+	// value when none was: what a card says the verdict was tested under
+	// (ModelError.String).
+	ModelError ModelError `json:"-"`
 }
 
 // VariantVerdict is an experiment's outcome under one variant of its
@@ -412,6 +416,7 @@ func (x Experiment) Run() (*ExperimentResult, error) {
 	}
 	res := x.result(blocks)
 	if x.ModelError.Declared() {
+		res.ModelError = x.ModelError
 		if err := x.runBand(res); err != nil {
 			return nil, err
 		}

@@ -36,7 +36,8 @@ func TestExperimentBandOfTheNominalModelHolds(t *testing.T) {
 	nominal.ModelError = ModelError{}
 	plain, err := nominal.Run()
 	require.NoError(t, err)
-	res.Band, res.BandHolds = nil, false
+	assert.Equal(t, x.ModelError, res.ModelError, "the result says what was declared")
+	res.Band, res.BandHolds, res.ModelError = nil, false, ModelError{}
 	assert.Equal(t, printed(plain), printed(res), "the band adds to the result and changes nothing of it")
 	assert.Empty(t, plain.BandVerdict())
 }
