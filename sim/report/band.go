@@ -77,19 +77,9 @@ func bandOf(b *analysis.Band) *CardBand {
 	if b == nil {
 		return nil
 	}
-	d := b.Declared
 	out := &CardBand{
-		Declared: CardModelError{Scale: d.Scale, Fragile: d.Fragile, Text: d.String()},
+		Declared: modelErrorOf(b.Declared),
 		Knee:     rangeOf(b.Knee), Peak: rangeOf(b.Peak), Fragile: b.Fragile,
-	}
-	if out.Declared.Fragile == 0 {
-		out.Declared.Fragile = analysis.DefaultFragile
-	}
-	for _, a := range d.Alternatives {
-		out.Declared.Alternatives = append(out.Declared.Alternatives, modelName(a))
-	}
-	for _, a := range d.Shapes {
-		out.Declared.Shapes = append(out.Declared.Shapes, a.Name)
 	}
 	for _, v := range b.Variants {
 		vr := CardVariant{Name: v.Name}
@@ -139,9 +129,16 @@ func (r CardRange) text(f func(float64) string) string {
 }
 
 // mdBand says, under the result table, what the model range rests on:
-// the declaration and each variant's knee, or that none was declared.
-func (r *Results) mdBand(b *strings.Builder) {
+// the declaration and each variant's knee; or, when the curve ran under
+// the nominal model only but the card's experiment (v, nil for none)
+// declared a band, that band; or that none was declared.
+func (r *Results) mdBand(b *strings.Builder, v *CardVerdict) {
 	band := r.Band
+	if band == nil && v != nil && v.Band != nil {
+		fmt.Fprintf(b, "Model error declared before the experiment: %s. This curve ran under the nominal model only, so its intervals are seed noise; the A/B verdict below says whether it holds under every model of the band.\n\n",
+			orNotStated(v.Band.Declared.Text))
+		return
+	}
 	if band == nil {
 		b.WriteString("Model error: none declared. The intervals are seed noise only, not the cost model's accuracy.\n\n")
 		return

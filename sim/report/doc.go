@@ -11,6 +11,8 @@
 //     Tally supply what a sim.Summary does not know.
 //   - card.go, results.go, system.go, build.go: Card and its sections;
 //     band.go: the model error declared and the range it gave;
+//     verdictband.go: an experiment's knees, latency readout, model
+//     band and warnings on its verdict;
 //     prerun.go: the serving capacity and the estimate made before the
 //     runs; speculation.go: speculative decoding on the card;
 //     clients.go: the workload's concurrency and cache state from the
@@ -212,6 +214,19 @@
 // p99, each with its interval; the default class is left out when it
 // received no request. The run settings list the classes and the warm
 // start in a line each rather than as Go structs.
+// A verdict carries the experiment's second readout and caveats, each a
+// subsection of the verdict in Markdown, printed only when it has
+// something to say: for a hypothesis on the knee, A's and B's knees and
+// their paired difference (CardVerdict.Knee); the latency readout at
+// each load, TTFT p50 and p99 and ITL p99 under A and B and the paired
+// B − A as PairedDiff prints it (LoadVerdict.Latency); with a model band
+// declared (analysis.Experiment.ModelError), the declaration, each
+// variant's blocks, improvement, paired knee difference and verdict, and
+// whether the verdict holds under every model of the band or rests on
+// the model, in analysis.ExperimentResult.BandVerdict's words
+// (CardVerdict.Band); and the result's warnings with their kinds. A card
+// whose curve ran under the nominal model only while its experiment
+// declared a band says which band, not "none declared".
 // NewExperimentCard fills a card whose result is that verdict alone, with
 // no curve. A verdict says which loads its headline covers
 // (analysis.ExperimentResult.Regime: by default those at or below the baseline's knee)

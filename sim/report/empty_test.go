@@ -99,8 +99,12 @@ func TestExperimentCardHasOneHeadingPerSystemAndNoSweepResults(t *testing.T) {
 	require.NoError(t, err)
 	card := NewExperimentCard(x, res)
 	md := markdown(t, &card)
-	assert.Equal(t, []string{"# Benchmark card", "## A/B verdict: not improved", "## Workload", "## SLO and window",
+	// Goodput at 1 req/s, far below Atlas's knee, is bounded by the
+	// offered load: the verdict's warning says so, under its heading.
+	require.Len(t, res.Warnings, 1)
+	assert.Equal(t, []string{"# Benchmark card", "## A/B verdict: not improved", "### Warnings", "## Workload", "## SLO and window",
 		"## System B (the candidate)", "## System A (the baseline)", "## Reproduce", "## Raw events"}, headings(md))
+	assert.Contains(t, md, "- "+res.Warnings[0]+"\n")
 
 	var back map[string]any
 	require.NoError(t, json.Unmarshal(jsonOf(t, &card), &back))

@@ -112,7 +112,7 @@ func (c *Card) mdResult(b *strings.Builder, ofB bool) {
 			fmt.Sprintf("%s %s (%s)", signed(h.Abs.Center), unit, percent(float64(h.Rel.Center))), interval(h.Abs), mh)
 	}
 	b.WriteString("\n")
-	r.mdBand(b)
+	r.mdBand(b, c.Verdict)
 	list(b, r.Warnings) // the knee's censoring is among them
 }
 
@@ -183,7 +183,11 @@ func (v *CardVerdict) markdown(b *strings.Builder, sub bool) {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("| load (req/s) | A | B | improvement | verdict |\n|---:|---|---|---|---|\n")
+	ab := "| A | B |"
+	if v.Knee != nil { // the per-load comparison of a knee hypothesis is on attainment
+		ab = "| attainment A | attainment B |"
+	}
+	b.WriteString("| load (req/s) " + ab + " improvement | verdict |\n|---:|---|---|---|---|\n")
 	for _, l := range v.Loads {
 		imp := "—"
 		if !math.IsNaN(float64(l.Improvement.Center)) {
@@ -192,6 +196,11 @@ func (v *CardVerdict) markdown(b *strings.Builder, sub bool) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", num(l.Load), est(l.A), est(l.B), imp, l.Verdict)
 	}
 	b.WriteString("\n")
+	sl := subheading(sub)
+	v.mdKnee(b, sl)
+	v.mdLatency(b, sl)
+	v.mdBand(b, sl)
+	v.mdWarnings(b, sl)
 }
 
 func (c *Card) mdWorkload(b *strings.Builder) {

@@ -191,8 +191,17 @@ type CardVerdict struct {
 	Past        *PastVerdict  `json:"past_knee,omitempty"`
 	Boundary    string        `json:"boundary"`
 	Loads       []LoadVerdict `json:"loads"`
-	// Warnings are the result's caveats (analysis.ExperimentResult.Warnings).
-	Warnings []string `json:"warnings,omitempty"`
+	// Warnings are the result's caveats (analysis.ExperimentResult.Warnings);
+	// WarningKinds name each one's kind, in the same order
+	// (analysis.WarningKind.String of ExperimentResult.TypedWarnings).
+	Warnings     []string `json:"warnings,omitempty"`
+	WarningKinds []string `json:"warning_kinds,omitempty"`
+	// Knee is, for a hypothesis on the knee (analysis.MetricKnee), A's
+	// and B's knees and their paired difference; nil for another metric.
+	Knee *CardKneeDiff `json:"knee,omitempty"`
+	// Band is the verdict under each model of the band declared before
+	// the runs (analysis.Experiment.ModelError); nil when none was.
+	Band *CardVerdictBand `json:"model_band,omitempty"`
 }
 
 // PastVerdict is the comparison over the loads past the baseline's knee,
@@ -224,7 +233,10 @@ type LatencyDiff struct {
 	Diff   CardInterval `json:"diff"`
 }
 
-// CardVerdictOf converts an experiment's result.
+// CardVerdictOf converts an experiment's result: its verdicts, the
+// latency readout at each load, its warnings, and for a hypothesis on
+// the knee the knees; with a model band declared, the verdict under each
+// model of the band.
 func CardVerdictOf(r *analysis.ExperimentResult) *CardVerdict {
 	v := &CardVerdict{
 		Claim: r.Hypothesis.Claim, Metric: r.Hypothesis.Metric.Name, Threshold: r.Hypothesis.Threshold,
@@ -242,5 +254,10 @@ func CardVerdictOf(r *analysis.ExperimentResult) *CardVerdict {
 		v.Loads = append(v.Loads, lv)
 	}
 	v.Warnings = r.Warnings
+	for _, w := range r.TypedWarnings {
+		v.WarningKinds = append(v.WarningKinds, w.Kind.String())
+	}
+	v.Knee = verdictKneeOf(r)
+	v.Band = verdictBandOf(r)
 	return v
 }
