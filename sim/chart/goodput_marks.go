@@ -103,10 +103,12 @@ func addOperating(p *plot.Plot, c *analysis.Curve, op, top float64) error {
 var ink = color.RGBA{60, 60, 60, 255}
 
 // variantGlyphs and variantDashes tell the band's curves apart, in
-// Band.Variants' order (slower, faster, alternatives).
+// Band.Variants' order (slower, faster, alternatives, shapes): five, so
+// that analysis.AtlasBand's five models (±scale and three shapes) each
+// have their own glyph and dash pattern.
 var (
-	variantGlyphs = []draw.GlyphDrawer{draw.RingGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}}
-	variantDashes = [][]vg.Length{dashed, dotted, dashDot, longDash}
+	variantGlyphs = []draw.GlyphDrawer{draw.RingGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}
+	variantDashes = [][]vg.Length{dashed, dotted, dashDot, longDash, {vg.Points(3), vg.Points(2)}}
 )
 
 // addModelCurves draws the goodput under each model of the band (none
@@ -230,8 +232,11 @@ func addKneeRange(p *plot.Plot, c *analysis.Curve, top float64) error {
 		labels.TextStyle[i].Color = ink
 	}
 	p.Add(labels)
-	label := fmt.Sprintf("model range of the knee %v req/s under %v (bracket; an arrow: beyond the loads swept)", r, c.Band.Declared)
-	p.Legend.Add(label, l)
+	// The models declared may be many (step times ±x % and three
+	// shapes): how to read the bracket is a line of its own, so that the
+	// legend stays on the page.
+	p.Legend.Add(fmt.Sprintf("model range of the knee %v req/s under %v", r, c.Band.Declared), l)
+	p.Legend.Add("    (the bracket; an arrow: the knee lies beyond the loads swept)")
 	if c.Band.Fragile {
 		p.Legend.Add("    the knee moves that far with the cost model: it rests on the accuracy of the model")
 	}

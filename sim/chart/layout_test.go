@@ -108,6 +108,9 @@ func TestLegendsFitThePage(t *testing.T) {
 	g, err := Goodput(bandedCurve(), 1.5)
 	require.NoError(t, err)
 	plots["banded"] = g
+	g, err = Goodput(atlasBandCurve(), 1.5)
+	require.NoError(t, err)
+	plots["banded, five models"] = g
 	for name, p := range plots {
 		assertLegendFits(t, p, name)
 	}
@@ -158,3 +161,36 @@ func TestSeriesStylesDiffer(t *testing.T) {
 }
 
 func dashKey(d []vg.Length) string { return fmt.Sprint(d) }
+
+// atlasBandCurve is bandedCurve under analysis.AtlasBand(0.1): step times
+// ±10 % and Atlas's three shapes, five models beside the nominal one, as
+// examples/capacity -shapes draws them.
+func atlasBandCurve() *analysis.Curve {
+	c := bandedCurve()
+	c.Band.Declared = analysis.AtlasBand(0.1)
+	for _, name := range []string{"atlas-linear", "atlas-roofline", "atlas-profiled"} {
+		c.Band.Variants = append(c.Band.Variants, analysis.Variant{Name: name, Curve: c.Band.Variants[1].Curve})
+	}
+	return c
+}
+
+// Issue 34: each model of a five-model band (AtlasBand) is drawn in a
+// style of its own (the fifth repeated the first's glyph and dashes),
+// and each is named in the legend.
+func TestGoodputTellsEveryModelOfTheBandApart(t *testing.T) {
+	n := len(atlasBandCurve().Band.Variants)
+	require.Equal(t, 5, n)
+	for i := range n {
+		for j := range i {
+			assert.NotEqual(t, variantGlyphs[i%len(variantGlyphs)], variantGlyphs[j%len(variantGlyphs)], "variants %d and %d", i, j)
+			assert.NotEqual(t, dashKey(variantDashes[i%len(variantDashes)]), dashKey(variantDashes[j%len(variantDashes)]), "variants %d and %d", i, j)
+		}
+	}
+	p, err := Goodput(atlasBandCurve(), 1.5)
+	require.NoError(t, err)
+	svg := svgOf(t, p)
+	for _, name := range []string{"step times ×1.1", "step times ×0.9", "atlas-linear", "atlas-roofline", "atlas-profiled"} {
+		assert.Contains(t, svg, "goodput under "+name+" (model band), mean")
+	}
+	assert.Contains(t, svg, "model range of the knee [&lt; 0.5, 2.253] req/s under step times ±10 %, atlas-linear, atlas-roofline, atlas-profiled")
+}
