@@ -255,6 +255,11 @@ func TestRunWritesPlotsCardAndEvents(t *testing.T) {
 	band := res["model_band"].(map[string]any)
 	assert.Equal(t, 0.1, band["declared"].(map[string]any)["scale"])
 	assert.Len(t, band["variants"], 2)
+	// Issue 34: the card says whether the knee holds under every model of
+	// the band or rests on one, in the curve's words.
+	require.NotEmpty(t, c.ModelVerdict())
+	assert.Equal(t, c.ModelVerdict(), band["verdict"])
+	assert.Contains(t, string(md), " The knee "+c.ModelVerdict()+".")
 	assert.Equal(t, 2.694, math.Round(1000*res["capacity"].(map[string]any)["req_per_s"].(float64))/1000)
 	assert.InDelta(t, 1/2.694, res["points"].([]any)[0].(map[string]any)["utilisation"], 1e-3)
 	assert.NotNil(t, res["headroom"].(map[string]any)["model_range"])

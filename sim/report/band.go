@@ -26,6 +26,10 @@ type CardBand struct {
 	// and name the knob.
 	Fragile  bool          `json:"fragile"`
 	Variants []CardVariant `json:"variants"`
+	// Verdict says in words whether the knee holds under every model of
+	// the band or rests on the model, naming the model that moves it
+	// most (analysis.Curve.ModelVerdict).
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // CardModelError is an analysis.ModelError as a card carries it: the models are
@@ -151,6 +155,9 @@ func (r *Results) mdBand(b *strings.Builder, v *CardVerdict) {
 		parts[i] = fmt.Sprintf("%s (knee %s)", v.Name, r.kneeText(v.Knee))
 	}
 	fmt.Fprintf(b, "Every load also ran, on the same seeds, under %s.", strings.Join(parts, "; "))
+	if band.Verdict != "" {
+		fmt.Fprintf(b, " The knee %s.", band.Verdict)
+	}
 	if band.Fragile {
 		b.WriteString(" **Fragile:** the knee rests on the cost model's accuracy (see the warning below).")
 	}

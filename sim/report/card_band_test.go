@@ -37,6 +37,7 @@ func handBandCurve() *analysis.Curve {
 		Knee:     analysis.Range{Lo: 0.5, Hi: 1.9, LoBelow: true},
 		Peak:     analysis.Range{Lo: 0.9, Hi: 1.95},
 		Fragile:  true,
+		Mover:    analysis.Move{Model: "step times ×1.1", Knee: 0.5, Rel: (0.5 - 1.6) / 1.6, Below: true},
 	}
 	c.Warnings = append(c.Warnings, "the knee moves across the model band (step times ±10 %, costmodel.Roofline) over [< 0.5, 1.9] req/s: the largest step this configuration can form, 136.645ms, is 91 % of the 150ms ITL bound")
 	c.SLO.ITLSeries = sim.PerToken
@@ -105,6 +106,7 @@ func TestCardOfABandAndSpeculationGolden(t *testing.T) {
 		"step times ×1.1 (knee not found: the lowest measured load 0.5 already misses",
 		"step times ×0.9 (knee 1.9 req/s [1.8, 2.05])",
 		"**Fragile:**",
+		" The knee rests on the model: under step times ×1.1 the knee is < 0.5 req/s (-69 %); across the band (step times ±10 %, costmodel.Roofline) it spans [< 0.5, 1.9].",
 		"a serving capacity of 2.694 req/s, an estimate made before the runs, not a measurement (source: costmodel.Estimate.ServingCapacity",
 		"| 3 | 111 % | 1.2 [1.164, 1.236] | 0.4 [0.39, 0.41] | 9000 [8100, 9900] | ∞ [30000, ∞] |",
 		"| 1 | 2.77 [2.7, 2.84] | 0.693 [0.68, 0.71] | 74 [70.3, 77.7] | 37 [35.15, 38.85] |",

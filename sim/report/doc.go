@@ -175,7 +175,9 @@
 // alternative models by name, the fragile threshold), the knee's and the
 // peak's range over the nominal model and every variant (lo_below and
 // hi_above where a curve's knee lay beyond its loads), the fragile flag,
-// and each variant's name, knee and peak; the headroom has its model
+// each variant's name, knee and peak, and in words whether the knee
+// holds under every model of the band or rests on the model
+// (CardBand.Verdict, analysis.Curve.ModelVerdict); the headroom has its model
 // range (CardHeadroom.Model). Its Markdown puts a model-range column beside
 // the seed interval of the knee, the peak and the headroom, and says
 // under the table what was declared and where each variant put its knee;

@@ -141,7 +141,7 @@ func ExampleCard_WriteMarkdown() {
 	// | collapse: goodput below 90 % of the peak | from 3 req/s offered | — | — |
 	// | headroom at the operating point 1.5 req/s | +0.503 req/s (+33.6 %) | [0.1043, 0.5402] | [< -33.3 %, +36.9 %] of the operating load |
 	//
-	// Model error declared before the sweep: step times ±10 % (fragile if the knee moves by more than 50 % of its nominal value across the band). Every load also ran, on the same seeds, under step times ×1.1 (knee not found: the lowest measured load 1 already misses the 0.95 attainment target: the knee is below it); step times ×0.9 (knee 2.053 req/s [2.001, 2.163]). **Fragile:** the knee rests on the cost model's accuracy (see the warning below).
+	// Model error declared before the sweep: step times ±10 % (fragile if the knee moves by more than 50 % of its nominal value across the band). Every load also ran, on the same seeds, under step times ×1.1 (knee not found: the lowest measured load 1 already misses the 0.95 attainment target: the knee is below it); step times ×0.9 (knee 2.053 req/s [2.001, 2.163]). The knee rests on the model: under step times ×1.1 the knee is < 1 req/s (-50 %); across the band (step times ±10 %) it spans [< 1, 2.053]. **Fragile:** the knee rests on the cost model's accuracy (see the warning below).
 	//
 	// - the knee moves across the model band (step times ±10 %) over [< 1, 2.053] req/s: the largest step this configuration can form, 136.645ms, is 91 % of the 150ms ITL bound, so a few percent of cost error fails every request that meets such a step; a smaller token budget or batch shrinks that step, a chunk cap makes it rare (several prompts must then prefill at once to form it)
 }

@@ -136,6 +136,9 @@ func ResultsOf(c *analysis.Curve, op float64) Results {
 	for i := range c.Points {
 		r.Points = append(r.Points, pointOf(&c.Points[i], c.Confidence))
 	}
+	if r.Band != nil {
+		r.Band.Verdict = c.ModelVerdict()
+	}
 	r.Classes = classResultsOf(c)
 	if op > 0 {
 		h := c.Headroom(op)
