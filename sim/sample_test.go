@@ -109,7 +109,8 @@ func TestRunPastExactSamplesSketches(t *testing.T) {
 	assert.True(t, sk.Sketched())
 	assert.Greater(t, exact.TTFT.N, 500)
 	for name, pair := range map[string][2]stats.Dist{"TTFT": {exact.TTFT, sk.TTFT}, "TPOT": {exact.TPOT, sk.TPOT}, "E2E": {exact.E2E, sk.E2E},
-		"Queue": {exact.QueueDelay, sk.QueueDelay}, "TTFTOffered": {exact.TTFTOffered, sk.TTFTOffered}} {
+		"Queue": {exact.QueueDelay, sk.QueueDelay}, "TTFTOffered": {exact.TTFTOffered, sk.TTFTOffered},
+		"WorstITL": {exact.WorstITL, sk.WorstITL}} {
 		e, s := pair[0], pair[1]
 		assert.Equal(t, e.N, s.N, name)
 		assert.Equal(t, e.Max, s.Max, name)
@@ -125,6 +126,8 @@ func TestRunPastExactSamplesSketches(t *testing.T) {
 	}
 	assert.Nil(t, sk.Samples.TTFT)
 	assert.NotNil(t, exact.Samples.TTFT)
+	assert.Nil(t, sk.Samples.WorstITL)
+	assert.Len(t, exact.Samples.WorstITL, exact.WorstITL.N)
 	// The ITL's distinct values stay exact (a few dozen step durations).
 	assert.Equal(t, exact.ITL, sk.ITL)
 	assert.Equal(t, fmt.Sprintf("%+v", sk), fmt.Sprintf("%+v", run(500)), "same seed, same bytes")

@@ -64,6 +64,14 @@ type Summary struct {
 	// each chunk's gap divided by its tokens, counted once per token. It
 	// is ITL without speculative decoding, never above it otherwise.
 	ITLRetokenized stats.Dist
+	// WorstITL is each request's worst inter-token gap (Record.MaxITL,
+	// per streamed chunk as ITL is), one value a measured request that
+	// emitted two tokens or more, whatever its status: the requests and
+	// gaps ITL is over, so its Max is ITL's. An SLO on every ITL gates
+	// this figure, not ITL's percentiles: a request misses when its worst
+	// gap passes the bound, so a tail ITL p99 leaves under the bound can
+	// still fail many requests.
+	WorstITL stats.Dist
 	// Speculation is the speculative decoding of the measured requests;
 	// the zero SpecSummary without any.
 	Speculation SpecSummary
@@ -182,13 +190,15 @@ type Imbalance struct {
 // Samples are the raw latencies of one run's measured requests, in
 // milliseconds, each slice sorted ascending: TTFT, TPOT, E2E and queue delay
 // of the requests that completed ok (TPOT of those with two tokens or more),
-// and every inter-token gap as distinct values with their counts. A latency
+// every inter-token gap as distinct values with their counts, and each
+// request's worst gap (Summary.WorstITL). A latency
 // that passed Config.ExactSamples values was sketched instead: its slice is
 // nil and its Dist's RelErr says within what its percentiles are.
 type Samples struct {
 	TTFT, TPOT, E2E, Queue []float64
 	ITL                    []ValueCount
 	ITLRetokenized         []ValueCount // as Summary.ITLRetokenized
+	WorstITL               []float64    // as Summary.WorstITL
 	// TTFTOffered and E2EOffered are over every measured request (see
 	// Summary.TTFTOffered); +Inf stands beyond every bound.
 	TTFTOffered, E2EOffered []float64
@@ -221,7 +231,7 @@ func (s *Summary) Sketched() bool { return s.MaxRelErr() > 0 }
 // distributions: 0 when every percentile is exact.
 func (s *Summary) MaxRelErr() float64 {
 	e := 0.0
-	for _, d := range []stats.Dist{s.TTFT, s.TPOT, s.ITL, s.E2E, s.QueueDelay, s.ITLRetokenized, s.TTFTOffered, s.E2EOffered, s.ClientWait} {
+	for _, d := range []stats.Dist{s.TTFT, s.TPOT, s.ITL, s.E2E, s.QueueDelay, s.ITLRetokenized, s.WorstITL, s.TTFTOffered, s.E2EOffered, s.ClientWait} {
 		e = max(e, d.RelErr)
 	}
 	return e
@@ -244,6 +254,7 @@ type collector struct {
 	// apart; the first other request copies them (count).
 	mixed      bool
 	wait       sample // client-side waits of the sent ones
+	worst      sample // each measured request's worst gap (two tokens or more)
 	itl        weighted
 	speculates bool      // some replica decodes speculatively
 	itlTok     weighted  // retokenized gaps, when speculating
@@ -294,6 +305,9 @@ func (c *collector) count(r *Record) {
 		c.wait.add(r.Arrival-r.Scheduled, k)
 	} else if r.Status == StatusUnfinished {
 		c.s.Unsent++
+	}
+	if r.Emitted > 1 {
+		c.worst.add(r.MaxITL, k)
 	}
 	if r.Status != StatusOK || c.mixed {
 		c.countOffered(r, k)
@@ -425,6 +439,7 @@ func (c *collector) finish(w time.Duration, area float64, m stats.Method) Summar
 		s.Samples.E2EOffered, s.E2EOffered = slices.Clone(s.Samples.E2E), s.E2E
 	}
 	s.ClientWait = c.wait.distOnly(m, sc)
+	s.Samples.WorstITL, s.WorstITL = c.worst.summarise(m, sc)
 	s.ITL = c.itlDist(m)
 	s.Samples.ITL = valueCounts(&c.itl)
 	s.ITLRetokenized, s.Samples.ITLRetokenized = s.ITL, s.Samples.ITL
@@ -503,7 +518,8 @@ func weightedDist(w *weighted, m stats.Method) stats.Dist {
 // "itl". With cfg.KeepTokens false they are left out: the ITL
 // distributions are empty (N 0), WindowTokens is 0 and OutputThroughput
 // NaN. With it, a record that emitted two tokens or more without its
-// instants is an error.
+// instants is an error. WorstITL needs only each record's MaxITL (the
+// events' "max_itl"): it is the run's either way.
 //
 // Stopped is the instant the run stopped as the records show it: when
 // unfinished requests ended, else at the Horizon or the last terminal

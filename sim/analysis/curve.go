@@ -72,6 +72,9 @@ type Point struct {
 	// TTFTOffered is TTFT over every measured request (Summary.TTFTOffered):
 	// what the successful-only TTFT leaves out.
 	TTFTOffered Percentiles
+	// WorstITL is each request's worst inter-token gap (Summary.WorstITL):
+	// what an SLO on every ITL gates, where ITL is over every gap.
+	WorstITL Percentiles
 
 	Saturation Saturation
 	// Classes is each request class's share of the point, in
@@ -309,6 +312,7 @@ func newPoint(load float64, runs []sim.Summary, conf float64, seed uint64) Point
 	p.MeanAccepted = f.mean(func(s *sim.Summary) float64 { return s.Speculation.MeanAccepted })
 	p.AcceptanceRate = f.share(func(s *sim.Summary) float64 { return s.Speculation.AcceptanceRate })
 	p.TTFTOffered = f.pooled(nil, "TTFT over every offered request", func(s *sim.Summary) (stats.Dist, []float64) { return s.TTFTOffered, s.Samples.TTFTOffered })
+	p.WorstITL = f.pooled(nil, "worst ITL", func(s *sim.Summary) (stats.Dist, []float64) { return s.WorstITL, s.Samples.WorstITL })
 	p.Saturation = saturation(runs)
 	p.classPoints(conf, seed)
 	p.caveats(f.sketched)

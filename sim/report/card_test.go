@@ -39,6 +39,7 @@ func handCurve() *analysis.Curve {
 			TTFT:        analysis.Percentiles{P50: simEst(120, 110, 130), P99: simEst(ttft, ttft*0.9, ttft*1.1)},
 			TTFTOffered: analysis.Percentiles{P50: simEst(120, 110, 130), P99: simEst(all, all*0.9, all*1.1)},
 			ITL:         analysis.Percentiles{P50: simEst(45, 45, 45), P99: simEst(itl, itl*0.95, itl*1.05)},
+			WorstITL:    analysis.Percentiles{P99: simEst(itl, itl*0.95, itl*1.05)}, // the largest step: most requests meet it
 			MissNotOK:   simEst(0, math.NaN(), math.NaN()), MissTTFT: simEst(load-good, 0, 2*(load-good)),
 			Saturation: sat, Warnings: warn}
 	}

@@ -148,6 +148,7 @@ func handClassCurve() *analysis.Curve {
 			Goodput: simEst(rate*att, rate*att*0.97, rate*att*1.03), Attainment: simEst(att, att-0.01, math.Min(att+0.01, 1)),
 			TTFT:       analysis.Percentiles{P50: simEst(120, 110, 130), P99: simEst(900, 800, 1000)},
 			ITL:        analysis.Percentiles{P50: simEst(45, 45, 45), P99: simEst(74, 70, 78)},
+			WorstITL:   analysis.Percentiles{P99: simEst(74, 70, 78)},
 			Saturation: sat,
 			Classes: []analysis.ClassPoint{
 				{Name: "interactive", SLO: inter, Offered: half, Goodput: simEst(rate/2*(2*att-1), rate/2*(2*att-1)*0.95, rate/2*(2*att-1)*1.05),

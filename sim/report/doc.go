@@ -134,7 +134,9 @@
 // its --percentile-metrics. Then servesim's additions: offered, good, attainment, status
 // (counts by terminal status), misses (exclusive, in the order not ok →
 // TTFT → ITL → TPOT → E2E, so offered = good + Σ misses), miss_causes
-// (non-exclusive), preemptions, queue-delay statistics, percentile_method,
+// (non-exclusive), preemptions, queue-delay statistics, the statistics
+// of each request's worst inter-token gap (worst_itl_ms,
+// sim.Summary.WorstITL: what an SLO on every ITL gates), percentile_method,
 // slo (bounds in ms, null when unbounded) and window (length, and warm-up
 // and horizon when Meta.Window is set).
 //
@@ -186,7 +188,8 @@
 // Results.Capacity, an estimate whose source the caller states, and each
 // point its Utilisation. Each point has TTFT p50 and p99 over every
 // offered request (analysis.Point.TTFTOffered) beside vLLM's over successful
-// requests. Card.Estimate (prerun.go) is the arithmetic estimate made
+// requests, and the p99 of each request's worst inter-token gap
+// (analysis.Point.WorstITL) beside ITL's over every gap. Card.Estimate (prerun.go) is the arithmetic estimate made
 // before the runs, each CardFigure with its value, unit, arithmetic and knob
 // (CardFiguresOf converts costmodel's). A speculating system says its
 // speculation (System.Speculation, sim.Speculation.String; per replica

@@ -67,6 +67,10 @@ type CardPoint struct {
 	// null in JSON like every number that is not finite).
 	TTFTOfferedP50 CardInterval `json:"ttft_offered_p50_ms"`
 	TTFTOfferedP99 CardInterval `json:"ttft_offered_p99_ms"`
+	// WorstITLP99 is the p99 of each request's worst inter-token gap
+	// (analysis.Point.WorstITL), beside ITLP99 over every gap: an SLO on
+	// every ITL fails a request whose worst gap passes its bound.
+	WorstITLP99 CardInterval `json:"worst_itl_p99_ms"`
 	// Utilisation is the load over Results.Capacity (analysis.Point.Utilisation);
 	// absent (0) without a capacity.
 	Utilisation float64 `json:"utilisation,omitempty"`
@@ -158,6 +162,7 @@ func pointOf(p *analysis.Point, conf float64) CardPoint {
 		TTFTP50: estimateOf(p.TTFT.P50), TTFTP99: estimateOf(p.TTFT.P99),
 		ITLP50: estimateOf(p.ITL.P50), ITLP99: estimateOf(p.ITL.P99),
 		TTFTOfferedP50: estimateOf(p.TTFTOffered.P50), TTFTOfferedP99: estimateOf(p.TTFTOffered.P99),
+		WorstITLP99: estimateOf(p.WorstITL.P99),
 		Utilisation: p.Utilisation, Speculation: pointSpeculationOf(p),
 		MissNotOK: estimateOf(p.MissNotOK), MissTTFT: estimateOf(p.MissTTFT),
 		MissITL: estimateOf(p.MissITL), MissOther: estimateOf(p.MissOther),

@@ -138,6 +138,7 @@ func (s Serve) additions(o *object) {
 	o.add("miss_causes", misses(sum.Causes))
 	o.add("preemptions", sum.Preempt)
 	addDist(o, "queue_delay", sum.QueueDelay)
+	addDist(o, "worst_itl", sum.WorstITL)
 	o.add("percentile_method", sum.Method.String())
 	if sum.Sketched() {
 		// Past sim.Config.ExactSamples the percentiles come from a
