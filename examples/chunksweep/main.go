@@ -13,8 +13,11 @@
 // (whole prompts, with the 8,192-token budget the longest request needs).
 // For each value it prints the longest mixed step the engine forms, the
 // knee of the goodput curve with its interval, the paired difference of
-// the knee to the baseline's with its interval, and TTFT p99 and ITL p99
-// at a probe load; then the hypothesis declared before the runs (by
+// the knee to the baseline's with its interval, and at a probe load TTFT
+// p99, ITL p99 over every gap, the p99 of each request's worst gap
+// (sim.Summary.WorstITL) and the share of requests whose worst gap passes
+// the ITL bound (sim.Summary.Causes.ITL: the requests an SLO on every ITL
+// fails); then the hypothesis declared before the runs (by
 // default: a 1,024-token chunk cap raises the knee by at least 5 %) and its
 // verdict, from a analysis.Experiment on the knee (analysis.MetricKnee).
 //
@@ -111,7 +114,7 @@ func parse(w io.Writer, args []string) (options, error) {
 	fs.BoolVar(&o.whole, "whole-prompts", o.whole, fmt.Sprintf("also sweep without chunked prefill (whole prompts, budget %d)", wholeBudget))
 	fs.IntVar(&o.claim, "claim", o.claim, "the hypothesis, declared before the runs: a chunk cap of this many tokens raises the knee by at least -threshold over vLLM's defaults")
 	fs.Float64Var(&o.threshold, "threshold", o.threshold, "relative knee improvement the hypothesis demands (0.05 is 5 %)")
-	fs.Float64Var(&o.probe, "probe", o.probe, "offered load at which TTFT p99 and ITL p99 are read, req/s")
+	fs.Float64Var(&o.probe, "probe", o.probe, "offered load at which TTFT p99, ITL p99 and each request's worst ITL are read, req/s")
 	fs.Float64Var(&o.start, "start", o.start, "first offered load of each automatic sweep, req/s (the grid grows by 1.5 to collapse, then bisects 3 times at the knee)")
 	fs.IntVar(&o.reps, "reps", o.reps, "seeded replications per load, the same seeds for every value of every dial")
 	fs.IntVar(&o.blocks, "blocks", o.blocks, "seeded A/B blocks of the hypothesis test (A and B share each block's seed)")

@@ -57,16 +57,18 @@ func writeHeader(w io.Writer, o options) {
 	fmt.Fprintf(w, "Baseline: vLLM's defaults (token budget 2048, chunked prefill on, no chunk cap). Knee: highest load with attainment >= 0.95,\n")
 	fmt.Fprintf(w, "swept from %s req/s; %d replications per load, the same seeds for every value; window %v. Δ knee: knee − baseline's knee,\n", rate(o.start), o.reps, o.horizon)
 	fmt.Fprintf(w, "paired replication by replication (≤ or ≥: a knee lay beyond the loads swept, and the difference is a bound). TTFT p99, ITL p99\n")
-	fmt.Fprintf(w, "and attainment at the probe load, %s req/s.\n", rate(o.probe))
+	fmt.Fprintf(w, "over every gap, each request's worst ITL (p99 over requests, and the share of requests whose worst gap passes the ITL\n")
+	fmt.Fprintf(w, "bound: those an SLO on every ITL fails) and attainment at the probe load, %s req/s.\n", rate(o.probe))
 }
 
 // writeStudy prints one dial's table.
 func writeStudy(w io.Writer, s study, o options) {
 	fmt.Fprintf(w, "\n%s\n", s.title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tmixed step\tknee\tknee 95%% CI\tΔ knee\tΔ 95%% CI\tTTFT p99\tITL p99\tattainment\tprobe\t\n", s.column)
-	fmt.Fprintf(tw, "%s\tms\treq/s\treq/s\treq/s\treq/s\tms\tms\tat probe\tstate\t\n", s.unit)
 	r := s.result
+	fmt.Fprintf(tw, "%s\tmixed step\tknee\tknee 95%% CI\tΔ knee\tΔ 95%% CI\tTTFT p99\tITL p99\tworst ITL p99\tworst > %v\tattainment\tprobe\t\n",
+		s.column, r.Curves[r.Baseline].SLO.ITL)
+	fmt.Fprintf(tw, "%s\tms\treq/s\treq/s\treq/s\treq/s\tms\tms\tms\t%% of requests\tat probe\tstate\t\n", s.unit)
 	for i, v := range r.Values {
 		name := s.label(v)
 		if i == r.Baseline {
@@ -165,14 +167,33 @@ func repsOf(c *analysis.Curve) int {
 	return len(c.Points[0].Runs)
 }
 
-// probeCells are TTFT p99, ITL p99, attainment and the saturation at the
-// probe load; "-" where no request was measured, or none completed.
+// probeCells are TTFT p99, ITL p99 over every gap, the p99 of each
+// request's worst gap, the share of requests whose worst gap passes the
+// ITL bound (itlMissShare), attainment and the saturation at the probe
+// load; "-" where no request was measured, or none completed.
 func probeCells(p *analysis.Point) string {
 	if p.NoMeasured() {
-		return fmt.Sprintf("-\t-\t%s\t%v", noMeasured, p.Saturation)
+		return fmt.Sprintf("-\t-\t-\t-\t%s\t%v", noMeasured, p.Saturation)
 	}
-	return fmt.Sprintf("%s\t%s\t%.3f\t%v", millis(p.TTFT.P99.Center, "%.0f"), millis(p.ITL.P99.Center, "%.1f"),
-		p.Attainment.Center, p.Saturation)
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%.3f\t%v", millis(p.TTFT.P99.Center, "%.0f"), millis(p.ITL.P99.Center, "%.1f"),
+		millis(p.WorstITL.P99.Center, "%.1f"), millis(100*itlMissShare(p), "%.1f"), p.Attainment.Center, p.Saturation)
+}
+
+// itlMissShare is the share of the point's measured requests, over its
+// replications, that completed ok with a worst gap past their ITL bound
+// (NaN where none was measured):
+// sim.Summary.Causes.ITL, the non-exclusive count, so a request that also
+// missed TTFT counts (an SLO on every ITL fails it either way).
+func itlMissShare(p *analysis.Point) float64 {
+	miss, offered := 0, 0
+	for i := range p.Runs {
+		miss += p.Runs[i].Causes.ITL
+		offered += p.Runs[i].Offered
+	}
+	if offered == 0 {
+		return math.NaN()
+	}
+	return float64(miss) / float64(offered)
 }
 
 // diff prints a paired knee difference, "-" where no replication found
