@@ -75,35 +75,12 @@ func writeLevel(w io.Writer, out *outcome, o options) {
 		for _, warn := range r.Warnings {
 			fmt.Fprintf(w, "    note: %s\n", warn)
 		}
-		writeBand(w, r)
+		for _, line := range report.BandVerdicts(r) {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
 		writeLatency(w, r)
 	}
 	fmt.Fprintln(w)
-}
-
-// writeBand prints the verdict under each model of the band, paired on
-// the same blocks as the nominal one.
-func writeBand(w io.Writer, r *analysis.ExperimentResult) {
-	for _, v := range r.Band {
-		if v.Verdict == analysis.NoMeasured && v.KneeUnpaired > 0 {
-			fmt.Fprintf(w, "    under %s: no verdict on the knee: in %d of %d blocks A's and B's knees both lie beyond the same end of the A/B loads\n",
-				v.Name, v.KneeUnpaired, v.Blocks)
-			continue
-		}
-		fmt.Fprintf(w, "    under %s: %s on the knee, paired %s req/s, %s (%d blocks)\n",
-			v.Name, v.Verdict, reqDiff(v.KneeDiff), improvement(v.Improvement), v.Blocks)
-	}
-}
-
-// reqDiff prints a paired knee difference, req/s, with its interval.
-func reqDiff(e stats.Interval) string {
-	switch {
-	case e.N == 0 || math.IsNaN(e.Center):
-		return "none"
-	case math.IsNaN(e.Lo):
-		return fmt.Sprintf("%+.3f", e.Center)
-	}
-	return fmt.Sprintf("%+.3f [%.3f, %.3f]", e.Center, e.Lo, e.Hi)
 }
 
 // bandLine says, per baseline, whether the level's verdict holds under

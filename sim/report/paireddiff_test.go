@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 	"github.com/stretchr/testify/assert"
 )
@@ -23,4 +24,26 @@ func TestPairedDiff(t *testing.T) {
 	} {
 		assert.Equal(t, c.want, PairedDiff(c.in), "%+v", c.in)
 	}
+}
+
+// BandVerdicts: one line a variant, its verdict and paired knee
+// difference, or why it has none.
+func TestBandVerdicts(t *testing.T) {
+	nan := math.NaN()
+	r := &analysis.ExperimentResult{Band: []analysis.VariantVerdict{
+		{Name: "atlas-linear", Blocks: 4, Verdict: analysis.Improved,
+			KneeDiff:    stats.Interval{Center: 1.0164, Lo: 0.9021, Hi: 1.1302, N: 4},
+			Improvement: stats.Interval{Center: 0.501, Lo: 0.46, Hi: 0.542, N: 4}},
+		{Name: "step times ×1.1", Blocks: 4, Verdict: analysis.NoMeasured, KneeUnpaired: 4,
+			KneeDiff: stats.Interval{Center: nan, Lo: nan, Hi: nan}, Improvement: stats.Interval{Center: nan, Lo: nan, Hi: nan}},
+		{Name: "atlas-profiled", Blocks: 2, Verdict: analysis.Inconclusive,
+			KneeDiff:    stats.Interval{Center: 0.25, Lo: nan, Hi: nan, N: 1},
+			Improvement: stats.Interval{Center: 0.1, Lo: nan, Hi: nan, N: 1}},
+	}}
+	assert.Equal(t, []string{
+		"under atlas-linear: improved on the knee, paired +1.016 [0.902, 1.130] req/s, +50.1 % [+46.0, +54.2] (4 blocks)",
+		"under step times ×1.1: no verdict on the knee: in 4 of 4 blocks A's and B's knees both lie beyond the same end of the A/B loads",
+		"under atlas-profiled: inconclusive on the knee, paired +0.250 req/s, +10.0 % (no interval) (2 blocks)",
+	}, BandVerdicts(r))
+	assert.Nil(t, BandVerdicts(&analysis.ExperimentResult{}))
 }

@@ -135,3 +135,40 @@ func PairedDiff(e stats.Interval) string {
 	}
 	return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", e.Center, e.Lo, e.Hi)
 }
+
+// BandVerdicts are an experiment's verdicts under each model of its band
+// (analysis.ExperimentResult.Band), one line a variant in the band's
+// order, as examples/routing and examples/specdecode print them beneath
+// the nominal verdict:
+//
+//	under atlas-linear: improved on the knee, paired +1.016 [0.902, 1.130] req/s, +50.1 % [+46.0, +54.2] (4 blocks)
+//	under step times ×1.1: no verdict on the knee: in 4 of 4 blocks A's and B's knees both lie beyond the same end of the A/B loads
+//
+// The first form reads the variant's verdict and its improvement on the
+// hypothesis's metric; the paired knee difference (req/s) is "none" where
+// no block compared knees. Nil without a band.
+func BandVerdicts(r *analysis.ExperimentResult) []string {
+	var out []string
+	for _, v := range r.Band {
+		if v.Verdict == analysis.NoMeasured && v.KneeUnpaired > 0 {
+			out = append(out, fmt.Sprintf("under %s: no verdict on the knee: in %d of %d blocks A's and B's knees both lie beyond the same end of the A/B loads",
+				v.Name, v.KneeUnpaired, v.Blocks))
+			continue
+		}
+		out = append(out, fmt.Sprintf("under %s: %s on the knee, paired %s req/s, %s (%d blocks)",
+			v.Name, v.Verdict, bandKneeDiff(v.KneeDiff), improvement(v.Improvement), v.Blocks))
+	}
+	return out
+}
+
+// bandKneeDiff prints a variant's paired knee difference, req/s: "none"
+// where no block compared knees, the centre alone without an interval.
+func bandKneeDiff(e stats.Interval) string {
+	switch {
+	case e.N == 0 || math.IsNaN(e.Center):
+		return "none"
+	case math.IsNaN(e.Lo):
+		return fmt.Sprintf("%+.3f", e.Center)
+	}
+	return fmt.Sprintf("%+.3f [%.3f, %.3f]", e.Center, e.Lo, e.Hi)
+}
