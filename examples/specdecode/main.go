@@ -77,6 +77,36 @@
 // paired). Below K = 0's knee goodput is the offered load under both, so
 // a goodput hypothesis there could not see it; the latency readout shows
 // what a user of those loads gets instead.
+//
+// # The model band
+//
+// The hypothesis test runs under a model band declared before the runs
+// (-model-error 0.1, -shapes atlas: analysis.AtlasBand, every step time
+// ±10 % and atlas-linear, atlas-roofline and atlas-profiled, each holding
+// Frozen's 45 ms at batch 32 / 2,000 context and its prefill line, and
+// pricing a verified draft at Frozen's 0.035 ms), each model on the first
+// -band-blocks (4) of the blocks, and prints whether the verdict holds
+// under every model or rests on the model (analysis.ExperimentResult's
+// BandVerdict), then the verdict under each. A and B keep their
+// speculation under every model: it lies outside the cost model
+// (sim.Config.Speculation; the configuration's model is Frozen's
+// defaults, which ModelError.Calibrated accepts), and the run wraps each
+// variant in costmodel.Drafting with the declared drafter, whose step a
+// scale variant scales with the step times and a shape keeps (a shape
+// holds the target's step at the operating point, so the drafter's share
+// c there). A -verify other than Frozen's default is refused with the
+// shapes, which price a verified draft at 0.035 ms: give -shapes "".
+//
+// At the defaults the verdict rests on the model. With every step 10 %
+// slower the claim's longest step, 144.65 ms, becomes 159.1 ms, past the
+// 150 ms ITL bound, so nearly every request whose decoding meets another's
+// prefill misses; K = 0's mixed step beside a 2,000-token prompt (135 ms)
+// becomes 148.5 ms, still under it. K = 4 then lowers the knee (paired
+// −0.32 req/s, not improved). Under the three shapes, whose mixed steps
+// pay the per-step 20 ms once, and with steps 10 % faster, it raises it
+// more than under Frozen (+1.20 to +1.40 req/s). Speculation's gain with
+// this drafter is as sound as the 5.4 ms between its longest step and the
+// ITL bound.
 package main
 
 import (
@@ -91,6 +121,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
 )
@@ -120,8 +151,15 @@ type options struct {
 	blocks     int
 	loads      []float64       // the hypothesis test's loads
 	drafters   []time.Duration // heavier drafters for the claim's (K, α); nil: none
-	out        string          // directory for the chart and the card; "": none
-	args       []string        // the command line, for the card's Command
+	// modelError, shapes and bandBlocks are the hypothesis test's model
+	// band: every step time ±modelError, the shape alternatives named by
+	// shapes ("atlas": analysis.AtlasBand's; "": none), each model on the
+	// first bandBlocks blocks.
+	modelError float64
+	shapes     string
+	bandBlocks int
+	out        string   // directory for the chart and the card; "": none
+	args       []string // the command line, for the card's Command
 }
 
 // drafter is the declared drafter's cost.
@@ -144,7 +182,8 @@ func (d drafter) String() string {
 
 func parse(w io.Writer, args []string) (options, error) {
 	o := options{drafter: drafter{step: 2 * time.Millisecond}, probe: 1.5, start: 0.5, reps: 5,
-		horizon: 10 * time.Minute, claimK: 4, claimAlpha: 0.7, threshold: 0.05, blocks: 8, out: "out"}
+		horizon: 10 * time.Minute, claimK: 4, claimAlpha: 0.7, threshold: 0.05, blocks: 8, out: "out",
+		modelError: 0.1, shapes: "atlas", bandBlocks: 4}
 	fs := flag.NewFlagSet("specdecode", flag.ContinueOnError)
 	fs.SetOutput(w)
 	fs.Usage = func() {
@@ -158,7 +197,9 @@ func parse(w io.Writer, args []string) (options, error) {
 			"self-hosted LLMs\"); SpecDecode-Bench (arXiv 2601.11580, vLLM on H100) measured verification at\n"+
 			"42-95 %% of a speculative step, the drafter taking the rest. -draft-step 0 is n-gram drafting\n"+
 			"(free). The drafter's K steps lengthen every step, the longest too: past the 150 ms ITL bound\n"+
-			"speculation stops paying (see the last table). See go doc ./examples/specdecode.\n\nFlags:\n")
+			"speculation stops paying (see the last table). The hypothesis test runs under a model band\n"+
+			"(-model-error, -shapes) and says whether its verdict holds under every model or rests on the\n"+
+			"model. See go doc ./examples/specdecode.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	ks := fs.String("k", "0,2,4,8", "comma-separated draft lengths K (num_speculative_tokens); 0, no speculation, is always swept as the baseline")
@@ -179,6 +220,9 @@ func parse(w io.Writer, args []string) (options, error) {
 	loads := fs.String("loads", "1.5,1.75,2,2.25,2.5,2.75,3,3.25,3.5,3.75", "comma-separated offered loads of the hypothesis test, req/s: each block's knee is read where its attainment over them crosses 0.95 (at least 2)")
 	drafters := fs.String("drafters", "0,1ms,2ms,3ms,3.5ms,4ms,4.5ms", "comma-separated draft-model steps swept at the claim's K and α, to show where speculation stops paying (\"\": none)")
 	fs.StringVar(&o.out, "out", o.out, "directory for the knee-against-K chart (PNG, SVG) and the hypothesis's benchmark card (Markdown, JSON); empty: write none")
+	fs.Float64Var(&o.modelError, "model-error", o.modelError, "the hypothesis test's model band, declared before the runs: every step time ± this fraction, the drafter's step too (0.1 is ±10 %; 0: none)")
+	fs.StringVar(&o.shapes, "shapes", o.shapes, "shape alternatives in the hypothesis test's model band: \"atlas\" (atlas-linear, atlas-roofline, atlas-profiled: analysis.AtlasBand, calibrated to Frozen's defaults) or \"\" (none)")
+	fs.IntVar(&o.bandBlocks, "band-blocks", o.bandBlocks, "blocks each model of the band runs, the first of -blocks' seeds (0: every block; else at least 2)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -288,6 +332,17 @@ func checkFlags(o options) error {
 		if d < 0 {
 			bad("-drafters: %v is not a draft step (>= 0)", d)
 		}
+	}
+	if o.bandBlocks < 0 || o.bandBlocks == 1 {
+		bad("-band-blocks must be 0 (every block) or >= 2: a verdict needs an interval, got %d", o.bandBlocks)
+	}
+	if o.shapes != "" && o.shapes != "atlas" {
+		bad("-shapes: %q is not \"atlas\" or \"\"", o.shapes)
+	}
+	if verify := (costmodel.Frozen{}).WithDefaults().VerifyPerToken; o.shapes != "" && o.verify > 0 && o.verify != verify {
+		// ModelError.Calibrated would refuse it too, less plainly.
+		bad("-verify %v with -shapes atlas: the shape alternatives are calibrated to Frozen's defaults and price a verified draft at %v; beside another verifier they differ in level, not only in shape (give -shapes \"\" for a band of scale only)",
+			o.verify, verify)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err

@@ -14,8 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/internal/golden"
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 )
 
 // small are arguments that run in about a second: two replications of a
@@ -109,7 +112,7 @@ func TestLongestStep(t *testing.T) {
 
 	// A dearer verifier: at 0.1 ms a verified draft, 31 decodes of 4
 	// drafts add 12.4 ms beside 1,893 prefill tokens.
-	o = options_(t, "-verify", "100us", "-draft-step", "0")
+	o = options_(t, "-verify", "100us", "-draft-step", "0", "-shapes", "")
 	got, decodes = longestStep(o, 4, o.drafter)
 	assert.Equal(t, 45*time.Millisecond+time.Duration(4*decodes)*100*time.Microsecond+20*time.Millisecond+time.Duration(2048-5*decodes)*35*time.Microsecond, got)
 	assert.Equal(t, 32, decodes)
@@ -191,6 +194,10 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		"x":                   "unexpected arguments",
 		"-threshold Inf":      "Threshold must be finite",
 		"-verify -1us":        "VerifyPerToken must be >= 0",
+		"-shapes roofline":    `-shapes: "roofline" is not "atlas"`,
+		"-verify 100us":       "-verify 100µs with -shapes atlas: the shape alternatives are calibrated to Frozen's defaults",
+		"-model-error 1.5":    "ModelError.Scale must be in [0, 1)",
+		"-band-blocks 1":      "-band-blocks must be 0 (every block) or >= 2",
 	} {
 		var out bytes.Buffer
 		fields := strings.Fields(args)
@@ -202,6 +209,40 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		assert.ErrorContains(t, run(&out, fields), want, args)
 		assert.Zero(t, out.Len(), "%s: refused before anything is printed", args)
 	}
+}
+
+// The band's slower model (every step time ×1.1, the drafter's too)
+// flips the verdict, and the arithmetic says why: the claim's longest
+// step, 144.645 ms, becomes 159.11 ms, past the 150 ms ITL bound, and
+// every request whose decoding meets another's prefill has a worst gap
+// past it; K = 0's 2,000-token mixed step, 45 + 20 + 70 = 135 ms, becomes
+// 148.5 ms, under it (only two prompts' chunks in one step, 136.645 ×
+// 1.1 = 150.31 ms, pass it). So under that model B misses on most
+// requests at any load while A keeps most.
+func TestSlowerModelPutsTheClaimPastTheITLBound(t *testing.T) {
+	o := options_(t)
+	slow := func(k int) sim.Summary {
+		cfg := baseConfig(o)
+		cfg.Window = sim.Window{Warmup: 30 * time.Second, Horizon: 5 * time.Minute}
+		d := drafter{step: time.Duration(1.1 * float64(o.drafter.step))}
+		cfg.Speculation = speculation(k, o.claimAlpha, d)
+		cfg.Model = costmodel.Scaled{Model: costmodel.Frozen{}, Factor: 1.1}
+		src, err := analysis.Poisson(lengths).Source(1, 1)
+		require.NoError(t, err)
+		s, err := sim.Run(cfg, src, nil)
+		require.NoError(t, err)
+		return s
+	}
+	b, a := slow(o.claimK), slow(0)
+	longest, _ := longestStep(o, o.claimK, o.drafter)
+	assert.Equal(t, 144645*time.Microsecond, longest)
+	assert.LessOrEqual(t, b.WorstITL.Max, 1.1*float64(longest)/1e6+1e-9, "no gap beyond the longest step")
+	assert.Greater(t, b.WorstITL.Median, 150.0, "most requests meet a prefill")
+	assert.Less(t, b.Attainment, 0.1)
+	assert.InDelta(t, 1.1*135, a.WorstITL.Median, 1, "K = 0: one decode step beside a 2,000-token prompt")
+	assert.LessOrEqual(t, a.WorstITL.Max, 1.1*136.645+1e-9)
+	assert.Greater(t, a.Attainment, 0.8)
+	assert.GreaterOrEqual(t, float64(b.Misses.ITL), 0.95*float64(b.Offered-b.Good), "B's misses are ITL misses")
 }
 
 // The card of the hypothesis: B's speculation and the ITL series its SLO

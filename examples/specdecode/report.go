@@ -143,6 +143,7 @@ func writeVerdict(w io.Writer, x analysis.Experiment, res *analysis.ExperimentRe
 	for _, warn := range res.Warnings {
 		fmt.Fprintf(w, "note:      %s\n", warn)
 	}
+	writeBand(w, x, res)
 	target := x.WithDefaults().Target
 	var past []string
 	fmt.Fprintf(w, "latency at the operating loads (A's attainment >= %.2f), the second readout: B - A paired on each block's seed, ms [95%% CI]\n", target)
@@ -165,6 +166,25 @@ func writeVerdict(w io.Writer, x analysis.Experiment, res *analysis.ExperimentRe
 		fmt.Fprintf(w, "past A's knee, attainment: %s req/s; A's queue grows there, and its latency with it\n", strings.Join(past, ", "))
 	}
 	fmt.Fprintf(w, "stops paying: %s\n", stopsPaying(res, o))
+}
+
+// writeBand says whether the verdict holds under every model of the
+// band declared before the runs or rests on the model, then the verdict
+// under each model, paired on its blocks (nothing without a band).
+func writeBand(w io.Writer, x analysis.Experiment, res *analysis.ExperimentResult) {
+	if len(res.Band) == 0 {
+		return
+	}
+	m := x.ModelError
+	blocks := "each model on the same blocks"
+	if n := x.WithDefaults().Blocks; m.Reps > 0 && m.Reps < n {
+		blocks = fmt.Sprintf("each model on the first %d of the %d blocks", m.Reps, n)
+	}
+	fmt.Fprintf(w, "model band, declared before the runs: %v (%s; A and B keep their drafter)\n", m, blocks)
+	fmt.Fprintf(w, "band:      the verdict %s\n", res.BandVerdict())
+	for _, line := range report.BandVerdicts(res) {
+		fmt.Fprintf(w, "           %s\n", line)
+	}
 }
 
 // kneeEst prints a knee across blocks with its interval.

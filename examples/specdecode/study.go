@@ -102,7 +102,25 @@ func experiment(o options) analysis.Experiment {
 	b := a
 	b.Speculation = speculation(o.claimK, o.claimAlpha, o.drafter)
 	return analysis.Experiment{Hypothesis: hypothesis(o), A: a, B: b, Workload: analysis.Poisson(lengths),
-		Loads: o.loads, Blocks: o.blocks, BaseSeed: o.seed}
+		Loads: o.loads, Blocks: o.blocks, BaseSeed: o.seed, ModelError: modelBand(o)}
+}
+
+// modelBand is the hypothesis test's model band, declared before the
+// runs: every step time ±o.modelError and, with -shapes atlas,
+// analysis.AtlasBand's shape alternatives (each holding Frozen's 45 ms at
+// batch 32 / 2,000 context and its prefill line, and pricing a verified
+// draft at Frozen's 0.035 ms), each variant on the first o.bandBlocks
+// blocks. A and B keep their speculation under every variant: the
+// drafter wraps the variant's model (costmodel.Drafting), its step scaled
+// with the step times by a scale variant and kept by a shape, which holds
+// the target's step at the operating point and so the drafter's share c.
+func modelBand(o options) analysis.ModelError {
+	m := analysis.ModelError{Scale: o.modelError}
+	if o.shapes == "atlas" {
+		m = analysis.AtlasBand(o.modelError)
+	}
+	m.Reps = o.bandBlocks
+	return m
 }
 
 // heavier is the claim's (K, α) under one drafter of the -drafters list.
