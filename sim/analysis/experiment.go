@@ -113,10 +113,13 @@ type Experiment struct {
 	// ×1.1", "atlas-linear"); a variant it does not name runs at Loads. A
 	// knee hypothesis needs them whenever a model moves A's knee by more
 	// than the span of Loads: at the nominal loads both knees then lie
-	// beyond the same end, and the variant has no verdict. BandLoads
-	// derives them from a banded sweep of A, as each model's own knee
-	// times the factors the nominal loads were drawn with. Nil means every
-	// variant runs at Loads.
+	// beyond the same end, and the variant has no verdict. An empty list
+	// says no loads could be placed under that model (A's knee under it
+	// lies below every load its sweep ran): the variant does not run, and
+	// its verdict is NoMeasured with no Loads. BandLoads derives them
+	// from a banded sweep of A, as each model's own knee times the
+	// factors the nominal loads were drawn with. Nil means every variant
+	// runs at Loads.
 	BandLoads map[string][]float64 `json:",omitempty"`
 }
 
@@ -201,11 +204,8 @@ func (x Experiment) validateBandLoads() error {
 				name, x.ModelError, strings.Join(names, ", ")))
 			continue
 		}
-		if x.Hypothesis.Metric.knee && len(loads) < 2 {
-			errs = append(errs, fmt.Errorf("sim: Experiment.BandLoads[%q] must hold 2 loads or more to compare knees, got %d", name, len(loads)))
-		}
-		if len(loads) == 0 {
-			errs = append(errs, fmt.Errorf("sim: Experiment.BandLoads[%q] is empty", name))
+		if x.Hypothesis.Metric.knee && len(loads) == 1 {
+			errs = append(errs, fmt.Errorf("sim: Experiment.BandLoads[%q] must hold 2 loads or more to compare knees (or none: no verdict under it), got 1", name))
 		}
 		for i, l := range loads {
 			if !(l > 0) || math.IsInf(l, 0) {
@@ -218,21 +218,30 @@ func (x Experiment) validateBandLoads() error {
 
 // BandLoads are the loads each variant of c's band runs an experiment at:
 // factors times the variant's own knee, as the nominal loads are factors
-// times c's knee (Experiment.BandLoads). A variant whose curve placed no
-// knee inside its loads is left out (it runs at the nominal loads). Nil
-// when c has no band.
+// times c's knee (Experiment.BandLoads). A variant whose curve's knee lies
+// below every load it ran gets no loads (an empty list: no verdict under
+// it, rather than one read where A collapses); one whose curve placed no
+// knee otherwise is left out (it runs at the nominal loads). Nil when c
+// has no band.
 func BandLoads(c *Curve, factors []float64) map[string][]float64 {
 	if c == nil || c.Band == nil {
 		return nil
 	}
 	out := map[string][]float64{}
 	for _, v := range c.Band.Variants {
-		if v.Curve == nil || !v.Curve.Knee.Found {
+		if v.Curve == nil {
+			continue
+		}
+		k := v.Curve.Knee
+		if !k.Found {
+			if k.Censored == BelowLowest {
+				out[v.Name] = []float64{}
+			}
 			continue
 		}
 		loads := make([]float64, len(factors))
 		for i, f := range factors {
-			loads[i] = f * v.Curve.Knee.Load.Center
+			loads[i] = f * k.Load.Center
 		}
 		out[v.Name] = loads
 	}
@@ -350,6 +359,9 @@ func (r ExperimentResult) BandVerdict() string {
 		return fmt.Sprintf("holds under every model of the band (%s)", strings.Join(names, ", "))
 	}
 	f := r.BandFlip
+	if f.Verdict == NoMeasured && f.Loads != nil && len(f.Loads) == 0 {
+		return fmt.Sprintf("rests on the model: under %s no A/B loads were placed (A's knee under it lies below every load of its sweep), so no verdict", f.Name)
+	}
 	if f.Verdict == NoMeasured && f.KneeUnpaired > 0 {
 		return fmt.Sprintf("rests on the model: under %s no block's knees were compared (in %d of %d blocks both lie beyond the same end of the loads), so no verdict",
 			f.Name, f.KneeUnpaired, f.Blocks)
@@ -441,6 +453,15 @@ func (x Experiment) runBand(res *ExperimentResult) error {
 			vx.Loads = l
 		}
 		vx.BandLoads = nil
+		if len(vx.Loads) == 0 { // no loads under this model: no verdict
+			vv := VariantVerdict{Name: v.Name, Blocks: vx.Blocks, Loads: []float64{}, Verdict: NoMeasured,
+				Improvement: stats.MeanInterval(nil, x.Confidence), KneeDiff: stats.MeanInterval(nil, x.Confidence)}
+			res.Band = append(res.Band, vv)
+			if res.BandHolds && vv.Verdict != res.Verdict {
+				res.BandHolds, res.BandFlip = false, &vv
+			}
+			continue
+		}
 		blocks, err := vx.runAll()
 		if err != nil {
 			return fmt.Errorf("sim: model band, %s: %w", v.Name, err)

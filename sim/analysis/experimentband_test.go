@@ -196,3 +196,33 @@ func TestBandVariantNames(t *testing.T) {
 	}
 	assert.Equal(t, []string{"step times ×1.9", "step times ×0.1"}, names)
 }
+
+// A model under which A's knee lies below every load its sweep ran places
+// no loads: the variant gets an empty list, does not run, and has no
+// verdict, which the band's words say; it is not read where A collapses.
+func TestBandLoadsBelowTheSweep(t *testing.T) {
+	s := Sweep{Config: sim.Config{Window: sim.Window{Warmup: 10 * time.Second, Horizon: 2 * time.Minute}},
+		Workload: atlasWorkload, Grid: Grid{Start: 0.5}, Reps: 2, ModelError: ModelError{Scale: 0.2}}
+	c, err := s.Run()
+	require.NoError(t, err)
+	// ×1.2 makes the largest mixed step 1.2 × 136.6 ms, past the 150 ms
+	// ITL bound: the knee is below the lowest load.
+	require.Equal(t, BelowLowest, c.Band.Variants[0].Curve.Knee.Censored)
+	loads := BandLoads(c, []float64{0.8, 1.2})
+	assert.Equal(t, []float64{}, loads["step times ×1.2"])
+	require.Len(t, loads["step times ×0.8"], 2)
+
+	x := kneeExperiment(sim.Config{Model: costmodel.Frozen{DecodeStep: 35 * time.Millisecond}})
+	x.ModelError = ModelError{Scale: 0.2}
+	x.BandLoads = loads
+	require.NoError(t, x.Validate())
+	res, err := x.Run()
+	require.NoError(t, err)
+	slow := res.Band[0]
+	assert.Equal(t, NoMeasured, slow.Verdict)
+	assert.Equal(t, []float64{}, slow.Loads)
+	assert.Zero(t, slow.KneeDiff.N)
+	assert.False(t, res.BandHolds)
+	assert.Equal(t, "rests on the model: under step times ×1.2 no A/B loads were placed (A's knee under it lies below every load of its sweep), so no verdict", res.BandVerdict())
+	assert.Equal(t, loads["step times ×0.8"], res.Band[1].Loads)
+}

@@ -46,4 +46,22 @@ func TestBandVerdicts(t *testing.T) {
 		"under atlas-profiled: inconclusive on the knee, paired +0.250 req/s, +10.0 % (no interval) (2 blocks)",
 	}, BandVerdicts(r))
 	assert.Nil(t, BandVerdicts(&analysis.ExperimentResult{}))
+
+	// A variant at loads of its own says which; one at the nominal loads
+	// does not.
+	r = &analysis.ExperimentResult{Loads: []analysis.LoadResult{{Load: 6}, {Load: 9}}, Band: []analysis.VariantVerdict{
+		{Name: "atlas-roofline", Blocks: 2, Loads: []float64{6.64, 11.4}, Verdict: analysis.NotImproved,
+			KneeDiff:    stats.Interval{Center: -0.3, Lo: -0.58, Hi: -0.01, N: 2},
+			Improvement: stats.Interval{Center: -0.031, Lo: -0.061, Hi: -0.001, N: 2}},
+		{Name: "atlas-linear", Blocks: 2, Loads: []float64{6, 9}, Verdict: analysis.NoMeasured, KneeUnpaired: 2,
+			KneeDiff: stats.Interval{Center: nan, Lo: nan, Hi: nan}, Improvement: stats.Interval{Center: nan, Lo: nan, Hi: nan}},
+
+		{Name: "step times ×1.1", Blocks: 2, Loads: []float64{}, Verdict: analysis.NoMeasured,
+			KneeDiff: stats.Interval{Center: nan, Lo: nan, Hi: nan}, Improvement: stats.Interval{Center: nan, Lo: nan, Hi: nan}},
+	}}
+	assert.Equal(t, []string{
+		"under atlas-roofline at 6.64-11.4 req/s: not improved on the knee, paired -0.300 [-0.580, -0.010] req/s, -3.1 % [-6.1, -0.1] (2 blocks)",
+		"under atlas-linear: no verdict on the knee: in 2 of 2 blocks A's and B's knees both lie beyond the same end of the A/B loads",
+		"under step times ×1.1: no verdict: no A/B loads were placed (A's knee under it lies below every load of its sweep)",
+	}, BandVerdicts(r))
 }

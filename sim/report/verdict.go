@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/servesim/servesim/sim/analysis"
@@ -146,17 +147,31 @@ func PairedDiff(e stats.Interval) string {
 //
 // The first form reads the variant's verdict and its improvement on the
 // hypothesis's metric; the paired knee difference (req/s) is "none" where
-// no block compared knees. Nil without a band.
+// no block compared knees. A variant that ran at loads of its own
+// (analysis.Experiment.BandLoads) says which, after its name: "under
+// atlas-roofline at 6.64-11.4 req/s: …". Nil without a band.
 func BandVerdicts(r *analysis.ExperimentResult) []string {
+	nominal := make([]float64, len(r.Loads))
+	for i, l := range r.Loads {
+		nominal[i] = l.Load
+	}
 	var out []string
 	for _, v := range r.Band {
+		name := v.Name
+		if len(v.Loads) > 0 && !slices.Equal(v.Loads, nominal) {
+			name += fmt.Sprintf(" at %.3g-%.3g req/s", slices.Min(v.Loads), slices.Max(v.Loads))
+		}
+		if v.Loads != nil && len(v.Loads) == 0 {
+			out = append(out, fmt.Sprintf("under %s: no verdict: no A/B loads were placed (A's knee under it lies below every load of its sweep)", name))
+			continue
+		}
 		if v.Verdict == analysis.NoMeasured && v.KneeUnpaired > 0 {
 			out = append(out, fmt.Sprintf("under %s: no verdict on the knee: in %d of %d blocks A's and B's knees both lie beyond the same end of the A/B loads",
-				v.Name, v.KneeUnpaired, v.Blocks))
+				name, v.KneeUnpaired, v.Blocks))
 			continue
 		}
 		out = append(out, fmt.Sprintf("under %s: %s on the knee, paired %s req/s, %s (%d blocks)",
-			v.Name, v.Verdict, bandKneeDiff(v.KneeDiff), improvement(v.Improvement), v.Blocks))
+			name, v.Verdict, bandKneeDiff(v.KneeDiff), improvement(v.Improvement), v.Blocks))
 	}
 	return out
 }
