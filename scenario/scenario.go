@@ -89,6 +89,11 @@ type Comparison struct {
 // Operating sets an experiment's loads from a sweep's knee, read before
 // any A/B run: Factors × the knee of the group's sweep named Sweep. A
 // sweep without a knee gives no loads, and the experiment does not run.
+// When the experiment declares a model band and that sweep ran one too,
+// each model of the band runs at Factors × the sweep's knee under that
+// model (analysis.BandLoads, Experiment.BandLoads): a model that moves
+// the knee past the span of the nominal loads leaves no knee to compare
+// there.
 type Operating struct {
 	Sweep   string
 	Factors []float64

@@ -77,7 +77,8 @@ func atlasCapacity(t *testing.T) scenario.Scenario {
 // LeastLoaded (A) on the knee, each block's read over 0.7, 0.8, 0.9, 1,
 // 1.1 and 1.2 × RoundRobin's knee, 12 blocks, a 5-minute horizon after a
 // 30-second warm-up, and the model band analysis.AtlasBand(0.1) on the
-// first 6 blocks.
+// first 6 blocks, each model at the same multiples of RoundRobin's knee
+// under it (RoundRobin's sweep runs the band on its first 2 seeds).
 func routing() scenario.Scenario {
 	const replicas, horizon = 4, 5 * time.Minute
 	routers := []struct {
@@ -95,10 +96,15 @@ func routing() scenario.Scenario {
 	}{{"low-reuse", workload.FleetLowReuse}, {"high-reuse", workload.FleetHighReuse}} {
 		wl := analysis.SyntheticWorkload{Spec: workload.Synthetic{Duration: 2 * horizon, Lengths: workload.Fixed(500, 200), Prefix: l.prefix}}
 		g := scenario.Group{Name: l.name}
-		for _, r := range routers {
-			g.Sweeps = append(g.Sweeps, scenario.NamedSweep{Name: r.name, Sweep: analysis.Sweep{Config: config(r.r), Workload: wl, Grid: analysis.Grid{Start: 2}, Reps: 4}})
-		}
 		band := analysis.AtlasBand(0.1)
+		for _, r := range routers {
+			sw := analysis.Sweep{Config: config(r.r), Workload: wl, Grid: analysis.Grid{Start: 2}, Reps: 4}
+			if r.name == "RoundRobin" { // its knee under each model places that model's A/B loads
+				sw.ModelError = band
+				sw.ModelError.Reps = 2
+			}
+			g.Sweeps = append(g.Sweeps, scenario.NamedSweep{Name: r.name, Sweep: sw})
+		}
 		band.Reps = 6
 		for _, base := range routers[:2] {
 			g.Experiments = append(g.Experiments, scenario.Comparison{

@@ -91,6 +91,9 @@ func (r *groupRun) run() error {
 					x.Loads = append(x.Loads, f*k.Load.Center)
 				}
 			}
+			if x.ModelError.Declared() {
+				x.BandLoads = analysis.BandLoads(r.curve(o.Sweep), o.Factors)
+			}
 		}
 		r.tests = append(r.tests, x)
 	}
