@@ -21,9 +21,17 @@
 // benchmark card per reuse level into -out. Each A/B test declares a
 // model band before the runs (analysis.AtlasBand(-model-error): step
 // times ±10 % and the batch- and context-dependent Atlas shapes), reruns
-// under each model on the first -band-blocks blocks, and a line per reuse
-// level says whether its verdict holds under every model of the band or
-// rests on the model, naming the model under which it flips.
+// under each model on the first -band-blocks blocks, each model at the
+// same multiples of RoundRobin's knee under that model (RoundRobin's
+// sweep runs the band on its first 2 seeds; a model under which that
+// knee lies below the sweep's lowest load gets no loads and no verdict),
+// and a line per reuse level says whether its verdict holds under every
+// model of the band or rests on the model, naming the model under which
+// it flips. Last, it asks the question in replicas: for -size-load req/s
+// of each level's traffic, the fewest Atlas TP4 replicas behind each
+// router whose mean attainment over -size-reps seeds meets 95 %
+// (analysis.Sizing, every router on the same seeds), with the seed range,
+// the attainment there and one replica fewer, under the nominal model.
 //
 // A goodput hypothesis at loads below the baseline's knee, as this
 // program declared before, cannot come out improved: goodput there is
@@ -61,6 +69,8 @@ type options struct {
 	modelError float64 // ±step-time error of the model band
 	bandBlocks int     // blocks each variant of the band runs (0: all)
 	factors    []float64
+	sizeLoad   float64 // traffic each router's fleet is sized for, req/s
+	sizeReps   int     // seeded replications per fleet size
 	start      float64 // first load of each automatic sweep, req/s
 	reps       int
 	blocks     int
@@ -72,7 +82,7 @@ type options struct {
 }
 
 func parse(w io.Writer, args []string) (options, error) {
-	o := options{replicas: 4, input: 500, output: 200, threshold: 0.05, modelError: 0.1, bandBlocks: 6, start: 2, reps: 4, blocks: 12,
+	o := options{replicas: 4, input: 500, output: 200, threshold: 0.05, modelError: 0.1, bandBlocks: 6, start: 2, reps: 4, blocks: 12, sizeLoad: 40, sizeReps: 6,
 		horizon: 5 * time.Minute, out: "out/routing", args: args}
 	fs := flag.NewFlagSet("routing", flag.ContinueOnError)
 	fs.SetOutput(w)
@@ -81,7 +91,7 @@ func parse(w io.Writer, args []string) (options, error) {
 			"Does prefix-aware routing (PrefixAffinity) raise the knee of a fleet of Atlas TP4\n"+
 			"replicas by at least -threshold over RoundRobin and LeastLoaded, at low and at high\n"+
 			"prefix reuse, and does the verdict hold under every model of the band? The defaults\n"+
-			"run in about a minute and a quarter on 2 cores.\n\nFlags:\n")
+			"run in about two and a quarter minutes on 2 cores.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	fs.IntVar(&o.replicas, "replicas", o.replicas, "Atlas TP4 replicas in the fleet")
@@ -89,10 +99,12 @@ func parse(w io.Writer, args []string) (options, error) {
 	fs.IntVar(&o.output, "output", o.output, "output tokens of each request")
 	fs.Float64Var(&o.threshold, "threshold", o.threshold, "relative rise of the knee PrefixAffinity must show over each baseline (0.05 is 5 %), declared before the runs")
 	fs.Float64Var(&o.modelError, "model-error", o.modelError, "relative error of every step time the A/B test's model band reruns under (0.1: x0.9 and x1.1), beside the Atlas shape alternatives atlas-linear, atlas-roofline and atlas-profiled (0: the shapes only)")
-	fs.IntVar(&o.bandBlocks, "band-blocks", o.bandBlocks, "A/B blocks each model of the band reruns, the first of the A/B test's (0: every block; the default keeps the study near a minute on 2 cores)")
+	fs.IntVar(&o.bandBlocks, "band-blocks", o.bandBlocks, "A/B blocks each model of the band reruns, the first of the A/B test's (0: every block; the default keeps the study near two minutes on 2 cores)")
 	factors := fs.String("operating", "0.7,0.8,0.9,1,1.1,1.2", "loads of the A/B test, as comma-separated multiples of RoundRobin's knee at each reuse level: each block's knee is read over them (at least 2), the latency at those the baseline serves")
 	fs.Float64Var(&o.start, "start", o.start, "first offered load of each router's automatic sweep, req/s (the grid grows by 1.5 to collapse, then bisects 3 times at the knee)")
 	fs.IntVar(&o.reps, "reps", o.reps, "seeded replications per load of each sweep")
+	fs.Float64Var(&o.sizeLoad, "size-load", o.sizeLoad, "traffic, req/s, each router's fleet is sized for at each reuse level: the fewest Atlas TP4 replicas whose mean attainment meets 95 % (0: size none)")
+	fs.IntVar(&o.sizeReps, "size-reps", o.sizeReps, "seeded replications per fleet size of the sizing (every router runs the same seeds)")
 	fs.IntVar(&o.blocks, "blocks", o.blocks, "seeded A/B blocks, each a curve over the A/B test's loads (A and B share each block's seed)")
 	fs.DurationVar(&o.horizon, "horizon", o.horizon, "end of each run's measurement window, simulated time (warm-up: a tenth of it; measured requests may finish one window later)")
 	fs.Uint64Var(&o.seed, "seed", o.seed, "base seed of replications and blocks")
@@ -149,6 +161,15 @@ func checkFlags(o options) error {
 	if o.bandBlocks < 0 || o.bandBlocks == 1 {
 		bad("-band-blocks must be 0 (every block) or >= 2: a verdict needs an interval, got %d", o.bandBlocks)
 	}
+	if !(o.sizeLoad >= 0) || math.IsInf(o.sizeLoad, 0) {
+		bad("-size-load must be a rate >= 0 req/s (0: size none), got %v", o.sizeLoad)
+	} else if o.output >= 1 && o.sizeLoad > maxSizeLoad(o) {
+		bad("-size-load %v req/s is more than any fleet of %d Atlas TP4 replicas could carry (at most %.4g req/s: each replica decodes at most 32 requests a 45 ms step, and a request needs %d steps for its output)",
+			o.sizeLoad, maxSizing, maxSizeLoad(o), o.output)
+	}
+	if o.sizeReps < 2 {
+		bad("-size-reps must be >= 2: a size needs a seed range, got %d", o.sizeReps)
+	}
 	if o.blocks < 2 {
 		bad("-blocks must be >= 2: a verdict needs an interval, got %d", o.blocks)
 	}
@@ -159,6 +180,13 @@ func checkFlags(o options) error {
 		bad("-horizon must be > 0: sweeps and experiments compare fixed windows, got %v", o.horizon)
 	}
 	return errors.Join(errs...)
+}
+
+// maxSizeLoad bounds -size-load: maxSizing replicas, each decoding at
+// most a batch of 32 requests a 45 ms step (Frozen's decode step, the
+// least a step costs), each request needing o.output steps.
+func maxSizeLoad(o options) float64 {
+	return maxSizing * 32 / (float64(o.output) * 0.045)
 }
 
 // run parses args and writes the study to w.

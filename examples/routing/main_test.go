@@ -15,7 +15,7 @@ import (
 
 // small are the golden run's arguments: a fleet of 2, short windows, few
 // replications and blocks.
-var small = []string{"-replicas", "2", "-reps", "2", "-blocks", "2", "-horizon", "2m", "-start", "1.5", "-out", ""}
+var small = []string{"-replicas", "2", "-reps", "2", "-blocks", "2", "-horizon", "2m", "-start", "1.5", "-size-load", "8", "-size-reps", "2", "-out", ""}
 
 // The report is pinned by a golden file run with small arguments; run
 // `go test ./examples/routing -update` after a deliberate change.
@@ -68,15 +68,18 @@ func TestRunWritesChartsAndCards(t *testing.T) {
 
 func TestRunRefusesBadArguments(t *testing.T) {
 	for want, args := range map[string][]string{
-		"-replicas must be >= 1":                       {"-replicas", "0"},
-		"-input and -output must be >= 1 token":        {"-output", "0"},
-		"-threshold must be a relative improvement":    {"-threshold", "NaN"},
-		`-operating: "x" is not a positive multiple`:   {"-operating", "0.9,x"},
-		`-operating: "-1" is not a positive multiple`:  {"-operating", "-1"},
-		"-start: +Inf is not a positive rate":          {"-start", "Inf"},
-		"-reps must be >= 2":                           {"-reps", "1"},
-		"-blocks must be >= 2":                         {"-blocks", "0"},
-		"-horizon must be > 0":                         {"-horizon", "0"},
+		"-replicas must be >= 1":                      {"-replicas", "0"},
+		"-input and -output must be >= 1 token":       {"-output", "0"},
+		"-threshold must be a relative improvement":   {"-threshold", "NaN"},
+		`-operating: "x" is not a positive multiple`:  {"-operating", "0.9,x"},
+		`-operating: "-1" is not a positive multiple`: {"-operating", "-1"},
+		"-start: +Inf is not a positive rate":         {"-start", "Inf"},
+		"-reps must be >= 2":                          {"-reps", "1"},
+		"-blocks must be >= 2":                        {"-blocks", "0"},
+		"-horizon must be > 0":                        {"-horizon", "0"},
+		"-size-load must be a rate >= 0":              {"-size-load", "-3"},
+		"-size-reps must be >= 2":                     {"-size-reps", "1"},
+		"-size-load 1e+09 req/s is more than any fleet of 256 Atlas TP4 replicas could carry (at most 910.2 req/s": {"-size-load", "1e9"},
 		"unexpected arguments":                         {"extra"},
 		"flag provided but not defined: -no-such-flag": {"-no-such-flag"},
 	} {
@@ -94,7 +97,7 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(&out, []string{"-h"}))
 	help := out.String()
-	for _, flag := range []string{"-replicas", "-input", "-output", "-threshold", "-operating", "-start", "-reps", "-blocks", "-horizon", "-seed", "-workers", "-out"} {
+	for _, flag := range []string{"-replicas", "-input", "-output", "-threshold", "-operating", "-start", "-reps", "-blocks", "-horizon", "-seed", "-workers", "-out", "-size-load", "-size-reps", "-model-error", "-band-blocks"} {
 		assert.Contains(t, help, "  "+flag+" ", flag)
 	}
 	assert.Contains(t, help, "Does prefix-aware routing")

@@ -63,12 +63,14 @@ func writeLevel(w io.Writer, out *outcome, o options) {
 			fmt.Fprintf(w, "  note: %s: %s\n", r.name, warn)
 		}
 	}
+	writeSizes(w, out, o)
 	if out.loads == nil {
 		fmt.Fprintf(w, "  no A/B loads: RoundRobin's knee was not found (%s)\n\n", out.curves[0].Knee.Reason())
 		return
 	}
 	fmt.Fprintf(w, "  A/B loads: %s req/s = %s x RoundRobin's knee %s req/s\n",
 		joinFloats(out.loads, ", "), joinFloats(o.factors, ", "), num(out.curves[0].Knee.Load.Center))
+	writeBandKnees(w, out.curves[0], o)
 	for k, base := range baselines {
 		r := out.result[k]
 		fmt.Fprintf(w, "  PrefixAffinity (B) against %s (A): %s\n", base.name, report.ComparisonLine(r, base.name))
@@ -81,6 +83,30 @@ func writeLevel(w io.Writer, out *outcome, o options) {
 		writeLatency(w, r)
 	}
 	fmt.Fprintln(w)
+}
+
+// writeBandKnees says where each model of the band put RoundRobin's
+// knee, which places that model's A/B loads (the same factors times it),
+// which models have none (a knee below the sweep's lowest load: no
+// verdict under them) and which run at the nominal loads for want of a
+// knee.
+func writeBandKnees(w io.Writer, rr *analysis.Curve, o options) {
+	if rr.Band == nil {
+		return
+	}
+	parts := make([]string, len(rr.Band.Variants))
+	for i, v := range rr.Band.Variants {
+		switch k := v.Curve.Knee; {
+		case k.Found:
+			parts[i] = fmt.Sprintf("%s %s", v.Name, num(k.Load.Center))
+		case k.Censored == analysis.BelowLowest:
+			parts[i] = fmt.Sprintf("%s below %s, its lowest load, so none and no verdict under it", v.Name, num(k.FirstMiss))
+		default:
+			parts[i] = fmt.Sprintf("%s none (%s), so the nominal loads", v.Name, k.Reason())
+		}
+	}
+	fmt.Fprintf(w, "  each model's A/B loads are the same multiples of RoundRobin's knee under it (its sweep on %d seeds): %s\n",
+		loadBand(o).Reps, strings.Join(parts, "; "))
 }
 
 // bandLine says, per baseline, whether the level's verdict holds under

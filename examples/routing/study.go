@@ -86,6 +86,21 @@ func band(o options) analysis.ModelError {
 	return m
 }
 
+// loadBand is the band RoundRobin's sweep runs under, on its first
+// bandSweepReps replications: each model's own knee places that model's
+// A/B loads (analysis.BandLoads), as the nominal knee places the nominal
+// ones. Read at the nominal loads, a model that moves the knee past
+// their span leaves no block's knees to compare.
+func loadBand(o options) analysis.ModelError {
+	m := analysis.AtlasBand(o.modelError)
+	m.Reps = min(o.reps, bandSweepReps)
+	return m
+}
+
+// bandSweepReps is the replications of RoundRobin's sweep under each
+// model of the band: its knee places loads, it is not a verdict.
+const bandSweepReps = 2
+
 // outcome is what one reuse level found.
 type outcome struct {
 	level
@@ -94,6 +109,8 @@ type outcome struct {
 	loads  []float64         // the A/B test's loads; nil when RoundRobin's knee was not found
 	tests  []analysis.Experiment
 	result []*analysis.ExperimentResult // per baseline; nil without operating loads
+	sizes  []*analysis.SizingResult     // per router: the fleet it needs for -size-load; nil entries without
+	unmet  []*analysis.SizingUnmetError // per router: set when no fleet within maxSizing carried it
 }
 
 // sweepLevel sweeps every router at one reuse level, the routers side by
@@ -105,6 +122,9 @@ func sweepLevel(l level, o options) (*outcome, error) {
 	for i, r := range routers {
 		out.sweeps[i] = analysis.Sweep{Config: config(r.router, o), Workload: requests(l, o), Grid: analysis.Grid{Start: o.start},
 			Reps: o.reps, BaseSeed: o.seed, Workers: o.workers}
+		if r == roundRobin {
+			out.sweeps[i].ModelError = loadBand(o)
+		}
 		wg.Go(func() {
 			out.curves[i], errs[i] = out.sweeps[i].Run()
 			if errs[i] != nil {
@@ -118,19 +138,21 @@ func sweepLevel(l level, o options) (*outcome, error) {
 
 // operate picks the A/B test's loads from RoundRobin's knee and declares
 // the experiment against each baseline there (none without a knee): each
-// block's knee is read over them.
+// block's knee is read over them. Each model of the band runs at the
+// same factors times RoundRobin's knee under that model.
 func operate(out *outcome, o options) {
 	if k := out.curves[0].Knee; k.Found {
 		for _, f := range o.factors {
 			out.loads = append(out.loads, f*k.Load.Center)
 		}
 	}
+	bandLoads := analysis.BandLoads(out.curves[0], o.factors)
 	for _, base := range baselines {
 		out.tests = append(out.tests, analysis.Experiment{
 			Hypothesis: hypothesis(base, o),
 			A:          config(base.router, o), B: config(prefixAffinity.router, o),
 			Workload: requests(out.level, o), Loads: out.loads, Blocks: o.blocks, BaseSeed: o.seed, Workers: o.workers,
-			ModelError: band(o),
+			ModelError: band(o), BandLoads: bandLoads,
 		})
 	}
 }
@@ -174,6 +196,9 @@ func study(w io.Writer, o options) error {
 	if err := each(len(outs), func(i int) error { return test(outs[i]) }); err != nil {
 		return err
 	}
+	if err := each(len(outs), func(i int) error { return sizeLevel(outs[i], o) }); err != nil {
+		return err
+	}
 	for _, out := range outs {
 		writeLevel(w, out, o)
 	}
@@ -182,6 +207,11 @@ func study(w io.Writer, o options) error {
 	}
 	for _, out := range outs {
 		if l := bandLine(out); l != "" {
+			fmt.Fprintln(w, l)
+		}
+	}
+	for _, out := range outs {
+		if l := sizeLine(out, o); l != "" {
 			fmt.Fprintln(w, l)
 		}
 	}
