@@ -345,8 +345,9 @@ type VariantVerdict struct {
 }
 
 // BandVerdict says in words whether the verdict holds under every model
-// of the band or rests on the model, naming the first variant under which
-// it flips, its improvement and its verdict there; "" without a band.
+// of the band or rests on the model, naming each variant under which it
+// flips, in the band's order, with its improvement and its verdict there
+// (or why it has none); "" without a band.
 func (r ExperimentResult) BandVerdict() string {
 	if len(r.Band) == 0 {
 		return ""
@@ -358,15 +359,26 @@ func (r ExperimentResult) BandVerdict() string {
 		}
 		return fmt.Sprintf("holds under every model of the band (%s)", strings.Join(names, ", "))
 	}
-	f := r.BandFlip
-	if f.Verdict == NoMeasured && f.Loads != nil && len(f.Loads) == 0 {
-		return fmt.Sprintf("rests on the model: under %s no A/B loads were placed (A's knee under it lies below every load of its sweep), so no verdict", f.Name)
+	var flips []string
+	for _, v := range r.Band {
+		if v.Verdict != r.Verdict {
+			flips = append(flips, "under "+v.words())
+		}
 	}
-	if f.Verdict == NoMeasured && f.KneeUnpaired > 0 {
-		return fmt.Sprintf("rests on the model: under %s no block's knees were compared (in %d of %d blocks both lie beyond the same end of the loads), so no verdict",
-			f.Name, f.KneeUnpaired, f.Blocks)
+	return "rests on the model: " + strings.Join(flips, "; ")
+}
+
+// words is the variant's outcome after "under": its name, then its
+// improvement and verdict, or why it has none.
+func (v VariantVerdict) words() string {
+	switch {
+	case v.Verdict == NoMeasured && v.Loads != nil && len(v.Loads) == 0:
+		return fmt.Sprintf("%s no A/B loads were placed (A's knee under it lies below every load of its sweep), so no verdict", v.Name)
+	case v.Verdict == NoMeasured && v.KneeUnpaired > 0:
+		return fmt.Sprintf("%s no block's knees were compared (in %d of %d blocks both lie beyond the same end of the loads), so no verdict",
+			v.Name, v.KneeUnpaired, v.Blocks)
 	}
-	return fmt.Sprintf("rests on the model: under %s %s %s", f.Name, percent(f.Improvement), f.Verdict)
+	return fmt.Sprintf("%s %s %s", v.Name, percent(v.Improvement), v.Verdict)
 }
 
 // percent prints a relative improvement in per cent with its interval.
