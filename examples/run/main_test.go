@@ -141,7 +141,8 @@ func TestRoutingScenarioSmall(t *testing.T) {
 // At its defaults the routing file gives examples/routing's verdict and
 // model band lines (a long test: SERVESIM_LONG=1, with
 // SERVESIM_ROUTING_OUTPUT naming the output of go run ./examples/routing
-// -out ”, as .ci/run writes it).
+// -out ” -size-load 0, as .ci/run writes it: the scenario sizes no
+// fleet, and the lines compared do not depend on it).
 func TestRoutingFileAtDefaults(t *testing.T) {
 	testlong.Skip(t, "runs the routing scenario at its defaults")
 	path := os.Getenv("SERVESIM_ROUTING_OUTPUT")
