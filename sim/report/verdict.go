@@ -147,7 +147,12 @@ func PairedDiff(e stats.Interval) string {
 //
 // The first form reads the variant's verdict and its improvement on the
 // hypothesis's metric; the paired knee difference (req/s) is "none" where
-// no block compared knees. A variant that ran at loads of its own
+// no block compared knees. On another metric than the knee (a class's
+// attainment, goodput) it is the verdict and the improvement alone:
+//
+//	under atlas-linear: inconclusive, +2.3 % [+0.6, +4.1] (6 blocks)
+//
+// A variant that ran at loads of its own
 // (analysis.Experiment.BandLoads) says which, after its name: "under
 // atlas-roofline at 6.64-11.4 req/s: …". Nil without a band.
 func BandVerdicts(r *analysis.ExperimentResult) []string {
@@ -163,6 +168,14 @@ func BandVerdicts(r *analysis.ExperimentResult) []string {
 		}
 		if v.Loads != nil && len(v.Loads) == 0 {
 			out = append(out, fmt.Sprintf("under %s: no verdict: no A/B loads were placed (A's knee under it lies below every load of its sweep)", name))
+			continue
+		}
+		if r.Hypothesis.Metric.Name != analysis.MetricKnee.Name {
+			if v.Verdict == analysis.NoMeasured {
+				out = append(out, fmt.Sprintf("under %s: no measured requests in %d blocks", name, v.Blocks))
+			} else {
+				out = append(out, fmt.Sprintf("under %s: %s, %s (%d blocks)", name, v.Verdict, improvement(v.Improvement), v.Blocks))
+			}
 			continue
 		}
 		if v.Verdict == analysis.NoMeasured && v.KneeUnpaired > 0 {
