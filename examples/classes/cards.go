@@ -50,10 +50,18 @@ func writeCards(w io.Writer, o options, caps []capRow, cls classStudy) error {
 		}
 		c.Title = "Atlas TP4, interactive and batch classes, " + p.name
 		if i > 0 && cls.verdict != nil {
-			c.Verdict = report.CardVerdictOf(cls.verdict)
+			v := cls.verdict
+			if cls.band != nil {
+				v = cls.band.fixed // the verdict with its band at the verdict loads
+			}
+			c.Verdict = report.CardVerdictOf(v)
 		}
 		if i > 0 {
 			c.Notes = append(c.Notes, classSentences(o, cls)...)
+			if b := cls.band; b != nil && b.own != nil {
+				c.Notes = append(c.Notes, fmt.Sprintf("Near each model's own knee (each model at the same multiples of FCFS's knee under it as the verdict loads are of FCFS's nominal knee), the verdict %s.",
+					b.own.BandVerdict()))
+			}
 		}
 		if err := save(w, o.out, "classes-"+strings.ToLower(p.name), &c); err != nil {
 			return err

@@ -53,6 +53,9 @@ type classStudy struct {
 	// figures averaged over them.
 	loads []loadPairs
 	near  []classPair
+	// band is the verdict under each model of the band declared before
+	// the runs (-model-error, -shapes); nil without a verdict or a band.
+	band *bandStudy
 }
 
 // loadPairs is every class's comparison at one load.
@@ -88,10 +91,18 @@ func experiment(o options) analysis.Experiment {
 }
 
 func classStudyOf(o options) (classStudy, error) {
+	return classStudyUnder(o, modelBand(o))
+}
+
+// classStudyUnder is the study with the verdict read under band too
+// (none when it declares nothing).
+func classStudyUnder(o options, band analysis.ModelError) (classStudy, error) {
 	var s classStudy
 	for _, p := range policies {
+		// The band's runs of each model over the loads (its first
+		// -band-reps seeds) leave the nominal curve as it was.
 		sw := analysis.Sweep{Config: classConfig(o, p.policy), Workload: mix, Grid: analysis.Grid{Loads: o.loads},
-			Reps: o.reps, BaseSeed: o.seed, Workers: o.workers}
+			Reps: o.reps, BaseSeed: o.seed, Workers: o.workers, ModelError: band}
 		c, err := sw.Run()
 		if err != nil {
 			return s, fmt.Errorf("%s: %w", p.name, err)
@@ -108,13 +119,13 @@ func classStudyOf(o options) (classStudy, error) {
 		}
 		s.loads = append(s.loads, loadPairs{load: a[i].Load, classes: pairClasses([]*analysis.Point{&a[i]}, []*analysis.Point{&b[i]})})
 	}
-	var na, nb []*analysis.Point
-	for _, l := range o.near {
-		i := slices.IndexFunc(a, func(p analysis.Point) bool { return p.Load == l })
-		if i < 0 {
-			return s, fmt.Errorf("-near: %g req/s is not a point of the sweep", l)
-		}
-		na, nb = append(na, &a[i]), append(nb, &b[i])
+	na, err := pointsAt(a, o.near)
+	if err != nil {
+		return s, err
+	}
+	nb, err := pointsAt(b, o.near)
+	if err != nil {
+		return s, err
 	}
 	s.near = pairClasses(na, nb)
 	if o.reps < 2 {
@@ -123,18 +134,42 @@ func classStudyOf(o options) (classStudy, error) {
 	// The verdict's blocks are the sweeps' runs at the verdict loads:
 	// Experiment.Run would run the very same (configuration, workload,
 	// seed) again.
-	blocks := make([][]analysis.Block, len(na))
-	for i := range na {
-		blocks[i] = make([]analysis.Block, len(na[i].Runs))
-		for k := range na[i].Runs {
+	if s.verdict, err = experiment(o).ResultOf(blocksOf(na, nb)); err != nil {
+		return s, err
+	}
+	if band.Declared() {
+		s.band, err = runBand(o, &s, band)
+	}
+	return s, err
+}
+
+// pointsAt are the points of pts at loads, in loads' order.
+func pointsAt(pts []analysis.Point, loads []float64) ([]*analysis.Point, error) {
+	out := make([]*analysis.Point, len(loads))
+	for j, l := range loads {
+		i := slices.IndexFunc(pts, func(p analysis.Point) bool { return p.Load == l })
+		if i < 0 {
+			return nil, fmt.Errorf("-near: %g req/s is not a point of the sweep", l)
+		}
+		out[j] = &pts[i]
+	}
+	return out, nil
+}
+
+// blocksOf are an experiment's blocks, indexed [load][block], from A's
+// and B's points at its loads: block k is replication k, the same seed
+// under both.
+func blocksOf(as, bs []*analysis.Point) [][]analysis.Block {
+	blocks := make([][]analysis.Block, len(as))
+	for i := range as {
+		blocks[i] = make([]analysis.Block, len(as[i].Runs))
+		for k := range as[i].Runs {
 			bl := &blocks[i][k]
-			bl.A, bl.AttainA = blockFigures(&na[i].Runs[k])
-			bl.B, bl.AttainB = blockFigures(&nb[i].Runs[k])
+			bl.A, bl.AttainA = blockFigures(&as[i].Runs[k])
+			bl.B, bl.AttainB = blockFigures(&bs[i].Runs[k])
 		}
 	}
-	var err error
-	s.verdict, err = experiment(o).ResultOf(blocks)
-	return s, err
+	return blocks
 }
 
 // blockFigures are a run's hypothesis metric and attainment as an
@@ -229,6 +264,7 @@ func writeClasses(w io.Writer, o options, s classStudy) {
 	}
 	writeVerdict(w, o, s.verdict)
 	writeClassChanges(w, o, s)
+	writeBand(w, o, s)
 	fmt.Fprintf(w, "\n   check: per-class offered and good requests add up to the aggregate's in all %d runs: %v\n",
 		countRuns(s.curves), classesAddUp(s.curves))
 }

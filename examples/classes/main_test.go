@@ -162,18 +162,24 @@ func TestRunWritesCards(t *testing.T) {
 
 func TestRunRefusesBadArguments(t *testing.T) {
 	for args, want := range map[string]string{
-		"-rate 0":     "-rate must be a positive finite rate",
-		"-rate Inf":   "-rate must be a positive finite rate",
-		"-caps 16,x":  `-caps: "x" is not a cap`,
-		"-caps 0":     `-caps: "0" is not a cap`,
-		"-loads 1,-2": `-loads: "-2" is not a positive rate`,
-		"-loads ,":    "-loads must name at least one load",
-		"-near NaN":   `-near: "NaN" is not a positive rate`,
-		"-reps 0":     "-reps must be 1 to 1000 replications (1: no intervals and no verdict), got 0",
-		"-reps 1001":  "-reps must be 1 to 1000 replications (1: no intervals and no verdict), got 1001",
-		"-horizon 0":  "-horizon must be > 0",
-		"-workers -1": "-workers must be >= 0",
-		"extra":       "unexpected arguments",
+		"-rate 0":           "-rate must be a positive finite rate",
+		"-rate Inf":         "-rate must be a positive finite rate",
+		"-caps 16,x":        `-caps: "x" is not a cap`,
+		"-caps 0":           `-caps: "0" is not a cap`,
+		"-loads 1,-2":       `-loads: "-2" is not a positive rate`,
+		"-loads ,":          "-loads must name at least one load",
+		"-near NaN":         `-near: "NaN" is not a positive rate`,
+		"-reps 0":           "-reps must be 1 to 1000 replications (1: no intervals and no verdict), got 0",
+		"-reps 1001":        "-reps must be 1 to 1000 replications (1: no intervals and no verdict), got 1001",
+		"-horizon 0":        "-horizon must be > 0",
+		"-workers -1":       "-workers must be >= 0",
+		"extra":             "unexpected arguments",
+		"-model-error -0.1": "-model-error must be a fraction in [0, 1) (0.1 is ±10 %; 0: none), got -0.1",
+		"-model-error 1":    "-model-error must be a fraction in [0, 1) (0.1 is ±10 %; 0: none), got 1",
+		"-model-error NaN":  "-model-error must be a fraction in [0, 1) (0.1 is ±10 %; 0: none), got NaN",
+		"-shapes linear":    `-shapes: "linear" is not "atlas" or ""`,
+		"-band-reps 1":      "-band-reps must be 0 (-reps) or >= 2: a verdict under a model needs an interval, got 1",
+		"-band-reps -2":     "-band-reps must be 0 (-reps) or >= 2: a verdict under a model needs an interval, got -2",
 	} {
 		var out bytes.Buffer
 		assert.ErrorContains(t, run(&out, strings.Fields(args)), want, args)
@@ -253,7 +259,7 @@ func TestRunRefusesAHorizonPastSimsBound(t *testing.T) {
 func TestRunHelpIsNotAnError(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(&out, []string{"-h"}))
-	for _, flag := range []string{"-rate", "-caps", "-loads", "-near", "-reps", "-horizon", "-seed", "-workers", "-out"} {
+	for _, flag := range []string{"-rate", "-caps", "-loads", "-near", "-reps", "-horizon", "-seed", "-workers", "-out", "-model-error", "-shapes", "-band-reps"} {
 		assert.Contains(t, out.String(), "  "+flag+" ")
 	}
 }
