@@ -183,13 +183,20 @@
 // Plan.Batch gives a step's shape (chunks and decode contexts) without
 // their requests. Engine.Scheduled names them: every request the step in
 // flight scheduled, in scheduling order, with its tokens this step, its
-// computed tokens before the step, whether it decodes, and its Kind: new
-// (in Plan.Started), resumed (admitted again after a preemption) or
-// continuing, as vLLM's SchedulerOutput tells new from cached requests.
-// It is computed only when called and appends into the caller's buffer.
-// It answers in every mode: with a decode cohort (Runner.OmitStreaks with
-// a DecodeSum model) it walks the cohort's members too, which
-// Plan.Batch.Decode does not list (Plan.Cohort counts them).
+// computed tokens before the step, the tokens the step found for it in the
+// prefix cache, whether it decodes, whether it was aborted in flight, and
+// its Kind: new (in Plan.Started), resumed (admitted again after a
+// preemption) or continuing, as vLLM's SchedulerOutput tells
+// scheduled_new_reqs from scheduled_cached_reqs (and, among those, the
+// resumed ones; vllm/v1/core/sched/output.py). It is computed only when
+// called and appends into the caller's buffer. It answers in every mode:
+// with a decode cohort (Runner.OmitStreaks with a DecodeSum model) it
+// walks the cohort's members too, which Plan.Batch.Decode does not list
+// (Plan.Cohort counts them). The step observer's record carries the same
+// list: with RecordSteps, Outcome.Shape.Scheduled names the requests of the
+// steps it describes, filled into a buffer the engine reuses, so an
+// engine that records no steps spends nothing on it (sim.Step.Requests,
+// and the step log and Chrome trace of sim/report, name them by ID).
 //
 // # Speculative decoding
 //

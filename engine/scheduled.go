@@ -6,13 +6,20 @@ import "strconv"
 // tokens it was given this step, whether they are a decode (one token
 // after an emitted one, plus any speculative drafts) rather than a prefill
 // chunk, Computed, its tokens in KV before the step (prefix-cache hits
-// included), and Kind, whether the step admitted it for the first time,
-// resumed it after a preemption, or continued it from an earlier step.
+// included), Cached, the tokens it found in the prefix cache when this
+// step admitted it (Computed for a new or resumed request: for a new one
+// its entry of Plan.Cached; 0 for a continuing one), and Kind, whether the
+// step admitted it for the first time, resumed it after a preemption, or
+// continued it from an earlier step. Aborted says it was aborted while the
+// step was in flight: its work is discarded at Complete, and its Ref may
+// already name another request added since.
 type Scheduled struct {
 	Ref      int32
 	Tokens   int
 	Computed int
+	Cached   int
 	Decode   bool
+	Aborted  bool
 	Kind     ScheduledKind
 }
 
@@ -59,8 +66,8 @@ func (k ScheduledKind) String() string {
 // steps still to run: every request gets its tokens in each, and
 // Computed is before the first of them (after CompleteUntil, the first
 // not collected). A request aborted while in flight is still named
-// when it was planned outside the cohort (its work is discarded at
-// Complete, as Plan.Batch still counts it), and no longer when it was a
+// when it was planned outside the cohort, Aborted (its work is discarded
+// at Complete, as Plan.Batch still counts it), and no longer when it was a
 // member of the cohort (Plan.Cohort still counts it).
 //
 // Naming the cohort walks its members: O(members) a call, where the
@@ -69,6 +76,18 @@ func (e *Engine) Scheduled(dst []Scheduled) ([]Scheduled, bool) {
 	if !e.inFlight {
 		return dst, false
 	}
+	// A request admitted by the plan in flight notes this (attach).
+	return e.scheduled(dst, e.move+1), true
+}
+
+// notAdmitted is an admission mark no request carries (they carry a count
+// of outcomes + 1, or 0 once running): with it, scheduled calls every
+// request continuing.
+const notAdmitted = ^uint64(0)
+
+// scheduled is Scheduled for a step in flight whose newly admitted
+// requests carry the mark admitted.
+func (e *Engine) scheduled(dst []Scheduled, admitted uint64) []Scheduled {
 	if co := &e.co; e.plan.Cohort > 0 {
 		for _, s := range co.members {
 			if s != nil {
@@ -76,16 +95,16 @@ func (e *Engine) Scheduled(dst []Scheduled) ([]Scheduled, bool) {
 			}
 		}
 	}
-	admitted := e.move + 1 // a request admitted by the plan in flight notes this (tryAdmit)
 	for _, s := range e.sched {
-		k := ScheduledContinuing
+		k, cached := ScheduledContinuing, 0
 		if s.admitted == admitted {
-			k = ScheduledNew
+			k, cached = ScheduledNew, s.computed // admitted with nothing computed but its hits
 			if s.preempts > 0 {
 				k = ScheduledResumed
 			}
 		}
-		dst = append(dst, Scheduled{Ref: s.req.Ref, Tokens: s.sched, Computed: s.computed, Decode: s.decoding, Kind: k})
+		dst = append(dst, Scheduled{Ref: s.req.Ref, Tokens: s.sched, Computed: s.computed, Cached: cached,
+			Decode: s.decoding, Aborted: s.aborted, Kind: k})
 	}
-	return dst, true
+	return dst
 }

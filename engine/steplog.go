@@ -29,6 +29,13 @@ type StepShape struct {
 	// request held and the blocks carrying cached content (held or free),
 	// out of KVBlocks.
 	Used, Cached []int
+	// Scheduled names the first step's requests in scheduling order, as
+	// Engine.Scheduled named them while it was in flight (their tokens sum
+	// to Batch's; the Cached of the new ones to CachedTokens). Each later
+	// step of a run schedules the same requests with the same tokens,
+	// every one continuing, its Computed Tokens more per step. Owned by
+	// the engine and valid until the next call.
+	Scheduled []Scheduled
 }
 
 // recording is what RecordSteps needs remembered to describe a plan's
@@ -41,6 +48,7 @@ type recording struct {
 	cachedTok0 int   // prompt tokens found cached by the plan's first step
 	waiting0   int   // queue lengths when the plan was made
 	running0   int
+	admitted0  uint64 // the admission mark of the plan's requests (Scheduled)
 }
 
 // RecordSteps makes every Outcome describe its steps (Outcome.Shape). It
@@ -68,6 +76,7 @@ func (e *Engine) recordFirstStep() {
 	e.cachedAt = append(e.cachedAt[:0], e.pool.cached)
 	e.waiting0, e.running0 = e.waiting.len(), len(e.running)
 	e.atFirst = true
+	e.admitted0 = e.move + 1 // as Scheduled reads it before the plan's first outcome
 	e.cachedTok0 = 0
 	for _, c := range e.plan.Cached {
 		e.cachedTok0 += c
@@ -93,10 +102,13 @@ func (e *Engine) recordShape(j int) {
 	*sh = StepShape{Start: p.Start, StepTime: p.StepTime, Steps: j,
 		Batch:   costmodel.Batch{Decode: decode, Prefill: p.Batch.Prefill, Verify: p.Batch.Verify},
 		Waiting: e.waiting0, Running: e.running0,
-		Used: sh.Used[:0], Cached: sh.Cached[:0]}
+		Used: sh.Used[:0], Cached: sh.Cached[:0], Scheduled: sh.Scheduled}
+	admitted := uint64(notAdmitted)
 	if e.atFirst {
 		sh.CachedTokens, sh.Preempted = e.cachedTok0, len(p.Preempted)
+		admitted = e.admitted0
 	}
+	sh.Scheduled = e.scheduled(sh.Scheduled[:0], admitted)
 	b := e.cfg.BlockSize
 	for i := range j {
 		used := e.used0

@@ -351,6 +351,9 @@ func (r *runner) timeout(ref int32, gen uint32) error {
 	if err := rep.eng.Abort(r.now, ref); err != nil {
 		panic("sim: invariant timeout-of-held-request broken: " + err.Error())
 	}
+	if r.steps != nil {
+		rep.aborted = append(rep.aborted, abortedRef{ref, s.rec.ID})
+	}
 	r.hold(rep, -1)
 	r.inSystem--
 	return r.end(ref, StatusTimedOut, "client deadline reached")

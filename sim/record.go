@@ -166,8 +166,45 @@ type Step struct {
 	// of KVBlocks.
 	KVUsed, KVCached []int
 	KVBlocks         int
+	// Requests names the requests the (first) step scheduled, in
+	// scheduling order (engine.Engine.Scheduled): their tokens add up to
+	// the step's decodes and chunks, the Cached of the new ones to
+	// CachedTokens (a resumed one's are its hits after a preemption). Each
+	// later step of a run schedules the same ones with the same tokens,
+	// every one continuing.
+	Requests []StepRequest
 
-	decode []int // All's scratch, reused from step to step
+	decode []int         // All's scratch, reused from step to step
+	later  []StepRequest // All's scratch, the requests of a run's later steps
+}
+
+// StepRequest is one request a step scheduled (engine.Scheduled, named by
+// the request's ID): the tokens it computed in the step, those it had in
+// KV before it, the prompt tokens the step found for it in the prefix
+// cache (when the step admitted it; else 0), whether they are a decode,
+// whether the step admitted it for the first time, resumed it after a
+// preemption or continued it, and whether it was aborted (timed out)
+// while the step ran, its work discarded.
+type StepRequest struct {
+	ID       uint64
+	Tokens   int
+	Computed int
+	Cached   int
+	Decode   bool
+	Aborted  bool
+	Kind     engine.ScheduledKind
+}
+
+// Later is q as it is i steps later in a run of identical steps: the
+// same tokens, i times them more computed, continuing, nothing found
+// cached.
+func (q StepRequest) Later(i int) StepRequest {
+	if i == 0 {
+		return q
+	}
+	q.Computed += i * q.Tokens
+	q.Cached, q.Kind = 0, engine.ScheduledContinuing
+	return q
 }
 
 // Composition names what a step computed.
@@ -212,6 +249,9 @@ func (s *Step) All() iter.Seq[*Step] {
 			s.decode = make([]int, len(s.Decode))
 		}
 		decode := s.decode[:len(s.Decode)]
+		if s.Count > 1 && cap(s.later) < len(s.Requests) {
+			s.later = make([]StepRequest, len(s.Requests))
+		}
 		for i := range s.Count {
 			one.Start = s.Start + time.Duration(i)*s.Duration
 			for k, c := range s.Decode {
@@ -221,6 +261,11 @@ func (s *Step) All() iter.Seq[*Step] {
 			one.KVUsed, one.KVCached = s.KVUsed[i:i+1], s.KVCached[i:i+1]
 			if i > 0 {
 				one.CachedTokens, one.Preempted = 0, 0
+				later := s.later[:len(s.Requests)]
+				for k, q := range s.Requests {
+					later[k] = q.Later(i)
+				}
+				one.Requests = later
 			}
 			if !yield(&one) {
 				return
@@ -235,8 +280,31 @@ func (r *runner) observeSteps(rep *replica, out *engine.Outcome) {
 	r.step = Step{Replica: rep.idx, Start: sh.Start, Duration: sh.StepTime, Count: sh.Steps,
 		Decode: sh.Batch.Decode, Verify: sh.Batch.Verify, Prefill: sh.Batch.Prefill, CachedTokens: sh.CachedTokens, Preempted: sh.Preempted,
 		Waiting: sh.Waiting, Running: sh.Running, KVUsed: sh.Used, KVCached: sh.Cached, KVBlocks: rep.eng.Config().KVBlocks,
-		decode: r.step.decode}
+		Requests: r.stepRequests(rep, sh.Scheduled), decode: r.step.decode, later: r.step.later}
 	r.steps.ObserveStep(&r.step)
+	rep.aborted = rep.aborted[:0]
+}
+
+// stepRequests names the requests of a step by their IDs, in a reused
+// buffer. An aborted one has ended, and its ref may name a request added
+// since: its ID is the one noted when it was aborted.
+func (r *runner) stepRequests(rep *replica, sched []engine.Scheduled) []StepRequest {
+	names := r.names[:0]
+	for _, q := range sched {
+		id := r.slots[q.Ref].rec.ID
+		if q.Aborted {
+			for _, a := range rep.aborted {
+				if a.ref == q.Ref {
+					id = a.id
+					break
+				}
+			}
+		}
+		names = append(names, StepRequest{ID: id, Tokens: q.Tokens, Computed: q.Computed, Cached: q.Cached,
+			Decode: q.Decode, Aborted: q.Aborted, Kind: q.Kind})
+	}
+	r.names = names
+	return names
 }
 
 // StepMix is how a window's step time divides by composition: how many

@@ -32,6 +32,16 @@ type replica struct {
 	blockTime wide          // KV blocks held × step time, over the steps that ended in the window
 	col       collector     // its measured requests
 	streak    streaks       // its requests in decode streaks (streak.go)
+	// aborted: when steps are observed, the requests aborted since its
+	// move in flight was planned, first first, by ref and ID (a ref is
+	// reused once its request ends; the step's record names it by ID).
+	aborted []abortedRef
+}
+
+// abortedRef is a request aborted while its replica's move was in flight.
+type abortedRef struct {
+	ref int32
+	id  uint64
 }
 
 // replicas is the runner's fleet (this file): every replica, those to
@@ -147,6 +157,7 @@ func (r *runner) planned(rep *replica, p *engine.Plan) error {
 	}
 	r.ends.set(rep.idx, p.End)
 	rep.stepTime, rep.stepDone = p.StepTime, p.End
+	rep.aborted = rep.aborted[:0]
 	return nil
 }
 

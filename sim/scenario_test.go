@@ -242,7 +242,7 @@ func (o stepScenarioObserver) ObserveStep(s *Step) {
 	}
 	for one := range s.All() {
 		c := *one
-		c.decode = nil // All's scratch
+		c.decode, c.later = nil, nil // All's scratch
 		fmt.Fprintf(b, "step %+v\n", c)
 	}
 }

@@ -19,9 +19,10 @@ type collectors struct {
 	bounds   []classBound // each class's bounds, by class
 	perClass bool         // Config.Classes is set: each class has its own summary
 
-	steps StepObserver // the observer's steps, if it wants them
-	step  Step         // reused for each call
-	mix   stepMix      // step time by composition over the window
+	steps StepObserver  // the observer's steps, if it wants them
+	step  Step          // reused for each call
+	names []StepRequest // the step's requests by ID, reused for each call
+	mix   stepMix       // step time by composition over the window
 }
 
 // newCollectors is the collectors of a run of cfg (whose SLO with its

@@ -29,6 +29,11 @@ import (
 //	waiting, running        the replica's queue lengths while the step ran
 //	kv_used, kv_cached      KV blocks some request held, and blocks carrying cached content (held or free), at its start
 //	kv_blocks               the replica's KV blocks
+//	requests                the requests the step scheduled, in scheduling order (sim.Step.Requests):
+//	                        [{"id": its ID, "kind": new, resumed or continuing, "tokens": computed in the step,
+//	                        "computed": in KV before it, "cached": found in the prefix cache by the step,
+//	                        "decode": a decode rather than a prefill chunk}, …], with "aborted":true after
+//	                        "decode" for a request aborted while the step ran (its work discarded)
 //
 // Times are exact decimals of the simulator's nanoseconds, as in the
 // per-request events (73.96 ms is 0.07396). Lines are built in a reused
@@ -45,7 +50,7 @@ func NewStepLog(w io.Writer) *StepLog { return &StepLog{newLineWriter(w)} }
 // StepColumns are the step log's keys, in the order every line has them.
 func StepColumns() []string {
 	return []string{"replica", "start_s", "duration_s", "composition", "decodes", "decode_context", "prefill",
-		"prefill_tokens", "cached_tokens", "preempted", "waiting", "running", "kv_used", "kv_cached", "kv_blocks"}
+		"prefill_tokens", "cached_tokens", "preempted", "waiting", "running", "kv_used", "kv_cached", "kv_blocks", "requests"}
 }
 
 // Observe does nothing: a step log has no line for a request.
@@ -93,6 +98,8 @@ func (l *StepLog) ObserveStep(s *sim.Step) {
 		b = appendInt(b, "kv_used", s.KVUsed[i])
 		b = appendInt(b, "kv_cached", s.KVCached[i])
 		b = appendInt(b, "kv_blocks", s.KVBlocks)
+		b = appendKey(b, "requests")
+		b = appendRequests(b, s, i)
 		l.buf = append(b, "}\n"...)
 		l.emit()
 	}
@@ -109,6 +116,31 @@ func appendChunks(b []byte, s *sim.Step) []byte {
 		b = strconv.AppendInt(b, int64(c.NewTokens), 10)
 		b = append(b, `,"context":`...)
 		b = strconv.AppendInt(b, int64(c.Context), 10)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// appendRequests appends the requests of step i of s (as sim.Step.All
+// expands it) as a JSON array.
+func appendRequests(b []byte, s *sim.Step, i int) []byte {
+	b = append(b, '[')
+	for k, q := range s.Requests {
+		q = q.Later(i)
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = strconv.AppendUint(b, q.ID, 10)
+		b = append(b, `,"kind":"`...)
+		b = append(append(b, q.Kind.String()...), '"')
+		b = appendInt(b, "tokens", q.Tokens)
+		b = appendInt(b, "computed", q.Computed)
+		b = appendInt(b, "cached", q.Cached)
+		b = strconv.AppendBool(appendKey(b, "decode"), q.Decode)
+		if q.Aborted {
+			b = append(b, `,"aborted":true`...)
+		}
 		b = append(b, '}')
 	}
 	return append(b, ']')

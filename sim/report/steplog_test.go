@@ -157,11 +157,17 @@ func sumInts(xs []int) int {
 }
 
 // runOfDecodes is a run of 3 identical decode steps, as a fast-forwarded
-// replica delivers it.
+// replica delivers it: requests 7 and 8 continue, 9 resumes after a
+// preemption with its 188 blocks of 16 tokens found cached.
 func runOfDecodes() sim.Step {
 	return sim.Step{Replica: 1, Start: 1500 * time.Millisecond, Duration: 45 * time.Millisecond, Count: 3,
-		Decode: []int{2100, 2400, 3000}, CachedTokens: 512, Preempted: 1, Waiting: 2, Running: 3,
-		KVUsed: []int{500, 500, 501}, KVCached: []int{40, 40, 40}, KVBlocks: 28672}
+		Decode: []int{2100, 2400, 3008}, CachedTokens: 512, Preempted: 1, Waiting: 2, Running: 3,
+		KVUsed: []int{500, 500, 501}, KVCached: []int{40, 40, 40}, KVBlocks: 28672,
+		Requests: []sim.StepRequest{
+			{ID: 7, Tokens: 1, Computed: 2100, Decode: true},
+			{ID: 8, Tokens: 1, Computed: 2400, Decode: true},
+			{ID: 9, Tokens: 1, Computed: 3008, Cached: 3008, Decode: true, Kind: engine.ScheduledResumed},
+		}}
 }
 
 // A run of identical steps is written exactly as its steps one by one
@@ -178,8 +184,17 @@ func TestStepLogExpandsARunAsAll(t *testing.T) {
 	require.NoError(t, b.Flush())
 	assert.Equal(t, each.String(), whole.String())
 	assert.Equal(t, 3, strings.Count(whole.String(), "\n"))
-	assert.Contains(t, whole.String(), `{"replica":1,"start_s":1.59,"duration_s":0.045,"composition":"decode","decodes":3,"decode_context":7506,`+
-		`"prefill":[],"prefill_tokens":0,"cached_tokens":0,"preempted":0,"waiting":2,"running":3,"kv_used":501,"kv_cached":40,"kv_blocks":28672}`)
+	assert.Contains(t, whole.String(), `{"replica":1,"start_s":1.5,"duration_s":0.045,"composition":"decode","decodes":3,"decode_context":7508,`+
+		`"prefill":[],"prefill_tokens":0,"cached_tokens":512,"preempted":1,"waiting":2,"running":3,"kv_used":500,"kv_cached":40,"kv_blocks":28672,`+
+		`"requests":[{"id":7,"kind":"continuing","tokens":1,"computed":2100,"cached":0,"decode":true},`+
+		`{"id":8,"kind":"continuing","tokens":1,"computed":2400,"cached":0,"decode":true},`+
+		`{"id":9,"kind":"resumed","tokens":1,"computed":3008,"cached":3008,"decode":true}]}`)
+	// Two steps later every request has two more tokens, and continues.
+	assert.Contains(t, whole.String(), `{"replica":1,"start_s":1.59,"duration_s":0.045,"composition":"decode","decodes":3,"decode_context":7514,`+
+		`"prefill":[],"prefill_tokens":0,"cached_tokens":0,"preempted":0,"waiting":2,"running":3,"kv_used":501,"kv_cached":40,"kv_blocks":28672,`+
+		`"requests":[{"id":7,"kind":"continuing","tokens":1,"computed":2102,"cached":0,"decode":true},`+
+		`{"id":8,"kind":"continuing","tokens":1,"computed":2402,"cached":0,"decode":true},`+
+		`{"id":9,"kind":"continuing","tokens":1,"computed":3010,"cached":0,"decode":true}]}`)
 }
 
 // Logging a step allocates nothing once the buffers have grown.

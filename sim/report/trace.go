@@ -147,6 +147,8 @@ func (t *ChromeTrace) step(s *sim.Step, i int, start time.Duration) {
 	b = appendInt(b, "running", s.Running)
 	b = appendInt(b, "kv_used", s.KVUsed[i])
 	b = appendInt(b, "kv_cached", s.KVCached[i])
+	b = appendKey(b, "requests")
+	b = appendRequests(b, s, i)
 	t.end(append(b, "}}"...))
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,7 +150,10 @@ func TestTraceExpandsARunAsAll(t *testing.T) {
 	}
 	assert.Equal(t, []float64{1500e3, 1590e3}, kvUsed, "written at the first step and where it changed")
 	assert.Contains(t, whole.String(), `{"name":"decode×3","cat":"decode","ph":"X","ts":1545000,"dur":45000,"pid":1,"tid":1,`+
-		`"args":{"decodes":3,"prefill":[],"cached_tokens":0,"preempted":0,"waiting":2,"running":3,"kv_used":500,"kv_cached":40}}`)
+		`"args":{"decodes":3,"prefill":[],"cached_tokens":0,"preempted":0,"waiting":2,"running":3,"kv_used":500,"kv_cached":40,`+
+		`"requests":[{"id":7,"kind":"continuing","tokens":1,"computed":2101,"cached":0,"decode":true},`+
+		`{"id":8,"kind":"continuing","tokens":1,"computed":2401,"cached":0,"decode":true},`+
+		`{"id":9,"kind":"continuing","tokens":1,"computed":3009,"cached":0,"decode":true}]}}`)
 }
 
 // Steps are named by their composition; times are exact microseconds.
@@ -225,4 +229,80 @@ func TestObservers(t *testing.T) {
 	assert.Len(t, rs, 1)
 	assert.Len(t, more, 1)
 	assert.Equal(t, 3, bytes.Count(buf.Bytes(), []byte("\n")))
+}
+
+// The trace and the step log of the fixture (every terminal status; a
+// request timed out while decoding) name each step's requests: the
+// goldens hold both documents, and every step's requests add up to its
+// figures, each request's computed tokens grow by what it was given, and
+// the one that timed out in a step is named in it, aborted, by its ID.
+func TestTraceAndStepLogNameTheRequests(t *testing.T) {
+	var trace, steps bytes.Buffer
+	tr, log := NewChromeTrace(&trace), NewStepLog(&steps)
+	runFixture(t, false, Observers(tr, log))
+	require.NoError(t, tr.Close())
+	require.NoError(t, log.Flush())
+	checkGolden(t, "trace_fixture.json", trace.Bytes())
+	checkGolden(t, "steps_fixture.jsonl", steps.Bytes())
+
+	type named struct {
+		ID       uint64 `json:"id"`
+		Kind     string `json:"kind"`
+		Tokens   int    `json:"tokens"`
+		Computed int    `json:"computed"`
+		Cached   int    `json:"cached"`
+		Decode   bool   `json:"decode"`
+		Aborted  bool   `json:"aborted"`
+	}
+	computed := map[uint64]int{} // after the last step that named it
+	aborted := 0
+	n := 0
+	for _, e := range parseTrace(t, trace.Bytes()) {
+		if e.Ph != "X" {
+			continue
+		}
+		n++
+		var args struct {
+			Decodes int `json:"decodes"`
+			Prefill []struct {
+				New int `json:"new"`
+			} `json:"prefill"`
+			Cached   int     `json:"cached_tokens"`
+			Requests []named `json:"requests"`
+		}
+		require.NoError(t, json.Unmarshal(e.Args, &args))
+		want := args.Decodes
+		for _, c := range args.Prefill {
+			want += c.New
+		}
+		tokens, cachedNew, decodes := 0, 0, 0
+		for _, q := range args.Requests {
+			tokens += q.Tokens
+			if q.Decode {
+				decodes++
+			}
+			switch q.Kind {
+			case "new":
+				cachedNew += q.Cached
+				assert.Equal(t, q.Cached, q.Computed, "request %d: new, with nothing computed but its hits", q.ID)
+				assert.NotContains(t, computed, q.ID, "request %d new twice", q.ID)
+			case "continuing":
+				assert.Equal(t, computed[q.ID], q.Computed, "request %d continues where it stopped", q.ID)
+				assert.Zero(t, q.Cached)
+			}
+			computed[q.ID] = q.Computed + q.Tokens
+			if q.Aborted {
+				aborted++
+				assert.Equal(t, uint64(4), q.ID, "the request that timed out")
+			}
+		}
+		assert.Equal(t, want, tokens, "step at %v µs: its requests' tokens", e.TS)
+		assert.Equal(t, args.Decodes, decodes, "step at %v µs: its decodes", e.TS)
+		assert.Equal(t, args.Cached, cachedNew, "step at %v µs: the new requests' hits", e.TS)
+	}
+	assert.Equal(t, 1, aborted, "request 4 timed out in a step")
+	assert.Equal(t, n, strings.Count(steps.String(), "\n"), "a line per step")
+	// Requests 0, 1, 4, 5 and 6 ran (2 never fits, 3 is recorded failed);
+	// each was named.
+	assert.Len(t, computed, 5)
 }
