@@ -2,7 +2,6 @@ package engine
 
 import (
 	"math"
-	"strconv"
 	"testing"
 	"time"
 
@@ -70,26 +69,39 @@ func TestBoundsThemselvesRun(t *testing.T) {
 	}
 }
 
-// A request longer than MaxTokens (prompt + output − 1) is refused with
-// ErrTooLong, whatever its lengths: a prompt of 2⁶³ − 1 tokens used to
+// No request length overflows: a prompt of 2⁶³ − 1 tokens used to
 // overflow the never-fits test, be admitted and panic on the first step.
+// With the largest pool, MaxModelLen is MaxTokens: a prompt at or above it
+// is refused (ErrPromptTooLong), and any output is cut at it.
 func TestTooLongRequestIsRefused(t *testing.T) {
-	e, err := New(Config{KVBlocks: MaxKVBlocks, BlockSize: MaxTokens}, nil)
+	cfg := Config{KVBlocks: MaxKVBlocks, BlockSize: MaxTokens}
+	e, err := New(cfg, nil)
 	require.NoError(t, err)
+	assert.Equal(t, MaxTokens, e.Config().MaxModelLen, "KVBlocks × BlockSize, capped at MaxTokens")
 	for i, r := range []Request{
 		{Input: math.MaxInt64, Output: 1},
 		{Input: math.MaxInt64, Output: math.MaxInt64},
 		{Input: 1 << 62, Output: 1 << 62},
-		{Input: 1 << 30, Output: 1<<30 + 1},
-		{Input: 1, Output: MaxTokens + 1},
+		{Input: MaxTokens, Output: 1},
 	} {
 		r.Ref = int32(i)
 		err := e.Add(0, r)
-		assert.ErrorIs(t, err, ErrTooLong)
-		assert.EqualError(t, err, "engine: request too long (prompt + output - 1 tokens exceed MaxTokens, 2147483647): Input "+
-			strconv.Itoa(r.Input)+", Output "+strconv.Itoa(r.Output))
+		assert.ErrorIs(t, err, ErrPromptTooLong)
+		assert.EqualError(t, err, "engine: prompt too long (Input >= MaxModelLen leaves no room for an output token): MaxModelLen 2147483647")
 	}
 	assert.Equal(t, 0, e.Waiting())
+	// Outputs past MaxModelLen are accepted, cut there.
+	for i, r := range []Request{
+		{Input: 1 << 30, Output: 1<<30 + 1},
+		{Input: 1, Output: MaxTokens + 1},
+		{Input: 1, Output: math.MaxInt64},
+	} {
+		r.Ref = int32(20 + i)
+		require.NoError(t, e.Add(0, r))
+		assert.Equal(t, MaxTokens-r.Input, cfg.ServedOutput(r.Input, r.Output))
+	}
+	e, err = New(cfg, nil)
+	require.NoError(t, err)
 	// At the bound it is accepted, and served.
 	require.NoError(t, e.Add(0, Request{Ref: 10, Input: 1 << 30, Output: 1 << 30}))
 	p, err := e.Schedule(0)

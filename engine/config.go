@@ -30,8 +30,8 @@ const (
 	// KVBlocks: free blocks without content are one node per run.
 	MaxKVBlocks = math.MaxInt32
 	// MaxTokens bounds every count of tokens: MaxBatchedTokens, ChunkCap,
-	// BlockSize, SpeculativeTokens, and a request's prompt + output − 1
-	// (Add refuses a longer request, ErrTooLong). 2³¹ − 1, the range of a
+	// BlockSize, SpeculativeTokens and MaxModelLen, so a request's prompt
+	// + output, cut at MaxModelLen, within it too. 2³¹ − 1, the range of a
 	// trace's lengths and far above any context window, so that the sums
 	// and products the engine forms of them (a request's blocks × steps,
 	// a run's tokens) stay within an int.
@@ -71,6 +71,18 @@ type Config struct {
 	// KVBlocks is the number of KV blocks, at most MaxKVBlocks. Default
 	// 28,672 (Atlas TP4).
 	KVBlocks int
+	// MaxModelLen is the longest sequence a request may reach, prompt and
+	// output together (vLLM's max_model_len), at most MaxTokens and at
+	// most the KV capacity, KVBlocks × BlockSize tokens, as vLLM refuses
+	// to start with a max_model_len its KV cache cannot hold one sequence
+	// of. Add refuses a prompt of MaxModelLen tokens or more
+	// (ErrPromptTooLong), as vLLM's front end does
+	// (InputProcessor._validate_prompt_len); a request whose prompt +
+	// output exceeds it is served and stopped when it holds MaxModelLen
+	// tokens, after MaxModelLen − Input output tokens (vLLM's
+	// FINISHED_LENGTH_CAPPED, sched/utils.py check_stop). 0 means the KV
+	// capacity (or MaxTokens, if less).
+	MaxModelLen int
 	// Watermark is the fraction of KV blocks that admission keeps free
 	// while anything runs (vLLM V0's watermark, and V1's since mid-2026,
 	// e.g. 0.01). Running requests may use them. Default 0.
@@ -130,7 +142,39 @@ func (c Config) WithDefaults() Config {
 	if c.Policy == nil {
 		c.Policy = FCFS{}
 	}
+	if c.MaxModelLen == 0 {
+		c.MaxModelLen = c.capacity()
+	}
 	return c
+}
+
+// ServedOutput is how many output tokens a request of input prompt
+// tokens that asks for output tokens emits under c: output, or
+// MaxModelLen − input when input + output exceeds MaxModelLen (the
+// request is length-capped, as vLLM's FINISHED_LENGTH_CAPPED); 0 for a
+// request Add refuses for its prompt (input >= MaxModelLen).
+func (c Config) ServedOutput(input, output int) int {
+	m := c.MaxModelLen
+	if m == 0 {
+		m = c.WithDefaults().capacity()
+	}
+	if input >= m {
+		return 0
+	}
+	return min(output, m-input)
+}
+
+// capacity is the KV cache's tokens, KVBlocks × BlockSize, at most
+// MaxTokens (0 when either is negative: Validate refuses them), with
+// their defaults filled in.
+func (c Config) capacity() int {
+	if c.KVBlocks <= 0 || c.BlockSize <= 0 {
+		return 0
+	}
+	if c.KVBlocks > MaxTokens/c.BlockSize {
+		return MaxTokens
+	}
+	return c.KVBlocks * c.BlockSize
 }
 
 // defaultNote says that a zero field stands for its default.
@@ -164,6 +208,7 @@ func (c Config) Validate() error {
 	neg("KVBlocks", c.KVBlocks)
 	neg("MaxWaiting", c.MaxWaiting)
 	neg("SpeculativeTokens", c.SpeculativeTokens)
+	neg("MaxModelLen", c.MaxModelLen)
 	const tokens = "MaxTokens: token counts beyond it would overflow the engine's sums"
 	over("MaxBatchedTokens", c.MaxBatchedTokens, MaxTokens, tokens)
 	over("MaxSeqs", c.MaxSeqs, MaxSeqsLimit, "MaxSeqsLimit: the engine keeps a buffer of MaxSeqs decodes and LargestStep's search is quadratic in it")
@@ -171,10 +216,15 @@ func (c Config) Validate() error {
 	over("BlockSize", c.BlockSize, MaxTokens, tokens)
 	over("KVBlocks", c.KVBlocks, MaxKVBlocks, "MaxKVBlocks: block ids and runs of free blocks are int32")
 	over("SpeculativeTokens", c.SpeculativeTokens, MaxTokens, tokens)
+	over("MaxModelLen", c.MaxModelLen, MaxTokens, tokens)
 	if !(c.Watermark >= 0 && c.Watermark < 1) { // also refuses NaN
 		errs = append(errs, fmt.Errorf("engine: Watermark must be in [0, 1), got %v", c.Watermark))
 	}
 	d := c.WithDefaults()
+	if capacity := d.capacity(); c.MaxModelLen > capacity && capacity > 0 && c.MaxModelLen <= MaxTokens {
+		errs = append(errs, fmt.Errorf("engine: MaxModelLen must be <= %d, the KV capacity (KVBlocks %d × BlockSize %d), as vLLM refuses a max_model_len its KV cache cannot hold, got %d",
+			capacity, d.KVBlocks, d.BlockSize, c.MaxModelLen))
+	}
 	if c.DisableChunkedPrefill && c.ChunkCap > 0 {
 		errs = append(errs, fmt.Errorf("engine: ChunkCap (%d) has no meaning with DisableChunkedPrefill", c.ChunkCap))
 	}

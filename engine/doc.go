@@ -14,7 +14,9 @@
 //   - config.go: Config, every field's zero value documented; Validate,
 //     which also bounds every count (MaxKVBlocks: block ids are int32;
 //     MaxTokens; MaxSeqsLimit), so no value a file can hold overflows.
-//   - request.go: Request (what a driver hands in) and the rejection reasons.
+//   - request.go: Request (what a driver hands in) and the rejection
+//     reasons (a prompt at or above MaxModelLen among them; a longer
+//     output is cut there, see "MaxModelLen" below).
 //   - engine.go: New, Add, Abort, and the Plan/Emit/Outcome the engine
 //     answers with. Engine's state is grouped by kind, each group a
 //     struct declared in the file that owns it: queues (engine.go),
@@ -99,7 +101,8 @@
 //     (Complete reports nothing for it). Abort of a request the engine no
 //     longer holds is refused (ErrUnknownRef).
 //  4. Every request Add accepts ends exactly once: by the Emit of its
-//     last token (Emit.Done, after exactly its Output tokens) or by an
+//     last token (Emit.Done, after exactly its Output tokens, or
+//     MaxModelLen − Input if fewer: Config.ServedOutput) or by an
 //     accepted Abort. A rejected Add (the error says why) holds nothing.
 //  5. While a step is in flight, Scheduled names each request it
 //     scheduled once, with its tokens (they sum to Plan.Batch.Tokens()),
@@ -172,11 +175,27 @@
 // preemption. A waiting request references the leading blocks of its
 // sequence that are cached (computing at least its last token); a block of
 // shared content is cached when the step computing it is scheduled.
-// Plan.Cached reports what each new request found. The never-fits rule: a
-// request whose prompt + output − 1 tokens (the last token is sampled,
-// never stored) need more blocks than KVBlocks is rejected at Add with
-// ErrNeverFits rather than left to block the queue; one longer than
-// MaxTokens (2³¹ − 1) with ErrTooLong.
+// Plan.Cached reports what each new request found.
+//
+// # MaxModelLen
+//
+// Config.MaxModelLen (vLLM's max_model_len; by default, and at most, the
+// KV capacity KVBlocks × BlockSize, as vLLM will not start with more) is
+// the longest sequence a request reaches. Add refuses a prompt of
+// MaxModelLen tokens or more with ErrPromptTooLong, as vLLM's front end
+// does (v1/engine/input_processor.py, _validate_prompt_len: a prompt
+// longer than max_model_len, or equal to it, leaves no room for an output
+// token). A request whose prompt + output exceeds it is served and
+// stopped when its tokens reach MaxModelLen: vLLM's check_stop
+// (v1/core/sched/utils.py) finishes it FINISHED_LENGTH_CAPPED once
+// request.num_tokens >= max_model_len after the token that reaches it is
+// appended, so it emits MaxModelLen − Input tokens (Config.ServedOutput),
+// and the OpenAI front end gives it that max_tokens to begin with
+// (entrypoints/utils.py get_max_tokens). Add cuts its Output there, so
+// every fast path stops it where a step-by-step engine does. No request
+// is refused for its KV: its peak, MaxModelLen − 1 tokens (the last token
+// is sampled, never stored), fits the cache, so a request that needs the
+// whole pool is served, after preempting the others if need be.
 //
 // # Naming a step's requests
 //
@@ -270,4 +289,9 @@
 //     0.19; vLLM's main (PR #42656, May 2026) puts them at the head.
 //   - AdmitOnFirstChunk is vLLM before 0.19, whose scheduler_reserve_full_isl
 //     (PR #37307, default on) gates admission on the whole sequence.
+//   - With DisableChunkedPrefill, vLLM requires max_num_batched_tokens >=
+//     max_model_len at startup (config/scheduler.py); servesim, whose
+//     MaxModelLen defaults to the whole KV capacity, instead refuses at
+//     Add a request whose prompt + output − 1 tokens (output cut at
+//     MaxModelLen) exceed MaxBatchedTokens (ErrExceedsBudget).
 package engine

@@ -16,6 +16,9 @@ import (
 type Engine struct {
 	cfg   Config
 	model costmodel.Model
+	// promptTooLong is Add's refusal of a prompt at or above MaxModelLen,
+	// made once: ErrPromptTooLong with the bound.
+	promptTooLong error
 
 	// The state, by kind, each in the file that owns it. The groups are
 	// embedded values, so a field is read with one load as before
@@ -172,6 +175,7 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 		runState:   runState{res: newResidues(cfg.BlockSize)},
 		priceCache: newPriceCache(m),
 	}
+	e.promptTooLong = fmt.Errorf("%w: MaxModelLen %d", ErrPromptTooLong, cfg.MaxModelLen)
 	e.decideFast() // and with it the cohort (setCohort) and the waiting queue's order
 	return e, nil
 }
@@ -216,8 +220,11 @@ func (e *Engine) Idle() bool { return e.reqs.len() == 0 }
 
 // Add offers r to the engine. A nil error means r joined the waiting queue;
 // otherwise r was rejected at once and the error (wrapping one of the Err*
-// reasons) says why. The instant is accepted for symmetry with the other
-// calls; the engine orders by call order.
+// reasons) says why. An accepted request whose Input + Output exceeds
+// Config.MaxModelLen will emit Config.ServedOutput(Input, Output) tokens,
+// MaxModelLen − Input: the engine keeps its Output cut there. The instant
+// is accepted for symmetry with the other calls; the engine orders by call
+// order.
 func (e *Engine) Add(now time.Duration, r Request) error {
 	if r.Input <= 0 || r.Output <= 0 || r.Deadline != 0 && r.Deadline < r.Arrival {
 		return invalid(&r)
@@ -225,14 +232,17 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 	if _, dup := e.reqs.get(r.Ref); dup {
 		return fmt.Errorf("%w: %d", ErrDuplicateRef, r.Ref)
 	}
-	if uint64(r.Input)+uint64(r.Output)-1 > MaxTokens { // both > 0: no overflow
-		return fmt.Errorf("%w: Input %d, Output %d", ErrTooLong, r.Input, r.Output)
+	if r.Input >= e.cfg.MaxModelLen {
+		return e.promptTooLong // one error, the same for every such request, so that a driver's tally groups them
 	}
-	peak := r.Input + r.Output - 1
-	if e.blocksFor(peak) > e.cfg.KVBlocks {
-		return ErrNeverFits
-	}
-	if e.cfg.DisableChunkedPrefill && peak > e.cfg.MaxBatchedTokens {
+	// Cut at MaxModelLen (length-capped), here once, so that every path
+	// that reads Output stops it there: vLLM stops a request when its
+	// tokens reach max_model_len (sched/utils.py check_stop,
+	// request.num_tokens >= max_model_len after the token is appended).
+	// Its peak, Input + Output − 1 < MaxModelLen <= KVBlocks × BlockSize
+	// tokens, fits the cache.
+	r.Output = min(r.Output, e.cfg.MaxModelLen-r.Input)
+	if e.cfg.DisableChunkedPrefill && r.Input+r.Output-1 > e.cfg.MaxBatchedTokens {
 		return ErrExceedsBudget
 	}
 	if e.cfg.MaxWaiting > 0 && e.waiting.len() >= e.cfg.MaxWaiting {

@@ -105,19 +105,6 @@ func TestKVStarvedPreemptsAndFinishesAll(t *testing.T) {
 	assert.Equal(t, 1500, e.FreeBlocks())
 }
 
-// A request that can never fit is rejected at once, and the queue behind it
-// is not deadlocked.
-func TestNeverFitsIsRejectedAtOnce(t *testing.T) {
-	e, err := New(Config{KVBlocks: 100}, nil) // 1,600 tokens
-	require.NoError(t, err)
-	require.NoError(t, e.Add(0, Request{Ref: 1, Input: 500, Output: 10}))
-	err = e.Add(0, Request{Ref: 2, Input: 1590, Output: 12}) // 1,601 tokens at most
-	assert.ErrorIs(t, err, ErrNeverFits)
-	require.NoError(t, e.Add(0, Request{Ref: 3, Input: 1590, Output: 11})) // exactly 1,600
-	emitted, _ := drive(t, e, 0, 1000)
-	assert.Equal(t, map[int32]int{1: 10, 3: 11}, emitted)
-}
-
 func TestAbortInFlightDiscardsTheStep(t *testing.T) {
 	e, err := New(Config{}, nil)
 	require.NoError(t, err)

@@ -59,6 +59,11 @@ func readings(e *Engine, t time.Duration) string {
 // continue, so that a test can say its scenarios tried it.
 var plansContinued int
 
+// addsCapped counts the requests scenario's engines accepted with a
+// prompt + output above MaxModelLen (length-capped), so that a test can
+// say its scenarios cut outputs there.
+var addsCapped int
+
 // continued has the engine continue its run at now where it can
 // (Continue), and its twin, which keeps no cohort and so never continues,
 // plan the same instant with ScheduleUntil: the plans must be the same,
@@ -118,10 +123,13 @@ func FuzzEngine(f *testing.F) {
 func TestTwinsOnRandomScenarios(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 15))
 	n := testlong.Int(t, 1000, 3000)
-	plansContinued = 0
+	plansContinued, addsCapped = 0, 0
 	defer func() {
 		if plansContinued < n/5 { // 600 of 3,000
 			t.Errorf("the engine continued %d runs in %d scenarios: the scenarios no longer try Continue", plansContinued, n)
+		}
+		if addsCapped < n/5 {
+			t.Errorf("the engines accepted %d length-capped requests in %d scenarios: the scenarios no longer cut outputs at MaxModelLen", addsCapped, n)
 		}
 	}()
 	for range n {
@@ -166,6 +174,9 @@ func scenario(t *testing.T, data []byte) {
 		if data[0]%5 == 1 { // speculative decoding, accepting by the request and the draft
 			cfg.SpeculativeTokens = 1 + int(data[1]%8)
 		}
+		if data[2]%7 == 3 { // a MaxModelLen below the KV capacity (its default), cutting outputs
+			cfg.MaxModelLen = min(cfg.WithDefaults().MaxModelLen, 2+int(data[1])*3)
+		}
 		var model costmodel.Model // Frozen, which reads no decode context
 		if data[3]%3 == 2 {
 			// A model that reads the decodes' contexts through their sum.
@@ -198,7 +209,11 @@ func scenario(t *testing.T, data []byte) {
 				prefix := []uint64{uint64(arg % 3), uint64(arg % 5)}
 				r := Request{Ref: next, Input: 1 + int(arg)*3, Output: 1 + int(arg%40), Priority: int(arg % 3),
 					Prefix: prefix, PrefixBlockTokens: 16}
-				w.same("Add", e.Add(now, r), slow.Add(now, r))
+				err := e.Add(now, r)
+				w.same("Add", err, slow.Add(now, r))
+				if err == nil && r.Input+r.Output > e.Config().MaxModelLen {
+					addsCapped++
+				}
 				next++
 			case 2: // step: plan, or complete the step in flight
 				if inFlight == nil {

@@ -169,16 +169,17 @@ func (e *Engine) cacheOwn(s *seq) {
 // content as an allocation would. It returns how many it added (those not
 // cached already, which it moves to the tail instead). A driver warms a
 // replica before a run; it is refused with a step in flight, and when the
-// prompt's shared blocks alone exceed the cache (ErrNeverFits).
+// prompt is one Add would refuse, of MaxModelLen tokens or more
+// (ErrPromptTooLong): its shared blocks then fit the cache.
 func (e *Engine) Warm(prefix []uint64, prefixBlockTokens, input int) (int, error) {
 	if e.inFlight {
 		return 0, ErrStepInFlight
 	}
+	if input >= e.cfg.MaxModelLen {
+		return 0, e.promptTooLong
+	}
 	r := Request{Input: input, Prefix: prefix, PrefixBlockTokens: prefixBlockTokens}
 	n := e.sharedBlocks(&r)
-	if n > e.cfg.KVBlocks {
-		return 0, ErrNeverFits
-	}
 	s := seq{req: r, shared: n}
 	held := make([]int32, 0, n)
 	added := 0

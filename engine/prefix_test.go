@@ -161,6 +161,9 @@ func TestWarmInstallsAPrefix(t *testing.T) {
 	require.NoError(t, e.Add(0, Request{Ref: 1, Input: 128, Output: 1, Prefix: prefix, PrefixBlockTokens: 32}))
 	p, _ := step(t, e, 0)
 	assert.Equal(t, []int{112}, p.Cached, "all but the block of its last token")
+	// A prompt Add would refuse (Input >= MaxModelLen, the 20 blocks'
+	// 448 tokens) is refused by Warm too.
 	_, err = e.Warm(make([]uint64, 40), 16, 640)
-	assert.ErrorIs(t, err, ErrNeverFits)
+	assert.ErrorIs(t, err, ErrPromptTooLong)
+	assert.EqualError(t, err, "engine: prompt too long (Input >= MaxModelLen leaves no room for an output token): MaxModelLen 320")
 }

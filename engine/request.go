@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -15,7 +14,9 @@ type Request struct {
 	// Arrival is the instant the request reached the replica.
 	Arrival time.Duration
 	// Input and Output are the prompt and response lengths in tokens
-	// (both > 0, Input + Output - 1 <= MaxTokens).
+	// (both > 0, Input < MaxModelLen). A request whose Input + Output
+	// exceeds Config.MaxModelLen emits MaxModelLen − Input tokens
+	// (ServedOutput): it is length-capped.
 	Input, Output int
 	// Priority is read by the Priority policy: lower first.
 	Priority int
@@ -38,19 +39,31 @@ type Request struct {
 // Reasons a request is rejected at once by Add. Branch on them with
 // errors.Is.
 var (
-	// ErrNeverFits: prompt + output - 1 tokens (the most a request ever
-	// holds in KV; the last token is sampled, never stored) need more
-	// blocks than the replica has.
-	ErrNeverFits = errors.New("engine: request can never fit in the KV cache (prompt + output - 1 tokens exceed KVBlocks × BlockSize)")
+	// ErrPromptTooLong: the prompt has MaxModelLen tokens or more, so no
+	// output token fits after it (vLLM's front end refuses it,
+	// InputProcessor._validate_prompt_len). It is the only request the
+	// engine refuses for its size with chunked prefill on: a longer output
+	// is cut at MaxModelLen.
+	ErrPromptTooLong = errors.New("engine: prompt too long (Input >= MaxModelLen leaves no room for an output token)")
+	// ErrNeverFits is ErrPromptTooLong.
+	//
+	// Deprecated: a request whose prompt + output needed more KV than the
+	// pool used to be refused with it; it is now served and cut at
+	// MaxModelLen (at most the pool), as vLLM serves it, and only a
+	// prompt of MaxModelLen tokens or more is refused for its size.
+	ErrNeverFits = ErrPromptTooLong
+	// ErrTooLong is ErrPromptTooLong.
+	//
+	// Deprecated: a request longer than MaxTokens used to be refused with
+	// it; MaxModelLen <= MaxTokens now bounds every request (a longer
+	// output is cut there, a longer prompt refused).
+	ErrTooLong = ErrPromptTooLong
 	// ErrExceedsBudget: without chunked prefill, a request whose prompt +
-	// output - 1 tokens exceed MaxBatchedTokens could not be (re)computed
+	// output - 1 tokens (its output cut at MaxModelLen) exceed MaxBatchedTokens could not be (re)computed
 	// in one step.
 	ErrExceedsBudget = errors.New("engine: request exceeds MaxBatchedTokens with chunked prefill disabled")
 	// ErrQueueFull: the waiting queue held MaxWaiting requests.
 	ErrQueueFull = errors.New("engine: waiting queue is full (MaxWaiting)")
-	// ErrTooLong: prompt + output - 1 tokens exceed MaxTokens, more than
-	// any count of tokens the engine keeps.
-	ErrTooLong = fmt.Errorf("engine: request too long (prompt + output - 1 tokens exceed MaxTokens, %d)", MaxTokens)
 	// ErrInvalidRequest: non-positive Input or Output, or a deadline
 	// before the arrival.
 	ErrInvalidRequest = errors.New("engine: request needs Input > 0, Output > 0 and no Deadline before its Arrival")

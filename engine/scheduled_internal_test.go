@@ -178,6 +178,9 @@ func TestRecordedStepsNameTheirRequests(t *testing.T) {
 			KVBlocks:         8 + rng.IntN(200),
 			BlockSize:        []int{4, 16}[rng.IntN(2)],
 		}
+		// Validate refuses a chunk cap above the budget (a draw of 96 on
+		// 64 came once requests longer than the pool were served).
+		cfg.ChunkCap = min(cfg.ChunkCap, cfg.MaxBatchedTokens)
 		var reqs []Request
 		for i := range 1 + rng.IntN(30) {
 			arg := rng.IntN(256)

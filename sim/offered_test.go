@@ -39,7 +39,7 @@ func TestOfferedDistributionsKeptApartFromTheFirstNotOK(t *testing.T) {
 					}
 					c.count(&rec)
 					ttft.add(offered(&rec, rec.FirstToken != Never, rec.FirstToken), c.limit())
-					e2e.add(offered(&rec, rec.Emitted == rec.Output && rec.LastToken != Never, rec.LastToken), c.limit())
+					e2e.add(offered(&rec, (rec.Emitted == rec.Output || rec.LengthCapped) && rec.LastToken != Never, rec.LastToken), c.limit())
 				}
 				require.Equal(t, firstBad >= 0, c.mixed)
 				s := c.finish(time.Hour, 0, stats.LinearInterpolation)

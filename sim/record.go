@@ -14,7 +14,7 @@ import (
 type Status uint8
 
 const (
-	StatusOK         Status = iota // every output token emitted
+	StatusOK         Status = iota // every output token emitted, or cut at MaxModelLen (Record.LengthCapped)
 	StatusRejected                 // refused by the replica at once
 	StatusTimedOut                 // abandoned at the client deadline
 	StatusErrored                  // failed in the server
@@ -81,6 +81,14 @@ type Record struct {
 
 	Status Status
 	Reason string // why a request was rejected or errored
+	// LengthCapped says the request ended ok with fewer output tokens than
+	// it asked for (Emitted < Output): its prompt + output exceeded its
+	// replica's engine.Config.MaxModelLen, and the engine stopped it when
+	// its tokens reached it, as vLLM finishes such a request
+	// FINISHED_LENGTH_CAPPED. It counts as ok (the request was served as
+	// vLLM serves it), and summaries count it apart
+	// (Summary.LengthCapped), since its user got fewer tokens than asked.
+	LengthCapped bool
 }
 
 // TTFT is the time to first token, or Never.

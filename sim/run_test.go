@@ -216,7 +216,8 @@ func TestNonsenseRequestsAreRejectedWithReasons(t *testing.T) {
 	_, err := Run(Config{}, &reqs, ObserverFunc(func(r *Record) { got[r.ID] = r.Status.String() + ": " + r.Reason }))
 	require.NoError(t, err)
 	assert.Contains(t, got[1], "rejected: engine: request needs Input > 0")
-	assert.Contains(t, got[2], "rejected: engine: request can never fit")
+	// A prompt above MaxModelLen, the Atlas replica's 458,752 KV tokens.
+	assert.Equal(t, "rejected: engine: prompt too long (Input >= MaxModelLen leaves no room for an output token): MaxModelLen 458752", got[2])
 	assert.Equal(t, "ok: ", got[3])
 }
 

@@ -217,6 +217,9 @@ func (r *runner) end(ref int32, st Status, reason string) error {
 	s := &r.slots[ref]
 	rec := &s.rec
 	rec.Status, rec.Reason, rec.Finish = st, reason, r.now
+	// The engine ends a request early only at MaxModelLen (settleStreak
+	// has brought Emitted up to date).
+	rec.LengthCapped = st == StatusOK && rec.Emitted < rec.Output
 	s.live = false
 	r.lastEnd = r.now
 	if rec.Sent {

@@ -41,6 +41,10 @@ type Summary struct {
 	Method              stats.Method // how percentiles were computed
 	SLO                 SLO          // the SLO applied, defaults filled in
 	Preempt             int          // preemptions of measured requests
+	// LengthCapped counts the measured requests that ended ok cut at
+	// their replica's MaxModelLen (Record.LengthCapped): among
+	// Status[StatusOK], served with fewer output tokens than asked.
+	LengthCapped int
 
 	Goodput float64 // good requests per second of window
 	// Attainment is Good / Offered, or NaN when no measured request reached
@@ -293,6 +297,9 @@ func (c *collector) count(r *Record) {
 	c.s.Cached += r.Cached
 	c.s.InputTokens += r.Input
 	c.s.Preempt += r.Preemptions
+	if r.LengthCapped {
+		c.s.LengthCapped++
+	}
 	if r.Status != StatusRejected {
 		c.accepted++
 		c.sojourn += r.Finish - r.Arrival
@@ -332,7 +339,7 @@ func (c *collector) countOffered(r *Record, k int) {
 		c.ttftAll, c.e2eAll = c.ttft.clone(), c.e2e.clone()
 	}
 	c.ttftAll.add(offered(r, r.FirstToken != Never, r.FirstToken), k)
-	c.e2eAll.add(offered(r, r.Emitted == r.Output && r.LastToken != Never, r.LastToken), k)
+	c.e2eAll.add(offered(r, (r.Emitted == r.Output || r.LengthCapped) && r.LastToken != Never, r.LastToken), k)
 }
 
 // limit is how many values of each latency the collector keeps exactly.

@@ -14,7 +14,8 @@ const (
 	// every call.
 	LawCheckClean = "check-clean"
 	// LawOneEnd: every request the engine accepted ends exactly once, by
-	// the Emit of its last token (Done, after exactly Output tokens) or
+	// the Emit of its last token (Done, after exactly Output tokens, or
+	// MaxModelLen − Input if fewer: Config.ServedOutput) or
 	// by an accepted Abort, and nothing is emitted for it after; an
 	// Abort is accepted exactly when the engine holds the request; the
 	// engine holds (Waiting + Running) the requests accepted and not
@@ -118,7 +119,9 @@ func (c *Checker) Add(now time.Duration, r engine.Request) error {
 		if q, ok := c.reqs[r.Ref]; ok && !q.ended {
 			c.fail(LawOneEnd, "request %d accepted twice", r.Ref)
 		}
-		c.reqs[r.Ref] = &request{output: r.Output}
+		// Its last token is the one that reaches MaxModelLen if it comes
+		// first (length-capped).
+		c.reqs[r.Ref] = &request{output: c.e.Config().ServedOutput(r.Input, r.Output)}
 		c.held++
 	}
 	c.after()

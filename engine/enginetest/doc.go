@@ -20,7 +20,8 @@
 //     Scheduled names each request of the step once, its tokens summing
 //     to the plan's, new ones exactly those in Plan.Started; emits only
 //     for scheduled requests, First on the first token only, Done after
-//     exactly Output tokens; every move one step. Err returns the first
+//     exactly Output tokens (cut at MaxModelLen: Config.ServedOutput);
+//     every move one step. Err returns the first
 //     law broken, a *Violation naming the law and the call.
 //   - script.go: RunScript, the scripted interactions of
 //     engine/testdata/*.txt (config, add, abort, step), replayed through

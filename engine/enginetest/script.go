@@ -22,8 +22,9 @@ import (
 // are copied as they are:
 //
 //	config key=value…  a new engine (keys: budget seqs chunk block blocks
-//	                   watermark maxwaiting nochunk=1 policy=priority
-//	                   firstchunk=1 freefirst=1; the rest default)
+//	                   watermark maxwaiting maxlen nochunk=1
+//	                   policy=priority firstchunk=1 freefirst=1; the
+//	                   rest default)
 //	add ref=N in=N out=N [prio=N]
 //	abort ref=N
 //	step [N]           N steps (1 by default), each starting when the
@@ -134,7 +135,7 @@ func parseArgs(fields []string) (map[string]int, error) {
 func scriptConfig(a map[string]int) engine.Config {
 	c := engine.Config{
 		MaxBatchedTokens: a["budget"], MaxSeqs: a["seqs"], ChunkCap: a["chunk"],
-		BlockSize: a["block"], KVBlocks: a["blocks"], MaxWaiting: a["maxwaiting"],
+		BlockSize: a["block"], KVBlocks: a["blocks"], MaxWaiting: a["maxwaiting"], MaxModelLen: a["maxlen"],
 		Watermark: float64(a["watermark"]) / 1000, DisableChunkedPrefill: a["nochunk"] == 1,
 		AdmitOnFirstChunk: a["firstchunk"] == 1, FreeBlocksFirst: a["freefirst"] == 1,
 	}

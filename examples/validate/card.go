@@ -61,7 +61,7 @@ func cardNotes(o options, m measured, r *replayed, c comparison) []string {
 		for i, l := range why {
 			why[i] = strings.TrimSpace(l)
 		}
-		notes = append(notes, fmt.Sprintf("%d of the %d simulated requests did not end ok and are left out of the comparison: %s.",
+		notes = append(notes, fmt.Sprintf("%d of the %d simulated requests did not end ok, or were cut at MaxModelLen, and are left out of the comparison: %s.",
 			c.notOK, len(m.requests), strings.TrimSuffix(strings.Join(why, " "), ";")))
 	}
 	for _, m := range c.metrics() {

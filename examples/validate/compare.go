@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -23,16 +24,16 @@ type metric struct {
 // comparison is the three latencies vLLM's bench reports.
 type comparison struct {
 	ttft, tpot, e2e metric
-	notOK           int       // simulated requests that did not end ok (none expected)
+	notOK           int       // simulated requests left out: not ok, or cut at MaxModelLen (none expected)
 	failed          []outcome // what became of them, by status and reason
 }
 
 // outcome is the simulated requests that ended with one status for one
-// reason, and the KV each would hold at most: prompt + output − 1 tokens
-// (the last token is sampled, never stored), the figure the engine's
-// never-fits rule weighs against the pool.
+// reason (or ok but length-capped), and the tokens that weigh against
+// MaxModelLen, the pool's tokens: a refused request's prompt, a
+// length-capped one's prompt + output.
 type outcome struct {
-	status               sim.Status
+	status               string
 	reason               string
 	n                    int
 	minTokens, maxTokens int
@@ -49,7 +50,12 @@ func compare(reqs []request, recs []sim.Record) comparison {
 		r := &recs[i]
 		if r.Status != sim.StatusOK {
 			c.notOK++
-			c.fail(r, q.Input+q.Output-1)
+			c.fail(r.Status.String(), r.Reason, q.Input)
+			continue
+		}
+		if r.LengthCapped { // served, but fewer tokens than the run's: not comparable
+			c.notOK++
+			c.fail(lengthCapped, "", q.Input+q.Output)
 			continue
 		}
 		ttft := ms(r.FirstToken - r.Arrival)
@@ -68,11 +74,15 @@ func compare(reqs []request, recs []sim.Record) comparison {
 	return c
 }
 
-// fail counts r among the requests that did not end ok.
-func (c *comparison) fail(r *sim.Record, tokens int) {
-	i := slices.IndexFunc(c.failed, func(o outcome) bool { return o.status == r.Status && o.reason == r.Reason })
+// lengthCapped is the outcome of requests that ended ok cut at MaxModelLen.
+const lengthCapped = "length-capped"
+
+// fail counts a request left out of the comparison, by its status and
+// reason.
+func (c *comparison) fail(status, reason string, tokens int) {
+	i := slices.IndexFunc(c.failed, func(o outcome) bool { return o.status == status && o.reason == reason })
 	if i < 0 {
-		c.failed = append(c.failed, outcome{status: r.Status, reason: r.Reason, minTokens: tokens, maxTokens: tokens})
+		c.failed = append(c.failed, outcome{status: status, reason: reason, minTokens: tokens, maxTokens: tokens})
 		i = len(c.failed) - 1
 	}
 	o := &c.failed[i]
@@ -131,7 +141,7 @@ func printComparison(w io.Writer, o options, m measured, r *replayed, c comparis
 	}
 	fmt.Fprintln(w)
 	if c.compared(len(m.requests)) == 0 {
-		fmt.Fprintf(w, "nothing to compare: none of the %d simulated requests ended ok\n", len(m.requests))
+		fmt.Fprintf(w, "nothing to compare: none of the %d simulated requests ended ok and whole\n", len(m.requests))
 		for _, l := range failures(o, m, c) {
 			fmt.Fprintln(w, l)
 		}
@@ -146,16 +156,16 @@ func printComparison(w io.Writer, o options, m measured, r *replayed, c comparis
 	fmt.Fprintf(w, "LLMServingSim's own prediction of this run: TTFT %.1f %%, TPOT %.2f %%, E2E %.2f %% (means %+.1f %%, %+.1f %%, %+.1f %%)\n",
 		l.mape[0], l.mape[1], l.mape[2], l.mean[0], l.mean[1], l.mean[2])
 	if c.notOK > 0 {
-		fmt.Fprintf(w, "warning: %d of the %d simulated requests did not end ok and are left out of the comparison:\n", c.notOK, len(m.requests))
+		fmt.Fprintf(w, "warning: %d of the %d simulated requests did not end ok, or were cut at MaxModelLen, and are left out of the comparison:\n", c.notOK, len(m.requests))
 		for _, l := range failures(o, m, c) {
 			fmt.Fprintln(w, l)
 		}
 	}
 }
 
-// failures says what became of the requests that did not end ok, and,
-// for those refused because they can never fit, the bound: the KV pool in
-// tokens against what each request would hold.
+// failures says what became of the requests that did not end ok, or were
+// cut, and for those refused or cut at MaxModelLen (by default the KV
+// pool's tokens) the bound against the request's size.
 func failures(o options, m measured, c comparison) []string {
 	var lines []string
 	bs := m.meta.Engine.blockSize()
@@ -164,11 +174,18 @@ func failures(o options, m measured, c comparison) []string {
 		if f.minTokens != f.maxTokens {
 			size = fmt.Sprintf("%d to %d", f.minTokens, f.maxTokens)
 		}
-		lines = append(lines, fmt.Sprintf("  %d %s: %s", f.n, f.status, f.reason))
-		if f.status == sim.StatusRejected && strings.Contains(f.reason, "never fit") {
-			lines = append(lines, fmt.Sprintf("    each would hold prompt + output - 1 = %s tokens of KV, and the pool holds %d tokens (-kvblocks %d × block size %d);",
-				size, o.kvBlocks*bs, o.kvBlocks, bs),
-				fmt.Sprintf("    -kvblocks %d or more fits the largest of them", (f.maxTokens+bs-1)/bs))
+		pool := fmt.Sprintf("MaxModelLen, the pool's %d tokens (-kvblocks %d × block size %d)", o.kvBlocks*bs, o.kvBlocks, bs)
+		switch {
+		case f.status == lengthCapped:
+			lines = append(lines, fmt.Sprintf("  %d %s: served, and stopped at MaxModelLen with fewer output tokens than the run's", f.n, f.status),
+				fmt.Sprintf("    each asks for prompt + output = %s tokens, more than %s;", size, pool),
+				fmt.Sprintf("    -kvblocks %d or more serves the longest of them whole", (f.maxTokens+bs-1)/bs))
+		case f.status == sim.StatusRejected.String() && strings.HasPrefix(f.reason, engine.ErrPromptTooLong.Error()):
+			lines = append(lines, fmt.Sprintf("  %d %s: %s", f.n, f.status, f.reason),
+				fmt.Sprintf("    each has a prompt of %s tokens, at or above %s;", size, pool),
+				fmt.Sprintf("    -kvblocks %d or more admits the longest of them", f.maxTokens/bs+1))
+		default:
+			lines = append(lines, fmt.Sprintf("  %d %s: %s", f.n, f.status, f.reason))
 		}
 	}
 	return lines

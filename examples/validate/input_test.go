@@ -35,47 +35,49 @@ func replace(t *testing.T, old, new string) func(string) string {
 }
 
 // Issue 32: -kvblocks 1 panicked (a percentile of an empty set: every
-// request is refused, as none fits in 16 tokens). Now the run says so,
-// naming the bound against the requests' size, prints no percentile and
-// fails.
+// request is refused, as every prompt is at or above MaxModelLen, the
+// pool's 16 tokens). Now the run says so, naming the bound against the
+// prompts' size (3,998 tokens at most: 250 blocks hold 4,000 and leave
+// room for an output token), prints no percentile and fails.
 func TestRunWhereEveryRequestIsRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "card.json")
 	var out bytes.Buffer
 	err := run(&out, []string{"-data", shipped, "-kvblocks", "1", "-card", path})
-	require.EqualError(t, err, "none of the 300 simulated requests ended ok: nothing to compare, and no card is written")
+	require.EqualError(t, err, "none of the 300 simulated requests ended ok and whole: nothing to compare, and no card is written")
 	s := out.String()
 	assert.Contains(t, s, "          1 KV blocks, assumed (the run does not record them); the replay's peak use was 0 blocks (0 %)\n")
-	assert.True(t, strings.HasSuffix(s, "\nnothing to compare: none of the 300 simulated requests ended ok\n"+
-		"  300 rejected: engine: request can never fit in the KV cache (prompt + output - 1 tokens exceed KVBlocks × BlockSize)\n"+
-		"    each would hold prompt + output - 1 = 789 to 4764 tokens of KV, and the pool holds 16 tokens (-kvblocks 1 × block size 16);\n"+
-		"    -kvblocks 298 or more fits the largest of them\n"), s)
+	assert.True(t, strings.HasSuffix(s, "\nnothing to compare: none of the 300 simulated requests ended ok and whole\n"+
+		"  300 rejected: engine: prompt too long (Input >= MaxModelLen leaves no room for an output token): MaxModelLen 16\n"+
+		"    each has a prompt of 262 to 3998 tokens, at or above MaxModelLen, the pool's 16 tokens (-kvblocks 1 × block size 16);\n"+
+		"    -kvblocks 250 or more admits the longest of them\n"), s)
 	for _, never := range []string{"p50", "MAPE", "NaN", "mean (ms)"} {
 		assert.NotContains(t, s, never)
 	}
 	assert.NoFileExists(t, path)
 }
 
-// One block short of the largest request (4,764 tokens of KV: 298 blocks
-// of 16), that request alone is refused, and the comparison is on the
-// other 299, saying so.
+// One block short of the largest request (prompt + output 4,765 tokens:
+// 298 blocks of 16), that request alone is cut at MaxModelLen, the pool's
+// 4,752 tokens (served, as vLLM serves it, with 4,752 − prompt output
+// tokens), and the comparison is on the other 299, saying so.
 func TestRunWhereOneRequestIsRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "card.json")
 	var out bytes.Buffer
 	require.NoError(t, run(&out, []string{"-data", shipped, "-kvblocks", "297", "-card", path}))
 	s := out.String()
-	assert.True(t, strings.HasSuffix(s, "\nwarning: 1 of the 300 simulated requests did not end ok and are left out of the comparison:\n"+
-		"  1 rejected: engine: request can never fit in the KV cache (prompt + output - 1 tokens exceed KVBlocks × BlockSize)\n"+
-		"    each would hold prompt + output - 1 = 4764 tokens of KV, and the pool holds 4752 tokens (-kvblocks 297 × block size 16);\n"+
-		"    -kvblocks 298 or more fits the largest of them\n"), s)
+	assert.True(t, strings.HasSuffix(s, "\nwarning: 1 of the 300 simulated requests did not end ok, or were cut at MaxModelLen, and are left out of the comparison:\n"+
+		"  1 length-capped: served, and stopped at MaxModelLen with fewer output tokens than the run's\n"+
+		"    each asks for prompt + output = 4765 tokens, more than MaxModelLen, the pool's 4752 tokens (-kvblocks 297 × block size 16);\n"+
+		"    -kvblocks 298 or more serves the longest of them whole\n"), s)
 	assert.Contains(t, s, "per-request MAPE  TTFT ")
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var card struct{ Notes []string }
 	require.NoError(t, json.Unmarshal(b, &card))
-	assert.Contains(t, card.Notes, "1 of the 300 simulated requests did not end ok and are left out of the comparison: "+
-		"1 rejected: engine: request can never fit in the KV cache (prompt + output - 1 tokens exceed KVBlocks × BlockSize) "+
-		"each would hold prompt + output - 1 = 4764 tokens of KV, and the pool holds 4752 tokens (-kvblocks 297 × block size 16); "+
-		"-kvblocks 298 or more fits the largest of them.")
+	assert.Contains(t, card.Notes, "1 of the 300 simulated requests did not end ok, or were cut at MaxModelLen, and are left out of the comparison: "+
+		"1 length-capped: served, and stopped at MaxModelLen with fewer output tokens than the run's "+
+		"each asks for prompt + output = 4765 tokens, more than MaxModelLen, the pool's 4752 tokens (-kvblocks 297 × block size 16); "+
+		"-kvblocks 298 or more serves the longest of them whole.")
 
 	var whole bytes.Buffer
 	require.NoError(t, run(&whole, []string{"-data", shipped, "-kvblocks", "298"}))

@@ -145,7 +145,7 @@ func run(w io.Writer, args []string) error {
 	c := compare(m.requests, r.records)
 	printComparison(w, o, m, r, c)
 	if c.compared(len(m.requests)) == 0 {
-		return fmt.Errorf("none of the %d simulated requests ended ok: nothing to compare, and no card is written", len(m.requests))
+		return fmt.Errorf("none of the %d simulated requests ended ok and whole: nothing to compare, and no card is written", len(m.requests))
 	}
 	if o.card != "" {
 		return writeCard(o, m, r, c)

@@ -37,6 +37,9 @@ func recordOf(cells map[string]cell) (sim.Record, error) {
 		Cached: int(g.num("cached_tokens", 0)), Preemptions: int(g.num("preemptions", 0)), ITLOver: int(g.num("itl_over_budget", 0)),
 	}
 	rec.Sent = g.instant("client_wait", true) != sim.Never
+	// A request that ended ok with fewer tokens than it asked for was cut
+	// at MaxModelLen, as the run's Record said.
+	rec.LengthCapped = rec.Status == sim.StatusOK && rec.Emitted < rec.Output
 	rec.FirstScheduled = after(rec.Arrival, g.instant("queue_delay", true))
 	rec.FirstToken = after(rec.Arrival, g.instant("ttft", true))
 	rec.LastToken = after(rec.Arrival, g.instant("e2el", true))

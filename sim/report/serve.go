@@ -134,6 +134,7 @@ func (s Serve) additions(o *object) {
 		st.add(i.String(), sum.Count(i))
 	}
 	o.add("status", st)
+	o.add("length_capped", sum.LengthCapped)
 	o.add("misses", misses(sum.Misses))
 	o.add("miss_causes", misses(sum.Causes))
 	o.add("preemptions", sum.Preempt)
