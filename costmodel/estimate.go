@@ -98,10 +98,15 @@ func (r Replica) warnings(e Estimate, s steps) []string {
 	p := r.Point
 	var w []string
 	switch {
+	case e.KVSequences.Value < 1 && float64(p.PromptTokens) >= e.KVTokens.Value:
+		// Not a batch to preempt from: a vLLM-like engine's
+		// max_model_len is at most its KV capacity, and it refuses a
+		// prompt that long at arrival, at every load.
+		w = append(w, fmt.Sprintf("a prompt of %d tokens is at or above the KV cache's %.0f tokens, the most a vLLM-like engine's max_model_len can be: an engine refuses every such request at arrival, at any load (nothing is served, nothing preempted); shorter prompts, or more KV memory, move it",
+			p.PromptTokens, e.KVTokens.Value))
 	case e.KVSequences.Value < 1:
-		// Not a batch to preempt from: a vLLM-like engine refuses each
-		// such request at arrival, at every load.
-		w = append(w, fmt.Sprintf("a sequence of %d tokens never fits in the KV cache, which holds %.0f tokens: an engine refuses every such request at arrival, at any load (nothing is served, nothing preempted); shorter prompts or outputs, or more KV memory, move it",
+		// vLLM serves it and stops it at max_model_len, length-capped.
+		w = append(w, fmt.Sprintf("a sequence of %d tokens exceeds the KV cache's %.0f tokens, the most a vLLM-like engine's max_model_len can be: an engine stops every such request there, length-capped, its user getting fewer output tokens than asked, and this estimate of full sequences does not hold; shorter outputs, or more KV memory, move it",
 			p.SeqTokens, e.KVTokens.Value))
 	case float64(p.Batch) > e.KVSequences.Value:
 		w = append(w, fmt.Sprintf("batch %d exceeds the %v sequences of %d tokens the KV cache holds: expect preemption", p.Batch, e.KVSequences.Value, p.SeqTokens))

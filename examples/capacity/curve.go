@@ -200,24 +200,18 @@ func interval(e stats.Interval, verb string) string {
 	return fmt.Sprintf("["+verb+", "+verb+"]", e.Lo, e.Hi)
 }
 
-// kvTokens is the KV capacity of the simulated engine, in tokens, and the
-// most KV a request of the operating point ever holds: its prompt and
-// every output token but the last, which is never stored (the engine's
-// rule for refusing a request that can never fit, engine.ErrNeverFits).
-func kvTokens(p costmodel.OperatingPoint) (capacity, need int) {
-	return engine.DefaultKVBlocks * engine.DefaultBlockSize, p.PromptTokens + p.OutputTokens - 1
-}
-
-// neverFits says, when every request of the operating point exceeds the
-// simulated engine's KV capacity, that it does and by how much ("" when
-// it fits).
+// neverFits says, when every prompt of the operating point is at or above
+// the simulated engine's MaxModelLen, its KV capacity by default, that it
+// is and by how much ("" when it is not): the engine refuses such a
+// request (engine.ErrPromptTooLong). A longer output is served, cut at
+// MaxModelLen.
 func neverFits(p costmodel.OperatingPoint) string {
-	capacity, need := kvTokens(p)
-	if need <= capacity {
+	capacity := engine.DefaultKVBlocks * engine.DefaultBlockSize
+	if p.PromptTokens < capacity {
 		return ""
 	}
-	return fmt.Sprintf("every request needs %s tokens of KV (a %s-token prompt and %s output tokens, less the last, which is never stored), more than the engine's KV capacity of %s tokens (%s blocks of %d): the engine refuses each at arrival, at any load",
-		number(float64(need)), number(float64(p.PromptTokens)), number(float64(p.OutputTokens)), number(float64(capacity)), number(float64(engine.DefaultKVBlocks)), engine.DefaultBlockSize)
+	return fmt.Sprintf("every request has a %s-token prompt, at or above the engine's MaxModelLen, its KV capacity of %s tokens (%s blocks of %d): the engine refuses each at arrival, at any load",
+		number(float64(p.PromptTokens)), number(float64(capacity)), number(float64(engine.DefaultKVBlocks)), engine.DefaultBlockSize)
 }
 
 // writeNeverFits says, before the sweep, that no request of the operating

@@ -62,9 +62,9 @@ func TestRunSaysEveryRequestNeverFits(t *testing.T) {
 	s := out.String()
 	before, after, ok := strings.Cut(s, "Simulated goodput curve")
 	require.True(t, ok)
-	assert.Contains(t, before, "  a sequence of 1000200 tokens never fits in the KV cache, which holds 458752 tokens: an engine refuses every such request at arrival")
+	assert.Contains(t, before, "  a prompt of 1000000 tokens is at or above the KV cache's 458752 tokens, the most a vLLM-like engine's max_model_len can be: an engine refuses every such request at arrival")
 	assert.NotContains(t, s, "expect preemption")
-	why := "every request needs 1,000,199 tokens of KV (a 1,000,000-token prompt and 200 output tokens, less the last, which is never stored), more than the engine's KV capacity of 458,752 tokens (28,672 blocks of 16): the engine refuses each at arrival, at any load"
+	why := "every request has a 1,000,000-token prompt, at or above the engine's MaxModelLen, its KV capacity of 458,752 tokens (28,672 blocks of 16): the engine refuses each at arrival, at any load"
 	assert.Contains(t, before, "\nBefore the sweep: "+why+". Every load below is refused, not overloaded.\n")
 	assert.Regexp(t, `\n +0\.500 +\d+ +0\.000 +\[0\.00, 0\.00\] +0\.000 +\[0\.000, 0\.000\] +- +- +∞ ! +- +refused\n`, after)
 	assert.Regexp(t, `\n +2\.000 +\d+ +0\.000 .* refused\n`, after)

@@ -31,8 +31,8 @@ const (
 	// Overloaded: more than that; the replica does not sustain the load.
 	Overloaded
 	// Refused: the replica refused every request offered to every
-	// replication at arrival (each can never fit in its KV cache, say:
-	// engine.ErrNeverFits). Nothing was served, so the load says nothing
+	// replication at arrival (each prompt at or above MaxModelLen, say:
+	// engine.ErrPromptTooLong). Nothing was served, so the load says nothing
 	// of overload: the replica cannot serve such requests at any load.
 	Refused
 )

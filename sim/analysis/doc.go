@@ -73,7 +73,7 @@
 // falls below 90 % of it. Saturation labels (stable, backlogged,
 // overloaded) come from backlog growth and shed requests across the
 // window, so no overloaded point passes for a steady one; a load whose
-// every request was refused at arrival (it can never fit) is refused, not
+// every request was refused at arrival (its prompt too long) is refused, not
 // overloaded. A point whose replications sketched (sim.Config.ExactSamples)
 // takes each replication's own percentiles and the Student-t interval
 // across them instead of the pooled bootstrap, and warns so.
