@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/internal/testlong"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,6 +59,13 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 	if cases == 0 {
 		cases = testlong.Int(t, 1_000, 10_000)
 	}
+	capped := 0
+	defer func() {
+		t.Logf("%d length-capped requests in %d scenarios", capped, cases)
+		if !t.Failed() && capped < cases/10 {
+			t.Errorf("%d length-capped requests in %d scenarios: the scenarios no longer cut outputs at MaxModelLen", capped, cases)
+		}
+	}()
 	for seed := range uint64(cases) {
 		data := randomScenario(seed)
 		cfg, reqs := decodeScenario(data)
@@ -95,12 +103,45 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 				require.LessOrEqual(t, r.Accepted, r.Drafted, "request %d", r.ID)
 				require.LessOrEqual(t, r.MaxTokenITL, r.MaxITL, "request %d", r.ID)
 				require.LessOrEqual(t, r.Emitted, r.Output, "request %d", r.ID)
+				// Only an ok request is length-capped, and then it emitted
+				// fewer tokens than asked; one cut at MaxModelLen emitted
+				// exactly MaxModelLen − Input (ServedOutput).
+				require.Equal(t, r.Status == StatusOK && r.Emitted < r.Output, r.LengthCapped, "request %d", r.ID)
+				if r.LengthCapped {
+					capped++
+					require.Equal(t, replicaEngine(cfg, r.Replica).ServedOutput(r.Input, r.Output), r.Emitted, "request %d", r.ID)
+				}
+			}
+			lc := countMeasured(run.recs, func(r *Record) bool { return r.LengthCapped })
+			if cfg.DetectWarmup { // the detected warm-up leaves some measured records out
+				require.LessOrEqual(t, sum.LengthCapped, lc)
+			} else {
+				require.Equal(t, sum.LengthCapped, lc, "the summary counts the measured length-capped records")
 			}
 		})
 		if !ok {
 			t.Fatalf("seed %d failed; replay it as the fuzz input %q", seed, data)
 		}
 	}
+}
+
+// replicaEngine is the engine configuration of replica i of cfg.
+func replicaEngine(cfg Config, i int) engine.Config {
+	if len(cfg.Fleet.Replicas) > 0 {
+		return cfg.Fleet.Replicas[i].Engine
+	}
+	return cfg.Engine
+}
+
+// countMeasured counts the measured records that f holds for.
+func countMeasured(recs []Record, f func(*Record) bool) int {
+	n := 0
+	for i := range recs {
+		if recs[i].Measured && f(&recs[i]) {
+			n++
+		}
+	}
+	return n
 }
 
 // checkClientCap holds records to Config.MaxConcurrency: never more than

@@ -182,6 +182,20 @@ func decodeScenario(data []byte) (Config, list) {
 	if x := b.next(); x%3 == 1 { // summaries past a tiny exact-sample limit: sketches
 		cfg.ExactSamples = 1 + x%7
 	}
+	if m := b.next(); m%3 == 1 { // a MaxModelLen below the KV capacity: more outputs cut
+		limit := 8 + m*3
+		for _, w := range cfg.Warm { // a warm-up Add would refuse is refused
+			limit = max(limit, w.InputTokens+1)
+		}
+		cut := func(e *engine.Config) { e.MaxModelLen = min(limit, e.WithDefaults().MaxModelLen) }
+		if len(cfg.Fleet.Replicas) > 0 {
+			for i := range cfg.Fleet.Replicas {
+				cut(&cfg.Fleet.Replicas[i].Engine)
+			}
+		} else {
+			cut(&cfg.Engine)
+		}
+	}
 	return cfg, reqs
 }
 
