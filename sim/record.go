@@ -80,7 +80,6 @@ type Record struct {
 	Tokens []time.Duration
 
 	Status Status
-	Reason string // why a request was rejected or errored
 	// LengthCapped says the request ended ok with fewer output tokens than
 	// it asked for (Emitted < Output): its prompt + output exceeded its
 	// replica's engine.Config.MaxModelLen, and the engine stopped it when
@@ -88,7 +87,9 @@ type Record struct {
 	// FINISHED_LENGTH_CAPPED. It counts as ok (the request was served as
 	// vLLM serves it), and summaries count it apart
 	// (Summary.LengthCapped), since its user got fewer tokens than asked.
+	// (Beside Status, it takes no room of its own.)
 	LengthCapped bool
+	Reason       string // why a request was rejected or errored
 }
 
 // TTFT is the time to first token, or Never.
