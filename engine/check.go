@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Check verifies the engine's invariants and returns every violation:
@@ -64,6 +65,7 @@ func (e *Engine) Check() error {
 	c.freeQueuesCounted()
 	c.indexFindsItsBlocks()
 	c.indexedBlocksCached()
+	c.copiesBehindIndex()
 	c.refsCountHolders()
 	c.queuedIffUnheld()
 	c.blocksHeldPlusFreeIsTotal()
@@ -677,7 +679,7 @@ func (c *checker) indexFindsItsBlocks() {
 // that key, not to a run of anonymous ones.
 func (c *checker) indexedBlocksCached() {
 	p := &c.e.pool
-	p.index.each(func(key uint64, id int32) {
+	p.eachCached(func(key uint64, id int32) {
 		if b := &p.nodes[id]; b.key != key || b.run != 0 {
 			c.badBlocks("index maps %#x to node %d holding %#x (run %d)", key, id, b.key, b.run)
 		}
@@ -688,7 +690,7 @@ func (c *checker) indexedBlocksCached() {
 // requests holding it.
 func (c *checker) refsCountHolders() {
 	p := &c.e.pool
-	p.index.each(func(_ uint64, id int32) {
+	p.eachCached(func(_ uint64, id int32) {
 		if b := &p.nodes[id]; b.refs != c.refs[id] {
 			c.badBlocks("block %d counts %d references, %d requests hold it", id, b.refs, c.refs[id])
 		}
@@ -699,7 +701,7 @@ func (c *checker) refsCountHolders() {
 // holds it.
 func (c *checker) queuedIffUnheld() {
 	p := &c.e.pool
-	p.index.each(func(_ uint64, id int32) {
+	p.eachCached(func(_ uint64, id int32) {
 		if b := &p.nodes[id]; (b.refs == 0) != b.queued {
 			c.badBlocks("block %d with %d references is queued: %v", id, b.refs, b.queued)
 		}
@@ -712,7 +714,7 @@ func (c *checker) queuedIffUnheld() {
 func (c *checker) blocksHeldPlusFreeIsTotal() {
 	p := &c.e.pool
 	held := c.anon
-	p.index.each(func(_ uint64, id int32) {
+	p.eachCached(func(_ uint64, id int32) {
 		if p.nodes[id].refs > 0 {
 			held++
 		}
@@ -722,10 +724,37 @@ func (c *checker) blocksHeldPlusFreeIsTotal() {
 	}
 }
 
+// eachCached calls f with every cached block: those the index finds,
+// then the copies (blockPool.copies).
+func (p *blockPool) eachCached(f func(key uint64, id int32)) {
+	p.index.each(f)
+	for key, c := range p.copies {
+		for _, id := range c {
+			f(key, id)
+		}
+	}
+}
+
+// copiesBehindIndex: a key has copies only while the index finds another
+// block for it, and ncopy counts them.
+func (c *checker) copiesBehindIndex() {
+	p := &c.e.pool
+	n := 0
+	for key, ids := range p.copies {
+		n += len(ids)
+		if cur, ok := p.index.get(key); !ok || len(ids) == 0 || slices.Contains(ids, cur) {
+			c.badBlocks("key %#x has copies %v, the index finding %d (%v)", key, ids, cur, ok)
+		}
+	}
+	if n != p.ncopy {
+		c.badBlocks("%d copies counted, %d held", p.ncopy, n)
+	}
+}
+
 // cacheCounted: the pool counts its cached blocks (those the index holds)
 // and its evictable ones (the cached blocks in a free queue).
 func (c *checker) cacheCounted() {
-	if p := &c.e.pool; p.index.len() != p.cached || c.evict != p.evict {
-		c.badBlocks("counts %d cached (%d evictable), index holds %d, queues %d", p.cached, p.evict, p.index.len(), c.evict)
+	if p := &c.e.pool; p.index.len()+p.ncopy != p.cached || c.evict != p.evict {
+		c.badBlocks("counts %d cached (%d evictable), index holds %d + %d copies, queues %d", p.cached, p.evict, p.index.len(), p.ncopy, c.evict)
 	}
 }

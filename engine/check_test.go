@@ -312,7 +312,11 @@ func TestEachInvariantFires(t *testing.T) {
 		}},
 		{"cacheCounted", checkedFCFS, func(t *testing.T, e *Engine) []string {
 			e.pool.cached++
-			return []string{"engine: KV blocks: counts 5 cached (2 evictable), index holds 4, queues 2"}
+			return []string{"engine: KV blocks: counts 5 cached (2 evictable), index holds 4 + 0 copies, queues 2"}
+		}},
+		{"copiesBehindIndex", checkedFCFS, func(t *testing.T, e *Engine) []string {
+			e.pool.ncopy++
+			return []string{"engine: KV blocks: 1 copies counted, 0 held", "engine: KV blocks: counts 4 cached (2 evictable), index holds 4 + 1 copies, queues 2"}
 		}},
 	} {
 		tested[strings.Fields(tc.invariant)[0]] = true
@@ -323,7 +327,7 @@ func TestEachInvariantFires(t *testing.T) {
 		})
 	}
 	invariants := checkedInvariants(t)
-	require.Len(t, invariants, 37)
+	require.Len(t, invariants, 38)
 	for _, name := range invariants {
 		assert.True(t, tested[name], "no case corrupts %s", name)
 	}

@@ -174,7 +174,10 @@
 // everything else is the request's own, which it finds again after a
 // preemption. A waiting request references the leading blocks of its
 // sequence that are cached (computing at least its last token); a block of
-// shared content is cached when the step computing it is scheduled.
+// shared content is cached when the step computing it is scheduled, a
+// second copy if another block caches that content already, as vLLM keeps
+// every block it computed (block_pool.py, BlockHashToBlockMap: a key maps
+// to several blocks, a lookup finds the oldest, an eviction drops one).
 // Plan.Cached reports what each new request found.
 //
 // # MaxModelLen
@@ -257,30 +260,6 @@
 // examples/validate/testdata, docs/data.md) and its main branch of 2026:
 //   - Under the Priority policy the victim is chosen among requests not yet
 //     scheduled in the step; vLLM may also preempt one already scheduled.
-//   - A block of shared content computed twice is kept once: when a
-//     request computes a block whose content another already holds, it
-//     references that copy and frees its own (prefix.go, cacheThrough);
-//     vLLM keeps both, under one hash (block_pool.py: BlockHashToBlockMap
-//     .insert makes the hash's entry a dict of blocks; "we don't
-//     de-duplicate", so that block tables stay append-only). It happens
-//     whenever identical whole-block prompts repeat, not only when two
-//     requests compute a block at once: a hit leaves the prompt's last
-//     token to compute (kv_cache_manager.py, get_computed_blocks:
-//     max_cache_hit_length = request.num_tokens − 1), so a repeat of a
-//     prompt of whole blocks recomputes its last block on both sides.
-//     While the earlier copy is held by a request still running, vLLM
-//     holds one more block and its free blocks are one fewer; once that
-//     copy is free, servesim takes it back and frees its own, and the
-//     counts agree. Nothing is scheduled differently, unless the one
-//     block decides an admission or a preemption. Measured with the
-//     vllm-diff harness (../shared/vllm-diff, vLLM main at 0.19's
-//     scheduling core): the only steps that differ in free blocks alone
-//     are in its edge-case regime (an identical-prompt pair every fifth
-//     request), 46 of 2,500 steps on the default streams (6 repeated
-//     whole-block prompts) and 21 of 2,430 with seed offset 7 (8, of
-//     which 5 ran beside their original), each a step where a repeat
-//     and the request it repeats both run, by exactly one block; every
-//     other regime has none before its first divergence.
 //   - KVBlocks counts usable blocks; vLLM's pool also holds a null block.
 //   - The watermark (vLLM added one to V1 in mid-2026, default 0) applies
 //     to both admission checks while anything runs, as in vLLM's main; 0.19

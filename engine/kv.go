@@ -98,13 +98,21 @@ type freeQueue struct {
 }
 
 type blockPool struct {
-	total  int
-	nodes  []node
-	spare  []int32      // unused node indices
-	q      [2]freeQueue // q[0]: every free block, or the never-cached ones under FreeBlocksFirst; q[1]: cached ones then
-	split  bool         // FreeBlocksFirst
-	index  blockIndex
-	cached int // blocks carrying a key (= len(index))
+	total int
+	nodes []node
+	spare []int32      // unused node indices
+	q     [2]freeQueue // q[0]: every free block, or the never-cached ones under FreeBlocksFirst; q[1]: cached ones then
+	split bool         // FreeBlocksFirst
+	index blockIndex
+	// copies holds, by key, the second and later blocks caching a key
+	// the index maps to another, oldest first (nil while there are none):
+	// vLLM keeps every block it computed with its hash, a key mapping to
+	// a dict of blocks when several hold it (block_pool.py,
+	// BlockHashToBlockMap.insert), finds the first of them
+	// (get_one_block), and drops only the evicted one (pop).
+	copies map[uint64][]int32
+	ncopy  int // blocks in copies
+	cached int // blocks carrying a key (= len(index) + ncopy)
 	evict  int // cached blocks in a free queue
 }
 
@@ -244,8 +252,7 @@ func (p *blockPool) takeEach(n int) {
 			return
 		}
 		p.unlink(id)
-		p.index.del(b.key)
-		p.cached--
+		p.uncache(id)
 		p.freeNode(id)
 		n--
 	}
@@ -284,6 +291,56 @@ func (p *blockPool) cache(key uint64) int32 {
 	p.index.put(key, id)
 	p.cached++
 	return id
+}
+
+// cacheCopy gives one anonymous block of its holder the content key
+// that another block caches already: a second copy, found only once
+// every block cached before it under key is evicted (see copies).
+func (p *blockPool) cacheCopy(key uint64) int32 {
+	id := p.newNode()
+	b := &p.nodes[id]
+	b.key, b.refs = key, 1
+	if p.copies == nil {
+		p.copies = map[uint64][]int32{}
+	}
+	p.copies[key] = append(p.copies[key], id)
+	p.ncopy++
+	p.cached++
+	return id
+}
+
+// uncache evicts the content of cached block id: the index forgets it,
+// or, if it was a copy, the copies do; when the block the index found is
+// evicted, the oldest copy is found instead.
+func (p *blockPool) uncache(id int32) {
+	key := p.nodes[id].key
+	p.cached--
+	if p.ncopy == 0 { // the usual case: one block a key
+		p.index.del(key)
+		return
+	}
+	c := p.copies[key]
+	if cur, _ := p.index.get(key); cur == id {
+		p.index.del(key)
+		if len(c) == 0 {
+			return
+		}
+		p.index.put(key, c[0])
+		c = c[1:]
+	} else {
+		for i, x := range c {
+			if x == id {
+				c = append(c[:i:i], c[i+1:]...)
+				break
+			}
+		}
+	}
+	p.ncopy--
+	if len(c) == 0 {
+		delete(p.copies, key)
+	} else {
+		p.copies[key] = c
+	}
 }
 
 // lookup returns the block caching key.

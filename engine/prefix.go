@@ -125,10 +125,10 @@ func (e *Engine) attach(s *seq, blocks []int32) {
 // first upto tokens are computed. Like vLLM (allocate_slots caches the
 // blocks it allocates), it runs when the step is scheduled, so that a
 // request admitted later in the same step can already reference them. A
-// block another request cached meanwhile (both compute it at once) is
-// referenced instead and s's copy freed: a content is cached once, so a
-// block's holders always hold the blocks before it, and a chain is evicted
-// from its tail. vLLM keeps both copies.
+// block whose content another block caches already (both computed it: a
+// whole-block prompt repeated, its last block recomputed) stays s's own
+// copy, cached as a second one, as vLLM keeps it (block_pool.py,
+// cache_full_blocks does not de-duplicate).
 func (e *Engine) publish(s *seq, upto int) {
 	if s.shared > 0 { // else there is nothing to cache (and no division)
 		e.cacheThrough(s, min(s.shared, upto/e.cfg.BlockSize))
@@ -136,16 +136,14 @@ func (e *Engine) publish(s *seq, upto int) {
 }
 
 // cacheThrough gives s's blocks up to full their content keys, in order:
-// each becomes a cached block, or, if another block caches its content
-// already, s references that one and frees its own copy.
+// each becomes a cached block, a second copy if another block caches its
+// content already (blockPool.copies).
 func (e *Engine) cacheThrough(s *seq, full int) {
 	for j := len(s.ids); j < full; j++ {
 		k := e.key(s, j)
 		s.anon--
-		if id, dup := e.pool.lookup(k); dup {
-			e.pool.touch(id)
-			e.pool.pushRun(1)
-			s.ids = append(s.ids, id)
+		if _, dup := e.pool.lookup(k); dup {
+			s.ids = append(s.ids, e.pool.cacheCopy(k))
 			continue
 		}
 		s.ids = append(s.ids, e.pool.cache(k))

@@ -137,9 +137,11 @@ func TestPrefixCacheServesTheSameStep(t *testing.T) {
 	assert.Equal(t, []int{0, 48}, p.Cached)
 	assert.Equal(t, []costmodel.Chunk{{NewTokens: 64}, {NewTokens: 16, Context: 48}}, p.Batch.Prefill)
 	// Request 2 computes its fourth block again (its last token is in it)
-	// and, finding it cached, references request 1's copy: 4 blocks held
-	// (vLLM would keep both copies of the fourth: 5).
-	assert.Equal(t, 4, DefaultKVBlocks-e.FreeBlocks())
+	// and keeps its own copy, cached as a second one, as vLLM keeps both
+	// (block_pool.py does not de-duplicate): 3 shared + 2 copies of the
+	// fourth = 5 blocks held, all 5 cached.
+	assert.Equal(t, 5, DefaultKVBlocks-e.FreeBlocks())
+	assert.Equal(t, 5, e.CachedBlocks())
 }
 
 // A warmed cache serves a prompt as if a request had computed it before:
