@@ -203,11 +203,12 @@ func (e *Engine) syncMember(s *seq) {
 
 // joins reports whether a running request is a plain decode that joins
 // the cohort: it emitted at the end of the last outcome, its one known
-// token not in KV is the one it samples next, and it holds the blocks of
-// its computed tokens exactly.
+// token not in KV is the one it samples next, it holds the blocks of its
+// computed tokens exactly, and it has no block of shared output left to
+// cache (publishDecode: the cohort's steps cache nothing).
 func (e *Engine) joins(s *seq) bool {
 	return s.emitted > 0 && s.known-s.computed == 1 && s.look == 0 && s.lastMove == e.move && e.move != 0 &&
-		s.blocks() == e.blocksFor(s.computed)
+		max(len(s.ids), s.shared)+s.anon == e.blocksFor(s.computed) // s.blocks(), unless blocks of shared output are left to cache
 }
 
 // joinCohort moves the running list's leading plain decodes into the

@@ -170,11 +170,16 @@
 // allocation takes the head, evicting its content if it had any; a request
 // returns its blocks last first, so a cached chain is evicted from its
 // tail. Every full block has a content key chained on the previous
-// block's: the workload's prefix ids make content shared across requests,
-// everything else is the request's own, which it finds again after a
-// preemption. A waiting request references the leading blocks of its
+// block's: the workload's prefix ids make content shared across requests
+// (the prompt's, and with Request.PrefixCoversOutput the output's too, as
+// vLLM hashes generated tokens: a conversation's next turn finds the
+// answer it resends), everything else is the request's own, which it
+// finds again after a preemption. A waiting request references the leading blocks of its
 // sequence that are cached (computing at least its last token); a block of
-// shared content is cached when the step computing it is scheduled, a
+// shared content is cached when the step computing it is scheduled (a
+// block of output by the decode that computes its last token: vLLM caches
+// min(num_computed_tokens + num_new_tokens, request.num_tokens),
+// kv_cache_manager.py allocate_slots), a
 // second copy if another block caches that content already, as vLLM keeps
 // every block it computed (block_pool.py, BlockHashToBlockMap: a key maps
 // to several blocks, a lookup finds the oldest, an eviction drops one).

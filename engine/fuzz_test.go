@@ -200,6 +200,7 @@ func scenario(t *testing.T, data []byte) {
 		var now time.Duration
 		var next int32
 		inFlight := (*Plan)(nil)
+		var conv convo // the last turn of a conversation whose answers are shared
 		data = data[4:]
 		for len(data) >= 2 {
 			op, arg := data[0]%4, data[1]
@@ -209,6 +210,9 @@ func scenario(t *testing.T, data []byte) {
 				prefix := []uint64{uint64(arg % 3), uint64(arg % 5)}
 				r := Request{Ref: next, Input: 1 + int(arg)*3, Output: 1 + int(arg%40), Priority: int(arg % 3),
 					Prefix: prefix, PrefixBlockTokens: 16}
+				if op == 0 && arg%4 == 1 { // a conversation's turn: its prompt resends the last turn's prompt and answer
+					r = conv.next(next, arg)
+				}
 				err := e.Add(now, r)
 				w.same("Add", err, slow.Add(now, r))
 				if err == nil && r.Input+r.Output > e.Config().MaxModelLen {
@@ -310,4 +314,33 @@ func scenario(t *testing.T, data []byte) {
 			}
 		}
 	}
+}
+
+// convo is a conversation whose turns carry ids over their whole sequence
+// (PrefixCoversOutput), each turn's prompt the last turn's prompt and
+// answer and a few new tokens, so that its answer's blocks are shared.
+type convo struct {
+	input, output int
+	ids           []uint64
+	fresh         uint64
+}
+
+// next is the conversation's next turn (a first one after a long turn:
+// the prompt stays within the fuzzer's sizes), with ids for every full
+// 8-token unit of its prompt and answer.
+func (c *convo) next(ref int32, arg byte) Request {
+	const unit = 8
+	input := c.input + c.output + 1 + int(arg%23)
+	if input > 600 {
+		input, c.ids = 1+int(arg%23), nil
+	}
+	output := 1 + int(arg%37)
+	keep := min(len(c.ids), (c.input+c.output)/unit) // the full units of the last prompt and answer
+	ids := append([]uint64(nil), c.ids[:keep]...)
+	for len(ids) < (input+output)/unit {
+		c.fresh++
+		ids = append(ids, 1000+c.fresh)
+	}
+	c.input, c.output, c.ids = input, output, ids
+	return Request{Ref: ref, Input: input, Output: output, Prefix: ids, PrefixBlockTokens: unit, PrefixCoversOutput: true}
 }

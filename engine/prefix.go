@@ -11,9 +11,14 @@ package engine
 // Content comes from the workload: a request's Prefix holds one id per
 // PrefixBlockTokens prompt tokens, equal ids meaning identical text, so a
 // block wholly inside the units those ids cover has shared content (the ids
-// of the units it overlaps and its offset). Every other block — the rest of
-// the prompt, every output token — is the request's own: only the request
-// itself can find it again, after a preemption by recompute.
+// of the units it overlaps and its offset). When the ids go on over the
+// output (PrefixCoversOutput), so does shared content: a conversation's
+// answer, resent in its next turn's prompt under the same ids, is found
+// there, as vLLM finds it (it hashes output tokens as they are appended,
+// request.py append_output_token_ids → update_block_hashes). Every other
+// block — the rest of the prompt, output tokens without ids — is the
+// request's own: only the request itself can find it again, after a
+// preemption by recompute.
 //
 // What servesim skips because nothing could observe it: a block of shared
 // content is cached when it is computed (others may reference it at once);
@@ -38,13 +43,18 @@ func mix(parent, content uint64) uint64 {
 
 // sharedBlocks is the number of leading blocks of r whose content the
 // workload's prefix ids determine: those wholly inside the prompt's units
-// that are fully covered by ids.
+// that are fully covered by ids, or, with PrefixCoversOutput, inside the
+// full units of its prompt and output.
 func (e *Engine) sharedBlocks(r *Request) int {
 	p := r.PrefixBlockTokens
 	if !e.cacheOn || p <= 0 || len(r.Prefix) == 0 {
 		return 0
 	}
-	units := min(len(r.Prefix), r.Input/p)
+	seqLen := r.Input
+	if r.PrefixCoversOutput {
+		seqLen += r.Output
+	}
+	units := min(len(r.Prefix), seqLen/p)
 	return units * p / e.cfg.BlockSize
 }
 
@@ -124,14 +134,41 @@ func (e *Engine) attach(s *seq, blocks []int32) {
 // publish caches the full blocks of shared content s will hold once its
 // first upto tokens are computed. Like vLLM (allocate_slots caches the
 // blocks it allocates), it runs when the step is scheduled, so that a
-// request admitted later in the same step can already reference them. A
+// request admitted later in the same step can already reference them.
+// upto never passes s's known tokens: vLLM caches min(num_computed_tokens
+// + num_new_tokens, request.num_tokens) (kv_cache_manager.py,
+// allocate_slots), so a block of output (PrefixCoversOutput) is cached by
+// the decode that computes its last token, the step after the one that
+// sampled it, and a speculative step's drafts are never cached. A
 // block whose content another block caches already (both computed it: a
-// whole-block prompt repeated, its last block recomputed) stays s's own
-// copy, cached as a second one, as vLLM keeps it (block_pool.py,
+// whole-block prompt repeated, its last block recomputed; a turn's answer
+// that the next turn, already running, computed in its prompt) stays s's
+// own copy, cached as a second one, as vLLM keeps it (block_pool.py,
 // cache_full_blocks does not de-duplicate).
 func (e *Engine) publish(s *seq, upto int) {
 	if s.shared > 0 { // else there is nothing to cache (and no division)
-		e.cacheThrough(s, min(s.shared, upto/e.cfg.BlockSize))
+		e.cacheThrough(s, min(s.shared, min(upto, s.known)/e.cfg.BlockSize))
+	}
+}
+
+// publishDecode caches the block of shared output (PrefixCoversOutput)
+// that s's decode at context c completes, if any, and notes in minLeft
+// the steps from this one to the next decode of s that completes one: a
+// run of decode steps stops before it (runLength), so that each block is
+// cached by the plan of its own step, as the step-by-step engine caches
+// it. Only a decode of s with blocks of shared content still to cache
+// (len(s.ids) < s.shared) calls it; such a request joins no cohort
+// (joins).
+//
+//go:noinline
+func (e *Engine) publishDecode(s *seq, c int) {
+	b := e.cfg.BlockSize
+	e.publish(s, c+1)
+	// Step i of a run computes token c+i and completes a block when
+	// (c+i+1) % b == 0: the first such i >= 1.
+	i := b - (c+1)%b
+	if (c+i+1)/b <= s.shared {
+		e.minLeft = min(e.minLeft, i)
 	}
 }
 

@@ -25,10 +25,23 @@ type Request struct {
 	// OutputKnown says the workload declares Output known in advance (an
 	// oracle): policies see it only then (Queued.Output).
 	OutputKnown bool
+	// PrefixCoversOutput says Prefix goes on past the prompt: its ids
+	// cover the request's whole sequence, the prompt followed by its
+	// output, one per PrefixBlockTokens tokens (a unit that straddles the
+	// prompt's end has one id for both parts). The engine then caches a
+	// full block of output as shared content once its tokens are computed,
+	// as vLLM hashes and caches generated tokens, and a later request
+	// whose prompt resends this one's prompt and answer (a conversation's
+	// next turn, with the same ids) finds those blocks. False (the zero
+	// value): ids past the prompt's full units are ignored and output
+	// blocks are the request's own. (Declared beside OutputKnown, whose
+	// padding it fills: a Request is copied once a request.)
+	PrefixCoversOutput bool
 	// Deadline is the instant the first token is due, for
 	// EarliestDeadline; 0 means none. It must not precede Arrival.
 	Deadline time.Duration
-	// Prefix holds one hash id per PrefixBlockTokens prompt tokens, equal
+	// Prefix holds one hash id per PrefixBlockTokens prompt tokens (or of
+	// prompt and output, with PrefixCoversOutput), equal
 	// ids meaning identical content (workload.Request.PrefixHashes); the
 	// prefix cache keys on them. The engine does not retain the slice
 	// beyond the request's life and never modifies it.

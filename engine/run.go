@@ -90,9 +90,12 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	// so that until near the end of time does not overflow).
 	d := p.StepTime
 	k := int(min((until-now-1)/d+1, 1<<40))
+	// None finishes before the last step, and none but the first caches a
+	// block of shared output (publishDecode notes those in minLeft).
 	if e.inline == len(e.sched) {
-		k = min(k, e.minLeft) // none finishes before the last step
+		k = min(k, e.minLeft)
 	} else {
+		k = min(k, e.minLeft)
 		for _, s := range e.sched {
 			k = min(k, s.req.Output-s.emitted)
 		}

@@ -17,7 +17,7 @@ type scheduling struct {
 	out      Outcome  // the last outcome
 	sched    []*seq   // scheduled in the step in flight, in batch order
 	inline   int      // of them, plain decodes planChunked scheduled inline
-	minLeft  int      // their fewest output tokens left
+	minLeft  int      // their fewest output tokens left, or fewer steps to a decode that caches a block of output (publishDecode)
 	acceptor Acceptor // speculative decoding: the driver's acceptance draws
 }
 
@@ -131,6 +131,9 @@ func (e *Engine) planChunked() int {
 					s.anon += need
 				}
 				s.sched, s.decoding, s.draft = 1, true, 0
+				if len(s.ids) < s.shared { // its answer's blocks are shared (PrefixCoversOutput)
+					e.publishDecode(s, c) // caching takes no block: owed and avail stand
+				}
 				e.sched = append(e.sched, s)
 				e.plan.Batch.Decode = append(e.plan.Batch.Decode, c)
 				if count != nil {
@@ -326,8 +329,12 @@ func (e *Engine) schedule(s *seq, n int) {
 	if s.decoding {
 		s.draft = n - 1 // speculative drafts; chunk asks for one token otherwise
 	}
-	if !s.decoding {
-		e.publish(s, s.computed+n)
+	if len(s.ids) < s.shared {
+		if s.decoding {
+			e.publishDecode(s, s.computed)
+		} else {
+			e.publish(s, s.computed+n)
+		}
 	}
 	e.sched = append(e.sched, s)
 	// The plan's batch shape, in the order of e.sched: a request
