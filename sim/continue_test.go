@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,7 +35,12 @@ func runContinued(t *testing.T, cfg Config, src workload.Source) ([]byte, int) {
 // instant (no think time) and is sent to the same replica, conversations'
 // next turns likewise, timeouts, a stop at the horizon, and routers that
 // read the replicas' load, blocks and cache at that instant. Each fast run
-// did continue runs through finishes, so each case tests something.
+// of clients did continue runs through finishes, so each case tests
+// something; conversations' turns carry their answers' ids
+// (HashesCoverOutput), and a turn with an answer block left to cache joins
+// no decode cohort, so those runs are planned again at each finish (and
+// at each block of answer a turn caches): they hold the plain runs to
+// their stepwise twin.
 func TestContinuedRunsAreStepwise(t *testing.T) {
 	lengths := workload.Independent{Input: workload.Uniform{Center: 600, RangeRatio: 0.9}, Output: workload.Uniform{Center: 120, RangeRatio: 0.9}}
 	clients := func(n int, think time.Duration) func() workload.Source {
@@ -76,7 +82,9 @@ func TestContinuedRunsAreStepwise(t *testing.T) {
 			cfg.Stepwise = true
 			slow, none := runContinued(t, cfg, c.src())
 			sameBytes(t, slow, fast)
-			require.Positive(t, continued, "no run went on through a finish")
+			if !strings.HasPrefix(name, "conversations") {
+				require.Positive(t, continued, "no run went on through a finish")
+			}
 			require.Zero(t, none, "the step-by-step twin plans every step after its instant")
 		})
 	}

@@ -79,6 +79,7 @@ type slot struct {
 	gen       uint32 // bumped when the slot is reused, to expire timeouts
 	live      bool
 	willError bool
+	answerIDs bool     // prefix covers the output too (workload.Request.HashesCoverOutput)
 	priority  int      // with its class's
 	class     int      // index in the runner's classes
 	prefix    []uint64 // the request's prefix hash ids, for the cache
@@ -185,7 +186,7 @@ func (r *runner) schedule(req workload.Request) error {
 	rec.Tokens = tokens
 	s.class = r.classes.of(req.Class)
 	s.priority = req.Priority + r.classes.list[s.class].priority
-	s.prefix, s.prefixLen = req.PrefixHashes, req.PrefixBlockTokens
+	s.prefix, s.prefixLen, s.answerIDs = req.PrefixHashes, req.PrefixBlockTokens, req.HashesCoverOutput
 	s.willError = req.Failed
 	s.stream = false
 	if r.speculates {
@@ -276,7 +277,7 @@ func (r *runner) send(ref int32) error {
 	rep := &r.reps[i]
 	s.rec.Replica = i
 	err := rep.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
-		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen,
+		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixCoversOutput: s.answerIDs,
 		Class: s.class, Deadline: r.deadline(s.class, r.now)})
 	if err != nil {
 		return r.end(ref, StatusRejected, err.Error())

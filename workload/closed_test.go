@@ -126,7 +126,7 @@ func TestConversationsCarryHistory(t *testing.T) {
 	last := map[uint64]record{}
 	turns := 0
 	for _, r := range recs {
-		assert.Len(t, r.PrefixHashes, (r.InputTokens+15)/16)
+		assert.Len(t, r.PrefixHashes, (r.InputTokens+r.OutputTokens+15)/16, "ids over the prompt and the answer")
 		prev, seen := last[r.Conversation]
 		if r.Turn == 0 {
 			assert.False(t, seen)
@@ -137,7 +137,7 @@ func TestConversationsCarryHistory(t *testing.T) {
 			assert.Equal(t, prev.Finish+5*time.Second, r.Arrival)
 			grown := r.InputTokens - prev.InputTokens - prev.OutputTokens
 			assert.True(t, grown >= 50 && grown <= 150, "new user tokens %d", grown)
-			keep := prev.InputTokens / 16
+			keep := (prev.InputTokens + prev.OutputTokens) / 16 // the last turn's answer too
 			assert.Equal(t, prev.PrefixHashes[:keep], r.PrefixHashes[:keep])
 			turns++
 		}
@@ -180,12 +180,16 @@ func TestConversationsExtendPreviousPrompt(t *testing.T) {
 	followUps, partial := 0, 0
 	for _, rec := range serve(t, src, second, nil) {
 		r := rec.Request
-		require.Len(t, r.PrefixHashes, (r.InputTokens+p.BlockTokens-1)/p.BlockTokens)
+		// Its ids cover its prompt and its answer (HashesCoverOutput).
+		require.True(t, r.HashesCoverOutput)
+		require.Len(t, r.PrefixHashes, (r.InputTokens+r.OutputTokens+p.BlockTokens-1)/p.BlockTokens)
 		kept := system // the system prompt's blocks, shared across conversations
 		if prev, ok := last[r.Conversation]; ok {
-			kept = prev.InputTokens / p.BlockTokens
+			// Turn k+1 keeps every full block of turn k's prompt and
+			// answer, the answer's included, so a cache finds them.
+			kept = (prev.InputTokens + prev.OutputTokens) / p.BlockTokens
 			assert.Equal(t, prev.PrefixHashes[:kept], r.PrefixHashes[:kept], "conversation %d turn %d", r.Conversation, r.Turn)
-			if prev.InputTokens%p.BlockTokens != 0 {
+			if (prev.InputTokens+prev.OutputTokens)%p.BlockTokens != 0 {
 				partial++
 				assert.NotEqual(t, prev.PrefixHashes[kept], r.PrefixHashes[kept], "turn k's partial block is fresh in turn k+1")
 			}

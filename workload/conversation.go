@@ -15,19 +15,17 @@ import (
 //
 // Turn k+1's prompt is turn k's prompt + turn k's answer + new user tokens,
 // as in vLLM's multi_turn benchmark: the conversation's history is resent.
-// Its block hash ids begin with every full block of turn k's prompt (its
-// ids, unchanged) and give fresh ids to the rest, so a prefix cache sees
-// the history as a shared prefix: a replica that served turn k and still
-// holds its prompt's blocks serves turn k+1's history from its cache, which
-// is what session affinity buys.
-//
-// The rest includes turn k's answer: its tokens get fresh ids in turn k+1,
-// as does turn k's last, partial prompt block (its content changes once the
-// answer follows it). vLLM would also hit the answer's blocks, since it
-// hashes generated tokens like prompt tokens; servesim simplifies: the
-// engine caches a request's own blocks, its output included, only for that
-// request (to resume it after a preemption), so a follow-up turn recomputes
-// the previous answer.
+// Each turn's block hash ids cover its prompt and its answer
+// (HashesCoverOutput): the prompt's full blocks keep the last turn's ids,
+// the rest (the last, partial prompt block, whose content changes once the
+// answer follows it, and the answer) get fresh ids. Turn k+1's ids begin
+// with every full block of turn k's prompt and answer, unchanged, so a
+// prefix cache sees the history, answer included, as a shared prefix, as
+// vLLM does (it hashes generated tokens like prompt tokens): a replica
+// that served turn k and still holds its blocks serves turn k+1's history
+// from its cache, which is what session affinity buys. The answer's last
+// token is never in KV (it is sampled, not fed back), so the block holding
+// it is recomputed.
 // A conversation ends after its drawn number of turns, when the next prompt
 // would exceed MaxInput, or when a turn fails (the user gives up).
 //
@@ -155,11 +153,14 @@ func (s *ChatSource) start(at time.Duration) Request {
 	return s.issue(c, at)
 }
 
-// issue draws the current turn's answer length and yields it.
+// issue draws the current turn's answer length and yields it, its ids
+// covering its prompt's and then its answer's blocks.
 func (s *ChatSource) issue(c *conversation, at time.Duration) Request {
 	c.output = s.cfg.Output.Sample(c.answer)
+	c.ids = s.ids.extend(c.ids, c.input, c.input+c.output)
 	r := Request{ID: s.next, Arrival: at, InputTokens: c.input, OutputTokens: c.output,
-		PrefixHashes: c.ids, PrefixBlockTokens: s.prefix.block(), Conversation: c.id, Turn: c.turn, Class: s.cfg.Class}
+		PrefixHashes: c.ids, PrefixBlockTokens: s.prefix.block(), HashesCoverOutput: c.ids != nil,
+		Conversation: c.id, Turn: c.turn, Class: s.cfg.Class}
 	s.inflight[r.ID] = c
 	s.next++
 	return r
@@ -180,7 +181,7 @@ func (s *ChatSource) Finished(id uint64, at time.Duration, ok bool) {
 	if s.cfg.MaxInput > 0 && next > s.cfg.MaxInput {
 		return
 	}
-	c.ids = s.ids.extend(c.ids, c.input, next)
+	c.ids = s.ids.extend(c.ids, c.input+c.output, next) // the full blocks of its prompt and answer
 	c.input = next
 	c.turn++
 	s.ready = append(s.ready, s.issue(c, at+s.cfg.Think.sample(c.think)))

@@ -36,6 +36,9 @@ func (h *Hasher) Add(r Request) {
 	} else {
 		b = append(b, 0)
 	}
+	if r.HashesCoverOutput { // nothing when false: fingerprints from before it stand
+		b = append(b, 'A')
+	}
 	b = append(b, r.Class...)
 	for _, id := range r.PrefixHashes {
 		b = binary.LittleEndian.AppendUint64(b, id)

@@ -42,7 +42,8 @@ func conversationFingerprint(t *testing.T, p PrefixReuse) string {
 // Uniform prefixes (Zipf 0) give the requests they gave before Zipf
 // popularity existed, byte for byte: these fingerprints were taken from
 // the generator of commit 3456f7f, for fresh prompts (Synthetic) and for
-// prompts that extend a previous turn (Conversations).
+// prompts that extend a previous turn (Conversations; retaken when each
+// turn's ids came to cover its answer, HashesCoverOutput).
 func TestPrefixUniformUnchanged(t *testing.T) {
 	for _, c := range []struct {
 		name                    string
@@ -51,13 +52,13 @@ func TestPrefixUniformUnchanged(t *testing.T) {
 	}{
 		{"LowReuse", LowReuse,
 			"sha256:142a24c6ff0bc27e6b86ca3ac818567b6bd9bb434d9f7726ecd4bdf0138c0b73",
-			"sha256:b616d7447daddda019f1657117fa9718d63ed2d9e1dfbb8925b7efeab2fc8bce"},
+			"sha256:1f8d700740085f6c5d2e7afa85774d8f634dae8bb990a9ef9fa9ab3fa1c59eae"},
 		{"HighReuse", HighReuse,
 			"sha256:561901cb4a7f501bb43a5816a451b38f2ecc89ec676bebd08928f0f683a60560",
-			"sha256:a10807edfea19e6d231058ff5510dae7e95ce4628e65dc80d4a1dcd4fdb15ebc"},
+			"sha256:4374b238543f59883e4724bed03321a20a884d40f2961c127441c9628f9b9b03"},
 		{"16-token blocks", PrefixReuse{Groups: 7, PrefixTokens: 1000, Probability: 0.6, BlockTokens: 16},
 			"sha256:b8e06f29bb8819232140e66b1ccde0ea74832bb6ae88677ffc8d5e17b27ec00e",
-			"sha256:bddcf0f6601e547c16277890acf6b6f69c85adba347435241c83a3c4e7d6cbaa"},
+			"sha256:97f711d2fefd72e5a44e89f74b0b31271c349bdfd023be9ee7e11be1e9654a59"},
 	} {
 		assert.Equal(t, c.synthetic, syntheticFingerprint(t, c.p), "%s, Synthetic", c.name)
 		assert.Equal(t, c.conversation, conversationFingerprint(t, c.p), "%s, Conversations", c.name)

@@ -16,8 +16,9 @@ type Request struct {
 	// InputTokens is the prompt length (> 0); OutputTokens the number of
 	// tokens the response will have (> 0 for a request that can succeed).
 	InputTokens, OutputTokens int
-	// PrefixHashes are block hash ids of the prompt, one per
-	// PrefixBlockTokens tokens, in prompt order; equal ids at equal
+	// PrefixHashes are block hash ids of the prompt (and of the answer
+	// after it, with HashesCoverOutput), one per PrefixBlockTokens tokens,
+	// in order; equal ids at equal
 	// positions mean an identical prefix block (Mooncake's hash_ids).
 	// Nil when the workload says nothing of prefixes.
 	PrefixHashes []uint64
@@ -37,6 +38,14 @@ type Request struct {
 	// Failed marks a request the trace recorded as failed (BurstGPT's
 	// zero-token responses); a simulator reports it as errored.
 	Failed bool
+	// HashesCoverOutput says PrefixHashes go on past the prompt over the
+	// response: one id per PrefixBlockTokens tokens of the prompt followed
+	// by the OutputTokens of the answer (a block straddling the prompt's
+	// end has one id for both), as vLLM hashes generated tokens. A
+	// conversation's next turn that resends this answer with the same ids
+	// then finds it in the prefix cache (Conversations sets it). False:
+	// the ids are the prompt's.
+	HashesCoverOutput bool
 }
 
 // Source yields requests one at a time.
