@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -104,6 +105,19 @@ func decodeScenario(data []byte) (Config, list) {
 				r.PrefixHashes = append(r.PrefixHashes, h)
 			}
 			r.PrefixBlockTokens = unit
+		}
+		if k := len(reqs) - 1; shape%7 == 6 && k >= 0 && len(reqs[k].PrefixHashes) > 0 {
+			// A conversation's next turn: the last request's ids go on
+			// over its answer (HashesCoverOutput), and this prompt
+			// resends its prompt and answer, so it finds the answer's
+			// blocks (or computes them again while the last still
+			// decodes: a second copy).
+			p := &reqs[k]
+			r.InputTokens = p.InputTokens + p.OutputTokens + 1 + in%50
+			r.PrefixHashes, r.PrefixBlockTokens = answerIDs(p, i), unit
+			for j := len(r.PrefixHashes); j < r.InputTokens/unit; j++ {
+				r.PrefixHashes = append(r.PrefixHashes, uint64(1000*(i+1)+j))
+			}
 		}
 		reqs = append(reqs, r)
 	}
@@ -299,4 +313,15 @@ func runScenario(cfg Config, reqs list, steps ...bool) (scenarioRun, error) {
 		}
 	}
 	return scenarioRun{text: buf.Bytes(), sum: sum, seen: seen, recs: recs, stop: r.now}, nil
+}
+
+// answerIDs extends p's ids over its answer's full units with fresh ids
+// (those of request i, the turn after it) and returns them.
+func answerIDs(p *workload.Request, i int) []uint64 {
+	unit := p.PrefixBlockTokens
+	for j := len(p.PrefixHashes); j < (p.InputTokens+p.OutputTokens)/unit; j++ {
+		p.PrefixHashes = append(p.PrefixHashes, uint64(1_000_000*(i+1)+j))
+	}
+	p.HashesCoverOutput = true
+	return slices.Clone(p.PrefixHashes[:(p.InputTokens+p.OutputTokens)/unit])
 }
