@@ -74,12 +74,11 @@
 //     previous ends plus a Think time.
 //   - NewConversations: multi-turn chats; first turns arrive open-loop,
 //     each follow-up is released by Feedback with prompt = previous prompt +
-//     previous answer + new user tokens, and the previous prompt's full
-//     block ids carried over (so a replica that served a turn can serve
-//     the next one's history from its cache: session affinity pays). The
-//     previous answer's tokens get fresh ids: servesim's engine caches a
-//     request's output only for that request, where vLLM would also hit
-//     it.
+//     previous answer + new user tokens. Each turn's ids cover its prompt
+//     and its answer (HashesCoverOutput), and the next turn carries over
+//     every full block of both (so a replica that served a turn serves the
+//     next one's history, the answer included, from its cache, as vLLM
+//     does: session affinity pays).
 //
 // Traces (trace_config.go, trace.go, trace_rows.go, trace_parse.go,
 // trace_write.go):
