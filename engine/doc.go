@@ -265,6 +265,10 @@
 // examples/validate/testdata, docs/data.md) and its main branch of 2026:
 //   - Under the Priority policy the victim is chosen among requests not yet
 //     scheduled in the step; vLLM may also preempt one already scheduled.
+//   - Content comes from the workload's ids, not tokens: output blocks are
+//     shared only when a request's ids cover its output
+//     (Request.PrefixCoversOutput); vLLM always hashes output tokens
+//     (request.py, append_output_token_ids → update_block_hashes).
 //   - KVBlocks counts usable blocks; vLLM's pool also holds a null block.
 //   - The watermark (vLLM added one to V1 in mid-2026, default 0) applies
 //     to both admission checks while anything runs, as in vLLM's main; 0.19
