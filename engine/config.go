@@ -58,12 +58,16 @@ type Config struct {
 	// ChunkCap caps the prefill tokens one request may schedule in a step
 	// (vLLM's long_prefill_token_threshold). 0 means no cap beyond the budget.
 	ChunkCap int
-	// DisableChunkedPrefill schedules whole prompts only, in
-	// prefill-prioritised steps: a step admits waiting prompts (whole) and
-	// runs no decode; otherwise it decodes every running request. A request
-	// whose prompt + output - 1 tokens exceed MaxBatchedTokens is rejected
-	// at once (it could never be recomputed after a preemption), as vLLM
-	// requires max_num_batched_tokens >= max_model_len without chunking.
+	// DisableChunkedPrefill turns chunked prefill off as vLLM V1 does
+	// (enable_chunked_prefill=False): running requests are scheduled as
+	// with it on, decodes first; a waiting prompt is admitted only whole,
+	// its remaining tokens (after those the prefix cache serves) within the
+	// budget the step has left, and admission stops at the first that is
+	// not. (vLLM V0's prefill-only steps, in which decoders stall, are not
+	// modelled.) A request whose prompt + output - 1 tokens exceed
+	// MaxBatchedTokens is rejected at once (it could never be recomputed
+	// after a preemption), as vLLM requires max_num_batched_tokens >=
+	// max_model_len without chunking. ChunkCap must be 0.
 	DisableChunkedPrefill bool
 	// BlockSize is the KV block size in tokens, at most MaxTokens.
 	// Default 16.

@@ -160,8 +160,12 @@
 // whose existing tokens are all computed samples one token; a request
 // leaves when it has emitted its output.
 //
-// With DisableChunkedPrefill a step that can admit waiting prompts runs only
-// those whole prefills (decoders stall, as in vLLM V0); otherwise it decodes.
+// With DisableChunkedPrefill (vLLM V1's enable_chunked_prefill=False) the
+// running requests are scheduled the same way, decodes first; a waiting
+// prompt whose remaining tokens exceed the budget left is not chunked:
+// admission stops there (scheduler.py, the waiting loop's "if not
+// enable_chunked_prefill and num_new_tokens > token_budget: break"). vLLM
+// V0's prefill-only steps, in which decoders stall, are not modelled.
 //
 // # KV blocks and the prefix cache
 //

@@ -64,7 +64,6 @@ const (
 	whyRecordWait  = "steps are recorded (RecordSteps): each step's shape carries the waiting queue's length"
 	whyReadsEach   = "the model reads each decode context (not costmodel.DecodeSum)"
 	whyReadsCtx    = "the model reads decode contexts (not costmodel.ContextFree)"
-	whyWholePrompt = "chunked prefill is off (DisableChunkedPrefill)"
 	whySlowTwin    = "turned off for the tests' slow twin"
 )
 
@@ -136,9 +135,6 @@ func (e *Engine) decideFast() {
 	}
 	if e.record {
 		off(pathCohort, whyRecordCtx)
-	}
-	if e.cfg.DisableChunkedPrefill {
-		off(pathCohort, whyWholePrompt)
 	}
 	if spec {
 		off(pathCohort, whySpeculative)

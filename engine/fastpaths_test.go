@@ -72,10 +72,9 @@ func TestFastPathsSayWhyTheyAreOff(t *testing.T) {
 			"cohort":   "BlockSize 12 is not a power of two up to 64",
 			"continue": "BlockSize 12 is not a power of two up to 64",
 		})},
-		{"whole prompts", Config{DisableChunkedPrefill: true}, nil, true, with(map[string]string{
-			"cohort":   "chunked prefill is off (DisableChunkedPrefill)",
-			"continue": "chunked prefill is off (DisableChunkedPrefill)",
-		})},
+		// V1 without chunked prefill schedules its running requests as
+		// with it: every path serves it.
+		{"chunked prefill off", Config{DisableChunkedPrefill: true}, nil, true, with(map[string]string{})},
 		{"the Priority policy", Config{Policy: Priority{}}, nil, true, with(map[string]string{
 			"fcfs-run": "policy engine.Priority is not FCFS: the waiting queue is one heap",
 		})},

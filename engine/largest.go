@@ -17,9 +17,9 @@ import (
 // every step it is in, so without preemption none of its inter-token gaps
 // is longer. With prefills = 1 it is the chapter's mixed step, one chunk
 // beside the decodes: the ITL tax a chunk cap sets. Without chunked
-// prefill a step is a whole-prompt prefill of at most the budget or a
-// decode of MaxSeqs, and the decodes stall through every prefill step: a
-// gap can span several steps. With speculative decoding (SpeculativeTokens
+// prefill the same steps form, the prefill a whole prompt of up to the
+// budget the decodes leave (vLLM V1 schedules running decodes first either
+// way; ChunkCap is 0 then). With speculative decoding (SpeculativeTokens
 // = K) each decode verifies 1 or K + 1 positions, all within the budget,
 // and m should price the drafter too (costmodel.Drafting).
 func LargestStep(cfg Config, m costmodel.Model, context, prefills int) (time.Duration, costmodel.Batch) {
@@ -40,11 +40,6 @@ func LargestStep(cfg Config, m costmodel.Model, context, prefills int) (time.Dur
 		if t := m.StepTime(b); t > best {
 			best, shape = t, b
 		}
-	}
-	if cfg.DisableChunkedPrefill {
-		consider(costmodel.Batch{Prefill: []costmodel.Chunk{{NewTokens: cfg.MaxBatchedTokens}}})
-		consider(costmodel.Batch{Decode: decodes(cfg.MaxSeqs)})
-		return best, shape
 	}
 	widths := []int{1} // positions each decode verifies
 	if k := cfg.SpeculativeTokens; k > 0 {

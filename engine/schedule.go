@@ -40,20 +40,11 @@ func (e *Engine) scheduleUntil(now, until time.Duration) (*Plan, error) {
 	if e.reqs.len() == 0 {
 		return nil, nil
 	}
-	var stop int // running requests from this index on were not scheduled
-	if e.cfg.DisableChunkedPrefill {
-		stop = e.planWholePrompts()
-	} else {
-		stop = e.planChunked()
-	}
+	stop := e.planChunked() // running requests from this index on were not scheduled
 	if len(e.sched) == 0 && e.plan.Cohort == 0 {
 		// Only possible when the first running request was its own
 		// preemption victim: everything is free now, so plan again.
-		if e.cfg.DisableChunkedPrefill {
-			stop = e.planWholePrompts()
-		} else {
-			stop = e.planChunked()
-		}
+		stop = e.planChunked()
 		if len(e.sched) == 0 && e.plan.Cohort == 0 {
 			panic("engine: invariant progress broken: requests held but no step could be planned")
 		}
@@ -103,12 +94,15 @@ func (e *Engine) resetPlan(now time.Duration) {
 	e.inline, e.minLeft = 0, math.MaxInt
 }
 
-// planChunked is vLLM V1's schedule(): running requests first, in order,
-// each asking for its remaining tokens (1 when decoding) capped by ChunkCap
-// and the budget left; when blocks run out, preempt from the tail; then, only
-// if nothing was preempted, admit waiting requests in policy order until one
-// does not fit. It returns the index in the running list from which no
-// running request was scheduled.
+// planChunked is vLLM V1's schedule() (vllm/v1/core/sched/scheduler.py):
+// running requests first, in order, each asking for its remaining tokens (1
+// when decoding) capped by ChunkCap and the budget left; when blocks run
+// out, preempt from the tail; then, only if nothing was preempted, admit
+// waiting requests in policy order until one does not fit. With
+// DisableChunkedPrefill the running loop is the same and a waiting request
+// whose remaining tokens exceed the budget left is not chunked: admission
+// stops there (V1's enable_chunked_prefill=False). It returns the index in
+// the running list from which no running request was scheduled.
 func (e *Engine) planChunked() int {
 	budget := e.planCohort(e.cfg.MaxBatchedTokens)
 	plain := e.cfg.SpeculativeTokens == 0
@@ -162,40 +156,11 @@ func (e *Engine) planChunked() int {
 		return i
 	}
 	for e.waiting.len() > 0 && budget > 0 && e.nrunning() < e.cfg.MaxSeqs {
-		n, ok := e.tryAdmit(budget, false)
+		n, ok := e.tryAdmit(budget, e.cfg.DisableChunkedPrefill)
 		if !ok {
 			break
 		}
 		budget -= n
-	}
-	return i
-}
-
-// planWholePrompts is the schedule without chunked prefill (vLLM V0's
-// default): a step that can admit waiting prompts, whole, runs only those
-// prefills; otherwise the step decodes every running request. It returns
-// the index in the running list from which no running request was
-// scheduled.
-func (e *Engine) planWholePrompts() int {
-	budget := e.cfg.MaxBatchedTokens
-	for e.waiting.len() > 0 && e.nrunning() < e.cfg.MaxSeqs {
-		n, ok := e.tryAdmit(budget, true)
-		if !ok {
-			break
-		}
-		budget -= n
-	}
-	if len(e.sched) > 0 {
-		return 0
-	}
-	i := 0
-	for ; i < len(e.running); i++ {
-		s := e.running[i]
-		n := e.chunk(s, s.computed, e.cfg.MaxBatchedTokens)
-		if !e.makeRoom(s, n, i) {
-			break
-		}
-		e.schedule(s, n)
 	}
 	return i
 }
@@ -224,8 +189,11 @@ func (e *Engine) newTokens(s *seq, computed int) int {
 }
 
 // tryAdmit admits the head of the waiting queue if it fits in budget: a
-// chunk of it, or with whole set its whole remaining sequence, after the
-// tokens the prefix cache serves it. As vLLM's allocate_slots counts them,
+// chunk of it, or with whole set (chunked prefill off) only its whole
+// remaining sequence, after the tokens the prefix cache serves it: as
+// scheduler.py's waiting loop, "if not enable_chunked_prefill and
+// num_new_tokens > token_budget: break", num_new_tokens counted after the
+// cached tokens. As vLLM's allocate_slots counts them,
 // the blocks it must allocate — new ones, plus the cached ones it would
 // take out of the free queue — must fit in the free queue and leave the
 // watermark free; unless AdmitOnFirstChunk, so must those for its whole
@@ -240,12 +208,11 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 	// blocks are all cached but its last token's verifies that token
 	// alone. Drafts here were also blocks the admission gate had not
 	// counted.
-	n := min(e.newTokens(s, tokens), budget)
-	if whole {
-		if n = s.known - tokens; n > budget {
-			return 0, false
-		}
+	n := e.newTokens(s, tokens)
+	if whole && n > budget {
+		return 0, false
 	}
+	n = min(n, budget)
 	keep := e.wmBlocks
 	if e.nrunning() == 0 {
 		keep = 0

@@ -33,7 +33,7 @@ func writeOutputs(w io.Writer, studies []study, res *analysis.ExperimentResult, 
 		if s.short == "prefill" {
 			// The dial's own name (Engine.DisableChunkedPrefill, on (1))
 			// reads backwards under the values "on" and "off".
-			ps[len(ps)-1].X.Label.Text = fmt.Sprintf("chunked prefill (off: whole prompts in prefill-only steps, token budget %d)", wholeBudget)
+			ps[len(ps)-1].X.Label.Text = fmt.Sprintf("chunked prefill (off: whole prompts beside the decodes, token budget %d)", wholeBudget)
 		}
 		card := dialCard(s, res, o)
 		base := filepath.Join(o.out, "chunksweep-"+s.short)

@@ -85,7 +85,7 @@ func dials(o options) []dial {
 	}
 	if o.whole {
 		out = append(out, dial{
-			title: fmt.Sprintf("Chunked prefill (off: whole prompts in prefill-only steps, budget %d to hold the longest request)", wholeBudget),
+			title: fmt.Sprintf("Chunked prefill (off: whole prompts beside the decodes, as vLLM V1, budget %d to hold the longest request)", wholeBudget),
 			short: "prefill", column: "chunked prefill", dial: chunkedPrefill,
 			values: []float64{1, 0}, base: 1,
 			label: func(v float64) string { return map[bool]string{true: "on", false: "off"}[v == 1] },
@@ -171,8 +171,9 @@ func configAt(d analysis.Dial, v float64, horizon time.Duration) sim.Config {
 // mixedStep is the longest step the engine forms with one prefill chunk
 // beside its decodes (engine.LargestStep with one prefilling request): the
 // ITL tax the chapter walks at the engine level, 73.96 ms for a 256-token
-// chunk beside 31 decodes. Without chunked prefill it is the longest
-// whole-prompt step, which every decode stalls through.
+// chunk beside 31 decodes. Without chunked prefill it is one decode beside
+// a whole prompt of the rest of the budget (vLLM V1 schedules the running
+// decodes first either way).
 func mixedStep(c sim.Config) time.Duration {
 	d, _ := engine.LargestStep(c.Engine, nil, 0, 1)
 	return d

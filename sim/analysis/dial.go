@@ -67,8 +67,9 @@ var (
 	DialTokenBudget = engineDial("MaxBatchedTokens", "tokens", func(e *engine.Config, v float64) { e.MaxBatchedTokens = int(v) })
 	// DialBatch is vLLM's max_num_seqs: the batch cap.
 	DialBatch = engineDial("MaxSeqs", "sequences", func(e *engine.Config, v float64) { e.MaxSeqs = int(v) })
-	// DialChunkedPrefill is chunked prefill on (1) or off (0): off needs a
-	// token budget that holds every whole prompt.
+	// DialChunkedPrefill is chunked prefill on (1) or off (0, vLLM V1's
+	// enable_chunked_prefill=False: decodes first, waiting prompts only
+	// whole): off needs a token budget that holds every whole prompt.
 	DialChunkedPrefill = engineDial("DisableChunkedPrefill", "on (1) / off (0)", func(e *engine.Config, v float64) {
 		e.DisableChunkedPrefill = v == 0
 		if e.DisableChunkedPrefill {
