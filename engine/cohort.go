@@ -344,8 +344,11 @@ func (e *Engine) planCohort(budget int) int {
 	need := e.coGrow(0, 1)
 	// n > budget cannot happen with a valid Config (MaxSeqs <=
 	// MaxBatchedTokens), but the walk would then leave members out.
-	if n > budget || need > e.available() {
-		e.materialize() // a member would preempt or be left out: walk
+	if n > budget || need > e.available() || !e.fcfs && need+e.walkNeed(budget-n) > e.available() {
+		// A member would preempt or be left out, or (a policy other
+		// than FCFS) the step may preempt and its victim be a member:
+		// walk.
+		e.materialize()
 		return budget
 	}
 	e.pool.take(need)
@@ -353,6 +356,24 @@ func (e *Engine) planCohort(budget int) int {
 	e.plan.Cohort = n
 	e.minLeft = min(e.minLeft, e.finMin()-co.tick)
 	return budget - n
+}
+
+// walkNeed is the blocks the running requests outside the cohort ask for
+// in a step that leaves them budget tokens, walked as planChunked walks
+// them: when they and the members' fit the free blocks, the step preempts
+// no one (a block of shared content found cached meanwhile only gives one
+// back).
+func (e *Engine) walkNeed(budget int) int {
+	total := 0
+	for _, s := range e.running {
+		if budget <= 0 {
+			break
+		}
+		n := e.chunk(s, s.computed, budget)
+		total += max(e.need(s, s.computed+n), 0)
+		budget -= n
+	}
+	return total
 }
 
 // priceBatch makes b the batch the cost model prices: the plan's, with

@@ -145,8 +145,11 @@
 // sequence cap (MaxSeqs). Running requests go first, in order: a decoding
 // request asks for one token, a request still in prefill for
 // min(remaining, ChunkCap, budget left). KV blocks are allocated for the
-// tokens scheduled; when they run out the engine preempts from the tail of
-// the running list (the request the policy would admit last) by recompute:
+// tokens scheduled; when they run out the engine preempts the running
+// request the policy would admit last (under FCFS the tail of the running
+// list; under another policy it may be one the step already scheduled,
+// which is taken back out of the step, its tokens returned to the budget,
+// as vLLM's max(self.running, key=(priority, arrival_time)) does) by recompute:
 // its blocks are freed and it returns to the front of the waiting queue,
 // and when resumed it recomputes its prompt and every token it had emitted,
 // less what it finds of its own blocks still cached, so the stall shows in
@@ -267,8 +270,6 @@
 //
 // Checked against vLLM 0.19 (the version of the measured run in
 // examples/validate/testdata, docs/data.md) and its main branch of 2026:
-//   - Under the Priority policy the victim is chosen among requests not yet
-//     scheduled in the step; vLLM may also preempt one already scheduled.
 //   - Content comes from the workload's ids, not tokens: output blocks are
 //     shared only when a request's ids cover its output
 //     (Request.PrefixCoversOutput); vLLM always hashes output tokens

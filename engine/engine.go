@@ -176,6 +176,7 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 		priceCache: newPriceCache(m),
 	}
 	e.promptTooLong = fmt.Errorf("%w: MaxModelLen %d", ErrPromptTooLong, cfg.MaxModelLen)
+	_, e.fcfs = cfg.Policy.(FCFS)
 	e.decideFast() // and with it the cohort (setCohort) and the waiting queue's order
 	return e, nil
 }

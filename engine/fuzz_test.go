@@ -64,6 +64,19 @@ var plansContinued int
 // say its scenarios cut outputs there.
 var addsCapped int
 
+// plansEmpty and victimsUnscheduled count the scenarios' empty steps (the
+// first running request its own victim, under Priority) and victims taken
+// back out of a step that had scheduled them, for the same purpose.
+var plansEmpty, victimsUnscheduled int
+
+// notePlan counts what a scenario's plan p of engine e did.
+func notePlan(e *Engine, p *Plan, before int) {
+	if p != nil && p.Batch.Empty() && p.Cohort == 0 {
+		plansEmpty++
+	}
+	victimsUnscheduled += e.unscheduled - before
+}
+
 // continued has the engine continue its run at now where it can
 // (Continue), and its twin, which keeps no cohort and so never continues,
 // plan the same instant with ScheduleUntil: the plans must be the same,
@@ -123,7 +136,7 @@ func FuzzEngine(f *testing.F) {
 func TestTwinsOnRandomScenarios(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 15))
 	n := testlong.Int(t, 1000, 3000)
-	plansContinued, addsCapped = 0, 0
+	plansContinued, addsCapped, plansEmpty, victimsUnscheduled = 0, 0, 0, 0
 	defer func() {
 		if plansContinued < n/5 { // 600 of 3,000
 			t.Errorf("the engine continued %d runs in %d scenarios: the scenarios no longer try Continue", plansContinued, n)
@@ -131,6 +144,12 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 		if addsCapped < n/5 {
 			t.Errorf("the engines accepted %d length-capped requests in %d scenarios: the scenarios no longer cut outputs at MaxModelLen", addsCapped, n)
 		}
+		// Priority's victims among the requests a step scheduled, and
+		// its empty steps, are in play (Priority: half the scenarios).
+		if victimsUnscheduled < n/50 { // 38 in 1,000
+			t.Errorf("%d empty steps and %d victims taken out of a step in %d scenarios: the scenarios no longer reach them", plansEmpty, victimsUnscheduled, n)
+		}
+		t.Logf("%d continued runs, %d empty steps, %d victims taken out of a step", plansContinued, plansEmpty, victimsUnscheduled)
 	}()
 	for range n {
 		data := make([]byte, 4+2*(10+rng.IntN(120)))
@@ -138,7 +157,6 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 			data[i] = byte(rng.Uint32())
 		}
 		data[0] = byte(3 * rng.IntN(85)) // block size 4, no speculative decoding
-		data[1] |= 1                     // chunked prefill
 		if rng.IntN(4) > 0 {
 			data[2] &^= 1 // streaks left out
 		}
@@ -221,10 +239,12 @@ func scenario(t *testing.T, data []byte) {
 				next++
 			case 2: // step: plan, or complete the step in flight
 				if inFlight == nil {
+					before := e.unscheduled
 					p, err := e.Runner().ScheduleUntil(now, now+time.Duration(arg)*time.Second)
 					if err != nil {
 						t.Fatal(err)
 					}
+					notePlan(e, p, before)
 					p2, _ := slow.Runner().ScheduleUntil(now, now+time.Duration(arg)*time.Second)
 					w.same("ScheduleUntil", planShape(p), planShape(p2))
 					inFlight = p
@@ -287,10 +307,12 @@ func scenario(t *testing.T, data []byte) {
 		// Whatever happened, the engine drains: every request finishes.
 		for steps := 0; !e.Idle(); steps++ {
 			if inFlight == nil {
+				before := e.unscheduled
 				p, err := e.Runner().ScheduleUntil(now, now+time.Hour)
 				if err != nil || p == nil {
 					t.Fatalf("engine holds requests but plans nothing: %v", err)
 				}
+				notePlan(e, p, before)
 				p2, _ := slow.Runner().ScheduleUntil(now, now+time.Hour)
 				w.same("ScheduleUntil", planShape(p), planShape(p2))
 				inFlight = p

@@ -187,14 +187,15 @@ func (e *Engine) cacheThrough(s *seq, full int) {
 	}
 }
 
-// cacheOwn caches every full block s has computed, before a preemption
-// frees them: when s is readmitted it finds whatever of them is still
-// cached and recomputes only the rest.
-func (e *Engine) cacheOwn(s *seq) {
+// cacheOwn caches every full block of s's first upto tokens (those it
+// has computed, or was scheduled to), before a preemption frees them: when
+// s is readmitted it finds whatever of them is still cached and recomputes
+// only the rest.
+func (e *Engine) cacheOwn(s *seq, upto int) {
 	if !e.cacheOn || e.noOwnHits {
 		return
 	}
-	e.cacheThrough(s, s.computed/e.cfg.BlockSize)
+	e.cacheThrough(s, upto/e.cfg.BlockSize)
 	s.ownCached = true
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -19,6 +20,9 @@ type scheduling struct {
 	inline   int      // of them, plain decodes planChunked scheduled inline
 	minLeft  int      // their fewest output tokens left, or fewer steps to a decode that caches a block of output (publishDecode)
 	acceptor Acceptor // speculative decoding: the driver's acceptance draws
+	fcfs     bool     // the policy is FCFS: a victim is never a request the step scheduled
+
+	unscheduled int // victims taken back out of the step being planned, so far (the tests count them)
 }
 
 // Schedule plans the next step at instant now and returns it, or nil when
@@ -143,7 +147,9 @@ func (e *Engine) planChunked() int {
 		e.pool.take(owed)
 		owed = 0
 		n := e.chunk(s, s.computed, budget)
-		if !e.makeRoom(s, n, i) {
+		back, ok := e.makeRoom(s, n, &i)
+		budget += back
+		if !ok {
 			break // s was its own victim
 		}
 		e.schedule(s, n)
@@ -244,40 +250,99 @@ func (e *Engine) start(s *seq, tokens int) {
 	e.plan.Cached = append(e.plan.Cached, tokens)
 }
 
-// makeRoom preempts running requests at or after index i, victims chosen
-// last-first by the policy (the tail, under FCFS), until s's n tokens fit.
-// It reports false when s itself had to be preempted.
-func (e *Engine) makeRoom(s *seq, n, i int) bool {
+// makeRoom preempts running requests, victims chosen by the policy, until
+// s's n tokens fit; s is the running request at index *i, the requests
+// before it were scheduled by this plan. As vLLM's running loop
+// (scheduler.py, schedule()), the victim is the request the policy would
+// admit last among the whole running list ("max(self.running, key=lambda
+// r: (r.priority, r.arrival_time))" under Priority; self.running.pop(), the
+// tail, under FCFS, which is the same request since FCFS runs in arrival
+// order), s and the requests already scheduled in the step included: a
+// scheduled victim is taken out of the step ("token_budget +=
+// num_scheduled_tokens.pop(...)", "req_index -= 1"), and makeRoom returns
+// the tokens it gives back to the budget. It reports false when s itself
+// had to be preempted.
+//
+// The cohort's members are not among the candidates: under FCFS the tail
+// is never one, and under another policy planCohort plans the cohort only
+// when the step will preempt no one (walkNeed).
+func (e *Engine) makeRoom(s *seq, n int, i *int) (back int, ok bool) {
 	need := e.need(s, s.computed+n)
 	for need > e.available() {
-		v := e.victim(i)
-		e.preempt(v)
+		j := e.victim()
+		v, scheduled := e.running[j], j < *i
+		if scheduled { // earlier in this step
+			back += e.unschedule(v)
+			*i--
+		}
+		e.preempt(v, scheduled)
 		if v == s {
-			return false
+			return back, false
 		}
 	}
-	return true
+	return back, true
 }
 
-// victim is the running request at index >= i that the policy would admit
-// last; ties go to the later one in the running list.
-func (e *Engine) victim(i int) *seq {
-	v := e.running[i]
-	for _, r := range e.running[i+1:] {
-		if !e.cfg.Policy.Less(r.queued(), v.queued()) {
-			v = r
+// victim is the index of the running request the policy would admit last;
+// ties go to the later one in the running list.
+func (e *Engine) victim() int {
+	j := len(e.running) - 1
+	if e.fcfs {
+		return j // FCFS runs in arrival order: the tail
+	}
+	for k := j - 1; k >= 0; k-- {
+		if e.cfg.Policy.Less(e.running[j].queued(), e.running[k].queued()) {
+			j = k
 		}
 	}
-	return v
+	return j
+}
+
+// unschedule takes v, scheduled earlier in the step being planned, back
+// out of it: its entry leaves e.sched and the plan's batch, and it returns
+// v's tokens for the budget. v keeps its blocks for preempt to free. The
+// residue counts, inline and minLeft may still count it: a plan that
+// preempts is one step (runLength returns 1 before reading them), and
+// resetResidues clears them at the next plan.
+func (e *Engine) unschedule(v *seq) int {
+	d, p, k := 0, 0, 0 // decodes and prefill chunks before v, its index
+	for ; e.sched[k] != v; k++ {
+		if e.sched[k].decoding {
+			d++
+		} else {
+			p++
+		}
+	}
+	e.sched = slices.Delete(e.sched, k, k+1)
+	b := &e.plan.Batch
+	if v.decoding {
+		b.Decode = slices.Delete(b.Decode, d, d+1)
+		if e.cfg.SpeculativeTokens > 0 {
+			b.Verify = slices.Delete(b.Verify, d, d+1)
+		}
+	} else {
+		b.Prefill = slices.Delete(b.Prefill, p, p+1)
+	}
+	n := v.sched
+	v.sched, v.draft, v.decoding = 0, 0, false
+	e.unscheduled++
+	return n
 }
 
 // preempt frees s's blocks and returns it to the waiting queue; when resumed
 // it recomputes its prompt and every token it had emitted, less what it
-// finds of its own blocks still cached.
-func (e *Engine) preempt(s *seq) {
+// finds of its own blocks still cached. With scheduled set, s had been
+// scheduled in the step being planned (and taken out of it again): vLLM's
+// allocate_slots had cached its full blocks through the tokens scheduled
+// (num_tokens_to_cache = computed + new), so those are cached too.
+func (e *Engine) preempt(s *seq, scheduled bool) {
+	upto := s.computed
+	if scheduled {
+		upto = min(s.computed+s.sched, s.known)
+	}
 	e.satOut(s)
 	e.removeRunning(s)
-	e.cacheOwn(s)
+	e.cacheOwn(s, upto)
 	e.drop(s)
 	e.outstanding -= s.left()
 	s.computed, s.look = 0, 0
@@ -304,9 +369,8 @@ func (e *Engine) schedule(s *seq, n int) {
 		}
 	}
 	e.sched = append(e.sched, s)
-	// The plan's batch shape, in the order of e.sched: a request
-	// scheduled is never preempted by the same planning (victims are
-	// chosen from the requests not yet scheduled).
+	// The plan's batch shape, in the order of e.sched (unschedule takes
+	// a victim's entry out of both).
 	if s.decoding {
 		e.plan.Batch.Decode = append(e.plan.Batch.Decode, s.computed)
 		if e.cfg.SpeculativeTokens > 0 {

@@ -38,6 +38,9 @@ func stepLines(t *testing.T, e *engine.Engine, arrivals map[int][]engine.Request
 		if len(plan.Preempted) > 0 {
 			fmt.Fprintf(&b, "preempted %v", plan.Preempted)
 		}
+		if len(buf) == 0 {
+			fmt.Fprintf(&b, " (empty, %v)", plan.End-plan.Start)
+		}
 		out = append(out, strings.TrimSpace(b.String()))
 		_, err = e.Complete(plan.End)
 		require.NoError(t, err)
@@ -94,4 +97,36 @@ func TestUnchunkedV1CountsTokensAfterCacheHits(t *testing.T) {
 		1: {{Ref: 2, Input: 1024, Output: 1, Prefix: prefix, PrefixBlockTokens: 16}},
 	}
 	require.Equal(t, []string{"1:300@0", "1:1@300 2:512@512", "1:1@301"}, stepLines(t, e, arrivals, 10))
+}
+
+// Under Priority the victim is the lowest-priority request of the whole
+// running list, as vLLM's max(self.running, key=(priority, arrival)),
+// even one the step has already scheduled: it is taken out of the step
+// (its tokens back to the budget, its blocks freed). 8 blocks of 16
+// tokens, a budget of 48: request 1 (priority 5, 31 tokens) runs first;
+// 2 (priority 0, 112 tokens) is admitted beside its decode with 47 tokens
+// (3 blocks; 2 left free). In the third step 1 is scheduled first (its
+// 33rd token takes a third block: 1 left), then 2's next 47 tokens need 3
+// blocks: the victim is 1, already scheduled, which loses its decode and
+// its 3 blocks, and 2 takes its chunk. (Choosing among the requests not
+// yet scheduled, as servesim did, 2 was its own victim.) 1's two full
+// blocks were cached when freed, but 2's last chunk and its decode take
+// them (the free queue's last blocks): 1 resumes after 2 leaves, from 0.
+func TestPriorityVictimAlreadyScheduled(t *testing.T) {
+	cfg := engine.Config{MaxBatchedTokens: 48, MaxSeqs: 4, BlockSize: 16, KVBlocks: 8,
+		Policy: engine.Priority{}, AdmitOnFirstChunk: true}
+	arrivals := map[int][]engine.Request{
+		0: {{Ref: 1, Input: 31, Output: 40, Priority: 5}},
+		1: {{Ref: 2, Input: 112, Output: 2, Priority: 0}},
+	}
+	e, err := engine.New(cfg, costmodel.Frozen{})
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		"1:31@0",
+		"1:1@31 2:47@0",
+		"2:47@47 preempted [1]", // 1 was scheduled first, then taken out
+		"2:18@94",
+		"2:1@112",
+		"1:33@0", // resumed: its 31 prompt tokens and 2 emitted
+	}, stepLines(t, e, arrivals, 6))
 }
