@@ -154,7 +154,10 @@
 // and when resumed it recomputes its prompt and every token it had emitted,
 // less what it finds of its own blocks still cached, so the stall shows in
 // its next inter-token gap. Only if nothing was preempted does the engine
-// admit waiting requests, in policy order, while the budget, the sequence
+// admit waiting requests (so a step whose first running request was its own
+// victim is empty, as in vLLM: it lasts 1 µs, no forward pass, and each
+// such step preempts one request, so progress follows), in policy order,
+// while the budget, the sequence
 // cap and the free blocks allow: the blocks for the request's whole known
 // sequence must be free (AdmitOnFirstChunk: those for its next chunk),
 // counting a cached block it would take out of the free queue as one it

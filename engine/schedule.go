@@ -25,6 +25,13 @@ type scheduling struct {
 	unscheduled int // victims taken back out of the step being planned, so far (the tests count them)
 }
 
+// emptyStep is the duration of a step that schedules nothing (see
+// scheduleUntil): vLLM's engine core passes through schedule() and
+// update_from_output() without a forward pass, in well under a
+// millisecond; servesim prices no scheduler time otherwise, and a step
+// must take some time.
+const emptyStep = time.Microsecond
+
 // Schedule plans the next step at instant now and returns it, or nil when
 // the engine holds nothing it can run. The step stays in flight until
 // Complete is called with its End.
@@ -45,17 +52,24 @@ func (e *Engine) scheduleUntil(now, until time.Duration) (*Plan, error) {
 		return nil, nil
 	}
 	stop := e.planChunked() // running requests from this index on were not scheduled
-	if len(e.sched) == 0 && e.plan.Cohort == 0 {
-		// Only possible when the first running request was its own
-		// preemption victim: everything is free now, so plan again.
-		stop = e.planChunked()
-		if len(e.sched) == 0 && e.plan.Cohort == 0 {
-			panic("engine: invariant progress broken: requests held but no step could be planned")
-		}
-	}
 	e.satOutFrom(stop)
 	e.plan.Steps = 1
-	e.plan.StepTime = e.price()
+	if len(e.sched) == 0 && e.plan.Cohort == 0 {
+		// The first running request was its own preemption victim (under
+		// a policy other than FCFS, with others still holding their
+		// blocks): as vLLM's running loop breaks ("if preempted_req ==
+		// request: break") and skips the waiting loop after a
+		// preemption, the step is empty. vLLM runs no forward pass for it
+		// (the model runner returns EMPTY_MODEL_RUNNER_OUTPUT); it lasts
+		// emptyStep. Each empty step preempts a request, so within
+		// MaxSeqs of them nothing runs and the waiting head is admitted.
+		if len(e.plan.Preempted) == 0 {
+			panic("engine: invariant progress broken: requests held but no step could be planned")
+		}
+		e.plan.StepTime = emptyStep
+	} else {
+		e.plan.StepTime = e.price()
+	}
 	e.probeK = 0 // the probes of this plan's run follow
 	if e.plan.StepTime <= 0 {
 		return nil, e.badStepTime()

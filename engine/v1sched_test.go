@@ -130,3 +130,28 @@ func TestPriorityVictimAlreadyScheduled(t *testing.T) {
 		"1:33@0", // resumed: its 31 prompt tokens and 2 emitted
 	}, stepLines(t, e, arrivals, 6))
 }
+
+// When the first running request is its own victim (the lowest priority,
+// while another holds the blocks it needs), vLLM's running loop breaks
+// and, a request having been preempted, its waiting loop is skipped: the
+// step is empty, and lasts 1 µs (no forward pass). 4 blocks of 16 tokens:
+// 1 (priority 9, 31 tokens) and 2 (priority 0, 32 tokens) hold 2 blocks
+// each; 1's 33rd token needs a fifth. The step after the empty one makes
+// progress: 2 decodes in the blocks 1 left.
+func TestPriorityEmptyStep(t *testing.T) {
+	cfg := engine.Config{MaxBatchedTokens: 64, MaxSeqs: 4, BlockSize: 16, KVBlocks: 4, Policy: engine.Priority{}}
+	arrivals := map[int][]engine.Request{
+		0: {{Ref: 1, Input: 31, Output: 30, Priority: 9}},
+		1: {{Ref: 2, Input: 32, Output: 3, Priority: 0}},
+	}
+	e, err := engine.New(cfg, costmodel.Frozen{})
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		"1:31@0",
+		"1:1@31 2:32@0",
+		"preempted [1] (empty, 1µs)",
+		"2:1@32", // 1 waits: 2 evicted its second cached block, 1 block is free
+		"2:1@33",
+		"1:17@16",
+	}, stepLines(t, e, arrivals, 6))
+}
