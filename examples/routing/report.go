@@ -12,7 +12,6 @@ import (
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/report"
-	"github.com/servesim/servesim/sim/stats"
 )
 
 // writeDeclaration writes the fleet, the workload, the hypothesis with its
@@ -184,18 +183,6 @@ func knee(c *analysis.Curve) string {
 		return num(k.Load.Center) + " [no interval]"
 	}
 	return fmt.Sprintf("%s [%s, %s]", num(k.Load.Center), num(k.Load.Lo), num(k.Load.Hi))
-}
-
-// improvement prints a relative improvement in per cent with its
-// interval.
-func improvement(e stats.Interval) string {
-	switch {
-	case math.IsNaN(e.Center):
-		return "none measured"
-	case math.IsNaN(e.Lo):
-		return fmt.Sprintf("%+.1f %% (no interval)", 100*e.Center)
-	}
-	return fmt.Sprintf("%+.1f %% [%+.1f, %+.1f]", 100*e.Center, 100*e.Lo, 100*e.Hi)
 }
 
 // fixed prints a fraction or ratio with three decimals, "-" for NaN.
