@@ -138,7 +138,13 @@
 //     their turns ordered by timestamp (file order; the Turn column, when
 //     mapped, is checked against it: ErrTurnOrder names the line). Rows
 //     without a conversation and first turns keep their instants; every
-//     other field, ids included, is timestamp replay's. A failed turn does
+//     other field is timestamp replay's, but for the prefix ids of turns:
+//     each goes on over its answer (HashesCoverOutput), and a turn that
+//     resends its predecessor's prompt and answer carries that answer's
+//     ids (trace_conversation_answers.go, ConversationReplay.Answers), so
+//     it finds the answer in the prefix cache as on vLLM, which caches
+//     generated tokens; a trace gives ids over prompts only, and the
+//     replay streams, so an answer's ids are the replay's own. A failed turn does
 //     not end its conversation (its successors are recorded traffic). It
 //     streams: it holds only the turns waiting for an unfinished
 //     predecessor (ConversationTrace.Held) and the conversations still

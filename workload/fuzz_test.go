@@ -118,6 +118,10 @@ func fuzzConversations(t *testing.T, data []byte, cfg TraceConfig) {
 			}
 			last := map[uint64]served{} // a conversation's turns are yielded in order
 			for _, s := range d.log {
+				if r := s.req; r.Conversation != 0 && r.PrefixHashes != nil && r.PrefixBlockTokens > 0 &&
+					(!r.HashesCoverOutput || len(r.PrefixHashes) != blocks(r.InputTokens+max(r.OutputTokens, 0), r.PrefixBlockTokens)) {
+					t.Fatalf("turn %d: %d ids over %d + %d tokens of %d (cover output %v): want one per block of its prompt and answer", r.ID, len(r.PrefixHashes), r.InputTokens, r.OutputTokens, r.PrefixBlockTokens, r.HashesCoverOutput)
+				}
 				if c := s.req.Conversation; c != 0 {
 					if p, ok := last[c]; ok && (s.req.Arrival < p.end+think || s.pulled < p.end) {
 						t.Fatalf("turn %d of conversation %d at %v (yielded at %v) overtakes the previous turn, ended at %v", s.req.ID, c, s.req.Arrival, s.pulled, p.end)

@@ -149,6 +149,18 @@ type ConversationReplay struct {
 	// it. It is a floor, not an added delay: a turn recorded later than
 	// end + MinThink arrives at its recorded instant. Only with Keep.
 	MinThink time.Duration
+	// Answers is the number of conversations whose last answer's ids the
+	// replay remembers, so that a turn that resends its predecessor's
+	// prompt and answer (as chat clients do) finds the answer in the
+	// prefix cache, as on vLLM, which caches generated tokens: each turn
+	// of a row with PrefixHashes is given ids over its answer
+	// (HashesCoverOutput), and a turn that resends it the same ids (see
+	// ConversationTrace.Resent for the rule). 0 means DefaultAnswers
+	// (65,536 conversations, 8 bytes per id of each one's last turn); a
+	// negative value keeps every row's ids as the trace gives them, over
+	// its prompt only, so that no answer is ever found. Only with Keep;
+	// timestamp replay keeps the trace's ids.
+	Answers int
 }
 
 // String names the replay, for a card: "timestamp replay" or
@@ -198,6 +210,9 @@ func (c TraceConfig) Validate() error {
 		add("Conversations.MinThink must be >= 0, got %v", cr.MinThink)
 	} else if cr.MinThink > 0 && !cr.Keep {
 		add("Conversations.MinThink (%v) applies only with Conversations.Keep, which is not set", cr.MinThink)
+	}
+	if cr := c.Conversations; cr.Answers != 0 && !cr.Keep {
+		add("Conversations.Answers (%d) applies only with Conversations.Keep, which is not set", cr.Answers)
 	}
 	return errors.Join(errs...)
 }

@@ -21,7 +21,9 @@ var ErrTurnOrder = errors.New("workload: conversation turns out of order")
 //
 // Requests keep every field of timestamp replay, their ids included (the
 // row's position among the kept rows, or the ID column); only a turn's
-// Arrival can move, and only later. Requests without a conversation, and
+// Arrival can move, and only later, and a turn's PrefixHashes go on over
+// its answer (HashesCoverOutput), the ids of an answer it resends being
+// its predecessor's (ConversationReplay.Answers; Resent says the rule). Requests without a conversation, and
 // first turns, keep their recorded instants.
 //
 // A failed turn (Finished with ok = false: errored, rejected, timed out,
@@ -57,6 +59,7 @@ type ConversationTrace struct {
 	seq      uint64            // kept rows read
 	last     time.Duration     // recorded instant of the last row read
 	count    int               // requests yielded
+	ans      *answers          // answer ids (nil: the trace's ids only)
 	done     bool              // the file is read (or failed)
 	err      error             // the error that ended the replay
 }
@@ -97,7 +100,8 @@ func newConversationTrace(r io.Reader, name string, cfg TraceConfig) (*Conversat
 		return nil, err
 	}
 	return &ConversationTrace{tr: t, think: cfg.Conversations.MinThink, turn: cfg.Columns.Turn != "", ids: cfg.Columns.ID != "",
-		chains: map[uint64]*chain{}, turns: map[uint64]uint64{}, loose: map[uint64]int{}}, nil
+		chains: map[uint64]*chain{}, turns: map[uint64]uint64{}, loose: map[uint64]int{},
+		ans: newAnswers(cfg.Conversations.Answers)}, nil
 }
 
 func (c *ConversationTrace) setCloser(cl io.Closer) { c.tr.closer = cl }
@@ -118,6 +122,24 @@ func (c *ConversationTrace) Count() int { return c.count }
 // rate the rows read so far imply, on their recorded instants (as
 // Trace.Clock does).
 func (c *ConversationTrace) Clock() TraceClock { return c.tr.Clock() }
+
+// Resent is the number of turns yielded so far that resend their
+// predecessor's prompt and answer and so were given its answer's ids
+// (see ConversationReplay.Answers). A turn resends its predecessor when
+// its block size is the predecessor's, its ids over the predecessor's
+// full prompt blocks are the trace's ids there, and its prompt is at
+// least the predecessor's prompt and answer long; its ids over the full
+// blocks of that prompt and answer are then the predecessor's, the rest
+// the trace's. The ids of a turn's own answer (past its prompt's full
+// blocks) are a 64-bit mix of its conversation, row and block, since the
+// trace does not give them (a collision with a trace's id, about 2⁻⁶⁴
+// per pair, is ignored).
+func (c *ConversationTrace) Resent() int {
+	if c.ans == nil {
+		return 0
+	}
+	return c.ans.resent
+}
 
 // Held is the number of turns read and waiting for their predecessor to
 // finish: the memory the replay holds beyond one row.
@@ -157,7 +179,7 @@ func (c *ConversationTrace) Next() (Request, error) {
 			break
 		}
 		if stream := c.place(*p); stream {
-			return c.yield(p.req), nil
+			return c.yield(*p), nil
 		}
 	}
 	if r, ok := c.Released(); ok {
@@ -180,7 +202,7 @@ func (c *ConversationTrace) Released() (Request, bool) {
 	if c.err != nil || c.released.len() == 0 {
 		return Request{}, false
 	}
-	return c.yield(c.released.pop().req), true
+	return c.yield(c.released.pop()), true
 }
 
 // Finished tells the replay that request id ended at instant at, ok or
@@ -293,8 +315,11 @@ func (c *ConversationTrace) release(ch *chain, p pending) {
 	c.released.push(p)
 }
 
-// yield counts a request out and marks it in flight.
-func (c *ConversationTrace) yield(r Request) Request {
+// yield gives a request its answer ids, counts it out and marks it in
+// flight.
+func (c *ConversationTrace) yield(p pending) Request {
+	r := p.req
+	c.ans.issue(&r, p.seq)
 	switch {
 	case r.Conversation != 0:
 		c.chains[r.Conversation].out = true

@@ -218,7 +218,7 @@ func genericCSV(t testing.TB, reqs []Request) []byte {
 // with the minimum think time think.
 func keepConversations(think time.Duration) TraceConfig {
 	cfg := Generic(CSV)
-	cfg.Conversations = ConversationReplay{Keep: true, MinThink: think}
+	cfg.Conversations = ConversationReplay{Keep: true, MinThink: think, Answers: -1}
 	return cfg
 }
 

@@ -67,8 +67,14 @@ func NewTraceWriter(w io.Writer, f Format) *TraceWriter {
 	return tw
 }
 
-// Write writes one request.
+// Write writes one request. Its prefix_hashes are its prompt's: the ids of
+// a request whose PrefixHashes go on over its answer (HashesCoverOutput)
+// are cut to the blocks of its prompt, since the generic form, like
+// Mooncake's, gives ids over the prompt only.
 func (w *TraceWriter) Write(r Request) error {
+	if r.HashesCoverOutput && r.PrefixBlockTokens > 0 {
+		r.PrefixHashes = r.PrefixHashes[:min(len(r.PrefixHashes), blocks(r.InputTokens, r.PrefixBlockTokens))]
+	}
 	if w.format == JSONL {
 		return w.json.Encode(genericJSON{r.ID, int64(r.Arrival), r.InputTokens, r.OutputTokens, r.Conversation,
 			r.Turn, r.Class, r.Priority, r.Failed, r.PrefixBlockTokens, r.PrefixHashes})
