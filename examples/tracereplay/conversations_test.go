@@ -75,8 +75,12 @@ func TestConversationSample(t *testing.T) {
 // turns whose previous answer has not ended, a burst the recorded users
 // never made, and attainment falls to 0.805; keeping conversations sends
 // each turn at least -min-think after that answer, and attainment stays
-// at 0.998. The report names the replay it ran; the trace's rows, and so
-// its window line, are the same either way, and the fingerprints differ.
+// at 1.000: a turn that resends its predecessor's answer finds it in the
+// prefix cache, as on vLLM. With -answers -1 (the trace's ids over
+// prompts only: no answer is ever found) it is 0.998, the figure before
+// answers were given ids. The report names the replay it ran; the
+// trace's rows, and so its window line, are the same either way, and the
+// fingerprints differ.
 func TestKeepConversations(t *testing.T) {
 	args := []string{"-trace", conversationSample, "-format", "generic", "-rates", "1,2,2.5,3"}
 	var ts, kept bytes.Buffer
@@ -98,7 +102,15 @@ func TestKeepConversations(t *testing.T) {
 	assert.NotEqual(t, line(ts.String(), "workload   "), line(kept.String(), "workload   "))
 	attain := func(out string) string { return strings.Fields(line(out, "scaled to 2/s"))[6] }
 	assert.Equal(t, "0.805", attain(ts.String()))
-	assert.Equal(t, "0.998", attain(kept.String()))
+	assert.Equal(t, "1.000", attain(kept.String()))
+	assert.Contains(t, kept.String(), "answers: 356 of the 532 rows that name a conversation resend")
+
+	var bare bytes.Buffer
+	require.NoError(t, run(&bare, append(args, "-keep-conversations", "-min-think", "2s", "-answers", "-1")))
+	assert.Equal(t, "0.998", attain(bare.String()))
+	assert.Contains(t, bare.String(), "no answer is ever found in the prefix cache")
+	var loose bytes.Buffer
+	assert.EqualError(t, run(&loose, append(args, "-answers", "5")), "-answers applies only with -keep-conversations, got 5")
 }
 
 // The sample shows what the option is for: replayed by timestamp at

@@ -22,8 +22,11 @@
 // ID) is replayed keeping them (a format without that column, or a file
 // where it is absent or empty, is refused): turn k+1 is sent at the later of its
 // recorded instant and turn k's end plus -min-think, so a turn never
-// overtakes the answer it follows (workload.ConversationReplay). The
-// report names the replay it ran. Neither public trace in ../shared/traces
+// overtakes the answer it follows (workload.ConversationReplay), and a
+// turn that resends the previous turn's prompt and answer carries the
+// answer's prefix ids, so it finds the answer in the prefix cache, as on
+// vLLM (-answers -1 keeps the trace's ids over prompts only; the report
+// says how many turns resent). The report names the replay it ran. Neither public trace in ../shared/traces
 // has a conversation column (Azure's has none; Mooncake's keeps the turn
 // order but not which rows form a conversation), so
 // testdata/conversations.csv, a synthetic multi-turn trace in the generic
@@ -88,6 +91,7 @@ func parse(w io.Writer, args []string) (options, error) {
 	fs.Float64Var(&o.target, "target", o.target, "attainment target")
 	fs.BoolVar(&o.conversations.Keep, "keep-conversations", false, "keep conversations: a turn waits for the answer to the previous turn (needs a conversation column)")
 	fs.DurationVar(&o.conversations.MinThink, "min-think", 0, "with -keep-conversations, the least time between an answer and the next turn")
+	fs.IntVar(&o.conversations.Answers, "answers", 0, "with -keep-conversations, how many conversations' last answers to give ids a next turn resends (0: 65,536; < 0: none, every turn keeps the trace's ids over its prompt)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -107,6 +111,9 @@ func parse(w io.Writer, args []string) (options, error) {
 	}
 	if c := o.conversations; c.MinThink < 0 || c.MinThink > 0 && !c.Keep {
 		return o, fmt.Errorf("-min-think must be >= 0 and applies only with -keep-conversations, got %v (keep: %t)", c.MinThink, c.Keep)
+	}
+	if c := o.conversations; c.Answers != 0 && !c.Keep {
+		return o, fmt.Errorf("-answers applies only with -keep-conversations, got %d", c.Answers)
 	}
 	return o, nil
 }

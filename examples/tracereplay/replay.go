@@ -117,9 +117,10 @@ const ownPace = "own pace"
 
 // point is one replay's offered load and summary.
 type point struct {
-	label string
-	rate  float64
-	sum   sim.Summary
+	label  string
+	rate   float64
+	sum    sim.Summary
+	resent int // turns given their predecessor's answer ids (keeping conversations)
 }
 
 // replay runs the trace at its own pace, then at each rate, and prints a
@@ -151,7 +152,19 @@ func replay(w io.Writer, o options, cfg workload.TraceConfig, s traceStats) erro
 	printTable(w, points)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, knee(points, o.target))
+	if cfg.Conversations.Keep {
+		fmt.Fprintln(w, answers(cfg.Conversations, own.resent, s))
+	}
 	return nil
+}
+
+// answers says how many turns resend their predecessor's answer and so
+// find it in the prefix cache (workload.ConversationReplay.Answers).
+func answers(c workload.ConversationReplay, resent int, s traceStats) string {
+	if c.Answers < 0 {
+		return "answers: every turn keeps the trace's ids over its prompt (-answers < 0), so no answer is ever found in the prefix cache"
+	}
+	return fmt.Sprintf("answers: %d of the %d rows that name a conversation resend the previous turn's prompt and answer and carry its answer's ids, so they find it in the prefix cache as vLLM, which caches generated tokens, would", resent, s.conversations)
 }
 
 // runAt replays the trace time-scaled to rate requests/s (0: own pace,
@@ -172,7 +185,11 @@ func runAt(path string, cfg workload.TraceConfig, rate, offered float64) (point,
 	if rate == 0 {
 		label = ownPace
 	}
-	return point{label: label, rate: offered, sum: sum}, nil
+	p := point{label: label, rate: offered, sum: sum}
+	if c, ok := tr.(*workload.ConversationTrace); ok {
+		p.resent = c.Resent()
+	}
+	return p, nil
 }
 
 func printTable(w io.Writer, points []point) {
