@@ -32,9 +32,15 @@
 //     composed from it: token-count kernels per layer × Layers, attention
 //     over its (prefill chunk, prefill context, decodes, decode context)
 //     grid with the context-skew correction, once-per-step and
-//     per-sequence kernels, a declared collective for tensor
-//     parallelism. Price carries a Warning when a step leaves the
-//     profiled grid.
+//     per-sequence kernels, the collective for tensor parallelism.
+//     Price carries a Warning when a step leaves the profiled grid.
+//   - allreduce.go, allreduceread.go: AllReduceCurve, an all-reduce's
+//     time against its bytes as nccl-tests' all_reduce_perf measures it
+//     (ReadAllReduce: every layout of its output, errors a
+//     *ProfileError), which Collective.Measured prices a step's
+//     all-reduces from; without it the declared Bandwidth and Latency,
+//     and ProfileModel.CollectiveBand, the band such a figure carries
+//     (a quarter of the bandwidth, twice the latency).
 //   - profileread.go, profilemeta.go: ReadProfile, the reader of that
 //     layout; every error a *ProfileError naming file, line and column.
 //   - kernelcurve.go, attentiongrid.go: the monotone curves and the

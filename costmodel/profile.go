@@ -107,16 +107,24 @@ type Provenance struct {
 	Source     string // the directory or bundle it was read from
 }
 
-// Collective prices one all-reduce of a tensor-parallel layer: Latency +
-// 2 (TP − 1) / TP × message bytes / Bandwidth (a ring all-reduce), the
+// Collective prices one all-reduce of a tensor-parallel layer, the
 // message being the step's tokens × Hidden × DTypeBytes. Each decoder
 // layer does two (after the attention's output projection and after the
-// MLP). Declared, not profiled: the kernel profile times one GPU.
+// MLP). The kernel profile times one GPU, so the collective comes from
+// elsewhere: measured, the time Measured reads at the message's bytes
+// (nccl-tests' all_reduce_perf, ReadAllReduce); else declared, Latency +
+// 2 (TP − 1) / TP × message bytes / Bandwidth (a ring all-reduce), a
+// figure ProfileModel.CollectiveBand bands. The zero value declares
+// nothing (valid at TP 1 only).
 type Collective struct {
-	Bandwidth  float64       // bytes/s each GPU sends and receives, > 0 when TP > 1
+	Bandwidth  float64       // bytes/s each GPU sends and receives, > 0 when TP > 1 and Measured is nil
 	Latency    time.Duration // per all-reduce, >= 0
 	Hidden     int           // model hidden size (4096 for Llama-3.1-8B), > 0 when TP > 1
 	DTypeBytes int           // bytes per activation element; 0 means 2 (bf16)
+	// Measured, when set, prices each all-reduce from the curve instead
+	// of Bandwidth and Latency (both then ignored); its Ranks must equal
+	// Profile.TP. nil: the declared figures.
+	Measured *AllReduceCurve
 }
 
 // LlamaKernels returns the kernels of the Llama architecture as
@@ -153,7 +161,7 @@ func (p Profile) Validate() error {
 	}
 	errs = append(errs, atLeast("Profile.TP", p.TP, 0), durationNonNegative("Profile.StepOverhead", p.StepOverhead))
 	if p.tp() > 1 {
-		errs = append(errs, p.Collective.validate())
+		errs = append(errs, p.Collective.validate(p.tp()))
 	}
 	return errors.Join(errs...)
 }
@@ -215,9 +223,11 @@ func validAttention(ps []AttentionPoint) error {
 	return errors.Join(errs...)
 }
 
-func (c Collective) validate() error {
+func (c Collective) validate(tp int) error {
 	var errs []error
-	if !(c.Bandwidth > 0) || math.IsInf(c.Bandwidth, 0) {
+	if c.Measured != nil {
+		errs = append(errs, c.validateMeasured(tp))
+	} else if !(c.Bandwidth > 0) || math.IsInf(c.Bandwidth, 0) {
 		errs = append(errs, fmt.Errorf("costmodel: Profile.Collective.Bandwidth must be a finite number of bytes/s > 0 with TP > 1 (declare it when it is not measured), got %v", c.Bandwidth))
 	}
 	errs = append(errs, durationNonNegative("Profile.Collective.Latency", c.Latency),
@@ -227,10 +237,6 @@ func (c Collective) validate() error {
 
 // allReduceUs is one all-reduce of tokens activations at degree tp, µs.
 func (c Collective) allReduceUs(tokens float64, tp int) float64 {
-	elem := c.DTypeBytes
-	if elem == 0 {
-		elem = 2
-	}
-	bytes := tokens * float64(c.Hidden*elem) * 2 * float64(tp-1) / float64(tp)
+	bytes := c.messageBytes(tokens) * 2 * float64(tp-1) / float64(tp)
 	return float64(c.Latency)/1e3 + bytes/c.Bandwidth*1e6
 }

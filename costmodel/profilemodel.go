@@ -61,6 +61,7 @@ type ProfileModel struct {
 	attn            *attentionGrid
 	tp              int
 	collective      Collective
+	allReduce       allReduceTable // Collective.Measured compiled; empty when declared
 	overheadUs      float64
 	launchUs        float64 // a lone smallest chunk's prefill attention: the launch chunks share
 	provenance      Provenance
@@ -88,6 +89,7 @@ func (p Profile) Build() (*ProfileModel, error) {
 		attn:          attn,
 		tp:            p.tp(),
 		collective:    p.Collective,
+		allReduce:     compileAllReduce(p.Collective.Measured),
 		overheadUs:    float64(p.StepOverhead) / 1e3,
 		provenance:    p.Provenance,
 		layerNames:    p.LayerKernels,
@@ -112,12 +114,7 @@ func pick(curves map[string][]KernelPoint, names []string) [][]KernelPoint {
 // assumptions are the figures p declares rather than measures.
 func (p Profile) assumptions() []string {
 	a := []string{fmt.Sprintf("%d decoder layers (declared; the profile times one)", p.Layers)}
-	if p.tp() > 1 {
-		c := p.Collective
-		a = append(a, fmt.Sprintf("TP %d all-reduces: %v + ring bytes at %s/s, hidden %d (declared, not profiled)", p.tp(), c.Latency, si(c.Bandwidth, "B"), c.Hidden))
-	} else {
-		a = append(a, "TP 1: no collective")
-	}
+	a = append(a, collectiveAssumption(p.tp(), p.Collective))
 	if p.StepOverhead > 0 {
 		a = append(a, fmt.Sprintf("%v per step outside the kernels (declared)", p.StepOverhead))
 	} else {
@@ -168,7 +165,7 @@ func (m *ProfileModel) Price(b Batch) ProfiledStep {
 type stepParts struct {
 	dense, attention, collective, step, seqs, overhead float64
 	tokens, sequences                                  float64
-	outTokens, outSeqs                                 bool
+	outTokens, outSeqs, outBytes                       bool
 }
 
 func (s stepParts) totalUs() float64 {
@@ -187,7 +184,9 @@ func (m *ProfileModel) parts(b Batch) stepParts {
 	s.attention = m.layers * m.attention(b)
 	s.step, s.seqs, s.overhead = step, seqs, m.overheadUs
 	if m.tp > 1 {
-		s.collective = m.layers * 2 * m.collective.allReduceUs(s.tokens, m.tp)
+		var ar float64
+		ar, s.outBytes = m.allReduceUs(s.tokens)
+		s.collective = m.layers * 2 * ar
 	}
 	return s
 }
@@ -281,6 +280,9 @@ func (m *ProfileModel) warning(b Batch, s stepParts) TableWarning {
 	}
 	if s.outSeqs {
 		out = append(out, m.seqs.warning(s.sequences))
+	}
+	if s.outBytes {
+		out = append(out, m.allReduce.warning(m.collective.messageBytes(s.tokens)))
 	}
 	n := float64(len(b.Decode))
 	longest := 0.0
