@@ -301,6 +301,13 @@ node1:1234:1234 [0] NCCL INFO Launch mode Group/CGMD
 #      bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res
      1048576        262144   float     sum    0.105   9.99  14.98    0e+00    0.104  10.08  15.12    0e+00
 `, []costmodel.AllReducePoint{{1048576, 105}}, false},
+		{"copybw column (2025's side work)", `#  Rank  0 Group  0 Pid  7 on n device  0 [0000:17:00] NVIDIA L40S
+#  Rank  1 Group  0 Pid  7 on n device  1 [0000:31:00] NVIDIA L40S
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw copybw #wrong     time   algbw   busbw copybw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)  (GB/s)
+     4194304       1048576     float     sum      -1   212.40   19.75   19.75   40.10     0   211.90   19.79   19.79   40.20     0
+`, []costmodel.AllReducePoint{{4194304, 212.4}}, false},
 		{"per-iteration columns, timestamps, unchecked", `# Using devices
 #  Rank  0 Group  0 Pid  41223 on gpu-node-1 device  0 [0000:17:00] NVIDIA H100 80GB HBM3
 #  Rank  1 Group  0 Pid  41223 on gpu-node-1 device  1 [0000:31:00] NVIDIA H100 80GB HBM3
