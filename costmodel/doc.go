@@ -49,6 +49,11 @@
 //   - fit.go, nnls.go: Fit, a non-negative least-squares fit of Linear
 //     to measured Samples (Lawson–Hanson), by absolute or relative error,
 //     each coefficient with its interval, with its MAPE and R².
+//   - fiterror.go: FitResult.ErrorOn, a fit's error on the shapes a run
+//     visits (FitError): each step's prediction interval, widened beyond
+//     the samples' range by a held-out extrapolation of the samples as
+//     far, aggregated over the run's step time; the scale of a model band
+//     (sim/analysis.FitBand).
 //   - coverage.go: Shapes, the batch shapes a configuration visits (from
 //     the step observer), Coverage, how a fit's samples lie against them,
 //     and Shapes.Draw, the shapes worth measuring.

@@ -88,6 +88,8 @@ type FitResult struct {
 	// residual degrees of freedom for intervals, samples that do not
 	// cover the visited shapes.
 	Warnings []string
+
+	fitted *fitted // what ErrorOn needs; nil in a FitResult not made by Run
 }
 
 // Coefficient is one fitted coefficient, ms per unit (see Linear), with
@@ -154,6 +156,7 @@ func (f Fit) Run(samples []Sample) (FitResult, error) {
 	res.Linear = linearOf(coef)
 	res.MAPE, res.R2 = goodness(res.Linear, shapes, ys)
 	res.Coefficients, res.Warnings = d.intervals(x, free, f.confidence())
+	res.fitted = &fitted{fit: f, terms: terms, d: d, x: x, free: free, shapes: shapes, ys: ys}
 	if f.Visited != nil {
 		batches := make([]Batch, len(samples))
 		for i, s := range samples {
