@@ -53,7 +53,7 @@ type fitted struct {
 //
 // Scale aggregates the steps' errors over the run weighted by the time
 // each step stands for (its count × its predicted time), Σ nᵢtᵢrᵢ / Σ
-// nᵢtᵢ: the relative error of the run's total step time if every step
+// nᵢtᵢ over the steps whose error is measured: the relative error of the run's total step time if every step
 // were off by its own error in the same direction, as one fit's biased
 // coefficients move every step, and as ModelError.Scale runs the model.
 //
@@ -68,8 +68,10 @@ type fitted struct {
 // The zero FitError estimates nothing: no visited steps (Steps 0).
 type FitError struct {
 	// Scale is the relative error of the run's step times at Confidence
-	// (0.1 is ±10 %); +Inf when some visited step lies beyond what the
-	// samples can measure (Unmeasured says why).
+	// (0.1 is ±10 %), over the steps whose error the samples measure:
+	// a step beyond what they can measure (Unmeasured says why) has an
+	// error of +Inf (Widest), lies outside, and is left out of Scale;
+	// +Inf when every step is.
 	Scale      float64
 	Confidence float64
 	// Steps are the visited steps; Outside the fraction of them outside
@@ -84,7 +86,8 @@ type FitError struct {
 	// the sampled range, each with the error its held-out extrapolation
 	// measured.
 	Extrapolations []Extrapolation
-	// Unmeasured says why Scale is +Inf; "" when it is finite.
+	// Unmeasured says why some visited step's error could not be
+	// measured; "" when every step's was.
 	Unmeasured string
 }
 
@@ -197,13 +200,15 @@ func (r FitResult) ErrorOn(visited *Shapes) FitError {
 			outside += visited.counts[i]
 		}
 		e.Widest = max(e.Widest, err)
-		num += n * p * err
-		den += n * p
+		if !math.IsInf(err, 1) {
+			num += n * p * err
+			den += n * p
+		}
 	}
 	e.Outside = float64(outside) / float64(e.Steps)
-	e.Scale = num / den
-	if math.IsInf(e.Widest, 1) {
-		e.Scale = math.Inf(1)
+	e.Scale = math.Inf(1)
+	if den > 0 {
+		e.Scale = num / den
 	}
 	for _, x := range ext {
 		e.Extrapolations = append(e.Extrapolations, *x)

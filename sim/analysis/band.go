@@ -62,6 +62,48 @@ func AtlasBand(scale float64) ModelError {
 	return ModelError{Scale: scale, Shapes: costmodel.AtlasShapes(), Calibrated: costmodel.Frozen{}}
 }
 
+// FitBand is the model band a fitted cost model earned on the shapes a
+// run visits: ±e.Scale on every step time (ModelError{Scale: e.Scale}),
+// e being costmodel.FitResult.ErrorOn of the visited shapes (each step's
+// prediction interval at the fit's confidence, widened beyond the
+// samples' range by a held-out extrapolation, aggregated over the run's
+// step time). A sweep or an experiment of the fitted model that declares
+// it carries the band its fit earned, not a number chosen beside it:
+//
+//	res, _ := costmodel.Fit{Relative: true, Visited: &visited}.Run(samples)
+//	band, err := analysis.FitBand(res.ErrorOn(&visited))
+//	... Sweep{Config: sim.Config{Model: res.Linear}, ModelError: band, ...}
+//
+// The band is the scale alone, the same as the ModelError declared by
+// hand with that Scale, and covers the steps inside the samples' hull
+// and those beyond it that a held-out extrapolation measured. It refuses
+// an estimate no band can rest on, with the reason: none (no visited
+// steps); one whose visited steps lie outside the samples' hull for more
+// than 1 − Confidence of them (FitError.Outside; the steps whose error
+// is unmeasured are among them): there a fit can be off by more than any
+// estimate from its samples says (a term it left out, a shape it never
+// saw), and the remedy is to measure the visited shapes
+// (costmodel.Shapes.Draw), not a wider band; and one of ±100 % or more
+// (the fast end would run at no time).
+func FitBand(e costmodel.FitError) (ModelError, error) {
+	outside := fmt.Sprintf("%.1f %% of the %d visited steps lie outside the fit's samples", 100*e.Outside, e.Steps)
+	if e.Unmeasured != "" {
+		outside += " (" + e.Unmeasured + ")"
+	}
+	switch {
+	case e.Steps == 0:
+		return ModelError{}, errors.New("sim: FitBand: the fit error has no visited steps (FitResult.ErrorOn of the shapes the run visits)")
+	case e.Outside > 1-e.Confidence:
+		return ModelError{}, fmt.Errorf("sim: FitBand: %s, more than 1 − confidence (%.0f %%): there no estimate from the samples bounds the fit's error; measure shapes drawn from the visited ones (costmodel.Shapes.Draw)",
+			outside, 100*(1-e.Confidence))
+	case math.IsInf(e.Scale, 1):
+		return ModelError{}, fmt.Errorf("sim: FitBand: the fit's error is unmeasured on every visited step: %s", e.Unmeasured)
+	case !(e.Scale < 1):
+		return ModelError{}, fmt.Errorf("sim: FitBand: the fit's error on the visited steps is ±%.0f %%, beyond any band (step times ×(1 − scale) must stay > 0); measure shapes drawn from the visited ones (costmodel.Shapes.Draw)", 100*e.Scale)
+	}
+	return ModelError{Scale: e.Scale}, nil
+}
+
 // Declared reports whether anything is declared.
 func (m ModelError) Declared() bool {
 	return m.Scale != 0 || len(m.Alternatives) > 0 || len(m.Shapes) > 0

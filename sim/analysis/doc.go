@@ -30,8 +30,10 @@
 //     (Band, Variant, Range, Move) and its fragility warning; its Shapes,
 //     named alternatives of another shape (AtlasBand: ±scale and
 //     costmodel.AtlasShapes, refused beside any model but Frozen's
-//     defaults); Curve.ModelVerdict, whether the knee holds under every
-//     model of the band or rests on the model.
+//     defaults); FitBand, the band a fitted model earned
+//     (costmodel.FitResult.ErrorOn's scale, refused where the run leaves
+//     the fit's samples); Curve.ModelVerdict, whether the knee holds under
+//     every model of the band or rests on the model.
 //   - dial.go: Dial, DialFunc and the built-in dials; DialSweep, a sweep
 //     at every value of one dial on common random numbers, and its
 //     DialResult (paired knee differences).
