@@ -43,19 +43,23 @@ type fitted struct {
 //     the interval says nothing of the misfit, which grows with the
 //     distance. There the error is measured on the samples themselves by
 //     a held-out extrapolation (cross-validation in the direction of the
-//     run): a step d sampled spans beyond the range is priced by a
-//     refit on the samples within the first 1/(1 + d) of the range,
-//     which then extrapolates d of its spans to the remaining samples,
-//     and the step's error is the Confidence quantile of those samples'
-//     relative errors (d rounded up to a power of 2, at least 1/16). A
-//     step beyond on several features takes the largest, and never less
-//     than its interval.
+//     run): for a step d sampled spans beyond the range, the samples in
+//     the 1/(1 + d) of the range nearest the other end are refitted, the
+//     refit extrapolates up to d of its own spans to the remaining
+//     samples, and the step's error is the Confidence quantile of those
+//     samples' relative errors. d is rounded up to a power of 2 (at least
+//     1/16), so a few refits serve every step and none is measured
+//     nearer than it lies. A step beyond on several features takes the
+//     largest, and never less than its interval.
 //
-// Scale aggregates the steps' errors over the run weighted by the time
-// each step stands for (its count × its predicted time), Σ nᵢtᵢrᵢ / Σ
-// nᵢtᵢ over the steps whose error is measured: the relative error of the run's total step time if every step
-// were off by its own error in the same direction, as one fit's biased
-// coefficients move every step, and as ModelError.Scale runs the model.
+// Scale aggregates the steps' errors rᵢ over the run, weighted by the
+// time each step stands for (its count nᵢ × its predicted time tᵢ),
+// Σ nᵢtᵢrᵢ / Σ nᵢtᵢ over the steps whose error is measured: the relative
+// error of the run's total step time if every step were off by its own
+// error in the same direction, as one fit's biased coefficients move
+// every step, and as ModelError.Scale runs the model. It is not reduced
+// by √N as independent errors would be: misfit does not average out
+// over a run.
 //
 // Neither part sees what the samples never vary together: a fit that
 // leaves a term out (ThreeTerms has no decode context) on samples whose
@@ -105,7 +109,7 @@ type Extrapolation struct {
 	Farthest               float64 // the visited value farthest beyond
 	Spans                  float64 // its distance beyond, in sampled spans (+Inf for a feature the samples never vary)
 	Steps                  int     // visited steps beyond on this feature
-	Error                  float64 // the held-out error at Spans rounded up
+	Error                  float64 // the largest held-out error of those steps
 }
 
 // ErrorOn estimates the fit's error on the visited shapes (see
@@ -155,6 +159,14 @@ func (r FitResult) ErrorOn(visited *Shapes) FitError {
 		n := float64(visited.counts[i])
 		s := shapeOf(b)
 		p := r.Linear.ms(s)
+		if !(p > 0) { // a real step priced at nothing: no relative error bounds it
+			outside += visited.counts[i]
+			e.Widest = math.Inf(1)
+			if e.Unmeasured == "" {
+				e.Unmeasured = fmt.Sprintf("the fit prices a visited step (%d decodes, %d prefill chunks) at 0 ms", len(b.Decode), len(b.Prefill))
+			}
+			continue
+		}
 		w := 1.0
 		if f.fit.Relative {
 			w = 1 / p
@@ -217,7 +229,7 @@ func (r FitResult) ErrorOn(visited *Shapes) FitError {
 		return cmp.Or(cmp.Compare(slices.Index(featureNames[:], a.Feature), slices.Index(featureNames[:], b.Feature)), cmp.Compare(a.Farthest, b.Farthest))
 	})
 	for _, x := range e.Extrapolations {
-		if math.IsInf(x.Error, 1) {
+		if math.IsInf(x.Error, 1) && e.Unmeasured == "" {
 			e.Unmeasured = fmt.Sprintf("visited steps reach %s %.4g, %.3g spans beyond the sampled %.4g–%.4g, farther than a held-out extrapolation of the samples can measure; measure shapes drawn from the visited ones (Shapes.Draw)",
 				x.Feature, x.Farthest, x.Spans, x.SampledMin, x.SampledMax)
 			break
@@ -395,8 +407,12 @@ func (e FitError) String() string {
 	fmt.Fprintf(&b, "fit error on %d visited steps: ±%.1f %% at %.0f %% (widest step ±%.1f %%), %.1f %% of steps outside the samples' hull",
 		e.Steps, 100*e.Scale, 100*e.Confidence, 100*e.Widest, 100*e.Outside)
 	for _, x := range e.Extrapolations {
-		fmt.Fprintf(&b, "\n  %-16s sampled %.4g–%.4g, %d steps beyond, up to %.4g (%.3g spans): held-out error ±%.1f %%",
-			x.Feature, x.SampledMin, x.SampledMax, x.Steps, x.Farthest, x.Spans, 100*x.Error)
+		dir := "above, up to"
+		if x.Farthest < x.SampledMin {
+			dir = "below, down to"
+		}
+		fmt.Fprintf(&b, "\n  %-16s sampled %.4g–%.4g, %d steps %s %.4g (%.3g spans): held-out error ±%.1f %%",
+			x.Feature, x.SampledMin, x.SampledMax, x.Steps, dir, x.Farthest, x.Spans, 100*x.Error)
 	}
 	if e.Unmeasured != "" {
 		fmt.Fprintf(&b, "\n  unmeasured: %s", e.Unmeasured)

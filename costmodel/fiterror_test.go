@@ -101,6 +101,8 @@ func TestFitErrorWidensBeyondTheSamples(t *testing.T) {
 	assert.Equal(t, 127.0, x.Farthest)
 	assert.InDelta(t, 1, x.Spans, 1e-12)
 	assert.Equal(t, 1, x.Steps)
+	assert.Contains(t, out.String(), "fit error on 1 visited steps: ±20.1 % at 95 % (widest step ±20.1 %), 100.0 % of steps outside the samples' hull")
+	assert.Contains(t, out.String(), "\n  decodes          sampled 1–64, 1 steps above, up to 127 (1 spans): held-out error ±20.1 %")
 
 	half, err := fit.Run(samples[:32])
 	require.NoError(t, err)
@@ -133,6 +135,26 @@ func TestFitErrorUnmeasuredBeyondAFeatureNeverVaried(t *testing.T) {
 	assert.True(t, math.IsInf(e.Scale, 1))
 	assert.Contains(t, e.Unmeasured, "decode context 1.6e+04")
 	assert.Contains(t, e.String(), "unmeasured:")
+}
+
+// A fit that prices a visited step at nothing (no term of it is free)
+// has no relative error there: that step is outside and unmeasured.
+func TestFitErrorOfAStepPricedAtNothing(t *testing.T) {
+	var samples []costmodel.Sample
+	for d := 1; d <= 16; d++ {
+		b := decodes(d, 1000)
+		samples = append(samples, costmodel.Sample{Batch: b, Time: time.Duration(1000 * d * 2e3)})
+	}
+	res, err := costmodel.Fit{Terms: costmodel.TermDecodeContext}.Run(samples)
+	require.NoError(t, err)
+	var visited costmodel.Shapes
+	visited.Add(decodes(4, 1000), 3)
+	visited.Add(decodes(1, 0), 1)
+	e := res.ErrorOn(&visited)
+	assert.Equal(t, 0.25, e.Outside)
+	assert.True(t, math.IsInf(e.Widest, 1))
+	assert.False(t, math.IsInf(e.Scale, 0), "the steps priced above 0 keep their error")
+	assert.Contains(t, e.Unmeasured, "prices a visited step (1 decodes, 0 prefill chunks) at 0 ms")
 }
 
 // The zero FitError estimates nothing; so does a FitResult not made by
