@@ -44,7 +44,7 @@ type Profile struct {
 	// once per call (Llama's layernorm runs twice). StepKernels lists the
 	// Dense kernels run once per step, SequenceKernels the PerSequence
 	// ones. ReadProfile fills the three from the profile's architecture
-	// (LlamaKernels for "llama").
+	// (LlamaKernels for "llama"); DecoderLayout.Apply from a model.json.
 	LayerKernels, StepKernels, SequenceKernels []string
 
 	// Layers is the decoder layer count (32 for Llama-3.1-8B, 80 for

@@ -2,8 +2,11 @@ package costmodel_test
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -116,4 +119,87 @@ func TestReadProfileFitsTheSkewOfEachKernel(t *testing.T) {
 	assert.InDelta(t, 0.1, p.DecodeSkewAlpha, 1e-12)
 	assert.InDelta(t, 0.3, p.SkewAlpha, 1e-12, "the row whose longer context timed faster carries no skew")
 	assert.Contains(t, p.Provenance.Skew, "2 pure-decode rows (α 0.1), 1 varlen rows (α 0.3)")
+}
+
+// qwenish is a profile of a Qwen3-like decoder (a qk_norm kernel Llama
+// has not) with flat kernels, so that a step's time is plain arithmetic,
+// and a model.json naming its kernels.
+func qwenish() fstest.MapFS {
+	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
+	dense := "layer,tokens,time_us\n"
+	for _, k := range []struct {
+		name string
+		us   int
+	}{{"layernorm", 1}, {"qkv_proj", 10}, {"qk_norm", 2}, {"rotary_emb", 3}, {"o_proj", 5}, {"gate_up_proj", 20}, {"act_fn", 4}, {"down_proj", 15}, {"embedding", 7}, {"final_layernorm", 1}} {
+		dense += fmt.Sprintf("%s,1,%d\n%s,64,%d\n", k.name, k.us, k.name, k.us)
+	}
+	return fstest.MapFS{
+		"p/meta.yaml":        file("model: org/qwenish\narchitecture: qwen3\n"),
+		"p/dense.csv":        file(dense),
+		"p/per_sequence.csv": file("layer,sequences,time_us\nlm_head,1,100\nlm_head,64,100\nsampler,1,30\nsampler,64,30\n"),
+		"p/attention.csv": file("prefill_chunk,kv_prefill,n_decode,kv_decode,time_us\n" +
+			"16,0,0,0,5\n0,0,1,16,6\n16,0,1,16,8\n"),
+		"model.json": file(`{"model": "org/qwenish", "layers": 3, "hidden_size": 5120, "dtype_bytes": 2,
+  "layer_kernels": ["layernorm", "qkv_proj", "qk_norm", "rotary_emb", "o_proj", "layernorm", "gate_up_proj", "act_fn", "down_proj"],
+  "step_kernels": ["embedding", "final_layernorm"],
+  "sequence_kernels": ["lm_head", "sampler"]}`),
+	}
+}
+
+// A second model's kernel list, read from model.json: one decode step of
+// one sequence at 16 tokens of context is 3 layers × (the layer's kernels,
+// layernorm twice: 1+10+2+3+5+1+20+4+15 = 61 µs, + attention 6 µs) + the
+// step's 7 + 1 µs + the sequence's 100 + 30 µs = 339 µs.
+func TestDecoderLayoutPricesASecondModel(t *testing.T) {
+	fsys := qwenish()
+	p, err := costmodel.ReadProfile(fsys, "p", 1)
+	require.NoError(t, err)
+	assert.Empty(t, p.LayerKernels, "meta.yaml's qwen3 has no default list")
+	d, err := costmodel.ReadDecoderLayout(fsys, "model.json")
+	require.NoError(t, err)
+	require.NoError(t, d.Apply(&p))
+	assert.Equal(t, 3, p.Layers)
+	assert.Equal(t, 5120, p.Collective.Hidden)
+	assert.Equal(t, 2, p.Collective.DTypeBytes)
+	m, err := p.Build()
+	require.NoError(t, err)
+	assert.Equal(t, 339*time.Microsecond, m.StepTime(decodes(1, 16)))
+}
+
+// Without the layout's qk_norm the Llama list would drop a kernel the
+// profiler timed: an error, not a silently cheaper step.
+func TestReadProfileRefusesAKernelTheLlamaListLeavesOut(t *testing.T) {
+	fsys := qwenish()
+	fsys["p/meta.yaml"] = &fstest.MapFile{Data: []byte("model: org/qwenish\narchitecture: llama\n")}
+	_, err := costmodel.ReadProfile(fsys, "p", 1)
+	errorMentions(t, err, `p/meta.yaml: architecture llama (costmodel.LlamaKernels): the profile's dense.csv times "qk_norm", which no kernel list names: a step would leave it out (name it in layer_kernels (once per call) or step_kernels of a model.json that describes this model)`)
+}
+
+// model.json is read strictly: each bad field is named with its file.
+func TestDecoderLayoutErrorsNameTheFileAndField(t *testing.T) {
+	for _, tc := range []struct{ old, new, want string }{
+		{`"layers": 3`, `"layers": "3"`, `model.json: layers: want an integer, got string`},
+		{`"layers": 3`, `"layers": 0`, `model.json: layers must be >= 1, got 0`},
+		{`"layers": 3,`, ``, `model.json: layers: missing`},
+		{`"dtype_bytes": 2`, `"dtype_bytes": 2, "heads": 64`, `model.json: unknown field "heads"`},
+		{`"step_kernels": ["embedding", "final_layernorm"]`, `"step_kernels": "embedding"`, `model.json: step_kernels: want a list of strings, got string`},
+		{`"qk_norm", `, ``, `model.json: the profile's dense.csv times "qk_norm", which no kernel list names: a step would leave it out (name it in layer_kernels (once per call) or step_kernels)`},
+		{`"act_fn", `, `"act_fn", "mlp_norm", `, `model.json: layer_kernels[8] "mlp_norm": the profile's dense.csv has no such kernel (it has act_fn, down_proj, embedding, final_layernorm, gate_up_proj, layernorm, o_proj, qk_norm, qkv_proj, rotary_emb)`},
+		{`["lm_head", "sampler"]`, `["lm_head", "sampler", "embedding"]`, `model.json: sequence_kernels[2] "embedding" is also in step_kernels`},
+		{`["embedding", "final_layernorm"]`, `["embedding", "embedding", "final_layernorm"]`, `model.json: step_kernels[1] "embedding" is listed twice`},
+		{`"org/qwenish", "layers"`, `"org/other", "layers"`, `model.json: model "org/other", but the profile (meta.yaml) is of "org/qwenish"`},
+		{`"sampler"]}`, `"sampler"]} {}`, `model.json: trailing data after the object`},
+	} {
+		fsys := qwenish()
+		s := string(fsys["model.json"].Data)
+		require.Contains(t, s, tc.old, tc.old)
+		fsys["model.json"].Data = []byte(strings.Replace(s, tc.old, tc.new, 1))
+		p, err := costmodel.ReadProfile(fsys, "p", 1)
+		require.NoError(t, err)
+		d, err := costmodel.ReadDecoderLayout(fsys, "model.json")
+		if err == nil {
+			err = d.Apply(&p)
+		}
+		errorMentions(t, err, tc.want)
+	}
 }
