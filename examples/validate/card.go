@@ -53,8 +53,10 @@ func writeCard(o options, m measured, r *replayed, c comparison) error {
 func cardNotes(o options, m measured, r *replayed, c comparison) []string {
 	notes := []string{
 		"Nothing is fitted to the run's latencies: every step time is composed from the kernel profile of the same GPU, and the measured TTFT, TPOT and E2E are only compared against.",
-		fmt.Sprintf("Per-request MAPE: TTFT %.1f %%, TPOT %.2f %%, E2E %.2f %% (LLMServingSim's own prediction of this run: %.1f %%, %.2f %%, %.2f %%).",
-			c.ttft.mape, c.tpot.mape, c.e2e.mape, llmServingSim.mape[0], llmServingSim.mape[1], llmServingSim.mape[2]),
+		fmt.Sprintf("Per-request MAPE: TTFT %.1f %%, TPOT %.2f %%, E2E %.2f %%.", c.ttft.mape, c.tpot.mape, c.e2e.mape),
+	}
+	if p := m.predictions; p != nil {
+		notes = append(notes, p.line(len(m.requests))+".")
 	}
 	if c.notOK > 0 {
 		why := failures(o, m, c)
@@ -69,8 +71,17 @@ func cardNotes(o options, m measured, r *replayed, c comparison) []string {
 			num(m.measured.mean), num(m.simulated.mean), num(m.measured.p50), num(m.simulated.p50),
 			num(m.measured.p90), num(m.simulated.p90), num(m.measured.p99), num(m.simulated.p99)))
 	}
-	notes = append(notes,
-		fmt.Sprintf("Assumed: %d KV blocks of 16 tokens (the run does not record them; 0.9 of the card's 95.6 GiB less 15.0 GiB of weights and about 1.5 GiB of activations, at 2 MiB a block). The replay held at most %d at once; a smaller pool changes the result only through the prefix cache, which recycles freed blocks sooner (any pool of 25,000 blocks or more gives the same result).", o.kvBlocks, r.peakKV),
-		"Declared by the cost model: "+strings.Join(r.model.Assumptions(), "; ")+".")
+	kv := fmt.Sprintf("%d KV blocks of %d tokens, %s", o.kvBlocks, m.meta.Engine.blockSize(), o.kvFrom)
+	if o.kvNote != "" {
+		kv += " (" + o.kvNote + ")"
+	}
+	notes = append(notes, fmt.Sprintf("%s. The replay held at most %d at once.", kv, r.peakKV))
+	if !m.hashes {
+		notes = append(notes, "The bundle has no "+hashFile+": the replay has no prompt hashes and runs without prefix reuse (the run's cache may have found some).")
+	}
+	if r.collective != "" {
+		notes = append(notes, "Collective: "+r.collective+".")
+	}
+	notes = append(notes, "Declared by the cost model: "+strings.Join(r.model.Assumptions(), "; ")+".")
 	return notes
 }

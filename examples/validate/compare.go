@@ -124,15 +124,6 @@ func mape(measured, simulated []float64) float64 {
 	return 100 * sum / float64(len(measured))
 }
 
-// LLMServingSim's own prediction of this run, read from its
-// bench/examples/RTXPRO6000/Llama-3.1-8B/outputs/sim.csv at commit
-// 5daddb2 and paired with requests.jsonl by request id: per-request MAPE
-// and the error of the mean.
-var llmServingSim = struct{ mape, mean [3]float64 }{
-	mape: [3]float64{10.79, 1.54, 1.94},
-	mean: [3]float64{-4.0, -1.0, -1.8},
-}
-
 // printComparison writes the comparison and what it rests on.
 func printComparison(w io.Writer, o options, m measured, r *replayed, c comparison) {
 	fmt.Fprintln(w, "servesim against a real vLLM run, from kernel profiles alone")
@@ -152,9 +143,9 @@ func printComparison(w io.Writer, o options, m measured, r *replayed, c comparis
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "per-request MAPE  TTFT %.1f %%  TPOT %.2f %%  E2E %.2f %%\n", c.ttft.mape, c.tpot.mape, c.e2e.mape)
-	l := llmServingSim
-	fmt.Fprintf(w, "LLMServingSim's own prediction of this run: TTFT %.1f %%, TPOT %.2f %%, E2E %.2f %% (means %+.1f %%, %+.1f %%, %+.1f %%)\n",
-		l.mape[0], l.mape[1], l.mape[2], l.mean[0], l.mean[1], l.mean[2])
+	if m.predictions != nil {
+		fmt.Fprintln(w, m.predictions.line(len(m.requests)))
+	}
 	if c.notOK > 0 {
 		fmt.Fprintf(w, "warning: %d of the %d simulated requests did not end ok, or were cut at MaxModelLen, and are left out of the comparison:\n", c.notOK, len(m.requests))
 		for _, l := range failures(o, m, c) {
@@ -174,7 +165,7 @@ func failures(o options, m measured, c comparison) []string {
 		if f.minTokens != f.maxTokens {
 			size = fmt.Sprintf("%d to %d", f.minTokens, f.maxTokens)
 		}
-		pool := fmt.Sprintf("MaxModelLen, the pool's %d tokens (-kvblocks %d × block size %d)", o.kvBlocks*bs, o.kvBlocks, bs)
+		pool := fmt.Sprintf("MaxModelLen, the pool's %d tokens (%d KV blocks × block size %d)", o.kvBlocks*bs, o.kvBlocks, bs)
 		switch {
 		case f.status == lengthCapped:
 			lines = append(lines, fmt.Sprintf("  %d %s: served, and stopped at MaxModelLen with fewer output tokens than the run's", f.n, f.status),
@@ -203,15 +194,34 @@ func describe(o options, m measured, r *replayed) []string {
 		return "off"
 	}
 	p := r.model.Provenance()
+	on := ""
+	if m.meta.Device != "" {
+		on = " on " + m.meta.Device
+	}
+	if e.TP > 1 {
+		on += fmt.Sprintf(", TP %d", e.TP)
+	}
+	kv := o.kvFrom
+	if o.kvNote != "" && o.kvFrom != kvDeclared {
+		kv += " (" + o.kvNote + ")"
+	} else if o.kvFrom == kvDeclared {
+		kv += " (" + bundleFile + " kv_blocks)"
+	}
 	lines := []string{
-		fmt.Sprintf("run       vLLM %s serving %s: %d requests offered %s, started %s",
-			m.meta.VLLMVersion, m.meta.Model, len(m.requests), offeredOver(len(m.requests), span), m.meta.StartedAt),
+		fmt.Sprintf("run       vLLM %s serving %s%s: %d requests offered %s, started %s",
+			m.meta.VLLMVersion, m.meta.Model, on, len(m.requests), offeredOver(len(m.requests), span), m.meta.StartedAt),
 		fmt.Sprintf("replica   max_num_seqs %d, max_num_batched_tokens %d, chunked prefill %s, block size %d, prefix caching %s (meta.json; vLLM's defaults where it is silent)",
 			e.MaxNumSeqs, e.MaxBatchedTokens, onOff(e.chunkedPrefill()), e.blockSize(), onOff(e.prefixCaching())),
-		fmt.Sprintf("          %d KV blocks, assumed (the run does not record them); the replay's peak use was %d blocks (%.0f %%)",
-			o.kvBlocks, r.peakKV, 100*float64(r.peakKV)/float64(o.kvBlocks)),
+		fmt.Sprintf("          %d KV blocks, %s; the replay's peak use was %d blocks (%.0f %%)",
+			o.kvBlocks, kv, r.peakKV, 100*float64(r.peakKV)/float64(o.kvBlocks)),
 		fmt.Sprintf("model     %s", r.model),
 		fmt.Sprintf("          profiled %s: %s", p.ProfiledAt, p.Method),
+		fmt.Sprintf("kernels   from %s; layers: %s", r.kernelsFrom, r.layersFrom),
+		fmt.Sprintf("          per layer %s; per step %s; per sequence %s",
+			strings.Join(r.kernels[0], ", "), strings.Join(r.kernels[1], ", "), strings.Join(r.kernels[2], ", ")),
+	}
+	if r.collective != "" {
+		lines = append(lines, "collective "+r.collective)
 	}
 	for i, a := range r.model.Assumptions() {
 		head := "          "
@@ -226,6 +236,9 @@ func describe(o options, m measured, r *replayed) []string {
 		fmt.Sprintf("steps     %d simulated: %d mixed, %d decode-only, %d prefill-only; %d priced outside the profiled grid; %d preemptions",
 			comp[0]+comp[1]+comp[2], comp[sim.Mixed], comp[sim.DecodeOnly], comp[sim.PrefillOnly], r.outside, r.preemptions),
 		fmt.Sprintf("prefix    the cache served %d prompt tokens to %d requests", r.cached, r.cachedReqs))
+	if !m.hashes {
+		lines = append(lines, "          the bundle has no "+hashFile+": the replay has no prompt hashes and runs without prefix reuse (the run's cache may have found some)")
+	}
 	if r.outside > 0 {
 		lines = append(lines, "          first: "+strings.ReplaceAll(r.firstOut, "\n", "; "))
 	}

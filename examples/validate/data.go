@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -21,7 +24,12 @@ type measured struct {
 	dir      string
 	meta     runMeta
 	requests []request
-	trace    string // path of trace-hash-ids.jsonl
+	trace    string // path of trace-hash-ids.jsonl, or of requests.jsonl when the bundle has no hashes
+	hashes   bool   // the trace carries the prompts' block hashes (trace-hash-ids.jsonl)
+
+	bundle      bundleDecl               // bundle.json's declarations
+	layout      *costmodel.DecoderLayout // model.json, when the bundle has one
+	predictions *predicted               // another simulator's predictions, when bundle.json names them
 }
 
 // runMeta is what meta.json says of the run.
@@ -31,6 +39,13 @@ type runMeta struct {
 	Engine      engineArgs `json:"engine_kwargs"`
 	Requests    int        `json:"num_requests"`
 	StartedAt   string     `json:"started_at"`
+
+	// KVBlocks is the KV pool vLLM sized, when the run recorded it (0
+	// when not), and KVBlocksField the field that records it.
+	KVBlocks      int
+	KVBlocksField string
+	// Device is the GPU the run served on, when recorded.
+	Device string
 }
 
 // engineArgs are the engine arguments of the run; an argument the run did
@@ -92,16 +107,23 @@ func (r request) tpot() float64 { return (r.e2e() - r.ttft()) / float64(r.Output
 
 // traceConfig reads trace-hash-ids.jsonl: arrival in seconds (vLLM's
 // queued_ts), input and output tokens, and one hash id per full 16-token
-// block of the prompt.
-func traceConfig(blockTokens int) workload.TraceConfig {
+// block of the prompt. Without it, the trace is requests.jsonl itself
+// (queued_ts, input_toks, output_toks), without prompt hashes: the
+// prefix cache then finds no reuse.
+func (m measured) traceConfig() workload.TraceConfig {
+	if !m.hashes {
+		return workload.TraceConfig{Format: workload.JSONL, Columns: workload.Columns{
+			Arrival: "queued_ts", ArrivalUnit: time.Second, Input: "input_toks", Output: "output_toks",
+		}}
+	}
 	return workload.TraceConfig{Format: workload.JSONL, Columns: workload.Columns{
 		Arrival: "arrival", ArrivalUnit: time.Second, Input: "input", Output: "output",
-		PrefixHashes: "hash_ids", BlockTokens: blockTokens,
+		PrefixHashes: "hash_ids", BlockTokens: m.meta.Engine.blockSize(),
 	}}
 }
 
 func readMeasured(dir string) (measured, error) {
-	m := measured{dir: dir, trace: filepath.Join(dir, "trace-hash-ids.jsonl")}
+	m := measured{dir: dir}
 	metaPath := filepath.Join(dir, "vllm", "meta.json")
 	var err error
 	if m.meta, err = readMeta(metaPath); err != nil {
@@ -114,8 +136,31 @@ func readMeasured(dir string) (measured, error) {
 	if m.meta.Requests > 0 && m.meta.Requests != len(m.requests) {
 		return m, fmt.Errorf("%s: num_requests is %d, but %s holds %d requests", metaPath, m.meta.Requests, reqPath, len(m.requests))
 	}
+	m.trace, m.hashes = filepath.Join(dir, hashFile), true
+	if _, err := os.Stat(m.trace); errors.Is(err, fs.ErrNotExist) {
+		m.trace, m.hashes = reqPath, false
+	}
 	if err := m.check(); err != nil {
 		return m, err
+	}
+	if m.bundle, err = readBundle(dir); err != nil {
+		return m, err
+	}
+	modelPath := filepath.Join(dir, costmodel.ModelFile)
+	switch b, err := os.ReadFile(modelPath); {
+	case err == nil:
+		layout, err := costmodel.ParseDecoderLayout(b, modelPath)
+		if err != nil {
+			return m, err
+		}
+		m.layout = &layout
+	case !errors.Is(err, fs.ErrNotExist):
+		return m, err
+	}
+	if m.bundle.predictions != nil {
+		if m.predictions, err = readPredictions(dir, *m.bundle.predictions, m.requests); err != nil {
+			return m, err
+		}
 	}
 	return m, nil
 }
@@ -154,7 +199,7 @@ func readRequests(path string) ([]request, error) {
 // check makes sure the trace replays the measured requests, line by line:
 // the same lengths, arriving at their queued_ts.
 func (m measured) check() error {
-	tr, err := workload.OpenTrace(m.trace, traceConfig(m.meta.Engine.blockSize()))
+	tr, err := workload.OpenTrace(m.trace, m.traceConfig())
 	if err != nil {
 		return err
 	}

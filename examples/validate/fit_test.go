@@ -42,7 +42,7 @@ func randomShapes(n int) []costmodel.Batch {
 func TestFitOnTheShapesTheReplicaVisits(t *testing.T) {
 	m, err := readMeasured(shipped)
 	require.NoError(t, err)
-	o := options{kvBlocks: defaultKVBlocks, layers: llamaLayers}
+	o := options{kvBlocks: shippedKVBlocks, kvFrom: kvDeclared}
 	truth, err := replay(o, m)
 	require.NoError(t, err)
 	visited := &truth.visited
@@ -117,7 +117,7 @@ func TestFitOnTheShapesTheReplicaVisits(t *testing.T) {
 func TestFitErrorOnTheShapesTheReplicaVisits(t *testing.T) {
 	m, err := readMeasured(shipped)
 	require.NoError(t, err)
-	o := options{kvBlocks: defaultKVBlocks, layers: llamaLayers}
+	o := options{kvBlocks: shippedKVBlocks, kvFrom: kvDeclared}
 	truth, err := replay(o, m)
 	require.NoError(t, err)
 	visited := &truth.visited

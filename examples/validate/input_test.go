@@ -45,10 +45,10 @@ func TestRunWhereEveryRequestIsRefused(t *testing.T) {
 	err := run(&out, []string{"-data", shipped, "-kvblocks", "1", "-card", path})
 	require.EqualError(t, err, "none of the 300 simulated requests ended ok and whole: nothing to compare, and no card is written")
 	s := out.String()
-	assert.Contains(t, s, "          1 KV blocks, assumed (the run does not record them); the replay's peak use was 0 blocks (0 %)\n")
+	assert.Contains(t, s, "          1 KV blocks, given by -kvblocks; the replay's peak use was 0 blocks (0 %)\n")
 	assert.True(t, strings.HasSuffix(s, "\nnothing to compare: none of the 300 simulated requests ended ok and whole\n"+
 		"  300 rejected: engine: prompt too long (Input >= MaxModelLen leaves no room for an output token): MaxModelLen 16\n"+
-		"    each has a prompt of 262 to 3998 tokens, at or above MaxModelLen, the pool's 16 tokens (-kvblocks 1 × block size 16);\n"+
+		"    each has a prompt of 262 to 3998 tokens, at or above MaxModelLen, the pool's 16 tokens (1 KV blocks × block size 16);\n"+
 		"    -kvblocks 250 or more admits the longest of them\n"), s)
 	for _, never := range []string{"p50", "MAPE", "NaN", "mean (ms)"} {
 		assert.NotContains(t, s, never)
@@ -67,7 +67,7 @@ func TestRunWhereOneRequestIsRefused(t *testing.T) {
 	s := out.String()
 	assert.True(t, strings.HasSuffix(s, "\nwarning: 1 of the 300 simulated requests did not end ok, or were cut at MaxModelLen, and are left out of the comparison:\n"+
 		"  1 length-capped: served, and stopped at MaxModelLen with fewer output tokens than the run's\n"+
-		"    each asks for prompt + output = 4765 tokens, more than MaxModelLen, the pool's 4752 tokens (-kvblocks 297 × block size 16);\n"+
+		"    each asks for prompt + output = 4765 tokens, more than MaxModelLen, the pool's 4752 tokens (297 KV blocks × block size 16);\n"+
 		"    -kvblocks 298 or more serves the longest of them whole\n"), s)
 	assert.Contains(t, s, "per-request MAPE  TTFT ")
 	b, err := os.ReadFile(path)
@@ -76,7 +76,7 @@ func TestRunWhereOneRequestIsRefused(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &card))
 	assert.Contains(t, card.Notes, "1 of the 300 simulated requests did not end ok, or were cut at MaxModelLen, and are left out of the comparison: "+
 		"1 length-capped: served, and stopped at MaxModelLen with fewer output tokens than the run's "+
-		"each asks for prompt + output = 4765 tokens, more than MaxModelLen, the pool's 4752 tokens (-kvblocks 297 × block size 16); "+
+		"each asks for prompt + output = 4765 tokens, more than MaxModelLen, the pool's 4752 tokens (297 KV blocks × block size 16); "+
 		"-kvblocks 298 or more serves the longest of them whole.")
 
 	var whole bytes.Buffer
@@ -146,7 +146,7 @@ func TestRunRefusesAReplicaTheEngineCannotBe(t *testing.T) {
 	err := run(&out, []string{"-data", dir})
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), "the replica "+filepath.Join(dir, "vllm", "meta.json")+
-		" describes (engine_kwargs.max_num_seqs is MaxSeqs, max_num_batched_tokens MaxBatchedTokens, block_size BlockSize; -kvblocks KVBlocks): "), err.Error())
+		" describes (engine_kwargs.max_num_seqs is MaxSeqs, max_num_batched_tokens MaxBatchedTokens, block_size BlockSize; the KV blocks, declared by the bundle, not recorded by the run, KVBlocks): "), err.Error())
 	assert.Contains(t, err.Error(), "MaxSeqs must be <= 16384")
 	assert.Zero(t, out.Len())
 }
@@ -169,6 +169,12 @@ func TestRunOfOneRequest(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "trace-hash-ids.jsonl"), []byte(first(string(b))), 0o644))
 	dir2 := copyBundle(t, "vllm/meta.json", replace(t, `"num_requests": 300`, `"num_requests": 1`))
 	require.NoError(t, os.Rename(filepath.Join(dir2, "vllm", "meta.json"), filepath.Join(dir, "vllm", "meta.json")))
+	// The published prediction of request 0 alone (its row is the first).
+	b, err = os.ReadFile(filepath.Join(dir, "llmservingsim-sim.csv"))
+	require.NoError(t, err)
+	lines := strings.SplitAfterN(string(b), "\n", 3)
+	require.True(t, strings.HasPrefix(lines[1], "0,0,"), lines[1])
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "llmservingsim-sim.csv"), []byte(lines[0]+lines[1]), 0o644))
 	var out bytes.Buffer
 	require.NoError(t, run(&out, []string{"-data", dir}))
 	assert.Contains(t, out.String(), "run       vLLM 0.19.0 serving meta-llama/Llama-3.1-8B: 1 requests offered at one instant (no rate), started 2026-04-25T18:47:18.273385Z\n")

@@ -68,7 +68,9 @@ func TestLowLoadFirstStepIsTheStepInFlightPlusItsOwn(t *testing.T) {
 	require.Len(t, rs, 300)
 	p, err := costmodel.ReadProfile(os.DirFS(dir), "profile", 1)
 	require.NoError(t, err)
-	p.Layers = llamaLayers
+	layout, err := costmodel.ReadDecoderLayout(os.DirFS(dir), costmodel.ModelFile)
+	require.NoError(t, err)
+	require.NoError(t, layout.Apply(&p)) // 32 layers
 	model, err := p.Build()
 	require.NoError(t, err)
 

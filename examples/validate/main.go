@@ -45,37 +45,24 @@ func main() {
 	}
 }
 
-// The declared figures the run does not record. KV blocks: vLLM sizes the
-// pool from gpu_memory_utilization 0.9 of the card's 95.6 GiB (86 GiB),
-// less the weights (8.03 B parameters × 2 B = 15.0 GiB) and its profiling
-// peak of activations and runtime (about 1.5 GiB at 2,048 batched
-// tokens), at 2 MiB per 16-token block (32 layers × 8 KV heads × 128 × K,
-// V × 2 B × 16 tokens): about 69.5 GiB, 35,000 blocks. The replay holds
-// at most 10,247 of them at once; a smaller pool matters only through the
-// prefix cache, whose freed blocks it recycles sooner: any pool of 25,000
-// blocks or more gives the same result, and 12,000 loses one request's
-// 448-token prefix hit, moving each MAPE by under 0.05 points
-// (TestTheKVAssumptionBarelyMovesTheResult).
-const (
-	defaultKVBlocks = 35_000
-	llamaLayers     = 32
-)
-
-// options are the command's flags.
+// options are the command's flags, and the KV pool they resolve to.
 type options struct {
 	data     string
-	kvBlocks int
-	layers   int
+	kvBlocks int // -kvblocks, 0 when not given; after resolve, the replay's pool
+	layers   int // -layers, 0 when not given (model.json's count)
 	card     string
+
+	kvFrom string // kvGiven, kvRecorded or kvDeclared
+	kvNote string // the field that records it, or the bundle's derivation
 }
 
 func parse(w io.Writer, args []string) (options, error) {
-	o := options{kvBlocks: defaultKVBlocks, layers: llamaLayers}
+	var o options
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(w)
-	fs.StringVar(&o.data, "data", defaultData(), "directory of the measured run and profile: vllm/meta.json, vllm/requests.jsonl, trace-hash-ids.jsonl, profile/")
-	fs.IntVar(&o.kvBlocks, "kvblocks", o.kvBlocks, "KV blocks of 16 tokens (not recorded by the run: assumed)")
-	fs.IntVar(&o.layers, "layers", o.layers, "decoder layers of the served model (the profile times one)")
+	fs.StringVar(&o.data, "data", defaultData(), "the bundle: vllm/meta.json, vllm/requests.jsonl, profile/, and optionally model.json, bundle.json, trace-hash-ids.jsonl")
+	fs.IntVar(&o.kvBlocks, "kvblocks", 0, "KV blocks (default: the count the run recorded in vllm/meta.json, else the one bundle.json declares)")
+	fs.IntVar(&o.layers, "layers", 0, "decoder layers of the served model (default: model.json's; the profile times one)")
 	fs.StringVar(&o.card, "card", "", "write a benchmark card (JSON) to this file")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -86,8 +73,14 @@ func parse(w io.Writer, args []string) (options, error) {
 	if o.data == "" {
 		return o, fmt.Errorf("-data: no default outside the servesim module (the shipped run is examples/validate/testdata/%s there); name the directory", bundle)
 	}
-	if o.kvBlocks <= 0 || o.layers <= 0 {
-		return o, fmt.Errorf("-kvblocks and -layers must be > 0, got %d and %d", o.kvBlocks, o.layers)
+	var bad []string
+	fs.Visit(func(f *flag.Flag) {
+		if (f.Name == "kvblocks" && o.kvBlocks <= 0) || (f.Name == "layers" && o.layers <= 0) {
+			bad = append(bad, fmt.Sprintf("-%s %s", f.Name, f.Value))
+		}
+	})
+	if len(bad) > 0 {
+		return o, fmt.Errorf("-kvblocks and -layers must be > 0 when given, got %s", strings.Join(bad, " and "))
 	}
 	if o.kvBlocks > engine.MaxKVBlocks {
 		return o, fmt.Errorf("-kvblocks must be at most %d (engine.MaxKVBlocks), got %d", engine.MaxKVBlocks, o.kvBlocks)
@@ -136,6 +129,9 @@ func run(w io.Writer, args []string) error {
 	}
 	m, err := readMeasured(o.data)
 	if err != nil {
+		return err
+	}
+	if o.kvBlocks, o.kvFrom, o.kvNote, err = kvBlocks(o, m); err != nil {
 		return err
 	}
 	r, err := replay(o, m)

@@ -42,7 +42,7 @@ func TestReplayMatchesTheMeasuredRun(t *testing.T) {
 	start := time.Now()
 	m, err := readMeasured(shipped)
 	require.NoError(t, err)
-	r, err := replay(options{kvBlocks: defaultKVBlocks, layers: llamaLayers}, m)
+	r, err := replay(options{kvBlocks: shippedKVBlocks, kvFrom: kvDeclared}, m)
 	require.NoError(t, err)
 	c := compare(m.requests, r.records)
 	t.Logf("replayed in %v: MAPE TTFT %.2f %%, TPOT %.2f %%, E2E %.2f %%; mean TTFT %+.1f %%", time.Since(start),
@@ -63,11 +63,11 @@ func TestTheKVAssumptionBarelyMovesTheResult(t *testing.T) {
 	m, err := readMeasured(shipped)
 	require.NoError(t, err)
 	at := func(blocks int) (*replayed, comparison) {
-		r, err := replay(options{kvBlocks: blocks, layers: llamaLayers}, m)
+		r, err := replay(options{kvBlocks: blocks, kvFrom: kvGiven}, m)
 		require.NoError(t, err)
 		return r, compare(m.requests, r.records)
 	}
-	r, c := at(defaultKVBlocks)
+	r, c := at(shippedKVBlocks)
 	assert.Equal(t, 10247, r.peakKV)
 	for _, blocks := range []int{25_000, 70_000} {
 		_, other := at(blocks)
@@ -109,15 +109,16 @@ func TestRunWritesACard(t *testing.T) {
 	assert.Contains(t, settings["declared"], "TP 1: no collective")
 	assert.Contains(t, card.System.Engine, struct{ Name, Value string }{"KVBlocks", "35000"})
 	notes := strings.Join(card.Notes, "\n")
-	assert.Contains(t, notes, "Assumed: 35000 KV blocks of 16 tokens (the run does not record them")
+	assert.Contains(t, notes, "35000 KV blocks of 16 tokens, declared by the bundle, not recorded by the run (bundle.json kv_blocks: vLLM sizes the pool")
+	assert.Contains(t, notes, "LLMServingSim's own prediction of this run (llmservingsim-sim.csv): TTFT 10.8 %, TPOT 1.54 %, E2E 1.94 %")
 	assert.Contains(t, notes, "Per-request MAPE: TTFT ")
 	assert.Nil(t, card.Results, "a single replay has no curve")
 }
 
 func TestRunRefusesBadArguments(t *testing.T) {
 	for args, want := range map[string]string{
-		"-kvblocks 0":                  "-kvblocks and -layers must be > 0",
-		"-layers -1":                   "-kvblocks and -layers must be > 0",
+		"-kvblocks 0":                  "-kvblocks and -layers must be > 0 when given, got -kvblocks 0",
+		"-layers -1":                   "-kvblocks and -layers must be > 0 when given, got -layers -1",
 		"-kvblocks 2147483648":         "-kvblocks must be at most 2147483647 (engine.MaxKVBlocks), got 2147483648",
 		"-card card.md":                "the card is written as JSON",
 		"-card /nonexistent/card.json": `-card "/nonexistent/card.json": its directory /nonexistent does not exist`,
@@ -130,3 +131,6 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		assert.Zero(t, out.Len(), "%s: refused before anything is printed", args)
 	}
 }
+
+// shippedKVBlocks is the KV pool the shipped bundle declares (bundle.json).
+const shippedKVBlocks = 35_000

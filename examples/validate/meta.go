@@ -50,6 +50,7 @@ func readMeta(path string) (runMeta, error) {
 		datasetPath, datasetHash, finished string
 		tick                               float64
 		engineRaw                          json.RawMessage
+		kvRaw, hwRaw, resolvedRaw          json.RawMessage
 	)
 	top := []metaField{
 		{"schema_version", &schema, true},
@@ -62,6 +63,9 @@ func readMeta(path string) (runMeta, error) {
 		{"started_at", &meta.StartedAt, false},
 		{"finished_at", &finished, false},
 		{"tick_seconds", &tick, false},
+		{"kv_cache", &kvRaw, false},
+		{"hardware", &hwRaw, false},
+		{"resolved_config", &resolvedRaw, false},
 	}
 	if err := decodeObject(b, "", top, fail); err != nil {
 		return meta, err
@@ -122,6 +126,12 @@ func readMeta(path string) (runMeta, error) {
 		}
 	}
 	e.BlockSize, e.ChunkedPrefill, e.PrefixCaching = block, chunked, prefix
+	if err := meta.readKVCache(kvRaw, resolvedRaw, fail); err != nil {
+		return meta, err
+	}
+	if err := meta.readHardware(hwRaw, fail); err != nil {
+		return meta, err
+	}
 	return meta, nil
 }
 
@@ -220,4 +230,100 @@ func kindOf(t reflect.Type) string {
 		return "a string"
 	}
 	return "a JSON object"
+}
+
+// readKVCache reads meta.json's kv_cache object, when the run recorded
+// one (vLLM's KV cache as it sized it): the block count, and the block
+// size and prefix caching it must agree on with engine_kwargs. vLLM's
+// resolved_config, when recorded, is kept for the record and not read,
+// except that its cache_config.num_gpu_blocks must be the same count.
+func (m *runMeta) readKVCache(raw, resolved json.RawMessage, fail func(field, format string, a ...any) error) error {
+	var (
+		blocks, cpuBlocks, block, tokens *int
+		memBytes                         *int64
+		util                             float64
+		prefix                           *bool
+	)
+	if len(raw) > 0 && string(raw) != "null" {
+		fields := []metaField{
+			{"num_gpu_blocks", &blocks, false},
+			{"num_cpu_blocks", &cpuBlocks, false},
+			{"block_size", &block, false},
+			{"gpu_memory_utilization", &util, false},
+			{"enable_prefix_caching", &prefix, false},
+			{"kv_cache_memory_bytes", &memBytes, false},
+			{"num_kv_tokens", &tokens, false},
+		}
+		if err := decodeObject(raw, "kv_cache.", fields, fail); err != nil {
+			return err
+		}
+	}
+	e := &m.Engine
+	if block != nil {
+		switch {
+		case *block < 1:
+			return fail("kv_cache.block_size", "must be >= 1, got %d", *block)
+		case e.BlockSize != nil && *e.BlockSize != *block:
+			return fail("kv_cache.block_size", "is %d, but engine_kwargs.block_size is %d", *block, *e.BlockSize)
+		}
+		e.BlockSize = block
+	}
+	if prefix != nil {
+		if e.PrefixCaching != nil && *e.PrefixCaching != *prefix {
+			return fail("kv_cache.enable_prefix_caching", "is %v, but engine_kwargs.enable_prefix_caching is %v", *prefix, *e.PrefixCaching)
+		}
+		e.PrefixCaching = prefix
+	}
+	if blocks != nil {
+		if *blocks < 1 {
+			return fail("kv_cache.num_gpu_blocks", "must be >= 1, got %d", *blocks)
+		}
+		if tokens != nil && *tokens != *blocks*e.blockSize() {
+			return fail("kv_cache.num_kv_tokens", "is %d, but num_gpu_blocks %d × block size %d is %d", *tokens, *blocks, e.blockSize(), *blocks*e.blockSize())
+		}
+		m.KVBlocks, m.KVBlocksField = *blocks, "kv_cache.num_gpu_blocks"
+	}
+	if len(resolved) == 0 || string(resolved) == "null" {
+		return nil
+	}
+	var rc struct {
+		Cache struct {
+			Blocks *int `json:"num_gpu_blocks"`
+		} `json:"cache_config"`
+	}
+	if err := json.Unmarshal(resolved, &rc); err != nil {
+		return fail("resolved_config", "want vLLM's resolved configuration (a JSON object with cache_config.num_gpu_blocks an integer or null): %v", plain(err))
+	}
+	if b := rc.Cache.Blocks; b != nil {
+		switch {
+		case *b < 1:
+			return fail("resolved_config.cache_config.num_gpu_blocks", "must be >= 1, got %d", *b)
+		case m.KVBlocks > 0 && m.KVBlocks != *b:
+			return fail("resolved_config.cache_config.num_gpu_blocks", "is %d, but kv_cache.num_gpu_blocks is %d", *b, m.KVBlocks)
+		case m.KVBlocks == 0:
+			m.KVBlocks, m.KVBlocksField = *b, "resolved_config.cache_config.num_gpu_blocks"
+		}
+	}
+	return nil
+}
+
+// readHardware reads meta.json's hardware object, when the run recorded
+// one: the GPU's name is printed beside the profile's.
+func (m *runMeta) readHardware(raw json.RawMessage, fail func(field, format string, a ...any) error) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var (
+		torch, cuda, capability string
+		count                   *int
+		memory                  *int64
+	)
+	return decodeObject(raw, "hardware.", []metaField{
+		{"torch_version", &torch, false},
+		{"cuda_version", &cuda, false},
+		{"device_count", &count, false},
+		{"device_name", &m.Device, false},
+		{"device_total_memory_bytes", &memory, false},
+		{"device_capability", &capability, false},
+	}, fail)
 }

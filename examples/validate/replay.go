@@ -19,6 +19,11 @@ type replayed struct {
 	records     []sim.Record
 	fingerprint string
 
+	collective  string      // how the all-reduces of TP > 1 are priced ("" at TP 1)
+	kernels     [3][]string // per layer, once per step, per sequence
+	kernelsFrom string      // the file that lists them
+	layersFrom  string      // the layer count's source
+
 	steps       [3]int // by sim.Composition: decode-only, mixed, prefill-only
 	outside     int    // steps priced outside the profiled grid
 	firstOut    string // the first of their warnings
@@ -29,16 +34,43 @@ type replayed struct {
 	visited     costmodel.Shapes
 }
 
-// profileModel reads the bundle's kernel profile and declares the layer
-// count.
-func profileModel(dir string, layers, tp int) (*costmodel.ProfileModel, error) {
-	p, err := costmodel.ReadProfile(os.DirFS(dir), "profile", tp)
+// profileModel reads the bundle's kernel profile at the run's TP degree
+// (profile/tp<TP>/ when there, else profile/ itself) and declares on it
+// the model.json layout (else meta.yaml's architecture default, Llama's
+// list), the layer count (-layers when given, else model.json's) and, at
+// TP > 1, the collective; r records where each came from.
+func (r *replayed) profileModel(o options, m measured) error {
+	tp := m.meta.Engine.TP
+	p, err := costmodel.ReadProfile(os.DirFS(m.dir), "profile", tp)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	p.Layers = layers
-	p.Provenance.Source = filepath.ToSlash(filepath.Join(filepath.Base(dir), "profile"))
-	return p.Build()
+	r.kernelsFrom = "profile/meta.yaml's architecture llama (costmodel.LlamaKernels)"
+	r.layersFrom = "given by -layers"
+	if m.layout != nil {
+		if err := m.layout.Apply(&p); err != nil {
+			return err
+		}
+		r.kernelsFrom, r.layersFrom = costmodel.ModelFile, costmodel.ModelFile
+	}
+	if o.layers > 0 {
+		p.Layers, r.layersFrom = o.layers, "given by -layers"
+	}
+	if p.Layers == 0 {
+		return fmt.Errorf("the layer count is neither in %s nor given (-layers): the profile times one decoder layer", filepath.Join(m.dir, costmodel.ModelFile))
+	}
+	if len(p.LayerKernels) == 0 {
+		return fmt.Errorf("%s: the profile's kernels are not listed: its meta.yaml names no architecture with a default list (llama), and the bundle has no %s to list them", filepath.Join(m.dir, "profile"), costmodel.ModelFile)
+	}
+	r.kernels = [3][]string{p.LayerKernels, p.StepKernels, p.SequenceKernels}
+	if tp > 1 {
+		if p.Collective, r.collective, err = collective(m, tp, p.Collective); err != nil {
+			return err
+		}
+	}
+	p.Provenance.Source = filepath.ToSlash(filepath.Join(filepath.Base(m.dir), "profile"))
+	r.model, err = p.Build()
+	return err
 }
 
 // config is the replica meta.json describes, priced by model.
@@ -63,20 +95,17 @@ func replay(o options, m measured) (*replayed, error) {
 	if m.meta.Engine.DP > 1 {
 		return nil, fmt.Errorf("the run used data parallelism %d: it ran %d engines behind a load balancer, and the replay is of one", m.meta.Engine.DP, m.meta.Engine.DP)
 	}
-	if m.meta.Engine.TP > 1 {
-		return nil, fmt.Errorf("the run used tensor parallelism %d: declare the collective (costmodel.Profile.Collective) before replaying it", m.meta.Engine.TP)
-	}
-	model, err := profileModel(m.dir, o.layers, 1)
-	if err != nil {
+	r := &replayed{records: make([]sim.Record, len(m.requests))}
+	if err := r.profileModel(o, m); err != nil {
 		return nil, err
 	}
-	r := &replayed{model: model, records: make([]sim.Record, len(m.requests))}
-	r.cfg = config(o, m.meta.Engine, model)
+	r.cfg = config(o, m.meta.Engine, r.model)
 	if err := r.cfg.Engine.Validate(); err != nil {
-		return nil, fmt.Errorf("the replica %s describes (engine_kwargs.max_num_seqs is MaxSeqs, max_num_batched_tokens MaxBatchedTokens, block_size BlockSize; -kvblocks KVBlocks): %w",
-			filepath.Join(m.dir, "vllm", "meta.json"), err)
+		return nil, fmt.Errorf("the replica %s describes (engine_kwargs.max_num_seqs is MaxSeqs, max_num_batched_tokens MaxBatchedTokens, block_size BlockSize; the KV blocks, %s, KVBlocks): %w",
+			filepath.Join(m.dir, "vllm", "meta.json"), o.kvFrom, err)
 	}
-	if r.fingerprint, err = workload.FingerprintFile(m.trace, traceConfig(m.meta.Engine.blockSize())); err != nil {
+	var err error
+	if r.fingerprint, err = workload.FingerprintFile(m.trace, m.traceConfig()); err != nil {
 		return nil, err
 	}
 	tr, err := openTrace(m)
@@ -92,7 +121,7 @@ func replay(o options, m measured) (*replayed, error) {
 
 // openTrace opens the trace of the measured run.
 func openTrace(m measured) (*workload.Trace, error) {
-	return workload.OpenTrace(m.trace, traceConfig(m.meta.Engine.blockSize()))
+	return workload.OpenTrace(m.trace, m.traceConfig())
 }
 
 // Observe keeps each request's record.
