@@ -1,29 +1,64 @@
 // Command validate checks servesim at the service boundary against a real
 // vLLM run, from kernel profiles alone: it builds the replica the run's
-// meta.json describes (vLLM 0.19.0 serving Llama-3.1-8B on one RTX PRO
-// 6000: max_num_seqs 128, max_num_batched_tokens 2048, chunked prefill,
-// block size 16, prefix caching on), prices every step with the kernel
-// profile of the same GPU (costmodel.ProfileModel), replays the run's 300
-// arrivals with their lengths and prompt block hashes, and prints the
-// simulated TTFT, TPOT and E2E beside the measured ones, with the mean
-// absolute percentage error per request. Nothing is fitted to the run's
-// latencies: they are only compared against.
+// meta.json describes, prices every step with the kernel profile of the
+// same GPU (costmodel.ProfileModel), replays the run's arrivals with
+// their lengths (and prompt block hashes, when the bundle has them), and
+// prints the simulated TTFT, TPOT and E2E beside the measured ones, with
+// the mean absolute percentage error per request. Nothing is fitted to
+// the run's latencies: they are only compared against, and every number
+// printed comes from the bundle read.
 //
 //	go run ./examples/validate
+//	go run ./examples/validate -data examples/validate/testdata/rtxpro6000-qwen3-32b-tp2
 //	go run ./examples/validate -kvblocks 20000 -card card.json
 //
-// meta.json is read as strictly as a scenario file (meta.go): a wrong
-// type, an unknown field or engine argument, a field given twice, or a
-// missing max_num_seqs or max_num_batched_tokens is an error naming the
-// file and the field. A request the replica refuses (one that can never
-// fit in -kvblocks) is left out of the comparison with the reason and the
-// bound; when every request is refused there is nothing to compare, and
-// the command says why and fails.
+// # The bundle
 //
-// By default the data are read from the copy shipped in
-// examples/validate/testdata (see its NOTICE.md: MIT, CASYS Lab at
-// KAIST), so that a fresh clone runs the same comparison; -data reads
-// another run of the same layout.
+// A directory (-data; by default the copy shipped in
+// examples/validate/testdata/rtxpro6000-llama-3.1-8b, see its NOTICE.md:
+// MIT, CASYS Lab at KAIST) holding:
+//
+//   - vllm/meta.json, vllm/requests.jsonl: the run, as LLMServingSim's
+//     bench writes it. meta.json is read as strictly as a scenario file
+//     (meta.go): a wrong type, an unknown field or engine argument, a
+//     field given twice, or a missing max_num_seqs or
+//     max_num_batched_tokens is an error naming the file and the field.
+//     Its kv_cache.num_gpu_blocks, when the run records it, is the KV pool.
+//   - profile/: the kernel profile (costmodel.ReadProfile), its CSVs in
+//     profile/tp<N>/ for the run's tensor-parallel degree N, or in
+//     profile/ itself.
+//   - model.json (optional for Llama): the model's layout, read by
+//     costmodel.ReadDecoderLayout: layers, hidden_size, dtype_bytes, and
+//     the profiled kernels of one layer (a name once per call), once per
+//     step and per sequence. A kernel the profile lacks, or a profiled
+//     kernel no list names, is an error. Without it, a profile whose
+//     meta.yaml says architecture llama takes Llama's list and needs
+//     -layers.
+//   - bundle.json (optional): what the run does not record, each with where
+//     it comes from: {"kv_blocks": {"blocks", "derivation"}, "collective":
+//     {"bandwidth_gbps" (GB/s, 10⁹ bytes/s), "latency_us", "source"},
+//     "predictions": {"file", "simulator", "source"}}, read as strictly.
+//   - trace-hash-ids.jsonl (optional): arrival, input, output and one hash
+//     id per full block of each prompt, so that the prefix cache sees the
+//     run's reuse; without it the trace is requests.jsonl, and the replay
+//     runs without prefix reuse and says so.
+//
+// The KV block count is -kvblocks when given, else the one the run
+// records, else the one bundle.json declares; the output says which
+// ("given by -kvblocks", "recorded by the run", "declared by the bundle,
+// not recorded by the run"), and a bundle with none is refused. A run at
+// TP > 1 needs a collective: each layer's two all-reduces are priced from
+// bundle.json's declared figure (costmodel.Collective), and the output
+// and card say it is declared, not measured; collective() in bundle.go is
+// where a measured curve plugs in. The published simulator's line is
+// computed from bundle.json's predictions file (LLMServingSim's
+// outputs/sim.csv layout, request id N being the run's N-th request), and
+// is absent when the bundle has none.
+//
+// A request the replica refuses (one that can never fit in the KV pool)
+// is left out of the comparison with the reason and the bound; when every
+// request is refused there is nothing to compare, and the command says
+// why and fails.
 package main
 
 import (
