@@ -240,3 +240,17 @@ func TestReplaysOfOtherRuns(t *testing.T) {
 	assert.Greater(t, cmp.e2e.mape, 20.0)
 	assert.Less(t, cmp.e2e.simulated.mean, cmp.e2e.measured.mean, "a faster collective, shorter requests")
 }
+
+// Without model.json, a profile whose meta.yaml says architecture llama
+// takes Llama's kernel list, and the layer count must be given: the same
+// 32 layers as the shipped model.json give the same replay.
+func TestLlamaBundleWithoutModelJSON(t *testing.T) {
+	dir := copyDir(t, shipped, "model.json", nil)
+	err := run(&bytes.Buffer{}, []string{"-data", dir})
+	assert.EqualError(t, err, "the layer count is neither in "+filepath.Join(dir, "model.json")+" nor given (-layers): the profile times one decoder layer")
+	_, r, c := replayDir(t, dir, options{layers: 32})
+	_, _, want := replayDir(t, shipped, options{})
+	assert.Equal(t, want, c)
+	assert.Equal(t, "profile/meta.yaml's architecture llama (costmodel.LlamaKernels)", r.kernelsFrom)
+	assert.Equal(t, "given by -layers", r.layersFrom)
+}

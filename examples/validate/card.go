@@ -79,6 +79,8 @@ func cardNotes(o options, m measured, r *replayed, c comparison) []string {
 	if !m.hashes {
 		notes = append(notes, "The bundle has no "+hashFile+": the replay has no prompt hashes and runs without prefix reuse (the run's cache may have found some).")
 	}
+	notes = append(notes, fmt.Sprintf("Kernels (%s): per layer %s, × %d layers (%s); per step %s; per sequence %s.", r.kernelsFrom,
+		strings.Join(r.kernels[0], ", "), r.layers, r.layersFrom, strings.Join(r.kernels[1], ", "), strings.Join(r.kernels[2], ", ")))
 	if r.collective != "" {
 		notes = append(notes, "Collective: "+r.collective+".")
 	}

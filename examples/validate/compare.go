@@ -216,9 +216,9 @@ func describe(o options, m measured, r *replayed) []string {
 			o.kvBlocks, kv, r.peakKV, 100*float64(r.peakKV)/float64(o.kvBlocks)),
 		fmt.Sprintf("model     %s", r.model),
 		fmt.Sprintf("          profiled %s: %s", p.ProfiledAt, p.Method),
-		fmt.Sprintf("kernels   from %s; layers: %s", r.kernelsFrom, r.layersFrom),
-		fmt.Sprintf("          per layer %s; per step %s; per sequence %s",
-			strings.Join(r.kernels[0], ", "), strings.Join(r.kernels[1], ", "), strings.Join(r.kernels[2], ", ")),
+		fmt.Sprintf("kernels   %s: per layer %s (× %d layers, %s)",
+			r.kernelsFrom, strings.Join(r.kernels[0], ", "), r.layers, r.layersFrom),
+		fmt.Sprintf("          per step %s; per sequence %s", strings.Join(r.kernels[1], ", "), strings.Join(r.kernels[2], ", ")),
 	}
 	if r.collective != "" {
 		lines = append(lines, "collective "+r.collective)

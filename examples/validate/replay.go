@@ -22,7 +22,8 @@ type replayed struct {
 	collective  string      // how the all-reduces of TP > 1 are priced ("" at TP 1)
 	kernels     [3][]string // per layer, once per step, per sequence
 	kernelsFrom string      // the file that lists them
-	layersFrom  string      // the layer count's source
+	layers      int         // the decoder layer count
+	layersFrom  string      // its source
 
 	steps       [3]int // by sim.Composition: decode-only, mixed, prefill-only
 	outside     int    // steps priced outside the profiled grid
@@ -63,6 +64,7 @@ func (r *replayed) profileModel(o options, m measured) error {
 		return fmt.Errorf("%s: the profile's kernels are not listed: its meta.yaml names no architecture with a default list (llama), and the bundle has no %s to list them", filepath.Join(m.dir, "profile"), costmodel.ModelFile)
 	}
 	r.kernels = [3][]string{p.LayerKernels, p.StepKernels, p.SequenceKernels}
+	r.layers = p.Layers
 	if tp > 1 {
 		if p.Collective, r.collective, err = collective(m, tp, p.Collective); err != nil {
 			return err
