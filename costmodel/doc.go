@@ -43,6 +43,8 @@
 //     (a quarter of the bandwidth, twice the latency).
 //   - profileread.go, profilemeta.go: ReadProfile, the reader of that
 //     layout; every error a *ProfileError naming file, line and column.
+//     DecoderLayout, read from a model.json, says what a profile cannot:
+//     any dense decoder's layer count, hidden size and kernel lists.
 //   - kernelcurve.go, attentiongrid.go: the monotone curves and the
 //     attention grid ProfileModel reads (isotonic regression, fills of
 //     cells the profile did not time, multilinear interpolation).

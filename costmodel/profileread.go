@@ -45,13 +45,13 @@ const (
 // It fills every Profile field the files give: the curves, the kernels
 // of the architecture meta.yaml names (LlamaKernels for "llama"; then a
 // profiled kernel that list does not name is an error, as a step would
-// leave it out), the skew corrections (fitted per kernel from skew.csv when it is there,
-// else meta.yaml's pooled fit for tp), TP and the Provenance. Layers is left 0:
-// the profiler times a one-layer copy of the model, so the caller
-// declares it: ReadDecoderLayout reads a model.json that says the layer
-// count and the kernel lists of any dense decoder, and
-// DecoderLayout.Apply declares them on the profile. Every error names the file, line and column
-// (*ProfileError).
+// leave it out), the skew corrections (fitted per kernel from skew.csv
+// when it is there, else meta.yaml's pooled fit for tp), TP and the
+// Provenance. Layers is left 0: the profiler times a one-layer copy of
+// the model, so the caller declares it. ReadDecoderLayout reads a
+// model.json that gives the layer count and kernel lists of any dense
+// decoder, and DecoderLayout.Apply declares them on the profile. Every
+// error names the file, line and column (*ProfileError).
 func ReadProfile(fsys fs.FS, dir string, tp int) (Profile, error) {
 	tp = max(tp, 1)
 	p := Profile{TP: tp, Provenance: Provenance{Source: dir}}

@@ -54,9 +54,10 @@ func TestReplayMatchesTheMeasuredRun(t *testing.T) {
 	assert.Zero(t, r.outside, "every step inside the profiled grid")
 }
 
-// The KV pool is assumed, not recorded. The replay holds at most 10,247
-// blocks at once, so the pool matters only through the prefix cache,
-// which recycles freed blocks sooner in a smaller pool: from 25,000
+// The KV pool is declared by the bundle, not recorded by the run. The
+// replay holds at most 10,247 blocks at once, so the pool matters only
+// through the prefix cache, which recycles freed blocks sooner in a
+// smaller pool: from 25,000
 // blocks up the comparison is the same; at 12,000 one request loses its
 // 448-token prefix hit and each MAPE moves by under 0.05 points.
 func TestTheKVAssumptionBarelyMovesTheResult(t *testing.T) {
