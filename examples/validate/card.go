@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/servesim/servesim/sim/report"
@@ -18,14 +19,14 @@ func writeCard(o options, m measured, r *replayed, c comparison) error {
 	unbounded := report.Num(math.NaN())
 	card := report.Card{
 		Title: "servesim against a real vLLM run, from kernel profiles alone",
-		Claim: fmt.Sprintf("Replaying the measured run of %s on %s, servesim predicts each request's E2E and TPOT within 3 %% (MAPE) and the mean TTFT within 10 %%, with nothing fitted to the run's latencies.",
-			m.meta.Model, r.model.Provenance().GPU),
+		Claim: fmt.Sprintf("Replaying the measured run of %s on %s from kernel profiles alone, with nothing fitted to the run's latencies, servesim predicts its requests with a mean absolute percentage error per request of %.2f %% in E2E, %.2f %% in TPOT and %.1f %% in TTFT.",
+			m.meta.Model, r.model.Provenance().GPU, c.e2e.mape, c.tpot.mape, c.ttft.mape),
 		Workload: report.CardWorkload{
-			Description: fmt.Sprintf("the %d requests of the measured run (trace-hash-ids.jsonl: ShareGPT prompts, output lengths pinned)", len(m.requests)),
-			Arrival:     "the run's own arrival instants (vLLM's queued_ts), about 10 requests/s",
+			Description: fmt.Sprintf("the %d requests of the measured run (%s)", len(m.requests), filepath.Base(m.trace)),
+			Arrival:     "the run's own arrival instants (vLLM's queued_ts), " + offeredOver(len(m.requests), m.requests[len(m.requests)-1].Queued-m.requests[0].Queued),
 			Lengths:     "the run's own input and output token counts",
 			Correlation: "as recorded, request by request",
-			Prefix:      "the run's prompt block hashes (16-token blocks), so the prefix cache sees vLLM's reuse",
+			Prefix:      prefixNote(m),
 			Loop:        "open-loop: timestamp replay",
 			Concurrency: "unbounded: every request sent at its instant",
 			CacheState:  "empty prefix cache at the start",
@@ -86,4 +87,12 @@ func cardNotes(o options, m measured, r *replayed, c comparison) []string {
 	}
 	notes = append(notes, "Declared by the cost model: "+strings.Join(r.model.Assumptions(), "; ")+".")
 	return notes
+}
+
+// prefixNote says what the replay's prefix cache could see.
+func prefixNote(m measured) string {
+	if m.hashes {
+		return fmt.Sprintf("the run's prompt block hashes (%s, %d-token blocks), so the prefix cache sees vLLM's reuse", hashFile, m.meta.Engine.blockSize())
+	}
+	return "none: the bundle has no " + hashFile + ", so the replay runs without prefix reuse"
 }
