@@ -81,7 +81,7 @@ func readBundle(dir string) (bundleDecl, error) {
 		return fmt.Errorf("%s: %s: %s", path, field, fmt.Sprintf(format, a...))
 	}
 	var kvRaw, collRaw, predRaw json.RawMessage
-	if err := decodeObject(b, "", []metaField{
+	if err := decodeFields(b, "", "the bundle", []metaField{
 		{"kv_blocks", &kvRaw, false},
 		{"collective", &collRaw, false},
 		{"predictions", &predRaw, false},
@@ -97,7 +97,7 @@ func readBundle(dir string) (bundleDecl, error) {
 	if kvRaw != nil {
 		var blocks *int
 		kv := &kvDecl{}
-		if err := decodeObject(kvRaw, "kv_blocks.", []metaField{
+		if err := decodeFields(kvRaw, "kv_blocks.", "the bundle", []metaField{
 			{"blocks", &blocks, true},
 			{"derivation", &kv.derivation, true},
 		}, fail); err != nil {
@@ -114,7 +114,7 @@ func readBundle(dir string) (bundleDecl, error) {
 	}
 	if collRaw != nil {
 		c := &collectiveDecl{}
-		if err := decodeObject(collRaw, "collective.", []metaField{
+		if err := decodeFields(collRaw, "collective.", "the bundle", []metaField{
 			{"bandwidth_gbps", &c.bandwidthGBps, true},
 			{"latency_us", &c.latencyUs, true},
 			{"source", &c.source, true},
@@ -134,7 +134,7 @@ func readBundle(dir string) (bundleDecl, error) {
 	}
 	if predRaw != nil {
 		p := &predictionsDecl{}
-		if err := decodeObject(predRaw, "predictions.", []metaField{
+		if err := decodeFields(predRaw, "predictions.", "the bundle", []metaField{
 			{"file", &p.file, true},
 			{"simulator", &p.simulator, true},
 			{"source", &p.source, false},

@@ -170,6 +170,10 @@ func TestBundleFilesAreReadStrictly(t *testing.T) {
 		{"a declared count the run contradicts", tinyRecorded, "vllm/meta.json", `"num_requests": 3,`, `"num_requests": 3,`, ``},
 		{"a kv_cache block size that is not the engine's", tinyRecorded, "vllm/meta.json", `"block_size": 16,`, `"block_size": 32,`, `vllm/meta.json: kv_cache.num_kv_tokens: is 1600, but num_gpu_blocks 100 × block size 32 is 3200`},
 		{"a kv_cache field vLLM does not write", tinyRecorded, "vllm/meta.json", `"block_size": 16,`, `"block_size": 16, "swap_space": 4,`, `vllm/meta.json: kv_cache.swap_space: unknown field`},
+		{"a resolved config that contradicts kv_cache", filepath.Join("testdata", "rtx4090-llama-3.1-8b"), "vllm/meta.json", `"num_gpu_blocks": 2588,
+      "num_gpu_blocks_override"`, `"num_gpu_blocks": 2000,
+      "num_gpu_blocks_override"`, `vllm/meta.json: resolved_config.cache_config.num_gpu_blocks: is 2000, but kv_cache.num_gpu_blocks is 2588`},
+		{"a hardware field of the wrong type", filepath.Join("testdata", "rtx4090-llama-3.1-8b"), "vllm/meta.json", `"device_count": 1`, `"device_count": "one"`, `vllm/meta.json: hardware.device_count: want an integer, got string`},
 		{"a profiled kernel no list names", tinyRecorded, "model.json", `"qk_norm",`, ``, `model.json: the profile's dense.csv times "qk_norm", which no kernel list names`},
 		{"no model.json for a model without a default list", tinyRecorded, "model.json", "", "", `the layer count is neither in `},
 	} {

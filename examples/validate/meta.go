@@ -139,6 +139,12 @@ func readMeta(path string) (runMeta, error) {
 // field, a field given twice, a wrong type, a missing required field and
 // trailing data; prefix is the object's path ("engine_kwargs.").
 func decodeObject(b []byte, prefix string, fields []metaField, fail func(field, format string, a ...any) error) error {
+	return decodeFields(b, prefix, "the run", fields, fail)
+}
+
+// decodeFields is decodeObject for a file whose missing fields who must
+// state ("the run", "the bundle").
+func decodeFields(b []byte, prefix, who string, fields []metaField, fail func(field, format string, a ...any) error) error {
 	where := strings.TrimSuffix(prefix, ".")
 	dec := json.NewDecoder(bytes.NewReader(b))
 	tok, err := dec.Token()
@@ -188,7 +194,7 @@ func decodeObject(b []byte, prefix string, fields []metaField, fail func(field, 
 	}
 	for _, f := range fields {
 		if f.required && !seen[f.name] {
-			return fail(prefix+f.name, "missing: the run must state it")
+			return fail(prefix+f.name, "missing: %s must state it", who)
 		}
 	}
 	return nil
