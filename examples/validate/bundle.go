@@ -39,9 +39,11 @@ type kvDecl struct {
 	derivation string
 }
 
-// collectiveDecl is a declared all-reduce figure (a spec sheet's, or
-// another simulator's configuration's): not measured.
+// collectiveDecl is the all-reduce of a TP > 1 run: measured, an
+// nccl-tests all_reduce_perf output in the bundle; else a declared figure
+// (a spec sheet's, or another simulator's configuration's).
 type collectiveDecl struct {
+	allReducePerf string  // the all_reduce_perf output, relative to the bundle's root; "" when declared
 	bandwidthGBps float64 // GB/s, 10⁹ bytes per second each GPU sends and receives
 	latencyUs     float64
 	source        string
@@ -114,18 +116,30 @@ func readBundle(dir string) (bundleDecl, error) {
 	}
 	if collRaw != nil {
 		c := &collectiveDecl{}
+		var bw, lat *float64
 		if err := decodeFields(collRaw, "collective.", "the bundle", []metaField{
-			{"bandwidth_gbps", &c.bandwidthGBps, true},
-			{"latency_us", &c.latencyUs, true},
+			{"all_reduce_perf", &c.allReducePerf, false},
+			{"bandwidth_gbps", &bw, false},
+			{"latency_us", &lat, false},
 			{"source", &c.source, true},
 		}, fail); err != nil {
 			return d, err
 		}
-		if !(c.bandwidthGBps > 0) || math.IsInf(c.bandwidthGBps, 0) {
-			return d, fail("collective.bandwidth_gbps", "must be a finite number of GB/s > 0, got %v", c.bandwidthGBps)
-		}
-		if !(c.latencyUs >= 0) || math.IsInf(c.latencyUs, 0) {
-			return d, fail("collective.latency_us", "must be a finite number of µs >= 0, got %v", c.latencyUs)
+		switch {
+		case c.allReducePerf != "" && (bw != nil || lat != nil):
+			return d, fail("collective", "gives both all_reduce_perf (measured) and bandwidth_gbps or latency_us (declared): keep one")
+		case c.allReducePerf != "":
+			if filepath.IsAbs(c.allReducePerf) || !filepath.IsLocal(c.allReducePerf) {
+				return d, fail("collective.all_reduce_perf", "want a file inside the bundle, relative to its root, got %q", c.allReducePerf)
+			}
+		case bw == nil || lat == nil:
+			return d, fail("collective", "want all_reduce_perf (nccl-tests' output, measured) or both bandwidth_gbps and latency_us (declared)")
+		case !(*bw > 0) || math.IsInf(*bw, 0):
+			return d, fail("collective.bandwidth_gbps", "must be a finite number of GB/s > 0, got %v", *bw)
+		case !(*lat >= 0) || math.IsInf(*lat, 0):
+			return d, fail("collective.latency_us", "must be a finite number of µs >= 0, got %v", *lat)
+		default:
+			c.bandwidthGBps, c.latencyUs = *bw, *lat
 		}
 		if err := needText("collective.source", c.source); err != nil {
 			return d, err
@@ -185,23 +199,40 @@ func kvBlocks(o options, m measured) (blocks int, source, note string, err error
 }
 
 // collective prices the all-reduces of a TP > 1 replay: the one place the
-// bundle's figure becomes a costmodel.Collective. Today that is the
-// declared figure of bundle.json's collective (Bandwidth, Latency) on the
-// hidden size and activation bytes model.json gives (c's Hidden and
-// DTypeBytes, set by DecoderLayout.Apply); a measured all-reduce curve
-// read from the bundle plugs in here. The description says which it is.
+// bundle's collective becomes a costmodel.Collective, on the hidden size
+// and activation bytes model.json gives (c's Hidden and DTypeBytes, set
+// by DecoderLayout.Apply). Measured: the curve of bundle.json's
+// all_reduce_perf file (costmodel.ReadAllReduce) prices each all-reduce
+// at its message's bytes. Declared: bundle.json's bandwidth and latency
+// price a ring all-reduce, and the replay is run again under the
+// declared figure's band (ProfileModel.CollectiveBand). The description
+// says which it is.
 func collective(m measured, tp int, c costmodel.Collective) (costmodel.Collective, string, error) {
 	d := m.bundle.collective
 	if d == nil {
-		return c, "", fmt.Errorf("the run used tensor parallelism %d, and %s declares no collective: give collective.bandwidth_gbps, latency_us and source (each layer's two all-reduces are priced from them)",
+		return c, "", fmt.Errorf("the run used tensor parallelism %d, and %s declares no collective: give collective.all_reduce_perf (nccl-tests' output) or bandwidth_gbps and latency_us, and source (each layer's two all-reduces are priced from them)",
 			tp, filepath.Join(m.dir, bundleFile))
 	}
 	if c.Hidden < 1 {
 		return c, "", fmt.Errorf("the run used tensor parallelism %d, and the bundle has no %s to give the hidden size the all-reduces carry", tp, filepath.Join(m.dir, costmodel.ModelFile))
 	}
+	bytes := fmt.Sprintf("tokens × %d × %d B", c.Hidden, max(c.DTypeBytes, 2))
+	if d.allReducePerf != "" {
+		curve, err := costmodel.ReadAllReduce(os.DirFS(m.dir), filepath.ToSlash(d.allReducePerf))
+		if err != nil {
+			return c, "", fmt.Errorf("%s: collective.all_reduce_perf: %w", filepath.Join(m.dir, bundleFile), err)
+		}
+		if curve.Ranks != tp {
+			return c, "", fmt.Errorf("%s: collective.all_reduce_perf: %s measured %d GPUs, but the run used tensor parallelism %d", filepath.Join(m.dir, bundleFile), d.allReducePerf, curve.Ranks, tp)
+		}
+		c.Measured = curve
+		p := curve.Points
+		return c, fmt.Sprintf("TP %d: two all-reduces per layer of %s each, measured by nccl-tests all_reduce_perf (%s: %d GPUs, %d to %d B; %s)",
+			tp, bytes, d.allReducePerf, curve.Ranks, p[0].Bytes, p[len(p)-1].Bytes, d.source), nil
+	}
 	c.Bandwidth = d.bandwidthGBps * 1e9
 	c.Latency = time.Duration(math.Round(d.latencyUs * 1e3))
-	desc := fmt.Sprintf("TP %d: two all-reduces per layer of tokens × %d × %d B at %.4g GB/s and %.4g µs each, declared by the bundle, not measured (%s)",
-		tp, c.Hidden, max(c.DTypeBytes, 2), d.bandwidthGBps, d.latencyUs, d.source)
+	desc := fmt.Sprintf("TP %d: two all-reduces per layer of %s at %.4g GB/s and %.4g µs each, declared by the bundle, not measured (%s)",
+		tp, bytes, d.bandwidthGBps, d.latencyUs, d.source)
 	return c, desc, nil
 }

@@ -19,6 +19,7 @@ import (
 // Each run's measured latencies are 1.25 × what those kernels add up to.
 var (
 	tinyTP2      = filepath.Join("testdata", "tiny-tp2")
+	tinyTP2NCCL  = filepath.Join("testdata", "tiny-tp2-nccl")
 	tinyRecorded = filepath.Join("testdata", "tiny-recorded")
 )
 
@@ -77,6 +78,17 @@ func TestTP2BundleOfASecondModel(t *testing.T) {
 	assert.InDeltaSlice(t, []float64{10, 10, 10}, m.predictions.mape[:], 1e-6)
 	assert.InDeltaSlice(t, []float64{10, 10, 10}, m.predictions.meanDiff[:], 1e-6)
 	assert.Contains(t, r.collective, "declared by the bundle, not measured (made up for the test)")
+	// The declared figure's band (costmodel.ProfileModel.CollectiveBand):
+	// at 1/4 the bandwidth and twice the latency an all-reduce of n tokens
+	// is 20 + 8n µs, a prefill of P tokens 2 × (150 + 2 × (20 + 8P)) + 50 =
+	// 430 + 32P µs, a decode 462 µs.
+	require.Len(t, r.band, 1)
+	for i, want := range []struct{ in, out int }{{64, 10}, {100, 5}, {200, 2}} {
+		rec := r.band[0].records[i]
+		ttft := us(430 + 32*want.in)
+		assert.Equal(t, ttft, rec.FirstToken-rec.Arrival, "band: request %d TTFT", i)
+		assert.Equal(t, ttft+time.Duration(want.out-1)*us(462), rec.LastToken-rec.Arrival, "band: request %d E2E", i)
+	}
 	assert.Equal(t, []string{"layernorm", "qkv_proj", "qk_norm", "rotary_emb", "o_proj", "layernorm", "gate_up_proj", "act_fn", "down_proj"}, r.kernels[0])
 
 	var out bytes.Buffer
@@ -89,6 +101,7 @@ func TestTP2BundleOfASecondModel(t *testing.T) {
 		"collective TP 2: two all-reduces per layer of tokens × 1000 × 2 B at 1 GB/s and 10 µs each, declared by the bundle, not measured (made up for the test)\n",
 		"per-request MAPE  TTFT 20.0 %  TPOT 20.00 %  E2E 20.00 %\n",
 		"Othersim's own prediction of this run (predictions.csv): TTFT 10.0 %, TPOT 10.00 %, E2E 10.00 % (means +10.0 %, +10.0 %, +10.0 %)\n",
+		"declared collective's band, collective at 1/4 bandwidth, 2× latency (250 MB/s, 20µs): per-request MAPE ",
 		"the bundle has no trace-hash-ids.jsonl: the replay has no prompt hashes and runs without prefix reuse",
 	} {
 		assert.Contains(t, s, line)
@@ -154,7 +167,9 @@ func TestBundleFilesAreReadStrictly(t *testing.T) {
     "latency_us": 10,
     "source": "made up for the test"
   },
-`, ``, `the run used tensor parallelism 2, and DIR/bundle.json declares no collective: give collective.bandwidth_gbps, latency_us and source`},
+`, ``, `the run used tensor parallelism 2, and DIR/bundle.json declares no collective: give collective.all_reduce_perf (nccl-tests' output) or bandwidth_gbps and latency_us, and source`},
+		{"a collective both measured and declared", tinyTP2, "bundle.json", `"bandwidth_gbps": 1,`, `"all_reduce_perf": "nccl.txt", "bandwidth_gbps": 1,`, `bundle.json: collective: gives both all_reduce_perf (measured) and bandwidth_gbps or latency_us (declared): keep one`},
+		{"a declared collective without its latency", tinyTP2, "bundle.json", `"latency_us": 10,`, ``, `bundle.json: collective: want all_reduce_perf (nccl-tests' output, measured) or both bandwidth_gbps and latency_us (declared)`},
 		{"a section bundle.json does not know", tinyTP2, "bundle.json", `"collective"`, `"collective_"`, `bundle.json: collective_: unknown field (known: kv_blocks, collective, predictions)`},
 		{"a collective without its source", tinyTP2, "bundle.json", `,
     "source": "made up for the test"
@@ -257,4 +272,33 @@ func TestLlamaBundleWithoutModelJSON(t *testing.T) {
 	assert.Equal(t, want, c)
 	assert.Equal(t, "profile/meta.yaml's architecture llama (costmodel.LlamaKernels)", r.kernelsFrom)
 	assert.Equal(t, "given by -layers", r.layersFrom)
+}
+
+// A collective measured by nccl-tests: tiny-tp2-nccl is tiny-tp2 with an
+// all_reduce_perf table of two GPUs in place of the declared figure, its
+// out-of-place times 10 µs + size / (1 GB/s), the declared figure
+// exactly. Read linearly between its sizes, it prices every step as the
+// declared figure does, so the two replays are the same request by
+// request; a measured collective carries no declared band.
+func TestMeasuredCollectiveFromAllReducePerf(t *testing.T) {
+	_, declared, _ := replayDir(t, tinyTP2, options{})
+	_, r, c := replayDir(t, tinyTP2NCCL, options{})
+	assert.Equal(t, declared.records, r.records)
+	assert.InDelta(t, 20, c.e2e.mape, 1e-6)
+	assert.Empty(t, r.band)
+	assert.Contains(t, r.collective, "measured by nccl-tests all_reduce_perf (nccl/all_reduce_perf.txt: 2 GPUs, 1000 to 1024000 B;")
+
+	var out bytes.Buffer
+	require.NoError(t, run(&out, []string{"-data", tinyTP2NCCL}))
+	assert.NotContains(t, out.String(), "band")
+	assert.NotContains(t, out.String(), "not measured")
+
+	// A table of three GPUs does not price a TP 2 run.
+	dir := copyDir(t, tinyTP2NCCL, "nccl/all_reduce_perf.txt", func(s string) string {
+		rank := "#  Rank  1 Group  0 Pid  1000 on test-node device  1 [0000:31:00] Test GPU\n"
+		require.Contains(t, s, rank)
+		return strings.Replace(s, rank, rank+"#  Rank  2 Group  0 Pid  1000 on test-node device  2 [0000:4b:00] Test GPU\n", 1)
+	})
+	err := run(&bytes.Buffer{}, []string{"-data", dir})
+	assert.EqualError(t, err, filepath.Join(dir, "bundle.json")+": collective.all_reduce_perf: nccl/all_reduce_perf.txt measured 3 GPUs, but the run used tensor parallelism 2")
 }

@@ -56,6 +56,9 @@ func cardNotes(o options, m measured, r *replayed, c comparison) []string {
 		"Nothing is fitted to the run's latencies: every step time is composed from the kernel profile of the same GPU, and the measured TTFT, TPOT and E2E are only compared against.",
 		fmt.Sprintf("Per-request MAPE: TTFT %.1f %%, TPOT %.2f %%, E2E %.2f %%.", c.ttft.mape, c.tpot.mape, c.e2e.mape),
 	}
+	for _, l := range bandLines(m, r) {
+		notes = append(notes, strings.ToUpper(l[:1])+l[1:]+".")
+	}
 	if p := m.predictions; p != nil {
 		notes = append(notes, p.line(len(m.requests))+".")
 	}

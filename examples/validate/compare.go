@@ -143,6 +143,9 @@ func printComparison(w io.Writer, o options, m measured, r *replayed, c comparis
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "per-request MAPE  TTFT %.1f %%  TPOT %.2f %%  E2E %.2f %%\n", c.ttft.mape, c.tpot.mape, c.e2e.mape)
+	for _, l := range bandLines(m, r) {
+		fmt.Fprintln(w, l)
+	}
 	if m.predictions != nil {
 		fmt.Fprintln(w, m.predictions.line(len(m.requests)))
 	}
@@ -282,3 +285,22 @@ func num(ms float64) string {
 	}
 	return fmt.Sprintf("%.2f", ms)
 }
+
+// bandLines are the replay under the other edge of a declared
+// collective's band, beside the nominal one: the error a declared figure
+// may carry.
+func bandLines(m measured, r *replayed) []string {
+	var lines []string
+	for _, b := range r.band {
+		c := compare(m.requests, b.records)
+		if c.compared(len(m.requests)) == 0 {
+			lines = append(lines, fmt.Sprintf("declared collective's band, %s: no request ended ok and whole", b.name))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("declared collective's band, %s: per-request MAPE TTFT %.1f %%  TPOT %.2f %%  E2E %.2f %% (means %+.1f %%, %+.1f %%, %+.1f %%)",
+			b.name, c.ttft.mape, c.tpot.mape, c.e2e.mape, meanDiff(c.ttft), meanDiff(c.tpot), meanDiff(c.e2e)))
+	}
+	return lines
+}
+
+func meanDiff(k metric) float64 { return 100 * (k.simulated.mean/k.measured.mean - 1) }

@@ -36,8 +36,10 @@
 //     -layers.
 //   - bundle.json (optional): what the run does not record, each with where
 //     it comes from: {"kv_blocks": {"blocks", "derivation"}, "collective":
-//     {"bandwidth_gbps" (GB/s, 10⁹ bytes/s), "latency_us", "source"},
-//     "predictions": {"file", "simulator", "source"}}, read as strictly.
+//     {"all_reduce_perf" (nccl-tests' output, a file in the bundle) or
+//     "bandwidth_gbps" (GB/s, 10⁹ bytes/s) and "latency_us", and
+//     "source"}, "predictions": {"file", "simulator", "source"}}, read as
+//     strictly.
 //   - trace-hash-ids.jsonl (optional): arrival, input, output and one hash
 //     id per full block of each prompt, so that the prefix cache sees the
 //     run's reuse; without it the trace is requests.jsonl, and the replay
@@ -47,10 +49,14 @@
 // records, else the one bundle.json declares; the output says which
 // ("given by -kvblocks", "recorded by the run", "declared by the bundle,
 // not recorded by the run"), and a bundle with none is refused. A run at
-// TP > 1 needs a collective: each layer's two all-reduces are priced from
-// bundle.json's declared figure (costmodel.Collective), and the output
-// and card say it is declared, not measured; collective() in bundle.go is
-// where a measured curve plugs in. The published simulator's line is
+// TP > 1 needs a collective (collective() in bundle.go builds it): each
+// layer's two all-reduces are priced from the nccl-tests all_reduce_perf
+// curve the bundle carries (costmodel.ReadAllReduce), else from its
+// declared bandwidth and latency, which the output and card call
+// declared, not measured, and under whose band
+// (costmodel.ProfileModel.CollectiveBand: 1/4 the bandwidth, twice the
+// latency) the run is replayed again and compared too. The published
+// simulator's line is
 // computed from bundle.json's predictions file (LLMServingSim's
 // outputs/sim.csv layout, request id N being the run's N-th request), and
 // is absent when the bundle has none.

@@ -20,6 +20,7 @@ type replayed struct {
 	fingerprint string
 
 	collective  string      // how the all-reduces of TP > 1 are priced ("" at TP 1)
+	band        []bandRun   // the replay under each other model of a declared collective's band
 	kernels     [3][]string // per layer, once per step, per sequence
 	kernelsFrom string      // the file that lists them
 	layers      int         // the decoder layer count
@@ -118,7 +119,40 @@ func replay(o options, m measured) (*replayed, error) {
 	if _, err := sim.Run(r.cfg, tr, r); err != nil {
 		return nil, err
 	}
+	for _, alt := range r.model.CollectiveBand() {
+		b := bandRun{name: alt.Name}
+		if b.records, err = replayUnder(o, m, alt.Model); err != nil {
+			return nil, err
+		}
+		r.band = append(r.band, b)
+	}
 	return r, nil
+}
+
+// bandRun is the replay under another model of the band a declared
+// collective carries (costmodel.ProfileModel.CollectiveBand): the same
+// profile with the collective's bandwidth divided by 4 and latency
+// doubled, the gap a spec-sheet figure showed against a measured one.
+type bandRun struct {
+	name    string
+	records []sim.Record
+}
+
+// replayUnder replays the run under model, keeping only the records.
+func replayUnder(o options, m measured, model costmodel.Model) ([]sim.Record, error) {
+	tr, err := openTrace(m)
+	if err != nil {
+		return nil, err
+	}
+	defer tr.Close()
+	recs := make([]sim.Record, len(m.requests))
+	obs := sim.ObserverFunc(func(rec *sim.Record) {
+		if rec.ID < uint64(len(recs)) {
+			recs[rec.ID] = *rec
+		}
+	})
+	_, err = sim.Run(config(o, m.meta.Engine, model), tr, obs)
+	return recs, err
 }
 
 // openTrace opens the trace of the measured run.
