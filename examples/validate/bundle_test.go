@@ -74,6 +74,13 @@ func TestTP2BundleOfASecondModel(t *testing.T) {
 	for _, k := range c.metrics() {
 		assert.InDelta(t, 20, k.mape, 1e-6, k.name)
 	}
+	// Every simulated TPOT is 0.8 × the run's, so the step times must be
+	// scaled by 1.25 to meet it: the band a sweep should carry is ±25 %,
+	// and the declared collective's band model goes with it.
+	assert.InDelta(t, 25, c.tpot.factor95, 1e-6)
+	assert.InDelta(t, 0.25, impliedBand(c), 1e-12)
+	assert.Contains(t, bandLine(c, r), "ModelError{Scale: 0.25}")
+	assert.Contains(t, bandLine(c, r), "ProfileModel.CollectiveBand")
 	require.NotNil(t, m.predictions)
 	assert.InDeltaSlice(t, []float64{10, 10, 10}, m.predictions.mape[:], 1e-6)
 	assert.InDeltaSlice(t, []float64{10, 10, 10}, m.predictions.meanDiff[:], 1e-6)
@@ -290,7 +297,8 @@ func TestMeasuredCollectiveFromAllReducePerf(t *testing.T) {
 
 	var out bytes.Buffer
 	require.NoError(t, run(&out, []string{"-data", tinyTP2NCCL}))
-	assert.NotContains(t, out.String(), "band")
+	assert.NotContains(t, out.String(), "collective's band")
+	assert.NotContains(t, out.String(), "CollectiveBand")
 	assert.NotContains(t, out.String(), "not measured")
 
 	// A table of three GPUs does not price a TP 2 run.

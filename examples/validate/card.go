@@ -55,6 +55,7 @@ func cardNotes(o options, m measured, r *replayed, c comparison) []string {
 	notes := []string{
 		"Nothing is fitted to the run's latencies: every step time is composed from the kernel profile of the same GPU, and the measured TTFT, TPOT and E2E are only compared against.",
 		fmt.Sprintf("Per-request MAPE: TTFT %.1f %%, TPOT %.2f %%, E2E %.2f %%.", c.ttft.mape, c.tpot.mape, c.e2e.mape),
+		"The model band a sweep priced by this profile should carry: " + strings.TrimPrefix(bandLine(c, r), "band for a sweep  ") + ".",
 	}
 	for _, l := range bandLines(m, r) {
 		notes = append(notes, strings.ToUpper(l[:1])+l[1:]+".")

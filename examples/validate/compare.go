@@ -19,6 +19,7 @@ type metric struct {
 	name                string
 	measured, simulated summary
 	mape                float64 // per-request mean absolute percentage error, %
+	factor95            float64 // 95th percentile of |measured/simulated − 1|, %
 }
 
 // comparison is the three latencies vLLM's bench reports.
@@ -68,7 +69,7 @@ func compare(reqs []request, recs []sim.Record) comparison {
 		return c // nothing to summarise: no percentile of an empty set
 	}
 	mk := func(k int, name string) metric {
-		return metric{name: name, measured: summarize(m[k]), simulated: summarize(s[k]), mape: mape(m[k], s[k])}
+		return metric{name: name, measured: summarize(m[k]), simulated: summarize(s[k]), mape: mape(m[k], s[k]), factor95: factor95(m[k], s[k])}
 	}
 	c.ttft, c.tpot, c.e2e = mk(0, "TTFT"), mk(1, "TPOT"), mk(2, "E2E")
 	return c
@@ -124,6 +125,38 @@ func mape(measured, simulated []float64) float64 {
 	return 100 * sum / float64(len(measured))
 }
 
+// factor95 is the 95th percentile over the requests of |measured /
+// simulated − 1|, %: how far a request's simulated figure must be
+// scaled to meet the measured one (0.8 × the measured needs 25 %).
+func factor95(measured, simulated []float64) float64 {
+	f := make([]float64, len(measured))
+	for i, m := range measured {
+		f[i] = 100 * math.Abs(m/simulated[i]-1)
+	}
+	slices.Sort(f)
+	return percentile(f, 0.95)
+}
+
+// impliedBand is the model band the validation implies for a sweep
+// priced by this profile: a ModelError.Scale, which multiplies every step
+// time by 1 ± Scale, that covers the step-time error of 95 % of the
+// requests, read from TPOT (a request's mean gap between tokens, the step
+// times of the batches it decoded in), rounded up to the next whole
+// percent (less a hair, so that 25 % read as 25.000000000000004 stays 25). E2E's error adds
+// queueing to it and is not a step-time error; TTFT's low-load shortfall
+// is a scheduling delay the band cannot scale (docs/validation.md).
+func impliedBand(c comparison) float64 { return math.Ceil(c.tpot.factor95-1e-9) / 100 }
+
+// bandLine says the band and, with a declared collective, the model a
+// sweep must add to it.
+func bandLine(c comparison, r *replayed) string {
+	l := fmt.Sprintf("band for a sweep  ModelError{Scale: %.2f}: 95 %% of the requests' simulated TPOT (their step times) meet the measured when scaled by at most ±%.1f %%", impliedBand(c), c.tpot.factor95)
+	if len(r.band) > 0 {
+		l += "; with the declared collective, add its band's model (ProfileModel.CollectiveBand) to ModelError.Shapes"
+	}
+	return l
+}
+
 // printComparison writes the comparison and what it rests on.
 func printComparison(w io.Writer, o options, m measured, r *replayed, c comparison) {
 	fmt.Fprintln(w, "servesim against a real vLLM run, from kernel profiles alone")
@@ -143,6 +176,7 @@ func printComparison(w io.Writer, o options, m measured, r *replayed, c comparis
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "per-request MAPE  TTFT %.1f %%  TPOT %.2f %%  E2E %.2f %%\n", c.ttft.mape, c.tpot.mape, c.e2e.mape)
+	fmt.Fprintln(w, bandLine(c, r))
 	for _, l := range bandLines(m, r) {
 		fmt.Fprintln(w, l)
 	}
