@@ -212,7 +212,8 @@ const (
 // DeclaredLatencyFactor, named for the figures it reads. m itself is the
 // band's other edge, its nominal model; together they cover a spec-sheet
 // figure and the effective one measured on the same machine. Pass the
-// result as sim/analysis's ModelError.Shapes.
+// result as sim/analysis's ModelError.Shapes: a sweep, experiment or
+// sizing of replicas priced by m is refused without it.
 //
 // It returns nil when m has nothing declared to band: TP 1, or a
 // collective measured by nccl-tests (Collective.Measured).

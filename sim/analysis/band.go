@@ -144,14 +144,7 @@ func (m ModelError) checkCalibrated(cfg sim.Config) error {
 		return nil
 	}
 	want := normalModel(m.Calibrated)
-	models := []costmodel.Model{cfg.Model}
-	for _, r := range cfg.Fleet.Replicas {
-		models = append(models, r.Model)
-	}
-	if cfg.Fleet.Replicas != nil {
-		models = models[1:]
-	}
-	for _, got := range models {
+	for _, got := range replicaModels(cfg) {
 		if !reflect.DeepEqual(normalModel(got), want) {
 			return fmt.Errorf("sim: ModelError.Calibrated: the shape alternatives hold the operating point of %s, but the sweep's replicas run %s: beside it they differ in level, not only in shape (declare shapes calibrated to that model, or leave Shapes out)",
 				modelName(want), modelName(normalModel(got)))

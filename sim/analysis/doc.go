@@ -34,6 +34,11 @@
 //     (costmodel.FitResult.ErrorOn's scale, refused where the run leaves
 //     the fit's samples); Curve.ModelVerdict, whether the knee holds under
 //     every model of the band or rests on the model.
+//   - declared.go: a sweep, an experiment or a sizing whose replicas price
+//     tensor parallelism from a declared collective (costmodel.Collective
+//     without an nccl-tests curve) is refused unless its ModelError.Shapes
+//     run that model's CollectiveBand: a declared figure never passes
+//     silently.
 //   - dial.go: Dial, DialFunc and the built-in dials; DialSweep, a sweep
 //     at every value of one dial on common random numbers, and its
 //     DialResult (paired knee differences).

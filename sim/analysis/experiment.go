@@ -169,14 +169,15 @@ func (x Experiment) Validate() error {
 		bad("Experiment.ModelError.Reps must be 0 (every block) or >= 2: a variant's verdict needs an interval, got 1")
 	}
 	errs = append(errs, x.validateBandLoads())
-	if x.ModelError.Declared() {
-		for _, c := range []struct {
-			name string
-			cfg  sim.Config
-		}{{"A", x.A}, {"B", x.B}} {
-			if err := x.ModelError.checkCalibrated(c.cfg); err != nil {
-				errs = append(errs, fmt.Errorf("Experiment.%s: %w", c.name, err))
-			}
+	for _, c := range []struct {
+		name string
+		cfg  sim.Config
+	}{{"A", x.A}, {"B", x.B}} {
+		if err := x.ModelError.checkCalibrated(c.cfg); err != nil {
+			errs = append(errs, fmt.Errorf("Experiment.%s: %w", c.name, err))
+		}
+		if err := x.ModelError.checkDeclared(c.cfg); err != nil {
+			errs = append(errs, fmt.Errorf("Experiment.%s: %w", c.name, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -288,8 +288,8 @@ func (s Sizing) Validate() error {
 	if err := s.ModelError.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("Sizing: %w", err))
 	}
-	if s.ModelError.Declared() {
-		if err := s.ModelError.checkCalibrated(s.Config); err != nil {
+	for _, err := range []error{s.ModelError.checkCalibrated(s.Config), s.ModelError.checkDeclared(s.Config)} {
+		if err != nil {
 			errs = append(errs, fmt.Errorf("Sizing.Config: %w", err))
 		}
 	}

@@ -140,7 +140,7 @@ func (s Sweep) Validate() error {
 	if !(s.Capacity >= 0) || math.IsInf(s.Capacity, 0) {
 		bad("Sweep.Capacity must be a finite rate >= 0 (0 means unknown), got %v", s.Capacity)
 	}
-	errs = append(errs, s.ModelError.Validate(), s.ModelError.checkCalibrated(s.Config))
+	errs = append(errs, s.ModelError.Validate(), s.ModelError.checkCalibrated(s.Config), s.ModelError.checkDeclared(s.Config))
 	return errors.Join(errs...)
 }
 
