@@ -40,19 +40,8 @@ func randomShapes(n int) []costmodel.Batch {
 // fitted on shapes drawn from the visited ones (Shapes.Draw) it prices the
 // replay within a few percent.
 func TestFitOnTheShapesTheReplicaVisits(t *testing.T) {
-	m, err := readMeasured(shipped)
-	require.NoError(t, err)
-	o := options{kvBlocks: shippedKVBlocks, kvFrom: kvDeclared}
-	truth, err := replay(o, m)
-	require.NoError(t, err)
+	m, o, truth, price := shippedTruth(t)
 	visited := &truth.visited
-	price := func(bs []costmodel.Batch) []costmodel.Sample {
-		out := make([]costmodel.Sample, len(bs))
-		for i, b := range bs {
-			out[i] = costmodel.Sample{Batch: b, Time: truth.model.StepTime(b)}
-		}
-		return out
-	}
 	// onVisited is the fitted model's error over the visited steps.
 	onVisited := func(l costmodel.Linear) (mape float64) {
 		for i := range visited.Len() {
@@ -115,19 +104,8 @@ func TestFitOnTheShapesTheReplicaVisits(t *testing.T) {
 //     slow (E2E about +138 %) where its samples say ±20 %: an error that
 //     no estimate from samples that never vary it can see.
 func TestFitErrorOnTheShapesTheReplicaVisits(t *testing.T) {
-	m, err := readMeasured(shipped)
-	require.NoError(t, err)
-	o := options{kvBlocks: shippedKVBlocks, kvFrom: kvDeclared}
-	truth, err := replay(o, m)
-	require.NoError(t, err)
+	m, o, truth, price := shippedTruth(t)
 	visited := &truth.visited
-	price := func(bs []costmodel.Batch) []costmodel.Sample {
-		out := make([]costmodel.Sample, len(bs))
-		for i, b := range bs {
-			out[i] = costmodel.Sample{Batch: b, Time: truth.model.StepTime(b)}
-		}
-		return out
-	}
 	meanE2E := func(model costmodel.Model) float64 {
 		r := &replayed{records: make([]sim.Record, len(m.requests))}
 		tr, err := openTrace(m)
@@ -179,4 +157,23 @@ func TestFitErrorOnTheShapesTheReplicaVisits(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "lie outside the fit's samples")
 	}
+}
+
+// shippedTruth replays the shipped run; price times batches with its
+// profile model, standing in for a GPU that measures any shape.
+func shippedTruth(t *testing.T) (measured, options, *replayed, func([]costmodel.Batch) []costmodel.Sample) {
+	t.Helper()
+	m, err := readMeasured(shipped)
+	require.NoError(t, err)
+	o := options{kvBlocks: shippedKVBlocks, kvFrom: kvDeclared}
+	truth, err := replay(o, m)
+	require.NoError(t, err)
+	price := func(bs []costmodel.Batch) []costmodel.Sample {
+		out := make([]costmodel.Sample, len(bs))
+		for i, b := range bs {
+			out[i] = costmodel.Sample{Batch: b, Time: truth.model.StepTime(b)}
+		}
+		return out
+	}
+	return m, o, truth, price
 }
