@@ -244,6 +244,11 @@ type Config struct {
 	// if it had served them; they are never measured. nil means every run
 	// starts with empty caches.
 	Warm []workload.Request
+	// Gateway is admission in front of the fleet (or the single
+	// replica): a token bucket, a concurrency limit per replica with a
+	// bounded queue and a time-to-live, shedding by a saturation signal.
+	// The zero value is no gateway (see Gateway).
+	Gateway Gateway
 	// Stepwise plans every engine step on its own, after every event at
 	// its instant, instead of advancing a run of identical decode steps
 	// in one move (or continuing one at a step end), and accounts every
@@ -338,7 +343,7 @@ func (c Config) Validate() error {
 	if c.MaxConcurrency < 0 {
 		errs = append(errs, fmt.Errorf("sim: MaxConcurrency must be >= 0 (0 means no cap), got %d", c.MaxConcurrency))
 	}
-	errs = append(errs, validateClasses(c.Classes), c.Speculation.validate("Speculation"))
+	errs = append(errs, validateClasses(c.Classes), c.Speculation.validate("Speculation"), c.Gateway.Validate())
 	reps := c.replicas()
 	if len(reps) > MaxReplicas {
 		reps = nil // Fleet.validate said so, once rather than per replica

@@ -59,11 +59,15 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 	if cases == 0 {
 		cases = testlong.Int(t, 1_000, 10_000)
 	}
-	capped := 0
+	capped, gated := 0, 0
 	defer func() {
 		t.Logf("%d length-capped requests in %d scenarios", capped, cases)
 		if !t.Failed() && capped < cases/10 {
 			t.Errorf("%d length-capped requests in %d scenarios: the scenarios no longer cut outputs at MaxModelLen", capped, cases)
+		}
+		t.Logf("%d scenarios whose gateway ended requests", gated)
+		if !t.Failed() && gated < cases/20 {
+			t.Errorf("%d of %d scenarios had a gateway end requests: the scenarios no longer draw gateways", gated, cases)
 		}
 	}()
 	for seed := range uint64(cases) {
@@ -89,6 +93,9 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 			}
 			require.Equal(t, sum.Offered, total)
 			require.Equal(t, sum.Offered, sum.Good+sum.Misses.Total())
+			if sum.Misses.Gateway > 0 {
+				gated++
+			}
 			if cfg.Classes != nil {
 				require.Len(t, sum.Classes, len(cfg.Classes)+1)
 				offered, good := 0, 0

@@ -9,6 +9,11 @@
 //     Validate.
 //   - fleet.go: Fleet (replicas, router, stale signals, frontends), the
 //     Router seam and the read-only View a router decides on.
+//   - gateway*.go: Gateway, admission in front of the fleet, one policy a
+//     file: TokenBucket (Envoy's local rate limit), ConcurrencyLimit (a
+//     cap per replica, a bounded gateway queue, a time-to-live) and
+//     Saturation (llm-d's saturation detector, on the router's stale
+//     signal).
 //   - router_*.go: the built-in routers, one per file — RoundRobin (the
 //     default), Random, LeastLoaded, PowerOfTwo, PrefixAffinity (SGLang's
 //     cache-aware policy), ConsistentHash. A new router is one type with a
@@ -82,11 +87,13 @@
 // the engine, with its reason), timed_out (Config.Timeout), errored (a
 // server error injected at Config.ErrorRate: the request is served and fails
 // at its end; or a request the trace recorded as failed, which ends at its
-// arrival without loading the replica, since its real cost is unknown), or
-// unfinished (in flight when the run stopped). A request is good iff it is ok and every SLO bound held;
+// arrival without loading the replica, since its real cost is unknown),
+// unfinished (in flight when the run stopped), or, behind a Config.Gateway,
+// throttled, shed, queue_full or expired (ended at the gateway, never
+// reaching a replica). A request is good iff it is ok and every SLO bound held;
 // goodput = good / window length, attainment = good / offered, and
 // failures stay in the denominator. Misses are attributed exclusively in the
-// order not ok → TTFT → ITL → TPOT → E2E, so offered = good + Σ misses; the
+// order gateway → not ok → TTFT → ITL → TPOT → E2E, so offered = good + Σ misses; the
 // non-exclusive counts are reported as well.
 //
 // # Curves, knees and verdicts

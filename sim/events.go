@@ -17,6 +17,7 @@ const (
 	classArrival class = iota
 	classTimeout
 	classWindow // the window opens or closes: every replica's steps are collected
+	classExpire // a request waiting at the gateway reaches its time-to-live
 )
 
 type event struct {

@@ -59,7 +59,10 @@ type routing struct {
 	routed    int // requests routed so far
 	routeReq  workload.Request
 	signals   []signals // each frontend's stale view (Fleet.SignalDelay)
-	view      View
+	// routes: a send asks the router, or the gateway (several replicas,
+	// a router set, or a Config.Gateway); else it goes to the one replica.
+	routes bool
+	view   View
 }
 
 // newRouting is a run's routing; its view is the runner's to point at
@@ -79,6 +82,7 @@ type slot struct {
 	gen       uint32 // bumped when the slot is reused, to expire timeouts
 	live      bool
 	willError bool
+	queued    bool     // waiting at the gateway (Gateway.Limit)
 	answerIDs bool     // prefix covers the output too (workload.Request.HashesCoverOutput)
 	priority  int      // with its class's
 	class     int      // index in the runner's classes
@@ -266,7 +270,10 @@ func (r *runner) send(ref int32) error {
 	s.rec.Arrival, s.rec.Sent = r.now, true
 	r.inFlight++
 	i := 0
-	if len(r.reps) > 1 || r.cfg.Fleet.Router != nil {
+	if r.routes {
+		if r.gw != nil {
+			return r.admit(ref)
+		}
 		var err error
 		if i, err = r.route(s); err != nil {
 			return err
@@ -305,6 +312,11 @@ func (r *runner) send(ref int32) error {
 // sendWaiting sends the requests waiting client-side while slots are free,
 // in the order they were due.
 func (r *runner) sendWaiting() error {
+	if r.gw != nil && r.gw.woken {
+		if err := r.dispatchQueued(); err != nil {
+			return err
+		}
+	}
 	for r.clientHead < len(r.clientQ) && r.inFlight < r.cfg.MaxConcurrency && !r.overloaded {
 		ref := r.clientQ[r.clientHead]
 		r.clientHead++
@@ -345,6 +357,11 @@ func (r *runner) timeout(ref int32, gen uint32) error {
 	if !s.live || s.gen != gen {
 		return nil // it ended before
 	}
+	if s.queued { // waiting at the gateway
+		r.leaveQueue(s)
+		s.rec.Replica = Unrouted
+		return r.end(ref, StatusTimedOut, "client deadline reached at the gateway")
+	}
 	rep := &r.reps[s.rec.Replica]
 	if err := r.interrupt(rep, true); err != nil {
 		return err
@@ -357,5 +374,6 @@ func (r *runner) timeout(ref int32, gen uint32) error {
 	}
 	r.hold(rep, -1)
 	r.inSystem--
+	r.wakeGateway()
 	return r.end(ref, StatusTimedOut, "client deadline reached")
 }

@@ -19,10 +19,19 @@ const (
 	StatusTimedOut                 // abandoned at the client deadline
 	StatusErrored                  // failed in the server
 	StatusUnfinished               // still in flight when the run stopped
+	// The gateway's (Config.Gateway): none reached a replica.
+	StatusThrottled // refused by the gateway's token bucket at once
+	StatusShed      // shed by the gateway at once: every replica saturated
+	StatusQueueFull // refused by the gateway at once: every replica at its limit, the gateway's queue full
+	StatusExpired   // waited at the gateway for its time-to-live
 	numStatus
 )
 
-var statusNames = [...]string{"ok", "rejected", "timed_out", "errored", "unfinished"}
+var statusNames = [...]string{"ok", "rejected", "timed_out", "errored", "unfinished", "throttled", "shed", "queue_full", "expired"}
+
+// Gateway reports whether the gateway ended the request (throttled,
+// shed, refused for a full queue, or expired).
+func (s Status) Gateway() bool { return s >= StatusThrottled && s < numStatus }
 
 func (s Status) String() string {
 	if int(s) < len(statusNames) {
@@ -76,6 +85,10 @@ type Record struct {
 	// and those accepted (speculative decoding; Drafted − Accepted were
 	// rejected). They are not output: Emitted counts what the user got.
 	Drafted, Accepted int
+	// GatewayWait is how long it waited at the gateway's queue
+	// (Gateway.Limit) before a replica took it, or until it ended there;
+	// 0 without a gateway queue.
+	GatewayWait time.Duration
 	// Tokens holds every token's emit instant when Config.KeepTokens is set.
 	Tokens []time.Duration
 

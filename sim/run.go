@@ -56,6 +56,8 @@ type runner struct {
 	checkEngine bool // tests: verify the engines' invariants after every plan and step
 	continued   int  // moves planned at a step end by engine.Runner.Continue (tests read it)
 
+	gw *gateway // Config.Gateway's admission; nil without
+
 	intake
 	routing
 	replicas
@@ -78,7 +80,8 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	}
 	r := &runner{cfg: cfg, stopAt: runStop(cfg), ends: newStepEnds(len(reps.reps)),
 		intake: newIntake(cfg, src), routing: newRouting(cfg), replicas: reps,
-		window: newWindow(cfg), collectors: newCollectors(cfg, slo, obs, reps.speculates)}
+		window: newWindow(cfg), collectors: newCollectors(cfg, slo, obs, reps.speculates), gw: newGateway(cfg.Gateway)}
+	r.routes = len(r.reps) > 1 || cfg.Fleet.Router != nil || r.gw != nil
 	r.view.r = r
 	if r.perClass {
 		r.col.classSLO = func(rec *Record) SLO { return r.classes.list[r.classes.of(rec.Class)].slo }
@@ -307,6 +310,8 @@ func (r *runner) handle(ev event) error {
 	case classWindow:
 		r.edges--
 		return r.settleAll(r.now)
+	case classExpire:
+		return r.expire(ev.ref, ev.gen)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"testing"
 	"time"
 
@@ -68,6 +69,43 @@ func TestEveryRequestEndsOnce(t *testing.T) {
 		ErrorRate: 0.05, Timeout: 12 * time.Second,
 		Window: Window{Warmup: 50 * time.Second, Horizon: 400 * time.Second, Drain: 5 * time.Second},
 	}
+	everyRequestEndsOnce(t, cfg, StatusOK, StatusRejected, StatusTimedOut, StatusErrored, StatusUnfinished)
+}
+
+// Conservation behind a gateway: the same, with the statuses the
+// gateway gives (throttled, queue_full, expired behind a bucket and a
+// concurrency limit; shed behind the saturation detector), each seen in
+// these overloaded runs; a refused request ended at its send, an
+// expired one waited exactly the TTL, and one that timed out at the
+// gateway its timeout.
+func TestEveryRequestEndsOnceBehindAGateway(t *testing.T) {
+	base := Config{
+		Engine:    engine.Config{MaxWaiting: 20},
+		ErrorRate: 0.05, Timeout: 12 * time.Second,
+		Window: Window{Warmup: 50 * time.Second, Horizon: 400 * time.Second, Drain: 5 * time.Second},
+	}
+	for _, c := range []struct {
+		gw   Gateway
+		want []Status
+	}{
+		{Gateway{Bucket: TokenBucket{MaxTokens: 20, TokensPerFill: 4, FillInterval: time.Second},
+			Limit: ConcurrencyLimit{PerReplica: 24, Queue: 3, TTL: time.Second}, Shed: Saturation{KVUtil: 0.9}},
+			[]Status{StatusOK, StatusErrored, StatusThrottled, StatusQueueFull, StatusExpired}},
+		{Gateway{Limit: ConcurrencyLimit{PerReplica: 40, Queue: 10, TTL: 2 * time.Second}, Shed: Saturation{QueueDepth: 3}},
+			[]Status{StatusOK, StatusErrored, StatusShed}},
+		{Gateway{Limit: ConcurrencyLimit{PerReplica: 20, Queue: 100}},
+			[]Status{StatusOK, StatusTimedOut, StatusUnfinished}},
+	} {
+		cfg := base
+		cfg.Gateway = c.gw
+		everyRequestEndsOnce(t, cfg, c.want...)
+	}
+}
+
+// everyRequestEndsOnce runs an overloaded Poisson load under cfg and
+// holds it to conservation; every status of want must show.
+func everyRequestEndsOnce(t *testing.T, cfg Config, want ...Status) {
+	t.Helper()
 	const n = 2000
 	seen := map[uint64]int{}
 	byStatus := map[Status]int{}
@@ -84,6 +122,19 @@ func TestEveryRequestEndsOnce(t *testing.T) {
 		}
 		if r.Status == StatusUnfinished {
 			assert.Equal(t, cfg.Horizon+cfg.Drain, r.Finish, "unfinished requests end when the run stops")
+		}
+		switch {
+		case r.Status == StatusExpired:
+			assert.Equal(t, cfg.Gateway.Limit.TTL, r.Finish-r.Arrival, "request %d expired: it waited its TTL", r.ID)
+			assert.Equal(t, cfg.Gateway.Limit.TTL, r.GatewayWait, "request %d", r.ID)
+		case r.Status.Gateway():
+			assert.Equal(t, r.Arrival, r.Finish, "request %d was refused at once", r.ID)
+		case r.Status == StatusTimedOut && r.Replica == Unrouted:
+			assert.Equal(t, cfg.Timeout, r.GatewayWait, "request %d timed out at the gateway", r.ID)
+		}
+		if r.Status.Gateway() {
+			assert.Equal(t, Unrouted, r.Replica, "request %d never reached a replica", r.ID)
+			assert.Equal(t, Never, r.FirstScheduled, "request %d", r.ID)
 		}
 		if r.FirstToken != Never {
 			assert.LessOrEqual(t, r.Arrival, r.FirstScheduled)
@@ -104,8 +155,15 @@ func TestEveryRequestEndsOnce(t *testing.T) {
 	for st := range numStatus {
 		assert.Equal(t, byStatus[st], sum.Count(st), st.String())
 		total += sum.Count(st)
-		assert.Greater(t, sum.Count(st), 0, "this scenario should produce some %s", st)
+		if slices.Contains(want, st) {
+			assert.Greater(t, sum.Count(st), 0, "this scenario should produce some %s", st)
+		}
 	}
+	gw := 0
+	for st := StatusThrottled; st < numStatus; st++ {
+		gw += sum.Count(st)
+	}
+	assert.Equal(t, gw, sum.Misses.Gateway, "the gateway's statuses are its misses")
 	assert.Equal(t, sum.Offered, total)
 	assert.Equal(t, sum.Offered, sum.Good+sum.Misses.Total())
 	assert.GreaterOrEqual(t, sum.Causes.Total(), sum.Misses.Total())

@@ -210,6 +210,21 @@ func decodeScenario(data []byte) (Config, list) {
 			cut(&cfg.Engine)
 		}
 	}
+	if g := b.next(); g%3 == 1 { // a gateway: some of a bucket, a concurrency limit, shedding
+		h := b.next()
+		if h&1 != 0 {
+			cfg.Gateway.Bucket = TokenBucket{MaxTokens: 1 + g%5, TokensPerFill: g / 5 % 3, FillInterval: time.Duration(1+h/8%4) * 50 * time.Millisecond}
+		}
+		if h&2 != 0 {
+			cfg.Gateway.Limit = ConcurrencyLimit{PerReplica: 1 + g%3, Queue: g / 8 % 5, TTL: time.Duration(g/32%4) * 150 * time.Millisecond}
+		}
+		if h&4 != 0 || h&7 == 0 {
+			cfg.Gateway.Shed = Saturation{QueueDepth: h / 32 % 3, KVUtil: float64(h/96%2) * 0.5}
+			if !cfg.Gateway.Shed.On() {
+				cfg.Gateway.Shed.QueueDepth = 1
+			}
+		}
+	}
 	return cfg, reqs
 }
 

@@ -99,6 +99,9 @@ func (r *runner) finish(rep *replica, ref int32) error {
 	if r.slots[ref].willError {
 		return r.end(ref, StatusErrored, "server error (injected or recorded in the trace)")
 	}
+	if r.gw != nil {
+		r.wakeGateway()
+	}
 	return r.end(ref, StatusOK, "")
 }
 
@@ -294,6 +297,10 @@ func (r *runner) abandon() {
 			why := reason
 			if !s.rec.Sent && !r.overloaded {
 				why = "waiting client-side for a slot (Config.MaxConcurrency) when the run stopped"
+			}
+			if s.queued {
+				r.leaveQueue(s)
+				why = "waiting at the gateway when the run stopped"
 			}
 			_ = r.end(int32(ref), StatusUnfinished, why) // nil: no feedback
 		}

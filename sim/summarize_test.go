@@ -72,6 +72,10 @@ func TestSummarizeEqualsTheRunsSummary(t *testing.T) {
 	spec.Speculation = Speculation{Tokens: 4, Acceptance: 0.7, DraftStep: 2 * time.Millisecond}
 	empirical := atlas
 	empirical.Percentiles = stats.InvertedCDF
+	gated := fleet
+	gated.Timeout = 30 * time.Second
+	gated.Gateway = Gateway{Bucket: TokenBucket{MaxTokens: 30, TokensPerFill: 5, FillInterval: time.Second},
+		Limit: ConcurrencyLimit{PerReplica: 12, Queue: 20, TTL: 5 * time.Second}, Shed: Saturation{QueueDepth: 4}}
 	for _, c := range []struct {
 		name string
 		cfg  Config
@@ -87,6 +91,7 @@ func TestSummarizeEqualsTheRunsSummary(t *testing.T) {
 		{"overloaded", overload, 4, 1500},
 		{"speculation", spec, 2, 900},
 		{"empirical percentiles", empirical, 2.2, 1000},
+		{"behind a gateway, past the knee", gated, 12, 3000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			lengths := workload.Fixed(2000, 200)
@@ -97,6 +102,10 @@ func TestSummarizeEqualsTheRunsSummary(t *testing.T) {
 			assert.Equal(t, stepless(run), stepless(replayed))
 			assert.Positive(t, run.Offered)
 			assert.Equal(t, c.cfg.MaxBacklog > 0, run.Overloaded, "only the bounded backlog overloads")
+			if c.cfg.Gateway.On() {
+				assert.Positive(t, run.Misses.Gateway, "the gateway ended some")
+				assert.Positive(t, run.GatewayQueue, "and queued some")
+			}
 		})
 	}
 }

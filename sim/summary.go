@@ -16,14 +16,19 @@ import (
 )
 
 // Misses counts SLO misses by cause. Exclusive counts attribute each miss to
-// the first cause in the order NotOK → TTFT → ITL → TPOT → E2E, so that
-// offered = good + their sum; non-exclusive counts every cause that holds.
+// the first cause in the order Gateway → NotOK → TTFT → ITL → TPOT → E2E,
+// so that offered = good + their sum; non-exclusive counts every cause
+// that holds.
 type Misses struct {
 	NotOK, TTFT, ITL, TPOT, E2E int
+	// Gateway counts the requests the gateway ended (Status.Gateway:
+	// throttled, shed, refused for a full queue, expired); NotOK the
+	// others not ok. 0 without a Config.Gateway.
+	Gateway int
 }
 
 // Total is the sum of the counts.
-func (m Misses) Total() int { return m.NotOK + m.TTFT + m.ITL + m.TPOT + m.E2E }
+func (m Misses) Total() int { return m.Gateway + m.NotOK + m.TTFT + m.ITL + m.TPOT + m.E2E }
 
 // Summary is the result of one run over its measurement window.
 type Summary struct {
@@ -95,6 +100,12 @@ type Summary struct {
 	MeanInSystem float64
 	ArrivalRate  float64
 	MeanSojourn  time.Duration
+	// GatewayQueue is the time-average number of requests waiting at the
+	// gateway's queue (Gateway.Limit) over the declared window; 0
+	// without one. Little's law holds it to the rate of the requests the
+	// gateway admitted past its bucket and detector times their mean
+	// Record.GatewayWait, up to edge effects.
+	GatewayQueue float64
 
 	// HeldAtStart and HeldAtEnd are the requests held by the replica (all
 	// requests, measured or not) when the window opened and when it closed
@@ -300,9 +311,12 @@ func (c *collector) count(r *Record) {
 	if r.LengthCapped {
 		c.s.LengthCapped++
 	}
-	if r.Status != StatusRejected {
+	// The replicas' Little's law: the gateway's refusals never reached
+	// one, and a request that waited at the gateway entered its replica
+	// after the wait (one that timed out there adds no time).
+	if r.Status != StatusRejected && r.Status < StatusThrottled {
 		c.accepted++
-		c.sojourn += r.Finish - r.Arrival
+		c.sojourn += r.Finish - r.Arrival - r.GatewayWait
 	}
 	if c.attribute(r, c.sloFor(r)) {
 		c.s.Good++
@@ -376,6 +390,11 @@ func offered(r *Record, happened bool, at time.Duration) time.Duration {
 // attribute counts r's misses against slo and reports whether it is good.
 func (c *collector) attribute(r *Record, slo SLO) bool {
 	if r.Status != StatusOK {
+		if r.Status.Gateway() {
+			c.s.Misses.Gateway++
+			c.s.Causes.Gateway++
+			return false
+		}
 		c.s.Misses.NotOK++
 		c.s.Causes.NotOK++
 		return false
@@ -601,13 +620,15 @@ type replayEvent struct {
 type replayKind uint8
 
 const (
-	queued   replayKind = iota // waits client-side for a slot
-	sent                       // leaves the client queue for a replica
-	held                       // a replica holds it
-	released                   // the replica let it go
-	token                      // emitted a token (kept for a detected warm-up only)
-	ended                      // its terminal event
-	touched                    // nothing but the clock: an arrival that found nothing to do
+	queued     replayKind = iota // waits client-side for a slot
+	sent                         // leaves the client queue for a replica
+	held                         // a replica holds it
+	released                     // the replica let it go
+	token                        // emitted a token (kept for a detected warm-up only)
+	ended                        // its terminal event
+	touched                      // nothing but the clock: an arrival that found nothing to do
+	gatewayIn                    // waits at the gateway's queue
+	gatewayOut                   // leaves it
 )
 
 // schedule lists every record's events, and accounts what does not
@@ -627,10 +648,14 @@ func (p *recordReplay) schedule() {
 			add(rec.Scheduled, queued) // never sent
 		}
 		if rec.Sent && rec.Status != StatusRejected && rec.Replica != Unrouted {
-			add(rec.Arrival, held)
-			if rec.Status != StatusUnfinished { // abandoned requests stay held
+			add(rec.Arrival+rec.GatewayWait, held) // a replica took it after its wait at the gateway
+			if rec.Status != StatusUnfinished {    // abandoned requests stay held
 				add(rec.Finish, released)
 			}
+		}
+		if rec.GatewayWait > 0 && p.r.gw != nil {
+			add(rec.Arrival, gatewayIn)
+			add(rec.Arrival+rec.GatewayWait, gatewayOut)
 		}
 		add(rec.Finish, ended)
 		if p.r.cfg.KeepTokens {
@@ -698,6 +723,10 @@ func (p *recordReplay) run() {
 			r.inSystem--
 		case token:
 			r.tokens += r.inWindow(ev.at, 0, 1)
+		case gatewayIn:
+			r.gwHold(+1)
+		case gatewayOut:
+			r.gwHold(-1)
 		case ended:
 			r.lastEnd = max(r.lastEnd, ev.at)
 			r.tally(rec, r.classes.of(rec.Class))

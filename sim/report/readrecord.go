@@ -143,13 +143,13 @@ func (g *getter) flag(k string) bool {
 
 func (g *getter) status(k string) sim.Status {
 	name := g.str(k)
-	for s := sim.StatusOK; s <= sim.StatusUnfinished; s++ {
+	for s := sim.StatusOK; s <= sim.StatusExpired; s++ {
 		if s.String() == name {
 			return s
 		}
 	}
 	if g.err == nil {
-		g.fail(k, "%q is not a status (ok, rejected, timed_out, errored, unfinished)", name)
+		g.fail(k, "%q is not a status (ok, rejected, timed_out, errored, unfinished; a gateway's throttled, shed, queue_full, expired)", name)
 	}
 	return 0
 }

@@ -133,6 +133,11 @@ func (s Serve) additions(o *object) {
 	for i := range sim.StatusUnfinished + 1 {
 		st.add(i.String(), sum.Count(i))
 	}
+	if gw := sum.Misses.Gateway; gw > 0 { // a gateway's statuses, when it ended some
+		for i := sim.StatusThrottled; i.Gateway(); i++ {
+			st.add(i.String(), sum.Count(i))
+		}
+	}
 	o.add("status", st)
 	o.add("length_capped", sum.LengthCapped)
 	o.add("misses", misses(sum.Misses))
@@ -162,7 +167,11 @@ func addDist(o *object, name string, d stats.Dist) {
 }
 
 func misses(m sim.Misses) object {
-	return object{{"not_ok", m.NotOK}, {"ttft", m.TTFT}, {"itl", m.ITL}, {"tpot", m.TPOT}, {"e2el", m.E2E}}
+	o := object{{"not_ok", m.NotOK}, {"ttft", m.TTFT}, {"itl", m.ITL}, {"tpot", m.TPOT}, {"e2el", m.E2E}}
+	if m.Gateway > 0 { // written only when a gateway ended some
+		o = append(object{{"gateway", m.Gateway}}, o...)
+	}
+	return o
 }
 
 // slo writes each bound in ms; an unbounded one is null.

@@ -91,6 +91,11 @@ func runSettings(cfg sim.Config) []Setting {
 			if cfg.Classes != nil {
 				s.Value = classesValue(cfg.Classes)
 			}
+		case "Gateway":
+			if !cfg.Gateway.On() {
+				continue // none: the card reads as before gateways existed
+			}
+			s.Value = gatewayValue(cfg.Gateway)
 		case "Warm":
 			if cfg.Warm != nil {
 				s.Value = fmt.Sprintf("%d prompts, %d prefix tokens (see the cache state)", len(cfg.Warm), warmTokens(cfg.Warm))
@@ -99,6 +104,21 @@ func runSettings(cfg sim.Config) []Setting {
 		out = append(out, s)
 	}
 	return out
+}
+
+// gatewayValue says which admission policies the gateway applies.
+func gatewayValue(g sim.Gateway) string {
+	var parts []string
+	if b := g.Bucket; b.On() {
+		parts = append(parts, fmt.Sprintf("token bucket %d tokens, %d per %v (%.4g req/s)", b.MaxTokens, max(b.TokensPerFill, 1), b.FillInterval, b.Rate()))
+	}
+	if l := g.Limit; l.On() {
+		parts = append(parts, fmt.Sprintf("at most %d requests a replica, a queue of %d, TTL %v", l.PerReplica, l.Queue, l.TTL))
+	}
+	if sh := g.Shed; sh.On() {
+		parts = append(parts, fmt.Sprintf("shed when every replica has more than %d waiting or KV above %.3g (0: not read)", sh.QueueDepth, sh.KVUtil))
+	}
+	return clip(strings.Join(parts, "; "))
 }
 
 // classesValue lists the classes with their own SLO bounds (a bound left
