@@ -600,6 +600,10 @@ type Curve struct {
 	Knee     Knee
 	Peak     Peak
 	Collapse Collapse
+	// Retained is the goodput retained past the knee, at each of
+	// PastKnee's multiples of its load: measured at those loads when the
+	// sweep ran them (Grid.PastKnee), else marked not run.
+	Retained []Retained
 	// Band is the curve's model range when the sweep declared its cost
 	// model's uncertainty (Sweep.ModelError); nil otherwise.
 	Band *Band
@@ -733,6 +737,7 @@ func (c *Curve) analyse() {
 			break
 		}
 	}
+	c.Retained = c.retained()
 	if k := c.Knee; k.Found && k.FirstMiss > 2*k.LastMet {
 		c.warn(Warning{Kind: WarnWideKneeBracket, Knee: k, Unit: c.Axis.Unit()})
 	}

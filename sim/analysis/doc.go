@@ -54,6 +54,9 @@
 //     and SizingUnmetError; its model band (Sizing.ModelError,
 //     SizingVariant, BandVerdict: the size under each model, whether it
 //     holds under every model of the band or rests on the model).
+//   - retained.go: Retained, the goodput retained past the knee (at
+//     PastKnee's 1.5× and 2× its load, as a share of the peak), measured
+//     at those loads (Grid.PastKnee runs them) and never interpolated.
 //   - classcurve.go: per-class points and knees (ClassPoint, ClassKnee)
 //     and which class binds first; classmix.go: the per-class metrics.
 //   - named.go: the built-in metrics and dials written and read by name

@@ -41,7 +41,7 @@ func TestAnalysisRevisionIsDerived(t *testing.T) {
 	for pkg, names := range map[string][]string{
 		"sim":          {"summary.go", "window.go", "sample.go"},
 		"sim/stats":    {"dist.go", "quantile.go", "interval.go", "mser.go"},
-		"sim/analysis": {"curve.go", "classcurve.go", "band.go", "dial.go", "experiment.go", "sizing.go"},
+		"sim/analysis": {"curve.go", "classcurve.go", "band.go", "dial.go", "experiment.go", "sizing.go", "retained.go"},
 	} {
 		for _, name := range names {
 			want = append(want, "github.com/servesim/servesim/"+pkg+"/"+name)

@@ -24,6 +24,11 @@ type Grid struct {
 	Factor    float64   // geometric step; default 1.5
 	MaxPoints int       // cap on geometric points; default 12
 	Bisect    int       // bisection steps around the knee; default 3
+	// PastKnee, once the knee is known (after the bisection, or from the
+	// explicit Loads), also runs PastKnee's multiples of the knee's load
+	// (1.5× and 2×), so that the curve's Retained are measured. false,
+	// the zero value, runs no more loads than before.
+	PastKnee bool
 }
 
 // Sweep runs a configuration across offered loads, Reps seeded replications
@@ -169,6 +174,12 @@ func (s Sweep) Run() (*Curve, error) {
 		return nil, err
 	}
 	c.analyse()
+	if loads := c.pastKneeLoads(); s.Grid.PastKnee && len(loads) > 0 {
+		if err := s.runLoads(c, loads); err != nil {
+			return nil, err
+		}
+		c.analyse()
+	}
 	if s.ModelError.Declared() {
 		if err := s.runBand(c); err != nil {
 			return nil, err
