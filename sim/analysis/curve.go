@@ -61,6 +61,10 @@ type Point struct {
 	Attainment stats.Interval // good / offered
 	// Misses are the exclusive miss rates, per second of window.
 	MissNotOK, MissTTFT, MissITL, MissOther stats.Interval
+	// MissGateway is the rate of requests the gateway ended (throttled,
+	// shed, refused for a full queue, expired: sim.Misses.Gateway), per
+	// second of window, attributed before MissNotOK; 0 without a gateway.
+	MissGateway stats.Interval
 
 	TTFT, ITL, TPOT, E2E Percentiles
 	// ITLRetokenized is the per-token ITL series (Summary.ITLRetokenized);
@@ -299,6 +303,7 @@ func newPoint(load float64, runs []sim.Summary, conf float64, seed uint64) Point
 	p.Goodput = f.rate(func(s *sim.Summary) float64 { return s.Goodput })
 	p.Attainment = f.share(func(s *sim.Summary) float64 { return s.Attainment })
 	p.MissNotOK = f.rate(func(s *sim.Summary) float64 { return perSecond(s.Misses.NotOK, s) })
+	p.MissGateway = f.rate(func(s *sim.Summary) float64 { return perSecond(s.Misses.Gateway, s) })
 	p.MissTTFT = f.rate(func(s *sim.Summary) float64 { return perSecond(s.Misses.TTFT, s) })
 	p.MissITL = f.rate(func(s *sim.Summary) float64 { return perSecond(s.Misses.ITL, s) })
 	p.MissOther = f.rate(func(s *sim.Summary) float64 { return perSecond(s.Misses.TPOT+s.Misses.E2E, s) })
@@ -558,7 +563,9 @@ func overloadedRuns(runs []sim.Summary) int {
 	return n
 }
 
-// saturation labels runs by backlog growth plus shed requests; a run that
+// saturation labels runs by backlog growth plus shed requests (refused by
+// the replica, timed out, or ended by a gateway: load offered beyond
+// what was served); a run that
 // stopped on its backlog bound is overloaded by definition, and runs whose
 // every offered request was refused at arrival are Refused.
 func saturation(runs []sim.Summary) Saturation {
@@ -571,7 +578,7 @@ func saturation(runs []sim.Summary) Saturation {
 	var excess, offered, held float64
 	for i := range runs {
 		s := &runs[i]
-		excess += float64(s.HeldAtEnd-s.HeldAtStart+s.ClientHeldAtEnd-s.ClientHeldAtStart) + float64(s.Count(sim.StatusRejected)+s.Count(sim.StatusTimedOut))
+		excess += float64(s.HeldAtEnd-s.HeldAtStart+s.ClientHeldAtEnd-s.ClientHeldAtStart) + float64(s.Count(sim.StatusRejected)+s.Count(sim.StatusTimedOut)+s.Misses.Gateway)
 		offered += float64(s.Offered)
 		held += s.MeanInSystem + 1
 	}

@@ -78,11 +78,15 @@ type CardPoint struct {
 	// when no run of the point drafted a token.
 	Speculation *PointSpeculation `json:"speculation,omitempty"`
 	// Misses are the exclusive miss rates, requests/s.
-	MissNotOK  CardInterval `json:"miss_not_ok"`
-	MissTTFT   CardInterval `json:"miss_ttft"`
-	MissITL    CardInterval `json:"miss_itl"`
-	MissOther  CardInterval `json:"miss_other"`
-	Saturation string       `json:"saturation"` // stable, backlogged, overloaded or refused
+	MissNotOK CardInterval `json:"miss_not_ok"`
+	MissTTFT  CardInterval `json:"miss_ttft"`
+	MissITL   CardInterval `json:"miss_itl"`
+	MissOther CardInterval `json:"miss_other"`
+	// MissGateway is the rate the gateway ended requests (sim.Gateway);
+	// nil, and not written, when no run of the point had a gateway end
+	// one.
+	MissGateway *CardInterval `json:"miss_gateway,omitempty"`
+	Saturation  string        `json:"saturation"` // stable, backlogged, overloaded or refused
 	// NoMeasured is true when no replication measured a request
 	// (analysis.Point.NoMeasured): attainment and latencies are then null, and
 	// the point takes no part in the knee.
@@ -165,7 +169,7 @@ func pointOf(p *analysis.Point, conf float64) CardPoint {
 		WorstITLP99: estimateOf(p.WorstITL.P99),
 		Utilisation: p.Utilisation, Speculation: pointSpeculationOf(p),
 		MissNotOK: estimateOf(p.MissNotOK), MissTTFT: estimateOf(p.MissTTFT),
-		MissITL: estimateOf(p.MissITL), MissOther: estimateOf(p.MissOther),
+		MissITL: estimateOf(p.MissITL), MissOther: estimateOf(p.MissOther), MissGateway: gatewayMisses(p),
 		Saturation: p.Saturation.String(), NoMeasured: p.NoMeasured(), Warnings: p.Warnings,
 		Fleet: fleetPointOf(p.Runs, conf),
 	}
@@ -268,4 +272,16 @@ func CardVerdictOf(r *analysis.ExperimentResult) *CardVerdict {
 	v.Knee = verdictKneeOf(r)
 	v.Band = verdictBandOf(r)
 	return v
+}
+
+// gatewayMisses is the point's gateway miss rate, nil when no run had a
+// gateway end a request.
+func gatewayMisses(p *analysis.Point) *CardInterval {
+	for i := range p.Runs {
+		if p.Runs[i].Misses.Gateway > 0 {
+			m := estimateOf(p.MissGateway)
+			return &m
+		}
+	}
+	return nil
 }
