@@ -65,6 +65,7 @@ const (
 	whyReadsEach   = "the model reads each decode context (not costmodel.DecodeSum)"
 	whyReadsCtx    = "the model reads decode contexts (not costmodel.ContextFree)"
 	whySlowTwin    = "turned off for the tests' slow twin"
+	whyKVEvents    = "KV events are published (PublishKVEvents): each step's evictions carry its start"
 )
 
 // fastPaths is the engine's decision, written only by decideFast. The
@@ -121,6 +122,9 @@ func (e *Engine) decideFast() {
 	if f.noTwin {
 		off(pathResidues, whySlowTwin)
 	}
+	if e.pool.pub != nil {
+		off(pathResidues, whyKVEvents)
+	}
 	// The cohort keeps its members' blocks as residue counts and its
 	// outcomes count them as streaks: it needs both (but not the
 	// recording's reason against residues, which is its own).
@@ -135,6 +139,9 @@ func (e *Engine) decideFast() {
 	}
 	if e.record {
 		off(pathCohort, whyRecordCtx)
+	}
+	if e.pool.pub != nil {
+		off(pathCohort, whyKVEvents)
 	}
 	if spec {
 		off(pathCohort, whySpeculative)

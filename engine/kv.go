@@ -111,9 +111,10 @@ type blockPool struct {
 	// BlockHashToBlockMap.insert), finds the first of them
 	// (get_one_block), and drops only the evicted one (pop).
 	copies map[uint64][]int32
-	ncopy  int // blocks in copies
-	cached int // blocks carrying a key (= len(index) + ncopy)
-	evict  int // cached blocks in a free queue
+	ncopy  int          // blocks in copies
+	cached int          // blocks carrying a key (= len(index) + ncopy)
+	evict  int          // cached blocks in a free queue
+	pub    *kvPublisher // KV events (Engine.PublishKVEvents); nil: none
 }
 
 func newBlockPool(n int, split bool) blockPool {
@@ -290,6 +291,9 @@ func (p *blockPool) cache(key uint64) int32 {
 	b.key, b.refs = key, 1
 	p.index.put(key, id)
 	p.cached++
+	if p.pub != nil {
+		p.pub.emit(key, false)
+	}
 	return id
 }
 
@@ -306,6 +310,9 @@ func (p *blockPool) cacheCopy(key uint64) int32 {
 	p.copies[key] = append(p.copies[key], id)
 	p.ncopy++
 	p.cached++
+	if p.pub != nil {
+		p.pub.emit(key, false)
+	}
 	return id
 }
 
@@ -315,6 +322,9 @@ func (p *blockPool) cacheCopy(key uint64) int32 {
 func (p *blockPool) uncache(id int32) {
 	key := p.nodes[id].key
 	p.cached--
+	if p.pub != nil {
+		p.pub.emit(key, true)
+	}
 	if p.ncopy == 0 { // the usual case: one block a key
 		p.index.del(key)
 		return

@@ -1,0 +1,91 @@
+package engine
+
+import "time"
+
+// KV events, as vLLM publishes them (vllm/distributed/kv_events.py,
+// KVEventBatch of BlockStored and BlockRemoved, sent over ZMQ by the
+// engine core when kv_events_config.enable_kv_cache_events is on; the
+// block pool emits them in cache_full_blocks and in
+// _maybe_evict_cached_block, vllm/v1/core/block_pool.py): a block of the
+// prefix cache gets its content key (stored) or loses it to an allocation
+// (removed). llm-d's precise prefix-cache scorer builds its index of which
+// pod holds which block from these (llm-d-kv-cache-manager,
+// pkg/kvcache/kvevents). A driver that wants them sets a KVEventSink
+// before the first step (PublishKVEvents); an engine without one spends
+// nothing on them.
+
+// KVEvent is one change of the prefix cache: the block with content key
+// Key was stored (cached, Removed false) or removed (evicted, Removed
+// true) at instant At, the start of the step whose scheduling did it
+// (Warm's blocks carry the end of the last step, 0 before the first).
+// A key cached by two blocks (a second copy, see Engine's prefix cache)
+// is stored twice and removed twice: it stays cached until its last copy
+// is removed, so an index that counts the copies answers as the cache.
+// vLLM sends one BlockStored for the blocks a step caches (with their
+// parent hash and tokens) and one BlockRemoved per evicted block; servesim
+// sends one event a block, in the order the engine changed them.
+type KVEvent struct {
+	At      time.Duration
+	Key     uint64
+	Removed bool
+}
+
+// KVEventSink receives an engine's KV events (PublishKVEvents), in the
+// order they happened, during the engine call that made them (Schedule,
+// ScheduleUntil, SyncTo, CompleteUntil, Truncate, Complete, Warm). It
+// must not call the engine.
+type KVEventSink interface {
+	KVEvent(KVEvent)
+}
+
+// kvPublisher is what the block pool needs to publish: the sink, and the
+// engine, whose plan stamps each event with its step's start.
+type kvPublisher struct {
+	sink KVEventSink
+	e    *Engine
+	step int // the step of the run in flight whose blocks are being taken (allocThrough); 0: none
+}
+
+// emit stamps and sends one event.
+func (p *kvPublisher) emit(key uint64, removed bool) {
+	e := p.e
+	at := e.plan.End // planning (End is the plan's start until it is priced), or Warm
+	if e.inFlight {
+		at = e.plan.Start + time.Duration(max(p.step, 1)-1)*e.plan.StepTime
+	}
+	p.sink.KVEvent(KVEvent{At: at, Key: key, Removed: removed})
+}
+
+// PublishKVEvents sends every change of the prefix cache to sink from
+// now on (nil: none). Set it before the first step, as RecordSteps: a
+// run's blocks are then taken step by step, so that each eviction carries
+// its own step's start, which turns off the fast paths that count them in
+// aggregate (residues, cohort and continue; FastPaths says so). With no
+// sink, nothing is published and nothing is spent.
+func (e *Engine) PublishKVEvents(sink KVEventSink) {
+	if sink == nil {
+		e.pool.pub = nil
+	} else {
+		e.pool.pub = &kvPublisher{sink: sink, e: e}
+	}
+	e.decideFast()
+}
+
+// BlockKeys appends to dst the content keys of a prompt's leading blocks
+// of shared content (those its prefix ids determine; see Request), at
+// most all but the block of its last token: the keys CachedPrefix looks
+// up, in order, each chained on the one before. A router's own index of
+// the cache (the KV events of PublishKVEvents) is keyed by them. It reads
+// the engine's configuration only (block size, prefix cache on).
+func (e *Engine) BlockKeys(dst []uint64, prefix []uint64, prefixBlockTokens, input int) []uint64 {
+	r := Request{Input: input, Prefix: prefix, PrefixBlockTokens: prefixBlockTokens}
+	shared := e.sharedBlocks(&r)
+	limit := min(shared, (input-1)/e.cfg.BlockSize)
+	s := seq{req: r, shared: shared}
+	key := rootKey
+	for j := range limit {
+		key = mix(key, e.content(&s, j))
+		dst = append(dst, key)
+	}
+	return dst
+}
