@@ -14,6 +14,7 @@ import (
 //	engine.Policy     fcfs, priority, shortest_prompt, earliest_deadline
 //	sim.Router        round_robin, random, least_loaded, power_of_two,
 //	                  prefix_affinity, consistent_hash
+//	sim.CacheView     exact, approximate, events
 //	workload.Length   constant, uniform, empirical, normal, lognormal, zipf
 //	workload.Joint    independent, resample, copula
 //	analysis.Workload      poisson, synthetic, class_mix, clients, trace
@@ -40,6 +41,10 @@ func Default() *Registry {
 	MustRegister[sim.Router](r, "power_of_two", sim.PowerOfTwo{})
 	MustRegister[sim.Router](r, "prefix_affinity", sim.PrefixAffinity{})
 	MustRegister[sim.Router](r, "consistent_hash", sim.ConsistentHash{})
+
+	MustRegister[sim.CacheView](r, "exact", sim.ExactView{})
+	MustRegister[sim.CacheView](r, "approximate", sim.ApproxView{})
+	MustRegister[sim.CacheView](r, "events", sim.EventsView{})
 
 	MustRegister[workload.Length](r, "constant", workload.Constant{})
 	MustRegister[workload.Length](r, "uniform", workload.Uniform{})

@@ -20,6 +20,11 @@
 //     Route method, in a file of its own; it keeps no state of its own
 //     (View.Routed and View.Rand give it what it must remember), so one
 //     value serves every run of a sweep.
+//   - cacheview.go: CacheView, what a prefix-aware router (PrefixAware,
+//     View.CachedPrefix) knows of the replicas' caches: ExactView, the
+//     caches as they are (the zero value); ApproxView, SGLang's tree of
+//     what each router instance routed, pruned on a timer; EventsView,
+//     llm-d's index of the replicas' KV events, late by a declared lag.
 //   - The runner, one concern per file: run.go, the event loop and when it
 //     stops; intake.go, the source, routing each arrival, client
 //     deadlines; replica.go, each replica's engine and its move in flight;

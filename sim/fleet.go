@@ -28,8 +28,9 @@ type Fleet struct {
 	// control planes: the replicas' counts are refreshed when a router
 	// reads them at least SignalDelay after its last refresh, and between
 	// refreshes it sees those counts plus only its own decisions since.
-	// The cached prefix a router reads is always the replica's own cache
-	// (see View.CachedPrefix). 0 means fresh signals at every arrival.
+	// The cached prefix a router reads is the replica's own cache unless
+	// the router reads it through another CacheView (View.CachedPrefix).
+	// 0 means fresh signals at every arrival.
 	SignalDelay time.Duration
 	// Frontends is the number of router instances (gateway replicas)
 	// arrivals are dealt to in turn. Each keeps its own stale view: with a
@@ -165,11 +166,16 @@ func (v *View) Load(i int) Load {
 
 // CachedPrefix is how many of the request's leading prompt tokens replica
 // i holds in its prefix cache (shared content only: what the workload's
-// prefix ids make common to requests). It reads the replica's cache
-// itself: SGLang's cache-aware router approximates each worker's cache
-// with a radix tree of the prompts it routed there, which this is the
-// ideal of.
+// prefix ids make common to requests), as the router's CacheView knows
+// it (a PrefixAware router's; ExactView otherwise). ExactView reads the
+// replica's cache itself: SGLang's cache-aware router approximates each
+// worker's cache with a radix tree of the prompts it routed there
+// (ApproxView), llm-d's scorer with the worker's KV events (EventsView),
+// and this is the ideal of both.
 func (v *View) CachedPrefix(i int) int {
+	if v.r.cache != nil {
+		return v.r.cache.cached(v.r, i, v.req)
+	}
 	rep := &v.r.reps[i]
 	rep.run().SyncTo(v.r.now)
 	return rep.eng.CachedPrefix(v.req.PrefixHashes, v.req.PrefixBlockTokens, v.req.InputTokens)

@@ -63,6 +63,7 @@ type routing struct {
 	// a router set, or a Config.Gateway); else it goes to the one replica.
 	routes bool
 	view   View
+	cache  cacheState // the memory of the router's CacheView; nil: the replicas' caches (ExactView)
 }
 
 // newRouting is a run's routing; its view is the runner's to point at
@@ -346,6 +347,9 @@ func (r *runner) route(s *slot) (int, error) {
 	}
 	if r.cfg.Fleet.SignalDelay > 0 {
 		r.frontend().routed(i, req)
+	}
+	if r.cache != nil {
+		r.cache.routed(r, i, req)
 	}
 	r.routed++
 	return i, nil

@@ -32,11 +32,20 @@ import (
 // replica's actual cache (View.CachedPrefix), so it falls back as the
 // KV-event mode does (step 3), while keeping the tree mode's threshold
 // (step 2).
+//
+// View is what it knows of the caches (View.CachedPrefix through it):
+// nil, the zero value, is ExactView, each replica's cache as it is;
+// ApproxView is the tree mode's own memory of what it routed, EventsView
+// the KV-event mode's index, late by the events' delay.
 type PrefixAffinity struct {
-	CacheThreshold float64 // fraction of the prompt; default 0.5
-	BalanceAbs     int     // requests; default 32
-	BalanceRel     float64 // ratio; default 1.0001
+	CacheThreshold float64   // fraction of the prompt; default 0.5
+	BalanceAbs     int       // requests; default 32
+	BalanceRel     float64   // ratio; default 1.0001
+	View           CacheView // nil means ExactView{}
 }
+
+// CacheView is the view it reads the caches through (PrefixAware).
+func (p PrefixAffinity) CacheView() CacheView { return p.View }
 
 // Default thresholds of SGLang's cache-aware router.
 const (
@@ -45,7 +54,8 @@ const (
 	DefaultBalanceRel     = 1.0001
 )
 
-// WithDefaults returns p with its zero fields set to SGLang's defaults.
+// WithDefaults returns p with its zero fields set to SGLang's defaults,
+// and a nil View set to ExactView{}.
 func (p PrefixAffinity) WithDefaults() PrefixAffinity {
 	if p.CacheThreshold == 0 {
 		p.CacheThreshold = DefaultCacheThreshold
@@ -55,6 +65,9 @@ func (p PrefixAffinity) WithDefaults() PrefixAffinity {
 	}
 	if p.BalanceRel == 0 {
 		p.BalanceRel = DefaultBalanceRel
+	}
+	if p.View == nil {
+		p.View = ExactView{}
 	}
 	return p
 }
@@ -70,6 +83,11 @@ func (p PrefixAffinity) Validate() error {
 	}
 	if p.BalanceRel != 0 && !(p.BalanceRel >= 1) {
 		errs = append(errs, fmt.Errorf("PrefixAffinity.BalanceRel must be >= 1 (0 means the default), got %v", p.BalanceRel))
+	}
+	if p.View != nil {
+		if err := p.View.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("PrefixAffinity.View: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }

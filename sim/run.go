@@ -86,6 +86,9 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	if r.perClass {
 		r.col.classSLO = func(rec *Record) SLO { return r.classes.list[r.classes.of(rec.Class)].slo }
 	}
+	if r.cache, err = newCacheState(r); err != nil { // before the engines are wired: a view may publish their KV events
+		return nil, err
+	}
 	r.streaking = newStreaking(r.wireReplicas())
 	if err := r.warm(); err != nil {
 		return nil, err

@@ -225,6 +225,17 @@ func decodeScenario(data []byte) (Config, list) {
 			}
 		}
 	}
+	if v := b.next(); v%2 == 1 { // the prefix-aware router reads the caches through another view
+		if pa, ok := cfg.Fleet.Router.(PrefixAffinity); ok {
+			views := []CacheView{
+				ApproxView{MaxTreeSize: 64 * int(1+v%5), EvictionInterval: time.Duration(1+v%3) * 200 * time.Millisecond},
+				EventsView{Lag: time.Duration(v%4) * 20 * time.Millisecond, Jitter: time.Duration(v%3) * 7 * time.Millisecond},
+				ExactView{},
+			}
+			pa.View = views[int(v/2)%len(views)]
+			cfg.Fleet.Router = pa
+		}
+	}
 	return cfg, reqs
 }
 
@@ -303,6 +314,12 @@ func (r *runner) checkEngines() {
 // runScenario runs cfg on a copy of reqs with the engine's invariants
 // checked after every step; with steps, every step is written too.
 func runScenario(cfg Config, reqs list, steps ...bool) (scenarioRun, error) {
+	out, _, err := runScenarioRunner(cfg, reqs, steps...)
+	return out, err
+}
+
+// runScenarioRunner is runScenario, with the runner it ran.
+func runScenarioRunner(cfg Config, reqs list, steps ...bool) (scenarioRun, *runner, error) {
 	var buf bytes.Buffer
 	seen := map[uint64]int{}
 	src := append(list(nil), reqs...)
@@ -314,11 +331,11 @@ func runScenario(cfg Config, reqs list, steps ...bool) (scenarioRun, error) {
 	}
 	r, err := newRunner(cfg, &src, obs)
 	if err != nil {
-		return scenarioRun{}, err
+		return scenarioRun{}, nil, err
 	}
 	r.checkEngines()
 	if err := r.loop(); err != nil {
-		return scenarioRun{}, err
+		return scenarioRun{}, nil, err
 	}
 	sum := r.summary()
 	fmt.Fprintf(&buf, "%+v\n", sum)
@@ -327,7 +344,7 @@ func runScenario(cfg Config, reqs list, steps ...bool) (scenarioRun, error) {
 			buf.Write(b.Bytes())
 		}
 	}
-	return scenarioRun{text: buf.Bytes(), sum: sum, seen: seen, recs: recs, stop: r.now}, nil
+	return scenarioRun{text: buf.Bytes(), sum: sum, seen: seen, recs: recs, stop: r.now}, r, nil
 }
 
 // answerIDs extends p's ids over its answer's full units with fresh ids

@@ -47,7 +47,7 @@ func TestSystemOfAHomogeneousFleet(t *testing.T) {
 	require.NotNil(t, s.Fleet)
 	assert.Equal(t, 4, s.Fleet.Replicas)
 	assert.Equal(t, "sim.PrefixAffinity", s.Fleet.Router)
-	assert.Equal(t, []Setting{{"CacheThreshold", "0.5"}, {"BalanceAbs", "8"}, {"BalanceRel", "1.0001"}}, s.Fleet.RouterSetup,
+	assert.Equal(t, []Setting{{"CacheThreshold", "0.5"}, {"BalanceAbs", "8"}, {"BalanceRel", "1.0001"}, {"View", "sim.ExactView"}}, s.Fleet.RouterSetup,
 		"SGLang's defaults filled in, the set field kept")
 	assert.Equal(t, 0.25, s.Fleet.SignalDelay)
 	assert.Nil(t, s.Fleet.Groups, "alike: no groups")

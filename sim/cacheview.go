@@ -1,0 +1,401 @@
+package sim
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/workload"
+)
+
+// CacheView is what a prefix-aware router knows of each replica's prefix
+// cache (View.CachedPrefix answers through it): the replica's cache
+// itself (ExactView, the ideal, and the zero value of every router that
+// takes a view), the router's own tree of what it routed (ApproxView, as
+// SGLang's cache-aware router keeps it) or the cache as the replica's KV
+// events told it, late (EventsView, as llm-d's precise prefix-cache
+// scorer reads vLLM's). A view is configuration, a value safe to share
+// between runs; what it remembers during a run is the run's.
+type CacheView interface {
+	Validate() error
+	// state is the view's memory during one run (nil: read the replica's
+	// cache itself).
+	state(r *runner) (cacheState, error)
+}
+
+// PrefixAware is a router that reads the replicas' caches
+// (View.CachedPrefix) through a CacheView of its choosing: the run keeps
+// that view's memory for it. A router that reads View.CachedPrefix
+// without saying so reads the replica's own cache (ExactView).
+type PrefixAware interface {
+	Router
+	// CacheView is the view the router reads; nil means ExactView{}.
+	CacheView() CacheView
+}
+
+// cacheState is a view's memory during a run.
+type cacheState interface {
+	// cached is how many of req's leading prompt tokens the router
+	// believes replica i holds, at the runner's instant.
+	cached(r *runner, i int, req *workload.Request) int
+	// routed notes that req was sent to replica i.
+	routed(r *runner, i int, req *workload.Request)
+}
+
+// newCacheState is the memory of the view the run's router reads.
+func newCacheState(r *runner) (cacheState, error) {
+	pa, ok := r.router.(PrefixAware)
+	if !ok || pa.CacheView() == nil {
+		return nil, nil
+	}
+	return pa.CacheView().state(r)
+}
+
+// ExactView reads each replica's prefix cache as it is at the arrival:
+// the ideal that no real router has (servesim's only view before issue
+// 37). Reading it changes nothing. It has no fields.
+type ExactView struct{}
+
+// Validate accepts ExactView: it has nothing to check.
+func (ExactView) Validate() error { return nil }
+
+func (ExactView) state(*runner) (cacheState, error) { return nil, nil }
+
+// ApproxView is SGLang's approximate tree (sgl-model-gateway, formerly
+// sgl-router: src/policies/cache_aware.rs and tree.rs, read at sglang
+// commit b93974f1 and 24ce7f6c of 2026): the router remembers, for each
+// worker, the prompts it routed there, never asking the worker what it
+// holds, and prunes that memory on a timer. Each router instance keeps
+// its own (Fleet.Frontends: arrivals are dealt to the instances in turn,
+// and each learns only of the requests it routed), so it believes a
+// prefix is cached where the replica has long evicted it, and does not
+// know what another instance sent.
+//
+// What servesim keeps of it:
+//   - The tree is keyed by the request's prefix ids (workload.Request's
+//     PrefixHashes, each standing for PrefixBlockTokens prompt tokens),
+//     chained from the root, not by characters: a node is one id, equal
+//     chains are equal text. Only the units of the prompt its ids wholly
+//     cover are inserted; the rest of a prompt is the request's own,
+//     which no other request can match, and is not kept (SGLang inserts
+//     it too, and counts it in the size).
+//   - insert (tree.rs Tree::insert): on every routing decision, balanced
+//     or not, the request's chain is inserted for the chosen replica, and
+//     every node of it is stamped with the instant (its last access).
+//   - prefix_match: CachedPrefix(i) is the leading run of the request's
+//     chain in replica i's tree, in tokens, rounded down to replica i's
+//     KV blocks and capped at all but the block of the last token, as the
+//     engine would count a hit; the router's own choice among replicas
+//     (PrefixAffinity: the longest, ties to the less loaded) stands for
+//     SGLang's pick of a tenant at the deepest node. A match does not
+//     stamp the path (SGLang's prefix_match stamps the tenant it picked).
+//   - evict_tenant_by_size: every EvictionInterval from the start of the
+//     run, each replica's tree larger than MaxTreeSize tokens loses its
+//     least recently used leaves (a parent left childless becomes a leaf
+//     and may follow) until it is no larger; ties go to the node stamped
+//     first.
+//
+// The zero value is SGLang's defaults: MaxTreeSize 2^26 (67,108,864:
+// characters there, tokens here), EvictionInterval 120 s.
+type ApproxView struct {
+	// MaxTreeSize is the tokens each replica's tree may hold after an
+	// eviction (sgl max_tree_size); 0 means DefaultMaxTreeSize.
+	MaxTreeSize int
+	// EvictionInterval is the time between evictions (sgl
+	// eviction_interval_secs); 0 means DefaultEvictionInterval.
+	EvictionInterval time.Duration
+}
+
+// SGLang's defaults for its approximate tree (CacheAwareConfig:
+// max_tree_size 2^26, eviction_interval_secs 120; sgl-model-gateway of
+// 2026 logs 60 s).
+const (
+	DefaultMaxTreeSize      = 1 << 26
+	DefaultEvictionInterval = 120 * time.Second
+)
+
+// WithDefaults fills the zero fields with SGLang's defaults.
+func (a ApproxView) WithDefaults() ApproxView {
+	if a.MaxTreeSize == 0 {
+		a.MaxTreeSize = DefaultMaxTreeSize
+	}
+	if a.EvictionInterval == 0 {
+		a.EvictionInterval = DefaultEvictionInterval
+	}
+	return a
+}
+
+// Validate refuses a negative size or interval, naming the field.
+func (a ApproxView) Validate() error {
+	var errs []error
+	if a.MaxTreeSize < 0 {
+		errs = append(errs, fmt.Errorf("ApproxView.MaxTreeSize must be >= 0 tokens (0 means %d), got %d", DefaultMaxTreeSize, a.MaxTreeSize))
+	}
+	if a.EvictionInterval < 0 {
+		errs = append(errs, fmt.Errorf("ApproxView.EvictionInterval must be >= 0 (0 means %v), got %v", DefaultEvictionInterval, a.EvictionInterval))
+	}
+	return errors.Join(errs...)
+}
+
+func (a ApproxView) state(r *runner) (cacheState, error) {
+	a = a.WithDefaults()
+	n := len(r.reps)
+	s := &approxState{cfg: a, trees: make([][]tree, len(r.signals))}
+	for f := range s.trees {
+		s.trees[f] = make([]tree, n)
+		for i := range s.trees[f] {
+			s.trees[f][i].root = &treeNode{}
+		}
+	}
+	s.next = a.EvictionInterval
+	return s, nil
+}
+
+// approxState is each router instance's tree of each replica.
+type approxState struct {
+	cfg   ApproxView
+	trees [][]tree // by frontend, then replica
+	next  time.Duration
+	seq   uint64
+	// Evicted counts the tokens evictions removed, over every tree.
+	evicted int
+}
+
+// tree is one router instance's memory of one replica.
+type tree struct {
+	root *treeNode
+	size int // tokens of its nodes
+}
+
+type treeNode struct {
+	kids   map[uint64]*treeNode
+	parent *treeNode
+	id     uint64 // the prefix id it stands for
+	tokens int    // the tokens of that unit
+	last   time.Duration
+	seq    uint64 // stamp order, for ties
+}
+
+// evictDue runs the evictions due by now. Between arrivals the trees do
+// not change, so the evictions of several intervals since the last
+// arrival are one.
+func (s *approxState) evictDue(now time.Duration) {
+	if now < s.next {
+		return
+	}
+	for f := range s.trees {
+		for i := range s.trees[f] {
+			s.evicted += s.trees[f][i].evict(s.cfg.MaxTreeSize)
+		}
+	}
+	s.next = (now/s.cfg.EvictionInterval + 1) * s.cfg.EvictionInterval
+}
+
+// units is the prefix ids of req's prompt that its ids wholly cover.
+func units(req *workload.Request) []uint64 {
+	p := req.PrefixBlockTokens
+	if p <= 0 {
+		return nil
+	}
+	return req.PrefixHashes[:min(len(req.PrefixHashes), req.InputTokens/p)]
+}
+
+func (s *approxState) cached(r *runner, i int, req *workload.Request) int {
+	s.evictDue(r.now)
+	t := &s.trees[r.routed%len(s.trees)][i]
+	m, n := 0, t.root
+	for _, id := range units(req) {
+		k := n.kids[id]
+		if k == nil {
+			break
+		}
+		m, n = m+1, k
+	}
+	return hitTokens(r.reps[i].eng.Config(), m*req.PrefixBlockTokens, req.InputTokens)
+}
+
+// hitTokens is what a replica configured as c finds of a prompt of input
+// tokens whose first have tokens are cached: whole blocks, all but the
+// block of its last token, none with the cache off.
+func hitTokens(c engine.Config, have, input int) int {
+	if c.DisablePrefixCache || input <= 0 {
+		return 0
+	}
+	b := c.BlockSize
+	return min(have/b, (input-1)/b) * b
+}
+
+func (s *approxState) routed(r *runner, i int, req *workload.Request) {
+	s.evictDue(r.now)
+	t := &s.trees[r.routed%len(s.trees)][i]
+	n := t.root
+	for _, id := range units(req) {
+		k := n.kids[id]
+		if k == nil {
+			if n.kids == nil {
+				n.kids = map[uint64]*treeNode{}
+			}
+			k = &treeNode{parent: n, id: id, tokens: req.PrefixBlockTokens}
+			n.kids[id] = k
+			t.size += k.tokens
+		}
+		s.seq++
+		k.last, k.seq = r.now, s.seq
+		n = k
+	}
+}
+
+// evict removes the least recently used leaves until the tree holds at
+// most max tokens, and returns the tokens it removed.
+func (t *tree) evict(max int) int {
+	if t.size <= max {
+		return 0
+	}
+	var leaves []*treeNode
+	var walk func(n *treeNode)
+	walk = func(n *treeNode) {
+		for _, k := range n.kids {
+			walk(k)
+		}
+		if len(n.kids) == 0 && n != t.root {
+			leaves = append(leaves, n)
+		}
+	}
+	walk(t.root)
+	older := func(a, b *treeNode) int { return cmp.Or(cmp.Compare(a.last, b.last), cmp.Compare(a.seq, b.seq)) }
+	removed := 0
+	for t.size > max && len(leaves) > 0 {
+		slices.SortFunc(leaves, older) // a parent that becomes a leaf joins them
+		n := leaves[0]
+		leaves = leaves[1:]
+		delete(n.parent.kids, n.id)
+		t.size -= n.tokens
+		removed += n.tokens
+		if p := n.parent; p != t.root && len(p.kids) == 0 {
+			leaves = append(leaves, p)
+		}
+	}
+	return removed
+}
+
+// EventsView is the cache as the replica's KV events told the router
+// (engine.KVEvent: a block stored, a block removed), each arriving Lag
+// after it happened, plus a delay drawn uniformly in [0, Jitter) from the
+// run's stream "sim/kvevents/<replica index>", in the order they happened (one stream per
+// replica, as over vLLM's ZMQ publisher: an event is seen no earlier than
+// the one before it). It is llm-d's precise prefix-cache scorer
+// (llm-d-kv-cache-manager: pkg/kvcache/kvevents subscribes to vLLM's
+// KVEventBatch of BlockStored/BlockRemoved and updates an index of which
+// pod holds which block key; the llm-d inference scheduler's
+// precise-prefix-cache-scorer reads it per request), with every router
+// instance reading the one index. The index counts the copies of a key
+// (vLLM caches a second copy of a block computed twice; the key stays
+// until its last is removed), so with no lag it answers as the cache.
+//
+// A block stored at t is seen from t + Lag on (at t + Lag itself), a
+// block removed likewise; an arrival at that instant sees it.
+//
+// The zero value is events without delay: the cache as it is.
+type EventsView struct {
+	Lag    time.Duration // every event's delay; 0: none
+	Jitter time.Duration // a further delay, uniform in [0, Jitter); 0: none
+}
+
+// Validate refuses negative delays, naming the field.
+func (e EventsView) Validate() error {
+	var errs []error
+	if e.Lag < 0 {
+		errs = append(errs, fmt.Errorf("EventsView.Lag must be >= 0, got %v", e.Lag))
+	}
+	if e.Jitter < 0 {
+		errs = append(errs, fmt.Errorf("EventsView.Jitter must be >= 0, got %v", e.Jitter))
+	}
+	return errors.Join(errs...)
+}
+
+func (e EventsView) state(r *runner) (cacheState, error) {
+	s := &eventsState{cfg: e, reps: make([]eventIndex, len(r.reps))}
+	for i := range s.reps {
+		x := &s.reps[i]
+		x.s, x.held = s, map[uint64]int32{}
+		if e.Jitter > 0 { // a stream a replica: its events come in its own order, however the run is cut into moves
+			x.rand = workload.NewStream(r.cfg.Seed, fmt.Sprintf("sim/kvevents/%d", i))
+		}
+		r.reps[i].eng.PublishKVEvents(x)
+	}
+	return s, nil
+}
+
+type eventsState struct {
+	cfg  EventsView
+	reps []eventIndex
+	keys []uint64 // scratch: the request's block keys
+}
+
+// eventIndex is one replica's index, and the events on their way to it.
+type eventIndex struct {
+	s       *eventsState
+	rand    *rand.Rand       // its Jitter draws; nil without
+	held    map[uint64]int32 // copies of each key the index believes cached
+	pending []pendingEvent   // in order, from head
+	head    int
+	last    time.Duration // when the last event queued is seen
+	removed int           // removals published (tests)
+}
+
+type pendingEvent struct {
+	seen time.Duration
+	key  uint64
+	gone bool
+}
+
+// KVEvent queues an event of the replica's engine (engine.KVEventSink).
+func (x *eventIndex) KVEvent(ev engine.KVEvent) {
+	d := x.s.cfg.Lag
+	if x.rand != nil {
+		d += time.Duration(x.rand.Int64N(int64(x.s.cfg.Jitter)))
+	}
+	x.last = max(x.last, ev.At+d)
+	if ev.Removed {
+		x.removed++
+	}
+	if x.head > 0 && x.head == len(x.pending) {
+		x.pending, x.head = x.pending[:0], 0
+	}
+	x.pending = append(x.pending, pendingEvent{seen: x.last, key: ev.Key, gone: ev.Removed})
+}
+
+// catchUp applies the events seen by now.
+func (x *eventIndex) catchUp(now time.Duration) {
+	for x.head < len(x.pending) && x.pending[x.head].seen <= now {
+		ev := x.pending[x.head]
+		x.head++
+		if !ev.gone {
+			x.held[ev.key]++
+		} else if x.held[ev.key]--; x.held[ev.key] <= 0 {
+			delete(x.held, ev.key)
+		}
+	}
+}
+
+func (s *eventsState) cached(r *runner, i int, req *workload.Request) int {
+	rep := &r.reps[i]
+	rep.run().SyncTo(r.now) // the events of the steps started by now
+	x := &s.reps[i]
+	x.catchUp(r.now)
+	s.keys = rep.eng.BlockKeys(s.keys[:0], req.PrefixHashes, req.PrefixBlockTokens, req.InputTokens)
+	n := 0
+	for _, k := range s.keys {
+		if x.held[k] == 0 {
+			break
+		}
+		n++
+	}
+	return n * rep.eng.Config().BlockSize
+}
+
+func (s *eventsState) routed(*runner, int, *workload.Request) {}
