@@ -95,6 +95,7 @@ type fastPaths struct {
 // every setter that changes one of those (OmitStreaks, RecordSteps).
 func (e *Engine) decideFast() {
 	f := &e.fast
+	e.stepAlloc = e.record || e.pool.pub != nil
 	var why [numPaths][]string
 	off := func(p int, reason string) {
 		for _, r := range why[p] {

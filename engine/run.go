@@ -273,37 +273,30 @@ func (e *Engine) allocThrough(m int) {
 		e.runAlloc = m
 		return
 	}
-	if e.record || e.pool.pub != nil { // step by step, noting the cached blocks at each start, or stamping its events
-		e.allocSteps(m)
+	if e.stepAlloc { // step by step, noting the cached blocks at each start, or stamping its events (one flag: the test costs what the record test did)
+		for step := e.runAlloc + 1; step <= m; step++ {
+			if e.pool.pub != nil {
+				e.pool.pub.step = step
+			}
+			for _, s := range e.sched {
+				if !s.aborted {
+					e.take(s, e.need(s, s.computed+step))
+				}
+			}
+			if e.record {
+				e.cachedAt = append(e.cachedAt, e.pool.cached)
+			}
+		}
+		if e.pool.pub != nil {
+			e.pool.pub.step = 0
+		}
+		e.runAlloc = m
 		return
 	}
 	for _, s := range e.sched {
 		if !s.aborted {
 			e.take(s, e.need(s, s.computed+m))
 		}
-	}
-	e.runAlloc = m
-}
-
-// allocSteps is allocThrough one step at a time: the step log notes the
-// cached blocks at each step's start, and each KV event carries its
-// step's start.
-func (e *Engine) allocSteps(m int) {
-	for step := e.runAlloc + 1; step <= m; step++ {
-		if e.pool.pub != nil {
-			e.pool.pub.step = step
-		}
-		for _, s := range e.sched {
-			if !s.aborted {
-				e.take(s, e.need(s, s.computed+step))
-			}
-		}
-		if e.record {
-			e.cachedAt = append(e.cachedAt, e.pool.cached)
-		}
-	}
-	if e.pool.pub != nil {
-		e.pool.pub.step = 0
 	}
 	e.runAlloc = m
 }

@@ -42,6 +42,7 @@ type StepShape struct {
 // steps as they complete.
 type recording struct {
 	record     bool  // RecordSteps: describe every outcome's steps
+	stepAlloc  bool  // record, or KV events published: a run's blocks are taken step by step (allocSteps); decideFast sets it
 	used0      int   // blocks held at the start of the plan's next step
 	cachedAt   []int // cached blocks at the start of each allocated step of the plan
 	atFirst    bool  // the plan's next step is its first
