@@ -288,13 +288,16 @@ func (t *tree) evict(max int) int {
 // run's stream "sim/kvevents/<replica index>", in the order they happened (one stream per
 // replica, as over vLLM's ZMQ publisher: an event is seen no earlier than
 // the one before it). It is llm-d's precise prefix-cache scorer
-// (llm-d-kv-cache-manager: pkg/kvcache/kvevents subscribes to vLLM's
-// KVEventBatch of BlockStored/BlockRemoved and updates an index of which
-// pod holds which block key; the llm-d inference scheduler's
-// precise-prefix-cache-scorer reads it per request), with every router
-// instance reading the one index. The index counts the copies of a key
-// (vLLM caches a second copy of a block computed twice; the key stays
-// until its last is removed), so with no lag it answers as the cache.
+// (llm-d-kv-cache-manager pkg/kvcache/kvevents/pool.go, read at commit
+// 3f720e81: a ZMQ subscriber decodes vLLM's KVEventBatch, and one worker
+// a pod, in order, adds the keys of each BlockStored to the index
+// (kvblock.Index.Add) and evicts those of each BlockRemoved; the llm-d
+// inference scheduler's precise-prefix-cache-scorer reads the index per
+// request), with every router instance reading the one index. Where
+// llm-d's index keeps a set of pods a key, servesim's counts the copies
+// of a key (vLLM caches a second copy of a block computed twice, and the
+// key stays cached until its last copy is removed; llm-d forgets it at
+// the first removal), so that with no lag it answers as the cache.
 //
 // A block stored at t is seen from t + Lag on (at t + Lag itself), a
 // block removed likewise; an arrival at that instant sees it.
