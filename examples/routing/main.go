@@ -33,6 +33,23 @@
 // (analysis.Sizing, every router on the same seeds), with the seed range,
 // the attainment there and one replica fewer, under the nominal model.
 //
+// Then the control plane as it is (issue 37): PrefixAffinity against
+// LeastLoaded again, at the same loads on -cp-blocks blocks under the
+// nominal model, both behind each control plane in turn — the exact view
+// with fresh signals (the ideal: with -cp-blocks equal to -blocks it is
+// the test above, to the bit), SGLang's approximate tree
+// (sim.ApproxView at its defaults), the cache as of its KV events 0.1,
+// 1 and 5 s late (sim.EventsView, llm-d's precise scorer), and load
+// signals 0.5, 2 and 5 s stale read by 4 router instances
+// (Fleet.SignalDelay, Frontends; the view exact, so that only the load
+// signals lag) — and says, on each staleness axis, where PrefixAffinity's
+// rise falls below the threshold (interpolated between the lags tried)
+// or that it does not. Last, PrefixAffinity's goodput retained past its
+// knee (at 1.5 and 2 times it, as a share of its peak;
+// analysis.Grid.PastKnee), alone and behind a gateway that sheds while
+// every replica has more than one request waiting (sim.Saturation,
+// llm-d's saturation detector).
+//
 // A goodput hypothesis at loads below the baseline's knee, as this
 // program declared before, cannot come out improved: goodput there is
 // the offered load under every router.
@@ -74,6 +91,7 @@ type options struct {
 	start      float64 // first load of each automatic sweep, req/s
 	reps       int
 	blocks     int
+	cpBlocks   int // blocks of each control plane's A/B test (0: none)
 	horizon    time.Duration
 	seed       uint64
 	workers    int
@@ -82,7 +100,7 @@ type options struct {
 }
 
 func parse(w io.Writer, args []string) (options, error) {
-	o := options{replicas: 4, input: 500, output: 200, threshold: 0.05, modelError: 0.1, bandBlocks: 6, start: 2, reps: 4, blocks: 12, sizeLoad: 40, sizeReps: 6,
+	o := options{replicas: 4, input: 500, output: 200, threshold: 0.05, modelError: 0.1, bandBlocks: 6, start: 2, reps: 4, blocks: 12, cpBlocks: 6, sizeLoad: 40, sizeReps: 6,
 		horizon: 5 * time.Minute, out: "out/routing", args: args}
 	fs := flag.NewFlagSet("routing", flag.ContinueOnError)
 	fs.SetOutput(w)
@@ -91,7 +109,7 @@ func parse(w io.Writer, args []string) (options, error) {
 			"Does prefix-aware routing (PrefixAffinity) raise the knee of a fleet of Atlas TP4\n"+
 			"replicas by at least -threshold over RoundRobin and LeastLoaded, at low and at high\n"+
 			"prefix reuse, and does the verdict hold under every model of the band? The defaults\n"+
-			"run in about two and a quarter minutes on 2 cores.\n\nFlags:\n")
+			"run in about three minutes on 2 cores.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	fs.IntVar(&o.replicas, "replicas", o.replicas, "Atlas TP4 replicas in the fleet")
@@ -106,6 +124,7 @@ func parse(w io.Writer, args []string) (options, error) {
 	fs.Float64Var(&o.sizeLoad, "size-load", o.sizeLoad, "traffic, req/s, each router's fleet is sized for at each reuse level: the fewest Atlas TP4 replicas whose mean attainment meets 95 % (0: size none)")
 	fs.IntVar(&o.sizeReps, "size-reps", o.sizeReps, "seeded replications per fleet size of the sizing (every router runs the same seeds)")
 	fs.IntVar(&o.blocks, "blocks", o.blocks, "seeded A/B blocks, each a curve over the A/B test's loads (A and B share each block's seed)")
+	fs.IntVar(&o.cpBlocks, "cp-blocks", o.cpBlocks, "seeded A/B blocks of each control plane's test (PrefixAffinity against LeastLoaded behind stale signals and each cache view; 0: run none)")
 	fs.DurationVar(&o.horizon, "horizon", o.horizon, "end of each run's measurement window, simulated time (warm-up: a tenth of it; measured requests may finish one window later)")
 	fs.Uint64Var(&o.seed, "seed", o.seed, "base seed of replications and blocks")
 	fs.IntVar(&o.workers, "workers", 0, "runs in parallel within each sweep and experiment (0: GOMAXPROCS; the routers' sweeps and both reuse levels also run side by side); results do not depend on it")
@@ -172,6 +191,9 @@ func checkFlags(o options) error {
 	}
 	if o.blocks < 2 {
 		bad("-blocks must be >= 2: a verdict needs an interval, got %d", o.blocks)
+	}
+	if o.cpBlocks < 0 || o.cpBlocks == 1 {
+		bad("-cp-blocks must be 0 (none) or >= 2: a verdict needs an interval, got %d", o.cpBlocks)
 	}
 	if len(o.factors) < 2 {
 		bad("-operating needs 2 loads or more: each block's knee is read over them, got %d", len(o.factors))

@@ -15,7 +15,7 @@ import (
 
 // small are the golden run's arguments: a fleet of 2, short windows, few
 // replications and blocks.
-var small = []string{"-replicas", "2", "-reps", "2", "-blocks", "2", "-horizon", "2m", "-start", "1.5", "-size-load", "8", "-size-reps", "2", "-out", ""}
+var small = []string{"-replicas", "2", "-reps", "2", "-blocks", "2", "-cp-blocks", "2", "-horizon", "2m", "-start", "1.5", "-size-load", "8", "-size-reps", "2", "-out", ""}
 
 // The report is pinned by a golden file run with small arguments; run
 // `go test ./examples/routing -update` after a deliberate change.
@@ -76,6 +76,7 @@ func TestRunRefusesBadArguments(t *testing.T) {
 		"-start: +Inf is not a positive rate":         {"-start", "Inf"},
 		"-reps must be >= 2":                          {"-reps", "1"},
 		"-blocks must be >= 2":                        {"-blocks", "0"},
+		"-cp-blocks must be 0 (none) or >= 2":         {"-cp-blocks", "1"},
 		"-horizon must be > 0":                        {"-horizon", "0"},
 		"-size-load must be a rate >= 0":              {"-size-load", "-3"},
 		"-size-reps must be >= 2":                     {"-size-reps", "1"},

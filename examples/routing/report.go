@@ -37,6 +37,10 @@ func writeDeclaration(w io.Writer, o options) {
 	fmt.Fprintf(w, "A/B loads:  %s x RoundRobin's knee at each reuse level, read from its sweep before any A/B run.\n", joinFloats(o.factors, ", "))
 	fmt.Fprintf(w, "Ran:        per router and reuse level, a sweep from %s req/s (x1.5 to collapse, 3 bisections at the knee), %d replications per load; %d A/B blocks, each at every A/B load;\n",
 		num(o.start), o.reps, o.blocks)
+	if o.cpBlocks > 0 {
+		fmt.Fprintf(w, "Control:    PrefixAffinity against LeastLoaded, both behind each control plane, at the A/B loads, nominal model, %d blocks: %s.\n", o.cpBlocks, joinNames(variants()))
+	}
+	fmt.Fprintf(w, "Gateway:    PrefixAffinity's sweep, and again behind a gateway shedding while every replica has more than %d waiting, each run at 1.5x and 2x its knee too.\n", shedDepth)
 	fmt.Fprintf(w, "            window %v to %v of simulated time (measured requests may finish up to %v later); base seed %d.\n\n",
 		o.horizon/10, o.horizon, o.horizon-o.horizon/10, o.seed)
 }
@@ -81,6 +85,8 @@ func writeLevel(w io.Writer, out *outcome, o options) {
 		}
 		writeLatency(w, r)
 	}
+	writeControlPlane(w, out, o)
+	writeRetained(w, out)
 	fmt.Fprintln(w)
 }
 

@@ -104,13 +104,15 @@ const bandSweepReps = 2
 // outcome is what one reuse level found.
 type outcome struct {
 	level
-	sweeps []analysis.Sweep  // one per router, in the order of routers
-	curves []*analysis.Curve // one per router
-	loads  []float64         // the A/B test's loads; nil when RoundRobin's knee was not found
-	tests  []analysis.Experiment
-	result []*analysis.ExperimentResult // per baseline; nil without operating loads
-	sizes  []*analysis.SizingResult     // per router: the fleet it needs for -size-load; nil entries without
-	unmet  []*analysis.SizingUnmetError // per router: set when no fleet within maxSizing carried it
+	sweeps  []analysis.Sweep  // one per router, in the order of routers
+	curves  []*analysis.Curve // one per router
+	loads   []float64         // the A/B test's loads; nil when RoundRobin's knee was not found
+	tests   []analysis.Experiment
+	result  []*analysis.ExperimentResult // per baseline; nil without operating loads
+	sizes   []*analysis.SizingResult     // per router: the fleet it needs for -size-load; nil entries without
+	unmet   []*analysis.SizingUnmetError // per router: set when no fleet within maxSizing carried it
+	cp      []cpResult                   // each control plane's A/B test; nil without A/B loads
+	gateway *analysis.Curve              // PrefixAffinity behind the shedding gateway
 }
 
 // sweepLevel sweeps every router at one reuse level, the routers side by
@@ -125,6 +127,9 @@ func sweepLevel(l level, o options) (*outcome, error) {
 		if r == roundRobin {
 			out.sweeps[i].ModelError = loadBand(o)
 		}
+		if r == prefixAffinity {
+			out.sweeps[i].Grid.PastKnee = true
+		}
 		wg.Go(func() {
 			out.curves[i], errs[i] = out.sweeps[i].Run()
 			if errs[i] != nil {
@@ -132,8 +137,14 @@ func sweepLevel(l level, o options) (*outcome, error) {
 			}
 		})
 	}
+	var gwErr error
+	wg.Go(func() {
+		if out.gateway, gwErr = gatewaySweep(l, o).Run(); gwErr != nil {
+			gwErr = fmt.Errorf("%s, PrefixAffinity behind the gateway: %w", l.name, gwErr)
+		}
+	})
 	wg.Wait()
-	return out, errors.Join(errs...)
+	return out, errors.Join(append(errs, gwErr)...)
 }
 
 // operate picks the A/B test's loads from RoundRobin's knee and declares
@@ -197,6 +208,12 @@ func study(w io.Writer, o options) error {
 		return err
 	}
 	if err := each(len(outs), func(i int) error { return sizeLevel(outs[i], o) }); err != nil {
+		return err
+	}
+	if err := each(len(outs), func(i int) (err error) {
+		outs[i].cp, err = controlPlane(outs[i], o)
+		return err
+	}); err != nil {
 		return err
 	}
 	for _, out := range outs {
