@@ -51,6 +51,51 @@ func BenchmarkRunFleetRandom(b *testing.B) {
 	})
 }
 
+// BenchmarkRunFleet64 runs 64 Atlas replicas behind each built-in router,
+// and, as "single", one replica alone at the same load a replica, on two
+// workloads: "atlas", BenchmarkRunAtlas's (Poisson, 2,000 input / 200
+// output tokens, 2.4 req/s a replica), whose requests carry no prefix
+// ids; and "prefix", the fleet's shared-prefix workload (sharedWorkload:
+// 500-token suffixes behind the 4,096-token FleetHighReuse prefixes,
+// 200-token answers, Poisson, 2 req/s a replica), where PrefixAffinity
+// asks every replica's cache at every arrival. A fleet of 64 behind any
+// router should cost at most 3× one replica a simulated request (issue
+// 37). Compare with benchstat:
+//
+//	go test ./sim -run '^$' -bench 'RunFleet64' -count 6 | benchstat -col /router -
+func BenchmarkRunFleet64(b *testing.B) {
+	const replicas = 64
+	for _, w := range []struct {
+		name     string
+		rate     float64 // a replica's
+		requests int     // a replica's
+		lengths  workload.Joint
+		prefix   workload.PrefixReuse
+	}{
+		{"atlas", 2.4, 2_000, workload.Fixed(2000, 200), workload.PrefixReuse{}},
+		{"prefix", 2, 1_000, workload.Fixed(500, 200), workload.FleetHighReuse},
+	} {
+		source := func(n int) func() workload.Source {
+			return func() workload.Source {
+				g, err := workload.NewSynthetic(workload.Synthetic{Seed: 1, Count: n * w.requests,
+					Arrival: workload.Arrival{Rate: float64(n) * w.rate}, Lengths: w.lengths, Prefix: w.prefix})
+				if err != nil {
+					b.Fatal(err)
+				}
+				return g
+			}
+		}
+		b.Run("workload="+w.name, func(b *testing.B) {
+			b.Run("router=single", func(b *testing.B) { benchRun(b, Config{}, source(1)) })
+			for _, r := range allRouters {
+				b.Run("router="+r.name, func(b *testing.B) {
+					benchRun(b, Config{Fleet: Fleet{Replicas: Copies(replicas, ReplicaConfig{}), Router: r.r}}, source(replicas))
+				})
+			}
+		})
+	}
+}
+
 // BenchmarkRunKVBound is BenchmarkRunAtlas with a KV cache of 3,000
 // blocks (48,000 tokens: about 22 of its 2,200-token sequences) at
 // 2.1 req/s: the waiting head is often held back by memory, not by the
