@@ -57,7 +57,8 @@
 //     Runner.OmitStreaks, RecordSteps), and FastPaths, which says why one
 //     is off; Runner.Continues and Runner.OmitsStreaks read the decision.
 //   - view.go: what a router reads of a replica (Outstanding,
-//     CachedPrefix) without changing it.
+//     CachedPrefix, or CachedKeys over a prompt's keys computed once for
+//     a whole fleet by PrefixKeys) without changing it.
 //   - check.go: Check, the invariants tests run after every step.
 //   - testdata/*.txt: scripted interactions with their expected decisions,
 //     replayed by enginetest.RunScript (engine/enginetest).
@@ -83,7 +84,7 @@
 // A driver that keeps these rules, and uses only New, Add, Schedule,
 // Complete, Abort, the read-only queries (Waiting, Running, FreeBlocks,
 // CachedBlocks, EvictableBlocks, Busy, AtSeqCap, Idle, Outstanding,
-// CachedPrefix, Config, FastPaths), Scheduled, Check, RecordSteps,
+// CachedPrefix, CachedKeys, Config, FastPaths), Scheduled, Check, RecordSteps,
 // SetAcceptor and Warm, gets every emit in every Outcome and every
 // scheduled request named by Scheduled:
 //

@@ -76,16 +76,11 @@ func (e *Engine) PublishKVEvents(sink KVEventSink) {
 // most all but the block of its last token: the keys CachedPrefix looks
 // up, in order, each chained on the one before. A router's own index of
 // the cache (the KV events of PublishKVEvents) is keyed by them. It reads
-// the engine's configuration only (block size, prefix cache on).
+// the engine's configuration only (block size, prefix cache on): it is
+// PrefixKeys at the engine's block size, or none with the cache off.
 func (e *Engine) BlockKeys(dst []uint64, prefix []uint64, prefixBlockTokens, input int) []uint64 {
-	r := Request{Input: input, Prefix: prefix, PrefixBlockTokens: prefixBlockTokens}
-	shared := e.sharedBlocks(&r)
-	limit := min(shared, (input-1)/e.cfg.BlockSize)
-	s := seq{req: r, shared: shared}
-	key := rootKey
-	for j := range limit {
-		key = mix(key, e.content(&s, j))
-		dst = append(dst, key)
+	if !e.cacheOn {
+		return dst
 	}
-	return dst
+	return PrefixKeys(dst, prefix, prefixBlockTokens, input, e.cfg.BlockSize)
 }

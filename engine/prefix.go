@@ -58,17 +58,17 @@ func (e *Engine) sharedBlocks(r *Request) int {
 	return units * p / e.cfg.BlockSize
 }
 
-// content is block j's content: the ids of the prefix units it overlaps
-// and its offset into the first, or the request's own identity.
-func (e *Engine) content(s *seq, j int) uint64 {
-	if j >= s.shared {
-		return mix(0x0a11ce, s.order) // the request's own
-	}
-	b, p := e.cfg.BlockSize, s.req.PrefixBlockTokens
-	lo, hi := j*b, (j+1)*b-1
+// sharedContent is the content of block j (of b tokens) of r's shared
+// content: the ids of the prefix units it overlaps (r.Prefix, an id every
+// r.PrefixBlockTokens tokens) and its offset into the first. It depends on
+// nothing else (no replica, no salt, no seed), so every engine of block
+// size b keys a prompt alike (PrefixKeys). Every other block is the
+// request's own, its content the request's identity (key).
+func sharedContent(r *Request, b, j int) uint64 {
+	p, lo := r.PrefixBlockTokens, j*b
 	c := uint64(lo % p)
-	for u := lo / p; u <= hi/p; u++ {
-		c = mix(c, s.req.Prefix[u])
+	for u, last := lo/p, (lo+b-1)/p; u <= last; u++ {
+		c = mix(c, r.Prefix[u])
 	}
 	return c
 }
@@ -81,7 +81,13 @@ func (e *Engine) key(s *seq, j int) uint64 {
 		if i > 0 {
 			parent = s.keys[i-1]
 		}
-		s.keys = append(s.keys, mix(parent, e.content(s, i)))
+		var content uint64
+		if i < s.shared {
+			content = sharedContent(&s.req, e.cfg.BlockSize, i)
+		} else {
+			content = mix(0x0a11ce, s.order) // the request's own
+		}
+		s.keys = append(s.keys, mix(parent, content))
 	}
 	return s.keys[j]
 }
@@ -216,12 +222,11 @@ func (e *Engine) Warm(prefix []uint64, prefixBlockTokens, input int) (int, error
 	}
 	r := Request{Input: input, Prefix: prefix, PrefixBlockTokens: prefixBlockTokens}
 	n := e.sharedBlocks(&r)
-	s := seq{req: r, shared: n}
 	held := make([]int32, 0, n)
 	added := 0
 	key := rootKey
 	for j := range n {
-		key = mix(key, e.content(&s, j))
+		key = mix(key, sharedContent(&r, e.cfg.BlockSize, j))
 		if id, ok := e.pool.lookup(key); ok {
 			e.pool.touch(id)
 			held = append(held, id)

@@ -22,17 +22,76 @@ func (e *Engine) Outstanding(t time.Duration) int {
 // its prefix ids determine; see prefix.go) found cached, leading run, at
 // most all but the block of its last token. Inside a run, call SyncTo
 // first so that the cache is what it is at the instant of the question.
+// It computes the prompt's keys as it goes, stopping at the first miss;
+// to ask many engines about one prompt, compute its keys once
+// (PrefixKeys) and ask each with CachedKeys, which answers the same.
 func (e *Engine) CachedPrefix(prefix []uint64, prefixBlockTokens, input int) int {
 	r := Request{Input: input, Prefix: prefix, PrefixBlockTokens: prefixBlockTokens}
-	shared := e.sharedBlocks(&r)
-	limit := min(shared, (input-1)/e.cfg.BlockSize)
-	s := seq{req: r, shared: shared} // on the stack: content needs the request's shape only
+	limit := min(e.sharedBlocks(&r), (input-1)/e.cfg.BlockSize)
 	key := rootKey
 	for j := range limit {
-		key = mix(key, e.content(&s, j))
+		key = mix(key, sharedContent(&r, e.cfg.BlockSize, j))
 		if _, ok := e.pool.lookup(key); !ok {
 			return j * e.cfg.BlockSize
 		}
 	}
 	return limit * e.cfg.BlockSize
+}
+
+// PrefixKeys appends to dst, and returns, the content keys of the blocks
+// of a prompt that a prefix cache of blockSize-token blocks may find
+// cached, in order: its leading blocks of shared content (those wholly
+// inside the units its prefix ids cover, prefixBlockTokens tokens an id),
+// at most all but the block of its last token (vLLM's
+// max_cache_hit_length = num_tokens − 1). They are the keys the engine
+// files those blocks under, each chained on the one before as vLLM's
+// block hashes are, so a router computes them once per arrival and asks
+// every replica with CachedKeys, as llm-d's precise prefix scorer does
+// (llm-d-kv-cache-manager, pkg/kvcache/indexer.go at 0bc6dd9, GetPodScores:
+// TokensToKVBlockKeys once for the prompt, then one index lookup of the
+// keys for all pods).
+//
+// A key depends on the replica only through its block size: no salt or
+// seed enters it (the chain's root is a constant). In vLLM the chain
+// starts at NONE_HASH, random per process unless PYTHONHASHSEED is set
+// (vllm/v1/core/kv_cache_utils.py at bbf906a), and llm-d's token
+// processor takes a HashSeed that must equal the pods' PYTHONHASHSEED
+// (llm-d-kv-cache-manager, pkg/kvcache/kvblock/token_processor.go at
+// 10638d8): servesim's replicas are that deployment, one seed for all,
+// so engines of one block size share one chain. (vLLM's per-request
+// cache_salt, which servesim's requests do not have, would be a property
+// of the request, not of the replica.) It appends nothing for a prompt
+// without prefix ids, or for a prefixBlockTokens or blockSize that is
+// not positive.
+func PrefixKeys(dst, prefix []uint64, prefixBlockTokens, input, blockSize int) []uint64 {
+	p, b := prefixBlockTokens, blockSize
+	if p <= 0 || b <= 0 || len(prefix) == 0 || input <= 1 {
+		return dst
+	}
+	units := min(len(prefix), input/p)
+	limit := min(units*p/b, (input-1)/b) // Engine.sharedBlocks, and CachedPrefix's limit
+	r := Request{Prefix: prefix, PrefixBlockTokens: p}
+	key := rootKey
+	for j := range limit {
+		key = mix(key, sharedContent(&r, b, j))
+		dst = append(dst, key)
+	}
+	return dst
+}
+
+// CachedKeys is CachedPrefix for a prompt whose keys were computed once
+// by PrefixKeys at this engine's block size (Config().BlockSize): the
+// tokens of the leading run of keys found in the prefix cache (none when
+// the cache is off). It reads the cache without changing it; inside a
+// run, call SyncTo first.
+func (e *Engine) CachedKeys(keys []uint64) int {
+	if !e.cacheOn {
+		return 0
+	}
+	for j, key := range keys {
+		if _, ok := e.pool.lookup(key); !ok {
+			return j * e.cfg.BlockSize
+		}
+	}
+	return len(keys) * e.cfg.BlockSize
 }
