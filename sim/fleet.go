@@ -172,13 +172,94 @@ func (v *View) Load(i int) Load {
 // worker's cache with a radix tree of the prompts it routed there
 // (ApproxView), llm-d's scorer with the worker's KV events (EventsView),
 // and this is the ideal of both.
+//
+// ExactView's keys for the request are computed once per arrival
+// (prefixKeys), not once per replica asked, and a request without prefix
+// ids (so without keys) is answered without touching the replica.
 func (v *View) CachedPrefix(i int) int {
+	if v.r.cache == nil && len(v.req.PrefixHashes) == 0 {
+		return 0
+	}
+	return v.cachedPrefix(i)
+}
+
+// cachedPrefix is CachedPrefix but for ExactView's request without
+// prefix ids.
+func (v *View) cachedPrefix(i int) int {
 	if v.r.cache != nil {
 		return v.r.cache.cached(v.r, i, v.req)
 	}
+	keys := v.prefixKeys(i)
+	if len(keys) == 0 {
+		return 0
+	}
 	rep := &v.r.reps[i]
 	rep.run().SyncTo(v.r.now)
-	return rep.eng.CachedPrefix(v.req.PrefixHashes, v.req.PrefixBlockTokens, v.req.InputTokens)
+	return rep.eng.CachedKeys(keys)
+}
+
+// prefixKeys is the arriving request's chain of block keys at replica i's
+// block size (engine.PrefixKeys). A key depends on the replica only
+// through its block size (no salt, no seed), so the chains are computed
+// at the first question of an arrival, one for each block size in the
+// fleet, and every replica of that size walks its cache's index along
+// the same chain: asking 64 replicas costs one chain, not 64.
+func (v *View) prefixKeys(i int) []uint64 {
+	k := &v.r.keys
+	if k.arrival != v.r.routed+1 {
+		k.compute(v.r, v.req)
+	}
+	if k.chainOf == nil { // one block size
+		return k.chains[0].keys
+	}
+	return k.chains[k.chainOf[i]].keys
+}
+
+// prefixChains are the arriving request's block-key chains, one for each
+// block size in the fleet (View.prefixKeys), in buffers kept across
+// arrivals. They are set up at the first arrival a router asks about the
+// cache, so a fleet whose router never does pays nothing for them.
+type prefixChains struct {
+	arrival int // the arrival the chains are for (routed + 1); 0 before the first
+	chains  []keyChain
+	chainOf []uint16 // replica → its block size's chain; nil when the fleet has one block size
+}
+
+// keyChain is the arrival's chain at one block size.
+type keyChain struct {
+	blockSize int
+	keys      []uint64
+}
+
+// compute makes the chains those of req, the arrival being routed.
+func (k *prefixChains) compute(r *runner, req *workload.Request) {
+	if k.chains == nil {
+		k.init(r.reps)
+	}
+	for c := range k.chains {
+		ch := &k.chains[c]
+		ch.keys = engine.PrefixKeys(ch.keys[:0], req.PrefixHashes, req.PrefixBlockTokens, req.InputTokens, ch.blockSize)
+	}
+	k.arrival = r.routed + 1
+}
+
+// init finds the fleet's block sizes, in the order replicas name them.
+func (k *prefixChains) init(reps []replica) {
+	chainOf := make([]uint16, len(reps)) // MaxReplicas < 65,536
+	of := map[int]uint16{}               // block size → chain
+	for i := range reps {
+		b := reps[i].eng.Config().BlockSize
+		c, ok := of[b]
+		if !ok {
+			c = uint16(len(k.chains))
+			of[b] = c
+			k.chains = append(k.chains, keyChain{blockSize: b})
+		}
+		chainOf[i] = c
+	}
+	if len(k.chains) > 1 {
+		k.chainOf = chainOf
+	}
 }
 
 // Routed is the number of requests routed before this one in the run.

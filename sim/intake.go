@@ -63,7 +63,8 @@ type routing struct {
 	// a router set, or a Config.Gateway); else it goes to the one replica.
 	routes bool
 	view   View
-	cache  cacheState // the memory of the router's CacheView; nil: the replicas' caches (ExactView)
+	cache  cacheState   // the memory of the router's CacheView; nil: the replicas' caches (ExactView)
+	keys   prefixChains // the arrival's block keys (View.CachedPrefix)
 }
 
 // newRouting is a run's routing; its view is the runner's to point at

@@ -236,6 +236,15 @@ func decodeScenario(data []byte) (Config, list) {
 			cfg.Fleet.Router = pa
 		}
 	}
+	if h := b.next(); h%3 == 1 && len(cfg.Fleet.Replicas) > 1 {
+		// Replicas of two block sizes, so that a router's view keys a
+		// prompt twice (View.prefixKeys). Doubling keeps every bound
+		// above: the KV capacity doubles, a cut MaxModelLen stays below
+		// it, a warm-up takes fewer blocks.
+		for i := 1; i < len(cfg.Fleet.Replicas); i += 2 {
+			cfg.Fleet.Replicas[i].Engine.BlockSize *= 2
+		}
+	}
 	return cfg, reqs
 }
 
