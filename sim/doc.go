@@ -178,7 +178,12 @@
 // offered load. Replicas run runs of identical decode steps of their own:
 // a request joining or leaving a replica cuts its run there
 // (engine.Runner.Truncate), so the fleet costs about what its replicas would
-// alone (BenchmarkRunFleet). Every replica is allocated when the run
+// alone (BenchmarkRunFleet). A router that reads every replica at every
+// arrival adds to that: 64 replicas behind LeastLoaded or PrefixAffinity
+// cost 2.6–2.9× one replica's instructions a request, held under 3× by
+// TestInstructionBudget (BenchmarkRunFleet64), since a request's prefix
+// keys are computed once per arrival, not once per replica asked
+// (View.CachedPrefix). Every replica is allocated when the run
 // starts, about 6 KB each whatever it holds (10,000 replicas: 60 MB and
 // 0.2 s of setup), so a fleet is at most MaxReplicas (10,000) replicas
 // and MaxFrontends (256) frontends; Validate refuses more.
