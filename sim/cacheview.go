@@ -336,7 +336,6 @@ func (e EventsView) state(r *runner) (cacheState, error) {
 type eventsState struct {
 	cfg  EventsView
 	reps []eventIndex
-	keys []uint64 // scratch: the request's block keys
 }
 
 // eventIndex is one replica's index, and the events on their way to it.
@@ -390,9 +389,11 @@ func (s *eventsState) cached(r *runner, i int, req *workload.Request) int {
 	rep.run().SyncTo(r.now) // the events of the steps started by now
 	x := &s.reps[i]
 	x.catchUp(r.now)
-	s.keys = rep.eng.BlockKeys(s.keys[:0], req.PrefixHashes, req.PrefixBlockTokens, req.InputTokens)
+	// The request's keys, computed once per arrival for the whole fleet
+	// (View.prefixKeys; req is the view's request). A replica with its
+	// cache off publishes no event, so none of them is held there.
 	n := 0
-	for _, k := range s.keys {
+	for _, k := range r.view.prefixKeys(i) {
 		if x.held[k] == 0 {
 			break
 		}
