@@ -109,7 +109,7 @@ func parse(w io.Writer, args []string) (options, error) {
 			"Does prefix-aware routing (PrefixAffinity) raise the knee of a fleet of Atlas TP4\n"+
 			"replicas by at least -threshold over RoundRobin and LeastLoaded, at low and at high\n"+
 			"prefix reuse, and does the verdict hold under every model of the band? The defaults\n"+
-			"run in about three minutes on 2 cores.\n\nFlags:\n")
+			"run in about two and a quarter minutes on 2 cores.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	fs.IntVar(&o.replicas, "replicas", o.replicas, "Atlas TP4 replicas in the fleet")
