@@ -117,7 +117,38 @@ func writeControlPlane(w io.Writer, out *outcome, o options) {
 	for _, axis := range []string{eventAxis, signalAxis} {
 		fmt.Fprintf(w, "    %s\n", stopsPaying(out.cp, axis, o.threshold))
 	}
+	fmt.Fprintf(w, "    %s\n", herding(out.cp))
 }
+
+// herding says how each router's own knee moves as its load signals go
+// stale with several router instances: instances that read the same
+// stale loads send their arrivals to the same replica, which the knee
+// shows as a fall (herding), or not.
+func herding(cp []cpResult) string {
+	var lags, a, b []string
+	var knees []float64 // LeastLoaded's, freshest first
+	for _, c := range cp {
+		if slices.Contains(c.axes, signalAxis) {
+			lags = append(lags, c.lag.String())
+			a, b = append(a, num(c.result.KneeA.Center)), append(b, num(c.result.KneeB.Center))
+			knees = append(knees, c.result.KneeA.Center)
+		}
+	}
+	if len(lags) == 0 {
+		return ""
+	}
+	shows := "does not show"
+	if knees[len(knees)-1] < knees[0]*(1-herdingFall) {
+		shows = "shows"
+	}
+	return fmt.Sprintf("herding %s in LeastLoaded's knee (more than a %.0f %% fall): %s req/s with load signals %s stale (%d routers); PrefixAffinity's: %s req/s",
+		shows, 100*herdingFall, strings.Join(a, ", "), strings.Join(lags, ", "), staleFrontends, strings.Join(b, ", "))
+}
+
+// herdingFall is the fall of LeastLoaded's knee, fresh to stalest, that
+// the study calls herding: more than the few percent its blocks' noise
+// moves a knee.
+const herdingFall = 0.05
 
 // percent is a relative improvement's centre and interval in percent.
 func percent(e stats.Interval) string {

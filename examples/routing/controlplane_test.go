@@ -59,3 +59,20 @@ func TestExactControlPlaneIsTheStudysTest(t *testing.T) {
 	assert.Equal(t, want.KneeDiff, cp[0].result.KneeDiff)
 	assert.Equal(t, want.Improvement, cp[0].result.Improvement)
 }
+
+// By hand: LeastLoaded's knee falls from 10 to 9 req/s (10 %) as its
+// signals go 5 s stale, more than herdingFall: herding shows; from 10 to
+// 9.8 (2 %) it does not. Variants off the signal axis are not read.
+func TestHerding(t *testing.T) {
+	knees := func(a ...float64) []cpResult {
+		cp := []cpResult{{variant{name: "approximate"}, &analysis.ExperimentResult{KneeA: stats.Interval{Center: 1}}}}
+		for i, k := range a {
+			cp = append(cp, cpResult{variant{axes: []string{signalAxis}, lag: time.Duration(i) * 5 * time.Second},
+				&analysis.ExperimentResult{KneeA: stats.Interval{Center: k}, KneeB: stats.Interval{Center: k + 1}}})
+		}
+		return cp
+	}
+	assert.Equal(t, "herding shows in LeastLoaded's knee (more than a 5 % fall): 10, 9 req/s with load signals 0s, 5s stale (4 routers); PrefixAffinity's: 11, 10 req/s",
+		herding(knees(10, 9)))
+	assert.True(t, strings.HasPrefix(herding(knees(10, 9.8)), "herding does not show"))
+}
