@@ -123,26 +123,31 @@ func writeControlPlane(w io.Writer, out *outcome, o options) {
 // herding says how each router's own knee moves as its load signals go
 // stale with several router instances: instances that read the same
 // stale loads send their arrivals to the same replica, which the knee
-// shows as a fall (herding), or not.
+// shows as a fall (herding), or not. A is LeastLoaded, B PrefixAffinity.
 func herding(cp []cpResult) string {
-	var lags, a, b []string
-	var knees []float64 // LeastLoaded's, freshest first
+	var lags []string
+	var knees [2][]float64 // LeastLoaded's and PrefixAffinity's, freshest first
 	for _, c := range cp {
 		if slices.Contains(c.axes, signalAxis) {
 			lags = append(lags, c.lag.String())
-			a, b = append(a, num(c.result.KneeA.Center)), append(b, num(c.result.KneeB.Center))
-			knees = append(knees, c.result.KneeA.Center)
+			knees[0] = append(knees[0], c.result.KneeA.Center)
+			knees[1] = append(knees[1], c.result.KneeB.Center)
 		}
 	}
 	if len(lags) == 0 {
 		return ""
 	}
-	shows := "does not show"
-	if knees[len(knees)-1] < knees[0]*(1-herdingFall) {
-		shows = "shows"
+	parts := make([]string, 2)
+	for i, name := range []string{leastLoaded.name, prefixAffinity.name} {
+		k := knees[i]
+		shows := "does not show"
+		if k[len(k)-1] < k[0]*(1-herdingFall) {
+			shows = "shows"
+		}
+		parts[i] = fmt.Sprintf("%s %s req/s, %s", name, joinFloats(k, ", "), shows)
 	}
-	return fmt.Sprintf("herding %s in LeastLoaded's knee (more than a %.0f %% fall): %s req/s with load signals %s stale (%d routers); PrefixAffinity's: %s req/s",
-		shows, 100*herdingFall, strings.Join(a, ", "), strings.Join(lags, ", "), staleFrontends, strings.Join(b, ", "))
+	return fmt.Sprintf("herding (a router's knee falling more than %.0f %% as its load signals go %s stale, %d routers): %s",
+		100*herdingFall, strings.Join(lags, ", "), staleFrontends, strings.Join(parts, "; "))
 }
 
 // herdingFall is the fall of LeastLoaded's knee, fresh to stalest, that
