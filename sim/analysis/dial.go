@@ -212,16 +212,6 @@ func repsOf(c *Curve) int {
 	return len(c.Points[0].Runs)
 }
 
-// repKnee is replication r's knee: where its own attainment at the
-// curve's loads crosses the target; NaN when it does not inside them.
-func (c *Curve) repKnee(r int) float64 {
-	k, side := c.repKneeBound(r)
-	if side != 0 {
-		return math.NaN()
-	}
-	return k
-}
-
 // repKneeBound is replication r's knee, or when it lies outside the loads
 // the bound the loads give it: side −1 with the lowest measured load (the
 // knee lies below it), +1 with the highest load that met the target (the
