@@ -51,15 +51,7 @@ func TestFitOnTheShapesTheReplicaVisits(t *testing.T) {
 		}
 		return 100 * mape / float64(visited.Len())
 	}
-	meanE2E := func(model costmodel.Model) float64 {
-		r := &replayed{records: make([]sim.Record, len(m.requests))}
-		tr, err := openTrace(m)
-		require.NoError(t, err)
-		defer tr.Close()
-		_, err = sim.Run(config(o, m.meta.Engine, model), tr, sim.ObserverFunc(r.Observe))
-		require.NoError(t, err)
-		return compare(m.requests, r.records).e2e.simulated.mean
-	}
+	meanE2E := func(model costmodel.Model) float64 { return replayE2E(t, m, o, model) }
 	truthE2E := meanE2E(truth.model)
 	fit := func(name string, f costmodel.Fit, samples []costmodel.Sample) (costmodel.FitResult, float64) {
 		res, err := f.Run(samples)
@@ -106,15 +98,7 @@ func TestFitOnTheShapesTheReplicaVisits(t *testing.T) {
 func TestFitErrorOnTheShapesTheReplicaVisits(t *testing.T) {
 	m, o, truth, price := shippedTruth(t)
 	visited := &truth.visited
-	meanE2E := func(model costmodel.Model) float64 {
-		r := &replayed{records: make([]sim.Record, len(m.requests))}
-		tr, err := openTrace(m)
-		require.NoError(t, err)
-		defer tr.Close()
-		_, err = sim.Run(config(o, m.meta.Engine, model), tr, sim.ObserverFunc(r.Observe))
-		require.NoError(t, err)
-		return compare(m.requests, r.records).e2e.simulated.mean
-	}
+	meanE2E := func(model costmodel.Model) float64 { return replayE2E(t, m, o, model) }
 	truthE2E := meanE2E(truth.model)
 	// bandE2E is the fitted model's mean E2E at both ends of ±scale,
 	// relative to the profile's.
@@ -176,4 +160,17 @@ func shippedTruth(t *testing.T) (measured, options, *replayed, func([]costmodel.
 		return out
 	}
 	return m, o, truth, price
+}
+
+// replayE2E is the shipped run's mean simulated E2E, every step priced by
+// model.
+func replayE2E(t *testing.T, m measured, o options, model costmodel.Model) float64 {
+	t.Helper()
+	r := &replayed{records: make([]sim.Record, len(m.requests))}
+	tr, err := openTrace(m)
+	require.NoError(t, err)
+	defer tr.Close()
+	_, err = sim.Run(config(o, m.meta.Engine, model), tr, sim.ObserverFunc(r.Observe))
+	require.NoError(t, err)
+	return compare(m.requests, r.records).e2e.simulated.mean
 }
