@@ -67,14 +67,23 @@ const MaxEstimateChunks = 1 << 16
 
 // Validate names every field that is out of range, and runs the cost
 // model's own Validate when it has one.
-func (r Replica) Validate() error {
+func (r Replica) Validate() error { return r.validate("Replica") }
+
+// validate names the fields under path, the way the caller reached r; a
+// cost model's own error is prefixed with path's Cost unless path is
+// Replica.
+func (r Replica) validate(path string) error {
 	errs := []error{
-		r.Hardware.validate("Replica.Hardware"),
-		r.Model.validate("Replica.Model"),
-		r.Point.validate("Replica.Point"),
+		r.Hardware.validate(path + ".Hardware"),
+		r.Model.validate(path + ".Model"),
+		r.Point.validate(path + ".Point"),
 	}
 	if v, ok := r.Cost.(interface{ Validate() error }); ok {
-		errs = append(errs, v.Validate())
+		if err := v.Validate(); err != nil && path != "Replica" {
+			errs = append(errs, fmt.Errorf("%s.Cost: %w", path, err))
+		} else {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
