@@ -84,6 +84,13 @@
 //     TTFT-qualified load from an M/M/c queue of the batch's seats against
 //     the queue budget a busy replica's TTFT floor leaves; the utilisation
 //     of an offered load.
+//   - disagg.go: Disaggregated, a prefill pool's replica and a decode
+//     pool's joined by a KV link, and its DisaggEstimate: the prefill-pool
+//     capacity (prompts/s over the scheduler's cycle of budget-filling
+//     steps), the decode-pool capacity (the batch turning over every
+//     output − 1 decode steps), the link's transfer time and bound, the
+//     balancing P:D ratio; Fleet and Split, a fleet of whole replicas
+//     bound by the least of its pools and its link.
 //   - numbers.go, shape.go, units.go: shared helpers.
 //
 // Every model is a plain struct with a documented zero value and a Validate
