@@ -19,12 +19,12 @@ import (
 // each request's prompt KV from the prefill pool to the decode pool.
 //
 // A request is prefilled by a prefill replica, which samples its first
-// token (its TTFT ends there, as servesim's pools and vLLM's disaggregated
-// serving count it); its prompt's KV then crosses the link and a decode
-// replica produces the other OutputTokens − 1 tokens. The two replicas'
-// operating points must describe the same requests (PromptTokens and
-// OutputTokens agree); each pool reads its own limits (batch, token
-// budget, chunk cap) and its own KV cache.
+// token (its TTFT ends there, as servesim's pools count it); its prompt's
+// KV then crosses the link and a decode replica produces the other
+// OutputTokens − 1 tokens. The two replicas' operating points must
+// describe the same requests (PromptTokens and OutputTokens agree); each
+// pool reads its own limits (batch, token budget, chunk cap) and its own
+// KV cache.
 //
 // The zero Disaggregated is invalid (its replicas are); start from
 // AtlasTP4 for both pools and edit fields.
@@ -96,7 +96,7 @@ func (e DisaggEstimate) Figures() []Figure {
 // The prefill capacity is what one prefill replica sustains when prompts
 // wait for it without end: its scheduler fills every step from the queue
 // as the engine's does (vLLM V1's schedule(), vllm/v1/core/sched/
-// scheduler.py: prompts in prefill first, each min(remaining, chunk cap,
+// scheduler.py at 28be48fa9: prompts in prefill first, each min(remaining, chunk cap,
 // budget left), then new prompts while the budget and the seats last), so
 // prompts share a step's fixed cost. It is priced by the prefill replica's
 // cost model over the scheduler's cycle of steps, each chunk on the
@@ -111,17 +111,20 @@ func (e DisaggEstimate) Figures() []Figure {
 //
 // The decode capacity is one decode replica's batch turning over every
 // OutputTokens − 1 decode steps: the first token came from the prefill
-// pool. (vLLM's decode instance recomputes the last prompt token to sample
-// its next one, scheduler.py's _update_waiting_for_remote_kv, "on a full
-// prompt hit, we need to re-compute the last token": one token more, in a
-// step the decodes share.) The batch is bounded by the sequences of
-// SeqTokens its KV cache holds, as the co-located estimate bounds it.
+// pool, as servesim's pools count it. (vLLM's decode instance, once the
+// KV has landed, recomputes the last prompt token "in order to be able to
+// sample the next token", scheduler.py's _update_waiting_for_remote_kv at
+// vLLM 28be48fa9, and samples the first token again itself: there a
+// request takes one decode step more, OutputTokens of them.) The batch is
+// bounded by the sequences of SeqTokens its KV cache holds (the
+// co-located estimate's KV concurrency).
 //
 // In this arithmetic splitting moves no capacity: the balanced fleet's
 // time per request, 1/prefill + 1/decode, is the co-located serving
 // capacity's prefill(prompt) + OutputTokens × decode step / batch less the
-// one decode step the prefill pool's first token saves, when the prefill
-// pool's steps cost what a lone prompt's does. What disaggregation buys
+// share of one decode step, decode step / batch, that the prefill pool's
+// first token saves, when the prefill pool's steps cost what a lone
+// prompt's does. What disaggregation buys
 // is in latency (no prefill in a decode step, hence every ITL the pure
 // decode step) and in each pool's hardware and limits; a simulation
 // measures it.
