@@ -170,7 +170,7 @@ func (d Disaggregated) prefillPool(e *DisaggEstimate) error {
 	limits := p.limits()
 	if fit < float64(seats) {
 		seats = int(fit)
-		limits += fmt.Sprintf(", %d prompts in prefill at once: all the KV cache holds", seats)
+		limits += fmt.Sprintf(", %s in prefill at once: all the KV cache holds", plural(seats, "prompt"))
 	}
 	c := p.prefillCycle(r.cost(), seats)
 	ms := c.ns / 1e6

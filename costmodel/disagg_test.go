@@ -104,7 +104,7 @@ func TestDisaggPrefillPoolFillsTheBudget(t *testing.T) {
 	// a lone prompt, the co-located estimate's 90 ms prefill.
 	e = at(func(p *costmodel.Replica) { p.Hardware.KVCapacity = 2000 * 81920 })
 	assert.InDelta(t, 1/0.090, e.PrefillCapacity.Value, 1e-9, "one prompt at a time")
-	assert.Contains(t, e.PrefillCapacity.Basis, "1 prompts in prefill at once: all the KV cache holds")
+	assert.Contains(t, e.PrefillCapacity.Basis, "1 prompt in prefill at once: all the KV cache holds")
 	// A prompt whose cycle outlasts 16,384 steps (16,411 tokens against
 	// 2,048 a step close one only after 16,411 steps) is priced over the
 	// steps run: with Frozen every one of them is full, so the figure is
