@@ -25,6 +25,11 @@
 //     caches as they are (the zero value); ApproxView, SGLang's tree of
 //     what each router instance routed, pruned on a timer; EventsView,
 //     llm-d's index of the replicas' KV events, late by a declared lag.
+//   - transfer.go: Link, the path a prefill pool's KV takes to a decode
+//     pool (bandwidth, latency, FIFO or fair sharing; which real
+//     connectors behave which way), and the state of its transfers that
+//     the runner drives: landing instants, bytes moved and busy time over
+//     the window.
 //   - The runner, one concern per file: run.go, the event loop and when it
 //     stops; intake.go, the source, routing each arrival, client
 //     deadlines; replica.go, each replica's engine and its move in flight;
