@@ -798,3 +798,29 @@ func FuzzTransfers(f *testing.F) {
 		checkAgainstRef(t, l, opens, closes, ops, n)
 	})
 }
+
+// BenchmarkLink is a transfer's cost to the event loop: start, next,
+// land, with 32 in flight at once (and one cancel in 32).
+func BenchmarkLink(b *testing.B) {
+	for _, s := range []LinkSharing{LinkFIFO, LinkFair} {
+		b.Run(s.String(), func(b *testing.B) {
+			tr := newTransfers(Link{Bandwidth: 50e9, Latency: 20 * time.Microsecond, Sharing: s}, 0, Unbounded)
+			var now time.Duration
+			out := make([]int32, 0, 64)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				id := int32(i % 32)
+				tr.start(now, id, 163_840_000+int64(id)*81920)
+				now += 100 * time.Microsecond
+				if id == 31 {
+					tr.cancel(now, 30)
+				}
+				for tr.inFlight() >= 32 || id == 31 && tr.inFlight() > 0 {
+					at, _ := tr.next()
+					now = max(now, at)
+					out = tr.land(now, out[:0])
+				}
+			}
+		})
+	}
+}
