@@ -68,7 +68,11 @@ const MaxTransferBytes = 1_000_000_000_000
 // effective Latency and a larger Bandwidth stand for it.
 type Link struct {
 	// Bandwidth in bytes per second; 0 means unbounded (a transfer takes
-	// Latency only). At least MinLinkBandwidth when set.
+	// Latency only). At least MinLinkBandwidth when set. As in
+	// costmodel.Disaggregated.LinkBandwidth, it is one accelerator's
+	// path, and a transfer's bytes are the per-accelerator KV bytes per
+	// token × the prompt: each tensor-parallel rank moves its own shard,
+	// all at once.
 	Bandwidth float64
 	// Latency is each transfer's fixed time (setup, first byte), not
 	// occupying the link's bandwidth; at most MaxDuration.
