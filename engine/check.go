@@ -32,6 +32,10 @@ func (e *Engine) Check() error {
 	c.runningMarkedRunning()
 	c.waitingMarkedWaiting()
 	c.waitingHoldNothing()
+	c.remoteInTheirLists()
+	c.remoteHoldTheirSequence()
+	c.remoteNotScheduledBeforeLanded()
+	c.landedInPolicyOrder()
 	// The waiting queue's order.
 	c.waitingHeapKeyed()
 	c.waitingHeapOrdered()
@@ -125,6 +129,14 @@ func (e *Engine) newChecker() *checker {
 			c.refs[id]++
 		}
 	}
+	for _, list := range [...][]*seq{e.reserved, e.landed} { // they hold blocks too
+		for _, s := range list {
+			c.anon += s.anon
+			for _, id := range s.ids {
+				c.refs[id]++
+			}
+		}
+	}
 	return c
 }
 
@@ -167,6 +179,12 @@ func (c *checker) eachHeld(f func(s *seq)) {
 			f(s)
 		}
 	}
+	for _, s := range e.reserved {
+		f(s)
+	}
+	for _, s := range e.landed {
+		f(s)
+	}
 }
 
 // eachRequestInOnePlace: every request held is in exactly one place (the
@@ -174,7 +192,7 @@ func (c *checker) eachHeld(f func(s *seq)) {
 // and the lookup table holds exactly those, each under its own Ref.
 func (c *checker) eachRequestInOnePlace() {
 	e := c.e
-	where := [...]string{1: "running", 2: "waiting"}
+	where := [...]string{1: "running", 2: "waiting", 3: "reserved", 4: "landed"}
 	seen := 0
 	visit := func(s *seq, in uint8, twice func(s *seq)) {
 		if s.checkGen == c.gen {
@@ -201,6 +219,12 @@ func (c *checker) eachRequestInOnePlace() {
 		if s := q.run[i].s; s != nil {
 			visit(s, 2, waiting)
 		}
+	}
+	for _, s := range e.reserved {
+		visit(s, 3, func(s *seq) { c.bad("request %d reserved and %s", s.req.Ref, where[s.checkIn]) })
+	}
+	for _, s := range e.landed {
+		visit(s, 4, func(s *seq) { c.bad("request %d landed and %s", s.req.Ref, where[s.checkIn]) })
 	}
 	if seen != e.reqs.len() {
 		c.bad("%d requests in queues but %d in the lookup table", seen, e.reqs.len())
@@ -265,6 +289,89 @@ func (c *checker) waitingHoldNothing() {
 	for i := q.head; i < len(q.run); i++ {
 		if s := q.run[i].s; s != nil {
 			check(s)
+		}
+	}
+}
+
+// remoteInTheirLists: a reserved request is marked reserved and is
+// Remote, a landed one marked landed; every request in the waiting queue
+// or running has no reserved or landed stage.
+func (c *checker) remoteInTheirLists() {
+	e := c.e
+	for _, s := range e.reserved {
+		if s.phase != phaseReserved || s.rstate != remoteReserved || !s.req.Remote {
+			c.badRequest(s, "reserved but marked phase %d, stage %d, Remote %v", s.phase, s.rstate, s.req.Remote)
+		}
+	}
+	for _, s := range e.landed {
+		if s.phase != phaseLanded || s.rstate != remoteLanded || !s.req.Remote {
+			c.badRequest(s, "landed but marked phase %d, stage %d, Remote %v", s.phase, s.rstate, s.req.Remote)
+		}
+	}
+	c.eachHeld(func(s *seq) {
+		if (s.phase == phaseWaiting || s.phase == phaseRunning) && (s.rstate == remoteReserved || s.rstate == remoteLanded) {
+			c.badRequest(s, "phase %d with the Remote stage %d", s.phase, s.rstate)
+		}
+		if s.rstate != remoteNone && (!s.req.Remote || !e.cfg.RemoteKV) {
+			c.badRequest(s, "Remote stage %d, Remote %v, Config.RemoteKV %v", s.rstate, s.req.Remote, e.cfg.RemoteKV)
+		}
+	})
+}
+
+// remoteHoldTheirSequence: a Remote request not yet reserved holds no
+// block, has its first output token (emitted 1) and nothing computed; a
+// reserved one holds the blocks of its whole known sequence (counted as
+// used, so held + free = total still holds) with only its prefix-cache
+// hits computed; a landed one holds them with its prompt computed; none
+// of them has started.
+func (c *checker) remoteHoldTheirSequence() {
+	e := c.e
+	c.eachHeld(func(s *seq) {
+		switch s.rstate {
+		case remoteNone:
+			return
+		case remoteWaiting:
+			if s.blocks() != 0 || s.computed != 0 {
+				c.badRequest(s, "Remote, not reserved, holds %d blocks, %d computed", s.blocks(), s.computed)
+			}
+		case remoteReserved:
+			if s.computed != s.cached || s.computed >= s.req.Input {
+				c.badRequest(s, "reserved with %d computed, %d cached of its prompt of %d", s.computed, s.cached, s.req.Input)
+			}
+		case remoteLanded:
+			if s.computed != s.req.Input {
+				c.badRequest(s, "landed with %d of its prompt of %d computed", s.computed, s.req.Input)
+			}
+		}
+		if s.rstate != remoteWaiting && s.blocks() != e.blocksFor(s.known) {
+			c.badRequest(s, "Remote, stage %d, holds %d blocks for its %d known tokens", s.rstate, s.blocks(), s.known)
+		}
+		if s.started || s.emitted != 1 || s.sched != 0 {
+			c.badRequest(s, "Remote, stage %d, started %v, emitted %d, scheduled %d", s.rstate, s.started, s.emitted, s.sched)
+		}
+	})
+}
+
+// remoteNotScheduledBeforeLanded: no request in the step in flight is a
+// Remote request waiting for its blocks or its KV; a Remote request
+// admitted had its KV landed (computed its prompt) and was scheduled as a
+// decode.
+func (c *checker) remoteNotScheduledBeforeLanded() {
+	for _, s := range c.e.sched {
+		if s.rstate != remoteNone {
+			c.badRequest(s, "scheduled at the Remote stage %d, before its KV landed", s.rstate)
+		}
+	}
+}
+
+// landedInPolicyOrder: the landed requests wait in policy order (Add
+// order under FCFS).
+func (c *checker) landedInPolicyOrder() {
+	e := c.e
+	for i := 1; i < len(e.landed); i++ {
+		a, b := e.landed[i-1], e.landed[i]
+		if e.landedBefore(b.queued(), b, a) {
+			c.bad("landed request %d waits after %d, which the policy admits later", a.req.Ref, b.req.Ref)
 		}
 	}
 }
@@ -392,6 +499,9 @@ func (c *checker) blocksCoverTokens() {
 		ahead := max(s.sched, s.look) // tokens whose blocks are taken beyond those computed
 		if e.lazy && s.sched > 0 {
 			ahead = e.runAlloc // a run takes its blocks step by step
+		}
+		if s.rstate == remoteReserved || s.rstate == remoteLanded {
+			ahead = s.known - s.computed // reserved for its whole known sequence
 		}
 		if anon, want := e.anonOf(s), e.blocksFor(s.computed+ahead); len(s.ids)+anon != want || anon < 0 {
 			c.badRequest(s, "holds %d cached + %d anonymous blocks for %d tokens, want %d", len(s.ids), anon, s.computed+ahead, want)

@@ -48,6 +48,33 @@ func checkedFCFS(t *testing.T) *Engine {
 	return e
 }
 
+// checkedRemote is an engine taking Remote requests (KVBlocks 64) after
+// one empty step that reserved three prompts of 40 tokens (3 blocks each,
+// for 41 tokens) and stopped at a fourth of 1,000 (63 blocks, 55 free),
+// two of the three landed since.
+func checkedRemote(t *testing.T) *Engine {
+	t.Helper()
+	e, err := New(Config{MaxSeqs: 4, KVBlocks: 64, RemoteKV: true}, nil)
+	require.NoError(t, err)
+	for _, r := range []Request{{Ref: 1, Input: 40}, {Ref: 2, Input: 40}, {Ref: 4, Input: 40}, {Ref: 3, Input: 1000}} {
+		r.Output, r.Remote = 5, true
+		require.NoError(t, e.Add(0, r))
+	}
+	p, err := e.Schedule(0)
+	require.NoError(t, err)
+	require.Equal(t, []Reservation{{Ref: 1, Tokens: 40}, {Ref: 2, Tokens: 40}, {Ref: 4, Tokens: 40}}, p.Reserved)
+	_, err = e.Complete(p.End)
+	require.NoError(t, err)
+	require.NoError(t, e.Land(p.End, 2))
+	require.NoError(t, e.Land(p.End, 1))
+	require.Len(t, e.reserved, 1)
+	require.Len(t, e.landed, 2)
+	require.Equal(t, 1, e.waiting.len())
+	require.Equal(t, 55, e.FreeBlocks())
+	require.NoError(t, e.Check())
+	return e
+}
+
 // checkedPriority is an engine under the Priority policy running one
 // request, three waiting in its heap with their keys.
 func checkedPriority(t *testing.T) *Engine {
@@ -102,6 +129,22 @@ func TestEachInvariantFires(t *testing.T) {
 			s.computed, s.anon = 16, 1 // one block for its tokens computed
 			e.outstanding -= 16        // which it no longer asks for
 			return []string{"engine: waiting request 20 holds 1 blocks and 16 computed tokens"}
+		}},
+		{"remoteInTheirLists", checkedRemote, func(t *testing.T, e *Engine) []string {
+			e.landed[0].phase = phaseReserved
+			return []string{"engine: request 1: landed but marked phase 2, stage 3, Remote true"}
+		}},
+		{"remoteHoldTheirSequence", checkedRemote, func(t *testing.T, e *Engine) []string {
+			e.reserved[0].started = true
+			return []string{"engine: request 4: Remote, stage 2, started true, emitted 1, scheduled 0"}
+		}},
+		{"remoteNotScheduledBeforeLanded", checkedRemote, func(t *testing.T, e *Engine) []string {
+			e.sched = append(e.sched, e.reserved[0])
+			return []string{"engine: request 4: scheduled at the Remote stage 2, before its KV landed"}
+		}},
+		{"landedInPolicyOrder", checkedRemote, func(t *testing.T, e *Engine) []string {
+			e.landed[0], e.landed[1] = e.landed[1], e.landed[0]
+			return []string{"engine: landed request 2 waits after 1, which the policy admits later"}
 		}},
 		{"waitingHeapKeyed", checkedPriority, func(t *testing.T, e *Engine) []string {
 			q := &e.waiting
@@ -327,7 +370,7 @@ func TestEachInvariantFires(t *testing.T) {
 		})
 	}
 	invariants := checkedInvariants(t)
-	require.Len(t, invariants, 38)
+	require.Len(t, invariants, 42)
 	for _, name := range invariants {
 		assert.True(t, tested[name], "no case corrupts %s", name)
 	}

@@ -126,6 +126,13 @@ type Config struct {
 	// step emits those plus the token it samples, as one streamed chunk.
 	// Such steps are planned one at a time (ScheduleUntil plans no runs).
 	SpeculativeTokens int
+	// RemoteKV lets the engine take Remote requests (vLLM's
+	// kv_transfer_config kv_role "kv_consumer"/"kv_both"): requests whose
+	// prompt's KV another replica computed and a transfer brings
+	// (Request.Remote, Land, remote.go). The zero value refuses them (Add
+	// returns ErrRemoteOff). It turns the fast paths off (FastPaths): a
+	// transfer lands between steps, so a driver plans one step a move.
+	RemoteKV bool
 }
 
 // WithDefaults returns c with every zero field set to its documented

@@ -33,6 +33,9 @@
 //   - policy.go: the waiting-queue order (FCFS, Priority, ShortestPrompt,
 //     EarliestDeadline, PolicyFunc).
 //   - kv.go, prefix.go: block accounting and the prefix cache.
+//   - remote.go: Remote requests, whose prompt's KV another replica
+//     computed (prefill/decode disaggregation): their blocks reserved by
+//     the waiting loop (Plan.Reserved), Land, their admission after it.
 //   - run.go: a run of identical decode steps planned as one move, its
 //     blocks taken step by step, collected (Runner.CompleteUntil) and cut
 //     short (Runner.Truncate) where the driver says something happened.
@@ -82,7 +85,7 @@
 // # The basic contract
 //
 // A driver that keeps these rules, and uses only New, Add, Schedule,
-// Complete, Abort, the read-only queries (Waiting, Running, FreeBlocks,
+// Complete, Abort, Land, the read-only queries (Waiting, Running, FreeBlocks,
 // CachedBlocks, EvictableBlocks, Busy, AtSeqCap, Idle, Outstanding,
 // CachedPrefix, CachedKeys, Config, FastPaths), Scheduled, Check, RecordSteps,
 // SetAcceptor and Warm, gets every emit in every Outcome and every
@@ -90,21 +93,26 @@
 //
 //  1. One step is in flight at most: Schedule plans one when none is
 //     (ErrStepInFlight otherwise), or returns nil when the engine holds
-//     no request; Complete ends it (ErrNoStepInFlight with none), at its
-//     End. Every plan is one step (Plan.Steps 1).
+//     no request, or when nothing it holds can run until the KV of a
+//     Remote request lands (Land); Complete ends it (ErrNoStepInFlight
+//     with none), at its End. Every plan is one step (Plan.Steps 1).
 //  2. The instants a driver passes never go back: a Schedule is at or
 //     after the End of the step completed before it, an Add or Abort at
 //     or after the last instant named. The engine orders requests by
 //     call order, not by instant.
-//  3. Add and Abort may come at any instant, a step in flight or not. A
+//  3. Add, Abort and Land may come at any instant, a step in flight or
+//     not (a landed request waits for the next plan). A
 //     request added while a step is in flight waits for the next plan;
 //     one aborted while in the step in flight has its work discarded
 //     (Complete reports nothing for it). Abort of a request the engine no
 //     longer holds is refused (ErrUnknownRef).
 //  4. Every request Add accepts ends exactly once: by the Emit of its
 //     last token (Emit.Done, after exactly its Output tokens, or
-//     MaxModelLen − Input if fewer: Config.ServedOutput) or by an
-//     accepted Abort. A rejected Add (the error says why) holds nothing.
+//     MaxModelLen − Input if fewer: Config.ServedOutput; a Remote
+//     request, whose first token the prefill replica emitted, after
+//     ServedOutput − 1, none of them First) or by an accepted Abort. A
+//     Remote request's blocks are reserved by a plan (Plan.Reserved) and
+//     it runs only after its Land. A rejected Add (the error says why) holds nothing.
 //  5. While a step is in flight, Scheduled names each request it
 //     scheduled once, with its tokens (they sum to Plan.Batch.Tokens()),
 //     and an Outcome emits only for those, each emit listed.
@@ -286,6 +294,20 @@
 //     0.19; vLLM's main (PR #42656, May 2026) puts them at the head.
 //   - AdmitOnFirstChunk is vLLM before 0.19, whose scheduler_reserve_full_isl
 //     (PR #37307, default on) gates admission on the whole sequence.
+//   - A Remote request (remote.go; vLLM's KV connector, kv_consumer):
+//     once its KV lands, its first step here decodes its first output
+//     token at context Input, priced as a decode; vLLM instead recomputes
+//     the last prompt token as a one-token prefill
+//     (_update_waiting_for_remote_kv, num_computed_tokens −= 1 on a full
+//     hit), because servesim's cost models would charge that token a
+//     prefill chunk's fixed cost (Atlas: 20 ms) where the GPU does a
+//     decode's work. Its reservation holds the blocks of its prompt and
+//     of that first token (the whole sequence the gate counts), and
+//     landed requests are admitted before the waiting queue under every
+//     policy: a landed request then needs no block to run, so the
+//     blocks that reservations hold never stall a replica with nothing
+//     running. vLLM does the same under FCFS (skipped_waiting before
+//     waiting) and compares the two queues' heads under priority.
 //   - With DisableChunkedPrefill, vLLM requires max_num_batched_tokens >=
 //     max_model_len at startup (config/scheduler.py); servesim, whose
 //     MaxModelLen defaults to the whole KV capacity, instead refuses at

@@ -25,6 +25,7 @@ type Engine struct {
 	// (e.running, e.plan).
 	kvState                // the KV blocks and the prefix cache (kv.go, prefix.go)
 	queues                 // the requests held: by Ref, waiting, running (here)
+	remoteState            // Remote requests reserved or landed (remote.go)
 	scheduling             // the step planned and in flight: plan, outcome, batch (schedule.go)
 	runState               // the run of decode steps in flight (run.go, residues.go)
 	co           cohort    // the running requests in a decode streak (cohort.go)
@@ -66,6 +67,11 @@ type Plan struct {
 	Cached  []int
 	// Preempted lists requests preempted (recompute) while planning it.
 	Preempted []int32
+	// Reserved lists the Remote requests whose blocks this plan reserved,
+	// in the order the waiting loop reached them: their transfers start
+	// at Plan.Start. A plan that only reserves is an empty step (1 µs, no
+	// forward pass).
+	Reserved []Reservation
 	// Cohort is the number of decodes of the engine's decode cohort the
 	// step has besides those in Batch.Decode, whose contexts it does not
 	// list (see Runner.OmitStreaks): 0 unless the driver asked for streaks to be
@@ -184,11 +190,13 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 // Config returns the configuration with defaults filled in.
 func (e *Engine) Config() Config { return e.cfg }
 
-// Waiting and Running are the lengths of the two queues. FreeBlocks is the
+// Waiting and Running are the lengths of the two queues (Waiting counts
+// Remote requests reserved or landed as waiting, as vLLM counts
+// skipped_waiting). FreeBlocks is the
 // number of KV blocks no request holds (what an allocation may draw on);
 // CachedBlocks is the number carrying cached content, held or free, and
 // EvictableBlocks the cached ones among the free.
-func (e *Engine) Waiting() int         { return e.waiting.len() }
+func (e *Engine) Waiting() int         { return e.waiting.len() + len(e.reserved) + len(e.landed) }
 func (e *Engine) Running() int         { return e.nrunning() }
 func (e *Engine) FreeBlocks() int      { return e.pool.free() }
 func (e *Engine) CachedBlocks() int    { return e.pool.cached }
@@ -243,6 +251,11 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 	// Its peak, Input + Output − 1 < MaxModelLen <= KVBlocks × BlockSize
 	// tokens, fits the cache.
 	r.Output = min(r.Output, e.cfg.MaxModelLen-r.Input)
+	if r.Remote {
+		if err := e.checkRemote(&r); err != nil {
+			return err
+		}
+	}
 	if e.cfg.DisableChunkedPrefill && r.Input+r.Output-1 > e.cfg.MaxBatchedTokens {
 		return ErrExceedsBudget
 	}
@@ -251,6 +264,9 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 	}
 	s := e.newSeq() // as recycle leaves it: only its own fields to write
 	s.req, s.order, s.known = r, e.nextSeq, r.Input
+	if r.Remote {
+		e.addRemote(s)
+	}
 	s.shared = e.sharedBlocks(&s.req)
 	e.outstanding += s.left()
 	e.nextSeq++
@@ -320,6 +336,8 @@ func (e *Engine) Abort(now time.Duration, ref int32) error {
 		e.removeRunning(s)
 		e.leaveResidues(s)
 		e.drop(s)
+	case phaseReserved, phaseLanded:
+		e.abortRemote(s)
 	}
 	if s.sched > 0 {
 		if e.lazy {

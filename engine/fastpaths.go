@@ -66,6 +66,7 @@ const (
 	whyReadsCtx    = "the model reads decode contexts (not costmodel.ContextFree)"
 	whySlowTwin    = "turned off for the tests' slow twin"
 	whyKVEvents    = "KV events are published (PublishKVEvents): each step's evictions carry its start"
+	whyRemote      = "remote KV (Config.RemoteKV): a transfer lands between steps"
 )
 
 // fastPaths is the engine's decision, written only by decideFast. The
@@ -112,6 +113,16 @@ func (e *Engine) decideFast() {
 	}
 	if !f.omitAsked {
 		off(pathStreaks, whyNoOmit)
+	}
+	if e.cfg.RemoteKV {
+		// A Land changes the next plan like an arrival, and a landed
+		// request's first emit is not its first: every move is one step,
+		// every emit listed, every request kept apart (remote.go).
+		for p := range numPaths {
+			if p != pathFCFSRun {
+				off(p, whyRemote)
+			}
+		}
 	}
 	if !e.residuesServe() {
 		off(pathResidues, fmt.Sprintf("BlockSize %d is not a power of two up to %d", e.cfg.BlockSize, maxResidueBlock))

@@ -75,6 +75,14 @@ func TestFastPathsSayWhyTheyAreOff(t *testing.T) {
 		// V1 without chunked prefill schedules its running requests as
 		// with it: every path serves it.
 		{"chunked prefill off", Config{DisableChunkedPrefill: true}, nil, true, with(map[string]string{})},
+		{"remote KV", Config{RemoteKV: true}, nil, true, with(map[string]string{
+			"runs":     "remote KV (Config.RemoteKV): a transfer lands between steps",
+			"residues": "remote KV (Config.RemoteKV): a transfer lands between steps",
+			"streaks":  "remote KV (Config.RemoteKV): a transfer lands between steps",
+			"cohort":   "remote KV (Config.RemoteKV): a transfer lands between steps",
+			"continue": "remote KV (Config.RemoteKV): a transfer lands between steps",
+			"joins":    "remote KV (Config.RemoteKV): a transfer lands between steps",
+		})},
 		{"the Priority policy", Config{Policy: Priority{}}, nil, true, with(map[string]string{
 			"fcfs-run": "policy engine.Priority is not FCFS: the waiting queue is one heap",
 		})},

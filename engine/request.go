@@ -37,6 +37,15 @@ type Request struct {
 	// blocks are the request's own. (Declared beside OutputKnown, whose
 	// padding it fills: a Request is copied once a request.)
 	PrefixCoversOutput bool
+	// Remote says another replica prefilled the request: it computed the
+	// prompt's KV and sampled the first output token. The engine reserves
+	// blocks for the prompt when its waiting queue reaches it, the driver
+	// moves the KV (Plan.Reserved says how many tokens) and calls Land; the
+	// engine then decodes the remaining ServedOutput−1 tokens. Emits of a
+	// Remote request are never First. It needs Config.RemoteKV
+	// (ErrRemoteOff otherwise) and ServedOutput >= 2 (ErrInvalidRequest
+	// otherwise: nothing would be left to decode). See remote.go.
+	Remote bool
 	// Deadline is the instant the first token is due, for
 	// EarliestDeadline; 0 means none. It must not precede Arrival.
 	Deadline time.Duration
@@ -91,6 +100,8 @@ type phase uint8
 const (
 	phaseWaiting phase = iota
 	phaseRunning
+	phaseReserved // a Remote request's blocks reserved, its KV in transfer (remote.go)
+	phaseLanded   // a Remote request's KV landed, waiting for admission (remote.go)
 )
 
 // seq is the engine's state for one request.
@@ -98,10 +109,11 @@ type seq struct {
 	req      Request
 	order    uint64 // Add order
 	phase    phase
-	known    int // prompt + tokens emitted: the tokens that exist
-	computed int // tokens in KV
-	emitted  int // output tokens emitted so far
-	heapIdx  int // index in the waiting heap, runIdx of its index in the FCFS run, -1 when not waiting
+	rstate   uint8 // a Remote request's stage (remote.go); 0 for any other
+	known    int   // prompt + tokens emitted: the tokens that exist
+	computed int   // tokens in KV
+	emitted  int   // output tokens emitted so far
+	heapIdx  int   // index in the waiting heap, runIdx of its index in the FCFS run, -1 when not waiting
 	started  bool
 	preempts int
 	sched    int    // tokens scheduled in the step in flight; 0 if none

@@ -63,7 +63,16 @@ func (e *Engine) scheduleUntil(now, until time.Duration) (*Plan, error) {
 		// (the model runner returns EMPTY_MODEL_RUNNER_OUTPUT); it lasts
 		// emptyStep. Each empty step preempts a request, so within
 		// MaxSeqs of them nothing runs and the waiting head is admitted.
-		if len(e.plan.Preempted) == 0 {
+		//
+		// A plan that only reserved blocks for Remote requests is empty
+		// too: vLLM runs the step without a forward pass to start the
+		// loads (kv_connector_no_forward). With nothing reserved either,
+		// the requests that could run wait for their KV to land
+		// (remote.go): there is no step until a Land.
+		if len(e.plan.Preempted) == 0 && len(e.plan.Reserved) == 0 {
+			if e.waitingKV() {
+				return nil, nil
+			}
 			panic("engine: invariant progress broken: requests held but no step could be planned")
 		}
 		e.plan.StepTime = emptyStep
@@ -107,6 +116,7 @@ func (e *Engine) resetPlan(now time.Duration) {
 	e.plan.Started = e.plan.Started[:0]
 	e.plan.Cached = e.plan.Cached[:0]
 	e.plan.Preempted = e.plan.Preempted[:0]
+	e.plan.Reserved = e.plan.Reserved[:0]
 	e.plan.Cohort = 0
 	e.resetResidues() // before inline is reset: it reads the last plan's
 	e.inline, e.minLeft = 0, math.MaxInt
@@ -175,6 +185,12 @@ func (e *Engine) planChunked() int {
 	if len(e.plan.Preempted) > 0 {
 		return i
 	}
+	if len(e.landed) > 0 {
+		var ok bool
+		if budget, ok = e.admitLanded(budget); !ok {
+			return i
+		}
+	}
 	for e.waiting.len() > 0 && budget > 0 && e.nrunning() < e.cfg.MaxSeqs {
 		n, ok := e.tryAdmit(budget, e.cfg.DisableChunkedPrefill)
 		if !ok {
@@ -221,6 +237,9 @@ func (e *Engine) newTokens(s *seq, computed int) int {
 // watermark is waived, since nothing else could free a block.
 func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 	s := e.waiting.peek()
+	if s.rstate != remoteNone { // a Remote request: reserve its blocks, no token
+		return 0, e.reserve(s)
+	}
 	hit, pinned := e.hits(s)
 	tokens := len(hit) * e.cfg.BlockSize
 	// Admission schedules no drafts, as vLLM's waiting loop asks for

@@ -101,6 +101,8 @@ func (e *Engine) scheduled(dst []Scheduled, admitted uint64) []Scheduled {
 			k, cached = ScheduledNew, s.computed // admitted with nothing computed but its hits
 			if s.preempts > 0 {
 				k = ScheduledResumed
+			} else {
+				cached = s.cached // a landed Remote request computed its prompt by transfer
 			}
 		}
 		dst = append(dst, Scheduled{Ref: s.req.Ref, Tokens: s.sched, Computed: s.computed, Cached: cached,

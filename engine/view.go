@@ -7,7 +7,8 @@ import "time"
 
 // Outstanding is the work the engine holds at instant t, in tokens: the
 // prompt tokens not yet in KV and the output tokens not yet emitted, over
-// every request it holds. Inside a run it counts the tokens of the steps
+// every request it holds (a Remote request's prompt counts until its KV
+// lands: the replica still waits for it). Inside a run it counts the tokens of the steps
 // that ended by t as emitted, as a step-by-step engine would.
 func (e *Engine) Outstanding(t time.Duration) int {
 	if !e.inFlight || !e.lazy || t < e.plan.Start+e.plan.StepTime {

@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Remote requests: the decode side of prefill/decode disaggregation.
+//
+// Another replica prefilled the request: it computed the prompt's KV and
+// sampled the first output token. This replica reserves blocks for the
+// prompt, the driver moves the KV into them and says when it landed
+// (Land), and the request then decodes its remaining output here. It
+// mirrors vLLM V1's KV-connector flow on the consumer side (checked
+// against the vLLM snapshot of 24 May 2026, commit 28be48fa,
+// vllm/v1/core/sched/scheduler.py and
+// vllm/distributed/kv_transfer/kv_connector/v1/nixl/scheduler.py):
+//
+//   - The waiting loop reaches the request (scheduler.py, schedule(), the
+//     waiting loop, around lines 548-767). Its local prefix-cache hits
+//     come first (get_computed_blocks, leaving at least one prompt token:
+//     max_cache_hit_length = num_tokens − 1), then the connector reports
+//     the rest of the prompt as held remotely and loaded asynchronously
+//     (NixlConnectorScheduler.get_num_new_matched_tokens: count =
+//     len(prompt) − num_computed_tokens, returned with load_kv_async =
+//     True when count > 0).
+//   - With load_kv_async, num_new_tokens = 0: the request asks no token
+//     budget, and allocate_slots reserves its blocks under the usual gate
+//     (full_sequence_must_fit), caching none of them yet
+//     (delay_cache_blocks). If they do not fit, admission stops there
+//     ("if new_blocks is None: break"). If they do, the request leaves the
+//     waiting queue in RequestStatus.WAITING_FOR_REMOTE_KVS, into
+//     skipped_waiting, holding its blocks, and the loop goes on ("continue"
+//     before self.running.append): it takes no sequence slot.
+//   - When the connector reports the load finished (finished_recving,
+//     _update_from_kv_xfer_finished), _update_waiting_for_remote_kv caches
+//     the loaded blocks (kv_cache_manager.cache_blocks) and the request
+//     becomes schedulable again; it is then scheduled with those tokens
+//     computed (a new request, scheduled_new_reqs).
+//   - A step that schedules no token but starts loads still runs: the GPU
+//     model runner calls kv_connector_no_forward
+//     (vllm/v1/worker/gpu_model_runner.py, execute_model), no forward
+//     pass. servesim prices it emptyStep.
+//
+// servesim's differences (listed in doc.go as well): the reservation holds
+// the blocks of the prompt and of the first output token (the whole known
+// sequence the gate counted), so that the request, once landed, needs no
+// block to be admitted; the landed request's first step here is a decode
+// of its first output token at context Input, where vLLM recomputes the
+// last prompt token as a one-token prefill (num_computed_tokens −= 1 on a
+// full hit); and landed requests are admitted before the waiting queue
+// under every policy (vLLM: under FCFS, skipped_waiting before waiting;
+// under priority it compares the two heads).
+
+// ErrRemoteOff is returned by Add for a Remote request when
+// Config.RemoteKV is off.
+var ErrRemoteOff = errors.New("engine: Remote request with Config.RemoteKV off (the replica is no KV consumer)")
+
+// ErrNotReserved is returned by Land for a request that is not reserved
+// (not yet reached by the waiting loop, not Remote, unknown) or has
+// landed already.
+var ErrNotReserved = errors.New("engine: Land of a request whose blocks are not reserved, or that landed already")
+
+// Reservation is a Remote request whose blocks a plan reserved: the
+// driver starts its transfer at Plan.Start and calls Land when it arrives.
+type Reservation struct {
+	Ref int32
+	// Tokens is the prompt tokens whose KV must arrive: Input less Cached
+	// (at least 1, as vLLM's connector loads at least one token).
+	Tokens int
+	// Cached is the prompt tokens this replica's prefix cache held: their
+	// blocks are attached, not transferred.
+	Cached int
+}
+
+// The stages of a Remote request (seq.rstate); 0 is an ordinary request,
+// which a Remote request becomes once admitted after landing.
+const (
+	remoteNone     uint8 = iota
+	remoteWaiting        // in the waiting queue, no blocks reserved yet
+	remoteReserved       // blocks reserved, its KV in transfer (vLLM's WAITING_FOR_REMOTE_KVS)
+	remoteLanded         // its KV landed: waits for admission, holding its blocks
+)
+
+// remoteState is the engine's Remote requests that left the waiting
+// queue: those whose KV is in transfer, in the order they were reserved,
+// and those whose KV landed, in policy order.
+type remoteState struct {
+	reserved []*seq
+	landed   []*seq
+}
+
+// addRemote sets up s, a Remote request Add accepted: its first output
+// token exists (sampled at the prefill replica), none of its tokens is
+// computed here.
+func (e *Engine) addRemote(s *seq) {
+	s.known = s.req.Input + 1
+	s.emitted = 1
+	s.rstate = remoteWaiting
+}
+
+// checkRemote is Add's test of a Remote request r (Output already cut at
+// MaxModelLen).
+func (e *Engine) checkRemote(r *Request) error {
+	if !e.cfg.RemoteKV {
+		return ErrRemoteOff
+	}
+	if r.Output < 2 {
+		return fmt.Errorf("%w: Remote request %d serves %d output token(s): nothing is left to decode after the first (finish it at the prefill replica)", ErrInvalidRequest, r.Ref, r.Output)
+	}
+	return nil
+}
+
+// reserve is the waiting loop's step for s, the Remote request at the
+// head of the waiting queue with no blocks yet: it reserves the blocks of
+// its known sequence (prompt and first output token) less its prefix-cache
+// hits if they fit under the gate, and reports false when they do not
+// (admission stops there). It schedules no token.
+func (e *Engine) reserve(s *seq) bool {
+	hit, pinned := e.hitsBelow(s, s.req.Input) // at least one prompt token arrives by transfer
+	keep := e.wmBlocks
+	if e.nrunning() == 0 {
+		keep = 0
+	}
+	if e.blocksFor(s.known)-len(hit)+pinned+keep > e.available() {
+		return false
+	}
+	e.waiting.pop()
+	e.attach(s, hit)
+	e.take(s, e.need(s, s.known))
+	cached := len(hit) * e.cfg.BlockSize
+	s.cached = cached
+	s.phase, s.rstate = phaseReserved, remoteReserved
+	e.reserved = append(e.reserved, s)
+	e.plan.Reserved = append(e.plan.Reserved, Reservation{Ref: s.req.Ref, Tokens: s.req.Input - cached, Cached: cached})
+	return true
+}
+
+// Land says the KV of Remote request ref arrived at now: its prompt is
+// computed, its blocks of shared content are cached (vLLM's
+// _update_waiting_for_remote_kv), and it waits for admission holding its
+// blocks, ahead of the waiting queue. It is allowed with a step in flight
+// (the request is considered from the next plan). Land of a request that
+// is not reserved, or landed already, is refused (ErrNotReserved). The
+// instant is accepted for symmetry with the other calls.
+func (e *Engine) Land(now time.Duration, ref int32) error {
+	s, ok := e.reqs.get(ref)
+	if !ok || s.rstate != remoteReserved {
+		return fmt.Errorf("%w: %d", ErrNotReserved, ref)
+	}
+	e.reserved = removeSeq(e.reserved, s)
+	e.outstanding -= s.left()
+	s.computed = s.req.Input
+	e.outstanding += s.left()
+	e.publish(s, s.req.Input)
+	s.phase, s.rstate = phaseLanded, remoteLanded
+	// In policy order among the landed (Add order under FCFS).
+	q := s.queued()
+	i := len(e.landed)
+	for i > 0 && e.landedBefore(q, s, e.landed[i-1]) {
+		i--
+	}
+	e.landed = append(e.landed, nil)
+	copy(e.landed[i+1:], e.landed[i:])
+	e.landed[i] = s
+	return nil
+}
+
+// landedBefore reports whether s, with key q, is admitted before t.
+func (e *Engine) landedBefore(q Queued, s, t *seq) bool {
+	if e.fcfs {
+		return s.order < t.order
+	}
+	tq := t.queued()
+	if e.cfg.Policy.Less(q, tq) {
+		return true
+	}
+	return !e.cfg.Policy.Less(tq, q) && s.order < t.order
+}
+
+// admitLanded admits the landed Remote requests, in order, while the
+// budget and the sequence cap allow and their blocks (all held since the
+// reservation) and the watermark fit, each asking one token: the decode
+// of its first output token at context Input. It returns the budget left
+// and false when admission must stop (the watermark did not fit).
+func (e *Engine) admitLanded(budget int) (int, bool) {
+	for len(e.landed) > 0 && budget > 0 && e.nrunning() < e.cfg.MaxSeqs {
+		s := e.landed[0]
+		keep := e.wmBlocks
+		if e.nrunning() == 0 {
+			keep = 0
+		}
+		if e.need(s, s.known)+keep > e.available() {
+			return budget, false
+		}
+		e.landed = removeSeq(e.landed, s)
+		s.phase, s.rstate = phaseRunning, remoteNone
+		s.admitted = e.move + 1
+		e.running = append(e.running, s)
+		e.start(s, s.cached)
+		e.schedule(s, 1)
+		budget--
+	}
+	return budget, true
+}
+
+// abortRemote frees the blocks of s, reserved or landed, and takes it out
+// of its list.
+func (e *Engine) abortRemote(s *seq) {
+	if s.rstate == remoteReserved {
+		e.reserved = removeSeq(e.reserved, s)
+	} else {
+		e.landed = removeSeq(e.landed, s)
+	}
+	e.drop(s)
+}
+
+// removeSeq removes s from list, keeping the order.
+func removeSeq(list []*seq, s *seq) []*seq {
+	for i, x := range list {
+		if x == s {
+			copy(list[i:], list[i+1:])
+			list[len(list)-1] = nil
+			return list[:len(list)-1]
+		}
+	}
+	panic("engine: invariant remote-membership broken: a Remote request is not in its list")
+}
+
+// Reserved is the number of Remote requests whose blocks are reserved and
+// whose KV has not landed yet.
+func (e *Engine) Reserved() int { return len(e.reserved) }
+
+// waitingKV reports whether some request waits for its KV to land: the
+// engine may then hold requests and have no step to plan.
+func (e *Engine) waitingKV() bool { return len(e.reserved) > 0 }
