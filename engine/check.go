@@ -357,6 +357,9 @@ func (c *checker) remoteHoldTheirSequence() {
 // admitted had its KV landed (computed its prompt) and was scheduled as a
 // decode.
 func (c *checker) remoteNotScheduledBeforeLanded() {
+	if !c.e.inFlight {
+		return // sched is the last step's, its requests maybe recycled since
+	}
 	for _, s := range c.e.sched {
 		if s.rstate != remoteNone {
 			c.badRequest(s, "scheduled at the Remote stage %d, before its KV landed", s.rstate)

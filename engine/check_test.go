@@ -139,7 +139,7 @@ func TestEachInvariantFires(t *testing.T) {
 			return []string{"engine: request 4: Remote, stage 2, started true, emitted 1, scheduled 0"}
 		}},
 		{"remoteNotScheduledBeforeLanded", checkedRemote, func(t *testing.T, e *Engine) []string {
-			e.sched = append(e.sched, e.reserved[0])
+			e.sched, e.inFlight = append(e.sched, e.reserved[0]), true
 			return []string{"engine: request 4: scheduled at the Remote stage 2, before its KV landed"}
 		}},
 		{"landedInPolicyOrder", checkedRemote, func(t *testing.T, e *Engine) []string {

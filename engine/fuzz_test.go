@@ -27,7 +27,7 @@ func planShape(p *Plan) any {
 		return nil
 	}
 	return []any{p.Start, p.Steps, p.StepTime, p.End, len(p.Batch.Decode) + p.Cohort, p.Batch.Prefill, p.Batch.Verify,
-		p.Started, p.Cached, p.Preempted}
+		p.Started, p.Cached, p.Preempted, p.Reserved}
 }
 
 // twins is an engine and its slow twin (walkRuns), driven by the same
@@ -69,10 +69,17 @@ var addsCapped int
 // back out of a step that had scheduled them, for the same purpose.
 var plansEmpty, victimsUnscheduled int
 
+// fuzzReserved and fuzzLanded count the Remote requests the
+// scenarios' plans reserved and the Lands the engines accepted.
+var fuzzReserved, fuzzLanded int
+
 // notePlan counts what a scenario's plan p of engine e did.
 func notePlan(e *Engine, p *Plan, before int) {
-	if p != nil && p.Batch.Empty() && p.Cohort == 0 {
+	if p != nil && p.Batch.Empty() && p.Cohort == 0 && len(p.Reserved) == 0 {
 		plansEmpty++
+	}
+	if p != nil {
+		fuzzReserved += len(p.Reserved)
 	}
 	victimsUnscheduled += e.unscheduled - before
 }
@@ -112,7 +119,8 @@ func (hashAcceptor) Accept(ref int32, drafted int) int {
 
 // FuzzEngine turns bytes into a scenario — a configuration, then adds,
 // aborts, steps and cuts of runs (Truncate inside a run, after collecting
-// its ended steps with CompleteUntil or not) — and holds the engine to its
+// its ended steps with CompleteUntil or not), and with Config.RemoteKV
+// Remote requests whose KV lands at a later instant (Land) — and holds the engine to its
 // invariants after every command: nothing a driver can do with valid calls
 // breaks them or panics. A twin engine that walks a run's requests for its
 // blocks and keeps no decode cohort (walkRuns) gets the same calls and
@@ -137,7 +145,11 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 15))
 	n := testlong.Int(t, 1000, 3000)
 	plansContinued, addsCapped, plansEmpty, victimsUnscheduled = 0, 0, 0, 0
+	fuzzReserved, fuzzLanded = 0, 0
 	defer func() {
+		if fuzzLanded < n/10 || fuzzReserved < fuzzLanded {
+			t.Errorf("%d Remote requests reserved and %d landed in %d scenarios: the scenarios no longer take Remote requests", fuzzReserved, fuzzLanded, n)
+		}
 		if plansContinued < n/5 { // 600 of 3,000
 			t.Errorf("the engine continued %d runs in %d scenarios: the scenarios no longer try Continue", plansContinued, n)
 		}
@@ -149,7 +161,7 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 		if plansEmpty < n/200 || victimsUnscheduled < n/50 { // 11 and 38 in 1,000
 			t.Errorf("%d empty steps and %d victims taken out of a step in %d scenarios: the scenarios no longer reach them", plansEmpty, victimsUnscheduled, n)
 		}
-		t.Logf("%d continued runs, %d empty steps, %d victims taken out of a step", plansContinued, plansEmpty, victimsUnscheduled)
+		t.Logf("%d continued runs, %d empty steps, %d victims taken out of a step, %d Remote requests reserved, %d landed", plansContinued, plansEmpty, victimsUnscheduled, fuzzReserved, fuzzLanded)
 	}()
 	for range n {
 		data := make([]byte, 4+2*(10+rng.IntN(120)))
@@ -192,6 +204,9 @@ func scenario(t *testing.T, data []byte) {
 		if data[0]%5 == 1 { // speculative decoding, accepting by the request and the draft
 			cfg.SpeculativeTokens = 1 + int(data[1]%8)
 		}
+		if data[1]%7 == 6 { // a KV consumer: Remote requests, landing later
+			cfg.RemoteKV = true
+		}
 		if data[2]%7 == 3 { // a MaxModelLen below the KV capacity (its default), cutting outputs
 			cfg.MaxModelLen = min(cfg.WithDefaults().MaxModelLen, 2+int(data[1])*3)
 		}
@@ -218,7 +233,24 @@ func scenario(t *testing.T, data []byte) {
 		var now time.Duration
 		var next int32
 		inFlight := (*Plan)(nil)
-		var conv convo // the last turn of a conversation whose answers are shared
+		var conv convo      // the last turn of a conversation whose answers are shared
+		var pending []int32 // Remote requests reserved, their KV not landed
+		reserved := func(p *Plan) {
+			if p != nil {
+				for _, r := range p.Reserved {
+					pending = append(pending, r.Ref)
+				}
+			}
+		}
+		land := func(i int) { // the KV of pending[i] lands now (it may have been aborted)
+			ref := pending[i]
+			pending = append(pending[:i], pending[i+1:]...)
+			err := e.Land(now, ref)
+			w.same("Land", err, slow.Land(now, ref))
+			if err == nil {
+				fuzzLanded++
+			}
+		}
 		data = data[4:]
 		for len(data) >= 2 {
 			op, arg := data[0]%4, data[1]
@@ -230,6 +262,9 @@ func scenario(t *testing.T, data []byte) {
 					Prefix: prefix, PrefixBlockTokens: 16}
 				if op == 0 && arg%4 == 1 { // a conversation's turn: its prompt resends the last turn's prompt and answer
 					r = conv.next(next, arg)
+				}
+				if cfg.RemoteKV && arg%3 != 0 { // prefilled elsewhere (refused if it serves one token)
+					r.Remote = true
 				}
 				err := e.Add(now, r)
 				w.same("Add", err, slow.Add(now, r))
@@ -247,6 +282,7 @@ func scenario(t *testing.T, data []byte) {
 					notePlan(e, p, before)
 					p2, _ := slow.Runner().ScheduleUntil(now, now+time.Duration(arg)*time.Second)
 					w.same("ScheduleUntil", planShape(p), planShape(p2))
+					reserved(p)
 					inFlight = p
 				} else if at := inFlight.Start + time.Duration(int(arg)%inFlight.Steps)*inFlight.StepTime + inFlight.StepTime/2; inFlight.Steps > 1 && arg%3 == 0 && at >= now {
 					// Something happens inside the run: cut it there (or
@@ -288,9 +324,13 @@ func scenario(t *testing.T, data []byte) {
 						inFlight = w.continued(now, now+time.Duration(arg)*time.Second)
 					}
 				}
-			case 3: // abort one of the recent requests (it may be gone), or let time pass between steps
+			case 3: // abort one of the recent requests (it may be gone), or let time pass between steps, or land a KV
 				if arg%8 == 7 && inFlight == nil {
 					now += time.Duration(arg) * time.Millisecond
+					break
+				}
+				if arg%8 >= 4 && len(pending) > 0 { // with a step in flight or not
+					land(int(arg) % len(pending))
 					break
 				}
 				ref := next - 1 - int32(arg%4)
@@ -309,12 +349,18 @@ func scenario(t *testing.T, data []byte) {
 			if inFlight == nil {
 				before := e.unscheduled
 				p, err := e.Runner().ScheduleUntil(now, now+time.Hour)
+				p2, _ := slow.Runner().ScheduleUntil(now, now+time.Hour)
+				w.same("ScheduleUntil", planShape(p), planShape(p2))
+				if err == nil && p == nil && len(pending) > 0 { // waiting for a KV: it lands a little later
+					now += time.Millisecond
+					land(0)
+					continue
+				}
 				if err != nil || p == nil {
 					t.Fatalf("engine holds requests but plans nothing: %v", err)
 				}
 				notePlan(e, p, before)
-				p2, _ := slow.Runner().ScheduleUntil(now, now+time.Hour)
-				w.same("ScheduleUntil", planShape(p), planShape(p2))
+				reserved(p)
 				inFlight = p
 			}
 			o, err := e.Complete(inFlight.End)

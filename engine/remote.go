@@ -57,6 +57,12 @@ import (
 // Config.RemoteKV is off.
 var ErrRemoteOff = errors.New("engine: Remote request with Config.RemoteKV off (the replica is no KV consumer)")
 
+// ErrRemoteOutput is returned by Add for a Remote request that serves
+// fewer than 2 output tokens (Config.ServedOutput): the prefill replica
+// emitted the first, nothing is left to decode, and the driver finishes
+// the request there.
+var ErrRemoteOutput = errors.New("engine: Remote request serves fewer than 2 output tokens: nothing is left to decode after the first")
+
 // ErrNotReserved is returned by Land for a request that is not reserved
 // (not yet reached by the waiting loop, not Remote, unknown) or has
 // landed already.
@@ -107,7 +113,7 @@ func (e *Engine) checkRemote(r *Request) error {
 		return ErrRemoteOff
 	}
 	if r.Output < 2 {
-		return fmt.Errorf("%w: Remote request %d serves %d output token(s): nothing is left to decode after the first (finish it at the prefill replica)", ErrInvalidRequest, r.Ref, r.Output)
+		return fmt.Errorf("%w: request %d, Output %d (ServedOutput %d)", ErrRemoteOutput, r.Ref, r.Output, e.cfg.ServedOutput(r.Input, r.Output))
 	}
 	return nil
 }

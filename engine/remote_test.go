@@ -200,10 +200,12 @@ func TestRemoteRefusals(t *testing.T) {
 	e, err := New(Config{RemoteKV: true, KVBlocks: 10, BlockSize: 16}, nil) // MaxModelLen 160
 	require.NoError(t, err)
 	err = e.Add(0, Request{Ref: 1, Input: 10, Output: 1, Remote: true})
-	require.ErrorIs(t, err, ErrInvalidRequest)
-	assert.Contains(t, err.Error(), "Remote request 1 serves 1 output token")
+	require.ErrorIs(t, err, ErrRemoteOutput)
+	assert.Contains(t, err.Error(), "request 1, Output 1 (ServedOutput 1)")
 	// Output 5 cut at MaxModelLen to 1: nothing left to decode either.
-	require.ErrorIs(t, e.Add(0, Request{Ref: 2, Input: 159, Output: 5, Remote: true}), ErrInvalidRequest)
+	err = e.Add(0, Request{Ref: 2, Input: 159, Output: 5, Remote: true})
+	require.ErrorIs(t, err, ErrRemoteOutput)
+	assert.Contains(t, err.Error(), "request 2, Output 1 (ServedOutput 1)", "Output is cut at MaxModelLen first")
 	require.NoError(t, e.Add(0, Request{Ref: 3, Input: 158, Output: 5, Remote: true}), "two tokens served")
 	require.ErrorIs(t, e.Land(0, 99), ErrNotReserved)
 	require.ErrorIs(t, e.Land(0, 3), ErrNotReserved)

@@ -43,7 +43,7 @@ type Request struct {
 	// moves the KV (Plan.Reserved says how many tokens) and calls Land; the
 	// engine then decodes the remaining ServedOutput−1 tokens. Emits of a
 	// Remote request are never First. It needs Config.RemoteKV
-	// (ErrRemoteOff otherwise) and ServedOutput >= 2 (ErrInvalidRequest
+	// (ErrRemoteOff otherwise) and ServedOutput >= 2 (ErrRemoteOutput
 	// otherwise: nothing would be left to decode). See remote.go.
 	Remote bool
 	// Deadline is the instant the first token is due, for

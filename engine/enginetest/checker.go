@@ -39,6 +39,14 @@ const (
 	// (Plan.Steps 1, End = Start + StepTime, the Outcome ending there)
 	// and every emit is listed (Outcome.Streak 0, Left empty).
 	LawOneStep = "one-step"
+	// LawRemote: a Remote request (engine.Request.Remote) is reserved
+	// once (Plan.Reserved: Tokens + Cached = Input, Tokens >= 1), before
+	// it lands; Land is accepted exactly for a request reserved and not
+	// landed; it is scheduled only after its Land; it ends after
+	// ServedOutput − 1 emits (its first token came from the prefill
+	// replica), none of them First; and Schedule answers nil with
+	// requests held only while one of them waits for its KV.
+	LawRemote = "remote-kv"
 )
 
 // Violation is a law the engine broke, and the call after which the
@@ -60,7 +68,7 @@ var ErrViolation = errors.New("enginetest: the engine broke a law of the basic c
 func (v *Violation) Is(target error) bool { return target == ErrViolation }
 
 // Checker drives an engine by the basic contract (Add, Schedule,
-// Complete, Abort) and holds it to that contract's laws after every
+// Complete, Abort, Land) and holds it to that contract's laws after every
 // call: a second driver (a disaggregated pool, another simulator) wraps
 // its engine in one under its tests, calls the Checker's methods where it
 // called the engine's, and reads Err. Each method returns what the
@@ -86,9 +94,12 @@ type Checker struct {
 
 // request is what the Checker knows of one accepted request.
 type request struct {
-	output  int
+	input   int
+	output  int // the tokens it emits here
 	emitted int
 	ended   bool
+	// A Remote request's stage: reserved by a plan, landed since.
+	remote, reserved, landed bool
 }
 
 // NewChecker returns a Checker driving e, which must not have been
@@ -121,7 +132,11 @@ func (c *Checker) Add(now time.Duration, r engine.Request) error {
 		}
 		// Its last token is the one that reaches MaxModelLen if it comes
 		// first (length-capped).
-		c.reqs[r.Ref] = &request{output: c.e.Config().ServedOutput(r.Input, r.Output)}
+		q := &request{input: r.Input, output: c.e.Config().ServedOutput(r.Input, r.Output), remote: r.Remote}
+		if r.Remote {
+			q.output-- // its first token came from the prefill replica
+		}
+		c.reqs[r.Ref] = q
 		c.held++
 	}
 	c.after()
@@ -148,12 +163,59 @@ func (c *Checker) Abort(now time.Duration, ref int32) error {
 	return err
 }
 
+// Land is Engine.Land: accepted exactly for a Remote request reserved
+// and not landed yet.
+func (c *Checker) Land(now time.Duration, ref int32) error {
+	c.call = fmt.Sprintf("Land(%v, ref %d)", now, ref)
+	err := c.e.Land(now, ref)
+	q, ok := c.reqs[ref]
+	waits := ok && !q.ended && q.reserved && !q.landed
+	switch {
+	case err == nil && !waits:
+		c.fail(LawRemote, "Land of request %d accepted, which is not reserved and waiting for its KV", ref)
+	case err != nil && waits:
+		c.fail(LawRemote, "Land of request %d, reserved and waiting for its KV, refused: %v", ref, err)
+	case err == nil:
+		q.landed = true
+	}
+	c.after()
+	return err
+}
+
+// waitsForKV reports whether some request held was reserved and has not
+// landed.
+func (c *Checker) waitsForKV() bool {
+	for _, q := range c.reqs {
+		if !q.ended && q.reserved && !q.landed {
+			return true
+		}
+	}
+	return false
+}
+
+// reservations holds Plan.Reserved to the requests it names.
+func (c *Checker) reservations(p *engine.Plan) {
+	for _, r := range p.Reserved {
+		q, ok := c.reqs[r.Ref]
+		switch {
+		case !ok || q.ended || !q.remote:
+			c.fail(LawRemote, "request %d reserved, which is no Remote request held", r.Ref)
+		case q.reserved:
+			c.fail(LawRemote, "request %d reserved twice", r.Ref)
+		case r.Tokens < 1 || r.Cached < 0 || r.Tokens+r.Cached != q.input:
+			c.fail(LawRemote, "request %d of %d prompt tokens reserved with %d to transfer and %d cached", r.Ref, q.input, r.Tokens, r.Cached)
+		default:
+			q.reserved = true
+		}
+	}
+}
+
 // Schedule is Engine.Schedule; it reads Engine.Scheduled of the plan.
 func (c *Checker) Schedule(now time.Duration) (*engine.Plan, error) {
 	c.call = fmt.Sprintf("Schedule(%v)", now)
 	p, err := c.e.Schedule(now)
 	if err != nil || p == nil {
-		if err == nil && !c.e.Idle() {
+		if err == nil && !c.e.Idle() && !c.waitsForKV() {
 			c.fail(LawOneEnd, "no plan from an engine holding %d requests", c.held)
 		}
 		c.after()
@@ -163,6 +225,7 @@ func (c *Checker) Schedule(now time.Duration) (*engine.Plan, error) {
 	if p.Steps != 1 || p.End != p.Start+p.StepTime {
 		c.fail(LawOneStep, "a plan of %d steps from %v to %v, each %v", p.Steps, p.Start, p.End, p.StepTime)
 	}
+	c.reservations(p)
 	c.scheduled(p)
 	c.after()
 	return p, err
@@ -188,6 +251,9 @@ func (c *Checker) scheduled(p *engine.Plan) {
 		}
 		if q, ok := c.reqs[s.Ref]; !ok || q.ended {
 			c.fail(LawScheduled, "request %d scheduled, which the engine does not hold", s.Ref)
+		}
+		if q, ok := c.reqs[s.Ref]; ok && q.remote && !q.landed {
+			c.fail(LawRemote, "request %d scheduled before its KV landed", s.Ref)
 		}
 		if (s.Kind == engine.ScheduledNew) != started[s.Ref] {
 			c.fail(LawScheduled, "request %d is %v, and in Plan.Started: %v", s.Ref, s.Kind, started[s.Ref])
@@ -237,8 +303,12 @@ func (c *Checker) outcome(o *engine.Outcome) {
 		if em.Tokens < 1 || em.Tokens > max(1, s.Tokens) {
 			c.fail(LawEmits, "request %d emitted %d tokens, scheduled %d", em.Ref, em.Tokens, s.Tokens)
 		}
-		if em.First != (q.emitted == 0) {
-			c.fail(LawEmits, "request %d emitted with First %v after %d tokens", em.Ref, em.First, q.emitted)
+		if em.First != (q.emitted == 0 && !q.remote) {
+			law := LawEmits
+			if q.remote {
+				law = LawRemote
+			}
+			c.fail(law, "request %d emitted with First %v after %d tokens", em.Ref, em.First, q.emitted)
 		}
 		q.emitted += em.Tokens
 		if done := q.emitted >= q.output; em.Done != done || q.emitted > q.output {

@@ -139,3 +139,128 @@ func TestCheckerCountsWhatTheEngineHolds(t *testing.T) {
 	assert.Equal(t, LawScheduled, v.Law)
 	assert.Equal(t, "Schedule(0s)", v.Call)
 }
+
+// The engine keeps every law with Remote requests (Config.RemoteKV):
+// random scenarios mixing them with local ones, their KV landing at
+// random later instants (before or after other calls, a step in flight
+// or not), aborts of reserved and landed ones, under KV pressure.
+func TestCheckerOnRandomRemoteScenarios(t *testing.T) {
+	rng := rand.New(rand.NewPCG(38, 838))
+	steps, landed := 0, 0
+	for range 200 {
+		cfg := engine.Config{
+			RemoteKV:         true,
+			MaxSeqs:          1 + rng.IntN(16),
+			MaxBatchedTokens: 64 + 8*rng.IntN(256),
+			KVBlocks:         40 + rng.IntN(200),
+			BlockSize:        []int{4, 16, 12}[rng.IntN(3)],
+			Watermark:        float64(rng.IntN(3)) / 100,
+		}
+		if rng.IntN(2) == 1 {
+			cfg.Policy = engine.Priority{}
+		}
+		e, err := engine.New(cfg, nil)
+		require.NoError(t, err)
+		c := NewChecker(e)
+		var now time.Duration
+		var plan *engine.Plan
+		var lands []int32 // reserved, KV in transfer
+		next := int32(0)
+		land := func() {
+			if len(lands) == 0 {
+				return
+			}
+			i := rng.IntN(len(lands))
+			if c.Land(now, lands[i]) == nil {
+				landed++
+			}
+			lands = append(lands[:i], lands[i+1:]...)
+		}
+		step := func() {
+			if plan == nil {
+				plan, err = c.Schedule(now)
+				require.NoError(t, err)
+				if plan != nil {
+					for _, r := range plan.Reserved {
+						lands = append(lands, r.Ref)
+					}
+				}
+				return
+			}
+			_, err := c.Complete(plan.End)
+			require.NoError(t, err)
+			now, plan = plan.End, nil
+			steps++
+		}
+		for range 20 + rng.IntN(200) {
+			switch op := rng.IntN(8); {
+			case op < 2:
+				arg := rng.IntN(256)
+				_ = c.Add(now, engine.Request{Ref: next, Input: 1 + 3*arg, Output: 1 + arg%40, Priority: arg % 3,
+					Prefix: []uint64{uint64(arg % 3), uint64(arg % 5)}, PrefixBlockTokens: 16, Remote: rng.IntN(3) > 0})
+				next++
+			case op == 2:
+				_ = c.Abort(now, next-1-int32(rng.IntN(4)))
+			case op == 3:
+				now += time.Duration(rng.IntN(50)) * time.Millisecond
+				land()
+			default:
+				step()
+			}
+			require.NoError(t, c.Err())
+		}
+		for guard := 0; !e.Idle(); guard++ { // drain: a nil plan waits for a land
+			require.Less(t, guard, 1_000_000, "the engine never drains")
+			if plan == nil && len(lands) > 0 && rng.IntN(2) == 0 {
+				land()
+			}
+			step()
+			if plan == nil && !e.Idle() && !e.Busy() && len(lands) > 0 {
+				land()
+			}
+			require.NoError(t, c.Err())
+		}
+		require.NoError(t, c.Finish())
+	}
+	require.Greater(t, steps, 5000)
+	require.Greater(t, landed, 1000)
+}
+
+// A Remote request's laws broken are reported: a landed request's emit
+// marked First, and a Land the Checker did not see a reservation for.
+func TestCheckerFindsBrokenRemoteLaws(t *testing.T) {
+	setup := func() (*engine.Engine, *Checker, *engine.Plan) {
+		e, err := engine.New(engine.Config{RemoteKV: true}, nil)
+		require.NoError(t, err)
+		c := NewChecker(e)
+		require.NoError(t, c.Add(0, engine.Request{Ref: 1, Input: 100, Output: 3, Remote: true}))
+		p, err := c.Schedule(0)
+		require.NoError(t, err)
+		require.Len(t, p.Reserved, 1)
+		_, err = c.Complete(p.End)
+		require.NoError(t, err)
+		require.NoError(t, c.Err())
+		return e, c, p
+	}
+	e, c, p := setup()
+	require.NoError(t, c.Land(p.End, 1))
+	p, err := c.Schedule(p.End)
+	require.NoError(t, err)
+	c.call = "Complete(doctored)"
+	c.free = e.FreeBlocks()
+	o, err := e.Complete(p.End)
+	require.NoError(t, err)
+	require.Len(t, o.Emitted, 1)
+	o.Emitted[0].First = true
+	c.outcome(o)
+	var v *Violation
+	require.True(t, errors.As(c.Err(), &v))
+	assert.Equal(t, LawRemote, v.Law)
+
+	_, c, p = setup()
+	c.reqs[1].reserved = false // as if Plan.Reserved had not named it
+	require.NoError(t, c.Land(p.End, 1))
+	require.True(t, errors.As(c.Err(), &v))
+	assert.Equal(t, LawRemote, v.Law)
+	assert.Equal(t, "Land(1µs, ref 1)", v.Call)
+}

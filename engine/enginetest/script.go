@@ -23,10 +23,14 @@ import (
 //
 //	config key=value…  a new engine (keys: budget seqs chunk block blocks
 //	                   watermark maxwaiting maxlen nochunk=1
-//	                   policy=priority firstchunk=1 freefirst=1; the
-//	                   rest default)
-//	add ref=N in=N out=N [prio=N]
+//	                   policy=priority firstchunk=1 freefirst=1
+//	                   remote=1 (Config.RemoteKV); the rest default)
+//	add ref=N in=N out=N [prio=N] [remote]
+//	                   remote: a Remote request (its prompt's KV
+//	                   arrives by transfer; Land)
 //	abort ref=N
+//	land ref=N         the KV of Remote request N landed (Engine.Land)
+//	at N               the clock moves on to N ms (never back)
 //	step [N]           N steps (1 by default), each starting when the
 //	                   previous ended
 //
@@ -36,8 +40,11 @@ import (
 //	step @<start> +<step time>: P<ref>:<tokens>+<computed> D<ref> … [| started [refs]] [| preempted [refs]] -> <ref>[*][!] … | wait N run N free N
 //
 // a prefill chunk P or a decode D for each request scheduled, in
-// scheduling order, then each emit (* its first token, ! its last), and
-// the queues and free blocks after the step; or "idle @<now>".
+// scheduling order, the Remote requests whose blocks the plan reserved
+// ("| reserved [<ref>:<tokens to transfer>+<cached>]"), then each emit (*
+// its first token, ! its last), and the queues and free blocks after the
+// step; or "idle @<now>", or, when requests wait for their KV to land,
+// "no step @<now> | wait N reserved N".
 func RunScript(path string) (string, error) {
 	fh, err := os.Open(path)
 	if err != nil {
@@ -72,12 +79,20 @@ func RunScript(path string) (string, error) {
 			}
 			c, now = NewChecker(e), 0
 		case "add":
-			err := c.Add(now, engine.Request{Ref: int32(args["ref"]), Arrival: now, Input: args["in"], Output: args["out"], Priority: args["prio"]})
+			err := c.Add(now, engine.Request{Ref: int32(args["ref"]), Arrival: now, Input: args["in"], Output: args["out"], Priority: args["prio"], Remote: args["remote"] == 1})
 			if err != nil {
 				fmt.Fprintf(&out, "rejected %d: %v\n", args["ref"], err)
 			}
 		case "abort":
 			fmt.Fprintf(&out, "abort %d: %v\n", args["ref"], c.Abort(now, int32(args["ref"])))
+		case "land":
+			fmt.Fprintf(&out, "land %d @%v: %v\n", args["ref"], now, c.Land(now, int32(args["ref"])))
+		case "at":
+			t := time.Duration(args["_"]) * time.Millisecond
+			if t < now {
+				return out.String(), fmt.Errorf("%s: at %v, before the clock's %v", where, t, now)
+			}
+			now = t
 		case "step":
 			for range max(1, args["_"]) {
 				if now, err = scriptStep(c, now, &out); err != nil {
@@ -109,6 +124,10 @@ func parseArgs(fields []string) (map[string]int, error) {
 	for _, f := range fields {
 		k, v, ok := strings.Cut(f, "=")
 		if !ok {
+			if f == "remote" { // a flag
+				args[f] = 1
+				continue
+			}
 			k, v = "_", f
 		}
 		switch k {
@@ -138,6 +157,7 @@ func scriptConfig(a map[string]int) engine.Config {
 		BlockSize: a["block"], KVBlocks: a["blocks"], MaxWaiting: a["maxwaiting"], MaxModelLen: a["maxlen"],
 		Watermark: float64(a["watermark"]) / 1000, DisableChunkedPrefill: a["nochunk"] == 1,
 		AdmitOnFirstChunk: a["firstchunk"] == 1, FreeBlocksFirst: a["freefirst"] == 1,
+		RemoteKV: a["remote"] == 1,
 	}
 	if a["policy"] == 1 {
 		c.Policy = engine.Priority{}
@@ -152,6 +172,10 @@ func scriptStep(c *Checker, now time.Duration, out *strings.Builder) (time.Durat
 		return now, err
 	}
 	if p == nil {
+		if e := c.Engine(); !e.Idle() {
+			fmt.Fprintf(out, "no step @%v | wait %d reserved %d\n", now, e.Waiting(), e.Reserved())
+			return now, nil
+		}
 		fmt.Fprintf(out, "idle @%v\n", now)
 		return now, nil
 	}
@@ -169,6 +193,16 @@ func scriptStep(c *Checker, now time.Duration, out *strings.Builder) (time.Durat
 	}
 	if len(p.Preempted) > 0 {
 		fmt.Fprintf(out, " | preempted %v", p.Preempted)
+	}
+	if len(p.Reserved) > 0 {
+		out.WriteString(" | reserved [")
+		for i, r := range p.Reserved {
+			if i > 0 {
+				out.WriteString(" ")
+			}
+			fmt.Fprintf(out, "%d:%d+%d", r.Ref, r.Tokens, r.Cached)
+		}
+		out.WriteString("]")
 	}
 	end := p.End
 	o, err := c.Complete(end)
