@@ -252,9 +252,7 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 	// tokens, fits the cache.
 	r.Output = min(r.Output, e.cfg.MaxModelLen-r.Input)
 	if r.Remote {
-		if err := e.checkRemote(&r); err != nil {
-			return err
-		}
+		return e.addRemote(&r) // remote.go: the same steps, its own state
 	}
 	if e.cfg.DisableChunkedPrefill && r.Input+r.Output-1 > e.cfg.MaxBatchedTokens {
 		return ErrExceedsBudget
@@ -264,9 +262,6 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 	}
 	s := e.newSeq() // as recycle leaves it: only its own fields to write
 	s.req, s.order, s.known = r, e.nextSeq, r.Input
-	if r.Remote {
-		e.addRemote(s)
-	}
 	s.shared = e.sharedBlocks(&s.req)
 	e.outstanding += s.left()
 	e.nextSeq++

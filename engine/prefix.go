@@ -98,17 +98,11 @@ func (e *Engine) key(s *seq, j int) uint64 {
 // how many of them nobody holds (referencing those takes them out of the
 // free queue, so they count against it as an allocation would).
 func (e *Engine) hits(s *seq) (blocks []int32, evictable int) {
-	return e.hitsBelow(s, s.known)
-}
-
-// hitsBelow is hits leaving at least the last of s's first tokens tokens
-// to compute.
-func (e *Engine) hitsBelow(s *seq, tokens int) (blocks []int32, evictable int) {
 	blocks = e.scratch[:0]
 	if !e.cacheOn || !s.ownCached && s.shared == 0 {
 		return blocks, 0 // no content of its own cached, none shared: no hit (and no division)
 	}
-	limit := (tokens - 1) / e.cfg.BlockSize
+	limit := (s.known - 1) / e.cfg.BlockSize
 	if !s.ownCached {
 		limit = min(limit, s.shared) // its own content was never cached
 	}

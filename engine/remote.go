@@ -97,24 +97,33 @@ type remoteState struct {
 	landed   []*seq
 }
 
-// addRemote sets up s, a Remote request Add accepted: its first output
-// token exists (sampled at the prefill replica), none of its tokens is
-// computed here.
-func (e *Engine) addRemote(s *seq) {
-	s.known = s.req.Input + 1
-	s.emitted = 1
-	s.rstate = remoteWaiting
-}
-
-// checkRemote is Add's test of a Remote request r (Output already cut at
-// MaxModelLen).
-func (e *Engine) checkRemote(r *Request) error {
+// addRemote is the rest of Add for a Remote request r, its Output cut at
+// MaxModelLen: Add's steps (out of its line, so that an ordinary request
+// tests Remote once), but that its first output token exists (sampled at
+// the prefill replica) and none of its tokens is computed here.
+//
+//go:noinline
+func (e *Engine) addRemote(r *Request) error {
 	if !e.cfg.RemoteKV {
 		return ErrRemoteOff
 	}
 	if r.Output < 2 {
 		return fmt.Errorf("%w: request %d, Output %d (ServedOutput %d)", ErrRemoteOutput, r.Ref, r.Output, e.cfg.ServedOutput(r.Input, r.Output))
 	}
+	if e.cfg.DisableChunkedPrefill && r.Input+r.Output-1 > e.cfg.MaxBatchedTokens {
+		return ErrExceedsBudget // it may be preempted and recompute here
+	}
+	if e.cfg.MaxWaiting > 0 && e.waiting.len() >= e.cfg.MaxWaiting {
+		return ErrQueueFull
+	}
+	s := e.newSeq()
+	s.req, s.order = *r, e.nextSeq
+	s.known, s.emitted, s.rstate = r.Input+1, 1, remoteWaiting
+	s.shared = e.sharedBlocks(&s.req)
+	e.outstanding += s.left()
+	e.nextSeq++
+	e.reqs.put(r.Ref, s)
+	e.waiting.push(s)
 	return nil
 }
 
@@ -124,7 +133,11 @@ func (e *Engine) checkRemote(r *Request) error {
 // hits if they fit under the gate, and reports false when they do not
 // (admission stops there). It schedules no token.
 func (e *Engine) reserve(s *seq) bool {
-	hit, pinned := e.hitsBelow(s, s.req.Input) // at least one prompt token arrives by transfer
+	// Its hits leave at least its last prompt token to transfer: hits
+	// leaves the last of s.known, read here as the prompt's.
+	s.known = s.req.Input
+	hit, pinned := e.hits(s)
+	s.known = s.req.Input + 1
 	keep := e.wmBlocks
 	if e.nrunning() == 0 {
 		keep = 0
@@ -185,6 +198,37 @@ func (e *Engine) landedBefore(q Queued, s, t *seq) bool {
 	return !e.cfg.Policy.Less(tq, q) && s.order < t.order
 }
 
+// admitRemoteKV is planChunked's waiting loop when the engine takes
+// Remote requests (Config.RemoteKV), with what is left of the step's
+// budget: the landed requests first (admitLanded), then the waiting queue
+// in policy order, as planChunked's own loop admits it, but that a
+// Remote request at its head has its blocks reserved (reserve), asking
+// no budget and no sequence slot, and the loop goes on behind it.
+// Admission stops, as there, at the first request that does not fit.
+//
+//go:noinline
+func (e *Engine) admitRemoteKV(budget int) {
+	if len(e.landed) > 0 {
+		var ok bool
+		if budget, ok = e.admitLanded(budget); !ok {
+			return
+		}
+	}
+	for e.waiting.len() > 0 && budget > 0 && e.nrunning() < e.cfg.MaxSeqs {
+		if e.waiting.peek().rstate != remoteNone {
+			if !e.reserve(e.waiting.peek()) {
+				return
+			}
+			continue
+		}
+		n, ok := e.tryAdmit(budget, e.cfg.DisableChunkedPrefill)
+		if !ok {
+			return
+		}
+		budget -= n
+	}
+}
+
 // admitLanded admits the landed Remote requests, in order, while the
 // budget and the sequence cap allow and their blocks (all held since the
 // reservation) and the watermark fit, each asking one token: the decode
@@ -209,6 +253,24 @@ func (e *Engine) admitLanded(budget int) (int, bool) {
 		budget--
 	}
 	return budget, true
+}
+
+// unreserve undoes the reservations of a plan that cannot run (its price
+// was nonsense: abandonPlan): the driver, refused the plan, starts no
+// transfer, so each request it reserved returns to the waiting queue
+// without its blocks, to be reserved again by a later plan.
+func (e *Engine) unreserve() {
+	for _, r := range e.plan.Reserved {
+		s, _ := e.reqs.get(r.Ref)
+		e.reserved = removeSeq(e.reserved, s)
+		e.drop(s)
+		e.outstanding -= s.left()
+		s.computed, s.cached = 0, 0
+		e.outstanding += s.left()
+		s.phase, s.rstate, s.admitted = phaseWaiting, remoteWaiting, 0
+		e.waiting.push(s)
+	}
+	e.plan.Reserved = e.plan.Reserved[:0]
 }
 
 // abortRemote frees the blocks of s, reserved or landed, and takes it out

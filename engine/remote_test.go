@@ -372,3 +372,32 @@ func TestRemoteOffChangesNothing(t *testing.T) {
 	}
 	assert.Equal(t, run(false), run(true))
 }
+
+// TestRemoteReservationOfARefusedPlan: a plan its model prices at no time
+// is refused (ErrBadStepTime), and with it the reservations it made: the
+// driver, told nothing of them, starts no transfer, so the request waits
+// again without blocks and the next plan reserves it.
+func TestRemoteReservationOfARefusedPlan(t *testing.T) {
+	broken := true
+	m := costmodel.Func(func(b costmodel.Batch) time.Duration {
+		if broken {
+			return 0
+		}
+		return costmodel.Frozen{}.StepTime(b)
+	})
+	e, err := New(Config{RemoteKV: true, KVBlocks: 100}, m)
+	require.NoError(t, err)
+	require.NoError(t, e.Add(0, Request{Ref: 1, Input: 30, Output: 2}))
+	require.NoError(t, e.Add(0, Request{Ref: 2, Input: 100, Output: 5, Remote: true}))
+	_, err = e.Schedule(0)
+	require.ErrorIs(t, err, ErrBadStepTime)
+	assert.Equal(t, 0, e.Reserved())
+	assert.Equal(t, 100, e.FreeBlocks(), "request 1's blocks returned, request 2's reservation undone")
+	assert.Equal(t, 30+2+100+5-1, e.Outstanding(0))
+	checked(t, e, "a refused plan")
+	broken = false
+	p, err := e.Schedule(0)
+	require.NoError(t, err)
+	assert.Equal(t, []Reservation{{Ref: 2, Tokens: 100}}, p.Reserved)
+	checked(t, e, "the plan again")
+}

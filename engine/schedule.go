@@ -116,7 +116,6 @@ func (e *Engine) resetPlan(now time.Duration) {
 	e.plan.Started = e.plan.Started[:0]
 	e.plan.Cached = e.plan.Cached[:0]
 	e.plan.Preempted = e.plan.Preempted[:0]
-	e.plan.Reserved = e.plan.Reserved[:0]
 	e.plan.Cohort = 0
 	e.resetResidues() // before inline is reset: it reads the last plan's
 	e.inline, e.minLeft = 0, math.MaxInt
@@ -182,14 +181,15 @@ func (e *Engine) planChunked() int {
 	}
 	e.pool.take(owed)
 	e.res.q += q
-	if len(e.plan.Preempted) > 0 {
+	if e.cfg.RemoteKV { // the waiting loop of a KV consumer (remote.go)
+		e.plan.Reserved = e.plan.Reserved[:0]
+		if len(e.plan.Preempted) == 0 {
+			e.admitRemoteKV(budget)
+		}
 		return i
 	}
-	if len(e.landed) > 0 {
-		var ok bool
-		if budget, ok = e.admitLanded(budget); !ok {
-			return i
-		}
+	if len(e.plan.Preempted) > 0 {
+		return i
 	}
 	for e.waiting.len() > 0 && budget > 0 && e.nrunning() < e.cfg.MaxSeqs {
 		n, ok := e.tryAdmit(budget, e.cfg.DisableChunkedPrefill)
@@ -237,9 +237,6 @@ func (e *Engine) newTokens(s *seq, computed int) int {
 // watermark is waived, since nothing else could free a block.
 func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 	s := e.waiting.peek()
-	if s.rstate != remoteNone { // a Remote request: reserve its blocks, no token
-		return 0, e.reserve(s)
-	}
 	hit, pinned := e.hits(s)
 	tokens := len(hit) * e.cfg.BlockSize
 	// Admission schedules no drafts, as vLLM's waiting loop asks for
@@ -530,9 +527,13 @@ func (e *Engine) dropFinished() {
 }
 
 // abandonPlan undoes the scheduling of a plan that cannot run (its price
-// was nonsense): the blocks allocated for it are returned, so the engine's
-// invariants hold; preemptions made while planning stand.
+// was nonsense): the blocks allocated for it are returned, and those it
+// reserved (the driver starts no transfer for a plan refused), so the
+// engine's invariants hold; preemptions made while planning stand.
 func (e *Engine) abandonPlan() {
+	if len(e.plan.Reserved) > 0 {
+		e.unreserve()
+	}
 	e.truncateCohort()
 	for _, s := range e.sched {
 		e.trim(s)
