@@ -12,46 +12,53 @@ import (
 // sampled the first output token. This replica reserves blocks for the
 // prompt, the driver moves the KV into them and says when it landed
 // (Land), and the request then decodes its remaining output here. It
-// mirrors vLLM V1's KV-connector flow on the consumer side (checked
-// against the vLLM snapshot of 24 May 2026, commit 28be48fa,
-// vllm/v1/core/sched/scheduler.py and
-// vllm/distributed/kv_transfer/kv_connector/v1/nixl/scheduler.py):
+// mirrors vLLM V1's KV-connector flow on the consumer side (kv_role
+// "kv_consumer"), checked against the vLLM snapshot of 24 May 2026
+// (local-inference-lab/vllm, commit 28be48fa; line numbers are that
+// commit's):
 //
-//   - The waiting loop reaches the request (scheduler.py, schedule(), the
-//     waiting loop, around lines 548-767). Its local prefix-cache hits
-//     come first (get_computed_blocks, leaving at least one prompt token:
-//     max_cache_hit_length = num_tokens − 1), then the connector reports
-//     the rest of the prompt as held remotely and loaded asynchronously
-//     (NixlConnectorScheduler.get_num_new_matched_tokens: count =
-//     len(prompt) − num_computed_tokens, returned with load_kv_async =
-//     True when count > 0).
-//   - With load_kv_async, num_new_tokens = 0: the request asks no token
-//     budget, and allocate_slots reserves its blocks under the usual gate
-//     (full_sequence_must_fit), caching none of them yet
-//     (delay_cache_blocks). If they do not fit, admission stops there
-//     ("if new_blocks is None: break"). If they do, the request leaves the
-//     waiting queue in RequestStatus.WAITING_FOR_REMOTE_KVS, into
-//     skipped_waiting, holding its blocks, and the loop goes on ("continue"
-//     before self.running.append): it takes no sequence slot.
+//   - The waiting loop reaches the request (vllm/v1/core/sched/
+//     scheduler.py, schedule(), the waiting loop from line 548; it stops
+//     at the sequence cap, line 549). Its local prefix-cache hits come
+//     first (get_computed_blocks, which leaves at least one prompt token:
+//     max_cache_hit_length = num_tokens − 1, kv_cache_manager.py:219),
+//     then the connector reports the rest of the prompt as held remotely
+//     and loaded asynchronously (vllm/distributed/kv_transfer/
+//     kv_connector/v1/nixl/scheduler.py:356-388,
+//     get_num_new_matched_tokens: count = len(prompt) −
+//     num_computed_tokens, returned with load_kv_async = True when
+//     count > 0).
+//   - With load_kv_async, num_new_tokens = 0 (scheduler.py:645-648): the
+//     request asks no token budget, and allocate_slots (line 721)
+//     reserves its blocks under the usual gate (full_sequence_must_fit),
+//     caching none of them yet (delay_cache_blocks). If they do not fit,
+//     admission stops there ("if new_blocks is None: ... break", line
+//     733). If they do, the request leaves the waiting queue in
+//     RequestStatus.WAITING_FOR_REMOTE_KVS, into skipped_waiting, holding
+//     its blocks, and the loop goes on ("continue" before
+//     self.running.append, lines 763-781): it takes no sequence slot.
 //   - When the connector reports the load finished (finished_recving,
-//     _update_from_kv_xfer_finished), _update_waiting_for_remote_kv caches
-//     the loaded blocks (kv_cache_manager.cache_blocks) and the request
-//     becomes schedulable again; it is then scheduled with those tokens
-//     computed (a new request, scheduled_new_reqs).
+//     _update_from_kv_xfer_finished, line 2133), the request is promoted
+//     at its next turn (_try_promote_blocked_waiting_request, line 2100):
+//     _update_waiting_for_remote_kv (line 2066) caches the loaded blocks
+//     (kv_cache_manager.cache_blocks, line 2091), and the request is
+//     scheduled with those tokens computed, as a new request.
 //   - A step that schedules no token but starts loads still runs: the GPU
 //     model runner calls kv_connector_no_forward
-//     (vllm/v1/worker/gpu_model_runner.py, execute_model), no forward
-//     pass. servesim prices it emptyStep.
+//     (vllm/v1/worker/gpu_model_runner.py:4153;
+//     kv_connector_model_runner_mixin.py:38), no forward pass. servesim
+//     prices it emptyStep.
 //
 // servesim's differences (listed in doc.go as well): the reservation holds
 // the blocks of the prompt and of the first output token (the whole known
-// sequence the gate counted), so that the request, once landed, needs no
+// sequence the gate counts), so that the request, once landed, needs no
 // block to be admitted; the landed request's first step here is a decode
 // of its first output token at context Input, where vLLM recomputes the
 // last prompt token as a one-token prefill (num_computed_tokens −= 1 on a
-// full hit); and landed requests are admitted before the waiting queue
-// under every policy (vLLM: under FCFS, skipped_waiting before waiting;
-// under priority it compares the two heads).
+// full hit, line 2096); and landed requests are admitted before the
+// waiting queue under every policy, where vLLM takes skipped_waiting
+// before waiting under FCFS and compares the two heads under priority
+// (_select_waiting_queue_for_scheduling, line 1625).
 
 // ErrRemoteOff is returned by Add for a Remote request when
 // Config.RemoteKV is off.

@@ -401,3 +401,55 @@ func TestRemoteReservationOfARefusedPlan(t *testing.T) {
 	assert.Equal(t, []Reservation{{Ref: 2, Tokens: 100}}, p.Reserved)
 	checked(t, e, "the plan again")
 }
+
+// TestRemoteRunnerMovesOneStep: a KV consumer driven through the batched
+// contract (Runner, strict) moves one step a move with every emit listed,
+// whatever the driver asks: ScheduleUntil plans no run, Continue plans
+// nothing, a join always cuts, streaks are never left out. Sixteen
+// Remote requests of 200/20 tokens landing 10 ms apart emit 16 × 19
+// tokens in all, none First.
+func TestRemoteRunnerMovesOneStep(t *testing.T) {
+	e, err := New(Config{RemoteKV: true}, nil)
+	require.NoError(t, err)
+	r := e.Runner()
+	r.SetStrict(true)
+	r.OmitStreaks(true)
+	assert.False(t, r.Continues())
+	assert.False(t, r.OmitsStreaks())
+	for i := range int32(16) {
+		require.NoError(t, e.Add(0, Request{Ref: i, Input: 200, Output: 20, Remote: true}))
+	}
+	now, emitted, moves := time.Duration(0), 0, 0
+	var lands []int32
+	for guard := 0; !e.Idle(); guard++ {
+		require.Less(t, guard, 10000)
+		for len(lands) > 0 && time.Duration(lands[0]+1)*10*time.Millisecond <= now {
+			require.NoError(t, e.Land(now, lands[0]))
+			lands = lands[1:]
+		}
+		p, err := r.ScheduleUntil(now, now+time.Hour)
+		require.NoError(t, err)
+		if p == nil {
+			now = time.Duration(lands[0]+1) * 10 * time.Millisecond
+			continue
+		}
+		for _, res := range p.Reserved {
+			lands = append(lands, res.Ref)
+		}
+		require.Equal(t, 1, p.Steps)
+		require.False(t, r.JoinChangesNothing(), "a join may change the step")
+		moves++
+		o, err := r.CompleteUntil(p.End)
+		require.NoError(t, err)
+		require.Zero(t, o.Streak)
+		for _, em := range o.Emitted {
+			require.False(t, em.First)
+			emitted += em.Tokens
+		}
+		now = p.End
+		assert.Nil(t, r.Continue(now, now+time.Hour))
+		checked(t, e, "a move")
+	}
+	assert.Equal(t, 16*19, emitted)
+	assert.Greater(t, moves, 19)
+}
