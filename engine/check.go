@@ -7,8 +7,12 @@ import (
 )
 
 // Check verifies the engine's invariants and returns every violation:
-//   - every request is in exactly one place (waiting queue or running list)
-//     and the lookup table holds exactly those;
+//   - every request is in exactly one place (waiting queue, running list,
+//     or, for a Remote request, reserved or landed) and the lookup table
+//     holds exactly those;
+//   - a Remote request holds no block until reserved, then the blocks of
+//     its whole known sequence (counted as used), and is scheduled only
+//     after its KV landed; the landed wait in policy order;
 //   - KV blocks: each request holds ceil(tokens / BlockSize) blocks for the
 //     tokens computed or scheduled, waiting requests hold none, every
 //     block's reference count is the number of requests holding it, the

@@ -453,3 +453,33 @@ func TestRemoteRunnerMovesOneStep(t *testing.T) {
 	assert.Equal(t, 16*19, emitted)
 	assert.Greater(t, moves, 19)
 }
+
+// TestRemoteRecordedSteps: a recorded reserve-only step is an empty step
+// of 1 µs whose blocks held include the reservation (⌈101/16⌉ = 7), and
+// the request waits in it; the landed request's first step is a decode
+// that names it new, with the tokens its reservation found cached.
+func TestRemoteRecordedSteps(t *testing.T) {
+	e, err := New(Config{RemoteKV: true, KVBlocks: 50}, nil)
+	require.NoError(t, err)
+	e.RecordSteps(true)
+	require.NoError(t, e.Add(0, Request{Ref: 1, Input: 100, Output: 3, Remote: true}))
+	p, err := e.Schedule(0)
+	require.NoError(t, err)
+	o, err := e.Complete(p.End)
+	require.NoError(t, err)
+	sh := o.Shape
+	assert.Equal(t, time.Microsecond, sh.StepTime)
+	assert.True(t, sh.Batch.Empty())
+	assert.Equal(t, 1, sh.Waiting)
+	assert.Equal(t, []int{7}, sh.Used)
+	assert.Equal(t, 7, o.BlockSteps)
+	assert.Empty(t, sh.Scheduled)
+	require.NoError(t, e.Land(p.End, 1))
+	p, err = e.Schedule(p.End)
+	require.NoError(t, err)
+	o, err = e.Complete(p.End)
+	require.NoError(t, err)
+	assert.Equal(t, []Scheduled{{Ref: 1, Tokens: 1, Computed: 100, Decode: true, Kind: ScheduledNew}}, o.Shape.Scheduled)
+	assert.Equal(t, []int{100}, o.Shape.Batch.Decode)
+	checked(t, e, "the recorded steps")
+}

@@ -75,7 +75,7 @@ func (e *Engine) noteFirstStep() {
 func (e *Engine) recordFirstStep() {
 	e.used0 = e.pool.held()
 	e.cachedAt = append(e.cachedAt[:0], e.pool.cached)
-	e.waiting0, e.running0 = e.waiting.len(), len(e.running)
+	e.waiting0, e.running0 = e.Waiting(), len(e.running) // Remote requests reserved or landed wait too
 	e.atFirst = true
 	e.admitted0 = e.move + 1 // as Scheduled reads it before the plan's first outcome
 	e.cachedTok0 = 0
