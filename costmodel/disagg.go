@@ -38,8 +38,11 @@ type Disaggregated struct {
 	// rank to the remote ranks it reads from
 	// (vllm/distributed/kv_transfer/kv_connector/v1/nixl/tp_mapping.py,
 	// vLLM at 28be48fa9), so the bytes on one path are the decode
-	// replica's per-accelerator Model.KVBytesPerToken × the prompt. All
-	// transfers of the fleet share the link: its bound is the fleet's.
+	// replica's per-accelerator Model.KVBytesPerToken × the prompt. Each
+	// prefill replica has its own link (its NICs), which its transfers
+	// share, as sim.PrefillPool.Link declares it: the transfer bound is a
+	// prefill replica's, and a fleet of P prefill replicas carries P times
+	// it (Fleet).
 	LinkBandwidth float64
 }
 
@@ -144,13 +147,18 @@ func (d Disaggregated) Estimate() (DisaggEstimate, error) {
 	if err != nil {
 		return DisaggEstimate{}, err
 	}
+	// A prefill replica sends what its own link carries: with a link that
+	// binds before its prefill does, that is what it serves.
 	pc, dc := e.PrefillCapacity.Value, e.DecodeCapacity.Value
+	per, by := "prompts/s a prefill replica", "prompt length against output length, each pool's step times and limits"
+	if e.TransferBound.Name != "" && e.TransferBound.Value < pc {
+		pc, per, by = e.TransferBound.Value, "req/s a prefill replica's link", by+", link bandwidth"
+	}
 	e.Ratio = Figure{"balancing P:D ratio", dc / pc, "prefill per decode replica",
-		fmt.Sprintf("%.4g req/s a decode replica / %.4g prompts/s a prefill replica (1P:%.3gD)", dc, pc, pc/dc),
-		"prompt length against output length, each pool's step times and limits"}
+		fmt.Sprintf("%.4g req/s a decode replica / %.4g %s (1P:%.3gD)", dc, pc, per, pc/dc), by}
 	e.Balanced = Figure{"balanced capacity per replica", 1 / (1/pc + 1/dc), "req/s",
-		fmt.Sprintf("1 / (1/%.4g + 1/%.4g): a fleet split at the balancing ratio, the link aside", pc, dc),
-		"both pools' capacities (neither pool idles); the link when it binds"}
+		fmt.Sprintf("1 / (1/%.4g + 1/%.4g): a fleet split at the balancing ratio", pc, dc),
+		"both pools' capacities (neither pool idles), a prefill replica's link when it binds"}
 	e.CoLocated = co.ServingCapacity
 	e.CoLocated.Name = "co-located serving capacity"
 	e.CoLocated.Basis = "the decode replica serving both phases: " + co.ServingCapacity.Basis
@@ -226,14 +234,15 @@ func (d Disaggregated) link(e *DisaggEstimate) {
 	knob := "link bandwidth, KV bytes per token (KV quantisation, GQA), prompt length (prefix cache at the decode pool)"
 	e.TransferTime = Figure{"KV transfer time", bytes / bw * 1e3, "ms",
 		fmt.Sprintf("%s / %s, the link idle", moved, si(bw, "B/s")), knob}
-	e.TransferBound = Figure{"transfer bound", bw / bytes, "req/s",
-		fmt.Sprintf("%s / (%s a prompt)", si(bw, "B/s"), moved), knob + ", more links"}
+	e.TransferBound = Figure{"transfer bound per prefill replica", bw / bytes, "req/s",
+		fmt.Sprintf("%s / (%s a prompt), over one prefill replica's link", si(bw, "B/s"), moved), knob + ", more prefill replicas (links)"}
 }
 
 // Fleet is the capacity of a fleet of prefill prefill replicas and decode
 // decode replicas, req/s: the least of prefill × the prefill capacity,
-// decode × the decode capacity and the transfer bound, naming the one that
-// binds and its knob. Both counts must be >= 1.
+// decode × the decode capacity and prefill × the transfer bound (a link a
+// prefill replica), naming the one that binds and its knob. Both counts
+// must be >= 1.
 func (e DisaggEstimate) Fleet(prefill, decode int) (Figure, error) {
 	if prefill < 1 || decode < 1 {
 		return Figure{}, fmt.Errorf("costmodel: a disaggregated fleet needs a replica in each pool, got prefill %d, decode %d", prefill, decode)
@@ -241,9 +250,10 @@ func (e DisaggEstimate) Fleet(prefill, decode int) (Figure, error) {
 	pc, dc := float64(prefill)*e.PrefillCapacity.Value, float64(decode)*e.DecodeCapacity.Value
 	v := min(pc, dc)
 	terms := fmt.Sprintf("%d × %.4g, %d × %.4g", prefill, e.PrefillCapacity.Value, decode, e.DecodeCapacity.Value)
+	lc := float64(prefill) * e.TransferBound.Value
 	if e.TransferBound.Name != "" {
-		v = min(v, e.TransferBound.Value)
-		terms += fmt.Sprintf(", %.4g link", e.TransferBound.Value)
+		v = min(v, lc)
+		terms += fmt.Sprintf(", %d × %.4g links", prefill, e.TransferBound.Value)
 	}
 	var binds, knob []string
 	if v == pc {
@@ -252,7 +262,7 @@ func (e DisaggEstimate) Fleet(prefill, decode int) (Figure, error) {
 	if v == dc {
 		binds, knob = append(binds, "the decode pool"), append(knob, "decode replicas, decode capacity")
 	}
-	if e.TransferBound.Name != "" && v == e.TransferBound.Value {
+	if e.TransferBound.Name != "" && v == lc {
 		binds, knob = append(binds, "the link"), append(knob, "link bandwidth")
 	}
 	return Figure{fmt.Sprintf("%dP:%dD fleet capacity", prefill, decode), v, "req/s",

@@ -16,7 +16,7 @@ func ExampleDisaggregated_Estimate() {
 		panic(err)
 	}
 	for _, f := range e.Figures() {
-		fmt.Printf("%-29s %6.4g %s\n", f.Name, f.Value, f.Unit)
+		fmt.Printf("%-34s %6.4g %s\n", f.Name, f.Value, f.Unit)
 	}
 	splits, err := e.Split(4)
 	if err != nil {
@@ -27,13 +27,13 @@ func ExampleDisaggregated_Estimate() {
 	}
 	fmt.Printf("4 co-located: %.4g req/s\n", 4*e.CoLocated.Value)
 	// Output:
-	// prefill-pool capacity          11.17 prompts/s
-	// decode-pool capacity           3.573 req/s
-	// KV transfer time               3.277 ms
-	// transfer bound                 305.2 req/s
-	// balancing P:D ratio           0.3199 prefill per decode replica
-	// balanced capacity per replica  2.707 req/s
-	// co-located serving capacity    2.694 req/s
-	// 1P:3D fleet capacity: 10.72 req/s, min(1 × 11.17, 3 × 3.573, 305.2 link) req/s: the decode pool binds
+	// prefill-pool capacity               11.17 prompts/s
+	// decode-pool capacity                3.573 req/s
+	// KV transfer time                    3.277 ms
+	// transfer bound per prefill replica  305.2 req/s
+	// balancing P:D ratio                0.3199 prefill per decode replica
+	// balanced capacity per replica       2.707 req/s
+	// co-located serving capacity         2.694 req/s
+	// 1P:3D fleet capacity: 10.72 req/s, min(1 × 11.17, 3 × 3.573, 1 × 305.2 links) req/s: the decode pool binds
 	// 4 co-located: 10.77 req/s
 }

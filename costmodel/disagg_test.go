@@ -183,7 +183,7 @@ func TestDisaggFleetNamesItsBound(t *testing.T) {
 	assert.Equal(t, 3, s[0].Decode)
 	assert.InDelta(t, 3*32/(199*0.045), s[0].Capacity.Value, 1e-9)
 	assert.Equal(t, "1P:3D fleet capacity", s[0].Capacity.Name)
-	assert.Equal(t, "min(1 × 11.17, 3 × 3.573, 305.2 link) req/s: the decode pool binds", s[0].Capacity.Basis)
+	assert.Equal(t, "min(1 × 11.17, 3 × 3.573, 1 × 305.2 links) req/s: the decode pool binds", s[0].Capacity.Basis)
 	assert.Equal(t, "decode replicas, decode capacity", s[0].Capacity.Knob)
 
 	// 8 replicas: 1.94 in prefill, between 1P:7D (prefill-bound) and
