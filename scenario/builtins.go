@@ -15,6 +15,7 @@ import (
 //	sim.Router        round_robin, random, least_loaded, power_of_two,
 //	                  prefix_affinity, consistent_hash
 //	sim.CacheView     exact, approximate, events
+//	sim.Decider       always_remote, never_remote, prefix_threshold
 //	workload.Length   constant, uniform, empirical, normal, lognormal, zipf
 //	workload.Joint    independent, resample, copula
 //	analysis.Workload      poisson, synthetic, class_mix, clients, trace
@@ -45,6 +46,10 @@ func Default() *Registry {
 	MustRegister[sim.CacheView](r, "exact", sim.ExactView{})
 	MustRegister[sim.CacheView](r, "approximate", sim.ApproxView{})
 	MustRegister[sim.CacheView](r, "events", sim.EventsView{})
+
+	MustRegister[sim.Decider](r, "always_remote", sim.AlwaysRemote{})
+	MustRegister[sim.Decider](r, "never_remote", sim.NeverRemote{})
+	MustRegister[sim.Decider](r, "prefix_threshold", sim.PrefixThreshold{})
 
 	MustRegister[workload.Length](r, "constant", workload.Constant{})
 	MustRegister[workload.Length](r, "uniform", workload.Uniform{})

@@ -59,8 +59,12 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 	if cases == 0 {
 		cases = testlong.Int(t, 1_000, 10_000)
 	}
-	capped, gated := 0, 0
+	capped, gated, split := 0, 0, 0
 	defer func() {
+		t.Logf("%d scenarios whose prefill pool prefilled requests", split)
+		if !t.Failed() && split < cases/20 {
+			t.Errorf("%d of %d scenarios had a prefill pool prefill requests: the scenarios no longer draw disaggregated fleets", split, cases)
+		}
 		t.Logf("%d length-capped requests in %d scenarios", capped, cases)
 		if !t.Failed() && capped < cases/10 {
 			t.Errorf("%d length-capped requests in %d scenarios: the scenarios no longer cut outputs at MaxModelLen", capped, cases)
@@ -95,6 +99,13 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 			require.Equal(t, sum.Offered, sum.Good+sum.Misses.Total())
 			if sum.Misses.Gateway > 0 {
 				gated++
+			}
+			if d := sum.Disagg; d != nil {
+				if d.Remote > 0 {
+					split++
+				}
+				require.Equal(t, countMeasured(run.recs, func(r *Record) bool { return r.Remote }), d.Remote)
+				require.Equal(t, sum.Offered, d.Remote+d.Local, "the decider's split adds up to the measured requests")
 			}
 			if cfg.Classes != nil {
 				require.Len(t, sum.Classes, len(cfg.Classes)+1)
@@ -134,6 +145,9 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 
 // replicaEngine is the engine configuration of replica i of cfg.
 func replicaEngine(cfg Config, i int) engine.Config {
+	if n := len(cfg.Fleet.Replicas); i >= n && n > 0 { // a disaggregated fleet's prefill pool
+		return cfg.Fleet.Prefill.Replicas[i-n].Engine
+	}
 	if len(cfg.Fleet.Replicas) > 0 {
 		return cfg.Fleet.Replicas[i].Engine
 	}

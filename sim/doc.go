@@ -20,6 +20,14 @@
 //     Route method, in a file of its own; it keeps no state of its own
 //     (View.Routed and View.Rand give it what it must remember), so one
 //     value serves every run of a sweep.
+//   - pools.go: PrefillPool (Fleet.Prefill), a disaggregated fleet's
+//     prefill pool: its replicas, router, Decider, Link and KV bytes per
+//     token; the way a remote request goes (prefilled there with its first
+//     token, handed to its decode replica, which reserves blocks, its KV
+//     moved, landed: engine.Request.Remote); DisaggSummary.
+//   - decider_*.go: the built-in Deciders, one per file — AlwaysRemote
+//     (vLLM's disaggregated proxy), NeverRemote, PrefixThreshold (llm-d's
+//     prefix-based decider).
 //   - cacheview.go: CacheView, what a prefix-aware router (PrefixAware,
 //     View.CachedPrefix) knows of the replicas' caches: ExactView, the
 //     caches as they are (the zero value); ApproxView, SGLang's tree of
@@ -192,6 +200,25 @@
 // starts, about 6 KB each whatever it holds (10,000 replicas: 60 MB and
 // 0.2 s of setup), so a fleet is at most MaxReplicas (10,000) replicas
 // and MaxFrontends (256) frontends; Validate refuses more.
+//
+// # Disaggregated fleets
+//
+// A Fleet with a PrefillPool splits prefill from decode: Fleet.Replicas
+// are the decode pool, behind Fleet.Router; each send asks the router for
+// a decode replica, then the pool's Decider whether a prefill replica
+// (the pool's Router chooses it) prefills the request. A remote request's
+// TTFT ends at its prefill replica with its first token; its decode
+// replica then reserves blocks for its prompt (under the full-sequence
+// gate: one that cannot, waits) and its KV moves over the prefill
+// replica's Link (bytes: PrefillPool.KVBytesPerToken × the prompt tokens
+// the decode replica's cache lacks); the wait and the transfer are in its
+// first ITL (Record.KVWait, Record.Transfer). Records, Summary,
+// Summarize, the observers and every metric work unchanged;
+// Summary.Disagg adds the decider's split, the waits, the bytes moved,
+// the links' use and each pool's. A decode replica runs one step a move
+// (engine.Config.RemoteKV turns its fast paths off: a landing is not a
+// step end); the prefill replicas keep theirs. With NeverRemote the
+// fleet is its decode pool co-located, byte for byte.
 //
 // # Determinism
 //

@@ -18,6 +18,7 @@ const (
 	classTimeout
 	classWindow // the window opens or closes: every replica's steps are collected
 	classExpire // a request waiting at the gateway reaches its time-to-live
+	classLand   // a disaggregated fleet's link lands KV transfers (ref: the link)
 )
 
 type event struct {

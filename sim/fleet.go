@@ -38,6 +38,10 @@ type Fleet struct {
 	// which is how stale load signals make routers herd. 0 means 1; it
 	// changes nothing without a SignalDelay. At most MaxFrontends.
 	Frontends int
+	// Prefill is a prefill pool (pools.go): with one, the fleet is
+	// disaggregated, Replicas are its decode pool and Router routes among
+	// them. The zero value is none: a co-located fleet.
+	Prefill PrefillPool
 }
 
 // MaxReplicas bounds len(Fleet.Replicas): ten thousand replicas, 40,000
@@ -115,6 +119,9 @@ func (f Fleet) validate(c Config) error {
 			bad("Fleet.Router: %w", err)
 		}
 	}
+	if err := f.Prefill.validate(c); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -151,13 +158,19 @@ func (l Load) Held() int { return l.Waiting + l.Running }
 type View struct {
 	r   *runner
 	req *workload.Request
+	// The pool it shows: the fleet's replicas lo to lo+n-1 (the whole
+	// fleet, or a disaggregated fleet's decode or prefill pool), and the
+	// count of requests its router routed.
+	lo, n  int
+	routed *int
 }
 
 // Replicas is the number of replicas.
-func (v *View) Replicas() int { return len(v.r.reps) }
+func (v *View) Replicas() int { return v.n }
 
 // Load returns replica i's load, as fresh as Fleet.SignalDelay allows.
 func (v *View) Load(i int) Load {
+	i += v.lo
 	if d := v.r.cfg.Fleet.SignalDelay; d > 0 {
 		return v.r.frontend().load(v.r, i, d)
 	}
@@ -180,11 +193,11 @@ func (v *View) CachedPrefix(i int) int {
 	if v.r.cache == nil && len(v.req.PrefixHashes) == 0 {
 		return 0
 	}
-	return v.cachedPrefix(i)
+	return v.cachedPrefix(i + v.lo)
 }
 
 // cachedPrefix is CachedPrefix but for ExactView's request without
-// prefix ids.
+// prefix ids, of the fleet's replica i.
 func (v *View) cachedPrefix(i int) int {
 	if v.r.cache != nil {
 		return v.r.cache.cached(v.r, i, v.req)
@@ -262,8 +275,9 @@ func (k *prefixChains) init(reps []replica) {
 	}
 }
 
-// Routed is the number of requests routed before this one in the run.
-func (v *View) Routed() int { return v.r.routed }
+// Routed is the number of requests routed before this one in the run
+// (in a disaggregated fleet, by this pool's router).
+func (v *View) Routed() int { return *v.routed }
 
 // Rand is the run's routing stream ("sim/router" of the run's seed): a
 // router that draws from it is seeded like everything else.

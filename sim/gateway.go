@@ -192,6 +192,9 @@ func (r *runner) dispatch(ref int32, timeout bool) error {
 		if i, err = r.route(s); err != nil {
 			return err
 		}
+		if r.pd != nil {
+			return r.place(ref, i, timeout)
+		}
 	} else {
 		r.routed++
 	}

@@ -92,6 +92,13 @@ type slot struct {
 	prefixLen int      // tokens per hash id
 	stream    bool     // a paced source's Next yielded it: its arrival pulls the next
 	acc       rand.PCG // its acceptance draws (speculative decoding)
+	// A disaggregated fleet's remote request (pools.go): its decode
+	// replica, when its prefill ended and when its transfer started
+	// (Never when none is moving).
+	decoder         int32
+	handoff, xferAt time.Duration
+	prefillSched    time.Duration // its FirstScheduled and Cached at the prefill replica
+	prefillCached   int32
 }
 
 // pull takes the next request(s) from the source: one for an open-loop
@@ -280,6 +287,9 @@ func (r *runner) send(ref int32) error {
 		if i, err = r.route(s); err != nil {
 			return err
 		}
+		if r.pd != nil {
+			return r.place(ref, i, true)
+		}
 	} else {
 		r.routed++ // one replica and no router to ask
 	}
@@ -343,8 +353,8 @@ func (r *runner) route(s *slot) (int, error) {
 	r.view.req = req
 	i := r.router.Route(req, &r.view)
 	r.view.req = nil
-	if i < 0 || i >= len(r.reps) {
-		return 0, fmt.Errorf("sim: router %T chose replica %d of a fleet of %d (indices 0 to %d)", r.router, i, len(r.reps), len(r.reps)-1)
+	if i < 0 || i >= r.view.n {
+		return 0, fmt.Errorf("sim: router %T chose replica %d of a fleet of %d (indices 0 to %d)", r.router, i, r.view.n, r.view.n-1)
 	}
 	if r.cfg.Fleet.SignalDelay > 0 {
 		r.frontend().routed(i, req)
@@ -371,6 +381,7 @@ func (r *runner) timeout(ref int32, gen uint32) error {
 	if err := r.interrupt(rep, true); err != nil {
 		return err
 	}
+	r.cancelTransfer(s, ref)
 	if err := rep.eng.Abort(r.now, ref); err != nil {
 		panic("sim: invariant timeout-of-held-request broken: " + err.Error())
 	}

@@ -57,6 +57,7 @@ type Record struct {
 	Class        string
 	Replica      int  // the replica the router sent it to (0 for a single replica); Unrouted if none
 	Measured     bool // arrived inside the measurement window
+	Remote       bool // a prefill pool prefilled it (see PrefillReplica)
 
 	// Scheduled is when the workload issued it; Arrival when it reached
 	// the server: later only when it waited client-side for a slot
@@ -89,6 +90,16 @@ type Record struct {
 	// (Gateway.Limit) before a replica took it, or until it ended there;
 	// 0 without a gateway queue.
 	GatewayWait time.Duration
+	// Remote (above) says a disaggregated fleet's prefill pool
+	// prefilled it (Fleet.Prefill): PrefillReplica is the fleet's index of that
+	// replica, Replica its decode replica (the one the fleet's router
+	// chose; unless it ended during its prefill, when it is the prefill
+	// replica). KVWait is how long its decode replica took to reserve
+	// blocks for its prompt after the prefill ended, Transfer how long its
+	// KV then took to land; both are in the gap between its first and
+	// second tokens. All zero for a request its own replica prefilled.
+	PrefillReplica   int
+	KVWait, Transfer time.Duration
 	// Tokens holds every token's emit instant when Config.KeepTokens is set.
 	Tokens []time.Duration
 

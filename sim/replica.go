@@ -23,6 +23,10 @@ type replica struct {
 	heldArea wide          // ∫ held dt over the window, request·ns
 	heldAt   time.Duration // integrated up to here
 	planned  bool          // queued to plan after the current instant
+	// remoteKV: a disaggregated fleet's decode replica, which takes
+	// requests prefilled remotely; prefill: one of its prefill pool,
+	// whose requests move on after their first token (pools.go).
+	remoteKV, prefill bool
 	// continues: its engine may continue a run at a step end
 	// (engine.Runner.Continue), as the engine decided it
 	// (engine.Runner.Continues); the others skip the call.
@@ -58,9 +62,16 @@ type replicas struct {
 // them one by one was 56 % of the setup of 50,000 replicas).
 func newReplicas(cfg Config, slo SLO) (replicas, error) {
 	rcs := cfg.replicas()
+	decoders := len(rcs)
+	if pool := cfg.Fleet.Prefill; pool.On() {
+		rcs = append(append(make([]ReplicaConfig, 0, len(rcs)+len(pool.Replicas)), rcs...), pool.Replicas...)
+	}
 	rs := replicas{reps: make([]replica, len(rcs)),
 		accSeed: workload.NewStream(cfg.Seed, "sim/speculation").Uint64()}
 	for i, rc := range rcs {
+		if i < decoders && len(rcs) > decoders {
+			rc.Engine.RemoteKV = true // the decode pool of a disaggregated fleet
+		}
 		rep := &rs.reps[i]
 		if err := rep.init(i, rc, slo); err != nil {
 			return replicas{}, err
@@ -89,7 +100,7 @@ func (rep *replica) init(idx int, r ReplicaConfig, slo SLO) error {
 	if err != nil {
 		return fmt.Errorf("sim: replica %d: %w", idx, err)
 	}
-	rep.idx, rep.eng, rep.spec = idx, eng, r.Speculation
+	rep.idx, rep.eng, rep.spec, rep.remoteKV = idx, eng, r.Speculation, cfg.RemoteKV
 	rep.col.slo = slo
 	return nil
 }
@@ -158,6 +169,9 @@ func (r *runner) planned(rep *replica, p *engine.Plan) error {
 	r.ends.set(rep.idx, p.End)
 	rep.stepTime, rep.stepDone = p.StepTime, p.End
 	rep.aborted = rep.aborted[:0]
+	if rep.remoteKV { // a decode replica of a disaggregated fleet (pools.go)
+		r.plannedRemote(p)
+	}
 	return nil
 }
 

@@ -57,6 +57,7 @@ type runner struct {
 	continued   int  // moves planned at a step end by engine.Runner.Continue (tests read it)
 
 	gw *gateway // Config.Gateway's admission; nil without
+	pd *disagg  // Fleet.Prefill's pool, links and tallies; nil without
 
 	intake
 	routing
@@ -81,8 +82,12 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	r := &runner{cfg: cfg, stopAt: runStop(cfg), ends: newStepEnds(len(reps.reps)),
 		intake: newIntake(cfg, src), routing: newRouting(cfg), replicas: reps,
 		window: newWindow(cfg), collectors: newCollectors(cfg, slo, obs, reps.speculates), gw: newGateway(cfg.Gateway)}
+	r.pd = newDisagg(cfg, r)
 	r.routes = len(r.reps) > 1 || cfg.Fleet.Router != nil || r.gw != nil
-	r.view.r = r
+	r.view.r, r.view.n, r.view.routed = r, len(r.reps), &r.routed
+	if r.pd != nil {
+		r.view.n = r.pd.decoders
+	}
 	if r.perClass {
 		r.col.classSLO = func(rec *Record) SLO { return r.classes.list[r.classes.of(rec.Class)].slo }
 	}
@@ -315,6 +320,8 @@ func (r *runner) handle(ev event) error {
 		return r.settleAll(r.now)
 	case classExpire:
 		return r.expire(ev.ref, ev.gen)
+	case classLand:
+		return r.land(ev.ref, ev.gen)
 	}
 	return nil
 }

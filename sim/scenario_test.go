@@ -245,6 +245,33 @@ func decodeScenario(data []byte) (Config, list) {
 			cfg.Fleet.Replicas[i].Engine.BlockSize *= 2
 		}
 	}
+	if p := b.next(); p%4 == 1 { // a disaggregated fleet: a prefill pool of 1 or 2, a decider, a link
+		q := b.next()
+		first := ReplicaConfig{Engine: cfg.Engine, Model: cfg.Model}
+		if len(cfg.Fleet.Replicas) > 0 {
+			first = cfg.Fleet.Replicas[0]
+		} else {
+			cfg.Fleet.Replicas = []ReplicaConfig{{Engine: cfg.Engine, Model: cfg.Model, Speculation: cfg.Speculation}}
+			cfg.Engine, cfg.Model, cfg.Speculation = engine.Config{}, nil, Speculation{}
+		}
+		first.Speculation = Speculation{}
+		pre := Copies(1+int(p/4)%2, first)
+		if q%5 == 2 {
+			pre[0].Engine.MaxSeqs = 1 // a prefill queue of one prompt at a time
+		}
+		deciders := []Decider{AlwaysRemote{}, NeverRemote{}, PrefixThreshold{NonCachedTokens: 1 + q%3*16}, nil}
+		link := Link{Bandwidth: float64(1+q/16%4) * 2e6, Latency: time.Duration(q/64%3) * 5 * time.Millisecond, Sharing: LinkSharing(q / 4 % 2)}
+		if q%7 == 3 {
+			link = Link{} // instantaneous
+		}
+		cfg.Fleet.Prefill = PrefillPool{Replicas: pre, Decider: deciders[int(p/8)%len(deciders)], Link: link,
+			KVBytesPerToken: float64(1 + q%3*1000)}
+		if p/32%2 == 1 {
+			cfg.Fleet.Prefill.Router = LeastLoaded{}
+		}
+		cfg.Gateway.Limit, cfg.Gateway.Shed = ConcurrencyLimit{}, Saturation{} // not modelled with pools
+		cfg.DetectWarmup = false
+	}
 	return cfg, reqs
 }
 

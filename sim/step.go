@@ -92,8 +92,14 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 	return nil
 }
 
-// finish ends a request that emitted its last token.
+// finish ends a request that emitted its last token (or, prefilled
+// remotely, moves it to its decode replica: handoff).
 func (r *runner) finish(rep *replica, ref int32) error {
+	if rep.prefill {
+		if on, err := r.handoff(rep, ref); on || err != nil {
+			return err
+		}
+	}
 	r.hold(rep, -1)
 	r.inSystem--
 	if r.slots[ref].willError {

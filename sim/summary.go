@@ -145,6 +145,10 @@ type Summary struct {
 	// fell on them.
 	Replicas  []ReplicaSummary
 	Imbalance Imbalance
+	// Disagg is a disaggregated fleet's trade (Fleet.Prefill): where
+	// requests were prefilled, the waits and bytes of their transfers,
+	// and each pool's load; nil for a co-located fleet.
+	Disagg *DisaggSummary `json:",omitempty"`
 
 	// Stopped is the instant the run stopped: the last terminal event of
 	// an open window, at most Horizon + Drain, or the overload stop.
@@ -777,12 +781,12 @@ func (p *recordReplay) lastEvent() time.Duration {
 // analysisFiles are sim's sources that turn a run's records into its
 // Summary (summary.go: the collector and Summarize; window.go: the window,
 // what is integrated over it and the warm-up; sample.go: the samples the
-// collector keeps), registered with the analysis revision
+// collector keeps; pools_summary.go: a disaggregated fleet's), registered with the analysis revision
 // (analysis.AnalysisRevision). What a run simulates (the engine, the
 // runner's events) is not analysis: the build's VCS revision covers it.
 //
-//go:embed summary.go window.go sample.go
+//go:embed summary.go window.go sample.go pools_summary.go
 var analysisFiles embed.FS
 
 var _ = revision.Register("github.com/servesim/servesim/sim", analysisFiles,
-	"summary.go", "window.go", "sample.go")
+	"summary.go", "window.go", "sample.go", "pools_summary.go")

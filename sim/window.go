@@ -146,6 +146,9 @@ func (r *runner) summary() Summary {
 	window := max(0, end-rep.Start)
 	s := r.col.finish(window, area.seconds(), r.cfg.Percentiles)
 	s.Replicas, s.Imbalance = r.replicaSummaries(&s, window, max(0, end-w.Warmup))
+	if r.pd != nil {
+		s.Disagg = r.pd.summary(s.Offered, s.Replicas, w.Warmup, max(0, end-w.Warmup), r.cfg.Percentiles)
+	}
 	s.GatewayQueue = r.gatewayQueue(max(0, end-w.Warmup))
 	s.Steps = r.mix.finish(r.cfg.Percentiles)
 	if r.perClass {

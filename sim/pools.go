@@ -1,0 +1,378 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/workload"
+)
+
+// PrefillPool makes a fleet disaggregated (prefill/decode, P/D): a pool
+// of replicas that prefill prompts for the fleet's other replicas, which
+// become its decode pool. Its zero value (no Replicas) is none: the fleet
+// is co-located, every replica prefilling its own requests, as before.
+//
+// A request's way through a disaggregated fleet mirrors llm-d's (the
+// inference scheduler's P/D profile handler and the decode pod's routing
+// sidecar) over vLLM's KV connectors:
+//
+//  1. At its send, the fleet's Router chooses a decode replica among
+//     Fleet.Replicas (the decode pool), then the Decider says whether a
+//     prefill replica prefills it (remote) or the decode replica does
+//     (local, exactly as in a co-located fleet).
+//  2. A remote request goes to the prefill replica the pool's Router
+//     chooses, as a request of one output token: its prefill there ends
+//     with its first token, which is its TTFT (DistServe and Splitwise
+//     stream the first token from the prefill instance; vLLM's NIXL
+//     connector recomputes the prompt's last token on the decode side
+//     instead, scheduler.py _update_waiting_for_remote_kv, so its first
+//     token comes one decode step later).
+//  3. Then its decode replica takes it as an engine.Request with Remote
+//     set: the engine reserves blocks for its prompt when its waiting
+//     queue reaches it (the full-sequence gate applies: a request that
+//     cannot find blocks waits, engine.Plan.Reserved), and the KV moves
+//     over the prefill replica's Link from that instant; when it lands
+//     (engine.Engine.Land) the request decodes its remaining tokens. The
+//     wait for blocks and the transfer are both in the gap between its
+//     first and second tokens, the first ITL its user sees.
+//
+// The prefill replica frees the request's blocks when its prefill ends
+// (a push of the KV); vLLM's NIXL connector keeps them until the decode
+// side's read completes (delay_free_blocks), which this does not model.
+type PrefillPool struct {
+	// Replicas configures each prefill replica (engine and cost model:
+	// the pool may run other hardware than the decode pool). nil or
+	// empty: no prefill pool. At most MaxReplicas with the decode pool.
+	Replicas []ReplicaConfig
+	// Router chooses the prefill replica of a remote request, reading a
+	// View of the prefill pool; nil means RoundRobin{}.
+	Router Router
+	// Decider chooses which requests the pool prefills; nil means
+	// AlwaysRemote{} (vLLM's disaggregated proxy sends every request
+	// through a prefill instance).
+	Decider Decider
+	// Link is each prefill replica's path to the decode pool: a
+	// transfer from prefill replica p shares p's link with p's other
+	// transfers in flight (Link.Sharing says how). The zero value is an
+	// instantaneous link.
+	Link Link
+	// KVBytesPerToken is the KV one token takes on each accelerator of a
+	// replica, the bytes a transfer moves per prompt token over each
+	// accelerator's path (a tensor-parallel replica's ranks move their
+	// shards in parallel, as NIXL transfers per rank), as
+	// costmodel.ModelSpec.KVBytesPerToken declares it. 0 means Atlas's,
+	// costmodel.AtlasKVBytesPerToken (80 KiB).
+	KVBytesPerToken float64
+}
+
+// On reports whether the fleet has a prefill pool.
+func (p PrefillPool) On() bool { return len(p.Replicas) > 0 }
+
+// kvBytes is KVBytesPerToken with its default.
+func (p PrefillPool) kvBytes() float64 {
+	if p.KVBytesPerToken == 0 {
+		return costmodel.AtlasKVBytesPerToken
+	}
+	return p.KVBytesPerToken
+}
+
+func (p PrefillPool) validate(c Config) error {
+	if !p.On() {
+		if p.Replicas != nil {
+			return errors.New("sim: Fleet.Prefill.Replicas is empty: a prefill pool needs at least one replica (leave it nil for a co-located fleet)")
+		}
+		return nil
+	}
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("sim: "+format, a...)) }
+	if n := len(p.Replicas) + len(c.replicas()); n > MaxReplicas {
+		bad("Fleet.Prefill.Replicas and Fleet.Replicas hold %d replicas, more than MaxReplicas (%d)", n, MaxReplicas)
+	} else {
+		for i, r := range p.Replicas {
+			if err := r.Engine.Validate(); err != nil {
+				bad("Fleet.Prefill.Replicas[%d]: %w", i, err)
+			}
+			if err := validateModel(r.Model); err != nil {
+				bad("Fleet.Prefill.Replicas[%d]: %w", i, err)
+			}
+			if r.Speculation.On() {
+				bad("Fleet.Prefill.Replicas[%d].Speculation: a prefill replica emits one token a request and never decodes; declare speculation on the decode pool", i)
+			}
+		}
+	}
+	if err := p.Link.Validate(); err != nil {
+		bad("Fleet.Prefill.Link: %w", err)
+	}
+	if kv := p.KVBytesPerToken; kv < 0 || math.IsNaN(kv) || math.IsInf(kv, 0) {
+		bad("Fleet.Prefill.KVBytesPerToken must be a finite number of bytes >= 0 (0 means Atlas's 80 KiB), got %v", kv)
+	}
+	for _, x := range []struct {
+		name string
+		v    any
+	}{{"Router", p.Router}, {"Decider", p.Decider}} {
+		if v, ok := x.v.(interface{ Validate() error }); ok {
+			if err := v.Validate(); err != nil {
+				bad("Fleet.Prefill.%s: %w", x.name, err)
+			}
+		}
+	}
+	if c.DetectWarmup {
+		bad("Window.DetectWarmup is not supported with a prefill pool: the disaggregated summary counts records as they end, before the warm-up is known; declare Window.Warmup")
+	}
+	if c.Gateway.Limit.On() || c.Gateway.Shed.On() {
+		bad("Gateway.Limit and Gateway.Shed are not modelled with a prefill pool (their counts read every replica alike); Gateway.Bucket is")
+	}
+	return errors.Join(errs...)
+}
+
+// Decider says whether a request is prefilled by the prefill pool
+// (remote) or by the decode replica the fleet's router chose for it
+// (local). It is called once per send in a disaggregated fleet, after
+// the router, with the request, that decode replica's index d and a
+// read-only view of the decode pool (v.CachedPrefix(d) is what d's cache
+// holds of the prompt, as the router's CacheView knows it). Like a
+// Router it is configuration, safe to share between runs; a new decider
+// is one type with this method, in a file of its own.
+type Decider interface {
+	Remote(r *workload.Request, d int, v *View) bool
+}
+
+// disagg is a disaggregated fleet's state in the runner: the pools'
+// bounds in the replica list, the prefill pool's router and view, the
+// links and the tallies of what moved.
+type disagg struct {
+	decoders int // the decode pool is reps[:decoders], the prefill pool reps[decoders:]
+	decider  Decider
+	router   Router
+	view     View // the prefill pool's
+	routed   int  // remote requests routed to the prefill pool
+	kvBytes  float64
+	link     Link
+	links    []transfers // one per prefill replica
+	gen      []uint32    // the generation of each link's landing event
+	armed    []time.Duration
+	landed   []int32 // scratch for transfers, reused
+
+	// Measured requests the prefill pool prefilled, and the waits of
+	// those that reached their decode replica: the reservation, the
+	// transfer (when it lands) and the first gap (at the plan of the
+	// decode replica's first step, which ends it).
+	remote   int
+	kvWait   sample
+	transfer sample
+	firstGap sample
+}
+
+// newDisagg is the runner's state of cfg's prefill pool, nil without
+// one; reps holds the decode pool then the prefill pool.
+func newDisagg(cfg Config, r *runner) *disagg {
+	p := cfg.Fleet.Prefill
+	if !p.On() {
+		return nil
+	}
+	d := &disagg{decoders: len(r.reps) - len(p.Replicas), decider: p.Decider, router: p.Router,
+		kvBytes: p.kvBytes(), link: p.Link}
+	if d.decider == nil {
+		d.decider = AlwaysRemote{}
+	}
+	if d.router == nil {
+		d.router = RoundRobin{}
+	}
+	d.view = View{r: r, lo: d.decoders, n: len(p.Replicas), routed: &d.routed}
+	for i := d.decoders; i < len(r.reps); i++ {
+		r.reps[i].prefill = true
+	}
+	d.links = make([]transfers, len(p.Replicas))
+	for i := range d.links {
+		d.links[i] = newTransfers(p.Link, r.opens, r.closes)
+	}
+	d.gen = make([]uint32, len(p.Replicas))
+	d.armed = make([]time.Duration, len(p.Replicas))
+	for i := range d.armed {
+		d.armed[i] = Never
+	}
+	return d
+}
+
+// place sends a request its router sent to decode replica dec: to a
+// prefill replica if the decider says so, else to dec itself.
+func (r *runner) place(ref int32, dec int, timeout bool) error {
+	d := r.pd
+	s := &r.slots[ref]
+	req := &r.routeReq // route filled it for this send
+	d.view.req, r.view.req = req, req
+	remote := d.decider.Remote(req, dec, &r.view)
+	if !remote {
+		r.view.req, d.view.req = nil, nil
+		return r.enter(ref, dec, timeout)
+	}
+	p := d.router.Route(req, &d.view)
+	r.view.req, d.view.req = nil, nil
+	if p < 0 || p >= d.view.n {
+		return fmt.Errorf("sim: prefill router %T chose replica %d of a prefill pool of %d (indices 0 to %d)", d.router, p, d.view.n, d.view.n-1)
+	}
+	d.routed++
+	i := d.decoders + p
+	if r.cfg.Fleet.SignalDelay > 0 {
+		r.frontend().routed(i, req)
+	}
+	if r.cache != nil {
+		r.cache.routed(r, i, req)
+	}
+	s.rec.Remote, s.rec.PrefillReplica, s.decoder = true, i, int32(dec)
+	s.xferAt = Never
+	if s.rec.Measured {
+		d.remote++
+	}
+	return r.enterPrefill(ref, i, timeout)
+}
+
+// enterPrefill adds a remote request to prefill replica i's engine: its
+// prompt and one output token.
+func (r *runner) enterPrefill(ref int32, i int, timeout bool) error {
+	s := &r.slots[ref]
+	rep := &r.reps[i]
+	s.rec.Replica = i
+	err := rep.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: 1,
+		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen,
+		Class: s.class, Deadline: r.deadline(s.class, r.now)})
+	if err != nil {
+		return r.end(ref, StatusRejected, "prefill replica: "+err.Error())
+	}
+	if err := r.interrupt(rep, false); err != nil {
+		return err
+	}
+	r.hold(rep, +1)
+	r.inSystem++
+	if r.maxHeld > 0 && r.inSystem+len(r.clientQ)-r.clientHead > r.maxHeld {
+		r.overloaded = true
+		return nil
+	}
+	if timeout && r.cfg.Timeout > 0 {
+		r.events.push(event{at: r.now + r.cfg.Timeout, class: classTimeout, ref: ref, gen: s.gen})
+	}
+	return nil
+}
+
+// handoff is a remote request's prefill ending at prefill replica rep
+// with its first token: it moves to its decode replica, which decodes
+// the rest once its KV has landed. It reports whether the request goes
+// on (false: it had nothing left to decode, and finish ends it).
+func (r *runner) handoff(rep *replica, ref int32) (bool, error) {
+	s := &r.slots[ref]
+	dec := &r.reps[s.decoder]
+	s.rec.Replica = dec.idx // where it ends, whatever happens now
+	if dec.eng.Config().ServedOutput(s.rec.Input, s.rec.Output) == 1 {
+		// Its one token is all it asked, or all its decode replica's
+		// MaxModelLen leaves: it ends with it (a longer prompt than the
+		// decode replica takes is refused by Add below).
+		return false, nil
+	}
+	r.hold(rep, -1)
+	s.handoff = r.now
+	s.prefillSched, s.prefillCached = s.rec.FirstScheduled, int32(s.rec.Cached)
+	err := dec.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
+		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixCoversOutput: s.answerIDs,
+		Class: s.class, Remote: true}) // no Deadline: its first token, which one is for, is out
+	if err != nil {
+		r.inSystem--
+		return true, r.end(ref, StatusRejected, "decode replica: "+err.Error())
+	}
+	r.hold(dec, +1)
+	return true, r.interrupt(dec, false)
+}
+
+// plannedRemote notes what planned did not of the plan p of a decode
+// replica: the remote requests it started (their first decode: each
+// keeps its prefill's first schedule and cache hits, and its second
+// token comes at the step's end), and the transfers of the remote requests whose blocks it
+// reserved, from its start.
+func (r *runner) plannedRemote(p *engine.Plan) {
+	d := r.pd
+	for _, ref := range p.Started {
+		s := &r.slots[ref]
+		if !s.rec.Remote {
+			continue
+		}
+		// planned wrote this replica's first schedule and cache hits:
+		// its prefill's stand.
+		s.rec.FirstScheduled, s.rec.Cached = s.prefillSched, int(s.prefillCached)
+		if s.rec.Measured {
+			d.firstGap.add(p.End-s.rec.FirstToken, r.col.limit())
+		}
+	}
+	for _, res := range p.Reserved {
+		s := &r.slots[res.Ref]
+		s.rec.KVWait = p.Start - s.handoff
+		s.xferAt = p.Start
+		k := s.rec.PrefillReplica - d.decoders
+		d.links[k].start(p.Start, res.Ref, int64(math.Ceil(float64(res.Tokens)*d.kvBytes)))
+		r.armLink(k)
+	}
+}
+
+// armLink keeps one landing event queued for link k, at its next landing.
+func (r *runner) armLink(k int) {
+	d := r.pd
+	at, ok := d.links[k].next()
+	if !ok {
+		at = Never
+	}
+	if at == d.armed[k] {
+		return
+	}
+	d.armed[k] = at
+	d.gen[k]++
+	if ok {
+		r.events.push(event{at: at, class: classLand, ref: int32(k), gen: d.gen[k]})
+	}
+}
+
+// land applies link k's landings due now: each request's decode replica
+// learns its KV arrived.
+func (r *runner) land(k int32, gen uint32) error {
+	d := r.pd
+	if d.gen[k] != gen {
+		return nil // the link's landings moved since
+	}
+	d.armed[k] = Never
+	d.landed = d.links[k].land(r.now, d.landed[:0])
+	for _, ref := range d.landed {
+		s := &r.slots[ref]
+		s.rec.Transfer = r.now - s.xferAt
+		s.xferAt = Never
+		if s.rec.Measured {
+			d.kvWait.add(s.rec.KVWait, r.col.limit())
+			d.transfer.add(s.rec.Transfer, r.col.limit())
+		}
+		rep := &r.reps[s.rec.Replica]
+		if err := rep.eng.Land(r.now, ref); err != nil {
+			return fmt.Errorf("sim: replica %d, landing request %d: %w", rep.idx, s.rec.ID, err)
+		}
+		// A decode replica plans one step a move (engine.Config.RemoteKV
+		// turns its runs off): busy, its step end plans the next, which
+		// weighs the landed request, as step by step; idle, it is planned
+		// once everything at this instant is handled.
+		if !rep.eng.Busy() {
+			r.queuePlan(rep)
+		}
+	}
+	r.armLink(int(k))
+	return nil
+}
+
+// cancelTransfer stops the transfer of a request that left while its KV
+// was moving.
+func (r *runner) cancelTransfer(s *slot, ref int32) {
+	if r.pd == nil || s.xferAt == Never || !s.rec.Remote {
+		return
+	}
+	k := s.rec.PrefillReplica - r.pd.decoders
+	r.pd.links[k].cancel(r.now, ref)
+	s.xferAt = Never
+	r.armLink(k)
+}

@@ -1,0 +1,285 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/workload"
+)
+
+// disaggregated is a fleet of decoders Atlas replicas behind RoundRobin
+// and a prefill pool of prefillers, every request prefilled remotely over
+// link.
+func disaggregated(decoders, prefillers int, link Link) Config {
+	return Config{Fleet: Fleet{Replicas: Copies(decoders, ReplicaConfig{}),
+		Prefill: PrefillPool{Replicas: Copies(prefillers, ReplicaConfig{}), Link: link}}}
+}
+
+// recordsOf runs cfg on src and returns every record as text, in the
+// order they ended, with the summary.
+func recordsOf(t *testing.T, cfg Config, src workload.Source) ([]byte, []Record, Summary) {
+	t.Helper()
+	var buf bytes.Buffer
+	var recs []Record
+	sum, err := Run(cfg, src, ObserverFunc(func(r *Record) {
+		fmt.Fprintf(&buf, "%+v\n", *r)
+		k := *r
+		k.Tokens = append([]time.Duration(nil), r.Tokens...) // the runner reuses its slice
+		recs = append(recs, k)
+	}))
+	require.NoError(t, err)
+	return buf.Bytes(), recs, sum
+}
+
+// With the decider off, a disaggregated fleet is its decode pool
+// co-located: every request is prefilled where it is decoded, and the
+// idle prefill pool changes nothing, byte for byte (under prefix
+// sharing, timeouts, KV pressure and a window that stops runs in flight;
+// the decode replicas run without their fast paths, engine.Config.RemoteKV,
+// so this is also the fast paths against the slow ones).
+func TestNeverRemoteIsCoLocated(t *testing.T) {
+	for _, kv := range []int{0, 900} {
+		t.Run(fmt.Sprintf("KVBlocks %d", kv), func(t *testing.T) {
+			base := Config{Timeout: 20 * time.Second, Window: Window{Warmup: 20 * time.Second, Horizon: 200 * time.Second},
+				Fleet: Fleet{Replicas: Copies(3, ReplicaConfig{Engine: engine.Config{KVBlocks: kv}}), Router: PrefixAffinity{}}}
+			src, err := sharedWorkload(5, 3)
+			require.NoError(t, err)
+			want, wantRecs, wantSum := recordsOf(t, base, src)
+			cfg := base
+			cfg.Fleet.Prefill = PrefillPool{Replicas: Copies(2, ReplicaConfig{}), Decider: NeverRemote{}, Link: Link{Bandwidth: 1e9}}
+			src, err = sharedWorkload(5, 3)
+			require.NoError(t, err)
+			got, _, sum := recordsOf(t, cfg, src)
+			sameBytes(t, want, got)
+			require.NotEmpty(t, wantRecs)
+			assert.Equal(t, wantSum.Goodput, sum.Goodput)
+			assert.Equal(t, fmt.Sprint(wantSum.TTFT), fmt.Sprint(sum.TTFT))
+			assert.Equal(t, fmt.Sprint(wantSum.ITL), fmt.Sprint(sum.ITL))
+			require.NotNil(t, sum.Disagg)
+			assert.Zero(t, sum.Disagg.Remote)
+			assert.Equal(t, sum.Offered, sum.Disagg.Local)
+			assert.Zero(t, sum.Disagg.Bytes)
+			assert.Zero(t, sum.Disagg.PrefillBusy, "the prefill pool stood idle")
+			if kv > 0 {
+				assert.Positive(t, wantSum.Preempt, "the small cache preempts")
+			}
+		})
+	}
+}
+
+// With one prompt at a time, a prefill replica is a single server of
+// deterministic service: a prompt's prefill step, S = 20 + 0.035·n ms.
+// TTFT ends at the prefill replica, so its mean is the M/D/1 wait plus S
+// (Pollaczek–Khinchine: Wq = ρ·S / (2(1−ρ))), as DistServe analyses its
+// prefill instance, whatever the decode pool and the link then do.
+func TestPrefillPoolTTFTIsMD1(t *testing.T) {
+	const n = 100_000
+	s := costmodel.Frozen{}.PrefillTime(1000)
+	require.Equal(t, 55*time.Millisecond, s)
+	for _, rho := range []float64{0.5, 0.8} {
+		cfg := disaggregated(4, 1, Link{Bandwidth: 25e9, Latency: time.Millisecond})
+		cfg.Fleet.Prefill.Replicas[0].Engine.MaxSeqs = 1
+		lambda := rho / s.Seconds()
+		sum, err := Run(cfg, poisson(t, 1, lambda, n, workload.Fixed(1000, 4)), nil)
+		require.NoError(t, err)
+		require.Equal(t, n, sum.Count(StatusOK), "%+v", sum.Status)
+		want := (rho*s.Seconds()/(2*(1-rho)) + s.Seconds()) * 1e3
+		assert.InEpsilon(t, want, sum.TTFT.Mean, 0.02, "rho %v: M/D/1 TTFT %.2f ms, simulated %.2f ms", rho, want, sum.TTFT.Mean)
+		assert.InDelta(t, rho, sum.Disagg.PrefillBusy, 0.02, "the prefill replica is busy ρ of the time")
+		assert.Equal(t, n, sum.Disagg.Remote)
+		assertLittle(t, sum)
+	}
+}
+
+// A decode pool's steps hold no prefill: after a remote request's first
+// decode, every gap is the pure-decode step, 45 ms to the microsecond,
+// and every step a decode replica runs is decode-only.
+func TestDecodePoolITLIsThePureDecodeStep(t *testing.T) {
+	cfg := disaggregated(2, 2, Link{Bandwidth: 50e9, Latency: 10 * time.Microsecond})
+	cfg.KeepTokens = true
+	var chunks, decodeSteps int
+	obs := stepCounter{decoders: 2, chunks: &chunks, steps: &decodeSteps}
+	var recs []Record
+	obs.each = func(r *Record) {
+		k := *r
+		k.Tokens = append([]time.Duration(nil), r.Tokens...) // the runner reuses its slice
+		recs = append(recs, k)
+	}
+	sum, err := Run(cfg, poisson(t, 3, 6, 3000, workload.Fixed(2000, 100)), obs)
+	require.NoError(t, err)
+	require.Equal(t, 3000, sum.Count(StatusOK))
+	assert.Positive(t, decodeSteps)
+	assert.Zero(t, chunks, "no decode-pool step holds a prefill chunk")
+	gaps := 0
+	for _, r := range recs {
+		require.True(t, r.Remote, "request %d", r.ID)
+		require.Less(t, r.Replica, 2, "request %d ends at its decode replica", r.ID)
+		require.Len(t, r.Tokens, 100)
+		for i := 2; i < len(r.Tokens); i++ {
+			require.Equal(t, costmodel.AtlasDecodeStep, r.Tokens[i]-r.Tokens[i-1], "request %d, gap %d", r.ID, i)
+			gaps++
+		}
+		// The first gap holds the wait for blocks, the transfer and the
+		// decode replica's first step.
+		require.GreaterOrEqual(t, r.Tokens[1]-r.Tokens[0], r.KVWait+r.Transfer+time.Microsecond, "request %d", r.ID)
+	}
+	assert.Equal(t, 3000*98, gaps)
+}
+
+// stepCounter counts the decode pool's steps and the prefill chunks they
+// held, and hands each record to each.
+type stepCounter struct {
+	decoders      int
+	chunks, steps *int
+	each          func(*Record)
+}
+
+func (c stepCounter) Observe(r *Record) { c.each(r) }
+
+func (c stepCounter) ObserveStep(s *Step) {
+	if s.Replica >= c.decoders {
+		return
+	}
+	for one := range s.All() {
+		*c.steps++
+		*c.chunks += len(one.Prefill)
+	}
+}
+
+// Every remotely prefilled request moves exactly its prompt's KV bytes
+// once (no prefix cache hits: its prompt shares nothing), and the links
+// are work-conserving: the bytes they moved are their bandwidth times
+// the time they were moving bytes (utilisation = bytes / (bandwidth ×
+// window) = the busy share). Alone on its link, a transfer takes its
+// latency plus its bytes over the bandwidth, to the nanosecond above.
+func TestTransferConservesBytes(t *testing.T) {
+	for _, sharing := range []LinkSharing{LinkFIFO, LinkFair} {
+		t.Run(sharing.String(), func(t *testing.T) {
+			link := Link{Bandwidth: 2e9, Latency: 2 * time.Millisecond, Sharing: sharing}
+			cfg := disaggregated(3, 2, link) // an open window: every transfer lands inside it
+			_, recs, sum := recordsOf(t, cfg, poisson(t, 5, 4, 3000, workload.Independent{Input: workload.Uniform{Center: 2000, RangeRatio: 0.8}, Output: workload.Uniform{Center: 100, RangeRatio: 0.8}}))
+			d := sum.Disagg
+			require.NotNil(t, d)
+			var bytes float64
+			alone := 0
+			for _, r := range recs {
+				require.True(t, r.Remote)
+				if r.Transfer == 0 {
+					continue // ended before its transfer landed
+				}
+				b := float64(r.Input) * costmodel.AtlasKVBytesPerToken
+				bytes += b
+				if r.Transfer == link.Latency+time.Duration(math.Ceil(b/link.Bandwidth*1e9)) {
+					alone++
+				}
+				require.GreaterOrEqual(t, r.Transfer, link.Latency+time.Duration(b/link.Bandwidth*1e9), "request %d", r.ID)
+			}
+			assert.InEpsilon(t, bytes, d.Bytes, 1e-9, "every landed transfer moved its prompt's bytes once")
+			assert.InEpsilon(t, d.LinkUtilisation, d.LinkBusy, 1e-6, "work-conserving links")
+			assert.InEpsilon(t, bytes/(link.Bandwidth*sum.Window.Seconds()*2), d.LinkUtilisation, 1e-6)
+			assert.Greater(t, alone, len(recs)/2, "most transfers found their link free")
+			t.Logf("%s: %.1f GB moved, link utilisation %.3f, %d of %d transfers alone", sharing, d.Bytes/1e9, d.LinkUtilisation, alone, len(recs))
+		})
+	}
+}
+
+// A decode replica that cannot find blocks for a prompt's KV makes the
+// transfer wait; the wait shows in the request's first gap, the ITL its
+// user sees after the first token.
+func TestKVWaitIsInTheFirstGap(t *testing.T) {
+	cfg := disaggregated(1, 2, Link{})
+	cfg.Fleet.Replicas[0].Engine.KVBlocks = 400 // 6,400 tokens: three 2,100-token sequences
+	cfg.KeepTokens = true
+	_, recs, sum := recordsOf(t, cfg, poisson(t, 7, 3, 400, workload.Fixed(2000, 100)))
+	waited := 0
+	for _, r := range recs {
+		require.Equal(t, StatusOK, r.Status)
+		require.Zero(t, r.Transfer, "an instantaneous link")
+		if r.KVWait > 0 {
+			waited++
+		}
+		require.GreaterOrEqual(t, r.Tokens[1]-r.Tokens[0], r.KVWait, "request %d", r.ID)
+	}
+	assert.Greater(t, waited, 100, "requests waited for blocks")
+	assert.Greater(t, sum.Disagg.FirstITL.Max, sum.Disagg.KVWait.Max)
+	assert.Greater(t, sum.Disagg.FirstITL.Mean, sum.ITL.Median)
+}
+
+// PrefixThreshold is llm-d's rule: remote when the uncached suffix at the
+// decode replica reaches the threshold. A prompt of 4,596 tokens whose
+// 500-token suffix is never cached goes remote at a threshold of 1 and
+// never at one above its length; in between, the share falls as the
+// threshold rises.
+func TestPrefixThresholdDecides(t *testing.T) {
+	share := func(threshold int) float64 {
+		cfg := Config{Window: Window{Warmup: 10 * time.Second, Horizon: 100 * time.Second},
+			Fleet: Fleet{Replicas: Copies(3, ReplicaConfig{}), Router: PrefixAffinity{},
+				Prefill: PrefillPool{Replicas: Copies(1, ReplicaConfig{}), Decider: PrefixThreshold{NonCachedTokens: threshold}}}}
+		src, err := sharedWorkload(6, 11)
+		require.NoError(t, err)
+		sum, err := Run(cfg, src, nil)
+		require.NoError(t, err)
+		return sum.Disagg.RemoteShare
+	}
+	assert.Equal(t, 1.0, share(1))
+	assert.Equal(t, 0.0, share(0), "llm-d: a threshold of 0 disaggregates nothing")
+	assert.Equal(t, 0.0, share(4597))
+	mid, high := share(1000), share(4000)
+	assert.Greater(t, mid, 0.0)
+	assert.Less(t, mid, 1.0)
+	assert.GreaterOrEqual(t, mid, high)
+	t.Logf("remote share at 1,000 tokens %.3f, at 4,000 %.3f", mid, high)
+}
+
+// A disaggregated fleet runs the same bytes fast and step by step, with
+// every engine's invariants checked after every step, under timeouts,
+// a client cap and KV pressure.
+func TestDisaggregatedFastIsStepwise(t *testing.T) {
+	for _, dec := range []Decider{AlwaysRemote{}, PrefixThreshold{NonCachedTokens: 600}} {
+		cfg := disaggregated(2, 1, Link{Bandwidth: 1e9, Latency: time.Millisecond, Sharing: LinkFair})
+		cfg.Fleet.Prefill.Decider = dec
+		cfg.Fleet.Replicas[1].Engine.KVBlocks = 500
+		cfg.Timeout = 4 * time.Second
+		cfg.Window = Window{Warmup: 5 * time.Second, Horizon: 30 * time.Second}
+		var reqs list
+		src, err := sharedWorkload(5, 2)
+		require.NoError(t, err)
+		for {
+			r, err := src.Next()
+			if err != nil || r.Arrival > 40*time.Second {
+				break
+			}
+			reqs = append(reqs, r)
+		}
+		run := fastEqualsStepwise(t, cfg, reqs, true)
+		assert.Positive(t, run.sum.Count(StatusTimedOut)+run.sum.Count(StatusOK))
+	}
+}
+
+// A nonsense prefill pool is refused, naming the field.
+func TestPrefillPoolValidation(t *testing.T) {
+	cases := map[string]PrefillPool{
+		"Fleet.Prefill.Replicas is empty":           {Replicas: []ReplicaConfig{}},
+		"Fleet.Prefill.Link":                        {Replicas: Copies(1, ReplicaConfig{}), Link: Link{Bandwidth: -1}},
+		"Fleet.Prefill.KVBytesPerToken":             {Replicas: Copies(1, ReplicaConfig{}), KVBytesPerToken: math.NaN()},
+		"Fleet.Prefill.Replicas[0].Speculation":     {Replicas: []ReplicaConfig{{Speculation: Speculation{Tokens: 2, Acceptance: 0.5}}}},
+		"Fleet.Prefill.Replicas[0]: engine: MaxSeq": {Replicas: []ReplicaConfig{{Engine: engine.Config{MaxSeqs: -1}}}},
+	}
+	for want, p := range cases {
+		err := Config{Fleet: Fleet{Prefill: p}}.Validate()
+		require.Error(t, err, want)
+		assert.Contains(t, err.Error(), want)
+	}
+	err := Config{Fleet: Fleet{Prefill: PrefillPool{Replicas: Copies(1, ReplicaConfig{})}},
+		Gateway: Gateway{Limit: ConcurrencyLimit{PerReplica: 2}}}.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not modelled with a prefill pool")
+}
