@@ -53,6 +53,8 @@ func layout(w io.Writer, t reflect.Type, path string) error {
 		return nil
 	case reflect.Slice:
 		return layout(w, t.Elem(), path+"[]")
+	case reflect.Pointer: // nil or a value (sim.Summary.Disagg)
+		return layout(w, t.Elem(), path)
 	case reflect.Array:
 		fmt.Fprintf(w, "%d,", t.Len())
 		return layout(w, t.Elem(), path+"[]")
@@ -194,6 +196,13 @@ func (e *encoder) value(v reflect.Value) {
 		for i := range v.Len() {
 			e.value(v.Index(i))
 		}
+	case reflect.Pointer:
+		if v.IsNil() {
+			e.uint(0)
+			return
+		}
+		e.uint(1)
+		e.value(v.Elem())
 	case reflect.Struct:
 		for i := range v.NumField() {
 			e.value(v.Field(i))
@@ -287,6 +296,11 @@ func (d *decoder) value(v reflect.Value) {
 			d.value(s.Index(i))
 		}
 		v.Set(s)
+	case reflect.Pointer:
+		if d.uint() == 1 && d.err == nil {
+			v.Set(reflect.New(v.Type().Elem()))
+			d.value(v.Elem())
+		}
 	case reflect.Array:
 		for i := range v.Len() {
 			d.value(v.Index(i))

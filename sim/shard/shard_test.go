@@ -293,6 +293,17 @@ func TestShardCodecIsExact(t *testing.T) {
 	assert.Equal(t, dump(sum), dump(back.runs[0].summary))
 	assert.NotNil(t, back.runs[0].summary.Samples.TTFT)
 	assert.Nil(t, back.runs[0].summary.Samples.TPOT)
+	assert.Nil(t, back.runs[0].summary.Disagg, "a co-located fleet's summary has none")
+
+	// A disaggregated fleet's summary carries its trade.
+	sum.Disagg = &sim.DisaggSummary{Prefill: 1, Decode: 3, Remote: 7, RemoteShare: math.NaN(), Bytes: 1e12, KVWait: stats.Dist{N: 2, Max: math.Inf(1)}}
+	res.runs[0].summary = sum
+	buf.Reset()
+	require.NoError(t, res.Write(&buf))
+	back, err = Read(&buf)
+	require.NoError(t, err)
+	require.NotNil(t, back.runs[0].summary.Disagg)
+	assert.Equal(t, dump(sum), dump(back.runs[0].summary))
 }
 
 // dump writes v as text following pointers, floats by their bits (so NaN
