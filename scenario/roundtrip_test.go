@@ -18,7 +18,7 @@ import (
 
 // configTypes are the configuration types a scenario holds.
 var configTypes = []any{
-	sim.Config{}, engine.Config{}, sim.SLO{}, sim.Window{}, sim.Class{}, sim.Fleet{}, sim.Speculation{}, analysis.
+	sim.Config{}, engine.Config{}, sim.SLO{}, sim.Window{}, sim.Class{}, sim.Fleet{}, sim.PrefillPool{}, sim.Link{}, sim.Speculation{}, analysis.
 		Sweep{}, analysis.Experiment{}, analysis.DialSweep{}, analysis.ModelError{}, costmodel.NamedModel{}, costmodel.Frozen{}, costmodel.Linear{}, costmodel.Roofline{}, costmodel.Scaled{}, costmodel.Drafting{},
 	workload.Synthetic{}, workload.Clients{}, workload.Conversations{}, workload.TraceConfig{},
 }
@@ -47,7 +47,7 @@ func (f *filler) fill(v reflect.Value, depth int) {
 		v.Set(reflect.ValueOf(ms[f.rng.IntN(len(ms))]))
 		return
 	case reflect.TypeFor[analysis.Dial]():
-		ds := []analysis.Dial{analysis.DialChunkCap, analysis.DialTokenBudget, analysis.DialDecodeStep}
+		ds := []analysis.Dial{analysis.DialChunkCap, analysis.DialTokenBudget, analysis.DialDecodeStep, analysis.DialPrefillReplicas(4)}
 		v.Set(reflect.ValueOf(ds[f.rng.IntN(len(ds))]))
 		return
 	}

@@ -306,16 +306,22 @@ func withModel(cfg sim.Config, replace func(costmodel.Model) costmodel.Model, sc
 		}
 		return s
 	}
+	each := func(rs []sim.ReplicaConfig) []sim.ReplicaConfig {
+		out := make([]sim.ReplicaConfig, len(rs))
+		for i, r := range rs {
+			out[i] = sim.ReplicaConfig{Engine: r.Engine, Model: replace(r.Model), Speculation: drafter(r.Speculation)}
+		}
+		return out
+	}
+	if cfg.Fleet.Prefill.On() { // a disaggregated fleet's prefill pool runs the model too
+		cfg.Fleet.Prefill.Replicas = each(cfg.Fleet.Prefill.Replicas)
+	}
 	if cfg.Fleet.Replicas == nil {
 		cfg.Model = replace(cfg.Model)
 		cfg.Speculation = drafter(cfg.Speculation)
 		return cfg
 	}
-	reps := make([]sim.ReplicaConfig, len(cfg.Fleet.Replicas))
-	for i, r := range cfg.Fleet.Replicas {
-		reps[i] = sim.ReplicaConfig{Engine: r.Engine, Model: replace(r.Model), Speculation: drafter(r.Speculation)}
-	}
-	cfg.Fleet.Replicas = reps
+	cfg.Fleet.Replicas = each(cfg.Fleet.Replicas)
 	return cfg
 }
 

@@ -42,12 +42,15 @@ func (m ModelError) checkDeclared(cfg sim.Config) error {
 // replicaModels are the cost models cfg's replicas run: the fleet's, or
 // the single replica's.
 func replicaModels(cfg sim.Config) []costmodel.Model {
+	var models []costmodel.Model
 	if cfg.Fleet.Replicas == nil {
-		return []costmodel.Model{cfg.Model}
+		models = append(models, cfg.Model)
 	}
-	models := make([]costmodel.Model, len(cfg.Fleet.Replicas))
-	for i, r := range cfg.Fleet.Replicas {
-		models[i] = r.Model
+	for _, r := range cfg.Fleet.Replicas {
+		models = append(models, r.Model)
+	}
+	for _, r := range cfg.Fleet.Prefill.Replicas { // a disaggregated fleet's prefill pool
+		models = append(models, r.Model)
 	}
 	return models
 }

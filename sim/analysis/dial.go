@@ -37,18 +37,25 @@ func DialFunc(name, unit string, set func(c *sim.Config, v float64)) Dial {
 	return Dial{Name: name, Unit: unit, set: set}
 }
 
-// engineDial sets a field of every replica's engine configuration.
+// engineDial sets a field of every replica's engine configuration (a
+// disaggregated fleet's prefill pool's too).
 func engineDial(name, unit string, set func(e *engine.Config, v float64)) Dial {
+	each := func(rs []sim.ReplicaConfig, v float64) []sim.ReplicaConfig {
+		rs = append([]sim.ReplicaConfig(nil), rs...)
+		for i := range rs {
+			set(&rs[i].Engine, v)
+		}
+		return rs
+	}
 	return Dial{Name: "Engine." + name, Unit: unit, set: func(c *sim.Config, v float64) {
+		if c.Fleet.Prefill.On() {
+			c.Fleet.Prefill.Replicas = each(c.Fleet.Prefill.Replicas, v)
+		}
 		if c.Fleet.Replicas == nil {
 			set(&c.Engine, v)
 			return
 		}
-		reps := append([]sim.ReplicaConfig(nil), c.Fleet.Replicas...)
-		for i := range reps {
-			set(&reps[i].Engine, v)
-		}
-		c.Fleet.Replicas = reps
+		c.Fleet.Replicas = each(c.Fleet.Replicas, v)
 	}}
 }
 
@@ -246,4 +253,39 @@ func pairKnees(a float64, sa int, b float64, sb int) (diff float64, bound, ok bo
 		return 0, false, false
 	}
 	return b - a, sa != 0 || sb != 0, true
+}
+
+// DialPrefillReplicas is prefill/decode disaggregation as a dial over a
+// fleet of n replicas: at value P, P of them form the prefill pool
+// (sim.PrefillPool) and n − P the decode pool; P = 0 is the co-located
+// fleet of n. The decode replicas copy the configuration's first
+// replica (Fleet.Replicas[0], or Config.Engine and Model), the prefill
+// replicas its prefill pool's first (Fleet.Prefill.Replicas[0]) or, with
+// none, the same; the prefill pool's Router, Decider and Link are
+// kept. So every value runs n replicas, and a knee compared across
+// values is per replica too. A value outside [0, n) leaves no decode
+// replica, or is no count, and the configuration is refused.
+func DialPrefillReplicas(n int) Dial {
+	return Dial{Name: fmt.Sprintf("Fleet.Prefill.Replicas of %d", n), Unit: "replicas", set: func(c *sim.Config, v float64) {
+		p := int(v)
+		if v != float64(p) || p < 0 || p >= n {
+			c.Fleet.Prefill.Replicas = []sim.ReplicaConfig{} // refused by Validate: not a split of n
+			return
+		}
+		dec := sim.ReplicaConfig{Engine: c.Engine, Model: c.Model, Speculation: c.Speculation}
+		if len(c.Fleet.Replicas) > 0 {
+			dec = c.Fleet.Replicas[0]
+		}
+		pre := dec
+		pre.Speculation = sim.Speculation{}
+		if len(c.Fleet.Prefill.Replicas) > 0 {
+			pre = c.Fleet.Prefill.Replicas[0]
+		}
+		c.Engine, c.Model, c.Speculation = engine.Config{}, nil, sim.Speculation{}
+		c.Fleet.Replicas = sim.Copies(n-p, dec)
+		c.Fleet.Prefill.Replicas = nil
+		if p > 0 {
+			c.Fleet.Prefill.Replicas = sim.Copies(p, pre)
+		}
+	}}
 }

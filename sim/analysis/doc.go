@@ -39,9 +39,12 @@
 //     without an nccl-tests curve) is refused unless its ModelError.Shapes
 //     run that model's CollectiveBand: a declared figure never passes
 //     silently.
-//   - dial.go: Dial, DialFunc and the built-in dials; DialSweep, a sweep
-//     at every value of one dial on common random numbers, and its
-//     DialResult (paired knee differences).
+//   - dial.go: Dial, DialFunc and the built-in dials (DialPrefillReplicas:
+//     prefill/decode disaggregation as a dial, P of a fleet's n replicas
+//     in the prefill pool); DialSweep, a sweep at every value of one dial
+//     on common random numbers, and its DialResult (paired knee
+//     differences). A dial of the engine sets both pools' replicas; a
+//     model band replaces both pools' models.
 //   - experiment.go: Experiment, a declared Hypothesis (a Metric and a
 //     threshold) tested on paired seeded blocks, with its Verdict,
 //     LoadResult, ExperimentResult and Boundary; its model band

@@ -93,12 +93,16 @@ func (m *Metric) UnmarshalJSON(b []byte) error {
 // builtinDials are the dials written by name.
 var builtinDials = []Dial{DialChunkCap, DialTokenBudget, DialBatch, DialChunkedPrefill, DialKVBlocks, DialDecodeStep}
 
-// MarshalJSON writes a built-in dial's name ("Engine.ChunkCap").
+// MarshalJSON writes a built-in dial's name ("Engine.ChunkCap",
+// "Fleet.Prefill.Replicas of 4").
 func (d Dial) MarshalJSON() ([]byte, error) {
 	for _, b := range builtinDials {
 		if b.Name == d.Name && b.Unit == d.Unit {
 			return json.Marshal(d.Name)
 		}
+	}
+	if n, ok := prefillDialSize(d.Name); ok && DialPrefillReplicas(n).Unit == d.Unit {
+		return json.Marshal(d.Name)
 	}
 	return nil, fmt.Errorf("sim: dial %q is your own (a DialFunc is a function): not data", d.Name)
 }
@@ -117,5 +121,18 @@ func (d *Dial) UnmarshalJSON(b []byte) error {
 		}
 		names = append(names, bd.Name)
 	}
-	return fmt.Errorf("sim: no dial named %q (%s)", name, strings.Join(names, ", "))
+	if n, ok := prefillDialSize(name); ok {
+		*d = DialPrefillReplicas(n)
+		return nil
+	}
+	return fmt.Errorf("sim: no dial named %q (%s, Fleet.Prefill.Replicas of <n>)", name, strings.Join(names, ", "))
+}
+
+// prefillDialSize reads n out of DialPrefillReplicas(n)'s name.
+func prefillDialSize(name string) (int, bool) {
+	var n int
+	if _, err := fmt.Sscanf(name, "Fleet.Prefill.Replicas of %d", &n); err != nil || n < 2 {
+		return 0, false
+	}
+	return n, DialPrefillReplicas(n).Name == name
 }
