@@ -35,8 +35,8 @@ var instructionBudgets = []struct {
 	budget   float64 // servesim's instructions a request, at most
 	at       float64 // measured when the budget was set (linux/amd64, Go 1.26; one iteration, its setup included)
 }{
-	{"RunAtlas", 20_000, 6_390, 6_173},   // 6,368 with MaxModelLen (issue 35)
-	{"RunBatch256", 4_000, 6_695, 6_455}, // 6,671 with MaxModelLen (issue 35)
+	{"RunAtlas", 20_000, 6_420, 6_173},   // 6,368 with MaxModelLen (issue 35); 6,402 with prefill pools (issue 38)
+	{"RunBatch256", 4_000, 6_725, 6_455}, // 6,671 with MaxModelLen (issue 35); 6,707 with prefill pools (issue 38)
 	// A fleet of 64 and one replica alone on the same workloads (issue 37;
 	// BenchmarkRunFleet64): PrefixAffinity asks every replica's cache and
 	// load at every arrival, LeastLoaded every replica's load.
