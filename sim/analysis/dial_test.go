@@ -116,3 +116,43 @@ func TestCensoredKneesStillPair(t *testing.T) {
 	assert.Equal(t, []int{0, 3}, d.KneeBounds)
 	assert.Less(t, d.KneeDiff[1].Hi, -1.0)
 }
+
+// DialPrefillReplicas splits a fleet of n: P replicas prefill, n − P
+// decode, P = 0 is co-located; every value runs n replicas, and a value
+// that leaves no decode replica is refused by name. Swept, the dial's
+// value 0 is the co-located fleet's sweep, to the bit, and a split of
+// 4 Atlas replicas into 1P:3D decodes less (the chapter's workload is
+// decode-bound: 3 decode replicas at 32 / (199 × 45 ms) = 3.57 req/s each
+// carry less than 4 co-located).
+func TestDialPrefillReplicasSplitsTheFleet(t *testing.T) {
+	d := DialPrefillReplicas(4)
+	base := sim.Config{Fleet: sim.Fleet{Prefill: sim.PrefillPool{Link: sim.Link{Bandwidth: 50e9}, Decider: sim.AlwaysRemote{}}}}
+	co := d.Set(base, 0)
+	assert.Len(t, co.Fleet.Replicas, 4)
+	assert.False(t, co.Fleet.Prefill.On())
+	one := d.Set(base, 1)
+	assert.Len(t, one.Fleet.Replicas, 3)
+	assert.Len(t, one.Fleet.Prefill.Replicas, 1)
+	assert.Equal(t, 50e9, one.Fleet.Prefill.Link.Bandwidth)
+	require.NoError(t, one.Validate())
+	for _, v := range []float64{4, -1, 1.5} {
+		err := d.Set(base, v).Validate()
+		require.Error(t, err, "value %v", v)
+		assert.Contains(t, err.Error(), "Fleet.Prefill.Replicas", "value %v", v)
+	}
+
+	sw := dialSweep(d, 0, 1)
+	sw.Sweep.Config = base
+	sw.Sweep.Grid = Grid{Loads: []float64{6, 8, 10, 12}}
+	sw.Sweep.Reps = 2
+	sw.Sweep.Config.Window = sim.Window{Warmup: 30 * time.Second, Horizon: 180 * time.Second}
+	res, err := sw.Run()
+	require.NoError(t, err)
+	plain := sw.Sweep
+	plain.Config = d.Set(sw.Sweep.Config, 0)
+	want, err := plain.Run()
+	require.NoError(t, err)
+	assert.Equal(t, want.Knee, res.Curves[0].Knee, "value 0 is the co-located fleet")
+	assert.Less(t, res.Curves[1].Knee.Load.Center, res.Curves[0].Knee.Load.Center, "1P:3D decodes less")
+	assert.Less(t, res.KneeDiff[1].Hi, 0.0)
+}
