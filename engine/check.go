@@ -45,7 +45,7 @@ func (e *Engine) Check() error {
 	c.waitingHeapOrdered()
 	c.waitingRunOnlyUnderFCFS()
 	c.waitingRunHeadLive()
-	c.waitingRunInAddOrder()
+	c.waitingRunInKeyOrder()
 	c.waitingRunCounted()
 	// Each request's tokens and blocks.
 	c.knownIsInputPlusEmitted()
@@ -384,7 +384,8 @@ func (c *checker) landedInPolicyOrder() {
 }
 
 // waitingHeapKeyed: the heap keeps one key per request off FCFS, and each
-// request waits in it with its own Add order and key.
+// request waits in it with its own key (ownKey) and, off FCFS, its own
+// Queued value.
 func (c *checker) waitingHeapKeyed() {
 	q := &c.e.waiting
 	if !q.fcfs && len(q.keys) != len(q.items) {
@@ -393,10 +394,28 @@ func (c *checker) waitingHeapKeyed() {
 	}
 	for i, it := range q.items {
 		s := it.s
-		if k := q.key(i); it.seq != s.order || !q.fcfs && k != s.queued() {
-			c.bad("request %d waits with the key %+v (Add order %d), not its own %+v", s.req.Ref, k, it.seq, s.queued())
+		if !c.ownKey(s, it.key) {
+			c.bad("request %d waits in the heap with the key %d (Add order %d, preempted %d times)", s.req.Ref, it.key, s.order, s.preempts)
+		}
+		if !q.fcfs && q.keys[i] != s.queued() {
+			c.bad("request %d waits with the key %+v, not its own %+v", s.req.Ref, q.keys[i], s.queued())
 		}
 	}
+}
+
+// ownKey reports whether k is s's key in the waiting queue. Off FCFS it is
+// s's Add order. Under FCFS, a request never preempted is keyed by its Add
+// order (Add, unreserve); a request preempted re-entered the queue at its
+// last preemption (an FCFS request leaves the running list only so, and
+// only a Remote request never admitted is reserved), so it is keyed below
+// every Add order (k < 0) by the queue's preemption counter (k >= front),
+// ahead of every request waiting, the last preempted first.
+func (c *checker) ownKey(s *seq, k int64) bool {
+	q := &c.e.waiting
+	if !q.fcfs || s.preempts == 0 {
+		return k == int64(s.order)
+	}
+	return k < 0 && k >= q.front
 }
 
 // waitingHeapOrdered: no request in the heap comes before its parent.
@@ -428,17 +447,18 @@ func (c *checker) waitingRunHeadLive() {
 	}
 }
 
-// waitingRunInAddOrder: the run is in increasing Add order from its head,
-// each request in it with its own Add order.
-func (c *checker) waitingRunInAddOrder() {
+// waitingRunInKeyOrder: the run is in increasing key order from its head
+// (the Add order but for preempted requests, ahead of it), each request in
+// it with its own key (ownKey).
+func (c *checker) waitingRunInKeyOrder() {
 	q := &c.e.waiting
 	for i := q.head; i < len(q.run); i++ {
 		it := q.run[i]
-		if i > q.head && it.seq <= q.run[i-1].seq {
-			c.bad("the waiting queue's run is out of Add order at %d (%d after %d)", i, it.seq, q.run[i-1].seq)
+		if i > q.head && it.key <= q.run[i-1].key {
+			c.bad("the waiting queue's run is out of key order at %d (%d after %d)", i, it.key, q.run[i-1].key)
 		}
-		if s := it.s; s != nil && it.seq != s.order {
-			c.bad("request %d waits in the run with the Add order %d, not its own %d", s.req.Ref, it.seq, s.order)
+		if s := it.s; s != nil && !c.ownKey(s, it.key) {
+			c.bad("request %d waits in the run with the key %d (Add order %d, preempted %d times)", s.req.Ref, it.key, s.order, s.preempts)
 		}
 	}
 }

@@ -153,7 +153,7 @@ func TestEachInvariantFires(t *testing.T) {
 			k := s.queued()
 			bad := k
 			bad.Arrival = 7
-			return []string{fmt.Sprintf("engine: request %d waits with the key %+v (Add order %d), not its own %+v", s.req.Ref, bad, s.order, k)}
+			return []string{fmt.Sprintf("engine: request %d waits with the key %+v, not its own %+v", s.req.Ref, bad, k)}
 		}},
 		{"waitingHeapKeyed (count)", checkedPriority, func(t *testing.T, e *Engine) []string {
 			e.waiting.keys = e.waiting.keys[:2]
@@ -174,20 +174,20 @@ func TestEachInvariantFires(t *testing.T) {
 		}},
 		{"waitingRunHeadLive", checkedFCFS, func(t *testing.T, e *Engine) []string {
 			q := &e.waiting
-			q.run = append([]waitItem{{seq: 0}}, q.run[q.head:]...)
+			q.run = append([]waitItem{{key: 0}}, q.run[q.head:]...)
 			for i, it := range q.run[1:] {
 				it.s.heapIdx = runIdx(i + 1)
 			}
 			q.head = 0
 			return []string{"engine: the waiting queue's run has a hole at its head 0"}
 		}},
-		{"waitingRunInAddOrder", checkedFCFS, func(t *testing.T, e *Engine) []string {
+		{"waitingRunInKeyOrder", checkedFCFS, func(t *testing.T, e *Engine) []string {
 			q := &e.waiting
 			h := q.head
-			want := q.run[h+1].seq
-			q.run[h].seq = want
-			return []string{fmt.Sprintf("engine: request 20 waits in the run with the Add order %d, not its own %d", want, want-1),
-				fmt.Sprintf("engine: the waiting queue's run is out of Add order at %d (%d after %d)", h+1, want, want)}
+			want := q.run[h+1].key
+			q.run[h].key = want
+			return []string{fmt.Sprintf("engine: request 20 waits in the run with the key %d (Add order %d, preempted 0 times)", want, want-1),
+				fmt.Sprintf("engine: the waiting queue's run is out of key order at %d (%d after %d)", h+1, want, want)}
 		}},
 		{"waitingRunCounted", checkedFCFS, func(t *testing.T, e *Engine) []string {
 			e.waiting.live++

@@ -26,10 +26,18 @@ type Queued struct {
 	Deadline time.Duration
 }
 
-// FCFS admits in arrival order (vLLM's default "fcfs"). A preempted request
-// keeps its place, so it goes back to the front of the queue ahead of every
-// later arrival, as in vLLM (prepend on preemption); the victim is the last
-// arrival, the tail of the running list.
+// FCFS admits in arrival order (vLLM's default "fcfs"), but that a
+// preempted request goes back to the front of the queue, ahead of every
+// waiting request, the last preempted first, as vLLM's deque prepends it
+// (scheduler.py _preempt_request: self.waiting.prepend_request; vLLM
+// 28be48fa line 949). The victim is the tail of the running list, the
+// last admitted (vLLM's self.running.pop()). Without Remote requests the
+// running list is in arrival order, so the victim is the last arrival and
+// the preempted requests wait in arrival order; a landed Remote request,
+// admitted ahead of the queue, can run after a request that arrived
+// before it. The engine applies this order to the FCFS type itself, not
+// to a PolicyFunc that compares as FCFS.Less does: Less sees only the
+// arrival order.
 type FCFS struct{}
 
 // Less orders by arrival.

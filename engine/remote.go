@@ -55,10 +55,27 @@ import (
 // block to be admitted; the landed request's first step here is a decode
 // of its first output token at context Input, where vLLM recomputes the
 // last prompt token as a one-token prefill (num_computed_tokens −= 1 on a
-// full hit, line 2096); and landed requests are admitted before the
-// waiting queue under every policy, where vLLM takes skipped_waiting
-// before waiting under FCFS and compares the two heads under priority
-// (_select_waiting_queue_for_scheduling, line 1625).
+// full hit, line 2096); landed requests are admitted before the waiting
+// queue under every policy, where vLLM takes skipped_waiting before
+// waiting under FCFS and compares the two heads under priority
+// (_select_waiting_queue_for_scheduling, line 1625, the comparison at
+// 1633): a landed request needs no block to run, so the blocks that
+// reservations hold never stall a replica with nothing running, as
+// vLLM's rule can when a waiting head that outranks them does not fit
+// (the break at line 733); and Abort of a request whose KV is in transfer
+// frees its blocks at once, where vLLM's finish_requests delays the free
+// (delay_free_blocks, line 1837) until the connector reports the transfer
+// finished (_update_from_kv_xfer_finished, line 2156), because the
+// driver reuses a request's Ref once it ends. A differential run against
+// vLLM's scheduler with a fake KV connector (upstream fef56c18, whose
+// lines are 1580, 757, 1807 and 2134 for these) found the schedules
+// identical step by step but for these two rules.
+//
+// A landed request admitted ahead of the queue runs after requests Added
+// before it, so under FCFS a request preempted then can be one Added
+// after a request that waits preempted: the waiting queue then orders
+// them as vLLM's deque does, the last preempted first (waiting.go,
+// pushFront), not by Add order.
 
 // ErrRemoteOff is returned by Add for a Remote request when
 // Config.RemoteKV is off.

@@ -483,3 +483,106 @@ func TestRemoteRecordedSteps(t *testing.T) {
 	assert.Equal(t, []int{100}, o.Shape.Batch.Decode)
 	checked(t, e, "the recorded steps")
 }
+
+// TestRemoteFCFSPreemptedFirst: under FCFS a preempted request goes to the
+// front of the waiting queue, the last preempted first, as vLLM's deque
+// prepends it (scheduler.py _preempt_request: prepend_request) — not back
+// at its Add order, which a landed Remote request, admitted ahead of the
+// queue, can run after. KV: 10 blocks of 4 tokens, no prefix cache. X
+// (ref 1) and A (ref 2), 8-token prompts, and the Remote R (ref 3), an
+// 8-token prompt, all 30 output tokens, Added X, A, R.
+//
+//   - Step 0 prefills X and A (2 blocks each) and reserves R's
+//     ⌈9/4⌉ = 3 blocks: 3 free.
+//   - Steps 1–4 decode X and A, each taking its 3rd block at step 1: 1
+//     free. At step 5 both need a 4th (token 13): X takes the last, and
+//     A, the tail of the running list, is preempted (its 3 blocks freed:
+//     3 free). A waits with 8 + 5 = 13 known tokens: 4 blocks.
+//   - R lands after step 5. Step 6 admits it ahead of the queue (its
+//     blocks held: a decode at context 8), and A, the queue's head, needs
+//     4 of 3 free: it waits. Running: X, R.
+//   - Steps 6–13 decode X and R. At step 14 R needs a 5th block (token
+//     17) and none is free: R, the tail, is preempted, with 8 + 9 = 17
+//     known tokens (5 blocks); X holds 6 blocks (24 tokens): 4 free.
+//   - vLLM's queue is now [R, A]: at step 15 R's 5 blocks do not fit in
+//     4 and admission stops there, though A's 4 would (the Add order, A
+//     first, admitted A at step 15). X runs alone until its 30th token at
+//     step 29.
+//   - Step 30 has all 10 blocks: it resumes R (17 tokens, 5 blocks), then
+//     A (13 tokens, 4 blocks), in that order; so A, the tail again, is the
+//     victim when both need a block at step 34 (R at token 21, A at 17;
+//     1 free).
+func TestRemoteFCFSPreemptedFirst(t *testing.T) {
+	e, err := New(Config{RemoteKV: true, KVBlocks: 10, BlockSize: 4, DisablePrefixCache: true, MaxSeqs: 8}, nil)
+	require.NoError(t, err)
+	require.NoError(t, e.Add(0, Request{Ref: 1, Input: 8, Output: 30}))
+	require.NoError(t, e.Add(0, Request{Ref: 2, Input: 8, Output: 30}))
+	require.NoError(t, e.Add(0, Request{Ref: 3, Input: 8, Output: 30, Remote: true}))
+	type step struct {
+		refs      []int32 // scheduled, in order
+		preempted []int32
+		free      int // after the plan
+	}
+	want := map[int]step{
+		0:  {[]int32{1, 2}, nil, 3},
+		1:  {[]int32{1, 2}, nil, 1},
+		4:  {[]int32{1, 2}, nil, 1},
+		5:  {[]int32{1}, []int32{2}, 3},
+		6:  {[]int32{1, 3}, nil, 3},
+		13: {[]int32{1, 3}, nil, 0},
+		14: {[]int32{1}, []int32{3}, 4},
+		15: {[]int32{1}, nil, 4},
+		29: {[]int32{1}, nil, 0},
+		30: {[]int32{3, 2}, nil, 1},
+		34: {[]int32{3}, []int32{2}, 4},
+	}
+	now := time.Duration(0)
+	for i := 0; i <= 34; i++ {
+		p, err := e.Schedule(now)
+		require.NoError(t, err)
+		require.NotNil(t, p, "step %d", i)
+		sc, ok := e.Scheduled(nil)
+		require.True(t, ok)
+		var refs []int32
+		for _, s := range sc {
+			refs = append(refs, s.Ref)
+		}
+		if w, ok := want[i]; ok {
+			assert.Equal(t, w.refs, refs, "step %d scheduled", i)
+			assert.ElementsMatch(t, w.preempted, p.Preempted, "step %d preempted", i)
+			assert.Equal(t, w.free, e.FreeBlocks(), "step %d free blocks", i)
+		}
+		switch i {
+		case 0:
+			assert.Equal(t, []Reservation{{Ref: 3, Tokens: 8}}, p.Reserved)
+		case 6:
+			assert.Equal(t, Scheduled{Ref: 3, Tokens: 1, Computed: 8, Decode: true, Kind: ScheduledNew}, sc[1], "R's first step: a decode at context 8")
+		case 15:
+			assert.Equal(t, 2, e.Waiting(), "R and A wait; A's 4 blocks would fit the 4 free")
+			assert.Equal(t, int32(3), e.waiting.peek().req.Ref, "R, preempted last, heads the queue")
+		case 30:
+			assert.Equal(t, []Scheduled{
+				{Ref: 3, Tokens: 17, Kind: ScheduledResumed},
+				{Ref: 2, Tokens: 13, Kind: ScheduledResumed},
+			}, sc)
+		}
+		checked(t, e, "a plan")
+		now = p.End
+		_, err = e.Complete(now)
+		require.NoError(t, err)
+		if i == 5 {
+			require.NoError(t, e.Land(now, 3))
+		}
+		checked(t, e, "a step")
+		if i == 15 {
+			// The Add order for R, the old key, breaks the invariants.
+			q := &e.waiting
+			require.Len(t, q.items, 1, "R, preempted behind A's run, waits in the heap")
+			k := q.items[0].key
+			q.items[0].key = int64(q.items[0].s.order)
+			assert.ErrorContains(t, e.Check(), "engine: request 3 waits in the heap with the key 2 (Add order 2, preempted 1 times)")
+			q.items[0].key = k
+			checked(t, e, "the key restored")
+		}
+	}
+}

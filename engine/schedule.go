@@ -286,8 +286,9 @@ func (e *Engine) start(s *seq, tokens int) {
 // (scheduler.py, schedule()), the victim is the request the policy would
 // admit last among the whole running list ("max(self.running, key=lambda
 // r: (r.priority, r.arrival_time))" under Priority; self.running.pop(), the
-// tail, under FCFS, which is the same request since FCFS runs in arrival
-// order), s and the requests already scheduled in the step included: a
+// tail, under FCFS, the last admitted, which is the last arrival but for
+// landed Remote requests), s and the requests already scheduled in the
+// step included: a
 // scheduled victim is taken out of the step ("token_budget +=
 // num_scheduled_tokens.pop(...)", "req_index -= 1"), and makeRoom returns
 // the tokens it gives back to the budget. It reports false when s itself
@@ -318,7 +319,7 @@ func (e *Engine) makeRoom(s *seq, n int, i *int) (back int, ok bool) {
 func (e *Engine) victim() int {
 	j := len(e.running) - 1
 	if e.fcfs {
-		return j // FCFS runs in arrival order: the tail
+		return j // the tail, as vLLM's self.running.pop()
 	}
 	for k := j - 1; k >= 0; k-- {
 		if e.cfg.Policy.Less(e.running[j].queued(), e.running[k].queued()) {
@@ -379,7 +380,7 @@ func (e *Engine) preempt(s *seq, scheduled bool) {
 	e.outstanding += s.left()
 	s.phase = phaseWaiting
 	s.preempts++
-	e.waiting.push(s)
+	e.waiting.pushFront(s) // under FCFS at the front, as vLLM prepends it
 	e.plan.Preempted = append(e.plan.Preempted, s.req.Ref)
 }
 

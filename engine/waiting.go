@@ -4,32 +4,46 @@ package engine
 // typed (not container/heap) so that pushes do not box, and it keeps each
 // seq's index so that an abort can remove it from the middle.
 //
-// Under FCFS the requests pushed in Add order, each newer than the last
+// Under FCFS each item carries a queue key, and the queue admits in key
+// order: a request Added (or returned by unreserve) is keyed by its Add
+// order, and a preempted one (pushFront) by a counter that starts below
+// every Add order and decreases, so that it goes ahead of every waiting
+// request, the last preempted first, as vLLM's FCFS deque prepends it
+// (scheduler.py _preempt_request: self.waiting.prepend_request(request);
+// vLLM 28be48fa line 949). Without Remote requests this is the Add order
+// among the requests waiting at once: FCFS admits in Add order, so the
+// running list is in Add order, its tail (the victim) is later than every
+// request preempted before it and earlier than every request not yet
+// admitted. A landed Remote request, admitted ahead of the queue, breaks
+// that, and only the keys give vLLM's order.
+//
+// Under FCFS the requests pushed in key order, each after the last
 // pushed, wait in a run outside the heap (run[head:], in order), as the
 // cohort's finish queue keeps its members: a push appends and a pop
 // advances the head, with no sift. The heap holds the others (requests
-// preempted back into the queue, older than the run's newest); a pop
-// takes the older of the two fronts, so the order is the heap's own. An
+// preempted back into the queue, keyed before the run's last); a pop
+// takes the earlier of the two fronts, so the order is the heap's own. An
 // abort leaves a hole (nil) in the run, passed when the head reaches it.
 // Under KV pressure the sifts of the newest requests' pops were a
 // fortieth of BenchmarkRunKVBound.
 //
-// Each item carries its request's Add order, and off FCFS a parallel array
-// its Queued value (constant while the request lives: it reads only the
-// request and its Add order), so a comparison reads the heap's own arrays,
-// not two requests scattered in memory, and under FCFS, the default, it
-// compares the Add orders inline instead of calling the Policy. Sifts move
-// a hole instead of swapping: the same comparisons and the same final
-// array as swaps, with one index write per moved request. Under KV
-// pressure the queue holds the preempted requests, and the comparisons
-// were a tenth of BenchmarkRunKVBound.
+// Each item carries its request's key (its Add order off FCFS), and off
+// FCFS a parallel array its Queued value (constant while the request
+// lives: it reads only the request and its Add order), so a comparison
+// reads the heap's own arrays, not two requests scattered in memory, and
+// under FCFS, the default, it compares the keys inline instead of calling
+// the Policy. Sifts move a hole instead of swapping: the same comparisons
+// and the same final array as swaps, with one index write per moved
+// request. Under KV pressure the queue holds the preempted requests, and
+// the comparisons were a tenth of BenchmarkRunKVBound.
 type waitQueue struct {
 	items  []waitItem
 	keys   []Queued // items[i]'s request's Queued value, under a policy other than FCFS (nil under FCFS)
 	policy Policy
-	fcfs   bool // policy is FCFS: order by Seq, and keep no keys
+	fcfs   bool  // policy is FCFS: order by the items' keys, and keep no Queued values
+	front  int64 // FCFS: the key of the request preempted last (0: none yet); the next is below it
 
-	run  []waitItem // FCFS: requests in Add order from head on; a hole has a nil s
+	run  []waitItem // FCFS: requests in key order from head on; a hole has a nil s
 	head int        // run[head] is live when head < len(run)
 	live int        // requests in run[head:]
 }
@@ -39,11 +53,12 @@ type waitQueue struct {
 func runIdx(i int) int   { return -2 - i }
 func runPos(idx int) int { return -2 - idx }
 
-// waitItem is a waiting request and its Add order: all FCFS compares, so
-// that under the default a sift moves 16 bytes an item, not its whole
-// Queued value (the 64-byte items were half the queue's instructions).
+// waitItem is a waiting request and its key (Add order, or below 0 for a
+// request preempted under FCFS): all FCFS compares, so that under the
+// default a sift moves 16 bytes an item, not its whole Queued value (the
+// 64-byte items were half the queue's instructions).
 type waitItem struct {
-	seq uint64
+	key int64
 	s   *seq
 }
 
@@ -65,22 +80,14 @@ func (q *waitQueue) peek() *seq {
 
 // fromRun reports whether the request admitted next is the run's.
 func (q *waitQueue) fromRun() bool {
-	return q.live > 0 && (len(q.items) == 0 || q.run[q.head].seq < q.items[0].seq)
-}
-
-// key is the Queued value of the item at i.
-func (q *waitQueue) key(i int) Queued {
-	if q.fcfs {
-		return Queued{Seq: q.items[i].seq}
-	}
-	return q.keys[i]
+	return q.live > 0 && (len(q.items) == 0 || q.run[q.head].key < q.items[0].key)
 }
 
 // before reports whether the item it, with key k (read only off FCFS), is
 // admitted before the item at j.
 func (q *waitQueue) before(it waitItem, k *Queued, j int) bool {
 	if q.fcfs {
-		return it.seq < q.items[j].seq
+		return it.key < q.items[j].key
 	}
 	return q.policy.Less(*k, q.keys[j])
 }
@@ -104,19 +111,36 @@ func (q *waitQueue) move(i, j int) {
 	}
 }
 
-func (q *waitQueue) push(s *seq) {
-	if q.fcfs && (q.live == 0 || q.run[len(q.run)-1].seq < s.order) {
+// push adds s, keyed by its Add order: a request Added, or one unreserve
+// returns to the place it had.
+func (q *waitQueue) push(s *seq) { q.pushKey(s, int64(s.order)) }
+
+// pushFront adds s, preempted: under FCFS ahead of every waiting request,
+// keyed below every key handed out so far (see waitQueue); under another
+// policy at its place by the policy, as push.
+func (q *waitQueue) pushFront(s *seq) {
+	if !q.fcfs {
+		q.push(s)
+		return
+	}
+	q.front--
+	q.pushKey(s, q.front)
+}
+
+// pushKey adds s with the FCFS key k (its Add order off FCFS).
+func (q *waitQueue) pushKey(s *seq, k int64) {
+	if q.fcfs && (q.live == 0 || q.run[len(q.run)-1].key < k) {
 		if q.live == 0 { // empty, holes and all: start again at 0
 			q.run, q.head = q.run[:0], 0
 		}
 		s.heapIdx = runIdx(len(q.run))
-		q.run = append(q.run, waitItem{seq: s.order, s: s})
+		q.run = append(q.run, waitItem{key: k, s: s})
 		q.live++
 		return
 	}
 	j := len(q.items)
-	q.items = append(q.items, waitItem{seq: s.order, s: s})
-	if q.fcfs && (j == 0 || q.items[(j-1)/2].seq < s.order) {
+	q.items = append(q.items, waitItem{key: k, s: s})
+	if q.fcfs && (j == 0 || q.items[(j-1)/2].key < k) {
 		s.heapIdx = j // the usual FCFS push, the newest request: in place
 		return
 	}
@@ -252,7 +276,7 @@ func (q *waitQueue) down(i0 int) bool {
 // less reports whether the item at a is admitted before the item at b.
 func (q *waitQueue) less(a, b int) bool {
 	if q.fcfs {
-		return q.items[a].seq < q.items[b].seq
+		return q.items[a].key < q.items[b].key
 	}
 	return q.lessKeys(a, b)
 }
@@ -270,7 +294,7 @@ func (q *waitQueue) lessKeys(a, b int) bool {
 // k (read only off FCFS).
 func (q *waitQueue) ahead(j int, it waitItem, k *Queued) bool {
 	if q.fcfs {
-		return q.items[j].seq < it.seq
+		return q.items[j].key < it.key
 	}
 	return q.aheadKey(j, k)
 }
