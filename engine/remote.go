@@ -68,8 +68,12 @@ import (
 // finished (_update_from_kv_xfer_finished, line 2156), because the
 // driver reuses a request's Ref once it ends. A differential run against
 // vLLM's scheduler with a fake KV connector (upstream fef56c18, whose
-// lines are 1580, 757, 1807 and 2134 for these) found the schedules
-// identical step by step but for these two rules.
+// lines are 1580, 757, 1807 and 2134 for these; nine regimes of 2,654 to
+// 14,786 steps) found every step's schedule and free blocks identical
+// but for these two rules (under priority; in the steps between an
+// aborted transfer's Abort and its end) and for prompts whose every block
+// the prefix cache held, where the run's mapping, not vLLM itself,
+// differs.
 //
 // A landed request admitted ahead of the queue runs after requests Added
 // before it, so under FCFS a request preempted then can be one Added
