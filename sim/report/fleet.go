@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/sim"
 )
 
@@ -28,6 +29,21 @@ type CardFleet struct {
 	// replica is configured alike (System's Engine and Model are then
 	// each replica's).
 	Groups []ReplicaGroup `json:"replica_groups,omitempty"`
+	// Prefill is a disaggregated fleet's prefill pool (sim.PrefillPool),
+	// nil for a co-located fleet: Replicas above are then its decode pool.
+	Prefill *CardPrefill `json:"prefill,omitempty"`
+}
+
+// CardPrefill is a prefill pool as it ran: its replicas (each group's
+// indices are the fleet's, after the decode pool's), its router, its
+// decider, its link and the KV bytes a token moves.
+type CardPrefill struct {
+	Replicas        int            `json:"replicas"`
+	Groups          []ReplicaGroup `json:"replica_groups"`
+	Router          string         `json:"router"`
+	Decider         string         `json:"decider"`
+	Link            string         `json:"link"`
+	KVBytesPerToken float64        `json:"kv_bytes_per_token"`
 }
 
 // ReplicaGroup is the replicas of a heterogeneous fleet that share one
@@ -46,7 +62,7 @@ type ReplicaGroup struct {
 // always described: several replicas, a router or a signal delay.
 func isFleet(cfg sim.Config) bool {
 	f := cfg.Fleet
-	return len(f.Replicas) > 1 || f.Router != nil || f.SignalDelay != 0
+	return len(f.Replicas) > 1 || f.Router != nil || f.SignalDelay != 0 || f.Prefill.On()
 }
 
 // fleetOf describes cfg's fleet, and the replicas' configuration when
@@ -66,12 +82,42 @@ func fleetOf(cfg sim.Config) (f *CardFleet, alike ReplicaGroup, ok bool) {
 		reps = []sim.ReplicaConfig{{Engine: cfg.Engine, Model: cfg.Model, Speculation: cfg.Speculation}}
 	}
 	f.Replicas = len(reps)
+	f.Prefill = prefillOf(cfg.Fleet.Prefill, len(reps))
 	groups := groupReplicas(reps)
 	if len(groups) == 1 {
 		return f, groups[0], true
 	}
 	f.Groups = groups
 	return f, ReplicaGroup{}, false
+}
+
+// prefillOf describes a prefill pool whose replicas follow decoders in
+// the fleet; nil without one.
+func prefillOf(p sim.PrefillPool, decoders int) *CardPrefill {
+	if !p.On() {
+		return nil
+	}
+	typeName := func(v any, zero string) string {
+		if v == nil {
+			return zero
+		}
+		return fmt.Sprintf("%T", v)
+	}
+	c := &CardPrefill{Replicas: len(p.Replicas), Groups: groupReplicas(p.Replicas),
+		Router: typeName(p.Router, "sim.RoundRobin (nil: the default)"), Decider: typeName(p.Decider, "sim.AlwaysRemote (nil: the default)"),
+		Link: p.Link.String(), KVBytesPerToken: p.KVBytesPerToken}
+	if d, ok := p.Decider.(sim.PrefixThreshold); ok {
+		c.Decider = fmt.Sprintf("sim.PrefixThreshold{NonCachedTokens: %d}", d.NonCachedTokens)
+	}
+	if c.KVBytesPerToken == 0 {
+		c.KVBytesPerToken = costmodel.AtlasKVBytesPerToken
+	}
+	for i := range c.Groups {
+		for j := range c.Groups[i].Replicas {
+			c.Groups[i].Replicas[j] += decoders
+		}
+	}
+	return c
 }
 
 // groupReplicas gathers the replicas whose configurations, defaults
@@ -133,7 +179,34 @@ func (f *CardFleet) markdown(b *strings.Builder) {
 	} else {
 		row(b, "SignalDelay", code(delay.String())+": the router reads each replica's load as of its last refresh, at most this old, plus its own decisions since")
 	}
+	if p := f.Prefill; p != nil {
+		row(b, "replicas above", "the decode pool of a disaggregated fleet")
+		row(b, "prefill pool", fmt.Sprintf("%d replicas (%s), configured as below", p.Replicas, indices(p.Groups)))
+		row(b, "prefill router", code(p.Router))
+		row(b, "decider", code(p.Decider))
+		row(b, "link", code(p.Link)+", one per prefill replica")
+		row(b, "KV bytes per token", fmt.Sprintf("%.0f", p.KVBytesPerToken))
+	}
 	b.WriteString("\n")
+	if p := f.Prefill; p != nil {
+		for i := range p.Groups {
+			p.Groups[i].markdown(b)
+		}
+	}
+}
+
+// indices lists the replicas of groups, ascending.
+func indices(groups []ReplicaGroup) string {
+	var all []int
+	for _, g := range groups {
+		all = append(all, g.Replicas...)
+	}
+	slices.Sort(all)
+	s := make([]string, len(all))
+	for i, r := range all {
+		s[i] = fmt.Sprint(r)
+	}
+	return "replicas " + strings.Join(s, ", ")
 }
 
 // markdown writes one configuration of a heterogeneous fleet.

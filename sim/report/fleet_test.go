@@ -238,3 +238,38 @@ func TestCardOfOneReplicaHasNoFleetTable(t *testing.T) {
 	assert.NotContains(t, md.String(), "fleet (`sim.Fleet`)")
 	assert.NotContains(t, js.String(), `"fleet"`)
 }
+
+// A disaggregated fleet's card says so: the replicas counted are its
+// decode pool, and the prefill pool has its own rows (replicas by the
+// fleet's indices, router, decider, link, KV bytes a token) and its
+// replicas' configuration; the JSON carries it, a co-located card not.
+func TestSystemOfADisaggregatedFleet(t *testing.T) {
+	cfg := sim.Config{Fleet: sim.Fleet{Replicas: sim.Copies(3, sim.ReplicaConfig{}),
+		Prefill: sim.PrefillPool{Replicas: sim.Copies(1, sim.ReplicaConfig{Engine: engine.Config{MaxBatchedTokens: 8192}}),
+			Decider: sim.PrefixThreshold{NonCachedTokens: 512}, Link: sim.Link{Bandwidth: 50e9, Latency: 20 * time.Microsecond, Sharing: sim.LinkFair}}}}
+	s := SystemOf(cfg)
+	require.NotNil(t, s.Fleet)
+	require.NotNil(t, s.Fleet.Prefill)
+	p := s.Fleet.Prefill
+	assert.Equal(t, 3, s.Fleet.Replicas)
+	assert.Equal(t, 1, p.Replicas)
+	require.Len(t, p.Groups, 1)
+	assert.Equal(t, []int{3}, p.Groups[0].Replicas, "the fleet's index, after the decode pool")
+	assert.Contains(t, p.Groups[0].Engine, Setting{"MaxBatchedTokens", "8192"})
+	assert.Equal(t, "sim.PrefixThreshold{NonCachedTokens: 512}", p.Decider)
+	assert.Equal(t, "sim.RoundRobin (nil: the default)", p.Router)
+	assert.Equal(t, 81920.0, p.KVBytesPerToken)
+	var b strings.Builder
+	s.markdown(&b, "System")
+	md := b.String()
+	for _, want := range []string{"| prefill pool | 1 replicas (replicas 3)", "| decider | `sim.PrefixThreshold{NonCachedTokens: 512}` |",
+		"| link | `" + cfg.Fleet.Prefill.Link.String() + "`, one per prefill replica |", "| engine (`engine.Config`), replica 3 | value |"} {
+		assert.Contains(t, md, want)
+	}
+	j, err := json.Marshal(s)
+	require.NoError(t, err)
+	assert.Contains(t, string(j), `"prefill":{"replicas":1`)
+	j, err = json.Marshal(SystemOf(sim.Config{Fleet: sim.Fleet{Replicas: sim.Copies(2, sim.ReplicaConfig{})}}))
+	require.NoError(t, err)
+	assert.NotContains(t, string(j), "prefill")
+}
