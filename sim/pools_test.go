@@ -92,6 +92,7 @@ func TestPrefillPoolTTFTIsMD1(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, n, sum.Count(StatusOK), "%+v", sum.Status)
 		want := (rho*s.Seconds()/(2*(1-rho)) + s.Seconds()) * 1e3
+		t.Logf("rho %v: M/D/1 mean TTFT %.2f ms, simulated %.2f ms; prefill replica busy %.3f", rho, want, sum.TTFT.Mean, sum.Disagg.PrefillBusy)
 		assert.InEpsilon(t, want, sum.TTFT.Mean, 0.02, "rho %v: M/D/1 TTFT %.2f ms, simulated %.2f ms", rho, want, sum.TTFT.Mean)
 		assert.InDelta(t, rho, sum.Disagg.PrefillBusy, 0.02, "the prefill replica is busy ρ of the time")
 		assert.Equal(t, n, sum.Disagg.Remote)
@@ -132,6 +133,7 @@ func TestDecodePoolITLIsThePureDecodeStep(t *testing.T) {
 		require.GreaterOrEqual(t, r.Tokens[1]-r.Tokens[0], r.KVWait+r.Transfer+time.Microsecond, "request %d", r.ID)
 	}
 	assert.Equal(t, 3000*98, gaps)
+	t.Logf("%d decode-pool gaps after the first, all 45 ms; %d decode-pool steps, %d prefill chunks in them", gaps, decodeSteps, chunks)
 }
 
 // stepCounter counts the decode pool's steps and the prefill chunks they
