@@ -238,16 +238,23 @@ func (r *runner) enter(ref int32, i int, timeout bool) error {
 			return err
 		}
 	}
+	r.joined(rep, ref, timeout)
+	return nil
+}
+
+// joined counts a request a replica took (enter, enterPrefill): the
+// replica holds it, the backlog bound is checked, and with timeout its
+// client deadline is queued.
+func (r *runner) joined(rep *replica, ref int32, timeout bool) {
 	r.hold(rep, +1)
 	r.inSystem++
 	if r.maxHeld > 0 && r.inSystem+len(r.clientQ)-r.clientHead > r.maxHeld {
 		r.overloaded = true
-		return nil
+		return
 	}
 	if timeout && r.cfg.Timeout > 0 {
-		r.events.push(event{at: r.now + r.cfg.Timeout, class: classTimeout, ref: ref, gen: s.gen})
+		r.events.push(event{at: r.now + r.cfg.Timeout, class: classTimeout, ref: ref, gen: r.slots[ref].gen})
 	}
-	return nil
 }
 
 // gatewayQueue is the time-average number of requests waiting at the

@@ -246,15 +246,7 @@ func (r *runner) enterPrefill(ref int32, i int, timeout bool) error {
 	if err := r.interrupt(rep, false); err != nil {
 		return err
 	}
-	r.hold(rep, +1)
-	r.inSystem++
-	if r.maxHeld > 0 && r.inSystem+len(r.clientQ)-r.clientHead > r.maxHeld {
-		r.overloaded = true
-		return nil
-	}
-	if timeout && r.cfg.Timeout > 0 {
-		r.events.push(event{at: r.now + r.cfg.Timeout, class: classTimeout, ref: ref, gen: s.gen})
-	}
+	r.joined(rep, ref, timeout)
 	return nil
 }
 
