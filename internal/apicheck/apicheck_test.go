@@ -26,7 +26,7 @@ var update = flag.Bool("update", false, "record the current exported API as the 
 const module = "github.com/servesim/servesim"
 
 // public are the packages other tools import.
-var public = []string{"costmodel", "costmodel/costmodeltest", "engine", "engine/enginetest", "scenario", "sim", "sim/analysis", "sim/chart", "sim/report", "sim/shard", "sim/stats", "workload", "workload/blis"}
+var public = []string{"costmodel", "costmodel/costmodeltest", "engine", "engine/enginetest", "kvtier", "scenario", "sim", "sim/analysis", "sim/chart", "sim/report", "sim/shard", "sim/stats", "workload", "workload/blis"}
 
 // The exported API of every public package is compatible with the
 // recorded baseline.

@@ -1,0 +1,307 @@
+package kvtier
+
+// LRU is a tier of KV blocks by content key in least-recently-used order,
+// with a capacity in blocks. Entries are keyed blocks (a later request
+// can hit them) and anonymous runs (blocks that occupy capacity but that
+// no request can hit, such as a request's own decode blocks under vLLM's
+// write-through store); both are evicted from the least recent end. A
+// pinned keyed entry (a load in flight) is never evicted.
+//
+// Create one with New. An LRU is not safe for concurrent use.
+type LRU struct {
+	capacity int
+	used     int // blocks held: keyed entries + anonymous blocks
+	pinned   int // keyed entries with pins > 0
+	index    map[uint64]int32
+	nodes    []node
+	free     int32 // head of the free node list, nil if none
+	epoch    uint32
+	fresh    map[uint64]struct{} // Insert's scratch: distinct new keys
+	counters Counters
+}
+
+// nil32 is the list's sentinel: nodes[0] is the head (its next is the least
+// recent entry, its prev the most recent).
+const nil32 int32 = 0
+
+type node struct {
+	key        uint64
+	prev, next int32
+	anon       int32 // blocks of an anonymous run; 0 for a keyed entry
+	pins       int32
+	mark       uint32 // Insert's epoch: a protected key of the current store
+}
+
+// Counters are an LRU's running counts since New.
+type Counters struct {
+	// Hits and Misses count Lookup's answers.
+	Hits, Misses int64
+	// Evictions counts blocks evicted, keyed and anonymous.
+	Evictions int64
+	// Dropped counts blocks of refused inserts (Insert and InsertAnon
+	// answering false): a full tier of pinned entries, or no tier.
+	Dropped int64
+}
+
+// New returns an empty tier of c.Blocks blocks, or Validate's error.
+func New(c Config) (*LRU, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &LRU{
+		capacity: c.Blocks,
+		index:    map[uint64]int32{},
+		nodes:    []node{{}},
+		fresh:    map[uint64]struct{}{},
+	}, nil
+}
+
+// Capacity is the tier's size in blocks.
+func (l *LRU) Capacity() int { return l.capacity }
+
+// Len is the number of blocks held, keyed and anonymous.
+func (l *LRU) Len() int { return l.used }
+
+// Counters returns the running counts.
+func (l *LRU) Counters() Counters { return l.counters }
+
+// Lookup reports whether key is held, counting a hit or a miss. It does
+// not change recency: a caller touches the keys it uses (Touch), as vLLM's
+// connector touches a request's keys after its lookup
+// (offloading/scheduler.py:493).
+func (l *LRU) Lookup(key uint64) bool {
+	_, ok := l.index[key]
+	if ok {
+		l.counters.Hits++
+	} else {
+		l.counters.Misses++
+	}
+	return ok
+}
+
+// Contains reports whether key is held, counting nothing.
+func (l *LRU) Contains(key uint64) bool {
+	_, ok := l.index[key]
+	return ok
+}
+
+// Pinned reports whether key is held and pinned.
+func (l *LRU) Pinned(key uint64) bool {
+	i, ok := l.index[key]
+	return ok && l.nodes[i].pins > 0
+}
+
+// Touch makes the held keys among keys the most recent, in reverse, so
+// keys[0] ends the most recent: for a chain of blocks, the chain's first
+// block is evicted last (vLLM's lru.py:26-29). Keys not held are skipped.
+func (l *LRU) Touch(keys []uint64) {
+	for j := len(keys) - 1; j >= 0; j-- {
+		if i, ok := l.index[keys[j]]; ok {
+			l.unlink(i)
+			l.pushBack(i)
+		}
+	}
+}
+
+// Insert stores the keys not yet held, in order, at the most recent end
+// (so the last new key is the most recent; Touch afterwards to put a
+// chain's head first). Keys already held are left where they are and are
+// protected: this store never evicts them, as vLLM's prepare_store
+// (manager.py:139-194). To make room it evicts the least recent entries
+// that are neither pinned nor protected, appends the evicted keys to
+// evicted (least recent first) and returns it with the number of
+// anonymous blocks evicted.
+//
+// If there is not enough to evict (capacity 0, or a tier full of pinned or
+// protected entries), Insert is refused whole and changes nothing: it
+// answers ok false and counts the new blocks as Dropped, as vLLM drops
+// the store ("cannot store blocks", offloading/scheduler.py:677-679).
+// Duplicate keys count once.
+func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok bool) {
+	l.epoch++
+	if l.epoch == 0 { // wrapped: clear every mark
+		for i := range l.nodes {
+			l.nodes[i].mark = 0
+		}
+		l.epoch = 1
+	}
+	protected := 0
+	clear(l.fresh)
+	for _, k := range keys {
+		if i, held := l.index[k]; held {
+			n := &l.nodes[i]
+			if n.mark != l.epoch {
+				n.mark = l.epoch
+				if n.pins == 0 {
+					protected++
+				}
+			}
+			continue
+		}
+		l.fresh[k] = struct{}{}
+	}
+	add := len(l.fresh)
+	if add == 0 {
+		return evicted, 0, true
+	}
+	evicted, anon, ok = l.makeRoom(add, protected, evicted)
+	if !ok {
+		return evicted, 0, false
+	}
+	for _, k := range keys {
+		if _, held := l.index[k]; held {
+			continue
+		}
+		i := l.alloc()
+		l.nodes[i] = node{key: k}
+		l.index[k] = i
+		l.pushBack(i)
+		l.used++
+	}
+	return evicted, anon, true
+}
+
+// InsertAnon stores an anonymous run of n blocks at the most recent end,
+// evicting as Insert does (appending evicted keys to evicted and counting
+// anonymous blocks evicted). A run is evicted block by block from its
+// least recent end like any entry; it is never pinned. If there is not
+// enough to evict, it is refused whole (ok false, n blocks Dropped).
+// n <= 0 does nothing.
+func (l *LRU) InsertAnon(n int, evicted []uint64) (_ []uint64, anon int, ok bool) {
+	if n <= 0 {
+		return evicted, 0, true
+	}
+	l.epoch++ // no keyed entry is protected
+	if l.epoch == 0 {
+		for i := range l.nodes {
+			l.nodes[i].mark = 0
+		}
+		l.epoch = 1
+	}
+	evicted, anon, ok = l.makeRoom(n, 0, evicted)
+	if !ok {
+		return evicted, 0, false
+	}
+	if tail := l.nodes[nil32].prev; tail != nil32 && l.nodes[tail].anon > 0 {
+		l.nodes[tail].anon += int32(n) // extend the most recent run
+	} else {
+		i := l.alloc()
+		l.nodes[i] = node{anon: int32(n)}
+		l.pushBack(i)
+	}
+	l.used += n
+	return evicted, anon, true
+}
+
+// makeRoom evicts so that add more blocks fit, or refuses (counting
+// Dropped) if the evictable blocks, those neither pinned nor protected
+// (marked with the current epoch), fall short.
+func (l *LRU) makeRoom(add, protected int, evicted []uint64) (_ []uint64, anon int, ok bool) {
+	need := l.used + add - l.capacity
+	if need <= 0 {
+		return evicted, 0, true
+	}
+	total := need
+	if need > l.used-l.pinned-protected {
+		l.counters.Dropped += int64(add)
+		return evicted, 0, false
+	}
+	for i := l.nodes[nil32].next; need > 0; {
+		n := &l.nodes[i]
+		next := n.next
+		switch {
+		case n.anon > 0:
+			k := min(int(n.anon), need)
+			n.anon -= int32(k)
+			anon += k
+			need -= k
+			l.used -= k
+			if n.anon == 0 {
+				l.unlink(i)
+				l.release(i)
+			}
+		case n.pins == 0 && n.mark != l.epoch:
+			evicted = append(evicted, n.key)
+			delete(l.index, n.key)
+			l.unlink(i)
+			l.release(i)
+			l.used--
+			need--
+		}
+		i = next
+	}
+	l.counters.Evictions += int64(total)
+	return evicted, anon, true
+}
+
+// Remove drops key, as a promotion out of an exclusive tier does, and
+// reports whether it did: a key not held, or pinned, is not removed.
+func (l *LRU) Remove(key uint64) bool {
+	i, ok := l.index[key]
+	if !ok || l.nodes[i].pins > 0 {
+		return false
+	}
+	delete(l.index, key)
+	l.unlink(i)
+	l.release(i)
+	l.used--
+	return true
+}
+
+// Pin marks key as being loaded (vLLM's prepare_load raises ref_cnt,
+// manager.py:113-125): it is not evicted nor removed until as many Unpins.
+// It reports whether key is held.
+func (l *LRU) Pin(key uint64) bool {
+	i, ok := l.index[key]
+	if !ok {
+		return false
+	}
+	if l.nodes[i].pins == 0 {
+		l.pinned++
+	}
+	l.nodes[i].pins++
+	return true
+}
+
+// Unpin ends one Pin of key (complete_load, manager.py:130-137). It
+// reports false, changing nothing, if key is not held or not pinned.
+func (l *LRU) Unpin(key uint64) bool {
+	i, ok := l.index[key]
+	if !ok || l.nodes[i].pins == 0 {
+		return false
+	}
+	l.nodes[i].pins--
+	if l.nodes[i].pins == 0 {
+		l.pinned--
+	}
+	return true
+}
+
+func (l *LRU) alloc() int32 {
+	if l.free != nil32 {
+		i := l.free
+		l.free = l.nodes[i].next
+		return i
+	}
+	l.nodes = append(l.nodes, node{})
+	return int32(len(l.nodes) - 1)
+}
+
+func (l *LRU) release(i int32) {
+	l.nodes[i] = node{next: l.free}
+	l.free = i
+}
+
+func (l *LRU) unlink(i int32) {
+	n := &l.nodes[i]
+	l.nodes[n.prev].next = n.next
+	l.nodes[n.next].prev = n.prev
+}
+
+func (l *LRU) pushBack(i int32) {
+	tail := l.nodes[nil32].prev
+	l.nodes[i].prev = tail
+	l.nodes[i].next = nil32
+	l.nodes[tail].next = i
+	l.nodes[nil32].prev = i
+}
