@@ -12,7 +12,9 @@ import (
 //     holds exactly those;
 //   - a Remote request holds no block until reserved, then the blocks of
 //     its whole known sequence (counted as used), and is scheduled only
-//     after its KV landed; the landed wait in policy order;
+//     after its KV landed; a request loading from the tier holds the
+//     blocks of its hits and of what it loads; the landed wait in policy
+//     order;
 //   - KV blocks: each request holds ceil(tokens / BlockSize) blocks for the
 //     tokens computed or scheduled, waiting requests hold none, every
 //     block's reference count is the number of requests holding it, the
@@ -298,25 +300,26 @@ func (c *checker) waitingHoldNothing() {
 }
 
 // remoteInTheirLists: a reserved request is marked reserved and is
-// Remote, a landed one marked landed; every request in the waiting queue
-// or running has no reserved or landed stage.
+// Remote, or marked as loading from the tier, which the engine has; a
+// landed one likewise; every request in the waiting queue or running has
+// no reserved or landed stage.
 func (c *checker) remoteInTheirLists() {
 	e := c.e
 	for _, s := range e.reserved {
-		if s.phase != phaseReserved || s.rstate != remoteReserved || !s.req.Remote {
-			c.badRequest(s, "reserved but marked phase %d, stage %d, Remote %v", s.phase, s.rstate, s.req.Remote)
+		if s.phase != phaseReserved || !(s.rstate == remoteReserved && s.req.Remote || s.rstate == tierReserved && e.tier != nil) {
+			c.badRequest(s, "reserved but marked phase %d, stage %d, Remote %v, tier %v", s.phase, s.rstate, s.req.Remote, e.tier != nil)
 		}
 	}
 	for _, s := range e.landed {
-		if s.phase != phaseLanded || s.rstate != remoteLanded || !s.req.Remote {
-			c.badRequest(s, "landed but marked phase %d, stage %d, Remote %v", s.phase, s.rstate, s.req.Remote)
+		if s.phase != phaseLanded || !(s.rstate == remoteLanded && s.req.Remote || s.rstate == tierLanded && e.tier != nil) {
+			c.badRequest(s, "landed but marked phase %d, stage %d, Remote %v, tier %v", s.phase, s.rstate, s.req.Remote, e.tier != nil)
 		}
 	}
 	c.eachHeld(func(s *seq) {
-		if (s.phase == phaseWaiting || s.phase == phaseRunning) && (s.rstate == remoteReserved || s.rstate == remoteLanded) {
+		if (s.phase == phaseWaiting || s.phase == phaseRunning) && s.rstate != remoteNone && s.rstate != remoteWaiting {
 			c.badRequest(s, "phase %d with the Remote stage %d", s.phase, s.rstate)
 		}
-		if s.rstate != remoteNone && (!s.req.Remote || !e.cfg.RemoteKV) {
+		if s.rstate != remoteNone && s.rstate < tierReserved && (!s.req.Remote || !e.cfg.RemoteKV) {
 			c.badRequest(s, "Remote stage %d, Remote %v, Config.RemoteKV %v", s.rstate, s.req.Remote, e.cfg.RemoteKV)
 		}
 	})
@@ -327,12 +330,28 @@ func (c *checker) remoteInTheirLists() {
 // reserved one holds the blocks of its whole known sequence (counted as
 // used, so held + free = total still holds) with only its prefix-cache
 // hits computed; a landed one holds them with its prompt computed; none
-// of them has started.
+// of them has started. A request loading from the tier holds the blocks
+// of what its admission's gate counts (more than its HBM hits and the
+// tokens it loads, a whole number of blocks and at least one loaded),
+// with its hits computed; landed, with the loaded tokens too.
 func (c *checker) remoteHoldTheirSequence() {
 	e := c.e
 	c.eachHeld(func(s *seq) {
 		switch s.rstate {
 		case remoteNone:
+			return
+		case tierReserved, tierLanded:
+			b := e.cfg.BlockSize
+			want := s.tierHit
+			if s.rstate == tierLanded {
+				want += s.tierLoad
+			}
+			if s.tierHit%b != 0 || s.tierLoad%b != 0 || s.tierLoad < b || s.computed != want ||
+				s.tierHit+s.tierLoad >= s.known || s.tierHold <= s.tierHit+s.tierLoad || s.tierHold > s.known ||
+				s.blocks() != e.blocksFor(s.tierHold) || s.sched != 0 {
+				c.badRequest(s, "tier stage %d: %d computed, %d hit, %d loaded, %d held for, %d blocks, %d known, %d scheduled",
+					s.rstate, s.computed, s.tierHit, s.tierLoad, s.tierHold, s.blocks(), s.known, s.sched)
+			}
 			return
 		case remoteWaiting:
 			if s.blocks() != 0 || s.computed != 0 {
@@ -527,8 +546,11 @@ func (c *checker) blocksCoverTokens() {
 		if e.lazy && s.sched > 0 {
 			ahead = e.runAlloc // a run takes its blocks step by step
 		}
-		if s.rstate == remoteReserved || s.rstate == remoteLanded {
+		switch s.rstate {
+		case remoteReserved, remoteLanded:
 			ahead = s.known - s.computed // reserved for its whole known sequence
+		case tierReserved, tierLanded:
+			ahead = s.tierHold - s.computed // reserved for what its admission's gate counts
 		}
 		if anon, want := e.anonOf(s), e.blocksFor(s.computed+ahead); len(s.ids)+anon != want || anon < 0 {
 			c.badRequest(s, "holds %d cached + %d anonymous blocks for %d tokens, want %d", len(s.ids), anon, s.computed+ahead, want)

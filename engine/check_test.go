@@ -132,7 +132,7 @@ func TestEachInvariantFires(t *testing.T) {
 		}},
 		{"remoteInTheirLists", checkedRemote, func(t *testing.T, e *Engine) []string {
 			e.landed[0].phase = phaseReserved
-			return []string{"engine: request 1: landed but marked phase 2, stage 3, Remote true"}
+			return []string{"engine: request 1: landed but marked phase 2, stage 3, Remote true, tier false"}
 		}},
 		{"remoteHoldTheirSequence", checkedRemote, func(t *testing.T, e *Engine) []string {
 			e.reserved[0].started = true

@@ -36,6 +36,10 @@
 //   - remote.go: Remote requests, whose prompt's KV another replica
 //     computed (prefill/decode disaggregation): their blocks reserved by
 //     the waiting loop (Plan.Reserved), Land, their admission after it.
+//   - tier.go: Tier, KV blocks below HBM (vLLM's CPU offloading
+//     connector): write-through stores, a lookup after the prefix
+//     cache's, a load reserved as a Remote request's transfer is
+//     (Reservation.Tier), and the landed request's prefill of the rest.
 //   - run.go: a run of identical decode steps planned as one move, its
 //     blocks taken step by step, collected (Runner.CompleteUntil) and cut
 //     short (Runner.Truncate) where the driver says something happened.
@@ -333,4 +337,11 @@
 //     MaxModelLen defaults to the whole KV capacity, instead refuses at
 //     Add a request whose prompt + output − 1 tokens (output cut at
 //     MaxModelLen) exceed MaxBatchedTokens (ErrExceedsBudget).
+//   - A Tier (tier.go; vLLM's OffloadingConnector): the lookup stops one
+//     token short of the known sequence; a block is loadable once the
+//     plan that computes it is accepted; the tier's block is the engine's;
+//     loads never fail; a load holds the blocks its admission's gate
+//     counts from its reservation on, where vLLM allocates the rest at
+//     admission (so that landed loads never hold a replica with nothing
+//     running); tier.go says each with vLLM's lines.
 package engine

@@ -26,6 +26,8 @@ type Engine struct {
 	kvState                // the KV blocks and the prefix cache (kv.go, prefix.go)
 	queues                 // the requests held: by Ref, waiting, running (here)
 	remoteState            // Remote requests reserved or landed (remote.go)
+	tier         Tier      // KV below HBM (tier.go); nil: none
+	skipped      []*seq    // the waiting requests the tier asked this plan to pass over (admitAsync)
 	scheduling             // the step planned and in flight: plan, outcome, batch (schedule.go)
 	runState               // the run of decode steps in flight (run.go, residues.go)
 	co           cohort    // the running requests in a decode streak (cohort.go)

@@ -67,6 +67,7 @@ const (
 	whySlowTwin    = "turned off for the tests' slow twin"
 	whyKVEvents    = "KV events are published (PublishKVEvents): each step's evictions carry its start"
 	whyRemote      = "remote KV (Config.RemoteKV): a transfer lands between steps"
+	whyTier        = "a KV tier (SetTier): a load lands between steps, and stores are offered step by step"
 )
 
 // fastPaths is the engine's decision, written only by decideFast. The
@@ -121,6 +122,13 @@ func (e *Engine) decideFast() {
 		for p := range numPaths {
 			if p != pathFCFSRun {
 				off(p, whyRemote)
+			}
+		}
+	}
+	if e.tier != nil {
+		for p := range numPaths {
+			if p != pathFCFSRun {
+				off(p, whyTier)
 			}
 		}
 	}

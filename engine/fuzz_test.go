@@ -69,9 +69,10 @@ var addsCapped int
 // back out of a step that had scheduled them, for the same purpose.
 var plansEmpty, victimsUnscheduled int
 
-// fuzzReserved and fuzzLanded count the Remote requests the
-// scenarios' plans reserved and the Lands the engines accepted.
-var fuzzReserved, fuzzLanded int
+// fuzzReserved and fuzzLanded count the Remote requests and tier loads
+// the scenarios' plans reserved and the Lands the engines accepted;
+// fuzzTier counts the tier loads among them.
+var fuzzReserved, fuzzLanded, fuzzTier int
 
 // notePlan counts what a scenario's plan p of engine e did.
 func notePlan(e *Engine, p *Plan, before int) {
@@ -80,6 +81,11 @@ func notePlan(e *Engine, p *Plan, before int) {
 	}
 	if p != nil {
 		fuzzReserved += len(p.Reserved)
+		for _, r := range p.Reserved {
+			if r.Tier {
+				fuzzTier++
+			}
+		}
 	}
 	victimsUnscheduled += e.unscheduled - before
 }
@@ -145,8 +151,11 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 15))
 	n := testlong.Int(t, 1000, 3000)
 	plansContinued, addsCapped, plansEmpty, victimsUnscheduled = 0, 0, 0, 0
-	fuzzReserved, fuzzLanded = 0, 0
+	fuzzReserved, fuzzLanded, fuzzTier = 0, 0, 0
 	defer func() {
+		if fuzzTier < n/50 {
+			t.Errorf("%d tier loads reserved in %d scenarios: the scenarios no longer load from a tier", fuzzTier, n)
+		}
 		if fuzzLanded < n/10 || fuzzReserved < fuzzLanded {
 			t.Errorf("%d Remote requests reserved and %d landed in %d scenarios: the scenarios no longer take Remote requests", fuzzReserved, fuzzLanded, n)
 		}
@@ -161,7 +170,7 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 		if plansEmpty < n/200 || victimsUnscheduled < n/50 { // 11 and 38 in 1,000
 			t.Errorf("%d empty steps and %d victims taken out of a step in %d scenarios: the scenarios no longer reach them", plansEmpty, victimsUnscheduled, n)
 		}
-		t.Logf("%d continued runs, %d empty steps, %d victims taken out of a step, %d Remote requests reserved, %d landed", plansContinued, plansEmpty, victimsUnscheduled, fuzzReserved, fuzzLanded)
+		t.Logf("%d continued runs, %d empty steps, %d victims taken out of a step, %d Remote requests and tier loads reserved (%d tier), %d landed", plansContinued, plansEmpty, victimsUnscheduled, fuzzReserved, fuzzTier, fuzzLanded)
 	}()
 	for range n {
 		data := make([]byte, 4+2*(10+rng.IntN(120)))
@@ -223,6 +232,15 @@ func scenario(t *testing.T, data []byte) {
 		slow, _ := New(cfg, model)
 		slow.SetAcceptor(hashAcceptor{})
 		walkRuns(slow)
+		var tiers [2]*lruTier
+		if data[0]%7 == 4 { // a KV tier below HBM (write-through, LRU), of 0 to 64 blocks
+			for i, x := range []*Engine{e, slow} {
+				tiers[i] = newLRUTier(t, int(data[2]%5)*16)
+				if x.SetTier(tiers[i]) != nil {
+					return // the prefix cache is on in every scenario
+				}
+			}
+		}
 		e.Runner().SetStrict(true) // every call held to the batched contract's rules
 		slow.Runner().SetStrict(true)
 		if data[2]%2 == 0 {
@@ -379,6 +397,14 @@ func scenario(t *testing.T, data []byte) {
 			w.same("state", state(e, now), state(slow, now))
 			if steps > 200000 {
 				t.Fatal("engine does not drain")
+			}
+		}
+		for i, x := range tiers {
+			if x != nil {
+				w.same("tier stores", x.stores, tiers[1-i].stores)
+				if len(x.loads) != 0 {
+					t.Fatalf("loads never released: %v", x.loads)
+				}
 			}
 		}
 	}

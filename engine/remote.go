@@ -106,6 +106,11 @@ type Reservation struct {
 	// Cached is the prompt tokens this replica's prefix cache held: their
 	// blocks are attached, not transferred.
 	Cached int
+	// Tier reports a load from the engine's Tier (SetTier, tier.go), not
+	// a Remote request's transfer: Tokens are the tokens the tier
+	// restores, after the Cached ones, and the request prefills the rest
+	// of its prompt once it landed.
+	Tier bool
 }
 
 // The stages of a Remote request (seq.rstate); 0 is an ordinary request,
@@ -193,16 +198,27 @@ func (e *Engine) reserve(s *seq) bool {
 // instant is accepted for symmetry with the other calls.
 func (e *Engine) Land(now time.Duration, ref int32) error {
 	s, ok := e.reqs.get(ref)
-	if !ok || s.rstate != remoteReserved {
+	if !ok || s.rstate != remoteReserved && s.rstate != tierReserved {
 		return fmt.Errorf("%w: %d", ErrNotReserved, ref)
 	}
 	e.reserved = removeSeq(e.reserved, s)
+	if s.rstate == tierReserved {
+		e.landTier(s)
+		e.insertLanded(s)
+		return nil
+	}
 	e.outstanding -= s.left()
 	s.computed = s.req.Input
 	e.outstanding += s.left()
 	e.publish(s, s.req.Input)
 	s.phase, s.rstate = phaseLanded, remoteLanded
-	// In policy order among the landed (Add order under FCFS).
+	e.insertLanded(s)
+	return nil
+}
+
+// insertLanded puts s, landed, in policy order among the landed (Add
+// order under FCFS).
+func (e *Engine) insertLanded(s *seq) {
 	q := s.queued()
 	i := len(e.landed)
 	for i > 0 && e.landedBefore(q, s, e.landed[i-1]) {
@@ -211,7 +227,6 @@ func (e *Engine) Land(now time.Duration, ref int32) error {
 	e.landed = append(e.landed, nil)
 	copy(e.landed[i+1:], e.landed[i:])
 	e.landed[i] = s
-	return nil
 }
 
 // landedBefore reports whether s, with key q, is admitted before t.
@@ -226,45 +241,85 @@ func (e *Engine) landedBefore(q Queued, s, t *seq) bool {
 	return !e.cfg.Policy.Less(tq, q) && s.order < t.order
 }
 
-// admitRemoteKV is planChunked's waiting loop when the engine takes
-// Remote requests (Config.RemoteKV), with what is left of the step's
-// budget: the landed requests first (admitLanded), then the waiting queue
-// in policy order, as planChunked's own loop admits it, but that a
-// Remote request at its head has its blocks reserved (reserve), asking
-// no budget and no sequence slot, and the loop goes on behind it.
-// Admission stops, as there, at the first request that does not fit.
+// admitAsync is planChunked's waiting loop when requests may wait for
+// their KV outside the queue (Config.RemoteKV, or a Tier), with what is
+// left of the step's budget: the landed requests first (admitLanded),
+// then the waiting queue in policy order, as planChunked's own loop
+// admits it, but that a Remote request at its head has its blocks
+// reserved (reserve), and a request the tier holds blocks of has them
+// reserved for loading (reserveTier), each asking no budget and no
+// sequence slot, and the loop goes on behind it. A request the tier asks
+// to skip is passed over and waits at the queue's front again after the
+// loop, as vLLM's step_skipped_waiting. Admission stops, as there, at the
+// first request that does not fit.
 //
 //go:noinline
-func (e *Engine) admitRemoteKV(budget int) {
+func (e *Engine) admitAsync(budget int) {
 	if len(e.landed) > 0 {
 		var ok bool
 		if budget, ok = e.admitLanded(budget); !ok {
 			return
 		}
 	}
+	e.skipped = e.skipped[:0]
 	for e.waiting.len() > 0 && budget > 0 && e.nrunning() < e.cfg.MaxSeqs {
-		if e.waiting.peek().rstate != remoteNone {
-			if !e.reserve(e.waiting.peek()) {
-				return
+		s := e.waiting.peek()
+		if s.rstate != remoteNone {
+			if !e.reserve(s) {
+				break
 			}
 			continue
 		}
+		if e.tier != nil {
+			reserved, skip, stop := e.reserveTier(s)
+			if stop {
+				break
+			}
+			if skip {
+				e.skipped = append(e.skipped, e.waiting.pop())
+				continue
+			}
+			if reserved {
+				continue
+			}
+		}
 		n, ok := e.tryAdmit(budget, e.cfg.DisableChunkedPrefill)
 		if !ok {
-			return
+			break
 		}
 		budget -= n
 	}
+	// Every request still waiting was behind the skipped ones, so each
+	// goes back to its place: keyed by its Add order, or, preempted (its
+	// key below every Add order), at the front again, the last skipped
+	// pushed first.
+	for i := len(e.skipped) - 1; i >= 0; i-- {
+		if s := e.skipped[i]; s.preempts > 0 {
+			e.waiting.pushFront(s)
+		} else {
+			e.waiting.push(s)
+		}
+		e.skipped[i] = nil
+	}
 }
 
-// admitLanded admits the landed Remote requests, in order, while the
-// budget and the sequence cap allow and their blocks (all held since the
-// reservation) and the watermark fit, each asking one token: the decode
-// of its first output token at context Input. It returns the budget left
-// and false when admission must stop (the watermark did not fit).
+// admitLanded admits the landed requests, in order, while the budget
+// and the sequence cap allow: a Remote request if its blocks (all held
+// since the reservation) and the watermark fit, asking one token, the
+// decode of its first output token at context Input; a tier load as
+// admitTierLanded admits it. It returns the budget left and false when
+// admission must stop (the blocks or the watermark did not fit).
 func (e *Engine) admitLanded(budget int) (int, bool) {
 	for len(e.landed) > 0 && budget > 0 && e.nrunning() < e.cfg.MaxSeqs {
 		s := e.landed[0]
+		if s.rstate == tierLanded {
+			n, ok := e.admitTierLanded(s, budget)
+			if !ok {
+				return budget, false
+			}
+			budget -= n
+			continue
+		}
 		keep := e.wmBlocks
 		if e.nrunning() == 0 {
 			keep = 0
@@ -291,6 +346,10 @@ func (e *Engine) unreserve() {
 	for _, r := range e.plan.Reserved {
 		s, _ := e.reqs.get(r.Ref)
 		e.reserved = removeSeq(e.reserved, s)
+		if r.Tier {
+			e.unreserveTier(s)
+			continue
+		}
 		e.drop(s)
 		e.outstanding -= s.left()
 		s.computed, s.cached = 0, 0
@@ -304,8 +363,11 @@ func (e *Engine) unreserve() {
 // abortRemote frees the blocks of s, reserved or landed, and takes it out
 // of its list.
 func (e *Engine) abortRemote(s *seq) {
-	if s.rstate == remoteReserved {
+	if s.rstate == remoteReserved || s.rstate == tierReserved {
 		e.reserved = removeSeq(e.reserved, s)
+		if s.rstate == tierReserved {
+			e.tier.Release(s.req.Ref)
+		}
 	} else {
 		e.landed = removeSeq(e.landed, s)
 	}

@@ -132,6 +132,10 @@ type seq struct {
 	keys      []uint64 // content keys of the leading full blocks, computed on demand
 	shared    int      // leading blocks of shared content (prefix.go)
 	ownCached bool     // its own blocks were cached at a preemption
+	stored    int      // leading full blocks offered to the tier (tier.go)
+	tierHit   int      // tokens found in HBM when its tier load was reserved
+	tierLoad  int      // tokens its tier load restores
+	tierHold  int      // tokens whose blocks it holds while loading and landed
 	lastMove  uint64   // the last outcome it emitted in (streak.go)
 
 	// In the decode cohort (cohort.go): its token fields were true when

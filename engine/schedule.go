@@ -87,6 +87,9 @@ func (e *Engine) scheduleUntil(now, until time.Duration) (*Plan, error) {
 		e.extendRun(now, until)
 	}
 	e.plan.End = now + time.Duration(e.plan.Steps)*e.plan.StepTime
+	if e.tier != nil {
+		e.storeTier()
+	}
 	e.inFlight = true
 	e.noteFirstStep()
 	e.runHead = 0
@@ -181,10 +184,10 @@ func (e *Engine) planChunked() int {
 	}
 	e.pool.take(owed)
 	e.res.q += q
-	if e.cfg.RemoteKV { // the waiting loop of a KV consumer (remote.go)
+	if e.cfg.RemoteKV || e.tier != nil { // the waiting loop of a KV consumer (remote.go), or with a tier (tier.go)
 		e.plan.Reserved = e.plan.Reserved[:0]
 		if len(e.plan.Preempted) == 0 {
-			e.admitRemoteKV(budget)
+			e.admitAsync(budget)
 		}
 		return i
 	}
