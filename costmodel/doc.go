@@ -91,6 +91,11 @@
 //     output − 1 decode steps), the link's transfer time and bound, the
 //     balancing P:D ratio; Fleet and Split, a fleet of whole replicas
 //     bound by the least of its pools and its link.
+//   - tiers.go: Tiers, a replica's KV tiers below HBM (a host tier over
+//     each accelerator's PCIe path, a store shared by the fleet over one
+//     link), and its TiersEstimate: each tier's restore bound (tokens/s)
+//     against the prefill's marginal rate, and the prefix above which
+//     restoring beats recomputing, or that it never does.
 //   - numbers.go, shape.go, units.go: shared helpers.
 //
 // Every model is a plain struct with a documented zero value and a Validate
