@@ -102,8 +102,12 @@ type TierEstimate struct {
 	// shared store's when all Replicas restore at once.
 	Restore Figure
 	// Ratio is Restore over the prefill rate: above 1 the tier restores a
-	// token faster than the replica computes it, at or below 1 recompute
-	// wins at every prefix length (and Ratio's Basis says so).
+	// token faster than the replica computes it; at or below 1
+	// recomputing a prefix of any length takes less time than restoring
+	// it (and Ratio's Basis says so). It compares one prefix's two
+	// times: a restore that overlaps other requests' steps still frees
+	// the replica's compute, at most Restore tokens/s of it, while its
+	// own request waits the longer time.
 	Ratio Figure
 	// BreakEven is the prefix, in tokens, above which restoring it from
 	// the tier (its latency and its bytes at the Restore rate) takes less
@@ -112,7 +116,7 @@ type TierEstimate struct {
 	// Figures) when Pays is false.
 	BreakEven Figure
 	// Pays reports whether restoring a long enough prefix from the tier
-	// beats recomputing it (Ratio above 1).
+	// takes less time than recomputing it (Ratio above 1).
 	Pays bool
 }
 
@@ -149,9 +153,10 @@ func (e TiersEstimate) Figures() []Figure {
 //
 // The shared store's bound is the fleet's link divided among Replicas
 // replicas restoring at once, the bound under load; its Basis gives a
-// lone replica's rate on the idle link too. A tier whose Restore is below
-// the prefill rate never pays under load: every token it restores takes
-// longer than computing it.
+// lone replica's rate on the idle link too. A tier whose Restore is at or
+// below the prefill rate never pays: every token it restores takes as
+// long as computing it or longer (for the shared store, when every
+// replica restores at once).
 func (t Tiers) Estimate() (TiersEstimate, error) {
 	if err := t.Validate(); err != nil {
 		return TiersEstimate{}, err
@@ -172,7 +177,7 @@ func (t Tiers) Estimate() (TiersEstimate, error) {
 	if l := t.Host; l.On() {
 		bytes := kv
 		e.Host = tier(l, perToken, p-1, "host", l.Bandwidth/bytes,
-			fmt.Sprintf("%s / %s a token on each accelerator's path (%d ranks restore their shards in parallel)", si(l.Bandwidth, "B/s"), binary(bytes), acc),
+			fmt.Sprintf("%s / %s a token on each accelerator's path (%s)", si(l.Bandwidth, "B/s"), binary(bytes), ranks(acc)),
 			"Tiers.Host.Bandwidth (PCIe generation and lanes), KV bytes per token (KV quantisation, GQA)", "Tiers.Host")
 	}
 	if l := t.Shared; l.On() {
@@ -202,7 +207,7 @@ func tier(l TierLink, perToken float64, prefix int, name string, rate float64, b
 	if x.Pays {
 		ratio += fmt.Sprintf(": restoring a token (%.4g ms) is faster than computing it (%.4g ms)", restore, perToken)
 	} else {
-		ratio += fmt.Sprintf(": restoring a token (%.4g ms) is no faster than computing it (%.4g ms), so recompute wins at every prefix length", restore, perToken)
+		ratio += fmt.Sprintf(": restoring a token (%.4g ms) is no faster than computing it (%.4g ms): at every prefix length recomputing is faster", restore, perToken)
 	}
 	x.Ratio = Figure{name + " restore / recompute", rate / prefill, "×", ratio, knob + "; prefill cost per token"}
 	if !x.Pays {
@@ -219,4 +224,12 @@ func tier(l TierLink, perToken float64, prefix int, name string, rate float64, b
 	x.BreakEven = Figure{name + " break-even prefix", n, "tokens", even,
 		field + ".Latency, " + field + ".Bandwidth; prefill cost per token"}
 	return x
+}
+
+// ranks says who restores a replica's shards over their own paths.
+func ranks(n int) string {
+	if n == 1 {
+		return "one accelerator: the whole KV"
+	}
+	return fmt.Sprintf("%d ranks restore their shards in parallel", n)
 }

@@ -11,7 +11,7 @@ import (
 // accelerator's 50 GB/s PCIe path, and a store shared by 8 replicas over
 // one 12.5 GB/s (100 GbE) link. The host tier restores a token 21× faster
 // than the replica computes it; the store, with every replica restoring
-// at once, 6× slower, so under load recomputing wins.
+// at once, 6× slower: a prefix recomputes sooner than it restores.
 func ExampleTiers_Estimate() {
 	x := costmodel.Tiers{
 		Replica:  costmodel.AtlasTP4(),
@@ -38,5 +38,5 @@ func ExampleTiers_Estimate() {
 	// shared-store restore / recompute   0.166893 ×
 	// host pays: true
 	// shared store pays: false
-	// 4768.37 tokens/s restored / 28571.4 tokens/s recomputed: restoring a token (0.2097 ms) is no faster than computing it (0.035 ms), so recompute wins at every prefix length
+	// 4768.37 tokens/s restored / 28571.4 tokens/s recomputed: restoring a token (0.2097 ms) is no faster than computing it (0.035 ms): at every prefix length recomputing is faster
 }

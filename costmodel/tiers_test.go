@@ -95,7 +95,7 @@ func TestTiersSharedByHand(t *testing.T) {
 	assert.False(t, s.Pays)
 	assert.InDelta(t, s.Restore.Value*0.035e-3, s.Ratio.Value, 1e-12)
 	assert.Less(t, s.Ratio.Value, 1.0)
-	assert.Contains(t, s.Ratio.Basis, "recompute wins at every prefix length")
+	assert.Contains(t, s.Ratio.Basis, "at every prefix length recomputing is faster")
 	assert.Empty(t, s.BreakEven.Name, "no break-even when restoring never wins")
 	assert.Empty(t, e.Host.Restore.Name, "no host tier declared")
 	require.Len(t, e.Figures(), 3)
@@ -119,6 +119,8 @@ func TestTiersSharedByHand(t *testing.T) {
 	e = tiersEstimate(t, x)
 	assert.Equal(t, 19073.5, math.Round(10*e.Shared.Restore.Value)/10)
 	assert.False(t, e.Shared.Pays)
+	x.Host = costmodel.TierLink{Bandwidth: 50e9}
+	assert.Equal(t, "50 GB/s / 80 KiB a token on each accelerator's path (one accelerator: the whole KV)", tiersEstimate(t, x).Host.Restore.Basis)
 
 	// With 100 ms latency the lone replica's break-even, 11,382 tokens,
 	// is beyond the 1,999-token prefix of the operating point's prompt.
