@@ -59,8 +59,12 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 	if cases == 0 {
 		cases = testlong.Int(t, 1_000, 10_000)
 	}
-	capped, gated, split := 0, 0, 0
+	capped, gated, split, loaded := 0, 0, 0, 0
 	defer func() {
+		t.Logf("%d scenarios whose KV tiers loaded blocks", loaded)
+		if !t.Failed() && loaded < cases/100 {
+			t.Errorf("%d of %d scenarios had their KV tiers load blocks: the scenarios no longer draw tiers", loaded, cases)
+		}
 		t.Logf("%d scenarios whose prefill pool prefilled requests", split)
 		if !t.Failed() && split < cases/20 {
 			t.Errorf("%d of %d scenarios had a prefill pool prefill requests: the scenarios no longer draw disaggregated fleets", split, cases)
@@ -106,6 +110,24 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 				}
 				require.Equal(t, countMeasured(run.recs, func(r *Record) bool { return r.Remote }), d.Remote)
 				require.Equal(t, sum.Offered, d.Remote+d.Local, "the decider's split adds up to the measured requests")
+			}
+			if ts := sum.Tiers; ts != nil {
+				if ts.Loads > 0 {
+					loaded++
+				}
+				host, shared := 0, 0
+				for _, r := range run.recs {
+					require.LessOrEqual(t, r.Cached+r.CachedHost+r.CachedShared, r.Input, "request %d: prompt tokens found in HBM and the tiers", r.ID)
+					if r.Measured {
+						host, shared = host+r.CachedHost, shared+r.CachedShared
+					}
+				}
+				if !cfg.DetectWarmup {
+					require.Equal(t, host, ts.Host, "the tiers' tokens add up to the measured records'")
+					require.Equal(t, shared, ts.Shared)
+					require.Equal(t, sum.Cached, ts.HBM)
+				}
+				require.LessOrEqual(t, ts.TTFTMissesLoading, sum.Causes.TTFT, "loads caused no more TTFT misses than there are")
 			}
 			if cfg.Classes != nil {
 				require.Len(t, sum.Classes, len(cfg.Classes)+1)

@@ -25,6 +25,10 @@
 //     token; the way a remote request goes (prefilled there with its first
 //     token, handed to its decode replica, which reserves blocks, its KV
 //     moved, landed: engine.Request.Remote); DisaggSummary.
+//   - tiers.go, tiers_summary.go: HostTier and SharedStore (Fleet), KV
+//     blocks below HBM that a prefix hit loads back over a Link (vLLM's
+//     CPU offloading, LMCache's remote store); the runner's tiers (each an
+//     engine.Tier, a kvtier.LRU); TierSummary.
 //   - decider_*.go: the built-in Deciders, one per file — AlwaysRemote
 //     (vLLM's disaggregated proxy), NeverRemote, PrefixThreshold (llm-d's
 //     prefix-based decider).
@@ -219,6 +223,24 @@
 // (engine.Config.RemoteKV turns its fast paths off: a landing is not a
 // step end); the prefill replicas keep theirs. With NeverRemote the
 // fleet is its decode pool co-located, byte for byte.
+//
+// # KV tiers below HBM
+//
+// Fleet.HostTier gives every replica host memory below its HBM and
+// Fleet.SharedStore one store the whole fleet reaches over one link.
+// Every full block a step computes is written through to both (vLLM's
+// OffloadingConnector; LMCache's batched_put); a waiting request whose
+// prefix HBM lost finds the blocks that follow its HBM hits in the host
+// tier, then the store, and loads them over the tier's Link while the
+// replica's steps go on (bytes: the tokens × KVBytesPerToken); it waits
+// outside the queue, with no budget and no seat, and prefills the rest of
+// its prompt once the load landed. A load from the store is written back
+// into the host tier. The engines run one step a move (a landing is not
+// a step end). Record.CachedHost, CachedShared and TierLoad, and
+// Summary.Tiers, say what the tiers served and what their loads cost in
+// TTFT. A tier of no room (Blocks 0) is no tier, byte for byte. Tiers
+// need the prefix cache, one BlockSize across the fleet for a shared
+// store, no prefill pool, and a declared warm-up.
 //
 // # Determinism
 //

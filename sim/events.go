@@ -16,9 +16,10 @@ type class uint8
 const (
 	classArrival class = iota
 	classTimeout
-	classWindow // the window opens or closes: every replica's steps are collected
-	classExpire // a request waiting at the gateway reaches its time-to-live
-	classLand   // a disaggregated fleet's link lands KV transfers (ref: the link)
+	classWindow   // the window opens or closes: every replica's steps are collected
+	classExpire   // a request waiting at the gateway reaches its time-to-live
+	classLand     // a disaggregated fleet's link lands KV transfers (ref: the link)
+	classTierLand // a KV tier's link lands loads (ref: the replica's host link, -1 the shared store's)
 )
 
 type event struct {

@@ -42,6 +42,12 @@ type Fleet struct {
 	// disaggregated, Replicas are its decode pool and Router routes among
 	// them. The zero value is none: a co-located fleet.
 	Prefill PrefillPool
+	// HostTier is each replica's KV offload to host memory, SharedStore
+	// a KV store every replica reaches over one link (tiers.go): evicted
+	// prefix blocks survive there and load back on a hit. Their zero
+	// values are none.
+	HostTier    HostTier
+	SharedStore SharedStore
 }
 
 // MaxReplicas bounds len(Fleet.Replicas): ten thousand replicas, 40,000
@@ -120,6 +126,9 @@ func (f Fleet) validate(c Config) error {
 		}
 	}
 	if err := f.Prefill.validate(c); err != nil {
+		errs = append(errs, err)
+	}
+	if err := f.validateTiers(c); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

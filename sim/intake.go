@@ -99,6 +99,13 @@ type slot struct {
 	handoff, xferAt time.Duration
 	prefillSched    time.Duration // its FirstScheduled and Cached at the prefill replica
 	prefillCached   int32
+	// A load from the KV tiers (tiers.go): the keys it pinned in each,
+	// the blocks each part moves, the parts not yet landed, and when it
+	// started.
+	tierHost, tierShared []uint64
+	loadHost, loadShared int32
+	tierPending          uint8
+	loadAt               time.Duration
 }
 
 // pull takes the next request(s) from the source: one for an open-loop
@@ -382,6 +389,7 @@ func (r *runner) timeout(ref int32, gen uint32) error {
 		return err
 	}
 	r.cancelTransfer(s, ref)
+	r.cancelTier(s, ref)
 	if err := rep.eng.Abort(r.now, ref); err != nil {
 		panic("sim: invariant timeout-of-held-request broken: " + err.Error())
 	}

@@ -100,6 +100,16 @@ type Record struct {
 	// second tokens. All zero for a request its own replica prefilled.
 	PrefillReplica   int
 	KVWait, Transfer time.Duration
+	// CachedHost and CachedShared are the prompt tokens it loaded from
+	// its replica's host tier and from the shared store before its first
+	// scheduling (Fleet.HostTier, Fleet.SharedStore), after the Cached
+	// ones its replica's HBM held; TierLoad is how long its loads before
+	// its first token took, from the plan that reserved each to its
+	// landing: time inside its TTFT when it could not run. (A preempted
+	// request's reloads after its first token count in
+	// Summary.Tiers only.)
+	CachedHost, CachedShared int
+	TierLoad                 time.Duration
 	// Tokens holds every token's emit instant when Config.KeepTokens is set.
 	Tokens []time.Duration
 

@@ -27,6 +27,8 @@ type replica struct {
 	// requests prefilled remotely; prefill: one of its prefill pool,
 	// whose requests move on after their first token (pools.go).
 	remoteKV, prefill bool
+	// tiered: its engine has KV tiers below HBM (tiers.go).
+	tiered bool
 	// continues: its engine may continue a run at a step end
 	// (engine.Runner.Continue), as the engine decided it
 	// (engine.Runner.Continues); the others skip the call.
@@ -171,6 +173,9 @@ func (r *runner) planned(rep *replica, p *engine.Plan) error {
 	rep.aborted = rep.aborted[:0]
 	if rep.remoteKV { // a decode replica of a disaggregated fleet (pools.go)
 		r.plannedRemote(p)
+	}
+	if rep.tiered && len(p.Reserved) > 0 { // loads from the KV tiers (tiers.go)
+		r.plannedTier(rep, p)
 	}
 	return nil
 }

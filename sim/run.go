@@ -56,8 +56,9 @@ type runner struct {
 	checkEngine bool // tests: verify the engines' invariants after every plan and step
 	continued   int  // moves planned at a step end by engine.Runner.Continue (tests read it)
 
-	gw *gateway // Config.Gateway's admission; nil without
-	pd *disagg  // Fleet.Prefill's pool, links and tallies; nil without
+	gw    *gateway // Config.Gateway's admission; nil without
+	pd    *disagg  // Fleet.Prefill's pool, links and tallies; nil without
+	tiers *tiers   // Fleet.HostTier's and Fleet.SharedStore's state; nil without
 
 	intake
 	routing
@@ -92,6 +93,9 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 		r.col.classSLO = func(rec *Record) SLO { return r.classes.list[r.classes.of(rec.Class)].slo }
 	}
 	if r.cache, err = newCacheState(r); err != nil { // before the engines are wired: a view may publish their KV events
+		return nil, err
+	}
+	if r.tiers, err = newTiers(cfg, r); err != nil { // before too: a tier turns the engines' fast paths off
 		return nil, err
 	}
 	r.streaking = newStreaking(r.wireReplicas())
@@ -322,6 +326,8 @@ func (r *runner) handle(ev event) error {
 		return r.expire(ev.ref, ev.gen)
 	case classLand:
 		return r.land(ev.ref, ev.gen)
+	case classTierLand:
+		return r.landTier(ev.ref, ev.gen)
 	}
 	return nil
 }

@@ -272,7 +272,34 @@ func decodeScenario(data []byte) (Config, list) {
 		cfg.Gateway.Limit, cfg.Gateway.Shed = ConcurrencyLimit{}, Saturation{} // not modelled with pools
 		cfg.DetectWarmup = false
 	}
+	if k := b.next(); k%3 != 0 && !cfg.Fleet.Prefill.On() && !eng.DisablePrefixCache {
+		// KV tiers below HBM: a host tier, a shared store or both, of 0
+		// to 96 blocks, on slow links (loads take steps), FIFO or fair.
+		m := b.next()
+		link := Link{Bandwidth: float64(1+m%4) * 3e6, Latency: time.Duration(m/4%3) * 3 * time.Millisecond, Sharing: LinkSharing(m / 12 % 2)}
+		if m%11 == 5 {
+			link = Link{} // instantaneous: a load still waits for the next plan
+		}
+		if k/3%3 != 1 || k%3 == 2 {
+			cfg.Fleet.HostTier = HostTier{Blocks: int(k/9%4) * 32, Link: link, KVBytesPerToken: float64(1 + m%5*500)}
+		}
+		if k/3%3 != 0 && !mixedBlocks(cfg) {
+			cfg.Fleet.SharedStore = SharedStore{Blocks: int(m/24%4) * 32, Link: link, KVBytesPerToken: float64(1 + m%3*2000)}
+		}
+		cfg.DetectWarmup = false
+	}
 	return cfg, reqs
+}
+
+// mixedBlocks reports whether cfg's replicas have more than one block
+// size (a shared store needs one).
+func mixedBlocks(cfg Config) bool {
+	for _, r := range cfg.Fleet.Replicas {
+		if r.Engine.BlockSize != cfg.Fleet.Replicas[0].Engine.BlockSize {
+			return true
+		}
+	}
+	return false
 }
 
 // recordsSteps reports whether a scenario's runs observe every step (read

@@ -269,6 +269,9 @@ func (r *runner) tally(rec *Record, class int) {
 		} else {
 			r.col.count(rec)
 			r.countApart(rec, class)
+			if r.tiers != nil {
+				r.tiers.count(rec, r.col.sloFor(rec))
+			}
 		}
 	}
 }

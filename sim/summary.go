@@ -149,6 +149,10 @@ type Summary struct {
 	// requests were prefilled, the waits and bytes of their transfers,
 	// and each pool's load; nil for a co-located fleet.
 	Disagg *DisaggSummary `json:",omitempty"`
+	// Tiers is what the KV tiers below HBM served (Fleet.HostTier,
+	// Fleet.SharedStore): prompt tokens found in each tier, bytes loaded,
+	// link use, the share of TTFT spent loading; nil without tiers.
+	Tiers *TierSummary `json:",omitempty"`
 
 	// Stopped is the instant the run stopped: the last terminal event of
 	// an open window, at most Horizon + Drain, or the overload stop.
@@ -781,12 +785,13 @@ func (p *recordReplay) lastEvent() time.Duration {
 // analysisFiles are sim's sources that turn a run's records into its
 // Summary (summary.go: the collector and Summarize; window.go: the window,
 // what is integrated over it and the warm-up; sample.go: the samples the
-// collector keeps; pools_summary.go: a disaggregated fleet's), registered with the analysis revision
+// collector keeps; pools_summary.go: a disaggregated fleet's;
+// tiers_summary.go: the KV tiers'), registered with the analysis revision
 // (analysis.AnalysisRevision). What a run simulates (the engine, the
 // runner's events) is not analysis: the build's VCS revision covers it.
 //
-//go:embed summary.go window.go sample.go pools_summary.go
+//go:embed summary.go window.go sample.go pools_summary.go tiers_summary.go
 var analysisFiles embed.FS
 
 var _ = revision.Register("github.com/servesim/servesim/sim", analysisFiles,
-	"summary.go", "window.go", "sample.go", "pools_summary.go")
+	"summary.go", "window.go", "sample.go", "pools_summary.go", "tiers_summary.go")

@@ -149,6 +149,9 @@ func (r *runner) summary() Summary {
 	if r.pd != nil {
 		s.Disagg = r.pd.summary(s.Offered, s.Replicas, w.Warmup, max(0, end-w.Warmup), r.cfg.Percentiles)
 	}
+	if r.tiers != nil {
+		s.Tiers = r.tiers.summary(w.Warmup, max(0, end-w.Warmup), r.cfg.Percentiles)
+	}
 	s.GatewayQueue = r.gatewayQueue(max(0, end-w.Warmup))
 	s.Steps = r.mix.finish(r.cfg.Percentiles)
 	if r.perClass {

@@ -26,8 +26,8 @@ var analysisRevision = sync.OnceValue(revision.Hash)
 // AnalysisRevision names the analysis this build computes figures and
 // verdicts with: a SHA-256 over the sources that compute them, embedded
 // in the binary and cut to 16 hex digits: "servesim-analysis/sha256:…".
-// The sources are those of sim (summary.go, window.go, sample.go:
-// records into a Summary), of sim/stats (dist.go, quantile.go,
+// The sources are those of sim (summary.go, window.go, sample.go,
+// pools_summary.go, tiers_summary.go: records into a Summary), of sim/stats (dist.go, quantile.go,
 // interval.go, mser.go: values into figures and intervals) and of this
 // package (curve.go, classcurve.go, band.go, dial.go, experiment.go,
 // sizing.go, retained.go: summaries into curves, sizes and verdicts), read in the order

@@ -1,0 +1,442 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/kvtier"
+)
+
+// KV tiers below HBM. A replica's prefix cache lives in its HBM; when
+// HBM evicts a block, the block's KV can survive below it, in the
+// replica's host memory (HostTier) or in a store every replica reaches
+// over the network (SharedStore), and a later request whose prefix HBM
+// lost loads it back instead of recomputing it.
+//
+// The host tier mirrors vLLM V1's CPU KV offloading (the
+// OffloadingConnector with its CPU spec, vLLM 28be48fa of 24 May 2026,
+// whose rules are those of the 0.19 window; engine/tier.go has the lines):
+// every full block computed is written through to it, prompt and output
+// alike; it is inclusive (a load leaves the copy), evicts the least
+// recently used block (kvtier.LRU), touches a request's blocks at every
+// lookup, and pins the blocks of a load in flight; a hit loads
+// asynchronously over the replica's host-to-device path while the batch
+// computes, the request waiting outside the queue (the engine's
+// Reservation.Tier) and prefilling the rest of its prompt once the load
+// landed. Its loads take one CUDA stream a direction in submission order
+// (vllm/v1/kv_offload/cpu/gpu_worker.py:111-118, 299-318): LinkFIFO.
+//
+// The shared store mirrors LMCache's remote backend (LMCache/LMCache v1):
+// keys are content hashes every replica of the same model computes alike
+// (CacheEngineKey; token_database.py), every replica writes its computed
+// chunks through to it as to its local CPU (StorageManager.batched_put),
+// a lookup walks the prompt's chunks in order through the local tier then
+// the remote one (LMCacheEngine.lookup), and a remote hit is written back
+// into the local CPU tier (StorageManager.get): here, into the replica's
+// host tier when it has one. servesim's differences: the store's unit is
+// the engine's block, not LMCache's 256-token chunk; its loads are
+// asynchronous like the host tier's, where vLLM's LMCache connector loads
+// inside the step that schedules the request (load_kv_async False), so a
+// step's price never changes; and it evicts least recently used blocks,
+// where LMCache's own server has no evictor and Redis-like backends
+// evict by their own policy.
+//
+// Costs go through the existing seams: a load's bytes are the tokens it
+// restores × the tier's KVBytesPerToken, moved over the tier's Link
+// (transfer.go's model: latency, bandwidth, FIFO or fair sharing); the
+// request cannot run until every part of its load landed.
+
+// HostTier is each replica's KV offload to host memory. The zero value
+// is none; any field set declares one (Blocks 0 then is a tier with no
+// room: every store is dropped, which runs exactly as no tier).
+type HostTier struct {
+	// Blocks is the tier's size in KV blocks of the replica's BlockSize.
+	// vLLM declares it as --kv-offloading-size in GiB over every
+	// tensor-parallel rank: Blocks = GiB × 2³⁰ / (BlockSize ×
+	// KVBytesPerToken × ranks); Atlas TP4 (80 KiB a token on each of 4
+	// ranks, blocks of 16): 64 GiB is 13,107 blocks.
+	Blocks int
+	// Link is the host-to-device path of one accelerator (each rank
+	// loads its own shard over its own PCIe link, all at once). Its zero
+	// value is an instantaneous link; PCIe Gen5 x16 is about 64 GB/s a
+	// direction (nominal). LinkFIFO is vLLM's order.
+	Link Link
+	// KVBytesPerToken is the KV one token takes on each accelerator: a
+	// load of n tokens moves n × KVBytesPerToken over Link. 0 means
+	// Atlas's, costmodel.AtlasKVBytesPerToken (80 KiB).
+	KVBytesPerToken float64
+}
+
+// On reports whether a host tier is declared.
+func (h HostTier) On() bool { return h != HostTier{} }
+
+func (h HostTier) kvBytes() float64 {
+	if h.KVBytesPerToken == 0 {
+		return costmodel.AtlasKVBytesPerToken
+	}
+	return h.KVBytesPerToken
+}
+
+// SharedStore is a KV store every replica of the fleet reaches over one
+// network link (LMCache's remote backend). The zero value is none; any
+// field set declares one (Blocks 0: a store with no room).
+type SharedStore struct {
+	// Blocks is the store's size in KV blocks of the fleet's BlockSize
+	// (every replica's must be the same: the keys depend on it), each
+	// block every rank's shard of it.
+	Blocks int
+	// Link is the network path every replica's loads share: one link for
+	// the fleet (LinkFair shares it among the loads in flight, as
+	// concurrent reads of one store do; LinkFIFO serves them in turn).
+	// Its zero value is an instantaneous link; 100 GbE is 12.5 GB/s.
+	Link Link
+	// KVBytesPerToken is the bytes one token's KV moves over Link: every
+	// rank's shard (the store holds the whole block). 0 means Atlas
+	// TP4's, 4 × costmodel.AtlasKVBytesPerToken (320 KiB).
+	KVBytesPerToken float64
+}
+
+// On reports whether a shared store is declared.
+func (s SharedStore) On() bool { return s != SharedStore{} }
+
+func (s SharedStore) kvBytes() float64 {
+	if s.KVBytesPerToken == 0 {
+		return 4 * costmodel.AtlasKVBytesPerToken
+	}
+	return s.KVBytesPerToken
+}
+
+// validateTiers checks the fleet's tiers against the configuration c.
+func (f Fleet) validateTiers(c Config) error {
+	if !f.HostTier.On() && !f.SharedStore.On() {
+		return nil
+	}
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("sim: "+format, a...)) }
+	for _, x := range []struct {
+		name   string
+		on     bool
+		blocks int
+		link   Link
+		kv     float64
+	}{
+		{"HostTier", f.HostTier.On(), f.HostTier.Blocks, f.HostTier.Link, f.HostTier.KVBytesPerToken},
+		{"SharedStore", f.SharedStore.On(), f.SharedStore.Blocks, f.SharedStore.Link, f.SharedStore.KVBytesPerToken},
+	} {
+		if !x.on {
+			continue
+		}
+		if x.blocks < 0 || x.blocks > kvtier.MaxBlocks {
+			bad("Fleet.%s.Blocks must be in [0, %d] (0 is a tier with no room), got %d", x.name, kvtier.MaxBlocks, x.blocks)
+		}
+		if err := x.link.validate("Fleet." + x.name + ".Link"); err != nil {
+			errs = append(errs, err)
+		}
+		if x.kv < 0 || math.IsNaN(x.kv) || math.IsInf(x.kv, 0) {
+			bad("Fleet.%s.KVBytesPerToken must be a finite number of bytes >= 0 (0 means Atlas's), got %v", x.name, x.kv)
+		}
+	}
+	if f.Prefill.On() {
+		bad("Fleet.HostTier and Fleet.SharedStore are not modelled with a prefill pool (Fleet.Prefill): declare one or the other")
+	}
+	if c.DetectWarmup {
+		bad("Window.DetectWarmup is not supported with Fleet.HostTier or Fleet.SharedStore: the tiers' summary counts records as they end, before the warm-up is known; declare Window.Warmup")
+	}
+	block := 0
+	for i, r := range c.replicas() {
+		e := r.Engine.WithDefaults()
+		if e.DisablePrefixCache {
+			bad("Fleet.Replicas[%d].Engine.DisablePrefixCache: a KV tier is keyed by the prefix cache's content keys; turn the cache on or the tier off", i)
+		}
+		if f.SharedStore.On() && block != 0 && e.BlockSize != block {
+			bad("Fleet.SharedStore: every replica must have one BlockSize (the store's keys depend on it); replica %d has %d, replica 0 %d", i, e.BlockSize, block)
+		}
+		block = e.BlockSize
+	}
+	return errors.Join(errs...)
+}
+
+// tiers is the runner's state of the fleet's tiers: each replica's host
+// tier and link, the shared store and its link, and the tallies.
+type tiers struct {
+	r      *runner
+	host   []hostTier // per replica; nil without a host tier
+	shared *kvtier.LRU
+	link   transfers // the shared store's
+	gen    uint32
+	armed  time.Duration
+	ports  []tierPort
+
+	kvHost, kvShared     float64
+	hostLink, sharedLink Link
+	landing              int32   // the request Land is landing now (its Release promotes), -1 none
+	landed               []int32 // scratch for transfers.land
+
+	// Measured requests' loads landed and the wait of each (loads), and
+	// their records' tallies as they end (count).
+	loads    int
+	loadWait sample
+	counted  tierCounts
+	// Blocks every load moved from each tier, landed or cancelled part
+	// way (the tests' conservation of bytes).
+	movedHost, movedShared int64
+}
+
+// hostTier is one replica's host tier and its host-to-device link.
+type hostTier struct {
+	lru   *kvtier.LRU
+	link  transfers
+	gen   uint32
+	armed time.Duration
+}
+
+// tierPort is replica rep's engine.Tier: the host tier then the shared
+// store, in that order, as LMCache's lookup walks its backends.
+type tierPort struct {
+	t       *tiers
+	rep     int
+	block   int
+	loading map[uint64]int32 // keys this replica is loading, by count (vLLM's _blocks_being_loaded)
+	one     [1]uint64
+	evicted []uint64
+}
+
+// newTiers is the runner's state of cfg's tiers, nil without any; it
+// gives every replica's engine its port.
+func newTiers(cfg Config, r *runner) (*tiers, error) {
+	f := cfg.Fleet
+	if !f.HostTier.On() && !f.SharedStore.On() {
+		return nil, nil
+	}
+	t := &tiers{r: r, kvHost: f.HostTier.kvBytes(), kvShared: f.SharedStore.kvBytes(),
+		hostLink: f.HostTier.Link, sharedLink: f.SharedStore.Link, landing: -1, armed: Never}
+	if f.SharedStore.On() {
+		t.shared, _ = kvtier.New(kvtier.Config{Blocks: f.SharedStore.Blocks})
+		t.link = newTransfers(f.SharedStore.Link, r.opens, r.closes)
+	}
+	if f.HostTier.On() {
+		t.host = make([]hostTier, len(r.reps))
+		for i := range t.host {
+			t.host[i].lru, _ = kvtier.New(kvtier.Config{Blocks: f.HostTier.Blocks})
+			t.host[i].link = newTransfers(f.HostTier.Link, r.opens, r.closes)
+			t.host[i].armed = Never
+		}
+	}
+	t.ports = make([]tierPort, len(r.reps))
+	for i := range r.reps {
+		p := &t.ports[i]
+		*p = tierPort{t: t, rep: i, block: r.reps[i].eng.Config().BlockSize, loading: map[uint64]int32{}}
+		if err := r.reps[i].eng.SetTier(p); err != nil {
+			return nil, fmt.Errorf("sim: replica %d: %w", i, err)
+		}
+		r.reps[i].tiered = true
+	}
+	return t, nil
+}
+
+func (p *tierPort) hostLRU() *kvtier.LRU {
+	if p.t.host == nil {
+		return nil
+	}
+	return p.t.host[p.rep].lru
+}
+
+// Store writes a computed block through to every tier.
+func (p *tierPort) Store(key uint64) {
+	p.one[0] = key
+	if h := p.hostLRU(); h != nil && !h.Contains(key) {
+		p.evicted, _, _ = h.Insert(p.one[:], p.evicted[:0])
+	}
+	if s := p.t.shared; s != nil && !s.Contains(key) {
+		p.evicted, _, _ = s.Insert(p.one[:], p.evicted[:0])
+	}
+}
+
+// Find walks keys after the HBM hits through the host tier then the
+// shared store, stopping at the first block neither holds; a block this
+// replica is loading for another request makes the request wait. It
+// touches the request's keys in both.
+func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
+	h, s := p.hostLRU(), p.t.shared
+	n := 0
+	for _, k := range keys[hbm:] {
+		if !(h != nil && h.Contains(k) || s != nil && s.Contains(k)) {
+			break
+		}
+		if p.loading[k] > 0 {
+			return 0, true
+		}
+		n++
+	}
+	if h != nil {
+		h.Touch(keys)
+	}
+	if s != nil {
+		s.Touch(keys)
+	}
+	return n, false
+}
+
+// Load pins each key in the tier that serves it, the host tier first,
+// and notes which on the request's slot.
+func (p *tierPort) Load(ref int32, keys []uint64) {
+	sl := &p.t.r.slots[ref]
+	h := p.hostLRU()
+	for _, k := range keys {
+		if h != nil && h.Pin(k) {
+			sl.tierHost = append(sl.tierHost, k)
+		} else if p.t.shared.Pin(k) {
+			sl.tierShared = append(sl.tierShared, k)
+		} else {
+			panic("sim: invariant tier-load broken: a load of a key no tier holds")
+		}
+		p.loading[k]++
+	}
+}
+
+// Release unpins the request's keys; a load that landed from the shared
+// store is written back into the host tier (LMCache's StorageManager.get
+// puts a remote hit into the local CPU backend).
+func (p *tierPort) Release(ref int32) {
+	sl := &p.t.r.slots[ref]
+	h := p.hostLRU()
+	for _, k := range sl.tierHost {
+		h.Unpin(k)
+		p.unload(k)
+	}
+	for _, k := range sl.tierShared {
+		p.t.shared.Unpin(k)
+		p.unload(k)
+	}
+	if h != nil && ref == p.t.landing && len(sl.tierShared) > 0 {
+		p.evicted, _, _ = h.Insert(sl.tierShared, p.evicted[:0])
+	}
+	sl.tierHost, sl.tierShared = sl.tierHost[:0], sl.tierShared[:0]
+}
+
+func (p *tierPort) unload(k uint64) {
+	if p.loading[k]--; p.loading[k] <= 0 {
+		delete(p.loading, k)
+	}
+}
+
+// plannedTier starts the loads the plan p of replica rep reserved: the
+// host part over the replica's link, the shared part over the store's,
+// both from the plan's start.
+func (r *runner) plannedTier(rep *replica, p *engine.Plan) {
+	t := r.tiers
+	b := float64(t.ports[rep.idx].block)
+	for _, res := range p.Reserved {
+		if !res.Tier {
+			continue
+		}
+		s := &r.slots[res.Ref]
+		s.loadAt, s.tierPending = p.Start, 0
+		if n := len(s.tierHost); n > 0 {
+			s.loadHost = int32(n)
+			t.movedHost += int64(n)
+			t.host[rep.idx].link.start(p.Start, res.Ref, int64(math.Ceil(float64(n)*b*t.kvHost)))
+			s.tierPending++
+			r.armTier(rep.idx)
+		}
+		if n := len(s.tierShared); n > 0 {
+			s.loadShared = int32(n)
+			t.movedShared += int64(n)
+			t.link.start(p.Start, res.Ref, int64(math.Ceil(float64(n)*b*t.kvShared)))
+			s.tierPending++
+			r.armTier(-1)
+		}
+	}
+}
+
+// tierLink is link k: replica k's host link, or the shared store's (-1).
+func (t *tiers) tierLink(k int) (*transfers, *uint32, *time.Duration) {
+	if k < 0 {
+		return &t.link, &t.gen, &t.armed
+	}
+	h := &t.host[k]
+	return &h.link, &h.gen, &h.armed
+}
+
+// armTier keeps one landing event queued for tier link k, at its next
+// landing.
+func (r *runner) armTier(k int) {
+	l, gen, armed := r.tiers.tierLink(k)
+	at, ok := l.next()
+	if !ok {
+		at = Never
+	}
+	if at == *armed {
+		return
+	}
+	*armed = at
+	*gen++
+	if ok {
+		r.events.push(event{at: at, class: classTierLand, ref: int32(k), gen: *gen})
+	}
+}
+
+// landTier applies tier link k's landings due now: a request whose every
+// part landed has its engine told (Land), and is planned if its replica
+// is idle.
+func (r *runner) landTier(k int32, gen uint32) error {
+	t := r.tiers
+	l, g, armed := t.tierLink(int(k))
+	if *g != gen {
+		return nil // the link's landings moved since
+	}
+	*armed = Never
+	t.landed = l.land(r.now, t.landed[:0])
+	for _, ref := range t.landed {
+		s := &r.slots[ref]
+		if s.tierPending--; s.tierPending > 0 {
+			continue
+		}
+		wait := r.now - s.loadAt
+		if s.rec.FirstToken == Never {
+			s.rec.TierLoad += wait
+		}
+		if s.rec.FirstScheduled == Never {
+			b := t.ports[s.rec.Replica].block
+			s.rec.CachedHost += int(s.loadHost) * b
+			s.rec.CachedShared += int(s.loadShared) * b
+		}
+		if s.rec.Measured {
+			t.loads++
+			t.loadWait.add(wait, r.col.limit())
+		}
+		s.loadHost, s.loadShared = 0, 0
+		rep := &r.reps[s.rec.Replica]
+		t.landing = ref
+		err := rep.eng.Land(r.now, ref)
+		t.landing = -1
+		if err != nil {
+			return fmt.Errorf("sim: replica %d, landing the tier load of request %d: %w", rep.idx, s.rec.ID, err)
+		}
+		if !rep.eng.Busy() {
+			r.queuePlan(rep)
+		}
+	}
+	r.armTier(int(k))
+	return nil
+}
+
+// cancelTier stops the loads of a request that left while loading.
+func (r *runner) cancelTier(s *slot, ref int32) {
+	if r.tiers == nil || s.tierPending == 0 {
+		return
+	}
+	if s.loadHost > 0 {
+		r.tiers.host[s.rec.Replica].link.cancel(r.now, ref)
+		r.armTier(s.rec.Replica)
+	}
+	if s.loadShared > 0 {
+		r.tiers.link.cancel(r.now, ref)
+		r.armTier(-1)
+	}
+	s.tierPending, s.loadHost, s.loadShared = 0, 0, 0
+}
