@@ -46,6 +46,7 @@ func Default() *Registry {
 	MustRegister[sim.CacheView](r, "exact", sim.ExactView{})
 	MustRegister[sim.CacheView](r, "approximate", sim.ApproxView{})
 	MustRegister[sim.CacheView](r, "events", sim.EventsView{})
+	MustRegister[sim.CacheView](r, "tiered", sim.TieredView{})
 
 	MustRegister[sim.Decider](r, "always_remote", sim.AlwaysRemote{})
 	MustRegister[sim.Decider](r, "never_remote", sim.NeverRemote{})

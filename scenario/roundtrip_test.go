@@ -18,7 +18,7 @@ import (
 
 // configTypes are the configuration types a scenario holds.
 var configTypes = []any{
-	sim.Config{}, engine.Config{}, sim.SLO{}, sim.Window{}, sim.Class{}, sim.Fleet{}, sim.PrefillPool{}, sim.Link{}, sim.Speculation{}, analysis.
+	sim.Config{}, engine.Config{}, sim.SLO{}, sim.Window{}, sim.Class{}, sim.Fleet{}, sim.PrefillPool{}, sim.HostTier{}, sim.SharedStore{}, sim.Link{}, sim.Speculation{}, analysis.
 		Sweep{}, analysis.Experiment{}, analysis.DialSweep{}, analysis.ModelError{}, costmodel.NamedModel{}, costmodel.Frozen{}, costmodel.Linear{}, costmodel.Roofline{}, costmodel.Scaled{}, costmodel.Drafting{},
 	workload.Synthetic{}, workload.Clients{}, workload.Conversations{}, workload.TraceConfig{},
 }

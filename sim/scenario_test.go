@@ -231,6 +231,7 @@ func decodeScenario(data []byte) (Config, list) {
 				ApproxView{MaxTreeSize: 64 * int(1+v%5), EvictionInterval: time.Duration(1+v%3) * 200 * time.Millisecond},
 				EventsView{Lag: time.Duration(v%4) * 20 * time.Millisecond, Jitter: time.Duration(v%3) * 7 * time.Millisecond},
 				ExactView{},
+				TieredView{},
 			}
 			pa.View = views[int(v/2)%len(views)]
 			cfg.Fleet.Router = pa

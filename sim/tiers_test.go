@@ -153,3 +153,65 @@ func TestTiersValidate(t *testing.T) {
 	}
 	assert.NoError(t, tiered(2, 0, RoundRobin{}, 0, 0).Validate(), "tiers of no room are allowed")
 }
+
+// scripted routes arrival k to targets[k] and notes what its view says
+// each replica holds of the prompt.
+type scripted struct {
+	view    CacheView
+	targets []int
+	seen    *[][2]int
+}
+
+func (s scripted) CacheView() CacheView { return s.view }
+
+func (s scripted) Route(r *workload.Request, v *View) int {
+	*s.seen = append(*s.seen, [2]int{v.CachedPrefix(0), v.CachedPrefix(1)})
+	return s.targets[v.Routed()]
+}
+
+// TieredView sees the blocks HBM lost in the tiers below it. Request A
+// (a 256-token shared prefix in a 300-token prompt) runs on replica 0;
+// request B (310 tokens of its own) then takes every one of replica 0's
+// 20 blocks, evicting A's. Request C, with A's prefix: ExactView sees
+// nothing anywhere; TieredView sees A's 16 full blocks of shared content
+// in replica 0's host tier (256 tokens) and nothing at replica 1, or in
+// the shared store at both; C, sent to replica 0, loads them.
+func TestTieredViewSeesTheTiers(t *testing.T) {
+	prefix := make([]uint64, 16)
+	for i := range prefix {
+		prefix[i] = uint64(700 + i)
+	}
+	reqs := list{
+		{ID: 0, Arrival: 0, InputTokens: 300, OutputTokens: 2, PrefixHashes: prefix, PrefixBlockTokens: 16},
+		{ID: 1, Arrival: 10 * time.Second, InputTokens: 310, OutputTokens: 2},
+		{ID: 2, Arrival: 20 * time.Second, InputTokens: 300, OutputTokens: 2, PrefixHashes: prefix, PrefixBlockTokens: 16},
+	}
+	for _, c := range []struct {
+		name         string
+		view         CacheView
+		host, shared int
+		want         [2]int
+	}{
+		{"exact, host tier", ExactView{}, 1000, -1, [2]int{0, 0}},
+		{"tiered, host tier", TieredView{}, 1000, -1, [2]int{256, 0}},
+		{"tiered, shared store", TieredView{}, -1, 1000, [2]int{256, 256}},
+		{"tiered, no tier", TieredView{}, -1, -1, [2]int{0, 0}},
+	} {
+		var seen [][2]int
+		cfg := tiered(2, 20, scripted{view: c.view, targets: []int{0, 0, 0}, seen: &seen}, c.host, c.shared)
+		cfg.Timeout, cfg.Window = 0, Window{}
+		src := append(list(nil), reqs...)
+		_, recs, _ := recordsOf(t, cfg, &src)
+		require.Len(t, seen, 3, c.name)
+		assert.Equal(t, [2]int{0, 0}, seen[0], c.name)
+		assert.Equal(t, c.want, seen[2], c.name)
+		require.Len(t, recs, 3)
+		assert.Equal(t, 0, recs[2].Cached, "%s: HBM lost A's blocks", c.name)
+		if c.host > 0 {
+			assert.Equal(t, 256, recs[2].CachedHost, c.name)
+		}
+		if c.shared > 0 {
+			assert.Equal(t, 256, recs[2].CachedShared, c.name)
+		}
+	}
+}
