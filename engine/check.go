@@ -342,15 +342,16 @@ func (c *checker) remoteHoldTheirSequence() {
 			return
 		case tierReserved, tierLanded:
 			b := e.cfg.BlockSize
-			want := s.tierHit
+			hit, load, hold := int(s.tierHit), int(s.tierLoad), int(s.tierHold)
+			want := hit
 			if s.rstate == tierLanded {
-				want += s.tierLoad
+				want += load
 			}
-			if s.tierHit%b != 0 || s.tierLoad%b != 0 || s.tierLoad < b || s.computed != want ||
-				s.tierHit+s.tierLoad >= s.known || s.tierHold <= s.tierHit+s.tierLoad || s.tierHold > s.known ||
-				s.blocks() != e.blocksFor(s.tierHold) || s.sched != 0 {
+			if hit%b != 0 || load%b != 0 || load < b || s.computed != want ||
+				hit+load >= s.known || hold <= hit+load || hold > s.known ||
+				s.blocks() != e.blocksFor(hold) || s.sched != 0 {
 				c.badRequest(s, "tier stage %d: %d computed, %d hit, %d loaded, %d held for, %d blocks, %d known, %d scheduled",
-					s.rstate, s.computed, s.tierHit, s.tierLoad, s.tierHold, s.blocks(), s.known, s.sched)
+					s.rstate, s.computed, hit, load, hold, s.blocks(), s.known, s.sched)
 			}
 			return
 		case remoteWaiting:
@@ -550,7 +551,7 @@ func (c *checker) blocksCoverTokens() {
 		case remoteReserved, remoteLanded:
 			ahead = s.known - s.computed // reserved for its whole known sequence
 		case tierReserved, tierLanded:
-			ahead = s.tierHold - s.computed // reserved for what its admission's gate counts
+			ahead = int(s.tierHold) - s.computed // reserved for what its admission's gate counts
 		}
 		if anon, want := e.anonOf(s), e.blocksFor(s.computed+ahead); len(s.ids)+anon != want || anon < 0 {
 			c.badRequest(s, "holds %d cached + %d anonymous blocks for %d tokens, want %d", len(s.ids), anon, s.computed+ahead, want)

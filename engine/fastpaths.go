@@ -98,6 +98,8 @@ type fastPaths struct {
 func (e *Engine) decideFast() {
 	f := &e.fast
 	e.stepAlloc = e.record || e.pool.pub != nil
+	e.noteStep = e.record || e.tier != nil
+	e.async = e.cfg.RemoteKV || e.tier != nil
 	var why [numPaths][]string
 	off := func(p int, reason string) {
 		for _, r := range why[p] {

@@ -128,6 +128,7 @@ const (
 type remoteState struct {
 	reserved []*seq
 	landed   []*seq
+	async    bool // Config.RemoteKV or a Tier: requests may wait for their KV outside the queue (decideFast sets it)
 }
 
 // addRemote is the rest of Add for a Remote request r, its Output cut at

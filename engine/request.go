@@ -132,11 +132,12 @@ type seq struct {
 	keys      []uint64 // content keys of the leading full blocks, computed on demand
 	shared    int      // leading blocks of shared content (prefix.go)
 	ownCached bool     // its own blocks were cached at a preemption
-	stored    int      // leading full blocks offered to the tier (tier.go)
-	tierHit   int      // tokens found in HBM when its tier load was reserved
-	tierLoad  int      // tokens its tier load restores
-	tierHold  int      // tokens whose blocks it holds while loading and landed
-	lastMove  uint64   // the last outcome it emitted in (streak.go)
+	// A tier's (tier.go): the leading full blocks offered to it, and
+	// while a load is reserved or landed the tokens found in HBM, those
+	// it loads and those whose blocks it holds (int32: a seq is zeroed
+	// at every recycle).
+	stored, tierHit, tierLoad, tierHold int32
+	lastMove                            uint64 // the last outcome it emitted in (streak.go)
 
 	// In the decode cohort (cohort.go): its token fields were true when
 	// the cohort's clock read t0; its last token is at clock finTick;

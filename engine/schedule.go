@@ -87,11 +87,8 @@ func (e *Engine) scheduleUntil(now, until time.Duration) (*Plan, error) {
 		e.extendRun(now, until)
 	}
 	e.plan.End = now + time.Duration(e.plan.Steps)*e.plan.StepTime
-	if e.tier != nil {
-		e.storeTier()
-	}
 	e.inFlight = true
-	e.noteFirstStep()
+	e.noteFirstStep() // and the tier's stores, once the plan is accepted
 	e.runHead = 0
 	if e.waiting.len() > 0 {
 		e.runHead = e.waiting.peek().order + 1
@@ -184,7 +181,7 @@ func (e *Engine) planChunked() int {
 	}
 	e.pool.take(owed)
 	e.res.q += q
-	if e.cfg.RemoteKV || e.tier != nil { // the waiting loop of a KV consumer (remote.go), or with a tier (tier.go)
+	if e.async { // the waiting loop of a KV consumer (remote.go), or with a tier (tier.go)
 		e.plan.Reserved = e.plan.Reserved[:0]
 		if len(e.plan.Preempted) == 0 {
 			e.admitAsync(budget)

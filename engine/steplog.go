@@ -43,6 +43,7 @@ type StepShape struct {
 type recording struct {
 	record     bool  // RecordSteps: describe every outcome's steps
 	stepAlloc  bool  // record, or KV events published: a run's blocks are taken step by step (allocSteps); decideFast sets it
+	noteStep   bool  // record, or a tier: noteFirstStep has work (one flag: the test costs what the record test did); decideFast sets it
 	used0      int   // blocks held at the start of the plan's next step
 	cachedAt   []int // cached blocks at the start of each allocated step of the plan
 	atFirst    bool  // the plan's next step is its first
@@ -66,6 +67,19 @@ func (e *Engine) RecordSteps(on bool) {
 // noteFirstStep remembers the state at the start of a plan's first step,
 // when steps are recorded (the test inlined at the call, as shape's).
 func (e *Engine) noteFirstStep() {
+	if e.noteStep {
+		e.noteFirstStepSlow()
+	}
+}
+
+// noteFirstStepSlow is noteFirstStep's work: the tier's stores of the
+// plan (tier.go) and the step record's start.
+//
+//go:noinline
+func (e *Engine) noteFirstStepSlow() {
+	if e.tier != nil {
+		e.storeTier()
+	}
 	if e.record {
 		e.recordFirstStep()
 	}

@@ -134,10 +134,10 @@ const (
 func (e *Engine) reserveTier(s *seq) (reserved, skip, stop bool) {
 	b := e.cfg.BlockSize
 	limit := (s.known - 1) / b
-	if s.stored <= s.shared {
+	if stored := int(s.stored); stored <= s.shared {
 		// Only shared content, and its own blocks it stored itself,
 		// can be in the tier.
-		limit = min(limit, max(s.shared, s.stored))
+		limit = min(limit, max(s.shared, stored))
 	}
 	hit, pinned := e.hits(s)
 	if limit <= len(hit) {
@@ -171,10 +171,10 @@ func (e *Engine) reserveTier(s *seq) (reserved, skip, stop bool) {
 	e.waiting.pop()
 	e.attach(s, hit)
 	e.take(s, e.need(s, upto))
-	s.tierHit, s.tierLoad, s.tierHold = len(hit)*b, n*b, upto
+	s.tierHit, s.tierLoad, s.tierHold = int32(len(hit)*b), int32(n*b), int32(upto)
 	s.phase, s.rstate = phaseReserved, tierReserved
 	e.reserved = append(e.reserved, s)
-	e.plan.Reserved = append(e.plan.Reserved, Reservation{Ref: s.req.Ref, Tokens: s.tierLoad, Cached: s.tierHit, Tier: true})
+	e.plan.Reserved = append(e.plan.Reserved, Reservation{Ref: s.req.Ref, Tokens: n * b, Cached: len(hit) * b, Tier: true})
 	e.tier.Load(s.req.Ref, keys[len(hit):len(hit)+n])
 	return true, false, false
 }
@@ -184,10 +184,10 @@ func (e *Engine) reserveTier(s *seq) (reserved, skip, stop bool) {
 // pins released, and it is not offered to the tier again up to there.
 func (e *Engine) landTier(s *seq) {
 	e.outstanding -= s.left()
-	s.computed = s.tierHit + s.tierLoad
+	s.computed = int(s.tierHit + s.tierLoad)
 	e.outstanding += s.left()
 	e.publish(s, s.computed)
-	s.stored = max(s.stored, s.computed/e.cfg.BlockSize)
+	s.stored = max(s.stored, int32(s.computed/e.cfg.BlockSize))
 	e.tier.Release(s.req.Ref)
 	s.phase, s.rstate = phaseLanded, tierLanded
 }
@@ -228,7 +228,7 @@ func (e *Engine) admitTierLanded(s *seq, budget int) (int, bool) {
 	s.admitted = e.move + 1
 	e.running = append(e.running, s)
 	if !s.started {
-		e.start(s, s.tierHit)
+		e.start(s, int(s.tierHit))
 	}
 	e.schedule(s, n)
 	return n, true
@@ -242,10 +242,10 @@ func (e *Engine) storeTier() {
 	b := e.cfg.BlockSize
 	for _, s := range e.sched {
 		full := min(s.computed+s.sched, s.known) / b
-		for j := s.stored; j < full; j++ {
+		for j := int(s.stored); j < full; j++ {
 			e.tier.Store(e.key(s, j))
 		}
-		s.stored = max(s.stored, full)
+		s.stored = max(s.stored, int32(full))
 	}
 }
 

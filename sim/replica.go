@@ -27,8 +27,10 @@ type replica struct {
 	// requests prefilled remotely; prefill: one of its prefill pool,
 	// whose requests move on after their first token (pools.go).
 	remoteKV, prefill bool
-	// tiered: its engine has KV tiers below HBM (tiers.go).
-	tiered bool
+	// tiered: its engine has KV tiers below HBM (tiers.go); async:
+	// remoteKV or tiered, a plan may reserve blocks for KV that lands
+	// later (plannedAsync).
+	tiered, async bool
 	// continues: its engine may continue a run at a step end
 	// (engine.Runner.Continue), as the engine decided it
 	// (engine.Runner.Continues); the others skip the call.
@@ -102,7 +104,7 @@ func (rep *replica) init(idx int, r ReplicaConfig, slo SLO) error {
 	if err != nil {
 		return fmt.Errorf("sim: replica %d: %w", idx, err)
 	}
-	rep.idx, rep.eng, rep.spec, rep.remoteKV = idx, eng, r.Speculation, cfg.RemoteKV
+	rep.idx, rep.eng, rep.spec, rep.remoteKV, rep.async = idx, eng, r.Speculation, cfg.RemoteKV, cfg.RemoteKV
 	rep.col.slo = slo
 	return nil
 }
@@ -171,11 +173,8 @@ func (r *runner) planned(rep *replica, p *engine.Plan) error {
 	r.ends.set(rep.idx, p.End)
 	rep.stepTime, rep.stepDone = p.StepTime, p.End
 	rep.aborted = rep.aborted[:0]
-	if rep.remoteKV { // a decode replica of a disaggregated fleet (pools.go)
-		r.plannedRemote(p)
-	}
-	if rep.tiered && len(p.Reserved) > 0 { // loads from the KV tiers (tiers.go)
-		r.plannedTier(rep, p)
+	if rep.async {
+		r.plannedAsync(rep, p)
 	}
 	return nil
 }

@@ -54,6 +54,7 @@ type runner struct {
 	measuredLive int // measured requests that arrived and have not ended
 
 	checkEngine bool // tests: verify the engines' invariants after every plan and step
+	apart       bool // a measured record is counted apart too (countApart): a fleet, classes or tiers
 	continued   int  // moves planned at a step end by engine.Runner.Continue (tests read it)
 
 	gw    *gateway // Config.Gateway's admission; nil without
@@ -98,6 +99,7 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	if r.tiers, err = newTiers(cfg, r); err != nil { // before too: a tier turns the engines' fast paths off
 		return nil, err
 	}
+	r.apart = len(r.reps) > 1 || r.perClass || r.tiers != nil
 	r.streaking = newStreaking(r.wireReplicas())
 	if err := r.warm(); err != nil {
 		return nil, err

@@ -268,23 +268,26 @@ func (r *runner) tally(rec *Record, class int) {
 			r.col.hold(rec)
 		} else {
 			r.col.count(rec)
-			r.countApart(rec, class)
-			if r.tiers != nil {
-				r.tiers.count(rec, r.col.sloFor(rec))
+			if r.apart {
+				r.countApart(rec, class)
 			}
 		}
 	}
 }
 
 // countApart counts a measured record in its replica's summary (in a
-// fleet) and its class's (with classes): one replica with no classes
-// keeps no summary apart.
+// fleet), its class's (with classes) and the tiers' tallies (with tiers):
+// one replica with no classes and no tiers keeps no summary apart
+// (runner.apart says so).
 func (r *runner) countApart(rec *Record, class int) {
 	if len(r.reps) > 1 && rec.Replica != Unrouted {
 		r.reps[rec.Replica].col.count(rec)
 	}
 	if r.perClass {
 		r.classes.list[class].col.count(rec)
+	}
+	if r.tiers != nil {
+		r.tiers.count(rec, r.col.sloFor(rec))
 	}
 }
 

@@ -233,7 +233,7 @@ func newTiers(cfg Config, r *runner) (*tiers, error) {
 		if err := r.reps[i].eng.SetTier(p); err != nil {
 			return nil, fmt.Errorf("sim: replica %d: %w", i, err)
 		}
-		r.reps[i].tiered = true
+		r.reps[i].tiered, r.reps[i].async = true, true
 	}
 	return t, nil
 }
@@ -321,6 +321,20 @@ func (p *tierPort) Release(ref int32) {
 func (p *tierPort) unload(k uint64) {
 	if p.loading[k]--; p.loading[k] <= 0 {
 		delete(p.loading, k)
+	}
+}
+
+// plannedAsync notes what planned did not of a plan p that may reserve
+// blocks for KV that lands later: a decode replica's of a disaggregated
+// fleet (pools.go) or a replica's with tiers.
+//
+//go:noinline
+func (r *runner) plannedAsync(rep *replica, p *engine.Plan) {
+	if rep.remoteKV {
+		r.plannedRemote(p)
+	}
+	if rep.tiered && len(p.Reserved) > 0 {
+		r.plannedTier(rep, p)
 	}
 }
 
