@@ -32,6 +32,18 @@ type CardFleet struct {
 	// Prefill is a disaggregated fleet's prefill pool (sim.PrefillPool),
 	// nil for a co-located fleet: Replicas above are then its decode pool.
 	Prefill *CardPrefill `json:"prefill,omitempty"`
+	// HostTier and SharedStore are the KV tiers below HBM
+	// (sim.Fleet.HostTier, SharedStore); nil without each.
+	HostTier    *CardTier `json:"host_tier,omitempty"`
+	SharedStore *CardTier `json:"shared_store,omitempty"`
+}
+
+// CardTier is a KV tier below HBM as it ran: its size in blocks, its
+// link and the KV bytes a token moves over it (defaults filled in).
+type CardTier struct {
+	Blocks          int     `json:"blocks"`
+	Link            string  `json:"link"`
+	KVBytesPerToken float64 `json:"kv_bytes_per_token"`
 }
 
 // CardPrefill is a prefill pool as it ran: its replicas (each group's
@@ -62,7 +74,7 @@ type ReplicaGroup struct {
 // always described: several replicas, a router or a signal delay.
 func isFleet(cfg sim.Config) bool {
 	f := cfg.Fleet
-	return len(f.Replicas) > 1 || f.Router != nil || f.SignalDelay != 0 || f.Prefill.On()
+	return len(f.Replicas) > 1 || f.Router != nil || f.SignalDelay != 0 || f.Prefill.On() || f.HostTier.On() || f.SharedStore.On()
 }
 
 // fleetOf describes cfg's fleet, and the replicas' configuration when
@@ -83,6 +95,18 @@ func fleetOf(cfg sim.Config) (f *CardFleet, alike ReplicaGroup, ok bool) {
 	}
 	f.Replicas = len(reps)
 	f.Prefill = prefillOf(cfg.Fleet.Prefill, len(reps))
+	if h := cfg.Fleet.HostTier; h.On() {
+		f.HostTier = &CardTier{Blocks: h.Blocks, Link: h.Link.String(), KVBytesPerToken: h.KVBytesPerToken}
+		if h.KVBytesPerToken == 0 {
+			f.HostTier.KVBytesPerToken = costmodel.AtlasKVBytesPerToken
+		}
+	}
+	if s := cfg.Fleet.SharedStore; s.On() {
+		f.SharedStore = &CardTier{Blocks: s.Blocks, Link: s.Link.String(), KVBytesPerToken: s.KVBytesPerToken}
+		if s.KVBytesPerToken == 0 {
+			f.SharedStore.KVBytesPerToken = 4 * costmodel.AtlasKVBytesPerToken
+		}
+	}
 	groups := groupReplicas(reps)
 	if len(groups) == 1 {
 		return f, groups[0], true
@@ -186,6 +210,12 @@ func (f *CardFleet) markdown(b *strings.Builder) {
 		row(b, "decider", code(p.Decider))
 		row(b, "link", code(p.Link)+", one per prefill replica")
 		row(b, "KV bytes per token", fmt.Sprintf("%.0f", p.KVBytesPerToken))
+	}
+	if h := f.HostTier; h != nil {
+		row(b, "host tier", fmt.Sprintf("%d blocks a replica, link %s (one a replica), %.0f KV bytes a token", h.Blocks, code(h.Link), h.KVBytesPerToken))
+	}
+	if s := f.SharedStore; s != nil {
+		row(b, "shared store", fmt.Sprintf("%d blocks, link %s (one for the fleet), %.0f KV bytes a token", s.Blocks, code(s.Link), s.KVBytesPerToken))
 	}
 	b.WriteString("\n")
 	if p := f.Prefill; p != nil {

@@ -273,3 +273,25 @@ func TestSystemOfADisaggregatedFleet(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(j), "prefill")
 }
+
+// A fleet's KV tiers are on its card: a single replica with a host tier
+// is a fleet to describe, each tier with its blocks, link and bytes per
+// token (defaults filled in); a fleet without tiers carries none.
+func TestSystemOfTiers(t *testing.T) {
+	cfg := sim.Config{Fleet: sim.Fleet{HostTier: sim.HostTier{Blocks: 13107, Link: sim.Link{Bandwidth: 50e9}},
+		SharedStore: sim.SharedStore{Blocks: 100000, Link: sim.Link{Bandwidth: 12.5e9, Sharing: sim.LinkFair}}}}
+	s := SystemOf(cfg)
+	require.NotNil(t, s.Fleet)
+	require.NotNil(t, s.Fleet.HostTier)
+	require.NotNil(t, s.Fleet.SharedStore)
+	assert.Equal(t, CardTier{Blocks: 13107, Link: cfg.Fleet.HostTier.Link.String(), KVBytesPerToken: 81920}, *s.Fleet.HostTier)
+	assert.Equal(t, 4*81920.0, s.Fleet.SharedStore.KVBytesPerToken, "every rank's shard of a token crosses the network")
+	var b strings.Builder
+	s.markdown(&b, "System")
+	assert.Contains(t, b.String(), "| host tier | 13107 blocks a replica, link `"+cfg.Fleet.HostTier.Link.String()+"` (one a replica), 81920 KV bytes a token |")
+	assert.Contains(t, b.String(), "| shared store | 100000 blocks")
+	j, err := json.Marshal(SystemOf(sim.Config{Fleet: sim.Fleet{Replicas: sim.Copies(2, sim.ReplicaConfig{})}}))
+	require.NoError(t, err)
+	assert.NotContains(t, string(j), "tier")
+	assert.NotContains(t, string(j), "shared_store")
+}
