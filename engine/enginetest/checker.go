@@ -47,6 +47,14 @@ const (
 	// replica), none of them First; and Schedule answers nil with
 	// requests held only while one of them waits for its KV.
 	LawRemote = "remote-kv"
+	// LawTier: a load from the engine's tier (engine.Engine.SetTier,
+	// Reservation.Tier) is of a request held that is not loading already
+	// (nor Remote before its Land: once landed, a preempted Remote request
+	// recomputes, or loads, as any other), of at least one token, leaving
+	// at least one of its
+	// known tokens to compute (Tokens + Cached < Input + emitted); Land
+	// is accepted for it once; it is scheduled only after its Land.
+	LawTier = "tier-load"
 )
 
 // Violation is a law the engine broke, and the call after which the
@@ -100,6 +108,8 @@ type request struct {
 	ended   bool
 	// A Remote request's stage: reserved by a plan, landed since.
 	remote, reserved, landed bool
+	// loading: a load from the tier reserved and not landed.
+	loading bool
 }
 
 // NewChecker returns a Checker driving e, which must not have been
@@ -169,6 +179,14 @@ func (c *Checker) Land(now time.Duration, ref int32) error {
 	c.call = fmt.Sprintf("Land(%v, ref %d)", now, ref)
 	err := c.e.Land(now, ref)
 	q, ok := c.reqs[ref]
+	if ok && !q.ended && q.loading {
+		if err != nil {
+			c.fail(LawTier, "Land of request %d, loading from the tier, refused: %v", ref, err)
+		}
+		q.loading = false
+		c.after()
+		return err
+	}
 	waits := ok && !q.ended && q.reserved && !q.landed
 	switch {
 	case err == nil && !waits:
@@ -186,7 +204,7 @@ func (c *Checker) Land(now time.Duration, ref int32) error {
 // landed.
 func (c *Checker) waitsForKV() bool {
 	for _, q := range c.reqs {
-		if !q.ended && q.reserved && !q.landed {
+		if !q.ended && (q.reserved && !q.landed || q.loading) {
 			return true
 		}
 	}
@@ -197,6 +215,24 @@ func (c *Checker) waitsForKV() bool {
 func (c *Checker) reservations(p *engine.Plan) {
 	for _, r := range p.Reserved {
 		q, ok := c.reqs[r.Ref]
+		if r.Tier {
+			known := 0 // its tokens that exist
+			if ok {
+				known = q.input + q.emitted
+				if q.remote {
+					known++ // its first token, from the prefill replica
+				}
+			}
+			switch {
+			case !ok || q.ended || q.remote && !q.landed || q.loading:
+				c.fail(LawTier, "request %d loads from the tier, which is no request held and waiting (a Remote one before its KV landed, or loading already)", r.Ref)
+			case r.Tokens < 1 || r.Cached < 0 || r.Tokens+r.Cached >= known:
+				c.fail(LawTier, "request %d of %d known tokens loads %d from the tier after %d cached", r.Ref, known, r.Tokens, r.Cached)
+			default:
+				q.loading = true
+			}
+			continue
+		}
 		switch {
 		case !ok || q.ended || !q.remote:
 			c.fail(LawRemote, "request %d reserved, which is no Remote request held", r.Ref)
@@ -254,6 +290,9 @@ func (c *Checker) scheduled(p *engine.Plan) {
 		}
 		if q, ok := c.reqs[s.Ref]; ok && q.remote && !q.landed {
 			c.fail(LawRemote, "request %d scheduled before its KV landed", s.Ref)
+		}
+		if q, ok := c.reqs[s.Ref]; ok && q.loading {
+			c.fail(LawTier, "request %d scheduled before its load from the tier landed", s.Ref)
 		}
 		if (s.Kind == engine.ScheduledNew) != started[s.Ref] {
 			c.fail(LawScheduled, "request %d is %v, and in Plan.Started: %v", s.Ref, s.Kind, started[s.Ref])

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/kvtier"
 )
 
 // accept accepts every draft of an odd request and none of an even one.
@@ -140,13 +141,59 @@ func TestCheckerCountsWhatTheEngineHolds(t *testing.T) {
 	assert.Equal(t, "Schedule(0s)", v.Call)
 }
 
-// The engine keeps every law with Remote requests (Config.RemoteKV):
+// setTier is a tier below e's HBM of the given blocks: write-through,
+// LRU, the keys a lookup is shown touched, a load's keys pinned until its
+// release (as vLLM's CPU offloading manager keeps them).
+func setTier(t *testing.T, e *engine.Engine, blocks int) {
+	l, err := kvtier.New(kvtier.Config{Blocks: blocks})
+	require.NoError(t, err)
+	require.NoError(t, e.SetTier(&lruTier{l: l, loads: map[int32][]uint64{}}))
+}
+
+type lruTier struct {
+	l     *kvtier.LRU
+	loads map[int32][]uint64
+	one   [1]uint64
+}
+
+func (x *lruTier) Store(key uint64) { x.one[0] = key; x.l.Insert(x.one[:], nil) }
+
+func (x *lruTier) Find(keys []uint64, hbm int) (n int, busy bool) {
+	for _, k := range keys[hbm:] {
+		if !x.l.Contains(k) {
+			break
+		}
+		if x.l.Pinned(k) {
+			return 0, true
+		}
+		n++
+	}
+	x.l.Touch(keys)
+	return n, false
+}
+
+func (x *lruTier) Load(ref int32, keys []uint64) {
+	for _, k := range keys {
+		x.l.Pin(k)
+	}
+	x.loads[ref] = append([]uint64(nil), keys...)
+}
+
+func (x *lruTier) Release(ref int32) {
+	for _, k := range x.loads[ref] {
+		x.l.Unpin(k)
+	}
+	delete(x.loads, ref)
+}
+
+// The engine keeps every law with Remote requests (Config.RemoteKV) and
+// with loads from a tier below HBM (SetTier, in half the scenarios):
 // random scenarios mixing them with local ones, their KV landing at
 // random later instants (before or after other calls, a step in flight
 // or not), aborts of reserved and landed ones, under KV pressure.
 func TestCheckerOnRandomRemoteScenarios(t *testing.T) {
 	rng := rand.New(rand.NewPCG(38, 838))
-	steps, landed := 0, 0
+	steps, landed, loads := 0, 0, 0
 	for range 200 {
 		cfg := engine.Config{
 			RemoteKV:         true,
@@ -161,6 +208,9 @@ func TestCheckerOnRandomRemoteScenarios(t *testing.T) {
 		}
 		e, err := engine.New(cfg, nil)
 		require.NoError(t, err)
+		if rng.IntN(2) == 0 {
+			setTier(t, e, 16*rng.IntN(8))
+		}
 		c := NewChecker(e)
 		var now time.Duration
 		var plan *engine.Plan
@@ -183,6 +233,9 @@ func TestCheckerOnRandomRemoteScenarios(t *testing.T) {
 				if plan != nil {
 					for _, r := range plan.Reserved {
 						lands = append(lands, r.Ref)
+						if r.Tier {
+							loads++
+						}
 					}
 				}
 				return
@@ -224,6 +277,8 @@ func TestCheckerOnRandomRemoteScenarios(t *testing.T) {
 	}
 	require.Greater(t, steps, 5000)
 	require.Greater(t, landed, 1000)
+	require.Greater(t, loads, 20, "loads from the tiers")
+	t.Logf("%d steps, %d landed, %d of them tier loads", steps, landed, loads)
 }
 
 // A Remote request's laws broken are reported: a landed request's emit

@@ -21,7 +21,9 @@
 //     to the plan's, new ones exactly those in Plan.Started; emits only
 //     for scheduled requests, First on the first token only, Done after
 //     exactly Output tokens (cut at MaxModelLen: Config.ServedOutput);
-//     every move one step. Err returns the first
+//     every move one step; Remote requests and loads from a tier
+//     (LawRemote, LawTier) reserved, landed and scheduled in that order.
+//     Err returns the first
 //     law broken, a *Violation naming the law and the call.
 //   - script.go: RunScript, the scripted interactions of
 //     engine/testdata/*.txt (config, add, abort, step), replayed through
