@@ -342,16 +342,15 @@ func (c *checker) remoteHoldTheirSequence() {
 			return
 		case tierReserved, tierLanded:
 			b := e.cfg.BlockSize
-			hit, load, hold := int(s.tierHit), int(s.tierLoad), int(s.tierHold)
+			hit, load := int(s.tierHit), int(s.tierLoad)
 			want := hit
 			if s.rstate == tierLanded {
 				want += load
 			}
 			if hit%b != 0 || load%b != 0 || load < b || s.computed != want ||
-				hit+load >= s.known || hold <= hit+load || hold > s.known ||
-				s.blocks() != e.blocksFor(hold) || s.sched != 0 {
-				c.badRequest(s, "tier stage %d: %d computed, %d hit, %d loaded, %d held for, %d blocks, %d known, %d scheduled",
-					s.rstate, s.computed, hit, load, hold, s.blocks(), s.known, s.sched)
+				hit+load >= s.known || s.blocks() != (hit+load)/b || s.sched != 0 {
+				c.badRequest(s, "tier stage %d: %d computed, %d hit, %d loaded, %d blocks, %d known, %d scheduled",
+					s.rstate, s.computed, hit, load, s.blocks(), s.known, s.sched)
 			}
 			return
 		case remoteWaiting:
@@ -551,7 +550,7 @@ func (c *checker) blocksCoverTokens() {
 		case remoteReserved, remoteLanded:
 			ahead = s.known - s.computed // reserved for its whole known sequence
 		case tierReserved, tierLanded:
-			ahead = int(s.tierHold) - s.computed // reserved for what its admission's gate counts
+			ahead = int(s.tierHit+s.tierLoad) - s.computed // the blocks of its hits and loaded tokens
 		}
 		if anon, want := e.anonOf(s), e.blocksFor(s.computed+ahead); len(s.ids)+anon != want || anon < 0 {
 			c.badRequest(s, "holds %d cached + %d anonymous blocks for %d tokens, want %d", len(s.ids), anon, s.computed+ahead, want)

@@ -340,8 +340,9 @@
 //   - A Tier (tier.go; vLLM's OffloadingConnector): the lookup stops one
 //     token short of the known sequence; a block is loadable once the
 //     plan that computes it is accepted; the tier's block is the engine's;
-//     loads never fail; a load holds the blocks its admission's gate
-//     counts from its reservation on, where vLLM allocates the rest at
-//     admission (so that landed loads never hold a replica with nothing
-//     running); tier.go says each with vLLM's lines.
+//     loads never fail; a request the tier asks to skip goes back to its
+//     place in the waiting queue, not to vLLM's skipped_waiting; and
+//     where vLLM would stall for good (landed loads holding blocks none of
+//     them can be admitted with, nothing running), landed loads go back
+//     to the queue; tier.go says each with vLLM's lines.
 package engine

@@ -133,11 +133,10 @@ type seq struct {
 	shared    int      // leading blocks of shared content (prefix.go)
 	ownCached bool     // its own blocks were cached at a preemption
 	// A tier's (tier.go): the leading full blocks offered to it, and
-	// while a load is reserved or landed the tokens found in HBM, those
-	// it loads and those whose blocks it holds (int32: a seq is zeroed
-	// at every recycle).
-	stored, tierHit, tierLoad, tierHold int32
-	lastMove                            uint64 // the last outcome it emitted in (streak.go)
+	// while a load is reserved or landed the tokens found in HBM and
+	// those it loads (int32: a seq is zeroed at every recycle).
+	stored, tierHit, tierLoad int32
+	lastMove                  uint64 // the last outcome it emitted in (streak.go)
 
 	// In the decode cohort (cohort.go): its token fields were true when
 	// the cohort's clock read t0; its last token is at clock finTick;

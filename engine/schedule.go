@@ -23,6 +23,7 @@ type scheduling struct {
 	fcfs     bool     // the policy is FCFS: a victim is never a request the step scheduled
 
 	unscheduled int // victims taken back out of the step being planned, so far (the tests count them)
+	stalls      int // landed tier loads that stalled a replica with nothing running (unstall; the tests count them)
 }
 
 // emptyStep is the duration of a step that schedules nothing (see

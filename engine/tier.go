@@ -21,8 +21,9 @@ import "fmt"
 //     hits (update_state_after_alloc sets next_stored_block_idx to the
 //     blocks it holds, 564-568); a block the tier holds already is not
 //     stored again (prepare_store, kv_offload/cpu/manager.py:147). The
-//     engine calls Store once for each such block, in order, when the
-//     plan that schedules it is accepted.
+//     engine calls Store once a request, with that request's blocks and
+//     its chain of keys, in vLLM's order (storeTier), when the plan that
+//     schedules them is accepted.
 //   - Lookup: after the HBM prefix cache's hits (get_computed_blocks),
 //     the connector looks up the blocks that follow, stopping at the
 //     first miss, and reports a hit only if it gains at least one whole
@@ -56,19 +57,27 @@ import "fmt"
 // multiple, block_size_factor); loads never fail (vLLM's
 // kv_load_failure_policy is not modelled); a landed load is admitted
 // with the landed Remote requests, ahead of the waiting queue, as vLLM's
-// skipped_waiting queue goes before waiting under FCFS; and a load holds,
-// from its reservation, every block its admission's gate counts (its
-// known sequence; with AdmitOnFirstChunk its first chunk after the loaded
-// tokens), where vLLM allocates the loaded tokens' blocks at the lookup
-// and the rest when it admits the landed request (allocate_slots with
-// num_new_tokens 0, kv_cache_manager.py:362-365). Under vLLM's rule,
-// loads that landed can together hold blocks that none of them can be
-// admitted with, and with nothing running they never clear: FuzzEngine
-// found two landed loads of 25 and 12 blocks on a replica of 53, the
-// first needing 23 more and the second waiting behind it. Holding the
-// gate's blocks, a landed load needs none to be admitted, as a landed
-// Remote request. The blocks are held a little earlier (for the load's
-// duration, about a step) than vLLM holds them.
+// skipped_waiting queue goes before waiting under FCFS, but a request the
+// tier asked to skip goes back to its place in the waiting queue, where
+// vLLM keeps it in skipped_waiting (scheduler.py:605-611, 820-822), ahead
+// of requests preempted after it and of loads that land after it; and
+// where vLLM's rule stalls a replica for good (loads that landed hold
+// blocks none of them can be admitted with, and nothing runs to free
+// one: FuzzEngine found two landed loads of 25 and 12 blocks on a replica
+// of 53, the first needing 23 more), unstall returns landed loads to the
+// queue without their blocks.
+//
+// A differential run against vLLM's scheduler with its own
+// OffloadingConnector scheduler side (28be48fa, a fake worker: stores
+// complete a step later, loads after 1 to 4 steps; sessions with shared
+// prefixes under KV pressure, a CPU tier that evicts; 475 to 8,973 steps
+// a regime) found every step identical until the first difference
+// above, and two rules this file now mirrors that it had not: the
+// stores of a step are one a request, in the scheduler output's order,
+// the request's chain touched after (storeTier), and a load that lands
+// after a preemption offers again the blocks past those it loaded
+// (landTier); a load also held its admission's whole gate from its
+// reservation, where vLLM takes the rest at admission, as it now does.
 //
 // What the tier is (host memory, a shared store, both; its size and its
 // eviction) is the driver's: the engine only stores, finds, pins and
@@ -81,10 +90,16 @@ import "fmt"
 // ScheduleUntil (Store, Find, Load), Land, Abort and a refused plan
 // (Release), on the driver's goroutine; it must not call the engine.
 type Tier interface {
-	// Store offers the block with content key key, which a plan just
-	// accepted computes (write-through). A tier that holds it already,
-	// or has no room, ignores it.
-	Store(key uint64)
+	// Store offers one request's full blocks keys, which a plan just
+	// accepted computes (write-through), as one store: a tier ignores
+	// those it holds already (and keeps them from eviction by this
+	// store), and reports false if it has no room for the rest, refusing
+	// the store whole (the engine offers them again at the request's next
+	// step). chain is the request's keys of every full block of its known
+	// tokens, keys among them: a tier that stored something new touches
+	// them (vLLM's _touch after a store, osched.py:684). The slices are
+	// the engine's, valid during the call.
+	Store(keys, chain []uint64) bool
 	// Find looks up a waiting request's blocks: keys are its content keys
 	// from its first block to the lookup's limit, the first hbm of them
 	// found in HBM. It returns how many of keys[hbm:], from the first,
@@ -154,9 +169,10 @@ func (e *Engine) reserveTier(s *seq) (reserved, skip, stop bool) {
 	}
 	n = min(n, limit-len(hit))
 	loaded := (len(hit) + n) * b
-	// It holds, from now on, the blocks its admission's gate counts: its
-	// known sequence, or with AdmitOnFirstChunk the loaded tokens and the
-	// first chunk after them (tier.go's doc says why).
+	// The gate counts its known sequence (its first chunk after the
+	// loaded tokens with AdmitOnFirstChunk), but it takes the blocks of
+	// its hits and loaded tokens only, the rest at admission
+	// (allocate_slots with num_new_tokens 0, kv_cache_manager.py:362-365).
 	upto := s.known
 	if e.cfg.AdmitOnFirstChunk {
 		upto = min(s.known, loaded+e.newTokens(s, loaded))
@@ -170,8 +186,8 @@ func (e *Engine) reserveTier(s *seq) (reserved, skip, stop bool) {
 	}
 	e.waiting.pop()
 	e.attach(s, hit)
-	e.take(s, e.need(s, upto))
-	s.tierHit, s.tierLoad, s.tierHold = int32(len(hit)*b), int32(n*b), int32(upto)
+	e.take(s, e.need(s, loaded))
+	s.tierHit, s.tierLoad = int32(len(hit)*b), int32(n*b)
 	s.phase, s.rstate = phaseReserved, tierReserved
 	e.reserved = append(e.reserved, s)
 	e.plan.Reserved = append(e.plan.Reserved, Reservation{Ref: s.req.Ref, Tokens: n * b, Cached: len(hit) * b, Tier: true})
@@ -187,16 +203,17 @@ func (e *Engine) landTier(s *seq) {
 	s.computed = int(s.tierHit + s.tierLoad)
 	e.outstanding += s.left()
 	e.publish(s, s.computed)
-	s.stored = max(s.stored, int32(s.computed/e.cfg.BlockSize))
+	s.stored = int32(s.computed / e.cfg.BlockSize) // as vLLM's update_state_after_alloc (osched.py:564-568): a preempted request offers again what it recomputes
 	e.tier.Release(s.req.Ref)
 	s.phase, s.rstate = phaseLanded, tierLanded
 }
 
 // admitTierLanded admits s, a landed tier load at the head of the landed
 // list, as tryAdmit admits the waiting head: a chunk of its remaining
-// prompt (with chunked prefill off, all of it or nothing), under the
-// gate for its known sequence (its first chunk with AdmitOnFirstChunk)
-// and the watermark. It returns the tokens scheduled and false when
+// prompt (with chunked prefill off, all of it or nothing), if the blocks
+// its known sequence (its first chunk with AdmitOnFirstChunk) lacks and
+// the watermark fit. With nothing running, when they do not, unstall
+// frees what holds them. It returns the tokens scheduled and false when
 // admission must stop.
 func (e *Engine) admitTierLanded(s *seq, budget int) (int, bool) {
 	n := e.newTokens(s, s.computed)
@@ -213,17 +230,15 @@ func (e *Engine) admitTierLanded(s *seq, budget int) (int, bool) {
 		upto = s.computed + n
 	}
 	if e.need(s, upto)+keep > e.available() {
-		return 0, false
+		if e.nrunning() > 0 {
+			return 0, false
+		}
+		e.unstall(s, e.need(s, upto))
+		if s.rstate != tierLanded {
+			return 0, true // it went back to the queue: admission goes on
+		}
 	}
 	e.landed = removeSeq(e.landed, s)
-	// Admitted, it holds what vLLM's allocate_slots gives it: the blocks
-	// of its computed and scheduled tokens. The rest go back to the free
-	// queue (they hold no content).
-	if extra := s.blocks() - e.blocksFor(s.computed+n); extra > 0 {
-		x := min(extra, s.anon)
-		e.pool.pushRun(x)
-		s.anon -= x
-	}
 	s.phase, s.rstate = phaseRunning, remoteNone
 	s.admitted = e.move + 1
 	e.running = append(e.running, s)
@@ -234,18 +249,87 @@ func (e *Engine) admitTierLanded(s *seq, budget int) (int, bool) {
 	return n, true
 }
 
+// unstall breaks a stall vLLM's rule can reach: with nothing running,
+// the landed load s at the head needs need blocks that loads reserved or
+// landed behind it hold. vLLM stops admission there ("if new_blocks is
+// None: break") with nothing to free a block, and never moves again. The
+// engine instead returns the landed loads behind s, last first, to the
+// waiting queue without their blocks (their loaded blocks of shared
+// content stay cached, free: a later lookup finds them in HBM) until s
+// fits; if it still does not, s goes back too, and the next plan goes on
+// with the rest (the loads in flight land meanwhile). No run of the
+// differential harness against vLLM stalled; FuzzEngine did, on a replica
+// of 53 blocks.
+//
+//go:noinline
+func (e *Engine) unstall(s *seq, need int) {
+	for i := len(e.landed) - 1; i > 0 && need > e.available(); i-- {
+		if t := e.landed[i]; t.rstate == tierLanded {
+			e.requeueLanded(t)
+		}
+	}
+	if need > e.available() {
+		e.requeueLanded(s)
+	}
+	e.stalls++
+}
+
+// requeueLanded returns t, a landed tier load, to the waiting queue
+// without its blocks.
+func (e *Engine) requeueLanded(t *seq) {
+	e.landed = removeSeq(e.landed, t)
+	e.drop(t)
+	e.outstanding -= t.left()
+	t.computed = 0
+	e.outstanding += t.left()
+	t.phase, t.rstate, t.admitted = phaseWaiting, remoteNone, 0
+	t.tierHit, t.tierLoad = 0, 0
+	if t.preempts > 0 {
+		e.waiting.pushFront(t)
+	} else {
+		e.waiting.push(t)
+	}
+}
+
 // storeTier offers the tier the full blocks the accepted plan computes:
 // each scheduled request's, up to its computed and scheduled tokens (not
 // past its known ones: drafts are never stored), from the first it has
 // not offered.
+//
+// As vLLM's build_connector_meta (_build_store_jobs, osched.py:604-700,
+// over yield_req_data, kv_connector/utils.py:302-319), each request's
+// blocks are one store, and the requests go in the scheduler output's
+// order: those admitted for the first time (scheduled_new_reqs, in
+// admission order), then those that ran before (the running loop's, in
+// its order), then those resumed after a preemption (in admission order;
+// scheduler.py:789-792, 881-887). A store the tier refuses whole is
+// offered again at the request's next step (vLLM's "cannot store blocks"
+// leaves next_stored_block_idx where it was).
 func (e *Engine) storeTier() {
-	b := e.cfg.BlockSize
-	for _, s := range e.sched {
-		full := min(s.computed+s.sched, s.known) / b
-		for j := int(s.stored); j < full; j++ {
-			e.tier.Store(e.key(s, j))
+	admitted := e.move + 1
+	for pass := range 3 {
+		for _, s := range e.sched {
+			fresh := s.admitted == admitted
+			if pass == 0 && !(fresh && s.preempts == 0) || pass == 1 && fresh || pass == 2 && !(fresh && s.preempts > 0) {
+				continue
+			}
+			e.storeOne(s)
 		}
-		s.stored = max(s.stored, int32(full))
+	}
+}
+
+// storeOne offers the tier s's full blocks the plan computes, from the
+// first it has not stored, with its chain of every full block's key.
+func (e *Engine) storeOne(s *seq) {
+	b := e.cfg.BlockSize
+	full := min(s.computed+s.sched, s.known) / b
+	from := int(s.stored)
+	if full <= from {
+		return
+	}
+	e.key(s, s.known/b-1) // its chain: every full block of its known tokens (vLLM's offload_keys)
+	if e.tier.Store(s.keys[from:full], s.keys[:s.known/b]) {
+		s.stored = int32(full)
 	}
 }
 
@@ -258,7 +342,7 @@ func (e *Engine) unreserveTier(s *seq) {
 	s.computed = 0
 	e.outstanding += s.left()
 	s.phase, s.rstate, s.admitted = phaseWaiting, remoteNone, 0
-	s.tierHit, s.tierLoad, s.tierHold = 0, 0, 0
+	s.tierHit, s.tierLoad = 0, 0
 	if s.preempts > 0 {
 		e.waiting.pushFront(s)
 	} else {

@@ -201,7 +201,6 @@ type tierPort struct {
 	rep     int
 	block   int
 	loading map[uint64]int32 // keys this replica is loading, by count (vLLM's _blocks_being_loaded)
-	one     [1]uint64
 	evicted []uint64
 }
 
@@ -245,15 +244,40 @@ func (p *tierPort) hostLRU() *kvtier.LRU {
 	return p.t.host[p.rep].lru
 }
 
-// Store writes a computed block through to every tier.
-func (p *tierPort) Store(key uint64) {
-	p.one[0] = key
-	if h := p.hostLRU(); h != nil && !h.Contains(key) {
-		p.evicted, _, _ = h.Insert(p.one[:], p.evicted[:0])
+// Store writes a request's computed blocks through to every tier, each
+// a store of its own; it reports the host tier's answer (the shared
+// store's without one).
+func (p *tierPort) Store(keys, chain []uint64) bool {
+	ok := true
+	if h := p.hostLRU(); h != nil {
+		ok = p.storeIn(h, keys, chain)
 	}
-	if s := p.t.shared; s != nil && !s.Contains(key) {
-		p.evicted, _, _ = s.Insert(p.one[:], p.evicted[:0])
+	if s := p.t.shared; s != nil {
+		if sok := p.storeIn(s, keys, chain); p.hostLRU() == nil {
+			ok = sok
+		}
 	}
+	return ok
+}
+
+// storeIn is one tier's store of keys, as vLLM's prepare_store and the
+// touch after it: the keys it holds are kept, the new ones inserted (or
+// the store refused whole), and when something new was stored the
+// request's chain is touched.
+func (p *tierPort) storeIn(l *kvtier.LRU, keys, chain []uint64) bool {
+	fresh := false
+	for _, k := range keys {
+		if !l.Contains(k) {
+			fresh = true
+			break
+		}
+	}
+	var ok bool
+	p.evicted, _, ok = l.Insert(keys, p.evicted[:0])
+	if ok && fresh {
+		l.Touch(chain)
+	}
+	return ok
 }
 
 // Find walks keys after the HBM hits through the host tier then the

@@ -40,7 +40,7 @@ func ExampleHostTier() {
 		ts.Loads, ts.LoadWait.Median, ts.TTFTShareLoading, ts.HostUtilisation)
 	// Output:
 	// no tier: attainment 1.000, TTFT p50 371.6 ms
-	// host tier: attainment 1.000, TTFT p50 168.7 ms
-	// prompt tokens found: HBM 0.232, host 0.245
-	// loads 332, load p50 6.73 ms, TTFT share loading 0.0075, PCIe utilisation 0.00183
+	// host tier: attainment 1.000, TTFT p50 168.3 ms
+	// prompt tokens found: HBM 0.232, host 0.247
+	// loads 338, load p50 6.73 ms, TTFT share loading 0.0076, PCIe utilisation 0.00185
 }

@@ -153,10 +153,19 @@ func setTier(t *testing.T, e *engine.Engine, blocks int) {
 type lruTier struct {
 	l     *kvtier.LRU
 	loads map[int32][]uint64
-	one   [1]uint64
 }
 
-func (x *lruTier) Store(key uint64) { x.one[0] = key; x.l.Insert(x.one[:], nil) }
+func (x *lruTier) Store(keys, chain []uint64) bool {
+	fresh := false
+	for _, k := range keys {
+		fresh = fresh || !x.l.Contains(k)
+	}
+	_, _, ok := x.l.Insert(keys, nil)
+	if ok && fresh {
+		x.l.Touch(chain)
+	}
+	return ok
+}
 
 func (x *lruTier) Find(keys []uint64, hbm int) (n int, busy bool) {
 	for _, k := range keys[hbm:] {
