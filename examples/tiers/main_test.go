@@ -18,7 +18,7 @@ import (
 // small are the golden run's arguments: a fleet of 2, short windows, few
 // replications and blocks, two A/B loads, the band's shapes alone, one
 // store size.
-var small = []string{"-replicas", "2", "-reps", "2", "-blocks", "2", "-band-blocks", "2", "-model-error", "0", "-warmup", "10s", "-horizon", "40s",
+var small = []string{"-replicas", "2", "-reps", "2", "-blocks", "2", "-band-blocks", "2", "-model-error", "0", "-warmup", "10s", "-horizon", "30s",
 	"-start", "2", "-operating", "0.8,1.2", "-host-gib", "64", "-shared", "1"}
 
 // The report is pinned by a golden file run with small arguments; run

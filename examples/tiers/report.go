@@ -86,6 +86,9 @@ func writeRestore(w io.Writer, o options) error {
 	for _, f := range est.Figures() {
 		fmt.Fprintf(w, "  %-32s %10.4g %-8s %s\n", f.Name, f.Value, f.Unit, f.Basis)
 	}
+	fmt.Fprintf(w, "  A ratio compares one prefix's two times. A load overlaps the other requests' steps (the request waits outside the batch), so a tier\n"+
+		"  that restores slower than the replica recomputes still frees the replica's compute for others, up to its restore bound, while the\n"+
+		"  request that loads waits longer: the rows measure which wins (TTFT loading is the share of TTFT that wait takes).\n")
 	return nil
 }
 
