@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/internal/golden"
+	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/stats"
 	"github.com/servesim/servesim/workload"
 )
@@ -173,4 +175,52 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 		assert.Regexp(t, "\n  "+flag+"[ \n]", help, flag)
 	}
 	assert.Contains(t, help, "Does prefix-aware routing")
+}
+
+// By hand: two runs of 1,000 and 3,000 prompt tokens, 400 and 1,200
+// found in HBM, 100 and 300 loaded from the host tier, 0 and 400 from
+// the store, pool to 1,600/4,000 = 0.4 from HBM, 400/4,000 = 0.1 from
+// the host and 400/4,000 = 0.1 from the store; the TTFT share spent
+// loading and the links' utilisation are the runs' means, an
+// instantaneous link's NaN left out. A run without tiers counts in HBM
+// alone.
+func TestHitsAtPoolsTheRuns(t *testing.T) {
+	p := analysis.Point{Runs: []sim.Summary{
+		{InputTokens: 1000, Cached: 400, Tiers: &sim.TierSummary{InputTokens: 1000, HBM: 400, Host: 100, Shared: 0,
+			TTFTShareLoading: 0.1, HostUtilisation: 0.2, SharedUtilisation: math.NaN()}},
+		{InputTokens: 3000, Cached: 1200, Tiers: &sim.TierSummary{InputTokens: 3000, HBM: 1200, Host: 300, Shared: 400,
+			TTFTShareLoading: 0.3, HostUtilisation: 0.4, SharedUtilisation: 0.5}},
+	}}
+	h := hitsAt(&p)
+	assert.InDelta(t, 0.4, h.hbm, 1e-12)
+	assert.InDelta(t, 0.1, h.host, 1e-12)
+	assert.InDelta(t, 0.1, h.shared, 1e-12)
+	assert.InDelta(t, 0.2, h.loading, 1e-12)
+	assert.InDelta(t, 0.3, h.hostUtil, 1e-12)
+	assert.InDelta(t, 0.5, h.sharedUtil, 1e-12)
+
+	none := hitsAt(&analysis.Point{Runs: []sim.Summary{{InputTokens: 500, Cached: 100}}})
+	assert.InDelta(t, 0.2, none.hbm, 1e-12)
+	assert.Zero(t, none.host)
+	assert.True(t, math.IsNaN(none.loading), "no tier, no loading share")
+}
+
+// The conditional line reads the verdict's strength and the band: a
+// rise whose interval lies at or below the threshold does not pay, one
+// that straddles it with its centre above likely pays; a band that
+// holds says so, one that does not names the model it rests on.
+func TestIfLine(t *testing.T) {
+	hyp := analysis.Hypothesis{Metric: analysis.MetricKnee, Threshold: 0.05}
+	iv := func(c, lo, hi float64) stats.Interval { return stats.Interval{Center: c, Lo: lo, Hi: hi, N: 6} }
+	base := &analysis.ExperimentResult{Hypothesis: hyp, Improvement: iv(0.064, 0.015, 0.113), Verdict: analysis.Inconclusive}
+	notPaid := &analysis.ExperimentResult{Hypothesis: hyp, Improvement: iv(-0.003, -0.018, 0.012), Verdict: analysis.NotImproved,
+		KneeA: iv(9.46, 9, 10), KneeB: iv(9.43, 9, 10), KneeDiff: iv(-0.029, -0.169, 0.111), BandHolds: true,
+		Band: []analysis.VariantVerdict{{Name: "atlas-linear", Verdict: analysis.NotImproved}}}
+	assert.Equal(t, "PrefixAffinity's rise of the knee over RoundRobin falls from +6.4 % [+1.5, +11.3] to -0.3 % [-1.8, +1.2] (9.46 -> 9.43 req/s, paired -0.029 [-0.169, 0.111] req/s): prefix-aware routing does not pay (not improved: the rise is surely at or below +5 %), under every model of the band",
+		ifLine(base, notPaid))
+	likely := &analysis.ExperimentResult{Hypothesis: hyp, Improvement: iv(0.07, 0.02, 0.12), Verdict: analysis.Inconclusive,
+		Band: []analysis.VariantVerdict{{Name: "atlas-roofline", Verdict: analysis.NotImproved, Improvement: iv(-0.01, -0.03, 0.01)}}}
+	line := ifLine(base, likely)
+	assert.Contains(t, line, "rises from +6.4 % [+1.5, +11.3] to +7.0 % [+2.0, +12.0]")
+	assert.Contains(t, line, "prefix-aware routing likely pays, not surely (inconclusive: the interval straddles +5 %), resting on the model (under atlas-roofline -1.0 % [-3.0, +1.0] not improved)")
 }

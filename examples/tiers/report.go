@@ -248,8 +248,12 @@ func ifLine(base, r *analysis.ExperimentResult) string {
 	if !r.BandHolds {
 		held = "resting on the model (" + strings.TrimPrefix(r.BandVerdict(), "rests on the model: ") + ")"
 	}
+	diff := "none"
+	if d := r.KneeDiff; !math.IsNaN(d.Center) {
+		diff = fmt.Sprintf("%+.3f [%.3f, %.3f] req/s", d.Center, d.Lo, d.Hi)
+	}
 	return fmt.Sprintf("PrefixAffinity's rise of the knee over RoundRobin %s %s (%s -> %s req/s, paired %s): %s, %s",
-		verb, percent(r.Improvement), num(r.KneeA.Center), num(r.KneeB.Center), report.PairedDiff(r.KneeDiff), pays(r), held)
+		verb, percent(r.Improvement), num(r.KneeA.Center), num(r.KneeB.Center), diff, pays(r), held)
 }
 
 // pays says whether prefix-aware routing pays, in the strength the
