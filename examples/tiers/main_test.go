@@ -216,11 +216,11 @@ func TestIfLine(t *testing.T) {
 	notPaid := &analysis.ExperimentResult{Hypothesis: hyp, Improvement: iv(-0.003, -0.018, 0.012), Verdict: analysis.NotImproved,
 		KneeA: iv(9.46, 9, 10), KneeB: iv(9.43, 9, 10), KneeDiff: iv(-0.029, -0.169, 0.111), BandHolds: true,
 		Band: []analysis.VariantVerdict{{Name: "atlas-linear", Verdict: analysis.NotImproved}}}
-	assert.Equal(t, "PrefixAffinity's rise of the knee over RoundRobin falls from +6.4 % [+1.5, +11.3] to -0.3 % [-1.8, +1.2] (9.46 -> 9.43 req/s, paired -0.029 [-0.169, 0.111] req/s): prefix-aware routing does not pay (not improved: the rise is surely at or below +5 %), under every model of the band",
+	assert.Equal(t, "PrefixAffinity's rise of the knee over RoundRobin is +6.4 % [+1.5, +11.3] without the tier, -0.3 % [-1.8, +1.2] with it (a fall; 9.46 -> 9.43 req/s, paired -0.029 [-0.169, 0.111] req/s): prefix-aware routing does not pay (not improved: the rise is surely at or below +5 %), under every model of the band",
 		ifLine(base, notPaid))
 	likely := &analysis.ExperimentResult{Hypothesis: hyp, Improvement: iv(0.07, 0.02, 0.12), Verdict: analysis.Inconclusive,
 		Band: []analysis.VariantVerdict{{Name: "atlas-roofline", Verdict: analysis.NotImproved, Improvement: iv(-0.01, -0.03, 0.01)}}}
 	line := ifLine(base, likely)
-	assert.Contains(t, line, "rises from +6.4 % [+1.5, +11.3] to +7.0 % [+2.0, +12.0]")
+	assert.Contains(t, line, "is +6.4 % [+1.5, +11.3] without the tier, +7.0 % [+2.0, +12.0] with it (a rise;")
 	assert.Contains(t, line, "prefix-aware routing likely pays, not surely (inconclusive: the interval straddles +5 %), resting on the model (under atlas-roofline -1.0 % [-3.0, +1.0] not improved)")
 }

@@ -237,12 +237,12 @@ func survive(r *row, l level) string {
 // from the row without tiers, whether prefix-aware routing still pays,
 // and whether that verdict holds under every model of the band.
 func ifLine(base, r *analysis.ExperimentResult) string {
-	verb := "falls from " + percent(base.Improvement) + " to"
+	moves := "a fall"
 	switch c := r.Improvement.Center; {
 	case c > base.Improvement.Center:
-		verb = "rises from " + percent(base.Improvement) + " to"
+		moves = "a rise"
 	case c == base.Improvement.Center:
-		verb = "stays at " + percent(base.Improvement) + " without the tier and"
+		moves = "no change"
 	}
 	held := "under every model of the band"
 	if !r.BandHolds {
@@ -252,8 +252,8 @@ func ifLine(base, r *analysis.ExperimentResult) string {
 	if d := r.KneeDiff; !math.IsNaN(d.Center) {
 		diff = fmt.Sprintf("%+.3f [%.3f, %.3f] req/s", d.Center, d.Lo, d.Hi)
 	}
-	return fmt.Sprintf("PrefixAffinity's rise of the knee over RoundRobin %s %s (%s -> %s req/s, paired %s): %s, %s",
-		verb, percent(r.Improvement), num(r.KneeA.Center), num(r.KneeB.Center), diff, pays(r), held)
+	return fmt.Sprintf("PrefixAffinity's rise of the knee over RoundRobin is %s without the tier, %s with it (%s; %s -> %s req/s, paired %s): %s, %s",
+		percent(base.Improvement), percent(r.Improvement), moves, num(r.KneeA.Center), num(r.KneeB.Center), diff, pays(r), held)
 }
 
 // pays says whether prefix-aware routing pays, in the strength the
