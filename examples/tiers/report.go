@@ -168,6 +168,8 @@ func viewLine(pa, tiered *analysis.Curve) string {
 	}
 	moves := "within the sweeps' noise (the intervals overlap)"
 	switch {
+	case math.IsNaN(a.Load.Lo) || math.IsNaN(a.Load.Hi) || math.IsNaN(b.Load.Lo) || math.IsNaN(b.Load.Hi):
+		moves = "a knee without an interval, so no word on noise"
 	case b.Load.Lo > a.Load.Hi:
 		moves = "a rise (the intervals are apart)"
 	case b.Load.Hi < a.Load.Lo:
