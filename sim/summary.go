@@ -40,6 +40,10 @@ type Summary struct {
 	Misses  Misses         // exclusive attribution
 	Causes  Misses         // non-exclusive counts
 	Tokens  int            // output tokens emitted by measured requests
+	// GoodTokens is the output tokens the good requests emitted (ok and
+	// every SLO bound held): the SLO-qualified output, what a cost per
+	// million good tokens divides by.
+	GoodTokens int
 	// Cached is the prompt tokens measured requests found in the prefix
 	// cache, of InputTokens in all.
 	Cached, InputTokens int
@@ -52,6 +56,9 @@ type Summary struct {
 	LengthCapped int
 
 	Goodput float64 // good requests per second of window
+	// GoodTokenRate is GoodTokens per second of window (0 for an empty
+	// window, as Goodput).
+	GoodTokenRate float64
 	// Attainment is Good / Offered, or NaN when no measured request reached
 	// an outcome (see NoMeasured): such a window has no attainment. A run
 	// stopped by its backlog bound before its window opened has attainment
@@ -328,6 +335,7 @@ func (c *collector) count(r *Record) {
 	}
 	if c.attribute(r, c.sloFor(r)) {
 		c.s.Good++
+		c.s.GoodTokens += r.Emitted
 	}
 	k := c.limit()
 	if r.Sent {
@@ -443,6 +451,7 @@ func (c *collector) finish(w time.Duration, area float64, m stats.Method) Summar
 	s.Window, s.Method, s.SLO = w, m, c.slo
 	if sec := w.Seconds(); sec > 0 {
 		s.Goodput = float64(s.Good) / sec
+		s.GoodTokenRate = float64(s.GoodTokens) / sec
 		s.RequestThroughput = float64(s.Completed) / sec
 		s.OutputThroughput = float64(s.WindowTokens) / sec
 		s.ArrivalRate = float64(c.accepted) / sec
