@@ -128,6 +128,13 @@ type SizingResult struct {
 	// interval from the throughput's (the high cost from the low
 	// throughput). NaN without a Price.
 	CostPerMillion stats.Interval
+	// GoodTokenRate is the good requests' output tokens per second of
+	// window at Replicas (sim.Summary.GoodTokenRate), and
+	// GoodCostPerMillion the cost of a million of them: Replicas × Price
+	// / (3600 × GoodTokenRate) × 10⁶, the SLO-qualified figure (NaN
+	// without a Price).
+	GoodTokenRate      stats.Interval
+	GoodCostPerMillion stats.Interval
 	// Probes are the counts run, in the order the search ran them.
 	Probes []SizingProbe
 	// Runs is the number of simulation runs the answer took (the
@@ -464,11 +471,14 @@ func (s Sizing) search() (*SizingResult, *SizingUnmetError, error) {
 	res.SeedLo, res.SeedHi = minMax(res.PerSeed)
 	if unmet != nil {
 		res.OutputThroughput, res.CostPerMillion = nan, nan
+		res.GoodTokenRate, res.GoodCostPerMillion = nan, nan
 		return res, unmet, nil
 	}
 	f := figures{runs: ran[n].runs, conf: s.Confidence}
 	res.OutputThroughput = f.rate(func(x *sim.Summary) float64 { return x.OutputThroughput })
 	res.CostPerMillion = costPerMillion(n, s.Price, res.OutputThroughput)
+	res.GoodTokenRate = f.rate(func(x *sim.Summary) float64 { return x.GoodTokenRate })
+	res.GoodCostPerMillion = costPerMillion(n, s.Price, res.GoodTokenRate)
 	return res, nil, nil
 }
 

@@ -157,6 +157,14 @@ func TestSizingMonotoneInLoad(t *testing.T) {
 		assert.InDelta(t, want, res.CostPerMillion.Center, 1e-9*want)
 		assert.InEpsilon(t, res.Load, res.OutputThroughput.Center, 0.1)
 		assert.True(t, res.CostPerMillion.Lo <= res.CostPerMillion.Center && res.CostPerMillion.Center <= res.CostPerMillion.Hi)
+		// The good tokens are those of the good requests (one a
+		// request): their rate is the attainment × the load, and a
+		// million of them costs the cost of a million tokens emitted
+		// over the attainment, within the same Poisson noise.
+		wantGood := float64(res.Replicas) * 10 / (3600 * res.GoodTokenRate.Center) * 1e6
+		assert.InDelta(t, wantGood, res.GoodCostPerMillion.Center, 1e-9*wantGood)
+		assert.InEpsilon(t, res.Attainment.Center*res.Load, res.GoodTokenRate.Center, 0.1, "one good token a good request")
+		assert.InEpsilon(t, res.CostPerMillion.Center/res.Attainment.Center, res.GoodCostPerMillion.Center, 0.1)
 	}
 }
 
