@@ -278,16 +278,23 @@ func (e *Engine) unstall(s *seq, need int) {
 // without its blocks.
 func (e *Engine) requeueLanded(t *seq) {
 	e.landed = removeSeq(e.landed, t)
-	e.drop(t)
-	e.outstanding -= t.left()
-	t.computed = 0
-	e.outstanding += t.left()
-	t.phase, t.rstate, t.admitted = phaseWaiting, remoteNone, 0
-	t.tierHit, t.tierLoad = 0, 0
-	if t.preempts > 0 {
-		e.waiting.pushFront(t)
+	e.requeueTier(t)
+}
+
+// requeueTier returns s, a tier load taken out of its list, to the
+// waiting queue without its blocks, at its place: keyed by its Add
+// order, or, preempted, at the front.
+func (e *Engine) requeueTier(s *seq) {
+	e.drop(s)
+	e.outstanding -= s.left()
+	s.computed = 0
+	e.outstanding += s.left()
+	s.phase, s.rstate, s.admitted = phaseWaiting, remoteNone, 0
+	s.tierHit, s.tierLoad = 0, 0
+	if s.preempts > 0 {
+		e.waiting.pushFront(s)
 	} else {
-		e.waiting.push(t)
+		e.waiting.push(s)
 	}
 }
 
@@ -337,15 +344,5 @@ func (e *Engine) storeOne(s *seq) {
 // the waiting queue without its blocks.
 func (e *Engine) unreserveTier(s *seq) {
 	e.tier.Release(s.req.Ref)
-	e.drop(s)
-	e.outstanding -= s.left()
-	s.computed = 0
-	e.outstanding += s.left()
-	s.phase, s.rstate, s.admitted = phaseWaiting, remoteNone, 0
-	s.tierHit, s.tierLoad = 0, 0
-	if s.preempts > 0 {
-		e.waiting.pushFront(s)
-	} else {
-		e.waiting.push(s)
-	}
+	e.requeueTier(s)
 }

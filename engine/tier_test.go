@@ -497,3 +497,38 @@ func TestTierReoffersAfterAPreemption(t *testing.T) {
 	assert.True(t, tr.held[chain[3]])
 	assert.True(t, e.Idle())
 }
+
+// TestTierLoadOfARefusedPlan: a plan its model prices at no time is
+// refused (ErrBadStepTime), and with it the tier loads it reserved: the
+// tier's pins are released, the request waits again without blocks, and
+// the next plan reserves the same load.
+func TestTierLoadOfARefusedPlan(t *testing.T) {
+	broken := true
+	m := costmodel.Func(func(b costmodel.Batch) time.Duration {
+		if broken {
+			return 0
+		}
+		return costmodel.Frozen{}.StepTime(b)
+	})
+	e, err := New(Config{KVBlocks: 100, BlockSize: 16}, m)
+	require.NoError(t, err)
+	tier := newLRUTier(t, 100)
+	require.NoError(t, e.SetTier(tier))
+	prefix := []uint64{61, 62, 63}
+	keys := PrefixKeys(nil, prefix, 16, 60, 16)
+	tier.Store(keys, keys)
+	require.NoError(t, e.Add(0, Request{Ref: 1, Input: 30, Output: 2}))
+	require.NoError(t, e.Add(0, Request{Ref: 2, Input: 60, Output: 3, Prefix: prefix, PrefixBlockTokens: 16}))
+	_, err = e.Schedule(0)
+	require.ErrorIs(t, err, ErrBadStepTime)
+	assert.Empty(t, tier.loads, "the refused plan's load released")
+	assert.Equal(t, 0, e.Reserved())
+	assert.Equal(t, 100, e.FreeBlocks())
+	checked(t, e, "a refused plan")
+	broken = false
+	p, err := e.Schedule(0)
+	require.NoError(t, err)
+	assert.Equal(t, []Reservation{{Ref: 2, Tokens: 48, Tier: true}}, p.Reserved)
+	assert.Equal(t, keys, tier.loads[2])
+	checked(t, e, "the plan again")
+}
