@@ -241,7 +241,9 @@ type Config struct {
 	Speculation Speculation
 	// Warm is a warm start: before the run, every replica's prefix cache
 	// is filled with these prompts' shared content (their prefix ids), as
-	// if it had served them; they are never measured. nil means every run
+	// if it had served them; they are never measured. With KV tiers
+	// (Fleet.HostTier, SharedStore) their blocks are written through to
+	// the tiers too, as serving them would have. nil means every run
 	// starts with empty caches.
 	Warm []workload.Request
 	// Gateway is admission in front of the fleet (or the single

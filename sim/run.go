@@ -293,6 +293,10 @@ func (r *runner) warm() error {
 				return fmt.Errorf("sim: Warm[%d] on replica %d: %w", j, i, err)
 			}
 			total += n
+			if r.tiers != nil { // serving it would have written its blocks through (tiers.go)
+				r.tiers.warmKeys = eng.BlockKeys(r.tiers.warmKeys[:0], w.PrefixHashes, w.PrefixBlockTokens, w.InputTokens)
+				r.tiers.ports[i].Store(r.tiers.warmKeys, r.tiers.warmKeys)
+			}
 		}
 		if kv := eng.Config().KVBlocks; total > kv {
 			return fmt.Errorf("sim: Warm installs %d blocks of prefixes, more than replica %d's %d KV blocks: the warm-up does not fit the cache", total, i, kv)

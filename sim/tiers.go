@@ -173,8 +173,9 @@ type tiers struct {
 
 	kvHost, kvShared     float64
 	hostLink, sharedLink Link
-	landing              int32   // the request Land is landing now (its Release promotes), -1 none
-	landed               []int32 // scratch for transfers.land
+	landing              int32    // the request Land is landing now (its Release promotes), -1 none
+	landed               []int32  // scratch for transfers.land
+	warmKeys             []uint64 // scratch for a warm prompt's keys (runner.warm)
 
 	// Measured requests' loads landed and the wait of each (loads), and
 	// their records' tallies as they end (count).

@@ -215,3 +215,28 @@ func TestTieredViewSeesTheTiers(t *testing.T) {
 		}
 	}
 }
+
+// A warm start writes the warm prompts' blocks through to the tiers, as
+// serving them would have: each replica's host tier and the shared store
+// hold the 16 blocks of a 300-token prompt's 256 tokens of shared content
+// before the first arrival.
+func TestWarmFillsTheTiers(t *testing.T) {
+	prefix := make([]uint64, 16)
+	for i := range prefix {
+		prefix[i] = uint64(900 + i)
+	}
+	cfg := tiered(2, 0, RoundRobin{}, 1000, 1000)
+	cfg.Warm = []workload.Request{{InputTokens: 300, PrefixHashes: prefix, PrefixBlockTokens: 16}}
+	src := list{}
+	r, err := newRunner(cfg, &src, nil)
+	require.NoError(t, err)
+	keys := r.reps[0].eng.BlockKeys(nil, prefix, 16, 300)
+	require.Len(t, keys, 16)
+	for i := range r.reps {
+		assert.Equal(t, 16, r.tiers.host[i].lru.Len(), "replica %d's host tier", i)
+		for _, k := range keys {
+			assert.True(t, r.tiers.host[i].lru.Contains(k))
+		}
+	}
+	assert.Equal(t, 16, r.tiers.shared.Len(), "one store for the fleet: the second replica's store found them held")
+}
