@@ -107,8 +107,8 @@ func (p PrefillPool) validate(c Config) error {
 	if err := p.Link.Validate(); err != nil {
 		bad("Fleet.Prefill.Link: %w", err)
 	}
-	if kv := p.KVBytesPerToken; kv < 0 || math.IsNaN(kv) || math.IsInf(kv, 0) {
-		bad("Fleet.Prefill.KVBytesPerToken must be a finite number of bytes >= 0 (0 means Atlas's 80 KiB), got %v", kv)
+	if kv := p.KVBytesPerToken; !(kv >= 0 && kv <= MaxKVBytesPerToken) {
+		bad("Fleet.Prefill.KVBytesPerToken must be a number of bytes in [0, MaxKVBytesPerToken = 2³⁰] (0 means Atlas's 80 KiB), got %v", kv)
 	}
 	for _, x := range []struct {
 		name string

@@ -274,6 +274,7 @@ func TestPrefillPoolValidation(t *testing.T) {
 		"Fleet.Prefill.Replicas is empty":           {Replicas: []ReplicaConfig{}},
 		"Fleet.Prefill.Link":                        {Replicas: Copies(1, ReplicaConfig{}), Link: Link{Bandwidth: -1}},
 		"Fleet.Prefill.KVBytesPerToken":             {Replicas: Copies(1, ReplicaConfig{}), KVBytesPerToken: math.NaN()},
+		"MaxKVBytesPerToken":                        {Replicas: Copies(1, ReplicaConfig{}), KVBytesPerToken: 1e300}, // its transfers' bytes overflowed int64
 		"Fleet.Prefill.Replicas[0].Speculation":     {Replicas: []ReplicaConfig{{Speculation: Speculation{Tokens: 2, Acceptance: 0.5}}}},
 		"Fleet.Prefill.Replicas[0]: engine: MaxSeq": {Replicas: []ReplicaConfig{{Engine: engine.Config{MaxSeqs: -1}}}},
 	}

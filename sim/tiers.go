@@ -136,8 +136,8 @@ func (f Fleet) validateTiers(c Config) error {
 		if err := x.link.validate("Fleet." + x.name + ".Link"); err != nil {
 			errs = append(errs, err)
 		}
-		if x.kv < 0 || math.IsNaN(x.kv) || math.IsInf(x.kv, 0) {
-			bad("Fleet.%s.KVBytesPerToken must be a finite number of bytes >= 0 (0 means Atlas's), got %v", x.name, x.kv)
+		if !(x.kv >= 0 && x.kv <= MaxKVBytesPerToken) {
+			bad("Fleet.%s.KVBytesPerToken must be a number of bytes in [0, MaxKVBytesPerToken = 2³⁰] (0 means Atlas's), got %v", x.name, x.kv)
 		}
 	}
 	if f.Prefill.On() {

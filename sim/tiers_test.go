@@ -142,6 +142,10 @@ func TestTiersValidate(t *testing.T) {
 		{"negative blocks", func(c *Config) { c.Fleet.HostTier.Blocks = -1 }, "Fleet.HostTier.Blocks"},
 		{"bad link", func(c *Config) { c.Fleet.SharedStore.Link.Bandwidth = -5 }, "Fleet.SharedStore.Link"},
 		{"bad bytes", func(c *Config) { c.Fleet.HostTier.KVBytesPerToken = math.Inf(1) }, "Fleet.HostTier.KVBytesPerToken"},
+		{"NaN bytes", func(c *Config) { c.Fleet.SharedStore.KVBytesPerToken = math.NaN() }, "Fleet.SharedStore.KVBytesPerToken"},
+		// 1e300 bytes a token once overflowed a load's int64 bytes into a
+		// panic ("transfer 2 of -9223372036854775808 bytes").
+		{"absurd bytes", func(c *Config) { c.Fleet.HostTier.KVBytesPerToken = 1e300 }, "MaxKVBytesPerToken"},
 		{"no prefix cache", func(c *Config) { c.Fleet.Replicas[1].Engine.DisablePrefixCache = true }, "Fleet.Replicas[1].Engine.DisablePrefixCache"},
 		{"two block sizes", func(c *Config) { c.Fleet.Replicas[1].Engine.BlockSize = 32 }, "Fleet.SharedStore: every replica must have one BlockSize"},
 		{"prefill pool", func(c *Config) { c.Fleet.Prefill = PrefillPool{Replicas: Copies(1, ReplicaConfig{})} }, "not modelled with a prefill pool"},

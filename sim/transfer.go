@@ -15,6 +15,13 @@ import (
 // of a validated link overflows time.Duration.
 const MinLinkBandwidth = 1e3
 
+// MaxKVBytesPerToken bounds every KVBytesPerToken (PrefillPool,
+// HostTier, SharedStore): a GiB of KV a token, some two thousand times
+// the largest model's (Llama 3.1 405B: about 0.5 MB a token over every
+// rank). A transfer's bytes, the tokens × this, then stay within int64
+// for any prompt below 2³³ tokens.
+const MaxKVBytesPerToken = 1 << 30
+
 // MaxTransferBytes is the largest transfer, in bytes (a terabyte), whose
 // time Validate guarantees to fit in MaxDuration; a larger one lands at
 // the end of time (its instant saturates) rather than overflowing.
