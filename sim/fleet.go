@@ -168,18 +168,29 @@ type View struct {
 	r   *runner
 	req *workload.Request
 	// The pool it shows: the fleet's replicas lo to lo+n-1 (the whole
-	// fleet, or a disaggregated fleet's decode or prefill pool), and the
-	// count of requests its router routed.
+	// fleet, or a disaggregated fleet's decode or prefill pool), or, when
+	// idx is set, the replicas it lists (an autoscaled fleet's routable
+	// replicas, in index order: n = len(idx)); and the count of requests
+	// its router routed.
 	lo, n  int
+	idx    []int32
 	routed *int
 }
 
 // Replicas is the number of replicas.
 func (v *View) Replicas() int { return v.n }
 
+// at is the fleet index of the view's replica i.
+func (v *View) at(i int) int {
+	if v.idx != nil {
+		return int(v.idx[i])
+	}
+	return i + v.lo
+}
+
 // Load returns replica i's load, as fresh as Fleet.SignalDelay allows.
 func (v *View) Load(i int) Load {
-	i += v.lo
+	i = v.at(i)
 	if d := v.r.cfg.Fleet.SignalDelay; d > 0 {
 		return v.r.frontend().load(v.r, i, d)
 	}
@@ -202,7 +213,7 @@ func (v *View) CachedPrefix(i int) int {
 	if v.r.cache == nil && len(v.req.PrefixHashes) == 0 {
 		return 0
 	}
-	return v.cachedPrefix(i + v.lo)
+	return v.cachedPrefix(v.at(i))
 }
 
 // cachedPrefix is CachedPrefix but for ExactView's request without

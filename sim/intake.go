@@ -363,6 +363,7 @@ func (r *runner) route(s *slot) (int, error) {
 	if i < 0 || i >= r.view.n {
 		return 0, fmt.Errorf("sim: router %T chose replica %d of a fleet of %d (indices 0 to %d)", r.router, i, r.view.n, r.view.n-1)
 	}
+	i = r.view.at(i)
 	if r.cfg.Fleet.SignalDelay > 0 {
 		r.frontend().routed(i, req)
 	}
