@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -228,6 +230,33 @@ func (e *Engine) joinChangesNothing() bool {
 
 // Idle reports whether the engine holds no request.
 func (e *Engine) Idle() bool { return e.reqs.len() == 0 }
+
+// Unstarted appends to dst the refs of the waiting requests that have
+// never been scheduled (no token in KV, never preempted, no KV reserved or
+// landed for them), in the order they were added, and returns it: the
+// requests a replica could hand back to the router without losing any
+// work (package sim's drains). It changes nothing; call it between
+// steps (with no step in flight, or after a Runner's move was cut), since
+// a step in flight may have admitted some of the waiting.
+func (e *Engine) Unstarted(dst []int32) []int32 {
+	var found []*seq
+	add := func(s *seq) {
+		if s != nil && s.computed == 0 && s.preempts == 0 && s.rstate == 0 {
+			found = append(found, s)
+		}
+	}
+	for _, it := range e.waiting.items {
+		add(it.s)
+	}
+	for _, it := range e.waiting.run[e.waiting.head:] {
+		add(it.s)
+	}
+	slices.SortFunc(found, func(a, b *seq) int { return cmp.Compare(a.order, b.order) })
+	for _, s := range found {
+		dst = append(dst, s.req.Ref)
+	}
+	return dst
+}
 
 // Add offers r to the engine. A nil error means r joined the waiting queue;
 // otherwise r was rejected at once and the error (wrapping one of the Err*

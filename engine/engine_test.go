@@ -202,3 +202,32 @@ func TestPoliciesOrderTheWaitingQueue(t *testing.T) {
 	require.NoError(t, err)
 	assert.ErrorIs(t, e.Add(time.Second, Request{Ref: 1, Arrival: time.Second, Input: 1, Output: 1, Deadline: time.Millisecond}), ErrInvalidRequest)
 }
+
+// Unstarted lists the waiting requests no step ever touched, in the order
+// they were added: not the running ones, not one preempted back into the
+// queue (its KV was computed once), and not one aborted.
+func TestUnstarted(t *testing.T) {
+	// Two seats, 12 blocks of 4 tokens: two 16-token prompts run and
+	// grow until one is preempted; the others wait throughout.
+	e, err := New(Config{MaxBatchedTokens: 512, MaxSeqs: 2, BlockSize: 4, KVBlocks: 12}, nil)
+	require.NoError(t, err)
+	for ref := range int32(6) {
+		require.NoError(t, e.Add(0, Request{Ref: ref, Input: 16, Output: 12}))
+	}
+	require.Equal(t, []int32{0, 1, 2, 3, 4, 5}, e.Unstarted(nil), "nothing scheduled yet: all of them, in Add order")
+	require.NoError(t, e.Abort(0, 3))
+	now, preempted := time.Duration(0), int32(-1)
+	for i := 0; preempted < 0; i++ {
+		require.Less(t, i, 100, "no preemption")
+		p, err := e.Schedule(now)
+		require.NoError(t, err)
+		if len(p.Preempted) > 0 {
+			preempted = p.Preempted[0]
+		}
+		now = p.End
+		_, err = e.Complete(now)
+		require.NoError(t, err)
+	}
+	got := e.Unstarted([]int32{99})
+	require.Equal(t, []int32{99, 2, 4, 5}, got, "appended after dst; request %d, preempted, computed its KV once", preempted)
+}
