@@ -44,6 +44,9 @@ type cacheState interface {
 	cached(r *runner, i int, req *workload.Request) int
 	// routed notes that req was sent to replica i.
 	routed(r *runner, i int, req *workload.Request)
+	// added makes room for replica i, which has just joined the fleet
+	// (Fleet.Autoscale), with nothing cached.
+	added(r *runner, i int)
 }
 
 // newCacheState is the memory of the view the run's router reads.
@@ -153,6 +156,13 @@ func (a ApproxView) state(r *runner) (cacheState, error) {
 	}
 	s.next = a.EvictionInterval
 	return s, nil
+}
+
+// added gives every router instance an empty tree for the new replica.
+func (s *approxState) added(_ *runner, i int) {
+	for f := range s.trees {
+		s.trees[f] = append(s.trees[f], tree{root: &treeNode{}})
+	}
 }
 
 // approxState is each router instance's tree of each replica.
@@ -321,21 +331,27 @@ func (e EventsView) Validate() error {
 }
 
 func (e EventsView) state(r *runner) (cacheState, error) {
-	s := &eventsState{cfg: e, reps: make([]eventIndex, len(r.reps))}
-	for i := range s.reps {
-		x := &s.reps[i]
-		x.s, x.held = s, map[uint64]int32{}
-		if e.Jitter > 0 { // a stream a replica: its events come in its own order, however the run is cut into moves
-			x.rand = workload.NewStream(r.cfg.Seed, fmt.Sprintf("sim/kvevents/%d", i))
-		}
-		r.reps[i].eng.PublishKVEvents(x)
+	s := &eventsState{cfg: e, reps: make([]*eventIndex, 0, len(r.reps))}
+	for i := range r.reps {
+		s.added(r, i)
 	}
 	return s, nil
 }
 
+// added gives replica i its index, and its engine the index to publish
+// to.
+func (s *eventsState) added(r *runner, i int) {
+	x := &eventIndex{s: s, held: map[uint64]int32{}}
+	if s.cfg.Jitter > 0 { // a stream a replica: its events come in its own order, however the run is cut into moves
+		x.rand = workload.NewStream(r.cfg.Seed, fmt.Sprintf("sim/kvevents/%d", i))
+	}
+	s.reps = append(s.reps, x)
+	r.reps[i].eng.PublishKVEvents(x)
+}
+
 type eventsState struct {
 	cfg  EventsView
-	reps []eventIndex
+	reps []*eventIndex // pointers: each engine publishes to its own
 }
 
 // eventIndex is one replica's index, and the events on their way to it.
@@ -387,7 +403,7 @@ func (x *eventIndex) catchUp(now time.Duration) {
 func (s *eventsState) cached(r *runner, i int, req *workload.Request) int {
 	rep := &r.reps[i]
 	rep.run().SyncTo(r.now) // the events of the steps started by now
-	x := &s.reps[i]
+	x := s.reps[i]
 	x.catchUp(r.now)
 	// The request's keys, computed once per arrival for the whole fleet
 	// (View.prefixKeys; req is the view's request). A replica with its

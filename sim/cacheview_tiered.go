@@ -48,3 +48,4 @@ func (tieredState) cached(r *runner, i int, req *workload.Request) int {
 }
 
 func (tieredState) routed(*runner, int, *workload.Request) {}
+func (tieredState) added(*runner, int)                     {}

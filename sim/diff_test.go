@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"flag"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,8 +60,12 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 	if cases == 0 {
 		cases = testlong.Int(t, 1_000, 10_000)
 	}
-	capped, gated, split, loaded := 0, 0, 0, 0
+	capped, gated, split, loaded, churned := 0, 0, 0, 0, 0
 	defer func() {
+		t.Logf("%d scenarios whose autoscaled fleet served on a replica that joined and drained one that left", churned)
+		if !t.Failed() && churned < cases/50 {
+			t.Errorf("%d of %d scenarios had replicas join and serve and leave: the scenarios no longer draw autoscaling", churned, cases)
+		}
 		t.Logf("%d scenarios whose KV tiers loaded blocks", loaded)
 		if !t.Failed() && loaded < cases/100 {
 			t.Errorf("%d of %d scenarios had their KV tiers load blocks: the scenarios no longer draw tiers", loaded, cases)
@@ -139,6 +144,9 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 				require.Equal(t, sum.Good, good, "the classes' good requests add up to the aggregate's")
 			}
 			checkClientCap(t, cfg.MaxConcurrency, run.recs)
+			if cfg.Fleet.Autoscale.On() && checkLives(t, cfg, run) {
+				churned++
+			}
 			for _, r := range run.recs {
 				require.LessOrEqual(t, r.Accepted, r.Drafted, "request %d", r.ID)
 				require.LessOrEqual(t, r.MaxTokenITL, r.MaxITL, "request %d", r.ID)
@@ -167,6 +175,9 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 
 // replicaEngine is the engine configuration of replica i of cfg.
 func replicaEngine(cfg Config, i int) engine.Config {
+	if n := len(cfg.Fleet.Replicas); i >= n && cfg.Fleet.Autoscale.On() { // a replica that joined: the first's copy
+		return cfg.Fleet.Replicas[0].Engine
+	}
 	if n := len(cfg.Fleet.Replicas); i >= n && n > 0 { // a disaggregated fleet's prefill pool
 		return cfg.Fleet.Prefill.Replicas[i-n].Engine
 	}
@@ -261,4 +272,49 @@ func TestInterruptedRunKeepsItsTokens(t *testing.T) {
 			assert.Equal(t, c.tokens, run.sum.Tokens)
 		})
 	}
+}
+
+// checkLives holds an autoscaled run's records to its replicas' lives:
+// a request was served by a replica that was ready when it was
+// scheduled there and still routable when it arrived, and ended before
+// its replica was gone; only a drain deadline aborts a request as
+// drained; a replica that is gone holds nothing, and one that drains
+// still holds something. It reports whether a joined replica served a
+// request and a replica drained.
+func checkLives(t *testing.T, cfg Config, run scenarioRun) bool {
+	t.Helper()
+	joined, left := false, false
+	for _, r := range run.recs {
+		if r.Replica == Unrouted || !r.Sent {
+			continue
+		}
+		l := run.lives[r.Replica]
+		require.NotEqual(t, stateWarming, l.state, "request %d ended on replica %d, still warming", r.ID, r.Replica)
+		if r.FirstScheduled != Never {
+			require.LessOrEqual(t, l.readyAt, r.FirstScheduled, "request %d was scheduled on replica %d before it was ready", r.ID, r.Replica)
+		}
+		if l.drainAt != Never {
+			require.LessOrEqual(t, r.Arrival, l.drainAt, "request %d arrived after replica %d left routing", r.ID, r.Replica)
+		}
+		if l.goneAt != Never {
+			require.LessOrEqual(t, r.Finish, l.goneAt, "request %d ended after replica %d was gone", r.ID, r.Replica)
+		}
+		if strings.Contains(r.Reason, "Drain.Timeout") {
+			require.Positive(t, cfg.Fleet.Autoscale.Drain.Timeout, "request %d aborted by a drain without a deadline", r.ID)
+		}
+		joined = joined || r.Replica >= len(cfg.Fleet.Replicas)
+	}
+	for i, l := range run.lives {
+		switch l.state {
+		case stateGone:
+			require.Zero(t, l.held, "replica %d is gone but holds requests", i)
+			require.LessOrEqual(t, l.requested, l.goneAt)
+			left = true
+		case stateDraining:
+			if run.stop < Unbounded {
+				require.NotEqual(t, Never, l.drainAt, "replica %d", i)
+			}
+		}
+	}
+	return joined && left
 }

@@ -14,12 +14,15 @@ import (
 type class uint8
 
 const (
-	classArrival class = iota
+	classReady class = iota // an autoscaled fleet's replica is warm (ref: the replica): it takes an arrival at its instant
+	classArrival
 	classTimeout
 	classWindow   // the window opens or closes: every replica's steps are collected
 	classExpire   // a request waiting at the gateway reaches its time-to-live
 	classLand     // a disaggregated fleet's link lands KV transfers (ref: the link)
 	classTierLand // a KV tier's link lands loads (ref: the replica's host link, -1 the shared store's)
+	classScale    // the autoscaler's tick: it reads everything else at its instant
+	classDrain    // a draining replica's deadline (ref: the replica)
 )
 
 type event struct {

@@ -48,6 +48,10 @@ type Fleet struct {
 	// values are none.
 	HostTier    HostTier
 	SharedStore SharedStore
+	// Autoscale lets replicas join and leave while the run goes on
+	// (autoscale.go): Replicas are then the replicas it starts with. The
+	// zero value is a fixed fleet.
+	Autoscale Autoscale
 }
 
 // MaxReplicas bounds len(Fleet.Replicas): ten thousand replicas, 40,000
@@ -131,6 +135,9 @@ func (f Fleet) validate(c Config) error {
 	if err := f.validateTiers(c); err != nil {
 		errs = append(errs, err)
 	}
+	if err := f.Autoscale.validate(f, c); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -170,10 +177,10 @@ type View struct {
 	// The pool it shows: the fleet's replicas lo to lo+n-1 (the whole
 	// fleet, or a disaggregated fleet's decode or prefill pool), or, when
 	// idx is set, the replicas it lists (an autoscaled fleet's routable
-	// replicas, in index order: n = len(idx)); and the count of requests
+	// replicas, in index order: n = len(*idx)); and the count of requests
 	// its router routed.
 	lo, n  int
-	idx    []int32
+	idx    *[]int32
 	routed *int
 }
 
@@ -183,7 +190,7 @@ func (v *View) Replicas() int { return v.n }
 // at is the fleet index of the view's replica i.
 func (v *View) at(i int) int {
 	if v.idx != nil {
-		return int(v.idx[i])
+		return int((*v.idx)[i])
 	}
 	return i + v.lo
 }
@@ -313,21 +320,29 @@ type signals struct {
 
 func (s *signals) load(r *runner, i int, delay time.Duration) Load {
 	if !s.fresh || r.now-s.at >= delay {
-		if s.loads == nil {
-			s.loads = make([]Load, len(r.reps))
-		}
-		for j := range r.reps {
+		s.grow(len(r.reps))
+		for p := range r.routableLen() {
+			j := r.routableAt(p)
 			s.loads[j] = r.reps[j].load(r.now)
 		}
 		s.at, s.fresh = r.now, true
 	}
+	s.grow(i + 1) // a replica that began serving since the refresh: it held nothing then
 	return s.loads[i]
+}
+
+// grow makes room for n replicas' loads (an autoscaled fleet's joins).
+func (s *signals) grow(n int) {
+	if len(s.loads) < n {
+		s.loads = append(s.loads, make([]Load, n-len(s.loads))...)
+	}
 }
 
 // routed records the router's own decision in the stale view: the request
 // waits at replica i with all its work outstanding.
 func (s *signals) routed(i int, req *workload.Request) {
 	if s.fresh {
+		s.grow(i + 1)
 		s.loads[i].Waiting++
 		s.loads[i].Outstanding += req.InputTokens + req.OutputTokens
 	}

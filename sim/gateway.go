@@ -187,7 +187,7 @@ func (r *runner) expire(ref int32, gen uint32) error {
 func (r *runner) dispatch(ref int32, timeout bool) error {
 	s := &r.slots[ref]
 	i := 0
-	if len(r.reps) > 1 || r.cfg.Fleet.Router != nil {
+	if r.fleet || r.cfg.Fleet.Router != nil {
 		var err error
 		if i, err = r.route(s); err != nil {
 			return err
@@ -199,8 +199,9 @@ func (r *runner) dispatch(ref int32, timeout bool) error {
 		r.routed++
 	}
 	if lim := r.gw.limit.PerReplica; lim > 0 && r.reps[i].held >= lim {
-		for k := 1; k < len(r.reps); k++ {
-			if j := (i + k) % len(r.reps); r.reps[j].held < lim {
+		n, p := r.routableLen(), r.routablePos(i)
+		for k := 1; k < n; k++ {
+			if j := r.routableAt((p + k) % n); r.reps[j].held < lim {
 				i = j
 				break
 			}
@@ -213,8 +214,8 @@ func (r *runner) dispatch(ref int32, timeout bool) error {
 // limit.
 func (r *runner) freeReplica() (int, bool) {
 	lim := r.gw.limit.PerReplica
-	for i := range r.reps {
-		if r.reps[i].held < lim {
+	for p := range r.routableLen() {
+		if i := r.routableAt(p); r.reps[i].held < lim {
 			return i, true
 		}
 	}

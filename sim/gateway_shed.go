@@ -83,7 +83,8 @@ func (s Saturation) hasCapacity(l Load, kvBlocks int) bool {
 // saturated reports whether no replica has good capacity, by the signal
 // the router reads.
 func (r *runner) saturated() bool {
-	for i := range r.reps {
+	for p := range r.routableLen() {
+		i := r.routableAt(p)
 		var l Load
 		if d := r.cfg.Fleet.SignalDelay; d > 0 {
 			l = r.frontend().load(r, i, d)

@@ -385,14 +385,20 @@ func (r *runner) timeout(ref int32, gen uint32) error {
 		s.rec.Replica = Unrouted
 		return r.end(ref, StatusTimedOut, "client deadline reached at the gateway")
 	}
-	rep := &r.reps[s.rec.Replica]
+	return r.drop(&r.reps[s.rec.Replica], ref, StatusTimedOut, "client deadline reached")
+}
+
+// drop aborts a request its replica holds, now, and ends it with st: at
+// its client deadline, or at its draining replica's deadline.
+func (r *runner) drop(rep *replica, ref int32, st Status, reason string) error {
+	s := &r.slots[ref]
 	if err := r.interrupt(rep, true); err != nil {
 		return err
 	}
 	r.cancelTransfer(s, ref)
 	r.cancelTier(s, ref)
 	if err := rep.eng.Abort(r.now, ref); err != nil {
-		panic("sim: invariant timeout-of-held-request broken: " + err.Error())
+		panic("sim: invariant abort-of-held-request broken: " + err.Error())
 	}
 	if r.steps != nil {
 		rep.aborted = append(rep.aborted, abortedRef{ref, s.rec.ID})
@@ -400,5 +406,5 @@ func (r *runner) timeout(ref int32, gen uint32) error {
 	r.hold(rep, -1)
 	r.inSystem--
 	r.wakeGateway()
-	return r.end(ref, StatusTimedOut, "client deadline reached")
+	return r.end(ref, st, reason)
 }

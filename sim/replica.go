@@ -31,6 +31,13 @@ type replica struct {
 	// remoteKV or tiered, a plan may reserve blocks for KV that lands
 	// later (plannedAsync).
 	tiered, async bool
+	// state is where it is in its life (lifecycle.go): serving, the zero
+	// value, unless the fleet autoscales; requested, readyAt, drainAt and
+	// goneAt are when it was asked for, began serving, left routing and
+	// stopped costing (0, 0, Never, Never for a replica the run starts
+	// with; Never for what has not happened).
+	state                               replicaState
+	requested, readyAt, drainAt, goneAt time.Duration
 	// continues: its engine may continue a run at a step end
 	// (engine.Runner.Continue), as the engine decided it
 	// (engine.Runner.Continues); the others skip the call.
@@ -59,6 +66,7 @@ type replicas struct {
 	reps       []replica
 	toPlan     []int  // replicas to plan once the current instant is handled
 	speculates bool   // some replica decodes speculatively
+	fleet      bool   // more than one replica, or replicas that come and go (Fleet.Autoscale)
 	accSeed    uint64 // seeds each request's acceptance stream with its ID
 }
 
@@ -105,6 +113,7 @@ func (rep *replica) init(idx int, r ReplicaConfig, slo SLO) error {
 		return fmt.Errorf("sim: replica %d: %w", idx, err)
 	}
 	rep.idx, rep.eng, rep.spec, rep.remoteKV, rep.async = idx, eng, r.Speculation, cfg.RemoteKV, cfg.RemoteKV
+	rep.drainAt, rep.goneAt = Never, Never
 	rep.col.slo = slo
 	return nil
 }
@@ -118,6 +127,9 @@ func (rep *replica) run() *engine.Runner { return rep.eng.Runner() }
 func (r *runner) hold(rep *replica, d int) {
 	r.integrateHeld(rep, r.now)
 	rep.held += d
+	if rep.held == 0 && rep.state == stateDraining {
+		r.drained(rep)
+	}
 }
 
 // integrateHeld adds what the replica held from its last change to t,

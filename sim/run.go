@@ -60,6 +60,7 @@ type runner struct {
 	gw    *gateway // Config.Gateway's admission; nil without
 	pd    *disagg  // Fleet.Prefill's pool, links and tallies; nil without
 	tiers *tiers   // Fleet.HostTier's and Fleet.SharedStore's state; nil without
+	scale *scaling // Fleet.Autoscale's state (lifecycle.go); nil without
 
 	intake
 	routing
@@ -85,7 +86,8 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 		intake: newIntake(cfg, src), routing: newRouting(cfg), replicas: reps,
 		window: newWindow(cfg), collectors: newCollectors(cfg, slo, obs, reps.speculates), gw: newGateway(cfg.Gateway)}
 	r.pd = newDisagg(cfg, r)
-	r.routes = len(r.reps) > 1 || cfg.Fleet.Router != nil || r.gw != nil
+	r.fleet = len(r.reps) > 1 || cfg.Fleet.Autoscale.On()
+	r.routes = r.fleet || cfg.Fleet.Router != nil || r.gw != nil
 	r.view.r, r.view.n, r.view.routed = r, len(r.reps), &r.routed
 	if r.pd != nil {
 		r.view.n = r.pd.decoders
@@ -99,8 +101,9 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	if r.tiers, err = newTiers(cfg, r); err != nil { // before too: a tier turns the engines' fast paths off
 		return nil, err
 	}
-	r.apart = len(r.reps) > 1 || r.perClass || r.tiers != nil
+	r.apart = r.fleet || r.perClass || r.tiers != nil
 	r.streaking = newStreaking(r.wireReplicas())
+	r.scale = newScaling(cfg, r, slo)
 	if err := r.warm(); err != nil {
 		return nil, err
 	}
@@ -160,6 +163,40 @@ func (r *runner) wireReplicas() (lazy bool) {
 		rep.continues = rep.run().Continues()
 	}
 	return lazy
+}
+
+// addReplica builds a replica configured by rc at the end of the fleet,
+// wired as wireReplicas wired the others (an autoscaled fleet's join:
+// rc is the fleet's first replica's configuration, so its engine decides
+// as theirs did), and returns its index. The replica array may move:
+// nothing keeps a pointer into it across an event.
+func (r *runner) addReplica(rc ReplicaConfig) (int, error) {
+	i := len(r.reps)
+	r.reps = append(r.reps, replica{})
+	rep := &r.reps[i]
+	if err := rep.init(i, rc, r.scale.slo); err != nil {
+		return 0, err
+	}
+	rep.col.setExact(r.cfg.ExactSamples)
+	if r.steps != nil {
+		rep.eng.RecordSteps(true)
+	}
+	if rep.spec.On() {
+		rep.eng.SetAcceptor(newAcceptor(r, rep.spec))
+	}
+	if r.lazy {
+		rep.run().OmitStreaks(true)
+		if !rep.run().OmitsStreaks() {
+			return 0, fmt.Errorf("sim: replica %d: its engine lists decode streaks, which the fleet's first replica omits (an internal error)", i)
+		}
+	}
+	rep.continues = rep.run().Continues()
+	r.ends.pos = append(r.ends.pos, -1)
+	r.keys = prefixChains{} // its block size may be new: the chains are found again
+	if r.cache != nil {
+		r.cache.added(r, i)
+	}
+	return i, nil
 }
 
 func (r *runner) loop() error {
@@ -252,11 +289,22 @@ func (r *runner) dropIdle() bool {
 	return r.dropEdges()
 }
 
-// dropEdges is dropIdle with a window edge queued.
+// dropEdges is dropIdle with a window edge or an autoscaler's tick
+// queued. A tick at the head is dropped when nothing but edges would
+// follow it and nothing is held: a tick alone never keeps a run going.
 func (r *runner) dropEdges() bool {
 	for r.events.len() > 0 {
 		// A replica is busy exactly when it has a step end (stepEnds).
-		if r.events.peek().class != classWindow || len(r.toPlan) > 0 || r.ends.len() > 0 {
+		if len(r.toPlan) > 0 || r.ends.len() > 0 {
+			return true
+		}
+		switch r.events.peek().class {
+		case classWindow:
+		case classScale:
+			if r.inSystem > 0 || r.events.len() > r.edges {
+				return true
+			}
+		default:
 			return true
 		}
 		r.events.pop()
@@ -334,6 +382,13 @@ func (r *runner) handle(ev event) error {
 		return r.land(ev.ref, ev.gen)
 	case classTierLand:
 		return r.landTier(ev.ref, ev.gen)
+	case classReady:
+		return r.ready(int(ev.ref))
+	case classScale:
+		r.edges--
+		return r.tick()
+	case classDrain:
+		return r.drainDeadline(int(ev.ref))
 	}
 	return nil
 }

@@ -289,6 +289,29 @@ func decodeScenario(data []byte) (Config, list) {
 		}
 		cfg.DetectWarmup = false
 	}
+	if a := b.next(); a%3 == 1 && !cfg.Fleet.Prefill.On() && !cfg.Fleet.HostTier.On() && !cfg.Fleet.SharedStore.On() {
+		// Replicas that come and go: a schedule of four steps, repeated,
+		// on a controller ticking every 50 to 200 ms, with a cold start
+		// and drains of every kind.
+		c := b.next()
+		if cfg.Fleet.Replicas == nil {
+			cfg.Fleet.Replicas = []ReplicaConfig{{Engine: cfg.Engine, Model: cfg.Model, Speculation: cfg.Speculation}}
+			cfg.Engine, cfg.Model, cfg.Speculation = engine.Config{}, nil, Speculation{}
+		}
+		steps := make([]ReplicaStep, 4)
+		for i := range steps {
+			steps[i] = ReplicaStep{Duration: time.Duration(1+(int(c)>>i)%4) * 150 * time.Millisecond, Replicas: 1 + (int(a)+i*int(c))%4}
+		}
+		cfg.Fleet.Autoscale = Autoscale{
+			Policy:      Schedule{Steps: steps, Repeat: true, Lead: time.Duration(c%3) * 100 * time.Millisecond},
+			Min:         1,
+			Max:         max(4, len(cfg.Fleet.Replicas)),
+			Interval:    time.Duration(1+a/3%4) * 50 * time.Millisecond,
+			MetricDelay: time.Duration(c/3%3) * 70 * time.Millisecond,
+			ColdStart:   ColdStart{Load: time.Duration(a/12%4) * 60 * time.Millisecond, Jitter: time.Duration(c/9%2) * 45 * time.Millisecond},
+			Drain:       Drain{Timeout: time.Duration(a/48%3) * 150 * time.Millisecond, HandBack: c/18%2 == 1},
+		}
+	}
 	return cfg, reqs
 }
 
@@ -326,6 +349,15 @@ type scenarioRun struct {
 	seen map[uint64]int // records observed per request ID
 	recs []Record       // every record, without its tokens
 	stop time.Duration  // the instant the run stopped
+	// lives are the replicas' lives, in index order (Fleet.Autoscale).
+	lives []replicaLife
+}
+
+// replicaLife is what a test reads of a replica's life.
+type replicaLife struct {
+	state                               replicaState
+	requested, readyAt, drainAt, goneAt time.Duration
+	held                                int
 }
 
 // scenarioObserver writes every record, and with steps every step one by
@@ -408,7 +440,12 @@ func runScenarioRunner(cfg Config, reqs list, steps ...bool) (scenarioRun, *runn
 			buf.Write(b.Bytes())
 		}
 	}
-	return scenarioRun{text: buf.Bytes(), sum: sum, seen: seen, recs: recs, stop: r.now}, r, nil
+	lives := make([]replicaLife, len(r.reps))
+	for i := range r.reps {
+		rep := &r.reps[i]
+		lives[i] = replicaLife{rep.state, rep.requested, rep.readyAt, rep.drainAt, rep.goneAt, rep.held}
+	}
+	return scenarioRun{text: buf.Bytes(), sum: sum, seen: seen, recs: recs, stop: r.now, lives: lives}, r, nil
 }
 
 // answerIDs extends p's ids over its answer's full units with fresh ids

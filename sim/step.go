@@ -114,7 +114,7 @@ func (r *runner) finish(rep *replica, ref int32) error {
 // replicaITL is the histogram a replica's inter-token gaps go to besides
 // the fleet's: the fleet's own for a single replica.
 func (r *runner) replicaITL(rep *replica) *weighted {
-	if len(r.reps) == 1 {
+	if !r.fleet {
 		return &r.col.itl
 	}
 	return &rep.col.itl
@@ -188,7 +188,7 @@ func (r *runner) gap(s *slot, d time.Duration, k, per int) {
 	}
 	if rec.Measured {
 		r.col.itl.add(d, k)
-		if len(r.reps) > 1 || r.perClass || r.speculates {
+		if r.fleet || r.perClass || r.speculates {
 			r.gapApart(s, d, td, k, per)
 		}
 	}
@@ -280,7 +280,7 @@ func (r *runner) tally(rec *Record, class int) {
 // one replica with no classes and no tiers keeps no summary apart
 // (runner.apart says so).
 func (r *runner) countApart(rec *Record, class int) {
-	if len(r.reps) > 1 && rec.Replica != Unrouted {
+	if r.fleet && rec.Replica != Unrouted {
 		r.reps[rec.Replica].col.count(rec)
 	}
 	if r.perClass {
@@ -298,7 +298,7 @@ func (r *runner) abandon() {
 	reason := "still in flight when the run stopped"
 	if r.overloaded {
 		who := "the replica"
-		if len(r.reps) > 1 {
+		if r.fleet {
 			who = "the fleet"
 		}
 		reason = fmt.Sprintf("the run stopped: %s held more than %d requests (Config.MaxBacklog), an overload", who, r.maxHeld)

@@ -170,7 +170,7 @@ func (r *runner) streakMove(rep *replica, out *engine.Outcome, d time.Duration, 
 	}
 	if st.measured > 0 {
 		r.col.itl.add(d, out.Steps*st.measured)
-		if len(r.reps) > 1 {
+		if r.fleet {
 			rep.col.itl.add(d, out.Steps*st.measured)
 		}
 		for c, m := range st.byClass {

@@ -170,7 +170,7 @@ func (r *runner) replicaSummaries(fleet *Summary, window, declared time.Duration
 		rep := &r.reps[i]
 		r.integrateHeld(rep, r.cfg.Warmup+declared)
 		s := fleet // a single replica's share is the whole
-		if len(r.reps) > 1 {
+		if r.fleet {
 			own := rep.col.finish(window, 0, r.cfg.Percentiles)
 			s = &own
 		}
