@@ -290,6 +290,211 @@ func TestBehaviorK8sReconcile(t *testing.T) {
 	assert.Equal(t, 4, s.normalize(k8sNow, 4, 2, 1, 5))
 }
 
+// The zero Behavior takes every recommendation as it is: the count set is
+// the one asked for, within the bounds, whatever came before and however
+// the ticks fall.
+func TestBehaviorZeroIsIdentity(t *testing.T) {
+	s := newScaler(Behavior{})
+	const lo, hi = 1, 30
+	current := 3
+	now := time.Duration(0)
+	x := uint32(12345)
+	for i := 0; i < 2000; i++ {
+		x = x*1664525 + 1013904223
+		desired := int(x>>16) % 41
+		now += time.Duration(x>>24%16) * time.Second // some ticks repeat an instant
+		got := s.normalize(now, current, desired, lo, hi)
+		require.Equal(t, min(max(desired, lo), hi), got, "tick %d: %d asked, %d held", i, desired, current)
+		current = got
+	}
+}
+
+// HPA's default scale-up from 1 toward 100: Pods 4 gives 1+4 = 5 against
+// Percent 100's 2, and from 5 on Percent 100 doubles (10 > 9, 20 > 14, ...)
+// each 15 s period, until 100 is reached.
+func TestBehaviorHPAScaleUp(t *testing.T) {
+	s := newScaler(HPABehavior())
+	var got []int
+	current := 1
+	for tick := 0; tick < 9; tick++ {
+		current = s.normalize(time.Duration(tick)*15*time.Second, current, 100, 1, 1000)
+		got = append(got, current)
+	}
+	assert.Equal(t, []int{5, 10, 20, 40, 80, 100, 100, 100, 100}, got)
+
+	// Ticking every 5 s changes nothing of the rate: a change counts
+	// against the 15 s periods that hold it, so the count rises only
+	// once a period has passed since the last rise (a change exactly
+	// 15 s old no longer counts).
+	s = newScaler(HPABehavior())
+	got = got[:0]
+	current = 1
+	for tick := 0; tick < 10; tick++ {
+		current = s.normalize(time.Duration(tick)*5*time.Second, current, 100, 1, 1000)
+		got = append(got, current)
+	}
+	assert.Equal(t, []int{5, 5, 5, 10, 10, 10, 20, 20, 20, 40}, got)
+}
+
+// HPA's default scale-down: the count holds while any recommendation of
+// the last 300 s asks for it, then falls at once (100 % per 15 s) to what
+// is asked. A recommendation exactly 300 s old no longer counts.
+func TestBehaviorHPAScaleDown(t *testing.T) {
+	// From a fresh start, the first recommendation is the current count.
+	s := newScaler(HPABehavior())
+	current := 10
+	for tick := 0; tick <= 22; tick++ {
+		now := time.Duration(tick) * 15 * time.Second
+		current = s.normalize(now, current, 1, 1, 100)
+		want := 10
+		if now >= 300*time.Second {
+			want = 1
+		}
+		require.Equal(t, want, current, "at %v", now)
+	}
+
+	// After 600 s asking for 10, the ask drops to 1: the last ask of 10
+	// was at 585 s, so 10 holds until 585 + 300 = 885 s.
+	s = newScaler(HPABehavior())
+	current = 10
+	for tick := 0; tick <= 70; tick++ {
+		now := time.Duration(tick) * 15 * time.Second
+		desired := 10
+		if now >= 600*time.Second {
+			desired = 1
+		}
+		current = s.normalize(now, current, desired, 1, 100)
+		want := 10
+		if now >= 885*time.Second {
+			want = 1
+		}
+		require.Equal(t, want, current, "at %v", now)
+	}
+}
+
+// The edges, as HPA compares instants: a recommendation exactly Window old
+// and a change exactly Period old no longer count; a nanosecond younger,
+// they do.
+func TestBehaviorEdges(t *testing.T) {
+	b := Behavior{
+		ScaleUp:   Rules{Policies: []RatePolicy{{Kind: PercentRate, Value: 100, Period: 15 * time.Second}}},
+		ScaleDown: Rules{Window: time.Minute},
+	}
+	s := newScaler(b)
+	s.started = true
+	s.up = []scaleEvent{{at: 0, change: 5}}
+	assert.Equal(t, 10, s.normalize(15*time.Second-1, 10, 100, 1, 100), "started the period at 5: at most 10")
+	assert.Equal(t, 20, s.normalize(15*time.Second, 10, 100, 1, 100), "the rise to 10 is 15 s old: the period starts at 10")
+
+	s = newScaler(b)
+	s.started = true
+	s.recs = []recommendation{{at: 0, replicas: 8}}
+	assert.Equal(t, 8, s.normalize(time.Minute-1, 10, 2, 1, 100), "the 8 of a minute ago less 1 ns holds the fall")
+	s.recs = []recommendation{{at: 0, replicas: 8}}
+	assert.Equal(t, 2, s.normalize(time.Minute, 10, 2, 1, 100), "the 8 of exactly a minute ago does not")
+
+	// A scale event's slot is reused once it is older than the longest
+	// period: exactly 15 s old, it is kept.
+	s = newScaler(b)
+	s.up = []scaleEvent{{at: 0, change: 5}}
+	s.store(15*time.Second, 10, 12)
+	assert.Equal(t, []scaleEvent{{at: 0, change: 5}, {at: 15 * time.Second, change: 2}}, s.up)
+	s.store(15*time.Second+1, 12, 13)
+	assert.Equal(t, []scaleEvent{{at: 15*time.Second + 1, change: 1}, {at: 15 * time.Second, change: 2}}, s.up)
+}
+
+// HPA computes a Percent limit in float64, and so does the port: 100
+// replicas at 10 % may rise to ceil(110.00000000000001) = 111, and 10 at
+// 80 % may fall to int(1.9999999999999996) = 1, where exact arithmetic
+// gives 110 and 2.
+func TestBehaviorPercentFloat(t *testing.T) {
+	up := Rules{Policies: []RatePolicy{{Kind: PercentRate, Value: 10, Period: 15 * time.Second}}}
+	assert.Equal(t, 111, newScaler(Behavior{ScaleUp: up}).normalize(0, 100, 200, 1, 1000))
+	down := Rules{Policies: []RatePolicy{{Kind: PercentRate, Value: 80, Period: 15 * time.Second}}}
+	assert.Equal(t, 1, newScaler(Behavior{ScaleDown: down}).normalize(0, 10, 0, 0, 1000))
+}
+
+// Select: Min takes the policy allowing the smaller change, Disabled
+// forbids the direction (but not a move back within the bounds).
+func TestBehaviorSelect(t *testing.T) {
+	b := HPABehavior()
+	b.ScaleUp.Select = SelectMin
+	assert.Equal(t, 14, newScaler(b).normalize(0, 10, 50, 1, 100), "10 + 4 pods against 10 + 100 %")
+	b.ScaleDown = Rules{Select: SelectMin, Policies: []RatePolicy{
+		{Kind: PodsRate, Value: 2, Period: time.Minute},
+		{Kind: PercentRate, Value: 50, Period: time.Minute},
+	}}
+	assert.Equal(t, 8, newScaler(b).normalize(0, 10, 1, 1, 100), "10 - 2 pods against 10 - 50 %")
+
+	b = Behavior{ScaleUp: Rules{Select: SelectDisabled}, ScaleDown: Rules{Select: SelectDisabled}}
+	s := newScaler(b)
+	assert.Equal(t, 10, s.normalize(0, 10, 50, 1, 100))
+	assert.Equal(t, 10, s.normalize(15*time.Second, 10, 1, 1, 100))
+	assert.Equal(t, 20, s.normalize(30*time.Second, 30, 1, 1, 20), "above max: to the bound")
+}
+
+// The bounds that come before the behaviour: a count of 0 under a
+// positive min stays 0 (HPA leaves a target scaled to zero alone), and
+// moving a count into the bounds is a scale event like any other.
+func TestBehaviorBounds(t *testing.T) {
+	s := newScaler(HPABehavior())
+	assert.Equal(t, 0, s.normalize(0, 0, 5, 1, 10))
+	assert.Empty(t, s.up)
+	assert.Equal(t, 10, s.normalize(0, 12, 12, 1, 10))
+	assert.Equal(t, []scaleEvent{{at: 0, change: 2}}, s.down)
+
+	s = newScaler(Behavior{})
+	assert.Equal(t, 3, s.normalize(0, 0, 3, 0, 10), "min 0: scale from zero")
+}
+
+// Memory stays bounded: over a day of 15 s ticks, with the ask swinging
+// up and down, the log holds at most the ticks of the longest window plus
+// two, each direction's events at most those of its longest period plus
+// two, and once warm, a tick allocates nothing.
+func TestBehaviorMemoryBounded(t *testing.T) {
+	const tick = 15 * time.Second
+	slow := HPABehavior()
+	slow.ScaleUp.Window = time.Minute
+	slow.ScaleUp.Policies = []RatePolicy{{Kind: PodsRate, Value: 4, Period: 2 * time.Minute}}
+	for _, c := range []struct {
+		name           string
+		b              Behavior
+		recs, up, down int
+	}{
+		{name: "HPA", b: HPABehavior(), recs: int(300*time.Second/tick) + 2, up: 1 + 2, down: 1 + 2},
+		{name: "slow", b: slow, recs: int(300*time.Second/tick) + 2, up: int(2*time.Minute/tick) + 2, down: 1 + 2},
+		{name: "zero", b: Behavior{}, recs: 2, up: 2, down: 2},
+	} {
+		s := newScaler(c.b)
+		current, ups, downs := 1, 0, 0
+		now := time.Duration(0)
+		step := func(i int) {
+			// A 40-minute swing between 1 and 50.
+			phase := i % 160
+			desired := 1 + 49*min(phase, 160-phase)/80
+			next := s.normalize(now, current, desired, 1, 100)
+			if next > current {
+				ups++
+			} else if next < current {
+				downs++
+			}
+			current = next
+			now += tick
+		}
+		for i := 0; i < 24*240; i++ {
+			step(i)
+		}
+		assert.Greater(t, ups, 100, c.name)
+		assert.Greater(t, downs, 20, c.name)
+		assert.LessOrEqual(t, len(s.recs), c.recs, c.name)
+		assert.LessOrEqual(t, len(s.up), c.up, c.name)
+		assert.LessOrEqual(t, len(s.down), c.down, c.name)
+		i := 0
+		allocs := testing.AllocsPerRun(1000, func() { step(i); i++ })
+		assert.Zero(t, allocs, c.name)
+	}
+}
+
 func TestBehaviorValidateNamesFields(t *testing.T) {
 	require.NoError(t, Behavior{}.Validate(), "the zero value takes recommendations as they are")
 	require.NoError(t, HPABehavior().Validate())
