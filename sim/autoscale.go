@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 )
 
@@ -49,6 +50,11 @@ type Autoscale struct {
 	Min, Max int
 	// Interval is the controller's period; 0 means DefaultScaleInterval.
 	Interval time.Duration
+	// Behavior is what the controller does with each recommendation
+	// before it acts, as Kubernetes' HPA does (stabilisation windows, rate
+	// limits: behavior.go). The zero value acts on every recommendation
+	// as it is; HPABehavior() is the autoscaling/v2 defaults.
+	Behavior Behavior
 	// MetricDelay is how stale the loads a Policy reads are: the
 	// controller's samples are refreshed when read at least MetricDelay
 	// after the last refresh (a metrics pipeline's scrape and query
@@ -73,6 +79,11 @@ const DefaultScaleInterval = 15 * time.Second
 // DefaultMaxJoins is Autoscale.MaxJoins's zero value: a join every 15 s
 // tick for a day is 5,760, so a day's churn fits.
 const DefaultMaxJoins = 10_000
+
+// MaxBehaviorTicks bounds the recommendations the controller keeps for
+// Autoscale.Behavior: its longest window or period over Interval. A 300 s
+// window at 15 s ticks keeps 20.
+const MaxBehaviorTicks = 100_000
 
 // On reports whether the fleet autoscales.
 func (a Autoscale) On() bool { return a.Policy != nil }
@@ -148,7 +159,7 @@ type Autoscaler interface {
 
 func (a Autoscale) validate(f Fleet, c Config) error {
 	if a.Policy == nil {
-		if a != (Autoscale{}) {
+		if !reflect.ValueOf(a).IsZero() {
 			return errors.New("sim: Fleet.Autoscale is set but has no Policy: set one, or leave Autoscale zero for a fixed fleet")
 		}
 		return nil
@@ -170,6 +181,16 @@ func (a Autoscale) validate(f Fleet, c Config) error {
 	}
 	if a.Interval < 0 || a.Interval > 24*time.Hour {
 		bad("Interval must be in [0, 24h] (0 means %v), got %v", DefaultScaleInterval, a.Interval)
+	}
+	if err := a.Behavior.validate("Fleet.Autoscale.Behavior"); err != nil {
+		errs = append(errs, fmt.Errorf("sim: %w", err))
+	} else if iv := a.WithDefaults().Interval; iv > 0 {
+		// The controller keeps a recommendation a tick over the longest
+		// window: bound that memory.
+		longest := max(a.Behavior.ScaleUp.Window, a.Behavior.ScaleDown.Window, a.Behavior.ScaleUp.longestPeriod(), a.Behavior.ScaleDown.longestPeriod())
+		if longest/iv > MaxBehaviorTicks {
+			bad("Behavior keeps %d ticks of Interval %v (its longest window or period is %v), more than MaxBehaviorTicks (%d): lengthen Interval or shorten the window", longest/iv, iv, longest, MaxBehaviorTicks)
+		}
 	}
 	if a.MetricDelay < 0 || a.MetricDelay > 24*time.Hour {
 		bad("MetricDelay must be in [0, 24h] (0 means fresh loads), got %v", a.MetricDelay)

@@ -47,7 +47,9 @@
 //     never keeps a run going.
 //   - autoscale_*.go: the built-in policies, one per file — Schedule (a
 //     size by the clock: the static fleet, the time-of-day baseline,
-//     perfect foresight with Lead). A new policy is one type with a
+//     perfect foresight with Lead). behavior.go: Behavior, HPA's
+//     stabilisation windows and rate limits, which the controller applies
+//     to every policy's recommendation. A new policy is one type with a
 //     Desired method, in a file of its own.
 //   - transfer.go: Link, the path a prefill pool's KV takes to a decode
 //     pool (bandwidth, latency, FIFO or fair sharing; which real

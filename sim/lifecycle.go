@@ -45,6 +45,7 @@ type scaling struct {
 	handedBack        int // requests handed back by draining replicas
 	drained           int // requests aborted at a drain deadline
 	jitter            *rand.Rand
+	ctl               *scaler // Autoscale.Behavior's state
 	view              ScaleView
 	refs              []int32 // scratch: a drain's requests
 }
@@ -57,7 +58,7 @@ func newScaling(cfg Config, r *runner, slo SLO) *scaling {
 		return nil
 	}
 	a = a.WithDefaults()
-	sc := &scaling{cfg: a, template: cfg.replicas()[0], slo: slo}
+	sc := &scaling{cfg: a, template: cfg.replicas()[0], slo: slo, ctl: newScaler(a.Behavior)}
 	sc.routable = make([]int32, len(r.reps))
 	for i := range sc.routable {
 		sc.routable[i] = int32(i)
@@ -75,12 +76,12 @@ func newScaling(cfg Config, r *runner, slo SLO) *scaling {
 // warming replicas.
 func (sc *scaling) size() int { return len(sc.routable) + sc.warming }
 
-// tick is the controller's: it asks the policy for the fleet's size and
-// joins or leaves replicas to reach it, then queues the next tick.
+// tick is the controller's: it asks the policy for the fleet's size,
+// applies Autoscale.Behavior and [Min, Max] to it (scaler.normalize),
+// joins or leaves replicas to reach it, and queues the next tick.
 func (r *runner) tick() error {
 	sc := r.scale
-	want := sc.cfg.Policy.Desired(&sc.view)
-	want = min(max(want, sc.cfg.Min), sc.cfg.Max)
+	want := sc.ctl.normalize(r.now, sc.size(), sc.cfg.Policy.Desired(&sc.view), sc.cfg.Min, sc.cfg.Max)
 	for n := sc.size(); n < want; n++ {
 		if err := r.request(); err != nil {
 			return err

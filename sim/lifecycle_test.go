@@ -200,3 +200,34 @@ func TestScheduleLead(t *testing.T) {
 	s.Repeat = false
 	require.Equal(t, 3, at(s, 10*time.Hour), "without Repeat the last step holds")
 }
+
+// The controller applies HPA's behaviour to the policy's recommendation:
+// under HPABehavior a rise from 1 to 10 goes 1, 5, 10 at 15 s ticks (4
+// pods or 100 % a period, the larger), and a fall back to 1 waits for the
+// highest recommendation of the last 300 s to drop.
+func TestBehaviorPacesTheFleet(t *testing.T) {
+	cfg := Config{Fleet: Fleet{Replicas: []ReplicaConfig{{}},
+		Autoscale: Autoscale{
+			Policy:   Schedule{Steps: []ReplicaStep{{Duration: 60 * time.Second, Replicas: 1}, {Duration: 60 * time.Second, Replicas: 10}, {Duration: time.Hour, Replicas: 1}}},
+			Max:      10,
+			Behavior: HPABehavior(),
+		}}}
+	var reqs list
+	for i := range 600 { // one a second for 10 minutes, so that the run lasts
+		reqs = append(reqs, workload.Request{ID: uint64(i), Arrival: time.Duration(i) * time.Second, InputTokens: 100, OutputTokens: 20})
+	}
+	run, err := runScenario(cfg, reqs)
+	require.NoError(t, err)
+	require.Len(t, run.lives, 10)
+	for i, l := range run.lives[1:] {
+		want := 60 * time.Second
+		if i >= 4 {
+			want = 75 * time.Second
+		}
+		require.Equal(t, want, l.requested, "replica %d", i+1)
+		// The last recommendation of 10 is the 105 s tick's (the step
+		// ends at 120 s); exactly 300 s old it no longer counts, so the
+		// 405 s tick drops to 1, all at once (100 % a period).
+		require.Equal(t, 405*time.Second, l.drainAt, "replica %d", i+1)
+	}
+}

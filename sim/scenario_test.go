@@ -311,6 +311,12 @@ func decodeScenario(data []byte) (Config, list) {
 			ColdStart:   ColdStart{Load: time.Duration(a/12%4) * 60 * time.Millisecond, Jitter: time.Duration(c/9%2) * 45 * time.Millisecond},
 			Drain:       Drain{Timeout: time.Duration(a/48%3) * 150 * time.Millisecond, HandBack: c/18%2 == 1},
 		}
+		if c/36%2 == 1 { // HPA's behaviour, in milliseconds: one replica a period up, a window down
+			cfg.Fleet.Autoscale.Behavior = Behavior{
+				ScaleUp:   Rules{Policies: []RatePolicy{{Kind: PodsRate, Value: 1, Period: 100 * time.Millisecond}}},
+				ScaleDown: Rules{Window: 300 * time.Millisecond},
+			}
+		}
 	}
 	return cfg, reqs
 }
