@@ -37,14 +37,16 @@
 //     caches as they are (the zero value); ApproxView, SGLang's tree of
 //     what each router instance routed, pruned on a timer; EventsView,
 //     llm-d's index of the replicas' KV events, late by a declared lag.
-//   - autoscale.go, lifecycle.go, scaleview.go: Autoscale (Fleet), replicas
+//   - autoscale.go, lifecycle.go, scaleview.go, scale_summary.go: Autoscale
+//     (Fleet), replicas
 //     that join a running fleet after a declared ColdStart and leave it by
 //     a Drain (finish, hand back the never-scheduled, abort at a
 //     deadline), a controller ticking every Interval; the Autoscaler seam
 //     and the read-only ScaleView a policy decides on. An index names one
 //     replica's whole life (never reused, as a pod's name). The routable
 //     list is the router's View; the controller's tick is an event that
-//     never keeps a run going.
+//     never keeps a run going. ScaleSummary: replica-hours by state,
+//     joins and leaves, the timeline a tick at a time.
 //   - autoscale_*.go: the built-in policies, one per file — Schedule (a
 //     size by the clock: the static fleet, the time-of-day baseline,
 //     perfect foresight with Lead). behavior.go: Behavior, HPA's

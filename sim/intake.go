@@ -26,6 +26,7 @@ type intake struct {
 	srcDone     bool
 	lastArrival time.Duration
 	seen        int        // requests pulled from the source
+	arrived     int        // requests that arrived
 	errs        *rand.Rand // injects server errors (Config.ErrorRate)
 
 	slots    []slot
@@ -237,6 +238,7 @@ func (r *runner) alloc() int32 {
 func (r *runner) arrive(ref int32) error {
 	s := &r.slots[ref]
 	s.live = true
+	r.arrived++
 	if s.rec.Measured {
 		r.measuredLive++
 	}

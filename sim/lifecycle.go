@@ -48,6 +48,13 @@ type scaling struct {
 	ctl               *scaler // Autoscale.Behavior's state
 	view              ScaleView
 	refs              []int32 // scratch: a drain's requests
+	// The timeline (ScaleSummary): the samples so far, the arrivals
+	// counted at the last tick, and the measured requests ended (and
+	// good) since; the largest fleet held at once.
+	timeline    []ScaleSample
+	lastArrived int
+	ended, good int
+	peak        int
 }
 
 // newScaling is the runner's autoscaling state, nil without a Policy; it
@@ -92,6 +99,7 @@ func (r *runner) tick() error {
 			return err
 		}
 	}
+	sc.noteTick(r, want)
 	r.queueTick(r.now + sc.cfg.Interval)
 	return nil
 }
@@ -116,7 +124,7 @@ func (r *runner) request() error {
 	}
 	sc.joins++
 	rep := &r.reps[i]
-	rep.state, rep.requested = stateWarming, r.now
+	rep.state, rep.requested, rep.readyAt = stateWarming, r.now, Never
 	sc.warming++
 	cold := sc.cfg.ColdStart.Total()
 	if sc.jitter != nil {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -30,7 +31,13 @@ func TestStaticScheduleIsTheFixedFleet(t *testing.T) {
 			Interval: 35 * time.Millisecond, MetricDelay: 20 * time.Millisecond, ColdStart: ColdStart{Load: time.Second}, Drain: Drain{Timeout: time.Second, HandBack: true}}
 		scaled, err := runScenario(cfg, reqs)
 		require.NoError(t, err, "seed %d", seed)
-		sameBytes(t, fixed.text, scaled.text)
+		text := scaled.text[:bytes.LastIndex(scaled.text, []byte("scale {"))] // the fixed fleet has no ScaleSummary
+		sameBytes(t, fixed.text, text)
+		sc := scaled.sum.Scale
+		require.Zero(t, sc.Joins+sc.Leaves)
+		if !cfg.DetectWarmup { // the declared window is the measured one
+			require.InDelta(t, float64(n)*scaled.sum.Window.Hours(), sc.ReplicaHours, 1e-12, "n replicas over the window: seed %d, %+v", seed, cfg.Window)
+		}
 		compared++
 	}
 	require.Greater(t, compared, 50)
@@ -230,4 +237,48 @@ func TestBehaviorPacesTheFleet(t *testing.T) {
 		// 405 s tick drops to 1, all at once (100 % a period).
 		require.Equal(t, 405*time.Second, l.drainAt, "replica %d", i+1)
 	}
+}
+
+// With no cold start, a schedule's serving replica-hours are exactly the
+// sum of its steps (each replica serves from the tick that asks for it to
+// the tick that takes it out of routing, and the ticks fall on the hour),
+// the replica-hours exceed them only by the drains, and the timeline
+// accounts for every arrival and every measured end.
+func TestServingHoursFollowTheSchedule(t *testing.T) {
+	hours := []int{2, 4, 3, 1}
+	steps := make([]ReplicaStep, len(hours))
+	for i, n := range hours {
+		steps[i] = ReplicaStep{Duration: time.Hour, Replicas: n}
+	}
+	cfg := Config{Window: Window{Horizon: 4 * time.Hour}, Fleet: Fleet{Replicas: Copies(2, ReplicaConfig{}),
+		Autoscale: Autoscale{Policy: Schedule{Steps: steps}, Max: 8, Drain: Drain{Timeout: time.Minute}}}}
+	var reqs list
+	for i := range 4 * 3600 / 2 { // one every 2 s for the 4 hours
+		reqs = append(reqs, workload.Request{ID: uint64(i), Arrival: time.Duration(i) * 2 * time.Second, InputTokens: 300, OutputTokens: 150})
+	}
+	run, err := runScenario(cfg, reqs)
+	require.NoError(t, err)
+	sc := run.sum.Scale
+	require.Equal(t, 2+4+3+1.0, sc.Serving, "serving replica-hours: the sum of the steps, exactly")
+	require.Zero(t, sc.Warming, "no cold start")
+	require.Equal(t, 2, sc.Joins)
+	require.Equal(t, 3, sc.Leaves)
+	require.Equal(t, 4, sc.PeakReplicas)
+	require.LessOrEqual(t, sc.Draining, float64(sc.Leaves)*time.Minute.Hours(), "each drain lasts at most its deadline")
+	require.Positive(t, sc.Draining, "a replica leaving a fleet under load holds something")
+	require.InDelta(t, sc.Serving+sc.Draining, sc.ReplicaHours, 1e-12)
+	require.InDelta(t, 10.0/4, sc.MeanServing, 1e-12)
+	require.InDelta(t, 12*sc.ReplicaHours, sc.Cost(12), 1e-12)
+	arrived, ended, good := 0, 0, 0
+	for i, s := range sc.Timeline {
+		require.Equal(t, time.Duration(i+1)*DefaultScaleInterval, s.At, "a sample a tick")
+		require.Equal(t, hours[min(int(s.At/time.Hour), 3)], s.Desired, "at %v", s.At)
+		require.Equal(t, s.Desired, s.Serving+s.Warming, "at %v", s.At)
+		arrived, ended, good = arrived+s.Arrived, ended+s.Ended, good+s.Good
+	}
+	last := sc.Timeline[len(sc.Timeline)-1].At
+	require.Equal(t, min(int(last/(2*time.Second))+1, len(reqs)), arrived, "every arrival up to the last tick, at 0, 2 s, ...")
+	require.LessOrEqual(t, ended, run.sum.Offered)
+	require.LessOrEqual(t, good, ended)
+	require.Positive(t, good)
 }

@@ -440,7 +440,20 @@ func runScenarioRunner(cfg Config, reqs list, steps ...bool) (scenarioRun, *runn
 		return scenarioRun{}, nil, err
 	}
 	sum := r.summary()
-	fmt.Fprintf(&buf, "%+v\n", sum)
+	// The summary, and what its pointers point to (printed as pointers
+	// they would compare addresses).
+	flat := sum
+	flat.Disagg, flat.Tiers, flat.Scale = nil, nil, nil
+	fmt.Fprintf(&buf, "%+v\n", flat)
+	if sum.Disagg != nil {
+		fmt.Fprintf(&buf, "disagg %+v\n", *sum.Disagg)
+	}
+	if sum.Tiers != nil {
+		fmt.Fprintf(&buf, "tiers %+v\n", *sum.Tiers)
+	}
+	if sum.Scale != nil {
+		fmt.Fprintf(&buf, "scale %+v\n", *sum.Scale)
+	}
 	for i := range r.reps {
 		if b := stepLogs[i]; b != nil {
 			buf.Write(b.Bytes())

@@ -264,6 +264,9 @@ func (r *runner) tally(rec *Record, class int) {
 	}
 	if rec.Measured {
 		r.measuredLive--
+		if r.scale != nil {
+			r.scale.noteEnd(rec, r.col.sloFor(rec))
+		}
 		if r.col.detect { // counted once the warm-up is known
 			r.col.hold(rec)
 		} else {

@@ -160,6 +160,10 @@ type Summary struct {
 	// Fleet.SharedStore): prompt tokens found in each tier, bytes loaded,
 	// link use, the share of TTFT spent loading; nil without tiers.
 	Tiers *TierSummary `json:",omitempty"`
+	// Scale is what an autoscaled fleet did: its replica-hours by state,
+	// joins and leaves, and its timeline (Fleet.Autoscale); nil for a
+	// fixed fleet.
+	Scale *ScaleSummary `json:",omitempty"`
 
 	// Stopped is the instant the run stopped: the last terminal event of
 	// an open window, at most Horizon + Drain, or the overload stop.
@@ -194,7 +198,9 @@ type ReplicaSummary struct {
 	// KVOccupancy the time-average fraction of its KV blocks held (vLLM's
 	// "GPU KV cache usage"), and MeanHeld the time-average number of
 	// requests it held, waiting or running (its L in Little's law); NaN
-	// for an empty window.
+	// for an empty window. In an autoscaled fleet (Fleet.Autoscale) they
+	// are over the part of the window it served or drained, and NaN for
+	// a replica that never served in it.
 	Busy, KVOccupancy, MeanHeld float64
 }
 

@@ -152,6 +152,9 @@ func (r *runner) summary() Summary {
 	if r.tiers != nil {
 		s.Tiers = r.tiers.summary(w.Warmup, max(0, end-w.Warmup), r.cfg.Percentiles)
 	}
+	if r.scale != nil {
+		s.Scale = r.scale.summary(r, w.Warmup, max(w.Warmup, end))
+	}
 	s.GatewayQueue = r.gatewayQueue(max(0, end-w.Warmup))
 	s.Steps = r.mix.finish(r.cfg.Percentiles)
 	if r.perClass {
@@ -180,7 +183,11 @@ func (r *runner) replicaSummaries(fleet *Summary, window, declared time.Duration
 			Cached: s.Cached, InputTokens: s.InputTokens, Preempt: s.Preempt,
 			Busy: math.NaN(), KVOccupancy: math.NaN(), MeanHeld: math.NaN(),
 		}
-		if sec := declared.Seconds(); sec > 0 {
+		sec := declared.Seconds()
+		if r.scale != nil { // the part of the window it served or drained
+			sec = r.scale.present(rep, r.cfg.Warmup, r.cfg.Warmup+declared).Seconds()
+		}
+		if sec > 0 {
 			rs.Busy = rep.busy.Seconds() / sec
 			rs.KVOccupancy = rep.blockTime.seconds() / sec / float64(rep.eng.Config().KVBlocks)
 			rs.MeanHeld = rep.heldArea.seconds() / sec
