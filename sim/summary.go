@@ -801,12 +801,13 @@ func (p *recordReplay) lastEvent() time.Duration {
 // Summary (summary.go: the collector and Summarize; window.go: the window,
 // what is integrated over it and the warm-up; sample.go: the samples the
 // collector keeps; pools_summary.go: a disaggregated fleet's;
-// tiers_summary.go: the KV tiers'), registered with the analysis revision
+// tiers_summary.go: the KV tiers'; scale_summary.go: an autoscaled
+// fleet's replica-hours and timeline), registered with the analysis revision
 // (analysis.AnalysisRevision). What a run simulates (the engine, the
 // runner's events) is not analysis: the build's VCS revision covers it.
 //
-//go:embed summary.go window.go sample.go pools_summary.go tiers_summary.go
+//go:embed summary.go window.go sample.go pools_summary.go tiers_summary.go scale_summary.go
 var analysisFiles embed.FS
 
 var _ = revision.Register("github.com/servesim/servesim/sim", analysisFiles,
-	"summary.go", "window.go", "sample.go", "pools_summary.go", "tiers_summary.go")
+	"summary.go", "window.go", "sample.go", "pools_summary.go", "tiers_summary.go", "scale_summary.go")

@@ -57,6 +57,13 @@
 //     and SizingUnmetError; its model band (Sizing.ModelError,
 //     SizingVariant, BandVerdict: the size under each model, whether it
 //     holds under every model of the band or rests on the model).
+//   - day.go: Day, a day of traffic (ShapedWorkload: a diurnal shape
+//     scaled to a mean rate; or a trace) through static and autoscaled
+//     fleets (DayArm, sim.Autoscale) on common random days: attainment
+//     over the day and per bin, replica-hours, cost per million output
+//     and good tokens at a declared price, paired differences from the
+//     first arm, and whether each reading holds under every model of the
+//     band (DayResult.Verdict).
 //   - retained.go: Retained, the goodput retained past the knee (at
 //     PastKnee's 1.5× and 2× its load, as a share of the peak), measured
 //     at those loads (Grid.PastKnee runs them) and never interpolated.
