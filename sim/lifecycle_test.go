@@ -271,14 +271,14 @@ func TestServingHoursFollowTheSchedule(t *testing.T) {
 	require.InDelta(t, 12*sc.ReplicaHours, sc.Cost(12), 1e-12)
 	arrived, ended, good := 0, 0, 0
 	for i, s := range sc.Timeline {
-		require.Equal(t, time.Duration(i+1)*DefaultScaleInterval, s.At, "a sample a tick")
+		if i < len(sc.Timeline)-1 || s.At%DefaultScaleInterval == 0 {
+			require.Equal(t, time.Duration(i+1)*DefaultScaleInterval, s.At, "a sample a tick")
+		}
 		require.Equal(t, hours[min(int(s.At/time.Hour), 3)], s.Desired, "at %v", s.At)
 		require.Equal(t, s.Desired, s.Serving+s.Warming, "at %v", s.At)
 		arrived, ended, good = arrived+s.Arrived, ended+s.Ended, good+s.Good
 	}
-	last := sc.Timeline[len(sc.Timeline)-1].At
-	require.Equal(t, min(int(last/(2*time.Second))+1, len(reqs)), arrived, "every arrival up to the last tick, at 0, 2 s, ...")
-	require.LessOrEqual(t, ended, run.sum.Offered)
-	require.LessOrEqual(t, good, ended)
-	require.Positive(t, good)
+	require.Equal(t, len(reqs), arrived, "every arrival")
+	require.Equal(t, run.sum.Offered, ended, "the timeline counts every measured end, the last ones in a sample at the run's end")
+	require.Equal(t, run.sum.Good, good)
 }

@@ -8,7 +8,9 @@ import (
 // ScaleSummary is what an autoscaled fleet (Fleet.Autoscale) did over the
 // run: the replica-time it paid for, by state, over the declared window,
 // its joins and leaves, and a sample of the fleet at every tick of the
-// controller. Summary.Scale is nil for a fixed fleet.
+// controller. Summary.Scale is nil for a fixed fleet, and in a summary
+// made from records alone (Summarize): records do not say when replicas
+// came and went.
 //
 // A replica costs from the tick that requests it to the instant it is
 // gone: Warming (its cold start), Serving (in the router's view) and
@@ -32,7 +34,11 @@ type ScaleSummary struct {
 	// router (Drain.HandBack), Drained those aborted at a drain deadline
 	// (Drain.Timeout).
 	HandedBack, Drained int
-	// Timeline is the fleet at every tick of the controller, in order.
+	// Timeline is the fleet at every tick of the controller, in order,
+	// and at the run's end when a request arrived or a measured one
+	// ended after the last tick (a tick that nothing would follow is
+	// dropped: sim.Autoscale), so that its samples count every arrival
+	// and every measured end.
 	Timeline []ScaleSample
 }
 
@@ -67,6 +73,14 @@ func (sc *scaling) noteTick(r *runner, desired int) {
 // summary is the run's ScaleSummary over the declared window [opens,
 // closes).
 func (sc *scaling) summary(r *runner, opens, closes time.Duration) *ScaleSummary {
+	if r.arrived > sc.lastArrived || sc.ended > 0 { // what the last tick did not see
+		if n := len(sc.timeline); n > 0 && sc.timeline[n-1].At == r.now { // after a tick at this very instant: its sample takes it
+			last := &sc.timeline[n-1]
+			last.Arrived, last.Ended, last.Good = last.Arrived+r.arrived-sc.lastArrived, last.Ended+sc.ended, last.Good+sc.good
+		} else {
+			sc.noteTick(r, sc.size())
+		}
+	}
 	var warm, serve, drain, total wide
 	clip := func(acc *wide, a, b time.Duration) {
 		if b == Never {

@@ -119,7 +119,8 @@ type DayArmResult struct {
 	Joins float64
 	// Binned is the attainment of each Bin of the day, pooled over the
 	// days (Σ good / Σ ended of the timeline samples whose tick falls in
-	// it); NaN where nothing ended.
+	// it; the last bin takes the measured requests that end after the
+	// horizon); NaN where nothing ended.
 	Binned []float64
 	// Timeline is the first day's (sim.ScaleSummary.Timeline): for a
 	// chart of the day.
@@ -135,7 +136,9 @@ type DayArmResult struct {
 // (workload.Diurnal, or any piecewise-constant rates), scaled so that its
 // mean is the offered load: Spec's arrival process, lengths and prefixes
 // with its Seed and Arrival.Schedule set per run (Rate unused), lasting
-// Shape's span unless Spec.Duration says otherwise.
+// Shape's span unless Spec.Duration says otherwise (a Shape that repeats,
+// as workload.Diurnal's does, lasts a year: the run stops at its
+// window's end).
 type ShapedWorkload struct {
 	Shape workload.Schedule
 	Spec  workload.Synthetic
@@ -153,6 +156,9 @@ func (s ShapedWorkload) Source(load float64, seed uint64) (workload.Source, erro
 	}
 	spec := s.Spec
 	spec.Seed, spec.Arrival.Rate, spec.Arrival.Schedule = seed, 0, shape
+	if shape.Repeat && spec.Duration == 0 && spec.Count == 0 {
+		spec.Duration = year // the run stops at its window's end
+	}
 	return workload.NewSynthetic(spec)
 }
 
@@ -328,8 +334,10 @@ func (d Day) runModel(replace func(costmodel.Model) costmodel.Model, scale float
 	}
 	close(jobs)
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, 0, err
+	for i, err := range errs { // the first, not one per run: they often share a cause
+		if err != nil {
+			return nil, 0, fmt.Errorf("arm %s, day %d: %w", d.Arms[i/days].Name, i%days, err)
+		}
 	}
 	out := make([]DayArmResult, len(d.Arms))
 	for a := range d.Arms {
@@ -353,10 +361,12 @@ func (d Day) runDay(cfg sim.Config, day int) (dayRun, error) {
 	r := dayRun{attainment: sum.Attainment, replicaHours: sc.ReplicaHours, tokens: sum.Tokens, goodTokens: sum.GoodTokens,
 		joins: sc.Joins, ended: make([]int, bins), good: make([]int, bins)}
 	for _, s := range sc.Timeline {
-		if b := int((s.At - 1) / d.Bin); s.At > 0 && b < bins { // the interval ending at At lies in the bin of At−
-			r.ended[b] += s.Ended
-			r.good[b] += s.Good
-		}
+		// The interval ending at At lies in the bin of At−; the ends
+		// after the day's last bin (measured requests finishing after
+		// the horizon) count in it.
+		b := min(int((max(s.At, 1)-1)/d.Bin), bins-1)
+		r.ended[b] += s.Ended
+		r.good[b] += s.Good
 	}
 	if day == 0 {
 		r.timeline = sc.Timeline
