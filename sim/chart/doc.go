@@ -28,6 +28,8 @@
 //   - Occupancy: one replica's KV occupancy and queue lengths over the
 //     time of one run, from the steps a Timeline kept (a
 //     sim.StepObserver).
+//   - Day: autoscaled runs over time (sim.ScaleSummary's timeline), in
+//     panels on one time axis: offered load, replicas, attainment per bin.
 //
 // Each returns a *plot.Plot, or Panels (plots one above the other, x axes
 // aligned), so a caller can retitle it or add to it before writing it with
@@ -39,8 +41,9 @@
 // Reading guide: goodput.go and goodput_marks.go (the curve, its marks
 // and its model band), latency.go, cdf.go, compare.go (several series on
 // one axis), dial.go (a dial sweep), dialknees.go (several), timeline.go
-// (Timeline and Occupancy), marks.go (colours, series styles, lines,
-// ticks, the legend's strip), panels.go, write.go.
+// (Timeline and Occupancy), day.go (an autoscaled day: its bins and
+// panels), marks.go (colours, series styles, lines, ticks, the legend's
+// strip), panels.go, write.go.
 //
 // Choices: colours are Okabe–Ito, distinct for colour-blind readers, and
 // the series of a comparison differ in glyph and dash pattern too, so
