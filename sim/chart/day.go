@@ -17,7 +17,10 @@ import (
 // static fleet. Scale is the run's Summary.Scale. A fixed fleet has none:
 // run it as an autoscaled fleet under a constant sim.Schedule (one step of
 // its size, Max its size), which keeps the same bytes and samples it at
-// every tick. The zero value has no Scale, and Validate refuses it.
+// every tick (analysis.Day runs its static arms so). From an
+// analysis.DayResult, an arm is DayArm{Name: a.Name, Scale:
+// &sim.ScaleSummary{Timeline: a.Timeline}}: Day draws only the timeline.
+// The zero value has no Scale, and Validate refuses it.
 type DayArm struct {
 	Name  string // the legend's label; "" means "arm 1", "arm 2", …
 	Scale *sim.ScaleSummary
