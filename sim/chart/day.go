@@ -57,9 +57,9 @@ const DefaultDayBin = 5 * time.Minute
 //     highest value in it;
 //   - each arm's attainment per bin: Σ Good / Σ Ended over the bin's
 //     samples. A bin where no measured request ended has no attainment:
-//     it is a gap in the line, never 0 or 1. The samples count the
-//     requests that ended by the controller's last tick: those that end
-//     after it (in flight at the end of the run) are in no bin.
+//     it is a gap in the line, never 0 or 1. The samples count every
+//     measured request: those that end after the controller's last
+//     tick are in the timeline's sample at the run's end, in its bin.
 //
 // A sample counts in the bin its instant falls in, bins being (k·bin,
 // (k+1)·bin] from the start of the run: a sample's counts are of the

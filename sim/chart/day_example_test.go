@@ -36,7 +36,7 @@ func ExampleDay() {
 		if err != nil {
 			panic(err)
 		}
-		fmt.Printf("attainment %.3f, replica-hours %.2f, %d ticks\n", sum.Attainment, sum.Scale.ReplicaHours, len(sum.Scale.Timeline))
+		fmt.Printf("attainment %.3f, replica-hours %.2f, %d samples\n", sum.Attainment, sum.Scale.ReplicaHours, len(sum.Scale.Timeline))
 		return sum.Scale
 	}
 	steps := []sim.ReplicaStep{{Duration: 10 * time.Minute, Replicas: 1}, {Duration: 10 * time.Minute, Replicas: 3}, {Duration: time.Hour, Replicas: 1}}
@@ -58,8 +58,8 @@ func ExampleDay() {
 	}
 	fmt.Printf("day.png: %d panels, %d × %d pixels\n", len(ps), img.Width, img.Height)
 	// Output:
-	// attainment 1.000, replica-hours 1.50, 120 ticks
-	// attainment 0.825, replica-hours 0.84, 120 ticks
-	// attainment 0.991, replica-hours 0.89, 120 ticks
+	// attainment 1.000, replica-hours 1.50, 121 samples
+	// attainment 0.825, replica-hours 0.84, 121 samples
+	// attainment 0.991, replica-hours 0.89, 121 samples
 	// day.png: 3 panels, 1063 × 1782 pixels
 }

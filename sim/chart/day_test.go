@@ -227,11 +227,14 @@ func lateSchedule(t *testing.T) sim.Summary {
 func TestDayBinsOfARun(t *testing.T) {
 	sum := lateSchedule(t)
 	tl := sum.Scale.Timeline
-	require.Len(t, tl, 120, "a tick every 15 s for 30 minutes")
+	require.Len(t, tl, 121, "a tick every 15 s for 30 minutes, and a sample at the run's end")
 	bins := dayBins(tl, DefaultDayBin)
-	require.Len(t, bins, 6)
-	arrived, ended, good := 0, 0, 0
-	for i, b := range bins {
+	require.Len(t, bins, 7, "the half-hour's six, and the run's end past it")
+	end := bins[6]
+	require.Equal(t, 0, end.Arrived, "the workload stops at the horizon")
+	require.Equal(t, tl[120].At-30*time.Minute, end.Covered)
+	arrived, ended, good := 0, end.Ended, end.Good
+	for i, b := range bins[:6] {
 		assert.Equal(t, time.Duration(i)*DefaultDayBin, b.Start)
 		assert.Equal(t, DefaultDayBin, b.Covered)
 		assert.Equal(t, float64(b.Arrived)/300, b.Rate)
@@ -244,10 +247,8 @@ func TestDayBinsOfARun(t *testing.T) {
 		arrived, ended, good = arrived+b.Arrived, ended+b.Ended, good+b.Good
 	}
 	assert.Equal(t, sum.Offered, arrived)
-	// Requests that end after the last tick (the horizon) are in no
-	// sample.
-	assert.LessOrEqual(t, ended, sum.Offered)
-	assert.LessOrEqual(t, good, sum.Good)
+	assert.Equal(t, sum.Offered, ended, "every measured request ends in a bin")
+	assert.Equal(t, sum.Good, good)
 	assert.Greater(t, bins[0].Attainment, 0.9)
 	assert.Greater(t, bins[1].Attainment, 0.9)
 	assert.Less(t, bins[2].Attainment, 0.8, "the peak's first bin, 90 s of it on one replica")
@@ -258,6 +259,6 @@ func TestDayBinsOfARun(t *testing.T) {
 	}
 	ps, err := Day("", 0, DayArm{Name: "schedule", Scale: sum.Scale})
 	require.NoError(t, err)
-	assert.Equal(t, 0.5, ps[0].X.Max, "half an hour")
+	assert.Equal(t, tl[120].At.Hours(), ps[0].X.Max, "half an hour, and the run's end")
 	assert.Equal(t, fitTop(3), ps[1].Y.Max, "three replicas at the peak")
 }
