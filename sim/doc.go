@@ -49,7 +49,9 @@
 //     joins and leaves, the timeline a tick at a time.
 //   - autoscale_*.go: the built-in policies, one per file — Schedule (a
 //     size by the clock: the static fleet, the time-of-day baseline,
-//     perfect foresight with Lead). behavior.go: Behavior, HPA's
+//     perfect foresight with Lead); KVSaturation (llm-d's variant
+//     autoscaler's V1 saturation rule: a replica more or fewer a tick on
+//     KV cache usage and waiting queues). behavior.go: Behavior, HPA's
 //     stabilisation windows and rate limits, which the controller applies
 //     to every policy's recommendation. A new policy is one type with a
 //     Desired method, in a file of its own.
