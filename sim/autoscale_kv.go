@@ -11,8 +11,11 @@ import (
 // one replica at a tick when the replicas' KV cache usage or waiting
 // queues say it runs out of room (or has room to spare). WVA does not
 // scale pods itself: it publishes a desired count (wva_desired_replicas)
-// that an HPA actuates, so the HPA in front of it is Autoscale.Behavior
-// (its chart's example holds 240 s both ways); its loop ticks every 15 s
+// that an HPA actuates, so the HPA in front of it is Autoscale.Behavior.
+// Its Helm chart's default hpa.behavior (docs/integrations/
+// hpa-integration.md) is, in each direction, Rules{Window: 240 s,
+// Policies: 10 Pods per 150 s}; the zero Behavior acts on every
+// recommendation at once. Its loop ticks every 15 s
 // (internal/config/config.go, optimizationInterval), Autoscale.Interval's
 // default. The code mirrored is llm-d/llm-d-workload-variant-autoscaler
 // at b08b1c7 (Feb 2026), internal/saturation/analyzer.go, the V1 path of

@@ -21,8 +21,8 @@ func analyzeKV(p KVSaturation, reps []kvReplica) saturationAnalysis {
 	return p.withDefaults().analyze(len(reps), func(i int) (float64, int) { return reps[i].kv, reps[i].waiting })
 }
 
-// WVA's own cases, replayed on the analysis: every replica of
-// internal/saturation/analyzer_test.go (llm-d-workload-variant-autoscaler
+// WVA's own cases, replayed on the analysis: the replicas of the cases
+// of internal/saturation/analyzer_test.go (llm-d-workload-variant-autoscaler
 // at b08b1c7) with its expected verdicts, and the means and the other
 // verdict worked out by hand from docs/saturation-analyzer.md's formulas
 // (defaults: KV threshold 0.80, queue 5, triggers 0.1 and 3).
