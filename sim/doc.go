@@ -51,7 +51,11 @@
 //     size by the clock: the static fleet, the time-of-day baseline,
 //     perfect foresight with Lead); KVSaturation (llm-d's variant
 //     autoscaler's V1 saturation rule: a replica more or fewer a tick on
-//     KV cache usage and waiting queues). behavior.go: Behavior, HPA's
+//     KV cache usage and waiting queues); TargetUtilisation (HPA on a
+//     per-replica vLLM gauge, a Pods metric: the replica calculator's
+//     rule, warming replicas at 0 on a scale-up); QueueDepth (KEDA's
+//     Prometheus scaler on sum(vllm:num_requests_waiting), an External
+//     AverageValue metric). behavior.go: Behavior, HPA's
 //     stabilisation windows and rate limits, which the controller applies
 //     to every policy's recommendation. A new policy is one type with a
 //     Desired method, in a file of its own.
