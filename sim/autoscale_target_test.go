@@ -227,3 +227,49 @@ func TestTargetUtilisationSettles(t *testing.T) {
 	require.Equal(t, n, sum.Scale.PeakReplicas, "no overshoot")
 	require.Greater(t, sum.Attainment, 0.95)
 }
+
+// metricProbe checks each PodMetric against the replica's load at every
+// tick and keeps the fleet as it is.
+type metricProbe struct {
+	t               *testing.T
+	n               int
+	probed, waiting *int
+}
+
+func (p metricProbe) Desired(v *ScaleView) int {
+	for i := range v.Serving() {
+		l := v.Load(i)
+		require.Equal(p.t, float64(l.Running), MetricRunning.of(v, i))
+		require.Equal(p.t, float64(l.Waiting), MetricWaiting.of(v, i))
+		require.Equal(p.t, float64(l.Running+l.Waiting), MetricHeld.of(v, i))
+		// Every request of constantLoad is 1,000 tokens in and 200 out.
+		// A waiting one owes all 1,200; a running one at most 1,200 and
+		// at least 1 (its last token).
+		out := MetricOutstanding.of(v, i)
+		require.GreaterOrEqual(p.t, out, float64(1200*l.Waiting+l.Running))
+		require.LessOrEqual(p.t, out, float64(1200*(l.Waiting+l.Running)))
+		// A running request holds the blocks of its prompt and of what it
+		// emitted: from ceil(1000/16) = 63 to ceil(1200/16) = 75 of the
+		// replica's 28,672 (vLLM's usage, 1 − free/total).
+		kv := MetricKVUsage.of(v, i)
+		require.Equal(p.t, 1-float64(l.FreeBlocks)/28672, kv)
+		require.GreaterOrEqual(p.t, kv, float64(63*l.Running)/28672-1e-12)
+		require.LessOrEqual(p.t, kv, float64(75*l.Running)/28672+1e-12)
+		*p.probed++
+		*p.waiting += l.Waiting
+	}
+	return p.n
+}
+
+// Each metric reads what its vLLM gauge reports, within what the
+// requests' lengths allow.
+func TestPodMetricsRead(t *testing.T) {
+	probed, waiting := 0, 0
+	horizon := 5 * time.Minute
+	cfg := Config{Fleet: Fleet{Replicas: Copies(2, ReplicaConfig{}), Autoscale: Autoscale{Policy: metricProbe{t, 2, &probed, &waiting}, Max: 2, Interval: 5 * time.Second}},
+		Window: Window{Horizon: horizon}}
+	_, err := Run(cfg, constantLoad(t, 8, horizon), nil) // more than two replicas carry: queues form
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, probed, 2*int(horizon/(5*time.Second)), "both replicas at every tick of the window")
+	require.Positive(t, waiting, "queues formed")
+}
