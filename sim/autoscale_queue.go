@@ -39,13 +39,13 @@ import (
 // stabilisation window does (Autoscale.Behavior).
 //
 // The zero value is not valid: Target must be set. Tolerance's zero
-// value is HPA's 0.1 (DefaultTolerance).
+// value is HPA's 0.1 (DefaultHPATolerance).
 type QueueDepth struct {
 	// Target is the waiting requests per replica the fleet aims at (the
 	// trigger's threshold, the HPA's target.averageValue), > 0.
 	Target float64
 	// Tolerance is as TargetUtilisation.Tolerance; 0 means
-	// DefaultTolerance.
+	// DefaultHPATolerance.
 	Tolerance float64
 }
 
@@ -55,7 +55,7 @@ func (p QueueDepth) Validate() error {
 	if !(p.Target > 0) || math.IsInf(p.Target, 1) {
 		errs = append(errs, fmt.Errorf("QueueDepth.Target must be > 0 and finite, got %v", p.Target))
 	}
-	if err := validTolerance("QueueDepth", p.Tolerance); err != nil {
+	if err := validHPATolerance("QueueDepth", p.Tolerance); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -68,15 +68,15 @@ func (p QueueDepth) Desired(v *ScaleView) int {
 	for i := range v.Serving() {
 		waiting += v.Load(i).Waiting
 	}
-	return externalPerPodReplicas(float64(waiting), v.Serving()+v.Warming(), p.Target, tolerance(p.Tolerance))
+	return externalPerPodReplicas(float64(waiting), v.Serving()+v.Warming(), p.Target, hpaTolerance(p.Tolerance))
 }
 
 // externalPerPodReplicas is
 // ReplicaCalculator.GetExternalPerPodMetricReplicas over plain numbers:
 // usage is the external metric's sum, status HPA's statusReplicas.
 func externalPerPodReplicas(usage float64, status int, target, tol float64) int {
-	if within(usage/(target*float64(status)), tol) {
+	if hpaWithin(usage/(target*float64(status)), tol) {
 		return status
 	}
-	return ceilReplicas(usage / target)
+	return hpaCeil(usage / target)
 }

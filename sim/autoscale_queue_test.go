@@ -87,7 +87,7 @@ func TestQueueDepthFollowsTheQueue(t *testing.T) {
 		var waiting []int
 		cfg := Config{Fleet: Fleet{Replicas: Copies(1, ReplicaConfig{}), Autoscale: Autoscale{Policy: queueRecorder{p, &waiting}, Max: 8}},
 			Window: Window{Horizon: horizon}}
-		sum, err := Run(cfg, constantLoad(t, rate, horizon), nil)
+		sum, err := Run(cfg, hpaLoad(t, rate, horizon), nil)
 		require.NoError(t, err)
 		return sum, waiting
 	}

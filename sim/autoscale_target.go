@@ -10,10 +10,11 @@ import (
 // per-replica metric: an autoscaling/v2 metric of type Pods with an
 // AverageValue target, as production LLM deployments run it on vLLM's
 // gauges through a Prometheus adapter. At each tick it recommends what
-// HPA's replica calculator would (pkg/controller/podautoscaler/
-// replica_calculator.go, ReplicaCalculator.GetMetricReplicas and
-// calcPlainMetricReplicas); the controller then applies Behavior and
-// [Min, Max] (behavior.go), as HPA's normalizeDesiredReplicas does.
+// HPA's replica calculator would
+// (pkg/controller/podautoscaler/replica_calculator.go,
+// ReplicaCalculator.GetMetricReplicas and calcPlainMetricReplicas); the
+// controller then applies Behavior and [Min, Max] (behavior.go), as
+// HPA's normalizeDesiredReplicas does.
 //
 // The rule, with ready = ScaleView.Serving() and current = Serving() +
 // Warming() (HPA's currentReplicas, the scale's spec.replicas, which the
@@ -65,14 +66,14 @@ type TargetUtilisation struct {
 	Target float64
 	// Tolerance is how far the usage ratio may stray from 1 before the
 	// recommendation moves (HPA's --horizontal-pod-autoscaler-tolerance,
-	// or autoscaling/v2's per-HPA tolerance); 0 means DefaultTolerance.
+	// or autoscaling/v2's per-HPA tolerance); 0 means DefaultHPATolerance.
 	Tolerance float64
 }
 
-// DefaultTolerance is TargetUtilisation.Tolerance's and
+// DefaultHPATolerance is TargetUtilisation.Tolerance's and
 // QueueDepth.Tolerance's zero value: HPA's
 // --horizontal-pod-autoscaler-tolerance, 0.1.
-const DefaultTolerance = 0.1
+const DefaultHPATolerance = 0.1
 
 // PodMetric names the per-replica gauge a TargetUtilisation averages,
 // after the vLLM metric each mirrors.
@@ -150,7 +151,7 @@ func (p TargetUtilisation) Validate() error {
 	case p.Metric == MetricKVUsage && p.Target > 1:
 		errs = append(errs, fmt.Errorf("TargetUtilisation.Target must be in (0, 1] for MetricKVUsage (a fraction of the KV blocks), got %v", p.Target))
 	}
-	if err := validTolerance("TargetUtilisation", p.Tolerance); err != nil {
+	if err := validHPATolerance("TargetUtilisation", p.Tolerance); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -164,7 +165,7 @@ func (p TargetUtilisation) Desired(v *ScaleView) int {
 	for i := range ready {
 		sum += p.Metric.of(v, i)
 	}
-	return podsReplicas(sum, ready, unready, ready+unready, p.Target, tolerance(p.Tolerance))
+	return podsReplicas(sum, ready, unready, ready+unready, p.Target, hpaTolerance(p.Tolerance))
 }
 
 // podsReplicas is ReplicaCalculator.calcPlainMetricReplicas over plain
@@ -179,31 +180,31 @@ func podsReplicas(sum float64, ready, unready, current int, target, tol float64)
 	}
 	ratio := sum / float64(ready) / target
 	if unready == 0 || !(ratio > 1) {
-		if within(ratio, tol) {
+		if hpaWithin(ratio, tol) {
 			return current
 		}
-		return ceilReplicas(ratio * float64(ready))
+		return hpaCeil(ratio * float64(ready))
 	}
 	// A scale-up with unready pods: they count at 0.
 	all := ready + unready
 	again := sum / float64(all) / target
-	if within(again, tol) || again < 1 {
+	if hpaWithin(again, tol) || again < 1 {
 		return current
 	}
-	if n := ceilReplicas(again * float64(all)); n >= current {
+	if n := hpaCeil(again * float64(all)); n >= current {
 		return n
 	}
 	return current
 }
 
-// within is Tolerances.isWithin for one tolerance both ways.
-func within(ratio, tol float64) bool {
+// hpaWithin is Tolerances.isWithin for one tolerance both ways.
+func hpaWithin(ratio, tol float64) bool {
 	return 1-tol <= ratio && ratio <= 1+tol
 }
 
-// ceilReplicas is ceil(x) as a count, capped at MaxReplicas (HPA caps at
+// hpaCeil is ceil(x) as a count, capped at MaxReplicas (HPA caps at
 // MaxInt32) so that no float overflows an int; NaN is MaxReplicas too.
-func ceilReplicas(x float64) int {
+func hpaCeil(x float64) int {
 	switch {
 	case !(x <= MaxReplicas):
 		return MaxReplicas
@@ -213,18 +214,18 @@ func ceilReplicas(x float64) int {
 	return int(math.Ceil(x))
 }
 
-// tolerance is a Tolerance with its default.
-func tolerance(t float64) float64 {
+// hpaTolerance is a Tolerance with its default.
+func hpaTolerance(t float64) float64 {
 	if t == 0 {
-		return DefaultTolerance
+		return DefaultHPATolerance
 	}
 	return t
 }
 
-// validTolerance checks a policy's Tolerance field.
-func validTolerance(policy string, t float64) error {
+// validHPATolerance checks a policy's Tolerance field.
+func validHPATolerance(policy string, t float64) error {
 	if !(t >= 0) || math.IsInf(t, 1) {
-		return fmt.Errorf("%s.Tolerance must be >= 0 and finite (0 means %v), got %v", policy, DefaultTolerance, t)
+		return fmt.Errorf("%s.Tolerance must be >= 0 and finite (0 means %v), got %v", policy, DefaultHPATolerance, t)
 	}
 	return nil
 }

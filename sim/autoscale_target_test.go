@@ -110,23 +110,23 @@ func TestTargetUtilisationValidate(t *testing.T) {
 	require.Equal(t, "PodMetric(9)", PodMetric(9).String())
 }
 
-// shadow runs a fixed fleet of n replicas (a policy that always asks for
-// n is the fixed fleet: TestStaticScheduleIsTheFixedFleet) and records
-// what another policy would have asked for at each tick.
-type shadow struct {
+// shadowPolicy runs a fixed fleet of n replicas (a policy that always
+// asks for n is the fixed fleet: TestStaticScheduleIsTheFixedFleet) and
+// records what another policy would have asked for at each tick.
+type shadowPolicy struct {
 	n    int
 	of   Autoscaler
 	recs *[]int
 }
 
-func (s shadow) Desired(v *ScaleView) int {
+func (s shadowPolicy) Desired(v *ScaleView) int {
 	*s.recs = append(*s.recs, s.of.Desired(v))
 	return s.n
 }
 
-// constantLoad is a Poisson stream of 1,000-token prompts and 200-token
+// hpaLoad is a Poisson stream of 1,000-token prompts and 200-token
 // answers at rate requests/s for d.
-func constantLoad(t *testing.T, rate float64, d time.Duration) workload.Source {
+func hpaLoad(t *testing.T, rate float64, d time.Duration) workload.Source {
 	src, err := workload.NewSynthetic(workload.Synthetic{Seed: 7, Arrival: workload.Arrival{Rate: rate}, Lengths: workload.Fixed(1000, 200), Duration: d})
 	require.NoError(t, err)
 	return src
@@ -167,9 +167,9 @@ func TestTargetUtilisationSettles(t *testing.T) {
 		var recs []int
 		cfg := Config{Fleet: Fleet{Replicas: Copies(k, ReplicaConfig{})}, Window: window}
 		if of != nil {
-			cfg.Fleet.Autoscale = Autoscale{Policy: shadow{k, of, &recs}, Max: k}
+			cfg.Fleet.Autoscale = Autoscale{Policy: shadowPolicy{k, of, &recs}, Max: k}
 		}
-		sum, err := Run(cfg, constantLoad(t, rate, horizon), nil)
+		sum, err := Run(cfg, hpaLoad(t, rate, horizon), nil)
 		require.NoError(t, err)
 		return sum, recs
 	}
@@ -181,7 +181,7 @@ func TestTargetUtilisationSettles(t *testing.T) {
 	L := two.ArrivalRate * two.MeanSojourn.Seconds()
 	require.InDelta(t, 36, L, 2, "3.6/s × about 10 s")
 	require.InDelta(t, two.MeanInSystem, L, 0.02*L, "Little's law")
-	target := (L + 4*math.Sqrt(L)) / (n * (1 + DefaultTolerance))
+	target := (L + 4*math.Sqrt(L)) / (n * (1 + DefaultHPATolerance))
 	policy := TargetUtilisation{Metric: MetricRunning, Target: target}
 
 	// The rule on static fleets of n−1, n and n+1, tick by tick.
@@ -214,7 +214,7 @@ func TestTargetUtilisationSettles(t *testing.T) {
 
 	// The autoscaled run, from one replica.
 	cfg := Config{Fleet: Fleet{Replicas: Copies(1, ReplicaConfig{}), Autoscale: Autoscale{Policy: policy, Max: 8, Behavior: HPABehavior()}}, Window: window}
-	sum, err := Run(cfg, constantLoad(t, rate, horizon), nil)
+	sum, err := Run(cfg, hpaLoad(t, rate, horizon), nil)
 	require.NoError(t, err)
 	tl := sum.Scale.Timeline
 	require.NotEmpty(t, tl)
@@ -242,7 +242,7 @@ func (p metricProbe) Desired(v *ScaleView) int {
 		require.Equal(p.t, float64(l.Running), MetricRunning.of(v, i))
 		require.Equal(p.t, float64(l.Waiting), MetricWaiting.of(v, i))
 		require.Equal(p.t, float64(l.Running+l.Waiting), MetricHeld.of(v, i))
-		// Every request of constantLoad is 1,000 tokens in and 200 out.
+		// Every request of hpaLoad is 1,000 tokens in and 200 out.
 		// A waiting one owes all 1,200; a running one at most 1,200 and
 		// at least 1 (its last token).
 		out := MetricOutstanding.of(v, i)
@@ -268,7 +268,7 @@ func TestPodMetricsRead(t *testing.T) {
 	horizon := 5 * time.Minute
 	cfg := Config{Fleet: Fleet{Replicas: Copies(2, ReplicaConfig{}), Autoscale: Autoscale{Policy: metricProbe{t, 2, &probed, &waiting}, Max: 2, Interval: 5 * time.Second}},
 		Window: Window{Horizon: horizon}}
-	_, err := Run(cfg, constantLoad(t, 8, horizon), nil) // more than two replicas carry: queues form
+	_, err := Run(cfg, hpaLoad(t, 8, horizon), nil) // more than two replicas carry: queues form
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, probed, 2*int(horizon/(5*time.Second)), "both replicas at every tick of the window")
 	require.Positive(t, waiting, "queues formed")
