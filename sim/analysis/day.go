@@ -90,16 +90,18 @@ type DayResult struct {
 	// each variant of the band, in the band's order; BandHolds says
 	// whether every arm's comparison with the baseline reads the same
 	// (DayArmResult.Reading) under every variant as under the nominal
-	// model (false without a band).
+	// model on the same days (false without a band).
 	Band      []DayVariant
 	BandHolds bool
 }
 
-// DayVariant is a Day's arms under one model of the band.
+// DayVariant is a Day's arms under one model of the band, on the first
+// Days days, and the nominal model's on the same days (Nominal), whose
+// readings the variant's are compared with.
 type DayVariant struct {
-	Name string
-	Days int
-	Arms []DayArmResult
+	Name          string
+	Days          int
+	Arms, Nominal []DayArmResult
 }
 
 // DayArmResult is one arm's day.
@@ -275,24 +277,28 @@ func (d Day) Run() (*DayResult, error) {
 	}
 	d = d.withDefaults()
 	res := &DayResult{Days: d.Days}
-	nominal, n, err := d.runModel(nil, 0, d.Days)
+	runs, err := d.runModel(nil, 0, d.Days)
 	if err != nil {
 		return nil, err
 	}
-	res.Arms, res.Runs = nominal, n
+	res.Arms, res.Runs = d.summariseAll(runs, d.Days), len(d.Arms)*d.Days
 	if d.ModelError.Declared() {
 		reps := d.Days
 		if r := d.ModelError.Reps; r > 0 {
 			reps = min(r, d.Days)
 		}
+		// The nominal model on the band's days, whose readings the
+		// variants' are held to: the same days, the same evidence.
+		nominal := d.summariseAll(runs, reps)
 		res.BandHolds = true
 		for _, v := range d.ModelError.variants() {
-			arms, n, err := d.runModel(v.replace, v.scale, reps)
+			vr, err := d.runModel(v.replace, v.scale, reps)
 			if err != nil {
 				return nil, fmt.Errorf("sim: Day under %s: %w", v.Name, err)
 			}
-			res.Runs += n
-			res.Band = append(res.Band, DayVariant{Name: v.Name, Days: reps, Arms: arms})
+			arms := d.summariseAll(vr, reps)
+			res.Runs += len(d.Arms) * reps
+			res.Band = append(res.Band, DayVariant{Name: v.Name, Days: reps, Arms: arms, Nominal: nominal})
 			for i := range arms {
 				if arms[i].Reading != nominal[i].Reading {
 					res.BandHolds = false
@@ -303,9 +309,18 @@ func (d Day) Run() (*DayResult, error) {
 	return res, nil
 }
 
+// summariseAll is every arm's result over the first days days of runs.
+func (d Day) summariseAll(runs [][]dayRun, days int) []DayArmResult {
+	out := make([]DayArmResult, len(d.Arms))
+	for a := range d.Arms {
+		out[a] = d.summarise(d.Arms[a].Name, runs[a][:days], runs[0][:days])
+	}
+	return out
+}
+
 // runModel runs every arm for days days under the model replace makes of
-// each replica's (nil: the nominal model) and summarises them.
-func (d Day) runModel(replace func(costmodel.Model) costmodel.Model, scale float64, days int) ([]DayArmResult, int, error) {
+// each replica's (nil: the nominal model): runs[arm][day].
+func (d Day) runModel(replace func(costmodel.Model) costmodel.Model, scale float64, days int) ([][]dayRun, error) {
 	runs := make([][]dayRun, len(d.Arms))
 	for i := range runs {
 		runs[i] = make([]dayRun, days)
@@ -336,14 +351,10 @@ func (d Day) runModel(replace func(costmodel.Model) costmodel.Model, scale float
 	wg.Wait()
 	for i, err := range errs { // the first, not one per run: they often share a cause
 		if err != nil {
-			return nil, 0, fmt.Errorf("arm %s, day %d: %w", d.Arms[i/days].Name, i%days, err)
+			return nil, fmt.Errorf("arm %s, day %d: %w", d.Arms[i/days].Name, i%days, err)
 		}
 	}
-	out := make([]DayArmResult, len(d.Arms))
-	for a := range d.Arms {
-		out[a] = d.summarise(d.Arms[a].Name, runs[a], runs[0])
-	}
-	return out, len(errs), nil
+	return runs, nil
 }
 
 // runDay runs one arm's day and keeps what the result needs.
@@ -416,14 +427,17 @@ func (d Day) summarise(name string, runs, base []dayRun) DayArmResult {
 
 // direction says which way a paired difference goes: "higher" or
 // "lower" when its interval excludes 0, "the same" when every day's
-// difference is 0, "indistinguishable" otherwise (or with one day, whose
-// difference has no interval: its sign alone is not evidence).
+// difference is 0, "indistinguishable" otherwise. With one day there is
+// no interval: the day's own sign, marked "(one day)", a point estimate
+// and not evidence.
 func direction(e stats.Interval) string {
 	switch {
 	case e.Center == 0 && (e.Lo == 0 && e.Hi == 0 || math.IsNaN(e.Lo)):
 		return "the same"
+	case math.IsNaN(e.Lo) && e.Center > 0:
+		return "higher (one day)"
 	case math.IsNaN(e.Lo):
-		return "indistinguishable (one day)"
+		return "lower (one day)"
 	case e.Lo > 0:
 		return "higher"
 	case e.Hi < 0:
@@ -440,17 +454,24 @@ func (r DayResult) Verdict() string {
 		fmt.Fprintf(&b, "%s vs %s: %s", a.Name, r.Arms[0].Name, a.Reading)
 		if len(r.Band) > 0 {
 			var moved []string
+			var on string
 			for _, v := range r.Band {
-				for _, va := range v.Arms {
-					if va.Name == a.Name && va.Reading != a.Reading {
-						moved = append(moved, fmt.Sprintf("under %s: %s", v.Name, va.Reading))
+				for j, va := range v.Arms {
+					if va.Name != a.Name {
+						continue
 					}
+					if nom := v.Nominal[j].Reading; va.Reading != nom {
+						moved = append(moved, fmt.Sprintf("under %s: %s, where the nominal model reads %s", v.Name, va.Reading, nom))
+					}
+				}
+				if v.Days < r.Days {
+					on = fmt.Sprintf(" (on the first %d of the %d days)", v.Days, r.Days)
 				}
 			}
 			if len(moved) == 0 {
-				b.WriteString("; holds under every model of the band")
+				b.WriteString("; holds under every model of the band" + on)
 			} else {
-				b.WriteString("; rests on the model (" + strings.Join(moved, "; ") + ")")
+				b.WriteString("; rests on the model" + on + " (" + strings.Join(moved, "; ") + ")")
 			}
 		}
 		b.WriteString("\n")
