@@ -130,3 +130,50 @@ func TestDayValidate(t *testing.T) {
 		require.ErrorContains(t, d.Validate(), c.want, c.name)
 	}
 }
+
+// The first check: at a constant rate, a feedback policy settles
+// at the size analysis.Sizing finds for that rate (within one replica)
+// and stays there. HPA on requests held, its target calibrated as an
+// operator would from a load test (what each replica of the sized fleet
+// holds: Little's L / n), and behind HPA's default behaviour, settles
+// from one replica; the second half of the day has no join and no
+// leave. At 2.5, 5 and 9 req/s (sized 2, 3, 4) it settles one above the
+// sizing (3, 4, 5): the target is the mean a replica holds at n, the
+// load fluctuates above it about half the time, HPA rounds the ratio
+// up, and its 300 s down window keeps the highest recommendation, so
+// n + 1 is where it stops.
+func TestDayConstantRateSettles(t *testing.T) {
+	for _, rate := range []float64{2.5, 5, 9} {
+		settles(t, rate)
+	}
+}
+
+func settles(t *testing.T, rate float64) {
+	lengths := workload.Fixed(1000, 200)
+	size, err := Sizing{Config: sim.Config{Window: sim.Window{Warmup: time.Minute, Horizon: 11 * time.Minute}}, Workload: Poisson(lengths),
+		Load: rate, Reps: 2, Target: 0.95}.Run()
+	require.NoError(t, err)
+	n := size.Replicas
+	// The calibration run: n replicas at the rate.
+	src, err := Poisson(lengths).Source(rate, 99)
+	require.NoError(t, err)
+	cal, err := sim.Run(sim.Config{Fleet: sim.Fleet{Replicas: sim.Copies(n, sim.ReplicaConfig{})}, Window: sim.Window{Warmup: time.Minute, Horizon: 11 * time.Minute}}, src, nil)
+	require.NoError(t, err)
+	held := cal.MeanInSystem / float64(n)
+	flat := ShapedWorkload{Shape: workload.Schedule{Steps: []workload.RateStep{{Duration: time.Hour, Rate: rate}}}, Spec: workload.Synthetic{Lengths: lengths}}
+	res, err := Day{Config: sim.Config{Window: sim.Window{Horizon: time.Hour}}, Workload: flat, Load: rate, Days: 2,
+		Arms: []DayArm{{Name: "hpa-held", Replicas: 1, Autoscale: sim.Autoscale{Policy: sim.TargetUtilisation{Metric: sim.MetricHeld, Target: held},
+			Max: 4 * n, ColdStart: sim.ColdStart{Load: time.Minute}, Behavior: sim.HPABehavior()}}}}.Run()
+	require.NoError(t, err)
+	tl := res.Arms[0].Timeline
+	half := tl[len(tl)/2].Desired
+	for _, s := range tl[len(tl)/2:] {
+		if s.At > time.Hour {
+			break
+		}
+		require.Equal(t, half, s.Desired, "%g req/s: no join or leave in the second half (at %v)", rate, s.At)
+	}
+	t.Logf("%g req/s: Sizing %d replicas, each holding %.3g requests; HPA settles at %d, attainment %v", rate, n, held, half, res.Arms[0].Attainment)
+	require.InDelta(t, n, half, 1, "%g req/s: settled within one replica of the sizing's %d", rate, n)
+	require.GreaterOrEqual(t, res.Arms[0].Attainment.Center, 0.9)
+}
