@@ -153,6 +153,12 @@ type Drain struct {
 // controller's ticks, from what the ScaleView shows. The controller
 // clamps it to [Autoscale.Min, Autoscale.Max]. A new policy is one type
 // with this method, in a file of its own.
+//
+// A policy that reads the requests that ended recently
+// (ScaleView.Recent) declares how far back it reads with a method
+// History() time.Duration, in (0, MaxHistory]: the runner keeps the ends
+// of that long and no longer, and keeps none for a policy without the
+// method (or one that returns 0).
 type Autoscaler interface {
 	Desired(v *ScaleView) int
 }
@@ -209,9 +215,15 @@ func (a Autoscale) validate(f Fleet, c Config) error {
 	if a.MaxJoins < 0 || a.MaxJoins > MaxReplicas {
 		bad("MaxJoins must be in [0, MaxReplicas (%d)] (0 means %d), got %d", MaxReplicas, DefaultMaxJoins, a.MaxJoins)
 	}
+	var perr error
 	if v, ok := a.Policy.(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			bad("Policy: %w", err)
+		if perr = v.Validate(); perr != nil {
+			bad("Policy: %w", perr)
+		}
+	}
+	if h, ok := a.Policy.(interface{ History() time.Duration }); ok && perr == nil {
+		if d := h.History(); d < 0 || d > MaxHistory {
+			bad("Policy: History() must be in [0, MaxHistory (%v)], got %v", MaxHistory, d)
 		}
 	}
 	if f.Prefill.On() {

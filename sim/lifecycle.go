@@ -55,6 +55,9 @@ type scaling struct {
 	lastArrived int
 	ended, good int
 	peak        int
+	// The last instant a replica began serving or left routing
+	// (ScaleView.Changed).
+	changed time.Duration
 }
 
 // newScaling is the runner's autoscaling state, nil without a Policy; it
@@ -74,6 +77,7 @@ func newScaling(cfg Config, r *runner, slo SLO) *scaling {
 		sc.jitter = workload.NewStream(cfg.Seed, "sim/autoscale")
 	}
 	sc.view = ScaleView{r: r}
+	r.recent = newRecentEnds(a.Policy)
 	r.view.idx = &sc.routable
 	r.queueTick(a.Interval)
 	return sc
@@ -88,6 +92,9 @@ func (sc *scaling) size() int { return len(sc.routable) + sc.warming }
 // joins or leaves replicas to reach it, and queues the next tick.
 func (r *runner) tick() error {
 	sc := r.scale
+	if r.recent != nil {
+		r.recent.prune(r.now)
+	}
 	want := sc.ctl.normalize(r.now, sc.size(), sc.cfg.Policy.Desired(&sc.view), sc.cfg.Min, sc.cfg.Max)
 	for n := sc.size(); n < want; n++ {
 		if err := r.request(); err != nil {
@@ -155,6 +162,7 @@ func (r *runner) ready(i int) error {
 	copy(sc.routable[k+1:], sc.routable[k:])
 	sc.routable[k] = int32(i)
 	r.view.n = len(sc.routable)
+	sc.changed = r.now
 	r.wakeGateway() // a replica with room for the gateway's queue
 	return nil
 }
@@ -187,6 +195,7 @@ func (r *runner) depart() error {
 	i := int(sc.routable[k])
 	sc.routable = append(sc.routable[:k], sc.routable[k+1:]...)
 	r.view.n = len(sc.routable)
+	sc.changed = r.now
 	rep := &r.reps[i]
 	rep.state, rep.drainAt = stateDraining, r.now
 	sc.draining++

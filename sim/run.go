@@ -61,6 +61,9 @@ type runner struct {
 	pd    *disagg  // Fleet.Prefill's pool, links and tallies; nil without
 	tiers *tiers   // Fleet.HostTier's and Fleet.SharedStore's state; nil without
 	scale *scaling // Fleet.Autoscale's state (lifecycle.go); nil without
+	// The ends the policy reads back (ScaleView.Recent, scale_recent.go);
+	// nil unless it declares a History.
+	recent *recentEnds
 
 	intake
 	routing

@@ -24,6 +24,11 @@ func (v *ScaleView) Now() time.Duration { return v.r.now }
 // positions 0 to Serving()-1 here.
 func (v *ScaleView) Serving() int { return len(v.r.scale.routable) }
 
+// Changed is the last instant the serving replicas changed: one began
+// serving or left routing (0 when none has since the start). What ended
+// after Changed() was served by the fleet as it is, in part.
+func (v *ScaleView) Changed() time.Duration { return v.r.scale.changed }
+
 // Warming is the number of replicas requested and not yet serving.
 func (v *ScaleView) Warming() int { return v.r.scale.warming }
 
@@ -62,3 +67,17 @@ func (v *ScaleView) Load(i int) Load {
 func (v *ScaleView) KVBlocks(i int) int {
 	return v.r.reps[v.r.scale.routable[i]].eng.Config().KVBlocks
 }
+
+// Recent is what ended in (Now() − lookback, Now()]: every request,
+// measured or not, judged by its own SLO (see Recent). The runner keeps
+// the ends only for a policy that declares how far back it reads, with a
+// method History() time.Duration (see Autoscaler), and only that far: a
+// lookback beyond History reads the History kept, and a policy that
+// declares none sees nothing (Ended 0). A lookback <= 0 sees nothing.
+func (v *ScaleView) Recent(lookback time.Duration) Recent {
+	return v.r.recent.recent(v.r.now, lookback)
+}
+
+// SLO is the run's SLO (Config.SLO, its zero fields defaulted), the one a
+// record without a class of its own is judged by.
+func (v *ScaleView) SLO() SLO { return v.r.scale.slo }

@@ -256,11 +256,15 @@ func (r *runner) feedback(id uint64, st Status) error {
 }
 
 // tally counts a record that ended at rec.Finish: among the window's
-// completions, and when measured in the summaries (Summarize replays
-// records through it too).
+// completions, among the recent ends when an autoscaling policy reads
+// them back (ScaleView.Recent), and when measured in the summaries
+// (Summarize replays records through it too).
 func (r *runner) tally(rec *Record, class int) {
 	if rec.Status == StatusOK && r.tokensIn(rec.Finish, 0, 1) == 1 {
 		r.done++
+	}
+	if r.recent != nil { // every end, measured or not
+		r.recent.note(rec, r.col.sloFor(rec))
 	}
 	if rec.Measured {
 		r.measuredLive--
