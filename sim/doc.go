@@ -55,7 +55,10 @@
 //     per-replica vLLM gauge, a Pods metric: the replica calculator's
 //     rule, warming replicas at 0 on a scale-up); QueueDepth (KEDA's
 //     Prometheus scaler on sum(vllm:num_requests_waiting), an External
-//     AverageValue metric). behavior.go: Behavior, HPA's
+//     AverageValue metric); SLOHeadroom (the measured TTFT p99 or
+//     attainment of a lookback's ends against its bound: it reads
+//     ScaleView.Recent, scale_recent.go's ring of the recent ends, kept
+//     only for a policy that declares a History). behavior.go: Behavior, HPA's
 //     stabilisation windows and rate limits, which the controller applies
 //     to every policy's recommendation. A new policy is one type with a
 //     Desired method, in a file of its own.
