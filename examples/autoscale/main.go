@@ -28,11 +28,20 @@
 //     sizing of that hour's rate), asking for each hour's replicas one
 //     cold start ahead: the perfect foresight a schedule that knows the
 //     day has;
-//   - each autoscaling policy (sim.Autoscaler), behind HPA's
-//     autoscaling/v2 default behaviour (sim.HPABehavior) on a 15 s
-//     controller, at each cold start of -cold (90 s: a node with the
-//     weights cached; 300 s: a fresh node, BLIS's 240 s ± 30 s and inside
-//     llm-d's 2 to 7 minutes).
+//   - each autoscaling policy (sim.Autoscaler) on a 15 s controller, at
+//     each cold start of -cold (90 s: a node with the weights cached;
+//     300 s: a fresh node, BLIS's 240 s ± 30 s and inside llm-d's 2 to 7
+//     minutes): hpa-held, Kubernetes' HPA on the requests each replica
+//     holds (vllm:num_requests_running + waiting), its target what each
+//     replica of the peak-sized fleet holds at the peak (Little's L / n,
+//     from a run), as an operator calibrates from a load test;
+//     keda-queue, KEDA's Prometheus trigger on vllm:num_requests_waiting,
+//     5 a replica (the queue llm-d's saturation detector calls
+//     saturated); wva-saturation, llm-d's workload variant autoscaler's
+//     V1 saturation rule with its defaults; slo-headroom, servesim's own
+//     rule on the last minute's TTFT p99 against the SLO's 600 ms. Each
+//     is behind HPA's autoscaling/v2 default behaviour (sim.HPABehavior),
+//     WVA's behind the behaviour its Helm chart sets.
 //
 // The arms run the same -days seeded days (common random days: paired
 // differences), through analysis.Day. For each it prints attainment over

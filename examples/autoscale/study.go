@@ -172,6 +172,9 @@ var policies = []policy{
 	{"wva-saturation", func(outcome, []sim.ReplicaStep, time.Duration) (sim.Autoscaler, sim.Behavior) {
 		return sim.KVSaturation{}, wvaBehavior()
 	}},
+	{"slo-headroom", func(outcome, []sim.ReplicaStep, time.Duration) (sim.Autoscaler, sim.Behavior) {
+		return sim.SLOHeadroom{}, sim.HPABehavior()
+	}},
 }
 
 // measure sizes the day and runs its arms.
@@ -201,7 +204,7 @@ func (o options) measure(w io.Writer, d day) (outcome, error) {
 		return out, err
 	}
 	fmt.Fprintf(w, "Policies: HPA on requests held per replica, target %.3g (what each of the %d holds at the peak: Little's L / n);"+
-		" KEDA on requests waiting, target %d a replica; llm-d's WVA saturation (V1 defaults); each behind HPA's behaviour\n",
+		" KEDA on requests waiting, target %d a replica; llm-d's WVA saturation (V1 defaults); servesim's SLO headroom (TTFT p99 over the last minute against 600 ms); each behind HPA's behaviour\n",
 		out.held, out.peakN, queueTarget)
 	arms := []analysis.DayArm{{Name: "static@peak", Replicas: out.peakN}, {Name: "static@mean", Replicas: out.meanN}}
 	for _, c := range o.cold {
