@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/servesim/servesim/internal/moduleroot"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/sim/analysis"
 	"github.com/servesim/servesim/sim/chart"
@@ -21,20 +21,7 @@ const sample = "examples/tracereplay/testdata/azure_conv_sample.csv"
 
 // defaultTrace is the sample under the root of the module containing the
 // working directory, so the default works from any directory of a clone.
-func defaultTrace() string {
-	dir, err := os.Getwd()
-	for err == nil {
-		if _, statErr := os.Stat(filepath.Join(dir, "go.mod")); statErr == nil {
-			return filepath.Join(dir, sample)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
-	}
-	return sample
-}
+func defaultTrace() string { return moduleroot.Path(sample) }
 
 // day is one day of the study: its shape (rates by hour, mean -mean) and
 // its requests' lengths.

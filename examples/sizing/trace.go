@@ -3,10 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/servesim/servesim/internal/moduleroot"
 	"github.com/servesim/servesim/sim"
 	"github.com/servesim/servesim/workload"
 )
@@ -24,20 +23,7 @@ const sample = "examples/tracereplay/testdata/azure_conv_sample.csv"
 // directory of a clone; the sample's path relative to the working
 // directory when no go.mod is found (reading it then fails, naming
 // -trace).
-func defaultTrace() string {
-	dir, err := os.Getwd()
-	for err == nil {
-		if _, statErr := os.Stat(filepath.Join(dir, "go.mod")); statErr == nil {
-			return filepath.Join(dir, sample)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
-	}
-	return sample
-}
+func defaultTrace() string { return moduleroot.Path(sample) }
 
 // traceDay is what the sizing needs of a trace: its requests, its span
 // and own rate, and the window of its replay compressed by the headroom.
