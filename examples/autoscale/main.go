@@ -52,8 +52,9 @@
 // and which way they go) and whether that reading holds under every model
 // of the band analysis.AtlasBand(-model-error) (step times ×0.9 and ×1.1;
 // -shapes adds the three shape alternatives), each on the first
-// -band-reps days. -chart writes each day's chart (offered load,
-// replicas, attainment per 5 minutes) as day-<name>.png in its directory.
+// -band-reps days. It draws each day's first seeded day (offered load,
+// replicas and attainment per 5 minutes; the static fleets and the arms
+// of the first cold start) as day-<name>.png in -out (out/autoscale).
 //
 //	go run ./examples/autoscale
 //	go run ./examples/autoscale -hours 6 -days 2 -cold 90s
@@ -96,7 +97,7 @@ type options struct {
 	shapes        bool
 	bandReps      int
 	trace         string // the Azure-format trace whose lengths the second day resamples; "" skips that day
-	chart         string // directory for the charts; "" draws none
+	chart         string // directory for the charts (-out); "" draws none
 	seed          uint64
 	workers       int
 }
@@ -122,7 +123,7 @@ func parse(w io.Writer, args []string) (options, error) {
 	fs.BoolVar(&o.shapes, "shapes", o.shapes, "the model band includes the Atlas shape alternatives")
 	fs.IntVar(&o.bandReps, "band-reps", o.bandReps, "days each model of the band runs, the first of -days (0: all of them)")
 	fs.StringVar(&o.trace, "trace", o.trace, "Azure-format trace whose lengths the azure-conversation day resamples; \"\" skips that day")
-	fs.StringVar(&o.chart, "chart", "", "directory to write each day's chart to (day-<name>.png); \"\" draws none")
+	fs.StringVar(&o.chart, "out", "out/autoscale", "directory to write each day's chart to (day-<name>.png); \"\" draws none")
 	fs.Uint64Var(&o.seed, "seed", o.seed, "base seed of the days")
 	fs.IntVar(&o.workers, "workers", 0, "parallel runs (0: GOMAXPROCS)")
 	if err := fs.Parse(args); err != nil {

@@ -19,7 +19,7 @@ import (
 // small is the study at small settings: an hour's day (24 steps of 2.5
 // minutes), two days, one-minute cold start, sizing on two-minute
 // windows, a band of one day.
-var small = []string{"-hours", "1", "-days", "2", "-cold", "60s", "-sizing-window", "2m", "-sizing-reps", "1", "-band-reps", "1"}
+var small = []string{"-hours", "1", "-days", "2", "-cold", "60s", "-sizing-window", "2m", "-sizing-reps", "1", "-band-reps", "1", "-out", ""}
 
 // The output at small settings, both days (the trace sample's lengths for
 // the second).
@@ -71,10 +71,10 @@ func TestStudyArithmetic(t *testing.T) {
 	}
 }
 
-// -chart writes each day's chart as a PNG.
+// -out gets each day's chart as a PNG (the directory made if missing).
 func TestChart(t *testing.T) {
-	dir := t.TempDir()
-	args := append(append([]string(nil), small...), "-chart", dir, "-trace", "", "-model-error", "0")
+	dir := filepath.Join(t.TempDir(), "charts")
+	args := append(append([]string(nil), small...), "-out", dir, "-trace", "", "-model-error", "0")
 	var out bytes.Buffer
 	require.NoError(t, run(&out, args))
 	path := filepath.Join(dir, "day-diurnal.png")
@@ -99,6 +99,7 @@ func TestBadFlags(t *testing.T) {
 		"-model-error":   {"-model-error", "1"},
 		"-band-reps":     {"-band-reps", "-1"},
 		"-trace":         {"-trace", filepath.Join(t.TempDir(), "missing.csv")},
+		"-out":           {"-hours", "0.1", "-days", "1", "-cold", "0s", "-sizing-window", "1m", "-sizing-reps", "1", "-model-error", "0", "-trace", "", "-out", "/proc/no/such/dir"},
 		"unexpected":     {"extra"},
 	} {
 		err := run(&bytes.Buffer{}, c)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -108,7 +109,7 @@ type outcome struct {
 }
 
 // study sizes the static fleets and the hours, runs every arm through the
-// day and prints the answer, and its chart with -chart.
+// day and prints the answer, and its chart into -out.
 func (o options) study(w io.Writer, d day) error {
 	fmt.Fprintf(w, "Day %s: %d steps of %v, mean %.4g req/s, trough %.4g, peak %.4g; %s\n", d.name, len(d.shape.Steps), d.shape.Steps[0].Duration,
 		d.shape.MeanRate(), slices.MinFunc(d.shape.Steps, byRate).Rate, slices.MaxFunc(d.shape.Steps, byRate).Rate, d.about)
@@ -130,9 +131,12 @@ func (o options) study(w io.Writer, d day) error {
 	if err != nil {
 		return err
 	}
+	if err := os.MkdirAll(o.chart, 0o755); err != nil {
+		return fmt.Errorf("-out: %w", err)
+	}
 	path := filepath.Join(o.chart, "day-"+d.name+".png")
 	if err := chart.Save(path, ps); err != nil {
-		return fmt.Errorf("-chart: %w", err)
+		return fmt.Errorf("-out: %w", err)
 	}
 	fmt.Fprintf(w, "Chart: %s\n", path)
 	return nil
