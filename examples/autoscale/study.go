@@ -230,6 +230,18 @@ func report(w io.Writer, res *analysis.DayResult) {
 	for _, a := range res.Arms {
 		fmt.Fprintf(w, "%-28s %-26s %-9s %-24s %-22s\n", a.Name, a.Attainment, worst(a.Binned), a.ReplicaHours, a.GoodCostPerMillion)
 	}
+	fmt.Fprintf(w, "Attainment by step of the day, the days pooled (- where nothing ended):\n")
+	for _, a := range res.Arms {
+		fmt.Fprintf(w, "  %-28s", a.Name)
+		for _, x := range a.Binned {
+			if math.IsNaN(x) {
+				fmt.Fprintf(w, "    -")
+			} else {
+				fmt.Fprintf(w, " %4.2f", x)
+			}
+		}
+		fmt.Fprintln(w)
+	}
 	base := res.Arms[0]
 	fmt.Fprintf(w, "Against %s, paired by day (arm − %s):\n", base.Name, base.Name)
 	for _, a := range res.Arms[1:] {
