@@ -294,7 +294,9 @@ func (r *runner) dropIdle() bool {
 
 // dropEdges is dropIdle with a window edge or an autoscaler's tick
 // queued. A tick at the head is dropped when nothing but edges would
-// follow it and nothing is held: a tick alone never keeps a run going.
+// follow it, no replica is busy and none is to plan: a tick alone never
+// keeps a run going (nor a run whose held requests could never move,
+// which would otherwise tick to its stop).
 func (r *runner) dropEdges() bool {
 	for r.events.len() > 0 {
 		// A replica is busy exactly when it has a step end (stepEnds).
@@ -304,7 +306,7 @@ func (r *runner) dropEdges() bool {
 		switch r.events.peek().class {
 		case classWindow:
 		case classScale:
-			if r.inSystem > 0 || r.events.len() > r.edges {
+			if r.events.len() > r.edges {
 				return true
 			}
 		default:
