@@ -144,7 +144,11 @@ func BenchmarkRunBatch256(b *testing.B) {
 	benchRun(b, cfg, func() workload.Source { return poisson(b, 1, 2.5, 4_000, workload.Fixed(200, 2000)) })
 }
 
-func benchRun(b *testing.B, cfg Config, src func() workload.Source) {
+func benchRun(b *testing.B, cfg Config, src func() workload.Source) { benchRunN(b, cfg, src, 0) }
+
+// benchRunN is benchRun holding every iteration to want simulated
+// requests (0: any number).
+func benchRunN(b *testing.B, cfg Config, src func() workload.Source, want int) {
 	var done int
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -153,6 +157,9 @@ func benchRun(b *testing.B, cfg Config, src func() workload.Source) {
 		sum, err := Run(cfg, src(), nil)
 		if err != nil {
 			b.Fatal(err)
+		}
+		if want > 0 && sum.Offered != want {
+			b.Fatalf("an iteration simulated %d requests, want %d", sum.Offered, want)
 		}
 		done += sum.Offered
 	}

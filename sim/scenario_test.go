@@ -422,16 +422,22 @@ func runScenario(cfg Config, reqs list, steps ...bool) (scenarioRun, error) {
 
 // runScenarioRunner is runScenario, with the runner it ran.
 func runScenarioRunner(cfg Config, reqs list, steps ...bool) (scenarioRun, *runner, error) {
+	src := append(list(nil), reqs...)
+	return runSourceScenario(cfg, &src, steps...)
+}
+
+// runSourceScenario is runScenarioRunner on any source (one that takes
+// Feedback too), which it consumes.
+func runSourceScenario(cfg Config, src workload.Source, steps ...bool) (scenarioRun, *runner, error) {
 	var buf bytes.Buffer
 	seen := map[uint64]int{}
-	src := append(list(nil), reqs...)
 	var recs []Record
 	var obs Observer = scenarioObserver{&buf, seen, &recs}
 	stepLogs := map[int]*bytes.Buffer{}
 	if len(steps) > 0 && steps[0] {
 		obs = stepScenarioObserver{scenarioObserver{&buf, seen, &recs}, stepLogs}
 	}
-	r, err := newRunner(cfg, &src, obs)
+	r, err := newRunner(cfg, src, obs)
 	if err != nil {
 		return scenarioRun{}, nil, err
 	}
