@@ -104,6 +104,11 @@ func TestInstructionBudget(t *testing.T) {
 		t.Skip("runs benchmarks under valgrind")
 	}
 	testlong.Skip(t, "builds the sim test binary and runs benchmarks under valgrind")
+	if os.Getenv("SERVESIM_BUDGETS_APART") != "" {
+		// .ci/run's long run: it counts the budgets once, apart and
+		// verbose, after it (they take over a minute under valgrind).
+		t.Skip("SERVESIM_BUDGETS_APART is set: the budgets run apart (.ci/run)")
+	}
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skipf("instruction budgets are linux/amd64's; this is %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
