@@ -19,6 +19,8 @@ type collectors struct {
 	bounds   []classBound // each class's bounds, by class
 	perClass bool         // Config.Classes is set: each class has its own summary
 
+	gaps gapRuns // measured gaps not yet in the ITL histograms
+
 	steps StepObserver  // the observer's steps, if it wants them
 	step  Step          // reused for each call
 	names []StepRequest // the step's requests by ID, reused for each call
@@ -72,7 +74,9 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 	}
 	if r.lazy {
 		if out.Steps > 0 {
-			return r.accountLazy(rep, out)
+			err := r.accountLazy(rep, out)
+			r.flushGaps()
+			return err
 		}
 		return nil
 	}
@@ -89,6 +93,7 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 			}
 		}
 	}
+	r.flushGaps()
 	return nil
 }
 
@@ -109,15 +114,6 @@ func (r *runner) finish(rep *replica, ref int32) error {
 		r.wakeGateway()
 	}
 	return r.end(ref, StatusOK, "")
-}
-
-// replicaITL is the histogram a replica's inter-token gaps go to besides
-// the fleet's: the fleet's own for a single replica.
-func (r *runner) replicaITL(rep *replica) *weighted {
-	if !r.fleet {
-		return &r.col.itl
-	}
-	return &rep.col.itl
 }
 
 // emit accounts n tokens of one request, emitted at the ends of the last n
@@ -179,7 +175,7 @@ func (r *runner) gap(s *slot, d time.Duration, k, per int) {
 	if td > rec.MaxTokenITL {
 		rec.MaxTokenITL = td
 	}
-	if b := r.bounds[s.class]; b.perToken {
+	if b := &r.bounds[s.class]; b.perToken {
 		if td > b.itl {
 			rec.ITLOver += k * per
 		}
@@ -187,24 +183,89 @@ func (r *runner) gap(s *slot, d time.Duration, k, per int) {
 		rec.ITLOver += k
 	}
 	if rec.Measured {
-		r.col.itl.add(d, k)
-		if r.fleet || r.perClass || r.speculates {
+		if run := &r.gaps.run; d == run.d && rec.Replica == run.rep {
+			run.k += k
+		} else {
+			r.newRun(d, k, rec.Replica)
+		}
+		if r.perClass || r.speculates {
 			r.gapApart(s, d, td, k, per)
 		}
 	}
 }
 
-// gapApart adds a measured gap to the replica's, the class's and the
-// per-token series, for the runs that keep them (one replica with one
-// class and no drafts keeps none).
-func (r *runner) gapApart(s *slot, d, td time.Duration, k, per int) {
-	if rep := r.replicaITL(&r.reps[s.rec.Replica]); rep != &r.col.itl {
-		rep.add(d, k)
+// gapRuns are the measured gaps not yet added to the ITL histograms
+// (flushGaps adds them): a step's requests mostly share their gap, the
+// step's length, so the fleet's histogram and the replica's take a run
+// of equal gaps once instead of once a token, and the retokenized one a
+// run for each chunk size. A histogram's counts are integers, the same
+// whatever the order and grouping of its adds (weighted), so when a
+// run reaches it changes nothing; account flushes the runs before it
+// returns, and the summary before it reads them.
+type gapRuns struct {
+	run gapRun           // the fleet's series and the replica's (gapApart's before)
+	tok [gapLanes]gapRun // the retokenized series', by chunk size (per): the gap over its tokens
+}
+
+// gapRun is k measured gaps of d of the requests on replica rep.
+type gapRun struct {
+	d   time.Duration
+	k   int
+	rep int
+}
+
+// gapLanes bounds the chunk sizes that have a run of their own: larger
+// chunks (K > 6 drafts) add their retokenized gaps as they come.
+const gapLanes = 8
+
+// newRun adds the gaps' run to the histograms and starts one of k gaps of
+// d on replica rep.
+func (r *runner) newRun(d time.Duration, k, rep int) {
+	r.addRun(r.gaps.run)
+	r.gaps.run = gapRun{d: d, k: k, rep: rep}
+}
+
+// addRun adds a run of the fleet's series to its histograms: the fleet's,
+// and in a fleet its replica's.
+func (r *runner) addRun(run gapRun) {
+	if run.k == 0 {
+		return
 	}
+	r.col.itl.add(run.d, run.k)
+	if r.fleet {
+		r.reps[run.rep].col.itl.add(run.d, run.k)
+	}
+}
+
+// flushGaps adds every pending run to its histogram.
+func (r *runner) flushGaps() {
+	r.addRun(r.gaps.run)
+	r.gaps.run = gapRun{}
+	for i := range r.gaps.tok {
+		if run := &r.gaps.tok[i]; run.k > 0 {
+			r.col.itlTok.add(run.d, run.k)
+			*run = gapRun{}
+		}
+	}
+}
+
+// gapApart adds a measured gap d to the class's series and, as td over
+// each of the chunk's per tokens, to the per-token one, for the runs that
+// keep them (the fleet's and the replica's take it in gap's run).
+func (r *runner) gapApart(s *slot, d, td time.Duration, k, per int) {
 	if r.perClass {
 		r.classes.list[s.class].col.itl.add(d, k)
 	}
 	if r.speculates {
+		if per < gapLanes {
+			run := &r.gaps.tok[per]
+			if run.d != td && run.k > 0 {
+				r.col.itlTok.add(run.d, run.k)
+				run.k = 0
+			}
+			run.d, run.k = td, run.k+k*per
+			return
+		}
 		r.col.itlTok.add(td, k*per)
 	}
 }

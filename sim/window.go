@@ -110,6 +110,7 @@ func (r *runner) overlap(a, b time.Duration) time.Duration {
 }
 
 func (r *runner) summary() Summary {
+	r.flushGaps()
 	end := r.cfg.Horizon
 	switch {
 	case r.overloaded && (end == 0 || r.col.s.Stopped < end):
