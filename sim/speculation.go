@@ -109,17 +109,18 @@ func (s Speculation) String() string {
 // policy, router or fast path: common random numbers).
 type acceptor struct {
 	r     *runner
-	alpha []float64 // by class index; the last is the default class
+	below []uint64  // by class index, the last the default class: acceptThreshold of its α
 	cum   []float64 // cumulative AcceptedLengths, normalised; nil for i.i.d.
 }
 
 func newAcceptor(r *runner, s Speculation) *acceptor {
-	a := &acceptor{r: r, alpha: make([]float64, len(r.classes.list))}
+	a := &acceptor{r: r, below: make([]uint64, len(r.classes.list))}
 	for i, c := range r.classes.list {
-		a.alpha[i] = s.Acceptance
+		alpha := s.Acceptance
 		if v, ok := s.ClassAcceptance[c.name]; ok {
-			a.alpha[i] = v
+			alpha = v
 		}
+		a.below[i] = acceptThreshold(alpha)
 	}
 	if s.AcceptedLengths != nil {
 		sum := 0.0
@@ -147,9 +148,9 @@ func (a *acceptor) Accept(ref int32, drafted int) int {
 		}
 		return min(len(a.cum)-1, drafted)
 	}
-	alpha := a.alpha[s.class]
+	below := a.below[s.class]
 	n := 0
-	for n < drafted && uniform(&s.acc) < alpha {
+	for n < drafted && s.acc.Uint64()>>11 < below {
 		n++
 	}
 	return n
@@ -157,6 +158,13 @@ func (a *acceptor) Accept(ref int32, drafted int) int {
 
 // uniform draws from [0, 1) with 53 bits.
 func uniform(p *rand.PCG) float64 { return float64(p.Uint64()>>11) / (1 << 53) }
+
+// acceptThreshold is the integer form of the draw uniform(p) < alpha, for
+// alpha in [0, 1]: p.Uint64()>>11 < acceptThreshold(alpha). The draw's 53
+// bits u convert to float64 exactly, and the division by 2⁵³ is exact, so
+// uniform < alpha holds exactly when u < alpha·2⁵³ (exact too: a power of
+// two), that is when u < ⌈alpha·2⁵³⌉, an integer of at most 2⁵³.
+func acceptThreshold(alpha float64) uint64 { return uint64(math.Ceil(alpha * (1 << 53))) }
 
 // specStats accumulates the speculation of measured requests: the steps
 // that drafted, the drafts, those accepted, and over the steps that

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -235,4 +236,32 @@ func TestSpeculativeLargestStep(t *testing.T) {
 	e, m := r.effective()
 	d, _ := engine.LargestStep(e, m, 0, 0)
 	assert.Equal(t, 144645*time.Microsecond, d)
+}
+
+// TestAcceptThresholdIsUniform holds the acceptor's integer draw to the
+// float one it replaced, uniform(p) < alpha, at the edges (the draws
+// next to the threshold, α of 0 and 1, α not a multiple of 2⁻⁵³) and at
+// random.
+func TestAcceptThresholdIsUniform(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 7))
+	alphas := []float64{0, 1, 0.7, 0.5, 1e-17, math.Nextafter(1, 0), 0.1 + 0x1p-60}
+	for range 200 {
+		alphas = append(alphas, rng.Float64())
+	}
+	for _, alpha := range alphas {
+		below := acceptThreshold(alpha)
+		us := []uint64{0, 1, 1<<53 - 1, below, below - 1, below + 1}
+		for range 100 {
+			us = append(us, rng.Uint64()>>11)
+		}
+		for _, u := range us {
+			if u >= 1<<53 {
+				continue
+			}
+			want := float64(u)/(1<<53) < alpha
+			if got := u < below; got != want {
+				t.Fatalf("alpha %v, u %d: integer draw %v, float draw %v", alpha, u, got, want)
+			}
+		}
+	}
 }

@@ -152,7 +152,7 @@ func (r *runner) emitChunk(s *slot, tokens int, d engine.Draft, k int, end time.
 	r.gap(s, end-rec.LastToken, 1, tokens)
 	rec.Emitted += tokens
 	rec.LastToken = end
-	r.tokens += r.inWindow(end, 0, 1) * tokens
+	r.tokens += r.tokensIn(end, 0, 1) * tokens
 	if r.cfg.KeepTokens {
 		for range tokens {
 			rec.Tokens = append(rec.Tokens, end)
@@ -241,6 +241,9 @@ func (r *runner) addRun(run gapRun) {
 func (r *runner) flushGaps() {
 	r.addRun(r.gaps.run)
 	r.gaps.run = gapRun{}
+	if !r.speculates {
+		return
+	}
 	for i := range r.gaps.tok {
 		if run := &r.gaps.tok[i]; run.k > 0 {
 			r.col.itlTok.add(run.d, run.k)
