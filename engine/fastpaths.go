@@ -118,11 +118,13 @@ func (e *Engine) decideFast() {
 		off(pathStreaks, whyNoOmit)
 	}
 	if e.cfg.RemoteKV {
-		// A Land changes the next plan like an arrival, and a landed
-		// request's first emit is not its first: every move is one step,
-		// every emit listed, every request kept apart (remote.go).
+		// A Land changes the next plan like an arrival: every move is one
+		// step, every request kept apart (remote.go). Streaks stay: a
+		// landed request's first emit here is listed (it emitted in no
+		// earlier move here), not its first (Emit.First is false), and
+		// the driver takes its gap from its last token.
 		for p := range numPaths {
-			if p != pathFCFSRun {
+			if p != pathFCFSRun && p != pathStreaks {
 				off(p, whyRemote)
 			}
 		}

@@ -403,32 +403,44 @@ func TestRemoteReservationOfARefusedPlan(t *testing.T) {
 }
 
 // TestRemoteRunnerMovesOneStep: a KV consumer driven through the batched
-// contract (Runner, strict) moves one step a move with every emit listed,
-// whatever the driver asks: ScheduleUntil plans no run, Continue plans
-// nothing, a join always cuts, streaks are never left out. Sixteen
-// Remote requests of 200/20 tokens landing 10 ms apart emit 16 × 19
-// tokens in all, none First.
+// contract (Runner, strict) moves one step a move whatever the driver
+// asks: ScheduleUntil plans no run, Continue plans nothing, a join always
+// cuts. It leaves decode streaks out as asked, and a twin driven alike
+// that lists every emit (the slow twin) plans the same steps and lists
+// the same emits, and besides them the omitted ones: one plain token each,
+// none First nor Done, as many as Outcome.Streak. Sixteen Remote requests
+// of 200/20 tokens landing 10 ms apart emit 16 × 19 tokens in all, none
+// First.
 func TestRemoteRunnerMovesOneStep(t *testing.T) {
 	e, err := New(Config{RemoteKV: true}, nil)
 	require.NoError(t, err)
-	r := e.Runner()
+	twin, err := New(Config{RemoteKV: true}, nil)
+	require.NoError(t, err)
+	r, tr := e.Runner(), twin.Runner()
 	r.SetStrict(true)
+	tr.SetStrict(true)
 	r.OmitStreaks(true)
 	assert.False(t, r.Continues())
-	assert.False(t, r.OmitsStreaks())
+	assert.True(t, r.OmitsStreaks())
+	assert.False(t, tr.OmitsStreaks())
 	for i := range int32(16) {
 		require.NoError(t, e.Add(0, Request{Ref: i, Input: 200, Output: 20, Remote: true}))
+		require.NoError(t, twin.Add(0, Request{Ref: i, Input: 200, Output: 20, Remote: true}))
 	}
-	now, emitted, moves := time.Duration(0), 0, 0
+	now, emitted, moves, omitted := time.Duration(0), 0, 0, 0
 	var lands []int32
 	for guard := 0; !e.Idle(); guard++ {
 		require.Less(t, guard, 10000)
 		for len(lands) > 0 && time.Duration(lands[0]+1)*10*time.Millisecond <= now {
 			require.NoError(t, e.Land(now, lands[0]))
+			require.NoError(t, twin.Land(now, lands[0]))
 			lands = lands[1:]
 		}
 		p, err := r.ScheduleUntil(now, now+time.Hour)
 		require.NoError(t, err)
+		tp, err := tr.ScheduleUntil(now, now+time.Hour)
+		require.NoError(t, err)
+		require.Equal(t, tp, p, "the twin's plan")
 		if p == nil {
 			now = time.Duration(lands[0]+1) * 10 * time.Millisecond
 			continue
@@ -441,16 +453,36 @@ func TestRemoteRunnerMovesOneStep(t *testing.T) {
 		moves++
 		o, err := r.CompleteUntil(p.End)
 		require.NoError(t, err)
-		require.Zero(t, o.Streak)
+		to, err := tr.CompleteUntil(p.End)
+		require.NoError(t, err)
+		require.Zero(t, to.Streak)
+		// o's emits are the twin's less the omitted plain decodes.
+		j := 0
+		for _, em := range to.Emitted {
+			if j < len(o.Emitted) && o.Emitted[j] == em {
+				j++
+				continue
+			}
+			require.Equal(t, Emit{Ref: em.Ref, Tokens: 1}, em, "an omitted emit is a plain decode")
+		}
+		require.Equal(t, len(o.Emitted), j, "every listed emit is the twin's, in order")
+		require.Equal(t, len(to.Emitted)-len(o.Emitted), o.Streak)
+		require.Empty(t, o.Left, "every running request decodes each step")
+		omitted += o.Streak
+		emitted += o.Streak
 		for _, em := range o.Emitted {
 			require.False(t, em.First)
 			emitted += em.Tokens
 		}
 		now = p.End
 		assert.Nil(t, r.Continue(now, now+time.Hour))
+		assert.Nil(t, tr.Continue(now, now+time.Hour))
 		checked(t, e, "a move")
+		checked(t, twin, "the twin's move")
 	}
+	assert.True(t, twin.Idle())
 	assert.Equal(t, 16*19, emitted)
+	assert.Greater(t, omitted, 16*19/2, "most emits continue a streak")
 	assert.Greater(t, moves, 19)
 }
 
