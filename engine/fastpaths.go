@@ -119,15 +119,16 @@ func (e *Engine) decideFast() {
 	}
 	if e.cfg.RemoteKV {
 		// A Land changes the next plan like an arrival: every move is one
-		// step, every request kept apart (remote.go). Streaks stay: a
-		// landed request's first emit here is listed (it emitted in no
-		// earlier move here), not its first (Emit.First is false), and
-		// the driver takes its gap from its last token.
-		for p := range numPaths {
-			if p != pathFCFSRun && p != pathStreaks {
-				off(p, whyRemote)
-			}
-		}
+		// step (no runs, so none to continue or to leave uncut by a
+		// join; remote.go). The paths within a step stay: a landed
+		// request is admitted by the plan after its Land, as an arrival
+		// is, and joins the cohort as any admitted request does; its
+		// first emit here is listed (it emitted in no move here before),
+		// not its first (Emit.First is false), and the driver takes its
+		// gap from its last token.
+		off(pathRuns, whyRemote)
+		off(pathContinue, whyRemote)
+		off(pathJoins, whyRemote)
 	}
 	if e.tier != nil {
 		for p := range numPaths {

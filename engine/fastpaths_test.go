@@ -77,8 +77,6 @@ func TestFastPathsSayWhyTheyAreOff(t *testing.T) {
 		{"chunked prefill off", Config{DisableChunkedPrefill: true}, nil, true, with(map[string]string{})},
 		{"remote KV", Config{RemoteKV: true}, nil, true, with(map[string]string{
 			"runs":     "remote KV (Config.RemoteKV): a transfer lands between steps",
-			"residues": "remote KV (Config.RemoteKV): a transfer lands between steps",
-			"cohort":   "remote KV (Config.RemoteKV): a transfer lands between steps",
 			"continue": "remote KV (Config.RemoteKV): a transfer lands between steps",
 			"joins":    "remote KV (Config.RemoteKV): a transfer lands between steps",
 		})},

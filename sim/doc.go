@@ -245,8 +245,9 @@
 // Summarize, the observers and every metric work unchanged;
 // Summary.Disagg adds the decider's split, the waits, the bytes moved,
 // the links' use and each pool's. A decode replica runs one step a move
-// (engine.Config.RemoteKV turns its fast paths off but omitted decode
-// streaks: a landing is not a step end); the prefill replicas keep theirs. With NeverRemote the
+// (engine.Config.RemoteKV turns its runs off: a landing is not a step
+// end), keeping the fast paths within a step; the prefill replicas keep
+// theirs. With NeverRemote the
 // fleet is its decode pool co-located, byte for byte.
 //
 // # KV tiers below HBM
