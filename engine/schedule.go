@@ -168,6 +168,27 @@ func (e *Engine) planChunked() int {
 				continue
 			}
 		}
+		if !plain && s.emitted > 0 && s.known-s.computed == 1 && len(s.ids) >= s.shared {
+			// A speculative decode, inline as a plain one: schedule's
+			// steps for it when its blocks are free (makeRoom has none
+			// to make), its blocks owed with the plain decodes'. One
+			// whose answer's blocks are shared publishes them
+			// (schedule).
+			n := e.chunk(s, s.computed, budget)
+			if need := e.blocksFor(s.computed+n) - s.blocks(); need <= avail {
+				if need > 0 {
+					owed += need
+					avail -= need
+					s.anon += need
+				}
+				s.sched, s.decoding, s.draft = n, true, n-1
+				e.sched = append(e.sched, s)
+				e.plan.Batch.Decode = append(e.plan.Batch.Decode, s.computed)
+				e.plan.Batch.Verify = append(e.plan.Batch.Verify, n)
+				budget -= n
+				continue
+			}
+		}
 		e.pool.take(owed)
 		owed = 0
 		n := e.chunk(s, s.computed, budget)
