@@ -75,15 +75,16 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 	if r.lazy {
 		if out.Steps > 0 {
 			err := r.accountLazy(rep, out)
-			r.flushGaps()
+			r.endRun()
 			return err
 		}
 		return nil
 	}
+	inW := r.tokensIn(out.End, 0, 1) // a chunk's tokens are all at out.End
 	for i, em := range out.Emitted {
 		s := &r.slots[em.Ref]
 		if out.Drafts != nil && out.Drafts[i].Drafted > 0 {
-			r.emitChunk(s, em.Tokens, out.Drafts[i], rep.spec.Tokens, out.End)
+			r.emitChunk(s, em.Tokens, out.Drafts[i], rep.spec.Tokens, out.End, inW)
 		} else {
 			r.emit(s, rep.stepTime, em.Tokens, em.First, out.End)
 		}
@@ -93,7 +94,7 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 			}
 		}
 	}
-	r.flushGaps()
+	r.endRun()
 	return nil
 }
 
@@ -142,7 +143,8 @@ func (r *runner) emit(s *slot, step time.Duration, n int, first bool, end time.D
 // emitChunk accounts a speculative step's tokens, all emitted at end as
 // one streamed chunk after the request's last one: one gap per chunk, and
 // its retokenized gaps, the gap over the chunk's tokens, once per token.
-func (r *runner) emitChunk(s *slot, tokens int, d engine.Draft, k int, end time.Duration) {
+// inW is tokensIn(end, 0, 1): whether end is in the window.
+func (r *runner) emitChunk(s *slot, tokens int, d engine.Draft, k int, end time.Duration, inW int) {
 	rec := &s.rec
 	rec.Drafted += d.Drafted
 	rec.Accepted += d.Accepted
@@ -152,7 +154,7 @@ func (r *runner) emitChunk(s *slot, tokens int, d engine.Draft, k int, end time.
 	r.gap(s, end-rec.LastToken, 1, tokens)
 	rec.Emitted += tokens
 	rec.LastToken = end
-	r.tokens += r.tokensIn(end, 0, 1) * tokens
+	r.tokens += inW * tokens
 	if r.cfg.KeepTokens {
 		for range tokens {
 			rec.Tokens = append(rec.Tokens, end)
@@ -188,26 +190,35 @@ func (r *runner) gap(s *slot, d time.Duration, k, per int) {
 		} else {
 			r.newRun(d, k, rec.Replica)
 		}
-		if r.perClass || r.speculates {
-			r.gapApart(s, d, td, k, per)
+		if r.perClass {
+			r.classes.list[s.class].col.itl.add(d, k)
+		}
+		if r.speculates {
+			if run := r.tokRun(per); run != nil && (td == run.d || run.k == 0) {
+				run.d, run.k = td, run.k+k*per
+			} else {
+				r.newTokRun(run, td, k*per)
+			}
 		}
 	}
 }
 
-// gapRuns are the measured gaps not yet added to the ITL histograms
-// (flushGaps adds them): a step's requests mostly share their gap, the
-// step's length, so the fleet's histogram and the replica's take a run
-// of equal gaps once instead of once a token, and the retokenized one a
-// run for each chunk size. A histogram's counts are integers, the same
-// whatever the order and grouping of its adds (weighted), so when a
-// run reaches it changes nothing; account flushes the runs before it
-// returns, and the summary before it reads them.
+// gapRuns are the measured gaps not yet added to the ITL histograms: a
+// step's requests mostly share their gap, the step's length, so the
+// fleet's histogram and the replica's take a run of equal gaps once
+// instead of once a token, and the retokenized one a run for each chunk
+// size. A histogram's counts are integers, the same whatever the order
+// and grouping of its adds (weighted), so when a run reaches it changes
+// nothing: account ends the fleet's run before it returns (endRun), the
+// retokenized runs go on across steps, and the summary adds every run
+// before it reads them (flushGaps).
 type gapRuns struct {
-	run gapRun           // the fleet's series and the replica's (gapApart's before)
+	run gapRun           // the fleet's series and the replica's
 	tok [gapLanes]gapRun // the retokenized series', by chunk size (per): the gap over its tokens
 }
 
-// gapRun is k measured gaps of d of the requests on replica rep.
+// gapRun is k measured gaps of d (of the requests on replica rep, in the
+// fleet's series).
 type gapRun struct {
 	d   time.Duration
 	k   int
@@ -218,16 +229,17 @@ type gapRun struct {
 // chunks (K > 6 drafts) add their retokenized gaps as they come.
 const gapLanes = 8
 
-// newRun adds the gaps' run to the histograms and starts one of k gaps of
-// d on replica rep.
+// newRun adds the fleet's run to the histograms and starts one of k gaps
+// of d on replica rep.
 func (r *runner) newRun(d time.Duration, k, rep int) {
-	r.addRun(r.gaps.run)
+	r.endRun()
 	r.gaps.run = gapRun{d: d, k: k, rep: rep}
 }
 
-// addRun adds a run of the fleet's series to its histograms: the fleet's,
-// and in a fleet its replica's.
-func (r *runner) addRun(run gapRun) {
+// endRun adds the fleet's run to its histograms, the fleet's and in a
+// fleet its replica's, and empties it.
+func (r *runner) endRun() {
+	run := &r.gaps.run
 	if run.k == 0 {
 		return
 	}
@@ -235,41 +247,39 @@ func (r *runner) addRun(run gapRun) {
 	if r.fleet {
 		r.reps[run.rep].col.itl.add(run.d, run.k)
 	}
+	run.k = 0
+}
+
+// tokRun is the retokenized run of chunks of per tokens (nil for a chunk
+// size without one).
+func (r *runner) tokRun(per int) *gapRun {
+	if uint(per) < gapLanes {
+		return &r.gaps.tok[per]
+	}
+	return nil
+}
+
+// newTokRun adds run (nil: none) to the retokenized histogram and starts
+// it again with k gaps of td; or, without a run, adds those.
+func (r *runner) newTokRun(run *gapRun, td time.Duration, k int) {
+	if run == nil {
+		r.col.itlTok.add(td, k)
+		return
+	}
+	if run.k > 0 {
+		r.col.itlTok.add(run.d, run.k)
+	}
+	run.d, run.k = td, k
 }
 
 // flushGaps adds every pending run to its histogram.
 func (r *runner) flushGaps() {
-	r.addRun(r.gaps.run)
-	r.gaps.run = gapRun{}
-	if !r.speculates {
-		return
-	}
+	r.endRun()
 	for i := range r.gaps.tok {
 		if run := &r.gaps.tok[i]; run.k > 0 {
 			r.col.itlTok.add(run.d, run.k)
-			*run = gapRun{}
+			run.k = 0
 		}
-	}
-}
-
-// gapApart adds a measured gap d to the class's series and, as td over
-// each of the chunk's per tokens, to the per-token one, for the runs that
-// keep them (the fleet's and the replica's take it in gap's run).
-func (r *runner) gapApart(s *slot, d, td time.Duration, k, per int) {
-	if r.perClass {
-		r.classes.list[s.class].col.itl.add(d, k)
-	}
-	if r.speculates {
-		if per < gapLanes {
-			run := &r.gaps.tok[per]
-			if run.d != td && run.k > 0 {
-				r.col.itlTok.add(run.d, run.k)
-				run.k = 0
-			}
-			run.d, run.k = td, run.k+k*per
-			return
-		}
-		r.col.itlTok.add(td, k*per)
 	}
 }
 
