@@ -74,9 +74,7 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 	}
 	if r.lazy {
 		if out.Steps > 0 {
-			err := r.accountLazy(rep, out)
-			r.endRun()
-			return err
+			return r.accountLazy(rep, out)
 		}
 		return nil
 	}
@@ -94,7 +92,6 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 			}
 		}
 	}
-	r.endRun()
 	return nil
 }
 
@@ -209,9 +206,9 @@ func (r *runner) gap(s *slot, d time.Duration, k, per int) {
 // instead of once a token, and the retokenized one a run for each chunk
 // size. A histogram's counts are integers, the same whatever the order
 // and grouping of its adds (weighted), so when a run reaches it changes
-// nothing: account ends the fleet's run before it returns (endRun), the
-// retokenized runs go on across steps, and the summary adds every run
-// before it reads them (flushGaps).
+// nothing: the runs go on across steps and replicas (a run names its
+// replica), and the summary adds them before it reads the histograms
+// (flushGaps).
 type gapRuns struct {
 	run gapRun           // the fleet's series and the replica's
 	tok [gapLanes]gapRun // the retokenized series', by chunk size (per): the gap over its tokens
