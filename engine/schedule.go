@@ -477,29 +477,24 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 			}
 			continue
 		}
-		e.outstanding -= s.left()
-		n, adv, drafted, accepted := 1, s.sched, 0, 0
 		if s.decoding { // with drafts (a plain decode is decoded above)
-			// The last token and the drafts were verified: the accepted
-			// drafts and the token sampled after them are emitted; the
-			// KV of the accepted ones is kept.
-			drafted, accepted = s.draft, e.accepted(s)
-			n, adv = 1+accepted, 1+accepted
-			s.known += n - 1
+			done = e.verified(s) || done
+			continue
 		}
-		s.look = max(s.look, s.sched) - adv
-		s.computed += adv
+		e.outstanding -= s.left()
+		s.look = max(s.look, s.sched) - s.sched
+		s.computed += s.sched
 		s.sched, s.draft = 0, 0
 		if s.computed < s.known {
 			e.outstanding += s.left()
 			continue // a chunk of a longer prefill
 		}
-		s.emitted += n
+		s.emitted++
 		s.known++
 		e.outstanding += s.left()
-		em := Emit{Ref: s.req.Ref, Tokens: n, First: s.emitted == 1}
+		em := Emit{Ref: s.req.Ref, Tokens: 1, First: s.emitted == 1}
 		if e.cfg.SpeculativeTokens > 0 {
-			e.noteDraft(Draft{Drafted: drafted, Accepted: accepted})
+			e.noteDraft(Draft{})
 		}
 		if s.emitted >= s.req.Output {
 			em.Done = true
@@ -515,6 +510,28 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		e.dropFinished()
 	}
 	return &e.out, nil
+}
+
+// verified completes s's decode with drafts: its last token and the
+// drafts were verified, the accepted drafts and the token sampled after
+// them are emitted, and the KV of the accepted ones is kept. It reports
+// whether s emitted its last token. A decode's tokens left are
+// Output − emitted (its computed tokens, known − 1 = Input + emitted − 1,
+// cover its prompt): they fall by the n it emits.
+func (e *Engine) verified(s *seq) bool {
+	drafted, accepted := s.draft, e.accepted(s)
+	n := 1 + accepted
+	s.look = max(s.look, s.sched) - n
+	s.computed += n
+	s.known += n
+	s.emitted += n
+	s.sched, s.draft = 0, 0
+	e.outstanding -= n
+	em := Emit{Ref: s.req.Ref, Tokens: n, First: s.emitted == 1}
+	e.noteDraft(Draft{Drafted: drafted, Accepted: accepted}) // drafts: speculative decoding is on
+	em.Done = s.emitted >= s.req.Output
+	e.emit(s, em)
+	return em.Done
 }
 
 // noteDraft lists a scheduled request's drafts in the outcome (out of
