@@ -118,15 +118,17 @@ func (e *Engine) decideFast() {
 		off(pathStreaks, whyNoOmit)
 	}
 	if e.cfg.RemoteKV {
-		// A Land changes the next plan like an arrival: every move is one
-		// step (no runs, so none to continue or to leave uncut by a
-		// join; remote.go). The paths within a step stay: a landed
-		// request is admitted by the plan after its Land, as an arrival
-		// is, and joins the cohort as any admitted request does; its
-		// first emit here is listed (it emitted in no move here before),
-		// not its first (Emit.First is false), and the driver takes its
-		// gap from its last token.
-		off(pathRuns, whyRemote)
+		// A Land changes the next plan like an arrival, so a driver cuts
+		// a run at it (SyncTo, Land, Truncate) as at an arrival, and a
+		// plan that reserves is one step (its transfers may land as it
+		// starts; runLength). Continue, planned before the driver's
+		// events at a step end, would not see a Land among them, and a
+		// join that changes nothing is not a Land: both stay off. A
+		// landed request is admitted by the plan after its Land and
+		// joins the cohort as any admitted request does; its first emit
+		// here is listed (it emitted in no move here before), not its
+		// first (Emit.First is false), and the driver takes its gap from
+		// its last token.
 		off(pathContinue, whyRemote)
 		off(pathJoins, whyRemote)
 	}

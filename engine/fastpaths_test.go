@@ -76,7 +76,6 @@ func TestFastPathsSayWhyTheyAreOff(t *testing.T) {
 		// with it: every path serves it.
 		{"chunked prefill off", Config{DisableChunkedPrefill: true}, nil, true, with(map[string]string{})},
 		{"remote KV", Config{RemoteKV: true}, nil, true, with(map[string]string{
-			"runs":     "remote KV (Config.RemoteKV): a transfer lands between steps",
 			"continue": "remote KV (Config.RemoteKV): a transfer lands between steps",
 			"joins":    "remote KV (Config.RemoteKV): a transfer lands between steps",
 		})},

@@ -194,7 +194,10 @@ func (e *Engine) reserve(s *seq) bool {
 // computed, its blocks of shared content are cached (vLLM's
 // _update_waiting_for_remote_kv), and it waits for admission holding its
 // blocks, ahead of the waiting queue. It is allowed with a step in flight
-// (the request is considered from the next plan). Land of a request that
+// (the request is considered from the next plan); inside a run of decode
+// steps (Runner.ScheduleUntil), a driver that moves as step by step
+// brings the run to now first (Runner.SyncTo: the landing caches blocks)
+// and cuts it after (Runner.Truncate), as at an arrival. Land of a request that
 // is not reserved, or landed already, is refused (ErrNotReserved). The
 // instant is accepted for symmetry with the other calls.
 func (e *Engine) Land(now time.Duration, ref int32) error {

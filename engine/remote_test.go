@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"cmp"
+	"slices"
 	"testing"
 	"time"
 
@@ -402,92 +404,129 @@ func TestRemoteReservationOfARefusedPlan(t *testing.T) {
 	checked(t, e, "the plan again")
 }
 
-// TestRemoteRunnerMovesOneStep: a KV consumer driven through the batched
-// contract (Runner, strict) moves one step a move whatever the driver
-// asks: ScheduleUntil plans no run, Continue plans nothing, a join always
-// cuts. It leaves decode streaks out as asked (and keeps its decode
-// cohort), and a twin driven alike that lists every emit (the slow twin,
-// with no cohort) plans steps of the same shape and lists the same emits,
-// and besides them the omitted ones: one plain token each, none First
-// nor Done, as many as Outcome.Streak. Sixteen Remote requests of 200/20
-// tokens landing 10 ms apart emit 16 × 19 tokens in all, none First.
-func TestRemoteRunnerMovesOneStep(t *testing.T) {
-	e, err := New(Config{RemoteKV: true}, nil)
-	require.NoError(t, err)
-	twin, err := New(Config{RemoteKV: true}, nil)
-	require.NoError(t, err)
-	r, tr := e.Runner(), twin.Runner()
-	r.SetStrict(true)
-	tr.SetStrict(true)
-	r.OmitStreaks(true)
-	assert.False(t, r.Continues())
-	assert.True(t, r.OmitsStreaks())
-	assert.False(t, tr.OmitsStreaks())
-	for i := range int32(16) {
-		require.NoError(t, e.Add(0, Request{Ref: i, Input: 200, Output: 20, Remote: true}))
-		require.NoError(t, twin.Add(0, Request{Ref: i, Input: 200, Output: 20, Remote: true}))
-	}
-	now, emitted, moves, omitted, cohort := time.Duration(0), 0, 0, 0, 0
-	var lands []int32
-	for guard := 0; !e.Idle(); guard++ {
-		require.Less(t, guard, 10000)
-		for len(lands) > 0 && time.Duration(lands[0]+1)*10*time.Millisecond <= now {
-			require.NoError(t, e.Land(now, lands[0]))
-			require.NoError(t, twin.Land(now, lands[0]))
-			lands = lands[1:]
-		}
-		p, err := r.ScheduleUntil(now, now+time.Hour)
+// TestRemoteRunnerRunsAsSteps: a KV consumer driven through the batched
+// contract (Runner, strict) plans runs of decode steps, which a landing
+// cuts as an arrival does (SyncTo, Land, Truncate at its instant), and
+// emits every token at the instant a twin driven step by step (Schedule,
+// Complete, a step a move, every emit listed) emits it. Continue plans
+// nothing and a join always cuts; a plan that reserves is one step.
+// Thirty-two Remote requests of 200/40 tokens, their KV landing 7 ms
+// apart from 5 ms on, emit 32 × 39 tokens in each, none First; the runner
+// takes fewer moves than the twin's steps. With omitted streaks the
+// runner's outcomes count the same tokens.
+func TestRemoteRunnerRunsAsSteps(t *testing.T) {
+	for _, omit := range []bool{false, true} {
+		e, err := New(Config{RemoteKV: true, KVBlocks: 2000}, nil)
 		require.NoError(t, err)
-		tp, err := tr.ScheduleUntil(now, now+time.Hour)
+		twin, err := New(Config{RemoteKV: true, KVBlocks: 2000}, nil)
 		require.NoError(t, err)
-		require.Equal(t, planShape(tp), planShape(p), "the twin's plan")
-		if p == nil {
-			now = time.Duration(lands[0]+1) * 10 * time.Millisecond
-			continue
+		r := e.Runner()
+		r.SetStrict(true)
+		r.OmitStreaks(omit)
+		assert.False(t, r.Continues())
+		for i := range int32(32) {
+			require.NoError(t, e.Add(0, Request{Ref: i, Input: 200, Output: 40, Remote: true}))
+			require.NoError(t, twin.Add(0, Request{Ref: i, Input: 200, Output: 40, Remote: true}))
 		}
-		for _, res := range p.Reserved {
-			lands = append(lands, res.Ref)
+		landAt := func(ref int32) time.Duration { return 5*time.Millisecond + time.Duration(ref)*7*time.Millisecond }
+		type token struct {
+			ref int32
+			at  time.Duration
 		}
-		require.Equal(t, 1, p.Steps)
-		require.False(t, r.JoinChangesNothing(), "a join may change the step")
-		moves++
-		if p.Cohort > 0 {
-			cohort++
-		}
-		o, err := r.CompleteUntil(p.End)
-		require.NoError(t, err)
-		to, err := tr.CompleteUntil(p.End)
-		require.NoError(t, err)
-		require.Zero(t, to.Streak)
-		// o's emits are the twin's less the omitted plain decodes.
-		j := 0
-		for _, em := range to.Emitted {
-			if j < len(o.Emitted) && o.Emitted[j] == em {
-				j++
+		// The twin, step by step: a landing due by a step's end lands
+		// at its instant, weighed from the next plan.
+		var want []token
+		var pending []int32
+		now := time.Duration(0)
+		for guard := 0; !twin.Idle(); guard++ {
+			require.Less(t, guard, 100000)
+			p, err := twin.Schedule(now)
+			require.NoError(t, err)
+			if p == nil {
+				now = landAt(pending[0])
+				require.NoError(t, twin.Land(now, pending[0]))
+				pending = pending[1:]
 				continue
 			}
-			require.Equal(t, Emit{Ref: em.Ref, Tokens: 1}, em, "an omitted emit is a plain decode")
+			for _, res := range p.Reserved {
+				pending = append(pending, res.Ref)
+			}
+			for len(pending) > 0 && landAt(pending[0]) <= p.End {
+				require.NoError(t, twin.Land(landAt(pending[0]), pending[0]))
+				pending = pending[1:]
+			}
+			o, err := twin.Complete(p.End)
+			require.NoError(t, err)
+			for _, em := range o.Emitted {
+				want = append(want, token{em.Ref, p.End})
+			}
+			now = p.End
 		}
-		require.Equal(t, len(o.Emitted), j, "every listed emit is the twin's, in order")
-		require.Equal(t, len(to.Emitted)-len(o.Emitted), o.Streak)
-		require.Empty(t, o.Left, "every running request decodes each step")
-		omitted += o.Streak
-		emitted += o.Streak
-		for _, em := range o.Emitted {
-			require.False(t, em.First)
-			emitted += em.Tokens
+		// The runner: a landing inside a run cuts it after the step in
+		// flight.
+		var got []token
+		pending = pending[:0]
+		now, moves, steps, streak, cuts := 0, 0, 0, 0, 0
+		for guard := 0; !e.Idle(); guard++ {
+			require.Less(t, guard, 100000)
+			p, err := r.ScheduleUntil(now, now+time.Hour)
+			require.NoError(t, err)
+			if p == nil {
+				now = landAt(pending[0])
+				require.NoError(t, e.Land(now, pending[0]))
+				pending = pending[1:]
+				continue
+			}
+			moves++
+			for _, res := range p.Reserved {
+				pending = append(pending, res.Ref)
+			}
+			if len(p.Reserved) > 0 {
+				require.Equal(t, 1, p.Steps, "a plan that reserves is one step")
+			}
+			end := p.End
+			for len(pending) > 0 && landAt(pending[0]) <= end {
+				at := landAt(pending[0])
+				r.SyncTo(at)
+				require.NoError(t, e.Land(at, pending[0]))
+				pending = pending[1:]
+				if at < end && at > p.Start {
+					_, end, err = r.Truncate(at)
+					require.NoError(t, err)
+					cuts++
+				}
+			}
+			o, err := r.CompleteUntil(end)
+			require.NoError(t, err)
+			require.Equal(t, end, o.End)
+			steps += o.Steps
+			streak += o.Streak * o.Steps
+			for _, em := range o.Emitted {
+				require.False(t, em.First)
+				for i := range em.Tokens {
+					got = append(got, token{em.Ref, o.End - time.Duration(em.Tokens-1-i)*p.StepTime})
+				}
+			}
+			now = end
+			assert.Nil(t, r.Continue(now, now+time.Hour))
+			checked(t, e, "a move")
 		}
-		now = p.End
-		assert.Nil(t, r.Continue(now, now+time.Hour))
-		assert.Nil(t, tr.Continue(now, now+time.Hour))
-		checked(t, e, "a move")
-		checked(t, twin, "the twin's move")
+		assert.Less(t, moves, steps, "runs of several steps")
+		assert.Positive(t, cuts, "landings inside runs")
+		if omit {
+			assert.Equal(t, len(want), len(got)+streak, "tokens, listed and counted")
+			assert.Positive(t, streak)
+			continue
+		}
+		// The same tokens at the same instants (in emit order by instant).
+		sortTokens := func(x []token) {
+			slices.SortStableFunc(x, func(a, b token) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.ref, b.ref)) })
+		}
+		sortTokens(want)
+		sortTokens(got)
+		require.Len(t, want, 32*39)
+		require.Equal(t, want, got)
 	}
-	assert.True(t, twin.Idle())
-	assert.Equal(t, 16*19, emitted)
-	assert.Greater(t, omitted, 16*19/2, "most emits continue a streak")
-	assert.Positive(t, cohort, "steps of the decode cohort")
-	assert.Greater(t, moves, 19)
 }
 
 // TestRemoteRecordedSteps: a recorded reserve-only step is an empty step

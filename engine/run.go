@@ -86,6 +86,9 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	if len(p.Batch.Prefill) > 0 || len(p.Preempted) > 0 || len(p.Started) > 0 || len(e.sched) != len(e.running) || !e.fast.runs {
 		return 1 // off (a speculative step's tokens depend on its acceptance), or not a pure decode step
 	}
+	if len(p.Reserved) > 0 {
+		return 1 // its transfers may land as it starts (remote.go)
+	}
 	// Every step must start before until: now + (k-1)·d < until (written
 	// so that until near the end of time does not overflow).
 	d := p.StepTime

@@ -244,10 +244,10 @@
 // first ITL (Record.KVWait, Record.Transfer). Records, Summary,
 // Summarize, the observers and every metric work unchanged;
 // Summary.Disagg adds the decider's split, the waits, the bytes moved,
-// the links' use and each pool's. A decode replica runs one step a move
-// (engine.Config.RemoteKV turns its runs off: a landing is not a step
-// end), keeping the fast paths within a step; the prefill replicas keep
-// theirs. With NeverRemote the
+// the links' use and each pool's. A landing cuts a decode replica's run
+// of decode steps as an arrival does (engine.Config.RemoteKV turns off
+// Continue and joins that change nothing: a landing is not a step end);
+// the prefill replicas keep every fast path. With NeverRemote the
 // fleet is its decode pool co-located, byte for byte.
 //
 // # KV tiers below HBM

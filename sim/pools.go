@@ -342,15 +342,27 @@ func (r *runner) land(k int32, gen uint32) error {
 			d.transfer.add(s.rec.Transfer, r.col.limit())
 		}
 		rep := &r.reps[s.rec.Replica]
+		if rep.eng.Busy() {
+			// The steps of a run in flight that started before now have
+			// taken their blocks, as step by step, before the landing
+			// caches the request's.
+			rep.run().SyncTo(r.now)
+		}
 		if err := rep.eng.Land(r.now, ref); err != nil {
 			return fmt.Errorf("sim: replica %d, landing request %d: %w", rep.idx, s.rec.ID, err)
 		}
-		// A decode replica plans one step a move (engine.Config.RemoteKV
-		// turns its runs off): busy, its step end plans the next, which
-		// weighs the landed request, as step by step; idle, it is planned
-		// once everything at this instant is handled.
-		if !rep.eng.Busy() {
-			r.queuePlan(rep)
+		// The landed request is weighed by the decode replica's next
+		// plan, as an arrival is: a run in flight stops after its step
+		// in flight (interrupt), as step by step; idle, the replica is
+		// planned once everything at this instant is handled. A move
+		// planned at this instant (after its events: an instantaneous
+		// transfer its plan reserved) is one step (a plan that
+		// reserves is), which step by step does not weigh it either.
+		if rep.eng.Busy() && rep.moveAt == r.now {
+			continue
+		}
+		if err := r.interrupt(rep, false); err != nil {
+			return err
 		}
 	}
 	r.armLink(int(k))

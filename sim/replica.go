@@ -19,6 +19,7 @@ type replica struct {
 	spec     Speculation   // its speculative decoding
 	stepTime time.Duration // of the move in flight
 	stepDone time.Duration // when the move in flight ends
+	moveAt   time.Duration // when it started
 	held     int           // requests it holds
 	heldArea wide          // ∫ held dt over the window, request·ns
 	heldAt   time.Duration // integrated up to here
@@ -183,7 +184,7 @@ func (r *runner) planned(rep *replica, p *engine.Plan) error {
 		}
 	}
 	r.ends.set(rep.idx, p.End)
-	rep.stepTime, rep.stepDone = p.StepTime, p.End
+	rep.stepTime, rep.stepDone, rep.moveAt = p.StepTime, p.End, p.Start
 	rep.aborted = rep.aborted[:0]
 	if rep.async {
 		r.plannedAsync(rep, p)
