@@ -257,7 +257,15 @@ func (r *runner) interrupt(rep *replica, collect bool) error {
 		return nil
 	}
 	if collect || r.steps != nil {
-		if err := r.settle(rep, r.now); err != nil {
+		// Called from inside another replica's accounting (a finish's
+		// handoff), settle accounts this one's steps in its turn:
+		// accountLazy's joiners are the caller's until it returns, so
+		// the nested call takes the spare scratch (nil if it is in use).
+		js := r.joiners
+		r.joiners, r.spare = r.spare[:0], nil
+		err := r.settle(rep, r.now)
+		r.spare, r.joiners = r.joiners[:0], js
+		if err != nil {
 			return err
 		}
 	}

@@ -48,7 +48,8 @@ type streaks struct {
 type streaking struct {
 	lazy    bool     // decode streaks are accounted when they end
 	members []member // each ref's streak, when lazy
-	joiners []int32  // scratch: the refs that join streaks after a move (accountLazy's, and a nested call's after them)
+	joiners []int32  // scratch: the refs that join streaks after a move
+	spare   []int32  // scratch for an accountLazy nested in another (interrupt)
 }
 
 func newStreaking(lazy bool) streaking { return streaking{lazy: lazy} }
@@ -105,11 +106,7 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) error {
 			r.leave(rep, ref)
 		}
 	}
-	// A finish may settle another replica's steps, and account them,
-	// before this loop ends (a handoff's interrupt, with a step
-	// observer): that call's joiners go after this one's, and are gone
-	// when it returns.
-	base := len(r.joiners)
+	r.joiners = r.joiners[:0]
 	for _, em := range out.Emitted {
 		if m := r.memberOf(em.Ref); m.in {
 			r.leave(rep, em.Ref) // its last token: anything else continues
@@ -131,10 +128,9 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) error {
 		r.streakMove(rep, out, d, cont)
 	}
 	st.end = out.End
-	for _, ref := range r.joiners[base:] {
+	for _, ref := range r.joiners {
 		r.join(rep, ref)
 	}
-	r.joiners = r.joiners[:base]
 	return nil
 }
 
