@@ -437,23 +437,26 @@ func TestRemoteRunnerRunsAsSteps(t *testing.T) {
 		// at its instant, weighed from the next plan.
 		var want []token
 		var pending []int32
+		landNext := func(x *Engine) time.Duration { // the next landing, on an idle engine or inside a step
+			at := landAt(pending[0])
+			require.NoError(t, x.Land(at, pending[0]))
+			pending = pending[1:]
+			return at
+		}
 		now := time.Duration(0)
 		for guard := 0; !twin.Idle(); guard++ {
 			require.Less(t, guard, 100000)
 			p, err := twin.Schedule(now)
 			require.NoError(t, err)
 			if p == nil {
-				now = landAt(pending[0])
-				require.NoError(t, twin.Land(now, pending[0]))
-				pending = pending[1:]
+				now = landNext(twin)
 				continue
 			}
 			for _, res := range p.Reserved {
 				pending = append(pending, res.Ref)
 			}
 			for len(pending) > 0 && landAt(pending[0]) <= p.End {
-				require.NoError(t, twin.Land(landAt(pending[0]), pending[0]))
-				pending = pending[1:]
+				landNext(twin)
 			}
 			o, err := twin.Complete(p.End)
 			require.NoError(t, err)
@@ -472,9 +475,7 @@ func TestRemoteRunnerRunsAsSteps(t *testing.T) {
 			p, err := r.ScheduleUntil(now, now+time.Hour)
 			require.NoError(t, err)
 			if p == nil {
-				now = landAt(pending[0])
-				require.NoError(t, e.Land(now, pending[0]))
-				pending = pending[1:]
+				now = landNext(e)
 				continue
 			}
 			moves++
@@ -486,10 +487,8 @@ func TestRemoteRunnerRunsAsSteps(t *testing.T) {
 			}
 			end := p.End
 			for len(pending) > 0 && landAt(pending[0]) <= end {
-				at := landAt(pending[0])
-				r.SyncTo(at)
-				require.NoError(t, e.Land(at, pending[0]))
-				pending = pending[1:]
+				r.SyncTo(landAt(pending[0]))
+				at := landNext(e)
 				if at < end && at > p.Start {
 					_, end, err = r.Truncate(at)
 					require.NoError(t, err)
