@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/workload"
 	"github.com/stretchr/testify/require"
 )
 
@@ -164,6 +166,41 @@ func TestTreeEqualsRefTree(t *testing.T) {
 			for range 4 {
 				u := chain()
 				require.Equal(t, b.match(u), a.match(u), "seed %d op %d: match(%v)", seed, op, u)
+			}
+		}
+	}
+}
+
+// TestPrefixChainsEqualPrefixKeys asks prefixChains for the chains of
+// random prompts (a few prefixes of a few units, so that prompts repeat
+// and share leading units, of random lengths and unit sizes; enough
+// distinct ones that memo slots are taken over) at three block sizes,
+// and checks each against engine.PrefixKeys computed afresh.
+func TestPrefixChainsEqualPrefixKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 1))
+	k := prefixChains{chains: []keyChain{{blockSize: 16}, {blockSize: 32}, {blockSize: 12}}}
+	k.initMemo()
+	r := &runner{}
+	for n := range 20_000 {
+		ids := make([]uint64, rng.IntN(10))
+		for i := range ids {
+			ids[i] = uint64(rng.IntN(3))
+		}
+		if rng.IntN(4) == 0 { // a prefix of many distinct ones
+			ids = append(ids, rng.Uint64N(2000))
+		}
+		p := []int{16, 32, 8, 512}[rng.IntN(4)]
+		in := rng.IntN(len(ids)*p + 2*p + 1)
+		req := &workload.Request{InputTokens: in, PrefixHashes: ids, PrefixBlockTokens: p}
+		if len(ids) == 0 {
+			req.PrefixBlockTokens = 0
+		}
+		k.compute(r, req)
+		for _, ch := range k.chains {
+			want := engine.PrefixKeys(nil, ids, req.PrefixBlockTokens, in, ch.blockSize)
+			require.Equal(t, len(want), len(ch.keys), "prompt %d: %v, %d tokens a unit, %d in, block %d", n, ids, p, in, ch.blockSize)
+			if len(want) > 0 {
+				require.Equal(t, want, ch.keys, "prompt %d", n)
 			}
 		}
 	}
