@@ -495,6 +495,21 @@ type eventIndex struct {
 	head    int
 	last    time.Duration // when the last event queued is seen
 	removed int           // removals published (tests)
+	forgot  uint64        // keys the index has dropped (held to 0), ever
+	memo    []runMemo     // by the memo slot of the chains asked about (prefixChains.cur)
+}
+
+// runMemo is the leading run of an arrival's chain that the index held
+// when it was last asked about a chain of the arrival keys' memo slot
+// (prefixChains.memo): the slot's chain at generation gen. Until the
+// index forgets a key, it holds all it held: the slot's next chain, which
+// shares its known leading keys with this one, holds them as far as the
+// run goes, and only the rest is looked up.
+type runMemo struct {
+	chain  *chainMemo
+	gen    uint64
+	run    int
+	forgot uint64 // the index's forgot then
 }
 
 type pendingEvent struct {
@@ -528,6 +543,7 @@ func (x *eventIndex) catchUp(now time.Duration) {
 			x.held[ev.key]++
 		} else if x.held[ev.key]--; x.held[ev.key] <= 0 {
 			delete(x.held, ev.key)
+			x.forgot++
 		}
 	}
 }
@@ -540,14 +556,48 @@ func (s *eventsState) cached(r *runner, i int, req *workload.Request) int {
 	// The request's keys, computed once per arrival for the whole fleet
 	// (View.prefixKeys; req is the view's request). A replica with its
 	// cache off publishes no event, so none of them is held there.
+	keys := r.view.prefixKeys(i)
+	n := x.run(&r.keys, i, keys)
+	return n * rep.eng.Config().BlockSize
+}
+
+// run is the leading run of keys, replica i's chain of the arrival (k's),
+// that the index holds, looked up from where the memo of the chains'
+// slot shows it to hold them (runMemo).
+func (x *eventIndex) run(k *prefixChains, i int, keys []uint64) int {
+	if k.cur < 0 {
+		return x.walk(keys, 0)
+	}
+	if x.memo == nil {
+		x.memo = make([]runMemo, memoSlots)
+	}
+	cm, m := &k.memo[k.cur], &x.memo[k.cur]
 	n := 0
-	for _, k := range r.view.prefixKeys(i) {
-		if x.held[k] == 0 {
-			break
+	if m.chain == cm && m.forgot == x.forgot {
+		switch m.gen {
+		case cm.gen: // the same chain, asked again
+			n = m.run
+		case cm.gen - 1: // the chain before in the slot
+			c := 0
+			if k.chainOf != nil {
+				c = int(k.chainOf[i])
+			}
+			n = min(m.run, k.chains[c].known)
 		}
+	}
+	n = x.walk(keys, n)
+	*m = runMemo{chain: cm, gen: cm.gen, run: n, forgot: x.forgot}
+	return n
+}
+
+// walk is the leading run of keys that the index holds, keys[:from]
+// known held: with from 0, run's slow twin.
+func (x *eventIndex) walk(keys []uint64, from int) int {
+	n := from
+	for n < len(keys) && x.held[keys[n]] != 0 {
 		n++
 	}
-	return n * rep.eng.Config().BlockSize
+	return n
 }
 
 func (s *eventsState) routed(*runner, int, *workload.Request) {}

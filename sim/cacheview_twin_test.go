@@ -205,3 +205,56 @@ func TestPrefixChainsEqualPrefixKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestEventIndexRunEqualsWalk asks three replicas' indexes (two block
+// sizes) about random prompts that share leading units and memo slots,
+// each replica not always asked, and sometimes twice, while the indexes
+// receive random stores and removals of keys of those prompts, and the
+// stores of the prompt asked about (copies
+// pile up, keys come and go), checking the memo's answer (run) against
+// the walk from the first key each time.
+func TestEventIndexRunEqualsWalk(t *testing.T) {
+	for seed := range uint64(30) {
+		rng := rand.New(rand.NewPCG(seed, 37))
+		k := prefixChains{chains: []keyChain{{blockSize: 16}, {blockSize: 32}}, chainOf: []uint16{0, 1, 0}}
+		k.initMemo()
+		var xs [3]*eventIndex
+		for i := range xs {
+			xs[i] = &eventIndex{s: &eventsState{}, held: map[uint64]int32{}}
+		}
+		var seen []uint64 // keys of the prompts so far
+		for op := range 1000 {
+			ids := make([]uint64, 1+rng.IntN(8))
+			for i := range ids {
+				ids[i] = uint64(rng.IntN(3))
+			}
+			if rng.IntN(3) == 0 {
+				ids[0] = uint64(rng.IntN(2000)) // another slot, or a slot's other prompt
+			}
+			k.compute(&runner{}, &workload.Request{InputTokens: len(ids)*16 + rng.IntN(40), PrefixHashes: ids, PrefixBlockTokens: 16})
+			for c := range k.chains {
+				seen = append(seen, k.chains[c].keys...)
+			}
+			for i, x := range xs {
+				if len(seen) > 0 {
+					for range rng.IntN(6) {
+						x.KVEvent(engine.KVEvent{Key: seen[rng.IntN(len(seen))], Removed: rng.IntN(4) == 0})
+					}
+				}
+				keys := k.chains[k.chainOf[i]].keys
+				if rng.IntN(2) == 0 { // the prompt computed there
+					for _, key := range keys {
+						x.KVEvent(engine.KVEvent{Key: key})
+					}
+				}
+				x.catchUp(0)
+				for range rng.IntN(3) {
+					require.Equal(t, x.walk(keys, 0), x.run(&k, i, keys), "seed %d op %d replica %d: %v", seed, op, i, ids)
+				}
+			}
+			if len(seen) > 4096 {
+				seen = seen[len(seen)-1024:]
+			}
+		}
+	}
+}

@@ -275,6 +275,7 @@ type prefixChains struct {
 	// prefix id (chainSlot): prompts of a shared prefix key it once,
 	// their own units each (a chain is 2 mixes a block).
 	memo []chainMemo
+	cur  int // the memo slot of the arrival's chains; -1: none (no prefix units)
 }
 
 // chainMemo is the chains of one prompt's prefix units (ids, of p
@@ -285,6 +286,7 @@ type chainMemo struct {
 	ids  []uint64
 	p    int
 	keys [][]uint64 // by chain
+	gen  uint64     // the prompts keyed in this slot, ever
 }
 
 // memoSlots is the number of chains prefixChains remembers: a workload
@@ -296,6 +298,7 @@ const memoSlots = 512
 type keyChain struct {
 	blockSize int
 	keys      []uint64
+	known     int // leading keys shared with the chain its memo slot held before (prefixChains.cur)
 }
 
 // compute makes the chains those of req, the arrival being routed.
@@ -311,11 +314,13 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	if len(ids) == 0 {
 		for c := range k.chains {
 			ch := &k.chains[c]
-			ch.keys = engine.PrefixKeys(ch.keys[:0], req.PrefixHashes, p, req.InputTokens, ch.blockSize)
+			ch.keys, ch.known = engine.PrefixKeys(ch.keys[:0], req.PrefixHashes, p, req.InputTokens, ch.blockSize), 0
 		}
+		k.cur = -1
 		return
 	}
-	m := &k.memo[chainSlot(ids)]
+	k.cur = chainSlot(ids)
+	m := &k.memo[k.cur]
 	same := 0 // leading units shared with the memo's prompt
 	if m.p == p {
 		same = commonPrefix(m.ids, ids)
@@ -324,9 +329,11 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 		ch := &k.chains[c]
 		known := m.keys[c][:min(len(m.keys[c]), same*p/ch.blockSize)]
 		ch.keys = engine.ExtendPrefixKeys(append(ch.keys[:0], known...), req.PrefixHashes, p, req.InputTokens, ch.blockSize)
+		ch.known = min(len(known), len(ch.keys))
 		m.keys[c] = append(m.keys[c][:0], ch.keys...)
 	}
 	m.ids, m.p = append(m.ids[:0], ids...), p
+	m.gen++
 }
 
 // chainSlot is the memo slot of a prompt of units ids (not empty): its
