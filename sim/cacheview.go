@@ -273,15 +273,7 @@ func (t *tree) insert(u []uint64, tokens int, now time.Duration, seq uint64) {
 }
 
 // alloc is an edge to fill: a released one, or a new one.
-func (t *tree) alloc() int32 {
-	if n := len(t.free); n > 0 {
-		c := t.free[n-1]
-		t.free = t.free[:n-1]
-		return c
-	}
-	t.edges = append(t.edges, edge{})
-	return int32(len(t.edges) - 1)
-}
+func (t *tree) alloc() int32 { return reuse(&t.edges, &t.free) }
 
 // add hangs a new edge of ids below edge e.
 func (t *tree) add(e int32, ids []uint64, tokens int, now time.Duration, seq uint64) {
