@@ -70,6 +70,27 @@ func (t *blockIndex) put(key uint64, id int32) {
 	}
 }
 
+// add maps key to id unless key is held: it returns the node key maps
+// to and false then, id and true when it added it (get, then put, in one
+// probe).
+func (t *blockIndex) add(key uint64, id int32) (int32, bool) {
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow()
+	}
+	mask := len(t.slots) - 1
+	for i := t.home(key); ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.id == 0 {
+			*s = indexSlot{key: key, id: id + 1}
+			t.n++
+			return id, true
+		}
+		if s.key == key {
+			return s.id - 1, false
+		}
+	}
+}
+
 // del removes key, if held: the entries after it in its probe run move
 // back into the hole when their home allows (Knuth's algorithm R).
 func (t *blockIndex) del(key uint64) {

@@ -283,32 +283,20 @@ func (p *blockPool) release(id int32) {
 }
 
 // cache gives one anonymous block of its holder the content key: it
-// returns the new cached block. The caller has checked that no block
-// caches key yet.
+// returns the new cached block. If another block caches key already, the
+// new one is a second copy, found only once every block cached before it
+// under key is evicted (see copies).
 func (p *blockPool) cache(key uint64) int32 {
 	id := p.newNode()
 	b := &p.nodes[id]
 	b.key, b.refs = key, 1
-	p.index.put(key, id)
-	p.cached++
-	if p.pub != nil {
-		p.pub.emit(key, false)
+	if _, added := p.index.add(key, id); !added {
+		if p.copies == nil {
+			p.copies = map[uint64][]int32{}
+		}
+		p.copies[key] = append(p.copies[key], id)
+		p.ncopy++
 	}
-	return id
-}
-
-// cacheCopy gives one anonymous block of its holder the content key
-// that another block caches already: a second copy, found only once
-// every block cached before it under key is evicted (see copies).
-func (p *blockPool) cacheCopy(key uint64) int32 {
-	id := p.newNode()
-	b := &p.nodes[id]
-	b.key, b.refs = key, 1
-	if p.copies == nil {
-		p.copies = map[uint64][]int32{}
-	}
-	p.copies[key] = append(p.copies[key], id)
-	p.ncopy++
 	p.cached++
 	if p.pub != nil {
 		p.pub.emit(key, false)

@@ -1,5 +1,7 @@
 package engine
 
+import "slices"
+
 // The prefix cache, as vLLM V1's automatic prefix caching keeps it: every
 // full block of a request's token sequence (prompt and output alike) has a
 // content key chained on the key of the block before it, so equal keys mean
@@ -75,21 +77,62 @@ func sharedContent(r *Request, b, j int) uint64 {
 
 // key is the content key of s's block j, computed once.
 func (e *Engine) key(s *seq, j int) uint64 {
-	for len(s.keys) <= j {
-		i := len(s.keys)
-		parent := rootKey
-		if i > 0 {
-			parent = s.keys[i-1]
-		}
-		var content uint64
-		if i < s.shared {
-			content = sharedContent(&s.req, e.cfg.BlockSize, i)
-		} else {
-			content = mix(0x0a11ce, s.order) // the request's own
-		}
-		s.keys = append(s.keys, mix(parent, content))
+	if j >= len(s.keys) {
+		e.extendKeys(s, j+1)
 	}
 	return s.keys[j]
+}
+
+// extendKeys computes the content keys of s's blocks up to its first n,
+// in order: its blocks of shared content (appendShared), then its own.
+func (e *Engine) extendKeys(s *seq, n int) {
+	i := len(s.keys)
+	s.keys = slices.Grow(s.keys, n-i)
+	parent := rootKey
+	if i > 0 {
+		parent = s.keys[i-1]
+	}
+	if i < s.shared {
+		s.keys = appendShared(s.keys, parent, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, i, min(n, s.shared))
+		parent = s.keys[len(s.keys)-1]
+	}
+	own := mix(0x0a11ce, s.order) // the request's own content, every block alike
+	for len(s.keys) < n {
+		parent = mix(parent, own)
+		s.keys = append(s.keys, parent)
+	}
+}
+
+// appendShared appends to dst, and returns, the keys of blocks from to
+// to−1 of the shared content of a sequence of prefix ids (an id every p
+// tokens, in blocks of b tokens), chained on key, the key of block
+// from−1 (rootKey for block 0): block j's key is mix(key of j−1,
+// sharedContent(j)). When a unit of p tokens holds whole blocks, as it
+// does at vLLM's 16-token blocks under the ids of 16, 256 or 512 tokens
+// workloads and traces carry, each block's content is its offset mixed
+// with one id, and the ids are walked once, not divided for at every
+// block (TestAppendSharedIsSharedContent holds the two alike).
+func appendShared(dst []uint64, key uint64, prefix []uint64, p, b, from, to int) []uint64 {
+	if p%b != 0 { // blocks straddle units: each block's own ids
+		r := Request{Prefix: prefix, PrefixBlockTokens: p}
+		for j := from; j < to; j++ {
+			key = mix(key, sharedContent(&r, b, j))
+			dst = append(dst, key)
+		}
+		return dst
+	}
+	per := p / b // blocks a unit
+	u, k := from/per, from%per
+	n := len(dst)
+	dst = slices.Grow(dst, to-from)[:n+to-from]
+	for i := range dst[n:] {
+		key = mix(key, mix(uint64(k*b), prefix[u]))
+		dst[n+i] = key
+		if k++; k == per {
+			u, k = u+1, 0
+		}
+	}
+	return dst
 }
 
 // hits finds the cached blocks the waiting request s may reference: the
@@ -106,8 +149,11 @@ func (e *Engine) hits(s *seq) (blocks []int32, evictable int) {
 	if !s.ownCached {
 		limit = min(limit, s.shared) // its own content was never cached
 	}
-	for j := range limit {
-		id, ok := e.pool.lookup(e.key(s, j))
+	if limit > len(s.keys) { // every one of them is keyed when computed, if not found
+		e.extendKeys(s, limit)
+	}
+	for _, k := range s.keys[:limit] {
+		id, ok := e.pool.lookup(k)
 		if !ok {
 			break
 		}
@@ -185,10 +231,6 @@ func (e *Engine) cacheThrough(s *seq, full int) {
 	for j := len(s.ids); j < full; j++ {
 		k := e.key(s, j)
 		s.anon--
-		if _, dup := e.pool.lookup(k); dup {
-			s.ids = append(s.ids, e.pool.cacheCopy(k))
-			continue
-		}
 		s.ids = append(s.ids, e.pool.cache(k))
 	}
 }

@@ -71,13 +71,7 @@ func PrefixKeys(dst, prefix []uint64, prefixBlockTokens, input, blockSize int) [
 	}
 	units := min(len(prefix), input/p)
 	limit := min(units*p/b, (input-1)/b) // Engine.sharedBlocks, and CachedPrefix's limit
-	r := Request{Prefix: prefix, PrefixBlockTokens: p}
-	key := rootKey
-	for j := range limit {
-		key = mix(key, sharedContent(&r, b, j))
-		dst = append(dst, key)
-	}
-	return dst
+	return appendShared(dst, rootKey, prefix, p, b, 0, limit)
 }
 
 // CachedKeys is CachedPrefix for a prompt whose keys were computed once
