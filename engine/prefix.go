@@ -204,13 +204,16 @@ func (e *Engine) publish(s *seq, upto int) {
 }
 
 // publishDecode caches the block of shared output (PrefixCoversOutput)
-// that s's decode at context c completes, if any, and notes in minLeft
-// the steps from this one to the next decode of s that completes one: a
-// run of decode steps stops before it (runLength), so that each block is
-// cached by the plan of its own step, as the step-by-step engine caches
-// it. Only a decode of s with blocks of shared content still to cache
-// (len(s.ids) < s.shared) calls it; such a request joins no cohort
-// (joins).
+// that s's decode at context c completes, if any. When a run may go on
+// through such decodes (fast.pubRuns), it counts s in pubRun, and
+// runPublish caches the blocks of the run's later steps as the run
+// reaches them; otherwise it notes in minLeft the steps from this one to
+// the next decode of s that completes one, and a run of decode steps
+// stops before it (runLength), so that each block is cached by the plan
+// of its own step. Either way each block is cached at the instant the
+// step-by-step engine caches it. Only a decode of s with blocks of
+// shared content still to cache (len(s.ids) < s.shared) calls it; such a
+// request joins no cohort (joins).
 //
 //go:noinline
 func (e *Engine) publishDecode(s *seq, c int) {
@@ -220,7 +223,42 @@ func (e *Engine) publishDecode(s *seq, c int) {
 	// (c+i+1) % b == 0: the first such i >= 1.
 	i := b - (c+1)%b
 	if (c+i+1)/b <= s.shared {
-		e.minLeft = min(e.minLeft, i)
+		if e.fast.pubRuns {
+			e.pubRun++ // a run goes on through it: runPublish caches it
+		} else {
+			e.minLeft = min(e.minLeft, i)
+		}
+	}
+}
+
+// runPublish caches the blocks of shared output (PrefixCoversOutput)
+// that the decodes of steps from+1 to m of the run in flight complete, as
+// the step-by-step engine's publishDecode caches them when it plans each
+// of those steps: step by step, and in a step in the order of the run's
+// requests. Step i of a run computes token computed+i−1 of a request,
+// which completes a block when computed+i is a multiple of BlockSize.
+// allocThrough calls it after taking those steps' blocks: caching takes
+// none, and a key an allocation of the same steps evicts is then filed
+// as it would have been after the eviction (the same index, the same
+// copies). Only a plain decode the run scheduled inline can have such
+// blocks (a cohort member has none: joins).
+func (e *Engine) runPublish(from, m int) {
+	b := e.cfg.BlockSize
+	for step := from + 1; step <= m; {
+		next := m + 1 // the first step after this one that completes a block of one of them
+		for _, s := range e.sched {
+			if s.aborted || !s.decoding || s.draft != 0 || len(s.ids) >= s.shared {
+				continue
+			}
+			upto := s.computed + step
+			if upto%b == 0 {
+				e.cacheThrough(s, min(s.shared, upto/b))
+			}
+			if len(s.ids) < s.shared {
+				next = min(next, step+b-upto%b)
+			}
+		}
+		step = max(step+1, next)
 	}
 }
 
