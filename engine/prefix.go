@@ -266,9 +266,16 @@ func (e *Engine) runPublish(from, m int) {
 // each becomes a cached block, a second copy if another block caches its
 // content already (blockPool.copies).
 func (e *Engine) cacheThrough(s *seq, full int) {
-	for j := len(s.ids); j < full; j++ {
-		k := e.key(s, j)
-		s.anon--
+	from := len(s.ids)
+	if full <= from {
+		return
+	}
+	if full > len(s.keys) {
+		e.extendKeys(s, full)
+	}
+	s.anon -= full - from
+	s.ids = slices.Grow(s.ids, full-from)
+	for _, k := range s.keys[from:full] {
 		s.ids = append(s.ids, e.pool.cache(k))
 	}
 }
