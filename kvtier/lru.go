@@ -29,7 +29,7 @@ type node struct {
 	prev, next int32
 	anon       int32 // blocks of an anonymous run; 0 for a keyed entry
 	pins       int32
-	mark       uint32 // Insert's epoch: a protected key of the current store
+	mark       uint32 // an epoch: Insert's protected keys, Touch's moved ones
 }
 
 // Counters are an LRU's running counts since New.
@@ -93,14 +93,124 @@ func (l *LRU) Pinned(key uint64) bool {
 
 // Touch makes the held keys among keys the most recent, in reverse, so
 // keys[0] ends the most recent: for a chain of blocks, the chain's first
-// block is evicted last (vLLM's lru.py:26-29). Keys not held are skipped.
+// block is evicted last (vLLM's lru.py:26-29). Keys not held are skipped;
+// a key given twice ends where its first place puts it.
+//
+// It moves runs, not keys. A chain touched before lies in the list as
+// runs in touch order (keys[j], then keys[j+1] just below it, ...), split
+// only where other touches took keys out or inserts came between; keys
+// an Insert just stored lie as runs in the order given (keys[j+1] just
+// above keys[j]). One lookup finds a run's first key; the list walked
+// from there matches the rest, key by key, without a lookup; the run
+// moves whole (reversed, for an Insert's). The order it leaves is
+// touchEach's, key by key, exactly (FuzzTouch).
 func (l *LRU) Touch(keys []uint64) {
+	epoch := l.nextEpoch() // marks the keys moved, so a duplicate is skipped
+	nodes := l.nodes
+	// The runs moved, linked most recent first: top is the most recent
+	// node, bottom the least recent.
+	top, bottom := nil32, nil32
+	for j := 0; j < len(keys); {
+		first, ok := l.index[keys[j]]
+		j++
+		if !ok || nodes[first].mark == epoch {
+			continue
+		}
+		nodes[first].mark = epoch
+		// The run's ends in the list, low the less recent.
+		low, high := first, first
+		up := false
+		if j < len(keys) {
+			n := nodes[first].next
+			up = n != nil32 && nodes[n].anon == 0 && nodes[n].key == keys[j]
+		}
+		if up {
+			high, j = l.run(keys, j, first, epoch, true)
+		} else {
+			low, j = l.run(keys, j, first, epoch, false)
+		}
+		below, above := nodes[low].prev, nodes[high].next
+		nodes[below].next = above
+		nodes[above].prev = below
+		hi, lo := high, low // the run's ends in touch order
+		if up {
+			for i := low; ; {
+				n := &nodes[i]
+				next := n.next
+				n.prev, n.next = n.next, n.prev
+				if i == high {
+					break
+				}
+				i = next
+			}
+			hi, lo = low, high
+		}
+		// Put the run below the runs moved before it.
+		if top == nil32 {
+			top = hi
+		} else {
+			nodes[bottom].prev = hi
+			nodes[hi].next = bottom
+		}
+		bottom = lo
+	}
+	if top == nil32 {
+		return
+	}
+	tail := nodes[nil32].prev
+	nodes[bottom].prev = tail
+	nodes[tail].next = bottom
+	nodes[top].next = nil32
+	nodes[nil32].prev = top
+}
+
+// run walks the list from node end, a key of keys moved by this Touch
+// (marked epoch), down (up: up) while the nodes are keys[j], keys[j+1],
+// ..., marking them. A key of keys not held, or a duplicate of one moved
+// already, is skipped; any other key ends the run. It returns the run's
+// last node and the index of the first key after it.
+func (l *LRU) run(keys []uint64, j int, end int32, epoch uint32, up bool) (int32, int) {
+	nodes := l.nodes
+	for j < len(keys) {
+		c := nodes[end].prev
+		if up {
+			c = nodes[end].next
+		}
+		if n := &nodes[c]; c != nil32 && n.anon == 0 && n.key == keys[j] {
+			n.mark = epoch
+			end = c
+			j++
+			continue
+		}
+		if i, ok := l.index[keys[j]]; ok && nodes[i].mark != epoch {
+			break
+		}
+		j++
+	}
+	return end, j
+}
+
+// touchEach is Touch's slow twin: each held key moved to the most recent
+// end, the last first.
+func (l *LRU) touchEach(keys []uint64) {
 	for j := len(keys) - 1; j >= 0; j-- {
 		if i, ok := l.index[keys[j]]; ok {
 			l.unlink(i)
 			l.pushBack(i)
 		}
 	}
+}
+
+// nextEpoch starts a new epoch of the nodes' marks and returns it.
+func (l *LRU) nextEpoch() uint32 {
+	l.epoch++
+	if l.epoch == 0 { // wrapped: clear every mark
+		for i := range l.nodes {
+			l.nodes[i].mark = 0
+		}
+		l.epoch = 1
+	}
+	return l.epoch
 }
 
 // Insert stores the keys not yet held, in order, at the most recent end
@@ -118,13 +228,7 @@ func (l *LRU) Touch(keys []uint64) {
 // the store ("cannot store blocks", offloading/scheduler.py:677-679).
 // Duplicate keys count once.
 func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok bool) {
-	l.epoch++
-	if l.epoch == 0 { // wrapped: clear every mark
-		for i := range l.nodes {
-			l.nodes[i].mark = 0
-		}
-		l.epoch = 1
-	}
+	l.nextEpoch()
 	protected := 0
 	clear(l.fresh)
 	for _, k := range keys {
@@ -171,13 +275,7 @@ func (l *LRU) InsertAnon(n int, evicted []uint64) (_ []uint64, anon int, ok bool
 	if n <= 0 {
 		return evicted, 0, true
 	}
-	l.epoch++ // no keyed entry is protected
-	if l.epoch == 0 {
-		for i := range l.nodes {
-			l.nodes[i].mark = 0
-		}
-		l.epoch = 1
-	}
+	l.nextEpoch() // no keyed entry is protected
 	evicted, anon, ok = l.makeRoom(n, 0, evicted)
 	if !ok {
 		return evicted, 0, false
