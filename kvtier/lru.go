@@ -170,22 +170,35 @@ func (l *LRU) Touch(keys []uint64) {
 // already, is skipped; any other key ends the run. It returns the run's
 // last node and the index of the first key after it.
 func (l *LRU) run(keys []uint64, j int, end int32, epoch uint32, up bool) (int32, int) {
+	for {
+		if end, j = l.match(keys, j, end, epoch, up); j == len(keys) {
+			return end, j
+		}
+		if i, ok := l.index[keys[j]]; ok && l.nodes[i].mark != epoch {
+			return end, j
+		}
+		j++
+	}
+}
+
+// match is run's walk without the skips: it stops at the first key that
+// is not the next node's.
+func (l *LRU) match(keys []uint64, j int, end int32, epoch uint32, up bool) (int32, int) {
 	nodes := l.nodes
-	for j < len(keys) {
+	for ; j < len(keys); j++ {
+		k := keys[j]
 		c := nodes[end].prev
 		if up {
 			c = nodes[end].next
 		}
-		if n := &nodes[c]; c != nil32 && n.anon == 0 && n.key == keys[j] {
-			n.mark = epoch
-			end = c
-			j++
-			continue
-		}
-		if i, ok := l.index[keys[j]]; ok && nodes[i].mark != epoch {
+		// The sentinel and anonymous runs have key 0: only a key 0 needs
+		// telling them apart.
+		n := &nodes[c]
+		if n.key != k || k == 0 && (c == nil32 || n.anon != 0) {
 			break
 		}
-		j++
+		n.mark = epoch
+		end = c
 	}
 	return end, j
 }
@@ -229,8 +242,7 @@ func (l *LRU) nextEpoch() uint32 {
 // Duplicate keys count once.
 func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok bool) {
 	l.nextEpoch()
-	protected := 0
-	clear(l.fresh)
+	protected, add := 0, 0 // add: the keys not held, a duplicate twice
 	for _, k := range keys {
 		if i, held := l.index[k]; held {
 			n := &l.nodes[i]
@@ -242,11 +254,22 @@ func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok 
 			}
 			continue
 		}
-		l.fresh[k] = struct{}{}
+		add++
 	}
-	add := len(l.fresh)
 	if add == 0 {
 		return evicted, 0, true
+	}
+	if l.used+add > l.capacity {
+		// Room is to be made, or the store refused: count the new keys
+		// given twice once. (With room for all, the loop below skips a
+		// duplicate as held.)
+		clear(l.fresh)
+		for _, k := range keys {
+			if _, held := l.index[k]; !held {
+				l.fresh[k] = struct{}{}
+			}
+		}
+		add = len(l.fresh)
 	}
 	evicted, anon, ok = l.makeRoom(add, protected, evicted)
 	if !ok {

@@ -292,7 +292,7 @@ func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 		if !(h != nil && h.Contains(k) || s != nil && s.Contains(k)) {
 			break
 		}
-		if p.loading[k] > 0 {
+		if len(p.loading) > 0 && p.loading[k] > 0 {
 			return 0, true
 		}
 		n++
