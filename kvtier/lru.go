@@ -1,5 +1,7 @@
 package kvtier
 
+import "github.com/servesim/servesim/internal/keyindex"
+
 // LRU is a tier of KV blocks by content key in least-recently-used order,
 // with a capacity in blocks. Entries are keyed blocks (a later request
 // can hit them) and anonymous runs (blocks that occupy capacity but that
@@ -10,9 +12,9 @@ package kvtier
 // Create one with New. An LRU is not safe for concurrent use.
 type LRU struct {
 	capacity int
-	used     int // blocks held: keyed entries + anonymous blocks
-	pinned   int // keyed entries with pins > 0
-	index    map[uint64]int32
+	used     int            // blocks held: keyed entries + anonymous blocks
+	pinned   int            // keyed entries with pins > 0
+	index    keyindex.Index // key → node
 	nodes    []node
 	free     int32 // head of the free node list, nil if none
 	epoch    uint32
@@ -50,7 +52,6 @@ func New(c Config) (*LRU, error) {
 	}
 	return &LRU{
 		capacity: c.Blocks,
-		index:    map[uint64]int32{},
 		nodes:    []node{{}},
 		fresh:    map[uint64]struct{}{},
 	}, nil
@@ -70,7 +71,7 @@ func (l *LRU) Counters() Counters { return l.counters }
 // connector touches a request's keys after its lookup
 // (offloading/scheduler.py:493).
 func (l *LRU) Lookup(key uint64) bool {
-	_, ok := l.index[key]
+	_, ok := l.index.Get(key)
 	if ok {
 		l.counters.Hits++
 	} else {
@@ -81,13 +82,13 @@ func (l *LRU) Lookup(key uint64) bool {
 
 // Contains reports whether key is held, counting nothing.
 func (l *LRU) Contains(key uint64) bool {
-	_, ok := l.index[key]
+	_, ok := l.index.Get(key)
 	return ok
 }
 
 // Pinned reports whether key is held and pinned.
 func (l *LRU) Pinned(key uint64) bool {
-	i, ok := l.index[key]
+	i, ok := l.index.Get(key)
 	return ok && l.nodes[i].pins > 0
 }
 
@@ -111,7 +112,7 @@ func (l *LRU) Touch(keys []uint64) {
 	// node, bottom the least recent.
 	top, bottom := nil32, nil32
 	for j := 0; j < len(keys); {
-		first, ok := l.index[keys[j]]
+		first, ok := l.index.Get(keys[j])
 		j++
 		if !ok || nodes[first].mark == epoch {
 			continue
@@ -174,7 +175,7 @@ func (l *LRU) run(keys []uint64, j int, end int32, epoch uint32, up bool) (int32
 		if end, j = l.match(keys, j, end, epoch, up); j == len(keys) {
 			return end, j
 		}
-		if i, ok := l.index[keys[j]]; ok && l.nodes[i].mark != epoch {
+		if i, ok := l.index.Get(keys[j]); ok && l.nodes[i].mark != epoch {
 			return end, j
 		}
 		j++
@@ -207,7 +208,7 @@ func (l *LRU) match(keys []uint64, j int, end int32, epoch uint32, up bool) (int
 // end, the last first.
 func (l *LRU) touchEach(keys []uint64) {
 	for j := len(keys) - 1; j >= 0; j-- {
-		if i, ok := l.index[keys[j]]; ok {
+		if i, ok := l.index.Get(keys[j]); ok {
 			l.unlink(i)
 			l.pushBack(i)
 		}
@@ -244,7 +245,7 @@ func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok 
 	l.nextEpoch()
 	protected, add := 0, 0 // add: the keys not held, a duplicate twice
 	for _, k := range keys {
-		if i, held := l.index[k]; held {
+		if i, held := l.index.Get(k); held {
 			n := &l.nodes[i]
 			if n.mark != l.epoch {
 				n.mark = l.epoch
@@ -265,7 +266,7 @@ func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok 
 		// duplicate as held.)
 		clear(l.fresh)
 		for _, k := range keys {
-			if _, held := l.index[k]; !held {
+			if _, held := l.index.Get(k); !held {
 				l.fresh[k] = struct{}{}
 			}
 		}
@@ -276,12 +277,12 @@ func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok 
 		return evicted, 0, false
 	}
 	for _, k := range keys {
-		if _, held := l.index[k]; held {
+		if _, held := l.index.Get(k); held {
 			continue
 		}
 		i := l.alloc()
 		l.nodes[i] = node{key: k}
-		l.index[k] = i
+		l.index.Put(k, i)
 		l.pushBack(i)
 		l.used++
 	}
@@ -343,7 +344,7 @@ func (l *LRU) makeRoom(add, protected int, evicted []uint64) (_ []uint64, anon i
 			}
 		case n.pins == 0 && n.mark != l.epoch:
 			evicted = append(evicted, n.key)
-			delete(l.index, n.key)
+			l.index.Del(n.key)
 			l.unlink(i)
 			l.release(i)
 			l.used--
@@ -358,11 +359,11 @@ func (l *LRU) makeRoom(add, protected int, evicted []uint64) (_ []uint64, anon i
 // Remove drops key, as a promotion out of an exclusive tier does, and
 // reports whether it did: a key not held, or pinned, is not removed.
 func (l *LRU) Remove(key uint64) bool {
-	i, ok := l.index[key]
+	i, ok := l.index.Get(key)
 	if !ok || l.nodes[i].pins > 0 {
 		return false
 	}
-	delete(l.index, key)
+	l.index.Del(key)
 	l.unlink(i)
 	l.release(i)
 	l.used--
@@ -373,7 +374,7 @@ func (l *LRU) Remove(key uint64) bool {
 // manager.py:113-125): it is not evicted nor removed until as many Unpins.
 // It reports whether key is held.
 func (l *LRU) Pin(key uint64) bool {
-	i, ok := l.index[key]
+	i, ok := l.index.Get(key)
 	if !ok {
 		return false
 	}
@@ -387,7 +388,7 @@ func (l *LRU) Pin(key uint64) bool {
 // Unpin ends one Pin of key (complete_load, manager.py:130-137). It
 // reports false, changing nothing, if key is not held or not pinned.
 func (l *LRU) Unpin(key uint64) bool {
-	i, ok := l.index[key]
+	i, ok := l.index.Get(key)
 	if !ok || l.nodes[i].pins == 0 {
 		return false
 	}
