@@ -51,17 +51,17 @@ func twins(t *testing.T, capacity int, in []byte) {
 			keys := list()
 			fast.Touch(keys)
 			slow.touchEach(keys)
-		case 3:
-			keys := list()
-			fe, fa, fok := fast.Insert(keys, nil)
-			se, sa, sok := slow.Insert(keys, nil)
-			require.Equal(t, sok, fok)
-			require.Equal(t, se, fe)
-			require.Equal(t, sa, fa)
-		case 4:
-			n := int(next() % 5)
-			fe, fa, fok := fast.InsertAnon(n, nil)
-			se, sa, sok := slow.InsertAnon(n, nil)
+		case 3, 4:
+			var insert func(l *LRU) ([]uint64, int, bool)
+			if op == 3 {
+				keys := list()
+				insert = func(l *LRU) ([]uint64, int, bool) { return l.Insert(keys, nil) }
+			} else {
+				n := int(next() % 5)
+				insert = func(l *LRU) ([]uint64, int, bool) { return l.InsertAnon(n, nil) }
+			}
+			fe, fa, fok := insert(fast)
+			se, sa, sok := insert(slow)
 			require.Equal(t, sok, fok)
 			require.Equal(t, se, fe)
 			require.Equal(t, sa, fa)
