@@ -19,7 +19,9 @@ type LRU struct {
 	free     int32 // head of the free node list, nil if none
 	epoch    uint32
 	fresh    map[uint64]struct{} // Insert's scratch: distinct new keys
-	counters Counters
+	// A touch's scratch: the first key at from or after not held (miss).
+	from, miss int
+	counters   Counters
 }
 
 // nil32 is the list's sentinel: nodes[0] is the head (its next is the least
@@ -105,7 +107,15 @@ func (l *LRU) Pinned(key uint64) bool {
 // from there matches the rest, key by key, without a lookup; the run
 // moves whole (reversed, for an Insert's). The order it leaves is
 // touchEach's, key by key, exactly (FuzzTouch).
-func (l *LRU) Touch(keys []uint64) {
+func (l *LRU) Touch(keys []uint64) { l.touch(keys, len(keys)) }
+
+// TouchHeld is Touch, and it reports how many of keys[from:], from the
+// first, are held: a lookup of a chain's blocks past from (those HBM did
+// not hit) and its touch, in one walk. from is at most len(keys).
+func (l *LRU) TouchHeld(keys []uint64, from int) int { return l.touch(keys, from) }
+
+func (l *LRU) touch(keys []uint64, from int) int {
+	l.from, l.miss = from, len(keys)
 	epoch := l.nextEpoch() // marks the keys moved, so a duplicate is skipped
 	nodes := l.nodes
 	// The runs moved, linked most recent first: top is the most recent
@@ -114,7 +124,11 @@ func (l *LRU) Touch(keys []uint64) {
 	for j := 0; j < len(keys); {
 		first, ok := l.index.Get(keys[j])
 		j++
-		if !ok || nodes[first].mark == epoch {
+		if !ok {
+			l.missed(j - 1)
+			continue
+		}
+		if nodes[first].mark == epoch {
 			continue
 		}
 		nodes[first].mark = epoch
@@ -155,28 +169,40 @@ func (l *LRU) Touch(keys []uint64) {
 		}
 		bottom = lo
 	}
-	if top == nil32 {
-		return
+	if top != nil32 {
+		tail := nodes[nil32].prev
+		nodes[bottom].prev = tail
+		nodes[tail].next = bottom
+		nodes[top].next = nil32
+		nodes[nil32].prev = top
 	}
-	tail := nodes[nil32].prev
-	nodes[bottom].prev = tail
-	nodes[tail].next = bottom
-	nodes[top].next = nil32
-	nodes[nil32].prev = top
+	return max(l.miss-from, 0)
+}
+
+// missed notes that keys[j] of the touch is not held.
+func (l *LRU) missed(j int) {
+	if j >= l.from && j < l.miss {
+		l.miss = j
+	}
 }
 
 // run walks the list from node end, a key of keys moved by this Touch
 // (marked epoch), down (up: up) while the nodes are keys[j], keys[j+1],
 // ..., marking them. A key of keys not held, or a duplicate of one moved
-// already, is skipped; any other key ends the run. It returns the run's
-// last node and the index of the first key after it.
+// already, is skipped (missed notes one not held); any other key ends
+// the run. It returns the run's last node and the index of the first
+// key after it.
 func (l *LRU) run(keys []uint64, j int, end int32, epoch uint32, up bool) (int32, int) {
 	for {
 		if end, j = l.match(keys, j, end, epoch, up); j == len(keys) {
 			return end, j
 		}
-		if i, ok := l.index.Get(keys[j]); ok && l.nodes[i].mark != epoch {
+		i, ok := l.index.Get(keys[j])
+		if ok && l.nodes[i].mark != epoch {
 			return end, j
+		}
+		if !ok {
+			l.missed(j)
 		}
 		j++
 	}

@@ -47,9 +47,18 @@ func twins(t *testing.T, capacity int, in []byte) {
 	}
 	for step := 0; len(in) > 0; step++ {
 		switch op := next() % 8; op {
-		case 0, 1, 2:
+		case 0:
 			keys := list()
 			fast.Touch(keys)
+			slow.touchEach(keys)
+		case 1, 2: // TouchHeld against Contains from from
+			keys := list()
+			from := int(next()) % (len(keys) + 1)
+			n := 0
+			for n < len(keys)-from && slow.Contains(keys[from+n]) {
+				n++
+			}
+			require.Equal(t, n, fast.TouchHeld(keys, from), "TouchHeld(%v, %d)", keys, from)
 			slow.touchEach(keys)
 		case 3, 4:
 			var insert func(l *LRU) ([]uint64, int, bool)
@@ -81,8 +90,8 @@ func twins(t *testing.T, capacity int, in []byte) {
 	}
 }
 
-// FuzzTouch holds Touch, which moves runs, to touchEach, which moves
-// keys one by one.
+// FuzzTouch holds Touch and TouchHeld, which move runs, to touchEach,
+// which moves keys one by one, and TouchHeld's count to Contains's.
 func FuzzTouch(f *testing.F) {
 	f.Add(uint8(16), []byte{3, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 3, 2, 0, 0, 0})
 	f.Add(uint8(20), []byte{3, 11, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 3, 1, 4, 1, 3, 0, 205, 0, 230, 1, 0, 6, 5, 250, 0, 0, 0, 0, 0, 5})

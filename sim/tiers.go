@@ -287,6 +287,11 @@ func (p *tierPort) storeIn(l *kvtier.LRU, keys, chain []uint64) bool {
 // touches the request's keys in both.
 func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 	h, s := p.hostLRU(), p.t.shared
+	if s == nil && len(p.loading) == 0 {
+		// A host tier alone, loading nothing: its touch walks the keys
+		// and counts the held ones (the loop below's n) as it goes.
+		return h.TouchHeld(keys, hbm), false
+	}
 	n := 0
 	for _, k := range keys[hbm:] {
 		if !(h != nil && h.Contains(k) || s != nil && s.Contains(k)) {
