@@ -114,6 +114,8 @@ func (l *LRU) Touch(keys []uint64) { l.touch(keys, len(keys)) }
 // not hit) and its touch, in one walk. from is at most len(keys).
 func (l *LRU) TouchHeld(keys []uint64, from int) int { return l.touch(keys, from) }
 
+// touch is Touch and TouchHeld: it moves the runs of keys, from the
+// first, below one another, and puts them at the most recent end.
 func (l *LRU) touch(keys []uint64, from int) int {
 	l.from, l.miss = from, len(keys)
 	epoch := l.nextEpoch() // marks the keys moved, so a duplicate is skipped
