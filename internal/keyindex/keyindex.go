@@ -146,10 +146,16 @@ func (t *Index) grow() {
 	size := max(minSlots, 2*len(old))
 	t.slots = make([]slot, size)
 	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
-	t.n = 0
+	// Every key is new to the table and it has room: each goes in the
+	// first empty slot from its home, as Put would put it.
+	mask := size - 1
 	for _, s := range old {
 		if s.id != 0 {
-			t.Put(s.key, s.id-1)
+			i := t.home(s.key)
+			for t.slots[i].id != 0 {
+				i = (i + 1) & mask
+			}
+			t.slots[i] = s
 		}
 	}
 }
