@@ -90,8 +90,9 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	// so that until near the end of time does not overflow).
 	d := p.StepTime
 	k := int(min((until-now-1)/d+1, 1<<40))
-	// None finishes before the last step, and none but the first caches a
-	// block of shared output (publishDecode notes those in minLeft).
+	// None finishes before the last step, and, unless runPublish caches
+	// them (fast.pubRuns), none but the first caches a block of shared
+	// output (publishDecode notes those in minLeft).
 	if e.inline == len(e.sched) {
 		k = min(k, e.minLeft)
 	} else {
@@ -263,6 +264,15 @@ func (e *Engine) allocThrough(m int) {
 	if !e.lazy || m <= e.runAlloc {
 		return
 	}
+	from := e.runAlloc
+	e.allocSteps(m)
+	if e.pubRun > 0 {
+		e.runPublish(from, m)
+	}
+}
+
+// allocSteps is allocThrough's allocation, for m > runAlloc.
+func (e *Engine) allocSteps(m int) {
 	if co := &e.co; e.plan.Cohort > 0 { // the members come first
 		e.pool.take(e.coGrow(co.ahead, m))
 		co.ahead = m

@@ -99,13 +99,11 @@ func prefixKeysLimit(prefix []uint64, p, input, b int) int {
 // block from on, key being the key of the block before (rootKey for the
 // first).
 func appendPrefixKeys(dst []uint64, key uint64, from int, prefix []uint64, p, input, b int) []uint64 {
-	r := Request{Prefix: prefix, PrefixBlockTokens: p}
 	limit := prefixKeysLimit(prefix, p, input, b)
-	for j := from; j < limit; j++ {
-		key = mix(key, sharedContent(&r, b, j))
-		dst = append(dst, key)
+	if from >= limit {
+		return dst
 	}
-	return dst
+	return appendShared(dst, key, prefix, p, b, from, limit)
 }
 
 // CachedKeys is CachedPrefix for a prompt whose keys were computed once
