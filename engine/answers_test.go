@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -171,4 +172,36 @@ func TestRunGoesOnThroughAnswerBlocks(t *testing.T) {
 		assert.Equal(t, 100, e.FreeBlocks(), "all blocks free again")
 		assert.Equal(t, 9, e.CachedBlocks(), "blocks 0..8, as step by step")
 	}
+}
+
+// A request waiting for blocks may fit at a later step of a run of
+// decodes only because a block of another's answer, cached at that step,
+// is one it finds: turn 2 of TestAnswerBlocksFoundByTheNextTurn's
+// conversation (its prompt turn 1's prompt and answer and 40 tokens
+// more) arrives while turn 1 decodes, in a pool too small to admit it
+// until enough of turn 1's answer is cached. The run stops before each
+// such decode (publishesThrough), as the step-by-step engine plans each
+// step with the blocks cached by then: the same timeline either way, and
+// in some pool turn 2 is admitted while turn 1 still decodes.
+func TestRunStopsWhereAnAnswerBlockLetsTheWaitingIn(t *testing.T) {
+	turn1 := seqIDs(1000, 10)
+	turn2 := append(append([]uint64{}, turn1...), 2000, 2001)
+	admittedEarly := 0
+	for kv := 13; kv <= 24; kv++ {
+		adds := map[time.Duration][]Request{
+			0:                      {{Ref: 1, Input: 100, Output: 60, Prefix: turn1, PrefixBlockTokens: 16, PrefixCoversOutput: true}},
+			300 * time.Millisecond: {{Ref: 2, Input: 200, Output: 5, Prefix: turn2, PrefixBlockTokens: 16, PrefixCoversOutput: true}},
+		}
+		cfg := Config{KVBlocks: kv, Watermark: 0.01}
+		slow, err := New(cfg, nil)
+		require.NoError(t, err)
+		fast, err := New(cfg, nil)
+		require.NoError(t, err)
+		want := timeline(t, slow, false, adds)
+		assert.Equal(t, want, timeline(t, fast, true, adds), "KV blocks %d", kv)
+		if strings.Contains(want, "admit 2") && !strings.HasPrefix(want[strings.Index(want, "admit 2"):], "admit 2\nKV") {
+			admittedEarly++
+		}
+	}
+	assert.Positive(t, admittedEarly, "turn 2 admitted while turn 1 decodes in some pool")
 }

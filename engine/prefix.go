@@ -204,14 +204,12 @@ func (e *Engine) publish(s *seq, upto int) {
 }
 
 // publishDecode caches the block of shared output (PrefixCoversOutput)
-// that s's decode at context c completes, if any. When a run may go on
-// through such decodes (fast.pubRuns), it counts s in pubRun, and
-// runPublish caches the blocks of the run's later steps as the run
-// reaches them; otherwise it notes in minLeft the steps from this one to
-// the next decode of s that completes one, and a run of decode steps
-// stops before it (runLength), so that each block is cached by the plan
-// of its own step. Either way each block is cached at the instant the
-// step-by-step engine caches it. Only a decode of s with blocks of
+// that s's decode at context c completes, if any, counts s in pubRun and
+// notes in pubLeft the steps from this one to the next decode of s that
+// completes one. A run of decode steps stops before that decode
+// (runLength), so that the plan of its step caches the block, unless the
+// run may go on through it (runPublish): each block is cached at the
+// instant the step-by-step engine caches it either way. Only a decode of s with blocks of
 // shared content still to cache (len(s.ids) < s.shared) calls it; such a
 // request joins no cohort (joins).
 //
@@ -223,11 +221,8 @@ func (e *Engine) publishDecode(s *seq, c int) {
 	// (c+i+1) % b == 0: the first such i >= 1.
 	i := b - (c+1)%b
 	if (c+i+1)/b <= s.shared {
-		if e.fast.pubRuns {
-			e.pubRun++ // a run goes on through it: runPublish caches it
-		} else {
-			e.minLeft = min(e.minLeft, i)
-		}
+		e.pubRun++
+		e.pubLeft = min(e.pubLeft, i)
 	}
 }
 
