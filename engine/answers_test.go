@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -103,9 +104,9 @@ func conversationAdds(convs, turns int) map[time.Duration][]Request {
 }
 
 // Runs of decode steps cache a turn's answer blocks exactly as the
-// step-by-step engine does (a run stops before a decode that completes
-// one), with and without pressure on the cache; the same workload driven
-// twice gives the same timeline.
+// step-by-step engine does (runPublish caches those of a run's later
+// steps as it takes their blocks), with and without pressure on the
+// cache; the same workload driven twice gives the same timeline.
 func TestAnswerBlocksRunsMatchSteps(t *testing.T) {
 	for _, blocks := range []int{1000, 60} {
 		adds := conversationAdds(4, 4)
@@ -123,4 +124,84 @@ func TestAnswerBlocksRunsMatchSteps(t *testing.T) {
 		assert.Equal(t, slow.CachedBlocks(), fast.CachedBlocks())
 		assert.Equal(t, cfg.KVBlocks, fast.FreeBlocks(), "idle: every block free")
 	}
+}
+
+// A run of decode steps goes on through the decodes that complete blocks
+// of a turn's answer (PrefixCoversOutput), and caches each of them when
+// the run reaches the step that completes it, as a step-by-step engine
+// caches it when it plans that step: TestAnswerBlocksFoundByTheNextTurn's
+// turn 1, whose decodes of tokens 111, 127 and 143 cache blocks 6, 7 and
+// 8, is one run of its 59 decodes after its prefill, and a router that
+// brings it to an instant (SyncTo) finds the blocks of the steps started
+// by then. With KV events published, each caching carries its step: the
+// run stops before such a decode instead (FastPaths' runs).
+func TestRunGoesOnThroughAnswerBlocks(t *testing.T) {
+	for _, events := range []bool{false, true} {
+		e, err := New(Config{KVBlocks: 100}, nil)
+		require.NoError(t, err)
+		if events {
+			e.PublishKVEvents(&eventLog{})
+		}
+		turn1 := seqIDs(1000, 10)
+		require.NoError(t, e.Add(0, Request{Ref: 1, Input: 100, Output: 60, Prefix: turn1, PrefixBlockTokens: 16, PrefixCoversOutput: true}))
+		now := step1(t, e, 0) // the prefill: blocks 0..5
+		r := e.Runner()
+		p, err := r.ScheduleUntil(now, time.Hour)
+		require.NoError(t, err)
+		if events {
+			assert.Equal(t, 11, p.Steps, "decode 12 computes token 111, completing block 6: a run of decodes 1..11")
+			continue
+		}
+		require.Equal(t, 59, p.Steps, "one run of the 59 decodes to the last token")
+		for _, k := range []int{1, 11, 12, 27, 28, 43, 44, 59} {
+			want := 6 + min(3, max(0, (100+k)/16-6))
+			e2, err := New(Config{KVBlocks: 100}, nil)
+			require.NoError(t, err)
+			require.NoError(t, e2.Add(0, Request{Ref: 1, Input: 100, Output: 60, Prefix: turn1, PrefixBlockTokens: 16, PrefixCoversOutput: true}))
+			n := step1(t, e2, 0)
+			p2, err := e2.Runner().ScheduleUntil(n, time.Hour)
+			require.NoError(t, err)
+			e2.Runner().SyncTo(p2.Start + time.Duration(k-1)*p2.StepTime + 1)
+			assert.Equal(t, want, e2.CachedBlocks(), "%d decodes started", k)
+			require.NoError(t, e2.Check())
+		}
+		o, err := e.Complete(p.End)
+		require.NoError(t, err)
+		require.Len(t, o.Emitted, 1)
+		assert.True(t, o.Emitted[0].Done)
+		assert.Equal(t, 100, e.FreeBlocks(), "all blocks free again")
+		assert.Equal(t, 9, e.CachedBlocks(), "blocks 0..8, as step by step")
+	}
+}
+
+// A request waiting for blocks may fit at a later step of a run of
+// decodes only because a block of another's answer, cached at that step,
+// is one it finds: turn 2 of TestAnswerBlocksFoundByTheNextTurn's
+// conversation (its prompt turn 1's prompt and answer and 40 tokens
+// more) arrives while turn 1 decodes, in a pool too small to admit it
+// until enough of turn 1's answer is cached. The run stops before each
+// such decode (publishesThrough), as the step-by-step engine plans each
+// step with the blocks cached by then: the same timeline either way, and
+// in some pool turn 2 is admitted while turn 1 still decodes.
+func TestRunStopsWhereAnAnswerBlockLetsTheWaitingIn(t *testing.T) {
+	turn1 := seqIDs(1000, 10)
+	turn2 := append(append([]uint64{}, turn1...), 2000, 2001)
+	admittedEarly := 0
+	for kv := 13; kv <= 24; kv++ {
+		adds := map[time.Duration][]Request{
+			0:                      {{Ref: 1, Input: 100, Output: 60, Prefix: turn1, PrefixBlockTokens: 16, PrefixCoversOutput: true}},
+			300 * time.Millisecond: {{Ref: 2, Input: 200, Output: 5, Prefix: turn2, PrefixBlockTokens: 16, PrefixCoversOutput: true}},
+		}
+		cfg := Config{KVBlocks: kv, Watermark: 0.01}
+		slow, err := New(cfg, nil)
+		require.NoError(t, err)
+		fast, err := New(cfg, nil)
+		require.NoError(t, err)
+		want := timeline(t, slow, false, adds)
+		assert.Equal(t, want, timeline(t, fast, true, adds), "KV blocks %d", kv)
+		if strings.Contains(want, "admit 2") && !strings.HasPrefix(want[strings.Index(want, "admit 2"):], "admit 2\nKV") {
+			admittedEarly++
+		}
+	}
+	assert.Positive(t, admittedEarly, "turn 2 admitted while turn 1 decodes in some pool")
 }

@@ -76,6 +76,7 @@ const (
 // FCFS run).
 type fastPaths struct {
 	runs     bool // ScheduleUntil may plan a run of several steps
+	pubRuns  bool // a run may go on through decodes that cache blocks of shared output (runPublish)
 	residues bool // a run's blocks may be counted from residues
 	cont     bool // Continue may plan
 	joins    bool // JoinChangesNothing may report true
@@ -190,6 +191,11 @@ func (e *Engine) decideFast() {
 		f.why[p] = strings.Join(why[p], "; ")
 	}
 	f.runs = why[pathRuns] == nil
+	// A run goes on through decodes that cache blocks of shared output
+	// (runPublish) unless each step's caching is noted as it happens:
+	// recorded steps note the cached blocks at each start, and KV events
+	// carry their step.
+	f.pubRuns = f.runs && !e.stepAlloc
 	f.residues = why[pathResidues] == nil
 	f.cont = why[pathContinue] == nil
 	f.joins = why[pathJoins] == nil

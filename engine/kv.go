@@ -252,11 +252,27 @@ func (p *blockPool) takeEach(n int) {
 			p.q[qi].blocks -= n
 			return
 		}
-		p.unlink(id)
-		p.uncache(id)
-		p.freeNode(id)
+		p.evictHead(qi, id)
 		n--
 	}
+}
+
+// evictHead takes the cached block id at the head of free queue qi out
+// of the queue (unlink's case of the head), evicts its content and
+// recycles its node.
+func (p *blockPool) evictHead(qi uint8, id int32) {
+	q := &p.q[qi]
+	next := p.nodes[id].next
+	q.head = next
+	if next != noNode {
+		p.nodes[next].prev = noNode
+	} else {
+		q.tail = noNode
+	}
+	q.blocks--
+	p.evict--
+	p.uncache(id)
+	p.freeNode(id)
 }
 
 // touch adds a reference to a cached block a request found, taking it out
@@ -282,33 +298,51 @@ func (p *blockPool) release(id int32) {
 	}
 }
 
+// releaseAll releases the cached blocks ids, last first, as release
+// does one at a time: those nobody holds any more join the free queue's
+// tail in that order, linked in one pass.
+func (p *blockPool) releaseAll(ids []int32) {
+	qi := uint8(0)
+	if p.split {
+		qi = 1
+	}
+	q := &p.q[qi]
+	tail, n := q.tail, 0
+	for i := len(ids) - 1; i >= 0; i-- {
+		id := ids[i]
+		b := &p.nodes[id]
+		if b.refs--; b.refs != 0 {
+			continue
+		}
+		b.prev, b.next, b.queued, b.queue = tail, noNode, true, qi
+		if tail != noNode {
+			p.nodes[tail].next = id
+		} else {
+			q.head = id
+		}
+		tail = id
+		n++
+	}
+	q.tail = tail
+	q.blocks += n
+	p.evict += n // cached blocks, one block a node
+}
+
 // cache gives one anonymous block of its holder the content key: it
-// returns the new cached block. The caller has checked that no block
-// caches key yet.
+// returns the new cached block. If another block caches key already, the
+// new one is a second copy, found only once every block cached before it
+// under key is evicted (see copies).
 func (p *blockPool) cache(key uint64) int32 {
 	id := p.newNode()
 	b := &p.nodes[id]
 	b.key, b.refs = key, 1
-	p.index.put(key, id)
-	p.cached++
-	if p.pub != nil {
-		p.pub.emit(key, false)
+	if _, added := p.index.add(key, id); !added {
+		if p.copies == nil {
+			p.copies = map[uint64][]int32{}
+		}
+		p.copies[key] = append(p.copies[key], id)
+		p.ncopy++
 	}
-	return id
-}
-
-// cacheCopy gives one anonymous block of its holder the content key
-// that another block caches already: a second copy, found only once
-// every block cached before it under key is evicted (see copies).
-func (p *blockPool) cacheCopy(key uint64) int32 {
-	id := p.newNode()
-	b := &p.nodes[id]
-	b.key, b.refs = key, 1
-	if p.copies == nil {
-		p.copies = map[uint64][]int32{}
-	}
-	p.copies[key] = append(p.copies[key], id)
-	p.ncopy++
 	p.cached++
 	if p.pub != nil {
 		p.pub.emit(key, false)
@@ -412,9 +446,7 @@ func (e *Engine) drop(s *seq) {
 		e.pool.pushRun(s.anon)
 	} else {
 		e.pool.pushRun(s.anon)
-		for i := len(s.ids) - 1; i >= 0; i-- {
-			e.pool.release(s.ids[i])
-		}
+		e.pool.releaseAll(s.ids)
 	}
 	s.ids, s.anon = s.ids[:0], 0
 }

@@ -1,5 +1,7 @@
 package engine
 
+import "slices"
+
 // The prefix cache, as vLLM V1's automatic prefix caching keeps it: every
 // full block of a request's token sequence (prompt and output alike) has a
 // content key chained on the key of the block before it, so equal keys mean
@@ -75,21 +77,62 @@ func sharedContent(r *Request, b, j int) uint64 {
 
 // key is the content key of s's block j, computed once.
 func (e *Engine) key(s *seq, j int) uint64 {
-	for len(s.keys) <= j {
-		i := len(s.keys)
-		parent := rootKey
-		if i > 0 {
-			parent = s.keys[i-1]
-		}
-		var content uint64
-		if i < s.shared {
-			content = sharedContent(&s.req, e.cfg.BlockSize, i)
-		} else {
-			content = mix(0x0a11ce, s.order) // the request's own
-		}
-		s.keys = append(s.keys, mix(parent, content))
+	if j >= len(s.keys) {
+		e.extendKeys(s, j+1)
 	}
 	return s.keys[j]
+}
+
+// extendKeys computes the content keys of s's blocks up to its first n,
+// in order: its blocks of shared content (appendShared), then its own.
+func (e *Engine) extendKeys(s *seq, n int) {
+	i := len(s.keys)
+	s.keys = slices.Grow(s.keys, n-i)
+	parent := rootKey
+	if i > 0 {
+		parent = s.keys[i-1]
+	}
+	if i < s.shared {
+		s.keys = appendShared(s.keys, parent, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, i, min(n, s.shared))
+		parent = s.keys[len(s.keys)-1]
+	}
+	own := mix(0x0a11ce, s.order) // the request's own content, every block alike
+	for len(s.keys) < n {
+		parent = mix(parent, own)
+		s.keys = append(s.keys, parent)
+	}
+}
+
+// appendShared appends to dst, and returns, the keys of blocks from to
+// to−1 of the shared content of a sequence of prefix ids (an id every p
+// tokens, in blocks of b tokens), chained on key, the key of block
+// from−1 (rootKey for block 0): block j's key is mix(key of j−1,
+// sharedContent(j)). When a unit of p tokens holds whole blocks, as it
+// does at vLLM's 16-token blocks under the ids of 16, 256 or 512 tokens
+// workloads and traces carry, each block's content is its offset mixed
+// with one id, and the ids are walked once, not divided for at every
+// block (TestAppendSharedIsSharedContent holds the two alike).
+func appendShared(dst []uint64, key uint64, prefix []uint64, p, b, from, to int) []uint64 {
+	if p%b != 0 { // blocks straddle units: each block's own ids
+		r := Request{Prefix: prefix, PrefixBlockTokens: p}
+		for j := from; j < to; j++ {
+			key = mix(key, sharedContent(&r, b, j))
+			dst = append(dst, key)
+		}
+		return dst
+	}
+	per := p / b // blocks a unit
+	u, k := from/per, from%per
+	n := len(dst)
+	dst = slices.Grow(dst, to-from)[:n+to-from]
+	for i := range dst[n:] {
+		key = mix(key, mix(uint64(k*b), prefix[u]))
+		dst[n+i] = key
+		if k++; k == per {
+			u, k = u+1, 0
+		}
+	}
+	return dst
 }
 
 // hits finds the cached blocks the waiting request s may reference: the
@@ -106,8 +149,11 @@ func (e *Engine) hits(s *seq) (blocks []int32, evictable int) {
 	if !s.ownCached {
 		limit = min(limit, s.shared) // its own content was never cached
 	}
-	for j := range limit {
-		id, ok := e.pool.lookup(e.key(s, j))
+	if limit > len(s.keys) { // every one of them is keyed when computed, if not found
+		e.extendKeys(s, limit)
+	}
+	for _, k := range s.keys[:limit] {
+		id, ok := e.pool.lookup(k)
 		if !ok {
 			break
 		}
@@ -158,13 +204,14 @@ func (e *Engine) publish(s *seq, upto int) {
 }
 
 // publishDecode caches the block of shared output (PrefixCoversOutput)
-// that s's decode at context c completes, if any, and notes in minLeft
-// the steps from this one to the next decode of s that completes one: a
-// run of decode steps stops before it (runLength), so that each block is
-// cached by the plan of its own step, as the step-by-step engine caches
-// it. Only a decode of s with blocks of shared content still to cache
-// (len(s.ids) < s.shared) calls it; such a request joins no cohort
-// (joins).
+// that s's decode at context c completes, if any, counts s in pubRun and
+// notes in pubLeft the steps from this one to the next decode of s that
+// completes one. A run of decode steps stops before that decode
+// (runLength), so that the plan of its step caches the block, unless the
+// run may go on through it (runPublish): each block is cached at the
+// instant the step-by-step engine caches it either way. Only a decode of s with blocks of
+// shared content still to cache (len(s.ids) < s.shared) calls it; such a
+// request joins no cohort (joins).
 //
 //go:noinline
 func (e *Engine) publishDecode(s *seq, c int) {
@@ -174,7 +221,39 @@ func (e *Engine) publishDecode(s *seq, c int) {
 	// (c+i+1) % b == 0: the first such i >= 1.
 	i := b - (c+1)%b
 	if (c+i+1)/b <= s.shared {
-		e.minLeft = min(e.minLeft, i)
+		e.pubRun++
+		e.pubLeft = min(e.pubLeft, i)
+	}
+}
+
+// runPublish caches the blocks of shared output (PrefixCoversOutput)
+// that the decodes of steps from+1 to m of the run in flight complete, as
+// the step-by-step engine's publishDecode caches them when it plans each
+// of those steps: step by step, and in a step in the order of the run's
+// requests. Step i of a run computes token computed+i−1 of a request,
+// which completes a block when computed+i is a multiple of BlockSize.
+// allocThrough calls it after taking those steps' blocks: caching takes
+// none, and a key an allocation of the same steps evicts is then filed
+// as it would have been after the eviction (the same index, the same
+// copies). Only a plain decode the run scheduled inline can have such
+// blocks (a cohort member has none: joins).
+func (e *Engine) runPublish(from, m int) {
+	b := e.cfg.BlockSize
+	for step := from + 1; step <= m; {
+		next := m + 1 // the first step after this one that completes a block of one of them
+		for _, s := range e.sched {
+			if s.aborted || !s.decoding || s.draft != 0 || len(s.ids) >= s.shared {
+				continue
+			}
+			upto := s.computed + step
+			if upto%b == 0 {
+				e.cacheThrough(s, min(s.shared, upto/b))
+			}
+			if len(s.ids) < s.shared {
+				next = min(next, step+b-upto%b)
+			}
+		}
+		step = max(step+1, next)
 	}
 }
 
@@ -182,13 +261,16 @@ func (e *Engine) publishDecode(s *seq, c int) {
 // each becomes a cached block, a second copy if another block caches its
 // content already (blockPool.copies).
 func (e *Engine) cacheThrough(s *seq, full int) {
-	for j := len(s.ids); j < full; j++ {
-		k := e.key(s, j)
-		s.anon--
-		if _, dup := e.pool.lookup(k); dup {
-			s.ids = append(s.ids, e.pool.cacheCopy(k))
-			continue
-		}
+	from := len(s.ids)
+	if full <= from {
+		return
+	}
+	if full > len(s.keys) {
+		e.extendKeys(s, full)
+	}
+	s.anon -= full - from
+	s.ids = slices.Grow(s.ids, full-from)
+	for _, k := range s.keys[from:full] {
 		s.ids = append(s.ids, e.pool.cache(k))
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -168,4 +169,37 @@ func TestWarmInstallsAPrefix(t *testing.T) {
 	_, err = e.Warm(make([]uint64, 40), 16, 640)
 	assert.ErrorIs(t, err, ErrPromptTooLong)
 	assert.EqualError(t, err, "engine: prompt too long (Input >= MaxModelLen leaves no room for an output token): MaxModelLen 320")
+}
+
+// appendShared is the chain of mix(key, sharedContent) a block at a
+// time, from any block on, whether units hold whole blocks (its fast
+// walk of the ids) or blocks straddle units (sharedContent itself).
+func TestAppendSharedIsSharedContent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 1))
+	for range 2_000 {
+		b := []int{1, 3, 16, 32, 48}[rng.IntN(5)]
+		p := []int{1, 16, 64, 100, 512}[rng.IntN(5)]
+		units := 1 + rng.IntN(12)
+		prefix := make([]uint64, units)
+		for i := range prefix {
+			prefix[i] = rng.Uint64N(4) // few ids: repeated units too
+		}
+		blocks := units * p / b
+		r := Request{Prefix: prefix, PrefixBlockTokens: p}
+		want := make([]uint64, blocks)
+		key := rootKey
+		for j := range blocks {
+			key = mix(key, sharedContent(&r, b, j))
+			want[j] = key
+		}
+		from := rng.IntN(blocks + 1)
+		to := from + rng.IntN(blocks-from+1)
+		parent := rootKey
+		if from > 0 {
+			parent = want[from-1]
+		}
+		got := appendShared([]uint64{7}, parent, prefix, p, b, from, to)
+		require.Equal(t, uint64(7), got[0], "dst kept")
+		require.Equal(t, want[from:to], got[1:], "b %d, p %d, %d units, blocks [%d, %d)", b, p, units, from, to)
+	}
 }

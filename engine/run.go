@@ -93,8 +93,13 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	// so that until near the end of time does not overflow).
 	d := p.StepTime
 	k := int(min((until-now-1)/d+1, 1<<40))
-	// None finishes before the last step, and none but the first caches a
-	// block of shared output (publishDecode notes those in minLeft).
+	// None finishes before the last step, and none but the first caches
+	// a block of shared output (publishDecode notes those in pubLeft)
+	// unless the run may go on through them (publishesThrough).
+	if e.pubRun > 0 && !e.publishesThrough() {
+		k = min(k, e.pubLeft)
+		e.pubRun = 0 // runPublish finds nothing past the first step
+	}
 	if e.inline == len(e.sched) {
 		k = min(k, e.minLeft)
 	} else {
@@ -111,6 +116,21 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	}
 	e.res.on = e.useResidues()
 	return e.fitPrices(e.fitBlocks(k))
+}
+
+// publishesThrough reports whether the run being planned may go on
+// through decodes that cache blocks of shared output, runPublish caching
+// each as the run reaches its step (fast.pubRuns: not when each caching
+// is noted at its step). A block cached in a run's step changes nothing
+// in its later steps but what the waiting requests find: so the run goes
+// on when nothing waits (a request that arrives joins the waiting queue
+// and cuts it: JoinChangesNothing) or when the running list is at
+// MaxSeqs (nothing is admitted before a finish, which ends the run).
+// Otherwise the waiting head, which did not fit at the run's first step,
+// might fit at a later one with the blocks cached by then, as at the step
+// by step engine's plan of that step: the run stops before it.
+func (e *Engine) publishesThrough() bool {
+	return e.fast.pubRuns && (e.waiting.len() == 0 || e.AtSeqCap())
 }
 
 // fitPrices is the longest run of at most k steps all priced like the
@@ -266,6 +286,15 @@ func (e *Engine) allocThrough(m int) {
 	if !e.lazy || m <= e.runAlloc {
 		return
 	}
+	from := e.runAlloc
+	e.allocSteps(m)
+	if e.pubRun > 0 {
+		e.runPublish(from, m)
+	}
+}
+
+// allocSteps is allocThrough's allocation, for m > runAlloc.
+func (e *Engine) allocSteps(m int) {
 	if co := &e.co; e.plan.Cohort > 0 { // the members come first
 		e.pool.take(e.coGrow(co.ahead, m))
 		co.ahead = m

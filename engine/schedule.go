@@ -18,7 +18,9 @@ type scheduling struct {
 	out      Outcome  // the last outcome
 	sched    []*seq   // scheduled in the step in flight, in batch order
 	inline   int      // of them, plain decodes planChunked scheduled inline
-	minLeft  int      // their fewest output tokens left, or fewer steps to a decode that caches a block of output (publishDecode)
+	minLeft  int      // their fewest output tokens left
+	pubLeft  int      // the fewest steps to a decode of theirs that caches a block of shared output (publishDecode)
+	pubRun   int      // of them, those with blocks of shared output left to cache in a run's later steps (runPublish)
 	acceptor Acceptor // speculative decoding: the driver's acceptance draws
 	fcfs     bool     // the policy is FCFS: a victim is never a request the step scheduled
 
@@ -119,7 +121,7 @@ func (e *Engine) resetPlan(now time.Duration) {
 	e.plan.Preempted = e.plan.Preempted[:0]
 	e.plan.Cohort = 0
 	e.resetResidues() // before inline is reset: it reads the last plan's
-	e.inline, e.minLeft = 0, math.MaxInt
+	e.inline, e.minLeft, e.pubLeft, e.pubRun = 0, math.MaxInt, math.MaxInt, 0
 }
 
 // planChunked is vLLM V1's schedule() (vllm/v1/core/sched/scheduler.py):

@@ -1,6 +1,9 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // KV tiers below HBM: vLLM's KV offloading.
 //
@@ -314,6 +317,13 @@ func (e *Engine) requeueTier(s *seq) {
 // leaves next_stored_block_idx where it was).
 func (e *Engine) storeTier() {
 	admitted := e.move + 1
+	if !slices.ContainsFunc(e.sched, func(s *seq) bool { return s.admitted == admitted }) {
+		// Nothing admitted by this plan: the second pass alone.
+		for _, s := range e.sched {
+			e.storeOne(s)
+		}
+		return
+	}
 	for pass := range 3 {
 		for _, s := range e.sched {
 			fresh := s.admitted == admitted

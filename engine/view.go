@@ -65,19 +65,45 @@ func (e *Engine) CachedPrefix(prefix []uint64, prefixBlockTokens, input int) int
 // without prefix ids, or for a prefixBlockTokens or blockSize that is
 // not positive.
 func PrefixKeys(dst, prefix []uint64, prefixBlockTokens, input, blockSize int) []uint64 {
-	p, b := prefixBlockTokens, blockSize
+	return appendPrefixKeys(dst, rootKey, 0, prefix, prefixBlockTokens, input, blockSize)
+}
+
+// ExtendPrefixKeys is PrefixKeys for a prompt whose leading keys are
+// known: keys holds the first len(keys) keys of its chain (those of
+// another prompt whose prefix ids agree over the units those blocks
+// overlap), and it returns the prompt's whole chain, keys cut to it or
+// with the rest appended. A router that keys many prompts of one shared
+// prefix computes that prefix's keys once.
+func ExtendPrefixKeys(keys, prefix []uint64, prefixBlockTokens, input, blockSize int) []uint64 {
+	limit := prefixKeysLimit(prefix, prefixBlockTokens, input, blockSize)
+	if len(keys) >= limit {
+		return keys[:limit]
+	}
+	key := rootKey
+	if len(keys) > 0 {
+		key = keys[len(keys)-1]
+	}
+	return appendPrefixKeys(keys, key, len(keys), prefix, prefixBlockTokens, input, blockSize)
+}
+
+// prefixKeysLimit is the number of keys in a prompt's chain (PrefixKeys).
+func prefixKeysLimit(prefix []uint64, p, input, b int) int {
 	if p <= 0 || b <= 0 || len(prefix) == 0 || input <= 1 {
-		return dst
+		return 0
 	}
 	units := min(len(prefix), input/p)
-	limit := min(units*p/b, (input-1)/b) // Engine.sharedBlocks, and CachedPrefix's limit
-	r := Request{Prefix: prefix, PrefixBlockTokens: p}
-	key := rootKey
-	for j := range limit {
-		key = mix(key, sharedContent(&r, b, j))
-		dst = append(dst, key)
+	return min(units*p/b, (input-1)/b) // Engine.sharedBlocks, and CachedPrefix's limit
+}
+
+// appendPrefixKeys appends to dst the keys of a prompt's blocks from
+// block from on, key being the key of the block before (rootKey for the
+// first).
+func appendPrefixKeys(dst []uint64, key uint64, from int, prefix []uint64, p, input, b int) []uint64 {
+	limit := prefixKeysLimit(prefix, p, input, b)
+	if from >= limit {
+		return dst
 	}
-	return dst
+	return appendShared(dst, key, prefix, p, b, from, limit)
 }
 
 // CachedKeys is CachedPrefix for a prompt whose keys were computed once

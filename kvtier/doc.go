@@ -46,10 +46,12 @@
 //
 // Reading guide:
 //   - config.go: Config (the capacity; zero = no tier) and Validate.
-//   - lru.go: LRU, a map from key to a node of an intrusive doubly linked
-//     list kept in a slice (no allocation per operation once warm), and
-//     its Counters.
-//   - lru_test.go, twolevel_test.go, fuzz_test.go, example_test.go: the
-//     rules, the two identities, a fuzzer against a slice in recency
-//     order, and an example.
+//   - lru.go: LRU, an index (internal/keyindex) from key to a node of an
+//     intrusive doubly linked list kept in a slice (no allocation per
+//     operation once warm), and its Counters. Touch moves a chain's keys
+//     by runs already in order, one lookup a run; touchEach, key by key,
+//     is its slow twin.
+//   - lru_test.go, twolevel_test.go, fuzz_test.go, touch_test.go,
+//     example_test.go: the rules, the two identities, a fuzzer against a
+//     slice in recency order, Touch held to touchEach, and an example.
 package kvtier

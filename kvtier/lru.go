@@ -1,5 +1,7 @@
 package kvtier
 
+import "github.com/servesim/servesim/internal/keyindex"
+
 // LRU is a tier of KV blocks by content key in least-recently-used order,
 // with a capacity in blocks. Entries are keyed blocks (a later request
 // can hit them) and anonymous runs (blocks that occupy capacity but that
@@ -10,14 +12,16 @@ package kvtier
 // Create one with New. An LRU is not safe for concurrent use.
 type LRU struct {
 	capacity int
-	used     int // blocks held: keyed entries + anonymous blocks
-	pinned   int // keyed entries with pins > 0
-	index    map[uint64]int32
+	used     int            // blocks held: keyed entries + anonymous blocks
+	pinned   int            // keyed entries with pins > 0
+	index    keyindex.Index // key → node
 	nodes    []node
 	free     int32 // head of the free node list, nil if none
 	epoch    uint32
 	fresh    map[uint64]struct{} // Insert's scratch: distinct new keys
-	counters Counters
+	// A touch's scratch: the first key at from or after not held (miss).
+	from, miss int
+	counters   Counters
 }
 
 // nil32 is the list's sentinel: nodes[0] is the head (its next is the least
@@ -29,7 +33,7 @@ type node struct {
 	prev, next int32
 	anon       int32 // blocks of an anonymous run; 0 for a keyed entry
 	pins       int32
-	mark       uint32 // Insert's epoch: a protected key of the current store
+	mark       uint32 // an epoch: Insert's protected keys, Touch's moved ones
 }
 
 // Counters are an LRU's running counts since New.
@@ -50,7 +54,6 @@ func New(c Config) (*LRU, error) {
 	}
 	return &LRU{
 		capacity: c.Blocks,
-		index:    map[uint64]int32{},
 		nodes:    []node{{}},
 		fresh:    map[uint64]struct{}{},
 	}, nil
@@ -70,7 +73,7 @@ func (l *LRU) Counters() Counters { return l.counters }
 // connector touches a request's keys after its lookup
 // (offloading/scheduler.py:493).
 func (l *LRU) Lookup(key uint64) bool {
-	_, ok := l.index[key]
+	_, ok := l.index.Get(key)
 	if ok {
 		l.counters.Hits++
 	} else {
@@ -81,26 +84,175 @@ func (l *LRU) Lookup(key uint64) bool {
 
 // Contains reports whether key is held, counting nothing.
 func (l *LRU) Contains(key uint64) bool {
-	_, ok := l.index[key]
+	_, ok := l.index.Get(key)
 	return ok
 }
 
 // Pinned reports whether key is held and pinned.
 func (l *LRU) Pinned(key uint64) bool {
-	i, ok := l.index[key]
+	i, ok := l.index.Get(key)
 	return ok && l.nodes[i].pins > 0
 }
 
 // Touch makes the held keys among keys the most recent, in reverse, so
 // keys[0] ends the most recent: for a chain of blocks, the chain's first
-// block is evicted last (vLLM's lru.py:26-29). Keys not held are skipped.
-func (l *LRU) Touch(keys []uint64) {
+// block is evicted last (vLLM's lru.py:26-29). Keys not held are skipped;
+// a key given twice ends where its first place puts it.
+//
+// It moves runs, not keys. A chain touched before lies in the list as
+// runs in touch order (keys[j], then keys[j+1] just below it, ...), split
+// only where other touches took keys out or inserts came between; keys
+// an Insert just stored lie as runs in the order given (keys[j+1] just
+// above keys[j]). One lookup finds a run's first key; the list walked
+// from there matches the rest, key by key, without a lookup; the run
+// moves whole (reversed, for an Insert's). The order it leaves is
+// touchEach's, key by key, exactly (FuzzTouch).
+func (l *LRU) Touch(keys []uint64) { l.touch(keys, len(keys)) }
+
+// TouchHeld is Touch, and it reports how many of keys[from:], from the
+// first, are held: a lookup of a chain's blocks past from (those HBM did
+// not hit) and its touch, in one walk. from is at most len(keys).
+func (l *LRU) TouchHeld(keys []uint64, from int) int { return l.touch(keys, from) }
+
+// touch is Touch and TouchHeld: it moves the runs of keys, from the
+// first, below one another, and puts them at the most recent end.
+func (l *LRU) touch(keys []uint64, from int) int {
+	l.from, l.miss = from, len(keys)
+	epoch := l.nextEpoch() // marks the keys moved, so a duplicate is skipped
+	nodes := l.nodes
+	// The runs moved, linked most recent first: top is the most recent
+	// node, bottom the least recent.
+	top, bottom := nil32, nil32
+	for j := 0; j < len(keys); {
+		first, ok := l.index.Get(keys[j])
+		j++
+		if !ok {
+			l.missed(j - 1)
+			continue
+		}
+		if nodes[first].mark == epoch {
+			continue
+		}
+		nodes[first].mark = epoch
+		// The run's ends in the list, low the less recent.
+		low, high := first, first
+		up := false
+		if j < len(keys) {
+			n := nodes[first].next
+			up = n != nil32 && nodes[n].anon == 0 && nodes[n].key == keys[j]
+		}
+		if up {
+			high, j = l.run(keys, j, first, epoch, true)
+		} else {
+			low, j = l.run(keys, j, first, epoch, false)
+		}
+		below, above := nodes[low].prev, nodes[high].next
+		nodes[below].next = above
+		nodes[above].prev = below
+		hi, lo := high, low // the run's ends in touch order
+		if up {
+			for i := low; ; {
+				n := &nodes[i]
+				next := n.next
+				n.prev, n.next = n.next, n.prev
+				if i == high {
+					break
+				}
+				i = next
+			}
+			hi, lo = low, high
+		}
+		// Put the run below the runs moved before it.
+		if top == nil32 {
+			top = hi
+		} else {
+			nodes[bottom].prev = hi
+			nodes[hi].next = bottom
+		}
+		bottom = lo
+	}
+	if top != nil32 {
+		tail := nodes[nil32].prev
+		nodes[bottom].prev = tail
+		nodes[tail].next = bottom
+		nodes[top].next = nil32
+		nodes[nil32].prev = top
+	}
+	return max(l.miss-from, 0)
+}
+
+// missed notes that keys[j] of the touch is not held.
+func (l *LRU) missed(j int) {
+	if j >= l.from && j < l.miss {
+		l.miss = j
+	}
+}
+
+// run walks the list from node end, a key of keys moved by this Touch
+// (marked epoch), down (up: up) while the nodes are keys[j], keys[j+1],
+// ..., marking them. A key of keys not held, or a duplicate of one moved
+// already, is skipped (missed notes one not held); any other key ends
+// the run. It returns the run's last node and the index of the first
+// key after it.
+func (l *LRU) run(keys []uint64, j int, end int32, epoch uint32, up bool) (int32, int) {
+	for {
+		if end, j = l.match(keys, j, end, epoch, up); j == len(keys) {
+			return end, j
+		}
+		i, ok := l.index.Get(keys[j])
+		if ok && l.nodes[i].mark != epoch {
+			return end, j
+		}
+		if !ok {
+			l.missed(j)
+		}
+		j++
+	}
+}
+
+// match is run's walk without the skips: it stops at the first key that
+// is not the next node's.
+func (l *LRU) match(keys []uint64, j int, end int32, epoch uint32, up bool) (int32, int) {
+	nodes := l.nodes
+	for ; j < len(keys); j++ {
+		k := keys[j]
+		c := nodes[end].prev
+		if up {
+			c = nodes[end].next
+		}
+		// The sentinel and anonymous runs have key 0: only a key 0 needs
+		// telling them apart.
+		n := &nodes[c]
+		if n.key != k || k == 0 && (c == nil32 || n.anon != 0) {
+			break
+		}
+		n.mark = epoch
+		end = c
+	}
+	return end, j
+}
+
+// touchEach is Touch's slow twin: each held key moved to the most recent
+// end, the last first.
+func (l *LRU) touchEach(keys []uint64) {
 	for j := len(keys) - 1; j >= 0; j-- {
-		if i, ok := l.index[keys[j]]; ok {
+		if i, ok := l.index.Get(keys[j]); ok {
 			l.unlink(i)
 			l.pushBack(i)
 		}
 	}
+}
+
+// nextEpoch starts a new epoch of the nodes' marks and returns it.
+func (l *LRU) nextEpoch() uint32 {
+	l.epoch++
+	if l.epoch == 0 { // wrapped: clear every mark
+		for i := range l.nodes {
+			l.nodes[i].mark = 0
+		}
+		l.epoch = 1
+	}
+	return l.epoch
 }
 
 // Insert stores the keys not yet held, in order, at the most recent end
@@ -118,17 +270,10 @@ func (l *LRU) Touch(keys []uint64) {
 // the store ("cannot store blocks", offloading/scheduler.py:677-679).
 // Duplicate keys count once.
 func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok bool) {
-	l.epoch++
-	if l.epoch == 0 { // wrapped: clear every mark
-		for i := range l.nodes {
-			l.nodes[i].mark = 0
-		}
-		l.epoch = 1
-	}
-	protected := 0
-	clear(l.fresh)
+	l.nextEpoch()
+	protected, add := 0, 0 // add: the keys not held, a duplicate twice
 	for _, k := range keys {
-		if i, held := l.index[k]; held {
+		if i, held := l.index.Get(k); held {
 			n := &l.nodes[i]
 			if n.mark != l.epoch {
 				n.mark = l.epoch
@@ -138,23 +283,34 @@ func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok 
 			}
 			continue
 		}
-		l.fresh[k] = struct{}{}
+		add++
 	}
-	add := len(l.fresh)
 	if add == 0 {
 		return evicted, 0, true
+	}
+	if l.used+add > l.capacity {
+		// Room is to be made, or the store refused: count the new keys
+		// given twice once. (With room for all, the loop below skips a
+		// duplicate as held.)
+		clear(l.fresh)
+		for _, k := range keys {
+			if _, held := l.index.Get(k); !held {
+				l.fresh[k] = struct{}{}
+			}
+		}
+		add = len(l.fresh)
 	}
 	evicted, anon, ok = l.makeRoom(add, protected, evicted)
 	if !ok {
 		return evicted, 0, false
 	}
 	for _, k := range keys {
-		if _, held := l.index[k]; held {
+		if _, held := l.index.Get(k); held {
 			continue
 		}
 		i := l.alloc()
 		l.nodes[i] = node{key: k}
-		l.index[k] = i
+		l.index.Put(k, i)
 		l.pushBack(i)
 		l.used++
 	}
@@ -171,13 +327,7 @@ func (l *LRU) InsertAnon(n int, evicted []uint64) (_ []uint64, anon int, ok bool
 	if n <= 0 {
 		return evicted, 0, true
 	}
-	l.epoch++ // no keyed entry is protected
-	if l.epoch == 0 {
-		for i := range l.nodes {
-			l.nodes[i].mark = 0
-		}
-		l.epoch = 1
-	}
+	l.nextEpoch() // no keyed entry is protected
 	evicted, anon, ok = l.makeRoom(n, 0, evicted)
 	if !ok {
 		return evicted, 0, false
@@ -222,7 +372,7 @@ func (l *LRU) makeRoom(add, protected int, evicted []uint64) (_ []uint64, anon i
 			}
 		case n.pins == 0 && n.mark != l.epoch:
 			evicted = append(evicted, n.key)
-			delete(l.index, n.key)
+			l.index.Del(n.key)
 			l.unlink(i)
 			l.release(i)
 			l.used--
@@ -237,11 +387,11 @@ func (l *LRU) makeRoom(add, protected int, evicted []uint64) (_ []uint64, anon i
 // Remove drops key, as a promotion out of an exclusive tier does, and
 // reports whether it did: a key not held, or pinned, is not removed.
 func (l *LRU) Remove(key uint64) bool {
-	i, ok := l.index[key]
+	i, ok := l.index.Get(key)
 	if !ok || l.nodes[i].pins > 0 {
 		return false
 	}
-	delete(l.index, key)
+	l.index.Del(key)
 	l.unlink(i)
 	l.release(i)
 	l.used--
@@ -252,7 +402,7 @@ func (l *LRU) Remove(key uint64) bool {
 // manager.py:113-125): it is not evicted nor removed until as many Unpins.
 // It reports whether key is held.
 func (l *LRU) Pin(key uint64) bool {
-	i, ok := l.index[key]
+	i, ok := l.index.Get(key)
 	if !ok {
 		return false
 	}
@@ -266,7 +416,7 @@ func (l *LRU) Pin(key uint64) bool {
 // Unpin ends one Pin of key (complete_load, manager.py:130-137). It
 // reports false, changing nothing, if key is not held or not pinned.
 func (l *LRU) Unpin(key uint64) bool {
-	i, ok := l.index[key]
+	i, ok := l.index.Get(key)
 	if !ok || l.nodes[i].pins == 0 {
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/workload"
@@ -147,11 +148,11 @@ func (a ApproxView) Validate() error {
 func (a ApproxView) state(r *runner) (cacheState, error) {
 	a = a.WithDefaults()
 	n := len(r.reps)
-	s := &approxState{cfg: a, trees: make([][]tree, len(r.signals))}
+	s := &approxState{cfg: a, trees: make([][]tree, len(r.signals)), block: make([]int, n)}
 	for f := range s.trees {
 		s.trees[f] = make([]tree, n)
 		for i := range s.trees[f] {
-			s.trees[f][i].root = &treeNode{}
+			s.trees[f][i] = newTree()
 		}
 	}
 	s.next = a.EvictionInterval
@@ -161,33 +162,155 @@ func (a ApproxView) state(r *runner) (cacheState, error) {
 // added gives every router instance an empty tree for the new replica.
 func (s *approxState) added(_ *runner, i int) {
 	for f := range s.trees {
-		s.trees[f] = append(s.trees[f], tree{root: &treeNode{}})
+		s.trees[f] = append(s.trees[f], newTree())
 	}
+	s.block = append(s.block, 0)
 }
 
 // approxState is each router instance's tree of each replica.
 type approxState struct {
 	cfg   ApproxView
 	trees [][]tree // by frontend, then replica
+	block []int    // each replica's block size, -1 with its cache off; 0 until first asked (replicaBlock)
 	next  time.Duration
 	seq   uint64
 	// Evicted counts the tokens evictions removed, over every tree.
 	evicted int
 }
 
-// tree is one router instance's memory of one replica.
+// tree is one router instance's memory of one replica: SGLang's radix
+// tree of prefix ids, a node an id, kept as edges (runs of nodes, each
+// but the last the only child of the one before, all stamped by the same
+// insert) in one slice, so that a walk compares ids along a run instead
+// of looking each node up, and an insert allocates an edge's ids, not a
+// node and a map a unit. It holds the same nodes, stamps and size as a
+// tree of one node an id (the tests' refTree).
 type tree struct {
-	root *treeNode
-	size int // tokens of its nodes
+	edges []edge  // edges[0] is the root: no ids, never evicted
+	free  []int32 // edges released by evictions, to reuse
+	size  int     // tokens of its nodes
 }
 
-type treeNode struct {
-	kids   map[uint64]*treeNode
-	parent *treeNode
-	id     uint64 // the prefix id it stands for
-	tokens int    // the tokens of that unit
+// edge is a run of the tree's nodes: node j stands for ids[j], holds
+// tokens tokens and was last stamped at last, with seq+j.
+type edge struct {
+	ids    []uint64
+	kids   map[uint64]int32 // the edges below its last node, by their first id (0: none; nil until it has one)
+	parent int32
+	tokens int
 	last   time.Duration
-	seq    uint64 // stamp order, for ties
+	seq    uint64
+}
+
+func newTree() tree { return tree{edges: []edge{{}}} }
+
+// match is how many leading units of u the tree holds, as a chain from
+// the root.
+func (t *tree) match(u []uint64) int {
+	d, e := 0, int32(0)
+	for d < len(u) {
+		c := t.edges[e].kids[u[d]]
+		if c == 0 {
+			break
+		}
+		ids := t.edges[c].ids
+		j := commonPrefix(ids, u[d:])
+		d += j
+		if j < len(ids) {
+			break
+		}
+		e = c
+	}
+	return d
+}
+
+// commonPrefix is the length of the longest common prefix of a and b.
+// Most walks follow a whole edge: its ids are compared first as bytes
+// (the runtime's vectorised memequal, a tenth of the instructions of the
+// loop an id at a time, which only a mismatch then runs).
+func commonPrefix(a, b []uint64) int {
+	n := min(len(a), len(b))
+	a, b = a[:n], b[:n]
+	if asBytes(a) == asBytes(b) {
+		return n
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// asBytes is the memory of x, as a string to compare without copying.
+func asBytes(x []uint64) string {
+	if len(x) == 0 {
+		return ""
+	}
+	return unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 8*len(x))
+}
+
+// insert adds the chain u, each of its nodes tokens tokens, and stamps
+// every node of it with now, node d (from the root) with seq+d+1
+// (tree.rs Tree::insert).
+func (t *tree) insert(u []uint64, tokens int, now time.Duration, seq uint64) {
+	d, e := 0, int32(0)
+	for d < len(u) {
+		c := t.edges[e].kids[u[d]]
+		if c == 0 {
+			t.add(e, u[d:], tokens, now, seq+uint64(d)+1)
+			return
+		}
+		j := commonPrefix(t.edges[c].ids, u[d:])
+		if j < len(t.edges[c].ids) {
+			c = t.split(c, j)
+		}
+		x := &t.edges[c]
+		x.last, x.seq = now, seq+uint64(d)+1
+		d += j
+		e = c
+	}
+}
+
+// alloc is an edge to fill: a released one, or a new one.
+func (t *tree) alloc() int32 { return reuse(&t.edges, &t.free) }
+
+// add hangs a new edge of ids below edge e.
+func (t *tree) add(e int32, ids []uint64, tokens int, now time.Duration, seq uint64) {
+	c := t.alloc()
+	x := &t.edges[c]
+	x.ids = slices.Clone(ids)
+	x.parent, x.tokens, x.last, x.seq = e, tokens, now, seq
+	t.adopt(e, c)
+	t.size += len(ids) * tokens
+}
+
+// adopt makes edge c a kid of edge e.
+func (t *tree) adopt(e, c int32) {
+	p := &t.edges[e]
+	if p.kids == nil {
+		p.kids = map[uint64]int32{}
+	}
+	p.kids[t.edges[c].ids[0]] = c
+}
+
+// split cuts edge c after its first j nodes, which become a new edge in
+// its place, and returns that edge; c keeps the rest below it.
+func (t *tree) split(c int32, j int) int32 {
+	u := t.alloc()
+	lo, up := &t.edges[c], &t.edges[u]
+	up.ids, up.parent, up.tokens, up.last, up.seq = lo.ids[:j:j], lo.parent, lo.tokens, lo.last, lo.seq
+	lo.ids, lo.parent, lo.seq = lo.ids[j:], u, lo.seq+uint64(j)
+	t.adopt(up.parent, u) // in c's place: the same first id
+	t.adopt(u, c)
+	return u
+}
+
+// bottom compares the stamps of the last nodes of edges a and b: the
+// older first, ties to the one stamped first.
+func (t *tree) bottom(a, b int32) int {
+	x, y := &t.edges[a], &t.edges[b]
+	return cmp.Or(cmp.Compare(x.last, y.last), cmp.Compare(x.seq+uint64(len(x.ids)), y.seq+uint64(len(y.ids))))
 }
 
 // evictDue runs the evictions due by now. Between arrivals the trees do
@@ -216,77 +339,78 @@ func units(req *workload.Request) []uint64 {
 
 func (s *approxState) cached(r *runner, i int, req *workload.Request) int {
 	s.evictDue(r.now)
-	t := &s.trees[r.routed%len(s.trees)][i]
-	m, n := 0, t.root
-	for _, id := range units(req) {
-		k := n.kids[id]
-		if k == nil {
-			break
-		}
-		m, n = m+1, k
-	}
-	return hitTokens(r.reps[i].eng.Config(), m*req.PrefixBlockTokens, req.InputTokens)
+	m := s.trees[r.routed%len(s.trees)][i].match(units(req))
+	return hitTokens(s.replicaBlock(r, i), m*req.PrefixBlockTokens, req.InputTokens)
 }
 
-// hitTokens is what a replica configured as c finds of a prompt of input
-// tokens whose first have tokens are cached: whole blocks, all but the
-// block of its last token, none with the cache off.
-func hitTokens(c engine.Config, have, input int) int {
-	if c.DisablePrefixCache || input <= 0 {
+// replicaBlock is replica i's block size, -1 with its prefix cache off,
+// read from its configuration once.
+func (s *approxState) replicaBlock(r *runner, i int) int {
+	if s.block[i] == 0 {
+		c := r.reps[i].eng.Config()
+		s.block[i] = c.BlockSize
+		if c.DisablePrefixCache {
+			s.block[i] = -1
+		}
+	}
+	return s.block[i]
+}
+
+// hitTokens is what a replica of block size b (-1: its prefix cache off)
+// finds of a prompt of input tokens whose first have tokens are cached:
+// whole blocks, all but the block of its last token, none with the cache
+// off.
+func hitTokens(b, have, input int) int {
+	if b < 0 || input <= 0 {
 		return 0
 	}
-	b := c.BlockSize
 	return min(have/b, (input-1)/b) * b
 }
 
 func (s *approxState) routed(r *runner, i int, req *workload.Request) {
 	s.evictDue(r.now)
-	t := &s.trees[r.routed%len(s.trees)][i]
-	n := t.root
-	for _, id := range units(req) {
-		k := n.kids[id]
-		if k == nil {
-			if n.kids == nil {
-				n.kids = map[uint64]*treeNode{}
-			}
-			k = &treeNode{parent: n, id: id, tokens: req.PrefixBlockTokens}
-			n.kids[id] = k
-			t.size += k.tokens
-		}
-		s.seq++
-		k.last, k.seq = r.now, s.seq
-		n = k
-	}
+	u := units(req)
+	s.trees[r.routed%len(s.trees)][i].insert(u, req.PrefixBlockTokens, r.now, s.seq)
+	s.seq += uint64(len(u))
 }
 
 // evict removes the least recently used leaves until the tree holds at
-// most max tokens, and returns the tokens it removed.
+// most max tokens, and returns the tokens it removed. A leaf is the last
+// node of an edge without kids; once it is removed, the node above it is
+// older than every other leaf (the same instant, stamped just before it),
+// so an edge goes bottom up until the tree is small enough or the edge is
+// gone, and then its parent edge, left without kids, joins the leaves.
 func (t *tree) evict(max int) int {
 	if t.size <= max {
 		return 0
 	}
-	var leaves []*treeNode
-	var walk func(n *treeNode)
-	walk = func(n *treeNode) {
-		for _, k := range n.kids {
-			walk(k)
-		}
-		if len(n.kids) == 0 && n != t.root {
-			leaves = append(leaves, n)
+	var leaves []int32
+	for c := 1; c < len(t.edges); c++ {
+		if x := &t.edges[c]; len(x.ids) > 0 && len(x.kids) == 0 {
+			leaves = append(leaves, int32(c))
 		}
 	}
-	walk(t.root)
-	older := func(a, b *treeNode) int { return cmp.Or(cmp.Compare(a.last, b.last), cmp.Compare(a.seq, b.seq)) }
+	slices.SortFunc(leaves, t.bottom)
 	removed := 0
 	for t.size > max && len(leaves) > 0 {
-		slices.SortFunc(leaves, older) // a parent that becomes a leaf joins them
-		n := leaves[0]
+		c := leaves[0]
 		leaves = leaves[1:]
-		delete(n.parent.kids, n.id)
-		t.size -= n.tokens
-		removed += n.tokens
-		if p := n.parent; p != t.root && len(p.kids) == 0 {
-			leaves = append(leaves, p)
+		x := &t.edges[c]
+		n := min(len(x.ids), (t.size-max+x.tokens-1)/x.tokens)
+		t.size -= n * x.tokens
+		removed += n * x.tokens
+		if n < len(x.ids) {
+			x.ids = x.ids[:len(x.ids)-n]
+			break
+		}
+		p := x.parent
+		delete(t.edges[p].kids, x.ids[0])
+		kids := x.kids // empty: kept for the edge's next use
+		*x = edge{kids: kids}
+		t.free = append(t.free, c)
+		if p != 0 && len(t.edges[p].kids) == 0 {
+			i, _ := slices.BinarySearchFunc(leaves, p, t.bottom)
+			leaves = slices.Insert(leaves, i, p)
 		}
 	}
 	return removed
@@ -363,6 +487,21 @@ type eventIndex struct {
 	head    int
 	last    time.Duration // when the last event queued is seen
 	removed int           // removals published (tests)
+	forgot  uint64        // keys the index has dropped (held to 0), ever
+	memo    []runMemo     // by the memo slot of the chains asked about (prefixChains.cur)
+}
+
+// runMemo is the leading run of an arrival's chain that the index held
+// when it was last asked about a chain of the arrival keys' memo slot
+// (prefixChains.memo): the slot's chain at generation gen. Until the
+// index forgets a key, it holds all it held: the slot's next chain, which
+// shares its known leading keys with this one, holds them as far as the
+// run goes, and only the rest is looked up.
+type runMemo struct {
+	chain  *chainMemo
+	gen    uint64
+	run    int
+	forgot uint64 // the index's forgot then
 }
 
 type pendingEvent struct {
@@ -396,6 +535,7 @@ func (x *eventIndex) catchUp(now time.Duration) {
 			x.held[ev.key]++
 		} else if x.held[ev.key]--; x.held[ev.key] <= 0 {
 			delete(x.held, ev.key)
+			x.forgot++
 		}
 	}
 }
@@ -408,14 +548,48 @@ func (s *eventsState) cached(r *runner, i int, req *workload.Request) int {
 	// The request's keys, computed once per arrival for the whole fleet
 	// (View.prefixKeys; req is the view's request). A replica with its
 	// cache off publishes no event, so none of them is held there.
+	keys := r.view.prefixKeys(i)
+	n := x.run(&r.keys, i, keys)
+	return n * rep.eng.Config().BlockSize
+}
+
+// run is the leading run of keys, replica i's chain of the arrival (k's),
+// that the index holds, looked up from where the memo of the chains'
+// slot shows it to hold them (runMemo).
+func (x *eventIndex) run(k *prefixChains, i int, keys []uint64) int {
+	if k.cur < 0 {
+		return x.walk(keys, 0)
+	}
+	if x.memo == nil {
+		x.memo = make([]runMemo, memoSlots)
+	}
+	cm, m := &k.memo[k.cur], &x.memo[k.cur]
 	n := 0
-	for _, k := range r.view.prefixKeys(i) {
-		if x.held[k] == 0 {
-			break
+	if m.chain == cm && m.forgot == x.forgot {
+		switch m.gen {
+		case cm.gen: // the same chain, asked again
+			n = m.run
+		case cm.gen - 1: // the chain before in the slot
+			c := 0
+			if k.chainOf != nil {
+				c = int(k.chainOf[i])
+			}
+			n = min(m.run, k.chains[c].known)
 		}
+	}
+	n = x.walk(keys, n)
+	*m = runMemo{chain: cm, gen: cm.gen, run: n, forgot: x.forgot}
+	return n
+}
+
+// walk is the leading run of keys that the index holds, keys[:from]
+// known held: with from 0, run's slow twin.
+func (x *eventIndex) walk(keys []uint64, from int) int {
+	n := from
+	for n < len(keys) && x.held[keys[n]] != 0 {
 		n++
 	}
-	return n * rep.eng.Config().BlockSize
+	return n
 }
 
 func (s *eventsState) routed(*runner, int, *workload.Request) {}

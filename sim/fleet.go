@@ -271,12 +271,34 @@ type prefixChains struct {
 	arrival int // the arrival the chains are for (routed + 1); 0 before the first
 	chains  []keyChain
 	chainOf []uint16 // replica → its block size's chain; nil when the fleet has one block size
+	// memo holds the chains of recent prompts, a slot for each first
+	// prefix id (chainSlot): prompts of a shared prefix key it once,
+	// their own units each (a chain is 2 mixes a block).
+	memo []chainMemo
+	cur  int // the memo slot of the arrival's chains; -1: none (no prefix units)
 }
+
+// chainMemo is the chains of one prompt's prefix units (ids, of p
+// tokens each) at each block size. Another prompt whose leading units
+// are the same has the keys of the blocks within them (engine.PrefixKeys
+// reads no unit past a block's last token).
+type chainMemo struct {
+	ids  []uint64
+	p    int
+	keys [][]uint64 // by chain
+	gen  uint64     // the prompts keyed in this slot, ever
+}
+
+// memoSlots is the number of chains prefixChains remembers: a workload
+// of more distinct first ids computes some prefixes again, as before the
+// memo.
+const memoSlots = 512
 
 // keyChain is the arrival's chain at one block size.
 type keyChain struct {
 	blockSize int
 	keys      []uint64
+	known     int // leading keys shared with the chain its memo slot held before (prefixChains.cur)
 }
 
 // compute makes the chains those of req, the arrival being routed.
@@ -284,11 +306,40 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	if k.chains == nil {
 		k.init(r.reps)
 	}
+	k.arrival = r.routed + 1
+	p, ids := req.PrefixBlockTokens, req.PrefixHashes
+	if p > 0 {
+		ids = ids[:min(len(ids), req.InputTokens/p)] // the units a key may read
+	}
+	if len(ids) == 0 {
+		for c := range k.chains {
+			ch := &k.chains[c]
+			ch.keys, ch.known = engine.PrefixKeys(ch.keys[:0], req.PrefixHashes, p, req.InputTokens, ch.blockSize), 0
+		}
+		k.cur = -1
+		return
+	}
+	k.cur = chainSlot(ids)
+	m := &k.memo[k.cur]
+	same := 0 // leading units shared with the memo's prompt
+	if m.p == p {
+		same = commonPrefix(m.ids, ids)
+	}
 	for c := range k.chains {
 		ch := &k.chains[c]
-		ch.keys = engine.PrefixKeys(ch.keys[:0], req.PrefixHashes, req.PrefixBlockTokens, req.InputTokens, ch.blockSize)
+		known := m.keys[c][:min(len(m.keys[c]), same*p/ch.blockSize)]
+		ch.keys = engine.ExtendPrefixKeys(append(ch.keys[:0], known...), req.PrefixHashes, p, req.InputTokens, ch.blockSize)
+		ch.known = min(len(known), len(ch.keys))
+		m.keys[c] = append(m.keys[c][:0], ch.keys...)
 	}
-	k.arrival = r.routed + 1
+	m.ids, m.p = append(m.ids[:0], ids...), p
+	m.gen++
+}
+
+// chainSlot is the memo slot of a prompt of units ids (not empty): its
+// first id's.
+func chainSlot(ids []uint64) int {
+	return int((ids[0]*0x9e3779b97f4a7c15)>>32) % memoSlots
 }
 
 // init finds the fleet's block sizes, in the order replicas name them.
@@ -307,6 +358,15 @@ func (k *prefixChains) init(reps []replica) {
 	}
 	if len(k.chains) > 1 {
 		k.chainOf = chainOf
+	}
+	k.initMemo()
+}
+
+// initMemo makes the memo's slots, for the chains found.
+func (k *prefixChains) initMemo() {
+	k.memo = make([]chainMemo, memoSlots)
+	for i := range k.memo {
+		k.memo[i].keys = make([][]uint64, len(k.chains))
 	}
 }
 

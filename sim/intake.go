@@ -223,14 +223,19 @@ func (r *runner) measures(t time.Duration) bool {
 	return t >= r.cfg.Warmup && t < r.closes && r.seen >= r.cfg.WarmupRequests
 }
 
-func (r *runner) alloc() int32 {
-	if n := len(r.freeRefs); n > 0 {
-		ref := r.freeRefs[n-1]
-		r.freeRefs = r.freeRefs[:n-1]
-		return ref
+func (r *runner) alloc() int32 { return reuse(&r.slots, &r.freeRefs) }
+
+// reuse is the index of an element of *items to fill: the last of *free
+// (indices of elements released), or a zero element appended.
+func reuse[T any](items *[]T, free *[]int32) int32 {
+	if n := len(*free); n > 0 {
+		i := (*free)[n-1]
+		*free = (*free)[:n-1]
+		return i
 	}
-	r.slots = append(r.slots, slot{})
-	return int32(len(r.slots) - 1)
+	var zero T
+	*items = append(*items, zero)
+	return int32(len(*items) - 1)
 }
 
 // arrive is a request's scheduled instant: it is sent, or with every slot

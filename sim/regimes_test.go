@@ -255,6 +255,28 @@ func TestRegimesFastEqualsStepwise(t *testing.T) {
 	}
 }
 
+// TestRegimesSketchWithinItsError is issue 41's check that every
+// regime's percentiles, sketched past ExactSamples, stay within the
+// sketch's stated relative error of the exact ones: each regime at its
+// small size runs with every sample kept and with a quarter of them (at
+// least 2) kept exactly, the rest sketched; the counts, maxima and means
+// are the same and each percentile is within stats.SketchAccuracy.
+func TestRegimesSketchWithinItsError(t *testing.T) {
+	for _, rg := range regimes {
+		t.Run(rg.name, func(t *testing.T) {
+			cfg, src := rg.build(t, rg.small)
+			exact, _, err := runSourceScenario(cfg, src())
+			require.NoError(t, err)
+			cfg.ExactSamples = max(2, rg.small/4)
+			sk, _, err := runSourceScenario(cfg, src())
+			require.NoError(t, err)
+			require.False(t, exact.sum.Sketched())
+			require.True(t, sk.sum.Sketched(), "%d requests past ExactSamples %d", sk.sum.Offered, cfg.ExactSamples)
+			sketchedWithin(t, exact.sum, sk.sum)
+		})
+	}
+}
+
 // Every regime has its instruction budget, over the requests its
 // benchmark simulates.
 func TestEveryRegimeHasABudget(t *testing.T) {

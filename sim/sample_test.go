@@ -108,22 +108,7 @@ func TestRunPastExactSamplesSketches(t *testing.T) {
 	assert.False(t, exact.Sketched())
 	assert.True(t, sk.Sketched())
 	assert.Greater(t, exact.TTFT.N, 500)
-	for name, pair := range map[string][2]stats.Dist{"TTFT": {exact.TTFT, sk.TTFT}, "TPOT": {exact.TPOT, sk.TPOT}, "E2E": {exact.E2E, sk.E2E},
-		"Queue": {exact.QueueDelay, sk.QueueDelay}, "TTFTOffered": {exact.TTFTOffered, sk.TTFTOffered},
-		"WorstITL": {exact.WorstITL, sk.WorstITL}} {
-		e, s := pair[0], pair[1]
-		assert.Equal(t, e.N, s.N, name)
-		assert.Equal(t, e.Max, s.Max, name)
-		assert.InEpsilon(t, e.Mean, s.Mean, 1e-9, name)
-		assert.Equal(t, stats.SketchAccuracy, s.RelErr, name)
-		for _, q := range [][2]float64{{e.Median, s.Median}, {e.P90, s.P90}, {e.P99, s.P99}} {
-			if q[0] == 0 {
-				assert.Zero(t, q[1], name)
-				continue
-			}
-			assert.InEpsilon(t, q[0], q[1], stats.SketchAccuracy*(1+1e-9), name)
-		}
-	}
+	sketchedWithin(t, exact, sk)
 	assert.Nil(t, sk.Samples.TTFT)
 	assert.NotNil(t, exact.Samples.TTFT)
 	assert.Nil(t, sk.Samples.WorstITL)
@@ -140,6 +125,29 @@ func TestRunPastExactSamplesSketches(t *testing.T) {
 	assert.Equal(t, exact.ITL.N, tiny.ITL.N)
 	assert.InEpsilon(t, exact.ITL.P99, tiny.ITL.P99, stats.SketchAccuracy*(1+1e-9))
 	assert.Equal(t, fmt.Sprintf("%+v", tiny), fmt.Sprintf("%+v", run(3)))
+}
+
+// sketchedWithin holds each latency sketched past ExactSamples in sk to
+// the exact one of the same run: the same count, maximum and mean, and
+// each percentile within the sketch's stated relative error.
+func sketchedWithin(t *testing.T, exact, sk Summary) {
+	t.Helper()
+	for name, pair := range map[string][2]stats.Dist{"TTFT": {exact.TTFT, sk.TTFT}, "TPOT": {exact.TPOT, sk.TPOT}, "E2E": {exact.E2E, sk.E2E},
+		"Queue": {exact.QueueDelay, sk.QueueDelay}, "TTFTOffered": {exact.TTFTOffered, sk.TTFTOffered},
+		"WorstITL": {exact.WorstITL, sk.WorstITL}} {
+		e, s := pair[0], pair[1]
+		assert.Equal(t, e.N, s.N, name)
+		assert.Equal(t, e.Max, s.Max, name)
+		assert.InEpsilon(t, e.Mean, s.Mean, 1e-9, name)
+		assert.Equal(t, stats.SketchAccuracy, s.RelErr, name)
+		for _, q := range [][2]float64{{e.Median, s.Median}, {e.P90, s.P90}, {e.P99, s.P99}} {
+			if q[0] == 0 {
+				assert.Zero(t, q[1], name)
+				continue
+			}
+			assert.InEpsilon(t, q[0], q[1], stats.SketchAccuracy*(1+1e-9), name)
+		}
+	}
 }
 
 func TestExactSamplesValidates(t *testing.T) {

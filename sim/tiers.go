@@ -198,12 +198,23 @@ type hostTier struct {
 // tierPort is replica rep's engine.Tier: the host tier then the shared
 // store, in that order, as LMCache's lookup walks its backends.
 type tierPort struct {
-	t       *tiers
-	rep     int
-	block   int
-	loading map[uint64]int32 // keys this replica is loading, by count (vLLM's _blocks_being_loaded)
+	t     *tiers
+	rep   int
+	block int
+	// The keys this replica is loading, by count (vLLM's
+	// _blocks_being_loaded): loads counts them all; loading holds each
+	// one's count when counted, as it is with a shared store. With a host
+	// tier alone the host tier's pins are those counts (only this port's
+	// loads pin it): loading is then its slow twin (TestHostPinsCountLoads).
+	loads   int
+	counted bool
+	loading map[uint64]int32
 	evicted []uint64
 }
+
+// countLoads makes every port count its loads by key (the slow twin of
+// the host tier's pins; a test's switch).
+var countLoads = false
 
 // newTiers is the runner's state of cfg's tiers, nil without any; it
 // gives every replica's engine its port.
@@ -229,7 +240,8 @@ func newTiers(cfg Config, r *runner) (*tiers, error) {
 	t.ports = make([]tierPort, len(r.reps))
 	for i := range r.reps {
 		p := &t.ports[i]
-		*p = tierPort{t: t, rep: i, block: r.reps[i].eng.Config().BlockSize, loading: map[uint64]int32{}}
+		*p = tierPort{t: t, rep: i, block: r.reps[i].eng.Config().BlockSize, loading: map[uint64]int32{},
+			counted: f.SharedStore.On() || countLoads}
 		if err := r.reps[i].eng.SetTier(p); err != nil {
 			return nil, fmt.Errorf("sim: replica %d: %w", i, err)
 		}
@@ -287,12 +299,17 @@ func (p *tierPort) storeIn(l *kvtier.LRU, keys, chain []uint64) bool {
 // touches the request's keys in both.
 func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 	h, s := p.hostLRU(), p.t.shared
+	if s == nil && p.loads == 0 {
+		// A host tier alone, loading nothing: its touch walks the keys
+		// and counts the held ones (the loop below's n) as it goes.
+		return h.TouchHeld(keys, hbm), false
+	}
 	n := 0
 	for _, k := range keys[hbm:] {
 		if !(h != nil && h.Contains(k) || s != nil && s.Contains(k)) {
 			break
 		}
-		if p.loading[k] > 0 {
+		if p.loads > 0 && p.isLoading(k) {
 			return 0, true
 		}
 		n++
@@ -319,8 +336,19 @@ func (p *tierPort) Load(ref int32, keys []uint64) {
 		} else {
 			panic("sim: invariant tier-load broken: a load of a key no tier holds")
 		}
-		p.loading[k]++
+		if p.counted {
+			p.loading[k]++
+		}
 	}
+	p.loads += len(keys)
+}
+
+// isLoading reports whether this replica is loading key.
+func (p *tierPort) isLoading(key uint64) bool {
+	if !p.counted {
+		return p.hostLRU().Pinned(key)
+	}
+	return p.loading[key] > 0
 }
 
 // Release unpins the request's keys; a load that landed from the shared
@@ -337,6 +365,7 @@ func (p *tierPort) Release(ref int32) {
 		p.t.shared.Unpin(k)
 		p.unload(k)
 	}
+	p.loads -= len(sl.tierHost) + len(sl.tierShared)
 	if h != nil && ref == p.t.landing && len(sl.tierShared) > 0 {
 		p.evicted, _, _ = h.Insert(sl.tierShared, p.evicted[:0])
 	}
@@ -344,6 +373,9 @@ func (p *tierPort) Release(ref int32) {
 }
 
 func (p *tierPort) unload(k uint64) {
+	if !p.counted {
+		return
+	}
 	if p.loading[k]--; p.loading[k] <= 0 {
 		delete(p.loading, k)
 	}

@@ -244,3 +244,23 @@ func TestWarmFillsTheTiers(t *testing.T) {
 	}
 	assert.Equal(t, 16, r.tiers.shared.Len(), "one store for the fleet: the second replica's store found them held")
 }
+
+// A host tier alone tells a key this replica is loading by the tier's
+// pins; its slow twin counts the loads by key (countLoads), as a fleet
+// with a shared store does: the same bytes, with lookups that wait on a
+// load in flight.
+func TestHostPinsCountLoads(t *testing.T) {
+	for _, router := range []Router{RoundRobin{}, PrefixAffinity{}} {
+		cfg := tiered(3, 900, router, 4000, -1)
+		src, err := sharedWorkload(5, 3)
+		require.NoError(t, err)
+		want, _, sum := recordsOf(t, cfg, src)
+		require.Positive(t, sum.Tiers.Loads, "the host tier served loads")
+		countLoads = true
+		src, err = sharedWorkload(5, 3)
+		require.NoError(t, err)
+		got, _, _ := recordsOf(t, cfg, src)
+		countLoads = false
+		sameBytes(t, want, got)
+	}
+}

@@ -1,4 +1,4 @@
-package engine
+package keyindex
 
 import (
 	"encoding/binary"
@@ -8,17 +8,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// indexOps applies a stream of operations to a blockIndex and to a Go
-// map, and fails at the first answer on which they differ. Keys come from
+// indexOps applies a stream of operations (Put, Del, Add) to an Index
+// and to a Go map, and fails at the first answer on which they differ. Keys come from
 // a small range (collisions, reinserts and deletes of absent keys are
 // common) or, half the time, from clustered homes: keys that differ only
 // in their top bits land in runs that wrap around the array, the case
 // backward-shift deletion must get right.
 func indexOps(t *testing.T, ops []byte) {
-	var ix blockIndex
+	var ix Index
 	ref := map[uint64]int32{}
 	for len(ops) >= 4 {
-		op, a, b := ops[0]%4, uint64(ops[1]), ops[2:4]
+		op, a, b := ops[0]%6, uint64(ops[1]), ops[2:4]
 		ops = ops[4:]
 		key := a % 97
 		if op&1 == 0 {
@@ -28,36 +28,48 @@ func indexOps(t *testing.T, ops []byte) {
 		switch op {
 		case 0, 1:
 			if len(ref) < 5000 {
-				ix.put(key, id)
+				ix.Put(key, id)
 				ref[key] = id
 			}
 		case 2, 3:
-			ix.del(key)
+			ix.Del(key)
 			delete(ref, key)
+		case 4, 5:
+			if len(ref) < 5000 {
+				got, added := ix.Add(key, id)
+				want, held := ref[key]
+				require.Equal(t, !held, added, "key %#x", key)
+				if held {
+					require.Equal(t, want, got, "Add of a held key %#x answers its id", key)
+				} else {
+					require.Equal(t, id, got)
+					ref[key] = id
+				}
+			}
 		}
-		got, ok := ix.get(key)
+		got, ok := ix.Get(key)
 		want, wok := ref[key]
 		require.Equal(t, wok, ok, "key %#x", key)
 		require.Equal(t, want, got, "key %#x", key)
-		require.Equal(t, len(ref), ix.len())
+		require.Equal(t, len(ref), ix.Len())
 	}
 	seen := 0
-	ix.each(func(k uint64, id int32) {
+	ix.Each(func(k uint64, id int32) {
 		seen++
 		require.Equal(t, ref[k], id, "key %#x", k)
 	})
 	require.Equal(t, len(ref), seen)
 	for k, id := range ref {
-		got, ok := ix.get(k)
+		got, ok := ix.Get(k)
 		require.True(t, ok, "key %#x", k)
 		require.Equal(t, id, got)
 	}
 }
 
-// TestBlockIndexIsAMap runs long random operation streams through
+// TestIndexIsAMap runs long random operation streams through
 // indexOps, growing the table past several doublings and shrinking it by
 // deletes.
-func TestBlockIndexIsAMap(t *testing.T) {
+func TestIndexIsAMap(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 20 {
 		ops := make([]byte, 4*20_000)
@@ -67,17 +79,17 @@ func TestBlockIndexIsAMap(t *testing.T) {
 		indexOps(t, ops)
 	}
 	// Many distinct keys: the table doubles from 64 to 16,384 slots.
-	var ix blockIndex
+	var ix Index
 	for k := range uint64(8000) {
-		ix.put(k*0x1234567, int32(k))
+		ix.Put(k*0x1234567, int32(k))
 	}
 	for k := range uint64(8000) {
 		if k%3 == 0 {
-			ix.del(k * 0x1234567)
+			ix.Del(k * 0x1234567)
 		}
 	}
 	for k := range uint64(8000) {
-		id, ok := ix.get(k * 0x1234567)
+		id, ok := ix.Get(k * 0x1234567)
 		require.Equal(t, k%3 != 0, ok)
 		if ok {
 			require.Equal(t, int32(k), id)
@@ -85,8 +97,8 @@ func TestBlockIndexIsAMap(t *testing.T) {
 	}
 }
 
-// FuzzBlockIndex holds the prefix cache's hash table to a Go map.
-func FuzzBlockIndex(f *testing.F) {
+// FuzzIndex holds the index to a Go map.
+func FuzzIndex(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 2, 1, 0, 0, 1, 1, 5, 5})
 	f.Fuzz(func(t *testing.T, ops []byte) { indexOps(t, ops) })
 }

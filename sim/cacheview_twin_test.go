@@ -1,0 +1,260 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/workload"
+	"github.com/stretchr/testify/require"
+)
+
+// refTree is the approximate tree as SGLang's tree.rs keeps it, a node
+// an id, each with a map of its children: tree's slow twin, which
+// TestTreeEqualsRefTree holds it equal to.
+type refTree struct {
+	root *refNode
+	size int
+}
+
+type refNode struct {
+	kids   map[uint64]*refNode
+	parent *refNode
+	id     uint64
+	tokens int
+	last   time.Duration
+	seq    uint64
+}
+
+func (t *refTree) match(u []uint64) int {
+	m, n := 0, t.root
+	for _, id := range u {
+		k := n.kids[id]
+		if k == nil {
+			break
+		}
+		m, n = m+1, k
+	}
+	return m
+}
+
+func (t *refTree) insert(u []uint64, tokens int, now time.Duration, seq uint64) {
+	n := t.root
+	for _, id := range u {
+		k := n.kids[id]
+		if k == nil {
+			if n.kids == nil {
+				n.kids = map[uint64]*refNode{}
+			}
+			k = &refNode{parent: n, id: id, tokens: tokens}
+			n.kids[id] = k
+			t.size += k.tokens
+		}
+		seq++
+		k.last, k.seq = now, seq
+		n = k
+	}
+}
+
+func (t *refTree) evict(max int) int {
+	if t.size <= max {
+		return 0
+	}
+	var leaves []*refNode
+	var walk func(n *refNode)
+	walk = func(n *refNode) {
+		for _, k := range n.kids {
+			walk(k)
+		}
+		if len(n.kids) == 0 && n != t.root {
+			leaves = append(leaves, n)
+		}
+	}
+	walk(t.root)
+	older := func(a, b *refNode) int { return cmp.Or(cmp.Compare(a.last, b.last), cmp.Compare(a.seq, b.seq)) }
+	removed := 0
+	for t.size > max && len(leaves) > 0 {
+		slices.SortFunc(leaves, older)
+		n := leaves[0]
+		leaves = leaves[1:]
+		delete(n.parent.kids, n.id)
+		t.size -= n.tokens
+		removed += n.tokens
+		if p := n.parent; p != t.root && len(p.kids) == 0 {
+			leaves = append(leaves, p)
+		}
+	}
+	return removed
+}
+
+// nodes lists every node of t as its chain of ids from the root and its
+// stamp, in a canonical order.
+func (t *refTree) nodes() []string {
+	var out []string
+	var walk func(n *refNode, path []uint64)
+	walk = func(n *refNode, path []uint64) {
+		for _, k := range n.kids {
+			p := append(slices.Clone(path), k.id)
+			out = append(out, fmtNode(p, k.tokens, k.last, k.seq))
+			walk(k, p)
+		}
+	}
+	walk(t.root, nil)
+	slices.Sort(out)
+	return out
+}
+
+func (t *tree) nodes() []string {
+	var out []string
+	var walk func(e int32, path []uint64)
+	walk = func(e int32, path []uint64) {
+		x := &t.edges[e]
+		for j, id := range x.ids {
+			path = append(slices.Clone(path), id)
+			out = append(out, fmtNode(path, x.tokens, x.last, x.seq+uint64(j)))
+		}
+		for _, c := range x.kids {
+			walk(c, path)
+		}
+	}
+	walk(0, nil)
+	slices.Sort(out)
+	return out
+}
+
+func fmtNode(path []uint64, tokens int, last time.Duration, seq uint64) string {
+	return fmt.Sprint(path, tokens, last, seq)
+}
+
+// TestTreeEqualsRefTree inserts random chains (over a few ids, so that
+// they share prefixes and branch, at instants that tie, of 16 or 32
+// tokens a unit) into a tree and a refTree, prunes both to random sizes,
+// and checks after every operation that they hold the same nodes with the
+// same stamps, the same size, answer every chain alike and remove the
+// same tokens.
+func TestTreeEqualsRefTree(t *testing.T) {
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 41))
+		a, b := newTree(), refTree{root: &refNode{}}
+		var seq uint64
+		now := time.Duration(0)
+		chain := func() []uint64 {
+			u := make([]uint64, rng.IntN(12))
+			for i := range u {
+				u[i] = uint64(rng.IntN(3))
+			}
+			return u
+		}
+		for op := range 200 {
+			now += time.Duration(rng.IntN(2)) * time.Second
+			switch rng.IntN(4) {
+			case 0:
+				max := rng.IntN(b.size + 1)
+				require.Equal(t, b.evict(max), a.evict(max), "seed %d op %d: evict(%d)", seed, op, max)
+			default:
+				u, tokens := chain(), 16<<rng.IntN(2)
+				a.insert(u, tokens, now, seq)
+				b.insert(u, tokens, now, seq)
+				seq += uint64(len(u))
+			}
+			require.Equal(t, b.size, a.size, "seed %d op %d", seed, op)
+			require.Equal(t, b.nodes(), a.nodes(), "seed %d op %d", seed, op)
+			for range 4 {
+				u := chain()
+				require.Equal(t, b.match(u), a.match(u), "seed %d op %d: match(%v)", seed, op, u)
+			}
+		}
+	}
+}
+
+// TestPrefixChainsEqualPrefixKeys asks prefixChains for the chains of
+// random prompts (a few prefixes of a few units, so that prompts repeat
+// and share leading units, of random lengths and unit sizes; enough
+// distinct ones that memo slots are taken over) at three block sizes,
+// and checks each against engine.PrefixKeys computed afresh.
+func TestPrefixChainsEqualPrefixKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 1))
+	k := prefixChains{chains: []keyChain{{blockSize: 16}, {blockSize: 32}, {blockSize: 12}}}
+	k.initMemo()
+	r := &runner{}
+	for n := range 20_000 {
+		ids := make([]uint64, rng.IntN(10))
+		for i := range ids {
+			ids[i] = uint64(rng.IntN(3))
+		}
+		if rng.IntN(4) == 0 { // a prefix of many distinct ones
+			ids = append(ids, rng.Uint64N(2000))
+		}
+		p := []int{16, 32, 8, 512}[rng.IntN(4)]
+		in := rng.IntN(len(ids)*p + 2*p + 1)
+		req := &workload.Request{InputTokens: in, PrefixHashes: ids, PrefixBlockTokens: p}
+		if len(ids) == 0 {
+			req.PrefixBlockTokens = 0
+		}
+		k.compute(r, req)
+		for _, ch := range k.chains {
+			want := engine.PrefixKeys(nil, ids, req.PrefixBlockTokens, in, ch.blockSize)
+			require.Equal(t, len(want), len(ch.keys), "prompt %d: %v, %d tokens a unit, %d in, block %d", n, ids, p, in, ch.blockSize)
+			if len(want) > 0 {
+				require.Equal(t, want, ch.keys, "prompt %d", n)
+			}
+		}
+	}
+}
+
+// TestEventIndexRunEqualsWalk asks three replicas' indexes (two block
+// sizes) about random prompts that share leading units and memo slots,
+// each replica not always asked, and sometimes twice, while the indexes
+// receive random stores and removals of keys of those prompts, and the
+// stores of the prompt asked about (copies
+// pile up, keys come and go), checking the memo's answer (run) against
+// the walk from the first key each time.
+func TestEventIndexRunEqualsWalk(t *testing.T) {
+	for seed := range uint64(30) {
+		rng := rand.New(rand.NewPCG(seed, 37))
+		k := prefixChains{chains: []keyChain{{blockSize: 16}, {blockSize: 32}}, chainOf: []uint16{0, 1, 0}}
+		k.initMemo()
+		var xs [3]*eventIndex
+		for i := range xs {
+			xs[i] = &eventIndex{s: &eventsState{}, held: map[uint64]int32{}}
+		}
+		var seen []uint64 // keys of the prompts so far
+		for op := range 1000 {
+			ids := make([]uint64, 1+rng.IntN(8))
+			for i := range ids {
+				ids[i] = uint64(rng.IntN(3))
+			}
+			if rng.IntN(3) == 0 {
+				ids[0] = uint64(rng.IntN(2000)) // another slot, or a slot's other prompt
+			}
+			k.compute(&runner{}, &workload.Request{InputTokens: len(ids)*16 + rng.IntN(40), PrefixHashes: ids, PrefixBlockTokens: 16})
+			for c := range k.chains {
+				seen = append(seen, k.chains[c].keys...)
+			}
+			for i, x := range xs {
+				if len(seen) > 0 {
+					for range rng.IntN(6) {
+						x.KVEvent(engine.KVEvent{Key: seen[rng.IntN(len(seen))], Removed: rng.IntN(4) == 0})
+					}
+				}
+				keys := k.chains[k.chainOf[i]].keys
+				if rng.IntN(2) == 0 { // the prompt computed there
+					for _, key := range keys {
+						x.KVEvent(engine.KVEvent{Key: key})
+					}
+				}
+				x.catchUp(0)
+				for range rng.IntN(3) {
+					require.Equal(t, x.walk(keys, 0), x.run(&k, i, keys), "seed %d op %d replica %d: %v", seed, op, i, ids)
+				}
+			}
+			if len(seen) > 4096 {
+				seen = seen[len(seen)-1024:]
+			}
+		}
+	}
+}
