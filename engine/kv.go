@@ -446,7 +446,9 @@ func (e *Engine) drop(s *seq) {
 		e.pool.pushRun(s.anon)
 	} else {
 		e.pool.pushRun(s.anon)
-		e.pool.releaseAll(s.ids)
+		if len(s.ids) > 0 { // a request without content (the Atlas default) skips the call
+			e.pool.releaseAll(s.ids)
+		}
 	}
 	s.ids, s.anon = s.ids[:0], 0
 }

@@ -232,10 +232,13 @@ func (e *Engine) publishDecode(s *seq, c int) {
 // of those steps: step by step, and in a step in the order of the run's
 // requests. Step i of a run computes token computed+i−1 of a request,
 // which completes a block when computed+i is a multiple of BlockSize.
-// allocThrough calls it after taking those steps' blocks: caching takes
-// none, and a key an allocation of the same steps evicts is then filed
-// as it would have been after the eviction (the same index, the same
-// copies). Only a plain decode the run scheduled inline can have such
+// allocThrough calls it before it takes those steps' blocks, where the
+// step-by-step engine interleaves the two a step at a time: caching
+// takes no block and frees none, and the one state both touch, a key
+// cached in a free block that an allocation evicts, ends the same either
+// way (cached first, the new block is a copy the eviction promotes to
+// the index; evicted first, the new block is indexed: the index maps
+// the key to the new block, with no copy, in both). Only a plain decode the run scheduled inline can have such
 // blocks (a cohort member has none: joins).
 func (e *Engine) runPublish(from, m int) {
 	b := e.cfg.BlockSize

@@ -286,15 +286,9 @@ func (e *Engine) allocThrough(m int) {
 	if !e.lazy || m <= e.runAlloc {
 		return
 	}
-	from := e.runAlloc
-	e.allocSteps(m)
 	if e.pubRun > 0 {
-		e.runPublish(from, m)
+		e.runPublish(e.runAlloc, m)
 	}
-}
-
-// allocSteps is allocThrough's allocation, for m > runAlloc.
-func (e *Engine) allocSteps(m int) {
 	if co := &e.co; e.plan.Cohort > 0 { // the members come first
 		e.pool.take(e.coGrow(co.ahead, m))
 		co.ahead = m
