@@ -195,9 +195,8 @@ func (r *runner) dispatch(ref int32, timeout bool) error {
 		if r.pd != nil {
 			return r.place(ref, i, timeout)
 		}
-	} else {
-		r.routed++
 	}
+	r.routed++
 	if lim := r.gw.limit.PerReplica; lim > 0 && r.reps[i].held >= lim {
 		n, p := r.routableLen(), r.routablePos(i)
 		for k := 1; k < n; k++ {

@@ -304,9 +304,8 @@ func (r *runner) send(ref int32) error {
 		if r.pd != nil {
 			return r.place(ref, i, true)
 		}
-	} else {
-		r.routed++ // one replica and no router to ask
 	}
+	r.routed++ // routed, or one replica and no router to ask
 	rep := &r.reps[i]
 	s.rec.Replica = i
 	err := rep.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
@@ -356,7 +355,10 @@ func (r *runner) sendWaiting() error {
 	return nil
 }
 
-// route asks the router where the request goes.
+// route asks the router where the request goes. The caller counts the
+// arrival routed (r.routed++) once it is placed: a disaggregated fleet's
+// decider and prefill router (place) read the same arrival's view, its
+// keys, its frontend's signals and its cache tree.
 // (send does not call it for one replica and no router: there is no one
 // to ask.)
 func (r *runner) route(s *slot) (int, error) {
@@ -377,7 +379,6 @@ func (r *runner) route(s *slot) (int, error) {
 	if r.cache != nil {
 		r.cache.routed(r, i, req)
 	}
-	r.routed++
 	return i, nil
 }
 

@@ -252,6 +252,7 @@ func (r *runner) handBack(rep *replica) error {
 		if err != nil {
 			return err
 		}
+		r.routed++
 		if err := r.enter(ref, i, false); err != nil {
 			return err
 		}

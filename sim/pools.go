@@ -199,7 +199,11 @@ func newDisagg(cfg Config, r *runner) *disagg {
 }
 
 // place sends a request its router sent to decode replica dec: to a
-// prefill replica if the decider says so, else to dec itself.
+// prefill replica if the decider says so, else to dec itself. It counts
+// the arrival routed once both are decided, so that the decider and the
+// prefill router read this arrival's view as the decode router did: its
+// block keys (View.CachedPrefix), its frontend's signals (View.Load with
+// several frontends) and its frontend's cache tree (ApproxView).
 func (r *runner) place(ref int32, dec int, timeout bool) error {
 	d := r.pd
 	s := &r.slots[ref]
@@ -208,6 +212,7 @@ func (r *runner) place(ref int32, dec int, timeout bool) error {
 	remote := d.decider.Remote(req, dec, &r.view)
 	if !remote {
 		r.view.req, d.view.req = nil, nil
+		r.routed++
 		return r.enter(ref, dec, timeout)
 	}
 	p := d.router.Route(req, &d.view)
@@ -223,6 +228,7 @@ func (r *runner) place(ref int32, dec int, timeout bool) error {
 	if r.cache != nil {
 		r.cache.routed(r, i, req)
 	}
+	r.routed++ // the arrival is placed: its view, keys and frontend were this arrival's until now
 	s.rec.Remote, s.rec.PrefillReplica, s.decoder = true, i, int32(dec)
 	s.xferAt = Never
 	if s.rec.Measured {

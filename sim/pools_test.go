@@ -288,3 +288,45 @@ func TestPrefillPoolValidation(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not modelled with a prefill pool")
 }
+
+// cacheRecorder routes every request to replica 0 and notes what the
+// view says replica 0 caches of it.
+type cacheRecorder struct{ cached map[uint64]int }
+
+func (c cacheRecorder) Route(r *workload.Request, v *View) int {
+	c.cached[r.ID] = v.CachedPrefix(0)
+	return 0
+}
+
+// A disaggregated fleet's decider reads the arrival its router just
+// routed, and the next arrival's router reads its own: every replica is
+// warmed with prompt X's 512 shared tokens; arrival 0 sends a 600-token
+// prompt that begins with X, and arrival 1 one that begins with Y,
+// sharing nothing, so the router must see X's 512 tokens cached (32
+// blocks of 16) and none of Y's. (When the decider counted the arrival routed
+// before it asked, the chain it keyed was marked as the next arrival's,
+// and arrival 1's router read X's keys.)
+func TestDeciderAndNextRouterReadTheirOwnArrival(t *testing.T) {
+	ids := func(base uint64) []uint64 {
+		out := make([]uint64, 32)
+		for i := range out {
+			out[i] = base + uint64(i)
+		}
+		return out
+	}
+	x, y := ids(1000), ids(2000)
+	rec := cacheRecorder{cached: map[uint64]int{}}
+	for _, dec := range []Decider{PrefixThreshold{NonCachedTokens: 100}, AlwaysRemote{}} {
+		clear(rec.cached)
+		cfg := Config{Warm: []workload.Request{{InputTokens: 513, OutputTokens: 1, PrefixHashes: x, PrefixBlockTokens: 16}},
+			Fleet: Fleet{Replicas: Copies(2, ReplicaConfig{}), Router: rec,
+				Prefill: PrefillPool{Replicas: Copies(1, ReplicaConfig{}), Decider: dec}}}
+		reqs := list{
+			{ID: 0, Arrival: time.Second, InputTokens: 600, OutputTokens: 10, PrefixHashes: x, PrefixBlockTokens: 16},
+			{ID: 1, Arrival: 2 * time.Second, InputTokens: 600, OutputTokens: 10, PrefixHashes: y, PrefixBlockTokens: 16},
+		}
+		_, err := Run(cfg, &reqs, nil)
+		require.NoError(t, err)
+		assert.Equal(t, map[uint64]int{0: 512, 1: 0}, rec.cached, "%T", dec)
+	}
+}
