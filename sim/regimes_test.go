@@ -215,13 +215,7 @@ func BenchmarkRegime(b *testing.B) {
 func TestRegimesFastEqualsStepwise(t *testing.T) {
 	for _, rg := range regimes {
 		t.Run(rg.name, func(t *testing.T) {
-			cfg, src := rg.build(t, rg.small)
-			fast, _, err := runSourceScenario(cfg, src())
-			require.NoError(t, err)
-			slow := cfg
-			slow.Stepwise = true
-			step, _, err := runSourceScenario(slow, src())
-			require.NoError(t, err)
+			cfg, fast, step := runRegimeTwice(t, rg, func(c *Config) { c.Stepwise = true })
 			sameBytes(t, step.text, fast.text)
 			t.Logf("%d requests, %d good, %d prompt tokens cached, %d preemptions", fast.sum.Offered, fast.sum.Good, fast.sum.Cached, fast.sum.Preempt)
 			s := fast.sum
@@ -264,17 +258,28 @@ func TestRegimesFastEqualsStepwise(t *testing.T) {
 func TestRegimesSketchWithinItsError(t *testing.T) {
 	for _, rg := range regimes {
 		t.Run(rg.name, func(t *testing.T) {
-			cfg, src := rg.build(t, rg.small)
-			exact, _, err := runSourceScenario(cfg, src())
-			require.NoError(t, err)
-			cfg.ExactSamples = max(2, rg.small/4)
-			sk, _, err := runSourceScenario(cfg, src())
-			require.NoError(t, err)
+			kept := max(2, rg.small/4)
+			_, exact, sk := runRegimeTwice(t, rg, func(c *Config) { c.ExactSamples = kept })
 			require.False(t, exact.sum.Sketched())
-			require.True(t, sk.sum.Sketched(), "%d requests past ExactSamples %d", sk.sum.Offered, cfg.ExactSamples)
+			require.True(t, sk.sum.Sketched(), "%d requests past ExactSamples %d", sk.sum.Offered, kept)
 			sketchedWithin(t, exact.sum, sk.sum)
 		})
 	}
+}
+
+// runRegimeTwice runs regime rg's configuration at its small size, and
+// again changed by change, each on a source of its own; it returns the
+// configuration and the two runs.
+func runRegimeTwice(t *testing.T, rg regime, change func(*Config)) (Config, scenarioRun, scenarioRun) {
+	t.Helper()
+	cfg, src := rg.build(t, rg.small)
+	a, _, err := runSourceScenario(cfg, src())
+	require.NoError(t, err)
+	changed := cfg
+	change(&changed)
+	b, _, err := runSourceScenario(changed, src())
+	require.NoError(t, err)
+	return cfg, a, b
 }
 
 // Every regime has its instruction budget, over the requests its

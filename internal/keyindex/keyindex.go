@@ -62,23 +62,13 @@ func (t *Index) Get(key uint64) (id int32, ok bool) {
 	}
 }
 
-// Put maps key to id (0 or more), replacing any id it mapped to.
+// Put maps key to id (0 or more), replacing any id it mapped to (a key
+// held already, rare where the engine and kvtier put, is deleted and
+// added again: nothing reads which slot holds it).
 func (t *Index) Put(key uint64, id int32) {
-	if 4*(t.n+1) > len(t.slots) {
-		t.grow()
-	}
-	mask := len(t.slots) - 1
-	for i := t.home(key); ; i = (i + 1) & mask {
-		s := &t.slots[i]
-		if s.id == 0 {
-			*s = slot{key: key, id: id + 1}
-			t.n++
-			return
-		}
-		if s.key == key {
-			s.id = id + 1
-			return
-		}
+	if _, added := t.Add(key, id); !added {
+		t.Del(key)
+		t.Add(key, id)
 	}
 }
 
