@@ -65,7 +65,11 @@ func (e *Engine) CachedPrefix(prefix []uint64, prefixBlockTokens, input int) int
 // without prefix ids, or for a prefixBlockTokens or blockSize that is
 // not positive.
 func PrefixKeys(dst, prefix []uint64, prefixBlockTokens, input, blockSize int) []uint64 {
-	return appendPrefixKeys(dst, rootKey, 0, prefix, prefixBlockTokens, input, blockSize)
+	limit := prefixKeysLimit(prefix, prefixBlockTokens, input, blockSize)
+	if limit == 0 {
+		return dst
+	}
+	return appendShared(dst, rootKey, prefix, prefixBlockTokens, blockSize, 0, limit)
 }
 
 // ExtendPrefixKeys is PrefixKeys for a prompt whose leading keys are
@@ -83,7 +87,7 @@ func ExtendPrefixKeys(keys, prefix []uint64, prefixBlockTokens, input, blockSize
 	if len(keys) > 0 {
 		key = keys[len(keys)-1]
 	}
-	return appendPrefixKeys(keys, key, len(keys), prefix, prefixBlockTokens, input, blockSize)
+	return appendShared(keys, key, prefix, prefixBlockTokens, blockSize, len(keys), limit)
 }
 
 // prefixKeysLimit is the number of keys in a prompt's chain (PrefixKeys).
@@ -93,17 +97,6 @@ func prefixKeysLimit(prefix []uint64, p, input, b int) int {
 	}
 	units := min(len(prefix), input/p)
 	return min(units*p/b, (input-1)/b) // Engine.sharedBlocks, and CachedPrefix's limit
-}
-
-// appendPrefixKeys appends to dst the keys of a prompt's blocks from
-// block from on, key being the key of the block before (rootKey for the
-// first).
-func appendPrefixKeys(dst []uint64, key uint64, from int, prefix []uint64, p, input, b int) []uint64 {
-	limit := prefixKeysLimit(prefix, p, input, b)
-	if from >= limit {
-		return dst
-	}
-	return appendShared(dst, key, prefix, p, b, from, limit)
 }
 
 // CachedKeys is CachedPrefix for a prompt whose keys were computed once
