@@ -544,7 +544,7 @@ func (c *checker) blocksCoverTokens() {
 	c.eachHeld(func(s *seq) {
 		ahead := max(s.sched, s.look) // tokens whose blocks are taken beyond those computed
 		if e.lazy && s.sched > 0 {
-			ahead = e.runAlloc // a run takes its blocks step by step
+			ahead = e.runAlloc * s.sched // a run takes its blocks step by step (a chunk a step for a prompt)
 		}
 		switch s.rstate {
 		case remoteReserved, remoteLanded:

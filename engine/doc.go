@@ -40,9 +40,10 @@
 //     connector): write-through stores, a lookup after the prefix
 //     cache's, a load reserved as a Remote request's transfer is
 //     (Reservation.Tier), and the landed request's prefill of the rest.
-//   - run.go: a run of identical decode steps planned as one move, its
-//     blocks taken step by step, collected (Runner.CompleteUntil) and cut
-//     short (Runner.Truncate) where the driver says something happened.
+//   - run.go: a run of identical steps (decodes, and prompts' chunks)
+//     planned as one move, its blocks taken step by step, collected
+//     (Runner.CompleteUntil) and cut short (Runner.Truncate) where the
+//     driver says something happened.
 //   - residues.go: a run's blocks counted from the residues of its
 //     requests' computed tokens modulo BlockSize, not by walking them.
 //   - streak.go: Runner.OmitStreaks, outcomes that count the requests continuing

@@ -149,4 +149,5 @@ func ExampleEngine_FastPaths() {
 	// streaks  on, off: speculative decoding: drafts change tokens a step
 	// joins    on, on
 	// fcfs-run on, on
+	// chunks   on, off: speculative decoding: drafts change tokens a step
 }

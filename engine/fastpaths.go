@@ -42,6 +42,7 @@ const (
 	pathStreaks         // omitted streaks (OmitStreaks, streak.go)
 	pathJoins           // joins that do not cut a run (JoinChangesNothing)
 	pathFCFSRun         // the FCFS run outside the waiting heap (waiting.go)
+	pathChunks          // runs whose steps carry prefill chunks (run.go)
 	numPaths
 )
 
@@ -53,6 +54,7 @@ var pathNames = [numPaths]string{
 	pathStreaks:  "streaks",
 	pathJoins:    "joins",
 	pathFCFSRun:  "fcfs-run",
+	pathChunks:   "chunks",
 }
 
 // The reasons a fast path is off, as FastPath.Reason says them.
@@ -62,6 +64,7 @@ const (
 	whyRecordCtx   = "steps are recorded (RecordSteps): each step lists every decode context"
 	whyRecordBlock = "steps are recorded (RecordSteps): each step notes its cached blocks as it takes them"
 	whyRecordWait  = "steps are recorded (RecordSteps): each step's shape carries the waiting queue's length"
+	whyRecordChunk = "steps are recorded (RecordSteps): each step lists its prefill chunks' contexts"
 	whyReadsEach   = "the model reads each decode context (not costmodel.DecodeSum)"
 	whyReadsCtx    = "the model reads decode contexts (not costmodel.ContextFree)"
 	whySlowTwin    = "turned off for the tests' slow twin"
@@ -76,6 +79,7 @@ const (
 // FCFS run).
 type fastPaths struct {
 	runs     bool // ScheduleUntil may plan a run of several steps
+	chunks   bool // a run's steps may carry prefill chunks
 	pubRuns  bool // a run may go on through decodes that cache blocks of shared output (runPublish)
 	residues bool // a run's blocks may be counted from residues
 	cont     bool // Continue may plan
@@ -184,6 +188,20 @@ func (e *Engine) decideFast() {
 	if !e.ctxFree {
 		off(pathContinue, whyReadsCtx)
 	}
+	// A run of prefill chunks is a run (the same reasons), whose steps
+	// each take a chunk's blocks and list its context.
+	for _, r := range why[pathRuns] {
+		off(pathChunks, r)
+	}
+	if e.record {
+		off(pathChunks, whyRecordChunk)
+	}
+	if e.pool.pub != nil {
+		off(pathChunks, whyKVEvents)
+	}
+	if e.cfg.RemoteKV {
+		off(pathChunks, whyRemote)
+	}
 	if _, ok := e.cfg.Policy.(FCFS); !ok {
 		off(pathFCFSRun, fmt.Sprintf("policy %T is not FCFS: the waiting queue is one heap", e.cfg.Policy))
 	}
@@ -191,6 +209,7 @@ func (e *Engine) decideFast() {
 		f.why[p] = strings.Join(why[p], "; ")
 	}
 	f.runs = why[pathRuns] == nil
+	f.chunks = why[pathChunks] == nil
 	// A run goes on through decodes that cache blocks of shared output
 	// (runPublish) unless each step's caching is noted as it happens:
 	// recorded steps note the cached blocks at each start, and KV events
@@ -228,7 +247,9 @@ func (e *Engine) gateFast() {
 //   - joins: a request that joins the waiting queue leaves the run in
 //     flight uncut when it changes none of its steps (Runner.JoinChangesNothing);
 //   - fcfs-run: under FCFS, the requests waiting in Add order kept in a
-//     run outside the waiting queue's heap.
+//     run outside the waiting queue's heap;
+//   - chunks: a run whose steps carry prefill chunks too, each prompt
+//     the same chunk a step, none its last.
 //
 // The decision changes only with what New was given and with Runner.OmitStreaks
 // and RecordSteps; docs/fastpaths.md says what each path saves, its slow

@@ -8,10 +8,12 @@ import (
 	"github.com/servesim/servesim/costmodel"
 )
 
-// A run is one plan standing for several identical pure-decode steps
-// (ScheduleUntil). Its blocks are allocated lazily, step by step as a
-// step-by-step engine would take them, whenever the driver tells the engine
-// the time (CompleteUntil, Truncate, SyncTo, Complete): so at any instant
+// A run is one plan standing for several identical steps of the running
+// requests (ScheduleUntil): decodes, a token a step, and, when fast.chunks
+// is on, prompts mid-prefill, the same chunk a step, none its last. Its
+// blocks are allocated lazily, step by step as a step-by-step engine would
+// take them, whenever the driver tells the engine the time (CompleteUntil,
+// Truncate, SyncTo, Complete): so at any instant
 // the engine's free queue and prefix cache are what they would be step by
 // step, whatever the driver reads, and a run cut short never took the
 // blocks of the steps it did not run. Runs are cut short only by the
@@ -45,8 +47,9 @@ type priceCache struct {
 	// is that batch, and its price is known (StepTime is pure).
 	probe     []int
 	probeTime time.Duration
-	probeK    int   // the step of the plan in flight that probe is; 0: none
-	shifted   []int // scratch: decode contexts k-1 steps ahead (samePrice)
+	probeK    int               // the step of the plan in flight that probe is; 0: none
+	shifted   []int             // scratch: decode contexts k-1 steps ahead (samePrice, chunkPrice)
+	chunked   []costmodel.Chunk // scratch: prefill chunks k-1 steps ahead (chunkPrice)
 }
 
 // newPriceCache notes what the cost model says of how it reads decode
@@ -63,17 +66,17 @@ func newPriceCache(m costmodel.Model) priceCache {
 	return c
 }
 
-// extendRun turns the planned step into a run of identical pure-decode
-// steps when nothing can differ between them (see ScheduleUntil). It must
-// be called with exactly one step planned and priced.
+// extendRun turns the planned step into a run of identical steps when
+// nothing can differ between them (see ScheduleUntil). It must be called
+// with exactly one step planned and priced.
 func (e *Engine) extendRun(now, until time.Duration) {
 	k := e.runLength(now, until)
 	if k <= 1 {
 		e.res.on = false
 		return
 	}
-	// Its requests keep sched = 1 (scheduled, a token a step); the plan's
-	// Steps is the run's length.
+	// Its requests keep sched (a decode 1, a token a step; a prompt its
+	// chunk a step); the plan's Steps is the run's length.
 	e.plan.Steps = k
 	e.lazy = true
 	e.runAlloc = 1 // the first step's blocks were taken when it was planned
@@ -83,8 +86,12 @@ func (e *Engine) extendRun(now, until time.Duration) {
 // runLength is the number of identical steps the plan may stand for.
 func (e *Engine) runLength(now, until time.Duration) int {
 	p := &e.plan
-	if len(p.Batch.Prefill) > 0 || len(p.Preempted) > 0 || len(p.Started) > 0 || len(e.sched) != len(e.running) || !e.fast.runs {
-		return 1 // off (a speculative step's tokens depend on its acceptance), or not a pure decode step
+	if len(p.Preempted) > 0 || len(p.Started) > 0 || len(e.sched) != len(e.running) || !e.fast.runs {
+		return 1 // off (a speculative step's tokens depend on its acceptance), or not a step of the running alone
+	}
+	chunks := len(p.Batch.Prefill) > 0
+	if chunks && !e.fast.chunks {
+		return 1 // a prefill chunk, and runs of them are off
 	}
 	if len(p.Reserved) > 0 {
 		return 1 // its transfers may land as it starts (remote.go)
@@ -105,7 +112,11 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	} else {
 		k = min(k, e.minLeft)
 		for _, s := range e.sched {
-			k = min(k, s.req.Output-s.emitted)
+			if s.decoding {
+				k = min(k, s.req.Output-s.emitted)
+			} else {
+				k = min(k, e.chunkSteps(s))
+			}
 		}
 		if e.plan.Cohort > 0 {
 			k = min(k, e.finMin()-e.co.tick)
@@ -115,7 +126,60 @@ func (e *Engine) runLength(now, until time.Duration) int {
 		return k
 	}
 	e.res.on = e.useResidues()
+	if chunks {
+		return e.fitChunkPrices(e.fitBlocks(k))
+	}
 	return e.fitPrices(e.fitBlocks(k))
+}
+
+// chunkSteps is the number of steps of a run that s, a prompt scheduled
+// a chunk of s.sched tokens in its first, may take: each asks the same
+// chunk (the chunk cap or the budget left to it, both the same a step,
+// less than the tokens it has left) and none is its last, which samples
+// its first token. A request the plan admitted (resumed: one admitted
+// for the first time is in Plan.Started) is one step, so that a run's
+// requests are all running ones (Engine.Scheduled's kinds hold for every
+// step); so is one with blocks of shared content left to cache, which a
+// later step would cache (publish) where the waiting head could find
+// them.
+func (e *Engine) chunkSteps(s *seq) int {
+	if s.admitted == e.move+1 || len(s.ids) < s.shared {
+		return 1
+	}
+	return max(1, (s.known-s.computed-1)/s.sched)
+}
+
+// fitChunkPrices is fitPrices for a run with prefill chunks: the longest
+// run of at most k steps all priced like the first, each step's chunks a
+// chunk further into their prompts and its decodes a token further. The
+// model is non-decreasing in every context, so the k-th step priced like
+// the first prices every step between alike (samePrice).
+func (e *Engine) fitChunkPrices(k int) int {
+	if e.chunkPrice(k) == e.plan.StepTime {
+		return k
+	}
+	return lastTrue(1, k-1, func(j int) bool { return e.chunkPrice(j) == e.plan.StepTime })
+}
+
+// chunkPrice is the model's price of the j-th step of a run with prefill
+// chunks.
+func (e *Engine) chunkPrice(j int) time.Duration {
+	p := &e.plan
+	e.chunked = e.chunked[:0]
+	for _, c := range p.Batch.Prefill {
+		e.chunked = append(e.chunked, costmodel.Chunk{NewTokens: c.NewTokens, Context: c.Context + (j-1)*c.NewTokens})
+	}
+	b := costmodel.Batch{Prefill: e.chunked}
+	if p.Cohort > 0 {
+		b.Decode = e.sumDecode(j - 1)
+	} else if len(p.Batch.Decode) > 0 {
+		e.shifted = e.shifted[:0]
+		for _, c := range p.Batch.Decode {
+			e.shifted = append(e.shifted, c+j-1)
+		}
+		b.Decode = e.shifted
+	}
+	return e.model.StepTime(b)
 }
 
 // publishesThrough reports whether the run being planned may go on
@@ -178,20 +242,21 @@ func (e *Engine) runNeed(m int) int {
 	}
 	for _, s := range e.sched {
 		if !s.aborted {
-			n += e.need(s, s.computed+m)
+			n += e.need(s, s.computed+m*s.sched) // a decode's sched is 1, a chunk's its tokens
 		}
 	}
 	return n
 }
 
 // fitBlocks is the largest j <= k whose run needs no more blocks than are
-// free (the first step's blocks are already allocated): a pure-decode run
-// never preempts. No step of the run could admit the waiting queue's head,
+// free (the first step's blocks are already allocated): a run never
+// preempts. No step of the run could admit the waiting queue's head,
 // which the first could not: each block a step takes leaves one fewer free,
 // and if it evicts a cached block the head would reference, that block is
 // the deepest of the head's hits (blocks are freed last first, and a
 // request holding a block holds those before it), so the head needs one
-// block more and pins one less: its admission never gets easier.
+// block more and pins one less: its admission never gets easier. (A
+// prompt's chunks in later steps cache no block: chunkSteps.)
 func (e *Engine) fitBlocks(k int) int {
 	if e.headFirst && e.waiting.len() > 0 {
 		// Freed first to last, an evicted hit may be the head of the
@@ -306,7 +371,7 @@ func (e *Engine) allocThrough(m int) {
 			}
 			for _, s := range e.sched {
 				if !s.aborted {
-					e.take(s, e.need(s, s.computed+step))
+					e.take(s, e.need(s, s.computed+step*s.sched))
 				}
 			}
 			if e.record {
@@ -321,7 +386,7 @@ func (e *Engine) allocThrough(m int) {
 	}
 	for _, s := range e.sched {
 		if !s.aborted {
-			e.take(s, e.need(s, s.computed+m))
+			e.take(s, e.need(s, s.computed+m*s.sched))
 		}
 	}
 	e.runAlloc = m
@@ -349,7 +414,13 @@ func (e *Engine) runBlockSteps(j int) int {
 			continue
 		}
 		other -= s.blocks()
-		sum += blockSum(s.computed+j, b) - blockSum(s.computed, b)
+		if s.sched == 1 {
+			sum += blockSum(s.computed+j, b) - blockSum(s.computed, b)
+			continue
+		}
+		for m := 1; m <= j; m++ { // a prompt's chunk a step
+			sum += e.blocksFor(s.computed + m*s.sched)
+		}
 	}
 	return j*other + sum
 }
@@ -437,11 +508,18 @@ func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
 		}
 	}
 	// j >= 1 steps ended and at least one did not: only a run of identical
-	// decode steps (none finishing before its last) has several steps.
+	// steps (none finishing, none sampling a prompt's first token, before
+	// its last) has several steps.
 	e.completeCohort(j, false) // none finishes: the run goes on
 	for _, s := range e.sched {
-		if s.aborted || !s.decoding {
-			panic("engine: invariant run-shape broken: a run of several steps holds a request that is not decoding")
+		if s.aborted {
+			panic("engine: invariant run-shape broken: a run of several steps holds an aborted request")
+		}
+		if !s.decoding { // a chunk of its prompt a step
+			e.outstanding -= s.left()
+			s.computed += j * s.sched
+			e.outstanding += s.left()
+			continue
 		}
 		s.computed += j
 		s.known += j
@@ -451,6 +529,9 @@ func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
 	}
 	for i := range p.Batch.Decode {
 		p.Batch.Decode[i] += j
+	}
+	for i := range p.Batch.Prefill {
+		p.Batch.Prefill[i].Context += j * p.Batch.Prefill[i].NewTokens
 	}
 	p.Start = e.out.End
 	p.Steps -= j

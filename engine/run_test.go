@@ -2,13 +2,20 @@ package engine
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/costmodel"
 )
+
+// runsChunked counts the runs timeline saw whose steps carry prefill
+// chunks, so that a test can say its scenarios planned them.
+var runsChunked int
 
 // timeline drives e until it is idle — advancing runs of identical decode
 // steps in one move when fast is set, step by step otherwise — adding
@@ -57,6 +64,9 @@ func timeline(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Reque
 		}
 		for _, ref := range p.Started {
 			fmt.Fprintf(&b, "%v: admit %d\n", p.Start, ref)
+		}
+		if p.Steps > 1 && len(p.Batch.Prefill) > 0 {
+			runsChunked++
 		}
 		start, d := p.Start, p.StepTime
 		o, err := e.Complete(p.End)
@@ -116,6 +126,62 @@ func TestRunDoesNotEvictPastAnAdmission(t *testing.T) {
 		assert.Equal(t, slow, run(true), "freed first to last: %v", headFirst)
 		assert.Contains(t, slow, "admit 3")
 	}
+}
+
+// chunkContext prices a step like Frozen plus 1 ms per 64 tokens of
+// prefill context: a run of chunks is cut where its price moves.
+var chunkContext = costmodel.Func(func(b costmodel.Batch) time.Duration {
+	ctx := 0
+	for _, c := range b.Prefill {
+		ctx += c.Context
+	}
+	return costmodel.Frozen{}.StepTime(b) + time.Duration(ctx/64)*time.Millisecond
+})
+
+// Runs of steps that carry prefill chunks (fast.chunks: a prompt asks
+// the same chunk a step, capped by ChunkCap or by the budget) are the
+// steps planned one by one: random engines with small pools (preempting),
+// chunk caps and budgets that chunk prompts, shared prefixes and the
+// Priority policy, each driven both ways, admit and emit at the same
+// instants and hold the same KV block·time, under Frozen and under a
+// model that reads the chunks' contexts.
+func TestChunkRunsAreSteps(t *testing.T) {
+	runsChunked = 0
+	for seed := range uint64(400) {
+		rng := rand.New(rand.NewPCG(seed, 41))
+		cfg := Config{BlockSize: []int{4, 16, 6}[rng.IntN(3)], KVBlocks: 8 + rng.IntN(120),
+			MaxSeqs: 1 + rng.IntN(8), MaxBatchedTokens: 16 + rng.IntN(120), ChunkCap: []int{0, 8, 16, 32}[rng.IntN(4)]}
+		if cfg.ChunkCap > cfg.MaxBatchedTokens {
+			cfg.ChunkCap = 0
+		}
+		if rng.IntN(4) == 0 {
+			cfg.Policy = Priority{}
+		}
+		var model costmodel.Model // Atlas's Frozen: a run's steps cost its first's
+		if rng.IntN(3) == 0 {
+			model = chunkContext // a price that moves as the chunks go deeper
+		}
+		adds := map[time.Duration][]Request{}
+		for i := range 2 + rng.IntN(12) {
+			at := time.Duration(rng.IntN(20)) * 300 * time.Millisecond // apart: a step spans no two instants (timeline adds those in map order)
+			r := Request{Ref: int32(i), Input: 1 + rng.IntN(min(200, cfg.KVBlocks*cfg.BlockSize/2)), Output: 1 + rng.IntN(40), Priority: rng.IntN(3)}
+			if rng.IntN(3) == 0 && r.Input >= 8 {
+				for j := range r.Input / 8 {
+					r.Prefix = append(r.Prefix, uint64(rng.IntN(2)*100+j))
+				}
+				r.PrefixBlockTokens = 8
+			}
+			adds[at] = append(adds[at], r)
+		}
+		run := func(fast bool) string {
+			e, err := New(cfg, model)
+			require.NoError(t, err)
+			return timeline(t, e, fast, adds)
+		}
+		require.Equal(t, run(false), run(true), "seed %d, %+v", seed, cfg)
+	}
+	t.Logf("%d runs of prefill chunks", runsChunked)
+	assert.Greater(t, runsChunked, 400, "the scenarios no longer plan runs of prefill chunks")
 }
 
 // Issue 8, bug 1, at the engine: CompleteUntil ends the steps of a run that

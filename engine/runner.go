@@ -102,13 +102,16 @@ func (r *Runner) SetStrict(on bool) {
 }
 
 // ScheduleUntil is Schedule for a driver that knows nothing external (an
-// arrival, an abort) will happen before instant until: when the step is a
-// pure decode step whose successors would be identical — the same requests,
-// none finishing before the last, no admission possible, the blocks they
+// arrival, an abort) will happen before instant until: when the step
+// schedules the running requests alone and its successors would be
+// identical — the same requests, each decode a token a step and each
+// prompt the same chunk a step, none finishing and no prompt reaching its
+// last chunk before the last step, no admission possible, the blocks they
 // need free, and the cost model pricing the last like the first — it plans
 // the longest such run whose steps all start before until, as one move
-// (Plan.Steps > 1). The outcome is exactly that of planning the steps one
-// by one: each request emits one token per step. If something does happen
+// (Plan.Steps > 1; Plan.Batch is its first step). The outcome is exactly
+// that of planning the steps one by one: each decode emits one token per
+// step. If something does happen
 // inside the run after all (an abort at the client's deadline, the end of
 // the simulation), CompleteUntil collects the steps that ended before it.
 // An Add or Abort at an instant before the run's last step started breaks

@@ -483,9 +483,10 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 			done = e.verified(s) || done
 			continue
 		}
+		n := s.sched * e.plan.Steps // a chunk a step (a run of chunks: runLength)
 		e.outstanding -= s.left()
-		s.look = max(s.look, s.sched) - s.sched
-		s.computed += s.sched
+		s.look = max(s.look, n) - n
+		s.computed += n
 		s.sched, s.draft = 0, 0
 		if s.computed < s.known {
 			e.outstanding += s.left()

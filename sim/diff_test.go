@@ -60,8 +60,12 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 	if cases == 0 {
 		cases = testlong.Int(t, 1_000, 10_000)
 	}
-	capped, gated, split, loaded, churned := 0, 0, 0, 0, 0
+	capped, gated, split, loaded, churned, chunked := 0, 0, 0, 0, 0, 0
 	defer func() {
+		t.Logf("%d scenarios that ran runs of prefill chunks", chunked)
+		if !t.Failed() && chunked < cases/30 {
+			t.Errorf("%d of %d scenarios ran runs of prefill chunks: the scenarios no longer chunk prompts", chunked, cases)
+		}
 		t.Logf("%d scenarios whose autoscaled fleet served on a replica that joined and drained one that left", churned)
 		if !t.Failed() && churned < cases/50 {
 			t.Errorf("%d of %d scenarios had replicas join and serve and leave: the scenarios no longer draw autoscaling", churned, cases)
@@ -97,6 +101,9 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 				default: // due at the very instant the run stopped
 					require.LessOrEqual(t, n, 1, "request %d", r.ID)
 				}
+			}
+			if run.chunkRuns > 0 {
+				chunked++
 			}
 			sum := run.sum
 			require.GreaterOrEqual(t, int64(sum.Window), int64(0))

@@ -182,6 +182,9 @@ func (r *runner) planned(rep *replica, p *engine.Plan) error {
 		if err := rep.eng.Check(); err != nil {
 			return fmt.Errorf("sim: replica %d, after planning the step at %v: %w", rep.idx, r.now, err)
 		}
+		if p.Steps > 1 && len(p.Batch.Prefill) > 0 {
+			r.chunkRuns++
+		}
 	}
 	r.ends.set(rep.idx, p.End)
 	rep.stepTime, rep.stepDone, rep.moveAt = p.StepTime, p.End, p.Start
