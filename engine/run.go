@@ -86,12 +86,17 @@ func (e *Engine) extendRun(now, until time.Duration) {
 // runLength is the number of identical steps the plan may stand for.
 func (e *Engine) runLength(now, until time.Duration) int {
 	p := &e.plan
-	if len(p.Preempted) > 0 || len(p.Started) > 0 || len(e.sched) != len(e.running) || !e.fast.runs {
-		return 1 // off (a speculative step's tokens depend on its acceptance), or not a step of the running alone
+	if len(p.Preempted) > 0 || len(e.sched) != len(e.running) || !e.fast.runs {
+		return 1 // off (a speculative step's tokens depend on its acceptance), or a step that preempts or leaves a running request out
 	}
+	// A step that admits a prompt schedules its chunk as the later steps'
+	// running loop would: at the running list's tail, with the budget the
+	// requests before it leave. A run of chunks may start with admissions
+	// (Plan.Started); a run of decodes may not (a landed Remote request's
+	// first decode is Started: plannedRemote in sim reads its step's end).
 	chunks := len(p.Batch.Prefill) > 0
-	if chunks && !e.fast.chunks {
-		return 1 // a prefill chunk, and runs of them are off
+	if chunks && !e.fast.chunks || !chunks && len(p.Started) > 0 {
+		return 1 // a prefill chunk, and runs of them are off; or a decode run that starts a request
 	}
 	if len(p.Reserved) > 0 {
 		return 1 // its transfers may land as it starts (remote.go)
@@ -136,14 +141,11 @@ func (e *Engine) runLength(now, until time.Duration) int {
 // a chunk of s.sched tokens in its first, may take: each asks the same
 // chunk (the chunk cap or the budget left to it, both the same a step,
 // less than the tokens it has left) and none is its last, which samples
-// its first token. A request the plan admitted (resumed: one admitted
-// for the first time is in Plan.Started) is one step, so that a run's
-// requests are all running ones (Engine.Scheduled's kinds hold for every
-// step); so is one with blocks of shared content left to cache, which a
-// later step would cache (publish) where the waiting head could find
-// them.
+// its first token. One with blocks of shared content left to cache is
+// one step: a later step would cache them (publish) where the waiting
+// head could find them.
 func (e *Engine) chunkSteps(s *seq) int {
-	if s.admitted == e.move+1 || len(s.ids) < s.shared {
+	if len(s.ids) < s.shared {
 		return 1
 	}
 	return max(1, (s.known-s.computed-1)/s.sched)
@@ -541,6 +543,17 @@ func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
 	return &e.out, nil
 }
 
+// admits reports whether the plan in flight admitted a request (its
+// first step did, in a run of chunks).
+func (e *Engine) admits() bool {
+	for _, s := range e.sched {
+		if s.admitted == e.move+1 {
+			return true
+		}
+	}
+	return false
+}
+
 // truncate is Runner.Truncate (runner.go), which documents it.
 func (e *Engine) truncate(t time.Duration) (inFlight bool, end time.Duration, err error) {
 	if e.strict {
@@ -554,7 +567,7 @@ func (e *Engine) truncate(t time.Duration) (inFlight bool, end time.Duration, er
 	if keep >= p.Steps {
 		return true, p.End, nil
 	}
-	if !e.lazy {
+	if !e.lazy || keep == 0 && e.admits() {
 		return true, p.End, fmt.Errorf("engine: Truncate at %v would drop a step that admits or preempts (planned at %v)", t, p.Start)
 	}
 	if keep > 0 && keep < e.runAlloc {

@@ -50,7 +50,8 @@ import (
 //     move's end, which Complete collects.
 //  5. cut-only-runs: Truncate drops steps only of a run whose blocks are
 //     taken lazily (one of several steps, or one Continue planned); a step
-//     planned alone (it may admit or preempt) runs to its end.
+//     planned alone (it may admit or preempt) runs to its end, and so
+//     does the first step of a run that admits (a run of prefill chunks).
 //  6. no-cut-behind-sync: a Truncate that keeps some of the run's steps
 //     keeps every step whose blocks a SyncTo already took (else drop them
 //     all).
@@ -297,6 +298,9 @@ func (e *Engine) checkCollect(call string, t time.Duration) {
 	if keep := e.started(t); call == "Truncate" && keep < p.Steps {
 		if !e.lazy {
 			broken("cut-only-runs", "Truncate called at %v would drop a step planned alone at %v (it may admit or preempt): it runs to its end at %v", t, p.Start, p.End)
+		}
+		if keep == 0 && e.admits() {
+			broken("cut-only-runs", "Truncate called at %v would drop the first step of a run, planned at %v, that admits: it runs to its end at %v", t, p.Start, p.Start+p.StepTime)
 		}
 		if keep > 0 && keep < e.runAlloc {
 			broken("no-cut-behind-sync", "Truncate called at %v would keep %d of the run's steps but drop %d whose blocks a SyncTo took", t, keep, e.runAlloc-keep)

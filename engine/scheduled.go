@@ -65,7 +65,8 @@ func (k ScheduledKind) String() string {
 // steps (Runner.ScheduleUntil, Runner.Continue) it describes each of the
 // steps still to run: every request gets its tokens in each, and
 // Computed is before the first of them (after CompleteUntil, the first
-// not collected). A request aborted while in flight is still named
+// not collected); a request the run's first step admitted is named New
+// or Resumed, as of that step, until it is collected. A request aborted while in flight is still named
 // when it was planned outside the cohort, Aborted (its work is discarded
 // at Complete, as Plan.Batch still counts it), and no longer when it was a
 // member of the cohort (Plan.Cohort still counts it).
