@@ -420,11 +420,24 @@ func (e *Engine) runBlockSteps(j int) int {
 			sum += blockSum(s.computed+j, b) - blockSum(s.computed, b)
 			continue
 		}
-		for m := 1; m <= j; m++ { // a prompt's chunk a step
-			sum += e.blocksFor(s.computed + m*s.sched)
-		}
+		sum += e.chunkBlockSteps(s.computed, s.sched, j)
 	}
 	return j*other + sum
+}
+
+// chunkBlockSteps is Σ_{m=1..j} ⌈(c + m·n) / BlockSize⌉: the blocks a
+// prompt at c computed tokens holds over the next j steps of a run, a
+// chunk of n tokens a step. A chunk of whole blocks (the chunk cap a
+// multiple of BlockSize, as 256 of 16) adds n / BlockSize blocks a step.
+func (e *Engine) chunkBlockSteps(c, n, j int) int {
+	if b := e.cfg.BlockSize; n%b == 0 {
+		return j*e.blocksFor(c) + n/b*(j*(j+1)/2)
+	}
+	sum := 0
+	for m := 1; m <= j; m++ {
+		sum += e.blocksFor(c + m*n)
+	}
+	return sum
 }
 
 // decoded advances s, scheduled as a plain decode (no drafts) in each of
