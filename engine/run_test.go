@@ -144,9 +144,11 @@ var chunkContext = costmodel.Func(func(b costmodel.Batch) time.Duration {
 // chunk caps and budgets that chunk prompts, shared prefixes and the
 // Priority policy, each driven both ways, admit and emit at the same
 // instants and hold the same KV block·time, under Frozen and under a
-// model that reads the chunks' contexts.
+// model that reads the chunks' contexts. Strict mode holds every refusal
+// of a waiting head without its walk (tryAdmit) to the walk's gate.
 func TestChunkRunsAreSteps(t *testing.T) {
 	runsChunked = 0
+	gated := 0
 	for seed := range uint64(400) {
 		rng := rand.New(rand.NewPCG(seed, 41))
 		cfg := Config{BlockSize: []int{4, 16, 6}[rng.IntN(3)], KVBlocks: 8 + rng.IntN(120),
@@ -176,12 +178,15 @@ func TestChunkRunsAreSteps(t *testing.T) {
 		run := func(fast bool) string {
 			e, err := New(cfg, model)
 			require.NoError(t, err)
+			e.Runner().SetStrict(true) // and tryAdmit's refusals without a walk checked against it (checkGate)
+			defer func() { gated += e.gated }()
 			return timeline(t, e, fast, adds)
 		}
 		require.Equal(t, run(false), run(true), "seed %d, %+v", seed, cfg)
 	}
-	t.Logf("%d runs of prefill chunks", runsChunked)
+	t.Logf("%d runs of prefill chunks; %d heads with hits refused without the walk", runsChunked, gated)
 	assert.Greater(t, runsChunked, 400, "the scenarios no longer plan runs of prefill chunks")
+	assert.Positive(t, gated, "the scenarios no longer refuse a preempted head whose own blocks are cached")
 }
 
 // Issue 8, bug 1, at the engine: CompleteUntil ends the steps of a run that

@@ -25,6 +25,7 @@ type scheduling struct {
 	fcfs     bool     // the policy is FCFS: a victim is never a request the step scheduled
 
 	unscheduled int // victims taken back out of the step being planned, so far (the tests count them)
+	gated       int // waiting heads with hits tryAdmit refused without walking them (strict mode; the tests count them)
 	stalls      int // landed tier loads that stalled a replica with nothing running (unstall; the tests count them)
 }
 
@@ -259,8 +260,25 @@ func (e *Engine) newTokens(s *seq, computed int) int {
 // watermark free; unless AdmitOnFirstChunk, so must those for its whole
 // known sequence (scheduler_reserve_full_isl). With nothing running the
 // watermark is waived, since nothing else could free a block.
+//
+// A request without shared content (s.shared == 0) finds only its own
+// blocks, cached when it was preempted, which nobody else holds: each hit
+// pins a block of the free queue as a new one would take one, so the
+// gate counts every block of its known sequence whatever it finds, and
+// refuses it, under KV pressure at every plan while it heads the queue,
+// without walking its keys.
 func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 	s := e.waiting.peek()
+	keep := e.wmBlocks
+	if e.nrunning() == 0 {
+		keep = 0
+	}
+	if s.shared == 0 && !e.cfg.AdmitOnFirstChunk && e.blocksFor(s.known)+keep > e.available() {
+		if e.strict {
+			e.checkGate(s, keep)
+		}
+		return 0, false
+	}
 	hit, pinned := e.hits(s)
 	tokens := len(hit) * e.cfg.BlockSize
 	// Admission schedules no drafts, as vLLM's waiting loop asks for
@@ -273,10 +291,6 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 		return 0, false
 	}
 	n = min(n, budget)
-	keep := e.wmBlocks
-	if e.nrunning() == 0 {
-		keep = 0
-	}
 	upto := tokens + n
 	if !e.cfg.AdmitOnFirstChunk {
 		upto = s.known
@@ -293,6 +307,18 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 	}
 	e.schedule(s, n)
 	return n, true
+}
+
+// checkGate holds tryAdmit's refusal of s without its walk (strict
+// mode) to the gate with its hits: it panics if they would let s in.
+func (e *Engine) checkGate(s *seq, keep int) {
+	hit, pinned := e.hits(s)
+	if len(hit) > 0 {
+		e.gated++
+	}
+	if e.blocksFor(s.known)-len(hit)+pinned+keep <= e.available() {
+		panic(fmt.Sprintf("engine: invariant gate broken: request %d refused without its %d hits (%d of them held), which would let it in", s.req.Ref, len(hit), len(hit)-pinned))
+	}
 }
 
 // start notes s's first admission, with tokens of its prompt found
