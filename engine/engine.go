@@ -156,7 +156,7 @@ var ErrStepInFlight = errors.New("engine: Schedule called while a step is in fli
 var ErrNoStepInFlight = errors.New("engine: Complete called with no step in flight")
 
 // ErrUnsettledRun is returned by Abort when the request is part of a run of
-// several decode steps in flight: only the run's last step may be running
+// several steps in flight: only the run's last step may be running
 // at an abort. The steps that ended before it emitted their tokens, so the
 // driver first collects them with Runner.CompleteUntil(now); a run that would
 // still have steps to go after now was planned past an instant the driver

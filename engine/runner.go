@@ -127,8 +127,9 @@ func (r *Runner) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 // CompleteUntil ends the steps of the plan in flight that end at or before
 // instant t, exactly as if each had been planned and completed on its own,
 // and keeps the rest in flight: the plan's Start, Steps and Batch then
-// describe the steps still to run (its End is unchanged). A driver calls it
-// when something external happens at t inside a run of decode steps (an
+// describe the steps still to run (its End is unchanged; a prompt's
+// chunks in Batch.Prefill start that much deeper). A driver calls it
+// when something external happens at t inside a run of steps (an
 // abort, a new request, the end of the simulation), so that the tokens of
 // the steps that ended before t are not lost. When every step has ended
 // (t is the plan's End) it is Complete; when none has, the Outcome is

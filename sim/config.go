@@ -252,8 +252,8 @@ type Config struct {
 	// The zero value is no gateway (see Gateway).
 	Gateway Gateway
 	// Stepwise plans every engine step on its own, after every event at
-	// its instant, instead of advancing a run of identical decode steps
-	// in one move (or continuing one at a step end), and accounts every
+	// its instant, instead of advancing a run of identical steps (decodes,
+	// and prompts' chunks) in one move (or continuing one at a step end), and accounts every
 	// token as it is emitted instead of deferring the tokens of requests
 	// that decode in every move until they stop (decode streaks). Results
 	// are identical either way (a test holds the two to the same bytes);
