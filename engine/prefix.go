@@ -141,10 +141,16 @@ func appendShared(dst []uint64, key uint64, prefix []uint64, p, b, from, to int)
 // how many of them nobody holds (referencing those takes them out of the
 // free queue, so they count against it as an allocation would).
 func (e *Engine) hits(s *seq) (blocks []int32, evictable int) {
-	blocks = e.scratch[:0]
 	if !e.cacheOn || !s.ownCached && s.shared == 0 {
-		return blocks, 0 // no content of its own cached, none shared: no hit (and no division)
+		return e.scratch[:0], 0 // no content of its own cached, none shared: no hit (and no division)
 	}
+	return e.walkHits(s)
+}
+
+// walkHits is hits for a request that may find some: the walk of its
+// keys.
+func (e *Engine) walkHits(s *seq) (blocks []int32, evictable int) {
+	blocks = e.scratch[:0]
 	limit := (s.known - 1) / e.cfg.BlockSize
 	if !s.ownCached {
 		limit = min(limit, s.shared) // its own content was never cached

@@ -86,6 +86,10 @@ func (e *Engine) extendRun(now, until time.Duration) {
 // runLength is the number of identical steps the plan may stand for.
 func (e *Engine) runLength(now, until time.Duration) int {
 	p := &e.plan
+	chunks := len(p.Batch.Prefill) > 0
+	if chunks && (!e.fast.chunks || e.lastOne) {
+		return 1 // runs of chunks are off; or, the usual case, a prompt's last chunk (or whole prompt)
+	}
 	if len(p.Preempted) > 0 || len(e.sched) != len(e.running) || !e.fast.runs {
 		return 1 // off (a speculative step's tokens depend on its acceptance), or a step that preempts or leaves a running request out
 	}
@@ -94,9 +98,13 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	// requests before it leave. A run of chunks may start with admissions
 	// (Plan.Started); a run of decodes may not (a landed Remote request's
 	// first decode is Started: plannedRemote in sim reads its step's end).
-	chunks := len(p.Batch.Prefill) > 0
-	if chunks && !e.fast.chunks || !chunks && len(p.Started) > 0 {
-		return 1 // a prefill chunk, and runs of them are off; or a decode run that starts a request
+	kc := 1 << 40 // the steps its prompts' chunks allow
+	if chunks {
+		if kc = e.chunkLimit(); kc <= 1 {
+			return 1
+		}
+	} else if len(p.Started) > 0 {
+		return 1 // a decode run that starts a request
 	}
 	if len(p.Reserved) > 0 {
 		return 1 // its transfers may land as it starts (remote.go)
@@ -104,7 +112,7 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	// Every step must start before until: now + (k-1)·d < until (written
 	// so that until near the end of time does not overflow).
 	d := p.StepTime
-	k := int(min((until-now-1)/d+1, 1<<40))
+	k := int(min((until-now-1)/d+1, time.Duration(kc)))
 	// None finishes before the last step, and none but the first caches
 	// a block of shared output (publishDecode notes those in pubLeft)
 	// unless the run may go on through them (publishesThrough).
@@ -119,8 +127,6 @@ func (e *Engine) runLength(now, until time.Duration) int {
 		for _, s := range e.sched {
 			if s.decoding {
 				k = min(k, s.req.Output-s.emitted)
-			} else {
-				k = min(k, e.chunkSteps(s))
 			}
 		}
 		if e.plan.Cohort > 0 {
@@ -131,7 +137,7 @@ func (e *Engine) runLength(now, until time.Duration) int {
 		return k
 	}
 	e.res.on = e.useResidues()
-	if chunks {
+	if kc < 1<<40 {
 		return e.fitChunkPrices(e.fitBlocks(k))
 	}
 	return e.fitPrices(e.fitBlocks(k))
@@ -145,10 +151,24 @@ func (e *Engine) runLength(now, until time.Duration) int {
 // one step: a later step would cache them (publish) where the waiting
 // head could find them.
 func (e *Engine) chunkSteps(s *seq) int {
-	if len(s.ids) < s.shared {
+	left := s.known - s.computed
+	if len(s.ids) < s.shared || left <= 2*s.sched { // (left-1)/sched <= 1: its last chunk, or the one before
 		return 1
 	}
-	return max(1, (s.known-s.computed-1)/s.sched)
+	return (left - 1) / s.sched
+}
+
+// chunkLimit is the fewest steps the plan's prompts allow (chunkSteps).
+func (e *Engine) chunkLimit() int {
+	k := 1 << 40
+	for _, s := range e.sched {
+		if !s.decoding {
+			if k = min(k, e.chunkSteps(s)); k <= 1 {
+				return 1
+			}
+		}
+	}
+	return k
 }
 
 // fitChunkPrices is fitPrices for a run with prefill chunks: the longest

@@ -19,6 +19,7 @@ type scheduling struct {
 	sched    []*seq   // scheduled in the step in flight, in batch order
 	inline   int      // of them, plain decodes planChunked scheduled inline
 	minLeft  int      // their fewest output tokens left
+	lastOne  bool     // a prompt they hold takes its last chunk, or the one before: one step (chunkSteps)
 	pubLeft  int      // the fewest steps to a decode of theirs that caches a block of shared output (publishDecode)
 	pubRun   int      // of them, those with blocks of shared output left to cache in a run's later steps (runPublish)
 	acceptor Acceptor // speculative decoding: the driver's acceptance draws
@@ -122,7 +123,7 @@ func (e *Engine) resetPlan(now time.Duration) {
 	e.plan.Preempted = e.plan.Preempted[:0]
 	e.plan.Cohort = 0
 	e.resetResidues() // before inline is reset: it reads the last plan's
-	e.inline, e.minLeft, e.pubLeft, e.pubRun = 0, math.MaxInt, math.MaxInt, 0
+	e.inline, e.minLeft, e.pubLeft, e.pubRun, e.lastOne = 0, math.MaxInt, math.MaxInt, 0, false
 }
 
 // planChunked is vLLM V1's schedule() (vllm/v1/core/sched/scheduler.py):
@@ -261,25 +262,17 @@ func (e *Engine) newTokens(s *seq, computed int) int {
 // known sequence (scheduler_reserve_full_isl). With nothing running the
 // watermark is waived, since nothing else could free a block.
 //
-// A request without shared content (s.shared == 0) finds only its own
-// blocks, cached when it was preempted, which nobody else holds: each hit
-// pins a block of the free queue as a new one would take one, so the
-// gate counts every block of its known sequence whatever it finds, and
-// refuses it, under KV pressure at every plan while it heads the queue,
-// without walking its keys.
+// A preempted request without shared content is refused before its
+// hits are walked when the gate refuses it whatever they are (refused).
 func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 	s := e.waiting.peek()
-	keep := e.wmBlocks
-	if e.nrunning() == 0 {
-		keep = 0
-	}
-	if s.shared == 0 && !e.cfg.AdmitOnFirstChunk && e.blocksFor(s.known)+keep > e.available() {
-		if e.strict {
-			e.checkGate(s, keep)
+	hit, pinned := e.scratch[:0], 0
+	if e.cacheOn && (s.ownCached || s.shared > 0) { // else no hit (hits)
+		if s.shared == 0 && !e.cfg.AdmitOnFirstChunk && e.refused(s) {
+			return 0, false
 		}
-		return 0, false
+		hit, pinned = e.walkHits(s)
 	}
-	hit, pinned := e.hits(s)
 	tokens := len(hit) * e.cfg.BlockSize
 	// Admission schedules no drafts, as vLLM's waiting loop asks for
 	// num_tokens - num_computed_tokens only: a resumed request whose
@@ -291,6 +284,10 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 		return 0, false
 	}
 	n = min(n, budget)
+	keep := e.wmBlocks
+	if e.nrunning() == 0 {
+		keep = 0
+	}
 	upto := tokens + n
 	if !e.cfg.AdmitOnFirstChunk {
 		upto = s.known
@@ -307,6 +304,27 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 	}
 	e.schedule(s, n)
 	return n, true
+}
+
+// refused reports whether the gate refuses s, a request without shared
+// content whose own blocks were cached when it was preempted, whatever
+// its hits (unless AdmitOnFirstChunk): they are its own blocks, which
+// nobody holds while it waits, so each pins a free block as a new one
+// would take one, and the gate counts every block of its known sequence.
+// Under KV pressure such a head is refused at every plan while it heads
+// the queue; this spares the walk of its keys (hits) each time.
+func (e *Engine) refused(s *seq) bool {
+	keep := e.wmBlocks
+	if e.nrunning() == 0 {
+		keep = 0
+	}
+	if e.blocksFor(s.known)+keep <= e.available() {
+		return false
+	}
+	if e.strict {
+		e.checkGate(s, keep)
+	}
+	return true
 }
 
 // checkGate holds tryAdmit's refusal of s without its walk (strict
@@ -459,6 +477,9 @@ func (e *Engine) schedule(s *seq, n int) {
 		}
 	} else {
 		e.plan.Batch.Prefill = append(e.plan.Batch.Prefill, costmodel.Chunk{NewTokens: s.sched, Context: s.computed})
+		if s.known-s.computed <= 2*n {
+			e.lastOne = true
+		}
 	}
 }
 
