@@ -143,6 +143,17 @@ type ContextFree interface {
 	ContextFree() bool
 }
 
+// PrefillContextFree is implemented by a Model that says whether its
+// price of a batch reads nothing of the prefill chunks' contexts: when
+// PrefillContextFree returns true, two batches that differ only in their
+// chunks' Context cost the same. Frozen reads none (a chunk costs its
+// tokens). An engine may then price a run of steps whose chunks go a
+// chunk deeper into their prompts each step by its first step alone,
+// when the model is ContextFree too.
+type PrefillContextFree interface {
+	PrefillContextFree() bool
+}
+
 // Func adapts an ordinary function to a Model.
 type Func func(b Batch) time.Duration
 

@@ -101,3 +101,45 @@ func TestContextFreeHolds(t *testing.T) {
 		require.False(t, ok && cf.ContextFree(), "%s says it reads no context", name)
 	}
 }
+
+// A model that says it reads no prefill chunk's context
+// (PrefillContextFree) prices two batches that differ only in their
+// chunks' contexts alike; Frozen, set or scaled, says so, and models
+// that read the KV a chunk attends to, or say nothing, do not.
+func TestPrefillContextFreeHolds(t *testing.T) {
+	models := map[string]costmodel.Model{
+		"Frozen":       costmodel.Frozen{},
+		"FrozenSet":    costmodel.Frozen{DecodeStep: 30 * time.Millisecond, PrefillBase: 5 * time.Millisecond, PrefillPerToken: time.Microsecond},
+		"ScaledFrozen": costmodel.Scaled{Factor: 1.3},
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for name, m := range models {
+		pf, ok := m.(costmodel.PrefillContextFree)
+		require.True(t, ok && pf.PrefillContextFree(), name)
+		for range 2000 {
+			var b, other costmodel.Batch
+			for range rng.IntN(300) {
+				b.Decode = append(b.Decode, rng.IntN(40_000))
+			}
+			other.Decode = b.Decode
+			for range 1 + rng.IntN(3) {
+				n := 1 + rng.IntN(2048)
+				b.Prefill = append(b.Prefill, costmodel.Chunk{NewTokens: n, Context: rng.IntN(8000)})
+				other.Prefill = append(other.Prefill, costmodel.Chunk{NewTokens: n, Context: rng.IntN(8000)})
+			}
+			require.Equal(t, m.StepTime(b), m.StepTime(other), "%s: %d decodes, %d chunks", name, len(b.Decode), len(b.Prefill))
+		}
+	}
+	table, err := costmodel.Table{Decode: []costmodel.TablePoint{{X: 1, Ms: 40}, {X: 32, Ms: 45}}, Prefill: []costmodel.TablePoint{{X: 0, Ms: 20}, {X: 1000, Ms: 55}}}.Build()
+	require.NoError(t, err)
+	for name, m := range map[string]costmodel.Model{
+		"Linear":      costmodel.Linear{PerStep: 40, PerDecodeContext: 0.0001},
+		"Roofline":    costmodel.AtlasRoofline(),
+		"Func":        costmodel.Func(costmodel.Frozen{}.StepTime),
+		"Table":       table,
+		"ScaledTable": costmodel.Scaled{Model: table, Factor: 0.9},
+	} {
+		pf, ok := m.(costmodel.PrefillContextFree)
+		require.False(t, ok && pf.PrefillContextFree(), "%s says it reads no chunk context", name)
+	}
+}

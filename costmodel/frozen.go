@@ -104,6 +104,10 @@ func (Frozen) DecodeSum() bool { return true }
 // what its decodes read (see ContextFree).
 func (Frozen) ContextFree() bool { return true }
 
+// PrefillContextFree reports true: a chunk costs its tokens, whatever
+// its context (see PrefillContextFree).
+func (Frozen) PrefillContextFree() bool { return true }
+
 // PrefillTime is the prefill work for an n-token chunk alone: PrefillBase +
 // n × PrefillPerToken (the chapter's prefill_ms(n)); 0 for n <= 0.
 func (f Frozen) PrefillTime(n int) time.Duration {

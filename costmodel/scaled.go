@@ -62,6 +62,17 @@ func (s Scaled) ContextFree() bool {
 	return ok && cf.ContextFree()
 }
 
+// PrefillContextFree reports whether the scaled model's price reads
+// nothing of the prefill chunks' contexts (see PrefillContextFree):
+// scaling keeps that.
+func (s Scaled) PrefillContextFree() bool {
+	if s.Model == nil {
+		return true // Frozen{}
+	}
+	pf, ok := s.Model.(PrefillContextFree)
+	return ok && pf.PrefillContextFree()
+}
+
 func (s Scaled) String() string {
 	if s.Model == nil {
 		return fmt.Sprintf("costmodel.Frozen{} × %g", s.Factor)

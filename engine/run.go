@@ -36,6 +36,7 @@ type runState struct {
 type priceCache struct {
 	sumPriced bool          // the model prices decode contexts by their sum (costmodel.DecodeSum)
 	ctxFree   bool          // the model reads no decode context (costmodel.ContextFree): a run's steps cost its first's
+	chunkFree bool          // with ctxFree, it reads no chunk context either (costmodel.PrefillContextFree): a run of chunks costs its first step's
 	price1    time.Duration // with ctxFree, the model's price of one decode alone (decodePrice)
 	flatTo    int           // steps of up to this many decodes alone are priced price1
 	// priceMoves: the last run the planner priced was cut by a price that
@@ -62,6 +63,8 @@ func newPriceCache(m costmodel.Model) priceCache {
 	if cf, ok := m.(costmodel.ContextFree); ok && cf.ContextFree() {
 		c.ctxFree = true
 		c.price1 = m.StepTime(costmodel.Batch{Decode: []int{1}})
+		pf, ok := m.(costmodel.PrefillContextFree)
+		c.chunkFree = ok && pf.PrefillContextFree()
 	}
 	return c
 }
@@ -173,11 +176,13 @@ func (e *Engine) chunkLimit() int {
 
 // fitChunkPrices is fitPrices for a run with prefill chunks: the longest
 // run of at most k steps all priced like the first, each step's chunks a
-// chunk further into their prompts and its decodes a token further. The
+// chunk further into their prompts and its decodes a token further: k
+// for a model that reads no context (Frozen: ContextFree and
+// PrefillContextFree), whose steps differ in nothing it reads. The
 // model is non-decreasing in every context, so the k-th step priced like
 // the first prices every step between alike (samePrice).
 func (e *Engine) fitChunkPrices(k int) int {
-	if e.chunkPrice(k) == e.plan.StepTime {
+	if e.chunkFree || e.chunkPrice(k) == e.plan.StepTime {
 		return k
 	}
 	return lastTrue(1, k-1, func(j int) bool { return e.chunkPrice(j) == e.plan.StepTime })
