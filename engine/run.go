@@ -267,9 +267,17 @@ func (e *Engine) runNeed(m int) int {
 	if e.res.on { // planning: each has taken the first step's blocks
 		return n + e.resBlocks(m) - e.resBlocks(1)
 	}
+	if len(e.plan.Batch.Prefill) > 0 { // a run of chunks (the loop below is a decode run's)
+		for _, s := range e.sched {
+			if !s.aborted {
+				n += e.need(s, s.computed+m*s.sched) // a decode's sched is 1, a chunk's its tokens
+			}
+		}
+		return n
+	}
 	for _, s := range e.sched {
 		if !s.aborted {
-			n += e.need(s, s.computed+m*s.sched) // a decode's sched is 1, a chunk's its tokens
+			n += e.need(s, s.computed+m)
 		}
 	}
 	return n
@@ -391,14 +399,14 @@ func (e *Engine) allocThrough(m int) {
 		e.runAlloc = m
 		return
 	}
-	if e.stepAlloc { // step by step, noting the cached blocks at each start, or stamping its events (one flag: the test costs what the record test did)
+	if e.stepAlloc { // step by step, noting the cached blocks at each start, or stamping its events (one flag: the test costs what the record test did); a run of decodes (fast.chunks is off)
 		for step := e.runAlloc + 1; step <= m; step++ {
 			if e.pool.pub != nil {
 				e.pool.pub.step = step
 			}
 			for _, s := range e.sched {
 				if !s.aborted {
-					e.take(s, e.need(s, s.computed+step*s.sched))
+					e.take(s, e.need(s, s.computed+step))
 				}
 			}
 			if e.record {
@@ -411,9 +419,18 @@ func (e *Engine) allocThrough(m int) {
 		e.runAlloc = m
 		return
 	}
+	if len(e.plan.Batch.Prefill) > 0 { // a run of chunks (the loop below is a decode run's)
+		for _, s := range e.sched {
+			if !s.aborted {
+				e.take(s, e.need(s, s.computed+m*s.sched))
+			}
+		}
+		e.runAlloc = m
+		return
+	}
 	for _, s := range e.sched {
 		if !s.aborted {
-			e.take(s, e.need(s, s.computed+m*s.sched))
+			e.take(s, e.need(s, s.computed+m))
 		}
 	}
 	e.runAlloc = m
@@ -435,17 +452,22 @@ func (e *Engine) runBlockSteps(j int) int {
 		other -= e.resBlocks(base + e.runAlloc)
 		return j*other + sum + e.resBlockSteps(base, base+j)
 	}
+	if len(e.plan.Batch.Prefill) > 0 { // a run of chunks (the loop below is a decode run's)
+		for _, s := range e.sched {
+			if !s.aborted {
+				other -= s.blocks()
+				sum += e.chunkBlockSteps(s.computed, s.sched, j) // a decode's chunk is its token
+			}
+		}
+		return j*other + sum
+	}
 	b := e.cfg.BlockSize
 	for _, s := range e.sched {
 		if s.aborted {
 			continue
 		}
 		other -= s.blocks()
-		if s.sched == 1 {
-			sum += blockSum(s.computed+j, b) - blockSum(s.computed, b)
-			continue
-		}
-		sum += e.chunkBlockSteps(s.computed, s.sched, j)
+		sum += blockSum(s.computed+j, b) - blockSum(s.computed, b)
 	}
 	return j*other + sum
 }
