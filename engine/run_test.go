@@ -17,14 +17,15 @@ import (
 // chunks, so that a test can say its scenarios planned them.
 var runsChunked int
 
-// timeline drives e until it is idle — advancing runs of identical decode
+// timeline drives e until it is idle — advancing runs of identical
 // steps in one move when fast is set, step by step otherwise — adding
 // each of adds once the clock reaches its instant, and writes down every
-// admission and every token with its instant, so that the two ways of
-// driving can be compared line for line.
+// admission and every token with its instant, then what a router reads
+// (Outstanding, FreeBlocks after SyncTo) at every step end, inside a run
+// too, so that the two ways of driving can be compared line for line.
 func timeline(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Request) string {
 	t.Helper()
-	var b strings.Builder
+	var b, reads strings.Builder // tokens and admissions; what a router reads at each step end
 	var now, blockTime time.Duration
 	pending := func(now time.Duration) (next time.Duration, ok bool) {
 		for at := range adds {
@@ -54,7 +55,7 @@ func timeline(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Reque
 			next, ok := pending(now)
 			if !ok {
 				fmt.Fprintf(&b, "KV block·time %v\n", blockTime)
-				return b.String()
+				return b.String() + reads.String()
 			}
 			now = next
 			for _, r := range adds[now] {
@@ -69,10 +70,16 @@ func timeline(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Reque
 			runsChunked++
 		}
 		start, d := p.Start, p.StepTime
+		for i := 1; i < p.Steps; i++ { // what a router reads at each step end inside a run (SyncTo first)
+			at := start + time.Duration(i)*d
+			e.Runner().SyncTo(at)
+			fmt.Fprintf(&reads, "%v: outstanding %d, free %d\n", at, e.Outstanding(at), e.FreeBlocks())
+		}
 		o, err := e.Complete(p.End)
 		require.NoError(t, err)
 		require.NoError(t, e.Check())
 		blockTime += time.Duration(o.BlockSteps) * p.StepTime
+		fmt.Fprintf(&reads, "%v: outstanding %d, free %d\n", p.End, e.Outstanding(p.End), e.FreeBlocks())
 		for i := range o.Steps { // one line per step, whichever way it was planned
 			for _, em := range o.Emitted {
 				if i >= o.Steps-em.Tokens {
