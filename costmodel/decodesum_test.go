@@ -71,23 +71,10 @@ func TestContextFreeHolds(t *testing.T) {
 		"ScaledFrozen": costmodel.Scaled{Factor: 1.3},
 		"ScaledTable":  costmodel.Scaled{Model: table, Factor: 0.9},
 	}
-	rng := rand.New(rand.NewPCG(11, 12))
-	for name, m := range models {
+	pricesTwinsAlike(t, models, rand.New(rand.NewPCG(11, 12)), false, func(m costmodel.Model) bool {
 		cf, ok := m.(costmodel.ContextFree)
-		require.True(t, ok && cf.ContextFree(), name)
-		for range 2000 {
-			var b, other costmodel.Batch
-			for range rng.IntN(300) {
-				b.Decode = append(b.Decode, rng.IntN(40_000))
-				other.Decode = append(other.Decode, rng.IntN(40_000))
-			}
-			for range rng.IntN(3) {
-				b.Prefill = append(b.Prefill, costmodel.Chunk{NewTokens: 1 + rng.IntN(2048), Context: rng.IntN(8000)})
-			}
-			other.Prefill = b.Prefill
-			require.Equal(t, m.StepTime(b), m.StepTime(other), "%s: %d decodes, %d chunks", name, len(b.Decode), len(b.Prefill))
-		}
-	}
+		return ok && cf.ContextFree()
+	})
 	atlas := costmodel.AtlasTP4()
 	for name, m := range map[string]costmodel.Model{
 		"Linear":        costmodel.Linear{PerStep: 40, PerDecodeContext: 0.0001},
@@ -112,24 +99,10 @@ func TestPrefillContextFreeHolds(t *testing.T) {
 		"FrozenSet":    costmodel.Frozen{DecodeStep: 30 * time.Millisecond, PrefillBase: 5 * time.Millisecond, PrefillPerToken: time.Microsecond},
 		"ScaledFrozen": costmodel.Scaled{Factor: 1.3},
 	}
-	rng := rand.New(rand.NewPCG(13, 14))
-	for name, m := range models {
+	pricesTwinsAlike(t, models, rand.New(rand.NewPCG(13, 14)), true, func(m costmodel.Model) bool {
 		pf, ok := m.(costmodel.PrefillContextFree)
-		require.True(t, ok && pf.PrefillContextFree(), name)
-		for range 2000 {
-			var b, other costmodel.Batch
-			for range rng.IntN(300) {
-				b.Decode = append(b.Decode, rng.IntN(40_000))
-			}
-			other.Decode = b.Decode
-			for range 1 + rng.IntN(3) {
-				n := 1 + rng.IntN(2048)
-				b.Prefill = append(b.Prefill, costmodel.Chunk{NewTokens: n, Context: rng.IntN(8000)})
-				other.Prefill = append(other.Prefill, costmodel.Chunk{NewTokens: n, Context: rng.IntN(8000)})
-			}
-			require.Equal(t, m.StepTime(b), m.StepTime(other), "%s: %d decodes, %d chunks", name, len(b.Decode), len(b.Prefill))
-		}
-	}
+		return ok && pf.PrefillContextFree()
+	})
 	table, err := costmodel.Table{Decode: []costmodel.TablePoint{{X: 1, Ms: 40}, {X: 32, Ms: 45}}, Prefill: []costmodel.TablePoint{{X: 0, Ms: 20}, {X: 1000, Ms: 55}}}.Build()
 	require.NoError(t, err)
 	for name, m := range map[string]costmodel.Model{
@@ -142,4 +115,44 @@ func TestPrefillContextFreeHolds(t *testing.T) {
 		pf, ok := m.(costmodel.PrefillContextFree)
 		require.False(t, ok && pf.PrefillContextFree(), "%s says it reads no chunk context", name)
 	}
+}
+
+// pricesTwinsAlike holds each model, which must say so (says), to
+// pricing 2,000 pairs of twinBatches alike.
+func pricesTwinsAlike(t *testing.T, models map[string]costmodel.Model, rng *rand.Rand, chunk bool, says func(costmodel.Model) bool) {
+	t.Helper()
+	for name, m := range models {
+		require.True(t, says(m), name)
+		for range 2000 {
+			b, other := twinBatches(rng, chunk)
+			require.Equal(t, m.StepTime(b), m.StepTime(other), "%s: %d decodes, %d chunks", name, len(b.Decode), len(b.Prefill))
+		}
+	}
+}
+
+// twinBatches draws a batch, and another that differs from it only in
+// its decodes' contexts, or with chunk set only in its chunks' (of which
+// it then draws at least one).
+func twinBatches(rng *rand.Rand, chunk bool) (b, other costmodel.Batch) {
+	for range rng.IntN(300) {
+		c := rng.IntN(40_000)
+		b.Decode = append(b.Decode, c)
+		if !chunk {
+			c = rng.IntN(40_000)
+		}
+		other.Decode = append(other.Decode, c)
+	}
+	n := rng.IntN(3)
+	if chunk {
+		n++
+	}
+	for range n {
+		ch := costmodel.Chunk{NewTokens: 1 + rng.IntN(2048), Context: rng.IntN(8000)}
+		b.Prefill = append(b.Prefill, ch)
+		if chunk {
+			ch.Context = rng.IntN(8000)
+		}
+		other.Prefill = append(other.Prefill, ch)
+	}
+	return b, other
 }
