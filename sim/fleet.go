@@ -205,6 +205,22 @@ func (v *View) Load(i int) Load {
 	return v.r.reps[i].load(v.r.now)
 }
 
+// outstanding is Load(i).Outstanding, the one figure LeastLoaded and
+// PowerOfTwo weigh, without the rest of the load: with fresh signals it
+// is the engine's count alone, which counts a run's steps that ended by
+// now itself (engine.Engine.Outstanding), so the run's blocks need not be
+// taken first, as load's SyncTo takes them for FreeBlocks (SyncTo changes
+// nothing a step-by-step engine would not have done by now: the
+// differential tests, which draw both routers, hold the runs without it
+// to the stepwise ones). A disaggregated fleet of 6 behind LeastLoaded
+// read 6 loads an arrival at about 90 instructions each.
+func (v *View) outstanding(i int) int {
+	if v.r.cfg.Fleet.SignalDelay > 0 {
+		return v.Load(i).Outstanding
+	}
+	return v.r.reps[v.at(i)].eng.Outstanding(v.r.now)
+}
+
 // CachedPrefix is how many of the request's leading prompt tokens replica
 // i holds in its prefix cache (shared content only: what the workload's
 // prefix ids make common to requests), as the router's CacheView knows

@@ -13,9 +13,9 @@ type LeastLoaded struct{}
 
 // Route picks the least loaded replica.
 func (LeastLoaded) Route(_ *workload.Request, v *View) int {
-	best, least := 0, v.Load(0).Outstanding
+	best, least := 0, v.outstanding(0)
 	for i := 1; i < v.Replicas(); i++ {
-		if o := v.Load(i).Outstanding; o < least {
+		if o := v.outstanding(i); o < least {
 			best, least = i, o
 		}
 	}
