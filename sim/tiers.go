@@ -388,7 +388,7 @@ func (p *tierPort) unload(k uint64) {
 //go:noinline
 func (r *runner) plannedAsync(rep *replica, p *engine.Plan) {
 	if rep.remoteKV {
-		r.plannedRemote(p)
+		r.plannedRemote(rep, p)
 	}
 	if rep.tiered && len(p.Reserved) > 0 {
 		r.plannedTier(rep, p)
