@@ -216,8 +216,19 @@ func (h *stepEnds) peek() stepEnd {
 
 // set makes at the end of replica rep's move, whether it had one or not.
 func (h *stepEnds) set(rep int, at time.Duration) {
-	if h.small {
-		h.setSmall(rep, at)
+	if h.small { // a fleet of at most smallEnds
+		if h.pos[rep] < 0 {
+			h.pos[rep] = 0
+			h.n++
+		}
+		h.at[rep] = at
+		x := stepEnd{at: at, rep: int32(rep)}
+		switch {
+		case h.n == 1 || x.before(h.first):
+			h.first = x
+		case x.rep == h.first.rep: // the earliest moved later
+			h.scan()
+		}
 		return
 	}
 	i := int(h.pos[rep])
@@ -240,22 +251,6 @@ func (h *stepEnds) set(rep int, at time.Duration) {
 		h.up(i)
 	} else {
 		h.down(i)
-	}
-}
-
-// setSmall is set in a small fleet.
-func (h *stepEnds) setSmall(rep int, at time.Duration) {
-	if h.pos[rep] < 0 {
-		h.pos[rep] = 0
-		h.n++
-	}
-	h.at[rep] = at
-	x := stepEnd{at: at, rep: int32(rep)}
-	switch {
-	case h.n == 1 || x.before(h.first):
-		h.first = x
-	case x.rep == h.first.rep: // the earliest moved later
-		h.scan()
 	}
 }
 
