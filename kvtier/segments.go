@@ -118,10 +118,15 @@ func (s *segment) segRun(keys []uint64, j int, o int32) int {
 	if len(keys) > len(have) {
 		keys = keys[:len(have)]
 	}
-	// By blocks of 16 keys, compared whole, then key by key.
+	// By blocks of 32 keys compared whole (one runtime.memequal: the
+	// arrays are compared in place, not copied), then of 4, then key by
+	// key.
 	m := 1
-	for m+16 <= len(keys) && [16]uint64(keys[m:m+16]) == [16]uint64(have[m:m+16]) {
-		m += 16
+	for m+32 <= len(keys) && *(*[32]uint64)(keys[m : m+32]) == *(*[32]uint64)(have[m : m+32]) {
+		m += 32
+	}
+	for m+4 <= len(keys) && *(*[4]uint64)(keys[m : m+4]) == *(*[4]uint64)(have[m : m+4]) {
+		m += 4
 	}
 	for m < len(keys) && keys[m] == have[m] {
 		m++
