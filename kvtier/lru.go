@@ -323,6 +323,24 @@ func (l *LRU) nextEpoch() uint32 {
 // the store ("cannot store blocks", offloading/scheduler.py:677-679).
 // Duplicate keys count once.
 func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok bool) {
+	if l.used+len(keys) <= l.capacity {
+		// Room for every key: nothing is evicted, so none needs
+		// protecting, and one probe a key tells a held key and adds a
+		// new one (as the node alloc gives next).
+		for _, k := range keys {
+			i := l.free
+			if i == nil32 {
+				i = int32(len(l.nodes))
+			}
+			if _, added := l.index.Add(k, i); added {
+				l.alloc()
+				l.nodes[i] = node{key: k}
+				l.pushBack(i)
+				l.used++
+			}
+		}
+		return evicted, 0, true
+	}
 	l.nextEpoch()
 	protected, add := 0, 0 // add: the keys not held, a duplicate twice
 	for _, k := range keys {
