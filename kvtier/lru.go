@@ -24,6 +24,7 @@ type LRU struct {
 	segs       []segment // runs a touch placed (segments.go)
 	freeSegs   []int32   // segments with no node, by number
 	counters   Counters
+	cold       cold // the last touch's keys when it held none (cold.go)
 }
 
 // nil32 is the list's sentinel: nodes[0] is the head (its next is the least
@@ -120,6 +121,9 @@ func (l *LRU) TouchHeld(keys []uint64, from int) int { return l.touch(keys, from
 // touch is Touch and TouchHeld: it moves the runs of keys, from the
 // first, below one another, and puts them at the most recent end.
 func (l *LRU) touch(keys []uint64, from int) int {
+	if l.isCold(keys) {
+		return 0 // none held (cold.go)
+	}
 	l.from, l.miss = from, len(keys)
 	epoch := l.nextEpoch() // marks the keys moved, so a duplicate is skipped
 	nodes := l.nodes
@@ -197,6 +201,8 @@ func (l *LRU) touch(keys []uint64, from int) int {
 		nodes[tail].next = bottom
 		nodes[top].next = nil32
 		nodes[nil32].prev = top
+	} else {
+		l.noteCold(keys) // nothing moved: none of keys is held
 	}
 	return max(l.miss-from, 0)
 }
@@ -333,6 +339,7 @@ func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok 
 				i = int32(len(l.nodes))
 			}
 			if _, added := l.index.Add(k, i); added {
+				l.added(k)
 				l.alloc()
 				l.nodes[i] = node{key: k}
 				l.pushBack(i)
@@ -382,6 +389,7 @@ func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok 
 		i := l.alloc()
 		l.nodes[i] = node{key: k}
 		l.index.Put(k, i)
+		l.added(k)
 		l.pushBack(i)
 		l.used++
 	}

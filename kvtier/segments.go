@@ -113,23 +113,6 @@ func (s *segment) segRun(keys []uint64, j int, o int32) int {
 			}
 		}
 	}
-	have := s.keys[o : end+1]
-	keys = keys[j:]
-	if len(keys) > len(have) {
-		keys = keys[:len(have)]
-	}
-	// By blocks of 32 keys compared whole (one runtime.memequal: the
-	// arrays are compared in place, not copied), then of 4, then key by
-	// key.
-	m := 1
-	for m+32 <= len(keys) && *(*[32]uint64)(keys[m : m+32]) == *(*[32]uint64)(have[m : m+32]) {
-		m += 32
-	}
-	for m+4 <= len(keys) && *(*[4]uint64)(keys[m : m+4]) == *(*[4]uint64)(have[m : m+4]) {
-		m += 4
-	}
-	for m < len(keys) && keys[m] == have[m] {
-		m++
-	}
-	return m
+	// keys[j] is place o's key: the run goes on from there.
+	return 1 + commonPrefix(keys[j+1:], s.keys[o+1:end+1])
 }

@@ -45,8 +45,9 @@ func twins(t *testing.T, capacity int, in []byte) {
 		}
 		return keys
 	}
+	var last []uint64
 	for step := 0; len(in) > 0; step++ {
-		switch op := next() % 8; op {
+		switch op := next() % 9; op {
 		case 0:
 			keys := list()
 			fast.Touch(keys)
@@ -60,6 +61,17 @@ func twins(t *testing.T, capacity int, in []byte) {
 			}
 			require.Equal(t, n, fast.TouchHeld(keys, from), "TouchHeld(%v, %d)", keys, from)
 			slow.touchEach(keys)
+			last = keys
+		case 8: // the last TouchHeld again, as a waiting request's lookup at the next plan
+			if last == nil {
+				continue
+			}
+			n := 0
+			for n < len(last) && slow.Contains(last[n]) {
+				n++
+			}
+			require.Equal(t, n, fast.TouchHeld(last, 0), "TouchHeld(%v, 0) again", last)
+			slow.touchEach(last)
 		case 3, 4:
 			var insert func(l *LRU) ([]uint64, int, bool)
 			if op == 3 {
@@ -175,6 +187,7 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 			stored int
 		}
 		var reqs []*req
+		var last []uint64
 		own := uint64(1 << 40)
 		for step := range 400 {
 			switch op := r.IntN(20); {
@@ -210,7 +223,7 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 					fast.Touch(chain)
 					slow.touchEach(chain)
 				}
-			case op < 17:
+			case op < 16:
 				q := reqs[r.IntN(len(reqs))]
 				keys := q.chain[:r.IntN(len(q.chain)+1)]
 				from := r.IntN(len(keys) + 1)
@@ -220,6 +233,14 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 				}
 				require.Equal(t, n, fast.TouchHeld(keys, from))
 				slow.touchEach(keys)
+				last = keys
+			case op == 16 && last != nil: // the last lookup again
+				n := 0
+				for n < len(last) && slow.Contains(last[n]) {
+					n++
+				}
+				require.Equal(t, n, fast.TouchHeld(last, 0))
+				slow.touchEach(last)
 			case op == 17:
 				q := reqs[r.IntN(len(reqs))]
 				k := q.chain[r.IntN(len(q.chain))]
@@ -246,4 +267,22 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 			checkSegments(t, slow)
 		}
 	}
+}
+
+// TestColdChainEndsAtAnInsert: a touch that held none of its keys
+// returns at once when given them again, until an Insert adds one.
+func TestColdChainEndsAtAnInsert(t *testing.T) {
+	l := mustNew(t, 10)
+	l.Insert([]uint64{1, 2}, nil)
+	cold := []uint64{5, 6, 7}
+	require.Zero(t, l.TouchHeld(cold, 0))
+	require.True(t, l.isCold(cold))
+	require.Zero(t, l.TouchHeld(cold, 0))
+	require.False(t, l.isCold([]uint64{5, 6}), "another list is not the cold chain")
+	l.Insert([]uint64{3}, nil)
+	require.True(t, l.isCold(cold), "an insert of another key leaves it (unless its bit is one of the chain's)")
+	l.Insert([]uint64{6}, nil)
+	require.False(t, l.isCold(cold), "an insert of one of its keys ends it")
+	require.Equal(t, 1, l.TouchHeld(cold, 1))
+	require.Equal(t, []uint64{1, 2, 3, 6}, order(l))
 }
