@@ -529,9 +529,10 @@ func (l *LRU) unlink(i int32) {
 }
 
 func (l *LRU) pushBack(i int32) {
-	tail := l.nodes[nil32].prev
-	l.nodes[i].prev = tail
-	l.nodes[i].next = nil32
-	l.nodes[tail].next = i
-	l.nodes[nil32].prev = i
+	nodes := l.nodes // not reloaded after each store through it
+	tail := nodes[nil32].prev
+	nodes[i].prev = tail
+	nodes[i].next = nil32
+	nodes[tail].next = i
+	nodes[nil32].prev = i
 }
