@@ -135,7 +135,8 @@ func (e *Engine) resetPlan(now time.Duration) {
 // the running list from which no running request was scheduled.
 func (e *Engine) planChunked() int {
 	budget := e.planCohort(e.cfg.MaxBatchedTokens)
-	plain := e.cfg.SpeculativeTokens == 0
+	k := e.cfg.SpeculativeTokens
+	plain, b := k == 0, &e.plan.Batch
 	// Inline decodes take their blocks from the pool together (owed),
 	// before anything else reads it: taking n₁ then n₂ blocks from the
 	// free queue's head is taking n₁ + n₂ (see residues.go).
@@ -176,8 +177,9 @@ func (e *Engine) planChunked() int {
 			// to make), its blocks owed with the plain decodes'. One
 			// whose answer's blocks are shared publishes them
 			// (schedule).
-			n := e.chunk(s, s.computed, budget)
-			if need := e.blocksFor(s.computed+n) - s.blocks(); need <= avail {
+			c := s.computed
+			n := min(1+min(k, s.req.Output-s.emitted-1), budget) // chunk's, for a decode
+			if need := e.blocksFor(c+n) - s.blocks(); need <= avail {
 				if need > 0 {
 					owed += need
 					avail -= need
@@ -185,8 +187,8 @@ func (e *Engine) planChunked() int {
 				}
 				s.sched, s.decoding, s.draft = n, true, n-1
 				e.sched = append(e.sched, s)
-				e.plan.Batch.Decode = append(e.plan.Batch.Decode, s.computed)
-				e.plan.Batch.Verify = append(e.plan.Batch.Verify, n)
+				b.Decode = append(b.Decode, c)
+				b.Verify = append(b.Verify, n)
 				budget -= n
 				continue
 			}
@@ -472,15 +474,15 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 			e.recycle(s)
 			continue
 		}
-		if s.decoding && s.draft == 0 {
+		if s.decoding {
+			if s.draft > 0 { // with drafts (speculative)
+				done = e.verified(s) || done
+				continue
+			}
 			done = e.decoded(s, agg) || done
 			if e.cfg.SpeculativeTokens > 0 {
 				e.noteDraft(Draft{})
 			}
-			continue
-		}
-		if s.decoding { // with drafts (a plain decode is decoded above)
-			done = e.verified(s) || done
 			continue
 		}
 		e.outstanding -= s.left()
@@ -529,11 +531,12 @@ func (e *Engine) verified(s *seq) bool {
 	s.emitted += n
 	s.sched, s.draft = 0, 0
 	e.outstanding -= n
-	em := Emit{Ref: s.req.Ref, Tokens: n, First: s.emitted == 1}
-	e.noteDraft(Draft{Drafted: drafted, Accepted: accepted}) // drafts: speculative decoding is on
-	em.Done = s.emitted >= s.req.Output
-	e.emit(s, em)
-	return em.Done
+	// Its drafts listed inline, not by noteDraft: this is the speculative
+	// engine's usual emit. Never its first: it decoded after one.
+	e.out.Drafts = append(e.out.Drafts, Draft{Drafted: drafted, Accepted: accepted})
+	done := s.emitted >= s.req.Output
+	e.emit(s, Emit{Ref: s.req.Ref, Tokens: n, Done: done})
+	return done
 }
 
 // noteDraft lists a scheduled request's drafts in the outcome (out of
