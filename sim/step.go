@@ -102,7 +102,7 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 // emit does.
 func (r *runner) accountChunks(rep *replica, out *engine.Outcome) error {
 	inW := r.tokensIn(out.End, 0, 1) // a chunk's tokens are all at out.End
-	k, end, keep := rep.spec.Tokens, out.End, r.cfg.KeepTokens
+	k, end, keep, bounds := rep.spec.Tokens, out.End, r.cfg.KeepTokens, r.bounds
 	drafts := out.Drafts[:len(out.Emitted)]
 	for i := range out.Emitted {
 		em := &out.Emitted[i]
@@ -119,7 +119,7 @@ func (r *runner) accountChunks(rep *replica, out *engine.Outcome) error {
 			td := time.Duration(uint64(g) / uint64(tokens))
 			rec.MaxITL = max(rec.MaxITL, g)
 			rec.MaxTokenITL = max(rec.MaxTokenITL, td)
-			if b := &r.bounds[s.class]; b.perToken {
+			if b := &bounds[s.class]; b.perToken {
 				if td > b.itl {
 					rec.ITLOver += tokens
 				}
