@@ -9,6 +9,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/lcp"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -323,7 +324,7 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	m := &k.memo[k.cur]
 	same := 0 // leading units shared with the memo's prompt
 	if m.p == p {
-		same = commonPrefix(m.ids, ids)
+		same = lcp.Len(m.ids, ids)
 	}
 	for c := range k.chains {
 		ch := &k.chains[c]

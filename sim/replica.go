@@ -89,6 +89,9 @@ func newReplicas(cfg Config, slo SLO) (replicas, error) {
 		if err := rep.init(i, rc, slo); err != nil {
 			return replicas{}, err
 		}
+		if i > 0 {
+			rep.eng.ShareKeyMemo(rs.reps[0].eng) // a prompt keyed once for the fleet
+		}
 		rep.col.setExact(cfg.ExactSamples)
 		rs.speculates = rs.speculates || rep.spec.On()
 	}

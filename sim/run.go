@@ -180,6 +180,7 @@ func (r *runner) addReplica(rc ReplicaConfig) (int, error) {
 	if err := rep.init(i, rc, r.scale.slo); err != nil {
 		return 0, err
 	}
+	rep.eng.ShareKeyMemo(r.reps[0].eng)
 	rep.col.setExact(r.cfg.ExactSamples)
 	if r.steps != nil {
 		rep.eng.RecordSteps(true)
