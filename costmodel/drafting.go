@@ -50,6 +50,9 @@ func (d Drafting) StepTime(b Batch) time.Duration {
 		m = Frozen{}
 	}
 	step := m.StepTime(b)
+	if d.DraftStep == 0 && d.Overhead == 0 {
+		return step // n-gram drafting: longest × (0 + Round(0 × step)) is 0
+	}
 	longest := 0
 	for _, v := range b.Verify {
 		longest = max(longest, v-1)

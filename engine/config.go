@@ -130,9 +130,10 @@ type Config struct {
 	// kv_transfer_config kv_role "kv_consumer"/"kv_both"): requests whose
 	// prompt's KV another replica computed and a transfer brings
 	// (Request.Remote, Land, remote.go). The zero value refuses them (Add
-	// returns ErrRemoteOff). It turns Continue and joins that change
-	// nothing off (FastPaths): a transfer lands between steps, and a
-	// driver cuts a run at a landing as at an arrival (Land).
+	// returns ErrRemoteOff). It turns joins that change nothing off
+	// (FastPaths): a transfer lands between steps, and a driver cuts a
+	// run at a landing as at an arrival (Land); Continue declines while a
+	// landed request waits to be admitted.
 	RemoteKV bool
 }
 

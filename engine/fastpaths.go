@@ -88,7 +88,8 @@ type fastPaths struct {
 	// contFast and joinsFast are cont and joins when strict mode is off,
 	// false when it is on: the one flag Continue and JoinChangesNothing
 	// test on their way in, so that strict mode costs them nothing more
-	// (gateFast).
+	// (gateFast). contFast is false on a remote-KV engine too, whose
+	// Continue looks at its landed requests first (continueRun).
 	contFast, joinsFast bool
 
 	omitAsked bool // the driver asked for OmitStreaks(true)
@@ -126,15 +127,15 @@ func (e *Engine) decideFast() {
 		// A Land changes the next plan like an arrival, so a driver cuts
 		// a run at it (SyncTo, Land, Truncate) as at an arrival, and a
 		// plan that reserves is one step (its transfers may land as it
-		// starts; runLength). Continue, planned before the driver's
-		// events at a step end, would not see a Land among them, and a
-		// join that changes nothing is not a Land: both stay off. A
-		// landed request is admitted by the plan after its Land and
-		// joins the cohort as any admitted request does; its first emit
-		// here is listed (it emitted in no move here before), not its
-		// first (Emit.First is false), and the driver takes its gap from
-		// its last token.
-		off(pathContinue, whyRemote)
+		// starts; runLength). A join that changes nothing is not a
+		// Land: joins stay off. Continue stays on: it declines while a
+		// landed request waits to be admitted, and a Land among the
+		// driver's events at the step end it planned at cuts the run
+		// whole (Truncate), as an arrival there does. A landed request
+		// is admitted by the plan after its Land and joins the cohort as
+		// any admitted request does; its first emit here is listed (it
+		// emitted in no move here before), not its first (Emit.First is
+		// false), and the driver takes its gap from its last token.
 		off(pathJoins, whyRemote)
 	}
 	if e.tier != nil {
@@ -227,7 +228,7 @@ func (e *Engine) decideFast() {
 // gateFast sets the flags Continue and JoinChangesNothing test first:
 // their fast path's, unless strict mode sends them to the checks.
 func (e *Engine) gateFast() {
-	e.fast.contFast = e.fast.cont && !e.strict
+	e.fast.contFast = e.fast.cont && !e.strict && !e.cfg.RemoteKV
 	e.fast.joinsFast = e.fast.joins && !e.strict
 }
 

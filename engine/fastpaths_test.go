@@ -77,9 +77,8 @@ func TestFastPathsSayWhyTheyAreOff(t *testing.T) {
 		// with it: every path serves it.
 		{"chunked prefill off", Config{DisableChunkedPrefill: true}, nil, true, with(map[string]string{})},
 		{"remote KV", Config{RemoteKV: true}, nil, true, with(map[string]string{
-			"continue": "remote KV (Config.RemoteKV): a transfer lands between steps",
-			"joins":    "remote KV (Config.RemoteKV): a transfer lands between steps",
-			"chunks":   "remote KV (Config.RemoteKV): a transfer lands between steps",
+			"joins":  "remote KV (Config.RemoteKV): a transfer lands between steps",
+			"chunks": "remote KV (Config.RemoteKV): a transfer lands between steps",
 		})},
 		{"the Priority policy", Config{Policy: Priority{}}, nil, true, with(map[string]string{
 			"fcfs-run": "policy engine.Priority is not FCFS: the waiting queue is one heap",

@@ -36,8 +36,9 @@ type kvState struct {
 	blockSize int // Config.BlockSize
 	wmBlocks  int // blocks admission keeps free
 	pool      blockPool
-	cacheOn   bool    // the prefix cache is on (not DisablePrefixCache)
-	scratch   []int32 // hits found for the waiting head (prefix.go)
+	cacheOn   bool     // the prefix cache is on (not DisablePrefixCache)
+	scratch   []int32  // hits found for the waiting head (prefix.go)
+	memo      *keyMemo // the chains of recent prompts (keymemo.go), perhaps a fleet's
 }
 
 func newKVState(cfg Config) kvState {
@@ -47,6 +48,7 @@ func newKVState(cfg Config) kvState {
 		blockSize: cfg.BlockSize,
 		shift:     -1,
 		cacheOn:   !cfg.DisablePrefixCache,
+		memo:      &keyMemo{},
 	}
 	if b := cfg.BlockSize; b&(b-1) == 0 {
 		kv.shift = bits.TrailingZeros(uint(b))

@@ -51,6 +51,12 @@
 //     operation once warm), and its Counters. Touch moves a chain's keys
 //     by runs already in order, one lookup a run; touchEach, key by key,
 //     is its slow twin.
+//   - segments.go: the runs a touch placed, their keys in an array, so
+//     that the next touch matches its keys against the array instead of
+//     walking the list.
+//   - cold.go: the keys of the last touch that held none, so that the
+//     same touch again, with none of them inserted since, returns at
+//     once.
 //   - lru_test.go, twolevel_test.go, fuzz_test.go, touch_test.go,
 //     example_test.go: the rules, the two identities, a fuzzer against a
 //     slice in recency order, Touch held to touchEach, and an example.

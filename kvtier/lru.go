@@ -21,7 +21,10 @@ type LRU struct {
 	fresh    map[uint64]struct{} // Insert's scratch: distinct new keys
 	// A touch's scratch: the first key at from or after not held (miss).
 	from, miss int
+	segs       []segment // runs a touch placed (segments.go)
+	freeSegs   []int32   // segments with no node, by number
 	counters   Counters
+	cold       cold // the last touch's keys when it held none (cold.go)
 }
 
 // nil32 is the list's sentinel: nodes[0] is the head (its next is the least
@@ -34,6 +37,7 @@ type node struct {
 	anon       int32 // blocks of an anonymous run; 0 for a keyed entry
 	pins       int32
 	mark       uint32 // an epoch: Insert's protected keys, Touch's moved ones
+	seg, off   int32  // its segment's number (0: none) and place in it
 }
 
 // Counters are an LRU's running counts since New.
@@ -117,6 +121,9 @@ func (l *LRU) TouchHeld(keys []uint64, from int) int { return l.touch(keys, from
 // touch is Touch and TouchHeld: it moves the runs of keys, from the
 // first, below one another, and puts them at the most recent end.
 func (l *LRU) touch(keys []uint64, from int) int {
+	if l.isCold(keys) {
+		return 0 // none held (cold.go)
+	}
 	l.from, l.miss = from, len(keys)
 	epoch := l.nextEpoch() // marks the keys moved, so a duplicate is skipped
 	nodes := l.nodes
@@ -130,21 +137,35 @@ func (l *LRU) touch(keys []uint64, from int) int {
 			l.missed(j - 1)
 			continue
 		}
-		if nodes[first].mark == epoch {
+		if l.moved(first, epoch) {
 			continue
 		}
 		nodes[first].mark = epoch
 		// The run's ends in the list, low the less recent.
 		low, high := first, first
-		up := false
-		if j < len(keys) {
-			n := nodes[first].next
-			up = n != nil32 && nodes[n].anon == 0 && nodes[n].key == keys[j]
+		up, walked := false, true
+		if sg := nodes[first].seg; sg != 0 && l.segs[sg-1].epoch != epoch {
+			// The run lies in a segment: its keys are matched there.
+			s, o := &l.segs[sg-1], nodes[first].off
+			if m := s.segRun(keys, j-1, o); m > 1 {
+				low, j, walked = s.nodes[int(o)+m-1], j+m-1, false
+				s.epoch, s.lo, s.hi = epoch, o, o+int32(m)
+				if o > 0 {
+					s.brk(o - 1)
+				}
+				s.brk(o + int32(m) - 1)
+			}
 		}
-		if up {
-			high, j = l.run(keys, j, first, epoch, true)
-		} else {
-			low, j = l.run(keys, j, first, epoch, false)
+		if walked {
+			if j < len(keys) {
+				n := nodes[first].next
+				up = n != nil32 && nodes[n].anon == 0 && nodes[n].key == keys[j]
+			}
+			if up {
+				high, j = l.run(keys, j, first, epoch, true)
+			} else {
+				low, j = l.run(keys, j, first, epoch, false)
+			}
 		}
 		below, above := nodes[low].prev, nodes[high].next
 		nodes[below].next = above
@@ -169,6 +190,9 @@ func (l *LRU) touch(keys []uint64, from int) int {
 			nodes[bottom].prev = hi
 			nodes[hi].next = bottom
 		}
+		if walked {
+			l.relabel(hi, lo, bottom)
+		}
 		bottom = lo
 	}
 	if top != nil32 {
@@ -177,8 +201,40 @@ func (l *LRU) touch(keys []uint64, from int) int {
 		nodes[tail].next = bottom
 		nodes[top].next = nil32
 		nodes[nil32].prev = top
+	} else {
+		l.noteCold(keys) // nothing moved: none of keys is held
 	}
 	return max(l.miss-from, 0)
+}
+
+// moved reports whether node i was moved by the touch of epoch: walked
+// (marked) or in the run its segment moved.
+func (l *LRU) moved(i int32, epoch uint32) bool {
+	n := &l.nodes[i]
+	if n.mark == epoch {
+		return true
+	}
+	if n.seg == 0 {
+		return false
+	}
+	s := &l.segs[n.seg-1]
+	return s.epoch == epoch && n.off >= s.lo && n.off < s.hi
+}
+
+// relabel puts the nodes of a run a touch walked, from hi down to lo as
+// it stacked them, into a segment: the one whose last place is above,
+// the node just above hi (nil32 if none), or a new one.
+func (l *LRU) relabel(hi, lo, above int32) {
+	sg := int32(0)
+	if above != nil32 {
+		if a := &l.nodes[above]; a.seg != 0 && int(a.off) == len(l.segs[a.seg-1].keys)-1 {
+			sg = a.seg
+		}
+	}
+	if sg == 0 {
+		sg = l.newSeg()
+	}
+	l.label(hi, lo, sg)
 }
 
 // missed notes that keys[j] of the touch is not held.
@@ -200,7 +256,7 @@ func (l *LRU) run(keys []uint64, j int, end int32, epoch uint32, up bool) (int32
 			return end, j
 		}
 		i, ok := l.index.Get(keys[j])
-		if ok && l.nodes[i].mark != epoch {
+		if ok && !l.moved(i, epoch) {
 			return end, j
 		}
 		if !ok {
@@ -250,6 +306,9 @@ func (l *LRU) nextEpoch() uint32 {
 		for i := range l.nodes {
 			l.nodes[i].mark = 0
 		}
+		for i := range l.segs {
+			l.segs[i].epoch = 0
+		}
 		l.epoch = 1
 	}
 	return l.epoch
@@ -270,6 +329,25 @@ func (l *LRU) nextEpoch() uint32 {
 // the store ("cannot store blocks", offloading/scheduler.py:677-679).
 // Duplicate keys count once.
 func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok bool) {
+	if l.used+len(keys) <= l.capacity {
+		// Room for every key: nothing is evicted, so none needs
+		// protecting, and one probe a key tells a held key and adds a
+		// new one (as the node alloc gives next).
+		for _, k := range keys {
+			i := l.free
+			if i == nil32 {
+				i = int32(len(l.nodes))
+			}
+			if _, added := l.index.Add(k, i); added {
+				l.added(k)
+				l.alloc()
+				l.nodes[i] = node{key: k}
+				l.pushBack(i)
+				l.used++
+			}
+		}
+		return evicted, 0, true
+	}
 	l.nextEpoch()
 	protected, add := 0, 0 // add: the keys not held, a duplicate twice
 	for _, k := range keys {
@@ -311,6 +389,7 @@ func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok 
 		i := l.alloc()
 		l.nodes[i] = node{key: k}
 		l.index.Put(k, i)
+		l.added(k)
 		l.pushBack(i)
 		l.used++
 	}
@@ -443,15 +522,17 @@ func (l *LRU) release(i int32) {
 }
 
 func (l *LRU) unlink(i int32) {
+	l.unlabel(i)
 	n := &l.nodes[i]
 	l.nodes[n.prev].next = n.next
 	l.nodes[n.next].prev = n.prev
 }
 
 func (l *LRU) pushBack(i int32) {
-	tail := l.nodes[nil32].prev
-	l.nodes[i].prev = tail
-	l.nodes[i].next = nil32
-	l.nodes[tail].next = i
-	l.nodes[nil32].prev = i
+	nodes := l.nodes // not reloaded after each store through it
+	tail := nodes[nil32].prev
+	nodes[i].prev = tail
+	nodes[i].next = nil32
+	nodes[tail].next = i
+	nodes[nil32].prev = i
 }

@@ -45,8 +45,9 @@ func twins(t *testing.T, capacity int, in []byte) {
 		}
 		return keys
 	}
+	var last []uint64
 	for step := 0; len(in) > 0; step++ {
-		switch op := next() % 8; op {
+		switch op := next() % 9; op {
 		case 0:
 			keys := list()
 			fast.Touch(keys)
@@ -60,6 +61,17 @@ func twins(t *testing.T, capacity int, in []byte) {
 			}
 			require.Equal(t, n, fast.TouchHeld(keys, from), "TouchHeld(%v, %d)", keys, from)
 			slow.touchEach(keys)
+			last = keys
+		case 8: // the last TouchHeld again, as a waiting request's lookup at the next plan
+			if last == nil {
+				continue
+			}
+			n := 0
+			for n < len(last) && slow.Contains(last[n]) {
+				n++
+			}
+			require.Equal(t, n, fast.TouchHeld(last, 0), "TouchHeld(%v, 0) again", last)
+			slow.touchEach(last)
 		case 3, 4:
 			var insert func(l *LRU) ([]uint64, int, bool)
 			if op == 3 {
@@ -85,6 +97,8 @@ func twins(t *testing.T, capacity int, in []byte) {
 			require.Equal(t, slow.Unpin(k), fast.Unpin(k))
 		}
 		require.Equal(t, order(slow), order(fast), "after step %d", step)
+		checkSegments(t, fast)
+		checkSegments(t, slow)
 		require.Equal(t, slow.Len(), fast.Len())
 		require.Equal(t, slow.Counters(), fast.Counters())
 	}
@@ -110,4 +124,165 @@ func TestTouchIsTouchEach(t *testing.T) {
 		}
 		twins(t, 8+r.IntN(17), in)
 	}
+}
+
+// checkSegments holds the segments to what they claim: every labelled
+// node is its segment's place, each segment counts its nodes, and a
+// place whose break is clear lies just above the next.
+func checkSegments(t *testing.T, l *LRU) {
+	t.Helper()
+	live := make([]int32, len(l.segs))
+	for i := l.nodes[nil32].next; i != nil32; i = l.nodes[i].next {
+		n := l.nodes[i]
+		if n.seg == 0 {
+			continue
+		}
+		s := l.segs[n.seg-1]
+		require.Less(t, int(n.off), len(s.nodes))
+		require.Equal(t, i, s.nodes[n.off], "node %d is its segment's place %d", i, n.off)
+		require.Equal(t, n.key, s.keys[n.off])
+		live[n.seg-1]++
+	}
+	free := map[int32]bool{}
+	for _, sg := range l.freeSegs {
+		free[sg] = true
+	}
+	for k, s := range l.segs {
+		if free[int32(k+1)] {
+			require.Zero(t, live[k], "a free segment holds no node")
+			continue
+		}
+		require.Equal(t, live[k], s.live, "segment %d's count", k+1)
+		for p := 0; p+1 < len(s.nodes); p++ {
+			if s.breaks[p>>6]&(1<<(p&63)) != 0 {
+				continue
+			}
+			a, b := l.nodes[s.nodes[p]], l.nodes[s.nodes[p+1]]
+			require.Equal(t, int32(k+1), a.seg, "segment %d place %d unbroken: its node is labelled", k+1, p)
+			require.Equal(t, int32(k+1), b.seg, "segment %d place %d unbroken: the next node is labelled", k+1, p)
+			require.Equal(t, s.nodes[p+1], a.prev, "segment %d place %d unbroken: just above the next", k+1, p)
+		}
+	}
+}
+
+// TestTouchLongChainsIsTouchEach holds Touch to touchEach on what a
+// tiered run does: chains of up to 300 keys behind a few shared prefixes,
+// stored a few blocks at a time and touched whole after each store (so
+// that segments of hundreds of places form, split where two chains share
+// a prefix and break where the tier evicts), looked up with TouchHeld,
+// with removals, pins and anonymous runs among them.
+func TestTouchLongChainsIsTouchEach(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 0x5e9))
+	for round := range 12 {
+		capacity := 200 + r.IntN(800)
+		fast, slow := mustNew(t, capacity), mustNew(t, capacity)
+		prefixes := make([][]uint64, 1+r.IntN(4))
+		for g := range prefixes {
+			for k := range 1 + r.IntN(200) {
+				prefixes[g] = append(prefixes[g], uint64(g+1)<<32|uint64(k))
+			}
+		}
+		type req struct {
+			chain  []uint64
+			stored int
+		}
+		var reqs []*req
+		var last []uint64
+		own := uint64(1 << 40)
+		for step := range 400 {
+			switch op := r.IntN(20); {
+			case op < 2 || len(reqs) == 0:
+				p := prefixes[r.IntN(len(prefixes))]
+				c := append([]uint64(nil), p[:r.IntN(len(p)+1)]...)
+				for range 1 + r.IntN(100) {
+					own++
+					c = append(c, own)
+				}
+				reqs = append(reqs, &req{chain: c})
+			case op < 14:
+				q := reqs[r.IntN(len(reqs))]
+				if q.stored == len(q.chain) {
+					continue
+				}
+				to := q.stored + 1 + r.IntN(min(len(q.chain)-q.stored, 40))
+				keys := q.chain[q.stored:to]
+				fresh := false
+				for _, k := range keys {
+					fresh = fresh || !slow.Contains(k)
+				}
+				fe, fa, fok := fast.Insert(keys, nil)
+				se, sa, sok := slow.Insert(keys, nil)
+				require.Equal(t, sok, fok)
+				require.Equal(t, se, fe)
+				require.Equal(t, sa, fa)
+				if fok {
+					q.stored = to
+				}
+				if fok && fresh {
+					chain := q.chain[:to+r.IntN(len(q.chain)-to+1)]
+					fast.Touch(chain)
+					slow.touchEach(chain)
+				}
+			case op < 16:
+				q := reqs[r.IntN(len(reqs))]
+				keys := q.chain[:r.IntN(len(q.chain)+1)]
+				from := r.IntN(len(keys) + 1)
+				n := 0
+				for n < len(keys)-from && slow.Contains(keys[from+n]) {
+					n++
+				}
+				require.Equal(t, n, fast.TouchHeld(keys, from))
+				slow.touchEach(keys)
+				last = keys
+			case op == 16 && last != nil: // the last lookup again
+				n := 0
+				for n < len(last) && slow.Contains(last[n]) {
+					n++
+				}
+				require.Equal(t, n, fast.TouchHeld(last, 0))
+				slow.touchEach(last)
+			case op == 17:
+				q := reqs[r.IntN(len(reqs))]
+				k := q.chain[r.IntN(len(q.chain))]
+				require.Equal(t, slow.Remove(k), fast.Remove(k))
+			case op == 18:
+				q := reqs[r.IntN(len(reqs))]
+				k := q.chain[r.IntN(len(q.chain))]
+				if r.IntN(2) == 0 {
+					require.Equal(t, slow.Pin(k), fast.Pin(k))
+				} else {
+					require.Equal(t, slow.Unpin(k), fast.Unpin(k))
+				}
+			default:
+				n := r.IntN(8)
+				fe, fa, fok := fast.InsertAnon(n, nil)
+				se, sa, sok := slow.InsertAnon(n, nil)
+				require.Equal(t, sok, fok)
+				require.Equal(t, se, fe)
+				require.Equal(t, sa, fa)
+			}
+			require.Equal(t, order(slow), order(fast), "round %d step %d", round, step)
+			require.Equal(t, slow.Counters(), fast.Counters())
+			checkSegments(t, fast)
+			checkSegments(t, slow)
+		}
+	}
+}
+
+// TestColdChainEndsAtAnInsert: a touch that held none of its keys
+// returns at once when given them again, until an Insert adds one.
+func TestColdChainEndsAtAnInsert(t *testing.T) {
+	l := mustNew(t, 10)
+	l.Insert([]uint64{1, 2}, nil)
+	cold := []uint64{5, 6, 7}
+	require.Zero(t, l.TouchHeld(cold, 0))
+	require.True(t, l.isCold(cold))
+	require.Zero(t, l.TouchHeld(cold, 0))
+	require.False(t, l.isCold([]uint64{5, 6}), "another list is not the cold chain")
+	l.Insert([]uint64{3}, nil)
+	require.True(t, l.isCold(cold), "an insert of another key leaves it (unless its bit is one of the chain's)")
+	l.Insert([]uint64{6}, nil)
+	require.False(t, l.isCold(cold), "an insert of one of its keys ends it")
+	require.Equal(t, 1, l.TouchHeld(cold, 1))
+	require.Equal(t, []uint64{1, 2, 3, 6}, order(l))
 }

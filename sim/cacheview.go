@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
-	"unsafe"
 
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/lcp"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -214,7 +214,7 @@ func (t *tree) match(u []uint64) int {
 			break
 		}
 		ids := t.edges[c].ids
-		j := commonPrefix(ids, u[d:])
+		j := lcp.Len(ids, u[d:])
 		d += j
 		if j < len(ids) {
 			break
@@ -222,32 +222,6 @@ func (t *tree) match(u []uint64) int {
 		e = c
 	}
 	return d
-}
-
-// commonPrefix is the length of the longest common prefix of a and b.
-// Most walks follow a whole edge: its ids are compared first as bytes
-// (the runtime's vectorised memequal, a tenth of the instructions of the
-// loop an id at a time, which only a mismatch then runs).
-func commonPrefix(a, b []uint64) int {
-	n := min(len(a), len(b))
-	a, b = a[:n], b[:n]
-	if asBytes(a) == asBytes(b) {
-		return n
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
-}
-
-// asBytes is the memory of x, as a string to compare without copying.
-func asBytes(x []uint64) string {
-	if len(x) == 0 {
-		return ""
-	}
-	return unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 8*len(x))
 }
 
 // insert adds the chain u, each of its nodes tokens tokens, and stamps
@@ -261,7 +235,7 @@ func (t *tree) insert(u []uint64, tokens int, now time.Duration, seq uint64) {
 			t.add(e, u[d:], tokens, now, seq+uint64(d)+1)
 			return
 		}
-		j := commonPrefix(t.edges[c].ids, u[d:])
+		j := lcp.Len(t.edges[c].ids, u[d:])
 		if j < len(t.edges[c].ids) {
 			c = t.split(c, j)
 		}

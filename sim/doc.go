@@ -246,7 +246,7 @@
 // Summary.Disagg adds the decider's split, the waits, the bytes moved,
 // the links' use and each pool's. A landing cuts a decode replica's run
 // of decode steps as an arrival does (engine.Config.RemoteKV turns off
-// Continue and joins that change nothing: a landing is not a step end);
+// joins that change nothing: a landing is not a join);
 // the prefill replicas keep every fast path. With NeverRemote the
 // fleet is its decode pool co-located, byte for byte.
 //

@@ -9,6 +9,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/lcp"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -204,6 +205,50 @@ func (v *View) Load(i int) Load {
 	return v.r.reps[i].load(v.r.now)
 }
 
+// outstanding is Load(i).Outstanding, the one figure LeastLoaded and
+// PowerOfTwo weigh, without the rest of the load: with fresh signals it
+// is the engine's count alone, which counts a run's steps that ended by
+// now itself (engine.Engine.Outstanding), so the run's blocks need not be
+// taken first, as load's SyncTo takes them for FreeBlocks (SyncTo changes
+// nothing a step-by-step engine would not have done by now: the
+// differential tests, which draw both routers, hold the runs without it
+// to the stepwise ones). A disaggregated fleet of 6 behind LeastLoaded
+// read 6 loads an arrival at about 90 instructions each.
+func (v *View) outstanding(i int) int {
+	if v.r.cfg.Fleet.SignalDelay > 0 {
+		return v.Load(i).Outstanding
+	}
+	return v.r.reps[v.at(i)].eng.Outstanding(v.r.now)
+}
+
+// leastOutstanding is LeastLoaded's choice: the view's replica with the
+// fewest outstanding tokens, ties to the lowest index. With fresh signals
+// and the view's replicas in one block of the fleet (no routable list: a
+// fleet that does not autoscale) it reads each engine's count in one
+// loop; otherwise replica by replica through outstanding, the loop's twin
+// (TestOutstandingIsTheLoads holds both to the whole Load). The call a
+// replica cost about 40 instructions of the 60 a replica LeastLoaded
+// spent; a loop testing which way to read at each replica, 16 more.
+func (v *View) leastOutstanding() int {
+	if v.r.cfg.Fleet.SignalDelay > 0 || v.idx != nil {
+		best, least := 0, v.outstanding(0)
+		for i := 1; i < v.n; i++ {
+			if o := v.outstanding(i); o < least {
+				best, least = i, o
+			}
+		}
+		return best
+	}
+	now, reps := v.r.now, v.r.reps[v.lo:v.lo+v.n]
+	best, least := 0, reps[0].eng.Outstanding(now)
+	for i := 1; i < len(reps); i++ {
+		if o := reps[i].eng.Outstanding(now); o < least {
+			best, least = i, o
+		}
+	}
+	return best
+}
+
 // CachedPrefix is how many of the request's leading prompt tokens replica
 // i holds in its prefix cache (shared content only: what the workload's
 // prefix ids make common to requests), as the router's CacheView knows
@@ -323,7 +368,7 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	m := &k.memo[k.cur]
 	same := 0 // leading units shared with the memo's prompt
 	if m.p == p {
-		same = commonPrefix(m.ids, ids)
+		same = lcp.Len(m.ids, ids)
 	}
 	for c := range k.chains {
 		ch := &k.chains[c]

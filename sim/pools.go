@@ -289,8 +289,11 @@ func (r *runner) handoff(rep *replica, ref int32) (bool, error) {
 // keeps its prefill's first schedule and cache hits, and its second
 // token comes at the step's end), and the transfers of the remote requests whose blocks it
 // reserved, from its start.
-func (r *runner) plannedRemote(p *engine.Plan) {
+func (r *runner) plannedRemote(rep *replica, p *engine.Plan) {
 	d := r.pd
+	if len(p.Reserved) > 0 {
+		rep.reservedAt = p.Start
+	}
 	for _, ref := range p.Started {
 		s := &r.slots[ref]
 		if !s.rec.Remote {
@@ -361,10 +364,13 @@ func (r *runner) land(k int32, gen uint32) error {
 		// plan, as an arrival is: a run in flight stops after its step
 		// in flight (interrupt), as step by step; idle, the replica is
 		// planned once everything at this instant is handled. A move
-		// planned at this instant (after its events: an instantaneous
-		// transfer its plan reserved) is one step (a plan that
-		// reserves is), which step by step does not weigh it either.
-		if rep.eng.Busy() && rep.moveAt == r.now {
+		// that reserved blocks at this instant (planned after its
+		// events: an instantaneous transfer it reserved) is one step (a
+		// plan that reserves is), which step by step does not weigh it
+		// either; a run continued at a step end at this instant
+		// (engine.Runner.Continue, before its events) reserves nothing
+		// and is cut whole, as by an arrival.
+		if rep.eng.Busy() && rep.moveAt == r.now && rep.reservedAt == r.now {
 			continue
 		}
 		if err := r.interrupt(rep, false); err != nil {

@@ -28,6 +28,9 @@ type replica struct {
 	// requests prefilled remotely; prefill: one of its prefill pool,
 	// whose requests move on after their first token (pools.go).
 	remoteKV, prefill bool
+	// reservedAt: a decode replica's last plan that reserved blocks for
+	// a transfer started then (Never before one).
+	reservedAt time.Duration
 	// tiered: its engine has KV tiers below HBM (tiers.go); async:
 	// remoteKV or tiered, a plan may reserve blocks for KV that lands
 	// later (plannedAsync).
@@ -89,6 +92,9 @@ func newReplicas(cfg Config, slo SLO) (replicas, error) {
 		if err := rep.init(i, rc, slo); err != nil {
 			return replicas{}, err
 		}
+		if i > 0 {
+			rep.eng.ShareKeyMemo(rs.reps[0].eng) // a prompt keyed once for the fleet
+		}
 		rep.col.setExact(cfg.ExactSamples)
 		rs.speculates = rs.speculates || rep.spec.On()
 	}
@@ -114,7 +120,7 @@ func (rep *replica) init(idx int, r ReplicaConfig, slo SLO) error {
 		return fmt.Errorf("sim: replica %d: %w", idx, err)
 	}
 	rep.idx, rep.eng, rep.spec, rep.remoteKV, rep.async = idx, eng, r.Speculation, cfg.RemoteKV, cfg.RemoteKV
-	rep.drainAt, rep.goneAt = Never, Never
+	rep.drainAt, rep.goneAt, rep.reservedAt = Never, Never, Never
 	rep.col.slo = slo
 	return nil
 }

@@ -13,11 +13,5 @@ type LeastLoaded struct{}
 
 // Route picks the least loaded replica.
 func (LeastLoaded) Route(_ *workload.Request, v *View) int {
-	best, least := 0, v.Load(0).Outstanding
-	for i := 1; i < v.Replicas(); i++ {
-		if o := v.Load(i).Outstanding; o < least {
-			best, least = i, o
-		}
-	}
-	return best
+	return v.leastOutstanding()
 }

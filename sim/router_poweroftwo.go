@@ -11,17 +11,24 @@ type PowerOfTwo struct{}
 
 // Route picks the less loaded of two random replicas.
 func (PowerOfTwo) Route(_ *workload.Request, v *View) int {
-	n := v.Replicas()
-	if n == 1 {
-		return 0
-	}
-	a := v.Rand().IntN(n)
-	b := v.Rand().IntN(n - 1)
-	if b >= a {
-		b++
-	}
-	if v.Load(b).Outstanding < v.Load(a).Outstanding {
+	a, b := twoOf(v)
+	if a != b && v.outstanding(b) < v.outstanding(a) {
 		return b
 	}
 	return a
+}
+
+// twoOf draws PowerOfTwo's two distinct replicas from the run's routing
+// stream, in the order drawn; a fleet of one is the one twice (no draw).
+func twoOf(v *View) (a, b int) {
+	n := v.Replicas()
+	if n == 1 {
+		return 0, 0
+	}
+	a = v.Rand().IntN(n)
+	b = v.Rand().IntN(n - 1)
+	if b >= a {
+		b++
+	}
+	return a, b
 }

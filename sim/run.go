@@ -181,6 +181,7 @@ func (r *runner) addReplica(rc ReplicaConfig) (int, error) {
 	if err := rep.init(i, rc, r.scale.slo); err != nil {
 		return 0, err
 	}
+	rep.eng.ShareKeyMemo(r.reps[0].eng)
 	rep.col.setExact(r.cfg.ExactSamples)
 	if r.steps != nil {
 		rep.eng.RecordSteps(true)
@@ -195,7 +196,7 @@ func (r *runner) addReplica(rc ReplicaConfig) (int, error) {
 		}
 	}
 	rep.continues = rep.run().Continues()
-	r.ends.pos = append(r.ends.pos, -1)
+	r.ends.add()
 	r.keys = prefixChains{} // its block size may be new: the chains are found again
 	if r.cache != nil {
 		r.cache.added(r, i)
@@ -288,7 +289,7 @@ func (r *runner) haltOverloaded() error {
 // inlining contortions are worth".)
 func (r *runner) dropIdle() bool {
 	if r.edges == 0 { // none queued: there is nothing to drop
-		return len(r.events.items) > 0 || len(r.ends.items) > 0
+		return len(r.events.items) > 0 || r.ends.n > 0
 	}
 	return r.dropEdges()
 }

@@ -171,8 +171,11 @@ func acceptThreshold(alpha float64) uint64 { return uint64(math.Ceil(alpha * (1 
 // drafted a replica's full K the tokens each emitted.
 type specStats struct {
 	steps, drafted, accepted int
-	full                     int     // steps of a full K drafts
-	fullTokens, fullSq       float64 // Σ tokens emitted by them, Σ tokens²
+	full                     int // steps of a full K drafts
+	// Σ tokens emitted by them, Σ tokens², integers (summary converts
+	// them: a float64 sum of these integers was exact, and cost a
+	// conversion a step).
+	fullTokens, fullSq int
 }
 
 func (s *specStats) add(drafted, accepted, k int) {
@@ -180,7 +183,7 @@ func (s *specStats) add(drafted, accepted, k int) {
 	s.drafted += drafted
 	s.accepted += accepted
 	if drafted == k {
-		t := float64(1 + accepted)
+		t := 1 + accepted
 		s.full++
 		s.fullTokens += t
 		s.fullSq += t * t
@@ -211,9 +214,9 @@ func (s *specStats) summary() SpecSummary {
 		out.AcceptanceRate = float64(s.accepted) / float64(s.drafted)
 	}
 	if n := float64(s.full); n > 0 {
-		out.MeanAccepted = s.fullTokens / n
+		out.MeanAccepted = float64(s.fullTokens) / n
 		if n > 1 {
-			v := (s.fullSq - n*out.MeanAccepted*out.MeanAccepted) / (n - 1)
+			v := (float64(s.fullSq) - n*out.MeanAccepted*out.MeanAccepted) / (n - 1)
 			out.MeanAcceptedSE = math.Sqrt(max(v, 0) / n)
 		}
 	}

@@ -8,13 +8,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestStepEndsIsAnOrderedSet holds the step-end heap to a plain map of
-// replica → instant, whose earliest entry (ties to the lower replica) is
-// found by a scan, over random sets, moves, removals and pops.
+// TestStepEndsIsAnOrderedSet holds the step ends, scanned (a fleet of at
+// most smallEnds) or in a heap, to a plain map of replica → instant,
+// whose earliest entry (ties to the lower replica) is found by a scan,
+// over random sets, moves, removals and pops, and replicas added (a fleet
+// that grows past smallEnds moves into a heap with its ends in flight).
 func TestStepEndsIsAnOrderedSet(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 8, 33} {
+	for _, n := range []int{1, 2, 3, 8, smallEnds, smallEnds + 1, 33} {
 		rng := rand.New(rand.NewPCG(uint64(n), 7))
 		h := newStepEnds(n)
+		require.Equal(t, n <= smallEnds, h.small)
 		ref := map[int]time.Duration{}
 		earliest := func() (int, time.Duration) {
 			best := -1
@@ -26,35 +29,47 @@ func TestStepEndsIsAnOrderedSet(t *testing.T) {
 			return best, ref[best]
 		}
 		for op := range 20_000 {
-			i := rng.IntN(n)
-			switch rng.IntN(4) {
-			case 0, 1:
-				at := time.Duration(rng.IntN(50)) // small: many ties
-				h.set(i, at)
-				ref[i] = at
-			case 2:
-				h.remove(i)
-				delete(ref, i)
-			case 3:
-				if len(ref) == 0 {
-					continue
+			i := rng.IntN(len(h.pos))
+			switch rng.IntN(40) {
+			case 0:
+				if len(h.pos) < 2*smallEnds+3 {
+					h.add()
 				}
-				wi, wat := earliest()
-				got := h.pop()
-				require.Equal(t, stepEnd{at: wat, rep: int32(wi)}, got, "n %d, op %d", n, op)
-				delete(ref, wi)
+			case 1:
+				h.set(i, idleEnd) // a move that ends no earlier than an idle replica's mark
+				ref[i] = idleEnd
+			default:
+				switch rng.IntN(4) {
+				case 0, 1:
+					at := time.Duration(rng.IntN(50)) // small: many ties
+					h.set(i, at)
+					ref[i] = at
+				case 2:
+					h.remove(i)
+					delete(ref, i)
+				case 3:
+					if len(ref) == 0 {
+						continue
+					}
+					wi, wat := earliest()
+					got := h.pop()
+					require.Equal(t, stepEnd{at: wat, rep: int32(wi)}, got, "n %d, op %d", n, op)
+					delete(ref, wi)
+				}
 			}
 			require.Equal(t, len(ref), h.len(), "n %d, op %d", n, op)
-			for i := range n {
-				_, in := ref[i]
-				require.Equal(t, in, h.pos[i] >= 0, "n %d, op %d: replica %d", n, op, i)
+			require.Equal(t, len(h.pos) <= smallEnds, h.small, "n %d, op %d", n, op)
+			for i := range h.pos {
+				at, in := h.end(i)
+				_, want := ref[i]
+				require.Equal(t, want, in, "n %d, op %d: replica %d", n, op, i)
 				if in {
-					require.Equal(t, ref[i], h.items[h.pos[i]].at)
+					require.Equal(t, ref[i], at)
 				}
 			}
 			if len(ref) > 0 {
 				wi, wat := earliest()
-				require.Equal(t, stepEnd{at: wat, rep: int32(wi)}, *h.peek())
+				require.Equal(t, stepEnd{at: wat, rep: int32(wi)}, h.peek())
 			}
 		}
 	}

@@ -278,16 +278,13 @@ func (p *tierPort) Store(keys, chain []uint64) bool {
 // the store refused whole), and when something new was stored the
 // request's chain is touched.
 func (p *tierPort) storeIn(l *kvtier.LRU, keys, chain []uint64) bool {
-	fresh := false
-	for _, k := range keys {
-		if !l.Contains(k) {
-			fresh = true
-			break
-		}
-	}
+	before := l.Len()
+	var anon int
 	var ok bool
-	p.evicted, _, ok = l.Insert(keys, p.evicted[:0])
-	if ok && fresh {
+	p.evicted, anon, ok = l.Insert(keys, p.evicted[:0])
+	// It stored something new if it holds more than it held less what it
+	// evicted.
+	if ok && l.Len()-before+len(p.evicted)+anon > 0 {
 		l.Touch(chain)
 	}
 	return ok
@@ -388,7 +385,7 @@ func (p *tierPort) unload(k uint64) {
 //go:noinline
 func (r *runner) plannedAsync(rep *replica, p *engine.Plan) {
 	if rep.remoteKV {
-		r.plannedRemote(p)
+		r.plannedRemote(rep, p)
 	}
 	if rep.tiered && len(p.Reserved) > 0 {
 		r.plannedTier(rep, p)

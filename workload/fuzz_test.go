@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/servesim/servesim/internal/sharedtraces"
 )
 
@@ -191,5 +194,30 @@ func FuzzGeneric(f *testing.F) {
 			format = JSONL
 		}
 		fuzzReader(t, data, Generic(format))
+	})
+}
+
+// FuzzHashIDs holds the byte-by-byte reader of a hash id list to its
+// twin by strings.FieldsFunc and strconv.ParseUint: the same ids, or the
+// same bad token and error.
+func FuzzHashIDs(f *testing.F) {
+	for _, s := range []string{"[0, 1, 2, 3]", "[]", "", "[ 7;8\t9\r\n10 ]", "[18446744073709551615]",
+		"[18446744073709551616]", "[1, x]", "[1,,2]", "[1, -2]", "[1, 2é]", "[[1]]", "[0001, 99999999999999999999]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		var p parser
+		p.hashIDs("[9, 9, 9, 9, 9, 9, 9, 9, 9]") // a scratch used before
+		ids, bad, err := p.hashIDs(v)
+		wantIDs, wantBad, wantErr := hashIDsSlow(strings.Trim(v, "[] \t"))
+		if wantErr != nil {
+			require.Error(t, err, "%q", v)
+			assert.Equal(t, wantErr.Error(), err.Error(), "%q", v)
+			assert.Equal(t, wantBad, bad, "%q", v)
+			return
+		}
+		require.NoError(t, err, "%q", v)
+		assert.Equal(t, wantIDs, ids, "%q", v)
+		assert.Equal(t, len(wantIDs), cap(ids), "%q: a slice of the ids' number exactly", v)
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 )
 
@@ -169,9 +170,10 @@ func (b *blockIDs) prompt(r *rand.Rand, input int) []uint64 {
 	}
 	ids := make([]uint64, 0, blocks(input, b.cfg.block()))
 	if b.cfg.Probability > 0 && r.Float64() < b.cfg.Probability {
-		g := b.group(r)
-		for k := range min(b.shared, cap(ids)) {
-			ids = append(ids, g*uint64(b.shared)+uint64(k))
+		first := b.group(r) * uint64(b.shared)
+		ids = ids[:min(b.shared, cap(ids))]
+		for k := range ids {
+			ids[k] = first + uint64(k)
 		}
 	}
 	return b.fill(ids, input)
@@ -190,11 +192,17 @@ func (b *blockIDs) extend(prev []uint64, prevTokens, input int) []uint64 {
 	return b.fill(ids, input)
 }
 
+// fill appends fresh ids to ids up to input tokens' blocks.
 func (b *blockIDs) fill(ids []uint64, input int) []uint64 {
-	for len(ids) < blocks(input, b.cfg.block()) {
-		ids = append(ids, b.fresh)
-		b.fresh++
+	n, want := len(ids), blocks(input, b.cfg.block())
+	if want <= n {
+		return ids
 	}
+	ids = slices.Grow(ids, want-n)[:want]
+	for k := range ids[n:] {
+		ids[n+k] = b.fresh + uint64(k)
+	}
+	b.fresh += uint64(len(ids) - n)
 	return ids
 }
 

@@ -17,6 +17,7 @@ type parser struct {
 	name  string
 	cfg   TraceConfig
 	clock clockKind
+	ids   []uint64 // hashIDs' scratch
 }
 
 type clockKind int
@@ -261,6 +262,67 @@ func conversationID(v string) uint64 {
 	return h.Sum64()
 }
 
+// hashIDs parses a list of hash ids, "[1, 2, 3]": decimal unsigned
+// integers between brackets, separated by commas, semicolons or white
+// space. It returns the ids (a slice of their number exactly), or the
+// first token that is not one with strconv.ParseUint's error. A list of
+// plain numbers of at most 19 digits, every trace's, is read in one pass
+// over its bytes into the parser's scratch; anything else goes to
+// hashIDsSlow, its twin, which FuzzHashIDs holds it to.
+func (p *parser) hashIDs(v string) ([]uint64, string, error) {
+	v = strings.Trim(v, "[] \t")
+	buf := p.ids[:0]
+	var x uint64
+	digits := 0
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if d := c - '0'; d <= 9 {
+			x = x*10 + uint64(d)
+			digits++
+			continue
+		}
+		if !isIDSep(c) || digits > 19 { // not a number, or one that may not fit: ParseUint says
+			return hashIDsSlow(v)
+		}
+		if digits > 0 {
+			buf = append(buf, x)
+			x, digits = 0, 0
+		}
+	}
+	if digits > 19 {
+		return hashIDsSlow(v)
+	}
+	if digits > 0 {
+		buf = append(buf, x)
+	}
+	p.ids = buf
+	ids := make([]uint64, len(buf))
+	copy(ids, buf)
+	return ids, "", nil
+}
+
+// isIDSep reports whether byte c separates hash ids.
+func isIDSep(c byte) bool {
+	return c == ',' || c == ';' || c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
+
+// hashIDsSlow is hashIDs by strings.FieldsFunc and strconv.ParseUint, a
+// token at a time (v trimmed of its brackets).
+func hashIDsSlow(v string) ([]uint64, string, error) {
+	list := strings.FieldsFunc(v, func(r rune) bool {
+		return r == ',' || r == ';' || r == ' ' || r == '\t' || r == '\n' || r == '\r'
+	})
+	ids := make([]uint64, len(list))
+	for i, s := range list {
+		id, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return nil, s, err
+		}
+		ids[i] = id
+	}
+	return ids, "", nil
+}
+
 // hashes fills PrefixHashes and PrefixBlockTokens.
 func (p *parser) hashes(r row, req *Request) error {
 	c := p.cfg.Columns
@@ -268,17 +330,11 @@ func (p *parser) hashes(r row, req *Request) error {
 	if !ok {
 		return nil
 	}
-	list := strings.FieldsFunc(strings.Trim(v, "[] \t"), func(r rune) bool {
-		return r == ',' || r == ';' || r == ' ' || r == '\t' || r == '\n' || r == '\r'
-	})
-	req.PrefixHashes = make([]uint64, len(list))
-	for i, s := range list {
-		id, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return p.fail(r, c.PrefixHashes, s, uintReason(err, " hash id"))
-		}
-		req.PrefixHashes[i] = id
+	ids, bad, err := p.hashIDs(v)
+	if err != nil {
+		return p.fail(r, c.PrefixHashes, bad, uintReason(err, " hash id"))
 	}
+	req.PrefixHashes = ids
 	req.PrefixBlockTokens = c.BlockTokens
 	if req.PrefixBlockTokens == 0 {
 		req.PrefixBlockTokens = MooncakeBlockTokens

@@ -15,20 +15,44 @@ import (
 // 68.7 s (2³⁶ ns) takes three passes (and its fourth digit is not even
 // counted). Short slices, and slices holding a negative duration or one
 // of 78 hours or more (2⁴⁸ ns), take slices.Sort.
+//
+// A slice of fewer than smallRadix values, each under 18.3 minutes (2⁴⁰
+// ns), takes four 10-bit digits instead: a pass's prefix sums over 4,096
+// counts cost more than its scatter of 2,000 values (a disaggregated
+// fleet's summary of 2,000 requests spent 425 instructions a request on
+// them), over 1,024 a quarter of that, for a pass more on values of
+// 1.07 s (2³⁰ ns) or more.
 func SortDurations(x, buf []time.Duration) []time.Duration {
 	if len(x) < 512 {
 		slices.Sort(x)
 		return buf
+	}
+	if len(x) < smallRadix {
+		var count [smallDigits][1 << smallDigitBits]int32
+		if countSmallDigits(&count, x) {
+			return radixSort(x, buf, smallDigits, func(d int, src, dst []time.Duration) bool {
+				return smallPass(&count[d], d, src, dst)
+			})
+		}
 	}
 	var count [durDigits][1 << durDigitBits]int32
 	if !countDigits(&count, x) {
 		slices.Sort(x)
 		return buf
 	}
+	return radixSort(x, buf, durDigits, func(d int, src, dst []time.Duration) bool {
+		return radixPass(&count[d], d, src, dst)
+	})
+}
+
+// radixSort sorts x by its digits, counted, with buf as scratch (grown
+// and returned): pass scatters src into dst by digit d and reports
+// whether it did.
+func radixSort(x, buf []time.Duration, digits int, pass func(d int, src, dst []time.Duration) bool) []time.Duration {
 	buf = grow(buf, len(x))
 	src, dst := x, buf
-	for d := range durDigits {
-		if radixPass(&count[d], d, src, dst) {
+	for d := range digits {
+		if pass(d, src, dst) {
 			src, dst = dst, src
 		}
 	}
@@ -36,6 +60,41 @@ func SortDurations(x, buf []time.Duration) []time.Duration {
 		copy(x, src)
 	}
 	return buf
+}
+
+// countSmallDigits counts the four 10-bit digits of x's values, and
+// reports false when one is negative or 2⁴⁰ ns or more (the 12-bit
+// digits' to sort).
+func countSmallDigits(count *[smallDigits][1 << smallDigitBits]int32, x []time.Duration) bool {
+	var or uint64
+	for _, v := range x {
+		k := uint64(v)
+		or |= k
+		count[0][k&smallDigitMask]++
+		count[1][(k>>smallDigitBits)&smallDigitMask]++
+		count[2][(k>>(2*smallDigitBits))&smallDigitMask]++
+		count[3][(k>>(3*smallDigitBits))&smallDigitMask]++
+	}
+	return or>>(smallDigits*smallDigitBits) == 0
+}
+
+// smallPass is radixPass with 10-bit digits.
+func smallPass(c *[1 << smallDigitBits]int32, d int, src, dst []time.Duration) bool {
+	shift := uint(smallDigitBits*d) & 63
+	if int(c[(uint64(src[0])>>shift)&smallDigitMask]) == len(src) {
+		return false
+	}
+	sum := int32(0)
+	for i, n := range c {
+		c[i] = sum
+		sum += n
+	}
+	for _, v := range src {
+		b := (uint64(v) >> shift) & smallDigitMask
+		dst[c[b]] = v
+		c[b]++
+	}
+	return true
 }
 
 // countDigits counts the four digits of x's values, and reports false
@@ -106,4 +165,13 @@ const (
 	durDigitBits = 12
 	durDigits    = 4
 	durDigitMask = 1<<durDigitBits - 1
+)
+
+// The small slices' digits (SortDurations): four of 10 bits, for fewer
+// than smallRadix values.
+const (
+	smallRadix     = 4096
+	smallDigitBits = 10
+	smallDigits    = 4
+	smallDigitMask = 1<<smallDigitBits - 1
 )

@@ -12,7 +12,8 @@ import (
 
 // sortDurations sorts like slices.Sort: lognormal latencies, values with
 // repeats, negatives, durations past its four digits and time.Duration(math.MaxInt64) (the
-// fallback), values needing the fourth digit, short slices.
+// fallback), values needing the fourth digit, short slices, and slices
+// below smallRadix (10-bit digits, or 12 from 2⁴⁰ ns) and at it.
 func TestSortDurationsIsSlicesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	gens := map[string]func() time.Duration{
@@ -26,12 +27,13 @@ func TestSortDurationsIsSlicesSort(t *testing.T) {
 			return time.Duration(rng.Int64N(1e12))
 		},
 		"hours":    func() time.Duration { return time.Duration(rng.Int64N(1 << 47)) }, // the fourth digit
+		"minutes":  func() time.Duration { return time.Duration(rng.Int64N(1 << 40)) }, // every bit of the 10-bit digits
 		"constant": func() time.Duration { return 600 * time.Millisecond },
 		"zeros":    func() time.Duration { return time.Duration(rng.IntN(2)) },
 	}
 	var buf []time.Duration
 	for name, gen := range gens {
-		for _, n := range []int{0, 1, 511, 512, 513, 20_000} {
+		for _, n := range []int{0, 1, 511, 512, 513, 2_000, smallRadix - 1, smallRadix, 20_000} {
 			x := make([]time.Duration, n)
 			for i := range x {
 				x[i] = gen()

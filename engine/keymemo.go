@@ -1,0 +1,82 @@
+package engine
+
+import "github.com/servesim/servesim/internal/lcp"
+
+// The key memo: prompts that begin with the same prefix ids key those
+// blocks once. A block's key is a chain of two SplitMix64 finalisers over
+// every block before it (appendShared), so a prompt of hundreds of blocks
+// costs hundreds of finalisers, and the workloads that cache most resend
+// what was keyed a moment ago: a system prompt shared by a group of
+// prompts (FleetHighReuse's 256 blocks of 287), a conversation so far.
+// The memo holds the chains of recent prompts, one slot for each first
+// prefix id; a prompt whose leading ids equal its slot's copies the keys
+// of the blocks wholly inside those ids and keys only the rest.
+//
+// The keys are the same either way: a block's key reads no unit past its
+// last token (sharedContent), and the memo gives only blocks inside the
+// units the two prompts share. TestKeyMemoIsAppendShared and
+// FuzzKeyMemo hold the memo's chains to appendShared's. The engines of a
+// fleet share one (ShareKeyMemo), as a fleet keys a prompt alike on every
+// replica of one block size.
+
+// keyMemoSlots is the number of chains a memo holds: the slot of a
+// prompt is its first id's, so a workload of more distinct first ids
+// than slots keys some prefixes again.
+const keyMemoSlots = 512
+
+// keyMemo is the chains of recent prompts, by the slot of their first id.
+type keyMemo struct {
+	slots []keySlot
+}
+
+// keySlot is one prompt's chain: keys of blocks of b tokens over ids of
+// p tokens each, ids holding the units those keys read.
+type keySlot struct {
+	ids  []uint64
+	keys []uint64
+	p, b int
+}
+
+// sharedKeys appends to dst (empty), and returns, the keys of blocks 0 to
+// to−1 of the shared content of prefix (ids of p tokens, blocks of b),
+// from the memo where its slot's prompt shares the leading ids, and
+// keeps the chain in that slot. It gives appendShared(dst, rootKey,
+// prefix, p, b, 0, to).
+func (m *keyMemo) sharedKeys(dst, prefix []uint64, p, b, to int) []uint64 {
+	if m.slots == nil {
+		m.slots = make([]keySlot, keyMemoSlots)
+	}
+	sl := &m.slots[int((prefix[0]*0x9e3779b97f4a7c15)>>32)%keyMemoSlots]
+	known := 0
+	if sl.p == p && sl.b == b {
+		known = min(len(sl.keys), lcp.Len(sl.ids, prefix)*p/b, to)
+	}
+	dst = append(dst, sl.keys[:known]...)
+	if known == to {
+		return dst
+	}
+	key := rootKey
+	if known > 0 {
+		key = dst[known-1]
+	}
+	dst = appendShared(dst, key, prefix, p, b, known, to)
+	// Keep the longer chain: a prompt that is a prefix of the slot's
+	// leaves it as it is.
+	read := min(len(prefix), (to*b+p-1)/p) // the units the keys read
+	sl.ids = append(sl.ids[:0], prefix[:read]...)
+	sl.keys = append(sl.keys[:0], dst...)
+	sl.p, sl.b = p, b
+	return dst
+}
+
+// ShareKeyMemo makes e key prompts through with's memo of recent chains
+// (see keymemo.go): engines of one fleet, stepped from one goroutine,
+// key a shared prefix once among them. It changes no key and no result,
+// only the work of keying; with nil, e keeps a memo of its own.
+func (e *Engine) ShareKeyMemo(with *Engine) {
+	if with == nil {
+		e.memo = &keyMemo{}
+		return
+	}
+	e.memo = with.memo
+}

@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/internal/lcp"
+)
+
+// memoPrompt keys prefix through m and directly (appendShared, the
+// twin), fails t if the chains differ, and reports how many keys the
+// memo gave.
+func memoPrompt(t *testing.T, m *keyMemo, prefix []uint64, p, b, to int) int {
+	t.Helper()
+	want := appendShared(nil, rootKey, prefix, p, b, 0, to)
+	sl := m.slots
+	known := 0
+	if sl != nil {
+		s := &sl[int((prefix[0]*0x9e3779b97f4a7c15)>>32)%keyMemoSlots]
+		if s.p == p && s.b == b {
+			known = min(len(s.keys), lcp.Len(s.ids, prefix)*p/b, to)
+		}
+	}
+	got := m.sharedKeys([]uint64{}, prefix, p, b, to)
+	require.Equal(t, want, got, "p %d, b %d, %d ids %v, to %d", p, b, len(prefix), prefix, to)
+	return known
+}
+
+// TestKeyMemoIsAppendShared holds the memo to appendShared over prompts
+// of a few families (a shared beginning, then ids of their own, some
+// prompts extending an earlier one as a conversation does), under
+// unit and block sizes that change now and then, with few first ids so that slots are
+// shared and overwritten.
+func TestKeyMemoIsAppendShared(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 2))
+	var m keyMemo
+	var prev []uint64
+	fresh := uint64(1000)
+	from, keys := 0, 0
+	b, p := 16, 16
+	for i := range 5_000 {
+		if i%250 == 0 || rng.IntN(100) == 0 { // now and then a new size, or one prompt of another
+			b = []int{1, 3, 16, 16, 16, 32}[rng.IntN(6)]
+			p = []int{16, 16, 16, 64, 100, 512}[rng.IntN(6)]
+		}
+		var prefix []uint64
+		switch rng.IntN(3) {
+		case 0: // a group's shared beginning, then its own
+			g := rng.Uint64N(3)
+			for k := range rng.IntN(10) {
+				prefix = append(prefix, g*100+uint64(k))
+			}
+		case 1: // the last prompt so far, extended or cut
+			prefix = append(prefix, prev[:rng.IntN(len(prev)+1)]...)
+		}
+		for range rng.IntN(8) {
+			prefix = append(prefix, fresh)
+			fresh++
+		}
+		if len(prefix) == 0 {
+			prefix = append(prefix, rng.Uint64N(4))
+		}
+		blocks := len(prefix) * p / b
+		if blocks == 0 {
+			continue
+		}
+		to := 1 + rng.IntN(blocks)
+		from += memoPrompt(t, &m, prefix, p, b, to)
+		keys += to
+		prev = prefix
+	}
+	t.Logf("%d of %d keys from the memo", from, keys)
+	assert.Greater(t, from, keys/10, "the memo gives a share of the keys")
+}
+
+// FuzzKeyMemo holds the memo to appendShared over prompts the fuzzer
+// spells: each byte pair is a prompt, its ids drawn from a few so that
+// prompts share beginnings.
+func FuzzKeyMemo(f *testing.F) {
+	f.Add([]byte{0x12, 0x34, 0x12, 0x35, 0xff, 0x01, 0x12, 0x34})
+	f.Add([]byte{0, 0, 0, 1, 1, 0, 1, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m keyMemo
+		for i := 0; i+1 < len(data); i += 2 {
+			x, y := data[i], data[i+1]
+			b := []int{1, 3, 16, 32}[x&3]
+			p := []int{16, 48, 64, 512}[x>>2&3]
+			n := 1 + int(x>>4)
+			prefix := make([]uint64, n)
+			for k := range prefix {
+				prefix[k] = uint64(k) + uint64(y&3)*uint64(k/int(1+y>>2&3)) // families sharing leading ids
+			}
+			blocks := n * p / b
+			if blocks == 0 {
+				continue
+			}
+			memoPrompt(t, &m, prefix, p, b, 1+int(y>>4)%blocks)
+		}
+	})
+}

@@ -1,0 +1,76 @@
+package kvtier
+
+// The cold chain: the keys of the last touch that held none of them.
+//
+// A host tier's lookup touches a waiting request's keys at every plan
+// until the request is admitted, and a request whose shared prefix the
+// tier never held (its group's first on the replica) is looked up key by
+// key, every key a miss, plan after plan: most of a tiered run's lookups.
+// Keys become held only by an Insert, so a touch given the same keys
+// again, with none of them inserted since, holds none of them still and
+// changes nothing: it returns at once. An Insert that adds a key whose
+// bit is set in the chain's filter ends the chain (a key of another
+// chain that shares its bit ends it too, which only costs a touch).
+type cold struct {
+	on   bool
+	keys []uint64
+	bits []uint64 // 1 << coldBits bits: each key's coldBit
+}
+
+const coldBits = 16
+
+// coldBit is key's bit in the cold chain's filter.
+func coldBit(key uint64) uint64 { return (key * 0x9e3779b97f4a7c15) >> (64 - coldBits) }
+
+// isCold reports whether keys are the cold chain's: none of them is held.
+func (l *LRU) isCold(keys []uint64) bool {
+	c := &l.cold
+	return c.on && len(keys) == len(c.keys) && commonPrefix(keys, c.keys) == len(keys)
+}
+
+// noteCold makes keys, none of which is held, the cold chain.
+func (l *LRU) noteCold(keys []uint64) {
+	c := &l.cold
+	if c.bits == nil {
+		c.bits = make([]uint64, 1<<coldBits/64)
+	}
+	for _, k := range c.keys {
+		b := coldBit(k)
+		c.bits[b>>6] &^= 1 << (b & 63)
+	}
+	c.keys = append(c.keys[:0], keys...)
+	for _, k := range keys {
+		b := coldBit(k)
+		c.bits[b>>6] |= 1 << (b & 63)
+	}
+	c.on = true
+}
+
+// added notes that key was just inserted: the cold chain ends if key may
+// be one of its keys.
+func (l *LRU) added(key uint64) {
+	if c := &l.cold; c.on {
+		if b := coldBit(key); c.bits[b>>6]&(1<<(b&63)) != 0 {
+			c.on = false
+		}
+	}
+}
+
+// commonPrefix is the length of the longest common prefix of a and b:
+// by blocks of 32 keys compared whole (one runtime.memequal: the arrays
+// are compared in place, not copied), then of 4, then key by key.
+func commonPrefix(a, b []uint64) int {
+	n := min(len(a), len(b))
+	a, b = a[:n], b[:n]
+	m := 0
+	for m+32 <= n && *(*[32]uint64)(a[m : m+32]) == *(*[32]uint64)(b[m : m+32]) {
+		m += 32
+	}
+	for m+4 <= n && *(*[4]uint64)(a[m : m+4]) == *(*[4]uint64)(b[m : m+4]) {
+		m += 4
+	}
+	for m < n && a[m] == b[m] {
+		m++
+	}
+	return m
+}

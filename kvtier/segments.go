@@ -1,0 +1,118 @@
+package kvtier
+
+import "math/bits"
+
+// Segments: runs of the list a touch can move without walking them.
+//
+// A touch moves a chain's runs whole, but it finds where a run ends by
+// walking the list from its first node, matching the keys one by one
+// (match): a chain of 300 keys touched after each of its stores was
+// walked whole each time, most of a tiered run's instructions. A segment
+// remembers a run of nodes a touch placed, their keys in order, so that
+// the next touch matches the keys it is given against that array and
+// moves the run without a step down the list.
+//
+// A node labelled with a segment (node.seg, node.off) is the segment's
+// place off: place 0 is the most recent. The segment's breaks say which
+// places are no longer just above the next one: bit t clear means place
+// t's node is alive and its prev is place t+1's. A list's order between
+// two nodes only changes when one of them is unlinked (an insert goes at
+// the most recent end, above every node), so the bits are set where a
+// node leaves (unlink, a touch's run moved) and cleared only where a
+// touch itself stacked one node above the next (label).
+type segment struct {
+	keys   []uint64 // by place, place 0 the most recent
+	nodes  []int32
+	breaks []uint64 // bit t: place t is not just above place t+1
+	live   int32    // places whose node is still labelled here
+	// A touch (epoch) that moved places [lo, hi) as one run: they are
+	// moved, as a node's mark says for the nodes it walked.
+	epoch  uint32
+	lo, hi int32
+}
+
+// newSeg returns an empty segment's number (its index + 1).
+func (l *LRU) newSeg() int32 {
+	if n := len(l.freeSegs); n > 0 {
+		sg := l.freeSegs[n-1]
+		l.freeSegs = l.freeSegs[:n-1]
+		return sg
+	}
+	l.segs = append(l.segs, segment{})
+	return int32(len(l.segs))
+}
+
+// brk notes that place t of s is not just above place t+1.
+func (s *segment) brk(t int32) {
+	s.breaks[t>>6] |= 1 << (t & 63)
+}
+
+// label appends the nodes from hi down to lo (prev by prev) to segment
+// sg, as its new last places: each just below the place before it.
+func (l *LRU) label(hi, lo, sg int32) {
+	nodes := l.nodes
+	s := &l.segs[sg-1]
+	t0 := int32(len(s.keys))
+	for i := hi; ; {
+		n := &nodes[i]
+		if n.seg != 0 {
+			l.unlabel(i) // another segment's (it never frees sg: above holds it, or sg is new)
+		}
+		n.seg, n.off = sg, int32(len(s.keys))
+		s.keys = append(s.keys, n.key)
+		s.nodes = append(s.nodes, i)
+		if i == lo {
+			break
+		}
+		i = n.prev
+	}
+	s.live += int32(len(s.keys)) - t0
+	for len(s.breaks)<<6 < len(s.keys) {
+		s.breaks = append(s.breaks, 0) // places past the last have no break
+	}
+	if t0 > 0 {
+		s.breaks[(t0-1)>>6] &^= 1 << ((t0 - 1) & 63)
+	}
+}
+
+// unlabel takes node i out of its segment, if any: its place is broken
+// from the places around it, and a segment left with no node is freed.
+func (l *LRU) unlabel(i int32) {
+	n := &l.nodes[i]
+	if n.seg == 0 {
+		return
+	}
+	s := &l.segs[n.seg-1]
+	if n.off > 0 {
+		s.brk(n.off - 1)
+	}
+	s.brk(n.off)
+	if s.live--; s.live == 0 {
+		s.keys, s.nodes, s.breaks = s.keys[:0], s.nodes[:0], s.breaks[:0]
+		s.epoch = 0
+		l.freeSegs = append(l.freeSegs, n.seg)
+	}
+	n.seg, n.off = 0, 0
+}
+
+// segRun matches keys[j:], whose first key is place o of s, against the
+// places of s from o that lie just above one another, and returns how
+// many match (at least 1).
+func (s *segment) segRun(keys []uint64, j int, o int32) int {
+	// The first break at or after o ends the places in a row.
+	end := len(s.keys) - 1
+	w := int(o >> 6)
+	b := s.breaks[w] >> (o & 63)
+	if b != 0 {
+		end = min(end, int(o)+bits.TrailingZeros64(b))
+	} else {
+		for w++; w < len(s.breaks) && w<<6 <= end; w++ {
+			if s.breaks[w] != 0 {
+				end = min(end, w<<6+bits.TrailingZeros64(s.breaks[w]))
+				break
+			}
+		}
+	}
+	// keys[j] is place o's key: the run goes on from there.
+	return 1 + commonPrefix(keys[j+1:], s.keys[o+1:end+1])
+}

@@ -1,0 +1,78 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/workload"
+)
+
+// loadLeastLoaded and loadPowerOfTwo are LeastLoaded and PowerOfTwo as
+// they read the load before View.outstanding: the whole Load, its
+// replica's run synced to the instant first (SyncTo).
+type (
+	loadLeastLoaded struct{}
+	loadPowerOfTwo  struct{}
+)
+
+func (loadLeastLoaded) Route(_ *workload.Request, v *View) int {
+	best, least := 0, v.Load(0).Outstanding
+	for i := 1; i < v.Replicas(); i++ {
+		if o := v.Load(i).Outstanding; o < least {
+			best, least = i, o
+		}
+	}
+	return best
+}
+
+func (loadPowerOfTwo) Route(_ *workload.Request, v *View) int {
+	a, b := twoOf(v)
+	if a != b && v.Load(b).Outstanding < v.Load(a).Outstanding {
+		return b
+	}
+	return a
+}
+
+// TestOutstandingIsTheLoads holds LeastLoaded and PowerOfTwo, which read
+// a replica's outstanding tokens alone (View.outstanding, no SyncTo), to
+// twins reading the whole Load, on the random scenarios whose fleet or
+// prefill pool routes by them: both runs fast, the same bytes.
+func TestOutstandingIsTheLoads(t *testing.T) {
+	twin := func(r Router) (Router, bool) {
+		switch r.(type) {
+		case LeastLoaded:
+			return loadLeastLoaded{}, true
+		case PowerOfTwo:
+			return loadPowerOfTwo{}, true
+		}
+		return r, false
+	}
+	routed, pools := 0, 0
+	for seed := range uint64(1_500) {
+		data := randomScenario(seed)
+		cfg, reqs := decodeScenario(data)
+		slow := cfg
+		var fleet, pool bool
+		slow.Fleet.Router, fleet = twin(cfg.Fleet.Router)
+		slow.Fleet.Prefill.Router, pool = twin(cfg.Fleet.Prefill.Router)
+		if !fleet && !pool {
+			continue
+		}
+		if cfg.Fleet.SignalDelay > 0 {
+			continue // the stale signals read the whole Load either way
+		}
+		routed++
+		if pool {
+			pools++
+		}
+		fast, err := runScenario(cfg, reqs, recordsSteps(data))
+		require.NoError(t, err)
+		want, err := runScenario(slow, reqs, recordsSteps(data))
+		require.NoError(t, err)
+		sameBytes(t, want.text, fast.text)
+	}
+	t.Logf("%d scenarios routed by outstanding tokens, %d of them in a prefill pool", routed, pools)
+	require.Greater(t, routed, 100)
+	require.Greater(t, pools, 10)
+}
