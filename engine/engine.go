@@ -367,7 +367,7 @@ func (e *Engine) Abort(now time.Duration, ref int32) error {
 	}
 	if s.sched > 0 {
 		if e.lazy {
-			e.live--
+			e.live -= e.stepTokens(s)
 		}
 		s.aborted = true // released by Complete
 		e.outstanding -= s.left()

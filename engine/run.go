@@ -26,7 +26,7 @@ type runState struct {
 	runHead  uint64 // Add order + 1 of the waiting head the plan in flight was made with; 0: none
 	lazy     bool   // the plan in flight is a run whose blocks are taken step by step
 	runAlloc int    // steps of the run in flight whose blocks are taken
-	live     int    // requests of the run in flight not aborted
+	live     int    // outstanding tokens a step of the run in flight takes, over its requests not aborted (stepTokens)
 	res      residues
 }
 
@@ -84,6 +84,13 @@ func (e *Engine) extendRun(now, until time.Duration) {
 	e.lazy = true
 	e.runAlloc = 1 // the first step's blocks were taken when it was planned
 	e.live = len(e.sched) + e.plan.Cohort
+	if len(e.plan.Batch.Prefill) > 0 { // a run of chunks: each prompt its chunk a step
+		for _, s := range e.sched {
+			if !s.decoding {
+				e.live += e.stepTokens(s) - 1
+			}
+		}
+	}
 }
 
 // runLength is the number of identical steps the plan may stand for.
@@ -153,12 +160,36 @@ func (e *Engine) runLength(now, until time.Duration) int {
 // its first token. One with blocks of shared content left to cache is
 // one step: a later step would cache them (publish) where the waiting
 // head could find them.
+//
+// A prompt recomputing its emitted tokens after a preemption (known past
+// its Input) stops too before the step whose chunk would cross its
+// Input, so that each step takes the same outstanding tokens
+// (stepTokens), which Outstanding reads inside the run as j·live.
 func (e *Engine) chunkSteps(s *seq) int {
 	left := s.known - s.computed
 	if len(s.ids) < s.shared || left <= 2*s.sched { // (left-1)/sched <= 1: its last chunk, or the one before
 		return 1
 	}
-	return (left - 1) / s.sched
+	k := (left - 1) / s.sched
+	if in := s.req.Input; s.computed < in {
+		k = min(k, (in-s.computed)/s.sched)
+	}
+	return max(k, 1)
+}
+
+// stepTokens is the outstanding tokens a step of the run in flight
+// takes of s, one of its requests: a decode's token, or a prompt's chunk
+// as far as it is of its Input (a resumed request's emitted tokens
+// count once, as emitted: seq.left), which chunkSteps keeps the same a
+// step.
+func (e *Engine) stepTokens(s *seq) int {
+	switch {
+	case s.decoding:
+		return 1
+	case s.computed < s.req.Input:
+		return s.sched
+	}
+	return 0
 }
 
 // chunkLimit is the fewest steps the plan's prompts allow (chunkSteps).

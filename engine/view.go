@@ -15,25 +15,7 @@ func (e *Engine) Outstanding(t time.Duration) int {
 		return e.outstanding
 	}
 	j := min(int((t-e.plan.Start)/e.plan.StepTime), e.plan.Steps)
-	if len(e.plan.Batch.Prefill) > 0 {
-		return e.outstanding - e.chunkDone(j)
-	}
 	return e.outstanding - j*e.live
-}
-
-// chunkDone is the outstanding tokens the first j steps of a run of
-// chunks take: a token a step of each decode, and of each prompt the
-// tokens of its chunks up to its Input (a resumed request computes its
-// emitted tokens again, which count once, as emitted: seq.left).
-func (e *Engine) chunkDone(j int) int {
-	d := j * e.live
-	for _, s := range e.sched {
-		if !s.aborted && !s.decoding {
-			in := s.req.Input
-			d += max(0, in-s.computed) - max(0, in-s.computed-j*s.sched) - j // its chunks', not a token a step
-		}
-	}
-	return d
 }
 
 // CachedPrefix is how many of a prompt's leading tokens the prefix cache
