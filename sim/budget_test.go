@@ -55,8 +55,8 @@ var instructionBudgets = []struct {
 	// Fleet8LeastLoaded 139,302, Fleet8PrefixApprox 127,350,
 	// Fleet8PrefixEvents 168,398, Disagg 100,527, Tiers 696,078,
 	// Autoscale 8,797, AzureReplay 10,500, MooncakeReplay 487,882; the
-	// budgets were lowered after its first and second rounds
-	// (docs/scale.md; after the first, 5394120: Conversations 70,738,
+	// budgets were lowered after each round of it (docs/scale.md; at
+	// 5394120: Conversations 70,738,
 	// Speculation 51,999, KVPressure 18,719, Fleet8LeastLoaded 96,755,
 	// Fleet8PrefixApprox 80,890, Fleet8PrefixEvents 109,685, Disagg
 	// 15,686, Tiers 469,692, Autoscale 8,721, AzureReplay 10,481,
