@@ -426,6 +426,15 @@ func (e *Engine) need(s *seq, tokens int) int {
 	return e.blocksFor(tokens) - s.blocks()
 }
 
+// keepFree is the blocks an admission leaves free: the watermark, waived
+// with nothing running, since nothing else could free a block.
+func (e *Engine) keepFree() int {
+	if e.nrunning() == 0 {
+		return 0
+	}
+	return e.wmBlocks
+}
+
 // available is what an allocation may draw on: free blocks, cached or not.
 func (e *Engine) available() int { return e.pool.free() }
 

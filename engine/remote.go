@@ -172,10 +172,7 @@ func (e *Engine) reserve(s *seq) bool {
 	s.known = s.req.Input
 	hit, pinned := e.hits(s)
 	s.known = s.req.Input + 1
-	keep := e.wmBlocks
-	if e.nrunning() == 0 {
-		keep = 0
-	}
+	keep := e.keepFree()
 	if e.blocksFor(s.known)-len(hit)+pinned+keep > e.available() {
 		return false
 	}
@@ -324,10 +321,7 @@ func (e *Engine) admitLanded(budget int) (int, bool) {
 			budget -= n
 			continue
 		}
-		keep := e.wmBlocks
-		if e.nrunning() == 0 {
-			keep = 0
-		}
+		keep := e.keepFree()
 		if e.need(s, s.known)+keep > e.available() {
 			return budget, false
 		}

@@ -309,10 +309,7 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 		return 0, false
 	}
 	n = min(n, budget)
-	keep := e.wmBlocks
-	if e.nrunning() == 0 {
-		keep = 0
-	}
+	keep := e.keepFree()
 	upto := tokens + n
 	if !e.cfg.AdmitOnFirstChunk {
 		upto = s.known
@@ -339,10 +336,7 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 // Under KV pressure such a head is refused at every plan while it heads
 // the queue; this spares the walk of its keys (hits) each time.
 func (e *Engine) refused(s *seq) bool {
-	keep := e.wmBlocks
-	if e.nrunning() == 0 {
-		keep = 0
-	}
+	keep := e.keepFree()
 	if e.blocksFor(s.known)+keep <= e.available() {
 		return false
 	}

@@ -180,10 +180,7 @@ func (e *Engine) reserveTier(s *seq) (reserved, skip, stop bool) {
 	if e.cfg.AdmitOnFirstChunk {
 		upto = min(s.known, loaded+e.newTokens(s, loaded))
 	}
-	keep := e.wmBlocks
-	if e.nrunning() == 0 {
-		keep = 0
-	}
+	keep := e.keepFree()
 	if e.blocksFor(upto)-len(hit)+pinned+keep > e.available() {
 		return false, false, true
 	}
@@ -224,10 +221,7 @@ func (e *Engine) admitTierLanded(s *seq, budget int) (int, bool) {
 		return 0, false
 	}
 	n = min(n, budget)
-	keep := e.wmBlocks
-	if e.nrunning() == 0 {
-		keep = 0
-	}
+	keep := e.keepFree()
 	upto := s.known
 	if e.cfg.AdmitOnFirstChunk {
 		upto = s.computed + n
