@@ -29,6 +29,7 @@ type Engine struct {
 	queues                 // the requests held: by Ref, waiting, running (here)
 	remoteState            // Remote requests reserved or landed (remote.go)
 	tier         Tier      // KV below HBM (tier.go); nil: none
+	tierPrivate  bool      // the tier says only this engine calls it (PrivateTier): runs may hand it their stores (storeRun)
 	skipped      []*seq    // the waiting requests the tier asked this plan to pass over (admitAsync)
 	scheduling             // the step planned and in flight: plan, outcome, batch (schedule.go)
 	runState               // the run of decode steps in flight (run.go, residues.go)

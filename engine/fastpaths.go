@@ -70,7 +70,9 @@ const (
 	whySlowTwin    = "turned off for the tests' slow twin"
 	whyKVEvents    = "KV events are published (PublishKVEvents): each step's evictions carry its start"
 	whyRemote      = "remote KV (Config.RemoteKV): a transfer lands between steps"
-	whyTier        = "a KV tier (SetTier): a load lands between steps, and stores are offered step by step"
+	whyTierShared  = "a KV tier that other engines call too (SetTier): a run's stores are offered as the driver brings it to an instant, not at its steps' starts"
+	whyTierCohort  = "a KV tier (SetTier): stores are offered a request at a time, which the cohort keeps in aggregate"
+	whyTierJoin    = "a KV tier (SetTier): the plan after a join looks the waiting head up in the tier"
 )
 
 // fastPaths is the engine's decision, written only by decideFast. The
@@ -139,11 +141,21 @@ func (e *Engine) decideFast() {
 		off(pathJoins, whyRemote)
 	}
 	if e.tier != nil {
-		for p := range numPaths {
-			if p != pathFCFSRun {
-				off(p, whyTier)
-			}
+		// A run hands the tier its later steps' stores as it takes their
+		// blocks (allocThrough, storeRun), in the order a step-by-step
+		// engine offers them, and only while no plan of its steps would
+		// look the waiting head up in the tier (runLength): nothing else
+		// this engine calls the tier with happens inside a run (a Land or
+		// an Abort syncs the run first). That order is the tier's whole
+		// order only when no other engine calls it (tierPrivate). The
+		// cohort keeps its members in aggregate, and a join leaves the
+		// waiting head unlooked-up: both stay off, Continue with the
+		// cohort. Streaks and residues touch nothing the tier sees.
+		if !e.tierPrivate {
+			off(pathRuns, whyTierShared)
 		}
+		off(pathCohort, whyTierCohort)
+		off(pathJoins, whyTierJoin)
 	}
 	if !e.residuesServe() {
 		off(pathResidues, fmt.Sprintf("BlockSize %d is not a power of two up to %d", e.cfg.BlockSize, maxResidueBlock))

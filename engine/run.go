@@ -119,6 +119,9 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	if len(p.Reserved) > 0 {
 		return 1 // its transfers may land as it starts (remote.go)
 	}
+	if e.tier != nil && e.waiting.len() > 0 && !e.AtSeqCap() {
+		return 1 // each later step's plan would look the waiting head up in the tier, touching its keys (reserveTier)
+	}
 	// Every step must start before until: now + (k-1)·d < until (written
 	// so that until near the end of time does not overflow).
 	d := p.StepTime
@@ -416,6 +419,9 @@ func (e *Engine) started(t time.Duration) int {
 func (e *Engine) allocThrough(m int) {
 	if !e.lazy || m <= e.runAlloc {
 		return
+	}
+	if e.tier != nil { // the steps' stores, as they start (a PrivateTier: decideFast)
+		e.storeRun(e.runAlloc, m)
 	}
 	if e.pubRun > 0 {
 		e.runPublish(e.runAlloc, m)

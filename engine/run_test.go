@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +15,10 @@ import (
 )
 
 // runsChunked counts the runs timeline saw whose steps carry prefill
-// chunks, so that a test can say its scenarios planned them.
-var runsChunked int
+// chunks, so that a test can say its scenarios planned them; runsStored
+// those whose later steps offered the tier stores (a logTier's calls grew
+// between the plan and its end).
+var runsChunked, runsStored int
 
 // timeline drives e until it is idle — advancing runs of identical
 // steps in one move when fast is set, step by step otherwise — adding
@@ -25,15 +28,45 @@ var runsChunked int
 // too, so that the two ways of driving can be compared line for line.
 func timeline(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Request) string {
 	t.Helper()
+	return timelineLands(t, e, fast, adds, nil)
+}
+
+// timelineLands is timeline for an engine whose plans may reserve blocks
+// for KV that lands later (a tier's loads): the reservation of request
+// ref lands delay(ref) after its plan's start, an event as an arrival is
+// (a run extends past neither; one due inside a move lands at its end,
+// before the arrivals due there).
+func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Request, delay func(ref int32) time.Duration) string {
+	t.Helper()
 	var b, reads strings.Builder // tokens and admissions; what a router reads at each step end
 	var now, blockTime time.Duration
+	lands := map[int32]time.Duration{} // the reservations in flight, by the instant each lands
 	pending := func(now time.Duration) (next time.Duration, ok bool) {
 		for at := range adds {
 			if at > now && (!ok || at < next) {
 				next, ok = at, true
 			}
 		}
+		for _, at := range lands {
+			if at > now && (!ok || at < next) {
+				next, ok = at, true
+			}
+		}
 		return next, ok
+	}
+	land := func(end time.Duration) { // the landings due by end, in Ref order
+		var due []int32
+		for ref, at := range lands {
+			if at <= end {
+				due = append(due, ref)
+			}
+		}
+		slices.Sort(due)
+		for _, ref := range due {
+			delete(lands, ref)
+			require.NoError(t, e.Land(end, ref))
+			fmt.Fprintf(&b, "%v: land %d\n", end, ref)
+		}
 	}
 	for at, rs := range adds {
 		if at == 0 {
@@ -58,6 +91,7 @@ func timeline(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Reque
 				return b.String() + reads.String()
 			}
 			now = next
+			land(now)
 			for _, r := range adds[now] {
 				require.NoError(t, e.Add(now, r))
 			}
@@ -66,20 +100,28 @@ func timeline(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Reque
 		for _, ref := range p.Started {
 			fmt.Fprintf(&b, "%v: admit %d\n", p.Start, ref)
 		}
+		for _, r := range p.Reserved {
+			fmt.Fprintf(&b, "%v: reserve %d\n", p.Start, r.Ref)
+			lands[r.Ref] = p.Start + delay(r.Ref)
+		}
 		if p.Steps > 1 && len(p.Batch.Prefill) > 0 {
 			runsChunked++
 		}
+		calls := tierCalls(e)
 		start, d := p.Start, p.StepTime
 		for i := 1; i < p.Steps; i++ { // what a router reads at each step end inside a run (SyncTo first)
 			at := start + time.Duration(i)*d
 			e.Runner().SyncTo(at)
-			fmt.Fprintf(&reads, "%v: outstanding %d, free %d\n", at, e.Outstanding(at), e.FreeBlocks())
+			fmt.Fprintf(&reads, "%v: outstanding %d, free %d%s\n", at, e.Outstanding(at), e.FreeBlocks(), tierReads(e))
 		}
 		o, err := e.Complete(p.End)
 		require.NoError(t, err)
 		require.NoError(t, e.Check())
+		if o.Steps > 1 && tierCalls(e) > calls {
+			runsStored++
+		}
 		blockTime += time.Duration(o.BlockSteps) * p.StepTime
-		fmt.Fprintf(&reads, "%v: outstanding %d, free %d\n", p.End, e.Outstanding(p.End), e.FreeBlocks())
+		fmt.Fprintf(&reads, "%v: outstanding %d, free %d%s\n", p.End, e.Outstanding(p.End), e.FreeBlocks(), tierReads(e))
 		for i := range o.Steps { // one line per step, whichever way it was planned
 			for _, em := range o.Emitted {
 				if i >= o.Steps-em.Tokens {
@@ -87,8 +129,9 @@ func timeline(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Reque
 				}
 			}
 		}
-		// Arrivals due inside the move join when it ends (a run never
-		// extends past one: until is the next arrival).
+		// Landings and arrivals due inside the move happen when it ends
+		// (a run never extends past one: until is the next).
+		land(p.End)
 		for at, rs := range adds {
 			if at > now && at <= p.End {
 				for _, r := range rs {
@@ -100,6 +143,23 @@ func timeline(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Reque
 	}
 	t.Fatal("engine not idle after 100,000 steps")
 	return ""
+}
+
+// tierReads is what timelineLands notes of e's tier at a step end: the
+// calls it has had (a logTier's), none without one.
+func tierReads(e *Engine) string {
+	if _, ok := e.tier.(*logTier); ok {
+		return fmt.Sprintf(", tier calls %d", tierCalls(e))
+	}
+	return ""
+}
+
+// tierCalls is the calls e's tier has had, if it is a logTier.
+func tierCalls(e *Engine) int {
+	if x, ok := e.tier.(*logTier); ok {
+		return x.calls
+	}
+	return 0
 }
 
 // Issue 8, bug 2: a run of decode steps may evict cached blocks the

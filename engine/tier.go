@@ -26,7 +26,8 @@ import (
 //     stored again (prepare_store, kv_offload/cpu/manager.py:147). The
 //     engine calls Store once a request, with that request's blocks and
 //     its chain of keys, in vLLM's order (storeTier), when the plan that
-//     schedules them is accepted.
+//     schedules them is accepted (inside a run, when the run reaches the
+//     step: storeRun).
 //   - Lookup: after the HBM prefix cache's hits (get_computed_blocks),
 //     the connector looks up the blocks that follow, stopping at the
 //     first miss, and reports a hit only if it gains at least one whole
@@ -91,7 +92,9 @@ import (
 // the engine's prefix cache (BlockKeys; a request's own blocks have keys
 // no other request computes). The engine calls it from Schedule and
 // ScheduleUntil (Store, Find, Load), Land, Abort and a refused plan
-// (Release), on the driver's goroutine; it must not call the engine.
+// (Release), and, a PrivateTier's, from the calls that bring a run to an
+// instant (Store: SyncTo, CompleteUntil, Truncate, Complete, Abort), on
+// the driver's goroutine; it must not call the engine.
 type Tier interface {
 	// Store offers one request's full blocks keys, which a plan just
 	// accepted computes (write-through), as one store: a tier ignores
@@ -120,15 +123,37 @@ type Tier interface {
 	Release(ref int32)
 }
 
+// PrivateTier is a Tier that may say whether this engine alone calls it
+// (a replica's own host memory), its driver only through the engine.
+// Such a tier sees its calls in the engine's order whenever the engine
+// makes them, so a run of several steps (Runner.ScheduleUntil) may offer
+// its later steps' stores as the driver brings it to an instant
+// (SyncTo, CompleteUntil, Truncate, Complete, Land and Abort after
+// SyncTo), each step's in the order a step-by-step engine offers them
+// at its start. A tier that other engines call too (a store shared by
+// replicas) would see those stores late, after calls other engines made
+// in between: with it, or with a Tier that is no PrivateTier, runs are
+// off.
+type PrivateTier interface {
+	Tier
+	// Private reports whether only this engine calls the tier.
+	Private() bool
+}
+
 // SetTier gives the engine a tier below HBM (nil: none). Set it before
-// the first step, as PublishKVEvents: it turns the fast paths off (a
-// load lands between steps, as a Remote request's KV does, and the
-// stores are offered step by step), and it needs the prefix cache on.
+// the first step, as PublishKVEvents: it turns some fast paths off
+// (FastPaths says which: the decode cohort and Continue, whose members'
+// stores are offered one request at a time; joins, after which a plan
+// looks the waiting head up in the tier; and runs, unless the tier is a
+// PrivateTier whose Private reports true), and it needs the prefix cache
+// on.
 func (e *Engine) SetTier(t Tier) error {
 	if t != nil && !e.cacheOn {
 		return fmt.Errorf("engine: SetTier with the prefix cache off (Config.PrefixCache): a tier is keyed by the cache's content keys")
 	}
 	e.tier = t
+	pt, ok := t.(PrivateTier)
+	e.tierPrivate = ok && pt.Private()
 	e.decideFast()
 	return nil
 }
@@ -332,15 +357,47 @@ func (e *Engine) storeTier() {
 // storeOne offers the tier s's full blocks the plan computes, from the
 // first it has not stored, with its chain of every full block's key.
 func (e *Engine) storeOne(s *seq) {
+	e.storeThrough(s, s.computed+s.sched, s.known)
+}
+
+// storeThrough offers the tier s's full blocks of its first upto tokens
+// (computed once the step ends), from the first it has not stored, with
+// its chain of every full block of its first known tokens (known at the
+// step's start: drafts are never stored).
+func (e *Engine) storeThrough(s *seq, upto, known int) {
 	b := e.cfg.BlockSize
-	full := min(s.computed+s.sched, s.known) / b
+	full := min(upto, known) / b
 	from := int(s.stored)
 	if full <= from {
 		return
 	}
-	e.key(s, s.known/b-1) // its chain: every full block of its known tokens (vLLM's offload_keys)
-	if e.tier.Store(s.keys[from:full], s.keys[:s.known/b]) {
+	e.key(s, known/b-1) // its chain: every full block of its known tokens (vLLM's offload_keys)
+	if e.tier.Store(s.keys[from:full], s.keys[:known/b]) {
 		s.stored = int32(full)
+	}
+}
+
+// storeRun offers the tier the stores of steps from+1 to m of the run in
+// flight (its first step's were offered when it was planned: storeTier),
+// each step's as a step-by-step engine offers them once its plan is
+// accepted (storeTier): a step after a run's first admits nobody, so its
+// requests go in the running loop's order, which is the run's (every
+// running request is scheduled, an admitted one at the tail), each with
+// the tokens it computed and knew at the step's start. A request aborted
+// in the run's last step is offered nothing from the step after its
+// Abort (it leaves the scheduled list there), as it takes no block.
+func (e *Engine) storeRun(from, m int) {
+	for step := from + 1; step <= m; step++ {
+		for _, s := range e.sched {
+			if s.aborted {
+				continue
+			}
+			known := s.known
+			if s.decoding {
+				known += step - 1 // a token sampled a step
+			}
+			e.storeThrough(s, s.computed+step*s.sched, known)
+		}
 	}
 }
 

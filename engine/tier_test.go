@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,6 +89,100 @@ func (x *lruTier) Release(ref int32) {
 		}
 	}
 	delete(x.loads, ref)
+}
+
+// logTier is an lruTier that writes down every call, in order, and says
+// it is private (PrivateTier): only its engine calls it.
+type logTier struct {
+	*lruTier
+	log   strings.Builder
+	calls int
+}
+
+func (x *logTier) Private() bool { return true }
+
+func (x *logTier) Store(keys, chain []uint64) bool {
+	ok := x.lruTier.Store(keys, chain)
+	x.note("store %x chain %x: %v", keys, chain, ok)
+	return ok
+}
+
+func (x *logTier) Find(keys []uint64, hbm int) (int, bool) {
+	n, busy := x.lruTier.Find(keys, hbm)
+	x.note("find %x from %d: %d %v", keys, hbm, n, busy)
+	return n, busy
+}
+
+func (x *logTier) Load(ref int32, keys []uint64) {
+	x.lruTier.Load(ref, keys)
+	x.note("load %d %x", ref, keys)
+}
+
+func (x *logTier) Release(ref int32) {
+	x.lruTier.Release(ref)
+	x.note("release %d", ref)
+}
+
+func (x *logTier) note(format string, args ...any) {
+	x.calls++
+	fmt.Fprintf(&x.log, format+"\n", args...)
+}
+
+// TestTierRunsAreSteps: with a private tier (PrivateTier), runs of
+// decode steps and of prefill chunks hand the tier each later step's
+// stores as they take its blocks (storeRun), and stop where a later
+// step's plan would look the waiting head up in it: random engines with
+// small pools (HBM evicts, so prompts load back from the tier), tiers of
+// 0 to 96 blocks (they refuse and evict), conversations whose turns share
+// a prefix, chunk caps and Priority, each driven both ways, make the same
+// calls to the tier in the same order (every store's keys and chain,
+// every lookup, load and release), the same count of them by every step
+// end (SyncTo), and admit, land and emit at the same instants.
+func TestTierRunsAreSteps(t *testing.T) {
+	runsStored = 0
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 43))
+		cfg := Config{BlockSize: []int{4, 16, 6}[rng.IntN(3)], KVBlocks: 16 + rng.IntN(120),
+			MaxSeqs: 1 + rng.IntN(8), MaxBatchedTokens: 16 + rng.IntN(120), ChunkCap: []int{0, 8, 16, 32}[rng.IntN(4)]}
+		if cfg.ChunkCap > cfg.MaxBatchedTokens {
+			cfg.ChunkCap = 0
+		}
+		if rng.IntN(4) == 0 {
+			cfg.Policy = Priority{}
+		}
+		var model costmodel.Model // Atlas's Frozen: a run's steps cost its first's
+		if rng.IntN(3) == 0 {
+			model = chunkContext // a price that moves as the chunks go deeper
+		}
+		tierBlocks := rng.IntN(4) * 32
+		adds := map[time.Duration][]Request{}
+		for i := range 2 + rng.IntN(14) {
+			at := time.Duration(rng.IntN(30)) * 200 * time.Millisecond // apart: a step spans no two instants
+			r := Request{Ref: int32(i), Input: 1 + rng.IntN(min(200, cfg.KVBlocks*cfg.BlockSize/2)), Output: 1 + rng.IntN(60), Priority: rng.IntN(3)}
+			if rng.IntN(3) != 0 && r.Input >= 8 { // a turn of one of two conversations
+				for j := range r.Input / 8 {
+					r.Prefix = append(r.Prefix, uint64(rng.IntN(2)*100+j))
+				}
+				r.PrefixBlockTokens = 8
+			}
+			adds[at] = append(adds[at], r)
+		}
+		delay := func(ref int32) time.Duration { return time.Duration(1+int(ref)%5) * 7 * time.Millisecond }
+		run := func(fast bool) (string, string) {
+			e, err := New(cfg, model)
+			require.NoError(t, err)
+			e.Runner().SetStrict(true)
+			tier := &logTier{lruTier: newLRUTier(t, tierBlocks)}
+			require.NoError(t, e.SetTier(tier))
+			return timelineLands(t, e, fast, adds, delay), tier.log.String()
+		}
+		wantLine, wantLog := run(false)
+		gotLine, gotLog := run(true)
+		require.Equal(t, wantLog, gotLog, "seed %d, %+v: the tier's calls", seed, cfg)
+		require.Equal(t, wantLine, gotLine, "seed %d, %+v", seed, cfg)
+	}
+	t.Logf("%d runs offered stores in their later steps", runsStored)
+	assert.Greater(t, runsStored, 300, "the scenarios no longer plan runs that store")
 }
 
 // TestTierLoadThenPrefillTheRest: on a replica of 10 blocks of 16 tokens,
@@ -243,19 +338,26 @@ func TestTierNeedsThePrefixCache(t *testing.T) {
 	require.ErrorContains(t, e.SetTier(newLRUTier(t, 1)), "PrefixCache")
 }
 
-// TestTierFastPathsOff: a tier turns every fast path but the FCFS run off,
-// and says why.
+// TestTierFastPathsOff: a tier turns the cohort, Continue and joins off,
+// and runs (with runs of chunks) unless it is a PrivateTier that says
+// only its engine calls it, and says why.
 func TestTierFastPathsOff(t *testing.T) {
-	e, err := New(Config{}, nil)
-	require.NoError(t, err)
-	require.NoError(t, e.SetTier(newLRUTier(t, 1)))
-	for _, f := range e.FastPaths() {
-		if f.Name == "fcfs-run" {
-			assert.True(t, f.On)
-			continue
+	for _, private := range []bool{false, true} {
+		e, err := New(Config{}, nil)
+		require.NoError(t, err)
+		e.Runner().OmitStreaks(true)
+		var tier Tier = newLRUTier(t, 1)
+		if private {
+			tier = &logTier{lruTier: newLRUTier(t, 1)}
 		}
-		assert.False(t, f.On, f.Name)
-		assert.Contains(t, f.Reason, "KV tier", f.Name)
+		require.NoError(t, e.SetTier(tier))
+		off := map[string]bool{"cohort": true, "continue": true, "joins": true, "runs": !private, "chunks": !private}
+		for _, f := range e.FastPaths() {
+			assert.Equal(t, !off[f.Name], f.On, "%s, private %v", f.Name, private)
+			if off[f.Name] {
+				assert.Contains(t, f.Reason, "KV tier", f.Name)
+			}
+		}
 	}
 }
 

@@ -250,6 +250,11 @@ func newTiers(cfg Config, r *runner) (*tiers, error) {
 	return t, nil
 }
 
+// Private reports whether only this port's replica calls its tiers: a
+// host tier alone (engine.PrivateTier), whose replica's runs then hand it
+// their stores as they are synced. A shared store is every replica's.
+func (p *tierPort) Private() bool { return p.t.shared == nil }
+
 func (p *tierPort) hostLRU() *kvtier.LRU {
 	if p.t.host == nil {
 		return nil
