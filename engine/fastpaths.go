@@ -80,7 +80,8 @@ const (
 // serve (co.on for the cohort, omit for streaks, waiting.fcfs for the
 // FCFS run).
 type fastPaths struct {
-	runs     bool // ScheduleUntil may plan a run of several steps
+	runs     bool // ScheduleUntil may plan a run of several steps (an engine without a tier)
+	tierRuns bool // runs, with a tier: while no later step would look the waiting head up in it (tierRuns)
 	chunks   bool // a run's steps may carry prefill chunks
 	pubRuns  bool // a run may go on through decodes that cache blocks of shared output (runPublish)
 	residues bool // a run's blocks may be counted from residues
@@ -144,7 +145,7 @@ func (e *Engine) decideFast() {
 		// A run hands the tier its later steps' stores as it takes their
 		// blocks (allocThrough, storeRun), in the order a step-by-step
 		// engine offers them, and only while no plan of its steps would
-		// look the waiting head up in the tier (runLength): nothing else
+		// look the waiting head up in the tier (tierRuns): nothing else
 		// this engine calls the tier with happens inside a run (a Land or
 		// an Abort syncs the run first). That order is the tier's whole
 		// order only when no other engine calls it (tierPrivate). The
@@ -221,13 +222,14 @@ func (e *Engine) decideFast() {
 	for p := range why {
 		f.why[p] = strings.Join(why[p], "; ")
 	}
-	f.runs = why[pathRuns] == nil
+	runs := why[pathRuns] == nil
+	f.runs, f.tierRuns = runs && e.tier == nil, runs && e.tier != nil
 	f.chunks = why[pathChunks] == nil
 	// A run goes on through decodes that cache blocks of shared output
 	// (runPublish) unless each step's caching is noted as it happens:
 	// recorded steps note the cached blocks at each start, and KV events
 	// carry their step.
-	f.pubRuns = f.runs && !e.stepAlloc
+	f.pubRuns = runs && !e.stepAlloc
 	f.residues = why[pathResidues] == nil
 	f.cont = why[pathContinue] == nil
 	f.joins = why[pathJoins] == nil

@@ -100,8 +100,8 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	if chunks && (!e.fast.chunks || e.lastOne) {
 		return 1 // runs of chunks are off; or, the usual case, a prompt's last chunk (or whole prompt)
 	}
-	if len(p.Preempted) > 0 || len(e.sched) != len(e.running) || !e.fast.runs {
-		return 1 // off (a speculative step's tokens depend on its acceptance), or a step that preempts or leaves a running request out
+	if !e.fast.runs && !e.tierRuns() || len(p.Preempted) > 0 || len(e.sched) != len(e.running) {
+		return 1 // off (a speculative step's tokens depend on its acceptance; with a tier, something waits), or a step that preempts or leaves a running request out
 	}
 	// A step that admits a prompt schedules its chunk as the later steps'
 	// running loop would: at the running list's tail, with the budget the
@@ -118,9 +118,6 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	}
 	if len(p.Reserved) > 0 {
 		return 1 // its transfers may land as it starts (remote.go)
-	}
-	if e.tier != nil && e.waiting.len() > 0 && !e.AtSeqCap() {
-		return 1 // each later step's plan would look the waiting head up in the tier, touching its keys (reserveTier)
 	}
 	// Every step must start before until: now + (k-1)·d < until (written
 	// so that until near the end of time does not overflow).
@@ -154,6 +151,15 @@ func (e *Engine) runLength(now, until time.Duration) int {
 		return e.fitChunkPrices(e.fitBlocks(k))
 	}
 	return e.fitPrices(e.fitBlocks(k))
+}
+
+// tierRuns reports whether a run may have several steps on an engine
+// with a tier (fast.tierRuns, where fast.runs is off: the engine without
+// one tests nothing more): while nothing waits, or the running list is at
+// MaxSeqs, no later step's plan would look the waiting head up in the
+// tier (reserveTier), which touches its keys.
+func (e *Engine) tierRuns() bool {
+	return e.fast.tierRuns && (e.waiting.len() == 0 || e.AtSeqCap())
 }
 
 // chunkSteps is the number of steps of a run that s, a prompt scheduled
@@ -420,15 +426,18 @@ func (e *Engine) allocThrough(m int) {
 	if !e.lazy || m <= e.runAlloc {
 		return
 	}
-	if e.tier != nil { // the steps' stores, as they start (a PrivateTier: decideFast)
-		e.storeRun(e.runAlloc, m)
-	}
 	if e.pubRun > 0 {
 		e.runPublish(e.runAlloc, m)
 	}
 	if co := &e.co; e.plan.Cohort > 0 { // the members come first
 		e.pool.take(e.coGrow(co.ahead, m))
 		co.ahead = m
+	} else if e.tier != nil {
+		// The steps' stores, as they start (a PrivateTier: decideFast).
+		// An engine with a tier keeps no cohort: tested here, a cohort's
+		// run (RunAtlas's every run) tests nothing more (2 instructions a
+		// call, 0.4 % of allocThrough's, before the else).
+		e.storeRun(e.runAlloc, m)
 	}
 	if e.res.on {
 		base := e.res.base
