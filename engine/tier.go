@@ -366,11 +366,12 @@ func (e *Engine) storeOne(s *seq) {
 // step's start: drafts are never stored).
 func (e *Engine) storeThrough(s *seq, upto, known int) {
 	b := e.cfg.BlockSize
-	full := min(upto, known) / b
+	upto = min(upto, known)
 	from := int(s.stored)
-	if full <= from {
-		return
+	if upto < (from+1)*b {
+		return // no full block past those it offered (nine calls in ten in Regime/Tiers), told without a division
 	}
+	full := upto / b
 	e.key(s, known/b-1) // its chain: every full block of its known tokens (vLLM's offload_keys)
 	if e.tier.Store(s.keys[from:full], s.keys[:known/b]) {
 		s.stored = int32(full)
