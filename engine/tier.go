@@ -339,7 +339,7 @@ func (e *Engine) storeTier() {
 	if !slices.ContainsFunc(e.sched, func(s *seq) bool { return s.admitted == admitted }) {
 		// Nothing admitted by this plan: the second pass alone.
 		for _, s := range e.sched {
-			e.storeOne(s)
+			e.storeThrough(s, s.computed+s.sched, s.known)
 		}
 		return
 	}
@@ -349,29 +349,31 @@ func (e *Engine) storeTier() {
 			if pass == 0 && !(fresh && s.preempts == 0) || pass == 1 && fresh || pass == 2 && !(fresh && s.preempts > 0) {
 				continue
 			}
-			e.storeOne(s)
+			e.storeThrough(s, s.computed+s.sched, s.known)
 		}
 	}
-}
-
-// storeOne offers the tier s's full blocks the plan computes, from the
-// first it has not stored, with its chain of every full block's key.
-func (e *Engine) storeOne(s *seq) {
-	e.storeThrough(s, s.computed+s.sched, s.known)
 }
 
 // storeThrough offers the tier s's full blocks of its first upto tokens
 // (computed once the step ends), from the first it has not stored, with
 // its chain of every full block of its first known tokens (known at the
 // step's start: drafts are never stored).
+//
+// Nine calls in ten offer nothing (Regime/Tiers: about 200,000 calls,
+// 20,895 stores): they are told apart without a division, here, small
+// enough to inline in the loops that call it (storeTier, storeRun), and
+// the stores go on in storeNew (measured: 3,130 instructions a request
+// of Regime/Tiers less than with the test inside the call).
 func (e *Engine) storeThrough(s *seq, upto, known int) {
-	b := e.cfg.BlockSize
-	upto = min(upto, known)
-	from := int(s.stored)
-	if upto < (from+1)*b {
-		return // no full block past those it offered (nine calls in ten in Regime/Tiers), told without a division
+	if upto = min(upto, known); upto >= (int(s.stored)+1)*e.cfg.BlockSize {
+		e.storeNew(s, upto, known)
 	}
-	full := upto / b
+}
+
+// storeNew is storeThrough for s, which has a full block to offer.
+func (e *Engine) storeNew(s *seq, upto, known int) {
+	b := e.cfg.BlockSize
+	full, from := upto/b, int(s.stored)
 	e.key(s, known/b-1) // its chain: every full block of its known tokens (vLLM's offload_keys)
 	if e.tier.Store(s.keys[from:full], s.keys[:known/b]) {
 		s.stored = int32(full)
