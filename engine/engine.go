@@ -31,6 +31,7 @@ type Engine struct {
 	tier         Tier      // KV below HBM (tier.go); nil: none
 	tierPrivate  bool      // the tier says only this engine calls it (PrivateTier): runs may hand it their stores (storeRun)
 	skipped      []*seq    // the waiting requests the tier asked this plan to pass over (admitAsync)
+	refusedHead  *seq      // the waiting request at which this plan's waiting loop stopped, refused (admitAsync); nil: none
 	scheduling             // the step planned and in flight: plan, outcome, batch (schedule.go)
 	runState               // the run of decode steps in flight (run.go, residues.go)
 	co           cohort    // the running requests in a decode streak (cohort.go)

@@ -274,6 +274,7 @@ func (e *Engine) admitAsync(budget int) {
 		if e.tier != nil {
 			reserved, skip, stop := e.reserveTier(s)
 			if stop {
+				e.refusedHead = s
 				break
 			}
 			if skip {
@@ -286,6 +287,7 @@ func (e *Engine) admitAsync(budget int) {
 		}
 		n, ok := e.tryAdmit(budget, e.cfg.DisableChunkedPrefill)
 		if !ok {
+			e.refusedHead = s
 			break
 		}
 		budget -= n

@@ -158,8 +158,25 @@ func (e *Engine) runLength(now, until time.Duration) int {
 // one tests nothing more): while nothing waits, or the running list is at
 // MaxSeqs, no later step's plan would look the waiting head up in the
 // tier (reserveTier), which touches its keys.
+//
+// Otherwise a run goes on when its first step's waiting loop looked at
+// the head and stopped there, refused (admitAsync's refusedHead), with
+// no load in flight (a lookup would find it busy, and its landing cuts
+// the run anyway), none skipped, AdmitOnFirstChunk off, and steps
+// neither recorded nor stamped on KV events (allocThrough's stepAlloc
+// loop, which notes each step's cached blocks): each later
+// step takes its blocks, looks the head up in the tier as its plan would
+// (lookHead: it is refused again) and offers its stores (allocTierSteps).
 func (e *Engine) tierRuns() bool {
-	return e.fast.tierRuns && (e.waiting.len() == 0 || e.AtSeqCap())
+	if !e.fast.tierRuns {
+		return false
+	}
+	if e.waiting.len() == 0 || e.AtSeqCap() {
+		e.refusedHead = nil // no later step looks the head up
+		return true
+	}
+	h := e.refusedHead
+	return h != nil && h == e.waiting.peek() && len(e.reserved) == 0 && len(e.skipped) == 0 && !e.cfg.AdmitOnFirstChunk && !e.stepAlloc
 }
 
 // chunkSteps is the number of steps of a run that s, a prompt scheduled
@@ -437,6 +454,10 @@ func (e *Engine) allocThrough(m int) {
 		// An engine with a tier keeps no cohort: tested here, a cohort's
 		// run (RunAtlas's every run) tests nothing more (2 instructions a
 		// call, 0.4 % of allocThrough's, before the else).
+		if e.refusedHead != nil {
+			e.allocTierSteps(m)
+			return
+		}
 		e.storeRun(e.runAlloc, m)
 	}
 	if e.res.on {
@@ -478,6 +499,29 @@ func (e *Engine) allocThrough(m int) {
 		if !s.aborted {
 			e.take(s, e.need(s, s.computed+m))
 		}
+	}
+	e.runAlloc = m
+}
+
+// allocTierSteps is allocThrough for a run whose later steps' plans
+// look the waiting head up in the tier (tierRuns): step by step, each
+// step's blocks taken (from residues, or request by request), then the
+// head's lookup (lookHead), then the step's stores (storeRun), in the
+// order of a step-by-step engine's plan and its acceptance.
+func (e *Engine) allocTierSteps(m int) {
+	for step := e.runAlloc + 1; step <= m; step++ {
+		if e.res.on {
+			base := e.res.base
+			e.pool.take(e.resBlocks(base+step) - e.resBlocks(base+step-1))
+		} else {
+			for _, s := range e.sched {
+				if !s.aborted {
+					e.take(s, e.need(s, s.computed+step*s.sched)) // a decode's sched is 1, a chunk's its tokens
+				}
+			}
+		}
+		e.lookHead(e.refusedHead)
+		e.storeRun(step-1, step)
 	}
 	e.runAlloc = m
 }

@@ -196,6 +196,7 @@ func (e *Engine) planChunked() int {
 	e.res.q += q
 	if e.async { // the waiting loop of a KV consumer (remote.go), or with a tier (tier.go)
 		e.plan.Reserved = e.plan.Reserved[:0]
+		e.refusedHead = nil // admitAsync's loop sets it when it stops at a refusal
 		if len(e.plan.Preempted) == 0 {
 			e.admitAsync(budget)
 		}

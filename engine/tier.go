@@ -176,12 +176,7 @@ const (
 // load it reports all false, and the caller admits s as usual.
 func (e *Engine) reserveTier(s *seq) (reserved, skip, stop bool) {
 	b := e.cfg.BlockSize
-	limit := (s.known - 1) / b
-	if stored := int(s.stored); stored <= s.shared {
-		// Only shared content, and its own blocks it stored itself,
-		// can be in the tier.
-		limit = min(limit, max(s.shared, stored))
-	}
+	limit := e.tierLimit(s)
 	hit, pinned := e.hits(s)
 	if limit <= len(hit) {
 		return false, false, false
@@ -218,6 +213,38 @@ func (e *Engine) reserveTier(s *seq) (reserved, skip, stop bool) {
 	e.plan.Reserved = append(e.plan.Reserved, Reservation{Ref: s.req.Ref, Tokens: n * b, Cached: len(hit) * b, Tier: true})
 	e.tier.Load(s.req.Ref, keys[len(hit):len(hit)+n])
 	return true, false, false
+}
+
+// tierLimit is the blocks of s, waiting, that a lookup in the tier may
+// find (reserveTier): those of its known tokens but the last, and of
+// them only shared content and its own blocks it stored itself.
+func (e *Engine) tierLimit(s *seq) int {
+	limit := (s.known - 1) / e.cfg.BlockSize
+	if stored := int(s.stored); stored <= s.shared {
+		limit = min(limit, max(s.shared, stored))
+	}
+	return limit
+}
+
+// lookHead is the tier lookup of the waiting head s that the plan of a
+// later step of the run in flight makes (tierRuns): reserveTier's up to
+// its gate, which refuses s, as it or tryAdmit refused it at the run's
+// first step: every block a step takes leaves one fewer free, and a hit
+// it evicts is a free one, which s needs as one more block and pins as
+// one fewer (fitBlocks), while its known sequence, the gate's measure
+// (AdmitOnFirstChunk is off), stays. No load is in flight, so none of
+// its blocks is busy. Strict mode checks the refusal.
+func (e *Engine) lookHead(s *seq) {
+	limit := e.tierLimit(s)
+	hit, pinned := e.hits(s)
+	if limit <= len(hit) {
+		return // no lookup: tryAdmit refuses s
+	}
+	e.key(s, limit-1)
+	n, busy := e.tier.Find(s.keys[:limit], len(hit))
+	if e.strict && (busy || n > 0 && e.blocksFor(s.known)-len(hit)+pinned+e.keepFree() <= e.available()) {
+		panic(fmt.Sprintf("engine: invariant tier-run broken: request %d, refused at the run's first step, found %d blocks in the tier (busy %v) and fits a later step's gate", s.req.Ref, n, busy))
+	}
 }
 
 // landTier is Land for a request loading from the tier: its loaded

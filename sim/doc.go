@@ -262,10 +262,10 @@
 // outside the queue, with no budget and no seat, and prefills the rest of
 // its prompt once the load landed. A load from the store is written back
 // into the host tier. With a host tier alone a replica runs several
-// decode steps a move while nothing waits (a landing cuts the run, as an
-// arrival does), each step's stores handed to the tier as the run reaches
-// it; with a shared store, which every replica calls, the engines run one
-// step a move. Record.CachedHost, CachedShared and TierLoad, and
+// steps a move (a landing cuts the run, as an arrival does), each step's
+// stores, and its lookup of a waiting head, handed to the tier as the run
+// reaches it; with a shared store, which every replica calls, the
+// engines run one step a move. Record.CachedHost, CachedShared and TierLoad, and
 // Summary.Tiers, say what the tiers served and what their loads cost in
 // TTFT. A tier of no room (Blocks 0) is no tier, byte for byte. Tiers
 // need the prefix cache, one BlockSize across the fleet for a shared
