@@ -72,7 +72,6 @@ const (
 	whyRemote      = "remote KV (Config.RemoteKV): a transfer lands between steps"
 	whyTierShared  = "a KV tier that other engines call too (SetTier): a run's stores are offered as the driver brings it to an instant, not at its steps' starts"
 	whyTierCohort  = "a KV tier (SetTier): stores are offered a request at a time, which the cohort keeps in aggregate"
-	whyTierJoin    = "a KV tier (SetTier): the plan after a join looks the waiting head up in the tier"
 )
 
 // fastPaths is the engine's decision, written only by decideFast. The
@@ -149,14 +148,18 @@ func (e *Engine) decideFast() {
 		// this engine calls the tier with happens inside a run (a Land or
 		// an Abort syncs the run first). That order is the tier's whole
 		// order only when no other engine calls it (tierPrivate). The
-		// cohort keeps its members in aggregate, and a join leaves the
-		// waiting head unlooked-up: both stay off, Continue with the
-		// cohort. Streaks and residues touch nothing the tier sees.
+		// cohort keeps its members in aggregate: it stays off, and
+		// Continue with it. Streaks and residues touch nothing the tier
+		// sees. A join changes nothing under the rule joins keep (the
+		// running list at MaxSeqs, or the waiting head the run was
+		// planned with): a run with something waiting below MaxSeqs was
+		// refused at that head (tierRuns), and each later step's lookup
+		// stops there, never reaching the request that joined.
 		if !e.tierPrivate {
 			off(pathRuns, whyTierShared)
+			off(pathJoins, whyTierShared)
 		}
 		off(pathCohort, whyTierCohort)
-		off(pathJoins, whyTierJoin)
 	}
 	if !e.residuesServe() {
 		off(pathResidues, fmt.Sprintf("BlockSize %d is not a power of two up to %d", e.cfg.BlockSize, maxResidueBlock))

@@ -143,10 +143,9 @@ type PrivateTier interface {
 // SetTier gives the engine a tier below HBM (nil: none). Set it before
 // the first step, as PublishKVEvents: it turns some fast paths off
 // (FastPaths says which: the decode cohort and Continue, whose members'
-// stores are offered one request at a time; joins, after which a plan
-// looks the waiting head up in the tier; and runs, unless the tier is a
-// PrivateTier whose Private reports true), and it needs the prefix cache
-// on.
+// stores are offered one request at a time; and runs and joins, unless
+// the tier is a PrivateTier whose Private reports true), and it needs
+// the prefix cache on.
 func (e *Engine) SetTier(t Tier) error {
 	if t != nil && !e.cacheOn {
 		return fmt.Errorf("engine: SetTier with the prefix cache off (Config.PrefixCache): a tier is keyed by the cache's content keys")
