@@ -218,18 +218,7 @@ func TestChunkRunsAreSteps(t *testing.T) {
 	gated := 0
 	for seed := range uint64(400) {
 		rng := rand.New(rand.NewPCG(seed, 41))
-		cfg := Config{BlockSize: []int{4, 16, 6}[rng.IntN(3)], KVBlocks: 8 + rng.IntN(120),
-			MaxSeqs: 1 + rng.IntN(8), MaxBatchedTokens: 16 + rng.IntN(120), ChunkCap: []int{0, 8, 16, 32}[rng.IntN(4)]}
-		if cfg.ChunkCap > cfg.MaxBatchedTokens {
-			cfg.ChunkCap = 0
-		}
-		if rng.IntN(4) == 0 {
-			cfg.Policy = Priority{}
-		}
-		var model costmodel.Model // Atlas's Frozen: a run's steps cost its first's
-		if rng.IntN(3) == 0 {
-			model = chunkContext // a price that moves as the chunks go deeper
-		}
+		cfg, model := chunkRunConfig(rng, 8)
 		adds := map[time.Duration][]Request{}
 		for i := range 2 + rng.IntN(12) {
 			at := time.Duration(rng.IntN(20)) * 300 * time.Millisecond // apart: a step spans no two instants (timeline adds those in map order)
@@ -254,6 +243,27 @@ func TestChunkRunsAreSteps(t *testing.T) {
 	t.Logf("%d runs of prefill chunks; %d heads with hits refused without the walk", runsChunked, gated)
 	assert.Greater(t, runsChunked, 400, "the scenarios no longer plan runs of prefill chunks")
 	assert.Positive(t, gated, "the scenarios no longer refuse a preempted head whose own blocks are cached")
+}
+
+// chunkRunConfig draws an engine whose prompts are chunked, for the
+// tests of runs of chunks: a small pool of at least blocks blocks, a
+// chunk cap and a budget that chunk prompts, sometimes Priority, and
+// Frozen (a run's steps cost its first's) or, a third of the time, a
+// model whose price moves as the chunks go deeper.
+func chunkRunConfig(rng *rand.Rand, blocks int) (Config, costmodel.Model) {
+	cfg := Config{BlockSize: []int{4, 16, 6}[rng.IntN(3)], KVBlocks: blocks + rng.IntN(120),
+		MaxSeqs: 1 + rng.IntN(8), MaxBatchedTokens: 16 + rng.IntN(120), ChunkCap: []int{0, 8, 16, 32}[rng.IntN(4)]}
+	if cfg.ChunkCap > cfg.MaxBatchedTokens {
+		cfg.ChunkCap = 0
+	}
+	if rng.IntN(4) == 0 {
+		cfg.Policy = Priority{}
+	}
+	var model costmodel.Model
+	if rng.IntN(3) == 0 {
+		model = chunkContext
+	}
+	return cfg, model
 }
 
 // Issue 8, bug 1, at the engine: CompleteUntil ends the steps of a run that

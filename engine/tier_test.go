@@ -142,18 +142,7 @@ func TestTierRunsAreSteps(t *testing.T) {
 	runsStored = 0
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 43))
-		cfg := Config{BlockSize: []int{4, 16, 6}[rng.IntN(3)], KVBlocks: 16 + rng.IntN(120),
-			MaxSeqs: 1 + rng.IntN(8), MaxBatchedTokens: 16 + rng.IntN(120), ChunkCap: []int{0, 8, 16, 32}[rng.IntN(4)]}
-		if cfg.ChunkCap > cfg.MaxBatchedTokens {
-			cfg.ChunkCap = 0
-		}
-		if rng.IntN(4) == 0 {
-			cfg.Policy = Priority{}
-		}
-		var model costmodel.Model // Atlas's Frozen: a run's steps cost its first's
-		if rng.IntN(3) == 0 {
-			model = chunkContext // a price that moves as the chunks go deeper
-		}
+		cfg, model := chunkRunConfig(rng, 16)
 		tierBlocks := rng.IntN(4) * 32
 		adds := map[time.Duration][]Request{}
 		for i := range 2 + rng.IntN(14) {
