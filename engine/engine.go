@@ -32,6 +32,7 @@ type Engine struct {
 	tierPrivate  bool      // the tier says only this engine calls it (PrivateTier): runs may hand it their stores (storeRun)
 	skipped      []*seq    // the waiting requests the tier asked this plan to pass over (admitAsync)
 	refusedHead  *seq      // the waiting request at which this plan's waiting loop stopped, refused (admitAsync); nil: none
+	tierRun      bool      // with a tier, this plan may be a run of several steps (tierRuns)
 	scheduling             // the step planned and in flight: plan, outcome, batch (schedule.go)
 	runState               // the run of decode steps in flight (run.go, residues.go)
 	co           cohort    // the running requests in a decode streak (cohort.go)

@@ -100,8 +100,8 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	if chunks && (!e.fast.chunks || e.lastOne) {
 		return 1 // runs of chunks are off; or, the usual case, a prompt's last chunk (or whole prompt)
 	}
-	if !e.fast.runs && !e.tierRuns() || len(p.Preempted) > 0 || len(e.sched) != len(e.running) {
-		return 1 // off (a speculative step's tokens depend on its acceptance; with a tier, something waits), or a step that preempts or leaves a running request out
+	if !e.fast.runs && !e.tierRun || len(p.Preempted) > 0 || len(e.sched) != len(e.running) {
+		return 1 // off (a speculative step's tokens depend on its acceptance; with a tier, a later step's lookup it would not make), or a step that preempts or leaves a running request out
 	}
 	// A step that admits a prompt schedules its chunk as the later steps'
 	// running loop would: at the running list's tail, with the budget the
@@ -154,8 +154,10 @@ func (e *Engine) runLength(now, until time.Duration) int {
 }
 
 // tierRuns reports whether a run may have several steps on an engine
-// with a tier (fast.tierRuns, where fast.runs is off: the engine without
-// one tests nothing more): while nothing waits, or the running list is at
+// with a tier (fast.tierRuns, where fast.runs is off); planChunked notes
+// it in tierRun after its waiting loop, which runLength reads where
+// fast.runs is off (with it called there, RunAtlas's runLength cost 4
+// instructions a call more). While nothing waits, or the running list is at
 // MaxSeqs, no later step's plan would look the waiting head up in the
 // tier (reserveTier), which touches its keys.
 //
@@ -167,14 +169,16 @@ func (e *Engine) runLength(now, until time.Duration) int {
 // loop, which notes each step's cached blocks): each later
 // step takes its blocks, looks the head up in the tier as its plan would
 // (lookHead: it is refused again) and offers its stores (allocTierSteps).
+//
+// (With nothing waiting, or at MaxSeqs, the waiting loop stopped at no
+// refusal: refusedHead is nil, and allocThrough takes no lookups.)
 func (e *Engine) tierRuns() bool {
-	if !e.fast.tierRuns {
-		return false
-	}
-	if e.waiting.len() == 0 || e.AtSeqCap() {
-		e.refusedHead = nil // no later step looks the head up
-		return true
-	}
+	return e.fast.tierRuns && (e.waiting.len() == 0 || e.AtSeqCap() || e.headRefused())
+}
+
+// headRefused reports whether the run being planned may go on past the
+// waiting head its first step refused (tierRuns).
+func (e *Engine) headRefused() bool {
 	h := e.refusedHead
 	return h != nil && h == e.waiting.peek() && len(e.reserved) == 0 && len(e.skipped) == 0 && !e.cfg.AdmitOnFirstChunk && !e.stepAlloc
 }
@@ -454,11 +458,9 @@ func (e *Engine) allocThrough(m int) {
 		// An engine with a tier keeps no cohort: tested here, a cohort's
 		// run (RunAtlas's every run) tests nothing more (2 instructions a
 		// call, 0.4 % of allocThrough's, before the else).
-		if e.refusedHead != nil {
-			e.allocTierSteps(m)
+		if e.tierSteps(m) {
 			return
 		}
-		e.storeRun(e.runAlloc, m)
 	}
 	if e.res.on {
 		base := e.res.base
@@ -501,6 +503,20 @@ func (e *Engine) allocThrough(m int) {
 		}
 	}
 	e.runAlloc = m
+}
+
+// tierSteps is allocThrough's part for an engine with a tier: the
+// stores of the run's steps up to m, and, when its later steps' plans
+// look the waiting head up, the whole of it (allocTierSteps), which it
+// reports. (One call, out of allocThrough's line: RunAtlas's
+// allocThrough cost a instruction a call more with its two inline.)
+func (e *Engine) tierSteps(m int) (done bool) {
+	if e.refusedHead != nil {
+		e.allocTierSteps(m)
+		return true
+	}
+	e.storeRun(e.runAlloc, m)
+	return false
 }
 
 // allocTierSteps is allocThrough for a run whose later steps' plans

@@ -200,6 +200,7 @@ func (e *Engine) planChunked() int {
 		if len(e.plan.Preempted) == 0 {
 			e.admitAsync(budget)
 		}
+		e.tierRun = e.tierRuns()
 		return i
 	}
 	if len(e.plan.Preempted) > 0 {
