@@ -106,15 +106,17 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	// A step that admits a prompt schedules its chunk as the later steps'
 	// running loop would: at the running list's tail, with the budget the
 	// requests before it leave. A run of chunks may start with admissions
-	// (Plan.Started); a run of decodes may not (a landed Remote request's
-	// first decode is Started: plannedRemote in sim reads its step's end).
+	// (Plan.Started), and so may a run of decodes: a landed Remote
+	// request's first decode (admitLanded) is a plain decode at the
+	// running list's tail, which the later steps' running loop schedules
+	// there too, a token a step (its blocks were held since its
+	// reservation; admission of another landed request stops at a gate
+	// that fewer free blocks do not open).
 	kc := 1 << 40 // the steps its prompts' chunks allow
 	if chunks {
 		if kc = e.chunkLimit(); kc <= 1 {
 			return 1
 		}
-	} else if len(p.Started) > 0 {
-		return 1 // a decode run that starts a request
 	}
 	if len(p.Reserved) > 0 {
 		return 1 // its transfers may land as it starts (remote.go)

@@ -302,8 +302,8 @@ func (r *runner) plannedRemote(rep *replica, p *engine.Plan) {
 		// planned wrote this replica's first schedule and cache hits:
 		// its prefill's stand.
 		s.rec.FirstScheduled, s.rec.Cached = s.prefillSched, int(s.prefillCached)
-		if s.rec.Measured {
-			d.firstGap.add(p.End-s.rec.FirstToken, r.col.limit())
+		if s.rec.Measured { // its first step's end: a run's first step started it
+			d.firstGap.add(p.Start+p.StepTime-s.rec.FirstToken, r.col.limit())
 		}
 	}
 	for _, res := range p.Reserved {
