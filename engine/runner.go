@@ -119,7 +119,8 @@ func (r *Runner) SetStrict(on bool) {
 // the driver's promise: the run was planned without it. An Add after which
 // JoinChangesNothing holds does not: the request waits behind a head no
 // step of the run could admit, or for a running request to leave, so the
-// run may go on.
+// run may go on; nor does the Add of a Remote request after which
+// ReserveLater holds, which the run reserves at its next step.
 func (r *Runner) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 	return (*Engine)(r).scheduleUntil(now, until)
 }
@@ -296,7 +297,7 @@ func (e *Engine) checkCollect(call string, t time.Duration) {
 		broken("not-past-end", "%s called at %v, past the end of the move in flight (%v): Complete it there first", call, t, p.End)
 	}
 	e.checkTime(call, t)
-	if keep := e.started(t); call == "Truncate" && keep < p.Steps {
+	if keep := e.kept(t); call == "Truncate" && keep < p.Steps {
 		if !e.lazy {
 			broken("cut-only-runs", "Truncate called at %v would drop a step planned alone at %v (it may admit or preempt): it runs to its end at %v", t, p.Start, p.End)
 		}

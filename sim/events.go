@@ -154,7 +154,9 @@ func (r *runner) checkEnds() error {
 	for i := range r.reps {
 		rep := &r.reps[i]
 		at, has := r.ends.end(i)
-		if busy := rep.eng.Busy(); busy != has || busy && at != rep.stepDone {
+		// A run that reserves at a step start (reserveInRun) has its
+		// entry there until then.
+		if busy := rep.eng.Busy(); busy != has || busy && at != rep.stepDone && (at != rep.resAt || at < r.now) {
 			return fmt.Errorf("sim: replica %d: busy %v, but its step end is %d (held %v)", i, busy, at, has)
 		}
 	}

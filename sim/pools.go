@@ -281,7 +281,43 @@ func (r *runner) handoff(rep *replica, ref int32) (bool, error) {
 		return true, r.end(ref, StatusRejected, "decode replica: "+err.Error())
 	}
 	r.hold(dec, +1)
+	if dec.eng.Busy() && r.now < dec.stepDone && r.steps == nil {
+		// Inside a run, the plan of its next step would reserve the
+		// request's blocks and change nothing else of it: the run goes
+		// on, and reserves at that step's start (reserveInRun).
+		if at, ok := dec.run().ReserveLater(r.now); ok {
+			dec.resAt = at
+			r.ends.set(dec.idx, at) // stepEnd at it plans the reservation (reserveInRun)
+			return true, nil
+		}
+	}
 	return true, r.interrupt(dec, false)
+}
+
+// reserveInRun is the plan, at the start of a step of decode replica
+// rep's run in flight, that reserves a request handed to it inside the
+// run (engine.Runner.ReserveInRun): the run goes on, and the reserved
+// request's transfer starts now, as a plan of this step would start it.
+// The run ends after this step if its later steps no longer find their
+// blocks.
+func (r *runner) reserveInRun(rep *replica) error {
+	rep.resAt = Never
+	res, end, ok := rep.run().ReserveInRun(r.now)
+	if !ok {
+		return nil
+	}
+	if end != rep.stepDone {
+		r.ends.set(rep.idx, end)
+		rep.stepDone = end
+	}
+	if len(res) > 0 {
+		if r.checkEngine {
+			r.runReserves++
+		}
+		rep.reservedAt = r.now
+		r.startTransfers(r.now, res)
+	}
+	return nil
 }
 
 // plannedRemote notes what planned did not of the plan p of a decode
@@ -306,12 +342,19 @@ func (r *runner) plannedRemote(rep *replica, p *engine.Plan) {
 			d.firstGap.add(p.Start+p.StepTime-s.rec.FirstToken, r.col.limit())
 		}
 	}
-	for _, res := range p.Reserved {
+	r.startTransfers(p.Start, p.Reserved)
+}
+
+// startTransfers starts at instant at the transfers of the remote
+// requests whose blocks a decode replica reserved then.
+func (r *runner) startTransfers(at time.Duration, reserved []engine.Reservation) {
+	d := r.pd
+	for _, res := range reserved {
 		s := &r.slots[res.Ref]
-		s.rec.KVWait = p.Start - s.handoff
-		s.xferAt = p.Start
+		s.rec.KVWait = at - s.handoff
+		s.xferAt = at
 		k := s.rec.PrefillReplica - d.decoders
-		d.links[k].start(p.Start, res.Ref, int64(math.Ceil(float64(res.Tokens)*d.kvBytes)))
+		d.links[k].start(at, res.Ref, int64(math.Ceil(float64(res.Tokens)*d.kvBytes)))
 		r.armLink(k)
 	}
 }

@@ -31,6 +31,10 @@ type replica struct {
 	// reservedAt: a decode replica's last plan that reserved blocks for
 	// a transfer started then (Never before one).
 	reservedAt time.Duration
+	// resAt: the start of the step of its run in flight where the
+	// engine reserves a request handed to it inside the run
+	// (engine.Runner.ReserveLater; Never when none).
+	resAt time.Duration
 	// tiered: its engine has KV tiers below HBM (tiers.go); async:
 	// remoteKV or tiered, a plan may reserve blocks for KV that lands
 	// later (plannedAsync).
@@ -120,7 +124,7 @@ func (rep *replica) init(idx int, r ReplicaConfig, slo SLO) error {
 		return fmt.Errorf("sim: replica %d: %w", idx, err)
 	}
 	rep.idx, rep.eng, rep.spec, rep.remoteKV, rep.async = idx, eng, r.Speculation, cfg.RemoteKV, cfg.RemoteKV
-	rep.drainAt, rep.goneAt, rep.reservedAt = Never, Never, Never
+	rep.drainAt, rep.goneAt, rep.reservedAt, rep.resAt = Never, Never, Never, Never
 	rep.col.slo = slo
 	return nil
 }
@@ -161,6 +165,9 @@ func (rep *replica) load(now time.Duration) Load {
 // or a run of identical decode steps whose every step starts before until.
 func (r *runner) plan(rep *replica) error {
 	if rep.eng.Busy() {
+		if rep.resAt == r.now {
+			return r.reserveInRun(rep)
+		}
 		return nil
 	}
 	until := r.stopping()
@@ -211,6 +218,14 @@ func (r *runner) planned(rep *replica, p *engine.Plan) error {
 // or an abort later at this instant cuts the continued run whole
 // (interrupt), as it would have been planned only after them.
 func (r *runner) stepEnd(rep *replica) error {
+	if rep.resAt == r.now && r.now < rep.stepDone {
+		// Not its move's end: the start of the step of its run that
+		// reserves a request handed to it inside the run, planned once
+		// everything at now is handled (reserveInRun).
+		r.ends.set(rep.idx, rep.stepDone)
+		r.queuePlan(rep)
+		return nil
+	}
 	out, err := rep.eng.Complete(r.now)
 	if err != nil {
 		return err
