@@ -264,7 +264,7 @@ func (r *runner) handoff(rep *replica, ref int32) (bool, error) {
 	s := &r.slots[ref]
 	dec := &r.reps[s.decoder]
 	s.rec.Replica = dec.idx // where it ends, whatever happens now
-	if dec.eng.Config().ServedOutput(s.rec.Input, s.rec.Output) == 1 {
+	if dec.served(s.rec.Input, s.rec.Output) == 1 {
 		// Its one token is all it asked, or all its decode replica's
 		// MaxModelLen leaves: it ends with it (a longer prompt than the
 		// decode replica takes is refused by Add below).

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -35,6 +36,9 @@ type replica struct {
 	// engine reserves a request handed to it inside the run
 	// (engine.Runner.ReserveLater; Never when none).
 	resAt time.Duration
+	// modelLen is its engine's longest sequence, Config.ServedOutput of
+	// an empty prompt (init): served reads it.
+	modelLen int
 	// tiered: its engine has KV tiers below HBM (tiers.go); async:
 	// remoteKV or tiered, a plan may reserve blocks for KV that lands
 	// later (plannedAsync).
@@ -126,7 +130,17 @@ func (rep *replica) init(idx int, r ReplicaConfig, slo SLO) error {
 	rep.idx, rep.eng, rep.spec, rep.remoteKV, rep.async = idx, eng, r.Speculation, cfg.RemoteKV, cfg.RemoteKV
 	rep.drainAt, rep.goneAt, rep.reservedAt, rep.resAt = Never, Never, Never, Never
 	rep.col.slo = slo
+	rep.modelLen = cfg.ServedOutput(0, math.MaxInt)
 	return nil
+}
+
+// served is its engine's Config.ServedOutput(input, output), the output
+// tokens it serves a request, from the longest sequence read once.
+func (rep *replica) served(input, output int) int {
+	if input >= rep.modelLen {
+		return 0
+	}
+	return min(output, rep.modelLen-input)
 }
 
 // run is the replica's engine seen through its batched contract (the
