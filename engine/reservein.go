@@ -42,14 +42,16 @@ func (r *Runner) ReserveLater(now time.Duration) (at time.Duration, ok bool) {
 // not fit: the request waits, as step by step) and the move's End, which
 // is this step's end if the run's later steps no longer find their
 // blocks. It reports false, and does nothing, when the run was cut
-// since, or now is not that step's start.
+// since, or now is not that step's start. Nothing may cut the run at now
+// after it (Truncate(now) would drop this step): a transfer it starts
+// must not land at once.
 func (r *Runner) ReserveInRun(now time.Duration) (res []Reservation, end time.Duration, ok bool) {
 	return (*Engine)(r).reserveInRun(now)
 }
 
 func (e *Engine) reserveLater(now time.Duration) (time.Duration, bool) {
 	p := &e.plan
-	if !e.fast.reserves || !e.inFlight || !e.lazy || e.pendAt != 0 || e.resHeld > 0 || len(p.Batch.Prefill) > 0 || e.pubRun > 0 || e.headFirst {
+	if !e.fast.reserves || !e.inFlight || !e.lazy || e.pendAt >= now || e.resBefore > 0 || len(p.Batch.Prefill) > 0 || e.pubRun > 0 || e.headFirst {
 		return 0, false
 	}
 	k := e.started(now) // steps started before now
@@ -71,7 +73,7 @@ func (e *Engine) reserveLater(now time.Duration) (time.Duration, bool) {
 
 func (e *Engine) reserveInRun(now time.Duration) ([]Reservation, time.Duration, bool) {
 	p := &e.plan
-	if !e.inFlight || e.pendAt != now { // a cut since dropped it (truncateTo)
+	if !e.inFlight || e.pendAt != now { // a cut since dropped it (truncate)
 		return nil, 0, false
 	}
 	e.pendAt = 0
@@ -82,12 +84,22 @@ func (e *Engine) reserveInRun(now time.Duration) ([]Reservation, time.Duration, 
 	if !e.reserve(e.waiting.peek()) {
 		return nil, p.End, true
 	}
-	e.resAt, e.resHeld, e.resBefore = now, e.pool.held()-held, k
-	if e.runAhead(p.Steps) > e.available() {
-		_, end, _ := e.truncateTo(k+1, now)
-		return p.Reserved, end, true
+	e.resHeld, e.resBefore = e.pool.held()-held, k
+	if e.runAhead(p.Steps) > e.available() { // the run ends after this step
+		p.Steps, e.runAlloc = k+1, k+1
+		p.End = p.Start + time.Duration(k+1)*p.StepTime
 	}
 	return p.Reserved, p.End, true
+}
+
+// resCorrect is the blocks a reservation inside the run in flight did
+// not hold in the first j steps of the plan as it stands, negated, those
+// steps being collected (runBlockSteps counts the blocks held at
+// collection, the reservation's too, as held by every step).
+func (e *Engine) resCorrect(j int) int {
+	n := min(j, e.resBefore) * e.resHeld
+	e.resBefore -= min(j, e.resBefore)
+	return -n
 }
 
 // runAhead is the number of blocks the run in flight's steps after those
@@ -108,17 +120,4 @@ func (e *Engine) runAhead(m int) int {
 		}
 	}
 	return n
-}
-
-// kept is the number of steps of the move in flight that Truncate(t)
-// keeps: those started before t, and the step starting at t if its
-// waiting loop reserved blocks (ReserveInRun, at t once everything at t
-// was handled: what happens at t after it, a transfer it started landing
-// at once, step by step the next plan weighs).
-func (e *Engine) kept(t time.Duration) int {
-	k := e.started(t)
-	if e.resAt == t && k < e.plan.Steps {
-		k++
-	}
-	return k
 }

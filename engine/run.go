@@ -29,13 +29,13 @@ type runState struct {
 	live     int    // outstanding tokens a step of the run in flight takes, over its requests not aborted (stepTokens)
 	res      residues
 	// pendAt: the start of a step of the run in flight whose waiting
-	// loop is to reserve a Remote request added inside the run; resAt:
-	// the start of the step of the move in flight that reserved blocks
-	// for a transfer (0: none; reservein.go).
-	pendAt, resAt time.Duration
+	// loop is to reserve a Remote request added inside the run (0:
+	// none; reservein.go).
+	pendAt time.Duration
 	// resHeld: the blocks that reservation took, held from its step on;
-	// resBefore: the steps of the plan (as it stands) before that one,
-	// which did not hold them (runBlockSteps).
+	// resBefore: the steps of the plan (as it stands) before that one
+	// not yet collected, which did not hold them (runBlockSteps; 0 once
+	// they are).
 	resHeld, resBefore int
 }
 
@@ -485,12 +485,12 @@ func (e *Engine) allocThrough(m int) {
 func (e *Engine) runBlockSteps(j int) int {
 	other := e.pool.held()
 	sum := 0
-	if e.resHeld > 0 { // a reservation inside the run (reservein.go)
-		sum -= min(j, e.resBefore) * e.resHeld
-	}
 	if e.plan.Cohort > 0 {
 		other -= e.coBlocks(e.co.ahead)
 		sum += e.coBlockSteps(j)
+	}
+	if e.resBefore > 0 { // a reservation inside the run
+		sum += e.resCorrect(j)
 	}
 	if e.res.on {
 		base := e.res.base
@@ -643,7 +643,6 @@ func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
 	p.Start = e.out.End
 	p.Steps -= j
 	e.runAlloc -= j
-	e.resBefore = max(e.resBefore-j, 0)
 	e.res.base += j
 	e.shiftShape(j, next)
 	return &e.out, nil
@@ -668,13 +667,8 @@ func (e *Engine) truncate(t time.Duration) (inFlight bool, end time.Duration, er
 	if !e.inFlight {
 		return false, 0, nil
 	}
-	return e.truncateTo(e.kept(t), t)
-}
-
-// truncateTo keeps the first keep steps of the move in flight (Truncate
-// at t, which keeps those that started before it).
-func (e *Engine) truncateTo(keep int, t time.Duration) (inFlight bool, end time.Duration, err error) {
 	p := &e.plan
+	keep := e.started(t)
 	if keep >= p.Steps {
 		return true, p.End, nil
 	}

@@ -297,7 +297,7 @@ func (e *Engine) checkCollect(call string, t time.Duration) {
 		broken("not-past-end", "%s called at %v, past the end of the move in flight (%v): Complete it there first", call, t, p.End)
 	}
 	e.checkTime(call, t)
-	if keep := e.kept(t); call == "Truncate" && keep < p.Steps {
+	if keep := e.started(t); call == "Truncate" && keep < p.Steps {
 		if !e.lazy {
 			broken("cut-only-runs", "Truncate called at %v would drop a step planned alone at %v (it may admit or preempt): it runs to its end at %v", t, p.Start, p.End)
 		}

@@ -111,7 +111,6 @@ func (e *Engine) resetPlan(now time.Duration) {
 	e.sched = e.sched[:0]
 	e.plan.Start = now
 	e.plan.Steps = 0
-	e.pendAt, e.resAt, e.resHeld = 0, 0, 0
 	e.plan.StepTime = 0
 	e.plan.End = now
 	e.plan.Batch.Prefill = e.plan.Batch.Prefill[:0]

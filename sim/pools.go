@@ -152,6 +152,7 @@ type disagg struct {
 	routed   int  // remote requests routed to the prefill pool
 	kvBytes  float64
 	link     Link
+	instant  bool        // the link is instantaneous (its zero value): a transfer lands as it starts
 	links    []transfers // one per prefill replica
 	gen      []uint32    // the generation of each link's landing event
 	armed    []time.Duration
@@ -175,7 +176,7 @@ func newDisagg(cfg Config, r *runner) *disagg {
 		return nil
 	}
 	d := &disagg{decoders: len(r.reps) - len(p.Replicas), decider: p.Decider, router: p.Router,
-		kvBytes: p.kvBytes(), link: p.Link}
+		kvBytes: p.kvBytes(), link: p.Link, instant: p.Link.Bandwidth == 0 && p.Link.Latency == 0}
 	if d.decider == nil {
 		d.decider = AlwaysRemote{}
 	}
@@ -281,13 +282,15 @@ func (r *runner) handoff(rep *replica, ref int32) (bool, error) {
 		return true, r.end(ref, StatusRejected, "decode replica: "+err.Error())
 	}
 	r.hold(dec, +1)
-	if dec.eng.Busy() && r.now < dec.stepDone && r.steps == nil {
+	if dec.eng.Busy() && r.now < dec.stepDone && r.steps == nil && !r.pd.instant {
 		// Inside a run, the plan of its next step would reserve the
 		// request's blocks and change nothing else of it: the run goes
-		// on, and reserves at that step's start (reserveInRun).
+		// on, and reserves at that step's start (reserveInRun). Not
+		// over an instantaneous link, whose transfer would land at that
+		// very instant, after the reservation, and cut the run there.
 		if at, ok := dec.run().ReserveLater(r.now); ok {
 			dec.resAt = at
-			r.ends.set(dec.idx, at) // stepEnd at it plans the reservation (reserveInRun)
+			r.events.push(event{at: at, class: classReserve, ref: int32(dec.idx)})
 			return true, nil
 		}
 	}

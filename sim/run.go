@@ -397,6 +397,10 @@ func (r *runner) handle(ev event) error {
 		return r.tick()
 	case classDrain:
 		return r.drainDeadline(int(ev.ref))
+	case classReserve:
+		if rep := &r.reps[ev.ref]; rep.resAt == r.now {
+			r.queuePlan(rep) // plan reserves inside its run once everything at now is handled
+		}
 	}
 	return nil
 }
