@@ -192,32 +192,29 @@ func (e *Engine) decideFast() {
 	if !e.ctxFree {
 		off(pathContinue, whyReadsCtx)
 	}
-	// A run of prefill chunks is a run (the same reasons), whose steps
-	// each take a chunk's blocks and list its context.
-	for _, r := range why[pathRuns] {
-		off(pathChunks, r)
+	// runLike turns path p off for the reasons runs are off, and for
+	// recorded steps (recorded says why) and published KV events, whose
+	// steps are each noted as they start.
+	runLike := func(p int, recorded string) {
+		for _, r := range why[pathRuns] {
+			off(p, r)
+		}
+		if e.record {
+			off(p, recorded)
+		}
+		if e.pool.pub != nil {
+			off(p, whyKVEvents)
+		}
 	}
-	if e.record {
-		off(pathChunks, whyRecordChunk)
-	}
-	if e.pool.pub != nil {
-		off(pathChunks, whyKVEvents)
-	}
+	// A run of prefill chunks is a run, whose steps each take a chunk's
+	// blocks and list its context.
+	runLike(pathChunks, whyRecordChunk)
 	if e.cfg.RemoteKV {
 		off(pathChunks, whyRemote)
 	}
 	// A reservation inside a run takes its blocks between two of the
-	// run's steps, which the run takes together unless each step's are
-	// noted as it starts.
-	for _, r := range why[pathRuns] {
-		off(pathReserves, r)
-	}
-	if e.record {
-		off(pathReserves, whyRecordBlock)
-	}
-	if e.pool.pub != nil {
-		off(pathReserves, whyKVEvents)
-	}
+	// run's steps, which the run takes together.
+	runLike(pathReserves, whyRecordBlock)
 	if _, ok := e.cfg.Policy.(FCFS); !ok {
 		off(pathFCFSRun, fmt.Sprintf("policy %T is not FCFS: the waiting queue is one heap", e.cfg.Policy))
 	}
