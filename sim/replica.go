@@ -111,10 +111,17 @@ func newReplicas(cfg Config, slo SLO) (replicas, error) {
 
 // effective is the engine configuration and the cost model the replica
 // runs: with speculative decoding the engine drafts K tokens and the
-// model prices the drafter too.
+// model prices the drafter too. A free drafter (n-gram: no DraftStep, no
+// DraftOverhead) adds nothing to a step, and Drafting prices its steps
+// with its Model alone: the replica's model is that one, without the
+// wrapper's call a step (TestFreeDraftingIsItsModel; 450 instructions a
+// request in BenchmarkRegime/Speculation).
 func (r ReplicaConfig) effective() (engine.Config, costmodel.Model) {
 	if sp := r.Speculation; sp.On() {
 		r.Engine.SpeculativeTokens = sp.Tokens
+		if sp.DraftStep == 0 && sp.DraftOverhead == 0 { // nil: Frozen{} either way
+			return r.Engine, r.Model
+		}
 		return r.Engine, costmodel.Drafting{Model: r.Model, DraftStep: sp.DraftStep, Overhead: sp.DraftOverhead}
 	}
 	return r.Engine, r.Model
