@@ -327,9 +327,10 @@ func TestTierNeedsThePrefixCache(t *testing.T) {
 	require.ErrorContains(t, e.SetTier(newLRUTier(t, 1)), "PrefixCache")
 }
 
-// TestTierFastPathsOff: a tier turns the cohort and Continue off, and
-// runs (with runs of chunks) and joins unless it is a PrivateTier that
-// says only its engine calls it, and says why.
+// TestTierFastPathsOff: a tier turns the cohort, Continue and
+// reservations inside runs off, and runs (with runs of chunks) and joins
+// unless it is a PrivateTier that says only its engine calls it, and
+// says why.
 func TestTierFastPathsOff(t *testing.T) {
 	for _, private := range []bool{false, true} {
 		e, err := New(Config{}, nil)
@@ -340,7 +341,7 @@ func TestTierFastPathsOff(t *testing.T) {
 			tier = &logTier{lruTier: newLRUTier(t, 1)}
 		}
 		require.NoError(t, e.SetTier(tier))
-		off := map[string]bool{"cohort": true, "continue": true, "joins": !private, "runs": !private, "chunks": !private}
+		off := map[string]bool{"cohort": true, "continue": true, "reserves": true, "joins": !private, "runs": !private, "chunks": !private}
 		for _, f := range e.FastPaths() {
 			assert.Equal(t, !off[f.Name], f.On, "%s, private %v", f.Name, private)
 			if off[f.Name] {
