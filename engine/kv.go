@@ -82,15 +82,20 @@ type testKnobs struct {
 const noNode int32 = -1
 
 // node is a block with content, or a run of anonymous blocks in the free
-// queue.
+// queue, or, in a pool kept by runs (runpool.go), a segment of cached
+// blocks: blocks lo to hi−1 of edge edge of the tree.
 type node struct {
-	key        uint64 // content key (cached blocks)
-	refs       int32  // requests holding it (cached blocks)
+	key        uint64 // content key (cached blocks, per block)
+	refs       int32  // requests holding it (cached blocks, segments)
 	run        int32  // anonymous blocks in the run; 0 for a cached block
 	prev, next int32  // free queue links while in a queue
 	queued     bool   // in a free queue
 	queue      uint8  // which free queue (1: cached blocks under FreeBlocksFirst)
+	copy       bool   // a segment that is a copy (runpool.go)
+	pinned     bool   // a segment its holder names by id (runpool.go)
 	checkGen   uint32 // Check's scratch: the generation that last walked it
+	edge       int32  // a segment's edge
+	lo, hi     int32  // a segment's blocks; 0 and 1 for a cached block
 }
 
 // freeQueue is a doubly linked list of nodes through node.prev/next.
@@ -117,6 +122,7 @@ type blockPool struct {
 	cached int          // blocks carrying a key (= len(index) + ncopy)
 	evict  int          // cached blocks in a free queue
 	pub    *kvPublisher // KV events (Engine.PublishKVEvents); nil: none
+	runs   *runTree     // the tree of a pool kept by runs (runpool.go); nil: by blocks
 }
 
 func newBlockPool(n int, split bool) blockPool {
@@ -157,7 +163,7 @@ func (p *blockPool) size(id int32) int {
 	if r := p.nodes[id].run; r > 0 {
 		return int(r)
 	}
-	return 1
+	return int(p.nodes[id].hi - p.nodes[id].lo)
 }
 
 func (p *blockPool) link(id int32, qi uint8) {
@@ -170,9 +176,10 @@ func (p *blockPool) link(id int32, qi uint8) {
 		q.head = id
 	}
 	q.tail = id
-	q.blocks += p.size(id)
+	n := p.size(id)
+	q.blocks += n
 	if b.run == 0 {
-		p.evict++
+		p.evict += n
 	}
 }
 
@@ -190,9 +197,10 @@ func (p *blockPool) unlink(id int32) {
 		q.tail = b.prev
 	}
 	b.prev, b.next, b.queued = noNode, noNode, false
-	q.blocks -= p.size(id)
+	n := p.size(id)
+	q.blocks -= n
 	if b.run == 0 {
-		p.evict--
+		p.evict -= n
 	}
 }
 
@@ -253,6 +261,10 @@ func (p *blockPool) takeEach(n int) {
 			b.run -= int32(n)
 			p.q[qi].blocks -= n
 			return
+		}
+		if p.runs != nil {
+			n -= p.evictSegment(id, n)
+			continue
 		}
 		p.evictHead(qi, id)
 		n--
@@ -337,7 +349,7 @@ func (p *blockPool) releaseAll(ids []int32) {
 func (p *blockPool) cache(key uint64) int32 {
 	id := p.newNode()
 	b := &p.nodes[id]
-	b.key, b.refs = key, 1
+	b.key, b.refs, b.hi = key, 1, 1
 	if _, added := p.index.add(key, id); !added {
 		if p.copies == nil {
 			p.copies = map[uint64][]int32{}

@@ -127,7 +127,7 @@ type runEdge struct {
 	lab    runLabel
 	kids   []int32
 	segs   []int32 // its segments, primary and copies, in no order
-	live   bool
+	ncopy  int32   // its segments that are copies
 }
 
 // childKey finds an edge by its parent and its first block.
@@ -139,7 +139,7 @@ type childKey struct {
 // blockAt is a block's place in the tree.
 type blockAt struct {
 	edge int32
-	off  int
+	off  int32
 }
 
 // runSpan is the part [lo, hi) of an edge that a sequence's blocks pos
@@ -148,20 +148,6 @@ type runSpan struct {
 	edge   int32
 	lo, hi int
 	pos    int
-}
-
-// rnode is an entry of the pool: a run of anonymous blocks in the free
-// queue (run > 0), or a segment [lo, hi) of an edge's cached blocks.
-type rnode struct {
-	run        int32
-	edge       int32
-	lo, hi     int
-	refs       int32
-	prev, next int32
-	queued     bool
-	queue      uint8
-	copy       bool // a copy: one block, found only once the blocks before it at its place are evicted
-	pinned     bool // a copy, or one promoted: its holder names it by its id, so it stays one block
 }
 
 // runHold is what a request holds of the cache: the first held blocks of
@@ -178,270 +164,177 @@ type runCopy struct {
 	seg int32
 }
 
-// runPool is blockPool kept by runs (see the top of the file).
-type runPool struct {
-	total, b int
-	nodes    []rnode
-	spare    []int32
-	q        [2]freeQueue
-	split    bool // FreeBlocksFirst
-	edges    []runEdge
-	espare   []int32
-	child    map[childKey]int32
-	copies   map[blockAt][]int32 // copies at a place, oldest first
-	ncopy    int
-	cached   int // blocks carrying content
-	evict    int // cached blocks in a free queue
-	spans    []runSpan
+// runTree is what a blockPool kept by runs adds: the tree and the copies
+// by place (blockPool.copies holds them by key).
+type runTree struct {
+	b      int // BlockSize
+	edges  []runEdge
+	espare []int32
+	child  map[childKey]int32
+	copies map[blockAt][]int32 // copies at a place, oldest first
+	spans  []runSpan           // match's answer
 }
 
-func newRunPool(n, b int, split bool) runPool {
-	p := runPool{total: n, b: b, split: split, child: map[childKey]int32{}, copies: map[blockAt][]int32{}}
-	for i := range p.q {
-		p.q[i] = freeQueue{head: noNode, tail: noNode}
-	}
-	p.edges = append(p.edges, runEdge{parent: -1, live: true}) // the root: no blocks
-	if n > 0 {
-		p.pushRun(n)
-	}
+// newRunPool is newBlockPool kept by runs, of blocks of b tokens.
+func newRunPool(n, b int, split bool) blockPool {
+	p := newBlockPool(n, split)
+	p.runs = &runTree{b: b, child: map[childKey]int32{}, copies: map[blockAt][]int32{}}
+	p.runs.edges = append(p.runs.edges, runEdge{parent: -1}) // the root: no blocks
 	return p
 }
 
-func (p *runPool) free() int { return p.q[0].blocks + p.q[1].blocks }
-
-func (p *runPool) newNode() int32 {
-	if n := len(p.spare); n > 0 {
-		id := p.spare[n-1]
-		p.spare = p.spare[:n-1]
-		return id
-	}
-	p.nodes = append(p.nodes, rnode{})
-	return int32(len(p.nodes) - 1)
-}
-
-func (p *runPool) freeNode(id int32) {
-	p.nodes[id] = rnode{}
-	p.spare = append(p.spare, id)
-}
-
-func (p *runPool) size(id int32) int {
-	if r := p.nodes[id].run; r > 0 {
-		return int(r)
-	}
-	return p.nodes[id].hi - p.nodes[id].lo
-}
-
-// linkAfter puts id into queue qi after node at (at the head for noNode).
-func (p *runPool) linkAfter(id int32, qi uint8, at int32) {
+// insertBefore puts id into queue qi before node at, a node of it.
+func (p *blockPool) insertBefore(id int32, qi uint8, at int32) {
 	b := &p.nodes[id]
 	q := &p.q[qi]
-	next := q.head
-	if at != noNode {
-		next = p.nodes[at].next
-		p.nodes[at].next = id
+	prev := p.nodes[at].prev
+	if prev != noNode {
+		p.nodes[prev].next = id
 	} else {
 		q.head = id
 	}
-	if next != noNode {
-		p.nodes[next].prev = id
-	} else {
-		q.tail = id
-	}
-	b.prev, b.next, b.queued, b.queue = at, next, true, qi
-	q.blocks += p.size(id)
-	if b.run == 0 {
-		p.evict += p.size(id)
-	}
+	p.nodes[at].prev = id
+	b.prev, b.next, b.queued, b.queue = prev, at, true, qi
 }
 
-func (p *runPool) link(id int32, qi uint8) { p.linkAfter(id, qi, p.q[qi].tail) }
-
-func (p *runPool) unlink(id int32) {
-	b := &p.nodes[id]
-	q := &p.q[b.queue]
-	if b.prev != noNode {
-		p.nodes[b.prev].next = b.next
-	} else {
-		q.head = b.next
-	}
-	if b.next != noNode {
-		p.nodes[b.next].prev = b.prev
-	} else {
-		q.tail = b.prev
-	}
-	b.prev, b.next, b.queued = noNode, noNode, false
-	q.blocks -= p.size(id)
-	if b.run == 0 {
-		p.evict -= p.size(id)
-	}
-}
-
-// pushRun frees n anonymous blocks to the tail of queue 0.
-func (p *runPool) pushRun(n int) {
-	if n <= 0 {
-		return
-	}
-	q := &p.q[0]
-	if t := q.tail; t != noNode && p.nodes[t].run > 0 {
-		p.nodes[t].run += int32(n)
-		q.blocks += n
-		return
-	}
-	id := p.newNode()
-	p.nodes[id].run = int32(n)
-	p.link(id, 0)
-}
-
-// take allocates n blocks from the head of the free queue (queue 0 first),
-// evicting cached ones, as blockPool.take.
-func (p *runPool) take(n int) {
-	for n > 0 {
-		qi := uint8(0)
-		if p.q[0].blocks == 0 {
-			qi = 1
-		}
-		id := p.q[qi].head
-		b := &p.nodes[id]
-		if b.run > 0 {
-			if x := int(b.run); x <= n {
-				p.unlink(id)
-				p.freeNode(id)
-				n -= x
-				continue
-			}
-			b.run -= int32(n)
-			p.q[qi].blocks -= n
-			return
-		}
-		p.evictLast(id)
-		n--
-	}
-}
-
-// evictLast evicts the last block of queued segment id, the first of the
-// blocks its queue entry stands for; the oldest copy at its place, if
-// any, is found there instead.
-func (p *runPool) evictLast(id int32) {
+// evictSegment evicts up to n blocks of queued segment id from its end,
+// the first of the blocks its queue entry stands for, and returns how
+// many. Where a copy caches the content of a block it evicts, it evicts
+// that one block, and the oldest copy is found there instead.
+func (p *blockPool) evictSegment(id int32, n int) int {
+	t := p.runs
 	s := &p.nodes[id]
 	e, x := s.edge, s.hi-1
-	if s.copy {
-		p.dropCopy(blockAt{e, x}, id)
-	} else if p.ncopy > 0 {
-		if c := p.copies[blockAt{e, x}]; len(c) > 0 {
+	k := min(n, int(s.hi-s.lo))
+	if p.ncopy > 0 && t.edges[e].ncopy > 0 {
+		k = 1
+		at := blockAt{e, x}
+		if s.copy {
+			p.dropCopy(at, id)
+		} else if c := t.copies[at]; len(c) > 0 {
 			p.nodes[c[0]].copy = false
-			p.setCopies(blockAt{e, x}, c[1:])
+			t.edges[e].ncopy--
+			p.setCopies(at, c[1:])
 		}
 	}
 	s = &p.nodes[id]
-	s.hi--
-	p.q[s.queue].blocks--
-	p.evict--
-	p.cached--
+	s.hi -= int32(k)
+	p.q[s.queue].blocks -= k
+	p.evict -= k
+	p.cached -= k
 	if s.hi == s.lo {
 		p.unlink(id)
 		p.removeSeg(e, id)
 		p.freeNode(id)
 		p.gcEdge(e)
 	}
+	return k
 }
 
-func (p *runPool) setCopies(at blockAt, c []int32) {
+// setCopies keeps c as the copies at at, one fewer than there were.
+func (p *blockPool) setCopies(at blockAt, c []int32) {
 	p.ncopy--
 	if len(c) == 0 {
-		delete(p.copies, at)
+		delete(p.runs.copies, at)
 	} else {
-		p.copies[at] = c
+		p.runs.copies[at] = c
 	}
 }
 
 // dropCopy takes copy id out of the copies at at.
-func (p *runPool) dropCopy(at blockAt, id int32) {
-	c := p.copies[at]
+func (p *blockPool) dropCopy(at blockAt, id int32) {
+	c := p.runs.copies[at]
 	for i, x := range c {
 		if x == id {
 			c = append(c[:i:i], c[i+1:]...)
 			break
 		}
 	}
+	p.runs.edges[at.edge].ncopy--
 	p.setCopies(at, c)
 }
 
-func (p *runPool) removeSeg(e int32, id int32) {
-	segs := p.edges[e].segs
+// removeSeg takes segment id out of edge e's.
+func (t *runTree) removeSeg(e int32, id int32) {
+	segs := t.edges[e].segs
 	for i, x := range segs {
 		if x == id {
 			segs[i] = segs[len(segs)-1]
-			p.edges[e].segs = segs[:len(segs)-1]
+			t.edges[e].segs = segs[:len(segs)-1]
 			return
 		}
 	}
 }
 
+func (p *blockPool) removeSeg(e int32, id int32) { p.runs.removeSeg(e, id) }
+func (p *blockPool) gcEdge(e int32)              { p.runs.gcEdge(e) }
+
 // gcEdge drops edge e and then its ancestors while they hold no block
 // and have no children.
-func (p *runPool) gcEdge(e int32) {
+func (t *runTree) gcEdge(e int32) {
 	for e > 0 {
-		ed := &p.edges[e]
+		ed := &t.edges[e]
 		if len(ed.segs) > 0 || len(ed.kids) > 0 {
 			return
 		}
 		par := ed.parent
-		delete(p.child, childKey{par, ed.lab.c})
-		kids := p.edges[par].kids
+		delete(t.child, childKey{par, ed.lab.c})
+		kids := t.edges[par].kids
 		for i, k := range kids {
 			if k == e {
 				kids[i] = kids[len(kids)-1]
-				p.edges[par].kids = kids[:len(kids)-1]
+				t.edges[par].kids = kids[:len(kids)-1]
 				break
 			}
 		}
-		p.edges[e] = runEdge{kids: ed.kids[:0], segs: ed.segs[:0]}
-		p.espare = append(p.espare, e)
+		t.edges[e] = runEdge{kids: ed.kids[:0], segs: ed.segs[:0]}
+		t.espare = append(t.espare, e)
 		e = par
 	}
 }
 
-func (p *runPool) newEdge(parent int32, lab runLabel) int32 {
+// newEdge adds an edge of lab's blocks under parent.
+func (t *runTree) newEdge(parent int32, lab runLabel) int32 {
 	var e int32
-	if n := len(p.espare); n > 0 {
-		e = p.espare[n-1]
-		p.espare = p.espare[:n-1]
+	if n := len(t.espare); n > 0 {
+		e = t.espare[n-1]
+		t.espare = t.espare[:n-1]
 	} else {
-		p.edges = append(p.edges, runEdge{})
-		e = int32(len(p.edges) - 1)
+		t.edges = append(t.edges, runEdge{})
+		e = int32(len(t.edges) - 1)
 	}
-	ed := &p.edges[e]
-	ed.parent, ed.lab, ed.live = parent, lab, true
-	p.edges[parent].kids = append(p.edges[parent].kids, e)
-	p.child[childKey{parent, lab.c}] = e
+	ed := &t.edges[e]
+	ed.parent, ed.lab = parent, lab
+	t.edges[parent].kids = append(t.edges[parent].kids, e)
+	t.child[childKey{parent, lab.c}] = e
 	return e
 }
 
 // match finds the blocks of path's first n already in the tree: it
-// leaves in p.spans the edge ranges they lie on, in order, and returns
+// leaves in t.spans the edge ranges they lie on, in order, and returns
 // how many there are and where the last ends (edge, offset).
-func (p *runPool) match(path []runLabel, n int) (pos int, e int32, eoff int) {
-	p.spans = p.spans[:0]
+func (t *runTree) match(path []runLabel, n int) (pos int, e int32, eoff int) {
+	t.spans = t.spans[:0]
 	li, lo := 0, 0
 	for pos < n {
-		ed := &p.edges[e]
+		ed := &t.edges[e]
 		if eoff == ed.lab.n {
-			c, ok := p.child[childKey{e, path[li].at(lo, p.b)}]
+			c, ok := t.child[childKey{e, path[li].at(lo, t.b)}]
 			if !ok {
 				break
 			}
 			e, eoff = c, 0
-			ed = &p.edges[e]
+			ed = &t.edges[e]
 		}
 		lab := &path[li]
-		k := commonRun(&ed.lab, eoff, lab, lo, min(n-pos, ed.lab.n-eoff, lab.n-lo), p.b)
+		k := commonRun(&ed.lab, eoff, lab, lo, min(n-pos, ed.lab.n-eoff, lab.n-lo), t.b)
 		if k == 0 {
 			break
 		}
-		if m := len(p.spans) - 1; m >= 0 && p.spans[m].edge == e && p.spans[m].hi == eoff {
-			p.spans[m].hi += k
+		if m := len(t.spans) - 1; m >= 0 && t.spans[m].edge == e && t.spans[m].hi == eoff {
+			t.spans[m].hi += k
 		} else {
-			p.spans = append(p.spans, runSpan{edge: e, lo: eoff, hi: eoff + k, pos: pos})
+			t.spans = append(t.spans, runSpan{edge: e, lo: eoff, hi: eoff + k, pos: pos})
 		}
 		pos, eoff, lo = pos+k, eoff+k, lo+k
 		if lo == lab.n {
@@ -453,12 +346,13 @@ func (p *runPool) match(path []runLabel, n int) (pos int, e int32, eoff int) {
 
 // insert puts path's first n blocks in the tree, splitting the edge
 // where the path leaves it.
-func (p *runPool) insert(path []runLabel, n int) {
-	pos, e, eoff := p.match(path, n)
+func (p *blockPool) insert(path []runLabel, n int) {
+	t := p.runs
+	pos, e, eoff := t.match(path, n)
 	if pos == n {
 		return
 	}
-	if eoff < p.edges[e].lab.n {
+	if eoff < t.edges[e].lab.n {
 		p.splitEdge(e, eoff)
 	}
 	li, lo := 0, pos
@@ -467,8 +361,8 @@ func (p *runPool) insert(path []runLabel, n int) {
 		li++
 	}
 	for pos < n {
-		lab := path[li].from(lo, p.b)
-		e = p.newEdge(e, lab)
+		lab := path[li].from(lo, t.b)
+		e = t.newEdge(e, lab)
 		pos += lab.n
 		li, lo = li+1, 0
 	}
@@ -476,67 +370,69 @@ func (p *runPool) insert(path []runLabel, n int) {
 
 // splitEdge cuts edge e at offset m: e keeps its first m blocks, a new
 // child takes the rest, with e's children and the segments over them.
-func (p *runPool) splitEdge(e int32, m int) {
-	rest := p.edges[e].lab.from(m, p.b)
-	kids := p.edges[e].kids
+func (p *blockPool) splitEdge(e int32, m int) {
+	t := p.runs
+	rest := t.edges[e].lab.from(m, t.b)
+	kids := t.edges[e].kids
 	for _, k := range kids {
-		delete(p.child, childKey{e, p.edges[k].lab.c})
+		delete(t.child, childKey{e, t.edges[k].lab.c})
 	}
-	p.edges[e].kids = nil
-	p.edges[e].lab.n = m
-	f := p.newEdge(e, rest) // e's only child
-	p.edges[f].kids = kids
+	t.edges[e].kids = nil
+	t.edges[e].lab.n = m
+	f := t.newEdge(e, rest) // e's only child
+	t.edges[f].kids = kids
 	for _, k := range kids {
-		p.child[childKey{f, p.edges[k].lab.c}] = k
-		p.edges[k].parent = f
+		t.child[childKey{f, t.edges[k].lab.c}] = k
+		t.edges[k].parent = f
 	}
-	for _, id := range append([]int32(nil), p.edges[e].segs...) {
-		if s := &p.nodes[id]; s.lo < m && m < s.hi {
-			p.splitSeg(id, m)
+	m32 := int32(m)
+	for _, id := range append([]int32(nil), t.edges[e].segs...) {
+		if s := &p.nodes[id]; s.lo < m32 && m32 < s.hi {
+			p.splitSeg(id, m32)
 		}
 	}
-	keep := p.edges[e].segs[:0]
-	for _, id := range p.edges[e].segs {
+	keep := t.edges[e].segs[:0]
+	for _, id := range t.edges[e].segs {
 		s := &p.nodes[id]
-		if s.hi <= m {
+		if s.hi <= m32 {
 			keep = append(keep, id)
 			continue
 		}
 		if s.copy {
+			t.edges[e].ncopy--
+			t.edges[f].ncopy++
 			old := blockAt{e, s.lo}
-			if c, ok := p.copies[old]; ok {
-				delete(p.copies, old)
-				p.copies[blockAt{f, s.lo - m}] = c
+			if c, ok := t.copies[old]; ok {
+				delete(t.copies, old)
+				t.copies[blockAt{f, s.lo - m32}] = c
 			}
 		}
-		s.edge, s.lo, s.hi = f, s.lo-m, s.hi-m
-		p.edges[f].segs = append(p.edges[f].segs, id)
+		s.edge, s.lo, s.hi = f, s.lo-m32, s.hi-m32
+		t.edges[f].segs = append(t.edges[f].segs, id)
 	}
-	p.edges[e].segs = keep
+	t.edges[e].segs = keep
 }
 
 // splitSeg cuts segment id at offset m: id keeps [lo, m), a new segment
 // of the same references takes [m, hi), before it in the free queue if
 // it is queued (its blocks are freed first). It returns the new one.
-func (p *runPool) splitSeg(id int32, m int) int32 {
+func (p *blockPool) splitSeg(id int32, m int32) int32 {
 	t := p.newNode()
 	s := &p.nodes[id]
-	p.nodes[t] = rnode{edge: s.edge, lo: m, hi: s.hi, refs: s.refs, prev: noNode, next: noNode}
+	p.nodes[t] = node{edge: s.edge, lo: m, hi: s.hi, refs: s.refs, prev: noNode, next: noNode}
 	s.hi = m
-	p.edges[s.edge].segs = append(p.edges[s.edge].segs, t)
+	p.runs.edges[s.edge].segs = append(p.runs.edges[s.edge].segs, t)
 	if s.queued {
-		qi := s.queue
-		p.q[qi].blocks -= p.nodes[t].hi - m
-		p.evict -= p.nodes[t].hi - m
-		p.linkAfter(t, qi, s.prev)
+		p.insertBefore(t, s.queue, id)
 	}
 	return t
 }
 
 // primAt is the primary segment holding block off of edge e, or noNode.
-func (p *runPool) primAt(e int32, off int) int32 {
-	for _, id := range p.edges[e].segs {
-		if s := &p.nodes[id]; !s.copy && s.lo <= off && off < s.hi {
+func (p *blockPool) primAt(e int32, off int) int32 {
+	o := int32(off)
+	for _, id := range p.runs.edges[e].segs {
+		if s := &p.nodes[id]; !s.copy && s.lo <= o && o < s.hi {
 			return id
 		}
 	}
@@ -545,20 +441,20 @@ func (p *runPool) primAt(e int32, off int) int32 {
 
 // nextPrim is the first offset past off, at most end, where a primary
 // segment of e begins.
-func (p *runPool) nextPrim(e int32, off, end int) int {
-	for _, id := range p.edges[e].segs {
-		if s := &p.nodes[id]; !s.copy && s.lo > off && s.lo < end {
-			end = s.lo
+func (p *blockPool) nextPrim(e int32, off, end int) int {
+	for _, id := range p.runs.edges[e].segs {
+		if s := &p.nodes[id]; !s.copy && int(s.lo) > off && int(s.lo) < end {
+			end = int(s.lo)
 		}
 	}
 	return end
 }
 
-// hits is walkHits for path: how many of its first limit blocks are
+// runHits is walkHits for path: how many of its first limit blocks are
 // found, leading, and how many of those nobody holds.
-func (p *runPool) hits(path []runLabel, limit int) (h, evictable int) {
-	p.match(path, limit)
-	for _, sp := range p.spans {
+func (p *blockPool) runHits(path []runLabel, limit int) (h, evictable int) {
+	p.runs.match(path, limit)
+	for _, sp := range p.runs.spans {
 		x := sp.lo
 		for x < sp.hi {
 			id := p.primAt(sp.edge, x)
@@ -566,7 +462,7 @@ func (p *runPool) hits(path []runLabel, limit int) (h, evictable int) {
 				return h, evictable
 			}
 			s := &p.nodes[id]
-			end := min(s.hi, sp.hi)
+			end := min(int(s.hi), sp.hi)
 			if s.refs == 0 {
 				evictable += end - x
 			}
@@ -579,24 +475,24 @@ func (p *runPool) hits(path []runLabel, limit int) (h, evictable int) {
 
 // isolate makes blocks [lo, hi) of segment id a segment of their own and
 // returns it.
-func (p *runPool) isolate(id int32, lo, hi int) int32 {
-	if p.nodes[id].hi > hi {
-		p.splitSeg(id, hi)
+func (p *blockPool) isolate(id int32, lo, hi int) int32 {
+	if int(p.nodes[id].hi) > hi {
+		p.splitSeg(id, int32(hi))
 	}
-	if p.nodes[id].lo < lo {
-		id = p.splitSeg(id, lo)
+	if int(p.nodes[id].lo) < lo {
+		id = p.splitSeg(id, int32(lo))
 	}
 	return id
 }
 
-// touch makes r, holding nothing, reference path's first h blocks, those
-// hits found.
-func (p *runPool) touch(r *runHold, path []runLabel, h int) {
-	p.match(path, h)
-	for _, sp := range p.spans {
+// runTouch makes r, holding nothing, reference path's first h blocks,
+// those runHits found.
+func (p *blockPool) runTouch(r *runHold, path []runLabel, h int) {
+	p.runs.match(path, h)
+	for _, sp := range p.runs.spans {
 		for x := sp.lo; x < sp.hi; {
 			id := p.primAt(sp.edge, x)
-			end := min(p.nodes[id].hi, sp.hi)
+			end := min(int(p.nodes[id].hi), sp.hi)
 			id = p.isolate(id, x, end)
 			s := &p.nodes[id]
 			if s.refs == 0 {
@@ -609,37 +505,39 @@ func (p *runPool) touch(r *runHold, path []runLabel, h int) {
 	r.held = h
 }
 
-// cacheThrough gives r's blocks from its held ones up to full their
-// content, in order: each a primary block of the tree, or a copy where
-// one caches its content already.
-func (p *runPool) cacheThrough(r *runHold, path []runLabel, full int) {
+// runCache gives r's blocks from its held ones up to full their content,
+// in order: each a primary block of the tree, or a copy where one caches
+// its content already.
+func (p *blockPool) runCache(r *runHold, path []runLabel, full int) {
 	from := r.held
 	if full <= from {
 		return
 	}
+	t := p.runs
 	p.insert(path, full)
-	p.match(path, full)
-	for _, sp := range p.spans {
+	t.match(path, full)
+	for _, sp := range t.spans {
 		x, end := sp.lo+max(sp.pos, from)-sp.pos, sp.hi // match stopped at full
 		for x < end {
 			if id := p.primAt(sp.edge, x); id != noNode {
 				c := p.newNode()
-				p.nodes[c] = rnode{edge: sp.edge, lo: x, hi: x + 1, refs: 1, prev: noNode, next: noNode, copy: true, pinned: true}
-				p.edges[sp.edge].segs = append(p.edges[sp.edge].segs, c)
-				at := blockAt{sp.edge, x}
-				p.copies[at] = append(p.copies[at], c)
+				p.nodes[c] = node{edge: sp.edge, lo: int32(x), hi: int32(x + 1), refs: 1, prev: noNode, next: noNode, copy: true, pinned: true}
+				t.edges[sp.edge].segs = append(t.edges[sp.edge].segs, c)
+				t.edges[sp.edge].ncopy++
+				at := blockAt{sp.edge, int32(x)}
+				t.copies[at] = append(t.copies[at], c)
 				p.ncopy++
 				r.copies = append(r.copies, runCopy{pos: sp.pos + x - sp.lo, seg: c})
 				x++
 				continue
 			}
 			y := p.nextPrim(sp.edge, x, end)
-			if prev := p.primAt(sp.edge, x-1); prev != noNode && !p.nodes[prev].pinned && p.nodes[prev].refs == 1 && p.nodes[prev].hi == x {
-				p.nodes[prev].hi = y // a held neighbour of the same references: one segment
+			if prev := p.primAt(sp.edge, x-1); prev != noNode && !p.nodes[prev].pinned && p.nodes[prev].refs == 1 && int(p.nodes[prev].hi) == x {
+				p.nodes[prev].hi = int32(y) // a held neighbour of the same references: one segment
 			} else {
 				id := p.newNode()
-				p.nodes[id] = rnode{edge: sp.edge, lo: x, hi: y, refs: 1, prev: noNode, next: noNode}
-				p.edges[sp.edge].segs = append(p.edges[sp.edge].segs, id)
+				p.nodes[id] = node{edge: sp.edge, lo: int32(x), hi: int32(y), refs: 1, prev: noNode, next: noNode}
+				t.edges[sp.edge].segs = append(t.edges[sp.edge].segs, id)
 			}
 			x = y
 		}
@@ -648,31 +546,32 @@ func (p *runPool) cacheThrough(r *runHold, path []runLabel, full int) {
 	r.held = full
 }
 
-// release drops r's references to its blocks from position from on, last
-// first, as blockPool.releaseAll: those nobody holds any more join the
-// tail of the free queue (queue 1 under FreeBlocksFirst) in that order.
-func (p *runPool) release(r *runHold, path []runLabel, from int) {
-	p.releaseRange(r, path, from, r.held)
+// runRelease drops r's references to its blocks from position from on,
+// last first, as releaseAll: those nobody holds any more join the tail of
+// the free queue (queue 1 under FreeBlocksFirst) in that order.
+func (p *blockPool) runRelease(r *runHold, path []runLabel, from int) {
+	p.runReleaseRange(r, path, from, r.held)
 	for len(r.copies) > 0 && r.copies[len(r.copies)-1].pos >= from {
 		r.copies = r.copies[:len(r.copies)-1]
 	}
 	r.held = from
 }
 
-// releaseRange drops r's references to its blocks lo to hi−1, last
+// runReleaseRange drops r's references to its blocks lo to hi−1, last
 // first, leaving r as it is.
-func (p *runPool) releaseRange(r *runHold, path []runLabel, lo, hi int) {
+func (p *blockPool) runReleaseRange(r *runHold, path []runLabel, lo, hi int) {
 	qi := uint8(0)
 	if p.split {
 		qi = 1
 	}
-	p.match(path, hi)
+	t := p.runs
+	t.match(path, hi)
 	ci := len(r.copies) - 1
 	for ci >= 0 && r.copies[ci].pos >= hi {
 		ci--
 	}
-	for si := len(p.spans) - 1; si >= 0; si-- {
-		sp := p.spans[si]
+	for si := len(t.spans) - 1; si >= 0; si-- {
+		sp := t.spans[si]
 		if sp.pos+sp.hi-sp.lo <= lo {
 			break
 		}
@@ -690,7 +589,7 @@ func (p *runPool) releaseRange(r *runHold, path []runLabel, lo, hi int) {
 				bound = max(bound, sp.lo+r.copies[ci].pos-sp.pos+1)
 			}
 			id := p.primAt(sp.edge, x)
-			b := max(p.nodes[id].lo, bound)
+			b := max(int(p.nodes[id].lo), bound)
 			p.unref(p.isolate(id, b, x+1), qi)
 			x = b - 1
 		}
@@ -699,7 +598,7 @@ func (p *runPool) releaseRange(r *runHold, path []runLabel, lo, hi int) {
 
 // unref drops one reference to segment id, queueing it at the tail of
 // queue qi when nobody holds it any more.
-func (p *runPool) unref(id int32, qi uint8) {
+func (p *blockPool) unref(id int32, qi uint8) {
 	if p.nodes[id].refs--; p.nodes[id].refs == 0 {
 		p.link(id, qi)
 	}

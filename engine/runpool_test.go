@@ -30,7 +30,7 @@ type twinReq struct {
 type runTwin struct {
 	t         testing.TB
 	bp        blockPool
-	rp        runPool
+	rp        blockPool
 	b         int
 	headFirst bool
 	reqs      []*twinReq
@@ -72,18 +72,18 @@ func (w *runTwin) newReq(prefix []uint64, p, shared, blocks int) *twinReq {
 // keyAt is the key of block off of edge e, chained from the root.
 func (w *runTwin) keyAt(e int32, off int) uint64 {
 	var chain []int32
-	for x := e; x > 0; x = w.rp.edges[x].parent {
+	for x := e; x > 0; x = w.rp.runs.edges[x].parent {
 		chain = append(chain, x)
 	}
 	key := rootKey
 	for i := len(chain) - 1; i >= 0; i-- {
 		x := chain[i]
-		n := w.rp.edges[x].lab.n
+		n := w.rp.runs.edges[x].lab.n
 		if x == e {
 			n = off + 1
 		}
 		for j := range n {
-			key = mix(key, w.rp.edges[x].lab.at(j, w.b).value())
+			key = mix(key, w.rp.runs.edges[x].lab.at(j, w.b).value())
 		}
 	}
 	return key
@@ -122,7 +122,7 @@ func (w *runTwin) runQueue(qi int) []twinBlock {
 			w.fail("queued segment %d: %+v", id, *s)
 		}
 		for x := s.hi - 1; x >= s.lo; x-- {
-			out = append(out, twinBlock{key: w.keyAt(s.edge, x), refs: s.refs, primary: !s.copy})
+			out = append(out, twinBlock{key: w.keyAt(s.edge, int(x)), refs: s.refs, primary: !s.copy})
 		}
 	}
 	return out
@@ -138,12 +138,12 @@ func appendAnon(out []twinBlock, n int) []twinBlock {
 
 // runBlock is the segment holding r's block j, and the block's place.
 func (w *runTwin) runBlock(r *twinReq, j int) (int32, blockAt) {
-	w.rp.match(r.path, j+1)
-	sp := w.rp.spans[len(w.rp.spans)-1]
+	w.rp.runs.match(r.path, j+1)
+	sp := w.rp.runs.spans[len(w.rp.runs.spans)-1]
 	if sp.pos+sp.hi-sp.lo != j+1 {
 		w.fail("block %d of a request is not in the tree", j)
 	}
-	at := blockAt{sp.edge, sp.hi - 1}
+	at := blockAt{sp.edge, int32(sp.hi - 1)}
 	for _, c := range r.hold.copies {
 		if c.pos == j {
 			if s := &w.rp.nodes[c.seg]; s.edge != at.edge || s.lo != at.off || s.hi != at.off+1 {
@@ -152,16 +152,16 @@ func (w *runTwin) runBlock(r *twinReq, j int) (int32, blockAt) {
 			return c.seg, at
 		}
 	}
-	return w.rp.primAt(at.edge, at.off), at
+	return w.rp.primAt(at.edge, int(at.off)), at
 }
 
 // runFinds reports whether the run pool finds r's block j (its first j
 // blocks may be missing: a lookup by key).
 func (w *runTwin) runFinds(r *twinReq, j int) bool {
-	if pos, _, _ := w.rp.match(r.path, j+1); pos != j+1 {
+	if pos, _, _ := w.rp.runs.match(r.path, j+1); pos != j+1 {
 		return false
 	}
-	sp := w.rp.spans[len(w.rp.spans)-1]
+	sp := w.rp.runs.spans[len(w.rp.runs.spans)-1]
 	return w.rp.primAt(sp.edge, sp.hi-1) != noNode
 }
 
@@ -188,7 +188,7 @@ func (w *runTwin) check() {
 				w.fail("request %d block %d: no segment", i, j)
 			}
 			sg := &w.rp.nodes[s]
-			got := twinBlock{key: w.keyAt(at.edge, at.off), refs: sg.refs, primary: !sg.copy}
+			got := twinBlock{key: w.keyAt(at.edge, int(at.off)), refs: sg.refs, primary: !sg.copy}
 			want := twinBlock{key: b.key, refs: b.refs, primary: cur == id}
 			if b.key != r.keys[j] || got != want {
 				w.fail("request %d block %d: blockPool %+v, runPool %+v (key %x)", i, j, want, got, r.keys[j])
@@ -218,7 +218,7 @@ func (w *runTwin) admit(r *twinReq, limit, need int) {
 			ev++
 		}
 	}
-	h, ev2 := w.rp.hits(r.path, limit)
+	h, ev2 := w.rp.runHits(r.path, limit)
 	if h != len(blocks) || ev != ev2 {
 		w.fail("hits: blockPool %d (%d evictable), runPool %d (%d)", len(blocks), ev, h, ev2)
 	}
@@ -230,7 +230,7 @@ func (w *runTwin) admit(r *twinReq, limit, need int) {
 		w.bp.touch(id)
 	}
 	r.ids = append(r.ids, blocks...)
-	w.rp.touch(&r.hold, r.path, h)
+	w.rp.runTouch(&r.hold, r.path, h)
 	w.take(r, need)
 }
 
@@ -252,7 +252,7 @@ func (w *runTwin) cache(r *twinReq, full int) {
 	for _, k := range r.keys[from:full] {
 		r.ids = append(r.ids, w.bp.cache(k))
 	}
-	w.rp.cacheThrough(&r.hold, r.path, full)
+	w.rp.runCache(&r.hold, r.path, full)
 }
 
 func (w *runTwin) drop(r *twinReq) {
@@ -261,7 +261,7 @@ func (w *runTwin) drop(r *twinReq) {
 			w.bp.release(id)
 		}
 		for j := range r.ids {
-			w.rp.releaseRange(&r.hold, r.path, j, j+1)
+			w.rp.runReleaseRange(&r.hold, r.path, j, j+1)
 		}
 		r.hold = runHold{copies: r.hold.copies[:0]}
 		w.bp.pushRun(r.anon)
@@ -272,7 +272,7 @@ func (w *runTwin) drop(r *twinReq) {
 		if len(r.ids) > 0 {
 			w.bp.releaseAll(r.ids)
 		}
-		w.rp.release(&r.hold, r.path, 0)
+		w.rp.runRelease(&r.hold, r.path, 0)
 	}
 	r.ids, r.anon = r.ids[:0], 0
 }
@@ -289,7 +289,7 @@ func (w *runTwin) trim(r *twinReq, extra int) {
 		w.bp.release(r.ids[last])
 		r.ids = r.ids[:last]
 	}
-	w.rp.release(&r.hold, r.path, keep)
+	w.rp.runRelease(&r.hold, r.path, keep)
 }
 
 // step makes one random operation.
