@@ -73,13 +73,17 @@ func (e *Engine) Check() error {
 	c.freeQueuesLinked()
 	c.freeQueuesSplit()
 	c.freeQueuesCounted()
-	c.indexFindsItsBlocks()
-	c.indexedBlocksCached()
-	c.copiesBehindIndex()
-	c.refsCountHolders()
-	c.queuedIffUnheld()
-	c.blocksHeldPlusFreeIsTotal()
-	c.cacheCounted()
+	if c.e.pool.runs != nil {
+		c.segmentsChecked() // runpool.go
+	} else {
+		c.indexFindsItsBlocks()
+		c.indexedBlocksCached()
+		c.copiesBehindIndex()
+		c.refsCountHolders()
+		c.queuedIffUnheld()
+		c.blocksHeldPlusFreeIsTotal()
+		c.cacheCounted()
+	}
 	c.runningWithinMaxSeqs()
 	return errors.Join(c.errs...)
 }
@@ -552,8 +556,8 @@ func (c *checker) blocksCoverTokens() {
 		case tierReserved, tierLanded:
 			ahead = int(s.tierHit+s.tierLoad) - s.computed // the blocks of its hits and loaded tokens
 		}
-		if anon, want := e.anonOf(s), e.blocksFor(s.computed+ahead); len(s.ids)+anon != want || anon < 0 {
-			c.badRequest(s, "holds %d cached + %d anonymous blocks for %d tokens, want %d", len(s.ids), anon, s.computed+ahead, want)
+		if anon, want := e.anonOf(s), e.blocksFor(s.computed+ahead); s.hold.held+anon != want || anon < 0 {
+			c.badRequest(s, "holds %d cached + %d anonymous blocks for %d tokens, want %d", s.hold.held, anon, s.computed+ahead, want)
 		}
 	})
 }
@@ -591,7 +595,7 @@ func (e *Engine) memberView(s *seq) seq {
 	v.computed += d
 	v.known += d
 	v.emitted += d
-	v.anon = e.blocksFor(v.computed+e.co.ahead) - len(v.ids)
+	v.anon = e.blocksFor(v.computed+e.co.ahead) - v.hold.held
 	v.sched, v.decoding = 0, false
 	if e.inFlight && e.plan.Cohort > 0 {
 		v.sched, v.decoding = 1, true
@@ -782,7 +786,7 @@ func (c *checker) freeQueuesLinked() {
 				c.badBlocks("node %d in free queue %d: queued %v, %d references, prev %d (want %d), queue %d, run %d", id, qi, b.queued, b.refs, b.prev, prev, b.queue, b.run)
 			}
 			if b.run == 0 {
-				c.evict++
+				c.evict += p.size(id)
 			}
 			n += p.size(id)
 			prev = id

@@ -331,9 +331,9 @@ func (e *Engine) release(s *seq) {
 func (e *Engine) recycle(s *seq) {
 	// Zeroed in place, then the three fields written: a composite
 	// literal was built on the stack from a template and copied.
-	ids, keys := s.ids[:0], s.keys[:0]
+	ids, keys, path, copies := s.ids[:0], s.keys[:0], s.path[:0], s.hold.copies[:0]
 	*s = seq{}
-	s.heapIdx, s.ids, s.keys = -1, ids, keys
+	s.heapIdx, s.ids, s.keys, s.path, s.hold.copies = -1, ids, keys, path, copies
 	e.spare = append(e.spare, s)
 }
 

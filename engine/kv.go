@@ -39,6 +39,10 @@ type kvState struct {
 	cacheOn   bool     // the prefix cache is on (not DisablePrefixCache)
 	scratch   []int32  // hits found for the waiting head (prefix.go)
 	memo      *keyMemo // the chains of recent prompts (keymemo.go), perhaps a fleet's
+	// runsDecided: the pool was set to be kept by runs or by blocks, at
+	// the first content cached (decideRuns); keysRead: CachedKeys was
+	// asked before, so keep it by blocks.
+	runsDecided, keysRead bool
 }
 
 func newKVState(cfg Config) kvState {
@@ -76,6 +80,7 @@ func (kv *kvState) blocksFor(tokens int) int {
 // preempted request's own blocks (noOwnHits). Only tests set them.
 type testKnobs struct {
 	headFirst, noOwnHits bool
+	noRuns               bool // keep the pool by blocks where it would be kept by runs (runpool.go): the twin
 }
 
 // noNode is the nil link of the free queue.
@@ -431,7 +436,7 @@ func (e *Engine) blockSum(n int) int {
 
 // blocks is the number of blocks s holds: its cached ones, then its
 // anonymous ones.
-func (s *seq) blocks() int { return len(s.ids) + s.anon }
+func (s *seq) blocks() int { return s.hold.held + s.anon }
 
 // need is the number of blocks s lacks to hold tokens.
 func (e *Engine) need(s *seq, tokens int) int {
@@ -463,17 +468,27 @@ func (e *Engine) take(s *seq, n int) {
 // order so that the tail blocks are evicted first").
 func (e *Engine) drop(s *seq) {
 	if e.headFirst { // tests only: the order servesim used before
+		if e.pool.runs != nil {
+			for j := range s.hold.held {
+				e.pool.runReleaseRange(&s.hold, s.path, j, j+1)
+			}
+			s.hold.copies = s.hold.copies[:0]
+		}
 		for _, id := range s.ids {
 			e.pool.release(id)
 		}
 		e.pool.pushRun(s.anon)
 	} else {
 		e.pool.pushRun(s.anon)
-		if len(s.ids) > 0 { // a request without content (the Atlas default) skips the call
-			e.pool.releaseAll(s.ids)
+		if s.hold.held > 0 { // a request without content (the Atlas default) skips the call
+			if e.pool.runs != nil {
+				e.pool.runRelease(&s.hold, s.path, 0)
+			} else {
+				e.pool.releaseAll(s.ids)
+			}
 		}
 	}
-	s.ids, s.anon = s.ids[:0], 0
+	s.ids, s.anon, s.hold.held = s.ids[:0], 0, 0
 }
 
 // trim returns the blocks s holds beyond what its computed tokens need (the
@@ -484,9 +499,14 @@ func (e *Engine) trim(s *seq) {
 	x := min(extra, s.anon)
 	e.pool.pushRun(x)
 	s.anon -= x
+	if extra > x && e.pool.runs != nil {
+		e.pool.runRelease(&s.hold, s.path, s.hold.held-(extra-x))
+		return
+	}
 	for ; extra > x; extra-- {
-		last := len(s.ids) - 1
+		last := s.hold.held - 1
 		e.pool.release(s.ids[last])
 		s.ids = s.ids[:last]
+		s.hold.held = last
 	}
 }

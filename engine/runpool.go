@@ -1,5 +1,7 @@
 package engine
 
+import "slices"
+
 // The run pool: the prefix cache kept by runs of blocks, not block by
 // block (docs/scale.md, "What a prefix-cached request costs"). It holds
 // the same blocks as blockPool (kv.go), in the same states and the same
@@ -98,13 +100,13 @@ func commonRun(x *runLabel, xi int, y *runLabel, yi, most, b int) int {
 func appendRunPath(dst []runLabel, prefix []uint64, p, b, shared int, own uint64) []runLabel {
 	if shared > 0 && p%b == 0 {
 		per := p / b
-		units := shared / per
+		units := (shared + per - 1) / per // the last perhaps in part
 		for u := 0; u < units; {
 			v := u + 1
 			for v < units && prefix[v] == prefix[v-1]+1 {
 				v++
 			}
-			dst = append(dst, runLabel{c: runContent{kind: 1, id: prefix[u]}, per: per, n: (v - u) * per})
+			dst = append(dst, runLabel{c: runContent{kind: 1, id: prefix[u]}, per: per, n: (min(v*per, shared) - u*per)})
 			u = v
 		}
 	} else if shared > 0 {
@@ -485,12 +487,12 @@ func (p *blockPool) isolate(id int32, lo, hi int) int32 {
 	return id
 }
 
-// runTouch makes r, holding nothing, reference path's first h blocks,
-// those runHits found.
+// runTouch makes r reference path's blocks from those it holds up to h,
+// found cached (runHits).
 func (p *blockPool) runTouch(r *runHold, path []runLabel, h int) {
 	p.runs.match(path, h)
 	for _, sp := range p.runs.spans {
-		for x := sp.lo; x < sp.hi; {
+		for x := sp.lo + max(0, r.held-sp.pos); x < sp.hi; {
 			id := p.primAt(sp.edge, x)
 			end := min(int(p.nodes[id].hi), sp.hi)
 			id = p.isolate(id, x, end)
@@ -601,5 +603,345 @@ func (p *blockPool) runReleaseRange(r *runHold, path []runLabel, lo, hi int) {
 func (p *blockPool) unref(id int32, qi uint8) {
 	if p.nodes[id].refs--; p.nodes[id].refs == 0 {
 		p.link(id, qi)
+	}
+}
+
+// runFinds reports whether block j of path is cached, found by a lookup
+// of its key (the blocks before it may not be).
+func (p *blockPool) runFinds(path []runLabel, j int) bool {
+	t := p.runs
+	if pos, _, _ := t.match(path, j+1); pos != j+1 {
+		return false
+	}
+	sp := t.spans[len(t.spans)-1]
+	return p.primAt(sp.edge, sp.hi-1) != noNode
+}
+
+// runLeading is how many of path's first limit blocks are cached,
+// leading, read without changing the pool (match's scratch included).
+func (p *blockPool) runLeading(path []runLabel, limit int) int {
+	t := p.runs
+	pos, li, lo := 0, 0, 0
+	e, eoff := int32(0), 0
+	for pos < limit {
+		ed := &t.edges[e]
+		if eoff == ed.lab.n {
+			c, ok := t.child[childKey{e, path[li].at(lo, t.b)}]
+			if !ok {
+				return pos
+			}
+			e, eoff = c, 0
+			ed = &t.edges[e]
+		}
+		lab := &path[li]
+		k := commonRun(&ed.lab, eoff, lab, lo, min(limit-pos, ed.lab.n-eoff, lab.n-lo), t.b)
+		for x := eoff; x < eoff+k; {
+			id := p.primAt(e, x)
+			if id == noNode {
+				return pos + x - eoff
+			}
+			x = min(int(p.nodes[id].hi), eoff+k)
+		}
+		if k == 0 {
+			return pos
+		}
+		pos, eoff, lo = pos+k, eoff+k, lo+k
+		if lo == lab.n {
+			li, lo = li+1, 0
+		}
+	}
+	return pos
+}
+
+// runKeys is CachedKeys in a pool kept by runs: how many of keys, a
+// chain from the root, are cached, leading. The tree holds no key, so it
+// computes those of the blocks it walks (of every child at an edge's
+// end): slow, and only for a CachedKeys asked once the pool was kept by
+// runs (decideRuns keeps it by blocks for one asked before).
+func (p *blockPool) runKeys(keys []uint64) int {
+	t := p.runs
+	e, off, key := int32(0), 0, rootKey
+	for j, k := range keys {
+		if ed := &t.edges[e]; off < ed.lab.n {
+			if mix(key, ed.lab.at(off, t.b).value()) != k {
+				return j
+			}
+			off++
+		} else {
+			next := noNode
+			for _, c := range ed.kids {
+				if mix(key, t.edges[c].lab.c.value()) == k {
+					next = c
+					break
+				}
+			}
+			if next == noNode {
+				return j
+			}
+			e, off = next, 1
+		}
+		if p.primAt(e, off-1) == noNode {
+			return j
+		}
+		key = k
+	}
+	return len(keys)
+}
+
+// decideRuns keeps the pool by runs from now on when nothing observes its
+// keys: no KV events, no tier, no CachedKeys asked, the prefix cache on.
+// The engine calls it when it caches its first content; KV events or a
+// tier set later turn it back to blocks (leaveRuns).
+func (e *Engine) decideRuns() {
+	e.runsDecided = true
+	if e.cacheOn && e.pool.pub == nil && e.tier == nil && !e.keysRead && !e.noRuns {
+		t := &runTree{b: e.cfg.BlockSize, child: map[childKey]int32{}, copies: map[blockAt][]int32{}}
+		t.edges = append(t.edges, runEdge{parent: -1}) // the root: no blocks
+		e.pool.runs = t
+	}
+}
+
+// leaveRuns turns a pool kept by runs into one kept by blocks, the same
+// blocks in the same states and order: each block of each segment a node
+// with its key, the free queues relinked block by block, the index and the
+// copies by key, each request's ids.
+func (e *Engine) leaveRuns() {
+	p := &e.pool
+	t := p.runs
+	if t == nil {
+		return
+	}
+	prim := map[blockAt]int32{}     // a primary block's node, by place
+	blocksOf := map[int32][]int32{} // a segment's nodes, by its id
+	var segs []int32
+	for ei := range t.edges {
+		segs = append(segs, t.edges[ei].segs...)
+	}
+	for _, sid := range segs {
+		s := p.nodes[sid]
+		key := keyAt(t, s.edge, int(s.lo))
+		var ids []int32
+		for x := s.lo; x < s.hi; x++ {
+			if x > s.lo {
+				key = mix(key, t.edges[s.edge].lab.at(int(x), t.b).value())
+			}
+			id := p.newNode()
+			p.nodes[id] = node{key: key, refs: s.refs, hi: 1, prev: noNode, next: noNode}
+			ids = append(ids, id)
+			if !s.copy {
+				prim[blockAt{s.edge, x}] = id
+				p.index.put(key, id)
+			}
+		}
+		blocksOf[sid] = ids
+	}
+	for at, c := range t.copies {
+		ids := make([]int32, len(c))
+		for i, sid := range c {
+			ids[i] = blocksOf[sid][0]
+		}
+		if p.copies == nil {
+			p.copies = map[uint64][]int32{}
+		}
+		p.copies[p.nodes[prim[at]].key] = ids
+	}
+	for qi := range p.q {
+		var order []int32
+		for id := p.q[qi].head; id != noNode; id = p.nodes[id].next {
+			if p.nodes[id].run > 0 {
+				order = append(order, id)
+				continue
+			}
+			ids := blocksOf[id]
+			for i := len(ids) - 1; i >= 0; i-- { // a segment's blocks are freed last first
+				order = append(order, ids[i])
+			}
+		}
+		prev := noNode
+		for _, id := range order {
+			b := &p.nodes[id]
+			b.prev, b.next, b.queued, b.queue = prev, noNode, true, uint8(qi)
+			if prev != noNode {
+				p.nodes[prev].next = id
+			} else {
+				p.q[qi].head = id
+			}
+			prev = id
+		}
+		if prev == noNode {
+			p.q[qi].head = noNode
+		}
+		p.q[qi].tail = prev
+	}
+	for _, s := range e.reqs.all() {
+		if s.hold.held == 0 {
+			continue
+		}
+		t.match(s.path, s.hold.held)
+		s.ids = s.ids[:0]
+		ci := 0
+		for _, sp := range t.spans {
+			for x := sp.lo; x < sp.hi; x++ {
+				if ci < len(s.hold.copies) && s.hold.copies[ci].pos == sp.pos+x-sp.lo {
+					s.ids = append(s.ids, blocksOf[s.hold.copies[ci].seg][0]) // a copy, perhaps promoted
+					ci++
+					continue
+				}
+				s.ids = append(s.ids, prim[blockAt{sp.edge, int32(x)}])
+			}
+		}
+		s.hold.copies = s.hold.copies[:0]
+	}
+	for _, sid := range segs {
+		p.freeNode(sid)
+	}
+	p.runs = nil
+}
+
+// keyAt is the key of block off of edge e, chained from the root.
+func keyAt(t *runTree, e int32, off int) uint64 {
+	var chain []int32
+	for x := e; x > 0; x = t.edges[x].parent {
+		chain = append(chain, x)
+	}
+	key := rootKey
+	for i := len(chain) - 1; i >= 0; i-- {
+		x := chain[i]
+		n := t.edges[x].lab.n
+		if x == e {
+			n = off + 1
+		}
+		for j := range n {
+			key = mix(key, t.edges[x].lab.at(j, t.b).value())
+		}
+	}
+	return key
+}
+
+// warmRuns is Warm in a pool kept by runs: the n blocks of shared content
+// of r, block by block as Warm's walk of their keys.
+func (e *Engine) warmRuns(r *Request, n int) int {
+	p := &e.pool
+	path := appendRunPath(nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, 0)
+	var hold runHold
+	added := 0
+	for j := range n {
+		if p.runFinds(path, j) {
+			p.runTouch(&hold, path, j+1)
+			continue
+		}
+		if p.free() == 0 { // only the blocks this call holds are left
+			break
+		}
+		p.take(1)
+		p.runCache(&hold, path, j+1)
+		added++
+	}
+	p.runRelease(&hold, path, 0) // freed last first, as a request's
+	return added
+}
+
+// segmentsChecked is Check's part on the blocks of a pool kept by runs:
+// each segment lies on its edge, a copy is one block at a place a primary
+// segment holds, the primary segments of an edge do not overlap, the tree
+// finds each edge under its parent, a segment counts as references the
+// requests holding each of its blocks and is queued exactly when nobody
+// holds it, blocks held + free = total, and the counts of cached,
+// evictable and copied blocks are right.
+func (c *checker) segmentsChecked() {
+	e := c.e
+	p := &e.pool
+	t := p.runs
+	holders := map[blockAt]int32{} // by segment (edge field: its id) and offset
+	note := func(s *seq) {
+		if s.hold.held == 0 {
+			return
+		}
+		if pos, _, _ := t.match(s.path, s.hold.held); pos != s.hold.held {
+			c.badRequest(s, "holds %d cached blocks, %d of them in the tree", s.hold.held, pos)
+			return
+		}
+		ci := 0
+		for _, sp := range t.spans {
+			for x := sp.lo; x < sp.hi; x++ {
+				id := noNode
+				if ci < len(s.hold.copies) && s.hold.copies[ci].pos == sp.pos+x-sp.lo {
+					id = s.hold.copies[ci].seg
+					ci++
+				} else {
+					id = p.primAt(sp.edge, x)
+				}
+				if id == noNode || p.nodes[id].edge != sp.edge || int(p.nodes[id].lo) > x || int(p.nodes[id].hi) <= x {
+					c.badRequest(s, "holds block %d of edge %d, which segment %d does not hold", x, sp.edge, id)
+					continue
+				}
+				holders[blockAt{id, int32(x)}]++
+			}
+		}
+		if ci != len(s.hold.copies) {
+			c.badRequest(s, "holds %d copies, %d of them along its blocks", len(s.hold.copies), ci)
+		}
+	}
+	for _, s := range e.co.members {
+		if s != nil {
+			v := e.memberView(s)
+			note(&v)
+		}
+	}
+	for _, list := range [...][]*seq{e.running, e.reserved, e.landed} {
+		for _, s := range list {
+			note(s)
+		}
+	}
+	held, cached, ncopy := c.anon, 0, 0
+	for ei := range t.edges {
+		ed := &t.edges[ei]
+		if ei > 0 && len(ed.segs)+len(ed.kids) > 0 {
+			if got, ok := t.child[childKey{ed.parent, ed.lab.c}]; !ok || got != int32(ei) {
+				c.badBlocks("edge %d is found under its parent %d as %d (%v)", ei, ed.parent, got, ok)
+			}
+		}
+		copies := int32(0)
+		for i, id := range ed.segs {
+			s := &p.nodes[id]
+			if s.edge != int32(ei) || s.lo >= s.hi || s.run != 0 || int(s.hi) > ed.lab.n || s.refs < 0 || (s.refs == 0) != s.queued {
+				c.badBlocks("segment %d of edge %d: %+v", id, ei, *s)
+				continue
+			}
+			size := int(s.hi - s.lo)
+			cached += size
+			if s.refs > 0 {
+				held += size
+			}
+			for x := s.lo; x < s.hi; x++ {
+				if n := holders[blockAt{id, x}]; n != s.refs {
+					c.badBlocks("segment %d counts %d references, %d requests hold its block %d", id, s.refs, n, x)
+				}
+			}
+			if s.copy {
+				copies++
+				if size != 1 || !slices.Contains(t.copies[blockAt{int32(ei), s.lo}], id) || p.primAt(int32(ei), int(s.lo)) == noNode {
+					c.badBlocks("copy %d at block %d of edge %d is not behind a primary block", id, s.lo, ei)
+				}
+				continue
+			}
+			for _, o := range ed.segs[i+1:] {
+				if q := &p.nodes[o]; !q.copy && q.lo < s.hi && s.lo < q.hi {
+					c.badBlocks("segments %d and %d of edge %d overlap", id, o, ei)
+				}
+			}
+		}
+		if copies != ed.ncopy {
+			c.badBlocks("edge %d counts %d copies, holds %d", ei, ed.ncopy, copies)
+		}
+		ncopy += int(copies)
+	}
+	listed := 0
+	for _, l := range t.copies {
+		listed += len(l)
+	}
+	if held+c.free != p.total || c.free != p.free() || cached != p.cached || c.evict != p.evict || ncopy != p.ncopy || listed != ncopy {
+		c.badBlocks("blocks held %d + free %d (counted %d) of %d; cached %d (counted %d), evictable %d (counted %d), copies %d listed %d (counted %d)",
+			held, c.free, p.free(), p.total, cached, p.cached, c.evict, p.evict, ncopy, listed, p.ncopy)
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // The run pool's twin is blockPool: runTwin drives both through the
@@ -411,4 +414,105 @@ func FuzzRunPoolTwin(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed uint64, steps uint16) {
 		runTwinScenario(t, seed, int(steps%2000))
 	})
+}
+
+// TestRunsEqualBlocksThroughTheAPI drives an engine whose prefix cache
+// is kept by runs and its twin kept by blocks (noRuns) through the same
+// calls: requests of shared prefixes of several shapes (ids of 16, 32,
+// 24 and 8 tokens; runs of consecutive ids and single ones; answers
+// shared with PrefixCoversOutput), Warm, CachedPrefix and CachedKeys,
+// and KV events turned on in the middle of the run (leaveRuns). Every
+// plan, outcome, answer and event must be the same, and Check must pass
+// on both after every step.
+func TestRunsEqualBlocksThroughTheAPI(t *testing.T) {
+	converted, warmed, asked := 0, 0, 0
+	for seed := range uint64(60) {
+		rng := rand.New(rand.NewPCG(seed, 41))
+		cfg := Config{MaxSeqs: 1 + rng.IntN(8), KVBlocks: 24 + rng.IntN(120), BlockSize: []int{16, 4, 12}[rng.IntN(3)], FreeBlocksFirst: rng.IntN(2) == 0}
+		a, err := New(cfg, nil)
+		require.NoError(t, err)
+		b, _ := New(cfg, nil)
+		b.noRuns = true
+		a.Runner().SetStrict(true)
+		b.Runner().SetStrict(true)
+		prompt := func() ([]uint64, int, int) {
+			p := []int{16, 32, 24, 8}[rng.IntN(4)]
+			base := uint64(rng.IntN(3) * 100)
+			var prefix []uint64
+			for range 1 + rng.IntN(12) {
+				if rng.IntN(5) == 0 {
+					base = uint64(rng.IntN(300))
+				}
+				prefix = append(prefix, base)
+				base++
+			}
+			return prefix, p, 1 + rng.IntN(len(prefix)*p+20)
+		}
+		var logs [2]eventLog
+		convertAt := rng.IntN(50)
+		now := time.Duration(0)
+		for step := range 70 {
+			for range rng.IntN(3) {
+				prefix, p, input := prompt()
+				r := Request{Ref: int32(step*8 + rng.IntN(8)), Input: input, Output: 1 + rng.IntN(40), Prefix: prefix, PrefixBlockTokens: p, PrefixCoversOutput: rng.IntN(3) == 0}
+				if ea, eb := a.Add(now, r), b.Add(now, r); fmt.Sprint(ea) != fmt.Sprint(eb) {
+					t.Fatalf("seed %d: Add: %v, twin %v", seed, ea, eb)
+				}
+			}
+			prefix, p, input := prompt()
+			if x, y := a.CachedPrefix(prefix, p, input), b.CachedPrefix(prefix, p, input); x != y {
+				t.Fatalf("seed %d step %d: CachedPrefix %d, twin %d", seed, step, x, y)
+			}
+			if a.pool.runs != nil && rng.IntN(2) == 0 { // asked once the pool is kept by runs
+				keys := PrefixKeys(nil, prefix, p, input, cfg.BlockSize)
+				if x, y := a.CachedKeys(keys), b.CachedKeys(keys); x != y {
+					t.Fatalf("seed %d step %d: CachedKeys %d, twin %d", seed, step, x, y)
+				}
+				asked++
+			}
+			if rng.IntN(6) == 0 {
+				x, ea := a.Warm(prefix, p, input)
+				y, eb := b.Warm(prefix, p, input)
+				if x != y || fmt.Sprint(ea) != fmt.Sprint(eb) {
+					t.Fatalf("seed %d step %d: Warm %d %v, twin %d %v", seed, step, x, ea, y, eb)
+				}
+				warmed += x
+			}
+			if step == convertAt {
+				if a.pool.runs != nil {
+					converted++
+				}
+				a.PublishKVEvents(&logs[0])
+				b.PublishKVEvents(&logs[1])
+				require.NoError(t, a.Check(), "seed %d step %d, left runs", seed, step)
+			}
+			pa, ea := a.Schedule(now)
+			pb, eb := b.Schedule(now)
+			if fmt.Sprint(pa, ea) != fmt.Sprint(pb, eb) {
+				t.Fatalf("seed %d step %d: plan %v %v, twin %v %v", seed, step, pa, ea, pb, eb)
+			}
+			if pa != nil {
+				oa, ea := a.Complete(pa.End)
+				ob, eb := b.Complete(pb.End)
+				if fmt.Sprint(oa, ea) != fmt.Sprint(ob, eb) {
+					t.Fatalf("seed %d step %d: outcome %v %v, twin %v %v", seed, step, oa, ea, ob, eb)
+				}
+				now = pa.End
+			} else {
+				now += time.Millisecond
+			}
+			require.NoError(t, a.Check(), "seed %d step %d", seed, step)
+			require.NoError(t, b.Check(), "seed %d step %d", seed, step)
+			if x, y := readings(a, now), readings(b, now); x != y {
+				t.Fatalf("seed %d step %d: %s, twin %s", seed, step, x, y)
+			}
+			if !slices.Equal(logs[0], logs[1]) {
+				t.Fatalf("seed %d step %d: events %v, twin %v", seed, step, logs[0], logs[1])
+			}
+		}
+	}
+	t.Logf("%d engines left runs for blocks, %d blocks warmed, %d CachedKeys asked", converted, warmed, asked)
+	if converted < 20 || warmed < 50 || asked < 200 {
+		t.Errorf("%d engines left runs for blocks, %d blocks warmed, %d CachedKeys asked: the test no longer reaches them", converted, warmed, asked)
+	}
 }

@@ -128,6 +128,9 @@ func (e *Engine) SetTier(t Tier) error {
 	if t != nil && !e.cacheOn {
 		return fmt.Errorf("engine: SetTier with the prefix cache off (Config.PrefixCache): a tier is keyed by the cache's content keys")
 	}
+	if t != nil {
+		e.leaveRuns() // a tier is keyed by the blocks' keys
+	}
 	e.tier = t
 	e.decideFast()
 	return nil
@@ -158,20 +161,20 @@ func (e *Engine) reserveTier(s *seq) (reserved, skip, stop bool) {
 		limit = min(limit, max(s.shared, stored))
 	}
 	hit, pinned := e.hits(s)
-	if limit <= len(hit) {
+	if limit <= hit {
 		return false, false, false
 	}
 	e.key(s, limit-1)
 	keys := s.keys[:limit]
-	n, busy := e.tier.Find(keys, len(hit))
+	n, busy := e.tier.Find(keys, hit)
 	if busy {
 		return false, true, false
 	}
 	if n <= 0 {
 		return false, false, false
 	}
-	n = min(n, limit-len(hit))
-	loaded := (len(hit) + n) * b
+	n = min(n, limit-hit)
+	loaded := (hit + n) * b
 	// The gate counts its known sequence (its first chunk after the
 	// loaded tokens with AdmitOnFirstChunk), but it takes the blocks of
 	// its hits and loaded tokens only, the rest at admission
@@ -181,17 +184,17 @@ func (e *Engine) reserveTier(s *seq) (reserved, skip, stop bool) {
 		upto = min(s.known, loaded+e.newTokens(s, loaded))
 	}
 	keep := e.keepFree()
-	if e.blocksFor(upto)-len(hit)+pinned+keep > e.available() {
+	if e.blocksFor(upto)-hit+pinned+keep > e.available() {
 		return false, false, true
 	}
 	e.waiting.pop()
 	e.attach(s, hit)
 	e.take(s, e.need(s, loaded))
-	s.tierHit, s.tierLoad = int32(len(hit)*b), int32(n*b)
+	s.tierHit, s.tierLoad = int32(hit*b), int32(n*b)
 	s.phase, s.rstate = phaseReserved, tierReserved
 	e.reserved = append(e.reserved, s)
-	e.plan.Reserved = append(e.plan.Reserved, Reservation{Ref: s.req.Ref, Tokens: n * b, Cached: len(hit) * b, Tier: true})
-	e.tier.Load(s.req.Ref, keys[len(hit):len(hit)+n])
+	e.plan.Reserved = append(e.plan.Reserved, Reservation{Ref: s.req.Ref, Tokens: n * b, Cached: hit * b, Tier: true})
+	e.tier.Load(s.req.Ref, keys[hit:hit+n])
 	return true, false, false
 }
 
