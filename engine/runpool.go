@@ -130,13 +130,26 @@ type runEdge struct {
 	kids   []int32
 	segs   []int32 // its segments, primary and copies, in no order
 	ncopy  int32   // its segments that are copies
+	gen    uint32  // bumped when it is cut or dropped: a cursor on it is stale
 }
 
-// childKey finds an edge by its parent and its first block.
-type childKey struct {
-	parent int32
-	c      runContent
+// runCursor is a place in the tree reached along a path: after the
+// path's first pos blocks, at offset eoff of edge (of generation gen),
+// at block lo of the path's label li. A request keeps the one after its
+// held blocks, so that caching one more block does not walk its path
+// from the root again.
+type runCursor struct {
+	edge      int32
+	gen       uint32
+	eoff, pos int
+	li, lo    int
 }
+
+// childKey finds an edge by its parent and its first block: the two
+// mixed into one key of the child index. Two different pairs collide
+// with the chance two different chains of blockPool's keys do (2⁻⁶⁴), an
+// event neither way of keeping the cache has.
+func childKey(parent int32, c runContent) uint64 { return mix(uint64(parent), c.value()) }
 
 // blockAt is a block's place in the tree.
 type blockAt struct {
@@ -159,6 +172,7 @@ type runSpan struct {
 type runHold struct {
 	held   int
 	copies []runCopy // by position, ascending
+	cur    runCursor // after its held blocks, unless stale
 }
 
 type runCopy struct {
@@ -172,7 +186,7 @@ type runTree struct {
 	b      int // BlockSize
 	edges  []runEdge
 	espare []int32
-	child  map[childKey]int32
+	child  blockIndex          // an edge by childKey
 	copies map[blockAt][]int32 // copies at a place, oldest first
 	spans  []runSpan           // match's answer
 }
@@ -180,7 +194,7 @@ type runTree struct {
 // newRunPool is newBlockPool kept by runs, of blocks of b tokens.
 func newRunPool(n, b int, split bool) blockPool {
 	p := newBlockPool(n, split)
-	p.runs = &runTree{b: b, child: map[childKey]int32{}, copies: map[blockAt][]int32{}}
+	p.runs = &runTree{b: b, copies: map[blockAt][]int32{}}
 	p.runs.edges = append(p.runs.edges, runEdge{parent: -1}) // the root: no blocks
 	return p
 }
@@ -280,7 +294,7 @@ func (t *runTree) gcEdge(e int32) {
 			return
 		}
 		par := ed.parent
-		delete(t.child, childKey{par, ed.lab.c})
+		t.child.del(childKey(par, ed.lab.c))
 		kids := t.edges[par].kids
 		for i, k := range kids {
 			if k == e {
@@ -289,7 +303,7 @@ func (t *runTree) gcEdge(e int32) {
 				break
 			}
 		}
-		t.edges[e] = runEdge{kids: ed.kids[:0], segs: ed.segs[:0]}
+		t.edges[e] = runEdge{kids: ed.kids[:0], segs: ed.segs[:0], gen: ed.gen + 1}
 		t.espare = append(t.espare, e)
 		e = par
 	}
@@ -308,7 +322,7 @@ func (t *runTree) newEdge(parent int32, lab runLabel) int32 {
 	ed := &t.edges[e]
 	ed.parent, ed.lab = parent, lab
 	t.edges[parent].kids = append(t.edges[parent].kids, e)
-	t.child[childKey{parent, lab.c}] = e
+	t.child.put(childKey(parent, lab.c), e)
 	return e
 }
 
@@ -316,12 +330,20 @@ func (t *runTree) newEdge(parent int32, lab runLabel) int32 {
 // leaves in t.spans the edge ranges they lie on, in order, and returns
 // how many there are and where the last ends (edge, offset).
 func (t *runTree) match(path []runLabel, n int) (pos int, e int32, eoff int) {
+	c := t.walk(path, n, runCursor{})
+	return c.pos, c.edge, c.eoff
+}
+
+// walk is match from cursor c, a place along path: it leaves in t.spans
+// the edge ranges of the path's blocks c.pos to n−1 in the tree, and
+// returns the cursor after the last.
+func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 	t.spans = t.spans[:0]
-	li, lo := 0, 0
+	pos, e, eoff, li, lo := c.pos, c.edge, c.eoff, c.li, c.lo
 	for pos < n {
 		ed := &t.edges[e]
 		if eoff == ed.lab.n {
-			c, ok := t.child[childKey{e, path[li].at(lo, t.b)}]
+			c, ok := t.child.get(childKey(e, path[li].at(lo, t.b)))
 			if !ok {
 				break
 			}
@@ -343,25 +365,30 @@ func (t *runTree) match(path []runLabel, n int) (pos int, e int32, eoff int) {
 			li, lo = li+1, 0
 		}
 	}
-	return pos, e, eoff
+	return runCursor{edge: e, gen: t.edges[e].gen, eoff: eoff, pos: pos, li: li, lo: lo}
+}
+
+// fresh is c if it is not stale, else the root.
+func (t *runTree) fresh(c runCursor) runCursor {
+	if t.edges[c.edge].gen != c.gen {
+		return runCursor{}
+	}
+	return c
 }
 
 // insert puts path's first n blocks in the tree, splitting the edge
 // where the path leaves it.
-func (p *blockPool) insert(path []runLabel, n int) {
+func (p *blockPool) insert(path []runLabel, n int, from runCursor) {
 	t := p.runs
-	pos, e, eoff := t.match(path, n)
+	c := t.walk(path, n, from)
+	pos, e, eoff := c.pos, c.edge, c.eoff
 	if pos == n {
 		return
 	}
 	if eoff < t.edges[e].lab.n {
 		p.splitEdge(e, eoff)
 	}
-	li, lo := 0, pos
-	for lo >= path[li].n {
-		lo -= path[li].n
-		li++
-	}
+	li, lo := c.li, c.lo
 	for pos < n {
 		lab := path[li].from(lo, t.b)
 		e = t.newEdge(e, lab)
@@ -377,14 +404,15 @@ func (p *blockPool) splitEdge(e int32, m int) {
 	rest := t.edges[e].lab.from(m, t.b)
 	kids := t.edges[e].kids
 	for _, k := range kids {
-		delete(t.child, childKey{e, t.edges[k].lab.c})
+		t.child.del(childKey(e, t.edges[k].lab.c))
 	}
 	t.edges[e].kids = nil
 	t.edges[e].lab.n = m
+	t.edges[e].gen++
 	f := t.newEdge(e, rest) // e's only child
 	t.edges[f].kids = kids
 	for _, k := range kids {
-		t.child[childKey{f, t.edges[k].lab.c}] = k
+		t.child.put(childKey(f, t.edges[k].lab.c), k)
 		t.edges[k].parent = f
 	}
 	m32 := int32(m)
@@ -490,7 +518,7 @@ func (p *blockPool) isolate(id int32, lo, hi int) int32 {
 // runTouch makes r reference path's blocks from those it holds up to h,
 // found cached (runHits).
 func (p *blockPool) runTouch(r *runHold, path []runLabel, h int) {
-	p.runs.match(path, h)
+	r.cur = p.runs.walk(path, h, runCursor{})
 	for _, sp := range p.runs.spans {
 		for x := sp.lo + max(0, r.held-sp.pos); x < sp.hi; {
 			id := p.primAt(sp.edge, x)
@@ -516,8 +544,12 @@ func (p *blockPool) runCache(r *runHold, path []runLabel, full int) {
 		return
 	}
 	t := p.runs
-	p.insert(path, full)
-	t.match(path, full)
+	start := runCursor{}
+	if r.cur.pos == from {
+		start = t.fresh(r.cur)
+	}
+	p.insert(path, full, start)
+	r.cur = t.walk(path, full, t.fresh(start)) // fresh again: insert may have cut its edge
 	for _, sp := range t.spans {
 		x, end := sp.lo+max(sp.pos, from)-sp.pos, sp.hi // match stopped at full
 		for x < end {
@@ -626,7 +658,7 @@ func (p *blockPool) runLeading(path []runLabel, limit int) int {
 	for pos < limit {
 		ed := &t.edges[e]
 		if eoff == ed.lab.n {
-			c, ok := t.child[childKey{e, path[li].at(lo, t.b)}]
+			c, ok := t.child.get(childKey(e, path[li].at(lo, t.b)))
 			if !ok {
 				return pos
 			}
@@ -695,7 +727,7 @@ func (p *blockPool) runKeys(keys []uint64) int {
 func (e *Engine) decideRuns() {
 	e.runsDecided = true
 	if e.cacheOn && e.pool.pub == nil && e.tier == nil && !e.keysRead && !e.noRuns {
-		t := &runTree{b: e.cfg.BlockSize, child: map[childKey]int32{}, copies: map[blockAt][]int32{}}
+		t := &runTree{b: e.cfg.BlockSize, copies: map[blockAt][]int32{}}
 		t.edges = append(t.edges, runEdge{parent: -1}) // the root: no blocks
 		e.pool.runs = t
 	}
@@ -897,7 +929,7 @@ func (c *checker) segmentsChecked() {
 	for ei := range t.edges {
 		ed := &t.edges[ei]
 		if ei > 0 && len(ed.segs)+len(ed.kids) > 0 {
-			if got, ok := t.child[childKey{ed.parent, ed.lab.c}]; !ok || got != int32(ei) {
+			if got, ok := t.child.get(childKey(ed.parent, ed.lab.c)); !ok || got != int32(ei) {
 				c.badBlocks("edge %d is found under its parent %d as %d (%v)", ei, ed.parent, got, ok)
 			}
 		}
