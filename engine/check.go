@@ -556,8 +556,8 @@ func (c *checker) blocksCoverTokens() {
 		case tierReserved, tierLanded:
 			ahead = int(s.tierHit+s.tierLoad) - s.computed // the blocks of its hits and loaded tokens
 		}
-		if anon, want := e.anonOf(s), e.blocksFor(s.computed+ahead); s.hold.held+anon != want || anon < 0 {
-			c.badRequest(s, "holds %d cached + %d anonymous blocks for %d tokens, want %d", s.hold.held, anon, s.computed+ahead, want)
+		if anon, want := e.anonOf(s), e.blocksFor(s.computed+ahead); s.held+anon != want || anon < 0 {
+			c.badRequest(s, "holds %d cached + %d anonymous blocks for %d tokens, want %d", s.held, anon, s.computed+ahead, want)
 		}
 	})
 }
@@ -595,7 +595,7 @@ func (e *Engine) memberView(s *seq) seq {
 	v.computed += d
 	v.known += d
 	v.emitted += d
-	v.anon = e.blocksFor(v.computed+e.co.ahead) - v.hold.held
+	v.anon = e.blocksFor(v.computed+e.co.ahead) - v.held
 	v.sched, v.decoding = 0, false
 	if e.inFlight && e.plan.Cohort > 0 {
 		v.sched, v.decoding = 1, true

@@ -436,7 +436,7 @@ func (e *Engine) blockSum(n int) int {
 
 // blocks is the number of blocks s holds: its cached ones, then its
 // anonymous ones.
-func (s *seq) blocks() int { return s.hold.held + s.anon }
+func (s *seq) blocks() int { return s.held + s.anon }
 
 // need is the number of blocks s lacks to hold tokens.
 func (e *Engine) need(s *seq, tokens int) int {
@@ -469,10 +469,12 @@ func (e *Engine) take(s *seq, n int) {
 func (e *Engine) drop(s *seq) {
 	if e.headFirst { // tests only: the order servesim used before
 		if e.pool.runs != nil {
-			for j := range s.hold.held {
-				e.pool.runReleaseRange(&s.hold, s.path, j, j+1)
+			for j := range s.held {
+				e.pool.runReleaseRange(s.runs, j, j+1)
 			}
-			s.hold.copies = s.hold.copies[:0]
+			if s.held > 0 {
+				s.runs.copies = s.runs.copies[:0]
+			}
 		}
 		for _, id := range s.ids {
 			e.pool.release(id)
@@ -480,15 +482,15 @@ func (e *Engine) drop(s *seq) {
 		e.pool.pushRun(s.anon)
 	} else {
 		e.pool.pushRun(s.anon)
-		if s.hold.held > 0 { // a request without content (the Atlas default) skips the call
+		if s.held > 0 { // a request without content (the Atlas default) skips the call
 			if e.pool.runs != nil {
-				e.pool.runRelease(&s.hold, s.path, 0)
+				e.pool.runRelease(&s.held, s.runs, 0)
 			} else {
 				e.pool.releaseAll(s.ids)
 			}
 		}
 	}
-	s.ids, s.anon, s.hold.held = s.ids[:0], 0, 0
+	s.ids, s.anon, s.held = s.ids[:0], 0, 0
 }
 
 // trim returns the blocks s holds beyond what its computed tokens need (the
@@ -500,13 +502,13 @@ func (e *Engine) trim(s *seq) {
 	e.pool.pushRun(x)
 	s.anon -= x
 	if extra > x && e.pool.runs != nil {
-		e.pool.runRelease(&s.hold, s.path, s.hold.held-(extra-x))
+		e.pool.runRelease(&s.held, s.runs, s.held-(extra-x))
 		return
 	}
 	for ; extra > x; extra-- {
-		last := s.hold.held - 1
+		last := s.held - 1
 		e.pool.release(s.ids[last])
 		s.ids = s.ids[:last]
-		s.hold.held = last
+		s.held = last
 	}
 }

@@ -159,7 +159,7 @@ func (e *Engine) walkHits(s *seq) (n, evictable int) {
 		limit = min(limit, s.shared) // its own content was never cached
 	}
 	if e.pool.runs != nil {
-		return e.pool.runHits(e.pathOf(s), limit)
+		return e.pool.runHits(e.runsOf(s).path, limit)
 	}
 	blocks := e.scratch[:0]
 	if limit > len(s.keys) { // every one of them is keyed when computed, if not found
@@ -179,13 +179,16 @@ func (e *Engine) walkHits(s *seq) (n, evictable int) {
 	return len(blocks), evictable
 }
 
-// pathOf is s's content as runs (runpool.go), made the first time it is
-// asked for.
-func (e *Engine) pathOf(s *seq) []runLabel {
-	if len(s.path) == 0 {
-		s.path = appendRunPath(s.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.shared, mix(0x0a11ce, s.order))
+// runsOf is s's side of a pool kept by runs (runpool.go), its path made
+// the first time it is asked for.
+func (e *Engine) runsOf(s *seq) *runSeq {
+	if s.runs == nil {
+		s.runs = &runSeq{}
 	}
-	return s.path
+	if r := s.runs; len(r.path) == 0 {
+		r.path = appendRunPath(r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.shared, mix(0x0a11ce, s.order))
+	}
+	return s.runs
 }
 
 // attach makes s, which the plan in flight admits, reference the n blocks
@@ -197,14 +200,14 @@ func (e *Engine) attach(s *seq, n int) {
 		return // nothing found: nothing changes
 	}
 	if e.pool.runs != nil {
-		e.pool.runTouch(&s.hold, e.pathOf(s), n)
+		e.pool.runTouch(&s.held, e.runsOf(s), n)
 	} else {
 		blocks := e.scratch[:n]
 		for _, id := range blocks {
 			e.pool.touch(id)
 		}
 		s.ids = append(s.ids, blocks...)
-		s.hold.held = len(s.ids)
+		s.held = len(s.ids)
 	}
 	e.outstanding -= s.left()
 	s.computed += n * e.cfg.BlockSize
@@ -238,7 +241,7 @@ func (e *Engine) publish(s *seq, upto int) {
 // (runLength), so that the plan of its step caches the block, unless the
 // run may go on through it (runPublish): each block is cached at the
 // instant the step-by-step engine caches it either way. Only a decode of s with blocks of
-// shared content still to cache (s.hold.held < s.shared) calls it; such a
+// shared content still to cache (s.held < s.shared) calls it; such a
 // request joins no cohort (joins).
 //
 //go:noinline
@@ -273,14 +276,14 @@ func (e *Engine) runPublish(from, m int) {
 	for step := from + 1; step <= m; {
 		next := m + 1 // the first step after this one that completes a block of one of them
 		for _, s := range e.sched {
-			if s.aborted || !s.decoding || s.draft != 0 || s.hold.held >= s.shared {
+			if s.aborted || !s.decoding || s.draft != 0 || s.held >= s.shared {
 				continue
 			}
 			upto := s.computed + step
 			if upto%b == 0 {
 				e.cacheThrough(s, min(s.shared, upto/b))
 			}
-			if s.hold.held < s.shared {
+			if s.held < s.shared {
 				next = min(next, step+b-upto%b)
 			}
 		}
@@ -292,7 +295,7 @@ func (e *Engine) runPublish(from, m int) {
 // each becomes a cached block, a second copy if another block caches its
 // content already (blockPool.copies).
 func (e *Engine) cacheThrough(s *seq, full int) {
-	from := s.hold.held
+	from := s.held
 	if full <= from {
 		return
 	}
@@ -301,7 +304,7 @@ func (e *Engine) cacheThrough(s *seq, full int) {
 	}
 	if e.pool.runs != nil {
 		s.anon -= full - from
-		e.pool.runCache(&s.hold, e.pathOf(s), full)
+		e.pool.runCache(&s.held, e.runsOf(s), full)
 		return
 	}
 	if full > len(s.keys) {
@@ -312,7 +315,7 @@ func (e *Engine) cacheThrough(s *seq, full int) {
 	for _, k := range s.keys[from:full] {
 		s.ids = append(s.ids, e.pool.cache(k))
 	}
-	s.hold.held = full
+	s.held = full
 }
 
 // cacheOwn caches every full block of s's first upto tokens (those it

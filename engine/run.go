@@ -167,7 +167,7 @@ func (e *Engine) runLength(now, until time.Duration) int {
 // (stepTokens), which Outstanding reads inside the run as j·live.
 func (e *Engine) chunkSteps(s *seq) int {
 	left := s.known - s.computed
-	if s.hold.held < s.shared || left <= 2*s.sched { // (left-1)/sched <= 1: its last chunk, or the one before
+	if s.held < s.shared || left <= 2*s.sched { // (left-1)/sched <= 1: its last chunk, or the one before
 		return 1
 	}
 	k := (left - 1) / s.sched
@@ -530,7 +530,7 @@ func (e *Engine) decoded(s *seq, agg bool) bool {
 	s.look = max(s.look, k) - k
 	s.sched = 0
 	if agg { // it holds the blocks of its computed tokens (allocThrough)
-		s.anon = e.blocksFor(s.computed) - s.hold.held
+		s.anon = e.blocksFor(s.computed) - s.held
 	}
 	e.outstanding -= k
 	em := Emit{Ref: s.req.Ref, Tokens: k, First: s.emitted == 1}

@@ -165,12 +165,14 @@ type runSpan struct {
 	pos    int
 }
 
-// runHold is what a request holds of the cache: the first held blocks of
-// its sequence, those at copies' positions as those copies (segments of
-// one block, which keep their id), the rest as the primary block at their
-// place.
-type runHold struct {
-	held   int
+// runSeq is a request's side of a pool kept by runs: its content as runs
+// (appendRunPath), and what it holds of the cache: its first held blocks
+// (seq.held, passed along), those at copies' positions as those copies
+// (segments of one block, which keep their id), the rest as the primary
+// block at their place. A request gets one the first time it needs it,
+// and keeps it through recycle.
+type runSeq struct {
+	path   []runLabel
 	copies []runCopy // by position, ascending
 	cur    runCursor // after its held blocks, unless stale
 }
@@ -517,10 +519,10 @@ func (p *blockPool) isolate(id int32, lo, hi int) int32 {
 
 // runTouch makes r reference path's blocks from those it holds up to h,
 // found cached (runHits).
-func (p *blockPool) runTouch(r *runHold, path []runLabel, h int) {
-	r.cur = p.runs.walk(path, h, runCursor{})
+func (p *blockPool) runTouch(held *int, r *runSeq, h int) {
+	r.cur = p.runs.walk(r.path, h, runCursor{})
 	for _, sp := range p.runs.spans {
-		for x := sp.lo + max(0, r.held-sp.pos); x < sp.hi; {
+		for x := sp.lo + max(0, *held-sp.pos); x < sp.hi; {
 			id := p.primAt(sp.edge, x)
 			end := min(int(p.nodes[id].hi), sp.hi)
 			id = p.isolate(id, x, end)
@@ -532,14 +534,14 @@ func (p *blockPool) runTouch(r *runHold, path []runLabel, h int) {
 			x = end
 		}
 	}
-	r.held = h
+	*held = h
 }
 
 // runCache gives r's blocks from its held ones up to full their content,
 // in order: each a primary block of the tree, or a copy where one caches
 // its content already.
-func (p *blockPool) runCache(r *runHold, path []runLabel, full int) {
-	from := r.held
+func (p *blockPool) runCache(held *int, r *runSeq, full int) {
+	from, path := *held, r.path
 	if full <= from {
 		return
 	}
@@ -577,29 +579,29 @@ func (p *blockPool) runCache(r *runHold, path []runLabel, full int) {
 		}
 	}
 	p.cached += full - from
-	r.held = full
+	*held = full
 }
 
 // runRelease drops r's references to its blocks from position from on,
 // last first, as releaseAll: those nobody holds any more join the tail of
 // the free queue (queue 1 under FreeBlocksFirst) in that order.
-func (p *blockPool) runRelease(r *runHold, path []runLabel, from int) {
-	p.runReleaseRange(r, path, from, r.held)
+func (p *blockPool) runRelease(held *int, r *runSeq, from int) {
+	p.runReleaseRange(r, from, *held)
 	for len(r.copies) > 0 && r.copies[len(r.copies)-1].pos >= from {
 		r.copies = r.copies[:len(r.copies)-1]
 	}
-	r.held = from
+	*held = from
 }
 
 // runReleaseRange drops r's references to its blocks lo to hi−1, last
 // first, leaving r as it is.
-func (p *blockPool) runReleaseRange(r *runHold, path []runLabel, lo, hi int) {
+func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
 	qi := uint8(0)
 	if p.split {
 		qi = 1
 	}
 	t := p.runs
-	t.match(path, hi)
+	t.match(r.path, hi)
 	ci := len(r.copies) - 1
 	for ci >= 0 && r.copies[ci].pos >= hi {
 		ci--
@@ -806,23 +808,24 @@ func (e *Engine) leaveRuns() {
 		p.q[qi].tail = prev
 	}
 	for _, s := range e.reqs.all() {
-		if s.hold.held == 0 {
+		if s.held == 0 {
 			continue
 		}
-		t.match(s.path, s.hold.held)
+		r := s.runs
+		t.match(r.path, s.held)
 		s.ids = s.ids[:0]
 		ci := 0
 		for _, sp := range t.spans {
 			for x := sp.lo; x < sp.hi; x++ {
-				if ci < len(s.hold.copies) && s.hold.copies[ci].pos == sp.pos+x-sp.lo {
-					s.ids = append(s.ids, blocksOf[s.hold.copies[ci].seg][0]) // a copy, perhaps promoted
+				if ci < len(r.copies) && r.copies[ci].pos == sp.pos+x-sp.lo {
+					s.ids = append(s.ids, blocksOf[r.copies[ci].seg][0]) // a copy, perhaps promoted
 					ci++
 					continue
 				}
 				s.ids = append(s.ids, prim[blockAt{sp.edge, int32(x)}])
 			}
 		}
-		s.hold.copies = s.hold.copies[:0]
+		r.copies = r.copies[:0]
 	}
 	for _, sid := range segs {
 		p.freeNode(sid)
@@ -854,22 +857,21 @@ func keyAt(t *runTree, e int32, off int) uint64 {
 // of r, block by block as Warm's walk of their keys.
 func (e *Engine) warmRuns(r *Request, n int) int {
 	p := &e.pool
-	path := appendRunPath(nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, 0)
-	var hold runHold
-	added := 0
+	rs := runSeq{path: appendRunPath(nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, 0)}
+	held, added := 0, 0
 	for j := range n {
-		if p.runFinds(path, j) {
-			p.runTouch(&hold, path, j+1)
+		if p.runFinds(rs.path, j) {
+			p.runTouch(&held, &rs, j+1)
 			continue
 		}
 		if p.free() == 0 { // only the blocks this call holds are left
 			break
 		}
 		p.take(1)
-		p.runCache(&hold, path, j+1)
+		p.runCache(&held, &rs, j+1)
 		added++
 	}
-	p.runRelease(&hold, path, 0) // freed last first, as a request's
+	p.runRelease(&held, &rs, 0) // freed last first, as a request's
 	return added
 }
 
@@ -886,19 +888,20 @@ func (c *checker) segmentsChecked() {
 	t := p.runs
 	holders := map[blockAt]int32{} // by segment (edge field: its id) and offset
 	note := func(s *seq) {
-		if s.hold.held == 0 {
+		if s.held == 0 {
 			return
 		}
-		if pos, _, _ := t.match(s.path, s.hold.held); pos != s.hold.held {
-			c.badRequest(s, "holds %d cached blocks, %d of them in the tree", s.hold.held, pos)
+		r := s.runs
+		if pos, _, _ := t.match(r.path, s.held); pos != s.held {
+			c.badRequest(s, "holds %d cached blocks, %d of them in the tree", s.held, pos)
 			return
 		}
 		ci := 0
 		for _, sp := range t.spans {
 			for x := sp.lo; x < sp.hi; x++ {
 				id := noNode
-				if ci < len(s.hold.copies) && s.hold.copies[ci].pos == sp.pos+x-sp.lo {
-					id = s.hold.copies[ci].seg
+				if ci < len(r.copies) && r.copies[ci].pos == sp.pos+x-sp.lo {
+					id = r.copies[ci].seg
 					ci++
 				} else {
 					id = p.primAt(sp.edge, x)
@@ -910,8 +913,8 @@ func (c *checker) segmentsChecked() {
 				holders[blockAt{id, int32(x)}]++
 			}
 		}
-		if ci != len(s.hold.copies) {
-			c.badRequest(s, "holds %d copies, %d of them along its blocks", len(s.hold.copies), ci)
+		if ci != len(r.copies) {
+			c.badRequest(s, "holds %d copies, %d of them along its blocks", len(r.copies), ci)
 		}
 	}
 	for _, s := range e.co.members {

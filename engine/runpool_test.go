@@ -22,11 +22,11 @@ import (
 // to pushRun and release from the blocks kept, take to take.
 
 type twinReq struct {
-	path   []runLabel
 	keys   []uint64 // blockPool's keys of its blocks (extendKeys)
 	blocks int      // blocks of its sequence
 	ids    []int32  // blockPool: its cached blocks
-	hold   runHold  // runPool: its cached blocks
+	held   int      // runPool: its cached blocks
+	rs     runSeq   // runPool: its path and copies
 	anon   int
 }
 
@@ -58,7 +58,7 @@ func (w *runTwin) newReq(prefix []uint64, p, shared, blocks int) *twinReq {
 	w.order++
 	own := mix(0x0a11ce, w.order)
 	r := &twinReq{blocks: blocks}
-	r.path = appendRunPath(nil, prefix, p, w.b, shared, own)
+	r.rs.path = appendRunPath(nil, prefix, p, w.b, shared, own)
 	r.keys = appendShared(nil, rootKey, prefix, p, w.b, 0, shared)
 	parent := rootKey
 	if shared > 0 {
@@ -141,13 +141,13 @@ func appendAnon(out []twinBlock, n int) []twinBlock {
 
 // runBlock is the segment holding r's block j, and the block's place.
 func (w *runTwin) runBlock(r *twinReq, j int) (int32, blockAt) {
-	w.rp.runs.match(r.path, j+1)
+	w.rp.runs.match(r.rs.path, j+1)
 	sp := w.rp.runs.spans[len(w.rp.runs.spans)-1]
 	if sp.pos+sp.hi-sp.lo != j+1 {
 		w.fail("block %d of a request is not in the tree", j)
 	}
 	at := blockAt{sp.edge, int32(sp.hi - 1)}
-	for _, c := range r.hold.copies {
+	for _, c := range r.rs.copies {
 		if c.pos == j {
 			if s := &w.rp.nodes[c.seg]; s.edge != at.edge || s.lo != at.off || s.hi != at.off+1 {
 				w.fail("copy of block %d at %+v, not %+v", j, *s, at)
@@ -161,7 +161,7 @@ func (w *runTwin) runBlock(r *twinReq, j int) (int32, blockAt) {
 // runFinds reports whether the run pool finds r's block j (its first j
 // blocks may be missing: a lookup by key).
 func (w *runTwin) runFinds(r *twinReq, j int) bool {
-	if pos, _, _ := w.rp.runs.match(r.path, j+1); pos != j+1 {
+	if pos, _, _ := w.rp.runs.match(r.rs.path, j+1); pos != j+1 {
 		return false
 	}
 	sp := w.rp.runs.spans[len(w.rp.runs.spans)-1]
@@ -180,8 +180,8 @@ func (w *runTwin) check() {
 		w.fail("free, cached, evict, copies: blockPool %v, runPool %v", a, b)
 	}
 	for i, r := range w.reqs {
-		if len(r.ids) != r.hold.held {
-			w.fail("request %d holds %d blocks in blockPool, %d in runPool", i, len(r.ids), r.hold.held)
+		if len(r.ids) != r.held {
+			w.fail("request %d holds %d blocks in blockPool, %d in runPool", i, len(r.ids), r.held)
 		}
 		for j, id := range r.ids {
 			b := &w.bp.nodes[id]
@@ -221,7 +221,7 @@ func (w *runTwin) admit(r *twinReq, limit, need int) {
 			ev++
 		}
 	}
-	h, ev2 := w.rp.runHits(r.path, limit)
+	h, ev2 := w.rp.runHits(r.rs.path, limit)
 	if h != len(blocks) || ev != ev2 {
 		w.fail("hits: blockPool %d (%d evictable), runPool %d (%d)", len(blocks), ev, h, ev2)
 	}
@@ -233,7 +233,7 @@ func (w *runTwin) admit(r *twinReq, limit, need int) {
 		w.bp.touch(id)
 	}
 	r.ids = append(r.ids, blocks...)
-	w.rp.runTouch(&r.hold, r.path, h)
+	w.rp.runTouch(&r.held, &r.rs, h)
 	w.take(r, need)
 }
 
@@ -255,7 +255,7 @@ func (w *runTwin) cache(r *twinReq, full int) {
 	for _, k := range r.keys[from:full] {
 		r.ids = append(r.ids, w.bp.cache(k))
 	}
-	w.rp.runCache(&r.hold, r.path, full)
+	w.rp.runCache(&r.held, &r.rs, full)
 }
 
 func (w *runTwin) drop(r *twinReq) {
@@ -264,9 +264,9 @@ func (w *runTwin) drop(r *twinReq) {
 			w.bp.release(id)
 		}
 		for j := range r.ids {
-			w.rp.runReleaseRange(&r.hold, r.path, j, j+1)
+			w.rp.runReleaseRange(&r.rs, j, j+1)
 		}
-		r.hold = runHold{copies: r.hold.copies[:0]}
+		r.held, r.rs.copies = 0, r.rs.copies[:0]
 		w.bp.pushRun(r.anon)
 		w.rp.pushRun(r.anon)
 	} else {
@@ -275,7 +275,7 @@ func (w *runTwin) drop(r *twinReq) {
 		if len(r.ids) > 0 {
 			w.bp.releaseAll(r.ids)
 		}
-		w.rp.runRelease(&r.hold, r.path, 0)
+		w.rp.runRelease(&r.held, &r.rs, 0)
 	}
 	r.ids, r.anon = r.ids[:0], 0
 }
@@ -292,7 +292,7 @@ func (w *runTwin) trim(r *twinReq, extra int) {
 		w.bp.release(r.ids[last])
 		r.ids = r.ids[:last]
 	}
-	w.rp.runRelease(&r.hold, r.path, keep)
+	w.rp.runRelease(&r.held, &r.rs, keep)
 }
 
 // step makes one random operation.

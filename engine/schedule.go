@@ -157,7 +157,7 @@ func (e *Engine) planChunked() int {
 					s.anon += need
 				}
 				s.sched, s.decoding, s.draft = 1, true, 0
-				if s.hold.held < s.shared { // its answer's blocks are shared (PrefixCoversOutput)
+				if s.held < s.shared { // its answer's blocks are shared (PrefixCoversOutput)
 					e.publishDecode(s, c) // caching takes no block: owed and avail stand
 				}
 				e.sched = append(e.sched, s)
@@ -229,7 +229,7 @@ func (e *Engine) planDrafts(i, budget, avail, owed int) (int, int, int, int) {
 	k, b, running := e.cfg.SpeculativeTokens, &e.plan.Batch, e.running
 	for ; i < len(running) && budget > 0; i++ {
 		s := running[i]
-		if s.emitted == 0 || s.known-s.computed != 1 || s.hold.held < s.shared {
+		if s.emitted == 0 || s.known-s.computed != 1 || s.held < s.shared {
 			break
 		}
 		c := s.computed
@@ -479,7 +479,7 @@ func (e *Engine) schedule(s *seq, n int) {
 	if s.decoding {
 		s.draft = n - 1 // speculative drafts; chunk asks for one token otherwise
 	}
-	if s.hold.held < s.shared {
+	if s.held < s.shared {
 		if s.decoding {
 			e.publishDecode(s, s.computed)
 		} else {
