@@ -29,8 +29,10 @@ import "slices"
 // holds the run pool to blockPool, block by block, over random hits,
 // caching, releases, trims, allocations and evictions.
 //
-// It is not wired into the engine yet: see runpool_test.go for the
-// operations the engine's call sites map to.
+// The engine keeps its pool so (blockPool.runs non-nil) when nothing
+// observes the keys (decideRuns): then walkHits, attach, cacheThrough,
+// drop, trim, Warm and CachedPrefix go through the tree, and the
+// per-block pool is the twin (testKnobs.noRuns).
 
 // runContent is the content of one block: kind 1 is shared content wholly
 // inside one prefix unit (the unit's id and the block's offset into it, in
@@ -273,15 +275,17 @@ func (p *blockPool) dropCopy(at blockAt, id int32) {
 }
 
 // removeSeg takes segment id out of edge e's.
-func (t *runTree) removeSeg(e int32, id int32) {
-	segs := t.edges[e].segs
-	for i, x := range segs {
-		if x == id {
-			segs[i] = segs[len(segs)-1]
-			t.edges[e].segs = segs[:len(segs)-1]
-			return
+func (t *runTree) removeSeg(e int32, id int32) { t.edges[e].segs = without(t.edges[e].segs, id) }
+
+// without is ids without x (its last moved to x's place).
+func without(ids []int32, x int32) []int32 {
+	for i, y := range ids {
+		if y == x {
+			ids[i] = ids[len(ids)-1]
+			return ids[:len(ids)-1]
 		}
 	}
+	return ids
 }
 
 func (p *blockPool) removeSeg(e int32, id int32) { p.runs.removeSeg(e, id) }
@@ -297,14 +301,7 @@ func (t *runTree) gcEdge(e int32) {
 		}
 		par := ed.parent
 		t.child.del(childKey(par, ed.lab.c))
-		kids := t.edges[par].kids
-		for i, k := range kids {
-			if k == e {
-				kids[i] = kids[len(kids)-1]
-				t.edges[par].kids = kids[:len(kids)-1]
-				break
-			}
-		}
+		t.edges[par].kids = without(t.edges[par].kids, e)
 		t.edges[e] = runEdge{kids: ed.kids[:0], segs: ed.segs[:0], gen: ed.gen + 1}
 		t.espare = append(t.espare, e)
 		e = par

@@ -73,24 +73,7 @@ func (w *runTwin) newReq(prefix []uint64, p, shared, blocks int) *twinReq {
 }
 
 // keyAt is the key of block off of edge e, chained from the root.
-func (w *runTwin) keyAt(e int32, off int) uint64 {
-	var chain []int32
-	for x := e; x > 0; x = w.rp.runs.edges[x].parent {
-		chain = append(chain, x)
-	}
-	key := rootKey
-	for i := len(chain) - 1; i >= 0; i-- {
-		x := chain[i]
-		n := w.rp.runs.edges[x].lab.n
-		if x == e {
-			n = off + 1
-		}
-		for j := range n {
-			key = mix(key, w.rp.runs.edges[x].lab.at(j, w.b).value())
-		}
-	}
-	return key
-}
+func (w *runTwin) keyAt(e int32, off int) uint64 { return keyAt(w.rp.runs, e, off) }
 
 type twinBlock struct {
 	key     uint64
