@@ -782,10 +782,10 @@ func (c *checker) freeQueuesLinked() {
 				break
 			}
 			b.checkGen = c.gen
-			if !b.queued || b.refs != 0 || b.prev != prev || int(b.queue) != qi || b.run < 0 {
+			if !b.queued || b.refs != 0 || b.prev != prev || int(b.queue) != qi || b.run < 0 && (b.run != segRun || p.runs == nil) {
 				c.badBlocks("node %d in free queue %d: queued %v, %d references, prev %d (want %d), queue %d, run %d", id, qi, b.queued, b.refs, b.prev, prev, b.queue, b.run)
 			}
-			if b.run == 0 {
+			if b.run <= 0 {
 				c.evict += p.size(id)
 			}
 			n += p.size(id)
@@ -806,9 +806,9 @@ func (c *checker) freeQueuesSplit() {
 	for qi := range p.q {
 		for id, steps := p.q[qi].head, 0; id != noNode && steps < len(p.nodes); id, steps = p.nodes[id].next, steps+1 {
 			switch run := p.nodes[id].run; {
-			case run == 0 && qi == 0:
+			case run <= 0 && qi == 0:
 				c.badBlocks("cached block %d in the never-cached queue", id)
-			case run != 0 && qi == 1:
+			case run > 0 && qi == 1:
 				c.badBlocks("anonymous run %d in the cached queue", id)
 			}
 		}

@@ -88,19 +88,18 @@ const noNode int32 = -1
 
 // node is a block with content, or a run of anonymous blocks in the free
 // queue, or, in a pool kept by runs (runpool.go), a segment of cached
-// blocks: blocks lo to hi−1 of edge edge of the tree.
+// blocks, whose place in the tree is runTree.at's (32 bytes a node: an
+// index into nodes is a shift).
 type node struct {
 	key        uint64 // content key (cached blocks, per block)
 	refs       int32  // requests holding it (cached blocks, segments)
-	run        int32  // anonymous blocks in the run; 0 for a cached block
+	run        int32  // anonymous blocks in the run; 0 for a cached block; segRun for a segment
 	prev, next int32  // free queue links while in a queue
 	queued     bool   // in a free queue
 	queue      uint8  // which free queue (1: cached blocks under FreeBlocksFirst)
 	copy       bool   // a segment that is a copy (runpool.go)
 	pinned     bool   // a segment its holder names by id (runpool.go)
 	checkGen   uint32 // Check's scratch: the generation that last walked it
-	edge       int32  // a segment's edge
-	lo, hi     int32  // a segment's blocks; 0 and 1 for a cached block
 }
 
 // freeQueue is a doubly linked list of nodes through node.prev/next.
@@ -167,8 +166,10 @@ func (p *blockPool) freeNode(id int32) {
 func (p *blockPool) size(id int32) int {
 	if r := p.nodes[id].run; r > 0 {
 		return int(r)
+	} else if r == 0 {
+		return 1
 	}
-	return int(p.nodes[id].hi - p.nodes[id].lo)
+	return p.runs.at[id].size()
 }
 
 func (p *blockPool) link(id int32, qi uint8) {
@@ -183,7 +184,7 @@ func (p *blockPool) link(id int32, qi uint8) {
 	q.tail = id
 	n := p.size(id)
 	q.blocks += n
-	if b.run == 0 {
+	if b.run <= 0 {
 		p.evict += n
 	}
 }
@@ -204,7 +205,7 @@ func (p *blockPool) unlink(id int32) {
 	b.prev, b.next, b.queued = noNode, noNode, false
 	n := p.size(id)
 	q.blocks -= n
-	if b.run == 0 {
+	if b.run <= 0 {
 		p.evict -= n
 	}
 }
@@ -267,7 +268,7 @@ func (p *blockPool) takeEach(n int) {
 			p.q[qi].blocks -= n
 			return
 		}
-		if p.runs != nil {
+		if b.run == segRun {
 			n -= p.evictSegment(id, n)
 			continue
 		}
@@ -354,7 +355,7 @@ func (p *blockPool) releaseAll(ids []int32) {
 func (p *blockPool) cache(key uint64) int32 {
 	id := p.newNode()
 	b := &p.nodes[id]
-	b.key, b.refs, b.hi = key, 1, 1
+	b.key, b.refs = key, 1
 	if _, added := p.index.add(key, id); !added {
 		if p.copies == nil {
 			p.copies = map[uint64][]int32{}

@@ -184,9 +184,21 @@ type runCopy struct {
 	seg int32
 }
 
-// runTree is what a blockPool kept by runs adds: the tree and the copies
-// by place (blockPool.copies holds them by key).
+// segRun is node.run of a segment.
+const segRun = -1
+
+// segPlace is where a segment lies: blocks lo to hi−1 of edge edge.
+type segPlace struct {
+	edge, lo, hi int32
+}
+
+func (g *segPlace) size() int { return int(g.hi - g.lo) }
+
+// runTree is what a blockPool kept by runs adds: the tree, the places of
+// the segments (at, by node) and the copies by place (blockPool.copies
+// holds them by key).
 type runTree struct {
+	at     []segPlace
 	b      int // BlockSize
 	edges  []runEdge
 	espare []int32
@@ -223,9 +235,9 @@ func (p *blockPool) insertBefore(id int32, qi uint8, at int32) {
 // that one block, and the oldest copy is found there instead.
 func (p *blockPool) evictSegment(id int32, n int) int {
 	t := p.runs
-	s := &p.nodes[id]
-	e, x := s.edge, s.hi-1
-	k := min(n, int(s.hi-s.lo))
+	s, g := &p.nodes[id], &t.at[id]
+	e, x := g.edge, g.hi-1
+	k := min(n, g.size())
 	if p.ncopy > 0 && t.edges[e].ncopy > 0 {
 		k = 1
 		at := blockAt{e, x}
@@ -238,11 +250,11 @@ func (p *blockPool) evictSegment(id int32, n int) int {
 		}
 	}
 	s = &p.nodes[id]
-	s.hi -= int32(k)
+	g.hi -= int32(k)
 	p.q[s.queue].blocks -= k
 	p.evict -= k
 	p.cached -= k
-	if s.hi == s.lo {
+	if g.hi == g.lo {
 		p.unlink(id)
 		p.removeSeg(e, id)
 		p.freeNode(id)
@@ -416,27 +428,27 @@ func (p *blockPool) splitEdge(e int32, m int) {
 	}
 	m32 := int32(m)
 	for _, id := range append([]int32(nil), t.edges[e].segs...) {
-		if s := &p.nodes[id]; s.lo < m32 && m32 < s.hi {
+		if g := &t.at[id]; g.lo < m32 && m32 < g.hi {
 			p.splitSeg(id, m32)
 		}
 	}
 	keep := t.edges[e].segs[:0]
 	for _, id := range t.edges[e].segs {
-		s := &p.nodes[id]
-		if s.hi <= m32 {
+		g := &t.at[id]
+		if g.hi <= m32 {
 			keep = append(keep, id)
 			continue
 		}
-		if s.copy {
+		if p.nodes[id].copy {
 			t.edges[e].ncopy--
 			t.edges[f].ncopy++
-			old := blockAt{e, s.lo}
+			old := blockAt{e, g.lo}
 			if c, ok := t.copies[old]; ok {
 				delete(t.copies, old)
-				t.copies[blockAt{f, s.lo - m32}] = c
+				t.copies[blockAt{f, g.lo - m32}] = c
 			}
 		}
-		s.edge, s.lo, s.hi = f, s.lo-m32, s.hi-m32
+		g.edge, g.lo, g.hi = f, g.lo-m32, g.hi-m32
 		t.edges[f].segs = append(t.edges[f].segs, id)
 	}
 	t.edges[e].segs = keep
@@ -446,22 +458,34 @@ func (p *blockPool) splitEdge(e int32, m int) {
 // of the same references takes [m, hi), before it in the free queue if
 // it is queued (its blocks are freed first). It returns the new one.
 func (p *blockPool) splitSeg(id int32, m int32) int32 {
-	t := p.newNode()
-	s := &p.nodes[id]
-	p.nodes[t] = node{edge: s.edge, lo: m, hi: s.hi, refs: s.refs, prev: noNode, next: noNode}
-	s.hi = m
-	p.runs.edges[s.edge].segs = append(p.runs.edges[s.edge].segs, t)
-	if s.queued {
+	g := p.runs.at[id]
+	t := p.newSeg(segPlace{g.edge, m, g.hi}, p.nodes[id].refs, false)
+	p.runs.at[id].hi = m
+	if s := &p.nodes[id]; s.queued {
 		p.insertBefore(t, s.queue, id)
 	}
 	return t
+}
+
+// newSeg makes a segment at g of refs references, a copy or not, and
+// lists it on its edge.
+func (p *blockPool) newSeg(g segPlace, refs int32, copy bool) int32 {
+	id := p.newNode()
+	p.nodes[id] = node{refs: refs, run: segRun, prev: noNode, next: noNode, copy: copy, pinned: copy}
+	t := p.runs
+	for int(id) >= len(t.at) {
+		t.at = append(t.at, segPlace{})
+	}
+	t.at[id] = g
+	t.edges[g.edge].segs = append(t.edges[g.edge].segs, id)
+	return id
 }
 
 // primAt is the primary segment holding block off of edge e, or noNode.
 func (p *blockPool) primAt(e int32, off int) int32 {
 	o := int32(off)
 	for _, id := range p.runs.edges[e].segs {
-		if s := &p.nodes[id]; !s.copy && s.lo <= o && o < s.hi {
+		if g := &p.runs.at[id]; !p.nodes[id].copy && g.lo <= o && o < g.hi {
 			return id
 		}
 	}
@@ -472,8 +496,8 @@ func (p *blockPool) primAt(e int32, off int) int32 {
 // segment of e begins.
 func (p *blockPool) nextPrim(e int32, off, end int) int {
 	for _, id := range p.runs.edges[e].segs {
-		if s := &p.nodes[id]; !s.copy && int(s.lo) > off && int(s.lo) < end {
-			end = int(s.lo)
+		if g := &p.runs.at[id]; !p.nodes[id].copy && int(g.lo) > off && int(g.lo) < end {
+			end = int(g.lo)
 		}
 	}
 	return end
@@ -491,7 +515,7 @@ func (p *blockPool) runHits(path []runLabel, limit int) (h, evictable int) {
 				return h, evictable
 			}
 			s := &p.nodes[id]
-			end := min(int(s.hi), sp.hi)
+			end := min(int(p.runs.at[id].hi), sp.hi)
 			if s.refs == 0 {
 				evictable += end - x
 			}
@@ -505,10 +529,10 @@ func (p *blockPool) runHits(path []runLabel, limit int) (h, evictable int) {
 // isolate makes blocks [lo, hi) of segment id a segment of their own and
 // returns it.
 func (p *blockPool) isolate(id int32, lo, hi int) int32 {
-	if int(p.nodes[id].hi) > hi {
+	if int(p.runs.at[id].hi) > hi {
 		p.splitSeg(id, int32(hi))
 	}
-	if int(p.nodes[id].lo) < lo {
+	if int(p.runs.at[id].lo) < lo {
 		id = p.splitSeg(id, int32(lo))
 	}
 	return id
@@ -521,7 +545,7 @@ func (p *blockPool) runTouch(held *int, r *runSeq, h int) {
 	for _, sp := range p.runs.spans {
 		for x := sp.lo + max(0, *held-sp.pos); x < sp.hi; {
 			id := p.primAt(sp.edge, x)
-			end := min(int(p.nodes[id].hi), sp.hi)
+			end := min(int(p.runs.at[id].hi), sp.hi)
 			id = p.isolate(id, x, end)
 			s := &p.nodes[id]
 			if s.refs == 0 {
@@ -553,9 +577,7 @@ func (p *blockPool) runCache(held *int, r *runSeq, full int) {
 		x, end := sp.lo+max(sp.pos, from)-sp.pos, sp.hi // match stopped at full
 		for x < end {
 			if id := p.primAt(sp.edge, x); id != noNode {
-				c := p.newNode()
-				p.nodes[c] = node{edge: sp.edge, lo: int32(x), hi: int32(x + 1), refs: 1, prev: noNode, next: noNode, copy: true, pinned: true}
-				t.edges[sp.edge].segs = append(t.edges[sp.edge].segs, c)
+				c := p.newSeg(segPlace{sp.edge, int32(x), int32(x + 1)}, 1, true)
 				t.edges[sp.edge].ncopy++
 				at := blockAt{sp.edge, int32(x)}
 				t.copies[at] = append(t.copies[at], c)
@@ -565,12 +587,10 @@ func (p *blockPool) runCache(held *int, r *runSeq, full int) {
 				continue
 			}
 			y := p.nextPrim(sp.edge, x, end)
-			if prev := p.primAt(sp.edge, x-1); prev != noNode && !p.nodes[prev].pinned && p.nodes[prev].refs == 1 && int(p.nodes[prev].hi) == x {
-				p.nodes[prev].hi = int32(y) // a held neighbour of the same references: one segment
+			if prev := p.primAt(sp.edge, x-1); prev != noNode && !p.nodes[prev].pinned && p.nodes[prev].refs == 1 && int(t.at[prev].hi) == x {
+				t.at[prev].hi = int32(y) // a held neighbour of the same references: one segment
 			} else {
-				id := p.newNode()
-				p.nodes[id] = node{edge: sp.edge, lo: int32(x), hi: int32(y), refs: 1, prev: noNode, next: noNode}
-				t.edges[sp.edge].segs = append(t.edges[sp.edge].segs, id)
+				p.newSeg(segPlace{sp.edge, int32(x), int32(y)}, 1, false)
 			}
 			x = y
 		}
@@ -622,7 +642,7 @@ func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
 				bound = max(bound, sp.lo+r.copies[ci].pos-sp.pos+1)
 			}
 			id := p.primAt(sp.edge, x)
-			b := max(int(p.nodes[id].lo), bound)
+			b := max(int(t.at[id].lo), bound)
 			p.unref(p.isolate(id, b, x+1), qi)
 			x = b - 1
 		}
@@ -671,7 +691,7 @@ func (p *blockPool) runLeading(path []runLabel, limit int) int {
 			if id == noNode {
 				return pos + x - eoff
 			}
-			x = min(int(p.nodes[id].hi), eoff+k)
+			x = min(int(t.at[id].hi), eoff+k)
 		}
 		if k == 0 {
 			return pos
@@ -749,18 +769,18 @@ func (e *Engine) leaveRuns() {
 		segs = append(segs, t.edges[ei].segs...)
 	}
 	for _, sid := range segs {
-		s := p.nodes[sid]
-		key := keyAt(t, s.edge, int(s.lo))
+		s, g := p.nodes[sid], t.at[sid]
+		key := keyAt(t, g.edge, int(g.lo))
 		var ids []int32
-		for x := s.lo; x < s.hi; x++ {
-			if x > s.lo {
-				key = mix(key, t.edges[s.edge].lab.at(int(x), t.b).value())
+		for x := g.lo; x < g.hi; x++ {
+			if x > g.lo {
+				key = mix(key, t.edges[g.edge].lab.at(int(x), t.b).value())
 			}
 			id := p.newNode()
-			p.nodes[id] = node{key: key, refs: s.refs, hi: 1, prev: noNode, next: noNode}
+			p.nodes[id] = node{key: key, refs: s.refs, prev: noNode, next: noNode}
 			ids = append(ids, id)
 			if !s.copy {
-				prim[blockAt{s.edge, x}] = id
+				prim[blockAt{g.edge, x}] = id
 				p.index.put(key, id)
 			}
 		}
@@ -903,7 +923,7 @@ func (c *checker) segmentsChecked() {
 				} else {
 					id = p.primAt(sp.edge, x)
 				}
-				if id == noNode || p.nodes[id].edge != sp.edge || int(p.nodes[id].lo) > x || int(p.nodes[id].hi) <= x {
+				if id == noNode || t.at[id].edge != sp.edge || int(t.at[id].lo) > x || int(t.at[id].hi) <= x {
 					c.badRequest(s, "holds block %d of edge %d, which segment %d does not hold", x, sp.edge, id)
 					continue
 				}
@@ -935,30 +955,30 @@ func (c *checker) segmentsChecked() {
 		}
 		copies := int32(0)
 		for i, id := range ed.segs {
-			s := &p.nodes[id]
-			if s.edge != int32(ei) || s.lo >= s.hi || s.run != 0 || int(s.hi) > ed.lab.n || s.refs < 0 || (s.refs == 0) != s.queued {
-				c.badBlocks("segment %d of edge %d: %+v", id, ei, *s)
+			s, g := &p.nodes[id], &t.at[id]
+			if g.edge != int32(ei) || g.lo >= g.hi || s.run != segRun || int(g.hi) > ed.lab.n || s.refs < 0 || (s.refs == 0) != s.queued {
+				c.badBlocks("segment %d of edge %d: %+v at %+v", id, ei, *s, *g)
 				continue
 			}
-			size := int(s.hi - s.lo)
+			size := g.size()
 			cached += size
 			if s.refs > 0 {
 				held += size
 			}
-			for x := s.lo; x < s.hi; x++ {
+			for x := g.lo; x < g.hi; x++ {
 				if n := holders[blockAt{id, x}]; n != s.refs {
 					c.badBlocks("segment %d counts %d references, %d requests hold its block %d", id, s.refs, n, x)
 				}
 			}
 			if s.copy {
 				copies++
-				if size != 1 || !slices.Contains(t.copies[blockAt{int32(ei), s.lo}], id) || p.primAt(int32(ei), int(s.lo)) == noNode {
-					c.badBlocks("copy %d at block %d of edge %d is not behind a primary block", id, s.lo, ei)
+				if size != 1 || !slices.Contains(t.copies[blockAt{int32(ei), g.lo}], id) || p.primAt(int32(ei), int(g.lo)) == noNode {
+					c.badBlocks("copy %d at block %d of edge %d is not behind a primary block", id, g.lo, ei)
 				}
 				continue
 			}
 			for _, o := range ed.segs[i+1:] {
-				if q := &p.nodes[o]; !q.copy && q.lo < s.hi && s.lo < q.hi {
+				if q := &t.at[o]; !p.nodes[o].copy && q.lo < g.hi && g.lo < q.hi {
 					c.badBlocks("segments %d and %d of edge %d overlap", id, o, ei)
 				}
 			}

@@ -104,11 +104,12 @@ func (w *runTwin) runQueue(qi int) []twinBlock {
 			out = appendAnon(out, int(s.run))
 			continue
 		}
-		if s.hi <= s.lo || !s.queued || s.queue != uint8(qi) {
-			w.fail("queued segment %d: %+v", id, *s)
+		g := w.rp.runs.at[id]
+		if s.run != segRun || g.hi <= g.lo || !s.queued || s.queue != uint8(qi) {
+			w.fail("queued segment %d: %+v at %+v", id, *s, g)
 		}
-		for x := s.hi - 1; x >= s.lo; x-- {
-			out = append(out, twinBlock{key: w.keyAt(s.edge, int(x)), refs: s.refs, primary: !s.copy})
+		for x := g.hi - 1; x >= g.lo; x-- {
+			out = append(out, twinBlock{key: w.keyAt(g.edge, int(x)), refs: s.refs, primary: !s.copy})
 		}
 	}
 	return out
@@ -132,8 +133,8 @@ func (w *runTwin) runBlock(r *twinReq, j int) (int32, blockAt) {
 	at := blockAt{sp.edge, int32(sp.hi - 1)}
 	for _, c := range r.rs.copies {
 		if c.pos == j {
-			if s := &w.rp.nodes[c.seg]; s.edge != at.edge || s.lo != at.off || s.hi != at.off+1 {
-				w.fail("copy of block %d at %+v, not %+v", j, *s, at)
+			if g := w.rp.runs.at[c.seg]; g.edge != at.edge || g.lo != at.off || g.hi != at.off+1 {
+				w.fail("copy of block %d at %+v, not %+v", j, g, at)
 			}
 			return c.seg, at
 		}
