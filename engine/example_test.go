@@ -150,4 +150,5 @@ func ExampleEngine_FastPaths() {
 	// joins    on, on
 	// fcfs-run on, on
 	// chunks   on, off: speculative decoding: drafts change tokens a step
+	// reserves on, off: speculative decoding: drafts change tokens a step
 }

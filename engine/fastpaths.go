@@ -43,6 +43,7 @@ const (
 	pathJoins           // joins that do not cut a run (JoinChangesNothing)
 	pathFCFSRun         // the FCFS run outside the waiting heap (waiting.go)
 	pathChunks          // runs whose steps carry prefill chunks (run.go)
+	pathReserves        // a Remote request reserved inside a run (reservein.go)
 	numPaths
 )
 
@@ -55,6 +56,7 @@ var pathNames = [numPaths]string{
 	pathJoins:    "joins",
 	pathFCFSRun:  "fcfs-run",
 	pathChunks:   "chunks",
+	pathReserves: "reserves",
 }
 
 // The reasons a fast path is off, as FastPath.Reason says them.
@@ -83,6 +85,7 @@ type fastPaths struct {
 	pubRuns  bool // a run may go on through decodes that cache blocks of shared output (runPublish)
 	residues bool // a run's blocks may be counted from residues
 	cont     bool // Continue may plan
+	reserves bool // a Remote request added inside a run may be reserved at its next step (reservein.go)
 	joins    bool // JoinChangesNothing may report true
 
 	// contFast and joinsFast are cont and joins when strict mode is off,
@@ -189,20 +192,29 @@ func (e *Engine) decideFast() {
 	if !e.ctxFree {
 		off(pathContinue, whyReadsCtx)
 	}
-	// A run of prefill chunks is a run (the same reasons), whose steps
-	// each take a chunk's blocks and list its context.
-	for _, r := range why[pathRuns] {
-		off(pathChunks, r)
+	// runLike turns path p off for the reasons runs are off, and for
+	// recorded steps (recorded says why) and published KV events, whose
+	// steps are each noted as they start.
+	runLike := func(p int, recorded string) {
+		for _, r := range why[pathRuns] {
+			off(p, r)
+		}
+		if e.record {
+			off(p, recorded)
+		}
+		if e.pool.pub != nil {
+			off(p, whyKVEvents)
+		}
 	}
-	if e.record {
-		off(pathChunks, whyRecordChunk)
-	}
-	if e.pool.pub != nil {
-		off(pathChunks, whyKVEvents)
-	}
+	// A run of prefill chunks is a run, whose steps each take a chunk's
+	// blocks and list its context.
+	runLike(pathChunks, whyRecordChunk)
 	if e.cfg.RemoteKV {
 		off(pathChunks, whyRemote)
 	}
+	// A reservation inside a run takes its blocks between two of the
+	// run's steps, which the run takes together.
+	runLike(pathReserves, whyRecordBlock)
 	if _, ok := e.cfg.Policy.(FCFS); !ok {
 		off(pathFCFSRun, fmt.Sprintf("policy %T is not FCFS: the waiting queue is one heap", e.cfg.Policy))
 	}
@@ -217,6 +229,7 @@ func (e *Engine) decideFast() {
 	// carry their step.
 	f.pubRuns = f.runs && !e.stepAlloc
 	f.residues = why[pathResidues] == nil
+	f.reserves = why[pathReserves] == nil
 	f.cont = why[pathContinue] == nil
 	f.joins = why[pathJoins] == nil
 	e.gateFast()
@@ -250,7 +263,10 @@ func (e *Engine) gateFast() {
 //   - fcfs-run: under FCFS, the requests waiting in Add order kept in a
 //     run outside the waiting queue's heap;
 //   - chunks: a run whose steps carry prefill chunks too, each prompt
-//     the same chunk a step, none its last.
+//     the same chunk a step, none its last;
+//   - reserves: a Remote request added inside a run of decode steps
+//     reserved at the run's next step start (Runner.ReserveLater,
+//     Runner.ReserveInRun) rather than the run cut at the Add.
 //
 // The decision changes only with what New was given and with Runner.OmitStreaks
 // and RecordSteps; docs/fastpaths.md says what each path saves, its slow

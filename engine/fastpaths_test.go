@@ -23,7 +23,7 @@ func reasons(t *testing.T, e *Engine) map[string]string {
 
 // allOn is every fast path on.
 func allOn() map[string]string {
-	return map[string]string{"runs": "", "residues": "", "cohort": "", "continue": "", "streaks": "", "joins": "", "fcfs-run": "", "chunks": ""}
+	return map[string]string{"runs": "", "residues": "", "cohort": "", "continue": "", "streaks": "", "joins": "", "fcfs-run": "", "chunks": "", "reserves": ""}
 }
 
 // with is allOn but for the paths given off, with their reasons.
@@ -57,6 +57,7 @@ func TestFastPathsSayWhyTheyAreOff(t *testing.T) {
 		{"speculative decoding", Config{SpeculativeTokens: 3}, nil, true, with(map[string]string{
 			"runs":     "speculative decoding: drafts change tokens a step",
 			"chunks":   "speculative decoding: drafts change tokens a step",
+			"reserves": "speculative decoding: drafts change tokens a step",
 			"streaks":  "speculative decoding: drafts change tokens a step",
 			"cohort":   "speculative decoding: drafts change tokens a step",
 			"continue": "speculative decoding: drafts change tokens a step",
@@ -89,6 +90,7 @@ func TestFastPathsSayWhyTheyAreOff(t *testing.T) {
 		{"speculation and streaks listed", Config{SpeculativeTokens: 1}, nil, false, with(map[string]string{
 			"runs":     "speculative decoding: drafts change tokens a step",
 			"chunks":   "speculative decoding: drafts change tokens a step",
+			"reserves": "speculative decoding: drafts change tokens a step",
 			"streaks":  "speculative decoding: drafts change tokens a step; the driver lists every emit (OmitStreaks off)",
 			"cohort":   "speculative decoding: drafts change tokens a step; the driver lists every emit (OmitStreaks off)",
 			"continue": "speculative decoding: drafts change tokens a step; the driver lists every emit (OmitStreaks off)",
@@ -101,8 +103,8 @@ func TestFastPathsSayWhyTheyAreOff(t *testing.T) {
 			e.Runner().OmitStreaks(c.omit)
 			require.Equal(t, c.want, reasons(t, e))
 			// The hot code's fields are the decision.
-			require.Equal(t, []bool{c.want["runs"] == "", c.want["residues"] == "", c.want["cohort"] == "", c.want["continue"] == "", c.want["streaks"] == "", c.want["joins"] == "", c.want["fcfs-run"] == "", c.want["chunks"] == ""},
-				[]bool{e.fast.runs, e.fast.residues, e.co.on, e.fast.cont, e.omit, e.fast.joins, e.waiting.fcfs, e.fast.chunks})
+			require.Equal(t, []bool{c.want["runs"] == "", c.want["residues"] == "", c.want["cohort"] == "", c.want["continue"] == "", c.want["streaks"] == "", c.want["joins"] == "", c.want["fcfs-run"] == "", c.want["chunks"] == "", c.want["reserves"] == ""},
+				[]bool{e.fast.runs, e.fast.residues, e.co.on, e.fast.cont, e.omit, e.fast.joins, e.waiting.fcfs, e.fast.chunks, e.fast.reserves})
 		})
 	}
 	t.Run("the tests' slow twin", func(t *testing.T) {
@@ -135,6 +137,7 @@ func TestFastPathsFollowTheSetters(t *testing.T) {
 		"continue": recorded,
 		"joins":    "steps are recorded (RecordSteps): each step's shape carries the waiting queue's length",
 		"chunks":   "steps are recorded (RecordSteps): each step lists its prefill chunks' contexts",
+		"reserves": "steps are recorded (RecordSteps): each step notes its cached blocks as it takes them",
 	}), reasons(t, e))
 	require.Nil(t, e.Runner().Continue(end, time.Hour), "no cohort while steps are recorded")
 	p, err := e.Runner().ScheduleUntil(end, time.Hour)

@@ -220,14 +220,18 @@ func (e *Engine) Land(now time.Duration, ref int32) error {
 // insertLanded puts s, landed, in policy order among the landed (Add
 // order under FCFS).
 func (e *Engine) insertLanded(s *seq) {
-	q := s.queued()
 	i := len(e.landed)
-	for i > 0 && e.landedBefore(q, s, e.landed[i-1]) {
-		i--
+	if i > 0 {
+		q := s.queued()
+		for i > 0 && e.landedBefore(q, s, e.landed[i-1]) {
+			i--
+		}
 	}
-	e.landed = append(e.landed, nil)
-	copy(e.landed[i+1:], e.landed[i:])
-	e.landed[i] = s
+	e.landed = append(e.landed, s)
+	if i < len(e.landed)-1 {
+		copy(e.landed[i+1:], e.landed[i:])
+		e.landed[i] = s
+	}
 }
 
 // landedBefore reports whether s, with key q, is admitted before t.

@@ -411,7 +411,8 @@ func TestRemoteReservationOfARefusedPlan(t *testing.T) {
 // Complete, a step a move, every emit listed) emits it. Continue plans
 // the cohort's next run at a step end when no landed request waits (with
 // omitted streaks, which the cohort needs), and a landing inside it cuts
-// it as any run; a join always cuts; a plan that reserves is one step.
+// it as any run; a join always cuts; a plan that reserves is one step,
+// and one that admits a landed request may be a run.
 // Thirty-two Remote requests of 200/40 tokens, their KV landing 7 ms
 // apart from 5 ms on, emit 32 × 39 tokens in each, none First; the runner
 // takes fewer moves than the twin's steps. With omitted streaks the
@@ -471,7 +472,7 @@ func TestRemoteRunnerRunsAsSteps(t *testing.T) {
 		// flight.
 		var got []token
 		pending = pending[:0]
-		now, moves, steps, streak, cuts, continued := 0, 0, 0, 0, 0, 0
+		now, moves, steps, streak, cuts, continued, admitting := 0, 0, 0, 0, 0, 0, 0
 		var cont *Plan // the run Continue planned at the last move's end
 		for guard := 0; !e.Idle(); guard++ {
 			require.Less(t, guard, 100000)
@@ -490,6 +491,9 @@ func TestRemoteRunnerRunsAsSteps(t *testing.T) {
 			}
 			if len(p.Reserved) > 0 {
 				require.Equal(t, 1, p.Steps, "a plan that reserves is one step")
+			}
+			if len(p.Started) > 0 && p.Steps > 1 {
+				admitting++
 			}
 			end := p.End
 			for len(pending) > 0 && landAt(pending[0]) <= end {
@@ -521,6 +525,7 @@ func TestRemoteRunnerRunsAsSteps(t *testing.T) {
 		}
 		assert.Less(t, moves, steps, "runs of several steps")
 		assert.Positive(t, cuts, "landings inside runs")
+		assert.Positive(t, admitting, "runs whose first step admits a landed request")
 		assert.Equal(t, omit, continued > 0, "runs continued at step ends, with the cohort")
 		if omit {
 			assert.Equal(t, len(want), len(got)+streak, "tokens, listed and counted")

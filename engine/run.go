@@ -28,6 +28,15 @@ type runState struct {
 	runAlloc int    // steps of the run in flight whose blocks are taken
 	live     int    // outstanding tokens a step of the run in flight takes, over its requests not aborted (stepTokens)
 	res      residues
+	// pendAt: the start of a step of the run in flight whose waiting
+	// loop is to reserve a Remote request added inside the run (0:
+	// none; reservein.go).
+	pendAt time.Duration
+	// resHeld: the blocks that reservation took, held from its step on;
+	// resBefore: the steps of the plan (as it stands) before that one
+	// not yet collected, which did not hold them (runBlockSteps; 0 once
+	// they are).
+	resHeld, resBefore int
 }
 
 // priceCache is what the engine knows of its cost model's prices, so as
@@ -106,15 +115,17 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	// A step that admits a prompt schedules its chunk as the later steps'
 	// running loop would: at the running list's tail, with the budget the
 	// requests before it leave. A run of chunks may start with admissions
-	// (Plan.Started); a run of decodes may not (a landed Remote request's
-	// first decode is Started: plannedRemote in sim reads its step's end).
+	// (Plan.Started), and so may a run of decodes: a landed Remote
+	// request's first decode (admitLanded) is a plain decode at the
+	// running list's tail, which the later steps' running loop schedules
+	// there too, a token a step (its blocks were held since its
+	// reservation; admission of another landed request stops at a gate
+	// that fewer free blocks do not open).
 	kc := 1 << 40 // the steps its prompts' chunks allow
 	if chunks {
 		if kc = e.chunkLimit(); kc <= 1 {
 			return 1
 		}
-	} else if len(p.Started) > 0 {
-		return 1 // a decode run that starts a request
 	}
 	if len(p.Reserved) > 0 {
 		return 1 // its transfers may land as it starts (remote.go)
@@ -478,6 +489,9 @@ func (e *Engine) runBlockSteps(j int) int {
 		other -= e.coBlocks(e.co.ahead)
 		sum += e.coBlockSteps(j)
 	}
+	if e.resBefore > 0 { // a reservation inside the run
+		sum += e.resCorrect(j)
+	}
 	if e.res.on {
 		base := e.res.base
 		other -= e.resBlocks(base + e.runAlloc)
@@ -658,6 +672,7 @@ func (e *Engine) truncate(t time.Duration) (inFlight bool, end time.Duration, er
 	if keep >= p.Steps {
 		return true, p.End, nil
 	}
+	e.pendAt = 0 // the step that was to reserve is dropped (reservein.go)
 	if !e.lazy || keep == 0 && e.admits() {
 		return true, p.End, fmt.Errorf("engine: Truncate at %v would drop a step that admits or preempts (planned at %v)", t, p.Start)
 	}

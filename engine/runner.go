@@ -119,7 +119,8 @@ func (r *Runner) SetStrict(on bool) {
 // the driver's promise: the run was planned without it. An Add after which
 // JoinChangesNothing holds does not: the request waits behind a head no
 // step of the run could admit, or for a running request to leave, so the
-// run may go on.
+// run may go on; nor does the Add of a Remote request after which
+// ReserveLater holds, which the run reserves at its next step.
 func (r *Runner) ScheduleUntil(now, until time.Duration) (*Plan, error) {
 	return (*Engine)(r).scheduleUntil(now, until)
 }

@@ -615,7 +615,12 @@ func (e *Engine) verified(i int) (int, bool) {
 		// after one.
 		e.out.Drafts = append(e.out.Drafts, Draft{Drafted: drafted, Accepted: accepted})
 		fin := s.emitted >= s.req.Output
-		e.emit(s, Emit{Ref: s.req.Ref, Tokens: n, Done: fin})
+		// emit's, whose streak test never holds here: speculative decoding
+		// omits no streak (decideFast), so e.prev is 0.
+		if !fin {
+			s.lastMove = e.move
+		}
+		e.out.Emitted = append(e.out.Emitted, Emit{Ref: s.req.Ref, Tokens: n, Done: fin})
 		done = done || fin
 	}
 	return i, done

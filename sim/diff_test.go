@@ -60,7 +60,7 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 	if cases == 0 {
 		cases = testlong.Int(t, 1_000, 10_000)
 	}
-	capped, gated, split, loaded, churned, chunked := 0, 0, 0, 0, 0, 0
+	capped, gated, split, loaded, churned, chunked, reserved := 0, 0, 0, 0, 0, 0, 0
 	defer func() {
 		t.Logf("%d scenarios that ran runs of prefill chunks", chunked)
 		if !t.Failed() && chunked < cases/30 {
@@ -75,6 +75,10 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 			t.Errorf("%d of %d scenarios had their KV tiers load blocks: the scenarios no longer draw tiers", loaded, cases)
 		}
 		t.Logf("%d scenarios whose prefill pool prefilled requests", split)
+		t.Logf("%d scenarios whose decode replicas reserved a request's blocks inside a run", reserved)
+		if !t.Failed() && reserved == 0 {
+			t.Errorf("none of %d scenarios reserved blocks inside a run: the scenarios no longer exercise it", cases)
+		}
 		if !t.Failed() && split < cases/20 {
 			t.Errorf("%d of %d scenarios had a prefill pool prefill requests: the scenarios no longer draw disaggregated fleets", split, cases)
 		}
@@ -104,6 +108,9 @@ func TestPropertiesOfRandomScenarios(t *testing.T) {
 			}
 			if run.chunkRuns > 0 {
 				chunked++
+			}
+			if run.runReserves > 0 {
+				reserved++
 			}
 			sum := run.sum
 			require.GreaterOrEqual(t, int64(sum.Window), int64(0))

@@ -24,6 +24,7 @@ const (
 	classTierLand // a KV tier's link lands loads (ref: the replica's host link, -1 the shared store's)
 	classScale    // the autoscaler's tick: it reads everything else at its instant
 	classDrain    // a draining replica's deadline (ref: the replica)
+	classReserve  // a decode replica's run reaches the step that reserves a request handed to it inside the run (ref: the replica)
 )
 
 type event struct {

@@ -205,35 +205,38 @@ func (v *View) Load(i int) Load {
 	return v.r.reps[i].load(v.r.now)
 }
 
-// outstanding is Load(i).Outstanding, the one figure LeastLoaded and
-// PowerOfTwo weigh, without the rest of the load: with fresh signals it
-// is the engine's count alone, which counts a run's steps that ended by
-// now itself (engine.Engine.Outstanding), so the run's blocks need not be
-// taken first, as load's SyncTo takes them for FreeBlocks (SyncTo changes
-// nothing a step-by-step engine would not have done by now: the
-// differential tests, which draw both routers, hold the runs without it
-// to the stepwise ones). A disaggregated fleet of 6 behind LeastLoaded
-// read 6 loads an arrival at about 90 instructions each.
-func (v *View) outstanding(i int) int {
+// Outstanding is Load(i).Outstanding, the one figure LeastLoaded and
+// PowerOfTwo weigh, read without the rest of the load: with fresh
+// signals it is the engine's count alone, which counts a run's steps
+// that ended by now itself (engine.Engine.Outstanding), so the run's
+// blocks need not be taken first, as Load's SyncTo takes them for
+// FreeBlocks (SyncTo changes nothing a step-by-step engine would not
+// have done by now: the differential tests, which draw both routers,
+// hold the runs without it to the stepwise ones). A disaggregated fleet
+// of 6 behind LeastLoaded read 6 loads an arrival at about 90
+// instructions each.
+func (v *View) Outstanding(i int) int {
 	if v.r.cfg.Fleet.SignalDelay > 0 {
 		return v.Load(i).Outstanding
 	}
 	return v.r.reps[v.at(i)].eng.Outstanding(v.r.now)
 }
 
-// leastOutstanding is LeastLoaded's choice: the view's replica with the
-// fewest outstanding tokens, ties to the lowest index. With fresh signals
-// and the view's replicas in one block of the fleet (no routable list: a
-// fleet that does not autoscale) it reads each engine's count in one
-// loop; otherwise replica by replica through outstanding, the loop's twin
-// (TestOutstandingIsTheLoads holds both to the whole Load). The call a
-// replica cost about 40 instructions of the 60 a replica LeastLoaded
-// spent; a loop testing which way to read at each replica, 16 more.
-func (v *View) leastOutstanding() int {
+// LeastOutstanding is the replica with the fewest outstanding tokens
+// (Outstanding), ties to the lowest index: LeastLoaded's choice, and a
+// read any router may make. With fresh signals and the view's replicas
+// in one block of the fleet (no routable list: a fleet that does not
+// autoscale) it reads each engine's count in one loop; otherwise
+// replica by replica through Outstanding, the loop's twin
+// (TestOutstandingIsTheLoads holds both to the whole Load). A router's
+// own loop over Outstanding cost about 40 instructions a replica of the
+// 60 a replica LeastLoaded spent; a loop testing which way to read at
+// each replica, 16 more.
+func (v *View) LeastOutstanding() int {
 	if v.r.cfg.Fleet.SignalDelay > 0 || v.idx != nil {
-		best, least := 0, v.outstanding(0)
+		best, least := 0, v.Outstanding(0)
 		for i := 1; i < v.n; i++ {
-			if o := v.outstanding(i); o < least {
+			if o := v.Outstanding(i); o < least {
 				best, least = i, o
 			}
 		}

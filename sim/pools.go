@@ -152,6 +152,7 @@ type disagg struct {
 	routed   int  // remote requests routed to the prefill pool
 	kvBytes  float64
 	link     Link
+	instant  bool        // the link is instantaneous (its zero value): a transfer lands as it starts
 	links    []transfers // one per prefill replica
 	gen      []uint32    // the generation of each link's landing event
 	armed    []time.Duration
@@ -175,7 +176,7 @@ func newDisagg(cfg Config, r *runner) *disagg {
 		return nil
 	}
 	d := &disagg{decoders: len(r.reps) - len(p.Replicas), decider: p.Decider, router: p.Router,
-		kvBytes: p.kvBytes(), link: p.Link}
+		kvBytes: p.kvBytes(), link: p.Link, instant: p.Link.Bandwidth == 0 && p.Link.Latency == 0}
 	if d.decider == nil {
 		d.decider = AlwaysRemote{}
 	}
@@ -264,7 +265,7 @@ func (r *runner) handoff(rep *replica, ref int32) (bool, error) {
 	s := &r.slots[ref]
 	dec := &r.reps[s.decoder]
 	s.rec.Replica = dec.idx // where it ends, whatever happens now
-	if dec.eng.Config().ServedOutput(s.rec.Input, s.rec.Output) == 1 {
+	if dec.served(s.rec.Input, s.rec.Output) == 1 {
 		// Its one token is all it asked, or all its decode replica's
 		// MaxModelLen leaves: it ends with it (a longer prompt than the
 		// decode replica takes is refused by Add below).
@@ -281,7 +282,45 @@ func (r *runner) handoff(rep *replica, ref int32) (bool, error) {
 		return true, r.end(ref, StatusRejected, "decode replica: "+err.Error())
 	}
 	r.hold(dec, +1)
+	if dec.eng.Busy() && r.now < dec.stepDone && r.steps == nil && !r.pd.instant {
+		// Inside a run, the plan of its next step would reserve the
+		// request's blocks and change nothing else of it: the run goes
+		// on, and reserves at that step's start (reserveInRun). Not
+		// over an instantaneous link, whose transfer would land at that
+		// very instant, after the reservation, and cut the run there.
+		if at, ok := dec.run().ReserveLater(r.now); ok {
+			dec.resAt = at
+			r.events.push(event{at: at, class: classReserve, ref: int32(dec.idx)})
+			return true, nil
+		}
+	}
 	return true, r.interrupt(dec, false)
+}
+
+// reserveInRun is the plan, at the start of a step of decode replica
+// rep's run in flight, that reserves a request handed to it inside the
+// run (engine.Runner.ReserveInRun): the run goes on, and the reserved
+// request's transfer starts now, as a plan of this step would start it.
+// The run ends after this step if its later steps no longer find their
+// blocks.
+func (r *runner) reserveInRun(rep *replica) error {
+	rep.resAt = Never
+	res, end, ok := rep.run().ReserveInRun(r.now)
+	if !ok {
+		return nil
+	}
+	if end != rep.stepDone {
+		r.ends.set(rep.idx, end)
+		rep.stepDone = end
+	}
+	if len(res) > 0 {
+		if r.checkEngine {
+			r.runReserves++
+		}
+		rep.reservedAt = r.now
+		r.startTransfers(r.now, res)
+	}
+	return nil
 }
 
 // plannedRemote notes what planned did not of the plan p of a decode
@@ -302,16 +341,23 @@ func (r *runner) plannedRemote(rep *replica, p *engine.Plan) {
 		// planned wrote this replica's first schedule and cache hits:
 		// its prefill's stand.
 		s.rec.FirstScheduled, s.rec.Cached = s.prefillSched, int(s.prefillCached)
-		if s.rec.Measured {
-			d.firstGap.add(p.End-s.rec.FirstToken, r.col.limit())
+		if s.rec.Measured { // its first step's end: a run's first step started it
+			d.firstGap.add(p.Start+p.StepTime-s.rec.FirstToken, r.col.limit())
 		}
 	}
-	for _, res := range p.Reserved {
+	r.startTransfers(p.Start, p.Reserved)
+}
+
+// startTransfers starts at instant at the transfers of the remote
+// requests whose blocks a decode replica reserved then.
+func (r *runner) startTransfers(at time.Duration, reserved []engine.Reservation) {
+	d := r.pd
+	for _, res := range reserved {
 		s := &r.slots[res.Ref]
-		s.rec.KVWait = p.Start - s.handoff
-		s.xferAt = p.Start
+		s.rec.KVWait = at - s.handoff
+		s.xferAt = at
 		k := s.rec.PrefillReplica - d.decoders
-		d.links[k].start(p.Start, res.Ref, int64(math.Ceil(float64(res.Tokens)*d.kvBytes)))
+		d.links[k].start(at, res.Ref, int64(math.Ceil(float64(res.Tokens)*d.kvBytes)))
 		r.armLink(k)
 	}
 }

@@ -330,3 +330,19 @@ func TestDeciderAndNextRouterReadTheirOwnArrival(t *testing.T) {
 		assert.Equal(t, map[uint64]int{0: 512, 1: 0}, rec.cached, "%T", dec)
 	}
 }
+
+// A replica's served, the handoff's test of what its decode replica
+// serves, is its engine's Config.ServedOutput, with MaxModelLen set or
+// taken from the KV cache's capacity.
+func TestReplicaServedIsServedOutput(t *testing.T) {
+	for _, ec := range []engine.Config{{}, {MaxModelLen: 4096}, {KVBlocks: 100}, {KVBlocks: 100, MaxModelLen: 1000}} {
+		var rep replica
+		require.NoError(t, rep.init(0, ReplicaConfig{Engine: ec}, SLO{}))
+		cfg := rep.eng.Config()
+		for _, in := range []int{0, 1, 999, 1000, 1599, 1600, 1601, 4095, 4096, 4097, 1 << 20} {
+			for _, out := range []int{0, 1, 2, 500, 1 << 20} {
+				require.Equal(t, cfg.ServedOutput(in, out), rep.served(in, out), "%+v: input %d, output %d", ec, in, out)
+			}
+		}
+	}
+}

@@ -239,6 +239,7 @@ func TestRegimesFastEqualsStepwise(t *testing.T) {
 			case "Disagg":
 				require.NotNil(t, s.Disagg)
 				assert.Equal(t, s.Offered, s.Disagg.Remote, "AlwaysRemote prefills every request in the pool")
+				assert.Positive(t, fast.runReserves, "decode runs reserved handed-off requests without a cut")
 			case "Tiers":
 				require.NotNil(t, s.Tiers)
 				assert.Positive(t, s.Tiers.Loads, "blocks loaded back from the host tier")

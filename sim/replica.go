@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -31,6 +32,13 @@ type replica struct {
 	// reservedAt: a decode replica's last plan that reserved blocks for
 	// a transfer started then (Never before one).
 	reservedAt time.Duration
+	// resAt: the start of the step of its run in flight where the
+	// engine reserves a request handed to it inside the run
+	// (engine.Runner.ReserveLater; Never when none).
+	resAt time.Duration
+	// modelLen is its engine's longest sequence, Config.ServedOutput of
+	// an empty prompt (init): served reads it.
+	modelLen int
 	// tiered: its engine has KV tiers below HBM (tiers.go); async:
 	// remoteKV or tiered, a plan may reserve blocks for KV that lands
 	// later (plannedAsync).
@@ -103,10 +111,17 @@ func newReplicas(cfg Config, slo SLO) (replicas, error) {
 
 // effective is the engine configuration and the cost model the replica
 // runs: with speculative decoding the engine drafts K tokens and the
-// model prices the drafter too.
+// model prices the drafter too. A free drafter (n-gram: no DraftStep, no
+// DraftOverhead) adds nothing to a step, and Drafting prices its steps
+// with its Model alone: the replica's model is that one, without the
+// wrapper's call a step (TestFreeDraftingIsItsModel; 450 instructions a
+// request in BenchmarkRegime/Speculation).
 func (r ReplicaConfig) effective() (engine.Config, costmodel.Model) {
 	if sp := r.Speculation; sp.On() {
 		r.Engine.SpeculativeTokens = sp.Tokens
+		if sp.DraftStep == 0 && sp.DraftOverhead == 0 { // nil: Frozen{} either way
+			return r.Engine, r.Model
+		}
 		return r.Engine, costmodel.Drafting{Model: r.Model, DraftStep: sp.DraftStep, Overhead: sp.DraftOverhead}
 	}
 	return r.Engine, r.Model
@@ -120,9 +135,19 @@ func (rep *replica) init(idx int, r ReplicaConfig, slo SLO) error {
 		return fmt.Errorf("sim: replica %d: %w", idx, err)
 	}
 	rep.idx, rep.eng, rep.spec, rep.remoteKV, rep.async = idx, eng, r.Speculation, cfg.RemoteKV, cfg.RemoteKV
-	rep.drainAt, rep.goneAt, rep.reservedAt = Never, Never, Never
+	rep.drainAt, rep.goneAt, rep.reservedAt, rep.resAt = Never, Never, Never, Never
 	rep.col.slo = slo
+	rep.modelLen = cfg.ServedOutput(0, math.MaxInt)
 	return nil
+}
+
+// served is its engine's Config.ServedOutput(input, output), the output
+// tokens it serves a request, from the longest sequence read once.
+func (rep *replica) served(input, output int) int {
+	if input >= rep.modelLen {
+		return 0
+	}
+	return min(output, rep.modelLen-input)
 }
 
 // run is the replica's engine seen through its batched contract (the
@@ -161,6 +186,9 @@ func (rep *replica) load(now time.Duration) Load {
 // or a run of identical decode steps whose every step starts before until.
 func (r *runner) plan(rep *replica) error {
 	if rep.eng.Busy() {
+		if rep.resAt == r.now {
+			return r.reserveInRun(rep)
+		}
 		return nil
 	}
 	until := r.stopping()
@@ -181,8 +209,10 @@ func (r *runner) planned(rep *replica, p *engine.Plan) error {
 		r.slots[ref].rec.FirstScheduled = p.Start
 		r.slots[ref].rec.Cached = p.Cached[i]
 	}
-	for _, ref := range p.Preempted {
-		r.slots[ref].rec.Preemptions++
+	if len(p.Preempted) > 0 { // the loop's setup cost 7 instructions a move with none (RunAtlas, cachegrind)
+		for _, ref := range p.Preempted {
+			r.slots[ref].rec.Preemptions++
+		}
 	}
 	if r.checkEngine {
 		if err := rep.eng.Check(); err != nil {

@@ -13,5 +13,5 @@ type LeastLoaded struct{}
 
 // Route picks the least loaded replica.
 func (LeastLoaded) Route(_ *workload.Request, v *View) int {
-	return v.leastOutstanding()
+	return v.LeastOutstanding()
 }

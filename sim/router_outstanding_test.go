@@ -9,7 +9,7 @@ import (
 )
 
 // loadLeastLoaded and loadPowerOfTwo are LeastLoaded and PowerOfTwo as
-// they read the load before View.outstanding: the whole Load, its
+// they read the load before View.Outstanding: the whole Load, its
 // replica's run synced to the instant first (SyncTo).
 type (
 	loadLeastLoaded struct{}
@@ -35,7 +35,7 @@ func (loadPowerOfTwo) Route(_ *workload.Request, v *View) int {
 }
 
 // TestOutstandingIsTheLoads holds LeastLoaded and PowerOfTwo, which read
-// a replica's outstanding tokens alone (View.outstanding, no SyncTo), to
+// a replica's outstanding tokens alone (View.Outstanding, no SyncTo), to
 // twins reading the whole Load, on the random scenarios whose fleet or
 // prefill pool routes by them: both runs fast, the same bytes.
 func TestOutstandingIsTheLoads(t *testing.T) {

@@ -12,7 +12,7 @@ type PowerOfTwo struct{}
 // Route picks the less loaded of two random replicas.
 func (PowerOfTwo) Route(_ *workload.Request, v *View) int {
 	a, b := twoOf(v)
-	if a != b && v.outstanding(b) < v.outstanding(a) {
+	if a != b && v.Outstanding(b) < v.Outstanding(a) {
 		return b
 	}
 	return a

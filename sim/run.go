@@ -57,6 +57,7 @@ type runner struct {
 	apart       bool // a measured record is counted apart too (countApart): a fleet, classes or tiers
 	continued   int  // moves planned at a step end by engine.Runner.Continue (tests read it)
 	chunkRuns   int  // runs planned whose steps carry prefill chunks, counted while checkEngine (tests read it)
+	runReserves int  // reservations made inside a run (reserveInRun), counted while checkEngine (tests read it)
 
 	gw    *gateway // Config.Gateway's admission; nil without
 	pd    *disagg  // Fleet.Prefill's pool, links and tallies; nil without
@@ -396,6 +397,10 @@ func (r *runner) handle(ev event) error {
 		return r.tick()
 	case classDrain:
 		return r.drainDeadline(int(ev.ref))
+	case classReserve:
+		if rep := &r.reps[ev.ref]; rep.resAt == r.now {
+			r.queuePlan(rep) // plan reserves inside its run once everything at now is handled
+		}
 	}
 	return nil
 }

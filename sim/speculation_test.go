@@ -265,3 +265,43 @@ func TestAcceptThresholdIsUniform(t *testing.T) {
 		}
 	}
 }
+
+// TestFreeDraftingIsItsModel holds the model a replica with a free
+// drafter runs (effective: the target model itself) to the Drafting it
+// stands for, on random batches that verify drafts, and keeps a priced
+// drafter wrapped.
+func TestFreeDraftingIsItsModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 9))
+	models := []costmodel.Model{nil, costmodel.Frozen{}, costmodel.Linear{PerStep: 40, PerDecodeToken: 0.1, PerDecodeContext: 0.00005, PerPrefillToken: 0.035},
+		costmodel.Frozen{DecodeStep: 30 * time.Millisecond, VerifyPerToken: 50 * time.Microsecond},
+		costmodel.Func(func(b costmodel.Batch) time.Duration { // reads every verified position
+			d := time.Millisecond
+			for i := range b.Decode {
+				d += time.Duration(b.Verified(i)*(1+b.Decode[i]%7)) * time.Microsecond
+			}
+			return d
+		})}
+	for _, m := range models {
+		r := ReplicaConfig{Model: m, Speculation: Speculation{Tokens: 4, Acceptance: 0.7}}
+		cfg, got := r.effective()
+		require.Equal(t, 4, cfg.SpeculativeTokens)
+		if got == nil {
+			got = costmodel.Frozen{} // as engine.New reads nil
+		}
+		want := costmodel.Drafting{Model: m}
+		for range 500 {
+			var b costmodel.Batch
+			for range rng.IntN(12) {
+				b.Decode = append(b.Decode, 1+rng.IntN(4000))
+				b.Verify = append(b.Verify, 1+rng.IntN(5))
+			}
+			if rng.IntN(3) == 0 {
+				b.Prefill = []costmodel.Chunk{{NewTokens: 1 + rng.IntN(512), Context: rng.IntN(2000)}}
+			}
+			require.Equal(t, want.StepTime(b), got.StepTime(b), "model %T, batch %+v", m, b)
+		}
+		r.Speculation.DraftStep = time.Millisecond
+		_, priced := r.effective()
+		assert.IsType(t, costmodel.Drafting{}, priced, "a draft model's cost is the wrapper's")
+	}
+}

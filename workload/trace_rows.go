@@ -194,12 +194,16 @@ func (c *csvRows) line() int { return c.ln }
 // far fewer hash ids than this).
 const maxLine = 64 << 20
 
-// jsonRows streams a JSON Lines file, reusing one object map.
+// jsonRows streams a JSON Lines file: a line is read by flatObject into
+// fields, or, when it declines the line, by json.Unmarshal into one
+// reused object map.
 type jsonRows struct {
-	s    *bufio.Scanner
-	name string
-	ln   int
-	obj  map[string]json.RawMessage
+	s      *bufio.Scanner
+	name   string
+	ln     int
+	fields []field // the line's members, while flat
+	flat   bool
+	obj    map[string]json.RawMessage
 }
 
 func newJSONRows(r io.Reader, name string) *jsonRows {
@@ -214,6 +218,9 @@ func (j *jsonRows) next() (row, error) {
 		text := bytes.TrimSpace(j.s.Bytes())
 		if len(text) == 0 {
 			continue
+		}
+		if j.fields, j.flat = flatObject(j.fields[:0], text); j.flat {
+			return j, nil
 		}
 		clear(j.obj)
 		if err := json.Unmarshal(text, &j.obj); err != nil {
@@ -231,6 +238,20 @@ func (j *jsonRows) next() (row, error) {
 }
 
 func (j *jsonRows) get(col string) (string, bool) {
+	if j.flat {
+		for i := len(j.fields) - 1; i >= 0; i-- { // the last of a key given twice, as json.Unmarshal keeps
+			if f := j.fields[i]; string(f.key) == col {
+				if string(f.raw) == "null" {
+					return "", false
+				}
+				if f.raw[0] == '"' { // a plain string: its bytes are its value
+					return string(f.raw[1 : len(f.raw)-1]), true
+				}
+				return string(f.raw), true
+			}
+		}
+		return "", false
+	}
 	raw, ok := j.obj[col]
 	if !ok || string(raw) == "null" {
 		return "", false

@@ -118,18 +118,10 @@ type outcome struct {
 // sweepLevel sweeps every router at one reuse level, the routers side by
 // side (each sweep runs its replications in parallel as well).
 func sweepLevel(l level, o options) (*outcome, error) {
-	out := &outcome{level: l, sweeps: make([]analysis.Sweep, len(routers)), curves: make([]*analysis.Curve, len(routers))}
+	out := &outcome{level: l, sweeps: levelSweeps(l, o), curves: make([]*analysis.Curve, len(routers))}
 	errs := make([]error, len(routers))
 	var wg sync.WaitGroup
 	for i, r := range routers {
-		out.sweeps[i] = analysis.Sweep{Config: config(r.router, o), Workload: requests(l, o), Grid: analysis.Grid{Start: o.start},
-			Reps: o.reps, BaseSeed: o.seed, Workers: o.workers}
-		if r == roundRobin {
-			out.sweeps[i].ModelError = loadBand(o)
-		}
-		if r == prefixAffinity {
-			out.sweeps[i].Grid.PastKnee = true
-		}
 		wg.Go(func() {
 			out.curves[i], errs[i] = out.sweeps[i].Run()
 			if errs[i] != nil {
@@ -147,6 +139,23 @@ func sweepLevel(l level, o options) (*outcome, error) {
 	return out, errors.Join(append(errs, gwErr)...)
 }
 
+// levelSweeps declares the level's sweeps, one per router in the order
+// of routers.
+func levelSweeps(l level, o options) []analysis.Sweep {
+	sweeps := make([]analysis.Sweep, len(routers))
+	for i, r := range routers {
+		sweeps[i] = analysis.Sweep{Config: config(r.router, o), Workload: requests(l, o), Grid: analysis.Grid{Start: o.start},
+			Reps: o.reps, BaseSeed: o.seed, Workers: o.workers}
+		if r == roundRobin {
+			sweeps[i].ModelError = loadBand(o)
+		}
+		if r == prefixAffinity {
+			sweeps[i].Grid.PastKnee = true
+		}
+	}
+	return sweeps
+}
+
 // operate picks the A/B test's loads from RoundRobin's knee and declares
 // the experiment against each baseline there (none without a knee): each
 // block's knee is read over them. Each model of the band runs at the
@@ -159,12 +168,20 @@ func operate(out *outcome, o options) {
 	}
 	bandLoads := analysis.BandLoads(out.curves[0], o.factors)
 	for _, base := range baselines {
-		out.tests = append(out.tests, analysis.Experiment{
-			Hypothesis: hypothesis(base, o),
-			A:          config(base.router, o), B: config(prefixAffinity.router, o),
-			Workload: requests(out.level, o), Loads: out.loads, Blocks: o.blocks, BaseSeed: o.seed, Workers: o.workers,
-			ModelError: band(o), BandLoads: bandLoads,
-		})
+		x := experiment(out.level, base, o)
+		x.Loads, x.BandLoads = out.loads, bandLoads
+		out.tests = append(out.tests, x)
+	}
+}
+
+// experiment declares the level's A/B test of PrefixAffinity (B) against
+// base (A), without its loads: they come from RoundRobin's knee.
+func experiment(l level, base router, o options) analysis.Experiment {
+	return analysis.Experiment{
+		Hypothesis: hypothesis(base, o),
+		A:          config(base.router, o), B: config(prefixAffinity.router, o),
+		Workload: requests(l, o), Blocks: o.blocks, BaseSeed: o.seed, Workers: o.workers,
+		ModelError: band(o),
 	}
 }
 

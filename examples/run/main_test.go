@@ -131,28 +131,30 @@ func TestCapacityCardRerunsByteIdentical(t *testing.T) {
 
 // The routing scenario, smaller, as examples/routing's golden run has it.
 // Both print their verdict with report.VerdictLine (its test holds the
-// sentence); TestRoutingFileAtDefaults compares the two programs'.
+// sentence); TestRoutingSmallVerdictsAreRoutings compares the two
+// programs'.
 func TestRoutingScenarioSmall(t *testing.T) {
 	testlong.Skip(t, "runs the routing scenario")
 	got := runIn(t, t.TempDir(), "-config", shrink(t, "routing.json", smallRouting), "-no-files")
 	golden.Check(t, filepath.Join("testdata", "routing-small.golden"), []byte(got))
 }
 
-// At its defaults the routing file gives examples/routing's verdict and
-// model band lines (a long test: SERVESIM_LONG=1, with
-// SERVESIM_ROUTING_OUTPUT naming the output of go run ./examples/routing
-// -out ” -size-load 0, as .ci/run writes it: the scenario sizes no
-// fleet, and the lines compared do not depend on it).
-func TestRoutingFileAtDefaults(t *testing.T) {
-	testlong.Skip(t, "runs the routing scenario at its defaults")
-	path := os.Getenv("SERVESIM_ROUTING_OUTPUT")
-	if path == "" {
-		t.Skip("SERVESIM_ROUTING_OUTPUT names no output of go run ./examples/routing -out '' to compare with (.ci/run writes one)")
-	}
-	want, err := os.ReadFile(path)
+// The routing file and examples/routing give the same verdict and model
+// band lines at the small size, each pinned by its golden file
+// (TestRoutingScenarioSmall here, TestRunGolden there): the two programs
+// read equal declarations alike. examples/routing's
+// TestScenarioFileDeclaresThisStudy holds the file's declarations at its
+// defaults equal to that program's, so at the defaults too the file
+// gives its verdicts, without running either study (about two minutes
+// each on 2 cores).
+func TestRoutingSmallVerdictsAreRoutings(t *testing.T) {
+	mine, err := os.ReadFile(filepath.Join("testdata", "routing-small.golden"))
 	require.NoError(t, err)
-	got := runIn(t, t.TempDir(), "-config", filepath.Join("scenarios", "routing.json"), "-no-files")
-	assert.Equal(t, verdicts(string(want)), verdicts(got))
+	routing, err := os.ReadFile(filepath.Join("..", "routing", "testdata", "small.golden"))
+	require.NoError(t, err)
+	want := verdicts(string(routing))
+	assert.Len(t, want, 4, "a verdict and a model band line per reuse level")
+	assert.Equal(t, want, verdicts(string(mine)))
 }
 
 var verdictLine = regexp.MustCompile(`(?m)^(verdict|model band) .*$`)

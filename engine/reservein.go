@@ -1,0 +1,123 @@
+package engine
+
+import "time"
+
+// Reservations inside a run: the fast path "reserves" (docs/fastpaths.md).
+//
+// A Remote request handed to a decode replica inside a run of decode
+// steps waits, step by step, for the plan of the run's next step: that
+// plan schedules the running requests as the run's step does (nothing
+// else changed), and its waiting loop then reserves the request's blocks
+// if they fit (reserve), which changes no token of the step and none of
+// the run's later steps but for their blocks. So instead of cutting the
+// run at the Add (Truncate) and planning its next step afresh, a driver
+// may ask ReserveLater for the instant that step starts and call
+// ReserveInRun there, once everything at that instant is handled: the
+// engine takes the blocks of the run's steps up to that one, then
+// reserves, as the step's plan would, and cuts the run after that step
+// only if its later steps no longer find their blocks (the plan of the
+// first step that lacks them would preempt). The slow twin is the cut:
+// Truncate at the Add, and the plan at the step's end.
+
+// ReserveLater is called by a driver right after Add of a Remote request
+// at now, inside the run in flight: it reports whether the run may go on
+// uncut until the start of its next step, returned, where the driver
+// calls ReserveInRun once every event at that instant is handled. It
+// holds when the request waits alone, nothing landed waits, the step
+// leaves it budget and a sequence slot (as it left the run's first
+// step), the run is a plain run of decodes whose blocks are taken
+// without noting each step (no recorded steps, no KV events, no block of
+// shared output left to cache), and a step of it started before now and
+// another starts at or after now. Otherwise the driver cuts the run
+// (Truncate), as at an arrival. Any cut of the run before that step
+// drops the reservation with it.
+func (r *Runner) ReserveLater(now time.Duration) (at time.Duration, ok bool) {
+	return (*Engine)(r).reserveLater(now)
+}
+
+// ReserveInRun is the waiting loop of the step of the run in flight that
+// starts at now, which ReserveLater named: it reserves the waiting
+// Remote request's blocks if they fit, after the blocks of the run's
+// steps up to this one, and returns the reservations (empty if they did
+// not fit: the request waits, as step by step) and the move's End, which
+// is this step's end if the run's later steps no longer find their
+// blocks. It reports false, and does nothing, when the run was cut
+// since, or now is not that step's start. Nothing may cut the run at now
+// after it (Truncate(now) would drop this step): a transfer it starts
+// must not land at once.
+func (r *Runner) ReserveInRun(now time.Duration) (res []Reservation, end time.Duration, ok bool) {
+	return (*Engine)(r).reserveInRun(now)
+}
+
+func (e *Engine) reserveLater(now time.Duration) (time.Duration, bool) {
+	p := &e.plan
+	if !e.fast.reserves || !e.inFlight || !e.lazy || e.pendAt >= now || e.resBefore > 0 || len(p.Batch.Prefill) > 0 || e.pubRun > 0 || e.headFirst {
+		return 0, false
+	}
+	k := e.started(now) // steps started before now
+	if k == 0 || k >= p.Steps {
+		// A run planned at now (Continue, before the events at now):
+		// step by step its first step is planned after them. Or its last
+		// step is in flight: the plan at its end reserves.
+		return 0, false
+	}
+	if e.waiting.len() != 1 || len(e.landed) > 0 || e.waiting.peek().rstate != remoteWaiting {
+		return 0, false
+	}
+	if len(e.sched)+p.Cohort >= e.cfg.MaxBatchedTokens || e.nrunning() >= e.cfg.MaxSeqs {
+		return 0, false // its waiting loop does not reach the request
+	}
+	e.pendAt = p.Start + time.Duration(k)*p.StepTime
+	return e.pendAt, true
+}
+
+func (e *Engine) reserveInRun(now time.Duration) ([]Reservation, time.Duration, bool) {
+	p := &e.plan
+	if !e.inFlight || e.pendAt != now { // a cut since dropped it (truncate)
+		return nil, 0, false
+	}
+	e.pendAt = 0
+	k := e.started(now) // this step is the k+1-th of the plan as it stands (CompleteUntil moves its Start)
+	e.allocThrough(k + 1)
+	p.Reserved = p.Reserved[:0]
+	held := e.pool.held()
+	if !e.reserve(e.waiting.peek()) {
+		return nil, p.End, true
+	}
+	e.resHeld, e.resBefore = e.pool.held()-held, k
+	if e.runAhead(p.Steps) > e.available() { // the run ends after this step
+		p.Steps, e.runAlloc = k+1, k+1
+		p.End = p.Start + time.Duration(k+1)*p.StepTime
+	}
+	return p.Reserved, p.End, true
+}
+
+// resCorrect is the blocks a reservation inside the run in flight did
+// not hold in the first j steps of the plan as it stands, negated, those
+// steps being collected (runBlockSteps counts the blocks held at
+// collection, the reservation's too, as held by every step).
+func (e *Engine) resCorrect(j int) int {
+	n := min(j, e.resBefore) * e.resHeld
+	e.resBefore -= min(j, e.resBefore)
+	return -n
+}
+
+// runAhead is the number of blocks the run in flight's steps after those
+// whose blocks are taken need, through its m-th step: allocThrough(m)'s
+// count for a run of decodes whose steps are not noted one by one.
+func (e *Engine) runAhead(m int) int {
+	n := 0
+	if e.plan.Cohort > 0 {
+		n = e.coGrow(e.co.ahead, m)
+	}
+	if e.res.on {
+		base := e.res.base
+		return n + e.resBlocks(base+m) - e.resBlocks(base+e.runAlloc)
+	}
+	for _, s := range e.sched {
+		if !s.aborted {
+			n += e.need(s, s.computed+m)
+		}
+	}
+	return n
+}

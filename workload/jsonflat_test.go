@@ -1,0 +1,92 @@
+package workload
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// flatObject is json.Unmarshal into a map[string]json.RawMessage wherever
+// it reads a line: the same members (the last of a key given twice), the
+// same raw bytes, and string values whose bytes are their text. A row
+// read either way answers every column alike.
+func FuzzFlatObject(f *testing.F) {
+	for _, s := range []string{
+		`{"timestamp": 0, "input_length": 40160, "output_length": 6, "hash_ids": [0, 1, 2, 3]}`,
+		`{"timestamp":27482,"input_length":6955,"output_length":52,"hash_ids":[46,47]}`,
+		`{}`, ` { } `, `{"a":null,"b":true,"c":false,"d":"x y","e":[],"f":-0.5e+3,"a":1}`,
+		`{"a":01}`, `{"a":1.}`, `{"a":1e}`, `{"a":-}`, `{"a":[1,]}`, `{"a":[1 2]}`, `{"a":1,}`,
+		`{"a":"\u0041"}`, `{"a\"":1}`, `{"a":{"b":1}}`, `{"a":["x"]}`, `{"a":1}x`, `{"a":1} {}`,
+		`{"a":"é"}`, `{"a":tru}`, `{"a" 1}`, `{1:1}`, `[1]`, `null`, `{"a":[1.5e-3, -0, 2E7]}`,
+		"{\"a\":1,\n\"b\":\t2}\r",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fields, ok := flatObject(nil, line)
+		var m map[string]json.RawMessage
+		err := json.Unmarshal(line, &m)
+		if !ok {
+			return // declined: json.Unmarshal reads it, as it did before flatObject
+		}
+		require.NoError(t, err, "flatObject read %q, which json.Unmarshal refuses", line)
+		got := map[string]string{}
+		for _, f := range fields {
+			got[string(f.key)] = string(f.raw)
+		}
+		want := map[string]string{}
+		for k, v := range m {
+			want[k] = string(v)
+		}
+		require.Equal(t, want, got, "%q", line)
+
+		flat := &jsonRows{fields: fields, flat: true}
+		slow := &jsonRows{obj: m}
+		for _, col := range append(keysOf(want), "absent") {
+			v, present := flat.get(col)
+			w, wpresent := slow.get(col)
+			assert.Equal(t, wpresent, present, "%q: column %s", line, col)
+			assert.Equal(t, w, v, "%q: column %s", line, col)
+		}
+	})
+}
+
+func keysOf(m map[string]string) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// The lines traces hold are read flat, not declined: a Mooncake line and
+// (with ../shared) every line of the Mooncake trace.
+func TestTraceLinesAreFlat(t *testing.T) {
+	fields, ok := flatObject(nil, []byte(`{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48]}`))
+	require.True(t, ok)
+	require.Len(t, fields, 4)
+	assert.Equal(t, "hash_ids", string(fields[3].key))
+	assert.Equal(t, "[46, 47, 48]", string(fields[3].raw))
+
+	file, err := os.Open(sharedTrace(t, mooncake))
+	require.NoError(t, err)
+	defer file.Close()
+	s := bufio.NewScanner(file)
+	s.Buffer(nil, maxLine)
+	n := 0
+	for s.Scan() {
+		if strings.TrimSpace(s.Text()) == "" {
+			continue
+		}
+		n++
+		_, ok := flatObject(nil, s.Bytes())
+		require.True(t, ok, "line %d", n)
+	}
+	require.NoError(t, s.Err())
+	assert.Equal(t, 3993, n)
+}
