@@ -73,13 +73,17 @@ func (e *Engine) Check() error {
 	c.freeQueuesLinked()
 	c.freeQueuesSplit()
 	c.freeQueuesCounted()
-	c.indexFindsItsBlocks()
-	c.indexedBlocksCached()
-	c.copiesBehindIndex()
-	c.refsCountHolders()
-	c.queuedIffUnheld()
-	c.blocksHeldPlusFreeIsTotal()
-	c.cacheCounted()
+	if c.e.pool.runs != nil {
+		c.segmentsChecked() // runpool.go
+	} else {
+		c.indexFindsItsBlocks()
+		c.indexedBlocksCached()
+		c.copiesBehindIndex()
+		c.refsCountHolders()
+		c.queuedIffUnheld()
+		c.blocksHeldPlusFreeIsTotal()
+		c.cacheCounted()
+	}
 	c.runningWithinMaxSeqs()
 	return errors.Join(c.errs...)
 }
@@ -552,8 +556,8 @@ func (c *checker) blocksCoverTokens() {
 		case tierReserved, tierLanded:
 			ahead = int(s.tierHit+s.tierLoad) - s.computed // the blocks of its hits and loaded tokens
 		}
-		if anon, want := e.anonOf(s), e.blocksFor(s.computed+ahead); len(s.ids)+anon != want || anon < 0 {
-			c.badRequest(s, "holds %d cached + %d anonymous blocks for %d tokens, want %d", len(s.ids), anon, s.computed+ahead, want)
+		if anon, want := e.anonOf(s), e.blocksFor(s.computed+ahead); s.held+anon != want || anon < 0 {
+			c.badRequest(s, "holds %d cached + %d anonymous blocks for %d tokens, want %d", s.held, anon, s.computed+ahead, want)
 		}
 	})
 }
@@ -591,7 +595,7 @@ func (e *Engine) memberView(s *seq) seq {
 	v.computed += d
 	v.known += d
 	v.emitted += d
-	v.anon = e.blocksFor(v.computed+e.co.ahead) - len(v.ids)
+	v.anon = e.blocksFor(v.computed+e.co.ahead) - v.held
 	v.sched, v.decoding = 0, false
 	if e.inFlight && e.plan.Cohort > 0 {
 		v.sched, v.decoding = 1, true
@@ -778,11 +782,11 @@ func (c *checker) freeQueuesLinked() {
 				break
 			}
 			b.checkGen = c.gen
-			if !b.queued || b.refs != 0 || b.prev != prev || int(b.queue) != qi || b.run < 0 {
+			if !b.queued || b.refs != 0 || b.prev != prev || int(b.queue) != qi || b.run < 0 && (b.run != segRun || p.runs == nil) {
 				c.badBlocks("node %d in free queue %d: queued %v, %d references, prev %d (want %d), queue %d, run %d", id, qi, b.queued, b.refs, b.prev, prev, b.queue, b.run)
 			}
-			if b.run == 0 {
-				c.evict++
+			if b.run <= 0 {
+				c.evict += p.size(id)
 			}
 			n += p.size(id)
 			prev = id
@@ -802,9 +806,9 @@ func (c *checker) freeQueuesSplit() {
 	for qi := range p.q {
 		for id, steps := p.q[qi].head, 0; id != noNode && steps < len(p.nodes); id, steps = p.nodes[id].next, steps+1 {
 			switch run := p.nodes[id].run; {
-			case run == 0 && qi == 0:
+			case run <= 0 && qi == 0:
 				c.badBlocks("cached block %d in the never-cached queue", id)
-			case run != 0 && qi == 1:
+			case run > 0 && qi == 1:
 				c.badBlocks("anonymous run %d in the cached queue", id)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/servesim/servesim/internal/keyindex"
 	"github.com/stretchr/testify/assert"
@@ -22,6 +23,7 @@ func checkedFCFS(t *testing.T) *Engine {
 	t.Helper()
 	e, err := New(Config{MaxSeqs: 4, KVBlocks: 64}, nil)
 	require.NoError(t, err)
+	e.noRuns = true // the invariants of a pool kept by blocks
 	e.Runner().OmitStreaks(true)
 	for ref, output := range []int{50, 60, 70} {
 		require.NoError(t, e.Add(0, Request{Ref: int32(ref), Input: 40, Output: output, Prefix: []uint64{1, 2}, PrefixBlockTokens: 16}))
@@ -53,10 +55,34 @@ func checkedFCFS(t *testing.T) *Engine {
 // one empty step that reserved three prompts of 40 tokens (3 blocks each,
 // for 41 tokens) and stopped at a fourth of 1,000 (63 blocks, 55 free),
 // two of the three landed since.
+// checkedRuns is an engine whose prefix cache is kept by runs
+// (runpool.go), with blocks cached, held and free.
+func checkedRuns(t *testing.T) *Engine {
+	t.Helper()
+	e, err := New(Config{MaxSeqs: 4, KVBlocks: 64}, nil)
+	require.NoError(t, err)
+	for ref, output := range []int{5, 60} {
+		require.NoError(t, e.Add(0, Request{Ref: int32(ref), Input: 40, Output: output, Prefix: []uint64{1, 2}, PrefixBlockTokens: 16}))
+	}
+	now := time.Duration(0)
+	for range 10 {
+		p, err := e.Schedule(now)
+		require.NoError(t, err)
+		_, err = e.Complete(p.End)
+		require.NoError(t, err)
+		now = p.End
+	}
+	require.NotNil(t, e.pool.runs)
+	require.Equal(t, 2, e.pool.cached)
+	require.NoError(t, e.Check())
+	return e
+}
+
 func checkedRemote(t *testing.T) *Engine {
 	t.Helper()
 	e, err := New(Config{MaxSeqs: 4, KVBlocks: 64, RemoteKV: true}, nil)
 	require.NoError(t, err)
+	e.noRuns = true // the invariants of a pool kept by blocks
 	for _, r := range []Request{{Ref: 1, Input: 40}, {Ref: 2, Input: 40}, {Ref: 4, Input: 40}, {Ref: 3, Input: 1000}} {
 		r.Output, r.Remote = 5, true
 		require.NoError(t, e.Add(0, r))
@@ -82,6 +108,7 @@ func checkedPriority(t *testing.T) *Engine {
 	t.Helper()
 	e, err := New(Config{MaxSeqs: 1, Policy: Priority{}}, nil)
 	require.NoError(t, err)
+	e.noRuns = true // the invariants of a pool kept by blocks
 	for ref, prio := range []int{4, 3, 2, 1} {
 		require.NoError(t, e.Add(0, Request{Ref: int32(ref), Input: 30, Output: 5, Priority: prio}))
 	}
@@ -342,6 +369,12 @@ func TestEachInvariantFires(t *testing.T) {
 			e.pool.cached++
 			return []string{"engine: KV blocks: counts 5 cached (2 evictable), index holds 4 + 0 copies, queues 2"}
 		}},
+		{"segmentsChecked", checkedRuns, func(t *testing.T, e *Engine) []string {
+			p := &e.pool
+			p.cached++
+			return []string{fmt.Sprintf("engine: KV blocks: blocks held %d + free %d (counted %d) of %d; cached %d (counted %d), evictable %d (counted %d), copies 0 listed 0 (counted 0)",
+				p.total-p.free(), p.free(), p.free(), p.total, p.cached-1, p.cached, p.evict, p.evict)}
+		}},
 		{"copiesBehindIndex", checkedFCFS, func(t *testing.T, e *Engine) []string {
 			e.pool.ncopy++
 			return []string{"engine: KV blocks: 1 copies counted, 0 held", "engine: KV blocks: counts 4 cached (2 evictable), index holds 4 + 1 copies, queues 2"}
@@ -355,7 +388,7 @@ func TestEachInvariantFires(t *testing.T) {
 		})
 	}
 	invariants := checkedInvariants(t)
-	require.Len(t, invariants, 42)
+	require.Len(t, invariants, 43)
 	for _, name := range invariants {
 		assert.True(t, tested[name], "no case corrupts %s", name)
 	}

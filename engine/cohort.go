@@ -198,7 +198,7 @@ func (e *Engine) syncMember(s *seq) {
 	s.known += d
 	s.emitted += d
 	s.t0 = e.co.tick
-	s.anon = e.blocksFor(s.computed+e.co.ahead) - len(s.ids)
+	s.anon = e.blocksFor(s.computed+e.co.ahead) - s.held
 }
 
 // joins reports whether a running request is a plain decode that joins
@@ -208,7 +208,7 @@ func (e *Engine) syncMember(s *seq) {
 // cache (publishDecode: the cohort's steps cache nothing).
 func (e *Engine) joins(s *seq) bool {
 	return s.emitted > 0 && s.known-s.computed == 1 && s.look == 0 && s.lastMove == e.move && e.move != 0 &&
-		max(len(s.ids), s.shared)+s.anon == e.blocksFor(s.computed) // s.blocks(), unless blocks of shared output are left to cache
+		max(s.held, s.shared)+s.anon == e.blocksFor(s.computed) // s.blocks(), unless blocks of shared output are left to cache
 }
 
 // joinCohort moves the running list's leading plain decodes into the

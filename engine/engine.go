@@ -334,9 +334,13 @@ func (e *Engine) release(s *seq) {
 func (e *Engine) recycle(s *seq) {
 	// Zeroed in place, then the three fields written: a composite
 	// literal was built on the stack from a template and copied.
-	ids, keys := s.ids[:0], s.keys[:0]
+	ids, keys, runs := s.ids[:0], s.keys[:0], s.runs
 	*s = seq{}
 	s.heapIdx, s.ids, s.keys = -1, ids, keys
+	if runs != nil { // kept, emptied, for its slices' capacity
+		*runs = runSeq{path: runs.path[:0], copies: runs.copies[:0]}
+		s.runs = runs
+	}
 	e.spare = append(e.spare, s)
 }
 

@@ -15,6 +15,7 @@ import (
 // keeping them in aggregate (residues.go), and keep no decode cohort
 // (cohort.go): the slow twin.
 func walkRuns(e *Engine) {
+	e.noRuns = true // and keep the prefix cache by blocks (runpool.go)
 	e.res.count = nil
 	e.fast.noTwin = true
 	e.decideFast()

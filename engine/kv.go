@@ -39,6 +39,10 @@ type kvState struct {
 	cacheOn   bool     // the prefix cache is on (not DisablePrefixCache)
 	scratch   []int32  // hits found for the waiting head (prefix.go)
 	memo      *keyMemo // the chains of recent prompts (keymemo.go), perhaps a fleet's
+	// runsDecided: the pool was set to be kept by runs or by blocks, at
+	// the first content cached (decideRuns); keysRead: CachedKeys was
+	// asked before, so keep it by blocks.
+	runsDecided, keysRead bool
 }
 
 func newKVState(cfg Config) kvState {
@@ -76,20 +80,25 @@ func (kv *kvState) blocksFor(tokens int) int {
 // preempted request's own blocks (noOwnHits). Only tests set them.
 type testKnobs struct {
 	headFirst, noOwnHits bool
+	noRuns               bool // keep the pool by blocks where it would be kept by runs (runpool.go): the twin
 }
 
 // noNode is the nil link of the free queue.
 const noNode int32 = -1
 
 // node is a block with content, or a run of anonymous blocks in the free
-// queue.
+// queue, or, in a pool kept by runs (runpool.go), a segment of cached
+// blocks, whose place in the tree is runTree.at's (32 bytes a node: an
+// index into nodes is a shift).
 type node struct {
-	key        uint64 // content key (cached blocks)
-	refs       int32  // requests holding it (cached blocks)
-	run        int32  // anonymous blocks in the run; 0 for a cached block
+	key        uint64 // content key (cached blocks, per block)
+	refs       int32  // requests holding it (cached blocks, segments)
+	run        int32  // anonymous blocks in the run; 0 for a cached block; segRun for a segment
 	prev, next int32  // free queue links while in a queue
 	queued     bool   // in a free queue
 	queue      uint8  // which free queue (1: cached blocks under FreeBlocksFirst)
+	copy       bool   // a segment that is a copy (runpool.go)
+	pinned     bool   // a segment its holder names by id (runpool.go)
 	checkGen   uint32 // Check's scratch: the generation that last walked it
 }
 
@@ -117,6 +126,7 @@ type blockPool struct {
 	cached int          // blocks carrying a key (= len(index) + ncopy)
 	evict  int          // cached blocks in a free queue
 	pub    *kvPublisher // KV events (Engine.PublishKVEvents); nil: none
+	runs   *runTree     // the tree of a pool kept by runs (runpool.go); nil: by blocks
 }
 
 func newBlockPool(n int, split bool) blockPool {
@@ -156,8 +166,10 @@ func (p *blockPool) freeNode(id int32) {
 func (p *blockPool) size(id int32) int {
 	if r := p.nodes[id].run; r > 0 {
 		return int(r)
+	} else if r == 0 {
+		return 1
 	}
-	return 1
+	return p.runs.at[id].size()
 }
 
 func (p *blockPool) link(id int32, qi uint8) {
@@ -170,9 +182,10 @@ func (p *blockPool) link(id int32, qi uint8) {
 		q.head = id
 	}
 	q.tail = id
-	q.blocks += p.size(id)
-	if b.run == 0 {
-		p.evict++
+	n := p.size(id)
+	q.blocks += n
+	if b.run <= 0 {
+		p.evict += n
 	}
 }
 
@@ -190,9 +203,10 @@ func (p *blockPool) unlink(id int32) {
 		q.tail = b.prev
 	}
 	b.prev, b.next, b.queued = noNode, noNode, false
-	q.blocks -= p.size(id)
-	if b.run == 0 {
-		p.evict--
+	n := p.size(id)
+	q.blocks -= n
+	if b.run <= 0 {
+		p.evict -= n
 	}
 }
 
@@ -253,6 +267,10 @@ func (p *blockPool) takeEach(n int) {
 			b.run -= int32(n)
 			p.q[qi].blocks -= n
 			return
+		}
+		if b.run == segRun {
+			n -= p.evictSegment(id, n)
+			continue
 		}
 		p.evictHead(qi, id)
 		n--
@@ -419,7 +437,7 @@ func (e *Engine) blockSum(n int) int {
 
 // blocks is the number of blocks s holds: its cached ones, then its
 // anonymous ones.
-func (s *seq) blocks() int { return len(s.ids) + s.anon }
+func (s *seq) blocks() int { return s.held + s.anon }
 
 // need is the number of blocks s lacks to hold tokens.
 func (e *Engine) need(s *seq, tokens int) int {
@@ -451,17 +469,29 @@ func (e *Engine) take(s *seq, n int) {
 // order so that the tail blocks are evicted first").
 func (e *Engine) drop(s *seq) {
 	if e.headFirst { // tests only: the order servesim used before
+		if e.pool.runs != nil {
+			for j := range s.held {
+				e.pool.runReleaseRange(s.runs, j, j+1)
+			}
+			if s.held > 0 {
+				s.runs.copies = s.runs.copies[:0]
+			}
+		}
 		for _, id := range s.ids {
 			e.pool.release(id)
 		}
 		e.pool.pushRun(s.anon)
 	} else {
 		e.pool.pushRun(s.anon)
-		if len(s.ids) > 0 { // a request without content (the Atlas default) skips the call
-			e.pool.releaseAll(s.ids)
+		if s.held > 0 { // a request without content (the Atlas default) skips the call
+			if e.pool.runs != nil {
+				e.pool.runRelease(&s.held, s.runs, 0)
+			} else {
+				e.pool.releaseAll(s.ids)
+			}
 		}
 	}
-	s.ids, s.anon = s.ids[:0], 0
+	s.ids, s.anon, s.held = s.ids[:0], 0, 0
 }
 
 // trim returns the blocks s holds beyond what its computed tokens need (the
@@ -472,9 +502,14 @@ func (e *Engine) trim(s *seq) {
 	x := min(extra, s.anon)
 	e.pool.pushRun(x)
 	s.anon -= x
+	if extra > x && e.pool.runs != nil {
+		e.pool.runRelease(&s.held, s.runs, s.held-(extra-x))
+		return
+	}
 	for ; extra > x; extra-- {
-		last := len(s.ids) - 1
+		last := s.held - 1
 		e.pool.release(s.ids[last])
 		s.ids = s.ids[:last]
+		s.held = last
 	}
 }

@@ -66,6 +66,7 @@ func (e *Engine) PublishKVEvents(sink KVEventSink) {
 	if sink == nil {
 		e.pool.pub = nil
 	} else {
+		e.leaveRuns() // events carry keys
 		e.pool.pub = &kvPublisher{sink: sink, e: e}
 	}
 	e.decideFast()

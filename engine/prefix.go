@@ -140,24 +140,28 @@ func appendShared(dst []uint64, key uint64, prefix []uint64, p, b, from, to int)
 
 // hits finds the cached blocks the waiting request s may reference: the
 // leading run of its sequence's full blocks found in the cache, leaving at
-// least its last known token to compute. It returns them in e.scratch with
-// how many of them nobody holds (referencing those takes them out of the
-// free queue, so they count against it as an allocation would).
-func (e *Engine) hits(s *seq) (blocks []int32, evictable int) {
+// least its last known token to compute. It returns how many, and how
+// many of them nobody holds (referencing those takes them out of the
+// free queue, so they count against it as an allocation would); a pool
+// kept by blocks leaves them in e.scratch, for attach.
+func (e *Engine) hits(s *seq) (n, evictable int) {
 	if !e.cacheOn || !s.ownCached && s.shared == 0 {
-		return e.scratch[:0], 0 // no content of its own cached, none shared: no hit (and no division)
+		return 0, 0 // no content of its own cached, none shared: no hit (and no division)
 	}
 	return e.walkHits(s)
 }
 
 // walkHits is hits for a request that may find some: the walk of its
-// keys.
-func (e *Engine) walkHits(s *seq) (blocks []int32, evictable int) {
-	blocks = e.scratch[:0]
+// keys, or of its runs in a pool kept by runs.
+func (e *Engine) walkHits(s *seq) (n, evictable int) {
 	limit := (s.known - 1) / e.cfg.BlockSize
 	if !s.ownCached {
 		limit = min(limit, s.shared) // its own content was never cached
 	}
+	if e.pool.runs != nil {
+		return e.pool.runHits(e.runsOf(s).path, limit)
+	}
+	blocks := e.scratch[:0]
 	if limit > len(s.keys) { // every one of them is keyed when computed, if not found
 		e.extendKeys(s, limit)
 	}
@@ -172,23 +176,41 @@ func (e *Engine) walkHits(s *seq) (blocks []int32, evictable int) {
 		}
 	}
 	e.scratch = blocks
-	return blocks, evictable
+	return len(blocks), evictable
 }
 
-// attach makes s, which the plan in flight admits, reference hit blocks
-// and skip the tokens they hold, and notes the admission (Scheduled's
-// Kind: here, where e and s are at hand, it costs a store).
-func (e *Engine) attach(s *seq, blocks []int32) {
+// runsOf is s's side of a pool kept by runs (runpool.go), its path made
+// the first time it is asked for.
+func (e *Engine) runsOf(s *seq) *runSeq {
+	if s.runs == nil {
+		s.runs = &runSeq{}
+	}
+	if r := s.runs; len(r.path) == 0 {
+		r.path = appendRunPath(r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.shared, mix(0x0a11ce, s.order))
+	}
+	return s.runs
+}
+
+// attach makes s, which the plan in flight admits, reference the n blocks
+// hits found and skip the tokens they hold, and notes the admission
+// (Scheduled's Kind: here, where e and s are at hand, it costs a store).
+func (e *Engine) attach(s *seq, n int) {
 	s.admitted = e.move + 1
-	if len(blocks) == 0 {
+	if n == 0 {
 		return // nothing found: nothing changes
 	}
-	for _, id := range blocks {
-		e.pool.touch(id)
+	if e.pool.runs != nil {
+		e.pool.runTouch(&s.held, e.runsOf(s), n)
+	} else {
+		blocks := e.scratch[:n]
+		for _, id := range blocks {
+			e.pool.touch(id)
+		}
+		s.ids = append(s.ids, blocks...)
+		s.held = len(s.ids)
 	}
-	s.ids = append(s.ids, blocks...)
 	e.outstanding -= s.left()
-	s.computed += len(blocks) * e.cfg.BlockSize
+	s.computed += n * e.cfg.BlockSize
 	e.outstanding += s.left()
 }
 
@@ -219,7 +241,7 @@ func (e *Engine) publish(s *seq, upto int) {
 // (runLength), so that the plan of its step caches the block, unless the
 // run may go on through it (runPublish): each block is cached at the
 // instant the step-by-step engine caches it either way. Only a decode of s with blocks of
-// shared content still to cache (len(s.ids) < s.shared) calls it; such a
+// shared content still to cache (s.held < s.shared) calls it; such a
 // request joins no cohort (joins).
 //
 //go:noinline
@@ -254,14 +276,14 @@ func (e *Engine) runPublish(from, m int) {
 	for step := from + 1; step <= m; {
 		next := m + 1 // the first step after this one that completes a block of one of them
 		for _, s := range e.sched {
-			if s.aborted || !s.decoding || s.draft != 0 || len(s.ids) >= s.shared {
+			if s.aborted || !s.decoding || s.draft != 0 || s.held >= s.shared {
 				continue
 			}
 			upto := s.computed + step
 			if upto%b == 0 {
 				e.cacheThrough(s, min(s.shared, upto/b))
 			}
-			if len(s.ids) < s.shared {
+			if s.held < s.shared {
 				next = min(next, step+b-upto%b)
 			}
 		}
@@ -273,8 +295,16 @@ func (e *Engine) runPublish(from, m int) {
 // each becomes a cached block, a second copy if another block caches its
 // content already (blockPool.copies).
 func (e *Engine) cacheThrough(s *seq, full int) {
-	from := len(s.ids)
+	from := s.held
 	if full <= from {
+		return
+	}
+	if !e.runsDecided {
+		e.decideRuns()
+	}
+	if e.pool.runs != nil {
+		s.anon -= full - from
+		e.pool.runCache(&s.held, e.runsOf(s), full)
 		return
 	}
 	if full > len(s.keys) {
@@ -285,6 +315,7 @@ func (e *Engine) cacheThrough(s *seq, full int) {
 	for _, k := range s.keys[from:full] {
 		s.ids = append(s.ids, e.pool.cache(k))
 	}
+	s.held = full
 }
 
 // cacheOwn caches every full block of s's first upto tokens (those it
@@ -316,6 +347,12 @@ func (e *Engine) Warm(prefix []uint64, prefixBlockTokens, input int) (int, error
 	}
 	r := Request{Input: input, Prefix: prefix, PrefixBlockTokens: prefixBlockTokens}
 	n := e.sharedBlocks(&r)
+	if n > 0 && !e.runsDecided {
+		e.decideRuns()
+	}
+	if e.pool.runs != nil {
+		return e.warmRuns(&r, n), nil
+	}
 	held := make([]int32, 0, n)
 	added := 0
 	key := rootKey

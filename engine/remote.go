@@ -173,13 +173,13 @@ func (e *Engine) reserve(s *seq) bool {
 	hit, pinned := e.hits(s)
 	s.known = s.req.Input + 1
 	keep := e.keepFree()
-	if e.blocksFor(s.known)-len(hit)+pinned+keep > e.available() {
+	if e.blocksFor(s.known)-hit+pinned+keep > e.available() {
 		return false
 	}
 	e.waiting.pop()
 	e.attach(s, hit)
 	e.take(s, e.need(s, s.known))
-	cached := len(hit) * e.cfg.BlockSize
+	cached := hit * e.cfg.BlockSize
 	s.cached = cached
 	s.phase, s.rstate = phaseReserved, remoteReserved
 	e.reserved = append(e.reserved, s)

@@ -125,9 +125,12 @@ type seq struct {
 	admitted uint64 // outcomes with steps before the plan that last admitted it, + 1 (Scheduled's Kind)
 
 	// Its KV blocks, block j holding tokens [j·BlockSize, (j+1)·BlockSize):
-	// the leading ones carry content in the prefix cache (ids, nodes of
-	// the pool), the anon after them none.
+	// the leading held ones carry content in the prefix cache (ids, nodes
+	// of the pool; in a pool kept by runs, runs names them: runpool.go),
+	// the anon after them none.
 	ids       []int32
+	held      int
+	runs      *runSeq
 	anon      int
 	keys      []uint64 // content keys of the leading full blocks, computed on demand
 	shared    int      // leading blocks of shared content (prefix.go)

@@ -106,7 +106,7 @@ func (e *Engine) resBlockSteps(a, b int) int {
 // blocks for its computed tokens and the steps whose blocks were taken.
 func (e *Engine) anonOf(s *seq) int {
 	if e.res.on && s.sched > 0 && !s.aborted {
-		return e.blocksFor(s.computed+e.runAlloc) - len(s.ids)
+		return e.blocksFor(s.computed+e.runAlloc) - s.held
 	}
 	return s.anon
 }

@@ -208,7 +208,7 @@ func (e *Engine) headRefused() bool {
 // (stepTokens), which Outstanding reads inside the run as j·live.
 func (e *Engine) chunkSteps(s *seq) int {
 	left := s.known - s.computed
-	if len(s.ids) < s.shared || left <= 2*s.sched { // (left-1)/sched <= 1: its last chunk, or the one before
+	if s.held < s.shared || left <= 2*s.sched { // (left-1)/sched <= 1: its last chunk, or the one before
 		return 1
 	}
 	k := (left - 1) / s.sched
@@ -619,7 +619,7 @@ func (e *Engine) decoded(s *seq, agg bool) bool {
 	s.look = max(s.look, k) - k
 	s.sched = 0
 	if agg { // it holds the blocks of its computed tokens (allocThrough)
-		s.anon = e.blocksFor(s.computed) - len(s.ids)
+		s.anon = e.blocksFor(s.computed) - s.held
 	}
 	e.outstanding -= k
 	em := Emit{Ref: s.req.Ref, Tokens: k, First: s.emitted == 1}

@@ -157,7 +157,7 @@ func (e *Engine) planChunked() int {
 					s.anon += need
 				}
 				s.sched, s.decoding, s.draft = 1, true, 0
-				if len(s.ids) < s.shared { // its answer's blocks are shared (PrefixCoversOutput)
+				if s.held < s.shared { // its answer's blocks are shared (PrefixCoversOutput)
 					e.publishDecode(s, c) // caching takes no block: owed and avail stand
 				}
 				e.sched = append(e.sched, s)
@@ -231,7 +231,7 @@ func (e *Engine) planDrafts(i, budget, avail, owed int) (int, int, int, int) {
 	k, b, running := e.cfg.SpeculativeTokens, &e.plan.Batch, e.running
 	for ; i < len(running) && budget > 0; i++ {
 		s := running[i]
-		if s.emitted == 0 || s.known-s.computed != 1 || len(s.ids) < s.shared {
+		if s.emitted == 0 || s.known-s.computed != 1 || s.held < s.shared {
 			break
 		}
 		c := s.computed
@@ -293,14 +293,14 @@ func (e *Engine) newTokens(s *seq, computed int) int {
 // hits are walked when the gate refuses it whatever they are (refused).
 func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 	s := e.waiting.peek()
-	hit, pinned := e.scratch[:0], 0
+	hit, pinned := 0, 0
 	if e.cacheOn && (s.ownCached || s.shared > 0) { // else no hit (hits)
 		if s.shared == 0 && !e.cfg.AdmitOnFirstChunk && e.refused(s) {
 			return 0, false
 		}
 		hit, pinned = e.walkHits(s)
 	}
-	tokens := len(hit) * e.cfg.BlockSize
+	tokens := hit * e.cfg.BlockSize
 	// Admission schedules no drafts, as vLLM's waiting loop asks for
 	// num_tokens - num_computed_tokens only: a resumed request whose
 	// blocks are all cached but its last token's verifies that token
@@ -316,7 +316,7 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 	if !e.cfg.AdmitOnFirstChunk {
 		upto = s.known
 	}
-	if e.blocksFor(upto)-len(hit)+pinned+keep > e.available() {
+	if e.blocksFor(upto)-hit+pinned+keep > e.available() {
 		return 0, false
 	}
 	e.waiting.pop()
@@ -352,11 +352,11 @@ func (e *Engine) refused(s *seq) bool {
 // mode) to the gate with its hits: it panics if they would let s in.
 func (e *Engine) checkGate(s *seq, keep int) {
 	hit, pinned := e.hits(s)
-	if len(hit) > 0 {
+	if hit > 0 {
 		e.gated++
 	}
-	if e.blocksFor(s.known)-len(hit)+pinned+keep <= e.available() {
-		panic(fmt.Sprintf("engine: invariant gate broken: request %d refused without its %d hits (%d of them held), which would let it in", s.req.Ref, len(hit), len(hit)-pinned))
+	if e.blocksFor(s.known)-hit+pinned+keep <= e.available() {
+		panic(fmt.Sprintf("engine: invariant gate broken: request %d refused without its %d hits (%d of them held), which would let it in", s.req.Ref, hit, hit-pinned))
 	}
 }
 
@@ -481,7 +481,7 @@ func (e *Engine) schedule(s *seq, n int) {
 	if s.decoding {
 		s.draft = n - 1 // speculative drafts; chunk asks for one token otherwise
 	}
-	if len(s.ids) < s.shared {
+	if s.held < s.shared {
 		if s.decoding {
 			e.publishDecode(s, s.computed)
 		} else {

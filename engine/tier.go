@@ -150,6 +150,9 @@ func (e *Engine) SetTier(t Tier) error {
 	if t != nil && !e.cacheOn {
 		return fmt.Errorf("engine: SetTier with the prefix cache off (Config.PrefixCache): a tier is keyed by the cache's content keys")
 	}
+	if t != nil {
+		e.leaveRuns() // a tier is keyed by the blocks' keys
+	}
 	e.tier = t
 	pt, ok := t.(PrivateTier)
 	e.tierPrivate = ok && pt.Private()
@@ -177,20 +180,20 @@ func (e *Engine) reserveTier(s *seq) (reserved, skip, stop bool) {
 	b := e.cfg.BlockSize
 	limit := e.tierLimit(s)
 	hit, pinned := e.hits(s)
-	if limit <= len(hit) {
+	if limit <= hit {
 		return false, false, false
 	}
 	e.key(s, limit-1)
 	keys := s.keys[:limit]
-	n, busy := e.tier.Find(keys, len(hit))
+	n, busy := e.tier.Find(keys, hit)
 	if busy {
 		return false, true, false
 	}
 	if n <= 0 {
 		return false, false, false
 	}
-	n = min(n, limit-len(hit))
-	loaded := (len(hit) + n) * b
+	n = min(n, limit-hit)
+	loaded := (hit + n) * b
 	// The gate counts its known sequence (its first chunk after the
 	// loaded tokens with AdmitOnFirstChunk), but it takes the blocks of
 	// its hits and loaded tokens only, the rest at admission
@@ -200,17 +203,17 @@ func (e *Engine) reserveTier(s *seq) (reserved, skip, stop bool) {
 		upto = min(s.known, loaded+e.newTokens(s, loaded))
 	}
 	keep := e.keepFree()
-	if e.blocksFor(upto)-len(hit)+pinned+keep > e.available() {
+	if e.blocksFor(upto)-hit+pinned+keep > e.available() {
 		return false, false, true
 	}
 	e.waiting.pop()
 	e.attach(s, hit)
 	e.take(s, e.need(s, loaded))
-	s.tierHit, s.tierLoad = int32(len(hit)*b), int32(n*b)
+	s.tierHit, s.tierLoad = int32(hit*b), int32(n*b)
 	s.phase, s.rstate = phaseReserved, tierReserved
 	e.reserved = append(e.reserved, s)
-	e.plan.Reserved = append(e.plan.Reserved, Reservation{Ref: s.req.Ref, Tokens: n * b, Cached: len(hit) * b, Tier: true})
-	e.tier.Load(s.req.Ref, keys[len(hit):len(hit)+n])
+	e.plan.Reserved = append(e.plan.Reserved, Reservation{Ref: s.req.Ref, Tokens: n * b, Cached: hit * b, Tier: true})
+	e.tier.Load(s.req.Ref, keys[hit:hit+n])
 	return true, false, false
 }
 
@@ -236,12 +239,12 @@ func (e *Engine) tierLimit(s *seq) int {
 func (e *Engine) lookHead(s *seq) {
 	limit := e.tierLimit(s)
 	hit, pinned := e.hits(s)
-	if limit <= len(hit) {
+	if limit <= hit {
 		return // no lookup: tryAdmit refuses s
 	}
 	e.key(s, limit-1)
-	n, busy := e.tier.Find(s.keys[:limit], len(hit))
-	if e.strict && (busy || n > 0 && e.blocksFor(s.known)-len(hit)+pinned+e.keepFree() <= e.available()) {
+	n, busy := e.tier.Find(s.keys[:limit], hit)
+	if e.strict && (busy || n > 0 && e.blocksFor(s.known)-hit+pinned+e.keepFree() <= e.available()) {
 		panic(fmt.Sprintf("engine: invariant tier-run broken: request %d, refused at the run's first step, found %d blocks in the tier (busy %v) and fits a later step's gate", s.req.Ref, n, busy))
 	}
 }

@@ -29,6 +29,11 @@ func (e *Engine) Outstanding(t time.Duration) int {
 func (e *Engine) CachedPrefix(prefix []uint64, prefixBlockTokens, input int) int {
 	r := Request{Input: input, Prefix: prefix, PrefixBlockTokens: prefixBlockTokens}
 	limit := min(e.sharedBlocks(&r), (input-1)/e.cfg.BlockSize)
+	if e.pool.runs != nil && limit > 0 {
+		var buf [8]runLabel
+		path := appendRunPath(buf[:0], prefix, prefixBlockTokens, e.cfg.BlockSize, limit, 0)
+		return e.pool.runLeading(path, limit) * e.cfg.BlockSize
+	}
 	key := rootKey
 	for j := range limit {
 		key = mix(key, sharedContent(&r, e.cfg.BlockSize, j))
@@ -107,6 +112,10 @@ func prefixKeysLimit(prefix []uint64, p, input, b int) int {
 func (e *Engine) CachedKeys(keys []uint64) int {
 	if !e.cacheOn {
 		return 0
+	}
+	e.keysRead = true // keep the pool by blocks, if it is not decided yet (decideRuns)
+	if e.pool.runs != nil {
+		return e.pool.runKeys(keys) * e.cfg.BlockSize
 	}
 	for j, key := range keys {
 		if _, ok := e.pool.lookup(key); !ok {

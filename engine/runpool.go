@@ -1,0 +1,999 @@
+package engine
+
+import "slices"
+
+// The run pool: the prefix cache kept by runs of blocks, not block by
+// block (docs/scale.md, "What a prefix-cached request costs"). It holds
+// the same blocks as blockPool (kv.go), in the same states and the same
+// free-queue order, but names a cached block by its place in a radix tree
+// over the content of sequences instead of by its chained key:
+//
+//   - An edge of the tree is a run of blocks after its parent edge (a
+//     runLabel: blocks of consecutive prefix ids, or a request's own
+//     blocks). A block is (edge, offset), and two sequences share a
+//     block exactly when their contents agree up to it, that is when the
+//     chained keys of blockPool are equal (a collision of those is a 2⁻⁶⁴
+//     event the tree does not have).
+//   - A segment is a range of an edge's blocks cached with one reference
+//     count; it splits where references come to differ (a hit over part
+//     of it, a release of part of it). A segment nobody holds is one
+//     entry of the free queue standing for its blocks last first, as a
+//     request's release frees them (vLLM frees "in reverse order"), and
+//     an eviction shortens the segment at the queue's head from its end.
+//   - A block whose content another block caches already is a copy
+//     (blockPool.copies): a segment of one block, found only when every
+//     block cached before it at its place is evicted.
+//
+// So a request of one run of ids costs a few edge and segment operations,
+// not one a block. No key is computed. The fuzz target FuzzRunPoolTwin
+// holds the run pool to blockPool, block by block, over random hits,
+// caching, releases, trims, allocations and evictions.
+//
+// The engine keeps its pool so (blockPool.runs non-nil) when nothing
+// observes the keys (decideRuns): then walkHits, attach, cacheThrough,
+// drop, trim, Warm and CachedPrefix go through the tree, and the
+// per-block pool is the twin (testKnobs.noRuns).
+
+// runContent is the content of one block: kind 1 is shared content wholly
+// inside one prefix unit (the unit's id and the block's offset into it, in
+// tokens), kind 2 a block of shared content straddling units (id holds
+// sharedContent's hash), kind 3 a request's own content (id holds
+// mix(0x0a11ce, order)). Equal contents are equal blockPool contents.
+type runContent struct {
+	kind    uint8
+	id, off uint64
+}
+
+// value is the content as blockPool's key chain mixes it.
+func (c runContent) value() uint64 {
+	if c.kind == 1 {
+		return mix(c.off, c.id)
+	}
+	return c.id
+}
+
+// runLabel is a run of n blocks: with per > 0, blocks of per to a unit
+// over consecutive ids from c; with per == 0, n blocks of content c (a
+// request's own blocks), or one block.
+type runLabel struct {
+	c   runContent
+	per int
+	n   int
+}
+
+// ownRun is the length of a request's own run: without end.
+const ownRun = 1 << 40
+
+// at is the content of block i of l (blocks of b tokens).
+func (l *runLabel) at(i, b int) runContent {
+	if l.per == 0 || i == 0 {
+		return l.c
+	}
+	k := int(l.c.off)/b + i
+	return runContent{kind: 1, id: l.c.id + uint64(k/l.per), off: uint64(k % l.per * b)}
+}
+
+// from is l without its first i blocks.
+func (l *runLabel) from(i, b int) runLabel {
+	return runLabel{c: l.at(i, b), per: l.per, n: l.n - i}
+}
+
+// commonRun is the number of blocks, at most most, that x from xi and y
+// from yi agree on. Two runs of one shape that agree on a block agree on
+// every block after it.
+func commonRun(x *runLabel, xi int, y *runLabel, yi, most, b int) int {
+	run := x.per == y.per && x.c.kind == y.c.kind && (x.per > 0 || x.c.kind == 3)
+	for i := range most {
+		if x.at(xi+i, b) != y.at(yi+i, b) {
+			return i
+		}
+		if run {
+			return most
+		}
+	}
+	return most
+}
+
+// appendRunPath appends to dst, and returns, the content of a sequence as
+// runs: its shared blocks over prefix ids of p tokens each (blocks of b
+// tokens), then its own without end (own is mix(0x0a11ce, order)). When
+// p is a multiple of b, a run is a run of consecutive ids; else each
+// block is a run of one.
+func appendRunPath(dst []runLabel, prefix []uint64, p, b, shared int, own uint64) []runLabel {
+	if shared > 0 && p%b == 0 {
+		per := p / b
+		units := (shared + per - 1) / per // the last perhaps in part
+		for u := 0; u < units; {
+			v := u + 1
+			for v < units && prefix[v] == prefix[v-1]+1 {
+				v++
+			}
+			dst = append(dst, runLabel{c: runContent{kind: 1, id: prefix[u]}, per: per, n: (min(v*per, shared) - u*per)})
+			u = v
+		}
+	} else if shared > 0 {
+		r := Request{Prefix: prefix, PrefixBlockTokens: p}
+		for j := range shared {
+			lo := j * b
+			if lo/p == (lo+b-1)/p {
+				dst = append(dst, runLabel{c: runContent{kind: 1, id: prefix[lo/p], off: uint64(lo % p)}, n: 1})
+			} else {
+				dst = append(dst, runLabel{c: runContent{kind: 2, id: sharedContent(&r, b, j)}, n: 1})
+			}
+		}
+	}
+	return append(dst, runLabel{c: runContent{kind: 3, id: own}, n: ownRun})
+}
+
+// runEdge is an edge of the tree: lab's blocks after parent's.
+type runEdge struct {
+	parent int32
+	lab    runLabel
+	kids   []int32
+	segs   []int32 // its segments, primary and copies, in no order
+	ncopy  int32   // its segments that are copies
+	gen    uint32  // bumped when it is cut or dropped: a cursor on it is stale
+}
+
+// runCursor is a place in the tree reached along a path: after the
+// path's first pos blocks, at offset eoff of edge (of generation gen),
+// at block lo of the path's label li. A request keeps the one after its
+// held blocks, so that caching one more block does not walk its path
+// from the root again.
+type runCursor struct {
+	edge      int32
+	gen       uint32
+	eoff, pos int
+	li, lo    int
+}
+
+// childKey finds an edge by its parent and its first block: the two
+// mixed into one key of the child index. Two different pairs collide
+// with the chance two different chains of blockPool's keys do (2⁻⁶⁴), an
+// event neither way of keeping the cache has.
+func childKey(parent int32, c runContent) uint64 { return mix(uint64(parent), c.value()) }
+
+// blockAt is a block's place in the tree.
+type blockAt struct {
+	edge int32
+	off  int32
+}
+
+// runSpan is the part [lo, hi) of an edge that a sequence's blocks pos
+// to pos+hi−lo lie on.
+type runSpan struct {
+	edge   int32
+	lo, hi int
+	pos    int
+}
+
+// runSeq is a request's side of a pool kept by runs: its content as runs
+// (appendRunPath), and what it holds of the cache: its first held blocks
+// (seq.held, passed along), those at copies' positions as those copies
+// (segments of one block, which keep their id), the rest as the primary
+// block at their place. A request gets one the first time it needs it,
+// and keeps it through recycle.
+type runSeq struct {
+	path   []runLabel
+	copies []runCopy // by position, ascending
+	cur    runCursor // after its held blocks, unless stale
+}
+
+type runCopy struct {
+	pos int
+	seg int32
+}
+
+// segRun is node.run of a segment.
+const segRun = -1
+
+// segPlace is where a segment lies: blocks lo to hi−1 of edge edge.
+type segPlace struct {
+	edge, lo, hi int32
+}
+
+func (g *segPlace) size() int { return int(g.hi - g.lo) }
+
+// runTree is what a blockPool kept by runs adds: the tree, the places of
+// the segments (at, by node) and the copies by place (blockPool.copies
+// holds them by key).
+type runTree struct {
+	at     []segPlace
+	b      int // BlockSize
+	edges  []runEdge
+	espare []int32
+	child  blockIndex          // an edge by childKey
+	copies map[blockAt][]int32 // copies at a place, oldest first
+	spans  []runSpan           // match's answer
+}
+
+// newRunPool is newBlockPool kept by runs, of blocks of b tokens.
+func newRunPool(n, b int, split bool) blockPool {
+	p := newBlockPool(n, split)
+	p.runs = &runTree{b: b, copies: map[blockAt][]int32{}}
+	p.runs.edges = append(p.runs.edges, runEdge{parent: -1}) // the root: no blocks
+	return p
+}
+
+// insertBefore puts id into queue qi before node at, a node of it.
+func (p *blockPool) insertBefore(id int32, qi uint8, at int32) {
+	b := &p.nodes[id]
+	q := &p.q[qi]
+	prev := p.nodes[at].prev
+	if prev != noNode {
+		p.nodes[prev].next = id
+	} else {
+		q.head = id
+	}
+	p.nodes[at].prev = id
+	b.prev, b.next, b.queued, b.queue = prev, at, true, qi
+}
+
+// evictSegment evicts up to n blocks of queued segment id from its end,
+// the first of the blocks its queue entry stands for, and returns how
+// many. Where a copy caches the content of a block it evicts, it evicts
+// that one block, and the oldest copy is found there instead.
+func (p *blockPool) evictSegment(id int32, n int) int {
+	t := p.runs
+	s, g := &p.nodes[id], &t.at[id]
+	e, x := g.edge, g.hi-1
+	k := min(n, g.size())
+	if p.ncopy > 0 && t.edges[e].ncopy > 0 {
+		k = 1
+		at := blockAt{e, x}
+		if s.copy {
+			p.dropCopy(at, id)
+		} else if c := t.copies[at]; len(c) > 0 {
+			p.nodes[c[0]].copy = false
+			t.edges[e].ncopy--
+			p.setCopies(at, c[1:])
+		}
+	}
+	s = &p.nodes[id]
+	g.hi -= int32(k)
+	p.q[s.queue].blocks -= k
+	p.evict -= k
+	p.cached -= k
+	if g.hi == g.lo {
+		p.unlink(id)
+		p.removeSeg(e, id)
+		p.freeNode(id)
+		p.gcEdge(e)
+	}
+	return k
+}
+
+// setCopies keeps c as the copies at at, one fewer than there were.
+func (p *blockPool) setCopies(at blockAt, c []int32) {
+	p.ncopy--
+	if len(c) == 0 {
+		delete(p.runs.copies, at)
+	} else {
+		p.runs.copies[at] = c
+	}
+}
+
+// dropCopy takes copy id out of the copies at at.
+func (p *blockPool) dropCopy(at blockAt, id int32) {
+	c := p.runs.copies[at]
+	for i, x := range c {
+		if x == id {
+			c = append(c[:i:i], c[i+1:]...)
+			break
+		}
+	}
+	p.runs.edges[at.edge].ncopy--
+	p.setCopies(at, c)
+}
+
+// removeSeg takes segment id out of edge e's.
+func (t *runTree) removeSeg(e int32, id int32) { t.edges[e].segs = without(t.edges[e].segs, id) }
+
+// without is ids without x (its last moved to x's place).
+func without(ids []int32, x int32) []int32 {
+	for i, y := range ids {
+		if y == x {
+			ids[i] = ids[len(ids)-1]
+			return ids[:len(ids)-1]
+		}
+	}
+	return ids
+}
+
+func (p *blockPool) removeSeg(e int32, id int32) { p.runs.removeSeg(e, id) }
+func (p *blockPool) gcEdge(e int32)              { p.runs.gcEdge(e) }
+
+// gcEdge drops edge e and then its ancestors while they hold no block
+// and have no children.
+func (t *runTree) gcEdge(e int32) {
+	for e > 0 {
+		ed := &t.edges[e]
+		if len(ed.segs) > 0 || len(ed.kids) > 0 {
+			return
+		}
+		par := ed.parent
+		t.child.del(childKey(par, ed.lab.c))
+		t.edges[par].kids = without(t.edges[par].kids, e)
+		t.edges[e] = runEdge{kids: ed.kids[:0], segs: ed.segs[:0], gen: ed.gen + 1}
+		t.espare = append(t.espare, e)
+		e = par
+	}
+}
+
+// newEdge adds an edge of lab's blocks under parent.
+func (t *runTree) newEdge(parent int32, lab runLabel) int32 {
+	var e int32
+	if n := len(t.espare); n > 0 {
+		e = t.espare[n-1]
+		t.espare = t.espare[:n-1]
+	} else {
+		t.edges = append(t.edges, runEdge{})
+		e = int32(len(t.edges) - 1)
+	}
+	ed := &t.edges[e]
+	ed.parent, ed.lab = parent, lab
+	t.edges[parent].kids = append(t.edges[parent].kids, e)
+	t.child.put(childKey(parent, lab.c), e)
+	return e
+}
+
+// match finds the blocks of path's first n already in the tree: it
+// leaves in t.spans the edge ranges they lie on, in order, and returns
+// how many there are and where the last ends (edge, offset).
+func (t *runTree) match(path []runLabel, n int) (pos int, e int32, eoff int) {
+	c := t.walk(path, n, runCursor{})
+	return c.pos, c.edge, c.eoff
+}
+
+// walk is match from cursor c, a place along path: it leaves in t.spans
+// the edge ranges of the path's blocks c.pos to n−1 in the tree, and
+// returns the cursor after the last.
+func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
+	t.spans = t.spans[:0]
+	pos, e, eoff, li, lo := c.pos, c.edge, c.eoff, c.li, c.lo
+	for pos < n {
+		ed := &t.edges[e]
+		if eoff == ed.lab.n {
+			c, ok := t.child.get(childKey(e, path[li].at(lo, t.b)))
+			if !ok {
+				break
+			}
+			e, eoff = c, 0
+			ed = &t.edges[e]
+		}
+		lab := &path[li]
+		k := commonRun(&ed.lab, eoff, lab, lo, min(n-pos, ed.lab.n-eoff, lab.n-lo), t.b)
+		if k == 0 {
+			break
+		}
+		if m := len(t.spans) - 1; m >= 0 && t.spans[m].edge == e && t.spans[m].hi == eoff {
+			t.spans[m].hi += k
+		} else {
+			t.spans = append(t.spans, runSpan{edge: e, lo: eoff, hi: eoff + k, pos: pos})
+		}
+		pos, eoff, lo = pos+k, eoff+k, lo+k
+		if lo == lab.n {
+			li, lo = li+1, 0
+		}
+	}
+	return runCursor{edge: e, gen: t.edges[e].gen, eoff: eoff, pos: pos, li: li, lo: lo}
+}
+
+// fresh is c if it is not stale, else the root.
+func (t *runTree) fresh(c runCursor) runCursor {
+	if t.edges[c.edge].gen != c.gen {
+		return runCursor{}
+	}
+	return c
+}
+
+// insert puts path's first n blocks in the tree, splitting the edge
+// where the path leaves it.
+func (p *blockPool) insert(path []runLabel, n int, from runCursor) {
+	t := p.runs
+	c := t.walk(path, n, from)
+	pos, e, eoff := c.pos, c.edge, c.eoff
+	if pos == n {
+		return
+	}
+	if eoff < t.edges[e].lab.n {
+		p.splitEdge(e, eoff)
+	}
+	li, lo := c.li, c.lo
+	for pos < n {
+		lab := path[li].from(lo, t.b)
+		e = t.newEdge(e, lab)
+		pos += lab.n
+		li, lo = li+1, 0
+	}
+}
+
+// splitEdge cuts edge e at offset m: e keeps its first m blocks, a new
+// child takes the rest, with e's children and the segments over them.
+func (p *blockPool) splitEdge(e int32, m int) {
+	t := p.runs
+	rest := t.edges[e].lab.from(m, t.b)
+	kids := t.edges[e].kids
+	for _, k := range kids {
+		t.child.del(childKey(e, t.edges[k].lab.c))
+	}
+	t.edges[e].kids = nil
+	t.edges[e].lab.n = m
+	t.edges[e].gen++
+	f := t.newEdge(e, rest) // e's only child
+	t.edges[f].kids = kids
+	for _, k := range kids {
+		t.child.put(childKey(f, t.edges[k].lab.c), k)
+		t.edges[k].parent = f
+	}
+	m32 := int32(m)
+	for _, id := range append([]int32(nil), t.edges[e].segs...) {
+		if g := &t.at[id]; g.lo < m32 && m32 < g.hi {
+			p.splitSeg(id, m32)
+		}
+	}
+	keep := t.edges[e].segs[:0]
+	for _, id := range t.edges[e].segs {
+		g := &t.at[id]
+		if g.hi <= m32 {
+			keep = append(keep, id)
+			continue
+		}
+		if p.nodes[id].copy {
+			t.edges[e].ncopy--
+			t.edges[f].ncopy++
+			old := blockAt{e, g.lo}
+			if c, ok := t.copies[old]; ok {
+				delete(t.copies, old)
+				t.copies[blockAt{f, g.lo - m32}] = c
+			}
+		}
+		g.edge, g.lo, g.hi = f, g.lo-m32, g.hi-m32
+		t.edges[f].segs = append(t.edges[f].segs, id)
+	}
+	t.edges[e].segs = keep
+}
+
+// splitSeg cuts segment id at offset m: id keeps [lo, m), a new segment
+// of the same references takes [m, hi), before it in the free queue if
+// it is queued (its blocks are freed first). It returns the new one.
+func (p *blockPool) splitSeg(id int32, m int32) int32 {
+	g := p.runs.at[id]
+	t := p.newSeg(segPlace{g.edge, m, g.hi}, p.nodes[id].refs, false)
+	p.runs.at[id].hi = m
+	if s := &p.nodes[id]; s.queued {
+		p.insertBefore(t, s.queue, id)
+	}
+	return t
+}
+
+// newSeg makes a segment at g of refs references, a copy or not, and
+// lists it on its edge.
+func (p *blockPool) newSeg(g segPlace, refs int32, copy bool) int32 {
+	id := p.newNode()
+	p.nodes[id] = node{refs: refs, run: segRun, prev: noNode, next: noNode, copy: copy, pinned: copy}
+	t := p.runs
+	for int(id) >= len(t.at) {
+		t.at = append(t.at, segPlace{})
+	}
+	t.at[id] = g
+	t.edges[g.edge].segs = append(t.edges[g.edge].segs, id)
+	return id
+}
+
+// primAt is the primary segment holding block off of edge e, or noNode.
+func (p *blockPool) primAt(e int32, off int) int32 {
+	o := int32(off)
+	for _, id := range p.runs.edges[e].segs {
+		if g := &p.runs.at[id]; !p.nodes[id].copy && g.lo <= o && o < g.hi {
+			return id
+		}
+	}
+	return noNode
+}
+
+// nextPrim is the first offset past off, at most end, where a primary
+// segment of e begins.
+func (p *blockPool) nextPrim(e int32, off, end int) int {
+	for _, id := range p.runs.edges[e].segs {
+		if g := &p.runs.at[id]; !p.nodes[id].copy && int(g.lo) > off && int(g.lo) < end {
+			end = int(g.lo)
+		}
+	}
+	return end
+}
+
+// runHits is walkHits for path: how many of its first limit blocks are
+// found, leading, and how many of those nobody holds.
+func (p *blockPool) runHits(path []runLabel, limit int) (h, evictable int) {
+	p.runs.match(path, limit)
+	for _, sp := range p.runs.spans {
+		x := sp.lo
+		for x < sp.hi {
+			id := p.primAt(sp.edge, x)
+			if id == noNode {
+				return h, evictable
+			}
+			s := &p.nodes[id]
+			end := min(int(p.runs.at[id].hi), sp.hi)
+			if s.refs == 0 {
+				evictable += end - x
+			}
+			h += end - x
+			x = end
+		}
+	}
+	return h, evictable
+}
+
+// isolate makes blocks [lo, hi) of segment id a segment of their own and
+// returns it.
+func (p *blockPool) isolate(id int32, lo, hi int) int32 {
+	if int(p.runs.at[id].hi) > hi {
+		p.splitSeg(id, int32(hi))
+	}
+	if int(p.runs.at[id].lo) < lo {
+		id = p.splitSeg(id, int32(lo))
+	}
+	return id
+}
+
+// runTouch makes r reference path's blocks from those it holds up to h,
+// found cached (runHits).
+func (p *blockPool) runTouch(held *int, r *runSeq, h int) {
+	r.cur = p.runs.walk(r.path, h, runCursor{})
+	for _, sp := range p.runs.spans {
+		for x := sp.lo + max(0, *held-sp.pos); x < sp.hi; {
+			id := p.primAt(sp.edge, x)
+			end := min(int(p.runs.at[id].hi), sp.hi)
+			id = p.isolate(id, x, end)
+			s := &p.nodes[id]
+			if s.refs == 0 {
+				p.unlink(id)
+			}
+			s.refs++
+			x = end
+		}
+	}
+	*held = h
+}
+
+// runCache gives r's blocks from its held ones up to full their content,
+// in order: each a primary block of the tree, or a copy where one caches
+// its content already.
+func (p *blockPool) runCache(held *int, r *runSeq, full int) {
+	from, path := *held, r.path
+	if full <= from {
+		return
+	}
+	t := p.runs
+	start := runCursor{}
+	if r.cur.pos == from {
+		start = t.fresh(r.cur)
+	}
+	p.insert(path, full, start)
+	r.cur = t.walk(path, full, t.fresh(start)) // fresh again: insert may have cut its edge
+	for _, sp := range t.spans {
+		x, end := sp.lo+max(sp.pos, from)-sp.pos, sp.hi // match stopped at full
+		for x < end {
+			if id := p.primAt(sp.edge, x); id != noNode {
+				c := p.newSeg(segPlace{sp.edge, int32(x), int32(x + 1)}, 1, true)
+				t.edges[sp.edge].ncopy++
+				at := blockAt{sp.edge, int32(x)}
+				t.copies[at] = append(t.copies[at], c)
+				p.ncopy++
+				r.copies = append(r.copies, runCopy{pos: sp.pos + x - sp.lo, seg: c})
+				x++
+				continue
+			}
+			y := p.nextPrim(sp.edge, x, end)
+			if prev := p.primAt(sp.edge, x-1); prev != noNode && !p.nodes[prev].pinned && p.nodes[prev].refs == 1 && int(t.at[prev].hi) == x {
+				t.at[prev].hi = int32(y) // a held neighbour of the same references: one segment
+			} else {
+				p.newSeg(segPlace{sp.edge, int32(x), int32(y)}, 1, false)
+			}
+			x = y
+		}
+	}
+	p.cached += full - from
+	*held = full
+}
+
+// runRelease drops r's references to its blocks from position from on,
+// last first, as releaseAll: those nobody holds any more join the tail of
+// the free queue (queue 1 under FreeBlocksFirst) in that order.
+func (p *blockPool) runRelease(held *int, r *runSeq, from int) {
+	p.runReleaseRange(r, from, *held)
+	for len(r.copies) > 0 && r.copies[len(r.copies)-1].pos >= from {
+		r.copies = r.copies[:len(r.copies)-1]
+	}
+	*held = from
+}
+
+// runReleaseRange drops r's references to its blocks lo to hi−1, last
+// first, leaving r as it is.
+func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
+	qi := uint8(0)
+	if p.split {
+		qi = 1
+	}
+	t := p.runs
+	t.match(r.path, hi)
+	ci := len(r.copies) - 1
+	for ci >= 0 && r.copies[ci].pos >= hi {
+		ci--
+	}
+	for si := len(t.spans) - 1; si >= 0; si-- {
+		sp := t.spans[si]
+		if sp.pos+sp.hi-sp.lo <= lo {
+			break
+		}
+		low := sp.lo + max(0, lo-sp.pos)
+		for x := sp.hi - 1; x >= low; {
+			pos := sp.pos + x - sp.lo
+			if ci >= 0 && r.copies[ci].pos == pos {
+				p.unref(r.copies[ci].seg, qi)
+				ci--
+				x--
+				continue
+			}
+			bound := low
+			if ci >= 0 && r.copies[ci].pos >= sp.pos {
+				bound = max(bound, sp.lo+r.copies[ci].pos-sp.pos+1)
+			}
+			id := p.primAt(sp.edge, x)
+			b := max(int(t.at[id].lo), bound)
+			p.unref(p.isolate(id, b, x+1), qi)
+			x = b - 1
+		}
+	}
+}
+
+// unref drops one reference to segment id, queueing it at the tail of
+// queue qi when nobody holds it any more.
+func (p *blockPool) unref(id int32, qi uint8) {
+	if p.nodes[id].refs--; p.nodes[id].refs == 0 {
+		p.link(id, qi)
+	}
+}
+
+// runFinds reports whether block j of path is cached, found by a lookup
+// of its key (the blocks before it may not be).
+func (p *blockPool) runFinds(path []runLabel, j int) bool {
+	t := p.runs
+	if pos, _, _ := t.match(path, j+1); pos != j+1 {
+		return false
+	}
+	sp := t.spans[len(t.spans)-1]
+	return p.primAt(sp.edge, sp.hi-1) != noNode
+}
+
+// runLeading is how many of path's first limit blocks are cached,
+// leading, read without changing the pool (match's scratch included).
+func (p *blockPool) runLeading(path []runLabel, limit int) int {
+	t := p.runs
+	pos, li, lo := 0, 0, 0
+	e, eoff := int32(0), 0
+	for pos < limit {
+		ed := &t.edges[e]
+		if eoff == ed.lab.n {
+			c, ok := t.child.get(childKey(e, path[li].at(lo, t.b)))
+			if !ok {
+				return pos
+			}
+			e, eoff = c, 0
+			ed = &t.edges[e]
+		}
+		lab := &path[li]
+		k := commonRun(&ed.lab, eoff, lab, lo, min(limit-pos, ed.lab.n-eoff, lab.n-lo), t.b)
+		for x := eoff; x < eoff+k; {
+			id := p.primAt(e, x)
+			if id == noNode {
+				return pos + x - eoff
+			}
+			x = min(int(t.at[id].hi), eoff+k)
+		}
+		if k == 0 {
+			return pos
+		}
+		pos, eoff, lo = pos+k, eoff+k, lo+k
+		if lo == lab.n {
+			li, lo = li+1, 0
+		}
+	}
+	return pos
+}
+
+// runKeys is CachedKeys in a pool kept by runs: how many of keys, a
+// chain from the root, are cached, leading. The tree holds no key, so it
+// computes those of the blocks it walks (of every child at an edge's
+// end): slow, and only for a CachedKeys asked once the pool was kept by
+// runs (decideRuns keeps it by blocks for one asked before).
+func (p *blockPool) runKeys(keys []uint64) int {
+	t := p.runs
+	e, off, key := int32(0), 0, rootKey
+	for j, k := range keys {
+		if ed := &t.edges[e]; off < ed.lab.n {
+			if mix(key, ed.lab.at(off, t.b).value()) != k {
+				return j
+			}
+			off++
+		} else {
+			next := noNode
+			for _, c := range ed.kids {
+				if mix(key, t.edges[c].lab.c.value()) == k {
+					next = c
+					break
+				}
+			}
+			if next == noNode {
+				return j
+			}
+			e, off = next, 1
+		}
+		if p.primAt(e, off-1) == noNode {
+			return j
+		}
+		key = k
+	}
+	return len(keys)
+}
+
+// decideRuns keeps the pool by runs from now on when nothing observes its
+// keys: no KV events, no tier, no CachedKeys asked, the prefix cache on.
+// The engine calls it when it caches its first content; KV events or a
+// tier set later turn it back to blocks (leaveRuns).
+func (e *Engine) decideRuns() {
+	e.runsDecided = true
+	if e.cacheOn && e.pool.pub == nil && e.tier == nil && !e.keysRead && !e.noRuns {
+		t := &runTree{b: e.cfg.BlockSize, copies: map[blockAt][]int32{}}
+		t.edges = append(t.edges, runEdge{parent: -1}) // the root: no blocks
+		e.pool.runs = t
+	}
+}
+
+// leaveRuns turns a pool kept by runs into one kept by blocks, the same
+// blocks in the same states and order: each block of each segment a node
+// with its key, the free queues relinked block by block, the index and the
+// copies by key, each request's ids.
+func (e *Engine) leaveRuns() {
+	p := &e.pool
+	t := p.runs
+	if t == nil {
+		return
+	}
+	prim := map[blockAt]int32{}     // a primary block's node, by place
+	blocksOf := map[int32][]int32{} // a segment's nodes, by its id
+	var segs []int32
+	for ei := range t.edges {
+		segs = append(segs, t.edges[ei].segs...)
+	}
+	for _, sid := range segs {
+		s, g := p.nodes[sid], t.at[sid]
+		key := keyAt(t, g.edge, int(g.lo))
+		var ids []int32
+		for x := g.lo; x < g.hi; x++ {
+			if x > g.lo {
+				key = mix(key, t.edges[g.edge].lab.at(int(x), t.b).value())
+			}
+			id := p.newNode()
+			p.nodes[id] = node{key: key, refs: s.refs, prev: noNode, next: noNode}
+			ids = append(ids, id)
+			if !s.copy {
+				prim[blockAt{g.edge, x}] = id
+				p.index.put(key, id)
+			}
+		}
+		blocksOf[sid] = ids
+	}
+	for at, c := range t.copies {
+		ids := make([]int32, len(c))
+		for i, sid := range c {
+			ids[i] = blocksOf[sid][0]
+		}
+		if p.copies == nil {
+			p.copies = map[uint64][]int32{}
+		}
+		p.copies[p.nodes[prim[at]].key] = ids
+	}
+	for qi := range p.q {
+		var order []int32
+		for id := p.q[qi].head; id != noNode; id = p.nodes[id].next {
+			if p.nodes[id].run > 0 {
+				order = append(order, id)
+				continue
+			}
+			ids := blocksOf[id]
+			for i := len(ids) - 1; i >= 0; i-- { // a segment's blocks are freed last first
+				order = append(order, ids[i])
+			}
+		}
+		prev := noNode
+		for _, id := range order {
+			b := &p.nodes[id]
+			b.prev, b.next, b.queued, b.queue = prev, noNode, true, uint8(qi)
+			if prev != noNode {
+				p.nodes[prev].next = id
+			} else {
+				p.q[qi].head = id
+			}
+			prev = id
+		}
+		if prev == noNode {
+			p.q[qi].head = noNode
+		}
+		p.q[qi].tail = prev
+	}
+	for _, s := range e.reqs.all() {
+		if s.held == 0 {
+			continue
+		}
+		r := s.runs
+		t.match(r.path, s.held)
+		s.ids = s.ids[:0]
+		ci := 0
+		for _, sp := range t.spans {
+			for x := sp.lo; x < sp.hi; x++ {
+				if ci < len(r.copies) && r.copies[ci].pos == sp.pos+x-sp.lo {
+					s.ids = append(s.ids, blocksOf[r.copies[ci].seg][0]) // a copy, perhaps promoted
+					ci++
+					continue
+				}
+				s.ids = append(s.ids, prim[blockAt{sp.edge, int32(x)}])
+			}
+		}
+		r.copies = r.copies[:0]
+	}
+	for _, sid := range segs {
+		p.freeNode(sid)
+	}
+	p.runs = nil
+}
+
+// keyAt is the key of block off of edge e, chained from the root.
+func keyAt(t *runTree, e int32, off int) uint64 {
+	var chain []int32
+	for x := e; x > 0; x = t.edges[x].parent {
+		chain = append(chain, x)
+	}
+	key := rootKey
+	for i := len(chain) - 1; i >= 0; i-- {
+		x := chain[i]
+		n := t.edges[x].lab.n
+		if x == e {
+			n = off + 1
+		}
+		for j := range n {
+			key = mix(key, t.edges[x].lab.at(j, t.b).value())
+		}
+	}
+	return key
+}
+
+// warmRuns is Warm in a pool kept by runs: the n blocks of shared content
+// of r, block by block as Warm's walk of their keys.
+func (e *Engine) warmRuns(r *Request, n int) int {
+	p := &e.pool
+	rs := runSeq{path: appendRunPath(nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, 0)}
+	held, added := 0, 0
+	for j := range n {
+		if p.runFinds(rs.path, j) {
+			p.runTouch(&held, &rs, j+1)
+			continue
+		}
+		if p.free() == 0 { // only the blocks this call holds are left
+			break
+		}
+		p.take(1)
+		p.runCache(&held, &rs, j+1)
+		added++
+	}
+	p.runRelease(&held, &rs, 0) // freed last first, as a request's
+	return added
+}
+
+// segmentsChecked is Check's part on the blocks of a pool kept by runs:
+// each segment lies on its edge, a copy is one block at a place a primary
+// segment holds, the primary segments of an edge do not overlap, the tree
+// finds each edge under its parent, a segment counts as references the
+// requests holding each of its blocks and is queued exactly when nobody
+// holds it, blocks held + free = total, and the counts of cached,
+// evictable and copied blocks are right.
+func (c *checker) segmentsChecked() {
+	e := c.e
+	p := &e.pool
+	t := p.runs
+	holders := map[blockAt]int32{} // by segment (edge field: its id) and offset
+	note := func(s *seq) {
+		if s.held == 0 {
+			return
+		}
+		r := s.runs
+		if pos, _, _ := t.match(r.path, s.held); pos != s.held {
+			c.badRequest(s, "holds %d cached blocks, %d of them in the tree", s.held, pos)
+			return
+		}
+		ci := 0
+		for _, sp := range t.spans {
+			for x := sp.lo; x < sp.hi; x++ {
+				id := noNode
+				if ci < len(r.copies) && r.copies[ci].pos == sp.pos+x-sp.lo {
+					id = r.copies[ci].seg
+					ci++
+				} else {
+					id = p.primAt(sp.edge, x)
+				}
+				if id == noNode || t.at[id].edge != sp.edge || int(t.at[id].lo) > x || int(t.at[id].hi) <= x {
+					c.badRequest(s, "holds block %d of edge %d, which segment %d does not hold", x, sp.edge, id)
+					continue
+				}
+				holders[blockAt{id, int32(x)}]++
+			}
+		}
+		if ci != len(r.copies) {
+			c.badRequest(s, "holds %d copies, %d of them along its blocks", len(r.copies), ci)
+		}
+	}
+	for _, s := range e.co.members {
+		if s != nil {
+			v := e.memberView(s)
+			note(&v)
+		}
+	}
+	for _, list := range [...][]*seq{e.running, e.reserved, e.landed} {
+		for _, s := range list {
+			note(s)
+		}
+	}
+	held, cached, ncopy := c.anon, 0, 0
+	for ei := range t.edges {
+		ed := &t.edges[ei]
+		if ei > 0 && len(ed.segs)+len(ed.kids) > 0 {
+			if got, ok := t.child.get(childKey(ed.parent, ed.lab.c)); !ok || got != int32(ei) {
+				c.badBlocks("edge %d is found under its parent %d as %d (%v)", ei, ed.parent, got, ok)
+			}
+		}
+		copies := int32(0)
+		for i, id := range ed.segs {
+			s, g := &p.nodes[id], &t.at[id]
+			if g.edge != int32(ei) || g.lo >= g.hi || s.run != segRun || int(g.hi) > ed.lab.n || s.refs < 0 || (s.refs == 0) != s.queued {
+				c.badBlocks("segment %d of edge %d: %+v at %+v", id, ei, *s, *g)
+				continue
+			}
+			size := g.size()
+			cached += size
+			if s.refs > 0 {
+				held += size
+			}
+			for x := g.lo; x < g.hi; x++ {
+				if n := holders[blockAt{id, x}]; n != s.refs {
+					c.badBlocks("segment %d counts %d references, %d requests hold its block %d", id, s.refs, n, x)
+				}
+			}
+			if s.copy {
+				copies++
+				if size != 1 || !slices.Contains(t.copies[blockAt{int32(ei), g.lo}], id) || p.primAt(int32(ei), int(g.lo)) == noNode {
+					c.badBlocks("copy %d at block %d of edge %d is not behind a primary block", id, g.lo, ei)
+				}
+				continue
+			}
+			for _, o := range ed.segs[i+1:] {
+				if q := &t.at[o]; !p.nodes[o].copy && q.lo < g.hi && g.lo < q.hi {
+					c.badBlocks("segments %d and %d of edge %d overlap", id, o, ei)
+				}
+			}
+		}
+		if copies != ed.ncopy {
+			c.badBlocks("edge %d counts %d copies, holds %d", ei, ed.ncopy, copies)
+		}
+		ncopy += int(copies)
+	}
+	listed := 0
+	for _, l := range t.copies {
+		listed += len(l)
+	}
+	if held+c.free != p.total || c.free != p.free() || cached != p.cached || c.evict != p.evict || ncopy != p.ncopy || listed != ncopy {
+		c.badBlocks("blocks held %d + free %d (counted %d) of %d; cached %d (counted %d), evictable %d (counted %d), copies %d listed %d (counted %d)",
+			held, c.free, p.free(), p.total, cached, p.cached, c.evict, p.evict, ncopy, listed, p.ncopy)
+	}
+}

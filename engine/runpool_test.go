@@ -1,0 +1,502 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The run pool's twin is blockPool: runTwin drives both through the
+// operations the engine makes on a request's blocks (prefix.go, kv.go)
+// and compares them block by block after each one: every free queue's
+// blocks in order (their content keys, or anonymous), every request's
+// blocks (content key, references, whether a lookup finds that very
+// block), every key's lookup, and the pools' counts. The engine's call
+// sites map to it as follows: walkHits to hits, attach to touch,
+// cacheThrough (publish, cacheOwn) to cacheThrough, drop to pushRun and
+// release (from 0; headFirst: one block at a time, first to last), trim
+// to pushRun and release from the blocks kept, take to take.
+
+type twinReq struct {
+	keys   []uint64 // blockPool's keys of its blocks (extendKeys)
+	blocks int      // blocks of its sequence
+	ids    []int32  // blockPool: its cached blocks
+	held   int      // runPool: its cached blocks
+	rs     runSeq   // runPool: its path and copies
+	anon   int
+}
+
+type runTwin struct {
+	t         testing.TB
+	bp        blockPool
+	rp        blockPool
+	b         int
+	headFirst bool
+	reqs      []*twinReq
+	prefixes  [][]uint64
+	order     uint64
+	ghost     int // anonymous blocks held by no request (allocation pressure)
+	ops       []string
+}
+
+func newRunTwin(t testing.TB, blocks int, split, headFirst bool) *runTwin {
+	return &runTwin{t: t, bp: newBlockPool(blocks, split), rp: newRunPool(blocks, 16, split), b: 16, headFirst: headFirst}
+}
+
+func (w *runTwin) fail(format string, args ...any) {
+	w.t.Helper()
+	w.t.Fatalf("after %v: %s", w.ops, fmt.Sprintf(format, args...))
+}
+
+// newReq makes a request over prefix ids of p tokens, its first shared
+// blocks of shared content, then own blocks up to blocks in all.
+func (w *runTwin) newReq(prefix []uint64, p, shared, blocks int) *twinReq {
+	w.order++
+	own := mix(0x0a11ce, w.order)
+	r := &twinReq{blocks: blocks}
+	r.rs.path = appendRunPath(nil, prefix, p, w.b, shared, own)
+	r.keys = appendShared(nil, rootKey, prefix, p, w.b, 0, shared)
+	parent := rootKey
+	if shared > 0 {
+		parent = r.keys[shared-1]
+	}
+	for len(r.keys) < blocks {
+		parent = mix(parent, own)
+		r.keys = append(r.keys, parent)
+	}
+	w.reqs = append(w.reqs, r)
+	return r
+}
+
+// keyAt is the key of block off of edge e, chained from the root.
+func (w *runTwin) keyAt(e int32, off int) uint64 { return keyAt(w.rp.runs, e, off) }
+
+type twinBlock struct {
+	key     uint64
+	refs    int32
+	primary bool
+	anon    int
+}
+
+func (w *runTwin) blockQueue(qi int) []twinBlock {
+	var out []twinBlock
+	for id := w.bp.q[qi].head; id != noNode; id = w.bp.nodes[id].next {
+		b := &w.bp.nodes[id]
+		if b.run > 0 {
+			out = appendAnon(out, int(b.run))
+			continue
+		}
+		cur, _ := w.bp.index.get(b.key)
+		out = append(out, twinBlock{key: b.key, refs: b.refs, primary: cur == id})
+	}
+	return out
+}
+
+func (w *runTwin) runQueue(qi int) []twinBlock {
+	var out []twinBlock
+	for id := w.rp.q[qi].head; id != noNode; id = w.rp.nodes[id].next {
+		s := &w.rp.nodes[id]
+		if s.run > 0 {
+			out = appendAnon(out, int(s.run))
+			continue
+		}
+		g := w.rp.runs.at[id]
+		if s.run != segRun || g.hi <= g.lo || !s.queued || s.queue != uint8(qi) {
+			w.fail("queued segment %d: %+v at %+v", id, *s, g)
+		}
+		for x := g.hi - 1; x >= g.lo; x-- {
+			out = append(out, twinBlock{key: w.keyAt(g.edge, int(x)), refs: s.refs, primary: !s.copy})
+		}
+	}
+	return out
+}
+
+func appendAnon(out []twinBlock, n int) []twinBlock {
+	if m := len(out) - 1; m >= 0 && out[m].anon > 0 {
+		out[m].anon += n
+		return out
+	}
+	return append(out, twinBlock{anon: n})
+}
+
+// runBlock is the segment holding r's block j, and the block's place.
+func (w *runTwin) runBlock(r *twinReq, j int) (int32, blockAt) {
+	w.rp.runs.match(r.rs.path, j+1)
+	sp := w.rp.runs.spans[len(w.rp.runs.spans)-1]
+	if sp.pos+sp.hi-sp.lo != j+1 {
+		w.fail("block %d of a request is not in the tree", j)
+	}
+	at := blockAt{sp.edge, int32(sp.hi - 1)}
+	for _, c := range r.rs.copies {
+		if c.pos == j {
+			if g := w.rp.runs.at[c.seg]; g.edge != at.edge || g.lo != at.off || g.hi != at.off+1 {
+				w.fail("copy of block %d at %+v, not %+v", j, g, at)
+			}
+			return c.seg, at
+		}
+	}
+	return w.rp.primAt(at.edge, int(at.off)), at
+}
+
+// runFinds reports whether the run pool finds r's block j (its first j
+// blocks may be missing: a lookup by key).
+func (w *runTwin) runFinds(r *twinReq, j int) bool {
+	if pos, _, _ := w.rp.runs.match(r.rs.path, j+1); pos != j+1 {
+		return false
+	}
+	sp := w.rp.runs.spans[len(w.rp.runs.spans)-1]
+	return w.rp.primAt(sp.edge, sp.hi-1) != noNode
+}
+
+func (w *runTwin) check() {
+	w.t.Helper()
+	for qi := range 2 {
+		a, b := w.blockQueue(qi), w.runQueue(qi)
+		if !slices.Equal(a, b) {
+			w.fail("queue %d:\nblockPool %v\nrunPool   %v", qi, a, b)
+		}
+	}
+	if a, b := [4]int{w.bp.free(), w.bp.cached, w.bp.evict, w.bp.ncopy}, [4]int{w.rp.free(), w.rp.cached, w.rp.evict, w.rp.ncopy}; a != b {
+		w.fail("free, cached, evict, copies: blockPool %v, runPool %v", a, b)
+	}
+	for i, r := range w.reqs {
+		if len(r.ids) != r.held {
+			w.fail("request %d holds %d blocks in blockPool, %d in runPool", i, len(r.ids), r.held)
+		}
+		for j, id := range r.ids {
+			b := &w.bp.nodes[id]
+			cur, _ := w.bp.index.get(b.key)
+			s, at := w.runBlock(r, j)
+			if s == noNode {
+				w.fail("request %d block %d: no segment", i, j)
+			}
+			sg := &w.rp.nodes[s]
+			got := twinBlock{key: w.keyAt(at.edge, int(at.off)), refs: sg.refs, primary: !sg.copy}
+			want := twinBlock{key: b.key, refs: b.refs, primary: cur == id}
+			if b.key != r.keys[j] || got != want {
+				w.fail("request %d block %d: blockPool %+v, runPool %+v (key %x)", i, j, want, got, r.keys[j])
+			}
+		}
+		for j, k := range r.keys {
+			_, ok := w.bp.lookup(k)
+			if got := w.runFinds(r, j); got != ok {
+				w.fail("request %d block %d: blockPool finds it %v, runPool %v", i, j, ok, got)
+			}
+		}
+	}
+}
+
+// admit finds r's hits among its first limit blocks in both pools,
+// touches them and takes need more blocks, if they are free.
+func (w *runTwin) admit(r *twinReq, limit, need int) {
+	var blocks []int32
+	ev := 0
+	for _, k := range r.keys[:limit] {
+		id, ok := w.bp.lookup(k)
+		if !ok {
+			break
+		}
+		blocks = append(blocks, id)
+		if w.bp.nodes[id].refs == 0 {
+			ev++
+		}
+	}
+	h, ev2 := w.rp.runHits(r.rs.path, limit)
+	if h != len(blocks) || ev != ev2 {
+		w.fail("hits: blockPool %d (%d evictable), runPool %d (%d)", len(blocks), ev, h, ev2)
+	}
+	need = min(need, r.blocks-h)
+	if w.bp.free()-ev < need {
+		return
+	}
+	for _, id := range blocks {
+		w.bp.touch(id)
+	}
+	r.ids = append(r.ids, blocks...)
+	w.rp.runTouch(&r.held, &r.rs, h)
+	w.take(r, need)
+}
+
+func (w *runTwin) take(r *twinReq, n int) {
+	if n <= 0 || w.bp.free() < n {
+		return
+	}
+	w.bp.take(n)
+	w.rp.take(n)
+	r.anon += n
+}
+
+func (w *runTwin) cache(r *twinReq, full int) {
+	from := len(r.ids)
+	if full <= from || full > from+r.anon {
+		return
+	}
+	r.anon -= full - from
+	for _, k := range r.keys[from:full] {
+		r.ids = append(r.ids, w.bp.cache(k))
+	}
+	w.rp.runCache(&r.held, &r.rs, full)
+}
+
+func (w *runTwin) drop(r *twinReq) {
+	if w.headFirst {
+		for _, id := range r.ids {
+			w.bp.release(id)
+		}
+		for j := range r.ids {
+			w.rp.runReleaseRange(&r.rs, j, j+1)
+		}
+		r.held, r.rs.copies = 0, r.rs.copies[:0]
+		w.bp.pushRun(r.anon)
+		w.rp.pushRun(r.anon)
+	} else {
+		w.bp.pushRun(r.anon)
+		w.rp.pushRun(r.anon)
+		if len(r.ids) > 0 {
+			w.bp.releaseAll(r.ids)
+		}
+		w.rp.runRelease(&r.held, &r.rs, 0)
+	}
+	r.ids, r.anon = r.ids[:0], 0
+}
+
+func (w *runTwin) trim(r *twinReq, extra int) {
+	extra = min(extra, len(r.ids)+r.anon)
+	x := min(extra, r.anon)
+	w.bp.pushRun(x)
+	w.rp.pushRun(x)
+	r.anon -= x
+	keep := len(r.ids) - (extra - x)
+	for len(r.ids) > keep {
+		last := len(r.ids) - 1
+		w.bp.release(r.ids[last])
+		r.ids = r.ids[:last]
+	}
+	w.rp.runRelease(&r.held, &r.rs, keep)
+}
+
+// step makes one random operation.
+func (w *runTwin) step(rng *rand.Rand) {
+	pick := func() *twinReq {
+		if len(w.reqs) == 0 {
+			return nil
+		}
+		return w.reqs[rng.IntN(len(w.reqs))]
+	}
+	switch op := rng.IntN(10); op {
+	case 0, 1: // a new request, its prefix perhaps another's, cut or extended
+		if len(w.reqs) >= 10 {
+			return
+		}
+		var prefix []uint64
+		if len(w.prefixes) > 0 && rng.IntN(3) > 0 {
+			prefix = slices.Clone(w.prefixes[rng.IntN(len(w.prefixes))])
+			prefix = prefix[:rng.IntN(len(prefix)+1)]
+		}
+		next := uint64(rng.IntN(4) * 100)
+		if len(prefix) > 0 {
+			next = prefix[len(prefix)-1] + 1
+		}
+		for n := rng.IntN(8); n > 0; n-- {
+			if rng.IntN(4) == 0 {
+				next = uint64(rng.IntN(400))
+			}
+			prefix = append(prefix, next)
+			next++
+		}
+		w.prefixes = append(w.prefixes, prefix)
+		p := []int{16, 32, 48, 8, 24, 40}[rng.IntN(6)]
+		units := len(prefix)
+		if rng.IntN(3) == 0 {
+			units = rng.IntN(units + 1)
+		}
+		shared := units * p / w.b
+		w.newReq(prefix, p, shared, shared+rng.IntN(5))
+		w.ops = append(w.ops, fmt.Sprintf("new(%v,p%d,%d)", prefix, p, shared))
+	case 2: // admission of a request that holds nothing
+		if r := pick(); r != nil && len(r.ids) == 0 && r.anon == 0 && r.blocks > 0 {
+			limit, need := rng.IntN(r.blocks), rng.IntN(r.blocks+1)
+			w.ops = append(w.ops, fmt.Sprintf("admit(%d,%d)", limit, need))
+			w.admit(r, limit, need)
+		}
+	case 3: // more blocks
+		if r := pick(); r != nil && (len(r.ids) > 0 || r.anon > 0) {
+			n := min(rng.IntN(4), r.blocks-len(r.ids)-r.anon)
+			w.ops = append(w.ops, fmt.Sprintf("take(%d)", n))
+			w.take(r, n)
+		}
+	case 4, 5: // caching of computed blocks
+		if r := pick(); r != nil && r.anon > 0 {
+			full := len(r.ids) + 1 + rng.IntN(r.anon)
+			w.ops = append(w.ops, fmt.Sprintf("cache(%d)", full))
+			w.cache(r, full)
+		}
+	case 6: // the end of a request, or a preemption (its blocks cached first)
+		if r := pick(); r != nil {
+			if rng.IntN(2) == 0 {
+				w.cache(r, len(r.ids)+r.anon)
+			}
+			w.ops = append(w.ops, "drop")
+			w.drop(r)
+			if rng.IntN(2) == 0 {
+				i := slices.Index(w.reqs, r)
+				w.reqs = slices.Delete(w.reqs, i, i+1)
+			}
+		}
+	case 7: // a trim
+		if r := pick(); r != nil {
+			n := rng.IntN(3)
+			w.ops = append(w.ops, fmt.Sprintf("trim(%d)", n))
+			w.trim(r, n)
+		}
+	case 8: // allocation pressure from outside the cache
+		if n := rng.IntN(6); w.bp.free() >= n {
+			w.ops = append(w.ops, fmt.Sprintf("ghost(%d)", n))
+			w.bp.take(n)
+			w.rp.take(n)
+			w.ghost += n
+		}
+	case 9:
+		n := rng.IntN(w.ghost + 1)
+		w.ops = append(w.ops, fmt.Sprintf("unghost(%d)", n))
+		w.bp.pushRun(n)
+		w.rp.pushRun(n)
+		w.ghost -= n
+	}
+	if len(w.ops) > 40 {
+		w.ops = w.ops[len(w.ops)-40:]
+	}
+	w.check()
+}
+
+func runTwinScenario(t testing.TB, seed uint64, steps int) {
+	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
+	w := newRunTwin(t, 8+rng.IntN(48), rng.IntN(2) == 0, rng.IntN(5) == 0)
+	for range steps {
+		w.step(rng)
+	}
+}
+
+func TestRunPoolTwin(t *testing.T) {
+	n := 300
+	if testing.Short() {
+		n = 50
+	}
+	for seed := range uint64(n) {
+		runTwinScenario(t, seed, 400)
+	}
+}
+
+func FuzzRunPoolTwin(f *testing.F) {
+	for _, s := range []uint64{1, 2, 3, 42} {
+		f.Add(s, uint16(300))
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, steps uint16) {
+		runTwinScenario(t, seed, int(steps%2000))
+	})
+}
+
+// TestRunsEqualBlocksThroughTheAPI drives an engine whose prefix cache
+// is kept by runs and its twin kept by blocks (noRuns) through the same
+// calls: requests of shared prefixes of several shapes (ids of 16, 32,
+// 24 and 8 tokens; runs of consecutive ids and single ones; answers
+// shared with PrefixCoversOutput), Warm, CachedPrefix and CachedKeys,
+// and KV events turned on in the middle of the run (leaveRuns). Every
+// plan, outcome, answer and event must be the same, and Check must pass
+// on both after every step.
+func TestRunsEqualBlocksThroughTheAPI(t *testing.T) {
+	converted, warmed, asked := 0, 0, 0
+	for seed := range uint64(60) {
+		rng := rand.New(rand.NewPCG(seed, 41))
+		cfg := Config{MaxSeqs: 1 + rng.IntN(8), KVBlocks: 24 + rng.IntN(120), BlockSize: []int{16, 4, 12}[rng.IntN(3)], FreeBlocksFirst: rng.IntN(2) == 0}
+		a, err := New(cfg, nil)
+		require.NoError(t, err)
+		b, _ := New(cfg, nil)
+		b.noRuns = true
+		a.Runner().SetStrict(true)
+		b.Runner().SetStrict(true)
+		prompt := func() ([]uint64, int, int) {
+			p := []int{16, 32, 24, 8}[rng.IntN(4)]
+			base := uint64(rng.IntN(3) * 100)
+			var prefix []uint64
+			for range 1 + rng.IntN(12) {
+				if rng.IntN(5) == 0 {
+					base = uint64(rng.IntN(300))
+				}
+				prefix = append(prefix, base)
+				base++
+			}
+			return prefix, p, 1 + rng.IntN(len(prefix)*p+20)
+		}
+		var logs [2]eventLog
+		convertAt := rng.IntN(50)
+		now := time.Duration(0)
+		for step := range 70 {
+			for range rng.IntN(3) {
+				prefix, p, input := prompt()
+				r := Request{Ref: int32(step*8 + rng.IntN(8)), Input: input, Output: 1 + rng.IntN(40), Prefix: prefix, PrefixBlockTokens: p, PrefixCoversOutput: rng.IntN(3) == 0}
+				if ea, eb := a.Add(now, r), b.Add(now, r); fmt.Sprint(ea) != fmt.Sprint(eb) {
+					t.Fatalf("seed %d: Add: %v, twin %v", seed, ea, eb)
+				}
+			}
+			prefix, p, input := prompt()
+			if x, y := a.CachedPrefix(prefix, p, input), b.CachedPrefix(prefix, p, input); x != y {
+				t.Fatalf("seed %d step %d: CachedPrefix %d, twin %d", seed, step, x, y)
+			}
+			if a.pool.runs != nil && rng.IntN(2) == 0 { // asked once the pool is kept by runs
+				keys := PrefixKeys(nil, prefix, p, input, cfg.BlockSize)
+				if x, y := a.CachedKeys(keys), b.CachedKeys(keys); x != y {
+					t.Fatalf("seed %d step %d: CachedKeys %d, twin %d", seed, step, x, y)
+				}
+				asked++
+			}
+			if rng.IntN(6) == 0 {
+				x, ea := a.Warm(prefix, p, input)
+				y, eb := b.Warm(prefix, p, input)
+				if x != y || fmt.Sprint(ea) != fmt.Sprint(eb) {
+					t.Fatalf("seed %d step %d: Warm %d %v, twin %d %v", seed, step, x, ea, y, eb)
+				}
+				warmed += x
+			}
+			if step == convertAt {
+				if a.pool.runs != nil {
+					converted++
+				}
+				a.PublishKVEvents(&logs[0])
+				b.PublishKVEvents(&logs[1])
+				require.NoError(t, a.Check(), "seed %d step %d, left runs", seed, step)
+			}
+			pa, ea := a.Schedule(now)
+			pb, eb := b.Schedule(now)
+			if fmt.Sprint(pa, ea) != fmt.Sprint(pb, eb) {
+				t.Fatalf("seed %d step %d: plan %v %v, twin %v %v", seed, step, pa, ea, pb, eb)
+			}
+			if pa != nil {
+				oa, ea := a.Complete(pa.End)
+				ob, eb := b.Complete(pb.End)
+				if fmt.Sprint(oa, ea) != fmt.Sprint(ob, eb) {
+					t.Fatalf("seed %d step %d: outcome %v %v, twin %v %v", seed, step, oa, ea, ob, eb)
+				}
+				now = pa.End
+			} else {
+				now += time.Millisecond
+			}
+			require.NoError(t, a.Check(), "seed %d step %d", seed, step)
+			require.NoError(t, b.Check(), "seed %d step %d", seed, step)
+			if x, y := readings(a, now), readings(b, now); x != y {
+				t.Fatalf("seed %d step %d: %s, twin %s", seed, step, x, y)
+			}
+			if !slices.Equal(logs[0], logs[1]) {
+				t.Fatalf("seed %d step %d: events %v, twin %v", seed, step, logs[0], logs[1])
+			}
+		}
+	}
+	t.Logf("%d engines left runs for blocks, %d blocks warmed, %d CachedKeys asked", converted, warmed, asked)
+	if converted < 20 || warmed < 50 || asked < 200 {
+		t.Errorf("%d engines left runs for blocks, %d blocks warmed, %d CachedKeys asked: the test no longer reaches them", converted, warmed, asked)
+	}
+}
