@@ -409,7 +409,8 @@ func FuzzRunPoolTwin(f *testing.F) {
 // plan, outcome, answer and event must be the same, and Check must pass
 // on both after every step.
 func TestRunsEqualBlocksThroughTheAPI(t *testing.T) {
-	converted, warmed, asked := 0, 0, 0
+	converted, warmed, asked, pathAsked := 0, 0, 0, 0
+	var path PrefixPath
 	for seed := range uint64(60) {
 		rng := rand.New(rand.NewPCG(seed, 41))
 		cfg := Config{MaxSeqs: 1 + rng.IntN(8), KVBlocks: 24 + rng.IntN(120), BlockSize: []int{16, 4, 12}[rng.IntN(3)], FreeBlocksFirst: rng.IntN(2) == 0}
@@ -446,6 +447,14 @@ func TestRunsEqualBlocksThroughTheAPI(t *testing.T) {
 			prefix, p, input := prompt()
 			if x, y := a.CachedPrefix(prefix, p, input), b.CachedPrefix(prefix, p, input); x != y {
 				t.Fatalf("seed %d step %d: CachedPrefix %d, twin %d", seed, step, x, y)
+			} else {
+				// CachedPath answers the same, by the runs or by the
+				// path's keys, at the engines' block size or another.
+				path.Reset(prefix, p, input, []int{cfg.BlockSize, cfg.BlockSize, 8}[rng.IntN(3)])
+				if xp, yp := a.CachedPath(&path), b.CachedPath(&path); xp != x || yp != x {
+					t.Fatalf("seed %d step %d: CachedPath %d, twin %d, CachedPrefix %d (%v %d %d at %d, engines %d)", seed, step, xp, yp, x, prefix, p, input, path.blockSize, cfg.BlockSize)
+				}
+				pathAsked++
 			}
 			if a.pool.runs != nil && rng.IntN(2) == 0 { // asked once the pool is kept by runs
 				keys := PrefixKeys(nil, prefix, p, input, cfg.BlockSize)
@@ -495,7 +504,7 @@ func TestRunsEqualBlocksThroughTheAPI(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d engines left runs for blocks, %d blocks warmed, %d CachedKeys asked", converted, warmed, asked)
+	t.Logf("%d engines left runs for blocks, %d blocks warmed, %d CachedKeys and %d CachedPath asked", converted, warmed, asked, pathAsked)
 	if converted < 20 || warmed < 50 || asked < 200 {
 		t.Errorf("%d engines left runs for blocks, %d blocks warmed, %d CachedKeys asked: the test no longer reaches them", converted, warmed, asked)
 	}

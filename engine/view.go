@@ -124,3 +124,63 @@ func (e *Engine) CachedKeys(keys []uint64) int {
 	}
 	return len(keys) * e.cfg.BlockSize
 }
+
+// PrefixPath is a prompt's leading blocks of shared content, those
+// CachedPrefix may find, named as a prefix cache kept by runs names them
+// (runs of consecutive prefix ids; engine/runpool.go): made once by
+// Reset to ask many engines of one block size about one prompt with
+// CachedPath, as PrefixKeys is made once for CachedKeys. Unlike
+// CachedKeys, CachedPath lets an engine keep its cache by runs, whose
+// tree holds no keys; an engine that keeps it by blocks is asked by the
+// path's keys, computed at its first such question. The zero value is
+// the path of a prompt without prefix ids.
+type PrefixPath struct {
+	labels    []runLabel
+	prefix    []uint64
+	p, input  int
+	blockSize int
+	limit     int // blocks of the prompt a cache may find (prefixKeysLimit)
+	keys      []uint64
+	keyed     bool
+}
+
+// Reset makes p the path of a prompt of input tokens whose prefix ids
+// (prefixBlockTokens tokens an id) are prefix, at blockSize-token
+// blocks, reusing p's memory. p reads prefix until the next Reset.
+func (p *PrefixPath) Reset(prefix []uint64, prefixBlockTokens, input, blockSize int) {
+	p.prefix, p.p, p.input, p.blockSize = prefix, prefixBlockTokens, input, blockSize
+	p.limit = prefixKeysLimit(prefix, prefixBlockTokens, input, blockSize)
+	p.labels, p.keys, p.keyed = p.labels[:0], p.keys[:0], false
+	if p.limit > 0 {
+		p.labels = appendRunPath(p.labels, prefix, prefixBlockTokens, blockSize, p.limit, 0)
+	}
+}
+
+// Blocks is the number of blocks of p's prompt a prefix cache may find:
+// 0 for a prompt no cache can help.
+func (p *PrefixPath) Blocks() int { return p.limit }
+
+// CachedPath is CachedPrefix for the prompt of p: the tokens of its
+// leading blocks of shared content that the prefix cache holds. It reads
+// the cache without changing it; inside a run, call SyncTo first. An
+// engine of another block size than p's is answered by CachedPrefix.
+func (e *Engine) CachedPath(p *PrefixPath) int {
+	if p.blockSize != e.cfg.BlockSize {
+		return e.CachedPrefix(p.prefix, p.p, p.input)
+	}
+	if !e.cacheOn || p.limit == 0 {
+		return 0
+	}
+	if e.pool.runs != nil {
+		return e.pool.runLeading(p.labels, p.limit) * e.cfg.BlockSize
+	}
+	if !p.keyed {
+		p.keys, p.keyed = PrefixKeys(p.keys[:0], p.prefix, p.p, p.input, p.blockSize), true
+	}
+	for j, key := range p.keys {
+		if _, ok := e.pool.lookup(key); !ok {
+			return j * e.cfg.BlockSize
+		}
+	}
+	return p.limit * e.cfg.BlockSize
+}

@@ -285,13 +285,40 @@ func (v *View) cachedPrefix(i int) int {
 	if v.r.cache != nil {
 		return v.r.cache.cached(v.r, i, v.req)
 	}
-	keys := v.prefixKeys(i)
-	if len(keys) == 0 {
+	p := v.prefixPath(i)
+	if p.Blocks() == 0 {
 		return 0
 	}
 	rep := &v.r.reps[i]
 	rep.run().SyncTo(v.r.now)
-	return rep.eng.CachedKeys(keys)
+	return rep.eng.CachedPath(p)
+}
+
+// prefixPath is the arriving request's prefix path at replica i's block
+// size (engine.PrefixPath), made at the first question of an arrival,
+// one for each block size in the fleet, as prefixKeys' chains are.
+// ExactView asks each engine with it (engine.CachedPath): unlike a chain
+// of keys (CachedKeys), it lets the engine keep its prefix cache by
+// runs, which holds no keys, and a prompt of one run of ids is one
+// lookup an engine, not one a block.
+func (v *View) prefixPath(i int) *engine.PrefixPath {
+	k := &v.r.keys
+	if k.chains == nil {
+		k.init(v.r.reps)
+	}
+	if k.pathArrival != v.r.routed+1 {
+		k.pathArrival = v.r.routed + 1
+		if len(k.paths) < len(k.chains) {
+			k.paths = make([]engine.PrefixPath, len(k.chains))
+		}
+		for c := range k.chains {
+			k.paths[c].Reset(v.req.PrefixHashes, v.req.PrefixBlockTokens, v.req.InputTokens, k.chains[c].blockSize)
+		}
+	}
+	if k.chainOf == nil {
+		return &k.paths[0]
+	}
+	return &k.paths[k.chainOf[i]]
 }
 
 // prefixKeys is the arriving request's chain of block keys at replica i's
@@ -324,6 +351,10 @@ type prefixChains struct {
 	// their own units each (a chain is 2 mixes a block).
 	memo []chainMemo
 	cur  int // the memo slot of the arrival's chains; -1: none (no prefix units)
+	// paths are the arrival's prefix paths, by chain (View.prefixPath),
+	// made for the arrival pathArrival (routed + 1; 0 before the first).
+	paths       []engine.PrefixPath
+	pathArrival int
 }
 
 // chainMemo is the chains of one prompt's prefix units (ids, of p
