@@ -13,9 +13,12 @@ package workload
 // json.Unmarshal, field by field).
 
 // field is one member of a flat object: its key and its value's raw
-// bytes, both within the line.
+// bytes, both within the line. An array of plain integers (digits only,
+// at most 19, without leading zero: every hash id list's) is also read
+// into ints[lo:hi] of the reader's scratch; lo is -1 for any other value.
 type field struct {
 	key, raw []byte
+	lo, hi   int
 }
 
 // flatObject appends to dst, and returns, the members of text, a JSON
@@ -23,40 +26,53 @@ type field struct {
 // escapes and whose values are numbers, such strings, true, false,
 // null or arrays of numbers, with ok; for any other text, ok is false
 // (it may not be JSON at all; json.Unmarshal says). A key given twice
-// is there twice, in order: json.Unmarshal keeps the last.
-func flatObject(dst []field, text []byte) (_ []field, ok bool) {
+// is there twice, in order: json.Unmarshal keeps the last. The plain
+// integers of its arrays are appended to ints (see field).
+func flatObject(dst []field, ints []uint64, text []byte) (_ []field, _ []uint64, ok bool) {
 	i := skipWS(text, 0)
 	if i == len(text) || text[i] != '{' {
-		return dst, false
+		return dst, ints, false
 	}
 	i = skipWS(text, i+1)
 	if i < len(text) && text[i] == '}' {
-		return dst, skipWS(text, i+1) == len(text)
+		return dst, ints, skipWS(text, i+1) == len(text)
 	}
 	for {
 		k0 := i
 		if i = plainString(text, i); i < 0 {
-			return dst, false
+			return dst, ints, false
 		}
 		key := text[k0+1 : i-1]
 		if i = skipWS(text, i); i == len(text) || text[i] != ':' {
-			return dst, false
+			return dst, ints, false
 		}
 		v0 := skipWS(text, i+1)
-		if i = flatValue(text, v0); i < 0 {
-			return dst, false
+		f := field{key: key, lo: -1}
+		if v0 < len(text) && text[v0] == '[' {
+			lo, plain := len(ints), false
+			if i, ints, plain = flatArray(text, v0, ints); plain {
+				f.lo, f.hi = lo, len(ints)
+			} else {
+				ints = ints[:lo]
+			}
+		} else {
+			i = flatValue(text, v0)
 		}
-		dst = append(dst, field{key: key, raw: text[v0:i]})
+		if i < 0 {
+			return dst, ints, false
+		}
+		f.raw = text[v0:i]
+		dst = append(dst, f)
 		if i = skipWS(text, i); i == len(text) {
-			return dst, false
+			return dst, ints, false
 		}
 		switch text[i] {
 		case ',':
 			i = skipWS(text, i+1)
 		case '}':
-			return dst, skipWS(text, i+1) == len(text)
+			return dst, ints, skipWS(text, i+1) == len(text)
 		default:
-			return dst, false
+			return dst, ints, false
 		}
 	}
 }
@@ -64,7 +80,9 @@ func flatObject(dst []field, text []byte) (_ []field, ok bool) {
 // skipWS is the index of the first byte at or after i that is not JSON
 // whitespace.
 func skipWS(text []byte, i int) int {
-	for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r') {
+	// Every whitespace byte is <= ' ': any other byte ends the run at
+	// its first comparison.
+	for i < len(text) && text[i] <= ' ' && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r') {
 		i++
 	}
 	return i
@@ -88,7 +106,7 @@ func plainString(text []byte, i int) int {
 }
 
 // flatValue is the index after the value at i (a number, a plain string,
-// true, false, null or an array of numbers), or -1.
+// true, false or null; flatArray reads arrays), or -1.
 func flatValue(text []byte, i int) int {
 	if i >= len(text) {
 		return -1
@@ -96,35 +114,6 @@ func flatValue(text []byte, i int) int {
 	switch text[i] {
 	case '"':
 		return plainString(text, i)
-	case '[':
-		i = skipWS(text, i+1)
-		if i < len(text) && text[i] == ']' {
-			return i + 1
-		}
-		for {
-			// The usual element, an integer without sign or leading
-			// zero, is read here; number reads the rest from its start.
-			j := i
-			for i < len(text) && text[i]-'0' < 10 {
-				i++
-			}
-			if i == j || text[j] == '0' && i-j > 1 || i < len(text) && (text[i] == '.' || text[i]|0x20 == 'e') {
-				if i = number(text, j); i < 0 {
-					return -1
-				}
-			}
-			if i = skipWS(text, i); i == len(text) {
-				return -1
-			}
-			switch text[i] {
-			case ',':
-				i = skipWS(text, i+1)
-			case ']':
-				return i + 1
-			default:
-				return -1
-			}
-		}
 	case 't':
 		return literal(text, i, "true")
 	case 'f':
@@ -133,6 +122,61 @@ func flatValue(text []byte, i int) int {
 		return literal(text, i, "null")
 	}
 	return number(text, i)
+}
+
+// flatArray is flatValue for the array of numbers at i (text[i] is '['):
+// the index after it, or -1. It appends the array's elements to ints
+// while they are plain integers (digits only, at most 19, without leading
+// zero); plain says they all were, and then ints holds them all.
+func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bool) {
+	plain = true
+	i = skipWS(text, i+1)
+	if i < len(text) && text[i] == ']' {
+		return i + 1, ints, plain
+	}
+	for {
+		// The usual element, an integer without sign or leading zero,
+		// is read here; number reads the rest from its start.
+		j := i
+		var x uint64
+		for ; i < len(text); i++ {
+			d := text[i] - '0'
+			if d > 9 {
+				break
+			}
+			x = x*10 + uint64(d)
+		}
+		if n := i - j; i < len(text) && text[i] == ',' && uint(n-1) < 19 && (n == 1 || text[j] != '0') {
+			// The usual element and its comma, read as below reads them.
+			if plain {
+				ints = append(ints, x)
+			}
+			i = skipWS(text, i+1)
+			continue
+		}
+		switch {
+		case i == j || text[j] == '0' && i-j > 1 || i < len(text) && (text[i] == '.' || text[i]|0x20 == 'e'):
+			if i = number(text, j); i < 0 {
+				return -1, ints, false
+			}
+			plain = false
+		case i-j > 19: // x may have wrapped
+			plain = false
+		case plain:
+			ints = append(ints, x)
+		}
+		if i = skipWS(text, i); i == len(text) {
+			return -1, ints, false
+		}
+		switch text[i] {
+		case ',':
+			i = skipWS(text, i+1)
+		case ']':
+			return i + 1, ints, plain
+		default:
+			return -1, ints, false
+		}
+	}
 }
 
 // literal is the index after word at i, or -1.

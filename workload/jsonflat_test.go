@@ -23,12 +23,13 @@ func FuzzFlatObject(f *testing.F) {
 		`{"a":01}`, `{"a":1.}`, `{"a":1e}`, `{"a":-}`, `{"a":[1,]}`, `{"a":[1 2]}`, `{"a":1,}`,
 		`{"a":"\u0041"}`, `{"a\"":1}`, `{"a":{"b":1}}`, `{"a":["x"]}`, `{"a":1}x`, `{"a":1} {}`,
 		`{"a":"é"}`, `{"a":tru}`, `{"a" 1}`, `{1:1}`, `[1]`, `null`, `{"a":[1.5e-3, -0, 2E7]}`,
-		"{\"a\":1,\n\"b\":\t2}\r",
+		"{\"a\":1,\n\"b\":\t2}\r", `{"a":[0, 1234567890123456789, 12345678901234567890]}`,
+		`{"a":[ 3 ,4,5 ], "b":[1,2], "a":[]}`, `{"a":[00]}`, "{\"a\":[1\n,\r2\t]}", `{"a":[18446744073709551615, 1]}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		fields, ok := flatObject(nil, line)
+		fields, ints, ok := flatObject(nil, nil, line)
 		var m map[string]json.RawMessage
 		err := json.Unmarshal(line, &m)
 		if !ok {
@@ -45,13 +46,21 @@ func FuzzFlatObject(f *testing.F) {
 		}
 		require.Equal(t, want, got, "%q", line)
 
-		flat := &jsonRows{fields: fields, flat: true}
+		flat := &jsonRows{fields: fields, ints: ints, flat: true}
 		slow := &jsonRows{obj: m}
 		for _, col := range append(keysOf(want), "absent") {
 			v, present := flat.get(col)
 			w, wpresent := slow.get(col)
 			assert.Equal(t, wpresent, present, "%q: column %s", line, col)
 			assert.Equal(t, w, v, "%q: column %s", line, col)
+			// The integers flatObject read are the ids hashIDs reads
+			// from the column's text.
+			if got, ok := flat.plainInts(col); ok {
+				var p parser
+				ids, _, err := p.hashIDs(v)
+				require.NoError(t, err, "%q: column %s", line, col)
+				assert.Equal(t, ids, append([]uint64{}, got...), "%q: column %s", line, col)
+			}
 		}
 	})
 }
@@ -67,7 +76,7 @@ func keysOf(m map[string]string) []string {
 // The lines traces hold are read flat, not declined: a Mooncake line and
 // (with ../shared) every line of the Mooncake trace.
 func TestTraceLinesAreFlat(t *testing.T) {
-	fields, ok := flatObject(nil, []byte(`{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48]}`))
+	fields, _, ok := flatObject(nil, nil, []byte(`{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48]}`))
 	require.True(t, ok)
 	require.Len(t, fields, 4)
 	assert.Equal(t, "hash_ids", string(fields[3].key))
@@ -84,7 +93,7 @@ func TestTraceLinesAreFlat(t *testing.T) {
 			continue
 		}
 		n++
-		_, ok := flatObject(nil, s.Bytes())
+		_, _, ok := flatObject(nil, nil, s.Bytes())
 		require.True(t, ok, "line %d", n)
 	}
 	require.NoError(t, s.Err())

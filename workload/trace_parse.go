@@ -323,18 +323,34 @@ func hashIDsSlow(v string) ([]uint64, string, error) {
 	return ids, "", nil
 }
 
+// plainIDs returns the hash ids of column col already read, as integers,
+// by a JSON Lines row's flatObject (then get and hashIDs, which FuzzFlatObject
+// holds them to, would read the same), with ok; the ids are the row's
+// scratch.
+func plainIDs(r row, col string) ([]uint64, bool) {
+	if j, ok := r.(*jsonRows); ok && col != "" {
+		return j.plainInts(col)
+	}
+	return nil, false
+}
+
 // hashes fills PrefixHashes and PrefixBlockTokens.
 func (p *parser) hashes(r row, req *Request) error {
 	c := p.cfg.Columns
-	v, ok := opt(r, c.PrefixHashes)
-	if !ok {
-		return nil
+	if ids, ok := plainIDs(r, c.PrefixHashes); ok {
+		req.PrefixHashes = make([]uint64, len(ids)) // as hashIDs: not nil when empty
+		copy(req.PrefixHashes, ids)
+	} else {
+		v, ok := opt(r, c.PrefixHashes)
+		if !ok {
+			return nil
+		}
+		ids, bad, err := p.hashIDs(v)
+		if err != nil {
+			return p.fail(r, c.PrefixHashes, bad, uintReason(err, " hash id"))
+		}
+		req.PrefixHashes = ids
 	}
-	ids, bad, err := p.hashIDs(v)
-	if err != nil {
-		return p.fail(r, c.PrefixHashes, bad, uintReason(err, " hash id"))
-	}
-	req.PrefixHashes = ids
 	req.PrefixBlockTokens = c.BlockTokens
 	if req.PrefixBlockTokens == 0 {
 		req.PrefixBlockTokens = MooncakeBlockTokens

@@ -201,7 +201,8 @@ type jsonRows struct {
 	s      *bufio.Scanner
 	name   string
 	ln     int
-	fields []field // the line's members, while flat
+	fields []field  // the line's members, while flat
+	ints   []uint64 // their arrays' plain integers (field.lo, field.hi)
 	flat   bool
 	obj    map[string]json.RawMessage
 }
@@ -219,7 +220,7 @@ func (j *jsonRows) next() (row, error) {
 		if len(text) == 0 {
 			continue
 		}
-		if j.fields, j.flat = flatObject(j.fields[:0], text); j.flat {
+		if j.fields, j.ints, j.flat = flatObject(j.fields[:0], j.ints[:0], text); j.flat {
 			return j, nil
 		}
 		clear(j.obj)
@@ -239,18 +240,14 @@ func (j *jsonRows) next() (row, error) {
 
 func (j *jsonRows) get(col string) (string, bool) {
 	if j.flat {
-		for i := len(j.fields) - 1; i >= 0; i-- { // the last of a key given twice, as json.Unmarshal keeps
-			if f := j.fields[i]; string(f.key) == col {
-				if string(f.raw) == "null" {
-					return "", false
-				}
-				if f.raw[0] == '"' { // a plain string: its bytes are its value
-					return string(f.raw[1 : len(f.raw)-1]), true
-				}
-				return string(f.raw), true
-			}
+		f, ok := j.field(col)
+		if !ok || string(f.raw) == "null" {
+			return "", false
 		}
-		return "", false
+		if f.raw[0] == '"' { // a plain string: its bytes are its value
+			return string(f.raw[1 : len(f.raw)-1]), true
+		}
+		return string(f.raw), true
 	}
 	raw, ok := j.obj[col]
 	if !ok || string(raw) == "null" {
@@ -266,3 +263,28 @@ func (j *jsonRows) get(col string) (string, bool) {
 }
 
 func (j *jsonRows) line() int { return j.ln }
+
+// field is the member col of a flat line: the last of a key given twice,
+// as json.Unmarshal keeps.
+func (j *jsonRows) field(col string) (field, bool) {
+	for i := len(j.fields) - 1; i >= 0; i-- {
+		if f := j.fields[i]; string(f.key) == col {
+			return f, true
+		}
+	}
+	return field{}, false
+}
+
+// plainInts returns column col's value when it is an array of plain
+// integers on a flat line (see field), read by flatObject: the ids
+// hashIDs would read from get(col), within the reader's scratch.
+func (j *jsonRows) plainInts(col string) ([]uint64, bool) {
+	if !j.flat {
+		return nil, false
+	}
+	f, ok := j.field(col)
+	if !ok || f.lo < 0 {
+		return nil, false
+	}
+	return j.ints[f.lo:f.hi], true
+}
