@@ -238,17 +238,21 @@ func (p *parser) optional(r row, req *Request) error {
 // ints fills Turn and Priority.
 func (p *parser) ints(r row, req *Request) error {
 	c := p.cfg.Columns
-	for _, f := range []struct {
-		col string
-		dst *int
-	}{{c.Turn, &req.Turn}, {c.Priority, &req.Priority}} {
-		if v, ok := opt(r, f.col); ok {
-			n, err := strconv.ParseInt(v, 10, 32)
-			if err != nil {
-				return p.fail(r, f.col, v, intReason(err, math.MinInt32, math.MaxInt32))
-			}
-			*f.dst = int(n)
+	if err := p.int32(r, c.Turn, &req.Turn); err != nil {
+		return err
+	}
+	return p.int32(r, c.Priority, &req.Priority)
+}
+
+// int32 sets *dst to optional column col's value, a 32-bit integer, when
+// the row holds one.
+func (p *parser) int32(r row, col string, dst *int) error {
+	if v, ok := opt(r, col); ok {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil {
+			return p.fail(r, col, v, intReason(err, math.MinInt32, math.MaxInt32))
 		}
+		*dst = int(n)
 	}
 	return nil
 }
