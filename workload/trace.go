@@ -127,6 +127,7 @@ func timeFactor(r io.Reader, name string, cfg TraceConfig) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	t.p.measuring = true
 	n, last, err := span(t)
 	if err != nil {
 		return 0, err

@@ -18,6 +18,9 @@ type parser struct {
 	cfg   TraceConfig
 	clock clockKind
 	ids   []uint64 // hashIDs' scratch
+	// measuring: the requests are counted, not used (timeFactor's first
+	// pass), so the hash ids flatObject read are checked but not copied.
+	measuring bool
 }
 
 type clockKind int
@@ -342,8 +345,10 @@ func plainIDs(r row, col string) ([]uint64, bool) {
 func (p *parser) hashes(r row, req *Request) error {
 	c := p.cfg.Columns
 	if ids, ok := plainIDs(r, c.PrefixHashes); ok {
-		req.PrefixHashes = make([]uint64, len(ids)) // as hashIDs: not nil when empty
-		copy(req.PrefixHashes, ids)
+		if !p.measuring {
+			req.PrefixHashes = make([]uint64, len(ids)) // as hashIDs: not nil when empty
+			copy(req.PrefixHashes, ids)
+		}
 	} else {
 		v, ok := opt(r, c.PrefixHashes)
 		if !ok {
