@@ -344,6 +344,9 @@ func plainIDs(r row, col string) ([]uint64, bool) {
 // hashes fills PrefixHashes and PrefixBlockTokens.
 func (p *parser) hashes(r row, req *Request) error {
 	c := p.cfg.Columns
+	if c.PrefixHashes == "" {
+		return nil
+	}
 	if ids, ok := plainIDs(r, c.PrefixHashes); ok {
 		if !p.measuring {
 			req.PrefixHashes = make([]uint64, len(ids)) // as hashIDs: not nil when empty
