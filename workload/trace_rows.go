@@ -266,13 +266,13 @@ func (j *jsonRows) line() int { return j.ln }
 
 // field is the member col of a flat line: the last of a key given twice,
 // as json.Unmarshal keeps.
-func (j *jsonRows) field(col string) (field, bool) {
+func (j *jsonRows) field(col string) (*field, bool) {
 	for i := len(j.fields) - 1; i >= 0; i-- {
-		if f := j.fields[i]; string(f.key) == col {
+		if f := &j.fields[i]; string(f.key) == col {
 			return f, true
 		}
 	}
-	return field{}, false
+	return nil, false
 }
 
 // plainInts returns column col's value when it is an array of plain
