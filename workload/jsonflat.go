@@ -121,7 +121,16 @@ func flatValue(text []byte, i int) int {
 	case 'n':
 		return literal(text, i, "null")
 	}
-	return number(text, i)
+	// The usual number, an integer without sign or leading zero, is read
+	// here, as number reads it; number reads the rest from its start.
+	j := i
+	for i < len(text) && text[i]-'0' < 10 {
+		i++
+	}
+	if i > j && (text[j] != '0' || i-j == 1) && (i == len(text) || text[i] != '.' && text[i]|0x20 != 'e') {
+		return i
+	}
+	return number(text, j)
 }
 
 // flatArray is flatValue for the array of numbers at i (text[i] is '['):
