@@ -55,18 +55,30 @@ type eventHeap struct {
 
 func (h *eventHeap) len() int     { return len(h.items) }
 func (h *eventHeap) peek() *event { return &h.items[0] } // a pointer: the event was copied to read its instant
+
+// push adds e, stamped with the next sequence number.
+//
+// The new event rises through a hole, each parent it precedes moving
+// down into it, and is written once where it stops: the heap ends as a
+// swap at each level leaves it. It is the latest pushed, so a parent of
+// its instant and class precedes it (by sequence) and stops it: it is
+// compared on instant and class alone. (Swapping it up cost a
+// disaggregated fleet about 20 instructions a level more, cachegrind.)
 func (h *eventHeap) push(e event) {
 	e.seq = h.seq
 	h.seq++
 	h.items = append(h.items, e)
-	for j := len(h.items) - 1; j > 0; {
+	j := len(h.items) - 1
+	for j > 0 {
 		i := (j - 1) / 2
-		if !h.items[j].before(h.items[i]) {
+		p := &h.items[i]
+		if e.at > p.at || e.at == p.at && e.class >= p.class {
 			break
 		}
-		h.items[i], h.items[j] = h.items[j], h.items[i]
+		h.items[j] = *p
 		j = i
 	}
+	h.items[j] = e
 }
 
 // pop removes and returns the earliest event. (Small enough to inline
@@ -84,12 +96,14 @@ func (h *eventHeap) pop() (top event) {
 }
 
 // popSift is pop from a heap of two events or more.
+// The last event sinks from the root through a hole, as push's rises.
 func (h *eventHeap) popSift() event {
 	top := h.items[0]
 	n := len(h.items) - 1
-	h.items[0] = h.items[n]
+	x := h.items[n]
 	h.items = h.items[:n]
-	for i := 0; ; {
+	i := 0
+	for {
 		l := 2*i + 1
 		if l >= n {
 			break
@@ -98,12 +112,13 @@ func (h *eventHeap) popSift() event {
 		if r := l + 1; r < n && h.items[r].before(h.items[l]) {
 			j = r
 		}
-		if !h.items[j].before(h.items[i]) {
+		if !h.items[j].before(x) {
 			break
 		}
-		h.items[i], h.items[j] = h.items[j], h.items[i]
+		h.items[i] = h.items[j]
 		i = j
 	}
+	h.items[i] = x
 	return top
 }
 
