@@ -419,7 +419,11 @@ func (t *transfers) land(now time.Duration, out []int32) []int32 {
 		out = append(out, t.landed[k].id)
 		k++
 	}
-	t.landed = t.landed[:copy(t.landed, t.landed[k:])]
+	if k == len(t.landed) { // all landed, as mostly: no copy to call
+		t.landed = t.landed[:0]
+	} else {
+		t.landed = t.landed[:copy(t.landed, t.landed[k:])]
+	}
 	return out
 }
 
@@ -652,7 +656,11 @@ func (t *transfers) depart(d time.Duration, x float64) {
 		t.addLanding(d, f)
 		k++
 	}
-	t.act = t.act[:copy(t.act, t.act[k:])]
+	if k == len(t.act) { // all departed, as mostly: no copy to call
+		t.act = t.act[:0]
+	} else {
+		t.act = t.act[:copy(t.act, t.act[k:])]
+	}
 	n := len(t.act)
 	if n == 0 {
 		t.addBusy(t.busyFrom, t.t0, x)
@@ -679,6 +687,10 @@ func (t *transfers) join() {
 	for i > 0 && t.act[i-1].rem > f.rem {
 		i--
 	}
+	if i == len(t.act) { // the most bytes left: it goes last, as it mostly does
+		t.act = append(t.act, f)
+		return
+	}
 	t.act = append(t.act, flight{})
 	copy(t.act[i+1:], t.act[i:])
 	t.act[i] = f
@@ -704,7 +716,8 @@ func (t *transfers) nextFair() (time.Duration, bool) {
 	if n > 0 {
 		least = t.act[0].rem
 	}
-	for _, f := range t.q[t.qh:] {
+	for k := t.qh; k < len(t.q); k++ {
+		f := &t.q[k] // not a copy of the flight: a pending transfer or two, at every call
 		if n > 0 {
 			if d := satAdd(t0, ceilGuard(least*float64(n)/t.pace.bpn)); d <= f.phase {
 				return d, true
