@@ -382,12 +382,19 @@ func (t *transfers) start(now time.Duration, id int32, bytes int64) {
 		panic(fmt.Sprintf("sim: transfer %d of %d bytes", id, bytes))
 	}
 	t.advance(now)
-	t.q = append(t.q, flight{id: id, bytes: bytes, phase: satAdd(now, t.lat), seq: t.seq})
+	phase := satAdd(now, t.lat)
+	t.q = append(t.q, flight{id: id, bytes: bytes, phase: phase, seq: t.seq})
 	t.seq++
 	if !t.fair && len(t.q)-t.qh == 1 {
-		t.freshHead(t.q[t.qh].phase)
+		t.freshHead(phase)
 	}
-	t.step(now) // a transfer due at once (no latency) begins, or lands, now
+	if phase <= now {
+		// A transfer due at once (no latency) begins, or lands, now.
+		// Later, stepping to now changes nothing: advance left no
+		// event at or before now, and the new one (and a FIFO head it
+		// became, which lands at its phase or later) is after it.
+		t.step(now)
+	}
 }
 
 // next is the earliest instant a transfer in flight lands, were nothing
