@@ -149,9 +149,9 @@ type stepEnds struct {
 	// small, when ok2: the earliest end of the other replicas (a busy
 	// one's, before idleEnd), which the scan found with first and the
 	// changes since kept. The first's leaving promotes it instead of a
-	// scan: a replica's step end pops the first and its next move is set
-	// later, so that every other pop scanned in a disaggregated fleet of
-	// 6 (about 60 instructions a scan, 80 a request).
+	// scan: each pop of a step end scanned for the next earliest (5,577
+	// scans of about 60 instructions in BenchmarkRegime/Disagg's fleet of
+	// 6); with the second kept, 2,368 do.
 	second stepEnd
 	ok2    bool
 }
