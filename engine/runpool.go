@@ -198,13 +198,14 @@ func (g *segPlace) size() int { return int(g.hi - g.lo) }
 // the segments (at, by node) and the copies by place (blockPool.copies
 // holds them by key).
 type runTree struct {
-	at     []segPlace
-	b      int // BlockSize
-	edges  []runEdge
-	espare []int32
-	child  blockIndex          // an edge by childKey
-	copies map[blockAt][]int32 // copies at a place, oldest first
-	spans  []runSpan           // match's answer
+	at      []segPlace
+	b       int // BlockSize
+	edges   []runEdge
+	espare  []int32
+	child   blockIndex          // an edge by childKey
+	copies  map[blockAt][]int32 // copies at a place, oldest first
+	spans   []runSpan           // match's answer
+	inPlace int                 // runCache calls extendHeld answered (tests read it)
 }
 
 // newRunPool is newBlockPool kept by runs, of blocks of b tokens.
@@ -570,6 +571,10 @@ func (p *blockPool) runCache(held *int, r *runSeq, full int) {
 	start := runCursor{}
 	if r.cur.pos == from {
 		start = t.fresh(r.cur)
+		if start.pos == from && p.extendHeld(r, full) {
+			*held = full
+			return
+		}
 	}
 	p.insert(path, full, start)
 	r.cur = t.walk(path, full, t.fresh(start)) // fresh again: insert may have cut its edge
@@ -597,6 +602,48 @@ func (p *blockPool) runCache(held *int, r *runSeq, full int) {
 	}
 	p.cached += full - from
 	*held = full
+}
+
+// extendHeld is runCache's shortcut for blocks that go on along the
+// edge of r's cursor (fresh, after r's held blocks), where the segment
+// ending at the cursor is r's alone and nothing is cached after it on
+// the edge up to full: as runCache would (insert finds the blocks in the
+// tree, walk one span over them, no primary block there, so the
+// neighbour of the same references takes them), it extends that
+// segment in place, with no walk from the cursor and no search per
+// block. It reports whether it did; else nothing changed.
+func (p *blockPool) extendHeld(r *runSeq, full int) bool {
+	t := p.runs
+	c := &r.cur
+	k := full - c.pos
+	ed := &t.edges[c.edge]
+	lab := &r.path[c.li]
+	if c.eoff == 0 || c.eoff+k > ed.lab.n || c.lo+k > lab.n || commonRun(&ed.lab, c.eoff, lab, c.lo, k, t.b) != k {
+		return false
+	}
+	lo, hi := int32(c.eoff), int32(c.eoff+k)
+	prev := noNode
+	for _, id := range ed.segs {
+		if p.nodes[id].copy {
+			continue
+		}
+		if g := &t.at[id]; g.hi == lo {
+			prev = id
+		} else if g.lo < hi && lo < g.hi {
+			return false // cached there already: copies
+		}
+	}
+	if prev == noNode || p.nodes[prev].pinned || p.nodes[prev].refs != 1 {
+		return false
+	}
+	t.at[prev].hi = hi
+	t.inPlace++
+	p.cached += k
+	c.eoff, c.pos, c.lo = c.eoff+k, full, c.lo+k
+	if c.lo == lab.n {
+		c.li, c.lo = c.li+1, 0
+	}
+	return true
 }
 
 // runRelease drops r's references to its blocks from position from on,
