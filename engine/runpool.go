@@ -103,12 +103,13 @@ func appendRunPath(dst []runLabel, prefix []uint64, p, b, shared int, own uint64
 	if shared > 0 && p%b == 0 {
 		per := p / b
 		units := (shared + per - 1) / per // the last perhaps in part
-		for u := 0; u < units; {
-			v := u + 1
-			for v < units && prefix[v] == prefix[v-1]+1 {
-				v++
+		ids := prefix[:units]
+		for u := 0; u < len(ids); {
+			v, last := u+1, ids[u]
+			for v < len(ids) && ids[v] == last+1 {
+				v, last = v+1, ids[v]
 			}
-			dst = append(dst, runLabel{c: runContent{kind: 1, id: prefix[u]}, per: per, n: (min(v*per, shared) - u*per)})
+			dst = append(dst, runLabel{c: runContent{kind: 1, id: ids[u]}, per: per, n: (min(v*per, shared) - u*per)})
 			u = v
 		}
 	} else if shared > 0 {
