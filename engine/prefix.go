@@ -246,14 +246,20 @@ func (e *Engine) publish(s *seq, upto int) {
 //
 //go:noinline
 func (e *Engine) publishDecode(s *seq, c int) {
-	b := e.cfg.BlockSize
-	e.publish(s, c+1)
+	q, r := e.quoRem(c + 1)
+	full := q // publish(s, c+1), its division shared, its call made only when it caches
+	if s.known < c+1 {
+		full = s.known / e.cfg.BlockSize
+	}
+	if full = min(full, s.shared); full > s.held {
+		e.cacheThrough(s, full)
+	}
 	// Step i of a run computes token c+i and completes a block when
-	// (c+i+1) % b == 0: the first such i >= 1.
-	i := b - (c+1)%b
-	if (c+i+1)/b <= s.shared {
+	// (c+i+1) % b == 0: the first such i >= 1, i = b − r, which
+	// completes block q+1.
+	if q+1 <= s.shared {
 		e.pubRun++
-		e.pubLeft = min(e.pubLeft, i)
+		e.pubLeft = min(e.pubLeft, e.cfg.BlockSize-r)
 	}
 }
 
@@ -288,7 +294,7 @@ func (e *Engine) runPublish(from, m int) {
 			continue
 		}
 		at := from + 1 // the first step after from when computed + step is a multiple of b
-		if r := (s.computed + at) % b; r > 0 {
+		if _, r := e.quoRem(s.computed + at); r > 0 {
 			at += b - r
 		}
 		if at <= m {
@@ -311,7 +317,8 @@ func (e *Engine) runPublish(from, m int) {
 				break
 			}
 			s := e.sched[p.i]
-			e.cacheThrough(s, min(s.shared, (s.computed+p.at)/b))
+			q, _ := e.quoRem(s.computed + p.at)
+			e.cacheThrough(s, min(s.shared, q))
 			p.at += b
 			if s.held >= s.shared {
 				p.i = -1
