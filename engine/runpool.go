@@ -619,7 +619,13 @@ func (p *blockPool) extendHeld(r *runSeq, full int) bool {
 	k := full - c.pos
 	ed := &t.edges[c.edge]
 	lab := &r.path[c.li]
-	if c.eoff == 0 || c.eoff+k > ed.lab.n || c.lo+k > lab.n || commonRun(&ed.lab, c.eoff, lab, c.lo, k, t.b) != k {
+	if c.eoff == 0 || c.eoff+k > ed.lab.n || c.lo+k > lab.n {
+		return false
+	}
+	// The block before the cursor is block eoff−1 of the edge and lo−1 of
+	// the label: with lo > 0 the label is a run, and an edge's run of its
+	// shape that agrees on that block agrees on those after it (commonRun).
+	if !(c.lo > 0 && ed.lab.per == lab.per && ed.lab.c.kind == lab.c.kind) && commonRun(&ed.lab, c.eoff, lab, c.lo, k, t.b) != k {
 		return false
 	}
 	lo, hi := int32(c.eoff), int32(c.eoff+k)
