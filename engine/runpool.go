@@ -569,13 +569,13 @@ func (p *blockPool) runCache(held *int, r *runSeq, full int) {
 		return
 	}
 	t := p.runs
+	if r.cur.pos == from && t.edges[r.cur.edge].gen == r.cur.gen && p.extendHeld(r, full) { // a fresh cursor
+		*held = full
+		return
+	}
 	start := runCursor{}
 	if r.cur.pos == from {
 		start = t.fresh(r.cur)
-		if start.pos == from && p.extendHeld(r, full) {
-			*held = full
-			return
-		}
 	}
 	p.insert(path, full, start)
 	r.cur = t.walk(path, full, t.fresh(start)) // fresh again: insert may have cut its edge
