@@ -65,8 +65,12 @@
 //     Runner.OmitStreaks, RecordSteps), and FastPaths, which says why one
 //     is off; Runner.Continues and Runner.OmitsStreaks read the decision.
 //   - view.go: what a router reads of a replica (Outstanding,
-//     CachedPrefix, or CachedKeys over a prompt's keys computed once for
-//     a whole fleet by PrefixKeys) without changing it.
+//     CachedPrefix; CachedPath over a prompt's PrefixPath, or CachedKeys
+//     over its keys, either made once for a whole fleet) without
+//     changing it. CachedKeys makes an engine keep its prefix cache by
+//     blocks (its keys must be found); CachedPath does not.
+//   - runpool.go: the prefix cache kept by runs of blocks, where nothing
+//     reads its keys, with the per-block pool of kv.go as its twin.
 //   - check.go: Check, the invariants tests run after every step.
 //   - testdata/*.txt: scripted interactions with their expected decisions,
 //     replayed by enginetest.RunScript (engine/enginetest).
@@ -92,7 +96,7 @@
 // A driver that keeps these rules, and uses only New, Add, Schedule,
 // Complete, Abort, Land, the read-only queries (Waiting, Running, FreeBlocks,
 // CachedBlocks, EvictableBlocks, Busy, AtSeqCap, Idle, Outstanding,
-// CachedPrefix, CachedKeys, Config, FastPaths), Scheduled, Check, RecordSteps,
+// CachedPrefix, CachedPath, CachedKeys, Config, FastPaths), Scheduled, Check, RecordSteps,
 // SetAcceptor and Warm, gets every emit in every Outcome and every
 // scheduled request named by Scheduled:
 //
