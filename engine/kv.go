@@ -74,6 +74,15 @@ func (kv *kvState) blocksFor(tokens int) int {
 	return (tokens + kv.blockSize - 1) / kv.blockSize
 }
 
+// quoRem is tokens / BlockSize and tokens % BlockSize, for tokens >= 0:
+// a shift and a mask when the block size is a power of two.
+func (kv *kvState) quoRem(tokens int) (q, r int) {
+	if kv.shift >= 0 {
+		return tokens >> kv.sh(), tokens & (kv.blockSize - 1)
+	}
+	return tokens / kv.blockSize, tokens % kv.blockSize
+}
+
 // testKnobs turn off two of vLLM's behaviours, to measure what they are
 // worth (see the KV pressure experiment in the tests): release a
 // request's blocks first to last (headFirst), and never cache a

@@ -246,14 +246,20 @@ func (e *Engine) publish(s *seq, upto int) {
 //
 //go:noinline
 func (e *Engine) publishDecode(s *seq, c int) {
-	b := e.cfg.BlockSize
-	e.publish(s, c+1)
+	q, r := e.quoRem(c + 1)
+	full := q // publish(s, c+1), its division shared, its call made only when it caches
+	if s.known < c+1 {
+		full = s.known / e.cfg.BlockSize
+	}
+	if full = min(full, s.shared); full > s.held {
+		e.cacheThrough(s, full)
+	}
 	// Step i of a run computes token c+i and completes a block when
-	// (c+i+1) % b == 0: the first such i >= 1.
-	i := b - (c+1)%b
-	if (c+i+1)/b <= s.shared {
+	// (c+i+1) % b == 0: the first such i >= 1, i = b − r, which
+	// completes block q+1.
+	if q+1 <= s.shared {
 		e.pubRun++
-		e.pubLeft = min(e.pubLeft, i)
+		e.pubLeft = min(e.pubLeft, e.cfg.BlockSize-r)
 	}
 }
 
@@ -271,24 +277,64 @@ func (e *Engine) publishDecode(s *seq, c int) {
 // the index; evicted first, the new block is indexed: the index maps
 // the key to the new block, with no copy, in both). Only a plain decode the run scheduled inline can have such
 // blocks (a cohort member has none: joins).
+//
+// It notes once each request that may cache (pubs) with the first step
+// whose decode completes one of its blocks, in the order of those steps
+// and in a step of sched, and then goes round that list: a request's
+// next such step is b steps on, after every other's in the list (b
+// apart, all in one round lie within b steps), so each round visits the
+// steps in order. That is the caching of a walk of every request at
+// every step, in the same order, as caching changes nothing the steps
+// depend on but the one request's held blocks.
 func (e *Engine) runPublish(from, m int) {
 	b := e.cfg.BlockSize
-	for step := from + 1; step <= m; {
-		next := m + 1 // the first step after this one that completes a block of one of them
-		for _, s := range e.sched {
-			if s.aborted || !s.decoding || s.draft != 0 || s.held >= s.shared {
-				continue
+	pubs := e.pubs[:0]
+	for i, s := range e.sched {
+		if s.aborted || !s.decoding || s.draft != 0 || s.held >= s.shared {
+			continue
+		}
+		at := from + 1 // the first step after from when computed + step is a multiple of b
+		if _, r := e.quoRem(s.computed + at); r > 0 {
+			at += b - r
+		}
+		if at <= m {
+			pubs = append(pubs, pubAt{i: int32(i), at: at})
+		}
+	}
+	for j := 1; j < len(pubs); j++ { // by step, in sched order within one (stable)
+		for k := j; k > 0 && pubs[k].at < pubs[k-1].at; k-- {
+			pubs[k], pubs[k-1] = pubs[k-1], pubs[k]
+		}
+	}
+	for live := len(pubs); live > 0; {
+		for j := range pubs {
+			p := &pubs[j]
+			if p.i < 0 {
+				continue // nothing left to cache
 			}
-			upto := s.computed + step
-			if upto%b == 0 {
-				e.cacheThrough(s, min(s.shared, upto/b))
+			if p.at > m {
+				live = 0 // and so are those after it, in this round and the next
+				break
 			}
-			if s.held < s.shared {
-				next = min(next, step+b-upto%b)
+			s := e.sched[p.i]
+			q, _ := e.quoRem(s.computed + p.at)
+			e.cacheThrough(s, min(s.shared, q))
+			p.at += b
+			if s.held >= s.shared {
+				p.i = -1
+				live--
 			}
 		}
-		step = max(step+1, next)
 	}
+	e.pubs = pubs
+}
+
+// pubAt is a request of runPublish's, by its index in sched (−1 once it
+// has nothing left to cache), and the next step whose decode completes
+// one of its blocks.
+type pubAt struct {
+	i  int32
+	at int
 }
 
 // cacheThrough gives s's blocks up to full their content keys, in order:

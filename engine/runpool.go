@@ -103,12 +103,13 @@ func appendRunPath(dst []runLabel, prefix []uint64, p, b, shared int, own uint64
 	if shared > 0 && p%b == 0 {
 		per := p / b
 		units := (shared + per - 1) / per // the last perhaps in part
-		for u := 0; u < units; {
-			v := u + 1
-			for v < units && prefix[v] == prefix[v-1]+1 {
-				v++
+		ids := prefix[:units]
+		for u := 0; u < len(ids); {
+			v, last := u+1, ids[u]
+			for v < len(ids) && ids[v] == last+1 {
+				v, last = v+1, ids[v]
 			}
-			dst = append(dst, runLabel{c: runContent{kind: 1, id: prefix[u]}, per: per, n: (min(v*per, shared) - u*per)})
+			dst = append(dst, runLabel{c: runContent{kind: 1, id: ids[u]}, per: per, n: (min(v*per, shared) - u*per)})
 			u = v
 		}
 	} else if shared > 0 {
@@ -198,13 +199,14 @@ func (g *segPlace) size() int { return int(g.hi - g.lo) }
 // the segments (at, by node) and the copies by place (blockPool.copies
 // holds them by key).
 type runTree struct {
-	at     []segPlace
-	b      int // BlockSize
-	edges  []runEdge
-	espare []int32
-	child  blockIndex          // an edge by childKey
-	copies map[blockAt][]int32 // copies at a place, oldest first
-	spans  []runSpan           // match's answer
+	at      []segPlace
+	b       int // BlockSize
+	edges   []runEdge
+	espare  []int32
+	child   blockIndex          // an edge by childKey
+	copies  map[blockAt][]int32 // copies at a place, oldest first
+	spans   []runSpan           // match's answer
+	inPlace int                 // runCache calls extendHeld answered (tests read it)
 }
 
 // newRunPool is newBlockPool kept by runs, of blocks of b tokens.
@@ -567,6 +569,10 @@ func (p *blockPool) runCache(held *int, r *runSeq, full int) {
 		return
 	}
 	t := p.runs
+	if r.cur.pos == from && t.edges[r.cur.edge].gen == r.cur.gen && p.extendHeld(r, full) { // a fresh cursor
+		*held = full
+		return
+	}
 	start := runCursor{}
 	if r.cur.pos == from {
 		start = t.fresh(r.cur)
@@ -597,6 +603,54 @@ func (p *blockPool) runCache(held *int, r *runSeq, full int) {
 	}
 	p.cached += full - from
 	*held = full
+}
+
+// extendHeld is runCache's shortcut for blocks that go on along the
+// edge of r's cursor (fresh, after r's held blocks), where the segment
+// ending at the cursor is r's alone and nothing is cached after it on
+// the edge up to full: as runCache would (insert finds the blocks in the
+// tree, walk one span over them, no primary block there, so the
+// neighbour of the same references takes them), it extends that
+// segment in place, with no walk from the cursor and no search per
+// block. It reports whether it did; else nothing changed.
+func (p *blockPool) extendHeld(r *runSeq, full int) bool {
+	t := p.runs
+	c := &r.cur
+	k := full - c.pos
+	ed := &t.edges[c.edge]
+	lab := &r.path[c.li]
+	if c.eoff == 0 || c.eoff+k > ed.lab.n || c.lo+k > lab.n {
+		return false
+	}
+	// The block before the cursor is block eoff−1 of the edge and lo−1 of
+	// the label: with lo > 0 the label is a run, and an edge's run of its
+	// shape that agrees on that block agrees on those after it (commonRun).
+	if !(c.lo > 0 && ed.lab.per == lab.per && ed.lab.c.kind == lab.c.kind) && commonRun(&ed.lab, c.eoff, lab, c.lo, k, t.b) != k {
+		return false
+	}
+	lo, hi := int32(c.eoff), int32(c.eoff+k)
+	prev := noNode
+	for _, id := range ed.segs {
+		if p.nodes[id].copy {
+			continue
+		}
+		if g := &t.at[id]; g.hi == lo {
+			prev = id
+		} else if g.lo < hi && lo < g.hi {
+			return false // cached there already: copies
+		}
+	}
+	if prev == noNode || p.nodes[prev].pinned || p.nodes[prev].refs != 1 {
+		return false
+	}
+	t.at[prev].hi = hi
+	t.inPlace++
+	p.cached += k
+	c.eoff, c.pos, c.lo = c.eoff+k, full, c.lo+k
+	if c.lo == lab.n {
+		c.li, c.lo = c.li+1, 0
+	}
+	return true
 }
 
 // runRelease drops r's references to its blocks from position from on,

@@ -40,6 +40,7 @@ type runTwin struct {
 	prefixes  [][]uint64
 	order     uint64
 	ghost     int // anonymous blocks held by no request (allocation pressure)
+	caches    int // runCache calls that cached blocks
 	ops       []string
 }
 
@@ -236,6 +237,7 @@ func (w *runTwin) cache(r *twinReq, full int) {
 		return
 	}
 	r.anon -= full - from
+	w.caches++
 	for _, k := range r.keys[from:full] {
 		r.ids = append(r.ids, w.bp.cache(k))
 	}
@@ -373,12 +375,15 @@ func (w *runTwin) step(rng *rand.Rand) {
 	w.check()
 }
 
-func runTwinScenario(t testing.TB, seed uint64, steps int) {
+// runTwinScenario runs steps random operations and returns how many
+// runCache calls cached blocks and how many of those extendHeld answered.
+func runTwinScenario(t testing.TB, seed uint64, steps int) (caches, inPlace int) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	w := newRunTwin(t, 8+rng.IntN(48), rng.IntN(2) == 0, rng.IntN(5) == 0)
 	for range steps {
 		w.step(rng)
 	}
+	return w.caches, w.rp.runs.inPlace
 }
 
 func TestRunPoolTwin(t *testing.T) {
@@ -386,9 +391,13 @@ func TestRunPoolTwin(t *testing.T) {
 	if testing.Short() {
 		n = 50
 	}
+	caches, inPlace := 0, 0
 	for seed := range uint64(n) {
-		runTwinScenario(t, seed, 400)
+		c, i := runTwinScenario(t, seed, 400)
+		caches, inPlace = caches+c, inPlace+i
 	}
+	t.Logf("runCache calls %d, extended in place %d", caches, inPlace)
+	require.Positive(t, inPlace, "runCache extended a held segment in place (extendHeld)")
 }
 
 func FuzzRunPoolTwin(f *testing.F) {

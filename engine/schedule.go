@@ -22,6 +22,7 @@ type scheduling struct {
 	lastOne  bool     // a prompt they hold takes its last chunk, or the one before: one step (chunkSteps)
 	pubLeft  int      // the fewest steps to a decode of theirs that caches a block of shared output (publishDecode)
 	pubRun   int      // of them, those with blocks of shared output left to cache in a run's later steps (runPublish)
+	pubs     []pubAt  // runPublish's scratch
 	acceptor Acceptor // speculative decoding: the driver's acceptance draws
 	fcfs     bool     // the policy is FCFS: a victim is never a request the step scheduled
 

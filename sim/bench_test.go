@@ -177,7 +177,8 @@ func benchRunN(b *testing.B, cfg Config, src func() workload.Source, want int) {
 // No allocation per token or per step: the same 2,000 requests with ten
 // times longer answers (ten times the tokens, about ten times the steps)
 // allocate about as much, with the fleet, classes and speculative decoding
-// on too. A run's allocations are its setup and the summary's slices.
+// on too, and under conversations with the prefix cache. A run's
+// allocations are its setup and the summary's slices.
 func TestNoAllocationPerTokenOrStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs long answers")
@@ -200,4 +201,28 @@ func TestNoAllocationPerTokenOrStep(t *testing.T) {
 		require.Greater(t, tLong, 9*tShort)
 		assert.Less(t, long, short+100, "%s: allocations grow with tokens (%d more)", name, tLong-tShort)
 	}
+	// The prefix cache (kept by runs) under conversations whose answers
+	// are resent, cached block by block as they are decoded: 500
+	// conversations of 4 turns, answers ten times longer at a tenth of
+	// the rate.
+	conversations := func(output int, rate float64) (float64, int) {
+		var tokens int
+		a := testing.AllocsPerRun(1, func() {
+			src, err := workload.NewConversations(workload.Conversations{Seed: 1, Count: 500,
+				Arrival: workload.Arrival{Rate: rate}, Turns: workload.Constant{Tokens: 4},
+				FirstInput: workload.Uniform{Center: 600, RangeRatio: 0.5}, UserInput: workload.Uniform{Center: 150, RangeRatio: 0.5},
+				Output: workload.Uniform{Center: output, RangeRatio: 0.5}, Think: workload.Think{Mean: 10 * time.Second, Exponential: true},
+				Prefix: workload.PrefixReuse{Groups: 16, PrefixTokens: 1024, Probability: 1, BlockTokens: 16}})
+			require.NoError(t, err)
+			s, err := Run(Config{}, src, nil)
+			require.NoError(t, err)
+			tokens = s.Tokens
+		})
+		return a, tokens
+	}
+	short, tShort := conversations(200, 0.5)
+	long, tLong := conversations(2000, 0.05)
+	t.Logf("conversations: %.0f allocations for %d tokens, %.0f for %d", short, tShort, long, tLong)
+	require.Greater(t, tLong, 9*tShort)
+	assert.Less(t, long, short+100, "conversations: allocations grow with tokens (%d more)", tLong-tShort)
 }

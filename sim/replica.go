@@ -360,6 +360,20 @@ func (r *runner) queuePlan(rep *replica) {
 // planQueued plans the replicas marked since the last instant, in index
 // order (deterministic whatever order they were marked in).
 func (r *runner) planQueued() error {
+	if len(r.toPlan) == 1 {
+		// One replica, as mostly: the loop below keeps its slice and
+		// index across each plan's call, about 15 instructions a plan
+		// more (a disaggregated fleet plans 3.4 times a request, and
+		// spent 12,816 instructions a request with the loop alone,
+		// 12,765 with this case, cachegrind).
+		rep := &r.reps[r.toPlan[0]]
+		rep.planned = false
+		if err := r.plan(rep); err != nil {
+			return err
+		}
+		r.toPlan = r.toPlan[:0]
+		return nil
+	}
 	if len(r.toPlan) > 1 {
 		sortInts(r.toPlan)
 	}

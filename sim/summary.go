@@ -339,7 +339,12 @@ func (c *collector) count(r *Record) {
 		c.accepted++
 		c.sojourn += r.Finish - r.Arrival - r.GatewayWait
 	}
-	if c.attribute(r, c.sloFor(r)) {
+	slo := &c.slo // a pointer, not a copy of the SLO for each request counted
+	if c.classSLO != nil {
+		s := c.classSLO(r)
+		slo = &s
+	}
+	if c.attribute(r, slo) {
 		c.s.Good++
 		c.s.GoodTokens += r.Emitted
 	}
@@ -410,7 +415,7 @@ func offered(r *Record, happened bool, at time.Duration) time.Duration {
 }
 
 // attribute counts r's misses against slo and reports whether it is good.
-func (c *collector) attribute(r *Record, slo SLO) bool {
+func (c *collector) attribute(r *Record, slo *SLO) bool {
 	if r.Status != StatusOK {
 		if r.Status.Gateway() {
 			c.s.Misses.Gateway++
