@@ -127,10 +127,17 @@ func flatValue(text []byte, i int) int {
 	for i < len(text) && text[i]-'0' < 10 {
 		i++
 	}
-	if i > j && (text[j] != '0' || i-j == 1) && (i == len(text) || text[i] != '.' && text[i]|0x20 != 'e') {
+	if wholeInt(text, j, i) {
 		return i
 	}
 	return number(text, j)
+}
+
+// wholeInt says whether the digits text[j:i] are a whole JSON number
+// that is an integer without sign: at least one digit, no leading zero,
+// no fraction or exponent after them (number would end at i too).
+func wholeInt(text []byte, j, i int) bool {
+	return i > j && (text[j] != '0' || i-j == 1) && (i == len(text) || text[i] != '.' && text[i]|0x20 != 'e')
 }
 
 // flatArray is flatValue for the array of numbers at i (text[i] is '['):
@@ -164,7 +171,7 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 			continue
 		}
 		switch {
-		case i == j || text[j] == '0' && i-j > 1 || i < len(text) && (text[i] == '.' || text[i]|0x20 == 'e'):
+		case !wholeInt(text, j, i):
 			if i = number(text, j); i < 0 {
 				return -1, ints, false
 			}
