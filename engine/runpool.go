@@ -722,12 +722,19 @@ func (p *blockPool) runFinds(path []runLabel, j int) bool {
 	return p.primAt(sp.edge, sp.hi-1) != noNode
 }
 
-// runLeading is how many of path's first limit blocks are cached,
-// leading, read without changing the pool (match's scratch included).
-func (p *blockPool) runLeading(path []runLabel, limit int) int {
+// runLeading is how many of path's first limit blocks (limit > 0) are
+// cached, leading, read without changing the pool (match's scratch
+// included). first is childKey(0, path[0].c), the key of the root's
+// child the path begins with, the same in every tree: a caller asking
+// many pools about one path computes it once (PrefixPath).
+func (p *blockPool) runLeading(path []runLabel, limit int, first uint64) int {
 	t := p.runs
 	pos, li, lo := 0, 0, 0
-	e, eoff := int32(0), 0
+	e, ok := t.child.get(first) // the root holds no block: its child's first is the path's
+	if !ok {
+		return 0
+	}
+	eoff := 0
 	for pos < limit {
 		ed := &t.edges[e]
 		if eoff == ed.lab.n {
