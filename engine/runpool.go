@@ -214,14 +214,15 @@ func (g *segPlace) size() int { return int(g.hi - g.lo) }
 // the segments (at, by node) and the copies by place (blockPool.copies
 // holds them by key).
 type runTree struct {
-	at      []segPlace
-	b       int // BlockSize
-	edges   []runEdge
-	espare  []int32
-	child   blockIndex          // an edge by childKey
-	copies  map[blockAt][]int32 // copies at a place, oldest first
-	spans   []runSpan           // match's answer
-	inPlace int                 // runCache calls extendHeld answered (tests read it)
+	at       []segPlace
+	b        int // BlockSize
+	edges    []runEdge
+	espare   []int32
+	child    blockIndex          // an edge by childKey
+	copies   map[blockAt][]int32 // copies at a place, oldest first
+	spans    []runSpan           // match's answer
+	inPlace  int                 // runCache calls extendHeld answered (tests read it)
+	newEdges int                 // runCache calls cacheNewEdge answered (tests read it)
 }
 
 // newRunPool is newBlockPool kept by runs, of blocks of b tokens.
@@ -339,6 +340,11 @@ func (t *runTree) gcEdge(e int32) {
 
 // newEdge adds an edge of lab's blocks under parent.
 func (t *runTree) newEdge(parent int32, lab runLabel) int32 {
+	return t.newEdgeKeyed(parent, lab, childKey(parent, lab.c))
+}
+
+// newEdgeKeyed is newEdge with the edge's childKey at hand.
+func (t *runTree) newEdgeKeyed(parent int32, lab runLabel, key uint64) int32 {
 	var e int32
 	if n := len(t.espare); n > 0 {
 		e = t.espare[n-1]
@@ -350,7 +356,7 @@ func (t *runTree) newEdge(parent int32, lab runLabel) int32 {
 	ed := &t.edges[e]
 	ed.parent, ed.lab = parent, lab
 	t.edges[parent].kids = append(t.edges[parent].kids, e)
-	t.child.put(childKey(parent, lab.c), e)
+	t.child.put(key, e)
 	return e
 }
 
@@ -584,7 +590,7 @@ func (p *blockPool) runCache(held *int, r *runSeq, full int) {
 		return
 	}
 	t := p.runs
-	if r.cur.pos == from && t.edges[r.cur.edge].gen == r.cur.gen && p.extendHeld(r, full) { // a fresh cursor
+	if r.cur.pos == from && t.edges[r.cur.edge].gen == r.cur.gen && (p.extendHeld(r, full) || p.cacheNewEdge(r, full)) { // a fresh cursor
 		*held = full
 		return
 	}
@@ -662,6 +668,37 @@ func (p *blockPool) extendHeld(r *runSeq, full int) bool {
 	t.inPlace++
 	p.cached += k
 	c.eoff, c.pos, c.lo = c.eoff+k, full, c.lo+k
+	if c.lo == lab.n {
+		c.li, c.lo = c.li+1, 0
+	}
+	return true
+}
+
+// cacheNewEdge is runCache's shortcut for blocks that begin a new edge:
+// r's cursor (fresh, after r's held blocks) at the end of its edge, the
+// blocks up to full on one label of r's path, and no child of the edge
+// beginning with the first of them (a prompt's own ids after a shared
+// prefix it found). As runCache would (insert finds nothing after the
+// cursor and adds the edge, walk one span over its first blocks, no
+// segment on it), it adds the edge and one segment of the blocks, with
+// no walk. It reports whether it did; else nothing changed.
+func (p *blockPool) cacheNewEdge(r *runSeq, full int) bool {
+	t := p.runs
+	c := &r.cur
+	k := full - c.pos
+	lab := &r.path[c.li]
+	if c.eoff != t.edges[c.edge].lab.n || c.lo+k > lab.n {
+		return false
+	}
+	key := childKey(c.edge, lab.at(c.lo, t.b))
+	if _, ok := t.child.get(key); ok {
+		return false
+	}
+	e := t.newEdgeKeyed(c.edge, lab.from(c.lo, t.b), key)
+	p.newSeg(segPlace{e, 0, int32(k)}, 1, false)
+	t.newEdges++
+	p.cached += k
+	*c = runCursor{edge: e, gen: t.edges[e].gen, eoff: k, pos: full, li: c.li, lo: c.lo + k}
 	if c.lo == lab.n {
 		c.li, c.lo = c.li+1, 0
 	}

@@ -377,13 +377,13 @@ func (w *runTwin) step(rng *rand.Rand) {
 
 // runTwinScenario runs steps random operations and returns how many
 // runCache calls cached blocks and how many of those extendHeld answered.
-func runTwinScenario(t testing.TB, seed uint64, steps int) (caches, inPlace int) {
+func runTwinScenario(t testing.TB, seed uint64, steps int) (caches, inPlace, newEdges int) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	w := newRunTwin(t, 8+rng.IntN(48), rng.IntN(2) == 0, rng.IntN(5) == 0)
 	for range steps {
 		w.step(rng)
 	}
-	return w.caches, w.rp.runs.inPlace
+	return w.caches, w.rp.runs.inPlace, w.rp.runs.newEdges
 }
 
 func TestRunPoolTwin(t *testing.T) {
@@ -391,13 +391,14 @@ func TestRunPoolTwin(t *testing.T) {
 	if testing.Short() {
 		n = 50
 	}
-	caches, inPlace := 0, 0
+	caches, inPlace, newEdges := 0, 0, 0
 	for seed := range uint64(n) {
-		c, i := runTwinScenario(t, seed, 400)
-		caches, inPlace = caches+c, inPlace+i
+		c, i, e := runTwinScenario(t, seed, 400)
+		caches, inPlace, newEdges = caches+c, inPlace+i, newEdges+e
 	}
-	t.Logf("runCache calls %d, extended in place %d", caches, inPlace)
+	t.Logf("runCache calls %d, extended in place %d, on a new edge %d", caches, inPlace, newEdges)
 	require.Positive(t, inPlace, "runCache extended a held segment in place (extendHeld)")
+	require.Positive(t, newEdges, "runCache began a new edge without a walk (cacheNewEdge)")
 }
 
 func FuzzRunPoolTwin(f *testing.F) {
