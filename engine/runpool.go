@@ -402,6 +402,33 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 	return runCursor{edge: e, gen: t.edges[e].gen, eoff: eoff, pos: pos, li: li, lo: lo}
 }
 
+// chain is match(path, n) for the path of cursor c, a place after n of
+// its blocks, read up the tree from c instead of down it from the root:
+// a walk from the root enters every edge at its first block and leaves
+// it at its last, so the path's first n blocks lie on the edges from the
+// root to c's, all of each but c's, which they cover up to c. It leaves
+// those spans in t.spans and reports true; false, having left nothing,
+// when c is stale or is not after n blocks (match's to answer then).
+// TestRunPoolTwin holds it to match after every step.
+func (t *runTree) chain(c runCursor, n int) bool {
+	if c.pos != n || t.edges[c.edge].gen != c.gen {
+		return false
+	}
+	t.spans = t.spans[:0]
+	pos := n
+	for e, hi := c.edge, c.eoff; e > 0; e = t.edges[e].parent {
+		if e != c.edge {
+			hi = t.edges[e].lab.n
+		}
+		if hi > 0 {
+			pos -= hi
+			t.spans = append(t.spans, runSpan{edge: e, hi: hi, pos: pos})
+		}
+	}
+	slices.Reverse(t.spans)
+	return true
+}
+
 // fresh is c if it is not stale, else the root.
 func (t *runTree) fresh(c runCursor) runCursor {
 	if t.edges[c.edge].gen != c.gen {
@@ -724,7 +751,9 @@ func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
 		qi = 1
 	}
 	t := p.runs
-	t.match(r.path, hi)
+	if !t.chain(r.cur, hi) {
+		t.match(r.path, hi)
+	}
 	ci := len(r.copies) - 1
 	for ci >= 0 && r.copies[ci].pos >= hi {
 		ci--

@@ -164,9 +164,16 @@ func (w *runTwin) check() {
 	if a, b := [4]int{w.bp.free(), w.bp.cached, w.bp.evict, w.bp.ncopy}, [4]int{w.rp.free(), w.rp.cached, w.rp.evict, w.rp.ncopy}; a != b {
 		w.fail("free, cached, evict, copies: blockPool %v, runPool %v", a, b)
 	}
+	t := w.rp.runs
 	for i, r := range w.reqs {
 		if len(r.ids) != r.held {
 			w.fail("request %d holds %d blocks in blockPool, %d in runPool", i, len(r.ids), r.held)
+		}
+		if t.chain(r.rs.cur, r.held) {
+			up := slices.Clone(t.spans)
+			if pos, _, _ := t.match(r.rs.path, r.held); pos != r.held || !slices.Equal(up, t.spans) {
+				w.fail("request %d: %d held blocks' spans up from its cursor %+v, down from the root %+v (%d found)", i, r.held, up, t.spans, pos)
+			}
 		}
 		for j, id := range r.ids {
 			b := &w.bp.nodes[id]
