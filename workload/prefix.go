@@ -202,14 +202,20 @@ func (b *blockIDs) fill(ids []uint64, input int) []uint64 {
 	return ids
 }
 
-// countFrom sets ids to x, x+1, x+2, …: eight a pass (a prompt's shared
-// ids are hundreds), then one at a time. TestCountFrom holds it to the
-// plain loop.
+// countFrom sets ids to x, x+1, x+2, …: sixteen a pass (a prompt's
+// shared ids are hundreds), then one at a time. TestCountFrom holds it to
+// the plain loop.
 func countFrom(ids []uint64, x uint64) {
-	for len(ids) >= 8 {
-		w := (*[8]uint64)(ids)
+	for len(ids) >= 16 {
+		w := (*[16]uint64)(ids)
 		w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7] = x, x+1, x+2, x+3, x+4, x+5, x+6, x+7
-		x, ids = x+8, ids[8:]
+		w[8], w[9], w[10], w[11], w[12], w[13], w[14], w[15] = x+8, x+9, x+10, x+11, x+12, x+13, x+14, x+15
+		x, ids = x+16, ids[16:]
+	}
+	for len(ids) >= 4 {
+		w := (*[4]uint64)(ids)
+		w[0], w[1], w[2], w[3] = x, x+1, x+2, x+3
+		x, ids = x+4, ids[4:]
 	}
 	for k := range ids {
 		ids[k] = x + uint64(k)
