@@ -136,7 +136,7 @@ func (rep *replica) init(idx int, r ReplicaConfig, slo SLO) error {
 	}
 	rep.idx, rep.eng, rep.spec, rep.remoteKV, rep.async = idx, eng, r.Speculation, cfg.RemoteKV, cfg.RemoteKV
 	rep.drainAt, rep.goneAt, rep.reservedAt, rep.resAt = Never, Never, Never, Never
-	rep.col.slo = slo
+	rep.col.slo, rep.col.share = slo, true
 	rep.modelLen = cfg.ServedOutput(0, math.MaxInt)
 	return nil
 }

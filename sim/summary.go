@@ -297,6 +297,10 @@ type collector struct {
 	spec       specStats // measured requests' speculation
 	sojourn    time.Duration
 	accepted   int
+	// share: a fleet replica's collector, whose summary is read only
+	// for a ReplicaSummary's fields (finishShare): it keeps the counts,
+	// and of the latencies only TTFT, TPOT, E2E and ITL.
+	share bool
 	// With a detected warm-up, eligible records wait here until the
 	// truncation is known.
 	detect   bool
@@ -349,6 +353,10 @@ func (c *collector) count(r *Record) {
 		c.s.GoodTokens += r.Emitted
 	}
 	k := c.limit()
+	if c.share {
+		c.countShare(r, k)
+		return
+	}
 	if r.Sent {
 		c.wait.add(r.Arrival-r.Scheduled, k)
 	} else if r.Status == StatusUnfinished {
@@ -366,6 +374,23 @@ func (c *collector) count(r *Record) {
 	c.ttft.add(r.TTFT(), k)
 	c.e2e.add(r.E2E(), k)
 	c.queue.add(r.QueueDelay(), k)
+	if r.Emitted > 1 {
+		c.tpot.add(r.TPOT(), k)
+	}
+}
+
+// countShare is count's latencies for a replica's share (share): TTFT,
+// E2E and TPOT of the ok requests, added as count adds them; the
+// others no ReplicaSummary reads, and a share does not keep.
+func (c *collector) countShare(r *Record, k int) {
+	if !r.Sent && r.Status == StatusUnfinished {
+		c.s.Unsent++ // NoMeasured reads it
+	}
+	if r.Status != StatusOK {
+		return
+	}
+	c.ttft.add(r.TTFT(), k)
+	c.e2e.add(r.E2E(), k)
 	if r.Emitted > 1 {
 		c.tpot.add(r.TPOT(), k)
 	}
@@ -481,6 +506,11 @@ func (c *collector) finish(w time.Duration, area float64, m stats.Method) Summar
 	}
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
+	if c.share { // the distributions a ReplicaSummary reads, as below
+		s.TTFT, s.TPOT, s.E2E = c.ttft.distOnly(m, sc), c.tpot.distOnly(m, sc), c.e2e.distOnly(m, sc)
+		s.ITL = c.itlDist(m)
+		return s
+	}
 	s.Samples.TTFT, s.TTFT = c.ttft.summarise(m, sc)
 	s.Samples.TPOT, s.TPOT = c.tpot.summarise(m, sc)
 	s.Samples.E2E, s.E2E = c.e2e.summarise(m, sc)
