@@ -524,11 +524,10 @@ func (c *collector) finish(w time.Duration, area float64, m stats.Method) Summar
 	}
 	s.ClientWait = c.wait.distOnly(m, sc)
 	s.Samples.WorstITL, s.WorstITL = c.worst.summarise(m, sc)
-	s.ITL = c.itlDist(m)
-	s.Samples.ITL = valueCounts(&c.itl)
+	s.ITL, s.Samples.ITL = weightedDistCounts(&c.itl, m)
 	s.ITLRetokenized, s.Samples.ITLRetokenized = s.ITL, s.Samples.ITL
 	if c.speculates {
-		s.ITLRetokenized, s.Samples.ITLRetokenized = weightedDist(&c.itlTok, m), valueCounts(&c.itlTok)
+		s.ITLRetokenized, s.Samples.ITLRetokenized = weightedDistCounts(&c.itlTok, m)
 		s.Speculation = c.spec.summary()
 	}
 	return s
@@ -541,8 +540,15 @@ func valueCounts(w *weighted) []ValueCount {
 	if w.sk != nil {
 		return nil
 	}
-	vals, cum := w.runs()
+	return countsOfRuns(w.runs())
+}
+
+// countsOfRuns is valueCounts of a sample's runs (weighted.runs).
+func countsOfRuns(vals []float64, cum []int) []ValueCount {
 	var out []ValueCount
+	if len(vals) > 0 {
+		out = make([]ValueCount, 0, len(vals))
+	}
 	prev := 0
 	for i, v := range vals {
 		out = append(out, ValueCount{Value: v, Count: cum[i] - prev})
@@ -564,6 +570,22 @@ func weightedDist(w *weighted, m stats.Method) stats.Dist {
 		return d
 	}
 	vals, cum := w.runs()
+	return distOfRuns(vals, cum, m)
+}
+
+// weightedDistCounts is weightedDist and valueCounts of w, its runs
+// (a map's keys sorted) found once for both.
+func weightedDistCounts(w *weighted, m stats.Method) (stats.Dist, []ValueCount) {
+	w.settle()
+	if w.sk != nil {
+		return weightedDist(w, m), nil
+	}
+	vals, cum := w.runs()
+	return distOfRuns(vals, cum, m), countsOfRuns(vals, cum)
+}
+
+// distOfRuns is weightedDist of a sample's runs (weighted.runs).
+func distOfRuns(vals []float64, cum []int, m stats.Method) stats.Dist {
 	if len(vals) == 0 {
 		return stats.DistOf(nil, m)
 	}
