@@ -351,3 +351,55 @@ func summarySketch() *stats.Sketch {
 	s, _ := stats.NewSketch(stats.SketchAccuracy)
 	return s
 }
+
+// mergedGaps is the weighted sample of every gap the parts hold, of
+// limit: what the one sample would be had each gap been added to it too
+// (a fleet's ITLs are its replicas', runner.gapsOf). What a summary reads
+// of a weighted sample is a function of its gaps' multiset alone: the map
+// of value → count, or, past limit distinct values, the sketch's buckets,
+// count and maximum and the exact sums (the sketch's running moments,
+// which depend on the order, give way to the exact ones: weightedDist).
+// Every value added becomes a key of the map, with a count of 0 or more
+// (add's pending gaps all reach it), so the one sample's values are the
+// union of the parts', and it is sketched exactly when the union
+// outnumbers limit, as it is whenever a part is sketched. Proved by
+// TestMergedGapsAreOneSample.
+func mergedGaps(limit int, parts []*weighted) weighted {
+	w := weighted{limit: limit}
+	sketched := false
+	for _, o := range parts {
+		o.settle()
+		sketched = sketched || o.sk != nil
+	}
+	if !sketched {
+		for _, o := range parts {
+			for d, n := range o.counts {
+				if w.counts == nil {
+					w.counts = make(map[time.Duration]int)
+				}
+				w.counts[d] += n
+			}
+		}
+		if limit == 0 || len(w.counts) <= limit {
+			return w
+		}
+		w.counts = nil
+	}
+	w.sk = summarySketch()
+	for _, o := range parts {
+		if o.sk == nil {
+			for d, n := range o.counts { // integer sums: any order
+				w.sketch(d, n)
+			}
+			continue
+		}
+		_ = w.sk.Merge(o.sk) // of one accuracy (summarySketch)
+		var c uint64
+		w.sum[0], c = bits.Add64(w.sum[0], o.sum[0], 0)
+		w.sum[1], _ = bits.Add64(w.sum[1], o.sum[1], c)
+		w.sq[0], c = bits.Add64(w.sq[0], o.sq[0], 0)
+		w.sq[1], c = bits.Add64(w.sq[1], o.sq[1], c)
+		w.sq[2], _ = bits.Add64(w.sq[2], o.sq[2], c)
+	}
+	return w
+}

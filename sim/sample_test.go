@@ -270,3 +270,56 @@ func bitsOf(x []float64) []uint64 {
 }
 
 func durationMs(v int) (d time.Duration) { return time.Duration(v) * 1e6 }
+
+// A fleet's gaps gathered from its replicas' samples (mergedGaps) are
+// summarised to the same bytes as one sample every gap was added to, as
+// the fleet's was: exact or sketched, whether some, all or none of the
+// replicas' samples were sketched, zero counts and all.
+func TestMergedGapsAreOneSample(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 41))
+	sketched, parted := 0, 0
+	for trial := range 600 {
+		limit := 0
+		switch trial % 3 {
+		case 1:
+			limit = 1 + r.IntN(6)
+		case 2:
+			limit = 1 + r.IntN(40)
+		}
+		values := 1 + r.IntN(30)
+		parts := make([]weighted, 1+r.IntN(8))
+		for i := range parts {
+			parts[i].limit = limit
+		}
+		one := weighted{limit: limit}
+		for range r.IntN(500) {
+			d := time.Duration(r.IntN(values)) * 250 * time.Microsecond
+			if r.IntN(50) == 0 {
+				d = time.Duration(r.Int64N(int64(3 * time.Hour)))
+			}
+			n := r.IntN(4) // 0 too: a move of no measured member
+			parts[r.IntN(len(parts))].add(d, n)
+			one.add(d, n)
+		}
+		ptrs := make([]*weighted, len(parts))
+		for i := range parts {
+			ptrs[i] = &parts[i]
+		}
+		got := mergedGaps(limit, ptrs)
+		for _, p := range parts {
+			if p.sk != nil {
+				parted++
+			}
+		}
+		for _, m := range []stats.Method{stats.LinearInterpolation, stats.InvertedCDF} {
+			require.Equal(t, fmt.Sprintf("%#v", weightedDist(&one, m)), fmt.Sprintf("%#v", weightedDist(&got, m)), "trial %d", trial)
+		}
+		require.Equal(t, fmt.Sprintf("%#v", valueCounts(&one)), fmt.Sprintf("%#v", valueCounts(&got)), "trial %d", trial)
+		require.Equal(t, one.sk != nil, got.sk != nil, "trial %d", trial)
+		if one.sk != nil {
+			sketched++
+		}
+	}
+	assert.Greater(t, sketched, 100, "trials sketched")
+	assert.Greater(t, parted, 100, "replicas' samples sketched")
+}

@@ -218,10 +218,7 @@ func (r *runner) addHeld() {
 			r.col.itlTok.add(run.d, run.k)
 			continue
 		}
-		r.col.itl.add(run.d, run.k)
-		if r.fleet {
-			r.reps[run.rep].col.itl.add(run.d, run.k)
-		}
+		r.gapsOf(run.rep).add(run.d, run.k)
 	}
 	r.gaps.nheld = 0
 }
@@ -371,18 +368,26 @@ func (r *runner) newRun(d time.Duration, k, rep int) {
 	r.gaps.run = gapRun{d: d, k: k, rep: rep}
 }
 
-// endRun adds the fleet's run to its histograms, the fleet's and in a
-// fleet its replica's, and empties it.
+// endRun adds the fleet's run to its histogram (gapsOf), and empties it.
 func (r *runner) endRun() {
 	run := &r.gaps.run
 	if run.k == 0 {
 		return
 	}
-	r.col.itl.add(run.d, run.k)
-	if r.fleet {
-		r.reps[run.rep].col.itl.add(run.d, run.k)
-	}
+	r.gapsOf(run.rep).add(run.d, run.k)
 	run.k = 0
+}
+
+// gapsOf is the histogram a measured gap of replica rep goes to: the
+// run's, or in a fleet the replica's alone, the fleet's being gathered
+// from the replicas' when the run is summarised (fleetGaps): a gap added
+// to both cost two adds, and the fleet's, its replicas' gaps interleaved,
+// missed weighted's pending runs and went to its map far more often.
+func (r *runner) gapsOf(rep int) *weighted {
+	if r.fleet {
+		return &r.reps[rep].col.itl
+	}
+	return &r.col.itl
 }
 
 // tokRun is the retokenized run of chunks of per tokens (nil for a chunk

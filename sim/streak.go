@@ -170,9 +170,10 @@ func (r *runner) streakMove(rep *replica, out *engine.Outcome, d time.Duration, 
 		r.trimPeaks(st)
 	}
 	if st.measured > 0 {
-		r.col.itl.add(d, out.Steps*st.measured)
-		if r.fleet {
+		if r.fleet { // gapsOf, its replica at hand
 			rep.col.itl.add(d, out.Steps*st.measured)
+		} else {
+			r.col.itl.add(d, out.Steps*st.measured)
 		}
 		for c, m := range st.byClass {
 			if m > 0 {

@@ -145,6 +145,13 @@ func (r *runner) summary() Summary {
 	// An open window whose warm-up outlasts every request is empty, never
 	// negative.
 	window := max(0, end-rep.Start)
+	if r.fleet { // the fleet's gaps are its replicas' (runner.gapsOf)
+		parts := make([]*weighted, len(r.reps))
+		for i := range r.reps {
+			parts[i] = &r.reps[i].col.itl
+		}
+		r.col.itl = mergedGaps(r.col.itl.limit, parts)
+	}
 	s := r.col.finish(window, area.seconds(), r.cfg.Percentiles)
 	s.Replicas, s.Imbalance = r.replicaSummaries(&s, window, max(0, end-w.Warmup))
 	if r.pd != nil {
