@@ -794,12 +794,15 @@ func (p *blockPool) runKeys(keys []uint64) int {
 }
 
 // decideRuns keeps the pool by runs from now on when nothing observes its
-// keys: no KV events, no tier, no CachedKeys asked, the prefix cache on.
-// The engine calls it when it caches its first content; KV events or a
-// tier set later turn it back to blocks (leaveRuns).
+// keys: no KV events, no CachedKeys asked, the prefix cache on. A tier
+// reads no key of the pool: it is handed each request's own chain of
+// keys (seq.keys, storeNew, reserveTier), which the engine computes by
+// the request either way (extendKeys). The engine calls it when it
+// caches its first content; KV events set later turn it back to blocks
+// (leaveRuns).
 func (e *Engine) decideRuns() {
 	e.runsDecided = true
-	if e.cacheOn && e.pool.pub == nil && e.tier == nil && !e.keysRead && !e.noRuns {
+	if e.cacheOn && e.pool.pub == nil && !e.keysRead && !e.noRuns {
 		t := &runTree{b: e.cfg.BlockSize, copies: map[blockAt][]int32{}}
 		t.edges = append(t.edges, runEdge{parent: -1}) // the root: no blocks
 		e.pool.runs = t
