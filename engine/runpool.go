@@ -25,12 +25,13 @@ import "slices"
 //     block cached before it at its place is evicted.
 //
 // So a request of one run of ids costs a few edge and segment operations,
-// not one a block. No key is computed. The fuzz target FuzzRunPoolTwin
-// holds the run pool to blockPool, block by block, over random hits,
-// caching, releases, trims, allocations and evictions.
+// not one a block. No key is computed but those KV events name, once an
+// edge (runTree.key). The fuzz target FuzzRunPoolTwin holds the run pool
+// to blockPool, block by block, over random hits, caching, releases,
+// trims, allocations and evictions, and their KV events event by event.
 //
-// The engine keeps its pool so (blockPool.runs non-nil) when nothing
-// observes the keys (decideRuns): then walkHits, attach, cacheThrough,
+// The engine keeps its pool so (blockPool.runs non-nil) unless CachedKeys
+// was asked before its first content (decideRuns): then walkHits, attach, cacheThrough,
 // drop, trim, Warm and CachedPrefix go through the tree, and the
 // per-block pool is the twin (testKnobs.noRuns).
 
@@ -134,6 +135,10 @@ type runEdge struct {
 	segs   []int32 // its segments, primary and copies, in no order
 	ncopy  int32   // its segments that are copies
 	gen    uint32  // bumped when it is cut or dropped: a cursor on it is stale
+	// keys holds the chained keys of its first len(keys) blocks, computed
+	// when a publisher observes one of them (runTree.key): blockPool's
+	// keys of those blocks.
+	keys []uint64
 }
 
 // runCursor is a place in the tree reached along a path: after the
@@ -251,6 +256,11 @@ func (p *blockPool) evictSegment(id int32, n int) int {
 			p.setCopies(at, c[1:])
 		}
 	}
+	if p.pub != nil { // its blocks leave last first, each an event (uncache's)
+		for x := int(g.hi) - 1; x >= int(g.hi)-k; x-- {
+			p.pub.emit(t.key(e, x), true)
+		}
+	}
 	s = &p.nodes[id]
 	g.hi -= int32(k)
 	p.q[s.queue].blocks -= k
@@ -316,7 +326,7 @@ func (t *runTree) gcEdge(e int32) {
 		par := ed.parent
 		t.child.del(childKey(par, ed.lab.c))
 		t.edges[par].kids = without(t.edges[par].kids, e)
-		t.edges[e] = runEdge{kids: ed.kids[:0], segs: ed.segs[:0], gen: ed.gen + 1}
+		t.edges[e] = runEdge{kids: ed.kids[:0], segs: ed.segs[:0], keys: ed.keys[:0], gen: ed.gen + 1}
 		t.espare = append(t.espare, e)
 		e = par
 	}
@@ -424,6 +434,10 @@ func (p *blockPool) splitEdge(e int32, m int) {
 	t.edges[e].gen++
 	f := t.newEdge(e, rest) // e's only child
 	t.edges[f].kids = kids
+	if keys := t.edges[e].keys; len(keys) > m { // the keys computed past the cut are f's
+		t.edges[f].keys = append(t.edges[f].keys[:0], keys[m:]...)
+		t.edges[e].keys = keys[:m]
+	}
 	for _, k := range kids {
 		t.child.put(childKey(f, t.edges[k].lab.c), k)
 		t.edges[k].parent = f
@@ -581,6 +595,7 @@ func (p *blockPool) runCache(held *int, r *runSeq, full int) {
 	r.cur = t.walk(path, full, t.fresh(start)) // fresh again: insert may have cut its edge
 	for _, sp := range t.spans {
 		x, end := sp.lo+max(sp.pos, from)-sp.pos, sp.hi // match stopped at full
+		p.emitStored(sp.edge, x, end)
 		for x < end {
 			if id := p.primAt(sp.edge, x); id != noNode {
 				c := p.newSeg(segPlace{sp.edge, int32(x), int32(x + 1)}, 1, true)
@@ -630,6 +645,7 @@ func (p *blockPool) extendHeld(r *runSeq, full int) bool {
 	}
 	lo, hi := int32(c.eoff), int32(c.eoff+k)
 	prev := noNode
+	e := c.edge
 	for _, id := range ed.segs {
 		if p.nodes[id].copy {
 			continue
@@ -645,12 +661,51 @@ func (p *blockPool) extendHeld(r *runSeq, full int) bool {
 	}
 	t.at[prev].hi = hi
 	t.inPlace++
+	p.emitStored(e, int(lo), int(hi))
 	p.cached += k
 	c.eoff, c.pos, c.lo = c.eoff+k, full, c.lo+k
 	if c.lo == lab.n {
 		c.li, c.lo = c.li+1, 0
 	}
 	return true
+}
+
+// emitStored publishes the caching of blocks lo to hi−1 of edge e, in
+// order, as blockPool.cache publishes each (a copy too): with no
+// publisher, nothing.
+func (p *blockPool) emitStored(e int32, lo, hi int) {
+	if p.pub == nil || lo >= hi {
+		return
+	}
+	t := p.runs
+	t.key(e, hi-1) // computes those before it too
+	for _, k := range t.edges[e].keys[lo:hi] {
+		p.pub.emit(k, false)
+	}
+}
+
+// key is blockPool's key of block off of edge e: chained from the root
+// over the content of the blocks before it (keyAt), computed once an
+// edge and kept in its keys, each edge's first chained on its parent's
+// last.
+func (t *runTree) key(e int32, off int) uint64 {
+	if ed := &t.edges[e]; off < len(ed.keys) {
+		return ed.keys[off]
+	}
+	ed := &t.edges[e]
+	k := rootKey
+	if n := len(ed.keys); n > 0 {
+		k = ed.keys[n-1]
+	} else if par := ed.parent; par > 0 {
+		k = t.key(par, t.edges[par].lab.n-1)
+		ed = &t.edges[e]
+	}
+	lab := &ed.lab
+	for j := len(ed.keys); j <= off; j++ {
+		k = mix(k, lab.at(j, t.b).value())
+		ed.keys = append(ed.keys, k)
+	}
+	return k
 }
 
 // runRelease drops r's references to its blocks from position from on,
@@ -793,121 +848,24 @@ func (p *blockPool) runKeys(keys []uint64) int {
 	return len(keys)
 }
 
-// decideRuns keeps the pool by runs from now on when nothing observes its
-// keys: no KV events, no CachedKeys asked, the prefix cache on. A tier
+// decideRuns keeps the pool by runs from now on unless CachedKeys was
+// asked (keysRead) or the prefix cache is off. The engine calls it when
+// it caches its first content. KV events read the keys of the blocks
+// they name, which the tree computes once an edge (runTree.key); a tier
 // reads no key of the pool: it is handed each request's own chain of
 // keys (seq.keys, storeNew, reserveTier), which the engine computes by
-// the request either way (extendKeys). The engine calls it when it
-// caches its first content; KV events set later turn it back to blocks
-// (leaveRuns).
+// the request either way (extendKeys).
 func (e *Engine) decideRuns() {
 	e.runsDecided = true
-	if e.cacheOn && e.pool.pub == nil && !e.keysRead && !e.noRuns {
+	if e.cacheOn && !e.keysRead && !e.noRuns {
 		t := &runTree{b: e.cfg.BlockSize, copies: map[blockAt][]int32{}}
 		t.edges = append(t.edges, runEdge{parent: -1}) // the root: no blocks
 		e.pool.runs = t
 	}
 }
 
-// leaveRuns turns a pool kept by runs into one kept by blocks, the same
-// blocks in the same states and order: each block of each segment a node
-// with its key, the free queues relinked block by block, the index and the
-// copies by key, each request's ids.
-func (e *Engine) leaveRuns() {
-	p := &e.pool
-	t := p.runs
-	if t == nil {
-		return
-	}
-	prim := map[blockAt]int32{}     // a primary block's node, by place
-	blocksOf := map[int32][]int32{} // a segment's nodes, by its id
-	var segs []int32
-	for ei := range t.edges {
-		segs = append(segs, t.edges[ei].segs...)
-	}
-	for _, sid := range segs {
-		s, g := p.nodes[sid], t.at[sid]
-		key := keyAt(t, g.edge, int(g.lo))
-		var ids []int32
-		for x := g.lo; x < g.hi; x++ {
-			if x > g.lo {
-				key = mix(key, t.edges[g.edge].lab.at(int(x), t.b).value())
-			}
-			id := p.newNode()
-			p.nodes[id] = node{key: key, refs: s.refs, prev: noNode, next: noNode}
-			ids = append(ids, id)
-			if !s.copy {
-				prim[blockAt{g.edge, x}] = id
-				p.index.put(key, id)
-			}
-		}
-		blocksOf[sid] = ids
-	}
-	for at, c := range t.copies {
-		ids := make([]int32, len(c))
-		for i, sid := range c {
-			ids[i] = blocksOf[sid][0]
-		}
-		if p.copies == nil {
-			p.copies = map[uint64][]int32{}
-		}
-		p.copies[p.nodes[prim[at]].key] = ids
-	}
-	for qi := range p.q {
-		var order []int32
-		for id := p.q[qi].head; id != noNode; id = p.nodes[id].next {
-			if p.nodes[id].run > 0 {
-				order = append(order, id)
-				continue
-			}
-			ids := blocksOf[id]
-			for i := len(ids) - 1; i >= 0; i-- { // a segment's blocks are freed last first
-				order = append(order, ids[i])
-			}
-		}
-		prev := noNode
-		for _, id := range order {
-			b := &p.nodes[id]
-			b.prev, b.next, b.queued, b.queue = prev, noNode, true, uint8(qi)
-			if prev != noNode {
-				p.nodes[prev].next = id
-			} else {
-				p.q[qi].head = id
-			}
-			prev = id
-		}
-		if prev == noNode {
-			p.q[qi].head = noNode
-		}
-		p.q[qi].tail = prev
-	}
-	for _, s := range e.reqs.all() {
-		if s.held == 0 {
-			continue
-		}
-		r := s.runs
-		t.match(r.path, s.held)
-		s.ids = s.ids[:0]
-		ci := 0
-		for _, sp := range t.spans {
-			for x := sp.lo; x < sp.hi; x++ {
-				if ci < len(r.copies) && r.copies[ci].pos == sp.pos+x-sp.lo {
-					s.ids = append(s.ids, blocksOf[r.copies[ci].seg][0]) // a copy, perhaps promoted
-					ci++
-					continue
-				}
-				s.ids = append(s.ids, prim[blockAt{sp.edge, int32(x)}])
-			}
-		}
-		r.copies = r.copies[:0]
-	}
-	for _, sid := range segs {
-		p.freeNode(sid)
-	}
-	p.runs = nil
-}
-
-// keyAt is the key of block off of edge e, chained from the root.
+// keyAt is the key of block off of edge e, chained from the root: the
+// slow twin of runTree.key, which Check holds to it.
 func keyAt(t *runTree, e int32, off int) uint64 {
 	var chain []int32
 	for x := e; x > 0; x = t.edges[x].parent {
@@ -1008,6 +966,12 @@ func (c *checker) segmentsChecked() {
 		if ei > 0 && len(ed.segs)+len(ed.kids) > 0 {
 			if got, ok := t.child.get(childKey(ed.parent, ed.lab.c)); !ok || got != int32(ei) {
 				c.badBlocks("edge %d is found under its parent %d as %d (%v)", ei, ed.parent, got, ok)
+			}
+		}
+		for off, k := range ed.keys {
+			if off >= ed.lab.n || k != keyAt(t, int32(ei), off) {
+				c.badBlocks("edge %d keeps key %x for its block %d of %d, not its chain's", ei, k, off, ed.lab.n)
+				break
 			}
 		}
 		copies := int32(0)
