@@ -689,9 +689,18 @@ func (p *blockPool) emitStored(e int32, lo, hi int) {
 // edge and kept in its keys, each edge's first chained on its parent's
 // last.
 func (t *runTree) key(e int32, off int) uint64 {
-	if ed := &t.edges[e]; off < len(ed.keys) {
-		return ed.keys[off]
+	if keys := t.edges[e].keys; off < len(keys) {
+		return keys[off]
 	}
+	return t.extendKeys(e, off)
+}
+
+// extendKeys computes edge e's keys up to its block off and returns
+// that one's. Along a run of consecutive ids (per > 0) it walks the
+// blocks' units and offsets as appendShared does, without a division a
+// block: block j's content is at(j)'s, the unit id+(o+j)/per at offset
+// ((o+j)%per)·b, o the first block's place in its unit.
+func (t *runTree) extendKeys(e int32, off int) uint64 {
 	ed := &t.edges[e]
 	k := rootKey
 	if n := len(ed.keys); n > 0 {
@@ -700,10 +709,25 @@ func (t *runTree) key(e int32, off int) uint64 {
 		k = t.key(par, t.edges[par].lab.n-1)
 		ed = &t.edges[e]
 	}
-	lab := &ed.lab
-	for j := len(ed.keys); j <= off; j++ {
-		k = mix(k, lab.at(j, t.b).value())
-		ed.keys = append(ed.keys, k)
+	from := len(ed.keys)
+	ed.keys = slices.Grow(ed.keys, off+1-from)[:off+1]
+	keys, lab, b := ed.keys[from:], &ed.lab, t.b
+	if lab.per == 0 { // one content, every block
+		v := lab.c.value()
+		for i := range keys {
+			k = mix(k, v)
+			keys[i] = k
+		}
+		return k
+	}
+	o := int(lab.c.off)/b + from
+	id, r := lab.c.id+uint64(o/lab.per), o%lab.per
+	for i := range keys {
+		k = mix(k, mix(uint64(r*b), id))
+		keys[i] = k
+		if r++; r == lab.per {
+			id, r = id+1, 0
+		}
 	}
 	return k
 }
