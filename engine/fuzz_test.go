@@ -75,6 +75,9 @@ var plansEmpty, victimsUnscheduled int
 // fuzzTier counts the tier loads among them.
 var fuzzReserved, fuzzLanded, fuzzTier int
 
+// fuzzEvents counts the KV events the scenarios compared.
+var fuzzEvents int
+
 // notePlan counts what a scenario's plan p of engine e did.
 func notePlan(e *Engine, p *Plan, before int) {
 	if p != nil && p.Batch.Empty() && p.Cohort == 0 && len(p.Reserved) == 0 {
@@ -153,7 +156,11 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 	n := testlong.Int(t, 1000, 3000)
 	plansContinued, addsCapped, plansEmpty, victimsUnscheduled = 0, 0, 0, 0
 	fuzzReserved, fuzzLanded, fuzzTier = 0, 0, 0
+	fuzzEvents = 0
 	defer func() {
+		if fuzzEvents < n {
+			t.Errorf("%d KV events compared in %d scenarios: the scenarios no longer publish them", fuzzEvents, n)
+		}
 		if fuzzTier < n/50 {
 			t.Errorf("%d tier loads reserved in %d scenarios: the scenarios no longer load from a tier", fuzzTier, n)
 		}
@@ -171,7 +178,7 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 		if plansEmpty < n/200 || victimsUnscheduled < n/50 { // 11 and 38 in 1,000
 			t.Errorf("%d empty steps and %d victims taken out of a step in %d scenarios: the scenarios no longer reach them", plansEmpty, victimsUnscheduled, n)
 		}
-		t.Logf("%d continued runs, %d empty steps, %d victims taken out of a step, %d Remote requests and tier loads reserved (%d tier), %d landed", plansContinued, plansEmpty, victimsUnscheduled, fuzzReserved, fuzzTier, fuzzLanded)
+		t.Logf("%d continued runs, %d empty steps, %d victims taken out of a step, %d Remote requests and tier loads reserved (%d tier), %d landed; %d KV events compared", plansContinued, plansEmpty, victimsUnscheduled, fuzzReserved, fuzzTier, fuzzLanded, fuzzEvents)
 	}()
 	for range n {
 		data := make([]byte, 4+2*(10+rng.IntN(120)))
@@ -241,6 +248,11 @@ func scenario(t *testing.T, data []byte) {
 					return // the prefix cache is on in every scenario
 				}
 			}
+		}
+		var logs [2]eventLog
+		if data[1]%11 == 4 { // KV events, compared event by event
+			e.PublishKVEvents(&logs[0])
+			slow.PublishKVEvents(&logs[1])
 		}
 		e.Runner().SetStrict(true) // every call held to the batched contract's rules
 		slow.Runner().SetStrict(true)
@@ -362,6 +374,9 @@ func scenario(t *testing.T, data []byte) {
 				t.Fatal(err)
 			}
 			w.same("state", state(e, now), state(slow, now))
+			w.same("KV events", logs[0], logs[1])
+			fuzzEvents += len(logs[0])
+			logs[0], logs[1] = logs[0][:0], logs[1][:0]
 		}
 		// Whatever happened, the engine drains: every request finishes.
 		for steps := 0; !e.Idle(); steps++ {
