@@ -248,12 +248,12 @@ func (e *Engine) planDrafts(i, budget, avail, owed int) (int, int, int, int) {
 			break
 		}
 		c := s.computed
-		n := min(1+min(k, s.req.Output-s.emitted-1), budget)
+		n := min(k+1, s.req.Output-s.emitted, budget) // 1 + min(k, tokens left after this one), capped
 		need := e.blocksFor(c+n) - s.blocks()
-		if need > avail {
-			break
-		}
-		if need > 0 {
+		if need > 0 { // avail >= 0: a decode that needs no block fits
+			if need > avail {
+				break
+			}
 			owed += need
 			avail -= need
 			s.anon += need
