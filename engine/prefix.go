@@ -186,6 +186,7 @@ func (e *Engine) runsOf(s *seq) *runSeq {
 		s.runs = &runSeq{}
 	}
 	if r := s.runs; len(r.path) == 0 {
+		e.pool.runs.walked.path = nil // it may have been a walk of the path this array held before (recycle)
 		r.path = appendRunPath(r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.shared, mix(0x0a11ce, s.order))
 	}
 	return s.runs
