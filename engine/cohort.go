@@ -301,12 +301,13 @@ func (e *Engine) coPlanPublish() {
 }
 
 // joinCohort moves the running list's leading plain decodes into the
-// cohort (planning, nothing in flight).
-func (e *Engine) joinCohort() {
+// cohort (planning, nothing in flight); with all, the caller found that
+// every running request joins (allJoin), and it does not ask again.
+func (e *Engine) joinCohort(all bool) {
 	co := &e.co
 	k := 0
 	for _, s := range e.running {
-		if !e.joins(s) {
+		if !all && !e.joins(s) {
 			break
 		}
 		s.member, s.t0, s.rank = true, co.tick, co.joins
@@ -435,7 +436,7 @@ func (e *Engine) planCohort(budget int) int {
 		e.materialize() // the cohort was given up
 		return budget
 	}
-	e.joinCohort()
+	e.joinCohort(false)
 	n := co.n
 	if n == 0 {
 		return budget

@@ -11,7 +11,7 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	if e.waiting.len() > 0 || e.inFlight || p.End != now || until <= now || !e.allJoin() {
 		return nil
 	}
-	e.joinCohort()
+	e.joinCohort(true) // allJoin said they all join
 	n := co.n
 	if n == 0 || n > e.cfg.MaxBatchedTokens || e.coGrow(0, 1) > e.available() {
 		return nil // idle, or the walk plans it: a member is left out, or preempts
