@@ -117,7 +117,6 @@ func (e *Engine) setCohort(on bool) {
 		e.co.top, e.co.mask = e.cfg.BlockSize+1, e.cfg.BlockSize-1
 		e.co.rsuf = make([]int, e.cfg.BlockSize+1)
 		e.co.sumbuf = make([]int, e.cfg.MaxSeqs)
-		e.co.pubs = make([][]pubMember, e.cfg.BlockSize)
 	}
 }
 
@@ -320,6 +319,9 @@ func (e *Engine) joinCohort(all bool) {
 		co.n++
 		k++
 		if s.held < s.shared {
+			if co.pubs == nil { // made at the first (a replica's setup stays within its 6 KB: TestFleetSetupAllocatesEachReplicaOnce)
+				co.pubs = make([][]pubMember, e.cfg.BlockSize)
+			}
 			r := (s.computed - co.tick) & co.mask
 			co.pubs[r] = append(co.pubs[r], pubMember{s: s, rank: s.rank})
 			co.npub++
