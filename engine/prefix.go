@@ -323,17 +323,28 @@ func (e *Engine) runPublish(from, m int) {
 				live = 0 // and so are those after it, in this round and the next
 				break
 			}
-			s := e.sched[p.i]
-			q, _ := e.quoRem(s.computed + p.at)
-			e.cacheThrough(s, min(s.shared, q))
-			p.at += b
-			if s.held >= s.shared {
-				p.i = -1
+			if e.pubStep(p) {
 				live--
 			}
 		}
 	}
 	e.pubs = pubs
+}
+
+// pubStep caches the block that the decode of p's request at step p.at
+// completes and moves p to the request's next such step, b on. It
+// reports whether the request has no block left to cache (p.i is then
+// −1).
+func (e *Engine) pubStep(p *pubAt) bool {
+	s := e.sched[p.i]
+	q, _ := e.quoRem(s.computed + p.at)
+	e.cacheThrough(s, min(s.shared, q))
+	p.at += e.cfg.BlockSize
+	if s.held >= s.shared {
+		p.i = -1
+		return true
+	}
+	return false
 }
 
 // runPublishSteps is runPublish's caching with cohort members that may
@@ -346,7 +357,7 @@ func (e *Engine) runPublish(from, m int) {
 // takes nothing when it plans): step i of the run is at the cohort's
 // clock + i − 1.
 func (e *Engine) runPublishSteps(pubs []pubAt, from, m int) []pubAt {
-	b, j, live := e.cfg.BlockSize, 0, len(pubs)
+	j, live := 0, len(pubs)
 	for i := from + 1; i <= m && (live > 0 || e.co.npub > 0); i++ {
 		if e.co.npub > 0 {
 			e.coPublish(e.co.tick + i - 1)
@@ -357,12 +368,7 @@ func (e *Engine) runPublishSteps(pubs []pubAt, from, m int) []pubAt {
 				if p.at != i {
 					break
 				}
-				s := e.sched[p.i]
-				q, _ := e.quoRem(s.computed + p.at)
-				e.cacheThrough(s, min(s.shared, q))
-				p.at += b
-				if s.held >= s.shared {
-					p.i = -1
+				if e.pubStep(p) {
 					live--
 				}
 			}
