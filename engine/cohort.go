@@ -225,14 +225,23 @@ func (e *Engine) syncMember(s *seq) {
 
 // joins reports whether a running request is a plain decode that joins
 // the cohort: it emitted at the end of the last outcome, its one known
-// token not in KV is the one it samples next, it holds the blocks of its
-// computed tokens exactly, and, with blocks of shared output left to
-// cache, every full block of its computed tokens is cached: a member's
-// decodes cache one block each as they complete it (coPublish), where
-// publishDecode would also cache those it lagged by.
+// token not in KV is the one it samples next, and it holds the blocks of
+// its computed tokens exactly; and its callers ask that it does not lag
+// (lags). (With lags' test in it, joins was no longer inlined: the
+// MooncakeReplay regime, whose running prompts Continue asks it of at
+// every step end, cost 145 instructions a request more, cachegrind,
+// 2026-12-05.)
 func (e *Engine) joins(s *seq) bool {
 	return s.emitted > 0 && s.known-s.computed == 1 && s.look == 0 && s.lastMove == e.move && e.move != 0 &&
-		s.held+s.anon == e.blocksFor(s.computed) && (s.held >= s.shared || s.held >= s.computed>>e.sh()) // a cohort's block size is a power of two (sh)
+		s.held+s.anon == e.blocksFor(s.computed)
+}
+
+// lags reports whether s has blocks of shared output left to cache and
+// a full block of its computed tokens among them not cached: a member's
+// decodes cache one block each as they complete it (coPublish), where
+// publishDecode would also cache those it lagged by.
+func (e *Engine) lags(s *seq) bool {
+	return s.held < s.shared && s.held < s.computed>>e.sh() // a cohort's block size is a power of two (sh)
 }
 
 // coPublish caches the blocks of shared output that the members' decodes
@@ -306,7 +315,7 @@ func (e *Engine) joinCohort(all bool) {
 	co := &e.co
 	k := 0
 	for _, s := range e.running {
-		if !all && !e.joins(s) {
+		if !all && (!e.joins(s) || e.lags(s)) {
 			break
 		}
 		s.member, s.t0, s.rank = true, co.tick, co.joins

@@ -85,7 +85,7 @@ func (e *Engine) continueSlow(now time.Duration) bool {
 // join it at the next plan (joinCohort).
 func (e *Engine) allJoin() bool {
 	for _, s := range e.running {
-		if !e.joins(s) {
+		if !e.joins(s) || e.lags(s) {
 			return false
 		}
 	}
