@@ -105,10 +105,7 @@ func appendRunPath(dst []runLabel, prefix []uint64, p, b, shared int, own uint64
 		units := (shared + per - 1) / per // the last perhaps in part
 		ids := prefix[:units]
 		for u := 0; u < len(ids); {
-			v, last := u+1, ids[u]
-			for v < len(ids) && ids[v] == last+1 {
-				v, last = v+1, ids[v]
-			}
+			v := u + ascending(ids[u:])
 			dst = append(dst, runLabel{c: runContent{kind: 1, id: ids[u]}, per: per, n: (min(v*per, shared) - u*per)})
 			u = v
 		}
@@ -124,6 +121,29 @@ func appendRunPath(dst []runLabel, prefix []uint64, p, b, shared int, own uint64
 		}
 	}
 	return append(dst, runLabel{c: runContent{kind: 3, id: own}, n: ownRun})
+}
+
+// ascending is the length of the run that ids (not empty) begin with, of
+// ids each one more than the one before. A prompt's shared prefix is such
+// a run of hundreds of ids, so it compares sixteen a pass, each against
+// its place in the run, until one is out of place; then one at a time
+// (ascendingEach, the slow twin, compares all one at a time;
+// TestAscendingIsEach holds the two equal).
+func ascending(ids []uint64) int {
+	d, rest := ids[0], ids
+	for len(rest) >= 16 && rest[0] == d && rest[1] == d+1 && rest[2] == d+2 && rest[3] == d+3 &&
+		rest[4] == d+4 && rest[5] == d+5 && rest[6] == d+6 && rest[7] == d+7 &&
+		rest[8] == d+8 && rest[9] == d+9 && rest[10] == d+10 && rest[11] == d+11 &&
+		rest[12] == d+12 && rest[13] == d+13 && rest[14] == d+14 && rest[15] == d+15 {
+		d, rest = d+16, rest[16:]
+	}
+	for len(rest) >= 4 && rest[0] == d && rest[1] == d+1 && rest[2] == d+2 && rest[3] == d+3 {
+		d, rest = d+4, rest[4:]
+	}
+	for len(rest) > 0 && rest[0] == d {
+		d, rest = d+1, rest[1:]
+	}
+	return len(ids) - len(rest)
 }
 
 // runEdge is an edge of the tree: lab's blocks after parent's.
@@ -199,16 +219,17 @@ func (g *segPlace) size() int { return int(g.hi - g.lo) }
 // the segments (at, by node) and the copies by place (blockPool.copies
 // holds them by key).
 type runTree struct {
-	at      []segPlace
-	b       int // BlockSize
-	edges   []runEdge
-	espare  []int32
-	child   blockIndex          // an edge by childKey
-	copies  map[blockAt][]int32 // copies at a place, oldest first
-	spans   []runSpan           // match's answer
-	walked  walkedPath          // the walk that left spans
-	shape   uint64              // bumped when an edge is cut or dropped
-	inPlace int                 // runCache calls extendHeld answered (tests read it)
+	at       []segPlace
+	b        int // BlockSize
+	edges    []runEdge
+	espare   []int32
+	child    blockIndex          // an edge by childKey
+	copies   map[blockAt][]int32 // copies at a place, oldest first
+	spans    []runSpan           // match's answer
+	walked   walkedPath          // the walk that left spans
+	shape    uint64              // bumped when an edge is cut or dropped
+	inPlace  int                 // runCache calls extendHeld answered (tests read it)
+	newEdges int                 // runCache calls cacheNewEdge answered (tests read it)
 }
 
 // walkedPath notes which walk left runTree.spans: along the path whose
@@ -336,6 +357,11 @@ func (t *runTree) gcEdge(e int32) {
 
 // newEdge adds an edge of lab's blocks under parent.
 func (t *runTree) newEdge(parent int32, lab runLabel) int32 {
+	return t.newEdgeKeyed(parent, lab, childKey(parent, lab.c))
+}
+
+// newEdgeKeyed is newEdge with the edge's childKey at hand.
+func (t *runTree) newEdgeKeyed(parent int32, lab runLabel, key uint64) int32 {
 	var e int32
 	if n := len(t.espare); n > 0 {
 		e = t.espare[n-1]
@@ -347,7 +373,7 @@ func (t *runTree) newEdge(parent int32, lab runLabel) int32 {
 	ed := &t.edges[e]
 	ed.parent, ed.lab = parent, lab
 	t.edges[parent].kids = append(t.edges[parent].kids, e)
-	t.child.put(childKey(parent, lab.c), e)
+	t.child.put(key, e)
 	return e
 }
 
@@ -424,6 +450,34 @@ func (t *runTree) cutWalk(path []runLabel, n int) runCursor {
 		li++
 	}
 	return runCursor{edge: sp.edge, gen: t.edges[sp.edge].gen, eoff: sp.hi, pos: n, li: li, lo: lo}
+}
+
+// chain is match(path, n) for the path of cursor c, a place after n of
+// its blocks, read up the tree from c instead of down it from the root:
+// a walk from the root enters every edge at its first block and leaves
+// it at its last, so the path's first n blocks lie on the edges from the
+// root to c's, all of each but c's, which they cover up to c. It leaves
+// those spans in t.spans and reports true; false, having left nothing,
+// when c is stale or is not after n blocks (match's to answer then).
+// TestRunPoolTwin holds it to match after every step.
+func (t *runTree) chain(c runCursor, n int) bool {
+	if c.pos != n || t.edges[c.edge].gen != c.gen {
+		return false
+	}
+	t.spans = t.spans[:0]
+	t.walked = walkedPath{} // no walk left these spans
+	pos := n
+	for e, hi := c.edge, c.eoff; e > 0; e = t.edges[e].parent {
+		if e != c.edge {
+			hi = t.edges[e].lab.n
+		}
+		if hi > 0 {
+			pos -= hi
+			t.spans = append(t.spans, runSpan{edge: e, hi: hi, pos: pos})
+		}
+	}
+	slices.Reverse(t.spans)
+	return true
 }
 
 // fresh is c if it is not stale, else the root.
@@ -630,7 +684,7 @@ func (p *blockPool) runCache(held *int, r *runSeq, full int) {
 		return
 	}
 	t := p.runs
-	if r.cur.pos == from && t.edges[r.cur.edge].gen == r.cur.gen && p.extendHeld(r, full) { // a fresh cursor
+	if r.cur.pos == from && t.edges[r.cur.edge].gen == r.cur.gen && (p.extendHeld(r, full) || p.cacheNewEdge(r, full)) { // a fresh cursor
 		*held = full
 		return
 	}
@@ -713,6 +767,37 @@ func (p *blockPool) extendHeld(r *runSeq, full int) bool {
 	return true
 }
 
+// cacheNewEdge is runCache's shortcut for blocks that begin a new edge:
+// r's cursor (fresh, after r's held blocks) at the end of its edge, the
+// blocks up to full on one label of r's path, and no child of the edge
+// beginning with the first of them (a prompt's own ids after a shared
+// prefix it found). As runCache would (insert finds nothing after the
+// cursor and adds the edge, walk one span over its first blocks, no
+// segment on it), it adds the edge and one segment of the blocks, with
+// no walk. It reports whether it did; else nothing changed.
+func (p *blockPool) cacheNewEdge(r *runSeq, full int) bool {
+	t := p.runs
+	c := &r.cur
+	k := full - c.pos
+	lab := &r.path[c.li]
+	if c.eoff != t.edges[c.edge].lab.n || c.lo+k > lab.n {
+		return false
+	}
+	key := childKey(c.edge, lab.at(c.lo, t.b))
+	if _, ok := t.child.get(key); ok {
+		return false
+	}
+	e := t.newEdgeKeyed(c.edge, lab.from(c.lo, t.b), key)
+	p.newSeg(segPlace{e, 0, int32(k)}, 1, false)
+	t.newEdges++
+	p.cached += k
+	*c = runCursor{edge: e, gen: t.edges[e].gen, eoff: k, pos: full, li: c.li, lo: c.lo + k}
+	if c.lo == lab.n {
+		c.li, c.lo = c.li+1, 0
+	}
+	return true
+}
+
 // runRelease drops r's references to its blocks from position from on,
 // last first, as releaseAll: those nobody holds any more join the tail of
 // the free queue (queue 1 under FreeBlocksFirst) in that order.
@@ -732,7 +817,9 @@ func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
 		qi = 1
 	}
 	t := p.runs
-	t.match(r.path, hi)
+	if !t.chain(r.cur, hi) {
+		t.match(r.path, hi)
+	}
 	ci := len(r.copies) - 1
 	for ci >= 0 && r.copies[ci].pos >= hi {
 		ci--
@@ -782,12 +869,19 @@ func (p *blockPool) runFinds(path []runLabel, j int) bool {
 	return p.primAt(sp.edge, sp.hi-1) != noNode
 }
 
-// runLeading is how many of path's first limit blocks are cached,
-// leading, read without changing the pool (match's scratch included).
-func (p *blockPool) runLeading(path []runLabel, limit int) int {
+// runLeading is how many of path's first limit blocks (limit > 0) are
+// cached, leading, read without changing the pool (match's scratch
+// included). first is childKey(0, path[0].c), the key of the root's
+// child the path begins with, the same in every tree: a caller asking
+// many pools about one path computes it once (PrefixPath).
+func (p *blockPool) runLeading(path []runLabel, limit int, first uint64) int {
 	t := p.runs
 	pos, li, lo := 0, 0, 0
-	e, eoff := int32(0), 0
+	e, ok := t.child.get(first) // the root holds no block: its child's first is the path's
+	if !ok {
+		return 0
+	}
+	eoff := 0
 	for pos < limit {
 		ed := &t.edges[e]
 		if eoff == ed.lab.n {

@@ -164,9 +164,16 @@ func (w *runTwin) check() {
 	if a, b := [4]int{w.bp.free(), w.bp.cached, w.bp.evict, w.bp.ncopy}, [4]int{w.rp.free(), w.rp.cached, w.rp.evict, w.rp.ncopy}; a != b {
 		w.fail("free, cached, evict, copies: blockPool %v, runPool %v", a, b)
 	}
+	t := w.rp.runs
 	for i, r := range w.reqs {
 		if len(r.ids) != r.held {
 			w.fail("request %d holds %d blocks in blockPool, %d in runPool", i, len(r.ids), r.held)
+		}
+		if t.chain(r.rs.cur, r.held) {
+			up := slices.Clone(t.spans)
+			if pos, _, _ := t.match(r.rs.path, r.held); pos != r.held || !slices.Equal(up, t.spans) {
+				w.fail("request %d: %d held blocks' spans up from its cursor %+v, down from the root %+v (%d found)", i, r.held, up, t.spans, pos)
+			}
 		}
 		for j, id := range r.ids {
 			b := &w.bp.nodes[id]
@@ -384,13 +391,13 @@ func (w *runTwin) step(rng *rand.Rand) {
 
 // runTwinScenario runs steps random operations and returns how many
 // runCache calls cached blocks and how many of those extendHeld answered.
-func runTwinScenario(t testing.TB, seed uint64, steps int) (caches, inPlace int) {
+func runTwinScenario(t testing.TB, seed uint64, steps int) (caches, inPlace, newEdges int) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	w := newRunTwin(t, 8+rng.IntN(48), rng.IntN(2) == 0, rng.IntN(5) == 0)
 	for range steps {
 		w.step(rng)
 	}
-	return w.caches, w.rp.runs.inPlace
+	return w.caches, w.rp.runs.inPlace, w.rp.runs.newEdges
 }
 
 func TestRunPoolTwin(t *testing.T) {
@@ -398,13 +405,14 @@ func TestRunPoolTwin(t *testing.T) {
 	if testing.Short() {
 		n = 50
 	}
-	caches, inPlace := 0, 0
+	caches, inPlace, newEdges := 0, 0, 0
 	for seed := range uint64(n) {
-		c, i := runTwinScenario(t, seed, 400)
-		caches, inPlace = caches+c, inPlace+i
+		c, i, e := runTwinScenario(t, seed, 400)
+		caches, inPlace, newEdges = caches+c, inPlace+i, newEdges+e
 	}
-	t.Logf("runCache calls %d, extended in place %d", caches, inPlace)
+	t.Logf("runCache calls %d, extended in place %d, on a new edge %d", caches, inPlace, newEdges)
 	require.Positive(t, inPlace, "runCache extended a held segment in place (extendHeld)")
+	require.Positive(t, newEdges, "runCache began a new edge without a walk (cacheNewEdge)")
 }
 
 func FuzzRunPoolTwin(f *testing.F) {
@@ -523,5 +531,52 @@ func TestRunsEqualBlocksThroughTheAPI(t *testing.T) {
 	t.Logf("%d engines left runs for blocks, %d blocks warmed, %d CachedKeys and %d CachedPath asked", converted, warmed, asked, pathAsked)
 	if converted < 20 || warmed < 50 || asked < 200 {
 		t.Errorf("%d engines left runs for blocks, %d blocks warmed, %d CachedKeys asked: the test no longer reaches them", converted, warmed, asked)
+	}
+}
+
+// ascendingEach is ascending's slow twin: one id at a time.
+func ascendingEach(ids []uint64) int {
+	v := 1
+	for v < len(ids) && ids[v] == ids[v-1]+1 {
+		v++
+	}
+	return v
+}
+
+// TestAscendingIsEach holds ascending to its twin on runs of every
+// length up to 70 broken anywhere by any step (wrapping past the largest
+// id included), and on random ids.
+func TestAscendingIsEach(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 8))
+	for n := 1; n <= 70; n++ {
+		for brk := 0; brk <= n; brk++ {
+			for _, step := range []uint64{0, 2, ^uint64(0), 1 << 63, 9} {
+				for _, first := range []uint64{0, 7, ^uint64(0) - 3, rng.Uint64()} {
+					ids := make([]uint64, n)
+					for i := range ids {
+						ids[i] = first + uint64(i)
+					}
+					if brk > 0 && brk < n {
+						ids[brk] += step - 1 // a step other than one
+					}
+					if got, want := ascending(ids), ascendingEach(ids); got != want {
+						t.Fatalf("ascending(%v) = %d, its twin %d", ids, got, want)
+					}
+				}
+			}
+		}
+	}
+	for range 20_000 {
+		ids := make([]uint64, 1+rng.IntN(70))
+		x := rng.Uint64()
+		for i := range ids {
+			ids[i] = x
+			if x++; rng.IntN(30) == 0 {
+				x += uint64(rng.IntN(3)) - 1
+			}
+		}
+		if got, want := ascending(ids), ascendingEach(ids); got != want {
+			t.Fatalf("ascending(%v) = %d, its twin %d", ids, got, want)
+		}
 	}
 }

@@ -32,7 +32,7 @@ func (e *Engine) CachedPrefix(prefix []uint64, prefixBlockTokens, input int) int
 	if e.pool.runs != nil && limit > 0 {
 		var buf [8]runLabel
 		path := appendRunPath(buf[:0], prefix, prefixBlockTokens, e.cfg.BlockSize, limit, 0)
-		return e.pool.runLeading(path, limit) * e.cfg.BlockSize
+		return e.pool.runLeading(path, limit, childKey(0, path[0].c)) * e.cfg.BlockSize
 	}
 	key := rootKey
 	for j := range limit {
@@ -142,6 +142,7 @@ type PrefixPath struct {
 	limit     int // blocks of the prompt a cache may find (prefixKeysLimit)
 	keys      []uint64
 	keyed     bool
+	first     uint64 // childKey(0, labels[0].c): runLeading's first lookup, alike in every tree
 }
 
 // Reset makes p the path of a prompt of input tokens whose prefix ids
@@ -153,6 +154,7 @@ func (p *PrefixPath) Reset(prefix []uint64, prefixBlockTokens, input, blockSize 
 	p.labels, p.keys, p.keyed = p.labels[:0], p.keys[:0], false
 	if p.limit > 0 {
 		p.labels = appendRunPath(p.labels, prefix, prefixBlockTokens, blockSize, p.limit, 0)
+		p.first = childKey(0, p.labels[0].c)
 	}
 }
 
@@ -172,7 +174,7 @@ func (e *Engine) CachedPath(p *PrefixPath) int {
 		return 0
 	}
 	if e.pool.runs != nil {
-		return e.pool.runLeading(p.labels, p.limit) * e.cfg.BlockSize
+		return e.pool.runLeading(p.labels, p.limit, p.first) * e.cfg.BlockSize
 	}
 	if !p.keyed {
 		p.keys, p.keyed = PrefixKeys(p.keys[:0], p.prefix, p.p, p.input, p.blockSize), true

@@ -172,9 +172,7 @@ func (b *blockIDs) prompt(r *rand.Rand, input int) []uint64 {
 	if b.cfg.Probability > 0 && r.Float64() < b.cfg.Probability {
 		first := b.group(r) * uint64(b.shared)
 		ids = ids[:min(b.shared, cap(ids))]
-		for k := range ids {
-			ids[k] = first + uint64(k)
-		}
+		countFrom(ids, first)
 	}
 	return b.fill(ids, input)
 }
@@ -199,11 +197,29 @@ func (b *blockIDs) fill(ids []uint64, input int) []uint64 {
 		return ids
 	}
 	ids = slices.Grow(ids, want-n)[:want]
-	for k := range ids[n:] {
-		ids[n+k] = b.fresh + uint64(k)
-	}
+	countFrom(ids[n:], b.fresh)
 	b.fresh += uint64(len(ids) - n)
 	return ids
+}
+
+// countFrom sets ids to x, x+1, x+2, …: sixteen a pass (a prompt's
+// shared ids are hundreds), then one at a time. TestCountFrom holds it to
+// the plain loop.
+func countFrom(ids []uint64, x uint64) {
+	for len(ids) >= 16 {
+		w := (*[16]uint64)(ids)
+		w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7] = x, x+1, x+2, x+3, x+4, x+5, x+6, x+7
+		w[8], w[9], w[10], w[11], w[12], w[13], w[14], w[15] = x+8, x+9, x+10, x+11, x+12, x+13, x+14, x+15
+		x, ids = x+16, ids[16:]
+	}
+	for len(ids) >= 4 {
+		w := (*[4]uint64)(ids)
+		w[0], w[1], w[2], w[3] = x, x+1, x+2, x+3
+		x, ids = x+4, ids[4:]
+	}
+	for k := range ids {
+		ids[k] = x + uint64(k)
+	}
 }
 
 // blocks is ceil(tokens/size).

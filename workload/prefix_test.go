@@ -193,3 +193,20 @@ func TestSharedPromptsAreTheGroupsPrefixes(t *testing.T) {
 	assert.Nil(t, PrefixReuse{}.SharedPrompts())
 	assert.Nil(t, PrefixReuse{Groups: 2, PrefixTokens: 10, Probability: 1, BlockTokens: 16}.SharedPrompts())
 }
+
+// TestCountFrom holds countFrom, sixteen ids a pass, to the plain loop on
+// every length up to 70 and starts next to the largest id (it wraps).
+func TestCountFrom(t *testing.T) {
+	for n := range 71 {
+		for _, x := range []uint64{0, 1000, ^uint64(0) - 5} {
+			got, want := make([]uint64, n), make([]uint64, n)
+			countFrom(got, x)
+			for k := range want {
+				want[k] = x + uint64(k)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("countFrom(%d ids, %d) = %v, want %v", n, x, got, want)
+			}
+		}
+	}
+}

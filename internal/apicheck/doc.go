@@ -12,6 +12,10 @@
 //
 //	go test ./internal/apicheck -update
 //
+// It rewrites only the baselines of packages whose API differs from the
+// recorded one (or that have none): export data also holds source
+// positions, which every edit moves.
+//
 // Reading guide: apicheck.go is Diff, apidiff's report split into the
 // incompatible and the compatible changes; apicheck_test.go is the check
 // and the recorder.
