@@ -78,6 +78,10 @@ var fuzzReserved, fuzzLanded, fuzzTier int
 // fuzzEvents counts the KV events the scenarios compared.
 var fuzzEvents int
 
+// fuzzCoCached counts the blocks of shared output the scenarios' decode
+// cohorts cached as their members' decodes completed them (coPublish).
+var fuzzCoCached int
+
 // notePlan counts what a scenario's plan p of engine e did.
 func notePlan(e *Engine, p *Plan, before int) {
 	if p != nil && p.Batch.Empty() && p.Cohort == 0 && len(p.Reserved) == 0 {
@@ -155,11 +159,14 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 15))
 	n := testlong.Int(t, 1000, 3000)
 	plansContinued, addsCapped, plansEmpty, victimsUnscheduled = 0, 0, 0, 0
-	fuzzReserved, fuzzLanded, fuzzTier = 0, 0, 0
+	fuzzReserved, fuzzLanded, fuzzTier, fuzzCoCached = 0, 0, 0, 0
 	fuzzEvents = 0
 	defer func() {
 		if fuzzEvents < n {
 			t.Errorf("%d KV events compared in %d scenarios: the scenarios no longer publish them", fuzzEvents, n)
+		}
+		if fuzzCoCached < n/10 {
+			t.Errorf("the cohorts cached %d blocks of shared output in %d scenarios: the scenarios no longer reach coPublish", fuzzCoCached, n)
 		}
 		if fuzzTier < n/50 {
 			t.Errorf("%d tier loads reserved in %d scenarios: the scenarios no longer load from a tier", fuzzTier, n)
@@ -178,7 +185,7 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 		if plansEmpty < n/200 || victimsUnscheduled < n/50 { // 11 and 38 in 1,000
 			t.Errorf("%d empty steps and %d victims taken out of a step in %d scenarios: the scenarios no longer reach them", plansEmpty, victimsUnscheduled, n)
 		}
-		t.Logf("%d continued runs, %d empty steps, %d victims taken out of a step, %d Remote requests and tier loads reserved (%d tier), %d landed; %d KV events compared", plansContinued, plansEmpty, victimsUnscheduled, fuzzReserved, fuzzTier, fuzzLanded, fuzzEvents)
+		t.Logf("%d continued runs, %d empty steps, %d victims taken out of a step, %d Remote requests and tier loads reserved (%d tier), %d landed, %d blocks cached by cohort members; %d KV events compared", plansContinued, plansEmpty, victimsUnscheduled, fuzzReserved, fuzzTier, fuzzLanded, fuzzCoCached, fuzzEvents)
 	}()
 	for range n {
 		data := make([]byte, 4+2*(10+rng.IntN(120)))
@@ -237,6 +244,7 @@ func scenario(t *testing.T, data []byte) {
 			return // a configuration Validate refuses is not a scenario
 		}
 		e.SetAcceptor(hashAcceptor{})
+		defer func() { fuzzCoCached += e.co.cached }()
 		slow, _ := New(cfg, model)
 		slow.SetAcceptor(hashAcceptor{})
 		walkRuns(slow)

@@ -231,8 +231,19 @@ type runTree struct {
 	child    blockIndex          // an edge by childKey
 	copies   map[blockAt][]int32 // copies at a place, oldest first
 	spans    []runSpan           // match's answer
+	walked   walkedPath          // the walk that left spans
+	shape    uint64              // bumped when an edge is cut or dropped
 	inPlace  int                 // runCache calls extendHeld answered (tests read it)
 	newEdges int                 // runCache calls cacheNewEdge answered (tests read it)
+}
+
+// walkedPath notes which walk left runTree.spans: along the path whose
+// first label is at path, from position from to to, the tree's edges of
+// shape shape. runTouch reads its spans instead of walking again.
+type walkedPath struct {
+	path     *runLabel
+	from, to int
+	shape    uint64
 }
 
 // newRunPool is newBlockPool kept by runs, of blocks of b tokens.
@@ -348,6 +359,7 @@ func (t *runTree) gcEdge(e int32) {
 		t.child.del(childKey(par, ed.lab.c))
 		t.edges[par].kids = without(t.edges[par].kids, e)
 		t.edges[e] = runEdge{kids: ed.kids[:0], segs: ed.segs[:0], keys: ed.keys[:0], gen: ed.gen + 1}
+		t.shape++
 		t.espare = append(t.espare, e)
 		e = par
 	}
@@ -414,7 +426,40 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 			li, lo = li+1, 0
 		}
 	}
+	t.walked = walkedPath{path: &path[0], from: c.pos, to: pos, shape: t.shape}
 	return runCursor{edge: e, gen: t.edges[e].gen, eoff: eoff, pos: pos, li: li, lo: lo}
+}
+
+// walkedTo reports whether t.spans hold path's first n blocks: the last
+// walk went along path from the root to n or past it, and no edge was
+// cut or dropped since.
+func (t *runTree) walkedTo(path []runLabel, n int) bool {
+	w := &t.walked
+	return w.path == &path[0] && w.from == 0 && w.to >= n && w.shape == t.shape
+}
+
+// cutWalk cuts the spans of a walk along path (walkedTo n) at n and
+// returns the cursor after them: what walk(path, n) returns, and leaves
+// in t.spans, without walking again.
+func (t *runTree) cutWalk(path []runLabel, n int) runCursor {
+	t.walked.to = n
+	if n == 0 {
+		t.spans = t.spans[:0]
+		return runCursor{gen: t.edges[0].gen}
+	}
+	i := len(t.spans) - 1
+	for t.spans[i].pos >= n { // the spans follow one another along the path
+		i--
+	}
+	sp := &t.spans[i]
+	sp.hi = sp.lo + n - sp.pos
+	t.spans = t.spans[:i+1]
+	li, lo := 0, n
+	for lo >= path[li].n {
+		lo -= path[li].n
+		li++
+	}
+	return runCursor{edge: sp.edge, gen: t.edges[sp.edge].gen, eoff: sp.hi, pos: n, li: li, lo: lo}
 }
 
 // chain is match(path, n) for the path of cursor c, a place after n of
@@ -430,6 +475,7 @@ func (t *runTree) chain(c runCursor, n int) bool {
 		return false
 	}
 	t.spans = t.spans[:0]
+	t.walked = walkedPath{} // no walk left these spans
 	pos := n
 	for e, hi := c.edge, c.eoff; e > 0; e = t.edges[e].parent {
 		if e != c.edge {
@@ -453,22 +499,33 @@ func (t *runTree) fresh(c runCursor) runCursor {
 }
 
 // insert puts path's first n blocks in the tree, splitting the edge
-// where the path leaves it.
-func (p *blockPool) insert(path []runLabel, n int, from runCursor) {
+// where the path leaves it, and returns the cursor after them, with
+// t.spans their edge ranges from from's place on: what walk from from
+// (or from the root, were from's edge cut) finds afterwards, made as
+// it is inserted (a walk again cost runCache about 550 instructions a
+// conversation's request; TestRunPoolTwin holds the cursor to a walk).
+func (p *blockPool) insert(path []runLabel, n int, from runCursor) runCursor {
 	t := p.runs
 	c := t.walk(path, n, from)
 	pos, e, eoff := c.pos, c.edge, c.eoff
 	if pos == n {
-		return
+		return c
 	}
 	if eoff < t.edges[e].lab.n {
-		p.splitEdge(e, eoff)
+		p.splitEdge(e, eoff) // e keeps its first eoff blocks, which the spans lie on
 	}
 	li, lo := c.li, c.lo
-	for pos < n {
+	for {
 		lab := path[li].from(lo, t.b)
 		e = t.newEdge(e, lab)
-		pos += lab.n
+		k := min(lab.n, n-pos)
+		t.spans = append(t.spans, runSpan{edge: e, lo: 0, hi: k, pos: pos})
+		if pos += k; pos == n {
+			if lo += k; lo == path[li].n {
+				li, lo = li+1, 0
+			}
+			return runCursor{edge: e, gen: t.edges[e].gen, eoff: k, pos: n, li: li, lo: lo}
+		}
 		li, lo = li+1, 0
 	}
 }
@@ -485,6 +542,7 @@ func (p *blockPool) splitEdge(e int32, m int) {
 	t.edges[e].kids = nil
 	t.edges[e].lab.n = m
 	t.edges[e].gen++
+	t.shape++
 	f := t.newEdge(e, rest) // e's only child
 	t.edges[f].kids = kids
 	if keys := t.edges[e].keys; len(keys) > m { // the keys computed past the cut are f's
@@ -610,7 +668,11 @@ func (p *blockPool) isolate(id int32, lo, hi int) int32 {
 // runTouch makes r reference path's blocks from those it holds up to h,
 // found cached (runHits).
 func (p *blockPool) runTouch(held *int, r *runSeq, h int) {
-	r.cur = p.runs.walk(r.path, h, runCursor{})
+	if t := p.runs; t.walkedTo(r.path, h) { // runHits walked it (a walk again cost 300 instructions a conversation's request)
+		r.cur = t.cutWalk(r.path, h)
+	} else {
+		r.cur = t.walk(r.path, h, runCursor{})
+	}
 	for _, sp := range p.runs.spans {
 		for x := sp.lo + max(0, *held-sp.pos); x < sp.hi; {
 			id := p.primAt(sp.edge, x)
@@ -644,8 +706,7 @@ func (p *blockPool) runCache(held *int, r *runSeq, full int) {
 	if r.cur.pos == from {
 		start = t.fresh(r.cur)
 	}
-	p.insert(path, full, start)
-	r.cur = t.walk(path, full, t.fresh(start)) // fresh again: insert may have cut its edge
+	r.cur = p.insert(path, full, start)
 	for _, sp := range t.spans {
 		x, end := sp.lo+max(sp.pos, from)-sp.pos, sp.hi // match stopped at full
 		if p.pub != nil {

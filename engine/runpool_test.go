@@ -240,7 +240,11 @@ func (w *runTwin) admit(r *twinReq, limit, need int) {
 		w.bp.touch(id)
 	}
 	r.ids = append(r.ids, blocks...)
+	reached := w.rp.runs.walkedTo(r.rs.path, h) // runHits' walk: runTouch cuts it
 	w.rp.runTouch(&r.held, &r.rs, h)
+	if want := w.rp.runs.walk(r.rs.path, h, runCursor{}); r.rs.cur != want || !reached {
+		w.fail("cursor after touching %d blocks: %+v (runHits' walk read: %v), a walk from the root finds %+v", h, r.rs.cur, reached, want)
+	}
 	w.take(r, need)
 }
 
@@ -264,6 +268,9 @@ func (w *runTwin) cache(r *twinReq, full int) {
 		r.ids = append(r.ids, w.bp.cache(k))
 	}
 	w.rp.runCache(&r.held, &r.rs, full)
+	if want := w.rp.runs.walk(r.rs.path, full, runCursor{}); r.rs.cur != want { // insert's, or extendHeld's
+		w.fail("cursor after caching %d blocks: %+v, a walk from the root finds %+v", full, r.rs.cur, want)
+	}
 }
 
 func (w *runTwin) drop(r *twinReq) {
