@@ -77,11 +77,14 @@ func (f Frozen) StepTime(b Batch) time.Duration {
 	f = f.WithDefaults()
 	var d time.Duration
 	if len(b.Decode) > 0 {
-		extra := 0 // b.ExtraVerified()
-		for _, v := range b.Verify {
-			extra += v - 1
+		d += f.DecodeStep
+		if len(b.Verify) > 0 { // integers: the same sum in any grouping
+			extra := -len(b.Verify) // b.ExtraVerified(): Σ v, less one a decode
+			for _, v := range b.Verify {
+				extra += v
+			}
+			d += time.Duration(extra) * f.VerifyPerToken
 		}
-		d += f.DecodeStep + time.Duration(extra)*f.VerifyPerToken
 	}
 	n := 0 // b.PrefillTokens()
 	for _, c := range b.Prefill {

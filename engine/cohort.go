@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -28,6 +29,12 @@ import (
 // the cohort is off (RecordSteps, say: decideFast), the members are written back into the running list
 // (materialize) and the step is planned by the walk.
 //
+// A member whose answer is shared content (PrefixCoversOutput) caches
+// its blocks as its decodes complete them, as the walk's publishDecode
+// would: it is listed by residue (pubs), and the members whose decodes
+// complete a block at a step cache it when that step is planned, or
+// reached by a run (coPublish), before the other running requests'.
+//
 // The price of a step reads its decodes' contexts, of which the cohort
 // keeps only the sum (csum + members × tick), priced with the sum as the
 // first context and zeros after (sumDecode): so it needs a model that
@@ -53,14 +60,29 @@ type cohort struct {
 	suf     *sufs   // suf[k] = Σ count[k:], suf[BlockSize] = 0: the members; suf[BlockSize+1] = −count[0] (coBlocks)
 	top     int     // BlockSize + 1, and mask BlockSize − 1, for coGrow
 	mask    int
-	rsuf    []int    // rsuf[k] = Σ r·count[r] over r ≥ k
-	q       int      // Σ ⌊(computed − t0) / BlockSize⌋ over the members
-	fin     finQueue // members by the tick of their last token
-	joins   uint64   // members so far: a member's rank is its running order
-	csum    int      // Σ (computed − t0) over the members: their contexts are csum + n·tick
-	sumbuf  []int    // decode contexts with the step's sum first and zeros after: a DecodeSum price
-	scratch []*seq   // finishers, and the running list being rebuilt
+	rsuf    []int         // rsuf[k] = Σ r·count[r] over r ≥ k
+	q       int           // Σ ⌊(computed − t0) / BlockSize⌋ over the members
+	fin     finQueue      // members by the tick of their last token
+	joins   uint64        // members so far: a member's rank is its running order
+	csum    int           // Σ (computed − t0) over the members: their contexts are csum + n·tick
+	sumbuf  []int         // decode contexts with the step's sum first and zeros after: a DecodeSum price
+	scratch []*seq        // finishers, and the running list being rebuilt
+	pubs    [][]pubMember // members with blocks of shared output left to cache, by residue (as count), in running order
+	npub    int           // entries in pubs, live or not
+	cached  int           // coPublish calls that cached a member's block (tests read it)
 }
+
+// pubMember is a member whose answer has blocks of shared content left to
+// cache (PrefixCoversOutput: s.held < s.shared), in the list of its
+// residue: its decode at the cohort's clock t completes a block when
+// ^t & mask is that residue. It is live while it is that member with
+// blocks left; the lists drop the others as they pass them.
+type pubMember struct {
+	s    *seq
+	rank uint64
+}
+
+func (x pubMember) live() bool { return x.s.member && x.s.rank == x.rank && x.s.held < x.s.shared }
 
 // sufs holds the cohort's suffix sums of its residue counts: BlockSize
 // + 2 of them (at most maxResidueBlock + 2) in an array whose length is a
@@ -203,21 +225,97 @@ func (e *Engine) syncMember(s *seq) {
 
 // joins reports whether a running request is a plain decode that joins
 // the cohort: it emitted at the end of the last outcome, its one known
-// token not in KV is the one it samples next, it holds the blocks of its
-// computed tokens exactly, and it has no block of shared output left to
-// cache (publishDecode: the cohort's steps cache nothing).
+// token not in KV is the one it samples next, and it holds the blocks of
+// its computed tokens exactly; and its callers ask that it does not lag
+// (lags). (With lags' test in it, joins was no longer inlined: the
+// MooncakeReplay regime, whose running prompts Continue asks it of at
+// every step end, cost 145 instructions a request more, cachegrind,
+// 2026-12-05.)
 func (e *Engine) joins(s *seq) bool {
 	return s.emitted > 0 && s.known-s.computed == 1 && s.look == 0 && s.lastMove == e.move && e.move != 0 &&
-		max(s.held, s.shared)+s.anon == e.blocksFor(s.computed) // s.blocks(), unless blocks of shared output are left to cache
+		s.held+s.anon == e.blocksFor(s.computed)
+}
+
+// lags reports whether s has blocks of shared output left to cache and
+// a full block of its computed tokens among them not cached: a member's
+// decodes cache one block each as they complete it (coPublish), where
+// publishDecode would also cache those it lagged by.
+func (e *Engine) lags(s *seq) bool {
+	return s.held < s.shared && s.held < s.computed>>e.sh() // a cohort's block size is a power of two (sh)
+}
+
+// coPublish caches the blocks of shared output that the members' decodes
+// of the step at clock t complete (those at residue ^t & mask: a member's
+// context there is c = computed + t − t0, and c + 1 a multiple of
+// BlockSize), in running order, as publishDecode caches them when the
+// walk plans that step (members are the running list's first requests).
+func (e *Engine) coPublish(t int) {
+	co := &e.co
+	r := ^t & co.mask
+	l := co.pubs[r]
+	k := 0
+	for _, x := range l {
+		if !x.live() {
+			continue
+		}
+		s := x.s
+		co.cached++
+		e.cacheThrough(s, min(s.shared, (s.computed+t-s.t0+1)>>e.sh()))
+		if s.held < s.shared {
+			l[k] = x
+			k++
+		}
+	}
+	clear(l[k:])
+	co.npub -= len(l) - k
+	co.pubs[r] = l[:k]
+}
+
+// coPubLeft is, for the cohort's members, what publishDecode notes in
+// pubLeft for the step at the clock: the fewest steps after it to one
+// whose decode of a member caches a block of shared output (MaxInt if
+// none will), dropping the members that have none left to cache.
+func (e *Engine) coPubLeft() int {
+	co := &e.co
+	for j := 1; j <= e.cfg.BlockSize && co.npub > 0; j++ {
+		r := ^(co.tick + j) & co.mask
+		l := co.pubs[r]
+		k := 0
+		for _, x := range l {
+			if x.live() {
+				l[k] = x
+				k++
+			}
+		}
+		clear(l[k:])
+		co.npub -= len(l) - k
+		co.pubs[r] = l[:k]
+		if k > 0 {
+			return j
+		}
+	}
+	return math.MaxInt
+}
+
+// coPlanPublish is the cohort's part of publishDecode for the first step
+// of a plan at the clock: it caches what that step's decodes complete and
+// counts in pubRun and pubLeft what later steps will.
+func (e *Engine) coPlanPublish() {
+	e.coPublish(e.co.tick)
+	if left := e.coPubLeft(); left < math.MaxInt {
+		e.pubRun++
+		e.pubLeft = min(e.pubLeft, left)
+	}
 }
 
 // joinCohort moves the running list's leading plain decodes into the
-// cohort (planning, nothing in flight).
-func (e *Engine) joinCohort() {
+// cohort (planning, nothing in flight); with all, the caller found that
+// every running request joins (allJoin), and it does not ask again.
+func (e *Engine) joinCohort(all bool) {
 	co := &e.co
 	k := 0
 	for _, s := range e.running {
-		if !e.joins(s) {
+		if !all && (!e.joins(s) || e.lags(s)) {
 			break
 		}
 		s.member, s.t0, s.rank = true, co.tick, co.joins
@@ -229,6 +327,14 @@ func (e *Engine) joinCohort() {
 		co.members = append(co.members, s)
 		co.n++
 		k++
+		if s.held < s.shared {
+			if co.pubs == nil { // made at the first (a replica's setup stays within its 6 KB: TestFleetSetupAllocatesEachReplicaOnce)
+				co.pubs = make([][]pubMember, e.cfg.BlockSize)
+			}
+			r := (s.computed - co.tick) & co.mask
+			co.pubs[r] = append(co.pubs[r], pubMember{s: s, rank: s.rank})
+			co.npub++
+		}
 	}
 	if k > 0 {
 		// The few left (the prefills) move down one by one: copy and
@@ -296,6 +402,11 @@ func (e *Engine) materialize() {
 		s.lastMove = e.move // it emitted in every outcome since it joined
 	}
 	co.fin.reset()
+	for r := range co.pubs {
+		clear(co.pubs[r])
+		co.pubs[r] = co.pubs[r][:0]
+	}
+	co.npub = 0
 	clear(co.count)
 	clear(co.suf[:])
 	clear(co.rsuf)
@@ -336,7 +447,7 @@ func (e *Engine) planCohort(budget int) int {
 		e.materialize() // the cohort was given up
 		return budget
 	}
-	e.joinCohort()
+	e.joinCohort(false)
 	n := co.n
 	if n == 0 {
 		return budget
@@ -350,6 +461,9 @@ func (e *Engine) planCohort(budget int) int {
 		// walk.
 		e.materialize()
 		return budget
+	}
+	if co.npub > 0 {
+		e.coPlanPublish() // caching takes no block: need stands
 	}
 	e.pool.take(need)
 	co.ahead = 1

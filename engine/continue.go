@@ -11,7 +11,7 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	if e.waiting.len() > 0 || e.inFlight || p.End != now || until <= now || !e.allJoin() {
 		return nil
 	}
-	e.joinCohort()
+	e.joinCohort(true) // allJoin said they all join
 	n := co.n
 	if n == 0 || n > e.cfg.MaxBatchedTokens || e.coGrow(0, 1) > e.available() {
 		return nil // idle, or the walk plans it: a member is left out, or preempts
@@ -22,6 +22,9 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	d := e.decodePrice(n)
 	if d <= 0 {
 		return nil // ScheduleUntil reports the model
+	}
+	if co.npub > 0 && !e.continuePublishing() {
+		return nil
 	}
 	left := e.finMin() - co.tick            // steps until a member's last token
 	k := int(min((until-now-1)/d+1, 1<<40)) // every step starts before until
@@ -37,6 +40,20 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	e.minLeft = left
 	e.inFlight, e.lazy, e.runAlloc, e.live = true, true, 0, n
 	return p
+}
+
+// continuePublishing is continueRun's part for members whose decodes
+// cache blocks of shared output (coPublish): runPublish caches them as
+// the run reaches their steps, the first's too (Continue takes nothing
+// when it plans: runAlloc 0), unless the run must stop before a step
+// that caches one (publishesThrough), which it declines: ScheduleUntil's
+// plan caches its first step's and stops before the next.
+func (e *Engine) continuePublishing() bool {
+	if !e.publishesThrough() {
+		return false
+	}
+	e.pubRun = 1
+	return true
 }
 
 // continueSlow is continueRun's way in when contFast is false: the
@@ -68,7 +85,7 @@ func (e *Engine) continueSlow(now time.Duration) bool {
 // join it at the next plan (joinCohort).
 func (e *Engine) allJoin() bool {
 	for _, s := range e.running {
-		if !e.joins(s) {
+		if !e.joins(s) || e.lags(s) {
 			return false
 		}
 	}

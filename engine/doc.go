@@ -69,8 +69,9 @@
 //     over its keys, either made once for a whole fleet) without
 //     changing it. CachedKeys makes an engine keep its prefix cache by
 //     blocks (its keys must be found); CachedPath does not.
-//   - runpool.go: the prefix cache kept by runs of blocks, where nothing
-//     reads its keys, with the per-block pool of kv.go as its twin.
+//   - runpool.go: the prefix cache kept by runs of blocks, computing
+//     only the keys KV events name, with the per-block pool of kv.go as
+//     its twin.
 //   - check.go: Check, the invariants tests run after every step.
 //   - testdata/*.txt: scripted interactions with their expected decisions,
 //     replayed by enginetest.RunScript (engine/enginetest).

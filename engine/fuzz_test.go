@@ -75,6 +75,13 @@ var plansEmpty, victimsUnscheduled int
 // fuzzTier counts the tier loads among them.
 var fuzzReserved, fuzzLanded, fuzzTier int
 
+// fuzzEvents counts the KV events the scenarios compared.
+var fuzzEvents int
+
+// fuzzCoCached counts the blocks of shared output the scenarios' decode
+// cohorts cached as their members' decodes completed them (coPublish).
+var fuzzCoCached int
+
 // notePlan counts what a scenario's plan p of engine e did.
 func notePlan(e *Engine, p *Plan, before int) {
 	if p != nil && p.Batch.Empty() && p.Cohort == 0 && len(p.Reserved) == 0 {
@@ -152,8 +159,15 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 15))
 	n := testlong.Int(t, 1000, 3000)
 	plansContinued, addsCapped, plansEmpty, victimsUnscheduled = 0, 0, 0, 0
-	fuzzReserved, fuzzLanded, fuzzTier = 0, 0, 0
+	fuzzReserved, fuzzLanded, fuzzTier, fuzzCoCached = 0, 0, 0, 0
+	fuzzEvents = 0
 	defer func() {
+		if fuzzEvents < n {
+			t.Errorf("%d KV events compared in %d scenarios: the scenarios no longer publish them", fuzzEvents, n)
+		}
+		if fuzzCoCached < n/10 {
+			t.Errorf("the cohorts cached %d blocks of shared output in %d scenarios: the scenarios no longer reach coPublish", fuzzCoCached, n)
+		}
 		if fuzzTier < n/50 {
 			t.Errorf("%d tier loads reserved in %d scenarios: the scenarios no longer load from a tier", fuzzTier, n)
 		}
@@ -171,7 +185,7 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 		if plansEmpty < n/200 || victimsUnscheduled < n/50 { // 11 and 38 in 1,000
 			t.Errorf("%d empty steps and %d victims taken out of a step in %d scenarios: the scenarios no longer reach them", plansEmpty, victimsUnscheduled, n)
 		}
-		t.Logf("%d continued runs, %d empty steps, %d victims taken out of a step, %d Remote requests and tier loads reserved (%d tier), %d landed", plansContinued, plansEmpty, victimsUnscheduled, fuzzReserved, fuzzTier, fuzzLanded)
+		t.Logf("%d continued runs, %d empty steps, %d victims taken out of a step, %d Remote requests and tier loads reserved (%d tier), %d landed, %d blocks cached by cohort members; %d KV events compared", plansContinued, plansEmpty, victimsUnscheduled, fuzzReserved, fuzzTier, fuzzLanded, fuzzCoCached, fuzzEvents)
 	}()
 	for range n {
 		data := make([]byte, 4+2*(10+rng.IntN(120)))
@@ -230,6 +244,7 @@ func scenario(t *testing.T, data []byte) {
 			return // a configuration Validate refuses is not a scenario
 		}
 		e.SetAcceptor(hashAcceptor{})
+		defer func() { fuzzCoCached += e.co.cached }()
 		slow, _ := New(cfg, model)
 		slow.SetAcceptor(hashAcceptor{})
 		walkRuns(slow)
@@ -241,6 +256,11 @@ func scenario(t *testing.T, data []byte) {
 					return // the prefix cache is on in every scenario
 				}
 			}
+		}
+		var logs [2]eventLog
+		if data[1]%11 == 4 { // KV events, compared event by event
+			e.PublishKVEvents(&logs[0])
+			slow.PublishKVEvents(&logs[1])
 		}
 		e.Runner().SetStrict(true) // every call held to the batched contract's rules
 		slow.Runner().SetStrict(true)
@@ -362,6 +382,9 @@ func scenario(t *testing.T, data []byte) {
 				t.Fatal(err)
 			}
 			w.same("state", state(e, now), state(slow, now))
+			w.same("KV events", logs[0], logs[1])
+			fuzzEvents += len(logs[0])
+			logs[0], logs[1] = logs[0][:0], logs[1][:0]
 		}
 		// Whatever happened, the engine drains: every request finishes.
 		for steps := 0; !e.Idle(); steps++ {

@@ -66,7 +66,6 @@ func (e *Engine) PublishKVEvents(sink KVEventSink) {
 	if sink == nil {
 		e.pool.pub = nil
 	} else {
-		e.leaveRuns() // events carry keys
 		e.pool.pub = &kvPublisher{sink: sink, e: e}
 	}
 	e.decideFast()

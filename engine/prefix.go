@@ -186,6 +186,7 @@ func (e *Engine) runsOf(s *seq) *runSeq {
 		s.runs = &runSeq{}
 	}
 	if r := s.runs; len(r.path) == 0 {
+		e.pool.runs.walked.path = nil // it may have been a walk of the path this array held before (recycle)
 		r.path = appendRunPath(r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.shared, mix(0x0a11ce, s.order))
 	}
 	return s.runs
@@ -241,8 +242,8 @@ func (e *Engine) publish(s *seq, upto int) {
 // (runLength), so that the plan of its step caches the block, unless the
 // run may go on through it (runPublish): each block is cached at the
 // instant the step-by-step engine caches it either way. Only a decode of s with blocks of
-// shared content still to cache (s.held < s.shared) calls it; such a
-// request joins no cohort (joins).
+// shared content still to cache (s.held < s.shared) calls it; a cohort
+// member's decodes cache theirs in coPublish, as this would.
 //
 //go:noinline
 func (e *Engine) publishDecode(s *seq, c int) {
@@ -275,8 +276,10 @@ func (e *Engine) publishDecode(s *seq, c int) {
 // cached in a free block that an allocation evicts, ends the same either
 // way (cached first, the new block is a copy the eviction promotes to
 // the index; evicted first, the new block is indexed: the index maps
-// the key to the new block, with no copy, in both). Only a plain decode the run scheduled inline can have such
-// blocks (a cohort member has none: joins).
+// the key to the new block, with no copy, in both). Such blocks are a
+// plain decode's the run scheduled inline, or a cohort member's, which
+// are cached first at each step, as the walk plans the members first
+// (runPublishSteps).
 //
 // It notes once each request that may cache (pubs) with the first step
 // whose decode completes one of its blocks, in the order of those steps
@@ -306,6 +309,10 @@ func (e *Engine) runPublish(from, m int) {
 			pubs[k], pubs[k-1] = pubs[k-1], pubs[k]
 		}
 	}
+	if e.plan.Cohort > 0 && e.co.npub > 0 {
+		e.pubs = e.runPublishSteps(pubs, from, m)
+		return
+	}
 	for live := len(pubs); live > 0; {
 		for j := range pubs {
 			p := &pubs[j]
@@ -316,17 +323,61 @@ func (e *Engine) runPublish(from, m int) {
 				live = 0 // and so are those after it, in this round and the next
 				break
 			}
-			s := e.sched[p.i]
-			q, _ := e.quoRem(s.computed + p.at)
-			e.cacheThrough(s, min(s.shared, q))
-			p.at += b
-			if s.held >= s.shared {
-				p.i = -1
+			if e.pubStep(p) {
 				live--
 			}
 		}
 	}
 	e.pubs = pubs
+}
+
+// pubStep caches the block that the decode of p's request at step p.at
+// completes and moves p to the request's next such step, b on. It
+// reports whether the request has no block left to cache (p.i is then
+// −1).
+func (e *Engine) pubStep(p *pubAt) bool {
+	s := e.sched[p.i]
+	q, _ := e.quoRem(s.computed + p.at)
+	e.cacheThrough(s, min(s.shared, q))
+	p.at += e.cfg.BlockSize
+	if s.held >= s.shared {
+		p.i = -1
+		return true
+	}
+	return false
+}
+
+// runPublishSteps is runPublish's caching with cohort members that may
+// cache (coPublish), step by step: at each step its members first, as
+// the walk plans them, then the requests of pubs due there, taken round
+// the list as runPublish's rounds take them (the list is by step, and a
+// request's next step is b on, after every other's in the list). The
+// members' caching of the run's first step was done when it was planned
+// (coPlanPublish), but for a continued run's (its from is 0: Continue
+// takes nothing when it plans): step i of the run is at the cohort's
+// clock + i − 1.
+func (e *Engine) runPublishSteps(pubs []pubAt, from, m int) []pubAt {
+	j, live := 0, len(pubs)
+	for i := from + 1; i <= m && (live > 0 || e.co.npub > 0); i++ {
+		if e.co.npub > 0 {
+			e.coPublish(e.co.tick + i - 1)
+		}
+		for live > 0 {
+			p := &pubs[j]
+			if p.i >= 0 {
+				if p.at != i {
+					break
+				}
+				if e.pubStep(p) {
+					live--
+				}
+			}
+			if j++; j == len(pubs) {
+				j = 0
+			}
+		}
+	}
+	return pubs
 }
 
 // pubAt is a request of runPublish's, by its index in sched (−1 once it

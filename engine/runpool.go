@@ -25,12 +25,13 @@ import "slices"
 //     block cached before it at its place is evicted.
 //
 // So a request of one run of ids costs a few edge and segment operations,
-// not one a block. No key is computed. The fuzz target FuzzRunPoolTwin
-// holds the run pool to blockPool, block by block, over random hits,
-// caching, releases, trims, allocations and evictions.
+// not one a block. No key is computed but those KV events name, once an
+// edge (runTree.key). The fuzz target FuzzRunPoolTwin holds the run pool
+// to blockPool, block by block, over random hits, caching, releases,
+// trims, allocations and evictions, and their KV events event by event.
 //
-// The engine keeps its pool so (blockPool.runs non-nil) when nothing
-// observes the keys (decideRuns): then walkHits, attach, cacheThrough,
+// The engine keeps its pool so (blockPool.runs non-nil) unless CachedKeys
+// was asked before its first content (decideRuns): then walkHits, attach, cacheThrough,
 // drop, trim, Warm and CachedPrefix go through the tree, and the
 // per-block pool is the twin (testKnobs.noRuns).
 
@@ -154,6 +155,10 @@ type runEdge struct {
 	segs   []int32 // its segments, primary and copies, in no order
 	ncopy  int32   // its segments that are copies
 	gen    uint32  // bumped when it is cut or dropped: a cursor on it is stale
+	// keys holds the chained keys of its first len(keys) blocks, computed
+	// when a publisher observes one of them (runTree.key): blockPool's
+	// keys of those blocks.
+	keys []uint64
 }
 
 // runCursor is a place in the tree reached along a path: after the
@@ -226,8 +231,19 @@ type runTree struct {
 	child    blockIndex          // an edge by childKey
 	copies   map[blockAt][]int32 // copies at a place, oldest first
 	spans    []runSpan           // match's answer
+	walked   walkedPath          // the walk that left spans
+	shape    uint64              // bumped when an edge is cut or dropped
 	inPlace  int                 // runCache calls extendHeld answered (tests read it)
 	newEdges int                 // runCache calls cacheNewEdge answered (tests read it)
+}
+
+// walkedPath notes which walk left runTree.spans: along the path whose
+// first label is at path, from position from to to, the tree's edges of
+// shape shape. runTouch reads its spans instead of walking again.
+type walkedPath struct {
+	path     *runLabel
+	from, to int
+	shape    uint64
 }
 
 // newRunPool is newBlockPool kept by runs, of blocks of b tokens.
@@ -270,6 +286,11 @@ func (p *blockPool) evictSegment(id int32, n int) int {
 			p.nodes[c[0]].copy = false
 			t.edges[e].ncopy--
 			p.setCopies(at, c[1:])
+		}
+	}
+	if p.pub != nil { // its blocks leave last first, each an event (uncache's)
+		for x := int(g.hi) - 1; x >= int(g.hi)-k; x-- {
+			p.pub.emit(t.key(e, x), true)
 		}
 	}
 	s = &p.nodes[id]
@@ -337,7 +358,8 @@ func (t *runTree) gcEdge(e int32) {
 		par := ed.parent
 		t.child.del(childKey(par, ed.lab.c))
 		t.edges[par].kids = without(t.edges[par].kids, e)
-		t.edges[e] = runEdge{kids: ed.kids[:0], segs: ed.segs[:0], gen: ed.gen + 1}
+		t.edges[e] = runEdge{kids: ed.kids[:0], segs: ed.segs[:0], keys: ed.keys[:0], gen: ed.gen + 1}
+		t.shape++
 		t.espare = append(t.espare, e)
 		e = par
 	}
@@ -404,7 +426,40 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 			li, lo = li+1, 0
 		}
 	}
+	t.walked = walkedPath{path: &path[0], from: c.pos, to: pos, shape: t.shape}
 	return runCursor{edge: e, gen: t.edges[e].gen, eoff: eoff, pos: pos, li: li, lo: lo}
+}
+
+// walkedTo reports whether t.spans hold path's first n blocks: the last
+// walk went along path from the root to n or past it, and no edge was
+// cut or dropped since.
+func (t *runTree) walkedTo(path []runLabel, n int) bool {
+	w := &t.walked
+	return w.path == &path[0] && w.from == 0 && w.to >= n && w.shape == t.shape
+}
+
+// cutWalk cuts the spans of a walk along path (walkedTo n) at n and
+// returns the cursor after them: what walk(path, n) returns, and leaves
+// in t.spans, without walking again.
+func (t *runTree) cutWalk(path []runLabel, n int) runCursor {
+	t.walked.to = n
+	if n == 0 {
+		t.spans = t.spans[:0]
+		return runCursor{gen: t.edges[0].gen}
+	}
+	i := len(t.spans) - 1
+	for t.spans[i].pos >= n { // the spans follow one another along the path
+		i--
+	}
+	sp := &t.spans[i]
+	sp.hi = sp.lo + n - sp.pos
+	t.spans = t.spans[:i+1]
+	li, lo := 0, n
+	for lo >= path[li].n {
+		lo -= path[li].n
+		li++
+	}
+	return runCursor{edge: sp.edge, gen: t.edges[sp.edge].gen, eoff: sp.hi, pos: n, li: li, lo: lo}
 }
 
 // chain is match(path, n) for the path of cursor c, a place after n of
@@ -420,6 +475,7 @@ func (t *runTree) chain(c runCursor, n int) bool {
 		return false
 	}
 	t.spans = t.spans[:0]
+	t.walked = walkedPath{} // no walk left these spans
 	pos := n
 	for e, hi := c.edge, c.eoff; e > 0; e = t.edges[e].parent {
 		if e != c.edge {
@@ -443,22 +499,33 @@ func (t *runTree) fresh(c runCursor) runCursor {
 }
 
 // insert puts path's first n blocks in the tree, splitting the edge
-// where the path leaves it.
-func (p *blockPool) insert(path []runLabel, n int, from runCursor) {
+// where the path leaves it, and returns the cursor after them, with
+// t.spans their edge ranges from from's place on: what walk from from
+// (or from the root, were from's edge cut) finds afterwards, made as
+// it is inserted (a walk again cost runCache about 550 instructions a
+// conversation's request; TestRunPoolTwin holds the cursor to a walk).
+func (p *blockPool) insert(path []runLabel, n int, from runCursor) runCursor {
 	t := p.runs
 	c := t.walk(path, n, from)
 	pos, e, eoff := c.pos, c.edge, c.eoff
 	if pos == n {
-		return
+		return c
 	}
 	if eoff < t.edges[e].lab.n {
-		p.splitEdge(e, eoff)
+		p.splitEdge(e, eoff) // e keeps its first eoff blocks, which the spans lie on
 	}
 	li, lo := c.li, c.lo
-	for pos < n {
+	for {
 		lab := path[li].from(lo, t.b)
 		e = t.newEdge(e, lab)
-		pos += lab.n
+		k := min(lab.n, n-pos)
+		t.spans = append(t.spans, runSpan{edge: e, lo: 0, hi: k, pos: pos})
+		if pos += k; pos == n {
+			if lo += k; lo == path[li].n {
+				li, lo = li+1, 0
+			}
+			return runCursor{edge: e, gen: t.edges[e].gen, eoff: k, pos: n, li: li, lo: lo}
+		}
 		li, lo = li+1, 0
 	}
 }
@@ -475,8 +542,13 @@ func (p *blockPool) splitEdge(e int32, m int) {
 	t.edges[e].kids = nil
 	t.edges[e].lab.n = m
 	t.edges[e].gen++
+	t.shape++
 	f := t.newEdge(e, rest) // e's only child
 	t.edges[f].kids = kids
+	if keys := t.edges[e].keys; len(keys) > m { // the keys computed past the cut are f's
+		t.edges[f].keys = append(t.edges[f].keys[:0], keys[m:]...)
+		t.edges[e].keys = keys[:m]
+	}
 	for _, k := range kids {
 		t.child.put(childKey(f, t.edges[k].lab.c), k)
 		t.edges[k].parent = f
@@ -596,7 +668,11 @@ func (p *blockPool) isolate(id int32, lo, hi int) int32 {
 // runTouch makes r reference path's blocks from those it holds up to h,
 // found cached (runHits).
 func (p *blockPool) runTouch(held *int, r *runSeq, h int) {
-	r.cur = p.runs.walk(r.path, h, runCursor{})
+	if t := p.runs; t.walkedTo(r.path, h) { // runHits walked it (a walk again cost 300 instructions a conversation's request)
+		r.cur = t.cutWalk(r.path, h)
+	} else {
+		r.cur = t.walk(r.path, h, runCursor{})
+	}
 	for _, sp := range p.runs.spans {
 		for x := sp.lo + max(0, *held-sp.pos); x < sp.hi; {
 			id := p.primAt(sp.edge, x)
@@ -630,10 +706,12 @@ func (p *blockPool) runCache(held *int, r *runSeq, full int) {
 	if r.cur.pos == from {
 		start = t.fresh(r.cur)
 	}
-	p.insert(path, full, start)
-	r.cur = t.walk(path, full, t.fresh(start)) // fresh again: insert may have cut its edge
+	r.cur = p.insert(path, full, start)
 	for _, sp := range t.spans {
 		x, end := sp.lo+max(sp.pos, from)-sp.pos, sp.hi // match stopped at full
+		if p.pub != nil {
+			p.emitStored(sp.edge, x, end)
+		}
 		for x < end {
 			if id := p.primAt(sp.edge, x); id != noNode {
 				c := p.newSeg(segPlace{sp.edge, int32(x), int32(x + 1)}, 1, true)
@@ -698,6 +776,9 @@ func (p *blockPool) extendHeld(r *runSeq, full int) bool {
 	}
 	t.at[prev].hi = hi
 	t.inPlace++
+	if p.pub != nil {
+		p.emitStored(c.edge, int(lo), int(hi))
+	}
 	p.cached += k
 	c.eoff, c.pos, c.lo = c.eoff+k, full, c.lo+k
 	if c.lo == lab.n {
@@ -728,6 +809,9 @@ func (p *blockPool) cacheNewEdge(r *runSeq, full int) bool {
 	}
 	e := t.newEdgeKeyed(c.edge, lab.from(c.lo, t.b), key)
 	p.newSeg(segPlace{e, 0, int32(k)}, 1, false)
+	if p.pub != nil {
+		p.emitStored(e, 0, k)
+	}
 	t.newEdges++
 	p.cached += k
 	*c = runCursor{edge: e, gen: t.edges[e].gen, eoff: k, pos: full, li: c.li, lo: c.lo + k}
@@ -735,6 +819,69 @@ func (p *blockPool) cacheNewEdge(r *runSeq, full int) bool {
 		c.li, c.lo = c.li+1, 0
 	}
 	return true
+}
+
+// emitStored publishes the caching of blocks lo to hi−1 of edge e, in
+// order, as blockPool.cache publishes each (a copy too). Its callers
+// test for a publisher: a call that returns at once costs Regime/
+// Conversations, which publishes nothing, 150 instructions a request.
+func (p *blockPool) emitStored(e int32, lo, hi int) {
+	if lo >= hi {
+		return
+	}
+	t := p.runs
+	t.key(e, hi-1) // computes those before it too
+	for _, k := range t.edges[e].keys[lo:hi] {
+		p.pub.emit(k, false)
+	}
+}
+
+// key is blockPool's key of block off of edge e: chained from the root
+// over the content of the blocks before it (keyAt), computed once an
+// edge and kept in its keys, each edge's first chained on its parent's
+// last.
+func (t *runTree) key(e int32, off int) uint64 {
+	if keys := t.edges[e].keys; off < len(keys) {
+		return keys[off]
+	}
+	return t.extendKeys(e, off)
+}
+
+// extendKeys computes edge e's keys up to its block off and returns
+// that one's. Along a run of consecutive ids (per > 0) it walks the
+// blocks' units and offsets as appendShared does, without a division a
+// block: block j's content is at(j)'s, the unit id+(o+j)/per at offset
+// ((o+j)%per)·b, o the first block's place in its unit.
+func (t *runTree) extendKeys(e int32, off int) uint64 {
+	ed := &t.edges[e]
+	k := rootKey
+	if n := len(ed.keys); n > 0 {
+		k = ed.keys[n-1]
+	} else if par := ed.parent; par > 0 {
+		k = t.key(par, t.edges[par].lab.n-1)
+		ed = &t.edges[e]
+	}
+	from := len(ed.keys)
+	ed.keys = slices.Grow(ed.keys, off+1-from)[:off+1]
+	keys, lab, b := ed.keys[from:], &ed.lab, t.b
+	if lab.per == 0 { // one content, every block
+		v := lab.c.value()
+		for i := range keys {
+			k = mix(k, v)
+			keys[i] = k
+		}
+		return k
+	}
+	o := int(lab.c.off)/b + from
+	id, r := lab.c.id+uint64(o/lab.per), o%lab.per
+	for i := range keys {
+		k = mix(k, mix(uint64(r*b), id))
+		keys[i] = k
+		if r++; r == lab.per {
+			id, r = id+1, 0
+		}
+	}
+	return k
 }
 
 // runRelease drops r's references to its blocks from position from on,
@@ -886,118 +1033,24 @@ func (p *blockPool) runKeys(keys []uint64) int {
 	return len(keys)
 }
 
-// decideRuns keeps the pool by runs from now on when nothing observes its
-// keys: no KV events, no tier, no CachedKeys asked, the prefix cache on.
-// The engine calls it when it caches its first content; KV events or a
-// tier set later turn it back to blocks (leaveRuns).
+// decideRuns keeps the pool by runs from now on unless CachedKeys was
+// asked (keysRead) or the prefix cache is off. The engine calls it when
+// it caches its first content. KV events read the keys of the blocks
+// they name, which the tree computes once an edge (runTree.key); a tier
+// reads no key of the pool: it is handed each request's own chain of
+// keys (seq.keys, storeNew, reserveTier), which the engine computes by
+// the request either way (extendKeys).
 func (e *Engine) decideRuns() {
 	e.runsDecided = true
-	if e.cacheOn && e.pool.pub == nil && e.tier == nil && !e.keysRead && !e.noRuns {
+	if e.cacheOn && !e.keysRead && !e.noRuns {
 		t := &runTree{b: e.cfg.BlockSize, copies: map[blockAt][]int32{}}
 		t.edges = append(t.edges, runEdge{parent: -1}) // the root: no blocks
 		e.pool.runs = t
 	}
 }
 
-// leaveRuns turns a pool kept by runs into one kept by blocks, the same
-// blocks in the same states and order: each block of each segment a node
-// with its key, the free queues relinked block by block, the index and the
-// copies by key, each request's ids.
-func (e *Engine) leaveRuns() {
-	p := &e.pool
-	t := p.runs
-	if t == nil {
-		return
-	}
-	prim := map[blockAt]int32{}     // a primary block's node, by place
-	blocksOf := map[int32][]int32{} // a segment's nodes, by its id
-	var segs []int32
-	for ei := range t.edges {
-		segs = append(segs, t.edges[ei].segs...)
-	}
-	for _, sid := range segs {
-		s, g := p.nodes[sid], t.at[sid]
-		key := keyAt(t, g.edge, int(g.lo))
-		var ids []int32
-		for x := g.lo; x < g.hi; x++ {
-			if x > g.lo {
-				key = mix(key, t.edges[g.edge].lab.at(int(x), t.b).value())
-			}
-			id := p.newNode()
-			p.nodes[id] = node{key: key, refs: s.refs, prev: noNode, next: noNode}
-			ids = append(ids, id)
-			if !s.copy {
-				prim[blockAt{g.edge, x}] = id
-				p.index.put(key, id)
-			}
-		}
-		blocksOf[sid] = ids
-	}
-	for at, c := range t.copies {
-		ids := make([]int32, len(c))
-		for i, sid := range c {
-			ids[i] = blocksOf[sid][0]
-		}
-		if p.copies == nil {
-			p.copies = map[uint64][]int32{}
-		}
-		p.copies[p.nodes[prim[at]].key] = ids
-	}
-	for qi := range p.q {
-		var order []int32
-		for id := p.q[qi].head; id != noNode; id = p.nodes[id].next {
-			if p.nodes[id].run > 0 {
-				order = append(order, id)
-				continue
-			}
-			ids := blocksOf[id]
-			for i := len(ids) - 1; i >= 0; i-- { // a segment's blocks are freed last first
-				order = append(order, ids[i])
-			}
-		}
-		prev := noNode
-		for _, id := range order {
-			b := &p.nodes[id]
-			b.prev, b.next, b.queued, b.queue = prev, noNode, true, uint8(qi)
-			if prev != noNode {
-				p.nodes[prev].next = id
-			} else {
-				p.q[qi].head = id
-			}
-			prev = id
-		}
-		if prev == noNode {
-			p.q[qi].head = noNode
-		}
-		p.q[qi].tail = prev
-	}
-	for _, s := range e.reqs.all() {
-		if s.held == 0 {
-			continue
-		}
-		r := s.runs
-		t.match(r.path, s.held)
-		s.ids = s.ids[:0]
-		ci := 0
-		for _, sp := range t.spans {
-			for x := sp.lo; x < sp.hi; x++ {
-				if ci < len(r.copies) && r.copies[ci].pos == sp.pos+x-sp.lo {
-					s.ids = append(s.ids, blocksOf[r.copies[ci].seg][0]) // a copy, perhaps promoted
-					ci++
-					continue
-				}
-				s.ids = append(s.ids, prim[blockAt{sp.edge, int32(x)}])
-			}
-		}
-		r.copies = r.copies[:0]
-	}
-	for _, sid := range segs {
-		p.freeNode(sid)
-	}
-	p.runs = nil
-}
-
-// keyAt is the key of block off of edge e, chained from the root.
+// keyAt is the key of block off of edge e, chained from the root: the
+// slow twin of runTree.key, which Check holds to it.
 func keyAt(t *runTree, e int32, off int) uint64 {
 	var chain []int32
 	for x := e; x > 0; x = t.edges[x].parent {
@@ -1098,6 +1151,12 @@ func (c *checker) segmentsChecked() {
 		if ei > 0 && len(ed.segs)+len(ed.kids) > 0 {
 			if got, ok := t.child.get(childKey(ed.parent, ed.lab.c)); !ok || got != int32(ei) {
 				c.badBlocks("edge %d is found under its parent %d as %d (%v)", ei, ed.parent, got, ok)
+			}
+		}
+		for off, k := range ed.keys {
+			if off >= ed.lab.n || k != keyAt(t, int32(ei), off) {
+				c.badBlocks("edge %d keeps key %x for its block %d of %d, not its chain's", ei, k, off, ed.lab.n)
+				break
 			}
 		}
 		copies := int32(0)

@@ -150,9 +150,6 @@ func (e *Engine) SetTier(t Tier) error {
 	if t != nil && !e.cacheOn {
 		return fmt.Errorf("engine: SetTier with the prefix cache off (Config.PrefixCache): a tier is keyed by the cache's content keys")
 	}
-	if t != nil {
-		e.leaveRuns() // a tier is keyed by the blocks' keys
-	}
 	e.tier = t
 	pt, ok := t.(PrivateTier)
 	e.tierPrivate = ok && pt.Private()

@@ -519,20 +519,21 @@ func (s *eventsState) cached(r *runner, i int, req *workload.Request) int {
 	rep.run().SyncTo(r.now) // the events of the steps started by now
 	x := s.reps[i]
 	x.catchUp(r.now)
-	// The request's keys, computed once per arrival for the whole fleet
-	// (View.prefixKeys; req is the view's request). A replica with its
-	// cache off publishes no event, so none of them is held there.
-	keys := r.view.prefixKeys(i)
-	n := x.run(&r.keys, i, keys)
+	// The request's keys, computed once per arrival for the whole fleet,
+	// as far as some replica's index holds them (View.chainOf; req is the
+	// view's request). A replica with its cache off publishes no event,
+	// so none of them is held there.
+	n := x.run(&r.keys, r.view.chainOf(i))
 	return n * rep.eng.Config().BlockSize
 }
 
-// run is the leading run of keys, replica i's chain of the arrival (k's),
-// that the index holds, looked up from where the memo of the chains'
-// slot shows it to hold them (runMemo).
-func (x *eventIndex) run(k *prefixChains, i int, keys []uint64) int {
+// run is the leading run of the arrival's chain c (k's, the replica's
+// block size) that the index holds, looked up from where the memo of the
+// chains' slot shows it to hold them (runMemo), the chain computed as
+// far as the lookup goes (extend).
+func (x *eventIndex) run(k *prefixChains, c int) int {
 	if k.cur < 0 {
-		return x.walk(keys, 0)
+		return 0 // no unit, no key
 	}
 	if x.memo == nil {
 		x.memo = make([]runMemo, memoSlots)
@@ -544,20 +545,24 @@ func (x *eventIndex) run(k *prefixChains, i int, keys []uint64) int {
 		case cm.gen: // the same chain, asked again
 			n = m.run
 		case cm.gen - 1: // the chain before in the slot
-			c := 0
-			if k.chainOf != nil {
-				c = int(k.chainOf[i])
-			}
 			n = min(m.run, k.chains[c].known)
 		}
 	}
-	n = x.walk(keys, n)
+	ch := &k.chains[c]
+	for n = x.walk(ch.keys, n); n == len(ch.keys) && !ch.full; n = x.walk(ch.keys, n) {
+		k.extend(c, n+chainStep)
+	}
 	*m = runMemo{chain: cm, gen: cm.gen, run: n, forgot: x.forgot}
 	return n
 }
 
+// chainStep is the keys run computes at a time past those the index
+// held: an index holds a prompt's shared prefix and seldom more, so the
+// rest of the chain, the prompt's own units, is seldom computed.
+const chainStep = 8
+
 // walk is the leading run of keys that the index holds, keys[:from]
-// known held: with from 0, run's slow twin.
+// known held: with from 0 and the whole chain, run's slow twin.
 func (x *eventIndex) walk(keys []uint64, from int) int {
 	n := from
 	for n < len(keys) && x.held[keys[n]] != 0 {

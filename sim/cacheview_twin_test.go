@@ -196,11 +196,29 @@ func TestPrefixChainsEqualPrefixKeys(t *testing.T) {
 			req.PrefixBlockTokens = 0
 		}
 		k.compute(r, req)
-		for _, ch := range k.chains {
+		for c := range k.chains {
+			ch := &k.chains[c]
 			want := engine.PrefixKeys(nil, ids, req.PrefixBlockTokens, in, ch.blockSize)
-			require.Equal(t, len(want), len(ch.keys), "prompt %d: %v, %d tokens a unit, %d in, block %d", n, ids, p, in, ch.blockSize)
-			if len(want) > 0 {
-				require.Equal(t, want, ch.keys, "prompt %d", n)
+			// The chain so far, then extended part of the way (the memo
+			// keeps what is computed), then whole.
+			require.True(t, slices.Equal(want[:len(ch.keys)], ch.keys), "prompt %d: %v, %d tokens a unit, %d in, block %d", n, ids, p, in, ch.blockSize)
+			if ch.full {
+				require.Len(t, ch.keys, len(want), "prompt %d: full", n)
+			}
+			if rng.IntN(2) == 0 && k.cur >= 0 {
+				to := len(ch.keys) + rng.IntN(20)
+				k.extend(c, to)
+				require.GreaterOrEqual(t, len(ch.keys), min(to, len(want)), "prompt %d: extended to %d", n, to)
+				require.True(t, slices.Equal(want[:len(ch.keys)], ch.keys), "prompt %d: extended to %d", n, to)
+			}
+			if rng.IntN(3) > 0 {
+				if k.cur >= 0 {
+					k.fill(c)
+				}
+				require.Equal(t, len(want), len(ch.keys), "prompt %d: %v, %d tokens a unit, %d in, block %d", n, ids, p, in, ch.blockSize)
+				if len(want) > 0 {
+					require.Equal(t, want, ch.keys, "prompt %d", n)
+				}
 			}
 		}
 	}
@@ -231,9 +249,17 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 			if rng.IntN(3) == 0 {
 				ids[0] = uint64(rng.IntN(2000)) // another slot, or a slot's other prompt
 			}
-			k.compute(&runner{}, &workload.Request{InputTokens: len(ids)*16 + rng.IntN(40), PrefixHashes: ids, PrefixBlockTokens: 16})
+			// Tokens past the units too, in half the prompts: a chain that
+			// ends before the lookups' steps would take it past the input.
+			req := &workload.Request{InputTokens: len(ids)*16 + rng.IntN(40) + rng.IntN(2)*400, PrefixHashes: ids, PrefixBlockTokens: 16}
+			k.compute(&runner{}, req)
+			var chains [2][]uint64 // whole, computed afresh; k's are computed as far as run looks
 			for c := range k.chains {
-				seen = append(seen, k.chains[c].keys...)
+				chains[c] = engine.PrefixKeys(nil, ids, 16, req.InputTokens, k.chains[c].blockSize)
+				seen = append(seen, chains[c]...)
+				if rng.IntN(4) == 0 {
+					k.fill(c)
+				}
 			}
 			for i, x := range xs {
 				if len(seen) > 0 {
@@ -241,7 +267,7 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 						x.KVEvent(engine.KVEvent{Key: seen[rng.IntN(len(seen))], Removed: rng.IntN(4) == 0})
 					}
 				}
-				keys := k.chains[k.chainOf[i]].keys
+				keys := chains[k.chainOf[i]]
 				if rng.IntN(2) == 0 { // the prompt computed there
 					for _, key := range keys {
 						x.KVEvent(engine.KVEvent{Key: key})
@@ -249,7 +275,7 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 				}
 				x.catchUp(0)
 				for range rng.IntN(3) {
-					require.Equal(t, x.walk(keys, 0), x.run(&k, i, keys), "seed %d op %d replica %d: %v", seed, op, i, ids)
+					require.Equal(t, x.walk(keys, 0), x.run(&k, int(k.chainOf[i])), "seed %d op %d replica %d: %v", seed, op, i, ids)
 				}
 			}
 			if len(seen) > 4096 {

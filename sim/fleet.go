@@ -329,13 +329,24 @@ func (v *View) prefixPath(i int) *engine.PrefixPath {
 // the same chain: asking 64 replicas costs one chain, not 64.
 func (v *View) prefixKeys(i int) []uint64 {
 	k := &v.r.keys
+	c := v.chainOf(i)
+	k.fill(c)
+	return k.chains[c].keys
+}
+
+// chainOf is the index of replica i's chain of the arriving request
+// (prefixChains.chains), computed at the first question of the arrival
+// (prefixChains.compute: the leading keys its memo knows, the rest when
+// asked for, extend or fill).
+func (v *View) chainOf(i int) int {
+	k := &v.r.keys
 	if k.arrival != v.r.routed+1 {
 		k.compute(v.r, v.req)
 	}
 	if k.chainOf == nil { // one block size
-		return k.chains[0].keys
+		return 0
 	}
-	return k.chains[k.chainOf[i]].keys
+	return int(k.chainOf[i])
 }
 
 // prefixChains are the arriving request's block-key chains, one for each
@@ -355,6 +366,9 @@ type prefixChains struct {
 	// made for the arrival pathArrival (routed + 1; 0 before the first).
 	paths       []engine.PrefixPath
 	pathArrival int
+	// The arrival's prompt, whose chains extend computes further.
+	prefix   []uint64
+	p, input int
 }
 
 // chainMemo is the chains of one prompt's prefix units (ids, of p
@@ -373,11 +387,15 @@ type chainMemo struct {
 // memo.
 const memoSlots = 512
 
-// keyChain is the arrival's chain at one block size.
+// keyChain is the arrival's chain at one block size: its first keys,
+// as many as were asked for (extend), all of them once full. With a memo
+// slot, keys is the slot's buffer (chainMemo.keys), which holds the
+// arrival's chain as far as it is computed.
 type keyChain struct {
 	blockSize int
 	keys      []uint64
-	known     int // leading keys shared with the chain its memo slot held before (prefixChains.cur)
+	full      bool // keys is the whole chain (engine.PrefixKeys's)
+	known     int  // leading keys shared with the chain its memo slot held before (prefixChains.cur)
 }
 
 // compute makes the chains those of req, the arrival being routed.
@@ -387,13 +405,13 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	}
 	k.arrival = r.routed + 1
 	p, ids := req.PrefixBlockTokens, req.PrefixHashes
+	k.prefix, k.p, k.input = ids, p, req.InputTokens
 	if p > 0 {
 		ids = ids[:min(len(ids), req.InputTokens/p)] // the units a key may read
 	}
-	if len(ids) == 0 {
+	if len(ids) == 0 { // no unit: no key (engine.PrefixKeys)
 		for c := range k.chains {
-			ch := &k.chains[c]
-			ch.keys, ch.known = engine.PrefixKeys(ch.keys[:0], req.PrefixHashes, p, req.InputTokens, ch.blockSize), 0
+			k.chains[c] = keyChain{blockSize: k.chains[c].blockSize, full: true}
 		}
 		k.cur = -1
 		return
@@ -404,15 +422,41 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	if m.p == p {
 		same = lcp.Len(m.ids, ids)
 	}
-	for c := range k.chains {
-		ch := &k.chains[c]
-		known := m.keys[c][:min(len(m.keys[c]), same*p/ch.blockSize)]
-		ch.keys = engine.ExtendPrefixKeys(append(ch.keys[:0], known...), req.PrefixHashes, p, req.InputTokens, ch.blockSize)
-		ch.known = min(len(known), len(ch.keys))
-		m.keys[c] = append(m.keys[c][:0], ch.keys...)
-	}
 	m.ids, m.p = append(m.ids[:0], ids...), p
 	m.gen++
+	for c := range k.chains {
+		ch := &k.chains[c]
+		ch.keys, ch.full = m.keys[c][:min(len(m.keys[c]), same*p/ch.blockSize)], false
+		k.extend(c, len(ch.keys)) // no further than the chain goes
+		ch.known = len(ch.keys)
+	}
+}
+
+// extend computes chain c's keys up to at least its first n (all of them
+// if it has fewer). engine.ExtendPrefixKeys computes the chain of a
+// prompt cut to the units the first n keys read, and one token more
+// (a key reads no unit past its block's last token, so the chain of the
+// cut prompt is the first keys of the whole one; at most n·b + p + 1
+// tokens, it holds n keys and perhaps a unit's more), or of the whole
+// prompt when that is shorter (then the chain is full).
+func (k *prefixChains) extend(c, n int) {
+	ch := &k.chains[c]
+	in, b := k.input, ch.blockSize
+	if cut := (n*b+k.p-1)/k.p*k.p + 1; cut < in {
+		in = cut
+	}
+	ch.keys = engine.ExtendPrefixKeys(ch.keys, k.prefix, k.p, in, b)
+	ch.full = in == k.input || len(ch.keys) < n // fewer than n: the prompt's units end sooner
+	k.memo[k.cur].keys[c] = ch.keys
+}
+
+// fill computes the rest of chain c.
+func (k *prefixChains) fill(c int) {
+	if ch := &k.chains[c]; !ch.full {
+		ch.keys = engine.ExtendPrefixKeys(ch.keys, k.prefix, k.p, k.input, ch.blockSize)
+		ch.full = true
+		k.memo[k.cur].keys[c] = ch.keys
+	}
 }
 
 // chainSlot is the memo slot of a prompt of units ids (not empty): its

@@ -305,3 +305,29 @@ func TestFreeDraftingIsItsModel(t *testing.T) {
 		assert.IsType(t, costmodel.Drafting{}, priced, "a draft model's cost is the wrapper's")
 	}
 }
+
+// widestDecode is an observer that keeps the most decodes of a step.
+type widestDecode struct{ n int }
+
+func (*widestDecode) Observe(*Record)       {}
+func (w *widestDecode) ObserveStep(s *Step) { w.n = max(w.n, len(s.Decode)) }
+
+// A speculative batch wider than plainChunks takes in one call (half its
+// held runs: 32 emits) is accounted over several, accountChunk taking
+// the emit between two: the same bytes as stepwise, every step's engine
+// checked.
+func TestWideSpeculativeBatchFastEqualsStepwise(t *testing.T) {
+	rg := regime{name: "WideSpeculation", small: 400, build: func(tb testing.TB, n int) (Config, func() workload.Source) {
+		rc := ReplicaConfig{Engine: engine.Config{MaxSeqs: 128}, Speculation: Speculation{Tokens: 4, Acceptance: 0.7}}
+		cfg := Config{Fleet: Fleet{Replicas: Copies(1, rc)}}
+		return cfg, func() workload.Source { return poisson(tb, 3, 40, n, workload.Fixed(200, 200)) }
+	}}
+	cfg, fast, step := runRegimeTwice(t, rg, func(c *Config) { c.Stepwise = true })
+	sameBytes(t, step.text, fast.text)
+	var w widestDecode
+	_, src := rg.build(t, rg.small)
+	_, err := Run(cfg, src(), &w)
+	require.NoError(t, err)
+	t.Logf("widest step: %d decodes", w.n)
+	assert.Greater(t, w.n, len(gapRuns{}.held)/2, "steps of more decodes than plainChunks accounts in a call")
+}

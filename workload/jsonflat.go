@@ -1,5 +1,10 @@
 package workload
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // A JSON Lines trace row is a flat object: the Mooncake trace's
 // {"timestamp": 0, "input_length": 40160, "output_length": 6,
 // "hash_ids": [0, 1, …]}. encoding/json reads one into a
@@ -151,6 +156,24 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 		return i + 1, ints, plain
 	}
 	for {
+		// The usual element of a trace's ids, up to 7 digits and its
+		// comma, read from 8 bytes at once (leadingDigits): as the loop
+		// below reads it, which its digits took 12 instructions each.
+		if i+8 <= len(text) {
+			w := binary.LittleEndian.Uint64(text[i:])
+			if n, x := leadingDigits(w); n > 0 && byte(w>>(8*n&63)) == ',' && (n == 1 || byte(w) != '0') {
+				if plain {
+					ints = append(ints, x)
+				}
+				// The usual space after the comma, as skipWS reads it.
+				if i += n + 1; i+1 < len(text) && text[i] == ' ' && text[i+1] > ' ' {
+					i++
+				} else {
+					i = skipWS(text, i)
+				}
+				continue
+			}
+		}
 		// The usual element, an integer without sign or leading zero,
 		// is read here; number reads the rest from its start.
 		j := i
@@ -193,6 +216,31 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 			return -1, ints, false
 		}
 	}
+}
+
+// leadingDigits reads the decimal digits that w's bytes begin with (w
+// holds 8 bytes of text, little-endian: its first byte lowest): it
+// returns how many there are, when 1 to 7, and their value; else 0 and 0
+// (8 digits or more are left to flatArray's loop). It is the loop's
+// count and value without a branch a digit (TestLeadingDigitsIsTheLoop).
+func leadingDigits(w uint64) (n int, x uint64) {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// Byte k of y is byte k of w less '0' as long as the bytes before it
+	// are digits (none of them borrows): a digit's is 0 to 9, and the
+	// first other byte's has its high bit set in y or in y + 0x76 (no
+	// carry comes into it either). What the later bytes hold is not read.
+	y := w - '0'*ones
+	n = bits.TrailingZeros64((y|(y+0x76*ones))&highs) >> 3
+	if n == 0 || n == 8 {
+		return 0, 0
+	}
+	// The n digits moved to the top bytes, the first highest of them
+	// (zeros before them), are combined in pairs, fours and eights.
+	y <<= (64 - 8*uint(n)) & 63 // masked: no check for a shift past 63
+	y = (y*10 + y>>8) & 0x00ff00ff00ff00ff
+	y = (y*100 + y>>16) & 0x0000ffff0000ffff
+	y = (y*10000 + y>>32) & 0xffffffff
+	return n, y
 }
 
 // literal is the index after word at i, or -1.

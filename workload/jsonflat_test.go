@@ -2,7 +2,9 @@ package workload
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -24,6 +26,10 @@ func FuzzFlatObject(f *testing.F) {
 		`{"a":"\u0041"}`, `{"a\"":1}`, `{"a":{"b":1}}`, `{"a":["x"]}`, `{"a":1}x`, `{"a":1} {}`,
 		`{"a":"é"}`, `{"a":tru}`, `{"a" 1}`, `{1:1}`, `[1]`, `null`, `{"a":[1.5e-3, -0, 2E7]}`, `{"a":0,"b":10E2,"c":7e1,"d":120.5,"e":00,"f":120}`,
 		"{\"a\":1,\n\"b\":\t2}\r", `{"a":[0, 1234567890123456789, 12345678901234567890]}`,
+		`{"a":[1234567,12345678,0,7,9999999,123,45 ,6,\t7, 1.5,2e3,3E2,4.0,5 ]}`, `{"a":[120,1204,01,89,1,99]}`,
+		`{"a":[120,1204,0123456,89,1,99]}`, `{"a":[120,1204,00000000,89,1,99]}`, `{"a":[120,1204,/,89,1,99]}`,
+		`{"a":[120,1204,1e3,89,1,99]}`, `{"a":[120,1204,1.5,89,1,99]}`, `{"a":[120,1204,-1,89,1,99]}`,
+		`{"a":[1 2,3,4,5,6,7]}`, `{"a":[12\t34,5,6,7,8,9]}`, `{"a":[12]34,5,6,7,8,9]}`,
 		`{"a":[ 3 ,4,5 ], "b":[1,2], "a":[]}`, `{"a":[00]}`, "{\"a\":[1\n,\r2\t]}", `{"a":[18446744073709551615, 1]}`,
 	} {
 		f.Add([]byte(s))
@@ -63,6 +69,59 @@ func FuzzFlatObject(f *testing.F) {
 			}
 		}
 	})
+}
+
+// leadingDigits is the count and value of flatArray's digit loop over 8
+// bytes, for up to 7 digits: over every byte after 0 to 7 digits (those
+// around the digits, and the digits with their high bit set, included),
+// and random words biased to digits.
+func TestLeadingDigitsIsTheLoop(t *testing.T) {
+	loop := func(b []byte) (int, uint64) {
+		n, x := 0, uint64(0)
+		for ; n < len(b) && b[n]-'0' < 10; n++ {
+			x = x*10 + uint64(b[n]-'0')
+		}
+		if n == 8 {
+			return 0, 0
+		}
+		return n, x
+	}
+	check := func(b []byte) {
+		t.Helper()
+		n, x := leadingDigits(binary.LittleEndian.Uint64(b))
+		wn, wx := loop(b)
+		if n != wn || x != wx {
+			t.Fatalf("%q: leadingDigits %d digits, %d; the loop %d, %d", b, n, x, wn, wx)
+		}
+	}
+	rng := rand.New(rand.NewPCG(41, 1))
+	b := make([]byte, 8)
+	for digits := 0; digits <= 8; digits++ {
+		for c := range 256 {
+			for range 20 {
+				for k := range b {
+					b[k] = byte(rng.IntN(256))
+					if k < digits {
+						b[k] = '0' + byte(rng.IntN(10))
+					}
+				}
+				if digits < 8 {
+					b[digits] = byte(c)
+				}
+				check(b)
+			}
+		}
+	}
+	for range 1_000_000 {
+		for k := range b {
+			if rng.IntN(4) == 0 {
+				b[k] = byte(rng.IntN(256))
+			} else {
+				b[k] = '0' + byte(rng.IntN(10))
+			}
+		}
+		check(b)
+	}
 }
 
 func keysOf(m map[string]string) []string {
