@@ -323,3 +323,13 @@ func TestMergedGapsAreOneSample(t *testing.T) {
 	assert.Greater(t, sketched, 100, "trials sketched")
 	assert.Greater(t, parted, 100, "replicas' samples sketched")
 }
+
+// valueCounts lists a weighted sample's distinct values with their
+// counts; nil when it was sketched.
+func valueCounts(w *weighted) []ValueCount {
+	w.settle()
+	if w.sk != nil {
+		return nil
+	}
+	return countsOfRuns(w.runs())
+}

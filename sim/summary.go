@@ -533,17 +533,8 @@ func (c *collector) finish(w time.Duration, area float64, m stats.Method) Summar
 	return s
 }
 
-// valueCounts lists a weighted sample's distinct values with their
-// counts; nil when it was sketched.
-func valueCounts(w *weighted) []ValueCount {
-	w.settle()
-	if w.sk != nil {
-		return nil
-	}
-	return countsOfRuns(w.runs())
-}
-
-// countsOfRuns is valueCounts of a sample's runs (weighted.runs).
+// countsOfRuns lists a sample's distinct values with their counts, from
+// its runs (weighted.runs).
 func countsOfRuns(vals []float64, cum []int) []ValueCount {
 	var out []ValueCount
 	if len(vals) > 0 {
