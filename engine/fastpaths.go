@@ -175,9 +175,6 @@ func (e *Engine) decideFast() {
 	if f.noTwin {
 		off(pathResidues, whySlowTwin)
 	}
-	if e.pool.pub != nil {
-		off(pathResidues, whyKVEvents)
-	}
 	// The cohort keeps its members' blocks as residue counts and its
 	// outcomes count them as streaks: it needs both (but not the
 	// recording's reason against residues, which is its own).

@@ -78,6 +78,10 @@ var fuzzReserved, fuzzLanded, fuzzTier int
 // fuzzEvents counts the KV events the scenarios compared.
 var fuzzEvents int
 
+// fuzzResSteps counts the runs' block takings, kept in aggregate, that
+// the scenarios made step by step for their KV events (resSteps).
+var fuzzResSteps int
+
 // fuzzCoCached counts the blocks of shared output the scenarios' decode
 // cohorts cached as their members' decodes completed them (coPublish).
 var fuzzCoCached int
@@ -160,10 +164,13 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 	n := testlong.Int(t, 1000, 3000)
 	plansContinued, addsCapped, plansEmpty, victimsUnscheduled = 0, 0, 0, 0
 	fuzzReserved, fuzzLanded, fuzzTier, fuzzCoCached = 0, 0, 0, 0
-	fuzzEvents = 0
+	fuzzEvents, fuzzResSteps = 0, 0
 	defer func() {
 		if fuzzEvents < n {
 			t.Errorf("%d KV events compared in %d scenarios: the scenarios no longer publish them", fuzzEvents, n)
+		}
+		if fuzzResSteps < n/100 {
+			t.Errorf("%d runs' blocks taken from residues for KV events in %d scenarios: the scenarios no longer reach resSteps", fuzzResSteps, n)
 		}
 		if fuzzCoCached < n/10 {
 			t.Errorf("the cohorts cached %d blocks of shared output in %d scenarios: the scenarios no longer reach coPublish", fuzzCoCached, n)
@@ -185,7 +192,7 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 		if plansEmpty < n/200 || victimsUnscheduled < n/50 { // 11 and 38 in 1,000
 			t.Errorf("%d empty steps and %d victims taken out of a step in %d scenarios: the scenarios no longer reach them", plansEmpty, victimsUnscheduled, n)
 		}
-		t.Logf("%d continued runs, %d empty steps, %d victims taken out of a step, %d Remote requests and tier loads reserved (%d tier), %d landed, %d blocks cached by cohort members; %d KV events compared", plansContinued, plansEmpty, victimsUnscheduled, fuzzReserved, fuzzTier, fuzzLanded, fuzzCoCached, fuzzEvents)
+		t.Logf("%d continued runs, %d empty steps, %d victims taken out of a step, %d Remote requests and tier loads reserved (%d tier), %d landed, %d blocks cached by cohort members; %d KV events compared, %d runs' blocks taken from residues for them", plansContinued, plansEmpty, victimsUnscheduled, fuzzReserved, fuzzTier, fuzzLanded, fuzzCoCached, fuzzEvents, fuzzResSteps)
 	}()
 	for range n {
 		data := make([]byte, 4+2*(10+rng.IntN(120)))
@@ -244,7 +251,7 @@ func scenario(t *testing.T, data []byte) {
 			return // a configuration Validate refuses is not a scenario
 		}
 		e.SetAcceptor(hashAcceptor{})
-		defer func() { fuzzCoCached += e.co.cached }()
+		defer func() { fuzzCoCached, fuzzResSteps = fuzzCoCached+e.co.cached, fuzzResSteps+e.res.calls }()
 		slow, _ := New(cfg, model)
 		slow.SetAcceptor(hashAcceptor{})
 		walkRuns(slow)

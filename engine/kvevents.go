@@ -59,8 +59,8 @@ func (p *kvPublisher) emit(key uint64, removed bool) {
 // PublishKVEvents sends every change of the prefix cache to sink from
 // now on (nil: none). Set it before the first step, as RecordSteps: a
 // run's blocks are then taken step by step, so that each eviction carries
-// its own step's start, which turns off the fast paths that count them in
-// aggregate (residues, cohort and continue; FastPaths says so). With no
+// its own step's start, which turns off the fast paths that keep a step's
+// decodes in aggregate (cohort and continue; FastPaths says so). With no
 // sink, nothing is published and nothing is spent.
 func (e *Engine) PublishKVEvents(sink KVEventSink) {
 	if sink == nil {

@@ -30,7 +30,7 @@ func TestKVEventsByHand(t *testing.T) {
 	var log eventLog
 	e.PublishKVEvents(&log)
 	for _, p := range e.FastPaths() {
-		if p.Name == "residues" || p.Name == "cohort" {
+		if p.Name == "cohort" {
 			assert.False(t, p.On, p.Name)
 			assert.Contains(t, p.Reason, "KV events are published")
 		}

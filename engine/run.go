@@ -474,6 +474,10 @@ func (e *Engine) allocThrough(m int) {
 		}
 	}
 	if e.res.on {
+		if e.pool.pub != nil {
+			e.resSteps(m)
+			return
+		}
 		base := e.res.base
 		e.pool.take(e.resBlocks(base+m) - e.resBlocks(base+e.runAlloc))
 		e.runAlloc = m
