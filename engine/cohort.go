@@ -440,17 +440,21 @@ func (e *Engine) compact0() {
 // planCohort schedules the cohort's members for the step being planned,
 // one token each, when they fit budget and the free blocks; otherwise it
 // writes them back into the running list for the walk. It returns the
-// budget left.
-func (e *Engine) planCohort(budget int) int {
+// budget left and the blocks the members owe: planChunked takes them with
+// its inline decodes' (owed), as the walk takes the running list's
+// leading plain decodes' together, after every one of them cached what
+// it caches (publishDecode; coPublish): with KV events published, the
+// members' evictions then follow the others' stores, as in the walk.
+func (e *Engine) planCohort(budget int) (int, int) {
 	co := &e.co
 	if !co.on {
 		e.materialize() // the cohort was given up
-		return budget
+		return budget, 0
 	}
 	e.joinCohort(false)
 	n := co.n
 	if n == 0 {
-		return budget
+		return budget, 0
 	}
 	need := e.coGrow(0, 1)
 	// n > budget cannot happen with a valid Config (MaxSeqs <=
@@ -460,16 +464,15 @@ func (e *Engine) planCohort(budget int) int {
 		// than FCFS) the step may preempt and its victim be a member:
 		// walk.
 		e.materialize()
-		return budget
+		return budget, 0
 	}
 	if co.npub > 0 {
 		e.coPlanPublish() // caching takes no block: need stands
 	}
-	e.pool.take(need)
 	co.ahead = 1
 	e.plan.Cohort = n
 	e.minLeft = min(e.minLeft, e.finMin()-co.tick)
-	return budget - n
+	return budget - n, need
 }
 
 // walkNeed is the blocks the running requests outside the cohort ask for

@@ -190,9 +190,6 @@ func (e *Engine) decideFast() {
 	if e.record {
 		off(pathCohort, whyRecordCtx)
 	}
-	if e.pool.pub != nil {
-		off(pathCohort, whyKVEvents)
-	}
 	if spec {
 		off(pathCohort, whySpeculative)
 	}
@@ -202,6 +199,11 @@ func (e *Engine) decideFast() {
 	// Continue plans the cohort's runs, priced by how many decode.
 	for _, r := range why[pathCohort] {
 		off(pathContinue, r)
+	}
+	if e.pool.pub != nil {
+		// Its plan takes no block: its first step's evictions would be
+		// published at the next call that brings the run to an instant.
+		off(pathContinue, whyKVEvents)
 	}
 	if !e.ctxFree {
 		off(pathContinue, whyReadsCtx)

@@ -30,9 +30,12 @@ func TestKVEventsByHand(t *testing.T) {
 	var log eventLog
 	e.PublishKVEvents(&log)
 	for _, p := range e.FastPaths() {
-		if p.Name == "cohort" {
+		switch p.Name {
+		case "continue":
 			assert.False(t, p.On, p.Name)
 			assert.Contains(t, p.Reason, "KV events are published")
+		case "residues", "cohort":
+			assert.NotContains(t, p.Reason, "KV events", p.Name)
 		}
 	}
 	keys := e.BlockKeys(nil, []uint64{1, 2, 3, 4}, 16, 65)

@@ -34,7 +34,7 @@ type residues struct {
 	count []int32 // the plan's plain decodes by computed tokens mod BlockSize; nil: walk
 	q     int     // Σ ⌊computed / BlockSize⌋ over them
 	base  int     // steps CompleteUntil has applied to them since
-	calls int     // resSteps calls (tests read it)
+	calls int     // pubSteps calls that counted from them (tests read it)
 }
 
 // maxResidueBlock is the largest block size the counts serve: beyond it
@@ -87,25 +87,6 @@ func (e *Engine) resBlocks(m int) int {
 		}
 	}
 	return sum
-}
-
-// resSteps is allocThrough for a run whose blocks are kept in aggregate
-// on an engine that publishes KV events: step by step, so that each
-// eviction carries its step's start (kvPublisher.step), as the walk
-// (allocThrough's stepAlloc loop) takes them, each step's blocks in one
-// call. A step m takes resBlocks(m) − resBlocks(m − 1) blocks: the
-// requests whose context passes a block boundary, ⌈(r + m) / B⌉ growing
-// by one exactly when r + m − 1 is a multiple of B, so those counted at
-// residue (1 − m) mod B: O(1) a step, where the walk reads every request.
-func (e *Engine) resSteps(m int) {
-	pub, mask := e.pool.pub, e.cfg.BlockSize-1
-	for step := e.runAlloc + 1; step <= m; step++ {
-		pub.step = step
-		e.pool.take(int(e.res.count[(1-e.res.base-step)&mask]))
-	}
-	pub.step = 0
-	e.runAlloc = m
-	e.res.calls++
 }
 
 // resBlockSteps is Σ_i Σ_{x=c_i+a+1..c_i+b} ⌈x / B⌉: the blocks the

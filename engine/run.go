@@ -462,6 +462,10 @@ func (e *Engine) allocThrough(m int) {
 		e.runPublish(e.runAlloc, m)
 	}
 	if co := &e.co; e.plan.Cohort > 0 { // the members come first
+		if e.pool.pub != nil {
+			e.pubSteps(m)
+			return
+		}
 		e.pool.take(e.coGrow(co.ahead, m))
 		co.ahead = m
 	} else if e.tier != nil {
@@ -475,7 +479,7 @@ func (e *Engine) allocThrough(m int) {
 	}
 	if e.res.on {
 		if e.pool.pub != nil {
-			e.resSteps(m)
+			e.pubSteps(m)
 			return
 		}
 		base := e.res.base
@@ -518,6 +522,46 @@ func (e *Engine) allocThrough(m int) {
 		}
 	}
 	e.runAlloc = m
+}
+
+// pubSteps is allocThrough for a run with a cohort, or whose blocks are
+// kept in aggregate (residues), on an engine that publishes KV events:
+// step by step, so that each eviction carries its step's start
+// (kvPublisher.step), as the walk (allocThrough's stepAlloc loop) takes
+// them, each step's blocks in one call where they are counted: taking n₁
+// then n₂ blocks from the free queue's head is taking n₁ + n₂, events
+// and all (one a block, in the queue's order). The members come first,
+// their step's blocks coGrow's; then the others', counted (step m takes
+// resBlocks(m) − resBlocks(m − 1): ⌈(r + m) / B⌉ grows by one exactly
+// when r + m − 1 is a multiple of B, so the requests counted at residue
+// (1 − m) mod B, O(1) a step) or walked.
+func (e *Engine) pubSteps(m int) {
+	pub, co, mask := e.pool.pub, &e.co, e.cfg.BlockSize-1
+	for step := e.runAlloc + 1; step <= m; step++ {
+		pub.step = step
+		n := 0
+		if e.plan.Cohort > 0 {
+			n = e.coGrow(step-1, step) // co.ahead is runAlloc
+		}
+		if e.res.on {
+			e.pool.take(n + int(e.res.count[(1-e.res.base-step)&mask]))
+			continue
+		}
+		e.pool.take(n)
+		for _, s := range e.sched {
+			if !s.aborted {
+				e.take(s, e.need(s, s.computed+step))
+			}
+		}
+	}
+	pub.step = 0
+	e.runAlloc = m
+	if e.plan.Cohort > 0 {
+		co.ahead = m
+	}
+	if e.res.on {
+		e.res.calls++
+	}
 }
 
 // tierSteps is allocThrough's part for an engine with a tier: the

@@ -137,12 +137,13 @@ func (e *Engine) resetPlan(now time.Duration) {
 // stops there (V1's enable_chunked_prefill=False). It returns the index in
 // the running list from which no running request was scheduled.
 func (e *Engine) planChunked() int {
-	budget := e.planCohort(e.cfg.MaxBatchedTokens)
+	budget, owed := e.planCohort(e.cfg.MaxBatchedTokens)
 	plain := e.cfg.SpeculativeTokens == 0
 	// Inline decodes take their blocks from the pool together (owed),
-	// before anything else reads it: taking n₁ then n₂ blocks from the
-	// free queue's head is taking n₁ + n₂ (see residues.go).
-	avail, owed := e.available(), 0
+	// with the cohort's, before anything else reads it: taking n₁ then n₂
+	// blocks from the free queue's head is taking n₁ + n₂ (see
+	// residues.go).
+	avail := e.available() - owed
 	count, mask, q := e.res.count, len(e.res.count)-1, 0
 	i := 0
 	for ; i < len(e.running) && budget > 0; i++ {
