@@ -260,7 +260,9 @@ func (e *Engine) coPublish(t int) {
 		}
 		s := x.s
 		co.cached++
-		e.cacheThrough(s, min(s.shared, (s.computed+t-s.t0+1)>>e.sh()))
+		if full := min(s.shared, (s.computed+t-s.t0+1)>>e.sh()); !e.cacheInPlace(s, full) {
+			e.cacheThrough(s, full)
+		}
 		if s.held < s.shared {
 			l[k] = x
 			k++
