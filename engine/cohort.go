@@ -254,7 +254,7 @@ func (e *Engine) coPublish(t int) {
 	r := ^t & co.mask
 	l := co.pubs[r]
 	k := 0
-	for _, x := range l {
+	for i, x := range l {
 		if !x.live() {
 			continue
 		}
@@ -264,13 +264,17 @@ func (e *Engine) coPublish(t int) {
 			e.cacheThrough(s, full)
 		}
 		if s.held < s.shared {
-			l[k] = x
+			if k != i { // else it is in its place: no store (a pointer's, with its write barrier)
+				l[k] = x
+			}
 			k++
 		}
 	}
-	clear(l[k:])
-	co.npub -= len(l) - k
-	co.pubs[r] = l[:k]
+	if k < len(l) { // else the list stays as it is
+		clear(l[k:])
+		co.npub -= len(l) - k
+		co.pubs[r] = l[:k]
+	}
 }
 
 // coPubLeft is, for the cohort's members, what publishDecode notes in
@@ -283,15 +287,19 @@ func (e *Engine) coPubLeft() int {
 		r := ^(co.tick + j) & co.mask
 		l := co.pubs[r]
 		k := 0
-		for _, x := range l {
+		for i, x := range l {
 			if x.live() {
-				l[k] = x
+				if k != i {
+					l[k] = x
+				}
 				k++
 			}
 		}
-		clear(l[k:])
-		co.npub -= len(l) - k
-		co.pubs[r] = l[:k]
+		if k < len(l) {
+			clear(l[k:])
+			co.npub -= len(l) - k
+			co.pubs[r] = l[:k]
+		}
 		if k > 0 {
 			return j
 		}
