@@ -422,13 +422,11 @@ func (e *Engine) cacheThrough(s *seq, full int) {
 // of the calls between. It reports whether it did; else nothing changed
 // and cacheThrough caches them.
 func (e *Engine) cacheInPlace(s *seq, full int) bool {
-	r, t := s.runs, e.pool.runs
-	if t == nil || r == nil || len(r.path) == 0 || r.cur.pos != s.held || full <= s.held ||
-		t.edges[r.cur.edge].gen != r.cur.gen || !e.pool.extendHeld(r, full) {
+	r, from := s.runs, s.held
+	if e.pool.runs == nil || r == nil || len(r.path) == 0 || full <= from || !e.pool.extendHeld(&s.held, r, full) {
 		return false
 	}
-	s.anon -= full - s.held
-	s.held = full
+	s.anon -= full - from
 	return true
 }
 
