@@ -254,21 +254,27 @@ func (e *Engine) coPublish(t int) {
 	r := ^t & co.mask
 	l := co.pubs[r]
 	k := 0
-	for _, x := range l {
+	for i, x := range l {
 		if !x.live() {
 			continue
 		}
 		s := x.s
 		co.cached++
-		e.cacheThrough(s, min(s.shared, (s.computed+t-s.t0+1)>>e.sh()))
+		if full := min(s.shared, (s.computed+t-s.t0+1)>>e.sh()); !e.cacheInPlace(s, full) {
+			e.cacheThrough(s, full)
+		}
 		if s.held < s.shared {
-			l[k] = x
+			if k != i { // else it is in its place: no store (a pointer's, with its write barrier)
+				l[k] = x
+			}
 			k++
 		}
 	}
-	clear(l[k:])
-	co.npub -= len(l) - k
-	co.pubs[r] = l[:k]
+	if k < len(l) { // else the list stays as it is
+		clear(l[k:])
+		co.npub -= len(l) - k
+		co.pubs[r] = l[:k]
+	}
 }
 
 // coPubLeft is, for the cohort's members, what publishDecode notes in
@@ -281,15 +287,19 @@ func (e *Engine) coPubLeft() int {
 		r := ^(co.tick + j) & co.mask
 		l := co.pubs[r]
 		k := 0
-		for _, x := range l {
+		for i, x := range l {
 			if x.live() {
-				l[k] = x
+				if k != i {
+					l[k] = x
+				}
 				k++
 			}
 		}
-		clear(l[k:])
-		co.npub -= len(l) - k
-		co.pubs[r] = l[:k]
+		if k < len(l) {
+			clear(l[k:])
+			co.npub -= len(l) - k
+			co.pubs[r] = l[:k]
+		}
 		if k > 0 {
 			return j
 		}

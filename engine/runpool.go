@@ -698,7 +698,10 @@ func (p *blockPool) runCache(held *int, r *runSeq, full int) {
 		return
 	}
 	t := p.runs
-	if r.cur.pos == from && t.edges[r.cur.edge].gen == r.cur.gen && (p.extendHeld(r, full) || p.cacheNewEdge(r, full)) { // a fresh cursor
+	if p.extendHeld(held, r, full) {
+		return
+	}
+	if r.cur.pos == from && t.edges[r.cur.edge].gen == r.cur.gen && p.cacheNewEdge(r, full) { // a fresh cursor
 		*held = full
 		return
 	}
@@ -736,19 +739,23 @@ func (p *blockPool) runCache(held *int, r *runSeq, full int) {
 	*held = full
 }
 
-// extendHeld is runCache's shortcut for blocks that go on along the
-// edge of r's cursor (fresh, after r's held blocks), where the segment
-// ending at the cursor is r's alone and nothing is cached after it on
-// the edge up to full: as runCache would (insert finds the blocks in the
-// tree, walk one span over them, no primary block there, so the
-// neighbour of the same references takes them), it extends that
-// segment in place, with no walk from the cursor and no search per
-// block. It reports whether it did; else nothing changed.
-func (p *blockPool) extendHeld(r *runSeq, full int) bool {
+// extendHeld is runCache's shortcut for r's blocks from its held ones
+// (*held) up to full (more) that go on along the edge of r's cursor
+// (fresh, after its held blocks), where the segment ending at the cursor
+// is r's alone and nothing is cached after it on the edge up to full: as
+// runCache would (insert finds the blocks in the tree, walk one span
+// over them, no primary block there, so the neighbour of the same
+// references takes them), it extends that segment in place, with no
+// walk from the cursor and no search per block. It reports whether it
+// did (*held is full then); else nothing changed.
+func (p *blockPool) extendHeld(held *int, r *runSeq, full int) bool {
 	t := p.runs
 	c := &r.cur
-	k := full - c.pos
 	ed := &t.edges[c.edge]
+	if c.pos != *held || ed.gen != c.gen { // a stale cursor
+		return false
+	}
+	k := full - c.pos
 	lab := &r.path[c.li]
 	if c.eoff == 0 || c.eoff+k > ed.lab.n || c.lo+k > lab.n {
 		return false
@@ -780,6 +787,7 @@ func (p *blockPool) extendHeld(r *runSeq, full int) bool {
 		p.emitStored(c.edge, int(lo), int(hi))
 	}
 	p.cached += k
+	*held = full
 	c.eoff, c.pos, c.lo = c.eoff+k, full, c.lo+k
 	if c.lo == lab.n {
 		c.li, c.lo = c.li+1, 0

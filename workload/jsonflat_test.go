@@ -158,3 +158,52 @@ func TestTraceLinesAreFlat(t *testing.T) {
 	require.NoError(t, s.Err())
 	assert.Equal(t, 3993, n)
 }
+
+// TestStringStopIsTheLoop holds stringStop to plainString's byte loop:
+// the first of 8 bytes that ends or spoils a plain string, for every
+// byte at every place after plain ones and random bytes after it.
+func TestStringStopIsTheLoop(t *testing.T) {
+	loop := func(b []byte) int {
+		for k, c := range b {
+			if c == '"' || c == '\\' || c < 0x20 || c > 0x7e {
+				return k
+			}
+		}
+		return len(b)
+	}
+	rng := rand.New(rand.NewPCG(41, 2))
+	b := make([]byte, 8)
+	check := func() {
+		t.Helper()
+		if got, want := stringStop(binary.LittleEndian.Uint64(b)), loop(b); got != want {
+			t.Fatalf("%q: stringStop %d, the loop %d", b, got, want)
+		}
+	}
+	for at := 0; at <= 8; at++ {
+		for c := range 256 {
+			for range 20 {
+				for k := range b {
+					switch {
+					case k < at:
+						b[k] = 0x20 + byte(rng.IntN(0x5f))
+					default:
+						b[k] = byte(rng.IntN(256))
+					}
+				}
+				if at < 8 {
+					b[at] = byte(c)
+				}
+				check()
+			}
+		}
+	}
+	for range 1_000_000 {
+		for k := range b {
+			b[k] = byte(rng.IntN(256))
+			if rng.IntN(3) > 0 {
+				b[k] = 0x20 + byte(rng.IntN(0x5f))
+			}
+		}
+		check()
+	}
+}

@@ -32,6 +32,8 @@ type Trace struct {
 	rowsRead int           // rows parsed, kept or not
 	track    clockTrack    // recorded instants of the requests yielded
 	sorted   []sortedRow
+	kept     *reread // a first pass: its reads, kept for the replay
+	reread   *reread // the first pass's reads, read again
 	done     bool
 	err      error // the error that ended the replay, returned again
 }
@@ -59,7 +61,7 @@ var errKeepNeedsReplay = errors.New("workload: TraceConfig.Conversations.Keep ma
 
 // newTrace is NewTrace for a valid configuration, Conversations ignored.
 func newTrace(r io.Reader, name string, cfg TraceConfig) (*Trace, error) {
-	factor, err := timeFactor(r, name, cfg)
+	factor, kept, err := timeFactor(r, name, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +69,7 @@ func newTrace(r io.Reader, name string, cfg TraceConfig) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Trace{name: name, cfg: cfg, rows: rows, p: parser{name: name, cfg: cfg}, factor: factor}, nil
+	return &Trace{name: name, cfg: cfg, rows: rows, p: parser{name: name, cfg: cfg}, factor: factor, reread: kept}, nil
 }
 
 // OpenTrace opens and reads the trace file at path; Close closes it.
@@ -107,38 +109,47 @@ func (t *Trace) Clock() TraceClock {
 }
 
 // timeFactor is the Slowdown, or for a TargetRate the factor that puts the
-// last of N requests at N/TargetRate, found by a first pass over r.
-func timeFactor(r io.Reader, name string, cfg TraceConfig) (float64, error) {
+// last of N requests at N/TargetRate, found by a first pass over r; kept
+// is that pass's reads when they fit in rereadBytes (see reread), else
+// nil.
+func timeFactor(r io.Reader, name string, cfg TraceConfig) (factor float64, kept *reread, err error) {
 	tr := cfg.Transform
 	if tr.TargetRate == 0 {
 		if tr.Slowdown == 0 {
-			return 1, nil
+			return 1, nil, nil
 		}
-		return tr.Slowdown, nil
+		return tr.Slowdown, nil, nil
 	}
 	rs, ok := r.(io.ReadSeeker)
 	if !ok {
-		return 0, errors.New("workload: Transform.TargetRate needs a seekable input (a file) to measure the trace first")
+		return 0, nil, errors.New("workload: Transform.TargetRate needs a seekable input (a file) to measure the trace first")
 	}
 	first := cfg
 	first.Transform.TargetRate = 0
 	first.Conversations = ConversationReplay{} // the pass measures recorded instants
 	t, err := NewTrace(rs, name, first)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	t.p.measuring = true
+	if cfg.Sort || !keepFirstPass {
+		t.p.measuring = true // a sorted replay holds its rows already
+	} else {
+		t.kept = &reread{}
+	}
 	n, last, err := span(t)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if _, err := rs.Seek(0, io.SeekStart); err != nil {
-		return 0, fmt.Errorf("workload: rewinding %s: %w", name, err)
+		return 0, nil, fmt.Errorf("workload: rewinding %s: %w", name, err)
+	}
+	if t.kept != nil {
+		t.kept.clock = t.p.clock
 	}
 	if n == 0 || last == 0 {
-		return 1, nil
+		return 1, t.kept, nil
 	}
-	return float64(n) / tr.TargetRate / last.Seconds(), nil
+	return float64(n) / tr.TargetRate / last.Seconds(), t.kept, nil
 }
 
 // span drains a source and returns its count and last arrival.
@@ -238,6 +249,19 @@ func (t *Trace) scale(d time.Duration) (time.Duration, error) {
 // read returns the next kept request with its rebased arrival, from the
 // file or (with Sort) from the sorted buffer; ok = false at the end.
 func (t *Trace) read() (Request, time.Duration, bool, error) {
+	if t.reread != nil {
+		r, rel, ok := t.reread.next(t)
+		return r, rel, ok, nil
+	}
+	r, rel, ok, err := t.readFile()
+	if t.kept != nil && err == nil && !t.kept.keep(t, r, rel, ok) {
+		t.kept, t.p.measuring = nil, true // past the bound: the replay reads the file
+	}
+	return r, rel, ok, err
+}
+
+// readFile is read from the file (or the sorted buffer).
+func (t *Trace) readFile() (Request, time.Duration, bool, error) {
 	if t.cfg.Sort {
 		return t.readSorted()
 	}

@@ -79,8 +79,10 @@ type Transform struct {
 	// TargetRate, when > 0, replaces Slowdown by the factor that makes the
 	// mean rate TargetRate requests/s, with vLLM's convention that N
 	// requests at rate λ end at N/λ: the last arrival is moved to N/λ. It
-	// costs a first pass over the input (constant memory), so the input
-	// must be a file or seekable.
+	// costs a first pass over the input, so the input must be a file or
+	// seekable; the replay takes that pass's rows from memory when they
+	// fit in 16 MiB, and reads the input again otherwise (memory bounded,
+	// whatever the file's size).
 	TargetRate float64
 }
 
