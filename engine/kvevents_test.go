@@ -71,3 +71,82 @@ func TestKVEventsByHand(t *testing.T) {
 	assert.Equal(t, want, log)
 	require.NoError(t, e.Check())
 }
+
+// The order of a step's stores and evictions when the decode cohort takes
+// its members' blocks and a decode outside it caches a block of shared
+// output, by hand: 7 blocks of 16 tokens, the Priority policy. A (23
+// tokens, priority 0) and S (40, priority 9, its answer shared content)
+// are admitted at the first step, X (24, priority 0, its answer shared)
+// at the second, after them in the running list; from the third step on
+// all three are the cohort. At the 10th step S's context reaches 48
+// tokens and asks for a 4th block where none is free (A 2, S 3, X 2):
+// the walk preempts S, its own victim, which frees its 3 cached blocks,
+// and X, behind it, sits the step out (under FCFS the tail, X, would be
+// the victim). At the 11th, A rejoins the cohort
+// and X, which did not decode in the last step, does not: A's context
+// reaches 32 tokens and takes a block, evicting one of S's, and X's
+// decode (context 31) completes its second block, which it caches. The
+// walk plans X's decode, and so its store, before it takes the step's
+// blocks, A's included: the store is published first, then the removal,
+// both stamped with the step's start, and the cohort's engine must
+// publish them in that order (planChunked takes the members' blocks with
+// the inline decodes', owed, after those cached theirs).
+func TestKVEventsStoreBeforeTheCohortsEviction(t *testing.T) {
+	cfg := Config{KVBlocks: 7, BlockSize: 16, MaxBatchedTokens: 1024, MaxSeqs: 8, Policy: Priority{}}
+	var logs [2]eventLog
+	var es [2]*Engine
+	for i := range es {
+		e, err := New(cfg, costmodel.Frozen{})
+		require.NoError(t, err)
+		e.PublishKVEvents(&logs[i])
+		e.Runner().OmitStreaks(true)
+		es[i] = e
+	}
+	walkRuns(es[1])
+	for _, p := range es[0].FastPaths() {
+		if p.Name == "cohort" {
+			require.True(t, p.On, p.Reason)
+		}
+	}
+	a := Request{Ref: 1, Input: 23, Output: 100}
+	s := Request{Ref: 2, Input: 40, Output: 30, Priority: 9, Prefix: seqIDs(200, 5), PrefixBlockTokens: 16, PrefixCoversOutput: true}
+	x := Request{Ref: 3, Input: 24, Output: 50, Prefix: seqIDs(300, 5), PrefixBlockTokens: 16, PrefixCoversOutput: true}
+	var now time.Duration
+	var storeX, removeS KVEvent // X's second block stored, and the removal in its step
+	for step := 1; step <= 11; step++ {
+		for i, e := range es {
+			switch step {
+			case 1:
+				require.NoError(t, e.Add(now, a))
+				require.NoError(t, e.Add(now, s))
+			case 2:
+				require.NoError(t, e.Add(now, x))
+			}
+			before := len(logs[i])
+			p, err := e.Schedule(now)
+			require.NoError(t, err)
+			if i == 0 {
+				switch step {
+				case 10:
+					require.Equal(t, []int32{2}, p.Preempted, "S preempted, its own victim")
+				case 11:
+					require.Equal(t, 1, p.Cohort, "A in the cohort, X not")
+					require.Len(t, p.Batch.Decode, 1, "X decodes outside the cohort")
+					ev := logs[i][before:]
+					require.GreaterOrEqual(t, len(ev), 2, "%+v", ev)
+					storeX, removeS = ev[0], ev[1]
+				}
+			}
+			_, err = e.Complete(p.End)
+			require.NoError(t, err)
+			require.NoError(t, e.Check())
+			if i == 1 {
+				now = p.End
+			}
+		}
+		require.Equal(t, logs[1], logs[0], "the KV events, cohort then walk, through step %d", step)
+	}
+	xKeys, sKeys := es[0].BlockKeys(nil, x.Prefix, 16, 33), es[0].BlockKeys(nil, s.Prefix, 16, 49)
+	assert.Equal(t, KVEvent{storeX.At, xKeys[1], false}, storeX, "X's second block stored first")
+	assert.Equal(t, KVEvent{storeX.At, sKeys[2], true}, removeS, "then S's last block, freed first, evicted in the same step")
+}
