@@ -386,7 +386,7 @@ func (r *runner) endRun() {
 
 // gapsOf is the histogram a measured gap of replica rep goes to: the
 // run's, or in a fleet the replica's alone, the fleet's being gathered
-// from the replicas' when the run is summarised (fleetGaps): a gap added
+// from the replicas' when the run is summarised (mergedGaps): a gap added
 // to both cost two adds, and the fleet's, its replicas' gaps interleaved,
 // missed weighted's pending runs and went to its map far more often.
 func (r *runner) gapsOf(rep int) *weighted {
