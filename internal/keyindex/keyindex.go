@@ -156,9 +156,26 @@ func (t *Index) Misplace() (key uint64, id int32, ok bool) {
 	return 0, 0, false
 }
 
-func (t *Index) grow() {
+func (t *Index) grow() { t.resize(max(minSlots, 2*len(t.slots))) }
+
+// Reserve makes room for n keys in all: the table grows at once to the
+// size that holds them at most a quarter full, if it is smaller. A
+// caller that knows its index will grow far (kvtier's, from 64 slots to
+// hundreds of thousands) saves the doublings between.
+func (t *Index) Reserve(n int) {
+	size := max(minSlots, len(t.slots))
+	for 4*n > size {
+		size *= 2
+	}
+	if size > len(t.slots) {
+		t.resize(size)
+	}
+}
+
+// resize moves every key into a new table of size slots (a power of two,
+// more than four times the keys).
+func (t *Index) resize(size int) {
 	old := t.slots
-	size := max(minSlots, 2*len(old))
 	t.slots = make([]slot, size)
 	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
 	// Every key is new to the table and it has room: each goes in the

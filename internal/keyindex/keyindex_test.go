@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// indexOps applies a stream of operations (Put, Del, Add) to an Index
+// indexOps applies a stream of operations (Put, Del, Add, Reserve) to an Index
 // and to a Go map, and fails at the first answer on which they differ. Keys come from
 // a small range (collisions, reinserts and deletes of absent keys are
 // common) or, half the time, from clustered homes: keys that differ only
@@ -18,7 +18,7 @@ func indexOps(t *testing.T, ops []byte) {
 	var ix Index
 	ref := map[uint64]int32{}
 	for len(ops) >= 4 {
-		op, a, b := ops[0]%6, uint64(ops[1]), ops[2:4]
+		op, a, b := ops[0]%7, uint64(ops[1]), ops[2:4]
 		ops = ops[4:]
 		key := a % 97
 		if op&1 == 0 {
@@ -46,6 +46,8 @@ func indexOps(t *testing.T, ops []byte) {
 					ref[key] = id
 				}
 			}
+		case 6:
+			ix.Reserve(len(ref) + int(id)%300)
 		}
 		got, ok := ix.Get(key)
 		want, wok := ref[key]
