@@ -54,10 +54,14 @@
 //   - segments.go: the runs a touch placed, their keys in an array, so
 //     that the next touch matches its keys against the array instead of
 //     walking the list.
+//   - store.go: Store, an Insert and the touch after it, the new keys
+//     put in as the touch leaves them, in a segment; storeEach, Insert
+//     then Touch, is its slow twin.
 //   - cold.go: the keys of the last touch that held none, so that the
 //     same touch again, with none of them inserted since, returns at
 //     once.
 //   - lru_test.go, twolevel_test.go, fuzz_test.go, touch_test.go,
 //     example_test.go: the rules, the two identities, a fuzzer against a
-//     slice in recency order, Touch held to touchEach, and an example.
+//     slice in recency order, Touch held to touchEach (and Store to
+//     Insert and touchEach), and an example.
 package kvtier

@@ -145,12 +145,18 @@ func (l *LRU) touch(keys []uint64, from int) int {
 		// The run's ends in the list, low the less recent.
 		low, high := first, first
 		up, walked := false, true
-		if sg := nodes[first].seg; sg != 0 && l.segs[sg-1].epoch != epoch {
-			// The run lies in a segment: its keys are matched there.
+		if sg := nodes[first].seg; sg != 0 && (l.segs[sg-1].epoch != epoch || nodes[first].off == l.segs[sg-1].hi) {
+			// The run lies in a segment: its keys are matched there. A
+			// segment moves one range of places a touch, [lo, hi): a
+			// second run of it is matched there if it goes on from hi
+			// (keys Store put after the chain's: insertStacked).
 			s, o := &l.segs[sg-1], nodes[first].off
 			if m := s.segRun(keys, j-1, o); m > 1 {
 				low, j, walked = s.nodes[int(o)+m-1], j+m-1, false
-				s.epoch, s.lo, s.hi = epoch, o, o+int32(m)
+				if s.epoch != epoch {
+					s.epoch, s.lo = epoch, o
+				}
+				s.hi = o + int32(m)
 				if o > 0 {
 					s.brk(o - 1)
 				}
@@ -193,6 +199,8 @@ func (l *LRU) touch(keys []uint64, from int) int {
 		}
 		if walked {
 			l.relabel(hi, lo, bottom)
+		} else if bottom != nil32 {
+			l.join(bottom, hi)
 		}
 		bottom = lo
 	}
@@ -236,6 +244,19 @@ func (l *LRU) relabel(hi, lo, above int32) {
 		sg = l.newSeg()
 	}
 	l.label(hi, lo, sg)
+}
+
+// join notes that node lo, a run's last, now lies just above node hi,
+// the next run's first, which the touch matched in a segment: when they
+// are one segment's places t and t+1, the break between them is mended,
+// so that the next touch matches the two runs as one (a chain whose new
+// keys Store put in a segment's places after its last: insertStacked).
+func (l *LRU) join(lo, hi int32) {
+	a, b := &l.nodes[lo], &l.nodes[hi]
+	if a.seg != 0 && a.seg == b.seg && b.off == a.off+1 {
+		s := &l.segs[a.seg-1]
+		s.breaks[a.off>>6] &^= 1 << (a.off & 63)
+	}
 }
 
 // missed notes that keys[j] of the touch is not held.

@@ -47,7 +47,7 @@ func twins(t *testing.T, capacity int, in []byte) {
 	}
 	var last []uint64
 	for step := 0; len(in) > 0; step++ {
-		switch op := next() % 9; op {
+		switch op := next() % 10; op {
 		case 0:
 			keys := list()
 			fast.Touch(keys)
@@ -86,6 +86,24 @@ func twins(t *testing.T, capacity int, in []byte) {
 			require.Equal(t, sok, fok)
 			require.Equal(t, se, fe)
 			require.Equal(t, sa, fa)
+		case 9: // a store and its touch: keys within the chain, mostly
+			keys := list()
+			var chain []uint64
+			switch next() % 4 {
+			case 0:
+				chain = list()
+			case 1:
+				chain = keys
+			default:
+				before, after := list(), list()
+				before, after = before[:min(len(before), int(next()%4))], after[:min(len(after), int(next()%3))]
+				chain = append(append(before, keys...), after...)
+			}
+			fe, fa, fok := fast.Store(keys, chain, nil)
+			se, sa, sok := slow.storeStep(keys, chain)
+			require.Equal(t, sok, fok)
+			require.Equal(t, se, fe)
+			require.Equal(t, sa, fa)
 		case 5:
 			k := uint64(next() % 24)
 			require.Equal(t, slow.Remove(k), fast.Remove(k))
@@ -104,8 +122,21 @@ func twins(t *testing.T, capacity int, in []byte) {
 	}
 }
 
+// storeStep is Store key by key: Insert, then touchEach when the
+// insert added a key.
+func (l *LRU) storeStep(keys, chain []uint64) ([]uint64, int, bool) {
+	used := l.used
+	evicted, anon, ok := l.Insert(keys, nil)
+	if ok && l.used-used+len(evicted)+anon > 0 {
+		l.touchEach(chain)
+	}
+	return evicted, anon, ok
+}
+
 // FuzzTouch holds Touch and TouchHeld, which move runs, to touchEach,
-// which moves keys one by one, and TouchHeld's count to Contains's.
+// which moves keys one by one, TouchHeld's count to Contains's, and
+// Store, which puts the new keys in as its touch leaves them, to Insert
+// and touchEach.
 func FuzzTouch(f *testing.F) {
 	f.Add(uint8(16), []byte{3, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 3, 2, 0, 0, 0})
 	f.Add(uint8(20), []byte{3, 11, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 3, 1, 4, 1, 3, 0, 205, 0, 230, 1, 0, 6, 5, 250, 0, 0, 0, 0, 0, 5})
@@ -165,9 +196,10 @@ func checkSegments(t *testing.T, l *LRU) {
 	}
 }
 
-// TestTouchLongChainsIsTouchEach holds Touch to touchEach on what a
-// tiered run does: chains of up to 300 keys behind a few shared prefixes,
-// stored a few blocks at a time and touched whole after each store (so
+// TestTouchLongChainsIsTouchEach holds Touch to touchEach, and Store to
+// Insert and touchEach, on what a tiered run does: chains of up to 300
+// keys behind a few shared prefixes, stored a few blocks at a time and
+// touched whole after each store (so
 // that segments of hundreds of places form, split where two chains share
 // a prefix and break where the tier evicts), looked up with TouchHeld,
 // with removals, pins and anonymous runs among them.
@@ -189,6 +221,7 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 		var reqs []*req
 		var last []uint64
 		own := uint64(1 << 40)
+		stores := 0
 		for step := range 400 {
 			switch op := r.IntN(20); {
 			case op < 2 || len(reqs) == 0:
@@ -210,18 +243,27 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 				for _, k := range keys {
 					fresh = fresh || !slow.Contains(k)
 				}
-				fe, fa, fok := fast.Insert(keys, nil)
-				se, sa, sok := slow.Insert(keys, nil)
+				chain := q.chain[:to+r.IntN(len(q.chain)-to+1)]
+				var fe, se []uint64
+				var fa, sa int
+				var fok, sok bool
+				if op < 8 { // Store, as the host tier stores
+					fe, fa, fok = fast.Store(keys, chain, nil)
+					se, sa, sok = slow.storeStep(keys, chain)
+					stores++
+				} else {
+					fe, fa, fok = fast.Insert(keys, nil)
+					se, sa, sok = slow.Insert(keys, nil)
+					if fok && fresh {
+						fast.Touch(chain)
+						slow.touchEach(chain)
+					}
+				}
 				require.Equal(t, sok, fok)
 				require.Equal(t, se, fe)
 				require.Equal(t, sa, fa)
 				if fok {
 					q.stored = to
-				}
-				if fok && fresh {
-					chain := q.chain[:to+r.IntN(len(q.chain)-to+1)]
-					fast.Touch(chain)
-					slow.touchEach(chain)
 				}
 			case op < 16:
 				q := reqs[r.IntN(len(reqs))]
@@ -266,6 +308,7 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 			checkSegments(t, fast)
 			checkSegments(t, slow)
 		}
+		require.Positive(t, stores)
 	}
 }
 

@@ -279,19 +279,12 @@ func (p *tierPort) Store(keys, chain []uint64) bool {
 }
 
 // storeIn is one tier's store of keys, as vLLM's prepare_store and the
-// touch after it: the keys it holds are kept, the new ones inserted (or
-// the store refused whole), and when something new was stored the
-// request's chain is touched.
+// touch after it (kvtier.LRU.Store): the keys it holds are kept, the new
+// ones inserted (or the store refused whole), and when something new was
+// stored the request's chain is touched.
 func (p *tierPort) storeIn(l *kvtier.LRU, keys, chain []uint64) bool {
-	before := l.Len()
-	var anon int
 	var ok bool
-	p.evicted, anon, ok = l.Insert(keys, p.evicted[:0])
-	// It stored something new if it holds more than it held less what it
-	// evicted.
-	if ok && l.Len()-before+len(p.evicted)+anon > 0 {
-		l.Touch(chain)
-	}
+	p.evicted, _, ok = l.Store(keys, chain, p.evicted[:0])
 	return ok
 }
 

@@ -93,6 +93,32 @@ func (t *Index) Add(key uint64, id int32) (int32, bool) {
 	}
 }
 
+// AddNew adds each of keys not held, in order, as Add would: the first
+// it adds maps to id, the next to id+1, and so on (a key given twice is
+// added once). It appends the keys it added to added and returns it: a
+// store of a run of keys in one call, where a loop of Adds pays a call
+// a key.
+func (t *Index) AddNew(keys []uint64, id int32, added []uint64) []uint64 {
+	t.Reserve(t.n + len(keys))
+	mask := len(t.slots) - 1
+	for _, k := range keys {
+		for i := t.home(k); ; i = (i + 1) & mask {
+			s := &t.slots[i]
+			if s.id == 0 {
+				*s = slot{key: k, id: id + 1}
+				t.n++
+				id++
+				added = append(added, k)
+				break
+			}
+			if s.key == k {
+				break
+			}
+		}
+	}
+	return added
+}
+
 // Del removes key, if held: the entries after it in its probe run move
 // back into the hole when their home allows (Knuth's algorithm R).
 func (t *Index) Del(key uint64) {

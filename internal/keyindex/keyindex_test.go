@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// indexOps applies a stream of operations (Put, Del, Add, Reserve) to an Index
+// indexOps applies a stream of operations (Put, Del, Add, Reserve, AddNew) to an Index
 // and to a Go map, and fails at the first answer on which they differ. Keys come from
 // a small range (collisions, reinserts and deletes of absent keys are
 // common) or, half the time, from clustered homes: keys that differ only
@@ -18,7 +18,7 @@ func indexOps(t *testing.T, ops []byte) {
 	var ix Index
 	ref := map[uint64]int32{}
 	for len(ops) >= 4 {
-		op, a, b := ops[0]%7, uint64(ops[1]), ops[2:4]
+		op, a, b := ops[0]%8, uint64(ops[1]), ops[2:4]
 		ops = ops[4:]
 		key := a % 97
 		if op&1 == 0 {
@@ -48,6 +48,23 @@ func indexOps(t *testing.T, ops []byte) {
 			}
 		case 6:
 			ix.Reserve(len(ref) + int(id)%300)
+		case 7: // a run of keys from key, some held
+			if len(ref) < 5000 {
+				var run []uint64
+				for d := range uint64(b[0] % 9) {
+					run = append(run, key+d*(1+uint64(b[1]%2)<<56))
+				}
+				var want []uint64
+				next := id
+				for _, k := range run {
+					if _, held := ref[k]; !held {
+						ref[k] = next
+						next++
+						want = append(want, k)
+					}
+				}
+				require.Equal(t, want, ix.AddNew(run, id, nil), "AddNew(%#x, %d)", run, id)
+			}
 		}
 		got, ok := ix.Get(key)
 		want, wok := ref[key]
