@@ -34,9 +34,13 @@ func (l *LRU) noteCold(keys []uint64) {
 	if c.bits == nil {
 		c.bits = make([]uint64, 1<<coldBits/64)
 	}
-	for _, k := range c.keys {
-		b := coldBit(k)
-		c.bits[b>>6] &^= 1 << (b & 63)
+	if len(c.keys) > len(c.bits)/16 {
+		clear(c.bits) // one pass over the words, where a long chain's keys took a few instructions each
+	} else {
+		for _, k := range c.keys {
+			b := coldBit(k)
+			c.bits[b>>6] &^= 1 << (b & 63)
+		}
 	}
 	c.keys = append(c.keys[:0], keys...)
 	for _, k := range keys {
