@@ -547,6 +547,40 @@ func (l *LRU) Unpin(key uint64) bool {
 	return true
 }
 
+// PinHeld pins keys from the first while they are held, as Pin does key
+// by key up to the first that answers false, and returns how many it
+// pinned: a load's keys pinned in one call (sim's host tier).
+func (l *LRU) PinHeld(keys []uint64) int {
+	for j, k := range keys {
+		i, ok := l.index.Get(k)
+		if !ok {
+			return j
+		}
+		n := &l.nodes[i]
+		if n.pins == 0 {
+			l.pinned++
+		}
+		n.pins++
+	}
+	return len(keys)
+}
+
+// UnpinEach unpins each of keys, as Unpin does key by key: a load's keys
+// released in one call.
+func (l *LRU) UnpinEach(keys []uint64) {
+	for _, k := range keys {
+		i, ok := l.index.Get(k)
+		if !ok {
+			continue
+		}
+		if n := &l.nodes[i]; n.pins > 0 {
+			if n.pins--; n.pins == 0 {
+				l.pinned--
+			}
+		}
+	}
+}
+
 func (l *LRU) alloc() int32 {
 	if l.free != nil32 {
 		i := l.free

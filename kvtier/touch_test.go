@@ -108,16 +108,37 @@ func twins(t *testing.T, capacity int, in []byte) {
 			k := uint64(next() % 24)
 			require.Equal(t, slow.Remove(k), fast.Remove(k))
 		case 6:
-			k := uint64(next() % 24)
-			require.Equal(t, slow.Pin(k), fast.Pin(k))
+			if next()%2 == 0 { // a load's keys: PinHeld against Pin key by key
+				keys := list()
+				n := 0
+				for n < len(keys) && slow.Pin(keys[n]) {
+					n++
+				}
+				require.Equal(t, n, fast.PinHeld(keys), "PinHeld(%v)", keys)
+			} else {
+				k := uint64(next() % 24)
+				require.Equal(t, slow.Pin(k), fast.Pin(k))
+			}
 		case 7:
-			k := uint64(next() % 24)
-			require.Equal(t, slow.Unpin(k), fast.Unpin(k))
+			if next()%2 == 0 { // UnpinEach against Unpin key by key
+				keys := list()
+				for _, k := range keys {
+					slow.Unpin(k)
+				}
+				fast.UnpinEach(keys)
+				for _, k := range keys {
+					require.Equal(t, slow.Pinned(k), fast.Pinned(k))
+				}
+			} else {
+				k := uint64(next() % 24)
+				require.Equal(t, slow.Unpin(k), fast.Unpin(k))
+			}
 		}
 		require.Equal(t, order(slow), order(fast), "after step %d", step)
 		checkSegments(t, fast)
 		checkSegments(t, slow)
 		require.Equal(t, slow.Len(), fast.Len())
+		require.Equal(t, slow.pinned, fast.pinned)
 		require.Equal(t, slow.Counters(), fast.Counters())
 	}
 }
@@ -134,7 +155,8 @@ func (l *LRU) storeStep(keys, chain []uint64) ([]uint64, int, bool) {
 }
 
 // FuzzTouch holds Touch and TouchHeld, which move runs, to touchEach,
-// which moves keys one by one, TouchHeld's count to Contains's, and
+// which moves keys one by one, TouchHeld's count to Contains's, PinHeld
+// and UnpinEach to Pin and Unpin key by key, and
 // Store, which puts the new keys in as its touch leaves them, to Insert
 // and touchEach.
 func FuzzTouch(f *testing.F) {

@@ -323,6 +323,14 @@ func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 func (p *tierPort) Load(ref int32, keys []uint64) {
 	sl := &p.t.r.slots[ref]
 	h := p.hostLRU()
+	if h != nil && !p.counted {
+		// The keys the host tier holds, from the first, in one call:
+		// the loop below would pin them one by one.
+		n := h.PinHeld(keys)
+		sl.tierHost = append(sl.tierHost, keys[:n]...)
+		p.loads += n
+		keys = keys[n:]
+	}
 	for _, k := range keys {
 		if h != nil && h.Pin(k) {
 			sl.tierHost = append(sl.tierHost, k)
@@ -352,9 +360,13 @@ func (p *tierPort) isLoading(key uint64) bool {
 func (p *tierPort) Release(ref int32) {
 	sl := &p.t.r.slots[ref]
 	h := p.hostLRU()
-	for _, k := range sl.tierHost {
-		h.Unpin(k)
-		p.unload(k)
+	if p.counted {
+		for _, k := range sl.tierHost {
+			h.Unpin(k)
+			p.unload(k)
+		}
+	} else if h != nil {
+		h.UnpinEach(sl.tierHost) // unload counts nothing
 	}
 	for _, k := range sl.tierShared {
 		p.t.shared.Unpin(k)
