@@ -20,7 +20,10 @@ import "slices"
 // new one): the touch matches them there, moves them as one run, and
 // mends the break between that key and them (join), so that the next
 // touch matches the chain in one run. Regime/Tiers (cachegrind): 139,517
-// instructions a request with Insert and Touch, 123,966 with Store.
+// instructions a request with Insert and Touch, 123,966 with Store. The
+// new nodes are consecutive, so each one's neighbours are known without
+// a load: insertStacked took 8,388 a request linking each below the one
+// before, 5,475 so.
 
 // Store stores keys and, when it stored a key not held before, touches
 // chain: Insert(keys, evicted), then Touch(chain), as vLLM's connector
@@ -93,30 +96,37 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 	t0 := int32(len(s.keys))
 	// The new keys are added to the index in one call, their nodes the
 	// next ones after the last (no node is free), appended to the
-	// segment's keys; each is then linked below the one before.
+	// segment's keys; node n0+x, the x-th new key, lies just below
+	// n0+x−1 and just above n0+x+1, the first just below what was above
+	// the most recent entry (the sentinel), the last just above it.
 	n0 := int32(len(l.nodes))
 	sk := l.index.AddNew(keys, n0, s.keys)
+	s.keys = sk
 	added := len(sk) - int(t0)
-	l.nodes = slices.Grow(l.nodes, added)[:int(n0)+added]
-	sn := slices.Grow(s.nodes, added)
-	nodes := l.nodes
-	base := nodes[nil32].prev // the most recent entry: the new ones go above it
-	for x, k := range sk[t0:] {
-		l.added(k)
-		i := n0 + int32(x)
-		above := nodes[base].next // the key added before, or the sentinel
-		n := &nodes[i]            // set field by field: a node{...} is built aside and copied
-		n.key, n.prev, n.next, n.anon, n.pins, n.mark, n.seg, n.off = k, base, above, 0, 0, 0, sg, t0+int32(x)
-		nodes[above].prev = i
-		nodes[base].next = i
-		sn = append(sn, i)
-	}
-	s.keys, s.nodes = sk, sn
 	if added == 0 {
 		if fresh {
 			l.freeSegs = append(l.freeSegs, sg)
 		}
 		return 0
+	}
+	l.nodes = slices.Grow(l.nodes, added)[:int(n0)+added]
+	s.nodes = slices.Grow(s.nodes, added)[:int(t0)+added]
+	nodes, sn := l.nodes[n0:], s.nodes[t0:]
+	for x, k := range sk[t0:] {
+		i := n0 + int32(x)
+		n := &nodes[x] // set field by field: a node{...} is built aside and copied
+		n.key, n.prev, n.next, n.anon, n.pins, n.mark, n.seg, n.off = k, i+1, i-1, 0, 0, 0, sg, t0+int32(x)
+		sn[x] = i
+	}
+	first, last := n0, n0+int32(added)-1
+	base := l.nodes[nil32].prev // the most recent entry
+	above := l.nodes[base].next // the sentinel (base is the most recent)
+	l.nodes[first].next, l.nodes[above].prev = above, first
+	l.nodes[last].prev, l.nodes[base].next = base, last
+	if l.cold.on {
+		for _, k := range sk[t0:] {
+			l.added(k)
+		}
 	}
 	s.live += int32(added)
 	for len(s.breaks)<<6 < len(s.keys) {
