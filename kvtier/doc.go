@@ -51,9 +51,9 @@
 //     operation once warm), and its Counters. Touch moves a chain's keys
 //     by runs already in order, one lookup a run; touchEach, key by key,
 //     is its slow twin.
-//   - segments.go: the runs a touch placed, their keys in an array, so
-//     that the next touch matches its keys against the array instead of
-//     walking the list.
+//   - segments.go: the runs a touch or a Store placed, their keys in an
+//     array, so that the next touch matches its keys against the array
+//     instead of walking the list.
 //   - store.go: Store, an Insert and the touch after it, the new keys
 //     put in as the touch leaves them, in a segment; storeEach, Insert
 //     then Touch, is its slow twin.

@@ -19,7 +19,8 @@ import "math/bits"
 // two nodes only changes when one of them is unlinked (an insert goes at
 // the most recent end, above every node), so the bits are set where a
 // node leaves (unlink, a touch's run moved) and cleared only where a
-// touch itself stacked one node above the next (label).
+// touch itself stacked one node above the next (label, join) or a Store
+// put its new nodes so (insertStacked, store.go).
 type segment struct {
 	keys   []uint64 // by place, place 0 the most recent
 	nodes  []int32
