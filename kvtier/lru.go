@@ -136,6 +136,15 @@ func (l *LRU) touch(keys []uint64, from int) int {
 		j++
 		if !ok {
 			l.missed(j - 1)
+			// The keys after a miss are mostly misses too (a chain's
+			// blocks not stored yet, a cold chain's): the index skips
+			// them to the next held one in one call.
+			if n := l.index.Missing(keys[j:]); n > 0 {
+				if m := max(j, l.from); m < j+n {
+					l.missed(m)
+				}
+				j += n
+			}
 			continue
 		}
 		if l.moved(first, epoch) {

@@ -119,6 +119,33 @@ func (t *Index) AddNew(keys []uint64, id int32, added []uint64) []uint64 {
 	return added
 }
 
+// Missing returns how many of keys, from the first, are not held: Get
+// key by key up to the first held, in one call (a loop of Gets inlined
+// in a caller's loop pays for the caller's state around each). Not
+// inlined: inlined in kvtier's touch, its loop shared the touch's
+// registers (Regime/Tiers, cachegrind: 108,756 instructions a request
+// inlined, 106,272 not).
+//
+//go:noinline
+func (t *Index) Missing(keys []uint64) int {
+	if t.n == 0 {
+		return len(keys)
+	}
+	mask := len(t.slots) - 1
+	for x, k := range keys {
+		for i := t.home(k); ; i = (i + 1) & mask {
+			s := &t.slots[i]
+			if s.id == 0 {
+				break
+			}
+			if s.key == k {
+				return x
+			}
+		}
+	}
+	return len(keys)
+}
+
 // Del removes key, if held: the entries after it in its probe run move
 // back into the hole when their home allows (Knuth's algorithm R).
 func (t *Index) Del(key uint64) {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// indexOps applies a stream of operations (Put, Del, Add, Reserve, AddNew) to an Index
+// indexOps applies a stream of operations (Put, Del, Add, Reserve, Missing, AddNew) to an Index
 // and to a Go map, and fails at the first answer on which they differ. Keys come from
 // a small range (collisions, reinserts and deletes of absent keys are
 // common) or, half the time, from clustered homes: keys that differ only
@@ -54,6 +54,14 @@ func indexOps(t *testing.T, ops []byte) {
 				for d := range uint64(b[0] % 9) {
 					run = append(run, key+d*(1+uint64(b[1]%2)<<56))
 				}
+				missing := 0
+				for missing < len(run) {
+					if _, held := ref[run[missing]]; held {
+						break
+					}
+					missing++
+				}
+				require.Equal(t, missing, ix.Missing(run), "Missing(%#x)", run)
 				var want []uint64
 				next := id
 				for _, k := range run {
