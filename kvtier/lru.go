@@ -558,36 +558,61 @@ func (l *LRU) Unpin(key uint64) bool {
 
 // PinHeld pins keys from the first while they are held, as Pin does key
 // by key up to the first that answers false, and returns how many it
-// pinned: a load's keys pinned in one call (sim's host tier).
+// pinned: a load's keys pinned in one call (sim's host tier). A load's
+// keys were just touched, each just below the one before: a key that is
+// the node below the last one's is taken there, without a lookup.
 func (l *LRU) PinHeld(keys []uint64) int {
-	for j, k := range keys {
-		i, ok := l.index.Get(k)
+	nodes, last, pinned := l.nodes, nil32, 0 // not reloaded after each store through them
+	j := 0
+	for ; j < len(keys); j++ {
+		i, ok := below(nodes, last, keys[j])
 		if !ok {
-			return j
+			if i, ok = l.index.Get(keys[j]); !ok {
+				break
+			}
 		}
-		n := &l.nodes[i]
+		n := &nodes[i]
 		if n.pins == 0 {
-			l.pinned++
+			pinned++
 		}
 		n.pins++
+		last = i
 	}
-	return len(keys)
+	l.pinned += pinned
+	return j
 }
 
 // UnpinEach unpins each of keys, as Unpin does key by key: a load's keys
-// released in one call.
+// released in one call, found below one another as PinHeld finds them.
 func (l *LRU) UnpinEach(keys []uint64) {
+	nodes, last, unpinned := l.nodes, nil32, 0 // not reloaded after each store through them
 	for _, k := range keys {
-		i, ok := l.index.Get(k)
+		i, ok := below(nodes, last, k)
 		if !ok {
-			continue
-		}
-		if n := &l.nodes[i]; n.pins > 0 {
-			if n.pins--; n.pins == 0 {
-				l.pinned--
+			if i, ok = l.index.Get(k); !ok {
+				continue
 			}
 		}
+		if n := &nodes[i]; n.pins > 0 {
+			if n.pins--; n.pins == 0 {
+				unpinned++
+			}
+		}
+		last = i
 	}
+	l.pinned -= unpinned
+}
+
+// below returns the node just below node i (less recent) if it holds
+// key: a keyed node's key is its own, so it is key's node. i nil32 is
+// none.
+func below(nodes []node, i int32, key uint64) (int32, bool) {
+	if i == nil32 {
+		return nil32, false
+	}
+	c := nodes[i].prev
+	n := &nodes[c]
+	return c, c != nil32 && n.anon == 0 && n.key == key
 }
 
 func (l *LRU) alloc() int32 {
