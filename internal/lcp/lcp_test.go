@@ -8,11 +8,12 @@ import (
 )
 
 // TestLenIsTheFirstDifference holds Len to the first index where a and b
-// differ, over random slices that share random beginnings.
+// differ, over random slices that share random beginnings (long ones
+// too, whose difference Len finds by halving).
 func TestLenIsTheFirstDifference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 2_000 {
-		a := make([]uint64, rng.IntN(40))
+		a := make([]uint64, rng.IntN([]int{40, 400}[rng.IntN(2)]))
 		for i := range a {
 			a[i] = rng.Uint64N(3)
 		}
