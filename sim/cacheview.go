@@ -454,12 +454,17 @@ type eventsState struct {
 
 // eventIndex is one replica's index, and the events on their way to it.
 type eventIndex struct {
-	s       *eventsState
-	rand    *rand.Rand       // its Jitter draws; nil without
-	held    map[uint64]int32 // copies of each key the index believes cached
-	pending []pendingEvent   // in order, from head
+	s    *eventsState
+	rand *rand.Rand       // its Jitter draws; nil without
+	held map[uint64]int32 // copies of each key the index believes cached
+	// The events on their way, in order: their keys, and the runs of
+	// them seen at one instant, all stored or all removed (an engine
+	// call publishes a step's blocks together), from head on.
+	keys    []uint64
+	runs    []eventRun
 	head    int
 	last    time.Duration // when the last event queued is seen
+	open    int8          // the kind of the last run, while more may join it: 1 stored, 2 removed; 0: none
 	removed int           // removals published (tests)
 	forgot  uint64        // keys the index has dropped (held to 0), ever
 	memo    []runMemo     // by the memo slot of the chains asked about (prefixChains.cur)
@@ -478,39 +483,61 @@ type runMemo struct {
 	forgot uint64 // the index's forgot then
 }
 
-type pendingEvent struct {
-	seen time.Duration
-	key  uint64
-	gone bool
+// eventRun is a run of queued events seen at one instant, all stored or
+// all removed: eventIndex.keys from start to the next run's start (or
+// the end).
+type eventRun struct {
+	seen  time.Duration
+	start int
+	gone  bool
 }
 
-// KVEvent queues an event of the replica's engine (engine.KVEventSink).
+// KVEvent queues an event of the replica's engine (engine.KVEventSink):
+// its key, in the run of the event before it when seen at the same
+// instant and of the same kind (a run not yet applied).
 func (x *eventIndex) KVEvent(ev engine.KVEvent) {
-	d := x.s.cfg.Lag
+	seen := ev.At + x.s.cfg.Lag
 	if x.rand != nil {
-		d += time.Duration(x.rand.Int64N(int64(x.s.cfg.Jitter)))
+		seen += time.Duration(x.rand.Int64N(int64(x.s.cfg.Jitter)))
 	}
-	x.last = max(x.last, ev.At+d)
+	if seen > x.last {
+		x.last, x.open = seen, 0
+	}
+	kind := int8(1)
 	if ev.Removed {
 		x.removed++
+		kind = 2
 	}
-	if x.head > 0 && x.head == len(x.pending) {
-		x.pending, x.head = x.pending[:0], 0
+	if x.open != kind {
+		x.runs = append(x.runs, eventRun{seen: x.last, start: len(x.keys), gone: ev.Removed})
+		x.open = kind
 	}
-	x.pending = append(x.pending, pendingEvent{seen: x.last, key: ev.Key, gone: ev.Removed})
+	x.keys = append(x.keys, ev.Key)
 }
 
-// catchUp applies the events seen by now.
+// catchUp applies the events seen by now, a run at a time; once all are
+// applied, the queue starts again from its beginning.
 func (x *eventIndex) catchUp(now time.Duration) {
-	for x.head < len(x.pending) && x.pending[x.head].seen <= now {
-		ev := x.pending[x.head]
-		x.head++
-		if !ev.gone {
-			x.held[ev.key]++
-		} else if x.held[ev.key]--; x.held[ev.key] <= 0 {
-			delete(x.held, ev.key)
-			x.forgot++
+	for x.head < len(x.runs) && x.runs[x.head].seen <= now {
+		run, end := x.runs[x.head], len(x.keys)
+		if x.head++; x.head < len(x.runs) {
+			end = x.runs[x.head].start
 		}
+		if !run.gone {
+			for _, k := range x.keys[run.start:end] {
+				x.held[k]++
+			}
+			continue
+		}
+		for _, k := range x.keys[run.start:end] {
+			if x.held[k]--; x.held[k] <= 0 {
+				delete(x.held, k)
+				x.forgot++
+			}
+		}
+	}
+	if x.head > 0 && x.head == len(x.runs) { // the last run too: none is open
+		x.keys, x.runs, x.head, x.open = x.keys[:0], x.runs[:0], 0, 0
 	}
 }
 

@@ -284,3 +284,66 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 		}
 	}
 }
+
+// TestEventQueueIsEventByEvent holds eventIndex's queue, kept by runs of
+// events seen at one instant and of one kind, to a queue of one entry an
+// event applied one at a time (the slow twin, below), over random
+// streams: events of a few instants, stored and removed, with and
+// without lag and jitter, caught up with at random instants. The index
+// must hold the same copies of every key and have forgotten as many.
+func TestEventQueueIsEventByEvent(t *testing.T) {
+	type event struct {
+		seen time.Duration
+		key  uint64
+		gone bool
+	}
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 41))
+		cfg := EventsView{Lag: time.Duration(rng.IntN(3)) * time.Millisecond}
+		if seed%2 == 1 {
+			cfg.Jitter = time.Millisecond
+		}
+		x := &eventIndex{s: &eventsState{cfg: cfg}, held: map[uint64]int32{}}
+		ref := map[uint64]int32{}
+		var queue []event
+		var last time.Duration
+		forgot := uint64(0)
+		jit := rand.New(rand.NewPCG(seed, 42)) // the twin's draws, as x's
+		if cfg.Jitter > 0 {
+			x.rand = rand.New(rand.NewPCG(seed, 42))
+		}
+		now := time.Duration(0)
+		for op := range 2000 {
+			at := now + time.Duration(rng.IntN(3))*time.Millisecond
+			for range rng.IntN(8) {
+				ev := engine.KVEvent{At: at, Key: uint64(rng.IntN(20)), Removed: rng.IntN(3) == 0}
+				if rng.IntN(4) == 0 {
+					at += time.Millisecond
+				}
+				x.KVEvent(ev)
+				d := cfg.Lag
+				if cfg.Jitter > 0 {
+					d += time.Duration(jit.Int64N(int64(cfg.Jitter)))
+				}
+				last = max(last, ev.At+d)
+				queue = append(queue, event{seen: last, key: ev.Key, gone: ev.Removed})
+			}
+			if rng.IntN(2) == 0 {
+				now += time.Duration(rng.IntN(3)) * time.Millisecond
+			}
+			x.catchUp(now)
+			for len(queue) > 0 && queue[0].seen <= now {
+				ev := queue[0]
+				queue = queue[1:]
+				if !ev.gone {
+					ref[ev.key]++
+				} else if ref[ev.key]--; ref[ev.key] <= 0 {
+					delete(ref, ev.key)
+					forgot++
+				}
+			}
+			require.Equal(t, ref, x.held, "seed %d op %d", seed, op)
+			require.Equal(t, forgot, x.forgot, "seed %d op %d", seed, op)
+		}
+	}
+}
