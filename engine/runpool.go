@@ -830,7 +830,8 @@ func (p *blockPool) cacheNewEdge(r *runSeq, full int) bool {
 }
 
 // emitStored publishes the caching of blocks lo to hi−1 of edge e, in
-// order, as blockPool.cache publishes each (a copy too). Its callers
+// order, as blockPool.cache publishes each (a copy too), as one run to a
+// sink that takes runs. Its callers
 // test for a publisher: a call that returns at once costs Regime/
 // Conversations, which publishes nothing, 150 instructions a request.
 func (p *blockPool) emitStored(e int32, lo, hi int) {
@@ -839,9 +840,7 @@ func (p *blockPool) emitStored(e int32, lo, hi int) {
 	}
 	t := p.runs
 	t.key(e, hi-1) // computes those before it too
-	for _, k := range t.edges[e].keys[lo:hi] {
-		p.pub.emit(k, false)
-	}
+	p.pub.emitRun(t.edges[e].keys[lo:hi], false)
 }
 
 // key is blockPool's key of block off of edge e: chained from the root

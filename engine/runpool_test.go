@@ -51,11 +51,16 @@ func newRunTwin(t testing.TB, blocks int, split, headFirst bool) *runTwin {
 }
 
 // publish makes both pools publish their KV events, each to its log
-// (stamped by an engine that plans nothing: every event at 0).
-func (w *runTwin) publish() {
+// (stamped by an engine that plans nothing: every event at 0), the run
+// pool's in runs when runs is set (a runLog).
+func (w *runTwin) publish(runs bool) {
 	e := &Engine{}
 	w.bp.pub = &kvPublisher{sink: &w.logs[0], e: e}
 	w.rp.pub = &kvPublisher{sink: &w.logs[1], e: e}
+	if runs {
+		rl := (*runLog)(&w.logs[1])
+		w.rp.pub.sink, w.rp.pub.runs = rl, rl
+	}
 }
 
 func (w *runTwin) fail(format string, args ...any) {
@@ -407,12 +412,13 @@ func (w *runTwin) step(rng *rand.Rand) {
 // runTwinScenario runs steps random operations and returns how many
 // runCache calls cached blocks, how many of those extendHeld and
 // cacheNewEdge answered, and how many KV events the pools published alike
-// (every other scenario publishes them).
+// (every other scenario publishes them, the run pool in runs in half of
+// those).
 func runTwinScenario(t testing.TB, seed uint64, steps int) (caches, inPlace, newEdges, events int) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	w := newRunTwin(t, 8+rng.IntN(48), rng.IntN(2) == 0, rng.IntN(5) == 0)
 	if seed%2 == 0 {
-		w.publish()
+		w.publish(seed%4 == 0) // in runs, or one by one
 	}
 	for range steps {
 		w.step(rng)
@@ -521,7 +527,11 @@ func TestRunsEqualBlocksThroughTheAPI(t *testing.T) {
 				if a.pool.runs != nil {
 					published++
 				}
-				a.PublishKVEvents(&logs[0])
+				if rng.IntN(2) == 0 { // in runs, or one by one
+					a.PublishKVEvents((*runLog)(&logs[0]))
+				} else {
+					a.PublishKVEvents(&logs[0])
+				}
 				b.PublishKVEvents(&logs[1])
 			}
 			pa, ea := a.Schedule(now)

@@ -492,27 +492,47 @@ type eventRun struct {
 	gone  bool
 }
 
-// KVEvent queues an event of the replica's engine (engine.KVEventSink):
-// its key, in the run of the event before it when seen at the same
-// instant and of the same kind (a run not yet applied).
+// KVEvent queues an event of the replica's engine (engine.KVEventSink).
 func (x *eventIndex) KVEvent(ev engine.KVEvent) {
 	seen := ev.At + x.s.cfg.Lag
 	if x.rand != nil {
 		seen += time.Duration(x.rand.Int64N(int64(x.s.cfg.Jitter)))
 	}
+	x.enqueue(seen, ev.Removed, 1)
+	x.keys = append(x.keys, ev.Key)
+}
+
+// KVEvents queues a run of events of the replica's engine, made at one
+// instant (engine.KVEventRunSink): without jitter, seen at one instant,
+// their keys queued at once; with it, each event with its own draw.
+func (x *eventIndex) KVEvents(at time.Duration, keys []uint64, removed bool) {
+	if x.rand != nil || len(keys) == 0 { // no run at all for none: it would move last
+		for _, k := range keys {
+			x.KVEvent(engine.KVEvent{At: at, Key: k, Removed: removed})
+		}
+		return
+	}
+	x.enqueue(at+x.s.cfg.Lag, removed, len(keys))
+	x.keys = append(x.keys, keys...)
+}
+
+// enqueue readies the queue for n > 0 events seen from seen on (or from
+// the last one queued, if later), all stored or all removed: their keys
+// join the run of the events before them when it is seen at the same
+// instant, is of the same kind and is not yet applied, else a new run.
+func (x *eventIndex) enqueue(seen time.Duration, removed bool, n int) {
 	if seen > x.last {
 		x.last, x.open = seen, 0
 	}
 	kind := int8(1)
-	if ev.Removed {
-		x.removed++
+	if removed {
+		x.removed += n
 		kind = 2
 	}
 	if x.open != kind {
-		x.runs = append(x.runs, eventRun{seen: x.last, start: len(x.keys), gone: ev.Removed})
+		x.runs = append(x.runs, eventRun{seen: x.last, start: len(x.keys), gone: removed})
 		x.open = kind
 	}
-	x.keys = append(x.keys, ev.Key)
 }
 
 // catchUp applies the events seen by now, a run at a time; once all are

@@ -288,8 +288,9 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 // TestEventQueueIsEventByEvent holds eventIndex's queue, kept by runs of
 // events seen at one instant and of one kind, to a queue of one entry an
 // event applied one at a time (the slow twin, below), over random
-// streams: events of a few instants, stored and removed, with and
-// without lag and jitter, caught up with at random instants. The index
+// streams: events of a few instants, stored and removed, queued one by
+// one or a run at a time (KVEvents), with and without lag and jitter,
+// caught up with at random instants. The index
 // must hold the same copies of every key and have forgotten as many.
 func TestEventQueueIsEventByEvent(t *testing.T) {
 	type event struct {
@@ -315,18 +316,30 @@ func TestEventQueueIsEventByEvent(t *testing.T) {
 		now := time.Duration(0)
 		for op := range 2000 {
 			at := now + time.Duration(rng.IntN(3))*time.Millisecond
-			for range rng.IntN(8) {
-				ev := engine.KVEvent{At: at, Key: uint64(rng.IntN(20)), Removed: rng.IntN(3) == 0}
+			for range rng.IntN(5) { // runs of events of one instant and kind
+				keys := make([]uint64, rng.IntN(4))
+				for i := range keys {
+					keys[i] = uint64(rng.IntN(20))
+				}
+				removed := rng.IntN(3) == 0
+				if rng.IntN(2) == 0 {
+					x.KVEvents(at, keys, removed)
+				} else {
+					for _, k := range keys {
+						x.KVEvent(engine.KVEvent{At: at, Key: k, Removed: removed})
+					}
+				}
+				for _, k := range keys {
+					d := cfg.Lag
+					if cfg.Jitter > 0 {
+						d += time.Duration(jit.Int64N(int64(cfg.Jitter)))
+					}
+					last = max(last, at+d)
+					queue = append(queue, event{seen: last, key: k, gone: removed})
+				}
 				if rng.IntN(4) == 0 {
 					at += time.Millisecond
 				}
-				x.KVEvent(ev)
-				d := cfg.Lag
-				if cfg.Jitter > 0 {
-					d += time.Duration(jit.Int64N(int64(cfg.Jitter)))
-				}
-				last = max(last, ev.At+d)
-				queue = append(queue, event{seen: last, key: ev.Key, gone: ev.Removed})
 			}
 			if rng.IntN(2) == 0 {
 				now += time.Duration(rng.IntN(3)) * time.Millisecond
