@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/servesim/servesim/internal/lcp"
+import (
+	"slices"
+
+	"github.com/servesim/servesim/internal/lcp"
+)
 
 // The key memo: prompts that begin with the same prefix ids key those
 // blocks once. A block's key is a chain of two SplitMix64 finalisers over
@@ -24,9 +28,20 @@ import "github.com/servesim/servesim/internal/lcp"
 // than slots keys some prefixes again.
 const keyMemoSlots = 512
 
-// keyMemo is the chains of recent prompts, by the slot of their first id.
+// keyMemo is the chains of recent prompts, by the slot of their first id,
+// and the chains of runs of consecutive ids from the root (runKeys), by
+// the slot of the run's first id.
 type keyMemo struct {
 	slots []keySlot
+	runs  []runSlot
+}
+
+// runSlot is the chain from the root of blocks of b tokens over the ids
+// first, first+1, … of p tokens each, as far as it was asked for.
+type runSlot struct {
+	first uint64
+	p, b  int
+	keys  []uint64
 }
 
 // keySlot is one prompt's chain: keys of blocks of b tokens over ids of
@@ -69,6 +84,60 @@ func (m *keyMemo) sharedKeys(dst, prefix []uint64, p, b, to int) []uint64 {
 	return dst
 }
 
+// runKeys appends to dst, and returns, the keys of blocks len(dst) to
+// to−1 of the chain from the root over the ids first, first+1, … (p
+// tokens each, blocks of b), dst holding the first ones: the blocks of
+// a shared prefix as workloads number it, which a fleet's run pools key
+// on every replica a group's prompts reach (and its router before
+// them). The slot of first keeps the chain, computed once as far as
+// asked; a run of another first id, p or b takes the slot over.
+// TestRunKeysIsAppendShared holds it to appendShared.
+func (m *keyMemo) runKeys(dst []uint64, first uint64, p, b, to int) []uint64 {
+	if m.runs == nil {
+		m.runs = make([]runSlot, keyMemoSlots)
+	}
+	sl := &m.runs[int((first*0x9e3779b97f4a7c15)>>32)%keyMemoSlots]
+	if sl.first != first || sl.p != p || sl.b != b {
+		*sl = runSlot{first: first, p: p, b: b, keys: sl.keys[:0]}
+	}
+	if n := len(sl.keys); n < to {
+		k := rootKey
+		if n > 0 {
+			k = sl.keys[n-1]
+		}
+		sl.keys = slices.Grow(sl.keys, to-n)[:to]
+		if keys := sl.keys[n:]; p%b == 0 {
+			per := p / b
+			chainRun(keys, k, first+uint64(n/per), n%per, per, b)
+		} else { // blocks straddle units: sharedContent's ids, first+u for unit u
+			for i := range keys {
+				lo := (n + i) * b
+				c := uint64(lo % p)
+				for u := lo / p; u <= (lo+b-1)/p; u++ {
+					c = mix(c, first+uint64(u))
+				}
+				k = mix(k, c)
+				keys[i] = k
+			}
+		}
+	}
+	return append(dst, sl.keys[len(dst):to]...)
+}
+
+// RunKeys appends to keys, and returns, the block keys len(keys) to n−1,
+// at the engine's block size, of a prompt whose prefix ids are first,
+// first+1, first+2, … (prefixBlockTokens > 0 tokens each) as far as
+// those blocks reach: its chain as PrefixKeys gives it, keys holding
+// its first len(keys) keys (fewer than n). Workloads number a shared
+// prefix so (a group's system prompt). The keys come from the memo the
+// engine shares with its fleet (ShareKeyMemo), which chains each such
+// run once for the router that asks and for the engines, whose KV
+// events name the same keys. Like PrefixKeys it reads only the block
+// size.
+func (e *Engine) RunKeys(keys []uint64, first uint64, prefixBlockTokens, n int) []uint64 {
+	return e.memo.runKeys(keys, first, prefixBlockTokens, e.cfg.BlockSize, n)
+}
+
 // ShareKeyMemo makes e key prompts through with's memo of recent chains
 // (see keymemo.go): engines of one fleet, stepped from one goroutine,
 // key a shared prefix once among them. It changes no key and no result,
@@ -76,7 +145,10 @@ func (m *keyMemo) sharedKeys(dst, prefix []uint64, p, b, to int) []uint64 {
 func (e *Engine) ShareKeyMemo(with *Engine) {
 	if with == nil {
 		e.memo = &keyMemo{}
-		return
+	} else {
+		e.memo = with.memo
 	}
-	e.memo = with.memo
+	if e.pool.runs != nil {
+		e.pool.runs.memo = e.memo
+	}
 }

@@ -101,3 +101,28 @@ func FuzzKeyMemo(f *testing.F) {
 		}
 	})
 }
+
+// TestRunKeysIsAppendShared holds the memo's runs from the root
+// (runKeys, Engine.RunKeys) to appendShared over the consecutive ids
+// they stand for, asked in pieces as edges and routers ask (dst holding
+// the first keys), under a few first ids, unit and block sizes (blocks
+// straddling units too), so that a slot is extended, read short of its
+// end and taken over.
+func TestRunKeysIsAppendShared(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 3))
+	var m keyMemo
+	for range 3_000 {
+		first := 1_000 * uint64(rng.IntN(4))
+		p := []int{16, 32, 24, 8, 512}[rng.IntN(5)]
+		b := []int{16, 5, 8}[rng.IntN(3)]
+		to := 1 + rng.IntN(100)
+		ids := make([]uint64, to*b/p+1)
+		for i := range ids {
+			ids[i] = first + uint64(i)
+		}
+		want := appendShared(nil, rootKey, ids, p, b, 0, to)
+		from := rng.IntN(to)
+		got := m.runKeys(append([]uint64(nil), want[:from]...), first, p, b, to)
+		require.Equal(t, want, got, "first %d, p %d, b %d, from %d to %d", first, p, b, from, to)
+	}
+}

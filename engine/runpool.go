@@ -233,6 +233,7 @@ type runTree struct {
 	spans    []runSpan           // match's answer
 	walked   walkedPath          // the walk that left spans
 	shape    uint64              // bumped when an edge is cut or dropped
+	memo     *keyMemo            // the engine's, perhaps its fleet's: the keys of runs from the root (extendKeys)
 	inPlace  int                 // runCache calls extendHeld answered (tests read it)
 	newEdges int                 // runCache calls cacheNewEdge answered (tests read it)
 }
@@ -249,7 +250,7 @@ type walkedPath struct {
 // newRunPool is newBlockPool kept by runs, of blocks of b tokens.
 func newRunPool(n, b int, split bool) blockPool {
 	p := newBlockPool(n, split)
-	p.runs = &runTree{b: b, copies: map[blockAt][]int32{}}
+	p.runs = &runTree{b: b, copies: map[blockAt][]int32{}, memo: &keyMemo{}}
 	p.runs.edges = append(p.runs.edges, runEdge{parent: -1}) // the root: no blocks
 	return p
 }
@@ -855,12 +856,20 @@ func (t *runTree) key(e int32, off int) uint64 {
 }
 
 // extendKeys computes edge e's keys up to its block off and returns
-// that one's. Along a run of consecutive ids (per > 0) it walks the
-// blocks' units and offsets as appendShared does, without a division a
-// block: block j's content is at(j)'s, the unit id+(o+j)/per at offset
-// ((o+j)%per)·b, o the first block's place in its unit.
+// that one's. Along a run of consecutive ids (per > 0) block j's
+// content is at(j)'s, the unit id+(o+j)/per at offset ((o+j)%per)·b, o
+// the first block's place in its unit (chainRun).
+//
+// An edge under the root along consecutive ids from a unit's first
+// block (a shared prefix, as workloads number it) copies its keys from
+// the memo the engine shares with its fleet (keyMemo.runKeys), where a
+// router asking Engine.RunKeys found them first, or another replica.
 func (t *runTree) extendKeys(e int32, off int) uint64 {
 	ed := &t.edges[e]
+	if lab := &ed.lab; ed.parent == 0 && lab.per > 0 && lab.c.off == 0 && t.memo != nil {
+		ed.keys = t.memo.runKeys(ed.keys, lab.c.id, lab.per*t.b, t.b, off+1)
+		return ed.keys[off]
+	}
 	k := rootKey
 	if n := len(ed.keys); n > 0 {
 		k = ed.keys[n-1]
@@ -880,11 +889,19 @@ func (t *runTree) extendKeys(e int32, off int) uint64 {
 		return k
 	}
 	o := int(lab.c.off)/b + from
-	id, r := lab.c.id+uint64(o/lab.per), o%lab.per
+	return chainRun(keys, k, lab.c.id+uint64(o/lab.per), o%lab.per, lab.per, b)
+}
+
+// chainRun fills keys with the chained keys, after k, of blocks of b
+// tokens along consecutive ids of per blocks each, from block r of unit
+// id, and returns the last. It walks the blocks' units and offsets as
+// appendShared does, without a division a block: block i's content is
+// the unit id+(r+i)/per at offset ((r+i)%per)·b.
+func chainRun(keys []uint64, k, id uint64, r, per, b int) uint64 {
 	for i := range keys {
 		k = mix(k, mix(uint64(r*b), id))
 		keys[i] = k
-		if r++; r == lab.per {
+		if r++; r == per {
 			id, r = id+1, 0
 		}
 	}
@@ -1050,7 +1067,7 @@ func (p *blockPool) runKeys(keys []uint64) int {
 func (e *Engine) decideRuns() {
 	e.runsDecided = true
 	if e.cacheOn && !e.keysRead && !e.noRuns {
-		t := &runTree{b: e.cfg.BlockSize, copies: map[blockAt][]int32{}}
+		t := &runTree{b: e.cfg.BlockSize, copies: map[blockAt][]int32{}, memo: e.memo}
 		t.edges = append(t.edges, runEdge{parent: -1}) // the root: no blocks
 		e.pool.runs = t
 	}

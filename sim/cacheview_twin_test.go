@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/workload"
 	"github.com/stretchr/testify/require"
@@ -180,6 +181,10 @@ func TestPrefixChainsEqualPrefixKeys(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 1))
 	k := prefixChains{chains: []keyChain{{blockSize: 16}, {blockSize: 32}, {blockSize: 12}}}
 	k.initMemo()
+	// Two chains through a fleet's memo (engine.RunKeys), the third
+	// computed.
+	k.chains[0].eng = fleetEngine(t, 16, nil)
+	k.chains[1].eng = fleetEngine(t, 32, k.chains[0].eng)
 	r := &runner{}
 	for n := range 20_000 {
 		ids := make([]uint64, rng.IntN(10))
@@ -188,6 +193,13 @@ func TestPrefixChainsEqualPrefixKeys(t *testing.T) {
 		}
 		if rng.IntN(4) == 0 { // a prefix of many distinct ones
 			ids = append(ids, rng.Uint64N(2000))
+		}
+		if rng.IntN(3) == 0 { // a shared prefix numbered on from its first id, of one of a few, then perhaps the prompt's own
+			run := make([]uint64, rng.IntN(40))
+			for i := range run {
+				run[i] = 100*uint64(rng.IntN(3)) + uint64(i)
+			}
+			ids = append(run[:len(run):len(run)], ids[:rng.IntN(len(ids)+1)]...)
 		}
 		p := []int{16, 32, 8, 512}[rng.IntN(4)]
 		in := rng.IntN(len(ids)*p + 2*p + 1)
@@ -236,6 +248,8 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 37))
 		k := prefixChains{chains: []keyChain{{blockSize: 16}, {blockSize: 32}}, chainOf: []uint16{0, 1, 0}}
 		k.initMemo()
+		k.chains[0].eng = fleetEngine(t, 16, nil)
+		k.chains[1].eng = fleetEngine(t, 32, k.chains[0].eng)
 		var xs [3]*eventIndex
 		for i := range xs {
 			xs[i] = &eventIndex{s: &eventsState{}, held: map[uint64]int32{}}
@@ -359,4 +373,13 @@ func TestEventQueueIsEventByEvent(t *testing.T) {
 			require.Equal(t, forgot, x.forgot, "seed %d op %d", seed, op)
 		}
 	}
+}
+
+// fleetEngine is an engine of block size b whose key memo is with's (a
+// fleet's), or its own.
+func fleetEngine(t *testing.T, b int, with *engine.Engine) *engine.Engine {
+	e, err := engine.New(engine.Config{BlockSize: b}, costmodel.Frozen{})
+	require.NoError(t, err)
+	e.ShareKeyMemo(with)
+	return e
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"time"
@@ -366,9 +367,13 @@ type prefixChains struct {
 	// made for the arrival pathArrival (routed + 1; 0 before the first).
 	paths       []engine.PrefixPath
 	pathArrival int
-	// The arrival's prompt, whose chains extend computes further.
+	// The arrival's prompt, whose chains extend computes further, and
+	// its leading units numbered first, first+1, … (a shared prefix, as
+	// workloads number it): their blocks' keys are the fleet's memo's
+	// (engine.Engine.RunKeys), which the engines' KV events read too.
 	prefix   []uint64
 	p, input int
+	asc      int
 }
 
 // chainMemo is the chains of one prompt's prefix units (ids, of p
@@ -378,6 +383,7 @@ type prefixChains struct {
 type chainMemo struct {
 	ids  []uint64
 	p    int
+	asc  int        // ids's leading units first, first+1, … (prefixChains.asc)
 	keys [][]uint64 // by chain
 	gen  uint64     // the prompts keyed in this slot, ever
 }
@@ -393,6 +399,7 @@ const memoSlots = 512
 // arrival's chain as far as it is computed.
 type keyChain struct {
 	blockSize int
+	eng       *engine.Engine // an engine of that block size, whose memo (its fleet's) keys runs of ids; nil: none asked
 	keys      []uint64
 	full      bool // keys is the whole chain (engine.PrefixKeys's)
 	known     int  // leading keys shared with the chain its memo slot held before (prefixChains.cur)
@@ -411,7 +418,7 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	}
 	if len(ids) == 0 { // no unit: no key (engine.PrefixKeys)
 		for c := range k.chains {
-			k.chains[c] = keyChain{blockSize: k.chains[c].blockSize, full: true}
+			k.chains[c] = keyChain{blockSize: k.chains[c].blockSize, eng: k.chains[c].eng, full: true}
 		}
 		k.cur = -1
 		return
@@ -422,7 +429,17 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	if m.p == p {
 		same = lcp.Len(m.ids, ids)
 	}
-	m.ids, m.p = append(m.ids[:0], ids...), p
+	// The ids run on from the first as far as the memo's did, within
+	// the units shared with it; where they reach the end of those, they
+	// are looked at from there on.
+	asc := min(m.asc, same)
+	if asc == same {
+		for asc < len(ids) && ids[asc] == ids[0]+uint64(asc) {
+			asc++
+		}
+	}
+	k.asc = asc
+	m.ids, m.p, m.asc = append(m.ids[:0], ids...), p, asc
 	m.gen++
 	for c := range k.chains {
 		ch := &k.chains[c]
@@ -445,6 +462,7 @@ func (k *prefixChains) extend(c, n int) {
 	if cut := (n*b+k.p-1)/k.p*k.p + 1; cut < in {
 		in = cut
 	}
+	k.runKeys(ch, n)
 	ch.keys = engine.ExtendPrefixKeys(ch.keys, k.prefix, k.p, in, b)
 	ch.full = in == k.input || len(ch.keys) < n // fewer than n: the prompt's units end sooner
 	k.memo[k.cur].keys[c] = ch.keys
@@ -453,9 +471,20 @@ func (k *prefixChains) extend(c, n int) {
 // fill computes the rest of chain c.
 func (k *prefixChains) fill(c int) {
 	if ch := &k.chains[c]; !ch.full {
+		k.runKeys(ch, math.MaxInt)
 		ch.keys = engine.ExtendPrefixKeys(ch.keys, k.prefix, k.p, k.input, ch.blockSize)
 		ch.full = true
 		k.memo[k.cur].keys[c] = ch.keys
+	}
+}
+
+// runKeys takes ch's keys up to its first n from the fleet's memo, as
+// far as they lie within the prompt's leading units numbered first,
+// first+1, … (asc): the keys engine.ExtendPrefixKeys would compute, which
+// then computes the rest and cuts the chain where the prompt ends.
+func (k *prefixChains) runKeys(ch *keyChain, n int) {
+	if to := min(k.asc*k.p/ch.blockSize, n); ch.eng != nil && len(ch.keys) < to {
+		ch.keys = ch.eng.RunKeys(ch.keys, k.prefix[0], k.p, to)
 	}
 }
 
@@ -475,7 +504,7 @@ func (k *prefixChains) init(reps []replica) {
 		if !ok {
 			c = uint16(len(k.chains))
 			of[b] = c
-			k.chains = append(k.chains, keyChain{blockSize: b})
+			k.chains = append(k.chains, keyChain{blockSize: b, eng: reps[i].eng})
 		}
 		chainOf[i] = c
 	}
