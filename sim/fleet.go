@@ -444,8 +444,9 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	for c := range k.chains {
 		ch := &k.chains[c]
 		ch.keys, ch.full = m.keys[c][:min(len(m.keys[c]), same*p/ch.blockSize)], false
-		k.extend(c, len(ch.keys)) // no further than the chain goes
-		ch.known = len(ch.keys)
+		known := len(ch.keys)
+		k.extend(c, known)                  // no further than the chain goes, but for the keys of its run of ids
+		ch.known = min(known, len(ch.keys)) // not those: they may be the prompt's own
 	}
 }
 
@@ -456,13 +457,19 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 // cut prompt is the first keys of the whole one; at most n·b + p + 1
 // tokens, it holds n keys and perhaps a unit's more), or of the whole
 // prompt when that is shorter (then the chain is full).
+//
+// The keys of the prompt's leading units numbered on from the first
+// (runKeys) come all at once: the fleet's memo keys them once, and the
+// engines that cache the prompt key them all for their KV events, so a
+// lookup past a replica's held blocks finds them computed.
 func (k *prefixChains) extend(c, n int) {
 	ch := &k.chains[c]
+	k.runKeys(ch, math.MaxInt)
+	n = max(n, len(ch.keys))
 	in, b := k.input, ch.blockSize
 	if cut := (n*b+k.p-1)/k.p*k.p + 1; cut < in {
 		in = cut
 	}
-	k.runKeys(ch, n)
 	ch.keys = engine.ExtendPrefixKeys(ch.keys, k.prefix, k.p, in, b)
 	ch.full = in == k.input || len(ch.keys) < n // fewer than n: the prompt's units end sooner
 	k.memo[k.cur].keys[c] = ch.keys
