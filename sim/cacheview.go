@@ -570,8 +570,8 @@ func (s *eventsState) cached(r *runner, i int, req *workload.Request) int {
 	// as far as some replica's index holds them (View.chainOf; req is the
 	// view's request). A replica with its cache off publishes no event,
 	// so none of them is held there.
-	n := x.run(&r.keys, r.view.chainOf(i))
-	return n * rep.eng.Config().BlockSize
+	c := r.view.chainOf(i)
+	return x.run(&r.keys, c) * r.keys.chains[c].blockSize // the replica's block size, not its Config copied
 }
 
 // run is the leading run of the arrival's chain c (k's, the replica's
