@@ -597,7 +597,11 @@ func (x *eventIndex) run(k *prefixChains, c int) int {
 	}
 	ch := &k.chains[c]
 	for n = x.walk(ch.keys, n); n == len(ch.keys) && !ch.full; n = x.walk(ch.keys, n) {
-		k.extend(c, n+chainStep)
+		step := chainStep
+		if n == k.asc*k.p/ch.blockSize { // the first key past the prompt's run of ids (extend's first): its own, seldom held
+			step = 1
+		}
+		k.extend(c, n+step)
 	}
 	*m = runMemo{chain: cm, gen: cm.gen, run: n, forgot: x.forgot}
 	return n
@@ -605,7 +609,9 @@ func (x *eventIndex) run(k *prefixChains, c int) int {
 
 // chainStep is the keys run computes at a time past those the index
 // held: an index holds a prompt's shared prefix and seldom more, so the
-// rest of the chain, the prompt's own units, is seldom computed.
+// rest of the chain, the prompt's own units, is seldom computed. Past
+// the prompt's run of ids numbered on from its first (a shared prefix,
+// whose keys extend takes whole), the first key is computed alone.
 const chainStep = 8
 
 // walk is the leading run of keys that the index holds, keys[:from]
