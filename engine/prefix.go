@@ -35,7 +35,15 @@ const rootKey uint64 = 0x5e7e5e7e5e7e5e7e
 // SplitMix64 finaliser over both: equal chains give equal keys, and a
 // collision between different chains is a 2⁻⁶⁴ event).
 func mix(parent, content uint64) uint64 {
-	h := parent ^ (content + 0x9e3779b97f4a7c15 + parent<<6 + parent>>2)
+	return finish(parent ^ (content + 0x9e3779b97f4a7c15 + parent<<6 + parent>>2))
+}
+
+// mix0 is mix(0, content), the parent's terms gone: the content of a
+// block at offset 0 of its unit (TestMix0IsMix).
+func mix0(content uint64) uint64 { return finish(content + 0x9e3779b97f4a7c15) }
+
+// finish is SplitMix64's finaliser.
+func finish(h uint64) uint64 {
 	h ^= h >> 30
 	h *= 0xbf58476d1ce4e5b9
 	h ^= h >> 27
@@ -125,9 +133,16 @@ func appendShared(dst []uint64, key uint64, prefix []uint64, p, b, from, to int)
 		return dst
 	}
 	per := p / b // blocks a unit
-	u, k := from/per, from%per
 	n := len(dst)
 	dst = slices.Grow(dst, to-from)[:n+to-from]
+	if per == 1 { // a block a unit: each at offset 0 of its own id (mix0)
+		for i, id := range prefix[from:to] {
+			key = mix(key, mix0(id))
+			dst[n+i] = key
+		}
+		return dst
+	}
+	u, k := from/per, from%per
 	for i := range dst[n:] {
 		key = mix(key, mix(uint64(k*b), prefix[u]))
 		dst[n+i] = key

@@ -897,7 +897,18 @@ func (t *runTree) extendKeys(e int32, off int) uint64 {
 // id, and returns the last. It walks the blocks' units and offsets as
 // appendShared does, without a division a block: block i's content is
 // the unit id+(r+i)/per at offset ((r+i)%per)·b.
+//
+// With a block a unit (per 1, as at vLLM's 16-token blocks under ids of
+// 16 tokens), every block is at offset 0 of its own id: mix0.
 func chainRun(keys []uint64, k, id uint64, r, per, b int) uint64 {
+	if per == 1 {
+		for i := range keys {
+			k = mix(k, mix0(id))
+			keys[i] = k
+			id++
+		}
+		return k
+	}
 	for i := range keys {
 		k = mix(k, mix(uint64(r*b), id))
 		keys[i] = k
