@@ -165,6 +165,7 @@ func (s *approxState) added(_ *runner, i int) {
 		s.trees[f] = append(s.trees[f], newTree())
 	}
 	s.block = append(s.block, 0)
+	s.arrival = 0 // its row may have moved
 }
 
 // approxState is each router instance's tree of each replica.
@@ -176,6 +177,14 @@ type approxState struct {
 	seq   uint64
 	// Evicted counts the tokens evictions removed, over every tree.
 	evicted int
+	// The arrival asked about (routed + 1; 0 before the first, and after
+	// a replica joins), its router instance's trees and the units of its
+	// prompt (units), set at its first question: a router asks of every
+	// replica in turn, and the arrival, the instance and the evictions
+	// due stay the same meanwhile.
+	arrival int
+	row     []tree
+	u       []uint64
 }
 
 // tree is one router instance's memory of one replica: SGLang's radix
@@ -312,8 +321,11 @@ func units(req *workload.Request) []uint64 {
 }
 
 func (s *approxState) cached(r *runner, i int, req *workload.Request) int {
-	s.evictDue(r.now)
-	m := s.trees[r.routed%len(s.trees)][i].match(units(req))
+	if s.arrival != r.routed+1 {
+		s.evictDue(r.now)
+		s.arrival, s.row, s.u = r.routed+1, s.trees[r.routed%len(s.trees)], units(req)
+	}
+	m := s.row[i].match(s.u)
 	return hitTokens(s.replicaBlock(r, i), m*req.PrefixBlockTokens, req.InputTokens)
 }
 

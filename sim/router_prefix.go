@@ -97,7 +97,8 @@ func (p PrefixAffinity) Validate() error {
 func (p PrefixAffinity) Route(r *workload.Request, v *View) int {
 	p = p.WithDefaults()
 	n := v.Replicas()
-	least, lo, hi := 0, v.Load(0).Held(), v.Load(0).Held()
+	h0 := v.Load(0).Held()
+	least, lo, hi := 0, h0, h0
 	for i := 1; i < n; i++ {
 		h := v.Load(i).Held()
 		if h < lo {
