@@ -24,10 +24,22 @@ import "github.com/servesim/servesim/internal/lcp"
 // than slots keys some prefixes again.
 const keyMemoSlots = 512
 
-// keyMemo is the chains of recent prompts, by the slot of their first id.
+// keyMemo is the chains of recent prompts, by the slot of their first id,
+// and the runs of their ids (runSlot), by the same slots.
 type keyMemo struct {
 	slots []keySlot
+	runs  []runSlot
 }
+
+// runSlot is one prompt's units and where each run of consecutive ids
+// in them ends (appendRunPath's runs, ascending's lengths summed).
+type runSlot struct {
+	ids  []uint64
+	ends []int32
+}
+
+// memoSlot is the slot of a prompt whose first id is first.
+func memoSlot(first uint64) int { return int((first*0x9e3779b97f4a7c15)>>32) % keyMemoSlots }
 
 // keySlot is one prompt's chain: keys of blocks of b tokens over ids of
 // p tokens each, ids holding the units those keys read.
@@ -46,7 +58,7 @@ func (m *keyMemo) sharedKeys(dst, prefix []uint64, p, b, to int) []uint64 {
 	if m.slots == nil {
 		m.slots = make([]keySlot, keyMemoSlots)
 	}
-	sl := &m.slots[int((prefix[0]*0x9e3779b97f4a7c15)>>32)%keyMemoSlots]
+	sl := &m.slots[memoSlot(prefix[0])]
 	known := 0
 	if sl.p == p && sl.b == b {
 		known = min(len(sl.keys), lcp.Len(sl.ids, prefix)*p/b, to)
@@ -66,6 +78,43 @@ func (m *keyMemo) sharedKeys(dst, prefix []uint64, p, b, to int) []uint64 {
 	sl.ids = append(sl.ids[:0], prefix[:read]...)
 	sl.keys = append(sl.keys[:0], dst...)
 	sl.p, sl.b = p, b
+	return dst
+}
+
+// appendRuns appends to dst, and returns, the labels of appendRunPath's
+// runs of consecutive ids over units ids (not empty) of per blocks each,
+// the first shared blocks of them, and keeps the runs in ids' slot.
+// Where the slot's prompt shares the leading ids (found as memory,
+// lcp.Len), its runs that end inside them are ids' runs too (an end is
+// an id that does not follow the one before, both shared), and the run
+// that reaches past them is scanned from the last shared id on; a
+// group's system prompt of hundreds of ids is then not read an id at a
+// time (ascending) again. TestRunMemoIsAscending holds it to the scan.
+func (m *keyMemo) appendRuns(dst []runLabel, ids []uint64, per, shared int) []runLabel {
+	if m.runs == nil {
+		m.runs = make([]runSlot, keyMemoSlots)
+	}
+	sl := &m.runs[memoSlot(ids[0])]
+	ends := sl.ends[:0] // rewritten in place: an end is read before it is written
+	u := 0
+	if len(sl.ids) > 0 {
+		known := lcp.Len(sl.ids, ids)
+		for _, v := range sl.ends {
+			if int(v) >= known {
+				break
+			}
+			dst, ends, u = appendRun(dst, ids, u, int(v), per, shared), append(ends, v), int(v)
+		}
+		if u < known { // the slot's run from u goes on past known-1: so does ids'
+			v := known - 1 + ascending(ids[known-1:])
+			dst, ends, u = appendRun(dst, ids, u, v, per, shared), append(ends, int32(v)), v
+		}
+	}
+	for u < len(ids) {
+		v := u + ascending(ids[u:])
+		dst, ends, u = appendRun(dst, ids, u, v, per, shared), append(ends, int32(v)), v
+	}
+	sl.ids, sl.ends = append(sl.ids[:0], ids...), ends
 	return dst
 }
 

@@ -98,17 +98,21 @@ func commonRun(x *runLabel, xi int, y *runLabel, yi, most, b int) int {
 // appendRunPath appends to dst, and returns, the content of a sequence as
 // runs: its shared blocks over prefix ids of p tokens each (blocks of b
 // tokens), then its own without end (own is mix(0x0a11ce, order)). When
-// p is a multiple of b, a run is a run of consecutive ids; else each
-// block is a run of one.
-func appendRunPath(dst []runLabel, prefix []uint64, p, b, shared int, own uint64) []runLabel {
+// p is a multiple of b, a run is a run of consecutive ids, found through
+// memo when it is not nil (keyMemo.appendRuns); else each block is a run
+// of one.
+func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, own uint64) []runLabel {
 	if shared > 0 && p%b == 0 {
 		per := p / b
 		units := (shared + per - 1) / per // the last perhaps in part
 		ids := prefix[:units]
-		for u := 0; u < len(ids); {
-			v := u + ascending(ids[u:])
-			dst = append(dst, runLabel{c: runContent{kind: 1, id: ids[u]}, per: per, n: (min(v*per, shared) - u*per)})
-			u = v
+		if memo != nil {
+			dst = memo.appendRuns(dst, ids, per, shared)
+		} else {
+			for u := 0; u < len(ids); {
+				v := u + ascending(ids[u:])
+				dst, u = appendRun(dst, ids, u, v, per, shared), v
+			}
 		}
 	} else if shared > 0 {
 		r := Request{Prefix: prefix, PrefixBlockTokens: p}
@@ -122,6 +126,12 @@ func appendRunPath(dst []runLabel, prefix []uint64, p, b, shared int, own uint64
 		}
 	}
 	return append(dst, runLabel{c: runContent{kind: 3, id: own}, n: ownRun})
+}
+
+// appendRun appends the label of the run of ids from u to v (ids of per
+// blocks each, the first shared blocks of them).
+func appendRun(dst []runLabel, ids []uint64, u, v, per, shared int) []runLabel {
+	return append(dst, runLabel{c: runContent{kind: 1, id: ids[u]}, per: per, n: (min(v*per, shared) - u*per)})
 }
 
 // ascending is the length of the run that ids (not empty) begin with, of
@@ -1082,7 +1092,7 @@ func keyAt(t *runTree, e int32, off int) uint64 {
 // of r, block by block as Warm's walk of their keys.
 func (e *Engine) warmRuns(r *Request, n int) int {
 	p := &e.pool
-	rs := runSeq{path: appendRunPath(nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, 0)}
+	rs := runSeq{path: appendRunPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, 0)}
 	held, added := 0, 0
 	for j := range n {
 		if p.runFinds(rs.path, j) {
