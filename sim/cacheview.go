@@ -321,12 +321,30 @@ func units(req *workload.Request) []uint64 {
 }
 
 func (s *approxState) cached(r *runner, i int, req *workload.Request) int {
+	s.arrive(r, req)
+	m := s.row[i].match(s.u)
+	return hitTokens(s.replicaBlock(r, i), m*req.PrefixBlockTokens, req.InputTokens)
+}
+
+// cachedEach appends to out, and returns, cached of each of v's
+// replicas in order (View.cachedPrefixes).
+func (s *approxState) cachedEach(v *View, out []int) []int {
+	r, req := v.r, v.req
+	s.arrive(r, req)
+	for k := range v.n {
+		i := v.at(k)
+		m := s.row[i].match(s.u)
+		out = append(out, hitTokens(s.replicaBlock(r, i), m*req.PrefixBlockTokens, req.InputTokens))
+	}
+	return out
+}
+
+// arrive sets the arrival asked about to r's, at its first question.
+func (s *approxState) arrive(r *runner, req *workload.Request) {
 	if s.arrival != r.routed+1 {
 		s.evictDue(r.now)
 		s.arrival, s.row, s.u = r.routed+1, s.trees[r.routed%len(s.trees)], units(req)
 	}
-	m := s.row[i].match(s.u)
-	return hitTokens(s.replicaBlock(r, i), m*req.PrefixBlockTokens, req.InputTokens)
 }
 
 // replicaBlock is replica i's block size, -1 with its prefix cache off,

@@ -271,6 +271,25 @@ func (v *View) CachedPrefix(i int) int {
 	return v.cachedAt(i)
 }
 
+// cachedPrefixes is CachedPrefix of each of the view's replicas, in
+// order, in a buffer the run reuses (valid until the next call): a
+// router that asks of every replica, as PrefixAffinity does. With
+// ApproxView the arrival's trees are matched in one loop
+// (approxState.cachedEach), not through three calls a replica; else it
+// asks CachedPrefix of each, its twin (TestCachedPrefixesAreEach).
+func (v *View) cachedPrefixes() []int {
+	out := v.r.cached[:0]
+	if a, ok := v.r.cache.(*approxState); ok {
+		out = a.cachedEach(v, out)
+	} else {
+		for i := range v.n {
+			out = append(out, v.CachedPrefix(i))
+		}
+	}
+	v.r.cached = out
+	return out
+}
+
 // cachedAt is CachedPrefix past its first test, out of line: the test
 // alone inlines into a router's loop over the replicas (mapping the
 // position inline made CachedPrefix too big to inline, 6 % more

@@ -110,8 +110,7 @@ func (p PrefixAffinity) Route(r *workload.Request, v *View) int {
 		return least
 	}
 	best, longest := least, 0
-	for i := range n {
-		c := v.CachedPrefix(i)
+	for i, c := range v.cachedPrefixes() {
 		if c > longest || (c == longest && c > 0 && v.Load(i).Held() < v.Load(best).Held()) {
 			best, longest = i, c
 		}
