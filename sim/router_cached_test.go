@@ -65,3 +65,72 @@ func TestCachedPrefixesAreEach(t *testing.T) {
 	require.Greater(t, approx, 1_000)
 	require.Greater(t, pools, 100)
 }
+
+// loadPrefixAffinity is PrefixAffinity as it read the loads before
+// View.held: the whole Load, its replica's run synced to the instant
+// first (SyncTo).
+type loadPrefixAffinity struct{ PrefixAffinity }
+
+func (l loadPrefixAffinity) Route(r *workload.Request, v *View) int {
+	p := l.WithDefaults()
+	n := v.Replicas()
+	least, lo, hi := 0, v.Load(0).Held(), v.Load(0).Held()
+	for i := 1; i < n; i++ {
+		h := v.Load(i).Held()
+		if h < lo {
+			least, lo = i, h
+		}
+		hi = max(hi, h)
+	}
+	if hi-lo > p.BalanceAbs && float64(hi) > float64(lo)*p.BalanceRel {
+		return least
+	}
+	best, longest := least, 0
+	for i := range n {
+		c := v.CachedPrefix(i)
+		if c > longest || (c == longest && c > 0 && v.Load(i).Held() < v.Load(best).Held()) {
+			best, longest = i, c
+		}
+	}
+	if r.InputTokens > 0 && float64(longest)/float64(r.InputTokens) > p.CacheThreshold {
+		return best
+	}
+	return least
+}
+
+// TestHeldIsTheLoads holds PrefixAffinity, which reads a replica's held
+// requests alone (View.held, no SyncTo) and every replica's cached
+// prefix at once (View.cachedPrefixes), to loadPrefixAffinity, on the
+// random scenarios whose fleet routes by PrefixAffinity, with their own
+// view and again with ApproxView (which syncs no replica itself), and
+// in their prefill pools: both runs fast, the same bytes.
+func TestHeldIsTheLoads(t *testing.T) {
+	runs, pools := 0, 0
+	for seed := range uint64(4_000) {
+		data := randomScenario(seed)
+		cfg, reqs := decodeScenario(data)
+		pa, ok := cfg.Fleet.Router.(PrefixAffinity)
+		if !ok || cfg.Fleet.SignalDelay > 0 { // the stale signals read the whole Load either way
+			continue
+		}
+		tree := ApproxView{MaxTreeSize: 64 * int(1+seed%5), EvictionInterval: time.Duration(1+seed%3) * 200 * time.Millisecond}
+		for _, view := range []CacheView{pa.View, tree} {
+			pa.View = view
+			fast, slow := cfg, cfg
+			fast.Fleet.Router, slow.Fleet.Router = pa, loadPrefixAffinity{pa}
+			if cfg.Fleet.Prefill.On() {
+				fast.Fleet.Prefill.Router, slow.Fleet.Prefill.Router = pa, loadPrefixAffinity{pa}
+				pools++
+			}
+			got, err := runScenario(fast, reqs, recordsSteps(data))
+			require.NoError(t, err)
+			want, err := runScenario(slow, reqs, recordsSteps(data))
+			require.NoError(t, err)
+			sameBytes(t, want.text, got.text)
+			runs++
+		}
+	}
+	t.Logf("%d runs routed by PrefixAffinity, %d of them with a prefill pool", runs, pools)
+	require.Greater(t, runs, 300)
+	require.Greater(t, pools, 20)
+}

@@ -97,10 +97,10 @@ func (p PrefixAffinity) Validate() error {
 func (p PrefixAffinity) Route(r *workload.Request, v *View) int {
 	p = p.WithDefaults()
 	n := v.Replicas()
-	h0 := v.Load(0).Held()
+	h0 := v.held(0)
 	least, lo, hi := 0, h0, h0
 	for i := 1; i < n; i++ {
-		h := v.Load(i).Held()
+		h := v.held(i)
 		if h < lo {
 			least, lo = i, h
 		}
@@ -111,7 +111,7 @@ func (p PrefixAffinity) Route(r *workload.Request, v *View) int {
 	}
 	best, longest := least, 0
 	for i, c := range v.cachedPrefixes() {
-		if c > longest || (c == longest && c > 0 && v.Load(i).Held() < v.Load(best).Held()) {
+		if c > longest || (c == longest && c > 0 && v.held(i) < v.held(best)) {
 			best, longest = i, c
 		}
 	}
