@@ -333,8 +333,11 @@ func (s *approxState) cachedEach(v *View, out []int) []int {
 	s.arrive(r, req)
 	for k := range v.n {
 		i := v.at(k)
-		m := s.row[i].match(s.u)
-		out = append(out, hitTokens(s.replicaBlock(r, i), m*req.PrefixBlockTokens, req.InputTokens))
+		c := 0 // a tree that holds none of the units: hitTokens of none
+		if m := s.row[i].match(s.u); m > 0 {
+			c = hitTokens(s.replicaBlock(r, i), m*req.PrefixBlockTokens, req.InputTokens)
+		}
+		out = append(out, c)
 	}
 	return out
 }
