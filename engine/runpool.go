@@ -99,14 +99,14 @@ func commonRun(x *runLabel, xi int, y *runLabel, yi, most, b int) int {
 // runs: its shared blocks over prefix ids of p tokens each (blocks of b
 // tokens), then its own without end (own is mix(0x0a11ce, order)). When
 // p is a multiple of b, a run is a run of consecutive ids, found through
-// memo when it is not nil (keyMemo.appendRuns); else each block is a run
-// of one.
+// memo when it is not nil and there are memoRunIDs units or more
+// (keyMemo.appendRuns); else each block is a run of one.
 func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, own uint64) []runLabel {
 	if shared > 0 && p%b == 0 {
 		per := p / b
 		units := (shared + per - 1) / per // the last perhaps in part
 		ids := prefix[:units]
-		if memo != nil {
+		if memo != nil && len(ids) >= memoRunIDs {
 			dst = memo.appendRuns(dst, ids, per, shared)
 		} else {
 			for u := 0; u < len(ids); {
@@ -127,6 +127,12 @@ func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared 
 	}
 	return append(dst, runLabel{c: runContent{kind: 3, id: own}, n: ownRun})
 }
+
+// memoRunIDs is the fewest units whose runs appendRunPath takes through
+// its memo: the memo's compare, copy and ends cost about what scanning 50
+// ids does (a Mooncake prompt's 25 ids of 512 tokens paid 115
+// instructions more through it, and Conversations' turns 30).
+const memoRunIDs = 64
 
 // appendRun appends the label of the run of ids from u to v (ids of per
 // blocks each, the first shared blocks of them).
