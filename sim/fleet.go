@@ -238,6 +238,39 @@ func (v *View) held(i int) int {
 	return e.Waiting() + e.Running()
 }
 
+// heldRange is the replica holding the fewest requests (held), ties to
+// the lowest index, with that count and the most any replica holds:
+// PrefixAffinity's balance test. With fresh signals and the view's
+// replicas in one block of the fleet it reads each engine's counts in
+// one loop, as LeastOutstanding does; otherwise replica by replica
+// through held (TestHeldIsTheLoads holds both to the whole Load).
+func (v *View) heldRange() (least, lo, hi int) {
+	if v.r.cfg.Fleet.SignalDelay > 0 || v.idx != nil {
+		lo = v.held(0)
+		hi = lo
+		for i := 1; i < v.n; i++ {
+			h := v.held(i)
+			if h < lo {
+				least, lo = i, h
+			}
+			hi = max(hi, h)
+		}
+		return least, lo, hi
+	}
+	reps := v.r.reps[v.lo : v.lo+v.n]
+	lo = reps[0].eng.Waiting() + reps[0].eng.Running()
+	hi = lo
+	for i := 1; i < len(reps); i++ {
+		e := reps[i].eng
+		h := e.Waiting() + e.Running()
+		if h < lo {
+			least, lo = i, h
+		}
+		hi = max(hi, h)
+	}
+	return least, lo, hi
+}
+
 // LeastOutstanding is the replica with the fewest outstanding tokens
 // (Outstanding), ties to the lowest index: LeastLoaded's choice, and a
 // read any router may make. With fresh signals and the view's replicas

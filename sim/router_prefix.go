@@ -96,16 +96,7 @@ func (p PrefixAffinity) Validate() error {
 // loaded when the fleet is out of balance or nothing useful is cached.
 func (p PrefixAffinity) Route(r *workload.Request, v *View) int {
 	p = p.WithDefaults()
-	n := v.Replicas()
-	h0 := v.held(0)
-	least, lo, hi := 0, h0, h0
-	for i := 1; i < n; i++ {
-		h := v.held(i)
-		if h < lo {
-			least, lo = i, h
-		}
-		hi = max(hi, h)
-	}
+	least, lo, hi := v.heldRange()
 	if hi-lo > p.BalanceAbs && float64(hi) > float64(lo)*p.BalanceRel {
 		return least
 	}
