@@ -122,11 +122,7 @@ func TestHeldIsTheLoads(t *testing.T) {
 				fast.Fleet.Prefill.Router, slow.Fleet.Prefill.Router = pa, loadPrefixAffinity{pa}
 				pools++
 			}
-			got, err := runScenario(fast, reqs, recordsSteps(data))
-			require.NoError(t, err)
-			want, err := runScenario(slow, reqs, recordsSteps(data))
-			require.NoError(t, err)
-			sameBytes(t, want.text, got.text)
+			sameScenario(t, data, reqs, fast, slow)
 			runs++
 		}
 	}
