@@ -96,9 +96,9 @@ func (m *keyMemo) appendRuns(dst []runLabel, ids []uint64, per, shared int) []ru
 	}
 	sl := &m.runs[memoSlot(ids[0])]
 	ends := sl.ends[:0] // rewritten in place: an end is read before it is written
-	u := 0
+	u, known := 0, 0
 	if len(sl.ids) > 0 {
-		known := lcp.Len(sl.ids, ids)
+		known = lcp.Len(sl.ids, ids)
 		for _, v := range sl.ends {
 			if int(v) >= known {
 				break
@@ -114,7 +114,7 @@ func (m *keyMemo) appendRuns(dst []runLabel, ids []uint64, per, shared int) []ru
 		v := u + ascending(ids[u:])
 		dst, ends, u = appendRun(dst, ids, u, v, per, shared), append(ends, int32(v)), v
 	}
-	sl.ids, sl.ends = append(sl.ids[:0], ids...), ends
+	sl.ids, sl.ends = append(sl.ids[:known], ids[known:]...), ends // the first known agree
 	return dst
 }
 
