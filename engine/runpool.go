@@ -661,7 +661,10 @@ func (p *blockPool) runHits(path []runLabel, limit int) (h, evictable int) {
 }
 
 // isolate makes blocks [lo, hi) of segment id a segment of their own and
-// returns it.
+// returns it. runTouch and runReleaseRange call it only when id holds
+// blocks outside them: the spans they take are mostly whole segments,
+// and a call for each cost Regime/Conversations 290 instructions a
+// request (cachegrind).
 func (p *blockPool) isolate(id int32, lo, hi int) int32 {
 	if int(p.runs.at[id].hi) > hi {
 		p.splitSeg(id, int32(hi))
@@ -684,8 +687,11 @@ func (p *blockPool) runTouch(held *int, r *runSeq, h int) {
 	for _, sp := range p.runs.spans {
 		for x := sp.lo + max(0, *held-sp.pos); x < sp.hi; {
 			id := p.primAt(sp.edge, x)
-			end := min(int(p.runs.at[id].hi), sp.hi)
-			id = p.isolate(id, x, end)
+			g := &p.runs.at[id]
+			end := min(int(g.hi), sp.hi)
+			if int(g.lo) < x || int(g.hi) > end { // else id is those blocks (isolate's test)
+				id = p.isolate(id, x, end)
+			}
 			s := &p.nodes[id]
 			if s.refs == 0 {
 				p.unlink(id)
@@ -977,8 +983,12 @@ func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
 				bound = max(bound, sp.lo+r.copies[ci].pos-sp.pos+1)
 			}
 			id := p.primAt(sp.edge, x)
-			b := max(int(t.at[id].lo), bound)
-			p.unref(p.isolate(id, b, x+1), qi)
+			g := &t.at[id]
+			b := max(int(g.lo), bound)
+			if int(g.lo) < b || int(g.hi) > x+1 { // else id is those blocks (isolate's test)
+				id = p.isolate(id, b, x+1)
+			}
+			p.unref(id, qi)
 			x = b - 1
 		}
 	}
