@@ -433,6 +433,9 @@ func scenario(t *testing.T, data []byte) {
 				t.Fatal(err)
 			}
 			w.same("state", state(e, now), state(slow, now))
+			w.same("KV events", logs[0], logs[1])
+			fuzzEvents += len(logs[0])
+			logs[0], logs[1] = logs[0][:0], logs[1][:0]
 			if steps > 200000 {
 				t.Fatal("engine does not drain")
 			}
