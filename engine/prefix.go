@@ -415,21 +415,6 @@ func (e *Engine) cacheThrough(s *seq, full int) {
 	s.held = full
 }
 
-// cacheInPlace is cacheThrough's shortcut for s's blocks up to full
-// when extendHeld caches them (runCache's first try): s's path made, its
-// cursor fresh after its held blocks, and full past them. A cohort
-// member caches its answer's blocks so, one a call (coPublish), with none
-// of the calls between. It reports whether it did; else nothing changed
-// and cacheThrough caches them.
-func (e *Engine) cacheInPlace(s *seq, full int) bool {
-	r, from := s.runs, s.held
-	if e.pool.runs == nil || r == nil || len(r.path) == 0 || full <= from || !e.pool.extendHeld(&s.held, r, full) {
-		return false
-	}
-	s.anon -= full - from
-	return true
-}
-
 // cacheOwn caches every full block of s's first upto tokens (those it
 // has computed, or was scheduled to), before a preemption frees them: when
 // s is readmitted it finds whatever of them is still cached and recomputes
