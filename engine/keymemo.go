@@ -29,20 +29,32 @@ import (
 const keyMemoSlots = 512
 
 // keyMemo is the chains of recent prompts, by the slot of their first id,
-// and the chains of runs of consecutive ids from the root (runKeys), by
-// the slot of the run's first id.
+// the runs of their ids (runSlot), by the same slots, and the chains of
+// runs of consecutive ids from the root (runKeys), by the slot of the
+// run's first id.
 type keyMemo struct {
-	slots []keySlot
-	runs  []runSlot
+	slots  []keySlot
+	runs   []runSlot
+	chains []runChain
 }
 
-// runSlot is the chain from the root of blocks of b tokens over the ids
+// runChain is the chain from the root of blocks of b tokens over the ids
 // first, first+1, … of p tokens each, as far as it was asked for.
-type runSlot struct {
+type runChain struct {
 	first uint64
 	p, b  int
 	keys  []uint64
 }
+
+// runSlot is one prompt's units and where each run of consecutive ids
+// in them ends (appendRunPath's runs, ascending's lengths summed).
+type runSlot struct {
+	ids  []uint64
+	ends []int32
+}
+
+// memoSlot is the slot of a prompt whose first id is first.
+func memoSlot(first uint64) int { return int((first*0x9e3779b97f4a7c15)>>32) % keyMemoSlots }
 
 // keySlot is one prompt's chain: keys of blocks of b tokens over ids of
 // p tokens each, ids holding the units those keys read.
@@ -61,7 +73,7 @@ func (m *keyMemo) sharedKeys(dst, prefix []uint64, p, b, to int) []uint64 {
 	if m.slots == nil {
 		m.slots = make([]keySlot, keyMemoSlots)
 	}
-	sl := &m.slots[int((prefix[0]*0x9e3779b97f4a7c15)>>32)%keyMemoSlots]
+	sl := &m.slots[memoSlot(prefix[0])]
 	known := 0
 	if sl.p == p && sl.b == b {
 		known = min(len(sl.keys), lcp.Len(sl.ids, prefix)*p/b, to)
@@ -84,6 +96,43 @@ func (m *keyMemo) sharedKeys(dst, prefix []uint64, p, b, to int) []uint64 {
 	return dst
 }
 
+// appendRuns appends to dst, and returns, the labels of appendRunPath's
+// runs of consecutive ids over units ids (not empty) of per blocks each,
+// the first shared blocks of them, and keeps the runs in ids' slot.
+// Where the slot's prompt shares the leading ids (found as memory,
+// lcp.Len), its runs that end inside them are ids' runs too (an end is
+// an id that does not follow the one before, both shared), and the run
+// that reaches past them is scanned from the last shared id on; a
+// group's system prompt of hundreds of ids is then not read an id at a
+// time (ascending) again. TestRunMemoIsAscending holds it to the scan.
+func (m *keyMemo) appendRuns(dst []runLabel, ids []uint64, per, shared int) []runLabel {
+	if m.runs == nil {
+		m.runs = make([]runSlot, keyMemoSlots)
+	}
+	sl := &m.runs[memoSlot(ids[0])]
+	ends := sl.ends[:0] // rewritten in place: an end is read before it is written
+	u, known := 0, 0
+	if len(sl.ids) > 0 {
+		known = lcp.Len(sl.ids, ids)
+		for _, v := range sl.ends {
+			if int(v) >= known {
+				break
+			}
+			dst, ends, u = appendRun(dst, ids, u, int(v), per, shared), append(ends, v), int(v)
+		}
+		if u < known { // the slot's run from u goes on past known-1: so does ids'
+			v := known - 1 + ascending(ids[known-1:])
+			dst, ends, u = appendRun(dst, ids, u, v, per, shared), append(ends, int32(v)), v
+		}
+	}
+	for u < len(ids) {
+		v := u + ascending(ids[u:])
+		dst, ends, u = appendRun(dst, ids, u, v, per, shared), append(ends, int32(v)), v
+	}
+	sl.ids, sl.ends = append(sl.ids[:known], ids[known:]...), ends // the first known agree
+	return dst
+}
+
 // runKeys appends to dst, and returns, the keys of blocks len(dst) to
 // to−1 of the chain from the root over the ids first, first+1, … (p
 // tokens each, blocks of b), dst holding the first ones: the blocks of
@@ -93,12 +142,12 @@ func (m *keyMemo) sharedKeys(dst, prefix []uint64, p, b, to int) []uint64 {
 // asked; a run of another first id, p or b takes the slot over.
 // TestRunKeysIsAppendShared holds it to appendShared.
 func (m *keyMemo) runKeys(dst []uint64, first uint64, p, b, to int) []uint64 {
-	if m.runs == nil {
-		m.runs = make([]runSlot, keyMemoSlots)
+	if m.chains == nil {
+		m.chains = make([]runChain, keyMemoSlots)
 	}
-	sl := &m.runs[int((first*0x9e3779b97f4a7c15)>>32)%keyMemoSlots]
+	sl := &m.chains[memoSlot(first)]
 	if sl.first != first || sl.p != p || sl.b != b {
-		*sl = runSlot{first: first, p: p, b: b, keys: sl.keys[:0]}
+		*sl = runChain{first: first, p: p, b: b, keys: sl.keys[:0]}
 	}
 	if n := len(sl.keys); n < to {
 		k := rootKey

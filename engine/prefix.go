@@ -202,7 +202,7 @@ func (e *Engine) runsOf(s *seq) *runSeq {
 	}
 	if r := s.runs; len(r.path) == 0 {
 		e.pool.runs.walked.path = nil // it may have been a walk of the path this array held before (recycle)
-		r.path = appendRunPath(r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.shared, mix(0x0a11ce, s.order))
+		r.path = appendRunPath(e.memo, r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.shared, mix(0x0a11ce, s.order))
 	}
 	return s.runs
 }
@@ -428,21 +428,6 @@ func (e *Engine) cacheThrough(s *seq, full int) {
 		s.ids = append(s.ids, e.pool.cache(k))
 	}
 	s.held = full
-}
-
-// cacheInPlace is cacheThrough's shortcut for s's blocks up to full
-// when extendHeld caches them (runCache's first try): s's path made, its
-// cursor fresh after its held blocks, and full past them. A cohort
-// member caches its answer's blocks so, one a call (coPublish), with none
-// of the calls between. It reports whether it did; else nothing changed
-// and cacheThrough caches them.
-func (e *Engine) cacheInPlace(s *seq, full int) bool {
-	r, from := s.runs, s.held
-	if e.pool.runs == nil || r == nil || len(r.path) == 0 || full <= from || !e.pool.extendHeld(&s.held, r, full) {
-		return false
-	}
-	s.anon -= full - from
-	return true
 }
 
 // cacheOwn caches every full block of s's first upto tokens (those it

@@ -165,6 +165,7 @@ func (s *approxState) added(_ *runner, i int) {
 		s.trees[f] = append(s.trees[f], newTree())
 	}
 	s.block = append(s.block, 0)
+	s.arrival = 0 // its row may have moved
 }
 
 // approxState is each router instance's tree of each replica.
@@ -176,6 +177,14 @@ type approxState struct {
 	seq   uint64
 	// Evicted counts the tokens evictions removed, over every tree.
 	evicted int
+	// The arrival asked about (routed + 1; 0 before the first, and after
+	// a replica joins), its router instance's trees and the units of its
+	// prompt (units), set at its first question: a router asks of every
+	// replica in turn, and the arrival, the instance and the evictions
+	// due stay the same meanwhile.
+	arrival int
+	row     []tree
+	u       []uint64
 }
 
 // tree is one router instance's memory of one replica: SGLang's radix
@@ -312,9 +321,33 @@ func units(req *workload.Request) []uint64 {
 }
 
 func (s *approxState) cached(r *runner, i int, req *workload.Request) int {
-	s.evictDue(r.now)
-	m := s.trees[r.routed%len(s.trees)][i].match(units(req))
+	s.arrive(r, req)
+	m := s.row[i].match(s.u)
 	return hitTokens(s.replicaBlock(r, i), m*req.PrefixBlockTokens, req.InputTokens)
+}
+
+// cachedEach appends to out, and returns, cached of each of v's
+// replicas in order (View.cachedPrefixes).
+func (s *approxState) cachedEach(v *View, out []int) []int {
+	r, req := v.r, v.req
+	s.arrive(r, req)
+	for k := range v.n {
+		i := v.at(k)
+		c := 0 // a tree that holds none of the units: hitTokens of none
+		if m := s.row[i].match(s.u); m > 0 {
+			c = hitTokens(s.replicaBlock(r, i), m*req.PrefixBlockTokens, req.InputTokens)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// arrive sets the arrival asked about to r's, at its first question.
+func (s *approxState) arrive(r *runner, req *workload.Request) {
+	if s.arrival != r.routed+1 {
+		s.evictDue(r.now)
+		s.arrival, s.row, s.u = r.routed+1, s.trees[r.routed%len(s.trees)], units(req)
+	}
 }
 
 // replicaBlock is replica i's block size, -1 with its prefix cache off,

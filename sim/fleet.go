@@ -223,6 +223,55 @@ func (v *View) Outstanding(i int) int {
 	return v.r.reps[v.at(i)].eng.Outstanding(v.r.now)
 }
 
+// held is Load(i).Held(), the one figure PrefixAffinity weighs, read
+// without the rest of the load: with fresh signals the engine's waiting
+// and running requests, which a run's blocks taken by now (SyncTo) do
+// not change, so, as for Outstanding, the run is not synced first (a
+// view that reads a replica's cache syncs it itself). A fleet of 8
+// behind PrefixAffinity with ApproxView spent about 130 instructions a
+// replica an arrival on the whole Load. TestHeldIsTheLoads holds it to
+// the whole Load.
+func (v *View) held(i int) int {
+	if v.r.cfg.Fleet.SignalDelay > 0 {
+		return v.Load(i).Held()
+	}
+	e := v.r.reps[v.at(i)].eng
+	return e.Waiting() + e.Running()
+}
+
+// heldRange is the replica holding the fewest requests (held), ties to
+// the lowest index, with that count and the most any replica holds:
+// PrefixAffinity's balance test. With fresh signals and the view's
+// replicas in one block of the fleet it reads each engine's counts in
+// one loop, as LeastOutstanding does; otherwise replica by replica
+// through held (TestHeldIsTheLoads holds both to the whole Load).
+func (v *View) heldRange() (least, lo, hi int) {
+	if v.r.cfg.Fleet.SignalDelay > 0 || v.idx != nil {
+		lo = v.held(0)
+		hi = lo
+		for i := 1; i < v.n; i++ {
+			h := v.held(i)
+			if h < lo {
+				least, lo = i, h
+			}
+			hi = max(hi, h)
+		}
+		return least, lo, hi
+	}
+	reps := v.r.reps[v.lo : v.lo+v.n]
+	lo = reps[0].eng.Waiting() + reps[0].eng.Running()
+	hi = lo
+	for i := 1; i < len(reps); i++ {
+		e := reps[i].eng
+		h := e.Waiting() + e.Running()
+		if h < lo {
+			least, lo = i, h
+		}
+		hi = max(hi, h)
+	}
+	return least, lo, hi
+}
+
 // LeastOutstanding is the replica with the fewest outstanding tokens
 // (Outstanding), ties to the lowest index: LeastLoaded's choice, and a
 // read any router may make. With fresh signals and the view's replicas
@@ -270,6 +319,25 @@ func (v *View) CachedPrefix(i int) int {
 		return 0
 	}
 	return v.cachedAt(i)
+}
+
+// cachedPrefixes is CachedPrefix of each of the view's replicas, in
+// order, in a buffer the run reuses (valid until the next call): a
+// router that asks of every replica, as PrefixAffinity does. With
+// ApproxView the arrival's trees are matched in one loop
+// (approxState.cachedEach), not through three calls a replica; else it
+// asks CachedPrefix of each, its twin (TestCachedPrefixesAreEach).
+func (v *View) cachedPrefixes() []int {
+	out := v.r.cached[:0]
+	if a, ok := v.r.cache.(*approxState); ok {
+		out = a.cachedEach(v, out)
+	} else {
+		for i := range v.n {
+			out = append(out, v.CachedPrefix(i))
+		}
+	}
+	v.r.cached = out
+	return out
 }
 
 // cachedAt is CachedPrefix past its first test, out of line: the test
