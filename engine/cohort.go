@@ -260,7 +260,13 @@ func (e *Engine) coPublish(t int) {
 		}
 		s := x.s
 		co.cached++
-		if full := min(s.shared, (s.computed+t-s.t0+1)>>e.sh()); !e.cacheInPlace(s, full) {
+		full, from := min(s.shared, (s.computed+t-s.t0+1)>>e.sh()), s.held
+		// Its held segment grown in place (extendHeld, runCache's first try:
+		// its path made, its cursor fresh after its held blocks), with none
+		// of cacheThrough's calls between; else cacheThrough.
+		if r := s.runs; r != nil && len(r.path) > 0 && full > from && e.pool.runs != nil && e.pool.extendHeld(&s.held, r, full) {
+			s.anon -= full - from
+		} else {
 			e.cacheThrough(s, full)
 		}
 		if s.held < s.shared {

@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/servesim/servesim/internal/lcp"
+import (
+	"slices"
+
+	"github.com/servesim/servesim/internal/lcp"
+)
 
 // The key memo: prompts that begin with the same prefix ids key those
 // blocks once. A block's key is a chain of two SplitMix64 finalisers over
@@ -24,10 +28,33 @@ import "github.com/servesim/servesim/internal/lcp"
 // than slots keys some prefixes again.
 const keyMemoSlots = 512
 
-// keyMemo is the chains of recent prompts, by the slot of their first id.
+// keyMemo is the chains of recent prompts, by the slot of their first id,
+// the runs of their ids (runSlot), by the same slots, and the chains of
+// runs of consecutive ids from the root (runKeys), by the slot of the
+// run's first id.
 type keyMemo struct {
-	slots []keySlot
+	slots  []keySlot
+	runs   []runSlot
+	chains []runChain
 }
+
+// runChain is the chain from the root of blocks of b tokens over the ids
+// first, first+1, … of p tokens each, as far as it was asked for.
+type runChain struct {
+	first uint64
+	p, b  int
+	keys  []uint64
+}
+
+// runSlot is one prompt's units and where each run of consecutive ids
+// in them ends (appendRunPath's runs, ascending's lengths summed).
+type runSlot struct {
+	ids  []uint64
+	ends []int32
+}
+
+// memoSlot is the slot of a prompt whose first id is first.
+func memoSlot(first uint64) int { return int((first*0x9e3779b97f4a7c15)>>32) % keyMemoSlots }
 
 // keySlot is one prompt's chain: keys of blocks of b tokens over ids of
 // p tokens each, ids holding the units those keys read.
@@ -46,7 +73,7 @@ func (m *keyMemo) sharedKeys(dst, prefix []uint64, p, b, to int) []uint64 {
 	if m.slots == nil {
 		m.slots = make([]keySlot, keyMemoSlots)
 	}
-	sl := &m.slots[int((prefix[0]*0x9e3779b97f4a7c15)>>32)%keyMemoSlots]
+	sl := &m.slots[memoSlot(prefix[0])]
 	known := 0
 	if sl.p == p && sl.b == b {
 		known = min(len(sl.keys), lcp.Len(sl.ids, prefix)*p/b, to)
@@ -69,6 +96,97 @@ func (m *keyMemo) sharedKeys(dst, prefix []uint64, p, b, to int) []uint64 {
 	return dst
 }
 
+// appendRuns appends to dst, and returns, the labels of appendRunPath's
+// runs of consecutive ids over units ids (not empty) of per blocks each,
+// the first shared blocks of them, and keeps the runs in ids' slot.
+// Where the slot's prompt shares the leading ids (found as memory,
+// lcp.Len), its runs that end inside them are ids' runs too (an end is
+// an id that does not follow the one before, both shared), and the run
+// that reaches past them is scanned from the last shared id on; a
+// group's system prompt of hundreds of ids is then not read an id at a
+// time (ascending) again. TestRunMemoIsAscending holds it to the scan.
+func (m *keyMemo) appendRuns(dst []runLabel, ids []uint64, per, shared int) []runLabel {
+	if m.runs == nil {
+		m.runs = make([]runSlot, keyMemoSlots)
+	}
+	sl := &m.runs[memoSlot(ids[0])]
+	ends := sl.ends[:0] // rewritten in place: an end is read before it is written
+	u, known := 0, 0
+	if len(sl.ids) > 0 {
+		known = lcp.Len(sl.ids, ids)
+		for _, v := range sl.ends {
+			if int(v) >= known {
+				break
+			}
+			dst, ends, u = appendRun(dst, ids, u, int(v), per, shared), append(ends, v), int(v)
+		}
+		if u < known { // the slot's run from u goes on past known-1: so does ids'
+			v := known - 1 + ascending(ids[known-1:])
+			dst, ends, u = appendRun(dst, ids, u, v, per, shared), append(ends, int32(v)), v
+		}
+	}
+	for u < len(ids) {
+		v := u + ascending(ids[u:])
+		dst, ends, u = appendRun(dst, ids, u, v, per, shared), append(ends, int32(v)), v
+	}
+	sl.ids, sl.ends = append(sl.ids[:known], ids[known:]...), ends // the first known agree
+	return dst
+}
+
+// runKeys appends to dst, and returns, the keys of blocks len(dst) to
+// to−1 of the chain from the root over the ids first, first+1, … (p
+// tokens each, blocks of b), dst holding the first ones: the blocks of
+// a shared prefix as workloads number it, which a fleet's run pools key
+// on every replica a group's prompts reach (and its router before
+// them). The slot of first keeps the chain, computed once as far as
+// asked; a run of another first id, p or b takes the slot over.
+// TestRunKeysIsAppendShared holds it to appendShared.
+func (m *keyMemo) runKeys(dst []uint64, first uint64, p, b, to int) []uint64 {
+	if m.chains == nil {
+		m.chains = make([]runChain, keyMemoSlots)
+	}
+	sl := &m.chains[memoSlot(first)]
+	if sl.first != first || sl.p != p || sl.b != b {
+		*sl = runChain{first: first, p: p, b: b, keys: sl.keys[:0]}
+	}
+	if n := len(sl.keys); n < to {
+		k := rootKey
+		if n > 0 {
+			k = sl.keys[n-1]
+		}
+		sl.keys = slices.Grow(sl.keys, to-n)[:to]
+		if keys := sl.keys[n:]; p%b == 0 {
+			per := p / b
+			chainRun(keys, k, first+uint64(n/per), n%per, per, b)
+		} else { // blocks straddle units: sharedContent's ids, first+u for unit u
+			for i := range keys {
+				lo := (n + i) * b
+				c := uint64(lo % p)
+				for u := lo / p; u <= (lo+b-1)/p; u++ {
+					c = mix(c, first+uint64(u))
+				}
+				k = mix(k, c)
+				keys[i] = k
+			}
+		}
+	}
+	return append(dst, sl.keys[len(dst):to]...)
+}
+
+// RunKeys appends to keys, and returns, the block keys len(keys) to n−1,
+// at the engine's block size, of a prompt whose prefix ids are first,
+// first+1, first+2, … (prefixBlockTokens > 0 tokens each) as far as
+// those blocks reach: its chain as PrefixKeys gives it, keys holding
+// its first len(keys) keys (fewer than n). Workloads number a shared
+// prefix so (a group's system prompt). The keys come from the memo the
+// engine shares with its fleet (ShareKeyMemo), which chains each such
+// run once for the router that asks and for the engines, whose KV
+// events name the same keys. Like PrefixKeys it reads only the block
+// size.
+func (e *Engine) RunKeys(keys []uint64, first uint64, prefixBlockTokens, n int) []uint64 {
+	return e.memo.runKeys(keys, first, prefixBlockTokens, e.cfg.BlockSize, n)
+}
+
 // ShareKeyMemo makes e key prompts through with's memo of recent chains
 // (see keymemo.go): engines of one fleet, stepped from one goroutine,
 // key a shared prefix once among them. It changes no key and no result,
@@ -76,7 +194,10 @@ func (m *keyMemo) sharedKeys(dst, prefix []uint64, p, b, to int) []uint64 {
 func (e *Engine) ShareKeyMemo(with *Engine) {
 	if with == nil {
 		e.memo = &keyMemo{}
-		return
+	} else {
+		e.memo = with.memo
 	}
-	e.memo = with.memo
+	if e.pool.runs != nil {
+		e.pool.runs.memo = e.memo
+	}
 }

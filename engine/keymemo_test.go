@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -100,4 +101,84 @@ func FuzzKeyMemo(f *testing.F) {
 			memoPrompt(t, &m, prefix, p, b, 1+int(y>>4)%blocks)
 		}
 	})
+}
+
+// TestRunKeysIsAppendShared holds the memo's runs from the root
+// (runKeys, Engine.RunKeys) to appendShared over the consecutive ids
+// they stand for, asked in pieces as edges and routers ask (dst holding
+// the first keys), under a few first ids, unit and block sizes (blocks
+// straddling units too), so that a slot is extended, read short of its
+// end and taken over.
+func TestRunKeysIsAppendShared(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 3))
+	var m keyMemo
+	for range 3_000 {
+		first := 1_000 * uint64(rng.IntN(4))
+		p := []int{16, 32, 24, 8, 512}[rng.IntN(5)]
+		b := []int{16, 5, 8}[rng.IntN(3)]
+		to := 1 + rng.IntN(100)
+		ids := make([]uint64, to*b/p+1)
+		for i := range ids {
+			ids[i] = first + uint64(i)
+		}
+		want := appendShared(nil, rootKey, ids, p, b, 0, to)
+		from := rng.IntN(to)
+		got := m.runKeys(append([]uint64(nil), want[:from]...), first, p, b, to)
+		require.Equal(t, want, got, "first %d, p %d, b %d, from %d to %d", first, p, b, from, to)
+	}
+}
+
+// TestRunMemoIsAscending holds appendRunPath through a memo
+// (keyMemo.appendRuns) to appendRunPath scanning every id, over prompts
+// that share beginnings with earlier ones of their slot by various
+// lengths: a group's consecutive ids then fresh ones, earlier prompts
+// cut, extended or changed at one id, runs broken anywhere, and slots
+// that other first ids took meanwhile.
+func TestRunMemoIsAscending(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 3))
+	var m keyMemo
+	var prompts [][]uint64
+	fresh := uint64(1 << 20)
+	reused := 0
+	for range 20_000 {
+		var ids []uint64
+		switch rng.IntN(4) {
+		case 0: // a group's run of ids, then fresh ones
+			g := rng.Uint64N(4) * 300
+			for k := range 1 + rng.IntN(300) {
+				ids = append(ids, g+uint64(k))
+			}
+		case 1, 2: // an earlier prompt, cut, perhaps changed at one id
+			if len(prompts) > 0 {
+				prev := prompts[rng.IntN(len(prompts))]
+				ids = append(ids, prev[:1+rng.IntN(len(prev))]...)
+				if rng.IntN(2) == 0 {
+					ids[rng.IntN(len(ids))] += uint64(rng.IntN(3)) - 1
+				}
+				reused++
+			}
+		}
+		for range rng.IntN(40) {
+			ids = append(ids, fresh)
+			if fresh++; rng.IntN(10) == 0 {
+				fresh += uint64(rng.IntN(3))
+			}
+		}
+		if len(ids) == 0 || rng.IntN(50) == 0 {
+			ids = append(ids[:0], uint64(rng.IntN(3))) // one of a few prompts of one id
+		}
+		per := []int{1, 1, 2, 4, 32}[rng.IntN(5)]
+		shared := len(ids)*per - rng.IntN(per) // the last unit perhaps in part
+		got := appendRunPath(&m, nil, ids, per*16, 16, shared, 7)
+		want := appendRunPath(nil, nil, ids, per*16, 16, shared, 7)
+		if !slices.Equal(got, want) {
+			t.Fatalf("ids %v, %d blocks of %d a unit: through the memo %v, scanned %v", ids, shared, per, got, want)
+		}
+		if len(prompts) < 64 {
+			prompts = append(prompts, ids)
+		} else {
+			prompts[rng.IntN(len(prompts))] = ids
+		}
+	}
+	assert.Greater(t, reused, 5_000)
 }

@@ -38,26 +38,56 @@ type KVEventSink interface {
 	KVEvent(KVEvent)
 }
 
-// kvPublisher is what the block pool needs to publish: the sink, and the
-// engine, whose plan stamps each event with its step's start.
+// KVEventRunSink is a KVEventSink that also takes a run of events at
+// once: KVEvents(at, keys, removed) is the events {at, k, removed} for
+// each k of keys, in order, as that many KVEvent calls would deliver
+// them (like vLLM's BlockStored, which names the blocks a step caches
+// together). An engine publishing to one sends the blocks it caches in
+// one go so; keys is the engine's, read only during the call.
+type KVEventRunSink interface {
+	KVEventSink
+	KVEvents(at time.Duration, keys []uint64, removed bool)
+}
+
+// kvPublisher is what the block pool needs to publish: the sink (runs,
+// when it takes runs too), and the engine, whose plan stamps each event
+// with its step's start.
 type kvPublisher struct {
 	sink KVEventSink
+	runs KVEventRunSink
 	e    *Engine
 	step int // the step of the run in flight whose blocks are being taken (allocThrough); 0: none
 }
 
+// at is the instant of the events the engine makes now.
+func (p *kvPublisher) at() time.Duration {
+	e := p.e
+	if e.inFlight {
+		return e.plan.Start + time.Duration(max(p.step, 1)-1)*e.plan.StepTime
+	}
+	return e.plan.End // planning (End is the plan's start until it is priced), or Warm
+}
+
 // emit stamps and sends one event.
 func (p *kvPublisher) emit(key uint64, removed bool) {
-	e := p.e
-	at := e.plan.End // planning (End is the plan's start until it is priced), or Warm
-	if e.inFlight {
-		at = e.plan.Start + time.Duration(max(p.step, 1)-1)*e.plan.StepTime
+	p.sink.KVEvent(KVEvent{At: p.at(), Key: key, Removed: removed})
+}
+
+// emitRun sends an event for each of keys, in order, all made now: as a
+// run to a sink that takes runs, else one by one.
+func (p *kvPublisher) emitRun(keys []uint64, removed bool) {
+	if p.runs != nil {
+		p.runs.KVEvents(p.at(), keys, removed)
+		return
 	}
-	p.sink.KVEvent(KVEvent{At: at, Key: key, Removed: removed})
+	for _, k := range keys {
+		p.emit(k, removed)
+	}
 }
 
 // PublishKVEvents sends every change of the prefix cache to sink from
-// now on (nil: none). Set it before the first step, as RecordSteps: a
+// now on (nil: none), in runs when it takes them (KVEventRunSink). Set
+// it before the first step, as RecordSteps: a
 // run's blocks are then taken step by step, so that each eviction carries
 // its own step's start, which turns off the fast paths that keep a step's
 // decodes in aggregate (cohort and continue; FastPaths says so). With no
@@ -67,6 +97,7 @@ func (e *Engine) PublishKVEvents(sink KVEventSink) {
 		e.pool.pub = nil
 	} else {
 		e.pool.pub = &kvPublisher{sink: sink, e: e}
+		e.pool.pub.runs, _ = sink.(KVEventRunSink)
 	}
 	e.decideFast()
 }

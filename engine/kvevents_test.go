@@ -13,6 +13,19 @@ type eventLog []KVEvent
 
 func (l *eventLog) KVEvent(ev KVEvent) { *l = append(*l, ev) }
 
+// runLog is an eventLog that takes runs too (KVEventRunSink), logging a
+// run's events one by one: an engine publishing to it must log what it
+// logs to an eventLog, so the twin tests give one of two twins a runLog.
+type runLog eventLog
+
+func (l *runLog) KVEvent(ev KVEvent) { *l = append(*l, ev) }
+
+func (l *runLog) KVEvents(at time.Duration, keys []uint64, removed bool) {
+	for _, k := range keys {
+		*l = append(*l, KVEvent{At: at, Key: k, Removed: removed})
+	}
+}
+
 // KV events by hand, on 40 blocks of 16 tokens. A's 64-token prompt is 4
 // units of shared content: its step at 0 stores their 4 keys (stamped
 // 0), which stay cached, free, when it leaves. B's 592-token prompt of

@@ -35,7 +35,15 @@ const rootKey uint64 = 0x5e7e5e7e5e7e5e7e
 // SplitMix64 finaliser over both: equal chains give equal keys, and a
 // collision between different chains is a 2⁻⁶⁴ event).
 func mix(parent, content uint64) uint64 {
-	h := parent ^ (content + 0x9e3779b97f4a7c15 + parent<<6 + parent>>2)
+	return finish(parent ^ (content + 0x9e3779b97f4a7c15 + parent<<6 + parent>>2))
+}
+
+// mix0 is mix(0, content), the parent's terms gone: the content of a
+// block at offset 0 of its unit (TestMix0IsMix).
+func mix0(content uint64) uint64 { return finish(content + 0x9e3779b97f4a7c15) }
+
+// finish is SplitMix64's finaliser.
+func finish(h uint64) uint64 {
 	h ^= h >> 30
 	h *= 0xbf58476d1ce4e5b9
 	h ^= h >> 27
@@ -125,9 +133,16 @@ func appendShared(dst []uint64, key uint64, prefix []uint64, p, b, from, to int)
 		return dst
 	}
 	per := p / b // blocks a unit
-	u, k := from/per, from%per
 	n := len(dst)
 	dst = slices.Grow(dst, to-from)[:n+to-from]
+	if per == 1 { // a block a unit: each at offset 0 of its own id (mix0)
+		for i, id := range prefix[from:to] {
+			key = mix(key, mix0(id))
+			dst[n+i] = key
+		}
+		return dst
+	}
+	u, k := from/per, from%per
 	for i := range dst[n:] {
 		key = mix(key, mix(uint64(k*b), prefix[u]))
 		dst[n+i] = key
@@ -187,7 +202,7 @@ func (e *Engine) runsOf(s *seq) *runSeq {
 	}
 	if r := s.runs; len(r.path) == 0 {
 		e.pool.runs.walked.path = nil // it may have been a walk of the path this array held before (recycle)
-		r.path = appendRunPath(r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.shared, mix(0x0a11ce, s.order))
+		r.path = appendRunPath(e.memo, r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.shared, mix(0x0a11ce, s.order))
 	}
 	return s.runs
 }
@@ -413,21 +428,6 @@ func (e *Engine) cacheThrough(s *seq, full int) {
 		s.ids = append(s.ids, e.pool.cache(k))
 	}
 	s.held = full
-}
-
-// cacheInPlace is cacheThrough's shortcut for s's blocks up to full
-// when extendHeld caches them (runCache's first try): s's path made, its
-// cursor fresh after its held blocks, and full past them. A cohort
-// member caches its answer's blocks so, one a call (coPublish), with none
-// of the calls between. It reports whether it did; else nothing changed
-// and cacheThrough caches them.
-func (e *Engine) cacheInPlace(s *seq, full int) bool {
-	r, from := s.runs, s.held
-	if e.pool.runs == nil || r == nil || len(r.path) == 0 || full <= from || !e.pool.extendHeld(&s.held, r, full) {
-		return false
-	}
-	s.anon -= full - from
-	return true
 }
 
 // cacheOwn caches every full block of s's first upto tokens (those it

@@ -203,3 +203,16 @@ func TestAppendSharedIsSharedContent(t *testing.T) {
 		require.Equal(t, want[from:to], got[1:], "b %d, p %d, %d units, blocks [%d, %d)", b, p, units, from, to)
 	}
 }
+
+// TestMix0IsMix holds mix0 to mix with a parent of 0, over random
+// contents and the small ones ids are.
+func TestMix0IsMix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 4))
+	for i := range 10_000 {
+		c := uint64(i)
+		if i%2 == 1 {
+			c = rng.Uint64()
+		}
+		require.Equal(t, mix(0, c), mix0(c), "content %d", c)
+	}
+}

@@ -98,17 +98,21 @@ func commonRun(x *runLabel, xi int, y *runLabel, yi, most, b int) int {
 // appendRunPath appends to dst, and returns, the content of a sequence as
 // runs: its shared blocks over prefix ids of p tokens each (blocks of b
 // tokens), then its own without end (own is mix(0x0a11ce, order)). When
-// p is a multiple of b, a run is a run of consecutive ids; else each
-// block is a run of one.
-func appendRunPath(dst []runLabel, prefix []uint64, p, b, shared int, own uint64) []runLabel {
+// p is a multiple of b, a run is a run of consecutive ids, found through
+// memo when it is not nil and there are memoRunIDs units or more
+// (keyMemo.appendRuns); else each block is a run of one.
+func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, own uint64) []runLabel {
 	if shared > 0 && p%b == 0 {
 		per := p / b
 		units := (shared + per - 1) / per // the last perhaps in part
 		ids := prefix[:units]
-		for u := 0; u < len(ids); {
-			v := u + ascending(ids[u:])
-			dst = append(dst, runLabel{c: runContent{kind: 1, id: ids[u]}, per: per, n: (min(v*per, shared) - u*per)})
-			u = v
+		if memo != nil && len(ids) >= memoRunIDs {
+			dst = memo.appendRuns(dst, ids, per, shared)
+		} else {
+			for u := 0; u < len(ids); {
+				v := u + ascending(ids[u:])
+				dst, u = appendRun(dst, ids, u, v, per, shared), v
+			}
 		}
 	} else if shared > 0 {
 		r := Request{Prefix: prefix, PrefixBlockTokens: p}
@@ -122,6 +126,18 @@ func appendRunPath(dst []runLabel, prefix []uint64, p, b, shared int, own uint64
 		}
 	}
 	return append(dst, runLabel{c: runContent{kind: 3, id: own}, n: ownRun})
+}
+
+// memoRunIDs is the fewest units whose runs appendRunPath takes through
+// its memo: the memo's compare, copy and ends cost about what scanning 50
+// ids does (a Mooncake prompt's 25 ids of 512 tokens paid 115
+// instructions more through it, and Conversations' turns 30).
+const memoRunIDs = 64
+
+// appendRun appends the label of the run of ids from u to v (ids of per
+// blocks each, the first shared blocks of them).
+func appendRun(dst []runLabel, ids []uint64, u, v, per, shared int) []runLabel {
+	return append(dst, runLabel{c: runContent{kind: 1, id: ids[u]}, per: per, n: (min(v*per, shared) - u*per)})
 }
 
 // ascending is the length of the run that ids (not empty) begin with, of
@@ -203,6 +219,12 @@ type runSeq struct {
 	path   []runLabel
 	copies []runCopy // by position, ascending
 	cur    runCursor // after its held blocks, unless stale
+	// room is how many blocks after cur the edge of cur and the label of
+	// the path there agree on, and both go on for, as extendHeld found
+	// when it last moved cur (0: unknown; any other move of cur sets 0).
+	// They agree as long as cur is fresh: an edge's label only shortens
+	// when it is cut, which makes cur stale.
+	room int
 }
 
 type runCopy struct {
@@ -233,7 +255,9 @@ type runTree struct {
 	spans    []runSpan           // match's answer
 	walked   walkedPath          // the walk that left spans
 	shape    uint64              // bumped when an edge is cut or dropped
+	memo     *keyMemo            // the engine's, perhaps its fleet's: the keys of runs from the root (extendKeys)
 	inPlace  int                 // runCache calls extendHeld answered (tests read it)
+	grown    int                 // of those, the ones answered from runSeq.room with no scan (tests read it)
 	newEdges int                 // runCache calls cacheNewEdge answered (tests read it)
 }
 
@@ -249,7 +273,7 @@ type walkedPath struct {
 // newRunPool is newBlockPool kept by runs, of blocks of b tokens.
 func newRunPool(n, b int, split bool) blockPool {
 	p := newBlockPool(n, split)
-	p.runs = &runTree{b: b, copies: map[blockAt][]int32{}}
+	p.runs = &runTree{b: b, copies: map[blockAt][]int32{}, memo: &keyMemo{}}
 	p.runs.edges = append(p.runs.edges, runEdge{parent: -1}) // the root: no blocks
 	return p
 }
@@ -654,7 +678,10 @@ func (p *blockPool) runHits(path []runLabel, limit int) (h, evictable int) {
 }
 
 // isolate makes blocks [lo, hi) of segment id a segment of their own and
-// returns it.
+// returns it. runTouch and runReleaseRange call it only when id holds
+// blocks outside them: the spans they take are mostly whole segments,
+// and a call for each cost Regime/Conversations 290 instructions a
+// request (cachegrind).
 func (p *blockPool) isolate(id int32, lo, hi int) int32 {
 	if int(p.runs.at[id].hi) > hi {
 		p.splitSeg(id, int32(hi))
@@ -673,11 +700,15 @@ func (p *blockPool) runTouch(held *int, r *runSeq, h int) {
 	} else {
 		r.cur = t.walk(r.path, h, runCursor{})
 	}
+	r.room = 0
 	for _, sp := range p.runs.spans {
 		for x := sp.lo + max(0, *held-sp.pos); x < sp.hi; {
 			id := p.primAt(sp.edge, x)
-			end := min(int(p.runs.at[id].hi), sp.hi)
-			id = p.isolate(id, x, end)
+			g := &p.runs.at[id]
+			end := min(int(g.hi), sp.hi)
+			if int(g.lo) < x || int(g.hi) > end { // else id is those blocks (isolate's test)
+				id = p.isolate(id, x, end)
+			}
 			s := &p.nodes[id]
 			if s.refs == 0 {
 				p.unlink(id)
@@ -709,7 +740,7 @@ func (p *blockPool) runCache(held *int, r *runSeq, full int) {
 	if r.cur.pos == from {
 		start = t.fresh(r.cur)
 	}
-	r.cur = p.insert(path, full, start)
+	r.cur, r.room = p.insert(path, full, start), 0
 	for _, sp := range t.spans {
 		x, end := sp.lo+max(sp.pos, from)-sp.pos, sp.hi // match stopped at full
 		if p.pub != nil {
@@ -756,31 +787,43 @@ func (p *blockPool) extendHeld(held *int, r *runSeq, full int) bool {
 		return false
 	}
 	k := full - c.pos
-	lab := &r.path[c.li]
-	if c.eoff == 0 || c.eoff+k > ed.lab.n || c.lo+k > lab.n {
-		return false
-	}
-	// The block before the cursor is block eoff−1 of the edge and lo−1 of
-	// the label: with lo > 0 the label is a run, and an edge's run of its
-	// shape that agrees on that block agrees on those after it (commonRun).
-	if !(c.lo > 0 && ed.lab.per == lab.per && ed.lab.c.kind == lab.c.kind) && commonRun(&ed.lab, c.eoff, lab, c.lo, k, t.b) != k {
-		return false
-	}
-	lo, hi := int32(c.eoff), int32(c.eoff+k)
-	prev := noNode
-	for _, id := range ed.segs {
-		if p.nodes[id].copy {
-			continue
+	lo := int32(c.eoff)
+	prev, room := noNode, r.room
+	if k <= room && len(ed.segs) == 1 {
+		// A decoding request's answer, a block a call: the blocks agree
+		// (room), and the edge's one segment is what heldBefore finds,
+		// without a scan, if it is primary and ends at the cursor; else
+		// heldBefore finds nothing. TestRunPoolTwin reaches both ways.
+		if prev = ed.segs[0]; t.at[prev].hi != lo || p.nodes[prev].copy {
+			return false
 		}
-		if g := &t.at[id]; g.hi == lo {
-			prev = id
-		} else if g.lo < hi && lo < g.hi {
-			return false // cached there already: copies
+		t.grown++
+	} else {
+		lab := &r.path[c.li]
+		if c.eoff == 0 || c.eoff+k > ed.lab.n || c.lo+k > lab.n {
+			return false
+		}
+		// The block before the cursor is block eoff−1 of the edge and lo−1 of
+		// the label: two runs of one shape (commonRun's run) that agree on
+		// that block agree on those after it.
+		run := ed.lab.per == lab.per && ed.lab.c.kind == lab.c.kind && (lab.per > 0 || lab.c.kind == 3)
+		if !(c.lo > 0 && run) && commonRun(&ed.lab, c.eoff, lab, c.lo, k, t.b) != k {
+			return false
+		}
+		if prev = p.heldBefore(c.edge, lo, lo+int32(k)); prev == noNode {
+			return false
+		}
+		// So, of one shape, they agree on all the blocks both go on for.
+		room = k
+		if run {
+			room = min(ed.lab.n-c.eoff, lab.n-c.lo)
 		}
 	}
-	if prev == noNode || p.nodes[prev].pinned || p.nodes[prev].refs != 1 {
+	if p.nodes[prev].pinned || p.nodes[prev].refs != 1 {
 		return false
 	}
+	r.room = room - k
+	hi := lo + int32(k)
 	t.at[prev].hi = hi
 	t.inPlace++
 	if p.pub != nil {
@@ -789,10 +832,29 @@ func (p *blockPool) extendHeld(held *int, r *runSeq, full int) bool {
 	p.cached += k
 	*held = full
 	c.eoff, c.pos, c.lo = c.eoff+k, full, c.lo+k
-	if c.lo == lab.n {
+	if r.room == 0 && c.lo == r.path[c.li].n {
 		c.li, c.lo = c.li+1, 0
 	}
 	return true
+}
+
+// heldBefore is the primary segment of edge e ending at block lo, or
+// noNode if there is none or if a primary segment holds any of blocks
+// lo to hi−1 (cached there already: those would be copies).
+func (p *blockPool) heldBefore(e, lo, hi int32) int32 {
+	t := p.runs
+	prev := noNode
+	for _, id := range t.edges[e].segs {
+		if p.nodes[id].copy {
+			continue
+		}
+		if g := &t.at[id]; g.hi == lo {
+			prev = id
+		} else if g.lo < hi && lo < g.hi {
+			return noNode
+		}
+	}
+	return prev
 }
 
 // cacheNewEdge is runCache's shortcut for blocks that begin a new edge:
@@ -823,6 +885,7 @@ func (p *blockPool) cacheNewEdge(r *runSeq, full int) bool {
 	t.newEdges++
 	p.cached += k
 	*c = runCursor{edge: e, gen: t.edges[e].gen, eoff: k, pos: full, li: c.li, lo: c.lo + k}
+	r.room = lab.n - c.lo // the edge is the rest of the label (extendHeld)
 	if c.lo == lab.n {
 		c.li, c.lo = c.li+1, 0
 	}
@@ -830,7 +893,8 @@ func (p *blockPool) cacheNewEdge(r *runSeq, full int) bool {
 }
 
 // emitStored publishes the caching of blocks lo to hi−1 of edge e, in
-// order, as blockPool.cache publishes each (a copy too). Its callers
+// order, as blockPool.cache publishes each (a copy too), as one run to a
+// sink that takes runs. Its callers
 // test for a publisher: a call that returns at once costs Regime/
 // Conversations, which publishes nothing, 150 instructions a request.
 func (p *blockPool) emitStored(e int32, lo, hi int) {
@@ -839,9 +903,7 @@ func (p *blockPool) emitStored(e int32, lo, hi int) {
 	}
 	t := p.runs
 	t.key(e, hi-1) // computes those before it too
-	for _, k := range t.edges[e].keys[lo:hi] {
-		p.pub.emit(k, false)
-	}
+	p.pub.emitRun(t.edges[e].keys[lo:hi], false)
 }
 
 // key is blockPool's key of block off of edge e: chained from the root
@@ -856,12 +918,20 @@ func (t *runTree) key(e int32, off int) uint64 {
 }
 
 // extendKeys computes edge e's keys up to its block off and returns
-// that one's. Along a run of consecutive ids (per > 0) it walks the
-// blocks' units and offsets as appendShared does, without a division a
-// block: block j's content is at(j)'s, the unit id+(o+j)/per at offset
-// ((o+j)%per)·b, o the first block's place in its unit.
+// that one's. Along a run of consecutive ids (per > 0) block j's
+// content is at(j)'s, the unit id+(o+j)/per at offset ((o+j)%per)·b, o
+// the first block's place in its unit (chainRun).
+//
+// An edge under the root along consecutive ids from a unit's first
+// block (a shared prefix, as workloads number it) copies its keys from
+// the memo the engine shares with its fleet (keyMemo.runKeys), where a
+// router asking Engine.RunKeys found them first, or another replica.
 func (t *runTree) extendKeys(e int32, off int) uint64 {
 	ed := &t.edges[e]
+	if lab := &ed.lab; ed.parent == 0 && lab.per > 0 && lab.c.off == 0 && t.memo != nil {
+		ed.keys = t.memo.runKeys(ed.keys, lab.c.id, lab.per*t.b, t.b, off+1)
+		return ed.keys[off]
+	}
 	k := rootKey
 	if n := len(ed.keys); n > 0 {
 		k = ed.keys[n-1]
@@ -881,11 +951,30 @@ func (t *runTree) extendKeys(e int32, off int) uint64 {
 		return k
 	}
 	o := int(lab.c.off)/b + from
-	id, r := lab.c.id+uint64(o/lab.per), o%lab.per
+	return chainRun(keys, k, lab.c.id+uint64(o/lab.per), o%lab.per, lab.per, b)
+}
+
+// chainRun fills keys with the chained keys, after k, of blocks of b
+// tokens along consecutive ids of per blocks each, from block r of unit
+// id, and returns the last. It walks the blocks' units and offsets as
+// appendShared does, without a division a block: block i's content is
+// the unit id+(r+i)/per at offset ((r+i)%per)·b.
+//
+// With a block a unit (per 1, as at vLLM's 16-token blocks under ids of
+// 16 tokens), every block is at offset 0 of its own id: mix0.
+func chainRun(keys []uint64, k, id uint64, r, per, b int) uint64 {
+	if per == 1 {
+		for i := range keys {
+			k = mix(k, mix0(id))
+			keys[i] = k
+			id++
+		}
+		return k
+	}
 	for i := range keys {
 		k = mix(k, mix(uint64(r*b), id))
 		keys[i] = k
-		if r++; r == lab.per {
+		if r++; r == per {
 			id, r = id+1, 0
 		}
 	}
@@ -937,8 +1026,12 @@ func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
 				bound = max(bound, sp.lo+r.copies[ci].pos-sp.pos+1)
 			}
 			id := p.primAt(sp.edge, x)
-			b := max(int(t.at[id].lo), bound)
-			p.unref(p.isolate(id, b, x+1), qi)
+			g := &t.at[id]
+			b := max(int(g.lo), bound)
+			if int(g.lo) < b || int(g.hi) > x+1 { // else id is those blocks (isolate's test)
+				id = p.isolate(id, b, x+1)
+			}
+			p.unref(id, qi)
 			x = b - 1
 		}
 	}
@@ -1051,7 +1144,7 @@ func (p *blockPool) runKeys(keys []uint64) int {
 func (e *Engine) decideRuns() {
 	e.runsDecided = true
 	if e.cacheOn && !e.keysRead && !e.noRuns {
-		t := &runTree{b: e.cfg.BlockSize, copies: map[blockAt][]int32{}}
+		t := &runTree{b: e.cfg.BlockSize, copies: map[blockAt][]int32{}, memo: e.memo}
 		t.edges = append(t.edges, runEdge{parent: -1}) // the root: no blocks
 		e.pool.runs = t
 	}
@@ -1082,7 +1175,7 @@ func keyAt(t *runTree, e int32, off int) uint64 {
 // of r, block by block as Warm's walk of their keys.
 func (e *Engine) warmRuns(r *Request, n int) int {
 	p := &e.pool
-	rs := runSeq{path: appendRunPath(nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, 0)}
+	rs := runSeq{path: appendRunPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, 0)}
 	held, added := 0, 0
 	for j := range n {
 		if p.runFinds(rs.path, j) {

@@ -51,11 +51,16 @@ func newRunTwin(t testing.TB, blocks int, split, headFirst bool) *runTwin {
 }
 
 // publish makes both pools publish their KV events, each to its log
-// (stamped by an engine that plans nothing: every event at 0).
-func (w *runTwin) publish() {
+// (stamped by an engine that plans nothing: every event at 0), the run
+// pool's in runs when runs is set (a runLog).
+func (w *runTwin) publish(runs bool) {
 	e := &Engine{}
 	w.bp.pub = &kvPublisher{sink: &w.logs[0], e: e}
 	w.rp.pub = &kvPublisher{sink: &w.logs[1], e: e}
+	if runs {
+		rl := (*runLog)(&w.logs[1])
+		w.rp.pub.sink, w.rp.pub.runs = rl, rl
+	}
 }
 
 func (w *runTwin) fail(format string, args ...any) {
@@ -69,7 +74,7 @@ func (w *runTwin) newReq(prefix []uint64, p, shared, blocks int) *twinReq {
 	w.order++
 	own := mix(0x0a11ce, w.order)
 	r := &twinReq{blocks: blocks}
-	r.rs.path = appendRunPath(nil, prefix, p, w.b, shared, own)
+	r.rs.path = appendRunPath(nil, nil, prefix, p, w.b, shared, own)
 	r.keys = appendShared(nil, rootKey, prefix, p, w.b, 0, shared)
 	parent := rootKey
 	if shared > 0 {
@@ -406,18 +411,20 @@ func (w *runTwin) step(rng *rand.Rand) {
 
 // runTwinScenario runs steps random operations and returns how many
 // runCache calls cached blocks, how many of those extendHeld and
-// cacheNewEdge answered, and how many KV events the pools published alike
-// (every other scenario publishes them).
-func runTwinScenario(t testing.TB, seed uint64, steps int) (caches, inPlace, newEdges, events int) {
+// cacheNewEdge answered (and of extendHeld's, how many it answered from
+// the room it had noted, with no scan), and how many KV events the pools
+// published alike (every other scenario publishes them, the run pool in
+// runs in half of those).
+func runTwinScenario(t testing.TB, seed uint64, steps int) (caches, inPlace, grown, newEdges, events int) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	w := newRunTwin(t, 8+rng.IntN(48), rng.IntN(2) == 0, rng.IntN(5) == 0)
 	if seed%2 == 0 {
-		w.publish()
+		w.publish(seed%4 == 0) // in runs, or one by one
 	}
 	for range steps {
 		w.step(rng)
 	}
-	return w.caches, w.rp.runs.inPlace, w.rp.runs.newEdges, w.events
+	return w.caches, w.rp.runs.inPlace, w.rp.runs.grown, w.rp.runs.newEdges, w.events
 }
 
 func TestRunPoolTwin(t *testing.T) {
@@ -425,13 +432,15 @@ func TestRunPoolTwin(t *testing.T) {
 	if testing.Short() {
 		n = 50
 	}
-	caches, inPlace, newEdges, events := 0, 0, 0, 0
+	caches, inPlace, grown, newEdges, events := 0, 0, 0, 0, 0
 	for seed := range uint64(n) {
-		c, i, e, ev := runTwinScenario(t, seed, 400)
-		caches, inPlace, newEdges, events = caches+c, inPlace+i, newEdges+e, events+ev
+		c, i, g, e, ev := runTwinScenario(t, seed, 400)
+		caches, inPlace, grown, newEdges, events = caches+c, inPlace+i, grown+g, newEdges+e, events+ev
 	}
-	t.Logf("runCache calls %d, extended in place %d, on a new edge %d; %d KV events alike", caches, inPlace, newEdges, events)
+	t.Logf("runCache calls %d, extended in place %d (%d from the room noted), on a new edge %d; %d KV events alike", caches, inPlace, grown, newEdges, events)
 	require.Positive(t, inPlace, "runCache extended a held segment in place (extendHeld)")
+	require.Positive(t, grown, "extendHeld extended one from the room it noted, with no scan")
+	require.Less(t, grown, inPlace, "extendHeld checked the blocks and scanned the segments too")
 	require.Positive(t, newEdges, "runCache began a new edge without a walk (cacheNewEdge)")
 	require.Positive(t, events, "the pools published KV events")
 }
@@ -521,7 +530,11 @@ func TestRunsEqualBlocksThroughTheAPI(t *testing.T) {
 				if a.pool.runs != nil {
 					published++
 				}
-				a.PublishKVEvents(&logs[0])
+				if rng.IntN(2) == 0 { // in runs, or one by one
+					a.PublishKVEvents((*runLog)(&logs[0]))
+				} else {
+					a.PublishKVEvents(&logs[0])
+				}
 				b.PublishKVEvents(&logs[1])
 			}
 			pa, ea := a.Schedule(now)

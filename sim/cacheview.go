@@ -165,6 +165,7 @@ func (s *approxState) added(_ *runner, i int) {
 		s.trees[f] = append(s.trees[f], newTree())
 	}
 	s.block = append(s.block, 0)
+	s.arrival = 0 // its row may have moved
 }
 
 // approxState is each router instance's tree of each replica.
@@ -176,6 +177,14 @@ type approxState struct {
 	seq   uint64
 	// Evicted counts the tokens evictions removed, over every tree.
 	evicted int
+	// The arrival asked about (routed + 1; 0 before the first, and after
+	// a replica joins), its router instance's trees and the units of its
+	// prompt (units), set at its first question: a router asks of every
+	// replica in turn, and the arrival, the instance and the evictions
+	// due stay the same meanwhile.
+	arrival int
+	row     []tree
+	u       []uint64
 }
 
 // tree is one router instance's memory of one replica: SGLang's radix
@@ -312,9 +321,33 @@ func units(req *workload.Request) []uint64 {
 }
 
 func (s *approxState) cached(r *runner, i int, req *workload.Request) int {
-	s.evictDue(r.now)
-	m := s.trees[r.routed%len(s.trees)][i].match(units(req))
+	s.arrive(r, req)
+	m := s.row[i].match(s.u)
 	return hitTokens(s.replicaBlock(r, i), m*req.PrefixBlockTokens, req.InputTokens)
+}
+
+// cachedEach appends to out, and returns, cached of each of v's
+// replicas in order (View.cachedPrefixes).
+func (s *approxState) cachedEach(v *View, out []int) []int {
+	r, req := v.r, v.req
+	s.arrive(r, req)
+	for k := range v.n {
+		i := v.at(k)
+		c := 0 // a tree that holds none of the units: hitTokens of none
+		if m := s.row[i].match(s.u); m > 0 {
+			c = hitTokens(s.replicaBlock(r, i), m*req.PrefixBlockTokens, req.InputTokens)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// arrive sets the arrival asked about to r's, at its first question.
+func (s *approxState) arrive(r *runner, req *workload.Request) {
+	if s.arrival != r.routed+1 {
+		s.evictDue(r.now)
+		s.arrival, s.row, s.u = r.routed+1, s.trees[r.routed%len(s.trees)], units(req)
+	}
 }
 
 // replicaBlock is replica i's block size, -1 with its prefix cache off,
@@ -454,12 +487,17 @@ type eventsState struct {
 
 // eventIndex is one replica's index, and the events on their way to it.
 type eventIndex struct {
-	s       *eventsState
-	rand    *rand.Rand       // its Jitter draws; nil without
-	held    map[uint64]int32 // copies of each key the index believes cached
-	pending []pendingEvent   // in order, from head
+	s    *eventsState
+	rand *rand.Rand       // its Jitter draws; nil without
+	held map[uint64]int32 // copies of each key the index believes cached
+	// The events on their way, in order: their keys, and the runs of
+	// them seen at one instant, all stored or all removed (an engine
+	// call publishes a step's blocks together), from head on.
+	keys    []uint64
+	runs    []eventRun
 	head    int
 	last    time.Duration // when the last event queued is seen
+	open    int8          // the kind of the last run, while more may join it: 1 stored, 2 removed; 0: none
 	removed int           // removals published (tests)
 	forgot  uint64        // keys the index has dropped (held to 0), ever
 	memo    []runMemo     // by the memo slot of the chains asked about (prefixChains.cur)
@@ -478,39 +516,81 @@ type runMemo struct {
 	forgot uint64 // the index's forgot then
 }
 
-type pendingEvent struct {
-	seen time.Duration
-	key  uint64
-	gone bool
+// eventRun is a run of queued events seen at one instant, all stored or
+// all removed: eventIndex.keys from start to the next run's start (or
+// the end).
+type eventRun struct {
+	seen  time.Duration
+	start int
+	gone  bool
 }
 
 // KVEvent queues an event of the replica's engine (engine.KVEventSink).
 func (x *eventIndex) KVEvent(ev engine.KVEvent) {
-	d := x.s.cfg.Lag
+	seen := ev.At + x.s.cfg.Lag
 	if x.rand != nil {
-		d += time.Duration(x.rand.Int64N(int64(x.s.cfg.Jitter)))
+		seen += time.Duration(x.rand.Int64N(int64(x.s.cfg.Jitter)))
 	}
-	x.last = max(x.last, ev.At+d)
-	if ev.Removed {
-		x.removed++
-	}
-	if x.head > 0 && x.head == len(x.pending) {
-		x.pending, x.head = x.pending[:0], 0
-	}
-	x.pending = append(x.pending, pendingEvent{seen: x.last, key: ev.Key, gone: ev.Removed})
+	x.enqueue(seen, ev.Removed, 1)
+	x.keys = append(x.keys, ev.Key)
 }
 
-// catchUp applies the events seen by now.
-func (x *eventIndex) catchUp(now time.Duration) {
-	for x.head < len(x.pending) && x.pending[x.head].seen <= now {
-		ev := x.pending[x.head]
-		x.head++
-		if !ev.gone {
-			x.held[ev.key]++
-		} else if x.held[ev.key]--; x.held[ev.key] <= 0 {
-			delete(x.held, ev.key)
-			x.forgot++
+// KVEvents queues a run of events of the replica's engine, made at one
+// instant (engine.KVEventRunSink): without jitter, seen at one instant,
+// their keys queued at once; with it, each event with its own draw.
+func (x *eventIndex) KVEvents(at time.Duration, keys []uint64, removed bool) {
+	if x.rand != nil || len(keys) == 0 { // no run at all for none: it would move last
+		for _, k := range keys {
+			x.KVEvent(engine.KVEvent{At: at, Key: k, Removed: removed})
 		}
+		return
+	}
+	x.enqueue(at+x.s.cfg.Lag, removed, len(keys))
+	x.keys = append(x.keys, keys...)
+}
+
+// enqueue readies the queue for n > 0 events seen from seen on (or from
+// the last one queued, if later), all stored or all removed: their keys
+// join the run of the events before them when it is seen at the same
+// instant, is of the same kind and is not yet applied, else a new run.
+func (x *eventIndex) enqueue(seen time.Duration, removed bool, n int) {
+	if seen > x.last {
+		x.last, x.open = seen, 0
+	}
+	kind := int8(1)
+	if removed {
+		x.removed += n
+		kind = 2
+	}
+	if x.open != kind {
+		x.runs = append(x.runs, eventRun{seen: x.last, start: len(x.keys), gone: removed})
+		x.open = kind
+	}
+}
+
+// catchUp applies the events seen by now, a run at a time; once all are
+// applied, the queue starts again from its beginning.
+func (x *eventIndex) catchUp(now time.Duration) {
+	for x.head < len(x.runs) && x.runs[x.head].seen <= now {
+		run, end := x.runs[x.head], len(x.keys)
+		if x.head++; x.head < len(x.runs) {
+			end = x.runs[x.head].start
+		}
+		if !run.gone {
+			for _, k := range x.keys[run.start:end] {
+				x.held[k]++
+			}
+			continue
+		}
+		for _, k := range x.keys[run.start:end] {
+			if x.held[k]--; x.held[k] <= 0 {
+				delete(x.held, k)
+				x.forgot++
+			}
+		}
+	}
+	if x.head > 0 && x.head == len(x.runs) { // the last run too: none is open
+		x.keys, x.runs, x.head, x.open = x.keys[:0], x.runs[:0], 0, 0
 	}
 }
 
@@ -523,8 +603,8 @@ func (s *eventsState) cached(r *runner, i int, req *workload.Request) int {
 	// as far as some replica's index holds them (View.chainOf; req is the
 	// view's request). A replica with its cache off publishes no event,
 	// so none of them is held there.
-	n := x.run(&r.keys, r.view.chainOf(i))
-	return n * rep.eng.Config().BlockSize
+	c := r.view.chainOf(i)
+	return x.run(&r.keys, c) * r.keys.chains[c].blockSize // the replica's block size, not its Config copied
 }
 
 // run is the leading run of the arrival's chain c (k's, the replica's
@@ -550,7 +630,11 @@ func (x *eventIndex) run(k *prefixChains, c int) int {
 	}
 	ch := &k.chains[c]
 	for n = x.walk(ch.keys, n); n == len(ch.keys) && !ch.full; n = x.walk(ch.keys, n) {
-		k.extend(c, n+chainStep)
+		step := chainStep
+		if n == k.asc*k.p/ch.blockSize { // the first key past the prompt's run of ids (extend's first): its own, seldom held
+			step = 1
+		}
+		k.extend(c, n+step)
 	}
 	*m = runMemo{chain: cm, gen: cm.gen, run: n, forgot: x.forgot}
 	return n
@@ -558,7 +642,9 @@ func (x *eventIndex) run(k *prefixChains, c int) int {
 
 // chainStep is the keys run computes at a time past those the index
 // held: an index holds a prompt's shared prefix and seldom more, so the
-// rest of the chain, the prompt's own units, is seldom computed.
+// rest of the chain, the prompt's own units, is seldom computed. Past
+// the prompt's run of ids numbered on from its first (a shared prefix,
+// whose keys extend takes whole), the first key is computed alone.
 const chainStep = 8
 
 // walk is the leading run of keys that the index holds, keys[:from]

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/workload"
 	"github.com/stretchr/testify/require"
@@ -180,6 +181,10 @@ func TestPrefixChainsEqualPrefixKeys(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 1))
 	k := prefixChains{chains: []keyChain{{blockSize: 16}, {blockSize: 32}, {blockSize: 12}}}
 	k.initMemo()
+	// Two chains through a fleet's memo (engine.RunKeys), the third
+	// computed.
+	k.chains[0].eng = fleetEngine(t, 16, nil)
+	k.chains[1].eng = fleetEngine(t, 32, k.chains[0].eng)
 	r := &runner{}
 	for n := range 20_000 {
 		ids := make([]uint64, rng.IntN(10))
@@ -188,6 +193,13 @@ func TestPrefixChainsEqualPrefixKeys(t *testing.T) {
 		}
 		if rng.IntN(4) == 0 { // a prefix of many distinct ones
 			ids = append(ids, rng.Uint64N(2000))
+		}
+		if rng.IntN(3) == 0 { // a shared prefix numbered on from its first id, of one of a few, then perhaps the prompt's own
+			run := make([]uint64, rng.IntN(40))
+			for i := range run {
+				run[i] = 100*uint64(rng.IntN(3)) + uint64(i)
+			}
+			ids = append(run[:len(run):len(run)], ids[:rng.IntN(len(ids)+1)]...)
 		}
 		p := []int{16, 32, 8, 512}[rng.IntN(4)]
 		in := rng.IntN(len(ids)*p + 2*p + 1)
@@ -236,6 +248,8 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 37))
 		k := prefixChains{chains: []keyChain{{blockSize: 16}, {blockSize: 32}}, chainOf: []uint16{0, 1, 0}}
 		k.initMemo()
+		k.chains[0].eng = fleetEngine(t, 16, nil)
+		k.chains[1].eng = fleetEngine(t, 32, k.chains[0].eng)
 		var xs [3]*eventIndex
 		for i := range xs {
 			xs[i] = &eventIndex{s: &eventsState{}, held: map[uint64]int32{}}
@@ -283,4 +297,89 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestEventQueueIsEventByEvent holds eventIndex's queue, kept by runs of
+// events seen at one instant and of one kind, to a queue of one entry an
+// event applied one at a time (the slow twin, below), over random
+// streams: events of a few instants, stored and removed, queued one by
+// one or a run at a time (KVEvents), with and without lag and jitter,
+// caught up with at random instants. The index
+// must hold the same copies of every key and have forgotten as many.
+func TestEventQueueIsEventByEvent(t *testing.T) {
+	type event struct {
+		seen time.Duration
+		key  uint64
+		gone bool
+	}
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 41))
+		cfg := EventsView{Lag: time.Duration(rng.IntN(3)) * time.Millisecond}
+		if seed%2 == 1 {
+			cfg.Jitter = time.Millisecond
+		}
+		x := &eventIndex{s: &eventsState{cfg: cfg}, held: map[uint64]int32{}}
+		ref := map[uint64]int32{}
+		var queue []event
+		var last time.Duration
+		forgot := uint64(0)
+		jit := rand.New(rand.NewPCG(seed, 42)) // the twin's draws, as x's
+		if cfg.Jitter > 0 {
+			x.rand = rand.New(rand.NewPCG(seed, 42))
+		}
+		now := time.Duration(0)
+		for op := range 2000 {
+			at := now + time.Duration(rng.IntN(3))*time.Millisecond
+			for range rng.IntN(5) { // runs of events of one instant and kind
+				keys := make([]uint64, rng.IntN(4))
+				for i := range keys {
+					keys[i] = uint64(rng.IntN(20))
+				}
+				removed := rng.IntN(3) == 0
+				if rng.IntN(2) == 0 {
+					x.KVEvents(at, keys, removed)
+				} else {
+					for _, k := range keys {
+						x.KVEvent(engine.KVEvent{At: at, Key: k, Removed: removed})
+					}
+				}
+				for _, k := range keys {
+					d := cfg.Lag
+					if cfg.Jitter > 0 {
+						d += time.Duration(jit.Int64N(int64(cfg.Jitter)))
+					}
+					last = max(last, at+d)
+					queue = append(queue, event{seen: last, key: k, gone: removed})
+				}
+				if rng.IntN(4) == 0 {
+					at += time.Millisecond
+				}
+			}
+			if rng.IntN(2) == 0 {
+				now += time.Duration(rng.IntN(3)) * time.Millisecond
+			}
+			x.catchUp(now)
+			for len(queue) > 0 && queue[0].seen <= now {
+				ev := queue[0]
+				queue = queue[1:]
+				if !ev.gone {
+					ref[ev.key]++
+				} else if ref[ev.key]--; ref[ev.key] <= 0 {
+					delete(ref, ev.key)
+					forgot++
+				}
+			}
+			require.Equal(t, ref, x.held, "seed %d op %d", seed, op)
+			require.Equal(t, forgot, x.forgot, "seed %d op %d", seed, op)
+		}
+	}
+}
+
+// fleetEngine is an engine of block size b whose key memo is with's (a
+// fleet's), or its own.
+func fleetEngine(t *testing.T, b int, with *engine.Engine) *engine.Engine {
+	e, err := engine.New(engine.Config{BlockSize: b}, costmodel.Frozen{})
+	require.NoError(t, err)
+	e.ShareKeyMemo(with)
+	return e
 }

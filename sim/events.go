@@ -96,29 +96,43 @@ func (h *eventHeap) pop() (top event) {
 }
 
 // popSift is pop from a heap of two events or more.
-// The last event sinks from the root through a hole, as push's rises.
+//
+// The hole the root leaves sinks to a leaf, the earlier child moving up
+// into it at each level (one comparison a level), and the last event
+// rises from there to its place, which is seldom far up: it is the
+// latest pushed, or near it. Sifting it down from the root instead took
+// two comparisons a level (with conversations' 500 first turns queued at
+// once, about 580 instructions a pop). The events keep a total order
+// (the sequence breaks every tie), so the order they are popped in does
+// not depend on how the heap lays them out; TestEventHeapPopsInOrder
+// holds pops to that order.
 func (h *eventHeap) popSift() event {
 	top := h.items[0]
 	n := len(h.items) - 1
 	x := h.items[n]
 	h.items = h.items[:n]
+	items := h.items
 	i := 0
 	for {
 		l := 2*i + 1
 		if l >= n {
 			break
 		}
-		j := l
-		if r := l + 1; r < n && h.items[r].before(h.items[l]) {
-			j = r
+		if r := l + 1; r < n && items[r].before(items[l]) {
+			l = r
 		}
-		if !h.items[j].before(x) {
+		items[i] = items[l]
+		i = l
+	}
+	for i > 0 {
+		p := (i - 1) / 2
+		if !x.before(items[p]) {
 			break
 		}
-		h.items[i] = h.items[j]
-		i = j
+		items[i] = items[p]
+		i = p
 	}
-	h.items[i] = x
+	items[i] = x
 	return top
 }
 

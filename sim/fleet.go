@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"time"
@@ -222,6 +223,55 @@ func (v *View) Outstanding(i int) int {
 	return v.r.reps[v.at(i)].eng.Outstanding(v.r.now)
 }
 
+// held is Load(i).Held(), the one figure PrefixAffinity weighs, read
+// without the rest of the load: with fresh signals the engine's waiting
+// and running requests, which a run's blocks taken by now (SyncTo) do
+// not change, so, as for Outstanding, the run is not synced first (a
+// view that reads a replica's cache syncs it itself). A fleet of 8
+// behind PrefixAffinity with ApproxView spent about 130 instructions a
+// replica an arrival on the whole Load. TestHeldIsTheLoads holds it to
+// the whole Load.
+func (v *View) held(i int) int {
+	if v.r.cfg.Fleet.SignalDelay > 0 {
+		return v.Load(i).Held()
+	}
+	e := v.r.reps[v.at(i)].eng
+	return e.Waiting() + e.Running()
+}
+
+// heldRange is the replica holding the fewest requests (held), ties to
+// the lowest index, with that count and the most any replica holds:
+// PrefixAffinity's balance test. With fresh signals and the view's
+// replicas in one block of the fleet it reads each engine's counts in
+// one loop, as LeastOutstanding does; otherwise replica by replica
+// through held (TestHeldIsTheLoads holds both to the whole Load).
+func (v *View) heldRange() (least, lo, hi int) {
+	if v.r.cfg.Fleet.SignalDelay > 0 || v.idx != nil {
+		lo = v.held(0)
+		hi = lo
+		for i := 1; i < v.n; i++ {
+			h := v.held(i)
+			if h < lo {
+				least, lo = i, h
+			}
+			hi = max(hi, h)
+		}
+		return least, lo, hi
+	}
+	reps := v.r.reps[v.lo : v.lo+v.n]
+	lo = reps[0].eng.Waiting() + reps[0].eng.Running()
+	hi = lo
+	for i := 1; i < len(reps); i++ {
+		e := reps[i].eng
+		h := e.Waiting() + e.Running()
+		if h < lo {
+			least, lo = i, h
+		}
+		hi = max(hi, h)
+	}
+	return least, lo, hi
+}
+
 // LeastOutstanding is the replica with the fewest outstanding tokens
 // (Outstanding), ties to the lowest index: LeastLoaded's choice, and a
 // read any router may make. With fresh signals and the view's replicas
@@ -269,6 +319,25 @@ func (v *View) CachedPrefix(i int) int {
 		return 0
 	}
 	return v.cachedAt(i)
+}
+
+// cachedPrefixes is CachedPrefix of each of the view's replicas, in
+// order, in a buffer the run reuses (valid until the next call): a
+// router that asks of every replica, as PrefixAffinity does. With
+// ApproxView the arrival's trees are matched in one loop
+// (approxState.cachedEach), not through three calls a replica; else it
+// asks CachedPrefix of each, its twin (TestCachedPrefixesAreEach).
+func (v *View) cachedPrefixes() []int {
+	out := v.r.cached[:0]
+	if a, ok := v.r.cache.(*approxState); ok {
+		out = a.cachedEach(v, out)
+	} else {
+		for i := range v.n {
+			out = append(out, v.CachedPrefix(i))
+		}
+	}
+	v.r.cached = out
+	return out
 }
 
 // cachedAt is CachedPrefix past its first test, out of line: the test
@@ -366,9 +435,13 @@ type prefixChains struct {
 	// made for the arrival pathArrival (routed + 1; 0 before the first).
 	paths       []engine.PrefixPath
 	pathArrival int
-	// The arrival's prompt, whose chains extend computes further.
+	// The arrival's prompt, whose chains extend computes further, and
+	// its leading units numbered first, first+1, … (a shared prefix, as
+	// workloads number it): their blocks' keys are the fleet's memo's
+	// (engine.Engine.RunKeys), which the engines' KV events read too.
 	prefix   []uint64
 	p, input int
+	asc      int
 }
 
 // chainMemo is the chains of one prompt's prefix units (ids, of p
@@ -378,6 +451,7 @@ type prefixChains struct {
 type chainMemo struct {
 	ids  []uint64
 	p    int
+	asc  int        // ids's leading units first, first+1, … (prefixChains.asc)
 	keys [][]uint64 // by chain
 	gen  uint64     // the prompts keyed in this slot, ever
 }
@@ -393,6 +467,7 @@ const memoSlots = 512
 // arrival's chain as far as it is computed.
 type keyChain struct {
 	blockSize int
+	eng       *engine.Engine // an engine of that block size, whose memo (its fleet's) keys runs of ids; nil: none asked
 	keys      []uint64
 	full      bool // keys is the whole chain (engine.PrefixKeys's)
 	known     int  // leading keys shared with the chain its memo slot held before (prefixChains.cur)
@@ -411,7 +486,7 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	}
 	if len(ids) == 0 { // no unit: no key (engine.PrefixKeys)
 		for c := range k.chains {
-			k.chains[c] = keyChain{blockSize: k.chains[c].blockSize, full: true}
+			k.chains[c] = keyChain{blockSize: k.chains[c].blockSize, eng: k.chains[c].eng, full: true}
 		}
 		k.cur = -1
 		return
@@ -422,13 +497,24 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	if m.p == p {
 		same = lcp.Len(m.ids, ids)
 	}
-	m.ids, m.p = append(m.ids[:0], ids...), p
+	// The ids run on from the first as far as the memo's did, within
+	// the units shared with it; where they reach the end of those, they
+	// are looked at from there on.
+	asc := min(m.asc, same)
+	if asc == same {
+		for asc < len(ids) && ids[asc] == ids[0]+uint64(asc) {
+			asc++
+		}
+	}
+	k.asc = asc
+	m.ids, m.p, m.asc = append(m.ids[:0], ids...), p, asc
 	m.gen++
 	for c := range k.chains {
 		ch := &k.chains[c]
 		ch.keys, ch.full = m.keys[c][:min(len(m.keys[c]), same*p/ch.blockSize)], false
-		k.extend(c, len(ch.keys)) // no further than the chain goes
-		ch.known = len(ch.keys)
+		known := len(ch.keys)
+		k.extend(c, known)                  // no further than the chain goes, but for the keys of its run of ids
+		ch.known = min(known, len(ch.keys)) // not those: they may be the prompt's own
 	}
 }
 
@@ -439,8 +525,15 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 // cut prompt is the first keys of the whole one; at most n·b + p + 1
 // tokens, it holds n keys and perhaps a unit's more), or of the whole
 // prompt when that is shorter (then the chain is full).
+//
+// The keys of the prompt's leading units numbered on from the first
+// (runKeys) come all at once: the fleet's memo keys them once, and the
+// engines that cache the prompt key them all for their KV events, so a
+// lookup past a replica's held blocks finds them computed.
 func (k *prefixChains) extend(c, n int) {
 	ch := &k.chains[c]
+	k.runKeys(ch, math.MaxInt)
+	n = max(n, len(ch.keys))
 	in, b := k.input, ch.blockSize
 	if cut := (n*b+k.p-1)/k.p*k.p + 1; cut < in {
 		in = cut
@@ -453,9 +546,20 @@ func (k *prefixChains) extend(c, n int) {
 // fill computes the rest of chain c.
 func (k *prefixChains) fill(c int) {
 	if ch := &k.chains[c]; !ch.full {
+		k.runKeys(ch, math.MaxInt)
 		ch.keys = engine.ExtendPrefixKeys(ch.keys, k.prefix, k.p, k.input, ch.blockSize)
 		ch.full = true
 		k.memo[k.cur].keys[c] = ch.keys
+	}
+}
+
+// runKeys takes ch's keys up to its first n from the fleet's memo, as
+// far as they lie within the prompt's leading units numbered first,
+// first+1, … (asc): the keys engine.ExtendPrefixKeys would compute, which
+// then computes the rest and cuts the chain where the prompt ends.
+func (k *prefixChains) runKeys(ch *keyChain, n int) {
+	if to := min(k.asc*k.p/ch.blockSize, n); ch.eng != nil && len(ch.keys) < to {
+		ch.keys = ch.eng.RunKeys(ch.keys, k.prefix[0], k.p, to)
 	}
 }
 
@@ -475,7 +579,7 @@ func (k *prefixChains) init(reps []replica) {
 		if !ok {
 			c = uint16(len(k.chains))
 			of[b] = c
-			k.chains = append(k.chains, keyChain{blockSize: b})
+			k.chains = append(k.chains, keyChain{blockSize: b, eng: reps[i].eng})
 		}
 		chainOf[i] = c
 	}

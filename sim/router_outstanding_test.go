@@ -66,13 +66,20 @@ func TestOutstandingIsTheLoads(t *testing.T) {
 		if pool {
 			pools++
 		}
-		fast, err := runScenario(cfg, reqs, recordsSteps(data))
-		require.NoError(t, err)
-		want, err := runScenario(slow, reqs, recordsSteps(data))
-		require.NoError(t, err)
-		sameBytes(t, want.text, fast.text)
+		sameScenario(t, data, reqs, cfg, slow)
 	}
 	t.Logf("%d scenarios routed by outstanding tokens, %d of them in a prefill pool", routed, pools)
 	require.Greater(t, routed, 100)
 	require.Greater(t, pools, 10)
+}
+
+// sameScenario runs the scenario of data's requests under fast and under
+// its twin slow, and requires the same bytes of both.
+func sameScenario(t *testing.T, data []byte, reqs list, fast, slow Config) {
+	t.Helper()
+	got, err := runScenario(fast, reqs, recordsSteps(data))
+	require.NoError(t, err)
+	want, err := runScenario(slow, reqs, recordsSteps(data))
+	require.NoError(t, err)
+	sameBytes(t, want.text, got.text)
 }

@@ -96,22 +96,13 @@ func (p PrefixAffinity) Validate() error {
 // loaded when the fleet is out of balance or nothing useful is cached.
 func (p PrefixAffinity) Route(r *workload.Request, v *View) int {
 	p = p.WithDefaults()
-	n := v.Replicas()
-	least, lo, hi := 0, v.Load(0).Held(), v.Load(0).Held()
-	for i := 1; i < n; i++ {
-		h := v.Load(i).Held()
-		if h < lo {
-			least, lo = i, h
-		}
-		hi = max(hi, h)
-	}
+	least, lo, hi := v.heldRange()
 	if hi-lo > p.BalanceAbs && float64(hi) > float64(lo)*p.BalanceRel {
 		return least
 	}
 	best, longest := least, 0
-	for i := range n {
-		c := v.CachedPrefix(i)
-		if c > longest || (c == longest && c > 0 && v.Load(i).Held() < v.Load(best).Held()) {
+	for i, c := range v.cachedPrefixes() {
+		if c > longest || (c == longest && c > 0 && v.held(i) < v.held(best)) {
 			best, longest = i, c
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strconv"
 	"time"
 )
 
@@ -143,9 +144,9 @@ func (s *ChatSource) Next() (Request, error) {
 func (s *ChatSource) start(at time.Duration) Request {
 	id := uint64(s.started)
 	s.started++
-	stream := func(name string) *rand.Rand {
-		return NewStream(s.cfg.Seed, fmt.Sprintf("conversation/%d/%s", id, name))
-	}
+	var head [40]byte // NewStream(seed, "conversation/<id>/<name>"), its head hashed once
+	h := fnvOn(fnvOffset, append(strconv.AppendUint(append(head[:0], "conversation/"...), id, 10), '/'))
+	stream := func(name string) *rand.Rand { return streamOn(s.cfg.Seed, h, name) }
 	c := &conversation{id: id, user: stream("input"), answer: stream("output"), think: stream("think")}
 	c.turns = s.cfg.Turns.Sample(stream("turns"))
 	c.input = s.prefix.PrefixTokens + s.cfg.FirstInput.Sample(c.user)

@@ -119,12 +119,24 @@ type blockIDs struct {
 	// cumulative holds Σ_{j<=k} (j+1)^−Zipf for each group k; nil when
 	// groups are chosen uniformly.
 	cumulative []float64
+	// groupIDs holds each group's shared ids once a prompt drew it, to
+	// copy into the next ones (sharedIDs); nil when every group's would
+	// not fit in maxGroupIDs ids, and then they are counted each time.
+	groupIDs [][]uint64
 }
+
+// maxGroupIDs bounds the ids blockIDs keeps of its groups: 1 MiB of
+// them (FleetHighReuse's 256 groups of 256 ids are 512 KiB).
+const maxGroupIDs = 1 << 17
 
 func newBlockIDs(cfg PrefixReuse) *blockIDs {
 	shared := cfg.PrefixTokens / cfg.block()
-	return &blockIDs{cfg: cfg, on: cfg.Enabled(), shared: shared, fresh: uint64(cfg.Groups) * uint64(shared),
+	b := &blockIDs{cfg: cfg, on: cfg.Enabled(), shared: shared, fresh: uint64(cfg.Groups) * uint64(shared),
 		cumulative: zipfTable(cfg.Groups, cfg.Zipf)}
+	if cfg.Probability > 0 && shared > 0 && cfg.Groups <= maxGroupIDs/shared {
+		b.groupIDs = make([][]uint64, cfg.Groups)
+	}
+	return b
 }
 
 // zipfTable returns the cumulative weights Σ_{j<=k} (j+1)^−s of groups
@@ -170,11 +182,29 @@ func (b *blockIDs) prompt(r *rand.Rand, input int) []uint64 {
 	}
 	ids := make([]uint64, 0, blocks(input, b.cfg.block()))
 	if b.cfg.Probability > 0 && r.Float64() < b.cfg.Probability {
-		first := b.group(r) * uint64(b.shared)
 		ids = ids[:min(b.shared, cap(ids))]
-		countFrom(ids, first)
+		b.sharedIDs(ids, b.group(r))
 	}
 	return b.fill(ids, input)
+}
+
+// sharedIDs sets ids (at most the shared ids) to group g's first shared
+// ids, g·shared, g·shared+1, …: copied from the group's kept ids (a
+// prompt's hundreds of ids are one copy, the runtime's memmove, not a
+// store and an add an id), written the first time; counted when none
+// are kept. TestGroupIDsAreCounted holds the two to counting.
+func (b *blockIDs) sharedIDs(ids []uint64, g uint64) {
+	if b.groupIDs == nil {
+		countFrom(ids, g*uint64(b.shared))
+		return
+	}
+	kept := b.groupIDs[g]
+	if kept == nil {
+		kept = make([]uint64, b.shared)
+		countFrom(kept, g*uint64(b.shared))
+		b.groupIDs[g] = kept
+	}
+	copy(ids, kept)
 }
 
 // extend returns the ids of a prompt of input tokens that begins with a

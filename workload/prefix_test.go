@@ -210,3 +210,31 @@ func TestCountFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupIDsAreCounted holds prompts whose shared ids are copied from
+// their group's kept ids (blockIDs.sharedIDs) to the same prompts with
+// every id counted, over random configurations and prompt lengths,
+// prompts shorter than the shared prefix among them.
+func TestGroupIDsAreCounted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 5))
+	kept := 0
+	for range 200 {
+		cfg := PrefixReuse{Groups: 1 + rng.IntN(20), PrefixTokens: rng.IntN(2_000), Probability: rng.Float64(),
+			BlockTokens: []int{0, 1, 16, 100}[rng.IntN(4)], Zipf: []float64{0, 0.8}[rng.IntN(2)]}
+		fast, slow := newBlockIDs(cfg), newBlockIDs(cfg)
+		slow.groupIDs = nil
+		seed := rng.Uint64()
+		rf, rs := rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 1))
+		for range 50 {
+			input := 1 + rng.IntN(3_000)
+			got, want := fast.prompt(rf, input), slow.prompt(rs, input)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%+v, a prompt of %d tokens: %v, counted %v", cfg, input, got, want)
+			}
+		}
+		if fast.groupIDs != nil {
+			kept++
+		}
+	}
+	assert.Greater(t, kept, 100)
+}

@@ -14,3 +14,26 @@ func NewStream(seed uint64, name string) *rand.Rand {
 	h.Write([]byte(name))
 	return rand.New(rand.NewPCG(seed, h.Sum64()))
 }
+
+// FNV-1a, 64 bits (hash/fnv's New64a): its offset basis and prime.
+const (
+	fnvOffset uint64 = 14695981039346656037
+	fnvPrime  uint64 = 1099511628211
+)
+
+// fnvOn is the FNV-1a hash state h after s: from fnvOffset, the hash
+// NewStream takes of s, and from the state after a string x, the hash of
+// x + s (TestFnvOnIsNewStreams holds it to hash/fnv).
+func fnvOn[T string | []byte](h uint64, s T) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return h
+}
+
+// streamOn is NewStream(seed, x + name), h the FNV-1a state after x
+// (fnvOn): a conversation's streams share the head of their names,
+// hashed once.
+func streamOn(seed, h uint64, name string) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, fnvOn(h, name)))
+}

@@ -1,0 +1,132 @@
+package sim
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/workload"
+)
+
+// checkedPrefixes is PrefixAffinity that, at every arrival, holds
+// View.cachedPrefixes, which PrefixAffinity reads (ApproxView's trees
+// matched in one loop), to CachedPrefix asked of each replica in turn.
+// Both only read, so the run routes as PrefixAffinity alone does.
+type checkedPrefixes struct {
+	PrefixAffinity
+	t      *testing.T
+	asked  *int
+	approx *int
+}
+
+func (c checkedPrefixes) Route(r *workload.Request, v *View) int {
+	got := slices.Clone(v.cachedPrefixes())
+	want := make([]int, v.Replicas())
+	for i := range want {
+		want[i] = v.CachedPrefix(i)
+	}
+	require.Equal(c.t, want, got, "arrival %d: cachedPrefixes, CachedPrefix of each replica", v.Routed())
+	*c.asked++
+	if _, ok := v.r.cache.(*approxState); ok {
+		*c.approx++
+	}
+	return c.PrefixAffinity.Route(r, v)
+}
+
+// TestCachedPrefixesAreEach runs the random scenarios whose fleet routes
+// by PrefixAffinity (every view, autoscaled fleets, several frontends,
+// two block sizes among them) with checkedPrefixes in its place, and in
+// its prefill pool's, with the scenario's view and again with ApproxView.
+func TestCachedPrefixesAreEach(t *testing.T) {
+	asked, approx, pools, runs := 0, 0, 0, 0
+	for seed := range uint64(1_500) {
+		data := randomScenario(seed)
+		cfg, reqs := decodeScenario(data)
+		pa, ok := cfg.Fleet.Router.(PrefixAffinity)
+		if !ok {
+			continue
+		}
+		// Its own view, then ApproxView's tree, pruned now and then.
+		tree := ApproxView{MaxTreeSize: 64 * int(1+seed%5), EvictionInterval: time.Duration(1+seed%3) * 200 * time.Millisecond}
+		for _, view := range []CacheView{pa.View, tree} {
+			pa.View = view
+			cfg.Fleet.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &asked, approx: &approx}
+			if cfg.Fleet.Prefill.On() { // a pool's view, of the fleet's replicas after the decoders
+				cfg.Fleet.Prefill.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &pools, approx: &approx}
+			}
+			_, err := runScenario(cfg, reqs, recordsSteps(data))
+			require.NoError(t, err)
+			runs++
+		}
+	}
+	t.Logf("%d runs, %d arrivals checked and %d in prefill pools, %d of them through ApproxView", runs, asked, pools, approx)
+	require.Greater(t, approx, 1_000)
+	require.Greater(t, pools, 100)
+}
+
+// loadPrefixAffinity is PrefixAffinity as it read the loads before
+// View.held: the whole Load, its replica's run synced to the instant
+// first (SyncTo).
+type loadPrefixAffinity struct{ PrefixAffinity }
+
+func (l loadPrefixAffinity) Route(r *workload.Request, v *View) int {
+	p := l.WithDefaults()
+	n := v.Replicas()
+	least, lo, hi := 0, v.Load(0).Held(), v.Load(0).Held()
+	for i := 1; i < n; i++ {
+		h := v.Load(i).Held()
+		if h < lo {
+			least, lo = i, h
+		}
+		hi = max(hi, h)
+	}
+	if hi-lo > p.BalanceAbs && float64(hi) > float64(lo)*p.BalanceRel {
+		return least
+	}
+	best, longest := least, 0
+	for i := range n {
+		c := v.CachedPrefix(i)
+		if c > longest || (c == longest && c > 0 && v.Load(i).Held() < v.Load(best).Held()) {
+			best, longest = i, c
+		}
+	}
+	if r.InputTokens > 0 && float64(longest)/float64(r.InputTokens) > p.CacheThreshold {
+		return best
+	}
+	return least
+}
+
+// TestHeldIsTheLoads holds PrefixAffinity, which reads a replica's held
+// requests alone (View.held, no SyncTo) and every replica's cached
+// prefix at once (View.cachedPrefixes), to loadPrefixAffinity, on the
+// random scenarios whose fleet routes by PrefixAffinity, with their own
+// view and again with ApproxView (which syncs no replica itself), and
+// in their prefill pools: both runs fast, the same bytes.
+func TestHeldIsTheLoads(t *testing.T) {
+	runs, pools := 0, 0
+	for seed := range uint64(4_000) {
+		data := randomScenario(seed)
+		cfg, reqs := decodeScenario(data)
+		pa, ok := cfg.Fleet.Router.(PrefixAffinity)
+		if !ok || cfg.Fleet.SignalDelay > 0 { // the stale signals read the whole Load either way
+			continue
+		}
+		tree := ApproxView{MaxTreeSize: 64 * int(1+seed%5), EvictionInterval: time.Duration(1+seed%3) * 200 * time.Millisecond}
+		for _, view := range []CacheView{pa.View, tree} {
+			pa.View = view
+			fast, slow := cfg, cfg
+			fast.Fleet.Router, slow.Fleet.Router = pa, loadPrefixAffinity{pa}
+			if cfg.Fleet.Prefill.On() {
+				fast.Fleet.Prefill.Router, slow.Fleet.Prefill.Router = pa, loadPrefixAffinity{pa}
+				pools++
+			}
+			sameScenario(t, data, reqs, fast, slow)
+			runs++
+		}
+	}
+	t.Logf("%d runs routed by PrefixAffinity, %d of them with a prefill pool", runs, pools)
+	require.Greater(t, runs, 300)
+	require.Greater(t, pools, 20)
+}
