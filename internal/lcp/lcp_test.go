@@ -9,7 +9,7 @@ import (
 
 // TestLenIsTheFirstDifference holds Len to the first index where a and b
 // differ, over random slices that share random beginnings (long ones
-// too, whose difference Len finds by halving).
+// too, whose difference Len finds a chunk at a time).
 func TestLenIsTheFirstDifference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for k := range 2_000 {
