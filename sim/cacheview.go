@@ -155,6 +155,12 @@ func (a ApproxView) state(r *runner) (cacheState, error) {
 			s.trees[f][i] = newTree()
 		}
 	}
+	if n <= maxRootBits {
+		s.roots = make([]map[uint64]uint64, len(s.trees))
+		for f := range s.roots {
+			s.roots[f] = map[uint64]uint64{}
+		}
+	}
 	s.next = a.EvictionInterval
 	return s, nil
 }
@@ -166,7 +172,14 @@ func (s *approxState) added(_ *runner, i int) {
 	}
 	s.block = append(s.block, 0)
 	s.arrival = 0 // its row may have moved
+	if len(s.block) > maxRootBits {
+		s.roots = nil // a replica past the bits: every tree is matched
+	}
 }
+
+// maxRootBits is the most replicas whose trees' first units
+// approxState.roots keeps, a bit each.
+const maxRootBits = 64
 
 // approxState is each router instance's tree of each replica.
 type approxState struct {
@@ -185,6 +198,14 @@ type approxState struct {
 	arrival int
 	row     []tree
 	u       []uint64
+	// roots holds, by router instance, each unit that begins an edge
+	// from a tree's root, with the replicas whose trees hold one (bit i:
+	// replica i); nil in a fleet of more than maxRootBits replicas.
+	// cachedEach matches only the trees of the arrival's first unit: a
+	// tree without it matches none of the units (TestCachedPrefixesAreEach
+	// holds cachedEach to cached, which matches every tree).
+	roots   []map[uint64]uint64
+	rowRoot map[uint64]uint64 // the arrival's instance's roots
 }
 
 // tree is one router instance's memory of one replica: SGLang's radix
@@ -235,14 +256,15 @@ func (t *tree) match(u []uint64) int {
 
 // insert adds the chain u, each of its nodes tokens tokens, and stamps
 // every node of it with now, node d (from the root) with seq+d+1
-// (tree.rs Tree::insert).
-func (t *tree) insert(u []uint64, tokens int, now time.Duration, seq uint64) {
+// (tree.rs Tree::insert). It reports whether it hung a new edge from the
+// root (on u[0]).
+func (t *tree) insert(u []uint64, tokens int, now time.Duration, seq uint64) (root bool) {
 	d, e := 0, int32(0)
 	for d < len(u) {
 		c := t.edges[e].kids[u[d]]
 		if c == 0 {
 			t.add(e, u[d:], tokens, now, seq+uint64(d)+1)
-			return
+			return e == 0
 		}
 		j := lcp.Len(t.edges[c].ids, u[d:])
 		if j < len(t.edges[c].ids) {
@@ -253,6 +275,7 @@ func (t *tree) insert(u []uint64, tokens int, now time.Duration, seq uint64) {
 		d += j
 		e = c
 	}
+	return false
 }
 
 // alloc is an edge to fill: a released one, or a new one.
@@ -305,10 +328,32 @@ func (s *approxState) evictDue(now time.Duration) {
 	}
 	for f := range s.trees {
 		for i := range s.trees[f] {
-			s.evicted += s.trees[f][i].evict(s.cfg.MaxTreeSize)
+			removed := s.trees[f][i].evict(s.cfg.MaxTreeSize)
+			s.evicted += removed
+			if removed > 0 && s.roots != nil {
+				s.rootsOf(f, i)
+			}
 		}
 	}
 	s.next = (now/s.cfg.EvictionInterval + 1) * s.cfg.EvictionInterval
+}
+
+// rootsOf sets replica i's bit of router instance f's roots anew, from
+// its tree's edges from the root, after an eviction.
+func (s *approxState) rootsOf(f, i int) {
+	m, bit := s.roots[f], uint64(1)<<i
+	for k, b := range m {
+		if b&bit != 0 {
+			if b == bit {
+				delete(m, k)
+			} else {
+				m[k] = b &^ bit
+			}
+		}
+	}
+	for k := range s.trees[f][i].edges[0].kids {
+		m[k] |= bit
+	}
 }
 
 // units is the prefix ids of req's prompt that its ids wholly cover.
@@ -331,9 +376,20 @@ func (s *approxState) cached(r *runner, i int, req *workload.Request) int {
 func (s *approxState) cachedEach(v *View, out []int) []int {
 	r, req := v.r, v.req
 	s.arrive(r, req)
+	may := ^uint64(0) // the replicas whose trees may hold s.u[0] (roots)
+	if s.rowRoot != nil {
+		may = 0
+		if len(s.u) > 0 {
+			may = s.rowRoot[s.u[0]]
+		}
+	}
 	for k := range v.n {
 		i := v.at(k)
 		c := 0 // a tree that holds none of the units: hitTokens of none
+		if may>>(i&63)&1 == 0 {
+			out = append(out, c)
+			continue
+		}
 		if m := s.row[i].match(s.u); m > 0 {
 			c = hitTokens(s.replicaBlock(r, i), m*req.PrefixBlockTokens, req.InputTokens)
 		}
@@ -346,7 +402,11 @@ func (s *approxState) cachedEach(v *View, out []int) []int {
 func (s *approxState) arrive(r *runner, req *workload.Request) {
 	if s.arrival != r.routed+1 {
 		s.evictDue(r.now)
-		s.arrival, s.row, s.u = r.routed+1, s.trees[r.routed%len(s.trees)], units(req)
+		f := r.routed % len(s.trees)
+		s.arrival, s.row, s.u, s.rowRoot = r.routed+1, s.trees[f], units(req), nil
+		if s.roots != nil {
+			s.rowRoot = s.roots[f]
+		}
 	}
 }
 
@@ -376,8 +436,10 @@ func hitTokens(b, have, input int) int {
 
 func (s *approxState) routed(r *runner, i int, req *workload.Request) {
 	s.evictDue(r.now)
-	u := units(req)
-	s.trees[r.routed%len(s.trees)][i].insert(u, req.PrefixBlockTokens, r.now, s.seq)
+	u, f := units(req), r.routed%len(s.trees)
+	if s.trees[f][i].insert(u, req.PrefixBlockTokens, r.now, s.seq) && s.roots != nil {
+		s.roots[f][u[0]] |= 1 << i
+	}
 	s.seq += uint64(len(u))
 }
 

@@ -12,8 +12,8 @@ import (
 
 // checkedPrefixes is PrefixAffinity that, at every arrival, holds
 // View.cachedPrefixes, which PrefixAffinity reads (ApproxView's trees
-// matched in one loop), to CachedPrefix asked of each replica in turn.
-// Both only read, so the run routes as PrefixAffinity alone does.
+// matched in one loop), to CachedPrefix asked of each replica in turn,
+// and ApproxView's roots to its trees (requireRoots). Both only read, so the run routes as PrefixAffinity alone does.
 type checkedPrefixes struct {
 	PrefixAffinity
 	t      *testing.T
@@ -29,10 +29,30 @@ func (c checkedPrefixes) Route(r *workload.Request, v *View) int {
 	}
 	require.Equal(c.t, want, got, "arrival %d: cachedPrefixes, CachedPrefix of each replica", v.Routed())
 	*c.asked++
-	if _, ok := v.r.cache.(*approxState); ok {
+	if a, ok := v.r.cache.(*approxState); ok {
 		*c.approx++
+		requireRoots(c.t, a)
 	}
 	return c.PrefixAffinity.Route(r, v)
+}
+
+// requireRoots holds approxState.roots to the trees: each unit that
+// begins an edge from a tree's root, with the bits of exactly the
+// replicas whose trees hold one.
+func requireRoots(t *testing.T, a *approxState) {
+	if a.roots == nil {
+		require.Greater(t, len(a.block), maxRootBits, "roots kept up to %d replicas", maxRootBits)
+		return
+	}
+	for f, row := range a.trees {
+		want := map[uint64]uint64{}
+		for i := range row {
+			for k := range row[i].edges[0].kids {
+				want[k] |= 1 << i
+			}
+		}
+		require.Equal(t, want, a.roots[f], "router instance %d's roots", f)
+	}
 }
 
 // TestCachedPrefixesAreEach runs the random scenarios whose fleet routes
