@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -201,9 +202,9 @@ type approxState struct {
 	// roots holds, by router instance, each unit that begins an edge
 	// from a tree's root, with the replicas whose trees hold one (bit i:
 	// replica i); nil in a fleet of more than maxRootBits replicas.
-	// cachedEach matches only the trees of the arrival's first unit: a
+	// longestEach matches only the trees of the arrival's first unit: a
 	// tree without it matches none of the units (TestCachedPrefixesAreEach
-	// holds cachedEach to cached, which matches every tree).
+	// holds it to cached of each replica, which matches every tree).
 	roots   []map[uint64]uint64
 	rowRoot map[uint64]uint64 // the arrival's instance's roots
 }
@@ -367,35 +368,47 @@ func units(req *workload.Request) []uint64 {
 
 func (s *approxState) cached(r *runner, i int, req *workload.Request) int {
 	s.arrive(r, req)
-	m := s.row[i].match(s.u)
-	return hitTokens(s.replicaBlock(r, i), m*req.PrefixBlockTokens, req.InputTokens)
+	return s.cachedAt(r, i, req)
 }
 
-// cachedEach appends to out, and returns, cached of each of v's
-// replicas in order (View.cachedPrefixes).
-func (s *approxState) cachedEach(v *View, out []int) []int {
+// cachedAt is cached past the arrival's first question.
+func (s *approxState) cachedAt(r *runner, i int, req *workload.Request) int {
+	if m := s.row[i].match(s.u); m > 0 {
+		return hitTokens(s.replicaBlock(r, i), m*req.PrefixBlockTokens, req.InputTokens)
+	}
+	return 0 // a tree that holds none of the units: hitTokens of none
+}
+
+// longestEach is View.longestCached of v's replicas (v.r's cache being
+// s). In a fleet whose roots s keeps, it matches, of the view's block of
+// replicas, only the trees whose root holds the arrival's first unit, in
+// order: another tree holds none of the units, and a replica that holds
+// none is never longer (a length of 0 beats nothing). Else it matches
+// every tree, as longestOfEach asks CachedPrefix of each.
+func (s *approxState) longestEach(v *View, least int) (best, longest int) {
 	r, req := v.r, v.req
 	s.arrive(r, req)
-	may := ^uint64(0) // the replicas whose trees may hold s.u[0] (roots)
-	if s.rowRoot != nil {
-		may = 0
-		if len(s.u) > 0 {
-			may = s.rowRoot[s.u[0]]
+	best = least
+	if s.rowRoot == nil || v.idx != nil {
+		for k := range v.n {
+			if c := s.cachedAt(r, v.at(k), req); c > longest || (c == longest && c > 0 && v.held(k) < v.held(best)) {
+				best, longest = k, c
+			}
+		}
+		return best, longest
+	}
+	if len(s.u) == 0 {
+		return best, longest
+	}
+	may := s.rowRoot[s.u[0]] >> v.lo & (1<<v.n - 1) // by position: replica v.lo+k
+	for may != 0 {
+		k := bits.TrailingZeros64(may)
+		may &= may - 1
+		if c := s.cachedAt(r, v.lo+k, req); c > longest || (c == longest && c > 0 && v.held(k) < v.held(best)) {
+			best, longest = k, c
 		}
 	}
-	for k := range v.n {
-		i := v.at(k)
-		c := 0 // a tree that holds none of the units: hitTokens of none
-		if may>>(i&63)&1 == 0 {
-			out = append(out, c)
-			continue
-		}
-		if m := s.row[i].match(s.u); m > 0 {
-			c = hitTokens(s.replicaBlock(r, i), m*req.PrefixBlockTokens, req.InputTokens)
-		}
-		out = append(out, c)
-	}
-	return out
+	return best, longest
 }
 
 // arrive sets the arrival asked about to r's, at its first question.

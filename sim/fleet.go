@@ -321,23 +321,29 @@ func (v *View) CachedPrefix(i int) int {
 	return v.cachedAt(i)
 }
 
-// cachedPrefixes is CachedPrefix of each of the view's replicas, in
-// order, in a buffer the run reuses (valid until the next call): a
-// router that asks of every replica, as PrefixAffinity does. With
-// ApproxView the arrival's trees are matched in one loop
-// (approxState.cachedEach), not through three calls a replica; else it
-// asks CachedPrefix of each, its twin (TestCachedPrefixesAreEach).
-func (v *View) cachedPrefixes() []int {
-	out := v.r.cached[:0]
+// longestCached is the view's replica whose CachedPrefix is the
+// longest, ties to the one holding fewer requests (held), then to the
+// lower index, with that length; least and 0 when none holds any: what
+// PrefixAffinity routes by. With ApproxView the arrival's trees are
+// matched in one loop, only those whose root holds its first unit
+// (approxState.longestEach); else it asks CachedPrefix of each replica
+// in turn (longestOfEach, its twin: TestCachedPrefixesAreEach).
+func (v *View) longestCached(least int) (best, longest int) {
 	if a, ok := v.r.cache.(*approxState); ok {
-		out = a.cachedEach(v, out)
-	} else {
-		for i := range v.n {
-			out = append(out, v.CachedPrefix(i))
+		return a.longestEach(v, least)
+	}
+	return longestOfEach(v, least)
+}
+
+// longestOfEach is longestCached asking CachedPrefix of each replica.
+func longestOfEach(v *View, least int) (best, longest int) {
+	best = least
+	for i := range v.n {
+		if c := v.CachedPrefix(i); c > longest || (c == longest && c > 0 && v.held(i) < v.held(best)) {
+			best, longest = i, c
 		}
 	}
-	v.r.cached = out
-	return out
+	return best, longest
 }
 
 // cachedAt is CachedPrefix past its first test, out of line: the test

@@ -66,7 +66,6 @@ type routing struct {
 	view   View
 	cache  cacheState   // the memory of the router's CacheView; nil: the replicas' caches (ExactView)
 	keys   prefixChains // the arrival's block keys (View.CachedPrefix)
-	cached []int        // View.cachedPrefixes' answers, kept across arrivals
 }
 
 // newRouting is a run's routing; its view is the runner's to point at

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -11,9 +10,12 @@ import (
 )
 
 // checkedPrefixes is PrefixAffinity that, at every arrival, holds
-// View.cachedPrefixes, which PrefixAffinity reads (ApproxView's trees
-// matched in one loop), to CachedPrefix asked of each replica in turn,
-// and ApproxView's roots to its trees (requireRoots). Both only read, so the run routes as PrefixAffinity alone does.
+// View.longestCached, which PrefixAffinity reads (ApproxView's trees
+// matched in one loop, only those of the arrival's first unit), to
+// longestOfEach, CachedPrefix asked of each replica in turn, with each
+// replica as the least held, and ApproxView's roots to its trees
+// (requireRoots). Both only read, so the run routes as PrefixAffinity
+// alone does.
 type checkedPrefixes struct {
 	PrefixAffinity
 	t      *testing.T
@@ -22,12 +24,11 @@ type checkedPrefixes struct {
 }
 
 func (c checkedPrefixes) Route(r *workload.Request, v *View) int {
-	got := slices.Clone(v.cachedPrefixes())
-	want := make([]int, v.Replicas())
-	for i := range want {
-		want[i] = v.CachedPrefix(i)
+	for least := range v.Replicas() {
+		best, longest := v.longestCached(least)
+		wantBest, wantLongest := longestOfEach(v, least)
+		require.Equal(c.t, [2]int{wantBest, wantLongest}, [2]int{best, longest}, "arrival %d, least %d: longestCached, longestOfEach", v.Routed(), least)
 	}
-	require.Equal(c.t, want, got, "arrival %d: cachedPrefixes, CachedPrefix of each replica", v.Routed())
 	*c.asked++
 	if a, ok := v.r.cache.(*approxState); ok {
 		*c.approx++
@@ -120,7 +121,7 @@ func (l loadPrefixAffinity) Route(r *workload.Request, v *View) int {
 
 // TestHeldIsTheLoads holds PrefixAffinity, which reads a replica's held
 // requests alone (View.held, no SyncTo) and every replica's cached
-// prefix at once (View.cachedPrefixes), to loadPrefixAffinity, on the
+// prefix at once (View.longestCached), to loadPrefixAffinity, on the
 // random scenarios whose fleet routes by PrefixAffinity, with their own
 // view and again with ApproxView (which syncs no replica itself), and
 // in their prefill pools: both runs fast, the same bytes.

@@ -100,12 +100,7 @@ func (p PrefixAffinity) Route(r *workload.Request, v *View) int {
 	if hi-lo > p.BalanceAbs && float64(hi) > float64(lo)*p.BalanceRel {
 		return least
 	}
-	best, longest := least, 0
-	for i, c := range v.cachedPrefixes() {
-		if c > longest || (c == longest && c > 0 && v.held(i) < v.held(best)) {
-			best, longest = i, c
-		}
-	}
+	best, longest := v.longestCached(least)
 	if r.InputTokens > 0 && float64(longest)/float64(r.InputTokens) > p.CacheThreshold {
 		return best
 	}
