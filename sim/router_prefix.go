@@ -94,14 +94,26 @@ func (p PrefixAffinity) Validate() error {
 
 // Route picks the replica with the longest cached prefix, or the least
 // loaded when the fleet is out of balance or nothing useful is cached.
+// It reads each threshold's default (WithDefaults) where it tests it,
+// rather than copying p with all of them set at every arrival.
 func (p PrefixAffinity) Route(r *workload.Request, v *View) int {
-	p = p.WithDefaults()
 	least, lo, hi := v.heldRange()
-	if hi-lo > p.BalanceAbs && float64(hi) > float64(lo)*p.BalanceRel {
+	abs, rel := p.BalanceAbs, p.BalanceRel
+	if abs == 0 {
+		abs = DefaultBalanceAbs
+	}
+	if rel == 0 {
+		rel = DefaultBalanceRel
+	}
+	if hi-lo > abs && float64(hi) > float64(lo)*rel {
 		return least
 	}
 	best, longest := v.longestCached(least)
-	if r.InputTokens > 0 && float64(longest)/float64(r.InputTokens) > p.CacheThreshold {
+	threshold := p.CacheThreshold
+	if threshold == 0 {
+		threshold = DefaultCacheThreshold
+	}
+	if r.InputTokens > 0 && float64(longest)/float64(r.InputTokens) > threshold {
 		return best
 	}
 	return least
