@@ -113,8 +113,8 @@ func (m *keyMemo) appendRuns(dst []runLabel, ids []uint64, per, shared int) []ru
 	sl := &m.runs[memoSlot(ids[0])]
 	ends := sl.ends[:0] // rewritten in place: an end is read before it is written
 	u, known := 0, 0
-	if len(sl.ids) > 0 {
-		known = lcp.Len(sl.ids, ids)
+	if len(sl.ids) > 0 { // a prompt of the slot's group parts from it where its first run ends
+		known = ascend.Common(sl.ids, ids, int(sl.ends[0]))
 		for _, v := range sl.ends {
 			if int(v) >= known {
 				break

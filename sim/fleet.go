@@ -11,7 +11,6 @@ import (
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/internal/ascend"
-	"github.com/servesim/servesim/internal/lcp"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -496,7 +495,7 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	m := &k.memo[k.cur]
 	same := 0 // leading units shared with the memo's prompt
 	if m.p == p {
-		same = lcp.Len(m.ids, ids)
+		same = ascend.Common(m.ids, ids, m.asc) // a prompt of the memo's group parts from it where its run ends
 	}
 	// The ids run on from the first as far as the memo's did, within
 	// the units shared with it; where they reach the end of those, they

@@ -4,6 +4,8 @@
 // chains.
 package ascend
 
+import "github.com/servesim/servesim/internal/lcp"
+
 // Len is the length of the run that ids (not empty) begin with, of ids
 // each one more than the one before. A prompt's shared prefix is such a
 // run of hundreds of ids, so it compares sixteen a pass, each against
@@ -34,4 +36,18 @@ func Each(ids []uint64) int {
 		v++
 	}
 	return v
+}
+
+// Common is lcp.Len(a, b), the length of the longest common prefix of a
+// and b, tried first at at: where a prompt's run of ids from its first
+// ends (Len), another prompt of its group's shared prefix parts from it
+// (its own ids follow). When the first at agree (compared as memory)
+// and those at at do not, that is the answer, without lcp.Len's halving
+// of the range where they differ; otherwise lcp.Len finds it.
+// TestCommonIsLCP holds it to lcp.Len.
+func Common(a, b []uint64, at int) int {
+	if at <= 0 || at >= min(len(a), len(b)) || a[at] == b[at] || lcp.Len(a[:at], b[:at]) < at {
+		return lcp.Len(a, b)
+	}
+	return at
 }

@@ -3,6 +3,8 @@ package ascend
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/servesim/servesim/internal/lcp"
 )
 
 // TestLenIsEach holds Len to its twin on runs of every
@@ -39,6 +41,28 @@ func TestLenIsEach(t *testing.T) {
 		}
 		if got, want := Len(ids), Each(ids); got != want {
 			t.Fatalf("Len(%v) = %d, its twin %d", ids, got, want)
+		}
+	}
+}
+
+// TestCommonIsLCP holds Common to lcp.Len on pairs of slices that agree
+// up to a random point (or throughout), of random lengths, tried at every
+// place (and before and past them).
+func TestCommonIsLCP(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 9))
+	for range 5_000 {
+		a := make([]uint64, rng.IntN(40))
+		for i := range a {
+			a[i] = uint64(rng.IntN(4))
+		}
+		b := append([]uint64(nil), a[:rng.IntN(len(a)+1)]...)
+		for range rng.IntN(10) {
+			b = append(b, uint64(rng.IntN(4)))
+		}
+		for at := -1; at <= max(len(a), len(b))+1; at++ {
+			if got, want := Common(a, b, at), lcp.Len(a, b); got != want {
+				t.Fatalf("Common(%v, %v, %d) = %d, lcp.Len %d", a, b, at, got, want)
+			}
 		}
 	}
 }
