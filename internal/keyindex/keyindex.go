@@ -35,23 +35,29 @@ const minSlots = 64
 // mul spreads the keys: 2⁶⁴ over the golden ratio (Fibonacci hashing).
 const mul = 0x9e3779b97f4a7c15
 
+// home is key's first slot. The shift is masked to 63, which it never
+// exceeds (it is at most 64 − log2(minSlots)), so that the compiler
+// drops the guard Go gives a shift of 64 or more (a compare and two
+// instructions a hash). Regime/Tiers (cachegrind): 101,283 instructions
+// a request without the mask, 99,853 with it (and Missing's table and
+// shift in locals).
 func (t *Index) home(key uint64) int {
-	return int((key * mul) >> t.shift)
+	return int((key * mul) >> (t.shift & 63))
 }
 
 // Len is the number of keys held.
 func (t *Index) Len() int { return t.n }
 
 // Get returns the id key maps to. It computes the home inline, not by
-// home, to stay within the inliner's budget (cost 64 of 80) with room
-// for the engine's wrapper (blockIndex.get, 77), which every probe of the
+// home, to stay within the inliner's budget (cost 66 of 80) with room
+// for the engine's wrapper (blockIndex.get, 79), which every probe of the
 // prefix cache calls.
 func (t *Index) Get(key uint64) (id int32, ok bool) {
 	if t.n == 0 {
 		return 0, false
 	}
 	mask := len(t.slots) - 1
-	for i := int((key * mul) >> t.shift); ; i = (i + 1) & mask {
+	for i := int((key * mul) >> (t.shift & 63)); ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.id == 0 {
 			return 0, false
@@ -131,10 +137,11 @@ func (t *Index) Missing(keys []uint64) int {
 	if t.n == 0 {
 		return len(keys)
 	}
-	mask := len(t.slots) - 1
+	slots, shift := t.slots, t.shift&63
+	mask := len(slots) - 1
 	for x, k := range keys {
-		for i := t.home(k); ; i = (i + 1) & mask {
-			s := &t.slots[i]
+		for i := int((k * mul) >> shift); ; i = (i + 1) & mask {
+			s := &slots[i]
 			if s.id == 0 {
 				break
 			}
