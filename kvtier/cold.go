@@ -23,9 +23,13 @@ const coldBits = 16
 func coldBit(key uint64) uint64 { return (key * 0x9e3779b97f4a7c15) >> (64 - coldBits) }
 
 // isCold reports whether keys are the cold chain's: none of them is held.
+// The last keys are compared first: two chains of one length that share
+// a group's prefix differ at their ends, which a compare from the front
+// reaches only after the whole prefix.
 func (l *LRU) isCold(keys []uint64) bool {
 	c := &l.cold
-	return c.on && len(keys) == len(c.keys) && commonPrefix(keys, c.keys) == len(keys)
+	n := len(keys)
+	return c.on && n == len(c.keys) && (n == 0 || keys[n-1] == c.keys[n-1]) && commonPrefix(keys, c.keys) == n
 }
 
 // noteCold makes keys, none of which is held, the cold chain.
