@@ -4,7 +4,10 @@
 // quarter of a run and more.
 package keyindex
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // Index maps a key to an id. It replaces a Go map with open addressing:
 // linear probing in a power-of-two array kept at most a quarter full,
@@ -106,23 +109,31 @@ func (t *Index) Add(key uint64, id int32) (int32, bool) {
 // a key.
 func (t *Index) AddNew(keys []uint64, id int32, added []uint64) []uint64 {
 	t.Reserve(t.n + len(keys))
-	mask := len(t.slots) - 1
+	// Room for every key in added first, so that the loop calls nothing
+	// and keeps its state in registers: with an append in it, the
+	// growth's call spilled them around each probe (Regime/Tiers,
+	// cachegrind: AddNew 7,010 instructions a request so, 6,775 this way).
+	out := slices.Grow(added, len(keys))[:len(added)+len(keys)]
+	c := len(added)
+	slots, shift := t.slots, t.shift&63
+	mask := len(slots) - 1
 	for _, k := range keys {
-		for i := t.home(k); ; i = (i + 1) & mask {
-			s := &t.slots[i]
-			if s.id == 0 {
-				*s = slot{key: k, id: id + 1}
-				t.n++
-				id++
-				added = append(added, k)
-				break
-			}
-			if s.key == k {
-				break
-			}
+		i := int((k * mul) >> shift)
+		for slots[i].id != 0 && slots[i].key != k {
+			i = (i + 1) & mask
+		}
+		if slots[i].id == 0 {
+			slots[i] = slot{key: k, id: id + 1}
+			id++
+			out[c] = k
+			c++
 		}
 	}
-	return added
+	if c == len(added) {
+		return added // none added: added as it was, nil if nil
+	}
+	t.n += c - len(added)
+	return out[:c]
 }
 
 // Missing returns how many of keys, from the first, are not held: Get
