@@ -1,6 +1,10 @@
 package kvtier
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/servesim/servesim/internal/lcp"
+)
 
 // Store: a write-through store and the touch after it, the new keys put
 // in as the touch leaves them.
@@ -85,7 +89,7 @@ func (l *LRU) storeEach(keys, chain, evicted []uint64) (_ []uint64, anon int, ok
 func inChain(keys, chain []uint64) (int, bool) {
 	last := keys[len(keys)-1]
 	for i := len(chain) - 1; i >= len(keys)-1; i-- {
-		if x := i + 1 - len(keys); chain[i] == last && commonPrefix(keys, chain[x:i+1]) == len(keys) {
+		if x := i + 1 - len(keys); chain[i] == last && lcp.Len(keys, chain[x:i+1]) == len(keys) {
 			return x, true
 		}
 	}
