@@ -321,13 +321,9 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 				n := r.IntN(8)
 				fe, fa, fok := fast.InsertAnon(n, nil)
 				se, sa, sok := slow.InsertAnon(n, nil)
-				require.Equal(t, sok, fok)
-				require.Equal(t, se, fe)
-				require.Equal(t, sa, fa)
+				requireSameStore(t, fe, fa, fok, se, sa, sok)
 			}
-			require.Equal(t, order(slow), order(fast), "round %d step %d", round, step)
-			require.Equal(t, slow.Counters(), fast.Counters())
-			checkSegments(t, fast)
+			requireSameList(t, fast, slow, round, step)
 			checkSegments(t, slow)
 		}
 		require.Positive(t, stores)
@@ -413,12 +409,8 @@ func TestColdStoreIsStoreEach(t *testing.T) {
 				}
 				fe, fa, fok := fast.Store(keys, chain, nil)
 				se, sa, sok := slow.storeStep(keys, chain)
-				require.Equal(t, sok, fok)
-				require.Equal(t, se, fe)
-				require.Equal(t, sa, fa)
-				require.Equal(t, order(slow), order(fast), "round %d step %d", round, step)
-				require.Equal(t, slow.Counters(), fast.Counters())
-				checkSegments(t, fast)
+				requireSameStore(t, fe, fa, fok, se, sa, sok)
+				requireSameList(t, fast, slow, round, step)
 				if !fok {
 					break
 				}
@@ -427,4 +419,22 @@ func TestColdStoreIsStoreEach(t *testing.T) {
 		}
 	}
 	require.Positive(t, skipped, "a store skipped its touch")
+}
+
+// requireSameStore holds two stores' answers (the keys evicted, the
+// anonymous blocks evicted, ok) equal.
+func requireSameStore(t *testing.T, fe []uint64, fa int, fok bool, se []uint64, sa int, sok bool) {
+	t.Helper()
+	require.Equal(t, sok, fok)
+	require.Equal(t, se, fe)
+	require.Equal(t, sa, fa)
+}
+
+// requireSameList holds fast's list and counters to slow's, and fast's
+// segments to their claims.
+func requireSameList(t *testing.T, fast, slow *LRU, round, step int) {
+	t.Helper()
+	require.Equal(t, order(slow), order(fast), "round %d step %d", round, step)
+	require.Equal(t, slow.Counters(), fast.Counters())
+	checkSegments(t, fast)
 }
