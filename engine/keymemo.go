@@ -3,6 +3,7 @@ package engine
 import (
 	"slices"
 
+	"github.com/servesim/servesim/internal/ascend"
 	"github.com/servesim/servesim/internal/lcp"
 )
 
@@ -47,7 +48,7 @@ type runChain struct {
 }
 
 // runSlot is one prompt's units and where each run of consecutive ids
-// in them ends (appendRunPath's runs, ascending's lengths summed).
+// in them ends (appendRunPath's runs, ascend.Len's lengths summed).
 type runSlot struct {
 	ids  []uint64
 	ends []int32
@@ -104,7 +105,7 @@ func (m *keyMemo) sharedKeys(dst, prefix []uint64, p, b, to int) []uint64 {
 // an id that does not follow the one before, both shared), and the run
 // that reaches past them is scanned from the last shared id on; a
 // group's system prompt of hundreds of ids is then not read an id at a
-// time (ascending) again. TestRunMemoIsAscending holds it to the scan.
+// time (ascend.Len) again. TestRunMemoIsAscending holds it to the scan.
 func (m *keyMemo) appendRuns(dst []runLabel, ids []uint64, per, shared int) []runLabel {
 	if m.runs == nil {
 		m.runs = make([]runSlot, keyMemoSlots)
@@ -112,8 +113,8 @@ func (m *keyMemo) appendRuns(dst []runLabel, ids []uint64, per, shared int) []ru
 	sl := &m.runs[memoSlot(ids[0])]
 	ends := sl.ends[:0] // rewritten in place: an end is read before it is written
 	u, known := 0, 0
-	if len(sl.ids) > 0 {
-		known = lcp.Len(sl.ids, ids)
+	if len(sl.ids) > 0 { // a prompt of the slot's group parts from it where its first run ends
+		known = ascend.Common(sl.ids, ids, int(sl.ends[0]))
 		for _, v := range sl.ends {
 			if int(v) >= known {
 				break
@@ -121,12 +122,12 @@ func (m *keyMemo) appendRuns(dst []runLabel, ids []uint64, per, shared int) []ru
 			dst, ends, u = appendRun(dst, ids, u, int(v), per, shared), append(ends, v), int(v)
 		}
 		if u < known { // the slot's run from u goes on past known-1: so does ids'
-			v := known - 1 + ascending(ids[known-1:])
+			v := known - 1 + ascend.Len(ids[known-1:])
 			dst, ends, u = appendRun(dst, ids, u, v, per, shared), append(ends, int32(v)), v
 		}
 	}
 	for u < len(ids) {
-		v := u + ascending(ids[u:])
+		v := u + ascend.Len(ids[u:])
 		dst, ends, u = appendRun(dst, ids, u, v, per, shared), append(ends, int32(v)), v
 	}
 	sl.ids, sl.ends = append(sl.ids[:known], ids[known:]...), ends // the first known agree

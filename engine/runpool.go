@@ -1,6 +1,10 @@
 package engine
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/servesim/servesim/internal/ascend"
+)
 
 // The run pool: the prefix cache kept by runs of blocks, not block by
 // block (docs/scale.md, "What a prefix-cached request costs"). It holds
@@ -110,7 +114,7 @@ func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared 
 			dst = memo.appendRuns(dst, ids, per, shared)
 		} else {
 			for u := 0; u < len(ids); {
-				v := u + ascending(ids[u:])
+				v := u + ascend.Len(ids[u:])
 				dst, u = appendRun(dst, ids, u, v, per, shared), v
 			}
 		}
@@ -138,29 +142,6 @@ const memoRunIDs = 64
 // blocks each, the first shared blocks of them).
 func appendRun(dst []runLabel, ids []uint64, u, v, per, shared int) []runLabel {
 	return append(dst, runLabel{c: runContent{kind: 1, id: ids[u]}, per: per, n: (min(v*per, shared) - u*per)})
-}
-
-// ascending is the length of the run that ids (not empty) begin with, of
-// ids each one more than the one before. A prompt's shared prefix is such
-// a run of hundreds of ids, so it compares sixteen a pass, each against
-// its place in the run, until one is out of place; then one at a time
-// (ascendingEach, the slow twin, compares all one at a time;
-// TestAscendingIsEach holds the two equal).
-func ascending(ids []uint64) int {
-	d, rest := ids[0], ids
-	for len(rest) >= 16 && rest[0] == d && rest[1] == d+1 && rest[2] == d+2 && rest[3] == d+3 &&
-		rest[4] == d+4 && rest[5] == d+5 && rest[6] == d+6 && rest[7] == d+7 &&
-		rest[8] == d+8 && rest[9] == d+9 && rest[10] == d+10 && rest[11] == d+11 &&
-		rest[12] == d+12 && rest[13] == d+13 && rest[14] == d+14 && rest[15] == d+15 {
-		d, rest = d+16, rest[16:]
-	}
-	for len(rest) >= 4 && rest[0] == d && rest[1] == d+1 && rest[2] == d+2 && rest[3] == d+3 {
-		d, rest = d+4, rest[4:]
-	}
-	for len(rest) > 0 && rest[0] == d {
-		d, rest = d+1, rest[1:]
-	}
-	return len(ids) - len(rest)
 }
 
 // runEdge is an edge of the tree: lab's blocks after parent's.

@@ -1,5 +1,7 @@
 package kvtier
 
+import "github.com/servesim/servesim/internal/lcp"
+
 // The cold chain: the keys of the last touch that held none of them.
 //
 // A host tier's lookup touches a waiting request's keys at every plan
@@ -23,9 +25,13 @@ const coldBits = 16
 func coldBit(key uint64) uint64 { return (key * 0x9e3779b97f4a7c15) >> (64 - coldBits) }
 
 // isCold reports whether keys are the cold chain's: none of them is held.
+// The last keys are compared first: two chains of one length that share
+// a group's prefix differ at their ends, which a compare from the front
+// reaches only after the whole prefix.
 func (l *LRU) isCold(keys []uint64) bool {
 	c := &l.cold
-	return c.on && len(keys) == len(c.keys) && commonPrefix(keys, c.keys) == len(keys)
+	n := len(keys)
+	return c.on && n == len(c.keys) && (n == 0 || keys[n-1] == c.keys[n-1]) && lcp.Len(keys, c.keys) == n
 }
 
 // noteCold makes keys, none of which is held, the cold chain.
@@ -58,32 +64,4 @@ func (l *LRU) added(key uint64) {
 			c.on = false
 		}
 	}
-}
-
-// commonPrefix is the length of the longest common prefix of a and b:
-// by blocks of 32 keys compared whole (one runtime.memequal: the arrays
-// are compared in place, not copied), then one of 16 and one of 8, then
-// of 4, then key by key (Regime/Tiers: 8,365 instructions a request in
-// commonPrefix with tails compared 4 keys at a time, 6,635 with the
-// blocks of 16 and 8).
-func commonPrefix(a, b []uint64) int {
-	n := min(len(a), len(b))
-	a, b = a[:n], b[:n]
-	m := 0
-	for m+32 <= n && *(*[32]uint64)(a[m : m+32]) == *(*[32]uint64)(b[m : m+32]) {
-		m += 32
-	}
-	if m+16 <= n && *(*[16]uint64)(a[m : m+16]) == *(*[16]uint64)(b[m : m+16]) {
-		m += 16
-	}
-	if m+8 <= n && *(*[8]uint64)(a[m : m+8]) == *(*[8]uint64)(b[m : m+8]) {
-		m += 8
-	}
-	for m+4 <= n && *(*[4]uint64)(a[m : m+4]) == *(*[4]uint64)(b[m : m+4]) {
-		m += 4
-	}
-	for m < n && a[m] == b[m] {
-		m++
-	}
-	return m
 }

@@ -25,7 +25,8 @@ type LRU struct {
 	segs       []segment // runs a touch placed (segments.go)
 	freeSegs   []int32   // segments with no node, by number
 	counters   Counters
-	cold       cold // the last touch's keys when it held none (cold.go)
+	cold       cold     // the last touch's keys when it held none (cold.go)
+	one        [1]int32 // heldRun's answer for a node in no segment
 }
 
 // nil32 is the list's sentinel: nodes[0] is the head (its next is the least
@@ -560,47 +561,73 @@ func (l *LRU) Unpin(key uint64) bool {
 // by key up to the first that answers false, and returns how many it
 // pinned: a load's keys pinned in one call (sim's host tier). A load's
 // keys were just touched, each just below the one before: a key that is
-// the node below the last one's is taken there, without a lookup.
+// the node below the last one's is taken there, without a lookup, and
+// the keys that follow it in its segment (heldRun) are pinned without a
+// step down the list.
 func (l *LRU) PinHeld(keys []uint64) int {
 	nodes, last, pinned := l.nodes, nil32, 0 // not reloaded after each store through them
 	j := 0
-	for ; j < len(keys); j++ {
+	for j < len(keys) {
 		i, ok := below(nodes, last, keys[j])
 		if !ok {
 			if i, ok = l.index.Get(keys[j]); !ok {
 				break
 			}
 		}
-		n := &nodes[i]
-		if n.pins == 0 {
-			pinned++
+		run := l.heldRun(keys, j, i)
+		for _, x := range run {
+			n := &nodes[x]
+			if n.pins == 0 {
+				pinned++
+			}
+			n.pins++
 		}
-		n.pins++
-		last = i
+		j += len(run)
+		last = run[len(run)-1]
 	}
 	l.pinned += pinned
 	return j
 }
 
 // UnpinEach unpins each of keys, as Unpin does key by key: a load's keys
-// released in one call, found below one another as PinHeld finds them.
+// released in one call, found below one another, or along their
+// segment, as PinHeld finds them.
 func (l *LRU) UnpinEach(keys []uint64) {
 	nodes, last, unpinned := l.nodes, nil32, 0 // not reloaded after each store through them
-	for _, k := range keys {
-		i, ok := below(nodes, last, k)
+	for j := 0; j < len(keys); {
+		i, ok := below(nodes, last, keys[j])
 		if !ok {
-			if i, ok = l.index.Get(k); !ok {
+			if i, ok = l.index.Get(keys[j]); !ok {
+				j++
 				continue
 			}
 		}
-		if n := &nodes[i]; n.pins > 0 {
-			if n.pins--; n.pins == 0 {
-				unpinned++
+		run := l.heldRun(keys, j, i)
+		for _, x := range run {
+			if n := &nodes[x]; n.pins > 0 {
+				if n.pins--; n.pins == 0 {
+					unpinned++
+				}
 			}
 		}
-		last = i
+		j += len(run)
+		last = run[len(run)-1]
 	}
 	l.pinned -= unpinned
+}
+
+// heldRun returns the nodes of keys[j:], node i holding keys[j], that
+// lie in i's segment from i's place on, each just above the next (the
+// places segRun matches): at least i. A key given twice ends the run
+// (a segment's places hold distinct keys).
+func (l *LRU) heldRun(keys []uint64, j int, i int32) []int32 {
+	n := &l.nodes[i]
+	if n.seg == 0 {
+		l.one[0] = i
+		return l.one[:]
+	}
+	s := &l.segs[n.seg-1]
+	return s.nodes[n.off : int(n.off)+s.segRun(keys, j, n.off)]
 }
 
 // below returns the node just below node i (less recent) if it holds

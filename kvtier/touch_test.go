@@ -321,13 +321,9 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 				n := r.IntN(8)
 				fe, fa, fok := fast.InsertAnon(n, nil)
 				se, sa, sok := slow.InsertAnon(n, nil)
-				require.Equal(t, sok, fok)
-				require.Equal(t, se, fe)
-				require.Equal(t, sa, fa)
+				requireSameStore(t, fe, fa, fok, se, sa, sok)
 			}
-			require.Equal(t, order(slow), order(fast), "round %d step %d", round, step)
-			require.Equal(t, slow.Counters(), fast.Counters())
-			checkSegments(t, fast)
+			requireSameList(t, fast, slow, round, step)
 			checkSegments(t, slow)
 		}
 		require.Positive(t, stores)
@@ -350,4 +346,95 @@ func TestColdChainEndsAtAnInsert(t *testing.T) {
 	require.False(t, l.isCold(cold), "an insert of one of its keys ends it")
 	require.Equal(t, 1, l.TouchHeld(cold, 1))
 	require.Equal(t, []uint64{1, 2, 3, 6}, order(l))
+}
+
+// TestColdStoreIsStoreEach holds Store to Insert and touchEach where it
+// skips the touch (coldStore): a chain looked up while the tier held
+// none of it, then stored from its first key, as a tiered run admits a
+// prompt of a prefix the tier never held. The chains share prefixes, so
+// some lookups hold keys; some repeat a key, and some are first stored
+// past their first key (where a key of the store may come before it in
+// the chain, which the touch would move); the tier evicts in every
+// fourth round, where Store takes its slow twin.
+func TestColdStoreIsStoreEach(t *testing.T) {
+	// Stored past its first key, a chain's store is touched: key 4's
+	// first place in the chain is before key 3's.
+	l := mustNew(t, 10)
+	chain := []uint64{4, 24, 3, 4}
+	require.Zero(t, l.TouchHeld(chain, 0))
+	l.Store(chain[2:], chain, nil)
+	require.Equal(t, []uint64{3, 4}, order(l), "4 the most recent, 3 below it")
+	r := rand.New(rand.NewPCG(41, 0xc01d))
+	skipped := 0
+	for round := range 12 {
+		capacity := 300 + r.IntN(2000)
+		if round%4 == 3 {
+			capacity = 100 + r.IntN(100)
+		}
+		fast, slow := mustNew(t, capacity), mustNew(t, capacity)
+		prefixes := make([][]uint64, 1+r.IntN(3))
+		for g := range prefixes {
+			for k := range 1 + r.IntN(100) {
+				prefixes[g] = append(prefixes[g], uint64(g+1)<<32|uint64(k))
+			}
+		}
+		own := uint64(1 << 40)
+		for step := range 30 {
+			p := prefixes[r.IntN(len(prefixes))]
+			chain := append([]uint64(nil), p[:r.IntN(len(p)+1)]...)
+			for range 2 + r.IntN(60) {
+				own++
+				chain = append(chain, own)
+			}
+			if r.IntN(3) == 0 { // a key given twice
+				chain[r.IntN(len(chain))] = chain[r.IntN(len(chain))]
+			}
+			n := 0
+			for n < len(chain) && slow.Contains(chain[n]) {
+				n++
+			}
+			require.Equal(t, n, fast.TouchHeld(chain, 0))
+			slow.touchEach(chain)
+			stored := 0
+			if r.IntN(3) == 0 { // the first store past the chain's first key
+				stored = r.IntN(len(chain) - 1)
+			}
+			for stored < len(chain) {
+				to := stored + 2 + r.IntN(40)
+				to = min(to, len(chain))
+				keys := chain[stored:to]
+				if stored == 0 && fast.isCold(chain) && len(keys) >= 2 &&
+					fast.free == nil32 && fast.used+len(keys) <= fast.capacity {
+					skipped++
+				}
+				fe, fa, fok := fast.Store(keys, chain, nil)
+				se, sa, sok := slow.storeStep(keys, chain)
+				requireSameStore(t, fe, fa, fok, se, sa, sok)
+				requireSameList(t, fast, slow, round, step)
+				if !fok {
+					break
+				}
+				stored = to
+			}
+		}
+	}
+	require.Positive(t, skipped, "a store skipped its touch")
+}
+
+// requireSameStore holds two stores' answers (the keys evicted, the
+// anonymous blocks evicted, ok) equal.
+func requireSameStore(t *testing.T, fe []uint64, fa int, fok bool, se []uint64, sa int, sok bool) {
+	t.Helper()
+	require.Equal(t, sok, fok)
+	require.Equal(t, se, fe)
+	require.Equal(t, sa, fa)
+}
+
+// requireSameList holds fast's list and counters to slow's, and fast's
+// segments to their claims.
+func requireSameList(t *testing.T, fast, slow *LRU, round, step int) {
+	t.Helper()
+	require.Equal(t, order(slow), order(fast), "round %d step %d", round, step)
+	require.Equal(t, slow.Counters(), fast.Counters())
+	checkSegments(t, fast)
 }

@@ -580,7 +580,35 @@ type eventIndex struct {
 	removed int           // removals published (tests)
 	forgot  uint64        // keys the index has dropped (held to 0), ever
 	memo    []runMemo     // by the memo slot of the chains asked about (prefixChains.cur)
+	// The stored runs of many keys (a prefix's blocks, an engine's call)
+	// queued (segs, their starts in keys, from segHead on) and applied
+	// (starts, by their first key, their keys in arena): walk compares
+	// a chain with one as memory instead of looking its keys up.
+	segs    []storedSeg
+	segHead int
+	arena   []uint64
+	starts  map[uint64]storedRun
 }
+
+// storedSeg is a run of keys an engine stored in one call, of minStored
+// or more: keys[start:start+n] of the index's queue.
+type storedSeg struct{ start, n int32 }
+
+// storedRun is an applied storedSeg: its keys arena[off:off+n], all
+// held while the index has forgotten forgot keys (none since: a key
+// leaves the index only when forgotten).
+type storedRun struct {
+	off, n int32
+	forgot uint64
+}
+
+// minStored is the fewest keys of an engine's call that walk compares as
+// memory (a prefix's tens or hundreds of blocks); fewer are looked up.
+const minStored = 16
+
+// maxArena bounds the keys of applied runs an index keeps (256 KiB);
+// past it, they are dropped and walk looks keys up until more are kept.
+const maxArena = 1 << 15
 
 // runMemo is the leading run of an arrival's chain that the index held
 // when it was last asked about a chain of the arrival keys' memo slot
@@ -625,6 +653,9 @@ func (x *eventIndex) KVEvents(at time.Duration, keys []uint64, removed bool) {
 		return
 	}
 	x.enqueue(at+x.s.cfg.Lag, removed, len(keys))
+	if !removed && len(keys) >= minStored && len(keys) <= maxArena {
+		x.segs = append(x.segs, storedSeg{start: int32(len(x.keys)), n: int32(len(keys))})
+	}
 	x.keys = append(x.keys, keys...)
 }
 
@@ -656,9 +687,7 @@ func (x *eventIndex) catchUp(now time.Duration) {
 			end = x.runs[x.head].start
 		}
 		if !run.gone {
-			for _, k := range x.keys[run.start:end] {
-				x.held[k]++
-			}
+			x.store(run.start, end)
 			continue
 		}
 		for _, k := range x.keys[run.start:end] {
@@ -670,7 +699,34 @@ func (x *eventIndex) catchUp(now time.Duration) {
 	}
 	if x.head > 0 && x.head == len(x.runs) { // the last run too: none is open
 		x.keys, x.runs, x.head, x.open = x.keys[:0], x.runs[:0], 0, 0
+		x.segs, x.segHead = x.segs[:0], 0
 	}
+}
+
+// store applies the stored run of keys[start:end], and keeps its
+// engine calls of many keys for walk.
+func (x *eventIndex) store(start, end int) {
+	for x.segHead < len(x.segs) && int(x.segs[x.segHead].start) < end { // kept first: no key is forgotten meanwhile
+		sg := x.segs[x.segHead]
+		x.keep(x.keys[sg.start : sg.start+sg.n])
+		x.segHead++
+	}
+	for _, k := range x.keys[start:end] {
+		x.held[k]++
+	}
+}
+
+// keep keeps an applied stored run of keys, by its first key, for walk.
+func (x *eventIndex) keep(keys []uint64) {
+	if x.starts == nil {
+		x.starts = map[uint64]storedRun{}
+	}
+	if len(x.arena)+len(keys) > maxArena {
+		x.arena = x.arena[:0]
+		clear(x.starts)
+	}
+	x.starts[keys[0]] = storedRun{off: int32(len(x.arena)), n: int32(len(keys)), forgot: x.forgot}
+	x.arena = append(x.arena, keys...)
 }
 
 func (s *eventsState) cached(r *runner, i int, req *workload.Request) int {
@@ -727,10 +783,22 @@ func (x *eventIndex) run(k *prefixChains, c int) int {
 const chainStep = 8
 
 // walk is the leading run of keys that the index holds, keys[:from]
-// known held: with from 0 and the whole chain, run's slow twin.
+// known held. Where the first key looked up, or the first past a run
+// found so, begins a run an engine stored in one call (kept), and the
+// index has forgotten nothing since, the keys that agree with the run
+// are held: compared as memory (lcp.Len), not looked up a key at a time.
+// walkEach (every key looked up), with from 0 and the whole chain, is
+// walk's and run's slow twin.
 func (x *eventIndex) walk(keys []uint64, from int) int {
-	n := from
+	n, try := from, x.starts != nil
 	for n < len(keys) && x.held[keys[n]] != 0 {
+		if try {
+			if r, ok := x.starts[keys[n]]; ok && r.forgot == x.forgot {
+				n += 1 + lcp.Len(keys[n+1:], x.arena[r.off+1:r.off+r.n])
+				continue
+			}
+			try = false
+		}
 		n++
 	}
 	return n

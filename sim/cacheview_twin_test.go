@@ -255,8 +255,12 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 			xs[i] = &eventIndex{s: &eventsState{}, held: map[uint64]int32{}}
 		}
 		var seen []uint64 // keys of the prompts so far
+		kept := 0         // walks that compared a kept run
 		for op := range 1000 {
 			ids := make([]uint64, 1+rng.IntN(8))
+			if rng.IntN(4) == 0 { // long enough for a run kept for walk (minStored)
+				ids = make([]uint64, 1+rng.IntN(40))
+			}
 			for i := range ids {
 				ids[i] = uint64(rng.IntN(3))
 			}
@@ -282,21 +286,42 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 					}
 				}
 				keys := chains[k.chainOf[i]]
-				if rng.IntN(2) == 0 { // the prompt computed there
+				switch rng.IntN(4) { // the prompt computed there
+				case 0:
 					for _, key := range keys {
 						x.KVEvent(engine.KVEvent{Key: key})
 					}
+				case 1: // in one call, or two, as an engine publishes (kept for walk when long)
+					cut := rng.IntN(len(keys) + 1)
+					x.KVEvents(0, keys[:cut], false)
+					x.KVEvents(0, keys[cut:], false)
 				}
 				x.catchUp(0)
+				require.Equal(t, x.walkEach(keys, 0), x.walk(keys, 0), "seed %d op %d replica %d: %v", seed, op, i, ids)
+				if len(keys) > 0 {
+					if r, ok := x.starts[keys[0]]; ok && r.forgot == x.forgot && x.held[keys[0]] != 0 {
+						kept++
+					}
+				}
 				for range rng.IntN(3) {
-					require.Equal(t, x.walk(keys, 0), x.run(&k, int(k.chainOf[i])), "seed %d op %d replica %d: %v", seed, op, i, ids)
+					require.Equal(t, x.walkEach(keys, 0), x.run(&k, int(k.chainOf[i])), "seed %d op %d replica %d: %v", seed, op, i, ids)
 				}
 			}
 			if len(seen) > 4096 {
 				seen = seen[len(seen)-1024:]
 			}
 		}
+		require.Positive(t, kept, "seed %d: no walk compared a kept run", seed)
 	}
+}
+
+// walkEach is walk's slow twin: every key looked up.
+func (x *eventIndex) walkEach(keys []uint64, from int) int {
+	n := from
+	for n < len(keys) && x.held[keys[n]] != 0 {
+		n++
+	}
+	return n
 }
 
 // TestEventQueueIsEventByEvent holds eventIndex's queue, kept by runs of

@@ -10,7 +10,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
-	"github.com/servesim/servesim/internal/lcp"
+	"github.com/servesim/servesim/internal/ascend"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -501,16 +501,16 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	m := &k.memo[k.cur]
 	same := 0 // leading units shared with the memo's prompt
 	if m.p == p {
-		same = lcp.Len(m.ids, ids)
+		same = ascend.Common(m.ids, ids, m.asc) // a prompt of the memo's group parts from it where its run ends
 	}
 	// The ids run on from the first as far as the memo's did, within
 	// the units shared with it; where they reach the end of those, they
-	// are looked at from there on.
+	// are looked at from there on (sixteen a pass: a group's first
+	// prompt in the slot, hundreds of ids).
 	asc := min(m.asc, same)
 	if asc == same {
-		for asc < len(ids) && ids[asc] == ids[0]+uint64(asc) {
-			asc++
-		}
+		from := max(asc-1, 0) // ids[:asc] run on from the first
+		asc = from + ascend.Len(ids[from:])
 	}
 	k.asc = asc
 	m.ids, m.p, m.asc = append(m.ids[:0], ids...), p, asc

@@ -4,7 +4,10 @@
 // quarter of a run and more.
 package keyindex
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // Index maps a key to an id. It replaces a Go map with open addressing:
 // linear probing in a power-of-two array kept at most a quarter full,
@@ -35,23 +38,29 @@ const minSlots = 64
 // mul spreads the keys: 2⁶⁴ over the golden ratio (Fibonacci hashing).
 const mul = 0x9e3779b97f4a7c15
 
+// home is key's first slot. The shift is masked to 63, which it never
+// exceeds (it is at most 64 − log2(minSlots)), so that the compiler
+// drops the guard Go gives a shift of 64 or more (a compare and two
+// instructions a hash). Regime/Tiers (cachegrind): 101,283 instructions
+// a request without the mask, 99,853 with it (and Missing's table and
+// shift in locals).
 func (t *Index) home(key uint64) int {
-	return int((key * mul) >> t.shift)
+	return int((key * mul) >> (t.shift & 63))
 }
 
 // Len is the number of keys held.
 func (t *Index) Len() int { return t.n }
 
 // Get returns the id key maps to. It computes the home inline, not by
-// home, to stay within the inliner's budget (cost 64 of 80) with room
-// for the engine's wrapper (blockIndex.get, 77), which every probe of the
+// home, to stay within the inliner's budget (cost 66 of 80) with room
+// for the engine's wrapper (blockIndex.get, 79), which every probe of the
 // prefix cache calls.
 func (t *Index) Get(key uint64) (id int32, ok bool) {
 	if t.n == 0 {
 		return 0, false
 	}
 	mask := len(t.slots) - 1
-	for i := int((key * mul) >> t.shift); ; i = (i + 1) & mask {
+	for i := int((key * mul) >> (t.shift & 63)); ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.id == 0 {
 			return 0, false
@@ -100,23 +109,31 @@ func (t *Index) Add(key uint64, id int32) (int32, bool) {
 // a key.
 func (t *Index) AddNew(keys []uint64, id int32, added []uint64) []uint64 {
 	t.Reserve(t.n + len(keys))
-	mask := len(t.slots) - 1
+	// Room for every key in added first, so that the loop calls nothing
+	// and keeps its state in registers: with an append in it, the
+	// growth's call spilled them around each probe (Regime/Tiers,
+	// cachegrind: AddNew 7,010 instructions a request so, 6,775 this way).
+	out := slices.Grow(added, len(keys))[:len(added)+len(keys)]
+	c := len(added)
+	slots, shift := t.slots, t.shift&63
+	mask := len(slots) - 1
 	for _, k := range keys {
-		for i := t.home(k); ; i = (i + 1) & mask {
-			s := &t.slots[i]
-			if s.id == 0 {
-				*s = slot{key: k, id: id + 1}
-				t.n++
-				id++
-				added = append(added, k)
-				break
-			}
-			if s.key == k {
-				break
-			}
+		i := int((k * mul) >> shift)
+		for slots[i].id != 0 && slots[i].key != k {
+			i = (i + 1) & mask
+		}
+		if slots[i].id == 0 {
+			slots[i] = slot{key: k, id: id + 1}
+			id++
+			out[c] = k
+			c++
 		}
 	}
-	return added
+	if c == len(added) {
+		return added // none added: added as it was, nil if nil
+	}
+	t.n += c - len(added)
+	return out[:c]
 }
 
 // Missing returns how many of keys, from the first, are not held: Get
@@ -131,10 +148,11 @@ func (t *Index) Missing(keys []uint64) int {
 	if t.n == 0 {
 		return len(keys)
 	}
-	mask := len(t.slots) - 1
+	slots, shift := t.slots, t.shift&63
+	mask := len(slots) - 1
 	for x, k := range keys {
-		for i := t.home(k); ; i = (i + 1) & mask {
-			s := &t.slots[i]
+		for i := int((k * mul) >> shift); ; i = (i + 1) & mask {
+			s := &slots[i]
 			if s.id == 0 {
 				break
 			}

@@ -1,0 +1,53 @@
+// Package ascend measures runs of consecutive ids: how far a prompt's
+// prefix ids count up by one from the first (a group's shared prefix, as
+// workloads number it), for the engine's run pool and the router views'
+// chains.
+package ascend
+
+import "github.com/servesim/servesim/internal/lcp"
+
+// Len is the length of the run that ids (not empty) begin with, of ids
+// each one more than the one before. A prompt's shared prefix is such a
+// run of hundreds of ids, so it compares sixteen a pass, each against
+// its place in the run, until one is out of place; then one at a time
+// (Each, the slow twin, compares all one at a time; TestLenIsEach holds
+// the two equal).
+func Len(ids []uint64) int {
+	d, rest := ids[0], ids
+	for len(rest) >= 16 && rest[0] == d && rest[1] == d+1 && rest[2] == d+2 && rest[3] == d+3 &&
+		rest[4] == d+4 && rest[5] == d+5 && rest[6] == d+6 && rest[7] == d+7 &&
+		rest[8] == d+8 && rest[9] == d+9 && rest[10] == d+10 && rest[11] == d+11 &&
+		rest[12] == d+12 && rest[13] == d+13 && rest[14] == d+14 && rest[15] == d+15 {
+		d, rest = d+16, rest[16:]
+	}
+	for len(rest) >= 4 && rest[0] == d && rest[1] == d+1 && rest[2] == d+2 && rest[3] == d+3 {
+		d, rest = d+4, rest[4:]
+	}
+	for len(rest) > 0 && rest[0] == d {
+		d, rest = d+1, rest[1:]
+	}
+	return len(ids) - len(rest)
+}
+
+// Each is Len's slow twin: one id at a time.
+func Each(ids []uint64) int {
+	v := 1
+	for v < len(ids) && ids[v] == ids[v-1]+1 {
+		v++
+	}
+	return v
+}
+
+// Common is lcp.Len(a, b), the length of the longest common prefix of a
+// and b, tried first at at: where a prompt's run of ids from its first
+// ends (Len), another prompt of its group's shared prefix parts from it
+// (its own ids follow). When the first at agree (compared as memory)
+// and those at at do not, that is the answer, without lcp.Len's halving
+// of the range where they differ; otherwise lcp.Len finds it.
+// TestCommonIsLCP holds it to lcp.Len.
+func Common(a, b []uint64, at int) int {
+	if at <= 0 || at >= min(len(a), len(b)) || a[at] == b[at] || lcp.Len(a[:at], b[:at]) < at {
+		return lcp.Len(a, b)
+	}
+	return at
+}

@@ -1,0 +1,68 @@
+package ascend
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/servesim/servesim/internal/lcp"
+)
+
+// TestLenIsEach holds Len to its twin on runs of every
+// length up to 70 broken anywhere by any step (wrapping past the largest
+// id included), and on random ids.
+func TestLenIsEach(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 8))
+	for n := 1; n <= 70; n++ {
+		for brk := 0; brk <= n; brk++ {
+			for _, step := range []uint64{0, 2, ^uint64(0), 1 << 63, 9} {
+				for _, first := range []uint64{0, 7, ^uint64(0) - 3, rng.Uint64()} {
+					ids := make([]uint64, n)
+					for i := range ids {
+						ids[i] = first + uint64(i)
+					}
+					if brk > 0 && brk < n {
+						ids[brk] += step - 1 // a step other than one
+					}
+					if got, want := Len(ids), Each(ids); got != want {
+						t.Fatalf("Len(%v) = %d, its twin %d", ids, got, want)
+					}
+				}
+			}
+		}
+	}
+	for range 20_000 {
+		ids := make([]uint64, 1+rng.IntN(70))
+		x := rng.Uint64()
+		for i := range ids {
+			ids[i] = x
+			if x++; rng.IntN(30) == 0 {
+				x += uint64(rng.IntN(3)) - 1
+			}
+		}
+		if got, want := Len(ids), Each(ids); got != want {
+			t.Fatalf("Len(%v) = %d, its twin %d", ids, got, want)
+		}
+	}
+}
+
+// TestCommonIsLCP holds Common to lcp.Len on pairs of slices that agree
+// up to a random point (or throughout), of random lengths, tried at every
+// place (and before and past them).
+func TestCommonIsLCP(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 9))
+	for range 5_000 {
+		a := make([]uint64, rng.IntN(40))
+		for i := range a {
+			a[i] = uint64(rng.IntN(4))
+		}
+		b := append([]uint64(nil), a[:rng.IntN(len(a)+1)]...)
+		for range rng.IntN(10) {
+			b = append(b, uint64(rng.IntN(4)))
+		}
+		for at := -1; at <= max(len(a), len(b))+1; at++ {
+			if got, want := Common(a, b, at), lcp.Len(a, b); got != want {
+				t.Fatalf("Common(%v, %v, %d) = %d, lcp.Len %d", a, b, at, got, want)
+			}
+		}
+	}
+}
