@@ -42,8 +42,9 @@ func Each(ids []uint64) int {
 // and b, tried first at at: where a prompt's run of ids from its first
 // ends (Len), another prompt of its group's shared prefix parts from it
 // (its own ids follow). When the first at agree (compared as memory)
-// and those at at do not, that is the answer, without lcp.Len's halving
-// of the range where they differ; otherwise lcp.Len finds it.
+// and those at at do not, that is the answer, without lcp.Len's search
+// of the range where they differ (256 ids, then 32, then one at a
+// time); otherwise lcp.Len finds it.
 // TestCommonIsLCP holds it to lcp.Len.
 func Common(a, b []uint64, at int) int {
 	if at <= 0 || at >= min(len(a), len(b)) || a[at] == b[at] || lcp.Len(a[:at], b[:at]) < at {
