@@ -57,19 +57,35 @@ const (
 // WithDefaults returns p with its zero fields set to SGLang's defaults,
 // and a nil View set to ExactView{}.
 func (p PrefixAffinity) WithDefaults() PrefixAffinity {
-	if p.CacheThreshold == 0 {
-		p.CacheThreshold = DefaultCacheThreshold
-	}
-	if p.BalanceAbs == 0 {
-		p.BalanceAbs = DefaultBalanceAbs
-	}
-	if p.BalanceRel == 0 {
-		p.BalanceRel = DefaultBalanceRel
-	}
+	p.CacheThreshold, p.BalanceAbs, p.BalanceRel = p.cacheThreshold(), p.balanceAbs(), p.balanceRel()
 	if p.View == nil {
 		p.View = ExactView{}
 	}
 	return p
+}
+
+// cacheThreshold, balanceAbs and balanceRel are the thresholds
+// WithDefaults sets: each field, or its default when zero. Route reads
+// them one by one, where it tests them, rather than copying p.
+func (p PrefixAffinity) cacheThreshold() float64 {
+	if p.CacheThreshold == 0 {
+		return DefaultCacheThreshold
+	}
+	return p.CacheThreshold
+}
+
+func (p PrefixAffinity) balanceAbs() int {
+	if p.BalanceAbs == 0 {
+		return DefaultBalanceAbs
+	}
+	return p.BalanceAbs
+}
+
+func (p PrefixAffinity) balanceRel() float64 {
+	if p.BalanceRel == 0 {
+		return DefaultBalanceRel
+	}
+	return p.BalanceRel
 }
 
 // Validate refuses thresholds outside their ranges, naming the field.
@@ -94,26 +110,15 @@ func (p PrefixAffinity) Validate() error {
 
 // Route picks the replica with the longest cached prefix, or the least
 // loaded when the fleet is out of balance or nothing useful is cached.
-// It reads each threshold's default (WithDefaults) where it tests it,
-// rather than copying p with all of them set at every arrival.
+// It reads each threshold with its default (WithDefaults) where it tests
+// it, rather than copying p with all of them set at every arrival.
 func (p PrefixAffinity) Route(r *workload.Request, v *View) int {
 	least, lo, hi := v.heldRange()
-	abs, rel := p.BalanceAbs, p.BalanceRel
-	if abs == 0 {
-		abs = DefaultBalanceAbs
-	}
-	if rel == 0 {
-		rel = DefaultBalanceRel
-	}
-	if hi-lo > abs && float64(hi) > float64(lo)*rel {
+	if hi-lo > p.balanceAbs() && float64(hi) > float64(lo)*p.balanceRel() {
 		return least
 	}
 	best, longest := v.longestCached(least)
-	threshold := p.CacheThreshold
-	if threshold == 0 {
-		threshold = DefaultCacheThreshold
-	}
-	if r.InputTokens > 0 && float64(longest)/float64(r.InputTokens) > threshold {
+	if r.InputTokens > 0 && float64(longest)/float64(r.InputTokens) > p.cacheThreshold() {
 		return best
 	}
 	return least
