@@ -187,8 +187,27 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 		// (", " between elements): up to 5 digits, a comma, a space and
 		// the next element's first byte, read from one 8-byte load an id.
 		// The case below reads each such element alike, in more steps.
+		//
+		// A trace's ids mostly count up by one (a prompt's blocks are
+		// numbered in order): after an element x so read, the next is
+		// likely x+1, x's bytes with its last digit one higher, which
+		// next holds (with its ", ", the first bytes that mask keeps;
+		// inc adds 1 to that digit). An element whose bytes are next's
+		// is x+1 read as above, at a compare instead of leadingDigits;
+		// after a 9, next's digit is ':', which no element matches. The
+		// element after it may start with white space, which the loop
+		// reads as more elements and the skipWS after it skips.
+		var next, mask, inc, prev uint64 = 1, 0, 0, 0 // no guess: w&0 != 1
+		k := 0
 		for plain && i+8 <= len(text) {
-			w := binary.LittleEndian.Uint64(text[i:])
+			w := binary.LittleEndian.Uint64(text[i : i+8])
+			if w&mask == next {
+				prev++
+				ints = append(ints, prev)
+				i += k
+				next += inc
+				continue
+			}
 			n, x := leadingDigits(w)
 			sep := w >> (8 * uint(n) & 63)
 			if uint(n-1) >= 5 || uint16(sep) != ','|' '<<8 || byte(sep>>16) <= ' ' || (n > 1 && byte(w) == '0') {
@@ -196,7 +215,12 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 			}
 			ints = append(ints, x)
 			i += n + 2
+			prev, k = x, n+2
+			mask = 1<<(8*uint(k)&63) - 1
+			inc = 1 << (8 * uint(n-1) & 63)
+			next = (w + inc) & mask
 		}
+		i = skipWS(text, i)
 		// The usual element of a trace's ids, up to 7 digits and its
 		// comma, read from 8 bytes at once (leadingDigits): as the loop
 		// below reads it, which its digits took 12 instructions each.

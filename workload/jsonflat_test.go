@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -31,44 +32,98 @@ func FuzzFlatObject(f *testing.F) {
 		`{"a":[120,1204,1e3,89,1,99]}`, `{"a":[120,1204,1.5,89,1,99]}`, `{"a":[120,1204,-1,89,1,99]}`,
 		`{"a":[1 2,3,4,5,6,7]}`, `{"a":[12\t34,5,6,7,8,9]}`, `{"a":[12]34,5,6,7,8,9]}`,
 		`{"a":[ 3 ,4,5 ], "b":[1,2], "a":[]}`, `{"a":[00]}`, "{\"a\":[1\n,\r2\t]}", `{"a":[18446744073709551615, 1]}`,
+		`{"a":[7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]}`, `{"a":[98, 99, 100, 101, 102, 103, 104, 105, 106]}`,
+		`{"a":[12345, 12346, 12347,  12348, 12349, 12350, 12351, 12352]}`, `{"a":[5, 6, 07, 8, 9, 10, 11, 12, 13, 14, 15]}`,
+		`{"a":[40, 41, 42, 4, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 5, 55]}`, `{"a":[1, 2, 3, 4, ]}`, `{"a":[1, 2, 3,` + "\t" + `4, 5, 6, 7, 8]}`,
+		`{"a":[99998, 99999, 100000, 100001, 100002, 100003]}`, `{"a":[1, 2, 3, 4, 5, 6, 7]}`, `{"a":[10, 11, 12, 13.5, 14, 15, 16]}`,
 	} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, line []byte) {
-		fields, ints, ok := flatObject(nil, nil, line)
-		var m map[string]json.RawMessage
-		err := json.Unmarshal(line, &m)
-		if !ok {
-			return // declined: json.Unmarshal reads it, as it did before flatObject
-		}
-		require.NoError(t, err, "flatObject read %q, which json.Unmarshal refuses", line)
-		got := map[string]string{}
-		for _, f := range fields {
-			got[string(f.key)] = string(f.raw)
-		}
-		want := map[string]string{}
-		for k, v := range m {
-			want[k] = string(v)
-		}
-		require.Equal(t, want, got, "%q", line)
+	f.Fuzz(checkFlatObject)
+}
 
-		flat := &jsonRows{fields: fields, ints: ints, flat: true}
-		slow := &jsonRows{obj: m}
-		for _, col := range append(keysOf(want), "absent") {
-			v, present := flat.get(col)
-			w, wpresent := slow.get(col)
-			assert.Equal(t, wpresent, present, "%q: column %s", line, col)
-			assert.Equal(t, w, v, "%q: column %s", line, col)
-			// The integers flatObject read are the ids hashIDs reads
-			// from the column's text.
-			if got, ok := flat.plainInts(col); ok {
-				var p parser
-				ids, _, err := p.hashIDs(v)
-				require.NoError(t, err, "%q: column %s", line, col)
-				assert.Equal(t, ids, append([]uint64{}, got...), "%q: column %s", line, col)
+// checkFlatObject is FuzzFlatObject's check of one line.
+func checkFlatObject(t *testing.T, line []byte) {
+	fields, ints, ok := flatObject(nil, nil, line)
+	var m map[string]json.RawMessage
+	err := json.Unmarshal(line, &m)
+	if !ok {
+		return // declined: json.Unmarshal reads it, as it did before flatObject
+	}
+	require.NoError(t, err, "flatObject read %q, which json.Unmarshal refuses", line)
+	got := map[string]string{}
+	for _, f := range fields {
+		got[string(f.key)] = string(f.raw)
+	}
+	want := map[string]string{}
+	for k, v := range m {
+		want[k] = string(v)
+	}
+	require.Equal(t, want, got, "%q", line)
+
+	flat := &jsonRows{fields: fields, ints: ints, flat: true}
+	slow := &jsonRows{obj: m}
+	for _, col := range append(keysOf(want), "absent") {
+		v, present := flat.get(col)
+		w, wpresent := slow.get(col)
+		assert.Equal(t, wpresent, present, "%q: column %s", line, col)
+		assert.Equal(t, w, v, "%q: column %s", line, col)
+		// The integers flatObject read are the ids hashIDs reads
+		// from the column's text.
+		if got, ok := flat.plainInts(col); ok {
+			var p parser
+			ids, _, err := p.hashIDs(v)
+			require.NoError(t, err, "%q: column %s", line, col)
+			assert.Equal(t, ids, append([]uint64{}, got...), "%q: column %s", line, col)
+		}
+	}
+}
+
+// TestFlatArrayCountingUp holds flatArray's guess of the next id (the
+// last one plus one) to json.Unmarshal, as FuzzFlatObject does, on
+// arrays of ids that mostly count up, across carries (9 to 10, 99999 to
+// 100000) and the digit counts the guess reads, with the spoilers a
+// guess must not read: another id, a leading zero, a fraction, white
+// space, a missing element.
+func TestFlatArrayCountingUp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 2))
+	spoilers := []string{"0", "00", "01", "1.5", "1e2", "-1", "", " ", "x", "18446744073709551616"}
+	seps := []string{", ", ", ", ", ", ", ", ",", " ,", ",  ", ",\t", " , "}
+	for range 3000 {
+		var b strings.Builder
+		b.WriteString(`{"hash_ids": [`)
+		spoiled := false
+		x := []uint64{0, 7, 95, 998, 9990, 99_995, 999_990, 1e7 - 3}[rng.IntN(8)] + uint64(rng.IntN(5))
+		for k := range 5 + rng.IntN(40) {
+			if k > 0 {
+				if rng.IntN(12) == 0 {
+					b.WriteString(seps[rng.IntN(len(seps))])
+				} else {
+					b.WriteString(", ")
+				}
+			}
+			switch r := rng.IntN(30); {
+			case r == 0:
+				sp := spoilers[rng.IntN(len(spoilers))]
+				b.WriteString(sp)
+				spoiled = spoiled || sp != "0"
+			case r == 1:
+				x = uint64(rng.IntN(1000))
+				fmt.Fprint(&b, x)
+			default:
+				fmt.Fprint(&b, x)
+				x++
 			}
 		}
-	})
+		b.WriteString(`], "timestamp": 1}`)
+		checkFlatObject(t, []byte(b.String()))
+		if !spoiled { // then flatObject reads the line, and the ids as integers
+			fields, ints, ok := flatObject(nil, nil, []byte(b.String()))
+			require.True(t, ok, "%s", b.String())
+			_, plain := (&jsonRows{fields: fields, ints: ints, flat: true}).plainInts("hash_ids")
+			require.True(t, plain, "%s", b.String())
+		}
+	}
 }
 
 // leadingDigits is the count and value of flatArray's digit loop over 8
