@@ -33,25 +33,53 @@ type field struct {
 // (it may not be JSON at all; json.Unmarshal says). A key given twice
 // is there twice, in order: json.Unmarshal keeps the last. The plain
 // integers of its arrays are appended to ints (see field).
-func flatObject(dst []field, ints []uint64, text []byte) (_ []field, _ []uint64, ok bool) {
-	i := skipWS(text, 0)
-	if i == len(text) || text[i] != '{' {
-		return dst, ints, false
-	}
-	i = skipWS(text, i+1)
-	if i < len(text) && text[i] == '}' {
-		return dst, ints, skipWS(text, i+1) == len(text)
-	}
-	for {
-		k0 := i
-		if i = plainString(text, i); i < 0 {
-			return dst, ints, false
+//
+// memo, when not nil, holds the bytes before each value of the lines
+// read with it (see keyMemo): a member whose bytes before its value are
+// the last line's is read by one compare. flatObject(dst, ints, text,
+// nil) is its slow twin, which FuzzFlatObjectMemo holds it to.
+func flatObject(dst []field, ints []uint64, text []byte, memo *keyMemo) (_ []field, _ []uint64, ok bool) {
+	i := 0 // the start of text, then the end of each value
+	for n := 0; ; n++ {
+		var key []byte
+		v0 := -1
+		if memo != nil && n < len(memo.segs) {
+			if s := &memo.segs[n]; len(text)-i >= len(s.b) && string(text[i:i+len(s.b)]) == string(s.b) {
+				key, v0 = text[i+s.k0:i+s.k1], skipWS(text, i+len(s.b))
+			}
 		}
-		key := text[k0+1 : i-1]
-		if i = skipWS(text, i); i == len(text) || text[i] != ':' {
-			return dst, ints, false
+		if v0 < 0 {
+			// The member's separator: '{' before the first, ',' before
+			// the others, or the object's end.
+			s0 := i
+			if i = skipWS(text, i); i == len(text) {
+				return dst, ints, false
+			}
+			switch c := text[i]; {
+			case n == 0 && c == '{':
+				if i = skipWS(text, i+1); i < len(text) && text[i] == '}' {
+					return dst, ints, skipWS(text, i+1) == len(text)
+				}
+			case n > 0 && c == ',':
+				i = skipWS(text, i+1)
+			case n > 0 && c == '}':
+				return dst, ints, skipWS(text, i+1) == len(text)
+			default:
+				return dst, ints, false
+			}
+			k0 := i
+			if i = plainString(text, i); i < 0 {
+				return dst, ints, false
+			}
+			key = text[k0+1 : i-1]
+			if i = skipWS(text, i); i == len(text) || text[i] != ':' {
+				return dst, ints, false
+			}
+			v0 = skipWS(text, i+1)
+			if memo != nil {
+				memo.set(n, text[s0:v0], k0+1-s0, k0+1-s0+len(key))
+			}
 		}
-		v0 := skipWS(text, i+1)
 		f := field{key: key, lo: -1}
 		if v0 < len(text) && text[v0] == '[' {
 			lo, plain := len(ints), false
@@ -68,18 +96,35 @@ func flatObject(dst []field, ints []uint64, text []byte) (_ []field, _ []uint64,
 		}
 		f.raw = text[v0:i]
 		dst = append(dst, f)
-		if i = skipWS(text, i); i == len(text) {
-			return dst, ints, false
-		}
-		switch text[i] {
-		case ',':
-			i = skipWS(text, i+1)
-		case '}':
-			return dst, ints, skipWS(text, i+1) == len(text)
-		default:
-			return dst, ints, false
-		}
 	}
+}
+
+// keyMemo holds, for each member of the last line flatObject read with
+// it, the bytes from the end of the value before (or the line's start)
+// to the start of its own value: white space, '{' or ',', the key and
+// ':'; and where the key is within them. A trace's lines give their
+// keys in the same order, with the same spaces, so the next line's
+// member most likely starts with the same bytes; bytes that are the
+// same are read the same way, to the same key (the value may be
+// preceded by more white space, which flatObject skips).
+type keyMemo struct {
+	segs []keySeg
+}
+
+// keySeg is the bytes before one member's value, its key b[k0:k1].
+type keySeg struct {
+	b      []byte
+	k0, k1 int
+}
+
+// set records seg, the bytes before member n's value, its key
+// seg[k0:k1]; the members before n are recorded already.
+func (m *keyMemo) set(n int, seg []byte, k0, k1 int) {
+	if n == len(m.segs) {
+		m.segs = append(m.segs, keySeg{})
+	}
+	s := &m.segs[n]
+	s.b, s.k0, s.k1 = append(s.b[:0], seg...), k0, k1
 }
 
 // skipWS is the index of the first byte at or after i that is not JSON

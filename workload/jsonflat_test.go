@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -44,7 +45,7 @@ func FuzzFlatObject(f *testing.F) {
 
 // checkFlatObject is FuzzFlatObject's check of one line.
 func checkFlatObject(t *testing.T, line []byte) {
-	fields, ints, ok := flatObject(nil, nil, line)
+	fields, ints, ok := flatObject(nil, nil, line, nil)
 	var m map[string]json.RawMessage
 	err := json.Unmarshal(line, &m)
 	if !ok {
@@ -118,12 +119,53 @@ func TestFlatArrayCountingUp(t *testing.T) {
 		b.WriteString(`], "timestamp": 1}`)
 		checkFlatObject(t, []byte(b.String()))
 		if !spoiled { // then flatObject reads the line, and the ids as integers
-			fields, ints, ok := flatObject(nil, nil, []byte(b.String()))
+			fields, ints, ok := flatObject(nil, nil, []byte(b.String()), nil)
 			require.True(t, ok, "%s", b.String())
 			_, plain := (&jsonRows{fields: fields, ints: ints, flat: true}).plainInts("hash_ids")
 			require.True(t, plain, "%s", b.String())
 		}
 	}
+}
+
+// FuzzFlatObjectMemo holds flatObject with a key memo, after it read
+// the lines of prev, to flatObject without one (its slow twin) on line:
+// the same members, the same integers, the same answer.
+func FuzzFlatObjectMemo(f *testing.F) {
+	for _, s := range [][2]string{
+		{`{"timestamp": 0, "input_length": 40160, "output_length": 6, "hash_ids": [0, 1, 2, 3]}`,
+			`{"timestamp": 5, "input_length": 12, "output_length": 7, "hash_ids": [4, 5]}`},
+		{`{"a": 1, "b": [1]}`, `{"a": 1, "b": [1], "c": 2}`}, {`{"a": 1, "b": [1]}`, `{"a": 1}`},
+		{`{"a": 1, "b": [1]}`, `{"a":  1,  "b": 2}`}, {`{"a": 1, "b": [1]}`, `{"a" : 1, "b": 2}`},
+		{`{"a": 1, "b": [1]}`, `{"a": 1, "b": }`}, {`{"a": 1, "b": [1]}`, `{"a": 1, "b"`},
+		{`{"a": 1, "b": [1]}`, `{"a": 1 "b": 2}`}, {`{"a": 1, "b": [1]}`, `{"a": 1, "b": 1, "b": 2, "a": 3}`},
+		{"{\"a\": 1}\n{\"a\": 1, \"b\": 2}", `{"a": 1, "b": 3}`}, {`{"ab": 1, "b": 2}`, `{"ab": 1, "ba": 2}`},
+		{`{"a": 1, "b": 2}`, `{"a": 1, "b": 2}x`}, {`{"a": 1, "b": 2}`, `{"a": 1, "b": 2,}`}, {`{}`, `{}`},
+		{` {"a":1}`, ` {"a":1} `}, {`{"a":1}`, `["a":1]`}, {`{"a":"x"}`, `{"a":"x`}, {`{"a":1}`, ``},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]))
+	}
+	f.Fuzz(func(t *testing.T, prev, line []byte) {
+		var memo keyMemo
+		for _, p := range bytes.Split(prev, []byte("\n")) {
+			sameWithMemo(t, &memo, p)
+		}
+		sameWithMemo(t, &memo, line)
+		sameWithMemo(t, &memo, line)
+	})
+}
+
+// sameWithMemo reads line with memo and without, and fails the test
+// unless both read the same.
+func sameWithMemo(t *testing.T, memo *keyMemo, line []byte) {
+	t.Helper()
+	slow, slowInts, slowOK := flatObject(nil, nil, line, nil)
+	fast, fastInts, fastOK := flatObject(nil, nil, line, memo)
+	require.Equal(t, slowOK, fastOK, "%q", line)
+	if !slowOK {
+		return
+	}
+	require.Equal(t, slow, fast, "%q", line)
+	require.Equal(t, slowInts, fastInts, "%q", line)
 }
 
 // leadingDigits is the count and value of flatArray's digit loop over 8
@@ -190,7 +232,7 @@ func keysOf(m map[string]string) []string {
 // The lines traces hold are read flat, not declined: a Mooncake line and
 // (with ../shared) every line of the Mooncake trace.
 func TestTraceLinesAreFlat(t *testing.T) {
-	fields, _, ok := flatObject(nil, nil, []byte(`{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48]}`))
+	fields, _, ok := flatObject(nil, nil, []byte(`{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48]}`), nil)
 	require.True(t, ok)
 	require.Len(t, fields, 4)
 	assert.Equal(t, "hash_ids", string(fields[3].key))
@@ -202,13 +244,15 @@ func TestTraceLinesAreFlat(t *testing.T) {
 	s := bufio.NewScanner(file)
 	s.Buffer(nil, maxLine)
 	n := 0
+	var memo keyMemo
 	for s.Scan() {
 		if strings.TrimSpace(s.Text()) == "" {
 			continue
 		}
 		n++
-		_, _, ok := flatObject(nil, nil, s.Bytes())
+		_, _, ok := flatObject(nil, nil, s.Bytes(), nil)
 		require.True(t, ok, "line %d", n)
+		sameWithMemo(t, &memo, s.Bytes())
 	}
 	require.NoError(t, s.Err())
 	assert.Equal(t, 3993, n)

@@ -203,6 +203,7 @@ type jsonRows struct {
 	ln     int
 	fields []field  // the line's members, while flat
 	ints   []uint64 // their arrays' plain integers (field.lo, field.hi)
+	memo   keyMemo  // the bytes before the last flat line's values
 	flat   bool
 	obj    map[string]json.RawMessage
 }
@@ -220,7 +221,7 @@ func (j *jsonRows) next() (row, error) {
 		if len(text) == 0 {
 			continue
 		}
-		if j.fields, j.ints, j.flat = flatObject(j.fields[:0], j.ints[:0], text); j.flat {
+		if j.fields, j.ints, j.flat = flatObject(j.fields[:0], j.ints[:0], text, &j.memo); j.flat {
 			return j, nil
 		}
 		clear(j.obj)
