@@ -17,14 +17,22 @@ import (
 // the same either way (FuzzFlatObject holds flatObject to
 // json.Unmarshal, field by field).
 
-// field is one member of a flat object: its key and its value's raw
-// bytes, both within the line. An array of plain integers (digits only,
-// at most 19, without leading zero: every hash id list's) is also read
-// into ints[lo:hi] of the reader's scratch; lo is -1 for any other value.
+// field is one member of a flat object: where its key and its value's
+// raw bytes are within the line, text[k0:k1] and text[v0:v1] (offsets,
+// not slices: a field holds no pointer, so a line's fields are written
+// without write barriers). An array of plain integers (digits only, at
+// most 19, without leading zero: every hash id list's) is also read into
+// ints[lo:hi] of the reader's scratch; lo is -1 for any other value.
 type field struct {
-	key, raw []byte
-	lo, hi   int
+	k0, k1, v0, v1 int32
+	lo, hi         int32
 }
+
+// key is f's key within text, the line it was read from.
+func (f *field) key(text []byte) []byte { return text[f.k0:f.k1] }
+
+// raw is f's value's bytes within text, the line it was read from.
+func (f *field) raw(text []byte) []byte { return text[f.v0:f.v1] }
 
 // flatObject appends to dst, and returns, the members of text, a JSON
 // object whose keys and string values are printable ASCII without
@@ -41,11 +49,11 @@ type field struct {
 func flatObject(dst []field, ints []uint64, text []byte, memo *keyMemo) (_ []field, _ []uint64, ok bool) {
 	i := 0 // the start of text, then the end of each value
 	for n := 0; ; n++ {
-		var key []byte
+		var k0, k1 int
 		v0 := -1
 		if memo != nil && n < len(memo.segs) {
 			if s := &memo.segs[n]; len(text)-i >= len(s.b) && string(text[i:i+len(s.b)]) == string(s.b) {
-				key, v0 = text[i+s.k0:i+s.k1], skipWS(text, i+len(s.b))
+				k0, k1, v0 = i+s.k0, i+s.k1, skipWS(text, i+len(s.b))
 			}
 		}
 		if v0 < 0 {
@@ -67,26 +75,26 @@ func flatObject(dst []field, ints []uint64, text []byte, memo *keyMemo) (_ []fie
 			default:
 				return dst, ints, false
 			}
-			k0 := i
+			k0 = i + 1
 			if i = plainString(text, i); i < 0 {
 				return dst, ints, false
 			}
-			key = text[k0+1 : i-1]
+			k1 = i - 1
 			if i = skipWS(text, i); i == len(text) || text[i] != ':' {
 				return dst, ints, false
 			}
 			v0 = skipWS(text, i+1)
 			if memo != nil {
-				memo.set(n, text[s0:v0], k0+1-s0, k0+1-s0+len(key))
+				memo.set(n, text[s0:v0], k0-s0, k1-s0)
 			}
 		}
-		f := field{key: key, lo: -1}
+		lo, hi := -1, 0
 		if v0 < len(text) && text[v0] == '[' {
-			lo, plain := len(ints), false
+			start, plain := len(ints), false
 			if i, ints, plain = flatArray(text, v0, ints); plain {
-				f.lo, f.hi = lo, len(ints)
+				lo, hi = start, len(ints)
 			} else {
-				ints = ints[:lo]
+				ints = ints[:start]
 			}
 		} else {
 			i = flatValue(text, v0)
@@ -94,8 +102,7 @@ func flatObject(dst []field, ints []uint64, text []byte, memo *keyMemo) (_ []fie
 		if i < 0 {
 			return dst, ints, false
 		}
-		f.raw = text[v0:i]
-		dst = append(dst, f)
+		dst = append(dst, field{int32(k0), int32(k1), int32(v0), int32(i), int32(lo), int32(hi)})
 	}
 }
 

@@ -54,7 +54,7 @@ func checkFlatObject(t *testing.T, line []byte) {
 	require.NoError(t, err, "flatObject read %q, which json.Unmarshal refuses", line)
 	got := map[string]string{}
 	for _, f := range fields {
-		got[string(f.key)] = string(f.raw)
+		got[string(f.key(line))] = string(f.raw(line))
 	}
 	want := map[string]string{}
 	for k, v := range m {
@@ -62,7 +62,7 @@ func checkFlatObject(t *testing.T, line []byte) {
 	}
 	require.Equal(t, want, got, "%q", line)
 
-	flat := &jsonRows{fields: fields, ints: ints, flat: true}
+	flat := &jsonRows{text: line, fields: fields, ints: ints, flat: true}
 	slow := &jsonRows{obj: m}
 	for _, col := range append(keysOf(want), "absent") {
 		v, present := flat.get(col)
@@ -121,7 +121,7 @@ func TestFlatArrayCountingUp(t *testing.T) {
 		if !spoiled { // then flatObject reads the line, and the ids as integers
 			fields, ints, ok := flatObject(nil, nil, []byte(b.String()), nil)
 			require.True(t, ok, "%s", b.String())
-			_, plain := (&jsonRows{fields: fields, ints: ints, flat: true}).plainInts("hash_ids")
+			_, plain := (&jsonRows{text: []byte(b.String()), fields: fields, ints: ints, flat: true}).plainInts("hash_ids")
 			require.True(t, plain, "%s", b.String())
 		}
 	}
@@ -151,6 +151,58 @@ func FuzzFlatObjectMemo(f *testing.F) {
 		}
 		sameWithMemo(t, &memo, line)
 		sameWithMemo(t, &memo, line)
+	})
+}
+
+// FuzzJSONRowsGet reads the lines of data with jsonRows (flatObject with
+// its key memo, the field offsets within the line, or json.Unmarshal
+// where flatObject declines) and holds each column it answers to
+// json.Unmarshal's reading of the line: every key of the line (in the
+// line's order, then sorted), and of the line before, then all of them
+// again in reverse, and one absent.
+func FuzzJSONRowsGet(f *testing.F) {
+	for _, s := range []string{
+		"{\"timestamp\": 0, \"input_length\": 4, \"hash_ids\": [0, 1]}\n{\"timestamp\": 5, \"input_length\": 6, \"hash_ids\": [2]}",
+		"{\"a\": 1, \"b\": 2}\n{\"a\": 1, \"b\": 2, \"a\": 3}\n{\"b\": 4, \"a\": 5}\n{\"a\": 6}",
+		"{\"a\": 1, \"a\": 2}\n{\"a\": 3, \"b\": 4}\n{\"a\": 3, \"b\": 4, \"c\": 5}",
+		"{\"ab\": 1, \"ba\": 2}\n{\"ba\": 3, \"ab\": 4}\n\n{\"ab\": \"x\", \"ba\": null}",
+		"{\"a\": 1}\n{\"a\": {\"b\": 1}}\n{\"a\": 2, \"b\": 3}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		j := newJSONRows(bytes.NewReader(data), "fuzz")
+		var prev []string
+		for {
+			r, err := j.next()
+			if err != nil {
+				return // the end, or a line that is not an object
+			}
+			var m map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(bytes.TrimSpace(j.s.Bytes()), &m))
+			want := map[string]string{}
+			for k, v := range m {
+				want[k] = string(v)
+			}
+			var cols []string
+			if j.flat { // the keys as the line gives them, twice if twice
+				for _, f := range j.fields {
+					cols = append(cols, string(f.key(j.text)))
+				}
+			}
+			cols = append(append(cols, keysOf(want)...), prev...)
+			for k := range len(cols) {
+				cols = append(cols, cols[len(cols)-1-2*k])
+			}
+			slow := &jsonRows{obj: m}
+			for _, col := range append(cols, "absent") {
+				v, ok := r.get(col)
+				w, wok := slow.get(col)
+				require.Equal(t, wok, ok, "%q: column %s", data, col)
+				require.Equal(t, w, v, "%q: column %s", data, col)
+			}
+			prev = keysOf(want)
+		}
 	})
 }
 
@@ -232,11 +284,12 @@ func keysOf(m map[string]string) []string {
 // The lines traces hold are read flat, not declined: a Mooncake line and
 // (with ../shared) every line of the Mooncake trace.
 func TestTraceLinesAreFlat(t *testing.T) {
-	fields, _, ok := flatObject(nil, nil, []byte(`{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48]}`), nil)
+	line := []byte(`{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48]}`)
+	fields, _, ok := flatObject(nil, nil, line, nil)
 	require.True(t, ok)
 	require.Len(t, fields, 4)
-	assert.Equal(t, "hash_ids", string(fields[3].key))
-	assert.Equal(t, "[46, 47, 48]", string(fields[3].raw))
+	assert.Equal(t, "hash_ids", string(fields[3].key(line)))
+	assert.Equal(t, "[46, 47, 48]", string(fields[3].raw(line)))
 
 	file, err := os.Open(sharedTrace(t, mooncake))
 	require.NoError(t, err)
