@@ -155,10 +155,22 @@ func (s *sample) summarise(m stats.Method, sc *scratch) ([]float64, stats.Dist) 
 		return nil, s.sk.Dist(m)
 	}
 	x := s.values()
-	sc.sort = stats.SortDurations(x, sc.sort)
 	s.x = nil // its array now holds the milliseconds
-	y := toMS(x)
+	y := sortMS(x, sc)
 	return y, stats.DistOf(y, m)
+}
+
+// sortMS sorts x and returns its values in milliseconds, in x's array:
+// the sort's last pass writes them (stats.SortDurationsMS, whose
+// float64(d) / 1e6 is ms(d), and msOf(d) for any d it converts: infMS
+// takes slices.Sort), or toMS after it.
+func sortMS(x []time.Duration, sc *scratch) []float64 {
+	y, buf := stats.SortDurationsMS(x, sc.sort)
+	sc.sort = buf
+	if y == nil {
+		y = toMS(x)
+	}
+	return y
 }
 
 // distOnly is summarise's Dist, its values gathered into the scratch and
@@ -174,8 +186,7 @@ func (s *sample) distOnly(m stats.Method, sc *scratch) stats.Dist {
 	}
 	s.free()
 	s.x = nil
-	sc.sort = stats.SortDurations(x, sc.sort)
-	d := stats.DistOf(toMS(x), m)
+	d := stats.DistOf(sortMS(x, sc), m)
 	sc.vals = x[:0]
 	return d
 }
