@@ -33,10 +33,11 @@ func SortDurations(x, buf []time.Duration) []time.Duration {
 // 1e6, as the float64s ms: the radix sort's last pass writes them as it
 // places each value, where a conversion after the sort would read and
 // write every value once more (48 of BenchmarkRunAtlas's 6,328 servesim
-// instructions a request, sim's toMS). It returns nil, and x holds the sorted
-// durations, when no radix pass ran: in a slice slices.Sort sorts (short,
-// or holding a negative duration or one of 78 hours or more), and in one
-// whose values are all equal.
+// instructions a request, sim's toMS). It returns nil, and x holds the
+// sorted durations, for a slice slices.Sort sorts (short, or holding a
+// negative duration or one of 78 hours or more), or whose values are all
+// one such duration. A slice of 512 values or more, all equal, is sorted
+// as it is: its milliseconds are written without a count of its digits.
 func SortDurationsMS(x, buf []time.Duration) (ms []float64, _ []time.Duration) {
 	buf, ok := sortDurations(x, buf, true)
 	if !ok {
@@ -51,6 +52,9 @@ func sortDurations(x, buf []time.Duration, ms bool) ([]time.Duration, bool) {
 	if len(x) < 512 {
 		slices.Sort(x)
 		return buf, false
+	}
+	if allEqual(x) { // sorted: a run's client waits, all 0 without a gateway
+		return buf, ms && fillMS(x)
 	}
 	if len(x) < smallRadix {
 		var count [smallDigits][1 << smallDigitBits]int32
@@ -70,6 +74,41 @@ func sortDurations(x, buf []time.Duration, ms bool) ([]time.Duration, bool) {
 	return radixSort(x, buf, durDigits, last, func(d int, src, dst []time.Duration) bool {
 		return radixPass(&count[d], d, src, dst, d == last)
 	})
+}
+
+// allEqual reports whether every value of x, which has one, is x[0]: it
+// returns at the first that is not, the second of most samples, where a
+// sample of one value (BenchmarkRunAtlas's client waits) took its
+// digits' count and a conversion after, 28 instructions a value.
+func allEqual(x []time.Duration) bool {
+	v := x[0]
+	for _, y := range x {
+		if y != v {
+			return false
+		}
+	}
+	return true
+}
+
+// fillMS writes, in place of each of x's values, all x[0], its
+// milliseconds, as SortDurationsMS, and reports true; or false, x
+// unchanged, for a value the radix sort does not convert (negative, or
+// 2⁴⁸ ns or more: infinite to sim).
+func fillMS(x []time.Duration) bool {
+	v := x[0]
+	if uint64(v) >= 1<<(durDigits*durDigitBits) {
+		return false
+	}
+	y := unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+	if v == 0 {
+		clear(y) // 0 ms is +0, all bits 0
+		return true
+	}
+	f := float64(v) / 1e6
+	for i := range y {
+		y[i] = f
+	}
+	return true
 }
 
 // lastPass is, with ms, the last digit whose pass runs: the last of the

@@ -29,10 +29,13 @@ func TestSortDurationsIsSlicesSort(t *testing.T) {
 			}
 			return time.Duration(rng.Int64N(1e12))
 		},
-		"hours":    func() time.Duration { return time.Duration(rng.Int64N(1 << 47)) }, // the fourth digit
-		"minutes":  func() time.Duration { return time.Duration(rng.Int64N(1 << 40)) }, // every bit of the 10-bit digits
-		"constant": func() time.Duration { return 600 * time.Millisecond },
-		"zeros":    func() time.Duration { return time.Duration(rng.IntN(2)) },
+		"hours":             func() time.Duration { return time.Duration(rng.Int64N(1 << 47)) }, // the fourth digit
+		"minutes":           func() time.Duration { return time.Duration(rng.Int64N(1 << 40)) }, // every bit of the 10-bit digits
+		"constant":          func() time.Duration { return 600 * time.Millisecond },
+		"zero":              func() time.Duration { return 0 },
+		"constant infinite": func() time.Duration { return time.Duration(math.MaxInt64) },
+		"constant negative": func() time.Duration { return -time.Millisecond },
+		"zeros":             func() time.Duration { return time.Duration(rng.IntN(2)) },
 	}
 	var buf []time.Duration
 	for name, gen := range gens {
