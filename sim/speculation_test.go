@@ -331,3 +331,33 @@ func TestWideSpeculativeBatchFastEqualsStepwise(t *testing.T) {
 	t.Logf("widest step: %d decodes", w.n)
 	assert.Greater(t, w.n, len(gapRuns{}.held)/2, "steps of more decodes than plainChunks accounts in a call")
 }
+
+// TestOneAcceptorIsIID holds the acceptor of one α for every class to
+// the i.i.d. acceptor reading its request's class, stream by stream:
+// the same draws, the same accepted drafts.
+func TestOneAcceptorIsIID(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 13))
+	for range 50 {
+		r := &runner{}
+		r.slots = make([]slot, 8)
+		r.classes.list = make([]classState, 1+rng.IntN(3))
+		s := Speculation{Tokens: 1 + rng.IntN(6), Acceptance: rng.Float64()}
+		one, ok := newAcceptor(r, s).(*oneAcceptor)
+		require.True(t, ok, "one α: oneAcceptor")
+		twin := &runner{}
+		twin.slots = make([]slot, len(r.slots))
+		twin.classes.list = r.classes.list
+		each := (*iidAcceptor)(newAcceptor(twin, s).(*oneAcceptor))
+		for i := range r.slots {
+			seed := rng.Uint64()
+			r.slots[i].acc.Seed(7, seed)
+			twin.slots[i].acc.Seed(7, seed)
+			r.slots[i].class = rng.IntN(len(r.classes.list))
+			twin.slots[i].class = r.slots[i].class
+		}
+		for range 2000 {
+			ref, drafted := int32(rng.IntN(len(r.slots))), rng.IntN(s.Tokens+1)
+			require.Equal(t, each.Accept(ref, drafted), one.Accept(ref, drafted))
+		}
+	}
+}
