@@ -361,3 +361,42 @@ func TestOneAcceptorIsIID(t *testing.T) {
 		}
 	}
 }
+
+// TestOneStepPlansWhatUntilWould holds a replica whose engine plans no
+// run (speculative decoding), which asks its engine for one step a move,
+// to the same replica asking for steps up to the stopping instant
+// (askRuns), which its engine plans one at a time: the same bytes.
+func TestOneStepPlansWhatUntilWould(t *testing.T) {
+	for _, rg := range []regime{regimeNamed(t, "Speculation"), {name: "SpeculativeFleet", small: 200,
+		build: func(tb testing.TB, n int) (Config, func() workload.Source) {
+			rc := ReplicaConfig{Speculation: Speculation{Tokens: 3, Acceptance: 0.6}}
+			cfg := Config{Fleet: Fleet{Replicas: Copies(3, rc), Router: LeastLoaded{}}, Timeout: 20 * time.Second}
+			return cfg, func() workload.Source { return poisson(tb, 5, 8, n, workload.Fixed(800, 150)) }
+		}}} {
+		t.Run(rg.name, func(t *testing.T) {
+			cfg, src := rg.build(t, rg.small)
+			one, r, err := runSourceScenario(cfg, src())
+			require.NoError(t, err)
+			for i := range r.reps {
+				require.True(t, r.reps[i].oneStep, "replica %d of a speculative fleet plans a step a move", i)
+			}
+			askRuns = true
+			defer func() { askRuns = false }()
+			until, r, err := runSourceScenario(cfg, src())
+			require.NoError(t, err)
+			require.False(t, r.reps[0].oneStep, "asked for runs")
+			sameBytes(t, until.text, one.text)
+		})
+	}
+}
+
+// regimeNamed is the regime of that name.
+func regimeNamed(t *testing.T, name string) regime {
+	for _, rg := range regimes {
+		if rg.name == name {
+			return rg
+		}
+	}
+	t.Fatalf("no regime %s", name)
+	return regime{}
+}
