@@ -304,6 +304,9 @@ func mergeRuns(x []time.Duration, runs [][]time.Duration, buf []time.Duration) [
 // its slice's length by the loop's test (checked, the merge of a value
 // took 28 instructions, where the sort it replaces took about 20 a pass).
 func merge2(dst, a, b []time.Duration) {
+	if len(dst) != len(a)+len(b) {
+		panic("sim: merge2's dst is not as long as a and b") // the unchecked stores below would overrun it
+	}
 	pa, pb, pd := unsafe.Pointer(unsafe.SliceData(a)), unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(dst))
 	i, j, k := uintptr(0), uintptr(0), uintptr(0)
 	na, nb := uintptr(len(a)), uintptr(len(b))
