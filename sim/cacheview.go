@@ -729,7 +729,26 @@ func (x *eventIndex) keep(keys []uint64) {
 	x.arena = append(x.arena, keys...)
 }
 
-func (s *eventsState) cached(r *runner, i int, req *workload.Request) int {
+func (s *eventsState) cached(r *runner, i int, _ *workload.Request) int {
+	return s.cachedOf(r, i)
+}
+
+// longestEach is View.longestCached of v's replicas (v.r's cache being
+// s): cachedOf each replica in turn, in one loop, without asking
+// CachedPrefix of each through the view and the cacheState (its twin,
+// longestOfEach: TestCachedPrefixesAreEach).
+func (s *eventsState) longestEach(v *View, least int) (best, longest int) {
+	best = least
+	for k := range v.n {
+		if c := s.cachedOf(v.r, v.at(k)); c > longest || (c == longest && c > 0 && v.held(k) < v.held(best)) {
+			best, longest = k, c
+		}
+	}
+	return best, longest
+}
+
+// cachedOf is cached of the arrival, at replica i.
+func (s *eventsState) cachedOf(r *runner, i int) int {
 	rep := &r.reps[i]
 	rep.run().SyncTo(r.now) // the events of the steps started by now
 	x := s.reps[i]

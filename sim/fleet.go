@@ -326,11 +326,15 @@ func (v *View) CachedPrefix(i int) int {
 // lower index, with that length; least and 0 when none holds any: what
 // PrefixAffinity routes by. With ApproxView the arrival's trees are
 // matched in one loop, only those whose root holds its first unit
-// (approxState.longestEach); else it asks CachedPrefix of each replica
-// in turn (longestOfEach, its twin: TestCachedPrefixesAreEach).
+// (approxState.longestEach); with EventsView the indexes are walked in
+// one loop (eventsState.longestEach); else it asks CachedPrefix of each
+// replica in turn (longestOfEach, their twin: TestCachedPrefixesAreEach).
 func (v *View) longestCached(least int) (best, longest int) {
-	if a, ok := v.r.cache.(*approxState); ok {
-		return a.longestEach(v, least)
+	switch c := v.r.cache.(type) {
+	case *approxState:
+		return c.longestEach(v, least)
+	case *eventsState:
+		return c.longestEach(v, least)
 	}
 	return longestOfEach(v, least)
 }
