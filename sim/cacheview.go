@@ -681,6 +681,13 @@ func (x *eventIndex) enqueue(seen time.Duration, removed bool, n int) {
 // catchUp applies the events seen by now, a run at a time; once all are
 // applied, the queue starts again from its beginning.
 func (x *eventIndex) catchUp(now time.Duration) {
+	if x.head < len(x.runs) && x.runs[x.head].seen <= now { // the test alone inlines at every question
+		x.apply(now)
+	}
+}
+
+// apply is catchUp past its first test.
+func (x *eventIndex) apply(now time.Duration) {
 	for x.head < len(x.runs) && x.runs[x.head].seen <= now {
 		run, end := x.runs[x.head], len(x.keys)
 		if x.head++; x.head < len(x.runs) {
@@ -737,11 +744,37 @@ func (s *eventsState) cached(r *runner, i int, _ *workload.Request) int {
 // s): cachedOf each replica in turn, in one loop, without asking
 // CachedPrefix of each through the view and the cacheState (its twin,
 // longestOfEach: TestCachedPrefixesAreEach).
+//
+// What is the arrival's, not the replica's, is found once: its chains
+// (chainOf, computed before the first replica's SyncTo rather than
+// after: they read the request and the fleet's key memo, whose keys are
+// the same whenever computed) and their memo slot.
 func (s *eventsState) longestEach(v *View, least int) (best, longest int) {
 	best = least
-	for k := range v.n {
-		if c := s.cachedOf(v.r, v.at(k)); c > longest || (c == longest && c > 0 && v.held(k) < v.held(best)) {
-			best, longest = k, c
+	if v.n == 0 {
+		return best, longest
+	}
+	r, k := v.r, &v.r.keys
+	r.view.chainOf(v.at(0)) // the arrival's chains
+	var cm *chainMemo
+	if k.cur >= 0 {
+		cm = &k.memo[k.cur]
+	}
+	for i := range v.n {
+		j := v.at(i)
+		r.reps[j].run().SyncTo(r.now)
+		x := s.reps[j]
+		x.catchUp(r.now)
+		c := 0
+		if cm != nil {
+			ch := 0
+			if k.chainOf != nil {
+				ch = int(k.chainOf[j])
+			}
+			c = x.runIn(k, ch, cm) * k.chains[ch].blockSize
+		}
+		if c > longest || (c == longest && c > 0 && v.held(i) < v.held(best)) {
+			best, longest = i, c
 		}
 	}
 	return best, longest
@@ -769,10 +802,16 @@ func (x *eventIndex) run(k *prefixChains, c int) int {
 	if k.cur < 0 {
 		return 0 // no unit, no key
 	}
+	return x.runIn(k, c, &k.memo[k.cur])
+}
+
+// runIn is run of an arrival with units, cm its chains' memo slot
+// (k.memo[k.cur]).
+func (x *eventIndex) runIn(k *prefixChains, c int, cm *chainMemo) int {
 	if x.memo == nil {
 		x.memo = make([]runMemo, memoSlots)
 	}
-	cm, m := &k.memo[k.cur], &x.memo[k.cur]
+	m := &x.memo[k.cur]
 	n := 0
 	if m.chain == cm && m.forgot == x.forgot {
 		switch m.gen {
