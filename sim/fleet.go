@@ -330,11 +330,11 @@ func (v *View) CachedPrefix(i int) int {
 // one loop (eventsState.longestEach); else it asks CachedPrefix of each
 // replica in turn (longestOfEach, their twin: TestCachedPrefixesAreEach).
 func (v *View) longestCached(least int) (best, longest int) {
-	switch c := v.r.cache.(type) {
-	case *approxState:
-		return c.longestEach(v, least)
-	case *eventsState:
-		return c.longestEach(v, least)
+	if a, ok := v.r.cache.(*approxState); ok {
+		return a.longestEach(v, least)
+	}
+	if e, ok := v.r.cache.(*eventsState); ok {
+		return e.longestEach(v, least)
 	}
 	return longestOfEach(v, least)
 }
