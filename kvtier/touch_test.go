@@ -15,6 +15,7 @@ import (
 // meets runs, broken runs, keys not held and duplicates.
 func twins(t *testing.T, capacity int, in []byte) {
 	fast, slow := mustNew(t, capacity), mustNew(t, capacity)
+	slow.growIndex = true // reindex's twin
 	next := func() byte {
 		if len(in) == 0 {
 			return 0
@@ -181,12 +182,21 @@ func TestTouchIsTouchEach(t *testing.T) {
 
 // checkSegments holds the segments to what they claim: every labelled
 // node is its segment's place, each segment counts its nodes, and a
-// place whose break is clear lies just above the next.
+// place whose break is clear lies just above the next. It holds the
+// index to the list too: each keyed node's key maps to it, and nothing
+// else is held (reindex's keys put back).
 func checkSegments(t *testing.T, l *LRU) {
 	t.Helper()
 	live := make([]int32, len(l.segs))
+	keyed := 0
 	for i := l.nodes[nil32].next; i != nil32; i = l.nodes[i].next {
 		n := l.nodes[i]
+		if n.anon == 0 {
+			keyed++
+			id, ok := l.index.Get(n.key)
+			require.True(t, ok, "node %d's key %d is held", i, n.key)
+			require.Equal(t, i, id, "key %d maps to its node", n.key)
+		}
 		if n.seg == 0 {
 			continue
 		}
@@ -196,6 +206,7 @@ func checkSegments(t *testing.T, l *LRU) {
 		require.Equal(t, n.key, s.keys[n.off])
 		live[n.seg-1]++
 	}
+	require.Equal(t, keyed, l.index.Len(), "the index holds the keyed nodes' keys")
 	free := map[int32]bool{}
 	for _, sg := range l.freeSegs {
 		free[sg] = true
@@ -230,6 +241,7 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 	for round := range 12 {
 		capacity := 200 + r.IntN(800)
 		fast, slow := mustNew(t, capacity), mustNew(t, capacity)
+		slow.growIndex = true // reindex's twin
 		prefixes := make([][]uint64, 1+r.IntN(4))
 		for g := range prefixes {
 			for k := range 1 + r.IntN(200) {
@@ -372,6 +384,7 @@ func TestColdStoreIsStoreEach(t *testing.T) {
 			capacity = 100 + r.IntN(100)
 		}
 		fast, slow := mustNew(t, capacity), mustNew(t, capacity)
+		slow.growIndex = true // reindex's twin
 		prefixes := make([][]uint64, 1+r.IntN(3))
 		for g := range prefixes {
 			for k := range 1 + r.IntN(100) {
