@@ -84,9 +84,18 @@ func (l *LRU) storeEach(keys, chain, evicted []uint64) (_ []uint64, anon int, ok
 }
 
 // inChain reports whether keys lie in chain as one run, and where it
-// begins, found from the chain's end (a request's new blocks are its
-// chain's last, or end where the blocks it computed end).
+// begins: where keys are a slice of chain's array (the engine's store
+// is a slice of its chain, the request's keys), their place in it;
+// else found from the chain's end (a request's new blocks are its
+// chain's last, or end where the blocks it computed end). Any place
+// keys lie at serves: the touch moves every key of the store, so the
+// list Store leaves is the same, and a run that begins chain lies at
+// place 0 (coldStore). Regime/Tiers (cachegrind): 86,430 instructions
+// a request found from the chain's end, 85,392 so.
 func inChain(keys, chain []uint64) (int, bool) {
+	if x := cap(chain) - cap(keys); x >= 0 && x <= len(chain)-len(keys) && &chain[x] == &keys[0] {
+		return x, true
+	}
 	last := keys[len(keys)-1]
 	for i := len(chain) - 1; i >= len(keys)-1; i-- {
 		if x := i + 1 - len(keys); chain[i] == last && lcp.Len(keys, chain[x:i+1]) == len(keys) {

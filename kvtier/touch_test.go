@@ -87,14 +87,18 @@ func twins(t *testing.T, capacity int, in []byte) {
 			require.Equal(t, sok, fok)
 			require.Equal(t, se, fe)
 			require.Equal(t, sa, fa)
-		case 9: // a store and its touch: keys within the chain, mostly
+		case 9: // a store and its touch: keys within the chain, mostly, or a slice of it
 			keys := list()
 			var chain []uint64
-			switch next() % 4 {
+			switch next() % 5 {
 			case 0:
 				chain = list()
 			case 1:
 				chain = keys
+			case 4: // a slice of the chain, as the engine's store (inChain)
+				chain = list()
+				a := int(next()) % len(chain)
+				keys = chain[a : a+1+int(next())%(len(chain)-a)]
 			default:
 				before, after := list(), list()
 				before, after = before[:min(len(before), int(next()%4))], after[:min(len(after), int(next()%3))]
