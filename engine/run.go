@@ -584,6 +584,11 @@ func (e *Engine) tierSteps(m int) (done bool) {
 // head's lookup (lookHead), then the step's stores (storeRun), in the
 // order of a step-by-step engine's plan and its acceptance.
 func (e *Engine) allocTierSteps(m int) {
+	jumps := m-e.runAlloc >= storeJumps && !storeEachStep
+	next := m + 1 // the next step with a store (jumps)
+	if jumps {
+		next = e.storeFrom(e.runAlloc, m) // lookHead changes no request's stores
+	}
 	for step := e.runAlloc + 1; step <= m; step++ {
 		if e.res.on {
 			base := e.res.base
@@ -596,7 +601,11 @@ func (e *Engine) allocTierSteps(m int) {
 			}
 		}
 		e.lookHead(e.refusedHead)
-		e.storeRun(step-1, step)
+		if !jumps {
+			e.storeRun(step-1, step)
+		} else if step == next {
+			next = e.storeStep(step, m)
+		}
 	}
 	e.runAlloc = m
 }
