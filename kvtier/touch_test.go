@@ -438,6 +438,55 @@ func TestColdStoreIsStoreEach(t *testing.T) {
 	require.Positive(t, skipped, "a store skipped its touch")
 }
 
+// TestStoreOneKeyIsStoreEach holds Store to Insert and touchEach where
+// it puts one key below its chain's key before it (insertOne), as a
+// decode stores its blocks one at a time: two chains on a shared prefix
+// grow a key a store, interleaved, past several segments' 64 places,
+// with lookups of a third chain between, each store a slice of its chain
+// (as the engine's).
+func TestStoreOneKeyIsStoreEach(t *testing.T) {
+	fast, slow := mustNew(t, 1000), mustNew(t, 1000)
+	slow.growIndex = true
+	var chains [3][]uint64
+	for c := range chains {
+		for k := range 300 {
+			key := uint64(c+1)<<32 | uint64(k)
+			if k < 40 {
+				key = uint64(k) // the shared prefix
+			}
+			chains[c] = append(chains[c], key)
+		}
+	}
+	stored := [2]int{}
+	for step := range 500 {
+		c := step % 2
+		n := stored[c] + 1
+		if stored[c] == 0 {
+			n = 50 // a prompt's first chunk
+		}
+		chain := chains[c][:n]
+		fe, fa, fok := fast.Store(chain[stored[c]:], chain, nil)
+		se, sa, sok := slow.storeStep(chain[stored[c]:], chain)
+		requireSameStore(t, fe, fa, fok, se, sa, sok)
+		stored[c] = n
+		if step%7 == 0 {
+			look := chains[2][:1+step%200]
+			require.Equal(t, countHeld(slow, look), fast.TouchHeld(look, 0))
+			slow.touchEach(look)
+		}
+		requireSameList(t, fast, slow, 0, step)
+	}
+}
+
+// countHeld is how many of keys, from the first, l holds.
+func countHeld(l *LRU, keys []uint64) int {
+	n := 0
+	for n < len(keys) && l.Contains(keys[n]) {
+		n++
+	}
+	return n
+}
+
 // requireSameStore holds two stores' answers (the keys evicted, the
 // anonymous blocks evicted, ok) equal.
 func requireSameStore(t *testing.T, fe []uint64, fa int, fok bool, se []uint64, sa int, sok bool) {
