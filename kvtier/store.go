@@ -160,11 +160,12 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 	}
 	l.nodes = slices.Grow(l.nodes, added)[:int(n0)+added]
 	s.nodes = slices.Grow(s.nodes, added)[:int(t0)+added]
-	nodes, sn := l.nodes[n0:], s.nodes[t0:]
-	for x, k := range sk[t0:] {
+	nodes, sn, nk := l.nodes[n0:], s.nodes[t0:], sk[t0:]
+	nodes, sn = nodes[:len(nk)], sn[:len(nk)] // so that the loop checks no index
+	for x := range nodes {
 		i := n0 + int32(x)
 		n := &nodes[x] // set field by field: a node{...} is built aside and copied
-		n.key, n.prev, n.next, n.anon, n.pins, n.mark, n.seg, n.off = k, i+1, i-1, 0, 0, 0, sg, t0+int32(x)
+		n.key, n.prev, n.next, n.anon, n.pins, n.mark, n.seg, n.off = nk[x], i+1, i-1, 0, 0, 0, sg, t0+int32(x)
 		sn[x] = i
 	}
 	first, last := n0, n0+int32(added)-1
