@@ -17,14 +17,22 @@ import (
 // the same either way (FuzzFlatObject holds flatObject to
 // json.Unmarshal, field by field).
 
-// field is one member of a flat object: its key and its value's raw
-// bytes, both within the line. An array of plain integers (digits only,
-// at most 19, without leading zero: every hash id list's) is also read
-// into ints[lo:hi] of the reader's scratch; lo is -1 for any other value.
+// field is one member of a flat object: where its key and its value's
+// raw bytes are within the line, text[k0:k1] and text[v0:v1] (offsets,
+// not slices: a field holds no pointer, so a line's fields are written
+// without write barriers). An array of plain integers (digits only, at
+// most 19, without leading zero: every hash id list's) is also read into
+// ints[lo:hi] of the reader's scratch; lo is -1 for any other value.
 type field struct {
-	key, raw []byte
-	lo, hi   int
+	k0, k1, v0, v1 int32
+	lo, hi         int32
 }
+
+// key is f's key within text, the line it was read from.
+func (f *field) key(text []byte) []byte { return text[f.k0:f.k1] }
+
+// raw is f's value's bytes within text, the line it was read from.
+func (f *field) raw(text []byte) []byte { return text[f.v0:f.v1] }
 
 // flatObject appends to dst, and returns, the members of text, a JSON
 // object whose keys and string values are printable ASCII without
@@ -33,32 +41,60 @@ type field struct {
 // (it may not be JSON at all; json.Unmarshal says). A key given twice
 // is there twice, in order: json.Unmarshal keeps the last. The plain
 // integers of its arrays are appended to ints (see field).
-func flatObject(dst []field, ints []uint64, text []byte) (_ []field, _ []uint64, ok bool) {
-	i := skipWS(text, 0)
-	if i == len(text) || text[i] != '{' {
-		return dst, ints, false
-	}
-	i = skipWS(text, i+1)
-	if i < len(text) && text[i] == '}' {
-		return dst, ints, skipWS(text, i+1) == len(text)
-	}
-	for {
-		k0 := i
-		if i = plainString(text, i); i < 0 {
-			return dst, ints, false
+//
+// memo, when not nil, holds the bytes before each value of the lines
+// read with it (see keyMemo): a member whose bytes before its value are
+// the last line's is read by one compare. flatObject(dst, ints, text,
+// nil) is its slow twin, which FuzzFlatObjectMemo holds it to.
+func flatObject(dst []field, ints []uint64, text []byte, memo *keyMemo) (_ []field, _ []uint64, ok bool) {
+	i := 0 // the start of text, then the end of each value
+	for n := 0; ; n++ {
+		var k0, k1 int
+		v0 := -1
+		if memo != nil && n < len(memo.segs) {
+			if s := &memo.segs[n]; len(text)-i >= len(s.b) && string(text[i:i+len(s.b)]) == string(s.b) {
+				k0, k1, v0 = i+s.k0, i+s.k1, skipWS(text, i+len(s.b))
+			}
 		}
-		key := text[k0+1 : i-1]
-		if i = skipWS(text, i); i == len(text) || text[i] != ':' {
-			return dst, ints, false
+		if v0 < 0 {
+			// The member's separator: '{' before the first, ',' before
+			// the others, or the object's end.
+			s0 := i
+			if i = skipWS(text, i); i == len(text) {
+				return dst, ints, false
+			}
+			switch c := text[i]; {
+			case n == 0 && c == '{':
+				if i = skipWS(text, i+1); i < len(text) && text[i] == '}' {
+					return dst, ints, skipWS(text, i+1) == len(text)
+				}
+			case n > 0 && c == ',':
+				i = skipWS(text, i+1)
+			case n > 0 && c == '}':
+				return dst, ints, skipWS(text, i+1) == len(text)
+			default:
+				return dst, ints, false
+			}
+			k0 = i + 1
+			if i = plainString(text, i); i < 0 {
+				return dst, ints, false
+			}
+			k1 = i - 1
+			if i = skipWS(text, i); i == len(text) || text[i] != ':' {
+				return dst, ints, false
+			}
+			v0 = skipWS(text, i+1)
+			if memo != nil {
+				memo.set(n, text[s0:v0], k0-s0, k1-s0)
+			}
 		}
-		v0 := skipWS(text, i+1)
-		f := field{key: key, lo: -1}
+		lo, hi := -1, 0
 		if v0 < len(text) && text[v0] == '[' {
-			lo, plain := len(ints), false
+			start, plain := len(ints), false
 			if i, ints, plain = flatArray(text, v0, ints); plain {
-				f.lo, f.hi = lo, len(ints)
+				lo, hi = start, len(ints)
 			} else {
-				ints = ints[:lo]
+				ints = ints[:start]
 			}
 		} else {
 			i = flatValue(text, v0)
@@ -66,20 +102,36 @@ func flatObject(dst []field, ints []uint64, text []byte) (_ []field, _ []uint64,
 		if i < 0 {
 			return dst, ints, false
 		}
-		f.raw = text[v0:i]
-		dst = append(dst, f)
-		if i = skipWS(text, i); i == len(text) {
-			return dst, ints, false
-		}
-		switch text[i] {
-		case ',':
-			i = skipWS(text, i+1)
-		case '}':
-			return dst, ints, skipWS(text, i+1) == len(text)
-		default:
-			return dst, ints, false
-		}
+		dst = append(dst, field{int32(k0), int32(k1), int32(v0), int32(i), int32(lo), int32(hi)})
 	}
+}
+
+// keyMemo holds, for each member of the last line flatObject read with
+// it, the bytes from the end of the value before (or the line's start)
+// to the start of its own value: white space, '{' or ',', the key and
+// ':'; and where the key is within them. A trace's lines give their
+// keys in the same order, with the same spaces, so the next line's
+// member most likely starts with the same bytes; bytes that are the
+// same are read the same way, to the same key (the value may be
+// preceded by more white space, which flatObject skips).
+type keyMemo struct {
+	segs []keySeg
+}
+
+// keySeg is the bytes before one member's value, its key b[k0:k1].
+type keySeg struct {
+	b      []byte
+	k0, k1 int
+}
+
+// set records seg, the bytes before member n's value, its key
+// seg[k0:k1]; the members before n are recorded already.
+func (m *keyMemo) set(n int, seg []byte, k0, k1 int) {
+	if n == len(m.segs) {
+		m.segs = append(m.segs, keySeg{})
+	}
+	s := &m.segs[n]
+	s.b, s.k0, s.k1 = append(s.b[:0], seg...), k0, k1
 }
 
 // skipWS is the index of the first byte at or after i that is not JSON
@@ -187,8 +239,27 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 		// (", " between elements): up to 5 digits, a comma, a space and
 		// the next element's first byte, read from one 8-byte load an id.
 		// The case below reads each such element alike, in more steps.
+		//
+		// A trace's ids mostly count up by one (a prompt's blocks are
+		// numbered in order): after an element x so read, the next is
+		// likely x+1, x's bytes with its last digit one higher, which
+		// next holds (with its ", ", the first bytes that mask keeps;
+		// inc adds 1 to that digit). An element whose bytes are next's
+		// is x+1 read as above, at a compare instead of leadingDigits;
+		// after a 9, next's digit is ':', which no element matches. The
+		// element after it may start with white space, which the loop
+		// reads as more elements and the skipWS after it skips.
+		var next, mask, inc, prev uint64 = 1, 0, 0, 0 // no guess: w&0 != 1
+		k := 0
 		for plain && i+8 <= len(text) {
-			w := binary.LittleEndian.Uint64(text[i:])
+			w := binary.LittleEndian.Uint64(text[i : i+8])
+			if w&mask == next {
+				prev++
+				ints = append(ints, prev)
+				i += k
+				next += inc
+				continue
+			}
 			n, x := leadingDigits(w)
 			sep := w >> (8 * uint(n) & 63)
 			if uint(n-1) >= 5 || uint16(sep) != ','|' '<<8 || byte(sep>>16) <= ' ' || (n > 1 && byte(w) == '0') {
@@ -196,7 +267,12 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 			}
 			ints = append(ints, x)
 			i += n + 2
+			prev, k = x, n+2
+			mask = 1<<(8*uint(k)&63) - 1
+			inc = 1 << (8 * uint(n-1) & 63)
+			next = (w + inc) & mask
 		}
+		i = skipWS(text, i)
 		// The usual element of a trace's ids, up to 7 digits and its
 		// comma, read from 8 bytes at once (leadingDigits): as the loop
 		// below reads it, which its digits took 12 instructions each.

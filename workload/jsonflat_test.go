@@ -2,8 +2,10 @@ package workload
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -31,44 +33,191 @@ func FuzzFlatObject(f *testing.F) {
 		`{"a":[120,1204,1e3,89,1,99]}`, `{"a":[120,1204,1.5,89,1,99]}`, `{"a":[120,1204,-1,89,1,99]}`,
 		`{"a":[1 2,3,4,5,6,7]}`, `{"a":[12\t34,5,6,7,8,9]}`, `{"a":[12]34,5,6,7,8,9]}`,
 		`{"a":[ 3 ,4,5 ], "b":[1,2], "a":[]}`, `{"a":[00]}`, "{\"a\":[1\n,\r2\t]}", `{"a":[18446744073709551615, 1]}`,
+		`{"a":[7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]}`, `{"a":[98, 99, 100, 101, 102, 103, 104, 105, 106]}`,
+		`{"a":[12345, 12346, 12347,  12348, 12349, 12350, 12351, 12352]}`, `{"a":[5, 6, 07, 8, 9, 10, 11, 12, 13, 14, 15]}`,
+		`{"a":[40, 41, 42, 4, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 5, 55]}`, `{"a":[1, 2, 3, 4, ]}`, `{"a":[1, 2, 3,` + "\t" + `4, 5, 6, 7, 8]}`,
+		`{"a":[99998, 99999, 100000, 100001, 100002, 100003]}`, `{"a":[1, 2, 3, 4, 5, 6, 7]}`, `{"a":[10, 11, 12, 13.5, 14, 15, 16]}`,
 	} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, line []byte) {
-		fields, ints, ok := flatObject(nil, nil, line)
-		var m map[string]json.RawMessage
-		err := json.Unmarshal(line, &m)
-		if !ok {
-			return // declined: json.Unmarshal reads it, as it did before flatObject
-		}
-		require.NoError(t, err, "flatObject read %q, which json.Unmarshal refuses", line)
-		got := map[string]string{}
-		for _, f := range fields {
-			got[string(f.key)] = string(f.raw)
-		}
-		want := map[string]string{}
-		for k, v := range m {
-			want[k] = string(v)
-		}
-		require.Equal(t, want, got, "%q", line)
+	f.Fuzz(checkFlatObject)
+}
 
-		flat := &jsonRows{fields: fields, ints: ints, flat: true}
-		slow := &jsonRows{obj: m}
-		for _, col := range append(keysOf(want), "absent") {
-			v, present := flat.get(col)
-			w, wpresent := slow.get(col)
-			assert.Equal(t, wpresent, present, "%q: column %s", line, col)
-			assert.Equal(t, w, v, "%q: column %s", line, col)
-			// The integers flatObject read are the ids hashIDs reads
-			// from the column's text.
-			if got, ok := flat.plainInts(col); ok {
-				var p parser
-				ids, _, err := p.hashIDs(v)
-				require.NoError(t, err, "%q: column %s", line, col)
-				assert.Equal(t, ids, append([]uint64{}, got...), "%q: column %s", line, col)
+// checkFlatObject is FuzzFlatObject's check of one line.
+func checkFlatObject(t *testing.T, line []byte) {
+	fields, ints, ok := flatObject(nil, nil, line, nil)
+	var m map[string]json.RawMessage
+	err := json.Unmarshal(line, &m)
+	if !ok {
+		return // declined: json.Unmarshal reads it, as it did before flatObject
+	}
+	require.NoError(t, err, "flatObject read %q, which json.Unmarshal refuses", line)
+	got := map[string]string{}
+	for _, f := range fields {
+		got[string(f.key(line))] = string(f.raw(line))
+	}
+	want := map[string]string{}
+	for k, v := range m {
+		want[k] = string(v)
+	}
+	require.Equal(t, want, got, "%q", line)
+
+	flat := &jsonRows{text: line, fields: fields, ints: ints, flat: true}
+	slow := &jsonRows{obj: m}
+	for _, col := range append(keysOf(want), "absent") {
+		v, present := flat.get(col)
+		w, wpresent := slow.get(col)
+		assert.Equal(t, wpresent, present, "%q: column %s", line, col)
+		assert.Equal(t, w, v, "%q: column %s", line, col)
+		// The integers flatObject read are the ids hashIDs reads
+		// from the column's text.
+		if got, ok := flat.plainInts(col); ok {
+			var p parser
+			ids, _, err := p.hashIDs(v)
+			require.NoError(t, err, "%q: column %s", line, col)
+			assert.Equal(t, ids, append([]uint64{}, got...), "%q: column %s", line, col)
+		}
+	}
+}
+
+// TestFlatArrayCountingUp holds flatArray's guess of the next id (the
+// last one plus one) to json.Unmarshal, as FuzzFlatObject does, on
+// arrays of ids that mostly count up, across carries (9 to 10, 99999 to
+// 100000) and the digit counts the guess reads, with the spoilers a
+// guess must not read: another id, a leading zero, a fraction, white
+// space, a missing element.
+func TestFlatArrayCountingUp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 2))
+	spoilers := []string{"0", "00", "01", "1.5", "1e2", "-1", "", " ", "x", "18446744073709551616"}
+	seps := []string{", ", ", ", ", ", ", ", ",", " ,", ",  ", ",\t", " , "}
+	for range 3000 {
+		var b strings.Builder
+		b.WriteString(`{"hash_ids": [`)
+		spoiled := false
+		x := []uint64{0, 7, 95, 998, 9990, 99_995, 999_990, 1e7 - 3}[rng.IntN(8)] + uint64(rng.IntN(5))
+		for k := range 5 + rng.IntN(40) {
+			if k > 0 {
+				if rng.IntN(12) == 0 {
+					b.WriteString(seps[rng.IntN(len(seps))])
+				} else {
+					b.WriteString(", ")
+				}
+			}
+			switch r := rng.IntN(30); {
+			case r == 0:
+				sp := spoilers[rng.IntN(len(spoilers))]
+				b.WriteString(sp)
+				spoiled = spoiled || sp != "0"
+			case r == 1:
+				x = uint64(rng.IntN(1000))
+				fmt.Fprint(&b, x)
+			default:
+				fmt.Fprint(&b, x)
+				x++
 			}
 		}
+		b.WriteString(`], "timestamp": 1}`)
+		checkFlatObject(t, []byte(b.String()))
+		if !spoiled { // then flatObject reads the line, and the ids as integers
+			fields, ints, ok := flatObject(nil, nil, []byte(b.String()), nil)
+			require.True(t, ok, "%s", b.String())
+			_, plain := (&jsonRows{text: []byte(b.String()), fields: fields, ints: ints, flat: true}).plainInts("hash_ids")
+			require.True(t, plain, "%s", b.String())
+		}
+	}
+}
+
+// FuzzFlatObjectMemo holds flatObject with a key memo, after it read
+// the lines of prev, to flatObject without one (its slow twin) on line:
+// the same members, the same integers, the same answer.
+func FuzzFlatObjectMemo(f *testing.F) {
+	for _, s := range [][2]string{
+		{`{"timestamp": 0, "input_length": 40160, "output_length": 6, "hash_ids": [0, 1, 2, 3]}`,
+			`{"timestamp": 5, "input_length": 12, "output_length": 7, "hash_ids": [4, 5]}`},
+		{`{"a": 1, "b": [1]}`, `{"a": 1, "b": [1], "c": 2}`}, {`{"a": 1, "b": [1]}`, `{"a": 1}`},
+		{`{"a": 1, "b": [1]}`, `{"a":  1,  "b": 2}`}, {`{"a": 1, "b": [1]}`, `{"a" : 1, "b": 2}`},
+		{`{"a": 1, "b": [1]}`, `{"a": 1, "b": }`}, {`{"a": 1, "b": [1]}`, `{"a": 1, "b"`},
+		{`{"a": 1, "b": [1]}`, `{"a": 1 "b": 2}`}, {`{"a": 1, "b": [1]}`, `{"a": 1, "b": 1, "b": 2, "a": 3}`},
+		{"{\"a\": 1}\n{\"a\": 1, \"b\": 2}", `{"a": 1, "b": 3}`}, {`{"ab": 1, "b": 2}`, `{"ab": 1, "ba": 2}`},
+		{`{"a": 1, "b": 2}`, `{"a": 1, "b": 2}x`}, {`{"a": 1, "b": 2}`, `{"a": 1, "b": 2,}`}, {`{}`, `{}`},
+		{` {"a":1}`, ` {"a":1} `}, {`{"a":1}`, `["a":1]`}, {`{"a":"x"}`, `{"a":"x`}, {`{"a":1}`, ``},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]))
+	}
+	f.Fuzz(func(t *testing.T, prev, line []byte) {
+		var memo keyMemo
+		for _, p := range bytes.Split(prev, []byte("\n")) {
+			sameWithMemo(t, &memo, p)
+		}
+		sameWithMemo(t, &memo, line)
+		sameWithMemo(t, &memo, line)
 	})
+}
+
+// FuzzJSONRowsGet reads the lines of data with jsonRows (flatObject with
+// its key memo, the field offsets within the line, or json.Unmarshal
+// where flatObject declines) and holds each column it answers to
+// json.Unmarshal's reading of the line: every key of the line (in the
+// line's order, then sorted), and of the line before, then all of them
+// again in reverse, and one absent.
+func FuzzJSONRowsGet(f *testing.F) {
+	for _, s := range []string{
+		"{\"timestamp\": 0, \"input_length\": 4, \"hash_ids\": [0, 1]}\n{\"timestamp\": 5, \"input_length\": 6, \"hash_ids\": [2]}",
+		"{\"a\": 1, \"b\": 2}\n{\"a\": 1, \"b\": 2, \"a\": 3}\n{\"b\": 4, \"a\": 5}\n{\"a\": 6}",
+		"{\"a\": 1, \"a\": 2}\n{\"a\": 3, \"b\": 4}\n{\"a\": 3, \"b\": 4, \"c\": 5}",
+		"{\"ab\": 1, \"ba\": 2}\n{\"ba\": 3, \"ab\": 4}\n\n{\"ab\": \"x\", \"ba\": null}",
+		"{\"a\": 1}\n{\"a\": {\"b\": 1}}\n{\"a\": 2, \"b\": 3}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		j := newJSONRows(bytes.NewReader(data), "fuzz")
+		var prev []string
+		for {
+			r, err := j.next()
+			if err != nil {
+				return // the end, or a line that is not an object
+			}
+			var m map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(bytes.TrimSpace(j.s.Bytes()), &m))
+			want := map[string]string{}
+			for k, v := range m {
+				want[k] = string(v)
+			}
+			var cols []string
+			if j.flat { // the keys as the line gives them, twice if twice
+				for _, f := range j.fields {
+					cols = append(cols, string(f.key(j.text)))
+				}
+			}
+			cols = append(append(cols, keysOf(want)...), prev...)
+			for k := range len(cols) {
+				cols = append(cols, cols[len(cols)-1-2*k])
+			}
+			slow := &jsonRows{obj: m}
+			for _, col := range append(cols, "absent") {
+				v, ok := r.get(col)
+				w, wok := slow.get(col)
+				require.Equal(t, wok, ok, "%q: column %s", data, col)
+				require.Equal(t, w, v, "%q: column %s", data, col)
+			}
+			prev = keysOf(want)
+		}
+	})
+}
+
+// sameWithMemo reads line with memo and without, and fails the test
+// unless both read the same.
+func sameWithMemo(t *testing.T, memo *keyMemo, line []byte) {
+	t.Helper()
+	slow, slowInts, slowOK := flatObject(nil, nil, line, nil)
+	fast, fastInts, fastOK := flatObject(nil, nil, line, memo)
+	require.Equal(t, slowOK, fastOK, "%q", line)
+	if !slowOK {
+		return
+	}
+	require.Equal(t, slow, fast, "%q", line)
+	require.Equal(t, slowInts, fastInts, "%q", line)
 }
 
 // leadingDigits is the count and value of flatArray's digit loop over 8
@@ -135,11 +284,12 @@ func keysOf(m map[string]string) []string {
 // The lines traces hold are read flat, not declined: a Mooncake line and
 // (with ../shared) every line of the Mooncake trace.
 func TestTraceLinesAreFlat(t *testing.T) {
-	fields, _, ok := flatObject(nil, nil, []byte(`{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48]}`))
+	line := []byte(`{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48]}`)
+	fields, _, ok := flatObject(nil, nil, line, nil)
 	require.True(t, ok)
 	require.Len(t, fields, 4)
-	assert.Equal(t, "hash_ids", string(fields[3].key))
-	assert.Equal(t, "[46, 47, 48]", string(fields[3].raw))
+	assert.Equal(t, "hash_ids", string(fields[3].key(line)))
+	assert.Equal(t, "[46, 47, 48]", string(fields[3].raw(line)))
 
 	file, err := os.Open(sharedTrace(t, mooncake))
 	require.NoError(t, err)
@@ -147,13 +297,15 @@ func TestTraceLinesAreFlat(t *testing.T) {
 	s := bufio.NewScanner(file)
 	s.Buffer(nil, maxLine)
 	n := 0
+	var memo keyMemo
 	for s.Scan() {
 		if strings.TrimSpace(s.Text()) == "" {
 			continue
 		}
 		n++
-		_, _, ok := flatObject(nil, nil, s.Bytes())
+		_, _, ok := flatObject(nil, nil, s.Bytes(), nil)
 		require.True(t, ok, "line %d", n)
+		sameWithMemo(t, &memo, s.Bytes())
 	}
 	require.NoError(t, s.Err())
 	assert.Equal(t, 3993, n)

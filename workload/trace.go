@@ -169,7 +169,8 @@ func span(src Source) (n int, last time.Duration, err error) {
 // Next yields the next request in file order, io.EOF after the last.
 func (t *Trace) Next() (Request, error) {
 	for !t.done {
-		r, rel, ok, err := t.read()
+		var r Request // read fills it in place: no copy a layer
+		rel, ok, err := t.read(&r)
 		if err != nil || !ok {
 			t.done, t.err = true, err
 			break
@@ -246,52 +247,54 @@ func (t *Trace) scale(d time.Duration) (time.Duration, error) {
 		Reason: fmt.Sprintf("scaled ×%.3g for %s is past time.Duration's range (about 292 years)", t.factor, by), Err: ErrScaleOverflow}
 }
 
-// read returns the next kept request with its rebased arrival, from the
-// file or (with Sort) from the sorted buffer; ok = false at the end.
-func (t *Trace) read() (Request, time.Duration, bool, error) {
+// read sets *r, a zero Request, to the next kept request and returns its
+// rebased arrival, from the file or (with Sort) from the sorted buffer;
+// ok = false at the end (then *r is left zero). On an error, *r is not
+// to be read.
+func (t *Trace) read(r *Request) (time.Duration, bool, error) {
 	if t.reread != nil {
-		r, rel, ok := t.reread.next(t)
-		return r, rel, ok, nil
+		rel, ok := t.reread.next(t, r)
+		return rel, ok, nil
 	}
-	r, rel, ok, err := t.readFile()
+	rel, ok, err := t.readFile(r)
 	if t.kept != nil && err == nil && !t.kept.keep(t, r, rel, ok) {
 		t.kept, t.p.measuring = nil, true // past the bound: the replay reads the file
 	}
-	return r, rel, ok, err
+	return rel, ok, err
 }
 
 // readFile is read from the file (or the sorted buffer).
-func (t *Trace) readFile() (Request, time.Duration, bool, error) {
+func (t *Trace) readFile(r *Request) (time.Duration, bool, error) {
 	if t.cfg.Sort {
-		return t.readSorted()
+		return t.readSorted(r)
 	}
-	r, rel, line, ok, err := t.readRow()
+	rel, line, ok, err := t.readRow(r)
 	if err != nil || !ok {
-		return r, 0, ok, err
+		return 0, ok, err
 	}
 	if t.started && rel < t.prev {
-		return r, 0, false, &ParseError{File: t.name, Line: line, Field: t.cfg.Columns.Arrival,
+		return 0, false, &ParseError{File: t.name, Line: line, Field: t.cfg.Columns.Arrival,
 			Value: fmt.Sprint(rel), Reason: fmt.Sprintf("goes back before line %d's %v (set TraceConfig.Sort to sort)", t.lastLine, t.prev), Err: ErrUnsorted}
 	}
 	t.started, t.prev, t.lastLine = true, rel, line
-	return r, rel, true, nil
+	return rel, true, nil
 }
 
-// readRow parses rows until one passes the filters; rel is its arrival
-// rebased on the first kept row.
-func (t *Trace) readRow() (r Request, rel time.Duration, line int, ok bool, err error) {
+// readRow parses rows into *r, a zero Request, until one passes the
+// filters; rel is its arrival rebased on the first kept row.
+func (t *Trace) readRow(r *Request) (rel time.Duration, line int, ok bool, err error) {
 	for {
 		row, err := t.rows.next()
 		if err == io.EOF {
-			return Request{}, 0, 0, false, nil
+			return 0, 0, false, nil
 		}
 		if err != nil {
-			return Request{}, 0, 0, false, err
+			return 0, 0, false, err
 		}
 		t.rowsRead++
-		r, raw, keep, err := t.p.parse(row)
+		raw, keep, err := t.p.parse(row, r)
 		if err != nil {
-			return Request{}, 0, 0, false, err
+			return 0, 0, false, err
 		}
 		if !keep {
 			continue
@@ -303,7 +306,7 @@ func (t *Trace) readRow() (r Request, rel time.Duration, line int, ok bool, err 
 			}
 		}
 		rel, err := t.rebase(row, raw)
-		return r, rel, row.line(), err == nil, err
+		return rel, row.line(), err == nil, err
 	}
 }
 
@@ -321,20 +324,20 @@ func (t *Trace) rebase(r row, raw time.Duration) (time.Duration, error) {
 
 // readSorted loads every kept row on first use, sorts them stably by
 // arrival, rebases on the earliest, then yields from memory.
-func (t *Trace) readSorted() (Request, time.Duration, bool, error) {
+func (t *Trace) readSorted(r *Request) (time.Duration, bool, error) {
 	if t.sorted == nil {
 		if err := t.load(); err != nil {
-			return Request{}, 0, false, err
+			return 0, false, err
 		}
 	}
 	if len(t.sorted) == 0 {
-		return Request{}, 0, false, nil
+		return 0, false, nil
 	}
-	r := t.sorted[0]
+	*r = t.sorted[0].req
+	t.lastLine = t.sorted[0].line
 	t.sorted[0] = sortedRow{}
 	t.sorted = t.sorted[1:]
-	t.lastLine = r.line
-	return r.req, r.req.Arrival, true, nil
+	return r.Arrival, true, nil
 }
 
 // sortedRow is a kept row held for a sorted replay, with its line for
@@ -347,7 +350,8 @@ type sortedRow struct {
 func (t *Trace) load() error {
 	t.sorted = []sortedRow{}
 	for {
-		r, rel, line, ok, err := t.readRow()
+		var r Request
+		rel, line, ok, err := t.readRow(&r)
 		if err != nil {
 			return err
 		}

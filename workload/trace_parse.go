@@ -31,29 +31,32 @@ const (
 	clockDate
 )
 
-// parse converts a row. It returns keep = false for a row a filter drops,
-// and the raw arrival (an absolute instant, not yet rebased).
-func (p *parser) parse(r row) (req Request, raw time.Duration, keep bool, err error) {
+// parse converts a row into *req, a zero Request (not a copy a layer:
+// Trace.read's callers hold it). It returns keep = false for a row a
+// filter drops (then *req is left zero), and the raw arrival (an
+// absolute instant, not yet rebased). On an error, *req is not to be
+// read.
+func (p *parser) parse(r row, req *Request) (raw time.Duration, keep bool, err error) {
 	for _, f := range p.cfg.Filters {
 		if v, _ := r.get(f.Column); !slices.Contains(f.Values, v) {
-			return Request{}, 0, false, nil
+			return 0, false, nil
 		}
 	}
 	c := &p.cfg.Columns // not a copy (26 words): a row reads a few
 	if raw, err = p.arrival(r); err != nil {
-		return Request{}, 0, false, err
+		return 0, false, err
 	}
 	if req.InputTokens, err = p.count(r, c.Input); err != nil {
-		return Request{}, 0, false, err
+		return 0, false, err
 	}
 	if req.OutputTokens, err = p.count(r, c.Output); err != nil {
-		return Request{}, 0, false, err
+		return 0, false, err
 	}
 	req.Failed = req.InputTokens == 0 || req.OutputTokens == 0
-	if err = p.optional(r, &req); err != nil {
-		return Request{}, 0, false, err
+	if err = p.optional(r, req); err != nil {
+		return 0, false, err
 	}
-	return req, raw, true, nil
+	return raw, true, nil
 }
 
 func (p *parser) fail(r row, field, value, reason string) error {
@@ -209,9 +212,14 @@ func opt(r row, col string) (string, bool) {
 	return v, ok && v != ""
 }
 
-// optional fills the optional fields that the row holds.
+// optional fills the optional fields that the row holds. A column not
+// mapped is not looked up (opt would say it is absent), which saves a
+// trace like Mooncake's, that maps none of them, a call each.
 func (p *parser) optional(r row, req *Request) error {
 	c := &p.cfg.Columns
+	if c.ID == "" && c.Conversation == "" && c.Turn == "" && c.Priority == "" && c.Class == "" && c.Failed == "" {
+		return p.hashes(r, req)
+	}
 	if v, ok := opt(r, c.ID); ok {
 		id, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {

@@ -43,26 +43,28 @@ type keptRead struct {
 
 // keep records a read of the first pass; false when the reads kept pass
 // rereadBytes (then the caller drops them).
-func (k *reread) keep(t *Trace, r Request, rel time.Duration, ok bool) bool {
+func (k *reread) keep(t *Trace, r *Request, rel time.Duration, ok bool) bool {
 	k.bytes += int(unsafe.Sizeof(keptRead{})) + 8*cap(r.PrefixHashes) + len(r.Class)
 	if k.bytes > rereadBytes {
 		return false
 	}
-	k.reads = append(k.reads, keptRead{req: r, rel: rel, ok: ok, lastLine: t.lastLine, rowsRead: t.rowsRead})
+	k.reads = append(k.reads, keptRead{req: *r, rel: rel, ok: ok, lastLine: t.lastLine, rowsRead: t.rowsRead})
 	return true
 }
 
-// next is the replay's next read from the kept ones, with the state the
-// first pass had after it. The replay stops where the first pass did (at
-// the end, or at the same row past the window), so it never reads past
-// the last one kept.
-func (k *reread) next(t *Trace) (Request, time.Duration, bool) {
+// next sets *r to the replay's next read from the kept ones, with the
+// state the first pass had after it. The replay stops where the first
+// pass did (at the end, or at the same row past the window), so it never
+// reads past the last one kept.
+func (k *reread) next(t *Trace, r *Request) (time.Duration, bool) {
 	if len(k.reads) == 0 {
-		return Request{}, 0, false
+		return 0, false
 	}
-	r := k.reads[0]
-	k.reads[0] = keptRead{}
+	kr := &k.reads[0]
+	*r = kr.req
+	rel, ok := kr.rel, kr.ok
+	t.lastLine, t.rowsRead, t.p.clock = kr.lastLine, kr.rowsRead, k.clock
+	*kr = keptRead{}
 	k.reads = k.reads[1:]
-	t.lastLine, t.rowsRead, t.p.clock = r.lastLine, r.rowsRead, k.clock
-	return r.req, r.rel, r.ok
+	return rel, ok
 }

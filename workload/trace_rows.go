@@ -201,8 +201,10 @@ type jsonRows struct {
 	s      *bufio.Scanner
 	name   string
 	ln     int
+	text   []byte   // the line, while flat (its fields are offsets in it)
 	fields []field  // the line's members, while flat
 	ints   []uint64 // their arrays' plain integers (field.lo, field.hi)
+	memo   keyMemo  // the bytes before the last flat line's values
 	flat   bool
 	obj    map[string]json.RawMessage
 }
@@ -220,7 +222,8 @@ func (j *jsonRows) next() (row, error) {
 		if len(text) == 0 {
 			continue
 		}
-		if j.fields, j.ints, j.flat = flatObject(j.fields[:0], j.ints[:0], text); j.flat {
+		if j.fields, j.ints, j.flat = flatObject(j.fields[:0], j.ints[:0], text, &j.memo); j.flat {
+			j.text = text
 			return j, nil
 		}
 		clear(j.obj)
@@ -241,13 +244,17 @@ func (j *jsonRows) next() (row, error) {
 func (j *jsonRows) get(col string) (string, bool) {
 	if j.flat {
 		f, ok := j.field(col)
-		if !ok || string(f.raw) == "null" {
+		if !ok {
 			return "", false
 		}
-		if f.raw[0] == '"' { // a plain string: its bytes are its value
-			return string(f.raw[1 : len(f.raw)-1]), true
+		raw := f.raw(j.text)
+		if string(raw) == "null" {
+			return "", false
 		}
-		return string(f.raw), true
+		if raw[0] == '"' { // a plain string: its bytes are its value
+			return string(raw[1 : len(raw)-1]), true
+		}
+		return string(raw), true
 	}
 	raw, ok := j.obj[col]
 	if !ok || string(raw) == "null" {
@@ -267,8 +274,10 @@ func (j *jsonRows) line() int { return j.ln }
 // field is the member col of a flat line: the last of a key given twice,
 // as json.Unmarshal keeps.
 func (j *jsonRows) field(col string) (*field, bool) {
-	for i := len(j.fields) - 1; i >= 0; i-- {
-		if f := &j.fields[i]; string(f.key) == col {
+	fields, text := j.fields, j.text // not reloaded a field
+	for i := len(fields) - 1; i >= 0; i-- {
+		// The length first: a key of another length is not sliced.
+		if f := &fields[i]; int(f.k1-f.k0) == len(col) && string(text[f.k0:f.k1]) == col {
 			return f, true
 		}
 	}
