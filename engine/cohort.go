@@ -464,7 +464,9 @@ func (e *Engine) compact0() {
 func (e *Engine) planCohort(budget int) (int, int) {
 	co := &e.co
 	if !co.on {
-		e.materialize() // the cohort was given up
+		if co.n > 0 || len(co.members) > 0 { // else materialize changes nothing (a cohort never kept: speculative decoding's, 16 instructions a step)
+			e.materialize() // the cohort was given up
+		}
 		return budget, 0
 	}
 	e.joinCohort(false)

@@ -139,6 +139,7 @@ type seq struct {
 	// while a load is reserved or landed the tokens found in HBM and
 	// those it loads (int32: a seq is zeroed at every recycle).
 	stored, tierHit, tierLoad int32
+	tierNext                  int32  // the next step of the run in flight at which it has a block to offer the tier (storeFrom)
 	lastMove                  uint64 // the last outcome it emitted in (streak.go)
 
 	// In the decode cohort (cohort.go): its token fields were true when

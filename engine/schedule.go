@@ -663,9 +663,6 @@ func (e *Engine) noteDraft(d Draft) {
 
 // accepted asks the driver how many of s's drafts the step accepted.
 func (sc *scheduling) accepted(s *seq) int {
-	if sc.acceptor == nil {
-		return 0
-	}
 	return min(max(sc.acceptor.Accept(s.req.Ref, s.draft), 0), s.draft)
 }
 

@@ -416,6 +416,91 @@ func (e *Engine) storeNew(s *seq, upto, known int) {
 // in the run's last step is offered nothing from the step after its
 // Abort (it leaves the scheduled list there), as it takes no block.
 func (e *Engine) storeRun(from, m int) {
+	if m-from < storeJumps || storeEachStep {
+		e.storeRunEach(from, m)
+		return
+	}
+	for step := e.storeFrom(from, m); step <= m; {
+		step = e.storeStep(step, m)
+	}
+}
+
+// storeFrom notes, for each scheduled request, its next step after from,
+// up to m, with a block to offer (storeAt, in seq.tierNext), and returns
+// the first of those steps: storeStep offers the steps' stores in order,
+// each request's at its step in the running loop's order, as
+// storeRunEach offers them, and the steps between, which offer nothing,
+// are not tried.
+func (e *Engine) storeFrom(from, m int) int {
+	first := m + 1
+	for _, s := range e.sched {
+		t := e.storeAt(s, from, m)
+		s.tierNext = int32(t)
+		first = min(first, t)
+	}
+	return first
+}
+
+// storeStep offers the stores of step, the first step at which a
+// scheduled request has a block to offer (storeFrom), in the running
+// loop's order, and returns the next such step (m+1 if none).
+func (e *Engine) storeStep(step, m int) int {
+	after := m + 1
+	for _, s := range e.sched {
+		t := int(s.tierNext)
+		if t == step {
+			known := s.known
+			if s.decoding {
+				known += step - 1
+			}
+			e.storeThrough(s, s.computed+step*s.sched, known)
+			t = e.storeAt(s, step, m)
+			s.tierNext = int32(t)
+		}
+		after = min(after, t)
+	}
+	return after
+}
+
+// storeJumps is the fewest steps for which storeRun (and allocTierSteps)
+// find the steps with something to store, rather than try every request
+// at every step: nine tries in ten offered nothing. Regime/Tiers
+// (cachegrind): storeRun took 3,699 instructions a request trying each
+// step, 2,706 with storeFrom, storeStep and storeAt (84,317 in all, from
+// 85,392).
+const storeJumps = 2
+
+// storeEachStep turns storeRun's jumps off (a test's switch): every
+// request is tried at every step (storeRunEach).
+var storeEachStep = false
+
+// storeAt is the first step of the run in flight after step after, and
+// at most m, at which s, scheduled, has a full block to offer (s offers
+// blocks at step t when min(computed + t·sched, known at t) reaches
+// past its stored blocks: storeThrough), or m+1 if none.
+func (e *Engine) storeAt(s *seq, after, m int) int {
+	if s.aborted {
+		return m + 1
+	}
+	need := (int(s.stored) + 1) * e.cfg.BlockSize
+	t := after + 1
+	if d := need - s.computed; d > 0 {
+		if s.sched <= 0 {
+			return m + 1
+		}
+		t = max(t, (d+s.sched-1)/s.sched)
+	}
+	if s.decoding {
+		t = max(t, need-s.known+1) // known at t: s.known + t − 1
+	} else if s.known < need {
+		return m + 1
+	}
+	return min(t, m+1)
+}
+
+// storeRunEach is storeRun's slow twin: every request tried at every
+// step.
+func (e *Engine) storeRunEach(from, m int) {
 	for step := from + 1; step <= m; step++ {
 		for _, s := range e.sched {
 			if s.aborted {

@@ -174,6 +174,15 @@ func TestTierRunsAreSteps(t *testing.T) {
 	assert.Greater(t, runsStored, 300, "the scenarios no longer plan runs that store")
 }
 
+// TestTierRunsAreStepsEachStep is TestTierRunsAreSteps with storeRun's
+// slow twin (storeEachStep): every request tried at every step of a run,
+// where storeRun jumps to the steps that store (storeFrom, storeStep).
+func TestTierRunsAreStepsEachStep(t *testing.T) {
+	storeEachStep = true
+	defer func() { storeEachStep = false }()
+	TestTierRunsAreSteps(t)
+}
+
 // TestTierLoadThenPrefillTheRest: on a replica of 10 blocks of 16 tokens,
 // request 1 (70 prompt tokens whose first 64 are shared content, 2 output)
 // runs and stores its 4 full blocks of prompt in the tier (the decode

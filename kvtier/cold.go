@@ -49,9 +49,10 @@ func (l *LRU) noteCold(keys []uint64) {
 		}
 	}
 	c.keys = append(c.keys[:0], keys...)
+	bits := c.bits // in a register: stored through, c.bits was loaded again a key
 	for _, k := range keys {
 		b := coldBit(k)
-		c.bits[b>>6] |= 1 << (b & 63)
+		bits[b>>6] |= 1 << (b & 63)
 	}
 	c.on = true
 }

@@ -50,7 +50,8 @@
 //     intrusive doubly linked list kept in a slice (no allocation per
 //     operation once warm), and its Counters. Touch moves a chain's keys
 //     by runs already in order, one lookup a run; touchEach, key by key,
-//     is its slow twin.
+//     is its slow twin. The index grows by taking its keys back from the
+//     nodes (reindex; the index's own growth is its twin).
 //   - segments.go: the runs a touch or a Store placed, their keys in an
 //     array, so that the next touch matches its keys against the array
 //     instead of walking the list.

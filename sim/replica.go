@@ -54,6 +54,13 @@ type replica struct {
 	// (engine.Runner.Continue), as the engine decided it
 	// (engine.Runner.Continues); the others skip the call.
 	continues bool
+	// oneStep: it plans a step a move (ScheduleUntil to now): the run is
+	// stepwise (Config.Stepwise), or its engine plans no run of several
+	// steps (its fast path "runs" is off, as with speculative decoding),
+	// where ScheduleUntil to a later instant would plan the same step,
+	// extendRun finding it one (212 instructions a request in
+	// BenchmarkRegime/Speculation: 40,628 then 40,389).
+	oneStep bool
 
 	busy      time.Duration // time with a step in flight, inside the window
 	blockTime wide          // KV blocks held × step time, over the steps that ended in the window
@@ -192,7 +199,7 @@ func (r *runner) plan(rep *replica) error {
 		return nil
 	}
 	until := r.stopping()
-	if r.cfg.Stepwise {
+	if rep.oneStep {
 		until = r.now
 	}
 	p, err := rep.run().ScheduleUntil(r.now, until)

@@ -166,9 +166,33 @@ func (r *runner) wireReplicas() (lazy bool) {
 			rep.run().OmitStreaks(false) // a replica lists them: so do all
 		}
 		rep.continues = rep.run().Continues()
+		rep.oneStep = r.oneStep(rep)
 	}
 	return lazy
 }
+
+// oneStep reports whether the replica plans a step a move (replica's
+// oneStep): stepwise, or its engine's fast path "runs" off (FastPaths),
+// which the engine decided.
+func (r *runner) oneStep(rep *replica) bool {
+	if r.cfg.Stepwise {
+		return true
+	}
+	if askRuns { // the twin: every engine asked for runs
+		return false
+	}
+	for _, p := range rep.eng.FastPaths() {
+		if p.Name == "runs" {
+			return !p.On
+		}
+	}
+	return false
+}
+
+// askRuns makes every replica that is not stepwise plan to the stopping
+// instant (ScheduleUntil), its engine's fast path "runs" off or on: the
+// twin of oneStep, for tests (TestOneStepPlansWhatUntilWould).
+var askRuns = false
 
 // addReplica builds a replica configured by rc at the end of the fleet,
 // wired as wireReplicas wired the others (an autoscaled fleet's join:
@@ -197,6 +221,7 @@ func (r *runner) addReplica(rc ReplicaConfig) (int, error) {
 		}
 	}
 	rep.continues = rep.run().Continues()
+	rep.oneStep = r.oneStep(rep)
 	r.ends.add()
 	r.keys = prefixChains{} // its block size may be new: the chains are found again
 	if r.cache != nil {

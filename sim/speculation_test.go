@@ -331,3 +331,72 @@ func TestWideSpeculativeBatchFastEqualsStepwise(t *testing.T) {
 	t.Logf("widest step: %d decodes", w.n)
 	assert.Greater(t, w.n, len(gapRuns{}.held)/2, "steps of more decodes than plainChunks accounts in a call")
 }
+
+// TestOneAcceptorIsIID holds the acceptor of one α for every class to
+// the i.i.d. acceptor reading its request's class, stream by stream:
+// the same draws, the same accepted drafts.
+func TestOneAcceptorIsIID(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 13))
+	for range 50 {
+		r := &runner{}
+		r.slots = make([]slot, 8)
+		r.classes.list = make([]classState, 1+rng.IntN(3))
+		s := Speculation{Tokens: 1 + rng.IntN(6), Acceptance: rng.Float64()}
+		one, ok := newAcceptor(r, s).(*oneAcceptor)
+		require.True(t, ok, "one α: oneAcceptor")
+		twin := &runner{}
+		twin.slots = make([]slot, len(r.slots))
+		twin.classes.list = r.classes.list
+		each := (*iidAcceptor)(newAcceptor(twin, s).(*oneAcceptor))
+		for i := range r.slots {
+			seed := rng.Uint64()
+			r.slots[i].acc.Seed(7, seed)
+			twin.slots[i].acc.Seed(7, seed)
+			r.slots[i].class = rng.IntN(len(r.classes.list))
+			twin.slots[i].class = r.slots[i].class
+		}
+		for range 2000 {
+			ref, drafted := int32(rng.IntN(len(r.slots))), rng.IntN(s.Tokens+1)
+			require.Equal(t, each.Accept(ref, drafted), one.Accept(ref, drafted))
+		}
+	}
+}
+
+// TestOneStepPlansWhatUntilWould holds a replica whose engine plans no
+// run (speculative decoding), which asks its engine for one step a move,
+// to the same replica asking for steps up to the stopping instant
+// (askRuns), which its engine plans one at a time: the same bytes.
+func TestOneStepPlansWhatUntilWould(t *testing.T) {
+	for _, rg := range []regime{regimeNamed(t, "Speculation"), {name: "SpeculativeFleet", small: 200,
+		build: func(tb testing.TB, n int) (Config, func() workload.Source) {
+			rc := ReplicaConfig{Speculation: Speculation{Tokens: 3, Acceptance: 0.6}}
+			cfg := Config{Fleet: Fleet{Replicas: Copies(3, rc), Router: LeastLoaded{}}, Timeout: 20 * time.Second}
+			return cfg, func() workload.Source { return poisson(tb, 5, 8, n, workload.Fixed(800, 150)) }
+		}}} {
+		t.Run(rg.name, func(t *testing.T) {
+			cfg, src := rg.build(t, rg.small)
+			one, r, err := runSourceScenario(cfg, src())
+			require.NoError(t, err)
+			for i := range r.reps {
+				require.True(t, r.reps[i].oneStep, "replica %d of a speculative fleet plans a step a move", i)
+			}
+			askRuns = true
+			defer func() { askRuns = false }()
+			until, r, err := runSourceScenario(cfg, src())
+			require.NoError(t, err)
+			require.False(t, r.reps[0].oneStep, "asked for runs")
+			sameBytes(t, until.text, one.text)
+		})
+	}
+}
+
+// regimeNamed is the regime of that name.
+func regimeNamed(t *testing.T, name string) regime {
+	for _, rg := range regimes {
+		if rg.name == name {
+			return rg
+		}
+	}
+	t.Fatalf("no regime %s", name)
+	return regime{}
+}

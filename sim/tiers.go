@@ -210,6 +210,7 @@ type tierPort struct {
 	counted bool
 	loading map[uint64]int32
 	evicted []uint64
+	host    *kvtier.LRU // t.host[rep].lru, nil without a host tier: read at every store and lookup
 }
 
 // countLoads makes every port count its loads by key (the slow twin of
@@ -242,6 +243,9 @@ func newTiers(cfg Config, r *runner) (*tiers, error) {
 		p := &t.ports[i]
 		*p = tierPort{t: t, rep: i, block: r.reps[i].eng.Config().BlockSize, loading: map[uint64]int32{},
 			counted: f.SharedStore.On() || countLoads}
+		if t.host != nil {
+			p.host = t.host[i].lru
+		}
 		if err := r.reps[i].eng.SetTier(p); err != nil {
 			return nil, fmt.Errorf("sim: replica %d: %w", i, err)
 		}
@@ -255,12 +259,8 @@ func newTiers(cfg Config, r *runner) (*tiers, error) {
 // their stores as they are synced. A shared store is every replica's.
 func (p *tierPort) Private() bool { return p.t.shared == nil }
 
-func (p *tierPort) hostLRU() *kvtier.LRU {
-	if p.t.host == nil {
-		return nil
-	}
-	return p.t.host[p.rep].lru
-}
+// hostLRU is the replica's host tier, nil without one.
+func (p *tierPort) hostLRU() *kvtier.LRU { return p.host }
 
 // Store writes a request's computed blocks through to every tier, each
 // a store of its own; it reports the host tier's answer (the shared

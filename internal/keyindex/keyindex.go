@@ -229,6 +229,41 @@ func (t *Index) Misplace() (key uint64, id int32, ok bool) {
 
 func (t *Index) grow() { t.resize(max(minSlots, 2*len(t.slots))) }
 
+// Grows reports whether Reserve(n) would grow the table.
+func (t *Index) Grows(n int) bool { return 4*n > max(minSlots, len(t.slots)) }
+
+// Clear empties the index into a table that holds n keys at most a
+// quarter full (Reserve's size, never smaller than the table was), for
+// a caller that puts its keys back from a list of its own (PutNew):
+// moving the keys from the old table (resize) reads every slot of it,
+// three empty ones and more a key.
+func (t *Index) Clear(n int) {
+	size := max(minSlots, len(t.slots))
+	for 4*n > size {
+		size *= 2
+	}
+	t.slots = make([]slot, size)
+	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
+	t.n = 0
+}
+
+// PutNew maps keys, none of them held and each given once, to id, id+1,
+// and so on, in order.
+func (t *Index) PutNew(keys []uint64, id int32) {
+	t.Reserve(t.n + len(keys))
+	slots, shift := t.slots, t.shift&63
+	mask := len(slots) - 1
+	for _, k := range keys {
+		i := int((k * mul) >> shift)
+		for slots[i].id != 0 {
+			i = (i + 1) & mask
+		}
+		id++ // a slot holds the id + 1
+		slots[i] = slot{key: k, id: id}
+	}
+	t.n += len(keys)
+}
+
 // Reserve makes room for n keys in all: the table grows at once to the
 // size that holds them at most a quarter full, if it is smaller. A
 // caller that knows its index will grow far (kvtier's, from 64 slots to

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// indexOps applies a stream of operations (Put, Del, Add, Reserve, Missing, AddNew) to an Index
+// indexOps applies a stream of operations (Put, Del, Add, Reserve or Clear and PutNew, Missing, AddNew) to an Index
 // and to a Go map, and fails at the first answer on which they differ. Keys come from
 // a small range (collisions, reinserts and deletes of absent keys are
 // common) or, half the time, from clustered homes: keys that differ only
@@ -47,7 +47,20 @@ func indexOps(t *testing.T, ops []byte) {
 				}
 			}
 		case 6:
-			ix.Reserve(len(ref) + int(id)%300)
+			n := len(ref) + int(id)%300
+			require.Equal(t, 4*n > max(minSlots, len(ix.slots)), ix.Grows(n))
+			if b[1]%4 != 0 {
+				ix.Reserve(n)
+				break
+			}
+			// Emptied and given its keys back, as kvtier's reindex: runs
+			// of keys with consecutive ids, here one key each.
+			ix.Clear(n)
+			require.Zero(t, ix.Len())
+			for k, v := range ref {
+				ix.PutNew([]uint64{k}, v)
+			}
+			require.GreaterOrEqual(t, len(ix.slots), 4*n)
 		case 7: // a run of keys from key, some held
 			if len(ref) < 5000 {
 				var run []uint64

@@ -21,7 +21,8 @@
 //     quantile sketch (DDSketch) of accuracy SketchAccuracy, and the
 //     table its bucket index reads a logarithm from.
 //   - sortdur.go: SortDurations, the radix sort of latencies as durations
-//     a summary sorts its exact samples with.
+//     a summary sorts its exact samples with, and SortDurationsMS, which
+//     writes their milliseconds in its last pass.
 //   - interval.go: Interval, a figure with its confidence interval;
 //     MeanInterval (Student-t), QuantileIntervals (the stratified
 //     percentile bootstrap over replications' sorted samples),

@@ -6,12 +6,15 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
 
-// sortDurations sorts like slices.Sort: lognormal latencies, values with
-// repeats, negatives, durations past its four digits and time.Duration(math.MaxInt64) (the
+// SortDurations sorts like slices.Sort, and SortDurationsMS too (its
+// milliseconds are those of slices.Sort's order, bit for bit, unless it
+// converts none): lognormal latencies, values with repeats, negatives,
+// durations past its four digits and time.Duration(math.MaxInt64) (the
 // fallback), values needing the fourth digit, short slices, and slices
 // below smallRadix (10-bit digits, or 12 from 2⁴⁰ ns) and at it.
 func TestSortDurationsIsSlicesSort(t *testing.T) {
@@ -26,10 +29,13 @@ func TestSortDurationsIsSlicesSort(t *testing.T) {
 			}
 			return time.Duration(rng.Int64N(1e12))
 		},
-		"hours":    func() time.Duration { return time.Duration(rng.Int64N(1 << 47)) }, // the fourth digit
-		"minutes":  func() time.Duration { return time.Duration(rng.Int64N(1 << 40)) }, // every bit of the 10-bit digits
-		"constant": func() time.Duration { return 600 * time.Millisecond },
-		"zeros":    func() time.Duration { return time.Duration(rng.IntN(2)) },
+		"hours":             func() time.Duration { return time.Duration(rng.Int64N(1 << 47)) }, // the fourth digit
+		"minutes":           func() time.Duration { return time.Duration(rng.Int64N(1 << 40)) }, // every bit of the 10-bit digits
+		"constant":          func() time.Duration { return 600 * time.Millisecond },
+		"zero":              func() time.Duration { return 0 },
+		"constant infinite": func() time.Duration { return time.Duration(math.MaxInt64) },
+		"constant negative": func() time.Duration { return -time.Millisecond },
+		"zeros":             func() time.Duration { return time.Duration(rng.IntN(2)) },
 	}
 	var buf []time.Duration
 	for name, gen := range gens {
@@ -40,8 +46,19 @@ func TestSortDurationsIsSlicesSort(t *testing.T) {
 			}
 			want := slices.Clone(x)
 			slices.Sort(want)
+			y := slices.Clone(x)
 			buf = SortDurations(x, buf)
 			require.Equal(t, want, x, "%s, %d values", name, n)
+			var ms []float64
+			if ms, buf = SortDurationsMS(y, buf); ms == nil {
+				require.Equal(t, want, y, "%s, %d values, not converted", name, n)
+				continue
+			}
+			require.Len(t, ms, n)
+			require.Same(t, &y[0], (*time.Duration)(unsafe.Pointer(&ms[0])), "%s: the milliseconds are in x's array", name)
+			for i, d := range want {
+				require.Equal(t, math.Float64bits(float64(d)/1e6), math.Float64bits(ms[i]), "%s, %d values: the %dth", name, n, i)
+			}
 		}
 	}
 }
