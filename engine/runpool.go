@@ -87,7 +87,7 @@ func (l *runLabel) from(i, b int) runLabel {
 // from yi agree on. Two runs of one shape that agree on a block agree on
 // every block after it.
 func commonRun(x *runLabel, xi int, y *runLabel, yi, most, b int) int {
-	run := x.per == y.per && x.c.kind == y.c.kind && (x.per > 0 || x.c.kind == 3)
+	run := oneShape(x, y)
 	for i := range most {
 		if x.at(xi+i, b) != y.at(yi+i, b) {
 			return i
@@ -97,6 +97,12 @@ func commonRun(x *runLabel, xi int, y *runLabel, yi, most, b int) int {
 		}
 	}
 	return most
+}
+
+// oneShape reports whether x and y are runs of one shape: commonRun's
+// answer for them is read off their first block.
+func oneShape(x, y *runLabel) bool {
+	return x.per == y.per && x.c.kind == y.c.kind && (x.per > 0 || x.c.kind == 3)
 }
 
 // appendRunPath appends to dst, and returns, the content of a sequence as
@@ -408,16 +414,29 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 	pos, e, eoff, li, lo := c.pos, c.edge, c.eoff, c.li, c.lo
 	for pos < n {
 		ed := &t.edges[e]
+		lab := &path[li]
+		k := -1 // commonRun's answer, not yet known
 		if eoff == ed.lab.n {
-			c, ok := t.child.get(childKey(e, path[li].at(lo, t.b)))
+			first := lab.at(lo, t.b)
+			c, ok := t.child.get(childKey(e, first))
 			if !ok {
 				break
 			}
 			e, eoff = c, 0
 			ed = &t.edges[e]
+			if oneShape(&ed.lab, lab) {
+				// Its one compare, of the edge's first block (ed.lab.c)
+				// with path's content there, at hand: a call cost a
+				// conversation's request 150 instructions (cachegrind).
+				k = 0
+				if ed.lab.c == first {
+					k = min(n-pos, ed.lab.n, lab.n-lo)
+				}
+			}
 		}
-		lab := &path[li]
-		k := commonRun(&ed.lab, eoff, lab, lo, min(n-pos, ed.lab.n-eoff, lab.n-lo), t.b)
+		if k < 0 {
+			k = commonRun(&ed.lab, eoff, lab, lo, min(n-pos, ed.lab.n-eoff, lab.n-lo), t.b)
+		}
 		if k == 0 {
 			break
 		}
@@ -974,48 +993,72 @@ func (p *blockPool) runRelease(held *int, r *runSeq, from int) {
 }
 
 // runReleaseRange drops r's references to its blocks lo to hi−1, last
-// first, leaving r as it is.
+// first, leaving r as it is. With r's cursor after its hi blocks (most
+// releases) it reads chain's spans as chain finds them, up the tree from
+// the cursor, last first, and keeps none: as after chain, no walk left
+// t.spans (t.walked); else it reads match's.
 func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
 	qi := uint8(0)
 	if p.split {
 		qi = 1
 	}
 	t := p.runs
-	if !t.chain(r.cur, hi) {
-		t.match(r.path, hi)
-	}
 	ci := len(r.copies) - 1
 	for ci >= 0 && r.copies[ci].pos >= hi {
 		ci--
 	}
+	if c := r.cur; c.pos == hi && t.edges[c.edge].gen == c.gen { // chain's test
+		t.walked = walkedPath{}
+		pos := hi
+		for e, eh := c.edge, c.eoff; e > 0 && pos > lo; e = t.edges[e].parent {
+			if e != c.edge {
+				eh = t.edges[e].lab.n
+			}
+			if eh > 0 {
+				pos -= eh
+				ci = p.releaseSpan(r, runSpan{edge: e, hi: eh, pos: pos}, lo, ci, qi)
+			}
+		}
+		return
+	}
+	t.match(r.path, hi)
 	for si := len(t.spans) - 1; si >= 0; si-- {
 		sp := t.spans[si]
 		if sp.pos+sp.hi-sp.lo <= lo {
 			break
 		}
-		low := sp.lo + max(0, lo-sp.pos)
-		for x := sp.hi - 1; x >= low; {
-			pos := sp.pos + x - sp.lo
-			if ci >= 0 && r.copies[ci].pos == pos {
-				p.unref(r.copies[ci].seg, qi)
-				ci--
-				x--
-				continue
-			}
-			bound := low
-			if ci >= 0 && r.copies[ci].pos >= sp.pos {
-				bound = max(bound, sp.lo+r.copies[ci].pos-sp.pos+1)
-			}
-			id := p.primAt(sp.edge, x)
-			g := &t.at[id]
-			b := max(int(g.lo), bound)
-			if int(g.lo) < b || int(g.hi) > x+1 { // else id is those blocks (isolate's test)
-				id = p.isolate(id, b, x+1)
-			}
-			p.unref(id, qi)
-			x = b - 1
-		}
+		ci = p.releaseSpan(r, sp, lo, ci, qi)
 	}
+}
+
+// releaseSpan is runReleaseRange's release of the blocks of span sp from
+// lo on, last first, r's copies among them from r.copies[ci] down. It
+// returns the index of r's last copy before them.
+func (p *blockPool) releaseSpan(r *runSeq, sp runSpan, lo, ci int, qi uint8) int {
+	t := p.runs
+	low := sp.lo + max(0, lo-sp.pos)
+	for x := sp.hi - 1; x >= low; {
+		pos := sp.pos + x - sp.lo
+		if ci >= 0 && r.copies[ci].pos == pos {
+			p.unref(r.copies[ci].seg, qi)
+			ci--
+			x--
+			continue
+		}
+		bound := low
+		if ci >= 0 && r.copies[ci].pos >= sp.pos {
+			bound = max(bound, sp.lo+r.copies[ci].pos-sp.pos+1)
+		}
+		id := p.primAt(sp.edge, x)
+		g := &t.at[id]
+		b := max(int(g.lo), bound)
+		if int(g.lo) < b || int(g.hi) > x+1 { // else id is those blocks (isolate's test)
+			id = p.isolate(id, b, x+1)
+		}
+		p.unref(id, qi)
+		x = b - 1
+	}
+	return ci
 }
 
 // unref drops one reference to segment id, queueing it at the tail of
