@@ -199,8 +199,9 @@ func (e *Engine) headRefused() bool {
 // chunk (the chunk cap or the budget left to it, both the same a step,
 // less than the tokens it has left) and none is its last, which samples
 // its first token. One with blocks of shared content left to cache is
-// one step: a later step would cache them (publish) where the waiting
-// head could find them.
+// one step, as a later step would cache them (publish) where the waiting
+// head could find them, unless the run may cache them as it goes
+// (chunksPublish): then it notes that in chunkPub.
 //
 // A prompt recomputing its emitted tokens after a preemption (known past
 // its Input) stops too before the step whose chunk would cross its
@@ -208,14 +209,33 @@ func (e *Engine) headRefused() bool {
 // (stepTokens), which Outstanding reads inside the run as j·live.
 func (e *Engine) chunkSteps(s *seq) int {
 	left := s.known - s.computed
-	if s.held < s.shared || left <= 2*s.sched { // (left-1)/sched <= 1: its last chunk, or the one before
+	if left <= 2*s.sched { // (left-1)/sched <= 1: its last chunk, or the one before
 		return 1
+	}
+	if s.held < s.shared {
+		if !e.chunksPublish() {
+			return 1
+		}
+		e.chunkPub = true
 	}
 	k := (left - 1) / s.sched
 	if in := s.req.Input; s.computed < in {
 		k = min(k, (in-s.computed)/s.sched)
 	}
 	return max(k, 1)
+}
+
+// chunksPublish reports whether a run of chunks may go on through steps
+// whose prompts cache blocks of shared content, chunkPubSteps caching
+// them at each step as its plan would (publish): when the waiting head
+// cannot look them up before the run ends (publishesThrough), with no
+// decode of the run caching blocks of shared output (pubRun: runPublish
+// caches those ahead of the steps' blocks, and two requests caching one
+// content must do so in the step-by-step engine's order, which makes
+// one the indexed block and the other its copy), and no KV tier or
+// remote KV (async: their waiting loops are their own).
+func (e *Engine) chunksPublish() bool {
+	return e.publishesThrough() && e.pubRun == 0 && !e.async
 }
 
 // stepTokens is the outstanding tokens a step of the run in flight
@@ -234,7 +254,11 @@ func (e *Engine) stepTokens(s *seq) int {
 }
 
 // chunkLimit is the fewest steps the plan's prompts allow (chunkSteps).
+// It sets chunkPub, which only a run of chunks reads (allocThrough), and
+// every such run is planned through here: resetPlan's store of it cost
+// RunAtlas 2 instructions a request (cachegrind), with no chunk to plan.
 func (e *Engine) chunkLimit() int {
+	e.chunkPub = false
 	k := 1 << 40
 	for _, s := range e.sched {
 		if !s.decoding {
@@ -363,7 +387,8 @@ func (e *Engine) runNeed(m int) int {
 // the deepest of the head's hits (blocks are freed last first, and a
 // request holding a block holds those before it), so the head needs one
 // block more and pins one less: its admission never gets easier. (A
-// prompt's chunks in later steps cache no block: chunkSteps.)
+// prompt's chunks in later steps cache no block, or the head cannot look
+// them up: chunkSteps.)
 func (e *Engine) fitBlocks(k int) int {
 	if e.headFirst && e.waiting.len() > 0 {
 		// Freed first to last, an evicted hit may be the head of the
@@ -508,6 +533,10 @@ func (e *Engine) allocThrough(m int) {
 		return
 	}
 	if len(e.plan.Batch.Prefill) > 0 { // a run of chunks (the loop below is a decode run's)
+		if e.chunkPub {
+			e.chunkPubSteps(m)
+			return
+		}
 		for _, s := range e.sched {
 			if !s.aborted {
 				e.take(s, e.need(s, s.computed+m*s.sched))
@@ -519,6 +548,31 @@ func (e *Engine) allocThrough(m int) {
 	for _, s := range e.sched {
 		if !s.aborted {
 			e.take(s, e.need(s, s.computed+m))
+		}
+	}
+	e.runAlloc = m
+}
+
+// chunkPubSteps is allocThrough for a run of chunks whose prompts cache
+// blocks of shared content in its later steps (chunkPub): step by step,
+// as the step-by-step engine's plans take and cache them: each request
+// in the run's order takes its step's blocks, and a prompt then caches
+// the blocks its step's chunk completes (schedule's publish). The
+// cohort's members, planned first, took their blocks through m already
+// (allocThrough): blocks taken earlier only evict earlier, and caching
+// takes no block and frees none; the one state both touch ends the same
+// either way (runPublish).
+func (e *Engine) chunkPubSteps(m int) {
+	for step := e.runAlloc + 1; step <= m; step++ {
+		for _, s := range e.sched {
+			if s.aborted {
+				continue
+			}
+			upto := s.computed + step*s.sched // a decode's sched is 1, a chunk's its tokens
+			e.take(s, e.need(s, upto))
+			if !s.decoding && s.held < s.shared {
+				e.publish(s, upto)
+			}
 		}
 	}
 	e.runAlloc = m

@@ -17,8 +17,10 @@ import (
 // runsChunked counts the runs timeline saw whose steps carry prefill
 // chunks, so that a test can say its scenarios planned them; runsStored
 // those whose later steps offered the tier stores (a logTier's calls grew
-// between the plan and its end).
-var runsChunked, runsStored int
+// between the plan and its end); runsChunkPub those of runsChunked
+// whose prompts cache blocks of shared content in their later steps
+// (chunkPub).
+var runsChunked, runsStored, runsChunkPub int
 
 // timeline drives e until it is idle — advancing runs of identical
 // steps in one move when fast is set, step by step otherwise — adding
@@ -106,13 +108,16 @@ func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]
 		}
 		if p.Steps > 1 && len(p.Batch.Prefill) > 0 {
 			runsChunked++
+			if e.chunkPub {
+				runsChunkPub++
+			}
 		}
 		calls := tierCalls(e)
 		start, d := p.Start, p.StepTime
 		for i := 1; i < p.Steps; i++ { // what a router reads at each step end inside a run (SyncTo first)
 			at := start + time.Duration(i)*d
 			e.Runner().SyncTo(at)
-			fmt.Fprintf(&reads, "%v: outstanding %d, free %d%s\n", at, e.Outstanding(at), e.FreeBlocks(), tierReads(e))
+			fmt.Fprintf(&reads, "%v: outstanding %d, free %d, cached %d%s\n", at, e.Outstanding(at), e.FreeBlocks(), e.CachedBlocks(), tierReads(e))
 		}
 		o, err := e.Complete(p.End)
 		require.NoError(t, err)
@@ -121,7 +126,7 @@ func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]
 			runsStored++
 		}
 		blockTime += time.Duration(o.BlockSteps) * p.StepTime
-		fmt.Fprintf(&reads, "%v: outstanding %d, free %d%s\n", p.End, e.Outstanding(p.End), e.FreeBlocks(), tierReads(e))
+		fmt.Fprintf(&reads, "%v: outstanding %d, free %d, cached %d%s\n", p.End, e.Outstanding(p.End), e.FreeBlocks(), e.CachedBlocks(), tierReads(e))
 		for i := range o.Steps { // one line per step, whichever way it was planned
 			for _, em := range o.Emitted {
 				if i >= o.Steps-em.Tokens {
@@ -214,7 +219,7 @@ var chunkContext = costmodel.Func(func(b costmodel.Batch) time.Duration {
 // model that reads the chunks' contexts. Strict mode holds every refusal
 // of a waiting head without its walk (tryAdmit) to the walk's gate.
 func TestChunkRunsAreSteps(t *testing.T) {
-	runsChunked = 0
+	runsChunked, runsChunkPub = 0, 0
 	gated := 0
 	for seed := range uint64(400) {
 		rng := rand.New(rand.NewPCG(seed, 41))
@@ -240,8 +245,9 @@ func TestChunkRunsAreSteps(t *testing.T) {
 		}
 		require.Equal(t, run(false), run(true), "seed %d, %+v", seed, cfg)
 	}
-	t.Logf("%d runs of prefill chunks; %d heads with hits refused without the walk", runsChunked, gated)
+	t.Logf("%d runs of prefill chunks, %d caching shared content; %d heads with hits refused without the walk", runsChunked, runsChunkPub, gated)
 	assert.Greater(t, runsChunked, 400, "the scenarios no longer plan runs of prefill chunks")
+	assert.Positive(t, runsChunkPub, "the scenarios no longer plan runs of chunks that cache shared content")
 	assert.Positive(t, gated, "the scenarios no longer refuse a preempted head whose own blocks are cached")
 }
 
