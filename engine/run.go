@@ -228,14 +228,28 @@ func (e *Engine) chunkSteps(s *seq) int {
 // chunksPublish reports whether a run of chunks may go on through steps
 // whose prompts cache blocks of shared content, chunkPubSteps caching
 // them at each step as its plan would (publish): when the waiting head
-// cannot look them up before the run ends (publishesThrough), with no
-// decode of the run caching blocks of shared output (pubRun: runPublish
-// caches those ahead of the steps' blocks, and two requests caching one
+// cannot look them up before the run ends (publishesThrough, or a step
+// that spends the whole token budget: budgetSpent), with no decode of
+// the run caching blocks of shared output (pubRun: runPublish caches
+// those ahead of the steps' blocks, and two requests caching one
 // content must do so in the step-by-step engine's order, which makes
 // one the indexed block and the other its copy), and no KV tier or
 // remote KV (async: their waiting loops are their own).
 func (e *Engine) chunksPublish() bool {
-	return e.publishesThrough() && e.pubRun == 0 && !e.async
+	return e.fast.pubRuns && (e.waiting.len() == 0 || e.AtSeqCap() || e.budgetSpent()) && e.pubRun == 0 && !e.async
+}
+
+// budgetSpent reports whether the planned step schedules the whole token
+// budget (MaxBatchedTokens): its waiting loop stops before it looks at
+// the waiting head (planChunked: budget > 0), and so does that of every
+// later step of a run, which schedules the same tokens (each decode its
+// token, each cohort member its own, each prompt the same chunk).
+func (e *Engine) budgetSpent() bool {
+	n := e.plan.Cohort
+	for _, s := range e.sched {
+		n += s.sched
+	}
+	return n >= e.cfg.MaxBatchedTokens
 }
 
 // stepTokens is the outstanding tokens a step of the run in flight

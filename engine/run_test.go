@@ -19,8 +19,9 @@ import (
 // those whose later steps offered the tier stores (a logTier's calls grew
 // between the plan and its end); runsChunkPub those of runsChunked
 // whose prompts cache blocks of shared content in their later steps
-// (chunkPub).
-var runsChunked, runsStored, runsChunkPub int
+// (chunkPub), runsPubSpent those of them with requests waiting below
+// MaxSeqs (budgetSpent).
+var runsChunked, runsStored, runsChunkPub, runsPubSpent int
 
 // timeline drives e until it is idle — advancing runs of identical
 // steps in one move when fast is set, step by step otherwise — adding
@@ -110,6 +111,9 @@ func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]
 			runsChunked++
 			if e.chunkPub {
 				runsChunkPub++
+				if e.waiting.len() > 0 && !e.AtSeqCap() {
+					runsPubSpent++
+				}
 			}
 		}
 		calls := tierCalls(e)
@@ -219,7 +223,7 @@ var chunkContext = costmodel.Func(func(b costmodel.Batch) time.Duration {
 // model that reads the chunks' contexts. Strict mode holds every refusal
 // of a waiting head without its walk (tryAdmit) to the walk's gate.
 func TestChunkRunsAreSteps(t *testing.T) {
-	runsChunked, runsChunkPub = 0, 0
+	runsChunked, runsChunkPub, runsPubSpent = 0, 0, 0
 	gated := 0
 	for seed := range uint64(400) {
 		rng := rand.New(rand.NewPCG(seed, 41))
@@ -245,9 +249,10 @@ func TestChunkRunsAreSteps(t *testing.T) {
 		}
 		require.Equal(t, run(false), run(true), "seed %d, %+v", seed, cfg)
 	}
-	t.Logf("%d runs of prefill chunks, %d caching shared content; %d heads with hits refused without the walk", runsChunked, runsChunkPub, gated)
+	t.Logf("%d runs of prefill chunks, %d caching shared content (%d past a waiting head, the budget spent); %d heads with hits refused without the walk", runsChunked, runsChunkPub, runsPubSpent, gated)
 	assert.Greater(t, runsChunked, 400, "the scenarios no longer plan runs of prefill chunks")
 	assert.Positive(t, runsChunkPub, "the scenarios no longer plan runs of chunks that cache shared content")
+	assert.Positive(t, runsPubSpent, "the scenarios no longer plan runs of chunks that cache shared content past a waiting head")
 	assert.Positive(t, gated, "the scenarios no longer refuse a preempted head whose own blocks are cached")
 }
 
