@@ -547,14 +547,13 @@ func (e *Engine) allocThrough(m int) {
 		return
 	}
 	if len(e.plan.Batch.Prefill) > 0 { // a run of chunks (the loop below is a decode run's)
-		if e.chunkPub {
-			e.chunkPubSteps(m)
-			return
-		}
 		for _, s := range e.sched {
 			if !s.aborted {
 				e.take(s, e.need(s, s.computed+m*s.sched))
 			}
+		}
+		if e.chunkPub {
+			e.chunkPubSteps(m)
 		}
 		e.runAlloc = m
 		return
@@ -567,29 +566,39 @@ func (e *Engine) allocThrough(m int) {
 	e.runAlloc = m
 }
 
-// chunkPubSteps is allocThrough for a run of chunks whose prompts cache
-// blocks of shared content in its later steps (chunkPub): step by step,
-// as the step-by-step engine's plans take and cache them: each request
-// in the run's order takes its step's blocks, and a prompt then caches
-// the blocks its step's chunk completes (schedule's publish). The
-// cohort's members, planned first, took their blocks through m already
-// (allocThrough): blocks taken earlier only evict earlier, and caching
-// takes no block and frees none; the one state both touch ends the same
-// either way (runPublish).
+// chunkPubSteps caches the blocks of shared content that the prompts'
+// chunks of the run's steps runAlloc+1 to m complete (chunkPub), as
+// each step's plan caches them (schedule's publish), once allocThrough
+// has taken those steps' blocks: caching takes no block and frees none,
+// and the one state both touch ends the same either way (runPublish).
+// Steps in order and, in a step, prompts in the run's order, as the
+// step-by-step plans cache them; a lone prompt, the usual case, caches
+// its blocks through step m in one call (publish caches them in order).
 func (e *Engine) chunkPubSteps(m int) {
-	for step := e.runAlloc + 1; step <= m; step++ {
+	var one *seq
+	n := 0
+	for _, s := range e.sched {
+		if e.pubChunk(s) {
+			one, n = s, n+1
+		}
+	}
+	if n == 1 {
+		e.publish(one, one.computed+m*one.sched)
+		return
+	}
+	for step := e.runAlloc + 1; step <= m && n > 1; step++ {
 		for _, s := range e.sched {
-			if s.aborted {
-				continue
-			}
-			upto := s.computed + step*s.sched // a decode's sched is 1, a chunk's its tokens
-			e.take(s, e.need(s, upto))
-			if !s.decoding && s.held < s.shared {
-				e.publish(s, upto)
+			if e.pubChunk(s) {
+				e.publish(s, s.computed+step*s.sched)
 			}
 		}
 	}
-	e.runAlloc = m
+}
+
+// pubChunk reports whether s is a prompt of the run in flight with
+// blocks of shared content left to cache.
+func (e *Engine) pubChunk(s *seq) bool {
+	return !s.decoding && !s.aborted && s.held < s.shared
 }
 
 // pubSteps is allocThrough for a run with a cohort, or whose blocks are
