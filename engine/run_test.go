@@ -23,6 +23,13 @@ import (
 // MaxSeqs (budgetSpent).
 var runsChunked, runsStored, runsChunkPub, runsPubSpent int
 
+// headsLetIn counts the steps timeline planned alone, with fast set,
+// only because the budget was left and a request waited below MaxSeqs
+// (chunksDeclined), whose next step, with no arrival between, admitted
+// that waiting head: steps after which a run of chunks that cached its
+// prompts' shared blocks would have passed an admission.
+var headsLetIn int
+
 // timeline drives e until it is idle — advancing runs of identical
 // steps in one move when fast is set, step by step otherwise — adding
 // each of adds once the clock reaches its instant, and writes down every
@@ -44,6 +51,7 @@ func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]
 	var b, reads strings.Builder // tokens and admissions; what a router reads at each step end
 	var now, blockTime time.Duration
 	lands := map[int32]time.Duration{} // the reservations in flight, by the instant each lands
+	var head int32 = -1                // the waiting head of a step chunksDeclined kept alone (headsLetIn)
 	pending := func(now time.Duration) (next time.Duration, ok bool) {
 		for at := range adds {
 			if at > now && (!ok || at < next) {
@@ -65,6 +73,9 @@ func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]
 			}
 		}
 		slices.Sort(due)
+		if len(due) > 0 {
+			head = -1
+		}
 		for _, ref := range due {
 			delete(lands, ref)
 			require.NoError(t, e.Land(end, ref))
@@ -93,7 +104,7 @@ func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]
 				fmt.Fprintf(&b, "KV block·time %v\n", blockTime)
 				return b.String() + reads.String()
 			}
-			now = next
+			now, head = next, -1
 			land(now)
 			for _, r := range adds[now] {
 				require.NoError(t, e.Add(now, r))
@@ -102,6 +113,13 @@ func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]
 		}
 		for _, ref := range p.Started {
 			fmt.Fprintf(&b, "%v: admit %d\n", p.Start, ref)
+		}
+		if head >= 0 && slices.Contains(p.Started, head) {
+			headsLetIn++
+		}
+		head = -1
+		if fast && p.Steps == 1 && chunksDeclined(e) {
+			head = e.waiting.peek().req.Ref
 		}
 		for _, r := range p.Reserved {
 			fmt.Fprintf(&b, "%v: reserve %d\n", p.Start, r.Ref)
@@ -143,6 +161,7 @@ func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]
 		land(p.End)
 		for at, rs := range adds {
 			if at > now && at <= p.End {
+				head = -1
 				for _, r := range rs {
 					require.NoError(t, e.Add(p.End, r))
 				}
@@ -152,6 +171,28 @@ func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]
 	}
 	t.Fatal("engine not idle after 100,000 steps")
 	return ""
+}
+
+// chunksDeclined reports whether the step e planned alone was a step of
+// chunks that a run would have gone on from had budgetSpent, or the test
+// of the waiting queue before it in chunksPublish, said yes: a prompt
+// with blocks of shared content left to cache and chunks after this one
+// that are not its last, no other reason to stop (lastOne, preemptions,
+// a decode caching shared output, remote KV or a tier), a request
+// waiting below MaxSeqs and the budget left.
+func chunksDeclined(e *Engine) bool {
+	if !e.fast.chunks || !e.fast.pubRuns || e.lastOne || len(e.plan.Preempted) > 0 || e.pubRun > 0 || e.async {
+		return false
+	}
+	if e.waiting.len() == 0 || e.AtSeqCap() || e.budgetSpent() {
+		return false
+	}
+	for _, s := range e.sched {
+		if !s.decoding && s.held < s.shared && s.known-s.computed > 2*s.sched {
+			return true
+		}
+	}
+	return false
 }
 
 // tierReads is what timelineLands notes of e's tier at a step end: the
@@ -254,6 +295,56 @@ func TestChunkRunsAreSteps(t *testing.T) {
 	assert.Positive(t, runsChunkPub, "the scenarios no longer plan runs of chunks that cache shared content")
 	assert.Positive(t, runsPubSpent, "the scenarios no longer plan runs of chunks that cache shared content past a waiting head")
 	assert.Positive(t, gated, "the scenarios no longer refuse a preempted head whose own blocks are cached")
+}
+
+// A run of chunks whose prompt caches blocks of shared content as it goes
+// (chunksPublish) must not pass a step at which the waiting head, which
+// shares that content, would be admitted step by step. Here a prompt P
+// of about the whole pool prefills in chunks of 8 tokens (ChunkCap) into
+// blocks of 6 or 16, and H, as long as the pool and with P's prefix, comes
+// in while it does: H's gate counts its whole prompt less its hits, P's
+// cached blocks, so it fits only at the steps after which P holds no
+// partly filled block (its cached blocks are all it holds). The step
+// before, a chunk that leaves a block partly filled, refuses H with the
+// budget left: a run from there (were budgetSpent, or chunksPublish's test
+// of the waiting queue, to say yes) would cache P's next block without
+// looking at H again, and admit it late. A quarter of the engines have a
+// budget of one chunk, which P spends: runs that do go on past H, as its
+// plans never look at it (budgetSpent).
+//
+// This fails when budgetSpent always says yes, or chunksPublish goes on
+// whatever waits: TestChunkRunsAreSteps passes under both.
+func TestChunkRunsStopBeforeAHeadTheyLetIn(t *testing.T) {
+	runsChunkPub, runsPubSpent, headsLetIn = 0, 0, 0
+	keys := make([]uint64, 128) // the shared content: P's and H's prefixes are its first ids
+	for j := range keys {
+		keys[j] = uint64(j + 1)
+	}
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 4141))
+		bs, kv := []int{6, 16}[rng.IntN(2)], 12+rng.IntN(20)
+		cfg := Config{BlockSize: bs, KVBlocks: kv, MaxSeqs: 2 + rng.IntN(3), ChunkCap: 8, MaxBatchedTokens: 9 + rng.IntN(40)}
+		if rng.IntN(4) == 0 {
+			cfg.MaxBatchedTokens = cfg.ChunkCap
+		}
+		pin := (kv-rng.IntN(3))*bs - 1 - rng.IntN(bs-1)                // kv-2 to kv blocks, shorter than MaxModelLen (the pool)
+		hin := kv*bs - 1 - rng.IntN(bs-1)                              // kv blocks
+		at := time.Duration(1+rng.IntN(pin/8)) * 20 * time.Millisecond // while P prefills (Frozen: ~20 ms a chunk)
+		adds := map[time.Duration][]Request{
+			0:  {{Ref: 0, Input: pin, Output: 1 + rng.IntN(20), Prefix: keys[:pin/8], PrefixBlockTokens: 8}},
+			at: {{Ref: 1, Input: hin, Output: 1 + rng.IntN(20), Prefix: keys[:hin/8], PrefixBlockTokens: 8}},
+		}
+		run := func(fast bool) string {
+			e, err := New(cfg, nil)
+			require.NoError(t, err)
+			e.Runner().SetStrict(true)
+			return timeline(t, e, fast, adds)
+		}
+		require.Equal(t, run(false), run(true), "seed %d, %+v, H at %v", seed, cfg, at)
+	}
+	t.Logf("%d runs of chunks caching shared content (%d past a waiting head, the budget spent); %d heads admitted at the step after a step of chunks kept alone", runsChunkPub, runsPubSpent, headsLetIn)
+	assert.Positive(t, headsLetIn, "the scenarios no longer admit a head right after a step of chunks kept alone")
+	assert.Positive(t, runsPubSpent, "the scenarios no longer plan runs of chunks that cache shared content past a waiting head")
 }
 
 // chunkRunConfig draws an engine whose prompts are chunked, for the
