@@ -17,8 +17,9 @@ import (
 // runsChunked counts the runs timeline saw whose steps carry prefill
 // chunks, so that a test can say its scenarios planned them; runsStored
 // those whose later steps offered the tier stores (a logTier's calls grew
-// between the plan and its end).
-var runsChunked, runsStored int
+// between the plan and its end), and runsCohortStored those of them with
+// a decode cohort.
+var runsChunked, runsStored, runsCohortStored int
 
 // timeline drives e until it is idle — advancing runs of identical
 // steps in one move when fast is set, step by step otherwise — adding
@@ -119,6 +120,9 @@ func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]
 		require.NoError(t, e.Check())
 		if o.Steps > 1 && tierCalls(e) > calls {
 			runsStored++
+			if p.Cohort > 0 {
+				runsCohortStored++
+			}
 		}
 		blockTime += time.Duration(o.BlockSteps) * p.StepTime
 		fmt.Fprintf(&reads, "%v: outstanding %d, free %d%s\n", p.End, e.Outstanding(p.End), e.FreeBlocks(), tierReads(e))
