@@ -36,7 +36,6 @@ const keyMemoSlots = 512
 type keyMemo struct {
 	slots  []keySlot
 	runs   []runSlot
-	tails  []runSlot // by the slot of the id after a prompt's first run
 	chains []runChain
 }
 
@@ -106,35 +105,25 @@ func (m *keyMemo) sharedKeys(dst, prefix []uint64, p, b, to int) []uint64 {
 // an id that does not follow the one before, both shared), and the run
 // that reaches past them is scanned from the last shared id on; a
 // group's system prompt of hundreds of ids is then not read an id at a
-// time (ascend.Len) again. A prompt whose first run ends before its
-// last id is kept too in the slot of the id after that run (tails): a
-// conversation's turn, which resends the turns before it after its
-// group's system prompt, finds the last turn's runs there, and scans
-// only its own new ids. TestRunMemoIsAscending holds it to the scan.
+// time (ascend.Len) again. TestRunMemoIsAscending holds it to the scan.
 func (m *keyMemo) appendRuns(dst []runLabel, ids []uint64, per, shared int) []runLabel {
 	if m.runs == nil {
 		m.runs = make([]runSlot, keyMemoSlots)
-		m.tails = make([]runSlot, keyMemoSlots)
 	}
 	sl := &m.runs[memoSlot(ids[0])]
 	ends := sl.ends[:0] // rewritten in place: an end is read before it is written
 	u, known := 0, 0
 	if len(sl.ids) > 0 { // a prompt of the slot's group parts from it where its first run ends
 		known = ascend.Common(sl.ids, ids, int(sl.ends[0]))
-		dst, ends, u = replayRuns(dst, ends, sl.ends, ids, u, known, per, shared)
-	}
-	if u == 0 {
-		v := ascend.Len(ids)
-		dst, ends, u = appendRun(dst, ids, u, v, per, shared), append(ends, int32(v)), v
-	}
-	var tl *runSlot
-	if u = int(ends[0]); u < len(ids) { // ids' first run ends before its last id
-		tl = &m.tails[memoSlot(ids[u])]
-		u = int(ends[len(ends)-1])
-		if len(tl.ids) > u {
-			// Its last turn, if tl holds it, agrees on all but perhaps its last id.
-			k := ascend.Common(tl.ids, ids, len(tl.ids)-1)
-			dst, ends, u = replayRuns(dst, ends, tl.ends, ids, u, k, per, shared)
+		for _, v := range sl.ends {
+			if int(v) >= known {
+				break
+			}
+			dst, ends, u = appendRun(dst, ids, u, int(v), per, shared), append(ends, v), int(v)
+		}
+		if u < known { // the slot's run from u goes on past known-1: so does ids'
+			v := known - 1 + ascend.Len(ids[known-1:])
+			dst, ends, u = appendRun(dst, ids, u, v, per, shared), append(ends, int32(v)), v
 		}
 	}
 	for u < len(ids) {
@@ -142,34 +131,7 @@ func (m *keyMemo) appendRuns(dst []runLabel, ids []uint64, per, shared int) []ru
 		dst, ends, u = appendRun(dst, ids, u, v, per, shared), append(ends, int32(v)), v
 	}
 	sl.ids, sl.ends = append(sl.ids[:known], ids[known:]...), ends // the first known agree
-	if tl != nil {
-		tl.ids, tl.ends = append(tl.ids[:0], ids...), append(tl.ends[:0], ends...)
-	}
 	return dst
-}
-
-// replayRuns appends to dst and ends, and returns with the end of the
-// last, the runs of ids from u (an end of a run of ids, or 0) that a
-// kept prompt's runs (their ends, kept) give where the two agree, on
-// their first known ids: kept's ends between u and known are ids' too,
-// and the run that reaches past them is scanned from the last agreeing
-// id on. It leaves u as it is when known is not past it.
-func replayRuns(dst []runLabel, ends, kept []int32, ids []uint64, u, known, per, shared int) ([]runLabel, []int32, int) {
-	if known <= u {
-		return dst, ends, u
-	}
-	for _, v := range kept {
-		if int(v) <= u {
-			continue
-		}
-		if int(v) >= known {
-			break
-		}
-		dst, ends, u = appendRun(dst, ids, u, int(v), per, shared), append(ends, v), int(v)
-	}
-	// The kept run from u goes on past known−1: so does ids'.
-	v := known - 1 + ascend.Len(ids[known-1:])
-	return appendRun(dst, ids, u, v, per, shared), append(ends, int32(v)), v
 }
 
 // runKeys appends to dst, and returns, the keys of blocks len(dst) to

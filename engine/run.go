@@ -199,8 +199,9 @@ func (e *Engine) headRefused() bool {
 // chunk (the chunk cap or the budget left to it, both the same a step,
 // less than the tokens it has left) and none is its last, which samples
 // its first token. One with blocks of shared content left to cache is
-// one step: a later step would cache them (publish) where the waiting
-// head could find them.
+// one step, as a later step would cache them (publish) where the waiting
+// head could find them, unless the run may cache them as it goes
+// (chunksPublish): then it notes that in chunkPub.
 //
 // A prompt recomputing its emitted tokens after a preemption (known past
 // its Input) stops too before the step whose chunk would cross its
@@ -208,14 +209,47 @@ func (e *Engine) headRefused() bool {
 // (stepTokens), which Outstanding reads inside the run as j·live.
 func (e *Engine) chunkSteps(s *seq) int {
 	left := s.known - s.computed
-	if s.held < s.shared || left <= 2*s.sched { // (left-1)/sched <= 1: its last chunk, or the one before
+	if left <= 2*s.sched { // (left-1)/sched <= 1: its last chunk, or the one before
 		return 1
+	}
+	if s.held < s.shared {
+		if !e.chunksPublish() {
+			return 1
+		}
+		e.chunkPub = true
 	}
 	k := (left - 1) / s.sched
 	if in := s.req.Input; s.computed < in {
 		k = min(k, (in-s.computed)/s.sched)
 	}
 	return max(k, 1)
+}
+
+// chunksPublish reports whether a run of chunks may go on through steps
+// whose prompts cache blocks of shared content, chunkPubSteps caching
+// them at each step as its plan would (publish): when the waiting head
+// cannot look them up before the run ends (publishesThrough, or a step
+// that spends the whole token budget: budgetSpent), with no decode of
+// the run caching blocks of shared output (pubRun: runPublish caches
+// those ahead of the steps' blocks, and two requests caching one
+// content must do so in the step-by-step engine's order, which makes
+// one the indexed block and the other its copy), and no KV tier or
+// remote KV (async: their waiting loops are their own).
+func (e *Engine) chunksPublish() bool {
+	return e.fast.pubRuns && (e.waiting.len() == 0 || e.AtSeqCap() || e.budgetSpent()) && e.pubRun == 0 && !e.async
+}
+
+// budgetSpent reports whether the planned step schedules the whole token
+// budget (MaxBatchedTokens): its waiting loop stops before it looks at
+// the waiting head (planChunked: budget > 0), and so does that of every
+// later step of a run, which schedules the same tokens (each decode its
+// token, each cohort member its own, each prompt the same chunk).
+func (e *Engine) budgetSpent() bool {
+	n := e.plan.Cohort
+	for _, s := range e.sched {
+		n += s.sched
+	}
+	return n >= e.cfg.MaxBatchedTokens
 }
 
 // stepTokens is the outstanding tokens a step of the run in flight
@@ -234,7 +268,11 @@ func (e *Engine) stepTokens(s *seq) int {
 }
 
 // chunkLimit is the fewest steps the plan's prompts allow (chunkSteps).
+// It sets chunkPub, which only a run of chunks reads (allocThrough), and
+// every such run is planned through here: resetPlan's store of it cost
+// RunAtlas 2 instructions a request (cachegrind), with no chunk to plan.
 func (e *Engine) chunkLimit() int {
+	e.chunkPub = false
 	k := 1 << 40
 	for _, s := range e.sched {
 		if !s.decoding {
@@ -363,7 +401,8 @@ func (e *Engine) runNeed(m int) int {
 // the deepest of the head's hits (blocks are freed last first, and a
 // request holding a block holds those before it), so the head needs one
 // block more and pins one less: its admission never gets easier. (A
-// prompt's chunks in later steps cache no block: chunkSteps.)
+// prompt's chunks in later steps cache no block, or the head cannot look
+// them up: chunkSteps.)
 func (e *Engine) fitBlocks(k int) int {
 	if e.headFirst && e.waiting.len() > 0 {
 		// Freed first to last, an evicted hit may be the head of the
@@ -509,6 +548,9 @@ func (e *Engine) allocThrough(m int) {
 				e.take(s, e.need(s, s.computed+m*s.sched))
 			}
 		}
+		if e.chunkPub {
+			e.chunkPubSteps(m)
+		}
 		e.runAlloc = m
 		return
 	}
@@ -518,6 +560,41 @@ func (e *Engine) allocThrough(m int) {
 		}
 	}
 	e.runAlloc = m
+}
+
+// chunkPubSteps caches the blocks of shared content that the prompts'
+// chunks of the run's steps runAlloc+1 to m complete (chunkPub), as
+// each step's plan caches them (schedule's publish), once allocThrough
+// has taken those steps' blocks: caching takes no block and frees none,
+// and the one state both touch ends the same either way (runPublish).
+// Steps in order and, in a step, prompts in the run's order, as the
+// step-by-step plans cache them; a lone prompt, the usual case, caches
+// its blocks through step m in one call (publish caches them in order).
+func (e *Engine) chunkPubSteps(m int) {
+	var one *seq
+	n := 0
+	for _, s := range e.sched {
+		if e.pubChunk(s) {
+			one, n = s, n+1
+		}
+	}
+	if n == 1 {
+		e.publish(one, one.computed+m*one.sched)
+		return
+	}
+	for step := e.runAlloc + 1; step <= m && n > 1; step++ {
+		for _, s := range e.sched {
+			if e.pubChunk(s) {
+				e.publish(s, s.computed+step*s.sched)
+			}
+		}
+	}
+}
+
+// pubChunk reports whether s is a prompt of the run in flight with
+// blocks of shared content left to cache.
+func (e *Engine) pubChunk(s *seq) bool {
+	return !s.decoding && !s.aborted && s.held < s.shared
 }
 
 // pubSteps is allocThrough for a run with a cohort, or whose blocks are

@@ -18,8 +18,10 @@ import (
 // chunks, so that a test can say its scenarios planned them; runsStored
 // those whose later steps offered the tier stores (a logTier's calls grew
 // between the plan and its end), and runsCohortStored those of them with
-// a decode cohort.
-var runsChunked, runsStored, runsCohortStored int
+// a decode cohort; runsChunkPub those of runsChunked whose prompts cache
+// blocks of shared content in their later steps (chunkPub), runsPubSpent
+// those of them with requests waiting below MaxSeqs (budgetSpent).
+var runsChunked, runsStored, runsCohortStored, runsChunkPub, runsPubSpent int
 
 // timeline drives e until it is idle — advancing runs of identical
 // steps in one move when fast is set, step by step otherwise — adding
@@ -107,13 +109,19 @@ func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]
 		}
 		if p.Steps > 1 && len(p.Batch.Prefill) > 0 {
 			runsChunked++
+			if e.chunkPub {
+				runsChunkPub++
+				if e.waiting.len() > 0 && !e.AtSeqCap() {
+					runsPubSpent++
+				}
+			}
 		}
 		calls := tierCalls(e)
 		start, d := p.Start, p.StepTime
 		for i := 1; i < p.Steps; i++ { // what a router reads at each step end inside a run (SyncTo first)
 			at := start + time.Duration(i)*d
 			e.Runner().SyncTo(at)
-			fmt.Fprintf(&reads, "%v: outstanding %d, free %d%s\n", at, e.Outstanding(at), e.FreeBlocks(), tierReads(e))
+			fmt.Fprintf(&reads, "%v: outstanding %d, free %d, cached %d%s\n", at, e.Outstanding(at), e.FreeBlocks(), e.CachedBlocks(), tierReads(e))
 		}
 		o, err := e.Complete(p.End)
 		require.NoError(t, err)
@@ -125,7 +133,7 @@ func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]
 			}
 		}
 		blockTime += time.Duration(o.BlockSteps) * p.StepTime
-		fmt.Fprintf(&reads, "%v: outstanding %d, free %d%s\n", p.End, e.Outstanding(p.End), e.FreeBlocks(), tierReads(e))
+		fmt.Fprintf(&reads, "%v: outstanding %d, free %d, cached %d%s\n", p.End, e.Outstanding(p.End), e.FreeBlocks(), e.CachedBlocks(), tierReads(e))
 		for i := range o.Steps { // one line per step, whichever way it was planned
 			for _, em := range o.Emitted {
 				if i >= o.Steps-em.Tokens {
@@ -218,7 +226,7 @@ var chunkContext = costmodel.Func(func(b costmodel.Batch) time.Duration {
 // model that reads the chunks' contexts. Strict mode holds every refusal
 // of a waiting head without its walk (tryAdmit) to the walk's gate.
 func TestChunkRunsAreSteps(t *testing.T) {
-	runsChunked = 0
+	runsChunked, runsChunkPub, runsPubSpent = 0, 0, 0
 	gated := 0
 	for seed := range uint64(400) {
 		rng := rand.New(rand.NewPCG(seed, 41))
@@ -244,8 +252,10 @@ func TestChunkRunsAreSteps(t *testing.T) {
 		}
 		require.Equal(t, run(false), run(true), "seed %d, %+v", seed, cfg)
 	}
-	t.Logf("%d runs of prefill chunks; %d heads with hits refused without the walk", runsChunked, gated)
+	t.Logf("%d runs of prefill chunks, %d caching shared content (%d past a waiting head, the budget spent); %d heads with hits refused without the walk", runsChunked, runsChunkPub, runsPubSpent, gated)
 	assert.Greater(t, runsChunked, 400, "the scenarios no longer plan runs of prefill chunks")
+	assert.Positive(t, runsChunkPub, "the scenarios no longer plan runs of chunks that cache shared content")
+	assert.Positive(t, runsPubSpent, "the scenarios no longer plan runs of chunks that cache shared content past a waiting head")
 	assert.Positive(t, gated, "the scenarios no longer refuse a preempted head whose own blocks are cached")
 }
 

@@ -20,6 +20,7 @@ type scheduling struct {
 	inline   int      // of them, plain decodes planChunked scheduled inline
 	minLeft  int      // their fewest output tokens left
 	lastOne  bool     // a prompt they hold takes its last chunk, or the one before: one step (chunkSteps)
+	chunkPub bool     // a prompt of the run of chunks in flight caches blocks of shared content in its later steps (chunkPubSteps; set by chunkLimit); beside lastOne, in its padding: a larger Engine put TestFleetSetupAllocatesEachReplicaOnce over its bound
 	pubLeft  int      // the fewest steps to a decode of theirs that caches a block of shared output (publishDecode)
 	pubRun   int      // of them, those with blocks of shared output left to cache in a run's later steps (runPublish)
 	pubs     []pubAt  // runPublish's scratch
