@@ -35,6 +35,10 @@ import (
 // complete a block at a step cache it when that step is planned, or
 // reached by a run (coPublish), before the other running requests'.
 //
+// With a KV tier, the members offer it their blocks as the walk's decodes
+// would, first at each step (coStore, tier.go): listed by residue too,
+// and apart while the tier refuses a member's store.
+//
 // The price of a step reads its decodes' contexts, of which the cohort
 // keeps only the sum (csum + members × tick), priced with the sum as the
 // first context and zeros after (sumDecode): so it needs a model that
@@ -52,6 +56,7 @@ import (
 // the two equal.
 type cohort struct {
 	on      bool    // the engine keeps a cohort (decideFast)
+	each    bool    // KV events published or a tier: a run's later steps are taken step by step (allocThrough)
 	members []*seq  // in running order, before every request of e.running; nil: one that left
 	n       int     // members (non-nil entries)
 	tick    int     // decode steps the cohort has taken: its clock
@@ -68,8 +73,9 @@ type cohort struct {
 	sumbuf  []int         // decode contexts with the step's sum first and zeros after: a DecodeSum price
 	scratch []*seq        // finishers, and the running list being rebuilt
 	pubs    [][]pubMember // members with blocks of shared output left to cache, by residue (as count), in running order
-	npub    int           // entries in pubs, live or not
-	cached  int           // coPublish calls that cached a member's block (tests read it)
+	npub    int32         // entries in pubs, live or not (int32, and cached: the two in 8 bytes, which ts took, so that a replica's setup stays within its 6 KB)
+	cached  int32         // coPublish calls that cached a member's block (tests read it)
+	ts      *coStores     // with a tier, made at the first join: the members' stores (tier.go)
 }
 
 // pubMember is a member whose answer has blocks of shared content left to
@@ -82,7 +88,29 @@ type pubMember struct {
 	rank uint64
 }
 
-func (x pubMember) live() bool { return x.s.member && x.s.rank == x.rank && x.s.held < x.s.shared }
+func (x pubMember) live() bool { return x.in() && x.s.held < x.s.shared }
+
+// keepMembers drops from l, in place, the entries that are no longer
+// their members (live: or whose members have no block of shared output
+// left to cache), in order, and returns what is left.
+func keepMembers(l []pubMember, live bool) []pubMember {
+	k := 0
+	for i, x := range l {
+		if x.in() && (!live || x.s.held < x.s.shared) {
+			if k != i { // else it is in its place: no store (a pointer's, with its write barrier)
+				l[k] = x
+			}
+			k++
+		}
+	}
+	if k < len(l) { // else no call to clear
+		clear(l[k:])
+	}
+	return l[:k]
+}
+
+// in reports whether x is still that member.
+func (x pubMember) in() bool { return x.s.member && x.s.rank == x.rank }
 
 // sufs holds the cohort's suffix sums of its residue counts: BlockSize
 // + 2 of them (at most maxResidueBlock + 2) in an array whose length is a
@@ -278,7 +306,7 @@ func (e *Engine) coPublish(t int) {
 	}
 	if k < len(l) { // else the list stays as it is
 		clear(l[k:])
-		co.npub -= len(l) - k
+		co.npub -= int32(len(l) - k)
 		co.pubs[r] = l[:k]
 	}
 }
@@ -292,21 +320,11 @@ func (e *Engine) coPubLeft() int {
 	for j := 1; j <= e.cfg.BlockSize && co.npub > 0; j++ {
 		r := ^(co.tick + j) & co.mask
 		l := co.pubs[r]
-		k := 0
-		for i, x := range l {
-			if x.live() {
-				if k != i {
-					l[k] = x
-				}
-				k++
-			}
+		if kept := keepMembers(l, true); len(kept) < len(l) { // else the list stays as it is
+			co.npub -= int32(len(l) - len(kept))
+			co.pubs[r], l = kept, kept
 		}
-		if k < len(l) {
-			clear(l[k:])
-			co.npub -= len(l) - k
-			co.pubs[r] = l[:k]
-		}
-		if k > 0 {
+		if len(l) > 0 {
 			return j
 		}
 	}
@@ -350,6 +368,9 @@ func (e *Engine) joinCohort(all bool) {
 			r := (s.computed - co.tick) & co.mask
 			co.pubs[r] = append(co.pubs[r], pubMember{s: s, rank: s.rank})
 			co.npub++
+		}
+		if e.tier != nil {
+			e.joinStores(s)
 		}
 	}
 	if k > 0 {
@@ -423,6 +444,9 @@ func (e *Engine) materialize() {
 		co.pubs[r] = co.pubs[r][:0]
 	}
 	co.npub = 0
+	if co.ts != nil {
+		co.ts.clear()
+	}
 	clear(co.count)
 	clear(co.suf[:])
 	clear(co.rsuf)

@@ -73,7 +73,8 @@ const (
 	whyKVEvents    = "KV events are published (PublishKVEvents): each step's evictions carry its start"
 	whyRemote      = "remote KV (Config.RemoteKV): a transfer lands between steps"
 	whyTierShared  = "a KV tier that other engines call too (SetTier): a run's stores are offered as the driver brings it to an instant, not at its steps' starts"
-	whyTierCohort  = "a KV tier (SetTier): stores are offered a request at a time, which the cohort keeps in aggregate"
+	whyTierCohort  = "a KV tier with KV events published (SetTier, PublishKVEvents): a run's steps would take their blocks, stamp their events and offer their stores step by step"
+	whyTierCont    = "a KV tier (SetTier): Continue's plan offers no stores"
 	whyTierReserve = "a KV tier (SetTier): a reservation inside a run is not held to the tier's step-by-step calls"
 )
 
@@ -152,8 +153,10 @@ func (e *Engine) decideFast() {
 		// this engine calls the tier with happens inside a run (a Land or
 		// an Abort syncs the run first). That order is the tier's whole
 		// order only when no other engine calls it (tierPrivate). The
-		// cohort keeps its members in aggregate: it stays off, and
-		// Continue with it. Streaks and residues touch nothing the tier
+		// cohort offers its members' stores, theirs first in each step,
+		// at the steps whose decodes complete a block (coStore), but not
+		// with KV events too; Continue, which plans no store, stays
+		// off. Streaks and residues touch nothing the tier
 		// sees. A join changes nothing under the rule joins keep (the
 		// running list at MaxSeqs, or the waiting head the run was
 		// planned with): a run with something waiting below MaxSeqs was
@@ -163,7 +166,10 @@ func (e *Engine) decideFast() {
 			off(pathRuns, whyTierShared)
 			off(pathJoins, whyTierShared)
 		}
-		off(pathCohort, whyTierCohort)
+		if e.pool.pub != nil {
+			off(pathCohort, whyTierCohort)
+		}
+		off(pathContinue, whyTierCont)
 	}
 	if !e.residuesServe() {
 		off(pathResidues, fmt.Sprintf("BlockSize %d is not a power of two up to %d", e.cfg.BlockSize, maxResidueBlock))
@@ -255,6 +261,7 @@ func (e *Engine) decideFast() {
 	e.gateFast()
 	e.omit = why[pathStreaks] == nil
 	e.setCohort(why[pathCohort] == nil)
+	e.co.each = e.pool.pub != nil || e.tier != nil
 	e.waiting.setPolicy(e.cfg.Policy, why[pathFCFSRun] == nil)
 }
 

@@ -341,7 +341,7 @@ func scenario(t *testing.T, data []byte) {
 			return // a configuration Validate refuses is not a scenario
 		}
 		e.SetAcceptor(hashAcceptor{})
-		defer func() { fuzzCoCached, fuzzResSteps = fuzzCoCached+e.co.cached, fuzzResSteps+e.res.calls }()
+		defer func() { fuzzCoCached, fuzzResSteps = fuzzCoCached+int(e.co.cached), fuzzResSteps+e.res.calls }()
 		slow, _ := New(cfg, model)
 		slow.SetAcceptor(hashAcceptor{})
 		walkRuns(slow)

@@ -146,6 +146,7 @@ type seq struct {
 	// the cohort's clock read t0; its last token is at clock finTick;
 	// rank is its running order among the members.
 	member  bool
+	tierLag bool // a member whose store the tier refused: it offers at every step (coStore, tier.go)
 	t0      int
 	finTick int
 	cidx    int // its place in the cohort's list

@@ -17,11 +17,11 @@ import (
 // runsChunked counts the runs timeline saw whose steps carry prefill
 // chunks, so that a test can say its scenarios planned them; runsStored
 // those whose later steps offered the tier stores (a logTier's calls grew
-// between the plan and its end); runsChunkPub those of runsChunked
-// whose prompts cache blocks of shared content in their later steps
-// (chunkPub), runsPubSpent those of them with requests waiting below
-// MaxSeqs (budgetSpent).
-var runsChunked, runsStored, runsChunkPub, runsPubSpent int
+// between the plan and its end), and runsCohortStored those of them with
+// a decode cohort; runsChunkPub those of runsChunked whose prompts cache
+// blocks of shared content in their later steps (chunkPub), runsPubSpent
+// those of them with requests waiting below MaxSeqs (budgetSpent).
+var runsChunked, runsStored, runsCohortStored, runsChunkPub, runsPubSpent int
 
 // headsLetIn counts the steps timeline planned alone, with fast set,
 // only because the budget was left and a request waited below MaxSeqs
@@ -146,6 +146,9 @@ func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]
 		require.NoError(t, e.Check())
 		if o.Steps > 1 && tierCalls(e) > calls {
 			runsStored++
+			if p.Cohort > 0 {
+				runsCohortStored++
+			}
 		}
 		blockTime += time.Duration(o.BlockSteps) * p.StepTime
 		fmt.Fprintf(&reads, "%v: outstanding %d, free %d, cached %d%s\n", p.End, e.Outstanding(p.End), e.FreeBlocks(), e.CachedBlocks(), tierReads(e))

@@ -142,8 +142,8 @@ type PrivateTier interface {
 
 // SetTier gives the engine a tier below HBM (nil: none). Set it before
 // the first step, as PublishKVEvents: it turns some fast paths off
-// (FastPaths says which: the decode cohort and Continue, whose members'
-// stores are offered one request at a time; and runs and joins, unless
+// (FastPaths says which: Continue, whose plan offers no store; the
+// decode cohort with KV events published too; and runs and joins, unless
 // the tier is a PrivateTier whose Private reports true), and it needs
 // the prefix cache on.
 func (e *Engine) SetTier(t Tier) error {
@@ -364,12 +364,18 @@ func (e *Engine) storeTier() {
 	admitted := e.move + 1
 	if !slices.ContainsFunc(e.sched, func(s *seq) bool { return s.admitted == admitted }) {
 		// Nothing admitted by this plan: the second pass alone.
+		if e.plan.Cohort > 0 {
+			e.coStore(e.co.tick) // the members: the running list's first
+		}
 		for _, s := range e.sched {
 			e.storeThrough(s, s.computed+s.sched, s.known)
 		}
 		return
 	}
 	for pass := range 3 {
+		if pass == 1 && e.plan.Cohort > 0 {
+			e.coStore(e.co.tick) // the members ran before: the running list's first
+		}
 		for _, s := range e.sched {
 			fresh := s.admitted == admitted
 			if pass == 0 && !(fresh && s.preempts == 0) || pass == 1 && fresh || pass == 2 && !(fresh && s.preempts > 0) {
@@ -433,6 +439,10 @@ func (e *Engine) storeRun(from, m int) {
 // are not tried.
 func (e *Engine) storeFrom(from, m int) int {
 	first := m + 1
+	if e.plan.Cohort > 0 {
+		e.co.ts.tnext = e.coNext(from, m)
+		first = e.co.ts.tnext
+	}
 	for _, s := range e.sched {
 		t := e.storeAt(s, from, m)
 		s.tierNext = int32(t)
@@ -446,6 +456,13 @@ func (e *Engine) storeFrom(from, m int) int {
 // loop's order, and returns the next such step (m+1 if none).
 func (e *Engine) storeStep(step, m int) int {
 	after := m + 1
+	if co := &e.co; e.plan.Cohort > 0 {
+		if co.ts.tnext == step {
+			e.coStore(co.tick + step - 1)
+			co.ts.tnext = e.coNext(step, m)
+		}
+		after = co.ts.tnext
+	}
 	for _, s := range e.sched {
 		t := int(s.tierNext)
 		if t == step {
@@ -502,6 +519,9 @@ func (e *Engine) storeAt(s *seq, after, m int) int {
 // step.
 func (e *Engine) storeRunEach(from, m int) {
 	for step := from + 1; step <= m; step++ {
+		if e.plan.Cohort > 0 {
+			e.coStore(e.co.tick + step - 1)
+		}
 		for _, s := range e.sched {
 			if s.aborted {
 				continue
@@ -513,6 +533,154 @@ func (e *Engine) storeRunEach(from, m int) {
 			e.storeThrough(s, s.computed+step*s.sched, known)
 		}
 	}
+}
+
+// The decode cohort's stores. A member offers the tier its blocks as
+// any decode does (storeThrough): at the step whose decode completes a
+// block (its tokens computed, and known, at the step's end a multiple of
+// BlockSize), and, once the tier refused its store, at every step until
+// the tier takes one. The members are the running list's first requests,
+// so a step's stores are theirs first, in running order (storeTier,
+// storeRun): the cohort lists them by residue, as coPublish's pubs, and
+// those that lag apart.
+
+// coStores is the cohort's lists for its members' stores, made at the
+// first join with a tier (behind a pointer: a replica's setup stays
+// within its 6 KB, TestFleetSetupAllocatesEachReplicaOnce).
+type coStores struct {
+	stores [][]pubMember // the members by residue, as count: a member offers its blocks at the steps whose decode completes one
+	lag    []pubMember   // the members whose store the tier refused: they offer at every step until it takes one
+	tbuf   []pubMember   // scratch (coStoreLag)
+	tnext  int           // the next step of the run in flight with a member's store (storeFrom)
+}
+
+// clear empties the lists (materialize).
+func (ts *coStores) clear() {
+	for r := range ts.stores {
+		clear(ts.stores[r])
+		ts.stores[r] = ts.stores[r][:0]
+	}
+	clear(ts.lag)
+	ts.lag = ts.lag[:0]
+}
+
+// joinStores lists s, joining the cohort, for its stores: by the
+// residue at which its decodes complete a block, and as lagging if it
+// offers at its first step a block before the one that step completes.
+func (e *Engine) joinStores(s *seq) {
+	co := &e.co
+	if co.ts == nil {
+		co.ts = &coStores{stores: make([][]pubMember, e.cfg.BlockSize)}
+	}
+	ts := co.ts
+	x := pubMember{s: s, rank: s.rank}
+	r := (s.computed - co.tick) & co.mask
+	ts.stores[r] = append(ts.stores[r], x)
+	s.tierLag = int(s.stored) < s.computed>>e.sh()
+	if s.tierLag {
+		ts.lag = append(ts.lag, x)
+	}
+}
+
+// coStore offers the tier the members' stores of the step at clock t,
+// in running order: those whose decode there completes a block (residue
+// ^t & mask, as coPublish), and those that lag.
+func (e *Engine) coStore(t int) {
+	ts := e.co.ts
+	if len(ts.lag) > 0 {
+		e.coStoreLag(t)
+		return
+	}
+	r := ^t & e.co.mask
+	l := ts.stores[r]
+	k := 0
+	for i, x := range l { // keepMembers' loop, the member's store in it
+		if !x.in() {
+			continue
+		}
+		e.coStoreOne(x, t)
+		if k != i {
+			l[k] = x
+		}
+		k++
+	}
+	if k < len(l) {
+		clear(l[k:])
+		ts.stores[r] = l[:k]
+	}
+}
+
+// coStoreOne offers member x's blocks at the step at clock t, as
+// storeTier offers a decode's (its tokens computed at the step's end, its
+// known at its start, are one more than its context), and notes it as
+// lagging if the tier refused them.
+func (e *Engine) coStoreOne(x pubMember, t int) {
+	s := x.s
+	c := s.computed + t - s.t0 + 1
+	e.storeThrough(s, c, c)
+	if lag := int(s.stored) < c>>e.sh(); lag != s.tierLag {
+		s.tierLag = lag
+		if lag {
+			e.co.ts.lag = append(e.co.ts.lag, x)
+		}
+	}
+}
+
+// coStoreLag is coStore while some members lag: those of the step's
+// residue and those that lag, merged in running order (rank).
+func (e *Engine) coStoreLag(t int) {
+	ts := e.co.ts
+	buf := ts.tbuf[:0]
+	for _, x := range ts.stores[^t&e.co.mask] {
+		if x.in() && !x.s.tierLag {
+			buf = append(buf, x)
+		}
+	}
+	for _, x := range ts.lag {
+		if x.in() && x.s.tierLag {
+			buf = append(buf, x)
+		}
+	}
+	for i := 1; i < len(buf); i++ {
+		for j := i; j > 0 && buf[j].rank < buf[j-1].rank; j-- {
+			buf[j], buf[j-1] = buf[j-1], buf[j]
+		}
+	}
+	old := len(ts.lag)
+	lag := ts.lag[:0] // buf holds its entries: written over in place
+	for _, x := range buf {
+		s := x.s
+		c := s.computed + t - s.t0 + 1
+		e.storeThrough(s, c, c)
+		s.tierLag = int(s.stored) < c>>e.sh()
+		if s.tierLag {
+			lag = append(lag, x)
+		}
+	}
+	if len(lag) < old {
+		clear(ts.lag[len(lag):old])
+	}
+	ts.lag = lag
+	clear(buf)
+	ts.tbuf = buf[:0]
+}
+
+// coNext is the first step of the run in flight after step after, and
+// at most m, at which a member may offer a block (coStore), or m+1 if
+// none: the next, while one lags.
+func (e *Engine) coNext(after, m int) int {
+	co, ts := &e.co, e.co.ts
+	if len(ts.lag) > 0 {
+		return min(after+1, m+1)
+	}
+	for k := after + 1; k <= min(m, after+e.cfg.BlockSize); k++ {
+		r := ^(co.tick + k - 1) & co.mask
+		ts.stores[r] = keepMembers(ts.stores[r], false)
+		if len(ts.stores[r]) > 0 {
+			return k
+		}
+	}
+	return m + 1
 }
 
 // unreserveTier returns s, whose tier load a refused plan reserved, to

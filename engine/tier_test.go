@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -138,7 +139,27 @@ func (x *logTier) note(format string, args ...any) {
 // calls to the tier in the same order (every store's keys and chain,
 // every lookup, load and release), the same count of them by every step
 // end (SyncTo), and admit, land and emit at the same instants.
-func TestTierRunsAreSteps(t *testing.T) {
+func TestTierRunsAreSteps(t *testing.T) { tierRunsAreSteps(t, false) }
+
+// TestTierCohortRunsAreSteps is TestTierRunsAreSteps with streaks left
+// out of the outcomes (OmitStreaks), so that the decode cohort is kept
+// where the block size and the model let it: the fast engine's members
+// offer their stores from the cohort (coStore), in single steps and in
+// runs (storeRun, allocTierSteps), and the slow twin (walkRuns: no
+// cohort) walks every step. The tier sees the same calls in the same
+// order, and both admit, reserve and land at the same instants and
+// read the same at every step end (the tokens of streaks are left out of
+// the outcomes).
+func TestTierCohortRunsAreSteps(t *testing.T) {
+	runsCohortStored = 0
+	tierRunsAreSteps(t, true)
+	t.Logf("%d cohort runs offered stores in their later steps", runsCohortStored)
+	assert.Greater(t, runsCohortStored, 100, "the scenarios no longer plan cohort runs that store")
+}
+
+// tierRunsAreSteps is TestTierRunsAreSteps, with streaks omitted and the
+// slow twin walking (walkRuns) when omit is set.
+func tierRunsAreSteps(t *testing.T, omit bool) {
 	runsStored = 0
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 43))
@@ -161,9 +182,19 @@ func TestTierRunsAreSteps(t *testing.T) {
 			e, err := New(cfg, model)
 			require.NoError(t, err)
 			e.Runner().SetStrict(true)
+			if omit {
+				e.Runner().OmitStreaks(true)
+				if !fast {
+					walkRuns(e)
+				}
+			}
 			tier := &logTier{lruTier: newLRUTier(t, tierBlocks)}
 			require.NoError(t, e.SetTier(tier))
-			return timelineLands(t, e, fast, adds, delay), tier.log.String()
+			line := timelineLands(t, e, fast, adds, delay)
+			if omit { // an outcome lists a streak's tokens only at its ends: the tokens are not compared
+				line = regexp.MustCompile(`(?m)^.*: token .*\n`).ReplaceAllString(line, "")
+			}
+			return line, tier.log.String()
 		}
 		wantLine, wantLog := run(false)
 		gotLine, gotLog := run(true)
@@ -174,13 +205,15 @@ func TestTierRunsAreSteps(t *testing.T) {
 	assert.Greater(t, runsStored, 300, "the scenarios no longer plan runs that store")
 }
 
-// TestTierRunsAreStepsEachStep is TestTierRunsAreSteps with storeRun's
+// TestTierRunsAreStepsEachStep is TestTierRunsAreSteps (and
+// TestTierCohortRunsAreSteps) with storeRun's
 // slow twin (storeEachStep): every request tried at every step of a run,
 // where storeRun jumps to the steps that store (storeFrom, storeStep).
 func TestTierRunsAreStepsEachStep(t *testing.T) {
 	storeEachStep = true
 	defer func() { storeEachStep = false }()
 	TestTierRunsAreSteps(t)
+	tierRunsAreSteps(t, true) // the cohort's stores too (coStore at every step)
 }
 
 // TestTierLoadThenPrefillTheRest: on a replica of 10 blocks of 16 tokens,
@@ -336,10 +369,10 @@ func TestTierNeedsThePrefixCache(t *testing.T) {
 	require.ErrorContains(t, e.SetTier(newLRUTier(t, 1)), "PrefixCache")
 }
 
-// TestTierFastPathsOff: a tier turns the cohort, Continue and
-// reservations inside runs off, and runs (with runs of chunks) and joins
-// unless it is a PrivateTier that says only its engine calls it, and
-// says why.
+// TestTierFastPathsOff: a tier turns Continue and reservations inside
+// runs off, runs (with runs of chunks) and joins unless it is a
+// PrivateTier that says only its engine calls it, and the cohort with KV
+// events published, and says why.
 func TestTierFastPathsOff(t *testing.T) {
 	for _, private := range []bool{false, true} {
 		e, err := New(Config{}, nil)
@@ -350,11 +383,18 @@ func TestTierFastPathsOff(t *testing.T) {
 			tier = &logTier{lruTier: newLRUTier(t, 1)}
 		}
 		require.NoError(t, e.SetTier(tier))
-		off := map[string]bool{"cohort": true, "continue": true, "reserves": true, "joins": !private, "runs": !private, "chunks": !private}
+		off := map[string]bool{"continue": true, "reserves": true, "joins": !private, "runs": !private, "chunks": !private}
 		for _, f := range e.FastPaths() {
 			assert.Equal(t, !off[f.Name], f.On, "%s, private %v", f.Name, private)
 			if off[f.Name] {
 				assert.Contains(t, f.Reason, "KV tier", f.Name)
+			}
+		}
+		e.PublishKVEvents(&eventLog{})
+		for _, f := range e.FastPaths() {
+			if f.Name == "cohort" {
+				assert.False(t, f.On)
+				assert.Contains(t, f.Reason, "KV tier with KV events")
 			}
 		}
 	}
