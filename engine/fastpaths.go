@@ -206,11 +206,6 @@ func (e *Engine) decideFast() {
 	for _, r := range why[pathCohort] {
 		off(pathContinue, r)
 	}
-	if e.pool.pub != nil {
-		// Its plan takes no block: its first step's evictions would be
-		// published at the next call that brings the run to an instant.
-		off(pathContinue, whyKVEvents)
-	}
 	if !e.ctxFree {
 		off(pathContinue, whyReadsCtx)
 	}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,10 +46,7 @@ func TestKVEventsByHand(t *testing.T) {
 	e.PublishKVEvents(&log)
 	for _, p := range e.FastPaths() {
 		switch p.Name {
-		case "continue":
-			assert.False(t, p.On, p.Name)
-			assert.Contains(t, p.Reason, "KV events are published")
-		case "residues", "cohort":
+		case "residues", "cohort", "continue":
 			assert.NotContains(t, p.Reason, "KV events", p.Name)
 		}
 	}
@@ -162,4 +161,56 @@ func TestKVEventsStoreBeforeTheCohortsEviction(t *testing.T) {
 	xKeys, sKeys := es[0].BlockKeys(nil, x.Prefix, 16, 33), es[0].BlockKeys(nil, s.Prefix, 16, 49)
 	assert.Equal(t, KVEvent{storeX.At, xKeys[1], false}, storeX, "X's second block stored first")
 	assert.Equal(t, KVEvent{storeX.At, sKeys[2], true}, removeS, "then S's last block, freed first, evicted in the same step")
+}
+
+// The KV events of runs are those of the steps planned one by one, at
+// every step end: random engines with small pools, chunk caps and
+// budgets that chunk prompts, shared prefixes (answers among them) and
+// the Priority policy (chunkRunConfig), publishing KV events, driven in
+// runs — of decodes, and, with streaks omitted half the time (the decode
+// cohort), continued at every move's end (Continue, whose plan takes its
+// first step's blocks lazily) — and step by step by their
+// slow twin (walkRuns), must publish the same events, stamped alike, by
+// every step end (SyncTo inside a run), and read and admit the same.
+func TestKVEventsRunsAreSteps(t *testing.T) {
+	runsContinued = 0
+	events := 0
+	for seed := range uint64(400) {
+		rng := rand.New(rand.NewPCG(seed, 4141041))
+		cfg, model := chunkRunConfig(rng, 8)
+		adds := map[time.Duration][]Request{}
+		for i := range 2 + rng.IntN(12) {
+			at := time.Duration(rng.IntN(20)) * 300 * time.Millisecond // apart: a step spans no two instants
+			r := Request{Ref: int32(i), Input: 1 + rng.IntN(min(200, cfg.KVBlocks*cfg.BlockSize/2)), Output: 1 + rng.IntN(40), Priority: rng.IntN(3)}
+			if rng.IntN(2) == 0 && r.Input >= 8 {
+				for j := range (r.Input + r.Output) / 8 {
+					r.Prefix = append(r.Prefix, uint64(rng.IntN(2)*100+j))
+				}
+				r.PrefixBlockTokens = 8
+				r.PrefixCoversOutput = rng.IntN(3) == 0
+			}
+			adds[at] = append(adds[at], r)
+		}
+		omit := rng.IntN(2) == 0
+		run := func(fast bool) string {
+			e, err := New(cfg, model)
+			require.NoError(t, err)
+			if !fast {
+				walkRuns(e)
+			}
+			var log eventLog
+			if fast && rng.IntN(2) == 0 {
+				e.PublishKVEvents((*runLog)(&log))
+			} else {
+				e.PublishKVEvents(&log)
+			}
+			e.Runner().SetStrict(true)
+			s := timelineWith(t, e, fast, adds, timelineOpts{events: &log, cont: true, omit: omit})
+			events += strings.Count(s, "{")
+			return s
+		}
+		require.Equal(t, run(false), run(true), "seed %d, %+v, streaks omitted %v", seed, cfg, omit)
+	}
+	t.Logf("%d continued runs; %d KV events compared (both ways)", runsContinued, events)
+	assert.Greater(t, runsContinued, 200, "the scenarios no longer continue runs")
 }
