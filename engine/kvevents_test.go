@@ -46,8 +46,21 @@ func TestKVEventsByHand(t *testing.T) {
 	e.PublishKVEvents(&log)
 	for _, p := range e.FastPaths() {
 		switch p.Name {
-		case "residues", "cohort", "continue":
+		case "reserves":
+			assert.False(t, p.On, p.Name)
+			assert.Contains(t, p.Reason, "KV events are published")
+		case "residues", "cohort", "continue", "chunks":
 			assert.NotContains(t, p.Reason, "KV events", p.Name)
+		}
+	}
+	tiered, err := New(Config{KVBlocks: 40, MaxBatchedTokens: 1024}, costmodel.Frozen{})
+	require.NoError(t, err)
+	require.NoError(t, tiered.SetTier(newLRUTier(t, 16)))
+	tiered.PublishKVEvents(&eventLog{})
+	for _, p := range tiered.FastPaths() {
+		if p.Name == "chunks" {
+			assert.False(t, p.On)
+			assert.Contains(t, p.Reason, whyTierCohort, "runs of chunks off with a tier and KV events")
 		}
 	}
 	keys := e.BlockKeys(nil, []uint64{1, 2, 3, 4}, 16, 65)
@@ -167,13 +180,14 @@ func TestKVEventsStoreBeforeTheCohortsEviction(t *testing.T) {
 // every step end: random engines with small pools, chunk caps and
 // budgets that chunk prompts, shared prefixes (answers among them) and
 // the Priority policy (chunkRunConfig), publishing KV events, driven in
-// runs — of decodes, and, with streaks omitted half the time (the decode
-// cohort), continued at every move's end (Continue, whose plan takes its
-// first step's blocks lazily) — and step by step by their
+// runs — of decodes, of prefill chunks whose prompts cache their shared
+// blocks as they go (takeStep), and, with streaks omitted half the time
+// (the decode cohort), continued at every move's end (Continue, whose
+// plan takes its first step's blocks lazily) — and step by step by their
 // slow twin (walkRuns), must publish the same events, stamped alike, by
 // every step end (SyncTo inside a run), and read and admit the same.
 func TestKVEventsRunsAreSteps(t *testing.T) {
-	runsContinued = 0
+	runsChunked, runsChunkPub, runsContinued = 0, 0, 0
 	events := 0
 	for seed := range uint64(400) {
 		rng := rand.New(rand.NewPCG(seed, 4141041))
@@ -211,6 +225,8 @@ func TestKVEventsRunsAreSteps(t *testing.T) {
 		}
 		require.Equal(t, run(false), run(true), "seed %d, %+v, streaks omitted %v", seed, cfg, omit)
 	}
-	t.Logf("%d continued runs; %d KV events compared (both ways)", runsContinued, events)
+	t.Logf("%d runs of prefill chunks, %d caching shared content, %d continued runs; %d KV events compared (both ways)", runsChunked, runsChunkPub, runsContinued, events)
+	assert.Greater(t, runsChunked, 200, "the scenarios no longer plan runs of prefill chunks")
+	assert.Positive(t, runsChunkPub, "the scenarios no longer plan runs of chunks that cache shared content")
 	assert.Greater(t, runsContinued, 200, "the scenarios no longer continue runs")
 }
