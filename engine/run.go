@@ -630,7 +630,18 @@ func (e *Engine) takeStep(step int) {
 // resBlocks(m) − resBlocks(m − 1): ⌈(r + m) / B⌉ grows by one exactly
 // when r + m − 1 is a multiple of B, so the requests counted at residue
 // (1 − m) mod B, O(1) a step) or walked.
+//
+// When the run is the members alone, the usual case, and the run never
+// cached at the free queue's head holds more blocks than steps
+// runAlloc+1 to m take (headRun), their takes evict nothing and publish
+// no event: the steps' blocks are taken in one call, as where no event
+// is published (pubAtOnce). The loop is its slow twin, as is the twin
+// tests' walk (walkRuns: no cohort, every request's blocks taken step by
+// step).
 func (e *Engine) pubSteps(m int) {
+	if len(e.sched) == 0 && e.pubAtOnce(m) {
+		return
+	}
 	pub, co, mask := e.pool.pub, &e.co, e.cfg.BlockSize-1
 	for step := e.runAlloc + 1; step <= m; step++ {
 		pub.step = step
@@ -655,6 +666,20 @@ func (e *Engine) pubSteps(m int) {
 	if e.res.on {
 		e.res.calls++
 	}
+}
+
+// pubAtOnce takes the blocks of the steps runAlloc+1 to m of a run of
+// the cohort's members alone in one call, and reports that it did, when
+// they are fewer than headRun, as allocThrough takes them where no event
+// is published.
+func (e *Engine) pubAtOnce(m int) bool {
+	n := e.coGrow(e.runAlloc, m) // co.ahead is runAlloc
+	if n >= e.pool.headRun() {
+		return false
+	}
+	e.pool.take(n)
+	e.runAlloc, e.co.ahead = m, m
+	return true
 }
 
 // eachSteps is allocThrough's part for a run with a cohort when KV events
