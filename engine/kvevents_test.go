@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -190,43 +189,37 @@ func TestKVEventsRunsAreSteps(t *testing.T) {
 	runsChunked, runsChunkPub, runsContinued = 0, 0, 0
 	events := 0
 	for seed := range uint64(400) {
-		rng := rand.New(rand.NewPCG(seed, 4141041))
-		cfg, model := chunkRunConfig(rng, 8)
-		adds := map[time.Duration][]Request{}
-		for i := range 2 + rng.IntN(12) {
-			at := time.Duration(rng.IntN(20)) * 300 * time.Millisecond // apart: a step spans no two instants
-			r := Request{Ref: int32(i), Input: 1 + rng.IntN(min(200, cfg.KVBlocks*cfg.BlockSize/2)), Output: 1 + rng.IntN(40), Priority: rng.IntN(3)}
-			if rng.IntN(2) == 0 && r.Input >= 8 {
-				for j := range (r.Input + r.Output) / 8 {
-					r.Prefix = append(r.Prefix, uint64(rng.IntN(2)*100+j))
-				}
-				r.PrefixBlockTokens = 8
-				r.PrefixCoversOutput = rng.IntN(3) == 0
-			}
-			adds[at] = append(adds[at], r)
-		}
-		omit := rng.IntN(2) == 0
-		run := func(fast bool) string {
-			e, err := New(cfg, model)
-			require.NoError(t, err)
-			if !fast {
-				walkRuns(e)
-			}
-			var log eventLog
-			if fast && rng.IntN(2) == 0 {
-				e.PublishKVEvents((*runLog)(&log))
-			} else {
-				e.PublishKVEvents(&log)
-			}
-			e.Runner().SetStrict(true)
-			s := timelineWith(t, e, fast, adds, timelineOpts{events: &log, cont: true, omit: omit})
-			events += strings.Count(s, "{")
-			return s
-		}
-		require.Equal(t, run(false), run(true), "seed %d, %+v, streaks omitted %v", seed, cfg, omit)
+		rng, cfg, model, adds := chunkRunScenario(seed, 4141041, true)
+		o := timelineOpts{cont: true, omit: rng.IntN(2) == 0}
+		slow := eventsTimeline(t, cfg, model, adds, o, false, false)
+		fast := eventsTimeline(t, cfg, model, adds, o, true, rng.IntN(2) == 0)
+		events += strings.Count(slow, "{") // an event's braces
+		require.Equal(t, slow, fast, "seed %d, %+v, streaks omitted %v", seed, cfg, o.omit)
 	}
-	t.Logf("%d runs of prefill chunks, %d caching shared content, %d continued runs; %d KV events compared (both ways)", runsChunked, runsChunkPub, runsContinued, events)
+	t.Logf("%d runs of prefill chunks, %d caching shared content, %d continued runs; %d KV events compared", runsChunked, runsChunkPub, runsContinued, events)
 	assert.Greater(t, runsChunked, 200, "the scenarios no longer plan runs of prefill chunks")
 	assert.Positive(t, runsChunkPub, "the scenarios no longer plan runs of chunks that cache shared content")
 	assert.Greater(t, runsContinued, 200, "the scenarios no longer continue runs")
+}
+
+// eventsTimeline is the timeline of an engine of cfg and model publishing
+// its KV events, written down with them (timelineWith, o's options): the
+// slow twin's step by step, or with fast the engine's in runs, its sink
+// taking runs of events too with runs (runLog).
+func eventsTimeline(t *testing.T, cfg Config, model costmodel.Model, adds map[time.Duration][]Request, o timelineOpts, fast, runs bool) string {
+	t.Helper()
+	e, err := New(cfg, model)
+	require.NoError(t, err)
+	if !fast {
+		walkRuns(e)
+	}
+	var log eventLog
+	if runs {
+		e.PublishKVEvents((*runLog)(&log))
+	} else {
+		e.PublishKVEvents(&log)
+	}
+	e.Runner().SetStrict(true)
+	o.events = &log
+	return timelineWith(t, e, fast, adds, o)
 }

@@ -319,20 +319,7 @@ func TestChunkRunsAreSteps(t *testing.T) {
 	runsChunked, runsChunkPub, runsPubSpent = 0, 0, 0
 	gated := 0
 	for seed := range uint64(400) {
-		rng := rand.New(rand.NewPCG(seed, 41))
-		cfg, model := chunkRunConfig(rng, 8)
-		adds := map[time.Duration][]Request{}
-		for i := range 2 + rng.IntN(12) {
-			at := time.Duration(rng.IntN(20)) * 300 * time.Millisecond // apart: a step spans no two instants (timeline adds those in map order)
-			r := Request{Ref: int32(i), Input: 1 + rng.IntN(min(200, cfg.KVBlocks*cfg.BlockSize/2)), Output: 1 + rng.IntN(40), Priority: rng.IntN(3)}
-			if rng.IntN(3) == 0 && r.Input >= 8 {
-				for j := range r.Input / 8 {
-					r.Prefix = append(r.Prefix, uint64(rng.IntN(2)*100+j))
-				}
-				r.PrefixBlockTokens = 8
-			}
-			adds[at] = append(adds[at], r)
-		}
+		_, cfg, model, adds := chunkRunScenario(seed, 41, false)
 		run := func(fast bool) string {
 			e, err := New(cfg, model)
 			require.NoError(t, err)
@@ -397,6 +384,46 @@ func TestChunkRunsStopBeforeAHeadTheyLetIn(t *testing.T) {
 	t.Logf("%d runs of chunks caching shared content (%d past a waiting head, the budget spent); %d heads admitted at the step after a step of chunks kept alone", runsChunkPub, runsPubSpent, headsLetIn)
 	assert.Positive(t, headsLetIn, "the scenarios no longer admit a head right after a step of chunks kept alone")
 	assert.Positive(t, runsPubSpent, "the scenarios no longer plan runs of chunks that cache shared content past a waiting head")
+}
+
+// chunkRunScenario is scenario seed of a test of runs of chunks (its
+// stream of draws stream): an engine of chunkRunConfig, with 8 blocks or
+// more, and chunkRunAdds' requests; and the draws, for more.
+func chunkRunScenario(seed, stream uint64, answers bool) (*rand.Rand, Config, costmodel.Model, map[time.Duration][]Request) {
+	rng := rand.New(rand.NewPCG(seed, stream))
+	cfg, model := chunkRunConfig(rng, 8)
+	return rng, cfg, model, chunkRunAdds(rng, cfg, answers)
+}
+
+// chunkRunAdds draws 2 to 13 requests for an engine of chunkRunConfig,
+// each added at one of 20 instants 300 ms apart (a step spans no two:
+// timeline adds those of one instant in map order), a third of them with
+// a prompt of shared content, two prefixes' first ids; with answers,
+// half of them, over their answers too, a third of those with answers
+// shared (PrefixCoversOutput).
+func chunkRunAdds(rng *rand.Rand, cfg Config, answers bool) map[time.Duration][]Request {
+	adds := map[time.Duration][]Request{}
+	for i := range 2 + rng.IntN(12) {
+		at := time.Duration(rng.IntN(20)) * 300 * time.Millisecond
+		r := Request{Ref: int32(i), Input: 1 + rng.IntN(min(200, cfg.KVBlocks*cfg.BlockSize/2)), Output: 1 + rng.IntN(40), Priority: rng.IntN(3)}
+		shared, units := false, r.Input/8
+		if answers {
+			shared, units = rng.IntN(2) == 0, (r.Input+r.Output)/8
+		} else {
+			shared = rng.IntN(3) == 0
+		}
+		if shared && r.Input >= 8 {
+			for j := range units {
+				r.Prefix = append(r.Prefix, uint64(rng.IntN(2)*100+j))
+			}
+			r.PrefixBlockTokens = 8
+			if answers {
+				r.PrefixCoversOutput = rng.IntN(3) == 0
+			}
+		}
+		adds[at] = append(adds[at], r)
+	}
+	return adds
 }
 
 // chunkRunConfig draws an engine whose prompts are chunked, for the
