@@ -748,7 +748,11 @@ func (s *eventsState) cached(r *runner, i int, _ *workload.Request) int {
 // What is the arrival's, not the replica's, is found once: its chains
 // (chainOf, computed before the first replica's SyncTo rather than
 // after: they read the request and the fleet's key memo, whose keys are
-// the same whenever computed) and their memo slot.
+// the same whenever computed) and their memo slot. A replica whose
+// index does not hold the chain's first key (most of a fleet's, under
+// PrefixAffinity) holds a run of none: runIn's answer, found by its
+// walk's first lookup, without the call and the upkeep of the memo (a
+// memo left unwritten is one runIn does not use, runMemo.gen).
 func (s *eventsState) longestEach(v *View, least int) (best, longest int) {
 	best = least
 	if v.n == 0 {
@@ -770,6 +774,9 @@ func (s *eventsState) longestEach(v *View, least int) (best, longest int) {
 			ch := 0
 			if k.chainOf != nil {
 				ch = int(k.chainOf[j])
+			}
+			if keys := k.chains[ch].keys; len(keys) > 0 && x.held[keys[0]] == 0 {
+				continue // runIn's answer, 0 (walk's first lookup), without its memo's upkeep
 			}
 			c = x.runIn(k, ch, cm) * k.chains[ch].blockSize
 		}
