@@ -725,8 +725,25 @@ func (x *eventIndex) store(start, end int) {
 		x.keep(x.keys[sg.start : sg.start+sg.n])
 		x.segHead++
 	}
-	for _, k := range x.keys[start:end] {
-		x.held[k]++
+	// Eight keys a pass: every map call spills the loop's state and
+	// loads it back after, once a pass so, not once a key
+	// (Regime/Fleet8PrefixEvents, cachegrind: store 1,077 instructions a
+	// request a key at a time, 864 four a pass, 785 eight).
+	// TestEventQueueIsEventByEvent holds the copies to an event-by-event
+	// twin.
+	held, ks := x.held, x.keys[start:end]
+	for ; len(ks) >= 8; ks = ks[8:] {
+		held[ks[0]]++
+		held[ks[1]]++
+		held[ks[2]]++
+		held[ks[3]]++
+		held[ks[4]]++
+		held[ks[5]]++
+		held[ks[6]]++
+		held[ks[7]]++
+	}
+	for _, k := range ks {
+		held[k]++
 	}
 }
 
