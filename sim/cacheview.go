@@ -788,12 +788,24 @@ func (s *eventsState) longestEach(v *View, least int) (best, longest int) {
 	if k.cur >= 0 {
 		cm = &k.memo[k.cur]
 	}
+	// The fleet's one chain's first key, when it has one chain (one
+	// block size) and the key is known: looked up at each replica
+	// without finding the chain again (Regime/Fleet8PrefixEvents,
+	// cachegrind: longestEach 623 instructions a request so, 672 with
+	// the chain found at each replica).
+	one, key0 := cm != nil && k.chainOf == nil && len(k.chains[0].keys) > 0, uint64(0)
+	if one {
+		key0 = k.chains[0].keys[0]
+	}
 	for i := range v.n {
 		j := v.at(i)
 		r.reps[j].run().SyncTo(r.now)
 		x := s.reps[j]
 		x.catchUp(r.now)
 		c := 0
+		if one && x.held[key0] == 0 {
+			continue
+		}
 		if cm != nil {
 			ch := 0
 			if k.chainOf != nil {
