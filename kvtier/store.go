@@ -160,14 +160,7 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 	}
 	l.nodes = slices.Grow(l.nodes, added)[:int(n0)+added]
 	s.nodes = slices.Grow(s.nodes, added)[:int(t0)+added]
-	nodes, sn, nk := l.nodes[n0:], s.nodes[t0:], sk[t0:]
-	nodes, sn = nodes[:len(nk)], sn[:len(nk)] // so that the loop checks no index
-	for x := range nodes {
-		i := n0 + int32(x)
-		n := &nodes[x] // set field by field: a node{...} is built aside and copied
-		n.key, n.prev, n.next, n.anon, n.pins, n.mark, n.seg, n.off = nk[x], i+1, i-1, 0, 0, 0, sg, t0+int32(x)
-		sn[x] = i
-	}
+	stack(l.nodes[n0:], s.nodes[t0:], sk[t0:], n0, sg, t0)
 	first, last := n0, n0+int32(added)-1
 	base := l.nodes[above].prev // the node below above: with no above, the most recent entry
 	l.nodes[first].next, l.nodes[above].prev = above, first
@@ -186,6 +179,26 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 	}
 	l.used += added
 	return added
+}
+
+// stack makes nodes, nodes i, i+1, ... of the list, the keyed entries
+// of keys, each just below the one before (prev i+1, next i−1), and
+// places off, off+1, ... of segment sg, whose nodes by place from off
+// are sn. Not inlined: in insertStacked, its loop loaded values of the
+// code after it again from the stack at each node (24 instructions a
+// node, 20 here). Regime/Tiers (cachegrind): 65,811 instructions a
+// request with the loop in insertStacked, 65,991 with stack inlined,
+// 65,268 so.
+//
+//go:noinline
+func stack(nodes []node, sn []int32, keys []uint64, i, sg, off int32) {
+	nodes, sn = nodes[:len(keys)], sn[:len(keys)] // so that the loop checks no index
+	for x, k := range keys {
+		n := &nodes[x] // set field by field: a node{...} is built aside and copied
+		n.key, n.prev, n.next, n.anon, n.pins, n.mark, n.seg, n.off = k, i+1, i-1, 0, 0, 0, sg, off
+		sn[x] = i
+		i, off = i+1, off+1
+	}
 }
 
 // insertOne is insertStacked for one key, a decode's block, below node
