@@ -66,3 +66,19 @@ func (l *LRU) added(key uint64) {
 		c.on = false
 	}
 }
+
+// addedAll notes that keys were just inserted, as added does key by key:
+// the keys after the first that ends the chain change nothing.
+func (l *LRU) addedAll(keys []uint64) {
+	c := &l.cold
+	if !c.on {
+		return
+	}
+	mark, gen := c.mark, c.gen
+	for _, k := range keys {
+		if mark[coldBit(k)] == gen {
+			c.on = false
+			return
+		}
+	}
+}

@@ -165,11 +165,7 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 	base := l.nodes[above].prev // the node below above: with no above, the most recent entry
 	l.nodes[first].next, l.nodes[above].prev = above, first
 	l.nodes[last].prev, l.nodes[base].next = base, last
-	if l.cold.on {
-		for _, k := range sk[t0:] {
-			l.added(k)
-		}
-	}
+	l.addedAll(sk[t0:])
 	s.live += int32(added)
 	for len(s.breaks)<<6 < len(s.keys) {
 		s.breaks = append(s.breaks, 0) // each new place just above the next
