@@ -149,7 +149,7 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 	// n0+x−1 and just above n0+x+1, the first just below what was above
 	// the most recent entry (the sentinel), the last just above it.
 	n0 := int32(len(l.nodes))
-	sk := l.index.AddNew(keys, n0, s.keys)
+	sk := l.index.AddNew(keys[l.heldLead(keys):], n0, s.keys)
 	s.keys = sk
 	added := len(sk) - int(t0)
 	if added == 0 {
@@ -175,6 +175,24 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 	}
 	l.used += added
 	return added
+}
+
+// heldLead returns how many of keys, from the first, it finds held as
+// one run of a segment (segRun): keys AddNew may skip, as it skips each
+// key held. A store's held keys mostly lead it (a request's HBM hits,
+// stored from its first block), where AddNew probed the index a key.
+// Regime/Tiers (cachegrind): 64,533 instructions a request with every
+// key to AddNew, 63,619 so (AddNew 4,990 to 3,948).
+func (l *LRU) heldLead(keys []uint64) int {
+	i, ok := l.index.Get(keys[0])
+	if !ok {
+		return 0
+	}
+	n := &l.nodes[i]
+	if n.seg == 0 {
+		return 1
+	}
+	return l.segs[n.seg-1].segRun(keys, 0, n.off)
 }
 
 // stack makes nodes, nodes i, i+1, ... of the list, the keyed entries
