@@ -202,7 +202,7 @@ func (e *Engine) runsOf(s *seq) *runSeq {
 	}
 	if r := s.runs; len(r.path) == 0 {
 		e.pool.runs.walked.path = nil // it may have been a walk of the path this array held before (recycle)
-		r.path = appendRunPath(e.memo, r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.shared, mix(0x0a11ce, s.order))
+		r.path = appendRunPath(e.memo, r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.shared, s.req.PrefixTwoRuns, mix(0x0a11ce, s.order))
 	}
 	return s.runs
 }

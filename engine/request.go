@@ -46,6 +46,16 @@ type Request struct {
 	// (ErrRemoteOff otherwise) and ServedOutput >= 2 (ErrRemoteOutput
 	// otherwise: nothing would be left to decode). See remote.go.
 	Remote bool
+	// PrefixTwoRuns promises that Prefix is at most two runs of
+	// consecutive ids, each one more than the one before
+	// (workload.Request.PrefixTwoRuns: a synthetic prompt's shared ids,
+	// then its own fresh ones). The engine then finds where the first
+	// run ends by bisection, not by reading every id; ids that fail a
+	// cheap check of the promise (the last id at its place in its run)
+	// are read one by one. A broken promise that passes the check
+	// changes which blocks count as cached. (Declared beside Remote,
+	// whose padding it fills.)
+	PrefixTwoRuns bool
 	// Deadline is the instant the first token is due, for
 	// EarliestDeadline; 0 means none. It must not precede Arrival.
 	Deadline time.Duration

@@ -110,13 +110,20 @@ func oneShape(x, y *runLabel) bool {
 // tokens), then its own without end (own is mix(0x0a11ce, order)). When
 // p is a multiple of b, a run is a run of consecutive ids, found through
 // memo when it is not nil and there are memoRunIDs units or more
-// (keyMemo.appendRuns); else each block is a run of one.
-func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, own uint64) []runLabel {
+// (keyMemo.appendRuns), or by bisection (ascend.Two) when two, the
+// request's PrefixTwoRuns, promises at most two and the ids pass Two's
+// check; else each block is a run of one.
+func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, two bool, own uint64) []runLabel {
 	if shared > 0 && p%b == 0 {
 		per := p / b
 		units := (shared + per - 1) / per // the last perhaps in part
 		ids := prefix[:units]
-		if memo != nil && len(ids) >= memoRunIDs {
+		if k, ok := twoRuns(ids, two); ok {
+			dst = appendRun(dst, ids, 0, k, per, shared)
+			if k < len(ids) {
+				dst = appendRun(dst, ids, k, len(ids), per, shared)
+			}
+		} else if memo != nil && len(ids) >= memoRunIDs {
 			dst = memo.appendRuns(dst, ids, per, shared)
 		} else {
 			for u := 0; u < len(ids); {
@@ -136,6 +143,17 @@ func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared 
 		}
 	}
 	return append(dst, runLabel{c: runContent{kind: 3, id: own}, n: ownRun})
+}
+
+// twoRuns is where the first run of ids ends when the request promises
+// at most two (two, its PrefixTwoRuns) and the ids pass ascend.Two's
+// check; ok is false otherwise, and then the runs are scanned.
+// TestTwoRunsIsScan holds the path it gives to the scan's.
+func twoRuns(ids []uint64, two bool) (k int, ok bool) {
+	if !two {
+		return 0, false
+	}
+	return ascend.Two(ids)
 }
 
 // memoRunIDs is the fewest units whose runs appendRunPath takes through
@@ -1199,7 +1217,7 @@ func keyAt(t *runTree, e int32, off int) uint64 {
 // of r, block by block as Warm's walk of their keys.
 func (e *Engine) warmRuns(r *Request, n int) int {
 	p := &e.pool
-	rs := runSeq{path: appendRunPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, 0)}
+	rs := runSeq{path: appendRunPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, r.PrefixTwoRuns, 0)}
 	held, added := 0, 0
 	for j := range n {
 		if p.runFinds(rs.path, j) {

@@ -46,6 +46,13 @@ type Request struct {
 	// then finds it in the prefix cache (Conversations sets it). False:
 	// the ids are the prompt's.
 	HashesCoverOutput bool
+	// PrefixTwoRuns promises that PrefixHashes is at most two runs of
+	// consecutive ids, each one more than the one before: Synthetic's
+	// prompts are, their group's shared ids and then their own fresh
+	// ones. A simulator then finds where the first run ends without
+	// reading every id (engine.Request.PrefixTwoRuns). A source that
+	// changes a request's ids must clear it; false promises nothing.
+	PrefixTwoRuns bool
 }
 
 // Source yields requests one at a time.

@@ -175,7 +175,7 @@ func newRequest(id uint64, at time.Duration, in, out int, ids *blockIDs, prefix 
 	in += ids.cfg.PrefixTokens
 	r := Request{ID: id, Arrival: at, InputTokens: in, OutputTokens: out}
 	if r.PrefixHashes = ids.prompt(prefix, in); r.PrefixHashes != nil {
-		r.PrefixBlockTokens = ids.cfg.block()
+		r.PrefixBlockTokens, r.PrefixTwoRuns = ids.cfg.block(), true
 	}
 	return r
 }

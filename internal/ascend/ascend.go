@@ -52,3 +52,27 @@ func Common(a, b []uint64, at int) int {
 	}
 	return at
 }
+
+// Two is Len(ids) (ids not empty) for ids that are at most two runs of
+// consecutive ids (a synthetic prompt's: its group's shared ids, then
+// its own fresh ones), found by bisection: ids[i] is ids[0]+i before
+// the first run ends and not after it, as the second run's ids are
+// ids[k]+(i−k) and ids[k] is not ids[0]+k. ok says the ids passed a
+// cheap check of that promise, their last id being the second run's
+// (or the first's) at its place; when it is false the answer is not to
+// be used (Len's is). TestTwoIsLen holds the two equal on ids of at
+// most two runs.
+func Two(ids []uint64) (k int, ok bool) {
+	first := ids[0]
+	lo, hi := 1, len(ids) // ids[lo-1] is in the first run; ids[hi] (when hi < len) is not
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ids[m] == first+uint64(m) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	last := len(ids) - 1
+	return lo, ids[last] == ids[min(lo, last)]+uint64(last-min(lo, last))
+}
