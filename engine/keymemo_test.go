@@ -214,7 +214,7 @@ func TestTwoRunsIsScan(t *testing.T) {
 		units := 1 + rng.IntN(n) // a prompt cut anywhere
 		shared := units*per - rng.IntN(per)
 		want := appendRunPath(nil, nil, ids, per*16, 16, shared, false, 7)
-		if _, ok := ascend.Two(ids[:(shared+per-1)/per]); lie && ok {
+		if _, ok := ascend.Two(ids[:(shared+per-1)/per], 0); lie && ok {
 			continue // a broken promise that passes the check: nothing to hold
 		} else if lie {
 			caught++

@@ -118,7 +118,7 @@ func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared 
 		per := p / b
 		units := (shared + per - 1) / per // the last perhaps in part
 		ids := prefix[:units]
-		if k, ok := twoRuns(ids, two); ok {
+		if k, ok := twoRuns(memo, ids, two); ok {
 			dst = appendRun(dst, ids, 0, k, per, shared)
 			if k < len(ids) {
 				dst = appendRun(dst, ids, k, len(ids), per, shared)
@@ -147,13 +147,20 @@ func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared 
 
 // twoRuns is where the first run of ids ends when the request promises
 // at most two (two, its PrefixTwoRuns) and the ids pass ascend.Two's
-// check; ok is false otherwise, and then the runs are scanned.
+// check; ok is false otherwise, and then the runs are scanned. Where
+// the last prompt's first run ended (memo.twoAt, when memo is not nil)
+// is tried first: a workload's shared prefixes are of one length.
 // TestTwoRunsIsScan holds the path it gives to the scan's.
-func twoRuns(ids []uint64, two bool) (k int, ok bool) {
+func twoRuns(memo *keyMemo, ids []uint64, two bool) (k int, ok bool) {
 	if !two {
 		return 0, false
 	}
-	return ascend.Two(ids)
+	if memo == nil {
+		return ascend.Two(ids, 0)
+	}
+	k, ok = ascend.Two(ids, memo.twoAt)
+	memo.twoAt = k
+	return k, ok
 }
 
 // memoRunIDs is the fewest units whose runs appendRunPath takes through

@@ -60,11 +60,17 @@ func Common(a, b []uint64, at int) int {
 // ids[k]+(i−k) and ids[k] is not ids[0]+k. ok says the ids passed a
 // cheap check of that promise, their last id being the second run's
 // (or the first's) at its place; when it is false the answer is not to
-// be used (Len's is). TestTwoIsLen holds the two equal on ids of at
-// most two runs.
-func Two(ids []uint64) (k int, ok bool) {
+// be used (Len's is). guess is tried first: when ids[guess−1] is in the
+// first run and ids[guess] is not, guess is where it ends, with no
+// bisection (the prompts of a workload part where its shared prefix
+// ends, at one place). TestTwoIsLen holds the two equal on ids of at
+// most two runs, at every guess.
+func Two(ids []uint64, guess int) (k int, ok bool) {
 	first := ids[0]
 	lo, hi := 1, len(ids) // ids[lo-1] is in the first run; ids[hi] (when hi < len) is not
+	if guess > 0 && guess < len(ids) && ids[guess-1] == first+uint64(guess-1) && ids[guess] != first+uint64(guess) {
+		lo, hi = guess, guess
+	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if ids[m] == first+uint64(m) {

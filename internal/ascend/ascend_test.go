@@ -68,7 +68,7 @@ func TestCommonIsLCP(t *testing.T) {
 }
 
 // TestTwoIsLen holds Two to Len on ids of one or two runs of every length
-// up to 70, the second starting anywhere (an id that would go on from
+// up to 70, at every guess, the second starting anywhere (an id that would go on from
 // the first excepted: then it is one run), and finds a third run where
 // its check sees it (the last id out of its place).
 func TestTwoIsLen(t *testing.T) {
@@ -84,9 +84,11 @@ func TestTwoIsLen(t *testing.T) {
 							ids[i] = second + uint64(i-brk)
 						}
 					}
-					k, ok := Two(ids)
-					if !ok || k != Len(ids) {
-						t.Fatalf("Two(%v) = %d, %v; Len %d", ids, k, ok, Len(ids))
+					for guess := -1; guess <= n+1; guess++ {
+						k, ok := Two(ids, guess)
+						if !ok || k != Len(ids) {
+							t.Fatalf("Two(%v, %d) = %d, %v; Len %d", ids, guess, k, ok, Len(ids))
+						}
 					}
 				}
 			}
@@ -94,7 +96,7 @@ func TestTwoIsLen(t *testing.T) {
 	}
 	// Three runs whose last id is out of the second's place: not ok.
 	ids := []uint64{1, 2, 3, 10, 11, 20, 21}
-	if _, ok := Two(ids); ok {
+	if _, ok := Two(ids, 0); ok {
 		t.Fatalf("Two(%v) passed its check", ids)
 	}
 }
