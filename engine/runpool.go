@@ -115,8 +115,11 @@ func oneShape(x, y *runLabel) bool {
 // check; else each block is a run of one.
 func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, two bool, own uint64) []runLabel {
 	if shared > 0 && p%b == 0 {
-		per := p / b
-		units := (shared + per - 1) / per // the last perhaps in part
+		per, units := 1, shared // a unit a block (p == b) needs no division
+		if p != b {
+			per = p / b
+			units = (shared + per - 1) / per // the last perhaps in part
+		}
 		ids := prefix[:units]
 		if k, ok := twoRuns(memo, ids, two); ok {
 			dst = appendRun(dst, ids, 0, k, per, shared)
@@ -658,10 +661,12 @@ func (p *blockPool) newSeg(g segPlace, refs int32, copy bool) int32 {
 }
 
 // primAt is the primary segment holding block off of edge e, or noNode.
+// (Its place is read before whether it is a copy: most of an edge's
+// segments do not hold off, and the place is beside the id.)
 func (p *blockPool) primAt(e int32, off int) int32 {
 	o := int32(off)
 	for _, id := range p.runs.edges[e].segs {
-		if g := &p.runs.at[id]; !p.nodes[id].copy && g.lo <= o && o < g.hi {
+		if g := &p.runs.at[id]; g.lo <= o && o < g.hi && !p.nodes[id].copy {
 			return id
 		}
 	}
@@ -672,7 +677,7 @@ func (p *blockPool) primAt(e int32, off int) int32 {
 // segment of e begins.
 func (p *blockPool) nextPrim(e int32, off, end int) int {
 	for _, id := range p.runs.edges[e].segs {
-		if g := &p.runs.at[id]; !p.nodes[id].copy && int(g.lo) > off && int(g.lo) < end {
+		if g := &p.runs.at[id]; int(g.lo) > off && int(g.lo) < end && !p.nodes[id].copy {
 			end = int(g.lo)
 		}
 	}
