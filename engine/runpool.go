@@ -114,7 +114,7 @@ func oneShape(x, y *runLabel) bool {
 // request's PrefixTwoRuns, promises at most two and the ids pass Two's
 // check; else each block is a run of one.
 func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, two bool, own uint64) []runLabel {
-	if shared > 0 && p%b == 0 {
+	if shared > 0 && (p == b || p%b == 0) {
 		per, units := 1, shared // a unit a block (p == b) needs no division
 		if p != b {
 			per = p / b
