@@ -181,6 +181,7 @@ func appendRun(dst []runLabel, ids []uint64, u, v, per, shared int) []runLabel {
 // runEdge is an edge of the tree: lab's blocks after parent's.
 type runEdge struct {
 	parent int32
+	kidAt  int32 // its index in its parent's kids, so that gcEdge need not look for it there
 	lab    runLabel
 	kids   []int32
 	segs   []int32 // its segments, primary and copies, in no order
@@ -396,12 +397,25 @@ func (t *runTree) gcEdge(e int32) {
 		}
 		par := ed.parent
 		t.child.del(childKey(par, ed.lab.c))
-		t.edges[par].kids = without(t.edges[par].kids, e)
+		t.dropKid(par, ed.kidAt)
 		t.edges[e] = runEdge{kids: ed.kids[:0], segs: ed.segs[:0], keys: ed.keys[:0], gen: ed.gen + 1}
 		t.shape++
 		t.espare = append(t.espare, e)
 		e = par
 	}
+}
+
+// dropKid takes parent's kid at index i out of its kids as without
+// would (the last moved to its place), found by the kid's kidAt instead
+// of a scan: a group's shared prefix has a kid for each prompt of its
+// own ids cached, dropped one by one as they are evicted. Check holds
+// every kidAt to its place.
+func (t *runTree) dropKid(parent, i int32) {
+	kids := t.edges[parent].kids
+	last := kids[len(kids)-1]
+	kids[i] = last
+	t.edges[last].kidAt = i
+	t.edges[parent].kids = kids[:len(kids)-1]
 }
 
 // newEdge adds an edge of lab's blocks under parent.
@@ -420,7 +434,7 @@ func (t *runTree) newEdgeKeyed(parent int32, lab runLabel, key uint64) int32 {
 		e = int32(len(t.edges) - 1)
 	}
 	ed := &t.edges[e]
-	ed.parent, ed.lab = parent, lab
+	ed.parent, ed.lab, ed.kidAt = parent, lab, int32(len(t.edges[parent].kids))
 	t.edges[parent].kids = append(t.edges[parent].kids, e)
 	t.child.put(key, e)
 	return e
@@ -1306,6 +1320,9 @@ func (c *checker) segmentsChecked() {
 		if ei > 0 && len(ed.segs)+len(ed.kids) > 0 {
 			if got, ok := t.child.get(childKey(ed.parent, ed.lab.c)); !ok || got != int32(ei) {
 				c.badBlocks("edge %d is found under its parent %d as %d (%v)", ei, ed.parent, got, ok)
+			}
+			if kids := t.edges[ed.parent].kids; int(ed.kidAt) >= len(kids) || kids[ed.kidAt] != int32(ei) {
+				c.badBlocks("edge %d is not at its place %d among its parent %d's kids %v", ei, ed.kidAt, ed.parent, kids)
 			}
 		}
 		for off, k := range ed.keys {
