@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/ascend"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -85,15 +86,15 @@ type slot struct {
 	gen       uint32 // bumped when the slot is reused, to expire timeouts
 	live      bool
 	willError bool
-	queued    bool     // waiting at the gateway (Gateway.Limit)
-	answerIDs bool     // prefix covers the output too (workload.Request.HashesCoverOutput)
-	prefixTwo bool     // prefix is at most two runs of consecutive ids (workload.Request.PrefixTwoRuns)
-	priority  int      // with its class's
-	class     int      // index in the runner's classes
-	prefix    []uint64 // the request's prefix hash ids, for the cache
-	prefixLen int      // tokens per hash id
-	stream    bool     // a paced source's Next yielded it: its arrival pulls the next
-	acc       rand.PCG // its acceptance draws (speculative decoding)
+	queued    bool           // waiting at the gateway (Gateway.Limit)
+	answerIDs bool           // prefix covers the output too (workload.Request.HashesCoverOutput)
+	prefixTwo ascend.Promise // prefix is at most two runs of consecutive ids (workload.Request.PrefixTwoRuns)
+	priority  int            // with its class's
+	class     int            // index in the runner's classes
+	prefix    []uint64       // the request's prefix hash ids, for the cache
+	prefixLen int            // tokens per hash id
+	stream    bool           // a paced source's Next yielded it: its arrival pulls the next
+	acc       rand.PCG       // its acceptance draws (speculative decoding)
 	// A disaggregated fleet's remote request (pools.go): its decode
 	// replica, when its prefill ended and when its transfer started
 	// (Never when none is moving).

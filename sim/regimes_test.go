@@ -11,6 +11,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/ascend"
 	"github.com/servesim/servesim/internal/sharedtraces"
 	"github.com/servesim/servesim/workload"
 )
@@ -348,9 +349,11 @@ type noRuns struct {
 
 func (n *noRuns) Next() (workload.Request, error) {
 	r, err := n.Source.Next()
-	if r.PrefixTwoRuns {
+	if r.PrefixTwoRuns.Two() {
 		n.cleared++
-		r.PrefixTwoRuns = !n.clear
+		if n.clear {
+			r.PrefixTwoRuns = ascend.Promise{}
+		}
 	}
 	return r, err
 }

@@ -3,6 +3,8 @@ package workload
 import (
 	"errors"
 	"time"
+
+	"github.com/servesim/servesim/internal/ascend"
 )
 
 // Request is one request offered to the serving system.
@@ -50,9 +52,11 @@ type Request struct {
 	// consecutive ids, each one more than the one before: Synthetic's
 	// prompts are, their group's shared ids and then their own fresh
 	// ones. A simulator then finds where the first run ends without
-	// reading every id (engine.Request.PrefixTwoRuns). A source that
-	// changes a request's ids must clear it; false promises nothing.
-	PrefixTwoRuns bool
+	// reading every id (engine.Request.PrefixTwoRuns). Only this
+	// module's sources can make the promise; the zero value, the only
+	// one another source can write, promises nothing. A source that
+	// changes a request's ids must set it to the zero value.
+	PrefixTwoRuns ascend.Promise
 }
 
 // Source yields requests one at a time.

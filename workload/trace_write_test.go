@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/internal/ascend"
 )
 
 func richWorkload(t testing.TB) *Generator {
@@ -23,7 +25,7 @@ func richWorkload(t testing.TB) *Generator {
 // trace does not carry them (a reader promises nothing).
 func withoutRuns(reqs []Request) []Request {
 	for i := range reqs {
-		reqs[i].PrefixTwoRuns = false
+		reqs[i].PrefixTwoRuns = ascend.Promise{}
 	}
 	return reqs
 }

@@ -82,3 +82,19 @@ func Two(ids []uint64, guess int) (k int, ok bool) {
 	last := len(ids) - 1
 	return lo, ids[last] == ids[min(lo, last)]+uint64(last-min(lo, last))
 }
+
+// Promise is a source's promise that a request's prefix ids are at most
+// two runs of consecutive ids, so that Two may find where the first
+// ends (workload.Request.PrefixTwoRuns, engine.Request.PrefixTwoRuns).
+// Its zero value promises nothing, and only this module's packages can
+// make one that does (TwoRuns): a source outside the module cannot
+// promise what no one checked (a promise broken in a way Two's check
+// misses would change which blocks count as cached), and a request
+// copied keeps its source's promise.
+type Promise struct{ two bool }
+
+// TwoRuns is the promise of at most two runs.
+func TwoRuns() Promise { return Promise{two: true} }
+
+// Two reports whether p promises at most two runs.
+func (p Promise) Two() bool { return p.two }
