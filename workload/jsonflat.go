@@ -22,11 +22,16 @@ import (
 // not slices: a field holds no pointer, so a line's fields are written
 // without write barriers). An array of plain integers (digits only, at
 // most 19, without leading zero: every hash id list's) is also read into
-// ints[lo:hi] of the reader's scratch; lo is -1 for any other value.
+// ints[lo:hi] of the reader's scratch; a plain integer, the value itself,
+// is read into x, lo being scalarInt; lo is -1 for any other value.
 type field struct {
 	k0, k1, v0, v1 int32
 	lo, hi         int32
+	x              uint64
 }
+
+// scalarInt is field.lo for a value that is a plain integer, field.x.
+const scalarInt = -2
 
 // key is f's key within text, the line it was read from.
 func (f *field) key(text []byte) []byte { return text[f.k0:f.k1] }
@@ -88,7 +93,7 @@ func flatObject(dst []field, ints []uint64, text []byte, memo *keyMemo) (_ []fie
 				memo.set(n, text[s0:v0], k0-s0, k1-s0)
 			}
 		}
-		lo, hi := -1, 0
+		lo, hi, x := -1, 0, uint64(0)
 		if v0 < len(text) && text[v0] == '[' {
 			start, plain := len(ints), false
 			if i, ints, plain = flatArray(text, v0, ints); plain {
@@ -97,12 +102,15 @@ func flatObject(dst []field, ints []uint64, text []byte, memo *keyMemo) (_ []fie
 				ints = ints[:start]
 			}
 		} else {
-			i = flatValue(text, v0)
+			plain := false
+			if i, x, plain = flatValue(text, v0); plain {
+				lo = scalarInt
+			}
 		}
 		if i < 0 {
 			return dst, ints, false
 		}
-		dst = append(dst, field{int32(k0), int32(k1), int32(v0), int32(i), int32(lo), int32(hi)})
+		dst = append(dst, field{int32(k0), int32(k1), int32(v0), int32(i), int32(lo), int32(hi), x})
 	}
 }
 
@@ -190,31 +198,41 @@ func stringStop(w uint64) int {
 }
 
 // flatValue is the index after the value at i (a number, a plain string,
-// true, false or null; flatArray reads arrays), or -1.
-func flatValue(text []byte, i int) int {
+// true, false or null; flatArray reads arrays), or -1; for a plain
+// integer (digits only, at most 19, without leading zero), its value x
+// and plain.
+func flatValue(text []byte, i int) (end int, x uint64, plain bool) {
 	if i >= len(text) {
-		return -1
+		return -1, 0, false
 	}
 	switch text[i] {
 	case '"':
-		return plainString(text, i)
+		return plainString(text, i), 0, false
 	case 't':
-		return literal(text, i, "true")
+		return literal(text, i, "true"), 0, false
 	case 'f':
-		return literal(text, i, "false")
+		return literal(text, i, "false"), 0, false
 	case 'n':
-		return literal(text, i, "null")
+		return literal(text, i, "null"), 0, false
 	}
 	// The usual number, an integer without sign or leading zero, is read
 	// here, as number reads it; number reads the rest from its start.
+	// Up to 7 digits are read from one 8-byte load (leadingDigits), as
+	// the loop reads them.
 	j := i
-	for i < len(text) && text[i]-'0' < 10 {
-		i++
+	if i+8 <= len(text) {
+		n, y := leadingDigits(binary.LittleEndian.Uint64(text[i:])) // 0, 0 for none or 8 and more
+		i, x = i+n, y
+	}
+	if i == j {
+		for ; i < len(text) && text[i]-'0' < 10; i++ {
+			x = x*10 + uint64(text[i]-'0')
+		}
 	}
 	if wholeInt(text, j, i) {
-		return i
+		return i, x, i-j <= 19
 	}
-	return number(text, j)
+	return number(text, j), 0, false
 }
 
 // wholeInt says whether the digits text[j:i] are a whole JSON number

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,6 +38,9 @@ func FuzzFlatObject(f *testing.F) {
 		`{"a":[12345, 12346, 12347,  12348, 12349, 12350, 12351, 12352]}`, `{"a":[5, 6, 07, 8, 9, 10, 11, 12, 13, 14, 15]}`,
 		`{"a":[40, 41, 42, 4, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 5, 55]}`, `{"a":[1, 2, 3, 4, ]}`, `{"a":[1, 2, 3,` + "\t" + `4, 5, 6, 7, 8]}`,
 		`{"a":[99998, 99999, 100000, 100001, 100002, 100003]}`, `{"a":[1, 2, 3, 4, 5, 6, 7]}`, `{"a":[10, 11, 12, 13.5, 14, 15, 16]}`,
+		`{"a":1234567,"b":12345678,"c":9223372036854775807,"d":9223372036854775808,"e":18446744073709551615}`,
+		`{"a":18446744073709551616,"b":99999999999999999999,"c":0,"d":7 ,"e":1234567e1,"f":1234567.0,"g":12345678}`,
+		`{"a":1234567}`, `{"a":12345678`, `{"a":0123456, "b":1}`, `{"a":-1234567, "b":1}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -69,6 +73,12 @@ func checkFlatObject(t *testing.T, line []byte) {
 		w, wpresent := slow.get(col)
 		assert.Equal(t, wpresent, present, "%q: column %s", line, col)
 		assert.Equal(t, w, v, "%q: column %s", line, col)
+		// A plain integer flatObject read is the column's text: its
+		// digits, without sign or leading zero.
+		if x, ok := flat.plainInt(col); ok {
+			assert.Equal(t, strconv.FormatUint(x, 10), v, "%q: column %s", line, col)
+			assert.LessOrEqual(t, len(v), 19, "%q: column %s", line, col)
+		}
 		// The integers flatObject read are the ids hashIDs reads
 		// from the column's text.
 		if got, ok := flat.plainInts(col); ok {
@@ -359,3 +369,60 @@ func TestStringStopIsTheLoop(t *testing.T) {
 		check()
 	}
 }
+
+// FuzzParsePlainInts holds the parser, which takes the plain integers a
+// flat JSON Lines row read already (plainInt, plainIDs), to its reading
+// of the same rows through get alone (the row hidden behind an interface
+// that is not a *jsonRows): the same requests, arrivals and errors, row
+// by row, under Mooncake's configuration and with seconds, filters and
+// every optional column mapped.
+func FuzzParsePlainInts(f *testing.F) {
+	for _, s := range []string{
+		"{\"timestamp\": 0, \"input_length\": 40160, \"output_length\": 6, \"hash_ids\": [0, 1, 2, 3]}\n{\"timestamp\": 27482, \"input_length\": 6955, \"output_length\": 52, \"hash_ids\": [46, 47]}",
+		"{\"timestamp\": 9223372036854775807, \"input_length\": 2147483647, \"output_length\": 2147483648}",
+		"{\"timestamp\": 1, \"input_length\": 2147483647, \"output_length\": 2147483648}",
+		"{\"timestamp\": 9223372036, \"input_length\": 2147483648, \"output_length\": 1}",
+		"{\"timestamp\": 9223372037, \"input_length\": 1, \"output_length\": 1}",
+		"{\"timestamp\": 9223372036854775, \"input_length\": 1, \"output_length\": 1}\n{\"timestamp\": 9223372036854776, \"input_length\": 1, \"output_length\": 1}",
+		"{\"timestamp\": 18446744073709551615, \"input_length\": 99999999999999999999, \"output_length\": 0}",
+		"{\"timestamp\": \"2024-01-02 03:04:05\", \"input_length\": 1, \"output_length\": 1}\n{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1}",
+		"{\"timestamp\": 1.5, \"input_length\": 1e3, \"output_length\": -1}\n{\"timestamp\": null, \"input_length\": 1}",
+		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"id\": 18446744073709551615, \"turn\": 2147483648, \"priority\": 7, \"class\": \"x\", \"conv\": 12, \"blocks\": 16, \"kind\": 1}",
+		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"timestamp\": 4, \"input_length\": [1], \"kind\": \"1\"}",
+	} {
+		f.Add([]byte(s))
+	}
+	seedLines(f, mooncake, false)
+	cfgs := []TraceConfig{Mooncake(0), Mooncake(0), Mooncake(0)}
+	cfgs[1].Columns.ArrivalUnit = 0
+	cfgs[2].Columns.ID, cfgs[2].Columns.Turn, cfgs[2].Columns.Priority = "id", "turn", "priority"
+	cfgs[2].Columns.Class, cfgs[2].Columns.Conversation, cfgs[2].Columns.BlockTokensColumn = "class", "conv", "blocks"
+	cfgs[2].Filters = []Filter{{Column: "kind", Values: []string{"", "1"}}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, cfg := range cfgs {
+			fast, slow := parser{name: "fuzz", cfg: cfg}, parser{name: "fuzz", cfg: cfg}
+			j := newJSONRows(bytes.NewReader(data), "fuzz")
+			for {
+				r, err := j.next()
+				if err != nil {
+					break
+				}
+				var fr, sr Request
+				fraw, fkeep, ferr := fast.parse(r, &fr)
+				sraw, skeep, serr := slow.parse(hiddenRow{r}, &sr)
+				require.Equal(t, serr, ferr, "%q", data)
+				if serr != nil {
+					break // the replay ends at the error
+				}
+				require.Equal(t, sraw, fraw, "%q", data)
+				require.Equal(t, skeep, fkeep, "%q", data)
+				require.Equal(t, sr, fr, "%q", data)
+				require.Equal(t, slow.clock, fast.clock, "%q", data)
+			}
+		}
+	})
+}
+
+// hiddenRow is a row that is not a *jsonRows: the parser reads it
+// through get alone.
+type hiddenRow struct{ row }

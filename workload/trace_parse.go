@@ -74,6 +74,9 @@ func (p *parser) value(r row, col string) (string, error) {
 
 // count parses a required token count (>= 0).
 func (p *parser) count(r row, col string) (int, error) {
+	if x, ok := plainInt(r, col); ok && x <= math.MaxInt32 {
+		return int(x), nil // what natural reads from its digits
+	}
 	v, err := p.value(r, col)
 	if err != nil {
 		return 0, err
@@ -128,6 +131,16 @@ var (
 // date-time (nanoseconds since the Unix epoch).
 func (p *parser) arrival(r row) (time.Duration, error) {
 	col := p.cfg.Columns.Arrival
+	if p.clock != clockDate {
+		// A plain integer read already: what number reads from its
+		// digits, when in range (else number says why not).
+		if x, ok := plainInt(r, col); ok {
+			if unit, limit := p.unit(); x <= uint64(limit) {
+				p.clock = clockNumber
+				return time.Duration(x) * unit, nil
+			}
+		}
+	}
 	v, err := p.value(r, col)
 	if err != nil {
 		return 0, err
@@ -159,11 +172,7 @@ func (p *parser) arrival(r row) (time.Duration, error) {
 // number parses v as a count of ArrivalUnit; reason says why it is not an
 // arrival instant ("" when it is, notArrival when v is not a number).
 func (p *parser) number(v string) (d time.Duration, reason string) {
-	unit := p.cfg.Columns.ArrivalUnit
-	if unit == 0 {
-		unit = time.Second
-	}
-	limit := math.MaxInt64 / int64(unit)
+	unit, limit := p.unit()
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 && n <= limit {
 		return time.Duration(n) * unit, ""
 	}
@@ -177,6 +186,16 @@ func (p *parser) number(v string) (d time.Duration, reason string) {
 		return 0, fmt.Sprintf("is out of range: arrival times must be at most %d in units of %v (time.Duration's range, about 292 years)", limit, unit)
 	}
 	return time.Duration(math.Round(f * float64(unit))), ""
+}
+
+// unit is the arrival column's unit and the largest count of it that is
+// an arrival instant (within time.Duration's range).
+func (p *parser) unit() (unit time.Duration, limit int64) {
+	unit = p.cfg.Columns.ArrivalUnit
+	if unit == 0 {
+		unit = time.Second
+	}
+	return unit, math.MaxInt64 / int64(unit)
 }
 
 // parseDateTime reads "2006-01-02 15:04:05[.fraction][zone]" with a space
@@ -347,6 +366,19 @@ func plainIDs(r row, col string) ([]uint64, bool) {
 		return j.plainInts(col)
 	}
 	return nil, false
+}
+
+// plainInt returns column col's value already read as an integer by a
+// JSON Lines row's flatObject, with ok: then get(col) is its digits (at
+// most 19, without sign or leading zero), which strconv.ParseInt reads
+// as this integer when in its range, and refuses as out of range
+// otherwise (FuzzParsePlainInts holds the parser to its reading
+// without).
+func plainInt(r row, col string) (uint64, bool) {
+	if j, ok := r.(*jsonRows); ok {
+		return j.plainInt(col)
+	}
+	return 0, false
 }
 
 // hashes fills PrefixHashes and PrefixBlockTokens.

@@ -297,3 +297,17 @@ func (j *jsonRows) plainInts(col string) ([]uint64, bool) {
 	}
 	return j.ints[f.lo:f.hi], true
 }
+
+// plainInt returns column col's value when it is a plain integer on a
+// flat line (see field), read by flatObject: the integer whose digits
+// get(col) returns.
+func (j *jsonRows) plainInt(col string) (uint64, bool) {
+	if !j.flat {
+		return 0, false
+	}
+	f, ok := j.field(col)
+	if !ok || f.lo != scalarInt {
+		return 0, false
+	}
+	return f.x, true
+}
