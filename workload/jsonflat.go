@@ -3,6 +3,7 @@ package workload
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 )
 
 // A JSON Lines trace row is a flat object: the Mooncake trace's
@@ -253,49 +254,15 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 		return i + 1, ints, plain
 	}
 	for {
-		// A trace's ids, as Python's json.dumps writes them by default
-		// (", " between elements): up to 5 digits, a comma, a space and
-		// the next element's first byte, read from one 8-byte load an id.
-		// The case below reads each such element alike, in more steps.
-		//
-		// A trace's ids mostly count up by one (a prompt's blocks are
-		// numbered in order): after an element x so read, the next is
-		// likely x+1, x's bytes with its last digit one higher, which
-		// next holds (with its ", ", the first bytes that mask keeps;
-		// inc adds 1 to that digit). An element whose bytes are next's
-		// is x+1 read as above, at a compare instead of leadingDigits;
-		// after a 9, next's digit is ':', which no element matches. The
-		// element after it may start with white space, which the loop
-		// reads as more elements and the skipWS after it skips.
-		var next, mask, inc, prev uint64 = 1, 0, 0, 0 // no guess: w&0 != 1
-		k := 0
-		for plain && i+8 <= len(text) {
-			w := binary.LittleEndian.Uint64(text[i : i+8])
-			if w&mask == next {
-				prev++
-				ints = append(ints, prev)
-				i += k
-				next += inc
-				continue
-			}
-			n, x := leadingDigits(w)
-			sep := w >> (8 * uint(n) & 63)
-			if uint(n-1) >= 5 || uint16(sep) != ','|' '<<8 || byte(sep>>16) <= ' ' || (n > 1 && byte(w) == '0') {
-				break
-			}
-			ints = append(ints, x)
-			i += n + 2
-			prev, k = x, n+2
-			mask = 1<<(8*uint(k)&63) - 1
-			inc = 1 << (8 * uint(n-1) & 63)
-			next = (w + inc) & mask
+		if plain {
+			i, ints = plainRun(text, i, ints)
 		}
 		i = skipWS(text, i)
 		// The usual element of a trace's ids, up to 7 digits and its
 		// comma, read from 8 bytes at once (leadingDigits): as the loop
 		// below reads it, which its digits took 12 instructions each.
 		if i+8 <= len(text) {
-			w := binary.LittleEndian.Uint64(text[i:])
+			w := binary.LittleEndian.Uint64(text[i : i+8])
 			if n, x := leadingDigits(w); n > 0 && byte(w>>(8*n&63)) == ',' && (n == 1 || byte(w) != '0') {
 				if plain {
 					ints = append(ints, x)
@@ -351,6 +318,66 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 			return -1, ints, false
 		}
 	}
+}
+
+// plainRun reads, from text[i:], the elements of an array of a trace's
+// ids, as Python's json.dumps writes them by default (", " between
+// elements): up to 5 digits, a comma, a space and the next element's
+// first byte, read from one 8-byte load an id, appended to ints. It
+// returns where it stopped, at the first element not so written (or
+// fewer than 8 bytes before the end), which flatArray's loop reads.
+//
+// A trace's ids mostly count up by one (a prompt's blocks are numbered
+// in order): after an element x so read, the next is likely x+1, x's
+// bytes with its last digit one higher, which next holds (with its ", ",
+// the first bytes that mask keeps; inc adds 1 to that digit). An element
+// whose bytes are next's is x+1 read as above, at a compare instead of
+// leadingDigits; after a 9, next's digit is ':', which no element
+// matches. The element after it may start with white space, which
+// flatArray reads as more elements and the skipWS after it skips.
+//
+// The ids are written into ints' spare capacity, grown as append grows
+// it, with no check of the capacity an id but the loop's own.
+func plainRun(text []byte, i int, ints []uint64) (int, []uint64) {
+	for i+8 <= len(text) {
+		w := binary.LittleEndian.Uint64(text[i : i+8])
+		n, x := leadingDigits(w)
+		sep := w >> (8 * uint(n) & 63)
+		if uint(n-1) >= 5 || uint16(sep) != ','|' '<<8 || byte(sep>>16) <= ' ' || (n > 1 && byte(w) == '0') {
+			break
+		}
+		ints = append(ints, x)
+		k := n + 2
+		mask := uint64(1)<<(8*uint(k)&63) - 1
+		inc := uint64(1) << (8 * uint(n-1) & 63)
+		i, ints = countUp(text, i+k, ints, x, k, mask, (w+inc)&mask, inc)
+	}
+	return i, ints
+}
+
+// countUp reads, from text[i:], the elements that count up from prev,
+// as plainRun reads them: while the 8 bytes at i are next's where mask
+// keeps them, the element there is prev+1, k bytes with its ", " (next
+// += inc is the one after it). It appends them to ints and returns where
+// it stopped.
+func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, inc uint64) (int, []uint64) {
+	for i+8 <= len(text) {
+		if len(ints) == cap(ints) {
+			ints = slices.Grow(ints, 1)
+		}
+		out, m := ints[:cap(ints)], len(ints)
+		for ; m < len(out) && i+8 <= len(text); m++ {
+			if binary.LittleEndian.Uint64(text[i:i+8])&mask != next {
+				return i, out[:m]
+			}
+			prev++
+			out[m] = prev
+			i += k
+			next += inc
+		}
+		ints = out[:m]
+	}
+	return i, ints
 }
 
 // leadingDigits reads the decimal digits that w's bytes begin with (w
