@@ -61,7 +61,7 @@ func (c *CSVRows) Fail(col, v, reason string) error { return c.p.fail(c.rows, co
 func (c *CSVRows) Value(col string) (string, error) { return c.p.value(c.rows, col) }
 
 // Count parses a required token count, in [0, math.MaxInt32].
-func (c *CSVRows) Count(col string) (int, error) { return c.p.count(c.rows, col) }
+func (c *CSVRows) Count(col string) (int, error) { return c.p.count(c.rows, col, noSlot) }
 
 // Natural parses v, col's value, as a count in [0, math.MaxInt32].
 func (c *CSVRows) Natural(col, v string) (int, error) { return c.p.natural(c.rows, col, v) }

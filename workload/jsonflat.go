@@ -53,13 +53,18 @@ func (f *field) raw(text []byte) []byte { return text[f.v0:f.v1] }
 // the last line's is read by one compare. flatObject(dst, ints, text,
 // nil) is its slow twin, which FuzzFlatObjectMemo holds it to.
 func flatObject(dst []field, ints []uint64, text []byte, memo *keyMemo) (_ []field, _ []uint64, ok bool) {
-	i := 0 // the start of text, then the end of each value
+	i := 0       // the start of text, then the end of each value
+	matched := 0 // members read by the memo
+	if memo != nil {
+		memo.same = false // until the line ends as the last one did
+	}
 	for n := 0; ; n++ {
 		var k0, k1 int
 		v0 := -1
 		if memo != nil && n < len(memo.segs) {
 			if s := &memo.segs[n]; len(text)-i >= len(s.b) && string(text[i:i+len(s.b)]) == string(s.b) {
 				k0, k1, v0 = i+s.k0, i+s.k1, skipWS(text, i+len(s.b))
+				matched++
 			}
 		}
 		if v0 < 0 {
@@ -72,12 +77,16 @@ func flatObject(dst []field, ints []uint64, text []byte, memo *keyMemo) (_ []fie
 			switch c := text[i]; {
 			case n == 0 && c == '{':
 				if i = skipWS(text, i+1); i < len(text) && text[i] == '}' {
-					return dst, ints, skipWS(text, i+1) == len(text)
+					ok = skipWS(text, i+1) == len(text)
+					memo.end(0, 0, ok)
+					return dst, ints, ok
 				}
 			case n > 0 && c == ',':
 				i = skipWS(text, i+1)
 			case n > 0 && c == '}':
-				return dst, ints, skipWS(text, i+1) == len(text)
+				ok = skipWS(text, i+1) == len(text)
+				memo.end(n, matched, ok)
+				return dst, ints, ok
 			default:
 				return dst, ints, false
 			}
@@ -123,8 +132,24 @@ func flatObject(dst []field, ints []uint64, text []byte, memo *keyMemo) (_ []fie
 // member most likely starts with the same bytes; bytes that are the
 // same are read the same way, to the same key (the value may be
 // preceded by more white space, which flatObject skips).
+//
+// same says whether the last line, read whole, had the keys of the line
+// before it, the same bytes before every value: then a member's index
+// is the last line's (jsonRows' hints).
 type keyMemo struct {
 	segs []keySeg
+	same bool
+}
+
+// end records the end of a line of n members, matched of them read by
+// the memo, ok when the line was read: the memo keeps the line's n
+// members, not those of a longer line before.
+func (m *keyMemo) end(n, matched int, ok bool) {
+	if m == nil {
+		return
+	}
+	m.same = ok && matched == n && n == len(m.segs)
+	m.segs = m.segs[:n]
 }
 
 // keySeg is the bytes before one member's value, its key b[k0:k1].

@@ -75,13 +75,13 @@ func checkFlatObject(t *testing.T, line []byte) {
 		assert.Equal(t, w, v, "%q: column %s", line, col)
 		// A plain integer flatObject read is the column's text: its
 		// digits, without sign or leading zero.
-		if x, ok := flat.plainInt(col); ok {
+		if x, ok := flat.plainInt(col, noSlot); ok {
 			assert.Equal(t, strconv.FormatUint(x, 10), v, "%q: column %s", line, col)
 			assert.LessOrEqual(t, len(v), 19, "%q: column %s", line, col)
 		}
 		// The integers flatObject read are the ids hashIDs reads
 		// from the column's text.
-		if got, ok := flat.plainInts(col); ok {
+		if got, ok := flat.plainInts(col, noSlot); ok {
 			var p parser
 			ids, _, err := p.hashIDs(v)
 			require.NoError(t, err, "%q: column %s", line, col)
@@ -131,7 +131,7 @@ func TestFlatArrayCountingUp(t *testing.T) {
 		if !spoiled { // then flatObject reads the line, and the ids as integers
 			fields, ints, ok := flatObject(nil, nil, []byte(b.String()), nil)
 			require.True(t, ok, "%s", b.String())
-			_, plain := (&jsonRows{text: []byte(b.String()), fields: fields, ints: ints, flat: true}).plainInts("hash_ids")
+			_, plain := (&jsonRows{text: []byte(b.String()), fields: fields, ints: ints, flat: true}).plainInts("hash_ids", noSlot)
 			require.True(t, plain, "%s", b.String())
 		}
 	}
@@ -389,6 +389,13 @@ func FuzzParsePlainInts(f *testing.F) {
 		"{\"timestamp\": 1.5, \"input_length\": 1e3, \"output_length\": -1}\n{\"timestamp\": null, \"input_length\": 1}",
 		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"id\": 18446744073709551615, \"turn\": 2147483648, \"priority\": 7, \"class\": \"x\", \"conv\": 12, \"blocks\": 16, \"kind\": 1}",
 		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"timestamp\": 4, \"input_length\": [1], \"kind\": \"1\"}",
+		// Lines whose keys change: the parser's hints must follow them.
+		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3}\n{\"input_length\": 4, \"timestamp\": 5, \"output_length\": 6}\n{\"input_length\": 7, \"timestamp\": 8, \"output_length\": 9}",
+		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"timestamp\": 4}\n{\"timestamp\": 5, \"input_length\": 6, \"output_length\": 7}\n{\"timestamp\": 8, \"input_length\": 9, \"output_length\": 10, \"timestamp\": 11}",
+		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3}\n{\"timestamp\": 4, \"x\": \"\\u0041\", \"input_length\": 5, \"output_length\": 6}\n{\"timestamp\": 7, \"output_length\": 8, \"input_length\": 9}\n{\"timestamp\": 10, \"output_length\": 11, \"input_length\": 12}",
+		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3}\n{\"input_length\": 5, \"timestamp\": 4, \"outp\\u0075t_length\": 6}\n{\"input_length\": 7, \"timestamp\": 8, \"output_length\": 9}",
+		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3}\n{\"timestamp\": 4, \"input_length\": 5, \"output_length\": 6, \"x\": \"\\u0041\"}\n{\"timestamp\": 7, \"input_length\": 8, \"output_length\": 9}\n{\"input_length\": 10, \"output_length\": 11, \"timestamp\": 12}",
+		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"hash_ids\": [1, 2]}\n{\"timestamp\": 4, \"input_length\": 5, \"output_length\": 6, \"hash_ids\": \"3 4\"}\n{\"timestamp\": 7, \"input_length\": 8, \"output_length\": 9, \"hash_ids\": [5]}",
 	} {
 		f.Add([]byte(s))
 	}

@@ -46,10 +46,10 @@ func (p *parser) parse(r row, req *Request) (raw time.Duration, keep bool, err e
 	if raw, err = p.arrival(r); err != nil {
 		return 0, false, err
 	}
-	if req.InputTokens, err = p.count(r, c.Input); err != nil {
+	if req.InputTokens, err = p.count(r, c.Input, slotInput); err != nil {
 		return 0, false, err
 	}
-	if req.OutputTokens, err = p.count(r, c.Output); err != nil {
+	if req.OutputTokens, err = p.count(r, c.Output, slotOutput); err != nil {
 		return 0, false, err
 	}
 	req.Failed = req.InputTokens == 0 || req.OutputTokens == 0
@@ -72,9 +72,10 @@ func (p *parser) value(r row, col string) (string, error) {
 	return v, nil
 }
 
-// count parses a required token count (>= 0).
-func (p *parser) count(r row, col string) (int, error) {
-	if x, ok := plainInt(r, col); ok && x <= math.MaxInt32 {
+// count parses a required token count (>= 0); slot is col's hint (or
+// noSlot).
+func (p *parser) count(r row, col string, slot int) (int, error) {
+	if x, ok := plainInt(r, col, slot); ok && x <= math.MaxInt32 {
 		return int(x), nil // what natural reads from its digits
 	}
 	v, err := p.value(r, col)
@@ -134,7 +135,7 @@ func (p *parser) arrival(r row) (time.Duration, error) {
 	if p.clock != clockDate {
 		// A plain integer read already: what number reads from its
 		// digits, when in range (else number says why not).
-		if x, ok := plainInt(r, col); ok {
+		if x, ok := plainInt(r, col, slotArrival); ok {
 			if unit, limit := p.unit(); x <= uint64(limit) {
 				p.clock = clockNumber
 				return time.Duration(x) * unit, nil
@@ -363,7 +364,7 @@ func hashIDsSlow(v string) ([]uint64, string, error) {
 // scratch.
 func plainIDs(r row, col string) ([]uint64, bool) {
 	if j, ok := r.(*jsonRows); ok && col != "" {
-		return j.plainInts(col)
+		return j.plainInts(col, slotHashes)
 	}
 	return nil, false
 }
@@ -374,9 +375,9 @@ func plainIDs(r row, col string) ([]uint64, bool) {
 // as this integer when in its range, and refuses as out of range
 // otherwise (FuzzParsePlainInts holds the parser to its reading
 // without).
-func plainInt(r row, col string) (uint64, bool) {
+func plainInt(r row, col string, slot int) (uint64, bool) {
 	if j, ok := r.(*jsonRows); ok {
-		return j.plainInt(col)
+		return j.plainInt(col, slot)
 	}
 	return 0, false
 }

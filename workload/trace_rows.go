@@ -207,7 +207,31 @@ type jsonRows struct {
 	memo   keyMemo  // the bytes before the last flat line's values
 	flat   bool
 	obj    map[string]json.RawMessage
+	// gen counts the lines whose keys were not the line's before (by
+	// its memo), or that were not flat: a hint of the same gen holds.
+	gen   uint64
+	hints [slots]hint
 }
+
+// A hint is where the parser's column found its field: the index in
+// fields of a line read while gen was gen-1 (the zero hint is none).
+// The lines read since, while gen is unchanged, have the same keys, the
+// same bytes, in the same order, so the column is at that index again.
+type hint struct {
+	gen uint64
+	idx int
+}
+
+// The columns the parser looks up by hint, a slot each: a slot names
+// one column for a reader's life (the parser's configuration's).
+const (
+	slotArrival = iota
+	slotInput
+	slotOutput
+	slotHashes
+	slots
+	noSlot = -1 // a lookup without hint
+)
 
 func newJSONRows(r io.Reader, name string) *jsonRows {
 	s := bufio.NewScanner(r)
@@ -223,9 +247,13 @@ func (j *jsonRows) next() (row, error) {
 			continue
 		}
 		if j.fields, j.ints, j.flat = flatObject(j.fields[:0], j.ints[:0], text, &j.memo); j.flat {
+			if !j.memo.same {
+				j.gen++
+			}
 			j.text = text
 			return j, nil
 		}
+		j.gen++
 		clear(j.obj)
 		if err := json.Unmarshal(text, &j.obj); err != nil {
 			return nil, &ParseError{File: j.name, Line: j.ln, Reason: "not a JSON object: " + err.Error(), Err: ErrMalformed}
@@ -243,7 +271,7 @@ func (j *jsonRows) next() (row, error) {
 
 func (j *jsonRows) get(col string) (string, bool) {
 	if j.flat {
-		f, ok := j.field(col)
+		f, ok := j.field(col, noSlot)
 		if !ok {
 			return "", false
 		}
@@ -272,12 +300,20 @@ func (j *jsonRows) get(col string) (string, bool) {
 func (j *jsonRows) line() int { return j.ln }
 
 // field is the member col of a flat line: the last of a key given twice,
-// as json.Unmarshal keeps.
-func (j *jsonRows) field(col string) (*field, bool) {
+// as json.Unmarshal keeps. slot, when not noSlot, is col's (see hint).
+func (j *jsonRows) field(col string, slot int) (*field, bool) {
+	if slot != noSlot {
+		if h := &j.hints[slot]; h.gen == j.gen+1 {
+			return &j.fields[h.idx], true
+		}
+	}
 	fields, text := j.fields, j.text // not reloaded a field
 	for i := len(fields) - 1; i >= 0; i-- {
 		// The length first: a key of another length is not sliced.
 		if f := &fields[i]; int(f.k1-f.k0) == len(col) && string(text[f.k0:f.k1]) == col {
+			if slot != noSlot {
+				j.hints[slot] = hint{j.gen + 1, i}
+			}
 			return f, true
 		}
 	}
@@ -287,11 +323,11 @@ func (j *jsonRows) field(col string) (*field, bool) {
 // plainInts returns column col's value when it is an array of plain
 // integers on a flat line (see field), read by flatObject: the ids
 // hashIDs would read from get(col), within the reader's scratch.
-func (j *jsonRows) plainInts(col string) ([]uint64, bool) {
+func (j *jsonRows) plainInts(col string, slot int) ([]uint64, bool) {
 	if !j.flat {
 		return nil, false
 	}
-	f, ok := j.field(col)
+	f, ok := j.field(col, slot)
 	if !ok || f.lo < 0 {
 		return nil, false
 	}
@@ -301,11 +337,11 @@ func (j *jsonRows) plainInts(col string) ([]uint64, bool) {
 // plainInt returns column col's value when it is a plain integer on a
 // flat line (see field), read by flatObject: the integer whose digits
 // get(col) returns.
-func (j *jsonRows) plainInt(col string) (uint64, bool) {
+func (j *jsonRows) plainInt(col string, slot int) (uint64, bool) {
 	if !j.flat {
 		return 0, false
 	}
-	f, ok := j.field(col)
+	f, ok := j.field(col, slot)
 	if !ok || f.lo != scalarInt {
 		return 0, false
 	}
