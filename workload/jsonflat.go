@@ -383,8 +383,10 @@ func plainRun(text []byte, i int, ints []uint64) (int, []uint64) {
 // countUp reads, from text[i:], the elements that count up from prev,
 // as plainRun reads them: while the 8 bytes at i are next's where mask
 // keeps them, the element there is prev+1, k bytes with its ", " (next
-// += inc is the one after it). It appends them to ints and returns where
-// it stopped.
+// += inc is the one after it). After an id ending in 9, next's last
+// digit is ':', which no element matches: then next is carried over
+// (carry) when the digit before that is not a 9, and the loop goes on.
+// It appends the ids to ints and returns where it stopped.
 func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, inc uint64) (int, []uint64) {
 	for i+8 <= len(text) {
 		if len(ints) == cap(ints) {
@@ -392,8 +394,12 @@ func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, 
 		}
 		out, m := ints[:cap(ints)], len(ints)
 		for ; m < len(out) && i+8 <= len(text); m++ {
-			if binary.LittleEndian.Uint64(text[i:i+8])&mask != next {
-				return i, out[:m]
+			if w := binary.LittleEndian.Uint64(text[i:i+8]) & mask; w != next {
+				c, ok := carry(next, inc)
+				if !ok || w != c {
+					return i, out[:m]
+				}
+				next = c
 			}
 			prev++
 			out[m] = prev
@@ -403,6 +409,18 @@ func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, 
 		ints = out[:m]
 	}
 	return i, ints
+}
+
+// carry is next, a guess whose last digit (the byte inc adds 1 to) is
+// ':', the digit after a 9, with that digit '0' and the one before it
+// one higher, when that one is a digit below 9: the id after one ending
+// in 9 (not 99). ok is false for any other next.
+func carry(next, inc uint64) (_ uint64, ok bool) {
+	s := uint(bits.TrailingZeros64(inc))
+	if s < 8 || byte(next>>s) != ':' || byte(next>>(s-8)) >= '9' {
+		return next, false
+	}
+	return next - 10*inc + inc>>8, true
 }
 
 // leadingDigits reads the decimal digits that w's bytes begin with (w

@@ -41,6 +41,8 @@ func FuzzFlatObject(f *testing.F) {
 		`{"a":1234567,"b":12345678,"c":9223372036854775807,"d":9223372036854775808,"e":18446744073709551615}`,
 		`{"a":18446744073709551616,"b":99999999999999999999,"c":0,"d":7 ,"e":1234567e1,"f":1234567.0,"g":12345678}`,
 		`{"a":1234567}`, `{"a":12345678`, `{"a":0123456, "b":1}`, `{"a":-1234567, "b":1}`,
+		`{"a":[107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121]}`, `{"a":[198, 199, 200, 201]}`,
+		`{"a":[1288, 1289, 1290, 1291, 1292]}`, `{"a":[1288, 1289, 1280, 1291, 1292]}`, `{"a":[1288, 1289, 12810, 1291]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -433,3 +435,29 @@ func FuzzParsePlainInts(f *testing.F) {
 // hiddenRow is a row that is not a *jsonRows: the parser reads it
 // through get alone.
 type hiddenRow struct{ row }
+
+// carry is the id after one ending in 9, as plainRun's guess of it:
+// for every id of 1 to 5 digits ending in 9, the guess carried over is
+// the next id's bytes and its ", " where the digit before the 9 is not
+// a 9 (and there is one), and refused otherwise.
+func TestCarryIsTheNextID(t *testing.T) {
+	word := func(s string) uint64 {
+		var b [8]byte
+		copy(b[:], s)
+		return binary.LittleEndian.Uint64(b[:])
+	}
+	for x := uint64(9); x < 100_000; x += 10 {
+		s := strconv.FormatUint(x, 10)
+		n := len(s)
+		mask := uint64(1)<<(8*uint(n+2)) - 1
+		inc := uint64(1) << (8 * uint(n-1))
+		next := (word(s+", ") + inc) & mask // plainRun's guess after x
+		got, ok := carry(next, inc)
+		if want := x%100 != 99 && x >= 10; ok != want {
+			t.Fatalf("%d: carry ok %v, want %v", x, ok, want)
+		}
+		if ok && got != word(strconv.FormatUint(x+1, 10)+", ") {
+			t.Fatalf("%d: carry %#x, want the bytes of %d", x, got, x+1)
+		}
+	}
+}
