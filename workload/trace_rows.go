@@ -300,13 +300,9 @@ func (j *jsonRows) get(col string) (string, bool) {
 func (j *jsonRows) line() int { return j.ln }
 
 // field is the member col of a flat line: the last of a key given twice,
-// as json.Unmarshal keeps. slot, when not noSlot, is col's (see hint).
+// as json.Unmarshal keeps. slot, when not noSlot, is col's: field sets
+// its hint (see hint), which hinted reads.
 func (j *jsonRows) field(col string, slot int) (*field, bool) {
-	if slot != noSlot {
-		if h := &j.hints[slot]; h.gen == j.gen+1 {
-			return &j.fields[h.idx], true
-		}
-	}
 	fields, text := j.fields, j.text // not reloaded a field
 	for i := len(fields) - 1; i >= 0; i-- {
 		// The length first: a key of another length is not sliced.
@@ -320,15 +316,33 @@ func (j *jsonRows) field(col string, slot int) (*field, bool) {
 	return nil, false
 }
 
+// hinted is field for the column of slot (not noSlot) where its hint
+// holds; ok is false where it does not (then field finds the column).
+func (j *jsonRows) hinted(slot int) (_ *field, ok bool) {
+	if h := j.hints[slot]; h.gen == j.gen+1 {
+		return &j.fields[h.idx], true
+	}
+	return nil, false
+}
+
 // plainInts returns column col's value when it is an array of plain
 // integers on a flat line (see field), read by flatObject: the ids
-// hashIDs would read from get(col), within the reader's scratch.
+// hashIDs would read from get(col), within the reader's scratch. slot is
+// col's (see hint), or noSlot.
 func (j *jsonRows) plainInts(col string, slot int) ([]uint64, bool) {
 	if !j.flat {
 		return nil, false
 	}
-	f, ok := j.field(col, slot)
-	if !ok || f.lo < 0 {
+	f, ok := (*field)(nil), false
+	if slot != noSlot {
+		f, ok = j.hinted(slot)
+	}
+	if !ok {
+		if f, ok = j.field(col, slot); !ok {
+			return nil, false
+		}
+	}
+	if f.lo < 0 {
 		return nil, false
 	}
 	return j.ints[f.lo:f.hi], true
@@ -336,13 +350,21 @@ func (j *jsonRows) plainInts(col string, slot int) ([]uint64, bool) {
 
 // plainInt returns column col's value when it is a plain integer on a
 // flat line (see field), read by flatObject: the integer whose digits
-// get(col) returns.
+// get(col) returns. slot is col's (see hint), or noSlot.
 func (j *jsonRows) plainInt(col string, slot int) (uint64, bool) {
 	if !j.flat {
 		return 0, false
 	}
-	f, ok := j.field(col, slot)
-	if !ok || f.lo != scalarInt {
+	f, ok := (*field)(nil), false
+	if slot != noSlot {
+		f, ok = j.hinted(slot)
+	}
+	if !ok {
+		if f, ok = j.field(col, slot); !ok {
+			return 0, false
+		}
+	}
+	if f.lo != scalarInt {
 		return 0, false
 	}
 	return f.x, true
