@@ -77,13 +77,13 @@ func checkFlatObject(t *testing.T, line []byte) {
 		assert.Equal(t, w, v, "%q: column %s", line, col)
 		// A plain integer flatObject read is the column's text: its
 		// digits, without sign or leading zero.
-		if x, ok := flat.plainInt(col, noSlot); ok {
+		if x, ok := plainIntOf(flat, col); ok {
 			assert.Equal(t, strconv.FormatUint(x, 10), v, "%q: column %s", line, col)
 			assert.LessOrEqual(t, len(v), 19, "%q: column %s", line, col)
 		}
 		// The integers flatObject read are the ids hashIDs reads
 		// from the column's text.
-		if got, ok := flat.plainInts(col, noSlot); ok {
+		if got, ok := plainIntsOf(flat, col); ok {
 			var p parser
 			ids, _, err := p.hashIDs(v)
 			require.NoError(t, err, "%q: column %s", line, col)
@@ -133,7 +133,7 @@ func TestFlatArrayCountingUp(t *testing.T) {
 		if !spoiled { // then flatObject reads the line, and the ids as integers
 			fields, ints, ok := flatObject(nil, nil, []byte(b.String()), nil)
 			require.True(t, ok, "%s", b.String())
-			_, plain := (&jsonRows{text: []byte(b.String()), fields: fields, ints: ints, flat: true}).plainInts("hash_ids", noSlot)
+			_, plain := plainIntsOf(&jsonRows{text: []byte(b.String()), fields: fields, ints: ints, flat: true}, "hash_ids")
 			require.True(t, plain, "%s", b.String())
 		}
 	}
@@ -460,4 +460,25 @@ func TestCarryIsTheNextID(t *testing.T) {
 			t.Fatalf("%d: carry %#x, want the bytes of %d", x, got, x+1)
 		}
 	}
+}
+
+// plainIntOf and plainIntsOf are the parser's reading of column col of
+// the flat row j (plainCols), the column found by name.
+func plainIntOf(j *jsonRows, col string) (uint64, bool) {
+	pc := plainColOf(j, col)
+	return pc.int(0)
+}
+
+func plainIntsOf(j *jsonRows, col string) ([]uint64, bool) {
+	pc := plainColOf(j, col)
+	return pc.ids(0)
+}
+
+// plainColOf is j's plainCols with column col in slot 0.
+func plainColOf(j *jsonRows, col string) plainCols {
+	pc := plainCols{ints: j.ints}
+	if f, ok := j.field(col, noSlot); ok && j.flat {
+		pc.f[0] = f
+	}
+	return pc
 }

@@ -43,17 +43,21 @@ func (p *parser) parse(r row, req *Request) (raw time.Duration, keep bool, err e
 		}
 	}
 	c := &p.cfg.Columns // not a copy (26 words): a row reads a few
-	if raw, err = p.arrival(r); err != nil {
+	var pc plainCols    // the plain integers read already, on a flat JSON Lines row
+	if j, ok := r.(*jsonRows); ok {
+		j.cols(c, &pc)
+	}
+	if raw, err = p.arrival(r, &pc); err != nil {
 		return 0, false, err
 	}
-	if req.InputTokens, err = p.count(r, c.Input, slotInput); err != nil {
+	if req.InputTokens, err = p.count(r, c.Input, &pc, slotInput); err != nil {
 		return 0, false, err
 	}
-	if req.OutputTokens, err = p.count(r, c.Output, slotOutput); err != nil {
+	if req.OutputTokens, err = p.count(r, c.Output, &pc, slotOutput); err != nil {
 		return 0, false, err
 	}
 	req.Failed = req.InputTokens == 0 || req.OutputTokens == 0
-	if err = p.optional(r, req); err != nil {
+	if err = p.optional(r, req, &pc); err != nil {
 		return 0, false, err
 	}
 	return raw, true, nil
@@ -72,10 +76,10 @@ func (p *parser) value(r row, col string) (string, error) {
 	return v, nil
 }
 
-// count parses a required token count (>= 0); slot is col's hint (or
-// noSlot).
-func (p *parser) count(r row, col string, slot int) (int, error) {
-	if x, ok := plainInt(r, col, slot); ok && x <= math.MaxInt32 {
+// count parses a required token count (>= 0); slot is col's in pc (or
+// noSlot, for none).
+func (p *parser) count(r row, col string, pc *plainCols, slot int) (int, error) {
+	if x, ok := pc.int(slot); ok && x <= math.MaxInt32 {
 		return int(x), nil // what natural reads from its digits
 	}
 	v, err := p.value(r, col)
@@ -130,12 +134,12 @@ var (
 
 // arrival parses the arrival column as a number in ArrivalUnit or as a
 // date-time (nanoseconds since the Unix epoch).
-func (p *parser) arrival(r row) (time.Duration, error) {
+func (p *parser) arrival(r row, pc *plainCols) (time.Duration, error) {
 	col := p.cfg.Columns.Arrival
 	if p.clock != clockDate {
 		// A plain integer read already: what number reads from its
 		// digits, when in range (else number says why not).
-		if x, ok := plainInt(r, col, slotArrival); ok {
+		if x, ok := pc.int(slotArrival); ok {
 			if unit, limit := p.unit(); x <= uint64(limit) {
 				p.clock = clockNumber
 				return time.Duration(x) * unit, nil
@@ -235,10 +239,10 @@ func opt(r row, col string) (string, bool) {
 // optional fills the optional fields that the row holds. A column not
 // mapped is not looked up (opt would say it is absent), which saves a
 // trace like Mooncake's, that maps none of them, a call each.
-func (p *parser) optional(r row, req *Request) error {
+func (p *parser) optional(r row, req *Request, pc *plainCols) error {
 	c := &p.cfg.Columns
 	if c.ID == "" && c.Conversation == "" && c.Turn == "" && c.Priority == "" && c.Class == "" && c.Failed == "" {
-		return p.hashes(r, req)
+		return p.hashes(r, req, pc)
 	}
 	if v, ok := opt(r, c.ID); ok {
 		id, err := strconv.ParseUint(v, 10, 64)
@@ -263,7 +267,7 @@ func (p *parser) optional(r row, req *Request) error {
 		}
 		req.Failed = req.Failed || f
 	}
-	return p.hashes(r, req)
+	return p.hashes(r, req, pc)
 }
 
 // ints fills Turn and Priority.
@@ -358,37 +362,13 @@ func hashIDsSlow(v string) ([]uint64, string, error) {
 	return ids, "", nil
 }
 
-// plainIDs returns the hash ids of column col already read, as integers,
-// by a JSON Lines row's flatObject (then get and hashIDs, which FuzzFlatObject
-// holds them to, would read the same), with ok; the ids are the row's
-// scratch.
-func plainIDs(r row, col string) ([]uint64, bool) {
-	if j, ok := r.(*jsonRows); ok && col != "" {
-		return j.plainInts(col, slotHashes)
-	}
-	return nil, false
-}
-
-// plainInt returns column col's value already read as an integer by a
-// JSON Lines row's flatObject, with ok: then get(col) is its digits (at
-// most 19, without sign or leading zero), which strconv.ParseInt reads
-// as this integer when in its range, and refuses as out of range
-// otherwise (FuzzParsePlainInts holds the parser to its reading
-// without).
-func plainInt(r row, col string, slot int) (uint64, bool) {
-	if j, ok := r.(*jsonRows); ok {
-		return j.plainInt(col, slot)
-	}
-	return 0, false
-}
-
 // hashes fills PrefixHashes and PrefixBlockTokens.
-func (p *parser) hashes(r row, req *Request) error {
+func (p *parser) hashes(r row, req *Request, pc *plainCols) error {
 	c := &p.cfg.Columns
 	if c.PrefixHashes == "" {
 		return nil
 	}
-	if ids, ok := plainIDs(r, c.PrefixHashes); ok {
+	if ids, ok := pc.ids(slotHashes); ok {
 		if !p.measuring {
 			req.PrefixHashes = make([]uint64, len(ids)) // as hashIDs: not nil when empty
 			copy(req.PrefixHashes, ids)

@@ -301,7 +301,7 @@ func (j *jsonRows) line() int { return j.ln }
 
 // field is the member col of a flat line: the last of a key given twice,
 // as json.Unmarshal keeps. slot, when not noSlot, is col's: field sets
-// its hint (see hint), which hinted reads.
+// its hint (see hint), which cols reads.
 func (j *jsonRows) field(col string, slot int) (*field, bool) {
 	fields, text := j.fields, j.text // not reloaded a field
 	for i := len(fields) - 1; i >= 0; i-- {
@@ -316,56 +316,70 @@ func (j *jsonRows) field(col string, slot int) (*field, bool) {
 	return nil, false
 }
 
-// hinted is field for the column of slot (not noSlot) where its hint
-// holds; ok is false where it does not (then field finds the column).
-func (j *jsonRows) hinted(slot int) (_ *field, ok bool) {
-	if h := j.hints[slot]; h.gen == j.gen+1 {
-		return &j.fields[h.idx], true
+// plainCols is what flatObject read of the parser's columns on a flat
+// line (cols): the field of each slot's column, nil where the line has
+// none, and the line's integers. The zero plainCols holds none: that of
+// any other row, which the parser reads through get.
+type plainCols struct {
+	f    [slots]*field
+	ints []uint64
+}
+
+// cols sets *pc to the columns of c that the parser reads by slot, on a
+// flat line, each found by its hint or by name (field, which sets the
+// hint); on any other line, it leaves *pc zero. One call a row finds
+// them all (a call a column, with its own checks, took twice the
+// instructions).
+func (j *jsonRows) cols(c *Columns, pc *plainCols) {
+	if !j.flat {
+		return
+	}
+	fields := j.fields
+	for slot := range pc.f {
+		if h := j.hints[slot]; h.gen == j.gen+1 { // the hint holds
+			pc.f[slot] = &fields[h.idx]
+		} else if col := slotColumn(c, slot); col != "" {
+			pc.f[slot], _ = j.field(col, slot)
+		}
+	}
+	pc.ints = j.ints
+}
+
+// slotColumn is the column of c that slot stands for.
+func slotColumn(c *Columns, slot int) string {
+	switch slot {
+	case slotArrival:
+		return c.Arrival
+	case slotInput:
+		return c.Input
+	case slotOutput:
+		return c.Output
+	}
+	return c.PrefixHashes
+}
+
+// int returns the column of slot (or noSlot, none) when it is a plain
+// integer (see field), read by flatObject: the integer whose digits
+// get(col) returns (digits only, at most 19, without sign or leading
+// zero), which strconv.ParseInt reads as this integer when in its
+// range, and refuses as out of range otherwise (FuzzParsePlainInts
+// holds the parser to its reading without).
+func (pc *plainCols) int(slot int) (uint64, bool) {
+	if slot == noSlot {
+		return 0, false
+	}
+	if f := pc.f[slot]; f != nil && f.lo == scalarInt {
+		return f.x, true
+	}
+	return 0, false
+}
+
+// ids returns the column of slot when it is an array of plain integers
+// (see field), read by flatObject: the ids hashIDs would read from
+// get(col), within the reader's scratch.
+func (pc *plainCols) ids(slot int) ([]uint64, bool) {
+	if f := pc.f[slot]; f != nil && f.lo >= 0 {
+		return pc.ints[f.lo:f.hi], true
 	}
 	return nil, false
-}
-
-// plainInts returns column col's value when it is an array of plain
-// integers on a flat line (see field), read by flatObject: the ids
-// hashIDs would read from get(col), within the reader's scratch. slot is
-// col's (see hint), or noSlot.
-func (j *jsonRows) plainInts(col string, slot int) ([]uint64, bool) {
-	if !j.flat {
-		return nil, false
-	}
-	f, ok := (*field)(nil), false
-	if slot != noSlot {
-		f, ok = j.hinted(slot)
-	}
-	if !ok {
-		if f, ok = j.field(col, slot); !ok {
-			return nil, false
-		}
-	}
-	if f.lo < 0 {
-		return nil, false
-	}
-	return j.ints[f.lo:f.hi], true
-}
-
-// plainInt returns column col's value when it is a plain integer on a
-// flat line (see field), read by flatObject: the integer whose digits
-// get(col) returns. slot is col's (see hint), or noSlot.
-func (j *jsonRows) plainInt(col string, slot int) (uint64, bool) {
-	if !j.flat {
-		return 0, false
-	}
-	f, ok := (*field)(nil), false
-	if slot != noSlot {
-		f, ok = j.hinted(slot)
-	}
-	if !ok {
-		if f, ok = j.field(col, slot); !ok {
-			return 0, false
-		}
-	}
-	if f.lo != scalarInt {
-		return 0, false
-	}
-	return f.x, true
 }
