@@ -61,7 +61,7 @@ func (c *CSVRows) Fail(col, v, reason string) error { return c.p.fail(c.rows, co
 func (c *CSVRows) Value(col string) (string, error) { return c.p.value(c.rows, col) }
 
 // Count parses a required token count, in [0, math.MaxInt32].
-func (c *CSVRows) Count(col string) (int, error) { return c.p.count(c.rows, col, &plainCols{}, noSlot) }
+func (c *CSVRows) Count(col string) (int, error) { return c.p.count(c.rows, col) }
 
 // Natural parses v, col's value, as a count in [0, math.MaxInt32].
 func (c *CSVRows) Natural(col, v string) (int, error) { return c.p.natural(c.rows, col, v) }
@@ -85,7 +85,7 @@ func (c *CSVRows) Uint(col string) (uint64, error) {
 // it leaves r alone when col is missing or empty.
 func (c *CSVRows) Hashes(col, block string, r *Request) error {
 	p := parser{name: c.p.name, cfg: TraceConfig{Columns: Columns{PrefixHashes: col, BlockTokensColumn: block}}}
-	return p.hashes(c.rows, r, &plainCols{})
+	return p.hashes(c.rows, r)
 }
 
 // ConversationID is the Conversation a trace's conversation value names:

@@ -17,7 +17,8 @@ type parser struct {
 	name  string
 	cfg   TraceConfig
 	clock clockKind
-	ids   []uint64 // hashIDs' scratch
+	ids   []uint64  // hashIDs' scratch
+	pc    plainCols // a flat JSON Lines row's columns (plainRow)
 	// measuring: the requests are counted, not used (timeFactor's first
 	// pass), so the hash ids flatObject read are checked but not copied.
 	measuring bool
@@ -37,30 +38,65 @@ const (
 // absolute instant, not yet rebased). On an error, *req is not to be
 // read.
 func (p *parser) parse(r row, req *Request) (raw time.Duration, keep bool, err error) {
+	if p.cfg.Format == JSONL { // a CSV row's reading is as it was, at this compare
+		if j, ok := r.(*jsonRows); ok && j.flat {
+			if raw, ok = p.plainRow(j, req); ok {
+				return raw, true, nil
+			}
+		}
+	}
 	for _, f := range p.cfg.Filters {
 		if v, _ := r.get(f.Column); !slices.Contains(f.Values, v) {
 			return 0, false, nil
 		}
 	}
 	c := &p.cfg.Columns // not a copy (26 words): a row reads a few
-	var pc plainCols    // the plain integers read already, on a flat JSON Lines row
-	if j, ok := r.(*jsonRows); ok {
-		j.cols(c, &pc)
-	}
-	if raw, err = p.arrival(r, &pc); err != nil {
+	if raw, err = p.arrival(r); err != nil {
 		return 0, false, err
 	}
-	if req.InputTokens, err = p.count(r, c.Input, &pc, slotInput); err != nil {
+	if req.InputTokens, err = p.count(r, c.Input); err != nil {
 		return 0, false, err
 	}
-	if req.OutputTokens, err = p.count(r, c.Output, &pc, slotOutput); err != nil {
+	if req.OutputTokens, err = p.count(r, c.Output); err != nil {
 		return 0, false, err
 	}
 	req.Failed = req.InputTokens == 0 || req.OutputTokens == 0
-	if err = p.optional(r, req, &pc); err != nil {
+	if err = p.optional(r, req); err != nil {
 		return 0, false, err
 	}
 	return raw, true, nil
+}
+
+// plainRow is parse for a flat JSON Lines row whose columns the parser
+// reads were read as plain integers already (see plainCols), in range:
+// the arrival, the token counts and, when mapped, the hash ids, with no
+// filter and no other column mapped (Mooncake's). It is what parse
+// reads through get (FuzzParsePlainInts holds it to that), without the
+// strings and strconv; ok is false for any other row, which parse then
+// reads (*req is not written, p.clock is what parse would set).
+func (p *parser) plainRow(j *jsonRows, req *Request) (raw time.Duration, ok bool) {
+	c := &p.cfg.Columns
+	if len(p.cfg.Filters) > 0 || c.ID != "" || c.Conversation != "" || c.Turn != "" || c.Priority != "" || c.Class != "" || c.Failed != "" || c.BlockTokensColumn != "" {
+		return 0, false
+	}
+	pc := &p.pc
+	j.cols(c, pc)
+	in, inOK := pc.count(slotInput)
+	out, outOK := pc.count(slotOutput)
+	ids, idsOK := pc.ids(slotHashes)
+	if !inOK || !outOK || !idsOK && c.PrefixHashes != "" {
+		return 0, false
+	}
+	if raw, ok = p.plainArrival(pc); !ok {
+		return 0, false
+	}
+	req.InputTokens, req.OutputTokens = in, out
+	req.Failed = in == 0 || out == 0
+	if c.PrefixHashes != "" {
+		p.keepIDs(req, ids)
+		p.blockTokens(req)
+	}
+	return raw, true
 }
 
 func (p *parser) fail(r row, field, value, reason string) error {
@@ -76,12 +112,8 @@ func (p *parser) value(r row, col string) (string, error) {
 	return v, nil
 }
 
-// count parses a required token count (>= 0); slot is col's in pc (or
-// noSlot, for none).
-func (p *parser) count(r row, col string, pc *plainCols, slot int) (int, error) {
-	if x, ok := pc.int(slot); ok && x <= math.MaxInt32 {
-		return int(x), nil // what natural reads from its digits
-	}
+// count parses a required token count (>= 0).
+func (p *parser) count(r row, col string) (int, error) {
 	v, err := p.value(r, col)
 	if err != nil {
 		return 0, err
@@ -134,18 +166,8 @@ var (
 
 // arrival parses the arrival column as a number in ArrivalUnit or as a
 // date-time (nanoseconds since the Unix epoch).
-func (p *parser) arrival(r row, pc *plainCols) (time.Duration, error) {
+func (p *parser) arrival(r row) (time.Duration, error) {
 	col := p.cfg.Columns.Arrival
-	if p.clock != clockDate {
-		// A plain integer read already: what number reads from its
-		// digits, when in range (else number says why not).
-		if x, ok := pc.int(slotArrival); ok {
-			if unit, limit := p.unit(); x <= uint64(limit) {
-				p.clock = clockNumber
-				return time.Duration(x) * unit, nil
-			}
-		}
-	}
 	v, err := p.value(r, col)
 	if err != nil {
 		return 0, err
@@ -172,6 +194,22 @@ func (p *parser) arrival(r row, pc *plainCols) (time.Duration, error) {
 		return 0, p.fail(r, col, v, "is not a date-time like the first row's")
 	}
 	return 0, p.fail(r, col, v, notArrival)
+}
+
+// plainArrival is what arrival reads when the arrival column is a plain
+// integer read already (pc) in range: what number reads from its
+// digits; ok is false otherwise, or with date-times (then arrival reads
+// the column, and says why not).
+func (p *parser) plainArrival(pc *plainCols) (_ time.Duration, ok bool) {
+	if p.clock == clockDate {
+		return 0, false
+	}
+	x, ok := pc.int(slotArrival)
+	if unit, limit := p.unit(); ok && x <= uint64(limit) {
+		p.clock = clockNumber
+		return time.Duration(x) * unit, true
+	}
+	return 0, false
 }
 
 // number parses v as a count of ArrivalUnit; reason says why it is not an
@@ -239,10 +277,10 @@ func opt(r row, col string) (string, bool) {
 // optional fills the optional fields that the row holds. A column not
 // mapped is not looked up (opt would say it is absent), which saves a
 // trace like Mooncake's, that maps none of them, a call each.
-func (p *parser) optional(r row, req *Request, pc *plainCols) error {
+func (p *parser) optional(r row, req *Request) error {
 	c := &p.cfg.Columns
 	if c.ID == "" && c.Conversation == "" && c.Turn == "" && c.Priority == "" && c.Class == "" && c.Failed == "" {
-		return p.hashes(r, req, pc)
+		return p.hashes(r, req)
 	}
 	if v, ok := opt(r, c.ID); ok {
 		id, err := strconv.ParseUint(v, 10, 64)
@@ -267,7 +305,7 @@ func (p *parser) optional(r row, req *Request, pc *plainCols) error {
 		}
 		req.Failed = req.Failed || f
 	}
-	return p.hashes(r, req, pc)
+	return p.hashes(r, req)
 }
 
 // ints fills Turn and Priority.
@@ -362,17 +400,27 @@ func hashIDsSlow(v string) ([]uint64, string, error) {
 	return ids, "", nil
 }
 
+// plainIDs returns the hash ids of column col already read, as integers,
+// by a JSON Lines row's flatObject (then get and hashIDs, which FuzzFlatObject
+// holds them to, would read the same), with ok; the ids are the row's
+// scratch.
+func plainIDs(r row, col string) ([]uint64, bool) {
+	if j, ok := r.(*jsonRows); ok && j.flat && col != "" {
+		if f, ok := j.field(col, noSlot); ok && f.lo >= 0 {
+			return j.ints[f.lo:f.hi], true
+		}
+	}
+	return nil, false
+}
+
 // hashes fills PrefixHashes and PrefixBlockTokens.
-func (p *parser) hashes(r row, req *Request, pc *plainCols) error {
+func (p *parser) hashes(r row, req *Request) error {
 	c := &p.cfg.Columns
 	if c.PrefixHashes == "" {
 		return nil
 	}
-	if ids, ok := pc.ids(slotHashes); ok {
-		if !p.measuring {
-			req.PrefixHashes = make([]uint64, len(ids)) // as hashIDs: not nil when empty
-			copy(req.PrefixHashes, ids)
-		}
+	if ids, ok := plainIDs(r, c.PrefixHashes); ok {
+		p.keepIDs(req, ids)
 	} else {
 		v, ok := opt(r, c.PrefixHashes)
 		if !ok {
@@ -384,10 +432,7 @@ func (p *parser) hashes(r row, req *Request, pc *plainCols) error {
 		}
 		req.PrefixHashes = ids
 	}
-	req.PrefixBlockTokens = c.BlockTokens
-	if req.PrefixBlockTokens == 0 {
-		req.PrefixBlockTokens = MooncakeBlockTokens
-	}
+	p.blockTokens(req)
 	if bv, ok := opt(r, c.BlockTokensColumn); ok {
 		n, err := p.natural(r, c.BlockTokensColumn, bv)
 		if err != nil {
@@ -399,4 +444,22 @@ func (p *parser) hashes(r row, req *Request, pc *plainCols) error {
 		req.PrefixBlockTokens = n
 	}
 	return nil
+}
+
+// keepIDs sets PrefixHashes to a copy of ids, the row's scratch (as
+// hashIDs: not nil when empty), unless the requests are only counted.
+func (p *parser) keepIDs(req *Request, ids []uint64) {
+	if !p.measuring {
+		req.PrefixHashes = make([]uint64, len(ids))
+		copy(req.PrefixHashes, ids)
+	}
+}
+
+// blockTokens sets PrefixBlockTokens to the configuration's, for a row
+// with hash ids (the block column, if any, read apart).
+func (p *parser) blockTokens(req *Request) {
+	req.PrefixBlockTokens = p.cfg.Columns.BlockTokens
+	if req.PrefixBlockTokens == 0 {
+		req.PrefixBlockTokens = MooncakeBlockTokens
+	}
 }

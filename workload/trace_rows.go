@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 )
@@ -318,8 +319,7 @@ func (j *jsonRows) field(col string, slot int) (*field, bool) {
 
 // plainCols is what flatObject read of the parser's columns on a flat
 // line (cols): the field of each slot's column, nil where the line has
-// none, and the line's integers. The zero plainCols holds none: that of
-// any other row, which the parser reads through get.
+// none, and the line's integers.
 type plainCols struct {
 	f    [slots]*field
 	ints []uint64
@@ -327,19 +327,17 @@ type plainCols struct {
 
 // cols sets *pc to the columns of c that the parser reads by slot, on a
 // flat line, each found by its hint or by name (field, which sets the
-// hint); on any other line, it leaves *pc zero. One call a row finds
-// them all (a call a column, with its own checks, took twice the
-// instructions).
+// hint). One call a row finds them all (a call a column, with its own
+// checks, took twice the instructions).
 func (j *jsonRows) cols(c *Columns, pc *plainCols) {
-	if !j.flat {
-		return
-	}
 	fields := j.fields
 	for slot := range pc.f {
 		if h := j.hints[slot]; h.gen == j.gen+1 { // the hint holds
 			pc.f[slot] = &fields[h.idx]
 		} else if col := slotColumn(c, slot); col != "" {
 			pc.f[slot], _ = j.field(col, slot)
+		} else {
+			pc.f[slot] = nil
 		}
 	}
 	pc.ints = j.ints
@@ -358,18 +356,24 @@ func slotColumn(c *Columns, slot int) string {
 	return c.PrefixHashes
 }
 
-// int returns the column of slot (or noSlot, none) when it is a plain
-// integer (see field), read by flatObject: the integer whose digits
-// get(col) returns (digits only, at most 19, without sign or leading
-// zero), which strconv.ParseInt reads as this integer when in its
-// range, and refuses as out of range otherwise (FuzzParsePlainInts
-// holds the parser to its reading without).
+// int returns the column of slot when it is a plain integer (see
+// field), read by flatObject: the integer whose digits get(col) returns
+// (digits only, at most 19, without sign or leading zero), which
+// strconv.ParseInt reads as this integer when in its range, and refuses
+// as out of range otherwise (FuzzParsePlainInts holds the parser to its
+// reading without).
 func (pc *plainCols) int(slot int) (uint64, bool) {
-	if slot == noSlot {
-		return 0, false
-	}
 	if f := pc.f[slot]; f != nil && f.lo == scalarInt {
 		return f.x, true
+	}
+	return 0, false
+}
+
+// count is the column of slot as a token count when it is a plain
+// integer (int) in range: what parser.count reads from its digits.
+func (pc *plainCols) count(slot int) (int, bool) {
+	if x, ok := pc.int(slot); ok && x <= math.MaxInt32 {
+		return int(x), true
 	}
 	return 0, false
 }
