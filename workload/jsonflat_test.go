@@ -373,11 +373,12 @@ func TestStringStopIsTheLoop(t *testing.T) {
 }
 
 // FuzzParsePlainInts holds the parser, which takes the plain integers a
-// flat JSON Lines row read already (plainInt, plainIDs), to its reading
-// of the same rows through get alone (the row hidden behind an interface
-// that is not a *jsonRows): the same requests, arrivals and errors, row
-// by row, under Mooncake's configuration and with seconds, filters and
-// every optional column mapped.
+// flat JSON Lines row read already (plainRow, found by the row's hints;
+// plainIDs), to its reading of the same rows through get alone (the row
+// hidden behind an interface that is not a *jsonRows): the same
+// requests, arrivals and errors, row by row, under Mooncake's
+// configuration and with seconds, filters and every optional column
+// mapped.
 func FuzzParsePlainInts(f *testing.F) {
 	for _, s := range []string{
 		"{\"timestamp\": 0, \"input_length\": 40160, \"output_length\": 6, \"hash_ids\": [0, 1, 2, 3]}\n{\"timestamp\": 27482, \"input_length\": 6955, \"output_length\": 52, \"hash_ids\": [46, 47]}",
