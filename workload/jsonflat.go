@@ -298,6 +298,17 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 	for {
 		if plain {
 			i, ints = plainRun(text, i, ints)
+			// The usual last element, digits and ']' (fewer than 8
+			// bytes before the line's end, which plainRun leaves), read
+			// as the loop below reads it.
+			j, x := i, uint64(0)
+			for ; i < len(text) && text[i]-'0' < 10; i++ {
+				x = x*10 + uint64(text[i]-'0')
+			}
+			if n := i - j; uint(n-1) < 19 && (n == 1 || text[j] != '0') && i < len(text) && text[i] == ']' {
+				return i + 1, append(ints, x), true
+			}
+			i = j
 		}
 		i = skipWS(text, i)
 		// The usual element of a trace's ids, up to 7 digits and its
