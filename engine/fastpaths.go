@@ -206,17 +206,12 @@ func (e *Engine) decideFast() {
 	for _, r := range why[pathCohort] {
 		off(pathContinue, r)
 	}
-	if e.pool.pub != nil {
-		// Its plan takes no block: its first step's evictions would be
-		// published at the next call that brings the run to an instant.
-		off(pathContinue, whyKVEvents)
-	}
 	if !e.ctxFree {
 		off(pathContinue, whyReadsCtx)
 	}
 	// runLike turns path p off for the reasons runs are off, and for
-	// recorded steps (recorded says why) and published KV events, whose
-	// steps are each noted as they start.
+	// recorded steps (recorded says why), whose steps are each noted as
+	// they start.
 	runLike := func(p int, recorded string) {
 		for _, r := range why[pathRuns] {
 			off(p, r)
@@ -224,19 +219,25 @@ func (e *Engine) decideFast() {
 		if e.record {
 			off(p, recorded)
 		}
-		if e.pool.pub != nil {
-			off(p, whyKVEvents)
-		}
 	}
 	// A run of prefill chunks is a run, whose steps each take a chunk's
-	// blocks and list its context.
+	// blocks and list its context. With KV events its blocks are taken,
+	// and its prompts' shared blocks cached, step by step, each step's
+	// events stamped with its start (takeStep), but not with a tier too
+	// (allocTierSteps stamps no step).
 	runLike(pathChunks, whyRecordChunk)
 	if e.cfg.RemoteKV {
 		off(pathChunks, whyRemote)
 	}
+	if e.tier != nil && e.pool.pub != nil {
+		off(pathChunks, whyTierCohort)
+	}
 	// A reservation inside a run takes its blocks between two of the
 	// run's steps, which the run takes together.
 	runLike(pathReserves, whyRecordBlock)
+	if e.pool.pub != nil {
+		off(pathReserves, whyKVEvents)
+	}
 	if e.tier != nil {
 		off(pathReserves, whyTierReserve) // no test holds ReserveInRun's stores and lookups to the tier's step-by-step calls
 	}

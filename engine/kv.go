@@ -255,6 +255,20 @@ func (p *blockPool) take(n int) {
 	p.takeEach(n)
 }
 
+// headRun is the blocks of the run never cached at the head of the free
+// queue (the never-cached queue under FreeBlocksFirst), 0 when its head
+// is a cached block or a segment, or it is empty: take(n) for any n
+// below it takes them from that run, evicting nothing (take's first
+// case), and so does a sequence of takes of fewer in all.
+func (p *blockPool) headRun() int {
+	if q := &p.q[0]; q.blocks > 0 {
+		if r := p.nodes[q.head].run; r > 0 {
+			return int(r)
+		}
+	}
+	return 0
+}
+
 // takeEach takes n blocks one node at a time from the head of the free
 // queue (the never-cached queue first): whole runs, part of one, cached
 // blocks.

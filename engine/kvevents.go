@@ -89,9 +89,9 @@ func (p *kvPublisher) emitRun(keys []uint64, removed bool) {
 // now on (nil: none), in runs when it takes them (KVEventRunSink). Set
 // it before the first step, as RecordSteps: a
 // run's blocks are then taken step by step, so that each eviction carries
-// its own step's start, which turns off the fast paths that keep a step's
-// decodes in aggregate (cohort and continue; FastPaths says so). With no
-// sink, nothing is published and nothing is spent.
+// its own step's start, which turns off the reservations inside a run
+// (FastPaths says so). With no sink, nothing is published and nothing is
+// spent.
 func (e *Engine) PublishKVEvents(sink KVEventSink) {
 	if sink == nil {
 		e.pool.pub = nil

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -44,11 +45,21 @@ func TestKVEventsByHand(t *testing.T) {
 	e.PublishKVEvents(&log)
 	for _, p := range e.FastPaths() {
 		switch p.Name {
-		case "continue":
+		case "reserves":
 			assert.False(t, p.On, p.Name)
 			assert.Contains(t, p.Reason, "KV events are published")
-		case "residues", "cohort":
+		case "residues", "cohort", "continue", "chunks":
 			assert.NotContains(t, p.Reason, "KV events", p.Name)
+		}
+	}
+	tiered, err := New(Config{KVBlocks: 40, MaxBatchedTokens: 1024}, costmodel.Frozen{})
+	require.NoError(t, err)
+	require.NoError(t, tiered.SetTier(newLRUTier(t, 16)))
+	tiered.PublishKVEvents(&eventLog{})
+	for _, p := range tiered.FastPaths() {
+		if p.Name == "chunks" {
+			assert.False(t, p.On)
+			assert.Contains(t, p.Reason, whyTierCohort, "runs of chunks off with a tier and KV events")
 		}
 	}
 	keys := e.BlockKeys(nil, []uint64{1, 2, 3, 4}, 16, 65)
@@ -162,4 +173,53 @@ func TestKVEventsStoreBeforeTheCohortsEviction(t *testing.T) {
 	xKeys, sKeys := es[0].BlockKeys(nil, x.Prefix, 16, 33), es[0].BlockKeys(nil, s.Prefix, 16, 49)
 	assert.Equal(t, KVEvent{storeX.At, xKeys[1], false}, storeX, "X's second block stored first")
 	assert.Equal(t, KVEvent{storeX.At, sKeys[2], true}, removeS, "then S's last block, freed first, evicted in the same step")
+}
+
+// The KV events of runs are those of the steps planned one by one, at
+// every step end: random engines with small pools, chunk caps and
+// budgets that chunk prompts, shared prefixes (answers among them) and
+// the Priority policy (chunkRunConfig), publishing KV events, driven in
+// runs — of decodes, of prefill chunks whose prompts cache their shared
+// blocks as they go (takeStep), and, with streaks omitted half the time
+// (the decode cohort), continued at every move's end (Continue, whose
+// plan takes its first step's blocks lazily) — and step by step by their
+// slow twin (walkRuns), must publish the same events, stamped alike, by
+// every step end (SyncTo inside a run), and read and admit the same.
+func TestKVEventsRunsAreSteps(t *testing.T) {
+	runsChunked, runsChunkPub, runsContinued = 0, 0, 0
+	events := 0
+	for seed := range uint64(400) {
+		rng, cfg, model, adds := chunkRunScenario(seed, 4141041, true)
+		o := timelineOpts{cont: true, omit: rng.IntN(2) == 0}
+		slow := eventsTimeline(t, cfg, model, adds, o, false, false)
+		fast := eventsTimeline(t, cfg, model, adds, o, true, rng.IntN(2) == 0)
+		events += strings.Count(slow, "{") // an event's braces
+		require.Equal(t, slow, fast, "seed %d, %+v, streaks omitted %v", seed, cfg, o.omit)
+	}
+	t.Logf("%d runs of prefill chunks, %d caching shared content, %d continued runs; %d KV events compared", runsChunked, runsChunkPub, runsContinued, events)
+	assert.Greater(t, runsChunked, 200, "the scenarios no longer plan runs of prefill chunks")
+	assert.Positive(t, runsChunkPub, "the scenarios no longer plan runs of chunks that cache shared content")
+	assert.Greater(t, runsContinued, 200, "the scenarios no longer continue runs")
+}
+
+// eventsTimeline is the timeline of an engine of cfg and model publishing
+// its KV events, written down with them (timelineWith, o's options): the
+// slow twin's step by step, or with fast the engine's in runs, its sink
+// taking runs of events too with runs (runLog).
+func eventsTimeline(t *testing.T, cfg Config, model costmodel.Model, adds map[time.Duration][]Request, o timelineOpts, fast, runs bool) string {
+	t.Helper()
+	e, err := New(cfg, model)
+	require.NoError(t, err)
+	if !fast {
+		walkRuns(e)
+	}
+	var log eventLog
+	if runs {
+		e.PublishKVEvents((*runLog)(&log))
+	} else {
+		e.PublishKVEvents(&log)
+	}
+	e.Runner().SetStrict(true)
+	o.events = &log
+	return timelineWith(t, e, fast, adds, o)
 }

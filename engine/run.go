@@ -227,16 +227,19 @@ func (e *Engine) chunkSteps(s *seq) int {
 
 // chunksPublish reports whether a run of chunks may go on through steps
 // whose prompts cache blocks of shared content, chunkPubSteps caching
-// them at each step as its plan would (publish): when the waiting head
-// cannot look them up before the run ends (publishesThrough, or a step
+// them at each step as its plan would (publish; with KV events, takeStep,
+// step by step): when the waiting head cannot look them up before the
+// run ends (nothing waits, the running list is at MaxSeqs, or a step
 // that spends the whole token budget: budgetSpent), with no decode of
 // the run caching blocks of shared output (pubRun: runPublish caches
 // those ahead of the steps' blocks, and two requests caching one
 // content must do so in the step-by-step engine's order, which makes
 // one the indexed block and the other its copy), and no KV tier or
-// remote KV (async: their waiting loops are their own).
+// remote KV (async: their waiting loops are their own). Only a run of
+// chunks asks (fast.chunks: steps not recorded), whose steps cache as
+// they go with KV events published too (takeStep stamps each step).
 func (e *Engine) chunksPublish() bool {
-	return e.fast.pubRuns && (e.waiting.len() == 0 || e.AtSeqCap() || e.budgetSpent()) && e.pubRun == 0 && !e.async
+	return (e.waiting.len() == 0 || e.AtSeqCap() || e.budgetSpent()) && e.pubRun == 0 && !e.async
 }
 
 // budgetSpent reports whether the planned step schedules the whole token
@@ -522,16 +525,12 @@ func (e *Engine) allocThrough(m int) {
 		e.runAlloc = m
 		return
 	}
-	if e.stepAlloc { // step by step, noting the cached blocks at each start, or stamping its events (one flag: the test costs what the record test did); a run of decodes (fast.chunks is off)
+	if e.stepAlloc { // step by step, noting the cached blocks at each start, or stamping its events (one flag: the test costs what the record test did); a run of decodes, or of chunks with KV events (fast.chunks is off with record)
 		for step := e.runAlloc + 1; step <= m; step++ {
 			if e.pool.pub != nil {
 				e.pool.pub.step = step
 			}
-			for _, s := range e.sched {
-				if !s.aborted {
-					e.take(s, e.need(s, s.computed+step))
-				}
-			}
+			e.takeStep(step)
 			if e.record {
 				e.cachedAt = append(e.cachedAt, e.pool.cached)
 			}
@@ -597,6 +596,29 @@ func (e *Engine) pubChunk(s *seq) bool {
 	return !s.decoding && !s.aborted && s.held < s.shared
 }
 
+// takeStep takes the blocks of the run's requests for its step-th step,
+// in the run's order, as that step's plan takes them, and, in a run of
+// chunks whose prompts cache blocks of shared content (chunkPub), caches
+// each prompt's after it took its own, as schedule does (publish): with
+// KV events published (pubSteps, allocThrough's stepAlloc loop), step by
+// step, each event stamped with its step's start. A decode's chunk is its
+// token (sched 1), a prompt's its chunk. A run's takes between two
+// prompts' are the step's decodes', which the plan takes together (owed)
+// before the next prompt: taking n₁ then n₂ blocks from the free queue's
+// head is taking n₁ + n₂, events and all.
+func (e *Engine) takeStep(step int) {
+	for _, s := range e.sched {
+		if s.aborted {
+			continue
+		}
+		to := s.computed + step*s.sched
+		e.take(s, e.need(s, to))
+		if e.chunkPub && !s.decoding && s.held < s.shared {
+			e.publish(s, to)
+		}
+	}
+}
+
 // pubSteps is allocThrough for a run with a cohort, or whose blocks are
 // kept in aggregate (residues), on an engine that publishes KV events:
 // step by step, so that each eviction carries its step's start
@@ -608,6 +630,14 @@ func (e *Engine) pubChunk(s *seq) bool {
 // resBlocks(m) − resBlocks(m − 1): ⌈(r + m) / B⌉ grows by one exactly
 // when r + m − 1 is a multiple of B, so the requests counted at residue
 // (1 − m) mod B, O(1) a step) or walked.
+//
+// When the run is the members alone, the usual case, and the run never
+// cached at the free queue's head holds more blocks than steps
+// runAlloc+1 to m take (headRun), their takes evict nothing and publish
+// no event: the steps' blocks are taken in one call, as where no event
+// is published (pubAtOnce, which eachSteps tries first). The loop is
+// its slow twin, as is the twin tests' walk (walkRuns: no cohort, every
+// request's blocks taken step by step).
 func (e *Engine) pubSteps(m int) {
 	pub, co, mask := e.pool.pub, &e.co, e.cfg.BlockSize-1
 	for step := e.runAlloc + 1; step <= m; step++ {
@@ -621,10 +651,8 @@ func (e *Engine) pubSteps(m int) {
 			continue
 		}
 		e.pool.take(n)
-		for _, s := range e.sched {
-			if !s.aborted {
-				e.take(s, e.need(s, s.computed+step))
-			}
+		if len(e.sched) > 0 { // else no call: the members alone, the usual case (with the call made at every step, pubSteps and takeStep cost Regime/Fleet8PrefixEvents 822 instructions a request, 618 so; cachegrind, 2026-12-05)
+			e.takeStep(step)
 		}
 	}
 	pub.step = 0
@@ -637,15 +665,34 @@ func (e *Engine) pubSteps(m int) {
 	}
 }
 
+// pubAtOnce takes the blocks of the steps runAlloc+1 to m of a run of
+// the cohort's members alone in one call, and reports that it did, when
+// they are fewer than headRun, as allocThrough takes them where no event
+// is published.
+func (e *Engine) pubAtOnce(m int) bool {
+	n := e.coGrow(e.runAlloc, m) // co.ahead is runAlloc
+	if n >= e.pool.headRun() {
+		return false
+	}
+	e.pool.take(n)
+	e.runAlloc, e.co.ahead = m, m
+	return true
+}
+
 // eachSteps is allocThrough's part for a run with a cohort when KV events
 // are published (pubSteps, the whole of it) or the engine has a tier
 // (tierSteps: the steps' stores, the members' first in each), which it
 // reports as tierSteps does. (Out of allocThrough's line, which tests one
 // flag for both: with the two tests inline, RunAtlas's allocThrough cost
-// an instruction a call more, cachegrind, 2026-12-05.)
+// an instruction a call more, cachegrind, 2026-12-05.) It tries
+// pubAtOnce before pubSteps, whose call it then saves (Regime/
+// Fleet8PrefixEvents: 80 instructions a request in pubSteps with the
+// test there).
 func (e *Engine) eachSteps(m int) (done bool) {
 	if e.pool.pub != nil {
-		e.pubSteps(m)
+		if len(e.sched) > 0 || !e.pubAtOnce(m) {
+			e.pubSteps(m)
+		}
 		return true
 	}
 	return e.tierSteps(m)

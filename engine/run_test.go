@@ -23,6 +23,9 @@ import (
 // those of them with requests waiting below MaxSeqs (budgetSpent).
 var runsChunked, runsStored, runsCohortStored, runsChunkPub, runsPubSpent int
 
+// runsContinued counts the runs a timeline with cont continued.
+var runsContinued int
+
 // headsLetIn counts the steps timeline planned alone, with fast set,
 // only because the budget was left and a request waited below MaxSeqs
 // (chunksDeclined), whose next step, with no arrival between, admitted
@@ -48,6 +51,41 @@ func timeline(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Reque
 // before the arrivals due there).
 func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Request, delay func(ref int32) time.Duration) string {
 	t.Helper()
+	return timelineWith(t, e, fast, adds, timelineOpts{delay: delay})
+}
+
+// timelineOpts is what timelineWith does beyond timeline: delay is
+// timelineLands'; events, the log e publishes its KV events to, is
+// written down at every step end (inside a run too, after SyncTo) with
+// the events published by then, and emptied; with cont, a fast
+// timeline has e continue its run (Continue) at every move's end,
+// before ScheduleUntil; with omit, e omits streaks (OmitStreaks, as the
+// decode cohort needs), and the tokens, which an outcome then lists
+// differently in a run and step by step, are not written down.
+type timelineOpts struct {
+	delay  func(ref int32) time.Duration
+	events *eventLog
+	cont   bool
+	omit   bool
+}
+
+// timelineWith is timeline, doing what o says too.
+func timelineWith(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]Request, o timelineOpts) string {
+	t.Helper()
+	delay := o.delay
+	if o.omit {
+		e.Runner().OmitStreaks(true)
+	}
+	events := func() string { // the events published since the last call
+		if o.events == nil {
+			return ""
+		}
+		s := fmt.Sprintf(", events %v", *o.events)
+		*o.events = (*o.events)[:0]
+		return s
+	}
+	completed := false // the last move was completed at now (Continue's rule)
+
 	var b, reads strings.Builder // tokens and admissions; what a router reads at each step end
 	var now, blockTime time.Duration
 	lands := map[int32]time.Duration{} // the reservations in flight, by the instant each lands
@@ -96,8 +134,18 @@ func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]
 		} else if fast {
 			until = time.Hour
 		}
-		p, err := e.Runner().ScheduleUntil(now, until)
-		require.NoError(t, err)
+		var p *Plan
+		if fast && o.cont && completed {
+			if p = e.Runner().Continue(now, until); p != nil {
+				runsContinued++
+			}
+		}
+		completed = false
+		if p == nil {
+			var err error
+			p, err = e.Runner().ScheduleUntil(now, until)
+			require.NoError(t, err)
+		}
 		if p == nil {
 			next, ok := pending(now)
 			if !ok {
@@ -139,22 +187,23 @@ func timelineLands(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]
 		for i := 1; i < p.Steps; i++ { // what a router reads at each step end inside a run (SyncTo first)
 			at := start + time.Duration(i)*d
 			e.Runner().SyncTo(at)
-			fmt.Fprintf(&reads, "%v: outstanding %d, free %d, cached %d%s\n", at, e.Outstanding(at), e.FreeBlocks(), e.CachedBlocks(), tierReads(e))
+			fmt.Fprintf(&reads, "%v: outstanding %d, free %d, cached %d%s%s\n", at, e.Outstanding(at), e.FreeBlocks(), e.CachedBlocks(), tierReads(e), events())
 		}
-		o, err := e.Complete(p.End)
+		out, err := e.Complete(p.End)
 		require.NoError(t, err)
 		require.NoError(t, e.Check())
-		if o.Steps > 1 && tierCalls(e) > calls {
+		completed = true
+		if out.Steps > 1 && tierCalls(e) > calls {
 			runsStored++
 			if p.Cohort > 0 {
 				runsCohortStored++
 			}
 		}
-		blockTime += time.Duration(o.BlockSteps) * p.StepTime
-		fmt.Fprintf(&reads, "%v: outstanding %d, free %d, cached %d%s\n", p.End, e.Outstanding(p.End), e.FreeBlocks(), e.CachedBlocks(), tierReads(e))
-		for i := range o.Steps { // one line per step, whichever way it was planned
-			for _, em := range o.Emitted {
-				if i >= o.Steps-em.Tokens {
+		blockTime += time.Duration(out.BlockSteps) * p.StepTime
+		fmt.Fprintf(&reads, "%v: outstanding %d, free %d, cached %d%s%s\n", p.End, e.Outstanding(p.End), e.FreeBlocks(), e.CachedBlocks(), tierReads(e), events())
+		for i := range out.Steps { // one line per step, whichever way it was planned
+			for _, em := range out.Emitted {
+				if !o.omit && i >= out.Steps-em.Tokens {
 					fmt.Fprintf(&b, "%v: token %d\n", start+time.Duration(i+1)*d, em.Ref)
 				}
 			}
@@ -270,20 +319,7 @@ func TestChunkRunsAreSteps(t *testing.T) {
 	runsChunked, runsChunkPub, runsPubSpent = 0, 0, 0
 	gated := 0
 	for seed := range uint64(400) {
-		rng := rand.New(rand.NewPCG(seed, 41))
-		cfg, model := chunkRunConfig(rng, 8)
-		adds := map[time.Duration][]Request{}
-		for i := range 2 + rng.IntN(12) {
-			at := time.Duration(rng.IntN(20)) * 300 * time.Millisecond // apart: a step spans no two instants (timeline adds those in map order)
-			r := Request{Ref: int32(i), Input: 1 + rng.IntN(min(200, cfg.KVBlocks*cfg.BlockSize/2)), Output: 1 + rng.IntN(40), Priority: rng.IntN(3)}
-			if rng.IntN(3) == 0 && r.Input >= 8 {
-				for j := range r.Input / 8 {
-					r.Prefix = append(r.Prefix, uint64(rng.IntN(2)*100+j))
-				}
-				r.PrefixBlockTokens = 8
-			}
-			adds[at] = append(adds[at], r)
-		}
+		_, cfg, model, adds := chunkRunScenario(seed, 41, false)
 		run := func(fast bool) string {
 			e, err := New(cfg, model)
 			require.NoError(t, err)
@@ -348,6 +384,46 @@ func TestChunkRunsStopBeforeAHeadTheyLetIn(t *testing.T) {
 	t.Logf("%d runs of chunks caching shared content (%d past a waiting head, the budget spent); %d heads admitted at the step after a step of chunks kept alone", runsChunkPub, runsPubSpent, headsLetIn)
 	assert.Positive(t, headsLetIn, "the scenarios no longer admit a head right after a step of chunks kept alone")
 	assert.Positive(t, runsPubSpent, "the scenarios no longer plan runs of chunks that cache shared content past a waiting head")
+}
+
+// chunkRunScenario is scenario seed of a test of runs of chunks (its
+// stream of draws stream): an engine of chunkRunConfig, with 8 blocks or
+// more, and chunkRunAdds' requests; and the draws, for more.
+func chunkRunScenario(seed, stream uint64, answers bool) (*rand.Rand, Config, costmodel.Model, map[time.Duration][]Request) {
+	rng := rand.New(rand.NewPCG(seed, stream))
+	cfg, model := chunkRunConfig(rng, 8)
+	return rng, cfg, model, chunkRunAdds(rng, cfg, answers)
+}
+
+// chunkRunAdds draws 2 to 13 requests for an engine of chunkRunConfig,
+// each added at one of 20 instants 300 ms apart (a step spans no two:
+// timeline adds those of one instant in map order), a third of them with
+// a prompt of shared content, two prefixes' first ids; with answers,
+// half of them, over their answers too, a third of those with answers
+// shared (PrefixCoversOutput).
+func chunkRunAdds(rng *rand.Rand, cfg Config, answers bool) map[time.Duration][]Request {
+	adds := map[time.Duration][]Request{}
+	for i := range 2 + rng.IntN(12) {
+		at := time.Duration(rng.IntN(20)) * 300 * time.Millisecond
+		r := Request{Ref: int32(i), Input: 1 + rng.IntN(min(200, cfg.KVBlocks*cfg.BlockSize/2)), Output: 1 + rng.IntN(40), Priority: rng.IntN(3)}
+		shared, units := false, r.Input/8
+		if answers {
+			shared, units = rng.IntN(2) == 0, (r.Input+r.Output)/8
+		} else {
+			shared = rng.IntN(3) == 0
+		}
+		if shared && r.Input >= 8 {
+			for j := range units {
+				r.Prefix = append(r.Prefix, uint64(rng.IntN(2)*100+j))
+			}
+			r.PrefixBlockTokens = 8
+			if answers {
+				r.PrefixCoversOutput = rng.IntN(3) == 0
+			}
+		}
+		adds[at] = append(adds[at], r)
+	}
+	return adds
 }
 
 // chunkRunConfig draws an engine whose prompts are chunked, for the
