@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/internal/ascend"
 	"github.com/servesim/servesim/internal/lcp"
 )
 
@@ -169,8 +170,8 @@ func TestRunMemoIsAscending(t *testing.T) {
 		}
 		per := []int{1, 1, 2, 4, 32}[rng.IntN(5)]
 		shared := len(ids)*per - rng.IntN(per) // the last unit perhaps in part
-		got := appendRunPath(&m, nil, ids, per*16, 16, shared, 7)
-		want := appendRunPath(nil, nil, ids, per*16, 16, shared, 7)
+		got := appendRunPath(&m, nil, ids, per*16, 16, shared, false, 7)
+		want := appendRunPath(nil, nil, ids, per*16, 16, shared, false, 7)
 		if !slices.Equal(got, want) {
 			t.Fatalf("ids %v, %d blocks of %d a unit: through the memo %v, scanned %v", ids, shared, per, got, want)
 		}
@@ -181,4 +182,48 @@ func TestRunMemoIsAscending(t *testing.T) {
 		}
 	}
 	assert.Greater(t, reused, 5_000)
+}
+
+// TestTwoRunsIsScan holds appendRunPath's bisection (a request that
+// promises at most two runs of ids, Request.PrefixTwoRuns) to its scan: on
+// ids of one or two runs, cut anywhere, the paths are equal, through
+// the memo or not; on ids of three runs promised as two, they are equal
+// whenever ascend.Two's check catches the broken promise.
+func TestTwoRunsIsScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 11))
+	var m keyMemo
+	caught := 0
+	for range 20_000 {
+		n := 1 + rng.IntN(300)
+		ids := make([]uint64, n)
+		first, brk := rng.Uint64N(1<<20), rng.IntN(n+1)
+		second, third := rng.Uint64N(1<<20), rng.Uint64N(1<<20)
+		lie := rng.IntN(4) == 0
+		brk3 := brk + rng.IntN(n-brk+1)
+		for i := range ids {
+			switch {
+			case i < brk:
+				ids[i] = first + uint64(i)
+			case !lie || i < brk3:
+				ids[i] = second + uint64(i-brk)
+			default:
+				ids[i] = third + uint64(i-brk3)
+			}
+		}
+		per := []int{1, 1, 2, 4, 32}[rng.IntN(5)]
+		units := 1 + rng.IntN(n) // a prompt cut anywhere
+		shared := units*per - rng.IntN(per)
+		want := appendRunPath(nil, nil, ids, per*16, 16, shared, false, 7)
+		if _, ok := ascend.Two(ids[:(shared+per-1)/per], 0); lie && ok {
+			continue // a broken promise that passes the check: nothing to hold
+		} else if lie {
+			caught++
+		}
+		for _, memo := range []*keyMemo{nil, &m} {
+			if got := appendRunPath(memo, nil, ids, per*16, 16, shared, true, 7); !slices.Equal(got, want) {
+				t.Fatalf("ids %v, %d blocks of %d a unit, two runs promised: %v, scanned %v", ids, shared, per, got, want)
+			}
+		}
+	}
+	assert.Greater(t, caught, 1_000)
 }

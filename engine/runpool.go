@@ -110,13 +110,23 @@ func oneShape(x, y *runLabel) bool {
 // tokens), then its own without end (own is mix(0x0a11ce, order)). When
 // p is a multiple of b, a run is a run of consecutive ids, found through
 // memo when it is not nil and there are memoRunIDs units or more
-// (keyMemo.appendRuns); else each block is a run of one.
-func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, own uint64) []runLabel {
-	if shared > 0 && p%b == 0 {
-		per := p / b
-		units := (shared + per - 1) / per // the last perhaps in part
+// (keyMemo.appendRuns), or by bisection (ascend.Two) when two, the
+// request's PrefixTwoRuns, promises at most two and the ids pass Two's
+// check; else each block is a run of one.
+func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, two bool, own uint64) []runLabel {
+	if shared > 0 && (p == b || p%b == 0) {
+		per, units := 1, shared // a unit a block (p == b) needs no division
+		if p != b {
+			per = p / b
+			units = (shared + per - 1) / per // the last perhaps in part
+		}
 		ids := prefix[:units]
-		if memo != nil && len(ids) >= memoRunIDs {
+		if k, ok := twoRuns(memo, ids, two); ok {
+			dst = appendRun(dst, ids, 0, k, per, shared)
+			if k < len(ids) {
+				dst = appendRun(dst, ids, k, len(ids), per, shared)
+			}
+		} else if memo != nil && len(ids) >= memoRunIDs {
 			dst = memo.appendRuns(dst, ids, per, shared)
 		} else {
 			for u := 0; u < len(ids); {
@@ -138,6 +148,24 @@ func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared 
 	return append(dst, runLabel{c: runContent{kind: 3, id: own}, n: ownRun})
 }
 
+// twoRuns is where the first run of ids ends when the request promises
+// at most two (two, its PrefixTwoRuns) and the ids pass ascend.Two's
+// check; ok is false otherwise, and then the runs are scanned. Where
+// the last prompt's first run ended (memo.twoAt, when memo is not nil)
+// is tried first: a workload's shared prefixes are of one length.
+// TestTwoRunsIsScan holds the path it gives to the scan's.
+func twoRuns(memo *keyMemo, ids []uint64, two bool) (k int, ok bool) {
+	if !two {
+		return 0, false
+	}
+	if memo == nil {
+		return ascend.Two(ids, 0)
+	}
+	k, ok = ascend.Two(ids, memo.twoAt)
+	memo.twoAt = k
+	return k, ok
+}
+
 // memoRunIDs is the fewest units whose runs appendRunPath takes through
 // its memo: the memo's compare, copy and ends cost about what scanning 50
 // ids does (a Mooncake prompt's 25 ids of 512 tokens paid 115
@@ -153,6 +181,7 @@ func appendRun(dst []runLabel, ids []uint64, u, v, per, shared int) []runLabel {
 // runEdge is an edge of the tree: lab's blocks after parent's.
 type runEdge struct {
 	parent int32
+	kidAt  int32 // its index in its parent's kids, so that gcEdge need not look for it there
 	lab    runLabel
 	kids   []int32
 	segs   []int32 // its segments, primary and copies, in no order
@@ -368,12 +397,32 @@ func (t *runTree) gcEdge(e int32) {
 		}
 		par := ed.parent
 		t.child.del(childKey(par, ed.lab.c))
-		t.edges[par].kids = without(t.edges[par].kids, e)
-		t.edges[e] = runEdge{kids: ed.kids[:0], segs: ed.segs[:0], keys: ed.keys[:0], gen: ed.gen + 1}
+		t.dropKid(par, ed.kidAt)
+		// runEdge{kids: ed.kids[:0], segs: ed.segs[:0], keys: ed.keys[:0],
+		// gen: ed.gen + 1}, field by field: a slice cut to none is a
+		// length stored, where the struct written whole rewrote its
+		// three pointers through the write barrier (gcEdge 135 -> 105
+		// instructions a request on Fleet8LeastLoaded, cachegrind).
+		ed.parent, ed.kidAt, ed.lab, ed.ncopy = 0, 0, runLabel{}, 0
+		ed.kids, ed.segs, ed.keys = ed.kids[:0], ed.segs[:0], ed.keys[:0]
+		ed.gen++
 		t.shape++
 		t.espare = append(t.espare, e)
 		e = par
 	}
+}
+
+// dropKid takes parent's kid at index i out of its kids as without
+// would (the last moved to its place), found by the kid's kidAt instead
+// of a scan: a group's shared prefix has a kid for each prompt of its
+// own ids cached, dropped one by one as they are evicted. Check holds
+// every kidAt to its place.
+func (t *runTree) dropKid(parent, i int32) {
+	kids := t.edges[parent].kids
+	last := kids[len(kids)-1]
+	kids[i] = last
+	t.edges[last].kidAt = i
+	t.edges[parent].kids = kids[:len(kids)-1]
 }
 
 // newEdge adds an edge of lab's blocks under parent.
@@ -392,7 +441,7 @@ func (t *runTree) newEdgeKeyed(parent int32, lab runLabel, key uint64) int32 {
 		e = int32(len(t.edges) - 1)
 	}
 	ed := &t.edges[e]
-	ed.parent, ed.lab = parent, lab
+	ed.parent, ed.lab, ed.kidAt = parent, lab, int32(len(t.edges[parent].kids))
 	t.edges[parent].kids = append(t.edges[parent].kids, e)
 	t.child.put(key, e)
 	return e
@@ -633,10 +682,12 @@ func (p *blockPool) newSeg(g segPlace, refs int32, copy bool) int32 {
 }
 
 // primAt is the primary segment holding block off of edge e, or noNode.
+// (Its place is read before whether it is a copy: most of an edge's
+// segments do not hold off, and the place is beside the id.)
 func (p *blockPool) primAt(e int32, off int) int32 {
 	o := int32(off)
 	for _, id := range p.runs.edges[e].segs {
-		if g := &p.runs.at[id]; !p.nodes[id].copy && g.lo <= o && o < g.hi {
+		if g := &p.runs.at[id]; g.lo <= o && o < g.hi && !p.nodes[id].copy {
 			return id
 		}
 	}
@@ -647,7 +698,7 @@ func (p *blockPool) primAt(e int32, off int) int32 {
 // segment of e begins.
 func (p *blockPool) nextPrim(e int32, off, end int) int {
 	for _, id := range p.runs.edges[e].segs {
-		if g := &p.runs.at[id]; !p.nodes[id].copy && int(g.lo) > off && int(g.lo) < end {
+		if g := &p.runs.at[id]; int(g.lo) > off && int(g.lo) < end && !p.nodes[id].copy {
 			end = int(g.lo)
 		}
 	}
@@ -1199,7 +1250,7 @@ func keyAt(t *runTree, e int32, off int) uint64 {
 // of r, block by block as Warm's walk of their keys.
 func (e *Engine) warmRuns(r *Request, n int) int {
 	p := &e.pool
-	rs := runSeq{path: appendRunPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, 0)}
+	rs := runSeq{path: appendRunPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, r.PrefixTwoRuns.Two(), 0)}
 	held, added := 0, 0
 	for j := range n {
 		if p.runFinds(rs.path, j) {
@@ -1276,6 +1327,9 @@ func (c *checker) segmentsChecked() {
 		if ei > 0 && len(ed.segs)+len(ed.kids) > 0 {
 			if got, ok := t.child.get(childKey(ed.parent, ed.lab.c)); !ok || got != int32(ei) {
 				c.badBlocks("edge %d is found under its parent %d as %d (%v)", ei, ed.parent, got, ok)
+			}
+			if kids := t.edges[ed.parent].kids; int(ed.kidAt) >= len(kids) || kids[ed.kidAt] != int32(ei) {
+				c.badBlocks("edge %d is not at its place %d among its parent %d's kids %v", ei, ed.kidAt, ed.parent, kids)
 			}
 		}
 		for off, k := range ed.keys {

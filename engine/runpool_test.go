@@ -74,7 +74,7 @@ func (w *runTwin) newReq(prefix []uint64, p, shared, blocks int) *twinReq {
 	w.order++
 	own := mix(0x0a11ce, w.order)
 	r := &twinReq{blocks: blocks}
-	r.rs.path = appendRunPath(nil, nil, prefix, p, w.b, shared, own)
+	r.rs.path = appendRunPath(nil, nil, prefix, p, w.b, shared, false, own)
 	r.keys = appendShared(nil, rootKey, prefix, p, w.b, 0, shared)
 	parent := rootKey
 	if shared > 0 {

@@ -31,7 +31,7 @@ func (e *Engine) CachedPrefix(prefix []uint64, prefixBlockTokens, input int) int
 	limit := min(e.sharedBlocks(&r), (input-1)/e.cfg.BlockSize)
 	if e.pool.runs != nil && limit > 0 {
 		var buf [8]runLabel
-		path := appendRunPath(nil, buf[:0], prefix, prefixBlockTokens, e.cfg.BlockSize, limit, 0)
+		path := appendRunPath(nil, buf[:0], prefix, prefixBlockTokens, e.cfg.BlockSize, limit, false, 0)
 		return e.pool.runLeading(path, limit, childKey(0, path[0].c)) * e.cfg.BlockSize
 	}
 	key := rootKey
@@ -153,7 +153,7 @@ func (p *PrefixPath) Reset(prefix []uint64, prefixBlockTokens, input, blockSize 
 	p.limit = prefixKeysLimit(prefix, prefixBlockTokens, input, blockSize)
 	p.labels, p.keys, p.keyed = p.labels[:0], p.keys[:0], false
 	if p.limit > 0 {
-		p.labels = appendRunPath(nil, p.labels, prefix, prefixBlockTokens, blockSize, p.limit, 0)
+		p.labels = appendRunPath(nil, p.labels, prefix, prefixBlockTokens, blockSize, p.limit, false, 0)
 		p.first = childKey(0, p.labels[0].c)
 	}
 }

@@ -608,13 +608,7 @@ func (l *LRU) PinHeld(keys []uint64) int {
 			}
 		}
 		run := l.heldRun(keys, j, i)
-		for _, x := range run {
-			n := &nodes[x]
-			if n.pins == 0 {
-				pinned++
-			}
-			n.pins++
-		}
+		pinned += pin(nodes, run)
 		j += len(run)
 		last = run[len(run)-1]
 	}
@@ -636,17 +630,41 @@ func (l *LRU) UnpinEach(keys []uint64) {
 			}
 		}
 		run := l.heldRun(keys, j, i)
-		for _, x := range run {
-			if n := &nodes[x]; n.pins > 0 {
-				if n.pins--; n.pins == 0 {
-					unpinned++
-				}
-			}
-		}
+		unpinned += unpin(nodes, run)
 		j += len(run)
 		last = run[len(run)-1]
 	}
 	l.pinned -= unpinned
+}
+
+// pin pins each of nodes run, as Pin does, and returns how many it
+// pinned that were not pinned before. Regime/Tiers (cachegrind): 65,268
+// instructions a request with its loop and unpin's written in PinHeld
+// and UnpinEach, 65,067 so (inlined there or not: 65,069 inlined).
+func pin(nodes []node, run []int32) int {
+	pinned := 0
+	for _, x := range run {
+		n := &nodes[x]
+		if n.pins == 0 {
+			pinned++
+		}
+		n.pins++
+	}
+	return pinned
+}
+
+// unpin ends a pin of each of nodes run that is pinned, as Unpin does,
+// and returns how many it left with no pin.
+func unpin(nodes []node, run []int32) int {
+	unpinned := 0
+	for _, x := range run {
+		if n := &nodes[x]; n.pins > 0 {
+			if n.pins--; n.pins == 0 {
+				unpinned++
+			}
+		}
+	}
+	return unpinned
 }
 
 // heldRun returns the nodes of keys[j:], node i holding keys[j], that

@@ -364,6 +364,34 @@ func TestColdChainEndsAtAnInsert(t *testing.T) {
 	require.Equal(t, []uint64{1, 2, 3, 6}, order(l))
 }
 
+// TestColdChainMarksAreItsOwn: the filter marks the cold chain's keys
+// alone, over more chains than its marks number (they wrap): an insert
+// of a key of an earlier cold chain ends the chain only if its mark is
+// one of the chain's keys'.
+func TestColdChainMarksAreItsOwn(t *testing.T) {
+	l := mustNew(t, 1000)
+	var chains [][]uint64
+	for i := range 600 {
+		chain := []uint64{uint64(10_000 + 3*i), uint64(10_001 + 3*i), uint64(10_002 + 3*i)}
+		chains = append(chains, chain)
+		require.Zero(t, l.TouchHeld(chain, 0))
+		require.True(t, l.isCold(chain))
+		if i == 0 {
+			continue
+		}
+		k := chains[i-1][i%3] // an earlier chain's key, not held: the last's, or one whose mark had this one's number
+		if i >= 255 && i%2 == 0 {
+			k = chains[i-255][i%3]
+		}
+		shared := false
+		for _, c := range chain {
+			shared = shared || coldBit(c) == coldBit(k)
+		}
+		l.Insert([]uint64{k}, nil)
+		require.Equal(t, !shared, l.isCold(chain), "chain %d, key %d", i, k)
+	}
+}
+
 // TestColdStoreIsStoreEach holds Store to Insert and touchEach where it
 // skips the touch (coldStore): a chain looked up while the tier held
 // none of it, then stored from its first key, as a tiered run admits a

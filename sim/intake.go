@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/ascend"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -85,14 +86,15 @@ type slot struct {
 	gen       uint32 // bumped when the slot is reused, to expire timeouts
 	live      bool
 	willError bool
-	queued    bool     // waiting at the gateway (Gateway.Limit)
-	answerIDs bool     // prefix covers the output too (workload.Request.HashesCoverOutput)
-	priority  int      // with its class's
-	class     int      // index in the runner's classes
-	prefix    []uint64 // the request's prefix hash ids, for the cache
-	prefixLen int      // tokens per hash id
-	stream    bool     // a paced source's Next yielded it: its arrival pulls the next
-	acc       rand.PCG // its acceptance draws (speculative decoding)
+	queued    bool           // waiting at the gateway (Gateway.Limit)
+	answerIDs bool           // prefix covers the output too (workload.Request.HashesCoverOutput)
+	prefixTwo ascend.Promise // prefix is at most two runs of consecutive ids (workload.Request.PrefixTwoRuns)
+	priority  int            // with its class's
+	class     int            // index in the runner's classes
+	prefix    []uint64       // the request's prefix hash ids, for the cache
+	prefixLen int            // tokens per hash id
+	stream    bool           // a paced source's Next yielded it: its arrival pulls the next
+	acc       rand.PCG       // its acceptance draws (speculative decoding)
 	// A disaggregated fleet's remote request (pools.go): its decode
 	// replica, when its prefill ended and when its transfer started
 	// (Never when none is moving).
@@ -207,7 +209,7 @@ func (r *runner) schedule(req workload.Request) error {
 	rec.Tokens = tokens
 	s.class = r.classes.of(req.Class)
 	s.priority = req.Priority + r.classes.list[s.class].priority
-	s.prefix, s.prefixLen, s.answerIDs = req.PrefixHashes, req.PrefixBlockTokens, req.HashesCoverOutput
+	s.prefix, s.prefixLen, s.prefixTwo, s.answerIDs = req.PrefixHashes, req.PrefixBlockTokens, req.PrefixTwoRuns, req.HashesCoverOutput
 	s.willError = req.Failed
 	s.stream = false
 	if r.speculates {
@@ -309,7 +311,7 @@ func (r *runner) send(ref int32) error {
 	rep := &r.reps[i]
 	s.rec.Replica = i
 	err := rep.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
-		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixCoversOutput: s.answerIDs,
+		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo, PrefixCoversOutput: s.answerIDs,
 		Class: s.class, Deadline: r.deadline(s.class, r.now)})
 	if err != nil {
 		return r.end(ref, StatusRejected, err.Error())
@@ -364,7 +366,7 @@ func (r *runner) sendWaiting() error {
 func (r *runner) route(s *slot) (int, error) {
 	req := &r.routeReq // reused: a router must not keep it
 	*req = workload.Request{ID: s.rec.ID, Arrival: s.rec.Arrival, InputTokens: s.rec.Input, OutputTokens: s.rec.Output,
-		PrefixHashes: s.prefix, PrefixBlockTokens: s.prefixLen, Conversation: s.rec.Conversation, Turn: s.rec.Turn,
+		PrefixHashes: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo, Conversation: s.rec.Conversation, Turn: s.rec.Turn,
 		Class: s.rec.Class, Priority: s.priority}
 	r.view.req = req
 	i := r.router.Route(req, &r.view)

@@ -245,7 +245,7 @@ func (r *runner) enterPrefill(ref int32, i int, timeout bool) error {
 	rep := &r.reps[i]
 	s.rec.Replica = i
 	err := rep.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: 1,
-		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen,
+		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo,
 		Class: s.class, Deadline: r.deadline(s.class, r.now)})
 	if err != nil {
 		return r.end(ref, StatusRejected, "prefill replica: "+err.Error())
@@ -275,7 +275,7 @@ func (r *runner) handoff(rep *replica, ref int32) (bool, error) {
 	s.handoff = r.now
 	s.prefillSched, s.prefillCached = s.rec.FirstScheduled, int32(s.rec.Cached)
 	err := dec.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
-		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixCoversOutput: s.answerIDs,
+		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo, PrefixCoversOutput: s.answerIDs,
 		Class: s.class, Remote: true}) // no Deadline: its first token, which one is for, is out
 	if err != nil {
 		r.inSystem--

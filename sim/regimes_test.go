@@ -11,6 +11,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/ascend"
 	"github.com/servesim/servesim/internal/sharedtraces"
 	"github.com/servesim/servesim/workload"
 )
@@ -307,4 +308,52 @@ func regimeTrace(bench string) string {
 		}
 	}
 	return ""
+}
+
+// TestPrefixTwoRunsChangeNothing holds the engines' bisection of a prompt's
+// runs of ids (engine.Request.PrefixTwoRuns, which Synthetic's prompts
+// promise) to their scan: each open-loop regime whose requests promise
+// runs gives the same bytes, every record, the summary and every step,
+// with the promises cleared (each run pool then scans the ids, through
+// its key memo).
+func TestPrefixTwoRunsChangeNothing(t *testing.T) {
+	tried := 0
+	for _, rg := range regimes {
+		cfg, src := rg.build(t, rg.small)
+		if _, closed := src().(workload.Feedback); closed {
+			continue
+		}
+		promised := &noRuns{Source: src()}
+		want, _, err := runSourceScenario(cfg, promised, true)
+		require.NoError(t, err)
+		if promised.cleared == 0 {
+			continue
+		}
+		tried++
+		t.Run(rg.name, func(t *testing.T) {
+			got, _, err := runSourceScenario(cfg, &noRuns{Source: src(), clear: true}, true)
+			require.NoError(t, err)
+			sameBytes(t, want.text, got.text)
+		})
+	}
+	assert.GreaterOrEqual(t, tried, 4, "the shared-prefix regimes promise runs")
+}
+
+// noRuns counts the requests of its source that promise runs of ids
+// (PrefixTwoRuns), and clears the promise when clear.
+type noRuns struct {
+	workload.Source
+	clear   bool
+	cleared int
+}
+
+func (n *noRuns) Next() (workload.Request, error) {
+	r, err := n.Source.Next()
+	if r.PrefixTwoRuns.Two() {
+		n.cleared++
+		if n.clear {
+			r.PrefixTwoRuns = ascend.Promise{}
+		}
+	}
+	return r, err
 }

@@ -3,6 +3,7 @@ package workload
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 )
 
 // A JSON Lines trace row is a flat object: the Mooncake trace's
@@ -22,11 +23,16 @@ import (
 // not slices: a field holds no pointer, so a line's fields are written
 // without write barriers). An array of plain integers (digits only, at
 // most 19, without leading zero: every hash id list's) is also read into
-// ints[lo:hi] of the reader's scratch; lo is -1 for any other value.
+// ints[lo:hi] of the reader's scratch; a plain integer, the value itself,
+// is read into x, lo being scalarInt; lo is -1 for any other value.
 type field struct {
 	k0, k1, v0, v1 int32
 	lo, hi         int32
+	x              uint64
 }
+
+// scalarInt is field.lo for a value that is a plain integer, field.x.
+const scalarInt = -2
 
 // key is f's key within text, the line it was read from.
 func (f *field) key(text []byte) []byte { return text[f.k0:f.k1] }
@@ -47,13 +53,18 @@ func (f *field) raw(text []byte) []byte { return text[f.v0:f.v1] }
 // the last line's is read by one compare. flatObject(dst, ints, text,
 // nil) is its slow twin, which FuzzFlatObjectMemo holds it to.
 func flatObject(dst []field, ints []uint64, text []byte, memo *keyMemo) (_ []field, _ []uint64, ok bool) {
-	i := 0 // the start of text, then the end of each value
+	i := 0       // the start of text, then the end of each value
+	matched := 0 // members read by the memo
+	if memo != nil {
+		memo.same = false // until the line ends as the last one did
+	}
 	for n := 0; ; n++ {
 		var k0, k1 int
 		v0 := -1
 		if memo != nil && n < len(memo.segs) {
 			if s := &memo.segs[n]; len(text)-i >= len(s.b) && string(text[i:i+len(s.b)]) == string(s.b) {
 				k0, k1, v0 = i+s.k0, i+s.k1, skipWS(text, i+len(s.b))
+				matched++
 			}
 		}
 		if v0 < 0 {
@@ -66,12 +77,16 @@ func flatObject(dst []field, ints []uint64, text []byte, memo *keyMemo) (_ []fie
 			switch c := text[i]; {
 			case n == 0 && c == '{':
 				if i = skipWS(text, i+1); i < len(text) && text[i] == '}' {
-					return dst, ints, skipWS(text, i+1) == len(text)
+					ok = skipWS(text, i+1) == len(text)
+					memo.end(0, 0, ok)
+					return dst, ints, ok
 				}
 			case n > 0 && c == ',':
 				i = skipWS(text, i+1)
 			case n > 0 && c == '}':
-				return dst, ints, skipWS(text, i+1) == len(text)
+				ok = skipWS(text, i+1) == len(text)
+				memo.end(n, matched, ok)
+				return dst, ints, ok
 			default:
 				return dst, ints, false
 			}
@@ -88,21 +103,41 @@ func flatObject(dst []field, ints []uint64, text []byte, memo *keyMemo) (_ []fie
 				memo.set(n, text[s0:v0], k0-s0, k1-s0)
 			}
 		}
-		lo, hi := -1, 0
-		if v0 < len(text) && text[v0] == '[' {
+		lo, hi, x := -1, 0, uint64(0)
+		// The usual scalar, a plain integer of 1 to 7 digits other than
+		// 0, with 8 bytes from v0 on, read from one 8-byte load as
+		// flatValue reads it (its n digits; 0 for any other value). It is
+		// written here, not called (a function of its own is over the
+		// inliner's budget): flatObject and that call took 899
+		// instructions a Mooncake line, flatObject with it inline 830
+		// (cachegrind, Regime/MooncakeReplay, 2026-12-05).
+		n := 0
+		if v0+8 <= len(text) && text[v0]-'1' < 9 {
+			n, x = leadingDigits(binary.LittleEndian.Uint64(text[v0 : v0+8])) // 0 for 8 digits or more
+			if c := text[v0+n]; c == '.' || c|0x20 == 'e' {
+				n = 0 // a fraction or an exponent
+			}
+		}
+		switch {
+		case n > 0:
+			i, lo = v0+n, scalarInt
+		case v0 < len(text) && text[v0] == '[':
 			start, plain := len(ints), false
 			if i, ints, plain = flatArray(text, v0, ints); plain {
 				lo, hi = start, len(ints)
 			} else {
 				ints = ints[:start]
 			}
-		} else {
-			i = flatValue(text, v0)
+		default:
+			plain := false
+			if i, x, plain = flatValue(text, v0); plain {
+				lo = scalarInt
+			}
 		}
 		if i < 0 {
 			return dst, ints, false
 		}
-		dst = append(dst, field{int32(k0), int32(k1), int32(v0), int32(i), int32(lo), int32(hi)})
+		dst = append(dst, field{int32(k0), int32(k1), int32(v0), int32(i), int32(lo), int32(hi), x})
 	}
 }
 
@@ -114,8 +149,24 @@ func flatObject(dst []field, ints []uint64, text []byte, memo *keyMemo) (_ []fie
 // member most likely starts with the same bytes; bytes that are the
 // same are read the same way, to the same key (the value may be
 // preceded by more white space, which flatObject skips).
+//
+// same says whether the last line, read whole, had the keys of the line
+// before it, the same bytes before every value: then a member's index
+// is the last line's (jsonRows' hints).
 type keyMemo struct {
 	segs []keySeg
+	same bool
+}
+
+// end records the end of a line of n members, matched of them read by
+// the memo, ok when the line was read: the memo keeps the line's n
+// members, not those of a longer line before.
+func (m *keyMemo) end(n, matched int, ok bool) {
+	if m == nil {
+		return
+	}
+	m.same = ok && matched == n && n == len(m.segs)
+	m.segs = m.segs[:n]
 }
 
 // keySeg is the bytes before one member's value, its key b[k0:k1].
@@ -190,31 +241,41 @@ func stringStop(w uint64) int {
 }
 
 // flatValue is the index after the value at i (a number, a plain string,
-// true, false or null; flatArray reads arrays), or -1.
-func flatValue(text []byte, i int) int {
+// true, false or null; flatArray reads arrays), or -1; for a plain
+// integer (digits only, at most 19, without leading zero), its value x
+// and plain.
+func flatValue(text []byte, i int) (end int, x uint64, plain bool) {
 	if i >= len(text) {
-		return -1
+		return -1, 0, false
 	}
 	switch text[i] {
 	case '"':
-		return plainString(text, i)
+		return plainString(text, i), 0, false
 	case 't':
-		return literal(text, i, "true")
+		return literal(text, i, "true"), 0, false
 	case 'f':
-		return literal(text, i, "false")
+		return literal(text, i, "false"), 0, false
 	case 'n':
-		return literal(text, i, "null")
+		return literal(text, i, "null"), 0, false
 	}
 	// The usual number, an integer without sign or leading zero, is read
 	// here, as number reads it; number reads the rest from its start.
+	// Up to 7 digits are read from one 8-byte load (leadingDigits), as
+	// the loop reads them.
 	j := i
-	for i < len(text) && text[i]-'0' < 10 {
-		i++
+	if i+8 <= len(text) {
+		n, y := leadingDigits(binary.LittleEndian.Uint64(text[i:])) // 0, 0 for none or 8 and more
+		i, x = i+n, y
+	}
+	if i == j {
+		for ; i < len(text) && text[i]-'0' < 10; i++ {
+			x = x*10 + uint64(text[i]-'0')
+		}
 	}
 	if wholeInt(text, j, i) {
-		return i
+		return i, x, i-j <= 19
 	}
-	return number(text, j)
+	return number(text, j), 0, false
 }
 
 // wholeInt says whether the digits text[j:i] are a whole JSON number
@@ -235,49 +296,26 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 		return i + 1, ints, plain
 	}
 	for {
-		// A trace's ids, as Python's json.dumps writes them by default
-		// (", " between elements): up to 5 digits, a comma, a space and
-		// the next element's first byte, read from one 8-byte load an id.
-		// The case below reads each such element alike, in more steps.
-		//
-		// A trace's ids mostly count up by one (a prompt's blocks are
-		// numbered in order): after an element x so read, the next is
-		// likely x+1, x's bytes with its last digit one higher, which
-		// next holds (with its ", ", the first bytes that mask keeps;
-		// inc adds 1 to that digit). An element whose bytes are next's
-		// is x+1 read as above, at a compare instead of leadingDigits;
-		// after a 9, next's digit is ':', which no element matches. The
-		// element after it may start with white space, which the loop
-		// reads as more elements and the skipWS after it skips.
-		var next, mask, inc, prev uint64 = 1, 0, 0, 0 // no guess: w&0 != 1
-		k := 0
-		for plain && i+8 <= len(text) {
-			w := binary.LittleEndian.Uint64(text[i : i+8])
-			if w&mask == next {
-				prev++
-				ints = append(ints, prev)
-				i += k
-				next += inc
-				continue
+		if plain {
+			i, ints = plainRun(text, i, ints)
+			// The usual last element, digits and ']' (fewer than 8
+			// bytes before the line's end, which plainRun leaves), read
+			// as the loop below reads it.
+			j, x := i, uint64(0)
+			for ; i < len(text) && text[i]-'0' < 10; i++ {
+				x = x*10 + uint64(text[i]-'0')
 			}
-			n, x := leadingDigits(w)
-			sep := w >> (8 * uint(n) & 63)
-			if uint(n-1) >= 5 || uint16(sep) != ','|' '<<8 || byte(sep>>16) <= ' ' || (n > 1 && byte(w) == '0') {
-				break
+			if n := i - j; uint(n-1) < 19 && (n == 1 || text[j] != '0') && i < len(text) && text[i] == ']' {
+				return i + 1, append(ints, x), true
 			}
-			ints = append(ints, x)
-			i += n + 2
-			prev, k = x, n+2
-			mask = 1<<(8*uint(k)&63) - 1
-			inc = 1 << (8 * uint(n-1) & 63)
-			next = (w + inc) & mask
+			i = j
 		}
 		i = skipWS(text, i)
 		// The usual element of a trace's ids, up to 7 digits and its
 		// comma, read from 8 bytes at once (leadingDigits): as the loop
 		// below reads it, which its digits took 12 instructions each.
 		if i+8 <= len(text) {
-			w := binary.LittleEndian.Uint64(text[i:])
+			w := binary.LittleEndian.Uint64(text[i : i+8])
 			if n, x := leadingDigits(w); n > 0 && byte(w>>(8*n&63)) == ',' && (n == 1 || byte(w) != '0') {
 				if plain {
 					ints = append(ints, x)
@@ -333,6 +371,84 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 			return -1, ints, false
 		}
 	}
+}
+
+// plainRun reads, from text[i:], the elements of an array of a trace's
+// ids, as Python's json.dumps writes them by default (", " between
+// elements): up to 5 digits, a comma, a space and the next element's
+// first byte, read from one 8-byte load an id, appended to ints. It
+// returns where it stopped, at the first element not so written (or
+// fewer than 8 bytes before the end), which flatArray's loop reads.
+//
+// A trace's ids mostly count up by one (a prompt's blocks are numbered
+// in order): after an element x so read, the next is likely x+1, x's
+// bytes with its last digit one higher, which next holds (with its ", ",
+// the first bytes that mask keeps; inc adds 1 to that digit). An element
+// whose bytes are next's is x+1 read as above, at a compare instead of
+// leadingDigits; after a 9, next's digit is ':', which no element
+// matches. The element after it may start with white space, which
+// flatArray reads as more elements and the skipWS after it skips.
+//
+// The ids are written into ints' spare capacity, grown as append grows
+// it, with no check of the capacity an id but the loop's own.
+func plainRun(text []byte, i int, ints []uint64) (int, []uint64) {
+	for i+8 <= len(text) {
+		w := binary.LittleEndian.Uint64(text[i : i+8])
+		n, x := leadingDigits(w)
+		sep := w >> (8 * uint(n) & 63)
+		if uint(n-1) >= 5 || uint16(sep) != ','|' '<<8 || byte(sep>>16) <= ' ' || (n > 1 && byte(w) == '0') {
+			break
+		}
+		ints = append(ints, x)
+		k := n + 2
+		mask := uint64(1)<<(8*uint(k)&63) - 1
+		inc := uint64(1) << (8 * uint(n-1) & 63)
+		i, ints = countUp(text, i+k, ints, x, k, mask, (w+inc)&mask, inc)
+	}
+	return i, ints
+}
+
+// countUp reads, from text[i:], the elements that count up from prev,
+// as plainRun reads them: while the 8 bytes at i are next's where mask
+// keeps them, the element there is prev+1, k bytes with its ", " (next
+// += inc is the one after it). After an id ending in 9, next's last
+// digit is ':', which no element matches: then next is carried over
+// (carry) when the digit before that is not a 9, and the loop goes on.
+// It appends the ids to ints and returns where it stopped.
+func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, inc uint64) (int, []uint64) {
+	for i+8 <= len(text) {
+		if len(ints) == cap(ints) {
+			ints = slices.Grow(ints, 1)
+		}
+		out, m := ints[:cap(ints)], len(ints)
+		for ; m < len(out) && i+8 <= len(text); m++ {
+			if w := binary.LittleEndian.Uint64(text[i:i+8]) & mask; w != next {
+				c, ok := carry(next, inc)
+				if !ok || w != c {
+					return i, out[:m]
+				}
+				next = c
+			}
+			prev++
+			out[m] = prev
+			i += k
+			next += inc
+		}
+		ints = out[:m]
+	}
+	return i, ints
+}
+
+// carry is next, a guess whose last digit (the byte inc adds 1 to) is
+// ':', the digit after a 9, with that digit '0' and the one before it
+// one higher, when that one is a digit below 9: the id after one ending
+// in 9 (not 99). ok is false for any other next.
+func carry(next, inc uint64) (_ uint64, ok bool) {
+	s := uint(bits.TrailingZeros64(inc))
+	if s < 8 || byte(next>>s) != ':' || byte(next>>(s-8)) >= '9' {
+		return next, false
+	}
+	return next - 10*inc + inc>>8, true
 }
 
 // leadingDigits reads the decimal digits that w's bytes begin with (w

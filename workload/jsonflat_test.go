@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,6 +38,13 @@ func FuzzFlatObject(f *testing.F) {
 		`{"a":[12345, 12346, 12347,  12348, 12349, 12350, 12351, 12352]}`, `{"a":[5, 6, 07, 8, 9, 10, 11, 12, 13, 14, 15]}`,
 		`{"a":[40, 41, 42, 4, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 5, 55]}`, `{"a":[1, 2, 3, 4, ]}`, `{"a":[1, 2, 3,` + "\t" + `4, 5, 6, 7, 8]}`,
 		`{"a":[99998, 99999, 100000, 100001, 100002, 100003]}`, `{"a":[1, 2, 3, 4, 5, 6, 7]}`, `{"a":[10, 11, 12, 13.5, 14, 15, 16]}`,
+		`{"a":1234567,"b":12345678,"c":9223372036854775807,"d":9223372036854775808,"e":18446744073709551615}`,
+		`{"a":18446744073709551616,"b":99999999999999999999,"c":0,"d":7 ,"e":1234567e1,"f":1234567.0,"g":12345678}`,
+		`{"a":1234567}`, `{"a":12345678`, `{"a":0123456, "b":1}`, `{"a":-1234567, "b":1}`,
+		`{"a":[107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121]}`, `{"a":[198, 199, 200, 201]}`,
+		`{"a":[1288, 1289, 1290, 1291, 1292]}`, `{"a":[1288, 1289, 1280, 1291, 1292]}`, `{"a":[1288, 1289, 12810, 1291]}`,
+		`{"a":[1234567890123456789]}`, `{"a":[1, 12345678901234567890]}`, `{"a":[7, 0]}`, `{"a":[7, 01]}`, `{"a":[7, 2 ]}`,
+		`{"a":[7, 2]`, `{"a":[7, 2]x}`, `{"a":[7, 1e3]}`, `{"a":[7, 3.5]}`, `{"a":[0]}`, `{"a":[7, 8], "b": [9]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -69,9 +77,15 @@ func checkFlatObject(t *testing.T, line []byte) {
 		w, wpresent := slow.get(col)
 		assert.Equal(t, wpresent, present, "%q: column %s", line, col)
 		assert.Equal(t, w, v, "%q: column %s", line, col)
+		// A plain integer flatObject read is the column's text: its
+		// digits, without sign or leading zero.
+		if x, ok := plainIntOf(flat, col); ok {
+			assert.Equal(t, strconv.FormatUint(x, 10), v, "%q: column %s", line, col)
+			assert.LessOrEqual(t, len(v), 19, "%q: column %s", line, col)
+		}
 		// The integers flatObject read are the ids hashIDs reads
 		// from the column's text.
-		if got, ok := flat.plainInts(col); ok {
+		if got, ok := plainIntsOf(flat, col); ok {
 			var p parser
 			ids, _, err := p.hashIDs(v)
 			require.NoError(t, err, "%q: column %s", line, col)
@@ -121,7 +135,7 @@ func TestFlatArrayCountingUp(t *testing.T) {
 		if !spoiled { // then flatObject reads the line, and the ids as integers
 			fields, ints, ok := flatObject(nil, nil, []byte(b.String()), nil)
 			require.True(t, ok, "%s", b.String())
-			_, plain := (&jsonRows{text: []byte(b.String()), fields: fields, ints: ints, flat: true}).plainInts("hash_ids")
+			_, plain := plainIntsOf(&jsonRows{text: []byte(b.String()), fields: fields, ints: ints, flat: true}, "hash_ids")
 			require.True(t, plain, "%s", b.String())
 		}
 	}
@@ -358,4 +372,116 @@ func TestStringStopIsTheLoop(t *testing.T) {
 		}
 		check()
 	}
+}
+
+// FuzzParsePlainInts holds the parser, which takes the plain integers a
+// flat JSON Lines row read already (plainRow, found by the row's hints;
+// plainIDs), to its reading of the same rows through get alone (the row
+// hidden behind an interface that is not a *jsonRows): the same
+// requests, arrivals and errors, row by row, under Mooncake's
+// configuration and with seconds, filters and every optional column
+// mapped.
+func FuzzParsePlainInts(f *testing.F) {
+	for _, s := range []string{
+		"{\"timestamp\": 0, \"input_length\": 40160, \"output_length\": 6, \"hash_ids\": [0, 1, 2, 3]}\n{\"timestamp\": 27482, \"input_length\": 6955, \"output_length\": 52, \"hash_ids\": [46, 47]}",
+		"{\"timestamp\": 9223372036854775807, \"input_length\": 2147483647, \"output_length\": 2147483648}",
+		"{\"timestamp\": 1, \"input_length\": 2147483647, \"output_length\": 2147483648}",
+		"{\"timestamp\": 9223372036, \"input_length\": 2147483648, \"output_length\": 1}",
+		"{\"timestamp\": 9223372037, \"input_length\": 1, \"output_length\": 1}",
+		"{\"timestamp\": 9223372036854775, \"input_length\": 1, \"output_length\": 1}\n{\"timestamp\": 9223372036854776, \"input_length\": 1, \"output_length\": 1}",
+		"{\"timestamp\": 18446744073709551615, \"input_length\": 99999999999999999999, \"output_length\": 0}",
+		"{\"timestamp\": \"2024-01-02 03:04:05\", \"input_length\": 1, \"output_length\": 1}\n{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1}",
+		"{\"timestamp\": 1.5, \"input_length\": 1e3, \"output_length\": -1}\n{\"timestamp\": null, \"input_length\": 1}",
+		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"id\": 18446744073709551615, \"turn\": 2147483648, \"priority\": 7, \"class\": \"x\", \"conv\": 12, \"blocks\": 16, \"kind\": 1}",
+		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"timestamp\": 4, \"input_length\": [1], \"kind\": \"1\"}",
+		// Lines whose keys change: the parser's hints must follow them.
+		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3}\n{\"input_length\": 4, \"timestamp\": 5, \"output_length\": 6}\n{\"input_length\": 7, \"timestamp\": 8, \"output_length\": 9}",
+		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"timestamp\": 4}\n{\"timestamp\": 5, \"input_length\": 6, \"output_length\": 7}\n{\"timestamp\": 8, \"input_length\": 9, \"output_length\": 10, \"timestamp\": 11}",
+		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3}\n{\"timestamp\": 4, \"x\": \"\\u0041\", \"input_length\": 5, \"output_length\": 6}\n{\"timestamp\": 7, \"output_length\": 8, \"input_length\": 9}\n{\"timestamp\": 10, \"output_length\": 11, \"input_length\": 12}",
+		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3}\n{\"input_length\": 5, \"timestamp\": 4, \"outp\\u0075t_length\": 6}\n{\"input_length\": 7, \"timestamp\": 8, \"output_length\": 9}",
+		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3}\n{\"timestamp\": 4, \"input_length\": 5, \"output_length\": 6, \"x\": \"\\u0041\"}\n{\"timestamp\": 7, \"input_length\": 8, \"output_length\": 9}\n{\"input_length\": 10, \"output_length\": 11, \"timestamp\": 12}",
+		"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"hash_ids\": [1, 2]}\n{\"timestamp\": 4, \"input_length\": 5, \"output_length\": 6, \"hash_ids\": \"3 4\"}\n{\"timestamp\": 7, \"input_length\": 8, \"output_length\": 9, \"hash_ids\": [5]}",
+	} {
+		f.Add([]byte(s))
+	}
+	seedLines(f, mooncake, false)
+	cfgs := []TraceConfig{Mooncake(0), Mooncake(0), Mooncake(0)}
+	cfgs[1].Columns.ArrivalUnit = 0
+	cfgs[2].Columns.ID, cfgs[2].Columns.Turn, cfgs[2].Columns.Priority = "id", "turn", "priority"
+	cfgs[2].Columns.Class, cfgs[2].Columns.Conversation, cfgs[2].Columns.BlockTokensColumn = "class", "conv", "blocks"
+	cfgs[2].Filters = []Filter{{Column: "kind", Values: []string{"", "1"}}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, cfg := range cfgs {
+			fast, slow := parser{name: "fuzz", cfg: cfg}, parser{name: "fuzz", cfg: cfg}
+			j := newJSONRows(bytes.NewReader(data), "fuzz")
+			for {
+				r, err := j.next()
+				if err != nil {
+					break
+				}
+				var fr, sr Request
+				fraw, fkeep, ferr := fast.parse(r, &fr)
+				sraw, skeep, serr := slow.parse(hiddenRow{r}, &sr)
+				require.Equal(t, serr, ferr, "%q", data)
+				if serr != nil {
+					break // the replay ends at the error
+				}
+				require.Equal(t, sraw, fraw, "%q", data)
+				require.Equal(t, skeep, fkeep, "%q", data)
+				require.Equal(t, sr, fr, "%q", data)
+				require.Equal(t, slow.clock, fast.clock, "%q", data)
+			}
+		}
+	})
+}
+
+// hiddenRow is a row that is not a *jsonRows: the parser reads it
+// through get alone.
+type hiddenRow struct{ row }
+
+// carry is the id after one ending in 9, as plainRun's guess of it:
+// for every id of 1 to 5 digits ending in 9, the guess carried over is
+// the next id's bytes and its ", " where the digit before the 9 is not
+// a 9 (and there is one), and refused otherwise.
+func TestCarryIsTheNextID(t *testing.T) {
+	word := func(s string) uint64 {
+		var b [8]byte
+		copy(b[:], s)
+		return binary.LittleEndian.Uint64(b[:])
+	}
+	for x := uint64(9); x < 100_000; x += 10 {
+		s := strconv.FormatUint(x, 10)
+		n := len(s)
+		mask := uint64(1)<<(8*uint(n+2)) - 1
+		inc := uint64(1) << (8 * uint(n-1))
+		next := (word(s+", ") + inc) & mask // plainRun's guess after x
+		got, ok := carry(next, inc)
+		if want := x%100 != 99 && x >= 10; ok != want {
+			t.Fatalf("%d: carry ok %v, want %v", x, ok, want)
+		}
+		if ok && got != word(strconv.FormatUint(x+1, 10)+", ") {
+			t.Fatalf("%d: carry %#x, want the bytes of %d", x, got, x+1)
+		}
+	}
+}
+
+// plainIntOf and plainIntsOf are the parser's reading of column col of
+// the flat row j (plainCols), the column found by name.
+func plainIntOf(j *jsonRows, col string) (uint64, bool) {
+	pc := plainColOf(j, col)
+	return pc.int(0)
+}
+
+func plainIntsOf(j *jsonRows, col string) ([]uint64, bool) {
+	pc := plainColOf(j, col)
+	return pc.ids(0)
+}
+
+// plainColOf is j's plainCols with column col in slot 0.
+func plainColOf(j *jsonRows, col string) plainCols {
+	pc := plainCols{ints: j.ints}
+	if f, ok := j.field(col, noSlot); ok && j.flat {
+		pc.f[0] = f
+	}
+	return pc
 }

@@ -175,7 +175,9 @@ func (b *blockIDs) group(r *rand.Rand) uint64 {
 
 // prompt returns the hash ids of a new prompt of input tokens whose first
 // PrefixTokens are the system prompt, drawing the reuse decision from r;
-// nil if prefixes are disabled.
+// nil if prefixes are disabled. They are at most two runs of
+// consecutive ids (Request.PrefixTwoRuns): the group's shared ids count
+// up from g·shared, the fresh ones from where the last prompt's ended.
 func (b *blockIDs) prompt(r *rand.Rand, input int) []uint64 {
 	if !b.on {
 		return nil

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/servesim/servesim/internal/ascend"
 )
 
 // syntheticFingerprint is the fingerprint of 500 requests of a Synthetic
@@ -214,7 +216,8 @@ func TestCountFrom(t *testing.T) {
 // TestGroupIDsAreCounted holds prompts whose shared ids are copied from
 // their group's kept ids (blockIDs.sharedIDs) to the same prompts with
 // every id counted, over random configurations and prompt lengths,
-// prompts shorter than the shared prefix among them.
+// prompts shorter than the shared prefix among them, and holds each to
+// its promise of at most two runs of consecutive ids (PrefixTwoRuns).
 func TestGroupIDsAreCounted(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 5))
 	kept := 0
@@ -230,6 +233,13 @@ func TestGroupIDsAreCounted(t *testing.T) {
 			got, want := fast.prompt(rf, input), slow.prompt(rs, input)
 			if !slices.Equal(got, want) {
 				t.Fatalf("%+v, a prompt of %d tokens: %v, counted %v", cfg, input, got, want)
+			}
+			n := 0 // its runs of consecutive ids, at most the two promised
+			for u := 0; u < len(got); u += ascend.Each(got[u:]) {
+				n++
+			}
+			if n > 2 {
+				t.Fatalf("%+v, a prompt of %d tokens: %d runs in %v, two promised", cfg, input, n, got)
 			}
 		}
 		if fast.groupIDs != nil {

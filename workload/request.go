@@ -3,6 +3,8 @@ package workload
 import (
 	"errors"
 	"time"
+
+	"github.com/servesim/servesim/internal/ascend"
 )
 
 // Request is one request offered to the serving system.
@@ -46,6 +48,15 @@ type Request struct {
 	// then finds it in the prefix cache (Conversations sets it). False:
 	// the ids are the prompt's.
 	HashesCoverOutput bool
+	// PrefixTwoRuns promises that PrefixHashes is at most two runs of
+	// consecutive ids, each one more than the one before: Synthetic's
+	// prompts are, their group's shared ids and then their own fresh
+	// ones. A simulator then finds where the first run ends without
+	// reading every id (engine.Request.PrefixTwoRuns). Only this
+	// module's sources can make the promise; the zero value, the only
+	// one another source can write, promises nothing. A source that
+	// changes a request's ids must set it to the zero value.
+	PrefixTwoRuns ascend.Promise
 }
 
 // Source yields requests one at a time.

@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/servesim/servesim/internal/ascend"
 )
 
 // Synthetic is an open-loop synthetic workload: arrivals from an Arrival
@@ -175,7 +177,7 @@ func newRequest(id uint64, at time.Duration, in, out int, ids *blockIDs, prefix 
 	in += ids.cfg.PrefixTokens
 	r := Request{ID: id, Arrival: at, InputTokens: in, OutputTokens: out}
 	if r.PrefixHashes = ids.prompt(prefix, in); r.PrefixHashes != nil {
-		r.PrefixBlockTokens = ids.cfg.block()
+		r.PrefixBlockTokens, r.PrefixTwoRuns = ids.cfg.block(), ascend.TwoRuns()
 	}
 	return r
 }

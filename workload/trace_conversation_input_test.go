@@ -98,7 +98,7 @@ func TestConversationReplayBadInput(t *testing.T) {
 // conversation: a generic trace of single-turn requests (conversation 0,
 // turn 0 on every row) replays untouched.
 func TestConversationReplayTurnColumnAndConversationZero(t *testing.T) {
-	recorded := drain(t, richWorkload(t))
+	recorded := withoutRuns(drain(t, richWorkload(t)))
 	data := genericCSV(t, recorded)
 	d := drive(openKept(t, data, keepConversations(time.Second)), 10*time.Second, true)
 	require.NoError(t, d.err)

@@ -17,7 +17,8 @@ type parser struct {
 	name  string
 	cfg   TraceConfig
 	clock clockKind
-	ids   []uint64 // hashIDs' scratch
+	ids   []uint64  // hashIDs' scratch
+	pc    plainCols // a flat JSON Lines row's columns (plainRow)
 	// measuring: the requests are counted, not used (timeFactor's first
 	// pass), so the hash ids flatObject read are checked but not copied.
 	measuring bool
@@ -37,6 +38,13 @@ const (
 // absolute instant, not yet rebased). On an error, *req is not to be
 // read.
 func (p *parser) parse(r row, req *Request) (raw time.Duration, keep bool, err error) {
+	if p.cfg.Format == JSONL { // a CSV row's reading is as it was, at this compare
+		if j, ok := r.(*jsonRows); ok && j.flat {
+			if raw, ok = p.plainRow(j, req); ok {
+				return raw, true, nil
+			}
+		}
+	}
 	for _, f := range p.cfg.Filters {
 		if v, _ := r.get(f.Column); !slices.Contains(f.Values, v) {
 			return 0, false, nil
@@ -57,6 +65,38 @@ func (p *parser) parse(r row, req *Request) (raw time.Duration, keep bool, err e
 		return 0, false, err
 	}
 	return raw, true, nil
+}
+
+// plainRow is parse for a flat JSON Lines row whose columns the parser
+// reads were read as plain integers already (see plainCols), in range:
+// the arrival, the token counts and, when mapped, the hash ids, with no
+// filter and no other column mapped (Mooncake's). It is what parse
+// reads through get (FuzzParsePlainInts holds it to that), without the
+// strings and strconv; ok is false for any other row, which parse then
+// reads (*req is not written, p.clock is what parse would set).
+func (p *parser) plainRow(j *jsonRows, req *Request) (raw time.Duration, ok bool) {
+	c := &p.cfg.Columns
+	if len(p.cfg.Filters) > 0 || c.ID != "" || c.Conversation != "" || c.Turn != "" || c.Priority != "" || c.Class != "" || c.Failed != "" || c.BlockTokensColumn != "" {
+		return 0, false
+	}
+	pc := &p.pc
+	j.cols(c, pc)
+	in, inOK := pc.count(slotInput)
+	out, outOK := pc.count(slotOutput)
+	ids, idsOK := pc.ids(slotHashes)
+	if !inOK || !outOK || !idsOK && c.PrefixHashes != "" {
+		return 0, false
+	}
+	if raw, ok = p.plainArrival(pc); !ok {
+		return 0, false
+	}
+	req.InputTokens, req.OutputTokens = in, out
+	req.Failed = in == 0 || out == 0
+	if c.PrefixHashes != "" {
+		p.keepIDs(req, ids)
+		p.blockTokens(req)
+	}
+	return raw, true
 }
 
 func (p *parser) fail(r row, field, value, reason string) error {
@@ -156,14 +196,26 @@ func (p *parser) arrival(r row) (time.Duration, error) {
 	return 0, p.fail(r, col, v, notArrival)
 }
 
+// plainArrival is what arrival reads when the arrival column is a plain
+// integer read already (pc) in range: what number reads from its
+// digits; ok is false otherwise, or with date-times (then arrival reads
+// the column, and says why not).
+func (p *parser) plainArrival(pc *plainCols) (_ time.Duration, ok bool) {
+	if p.clock == clockDate {
+		return 0, false
+	}
+	x, ok := pc.int(slotArrival)
+	if unit, limit := p.unit(); ok && x <= uint64(limit) {
+		p.clock = clockNumber
+		return time.Duration(x) * unit, true
+	}
+	return 0, false
+}
+
 // number parses v as a count of ArrivalUnit; reason says why it is not an
 // arrival instant ("" when it is, notArrival when v is not a number).
 func (p *parser) number(v string) (d time.Duration, reason string) {
-	unit := p.cfg.Columns.ArrivalUnit
-	if unit == 0 {
-		unit = time.Second
-	}
-	limit := math.MaxInt64 / int64(unit)
+	unit, limit := p.unit()
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 && n <= limit {
 		return time.Duration(n) * unit, ""
 	}
@@ -177,6 +229,16 @@ func (p *parser) number(v string) (d time.Duration, reason string) {
 		return 0, fmt.Sprintf("is out of range: arrival times must be at most %d in units of %v (time.Duration's range, about 292 years)", limit, unit)
 	}
 	return time.Duration(math.Round(f * float64(unit))), ""
+}
+
+// unit is the arrival column's unit and the largest count of it that is
+// an arrival instant (within time.Duration's range).
+func (p *parser) unit() (unit time.Duration, limit int64) {
+	unit = p.cfg.Columns.ArrivalUnit
+	if unit == 0 {
+		unit = time.Second
+	}
+	return unit, math.MaxInt64 / int64(unit)
 }
 
 // parseDateTime reads "2006-01-02 15:04:05[.fraction][zone]" with a space
@@ -343,8 +405,10 @@ func hashIDsSlow(v string) ([]uint64, string, error) {
 // holds them to, would read the same), with ok; the ids are the row's
 // scratch.
 func plainIDs(r row, col string) ([]uint64, bool) {
-	if j, ok := r.(*jsonRows); ok && col != "" {
-		return j.plainInts(col)
+	if j, ok := r.(*jsonRows); ok && j.flat && col != "" {
+		if f, ok := j.field(col, noSlot); ok && f.lo >= 0 {
+			return j.ints[f.lo:f.hi], true
+		}
 	}
 	return nil, false
 }
@@ -356,10 +420,7 @@ func (p *parser) hashes(r row, req *Request) error {
 		return nil
 	}
 	if ids, ok := plainIDs(r, c.PrefixHashes); ok {
-		if !p.measuring {
-			req.PrefixHashes = make([]uint64, len(ids)) // as hashIDs: not nil when empty
-			copy(req.PrefixHashes, ids)
-		}
+		p.keepIDs(req, ids)
 	} else {
 		v, ok := opt(r, c.PrefixHashes)
 		if !ok {
@@ -371,10 +432,7 @@ func (p *parser) hashes(r row, req *Request) error {
 		}
 		req.PrefixHashes = ids
 	}
-	req.PrefixBlockTokens = c.BlockTokens
-	if req.PrefixBlockTokens == 0 {
-		req.PrefixBlockTokens = MooncakeBlockTokens
-	}
+	p.blockTokens(req)
 	if bv, ok := opt(r, c.BlockTokensColumn); ok {
 		n, err := p.natural(r, c.BlockTokensColumn, bv)
 		if err != nil {
@@ -386,4 +444,22 @@ func (p *parser) hashes(r row, req *Request) error {
 		req.PrefixBlockTokens = n
 	}
 	return nil
+}
+
+// keepIDs sets PrefixHashes to a copy of ids, the row's scratch (as
+// hashIDs: not nil when empty), unless the requests are only counted.
+func (p *parser) keepIDs(req *Request, ids []uint64) {
+	if !p.measuring {
+		req.PrefixHashes = make([]uint64, len(ids))
+		copy(req.PrefixHashes, ids)
+	}
+}
+
+// blockTokens sets PrefixBlockTokens to the configuration's, for a row
+// with hash ids (the block column, if any, read apart).
+func (p *parser) blockTokens(req *Request) {
+	req.PrefixBlockTokens = p.cfg.Columns.BlockTokens
+	if req.PrefixBlockTokens == 0 {
+		req.PrefixBlockTokens = MooncakeBlockTokens
+	}
 }

@@ -48,7 +48,11 @@ func (k *reread) keep(t *Trace, r *Request, rel time.Duration, ok bool) bool {
 	if k.bytes > rereadBytes {
 		return false
 	}
-	k.reads = append(k.reads, keptRead{req: *r, rel: rel, ok: ok, lastLine: t.lastLine, rowsRead: t.rowsRead})
+	// Appended, then written in place: a keptRead literal was built on
+	// the stack and then copied in.
+	k.reads = append(k.reads, keptRead{})
+	kr := &k.reads[len(k.reads)-1]
+	kr.req, kr.rel, kr.ok, kr.lastLine, kr.rowsRead = *r, rel, ok, t.lastLine, t.rowsRead
 	return true
 }
 
@@ -64,7 +68,7 @@ func (k *reread) next(t *Trace, r *Request) (time.Duration, bool) {
 	*r = kr.req
 	rel, ok := kr.rel, kr.ok
 	t.lastLine, t.rowsRead, t.p.clock = kr.lastLine, kr.rowsRead, k.clock
-	*kr = keptRead{}
+	kr.req.PrefixHashes, kr.req.Class = nil, "" // its references, for the collector (the rest is never read again)
 	k.reads = k.reads[1:]
 	return rel, ok
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 )
@@ -207,7 +208,31 @@ type jsonRows struct {
 	memo   keyMemo  // the bytes before the last flat line's values
 	flat   bool
 	obj    map[string]json.RawMessage
+	// gen counts the lines whose keys were not the line's before (by
+	// its memo), or that were not flat: a hint of the same gen holds.
+	gen   uint64
+	hints [slots]hint
 }
+
+// A hint is where the parser's column found its field: the index in
+// fields of a line read while gen was gen-1 (the zero hint is none).
+// The lines read since, while gen is unchanged, have the same keys, the
+// same bytes, in the same order, so the column is at that index again.
+type hint struct {
+	gen uint64
+	idx int
+}
+
+// The columns the parser looks up by hint, a slot each: a slot names
+// one column for a reader's life (the parser's configuration's).
+const (
+	slotArrival = iota
+	slotInput
+	slotOutput
+	slotHashes
+	slots
+	noSlot = -1 // a lookup without hint
+)
 
 func newJSONRows(r io.Reader, name string) *jsonRows {
 	s := bufio.NewScanner(r)
@@ -223,9 +248,13 @@ func (j *jsonRows) next() (row, error) {
 			continue
 		}
 		if j.fields, j.ints, j.flat = flatObject(j.fields[:0], j.ints[:0], text, &j.memo); j.flat {
+			if !j.memo.same {
+				j.gen++
+			}
 			j.text = text
 			return j, nil
 		}
+		j.gen++
 		clear(j.obj)
 		if err := json.Unmarshal(text, &j.obj); err != nil {
 			return nil, &ParseError{File: j.name, Line: j.ln, Reason: "not a JSON object: " + err.Error(), Err: ErrMalformed}
@@ -243,7 +272,7 @@ func (j *jsonRows) next() (row, error) {
 
 func (j *jsonRows) get(col string) (string, bool) {
 	if j.flat {
-		f, ok := j.field(col)
+		f, ok := j.field(col, noSlot)
 		if !ok {
 			return "", false
 		}
@@ -272,28 +301,89 @@ func (j *jsonRows) get(col string) (string, bool) {
 func (j *jsonRows) line() int { return j.ln }
 
 // field is the member col of a flat line: the last of a key given twice,
-// as json.Unmarshal keeps.
-func (j *jsonRows) field(col string) (*field, bool) {
+// as json.Unmarshal keeps. slot, when not noSlot, is col's: field sets
+// its hint (see hint), which cols reads.
+func (j *jsonRows) field(col string, slot int) (*field, bool) {
 	fields, text := j.fields, j.text // not reloaded a field
 	for i := len(fields) - 1; i >= 0; i-- {
 		// The length first: a key of another length is not sliced.
 		if f := &fields[i]; int(f.k1-f.k0) == len(col) && string(text[f.k0:f.k1]) == col {
+			if slot != noSlot {
+				j.hints[slot] = hint{j.gen + 1, i}
+			}
 			return f, true
 		}
 	}
 	return nil, false
 }
 
-// plainInts returns column col's value when it is an array of plain
-// integers on a flat line (see field), read by flatObject: the ids
-// hashIDs would read from get(col), within the reader's scratch.
-func (j *jsonRows) plainInts(col string) ([]uint64, bool) {
-	if !j.flat {
-		return nil, false
+// plainCols is what flatObject read of the parser's columns on a flat
+// line (cols): the field of each slot's column, nil where the line has
+// none, and the line's integers.
+type plainCols struct {
+	f    [slots]*field
+	ints []uint64
+}
+
+// cols sets *pc to the columns of c that the parser reads by slot, on a
+// flat line, each found by its hint or by name (field, which sets the
+// hint). One call a row finds them all (a call a column, with its own
+// checks, took twice the instructions).
+func (j *jsonRows) cols(c *Columns, pc *plainCols) {
+	fields := j.fields
+	for slot := range pc.f {
+		if h := j.hints[slot]; h.gen == j.gen+1 { // the hint holds
+			pc.f[slot] = &fields[h.idx]
+		} else if col := slotColumn(c, slot); col != "" {
+			pc.f[slot], _ = j.field(col, slot)
+		} else {
+			pc.f[slot] = nil
+		}
 	}
-	f, ok := j.field(col)
-	if !ok || f.lo < 0 {
-		return nil, false
+	pc.ints = j.ints
+}
+
+// slotColumn is the column of c that slot stands for.
+func slotColumn(c *Columns, slot int) string {
+	switch slot {
+	case slotArrival:
+		return c.Arrival
+	case slotInput:
+		return c.Input
+	case slotOutput:
+		return c.Output
 	}
-	return j.ints[f.lo:f.hi], true
+	return c.PrefixHashes
+}
+
+// int returns the column of slot when it is a plain integer (see
+// field), read by flatObject: the integer whose digits get(col) returns
+// (digits only, at most 19, without sign or leading zero), which
+// strconv.ParseInt reads as this integer when in its range, and refuses
+// as out of range otherwise (FuzzParsePlainInts holds the parser to its
+// reading without).
+func (pc *plainCols) int(slot int) (uint64, bool) {
+	if f := pc.f[slot]; f != nil && f.lo == scalarInt {
+		return f.x, true
+	}
+	return 0, false
+}
+
+// count is the column of slot as a token count when it is a plain
+// integer (int) in range: what parser.count reads from its digits.
+func (pc *plainCols) count(slot int) (int, bool) {
+	if x, ok := pc.int(slot); ok && x <= math.MaxInt32 {
+		return int(x), true
+	}
+	return 0, false
+}
+
+// ids returns the column of slot when it is an array of plain integers
+// (see field), read by flatObject: the ids hashIDs would read from
+// get(col), within the reader's scratch.
+func (pc *plainCols) ids(slot int) ([]uint64, bool) {
+	if f := pc.f[slot]; f != nil && f.lo >= 0 {
+		return pc.ints[f.lo:f.hi], true
+	}
+	return nil, false
 }

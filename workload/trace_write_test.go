@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/internal/ascend"
 )
 
 func richWorkload(t testing.TB) *Generator {
@@ -19,9 +21,19 @@ func richWorkload(t testing.TB) *Generator {
 	return g
 }
 
-// The generic form reads back exactly, in both syntaxes.
+// withoutRuns is reqs with their promises of runs of ids cleared: a
+// trace does not carry them (a reader promises nothing).
+func withoutRuns(reqs []Request) []Request {
+	for i := range reqs {
+		reqs[i].PrefixTwoRuns = ascend.Promise{}
+	}
+	return reqs
+}
+
+// The generic form reads back exactly, in both syntaxes (but for the
+// promises of runs of ids, which a trace does not carry).
 func TestGenericRoundTrip(t *testing.T) {
-	want := drain(t, richWorkload(t))
+	want := withoutRuns(drain(t, richWorkload(t)))
 	want[5].Failed = true
 	want[6].Conversation, want[6].Turn, want[6].Priority = 42, 3, -1
 	for _, f := range []Format{CSV, JSONL} {

@@ -52,3 +52,49 @@ func Common(a, b []uint64, at int) int {
 	}
 	return at
 }
+
+// Two is Len(ids) (ids not empty) for ids that are at most two runs of
+// consecutive ids (a synthetic prompt's: its group's shared ids, then
+// its own fresh ones), found by bisection: ids[i] is ids[0]+i before
+// the first run ends and not after it, as the second run's ids are
+// ids[k]+(i−k) and ids[k] is not ids[0]+k. ok says the ids passed a
+// cheap check of that promise, their last id being the second run's
+// (or the first's) at its place; when it is false the answer is not to
+// be used (Len's is). guess is tried first: when ids[guess−1] is in the
+// first run and ids[guess] is not, guess is where it ends, with no
+// bisection (the prompts of a workload part where its shared prefix
+// ends, at one place). TestTwoIsLen holds the two equal on ids of at
+// most two runs, at every guess.
+func Two(ids []uint64, guess int) (k int, ok bool) {
+	first := ids[0]
+	lo, hi := 1, len(ids) // ids[lo-1] is in the first run; ids[hi] (when hi < len) is not
+	if guess > 0 && guess < len(ids) && ids[guess-1] == first+uint64(guess-1) && ids[guess] != first+uint64(guess) {
+		lo, hi = guess, guess
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ids[m] == first+uint64(m) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	last := len(ids) - 1
+	return lo, ids[last] == ids[min(lo, last)]+uint64(last-min(lo, last))
+}
+
+// Promise is a source's promise that a request's prefix ids are at most
+// two runs of consecutive ids, so that Two may find where the first
+// ends (workload.Request.PrefixTwoRuns, engine.Request.PrefixTwoRuns).
+// Its zero value promises nothing, and only this module's packages can
+// make one that does (TwoRuns): a source outside the module cannot
+// promise what no one checked (a promise broken in a way Two's check
+// misses would change which blocks count as cached), and a request
+// copied keeps its source's promise.
+type Promise struct{ two bool }
+
+// TwoRuns is the promise of at most two runs.
+func TwoRuns() Promise { return Promise{two: true} }
+
+// Two reports whether p promises at most two runs.
+func (p Promise) Two() bool { return p.two }

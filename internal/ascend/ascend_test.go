@@ -66,3 +66,37 @@ func TestCommonIsLCP(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoIsLen holds Two to Len on ids of one or two runs of every length
+// up to 70, at every guess, the second starting anywhere (an id that would go on from
+// the first excepted: then it is one run), and finds a third run where
+// its check sees it (the last id out of its place).
+func TestTwoIsLen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 10))
+	for n := 1; n <= 70; n++ {
+		for brk := 1; brk <= n; brk++ {
+			for _, first := range []uint64{0, 7, ^uint64(0) - 3, rng.Uint64()} {
+				for _, second := range []uint64{0, first + uint64(brk) + 1, first - 1, ^uint64(0), rng.Uint64()} {
+					ids := make([]uint64, n)
+					for i := range ids {
+						ids[i] = first + uint64(i)
+						if i >= brk {
+							ids[i] = second + uint64(i-brk)
+						}
+					}
+					for guess := -1; guess <= n+1; guess++ {
+						k, ok := Two(ids, guess)
+						if !ok || k != Len(ids) {
+							t.Fatalf("Two(%v, %d) = %d, %v; Len %d", ids, guess, k, ok, Len(ids))
+						}
+					}
+				}
+			}
+		}
+	}
+	// Three runs whose last id is out of the second's place: not ok.
+	ids := []uint64{1, 2, 3, 10, 11, 20, 21}
+	if _, ok := Two(ids, 0); ok {
+		t.Fatalf("Two(%v) passed its check", ids)
+	}
+}

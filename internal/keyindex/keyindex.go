@@ -114,26 +114,48 @@ func (t *Index) AddNew(keys []uint64, id int32, added []uint64) []uint64 {
 	// growth's call spilled them around each probe (Regime/Tiers,
 	// cachegrind: AddNew 7,010 instructions a request so, 6,775 this way).
 	out := slices.Grow(added, len(keys))[:len(added)+len(keys)]
-	c := len(added)
-	slots, shift := t.slots, t.shift&63
-	mask := len(slots) - 1
-	for _, k := range keys {
-		i := int((k * mul) >> shift)
-		for slots[i].id != 0 && slots[i].key != k {
-			i = (i + 1) & mask
-		}
-		if slots[i].id == 0 {
-			slots[i] = slot{key: k, id: id + 1}
-			id++
-			out[c] = k
-			c++
-		}
-	}
-	if c == len(added) {
+	c := addNew(t, keys, out[len(added):], id)
+	if c == 0 {
 		return added // none added: added as it was, nil if nil
 	}
-	t.n += c - len(added)
-	return out[:c]
+	t.n += c
+	return out[:len(added)+c]
+}
+
+// addNew is AddNew's loop: it adds each of keys not held, the first it
+// adds mapped to id, copies the keys it added to dst (len(keys) long)
+// and returns how many. Apart from AddNew's setup, whose values (added,
+// out) kept the loop's own on the stack, spilled and loaded again a
+// key; and a slot is found as slots[i&mask], which the compiler knows
+// in bounds (len(slots) > 0), where slots[i] checked it at every probe.
+// Regime/Tiers (cachegrind): AddNew took 6,775 instructions a request
+// with its loop inline, 4,990 so (26 a key offered). Missing and PutNew
+// probe as slots[i&mask] too (Missing 4,112 to 3,829; PutNew 1,037 to
+// 988).
+func addNew(t *Index, keys, dst []uint64, id int32) int {
+	slots, shift := t.slots, t.shift&63
+	if len(slots) == 0 {
+		return 0 // never: AddNew reserved (it tells the compiler that slots[i&mask] is in bounds)
+	}
+	mask := uint(len(slots) - 1)
+	c := 0
+keys:
+	for _, k := range keys {
+		i := uint(k*mul) >> shift
+		s := &slots[i&mask]
+		for s.id != 0 {
+			if s.key == k {
+				continue keys
+			}
+			i++
+			s = &slots[i&mask]
+		}
+		id++ // a slot holds the id + 1
+		s.key, s.id = k, id
+		dst[c] = k
+		c++
+	}
+	return c
 }
 
 // Missing returns how many of keys, from the first, are not held: Get
@@ -145,20 +167,18 @@ func (t *Index) AddNew(keys []uint64, id int32, added []uint64) []uint64 {
 //
 //go:noinline
 func (t *Index) Missing(keys []uint64) int {
-	if t.n == 0 {
+	slots, shift := t.slots, t.shift&63
+	if t.n == 0 || len(slots) == 0 {
 		return len(keys)
 	}
-	slots, shift := t.slots, t.shift&63
-	mask := len(slots) - 1
+	mask := uint(len(slots) - 1)
 	for x, k := range keys {
-		for i := int((k * mul) >> shift); ; i = (i + 1) & mask {
-			s := &slots[i]
-			if s.id == 0 {
-				break
-			}
+		i := uint(k*mul) >> shift
+		for s := &slots[i&mask]; s.id != 0; s = &slots[i&mask] {
 			if s.key == k {
 				return x
 			}
+			i++
 		}
 	}
 	return len(keys)
@@ -252,14 +272,17 @@ func (t *Index) Clear(n int) {
 func (t *Index) PutNew(keys []uint64, id int32) {
 	t.Reserve(t.n + len(keys))
 	slots, shift := t.slots, t.shift&63
-	mask := len(slots) - 1
+	if len(slots) == 0 {
+		return // never: Reserve made some (it tells the compiler that slots[i&mask] is in bounds)
+	}
+	mask := uint(len(slots) - 1)
 	for _, k := range keys {
-		i := int((k * mul) >> shift)
-		for slots[i].id != 0 {
-			i = (i + 1) & mask
+		i := uint(k*mul) >> shift
+		for slots[i&mask].id != 0 {
+			i++
 		}
 		id++ // a slot holds the id + 1
-		slots[i] = slot{key: k, id: id}
+		slots[i&mask] = slot{key: k, id: id}
 	}
 	t.n += len(keys)
 }
