@@ -83,3 +83,33 @@ func sameScenario(t *testing.T, data []byte, reqs list, fast, slow Config) {
 	require.NoError(t, err)
 	sameBytes(t, want.text, got.text)
 }
+
+// askedLeastLoaded is LeastLoaded asked through the Router interface,
+// with the request built: route takes LeastLoaded's choice itself
+// (runner.leastFresh), and a type of its own does not match.
+type askedLeastLoaded struct{ LeastLoaded }
+
+// TestLeastFreshIsTheRouter holds route's own LeastLoaded choice
+// (runner.leastFresh: fresh signals, no prefill pool, no request built)
+// to the router asked through its interface, on the random scenarios
+// whose fleet routes by LeastLoaded: both runs fast, the same bytes.
+func TestLeastFreshIsTheRouter(t *testing.T) {
+	fresh := 0
+	for seed := range uint64(1_500) {
+		data := randomScenario(seed)
+		cfg, reqs := decodeScenario(data)
+		if _, ok := cfg.Fleet.Router.(LeastLoaded); !ok {
+			continue
+		}
+		slow := cfg
+		slow.Fleet.Router = askedLeastLoaded{}
+		_, r, err := runScenarioRunner(cfg, reqs)
+		require.NoError(t, err)
+		if r.leastFresh {
+			fresh++
+		}
+		sameScenario(t, data, reqs, cfg, slow)
+	}
+	t.Logf("%d scenarios routed by route's own LeastLoaded choice", fresh)
+	require.Greater(t, fresh, 50)
+}

@@ -103,6 +103,8 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	if r.cache, err = newCacheState(r); err != nil { // before the engines are wired: a view may publish their KV events
 		return nil, err
 	}
+	_, least := r.router.(LeastLoaded)
+	r.leastFresh = least && r.pd == nil && r.cache == nil && cfg.Fleet.SignalDelay <= 0
 	if r.tiers, err = newTiers(cfg, r); err != nil { // before too: a tier turns the engines' fast paths off
 		return nil, err
 	}
