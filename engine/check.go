@@ -55,6 +55,7 @@ func (e *Engine) Check() error {
 	c.outputNotDone()
 	c.blocksCoverTokens()
 	c.outstandingCounted()
+	c.lazyOnlyInFlight()
 	// The decode cohort's aggregates.
 	if c.cohortKept() {
 		c.cohortOnWhileMembers()
@@ -577,6 +578,15 @@ func (c *checker) outstandingCounted() {
 	}
 	if left != e.outstanding {
 		c.bad("outstanding tokens counted %d, requests hold %d", e.outstanding, left)
+	}
+}
+
+// lazyOnlyInFlight: a run takes its blocks step by step (lazy) only
+// while its plan is in flight, as Outstanding, which reads lazy alone,
+// assumes.
+func (c *checker) lazyOnlyInFlight() {
+	if e := c.e; e.lazy && !e.inFlight {
+		c.bad("a run takes its blocks step by step (lazy), but no plan is in flight")
 	}
 }
 

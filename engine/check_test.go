@@ -242,6 +242,11 @@ func TestEachInvariantFires(t *testing.T) {
 			e.outstanding++
 			return []string{fmt.Sprintf("engine: outstanding tokens counted %d, requests hold %d", e.outstanding, e.outstanding-1)}
 		}},
+		{"lazyOnlyInFlight", checkedFCFS, func(t *testing.T, e *Engine) []string {
+			e.lazy, e.inFlight, e.runAlloc = true, false, 1 // the first step's blocks, as a run takes them
+			return []string{"engine: a run takes its blocks step by step (lazy), but no plan is in flight",
+				"engine: decode cohort: 1 steps ahead with nothing in flight"} // the step's cohort, left in flight
+		}},
 		{"runningWithinMaxSeqs", checkedFCFS, func(t *testing.T, e *Engine) []string {
 			e.cfg.MaxSeqs = 3
 			return []string{"engine: running list 4 exceeds MaxSeqs 3"}
@@ -388,7 +393,7 @@ func TestEachInvariantFires(t *testing.T) {
 		})
 	}
 	invariants := checkedInvariants(t)
-	require.Len(t, invariants, 43)
+	require.Len(t, invariants, 44)
 	for _, name := range invariants {
 		assert.True(t, tested[name], "no case corrupts %s", name)
 	}

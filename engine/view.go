@@ -11,7 +11,9 @@ import "time"
 // lands: the replica still waits for it). Inside a run it counts the tokens of the steps
 // that ended by t as emitted, as a step-by-step engine would.
 func (e *Engine) Outstanding(t time.Duration) int {
-	if !e.inFlight || !e.lazy || t < e.plan.Start+e.plan.StepTime {
+	// lazy only while a plan is in flight (Check's lazyOnlyInFlight):
+	// inFlight is not read.
+	if !e.lazy || t < e.plan.Start+e.plan.StepTime {
 		return e.outstanding
 	}
 	// Unsigned: t-Start ≥ StepTime > 0 here, and the division needs no
