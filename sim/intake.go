@@ -64,12 +64,14 @@ type routing struct {
 	// routes: a send asks the router, or the gateway (several replicas,
 	// a router set, or a Config.Gateway); else it goes to the one replica.
 	routes bool
-	// leastFresh: route reads LeastLoaded's choice itself, no request
-	// built (see route).
-	leastFresh bool
-	view       View
-	cache      cacheState   // the memory of the router's CacheView; nil: the replicas' caches (ExactView)
-	keys       prefixChains // the arrival's block keys (View.CachedPrefix)
+	// leastFresh: send takes LeastLoaded's choice itself, no request
+	// built (see route); gwOrLeast: a gateway, or leastFresh (send tests
+	// one flag where it tested the gateway alone, so that other routers
+	// pay nothing for leastFresh).
+	leastFresh, gwOrLeast bool
+	view                  View
+	cache                 cacheState   // the memory of the router's CacheView; nil: the replicas' caches (ExactView)
+	keys                  prefixChains // the arrival's block keys (View.CachedPrefix)
 }
 
 // newRouting is a run's routing; its view is the runner's to point at
@@ -299,15 +301,19 @@ func (r *runner) send(ref int32) error {
 	r.inFlight++
 	i := 0
 	if r.routes {
-		if r.gw != nil {
+		switch {
+		case !r.gwOrLeast: // the router asked, with the request
+			var err error
+			if i, err = r.route(s); err != nil {
+				return err
+			}
+			if r.pd != nil {
+				return r.place(ref, i, true)
+			}
+		case r.gw != nil:
 			return r.admit(ref)
-		}
-		var err error
-		if i, err = r.route(s); err != nil {
-			return err
-		}
-		if r.pd != nil {
-			return r.place(ref, i, true)
+		default: // leastFresh: LeastLoaded's choice, no request built
+			i = r.view.at(r.view.LeastOutstanding())
 		}
 	}
 	r.routed++ // routed, or one replica and no router to ask
@@ -365,16 +371,13 @@ func (r *runner) sendWaiting() error {
 // decider and prefill router (place) read the same arrival's view, its
 // keys, its frontend's signals and its cache tree.
 // (send does not call it for one replica and no router: there is no one
-// to ask.) A fleet behind LeastLoaded with fresh signals and no prefill
-// pool (leastFresh) takes LeastLoaded's choice here, without building
-// the request it does not read (nor a frontend, a cache view or a
-// decider): about 87 instructions an arrival of Fleet8LeastLoaded's
-// 13,211 a request. TestLeastFreshIsTheRouter holds it to the router
-// asked.
+// to ask.) A fleet behind LeastLoaded with fresh signals, no prefill
+// pool and no gateway (leastFresh) takes LeastLoaded's choice in send,
+// without building the request it does not read (nor a frontend, a
+// cache view or a decider): about 87 instructions an arrival of
+// Fleet8LeastLoaded's 13,211 a request. TestLeastFreshIsTheRouter holds
+// it to the router asked.
 func (r *runner) route(s *slot) (int, error) {
-	if r.leastFresh {
-		return r.view.at(r.view.LeastOutstanding()), nil
-	}
 	req := &r.routeReq // reused: a router must not keep it
 	*req = workload.Request{ID: s.rec.ID, Arrival: s.rec.Arrival, InputTokens: s.rec.Input, OutputTokens: s.rec.Output,
 		PrefixHashes: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo, Conversation: s.rec.Conversation, Turn: s.rec.Turn,

@@ -85,14 +85,15 @@ func sameScenario(t *testing.T, data []byte, reqs list, fast, slow Config) {
 }
 
 // askedLeastLoaded is LeastLoaded asked through the Router interface,
-// with the request built: route takes LeastLoaded's choice itself
+// with the request built: send takes LeastLoaded's choice itself
 // (runner.leastFresh), and a type of its own does not match.
 type askedLeastLoaded struct{ LeastLoaded }
 
-// TestLeastFreshIsTheRouter holds route's own LeastLoaded choice
-// (runner.leastFresh: fresh signals, no prefill pool, no request built)
-// to the router asked through its interface, on the random scenarios
-// whose fleet routes by LeastLoaded: both runs fast, the same bytes.
+// TestLeastFreshIsTheRouter holds send's own LeastLoaded choice
+// (runner.leastFresh: fresh signals, no prefill pool or gateway, no
+// request built) to the router asked through its interface, on the
+// random scenarios whose fleet routes by LeastLoaded: both runs fast,
+// the same bytes.
 func TestLeastFreshIsTheRouter(t *testing.T) {
 	fresh := 0
 	for seed := range uint64(1_500) {
@@ -110,6 +111,6 @@ func TestLeastFreshIsTheRouter(t *testing.T) {
 		}
 		sameScenario(t, data, reqs, cfg, slow)
 	}
-	t.Logf("%d scenarios routed by route's own LeastLoaded choice", fresh)
-	require.Greater(t, fresh, 50)
+	t.Logf("%d scenarios routed by send's own LeastLoaded choice", fresh)
+	require.Greater(t, fresh, 40)
 }

@@ -104,7 +104,8 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 		return nil, err
 	}
 	_, least := r.router.(LeastLoaded)
-	r.leastFresh = least && r.pd == nil && r.cache == nil && cfg.Fleet.SignalDelay <= 0
+	r.leastFresh = least && r.pd == nil && r.cache == nil && cfg.Fleet.SignalDelay <= 0 && r.gw == nil
+	r.gwOrLeast = r.gw != nil || r.leastFresh
 	if r.tiers, err = newTiers(cfg, r); err != nil { // before too: a tier turns the engines' fast paths off
 		return nil, err
 	}
