@@ -308,33 +308,17 @@ func (p *blockPool) insertBefore(id int32, qi uint8, at int32) {
 	b.prev, b.next, b.queued, b.queue = prev, at, true, qi
 }
 
-// evictSegment evicts up to n blocks of queued segment id from its end,
-// the first of the blocks its queue entry stands for, and returns how
-// many. Where a copy caches the content of a block it evicts, it evicts
-// that one block, and the oldest copy is found there instead.
-func (p *blockPool) evictSegment(id int32, n int) int {
-	g := &p.runs.at[id]
-	k := min(n, g.size())
-	if p.ncopy > 0 || p.pub != nil {
-		k = p.evictSegmentAside(id, k)
-	}
-	g.hi -= int32(k)
-	p.q[p.nodes[id].queue].blocks -= k
-	p.evict -= k
-	p.cached -= k
-	if g.hi == g.lo {
-		p.dropSegment(id, g.edge)
-	}
-	return k
-}
-
-// evictSegmentAside is evictSegment's part for copies and published
-// events, out of line: it returns the blocks to evict, k or 1 (a copy's
-// block), having settled the copies and emitted the events. Written into
-// evictSegment, with dropSegment's calls, its map calls kept the hot
-// path's values on the stack (a 0xd8-byte frame): MooncakeReplay's
-// evictSegment cost 318 instructions a request against 217 so and
-// dropSegment's 43 (cachegrind, 2026-12-05).
+// evictSegmentAside is the part of takeEach's eviction of k blocks from
+// the end of queued segment id (the first of the blocks its queue entry
+// stands for) that copies and published events need, out of line: it
+// returns the blocks to evict, k or 1 (where a copy caches the content of
+// the block it evicts, it evicts that one block, and the oldest copy is
+// found there instead), having settled the copies and emitted the events.
+// Written into the eviction, with dropSegment's calls, its map calls kept
+// the hot path's values on the stack (a 0xd8-byte frame): MooncakeReplay's
+// evictions cost 318 instructions a request against 217 so and
+// dropSegment's 43; and written into takeEach's loop, not called, 115
+// (cachegrind, 2026-12-05).
 func (p *blockPool) evictSegmentAside(id int32, k int) int {
 	t := p.runs
 	s, g := &p.nodes[id], &t.at[id]
