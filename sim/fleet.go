@@ -510,7 +510,7 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	}
 	asc := k.ascOf(ids, m.asc, same, req.PrefixTwoRuns.Two())
 	k.asc = asc
-	m.ids, m.p, m.asc = append(m.ids[:0], ids...), p, asc
+	m.ids, m.p, m.asc = append(m.ids[:same], ids[same:]...), p, asc // the first same agree
 	m.gen++
 	for c := range k.chains {
 		ch := &k.chains[c]
