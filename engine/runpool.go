@@ -1019,16 +1019,17 @@ func (t *runTree) extendKeys(e int32, off int) uint64 {
 // With a block a unit (per 1, as at vLLM's 16-token blocks under ids of
 // 16 tokens), every block is at offset 0 of its own id: mix0.
 func chainRun(keys []uint64, k, id uint64, r, per, b int) uint64 {
+	h := chainConsts // in registers for the loop (splitMix)
 	if per == 1 {
 		for i := range keys {
-			k = mix(k, mix0(id))
+			k = h.mix(k, h.mix0(id))
 			keys[i] = k
 			id++
 		}
 		return k
 	}
 	for i := range keys {
-		k = mix(k, mix(uint64(r*b), id))
+		k = h.mix(k, h.mix(uint64(r*b), id))
 		keys[i] = k
 		if r++; r == per {
 			id, r = id+1, 0
