@@ -41,6 +41,7 @@ func TestCohortCounts(t *testing.T) {
 				require.Equal(t, want, e.coBlockSteps(j), "block size %d, tick %d, j %d", bs, e.co.tick, j)
 				require.Equal(t, want, e.coBlockStepsWalk(j), "block size %d, tick %d, j %d", bs, e.co.tick, j)
 				require.Equal(t, held, e.coBlocks(j), "block size %d, tick %d, j %d", bs, e.co.tick, j)
+				require.Equal(t, e.coGrow(j, j+1), e.coStep(j+1), "block size %d, tick %d, step %d", bs, e.co.tick, j+1)
 				for _, i := range []int{0, 1, j / 2, j} {
 					require.Equal(t, e.coBlocks(j)-e.coBlocks(i), e.coGrow(i, j), "block size %d, tick %d, %d to %d", bs, e.co.tick, i, j)
 				}

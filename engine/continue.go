@@ -13,7 +13,7 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	}
 	e.joinCohort(true) // allJoin said they all join
 	n := co.n
-	if n == 0 || n > e.cfg.MaxBatchedTokens || e.coGrow(0, 1) > e.available() {
+	if n == 0 || n > e.cfg.MaxBatchedTokens || e.coStep(1) > e.available() {
 		return nil // idle, or the walk plans it: a member is left out, or preempts
 	}
 	e.resetPlan(now)
@@ -30,7 +30,7 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	k := int(min((until-now-1)/d+1, 1<<40)) // every step starts before until
 	k = min(k, left)
 	// The blocks: ScheduleUntil's cohort plan takes its first step's
-	// (coGrow(0, 1)) and its run fits the rest (fitBlocks, coGrow(1, j)),
+	// (coStep(1)) and its run fits the rest (fitBlocks, coGrow(1, j)),
 	// so the run is the longest whose steps need no more than are free.
 	// Nothing waits, so no admission could get easier (fitBlocks).
 	if avail := e.available(); e.coGrow(0, k) > avail {

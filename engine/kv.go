@@ -291,8 +291,20 @@ func (p *blockPool) takeEach(n int) {
 			p.q[qi].blocks -= n
 			return
 		}
-		if b.run == segRun {
-			n -= p.evictSegment(id, n)
+		if b.run == segRun { // evict up to n of the segment's blocks from its end (evictSegmentAside)
+			g := &p.runs.at[id]
+			k := min(n, g.size())
+			if p.ncopy > 0 || p.pub != nil {
+				k = p.evictSegmentAside(id, k)
+			}
+			g.hi -= int32(k)
+			p.q[qi].blocks -= k
+			p.evict -= k
+			p.cached -= k
+			if g.hi == g.lo {
+				p.dropSegment(id, g.edge)
+			}
+			n -= k
 			continue
 		}
 		p.evictHead(qi, id)

@@ -216,3 +216,34 @@ func TestMix0IsMix(t *testing.T) {
 		require.Equal(t, mix(0, c), mix0(c), "content %d", c)
 	}
 }
+
+// TestChainRunIsMix holds chainRun, which chains keys with mix's
+// constants held in registers (splitMix, chainConsts), to mix block by
+// block: block i's content is the unit id+(r+i)/per at offset
+// ((r+i)%per)·b (mix(0, c) being mix0(c) at offset 0), over runs of a
+// block a unit and of several, from random units, offsets and parents.
+func TestChainRunIsMix(t *testing.T) {
+	require.Equal(t, splitMix{golden, mul1, mul2}, chainConsts, "never written")
+	rng := rand.New(rand.NewPCG(41, 5))
+	for range 2_000 {
+		per := 1 + rng.IntN(4)
+		if rng.IntN(2) == 0 {
+			per = 1
+		}
+		b := 1 << rng.IntN(6)
+		r, id, k := rng.IntN(per), rng.Uint64N(1<<40), rng.Uint64()
+		n := rng.IntN(40)
+		want := make([]uint64, n)
+		w := k
+		for i := range want {
+			w = mix(w, mix(uint64(((r+i)%per)*b), id+uint64((r+i)/per)))
+			want[i] = w
+		}
+		got := make([]uint64, n)
+		last := chainRun(got, k, id, r, per, b)
+		require.Equal(t, want, got, "per %d, b %d, r %d", per, b, r)
+		if n > 0 {
+			require.Equal(t, want[n-1], last)
+		}
+	}
+}

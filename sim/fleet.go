@@ -452,6 +452,7 @@ type prefixChains struct {
 	prefix   []uint64
 	p, input int
 	asc      int
+	twoAt    int // where the last prompt of two runs of ids parted them (ascOf's guess)
 }
 
 // chainMemo is the chains of one prompt's prefix units (ids, of p
@@ -507,17 +508,9 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	if m.p == p {
 		same = ascend.Common(m.ids, ids, m.asc) // a prompt of the memo's group parts from it where its run ends
 	}
-	// The ids run on from the first as far as the memo's did, within
-	// the units shared with it; where they reach the end of those, they
-	// are looked at from there on (sixteen a pass: a group's first
-	// prompt in the slot, hundreds of ids).
-	asc := min(m.asc, same)
-	if asc == same {
-		from := max(asc-1, 0) // ids[:asc] run on from the first
-		asc = from + ascend.Len(ids[from:])
-	}
+	asc := k.ascOf(ids, m.asc, same, req.PrefixTwoRuns.Two())
 	k.asc = asc
-	m.ids, m.p, m.asc = append(m.ids[:0], ids...), p, asc
+	m.ids, m.p, m.asc = append(m.ids[:same], ids[same:]...), p, asc // the first same agree
 	m.gen++
 	for c := range k.chains {
 		ch := &k.chains[c]
@@ -526,6 +519,32 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 		k.extend(c, known)                  // no further than the chain goes, but for the keys of its run of ids
 		ch.known = min(known, len(ch.keys)) // not those: they may be the prompt's own
 	}
+}
+
+// ascOf is ascend.Len(ids): how far ids run on from the first, of a
+// prompt that shares its first same units with the memo slot's, whose
+// ids ran on for memoAsc. They run on as far as the memo's did, within
+// the units shared with it. Where they reach the end of those, a
+// request that promises at most two runs (two, its PrefixTwoRuns) has
+// its first run's end found by bisection (ascend.Two, tried first where
+// the last such prompt's ended: a workload's shared prefixes end at one
+// place), when its ids pass Two's check; else they are looked at from
+// there on (sixteen a pass: a group's first prompt in the slot, hundreds
+// of ids; Regime/Fleet8PrefixEvents spent 197 instructions a request in
+// ascend.Len so). TestAscOfIsLen holds it to ascend.Len.
+func (k *prefixChains) ascOf(ids []uint64, memoAsc, same int, two bool) int {
+	asc := min(memoAsc, same)
+	if asc != same {
+		return asc
+	}
+	if two {
+		if n, ok := ascend.Two(ids, k.twoAt); ok {
+			k.twoAt = n
+			return n
+		}
+	}
+	from := max(asc-1, 0) // ids[:asc] run on from the first
+	return from + ascend.Len(ids[from:])
 }
 
 // extend computes chain c's keys up to at least its first n (all of them

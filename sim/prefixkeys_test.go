@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -8,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/ascend"
+	"github.com/servesim/servesim/internal/lcp"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -78,4 +81,58 @@ func TestViewCachedPrefixIsEachReplicasCache(t *testing.T) {
 		assert.Greater(t, c.none, 600, "one replica has no cache")
 		assert.Zero(t, c.allocs, "allocations of asking every replica")
 	}
+}
+
+// TestAscOfIsLen holds prefixChains.ascOf, how far an arrival's ids run
+// on from the first found through its memo slot's prompt and, for a
+// request that promises at most two runs, by bisection, to ascend.Len's
+// scan: prompts of a few groups' shared ids, then their own (at most two
+// runs, promised), some with a promise broken (a third run, which Two's
+// check catches or not: then promised falsely, skipped) or not made,
+// each through a slot holding the prompt before it.
+func TestAscOfIsLen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 1))
+	var k prefixChains
+	var prev []uint64
+	prevAsc, fresh := 0, uint64(1<<40)
+	for range 20_000 {
+		g := uint64(rng.IntN(4))
+		shared := rng.IntN(40)
+		ids := make([]uint64, 0, 64)
+		for i := range shared {
+			ids = append(ids, g*1000+uint64(i))
+		}
+		own := rng.IntN(30)
+		if shared+own == 0 {
+			own = 1
+		}
+		for range own {
+			ids = append(ids, fresh)
+			fresh++
+		}
+		two := rng.IntN(4) > 0
+		if rng.IntN(8) == 0 && len(ids) > 2 { // a third run: the promise broken
+			j := 1 + rng.IntN(len(ids)-1)
+			ids[j] += 1 << 20
+			for i := j + 1; i < len(ids); i++ {
+				ids[i] = ids[i-1] + 1
+			}
+			if _, ok := ascend.Two(ids, 0); ok && ascend.Len(ids) != mustTwo(ids) {
+				two = false // a break Two's check misses: no module source promises so
+			}
+		}
+		if rng.IntN(5) == 0 { // a cut prompt (InputTokens/p)
+			ids = ids[:1+rng.IntN(len(ids))]
+		}
+		same := lcp.Len(prev, ids)
+		want := ascend.Len(ids)
+		got := k.ascOf(ids, prevAsc, same, two)
+		require.Equal(t, want, got, "ids %v, slot's %v (run %d), promised %v", ids, prev, prevAsc, two)
+		prev, prevAsc = ids, got
+	}
+}
+
+func mustTwo(ids []uint64) int {
+	n, _ := ascend.Two(ids, 0)
+	return n
 }
