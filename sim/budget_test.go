@@ -36,21 +36,21 @@ var instructionBudgets = []struct {
 	budget   float64 // servesim's instructions a request, at most
 	at       float64 // measured when the budget was set (linux/amd64, Go 1.26; one iteration, its setup included)
 }{
-	{"RunAtlas", 20_000, 6_410, 6_254},   // 6,368 with MaxModelLen (issue 35); 6,402 with prefill pools (issue 38)
-	{"RunBatch256", 4_000, 6_680, 6_516}, // 6,671 with MaxModelLen (issue 35); 6,707 with prefill pools (issue 38)
+	{"RunAtlas", 20_000, 6_370, 6_217},   // 6,368 with MaxModelLen (issue 35); 6,402 with prefill pools (issue 38)
+	{"RunBatch256", 4_000, 6_630, 6_477}, // 6,671 with MaxModelLen (issue 35); 6,707 with prefill pools (issue 38)
 	// A fleet of 64 and one replica alone on the same workloads (issue 37;
 	// BenchmarkRunFleet64): PrefixAffinity asks every replica's cache and
 	// load at every arrival, LeastLoaded every replica's load.
-	{"RunFleet64/workload=atlas/router=single", 2_000, 6_560, 6_400},
-	{"RunFleet64/workload=atlas/router=LeastLoaded", 128_000, 11_660, 11_376},
+	{"RunFleet64/workload=atlas/router=single", 2_000, 6_520, 6_364},
+	{"RunFleet64/workload=atlas/router=LeastLoaded", 128_000, 11_350, 11_077},
 	// 19,364 before issue 40; 19,645 with View.at, the routable list's
 	// mapping of a router's position to a replica (a test of View.idx at
 	// each of the 64 Load reads an arrival); 18,891 before issue 41's
 	// sixth round, which reads a replica's held requests without a sync
 	// and asks the cache views once an arrival.
-	{"RunFleet64/workload=atlas/router=PrefixAffinity", 128_000, 12_490, 12_187},
-	{"RunFleet64/workload=prefix/router=single", 1_000, 13_050, 12_729},
-	{"RunFleet64/workload=prefix/router=PrefixAffinity", 64_000, 31_390, 30_626},
+	{"RunFleet64/workload=atlas/router=PrefixAffinity", 128_000, 12_490, 12_190},
+	{"RunFleet64/workload=prefix/router=single", 1_000, 11_960, 11_676},
+	{"RunFleet64/workload=prefix/router=PrefixAffinity", 64_000, 30_570, 29_828},
 	// Issue 41's regimes (regimes_test.go, BenchmarkRegime). Before the
 	// issue's work (its "before" column, RunAtlas 6,407 in the same run):
 	// Conversations 117,006, Speculation 69,795, KVPressure 19,612,
@@ -74,24 +74,28 @@ var instructionBudgets = []struct {
 	// Speculation 41,366, KVPressure 10,766, Fleet8LeastLoaded 14,487,
 	// Fleet8PrefixApprox 12,642, Fleet8PrefixEvents 21,637, Disagg
 	// 12,320, Tiers 88,336, Autoscale 7,794, AzureReplay 8,974,
-	// MooncakeReplay 31,117).
+	// MooncakeReplay 31,117; at 1eed401: Conversations 19,159,
+	// Speculation 39,989, KVPressure 10,696, Fleet8LeastLoaded 13,873,
+	// Fleet8PrefixApprox 12,300, Fleet8PrefixEvents 20,714, Disagg
+	// 12,081, Tiers 68,713, Autoscale 7,576, AzureReplay 8,351,
+	// MooncakeReplay 17,975).
 	// MooncakeReplay is skipped without ../shared/traces.
-	{"Regime/Conversations", 2_000, 19_640, 19_159},
-	{"Regime/Speculation", 4_000, 40_990, 39_989},
-	{"Regime/KVPressure", 3_000, 10_960, 10_696},
-	{"Regime/Fleet8LeastLoaded", 3_200, 14_220, 13_873},
-	{"Regime/Fleet8PrefixApprox", 3_200, 12_610, 12_300},
-	{"Regime/Fleet8PrefixEvents", 1_600, 21_230, 20_714},
-	{"Regime/Disagg", 2_000, 12_380, 12_081},
-	{"Regime/Tiers", 1_000, 70_430, 68_713},
-	{"Regime/Autoscale", 4_000, 7_770, 7_576},
-	{"Regime/AzureReplay", 2_000, 8_560, 8_351},
+	{"Regime/Conversations", 2_000, 19_480, 19_013},
+	{"Regime/Speculation", 4_000, 40_460, 39_480},
+	{"Regime/KVPressure", 3_000, 10_880, 10_615},
+	{"Regime/Fleet8LeastLoaded", 3_200, 13_240, 12_921},
+	{"Regime/Fleet8PrefixApprox", 3_200, 12_020, 11_729},
+	{"Regime/Fleet8PrefixEvents", 1_600, 18_270, 17_825},
+	{"Regime/Disagg", 2_000, 12_330, 12_036},
+	{"Regime/Tiers", 1_000, 63_970, 62_410},
+	{"Regime/Autoscale", 4_000, 7_720, 7_537},
+	{"Regime/AzureReplay", 2_000, 8_500, 8_300},
 	// MooncakeReplay reads its JSON Lines by workload's flatObject, not
 	// encoding/json: servesim's own count rose by the reader's 15,000 a
 	// request (312,516 -> 327,539 before the prefix runs), the whole
 	// run's fell 22 %; reading hash ids in the same pass took back 10,000,
 	// and replaying a TargetRate trace from its first pass's rows 5,000.
-	{"Regime/MooncakeReplay", 2_000, 18_420, 17_975},
+	{"Regime/MooncakeReplay", 2_000, 16_290, 15_894},
 }
 
 // fleetRatios hold a fleet to at most most times one replica's
