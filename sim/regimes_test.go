@@ -319,18 +319,18 @@ func regimeTrace(bench string) string {
 func TestPrefixTwoRunsChangeNothing(t *testing.T) {
 	tried := 0
 	for _, rg := range regimes {
-		cfg, src := rg.build(t, rg.small)
-		if _, closed := src().(workload.Feedback); closed {
-			continue
-		}
-		promised := &noRuns{Source: src()}
-		want, _, err := runSourceScenario(cfg, promised, true)
-		require.NoError(t, err)
-		if promised.cleared == 0 {
-			continue
-		}
-		tried++
-		t.Run(rg.name, func(t *testing.T) {
+		t.Run(rg.name, func(t *testing.T) { // a regime's build may skip (MooncakeReplay without ../shared), the rest run
+			cfg, src := rg.build(t, rg.small)
+			if _, closed := src().(workload.Feedback); closed {
+				return
+			}
+			promised := &noRuns{Source: src()}
+			want, _, err := runSourceScenario(cfg, promised, true)
+			require.NoError(t, err)
+			if promised.cleared == 0 {
+				return // no prompt of this regime promises runs
+			}
+			tried++
 			got, _, err := runSourceScenario(cfg, &noRuns{Source: src(), clear: true}, true)
 			require.NoError(t, err)
 			sameBytes(t, want.text, got.text)
