@@ -37,7 +37,7 @@ type keyMemo struct {
 	slots  []keySlot
 	runs   []runSlot
 	chains []runChain
-	twoAt  int // where the last prompt of two runs of ids parted them (twoRuns' guess)
+	two    ascend.Guess // where the last prompt of two runs of ids parted them (twoRuns')
 }
 
 // runChain is the chain from the root of blocks of b tokens over the ids

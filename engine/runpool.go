@@ -151,7 +151,7 @@ func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared 
 // twoRuns is where the first run of ids ends when the request promises
 // at most two (two, its PrefixTwoRuns) and the ids pass ascend.Two's
 // check; ok is false otherwise, and then the runs are scanned. Where
-// the last prompt's first run ended (memo.twoAt, when memo is not nil)
+// the last prompt's first run ended (memo.two, when memo is not nil)
 // is tried first: a workload's shared prefixes are of one length.
 // TestTwoRunsIsScan holds the path it gives to the scan's.
 func twoRuns(memo *keyMemo, ids []uint64, two bool) (k int, ok bool) {
@@ -161,9 +161,7 @@ func twoRuns(memo *keyMemo, ids []uint64, two bool) (k int, ok bool) {
 	if memo == nil {
 		return ascend.Two(ids, 0)
 	}
-	k, ok = ascend.Two(ids, memo.twoAt)
-	memo.twoAt = k
-	return k, ok
+	return memo.two.Two(ids)
 }
 
 // memoRunIDs is the fewest units whose runs appendRunPath takes through

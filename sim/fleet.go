@@ -452,7 +452,7 @@ type prefixChains struct {
 	prefix   []uint64
 	p, input int
 	asc      int
-	twoAt    int // where the last prompt of two runs of ids parted them (ascOf's guess)
+	two      ascend.Guess // where the last prompt of two runs of ids parted them (ascOf's)
 }
 
 // chainMemo is the chains of one prompt's prefix units (ids, of p
@@ -538,8 +538,7 @@ func (k *prefixChains) ascOf(ids []uint64, memoAsc, same int, two bool) int {
 		return asc
 	}
 	if two {
-		if n, ok := ascend.Two(ids, k.twoAt); ok {
-			k.twoAt = n
+		if n, ok := k.two.Two(ids); ok {
 			return n
 		}
 	}

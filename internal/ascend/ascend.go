@@ -83,6 +83,18 @@ func Two(ids []uint64, guess int) (k int, ok bool) {
 	return lo, ids[last] == ids[min(lo, last)]+uint64(last-min(lo, last))
 }
 
+// Guess is Two's guess kept from call to call: where the last prompt's
+// first run ended, which a workload's prompts share (their group's
+// shared prefix is of one length). Its zero value guesses nothing.
+type Guess struct{ at int }
+
+// Two is Two(ids, the guess), the guess then moved to its answer.
+func (g *Guess) Two(ids []uint64) (k int, ok bool) {
+	k, ok = Two(ids, g.at)
+	g.at = k
+	return k, ok
+}
+
 // Promise is a source's promise that a request's prefix ids are at most
 // two runs of consecutive ids, so that Two may find where the first
 // ends (workload.Request.PrefixTwoRuns, engine.Request.PrefixTwoRuns).
