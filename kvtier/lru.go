@@ -135,6 +135,7 @@ func (l *LRU) touch(keys []uint64, from int) int {
 	// The runs moved, linked most recent first: top is the most recent
 	// node, bottom the least recent.
 	top, bottom := nil32, nil32
+	marked := false // coldScan marked every key
 	for j := 0; j < len(keys); {
 		first, ok := l.index.Get(keys[j])
 		j++
@@ -143,7 +144,13 @@ func (l *LRU) touch(keys []uint64, from int) int {
 			// The keys after a miss are mostly misses too (a chain's
 			// blocks not stored yet, a cold chain's): the index skips
 			// them to the next held one in one call.
-			if n := l.index.Missing(keys[j:]); n > 0 {
+			var n int
+			if j == 1 {
+				n, marked = l.coldScan(keys)
+			} else {
+				n = l.index.Missing(keys[j:])
+			}
+			if n > 0 {
 				if m := max(j, l.from); m < j+n {
 					l.missed(m)
 				}
@@ -224,7 +231,7 @@ func (l *LRU) touch(keys []uint64, from int) int {
 		nodes[top].next = nil32
 		nodes[nil32].prev = top
 	} else {
-		l.noteCold(keys) // nothing moved: none of keys is held
+		l.noteCold(keys, marked) // nothing moved: none of keys is held
 	}
 	return max(l.miss-from, 0)
 }

@@ -364,6 +364,24 @@ func TestColdChainEndsAtAnInsert(t *testing.T) {
 	require.Equal(t, []uint64{1, 2, 3, 6}, order(l))
 }
 
+// TestColdScanEndsTheColdChain: a touch whose first key is not held
+// marks the keys it scans with a new chain's number (coldScan), so the
+// cold chain ends there, whether or not the scan then finds a held key.
+func TestColdScanEndsTheColdChain(t *testing.T) {
+	l := mustNew(t, 10)
+	l.Insert([]uint64{1, 2}, nil)
+	cold := []uint64{5, 6, 7}
+	require.Zero(t, l.TouchHeld(cold, 0))
+	require.True(t, l.isCold(cold))
+	require.Equal(t, 0, l.TouchHeld([]uint64{8, 2, 1}, 0), "its first key is not held")
+	require.False(t, l.isCold(cold), "the scan ended the cold chain")
+	require.Zero(t, l.TouchHeld(cold, 0))
+	require.True(t, l.isCold(cold))
+	l.Insert([]uint64{7}, nil)
+	require.False(t, l.isCold(cold), "an insert of one of its keys ends it")
+	require.Equal(t, []uint64{1, 2, 7}, order(l))
+}
+
 // TestColdChainMarksAreItsOwn: the filter marks the cold chain's keys
 // alone, over more chains than its marks number (they wrap): an insert
 // of a key of an earlier cold chain ends the chain only if its mark is
