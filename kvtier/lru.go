@@ -16,8 +16,8 @@ type LRU struct {
 	pinned   int            // keyed entries with pins > 0
 	index    keyindex.Index // key → node
 	room     int            // keys the index has room for (reserve)
-	nodes    []node
-	free     int32 // head of the free node list, nil if none
+	nodes    []node         // never shrinks: the nodes past its length are zero (stack)
+	free     int32          // head of the free node list, nil if none
 	epoch    uint32
 	fresh    map[uint64]struct{} // Insert's scratch: distinct new keys
 	// A touch's scratch: the first key at from or after not held (miss).
