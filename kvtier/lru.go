@@ -625,6 +625,34 @@ func (l *LRU) PinHeld(keys []uint64) int {
 	return j
 }
 
+// HeldPinned reports how many of keys, from the first, are held, and
+// whether one of those is pinned: Contains and Pinned key by key up to
+// the first key not held or pinned (n then counts the keys before it).
+// A host tier's lookup while a load is in flight asks it whether the
+// request must wait for a key being loaded (sim's host tier); the keys
+// are found as PinHeld finds them, a run of a segment at a time, where
+// Contains and Pinned probed the index twice a key.
+func (l *LRU) HeldPinned(keys []uint64) (n int, pinned bool) {
+	nodes, last := l.nodes, nil32
+	for n < len(keys) {
+		i, ok := below(nodes, last, keys[n])
+		if !ok {
+			if i, ok = l.index.Get(keys[n]); !ok {
+				return n, false
+			}
+		}
+		run := l.heldRun(keys, n, i)
+		for x, id := range run {
+			if nodes[id].pins > 0 {
+				return n + x, true
+			}
+		}
+		n += len(run)
+		last = run[len(run)-1]
+	}
+	return n, false
+}
+
 // UnpinEach unpins each of keys, as Unpin does key by key: a load's keys
 // released in one call, found below one another, or along their
 // segment, as PinHeld finds them.

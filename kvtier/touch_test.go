@@ -115,7 +115,17 @@ func twins(t *testing.T, capacity int, in []byte) {
 		case 6:
 			if next()%2 == 0 { // a load's keys: PinHeld against Pin key by key
 				keys := list()
-				n := 0
+				n, pinned := 0, false // HeldPinned against Contains and Pinned key by key
+				for n < len(keys) && slow.Contains(keys[n]) {
+					if pinned = slow.Pinned(keys[n]); pinned {
+						break
+					}
+					n++
+				}
+				gn, gp := fast.HeldPinned(keys)
+				require.Equal(t, pinned, gp, "HeldPinned(%v)", keys)
+				require.Equal(t, n, gn, "HeldPinned(%v)", keys)
+				n = 0
 				for n < len(keys) && slow.Pin(keys[n]) {
 					n++
 				}
@@ -161,7 +171,8 @@ func (l *LRU) storeStep(keys, chain []uint64) ([]uint64, int, bool) {
 
 // FuzzTouch holds Touch and TouchHeld, which move runs, to touchEach,
 // which moves keys one by one, TouchHeld's count to Contains's, PinHeld
-// and UnpinEach to Pin and Unpin key by key, and
+// and UnpinEach to Pin and Unpin key by key, HeldPinned to Contains and
+// Pinned key by key, and
 // Store, which puts the new keys in as its touch leaves them, to Insert
 // and touchEach.
 func FuzzTouch(f *testing.F) {
