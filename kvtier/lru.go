@@ -129,6 +129,12 @@ func (l *LRU) touch(keys []uint64, from int) int {
 	if l.isCold(keys) {
 		return 0 // none held (cold.go)
 	}
+	return l.moveRuns(keys, from)
+}
+
+// moveRuns is touch past its cold chain's test: keys are not the cold
+// chain (Store's, whose insert just ended it if they were).
+func (l *LRU) moveRuns(keys []uint64, from int) int {
 	l.from, l.miss = from, len(keys)
 	epoch := l.nextEpoch() // marks the keys moved, so a duplicate is skipped
 	nodes := l.nodes
@@ -158,7 +164,7 @@ func (l *LRU) touch(keys []uint64, from int) int {
 			}
 			continue
 		}
-		if l.moved(first, epoch) {
+		if top != nil32 && l.moved(first, epoch) { // none is moved before the first run
 			continue
 		}
 		nodes[first].mark = epoch

@@ -57,9 +57,12 @@ func (l *LRU) Store(keys, chain, evicted []uint64) (_ []uint64, anon int, ok boo
 	// A chain's first store after a touch that held none of it (the cold
 	// chain, cold.go) holds its keys alone: the touch would leave the
 	// list as the insert leaves it (coldStore).
+	// Otherwise the insert of a key of chain ended the cold chain if it
+	// was chain (added: each of its keys has its mark), so the touch
+	// skips that test (moveRuns).
 	cold := x == 0 && l.isCold(chain)
 	if l.insertStacked(keys, chain[:x]) > 0 && !cold {
-		l.Touch(chain)
+		l.moveRuns(chain, len(chain))
 	}
 	return evicted, 0, true
 }
