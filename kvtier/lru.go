@@ -26,6 +26,8 @@ type LRU struct {
 	freeSegs   []int32   // segments with no node, by number
 	counters   Counters
 	cold       cold     // the last touch's keys when it held none (cold.go)
+	last       lastHeld // the last TouchHeld, unless the list changed since (cold.go)
+	ver        uint64   // counts the calls that may change the list (TouchHeld's memo)
 	one        [1]int32 // heldRun's answer for a node in no segment
 	// A test's switch: the index grows by itself (Reserve), reindex's
 	// slow twin.
@@ -121,7 +123,17 @@ func (l *LRU) Touch(keys []uint64) { l.touch(keys, len(keys)) }
 // TouchHeld is Touch, and it reports how many of keys[from:], from the
 // first, are held: a lookup of a chain's blocks past from (those HBM did
 // not hit) and its touch, in one walk. from is at most len(keys).
-func (l *LRU) TouchHeld(keys []uint64, from int) int { return l.touch(keys, from) }
+func (l *LRU) TouchHeld(keys []uint64, from int) int {
+	if l.isCold(keys) {
+		return 0 // none held (cold.go)
+	}
+	if n, ok := l.heldAgain(keys, from); ok {
+		return n // as the last TouchHeld left it (cold.go)
+	}
+	n := l.moveRuns(keys, from)
+	l.noteHeld(keys, from, n)
+	return n
+}
 
 // touch is Touch and TouchHeld: it moves the runs of keys, from the
 // first, below one another, and puts them at the most recent end.
@@ -135,6 +147,7 @@ func (l *LRU) touch(keys []uint64, from int) int {
 // moveRuns is touch past its cold chain's test: keys are not the cold
 // chain (Store's, whose insert just ended it if they were).
 func (l *LRU) moveRuns(keys []uint64, from int) int {
+	l.ver++
 	l.from, l.miss = from, len(keys)
 	epoch := l.nextEpoch() // marks the keys moved, so a duplicate is skipped
 	nodes := l.nodes
@@ -377,6 +390,7 @@ func (l *LRU) nextEpoch() uint32 {
 // the store ("cannot store blocks", offloading/scheduler.py:677-679).
 // Duplicate keys count once.
 func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok bool) {
+	l.ver++
 	if l.used+len(keys) <= l.capacity {
 		// Room for every key: nothing is evicted, so none needs
 		// protecting, and one probe a key tells a held key and adds a
@@ -502,6 +516,7 @@ func (l *LRU) reindex() {
 // enough to evict, it is refused whole (ok false, n blocks Dropped).
 // n <= 0 does nothing.
 func (l *LRU) InsertAnon(n int, evicted []uint64) (_ []uint64, anon int, ok bool) {
+	l.ver++
 	if n <= 0 {
 		return evicted, 0, true
 	}
@@ -565,6 +580,7 @@ func (l *LRU) makeRoom(add, protected int, evicted []uint64) (_ []uint64, anon i
 // Remove drops key, as a promotion out of an exclusive tier does, and
 // reports whether it did: a key not held, or pinned, is not removed.
 func (l *LRU) Remove(key uint64) bool {
+	l.ver++
 	i, ok := l.index.Get(key)
 	if !ok || l.nodes[i].pins > 0 {
 		return false

@@ -46,6 +46,7 @@ import (
 // (offloading/scheduler.py:677-684). It answers as Insert. The list it
 // leaves is storeEach's (FuzzTouch).
 func (l *LRU) Store(keys, chain, evicted []uint64) (_ []uint64, anon int, ok bool) {
+	l.ver++
 	if len(keys) == 0 || l.used+len(keys) > l.capacity || l.free != nil32 {
 		return l.storeEach(keys, chain, evicted)
 	}

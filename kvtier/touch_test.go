@@ -393,6 +393,32 @@ func TestColdScanEndsTheColdChain(t *testing.T) {
 	require.Equal(t, []uint64{1, 2, 7}, order(l))
 }
 
+// TestHeldAgainEndsAtAChange: TouchHeld of the keys it was last given
+// answers as then while nothing changed the list (pins do not), and
+// looks again after an insert, a removal or another touch.
+func TestHeldAgainEndsAtAChange(t *testing.T) {
+	l := mustNew(t, 10)
+	l.Insert([]uint64{1, 2, 3, 4}, nil)
+	keys := []uint64{1, 2, 3, 9}
+	require.Equal(t, 2, l.TouchHeld(keys, 1))
+	_, ok := l.heldAgain(keys, 1)
+	require.True(t, ok)
+	_, ok = l.heldAgain(keys, 0)
+	require.False(t, ok, "another from")
+	require.True(t, l.Pin(2))
+	require.Equal(t, 2, l.TouchHeld(keys, 1), "a pin changes nothing")
+	require.True(t, l.Unpin(2))
+	require.True(t, l.Remove(3))
+	require.Equal(t, 1, l.TouchHeld(keys, 1), "a removal")
+	l.Insert([]uint64{3, 9}, nil)
+	require.Equal(t, 3, l.TouchHeld(keys, 1), "an insert")
+	l.Touch([]uint64{4})
+	_, ok = l.heldAgain(keys, 1)
+	require.False(t, ok, "another touch")
+	require.Equal(t, 3, l.TouchHeld(keys, 1))
+	require.Equal(t, []uint64{4, 9, 3, 2, 1}, order(l))
+}
+
 // TestColdChainMarksAreItsOwn: the filter marks the cold chain's keys
 // alone, over more chains than its marks number (they wrap): an insert
 // of a key of an earlier cold chain ends the chain only if its mark is
