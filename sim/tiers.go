@@ -266,6 +266,11 @@ func (p *tierPort) hostLRU() *kvtier.LRU { return p.host }
 // a store of its own; it reports the host tier's answer (the shared
 // store's without one).
 func (p *tierPort) Store(keys, chain []uint64) bool {
+	if p.t.shared == nil { // a host tier alone: its store, without storeIn's call
+		var ok bool
+		p.evicted, _, ok = p.host.Store(keys, chain, p.evicted[:0])
+		return ok
+	}
 	ok := true
 	if h := p.hostLRU(); h != nil {
 		ok = p.storeIn(h, keys, chain)
