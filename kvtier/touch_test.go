@@ -357,14 +357,21 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 	}
 }
 
-// TestColdChainEndsAtAnInsert: a touch that held none of its keys
-// returns at once when given them again, until an Insert adds one.
-func TestColdChainEndsAtAnInsert(t *testing.T) {
+// coldTier is a tier of 10 blocks holding 1 and 2, whose cold chain is
+// 5, 6, 7, which a touch found none of.
+func coldTier(t *testing.T) (*LRU, []uint64) {
 	l := mustNew(t, 10)
 	l.Insert([]uint64{1, 2}, nil)
 	cold := []uint64{5, 6, 7}
 	require.Zero(t, l.TouchHeld(cold, 0))
 	require.True(t, l.isCold(cold))
+	return l, cold
+}
+
+// TestColdChainEndsAtAnInsert: a touch that held none of its keys
+// returns at once when given them again, until an Insert adds one.
+func TestColdChainEndsAtAnInsert(t *testing.T) {
+	l, cold := coldTier(t)
 	require.Zero(t, l.TouchHeld(cold, 0))
 	require.False(t, l.isCold([]uint64{5, 6}), "another list is not the cold chain")
 	l.Insert([]uint64{3}, nil)
@@ -379,11 +386,7 @@ func TestColdChainEndsAtAnInsert(t *testing.T) {
 // marks the keys it scans with a new chain's number (coldScan), so the
 // cold chain ends there, whether or not the scan then finds a held key.
 func TestColdScanEndsTheColdChain(t *testing.T) {
-	l := mustNew(t, 10)
-	l.Insert([]uint64{1, 2}, nil)
-	cold := []uint64{5, 6, 7}
-	require.Zero(t, l.TouchHeld(cold, 0))
-	require.True(t, l.isCold(cold))
+	l, cold := coldTier(t)
 	require.Equal(t, 0, l.TouchHeld([]uint64{8, 2, 1}, 0), "its first key is not held")
 	require.False(t, l.isCold(cold), "the scan ended the cold chain")
 	require.Zero(t, l.TouchHeld(cold, 0))
