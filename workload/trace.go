@@ -188,9 +188,21 @@ func firstPass(rs io.ReadSeeker, name string, first TraceConfig, skim bool) (n i
 	return n, last, t.kept, nil
 }
 
-// span drains a source and returns its count and last arrival.
+// span drains a source and returns its count and last arrival. On a
+// first pass that skims (its rows a jsonRows with a skimmer), the lines
+// skimRun counts are counted without a call through Next.
 func span(src Source) (n int, last time.Duration, err error) {
+	t, _ := src.(*Trace)
+	var j *jsonRows
+	if t != nil && skimRunOn {
+		if j, _ = t.rows.(*jsonRows); j != nil && j.skim == nil {
+			j = nil
+		}
+	}
 	for {
+		if j != nil {
+			n, last = t.skimRun(j, n, last)
+		}
 		r, err := src.Next()
 		if err == io.EOF {
 			return n, last, nil

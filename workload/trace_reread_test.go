@@ -72,6 +72,7 @@ func checkSkim(t *testing.T, data []byte, cfg TraceConfig, want string) {
 	t.Helper()
 	defer func(keep, skim bool) { keepFirstPass, skimFirstPass = keep, skim }(keepFirstPass, skimFirstPass)
 	keepFirstPass, skimFirstPass = true, true
+	checkSkimSpan(t, data, cfg)
 	got := rereadRun(data, cfg)
 	if got == want {
 		return
@@ -277,4 +278,38 @@ func FuzzSkimLine(f *testing.F) {
 		}
 		require.Equal(t, raw, j.raw, "%q", line)
 	})
+}
+
+// checkSkimSpan holds span with skimRun to its twin, span without, on a first pass over
+// data that skims (cfg's, without TargetRate, when it skims): the same
+// count, last arrival and error, and the same state of the trace after.
+func checkSkimSpan(t *testing.T, data []byte, cfg TraceConfig) {
+	t.Helper()
+	cfg.Transform.TargetRate, cfg.Conversations = 0, ConversationReplay{}
+	if !skims(cfg) {
+		return
+	}
+	pass := func(fast bool) (string, *Trace) {
+		tr, err := NewTrace(bytes.NewReader(data), "fuzz", cfg)
+		if err != nil {
+			return "refused: " + err.Error(), nil
+		}
+		j := tr.rows.(*jsonRows)
+		tr.p.measuring, j.skim = true, &skimmer{p: &tr.p}
+		defer func(on bool) { skimRunOn = on }(skimRunOn)
+		skimRunOn = fast
+		n, last, err := span(tr)
+		return fmt.Sprintf("%d %v %v", n, last, err), tr
+	}
+	want, slow := pass(false)
+	got, fast := pass(true)
+	require.Equal(t, want, got, "config %+v, data %q", cfg, data)
+	if slow == nil {
+		return
+	}
+	state := func(tr *Trace) string {
+		return fmt.Sprintf("%v %v %v %v %d %d %d %d %+v %v %v %v %v", tr.started, tr.rebased, tr.origin, tr.prev, tr.lastLine,
+			tr.next, tr.count, tr.rowsRead, tr.track, tr.done, tr.err, tr.p.clock, tr.rows.(*jsonRows).ln)
+	}
+	require.Equal(t, state(slow), state(fast), "config %+v, data %q", cfg, data)
 }

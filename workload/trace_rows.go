@@ -219,6 +219,7 @@ type jsonRows struct {
 	skim    *skimmer
 	skimmed bool
 	raw     time.Duration
+	held    bool // the scanner's line is the next row's (Trace.skimRun)
 }
 
 // A hint is where the parser's column found its field: the index in
@@ -248,7 +249,8 @@ func newJSONRows(r io.Reader, name string) *jsonRows {
 }
 
 func (j *jsonRows) next() (row, error) {
-	for j.s.Scan() {
+	for j.held || j.s.Scan() {
+		j.held = false
 		j.ln++
 		text := bytes.TrimSpace(j.s.Bytes())
 		if len(text) == 0 {

@@ -41,11 +41,20 @@ var skimFirstPass = true
 // skimmer reads a line's arrival by the first flat line's template
 // (learn); it reads none until it has one.
 type skimmer struct {
-	p     *parser
-	ready bool
-	segs  [][]byte // the bytes before each member's value (keyMemo's)
-	kinds []skimKind
-	tail  []byte // the bytes after the last value
+	p       *parser
+	ready   bool
+	members []skimMember
+	tail    string        // the bytes after the last value
+	unit    time.Duration // the arrival's unit (parser.unit)
+}
+
+// skimMember is one member of the template: the bytes before its value
+// (keyMemo's: the separator, the key, ':' and white space), how its
+// value is read, and the largest a plain integer value may be.
+type skimMember struct {
+	before string
+	kind   skimKind
+	max    uint64
 }
 
 // skimKind says how a member's value is read.
@@ -77,7 +86,8 @@ func (s *skimmer) learn(j *jsonRows) {
 	if len(j.memo.segs) != len(j.fields) {
 		return
 	}
-	s.segs, s.kinds = s.segs[:0], s.kinds[:0]
+	unit, limit := s.p.unit()
+	s.members, s.unit = s.members[:0], unit
 	seen := map[string]bool{}
 	for n := range j.fields {
 		f := &j.fields[n]
@@ -86,27 +96,26 @@ func (s *skimmer) learn(j *jsonRows) {
 			return // a key given twice: json.Unmarshal keeps the last
 		}
 		seen[key] = true
-		var kind skimKind
+		m := skimMember{before: string(j.memo.segs[n].b)}
 		switch key {
 		case c.Arrival:
-			kind = skimArrival
+			m.kind, m.max = skimArrival, uint64(limit)
 		case c.Input, c.Output:
-			kind = skimCount
+			m.kind, m.max = skimCount, math.MaxInt32
 		case c.PrefixHashes:
-			kind = skimList
+			m.kind = skimList
 		default:
 			return // a column not mapped: left to the full parse
 		}
-		if (kind == skimList) != (f.lo >= 0) || kind != skimList && f.lo != scalarInt {
+		if (m.kind == skimList) != (f.lo >= 0) || m.kind != skimList && f.lo != scalarInt {
 			return
 		}
-		s.segs = append(s.segs, append([]byte(nil), j.memo.segs[n].b...))
-		s.kinds = append(s.kinds, kind)
+		s.members = append(s.members, m)
 	}
 	if !seen[c.Arrival] || !seen[c.Input] || !seen[c.Output] {
 		return
 	}
-	s.tail = append(s.tail[:0], j.text[j.fields[len(j.fields)-1].v1:]...)
+	s.tail = string(j.text[j.fields[len(j.fields)-1].v1:])
 	s.ready = true
 }
 
@@ -120,12 +129,13 @@ func (s *skimmer) line(text []byte) (raw time.Duration, ok bool) {
 		return 0, false
 	}
 	i := 0
-	for n, seg := range s.segs {
-		if len(text)-i < len(seg) || string(text[i:i+len(seg)]) != string(seg) {
+	for k := range s.members {
+		m := &s.members[k]
+		if len(text)-i < len(m.before) || string(text[i:i+len(m.before)]) != m.before {
 			return 0, false
 		}
-		i += len(seg)
-		if s.kinds[n] == skimList {
+		i += len(m.before)
+		if m.kind == skimList {
 			// To the list's first ']': with no '"' before it, no string
 			// in the list holds a ']' or a key, so the members that
 			// follow are the line's.
@@ -139,43 +149,79 @@ func (s *skimmer) line(text []byte) (raw time.Duration, ok bool) {
 			i += e + 1
 			continue
 		}
-		x, end, plain := skimInt(text, i)
-		if !plain {
+		// A plain integer (digits only, at most 19, without leading
+		// zero), as flatObject reads one: 1 to 7 digits from one 8-byte
+		// load (leadingDigits), more by skimDigits.
+		n, x := 0, uint64(0)
+		if i+8 <= len(text) {
+			n, x = leadingDigits(binary.LittleEndian.Uint64(text[i:]))
+		}
+		if n == 0 {
+			n, x = skimDigits(text, i)
+		}
+		if n == 0 || n > 1 && text[i] == '0' || x > m.max {
 			return 0, false
 		}
-		i = end
-		switch s.kinds[n] {
-		case skimArrival:
-			unit, limit := s.p.unit()
-			if x > uint64(limit) {
-				return 0, false
-			}
-			raw = time.Duration(x) * unit
-		case skimCount:
-			if x > math.MaxInt32 {
-				return 0, false
-			}
+		i += n
+		if m.kind == skimArrival {
+			raw = time.Duration(x) * s.unit
 		}
 	}
-	if string(text[i:]) != string(s.tail) {
+	if string(text[i:]) != s.tail {
 		return 0, false
 	}
 	return raw, true
 }
 
-// skimInt reads the plain integer at i (digits only, at most 19, without
-// leading zero), as flatObject reads one: its value, the index after it,
-// and plain; false for anything else.
-func skimInt(text []byte, i int) (x uint64, end int, plain bool) {
-	if i+8 <= len(text) {
-		if n, y := leadingDigits(binary.LittleEndian.Uint64(text[i:])); n > 0 {
-			return y, i + n, n == 1 || text[i] != '0'
-		}
-	}
+// skimDigits is the number of digits at i and their value, when 1 to 19;
+// 0 otherwise.
+func skimDigits(text []byte, i int) (n int, x uint64) {
 	j := i
 	for ; i < len(text) && text[i]-'0' < 10; i++ {
 		x = x*10 + uint64(text[i]-'0')
 	}
-	n := i - j
-	return x, i, n >= 1 && n <= 19 && (n == 1 || text[j] != '0')
+	if n = i - j; n > 19 {
+		return 0, 0
+	}
+	return n, x
 }
+
+// skimRun counts, for span, the lines of a first pass that skims (j
+// being t's rows) that the skim takes and Next would count at once
+// (after the first kept row, in order, before the window's end), with
+// the state Next leaves (the rows read, the last row, the clock, the
+// count and the recorded instants), after n requests, the last at last.
+// It stops at the end of the input, or at a line for Next to read, which
+// j holds (held) for Next's call. It saves the calls a line takes
+// through Next (Next, read, readFile, readRow, parse, rebase, scale) and
+// the request each returns. Its twin is span without it (skimRunOn
+// off), which checkSkimSpan holds it to.
+func (t *Trace) skimRun(j *jsonRows, n int, last time.Duration) (int, time.Duration) {
+	w := t.cfg.Transform
+	for !t.done && t.factor == 1 && j.s.Scan() {
+		text := bytes.TrimSpace(j.s.Bytes())
+		if len(text) == 0 {
+			j.ln++
+			continue
+		}
+		raw, ok := j.skim.line(text)
+		rel := raw - t.origin
+		if !ok || !t.started || rel < t.prev || rel < w.WindowStart || w.WindowEnd > 0 && rel >= w.WindowEnd {
+			j.held = true
+			break
+		}
+		j.ln++
+		t.rowsRead++
+		t.p.clock = clockNumber
+		t.prev, t.lastLine = rel, j.ln
+		t.next++
+		t.count++
+		t.track.add(rel)
+		n, last = n+1, rel-w.WindowStart
+	}
+	return n, last
+}
+
+// skimRunOn is false for skimRun's twin: span counts every line through
+// Next (set by the tests alone).
+var skimRunOn = true
