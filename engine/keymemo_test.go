@@ -227,3 +227,45 @@ func TestTwoRunsIsScan(t *testing.T) {
 	}
 	assert.Greater(t, caught, 1_000)
 }
+
+// TestRisingIsScan holds appendPromisedPath's bisection of rising ids
+// (a request that promises them, as a conversation's turn does) to its
+// scan: on rising ids of up to a dozen runs, cut anywhere, the paths are
+// equal, through the memo or not; on ids promised to rise that fall
+// somewhere, they are equal whenever ascend.Rise's check catches it.
+func TestRisingIsScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 12))
+	var m keyMemo
+	caught := 0
+	for range 20_000 {
+		n := 1 + rng.IntN(300)
+		ids := make([]uint64, n)
+		x, runs := rng.Uint64N(1<<40), 1+rng.IntN(12)
+		for i := range ids {
+			ids[i] = x
+			x++
+			if rng.IntN(n) < runs {
+				x += 1 + rng.Uint64N(1+rng.Uint64N(1<<20))
+			}
+		}
+		lie := rng.IntN(4) == 0
+		if lie {
+			ids[rng.IntN(n)] = rng.Uint64N(1 << 40)
+		}
+		per := []int{1, 1, 2, 4, 32}[rng.IntN(5)]
+		units := 1 + rng.IntN(n) // a prompt cut anywhere
+		shared := units*per - rng.IntN(per)
+		want := appendRunPath(nil, nil, ids, per*16, 16, shared, false, 7)
+		if _, ok := appendRisen(nil, ids[:(shared+per-1)/per], per, shared, true); lie && ok {
+			continue // ids that do not rise where the bisection reads them: nothing to hold
+		} else if lie {
+			caught++
+		}
+		for _, memo := range []*keyMemo{nil, &m} {
+			if got := appendPromisedPath(memo, nil, ids, per*16, 16, shared, ascend.Rising(), 7); !slices.Equal(got, want) {
+				t.Fatalf("ids %v, %d blocks of %d a unit, rising promised: %v, scanned %v", ids, shared, per, got, want)
+			}
+		}
+	}
+	assert.Greater(t, caught, 400)
+}

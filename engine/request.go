@@ -54,7 +54,9 @@ type Request struct {
 	// then its own fresh ones). The engine then finds where the first
 	// run ends by bisection, not by reading every id; ids that fail a
 	// cheap check of the promise (the last id at its place in its run)
-	// are read one by one. Only this module's sources can make the
+	// are read one by one. A promise that the ids rise (a conversation's
+	// turn) has each run's end found by bisection, the ids read one by
+	// one when one that bisection reads does not rise. Only this module's sources can make the
 	// promise (its zero value, the only one another caller can write,
 	// promises nothing): a broken promise that passed the check would
 	// change which blocks count as cached. (Declared beside Remote, whose

@@ -105,15 +105,26 @@ func oneShape(x, y *runLabel) bool {
 	return x.per == y.per && x.c.kind == y.c.kind && (x.per > 0 || x.c.kind == 3)
 }
 
-// appendRunPath appends to dst, and returns, the content of a sequence as
-// runs: its shared blocks over prefix ids of p tokens each (blocks of b
-// tokens), then its own without end (own is mix(0x0a11ce, order)). When
-// p is a multiple of b, a run is a run of consecutive ids, found through
-// memo when it is not nil and there are memoRunIDs units or more
-// (keyMemo.appendRuns), or by bisection (ascend.Two) when two, the
-// request's PrefixTwoRuns, promises at most two and the ids pass Two's
-// check; else each block is a run of one.
+// appendRunPath is appendPromisedPath for a request that promises at
+// most two runs (two) or nothing.
 func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, two bool, own uint64) []runLabel {
+	var pr ascend.Promise
+	if two {
+		pr = ascend.TwoRuns()
+	}
+	return appendPromisedPath(memo, dst, prefix, p, b, shared, pr, own)
+}
+
+// appendPromisedPath appends to dst, and returns, the content of a
+// sequence as runs: its shared blocks over prefix ids of p tokens each
+// (blocks of b tokens), then its own without end (own is mix(0x0a11ce,
+// order)). When p is a multiple of b, a run is a run of consecutive ids,
+// found by bisection when pr, the request's PrefixTwoRuns, promises at
+// most two (ascend.Two) or rising ids (ascend.Rise) and the ids pass the
+// bisection's check, else through memo when it is not nil and there are
+// memoRunIDs units or more (keyMemo.appendRuns), else by a scan; when p
+// is not, each block is a run of one.
+func appendPromisedPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, pr ascend.Promise, own uint64) []runLabel {
 	if shared > 0 && (p == b || p%b == 0) {
 		per, units := 1, shared // a unit a block (p == b) needs no division
 		if p != b {
@@ -121,11 +132,13 @@ func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared 
 			units = (shared + per - 1) / per // the last perhaps in part
 		}
 		ids := prefix[:units]
-		if k, ok := twoRuns(memo, ids, two); ok {
+		if k, ok := twoRuns(memo, ids, pr.Two()); ok {
 			dst = appendRun(dst, ids, 0, k, per, shared)
 			if k < len(ids) {
 				dst = appendRun(dst, ids, k, len(ids), per, shared)
 			}
+		} else if risen, ok := appendRisen(dst, ids, per, shared, pr.Rises()); ok {
+			dst = risen
 		} else if memo != nil && len(ids) >= memoRunIDs {
 			dst = memo.appendRuns(dst, ids, per, shared)
 		} else {
@@ -162,6 +175,30 @@ func twoRuns(memo *keyMemo, ids []uint64, two bool) (k int, ok bool) {
 		return ascend.Two(ids, 0)
 	}
 	return memo.two.Two(ids)
+}
+
+// appendRisen appends to dst the labels of the runs of ids (units of per
+// blocks each, the first shared blocks of them) when rises, the
+// request's promise that they rise, holds where ascend.Rise reads them,
+// each run's end found by bisection; ok reports whether it did (else dst
+// is as it was). A conversation's turn is a run for its group's shared
+// prompt and two for each turn so far, of 150 ids: read one by one
+// (keyMemo.appendRuns, past the shared prompt) they cost Regime/
+// Conversations 418 instructions a request more (cachegrind,
+// 2026-12-05). TestRisingIsScan holds the path to the scan's.
+func appendRisen(dst []runLabel, ids []uint64, per, shared int, rises bool) (_ []runLabel, ok bool) {
+	if !rises {
+		return dst, false
+	}
+	n := len(dst)
+	for u := 0; u < len(ids); {
+		k, ok := ascend.Rise(ids[u:])
+		if !ok {
+			return dst[:n], false
+		}
+		dst, u = appendRun(dst, ids, u, u+k, per, shared), u+k
+	}
+	return dst, true
 }
 
 // memoRunIDs is the fewest units whose runs appendRunPath takes through
@@ -1254,7 +1291,7 @@ func keyAt(t *runTree, e int32, off int) uint64 {
 // of r, block by block as Warm's walk of their keys.
 func (e *Engine) warmRuns(r *Request, n int) int {
 	p := &e.pool
-	rs := runSeq{path: appendRunPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, r.PrefixTwoRuns.Two(), 0)}
+	rs := runSeq{path: appendPromisedPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, r.PrefixTwoRuns, 0)}
 	held, added := 0, 0
 	for j := range n {
 		if p.runFinds(rs.path, j) {

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"time"
+
+	"github.com/servesim/servesim/internal/ascend"
 )
 
 // Conversations is a multi-turn chat workload. First turns arrive open-loop
@@ -162,6 +164,9 @@ func (s *ChatSource) issue(c *conversation, at time.Duration) Request {
 	r := Request{ID: s.next, Arrival: at, InputTokens: c.input, OutputTokens: c.output,
 		PrefixHashes: c.ids, PrefixBlockTokens: s.prefix.block(), HashesCoverOutput: c.ids != nil,
 		Conversation: c.id, Turn: c.turn, Class: s.cfg.Class}
+	if c.ids != nil {
+		r.PrefixTwoRuns = ascend.Rising() // blockIDs' ids rise (blockIDs.extend)
+	}
 	s.inflight[r.ID] = c
 	s.next++
 	return r

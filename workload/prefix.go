@@ -211,7 +211,10 @@ func (b *blockIDs) sharedIDs(ids []uint64, g uint64) {
 
 // extend returns the ids of a prompt of input tokens that begins with a
 // previous prompt of prevTokens tokens whose ids were prev: the previous
-// prompt's full blocks are kept, the rest are fresh.
+// prompt's full blocks are kept, the rest are fresh. Ids that rose (a
+// prompt's, and those extend gives) still do (Request.PrefixTwoRuns'
+// ascend.Rising): the fresh ids count up from more than every id handed
+// out before, the groups' shared ids included.
 func (b *blockIDs) extend(prev []uint64, prevTokens, input int) []uint64 {
 	if !b.on {
 		return nil

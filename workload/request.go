@@ -52,7 +52,9 @@ type Request struct {
 	// consecutive ids, each one more than the one before: Synthetic's
 	// prompts are, their group's shared ids and then their own fresh
 	// ones. A simulator then finds where the first run ends without
-	// reading every id (engine.Request.PrefixTwoRuns). Only this
+	// reading every id (engine.Request.PrefixTwoRuns). Conversations'
+	// turns promise instead that their ids rise (ascend.Rising), each
+	// run's end then found so. Only this
 	// module's sources can make the promise; the zero value, the only
 	// one another source can write, promises nothing. A source that
 	// changes a request's ids must set it to the zero value.
