@@ -880,12 +880,16 @@ func (p *blockPool) extendHeld(held *int, r *runSeq, full int) bool {
 	k := full - c.pos
 	lo := int32(c.eoff)
 	prev, room := noNode, r.room
+	var g *segPlace // prev's place
 	if k <= room && len(ed.segs) == 1 {
 		// A decoding request's answer, a block a call: the blocks agree
 		// (room), and the edge's one segment is what heldBefore finds,
 		// without a scan, if it is primary and ends at the cursor; else
 		// heldBefore finds nothing. TestRunPoolTwin reaches both ways.
-		if prev = ed.segs[0]; t.at[prev].hi != lo || p.nodes[prev].copy {
+		// Then, as below, it must be r's alone.
+		prev = ed.segs[0]
+		g = &t.at[prev]
+		if nd := &p.nodes[prev]; g.hi != lo || nd.copy || nd.pinned || nd.refs != 1 {
 			return false
 		}
 		t.grown++
@@ -909,13 +913,14 @@ func (p *blockPool) extendHeld(held *int, r *runSeq, full int) bool {
 		if run {
 			room = min(ed.lab.n-c.eoff, lab.n-c.lo)
 		}
-	}
-	if p.nodes[prev].pinned || p.nodes[prev].refs != 1 {
-		return false
+		if p.nodes[prev].pinned || p.nodes[prev].refs != 1 {
+			return false
+		}
+		g = &t.at[prev]
 	}
 	r.room = room - k
 	hi := lo + int32(k)
-	t.at[prev].hi = hi
+	g.hi = hi
 	t.inPlace++
 	if p.pub != nil {
 		p.emitStored(c.edge, int(lo), int(hi))

@@ -88,9 +88,11 @@ func Two(ids []uint64, guess int) (k int, ok bool) {
 // a fresh run for each turn, taken from one counter), found by
 // bisection: ids[i]−ids[0] is at least i, and is i exactly while the
 // first run goes on (an id past a gap is more); when the last id is at
-// its place in the first run, all are, with no bisection. ok says every
-// id it read rose as promised; when it is false the answer is not to be
-// used (Len's is). TestRiseIsLen holds the two equal on rising ids.
+// its place in the first run, all are, with no bisection. ok says the
+// ids passed a cheap check of the promise, the last id and the one
+// where the run ends above their places in it; when it is false the
+// answer is not to be used (Len's is). TestRiseIsLen holds the two
+// equal on rising ids.
 func Rise(ids []uint64) (k int, ok bool) {
 	first, last := ids[0], len(ids)-1
 	if d := ids[last] - first; d == uint64(last) {
@@ -101,15 +103,13 @@ func Rise(ids []uint64) (k int, ok bool) {
 	lo, hi := 1, last // ids[lo-1] is in the first run; ids[hi] is not
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if d := ids[m] - first; d == uint64(m) {
+		if ids[m]-first == uint64(m) {
 			lo = m + 1
-		} else if ids[m] < first || d < uint64(m) {
-			return 0, false
 		} else {
 			hi = m
 		}
 	}
-	return lo, true
+	return lo, ids[lo] > ids[lo-1]
 }
 
 // Guess is Two's guess kept from call to call: where the last prompt's
