@@ -230,30 +230,48 @@ func TestTwoRunsIsScan(t *testing.T) {
 
 // TestRisingIsScan holds appendPromisedPath's bisection of rising ids
 // (a request that promises them, as a conversation's turn does) to its
-// scan: on rising ids of up to a dozen runs, cut anywhere, the paths are
-// equal, through the memo or not; on ids promised to rise that fall
-// somewhere, they are equal whenever ascend.Rise's check catches it.
+// scan: on rising ids of up to a dozen runs, or a prompt that resends
+// an earlier one cut anywhere and adds runs (a conversation's next
+// turn), cut anywhere, the paths are equal, through the memo or not; on
+// ids promised to rise that fall somewhere, they are equal whenever
+// ascend.Rise's check catches it.
 func TestRisingIsScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 12))
 	var m keyMemo
+	var prompts [][]uint64
+	fresh := uint64(1 << 20)
 	caught := 0
 	for range 20_000 {
 		n := 1 + rng.IntN(300)
-		ids := make([]uint64, n)
-		x, runs := rng.Uint64N(1<<40), 1+rng.IntN(12)
-		for i := range ids {
-			ids[i] = x
-			x++
+		var ids []uint64
+		switch {
+		case len(prompts) > 0 && rng.IntN(2) == 0: // a next turn
+			prev := prompts[rng.IntN(len(prompts))]
+			ids = append(ids, prev[:rng.IntN(len(prev)+1)]...)
+		case rng.IntN(2) == 0: // a group's shared ids
+			g := uint64(rng.IntN(4))
+			for i := range min(n, 64) {
+				ids = append(ids, g*64+uint64(i))
+			}
+		}
+		runs := 1 + rng.IntN(12)
+		for len(ids) < n {
+			ids = append(ids, fresh)
+			fresh++
 			if rng.IntN(n) < runs {
-				x += 1 + rng.Uint64N(1+rng.Uint64N(1<<20))
+				fresh += 1 + rng.Uint64N(1+rng.Uint64N(1<<10))
 			}
 		}
 		lie := rng.IntN(4) == 0
 		if lie {
-			ids[rng.IntN(n)] = rng.Uint64N(1 << 40)
+			ids[rng.IntN(len(ids))] = rng.Uint64N(1 << 21)
+		} else if len(prompts) < 64 {
+			prompts = append(prompts, ids)
+		} else {
+			prompts[rng.IntN(len(prompts))] = ids
 		}
 		per := []int{1, 1, 2, 4, 32}[rng.IntN(5)]
-		units := 1 + rng.IntN(n) // a prompt cut anywhere
+		units := 1 + rng.IntN(len(ids)) // a prompt cut anywhere
 		shared := units*per - rng.IntN(per)
 		want := appendRunPath(nil, nil, ids, per*16, 16, shared, false, 7)
 		if _, ok := appendRisen(nil, ids[:(shared+per-1)/per], per, shared, true); lie && ok {
@@ -267,5 +285,5 @@ func TestRisingIsScan(t *testing.T) {
 			}
 		}
 	}
-	assert.Greater(t, caught, 400)
+	assert.Greater(t, caught, 200)
 }
