@@ -137,8 +137,8 @@ func appendPromisedPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, sh
 			if k < len(ids) {
 				dst = appendRun(dst, ids, k, len(ids), per, shared)
 			}
-		} else if risen, ok := appendRisen(dst, ids, per, shared, pr.Rises()); ok {
-			dst = risen
+		} else if pr.Rises() && appendRisen(&dst, ids, per, shared) {
+			// each run found by bisection
 		} else if memo != nil && len(ids) >= memoRunIDs {
 			dst = memo.appendRuns(dst, ids, per, shared)
 		} else {
@@ -177,28 +177,26 @@ func twoRuns(memo *keyMemo, ids []uint64, two bool) (k int, ok bool) {
 	return memo.two.Two(ids)
 }
 
-// appendRisen appends to dst the labels of the runs of ids (units of per
-// blocks each, the first shared blocks of them) when rises, the
-// request's promise that they rise, holds where ascend.Rise reads them,
-// each run's end found by bisection; ok reports whether it did (else dst
-// is as it was). A conversation's turn is a run for its group's shared
+// appendRisen appends to *dst the labels of the runs of ids (units of
+// per blocks each, the first shared blocks of them), which the request
+// promises rise, when they pass ascend.Rise's check, each run's end
+// found by bisection; ok reports whether it did (else *dst is as it
+// was). A conversation's turn is a run for its group's shared
 // prompt and two for each turn so far, of 150 ids: read one by one
 // (keyMemo.appendRuns, past the shared prompt) they cost Regime/
 // Conversations 418 instructions a request more (cachegrind,
 // 2026-12-05). TestRisingIsScan holds the path to the scan's.
-func appendRisen(dst []runLabel, ids []uint64, per, shared int, rises bool) (_ []runLabel, ok bool) {
-	if !rises {
-		return dst, false
-	}
-	n := len(dst)
+func appendRisen(dst *[]runLabel, ids []uint64, per, shared int) (ok bool) {
+	n := len(*dst)
 	for u := 0; u < len(ids); {
 		k, ok := ascend.Rise(ids[u:])
 		if !ok {
-			return dst[:n], false
+			*dst = (*dst)[:n]
+			return false
 		}
-		dst, u = appendRun(dst, ids, u, u+k, per, shared), u+k
+		*dst, u = appendRun(*dst, ids, u, u+k, per, shared), u+k
 	}
-	return dst, true
+	return true
 }
 
 // memoRunIDs is the fewest units whose runs appendRunPath takes through
@@ -506,8 +504,22 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 		lab := &path[li]
 		k := -1 // commonRun's answer, not yet known
 		if eoff == ed.lab.n {
+			// The child index holds a pair for each edge, keyed by its
+			// parent: an edge of no child has none there, and one of one
+			// child whose first block is first has that one (a
+			// conversation's edges: each turn goes on from the last).
+			// childKey's hash and the index's probe cost Regime/
+			// Conversations 68 instructions a request more (cachegrind,
+			// 2026-12-05). Where the one child's first block differs, the
+			// index answers, as it did.
 			first := lab.at(lo, t.b)
-			c, ok := t.kid(e, ed, first)
+			var c int32
+			ok := false
+			if kids := ed.kids; len(kids) == 1 && t.edges[kids[0]].lab.c == first {
+				c, ok = kids[0], true
+			} else if len(kids) > 0 {
+				c, ok = t.child.get(childKey(e, first))
+			}
 			if !ok {
 				break
 			}
@@ -541,26 +553,6 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 	}
 	t.walked = walkedPath{path: &path[0], from: c.pos, to: pos, shape: t.shape}
 	return runCursor{edge: e, gen: t.edges[e].gen, eoff: eoff, pos: pos, li: li, lo: lo}
-}
-
-// kid is the child of edge e (ed) whose first block is first, as the
-// child index finds it, found without it where e has no child (the
-// index holds a pair for each edge, its parent's and its first block's:
-// none is e's) or one, whose first block is first (a conversation's
-// edges: each turn goes on from the last): childKey's hash and the
-// index's probe cost Regime/Conversations 68 instructions a request
-// more (cachegrind, 2026-12-05). Where the one child's first block is
-// not first, the index answers, as it did.
-func (t *runTree) kid(e int32, ed *runEdge, first runContent) (int32, bool) {
-	switch len(ed.kids) {
-	case 0:
-		return 0, false
-	case 1:
-		if k := ed.kids[0]; t.edges[k].lab.c == first {
-			return k, true
-		}
-	}
-	return t.child.get(childKey(e, first))
 }
 
 // walkedTo reports whether t.spans hold path's first n blocks: the last
@@ -986,11 +978,12 @@ func (p *blockPool) cacheNewEdge(r *runSeq, full int) bool {
 	c := &r.cur
 	k := full - c.pos
 	lab := &r.path[c.li]
-	if c.eoff != t.edges[c.edge].lab.n || c.lo+k > lab.n {
+	ed := &t.edges[c.edge]
+	if c.eoff != ed.lab.n || c.lo+k > lab.n {
 		return false
 	}
 	key := childKey(c.edge, lab.at(c.lo, t.b))
-	if len(t.edges[c.edge].kids) > 0 { // else the index has no child of it (kid)
+	if len(ed.kids) > 0 { // else the index has no child of it (walk)
 		if _, ok := t.child.get(key); ok {
 			return false
 		}
