@@ -274,7 +274,7 @@ func TestRisingIsScan(t *testing.T) {
 		units := 1 + rng.IntN(len(ids)) // a prompt cut anywhere
 		shared := units*per - rng.IntN(per)
 		want := appendRunPath(nil, nil, ids, per*16, 16, shared, false, 7)
-		if ok := appendRisen(new([]runLabel), ids[:(shared+per-1)/per], per, shared); lie && ok {
+		if _, ok := appendRisen(nil, ids[:(shared+per-1)/per], per, shared); lie && ok {
 			continue // ids that do not rise where the bisection reads them: nothing to hold
 		} else if lie {
 			caught++

@@ -132,16 +132,19 @@ func appendPromisedPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, sh
 			units = (shared + per - 1) / per // the last perhaps in part
 		}
 		ids := prefix[:units]
+		found := false // the runs by bisection
 		if k, ok := twoRuns(memo, ids, pr.Two()); ok {
 			dst = appendRun(dst, ids, 0, k, per, shared)
 			if k < len(ids) {
 				dst = appendRun(dst, ids, k, len(ids), per, shared)
 			}
-		} else if pr.Rises() && appendRisen(&dst, ids, per, shared) {
-			// each run found by bisection
-		} else if memo != nil && len(ids) >= memoRunIDs {
+			found = true
+		} else if pr.Rises() {
+			dst, found = appendRisen(dst, ids, per, shared)
+		}
+		if !found && memo != nil && len(ids) >= memoRunIDs {
 			dst = memo.appendRuns(dst, ids, per, shared)
-		} else {
+		} else if !found {
 			for u := 0; u < len(ids); {
 				v := u + ascend.Len(ids[u:])
 				dst, u = appendRun(dst, ids, u, v, per, shared), v
@@ -177,26 +180,25 @@ func twoRuns(memo *keyMemo, ids []uint64, two bool) (k int, ok bool) {
 	return memo.two.Two(ids)
 }
 
-// appendRisen appends to *dst the labels of the runs of ids (units of
-// per blocks each, the first shared blocks of them), which the request
-// promises rise, when they pass ascend.Rise's check, each run's end
-// found by bisection; ok reports whether it did (else *dst is as it
-// was). A conversation's turn is a run for its group's shared
+// appendRisen appends to dst, and returns, the labels of the runs of
+// ids (units of per blocks each, the first shared blocks of them), which
+// the request promises rise, when they pass ascend.Rise's check, each
+// run's end found by bisection; ok reports whether it did (else dst is
+// as it was). A conversation's turn is a run for its group's shared
 // prompt and two for each turn so far, of 150 ids: read one by one
 // (keyMemo.appendRuns, past the shared prompt) they cost Regime/
 // Conversations 418 instructions a request more (cachegrind,
 // 2026-12-05). TestRisingIsScan holds the path to the scan's.
-func appendRisen(dst *[]runLabel, ids []uint64, per, shared int) (ok bool) {
-	n := len(*dst)
+func appendRisen(dst []runLabel, ids []uint64, per, shared int) (_ []runLabel, ok bool) {
+	n := len(dst)
 	for u := 0; u < len(ids); {
 		k, ok := ascend.Rise(ids[u:])
 		if !ok {
-			*dst = (*dst)[:n]
-			return false
+			return dst[:n], false
 		}
-		*dst, u = appendRun(*dst, ids, u, u+k, per, shared), u+k
+		dst, u = appendRun(dst, ids, u, u+k, per, shared), u+k
 	}
-	return true
+	return dst, true
 }
 
 // memoRunIDs is the fewest units whose runs appendRunPath takes through
