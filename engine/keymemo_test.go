@@ -175,13 +175,19 @@ func TestRunMemoIsAscending(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("ids %v, %d blocks of %d a unit: through the memo %v, scanned %v", ids, shared, per, got, want)
 		}
-		if len(prompts) < 64 {
-			prompts = append(prompts, ids)
-		} else {
-			prompts[rng.IntN(len(prompts))] = ids
-		}
+		prompts = remember(rng, prompts, ids)
 	}
 	assert.Greater(t, reused, 5_000)
+}
+
+// remember keeps ids among prompts, of at most 64 (then in a random
+// one's place), and returns them.
+func remember(rng *rand.Rand, prompts [][]uint64, ids []uint64) [][]uint64 {
+	if len(prompts) < 64 {
+		return append(prompts, ids)
+	}
+	prompts[rng.IntN(len(prompts))] = ids
+	return prompts
 }
 
 // TestTwoRunsIsScan holds appendRunPath's bisection (a request that
@@ -236,11 +242,13 @@ func TestTwoRunsIsScan(t *testing.T) {
 // ids promised to rise that fall somewhere, they are equal whenever
 // ascend.Rise's check catches it.
 func TestRisingIsScan(t *testing.T) {
-	rng := rand.New(rand.NewPCG(41, 12))
-	var m keyMemo
-	var prompts [][]uint64
-	fresh := uint64(1 << 20)
-	caught := 0
+	var (
+		rng     = rand.New(rand.NewPCG(41, 12))
+		m       keyMemo
+		prompts [][]uint64
+		fresh   = uint64(1 << 20)
+		caught  int
+	)
 	for range 20_000 {
 		n := 1 + rng.IntN(300)
 		var ids []uint64
@@ -265,10 +273,8 @@ func TestRisingIsScan(t *testing.T) {
 		lie := rng.IntN(4) == 0
 		if lie {
 			ids[rng.IntN(len(ids))] = rng.Uint64N(1 << 21)
-		} else if len(prompts) < 64 {
-			prompts = append(prompts, ids)
 		} else {
-			prompts[rng.IntN(len(prompts))] = ids
+			prompts = remember(rng, prompts, ids)
 		}
 		per := []int{1, 1, 2, 4, 32}[rng.IntN(5)]
 		units := 1 + rng.IntN(len(ids)) // a prompt cut anywhere
