@@ -234,7 +234,7 @@ func TestTwoRunsIsScan(t *testing.T) {
 	assert.Greater(t, caught, 1_000)
 }
 
-// TestRisingIsScan holds appendPromisedPath's bisection of rising ids
+// TestRisingIsScan holds appendRisingPath's bisection of rising ids
 // (a request that promises them, as a conversation's turn does) to its
 // scan: on rising ids of up to a dozen runs, or a prompt that resends
 // an earlier one cut anywhere and adds runs (a conversation's next
@@ -286,7 +286,7 @@ func TestRisingIsScan(t *testing.T) {
 			caught++
 		}
 		for _, memo := range []*keyMemo{nil, &m} {
-			if got := appendPromisedPath(memo, nil, ids, per*16, 16, shared, ascend.Rising(), 7); !slices.Equal(got, want) {
+			if got := appendRisingPath(memo, nil, ids, per*16, 16, shared, 7); !slices.Equal(got, want) {
 				t.Fatalf("ids %v, %d blocks of %d a unit, rising promised: %v, scanned %v", ids, shared, per, got, want)
 			}
 		}

@@ -105,26 +105,15 @@ func oneShape(x, y *runLabel) bool {
 	return x.per == y.per && x.c.kind == y.c.kind && (x.per > 0 || x.c.kind == 3)
 }
 
-// appendRunPath is appendPromisedPath for a request that promises at
-// most two runs (two) or nothing.
+// appendRunPath appends to dst, and returns, the content of a sequence as
+// runs: its shared blocks over prefix ids of p tokens each (blocks of b
+// tokens), then its own without end (own is mix(0x0a11ce, order)). When
+// p is a multiple of b, a run is a run of consecutive ids, found through
+// memo when it is not nil and there are memoRunIDs units or more
+// (keyMemo.appendRuns), or by bisection (ascend.Two) when two, the
+// request's PrefixTwoRuns, promises at most two and the ids pass Two's
+// check; else each block is a run of one.
 func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, two bool, own uint64) []runLabel {
-	var pr ascend.Promise
-	if two {
-		pr = ascend.TwoRuns()
-	}
-	return appendPromisedPath(memo, dst, prefix, p, b, shared, pr, own)
-}
-
-// appendPromisedPath appends to dst, and returns, the content of a
-// sequence as runs: its shared blocks over prefix ids of p tokens each
-// (blocks of b tokens), then its own without end (own is mix(0x0a11ce,
-// order)). When p is a multiple of b, a run is a run of consecutive ids,
-// found by bisection when pr, the request's PrefixTwoRuns, promises at
-// most two (ascend.Two) or rising ids (ascend.Rise) and the ids pass the
-// bisection's check, else through memo when it is not nil and there are
-// memoRunIDs units or more (keyMemo.appendRuns), else by a scan; when p
-// is not, each block is a run of one.
-func appendPromisedPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, pr ascend.Promise, own uint64) []runLabel {
 	if shared > 0 && (p == b || p%b == 0) {
 		per, units := 1, shared // a unit a block (p == b) needs no division
 		if p != b {
@@ -132,19 +121,14 @@ func appendPromisedPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, sh
 			units = (shared + per - 1) / per // the last perhaps in part
 		}
 		ids := prefix[:units]
-		found := false // the runs by bisection
-		if k, ok := twoRuns(memo, ids, pr.Two()); ok {
+		if k, ok := twoRuns(memo, ids, two); ok {
 			dst = appendRun(dst, ids, 0, k, per, shared)
 			if k < len(ids) {
 				dst = appendRun(dst, ids, k, len(ids), per, shared)
 			}
-			found = true
-		} else if pr.Rises() {
-			dst, found = appendRisen(dst, ids, per, shared)
-		}
-		if !found && memo != nil && len(ids) >= memoRunIDs {
+		} else if memo != nil && len(ids) >= memoRunIDs {
 			dst = memo.appendRuns(dst, ids, per, shared)
-		} else if !found {
+		} else {
 			for u := 0; u < len(ids); {
 				v := u + ascend.Len(ids[u:])
 				dst, u = appendRun(dst, ids, u, v, per, shared), v
@@ -162,6 +146,21 @@ func appendPromisedPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, sh
 		}
 	}
 	return append(dst, runLabel{c: runContent{kind: 3, id: own}, n: ownRun})
+}
+
+// appendRisingPath is appendRunPath for a request that promises rising
+// ids: when p is a multiple of b, each run's end is found by bisection
+// (appendRisen) if the ids pass its check; else appendRunPath's way.
+// Its callers choose between the two (a call that chose cost Regime/
+// Fleet8PrefixApprox, whose requests promise two runs, a call a path).
+func appendRisingPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, own uint64) []runLabel {
+	if shared > 0 && p%b == 0 {
+		per := p / b
+		if d, ok := appendRisen(dst, prefix[:(shared+per-1)/per], per, shared); ok {
+			return append(d, runLabel{c: runContent{kind: 3, id: own}, n: ownRun})
+		}
+	}
+	return appendRunPath(memo, dst, prefix, p, b, shared, false, own)
 }
 
 // twoRuns is where the first run of ids ends when the request promises
@@ -517,10 +516,14 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 			first := lab.at(lo, t.b)
 			var c int32
 			ok := false
-			if kids := ed.kids; len(kids) == 1 && t.edges[kids[0]].lab.c == first {
-				c, ok = kids[0], true
-			} else if len(kids) > 0 {
+			if kids := ed.kids; len(kids) > 1 {
 				c, ok = t.child.get(childKey(e, first))
+			} else if len(kids) == 1 {
+				if c = kids[0]; t.edges[c].lab.c == first {
+					ok = true
+				} else {
+					c, ok = t.child.get(childKey(e, first))
+				}
 			}
 			if !ok {
 				break
@@ -980,15 +983,12 @@ func (p *blockPool) cacheNewEdge(r *runSeq, full int) bool {
 	c := &r.cur
 	k := full - c.pos
 	lab := &r.path[c.li]
-	ed := &t.edges[c.edge]
-	if c.eoff != ed.lab.n || c.lo+k > lab.n {
+	if c.eoff != t.edges[c.edge].lab.n || c.lo+k > lab.n {
 		return false
 	}
 	key := childKey(c.edge, lab.at(c.lo, t.b))
-	if len(ed.kids) > 0 { // else the index has no child of it (walk)
-		if _, ok := t.child.get(key); ok {
-			return false
-		}
+	if _, ok := t.child.get(key); ok {
+		return false
 	}
 	e := t.newEdgeKeyed(c.edge, lab.from(c.lo, t.b), key)
 	p.newSeg(segPlace{e, 0, int32(k)}, 1, false)
@@ -1313,7 +1313,12 @@ func keyAt(t *runTree, e int32, off int) uint64 {
 // of r, block by block as Warm's walk of their keys.
 func (e *Engine) warmRuns(r *Request, n int) int {
 	p := &e.pool
-	rs := runSeq{path: appendPromisedPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, r.PrefixTwoRuns, 0)}
+	var rs runSeq
+	if r.PrefixTwoRuns.Rises() {
+		rs.path = appendRisingPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, 0)
+	} else {
+		rs.path = appendRunPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, r.PrefixTwoRuns.Two(), 0)
+	}
 	held, added := 0, 0
 	for j := range n {
 		if p.runFinds(rs.path, j) {

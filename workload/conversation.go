@@ -152,14 +152,14 @@ func (s *ChatSource) start(at time.Duration) Request {
 	c := &conversation{id: id, user: stream("input"), answer: stream("output"), think: stream("think")}
 	c.turns = s.cfg.Turns.Sample(stream("turns"))
 	c.input = s.prefix.PrefixTokens + s.cfg.FirstInput.Sample(c.user)
-	c.output = s.cfg.Output.Sample(c.answer) // its own stream: drawn before the ids, the same
-	c.ids = s.ids.promptIn(stream("prefix"), c.input, c.input+c.output)
+	c.ids = s.ids.prompt(stream("prefix"), c.input)
+	c.output = s.cfg.Output.Sample(c.answer)
 	return s.issue(c, at)
 }
 
 // issue yields the current turn, its answer's length drawn, its ids
-// (its prompt's, in an array with room for its answer's) then covering
-// its answer's blocks too.
+// (its prompt's, in an array with room for its answer's but on a first
+// turn) then covering its answer's blocks too.
 func (s *ChatSource) issue(c *conversation, at time.Duration) Request {
 	c.ids = s.ids.reopen(c.ids, c.input, c.input+c.output)
 	r := Request{ID: s.next, Arrival: at, InputTokens: c.input, OutputTokens: c.output,

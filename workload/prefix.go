@@ -179,20 +179,12 @@ func (b *blockIDs) group(r *rand.Rand) uint64 {
 // consecutive ids (Request.PrefixTwoRuns): the group's shared ids count
 // up from g·shared, the fresh ones from where the last prompt's ended.
 func (b *blockIDs) prompt(r *rand.Rand, input int) []uint64 {
-	return b.promptIn(r, input, input)
-}
-
-// promptIn is prompt(r, input) in an array with room for the blocks of
-// room tokens (room ≥ input): a conversation's turn goes on over its
-// answer's blocks in it (reopen).
-func (b *blockIDs) promptIn(r *rand.Rand, input, room int) []uint64 {
 	if !b.on {
 		return nil
 	}
-	n := blocks(input, b.cfg.block())
-	ids := make([]uint64, 0, max(n, blocks(room, b.cfg.block())))
+	ids := make([]uint64, 0, blocks(input, b.cfg.block()))
 	if b.cfg.Probability > 0 && r.Float64() < b.cfg.Probability {
-		ids = ids[:min(b.shared, n)]
+		ids = ids[:min(b.shared, cap(ids))]
 		b.sharedIDs(ids, b.group(r))
 	}
 	return b.fill(ids, input)
@@ -219,9 +211,9 @@ func (b *blockIDs) sharedIDs(ids []uint64, g uint64) {
 
 // extendIn returns the ids of a prompt of input tokens that begins with
 // a previous prompt of prevTokens tokens whose ids were prev, in an
-// array with room for the blocks of room tokens (room ≥ input), as
-// promptIn: the previous prompt's full blocks are kept, the rest are
-// fresh. Ids that rose (a prompt's, and those extendIn gives) still do
+// array with room for the blocks of room tokens (room ≥ input, a
+// conversation's turn's answer: reopen): the previous prompt's full
+// blocks are kept, the rest are fresh. Ids that rose (a prompt's, and those extendIn gives) still do
 // (Request.PrefixTwoRuns' ascend.Rising): the fresh ids count up from
 // more than every id handed out before, the groups' shared ids
 // included.
@@ -236,9 +228,9 @@ func (b *blockIDs) extendIn(prev []uint64, prevTokens, input, room int) []uint64
 }
 
 // reopen is extendIn(ids, prevTokens, input, input) for ids that no one
-// else holds (promptIn's, extendIn's, not yet handed out): ids are kept
-// in their array, which has the room when promptIn or extendIn was
-// given input, and filled as extendIn fills a copy. A conversation's
+// else holds (prompt's, extendIn's, not yet handed out): ids are kept in
+// their array, which has the room when extendIn was given input (else
+// fill grows it), and filled as extendIn fills a copy. A conversation's
 // turn, its prompt's ids and then its answer's, so takes one array, not
 // two: Regime/Conversations ran 66,331,437 instructions in all, 61,373,317
 // so, most of the difference the runtime's allocation and collection

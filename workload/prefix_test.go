@@ -250,8 +250,9 @@ func TestGroupIDsAreCounted(t *testing.T) {
 }
 
 // TestReopenIsExtend holds a conversation's ids made in one array
-// (promptIn or extendIn with room for the answer, then reopen) to those
-// made in two (the answer's ids in a copy, extendIn), over random
+// (extendIn with room for the answer, then reopen; a first turn's
+// prompt, grown) to those made in two (the answer's ids in a copy,
+// extendIn), over random
 // configurations and turns, and holds each turn's ids to their promise
 // that they rise (ascend.Rising).
 func TestReopenIsExtend(t *testing.T) {
@@ -275,7 +276,7 @@ func TestReopenIsExtend(t *testing.T) {
 				want = two.extendIn(w, input, input+output, input+output)
 				convs[i], tokens[i] = [2][]uint64{got, want}, input+output
 			} else {
-				got = one.reopen(one.promptIn(r1, input, input+output), input, input+output)
+				got = one.reopen(one.prompt(r1, input), input, input+output)
 				want = two.extendIn(two.prompt(r2, input), input, input+output, input+output)
 				convs, tokens = append(convs, [2][]uint64{got, want}), append(tokens, input+output)
 			}
