@@ -495,24 +495,38 @@ func (r *runner) tally(rec *Record, class int) {
 		if r.scale != nil {
 			r.scale.noteEnd(rec, r.col.sloFor(rec))
 		}
-		if r.col.detect { // counted once the warm-up is known
+		switch {
+		case r.col.detect: // counted once the warm-up is known
 			r.col.hold(rec)
-		} else {
+		case r.apart:
+			r.countAll(rec, class)
+		default:
 			r.col.count(rec)
-			if r.apart {
-				r.countApart(rec, class)
-			}
 		}
 	}
+}
+
+// countAll counts a measured record in the run's summary and apart
+// (countApart), its replica's share given the fleet's verdict.
+func (r *runner) countAll(rec *Record, class int) {
+	good := r.col.s.Good
+	r.col.count(rec)
+	r.countApart(rec, class, r.col.s.Good != good)
 }
 
 // countApart counts a measured record in its replica's summary (in a
 // fleet), its class's (with classes) and the tiers' tallies (with tiers):
 // one replica with no classes and no tiers keeps no summary apart
-// (runner.apart says so).
-func (r *runner) countApart(rec *Record, class int) {
+// (runner.apart says so). good is the run's verdict on it (count's):
+// without classes the replica judges it by the same SLO, so its share
+// takes the verdict (countShared) rather than judge it again.
+func (r *runner) countApart(rec *Record, class int, good bool) {
 	if r.fleet && rec.Replica != Unrouted {
-		r.reps[rec.Replica].col.count(rec)
+		if c := &r.reps[rec.Replica].col; r.perClass {
+			c.count(rec)
+		} else {
+			c.countShared(rec, good)
+		}
 	}
 	if r.perClass {
 		r.classes.list[class].col.count(rec)
