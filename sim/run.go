@@ -54,7 +54,7 @@ type runner struct {
 	measuredLive int // measured requests that arrived and have not ended
 
 	checkEngine bool // tests: verify the engines' invariants after every plan and step
-	apart       bool // a measured record is counted apart too (countApart): a fleet, classes or tiers
+	apart       bool // a measured record is counted apart too (countAll): a fleet, classes or tiers
 	continued   int  // moves planned at a step end by engine.Runner.Continue (tests read it)
 	chunkRuns   int  // runs planned whose steps carry prefill chunks, counted while checkEngine (tests read it)
 	runReserves int  // reservations made inside a run (reserveInRun), counted while checkEngine (tests read it)

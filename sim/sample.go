@@ -224,7 +224,7 @@ func (s *sample) presort(sc *scratch) {
 
 // mergeSorted makes s's exact values, sorted, the merge of the parts'
 // presorted ones when the parts hold every value of s: a fleet's TTFT,
-// TPOT and E2E samples are its replicas' (countShare adds an ok request's
+// TPOT and E2E samples are its replicas' (countShared adds an ok request's
 // to its replica's share as count adds them to the fleet's, and a share
 // counts no request the fleet does not), so the fleet's sort is a merge
 // of theirs (their own summaries sort them anyway: Fleet8LeastLoaded's

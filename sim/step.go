@@ -506,26 +506,22 @@ func (r *runner) tally(rec *Record, class int) {
 	}
 }
 
-// countAll counts a measured record in the run's summary and apart
-// (countApart), its replica's share given the fleet's verdict.
+// countAll counts a measured record in the run's summary and apart: in
+// its replica's share (in a fleet), its class's summary (with classes)
+// and the tiers' tallies (with tiers). One replica with no classes and
+// no tiers keeps no summary apart (runner.apart says so). Without
+// classes the replica judges a request by the run's SLO, so its share
+// takes the run's verdict (count's) rather than judge it again
+// (countShared); with classes it judges it by that SLO itself.
 func (r *runner) countAll(rec *Record, class int) {
 	good := r.col.s.Good
 	r.col.count(rec)
-	r.countApart(rec, class, r.col.s.Good != good)
-}
-
-// countApart counts a measured record in its replica's summary (in a
-// fleet), its class's (with classes) and the tiers' tallies (with tiers):
-// one replica with no classes and no tiers keeps no summary apart
-// (runner.apart says so). good is the run's verdict on it (count's):
-// without classes the replica judges it by the same SLO, so its share
-// takes the verdict (countShared) rather than judge it again.
-func (r *runner) countApart(rec *Record, class int, good bool) {
 	if r.fleet && rec.Replica != Unrouted {
-		if c := &r.reps[rec.Replica].col; r.perClass {
-			c.count(rec)
+		c := &r.reps[rec.Replica].col
+		if r.perClass {
+			c.countShared(rec, c.attribute(rec, &c.slo))
 		} else {
-			c.countShared(rec, good)
+			c.countShared(rec, r.col.s.Good != good)
 		}
 	}
 	if r.perClass {
