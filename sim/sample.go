@@ -331,14 +331,16 @@ func merge2(dst, a, b []float64) {
 	}
 	pa, pb, pd := unsafe.Pointer(unsafe.SliceData(a)), unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(dst))
 	i, j, na := uintptr(0), uintptr(0), uintptr(len(a))
-	for i < na {
+	for { // a's index alone can reach its end: tested after it moves
 		x, y := *(*float64)(unsafe.Add(pa, i*8)), *(*float64)(unsafe.Add(pb, j*8))
 		if y < x {
 			*(*float64)(unsafe.Add(pd, (i+j)*8)) = y
 			j++
-		} else {
-			*(*float64)(unsafe.Add(pd, (i+j)*8)) = x
-			i++
+			continue
+		}
+		*(*float64)(unsafe.Add(pd, (i+j)*8)) = x
+		if i++; i == na {
+			break
 		}
 	}
 	copy(dst[na+j:], b[j:])
