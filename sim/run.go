@@ -257,7 +257,7 @@ func (r *runner) loop() error {
 		}
 		var err error
 		if stepEnd {
-			err = r.stepEnd(&r.reps[r.ends.pop().rep])
+			err = r.stepEnd(&r.reps[r.ends.peek().rep])
 		} else {
 			err = r.handle(r.events.pop())
 		}
@@ -301,7 +301,7 @@ func (r *runner) halt(t time.Duration) error {
 // before that step end's event would have collected it).
 func (r *runner) haltOverloaded() error {
 	for r.ends.len() > 0 && r.ends.peek().at <= r.now {
-		if err := r.stepEnd(&r.reps[r.ends.pop().rep]); err != nil {
+		if err := r.stepEnd(&r.reps[r.ends.peek().rep]); err != nil {
 			return err
 		}
 	}
