@@ -675,9 +675,12 @@ func (e *Engine) coNext(after, m int) int {
 	}
 	for k := after + 1; k <= min(m, after+e.cfg.BlockSize); k++ {
 		r := ^(co.tick + k - 1) & co.mask
-		ts.stores[r] = keepMembers(ts.stores[r], false)
-		if len(ts.stores[r]) > 0 {
-			return k
+		if l := ts.stores[r]; len(l) > 0 { // an empty list stays so
+			l = keepMembers(l, false)
+			ts.stores[r] = l
+			if len(l) > 0 {
+				return k
+			}
 		}
 	}
 	return m + 1

@@ -60,7 +60,8 @@
 //     then Touch, is its slow twin.
 //   - cold.go: the keys of the last touch that held none, so that the
 //     same touch again, with none of them inserted since, returns at
-//     once.
+//     once; and the last TouchHeld, answered again while nothing
+//     changed the list.
 //   - lru_test.go, twolevel_test.go, fuzz_test.go, touch_test.go,
 //     example_test.go: the rules, the two identities, a fuzzer against a
 //     slice in recency order, Touch held to touchEach (and Store to

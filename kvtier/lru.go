@@ -16,8 +16,8 @@ type LRU struct {
 	pinned   int            // keyed entries with pins > 0
 	index    keyindex.Index // key → node
 	room     int            // keys the index has room for (reserve)
-	nodes    []node
-	free     int32 // head of the free node list, nil if none
+	nodes    []node         // never shrinks: the nodes past its length are zero (stack)
+	free     int32          // head of the free node list, nil if none
 	epoch    uint32
 	fresh    map[uint64]struct{} // Insert's scratch: distinct new keys
 	// A touch's scratch: the first key at from or after not held (miss).
@@ -26,6 +26,8 @@ type LRU struct {
 	freeSegs   []int32   // segments with no node, by number
 	counters   Counters
 	cold       cold     // the last touch's keys when it held none (cold.go)
+	last       lastHeld // the last TouchHeld, unless the list changed since (cold.go)
+	ver        uint64   // counts the calls that may change the list (TouchHeld's memo)
 	one        [1]int32 // heldRun's answer for a node in no segment
 	// A test's switch: the index grows by itself (Reserve), reindex's
 	// slow twin.
@@ -121,7 +123,17 @@ func (l *LRU) Touch(keys []uint64) { l.touch(keys, len(keys)) }
 // TouchHeld is Touch, and it reports how many of keys[from:], from the
 // first, are held: a lookup of a chain's blocks past from (those HBM did
 // not hit) and its touch, in one walk. from is at most len(keys).
-func (l *LRU) TouchHeld(keys []uint64, from int) int { return l.touch(keys, from) }
+func (l *LRU) TouchHeld(keys []uint64, from int) int {
+	if l.isCold(keys) {
+		return 0 // none held (cold.go)
+	}
+	if n, ok := l.heldAgain(keys, from); ok {
+		return n // as the last TouchHeld left it (cold.go)
+	}
+	n := l.moveRuns(keys, from)
+	l.noteHeld(keys, from, n)
+	return n
+}
 
 // touch is Touch and TouchHeld: it moves the runs of keys, from the
 // first, below one another, and puts them at the most recent end.
@@ -129,12 +141,20 @@ func (l *LRU) touch(keys []uint64, from int) int {
 	if l.isCold(keys) {
 		return 0 // none held (cold.go)
 	}
+	return l.moveRuns(keys, from)
+}
+
+// moveRuns is touch past its cold chain's test: keys are not the cold
+// chain (Store's, whose insert just ended it if they were).
+func (l *LRU) moveRuns(keys []uint64, from int) int {
+	l.ver++
 	l.from, l.miss = from, len(keys)
 	epoch := l.nextEpoch() // marks the keys moved, so a duplicate is skipped
 	nodes := l.nodes
 	// The runs moved, linked most recent first: top is the most recent
 	// node, bottom the least recent.
 	top, bottom := nil32, nil32
+	marked := false // coldScan marked every key
 	for j := 0; j < len(keys); {
 		first, ok := l.index.Get(keys[j])
 		j++
@@ -143,7 +163,13 @@ func (l *LRU) touch(keys []uint64, from int) int {
 			// The keys after a miss are mostly misses too (a chain's
 			// blocks not stored yet, a cold chain's): the index skips
 			// them to the next held one in one call.
-			if n := l.index.Missing(keys[j:]); n > 0 {
+			var n int
+			if j == 1 {
+				n, marked = l.coldScan(keys)
+			} else {
+				n = l.index.Missing(keys[j:])
+			}
+			if n > 0 {
 				if m := max(j, l.from); m < j+n {
 					l.missed(m)
 				}
@@ -151,7 +177,7 @@ func (l *LRU) touch(keys []uint64, from int) int {
 			}
 			continue
 		}
-		if l.moved(first, epoch) {
+		if top != nil32 && l.moved(first, epoch) { // none is moved before the first run
 			continue
 		}
 		nodes[first].mark = epoch
@@ -224,7 +250,7 @@ func (l *LRU) touch(keys []uint64, from int) int {
 		nodes[top].next = nil32
 		nodes[nil32].prev = top
 	} else {
-		l.noteCold(keys) // nothing moved: none of keys is held
+		l.noteCold(keys, marked) // nothing moved: none of keys is held
 	}
 	return max(l.miss-from, 0)
 }
@@ -364,6 +390,7 @@ func (l *LRU) nextEpoch() uint32 {
 // the store ("cannot store blocks", offloading/scheduler.py:677-679).
 // Duplicate keys count once.
 func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok bool) {
+	l.ver++
 	if l.used+len(keys) <= l.capacity {
 		// Room for every key: nothing is evicted, so none needs
 		// protecting, and one probe a key tells a held key and adds a
@@ -434,18 +461,20 @@ func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok 
 }
 
 // reserve makes room in the index for add more keys: when it would grow,
-// it grows at once to hold four times the keys, never more than the
+// it grows at once to hold eight times the keys, never more than the
 // capacity (no more keyed entries fit), where the index alone doubles
-// its table: half as many rehashes, each moving fewer keys in all. A
+// its table: a third as many rehashes, each moving fewer keys in all. A
 // tier that fills ends with the table doubling would reach
 // (Regime/Tiers: 262,144 slots, 4 MiB, for 52,428 blocks); on the way
-// its table is at most four times the size doubling gives. Sized from
+// its table is at most eight times the size doubling gives. Sized from
 // the capacity up front, it would take those 4 MiB a tier at once, used
 // or not. Regime/Tiers (cachegrind): 14,111 instructions a request
-// rehashing with doubling, 3,524 with this.
+// rehashing with doubling, 3,524 growing to four times the keys; with
+// reindex, 1,833 to four times (62,013 in all), 1,573 to eight (61,764):
+// its tiers, 52,428 blocks, grow at about 1,000 and 9,000 keys.
 func (l *LRU) reserve(add int) {
 	if n := l.index.Len() + add; n > l.room {
-		l.room = min(4*n, l.capacity)
+		l.room = min(8*n, l.capacity)
 		if l.free != nil32 || l.growIndex || !l.index.Grows(l.room) {
 			l.index.Reserve(l.room)
 			return
@@ -487,6 +516,7 @@ func (l *LRU) reindex() {
 // enough to evict, it is refused whole (ok false, n blocks Dropped).
 // n <= 0 does nothing.
 func (l *LRU) InsertAnon(n int, evicted []uint64) (_ []uint64, anon int, ok bool) {
+	l.ver++
 	if n <= 0 {
 		return evicted, 0, true
 	}
@@ -550,6 +580,7 @@ func (l *LRU) makeRoom(add, protected int, evicted []uint64) (_ []uint64, anon i
 // Remove drops key, as a promotion out of an exclusive tier does, and
 // reports whether it did: a key not held, or pinned, is not removed.
 func (l *LRU) Remove(key uint64) bool {
+	l.ver++
 	i, ok := l.index.Get(key)
 	if !ok || l.nodes[i].pins > 0 {
 		return false
@@ -614,6 +645,34 @@ func (l *LRU) PinHeld(keys []uint64) int {
 	}
 	l.pinned += pinned
 	return j
+}
+
+// HeldPinned reports how many of keys, from the first, are held, and
+// whether one of those is pinned: Contains and Pinned key by key up to
+// the first key not held or pinned (n then counts the keys before it).
+// A host tier's lookup while a load is in flight asks it whether the
+// request must wait for a key being loaded (sim's host tier); the keys
+// are found as PinHeld finds them, a run of a segment at a time, where
+// Contains and Pinned probed the index twice a key.
+func (l *LRU) HeldPinned(keys []uint64) (n int, pinned bool) {
+	nodes, last := l.nodes, nil32
+	for n < len(keys) {
+		i, ok := below(nodes, last, keys[n])
+		if !ok {
+			if i, ok = l.index.Get(keys[n]); !ok {
+				return n, false
+			}
+		}
+		run := l.heldRun(keys, n, i)
+		for x, id := range run {
+			if nodes[id].pins > 0 {
+				return n + x, true
+			}
+		}
+		n += len(run)
+		last = run[len(run)-1]
+	}
+	return n, false
 }
 
 // UnpinEach unpins each of keys, as Unpin does key by key: a load's keys

@@ -46,6 +46,7 @@ import (
 // (offloading/scheduler.py:677-684). It answers as Insert. The list it
 // leaves is storeEach's (FuzzTouch).
 func (l *LRU) Store(keys, chain, evicted []uint64) (_ []uint64, anon int, ok bool) {
+	l.ver++
 	if len(keys) == 0 || l.used+len(keys) > l.capacity || l.free != nil32 {
 		return l.storeEach(keys, chain, evicted)
 	}
@@ -57,9 +58,12 @@ func (l *LRU) Store(keys, chain, evicted []uint64) (_ []uint64, anon int, ok boo
 	// A chain's first store after a touch that held none of it (the cold
 	// chain, cold.go) holds its keys alone: the touch would leave the
 	// list as the insert leaves it (coldStore).
+	// Otherwise the insert of a key of chain ended the cold chain if it
+	// was chain (added: each of its keys has its mark), so the touch
+	// skips that test (moveRuns).
 	cold := x == 0 && l.isCold(chain)
 	if l.insertStacked(keys, chain[:x]) > 0 && !cold {
-		l.Touch(chain)
+		l.moveRuns(chain, len(chain))
 	}
 	return evicted, 0, true
 }
@@ -198,9 +202,13 @@ func (l *LRU) heldLead(keys []uint64) int {
 // stack makes nodes, nodes i, i+1, ... of the list, the keyed entries
 // of keys, each just below the one before (prev i+1, next i−1), and
 // places off, off+1, ... of segment sg, whose nodes by place from off
-// are sn. Not inlined: in insertStacked, its loop loaded values of the
-// code after it again from the stack at each node (24 instructions a
-// node, 20 here). Regime/Tiers (cachegrind): 65,811 instructions a
+// are sn. The nodes are new, past the list's slice as it was, which
+// never shrinks (alloc, insertOne and insertStacked append to it): they
+// were never written, so their other fields are zero already, as a
+// keyed entry's (Regime/Tiers, cachegrind: 2,881 instructions a request
+// setting them too, 2,282 so). Not inlined: in insertStacked, its loop
+// loaded values of the code after it again from the stack at each node
+// (24 instructions a node, 20 here). Regime/Tiers (cachegrind): 65,811 instructions a
 // request with the loop in insertStacked, 65,991 with stack inlined,
 // 65,268 so.
 //
@@ -209,7 +217,7 @@ func stack(nodes []node, sn []int32, keys []uint64, i, sg, off int32) {
 	nodes, sn = nodes[:len(keys)], sn[:len(keys)] // so that the loop checks no index
 	for x, k := range keys {
 		n := &nodes[x] // set field by field: a node{...} is built aside and copied
-		n.key, n.prev, n.next, n.anon, n.pins, n.mark, n.seg, n.off = k, i+1, i-1, 0, 0, 0, sg, off
+		n.key, n.prev, n.next, n.seg, n.off = k, i+1, i-1, sg, off
 		sn[x] = i
 		i, off = i+1, off+1
 	}

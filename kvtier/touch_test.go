@@ -115,7 +115,17 @@ func twins(t *testing.T, capacity int, in []byte) {
 		case 6:
 			if next()%2 == 0 { // a load's keys: PinHeld against Pin key by key
 				keys := list()
-				n := 0
+				n, pinned := 0, false // HeldPinned against Contains and Pinned key by key
+				for n < len(keys) && slow.Contains(keys[n]) {
+					if pinned = slow.Pinned(keys[n]); pinned {
+						break
+					}
+					n++
+				}
+				gn, gp := fast.HeldPinned(keys)
+				require.Equal(t, pinned, gp, "HeldPinned(%v)", keys)
+				require.Equal(t, n, gn, "HeldPinned(%v)", keys)
+				n = 0
 				for n < len(keys) && slow.Pin(keys[n]) {
 					n++
 				}
@@ -161,7 +171,8 @@ func (l *LRU) storeStep(keys, chain []uint64) ([]uint64, int, bool) {
 
 // FuzzTouch holds Touch and TouchHeld, which move runs, to touchEach,
 // which moves keys one by one, TouchHeld's count to Contains's, PinHeld
-// and UnpinEach to Pin and Unpin key by key, and
+// and UnpinEach to Pin and Unpin key by key, HeldPinned to Contains and
+// Pinned key by key, and
 // Store, which puts the new keys in as its touch leaves them, to Insert
 // and touchEach.
 func FuzzTouch(f *testing.F) {
@@ -346,14 +357,21 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 	}
 }
 
-// TestColdChainEndsAtAnInsert: a touch that held none of its keys
-// returns at once when given them again, until an Insert adds one.
-func TestColdChainEndsAtAnInsert(t *testing.T) {
+// coldTier is a tier of 10 blocks holding 1 and 2, whose cold chain is
+// 5, 6, 7, which a touch found none of.
+func coldTier(t *testing.T) (*LRU, []uint64) {
 	l := mustNew(t, 10)
 	l.Insert([]uint64{1, 2}, nil)
 	cold := []uint64{5, 6, 7}
 	require.Zero(t, l.TouchHeld(cold, 0))
 	require.True(t, l.isCold(cold))
+	return l, cold
+}
+
+// TestColdChainEndsAtAnInsert: a touch that held none of its keys
+// returns at once when given them again, until an Insert adds one.
+func TestColdChainEndsAtAnInsert(t *testing.T) {
+	l, cold := coldTier(t)
 	require.Zero(t, l.TouchHeld(cold, 0))
 	require.False(t, l.isCold([]uint64{5, 6}), "another list is not the cold chain")
 	l.Insert([]uint64{3}, nil)
@@ -362,6 +380,46 @@ func TestColdChainEndsAtAnInsert(t *testing.T) {
 	require.False(t, l.isCold(cold), "an insert of one of its keys ends it")
 	require.Equal(t, 1, l.TouchHeld(cold, 1))
 	require.Equal(t, []uint64{1, 2, 3, 6}, order(l))
+}
+
+// TestColdScanEndsTheColdChain: a touch whose first key is not held
+// marks the keys it scans with a new chain's number (coldScan), so the
+// cold chain ends there, whether or not the scan then finds a held key.
+func TestColdScanEndsTheColdChain(t *testing.T) {
+	l, cold := coldTier(t)
+	require.Equal(t, 0, l.TouchHeld([]uint64{8, 2, 1}, 0), "its first key is not held")
+	require.False(t, l.isCold(cold), "the scan ended the cold chain")
+	require.Zero(t, l.TouchHeld(cold, 0))
+	require.True(t, l.isCold(cold))
+	l.Insert([]uint64{7}, nil)
+	require.False(t, l.isCold(cold), "an insert of one of its keys ends it")
+	require.Equal(t, []uint64{1, 2, 7}, order(l))
+}
+
+// TestHeldAgainEndsAtAChange: TouchHeld of the keys it was last given
+// answers as then while nothing changed the list (pins do not), and
+// looks again after an insert, a removal or another touch.
+func TestHeldAgainEndsAtAChange(t *testing.T) {
+	l := mustNew(t, 10)
+	l.Insert([]uint64{1, 2, 3, 4}, nil)
+	keys := []uint64{1, 2, 3, 9}
+	require.Equal(t, 2, l.TouchHeld(keys, 1))
+	_, ok := l.heldAgain(keys, 1)
+	require.True(t, ok)
+	_, ok = l.heldAgain(keys, 0)
+	require.False(t, ok, "another from")
+	require.True(t, l.Pin(2))
+	require.Equal(t, 2, l.TouchHeld(keys, 1), "a pin changes nothing")
+	require.True(t, l.Unpin(2))
+	require.True(t, l.Remove(3))
+	require.Equal(t, 1, l.TouchHeld(keys, 1), "a removal")
+	l.Insert([]uint64{3, 9}, nil)
+	require.Equal(t, 3, l.TouchHeld(keys, 1), "an insert")
+	l.Touch([]uint64{4})
+	_, ok = l.heldAgain(keys, 1)
+	require.False(t, ok, "another touch")
+	require.Equal(t, 3, l.TouchHeld(keys, 1))
+	require.Equal(t, []uint64{4, 9, 3, 2, 1}, order(l))
 }
 
 // TestColdChainMarksAreItsOwn: the filter marks the cold chain's keys

@@ -266,6 +266,11 @@ func (p *tierPort) hostLRU() *kvtier.LRU { return p.host }
 // a store of its own; it reports the host tier's answer (the shared
 // store's without one).
 func (p *tierPort) Store(keys, chain []uint64) bool {
+	if p.t.shared == nil { // a host tier alone: its store, without storeIn's call
+		var ok bool
+		p.evicted, _, ok = p.host.Store(keys, chain, p.evicted[:0])
+		return ok
+	}
 	ok := true
 	if h := p.hostLRU(); h != nil {
 		ok = p.storeIn(h, keys, chain)
@@ -294,9 +299,17 @@ func (p *tierPort) storeIn(l *kvtier.LRU, keys, chain []uint64) bool {
 // touches the request's keys in both.
 func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 	h, s := p.hostLRU(), p.t.shared
-	if s == nil && p.loads == 0 {
-		// A host tier alone, loading nothing: its touch walks the keys
-		// and counts the held ones (the loop below's n) as it goes.
+	if s == nil && !p.counted {
+		// A host tier alone, whose pins are this replica's loads: the
+		// request waits if a held key of the loop below is pinned
+		// (HeldPinned, with a load in flight), and the tier's touch
+		// walks the keys and counts the held ones (the loop's n) as it
+		// goes. The loop is the twin (countLoads).
+		if p.loads > 0 {
+			if _, busy := h.HeldPinned(keys[hbm:]); busy {
+				return 0, true
+			}
+		}
 		return h.TouchHeld(keys, hbm), false
 	}
 	n := 0

@@ -412,28 +412,37 @@ func plainRun(text []byte, i int, ints []uint64) (int, []uint64) {
 // as plainRun reads them: while the 8 bytes at i are next's where mask
 // keeps them, the element there is prev+1, k bytes with its ", " (next
 // += inc is the one after it). After an id ending in 9, next's last
-// digit is ':', which no element matches: then next is carried over
-// (carry) when the digit before that is not a 9, and the loop goes on.
-// It appends the ids to ints and returns where it stopped.
+// digit is ':', which is no digit: next is carried over (carry) before
+// it is compared, when the digit before that is not a 9, and the run
+// ends otherwise (a ':' in the text is not read as a digit). Between
+// carries, the inner loop compares at most the ids up to the next one
+// ending in 9, so that it reads no ':' guess and checks none. It
+// appends the ids to ints and returns where it stopped.
 func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, inc uint64) (int, []uint64) {
 	for i+8 <= len(text) {
+		s := uint(bits.TrailingZeros64(inc)) & 63 // the last digit's byte
+		if byte(next>>s) == ':' {
+			c, ok := carry(next, inc)
+			if !ok {
+				return i, ints
+			}
+			next = c
+		}
 		if len(ints) == cap(ints) {
 			ints = slices.Grow(ints, 1)
 		}
 		out, m := ints[:cap(ints)], len(ints)
-		for ; m < len(out) && i+8 <= len(text); m++ {
-			if w := binary.LittleEndian.Uint64(text[i:i+8]) & mask; w != next {
-				c, ok := carry(next, inc)
-				if !ok || w != c {
-					return i, out[:m]
-				}
-				next = c
+		end := min(len(out), m+int(':'-byte(next>>s))) // the ids up to one ending in 9
+		base := prev - uint64(m)                       // out[m] is base+m+1: prev is not kept in the loop
+		for ; m < end && i+8 <= len(text); m++ {
+			if binary.LittleEndian.Uint64(text[i:i+8])&mask != next {
+				return i, out[:m]
 			}
-			prev++
-			out[m] = prev
+			out[m] = base + uint64(m) + 1
 			i += k
 			next += inc
 		}
+		prev = base + uint64(m)
 		ints = out[:m]
 	}
 	return i, ints

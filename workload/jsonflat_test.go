@@ -45,6 +45,7 @@ func FuzzFlatObject(f *testing.F) {
 		`{"a":[1288, 1289, 1290, 1291, 1292]}`, `{"a":[1288, 1289, 1280, 1291, 1292]}`, `{"a":[1288, 1289, 12810, 1291]}`,
 		`{"a":[1234567890123456789]}`, `{"a":[1, 12345678901234567890]}`, `{"a":[7, 0]}`, `{"a":[7, 01]}`, `{"a":[7, 2 ]}`,
 		`{"a":[7, 2]`, `{"a":[7, 2]x}`, `{"a":[7, 1e3]}`, `{"a":[7, 3.5]}`, `{"a":[0]}`, `{"a":[7, 8], "b": [9]}`,
+		`{"a":[8, 9, :, 11, 12]}`, `{"a":[18, 19, 1:, 21, 22]}`, `{"a":[98, 99, 9:, 101]}`, `{"a":[12348, 12349, 1234:, 12351]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -99,7 +100,7 @@ func checkFlatObject(t *testing.T, line []byte) {
 // arrays of ids that mostly count up, across carries (9 to 10, 99999 to
 // 100000) and the digit counts the guess reads, with the spoilers a
 // guess must not read: another id, a leading zero, a fraction, white
-// space, a missing element.
+// space, a missing element, the guess after a 9 (its last digit ':').
 func TestFlatArrayCountingUp(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 2))
 	spoilers := []string{"0", "00", "01", "1.5", "1e2", "-1", "", " ", "x", "18446744073709551616"}
@@ -125,6 +126,14 @@ func TestFlatArrayCountingUp(t *testing.T) {
 			case r == 1:
 				x = uint64(rng.IntN(1000))
 				fmt.Fprint(&b, x)
+			case r == 2 && x%10 == 0 && x > 0:
+				// The guess after an id ending in 9, its last digit
+				// ':' (no digit): "1:" after 19, ":" after 9.
+				if x > 10 {
+					fmt.Fprint(&b, (x-1)/10)
+				}
+				b.WriteString(":")
+				spoiled, x = true, x+1
 			default:
 				fmt.Fprint(&b, x)
 				x++

@@ -111,7 +111,9 @@ func (t *Trace) Clock() TraceClock {
 // timeFactor is the Slowdown, or for a TargetRate the factor that puts the
 // last of N requests at N/TargetRate, found by a first pass over r; kept
 // is that pass's reads when they fit in rereadBytes (see reread), else
-// nil.
+// nil. A pass that skims (see skimmer) and ends in an error is read
+// again whole, for the error a whole pass finds: a malformed line the
+// skim stepped over may be its cause.
 func timeFactor(r io.Reader, name string, cfg TraceConfig) (factor float64, kept *reread, err error) {
 	tr := cfg.Transform
 	if tr.TargetRate == 0 {
@@ -127,34 +129,80 @@ func timeFactor(r io.Reader, name string, cfg TraceConfig) (factor float64, kept
 	first := cfg
 	first.Transform.TargetRate = 0
 	first.Conversations = ConversationReplay{} // the pass measures recorded instants
+	var n int
+	var last time.Duration
+	if skims(first) {
+		var start int64 // where the whole pass starts again
+		if start, err = rs.Seek(0, io.SeekCurrent); err != nil {
+			return 0, nil, fmt.Errorf("workload: measuring %s: %w", name, err)
+		}
+		if n, last, kept, err = firstPass(rs, name, first, true); err != nil && !errors.Is(err, errRewind) {
+			if _, err := rs.Seek(start, io.SeekStart); err != nil {
+				return 0, nil, fmt.Errorf("workload: %w %s: %w", errRewind, name, err)
+			}
+			n, last, kept, err = firstPass(rs, name, first, false)
+		}
+	} else {
+		n, last, kept, err = firstPass(rs, name, first, false)
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	if n == 0 || last == 0 {
+		return 1, kept, nil
+	}
+	return float64(n) / tr.TargetRate / last.Seconds(), kept, nil
+}
+
+// errRewind wraps the error of a seek to the start of the input.
+var errRewind = errors.New("rewinding")
+
+// firstPass reads rs as first says (a configuration without TargetRate),
+// skimming its lines when skim is set, and returns the requests' count
+// and last arrival, and its reads when it kept them; then it seeks rs to
+// its start.
+func firstPass(rs io.ReadSeeker, name string, first TraceConfig, skim bool) (n int, last time.Duration, kept *reread, err error) {
 	t, err := NewTrace(rs, name, first)
 	if err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
-	if cfg.Sort || !keepFirstPass {
+	j, jsonl := t.rows.(*jsonRows)
+	switch {
+	case first.Sort || !keepFirstPass:
 		t.p.measuring = true // a sorted replay holds its rows already
-	} else {
+	case skim && jsonl:
+		t.p.measuring = true // the replay parses the file again (see skimmer)
+		j.skim = &skimmer{p: &t.p}
+	default:
 		t.kept = &reread{}
 	}
-	n, last, err := span(t)
-	if err != nil {
-		return 0, nil, err
+	if n, last, err = span(t); err != nil {
+		return 0, 0, nil, err
 	}
 	if _, err := rs.Seek(0, io.SeekStart); err != nil {
-		return 0, nil, fmt.Errorf("workload: rewinding %s: %w", name, err)
+		return 0, 0, nil, fmt.Errorf("workload: %w %s: %w", errRewind, name, err)
 	}
 	if t.kept != nil {
 		t.kept.clock = t.p.clock
 	}
-	if n == 0 || last == 0 {
-		return 1, t.kept, nil
-	}
-	return float64(n) / tr.TargetRate / last.Seconds(), t.kept, nil
+	return n, last, t.kept, nil
 }
 
-// span drains a source and returns its count and last arrival.
+// span drains a source and returns its count and last arrival. On a
+// first pass that skims (its rows a jsonRows with a skimmer), the lines
+// skimRun counts are counted without a call through Next.
 func span(src Source) (n int, last time.Duration, err error) {
+	t, _ := src.(*Trace)
+	var j *jsonRows
+	if t != nil && skimRunOn {
+		if j, _ = t.rows.(*jsonRows); j != nil && j.skim == nil {
+			j = nil
+		}
+	}
 	for {
+		if j != nil {
+			n, last = t.skimRun(j, n, last)
+		}
 		r, err := src.Next()
 		if err == io.EOF {
 			return n, last, nil

@@ -82,7 +82,12 @@ type Transform struct {
 	// costs a first pass over the input, so the input must be a file or
 	// seekable; the replay takes that pass's rows from memory when they
 	// fit in 16 MiB, and reads the input again otherwise (memory bounded,
-	// whatever the file's size).
+	// whatever the file's size). On JSON Lines that map no column but the
+	// arrival, the token counts and the hash ids (Mooncake's), the pass
+	// reads each line's keys and numbers but steps over its hash id list,
+	// and the replay reads the input again: a malformed list is reported
+	// by Next, at its line, when the replay reaches it, not by NewTrace;
+	// every other malformed line still is.
 	TargetRate float64
 }
 

@@ -39,9 +39,15 @@ const (
 // read.
 func (p *parser) parse(r row, req *Request) (raw time.Duration, keep bool, err error) {
 	if p.cfg.Format == JSONL { // a CSV row's reading is as it was, at this compare
-		if j, ok := r.(*jsonRows); ok && j.flat {
-			if raw, ok = p.plainRow(j, req); ok {
-				return raw, true, nil
+		if j, ok := r.(*jsonRows); ok {
+			if j.skimmed { // a first pass's line read for its arrival (skimmer)
+				p.clock = clockNumber
+				return j.raw, true, nil
+			}
+			if j.flat {
+				if raw, ok = p.plainRow(j, req); ok {
+					return raw, true, nil
+				}
 			}
 		}
 	}

@@ -3,10 +3,16 @@ package workload
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/internal/sharedtraces"
 )
 
 // rereadRun is everything a replay shows: its description or the error
@@ -43,14 +49,37 @@ func rereadRun(data []byte, cfg TraceConfig) string {
 // which reads the file again: the same output, byte for byte.
 func checkReread(t *testing.T, data []byte, cfg TraceConfig) {
 	t.Helper()
-	defer func(keep bool, limit int) { keepFirstPass, rereadBytes = keep, limit }(keepFirstPass, rereadBytes)
-	keepFirstPass = false
+	defer func(keep, skim bool, limit int) {
+		keepFirstPass, skimFirstPass, rereadBytes = keep, skim, limit
+	}(keepFirstPass, skimFirstPass, rereadBytes)
+	keepFirstPass, skimFirstPass = false, false // the first pass reads whole lines, and keeps them
 	want := rereadRun(data, cfg)
 	keepFirstPass = true
 	for _, limit := range []int{16 << 20, 0, 600} {
 		rereadBytes = limit
 		require.Equal(t, want, rereadRun(data, cfg), "bound %d, config %+v, data %q", limit, cfg, data)
 	}
+	checkSkim(t, data, cfg, want)
+}
+
+// checkSkim holds a TargetRate replay whose first pass skims its lines
+// (skimmer) to want, its slow twin's, whose first pass parses them
+// whole: the same output, byte for byte, unless the twin refused the
+// trace; then the skimming replay refuses it with the same error, or
+// (a malformed hash id list, which the skim steps over) ends with it,
+// the same file and line, when it reaches it.
+func checkSkim(t *testing.T, data []byte, cfg TraceConfig, want string) {
+	t.Helper()
+	defer func(keep, skim bool) { keepFirstPass, skimFirstPass = keep, skim }(keepFirstPass, skimFirstPass)
+	keepFirstPass, skimFirstPass = true, true
+	checkSkimSpan(t, data, cfg)
+	got := rereadRun(data, cfg)
+	if got == want {
+		return
+	}
+	e, refused := strings.CutPrefix(want, "refused: ")
+	require.True(t, refused, "the skimming first pass changed a replay: config %+v, data %q\nwant %s\ngot  %s", cfg, data, want, got)
+	require.Contains(t, got, "\n"+e+"\n", "the skimming replay does not end with the error the twin refused the trace with: config %+v, data %q", cfg, data)
 }
 
 // rereadConfigs are the TargetRate configurations checkReread replays
@@ -94,6 +123,32 @@ func TestRereadIsTheFile(t *testing.T) {
 		`{"timestamp": "2024-05-01 10:00:00", "input_length": 600, "output_length": 2}
 {"timestamp": "2024-05-01 10:00:02.5", "input_length": 40, "output_length": 4, "hash_ids": [3]}`,
 	}
+	// Lines after a first one the skim takes as its template: lines it
+	// takes, lines it leaves to the full parse (other keys, numbers that
+	// are not plain, out of range), and malformed lists, whose error the
+	// skimming replay reports when it reaches them.
+	head := `{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [0, 1]}` + "\n"
+	for _, tail := range []string{
+		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": []}`,
+		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1, "a]"]}`,
+		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [[1], 2]}`,
+		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1, 2}`,
+		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1, -2]}`,
+		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [{}]}`,
+		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1], "timestamp": 900}`,
+		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1]} `,
+		`{"input_length": 40, "timestamp": 1500, "output_length": 4, "hash_ids": [1]}`,
+		`{"timestamp": 01500, "input_length": 40, "output_length": 4, "hash_ids": [1]}`,
+		`{"timestamp": 1.5e3, "input_length": 40, "output_length": 4, "hash_ids": [1]}`,
+		`{"timestamp": 1500, "input_length": 4000000000, "output_length": 4, "hash_ids": [1]}`,
+		`{"timestamp": 1500, "input_length": 40, "output_length": 12345678901234567890, "hash_ids": [1]}`,
+		`{"timestamp": 99999999999999999, "input_length": 40, "output_length": 4, "hash_ids": [1]}`,
+		`{"timestamp": 500, "input_length": 40, "output_length": 4, "hash_ids": [1]}` + "\n" + head,
+		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1, x]}` + "\n" + `{"timestamp": 4000, "input_length": 4, "output_length": 4, "hash_ids": [2]}`,
+		`{"timestamp": 3500, "input_length": 40, "output_length": 4, "hash_ids": [1, x]}`,
+	} {
+		rows = append(rows, head+tail, head+tail+"\n"+head[:len(head)-1])
+	}
 	for _, data := range rows {
 		for _, cfg := range rereadConfigs(Mooncake(0)) {
 			checkReread(t, []byte(data), cfg)
@@ -123,4 +178,138 @@ func FuzzReread(f *testing.F) {
 			checkReread(t, data, cfg)
 		}
 	})
+}
+
+// TestSkimIsTheFullPass holds a TargetRate replay of the Mooncake trace,
+// whose first pass skims it, to the replay whose first pass parses it
+// whole (checkReread), and checks that the skim takes every line after
+// the first (its template) at the arrival the full parse reads.
+func TestSkimIsTheFullPass(t *testing.T) {
+	path, ok := sharedtraces.Optional(t, mooncake)
+	if !ok {
+		return
+	}
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for _, cfg := range rereadConfigs(Mooncake(0))[:3] { // plain, windowed, filtered (not skimmed)
+		checkReread(t, data, cfg)
+	}
+	full := parser{name: "m", cfg: Mooncake(0)}
+	p := parser{name: "m", cfg: Mooncake(0)}
+	j, rows := newJSONRows(bytes.NewReader(data), "m"), newJSONRows(bytes.NewReader(data), "m")
+	j.skim = &skimmer{p: &p}
+	lines, skimmed := 0, 0
+	for {
+		r, err := j.next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		row, err := rows.next()
+		require.NoError(t, err)
+		var req, want Request
+		got, _, err := p.parse(r, &req)
+		require.NoError(t, err)
+		raw, _, err := full.parse(row, &want)
+		require.NoError(t, err)
+		require.Equal(t, raw, got, "line %d", row.line())
+		lines++
+		if j.skimmed {
+			skimmed++
+		}
+	}
+	assert.Equal(t, lines-1, skimmed, "the lines skimmed")
+}
+
+// FuzzSkimLine holds the skim to the full parse on a line after a
+// Mooncake line (the skim's template): a line the skim takes is one the
+// full parse reads, at the same arrival, once its hash id list (what the
+// skim steps over, to its first ']') is replaced by []. The skim reads
+// every other byte: only a malformed list escapes it.
+func FuzzSkimLine(f *testing.F) {
+	for _, s := range []string{
+		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [7, 8]}`,
+		`{"timestamp": 01500, "input_length": 40, "output_length": 4, "hash_ids": [7, 8]}`,
+		`{"timestamp": 1500, "input_length": 040, "output_length": 4, "hash_ids": [7, 8]}`,
+		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": ["]}`,
+		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [x]}`,
+		`{"timestamp": 1500, "input_length": 40, "output_length": 4294967296, "hash_ids": []}`,
+		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1]}}`,
+		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if bytes.ContainsAny(line, "\n\r") {
+			return // one line
+		}
+		head := `{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [0, 1]}` + "\n"
+		p := parser{name: "f", cfg: Mooncake(0)}
+		j := newJSONRows(strings.NewReader(head+string(line)), "f")
+		j.skim = &skimmer{p: &p}
+		for range 2 {
+			r, err := j.next()
+			if err != nil {
+				return
+			}
+			var req Request
+			if _, _, err := p.parse(r, &req); err != nil {
+				return
+			}
+		}
+		if !j.skimmed {
+			return
+		}
+		text := bytes.TrimSpace(line)
+		k := bytes.Index(text, []byte(`"hash_ids": [`)) + len(`"hash_ids": `)
+		e := k + bytes.IndexByte(text[k:], ']')
+		fixed := string(text[:k]) + "[]" + string(text[e+1:])
+		full := parser{name: "f", cfg: Mooncake(0)}
+		rows := newJSONRows(strings.NewReader(head+fixed), "f")
+		var raw time.Duration
+		for range 2 {
+			r, err := rows.next()
+			require.NoError(t, err, "%q, list replaced: %q", line, fixed)
+			var req Request
+			var keep bool
+			raw, keep, err = full.parse(r, &req)
+			require.NoError(t, err, "%q, list replaced: %q", line, fixed)
+			require.True(t, keep)
+		}
+		require.Equal(t, raw, j.raw, "%q", line)
+	})
+}
+
+// checkSkimSpan holds span with skimRun to its twin, span without, on a first pass over
+// data that skims (cfg's, without TargetRate, when it skims): the same
+// count, last arrival and error, and the same state of the trace after.
+func checkSkimSpan(t *testing.T, data []byte, cfg TraceConfig) {
+	t.Helper()
+	cfg.Transform.TargetRate, cfg.Conversations = 0, ConversationReplay{}
+	if !skims(cfg) {
+		return
+	}
+	pass := func(fast bool) (string, *Trace) {
+		tr, err := NewTrace(bytes.NewReader(data), "fuzz", cfg)
+		if err != nil {
+			return "refused: " + err.Error(), nil
+		}
+		j := tr.rows.(*jsonRows)
+		tr.p.measuring, j.skim = true, &skimmer{p: &tr.p}
+		defer func(on bool) { skimRunOn = on }(skimRunOn)
+		skimRunOn = fast
+		n, last, err := span(tr)
+		return fmt.Sprintf("%d %v %v", n, last, err), tr
+	}
+	want, slow := pass(false)
+	got, fast := pass(true)
+	require.Equal(t, want, got, "config %+v, data %q", cfg, data)
+	if slow == nil {
+		return
+	}
+	state := func(tr *Trace) string {
+		return fmt.Sprintf("%v %v %v %v %d %d %d %d %+v %v %v %v %v", tr.started, tr.rebased, tr.origin, tr.prev, tr.lastLine,
+			tr.next, tr.count, tr.rowsRead, tr.track, tr.done, tr.err, tr.p.clock, tr.rows.(*jsonRows).ln)
+	}
+	require.Equal(t, state(slow), state(fast), "config %+v, data %q", cfg, data)
 }

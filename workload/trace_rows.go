@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Errors a trace reader wraps; branch on them with errors.Is. The error
@@ -212,6 +213,13 @@ type jsonRows struct {
 	// its memo), or that were not flat: a hint of the same gen holds.
 	gen   uint64
 	hints [slots]hint
+	// skim, in a TargetRate replay's first pass, reads a line's arrival
+	// alone when it can (see skimmer): then skimmed is set, raw is the
+	// arrival, and the row answers parse alone (not get).
+	skim    *skimmer
+	skimmed bool
+	raw     time.Duration
+	held    bool // the scanner's line is the next row's (Trace.skimRun)
 }
 
 // A hint is where the parser's column found its field: the index in
@@ -241,17 +249,26 @@ func newJSONRows(r io.Reader, name string) *jsonRows {
 }
 
 func (j *jsonRows) next() (row, error) {
-	for j.s.Scan() {
+	for j.held || j.s.Scan() {
+		j.held = false
 		j.ln++
 		text := bytes.TrimSpace(j.s.Bytes())
 		if len(text) == 0 {
 			continue
+		}
+		if j.skim != nil {
+			if j.raw, j.skimmed = j.skim.line(text); j.skimmed {
+				return j, nil
+			}
 		}
 		if j.fields, j.ints, j.flat = flatObject(j.fields[:0], j.ints[:0], text, &j.memo); j.flat {
 			if !j.memo.same {
 				j.gen++
 			}
 			j.text = text
+			if j.skim != nil && !j.skim.ready {
+				j.skim.learn(j)
+			}
 			return j, nil
 		}
 		j.gen++

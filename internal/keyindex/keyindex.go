@@ -184,6 +184,47 @@ func (t *Index) Missing(keys []uint64) int {
 	return len(keys)
 }
 
+// FilterBits sizes a Filter: 2^FilterBits bytes.
+const FilterBits = 16
+
+// Filter is a byte a slot of keys' hashes (FilterSlot), which
+// MissingMark sets: kvtier's cold chain's marks.
+type Filter [1 << FilterBits]uint8
+
+// FilterSlot is key's slot in a Filter: the top bits of the hash whose
+// bottom ones find its home.
+func FilterSlot(key uint64) uint64 { return (key * mul) >> (64 - FilterBits) }
+
+// MissingMark is Missing, and it sets f's slot of each key it finds not
+// held (FilterSlot) to v: the keys before the first held one, or all.
+// Its loop is Missing's with the store added, the hash computed once
+// for the home and the slot, where a caller's loop after Missing's
+// computed it again. Not inlined, as Missing.
+//
+//go:noinline
+func (t *Index) MissingMark(keys []uint64, f *Filter, v uint8) int {
+	slots, shift := t.slots, t.shift&63
+	if t.n == 0 || len(slots) == 0 {
+		for _, k := range keys {
+			f[(k*mul)>>(64-FilterBits)] = v
+		}
+		return len(keys)
+	}
+	mask := uint(len(slots) - 1)
+	for x, k := range keys {
+		h := k * mul
+		i := uint(h) >> shift
+		for s := &slots[i&mask]; s.id != 0; s = &slots[i&mask] {
+			if s.key == k {
+				return x
+			}
+			i++
+		}
+		f[h>>(64-FilterBits)] = v
+	}
+	return len(keys)
+}
+
 // Del removes key, if held: the entries after it in its probe run move
 // back into the hole when their home allows (Knuth's algorithm R).
 func (t *Index) Del(key uint64) {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// indexOps applies a stream of operations (Put, Del, Add, Reserve or Clear and PutNew, Missing, AddNew) to an Index
+// indexOps applies a stream of operations (Put, Del, Add, Reserve or Clear and PutNew, Missing and MissingMark, AddNew) to an Index
 // and to a Go map, and fails at the first answer on which they differ. Keys come from
 // a small range (collisions, reinserts and deletes of absent keys are
 // common) or, half the time, from clustered homes: keys that differ only
@@ -75,6 +75,16 @@ func indexOps(t *testing.T, ops []byte) {
 					missing++
 				}
 				require.Equal(t, missing, ix.Missing(run), "Missing(%#x)", run)
+				// MissingMark answers as Missing and marks the keys it
+				// found not held, no other slot.
+				var f Filter
+				v := b[1] | 1
+				require.Equal(t, missing, ix.MissingMark(run, &f, v), "MissingMark(%#x)", run)
+				var wantF Filter
+				for _, k := range run[:missing] {
+					wantF[FilterSlot(k)] = v
+				}
+				require.True(t, f == wantF, "MissingMark(%#x) marks the keys before the first held", run)
 				var want []uint64
 				next := id
 				for _, k := range run {

@@ -1,0 +1,227 @@
+package workload
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"time"
+)
+
+// A TargetRate replay's first pass (timeFactor) needs each row's arrival
+// alone: it counts the requests and finds the last instant. On a JSON
+// Lines trace that maps no column but the arrival, the token counts and
+// the hash ids (Mooncake's), the pass skims a line whose keys are the
+// first line's, byte for byte, and whose numbers are plain integers in
+// range: it reads the arrival and the token counts, and steps over the
+// hash id list to its ']' without reading the ids, the most of a line's
+// bytes (about 30 ids a Mooncake line). The replay then parses the file
+// again from its start, whole, and the first pass keeps nothing, so a
+// replay that stops early (the regimes' first 2,000 of Mooncake's 3,993
+// lines) parses only the lines it replays.
+//
+// A skimmed line holds the keys and numbers the full parse would read
+// (its members are the first line's, in order, with no string in a list
+// that could hide one), so a trace the full parse accepts gives the same
+// count, the same instants and the same replay, byte for byte. What the
+// skim does not read is a hash id list's contents: a malformed list (an
+// id that is not an unsigned integer) is reported by the replay, at its
+// line, when the replay reaches it, not by NewTrace (a replay that stops
+// before that line never reports it; vLLM's bench serve, which loads a
+// whole dataset first, would refuse it). Any line the skim does not take
+// is parsed whole, and its errors are NewTrace's as before; a skimming
+// pass that ends in an error is read again whole (timeFactor), so the
+// errors NewTrace returns are the full pass's. The slow twin is the full
+// first pass (skimFirstPass off), which checkSkim (TestRereadIsTheFile,
+// FuzzReread), TestSkimIsTheFullPass and FuzzSkimLine hold it to.
+
+// skimFirstPass is false for the slow twin: the first pass parses every
+// line whole (set by the tests alone).
+var skimFirstPass = true
+
+// skimmer reads a line's arrival by the first flat line's template
+// (learn); it reads none until it has one.
+type skimmer struct {
+	p       *parser
+	ready   bool
+	members []skimMember
+	tail    string        // the bytes after the last value
+	unit    time.Duration // the arrival's unit (parser.unit)
+}
+
+// skimMember is one member of the template: the bytes before its value
+// (keyMemo's: the separator, the key, ':' and white space), how its
+// value is read, and the largest a plain integer value may be.
+type skimMember struct {
+	before string
+	kind   skimKind
+	max    uint64
+}
+
+// skimKind says how a member's value is read.
+type skimKind uint8
+
+const (
+	skimArrival skimKind = iota // the arrival: a plain integer, at most the unit's limit
+	skimCount                   // a token count: a plain integer, at most MaxInt32
+	skimList                    // the hash ids: a list, stepped over to its first ']'
+)
+
+// skims says whether the first pass of cfg may skim: JSON Lines, no
+// filter, and no column mapped but the arrival, the token counts and
+// the hash ids (plainRow's rows), whose values it reads.
+func skims(cfg TraceConfig) bool {
+	c := &cfg.Columns
+	return skimFirstPass && cfg.Format == JSONL && !cfg.Sort && len(cfg.Filters) == 0 && c.ID == "" && c.Conversation == "" &&
+		c.Turn == "" && c.Priority == "" && c.Class == "" && c.Failed == "" && c.BlockTokensColumn == ""
+}
+
+// learn takes the template of j's line, a flat line just read: each
+// member's bytes before its value, and how its value is read. A line
+// whose keys are not the mapped columns once each, as plain integers
+// (the hash ids a list), leaves the skimmer without one, and every line
+// is parsed whole.
+func (s *skimmer) learn(j *jsonRows) {
+	s.ready = false
+	c := &s.p.cfg.Columns
+	if len(j.memo.segs) != len(j.fields) {
+		return
+	}
+	unit, limit := s.p.unit()
+	s.members, s.unit = s.members[:0], unit
+	seen := map[string]bool{}
+	for n := range j.fields {
+		f := &j.fields[n]
+		key := string(f.key(j.text))
+		if seen[key] {
+			return // a key given twice: json.Unmarshal keeps the last
+		}
+		seen[key] = true
+		m := skimMember{before: string(j.memo.segs[n].b)}
+		switch key {
+		case c.Arrival:
+			m.kind, m.max = skimArrival, uint64(limit)
+		case c.Input, c.Output:
+			m.kind, m.max = skimCount, math.MaxInt32
+		case c.PrefixHashes:
+			m.kind = skimList
+		default:
+			return // a column not mapped: left to the full parse
+		}
+		if (m.kind == skimList) != (f.lo >= 0) || m.kind != skimList && f.lo != scalarInt {
+			return
+		}
+		s.members = append(s.members, m)
+	}
+	if !seen[c.Arrival] || !seen[c.Input] || !seen[c.Output] {
+		return
+	}
+	s.tail = string(j.text[j.fields[len(j.fields)-1].v1:])
+	s.ready = true
+}
+
+// line returns the arrival of text, a line whose members are the
+// template's (its bytes before each value, and after the last), each
+// value a plain integer in its column's range or (the hash ids) a list
+// without a string in it, with ok; false for any other line, which is
+// then parsed whole.
+func (s *skimmer) line(text []byte) (raw time.Duration, ok bool) {
+	if !s.ready || s.p.clock == clockDate {
+		return 0, false
+	}
+	i := 0
+	for k := range s.members {
+		m := &s.members[k]
+		if len(text)-i < len(m.before) || string(text[i:i+len(m.before)]) != m.before {
+			return 0, false
+		}
+		i += len(m.before)
+		if m.kind == skimList {
+			// To the list's first ']': with no '"' before it, no string
+			// in the list holds a ']' or a key, so the members that
+			// follow are the line's.
+			if i >= len(text) || text[i] != '[' {
+				return 0, false
+			}
+			e := bytes.IndexByte(text[i:], ']')
+			if e < 0 || bytes.IndexByte(text[i:i+e], '"') >= 0 {
+				return 0, false
+			}
+			i += e + 1
+			continue
+		}
+		// A plain integer (digits only, at most 19, without leading
+		// zero), as flatObject reads one: 1 to 7 digits from one 8-byte
+		// load (leadingDigits), more by skimDigits.
+		n, x := 0, uint64(0)
+		if i+8 <= len(text) {
+			n, x = leadingDigits(binary.LittleEndian.Uint64(text[i:]))
+		}
+		if n == 0 {
+			n, x = skimDigits(text, i)
+		}
+		if n == 0 || n > 1 && text[i] == '0' || x > m.max {
+			return 0, false
+		}
+		i += n
+		if m.kind == skimArrival {
+			raw = time.Duration(x) * s.unit
+		}
+	}
+	if string(text[i:]) != s.tail {
+		return 0, false
+	}
+	return raw, true
+}
+
+// skimDigits is the number of digits at i and their value, when 1 to 19;
+// 0 otherwise.
+func skimDigits(text []byte, i int) (n int, x uint64) {
+	j := i
+	for ; i < len(text) && text[i]-'0' < 10; i++ {
+		x = x*10 + uint64(text[i]-'0')
+	}
+	if n = i - j; n > 19 {
+		return 0, 0
+	}
+	return n, x
+}
+
+// skimRun counts, for span, the lines of a first pass that skims (j
+// being t's rows) that the skim takes and Next would count at once
+// (after the first kept row, in order, before the window's end), with
+// the state Next leaves (the rows read, the last row, the clock, the
+// count and the recorded instants), after n requests, the last at last.
+// It stops at the end of the input, or at a line for Next to read, which
+// j holds (held) for Next's call. It saves the calls a line takes
+// through Next (Next, read, readFile, readRow, parse, rebase, scale) and
+// the request each returns. Its twin is span without it (skimRunOn
+// off), which checkSkimSpan holds it to.
+func (t *Trace) skimRun(j *jsonRows, n int, last time.Duration) (int, time.Duration) {
+	w := t.cfg.Transform
+	for !t.done && t.factor == 1 && j.s.Scan() {
+		text := bytes.TrimSpace(j.s.Bytes())
+		if len(text) == 0 {
+			j.ln++
+			continue
+		}
+		raw, ok := j.skim.line(text)
+		rel := raw - t.origin
+		if !ok || !t.started || rel < t.prev || rel < w.WindowStart || w.WindowEnd > 0 && rel >= w.WindowEnd {
+			j.held = true
+			break
+		}
+		j.ln++
+		t.rowsRead++
+		t.p.clock = clockNumber
+		t.prev, t.lastLine = rel, j.ln
+		t.next++
+		t.count++
+		t.track.add(rel)
+		n, last = n+1, rel-w.WindowStart
+	}
+	return n, last
+}
+
+// skimRunOn is false for skimRun's twin: span counts every line through
+// Next (set by the tests alone).
+var skimRunOn = true
