@@ -295,13 +295,15 @@ func (e *Engine) coPublish(t int) {
 	r := ^t & co.mask
 	l := co.pubs[r]
 	k := 0
-	for i, x := range l {
+	sh := e.sh() // the block size's, read once, not a member
+	for i := range l {
+		x := &l[i]
 		if !x.live() {
 			continue
 		}
 		s := x.s
 		co.cached++
-		full, from := min(s.shared, (s.computed+t-s.t0+1)>>e.sh()), s.held
+		full, from := min(s.shared, (s.computed+t-s.t0+1)>>sh), s.held
 		// Its held segment grown in place (extendHeld, runCache's first try:
 		// its path made, its cursor fresh after its held blocks), with none
 		// of cacheThrough's calls between; else cacheThrough.
@@ -312,7 +314,7 @@ func (e *Engine) coPublish(t int) {
 		}
 		if s.held < s.shared {
 			if k != i { // else it is in its place: no store (a pointer's, with its write barrier)
-				l[k] = x
+				l[k] = *x
 			}
 			k++
 		}

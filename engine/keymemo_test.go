@@ -175,13 +175,19 @@ func TestRunMemoIsAscending(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("ids %v, %d blocks of %d a unit: through the memo %v, scanned %v", ids, shared, per, got, want)
 		}
-		if len(prompts) < 64 {
-			prompts = append(prompts, ids)
-		} else {
-			prompts[rng.IntN(len(prompts))] = ids
-		}
+		prompts = remember(rng, prompts, ids)
 	}
 	assert.Greater(t, reused, 5_000)
+}
+
+// remember keeps ids among prompts, of at most 64 (then in a random
+// one's place), and returns them.
+func remember(rng *rand.Rand, prompts [][]uint64, ids []uint64) [][]uint64 {
+	if len(prompts) < 64 {
+		return append(prompts, ids)
+	}
+	prompts[rng.IntN(len(prompts))] = ids
+	return prompts
 }
 
 // TestTwoRunsIsScan holds appendRunPath's bisection (a request that
@@ -226,4 +232,64 @@ func TestTwoRunsIsScan(t *testing.T) {
 		}
 	}
 	assert.Greater(t, caught, 1_000)
+}
+
+// TestRisingIsScan holds appendRisingPath's bisection of rising ids
+// (a request that promises them, as a conversation's turn does) to its
+// scan: on rising ids of up to a dozen runs, or a prompt that resends
+// an earlier one cut anywhere and adds runs (a conversation's next
+// turn), cut anywhere, the paths are equal, through the memo or not; on
+// ids promised to rise that fall somewhere, they are equal whenever
+// ascend.Rise's check catches it.
+func TestRisingIsScan(t *testing.T) {
+	var (
+		rng     = rand.New(rand.NewPCG(41, 12))
+		m       keyMemo
+		prompts [][]uint64
+		fresh   = uint64(1 << 20)
+		caught  int
+	)
+	for range 20_000 {
+		n := 1 + rng.IntN(300)
+		var ids []uint64
+		switch {
+		case len(prompts) > 0 && rng.IntN(2) == 0: // a next turn
+			prev := prompts[rng.IntN(len(prompts))]
+			ids = append(ids, prev[:rng.IntN(len(prev)+1)]...)
+		case rng.IntN(2) == 0: // a group's shared ids
+			g := uint64(rng.IntN(4))
+			for i := range min(n, 64) {
+				ids = append(ids, g*64+uint64(i))
+			}
+		}
+		runs := 1 + rng.IntN(12)
+		for len(ids) < n {
+			ids = append(ids, fresh)
+			fresh++
+			if rng.IntN(n) < runs {
+				fresh += 1 + rng.Uint64N(1+rng.Uint64N(1<<10))
+			}
+		}
+		lie := rng.IntN(4) == 0
+		if lie {
+			ids[rng.IntN(len(ids))] = rng.Uint64N(1 << 21)
+		} else {
+			prompts = remember(rng, prompts, ids)
+		}
+		per := []int{1, 1, 2, 4, 32}[rng.IntN(5)]
+		units := 1 + rng.IntN(len(ids)) // a prompt cut anywhere
+		shared := units*per - rng.IntN(per)
+		want := appendRunPath(nil, nil, ids, per*16, 16, shared, false, 7)
+		if _, ok := appendRisen(nil, ids[:(shared+per-1)/per], per, shared); lie && ok {
+			continue // ids that do not rise where the bisection reads them: nothing to hold
+		} else if lie {
+			caught++
+		}
+		for _, memo := range []*keyMemo{nil, &m} {
+			if got := appendRisingPath(memo, nil, ids, per*16, 16, shared, 7); !slices.Equal(got, want) {
+				t.Fatalf("ids %v, %d blocks of %d a unit, rising promised: %v, scanned %v", ids, shared, per, got, want)
+			}
+		}
+	}
+	assert.Greater(t, caught, 200)
 }

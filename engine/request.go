@@ -48,17 +48,20 @@ type Request struct {
 	// (ErrRemoteOff otherwise) and ServedOutput >= 2 (ErrRemoteOutput
 	// otherwise: nothing would be left to decode). See remote.go.
 	Remote bool
-	// PrefixTwoRuns promises that Prefix is at most two runs of
-	// consecutive ids, each one more than the one before
-	// (workload.Request.PrefixTwoRuns: a synthetic prompt's shared ids,
-	// then its own fresh ones). The engine then finds where the first
-	// run ends by bisection, not by reading every id; ids that fail a
-	// cheap check of the promise (the last id at its place in its run)
-	// are read one by one. Only this module's sources can make the
-	// promise (its zero value, the only one another caller can write,
+	// PrefixTwoRuns is a promise about Prefix's shape (the name is its
+	// first kind's). TwoRuns promises at most two runs of consecutive
+	// ids, each one more than the one before (a synthetic prompt's
+	// shared ids, then its own fresh ones): the engine finds where the
+	// first run ends by bisection, not by reading every id, and ids that
+	// fail a cheap check of the promise (the last id at its place in its
+	// run) are read one by one. Rising promises that each id is more
+	// than the one before (a conversation's turn): each run's end is
+	// found by bisection, and the ids are read one by one when one that
+	// bisection reads does not rise. Only this module's sources can make
+	// a promise (the zero value, the only one another caller can write,
 	// promises nothing): a broken promise that passed the check would
-	// change which blocks count as cached. (Declared beside Remote, whose
-	// padding it fills.)
+	// change which blocks count as cached. (Declared beside Remote,
+	// whose padding it fills.)
 	PrefixTwoRuns ascend.Promise
 	// Deadline is the instant the first token is due, for
 	// EarliestDeadline; 0 means none. It must not precede Arrival.

@@ -148,6 +148,21 @@ func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared 
 	return append(dst, runLabel{c: runContent{kind: 3, id: own}, n: ownRun})
 }
 
+// appendRisingPath is appendRunPath for a request that promises rising
+// ids: when p is a multiple of b, each run's end is found by bisection
+// (appendRisen) if the ids pass its check; else appendRunPath's way.
+// Its callers choose between the two (a call that chose cost Regime/
+// Fleet8PrefixApprox, whose requests promise two runs, a call a path).
+func appendRisingPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, own uint64) []runLabel {
+	if shared > 0 && p%b == 0 {
+		per := p / b
+		if d, ok := appendRisen(dst, prefix[:(shared+per-1)/per], per, shared); ok {
+			return append(d, runLabel{c: runContent{kind: 3, id: own}, n: ownRun})
+		}
+	}
+	return appendRunPath(memo, dst, prefix, p, b, shared, false, own)
+}
+
 // twoRuns is where the first run of ids ends when the request promises
 // at most two (two, its PrefixTwoRuns) and the ids pass ascend.Two's
 // check; ok is false otherwise, and then the runs are scanned. Where
@@ -162,6 +177,27 @@ func twoRuns(memo *keyMemo, ids []uint64, two bool) (k int, ok bool) {
 		return ascend.Two(ids, 0)
 	}
 	return memo.two.Two(ids)
+}
+
+// appendRisen appends to dst, and returns, the labels of the runs of
+// ids (units of per blocks each, the first shared blocks of them), which
+// the request promises rise, when they pass ascend.Rise's check, each
+// run's end found by bisection; ok reports whether it did (else dst is
+// as it was). A conversation's turn is a run for its group's shared
+// prompt and two for each turn so far, of 150 ids: read one by one
+// (keyMemo.appendRuns, past the shared prompt) they cost Regime/
+// Conversations 418 instructions a request more (cachegrind,
+// 2026-12-05). TestRisingIsScan holds the path to the scan's.
+func appendRisen(dst []runLabel, ids []uint64, per, shared int) (_ []runLabel, ok bool) {
+	n := len(dst)
+	for u := 0; u < len(ids); {
+		k, ok := ascend.Rise(ids[u:])
+		if !ok {
+			return dst[:n], false
+		}
+		dst, u = appendRun(dst, ids, u, u+k, per, shared), u+k
+	}
+	return dst, true
 }
 
 // memoRunIDs is the fewest units whose runs appendRunPath takes through
@@ -469,8 +505,26 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 		lab := &path[li]
 		k := -1 // commonRun's answer, not yet known
 		if eoff == ed.lab.n {
+			// The child index holds a pair for each edge, keyed by its
+			// parent: an edge of no child has none there, and one of one
+			// child whose first block is first has that one (a
+			// conversation's edges: each turn goes on from the last).
+			// childKey's hash and the index's probe cost Regime/
+			// Conversations 68 instructions a request more (cachegrind,
+			// 2026-12-05). Where the one child's first block differs, the
+			// index answers, as it did.
 			first := lab.at(lo, t.b)
-			c, ok := t.child.get(childKey(e, first))
+			var c int32
+			ok := false
+			if kids := ed.kids; len(kids) > 1 {
+				c, ok = t.child.get(childKey(e, first))
+			} else if len(kids) == 1 {
+				if c = kids[0]; t.edges[c].lab.c == first {
+					ok = true
+				} else {
+					c, ok = t.child.get(childKey(e, first))
+				}
+			}
 			if !ok {
 				break
 			}
@@ -843,12 +897,16 @@ func (p *blockPool) extendHeld(held *int, r *runSeq, full int) bool {
 	k := full - c.pos
 	lo := int32(c.eoff)
 	prev, room := noNode, r.room
+	var g *segPlace // prev's place
 	if k <= room && len(ed.segs) == 1 {
 		// A decoding request's answer, a block a call: the blocks agree
 		// (room), and the edge's one segment is what heldBefore finds,
 		// without a scan, if it is primary and ends at the cursor; else
 		// heldBefore finds nothing. TestRunPoolTwin reaches both ways.
-		if prev = ed.segs[0]; t.at[prev].hi != lo || p.nodes[prev].copy {
+		// Then, as below, it must be r's alone.
+		prev = ed.segs[0]
+		g = &t.at[prev]
+		if nd := &p.nodes[prev]; g.hi != lo || nd.copy || nd.pinned || nd.refs != 1 {
 			return false
 		}
 		t.grown++
@@ -872,13 +930,14 @@ func (p *blockPool) extendHeld(held *int, r *runSeq, full int) bool {
 		if run {
 			room = min(ed.lab.n-c.eoff, lab.n-c.lo)
 		}
-	}
-	if p.nodes[prev].pinned || p.nodes[prev].refs != 1 {
-		return false
+		if p.nodes[prev].pinned || p.nodes[prev].refs != 1 {
+			return false
+		}
+		g = &t.at[prev]
 	}
 	r.room = room - k
 	hi := lo + int32(k)
-	t.at[prev].hi = hi
+	g.hi = hi
 	t.inPlace++
 	if p.pub != nil {
 		p.emitStored(c.edge, int(lo), int(hi))
@@ -1254,7 +1313,12 @@ func keyAt(t *runTree, e int32, off int) uint64 {
 // of r, block by block as Warm's walk of their keys.
 func (e *Engine) warmRuns(r *Request, n int) int {
 	p := &e.pool
-	rs := runSeq{path: appendRunPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, r.PrefixTwoRuns.Two(), 0)}
+	var rs runSeq
+	if r.PrefixTwoRuns.Rises() {
+		rs.path = appendRisingPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, 0)
+	} else {
+		rs.path = appendRunPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, r.PrefixTwoRuns.Two(), 0)
+	}
 	held, added := 0, 0
 	for j := range n {
 		if p.runFinds(rs.path, j) {

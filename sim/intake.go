@@ -312,7 +312,9 @@ func (r *runner) send(ref int32) error {
 			}
 		case r.gw != nil:
 			return r.admit(ref)
-		default: // leastFresh: LeastLoaded's choice, no request built
+		case r.view.idx == nil: // leastFresh: LeastLoaded's choice, no request built, of the whole fleet
+			i = leastOutstanding(r.reps, r.now)
+		default: // leastFresh, of an autoscaled fleet's routable replicas
 			i = r.view.at(r.view.LeastOutstanding())
 		}
 	}

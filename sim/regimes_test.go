@@ -312,8 +312,9 @@ func regimeTrace(bench string) string {
 
 // TestPrefixTwoRunsChangeNothing holds the engines' bisection of a prompt's
 // runs of ids (engine.Request.PrefixTwoRuns, which Synthetic's prompts
-// promise) to their scan: each open-loop regime whose requests promise
-// runs gives the same bytes, every record, the summary and every step,
+// promise, and Conversations' rising ids) to their scan: each regime
+// whose requests promise runs (open-loop, or a closed loop that is no
+// trace) gives the same bytes, every record, the summary and every step,
 // with the promises cleared (each run pool then scans the ids, through
 // its key memo).
 func TestPrefixTwoRunsChangeNothing(t *testing.T) {
@@ -321,22 +322,26 @@ func TestPrefixTwoRunsChangeNothing(t *testing.T) {
 	for _, rg := range regimes {
 		t.Run(rg.name, func(t *testing.T) { // a regime's build may skip (MooncakeReplay without ../shared), the rest run
 			cfg, src := rg.build(t, rg.small)
+			wrap := func(n *noRuns) workload.Source { return n }
 			if _, closed := src().(workload.Feedback); closed {
-				return
+				if _, paced := src().(workload.Paced); paced {
+					return
+				}
+				wrap = func(n *noRuns) workload.Source { return noRunsFed{n, n.Source.(workload.Feedback)} }
 			}
 			promised := &noRuns{Source: src()}
-			want, _, err := runSourceScenario(cfg, promised, true)
+			want, _, err := runSourceScenario(cfg, wrap(promised), true)
 			require.NoError(t, err)
 			if promised.cleared == 0 {
 				return // no prompt of this regime promises runs
 			}
 			tried++
-			got, _, err := runSourceScenario(cfg, &noRuns{Source: src(), clear: true}, true)
+			got, _, err := runSourceScenario(cfg, wrap(&noRuns{Source: src(), clear: true}), true)
 			require.NoError(t, err)
 			sameBytes(t, want.text, got.text)
 		})
 	}
-	assert.GreaterOrEqual(t, tried, 4, "the shared-prefix regimes promise runs")
+	assert.GreaterOrEqual(t, tried, 5, "the shared-prefix regimes promise runs")
 }
 
 // noRuns counts the requests of its source that promise runs of ids
@@ -347,9 +352,15 @@ type noRuns struct {
 	cleared int
 }
 
+// noRunsFed is noRuns of a closed-loop source, which it passes feedback.
+type noRunsFed struct {
+	*noRuns
+	workload.Feedback
+}
+
 func (n *noRuns) Next() (workload.Request, error) {
 	r, err := n.Source.Next()
-	if r.PrefixTwoRuns.Two() {
+	if r.PrefixTwoRuns.Two() || r.PrefixTwoRuns.Rises() {
 		n.cleared++
 		if n.clear {
 			r.PrefixTwoRuns = ascend.Promise{}

@@ -247,6 +247,13 @@ func (r *runner) planned(rep *replica, p *engine.Plan) error {
 // stopping instant as it is once the finisher no longer counts; a join
 // or an abort later at this instant cuts the continued run whole
 // (interrupt), as it would have been planned only after them.
+//
+// The move's end, the earliest in stepEnds (peek), stays there while the
+// end is applied, as the instant it is: the continued run's end replaces
+// it in place (planned), else it goes before the next event is peeked.
+// A continued run so spares the pop's remove (about 20 instructions a
+// move), and a small fleet keeps its second earliest end when the new
+// one comes before it (stepEnds.set).
 func (r *runner) stepEnd(rep *replica) error {
 	out, err := rep.eng.Complete(r.now)
 	if err != nil {
@@ -258,9 +265,10 @@ func (r *runner) stepEnd(rep *replica) error {
 	if rep.continues && !rep.planned {
 		if p := rep.run().Continue(r.now, r.stopping()); p != nil {
 			r.continued++
-			return r.planned(rep, p)
+			return r.planned(rep, p) // moves its end later, in place
 		}
 	}
+	r.ends.remove(rep.idx) // nothing plans a replica in between (only planQueued and Continue do)
 	r.queuePlan(rep)
 	return nil
 }

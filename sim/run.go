@@ -54,7 +54,7 @@ type runner struct {
 	measuredLive int // measured requests that arrived and have not ended
 
 	checkEngine bool // tests: verify the engines' invariants after every plan and step
-	apart       bool // a measured record is counted apart too (countApart): a fleet, classes or tiers
+	apart       bool // a measured record is counted apart too (countAll): a fleet, classes or tiers
 	continued   int  // moves planned at a step end by engine.Runner.Continue (tests read it)
 	chunkRuns   int  // runs planned whose steps carry prefill chunks, counted while checkEngine (tests read it)
 	runReserves int  // reservations made inside a run (reserveInRun), counted while checkEngine (tests read it)
@@ -257,7 +257,7 @@ func (r *runner) loop() error {
 		}
 		var err error
 		if stepEnd {
-			err = r.stepEnd(&r.reps[r.ends.pop().rep])
+			err = r.stepEnd(&r.reps[r.ends.peek().rep])
 		} else {
 			err = r.handle(r.events.pop())
 		}
@@ -301,7 +301,7 @@ func (r *runner) halt(t time.Duration) error {
 // before that step end's event would have collected it).
 func (r *runner) haltOverloaded() error {
 	for r.ends.len() > 0 && r.ends.peek().at <= r.now {
-		if err := r.stepEnd(&r.reps[r.ends.pop().rep]); err != nil {
+		if err := r.stepEnd(&r.reps[r.ends.peek().rep]); err != nil {
 			return err
 		}
 	}

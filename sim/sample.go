@@ -46,14 +46,16 @@ type sample struct {
 	sk     *stats.Sketch
 }
 
-// sortedN is a sample's n once x holds every exact value, sorted, and
-// chunks none (presort, mergeSorted): the summary's sort is done. (A
+// sortedN is a sample's n once x's array holds every exact value,
+// sorted, in milliseconds (as float64s: asFloats), and chunks none
+// (presort, mergeSorted): the summary's sort and conversion are done. (A
 // field of its own grew a replica by 64 bytes, past the 7 KB that
 // TestFleetSetupAllocatesEachReplicaOnce holds it to.) Nothing adds to a
 // sorted sample: the summary sorts at the end of the run.
 const sortedN = -1
 
-// sorted reports whether x holds every exact value, sorted (sortedN).
+// sorted reports whether x's array holds every exact value, sorted, in
+// milliseconds (sortedN).
 func (s *sample) sorted() bool { return s.n == sortedN }
 
 // sampleChunk is how many values a chunk holds: 32 KiB.
@@ -164,27 +166,26 @@ func (s *sample) summarise(m stats.Method, sc *scratch) ([]float64, stats.Dist) 
 	if s.sk != nil {
 		return nil, s.sk.Dist(m)
 	}
+	if s.sorted() { // presort or mergeSorted's milliseconds
+		y := asFloats(s.x)
+		s.x, s.n = nil, 0
+		return y, stats.DistOf(y, m)
+	}
 	x := s.values()
 	s.x = nil // its array now holds the milliseconds
-	var y []float64
-	if s.sorted() {
-		s.n = 0
-		y = toMS(x)
-	} else {
-		y = sortMS(x, sc)
-	}
+	y := sortMS(x, sc)
 	return y, stats.DistOf(y, m)
 }
 
 // sortMS sorts x and returns its values in milliseconds, in x's array:
 // the sort's last pass writes them (stats.SortDurationsMS, whose
 // float64(d) / 1e6 is ms(d), and msOf(d) for any d it converts: infMS
-// takes slices.Sort), or toMS after it.
+// takes slices.Sort), or sortedToMS after it.
 func sortMS(x []time.Duration, sc *scratch) []float64 {
 	y, buf := stats.SortDurationsMS(x, sc.sort)
 	sc.sort = buf
 	if y == nil {
-		y = toMS(x)
+		y = sortedToMS(x)
 	}
 	return y
 }
@@ -195,10 +196,10 @@ func (s *sample) distOnly(m stats.Method, sc *scratch) stats.Dist {
 	if s.sk != nil {
 		return s.sk.Dist(m)
 	}
-	if s.sorted() { // presorted: its own array, converted in place
-		x := s.x
+	if s.sorted() { // presorted: its own array, in milliseconds
+		y := asFloats(s.x)
 		s.x, s.n = nil, 0
-		return stats.DistOf(toMS(x), m)
+		return stats.DistOf(y, m)
 	}
 	s.sync()
 	x := append(sc.vals[:0], s.x...)
@@ -212,19 +213,21 @@ func (s *sample) distOnly(m stats.Method, sc *scratch) stats.Dist {
 	return d
 }
 
-// presort sorts the exact values in place, before a merge reads them
-// (mergeSorted); the summary then converts them without a sort.
+// presort sorts the exact values in place and converts them to
+// milliseconds (sortMS), before a merge reads them (mergeSorted); the
+// summary then reads them as they are.
 func (s *sample) presort(sc *scratch) {
 	if s.sk != nil || s.sorted() {
 		return
 	}
-	sc.sort = stats.SortDurations(s.values(), sc.sort)
+	sortMS(s.values(), sc)
 	s.n = sortedN
 }
 
-// mergeSorted makes s's exact values, sorted, the merge of the parts'
-// presorted ones when the parts hold every value of s: a fleet's TTFT,
-// TPOT and E2E samples are its replicas' (countShare adds an ok request's
+// mergeSorted makes s's exact values, sorted and in milliseconds, the
+// merge of the parts' presorted ones when the parts hold every value of
+// s: a fleet's TTFT,
+// TPOT and E2E samples are its replicas' (countShared adds an ok request's
 // to its replica's share as count adds them to the fleet's, and a share
 // counts no request the fleet does not), so the fleet's sort is a merge
 // of theirs (their own summaries sort them anyway: Fleet8LeastLoaded's
@@ -233,6 +236,12 @@ func (s *sample) presort(sc *scratch) {
 // holds makes them the same multiset, and the merge the sort of s's
 // values, duration for duration; otherwise (a part or s sketched, more
 // than mergeParts parts, fewer values) s stays as it is, for the sort.
+// The parts are merged in milliseconds, each converted once by its
+// presort, not the fleet's durations after the merge (that conversion
+// cost Fleet8LeastLoaded about 45 instructions a request): the
+// conversion never reverses two values' order and makes equal values
+// the same bits (see sample), so the merge of the parts' milliseconds is
+// the milliseconds of the merge of their durations, bit for bit.
 // Proved by TestMergedSamplesAreTheSort.
 func (s *sample) mergeSorted(parts []*sample, sc *scratch) {
 	if s.sk != nil || s.sorted() || len(parts) > mergeParts {
@@ -249,12 +258,12 @@ func (s *sample) mergeSorted(parts []*sample, sc *scratch) {
 	if held != n || n == 0 {
 		return
 	}
-	var runs [mergeParts][]time.Duration
+	var runs [mergeParts][]float64
 	for i, p := range parts {
-		runs[i] = p.x
+		runs[i] = asFloats(p.x)
 	}
 	x := make([]time.Duration, n)
-	sc.sort = mergeRuns(x, runs[:len(parts)], sc.sort)
+	sc.sort = mergeRuns(asFloats(x), runs[:len(parts)], sc.sort)
 	s.free()
 	s.x, s.n = x, sortedN
 }
@@ -265,9 +274,10 @@ func (s *sample) mergeSorted(parts []*sample, sc *scratch) {
 const mergeParts = 16
 
 // mergeRuns sets x, as long as the runs together, to the merge of the
-// sorted runs, and returns buf, its scratch, grown. It copies the runs
-// into place and merges neighbours pairwise, a level at a time.
-func mergeRuns(x []time.Duration, runs [][]time.Duration, buf []time.Duration) []time.Duration {
+// sorted runs (of no NaN), and returns buf, its scratch (of 8-byte
+// values, as the sorts' is), grown. It copies the runs into place and
+// merges neighbours pairwise, a level at a time.
+func mergeRuns(x []float64, runs [][]float64, buf []time.Duration) []time.Duration {
 	var ends [mergeParts]int // each run's end in src
 	k := 0
 	for i, r := range runs {
@@ -277,7 +287,7 @@ func mergeRuns(x []time.Duration, runs [][]time.Duration, buf []time.Duration) [
 	if cap(buf) < len(x) {
 		buf = make([]time.Duration, len(x))
 	}
-	src, dst := x, buf[:len(x)]
+	src, dst := x, asFloats(buf[:len(x)])
 	for m := len(runs); m > 1; m = (m + 1) / 2 {
 		lo := 0
 		for i := 0; i < m; i += 2 {
@@ -300,29 +310,40 @@ func mergeRuns(x []time.Duration, runs [][]time.Duration, buf []time.Duration) [
 }
 
 // merge2 sets dst, as long as a and b together, to the merge of the
-// sorted a and b. Its loads and stores are unchecked, each index below
-// its slice's length by the loop's test (checked, the merge of a value
-// took 28 instructions, where the sort it replaces took about 20 a pass).
-func merge2(dst, a, b []time.Duration) {
+// sorted a and b (of no NaN). Its loads and stores are unchecked, each
+// index below its slice's length by the loop's test (checked, the merge
+// of a value took 28 instructions, where the sort it replaces took about
+// 20 a pass). The run whose last value is the smaller is a, so that it
+// runs out first, or with b's last left: the loop tests a's index alone
+// (b's last, no less than any of a's, is never taken before a's end),
+// and where a value of b equals one of a, which of them comes first
+// changes no bit of dst.
+func merge2(dst, a, b []float64) {
 	if len(dst) != len(a)+len(b) {
 		panic("sim: merge2's dst is not as long as a and b") // the unchecked stores below would overrun it
 	}
-	pa, pb, pd := unsafe.Pointer(unsafe.SliceData(a)), unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(dst))
-	i, j, k := uintptr(0), uintptr(0), uintptr(0)
-	na, nb := uintptr(len(a)), uintptr(len(b))
-	for i < na && j < nb {
-		x, y := *(*time.Duration)(unsafe.Add(pa, i*8)), *(*time.Duration)(unsafe.Add(pb, j*8))
-		if y < x {
-			*(*time.Duration)(unsafe.Add(pd, k*8)) = y
-			j++
-		} else {
-			*(*time.Duration)(unsafe.Add(pd, k*8)) = x
-			i++
-		}
-		k++
+	if len(a) == 0 || len(b) == 0 {
+		copy(dst[copy(dst, a):], b)
+		return
 	}
-	k += uintptr(copy(dst[k:], a[i:]))
-	copy(dst[k:], b[j:])
+	if b[len(b)-1] < a[len(a)-1] {
+		a, b = b, a
+	}
+	pa, pb, pd := unsafe.Pointer(unsafe.SliceData(a)), unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(dst))
+	i, j, na := uintptr(0), uintptr(0), uintptr(len(a))
+	for { // a's index alone can reach its end: tested after it moves
+		x, y := *(*float64)(unsafe.Add(pa, i*8)), *(*float64)(unsafe.Add(pb, j*8))
+		if y < x {
+			*(*float64)(unsafe.Add(pd, (i+j)*8)) = y
+			j++
+			continue
+		}
+		*(*float64)(unsafe.Add(pd, (i+j)*8)) = x
+		if i++; i == na {
+			break
+		}
+	}
+	copy(dst[na+j:], b[j:])
 }
 
 // toMS converts x to milliseconds in place, and returns them in x's array
@@ -333,6 +354,29 @@ func toMS(x []time.Duration) []float64 {
 	y = y[:len(x)] // y[i] below without a bounds check: 2 instructions of 15 a value
 	for i, d := range x {
 		y[i] = msOf(d) // x[i] is read before y[i], the same 8 bytes, is written
+	}
+	return y
+}
+
+// sortedToMS is toMS for a sorted x: infMS, the largest duration, can
+// only end it, so the values before it are converted without a test
+// each (toMS's test and the constant it reloads were 6 instructions of 15
+// a value: Fleet8LeastLoaded's shares convert 9,600).
+// TestMillisecondsOfSortedAreSortedMilliseconds holds it to toMS.
+func sortedToMS(x []time.Duration) []float64 {
+	n := len(x)
+	for n > 0 && x[n-1] == infMS {
+		n--
+	}
+	head := x[:n]
+	y := asFloats(head)
+	y = y[:len(head)] // y[i] below without a bounds check
+	for i, d := range head {
+		y[i] = ms(d)
+	}
+	y = asFloats(x)
+	for i := n; i < len(y); i++ {
+		y[i] = math.Inf(1)
 	}
 	return y
 }

@@ -219,7 +219,8 @@ func TestWeightedCountsAreTheMap(t *testing.T) {
 
 // The milliseconds of the sorted durations are the sorted milliseconds,
 // bit for bit (sample.summarise relies on it): the conversion keeps the
-// order, and equal milliseconds are the same bits.
+// order, and equal milliseconds are the same bits; and sortedToMS is
+// toMS on sorted durations.
 func TestMillisecondsOfSortedAreSortedMilliseconds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	x := make([]time.Duration, 50_000)
@@ -236,7 +237,14 @@ func TestMillisecondsOfSortedAreSortedMilliseconds(t *testing.T) {
 	want := toMS(slices.Clone(x))
 	slices.Sort(want)
 	stats.SortDurations(x, nil)
+	require.Equal(t, bitsOf(want), bitsOf(sortedToMS(slices.Clone(x))))
 	require.Equal(t, bitsOf(want), bitsOf(toMS(x)))
+	for n := range 6 { // short ones, all infMS or none
+		y := slices.Repeat([]time.Duration{infMS}, n)
+		require.Equal(t, bitsOf(toMS(slices.Clone(y))), bitsOf(sortedToMS(y)))
+		y = x[:n]
+		require.Equal(t, bitsOf(toMS(slices.Clone(y))), bitsOf(sortedToMS(slices.Clone(y))))
+	}
 }
 
 // The weighted form (ITLs as value counts) equals the expanded sample.

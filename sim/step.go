@@ -495,24 +495,34 @@ func (r *runner) tally(rec *Record, class int) {
 		if r.scale != nil {
 			r.scale.noteEnd(rec, r.col.sloFor(rec))
 		}
-		if r.col.detect { // counted once the warm-up is known
+		switch {
+		case r.col.detect: // counted once the warm-up is known
 			r.col.hold(rec)
-		} else {
+		case r.apart:
+			r.countAll(rec, class)
+		default:
 			r.col.count(rec)
-			if r.apart {
-				r.countApart(rec, class)
-			}
 		}
 	}
 }
 
-// countApart counts a measured record in its replica's summary (in a
-// fleet), its class's (with classes) and the tiers' tallies (with tiers):
-// one replica with no classes and no tiers keeps no summary apart
-// (runner.apart says so).
-func (r *runner) countApart(rec *Record, class int) {
+// countAll counts a measured record in the run's summary and apart: in
+// its replica's share (in a fleet), its class's summary (with classes)
+// and the tiers' tallies (with tiers). One replica with no classes and
+// no tiers keeps no summary apart (runner.apart says so). Without
+// classes the replica judges a request by the run's SLO, so its share
+// takes the run's verdict (count's) rather than judge it again
+// (countShared); with classes it judges it by that SLO itself.
+func (r *runner) countAll(rec *Record, class int) {
+	good := r.col.s.Good
+	r.col.count(rec)
 	if r.fleet && rec.Replica != Unrouted {
-		r.reps[rec.Replica].col.count(rec)
+		c := &r.reps[rec.Replica].col
+		if r.perClass {
+			c.countShared(rec, c.attribute(rec, &c.slo))
+		} else {
+			c.countShared(rec, r.col.s.Good != good)
+		}
 	}
 	if r.perClass {
 		r.classes.list[class].col.count(rec)

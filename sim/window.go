@@ -133,8 +133,7 @@ func (r *runner) summary() Summary {
 		kept, rep = truncate(r.col.eligible, w)
 		r.col.detect = false
 		for i := range kept {
-			r.col.count(&kept[i])
-			r.countApart(&kept[i], r.classes.of(kept[i].Class))
+			r.countAll(&kept[i], r.classes.of(kept[i].Class))
 		}
 		area, r.col.s.HeldAtStart = integrate(r.segs, rep.Start, end)
 		m := r.markAt(rep.Start)

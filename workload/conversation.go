@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"time"
+
+	"github.com/servesim/servesim/internal/ascend"
 )
 
 // Conversations is a multi-turn chat workload. First turns arrive open-loop
@@ -151,17 +153,21 @@ func (s *ChatSource) start(at time.Duration) Request {
 	c.turns = s.cfg.Turns.Sample(stream("turns"))
 	c.input = s.prefix.PrefixTokens + s.cfg.FirstInput.Sample(c.user)
 	c.ids = s.ids.prompt(stream("prefix"), c.input)
+	c.output = s.cfg.Output.Sample(c.answer)
 	return s.issue(c, at)
 }
 
-// issue draws the current turn's answer length and yields it, its ids
-// covering its prompt's and then its answer's blocks.
+// issue yields the current turn, its answer's length drawn, its ids
+// (its prompt's, in an array with room for its answer's but on a first
+// turn) then covering its answer's blocks too.
 func (s *ChatSource) issue(c *conversation, at time.Duration) Request {
-	c.output = s.cfg.Output.Sample(c.answer)
-	c.ids = s.ids.extend(c.ids, c.input, c.input+c.output)
+	c.ids = s.ids.reopen(c.ids, c.input, c.input+c.output)
 	r := Request{ID: s.next, Arrival: at, InputTokens: c.input, OutputTokens: c.output,
 		PrefixHashes: c.ids, PrefixBlockTokens: s.prefix.block(), HashesCoverOutput: c.ids != nil,
 		Conversation: c.id, Turn: c.turn, Class: s.cfg.Class}
+	if c.ids != nil {
+		r.PrefixTwoRuns = ascend.Rising() // blockIDs' ids rise (blockIDs.extendIn)
+	}
 	s.inflight[r.ID] = c
 	s.next++
 	return r
@@ -182,8 +188,11 @@ func (s *ChatSource) Finished(id uint64, at time.Duration, ok bool) {
 	if s.cfg.MaxInput > 0 && next > s.cfg.MaxInput {
 		return
 	}
-	c.ids = s.ids.extend(c.ids, c.input+c.output, next) // the full blocks of its prompt and answer
-	c.input = next
+	// The answer's length, of its own stream, is drawn before the ids
+	// (the same): they are made with room for its blocks (reopen).
+	output := s.cfg.Output.Sample(c.answer)
+	c.ids = s.ids.extendIn(c.ids, c.input+c.output, next, next+output) // the full blocks of its prompt and answer
+	c.input, c.output = next, output
 	c.turn++
 	s.ready = append(s.ready, s.issue(c, at+s.cfg.Think.sample(c.think)))
 }

@@ -248,3 +248,46 @@ func TestGroupIDsAreCounted(t *testing.T) {
 	}
 	assert.Greater(t, kept, 100)
 }
+
+// TestReopenIsExtend holds a conversation's ids made in one array
+// (extendIn with room for the answer, then reopen; a first turn's
+// prompt, grown) to those made in two (the answer's ids in a copy,
+// extendIn), over random
+// configurations and turns, and holds each turn's ids to their promise
+// that they rise (ascend.Rising).
+func TestReopenIsExtend(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 13))
+	for range 200 {
+		cfg := PrefixReuse{Groups: 1 + rng.IntN(20), PrefixTokens: rng.IntN(2_000), Probability: rng.Float64(),
+			BlockTokens: []int{0, 1, 16, 100}[rng.IntN(4)], Zipf: []float64{0, 0.8}[rng.IntN(2)]}
+		one, two := newBlockIDs(cfg), newBlockIDs(cfg)
+		seed := rng.Uint64()
+		r1, r2 := rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 1))
+		var convs [][2][]uint64 // each conversation's last ids, both ways
+		var tokens []int        // and its last prompt and answer, in tokens
+		for range 60 {
+			input, output := rng.IntN(3_000), rng.IntN(500)
+			var got, want []uint64
+			if i := rng.IntN(len(convs) + 1); i < len(convs) { // a next turn
+				prev := tokens[i]
+				input += prev
+				got = one.reopen(one.extendIn(convs[i][0], prev, input, input+output), input, input+output)
+				w := two.extendIn(convs[i][1], prev, input, input)
+				want = two.extendIn(w, input, input+output, input+output)
+				convs[i], tokens[i] = [2][]uint64{got, want}, input+output
+			} else {
+				got = one.reopen(one.prompt(r1, input), input, input+output)
+				want = two.extendIn(two.prompt(r2, input), input, input+output, input+output)
+				convs, tokens = append(convs, [2][]uint64{got, want}), append(tokens, input+output)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%+v, a turn of %d + %d tokens: %v in one array, %v in two", cfg, input, output, got, want)
+			}
+			for k := 1; k < len(got); k++ {
+				if got[k] <= got[k-1] {
+					t.Fatalf("%+v: ids %v do not rise at %d", cfg, got, k)
+				}
+			}
+		}
+	}
+}

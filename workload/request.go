@@ -48,14 +48,15 @@ type Request struct {
 	// then finds it in the prefix cache (Conversations sets it). False:
 	// the ids are the prompt's.
 	HashesCoverOutput bool
-	// PrefixTwoRuns promises that PrefixHashes is at most two runs of
-	// consecutive ids, each one more than the one before: Synthetic's
-	// prompts are, their group's shared ids and then their own fresh
-	// ones. A simulator then finds where the first run ends without
-	// reading every id (engine.Request.PrefixTwoRuns). Only this
-	// module's sources can make the promise; the zero value, the only
-	// one another source can write, promises nothing. A source that
-	// changes a request's ids must set it to the zero value.
+	// PrefixTwoRuns is a promise about PrefixHashes' shape, which lets a
+	// simulator find where its runs of consecutive ids end without
+	// reading every id (engine.Request.PrefixTwoRuns; the name is the
+	// first kind's). Synthetic's prompts promise at most two runs, each
+	// id one more than the one before: their group's shared ids, then
+	// their own fresh ones. Conversations' turns promise that their ids
+	// rise. Only this module's sources can make a promise; the zero
+	// value, the only one another source can write, promises nothing. A
+	// source that changes a request's ids must set it to the zero value.
 	PrefixTwoRuns ascend.Promise
 }
 

@@ -32,8 +32,9 @@ type Trace struct {
 	rowsRead int           // rows parsed, kept or not
 	track    clockTrack    // recorded instants of the requests yielded
 	sorted   []sortedRow
-	kept     *reread // a first pass: its reads, kept for the replay
-	reread   *reread // the first pass's reads, read again
+	kept     *reread      // a first pass: its reads, kept for the replay
+	reread   *reread      // the first pass's reads, read again
+	skimmed  *skimmedPass // the first pass skimmed: its input, for skimmedErr
 	done     bool
 	err      error // the error that ended the replay, returned again
 }
@@ -61,7 +62,7 @@ var errKeepNeedsReplay = errors.New("workload: TraceConfig.Conversations.Keep ma
 
 // newTrace is NewTrace for a valid configuration, Conversations ignored.
 func newTrace(r io.Reader, name string, cfg TraceConfig) (*Trace, error) {
-	factor, kept, err := timeFactor(r, name, cfg)
+	factor, kept, skimmed, err := timeFactor(r, name, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +70,7 @@ func newTrace(r io.Reader, name string, cfg TraceConfig) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Trace{name: name, cfg: cfg, rows: rows, p: parser{name: name, cfg: cfg}, factor: factor, reread: kept}, nil
+	return &Trace{name: name, cfg: cfg, rows: rows, p: parser{name: name, cfg: cfg}, factor: factor, reread: kept, skimmed: skimmed}, nil
 }
 
 // OpenTrace opens and reads the trace file at path; Close closes it.
@@ -113,18 +114,19 @@ func (t *Trace) Clock() TraceClock {
 // is that pass's reads when they fit in rereadBytes (see reread), else
 // nil. A pass that skims (see skimmer) and ends in an error is read
 // again whole, for the error a whole pass finds: a malformed line the
-// skim stepped over may be its cause.
-func timeFactor(r io.Reader, name string, cfg TraceConfig) (factor float64, kept *reread, err error) {
+// skim stepped over may be its cause. skimmed is the input of a pass
+// that skimmed and ended without error (skimmedErr reads it again).
+func timeFactor(r io.Reader, name string, cfg TraceConfig) (factor float64, kept *reread, skimmed *skimmedPass, err error) {
 	tr := cfg.Transform
 	if tr.TargetRate == 0 {
 		if tr.Slowdown == 0 {
-			return 1, nil, nil
+			return 1, nil, nil, nil
 		}
-		return tr.Slowdown, nil, nil
+		return tr.Slowdown, nil, nil, nil
 	}
 	rs, ok := r.(io.ReadSeeker)
 	if !ok {
-		return 0, nil, errors.New("workload: Transform.TargetRate needs a seekable input (a file) to measure the trace first")
+		return 0, nil, nil, errors.New("workload: Transform.TargetRate needs a seekable input (a file) to measure the trace first")
 	}
 	first := cfg
 	first.Transform.TargetRate = 0
@@ -134,24 +136,26 @@ func timeFactor(r io.Reader, name string, cfg TraceConfig) (factor float64, kept
 	if skims(first) {
 		var start int64 // where the whole pass starts again
 		if start, err = rs.Seek(0, io.SeekCurrent); err != nil {
-			return 0, nil, fmt.Errorf("workload: measuring %s: %w", name, err)
+			return 0, nil, nil, fmt.Errorf("workload: measuring %s: %w", name, err)
 		}
 		if n, last, kept, err = firstPass(rs, name, first, true); err != nil && !errors.Is(err, errRewind) {
 			if _, err := rs.Seek(start, io.SeekStart); err != nil {
-				return 0, nil, fmt.Errorf("workload: %w %s: %w", errRewind, name, err)
+				return 0, nil, nil, fmt.Errorf("workload: %w %s: %w", errRewind, name, err)
 			}
 			n, last, kept, err = firstPass(rs, name, first, false)
+		} else if err == nil {
+			skimmed = &skimmedPass{rs: rs, start: start, first: first}
 		}
 	} else {
 		n, last, kept, err = firstPass(rs, name, first, false)
 	}
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	if n == 0 || last == 0 {
-		return 1, kept, nil
+		return 1, kept, skimmed, nil
 	}
-	return float64(n) / tr.TargetRate / last.Seconds(), kept, nil
+	return float64(n) / tr.TargetRate / last.Seconds(), kept, skimmed, nil
 }
 
 // errRewind wraps the error of a seek to the start of the input.
@@ -232,7 +236,7 @@ func (t *Trace) Next() (Request, error) {
 			break
 		}
 		if r.Arrival, err = t.scale(rel - w.WindowStart); err != nil {
-			t.done, t.err = true, err
+			t.done, t.err = true, t.skimmedErr(err)
 			break
 		}
 		if t.cfg.Columns.ID == "" {

@@ -86,7 +86,8 @@ type Transform struct {
 	// arrival, the token counts and the hash ids (Mooncake's), the pass
 	// reads each line's keys and numbers but steps over its hash id list,
 	// and the replay reads the input again: a malformed list is reported
-	// by Next, at its line, when the replay reaches it, not by NewTrace;
+	// by Next, at its line, when the replay reaches it (or ends before it
+	// at an arrival scaled past time.Duration's range), not by NewTrace;
 	// every other malformed line still is.
 	TargetRate float64
 }

@@ -146,6 +146,10 @@ func TestRereadIsTheFile(t *testing.T) {
 		`{"timestamp": 500, "input_length": 40, "output_length": 4, "hash_ids": [1]}` + "\n" + head,
 		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1, x]}` + "\n" + `{"timestamp": 4000, "input_length": 4, "output_length": 4, "hash_ids": [2]}`,
 		`{"timestamp": 3500, "input_length": 40, "output_length": 4, "hash_ids": [1, x]}`,
+		// A malformed list after a line whose arrival, scaled by the
+		// factor the skimming pass found, overflows: the replay reports
+		// the list's error, not the overflow the full pass never reaches.
+		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1]}` + "\n" + `{"timestamp": 3000, "input_length": 4, "output_length": 4, "hash_ids": [1, x]}`,
 	} {
 		rows = append(rows, head+tail, head+tail+"\n"+head[:len(head)-1])
 	}

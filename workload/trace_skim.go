@@ -3,6 +3,8 @@ package workload
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"io"
 	"math"
 	"time"
 )
@@ -225,3 +227,34 @@ func (t *Trace) skimRun(j *jsonRows, n int, last time.Duration) (int, time.Durat
 // skimRunOn is false for skimRun's twin: span counts every line through
 // Next (set by the tests alone).
 var skimRunOn = true
+
+// skimmedPass is the input of a first pass that skimmed (timeFactor):
+// where it starts and the pass's configuration.
+type skimmedPass struct {
+	rs    io.ReadSeeker
+	start int64
+	first TraceConfig
+}
+
+// skimmedErr is err, an error of the replay that no first pass finds (an
+// arrival scaled past time.Duration's range by the factor the pass
+// found), unless the first pass skimmed and a whole pass refuses the
+// trace: then the whole pass's error, the one NewTrace returns without
+// the skim (a malformed hash id list the skim stepped over, on a line
+// after this one: the replay does not reach it). Its slow twin is the
+// whole first pass (skimFirstPass off), which checkSkim holds the replay
+// to. It reads the input again on this error alone: a replay without
+// one pays nothing.
+func (t *Trace) skimmedErr(err error) error {
+	s := t.skimmed
+	if s == nil {
+		return err
+	}
+	if _, serr := s.rs.Seek(s.start, io.SeekStart); serr != nil {
+		return err
+	}
+	if _, _, _, ferr := firstPass(s.rs, t.name, s.first, false); ferr != nil && !errors.Is(ferr, errRewind) {
+		return ferr
+	}
+	return err
+}

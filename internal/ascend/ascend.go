@@ -83,6 +83,35 @@ func Two(ids []uint64, guess int) (k int, ok bool) {
 	return lo, ids[last] == ids[min(lo, last)]+uint64(last-min(lo, last))
 }
 
+// Rise is Len(ids) (ids not empty) for ids that rise, each more than
+// the one before (a conversation's prompt: its group's shared ids, then
+// a fresh run for each turn, taken from one counter), found by
+// bisection: ids[i]−ids[0] is at least i, and is i exactly while the
+// first run goes on (an id past a gap is more); when the last id is at
+// its place in the first run, all are, with no bisection. ok says the
+// ids passed a cheap check of the promise, the last id and the one
+// where the run ends above their places in it; when it is false the
+// answer is not to be used (Len's is). TestRiseIsLen holds the two
+// equal on rising ids.
+func Rise(ids []uint64) (k int, ok bool) {
+	first, last := ids[0], len(ids)-1
+	if d := ids[last] - first; d == uint64(last) {
+		return len(ids), true
+	} else if ids[last] < first || d < uint64(last) {
+		return 0, false
+	}
+	lo, hi := 1, last // ids[lo-1] is in the first run; ids[hi] is not
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ids[m]-first == uint64(m) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, ids[lo] > ids[lo-1]
+}
+
 // Guess is Two's guess kept from call to call: where the last prompt's
 // first run ended, which a workload's prompts share (their group's
 // shared prefix is of one length). Its zero value guesses nothing.
@@ -97,16 +126,24 @@ func (g *Guess) Two(ids []uint64) (k int, ok bool) {
 
 // Promise is a source's promise that a request's prefix ids are at most
 // two runs of consecutive ids, so that Two may find where the first
-// ends (workload.Request.PrefixTwoRuns, engine.Request.PrefixTwoRuns).
+// ends, or that they rise, so that Rise may find where each run ends
+// (workload.Request.PrefixTwoRuns, engine.Request.PrefixTwoRuns).
 // Its zero value promises nothing, and only this module's packages can
 // make one that does (TwoRuns): a source outside the module cannot
 // promise what no one checked (a promise broken in a way Two's check
 // misses would change which blocks count as cached), and a request
 // copied keeps its source's promise.
-type Promise struct{ two bool }
+type Promise struct{ two, rise bool }
 
 // TwoRuns is the promise of at most two runs.
 func TwoRuns() Promise { return Promise{two: true} }
 
+// Rising is the promise that the ids rise, each more than the one
+// before, so that Rise may find where each run ends.
+func Rising() Promise { return Promise{rise: true} }
+
 // Two reports whether p promises at most two runs.
 func (p Promise) Two() bool { return p.two }
+
+// Rises reports whether p promises ids that rise.
+func (p Promise) Rises() bool { return p.rise }

@@ -100,3 +100,62 @@ func TestTwoIsLen(t *testing.T) {
 		t.Fatalf("Two(%v) passed its check", ids)
 	}
 }
+
+// TestRiseIsLen holds Rise to Len on rising ids of every length up to 70,
+// gaps anywhere (to the largest id included), and on random rising ids
+// of up to 300; and finds ids that do not rise where it reads them.
+func TestRiseIsLen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 12))
+	for n := 1; n <= 70; n++ {
+		for brk := 1; brk <= n; brk++ {
+			for _, gap := range []uint64{0, 1, 2, 1 << 40} {
+				for _, first := range []uint64{0, 7, rng.Uint64N(1 << 62)} {
+					ids := make([]uint64, n)
+					for i := range ids {
+						ids[i] = first + uint64(i)
+						if i >= brk {
+							ids[i] += gap
+						}
+					}
+					if k, ok := Rise(ids); !ok || k != Len(ids) {
+						t.Fatalf("Rise(%v) = %d, %v; Len %d", ids, k, ok, Len(ids))
+					}
+				}
+			}
+		}
+	}
+	for n := 1; n <= 64; n++ { // the largest ids
+		ids := make([]uint64, n)
+		for i := range ids {
+			ids[i] = ^uint64(0) - uint64(n-1-i)
+		}
+		if k, ok := Rise(ids); !ok || k != n {
+			t.Fatalf("Rise(%v) = %d, %v; want %d", ids, k, ok, n)
+		}
+	}
+	for range 20_000 {
+		ids := make([]uint64, 1+rng.IntN(300))
+		x := rng.Uint64N(1 << 62)
+		runs := 1 + rng.IntN(12)
+		for i := range ids {
+			ids[i] = x
+			x++
+			if rng.IntN(len(ids)) < runs {
+				x += 1 + rng.Uint64N(1+rng.Uint64N(1<<20))
+			}
+		}
+		for u := 0; u < len(ids); {
+			k, ok := Rise(ids[u:])
+			if want := Len(ids[u:]); !ok || k != want {
+				t.Fatalf("Rise(%v) = %d, %v; Len %d", ids[u:], k, ok, want)
+			}
+			u += k
+		}
+	}
+	// Ids that fall where Rise reads them: not ok.
+	for _, ids := range [][]uint64{{5, 6, 7, 2}, {5, 6, 7, 7}, {5, 6, 4, 7, 100}, {5, 6, 7, 8, 3, 100}} {
+		if _, ok := Rise(ids); ok {
+			t.Fatalf("Rise(%v) passed its check", ids)
+		}
+	}
+}
