@@ -1,0 +1,101 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/kvtier"
+)
+
+// TestHostPinsAnswerAsCounts drives two ports of a host tier alone with
+// the same random stores, lookups, loads and releases: one asks the
+// tier's pins whether a lookup waits (Find's HeldPinned, the fast path),
+// the other counts its loads by key (counted, as countLoads makes every
+// port: the slow twin). Every lookup's answer, and which keys each tier
+// holds and pins, stay equal. TestHostPinsCountLoads's fleets wait only
+// at the first key past the HBM hits (asking HeldPinned of that key
+// alone passes it); here a lookup also meets held keys before the one
+// being loaded, loads of the same key by two requests, and a request's
+// HBM hits ending inside another's load.
+func TestHostPinsAnswerAsCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 0xb1))
+	const universe, refs = 24, 6
+	list := func() []uint64 { // mostly a run of consecutive keys, as a chain's
+		n := 1 + rng.IntN(10)
+		k := uint64(rng.IntN(universe))
+		keys := make([]uint64, 0, n)
+		for range n {
+			keys = append(keys, k)
+			if rng.IntN(8) == 0 {
+				k = uint64(rng.IntN(universe))
+			} else {
+				k = (k + 1) % universe
+			}
+		}
+		return keys
+	}
+	waits, deep, loads := 0, 0, 0
+	for range 400 {
+		var ports [2]*tierPort
+		capacity := 4 + rng.IntN(universe)
+		for i := range ports {
+			lru, err := kvtier.New(kvtier.Config{Blocks: capacity})
+			require.NoError(t, err)
+			r := &runner{}
+			r.slots = make([]slot, refs)
+			ports[i] = &tierPort{t: &tiers{r: r, landing: -1}, host: lru, loading: map[uint64]int32{}, counted: i == 1}
+		}
+		var loading [refs]bool
+		for step := range 80 {
+			switch op := rng.IntN(5); {
+			case op == 0: // a request's computed blocks written through
+				keys := list()
+				require.Equal(t, ports[1].Store(keys, keys), ports[0].Store(keys, keys))
+			case op <= 2: // a lookup, and its load when it finds held keys
+				keys := list()
+				hbm := rng.IntN(len(keys) + 1)
+				at := -1 // the first key past the HBM hits that a load holds, in the twin's walk
+				for j := hbm; j < len(keys) && ports[1].host.Contains(keys[j]); j++ {
+					if ports[1].isLoading(keys[j]) {
+						at = j
+						break
+					}
+				}
+				n, busy := ports[0].Find(keys, hbm)
+				n1, busy1 := ports[1].Find(keys, hbm)
+				require.Equal(t, []any{n1, busy1}, []any{n, busy}, "Find(%v, %d), step %d", keys, hbm, step)
+				if busy {
+					waits++
+					if at > hbm {
+						deep++
+					}
+					continue
+				}
+				if ref := rng.IntN(refs); n > 0 && !loading[ref] {
+					loading[ref] = true
+					loads++
+					for _, p := range ports {
+						p.Load(int32(ref), keys[hbm:hbm+n])
+					}
+				}
+			default: // a load lands, or is cancelled
+				if ref := rng.IntN(refs); loading[ref] {
+					loading[ref] = false
+					for _, p := range ports {
+						p.Release(int32(ref))
+					}
+				}
+			}
+			require.Equal(t, ports[1].loads, ports[0].loads)
+			require.Equal(t, ports[1].host.Len(), ports[0].host.Len())
+			for k := range uint64(universe) {
+				require.Equal(t, ports[1].host.Contains(k), ports[0].host.Contains(k), "key %d, step %d", k, step)
+				require.Equal(t, ports[1].isLoading(k), ports[0].isLoading(k), "key %d, step %d", k, step)
+			}
+		}
+	}
+	t.Logf("%d loads, %d lookups waited, %d of them at a key past the first not in HBM", loads, waits, deep)
+	require.Greater(t, deep, 100, "the lookups no longer wait past the first key")
+}
