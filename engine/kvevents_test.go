@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -186,20 +187,22 @@ func TestKVEventsStoreBeforeTheCohortsEviction(t *testing.T) {
 // slow twin (walkRuns), must publish the same events, stamped alike, by
 // every step end (SyncTo inside a run), and read and admit the same.
 func TestKVEventsRunsAreSteps(t *testing.T) {
-	runsChunked, runsChunkPub, runsContinued = 0, 0, 0
+	runsChunked, runsChunkPub, runsContinued, runsContinuedCut = 0, 0, 0, 0
 	events := 0
 	for seed := range uint64(400) {
 		rng, cfg, model, adds := chunkRunScenario(seed, 4141041, true)
-		o := timelineOpts{cont: true, omit: rng.IntN(2) == 0}
+		cuts := rand.New(rand.NewPCG(seed, 41))
+		o := timelineOpts{cont: true, omit: rng.IntN(2) == 0, cut: func() bool { return cuts.IntN(3) == 0 }}
 		slow := eventsTimeline(t, cfg, model, adds, o, false, false)
 		fast := eventsTimeline(t, cfg, model, adds, o, true, rng.IntN(2) == 0)
 		events += strings.Count(slow, "{") // an event's braces
 		require.Equal(t, slow, fast, "seed %d, %+v, streaks omitted %v", seed, cfg, o.omit)
 	}
-	t.Logf("%d runs of prefill chunks, %d caching shared content, %d continued runs; %d KV events compared", runsChunked, runsChunkPub, runsContinued, events)
+	t.Logf("%d runs of prefill chunks, %d caching shared content, %d continued runs (%d cut at their start and planned again); %d KV events compared", runsChunked, runsChunkPub, runsContinued, runsContinuedCut, events)
 	assert.Greater(t, runsChunked, 200, "the scenarios no longer plan runs of prefill chunks")
 	assert.Positive(t, runsChunkPub, "the scenarios no longer plan runs of chunks that cache shared content")
 	assert.Greater(t, runsContinued, 200, "the scenarios no longer continue runs")
+	assert.Greater(t, runsContinuedCut, 50, "the scenarios no longer cut continued runs at their start")
 }
 
 // eventsTimeline is the timeline of an engine of cfg and model publishing

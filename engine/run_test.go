@@ -26,6 +26,10 @@ var runsChunked, runsStored, runsCohortStored, runsChunkPub, runsPubSpent int
 // runsContinued counts the runs a timeline with cont continued.
 var runsContinued int
 
+// runsContinuedCut counts the continued runs a timeline with cut cut at
+// their start.
+var runsContinuedCut int
+
 // headsLetIn counts the steps timeline planned alone, with fast set,
 // only because the budget was left and a request waited below MaxSeqs
 // (chunksDeclined), whose next step, with no arrival between, admitted
@@ -67,6 +71,7 @@ type timelineOpts struct {
 	events *eventLog
 	cont   bool
 	omit   bool
+	cut    func() bool // with cont: whether to cut a continued run at its start (Truncate), as a driver does for an event at that instant, and plan it again
 }
 
 // timelineWith is timeline, doing what o says too.
@@ -138,6 +143,13 @@ func timelineWith(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]R
 		if fast && o.cont && completed {
 			if p = e.Runner().Continue(now, until); p != nil {
 				runsContinued++
+				if o.cut != nil && o.cut() { // dropped whole: as if never planned, no event published
+					busy, _, err := e.Runner().Truncate(now)
+					require.NoError(t, err)
+					require.False(t, busy, "a continued run cut at its start")
+					runsContinuedCut++
+					p = nil
+				}
 			}
 		}
 		completed = false
