@@ -36,21 +36,21 @@ var instructionBudgets = []struct {
 	budget   float64 // servesim's instructions a request, at most
 	at       float64 // measured when the budget was set (linux/amd64, Go 1.26; one iteration, its setup included)
 }{
-	{"RunAtlas", 20_000, 6_370, 6_217},   // 6,368 with MaxModelLen (issue 35); 6,402 with prefill pools (issue 38)
-	{"RunBatch256", 4_000, 6_630, 6_477}, // 6,671 with MaxModelLen (issue 35); 6,707 with prefill pools (issue 38)
+	{"RunAtlas", 20_000, 6_340, 6_190},   // 6,368 with MaxModelLen (issue 35); 6,402 with prefill pools (issue 38)
+	{"RunBatch256", 4_000, 6_600, 6_438}, // 6,671 with MaxModelLen (issue 35); 6,707 with prefill pools (issue 38)
 	// A fleet of 64 and one replica alone on the same workloads (issue 37;
 	// BenchmarkRunFleet64): PrefixAffinity asks every replica's cache and
 	// load at every arrival, LeastLoaded every replica's load.
-	{"RunFleet64/workload=atlas/router=single", 2_000, 6_520, 6_364},
-	{"RunFleet64/workload=atlas/router=LeastLoaded", 128_000, 11_350, 11_077},
+	{"RunFleet64/workload=atlas/router=single", 2_000, 6_490, 6_334},
+	{"RunFleet64/workload=atlas/router=LeastLoaded", 128_000, 10_980, 10_713},
 	// 19,364 before issue 40; 19,645 with View.at, the routable list's
 	// mapping of a router's position to a replica (a test of View.idx at
 	// each of the 64 Load reads an arrival); 18,891 before issue 41's
 	// sixth round, which reads a replica's held requests without a sync
 	// and asks the cache views once an arrival.
-	{"RunFleet64/workload=atlas/router=PrefixAffinity", 128_000, 12_490, 12_190},
-	{"RunFleet64/workload=prefix/router=single", 1_000, 11_960, 11_676},
-	{"RunFleet64/workload=prefix/router=PrefixAffinity", 64_000, 30_570, 29_828},
+	{"RunFleet64/workload=atlas/router=PrefixAffinity", 128_000, 12_210, 11_911},
+	{"RunFleet64/workload=prefix/router=single", 1_000, 11_920, 11_629},
+	{"RunFleet64/workload=prefix/router=PrefixAffinity", 64_000, 30_290, 29_551},
 	// Issue 41's regimes (regimes_test.go, BenchmarkRegime). Before the
 	// issue's work (its "before" column, RunAtlas 6,407 in the same run):
 	// Conversations 117,006, Speculation 69,795, KVPressure 19,612,
@@ -78,24 +78,34 @@ var instructionBudgets = []struct {
 	// Speculation 39,989, KVPressure 10,696, Fleet8LeastLoaded 13,873,
 	// Fleet8PrefixApprox 12,300, Fleet8PrefixEvents 20,714, Disagg
 	// 12,081, Tiers 68,713, Autoscale 7,576, AzureReplay 8,351,
-	// MooncakeReplay 17,975).
+	// MooncakeReplay 17,975; at 081d707: Conversations 19,013,
+	// Speculation 39,480, KVPressure 10,615, Fleet8LeastLoaded 12,921,
+	// Fleet8PrefixApprox 11,729, Fleet8PrefixEvents 17,825, Disagg
+	// 12,036, Tiers 62,410, Autoscale 7,537, AzureReplay 8,300,
+	// MooncakeReplay 15,894). Speculation's count rose by 15 in the
+	// round to 7804fd4 (39,495: a step end applied in place, which took
+	// RunAtlas down 27); its budget stands. The fleets' counts move by
+	// up to about 100 a request between builds of code they do not run
+	// (Fleet8PrefixApprox 11,387 at 57e7194, 11,482 at 8766774, which
+	// changed only a trace reader's error path), so the budgets keep
+	// 2.5 % above the counts.
 	// MooncakeReplay is skipped without ../shared/traces.
-	{"Regime/Conversations", 2_000, 19_480, 19_013},
+	{"Regime/Conversations", 2_000, 18_730, 18_275},
 	{"Regime/Speculation", 4_000, 40_460, 39_480},
-	{"Regime/KVPressure", 3_000, 10_880, 10_615},
-	{"Regime/Fleet8LeastLoaded", 3_200, 13_240, 12_921},
-	{"Regime/Fleet8PrefixApprox", 3_200, 12_020, 11_729},
-	{"Regime/Fleet8PrefixEvents", 1_600, 18_270, 17_825},
-	{"Regime/Disagg", 2_000, 12_330, 12_036},
-	{"Regime/Tiers", 1_000, 63_970, 62_410},
-	{"Regime/Autoscale", 4_000, 7_720, 7_537},
-	{"Regime/AzureReplay", 2_000, 8_500, 8_300},
+	{"Regime/KVPressure", 3_000, 10_850, 10_585},
+	{"Regime/Fleet8LeastLoaded", 3_200, 12_930, 12_613},
+	{"Regime/Fleet8PrefixApprox", 3_200, 11_770, 11_482},
+	{"Regime/Fleet8PrefixEvents", 1_600, 17_940, 17_505},
+	{"Regime/Disagg", 2_000, 12_130, 11_838},
+	{"Regime/Tiers", 1_000, 60_460, 58_981},
+	{"Regime/Autoscale", 4_000, 7_470, 7_286},
+	{"Regime/AzureReplay", 2_000, 8_460, 8_252},
 	// MooncakeReplay reads its JSON Lines by workload's flatObject, not
 	// encoding/json: servesim's own count rose by the reader's 15,000 a
 	// request (312,516 -> 327,539 before the prefix runs), the whole
 	// run's fell 22 %; reading hash ids in the same pass took back 10,000,
 	// and replaying a TargetRate trace from its first pass's rows 5,000.
-	{"Regime/MooncakeReplay", 2_000, 16_290, 15_894},
+	{"Regime/MooncakeReplay", 2_000, 14_570, 14_218},
 }
 
 // fleetRatios hold a fleet to at most most times one replica's
