@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -238,31 +239,102 @@ func TestSpeculativeLargestStep(t *testing.T) {
 	assert.Equal(t, 144645*time.Microsecond, d)
 }
 
-// TestAcceptThresholdIsUniform holds the acceptor's integer draw to the
-// float one it replaced, uniform(p) < alpha, at the edges (the draws
-// next to the threshold, α of 0 and 1, α not a multiple of 2⁻⁵³) and at
-// random.
-func TestAcceptThresholdIsUniform(t *testing.T) {
+// TestAcceptThresholdsArePowers holds the acceptor's integer thresholds
+// to the exact compares they stand for, u/2⁵³ < α^j (big.Rat), and the
+// first to the float draw a draft was before, uniform(p) < alpha: at the
+// edges (the draws next to each threshold, α of 0 and 1, α not a
+// multiple of 2⁻⁵³, α whose powers fall below 2⁻⁵³) and at random.
+func TestAcceptThresholdsArePowers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 7))
-	alphas := []float64{0, 1, 0.7, 0.5, 1e-17, math.Nextafter(1, 0), 0.1 + 0x1p-60}
+	alphas := []float64{0, 1, 0.7, 0.5, 1e-17, 1e-5, math.Nextafter(1, 0), 0.1 + 0x1p-60, 0x1p-1074}
 	for range 200 {
 		alphas = append(alphas, rng.Float64())
 	}
+	const k = 9
 	for _, alpha := range alphas {
-		below := acceptThreshold(alpha)
-		us := []uint64{0, 1, 1<<53 - 1, below, below - 1, below + 1}
-		for range 100 {
-			us = append(us, rng.Uint64()>>11)
-		}
-		for _, u := range us {
-			if u >= 1<<53 {
-				continue
+		below := acceptThresholds(alpha, k)
+		require.Len(t, below, k)
+		pow := new(big.Rat).SetInt64(1)
+		for j := 1; j <= k; j++ {
+			pow.Mul(pow, new(big.Rat).SetFloat64(alpha))
+			th := below[j-1]
+			require.LessOrEqual(t, th, uint64(1<<53))
+			if j > 1 {
+				require.LessOrEqual(t, th, below[j-2], "thresholds do not rise")
 			}
-			want := float64(u)/(1<<53) < alpha
-			if got := u < below; got != want {
-				t.Fatalf("alpha %v, u %d: integer draw %v, float draw %v", alpha, u, got, want)
+			us := []uint64{0, 1, 1<<53 - 1, th, th - 1, th + 1}
+			for range 50 {
+				us = append(us, rng.Uint64()>>11)
+			}
+			for _, u := range us {
+				if u >= 1<<53 {
+					continue
+				}
+				want := new(big.Rat).SetFrac(new(big.Int).SetUint64(u), new(big.Int).Lsh(big.NewInt(1), 53)).Cmp(pow) < 0
+				if got := u < th; got != want {
+					t.Fatalf("alpha %v, j %d, u %d: integer draw %v, exact u/2⁵³ < α^j %v", alpha, j, u, got, want)
+				}
+				if j == 1 && (float64(u)/(1<<53) < alpha) != want {
+					t.Fatalf("alpha %v, u %d: the float draw is not the exact one", alpha, u)
+				}
 			}
 		}
+	}
+}
+
+// TestAcceptedStepFrequencies holds the law of a step's accepted drafts,
+// one draw a step, to the i.i.d. model's: of d drafts, A = j accepted
+// with probability α^j − α^(j+1) for j < d and α^d for j = d (the
+// truncated geometric), for every d from 0 to K, each frequency over
+// 60,000 steps within 4.5 standard errors of it; for one α (oneAcceptor)
+// and for α by class (iidAcceptor, ClassAcceptance), each class's
+// requests at their own α. Each draw is its request's own stream's.
+func TestAcceptedStepFrequencies(t *testing.T) {
+	const steps = 60_000
+	for _, c := range []struct {
+		k       int
+		alpha   float64
+		byClass map[string]float64
+	}{{4, 0.7, nil}, {4, 0.5, nil}, {8, 0.9, nil}, {3, 0.2, nil}, {1, 0.7, nil},
+		{4, 0.7, map[string]float64{"code": 0.9, "chat": 0.3}}} {
+		t.Run(fmt.Sprintf("K=%d,α=%g,classes=%v", c.k, c.alpha, c.byClass != nil), func(t *testing.T) {
+			r := &runner{}
+			r.classes.list = []classState{{name: "code"}, {name: "chat"}, {name: ""}} // the default class last
+			s := Speculation{Tokens: c.k, Acceptance: c.alpha, ClassAcceptance: c.byClass}
+			acc := newAcceptor(r, s)
+			if c.byClass == nil {
+				require.IsType(t, (*oneAcceptor)(nil), acc)
+			} else {
+				require.IsType(t, (*iidAcceptor)(nil), acc)
+			}
+			r.slots = make([]slot, 3*16)
+			for i := range r.slots {
+				r.slots[i].acc.Seed(41, uint64(i))
+				r.slots[i].class = i % 3
+			}
+			for class, cl := range r.classes.list {
+				alpha := c.alpha
+				if v, ok := c.byClass[cl.name]; ok {
+					alpha = v
+				}
+				for d := 0; d <= c.k; d++ {
+					counts := make([]int, d+1)
+					for i := range steps {
+						ref := int32(3*(i%16) + class)
+						counts[acc.Accept(ref, d)]++
+					}
+					for j, n := range counts {
+						p := math.Pow(alpha, float64(j))
+						if j < d {
+							p -= math.Pow(alpha, float64(j+1))
+						}
+						se := math.Sqrt(p * (1 - p) / steps)
+						got := float64(n) / steps
+						assert.InDelta(t, p, got, 4.5*se+1e-12, "class %q (α %g), %d drafts: P(A = %d)", cl.name, alpha, d, j)
+					}
+				}
+			}
+		})
 	}
 }
 
