@@ -338,6 +338,44 @@ func TestAcceptedStepFrequencies(t *testing.T) {
 	}
 }
 
+// TestAcceptStartsSkipOnlyAccepted holds accepted's compares from the
+// start its table gives to its twin's, every compare from the first
+// draft (a table of zeros): the same drafts accepted, for u next to
+// every threshold and every bucket's edges, and at random.
+func TestAcceptStartsSkipOnlyAccepted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 17))
+	var zero [256]uint8
+	alphas := []float64{0, 1, 0.7, 0.5, 0.9, 1e-17, math.Nextafter(1, 0), 0x1p-3, 0x1p-3 + 0x1p-50}
+	for range 100 {
+		alphas = append(alphas, rng.Float64())
+	}
+	for _, alpha := range alphas {
+		k := 1 + rng.IntN(12)
+		below := acceptThresholds(alpha, k)
+		start := acceptStarts(below)
+		us := []uint64{0, 1<<53 - 1}
+		for _, th := range below {
+			us = append(us, th-1, th, th+1)
+		}
+		for b := range uint64(256) {
+			us = append(us, b<<45, b<<45+1, (b+1)<<45-1)
+		}
+		for range 500 {
+			us = append(us, rng.Uint64()>>11)
+		}
+		for _, u := range us {
+			if u >= 1<<53 {
+				continue
+			}
+			for d := 0; d <= k; d++ {
+				if got, want := accepted(u, below, start, d), accepted(u, below, &zero, d); got != want {
+					t.Fatalf("alpha %v, K %d, u %d, %d drafts: %d accepted from the table's start, %d from the first draft", alpha, k, u, d, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestFreeDraftingIsItsModel holds the model a replica with a free
 // drafter runs (effective: the target model itself) to the Drafting it
 // stands for, on random batches that verify drafts, and keeps a priced
