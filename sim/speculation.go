@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
 	"math/rand/v2"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/accept"
 )
 
 // Speculation configures speculative decoding on a replica: every decode
@@ -106,42 +106,44 @@ func (s Speculation) String() string {
 }
 
 // acceptor draws a replica's acceptance for the engine: each request from
-// its own stream, seeded by the run's seed and the request's ID, so that
-// a request's draws do not depend on what else ran (the same under any
-// policy, router or fast path: common random numbers). The engine's
-// Acceptor is its i.i.d. form (iidAcceptor, oneAcceptor) or the accepted
-// lengths' (lengthAcceptor). Each draws one uniform a step.
+// its own stream (replicas.accs), seeded by the run's seed and the
+// request's ID, so that a request's draws do not depend on what else ran
+// (the same under any policy, router or fast path: common random
+// numbers). The engine's Acceptor is the i.i.d. form of one α
+// (accept.IID), of α by class (iidAcceptor) or the accepted lengths'
+// (lengthAcceptor). Each draws one uniform a step.
 type acceptor struct {
 	r     *runner
 	k     int           // K, the drafts of a full step
-	below []uint64      // by class index (the default class last), K entries each: acceptThresholds of its α
-	start []*[256]uint8 // by class index: acceptStarts of its thresholds
-	one   []uint64      // below's every class, when they are all one (no ClassAcceptance)
-	first *[256]uint8   // its starts
+	below []uint64      // by class index (the default class last), K entries each: accept.Thresholds of its α
+	start []*[256]uint8 // by class index: accept.Starts of its thresholds
 	cum   []float64     // cumulative AcceptedLengths, normalised; nil for i.i.d.
 }
 
 // newAcceptor is the engine's Acceptor for speculation s: Accept of one
 // form or the other, each a function of its own (the i.i.d. one, alone,
 // needs no stack frame: 41,366 then 40,862 instructions a request in
-// BenchmarkRegime/Speculation).
+// BenchmarkRegime/Speculation; with one α, reading no class, 40,628).
+// The engine calls accept.IID's without an interface call.
 func newAcceptor(r *runner, s Speculation) engine.Acceptor {
 	k := s.Tokens
-	a := &acceptor{r: r, k: k, below: make([]uint64, 0, len(r.classes.list)*k)}
-	for _, c := range r.classes.list {
-		alpha := s.Acceptance
-		if v, ok := s.ClassAcceptance[c.name]; ok {
-			alpha = v
+	if s.AcceptedLengths == nil && len(s.ClassAcceptance) == 0 {
+		iid := accept.NewIID(&r.accs, s.Acceptance, k)
+		if r.cfg.Stepwise { // the twin: the engine calls it through the interface
+			return struct{ engine.Acceptor }{iid}
 		}
-		below := acceptThresholds(alpha, k)
-		a.below = append(a.below, below...)
-		a.start = append(a.start, acceptStarts(below))
+		return iid
 	}
+	a := &acceptor{r: r, k: k}
 	if s.AcceptedLengths == nil {
-		if len(s.ClassAcceptance) == 0 {
-			a.one = a.below[len(a.below)-k:] // the default class's, every class's
-			a.first = a.start[len(a.start)-1]
-			return (*oneAcceptor)(a)
+		for _, c := range r.classes.list {
+			alpha := s.Acceptance
+			if v, ok := s.ClassAcceptance[c.name]; ok {
+				alpha = v
+			}
+			below := accept.Thresholds(alpha, k)
+			a.below = append(a.below, below...)
+			a.start = append(a.start, accept.Starts(below))
 		}
 		return (*iidAcceptor)(a)
 	}
@@ -161,63 +163,20 @@ func newAcceptor(r *runner, s Speculation) engine.Acceptor {
 type iidAcceptor acceptor
 
 // Accept draws how many of drafted tokens the step accepted: each
-// accepted with probability α, up to the first rejection (accepted).
+// accepted with probability α, up to the first rejection
+// (accept.Accepted).
 func (a *iidAcceptor) Accept(ref int32, drafted int) int {
-	s := &a.r.slots[ref]
-	return accepted(s.acc.Uint64()>>11, a.below[s.class*a.k:][:a.k], a.start[s.class], drafted)
+	c := a.r.slots[ref].class
+	return accept.Accepted(a.r.accs[ref].Uint64()>>11, a.below[c*a.k:][:a.k], a.start[c], drafted)
 }
 
-// oneAcceptor is iidAcceptor where every class has the one α: its
-// Accept reads no class (40,862 then 40,628 instructions a request in
-// BenchmarkRegime/Speculation).
-type oneAcceptor acceptor
-
-// Accept is iidAcceptor's.
-func (a *oneAcceptor) Accept(ref int32, drafted int) int {
-	return accepted(a.r.slots[ref].acc.Uint64()>>11, a.one, a.first, drafted)
-}
-
-// accepted is the drafts a step of drafted (at most len(below)) accepts
-// under i.i.d. acceptance, from one uniform u of 53 bits and below, the
-// thresholds of α (acceptThresholds): the j-th draft is accepted when u
-// < below[j−1], so the first j are when u < ⌈α^j·2⁵³⌉, that is when
-// u/2⁵³ < α^j. That is the inverse CDF of the truncated geometric law of
-// the accepted drafts, P(A ≥ j) = α^j for j ≤ drafted: the law of a
-// draw a draft up to the first rejection, from one draw a step (the
-// thresholds decrease: the first failed compare is the first rejection).
-// Each P(A ≥ j) is ⌈α^j·2⁵³⌉/2⁵³, in [α^j, α^j + 2⁻⁵³), α^j taken
-// exactly (a draw a draft had each draft's in [α, α + 2⁻⁵³), and so
-// P(A ≥ j) in [α^j, (α + 2⁻⁵³)^j)). One PCG draw a step instead of one
-// a draft examined (2.7 a step at K = 4, α = 0.7): 39,495 then 36,608
-// instructions a request in BenchmarkRegime/Speculation.
-//
-// The compares begin at start[u's top 8 bits] (acceptStarts), the drafts
-// every u with those bits accepts, so that a step makes about one
-// compare, the one that fails, instead of one a draft accepted and that
-// one: 36,608 then 36,122 instructions a request. Starting at 0 is its twin
-// (TestAcceptStartsSkipOnlyAccepted).
-func accepted(u uint64, below []uint64, start *[256]uint8, drafted int) int {
-	n := min(int(start[u>>45]), drafted)
-	for n < drafted && u < below[n] {
-		n++
+// seedAcc seeds request ref's acceptance stream with its ID, growing the
+// streams to it (as the slots grow: no allocation once they stop).
+func (r *runner) seedAcc(ref int32, id uint64) {
+	for int(ref) >= len(r.accs) {
+		r.accs = append(r.accs, rand.PCG{})
 	}
-	return n
-}
-
-// acceptStarts are, for each value of a 53-bit uniform's top 8 bits, the
-// thresholds below (decreasing) above every u with those bits: the
-// drafts accepted whatever its other bits (accepted).
-func acceptStarts(below []uint64) *[256]uint8 {
-	var start [256]uint8
-	for b := range start {
-		top := uint64(b+1)<<45 - 1 // the largest u of the bucket
-		n := 0
-		for n < len(below) && n < math.MaxUint8 && top < below[n] {
-			n++
-		}
-		start[b] = uint8(n)
-	}
-	return &start
+	r.accs[ref].Seed(r.accSeed, id)
 }
 
 // lengthAcceptor draws a step's accepted drafts from AcceptedLengths.
@@ -225,7 +184,7 @@ type lengthAcceptor acceptor
 
 // Accept draws how many of drafted tokens the step accepted.
 func (a *lengthAcceptor) Accept(ref int32, drafted int) int {
-	u := uniform(&a.r.slots[ref].acc)
+	u := uniform(&a.r.accs[ref])
 	for j, c := range a.cum {
 		if u < c {
 			return min(j, drafted)
@@ -236,41 +195,6 @@ func (a *lengthAcceptor) Accept(ref int32, drafted int) int {
 
 // uniform draws from [0, 1) with 53 bits.
 func uniform(p *rand.PCG) float64 { return float64(p.Uint64()>>11) / (1 << 53) }
-
-// acceptThresholds are the integer thresholds of α's powers for a
-// draw of 53 bits u (p.Uint64()>>11): the (j−1)-th is ⌈α^j·2⁵³⌉, j = 1
-// to k, so that u < it exactly when u/2⁵³ < α^j, α^j and the compare
-// exact (accepted). α, a float64 in [0, 1], is m·2^e with m an integer
-// of 53 bits, so α^j·2⁵³ is m^j·2^(e·j+53), an integer shifted, computed
-// exactly with math/big; once a threshold is 1 (α^j ≤ 2⁻⁵³) the rest
-// are, α^j falling but positive. Each is at most 2⁵³.
-func acceptThresholds(alpha float64, k int) []uint64 {
-	below := make([]uint64, k)
-	if alpha <= 0 {
-		return below
-	}
-	frac, exp := math.Frexp(alpha)
-	m := new(big.Int).SetUint64(uint64(frac * (1 << 53))) // exact: frac has 53 bits
-	e := exp - 53
-	pow, t := big.NewInt(1), new(big.Int)
-	for j := 1; j <= k; j++ {
-		pow.Mul(pow, m) // m^j
-		if sh := e*j + 53; sh >= 0 {
-			t.Lsh(pow, uint(sh))
-		} else { // ⌈pow / 2^−sh⌉
-			t.Sub(t.Lsh(big.NewInt(1), uint(-sh)), big.NewInt(1))
-			t.Rsh(t.Add(t, pow), uint(-sh))
-		}
-		below[j-1] = t.Uint64()
-		if below[j-1] == 1 {
-			for i := j; i < k; i++ {
-				below[i] = 1
-			}
-			break
-		}
-	}
-	return below
-}
 
 // specStats accumulates the speculation of measured requests: the steps
 // that drafted, the drafts, those accepted, and over the steps that

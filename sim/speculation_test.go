@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/big"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/accept"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -239,54 +239,11 @@ func TestSpeculativeLargestStep(t *testing.T) {
 	assert.Equal(t, 144645*time.Microsecond, d)
 }
 
-// TestAcceptThresholdsArePowers holds the acceptor's integer thresholds
-// to the exact compares they stand for, u/2⁵³ < α^j (big.Rat), and the
-// first to the float draw a draft was before, uniform(p) < alpha: at the
-// edges (the draws next to each threshold, α of 0 and 1, α not a
-// multiple of 2⁻⁵³, α whose powers fall below 2⁻⁵³) and at random.
-func TestAcceptThresholdsArePowers(t *testing.T) {
-	rng := rand.New(rand.NewPCG(41, 7))
-	alphas := []float64{0, 1, 0.7, 0.5, 1e-17, 1e-5, math.Nextafter(1, 0), 0.1 + 0x1p-60, 0x1p-1074}
-	for range 200 {
-		alphas = append(alphas, rng.Float64())
-	}
-	const k = 9
-	for _, alpha := range alphas {
-		below := acceptThresholds(alpha, k)
-		require.Len(t, below, k)
-		pow := new(big.Rat).SetInt64(1)
-		for j := 1; j <= k; j++ {
-			pow.Mul(pow, new(big.Rat).SetFloat64(alpha))
-			th := below[j-1]
-			require.LessOrEqual(t, th, uint64(1<<53))
-			if j > 1 {
-				require.LessOrEqual(t, th, below[j-2], "thresholds do not rise")
-			}
-			us := []uint64{0, 1, 1<<53 - 1, th, th - 1, th + 1}
-			for range 50 {
-				us = append(us, rng.Uint64()>>11)
-			}
-			for _, u := range us {
-				if u >= 1<<53 {
-					continue
-				}
-				want := new(big.Rat).SetFrac(new(big.Int).SetUint64(u), new(big.Int).Lsh(big.NewInt(1), 53)).Cmp(pow) < 0
-				if got := u < th; got != want {
-					t.Fatalf("alpha %v, j %d, u %d: integer draw %v, exact u/2⁵³ < α^j %v", alpha, j, u, got, want)
-				}
-				if j == 1 && (float64(u)/(1<<53) < alpha) != want {
-					t.Fatalf("alpha %v, u %d: the float draw is not the exact one", alpha, u)
-				}
-			}
-		}
-	}
-}
-
 // TestAcceptedStepFrequencies holds the law of a step's accepted drafts,
 // one draw a step, to the i.i.d. model's: of d drafts, A = j accepted
 // with probability α^j − α^(j+1) for j < d and α^d for j = d (the
 // truncated geometric), for every d from 0 to K, each frequency over
-// 60,000 steps within 4.5 standard errors of it; for one α (oneAcceptor)
+// 60,000 steps within 4.5 standard errors of it; for one α (accept.IID)
 // and for α by class (iidAcceptor, ClassAcceptance), each class's
 // requests at their own α. Each draw is its request's own stream's.
 func TestAcceptedStepFrequencies(t *testing.T) {
@@ -303,13 +260,13 @@ func TestAcceptedStepFrequencies(t *testing.T) {
 			s := Speculation{Tokens: c.k, Acceptance: c.alpha, ClassAcceptance: c.byClass}
 			acc := newAcceptor(r, s)
 			if c.byClass == nil {
-				require.IsType(t, (*oneAcceptor)(nil), acc)
+				require.IsType(t, (*accept.IID)(nil), acc)
 			} else {
 				require.IsType(t, (*iidAcceptor)(nil), acc)
 			}
 			r.slots = make([]slot, 3*16)
 			for i := range r.slots {
-				r.slots[i].acc.Seed(41, uint64(i))
+				r.seedAcc(int32(i), uint64(i))
 				r.slots[i].class = i % 3
 			}
 			for class, cl := range r.classes.list {
@@ -335,44 +292,6 @@ func TestAcceptedStepFrequencies(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestAcceptStartsSkipOnlyAccepted holds accepted's compares from the
-// start its table gives to its twin's, every compare from the first
-// draft (a table of zeros): the same drafts accepted, for u next to
-// every threshold and every bucket's edges, and at random.
-func TestAcceptStartsSkipOnlyAccepted(t *testing.T) {
-	rng := rand.New(rand.NewPCG(41, 17))
-	var zero [256]uint8
-	alphas := []float64{0, 1, 0.7, 0.5, 0.9, 1e-17, math.Nextafter(1, 0), 0x1p-3, 0x1p-3 + 0x1p-50}
-	for range 100 {
-		alphas = append(alphas, rng.Float64())
-	}
-	for _, alpha := range alphas {
-		k := 1 + rng.IntN(12)
-		below := acceptThresholds(alpha, k)
-		start := acceptStarts(below)
-		us := []uint64{0, 1<<53 - 1}
-		for _, th := range below {
-			us = append(us, th-1, th, th+1)
-		}
-		for b := range uint64(256) {
-			us = append(us, b<<45, b<<45+1, (b+1)<<45-1)
-		}
-		for range 500 {
-			us = append(us, rng.Uint64()>>11)
-		}
-		for _, u := range us {
-			if u >= 1<<53 {
-				continue
-			}
-			for d := 0; d <= k; d++ {
-				if got, want := accepted(u, below, start, d), accepted(u, below, &zero, d); got != want {
-					t.Fatalf("alpha %v, K %d, u %d, %d drafts: %d accepted from the table's start, %d from the first draft", alpha, k, u, d, got, want)
-				}
-			}
-		}
 	}
 }
 
@@ -442,26 +361,32 @@ func TestWideSpeculativeBatchFastEqualsStepwise(t *testing.T) {
 	assert.Greater(t, w.n, len(gapRuns{}.held)/2, "steps of more decodes than plainChunks accounts in a call")
 }
 
-// TestOneAcceptorIsIID holds the acceptor of one α for every class to
-// the i.i.d. acceptor reading its request's class, stream by stream:
-// the same draws, the same accepted drafts.
+// TestOneAcceptorIsIID holds the acceptor of one α for every class
+// (accept.IID) to the i.i.d. acceptor reading its request's class (given
+// the one α by ClassAcceptance), stream by stream: the same draws, the
+// same accepted drafts.
 func TestOneAcceptorIsIID(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 13))
 	for range 50 {
 		r := &runner{}
 		r.slots = make([]slot, 8)
 		r.classes.list = make([]classState, 1+rng.IntN(3))
+		for i := range r.classes.list[1:] {
+			r.classes.list[i].name = fmt.Sprint("class", i)
+		}
 		s := Speculation{Tokens: 1 + rng.IntN(6), Acceptance: rng.Float64()}
-		one, ok := newAcceptor(r, s).(*oneAcceptor)
-		require.True(t, ok, "one α: oneAcceptor")
+		one, ok := newAcceptor(r, s).(*accept.IID)
+		require.True(t, ok, "one α: accept.IID")
 		twin := &runner{}
 		twin.slots = make([]slot, len(r.slots))
 		twin.classes.list = r.classes.list
-		each := (*iidAcceptor)(newAcceptor(twin, s).(*oneAcceptor))
+		s.ClassAcceptance = map[string]float64{"class0": s.Acceptance, "absent": 0.5}
+		each, ok := newAcceptor(twin, s).(*iidAcceptor)
+		require.True(t, ok, "α by class: iidAcceptor")
 		for i := range r.slots {
 			seed := rng.Uint64()
-			r.slots[i].acc.Seed(7, seed)
-			twin.slots[i].acc.Seed(7, seed)
+			r.seedAcc(int32(i), seed)
+			twin.seedAcc(int32(i), seed)
 			r.slots[i].class = rng.IntN(len(r.classes.list))
 			twin.slots[i].class = r.slots[i].class
 		}
