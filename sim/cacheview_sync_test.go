@@ -2,6 +2,7 @@ package sim
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -50,31 +51,36 @@ func (c checkedSyncs) Route(req *workload.Request, v *View) int {
 
 // TestSkippedSyncsHideNothing holds longestEach's SyncTo left out
 // (mustSync) to the SyncTo at every question (checkedSyncs), on the
-// random scenarios routed by PrefixAffinity over EventsView (lags of
-// 0 to 60 ms, jitters) and on Regime/Fleet8PrefixEvents and a
+// random scenarios routed by PrefixAffinity, over EventsView whatever
+// view they drew (lags of 0 to 60 ms, jitters; prefill pools among
+// them), and on Regime/Fleet8PrefixEvents and a
 // tight-pool variant of it, whose replicas evict. It requires syncs
 // left out that would have published events.
 func TestSkippedSyncsHideNothing(t *testing.T) {
 	skipped, published, runs := 0, 0, 0
 	check := func(cfg Config, src workload.Source) {
-		pa := cfg.Fleet.Router.(PrefixAffinity)
-		cfg.Fleet.Router = checkedSyncs{PrefixAffinity: pa, t: t, skipped: &skipped, published: &published}
+		if pa, ok := cfg.Fleet.Router.(PrefixAffinity); ok {
+			cfg.Fleet.Router = checkedSyncs{PrefixAffinity: pa, t: t, skipped: &skipped, published: &published}
+		}
+		if pa, ok := cfg.Fleet.Prefill.Router.(PrefixAffinity); ok && cfg.Fleet.Prefill.On() {
+			cfg.Fleet.Prefill.Router = checkedSyncs{PrefixAffinity: pa, t: t, skipped: &skipped, published: &published}
+		}
 		_, _, err := runSourceScenario(cfg, src)
 		require.NoError(t, err)
 		runs++
 	}
 	for seed := range uint64(1_500) {
 		cfg, reqs := decodeScenario(randomScenario(seed))
-		if pa, ok := cfg.Fleet.Router.(PrefixAffinity); ok && !cfg.Fleet.Prefill.On() {
-			if _, ok := pa.View.(EventsView); ok {
-				src := append(list(nil), reqs...)
-				check(cfg, &src)
-			}
+		if pa, ok := cfg.Fleet.Router.(PrefixAffinity); ok { // over EventsView, whatever view it drew
+			pa.View = EventsView{Lag: time.Duration(seed%4) * 20 * time.Millisecond, Jitter: time.Duration(seed/4%3) * 7 * time.Millisecond}
+			cfg.Fleet.Router = pa
+			src := append(list(nil), reqs...)
+			check(cfg, &src)
 		}
 	}
 	for _, rg := range regimes {
 		if rg.name == "Fleet8PrefixEvents" {
-			cfg, src := rg.build(t, 200)
+			cfg, src := rg.build(t, 100)
 			check(cfg, src())
 			for i := range cfg.Fleet.Replicas {
 				cfg.Fleet.Replicas[i].Engine.KVBlocks = 2_000
