@@ -529,10 +529,13 @@ func hitTokens(b, have, input int) int {
 
 func (s *approxState) routed(r *runner, i int, req *workload.Request) {
 	s.evictDue(r.now)
+	// The chain arrive kept, when the router asked about these units:
+	// ascend.Two and chainOf 229 then 135 instructions a request in
+	// BenchmarkRegime/Fleet8PrefixApprox.
 	c, f := s.c, r.routed%len(s.trees)
 	if u := units(req); s.arrival != r.routed+1 || len(u) != len(c.u) || len(u) > 0 && &u[0] != &c.u[0] {
-		c = s.chainOf(req) // not the units the router asked about
-	} // the arrival's chain kept: ascend.Two and chainOf 229 then 135 instructions a request in BenchmarkRegime/Fleet8PrefixApprox
+		c = s.chainOf(req)
+	}
 	if s.trees[f][i].insert(c, req.PrefixBlockTokens, r.now, s.seq) && s.roots != nil {
 		s.roots[f][c.u[0]] |= 1 << i
 	}
