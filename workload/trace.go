@@ -70,7 +70,11 @@ func newTrace(r io.Reader, name string, cfg TraceConfig) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Trace{name: name, cfg: cfg, rows: rows, p: parser{name: name, cfg: cfg}, factor: factor, reread: kept, skimmed: skimmed}, nil
+	t := &Trace{name: name, cfg: cfg, rows: rows, p: parser{name: name, cfg: cfg}, factor: factor, reread: kept, skimmed: skimmed}
+	if j, ok := rows.(*jsonRows); ok && replayTemplate && plainColumns(cfg) {
+		j.skim = &skimmer{p: &t.p, ids: true} // the replay reads its lines by their template (see skimmer)
+	}
+	return t, nil
 }
 
 // OpenTrace opens and reads the trace file at path; Close closes it.
@@ -199,7 +203,7 @@ func span(src Source) (n int, last time.Duration, err error) {
 	t, _ := src.(*Trace)
 	var j *jsonRows
 	if t != nil && skimRunOn {
-		if j, _ = t.rows.(*jsonRows); j != nil && j.skim == nil {
+		if j, _ = t.rows.(*jsonRows); j != nil && (j.skim == nil || j.skim.ids) {
 			j = nil
 		}
 	}

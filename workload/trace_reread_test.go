@@ -49,17 +49,33 @@ func rereadRun(data []byte, cfg TraceConfig) string {
 // which reads the file again: the same output, byte for byte.
 func checkReread(t *testing.T, data []byte, cfg TraceConfig) {
 	t.Helper()
-	defer func(keep, skim bool, limit int) {
-		keepFirstPass, skimFirstPass, rereadBytes = keep, skim, limit
-	}(keepFirstPass, skimFirstPass, rereadBytes)
-	keepFirstPass, skimFirstPass = false, false // the first pass reads whole lines, and keeps them
+	defer func(keep, skim, tmpl bool, limit int) {
+		keepFirstPass, skimFirstPass, replayTemplate, rereadBytes = keep, skim, tmpl, limit
+	}(keepFirstPass, skimFirstPass, replayTemplate, rereadBytes)
+	// The first pass reads whole lines, and keeps them; the replay
+	// reads every line by flatObject.
+	keepFirstPass, skimFirstPass, replayTemplate = false, false, false
 	want := rereadRun(data, cfg)
-	keepFirstPass = true
+	keepFirstPass, replayTemplate = true, true
 	for _, limit := range []int{16 << 20, 0, 600} {
 		rereadBytes = limit
 		require.Equal(t, want, rereadRun(data, cfg), "bound %d, config %+v, data %q", limit, cfg, data)
 	}
 	checkSkim(t, data, cfg, want)
+	cfg.Transform.TargetRate = 0
+	checkTemplate(t, data, cfg)
+}
+
+// checkTemplate holds a replay of data that reads its lines by their
+// template (skimmer with ids) to its slow twin, which reads every line
+// by flatObject (replayTemplate off): the same output, byte for byte.
+func checkTemplate(t *testing.T, data []byte, cfg TraceConfig) {
+	t.Helper()
+	defer func(tmpl bool) { replayTemplate = tmpl }(replayTemplate)
+	replayTemplate = false
+	want := rereadRun(data, cfg)
+	replayTemplate = true
+	require.Equal(t, want, rereadRun(data, cfg), "the replay's template changed it: config %+v, data %q", cfg, data)
 }
 
 // checkSkim holds a TargetRate replay whose first pass skims its lines
@@ -225,22 +241,97 @@ func TestSkimIsTheFullPass(t *testing.T) {
 	assert.Equal(t, lines-1, skimmed, "the lines skimmed")
 }
 
+// skimLineSeeds are lines after a Mooncake line that a skim takes or
+// leaves to the full parse (FuzzSkimLine, FuzzTemplateLine).
+var skimLineSeeds = []string{
+	`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [7, 8]}`,
+	`{"timestamp": 01500, "input_length": 40, "output_length": 4, "hash_ids": [7, 8]}`,
+	`{"timestamp": 1500, "input_length": 040, "output_length": 4, "hash_ids": [7, 8]}`,
+	`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": ["]}`,
+	`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [x]}`,
+	`{"timestamp": 1500, "input_length": 40, "output_length": 4294967296, "hash_ids": []}`,
+	`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1]}}`,
+	`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1]`,
+	`{"timestamp": 1500, "input_length": 40, "output_length": 0, "hash_ids": [19, 20, 21, 22, 1.5]}`,
+	`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [12345, 12346, 12347, 12348, 12349, 12350]}`,
+}
+
+// FuzzTemplateLine holds a replay's template (skimmer with ids) to its
+// slow twin, flatObject and plainRow (jsonRows without it), on a line
+// after a Mooncake line (the template): the same rows, requests and
+// errors. The Mooncake lines it takes are counted by
+// TestTemplateTakesMooncake.
+func FuzzTemplateLine(f *testing.F) {
+	for _, s := range skimLineSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if bytes.ContainsAny(line, "\n\r") {
+			return // one line
+		}
+		require.Equal(t, templateRead(line, false), templateRead(line, true), "%q", line)
+	})
+}
+
+// templateRead is what a replay's parser reads of a Mooncake line and
+// line after it, by its template (tmpl) or by flatObject alone.
+func templateRead(line []byte, tmpl bool) string {
+	head := `{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [0, 1]}` + "\n"
+	p := parser{name: "f", cfg: Mooncake(0)}
+	j := newJSONRows(strings.NewReader(head+string(line)), "f")
+	if tmpl {
+		j.skim = &skimmer{p: &p, ids: true}
+	}
+	var b strings.Builder
+	for range 2 {
+		r, err := j.next()
+		if err != nil {
+			fmt.Fprintln(&b, err)
+			break
+		}
+		var req Request
+		raw, keep, err := p.parse(r, &req)
+		fmt.Fprintf(&b, "%d: %v %v %v %+v\n", r.line(), raw, keep, err, req)
+	}
+	return b.String()
+}
+
+// TestTemplateTakesMooncake checks that a replay of the Mooncake trace
+// reads every line after the first (its template) by the template, to
+// the requests its twin reads (checkTemplate).
+func TestTemplateTakesMooncake(t *testing.T) {
+	path, ok := sharedtraces.Optional(t, mooncake)
+	if !ok {
+		return
+	}
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	checkTemplate(t, data, Mooncake(0))
+	tr, err := NewTrace(bytes.NewReader(data), "m", Mooncake(0))
+	require.NoError(t, err)
+	j := tr.rows.(*jsonRows)
+	require.NotNil(t, j.skim)
+	lines, taken := 0, 0
+	for {
+		if _, err := tr.Next(); err != nil {
+			require.ErrorIs(t, err, io.EOF)
+			break
+		}
+		lines++
+		if j.skimmed {
+			taken++
+		}
+	}
+	assert.Equal(t, lines-1, taken, "the lines read by the template")
+}
+
 // FuzzSkimLine holds the skim to the full parse on a line after a
 // Mooncake line (the skim's template): a line the skim takes is one the
 // full parse reads, at the same arrival, once its hash id list (what the
 // skim steps over, to its first ']') is replaced by []. The skim reads
 // every other byte: only a malformed list escapes it.
 func FuzzSkimLine(f *testing.F) {
-	for _, s := range []string{
-		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [7, 8]}`,
-		`{"timestamp": 01500, "input_length": 40, "output_length": 4, "hash_ids": [7, 8]}`,
-		`{"timestamp": 1500, "input_length": 040, "output_length": 4, "hash_ids": [7, 8]}`,
-		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": ["]}`,
-		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [x]}`,
-		`{"timestamp": 1500, "input_length": 40, "output_length": 4294967296, "hash_ids": []}`,
-		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1]}}`,
-		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1]`,
-	} {
+	for _, s := range skimLineSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {

@@ -258,6 +258,7 @@ func (j *jsonRows) next() (row, error) {
 		}
 		if j.skim != nil {
 			if j.raw, j.skimmed = j.skim.line(text); j.skimmed {
+				j.text = text
 				return j, nil
 			}
 		}
@@ -288,6 +289,10 @@ func (j *jsonRows) next() (row, error) {
 }
 
 func (j *jsonRows) get(col string) (string, bool) {
+	if j.skimmed { // read by its template (skimmer), which flatObject reads: read whole now
+		j.fields, j.ints, j.flat = flatObject(j.fields[:0], j.ints[:0], j.text, nil)
+		j.skimmed = false
+	}
 	if j.flat {
 		f, ok := j.field(col, noSlot)
 		if !ok {

@@ -42,13 +42,34 @@ var skimFirstPass = true
 
 // skimmer reads a line's arrival by the first flat line's template
 // (learn); it reads none until it has one.
+//
+// With ids, it is a replay's (jsonRows.skim, set by newTrace when
+// replayTemplate allows): it reads a line's token counts and its hash
+// id list too, the list by flatArray as flatObject reads it, and takes
+// only a line whose list is plain integers. Such a line is what
+// flatObject and plainRow read (its members are the template's, the
+// mapped columns once each, as plain integers in range), to the same
+// request; parse writes it from in, out and ints. Every other line is
+// read by flatObject as before. Its slow twin is the replay without it
+// (replayTemplate off), which checkReread, checkTemplate and
+// FuzzTemplateLine hold it to. Regime/MooncakeReplay, flatObject's
+// fields, hints and plainRow a line then this: 14,218 then 13,688
+// instructions a request (TestInstructionBudget, 2026-12-06).
 type skimmer struct {
 	p       *parser
 	ready   bool
 	members []skimMember
 	tail    string        // the bytes after the last value
 	unit    time.Duration // the arrival's unit (parser.unit)
+	ids     bool          // a replay's: counts and hash ids read too
+	list    bool          // the template has the hash id list (ids)
+	in, out int           // the line's token counts (ids)
+	ints    []uint64      // the line's hash ids (ids)
 }
+
+// replayTemplate is false for the slow twin of a replay's template (see
+// skimmer): every line is read by flatObject (set by the tests alone).
+var replayTemplate = true
 
 // skimMember is one member of the template: the bytes before its value
 // (keyMemo's: the separator, the key, ':' and white space), how its
@@ -64,16 +85,24 @@ type skimKind uint8
 
 const (
 	skimArrival skimKind = iota // the arrival: a plain integer, at most the unit's limit
-	skimCount                   // a token count: a plain integer, at most MaxInt32
-	skimList                    // the hash ids: a list, stepped over to its first ']'
+	skimInput                   // the input token count: a plain integer, at most MaxInt32
+	skimOutput                  // the output token count, as the input's
+	skimList                    // the hash ids: a list, stepped over to its first ']' (read, with ids)
 )
 
 // skims says whether the first pass of cfg may skim: JSON Lines, no
 // filter, and no column mapped but the arrival, the token counts and
 // the hash ids (plainRow's rows), whose values it reads.
 func skims(cfg TraceConfig) bool {
+	return skimFirstPass && plainColumns(cfg)
+}
+
+// plainColumns says whether cfg reads JSON Lines in file order, with no
+// filter, mapping no column but the arrival, the token counts and the
+// hash ids: plainRow's rows, which a skimmer reads.
+func plainColumns(cfg TraceConfig) bool {
 	c := &cfg.Columns
-	return skimFirstPass && cfg.Format == JSONL && !cfg.Sort && len(cfg.Filters) == 0 && c.ID == "" && c.Conversation == "" &&
+	return cfg.Format == JSONL && !cfg.Sort && len(cfg.Filters) == 0 && c.ID == "" && c.Conversation == "" &&
 		c.Turn == "" && c.Priority == "" && c.Class == "" && c.Failed == "" && c.BlockTokensColumn == ""
 }
 
@@ -102,8 +131,10 @@ func (s *skimmer) learn(j *jsonRows) {
 		switch key {
 		case c.Arrival:
 			m.kind, m.max = skimArrival, uint64(limit)
-		case c.Input, c.Output:
-			m.kind, m.max = skimCount, math.MaxInt32
+		case c.Input:
+			m.kind, m.max = skimInput, math.MaxInt32
+		case c.Output:
+			m.kind, m.max = skimOutput, math.MaxInt32
 		case c.PrefixHashes:
 			m.kind = skimList
 		default:
@@ -116,6 +147,17 @@ func (s *skimmer) learn(j *jsonRows) {
 	}
 	if !seen[c.Arrival] || !seen[c.Input] || !seen[c.Output] {
 		return
+	}
+	if s.ids {
+		// A replay's: a value is one column's, and the hash ids, when
+		// mapped, are on the line (plainRow reads a line without them
+		// through parse's get).
+		distinct := c.Arrival != c.Input && c.Arrival != c.Output && c.Input != c.Output &&
+			(c.PrefixHashes == "" || c.PrefixHashes != c.Arrival && c.PrefixHashes != c.Input && c.PrefixHashes != c.Output)
+		if !distinct || c.PrefixHashes != "" && !seen[c.PrefixHashes] {
+			return
+		}
+		s.list = c.PrefixHashes != ""
 	}
 	s.tail = string(j.text[j.fields[len(j.fields)-1].v1:])
 	s.ready = true
@@ -144,6 +186,13 @@ func (s *skimmer) line(text []byte) (raw time.Duration, ok bool) {
 			if i >= len(text) || text[i] != '[' {
 				return 0, false
 			}
+			if s.ids { // a replay's: the list read whole, plain integers alone
+				plain := false
+				if i, s.ints, plain = flatArray(text, i, s.ints[:0]); i < 0 || !plain {
+					return 0, false
+				}
+				continue
+			}
 			e := bytes.IndexByte(text[i:], ']')
 			if e < 0 || bytes.IndexByte(text[i:i+e], '"') >= 0 {
 				return 0, false
@@ -165,8 +214,13 @@ func (s *skimmer) line(text []byte) (raw time.Duration, ok bool) {
 			return 0, false
 		}
 		i += n
-		if m.kind == skimArrival {
+		switch m.kind {
+		case skimArrival:
 			raw = time.Duration(x) * s.unit
+		case skimInput:
+			s.in = int(x)
+		case skimOutput:
+			s.out = int(x)
 		}
 	}
 	if string(text[i:]) != s.tail {
