@@ -35,6 +35,7 @@ type Trace struct {
 	kept     *reread      // a first pass: its reads, kept for the replay
 	reread   *reread      // the first pass's reads, read again
 	skimmed  *skimmedPass // the first pass skimmed: its input, for skimmedErr
+	tmpl     *jsonRows    // the rows, when a template reads them (nextByTemplate)
 	done     bool
 	err      error // the error that ended the replay, returned again
 }
@@ -73,6 +74,9 @@ func newTrace(r io.Reader, name string, cfg TraceConfig) (*Trace, error) {
 	t := &Trace{name: name, cfg: cfg, rows: rows, p: parser{name: name, cfg: cfg}, factor: factor, reread: kept, skimmed: skimmed}
 	if j, ok := rows.(*jsonRows); ok && replayTemplate && plainColumns(cfg) {
 		j.skim = &skimmer{p: &t.p, ids: true} // the replay reads its lines by their template (see skimmer)
+		if templateNextOn {
+			t.tmpl = j
+		}
 	}
 	return t, nil
 }
@@ -224,6 +228,12 @@ func span(src Source) (n int, last time.Duration, err error) {
 
 // Next yields the next request in file order, io.EOF after the last.
 func (t *Trace) Next() (Request, error) {
+	if t.tmpl != nil {
+		var r Request
+		if t.nextByTemplate(t.tmpl, &r) {
+			return r, nil
+		}
+	}
 	for !t.done {
 		var r Request // read fills it in place: no copy a layer
 		rel, ok, err := t.read(&r)

@@ -42,13 +42,8 @@ func (p *parser) parse(r row, req *Request) (raw time.Duration, keep bool, err e
 		if j, ok := r.(*jsonRows); ok {
 			if j.skimmed { // a first pass's line read for its arrival (skimmer), or a replay's by its template
 				p.clock = clockNumber
-				if s := j.skim; s.ids {
-					req.InputTokens, req.OutputTokens = s.in, s.out
-					req.Failed = s.in == 0 || s.out == 0
-					if s.list {
-						p.keepIDs(req, s.ints)
-						p.blockTokens(req)
-					}
+				if j.skim.ids {
+					j.skim.request(p, req)
 				}
 				return j.raw, true, nil
 			}

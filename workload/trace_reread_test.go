@@ -71,11 +71,13 @@ func checkReread(t *testing.T, data []byte, cfg TraceConfig) {
 // by flatObject (replayTemplate off): the same output, byte for byte.
 func checkTemplate(t *testing.T, data []byte, cfg TraceConfig) {
 	t.Helper()
-	defer func(tmpl bool) { replayTemplate = tmpl }(replayTemplate)
-	replayTemplate = false
+	defer func(tmpl, next bool) { replayTemplate, templateNextOn = tmpl, next }(replayTemplate, templateNextOn)
+	replayTemplate, templateNextOn = false, false
 	want := rereadRun(data, cfg)
 	replayTemplate = true
 	require.Equal(t, want, rereadRun(data, cfg), "the replay's template changed it: config %+v, data %q", cfg, data)
+	templateNextOn = true // and nextByTemplate
+	require.Equal(t, want, rereadRun(data, cfg), "nextByTemplate changed a replay: config %+v, data %q", cfg, data)
 }
 
 // checkSkim holds a TargetRate replay whose first pass skims its lines

@@ -229,6 +229,17 @@ func (s *skimmer) line(text []byte) (raw time.Duration, ok bool) {
 	return raw, true
 }
 
+// request writes to *req, a zero Request, what p reads of the line a
+// replay's skimmer (ids) took last, but its arrival.
+func (s *skimmer) request(p *parser, req *Request) {
+	req.InputTokens, req.OutputTokens = s.in, s.out
+	req.Failed = s.in == 0 || s.out == 0
+	if s.list {
+		p.keepIDs(req, s.ints)
+		p.blockTokens(req)
+	}
+}
+
 // skimDigits is the number of digits at i and their value, when 1 to 19;
 // 0 otherwise.
 func skimDigits(text []byte, i int) (n int, x uint64) {
@@ -277,6 +288,63 @@ func (t *Trace) skimRun(j *jsonRows, n int, last time.Duration) (int, time.Durat
 	}
 	return n, last
 }
+
+// nextByTemplate is Next for the next line when the replay's template
+// takes it (see skimmer) and Next would yield it at once: after the
+// first kept row, in order, within the window, its arrival scaled in
+// range, with no first pass's reads kept or read again. It sets *r, a
+// zero Request, and the state Next leaves (the rows read, the last row,
+// the clock, the count and the recorded instants), and reports true.
+// For any other line it reports false, and j holds the line (held) for
+// Next's way through read, readFile, readRow, parse, rebase and scale,
+// the calls it saves. Its twin is Next without it (templateNextOn off),
+// which checkTemplate holds it to. Regime/MooncakeReplay, Next's way a
+// line then this: 13,688 then 13,530 instructions a request
+// (TestInstructionBudget, 2026-12-06).
+func (t *Trace) nextByTemplate(j *jsonRows, r *Request) bool {
+	if t.done || !t.started || !t.rebased || t.reread != nil || t.kept != nil || !j.skim.ids || !j.skim.ready || j.held {
+		return false
+	}
+	for j.s.Scan() {
+		text := bytes.TrimSpace(j.s.Bytes())
+		if len(text) == 0 {
+			j.ln++
+			continue
+		}
+		raw, ok := j.skim.line(text)
+		rel, w := raw-t.origin, &t.cfg.Transform
+		if !ok || rel < t.prev || rel < w.WindowStart || w.WindowEnd > 0 && rel >= w.WindowEnd {
+			j.held = true
+			return false
+		}
+		at := rel - w.WindowStart
+		if t.factor != 1 && at != 0 {
+			x := math.Round(float64(at) * t.factor)
+			if x >= math.MaxInt64 { // scale's error, on Next's way
+				j.held = true
+				return false
+			}
+			at = time.Duration(x)
+		}
+		j.ln++
+		j.text, j.skimmed = text, true // as next leaves them
+		t.rowsRead++
+		t.p.clock = clockNumber
+		j.skim.request(&t.p, r)
+		r.Arrival = at
+		t.prev, t.lastLine, t.started = rel, j.ln, true
+		r.ID = t.next // Columns.ID is not mapped (plainColumns)
+		t.next++
+		t.count++
+		t.track.add(rel)
+		return true
+	}
+	return false
+}
+
+// templateNextOn is false for nextByTemplate's twin: every line goes
+// Next's way (set by the tests alone).
+var templateNextOn = true
 
 // skimRunOn is false for skimRun's twin: span counts every line through
 // Next (set by the tests alone).
