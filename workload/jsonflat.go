@@ -485,6 +485,16 @@ func leadingDigits(w uint64) (n int, x uint64) {
 	return n, y
 }
 
+// digitCount is leadingDigits' n alone, without their value.
+func digitCount(w uint64) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	y := w - '0'*ones
+	if n := bits.TrailingZeros64((y|(y+0x76*ones))&highs) >> 3; n < 8 {
+		return n
+	}
+	return 0
+}
+
 // literal is the index after word at i, or -1.
 func literal(text []byte, i int, word string) int {
 	if len(text)-i < len(word) || string(text[i:i+len(word)]) != word {

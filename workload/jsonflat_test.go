@@ -246,7 +246,7 @@ func sameWithMemo(t *testing.T, memo *keyMemo, line []byte) {
 // leadingDigits is the count and value of flatArray's digit loop over 8
 // bytes, for up to 7 digits: over every byte after 0 to 7 digits (those
 // around the digits, and the digits with their high bit set, included),
-// and random words biased to digits.
+// and random words biased to digits. digitCount is the count alone.
 func TestLeadingDigitsIsTheLoop(t *testing.T) {
 	loop := func(b []byte) (int, uint64) {
 		n, x := 0, uint64(0)
@@ -264,6 +264,9 @@ func TestLeadingDigitsIsTheLoop(t *testing.T) {
 		wn, wx := loop(b)
 		if n != wn || x != wx {
 			t.Fatalf("%q: leadingDigits %d digits, %d; the loop %d, %d", b, n, x, wn, wx)
+		}
+		if c := digitCount(binary.LittleEndian.Uint64(b)); c != wn {
+			t.Fatalf("%q: digitCount %d; the loop %d digits", b, c, wn)
 		}
 	}
 	rng := rand.New(rand.NewPCG(41, 1))
