@@ -338,7 +338,6 @@ func (t *Trace) nextByTemplate(j *jsonRows, r *Request) bool {
 			at = time.Duration(x)
 		}
 		j.ln++
-		j.text, j.skimmed = text, true // as next leaves them
 		t.rowsRead++
 		t.p.clock = clockNumber
 		j.skim.request(&t.p, r)
