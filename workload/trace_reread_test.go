@@ -202,17 +202,27 @@ func FuzzReread(f *testing.F) {
 	})
 }
 
+// mooncakeData is the Mooncake trace's bytes, when ../shared holds it
+// (else the test is noted as run without it).
+func mooncakeData(t *testing.T) ([]byte, bool) {
+	path, ok := sharedtraces.Optional(t, mooncake)
+	if !ok {
+		return nil, false
+	}
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return data, true
+}
+
 // TestSkimIsTheFullPass holds a TargetRate replay of the Mooncake trace,
 // whose first pass skims it, to the replay whose first pass parses it
 // whole (checkReread), and checks that the skim takes every line after
 // the first (its template) at the arrival the full parse reads.
 func TestSkimIsTheFullPass(t *testing.T) {
-	path, ok := sharedtraces.Optional(t, mooncake)
+	data, ok := mooncakeData(t)
 	if !ok {
 		return
 	}
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
 	for _, cfg := range rereadConfigs(Mooncake(0))[:3] { // plain, windowed, filtered (not skimmed)
 		checkReread(t, data, cfg)
 	}
@@ -264,14 +274,21 @@ var skimLineSeeds = []string{
 // errors. The Mooncake lines it takes are counted by
 // TestTemplateTakesMooncake.
 func FuzzTemplateLine(f *testing.F) {
+	fuzzLine(f, func(t *testing.T, line []byte) {
+		require.Equal(t, templateRead(line, false), templateRead(line, true), "%q", line)
+	})
+}
+
+// fuzzLine runs check on one line after a Mooncake line, from
+// skimLineSeeds on (FuzzSkimLine, FuzzTemplateLine).
+func fuzzLine(f *testing.F, check func(t *testing.T, line []byte)) {
 	for _, s := range skimLineSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		if bytes.ContainsAny(line, "\n\r") {
-			return // one line
+		if !bytes.ContainsAny(line, "\n\r") { // one line
+			check(t, line)
 		}
-		require.Equal(t, templateRead(line, false), templateRead(line, true), "%q", line)
 	})
 }
 
@@ -302,12 +319,10 @@ func templateRead(line []byte, tmpl bool) string {
 // yields every line after the first (its template) by nextByTemplate,
 // to the requests its twin reads (checkTemplate).
 func TestTemplateTakesMooncake(t *testing.T) {
-	path, ok := sharedtraces.Optional(t, mooncake)
+	data, ok := mooncakeData(t)
 	if !ok {
 		return
 	}
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
 	checkTemplate(t, data, Mooncake(0))
 	tr, err := NewTrace(bytes.NewReader(data), "m", Mooncake(0))
 	require.NoError(t, err)
@@ -335,13 +350,7 @@ func TestTemplateTakesMooncake(t *testing.T) {
 // skim steps over, to its first ']') is replaced by []. The skim reads
 // every other byte: only a malformed list escapes it.
 func FuzzSkimLine(f *testing.F) {
-	for _, s := range skimLineSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, line []byte) {
-		if bytes.ContainsAny(line, "\n\r") {
-			return // one line
-		}
+	fuzzLine(f, func(t *testing.T, line []byte) {
 		head := `{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [0, 1]}` + "\n"
 		p := parser{name: "f", cfg: Mooncake(0)}
 		j := newJSONRows(strings.NewReader(head+string(line)), "f")

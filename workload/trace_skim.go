@@ -290,12 +290,7 @@ func (t *Trace) skimRun(j *jsonRows, n int, last time.Duration) (int, time.Durat
 		end = math.MaxInt64 // an arrival there goes Next's way, which yields it as well
 	}
 	k, first, lastLine := 0, time.Duration(0), 0
-	for j.s.Scan() {
-		text := bytes.TrimSpace(j.s.Bytes())
-		if len(text) == 0 {
-			j.ln++
-			continue
-		}
+	for text := j.scanText(); text != nil; text = j.scanText() {
 		raw, ok := j.skim.line(text)
 		rel := raw - t.origin
 		if !ok || rel < lo || rel >= end {
@@ -336,40 +331,51 @@ func (t *Trace) nextByTemplate(j *jsonRows, r *Request) bool {
 	if t.done || !t.started || !t.rebased || t.reread != nil || t.kept != nil || !j.skim.ids || !j.skim.ready || j.held {
 		return false
 	}
-	for j.s.Scan() {
-		text := bytes.TrimSpace(j.s.Bytes())
-		if len(text) == 0 {
-			j.ln++
-			continue
-		}
-		raw, ok := j.skim.line(text)
-		rel, w := raw-t.origin, &t.cfg.Transform
-		if !ok || rel < t.prev || rel < w.WindowStart || w.WindowEnd > 0 && rel >= w.WindowEnd {
+	text := j.scanText()
+	if text == nil {
+		return false
+	}
+	raw, ok := j.skim.line(text)
+	rel, w := raw-t.origin, &t.cfg.Transform
+	if !ok || rel < t.prev || rel < w.WindowStart || w.WindowEnd > 0 && rel >= w.WindowEnd {
+		j.held = true
+		return false
+	}
+	at := rel - w.WindowStart
+	if t.factor != 1 && at != 0 {
+		x := math.Round(float64(at) * t.factor)
+		if x >= math.MaxInt64 { // scale's error, on Next's way
 			j.held = true
 			return false
 		}
-		at := rel - w.WindowStart
-		if t.factor != 1 && at != 0 {
-			x := math.Round(float64(at) * t.factor)
-			if x >= math.MaxInt64 { // scale's error, on Next's way
-				j.held = true
-				return false
-			}
-			at = time.Duration(x)
+		at = time.Duration(x)
+	}
+	j.ln++
+	t.rowsRead++
+	t.p.clock = clockNumber
+	j.skim.request(&t.p, r)
+	r.Arrival = at
+	t.prev, t.lastLine, t.started = rel, j.ln, true
+	r.ID = t.next // Columns.ID is not mapped (plainColumns)
+	t.next++
+	t.count++
+	t.track.add(rel)
+	return true
+}
+
+// scanText scans to the next line that is not empty, past the empty
+// ones (counted): its bytes, trimmed; nil at the end of the input.
+// skimRun and nextByTemplate share it at a call a line (over the
+// inliner's budget): Regime/MooncakeReplay 13,331 instructions a
+// request with the loop written in each, 13,371 with it.
+func (j *jsonRows) scanText() []byte {
+	for j.s.Scan() {
+		if text := bytes.TrimSpace(j.s.Bytes()); len(text) > 0 {
+			return text
 		}
 		j.ln++
-		t.rowsRead++
-		t.p.clock = clockNumber
-		j.skim.request(&t.p, r)
-		r.Arrival = at
-		t.prev, t.lastLine, t.started = rel, j.ln, true
-		r.ID = t.next // Columns.ID is not mapped (plainColumns)
-		t.next++
-		t.count++
-		t.track.add(rel)
-		return true
 	}
-	return false
+	return nil
 }
 
 // templateNextOn is false for nextByTemplate's twin: every line goes
