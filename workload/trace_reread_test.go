@@ -421,3 +421,33 @@ func checkSkimSpan(t *testing.T, data []byte, cfg TraceConfig) {
 	}
 	require.Equal(t, state(slow), state(fast), "config %+v, data %q", cfg, data)
 }
+
+// TestKeptIDsAreTheirOwn checks that the hash ids of a replay's
+// requests, cut from keepIDs' slabs, are each request's own: an append
+// to one leaves the next request's as read, and a row longer than a
+// slab is kept whole.
+func TestKeptIDsAreTheirOwn(t *testing.T) {
+	var b bytes.Buffer
+	for i := range 3 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": 600, "output_length": 2, "hash_ids": [%d, %d]}`+"\n", i, 10*i, 10*i+1)
+	}
+	long := make([]string, idSlab+5)
+	for i := range long {
+		long[i] = fmt.Sprint(i)
+	}
+	fmt.Fprintf(&b, `{"timestamp": 9, "input_length": 600, "output_length": 2, "hash_ids": [%s]}`+"\n", strings.Join(long, ", "))
+	tr, err := NewTrace(bytes.NewReader(b.Bytes()), "ids", Mooncake(0))
+	require.NoError(t, err)
+	var reqs []Request
+	for range 4 {
+		r, err := tr.Next()
+		require.NoError(t, err)
+		reqs = append(reqs, r)
+	}
+	reqs[0].PrefixHashes = append(reqs[0].PrefixHashes, 99)
+	assert.Equal(t, []uint64{0, 1, 99}, reqs[0].PrefixHashes)
+	assert.Equal(t, []uint64{10, 11}, reqs[1].PrefixHashes)
+	assert.Equal(t, []uint64{20, 21}, reqs[2].PrefixHashes)
+	require.Len(t, reqs[3].PrefixHashes, idSlab+5)
+	assert.Equal(t, uint64(idSlab+4), reqs[3].PrefixHashes[idSlab+4])
+}
