@@ -451,3 +451,21 @@ func TestKeptIDsAreTheirOwn(t *testing.T) {
 	require.Len(t, reqs[3].PrefixHashes, idSlab+5)
 	assert.Equal(t, uint64(idSlab+4), reqs[3].PrefixHashes[idSlab+4])
 }
+
+// TestPlainEndsAreTrimmed holds plainEnds to bytes.TrimSpace: a line it
+// says has plain ends is its own trimming, for every first and last byte
+// (and lines of one byte); a line it does not is trimmed as before.
+func TestPlainEndsAreTrimmed(t *testing.T) {
+	for first := range 256 {
+		for last := range 256 {
+			for _, b := range [][]byte{{byte(first), ' ', 'x', 0xc2, 0xa0, byte(last)}, {byte(first)}} {
+				if plainEnds(b) && !bytes.Equal(bytes.TrimSpace(b), b) {
+					t.Fatalf("%q: plainEnds, but bytes.TrimSpace trims it to %q", b, bytes.TrimSpace(b))
+				}
+			}
+		}
+	}
+	require.True(t, plainEnds([]byte(`{"a": 1}`)))
+	require.False(t, plainEnds([]byte(" {}")))
+	require.False(t, plainEnds(nil))
+}

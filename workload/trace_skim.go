@@ -370,7 +370,11 @@ func (t *Trace) nextByTemplate(j *jsonRows, r *Request) bool {
 // request with the loop written in each, 13,371 with it.
 func (j *jsonRows) scanText() []byte {
 	for j.s.Scan() {
-		if text := bytes.TrimSpace(j.s.Bytes()); len(text) > 0 {
+		text := j.s.Bytes()
+		if !plainEnds(text) {
+			text = bytes.TrimSpace(text)
+		}
+		if len(text) > 0 {
 			return text
 		}
 		j.ln++
