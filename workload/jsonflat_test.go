@@ -497,3 +497,38 @@ func plainColOf(j *jsonRows, col string) plainCols {
 	}
 	return pc
 }
+
+// TestWordsAtIsTheCompare holds words24.at to the compare of text[i:]'s
+// first bytes with the string it holds, on strings of every length it
+// holds, at every place in texts that hold them, hold them spoilt at one
+// byte, or end before them.
+func TestWordsAtIsTheCompare(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 3))
+	for n := 0; n <= 26; n++ {
+		for range 300 {
+			b := make([]byte, n)
+			for k := range b {
+				b[k] = byte('a' + rng.IntN(3))
+			}
+			p := wordsOf(b)
+			if n < 8 || n > 24 {
+				require.Zero(t, p.n, "%q", b)
+				continue
+			}
+			text := make([]byte, rng.IntN(40))
+			for k := range text {
+				text[k] = byte('a' + rng.IntN(3))
+			}
+			at := rng.IntN(len(text) + 1)
+			text = append(text[:at], append(append([]byte(nil), b...), text[at:]...)...)
+			if rng.IntN(2) == 0 {
+				text[at+rng.IntN(n)] ^= byte(1 << rng.IntN(8))
+			}
+			text = text[:rng.IntN(len(text)+1)]
+			for i := 0; i <= len(text); i++ {
+				want := len(text)-i >= n && string(text[i:i+n]) == string(b)
+				require.Equal(t, want, p.at(text, i), "%q at %d of %q", b, i, text)
+			}
+		}
+	}
+}

@@ -76,6 +76,7 @@ var replayTemplate = true
 // value is read, and the largest a plain integer value may be.
 type skimMember struct {
 	before string
+	w      words24 // before as words, when it has 8 to 24 bytes
 	kind   skimKind
 	max    uint64
 }
@@ -127,7 +128,7 @@ func (s *skimmer) learn(j *jsonRows) {
 			return // a key given twice: json.Unmarshal keeps the last
 		}
 		seen[key] = true
-		m := skimMember{before: string(j.memo.segs[n].b)}
+		m := skimMember{before: string(j.memo.segs[n].b), w: wordsOf(j.memo.segs[n].b)}
 		switch key {
 		case c.Arrival:
 			m.kind, m.max = skimArrival, uint64(limit)
@@ -178,7 +179,11 @@ func (s *skimmer) line(text []byte) (raw time.Duration, ok bool) {
 	i, members := 0, s.members
 	for k := range members {
 		m := &members[k]
-		if len(text)-i < len(m.before) || string(text[i:i+len(m.before)]) != m.before {
+		if m.w.n > 0 {
+			if !m.w.at(text, i) {
+				return 0, false
+			}
+		} else if len(text)-i < len(m.before) || string(text[i:i+len(m.before)]) != m.before {
 			return 0, false
 		}
 		i += len(m.before)
@@ -234,7 +239,9 @@ func (s *skimmer) line(text []byte) (raw time.Duration, ok bool) {
 			s.out = int(x)
 		}
 	}
-	if string(text[i:]) != s.tail {
+	// The usual tail, a '}' alone, compared without runtime.memequal:
+	// 23 instructions a request less (13,094 then 13,071).
+	if rest := text[i:]; len(rest) != len(s.tail) || len(rest) == 1 && rest[0] != s.tail[0] || len(rest) > 1 && string(rest) != s.tail {
 		return 0, false
 	}
 	return raw, true
