@@ -172,15 +172,24 @@ func (r *runner) streakMove(rep *replica, out *engine.Outcome, d time.Duration, 
 			}
 		}
 	}
-	n := len(st.peaks)
-	for n > 0 && st.peaks[n-1].d <= d {
-		n--
+	if n := len(st.peaks); n > 0 && st.peaks[n-1].d == d {
+		// The last peak's step again: it would pop the last peak alone
+		// (the one before is longer) and take its place, which is the
+		// last's move set to this one. (RunAtlas 6,115 then 6,102
+		// instructions a request; streakMove's own in
+		// Regime/Fleet8LeastLoaded, whose steps vary more, 313 then
+		// 306.)
+		st.peaks[n-1].move = st.moves
+	} else {
+		for n > 0 && st.peaks[n-1].d <= d {
+			n--
+		}
+		st.peaks = append(st.peaks[:n], peak{move: st.moves, d: d})
+		if len(st.peaks) > 1024 {
+			r.trimPeaks(st)
+		}
 	}
-	st.peaks = append(st.peaks[:n], peak{move: st.moves, d: d})
 	st.moves++
-	if len(st.peaks) > 1024 {
-		r.trimPeaks(st)
-	}
 	if st.measured > 0 {
 		if r.fleet { // gapsOf, its replica at hand
 			rep.col.itl.add(d, out.Steps*st.measured)
