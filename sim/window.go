@@ -208,7 +208,12 @@ func (r *runner) mergeShares() {
 		}
 		for i := range r.reps {
 			parts[i] = pick(&r.reps[i].col)
-			parts[i].presort(sc)
+		}
+		if !mergeOnly && fleet.splitSorted(parts[:len(r.reps)], sc) {
+			continue
+		}
+		for _, p := range parts[:len(r.reps)] {
+			p.presort(sc)
 		}
 		fleet.mergeSorted(parts[:len(r.reps)], sc)
 	}
@@ -218,6 +223,11 @@ func (r *runner) mergeShares() {
 // rather than merge its replicas' (mergeShares' slow twin; a test's
 // switch).
 var sortShares = false
+
+// mergeOnly makes mergeShares sort each share and merge them
+// (mergeSorted), never sort them together (splitSorted, whose twin it
+// is; a test's switch).
+var mergeOnly = false
 
 // replicaSummaries sums each replica's share of the run: its measured
 // requests over the window, and its busy time and KV occupancy over the
