@@ -129,24 +129,26 @@ func TestFleetSummarySplitsAsItMerges(t *testing.T) {
 func TestSplitSamplesAreTheSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 8))
 	sc := new(scratch)
-	for round := range 400 {
-		n := rng.IntN(3) * rng.IntN(12_000)
-		k := 1 + rng.IntN(mergeParts)
-		var fleet sample
-		parts := make([]sample, k)
-		for range n {
-			v := time.Duration(rng.Int64N(int64(90 * time.Second)))
-			switch rng.IntN(8) {
-			case 0, 1:
-				v = time.Duration(rng.IntN(8)) * time.Millisecond // repeats
-			case 2:
-				if round%7 == 0 {
-					v = time.Duration(rng.Int64N(1 << 62)) // too long to tag, in some rounds
-				}
+	gap := func(round int) time.Duration {
+		switch rng.IntN(8) {
+		case 0, 1:
+			return time.Duration(rng.IntN(8)) * time.Millisecond // repeats
+		case 2:
+			if round%7 == 0 {
+				return time.Duration(rng.Int64N(1 << 62)) // too long to tag, in some rounds
 			}
+		}
+		return time.Duration(rng.Int64N(int64(90 * time.Second)))
+	}
+	for round := range 400 {
+		k := 1 + rng.IntN(mergeParts)
+		parts, fleet := make([]sample, k), sample{}
+		for range rng.IntN(3) * rng.IntN(12_000) {
+			v := gap(round)
 			fleet.add(v, DefaultExactSamples)
 			parts[rng.IntN(k)].add(v, DefaultExactSamples)
 		}
+		n := fleet.n + len(fleet.cur)
 		want := slices.Clone(fleet.values())
 		slices.Sort(want)
 		wantParts := make([][]uint64, k)
