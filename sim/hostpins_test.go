@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -98,4 +99,91 @@ func TestHostPinsAnswerAsCounts(t *testing.T) {
 	}
 	t.Logf("%d loads, %d lookups waited, %d of them at a key past the first not in HBM", loads, waits, deep)
 	require.Greater(t, deep, 100, "the lookups no longer wait past the first key")
+}
+
+// TestLazyPinsAreEager drives two ports of a host tier alone with the
+// same random stores, lookups, loads and releases: one pins a load's
+// keys when a reader needs the pins (lazy pins: pinPending, the fast
+// path), the other at Load (eager, the slow twin). The tiers are small,
+// so that stores evict while loads are in flight, and the pins are read
+// (isLoading) only now and then, so that loads land unpinned and stores
+// evict with pins pending. Every answer, which keys each tier holds, its
+// counters (evictions among them) and, when read, its pins stay equal.
+func TestLazyPinsAreEager(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 0xa7))
+	const universe, refs = 24, 6
+	list := func() []uint64 {
+		n := 1 + rng.IntN(10)
+		k := uint64(rng.IntN(universe))
+		keys := make([]uint64, 0, n)
+		for range n {
+			keys = append(keys, k)
+			if rng.IntN(8) == 0 {
+				k = uint64(rng.IntN(universe))
+			} else {
+				k = (k + 1) % universe
+			}
+		}
+		return keys
+	}
+	pressed, cancelled := 0, 0
+	for range 400 {
+		var ports [2]*tierPort
+		capacity := 4 + rng.IntN(universe)
+		for i := range ports {
+			lru, err := kvtier.New(kvtier.Config{Blocks: capacity})
+			require.NoError(t, err)
+			r := &runner{}
+			r.slots = make([]slot, refs)
+			ports[i] = &tierPort{t: &tiers{r: r, landing: -1}, host: lru, loading: map[uint64]int32{}, eager: i == 1}
+		}
+		var loading [refs]bool
+		for step := range 80 {
+			switch op := rng.IntN(5); {
+			case op == 0: // a request's computed blocks written through
+				keys := list()
+				pending, ev := len(ports[0].unpinned) > 0, ports[0].host.Counters().Evictions
+				require.Equal(t, ports[1].Store(keys, keys), ports[0].Store(keys, keys), "Store(%v), step %d", keys, step)
+				if pending && ports[0].host.Counters().Evictions > ev {
+					pressed++
+				}
+			case op <= 2: // a lookup, and its load when it finds held keys
+				keys := list()
+				hbm := rng.IntN(len(keys) + 1)
+				n, busy := ports[0].Find(keys, hbm)
+				n1, busy1 := ports[1].Find(keys, hbm)
+				require.Equal(t, []any{n1, busy1}, []any{n, busy}, "Find(%v, %d), step %d", keys, hbm, step)
+				if ref := rng.IntN(refs); n > 0 && !busy && !loading[ref] {
+					loading[ref] = true
+					for _, p := range ports {
+						p.Load(int32(ref), keys[hbm:hbm+n])
+					}
+				}
+			default: // a load lands, or is cancelled
+				if ref := rng.IntN(refs); loading[ref] {
+					loading[ref] = false
+					if slices.Contains(ports[0].unpinned, int32(ref)) {
+						cancelled++
+					}
+					for _, p := range ports {
+						p.Release(int32(ref))
+					}
+				}
+			}
+			require.Equal(t, ports[1].loads, ports[0].loads)
+			require.Equal(t, ports[1].host.Len(), ports[0].host.Len())
+			require.Equal(t, ports[1].host.Counters(), ports[0].host.Counters(), "step %d", step)
+			for k := range uint64(universe) {
+				require.Equal(t, ports[1].host.Contains(k), ports[0].host.Contains(k), "key %d, step %d", k, step)
+			}
+			if rng.IntN(10) == 0 {
+				for k := range uint64(universe) {
+					require.Equal(t, ports[1].isLoading(k), ports[0].isLoading(k), "key %d, step %d", k, step)
+				}
+			}
+		}
+	}
+	t.Logf("%d stores evicted with pins pending, %d loads released unpinned", pressed, cancelled)
+	require.Greater(t, pressed, 100, "the stores no longer evict with pins pending")
+	require.Greater(t, cancelled, 100, "the loads no longer land unpinned")
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -211,11 +212,36 @@ type tierPort struct {
 	loading map[uint64]int32
 	evicted []uint64
 	host    *kvtier.LRU // t.host[rep].lru, nil without a host tier: read at every store and lookup
+	// The requests whose host keys are loading but not pinned yet
+	// (lazy pins, pinPending), with a host tier alone unless eager.
+	unpinned []int32
+	eager    bool
 }
 
 // countLoads makes every port count its loads by key (the slow twin of
 // the host tier's pins; a test's switch).
 var countLoads = false
+
+// Lazy pins: a host tier's pins read only when a reader needs them.
+//
+// A port with a host tier alone pins a load's keys in the tier (Load)
+// and unpins them when it lands (Release); between the two, the pins are
+// read only by a lookup that asks whether a key it would load is being
+// loaded (Find's HeldPinned, while a load is in flight), by an eviction
+// (which skips pinned keys: a Store with more new keys than the tier
+// has room for) and by isLoading. Nothing else in the tier reads them:
+// a touch, an insert with room and what is held do not. So a load's
+// keys are pinned only when one of those comes (pinPending), and a load
+// that lands first releases nothing: it pinned nothing. The tier holds
+// every key of a load, which Find just found held (the engine's Load
+// follows its Find in the same plan). Regime/Tiers (cachegrind): a
+// load's 238 keys pinned and unpinned one node at a time took about
+// 2,900 instructions a request. The slow twin pins at Load (eagerPins:
+// TestLazyPinsAreEager).
+
+// eagerPins makes a port with a host tier alone pin a load's keys at
+// Load (the slow twin of lazy pins; a test's switch).
+var eagerPins = false
 
 // newTiers is the runner's state of cfg's tiers, nil without any; it
 // gives every replica's engine its port.
@@ -242,7 +268,7 @@ func newTiers(cfg Config, r *runner) (*tiers, error) {
 	for i := range r.reps {
 		p := &t.ports[i]
 		*p = tierPort{t: t, rep: i, block: r.reps[i].eng.Config().BlockSize, loading: map[uint64]int32{},
-			counted: f.SharedStore.On() || countLoads}
+			counted: f.SharedStore.On() || countLoads, eager: eagerPins}
 		if t.host != nil {
 			p.host = t.host[i].lru
 		}
@@ -267,6 +293,9 @@ func (p *tierPort) hostLRU() *kvtier.LRU { return p.host }
 // store's without one).
 func (p *tierPort) Store(keys, chain []uint64) bool {
 	if p.t.shared == nil { // a host tier alone: its store, without storeIn's call
+		if len(p.unpinned) > 0 && p.host.Len()+len(keys) > p.host.Capacity() {
+			p.pinPending() // the store may evict, which skips pinned keys
+		}
 		var ok bool
 		p.evicted, _, ok = p.host.Store(keys, chain, p.evicted[:0])
 		return ok
@@ -306,6 +335,7 @@ func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 		// walks the keys and counts the held ones (the loop's n) as it
 		// goes. The loop is the twin (countLoads).
 		if p.loads > 0 {
+			p.pinPending()
 			if _, busy := h.HeldPinned(keys[hbm:]); busy {
 				return 0, true
 			}
@@ -337,6 +367,14 @@ func (p *tierPort) Load(ref int32, keys []uint64) {
 	sl := &p.t.r.slots[ref]
 	h := p.hostLRU()
 	if h != nil && !p.counted {
+		if p.t.shared == nil && !p.eager {
+			// A host tier alone, which holds every key: pinned when a
+			// reader needs the pins (lazy pins).
+			sl.tierHost = append(sl.tierHost, keys...)
+			p.loads += len(keys)
+			p.unpinned = append(p.unpinned, ref)
+			return
+		}
 		// The keys the host tier holds, from the first, in one call:
 		// the loop below would pin them one by one.
 		n := h.PinHeld(keys)
@@ -359,9 +397,21 @@ func (p *tierPort) Load(ref int32, keys []uint64) {
 	p.loads += len(keys)
 }
 
+// pinPending pins the host keys of the loads not pinned yet (lazy pins).
+func (p *tierPort) pinPending() {
+	for _, ref := range p.unpinned {
+		keys := p.t.r.slots[ref].tierHost
+		if p.host.PinHeld(keys) != len(keys) {
+			panic("sim: invariant tier-load broken: a load of a key no tier holds")
+		}
+	}
+	p.unpinned = p.unpinned[:0]
+}
+
 // isLoading reports whether this replica is loading key.
 func (p *tierPort) isLoading(key uint64) bool {
 	if !p.counted {
+		p.pinPending()
 		return p.hostLRU().Pinned(key)
 	}
 	return p.loading[key] > 0
@@ -378,6 +428,8 @@ func (p *tierPort) Release(ref int32) {
 			h.Unpin(k)
 			p.unload(k)
 		}
+	} else if i := slices.Index(p.unpinned, ref); i >= 0 {
+		p.unpinned = slices.Delete(p.unpinned, i, i+1) // it pinned nothing (lazy pins)
 	} else if h != nil {
 		h.UnpinEach(sl.tierHost) // unload counts nothing
 	}
