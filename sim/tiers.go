@@ -334,7 +334,7 @@ func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 		// (HeldPinned, with a load in flight), and the tier's touch
 		// walks the keys and counts the held ones (the loop's n) as it
 		// goes. The loop is the twin (countLoads).
-		if p.loads > 0 {
+		if p.loads > 0 && hbm < len(keys) && h.Contains(keys[hbm]) { // else none held: none pinned
 			p.pinPending()
 			if _, busy := h.HeldPinned(keys[hbm:]); busy {
 				return 0, true
