@@ -187,3 +187,149 @@ func TestLazyPinsAreEager(t *testing.T) {
 	require.Greater(t, pressed, 100, "the stores no longer evict with pins pending")
 	require.Greater(t, cancelled, 100, "the loads no longer land unpinned")
 }
+
+// TestLazyTouchesAreEager drives two ports of a host tier alone with the
+// same random requests: one notes its touches and makes them only before
+// a store that may evict (lazy touches: noteTouch, settle, the fast
+// path), the other touches at once (the slow twin). A request's chain
+// is a group's shared keys then its own; it is looked up again and
+// again, stored in chunks and then a block at a time, and loaded. The
+// tiers are small enough that some stores evict, and the log is bounded
+// low, so that it is compacted and settled. Every answer, what each
+// tier holds, its counters and the keys each store evicts, in order (the
+// tier's order, least recent first), stay equal; at the end both are
+// drained by a store of new keys, which evicts all they hold in order.
+func TestLazyTouchesAreEager(t *testing.T) {
+	defer func(n, m int) { touchLogKeys, touchSlots = n, m }(touchLogKeys, touchSlots)
+	touchLogKeys, touchSlots = 64, 8 // notes found by a slot they share
+	rng := rand.New(rand.NewPCG(41, 0x70c))
+	dropped, compacted, settled := 0, 0, 0
+	for round := range 300 {
+		var ports [2]*tierPort
+		capacity := 8 + rng.IntN(120)
+		for i := range ports {
+			lru, err := kvtier.New(kvtier.Config{Blocks: capacity})
+			require.NoError(t, err)
+			r := &runner{}
+			r.slots = make([]slot, 8)
+			ports[i] = &tierPort{t: &tiers{r: r, landing: -1}, host: lru, loading: map[uint64]int32{}, lazy: i == 0}
+		}
+		next := uint64(1006)
+		groups := [][]uint64{}
+		for range 3 {
+			var g []uint64
+			for range 2 + rng.IntN(10) {
+				g = append(g, next)
+				next++
+			}
+			groups = append(groups, g)
+		}
+		type request struct {
+			chain  []uint64
+			stored int
+		}
+		fresh := func() *request {
+			if rng.IntN(2) == 0 { // keys of a few, chains that share keys at a place and differ before it
+				var c []uint64
+				for range 1 + rng.IntN(8) {
+					c = append(c, 1000+uint64(rng.IntN(6)))
+				}
+				return &request{chain: c}
+			}
+			c := append([]uint64(nil), groups[rng.IntN(len(groups))]...)
+			for range 1 + rng.IntN(8) {
+				c = append(c, next)
+				next++
+			}
+			return &request{chain: c}
+		}
+		reqs := []*request{fresh(), fresh(), fresh(), fresh()}
+		var loading [8]bool
+		check := func(step int, what string) {
+			require.Equal(t, ports[1].loads, ports[0].loads)
+			require.Equal(t, ports[1].host.Len(), ports[0].host.Len(), "%s, round %d step %d", what, round, step)
+			require.Equal(t, ports[1].host.Counters(), ports[0].host.Counters(), "%s, round %d step %d", what, round, step)
+			require.Equal(t, ports[1].evicted, ports[0].evicted, "%s: evicted, round %d step %d", what, round, step)
+			for k := uint64(1000); k < next; k++ {
+				require.Equal(t, ports[1].host.Contains(k), ports[0].host.Contains(k), "key %d, %s, round %d step %d", k, what, round, step)
+			}
+		}
+		for step := range 120 {
+			r := reqs[rng.IntN(len(reqs))]
+			notes := len(ports[0].touches.notes)
+			live := ports[0].touches.live
+			switch op := rng.IntN(10); {
+			case op < 3: // a lookup of the request's chain (again, or as far as it knows), and a load when it finds held keys
+				keys := r.chain
+				if rng.IntN(2) == 0 {
+					keys = keys[:1+rng.IntN(len(keys))]
+				}
+				hbm := rng.IntN(len(keys) + 1)
+				n, busy := ports[0].Find(keys, hbm)
+				n1, busy1 := ports[1].Find(keys, hbm)
+				require.Equal(t, []any{n1, busy1}, []any{n, busy}, "Find, round %d step %d", round, step)
+				if ref := rng.IntN(len(loading)); n > 0 && !busy && !loading[ref] && rng.IntN(3) == 0 {
+					loading[ref] = true
+					for _, p := range ports {
+						p.Load(int32(ref), keys[hbm:hbm+n])
+					}
+				}
+			case op < 5: // its next chunk stored
+				if r.stored < len(r.chain) {
+					to := min(len(r.chain), r.stored+1+rng.IntN(6))
+					keys := r.chain[r.stored:to]
+					require.Equal(t, ports[1].Store(keys, r.chain), ports[0].Store(keys, r.chain), "Store, round %d step %d", round, step)
+					check(step, "chunk")
+					r.stored = to
+				}
+			case op < 8: // a decode's block stored, the chain one longer
+				if r.stored == len(r.chain) {
+					r.chain = append(r.chain, next)
+					next++
+					keys := r.chain[len(r.chain)-1:]
+					require.Equal(t, ports[1].Store(keys, r.chain), ports[0].Store(keys, r.chain), "Store, round %d step %d", round, step)
+					check(step, "decode")
+					r.stored = len(r.chain)
+				}
+			case op == 8: // a load lands
+				if ref := rng.IntN(len(loading)); loading[ref] {
+					loading[ref] = false
+					for _, p := range ports {
+						p.Release(int32(ref))
+					}
+				}
+			default: // the request finishes; another comes
+				reqs[rng.IntN(len(reqs))] = fresh()
+			}
+			check(step, "step")
+			g := &ports[0].touches
+			switch {
+			case len(g.notes) < notes && len(g.notes) > 0:
+				compacted++
+			case len(g.notes) == notes && g.live >= live && notes > 0:
+				dropped++
+			case len(g.notes) <= 1 && notes >= 3:
+				settled++
+			}
+		}
+		// Drain: every load lands, and a store of new keys evicts all.
+		for ref, l := range loading {
+			if l {
+				for _, p := range ports {
+					p.Release(int32(ref))
+				}
+			}
+		}
+		var drain []uint64
+		for range capacity {
+			drain = append(drain, next)
+			next++
+		}
+		require.Equal(t, ports[1].Store(drain, drain), ports[0].Store(drain, drain))
+		check(-1, "drain")
+	}
+	t.Logf("%d notes dropped, %d logs compacted, %d settled with 3 notes or more", dropped, compacted, settled)
+	require.Greater(t, dropped, 1000, "the touches no longer cover the ones before")
+	require.Greater(t, compacted, 50, "the logs are no longer compacted")
+	require.Greater(t, settled, 100, "the logs are no longer settled with notes left")
+}
