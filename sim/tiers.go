@@ -440,6 +440,7 @@ type touchLog struct {
 	last  []int32 // by a hash of its last key (touchSlot), a live note's index + 1 (a hint: the note is checked)
 	live  int     // the keys of live notes
 	nlive int     // live notes
+	bound int     // the live keys it holds at most
 }
 
 // touchNote is a touch noted: of bufs[buf][:n], unless a later note
@@ -474,8 +475,9 @@ func (p *tierPort) noteTouch(chain []uint64) {
 	g := &p.touches
 	if g.last == nil {
 		g.last = make([]int32, touchSlots)
+		g.bound = min(touchLogKeys, max(1<<10, p.host.Capacity()))
 	}
-	if g.live+len(chain) > min(touchLogKeys, max(1<<10, p.host.Capacity())) {
+	if g.live+len(chain) > g.bound {
 		p.settle()
 	}
 	b := int32(-1)
@@ -493,7 +495,11 @@ func (p *tierPort) noteTouch(chain []uint64) {
 			g.live -= int(nt.n)
 			g.nlive--
 			b = nt.buf
-			g.bufs[b] = append(keys, chain[c+1:]...)
+			if c+2 == len(chain) { // a decode's block: one more key
+				g.bufs[b] = append(keys, chain[c+1])
+			} else if c+1 < len(chain) {
+				g.bufs[b] = append(keys, chain[c+1:]...)
+			}
 			break
 		}
 	}
