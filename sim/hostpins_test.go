@@ -112,43 +112,22 @@ func TestHostPinsAnswerAsCounts(t *testing.T) {
 func TestLazyPinsAreEager(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 0xa7))
 	const universe, refs = 24, 6
-	list := func() []uint64 {
-		n := 1 + rng.IntN(10)
-		k := uint64(rng.IntN(universe))
-		keys := make([]uint64, 0, n)
-		for range n {
-			keys = append(keys, k)
-			if rng.IntN(8) == 0 {
-				k = uint64(rng.IntN(universe))
-			} else {
-				k = (k + 1) % universe
-			}
-		}
-		return keys
-	}
 	pressed, cancelled := 0, 0
 	for range 400 {
-		var ports [2]*tierPort
-		capacity := 4 + rng.IntN(universe)
-		for i := range ports {
-			lru, err := kvtier.New(kvtier.Config{Blocks: capacity})
-			require.NoError(t, err)
-			r := &runner{}
-			r.slots = make([]slot, refs)
-			ports[i] = &tierPort{t: &tiers{r: r, landing: -1}, host: lru, loading: map[uint64]int32{}, eager: i == 1}
-		}
+		ports := hostPorts(t, 4+rng.IntN(universe), refs)
+		ports[1].eager = true
 		var loading [refs]bool
 		for step := range 80 {
 			switch op := rng.IntN(5); {
 			case op == 0: // a request's computed blocks written through
-				keys := list()
+				keys := keyRun(rng, universe)
 				pending, ev := len(ports[0].unpinned) > 0, ports[0].host.Counters().Evictions
 				require.Equal(t, ports[1].Store(keys, keys), ports[0].Store(keys, keys), "Store(%v), step %d", keys, step)
 				if pending && ports[0].host.Counters().Evictions > ev {
 					pressed++
 				}
 			case op <= 2: // a lookup, and its load when it finds held keys
-				keys := list()
+				keys := keyRun(rng, universe)
 				hbm := rng.IntN(len(keys) + 1)
 				n, busy := ports[0].Find(keys, hbm)
 				n1, busy1 := ports[1].Find(keys, hbm)
@@ -205,15 +184,9 @@ func TestLazyTouchesAreEager(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 0x70c))
 	dropped, compacted, settled := 0, 0, 0
 	for round := range 300 {
-		var ports [2]*tierPort
 		capacity := 8 + rng.IntN(120)
-		for i := range ports {
-			lru, err := kvtier.New(kvtier.Config{Blocks: capacity})
-			require.NoError(t, err)
-			r := &runner{}
-			r.slots = make([]slot, 8)
-			ports[i] = &tierPort{t: &tiers{r: r, landing: -1}, host: lru, loading: map[uint64]int32{}, lazy: i == 0}
-		}
+		ports := hostPorts(t, capacity, 8)
+		ports[0].lazy = true
 		next := uint64(1006)
 		groups := [][]uint64{}
 		for range 3 {
@@ -332,4 +305,32 @@ func TestLazyTouchesAreEager(t *testing.T) {
 	require.Greater(t, dropped, 1000, "the touches no longer cover the ones before")
 	require.Greater(t, compacted, 50, "the logs are no longer compacted")
 	require.Greater(t, settled, 100, "the logs are no longer settled with notes left")
+}
+
+// hostPorts is two ports of a host tier alone of capacity blocks each,
+// for requests 0 to refs−1, loads not counted.
+func hostPorts(t *testing.T, capacity, refs int) [2]*tierPort {
+	var ports [2]*tierPort
+	for i := range ports {
+		lru, err := kvtier.New(kvtier.Config{Blocks: capacity})
+		require.NoError(t, err)
+		r := &runner{}
+		r.slots = make([]slot, refs)
+		ports[i] = &tierPort{t: &tiers{r: r, landing: -1}, host: lru, loading: map[uint64]int32{}}
+	}
+	return ports
+}
+
+// keyRun is a run of consecutive keys below universe from a random one,
+// broken now and then (a chain's, mostly).
+func keyRun(rng *rand.Rand, universe int) []uint64 {
+	keys := make([]uint64, 1+rng.IntN(10))
+	k := rng.IntN(universe)
+	for i := range keys {
+		keys[i] = uint64(k)
+		if k = (k + 1) % universe; rng.IntN(8) == 0 {
+			k = rng.IntN(universe)
+		}
+	}
+	return keys
 }
