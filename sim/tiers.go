@@ -466,6 +466,10 @@ func (g *touchLog) touchSlot(key uint64) int {
 // tier's nodes and index take 80 and more.
 var touchLogKeys = 1 << 16 // a test lowers it
 
+// touchLogNotes bounds a log's live notes, each a buffer of its own
+// (a sanity bound: chains of a few blocks only reach it).
+const touchLogNotes = 1 << 10
+
 // noteTouch notes a touch of chain, dropping the note it covers: the
 // one of the same chain, or of the chain less its last key.
 func (p *tierPort) noteTouch(chain []uint64) {
@@ -477,7 +481,7 @@ func (p *tierPort) noteTouch(chain []uint64) {
 		g.last = make([]int32, touchSlots)
 		g.bound = min(touchLogKeys, max(1<<10, p.host.Capacity()))
 	}
-	if g.live+len(chain) > g.bound {
+	if g.live+len(chain) > g.bound || g.nlive >= touchLogNotes {
 		p.settle()
 	}
 	b := int32(-1)
