@@ -168,7 +168,7 @@ func TestLazyPinsAreEager(t *testing.T) {
 }
 
 // TestLazyTouchesAreEager drives two ports of a host tier alone with the
-// same random requests: one notes its touches and makes them only before
+// same random requests, whose keys are chained as the engine's are: one notes its touches and makes them only before
 // a store that may evict (lazy touches: noteTouch, settle, the fast
 // path), the other touches at once (the slow twin). A request's chain
 // is a group's shared keys then its own; it is looked up again and
@@ -201,20 +201,37 @@ func TestLazyTouchesAreEager(t *testing.T) {
 			chain  []uint64
 			stored int
 		}
+		// Keys are chained, as the engine's content keys: a block's key
+		// mixes its parent's and its content, so that a key names every
+		// key before it.
+		var all []uint64
+		seen := map[uint64]bool{}
+		chained := func(contents []uint64) []uint64 {
+			keys, k := make([]uint64, 0, len(contents)), uint64(0)
+			for _, c := range contents {
+				k = chainKey(k, c)
+				keys = append(keys, k)
+				if !seen[k] {
+					seen[k] = true
+					all = append(all, k)
+				}
+			}
+			return keys
+		}
 		fresh := func() *request {
-			if rng.IntN(2) == 0 { // keys of a few, chains that share keys at a place and differ before it
+			if rng.IntN(2) == 0 { // contents of a few: chains that share their first keys and part
 				var c []uint64
 				for range 1 + rng.IntN(8) {
 					c = append(c, 1000+uint64(rng.IntN(6)))
 				}
-				return &request{chain: c}
+				return &request{chain: chained(c)}
 			}
 			c := append([]uint64(nil), groups[rng.IntN(len(groups))]...)
 			for range 1 + rng.IntN(8) {
 				c = append(c, next)
 				next++
 			}
-			return &request{chain: c}
+			return &request{chain: chained(c)}
 		}
 		reqs := []*request{fresh(), fresh(), fresh(), fresh()}
 		var loading [8]bool
@@ -223,7 +240,7 @@ func TestLazyTouchesAreEager(t *testing.T) {
 			require.Equal(t, ports[1].host.Len(), ports[0].host.Len(), "%s, round %d step %d", what, round, step)
 			require.Equal(t, ports[1].host.Counters(), ports[0].host.Counters(), "%s, round %d step %d", what, round, step)
 			require.Equal(t, ports[1].evicted, ports[0].evicted, "%s: evicted, round %d step %d", what, round, step)
-			for k := uint64(1000); k < next; k++ {
+			for _, k := range all {
 				require.Equal(t, ports[1].host.Contains(k), ports[0].host.Contains(k), "key %d, %s, round %d step %d", k, what, round, step)
 			}
 		}
@@ -257,8 +274,13 @@ func TestLazyTouchesAreEager(t *testing.T) {
 				}
 			case op < 8: // a decode's block stored, the chain one longer
 				if r.stored == len(r.chain) {
-					r.chain = append(r.chain, next)
+					k := chainKey(r.chain[len(r.chain)-1], next)
 					next++
+					r.chain = append(r.chain, k)
+					if !seen[k] {
+						seen[k] = true
+						all = append(all, k)
+					}
 					keys := r.chain[len(r.chain)-1:]
 					require.Equal(t, ports[1].Store(keys, r.chain), ports[0].Store(keys, r.chain), "Store, round %d step %d", round, step)
 					check(step, "decode")
@@ -293,11 +315,12 @@ func TestLazyTouchesAreEager(t *testing.T) {
 				}
 			}
 		}
-		var drain []uint64
+		var contents []uint64
 		for range capacity {
-			drain = append(drain, next)
+			contents = append(contents, next)
 			next++
 		}
+		drain := chained(contents)
 		require.Equal(t, ports[1].Store(drain, drain), ports[0].Store(drain, drain))
 		check(-1, "drain")
 	}
@@ -333,4 +356,13 @@ func keyRun(rng *rand.Rand, universe int) []uint64 {
 		}
 	}
 	return keys
+}
+
+// chainKey is the key of a block of content c after the block keyed
+// parent: a chain's keys, as the engine's content keys are chained.
+func chainKey(parent, c uint64) uint64 {
+	h := parent*0x9e3779b97f4a7c15 ^ c
+	h ^= h >> 29
+	h *= 0xbf58476d1ce4e5b9
+	return h ^ h>>32
 }
