@@ -304,10 +304,21 @@ func (e *Engine) coPublish(t int) {
 		s := x.s
 		co.cached++
 		full, from := min(s.shared, (s.computed+t-s.t0+1)>>sh), s.held
-		// Its held segment grown in place (extendHeld, runCache's first try:
-		// its path made, its cursor fresh after its held blocks), with none
-		// of cacheThrough's calls between; else cacheThrough.
-		if r := s.runs; r != nil && len(r.path) > 0 && full > from && e.pool.runs != nil && e.pool.extendHeld(&s.held, r, full) {
+		if rs := s.runs; rs != nil && rs.owe > 0 && full > from && rs.owe+full-from <= rs.room {
+			// deferHeld's first test, written here (r owes blocks, so no
+			// KV events or tier: co.each): the blocks within the room. The
+			// call cost Regime/Conversations 377 instructions a request
+			// (cachegrind).
+			rs.owe += full - from
+			e.pool.cached += full - from
+			s.held, s.anon = full, s.anon-(full-from)
+		} else if rs != nil && len(rs.path) > 0 && full > from && e.pool.runs != nil &&
+			(!co.each && e.pool.deferHeld(&s.held, rs, full) || e.pool.extendHeld(&s.held, rs, full)) {
+			// Its held segment grown in place (extendHeld, runCache's first
+			// try: its path made, its cursor fresh after its held blocks),
+			// with none of cacheThrough's calls between, or that put off
+			// until something reads it (deferHeld; not with KV events or a
+			// tier, whose stores and events go block by block: co.each).
 			s.anon -= full - from
 		} else {
 			e.cacheThrough(s, full)

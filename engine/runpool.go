@@ -221,6 +221,7 @@ type runEdge struct {
 	segs   []int32 // its segments, primary and copies, in no order
 	ncopy  int32   // its segments that are copies
 	gen    uint32  // bumped when it is cut or dropped: a cursor on it is stale
+	owed   int32   // requests whose cursor is on it owing blocks (deferHeld)
 	// keys holds the chained keys of its first len(keys) blocks, computed
 	// when a publisher observes one of them (runTree.key): blockPool's
 	// keys of those blocks.
@@ -275,6 +276,11 @@ type runSeq struct {
 	// They agree as long as cur is fresh: an edge's label only shortens
 	// when it is cut, which makes cur stale.
 	room int
+	// owe is how many blocks after cur it holds cached, counted in its
+	// held blocks, that its segment there does not cover yet (deferHeld),
+	// and oweAt its place in runTree.owing while owe > 0.
+	owe   int
+	oweAt int32
 }
 
 type runCopy struct {
@@ -309,6 +315,8 @@ type runTree struct {
 	inPlace  int                 // runCache calls extendHeld answered (tests read it)
 	grown    int                 // of those, the ones answered from runSeq.room with no scan (tests read it)
 	newEdges int                 // runCache calls cacheNewEdge answered (tests read it)
+	owing    []*runSeq           // the sequences owing blocks (deferHeld), in no order
+	checking bool                // Check reads the tree: a walk settles nothing (segmentsChecked)
 }
 
 // walkedPath notes which walk left runTree.spans: along the path whose
@@ -500,6 +508,7 @@ func (t *runTree) match(path []runLabel, n int) (pos int, e int32, eoff int) {
 func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 	t.spans = t.spans[:0]
 	pos, e, eoff, li, lo := c.pos, c.edge, c.eoff, c.li, c.lo
+	owed := t.edges[e].owed // the edges entered that a sequence owes blocks on (deferHeld)
 	for pos < n {
 		ed := &t.edges[e]
 		lab := &path[li]
@@ -530,6 +539,7 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 			}
 			e, eoff = c, 0
 			ed = &t.edges[e]
+			owed |= ed.owed
 			if oneShape(&ed.lab, lab) {
 				// Its one compare, of the edge's first block (ed.lab.c)
 				// with path's content there, at hand: a call cost a
@@ -555,6 +565,9 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 		if lo == lab.n {
 			li, lo = li+1, 0
 		}
+	}
+	if owed != 0 && !t.checking { // its caller reads the segments of those edges next: they are owed theirs
+		t.settleAll()
 	}
 	t.walked = walkedPath{path: &path[0], from: c.pos, to: pos, shape: t.shape}
 	return runCursor{edge: e, gen: t.edges[e].gen, eoff: eoff, pos: pos, li: li, lo: lo}
@@ -832,6 +845,9 @@ func (p *blockPool) runTouch(held *int, r *runSeq, h int) {
 // in order: each a primary block of the tree, or a copy where one caches
 // its content already.
 func (p *blockPool) runCache(held *int, r *runSeq, full int) {
+	if r.owe > 0 {
+		p.runs.settle(r)
+	}
 	from, path := *held, r.path
 	if full <= from {
 		return
@@ -949,6 +965,79 @@ func (p *blockPool) extendHeld(held *int, r *runSeq, full int) bool {
 		c.li, c.lo = c.li+1, 0
 	}
 	return true
+}
+
+// deferHeld is extendHeld put off: r's blocks from its held ones (*held)
+// up to full counted as held and cached (*held is full, p.cached counts
+// them) while its segment and cursor stay where they are, r owing them
+// (r.owe), when extendHeld would take its first way for them all (the
+// edge's one segment r's alone, ending at the cursor, the blocks within
+// the room noted). Nothing reads that segment or cursor but a walk along
+// the edge, a read of the segments on it, or a call for r itself, and
+// each settles what is owed first (settle, settleAll: walk, runLeading,
+// runKeys, runCache and runReleaseRange, Check, and a publisher or a
+// tier set), as extendHeld would have left it: the one segment can
+// change in nothing else meanwhile (nobody else holds a block of the
+// edge, so no release or eviction reaches it, and no other segment comes
+// on it but by a walk along it). It reports whether it did; else r owes
+// nothing (settled) and nothing else changed. A decode cohort's member
+// caching its answer block by block (coPublish) saves the segment's and
+// cursor's moves of every block but the last, settled once.
+func (p *blockPool) deferHeld(held *int, r *runSeq, full int) bool {
+	t := p.runs
+	k := full - *held
+	if r.owe > 0 { // its conditions stand while it owes
+		if r.owe+k > r.room {
+			t.settle(r)
+			return false
+		}
+		r.owe += k
+	} else {
+		c := &r.cur
+		ed := &t.edges[c.edge]
+		if c.pos != *held || ed.gen != c.gen || k > r.room || len(ed.segs) != 1 {
+			return false
+		}
+		id := ed.segs[0]
+		if nd := &p.nodes[id]; t.at[id].hi != int32(c.eoff) || nd.copy || nd.pinned || nd.refs != 1 {
+			return false
+		}
+		r.owe, r.oweAt = k, int32(len(t.owing))
+		t.owing = append(t.owing, r)
+		ed.owed++
+	}
+	p.cached += k
+	*held = full
+	return true
+}
+
+// settle moves r's segment and cursor over the blocks r owes
+// (deferHeld), as extendHeld's first way would have moved them a call at
+// a time, and takes r off the owing list.
+func (t *runTree) settle(r *runSeq) {
+	k := r.owe
+	c := &r.cur
+	ed := &t.edges[c.edge]
+	t.at[ed.segs[0]].hi += int32(k)
+	ed.owed--
+	r.room -= k
+	c.eoff, c.pos, c.lo = c.eoff+k, c.pos+k, c.lo+k
+	if r.room == 0 && c.lo == r.path[c.li].n {
+		c.li, c.lo = c.li+1, 0
+	}
+	r.owe = 0
+	last := len(t.owing) - 1
+	x := t.owing[last]
+	t.owing[r.oweAt], x.oweAt = x, r.oweAt
+	t.owing[last] = nil
+	t.owing = t.owing[:last]
+}
+
+// settleAll settles every sequence owing blocks (deferHeld).
+func (t *runTree) settleAll() {
+	for len(t.owing) > 0 {
+		t.settle(t.owing[len(t.owing)-1])
+	}
 }
 
 // heldBefore is the primary segment of edge e ending at block lo, or
@@ -1112,6 +1201,9 @@ func (p *blockPool) runRelease(held *int, r *runSeq, from int) {
 // the cursor, last first, and keeps none: as after chain, no walk left
 // t.spans (t.walked); else it reads match's.
 func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
+	if r.owe > 0 {
+		p.runs.settle(r)
+	}
 	qi := uint8(0)
 	if p.split {
 		qi = 1
@@ -1217,6 +1309,9 @@ func (p *blockPool) runLeading(path []runLabel, limit int, first uint64) int {
 			e, eoff = c, 0
 			ed = &t.edges[e]
 		}
+		if ed.owed != 0 { // its segments are read below (deferHeld)
+			t.settleAll()
+		}
 		lab := &path[li]
 		k := commonRun(&ed.lab, eoff, lab, lo, min(limit-pos, ed.lab.n-eoff, lab.n-lo), t.b)
 		for x := eoff; x < eoff+k; {
@@ -1244,6 +1339,7 @@ func (p *blockPool) runLeading(path []runLabel, limit int, first uint64) int {
 // runs (decideRuns keeps it by blocks for one asked before).
 func (p *blockPool) runKeys(keys []uint64) int {
 	t := p.runs
+	t.settleAll() // it reads the segments of the edges it walks (deferHeld)
 	e, off, key := int32(0), 0, rootKey
 	for j, k := range keys {
 		if ed := &t.edges[e]; off < ed.lab.n {
@@ -1347,14 +1443,33 @@ func (c *checker) segmentsChecked() {
 	e := c.e
 	p := &e.pool
 	t := p.runs
+	// Blocks owed (deferHeld) stay owed: the segments are checked as they
+	// are, each owing request's blocks up to its cursor, and its owed
+	// ones as extendHeld's first way would take them.
+	t.checking = true
+	defer func() { t.checking = false }()
+	owed, owing := 0, 0
 	holders := map[blockAt]int32{} // by segment (edge field: its id) and offset
 	note := func(s *seq) {
 		if s.held == 0 {
 			return
 		}
 		r := s.runs
-		if pos, _, _ := t.match(r.path, s.held); pos != s.held {
-			c.badRequest(s, "holds %d cached blocks, %d of them in the tree", s.held, pos)
+		held := s.held
+		if r.owe > 0 {
+			held -= r.owe
+			owed, owing = owed+r.owe, owing+1
+			cu := r.cur
+			ed := &t.edges[cu.edge]
+			if int(r.oweAt) >= len(t.owing) || t.owing[r.oweAt] != r || cu.pos != held || ed.gen != cu.gen || ed.owed <= 0 ||
+				r.owe > r.room || len(ed.segs) != 1 || int(t.at[ed.segs[0]].hi) != cu.eoff || p.nodes[ed.segs[0]].refs != 1 ||
+				p.nodes[ed.segs[0]].copy || p.nodes[ed.segs[0]].pinned || cu.eoff+r.owe > ed.lab.n {
+				c.badRequest(s, "owes %d blocks (room %d) after %d at %+v, which its edge %d (%d owing, %d segments) cannot take in place", r.owe, r.room, held, cu, cu.edge, ed.owed, len(ed.segs))
+				return
+			}
+		}
+		if pos, _, _ := t.match(r.path, held); pos != held {
+			c.badRequest(s, "holds %d cached blocks, %d of them in the tree", held, pos)
 			return
 		}
 		ci := 0
@@ -1389,9 +1504,13 @@ func (c *checker) segmentsChecked() {
 			note(s)
 		}
 	}
-	held, cached, ncopy := c.anon, 0, 0
+	if owing != len(t.owing) {
+		c.badBlocks("%d requests owe blocks, %d listed", owing, len(t.owing))
+	}
+	held, cached, ncopy, owedEdges := c.anon+owed, owed, 0, 0 // the owed blocks counted as cached and held, not anonymous
 	for ei := range t.edges {
 		ed := &t.edges[ei]
+		owedEdges += int(ed.owed)
 		if ei > 0 && len(ed.segs)+len(ed.kids) > 0 {
 			if got, ok := t.child.get(childKey(ed.parent, ed.lab.c)); !ok || got != int32(ei) {
 				c.badBlocks("edge %d is found under its parent %d as %d (%v)", ei, ed.parent, got, ok)
@@ -1444,6 +1563,9 @@ func (c *checker) segmentsChecked() {
 	listed := 0
 	for _, l := range t.copies {
 		listed += len(l)
+	}
+	if owedEdges != owing {
+		c.badBlocks("edges count %d requests owing blocks, %d owe", owedEdges, owing)
 	}
 	if held+c.free != p.total || c.free != p.free() || cached != p.cached || c.evict != p.evict || ncopy != p.ncopy || listed != ncopy {
 		c.badBlocks("blocks held %d + free %d (counted %d) of %d; cached %d (counted %d), evictable %d (counted %d), copies %d listed %d (counted %d)",
