@@ -424,8 +424,8 @@ func (e *Engine) pubStep(p *pubAt) bool {
 func (e *Engine) runPublishSteps(pubs []pubAt, from, m int) []pubAt {
 	j, live := 0, len(pubs)
 	for i := from + 1; i <= m && (live > 0 || e.co.npub > 0); i++ {
-		if e.co.npub > 0 {
-			e.coPublish(e.co.tick + i - 1)
+		if co := &e.co; co.npub > 0 && len(co.pubs[^(co.tick+i-1)&co.mask]) > 0 {
+			e.coPublish(co.tick + i - 1)
 		}
 		for live > 0 {
 			p := &pubs[j]
