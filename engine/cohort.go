@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -76,6 +77,114 @@ type cohort struct {
 	npub    int32         // entries in pubs, live or not (int32, and cached: the two in 8 bytes, which ts took, so that a replica's setup stays within its 6 KB)
 	cached  int32         // coPublish calls that cached a member's block (tests read it)
 	ts      *coStores     // with a tier, made at the first join: the members' stores (tier.go)
+	cst     *coasts       // made at the first member that coasts (coPublish)
+}
+
+// coasts are the members that coast: owing their answer's blocks
+// (deferHeld) with every block left within the room, so that coPublish
+// visits them no more. A coasting member's held blocks are what
+// coPublish would have cached by the last step published (pubT): coHeld,
+// its seq.held and runSeq.owe not written; it leaves its residue's list
+// (pubs), counted by residue instead (count, for coPubLeft) until the
+// step that caches its last block (fin) or until it stops coasting
+// (coStop): when it leaves the cohort, or when the pool settles it (a walk
+// reached its edge: runTree.settle lists it in runTree.uncoasted, and
+// coDrain lists it again by residue before the next step is published).
+type coasts struct {
+	count []int32  // coasting members by residue, as pubs
+	n     int      // coasting members, and those the pool settled not yet drained
+	fin   finQueue // coasting members by the step that caches their last block
+	pubT  int      // the last step published (coPlanPublish, runPublishSteps): the cohort's clock then
+}
+
+// coasting reports whether some member coasts (coasts).
+func (co *cohort) coasting() bool { return co.cst != nil && co.cst.n > 0 }
+
+// coHeld is a coasting member's held blocks: those its decodes through the
+// step published last complete, as coPublish would have cached them.
+func (e *Engine) coHeld(s *seq) int {
+	return min(s.shared, (s.computed-s.t0+1+e.co.cst.pubT)>>e.sh())
+}
+
+// memberHeld is a member's held blocks: coHeld while it coasts, its
+// cursor's once the pool settled it (not drained yet), else its own.
+func (e *Engine) memberHeld(s *seq) int {
+	if r := s.runs; r != nil && r.cs != nil {
+		if r.coast {
+			return e.coHeld(s)
+		}
+		return r.cur.pos
+	}
+	return s.held
+}
+
+// coStop ends s's coasting (s.runs.cs is s): its held blocks written, its
+// blocks not on its segment owed as deferHeld owes them, its count
+// dropped; with stay (s stays a member), listed again in its residue's
+// list, in running order, if it has blocks left to cache.
+func (e *Engine) coStop(s *seq, stay bool) {
+	co, r := &e.co, s.runs
+	held := e.memberHeld(s)
+	if r.coast {
+		r.coast, r.owe = false, held-r.cur.pos
+		if r.owe == 0 {
+			e.pool.runs.settle(r) // off the owing list
+		}
+	}
+	e.pool.cached += held - s.held
+	s.anon -= held - s.held
+	s.held = held
+	r.cs = nil
+	k := (s.computed - s.t0) & co.mask
+	co.cst.count[k]--
+	co.cst.n--
+	if stay && s.held < s.shared {
+		l := co.pubs[k]
+		i := len(l)
+		for i > 0 && l[i-1].rank > s.rank {
+			i--
+		}
+		co.pubs[k] = slices.Insert(l, i, pubMember{s: s, rank: s.rank})
+		co.npub++
+	}
+}
+
+// coastCached is how many cached blocks the coasting members hold that
+// the pool does not count yet (coStop counts them).
+func (e *Engine) coastCached() int {
+	n := 0
+	if e.co.coasting() {
+		for _, s := range e.co.members {
+			if s != nil && s.runs != nil && s.runs.cs != nil {
+				n += e.memberHeld(s) - s.held
+			}
+		}
+	}
+	return n
+}
+
+// coDrain stops the coasting of the members the pool settled
+// (runTree.uncoasted), which stay members: coPublish visits them again.
+func (e *Engine) coDrain() {
+	t := e.pool.runs
+	for _, r := range t.uncoasted {
+		if r.cs != nil { // else it left the cohort since (syncMember)
+			e.coStop(r.cs, true)
+		}
+	}
+	clear(t.uncoasted)
+	t.uncoasted = t.uncoasted[:0]
+}
+
+// coExpire ends the coasting of the members whose last block the steps
+// published cached: they owe all their answer's blocks.
+func (e *Engine) coExpire() {
+	cst := e.co.cst
+	for cst.fin.due(cst.pubT) {
+		if x := cst.fin.pop(); x.live() && x.s.runs.coast {
+			e.coStop(x.s, false)
+		}
+	}
 }
 
 // pubMember is a member whose answer has blocks of shared content left to
@@ -256,6 +365,9 @@ func (e *Engine) coRange(lo, hi, off int) int {
 // syncMember writes a member's fields: its tokens now, and its anonymous
 // blocks.
 func (e *Engine) syncMember(s *seq) {
+	if r := s.runs; r != nil && r.cs != nil {
+		e.coStop(s, false)
+	}
 	d := e.co.tick - s.t0
 	s.computed += d
 	s.known += d
@@ -312,6 +424,10 @@ func (e *Engine) coPublish(t int) {
 			rs.owe += full - from
 			e.pool.cached += full - from
 			s.held, s.anon = full, s.anon-(full-from)
+			if full < s.shared && rs.owe+s.shared-full <= rs.room {
+				e.coStart(s, r, t)
+				continue // off the list (the slot is dropped below)
+			}
 		} else if rs != nil && len(rs.path) > 0 && full > from && e.pool.runs != nil &&
 			(!co.each && e.pool.deferHeld(&s.held, rs, full) || e.pool.extendHeld(&s.held, rs, full)) {
 			// Its held segment grown in place (extendHeld, runCache's first
@@ -320,6 +436,10 @@ func (e *Engine) coPublish(t int) {
 			// until something reads it (deferHeld; not with KV events or a
 			// tier, whose stores and events go block by block: co.each).
 			s.anon -= full - from
+			if !co.each && s.held < s.shared && e.pool.coastable(rs, s.held, s.shared) {
+				e.coStart(s, r, t)
+				continue // off the list (the slot is dropped below)
+			}
 		} else {
 			e.cacheThrough(s, full)
 		}
@@ -337,20 +457,41 @@ func (e *Engine) coPublish(t int) {
 	}
 }
 
+// coStart makes member s, owing blocks with every block left within its
+// room, coast (coasts) from the step t published, listed at residue r.
+func (e *Engine) coStart(s *seq, r, t int) {
+	co := &e.co
+	if co.cst == nil {
+		co.cst = &coasts{count: make([]int32, e.cfg.BlockSize)}
+	}
+	cst := co.cst
+	cst.pubT = t
+	e.pool.runs.pubT = &cst.pubT
+	s.runs.coast, s.runs.cs = true, s
+	cst.count[r]++
+	cst.n++
+	cst.fin.push(finEntry{tick: s.shared<<e.sh() - (s.computed - s.t0 + 1), rank: s.rank, s: s})
+}
+
 // coPubLeft is, for the cohort's members, what publishDecode notes in
 // pubLeft for the step at the clock: the fewest steps after it to one
 // whose decode of a member caches a block of shared output (MaxInt if
 // none will), dropping the members that have none left to cache.
 func (e *Engine) coPubLeft() int {
 	co := &e.co
-	for j := 1; j <= e.cfg.BlockSize && co.npub > 0; j++ {
+	coast := co.coasting()
+	if coast {
+		e.coExpire()
+		coast = co.cst.n > 0
+	}
+	for j := 1; j <= e.cfg.BlockSize && (co.npub > 0 || coast); j++ {
 		r := ^(co.tick + j) & co.mask
 		l := co.pubs[r]
 		if kept := keepMembers(l, true); len(kept) < len(l) { // else the list stays as it is
 			co.npub -= int32(len(l) - len(kept))
 			co.pubs[r], l = kept, kept
 		}
-		if len(l) > 0 {
+		if len(l) > 0 || coast && co.cst.count[r] > 0 {
 			return j
 		}
 	}
@@ -361,6 +502,12 @@ func (e *Engine) coPubLeft() int {
 // of a plan at the clock: it caches what that step's decodes complete and
 // counts in pubRun and pubLeft what later steps will.
 func (e *Engine) coPlanPublish() {
+	if co := &e.co; co.cst != nil {
+		co.cst.pubT = co.tick
+		if len(e.pool.runs.uncoasted) > 0 {
+			e.coDrain()
+		}
+	}
 	e.coPublish(e.co.tick)
 	if left := e.coPubLeft(); left < math.MaxInt {
 		e.pubRun++
@@ -465,6 +612,9 @@ func (e *Engine) materialize() {
 		s.lastMove = e.move // it emitted in every outcome since it joined
 	}
 	co.fin.reset()
+	if cst := co.cst; cst != nil { // every member stopped coasting (syncMember)
+		cst.fin.reset()
+	}
 	for r := range co.pubs {
 		clear(co.pubs[r])
 		co.pubs[r] = co.pubs[r][:0]
@@ -534,7 +684,7 @@ func (e *Engine) planCohort(budget int) (int, int) {
 		e.materialize()
 		return budget, 0
 	}
-	if co.npub > 0 {
+	if co.npub > 0 || co.coasting() {
 		e.coPlanPublish() // caching takes no block: need stands
 	}
 	co.ahead = 1

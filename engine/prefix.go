@@ -374,7 +374,7 @@ func (e *Engine) runPublish(from, m int) {
 			pubs[k], pubs[k-1] = pubs[k-1], pubs[k]
 		}
 	}
-	if e.plan.Cohort > 0 && e.co.npub > 0 {
+	if e.plan.Cohort > 0 && (e.co.npub > 0 || e.co.coasting()) {
 		e.pubs = e.runPublishSteps(pubs, from, m)
 		return
 	}
@@ -423,8 +423,15 @@ func (e *Engine) pubStep(p *pubAt) bool {
 // clock + i − 1.
 func (e *Engine) runPublishSteps(pubs []pubAt, from, m int) []pubAt {
 	j, live := 0, len(pubs)
-	for i := from + 1; i <= m && (live > 0 || e.co.npub > 0); i++ {
-		if co := &e.co; co.npub > 0 && len(co.pubs[^(co.tick+i-1)&co.mask]) > 0 {
+	co := &e.co
+	for i := from + 1; i <= m && (live > 0 || co.npub > 0 || co.cst != nil && len(e.pool.runs.uncoasted) > 0); i++ {
+		if co.cst != nil {
+			co.cst.pubT = co.tick + i - 1
+			if len(e.pool.runs.uncoasted) > 0 {
+				e.coDrain()
+			}
+		}
+		if co.npub > 0 && len(co.pubs[^(co.tick+i-1)&co.mask]) > 0 {
 			e.coPublish(co.tick + i - 1)
 		}
 		for live > 0 {
@@ -441,6 +448,9 @@ func (e *Engine) runPublishSteps(pubs []pubAt, from, m int) []pubAt {
 				j = 0
 			}
 		}
+	}
+	if co.cst != nil { // the coasting members' steps, visited or not (coHeld)
+		co.cst.pubT = co.tick + m - 1
 	}
 	return pubs
 }

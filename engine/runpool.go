@@ -281,6 +281,11 @@ type runSeq struct {
 	// and oweAt its place in runTree.owing while owe > 0.
 	owe   int
 	oweAt int32
+	// coast: a decode cohort's member owing what coHeld counts, not owe
+	// (coasts); cs is that member while it coasts and until the cohort
+	// hears that the pool settled it (runTree.uncoasted).
+	coast bool
+	cs    *seq
 }
 
 type runCopy struct {
@@ -302,21 +307,23 @@ func (g *segPlace) size() int { return int(g.hi - g.lo) }
 // the segments (at, by node) and the copies by place (blockPool.copies
 // holds them by key).
 type runTree struct {
-	at       []segPlace
-	b        int // BlockSize
-	edges    []runEdge
-	espare   []int32
-	child    blockIndex          // an edge by childKey
-	copies   map[blockAt][]int32 // copies at a place, oldest first
-	spans    []runSpan           // match's answer
-	walked   walkedPath          // the walk that left spans
-	shape    uint64              // bumped when an edge is cut or dropped
-	memo     *keyMemo            // the engine's, perhaps its fleet's: the keys of runs from the root (extendKeys)
-	inPlace  int                 // runCache calls extendHeld answered (tests read it)
-	grown    int                 // of those, the ones answered from runSeq.room with no scan (tests read it)
-	newEdges int                 // runCache calls cacheNewEdge answered (tests read it)
-	owing    []*runSeq           // the sequences owing blocks (deferHeld), in no order
-	checking bool                // Check reads the tree: a walk settles nothing (segmentsChecked)
+	at        []segPlace
+	b         int // BlockSize
+	edges     []runEdge
+	espare    []int32
+	child     blockIndex          // an edge by childKey
+	copies    map[blockAt][]int32 // copies at a place, oldest first
+	spans     []runSpan           // match's answer
+	walked    walkedPath          // the walk that left spans
+	shape     uint64              // bumped when an edge is cut or dropped
+	memo      *keyMemo            // the engine's, perhaps its fleet's: the keys of runs from the root (extendKeys)
+	inPlace   int                 // runCache calls extendHeld answered (tests read it)
+	grown     int                 // of those, the ones answered from runSeq.room with no scan (tests read it)
+	newEdges  int                 // runCache calls cacheNewEdge answered (tests read it)
+	owing     []*runSeq           // the sequences owing blocks (deferHeld), in no order
+	checking  bool                // Check reads the tree: a walk settles nothing (segmentsChecked)
+	pubT      *int                // the decode cohort's last step published (coasts.pubT)
+	uncoasted []*runSeq           // coasting members settled, for the cohort to list again (coDrain)
 }
 
 // walkedPath notes which walk left runTree.spans: along the path whose
@@ -845,7 +852,7 @@ func (p *blockPool) runTouch(held *int, r *runSeq, h int) {
 // in order: each a primary block of the tree, or a copy where one caches
 // its content already.
 func (p *blockPool) runCache(held *int, r *runSeq, full int) {
-	if r.owe > 0 {
+	if r.owe > 0 || r.coast {
 		p.runs.settle(r)
 	}
 	from, path := *held, r.path
@@ -1011,12 +1018,41 @@ func (p *blockPool) deferHeld(held *int, r *runSeq, full int) bool {
 	return true
 }
 
+// coastable reports whether r, holding held blocks, may owe every block
+// up to shared as deferHeld owes them (a decode cohort's member that
+// coasts: coasts), and if so lists it as owing.
+func (p *blockPool) coastable(r *runSeq, held, shared int) bool {
+	if r.owe > 0 {
+		return r.owe+shared-held <= r.room
+	}
+	t := p.runs
+	c := &r.cur
+	ed := &t.edges[c.edge]
+	if c.pos != held || ed.gen != c.gen || shared-held > r.room || len(ed.segs) != 1 {
+		return false
+	}
+	id := ed.segs[0]
+	if nd := &p.nodes[id]; t.at[id].hi != int32(c.eoff) || nd.copy || nd.pinned || nd.refs != 1 {
+		return false
+	}
+	r.oweAt = int32(len(t.owing))
+	t.owing = append(t.owing, r)
+	ed.owed++
+	return true
+}
+
 // settle moves r's segment and cursor over the blocks r owes
 // (deferHeld), as extendHeld's first way would have moved them a call at
 // a time, and takes r off the owing list.
 func (t *runTree) settle(r *runSeq) {
 	k := r.owe
 	c := &r.cur
+	if r.coast { // it owes coHeld's blocks, and coasts no more
+		s := r.cs
+		k = min(s.shared, (s.computed-s.t0+1+*t.pubT)/t.b) - c.pos
+		r.coast = false
+		t.uncoasted = append(t.uncoasted, r)
+	}
 	ed := &t.edges[c.edge]
 	t.at[ed.segs[0]].hi += int32(k)
 	ed.owed--
@@ -1201,7 +1237,7 @@ func (p *blockPool) runRelease(held *int, r *runSeq, from int) {
 // the cursor, last first, and keeps none: as after chain, no walk left
 // t.spans (t.walked); else it reads match's.
 func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
-	if r.owe > 0 {
+	if r.owe > 0 || r.coast {
 		p.runs.settle(r)
 	}
 	qi := uint8(0)
@@ -1455,16 +1491,19 @@ func (c *checker) segmentsChecked() {
 			return
 		}
 		r := s.runs
-		held := s.held
-		if r.owe > 0 {
-			held -= r.owe
-			owed, owing = owed+r.owe, owing+1
+		held, owe := s.held, r.owe
+		if r.coast {
+			owe = held - r.cur.pos // s is memberView's: coHeld's blocks
+		}
+		if r.owe > 0 || r.coast {
+			held -= owe
+			owed, owing = owed+owe, owing+1
 			cu := r.cur
 			ed := &t.edges[cu.edge]
 			if int(r.oweAt) >= len(t.owing) || t.owing[r.oweAt] != r || cu.pos != held || ed.gen != cu.gen || ed.owed <= 0 ||
-				r.owe > r.room || len(ed.segs) != 1 || int(t.at[ed.segs[0]].hi) != cu.eoff || p.nodes[ed.segs[0]].refs != 1 ||
-				p.nodes[ed.segs[0]].copy || p.nodes[ed.segs[0]].pinned || cu.eoff+r.owe > ed.lab.n {
-				c.badRequest(s, "owes %d blocks (room %d) after %d at %+v, which its edge %d (%d owing, %d segments) cannot take in place", r.owe, r.room, held, cu, cu.edge, ed.owed, len(ed.segs))
+				owe > r.room || len(ed.segs) != 1 || int(t.at[ed.segs[0]].hi) != cu.eoff || p.nodes[ed.segs[0]].refs != 1 ||
+				p.nodes[ed.segs[0]].copy || p.nodes[ed.segs[0]].pinned || cu.eoff+owe > ed.lab.n || owe < 0 || r.coast && owe+s.shared-s.held > r.room {
+				c.badRequest(s, "owes %d blocks (room %d, coasting %v) after %d at %+v, which its edge %d (%d owing, %d segments) cannot take in place", owe, r.room, r.coast, held, cu, cu.edge, ed.owed, len(ed.segs))
 				return
 			}
 		}
@@ -1567,8 +1606,8 @@ func (c *checker) segmentsChecked() {
 	if owedEdges != owing {
 		c.badBlocks("edges count %d requests owing blocks, %d owe", owedEdges, owing)
 	}
-	if held+c.free != p.total || c.free != p.free() || cached != p.cached || c.evict != p.evict || ncopy != p.ncopy || listed != ncopy {
+	if held+c.free != p.total || c.free != p.free() || cached != e.CachedBlocks() || c.evict != p.evict || ncopy != p.ncopy || listed != ncopy {
 		c.badBlocks("blocks held %d + free %d (counted %d) of %d; cached %d (counted %d), evictable %d (counted %d), copies %d listed %d (counted %d)",
-			held, c.free, p.free(), p.total, cached, p.cached, c.evict, p.evict, ncopy, listed, p.ncopy)
+			held, c.free, p.free(), p.total, cached, e.CachedBlocks(), c.evict, p.evict, ncopy, listed, p.ncopy)
 	}
 }
