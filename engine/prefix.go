@@ -59,7 +59,7 @@ const (
 	mul2   = 0x94d049bb133111eb
 )
 
-// splitMix is mix, mix0 and finish with their constants as values, for
+// splitMix is mix and finish with their constants as values, for
 // a loop that chains many keys (chainRun): it takes them from
 // chainConsts, a variable, so that they are loaded into registers once.
 // Given constants, the compiler loads each again (a 10-byte move) at
@@ -76,8 +76,6 @@ var chainConsts = splitMix{golden, mul1, mul2}
 func (c splitMix) mix(parent, content uint64) uint64 {
 	return c.finish(parent ^ (content + c.golden + parent<<6 + parent>>2))
 }
-
-func (c splitMix) mix0(content uint64) uint64 { return c.finish(content + c.golden) }
 
 func (c splitMix) finish(h uint64) uint64 {
 	h ^= h >> 30

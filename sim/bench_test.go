@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ import (
 // allocations per simulated request, with exact per-token ITL accounting.
 // Compare runs with benchstat.
 func BenchmarkRunAtlas(b *testing.B) {
-	benchRun(b, Config{}, func() workload.Source { return poisson(b, 1, 2.4, 20_000, workload.Fixed(2000, 200)) })
+	benchRun(b, Config{}, func() workload.Source { return poisson(b, 1, 2.4, benchSize(20_000), workload.Fixed(2000, 200)) })
 }
 
 // BenchmarkRunFleet runs 8 Atlas replicas behind round robin, each at the
@@ -77,7 +78,7 @@ func BenchmarkRunFleet64(b *testing.B) {
 	} {
 		source := func(n int) func() workload.Source {
 			return func() workload.Source {
-				g, err := workload.NewSynthetic(workload.Synthetic{Seed: 1, Count: n * w.requests,
+				g, err := workload.NewSynthetic(workload.Synthetic{Seed: 1, Count: n * benchSize(w.requests),
 					Arrival: workload.Arrival{Rate: float64(n) * w.rate}, Lengths: w.lengths, Prefix: w.prefix})
 				if err != nil {
 					b.Fatal(err)
@@ -141,10 +142,24 @@ func BenchmarkRunLongOutputs(b *testing.B) {
 // a batch eight times the Atlas one.
 func BenchmarkRunBatch256(b *testing.B) {
 	cfg := Config{Engine: engine.Config{MaxSeqs: 256, KVBlocks: 256 * 4096 / 16}}
-	benchRun(b, cfg, func() workload.Source { return poisson(b, 1, 2.5, 4_000, workload.Fixed(200, 2000)) })
+	benchRun(b, cfg, func() workload.Source { return poisson(b, 1, 2.5, benchSize(4_000), workload.Fixed(200, 2000)) })
 }
 
 func benchRun(b *testing.B, cfg Config, src func() workload.Source) { benchRunN(b, cfg, src, 0) }
+
+// benchHalf halves the benchmarks that have instruction budgets
+// (benchSize): TestInstructionBudget runs each at its size and at half of
+// it, and divides the difference by the requests between, so that a
+// run's setup is not counted a request (SERVESIM_BENCH_HALF=1).
+var benchHalf = os.Getenv("SERVESIM_BENCH_HALF") != ""
+
+// benchSize is n requests, or half of them under benchHalf.
+func benchSize(n int) int {
+	if benchHalf {
+		return n / 2
+	}
+	return n
+}
 
 // benchRunN is benchRun holding every iteration to want simulated
 // requests (0: any number).

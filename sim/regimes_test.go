@@ -200,8 +200,9 @@ func (f *firstN) Next() (workload.Request, error) {
 func BenchmarkRegime(b *testing.B) {
 	for _, rg := range regimes {
 		b.Run(rg.name, func(b *testing.B) {
-			cfg, src := rg.build(b, rg.requests)
-			benchRunN(b, cfg, src, rg.requests)
+			n := benchSize(rg.requests)
+			cfg, src := rg.build(b, n)
+			benchRunN(b, cfg, src, n)
 		})
 	}
 }
