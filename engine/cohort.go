@@ -74,7 +74,7 @@ type cohort struct {
 	sumbuf  []int         // decode contexts with the step's sum first and zeros after: a DecodeSum price
 	scratch []*seq        // finishers, and the running list being rebuilt
 	pubs    [][]pubMember // members with blocks of shared output left to cache, by residue (as count), in running order
-	npub    int32         // entries in pubs, live or not (int32, and cached: the two in 8 bytes, which ts took, so that a replica's setup stays within its 6 KB)
+	npub    int32         // entries in pubs, live or not, and coasting members (coasts) (int32, and cached: the two in 8 bytes, which ts took, so that a replica's setup stays within its 6 KB)
 	cached  int32         // coPublish calls that cached a member's block (tests read it)
 	ts      *coStores     // with a tier, made at the first join: the members' stores (tier.go)
 	cst     *coasts       // made at the first member that coasts (coPublish)
@@ -138,6 +138,7 @@ func (e *Engine) coStop(s *seq, stay bool) {
 	k := (s.computed - s.t0) & co.mask
 	co.cst.count[k]--
 	co.cst.n--
+	co.npub--
 	if stay && s.held < s.shared {
 		l := co.pubs[k]
 		i := len(l)
@@ -477,6 +478,7 @@ func (e *Engine) coStart(s *seq, r, t int) {
 	s.runs.coast, s.runs.cs = true, s
 	cst.count[r]++
 	cst.n++
+	co.npub++ // its entry in pubs[r] is dropped (coPublish)
 	cst.fin.push(finEntry{tick: s.shared<<e.sh() - (s.computed - s.t0 + 1), rank: s.rank, s: s})
 }
 
@@ -491,7 +493,7 @@ func (e *Engine) coPubLeft() int {
 		e.coExpire()
 		coast = co.cst.n > 0
 	}
-	for j := 1; j <= e.cfg.BlockSize && (co.npub > 0 || coast); j++ {
+	for j := 1; j <= e.cfg.BlockSize && co.npub > 0; j++ {
 		r := ^(co.tick + j) & co.mask
 		l := co.pubs[r]
 		if kept := keepMembers(l, true); len(kept) < len(l) { // else the list stays as it is
@@ -693,7 +695,7 @@ func (e *Engine) planCohort(budget int) (int, int) {
 		e.materialize()
 		return budget, 0
 	}
-	if co.npub > 0 || co.coasting() {
+	if co.npub > 0 {
 		e.coPlanPublish() // caching takes no block: need stands
 	}
 	co.ahead = 1

@@ -23,7 +23,7 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	if d <= 0 {
 		return nil // ScheduleUntil reports the model
 	}
-	if (co.npub > 0 || co.coasting()) && !e.continuePublishing() {
+	if co.npub > 0 && !e.continuePublishing() {
 		return nil
 	}
 	left := e.finMin() - co.tick            // steps until a member's last token

@@ -372,7 +372,7 @@ func (e *Engine) runPublish(from, m int) {
 			pubs[k], pubs[k-1] = pubs[k-1], pubs[k]
 		}
 	}
-	if e.plan.Cohort > 0 && (e.co.npub > 0 || e.co.coasting()) {
+	if e.plan.Cohort > 0 && e.co.npub > 0 {
 		e.pubs = e.runPublishSteps(pubs, from, m)
 		return
 	}
@@ -422,7 +422,7 @@ func (e *Engine) pubStep(p *pubAt) bool {
 func (e *Engine) runPublishSteps(pubs []pubAt, from, m int) []pubAt {
 	j, live := 0, len(pubs)
 	co := &e.co
-	for i := from + 1; i <= m && (live > 0 || co.npub > 0 || co.cst != nil && len(e.pool.runs.uncoasted) > 0); i++ {
+	for i := from + 1; i <= m && (live > 0 || co.npub > 0); i++ { // npub counts the coasting members too
 		if co.cst != nil {
 			co.cst.pubT = co.tick + i - 1
 			if len(e.pool.runs.uncoasted) > 0 {
