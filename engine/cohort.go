@@ -424,19 +424,7 @@ func (e *Engine) coPublish(t int) {
 		s := x.s
 		co.cached++
 		full, from := min(s.shared, (s.computed+t-s.t0+1)>>sh), s.held
-		if rs := s.runs; rs != nil && rs.owe > 0 && full > from && rs.owe+full-from <= rs.room {
-			// deferHeld's first test, written here (r owes blocks, so no
-			// KV events or tier: co.each): the blocks within the room. The
-			// call cost Regime/Conversations 377 instructions a request
-			// (cachegrind).
-			rs.owe += full - from
-			e.pool.cached += full - from
-			s.held, s.anon = full, s.anon-(full-from)
-			if full < s.shared && rs.owe+s.shared-full <= rs.room {
-				e.coStart(s, r, t)
-				continue // off the list (the slot is dropped below)
-			}
-		} else if rs != nil && len(rs.path) > 0 && full > from && e.pool.runs != nil &&
+		if rs := s.runs; rs != nil && len(rs.path) > 0 && full > from && e.pool.runs != nil &&
 			(!co.each && e.pool.deferHeld(&s.held, rs, full) || e.pool.extendHeld(&s.held, rs, full)) {
 			// Its held segment grown in place (extendHeld, runCache's first
 			// try: its path made, its cursor fresh after its held blocks),
