@@ -85,16 +85,34 @@ type cohort struct {
 // visits them no more. A coasting member's held blocks are what
 // coPublish would have cached by the last step published (pubT): coHeld,
 // its seq.held and runSeq.owe not written; it leaves its residue's list
-// (pubs), counted by residue instead (count, for coPubLeft) until the
-// step that caches its last block (fin) or until it stops coasting
-// (coStop): when it leaves the cohort, or when the pool settles it (a walk
-// reached its edge: runTree.settle lists it in runTree.uncoasted, and
-// coDrain lists it again by residue before the next step is published).
+// (pubs) for one of its own (lists, for coPubLeft, with the step that
+// caches its last block) until it stops coasting (coStop): when it
+// leaves the cohort, or when the pool settles it (a walk reached its
+// edge: runTree.settle lists it in runTree.uncoasted, and coDrain lists
+// it again in pubs before the next step is published). Once its last
+// block is cached it coasts on, holding them all (coHeld), until it
+// leaves; npub counts it all the while.
 type coasts struct {
-	count []int32  // coasting members by residue, as pubs
-	n     int      // coasting members, and those the pool settled not yet drained
-	fin   finQueue // coasting members by the step that caches their last block
-	pubT  int      // the last step published (coPlanPublish, runPublishSteps): the cohort's clock then
+	lists [][]coastEntry // coasting members by residue, as pubs, not in order; entries of those that stopped are dropped as coPubLeft passes them
+	n     int            // coasting members, and those the pool settled not yet drained
+	pubT  int            // the last step published (coPlanPublish, runPublishSteps): the cohort's clock then
+}
+
+// coastEntry is a coasting member in coasts.lists, with the step whose
+// decode caches its last block. A queue of them by that step (a
+// finQueue, popped as steps were published) cost Regime/Conversations 91
+// instructions a request more (its heap's pushes and pops 191, these
+// lists' scans in coPubLeft 98; cachegrind).
+type coastEntry struct {
+	last int
+	rank uint64
+	s    *seq
+}
+
+// live reports whether x's member still coasts (or the pool settled it,
+// not drained yet) with a block left to cache after step t.
+func (x coastEntry) live(t int) bool {
+	return x.last > t && x.s.member && x.s.rank == x.rank && x.s.runs.cs == x.s
 }
 
 // coasting reports whether some member coasts (coasts).
@@ -136,7 +154,6 @@ func (e *Engine) coStop(s *seq, stay bool) {
 	s.held = held
 	r.cs = nil
 	k := (s.computed - s.t0) & co.mask
-	co.cst.count[k]--
 	co.cst.n--
 	co.npub--
 	if stay && s.held < s.shared {
@@ -185,17 +202,6 @@ func (e *Engine) coDrain() {
 	}
 	clear(t.uncoasted)
 	t.uncoasted = t.uncoasted[:0]
-}
-
-// coExpire ends the coasting of the members whose last block the steps
-// published cached: they owe all their answer's blocks.
-func (e *Engine) coExpire() {
-	cst := e.co.cst
-	for cst.fin.due(cst.pubT) {
-		if x := cst.fin.pop(); x.live() && x.s.runs.coast {
-			e.coStop(x.s, false)
-		}
-	}
 }
 
 // pubMember is a member whose answer has blocks of shared content left to
@@ -458,16 +464,15 @@ func (e *Engine) coPublish(t int) {
 func (e *Engine) coStart(s *seq, r, t int) {
 	co := &e.co
 	if co.cst == nil {
-		co.cst = &coasts{count: make([]int32, e.cfg.BlockSize)}
+		co.cst = &coasts{lists: make([][]coastEntry, e.cfg.BlockSize)}
 	}
 	cst := co.cst
 	cst.pubT = t
 	e.pool.runs.pubT = &cst.pubT
 	s.runs.coast, s.runs.cs = true, s
-	cst.count[r]++
+	cst.lists[r] = append(cst.lists[r], coastEntry{last: s.shared<<e.sh() - (s.computed - s.t0 + 1), rank: s.rank, s: s})
 	cst.n++
 	co.npub++ // its entry in pubs[r] is dropped (coPublish)
-	cst.fin.push(finEntry{tick: s.shared<<e.sh() - (s.computed - s.t0 + 1), rank: s.rank, s: s})
 }
 
 // coPubLeft is, for the cohort's members, what publishDecode notes in
@@ -477,10 +482,6 @@ func (e *Engine) coStart(s *seq, r, t int) {
 func (e *Engine) coPubLeft() int {
 	co := &e.co
 	coast := co.coasting()
-	if coast {
-		e.coExpire()
-		coast = co.cst.n > 0
-	}
 	for j := 1; j <= e.cfg.BlockSize && co.npub > 0; j++ {
 		r := ^(co.tick + j) & co.mask
 		l := co.pubs[r]
@@ -488,11 +489,29 @@ func (e *Engine) coPubLeft() int {
 			co.npub -= int32(len(l) - len(kept))
 			co.pubs[r], l = kept, kept
 		}
-		if len(l) > 0 || coast && co.cst.count[r] > 0 {
+		if len(l) > 0 || coast && e.coastsAt(r) {
 			return j
 		}
 	}
 	return math.MaxInt
+}
+
+// coastsAt reports whether a member coasting at residue r has a block
+// left to cache after the step published last, dropping the entries of
+// those that have none or coast no more.
+func (e *Engine) coastsAt(r int) bool {
+	cst := e.co.cst
+	l := cst.lists[r]
+	k := 0
+	for _, x := range l {
+		if x.live(cst.pubT) {
+			l[k] = x
+			k++
+		}
+	}
+	clear(l[k:])
+	cst.lists[r] = l[:k]
+	return k > 0
 }
 
 // coPlanPublish is the cohort's part of publishDecode for the first step
@@ -612,7 +631,10 @@ func (e *Engine) materialize() {
 	}
 	co.fin.reset()
 	if cst := co.cst; cst != nil { // every member stopped coasting (syncMember)
-		cst.fin.reset()
+		for r := range cst.lists {
+			clear(cst.lists[r])
+			cst.lists[r] = cst.lists[r][:0]
+		}
 	}
 	for r := range co.pubs {
 		clear(co.pubs[r])
