@@ -269,8 +269,10 @@
 // The engine draws nothing: the driver's Acceptor says how many drafts a
 // step accepted, and the request emits those plus the token sampled after
 // them at the step's end, as one streamed chunk (Outcome.Drafts beside
-// Outcome.Emitted). Speculative steps are planned one at a time, since the
-// tokens a step emits depend on its acceptance.
+// Outcome.Emitted). sim's i.i.d. acceptor of one α (internal/accept's
+// IID) it calls without an interface call, on the driver's own streams.
+// Speculative steps are planned one at a time, since the tokens a step
+// emits depend on its acceptance.
 //
 // # What each of those is worth
 //

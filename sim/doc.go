@@ -195,7 +195,13 @@
 // The engine takes KV for the drafts and asks the runner how many were
 // accepted; the runner draws it from the request's own stream, seeded by
 // the run's seed ("sim/speculation") and the request's ID, so the draws
-// are common random numbers across configurations. A step emits the
+// are common random numbers across configurations. Under i.i.d.
+// acceptance a step draws one uniform u for a request, and of its d
+// drafts accepts A = #{j ≤ d : u < α^j}: the inverse CDF of the
+// truncated geometric law P(A ≥ j) = α^j, j ≤ d, which is the law of a
+// draw a draft up to the first rejection, from one draw a step. u has
+// 53 bits and each α^j is taken exactly, so each P(A ≥ j) is α^j to
+// within 2⁻⁵³ (above it, ⌈α^j·2⁵³⌉/2⁵³). A step emits the
 // accepted drafts and the token sampled after them as one streamed chunk:
 // Summary.ITL is per chunk, as vLLM's bench serve measures it (and what a
 // streaming client sees), Summary.ITLRetokenized per token, each chunk's

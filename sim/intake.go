@@ -99,7 +99,6 @@ type slot struct {
 	prefix    []uint64       // the request's prefix hash ids, for the cache
 	prefixLen int            // tokens per hash id
 	stream    bool           // a paced source's Next yielded it: its arrival pulls the next
-	acc       rand.PCG       // its acceptance draws (speculative decoding)
 	// A disaggregated fleet's remote request (pools.go): its decode
 	// replica, when its prefill ended and when its transfer started
 	// (Never when none is moving).
@@ -218,7 +217,7 @@ func (r *runner) schedule(req workload.Request) error {
 	s.willError = req.Failed
 	s.stream = false
 	if r.speculates {
-		s.acc.Seed(r.accSeed, req.ID)
+		r.seedAcc(ref, req.ID)
 	}
 	r.lastRef = ref
 	r.seen++

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -83,10 +84,11 @@ type abortedRef struct {
 // speculatively, with the seed of each request's acceptance stream.
 type replicas struct {
 	reps       []replica
-	toPlan     []int  // replicas to plan once the current instant is handled
-	speculates bool   // some replica decodes speculatively
-	fleet      bool   // more than one replica, or replicas that come and go (Fleet.Autoscale)
-	accSeed    uint64 // seeds each request's acceptance stream with its ID
+	toPlan     []int      // replicas to plan once the current instant is handled
+	speculates bool       // some replica decodes speculatively
+	fleet      bool       // more than one replica, or replicas that come and go (Fleet.Autoscale)
+	accSeed    uint64     // seeds each request's acceptance stream with its ID
+	accs       []rand.PCG // each request's acceptance stream, by ref (seedAcc)
 }
 
 // newReplicas builds every replica of cfg, in one allocation (appending

@@ -9,6 +9,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/accept"
 )
 
 // Speculation configures speculative decoding on a replica: every decode
@@ -105,35 +106,44 @@ func (s Speculation) String() string {
 }
 
 // acceptor draws a replica's acceptance for the engine: each request from
-// its own stream, seeded by the run's seed and the request's ID, so that
-// a request's draws do not depend on what else ran (the same under any
-// policy, router or fast path: common random numbers). The engine's
-// Acceptor is its i.i.d. form (iidAcceptor) or the accepted lengths'
-// (lengthAcceptor).
+// its own stream (replicas.accs), seeded by the run's seed and the
+// request's ID, so that a request's draws do not depend on what else ran
+// (the same under any policy, router or fast path: common random
+// numbers). The engine's Acceptor is the i.i.d. form of one α
+// (accept.IID), of α by class (iidAcceptor) or the accepted lengths'
+// (lengthAcceptor). Each draws one uniform a step.
 type acceptor struct {
 	r     *runner
-	below []uint64  // by class index, the last the default class: acceptThreshold of its α
-	one   uint64    // below's every entry, when they are all one (no ClassAcceptance)
-	cum   []float64 // cumulative AcceptedLengths, normalised; nil for i.i.d.
+	k     int           // K, the drafts of a full step
+	below []uint64      // by class index (the default class last), K entries each: accept.Thresholds of its α
+	start []*[256]uint8 // by class index: accept.Starts of its thresholds
+	cum   []float64     // cumulative AcceptedLengths, normalised; nil for i.i.d.
 }
 
 // newAcceptor is the engine's Acceptor for speculation s: Accept of one
 // form or the other, each a function of its own (the i.i.d. one, alone,
 // needs no stack frame: 41,366 then 40,862 instructions a request in
-// BenchmarkRegime/Speculation).
+// BenchmarkRegime/Speculation; with one α, reading no class, 40,628).
+// The engine calls accept.IID's without an interface call.
 func newAcceptor(r *runner, s Speculation) engine.Acceptor {
-	a := &acceptor{r: r, below: make([]uint64, len(r.classes.list))}
-	for i, c := range r.classes.list {
-		alpha := s.Acceptance
-		if v, ok := s.ClassAcceptance[c.name]; ok {
-			alpha = v
+	k := s.Tokens
+	if s.AcceptedLengths == nil && len(s.ClassAcceptance) == 0 {
+		iid := accept.NewIID(&r.accs, s.Acceptance, k)
+		if r.cfg.Stepwise { // the twin: the engine calls it through the interface
+			return struct{ engine.Acceptor }{iid}
 		}
-		a.below[i] = acceptThreshold(alpha)
+		return iid
 	}
+	a := &acceptor{r: r, k: k}
 	if s.AcceptedLengths == nil {
-		if len(s.ClassAcceptance) == 0 {
-			a.one = acceptThreshold(s.Acceptance)
-			return (*oneAcceptor)(a)
+		for _, c := range r.classes.list {
+			alpha := s.Acceptance
+			if v, ok := s.ClassAcceptance[c.name]; ok {
+				alpha = v
+			}
+			below := accept.Thresholds(alpha, k)
+			a.below = append(a.below, below...)
+			a.start = append(a.start, accept.Starts(below))
 		}
 		return (*iidAcceptor)(a)
 	}
@@ -149,33 +159,24 @@ func newAcceptor(r *runner, s Speculation) engine.Acceptor {
 	return (*lengthAcceptor)(a)
 }
 
-// iidAcceptor draws each draft's acceptance with its class's α.
+// iidAcceptor draws a step's accepted drafts with its request's class's α.
 type iidAcceptor acceptor
 
 // Accept draws how many of drafted tokens the step accepted: each
-// accepted with probability α, up to the first rejection.
+// accepted with probability α, up to the first rejection
+// (accept.Accepted).
 func (a *iidAcceptor) Accept(ref int32, drafted int) int {
-	s := &a.r.slots[ref]
-	below := a.below[s.class]
-	n := 0
-	for n < drafted && s.acc.Uint64()>>11 < below {
-		n++
-	}
-	return n
+	c := a.r.slots[ref].class
+	return accept.Accepted(a.r.accs[ref].Uint64()>>11, a.below[c*a.k:][:a.k], a.start[c], drafted)
 }
 
-// oneAcceptor is iidAcceptor where every class has the one α: its
-// Accept reads no class (40,862 then 40,628 instructions a request in
-// BenchmarkRegime/Speculation).
-type oneAcceptor acceptor
-
-// Accept is iidAcceptor's.
-func (a *oneAcceptor) Accept(ref int32, drafted int) int {
-	s, below, n := &a.r.slots[ref], a.one, 0
-	for n < drafted && s.acc.Uint64()>>11 < below {
-		n++
+// seedAcc seeds request ref's acceptance stream with its ID, growing the
+// streams to it (as the slots grow: no allocation once they stop).
+func (r *runner) seedAcc(ref int32, id uint64) {
+	for int(ref) >= len(r.accs) {
+		r.accs = append(r.accs, rand.PCG{})
 	}
-	return n
+	r.accs[ref].Seed(r.accSeed, id)
 }
 
 // lengthAcceptor draws a step's accepted drafts from AcceptedLengths.
@@ -183,7 +184,7 @@ type lengthAcceptor acceptor
 
 // Accept draws how many of drafted tokens the step accepted.
 func (a *lengthAcceptor) Accept(ref int32, drafted int) int {
-	u := uniform(&a.r.slots[ref].acc)
+	u := uniform(&a.r.accs[ref])
 	for j, c := range a.cum {
 		if u < c {
 			return min(j, drafted)
@@ -194,13 +195,6 @@ func (a *lengthAcceptor) Accept(ref int32, drafted int) int {
 
 // uniform draws from [0, 1) with 53 bits.
 func uniform(p *rand.PCG) float64 { return float64(p.Uint64()>>11) / (1 << 53) }
-
-// acceptThreshold is the integer form of the draw uniform(p) < alpha, for
-// alpha in [0, 1]: p.Uint64()>>11 < acceptThreshold(alpha). The draw's 53
-// bits u convert to float64 exactly, and the division by 2⁵³ is exact, so
-// uniform < alpha holds exactly when u < alpha·2⁵³ (exact too: a power of
-// two), that is when u < ⌈alpha·2⁵³⌉, an integer of at most 2⁵³.
-func acceptThreshold(alpha float64) uint64 { return uint64(math.Ceil(alpha * (1 << 53))) }
 
 // specStats accumulates the speculation of measured requests: the steps
 // that drafted, the drafts, those accepted, and over the steps that

@@ -13,6 +13,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/accept"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -238,31 +239,59 @@ func TestSpeculativeLargestStep(t *testing.T) {
 	assert.Equal(t, 144645*time.Microsecond, d)
 }
 
-// TestAcceptThresholdIsUniform holds the acceptor's integer draw to the
-// float one it replaced, uniform(p) < alpha, at the edges (the draws
-// next to the threshold, α of 0 and 1, α not a multiple of 2⁻⁵³) and at
-// random.
-func TestAcceptThresholdIsUniform(t *testing.T) {
-	rng := rand.New(rand.NewPCG(41, 7))
-	alphas := []float64{0, 1, 0.7, 0.5, 1e-17, math.Nextafter(1, 0), 0.1 + 0x1p-60}
-	for range 200 {
-		alphas = append(alphas, rng.Float64())
-	}
-	for _, alpha := range alphas {
-		below := acceptThreshold(alpha)
-		us := []uint64{0, 1, 1<<53 - 1, below, below - 1, below + 1}
-		for range 100 {
-			us = append(us, rng.Uint64()>>11)
-		}
-		for _, u := range us {
-			if u >= 1<<53 {
-				continue
+// TestAcceptedStepFrequencies holds the law of a step's accepted drafts,
+// one draw a step, to the i.i.d. model's: of d drafts, A = j accepted
+// with probability α^j − α^(j+1) for j < d and α^d for j = d (the
+// truncated geometric), for every d from 0 to K, each frequency over
+// 60,000 steps within 4.5 standard errors of it; for one α (accept.IID)
+// and for α by class (iidAcceptor, ClassAcceptance), each class's
+// requests at their own α. Each draw is its request's own stream's.
+func TestAcceptedStepFrequencies(t *testing.T) {
+	const steps = 60_000
+	for _, c := range []struct {
+		k       int
+		alpha   float64
+		byClass map[string]float64
+	}{{4, 0.7, nil}, {4, 0.5, nil}, {8, 0.9, nil}, {3, 0.2, nil}, {1, 0.7, nil},
+		{4, 0.7, map[string]float64{"code": 0.9, "chat": 0.3}}} {
+		t.Run(fmt.Sprintf("K=%d,α=%g,classes=%v", c.k, c.alpha, c.byClass != nil), func(t *testing.T) {
+			r := &runner{}
+			r.classes.list = []classState{{name: "code"}, {name: "chat"}, {name: ""}} // the default class last
+			s := Speculation{Tokens: c.k, Acceptance: c.alpha, ClassAcceptance: c.byClass}
+			acc := newAcceptor(r, s)
+			if c.byClass == nil {
+				require.IsType(t, (*accept.IID)(nil), acc)
+			} else {
+				require.IsType(t, (*iidAcceptor)(nil), acc)
 			}
-			want := float64(u)/(1<<53) < alpha
-			if got := u < below; got != want {
-				t.Fatalf("alpha %v, u %d: integer draw %v, float draw %v", alpha, u, got, want)
+			r.slots = make([]slot, 3*16)
+			for i := range r.slots {
+				r.seedAcc(int32(i), uint64(i))
+				r.slots[i].class = i % 3
 			}
-		}
+			for class, cl := range r.classes.list {
+				alpha := c.alpha
+				if v, ok := c.byClass[cl.name]; ok {
+					alpha = v
+				}
+				for d := 0; d <= c.k; d++ {
+					counts := make([]int, d+1)
+					for i := range steps {
+						ref := int32(3*(i%16) + class)
+						counts[acc.Accept(ref, d)]++
+					}
+					for j, n := range counts {
+						p := math.Pow(alpha, float64(j))
+						if j < d {
+							p -= math.Pow(alpha, float64(j+1))
+						}
+						se := math.Sqrt(p * (1 - p) / steps)
+						got := float64(n) / steps
+						assert.InDelta(t, p, got, 4.5*se+1e-12, "class %q (α %g), %d drafts: P(A = %d)", cl.name, alpha, d, j)
+					}
+				}
+			}
+		})
 	}
 }
 
@@ -332,26 +361,32 @@ func TestWideSpeculativeBatchFastEqualsStepwise(t *testing.T) {
 	assert.Greater(t, w.n, len(gapRuns{}.held)/2, "steps of more decodes than plainChunks accounts in a call")
 }
 
-// TestOneAcceptorIsIID holds the acceptor of one α for every class to
-// the i.i.d. acceptor reading its request's class, stream by stream:
-// the same draws, the same accepted drafts.
+// TestOneAcceptorIsIID holds the acceptor of one α for every class
+// (accept.IID) to the i.i.d. acceptor reading its request's class (given
+// the one α by ClassAcceptance), stream by stream: the same draws, the
+// same accepted drafts.
 func TestOneAcceptorIsIID(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 13))
 	for range 50 {
 		r := &runner{}
 		r.slots = make([]slot, 8)
 		r.classes.list = make([]classState, 1+rng.IntN(3))
+		for i := range r.classes.list[1:] {
+			r.classes.list[i].name = fmt.Sprint("class", i)
+		}
 		s := Speculation{Tokens: 1 + rng.IntN(6), Acceptance: rng.Float64()}
-		one, ok := newAcceptor(r, s).(*oneAcceptor)
-		require.True(t, ok, "one α: oneAcceptor")
+		one, ok := newAcceptor(r, s).(*accept.IID)
+		require.True(t, ok, "one α: accept.IID")
 		twin := &runner{}
 		twin.slots = make([]slot, len(r.slots))
 		twin.classes.list = r.classes.list
-		each := (*iidAcceptor)(newAcceptor(twin, s).(*oneAcceptor))
+		s.ClassAcceptance = map[string]float64{"class0": s.Acceptance, "absent": 0.5}
+		each, ok := newAcceptor(twin, s).(*iidAcceptor)
+		require.True(t, ok, "α by class: iidAcceptor")
 		for i := range r.slots {
 			seed := rng.Uint64()
-			r.slots[i].acc.Seed(7, seed)
-			twin.slots[i].acc.Seed(7, seed)
+			r.seedAcc(int32(i), seed)
+			twin.seedAcc(int32(i), seed)
 			r.slots[i].class = rng.IntN(len(r.classes.list))
 			twin.slots[i].class = r.slots[i].class
 		}

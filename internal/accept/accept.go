@@ -1,0 +1,114 @@
+// Package accept draws the drafts a speculative decoding step accepts
+// under i.i.d. acceptance (sim.Speculation.Acceptance): the thresholds of
+// α's powers a uniform is compared with, and IID, the acceptor of one α
+// for every request, which sim hands its engines as their
+// engine.Acceptor and which the engine, finding it, calls without an
+// interface call (engine's verified; the interface call is its twin).
+package accept
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+)
+
+// IID is i.i.d. acceptance at one α: a step of drafted drafts accepts
+// Accepted of a draw from the request's own stream.
+type IID struct {
+	// Streams are the requests' acceptance streams, by ref; the driver
+	// grows and seeds them (a pointer: it grows them as requests come).
+	Streams *[]rand.PCG
+	Below   []uint64    // Thresholds(α, K)
+	Start   *[256]uint8 // Starts(Below)
+}
+
+// NewIID is the acceptor at alpha of steps of at most k drafts, drawing
+// from streams.
+func NewIID(streams *[]rand.PCG, alpha float64, k int) *IID {
+	below := Thresholds(alpha, k)
+	return &IID{Streams: streams, Below: below, Start: Starts(below)}
+}
+
+// Accept is engine.Acceptor's: how many of drafted drafts the step of
+// request ref accepted.
+func (a *IID) Accept(ref int32, drafted int) int {
+	return Accepted((*a.Streams)[ref].Uint64()>>11, a.Below, a.Start, drafted)
+}
+
+// Accepted is the drafts a step of drafted (at most len(below)) accepts
+// under i.i.d. acceptance, from one uniform u of 53 bits and below, the
+// thresholds of α (Thresholds): the j-th draft is accepted when u <
+// below[j−1], so the first j are when u < ⌈α^j·2⁵³⌉, that is when
+// u/2⁵³ < α^j. That is the inverse CDF of the truncated geometric law of
+// the accepted drafts, P(A ≥ j) = α^j for j ≤ drafted: the law of a
+// draw a draft up to the first rejection, from one draw a step (the
+// thresholds decrease: the first failed compare is the first rejection).
+// Each P(A ≥ j) is ⌈α^j·2⁵³⌉/2⁵³, in [α^j, α^j + 2⁻⁵³), α^j taken
+// exactly (a draw a draft had each draft's in [α, α + 2⁻⁵³), and so
+// P(A ≥ j) in [α^j, (α + 2⁻⁵³)^j)). One PCG draw a step instead of one
+// a draft examined (2.7 a step at K = 4, α = 0.7): 39,495 then 36,608
+// instructions a request in BenchmarkRegime/Speculation.
+//
+// The compares begin at start[u's top 8 bits] (Starts), the drafts every
+// u with those bits accepts, so that a step makes about one compare, the
+// one that fails, instead of one a draft accepted and that one: 36,608
+// then 36,122 instructions a request. Starting at 0 is its twin
+// (TestStartsSkipOnlyAccepted).
+func Accepted(u uint64, below []uint64, start *[256]uint8, drafted int) int {
+	n := min(int(start[u>>45]), drafted)
+	for n < drafted && u < below[n] {
+		n++
+	}
+	return n
+}
+
+// Starts are, for each value of a 53-bit uniform's top 8 bits, the
+// thresholds below (decreasing) above every u with those bits: the
+// drafts accepted whatever its other bits (Accepted).
+func Starts(below []uint64) *[256]uint8 {
+	var start [256]uint8
+	for b := range start {
+		top := uint64(b+1)<<45 - 1 // the largest u of the bucket
+		n := 0
+		for n < len(below) && n < math.MaxUint8 && top < below[n] {
+			n++
+		}
+		start[b] = uint8(n)
+	}
+	return &start
+}
+
+// Thresholds are the integer thresholds of α's powers for a draw of 53
+// bits u (p.Uint64()>>11): the (j−1)-th is ⌈α^j·2⁵³⌉, j = 1 to k, so that
+// u < it exactly when u/2⁵³ < α^j, α^j and the compare exact (Accepted).
+// α, a float64 in [0, 1], is m·2^e with m an integer of 53 bits, so
+// α^j·2⁵³ is m^j·2^(e·j+53), an integer shifted, computed exactly with
+// math/big; once a threshold is 1 (α^j ≤ 2⁻⁵³) the rest are, α^j falling
+// but positive. Each is at most 2⁵³.
+func Thresholds(alpha float64, k int) []uint64 {
+	below := make([]uint64, k)
+	if alpha <= 0 {
+		return below
+	}
+	frac, exp := math.Frexp(alpha)
+	m := new(big.Int).SetUint64(uint64(frac * (1 << 53))) // exact: frac has 53 bits
+	e := exp - 53
+	pow, t := big.NewInt(1), new(big.Int)
+	for j := 1; j <= k; j++ {
+		pow.Mul(pow, m) // m^j
+		if sh := e*j + 53; sh >= 0 {
+			t.Lsh(pow, uint(sh))
+		} else { // ⌈pow / 2^−sh⌉
+			t.Sub(t.Lsh(big.NewInt(1), uint(-sh)), big.NewInt(1))
+			t.Rsh(t.Add(t, pow), uint(-sh))
+		}
+		below[j-1] = t.Uint64()
+		if below[j-1] == 1 {
+			for i := j; i < k; i++ {
+				below[i] = 1
+			}
+			break
+		}
+	}
+	return below
+}

@@ -1,0 +1,91 @@
+package accept
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestThresholdsArePowers holds the acceptor's integer thresholds
+// to the exact compares they stand for, u/2⁵³ < α^j (big.Rat), and the
+// first to the float draw a draft was before, uniform(p) < alpha: at the
+// edges (the draws next to each threshold, α of 0 and 1, α not a
+// multiple of 2⁻⁵³, α whose powers fall below 2⁻⁵³) and at random.
+func TestThresholdsArePowers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 7))
+	alphas := []float64{0, 1, 0.7, 0.5, 1e-17, 1e-5, math.Nextafter(1, 0), 0.1 + 0x1p-60, 0x1p-1074}
+	for range 200 {
+		alphas = append(alphas, rng.Float64())
+	}
+	const k = 9
+	for _, alpha := range alphas {
+		below := Thresholds(alpha, k)
+		require.Len(t, below, k)
+		pow := new(big.Rat).SetInt64(1)
+		for j := 1; j <= k; j++ {
+			pow.Mul(pow, new(big.Rat).SetFloat64(alpha))
+			th := below[j-1]
+			require.LessOrEqual(t, th, uint64(1<<53))
+			if j > 1 {
+				require.LessOrEqual(t, th, below[j-2], "thresholds do not rise")
+			}
+			us := []uint64{0, 1, 1<<53 - 1, th, th - 1, th + 1}
+			for range 50 {
+				us = append(us, rng.Uint64()>>11)
+			}
+			for _, u := range us {
+				if u >= 1<<53 {
+					continue
+				}
+				want := new(big.Rat).SetFrac(new(big.Int).SetUint64(u), new(big.Int).Lsh(big.NewInt(1), 53)).Cmp(pow) < 0
+				if got := u < th; got != want {
+					t.Fatalf("alpha %v, j %d, u %d: integer draw %v, exact u/2⁵³ < α^j %v", alpha, j, u, got, want)
+				}
+				if j == 1 && (float64(u)/(1<<53) < alpha) != want {
+					t.Fatalf("alpha %v, u %d: the float draw is not the exact one", alpha, u)
+				}
+			}
+		}
+	}
+}
+
+// TestStartsSkipOnlyAccepted holds accepted's compares from the
+// start its table gives to its twin's, every compare from the first
+// draft (a table of zeros): the same drafts accepted, for u next to
+// every threshold and every bucket's edges, and at random.
+func TestStartsSkipOnlyAccepted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 17))
+	var zero [256]uint8
+	alphas := []float64{0, 1, 0.7, 0.5, 0.9, 1e-17, math.Nextafter(1, 0), 0x1p-3, 0x1p-3 + 0x1p-50}
+	for range 100 {
+		alphas = append(alphas, rng.Float64())
+	}
+	for _, alpha := range alphas {
+		k := 1 + rng.IntN(12)
+		below := Thresholds(alpha, k)
+		start := Starts(below)
+		us := []uint64{0, 1<<53 - 1}
+		for _, th := range below {
+			us = append(us, th-1, th, th+1)
+		}
+		for b := range uint64(256) {
+			us = append(us, b<<45, b<<45+1, (b+1)<<45-1)
+		}
+		for range 500 {
+			us = append(us, rng.Uint64()>>11)
+		}
+		for _, u := range us {
+			if u >= 1<<53 {
+				continue
+			}
+			for d := 0; d <= k; d++ {
+				if got, want := Accepted(u, below, start, d), Accepted(u, below, &zero, d); got != want {
+					t.Fatalf("alpha %v, K %d, u %d, %d drafts: %d accepted from the table's start, %d from the first draft", alpha, k, u, d, got, want)
+				}
+			}
+		}
+	}
+}
