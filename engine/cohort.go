@@ -77,7 +77,6 @@ type cohort struct {
 	npub    int32         // entries in pubs, live or not, and coasting members (coasts) (int32, and cached: the two in 8 bytes, which ts took, so that a replica's setup stays within its 6 KB)
 	cached  int32         // coPublish calls that cached a member's block (tests read it)
 	ts      *coStores     // with a tier, made at the first join: the members' stores (tier.go)
-	cst     *coasts       // made at the first member that coasts (coPublish)
 }
 
 // coasts are the members that coast: owing their answer's blocks
@@ -116,12 +115,15 @@ func (x coastEntry) live(t int) bool {
 }
 
 // coasting reports whether some member coasts (coasts).
-func (co *cohort) coasting() bool { return co.cst != nil && co.cst.n > 0 }
+func (e *Engine) coasting() bool {
+	t := e.pool.runs
+	return t != nil && t.cst != nil && t.cst.n > 0
+}
 
 // coHeld is a coasting member's held blocks: those its decodes through the
 // step published last complete, as coPublish would have cached them.
 func (e *Engine) coHeld(s *seq) int {
-	return min(s.shared, (s.computed-s.t0+1+e.co.cst.pubT)>>e.sh())
+	return min(s.shared, (s.computed-s.t0+1+e.pool.runs.cst.pubT)>>e.sh())
 }
 
 // memberHeld is a member's held blocks: coHeld while it coasts, its
@@ -154,7 +156,7 @@ func (e *Engine) coStop(s *seq, stay bool) {
 	s.held = held
 	r.cs = nil
 	k := (s.computed - s.t0) & co.mask
-	co.cst.n--
+	e.pool.runs.cst.n--
 	co.npub--
 	if stay && s.held < s.shared {
 		l := co.pubs[k]
@@ -171,7 +173,7 @@ func (e *Engine) coStop(s *seq, stay bool) {
 // the pool does not count yet (coStop counts them).
 func (e *Engine) coastCached() int {
 	n := 0
-	if e.co.coasting() {
+	if e.coasting() {
 		for _, s := range e.co.members {
 			if s != nil && s.runs != nil && s.runs.cs != nil {
 				n += e.memberHeld(s) - s.held
@@ -186,7 +188,7 @@ func (e *Engine) coastCached() int {
 // MooncakeReplay, which has no coasting member, 27 instructions a request
 // (syncMember was no longer inlined; cachegrind).
 func (e *Engine) leaveCoast(s *seq) {
-	if e.co.cst != nil && s.runs != nil && s.runs.cs != nil {
+	if r := s.runs; r != nil && r.cs != nil {
 		e.coStop(s, false)
 	}
 }
@@ -463,12 +465,11 @@ func (e *Engine) coPublish(t int) {
 // room, coast (coasts) from the step t published, listed at residue r.
 func (e *Engine) coStart(s *seq, r, t int) {
 	co := &e.co
-	if co.cst == nil {
-		co.cst = &coasts{lists: make([][]coastEntry, e.cfg.BlockSize)}
+	if e.pool.runs.cst == nil {
+		e.pool.runs.cst = &coasts{lists: make([][]coastEntry, e.cfg.BlockSize)}
 	}
-	cst := co.cst
+	cst := e.pool.runs.cst
 	cst.pubT = t
-	e.pool.runs.pubT = &cst.pubT
 	s.runs.coast, s.runs.cs = true, s
 	cst.lists[r] = append(cst.lists[r], coastEntry{last: s.shared<<e.sh() - (s.computed - s.t0 + 1), rank: s.rank, s: s})
 	cst.n++
@@ -481,7 +482,7 @@ func (e *Engine) coStart(s *seq, r, t int) {
 // none will), dropping the members that have none left to cache.
 func (e *Engine) coPubLeft() int {
 	co := &e.co
-	coast := co.coasting()
+	coast := e.coasting()
 	for j := 1; j <= e.cfg.BlockSize && co.npub > 0; j++ {
 		r := ^(co.tick + j) & co.mask
 		l := co.pubs[r]
@@ -500,7 +501,7 @@ func (e *Engine) coPubLeft() int {
 // left to cache after the step published last, dropping the entries of
 // those that have none or coast no more.
 func (e *Engine) coastsAt(r int) bool {
-	cst := e.co.cst
+	cst := e.pool.runs.cst
 	l := cst.lists[r]
 	k := 0
 	for _, x := range l {
@@ -518,8 +519,8 @@ func (e *Engine) coastsAt(r int) bool {
 // of a plan at the clock: it caches what that step's decodes complete and
 // counts in pubRun and pubLeft what later steps will.
 func (e *Engine) coPlanPublish() {
-	if co := &e.co; co.cst != nil {
-		co.cst.pubT = co.tick
+	if t := e.pool.runs; t != nil && t.cst != nil {
+		t.cst.pubT = e.co.tick
 		if len(e.pool.runs.uncoasted) > 0 {
 			e.coDrain()
 		}
@@ -630,7 +631,8 @@ func (e *Engine) materialize() {
 		s.lastMove = e.move // it emitted in every outcome since it joined
 	}
 	co.fin.reset()
-	if cst := co.cst; cst != nil { // every member stopped coasting (syncMember)
+	if t := e.pool.runs; t != nil && t.cst != nil { // every member stopped coasting (syncMember)
+		cst := t.cst
 		for r := range cst.lists {
 			clear(cst.lists[r])
 			cst.lists[r] = cst.lists[r][:0]

@@ -423,8 +423,8 @@ func (e *Engine) runPublishSteps(pubs []pubAt, from, m int) []pubAt {
 	j, live := 0, len(pubs)
 	co := &e.co
 	for i := from + 1; i <= m && (live > 0 || co.npub > 0); i++ { // npub counts the coasting members too
-		if co.cst != nil {
-			co.cst.pubT = co.tick + i - 1
+		if t := e.pool.runs; t != nil && t.cst != nil {
+			t.cst.pubT = co.tick + i - 1
 			if len(e.pool.runs.uncoasted) > 0 {
 				e.coDrain()
 			}
@@ -447,8 +447,8 @@ func (e *Engine) runPublishSteps(pubs []pubAt, from, m int) []pubAt {
 			}
 		}
 	}
-	if co.cst != nil { // the coasting members' steps, visited or not (coHeld)
-		co.cst.pubT = co.tick + m - 1
+	if t := e.pool.runs; t != nil && t.cst != nil { // the coasting members' steps, visited or not (coHeld)
+		t.cst.pubT = co.tick + m - 1
 	}
 	return pubs
 }

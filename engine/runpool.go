@@ -322,7 +322,7 @@ type runTree struct {
 	newEdges  int                 // runCache calls cacheNewEdge answered (tests read it)
 	owing     []*runSeq           // the sequences owing blocks (deferHeld), in no order
 	checking  bool                // Check reads the tree: a walk settles nothing (segmentsChecked)
-	pubT      *int                // the decode cohort's last step published (coasts.pubT)
+	cst       *coasts             // the decode cohort's coasting members, made at the first (coStart): kept here, not in the cohort, so that an Engine stays in its 2,304-byte size class (TestFleetSetupAllocatesEachReplicaOnce)
 	uncoasted []*runSeq           // coasting members settled, for the cohort to list again (coDrain)
 }
 
@@ -1057,7 +1057,7 @@ func (t *runTree) settle(r *runSeq) {
 	c := &r.cur
 	if r.coast { // it owes coHeld's blocks, and coasts no more
 		s := r.cs
-		k = min(s.shared, (s.computed-s.t0+1+*t.pubT)/t.b) - c.pos
+		k = min(s.shared, (s.computed-s.t0+1+t.cst.pubT)/t.b) - c.pos
 		r.coast = false
 		t.uncoasted = append(t.uncoasted, r)
 	}
