@@ -551,20 +551,13 @@ func (e EventsView) state(r *runner) (cacheState, error) {
 // added gives replica i its index, and its engine the index to publish
 // to.
 func (s *eventsState) added(r *runner, i int) {
-	x := &eventIndex{s: s, held: make(map[uint64]int32, min(r.reps[i].eng.FreeBlocks(), maxHint))}
+	x := &eventIndex{s: s}
 	if s.cfg.Jitter > 0 { // a stream a replica: its events come in its own order, however the run is cut into moves
 		x.rand = workload.NewStream(r.cfg.Seed, fmt.Sprintf("sim/kvevents/%d", i))
 	}
 	s.reps = append(s.reps, x)
 	r.reps[i].eng.PublishKVEvents(x)
 }
-
-// maxHint bounds the keys an index's map is sized for at first (the
-// replica's blocks, a key each when all are cached; 16,384 keys, about
-// 300 KiB): a map grown key by key moves every key it held at each
-// doubling, which costs the runtime a third of Regime/Fleet8PrefixEvents
-// (cachegrind).
-const maxHint = 1 << 14
 
 type eventsState struct {
 	cfg  EventsView
@@ -574,8 +567,8 @@ type eventsState struct {
 // eventIndex is one replica's index, and the events on their way to it.
 type eventIndex struct {
 	s    *eventsState
-	rand *rand.Rand       // its Jitter draws; nil without
-	held map[uint64]int32 // copies of each key the index believes cached
+	rand *rand.Rand // its Jitter draws; nil without
+	held keyCounts  // copies of each key the index believes cached
 	// The events on their way, in order: their keys, and the runs of
 	// them seen at one instant, all stored or all removed (an engine
 	// call publishes a step's blocks together), from head on.
@@ -710,8 +703,7 @@ func (x *eventIndex) apply(now time.Duration) {
 			continue
 		}
 		for _, k := range x.keys[run.start:end] {
-			if x.held[k]--; x.held[k] <= 0 {
-				delete(x.held, k)
+			if x.held.remove(k) {
 				x.forgot++
 			}
 		}
@@ -730,66 +722,7 @@ func (x *eventIndex) store(start, end int) {
 		x.keep(x.keys[sg.start : sg.start+sg.n])
 		x.segHead++
 	}
-	// Sixteen keys a pass, then eight, then the last seven or fewer
-	// without a loop: every map call spills the loop's state and loads
-	// it back after, once a pass so, not once a key
-	// (Regime/Fleet8PrefixEvents, cachegrind: store 1,077 instructions a
-	// request a key at a time, 864 four a pass, 785 eight, 758 eight
-	// with the rest unlooped, 716 so). The counts are the same in any
-	// order. TestEventQueueIsEventByEvent holds the copies to an
-	// event-by-event twin.
-	held, ks := x.held, x.keys[start:end]
-	for ; len(ks) >= 16; ks = ks[16:] {
-		held[ks[0]]++
-		held[ks[1]]++
-		held[ks[2]]++
-		held[ks[3]]++
-		held[ks[4]]++
-		held[ks[5]]++
-		held[ks[6]]++
-		held[ks[7]]++
-		held[ks[8]]++
-		held[ks[9]]++
-		held[ks[10]]++
-		held[ks[11]]++
-		held[ks[12]]++
-		held[ks[13]]++
-		held[ks[14]]++
-		held[ks[15]]++
-	}
-	if len(ks) >= 8 {
-		held[ks[0]]++
-		held[ks[1]]++
-		held[ks[2]]++
-		held[ks[3]]++
-		held[ks[4]]++
-		held[ks[5]]++
-		held[ks[6]]++
-		held[ks[7]]++
-		ks = ks[8:]
-	}
-	switch len(ks) {
-	case 7:
-		held[ks[6]]++
-		fallthrough
-	case 6:
-		held[ks[5]]++
-		fallthrough
-	case 5:
-		held[ks[4]]++
-		fallthrough
-	case 4:
-		held[ks[3]]++
-		fallthrough
-	case 3:
-		held[ks[2]]++
-		fallthrough
-	case 2:
-		held[ks[1]]++
-		fallthrough
-	case 1:
-		held[ks[0]]++
-	}
+	x.held.add(x.keys[start:end]) // TestEventQueueIsEventByEvent holds the copies to an event-by-event twin
 }
 
 // keep keeps an applied stored run of keys, by its first key, for walk.
@@ -857,7 +790,7 @@ func (s *eventsState) longestEach(v *View, least int) (best, longest int) {
 		}
 		x.catchUp(r.now)
 		c := 0
-		if one && x.held[key0] == 0 {
+		if one && !x.held.has(key0) {
 			continue
 		}
 		if cm != nil {
@@ -865,7 +798,7 @@ func (s *eventsState) longestEach(v *View, least int) (best, longest int) {
 			if k.chainOf != nil {
 				ch = int(k.chainOf[j])
 			}
-			if keys := k.chains[ch].keys; len(keys) > 0 && x.held[keys[0]] == 0 {
+			if keys := k.chains[ch].keys; len(keys) > 0 && !x.held.has(keys[0]) {
 				continue // runIn's answer, 0 (walk's first lookup), without its memo's upkeep
 			}
 			c = x.runIn(k, ch, cm) * k.chains[ch].blockSize
@@ -982,7 +915,7 @@ const chainStep = 8
 // walk's and run's slow twin.
 func (x *eventIndex) walk(keys []uint64, from int) int {
 	n, try := from, x.starts != nil
-	for n < len(keys) && x.held[keys[n]] != 0 {
+	for n < len(keys) && x.held.has(keys[n]) {
 		if try {
 			if r, ok := x.starts[keys[n]]; ok && r.forgot == x.forgot {
 				n += 1 + lcp.Len(keys[n+1:], x.arena[r.off+1:r.off+r.n])

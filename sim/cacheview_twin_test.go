@@ -252,7 +252,7 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 		k.chains[1].eng = fleetEngine(t, 32, k.chains[0].eng)
 		var xs [3]*eventIndex
 		for i := range xs {
-			xs[i] = &eventIndex{s: &eventsState{}, held: map[uint64]int32{}}
+			xs[i] = &eventIndex{s: &eventsState{}}
 		}
 		var seen []uint64 // keys of the prompts so far
 		kept := 0         // walks that compared a kept run
@@ -299,7 +299,7 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 				x.catchUp(0)
 				require.Equal(t, x.walkEach(keys, 0), x.walk(keys, 0), "seed %d op %d replica %d: %v", seed, op, i, ids)
 				if len(keys) > 0 {
-					if r, ok := x.starts[keys[0]]; ok && r.forgot == x.forgot && x.held[keys[0]] != 0 {
+					if r, ok := x.starts[keys[0]]; ok && r.forgot == x.forgot && x.held.has(keys[0]) {
 						kept++
 					}
 				}
@@ -318,7 +318,7 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 // walkEach is walk's slow twin: every key looked up.
 func (x *eventIndex) walkEach(keys []uint64, from int) int {
 	n := from
-	for n < len(keys) && x.held[keys[n]] != 0 {
+	for n < len(keys) && x.held.has(keys[n]) {
 		n++
 	}
 	return n
@@ -343,7 +343,7 @@ func TestEventQueueIsEventByEvent(t *testing.T) {
 		if seed%2 == 1 {
 			cfg.Jitter = time.Millisecond
 		}
-		x := &eventIndex{s: &eventsState{cfg: cfg}, held: map[uint64]int32{}}
+		x := &eventIndex{s: &eventsState{cfg: cfg}}
 		ref := map[uint64]int32{}
 		var queue []event
 		var last time.Duration
@@ -398,7 +398,7 @@ func TestEventQueueIsEventByEvent(t *testing.T) {
 					forgot++
 				}
 			}
-			require.Equal(t, ref, x.held, "seed %d op %d", seed, op)
+			require.Equal(t, ref, x.held.asMap(), "seed %d op %d", seed, op)
 			require.Equal(t, forgot, x.forgot, "seed %d op %d", seed, op)
 		}
 	}

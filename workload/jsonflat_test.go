@@ -246,7 +246,7 @@ func sameWithMemo(t *testing.T, memo *keyMemo, line []byte) {
 // leadingDigits is the count and value of flatArray's digit loop over 8
 // bytes, for up to 7 digits: over every byte after 0 to 7 digits (those
 // around the digits, and the digits with their high bit set, included),
-// and random words biased to digits.
+// and random words biased to digits. digitCount is the count alone.
 func TestLeadingDigitsIsTheLoop(t *testing.T) {
 	loop := func(b []byte) (int, uint64) {
 		n, x := 0, uint64(0)
@@ -264,6 +264,9 @@ func TestLeadingDigitsIsTheLoop(t *testing.T) {
 		wn, wx := loop(b)
 		if n != wn || x != wx {
 			t.Fatalf("%q: leadingDigits %d digits, %d; the loop %d, %d", b, n, x, wn, wx)
+		}
+		if c := digitCount(binary.LittleEndian.Uint64(b)); c != wn {
+			t.Fatalf("%q: digitCount %d; the loop %d digits", b, c, wn)
 		}
 	}
 	rng := rand.New(rand.NewPCG(41, 1))
@@ -493,4 +496,39 @@ func plainColOf(j *jsonRows, col string) plainCols {
 		pc.f[0] = f
 	}
 	return pc
+}
+
+// TestWordsAtIsTheCompare holds words24.at to the compare of text[i:]'s
+// first bytes with the string it holds, on strings of every length it
+// holds, at every place in texts that hold them, hold them spoilt at one
+// byte, or end before them.
+func TestWordsAtIsTheCompare(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 3))
+	for n := 0; n <= 26; n++ {
+		for range 300 {
+			b := make([]byte, n)
+			for k := range b {
+				b[k] = byte('a' + rng.IntN(3))
+			}
+			p := wordsOf(b)
+			if n < 8 || n > 24 {
+				require.Zero(t, p.n, "%q", b)
+				continue
+			}
+			text := make([]byte, rng.IntN(40))
+			for k := range text {
+				text[k] = byte('a' + rng.IntN(3))
+			}
+			at := rng.IntN(len(text) + 1)
+			text = append(text[:at], append(append([]byte(nil), b...), text[at:]...)...)
+			if rng.IntN(2) == 0 {
+				text[at+rng.IntN(n)] ^= byte(1 << rng.IntN(8))
+			}
+			text = text[:rng.IntN(len(text)+1)]
+			for i := 0; i <= len(text); i++ {
+				want := len(text)-i >= n && string(text[i:i+n]) == string(b)
+				require.Equal(t, want, p.at(text, i), "%q at %d of %q", b, i, text)
+			}
+		}
+	}
 }

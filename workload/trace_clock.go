@@ -139,6 +139,16 @@ type clockTrack struct {
 	first, last time.Duration
 }
 
+// addRun is add of k instants in order, the first at first, the last
+// at last.
+func (k *clockTrack) addRun(first, last time.Duration, n int) {
+	if k.n == 0 {
+		k.first = first
+	}
+	k.last = max(k.last, last)
+	k.n += n
+}
+
 func (k *clockTrack) add(at time.Duration) {
 	if k.n == 0 {
 		k.first = at

@@ -49,17 +49,35 @@ func rereadRun(data []byte, cfg TraceConfig) string {
 // which reads the file again: the same output, byte for byte.
 func checkReread(t *testing.T, data []byte, cfg TraceConfig) {
 	t.Helper()
-	defer func(keep, skim bool, limit int) {
-		keepFirstPass, skimFirstPass, rereadBytes = keep, skim, limit
-	}(keepFirstPass, skimFirstPass, rereadBytes)
-	keepFirstPass, skimFirstPass = false, false // the first pass reads whole lines, and keeps them
+	defer func(keep, skim, tmpl bool, limit int) {
+		keepFirstPass, skimFirstPass, replayTemplate, rereadBytes = keep, skim, tmpl, limit
+	}(keepFirstPass, skimFirstPass, replayTemplate, rereadBytes)
+	// The first pass reads whole lines, and keeps them; the replay
+	// reads every line by flatObject.
+	keepFirstPass, skimFirstPass, replayTemplate = false, false, false
 	want := rereadRun(data, cfg)
-	keepFirstPass = true
+	keepFirstPass, replayTemplate = true, true
 	for _, limit := range []int{16 << 20, 0, 600} {
 		rereadBytes = limit
 		require.Equal(t, want, rereadRun(data, cfg), "bound %d, config %+v, data %q", limit, cfg, data)
 	}
 	checkSkim(t, data, cfg, want)
+	cfg.Transform.TargetRate = 0
+	checkTemplate(t, data, cfg)
+}
+
+// checkTemplate holds a replay of data that reads its lines by their
+// template (skimmer with ids) to its slow twin, which reads every line
+// by flatObject (replayTemplate off): the same output, byte for byte.
+func checkTemplate(t *testing.T, data []byte, cfg TraceConfig) {
+	t.Helper()
+	defer func(tmpl, next bool) { replayTemplate, templateNextOn = tmpl, next }(replayTemplate, templateNextOn)
+	replayTemplate, templateNextOn = false, false
+	want := rereadRun(data, cfg)
+	replayTemplate = true
+	require.Equal(t, want, rereadRun(data, cfg), "the replay's template changed it: config %+v, data %q", cfg, data)
+	templateNextOn = true // and nextByTemplate
+	require.Equal(t, want, rereadRun(data, cfg), "nextByTemplate changed a replay: config %+v, data %q", cfg, data)
 }
 
 // checkSkim holds a TargetRate replay whose first pass skims its lines
@@ -184,17 +202,27 @@ func FuzzReread(f *testing.F) {
 	})
 }
 
+// mooncakeData is the Mooncake trace's bytes, when ../shared holds it
+// (else the test is noted as run without it).
+func mooncakeData(t *testing.T) ([]byte, bool) {
+	path, ok := sharedtraces.Optional(t, mooncake)
+	if !ok {
+		return nil, false
+	}
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return data, true
+}
+
 // TestSkimIsTheFullPass holds a TargetRate replay of the Mooncake trace,
 // whose first pass skims it, to the replay whose first pass parses it
 // whole (checkReread), and checks that the skim takes every line after
 // the first (its template) at the arrival the full parse reads.
 func TestSkimIsTheFullPass(t *testing.T) {
-	path, ok := sharedtraces.Optional(t, mooncake)
+	data, ok := mooncakeData(t)
 	if !ok {
 		return
 	}
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
 	for _, cfg := range rereadConfigs(Mooncake(0))[:3] { // plain, windowed, filtered (not skimmed)
 		checkReread(t, data, cfg)
 	}
@@ -225,28 +253,104 @@ func TestSkimIsTheFullPass(t *testing.T) {
 	assert.Equal(t, lines-1, skimmed, "the lines skimmed")
 }
 
+// skimLineSeeds are lines after a Mooncake line that a skim takes or
+// leaves to the full parse (FuzzSkimLine, FuzzTemplateLine).
+var skimLineSeeds = []string{
+	`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [7, 8]}`,
+	`{"timestamp": 01500, "input_length": 40, "output_length": 4, "hash_ids": [7, 8]}`,
+	`{"timestamp": 1500, "input_length": 040, "output_length": 4, "hash_ids": [7, 8]}`,
+	`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": ["]}`,
+	`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [x]}`,
+	`{"timestamp": 1500, "input_length": 40, "output_length": 4294967296, "hash_ids": []}`,
+	`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1]}}`,
+	`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1]`,
+	`{"timestamp": 1500, "input_length": 40, "output_length": 0, "hash_ids": [19, 20, 21, 22, 1.5]}`,
+	`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [12345, 12346, 12347, 12348, 12349, 12350]}`,
+}
+
+// FuzzTemplateLine holds a replay's template (skimmer with ids) to its
+// slow twin, flatObject and plainRow (jsonRows without it), on a line
+// after a Mooncake line (the template): the same rows, requests and
+// errors. The Mooncake lines it takes are counted by
+// TestTemplateTakesMooncake.
+func FuzzTemplateLine(f *testing.F) {
+	fuzzLine(f, func(t *testing.T, line []byte) {
+		require.Equal(t, templateRead(line, false), templateRead(line, true), "%q", line)
+	})
+}
+
+// fuzzLine runs check on one line after a Mooncake line, from
+// skimLineSeeds on (FuzzSkimLine, FuzzTemplateLine).
+func fuzzLine(f *testing.F, check func(t *testing.T, line []byte)) {
+	for _, s := range skimLineSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if !bytes.ContainsAny(line, "\n\r") { // one line
+			check(t, line)
+		}
+	})
+}
+
+// templateRead is what a replay's parser reads of a Mooncake line and
+// line after it, by its template (tmpl) or by flatObject alone.
+func templateRead(line []byte, tmpl bool) string {
+	head := `{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [0, 1]}` + "\n"
+	p := parser{name: "f", cfg: Mooncake(0)}
+	j := newJSONRows(strings.NewReader(head+string(line)), "f")
+	if tmpl {
+		j.skim = &skimmer{p: &p, ids: true}
+	}
+	var b strings.Builder
+	for range 2 {
+		r, err := j.next()
+		if err != nil {
+			fmt.Fprintln(&b, err)
+			break
+		}
+		var req Request
+		raw, keep, err := p.parse(r, &req)
+		fmt.Fprintf(&b, "%d: %v %v %v %+v\n", r.line(), raw, keep, err, req)
+	}
+	return b.String()
+}
+
+// TestTemplateTakesMooncake checks that a replay of the Mooncake trace
+// yields every line after the first (its template) by nextByTemplate,
+// to the requests its twin reads (checkTemplate).
+func TestTemplateTakesMooncake(t *testing.T) {
+	data, ok := mooncakeData(t)
+	if !ok {
+		return
+	}
+	checkTemplate(t, data, Mooncake(0))
+	tr, err := NewTrace(bytes.NewReader(data), "m", Mooncake(0))
+	require.NoError(t, err)
+	j := tr.rows.(*jsonRows)
+	require.NotNil(t, j.skim)
+	lines, taken := 0, 0
+	for {
+		var r Request
+		if tr.nextByTemplate(j, &r) {
+			lines, taken = lines+1, taken+1
+			continue
+		}
+		if _, err := tr.Next(); err != nil {
+			require.ErrorIs(t, err, io.EOF)
+			break
+		}
+		lines++
+	}
+	assert.Equal(t, lines-1, taken, "the lines read by the template")
+}
+
 // FuzzSkimLine holds the skim to the full parse on a line after a
 // Mooncake line (the skim's template): a line the skim takes is one the
 // full parse reads, at the same arrival, once its hash id list (what the
 // skim steps over, to its first ']') is replaced by []. The skim reads
 // every other byte: only a malformed list escapes it.
 func FuzzSkimLine(f *testing.F) {
-	for _, s := range []string{
-		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [7, 8]}`,
-		`{"timestamp": 01500, "input_length": 40, "output_length": 4, "hash_ids": [7, 8]}`,
-		`{"timestamp": 1500, "input_length": 040, "output_length": 4, "hash_ids": [7, 8]}`,
-		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": ["]}`,
-		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [x]}`,
-		`{"timestamp": 1500, "input_length": 40, "output_length": 4294967296, "hash_ids": []}`,
-		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1]}}`,
-		`{"timestamp": 1500, "input_length": 40, "output_length": 4, "hash_ids": [1]`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, line []byte) {
-		if bytes.ContainsAny(line, "\n\r") {
-			return // one line
-		}
+	fuzzLine(f, func(t *testing.T, line []byte) {
 		head := `{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [0, 1]}` + "\n"
 		p := parser{name: "f", cfg: Mooncake(0)}
 		j := newJSONRows(strings.NewReader(head+string(line)), "f")
@@ -316,4 +420,52 @@ func checkSkimSpan(t *testing.T, data []byte, cfg TraceConfig) {
 			tr.next, tr.count, tr.rowsRead, tr.track, tr.done, tr.err, tr.p.clock, tr.rows.(*jsonRows).ln)
 	}
 	require.Equal(t, state(slow), state(fast), "config %+v, data %q", cfg, data)
+}
+
+// TestKeptIDsAreTheirOwn checks that the hash ids of a replay's
+// requests, cut from keepIDs' slabs, are each request's own: an append
+// to one leaves the next request's as read, and a row longer than a
+// slab is kept whole.
+func TestKeptIDsAreTheirOwn(t *testing.T) {
+	var b bytes.Buffer
+	for i := range 3 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": 600, "output_length": 2, "hash_ids": [%d, %d]}`+"\n", i, 10*i, 10*i+1)
+	}
+	long := make([]string, idSlab+5)
+	for i := range long {
+		long[i] = fmt.Sprint(i)
+	}
+	fmt.Fprintf(&b, `{"timestamp": 9, "input_length": 600, "output_length": 2, "hash_ids": [%s]}`+"\n", strings.Join(long, ", "))
+	tr, err := NewTrace(bytes.NewReader(b.Bytes()), "ids", Mooncake(0))
+	require.NoError(t, err)
+	var reqs []Request
+	for range 4 {
+		r, err := tr.Next()
+		require.NoError(t, err)
+		reqs = append(reqs, r)
+	}
+	reqs[0].PrefixHashes = append(reqs[0].PrefixHashes, 99)
+	assert.Equal(t, []uint64{0, 1, 99}, reqs[0].PrefixHashes)
+	assert.Equal(t, []uint64{10, 11}, reqs[1].PrefixHashes)
+	assert.Equal(t, []uint64{20, 21}, reqs[2].PrefixHashes)
+	require.Len(t, reqs[3].PrefixHashes, idSlab+5)
+	assert.Equal(t, uint64(idSlab+4), reqs[3].PrefixHashes[idSlab+4])
+}
+
+// TestPlainEndsAreTrimmed holds plainEnds to bytes.TrimSpace: a line it
+// says has plain ends is its own trimming, for every first and last byte
+// (and lines of one byte); a line it does not is trimmed as before.
+func TestPlainEndsAreTrimmed(t *testing.T) {
+	for first := range 256 {
+		for last := range 256 {
+			for _, b := range [][]byte{{byte(first), ' ', 'x', 0xc2, 0xa0, byte(last)}, {byte(first)}} {
+				if plainEnds(b) && !bytes.Equal(bytes.TrimSpace(b), b) {
+					t.Fatalf("%q: plainEnds, but bytes.TrimSpace trims it to %q", b, bytes.TrimSpace(b))
+				}
+			}
+		}
+	}
+	require.True(t, plainEnds([]byte(`{"a": 1}`)))
+	require.False(t, plainEnds([]byte(" {}")))
+	require.False(t, plainEnds(nil))
 }

@@ -252,12 +252,16 @@ func (j *jsonRows) next() (row, error) {
 	for j.held || j.s.Scan() {
 		j.held = false
 		j.ln++
-		text := bytes.TrimSpace(j.s.Bytes())
+		text := j.s.Bytes()
+		if !plainEnds(text) {
+			text = bytes.TrimSpace(text)
+		}
 		if len(text) == 0 {
 			continue
 		}
 		if j.skim != nil {
 			if j.raw, j.skimmed = j.skim.line(text); j.skimmed {
+				j.text = text
 				return j, nil
 			}
 		}
@@ -287,7 +291,20 @@ func (j *jsonRows) next() (row, error) {
 	return nil, io.EOF
 }
 
+// plainEnds says whether b begins and ends with printable ASCII other
+// than a space (a JSON line's '{' and '}'): bytes.TrimSpace(b) is b
+// (TestPlainEndsAreTrimmed), and its call is saved, which took
+// Regime/MooncakeReplay 18 instructions a request (13,194 then 13,176).
+func plainEnds(b []byte) bool {
+	n := len(b)
+	return n > 0 && b[0]-0x21 < 0x5e && b[n-1]-0x21 < 0x5e
+}
+
 func (j *jsonRows) get(col string) (string, bool) {
+	if j.skimmed { // read by its template (skimmer), which flatObject reads: read whole now
+		j.fields, j.ints, j.flat = flatObject(j.fields[:0], j.ints[:0], j.text, nil)
+		j.skimmed = false
+	}
 	if j.flat {
 		f, ok := j.field(col, noSlot)
 		if !ok {

@@ -42,19 +42,41 @@ var skimFirstPass = true
 
 // skimmer reads a line's arrival by the first flat line's template
 // (learn); it reads none until it has one.
+//
+// With ids, it is a replay's (jsonRows.skim, set by newTrace when
+// replayTemplate allows): it reads a line's token counts and its hash
+// id list too, the list by flatArray as flatObject reads it, and takes
+// only a line whose list is plain integers. Such a line is what
+// flatObject and plainRow read (its members are the template's, the
+// mapped columns once each, as plain integers in range), to the same
+// request; parse writes it from in, out and ints. Every other line is
+// read by flatObject as before. Its slow twin is the replay without it
+// (replayTemplate off), which checkReread, checkTemplate and
+// FuzzTemplateLine hold it to. Regime/MooncakeReplay, flatObject's
+// fields, hints and plainRow a line then this: 14,218 then 13,688
+// instructions a request (TestInstructionBudget, 2026-12-06).
 type skimmer struct {
 	p       *parser
 	ready   bool
 	members []skimMember
 	tail    string        // the bytes after the last value
 	unit    time.Duration // the arrival's unit (parser.unit)
+	ids     bool          // a replay's: counts and hash ids read too
+	list    bool          // the template has the hash id list (ids)
+	in, out int           // the line's token counts (ids)
+	ints    []uint64      // the line's hash ids (ids)
 }
+
+// replayTemplate is false for the slow twin of a replay's template (see
+// skimmer): every line is read by flatObject (set by the tests alone).
+var replayTemplate = true
 
 // skimMember is one member of the template: the bytes before its value
 // (keyMemo's: the separator, the key, ':' and white space), how its
 // value is read, and the largest a plain integer value may be.
 type skimMember struct {
 	before string
+	w      words24 // before as words, when it has 8 to 24 bytes
 	kind   skimKind
 	max    uint64
 }
@@ -64,16 +86,24 @@ type skimKind uint8
 
 const (
 	skimArrival skimKind = iota // the arrival: a plain integer, at most the unit's limit
-	skimCount                   // a token count: a plain integer, at most MaxInt32
-	skimList                    // the hash ids: a list, stepped over to its first ']'
+	skimInput                   // the input token count: a plain integer, at most MaxInt32
+	skimOutput                  // the output token count, as the input's
+	skimList                    // the hash ids: a list, stepped over to its first ']' (read, with ids)
 )
 
 // skims says whether the first pass of cfg may skim: JSON Lines, no
 // filter, and no column mapped but the arrival, the token counts and
 // the hash ids (plainRow's rows), whose values it reads.
 func skims(cfg TraceConfig) bool {
+	return skimFirstPass && plainColumns(cfg)
+}
+
+// plainColumns says whether cfg reads JSON Lines in file order, with no
+// filter, mapping no column but the arrival, the token counts and the
+// hash ids: plainRow's rows, which a skimmer reads.
+func plainColumns(cfg TraceConfig) bool {
 	c := &cfg.Columns
-	return skimFirstPass && cfg.Format == JSONL && !cfg.Sort && len(cfg.Filters) == 0 && c.ID == "" && c.Conversation == "" &&
+	return cfg.Format == JSONL && !cfg.Sort && len(cfg.Filters) == 0 && c.ID == "" && c.Conversation == "" &&
 		c.Turn == "" && c.Priority == "" && c.Class == "" && c.Failed == "" && c.BlockTokensColumn == ""
 }
 
@@ -98,12 +128,14 @@ func (s *skimmer) learn(j *jsonRows) {
 			return // a key given twice: json.Unmarshal keeps the last
 		}
 		seen[key] = true
-		m := skimMember{before: string(j.memo.segs[n].b)}
+		m := skimMember{before: string(j.memo.segs[n].b), w: wordsOf(j.memo.segs[n].b)}
 		switch key {
 		case c.Arrival:
 			m.kind, m.max = skimArrival, uint64(limit)
-		case c.Input, c.Output:
-			m.kind, m.max = skimCount, math.MaxInt32
+		case c.Input:
+			m.kind, m.max = skimInput, math.MaxInt32
+		case c.Output:
+			m.kind, m.max = skimOutput, math.MaxInt32
 		case c.PrefixHashes:
 			m.kind = skimList
 		default:
@@ -116,6 +148,17 @@ func (s *skimmer) learn(j *jsonRows) {
 	}
 	if !seen[c.Arrival] || !seen[c.Input] || !seen[c.Output] {
 		return
+	}
+	if s.ids {
+		// A replay's: a value is one column's, and the hash ids, when
+		// mapped, are on the line (plainRow reads a line without them
+		// through parse's get).
+		distinct := c.Arrival != c.Input && c.Arrival != c.Output && c.Input != c.Output &&
+			(c.PrefixHashes == "" || c.PrefixHashes != c.Arrival && c.PrefixHashes != c.Input && c.PrefixHashes != c.Output)
+		if !distinct || c.PrefixHashes != "" && !seen[c.PrefixHashes] {
+			return
+		}
+		s.list = c.PrefixHashes != ""
 	}
 	s.tail = string(j.text[j.fields[len(j.fields)-1].v1:])
 	s.ready = true
@@ -130,10 +173,17 @@ func (s *skimmer) line(text []byte) (raw time.Duration, ok bool) {
 	if !s.ready || s.p.clock == clockDate {
 		return 0, false
 	}
-	i := 0
-	for k := range s.members {
-		m := &s.members[k]
-		if len(text)-i < len(m.before) || string(text[i:i+len(m.before)]) != m.before {
+	// members is a local: with s.members, reloaded after each compare's
+	// call, the line took 27 instructions a request more in
+	// Regime/MooncakeReplay (1,683 then 1,656).
+	i, members := 0, s.members
+	for k := range members {
+		m := &members[k]
+		if m.w.n > 0 {
+			if !m.w.at(text, i) {
+				return 0, false
+			}
+		} else if len(text)-i < len(m.before) || string(text[i:i+len(m.before)]) != m.before {
 			return 0, false
 		}
 		i += len(m.before)
@@ -143,6 +193,13 @@ func (s *skimmer) line(text []byte) (raw time.Duration, ok bool) {
 			// follow are the line's.
 			if i >= len(text) || text[i] != '[' {
 				return 0, false
+			}
+			if s.ids { // a replay's: the list read whole, plain integers alone
+				plain := false
+				if i, s.ints, plain = flatArray(text, i, s.ints[:0]); i < 0 || !plain {
+					return 0, false
+				}
+				continue
 			}
 			e := bytes.IndexByte(text[i:], ']')
 			if e < 0 || bytes.IndexByte(text[i:i+e], '"') >= 0 {
@@ -156,7 +213,15 @@ func (s *skimmer) line(text []byte) (raw time.Duration, ok bool) {
 		// load (leadingDigits), more by skimDigits.
 		n, x := 0, uint64(0)
 		if i+8 <= len(text) {
-			n, x = leadingDigits(binary.LittleEndian.Uint64(text[i:]))
+			if w := binary.LittleEndian.Uint64(text[i:]); m.kind == skimArrival || s.ids {
+				n, x = leadingDigits(w)
+			} else {
+				// A first pass's token count, in range at up to 7
+				// digits (x 0): its value unread, the pass took 69
+				// instructions a request less in Regime/MooncakeReplay
+				// (13,502 then 13,433).
+				n = digitCount(w)
+			}
 		}
 		if n == 0 {
 			n, x = skimDigits(text, i)
@@ -165,14 +230,32 @@ func (s *skimmer) line(text []byte) (raw time.Duration, ok bool) {
 			return 0, false
 		}
 		i += n
-		if m.kind == skimArrival {
+		switch m.kind {
+		case skimArrival:
 			raw = time.Duration(x) * s.unit
+		case skimInput:
+			s.in = int(x)
+		case skimOutput:
+			s.out = int(x)
 		}
 	}
-	if string(text[i:]) != s.tail {
+	// The usual tail, a '}' alone, compared without runtime.memequal:
+	// 23 instructions a request less (13,094 then 13,071).
+	if rest := text[i:]; len(rest) != len(s.tail) || len(rest) == 1 && rest[0] != s.tail[0] || len(rest) > 1 && string(rest) != s.tail {
 		return 0, false
 	}
 	return raw, true
+}
+
+// request writes to *req, a zero Request, what p reads of the line a
+// replay's skimmer (ids) took last, but its arrival.
+func (s *skimmer) request(p *parser, req *Request) {
+	req.InputTokens, req.OutputTokens = s.in, s.out
+	req.Failed = s.in == 0 || s.out == 0
+	if s.list {
+		p.keepIDs(req, s.ints)
+		p.blockTokens(req)
+	}
 }
 
 // skimDigits is the number of digits at i and their value, when 1 to 19;
@@ -199,30 +282,116 @@ func skimDigits(text []byte, i int) (n int, x uint64) {
 // the request each returns. Its twin is span without it (skimRunOn
 // off), which checkSkimSpan holds it to.
 func (t *Trace) skimRun(j *jsonRows, n int, last time.Duration) (int, time.Duration) {
-	w := t.cfg.Transform
-	for !t.done && t.factor == 1 && j.s.Scan() {
-		text := bytes.TrimSpace(j.s.Bytes())
-		if len(text) == 0 {
-			j.ln++
-			continue
-		}
+	if t.done || t.factor != 1 || !t.started {
+		return n, last // Next reads the next line
+	}
+	// The lines counted are in order: each at least lo, the last's
+	// arrival and the window's start, and before end, the window's. The
+	// state Next leaves is written after the run (held in locals, it is
+	// not reloaded after each line's calls): a run of k lines, the first
+	// at first. Regime/MooncakeReplay, the state written a line then
+	// after the run: 13,393 then 13,331 instructions a request.
+	w := &t.cfg.Transform
+	lo, end := max(t.prev, w.WindowStart), w.WindowEnd
+	if end <= 0 {
+		end = math.MaxInt64 // an arrival there goes Next's way, which yields it as well
+	}
+	k, first, lastLine := 0, time.Duration(0), 0
+	for text := j.scanText(); text != nil; text = j.scanText() {
 		raw, ok := j.skim.line(text)
 		rel := raw - t.origin
-		if !ok || !t.started || rel < t.prev || rel < w.WindowStart || w.WindowEnd > 0 && rel >= w.WindowEnd {
+		if !ok || rel < lo || rel >= end {
 			j.held = true
 			break
 		}
 		j.ln++
-		t.rowsRead++
+		if k == 0 {
+			first = rel
+		}
+		k, lo, lastLine = k+1, rel, j.ln
+	}
+	if k > 0 {
+		t.rowsRead += k
 		t.p.clock = clockNumber
-		t.prev, t.lastLine = rel, j.ln
-		t.next++
-		t.count++
-		t.track.add(rel)
-		n, last = n+1, rel-w.WindowStart
+		t.prev, t.lastLine = lo, lastLine
+		t.next += uint64(k)
+		t.count += k
+		t.track.addRun(first, lo, k)
+		n, last = n+k, lo-w.WindowStart
 	}
 	return n, last
 }
+
+// nextByTemplate is Next for the next line when the replay's template
+// takes it (see skimmer) and Next would yield it at once: after the
+// first kept row, in order, within the window, its arrival scaled in
+// range, with no first pass's reads kept or read again. It sets *r, a
+// zero Request, and the state Next leaves (the rows read, the last row,
+// the clock, the count and the recorded instants), and reports true.
+// For any other line it reports false, and j holds the line (held) for
+// Next's way through read, readFile, readRow, parse, rebase and scale,
+// the calls it saves. Its twin is Next without it (templateNextOn off),
+// which checkTemplate holds it to. Regime/MooncakeReplay, Next's way a
+// line then this: 13,688 then 13,530 instructions a request
+// (TestInstructionBudget, 2026-12-06).
+func (t *Trace) nextByTemplate(j *jsonRows, r *Request) bool {
+	if t.done || !t.started || !t.rebased || t.reread != nil || t.kept != nil || !j.skim.ids || !j.skim.ready || j.held {
+		return false
+	}
+	text := j.scanText()
+	if text == nil {
+		return false
+	}
+	raw, ok := j.skim.line(text)
+	rel, w := raw-t.origin, &t.cfg.Transform
+	if !ok || rel < t.prev || rel < w.WindowStart || w.WindowEnd > 0 && rel >= w.WindowEnd {
+		j.held = true
+		return false
+	}
+	at := rel - w.WindowStart
+	if t.factor != 1 && at != 0 {
+		x := math.Round(float64(at) * t.factor)
+		if x >= math.MaxInt64 { // scale's error, on Next's way
+			j.held = true
+			return false
+		}
+		at = time.Duration(x)
+	}
+	j.ln++
+	t.rowsRead++
+	t.p.clock = clockNumber
+	j.skim.request(&t.p, r)
+	r.Arrival = at
+	t.prev, t.lastLine, t.started = rel, j.ln, true
+	r.ID = t.next // Columns.ID is not mapped (plainColumns)
+	t.next++
+	t.count++
+	t.track.add(rel)
+	return true
+}
+
+// scanText scans to the next line that is not empty, past the empty
+// ones (counted): its bytes, trimmed; nil at the end of the input.
+// skimRun and nextByTemplate share it at a call a line (over the
+// inliner's budget): Regime/MooncakeReplay 13,331 instructions a
+// request with the loop written in each, 13,371 with it.
+func (j *jsonRows) scanText() []byte {
+	for j.s.Scan() {
+		text := j.s.Bytes()
+		if !plainEnds(text) {
+			text = bytes.TrimSpace(text)
+		}
+		if len(text) > 0 {
+			return text
+		}
+		j.ln++
+	}
+	return nil
+}
+
+// templateNextOn is false for nextByTemplate's twin: every line goes
+// Next's way (set by the tests alone).
+var templateNextOn = true
 
 // skimRunOn is false for skimRun's twin: span counts every line through
 // Next (set by the tests alone).

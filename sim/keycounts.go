@@ -1,0 +1,203 @@
+package sim
+
+import "math/bits"
+
+// keyCounts counts copies of uint64 keys (EventsView's index: the copies
+// of each block key an engine's KV events told it are cached). It
+// replaces a Go map, whose inserts cost the runtime 8,500 instructions a
+// request in Regime/Fleet8PrefixEvents (mapassign_fast64, cachegrind):
+// a set of the keys held, by open addressing, linear probing in a
+// power-of-two table at most keyLoadNum/keyLoadDen full, deletion by
+// backward shift (no tombstones); and a Go map of the copies past the
+// first, which few keys have (72 of the regime's 113,129 stores). A slot
+// holds its key's hash, key × keyMul, not the key: the product is one to
+// one (keyMul is odd), its top bits are the key's home (Fibonacci
+// hashing: the keys are engines' chained hashes, but nothing here relies
+// on that), and a doubling moves each entry without computing it again.
+// Hash 0 (key 0) marks an empty slot; key 0's copies are counted apart.
+//
+// Nothing reads the table's or the map's order. TestKeyCountsIsAMap and
+// FuzzKeyCounts hold it to a map[uint64]int32 over random adds, removes
+// and lookups. The zero value is empty.
+type keyCounts struct {
+	hs    []uint64         // by slot: the hash of a key held; 0: empty
+	more  map[uint64]int32 // by hash: the copies past the first of a key held, if any; nil until one has
+	zero  int32            // the copies of key 0
+	held  int              // keys in the table (key 0 not among them)
+	limit int              // held at which the next new key doubles the table
+	shift uint             // 64 − log2(len(hs))
+}
+
+// keyMul spreads the keys: 2⁶⁴ over the golden ratio.
+const keyMul = 0x9e3779b97f4a7c15
+
+// minKeySlots is the smallest table: 512 bytes.
+const minKeySlots = 64
+
+// keyLoadNum/keyLoadDen is the most of a table's slots held: a half. At
+// Regime/Fleet8PrefixEvents' end a replica holds 12,856 to 16,619 keys:
+// 32,768 slots (256 KiB), and 65,536 for the one past 16,384 (512 KiB),
+// where the Go map, sized for 16,384 keys, took 577 KiB each.
+const keyLoadNum, keyLoadDen = 1, 2
+
+// has reports whether key has a copy.
+func (c *keyCounts) has(key uint64) bool {
+	h := key * keyMul
+	if h == 0 {
+		return c.zero > 0
+	}
+	hs := c.hs
+	if len(hs) == 0 {
+		return false
+	}
+	mask := uint(len(hs) - 1)
+	for i := uint(h >> (c.shift & 63)); ; i++ {
+		switch hs[i&mask] {
+		case h:
+			return true
+		case 0:
+			return false
+		}
+	}
+}
+
+// find is the slot of the key of hash h (not 0), ok false if it is not
+// held.
+func (c *keyCounts) find(h uint64) (int, bool) {
+	hs := c.hs
+	if len(hs) == 0 {
+		return 0, false
+	}
+	mask := uint(len(hs) - 1)
+	for i := uint(h >> (c.shift & 63)); ; i++ {
+		switch hs[i&mask] {
+		case h:
+			return int(i & mask), true
+		case 0:
+			return 0, false
+		}
+	}
+}
+
+// add adds a copy of each of keys, in order (a key given twice gains
+// two).
+func (c *keyCounts) add(keys []uint64) {
+	for {
+		keys = keys[c.addSome(keys):]
+		if len(keys) == 0 {
+			return
+		}
+		c.grow()
+	}
+}
+
+// addSome is add's loop: it adds a copy of each of keys in order until
+// the next would add a key to a table at its limit, and returns how
+// many it added. Its state stays in locals, the loop calling nothing
+// but for a key held already, or key 0.
+func (c *keyCounts) addSome(keys []uint64) int {
+	hs, shift := c.hs, c.shift&63
+	if len(hs) == 0 {
+		return 0
+	}
+	mask := uint(len(hs) - 1)
+	room := c.limit - c.held
+	for x, k := range keys {
+		h := k * keyMul
+		i := uint(h >> shift)
+		s := hs[i&mask]
+		for s != 0 && s != h {
+			i++
+			s = hs[i&mask]
+		}
+		if s == 0 && h != 0 { // a new key
+			if room == 0 {
+				c.held = c.limit
+				return x
+			}
+			hs[i&mask] = h
+			room--
+			continue
+		}
+		c.again(h)
+	}
+	c.held = c.limit - room
+	return len(keys)
+}
+
+// again adds a copy of the key of hash h, held already, or key 0.
+func (c *keyCounts) again(h uint64) {
+	if h == 0 {
+		c.zero++
+		return
+	}
+	if c.more == nil {
+		c.more = map[uint64]int32{}
+	}
+	c.more[h]++
+}
+
+// remove removes a copy of key and reports whether the key has none
+// left, or had none (the key leaves, or was not there).
+func (c *keyCounts) remove(key uint64) bool {
+	h := key * keyMul
+	if h == 0 {
+		if c.zero > 1 {
+			c.zero--
+			return false
+		}
+		c.zero = 0
+		return true
+	}
+	if len(c.more) > 0 {
+		if m, ok := c.more[h]; ok {
+			if m > 1 {
+				c.more[h] = m - 1
+			} else {
+				delete(c.more, h)
+			}
+			return false
+		}
+	}
+	i, ok := c.find(h)
+	if ok {
+		c.del(i)
+	}
+	return true
+}
+
+// del empties slot i: the entries after it in its probe run move back
+// into the hole when their home allows (Knuth's algorithm R).
+func (c *keyCounts) del(i int) {
+	hs := c.hs
+	mask := len(hs) - 1
+	for j := (i + 1) & mask; hs[j] != 0; j = (j + 1) & mask {
+		// The entry at j may fill the hole at i unless its home lies
+		// cyclically in (i, j].
+		if h := int(hs[j] >> (c.shift & 63)); (j-h)&mask >= (j-i)&mask {
+			hs[i] = hs[j]
+			i = j
+		}
+	}
+	hs[i] = 0
+	c.held--
+}
+
+// grow doubles the table (from minKeySlots) and moves every entry into
+// it.
+func (c *keyCounts) grow() {
+	size := max(minKeySlots, 2*len(c.hs))
+	hs := make([]uint64, size)
+	mask := uint(size - 1)
+	shift := uint(64-bits.TrailingZeros(uint(size))) & 63
+	for _, h := range c.hs {
+		if h != 0 {
+			i := uint(h >> shift)
+			for hs[i&mask] != 0 {
+				i++
+			}
+			hs[i&mask] = h
+		}
+	}
+	c.hs, c.shift, c.limit = hs, shift, size/keyLoadDen*keyLoadNum
+}

@@ -1,0 +1,187 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// count is key's copies, 0 without one.
+func (c *keyCounts) count(key uint64) int32 {
+	if key == 0 {
+		return c.zero
+	}
+	if _, ok := c.find(key * keyMul); ok {
+		return 1 + c.more[key*keyMul]
+	}
+	return 0
+}
+
+// len is the keys with a copy.
+func (c *keyCounts) len() int {
+	if c.zero > 0 {
+		return c.held + 1
+	}
+	return c.held
+}
+
+// bytes is the memory the table holds (the map of more copies aside).
+func (c *keyCounts) bytes() int { return 8 * len(c.hs) }
+
+// asMap is the counts as a map, as the index kept them before keyCounts.
+func (c *keyCounts) asMap() map[uint64]int32 {
+	m := map[uint64]int32{}
+	if c.zero > 0 {
+		m[0] = c.zero
+	}
+	for _, h := range c.hs {
+		if h != 0 {
+			m[keyOfHash(h)] = 1 + c.more[h]
+		}
+	}
+	return m
+}
+
+// check holds the table to its own rules and to ref, the map it
+// stands for: every key held once, with ref's count, found from its
+// home (no empty slot between them), no more than its limit held, and
+// more copies only of keys held.
+func (c *keyCounts) check(t *testing.T, ref map[uint64]int32) {
+	t.Helper()
+	if c.zero != ref[0] {
+		t.Fatalf("key 0: %d copies, want %d", c.zero, ref[0])
+	}
+	if c.len() != len(ref) {
+		t.Fatalf("%d keys held, want %d", c.len(), len(ref))
+	}
+	if c.held > c.limit || len(c.hs) > 0 && c.limit != len(c.hs)/keyLoadDen*keyLoadNum {
+		t.Fatalf("%d keys held in %d slots, limit %d", c.held, len(c.hs), c.limit)
+	}
+	held := 0
+	for i, h := range c.hs {
+		if h == 0 {
+			continue
+		}
+		held++
+		if k := keyOfHash(h); 1+c.more[h] != ref[k] {
+			t.Fatalf("key %#x: %d copies, want %d", k, 1+c.more[h], ref[k])
+		}
+		if j, ok := c.find(h); !ok || j != i {
+			t.Fatalf("hash %#x at slot %d found at %d, %v, from its home", h, i, j, ok)
+		}
+	}
+	if held != c.held {
+		t.Fatalf("%d keys in the slots, %d counted", held, c.held)
+	}
+	for h, m := range c.more {
+		if _, ok := c.find(h); !ok || m < 1 {
+			t.Fatalf("hash %#x: %d copies more of a key not held", h, m)
+		}
+	}
+}
+
+// keyOfHash is the key whose product by keyMul is h: its home is h's
+// top bits in every table (keyMul is odd, so it has an inverse mod 2⁶⁴).
+func keyOfHash(h uint64) uint64 {
+	inv := uint64(keyMul) // Newton's iteration: each step doubles the bits right
+	for range 6 {
+		inv *= 2 - keyMul*inv
+	}
+	return h * inv
+}
+
+// keyCountsOps drives a keyCounts and a map with the operations ops
+// spell, and holds them equal after each; it returns how many removals
+// found a run of entries wrapping around the table's end.
+func keyCountsOps(t *testing.T, ops []byte) (wrapped, slots int) {
+	var c keyCounts
+	ref := map[uint64]int32{}
+	// Keys from a few pools: random ones, 0, and keys whose homes crowd
+	// the last slots of a small table (runs wrap around its end) or one
+	// slot of any table (long runs).
+	pool := []uint64{0, 1}
+	for i := range uint64(24) {
+		pool = append(pool, keyOfHash(^uint64(0)-i<<52), keyOfHash(5<<58|i))
+	}
+	for i := range uint64(48) {
+		pool = append(pool, keyOfHash(i*0x9e37_79b9_7f4a_7c15+i))
+	}
+	key := func(b byte) uint64 { return pool[int(b)%len(pool)] }
+	for len(ops) >= 2 {
+		op, arg := ops[0], ops[1]
+		ops = ops[2:]
+		switch op % 4 {
+		case 0, 1: // add a batch of keys, some more than once
+			n := min(int(arg%40)+1, len(ops))
+			keys := make([]uint64, n)
+			for i := range keys {
+				keys[i] = key(ops[i])
+				ref[keys[i]]++
+			}
+			ops = ops[n:]
+			c.add(keys)
+		case 2: // remove one copy
+			k := key(arg)
+			if len(c.hs) > 0 && c.hs[0] != 0 && c.hs[len(c.hs)-1] != 0 {
+				wrapped++
+			}
+			gone := ref[k] <= 1
+			if ref[k]--; ref[k] <= 0 {
+				delete(ref, k)
+			}
+			if c.remove(k) != gone {
+				t.Fatalf("remove(%#x) = %v, want %v", k, !gone, gone)
+			}
+		case 3: // a fresh random key, added: the table grows past the pools
+			k := (uint64(arg)+1)*0xbf58476d1ce4e5b9 ^ uint64(len(ops))
+			ref[k]++
+			c.add([]uint64{k})
+		}
+		for _, k := range pool {
+			if c.has(k) != (ref[k] > 0) || c.count(k) != ref[k] {
+				t.Fatalf("key %#x: has %v, count %d, want %d", k, c.has(k), c.count(k), ref[k])
+			}
+		}
+		c.check(t, ref)
+	}
+	return wrapped, len(c.hs)
+}
+
+// TestKeyCountsIsAMap holds keyCounts to a map[uint64]int32 (the index's
+// form before it, its slow twin) over random adds, removes and lookups,
+// which must wrap runs around the table's end and grow it.
+func TestKeyCountsIsAMap(t *testing.T) {
+	wrapped, slots := 0, 0
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 41))
+		ops := make([]byte, 3000)
+		for i := range ops {
+			ops[i] = byte(rng.Uint32())
+		}
+		if seed%2 == 0 { // adds first, then mostly removes: the table fills and empties
+			for i := 1500; i < len(ops); i += 2 {
+				if ops[i]%4 != 3 {
+					ops[i] = 2
+				}
+			}
+		}
+		w, n := keyCountsOps(t, ops)
+		wrapped, slots = wrapped+w, max(slots, n)
+	}
+	t.Logf("%d removals met a run wrapping around the end; tables of up to %d slots", wrapped, slots)
+	require.Positive(t, wrapped, "no removal met a run wrapping around the end")
+	require.GreaterOrEqual(t, slots, 512, "no table grew past the pools")
+	var c keyCounts
+	for i := range uint64(5000) {
+		c.add([]uint64{i*7 + 1})
+	}
+	require.Equal(t, 16384, len(c.hs), "5,000 keys in 16,384 slots: at most half full")
+	require.Equal(t, 8*16384, c.bytes())
+}
+
+// FuzzKeyCounts holds keyCounts to a map.
+func FuzzKeyCounts(f *testing.F) {
+	f.Add([]byte{0, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 2, 1, 2, 3})
+	f.Fuzz(func(t *testing.T, ops []byte) { keyCountsOps(t, ops) })
+}
