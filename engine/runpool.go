@@ -976,9 +976,10 @@ func (p *blockPool) extendHeld(held *int, r *runSeq, full int) bool {
 // edge's one segment r's alone, ending at the cursor, the blocks within
 // the room noted). Nothing reads that segment or cursor but a walk along
 // the edge, a read of the segments on it, or a call for r itself, and
-// each settles what is owed first (settle, settleAll: walk, runLeading,
-// runKeys, runCache and runReleaseRange, Check, and a publisher or a
-// tier set), as extendHeld would have left it: the one segment can
+// each settles what is owed first (settle, settleAll: walk, so runCache's
+// insertion too, runLeading, runKeys, runReleaseRange, and a publisher or
+// a tier set; Check reads the debt as it is), as extendHeld would have
+// left it: the one segment can
 // change in nothing else meanwhile (nobody else holds a block of the
 // edge, so no release or eviction reaches it, and no other segment comes
 // on it but by a walk along it). It reports whether it did; else r owes
