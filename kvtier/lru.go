@@ -653,7 +653,10 @@ func (l *LRU) PinHeld(keys []uint64) int {
 // A host tier's lookup while a load is in flight asks it whether the
 // request must wait for a key being loaded (sim's host tier); the keys
 // are found as PinHeld finds them, a run of a segment at a time, where
-// Contains and Pinned probed the index twice a key.
+// Contains and Pinned probed the index twice a key; with no key pinned
+// in the tier, a run's pins are not read (a host tier's lookup counts
+// its held keys by HeldPinned, sim's lazy touches: Regime/Tiers,
+// cachegrind, 5,339 instructions a request reading them, 393 so).
 func (l *LRU) HeldPinned(keys []uint64) (n int, pinned bool) {
 	nodes, last := l.nodes, nil32
 	for n < len(keys) {
@@ -664,9 +667,11 @@ func (l *LRU) HeldPinned(keys []uint64) (n int, pinned bool) {
 			}
 		}
 		run := l.heldRun(keys, n, i)
-		for x, id := range run {
-			if nodes[id].pins > 0 {
-				return n + x, true
+		if l.pinned > 0 { // else none is pinned
+			for x, id := range run {
+				if nodes[id].pins > 0 {
+					return n + x, true
+				}
 			}
 		}
 		n += len(run)

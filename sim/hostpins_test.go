@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -98,4 +99,270 @@ func TestHostPinsAnswerAsCounts(t *testing.T) {
 	}
 	t.Logf("%d loads, %d lookups waited, %d of them at a key past the first not in HBM", loads, waits, deep)
 	require.Greater(t, deep, 100, "the lookups no longer wait past the first key")
+}
+
+// TestLazyPinsAreEager drives two ports of a host tier alone with the
+// same random stores, lookups, loads and releases: one pins a load's
+// keys when a reader needs the pins (lazy pins: pinPending, the fast
+// path), the other at Load (eager, the slow twin). The tiers are small,
+// so that stores evict while loads are in flight, and the pins are read
+// (isLoading) only now and then, so that loads land unpinned and stores
+// evict with pins pending. Every answer, which keys each tier holds, its
+// counters (evictions among them) and, when read, its pins stay equal.
+func TestLazyPinsAreEager(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 0xa7))
+	const universe, refs = 24, 6
+	pressed, cancelled := 0, 0
+	for range 400 {
+		ports := hostPorts(t, 4+rng.IntN(universe), refs)
+		ports[1].eager = true
+		var loading [refs]bool
+		for step := range 80 {
+			switch op := rng.IntN(5); {
+			case op == 0: // a request's computed blocks written through
+				keys := keyRun(rng, universe)
+				pending, ev := len(ports[0].unpinned) > 0, ports[0].host.Counters().Evictions
+				require.Equal(t, ports[1].Store(keys, keys), ports[0].Store(keys, keys), "Store(%v), step %d", keys, step)
+				if pending && ports[0].host.Counters().Evictions > ev {
+					pressed++
+				}
+			case op <= 2: // a lookup, and its load when it finds held keys
+				keys := keyRun(rng, universe)
+				hbm := rng.IntN(len(keys) + 1)
+				n, busy := ports[0].Find(keys, hbm)
+				n1, busy1 := ports[1].Find(keys, hbm)
+				require.Equal(t, []any{n1, busy1}, []any{n, busy}, "Find(%v, %d), step %d", keys, hbm, step)
+				if ref := rng.IntN(refs); n > 0 && !busy && !loading[ref] {
+					loading[ref] = true
+					for _, p := range ports {
+						p.Load(int32(ref), keys[hbm:hbm+n])
+					}
+				}
+			default: // a load lands, or is cancelled
+				if ref := rng.IntN(refs); loading[ref] {
+					loading[ref] = false
+					if slices.Contains(ports[0].unpinned, int32(ref)) {
+						cancelled++
+					}
+					for _, p := range ports {
+						p.Release(int32(ref))
+					}
+				}
+			}
+			require.Equal(t, ports[1].loads, ports[0].loads)
+			require.Equal(t, ports[1].host.Len(), ports[0].host.Len())
+			require.Equal(t, ports[1].host.Counters(), ports[0].host.Counters(), "step %d", step)
+			for k := range uint64(universe) {
+				require.Equal(t, ports[1].host.Contains(k), ports[0].host.Contains(k), "key %d, step %d", k, step)
+			}
+			if rng.IntN(10) == 0 {
+				for k := range uint64(universe) {
+					require.Equal(t, ports[1].isLoading(k), ports[0].isLoading(k), "key %d, step %d", k, step)
+				}
+			}
+		}
+	}
+	t.Logf("%d stores evicted with pins pending, %d loads released unpinned", pressed, cancelled)
+	require.Greater(t, pressed, 100, "the stores no longer evict with pins pending")
+	require.Greater(t, cancelled, 100, "the loads no longer land unpinned")
+}
+
+// TestLazyTouchesAreEager drives two ports of a host tier alone with the
+// same random requests, whose keys are chained as the engine's are: one notes its touches and makes them only before
+// a store that may evict (lazy touches: noteTouch, settle, the fast
+// path), the other touches at once (the slow twin). A request's chain
+// is a group's shared keys then its own; it is looked up again and
+// again, stored in chunks and then a block at a time, and loaded. The
+// tiers are small enough that some stores evict, and the log is bounded
+// low, so that it is compacted and settled. Every answer, what each
+// tier holds, its counters and the keys each store evicts, in order (the
+// tier's order, least recent first), stay equal; at the end both are
+// drained by a store of new keys, which evicts all they hold in order.
+func TestLazyTouchesAreEager(t *testing.T) {
+	defer func(n, m int) { touchLogKeys, touchSlots = n, m }(touchLogKeys, touchSlots)
+	touchLogKeys, touchSlots = 64, 8 // notes found by a slot they share
+	rng := rand.New(rand.NewPCG(41, 0x70c))
+	dropped, compacted, settled := 0, 0, 0
+	for round := range 300 {
+		capacity := 8 + rng.IntN(120)
+		ports := hostPorts(t, capacity, 8)
+		ports[0].lazy = true
+		next := uint64(1006)
+		groups := [][]uint64{}
+		for range 3 {
+			var g []uint64
+			for range 2 + rng.IntN(10) {
+				g = append(g, next)
+				next++
+			}
+			groups = append(groups, g)
+		}
+		type request struct {
+			chain  []uint64
+			stored int
+		}
+		// Keys are chained, as the engine's content keys: a block's key
+		// mixes its parent's and its content, so that a key names every
+		// key before it.
+		var all []uint64
+		seen := map[uint64]bool{}
+		chained := func(contents []uint64) []uint64 {
+			keys, k := make([]uint64, 0, len(contents)), uint64(0)
+			for _, c := range contents {
+				k = chainKey(k, c)
+				keys = append(keys, k)
+				if !seen[k] {
+					seen[k] = true
+					all = append(all, k)
+				}
+			}
+			return keys
+		}
+		fresh := func() *request {
+			if rng.IntN(2) == 0 { // contents of a few: chains that share their first keys and part
+				var c []uint64
+				for range 1 + rng.IntN(8) {
+					c = append(c, 1000+uint64(rng.IntN(6)))
+				}
+				return &request{chain: chained(c)}
+			}
+			c := append([]uint64(nil), groups[rng.IntN(len(groups))]...)
+			for range 1 + rng.IntN(8) {
+				c = append(c, next)
+				next++
+			}
+			return &request{chain: chained(c)}
+		}
+		reqs := []*request{fresh(), fresh(), fresh(), fresh()}
+		var loading [8]bool
+		check := func(step int, what string) {
+			require.Equal(t, ports[1].loads, ports[0].loads)
+			require.Equal(t, ports[1].host.Len(), ports[0].host.Len(), "%s, round %d step %d", what, round, step)
+			require.Equal(t, ports[1].host.Counters(), ports[0].host.Counters(), "%s, round %d step %d", what, round, step)
+			require.Equal(t, ports[1].evicted, ports[0].evicted, "%s: evicted, round %d step %d", what, round, step)
+			for _, k := range all {
+				require.Equal(t, ports[1].host.Contains(k), ports[0].host.Contains(k), "key %d, %s, round %d step %d", k, what, round, step)
+			}
+		}
+		for step := range 120 {
+			r := reqs[rng.IntN(len(reqs))]
+			notes := len(ports[0].touches.notes)
+			live := ports[0].touches.live
+			switch op := rng.IntN(10); {
+			case op < 3: // a lookup of the request's chain (again, or as far as it knows), and a load when it finds held keys
+				keys := r.chain
+				if rng.IntN(2) == 0 {
+					keys = keys[:1+rng.IntN(len(keys))]
+				}
+				hbm := rng.IntN(len(keys) + 1)
+				n, busy := ports[0].Find(keys, hbm)
+				n1, busy1 := ports[1].Find(keys, hbm)
+				require.Equal(t, []any{n1, busy1}, []any{n, busy}, "Find, round %d step %d", round, step)
+				if ref := rng.IntN(len(loading)); n > 0 && !busy && !loading[ref] && rng.IntN(3) == 0 {
+					loading[ref] = true
+					for _, p := range ports {
+						p.Load(int32(ref), keys[hbm:hbm+n])
+					}
+				}
+			case op < 5: // its next chunk stored
+				if r.stored < len(r.chain) {
+					to := min(len(r.chain), r.stored+1+rng.IntN(6))
+					keys := r.chain[r.stored:to]
+					require.Equal(t, ports[1].Store(keys, r.chain), ports[0].Store(keys, r.chain), "Store, round %d step %d", round, step)
+					check(step, "chunk")
+					r.stored = to
+				}
+			case op < 8: // a decode's block stored, the chain one longer
+				if r.stored == len(r.chain) {
+					k := chainKey(r.chain[len(r.chain)-1], next)
+					next++
+					r.chain = append(r.chain, k)
+					if !seen[k] {
+						seen[k] = true
+						all = append(all, k)
+					}
+					keys := r.chain[len(r.chain)-1:]
+					require.Equal(t, ports[1].Store(keys, r.chain), ports[0].Store(keys, r.chain), "Store, round %d step %d", round, step)
+					check(step, "decode")
+					r.stored = len(r.chain)
+				}
+			case op == 8: // a load lands
+				if ref := rng.IntN(len(loading)); loading[ref] {
+					loading[ref] = false
+					for _, p := range ports {
+						p.Release(int32(ref))
+					}
+				}
+			default: // the request finishes; another comes
+				reqs[rng.IntN(len(reqs))] = fresh()
+			}
+			check(step, "step")
+			g := &ports[0].touches
+			switch {
+			case len(g.notes) < notes && len(g.notes) > 0:
+				compacted++
+			case len(g.notes) == notes && g.live >= live && notes > 0:
+				dropped++
+			case len(g.notes) <= 1 && notes >= 3:
+				settled++
+			}
+		}
+		// Drain: every load lands, and a store of new keys evicts all.
+		for ref, l := range loading {
+			if l {
+				for _, p := range ports {
+					p.Release(int32(ref))
+				}
+			}
+		}
+		var contents []uint64
+		for range capacity {
+			contents = append(contents, next)
+			next++
+		}
+		drain := chained(contents)
+		require.Equal(t, ports[1].Store(drain, drain), ports[0].Store(drain, drain))
+		check(-1, "drain")
+	}
+	t.Logf("%d notes dropped, %d logs compacted, %d settled with 3 notes or more", dropped, compacted, settled)
+	require.Greater(t, dropped, 1000, "the touches no longer cover the ones before")
+	require.Greater(t, compacted, 50, "the logs are no longer compacted")
+	require.Greater(t, settled, 100, "the logs are no longer settled with notes left")
+}
+
+// hostPorts is two ports of a host tier alone of capacity blocks each,
+// for requests 0 to refs−1, loads not counted.
+func hostPorts(t *testing.T, capacity, refs int) [2]*tierPort {
+	var ports [2]*tierPort
+	for i := range ports {
+		lru, err := kvtier.New(kvtier.Config{Blocks: capacity})
+		require.NoError(t, err)
+		r := &runner{}
+		r.slots = make([]slot, refs)
+		ports[i] = &tierPort{t: &tiers{r: r, landing: -1}, host: lru, loading: map[uint64]int32{}}
+	}
+	return ports
+}
+
+// keyRun is a run of consecutive keys below universe from a random one,
+// broken now and then (a chain's, mostly).
+func keyRun(rng *rand.Rand, universe int) []uint64 {
+	keys := make([]uint64, 1+rng.IntN(10))
+	k := rng.IntN(universe)
+	for i := range keys {
+		keys[i] = uint64(k)
+		if k = (k + 1) % universe; rng.IntN(8) == 0 {
+			k = rng.IntN(universe)
+		}
+	}
+	return keys
+}
+
+// chainKey is the key of a block of content c after the block keyed
+// parent: a chain's keys, as the engine's content keys are chained.
+func chainKey(parent, c uint64) uint64 {
+	h := parent*0x9e3779b97f4a7c15 ^ c
+	h ^= h >> 29
+	h *= 0xbf58476d1ce4e5b9
+	return h ^ h>>32
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -211,11 +212,40 @@ type tierPort struct {
 	loading map[uint64]int32
 	evicted []uint64
 	host    *kvtier.LRU // t.host[rep].lru, nil without a host tier: read at every store and lookup
+	// The requests whose host keys are loading but not pinned yet
+	// (lazy pins, pinPending), with a host tier alone unless eager.
+	unpinned []int32
+	eager    bool
+	// The touches not made yet (lazy touches, touchLog), with a host
+	// tier alone whose loads are not counted, unless lazy is false.
+	lazy    bool
+	touches touchLog
 }
 
 // countLoads makes every port count its loads by key (the slow twin of
 // the host tier's pins; a test's switch).
 var countLoads = false
+
+// Lazy pins: a host tier's pins read only when a reader needs them.
+//
+// A port with a host tier alone pins a load's keys in the tier (Load)
+// and unpins them when it lands (Release); between the two, the pins are
+// read only by a lookup that asks whether a key it would load is being
+// loaded (Find's HeldPinned, while a load is in flight), by an eviction
+// (which skips pinned keys: a Store with more new keys than the tier
+// has room for) and by isLoading. Nothing else in the tier reads them:
+// a touch, an insert with room and what is held do not. So a load's
+// keys are pinned only when one of those comes (pinPending), and a load
+// that lands first releases nothing: it pinned nothing. The tier holds
+// every key of a load, which Find just found held (the engine's Load
+// follows its Find in the same plan). Regime/Tiers (cachegrind): a
+// load's 238 keys pinned and unpinned one node at a time took about
+// 2,900 instructions a request. The slow twin pins at Load (eagerPins:
+// TestLazyPinsAreEager).
+
+// eagerPins makes a port with a host tier alone pin a load's keys at
+// Load (the slow twin of lazy pins; a test's switch).
+var eagerPins = false
 
 // newTiers is the runner's state of cfg's tiers, nil without any; it
 // gives every replica's engine its port.
@@ -242,7 +272,8 @@ func newTiers(cfg Config, r *runner) (*tiers, error) {
 	for i := range r.reps {
 		p := &t.ports[i]
 		*p = tierPort{t: t, rep: i, block: r.reps[i].eng.Config().BlockSize, loading: map[uint64]int32{},
-			counted: f.SharedStore.On() || countLoads}
+			counted: f.SharedStore.On() || countLoads, eager: eagerPins}
+		p.lazy = !p.counted && !f.SharedStore.On() && !eagerTouches
 		if t.host != nil {
 			p.host = t.host[i].lru
 		}
@@ -267,8 +298,28 @@ func (p *tierPort) hostLRU() *kvtier.LRU { return p.host }
 // store's without one).
 func (p *tierPort) Store(keys, chain []uint64) bool {
 	if p.t.shared == nil { // a host tier alone: its store, without storeIn's call
+		h := p.host
+		if h.Len()+len(keys) > h.Capacity() { // the store may evict, which skips pinned keys and reads the order
+			p.pinPending()
+			p.settle()
+		} else if p.lazy {
+			// Its touch of chain noted, not made (lazy touches): the
+			// new keys inserted as one store's (a decode's block at the
+			// most recent end, Insert's, more as Store puts them, then
+			// touched together).
+			n := h.Len()
+			if len(keys) == 1 {
+				p.evicted, _, _ = h.Insert(keys, p.evicted[:0])
+			} else {
+				p.evicted, _, _ = h.Store(keys, keys, p.evicted[:0])
+			}
+			if h.Len() > n {
+				p.noteTouch(chain)
+			}
+			return true // room for every key
+		}
 		var ok bool
-		p.evicted, _, ok = p.host.Store(keys, chain, p.evicted[:0])
+		p.evicted, _, ok = h.Store(keys, chain, p.evicted[:0])
 		return ok
 	}
 	ok := true
@@ -305,7 +356,24 @@ func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 		// (HeldPinned, with a load in flight), and the tier's touch
 		// walks the keys and counts the held ones (the loop's n) as it
 		// goes. The loop is the twin (countLoads).
-		if p.loads > 0 {
+		if p.lazy {
+			// The held keys counted without the touch, which is noted
+			// (lazy touches).
+			n := 0
+			if hbm < len(keys) && h.Contains(keys[hbm]) { // else none held: none pinned
+				if p.loads > 0 {
+					p.pinPending()
+				}
+				var busy bool
+				if n, busy = h.HeldPinned(keys[hbm:]); busy {
+					return 0, true
+				}
+			}
+			p.noteTouch(keys)
+			return n, false
+		}
+		if p.loads > 0 && hbm < len(keys) && h.Contains(keys[hbm]) { // else none held: none pinned
+			p.pinPending()
 			if _, busy := h.HeldPinned(keys[hbm:]); busy {
 				return 0, true
 			}
@@ -331,12 +399,180 @@ func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 	return n, false
 }
 
+// Lazy touches: a host tier's touches made only when the order is read.
+//
+// A host tier's order, least recently used first, is read only when it
+// evicts (a store with more new keys than it has room for): what it
+// holds, pins and every answer but which key is evicted do not depend on
+// it. A touch puts a chain's held keys at the most recent end, so after
+// a sequence of touches and inserts each key lies where the last of them
+// that moved it put it: one that is followed, before any eviction, by a
+// touch of a chain that holds all of its keys (a request's chain one
+// block longer, its next store's; the same chain, its lookup at the next
+// plan) moves nothing that the later one does not move again, and the
+// keys it does not move keep their order either way. A port with a host
+// tier alone (loads not counted) therefore notes its touches in order
+// (touchLog), drops one a later touch covers (noteTouch: the note whose
+// chain is the new chain less its last key, or the same chain), and
+// makes the ones left, in order,
+// before a store that may evict (settle). A store's new keys are
+// inserted at once (what is held is read at once), where Insert or
+// Store puts them: the noted touch, or one after it, moves each of them
+// again, as it moves what a touch of their own moved. Find counts the
+// held keys without touching (HeldPinned), as TouchHeld counts them.
+// Regime/Tiers never evicts from its host tiers, and its decode blocks'
+// stores each touched a chain of about 300 keys. The slow twin touches
+// at once (eagerTouches: TestLazyTouchesAreEager).
+//
+// A note is found by its last key, and the new chain's key at that place
+// is all that is compared: a port's keys are the engine's content keys,
+// chained (a block's key mixes its parent's, engine.BlockKeys), so that
+// one key names every key before it, as the engine's prefix cache takes
+// a key to name its prefix. Regime/Tiers, budget test (the runtime's
+// work for servesim counted): 70,772 instructions a request comparing
+// the chains whole (lcp.Len, about 11,000 of them the runtime's memory
+// compares), 60,047 so.
+
+// eagerTouches makes every port touch at once (the slow twin of lazy
+// touches; a test's switch).
+var eagerTouches = false
+
+// touchLog is the touches a port has not made yet, in order (notes),
+// each note's keys in a buffer of its own (bufs), so that a note that
+// covers the one before takes that one's buffer and appends its keys
+// past it (a decode's one) instead of copying the chain.
+type touchLog struct {
+	notes []touchNote
+	bufs  [][]uint64
+	free  []int32 // buffers no note holds
+	last  []int32 // by a hash of its last key (touchSlot), a live note's index + 1 (a hint: the note is checked)
+	live  int     // the keys of live notes
+	nlive int     // live notes
+	bound int     // the live keys it holds at most
+}
+
+// touchNote is a touch noted: of bufs[buf][:n], unless a later note
+// covered it (dead; its buffer is that note's).
+type touchNote struct {
+	buf, n int32
+	dead   bool
+}
+
+// touchSlots is the number of notes the log finds by their last key, a
+// power of two: a note no slot finds is never dropped, only made
+// (settle). A test lowers it.
+var touchSlots = 1024
+
+// touchSlot is the slot of a note whose last key is key.
+func (g *touchLog) touchSlot(key uint64) int {
+	return int((key*0x9e3779b97f4a7c15)>>32) & (len(g.last) - 1)
+}
+
+// touchLogKeys bounds a log's live keys, as does its tier's capacity
+// (but not under 1,024): past the bound the log is settled. A log of as
+// many keys as its tier holds blocks takes 8 bytes a block, where the
+// tier's nodes and index take 80 and more.
+var touchLogKeys = 1 << 16 // a test lowers it
+
+// touchLogNotes bounds a log's live notes, each a buffer of its own
+// (a sanity bound: chains of a few blocks only reach it).
+const touchLogNotes = 1 << 10
+
+// noteTouch notes a touch of chain, dropping the note it covers: the
+// one of the same chain, or of the chain less its last key.
+func (p *tierPort) noteTouch(chain []uint64) {
+	if len(chain) == 0 {
+		return
+	}
+	g := &p.touches
+	if g.last == nil {
+		g.last = make([]int32, touchSlots)
+		g.bound = min(touchLogKeys, max(1<<10, p.host.Capacity()))
+	}
+	if g.live+len(chain) > g.bound || g.nlive >= touchLogNotes {
+		p.settle()
+	}
+	b := int32(-1)
+	for c := len(chain) - 1; c >= max(len(chain)-2, 0); c-- {
+		i := g.last[g.touchSlot(chain[c])] - 1
+		if i < 0 {
+			continue
+		}
+		nt := &g.notes[i]
+		if nt.dead || int(nt.n) != c+1 {
+			continue
+		}
+		if keys := g.bufs[nt.buf][:nt.n]; keys[c] == chain[c] { // one key names the keys before it
+			nt.dead = true
+			g.live -= int(nt.n)
+			g.nlive--
+			b = nt.buf
+			if c+2 == len(chain) { // a decode's block: one more key
+				g.bufs[b] = append(keys, chain[c+1])
+			} else if c+1 < len(chain) {
+				g.bufs[b] = append(keys, chain[c+1:]...)
+			}
+			break
+		}
+	}
+	if b < 0 {
+		if n := len(g.free); n > 0 {
+			b, g.free = g.free[n-1], g.free[:n-1]
+		} else {
+			b = int32(len(g.bufs))
+			g.bufs = append(g.bufs, nil)
+		}
+		g.bufs[b] = append(g.bufs[b][:0], chain...)
+	}
+	if len(g.notes) >= 2*g.nlive+64 {
+		g.compact()
+	}
+	g.last[g.touchSlot(chain[len(chain)-1])] = int32(len(g.notes)) + 1
+	g.notes = append(g.notes, touchNote{buf: b, n: int32(len(chain))})
+	g.live += len(chain)
+	g.nlive++
+}
+
+// compact drops the dead notes.
+func (g *touchLog) compact() {
+	notes := g.notes[:0]
+	clear(g.last)
+	for _, nt := range g.notes {
+		if !nt.dead {
+			notes = append(notes, nt)
+			g.last[g.touchSlot(g.bufs[nt.buf][nt.n-1])] = int32(len(notes))
+		}
+	}
+	g.notes = notes
+}
+
+// settle makes the noted touches, in order, and empties the log.
+func (p *tierPort) settle() {
+	g := &p.touches
+	for _, nt := range g.notes {
+		if !nt.dead {
+			p.host.Touch(g.bufs[nt.buf][:nt.n])
+			g.free = append(g.free, nt.buf)
+		}
+	}
+	g.notes, g.live, g.nlive = g.notes[:0], 0, 0
+	clear(g.last)
+}
+
 // Load pins each key in the tier that serves it, the host tier first,
 // and notes which on the request's slot.
 func (p *tierPort) Load(ref int32, keys []uint64) {
 	sl := &p.t.r.slots[ref]
 	h := p.hostLRU()
 	if h != nil && !p.counted {
+		if p.t.shared == nil && !p.eager {
+			// A host tier alone, which holds every key: pinned when a
+			// reader needs the pins (lazy pins).
+			sl.tierHost = append(sl.tierHost, keys...)
+			p.loads += len(keys)
+			p.unpinned = append(p.unpinned, ref)
+			return
+		}
 		// The keys the host tier holds, from the first, in one call:
 		// the loop below would pin them one by one.
 		n := h.PinHeld(keys)
@@ -359,9 +595,21 @@ func (p *tierPort) Load(ref int32, keys []uint64) {
 	p.loads += len(keys)
 }
 
+// pinPending pins the host keys of the loads not pinned yet (lazy pins).
+func (p *tierPort) pinPending() {
+	for _, ref := range p.unpinned {
+		keys := p.t.r.slots[ref].tierHost
+		if p.host.PinHeld(keys) != len(keys) {
+			panic("sim: invariant tier-load broken: a load of a key no tier holds")
+		}
+	}
+	p.unpinned = p.unpinned[:0]
+}
+
 // isLoading reports whether this replica is loading key.
 func (p *tierPort) isLoading(key uint64) bool {
 	if !p.counted {
+		p.pinPending()
 		return p.hostLRU().Pinned(key)
 	}
 	return p.loading[key] > 0
@@ -378,6 +626,8 @@ func (p *tierPort) Release(ref int32) {
 			h.Unpin(k)
 			p.unload(k)
 		}
+	} else if i := slices.Index(p.unpinned, ref); i >= 0 {
+		p.unpinned = slices.Delete(p.unpinned, i, i+1) // it pinned nothing (lazy pins)
 	} else if h != nil {
 		h.UnpinEach(sl.tierHost) // unload counts nothing
 	}
