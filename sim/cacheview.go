@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/ascend"
 	"github.com/servesim/servesim/internal/lcp"
 	"github.com/servesim/servesim/workload"
 )
@@ -192,13 +193,14 @@ type approxState struct {
 	// Evicted counts the tokens evictions removed, over every tree.
 	evicted int
 	// The arrival asked about (routed + 1; 0 before the first, and after
-	// a replica joins), its router instance's trees and the units of its
-	// prompt (units), set at its first question: a router asks of every
+	// a replica joins), its router instance's trees and the chain of its
+	// prompt's units (chainOf), set at its first question: a router asks of every
 	// replica in turn, and the arrival, the instance and the evictions
 	// due stay the same meanwhile.
 	arrival int
 	row     []tree
-	u       []uint64
+	c       chain
+	two     ascend.Guess // where the last chain of two runs parted them (chainOf's)
 	// roots holds, by router instance, each unit that begins an edge
 	// from a tree's root, with the replicas whose trees hold one (bit i:
 	// replica i); nil in a fleet of more than maxRootBits replicas.
@@ -228,6 +230,7 @@ type edge struct {
 	ids    []uint64
 	kids   map[uint64]int32 // the edges below its last node, by their first id (0: none; nil until it has one)
 	parent int32
+	run    int32 // ids' leading run of consecutive ids (ascend.Len), for chain.common
 	tokens int
 	last   time.Duration
 	seq    uint64
@@ -235,22 +238,84 @@ type edge struct {
 
 func newTree() tree { return tree{edges: []edge{{}}} }
 
-// match is how many leading units of u the tree holds, as a chain from
+// chain is the units a tree is matched against or given (an arrival's,
+// units) and, when they promise at most two runs of consecutive ids
+// (workload.Request.PrefixTwoRuns) and pass ascend.Two's check, where
+// the first ends: an edge's ids are then compared with them by the runs
+// of both (common), not id by id.
+type chain struct {
+	u   []uint64
+	two int // u's first run's length; -1: no promise
+}
+
+// anyChain is u with no promise of its runs.
+func anyChain(u []uint64) chain { return chain{u: u, two: -1} }
+
+// chainOf is the chain of req's units.
+func (s *approxState) chainOf(req *workload.Request) chain {
+	c := anyChain(units(req))
+	if len(c.u) > 0 && req.PrefixTwoRuns.Two() {
+		if k, ok := s.two.Two(c.u); ok {
+			c.two = k
+		}
+	}
+	return c
+}
+
+// runAt is the length of u[d:]'s leading run of consecutive ids; -1
+// when the chain promises nothing.
+func (c chain) runAt(d int) int {
+	switch {
+	case c.two < 0:
+		return -1
+	case d < c.two:
+		return c.two - d
+	default:
+		return len(c.u) - d // the second run goes on to the end
+	}
+}
+
+// common is lcp.Len(x.ids, c.u[d:]) for an edge x whose first id is
+// u[d], from the runs both begin with: they agree as far as the shorter
+// run goes, and part there if the other goes on (one id is the run's next
+// and the other is not); where both runs end at once, the rest is
+// compared. A shared prefix's edge and an arrival of its group are
+// compared so in a few instructions, where lcp.Len read 256 ids
+// (memeqbody: 1,016 of Regime/Fleet8PrefixApprox's 14,766 a request).
+// TestTreeEqualsRefTree holds trees matched and grown so to refTree's,
+// TestChainCommonIsLCP holds it to lcp.Len.
+func (c chain) common(x *edge, d int) int {
+	q := c.runAt(d)
+	if q < 0 {
+		return lcp.Len(x.ids, c.u[d:])
+	}
+	n, m := min(len(x.ids), len(c.u)-d), min(int(x.run), q)
+	switch {
+	case m >= n:
+		return n
+	case int(x.run) != q:
+		return m
+	}
+	return m + lcp.Len(x.ids[m:], c.u[d+m:])
+}
+
+// match is how many leading units of c the tree holds, as a chain from
 // the root.
-func (t *tree) match(u []uint64) int {
+func (t *tree) match(c chain) int {
+	u := c.u
 	d, e := 0, int32(0)
 	for d < len(u) {
-		c := t.edges[e].kids[u[d]]
-		if c == 0 {
+		k := t.edges[e].kids[u[d]]
+		if k == 0 {
 			break
 		}
-		ids := t.edges[c].ids
-		j := lcp.Len(ids, u[d:])
+		x := &t.edges[k]
+		j := c.common(x, d)
 		d += j
-		if j < len(ids) {
+		if j < len(x.ids) {
 			break
 		}
-		e = c
+		e = k
 	}
 	return d
 }
@@ -259,15 +324,16 @@ func (t *tree) match(u []uint64) int {
 // every node of it with now, node d (from the root) with seq+d+1
 // (tree.rs Tree::insert). It reports whether it hung a new edge from the
 // root (on u[0]).
-func (t *tree) insert(u []uint64, tokens int, now time.Duration, seq uint64) (root bool) {
+func (t *tree) insert(ch chain, tokens int, now time.Duration, seq uint64) (root bool) {
+	u := ch.u
 	d, e := 0, int32(0)
 	for d < len(u) {
 		c := t.edges[e].kids[u[d]]
 		if c == 0 {
-			t.add(e, u[d:], tokens, now, seq+uint64(d)+1)
+			t.add(e, u[d:], ch.runAt(d), tokens, now, seq+uint64(d)+1)
 			return e == 0
 		}
-		j := lcp.Len(t.edges[c].ids, u[d:])
+		j := ch.common(&t.edges[c], d)
 		if j < len(t.edges[c].ids) {
 			c = t.split(c, j)
 		}
@@ -282,11 +348,17 @@ func (t *tree) insert(u []uint64, tokens int, now time.Duration, seq uint64) (ro
 // alloc is an edge to fill: a released one, or a new one.
 func (t *tree) alloc() int32 { return reuse(&t.edges, &t.free) }
 
-// add hangs a new edge of ids below edge e.
-func (t *tree) add(e int32, ids []uint64, tokens int, now time.Duration, seq uint64) {
+// add hangs a new edge of ids below edge e; run is their leading run's
+// length (-1: unknown, counted).
+func (t *tree) add(e int32, ids []uint64, run int, tokens int, now time.Duration, seq uint64) {
 	c := t.alloc()
 	x := &t.edges[c]
-	x.ids = slices.Clone(ids)
+	x.ids = make([]uint64, len(ids))
+	copy(x.ids, ids) // not slices.Clone: growslice and makeslice 241 then 170 instructions a request in BenchmarkRegime/Fleet8PrefixApprox
+	if run < 0 {
+		run = ascend.Len(ids)
+	}
+	x.run = int32(run)
 	x.parent, x.tokens, x.last, x.seq = e, tokens, now, seq
 	t.adopt(e, c)
 	t.size += len(ids) * tokens
@@ -307,7 +379,11 @@ func (t *tree) split(c int32, j int) int32 {
 	u := t.alloc()
 	lo, up := &t.edges[c], &t.edges[u]
 	up.ids, up.parent, up.tokens, up.last, up.seq = lo.ids[:j:j], lo.parent, lo.tokens, lo.last, lo.seq
+	up.run = min(lo.run, int32(j))
 	lo.ids, lo.parent, lo.seq = lo.ids[j:], u, lo.seq+uint64(j)
+	if lo.run -= int32(j); lo.run <= 0 { // the run ended within the upper part
+		lo.run = int32(ascend.Len(lo.ids))
+	}
 	t.adopt(up.parent, u) // in c's place: the same first id
 	t.adopt(u, c)
 	return u
@@ -377,7 +453,7 @@ func (s *approxState) cached(r *runner, i int, req *workload.Request) int {
 
 // cachedAt is cached past the arrival's first question.
 func (s *approxState) cachedAt(r *runner, i int, req *workload.Request) int {
-	if m := s.row[i].match(s.u); m > 0 {
+	if m := s.row[i].match(s.c); m > 0 {
 		return hitTokens(s.replicaBlock(r, i), m*req.PrefixBlockTokens, req.InputTokens)
 	}
 	return 0 // a tree that holds none of the units: hitTokens of none
@@ -401,10 +477,10 @@ func (s *approxState) longestEach(v *View, least int) (best, longest int) {
 		}
 		return best, longest
 	}
-	if len(s.u) == 0 {
+	if len(s.c.u) == 0 {
 		return best, longest
 	}
-	may := s.rowRoot[s.u[0]] >> v.lo & (1<<v.n - 1) // by position: replica v.lo+k
+	may := s.rowRoot[s.c.u[0]] >> v.lo & (1<<v.n - 1) // by position: replica v.lo+k
 	for may != 0 {
 		k := bits.TrailingZeros64(may)
 		may &= may - 1
@@ -420,7 +496,7 @@ func (s *approxState) arrive(r *runner, req *workload.Request) {
 	if s.arrival != r.routed+1 {
 		s.evictDue(r.now)
 		f := r.routed % len(s.trees)
-		s.arrival, s.row, s.u, s.rowRoot = r.routed+1, s.trees[f], units(req), nil
+		s.arrival, s.row, s.c, s.rowRoot = r.routed+1, s.trees[f], s.chainOf(req), nil
 		if s.roots != nil {
 			s.rowRoot = s.roots[f]
 		}
@@ -453,11 +529,17 @@ func hitTokens(b, have, input int) int {
 
 func (s *approxState) routed(r *runner, i int, req *workload.Request) {
 	s.evictDue(r.now)
-	u, f := units(req), r.routed%len(s.trees)
-	if s.trees[f][i].insert(u, req.PrefixBlockTokens, r.now, s.seq) && s.roots != nil {
-		s.roots[f][u[0]] |= 1 << i
+	// The chain arrive kept, when the router asked about these units:
+	// ascend.Two and chainOf 229 then 135 instructions a request in
+	// BenchmarkRegime/Fleet8PrefixApprox.
+	c, f := s.c, r.routed%len(s.trees)
+	if u := units(req); s.arrival != r.routed+1 || len(u) != len(c.u) || len(u) > 0 && &u[0] != &c.u[0] {
+		c = s.chainOf(req)
 	}
-	s.seq += uint64(len(u))
+	if s.trees[f][i].insert(c, req.PrefixBlockTokens, r.now, s.seq) && s.roots != nil {
+		s.roots[f][c.u[0]] |= 1 << i
+	}
+	s.seq += uint64(len(c.u))
 }
 
 // evict removes the least recently used leaves until the tree holds at
@@ -487,6 +569,7 @@ func (t *tree) evict(max int) int {
 		removed += n * x.tokens
 		if n < len(x.ids) {
 			x.ids = x.ids[:len(x.ids)-n]
+			x.run = min(x.run, int32(len(x.ids)))
 			break
 		}
 		p := x.parent

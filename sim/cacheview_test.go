@@ -264,7 +264,7 @@ func TestApproximateTreeEvictsLeastRecentlyUsedLeaves(t *testing.T) {
 	a.evictDue(r.now)
 	assert.Equal(t, 96, tr.size)
 	assert.Equal(t, 64, a.evicted)
-	held := func(ids ...uint64) int { return tr.match(ids) }
+	held := func(ids ...uint64) int { return tr.match(anyChain(ids)) }
 	assert.Equal(t, 2, held(1, 2, 3, 4), "P's first two units, which Q refreshed")
 	assert.Equal(t, 2, held(1, 2, 5, 6), "Q's own two units are gone")
 	assert.Equal(t, 4, held(7, 8, 9, 10), "R, the most recent")

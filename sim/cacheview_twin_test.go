@@ -10,6 +10,8 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/ascend"
+	"github.com/servesim/servesim/internal/lcp"
 	"github.com/servesim/servesim/workload"
 	"github.com/stretchr/testify/require"
 )
@@ -143,12 +145,15 @@ func TestTreeEqualsRefTree(t *testing.T) {
 		a, b := newTree(), refTree{root: &refNode{}}
 		var seq uint64
 		now := time.Duration(0)
-		chain := func() []uint64 {
+		chain := func() chain {
+			if rng.IntN(2) == 0 { // two runs, promised
+				return twoRuns(rng)
+			}
 			u := make([]uint64, rng.IntN(12))
 			for i := range u {
 				u[i] = uint64(rng.IntN(3))
 			}
-			return u
+			return anyChain(u)
 		}
 		for op := range 200 {
 			now += time.Duration(rng.IntN(2)) * time.Second
@@ -159,17 +164,61 @@ func TestTreeEqualsRefTree(t *testing.T) {
 			default:
 				u, tokens := chain(), 16<<rng.IntN(2)
 				a.insert(u, tokens, now, seq)
-				b.insert(u, tokens, now, seq)
-				seq += uint64(len(u))
+				b.insert(u.u, tokens, now, seq)
+				seq += uint64(len(u.u))
 			}
 			require.Equal(t, b.size, a.size, "seed %d op %d", seed, op)
 			require.Equal(t, b.nodes(), a.nodes(), "seed %d op %d", seed, op)
 			for range 4 {
 				u := chain()
-				require.Equal(t, b.match(u), a.match(u), "seed %d op %d: match(%v)", seed, op, u)
+				require.Equal(t, b.match(u.u), a.match(u), "seed %d op %d: match(%v)", seed, op, u)
 			}
 		}
 	}
+}
+
+// twoRuns is a random chain of two runs of consecutive small ids (one
+// when the second goes on from the first, none when both are empty),
+// with its promise.
+func twoRuns(rng *rand.Rand) chain {
+	var u []uint64
+	for range 2 {
+		from := uint64(rng.IntN(6))
+		for k := range uint64(rng.IntN(8)) {
+			u = append(u, from+k)
+		}
+	}
+	if len(u) == 0 {
+		return anyChain(u)
+	}
+	return chain{u: u, two: ascend.Len(u)}
+}
+
+// TestChainCommonIsLCP compares chain.common with lcp.Len on random
+// chains of two runs against edges of up to three runs, where an edge's
+// first id is the chain's id (as the tree's child index finds it).
+func TestChainCommonIsLCP(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 41))
+	runs := 0
+	for range 20_000 {
+		c := twoRuns(rng)
+		if c.two < 0 {
+			continue
+		}
+		for d := range c.u {
+			x := edge{ids: append(slices.Clone(c.u[d:d+rng.IntN(len(c.u)-d+1)]), twoRuns(rng).u...)}
+			if len(x.ids) == 0 || x.ids[0] != c.u[d] {
+				continue
+			}
+			x.run = int32(ascend.Each(x.ids))
+			want := lcp.Len(x.ids, c.u[d:])
+			require.Equal(t, want, c.common(&x, d), "ids %v, units %v from %d", x.ids, c.u, d)
+			if want < min(len(x.ids), len(c.u)-d) && int(x.run) == c.runAt(d) {
+				runs++ // both runs end at once, and the rest is compared
+			}
+		}
+	}
+	require.Greater(t, runs, 100)
 }
 
 // TestPrefixChainsEqualPrefixKeys asks prefixChains for the chains of

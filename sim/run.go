@@ -250,14 +250,14 @@ func (r *runner) loop() error {
 			}
 			break
 		}
-		if r.startSeen && r.open { // reach's usual case, without its call
+		if r.openStarted { // reach's usual case, without its call
 			r.advanceOpen(at)
 		} else if err := r.reach(at); err != nil {
 			return err
 		}
 		var err error
-		if stepEnd {
-			err = r.stepEnd(&r.reps[r.ends.peek().rep])
+		if stepEnd >= 0 {
+			err = r.stepEnd(&r.reps[stepEnd])
 		} else {
 			err = r.handle(r.events.pop())
 		}
@@ -275,7 +275,7 @@ func (r *runner) loop() error {
 			}
 			break
 		}
-		if len(r.toPlan) > 0 && (r.ends.len()+r.events.len() == 0 || r.nextAt() > r.now) {
+		if len(r.toPlan) > 0 && r.nothingAt(r.now) {
 			if err := r.planQueued(); err != nil {
 				return err
 			}
@@ -349,20 +349,22 @@ func (r *runner) dropEdges() bool {
 	return r.ends.len() > 0
 }
 
-func (r *runner) nextAt() time.Duration {
-	at, _ := r.next()
-	return at
+// nothingAt reports whether no event is left at instant t (each is
+// later, or there is none).
+func (r *runner) nothingAt(t time.Duration) bool {
+	return (r.ends.len() == 0 || r.ends.peek().at > t) && (r.events.len() == 0 || r.events.peek().at > t)
 }
 
-// next is the instant of the next event, and whether it is a step end
-// (which comes first at its instant). There must be one.
-func (r *runner) next() (at time.Duration, stepEnd bool) {
+// next is the instant of the next event, and the replica whose move
+// ends then when it is a step end (which comes first at its instant),
+// else -1. There must be one.
+func (r *runner) next() (at time.Duration, stepEnd int32) {
 	if r.ends.len() > 0 {
-		if at := r.ends.peek().at; r.events.len() == 0 || at <= r.events.peek().at {
-			return at, true
+		if e := r.ends.peek(); r.events.len() == 0 || e.at <= r.events.peek().at {
+			return e.at, e.rep
 		}
 	}
-	return r.events.peek().at, false
+	return r.events.peek().at, -1
 }
 
 // warm installs Config.Warm's prefixes in every replica's cache, refusing

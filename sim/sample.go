@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"iter"
 	"math"
 	"math/big"
 	"math/bits"
@@ -80,9 +81,16 @@ func msOf(d time.Duration) float64 {
 
 // add adds a value: exactly while the sample holds fewer than limit
 // values (the same limit at every call), to the sketch after.
+//
+// The append is to the field itself, so that where it does not grow (it
+// never does here) the compiler writes back the length alone, not the
+// pointer with its write-barrier test and the capacity: 7 instructions
+// an add where a copy of the slice appended to took 13 (RunAtlas 6,194
+// then 6,164 instructions a request, Fleet8LeastLoaded 12,565 then
+// 12,541; BenchmarkRegime, one iteration).
 func (s *sample) add(v time.Duration, limit int) {
-	if c := s.cur; len(c) < cap(c) {
-		s.cur = append(c, v) // never grows
+	if len(s.cur) < cap(s.cur) {
+		s.cur = append(s.cur, v) // never grows
 		return
 	}
 	s.addSlow(v, limit)
@@ -268,6 +276,100 @@ func (s *sample) mergeSorted(parts []*sample, sc *scratch) {
 	s.x, s.n = x, sortedN
 }
 
+// splitSorted is mergeSorted and the parts' presorts at once, when the
+// parts hold s's values (as mergeSorted asks) none of them sorted yet,
+// each value under 2⁵⁹ ns: it sorts the parts' values together, each
+// tagged with its part in its four low bits (stats.SortDurations: keys
+// of one value order as their tags, which changes no bit of either
+// result), and hands each part its own in order as it writes s's
+// milliseconds. It reports whether it did; otherwise nothing changed.
+// A fleet's shares are a few hundred values each, which slices.Sort
+// sorted at about 160 instructions a value (Fleet8LeastLoaded's 24
+// shares, about 530 instructions a request in the slices package); the
+// radix sort of the fleet's thousands, tags and all, and the split cost
+// about 80. TestSplitSamplesAreTheSort holds it to the sort.
+func (s *sample) splitSorted(parts []*sample, sc *scratch) bool {
+	if s.sk != nil || s.sorted() || len(parts) > mergeParts {
+		return false
+	}
+	s.sync()
+	n, held := len(s.x)+s.n, 0
+	for _, p := range parts {
+		if p.sk != nil || p.sorted() {
+			return false
+		}
+		p.sync()
+		held += len(p.x) + p.n
+	}
+	if held != n || n == 0 {
+		return false
+	}
+	keys := make([]time.Duration, n)
+	var or uint64
+	k := 0
+	for i, p := range parts {
+		tag := time.Duration(i)
+		or |= tagInto(keys[k:], p.x, tag)
+		k += len(p.x)
+		for _, c := range p.chunks {
+			or |= tagInto(keys[k:], *c, tag)
+			k += len(*c)
+		}
+	}
+	if or>>(63-splitTagBits) != 0 { // negative, or too long to tag
+		return false
+	}
+	sc.sort = stats.SortDurations(keys, sc.sort)
+	// Each part's milliseconds in an array of its own, as its presort
+	// would leave them (its own gathered values): a Dist's sums (gonum's)
+	// add the values in an order that depends on where the array lies.
+	var outs [mergeParts][]float64
+	var at [mergeParts]int
+	for i, p := range parts {
+		outs[i] = make([]float64, len(p.x)+p.n)
+	}
+	y := asFloats(keys)
+	y = y[:len(keys)] // y[j] below without a bounds check
+	for j, k := range keys {
+		v := ms(k >> splitTagBits)
+		i := k & (1<<splitTagBits - 1)
+		outs[i][at[i]] = v
+		at[i]++
+		y[j] = v // keys[j] is read before y[j], the same 8 bytes, is written
+	}
+	for i, p := range parts {
+		p.free()
+		p.x, p.n = asDurations(outs[i]), sortedN
+	}
+	s.free()
+	s.x, s.n = keys, sortedN
+	return true
+}
+
+// tagInto sets dst's first len(src) values to src's, shifted left by
+// splitTagBits with tag in the bits freed, and returns the bits of src's
+// values or'ed together.
+func tagInto(dst, src []time.Duration, tag time.Duration) (or uint64) {
+	dst = dst[:len(src)]
+	for j, v := range src {
+		or |= uint64(v)
+		dst[j] = v<<splitTagBits | tag
+	}
+	return or
+}
+
+// asDurations is x's array as durations (asFloats' inverse).
+func asDurations(x []float64) []time.Duration {
+	if len(x) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*time.Duration)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+}
+
+// splitTagBits is how many low bits of splitSorted's keys name a part:
+// mergeParts of them.
+const splitTagBits = 4
+
 // mergeParts is the most parts mergeSorted merges: pairwise, a value
 // moves once a level (4 levels for 16 parts, about 40 instructions),
 // where the radix sort of a summary's sample costs 60 to 80.
@@ -410,7 +512,7 @@ func (s *sample) clone() sample {
 // adds it once a step, and the mean and the deviation must come out the
 // same to the bit either way.
 type weighted struct {
-	counts map[time.Duration]int
+	counts *gapCounts // nil until the first gap (a pointer: a replica holds two, TestFleetSetupAllocatesEachReplicaOnce)
 	limit  int
 	sk     *stats.Sketch
 	sum    [2]uint64 // Σ n·d, ns, when sketched (lo, hi)
@@ -461,15 +563,119 @@ func (w *weighted) count(d time.Duration, n int) {
 		return
 	}
 	if w.counts == nil {
-		w.counts = make(map[time.Duration]int)
+		w.counts = new(gapCounts)
 	}
-	w.counts[d] += n
-	if w.limit > 0 && len(w.counts) > w.limit {
+	w.counts.add(d, n)
+	if w.limit > 0 && w.counts.n > w.limit {
 		w.sk = summarySketch()
-		for d, n := range w.counts { // integer sums: any order
+		for d, n := range w.counts.all() { // integer sums: any order
 			w.sketch(d, n)
 		}
 		w.counts = nil
+	}
+}
+
+// gapCounts is a weighted sample's distinct gaps, each with its count
+// (0 or more: a gap added is held, whatever its count), in an
+// open-addressed table of its own: linear probing from a Fibonacci hash,
+// a power-of-two size at most half full, noGap where empty. A Go map's
+// insert cost about 130 instructions (the runtime's), paid by each gap
+// of a value neither pending one holds (Fleet8LeastLoaded: 7,628 a run
+// of 3,200 requests, a replica's histogram of about 70 values); the
+// table's, about 30. The marginal count a request with the runtime's
+// work: Fleet8LeastLoaded 13,607 then 13,444, RunAtlas 6,239 then 6,217.
+// Readers take the gaps in no order (all), as they took a map's.
+// TestGapCountsIsAMap holds it to a map.
+type gapCounts struct {
+	keys  []time.Duration // noGap where empty
+	vals  []int
+	n     int  // gaps held
+	shift uint // 64 − log2(len(keys)): the hash's top bits index the table
+}
+
+// noGap marks an empty place of gapCounts: no gap is that long negative.
+const noGap = time.Duration(math.MinInt64)
+
+// slot is where d is held in g, or the empty place where it would go.
+func (g *gapCounts) slot(d time.Duration) int {
+	mask := len(g.keys) - 1
+	i := int((uint64(d) * 0x9E3779B97F4A7C15) >> (g.shift & 63))
+	for g.keys[i] != d && g.keys[i] != noGap {
+		i = (i + 1) & mask
+	}
+	return i
+}
+
+// add counts n more gaps of d.
+func (g *gapCounts) add(d time.Duration, n int) {
+	if g.keys == nil {
+		g.resize(64)
+	}
+	keys, vals := g.keys, g.vals[:len(g.keys)]
+	mask := len(keys) - 1
+	i := int((uint64(d)*0x9E3779B97F4A7C15)>>(g.shift&63)) & mask
+	for {
+		switch keys[i] {
+		case d:
+			vals[i] += n
+			return
+		case noGap:
+			keys[i], vals[i] = d, n
+			if g.n++; 2*g.n > len(keys) {
+				g.resize(2 * len(keys))
+			}
+			return
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// len is how many gaps g holds (0 for nil).
+func (g *gapCounts) len() int {
+	if g == nil {
+		return 0
+	}
+	return g.n
+}
+
+// get is d's count (0 if g, which may be nil, does not hold it).
+func (g *gapCounts) get(d time.Duration) int {
+	if g == nil || g.keys == nil {
+		return 0
+	}
+	if i := g.slot(d); g.keys[i] == d {
+		return g.vals[i]
+	}
+	return 0
+}
+
+// resize moves g's gaps into a table of size places (a power of two).
+func (g *gapCounts) resize(size int) {
+	keys, vals := g.keys, g.vals
+	g.keys, g.vals = make([]time.Duration, size), make([]int, size)
+	for i := range g.keys {
+		g.keys[i] = noGap
+	}
+	g.shift = uint(64 - bits.TrailingZeros(uint(size)))
+	for i, d := range keys {
+		if d != noGap {
+			j := g.slot(d)
+			g.keys[j], g.vals[j] = d, vals[i]
+		}
+	}
+}
+
+// all yields g's gaps and their counts, in no order (none for nil).
+func (g *gapCounts) all() iter.Seq2[time.Duration, int] {
+	return func(yield func(time.Duration, int) bool) {
+		if g == nil {
+			return
+		}
+		for i, d := range g.keys {
+			if d != noGap && !yield(d, g.vals[i]) {
+				return
+			}
+		}
 	}
 }
 
@@ -519,8 +725,8 @@ func (w *weighted) moments() (mean, std float64) {
 // runs returns the distinct values in milliseconds, increasing, with the
 // cumulative counts.
 func (w *weighted) runs() (vals []float64, cum []int) {
-	keys := make([]time.Duration, 0, len(w.counts))
-	for d := range w.counts {
+	keys := make([]time.Duration, 0, w.counts.len())
+	for d := range w.counts.all() {
 		keys = append(keys, d)
 	}
 	stats.SortDurations(keys, nil) // distinct: the order is slices.Sorts
@@ -528,7 +734,7 @@ func (w *weighted) runs() (vals []float64, cum []int) {
 	cum = make([]int, len(keys))
 	total := 0
 	for i, d := range keys {
-		total += w.counts[d]
+		total += w.counts.get(d)
 		vals[i] = ms(d)
 		cum[i] = total
 	}
@@ -562,14 +768,14 @@ func mergedGaps(limit int, parts []*weighted) weighted {
 	}
 	if !sketched {
 		for _, o := range parts {
-			for d, n := range o.counts {
+			for d, n := range o.counts.all() {
 				if w.counts == nil {
-					w.counts = make(map[time.Duration]int)
+					w.counts = new(gapCounts)
 				}
-				w.counts[d] += n
+				w.counts.add(d, n)
 			}
 		}
-		if limit == 0 || len(w.counts) <= limit {
+		if limit == 0 || w.counts.len() <= limit {
 			return w
 		}
 		w.counts = nil
@@ -577,7 +783,7 @@ func mergedGaps(limit int, parts []*weighted) weighted {
 	w.sk = summarySketch()
 	for _, o := range parts {
 		if o.sk == nil {
-			for d, n := range o.counts { // integer sums: any order
+			for d, n := range o.counts.all() { // integer sums: any order
 				w.sketch(d, n)
 			}
 			continue

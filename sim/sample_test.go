@@ -341,3 +341,37 @@ func valueCounts(w *weighted) []ValueCount {
 	}
 	return countsOfRuns(w.runs())
 }
+
+// TestGapCountsIsAMap holds a weighted sample's table of gaps to a Go
+// map of gap → count, the table it replaced: random gaps (repeats, zero
+// counts, runs of a few values and thousands of distinct ones, so that
+// the table grows), every gap's count and the gaps held compared.
+func TestGapCountsIsAMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	for round := range 200 {
+		var g gapCounts
+		ref := map[time.Duration]int{}
+		distinct := 1 + rng.IntN([]int{4, 70, 5_000}[round%3])
+		for range rng.IntN(20_000) {
+			d := time.Duration(rng.IntN(distinct)) * 35 * time.Microsecond
+			if rng.IntN(50) == 0 {
+				d = time.Duration(rng.Int64N(1 << 62)) // any gap
+			}
+			n := rng.IntN(40)
+			g.add(d, n)
+			ref[d] += n
+		}
+		require.Equal(t, len(ref), g.n, "round %d", round)
+		got := map[time.Duration]int{}
+		for d, n := range g.all() {
+			_, dup := got[d]
+			require.False(t, dup, "round %d: %v twice", round, d)
+			got[d] = n
+		}
+		require.Equal(t, ref, got, "round %d", round)
+		for d, n := range ref {
+			require.Equal(t, n, g.get(d), "round %d: %v", round, d)
+		}
+		require.Zero(t, g.get(-1))
+	}
+}

@@ -18,17 +18,29 @@ type window struct {
 	areaAt             time.Duration // integrated up to here
 	startSeen, endSeen bool          // HeldAtStart / HeldAtEnd recorded
 	open               bool          // no Horizon and no warm-up to detect: the window never closes
-	opens, closes      time.Duration // the declared window: [Warmup, Horizon or Unbounded)
-	segs               []segment     // held over time, when detecting the warm-up
-	marks              []mark        // counters before each instant, likewise
-	done, tokens       int           // ok completions and tokens inside the window
-	lastEnd            time.Duration // last terminal event
+	// allIn is the instant from which every instant counts in the
+	// window: Warmup with no Horizon, else none (Unbounded). tokensIn
+	// compares with it alone, not with Horizon and Warmup (RunAtlas
+	// 6,102 then 6,090 instructions a request; emit, tally and
+	// streakMove's own in Regime/Fleet8LeastLoaded 440 then 426).
+	allIn time.Duration
+	// openStarted is startSeen && open, advance's usual case (advanceOpen),
+	// which the loop tests at every event: one field read, not two
+	// (RunAtlas 6,149 then 6,138 instructions a request; the loop's own
+	// in Regime/Fleet8LeastLoaded 379 then 364).
+	openStarted   bool
+	opens, closes time.Duration // the declared window: [Warmup, Horizon or Unbounded)
+	segs          []segment     // held over time, when detecting the warm-up
+	marks         []mark        // counters before each instant, likewise
+	done, tokens  int           // ok completions and tokens inside the window
+	lastEnd       time.Duration // last terminal event
 }
 
 func newWindow(cfg Config) window {
 	w := window{areaAt: cfg.Warmup, open: cfg.Horizon == 0 && !cfg.DetectWarmup, opens: cfg.Warmup, closes: Unbounded}
+	w.allIn = cfg.Warmup
 	if cfg.Horizon > 0 {
-		w.closes = cfg.Horizon
+		w.closes, w.allIn = cfg.Horizon, Unbounded
 	}
 	return w
 }
@@ -52,7 +64,7 @@ func (r *runner) reach(t time.Duration) error {
 // advance moves the clock to t, integrating requests in the system over
 // the measurement window for Little's law.
 func (r *runner) advance(t time.Duration) {
-	if r.startSeen && r.open {
+	if r.openStarted {
 		r.advanceOpen(t)
 		return
 	}
@@ -74,7 +86,7 @@ func (r *runner) advanceOpen(t time.Duration) {
 // ahead (a horizon, a warm-up to detect).
 func (r *runner) advanceEdges(t time.Duration) {
 	if r.areaAt <= r.cfg.Warmup && r.cfg.Warmup <= t && !r.startSeen {
-		r.startSeen = true
+		r.startSeen, r.openStarted = true, r.open
 		r.col.s.HeldAtStart = r.inSystem
 		r.col.s.ClientHeldAtStart = len(r.clientQ) - r.clientHead
 	}
@@ -196,7 +208,12 @@ func (r *runner) mergeShares() {
 		}
 		for i := range r.reps {
 			parts[i] = pick(&r.reps[i].col)
-			parts[i].presort(sc)
+		}
+		if !mergeOnly && fleet.splitSorted(parts[:len(r.reps)], sc) {
+			continue
+		}
+		for _, p := range parts[:len(r.reps)] {
+			p.presort(sc)
 		}
 		fleet.mergeSorted(parts[:len(r.reps)], sc)
 	}
@@ -206,6 +223,11 @@ func (r *runner) mergeShares() {
 // rather than merge its replicas' (mergeShares' slow twin; a test's
 // switch).
 var sortShares = false
+
+// mergeOnly makes mergeShares sort each share and merge them
+// (mergeSorted), never sort them together (splitSorted, whose twin it
+// is; a test's switch).
+var mergeOnly = false
 
 // replicaSummaries sums each replica's share of the run: its measured
 // requests over the window, and its busy time and KV occupancy over the
@@ -288,7 +310,7 @@ func ceilDiv(a, b time.Duration) time.Duration { return (a + b - 1) / b }
 // measured 2026-12-04; it stays as one of five splits worth 3.9 %
 // together (docs/scale.md, "What the inlining contortions are worth").
 func (r *runner) tokensIn(t, step time.Duration, n int) int {
-	if r.cfg.Horizon == 0 && t >= r.cfg.Warmup {
+	if t >= r.allIn {
 		return n
 	}
 	return r.inWindow(t, step, n)
