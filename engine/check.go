@@ -601,6 +601,7 @@ func (c *checker) runningWithinMaxSeqs() {
 // (syncMember), without writing them.
 func (e *Engine) memberView(s *seq) seq {
 	v := *s
+	v.held = e.memberHeld(s)
 	d := e.co.tick - s.t0
 	v.computed += d
 	v.known += d

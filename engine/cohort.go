@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -73,9 +74,136 @@ type cohort struct {
 	sumbuf  []int         // decode contexts with the step's sum first and zeros after: a DecodeSum price
 	scratch []*seq        // finishers, and the running list being rebuilt
 	pubs    [][]pubMember // members with blocks of shared output left to cache, by residue (as count), in running order
-	npub    int32         // entries in pubs, live or not (int32, and cached: the two in 8 bytes, which ts took, so that a replica's setup stays within its 6 KB)
+	npub    int32         // entries in pubs, live or not, and coasting members (coasts) (int32, and cached: the two in 8 bytes, which ts took, so that a replica's setup stays within its 6 KB)
 	cached  int32         // coPublish calls that cached a member's block (tests read it)
 	ts      *coStores     // with a tier, made at the first join: the members' stores (tier.go)
+}
+
+// coasts are the members that coast: owing their answer's blocks
+// (deferHeld) with every block left within the room, so that coPublish
+// visits them no more. A coasting member's held blocks are what
+// coPublish would have cached by the last step published (pubT): coHeld,
+// its seq.held and runSeq.owe not written; it leaves its residue's list
+// (pubs) for one of its own (lists, for coPubLeft, with the step that
+// caches its last block) until it stops coasting (coStop): when it
+// leaves the cohort, or when the pool settles it (a walk reached its
+// edge: runTree.settle lists it in runTree.uncoasted, and coDrain lists
+// it again in pubs before the next step is published). Once its last
+// block is cached it coasts on, holding them all (coHeld), until it
+// leaves; npub counts it all the while.
+type coasts struct {
+	lists [][]coastEntry // coasting members by residue, as pubs, not in order; entries of those that stopped are dropped as coPubLeft passes them
+	n     int            // coasting members, and those the pool settled not yet drained
+	pubT  int            // the last step published (coPlanPublish, runPublishSteps): the cohort's clock then
+}
+
+// coastEntry is a coasting member in coasts.lists, with the step whose
+// decode caches its last block. A queue of them by that step (a
+// finQueue, popped as steps were published) cost Regime/Conversations 91
+// instructions a request more (its heap's pushes and pops 191, these
+// lists' scans in coPubLeft 98; cachegrind).
+type coastEntry struct {
+	last int
+	rank uint64
+	s    *seq
+}
+
+// live reports whether x's member still coasts (or the pool settled it,
+// not drained yet) with a block left to cache after step t.
+func (x coastEntry) live(t int) bool {
+	return x.last > t && x.s.member && x.s.rank == x.rank && x.s.runs.cs == x.s
+}
+
+// coasting reports whether some member coasts (coasts).
+func (e *Engine) coasting() bool {
+	t := e.pool.runs
+	return t != nil && t.cst != nil && t.cst.n > 0
+}
+
+// coHeld is a coasting member's held blocks: those its decodes through the
+// step published last complete, as coPublish would have cached them.
+func (e *Engine) coHeld(s *seq) int {
+	return min(s.shared, (s.computed-s.t0+1+e.pool.runs.cst.pubT)>>e.sh())
+}
+
+// memberHeld is a member's held blocks: coHeld while it coasts, its
+// cursor's once the pool settled it (not drained yet), else its own.
+func (e *Engine) memberHeld(s *seq) int {
+	if r := s.runs; r != nil && r.cs != nil {
+		if r.coast {
+			return e.coHeld(s)
+		}
+		return r.cur.pos
+	}
+	return s.held
+}
+
+// coStop ends s's coasting (s.runs.cs is s): its held blocks written, its
+// blocks not on its segment owed as deferHeld owes them, its count
+// dropped; with stay (s stays a member), listed again in its residue's
+// list, in running order, if it has blocks left to cache.
+func (e *Engine) coStop(s *seq, stay bool) {
+	co, r := &e.co, s.runs
+	held := e.memberHeld(s)
+	if r.coast {
+		r.coast, r.owe = false, held-r.cur.pos
+		if r.owe == 0 {
+			e.pool.runs.settle(r) // off the owing list
+		}
+	}
+	e.pool.cached += held - s.held
+	s.anon -= held - s.held
+	s.held = held
+	r.cs = nil
+	k := (s.computed - s.t0) & co.mask
+	e.pool.runs.cst.n--
+	co.npub--
+	if stay && s.held < s.shared {
+		l := co.pubs[k]
+		i := len(l)
+		for i > 0 && l[i-1].rank > s.rank {
+			i--
+		}
+		co.pubs[k] = slices.Insert(l, i, pubMember{s: s, rank: s.rank})
+		co.npub++
+	}
+}
+
+// coastCached is how many cached blocks the coasting members hold that
+// the pool does not count yet (coStop counts them).
+func (e *Engine) coastCached() int {
+	n := 0
+	if e.coasting() {
+		for _, s := range e.co.members {
+			if s != nil && s.runs != nil && s.runs.cs != nil {
+				n += e.memberHeld(s) - s.held
+			}
+		}
+	}
+	return n
+}
+
+// leaveCoast ends s's coasting, if it coasts, before it leaves the
+// cohort (syncMember's callers). Written into syncMember, its test cost
+// MooncakeReplay, which has no coasting member, 27 instructions a request
+// (syncMember was no longer inlined; cachegrind).
+func (e *Engine) leaveCoast(s *seq) {
+	if r := s.runs; r != nil && r.cs != nil {
+		e.coStop(s, false)
+	}
+}
+
+// coDrain stops the coasting of the members the pool settled
+// (runTree.uncoasted), which stay members: coPublish visits them again.
+func (e *Engine) coDrain() {
+	t := e.pool.runs
+	for _, r := range t.uncoasted {
+		if r.cs != nil { // else it left the cohort since (syncMember)
+			e.coStop(r.cs, true)
+		}
+	}
+	clear(t.uncoasted)
+	t.uncoasted = t.uncoasted[:0]
 }
 
 // pubMember is a member whose answer has blocks of shared content left to
@@ -304,11 +432,18 @@ func (e *Engine) coPublish(t int) {
 		s := x.s
 		co.cached++
 		full, from := min(s.shared, (s.computed+t-s.t0+1)>>sh), s.held
-		// Its held segment grown in place (extendHeld, runCache's first try:
-		// its path made, its cursor fresh after its held blocks), with none
-		// of cacheThrough's calls between; else cacheThrough.
-		if r := s.runs; r != nil && len(r.path) > 0 && full > from && e.pool.runs != nil && e.pool.extendHeld(&s.held, r, full) {
+		if rs := s.runs; rs != nil && len(rs.path) > 0 && full > from && e.pool.runs != nil &&
+			(!co.each && e.pool.deferHeld(&s.held, rs, full) || e.pool.extendHeld(&s.held, rs, full)) {
+			// Its held segment grown in place (extendHeld, runCache's first
+			// try: its path made, its cursor fresh after its held blocks),
+			// with none of cacheThrough's calls between, or that put off
+			// until something reads it (deferHeld; not with KV events or a
+			// tier, whose stores and events go block by block: co.each).
 			s.anon -= full - from
+			if !co.each && s.held < s.shared && e.pool.coastable(rs, s.held, s.shared) {
+				e.coStart(s, r, t)
+				continue // off the list (the slot is dropped below)
+			}
 		} else {
 			e.cacheThrough(s, full)
 		}
@@ -326,12 +461,28 @@ func (e *Engine) coPublish(t int) {
 	}
 }
 
+// coStart makes member s, owing blocks with every block left within its
+// room, coast (coasts) from the step t published, listed at residue r.
+func (e *Engine) coStart(s *seq, r, t int) {
+	co := &e.co
+	if e.pool.runs.cst == nil {
+		e.pool.runs.cst = &coasts{lists: make([][]coastEntry, e.cfg.BlockSize)}
+	}
+	cst := e.pool.runs.cst
+	cst.pubT = t
+	s.runs.coast, s.runs.cs = true, s
+	cst.lists[r] = append(cst.lists[r], coastEntry{last: s.shared<<e.sh() - (s.computed - s.t0 + 1), rank: s.rank, s: s})
+	cst.n++
+	co.npub++ // its entry in pubs[r] is dropped (coPublish)
+}
+
 // coPubLeft is, for the cohort's members, what publishDecode notes in
 // pubLeft for the step at the clock: the fewest steps after it to one
 // whose decode of a member caches a block of shared output (MaxInt if
 // none will), dropping the members that have none left to cache.
 func (e *Engine) coPubLeft() int {
 	co := &e.co
+	coast := e.coasting()
 	for j := 1; j <= e.cfg.BlockSize && co.npub > 0; j++ {
 		r := ^(co.tick + j) & co.mask
 		l := co.pubs[r]
@@ -339,17 +490,41 @@ func (e *Engine) coPubLeft() int {
 			co.npub -= int32(len(l) - len(kept))
 			co.pubs[r], l = kept, kept
 		}
-		if len(l) > 0 {
+		if len(l) > 0 || coast && e.coastsAt(r) {
 			return j
 		}
 	}
 	return math.MaxInt
 }
 
+// coastsAt reports whether a member coasting at residue r has a block
+// left to cache after the step published last, dropping the entries of
+// those that have none or coast no more.
+func (e *Engine) coastsAt(r int) bool {
+	cst := e.pool.runs.cst
+	l := cst.lists[r]
+	k := 0
+	for _, x := range l {
+		if x.live(cst.pubT) {
+			l[k] = x
+			k++
+		}
+	}
+	clear(l[k:])
+	cst.lists[r] = l[:k]
+	return k > 0
+}
+
 // coPlanPublish is the cohort's part of publishDecode for the first step
 // of a plan at the clock: it caches what that step's decodes complete and
 // counts in pubRun and pubLeft what later steps will.
 func (e *Engine) coPlanPublish() {
+	if t := e.pool.runs; t != nil && t.cst != nil {
+		t.cst.pubT = e.co.tick
+		if len(e.pool.runs.uncoasted) > 0 {
+			e.coDrain()
+		}
+	}
 	e.coPublish(e.co.tick)
 	if left := e.coPubLeft(); left < math.MaxInt {
 		e.pubRun++
@@ -413,6 +588,7 @@ func (e *Engine) uncount(s *seq) {
 // leaveCohort takes one member out of the cohort (an abort), its fields
 // written.
 func (e *Engine) leaveCohort(s *seq) {
+	e.leaveCoast(s)
 	e.syncMember(s)
 	e.uncount(s)
 	e.vacate(s)
@@ -449,11 +625,19 @@ func (e *Engine) materialize() {
 	}
 	e.compact0()
 	for _, s := range co.members {
+		e.leaveCoast(s)
 		e.syncMember(s)
 		s.member = false
 		s.lastMove = e.move // it emitted in every outcome since it joined
 	}
 	co.fin.reset()
+	if t := e.pool.runs; t != nil && t.cst != nil { // every member stopped coasting (syncMember)
+		cst := t.cst
+		for r := range cst.lists {
+			clear(cst.lists[r])
+			cst.lists[r] = cst.lists[r][:0]
+		}
+	}
 	for r := range co.pubs {
 		clear(co.pubs[r])
 		co.pubs[r] = co.pubs[r][:0]
@@ -624,6 +808,7 @@ func (e *Engine) completeCohort(steps int, done bool) []*seq {
 		return nil
 	}
 	for _, s := range fin {
+		e.leaveCoast(s)
 		e.syncMember(s)
 		e.countMember(s.computed-co.tick, -1)
 		s.member = false

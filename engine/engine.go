@@ -220,7 +220,7 @@ func (e *Engine) Config() Config { return e.cfg }
 func (e *Engine) Waiting() int         { return e.waiting.len() + len(e.reserved) + len(e.landed) }
 func (e *Engine) Running() int         { return e.nrunning() }
 func (e *Engine) FreeBlocks() int      { return e.pool.free() }
-func (e *Engine) CachedBlocks() int    { return e.pool.cached }
+func (e *Engine) CachedBlocks() int    { return e.pool.cached + e.coastCached() }
 func (e *Engine) EvictableBlocks() int { return e.pool.evict }
 
 // Busy reports whether a step is in flight.

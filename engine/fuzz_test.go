@@ -484,6 +484,10 @@ func scenario(t *testing.T, data []byte) {
 				t.Fatal(err)
 			}
 			w.same("state", state(e, now), state(slow, now))
+			if len(conv.ids) > 0 { // the conversation's next prompt, which may find the last answer's blocks (deferHeld)
+				n := conv.input + conv.output + 1
+				w.same("CachedPrefix", e.CachedPrefix(conv.ids, 8, n), slow.CachedPrefix(conv.ids, 8, n))
+			}
 			w.same("KV events", logs[0], logs[1])
 			fuzzEvents += len(logs[0])
 			logs[0], logs[1] = logs[0][:0], logs[1][:0]

@@ -93,6 +93,9 @@ func (p *kvPublisher) emitRun(keys []uint64, removed bool) {
 // (FastPaths says so). With no sink, nothing is published and nothing is
 // spent.
 func (e *Engine) PublishKVEvents(sink KVEventSink) {
+	if e.pool.runs != nil {
+		e.pool.runs.settleAll() // its events go block by block from now on (deferHeld)
+	}
 	if sink == nil {
 		e.pool.pub = nil
 	} else {

@@ -421,9 +421,16 @@ func (e *Engine) pubStep(p *pubAt) bool {
 // clock + i − 1.
 func (e *Engine) runPublishSteps(pubs []pubAt, from, m int) []pubAt {
 	j, live := 0, len(pubs)
-	for i := from + 1; i <= m && (live > 0 || e.co.npub > 0); i++ {
-		if e.co.npub > 0 {
-			e.coPublish(e.co.tick + i - 1)
+	co := &e.co
+	for i := from + 1; i <= m && (live > 0 || co.npub > 0); i++ { // npub counts the coasting members too
+		if t := e.pool.runs; t != nil && t.cst != nil {
+			t.cst.pubT = co.tick + i - 1
+			if len(e.pool.runs.uncoasted) > 0 {
+				e.coDrain()
+			}
+		}
+		if co.npub > 0 && len(co.pubs[^(co.tick+i-1)&co.mask]) > 0 {
+			e.coPublish(co.tick + i - 1)
 		}
 		for live > 0 {
 			p := &pubs[j]
@@ -439,6 +446,9 @@ func (e *Engine) runPublishSteps(pubs []pubAt, from, m int) []pubAt {
 				j = 0
 			}
 		}
+	}
+	if t := e.pool.runs; t != nil && t.cst != nil { // the coasting members' steps, visited or not (coHeld)
+		t.cst.pubT = co.tick + m - 1
 	}
 	return pubs
 }

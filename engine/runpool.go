@@ -221,6 +221,7 @@ type runEdge struct {
 	segs   []int32 // its segments, primary and copies, in no order
 	ncopy  int32   // its segments that are copies
 	gen    uint32  // bumped when it is cut or dropped: a cursor on it is stale
+	owed   int32   // requests whose cursor is on it owing blocks (deferHeld)
 	// keys holds the chained keys of its first len(keys) blocks, computed
 	// when a publisher observes one of them (runTree.key): blockPool's
 	// keys of those blocks.
@@ -275,6 +276,16 @@ type runSeq struct {
 	// They agree as long as cur is fresh: an edge's label only shortens
 	// when it is cut, which makes cur stale.
 	room int
+	// owe is how many blocks after cur it holds cached, counted in its
+	// held blocks, that its segment there does not cover yet (deferHeld),
+	// and oweAt its place in runTree.owing while owe > 0.
+	owe   int
+	oweAt int32
+	// coast: a decode cohort's member owing what coHeld counts, not owe
+	// (coasts); cs is that member while it coasts and until the cohort
+	// hears that the pool settled it (runTree.uncoasted).
+	coast bool
+	cs    *seq
 }
 
 type runCopy struct {
@@ -296,19 +307,23 @@ func (g *segPlace) size() int { return int(g.hi - g.lo) }
 // the segments (at, by node) and the copies by place (blockPool.copies
 // holds them by key).
 type runTree struct {
-	at       []segPlace
-	b        int // BlockSize
-	edges    []runEdge
-	espare   []int32
-	child    blockIndex          // an edge by childKey
-	copies   map[blockAt][]int32 // copies at a place, oldest first
-	spans    []runSpan           // match's answer
-	walked   walkedPath          // the walk that left spans
-	shape    uint64              // bumped when an edge is cut or dropped
-	memo     *keyMemo            // the engine's, perhaps its fleet's: the keys of runs from the root (extendKeys)
-	inPlace  int                 // runCache calls extendHeld answered (tests read it)
-	grown    int                 // of those, the ones answered from runSeq.room with no scan (tests read it)
-	newEdges int                 // runCache calls cacheNewEdge answered (tests read it)
+	at        []segPlace
+	b         int // BlockSize
+	edges     []runEdge
+	espare    []int32
+	child     blockIndex          // an edge by childKey
+	copies    map[blockAt][]int32 // copies at a place, oldest first
+	spans     []runSpan           // match's answer
+	walked    walkedPath          // the walk that left spans
+	shape     uint64              // bumped when an edge is cut or dropped
+	memo      *keyMemo            // the engine's, perhaps its fleet's: the keys of runs from the root (extendKeys)
+	inPlace   int                 // runCache calls extendHeld answered (tests read it)
+	grown     int                 // of those, the ones answered from runSeq.room with no scan (tests read it)
+	newEdges  int                 // runCache calls cacheNewEdge answered (tests read it)
+	owing     []*runSeq           // the sequences owing blocks (deferHeld), in no order
+	checking  bool                // Check reads the tree: a walk settles nothing (segmentsChecked)
+	cst       *coasts             // the decode cohort's coasting members, made at the first (coStart): kept here, not in the cohort, so that an Engine stays in its 2,304-byte size class (TestFleetSetupAllocatesEachReplicaOnce)
+	uncoasted []*runSeq           // coasting members settled, for the cohort to list again (coDrain)
 }
 
 // walkedPath notes which walk left runTree.spans: along the path whose
@@ -555,6 +570,9 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 		if lo == lab.n {
 			li, lo = li+1, 0
 		}
+	}
+	if len(t.owing) > 0 && !t.checking && t.walkedOwed(e) { // its caller reads the segments of those edges next: they are owed theirs
+		t.settleAll()
 	}
 	t.walked = walkedPath{path: &path[0], from: c.pos, to: pos, shape: t.shape}
 	return runCursor{edge: e, gen: t.edges[e].gen, eoff: eoff, pos: pos, li: li, lo: lo}
@@ -951,6 +969,122 @@ func (p *blockPool) extendHeld(held *int, r *runSeq, full int) bool {
 	return true
 }
 
+// deferHeld is extendHeld put off: r's blocks from its held ones (*held)
+// up to full counted as held and cached (*held is full, p.cached counts
+// them) while its segment and cursor stay where they are, r owing them
+// (r.owe), when extendHeld would take its first way for them all (the
+// edge's one segment r's alone, ending at the cursor, the blocks within
+// the room noted). Nothing reads that segment or cursor but a walk along
+// the edge, a read of the segments on it, or a call for r itself, and
+// each settles what is owed first (settle, settleAll: walk, so runCache's
+// insertion too, runLeading, runKeys, runReleaseRange, and a publisher or
+// a tier set; Check reads the debt as it is), as extendHeld would have
+// left it: the one segment can
+// change in nothing else meanwhile (nobody else holds a block of the
+// edge, so no release or eviction reaches it, and no other segment comes
+// on it but by a walk along it). It reports whether it did; else r owes
+// nothing (settled) and nothing else changed. A decode cohort's member
+// caching its answer block by block (coPublish) saves the segment's and
+// cursor's moves of every block but the last, settled once.
+func (p *blockPool) deferHeld(held *int, r *runSeq, full int) bool {
+	t := p.runs
+	k := full - *held
+	if r.owe > 0 { // its conditions stand while it owes
+		if r.owe+k > r.room {
+			t.settle(r)
+			return false
+		}
+		r.owe += k
+	} else {
+		c := &r.cur
+		ed := &t.edges[c.edge]
+		if c.pos != *held || ed.gen != c.gen || k > r.room || len(ed.segs) != 1 {
+			return false
+		}
+		id := ed.segs[0]
+		if nd := &p.nodes[id]; t.at[id].hi != int32(c.eoff) || nd.copy || nd.pinned || nd.refs != 1 {
+			return false
+		}
+		r.owe, r.oweAt = k, int32(len(t.owing))
+		t.owing = append(t.owing, r)
+		ed.owed++
+	}
+	p.cached += k
+	*held = full
+	return true
+}
+
+// coastable reports whether r, holding held blocks, may owe every block
+// up to shared as deferHeld owes them (a decode cohort's member that
+// coasts: coasts), and if so lists it as owing.
+func (p *blockPool) coastable(r *runSeq, held, shared int) bool {
+	if r.owe > 0 {
+		return r.owe+shared-held <= r.room
+	}
+	t := p.runs
+	c := &r.cur
+	ed := &t.edges[c.edge]
+	if c.pos != held || ed.gen != c.gen || shared-held > r.room || len(ed.segs) != 1 {
+		return false
+	}
+	id := ed.segs[0]
+	if nd := &p.nodes[id]; t.at[id].hi != int32(c.eoff) || nd.copy || nd.pinned || nd.refs != 1 {
+		return false
+	}
+	r.oweAt = int32(len(t.owing))
+	t.owing = append(t.owing, r)
+	ed.owed++
+	return true
+}
+
+// walkedOwed reports whether a sequence owes blocks (deferHeld) on an
+// edge the walk that left t.spans and stopped on edge e entered: every
+// edge it entered holds a span but the last. A test of each edge as the
+// walk entered it cost MooncakeReplay, which owes none, 13 instructions
+// a request (cachegrind).
+func (t *runTree) walkedOwed(e int32) bool {
+	owed := t.edges[e].owed
+	for _, sp := range t.spans {
+		owed |= t.edges[sp.edge].owed
+	}
+	return owed != 0
+}
+
+// settle moves r's segment and cursor over the blocks r owes
+// (deferHeld), as extendHeld's first way would have moved them a call at
+// a time, and takes r off the owing list.
+func (t *runTree) settle(r *runSeq) {
+	k := r.owe
+	c := &r.cur
+	if r.coast { // it owes coHeld's blocks, and coasts no more
+		s := r.cs
+		k = min(s.shared, (s.computed-s.t0+1+t.cst.pubT)/t.b) - c.pos
+		r.coast = false
+		t.uncoasted = append(t.uncoasted, r)
+	}
+	ed := &t.edges[c.edge]
+	t.at[ed.segs[0]].hi += int32(k)
+	ed.owed--
+	r.room -= k
+	c.eoff, c.pos, c.lo = c.eoff+k, c.pos+k, c.lo+k
+	if r.room == 0 && c.lo == r.path[c.li].n {
+		c.li, c.lo = c.li+1, 0
+	}
+	r.owe = 0
+	last := len(t.owing) - 1
+	x := t.owing[last]
+	t.owing[r.oweAt], x.oweAt = x, r.oweAt
+	t.owing[last] = nil
+	t.owing = t.owing[:last]
+}
+
+// settleAll settles every sequence owing blocks (deferHeld).
+func (t *runTree) settleAll() {
+	for len(t.owing) > 0 {
+		t.settle(t.owing[len(t.owing)-1])
+	}
+}
+
 // heldBefore is the primary segment of edge e ending at block lo, or
 // noNode if there is none or if a primary segment holds any of blocks
 // lo to hi−1 (cached there already: those would be copies).
@@ -1117,6 +1251,9 @@ func (p *blockPool) runRelease(held *int, r *runSeq, from int) {
 // the cursor, last first, and keeps none: as after chain, no walk left
 // t.spans (t.walked); else it reads match's.
 func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
+	if r.owe > 0 || r.coast {
+		p.runs.settle(r)
+	}
 	qi := uint8(0)
 	if p.split {
 		qi = 1
@@ -1222,6 +1359,9 @@ func (p *blockPool) runLeading(path []runLabel, limit int, first uint64) int {
 			e, eoff = c, 0
 			ed = &t.edges[e]
 		}
+		if ed.owed != 0 { // its segments are read below (deferHeld)
+			t.settleAll()
+		}
 		lab := &path[li]
 		k := commonRun(&ed.lab, eoff, lab, lo, min(limit-pos, ed.lab.n-eoff, lab.n-lo), t.b)
 		for x := eoff; x < eoff+k; {
@@ -1249,6 +1389,7 @@ func (p *blockPool) runLeading(path []runLabel, limit int, first uint64) int {
 // runs (decideRuns keeps it by blocks for one asked before).
 func (p *blockPool) runKeys(keys []uint64) int {
 	t := p.runs
+	t.settleAll() // it reads the segments of the edges it walks (deferHeld)
 	e, off, key := int32(0), 0, rootKey
 	for j, k := range keys {
 		if ed := &t.edges[e]; off < ed.lab.n {
@@ -1352,14 +1493,36 @@ func (c *checker) segmentsChecked() {
 	e := c.e
 	p := &e.pool
 	t := p.runs
+	// Blocks owed (deferHeld) stay owed: the segments are checked as they
+	// are, each owing request's blocks up to its cursor, and its owed
+	// ones as extendHeld's first way would take them.
+	t.checking = true
+	defer func() { t.checking = false }()
+	owed, owing := 0, 0
 	holders := map[blockAt]int32{} // by segment (edge field: its id) and offset
 	note := func(s *seq) {
 		if s.held == 0 {
 			return
 		}
 		r := s.runs
-		if pos, _, _ := t.match(r.path, s.held); pos != s.held {
-			c.badRequest(s, "holds %d cached blocks, %d of them in the tree", s.held, pos)
+		held, owe := s.held, r.owe
+		if r.coast {
+			owe = held - r.cur.pos // s is memberView's: coHeld's blocks
+		}
+		if r.owe > 0 || r.coast {
+			held -= owe
+			owed, owing = owed+owe, owing+1
+			cu := r.cur
+			ed := &t.edges[cu.edge]
+			if int(r.oweAt) >= len(t.owing) || t.owing[r.oweAt] != r || cu.pos != held || ed.gen != cu.gen || ed.owed <= 0 ||
+				owe > r.room || len(ed.segs) != 1 || int(t.at[ed.segs[0]].hi) != cu.eoff || p.nodes[ed.segs[0]].refs != 1 ||
+				p.nodes[ed.segs[0]].copy || p.nodes[ed.segs[0]].pinned || cu.eoff+owe > ed.lab.n || owe < 0 || r.coast && owe+s.shared-s.held > r.room {
+				c.badRequest(s, "owes %d blocks (room %d, coasting %v) after %d at %+v, which its edge %d (%d owing, %d segments) cannot take in place", owe, r.room, r.coast, held, cu, cu.edge, ed.owed, len(ed.segs))
+				return
+			}
+		}
+		if pos, _, _ := t.match(r.path, held); pos != held {
+			c.badRequest(s, "holds %d cached blocks, %d of them in the tree", held, pos)
 			return
 		}
 		ci := 0
@@ -1394,9 +1557,13 @@ func (c *checker) segmentsChecked() {
 			note(s)
 		}
 	}
-	held, cached, ncopy := c.anon, 0, 0
+	if owing != len(t.owing) {
+		c.badBlocks("%d requests owe blocks, %d listed", owing, len(t.owing))
+	}
+	held, cached, ncopy, owedEdges := c.anon+owed, owed, 0, 0 // the owed blocks counted as cached and held, not anonymous
 	for ei := range t.edges {
 		ed := &t.edges[ei]
+		owedEdges += int(ed.owed)
 		if ei > 0 && len(ed.segs)+len(ed.kids) > 0 {
 			if got, ok := t.child.get(childKey(ed.parent, ed.lab.c)); !ok || got != int32(ei) {
 				c.badBlocks("edge %d is found under its parent %d as %d (%v)", ei, ed.parent, got, ok)
@@ -1450,8 +1617,11 @@ func (c *checker) segmentsChecked() {
 	for _, l := range t.copies {
 		listed += len(l)
 	}
-	if held+c.free != p.total || c.free != p.free() || cached != p.cached || c.evict != p.evict || ncopy != p.ncopy || listed != ncopy {
+	if owedEdges != owing {
+		c.badBlocks("edges count %d requests owing blocks, %d owe", owedEdges, owing)
+	}
+	if held+c.free != p.total || c.free != p.free() || cached != e.CachedBlocks() || c.evict != p.evict || ncopy != p.ncopy || listed != ncopy {
 		c.badBlocks("blocks held %d + free %d (counted %d) of %d; cached %d (counted %d), evictable %d (counted %d), copies %d listed %d (counted %d)",
-			held, c.free, p.free(), p.total, cached, p.cached, c.evict, p.evict, ncopy, listed, p.ncopy)
+			held, c.free, p.free(), p.total, cached, e.CachedBlocks(), c.evict, p.evict, ncopy, listed, p.ncopy)
 	}
 }

@@ -150,6 +150,9 @@ func (e *Engine) SetTier(t Tier) error {
 	if t != nil && !e.cacheOn {
 		return fmt.Errorf("engine: SetTier with the prefix cache off (Config.PrefixCache): a tier is keyed by the cache's content keys")
 	}
+	if e.pool.runs != nil {
+		e.pool.runs.settleAll() // its stores go block by block from now on (deferHeld)
+	}
 	e.tier = t
 	pt, ok := t.(PrivateTier)
 	e.tierPrivate = ok && pt.Private()
