@@ -602,7 +602,7 @@ func (k *prefixChains) runKeys(ch *keyChain, n int) {
 // chainSlot is the memo slot of a prompt of units ids (not empty): its
 // first id's.
 func chainSlot(ids []uint64) int {
-	return int((ids[0]*0x9e3779b97f4a7c15)>>32) % memoSlots
+	return int((ids[0]*keyMul)>>32) % memoSlots
 }
 
 // init finds the fleet's block sizes, in the order replicas name them.

@@ -28,7 +28,9 @@ type keyCounts struct {
 	shift uint             // 64 − log2(len(hs))
 }
 
-// keyMul spreads the keys: 2⁶⁴ over the golden ratio.
+// keyMul spreads the keys: 2⁶⁴ over the golden ratio (sim's Fibonacci
+// hashing: keyCounts, gapCounts, the fleet's chain memo, a host port's
+// touch notes).
 const keyMul = 0x9e3779b97f4a7c15
 
 // minKeySlots is the smallest table: 512 bytes.

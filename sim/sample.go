@@ -624,7 +624,7 @@ const noGap = time.Duration(math.MinInt64)
 // slot is where d is held in g, or the empty place where it would go.
 func (g *gapCounts) slot(d time.Duration) int {
 	mask := len(g.keys) - 1
-	i := int((uint64(d) * 0x9E3779B97F4A7C15) >> (g.shift & 63))
+	i := int((uint64(d) * keyMul) >> (g.shift & 63))
 	for g.keys[i] != d && g.keys[i] != noGap {
 		i = (i + 1) & mask
 	}
@@ -638,7 +638,7 @@ func (g *gapCounts) add(d time.Duration, n int) {
 	}
 	keys, vals := g.keys, g.vals[:len(g.keys)]
 	mask := len(keys) - 1
-	i := int((uint64(d)*0x9E3779B97F4A7C15)>>(g.shift&63)) & mask
+	i := int((uint64(d)*keyMul)>>(g.shift&63)) & mask
 	for {
 		switch keys[i] {
 		case d:

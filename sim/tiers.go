@@ -465,7 +465,7 @@ var touchSlots = 1024
 
 // touchSlot is the slot of a note whose last key is key.
 func (g *touchLog) touchSlot(key uint64) int {
-	return int((key*0x9e3779b97f4a7c15)>>32) & (len(g.last) - 1)
+	return int((key*keyMul)>>32) & (len(g.last) - 1)
 }
 
 // touchLogKeys bounds a log's live keys, as does its tier's capacity
