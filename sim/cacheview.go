@@ -635,6 +635,7 @@ func (e EventsView) state(r *runner) (cacheState, error) {
 // to.
 func (s *eventsState) added(r *runner, i int) {
 	x := &eventIndex{s: s}
+	x.held.sizeFor(r.reps[i].eng.Config().KVBlocks)
 	if s.cfg.Jitter > 0 { // a stream a replica: its events come in its own order, however the run is cut into moves
 		x.rand = workload.NewStream(r.cfg.Seed, fmt.Sprintf("sim/kvevents/%d", i))
 	}

@@ -26,6 +26,7 @@ type keyCounts struct {
 	held  int              // keys in the table (key 0 not among them)
 	limit int              // held at which the next new key doubles the table
 	shift uint             // 64 − log2(len(hs))
+	first int              // the first table's slots (sizeFor); 0: minKeySlots
 }
 
 // keyMul spreads the keys: 2⁶⁴ over the golden ratio (sim's Fibonacci
@@ -38,9 +39,31 @@ const minKeySlots = 64
 
 // keyLoadNum/keyLoadDen is the most of a table's slots held: a half. At
 // Regime/Fleet8PrefixEvents' end a replica holds 12,856 to 16,619 keys:
-// 32,768 slots (256 KiB), and 65,536 for the one past 16,384 (512 KiB),
-// where the Go map, sized for 16,384 keys, took 577 KiB each.
+// grown by doubling, 32,768 slots (256 KiB), and 65,536 for the one past
+// 16,384 (512 KiB), where the Go map, sized for 16,384 keys, took
+// 577 KiB each; sized for the pool (sizeFor), 65,536.
 const keyLoadNum, keyLoadDen = 1, 2
+
+// maxFirstSlots bounds the first table sizeFor asks for: 512 KiB.
+const maxFirstSlots = 1 << 16
+
+// sizeFor makes the first table, made at the first new key, hold n keys
+// without a doubling (up to maxFirstSlots). EventsView's index holds no
+// more keys than its engine's pool has blocks (a block holds one key,
+// and the events come in the order the cache changed), so sized for the
+// pool it never doubles: Regime/Fleet8PrefixEvents, TestInstructionBudget,
+// 20,621 then 19,552 instructions a request (grow's 859 gone, and fewer
+// probes at a lower load), each replica's index 512 KiB from its first
+// event (Atlas's 28,672 blocks), where it grew to 256 KiB, or 512 KiB
+// past 16,384 keys, by the regime's end, and to 512 KiB once the pool
+// is full.
+func (c *keyCounts) sizeFor(n int) {
+	size := minKeySlots
+	for size < maxFirstSlots && size/keyLoadDen*keyLoadNum < n {
+		size *= 2
+	}
+	c.first = size
+}
 
 // has reports whether key has a copy.
 func (c *keyCounts) has(key uint64) bool {
@@ -185,10 +208,10 @@ func (c *keyCounts) del(i int) {
 	c.held--
 }
 
-// grow doubles the table (from minKeySlots) and moves every entry into
-// it.
+// grow doubles the table (from minKeySlots, or first) and moves every
+// entry into it.
 func (c *keyCounts) grow() {
-	size := max(minKeySlots, 2*len(c.hs))
+	size := max(minKeySlots, c.first, 2*len(c.hs))
 	hs := make([]uint64, size)
 	mask := uint(size - 1)
 	shift := uint(64-bits.TrailingZeros(uint(size))) & 63

@@ -96,6 +96,9 @@ func keyOfHash(h uint64) uint64 {
 // found a run of entries wrapping around the table's end.
 func keyCountsOps(t *testing.T, ops []byte) (wrapped, slots int) {
 	var c keyCounts
+	if len(ops)%3 == 1 { // a third of them sized first (sizeFor), for up to 1,020 keys
+		c.sizeFor(4 * int(ops[0]))
+	}
 	ref := map[uint64]int32{}
 	// Keys from a few pools: random ones, 0, and keys whose homes crowd
 	// the last slots of a small table (runs wrap around its end) or one
@@ -155,7 +158,7 @@ func TestKeyCountsIsAMap(t *testing.T) {
 	wrapped, slots := 0, 0
 	for seed := range uint64(40) {
 		rng := rand.New(rand.NewPCG(seed, 41))
-		ops := make([]byte, 3000)
+		ops := make([]byte, 3000+int(seed%3)) // a length of 1 mod 3 sizes the table first
 		for i := range ops {
 			ops[i] = byte(rng.Uint32())
 		}
@@ -178,6 +181,16 @@ func TestKeyCountsIsAMap(t *testing.T) {
 	}
 	require.Equal(t, 16384, len(c.hs), "5,000 keys in 16,384 slots: at most half full")
 	require.Equal(t, 8*16384, c.bytes())
+	c = keyCounts{}
+	c.sizeFor(28672) // Atlas's pool
+	for i := range uint64(28672) {
+		c.add([]uint64{i*7 + 1})
+		require.Equal(t, 65536, len(c.hs), "sized for 28,672 keys: 65,536 slots, never doubled")
+	}
+	c = keyCounts{}
+	c.sizeFor(1 << 20)
+	c.add([]uint64{1})
+	require.Equal(t, maxFirstSlots, len(c.hs), "the first table at most maxFirstSlots")
 }
 
 // FuzzKeyCounts holds keyCounts to a map.
