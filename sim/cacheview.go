@@ -676,7 +676,7 @@ type eventIndex struct {
 	segs    []storedSeg
 	segHead int
 	arena   []uint64
-	starts  map[uint64]storedRun
+	starts  runStarts
 }
 
 // storedSeg is a run of keys an engine stored in one call, of minStored
@@ -698,6 +698,78 @@ const minStored = 16
 // maxArena bounds the keys of applied runs an index keeps (256 KiB);
 // past it, they are dropped and walk looks keys up until more are kept.
 const maxArena = 1 << 15
+
+// runStarts is an index's kept runs by their first key, as a
+// map[uint64]storedRun whose only deletion is of every entry (clear): in
+// a table of its own of startSlots slots, by linear probing from the
+// key's hash (key × keyMul, as keyCounts'), made at the first put. It
+// holds at most maxArena/minStored runs (each of minStored keys or more
+// in an arena of maxArena), so it is never more than half full and
+// never grows. A run whose first key is 0 (hash 0 marks an empty slot)
+// is not kept: walk looks its keys up. The Go map's inserts (one for
+// each request's own blocks) and growth cost Regime/Fleet8PrefixEvents
+// 665 instructions a request: TestInstructionBudget, 19,552 then 18,887.
+// TestRunStartsIsAMap holds it to the map.
+type runStarts struct {
+	slots []startSlot // by slot; h 0: empty
+	n     int         // the runs held
+}
+
+type startSlot struct {
+	h   uint64 // the first key's hash
+	run storedRun
+}
+
+// startSlots is a runStarts' slots, 2^startLog: twice the runs it may
+// hold (96 KiB).
+const startSlots, startLog = 2 * maxArena / minStored, 12
+
+// slot is the slot of the run whose first key has hash h, or the empty
+// one where it would go.
+func (t *runStarts) slot(h uint64) *startSlot {
+	i := uint(h >> (64 - startLog))
+	for {
+		if s := &t.slots[i&(startSlots-1)]; s.h == h || s.h == 0 {
+			return s
+		}
+		i++
+	}
+}
+
+// put keeps run as the one whose first key is key (0: none).
+func (t *runStarts) put(key uint64, run storedRun) {
+	h := key * keyMul
+	if h == 0 {
+		return
+	}
+	if t.slots == nil {
+		t.slots = make([]startSlot, startSlots)
+	}
+	s := t.slot(h)
+	if s.h == 0 {
+		s.h = h
+		t.n++
+	}
+	s.run = run
+}
+
+// get is the run whose first key is key, ok false if none.
+func (t *runStarts) get(key uint64) (storedRun, bool) {
+	h := key * keyMul
+	if t.n == 0 || h == 0 {
+		return storedRun{}, false
+	}
+	s := t.slot(h)
+	return s.run, s.h == h
+}
+
+// clear drops every run.
+func (t *runStarts) clear() {
+	if t.n > 0 {
+		clear(t.slots)
+		t.n = 0
+	}
+}
 
 // runMemo is the leading run of an arrival's chain that the index held
 // when it was last asked about a chain of the arrival keys' memo slot
@@ -811,14 +883,11 @@ func (x *eventIndex) store(start, end int) {
 
 // keep keeps an applied stored run of keys, by its first key, for walk.
 func (x *eventIndex) keep(keys []uint64) {
-	if x.starts == nil {
-		x.starts = map[uint64]storedRun{}
-	}
 	if len(x.arena)+len(keys) > maxArena {
 		x.arena = x.arena[:0]
-		clear(x.starts)
+		x.starts.clear()
 	}
-	x.starts[keys[0]] = storedRun{off: int32(len(x.arena)), n: int32(len(keys)), forgot: x.forgot}
+	x.starts.put(keys[0], storedRun{off: int32(len(x.arena)), n: int32(len(keys)), forgot: x.forgot})
 	x.arena = append(x.arena, keys...)
 }
 
@@ -998,10 +1067,10 @@ const chainStep = 8
 // walkEach (every key looked up), with from 0 and the whole chain, is
 // walk's and run's slow twin.
 func (x *eventIndex) walk(keys []uint64, from int) int {
-	n, try := from, x.starts != nil
+	n, try := from, x.starts.n > 0
 	for n < len(keys) && x.held.has(keys[n]) {
 		if try {
-			if r, ok := x.starts[keys[n]]; ok && r.forgot == x.forgot {
+			if r, ok := x.starts.get(keys[n]); ok && r.forgot == x.forgot {
 				n += 1 + lcp.Len(keys[n+1:], x.arena[r.off+1:r.off+r.n])
 				continue
 			}

@@ -348,7 +348,7 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 				x.catchUp(0)
 				require.Equal(t, x.walkEach(keys, 0), x.walk(keys, 0), "seed %d op %d replica %d: %v", seed, op, i, ids)
 				if len(keys) > 0 {
-					if r, ok := x.starts[keys[0]]; ok && r.forgot == x.forgot && x.held.has(keys[0]) {
+					if r, ok := x.starts.get(keys[0]); ok && r.forgot == x.forgot && x.held.has(keys[0]) {
 						kept++
 					}
 				}

@@ -198,3 +198,55 @@ func FuzzKeyCounts(f *testing.F) {
 	f.Add([]byte{0, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 2, 1, 2, 3})
 	f.Fuzz(func(t *testing.T, ops []byte) { keyCountsOps(t, ops) })
 }
+
+// TestRunStartsIsAMap holds runStarts to the map[uint64]storedRun it
+// stands for (its slow twin) over random puts, gets and clears, as an
+// index keeps runs: at most maxArena/minStored held between clears,
+// keys that crowd one home or the table's last slots (runs of slots
+// wrapping around its end), key 0 never kept.
+func TestRunStartsIsAMap(t *testing.T) {
+	require.Equal(t, startSlots, 1<<startLog)
+	wrapped := 0
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 43))
+		var pool []uint64
+		for i := range uint64(40) {
+			pool = append(pool, keyOfHash(^uint64(0)-i<<50), keyOfHash(5<<58|i))
+		}
+		for range 3000 {
+			pool = append(pool, rng.Uint64())
+		}
+		pool = append(pool, 0)
+		var x runStarts
+		ref := map[uint64]storedRun{}
+		for op := range 20000 {
+			k := pool[rng.IntN(len(pool))]
+			switch r := rng.IntN(100); {
+			case r == 0 || len(ref) == maxArena/minStored: // the arena is full
+				x.clear()
+				clear(ref)
+			case r < 50:
+				run := storedRun{off: int32(op), n: int32(rng.IntN(100)), forgot: uint64(rng.IntN(3))}
+				x.put(k, run)
+				if k != 0 {
+					ref[k] = run
+				}
+			default:
+				got, ok := x.get(k)
+				want, wok := ref[k]
+				require.Equal(t, wok, ok, "seed %d op %d key %#x", seed, op, k)
+				require.Equal(t, want, got, "seed %d op %d key %#x", seed, op, k)
+			}
+			require.Equal(t, len(ref), x.n)
+			if x.n > 0 && x.slots[0].h != 0 && x.slots[startSlots-1].h != 0 {
+				wrapped++
+			}
+		}
+		for k, want := range ref {
+			got, ok := x.get(k)
+			require.True(t, ok)
+			require.Equal(t, want, got)
+		}
+	}
+	require.Positive(t, wrapped, "no run of slots wrapped around the end")
+}
