@@ -883,6 +883,9 @@ func (x *eventIndex) store(start, end int) {
 
 // keep keeps an applied stored run of keys, by its first key, for walk.
 func (x *eventIndex) keep(keys []uint64) {
+	if x.arena == nil { // whole at once, as it fills in a long run (256 KiB): Regime/Fleet8PrefixEvents, TestInstructionBudget, 18,396 then 18,188 instructions a request, its doublings gone
+		x.arena = make([]uint64, 0, maxArena)
+	}
 	if len(x.arena)+len(keys) > maxArena {
 		x.arena = x.arena[:0]
 		x.starts.clear()
