@@ -96,8 +96,9 @@ func keyOfHash(h uint64) uint64 {
 // found a run of entries wrapping around the table's end.
 func keyCountsOps(t *testing.T, ops []byte) (wrapped, slots int) {
 	var c keyCounts
-	if len(ops)%3 == 1 { // a third of them sized first (sizeFor), for up to 1,020 keys
+	if len(ops)%3 == 1 { // a third of them sized (sizeFor) for up to 1,020 keys, grown at once past 64 to 512 slots
 		c.sizeFor(4 * int(ops[0]))
+		c.jump = 64 << (ops[0] % 4)
 	}
 	ref := map[uint64]int32{}
 	// Keys from a few pools: random ones, 0, and keys whose homes crowd
@@ -185,12 +186,18 @@ func TestKeyCountsIsAMap(t *testing.T) {
 	c.sizeFor(28672) // Atlas's pool
 	for i := range uint64(28672) {
 		c.add([]uint64{i*7 + 1})
-		require.Equal(t, 65536, len(c.hs), "sized for 28,672 keys: 65,536 slots, never doubled")
+		if want := 65536; i >= jumpSlots/2 {
+			require.Equal(t, want, len(c.hs), "sized for 28,672 keys, past 2,048: 65,536 slots")
+		} else {
+			require.LessOrEqual(t, len(c.hs), jumpSlots, "by doubling up to 2,048 keys")
+		}
 	}
 	c = keyCounts{}
 	c.sizeFor(1 << 20)
-	c.add([]uint64{1})
-	require.Equal(t, maxFirstSlots, len(c.hs), "the first table at most maxFirstSlots")
+	for i := range uint64(jumpSlots/2 + 1) {
+		c.add([]uint64{i + 1})
+	}
+	require.Equal(t, maxFullSlots, len(c.hs), "sized at most maxFullSlots")
 }
 
 // FuzzKeyCounts holds keyCounts to a map.
