@@ -705,18 +705,21 @@ const jumpArena = 1 << 12
 
 // runStarts is an index's kept runs by their first key, as a
 // map[uint64]storedRun whose only deletion is of every entry (clear): in
-// a table of its own of startSlots slots, by linear probing from the
-// key's hash (key × keyMul, as keyCounts'), made at the first put. It
-// holds at most maxArena/minStored runs (each of minStored keys or more
-// in an arena of maxArena), so it is never more than half full and
-// never grows. A run whose first key is 0 (hash 0 marks an empty slot)
-// is not kept: walk looks its keys up. The Go map's inserts (one for
-// each request's own blocks) and growth cost Regime/Fleet8PrefixEvents
-// 665 instructions a request: TestInstructionBudget, 19,552 then 18,887.
-// TestRunStartsIsAMap holds it to the map.
+// a table of its own, by linear probing from the key's hash (key ×
+// keyMul, as keyCounts'), at most half full, doubled from 64 slots
+// (1.5 KiB) as runs come up to 256 (6 KiB), then made whole at once
+// (startSlots). It holds at most maxArena/minStored runs (each of
+// minStored keys or more in an arena of maxArena), so whole it is
+// 4,096 slots (96 KiB). A run whose first key is 0 (hash 0 marks
+// an empty slot) is not kept: walk looks its keys up. The Go map's
+// inserts (one for each request's own blocks) and growth cost
+// Regime/Fleet8PrefixEvents 665 instructions a request:
+// TestInstructionBudget, 19,552 then 18,887. TestRunStartsIsAMap holds it
+// to the map.
 type runStarts struct {
 	slots []startSlot // by slot; h 0: empty
 	n     int         // the runs held
+	shift uint        // 64 − log2(len(slots))
 }
 
 type startSlot struct {
@@ -724,19 +727,17 @@ type startSlot struct {
 	run storedRun
 }
 
-// startSlots is a runStarts' slots, 2^startLog: twice the runs it may
-// hold (96 KiB).
-const startSlots, startLog = 2 * maxArena / minStored, 12
+// startSlots is a whole runStarts' slots: twice the runs it may hold.
+const startSlots = 2 * maxArena / minStored
 
 // slot is the slot of the run whose first key has hash h, or the empty
 // one where it would go.
 func (t *runStarts) slot(h uint64) *startSlot {
-	i := uint(h >> (64 - startLog))
-	for {
-		if s := &t.slots[i&(startSlots-1)]; s.h == h || s.h == 0 {
+	mask := uint(len(t.slots) - 1)
+	for i := uint(h >> (t.shift & 63)); ; i++ {
+		if s := &t.slots[i&mask]; s.h == h || s.h == 0 {
 			return s
 		}
-		i++
 	}
 }
 
@@ -746,8 +747,8 @@ func (t *runStarts) put(key uint64, run storedRun) {
 	if h == 0 {
 		return
 	}
-	if t.slots == nil {
-		t.slots = make([]startSlot, startSlots)
+	if 2*(t.n+1) > len(t.slots) { // the next run may be new: room for it
+		t.grow()
 	}
 	s := t.slot(h)
 	if s.h == 0 {
@@ -755,6 +756,23 @@ func (t *runStarts) put(key uint64, run storedRun) {
 		t.n++
 	}
 	s.run = run
+}
+
+// grow doubles the table (from 64 slots), or past 256 makes it whole
+// (startSlots), and puts every run in it again.
+func (t *runStarts) grow() {
+	old := t.slots
+	size := max(64, 2*len(old))
+	if size > 256 {
+		size = startSlots
+	}
+	t.slots = make([]startSlot, size)
+	t.shift = uint(64 - bits.TrailingZeros(uint(len(t.slots))))
+	for _, s := range old {
+		if s.h != 0 {
+			*t.slot(s.h) = s
+		}
+	}
 }
 
 // get is the run whose first key is key, ok false if none.
