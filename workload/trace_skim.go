@@ -196,7 +196,7 @@ func (s *skimmer) line(text []byte) (raw time.Duration, ok bool) {
 			}
 			if s.ids { // a replay's: the list read whole, plain integers alone
 				plain := false
-				if i, s.ints, plain = flatArray(text, i, s.ints[:0]); i < 0 || !plain {
+				if i, s.ints, plain = flatArray(text, i, s.p.idRoom()); i < 0 || !plain {
 					return 0, false
 				}
 				continue
