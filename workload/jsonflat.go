@@ -454,6 +454,13 @@ func plainRun(text []byte, i int, ints []uint64) (int, []uint64) {
 // ending in 9, so that it reads no ':' guess and checks none. It
 // appends the ids to ints and returns where it stopped.
 func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, inc uint64) (int, []uint64) {
+	// Its capacity its length, so that an 8-byte read below i+8 <=
+	// len(text) needs no compare with the capacity too; and the ids
+	// written from prev counted up (where base+m+1 took two adds):
+	// Regime/MooncakeReplay 12,717 then 12,602 instructions a request
+	// (cgm.sh; the loop 21 then 17 instructions an id, one of the 21 an
+	// alignment NOP).
+	text = text[:len(text):len(text)]
 	for i+8 <= len(text) {
 		s := uint(bits.TrailingZeros64(inc)) & 63 // the last digit's byte
 		if byte(next>>s) == ':' {
@@ -468,16 +475,15 @@ func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, 
 		}
 		out, m := ints[:cap(ints)], len(ints)
 		end := min(len(out), m+int(':'-byte(next>>s))) // the ids up to one ending in 9
-		base := prev - uint64(m)                       // out[m] is base+m+1: prev is not kept in the loop
 		for ; m < end && i+8 <= len(text); m++ {
 			if binary.LittleEndian.Uint64(text[i:i+8])&mask != next {
 				return i, out[:m]
 			}
-			out[m] = base + uint64(m) + 1
+			prev++
+			out[m] = prev
 			i += k
 			next += inc
 		}
-		prev = base + uint64(m)
 		ints = out[:m]
 	}
 	return i, ints
