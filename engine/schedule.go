@@ -634,7 +634,7 @@ func (e *Engine) verified(i int) (int, bool) {
 	var k, n int
 	var done bool
 	if iid, _ := e.acceptor.(*accept.IID); iid != nil {
-		k, n, done = verifyIID(sched, ems, drs, iid, e.move)
+		k, n, done = verifyIID(sched, ems, drs, iid)
 	} else {
 		k, n, done = e.verifyEach(sched, ems, drs)
 	}
@@ -650,7 +650,7 @@ func (e *Engine) verified(i int) (int, bool) {
 // aborted), and returns their count, the tokens they emitted and
 // whether one of them emitted its last. It
 // calls nothing, so that its variables stay in registers.
-func verifyIID(sched []*seq, ems []Emit, drs []Draft, a *accept.IID, move uint64) (k, tokens int, done bool) {
+func verifyIID(sched []*seq, ems []Emit, drs []Draft, a *accept.IID) (k, tokens int, done bool) {
 	streams, below, start := *a.Streams, a.Below, a.Start
 	ems, drs = ems[:len(sched)], drs[:len(sched)]
 	for ; k < len(sched); k++ {
@@ -660,7 +660,7 @@ func verifyIID(sched []*seq, ems []Emit, drs []Draft, a *accept.IID, move uint64
 		}
 		acc := accept.Accepted(streams[s.req.Ref].Uint64()>>11, below, start, s.draft)
 		drs[k] = Draft{Drafted: s.draft, Accepted: acc}
-		ems[k] = s.verify(1+acc, move)
+		ems[k] = s.verify(1 + acc)
 		tokens += 1 + acc
 		done = done || ems[k].Done
 	}
@@ -678,7 +678,7 @@ func (e *Engine) verifyEach(sched []*seq, ems []Emit, drs []Draft) (k, tokens in
 		}
 		acc := e.accepted(s)
 		drs[k] = Draft{Drafted: s.draft, Accepted: acc}
-		ems[k] = s.verify(1+acc, e.move)
+		ems[k] = s.verify(1 + acc)
 		tokens += 1 + acc
 		done = done || ems[k].Done
 	}
@@ -687,20 +687,19 @@ func (e *Engine) verifyEach(sched []*seq, ems []Emit, drs []Draft) (k, tokens in
 
 // verify advances s, whose step verified its drafts, by the n tokens it
 // emits (the accepted drafts and the token sampled after them), and
-// returns its Emit: never its first (it decoded after one). lastMove as emit sets it,
-// whose streak test never holds here: speculative decoding omits no
-// streak (decideFast), so e.prev is 0.
-func (s *seq) verify(n int, move uint64) Emit {
+// returns its Emit: never its first (it decoded after one). Not emit:
+// its streak test never holds here, and lastMove, which emit sets, is
+// left as it is: its readers are streaks (emit, satOut) and the cohort
+// (joins), which speculative decoding turns off (decideFast). Its store
+// and the outcome's number held in the loop cost 148 instructions a
+// request in BenchmarkRegime/Speculation (34,450 then 34,302).
+func (s *seq) verify(n int) Emit {
 	s.look = max(s.look, s.sched) - n
 	s.computed += n
 	s.known += n
 	s.emitted += n
 	s.sched, s.draft = 0, 0
-	fin := s.emitted >= s.req.Output
-	if !fin {
-		s.lastMove = move
-	}
-	return Emit{Ref: s.req.Ref, Tokens: n, Done: fin}
+	return Emit{Ref: s.req.Ref, Tokens: n, Done: s.emitted >= s.req.Output}
 }
 
 // noteDraft lists a scheduled request's drafts in the outcome (out of
