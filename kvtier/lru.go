@@ -1,6 +1,10 @@
 package kvtier
 
-import "github.com/servesim/servesim/internal/keyindex"
+import (
+	"slices"
+
+	"github.com/servesim/servesim/internal/keyindex"
+)
 
 // LRU is a tier of KV blocks by content key in least-recently-used order,
 // with a capacity in blocks. Entries are keyed blocks (a later request
@@ -475,6 +479,13 @@ func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok 
 func (l *LRU) reserve(add int) {
 	if n := l.index.Len() + add; n > l.room {
 		l.room = min(8*n, l.capacity)
+		// The nodes grow with it (a keyed entry a node, and the
+		// sentinel), where append grows a long slice by a quarter, every
+		// node copied at each growth: Regime/Tiers (cachegrind), 59,417
+		// instructions a request so, 56,141 this way (the runtime's
+		// memmove 4,208 to 1,700), each tier's nodes 2 MiB from its
+		// 6,400th key.
+		l.nodes = slices.Grow(l.nodes, l.room+1-len(l.nodes))
 		if l.free != nil32 || l.growIndex || !l.index.Grows(l.room) {
 			l.index.Reserve(l.room)
 			return
