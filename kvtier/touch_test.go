@@ -104,8 +104,23 @@ func twins(t *testing.T, capacity int, in []byte) {
 				before, after = before[:min(len(before), int(next()%4))], after[:min(len(after), int(next()%3))]
 				chain = append(append(before, keys...), after...)
 			}
-			fe, fa, fok := fast.Store(keys, chain, nil)
-			se, sa, sok := slow.storeStep(keys, chain)
+			var fe, se []uint64
+			var fa, sa int
+			var fok, sok bool
+			if next()%3 == 0 { // InsertChain, a touch of another list maybe, then the touch of chain
+				fe, fa, fok = fast.InsertChain(keys, chain, nil)
+				se, sa, sok = slow.Insert(keys, nil)
+				if next()%2 == 0 {
+					other := list()
+					fast.Touch(other)
+					slow.touchEach(other)
+				}
+				fast.Touch(chain)
+				slow.touchEach(chain)
+			} else {
+				fe, fa, fok = fast.Store(keys, chain, nil)
+				se, sa, sok = slow.storeStep(keys, chain)
+			}
 			require.Equal(t, sok, fok)
 			require.Equal(t, se, fe)
 			require.Equal(t, sa, fa)
@@ -300,6 +315,11 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 					fe, fa, fok = fast.Store(keys, chain, nil)
 					se, sa, sok = slow.storeStep(keys, chain)
 					stores++
+				} else if op < 10 { // InsertChain and the touch of chain, as sim's lazy touches make it
+					fe, fa, fok = fast.InsertChain(keys, chain, nil)
+					se, sa, sok = slow.Insert(keys, nil)
+					fast.Touch(chain)
+					slow.touchEach(chain)
 				} else {
 					fe, fa, fok = fast.Insert(keys, nil)
 					se, sa, sok = slow.Insert(keys, nil)

@@ -304,15 +304,11 @@ func (p *tierPort) Store(keys, chain []uint64) bool {
 			p.settle()
 		} else if p.lazy {
 			// Its touch of chain noted, not made (lazy touches): the
-			// new keys inserted as one store's (a decode's block at the
-			// most recent end, Insert's, more as Store puts them, then
-			// touched together).
+			// new keys inserted where Store puts them for its touch
+			// (InsertChain: a decode's block just below the chain's
+			// key before it), as the noted touch moves them again.
 			n := h.Len()
-			if len(keys) == 1 {
-				p.evicted, _, _ = h.Insert(keys, p.evicted[:0])
-			} else {
-				p.evicted, _, _ = h.Store(keys, keys, p.evicted[:0])
-			}
+			p.evicted, _, _ = h.InsertChain(keys, chain, p.evicted[:0])
 			if h.Len() > n {
 				p.noteTouch(chain)
 			}
@@ -416,9 +412,10 @@ func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 // chain is the new chain less its last key, or the same chain), and
 // makes the ones left, in order,
 // before a store that may evict (settle). A store's new keys are
-// inserted at once (what is held is read at once), where Insert or
-// Store puts them: the noted touch, or one after it, moves each of them
-// again, as it moves what a touch of their own moved. Find counts the
+// inserted at once (what is held is read at once), where Store puts
+// them for its touch (kvtier.LRU.InsertChain): the noted touch, or one
+// after it, moves each of them again, as it moves what a touch of their
+// own moved. Find counts the
 // held keys without touching (HeldPinned), as TouchHeld counts them.
 // Regime/Tiers never evicts from its host tiers, and its decode blocks'
 // stores each touched a chain of about 300 keys. The slow twin touches
