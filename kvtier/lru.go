@@ -27,12 +27,15 @@ type LRU struct {
 	// A touch's scratch: the first key at from or after not held (miss).
 	from, miss int
 	segs       []segment // runs a touch placed (segments.go)
-	freeSegs   []int32   // segments with no node, by number
-	counters   Counters
-	cold       cold     // the last touch's keys when it held none (cold.go)
-	last       lastHeld // the last TouchHeld, unless the list changed since (cold.go)
-	ver        uint64   // counts the calls that may change the list (TouchHeld's memo)
-	one        [1]int32 // heldRun's answer for a node in no segment
+	// What is left of the slabs segments' arrays are cut from (segRoom).
+	slab64   []uint64
+	slab32   []int32
+	freeSegs []int32 // segments with no node, by number
+	counters Counters
+	cold     cold     // the last touch's keys when it held none (cold.go)
+	last     lastHeld // the last TouchHeld, unless the list changed since (cold.go)
+	ver      uint64   // counts the calls that may change the list (TouchHeld's memo)
+	one      [1]int32 // heldRun's answer for a node in no segment
 	// A test's switch: the index grows by itself (Reserve), reindex's
 	// slow twin.
 	growIndex bool

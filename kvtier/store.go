@@ -151,6 +151,7 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 		sg = l.newSeg()
 	}
 	s := &l.segs[sg-1]
+	l.segRoom(s, len(keys))
 	t0 := int32(len(s.keys))
 	// The new keys are added to the index in one call, their nodes the
 	// next ones after the last (no node is free), appended to the
@@ -239,6 +240,7 @@ func (l *LRU) insertOne(k uint64, sg, above int32) int {
 	}
 	l.added(k)
 	s := &l.segs[sg-1]
+	l.segRoom(s, 1)
 	t := int32(len(s.keys))
 	base := l.nodes[above].prev
 	l.nodes = append(l.nodes, node{key: k, prev: base, next: above, seg: sg, off: t})
