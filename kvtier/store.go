@@ -277,6 +277,21 @@ func (l *LRU) InsertChain(keys, chain, evicted []uint64) (_ []uint64, anon int, 
 	if len(keys) == 0 || l.used+len(keys) > l.capacity || l.free != nil32 {
 		return l.Insert(keys, evicted)
 	}
+	if x := cap(chain) - cap(keys); len(keys) == 1 && x > 0 && x < len(chain) && &chain[x] == &keys[0] {
+		// A decode's block, chain's key after x−1: insertStacked's
+		// way for it (insertOne, below that key when it is its
+		// segment's last place) without its calls and inChain's.
+		// Regime/Tiers (cachegrind): 48,041 instructions a request
+		// through insertStacked, 47,294 so.
+		l.reserve(1)
+		if i, ok := l.index.Get(chain[x-1]); ok {
+			if n := &l.nodes[i]; n.seg != 0 && int(n.off) == len(l.segs[n.seg-1].keys)-1 {
+				l.ver++
+				l.insertOne(keys[0], n.seg, i)
+				return evicted, 0, true
+			}
+		}
+	}
 	x, in := inChain(keys, chain)
 	if !in {
 		return l.Insert(keys, evicted)

@@ -610,3 +610,75 @@ func requireSameList(t *testing.T, fast, slow *LRU, round, step int) {
 	require.Equal(t, slow.Counters(), fast.Counters())
 	checkSegments(t, fast)
 }
+
+// TestInsertChainIsInsert holds InsertChain, each store's chain touched
+// after it (some at once, the rest a few stores later, in order, as sim's
+// lazy touches make them), to Insert and touchEach: requests that share
+// prefixes store their chains a chunk or a decode's block at a time in a
+// tier that does not evict (no node free: InsertChain's own ways), a
+// block whose key before it lies inside another request's segment among
+// them.
+func TestInsertChainIsInsert(t *testing.T) {
+	r := rand.New(rand.NewPCG(42, 0x1c4))
+	decodes := 0
+	for round := range 6 {
+		fast, slow := mustNew(t, 1<<14), mustNew(t, 1<<14)
+		prefixes := make([][]uint64, 1+r.IntN(3))
+		for g := range prefixes {
+			for k := range 1 + r.IntN(60) {
+				prefixes[g] = append(prefixes[g], uint64(g+1)<<32|uint64(k))
+			}
+		}
+		own := uint64(1 << 40)
+		type req struct {
+			chain  []uint64
+			stored int
+		}
+		var reqs []*req
+		var pending [][]uint64 // chains whose touch is put off, in order
+		flush := func() {
+			for _, c := range pending {
+				fast.Touch(c)
+				slow.touchEach(c)
+			}
+			pending = pending[:0]
+		}
+		for step := range 300 {
+			if len(reqs) == 0 || r.IntN(8) == 0 {
+				p := prefixes[r.IntN(len(prefixes))]
+				c := append([]uint64(nil), p[:r.IntN(len(p)+1)]...)
+				for range 1 + r.IntN(20) {
+					own++
+					c = append(c, own)
+				}
+				reqs = append(reqs, &req{chain: c})
+			}
+			q := reqs[r.IntN(len(reqs))]
+			if q.stored == len(q.chain) { // a decode's block
+				own++
+				q.chain = append(q.chain, own)
+			}
+			to := q.stored + 1
+			if r.IntN(3) == 0 {
+				to = q.stored + 1 + r.IntN(len(q.chain)-q.stored)
+			}
+			keys, chain := q.chain[q.stored:to], q.chain[:to]
+			if len(keys) == 1 && q.stored > 0 {
+				decodes++
+			}
+			fe, fa, fok := fast.InsertChain(keys, chain, nil)
+			se, sa, sok := slow.Insert(keys, nil)
+			requireSameStore(t, fe, fa, fok, se, sa, sok)
+			checkSegments(t, fast) // its claims before the touch mends any
+			q.stored = to
+			pending = append(pending, chain)
+			if r.IntN(8) == 0 {
+				flush()
+				requireSameList(t, fast, slow, round, step) // and checkSegments
+			}
+		}
+		flush()
+		requireSameList(t, fast, slow, round, 300)
+	}
+	require.Greater(t, decodes, 900)
+}
