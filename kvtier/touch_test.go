@@ -289,13 +289,7 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 		for step := range 400 {
 			switch op := r.IntN(20); {
 			case op < 2 || len(reqs) == 0:
-				p := prefixes[r.IntN(len(prefixes))]
-				c := append([]uint64(nil), p[:r.IntN(len(p)+1)]...)
-				for range 1 + r.IntN(100) {
-					own++
-					c = append(c, own)
-				}
-				reqs = append(reqs, &req{chain: c})
+				reqs = append(reqs, &req{chain: newChain(r, prefixes, &own, 100)})
 			case op < 14:
 				q := reqs[r.IntN(len(reqs))]
 				if q.stored == len(q.chain) {
@@ -645,13 +639,7 @@ func TestInsertChainIsInsert(t *testing.T) {
 		}
 		for step := range 300 {
 			if len(reqs) == 0 || r.IntN(8) == 0 {
-				p := prefixes[r.IntN(len(prefixes))]
-				c := append([]uint64(nil), p[:r.IntN(len(p)+1)]...)
-				for range 1 + r.IntN(20) {
-					own++
-					c = append(c, own)
-				}
-				reqs = append(reqs, &req{chain: c})
+				reqs = append(reqs, &req{chain: newChain(r, prefixes, &own, 20)})
 			}
 			q := reqs[r.IntN(len(reqs))]
 			if q.stored == len(q.chain) { // a decode's block
@@ -681,4 +669,16 @@ func TestInsertChainIsInsert(t *testing.T) {
 		requireSameList(t, fast, slow, round, 300)
 	}
 	require.Greater(t, decodes, 900)
+}
+
+// newChain is a request's chain: a random prefix's first keys, then 1
+// to most keys of its own, numbered on from *own.
+func newChain(r *rand.Rand, prefixes [][]uint64, own *uint64, most int) []uint64 {
+	p := prefixes[r.IntN(len(prefixes))]
+	c := append([]uint64(nil), p[:r.IntN(len(p)+1)]...)
+	for range 1 + r.IntN(most) {
+		*own++
+		c = append(c, *own)
+	}
+	return c
 }
