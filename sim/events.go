@@ -32,8 +32,14 @@ type event struct {
 	class class
 	seq   uint64 // insertion order, the final tie-break
 	ref   int32  // the record the event concerns (arrivals, timeouts)
-	gen   uint32 // the slot generation a timeout belongs to
+	gen   uint32 // the slot generation a timeout belongs to; an arrival's is headGen when it heads the ordered run (pushOrdered)
 }
+
+// headGen marks an arrival the head of the heap's ordered run
+// (pushOrdered): its next event takes its place when it is popped. (A
+// field of its own changed how events are copied: RunAtlas paid 7
+// instructions a request more in handle, cachegrind.)
+const headGen = 1
 
 func (a event) before(b event) bool {
 	if a.at != b.at {
@@ -51,8 +57,19 @@ func (a event) before(b event) bool {
 type eventHeap struct {
 	items []event
 	seq   uint64
+	// The ordered run (pushOrdered): events pushed in (instant, class,
+	// sequence) order kept in a list beside the heap, its head alone in
+	// items (marked headGen), the rest waiting from ahead[next] on, each fed
+	// into the heap as the one before it is popped. tail is the run's
+	// last; ordered says there is a run.
+	ahead   []event
+	next    int
+	tail    event
+	ordered bool
 }
 
+// len is the number of events in the heap, the ordered run's head
+// standing for the run.
 func (h *eventHeap) len() int     { return len(h.items) }
 func (h *eventHeap) peek() *event { return &h.items[0] } // a pointer: the event was copied to read its instant
 
@@ -79,6 +96,63 @@ func (h *eventHeap) push(e event) {
 		j = i
 	}
 	h.items[j] = e
+}
+
+// pushOrdered is push for an event that is likely at or after the last
+// pushed this way: then it joins the ordered run, outside the heap, which
+// holds only the run's head, so that the heap sifts through the events
+// pushed out of order alone. A closed-loop source's first turns, all
+// pulled at the start (a conversation's 500 in Regime/Conversations),
+// queued in the heap made each pop sift through them: popSift and push
+// cost that regime 501 and 121 instructions a request, then ... and ...
+// (cachegrind). The events are popped in the order push alone pops them:
+// the run is in that order, and its head, in the heap, is its earliest
+// (TestEventHeapPopsInOrder pushes both ways).
+func (h *eventHeap) pushOrdered(e event) {
+	e.seq = h.seq
+	h.seq++
+	if !h.ordered {
+		e.gen, h.ordered, h.tail = headGen, true, e
+		h.insert(e)
+		return
+	}
+	if e.at > h.tail.at || e.at == h.tail.at && e.class >= h.tail.class { // after the tail: its sequence is later
+		h.ahead, h.tail = append(h.ahead, e), e
+		return
+	}
+	h.insert(e)
+}
+
+// insert adds e, stamped already, to the heap: push's rise compared by
+// before, for e's sequence may be earlier than others'.
+func (h *eventHeap) insert(e event) {
+	h.items = append(h.items, e)
+	j := len(h.items) - 1
+	for j > 0 {
+		i := (j - 1) / 2
+		if !e.before(h.items[i]) {
+			break
+		}
+		h.items[j] = h.items[i]
+		j = i
+	}
+	h.items[j] = e
+}
+
+// feed puts the ordered run's next event in the heap, its head popped,
+// or ends the run. Whoever pops the head (marked headGen) calls it before
+// the heap is read again: the runner at the arrival it is, in arrive (a
+// call in pop kept pop from inlining, which cost RunAtlas 63 instructions
+// a request; in handle, 8: its frame grew).
+func (h *eventHeap) feed() {
+	if h.next == len(h.ahead) {
+		h.ahead, h.next, h.ordered = h.ahead[:0], 0, false
+		return
+	}
+	e := h.ahead[h.next]
+	h.next++
+	e.gen = headGen
+	h.insert(e)
 }
 
 // pop removes and returns the earliest event. (Small enough to inline

@@ -221,7 +221,11 @@ func (r *runner) schedule(req workload.Request) error {
 	}
 	r.lastRef = ref
 	r.seen++
-	r.events.push(event{at: req.Arrival, class: classArrival, ref: ref})
+	if r.fb != nil {
+		r.events.pushOrdered(event{at: req.Arrival, class: classArrival, ref: ref})
+	} else {
+		r.events.push(event{at: req.Arrival, class: classArrival, ref: ref})
+	}
 	return nil
 }
 
@@ -245,8 +249,12 @@ func reuse[T any](items *[]T, free *[]int32) int32 {
 }
 
 // arrive is a request's scheduled instant: it is sent, or with every slot
-// of Config.MaxConcurrency taken, it waits client-side for one.
-func (r *runner) arrive(ref int32) error {
+// of Config.MaxConcurrency taken, it waits client-side for one. gen is
+// its event's: headGen when it headed the event heap's ordered run.
+func (r *runner) arrive(ref int32, gen uint32) error {
+	if gen == headGen { // the run's next is due in the heap (pushOrdered)
+		r.events.feed()
+	}
 	s := &r.slots[ref]
 	s.live = true
 	r.arrived++
