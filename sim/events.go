@@ -104,27 +104,28 @@ func (h *eventHeap) push(e event) {
 // pushed out of order alone. A closed-loop source's first turns, all
 // pulled at the start (a conversation's 500 in Regime/Conversations),
 // queued in the heap made each pop sift through them: popSift and push
-// cost that regime 501 and 121 instructions a request, then ... and ...
-// (cachegrind). The events are popped in the order push alone pops them:
+// cost that regime 501 and 121 instructions a request, then 251 and 125
+// (push, pushOrdered and feed's insert; cachegrind's marginal count).
+// An event out of order is pushed as push pushes it (its sequence the
+// latest). The events are popped in the order push alone pops them:
 // the run is in that order, and its head, in the heap, is its earliest
 // (TestEventHeapPopsInOrder pushes both ways).
 func (h *eventHeap) pushOrdered(e event) {
-	e.seq = h.seq
-	h.seq++
-	if !h.ordered {
+	switch {
+	case !h.ordered: // it heads a new run
 		e.gen, h.ordered, h.tail = headGen, true, e
-		h.insert(e)
-		return
-	}
-	if e.at > h.tail.at || e.at == h.tail.at && e.class >= h.tail.class { // after the tail: its sequence is later
+		h.push(e)
+	case e.at > h.tail.at || e.at == h.tail.at && e.class >= h.tail.class: // after the tail: its sequence is later
+		e.seq = h.seq
+		h.seq++
 		h.ahead, h.tail = append(h.ahead, e), e
-		return
+	default:
+		h.push(e)
 	}
-	h.insert(e)
 }
 
 // insert adds e, stamped already, to the heap: push's rise compared by
-// before, for e's sequence may be earlier than others'.
+// before, for e's sequence may be earlier than others' (feed's).
 func (h *eventHeap) insert(e event) {
 	h.items = append(h.items, e)
 	j := len(h.items) - 1
