@@ -1320,9 +1320,21 @@ func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
 // lo on, last first, r's copies among them from r.copies[ci] down. It
 // returns the index of r's last copy before them.
 func (p *blockPool) releaseSpan(r *runSeq, sp runSpan, lo, ci int, qi uint8) int {
-	t := p.runs
 	low := sp.lo + max(0, lo-sp.pos)
-	for x := sp.hi - 1; x >= low; {
+	x := sp.hi - 1
+	if ci < 0 || r.copies[ci].pos < sp.pos+low-sp.lo { // no copy of r's among them, as most spans
+		// The loop below without its tests of copies: 18,633 then
+		// 18,546 instructions a request in Regime/Conversations
+		// (cachegrind's marginal count; releaseSpan 819 then 748 with
+		// releaseDown). The copy's position tested against an offset
+		// kept (one loop, one test a block) cost more than both loops:
+		// 18,630.
+		for x >= low {
+			x = p.releaseDown(sp.edge, x, low, qi)
+		}
+		return ci
+	}
+	for x >= low {
 		pos := sp.pos + x - sp.lo
 		if ci >= 0 && r.copies[ci].pos == pos {
 			p.unref(r.copies[ci].seg, qi)
@@ -1334,16 +1346,23 @@ func (p *blockPool) releaseSpan(r *runSeq, sp runSpan, lo, ci int, qi uint8) int
 		if ci >= 0 && r.copies[ci].pos >= sp.pos {
 			bound = max(bound, sp.lo+r.copies[ci].pos-sp.pos+1)
 		}
-		id := p.primAt(sp.edge, x)
-		g := &t.at[id]
-		b := max(int(g.lo), bound)
-		if int(g.lo) < b || int(g.hi) > x+1 { // else id is those blocks (isolate's test)
-			id = p.isolate(id, b, x+1)
-		}
-		p.unref(id, qi)
-		x = b - 1
+		x = p.releaseDown(sp.edge, x, bound, qi)
 	}
 	return ci
+}
+
+// releaseDown drops one reference to the blocks of edge e from x down
+// to bound, or to the first of the segment holding x if it begins
+// after bound, and returns the block below them.
+func (p *blockPool) releaseDown(e int32, x, bound int, qi uint8) int {
+	id := p.primAt(e, x)
+	g := &p.runs.at[id]
+	b := max(int(g.lo), bound)
+	if int(g.lo) < b || int(g.hi) > x+1 { // else id is those blocks (isolate's test)
+		id = p.isolate(id, b, x+1)
+	}
+	p.unref(id, qi)
+	return b - 1
 }
 
 // unref drops one reference to segment id, queueing it at the tail of
