@@ -337,7 +337,6 @@ type runTree struct {
 	checking  bool                // Check reads the tree: a walk settles nothing (segmentsChecked)
 	cst       *coasts             // the decode cohort's coasting members, made at the first (coStart): kept here, not in the cohort, so that an Engine stays in its 2,304-byte size class (TestFleetSetupAllocatesEachReplicaOnce)
 	uncoasted []*runSeq           // coasting members settled, for the cohort to list again (coDrain)
-	slab      []int32             // room's
 }
 
 // walkedPath notes which walk left runTree.spans: along the path whose
@@ -505,7 +504,7 @@ func (t *runTree) newEdgeKeyed(parent int32, lab runLabel, key uint64) int32 {
 		e = t.espare[n-1]
 		t.espare = t.espare[:n-1]
 	} else {
-		t.edges = append(t.edges, runEdge{kids: t.room(), segs: t.room()})
+		t.edges = append(t.edges, runEdge{})
 		e = int32(len(t.edges) - 1)
 	}
 	ed := &t.edges[e]
@@ -513,21 +512,6 @@ func (t *runTree) newEdgeKeyed(parent int32, lab runLabel, key uint64) int32 {
 	t.edges[parent].kids = append(t.edges[parent].kids, e)
 	t.child.put(key, e)
 	return e
-}
-
-// room is an empty list of edges or segments with room for two, cut
-// from t's slab: a new edge's kids and segs (an edge recycled keeps
-// its own). Each allocated by its first append, they cost Regime/
-// Conversations, whose cache seldom evicts an edge to recycle, 49
-// instructions a request more (18,762 then 18,713, cachegrind's
-// marginal count). TestRunPoolTwin fails with the room not capped.
-func (t *runTree) room() []int32 {
-	if len(t.slab) < 2 {
-		t.slab = make([]int32, 1024)
-	}
-	r := t.slab[:0:2]
-	t.slab = t.slab[2:]
-	return r
 }
 
 // match finds the blocks of path's first n already in the tree: it
