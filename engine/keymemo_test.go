@@ -284,7 +284,7 @@ func TestRisingIsScan(t *testing.T) {
 		for _, memo := range []*keyMemo{nil, &m} {
 			var guess *ascend.Guess // the memo's, copied: the check leaves it as it is
 			if memo != nil {
-				g := memo.rise
+				g := memo.two
 				guess = &g
 			}
 			if _, ok := appendRisen(nil, ids[:(shared+per-1)/per], per, shared, guess); lie && ok {

@@ -158,7 +158,7 @@ func appendRisingPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shar
 		per := p / b
 		var guess *ascend.Guess
 		if memo != nil {
-			guess = &memo.rise
+			guess = &memo.two // a field of its own grew keyMemo out of its size class (TestFleetSetupAllocatesEachReplicaOnce)
 		}
 		if d, ok := appendRisen(dst, prefix[:(shared+per-1)/per], per, shared, guess); ok {
 			return append(d, runLabel{c: runContent{kind: 3, id: own}, n: ownRun})
