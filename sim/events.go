@@ -32,14 +32,8 @@ type event struct {
 	class class
 	seq   uint64 // insertion order, the final tie-break
 	ref   int32  // the record the event concerns (arrivals, timeouts)
-	gen   uint32 // the slot generation a timeout belongs to; an arrival's is headGen when it heads the ordered run (pushOrdered)
+	gen   uint32 // the slot generation a timeout belongs to
 }
-
-// headGen marks an arrival the head of the heap's ordered run
-// (pushOrdered): its next event takes its place when it is popped. (A
-// field of its own changed how events are copied: RunAtlas paid 7
-// instructions a request more in handle, cachegrind.)
-const headGen = 1
 
 func (a event) before(b event) bool {
 	if a.at != b.at {
@@ -59,13 +53,14 @@ type eventHeap struct {
 	seq   uint64
 	// The ordered run (pushOrdered): events pushed in (instant, class,
 	// sequence) order kept in a list beside the heap, its head alone in
-	// items (marked headGen), the rest waiting from ahead[next] on, each fed
-	// into the heap as the one before it is popped. tail is the run's
+	// items (its ref headRef), the rest waiting from ahead[next] on, each
+	// fed into the heap as the one before it is popped. tail is the run's
 	// last; ordered says there is a run.
 	ahead   []event
 	next    int
 	tail    event
 	ordered bool
+	headRef int32
 }
 
 // len is the number of events in the heap, the ordered run's head
@@ -113,7 +108,7 @@ func (h *eventHeap) push(e event) {
 func (h *eventHeap) pushOrdered(e event) {
 	switch {
 	case !h.ordered: // it heads a new run
-		e.gen, h.ordered, h.tail = headGen, true, e
+		h.ordered, h.tail, h.headRef = true, e, e.ref
 		h.push(e)
 	case e.at > h.tail.at || e.at == h.tail.at && e.class >= h.tail.class: // after the tail: its sequence is later
 		e.seq = h.seq
@@ -140,11 +135,21 @@ func (h *eventHeap) insert(e event) {
 	h.items[j] = e
 }
 
+// popped is called with the ref of each arrival popped, before the heap
+// is read again (the runner's arrive): the ordered run's head popped, its
+// next is put in the heap, or the run ends. An arrival's ref is its own
+// while its event is in the heap (its slot). (A call in pop kept pop
+// from inlining, which cost RunAtlas 63 instructions a request; the
+// arrival's event marked, and the mark passed to arrive and tested, 6;
+// this, 2: 6,237 then 6,239, cachegrind's marginal count.)
+func (h *eventHeap) popped(ref int32) {
+	if h.ordered && ref == h.headRef {
+		h.feed()
+	}
+}
+
 // feed puts the ordered run's next event in the heap, its head popped,
-// or ends the run. Whoever pops the head (marked headGen) calls it before
-// the heap is read again: the runner at the arrival it is, in arrive (a
-// call in pop kept pop from inlining, which cost RunAtlas 63 instructions
-// a request; in handle, 8: its frame grew).
+// or ends the run.
 func (h *eventHeap) feed() {
 	if h.next == len(h.ahead) {
 		h.ahead, h.next, h.ordered = h.ahead[:0], 0, false
@@ -152,7 +157,7 @@ func (h *eventHeap) feed() {
 	}
 	e := h.ahead[h.next]
 	h.next++
-	e.gen = headGen
+	h.headRef = e.ref
 	h.insert(e)
 }
 

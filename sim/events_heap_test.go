@@ -23,7 +23,7 @@ func TestEventHeapPopsInOrder(t *testing.T) {
 		rising := time.Duration(0)
 		for range 2000 {
 			if rng.IntN(5) < 3 || len(want) == 0 {
-				e := event{at: time.Duration(rng.IntN(1 + int(seed%40))), class: class(rng.IntN(3)), ref: rng.Int32()}
+				e := event{at: time.Duration(rng.IntN(1 + int(seed%40))), class: class(rng.IntN(3)), ref: int32(h.seq)} // refs of their own, as arrivals' slots (popped)
 				if seed%2 == 1 && rng.IntN(2) == 0 {
 					if rng.IntN(8) > 0 {
 						rising += time.Duration(rng.IntN(3))
@@ -47,10 +47,7 @@ func TestEventHeapPopsInOrder(t *testing.T) {
 				}
 			}
 			got := h.pop()
-			if got.gen == headGen { // as the runner does at an arrival
-				h.feed()
-			}
-			got.gen = 0 // the run's mark, not the event's (none pushed has a gen)
+			h.popped(got.ref) // as the runner does at an arrival
 			if got != want[k] {
 				t.Fatalf("seed %d: popped %+v, the earliest is %+v", seed, got, want[k])
 			}

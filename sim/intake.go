@@ -196,9 +196,6 @@ func (r *runner) schedule(req workload.Request) error {
 	if req.Arrival < floor {
 		return fmt.Errorf("sim: workload request %d arrives at %v, before %v: sources must yield in arrival order", req.ID, req.Arrival, floor)
 	}
-	if r.fb == nil {
-		r.lastArrival = req.Arrival
-	}
 	ref := r.alloc()
 	s := &r.slots[ref]
 	// Zeroed in place, then written field by field: a composite literal
@@ -221,11 +218,12 @@ func (r *runner) schedule(req workload.Request) error {
 	}
 	r.lastRef = ref
 	r.seen++
-	if r.fb != nil {
-		r.events.pushOrdered(event{at: req.Arrival, class: classArrival, ref: ref})
-	} else {
+	if r.fb == nil {
+		r.lastArrival = req.Arrival
 		r.events.push(event{at: req.Arrival, class: classArrival, ref: ref})
+		return nil
 	}
+	r.events.pushOrdered(event{at: req.Arrival, class: classArrival, ref: ref})
 	return nil
 }
 
@@ -249,12 +247,9 @@ func reuse[T any](items *[]T, free *[]int32) int32 {
 }
 
 // arrive is a request's scheduled instant: it is sent, or with every slot
-// of Config.MaxConcurrency taken, it waits client-side for one. gen is
-// its event's: headGen when it headed the event heap's ordered run.
-func (r *runner) arrive(ref int32, gen uint32) error {
-	if gen == headGen { // the run's next is due in the heap (pushOrdered)
-		r.events.feed()
-	}
+// of Config.MaxConcurrency taken, it waits client-side for one.
+func (r *runner) arrive(ref int32) error {
+	r.events.popped(ref) // the heap's ordered run goes on (pushOrdered)
 	s := &r.slots[ref]
 	s.live = true
 	r.arrived++

@@ -408,7 +408,7 @@ func (r *runner) stopping() time.Duration {
 func (r *runner) handle(ev event) error {
 	switch ev.class {
 	case classArrival:
-		return r.arrive(ev.ref, ev.gen)
+		return r.arrive(ev.ref)
 	case classTimeout:
 		return r.timeout(ev.ref, ev.gen)
 	case classWindow:
