@@ -344,6 +344,9 @@ func (v *View) longestCached(least int) (best, longest int) {
 	if e, ok := v.r.cache.(*eventsState); ok {
 		return e.longestEach(v, least)
 	}
+	if m := v.r.roots; m != nil {
+		return v.exactLongest(m, least)
+	}
 	return longestOfEach(v, least)
 }
 

@@ -71,6 +71,7 @@ type routing struct {
 	leastFresh, gwOrLeast bool
 	view                  View
 	cache                 cacheState   // the memory of the router's CacheView; nil: the replicas' caches (ExactView)
+	roots                 *lackRoots   // with ExactView, the replicas known to hold no block of a group; nil: none kept
 	keys                  prefixChains // the arrival's block keys (View.CachedPrefix)
 }
 
@@ -326,6 +327,9 @@ func (r *runner) send(ref int32) error {
 	if err != nil {
 		return r.end(ref, StatusRejected, err.Error())
 	}
+	if r.roots != nil {
+		r.roots.in(i, s.prefix)
+	}
 	// It joins the replica's waiting queue: a run in flight there stops
 	// after its step in flight, as step by step, unless the join changes
 	// none of its steps.
@@ -424,6 +428,9 @@ func (r *runner) drop(rep *replica, ref int32, st Status, reason string) error {
 	r.cancelTier(s, ref)
 	if err := rep.eng.Abort(r.now, ref); err != nil {
 		panic("sim: invariant abort-of-held-request broken: " + err.Error())
+	}
+	if r.roots != nil {
+		r.roots.out(rep.idx, s.prefix)
 	}
 	if r.steps != nil {
 		rep.aborted = append(rep.aborted, abortedRef{ref, s.rec.ID})
