@@ -29,6 +29,10 @@ func (c checkedPrefixes) Route(r *workload.Request, v *View) int {
 	if m := v.r.roots; m != nil && len(r.PrefixHashes) > 0 && r.PrefixBlockTokens >= m.maxB {
 		*c.lacked += bits.OnesCount64(m.lack[r.PrefixHashes[0]])
 	}
+	for k := range v.Replicas() { // heldRange's count, against the engine's
+		e := v.r.reps[v.at(k)].eng
+		require.Equal(c.t, e.Waiting()+e.Running(), v.r.reps[v.at(k)].held, "arrival %d, replica %d: requests held", v.Routed(), v.at(k))
+	}
 	for least := range v.Replicas() {
 		best, longest := v.longestCached(least)
 		wantBest, wantLongest := longestOfEach(v, least)
