@@ -406,7 +406,7 @@ func (v *View) prefixPath(i int) *engine.PrefixPath {
 			k.paths = make([]engine.PrefixPath, len(k.chains))
 		}
 		for c := range k.chains {
-			k.paths[c].Reset(v.req.PrefixHashes, v.req.PrefixBlockTokens, v.req.InputTokens, k.chains[c].blockSize)
+			k.paths[c].ResetPromised(v.req.PrefixHashes, v.req.PrefixBlockTokens, v.req.InputTokens, k.chains[c].blockSize, v.req.PrefixTwoRuns)
 		}
 	}
 	if k.chainOf == nil {
