@@ -172,3 +172,57 @@ func (v *View) askExact(m *lackRoots, x uint64, i, k, best, longest int, learnt 
 	}
 	return best, longest, learnt
 }
+
+// balance holds a fleet's replicas by the requests each holds
+// (replica.held), a bit a replica, with the least and the most held,
+// kept as hold moves a replica's count: PrefixAffinity's balance test
+// (View.heldRange) reads the range and the first replica holding the
+// least at once, instead of reading every replica's count
+// (RunFleet64/workload=prefix/router=PrefixAffinity, cgm.sh: heldRange
+// 734 then under 40 instructions a request, hold 64 then 224; 15,790
+// then 15,214 in all, View.held's read of replica.held with it). heldScan is the
+// twin: TestCachedPrefixesAreEach compares the two at every arrival.
+type balance struct {
+	by     []uint64 // by[h]: the replicas holding h requests, bit i replica i
+	lo, hi int      // the least and the most any replica holds
+}
+
+// newBalance is the run's balance when its router reads the caches
+// (PrefixAffinity, PrefixAware), with fresh signals, in a fleet of at
+// most maxRootBits replicas (nil otherwise): every replica holds none.
+func newBalance(r *runner) *balance {
+	if _, ok := r.router.(PrefixAware); !ok || !r.fleet || r.cfg.Fleet.SignalDelay > 0 || len(r.reps) > maxRootBits {
+		return nil
+	}
+	return &balance{by: []uint64{1<<len(r.reps) - 1}}
+}
+
+// move moves replica i from holding from requests to holding to (from
+// -1: a replica that joins the fleet); nil past maxRootBits replicas.
+func (b *balance) move(i, from, to int) *balance {
+	if i >= maxRootBits {
+		return nil
+	}
+	if from >= 0 {
+		b.by[from] &^= 1 << i
+	}
+	for to >= len(b.by) {
+		b.by = append(b.by, 0)
+	}
+	b.by[to] |= 1 << i
+	b.lo = min(b.lo, to)
+	for b.by[b.lo] == 0 {
+		b.lo++
+	}
+	b.hi = max(b.hi, to)
+	for b.by[b.hi] == 0 {
+		b.hi--
+	}
+	return b
+}
+
+// rangeOf is heldRange of the whole fleet: the first replica holding
+// the least, the least and the most.
+func (b *balance) rangeOf() (least, lo, hi int) {
+	return bits.TrailingZeros64(b.by[b.lo]), b.lo, b.hi
+}
