@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/servesim/servesim/internal/fsum"
 	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -334,15 +334,16 @@ func linearOf(c [numTerms]float64) Linear {
 	}
 }
 
-// goodness returns the MAPE (%) and R² of l over the samples. gonum's stat
-// has R² but no MAPE, so MAPE is the one line below.
+// goodness returns the MAPE (%) and R² of l over the samples. R² is
+// gonum's stat.RSquaredFrom's, from fsum so that it does not depend on
+// where ys lies in memory.
 func goodness(l Linear, shapes []shape, ys []float64) (mape, r2 float64) {
 	pred := make([]float64, len(ys))
 	for i, s := range shapes {
 		pred[i] = l.ms(s)
 		mape += math.Abs(pred[i]-ys[i]) / ys[i]
 	}
-	return 100 * mape / float64(len(ys)), stat.RSquaredFrom(pred, ys, nil)
+	return 100 * mape / float64(len(ys)), fsum.RSquared(pred, ys)
 }
 
 // String is the fit's report: each coefficient with its interval, the

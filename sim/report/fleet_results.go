@@ -5,10 +5,8 @@ import (
 	"math"
 	"strings"
 
-	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/servesim/servesim/sim"
+	"github.com/servesim/servesim/sim/stats"
 )
 
 // FleetPoint is how a fleet shared one offered load's work, from each
@@ -97,19 +95,7 @@ func ratio(a, b int) float64 {
 // across replications, as sim's estimates are computed (no interval
 // below two values, NaN for none).
 func meanOf(x []float64, conf float64) CardInterval {
-	e := CardInterval{Center: Num(math.NaN()), Lo: Num(math.NaN()), Hi: Num(math.NaN()), Confidence: conf, N: len(x)}
-	if len(x) == 0 {
-		return e
-	}
-	mean, std := stat.MeanStdDev(x, nil)
-	e.Center = Num(mean)
-	if len(x) < 2 {
-		return e
-	}
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(x) - 1)}.Quantile(0.5 + conf/2)
-	half := t * std / math.Sqrt(float64(len(x)))
-	e.Lo, e.Hi = Num(mean-half), Num(mean+half)
-	return e
+	return estimateOf(stats.MeanInterval(x, conf))
 }
 
 // mdFleet writes how a fleet shared each load, when the curve's runs

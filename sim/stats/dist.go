@@ -3,7 +3,7 @@ package stats
 import (
 	"math"
 
-	"gonum.org/v1/gonum/stat"
+	"github.com/servesim/servesim/internal/fsum"
 )
 
 // Dist summarises one latency metric in milliseconds, the way vLLM's bench
@@ -31,7 +31,7 @@ func DistOf(x []float64, m Method) Dist {
 	if len(x) == 0 {
 		return Dist{Mean: math.NaN(), Std: math.NaN(), Median: math.NaN(), P90: math.NaN(), P95: math.NaN(), P99: math.NaN(), Max: math.NaN()}
 	}
-	mean, std := stat.PopMeanStdDev(x, nil)
+	mean, std := fsum.PopMeanStdDev(x)
 	return Dist{
 		N: len(x), Mean: mean, Std: std,
 		Median: m.Quantile(0.5, x), P90: m.Quantile(0.9, x), P95: m.Quantile(0.95, x), P99: m.Quantile(0.99, x),

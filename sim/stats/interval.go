@@ -9,7 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"gonum.org/v1/gonum/stat"
+	"github.com/servesim/servesim/internal/fsum"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -49,7 +49,7 @@ func MeanInterval(x []float64, conf float64) Interval {
 	if len(x) == 0 {
 		return e
 	}
-	mean, std := stat.MeanStdDev(x, nil)
+	mean, std := fsum.MeanStdDev(x)
 	e.Center = mean
 	if len(x) < 2 {
 		return e
