@@ -391,6 +391,7 @@ func (e *Engine) Abort(now time.Duration, ref int32) error {
 			e.live -= e.stepTokens(s)
 		}
 		s.aborted = true // released by Complete
+		s.draft = 0      // verifyIID's loop stops at it, without testing aborted
 		e.outstanding -= s.left()
 		e.reqs.remove(ref)
 		return nil

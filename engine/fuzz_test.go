@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/internal/accept"
 	"github.com/servesim/servesim/internal/testlong"
 )
 
@@ -74,6 +75,9 @@ var plansEmpty, victimsUnscheduled int
 // the scenarios' plans reserved and the Lands the engines accepted;
 // fuzzTier counts the tier loads among them.
 var fuzzReserved, fuzzLanded, fuzzTier int
+
+// fuzzIID counts the scenarios whose engines draw with accept.IID.
+var fuzzIID int
 
 // fuzzEvents counts the KV events the scenarios compared.
 var fuzzEvents int
@@ -199,8 +203,11 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 	n := testlong.Int(t, 1000, 3000)
 	plansContinued, addsCapped, plansEmpty, victimsUnscheduled = 0, 0, 0, 0
 	fuzzReserved, fuzzLanded, fuzzTier, fuzzCoCached = 0, 0, 0, 0
-	fuzzEvents, fuzzResSteps, fuzzCoSteps, fuzzStoreFirst = 0, 0, 0, 0
+	fuzzEvents, fuzzResSteps, fuzzCoSteps, fuzzStoreFirst, fuzzIID = 0, 0, 0, 0, 0
 	defer func() {
+		if fuzzIID < n/40 {
+			t.Errorf("%d scenarios drew with accept.IID in %d: the scenarios no longer reach verifyIID", fuzzIID, n)
+		}
 		if fuzzEvents < n {
 			t.Errorf("%d KV events compared in %d scenarios: the scenarios no longer publish them", fuzzEvents, n)
 		}
@@ -344,6 +351,17 @@ func scenario(t *testing.T, data []byte) {
 		defer func() { fuzzCoCached, fuzzResSteps = fuzzCoCached+int(e.co.cached), fuzzResSteps+e.res.calls }()
 		slow, _ := New(cfg, model)
 		slow.SetAcceptor(hashAcceptor{})
+		var streams [2][]rand.PCG // the i.i.d. acceptors' streams, by ref
+		if cfg.SpeculativeTokens > 0 && data[0]/5%2 == 0 {
+			// In half the speculative scenarios sim's i.i.d. acceptor of
+			// one α: drawn inline by the fast engine (verifyIID), asked
+			// through the interface by the slow one (verifyEach), each
+			// from streams seeded alike.
+			alpha := float64(data[2]%11) / 10
+			e.SetAcceptor(accept.NewIID(&streams[0], alpha, cfg.SpeculativeTokens))
+			slow.SetAcceptor(struct{ Acceptor }{accept.NewIID(&streams[1], alpha, cfg.SpeculativeTokens)})
+			fuzzIID++
+		}
 		walkRuns(slow)
 		var tiers [2]*lruTier
 		if data[0]%7 == 4 { // a KV tier below HBM (write-through, LRU), of 0 to 64 blocks
@@ -405,6 +423,9 @@ func scenario(t *testing.T, data []byte) {
 				}
 				if cfg.RemoteKV && arg%3 != 0 { // prefilled elsewhere (refused if it serves one token)
 					r.Remote = true
+				}
+				for i := range streams {
+					streams[i] = append(streams[i], *rand.NewPCG(uint64(next), 41))
 				}
 				err := e.Add(now, r)
 				w.same("Add", err, slow.Add(now, r))

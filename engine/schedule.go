@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -609,67 +608,103 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 // drafts and the token sampled after them are emitted, and the KV of
 // the accepted ones is kept. A decode's tokens left are Output − emitted
 // (its computed tokens, known − 1 = Input + emitted − 1, cover its
-// prompt): they fall by the n it emits. A loop of its own, as
-// planDrafts's: a call a decode spilled Complete's variables (this is
+// prompt): they fall by the n it emits. A function of its own, as
+// planDrafts: a call a decode spilled Complete's variables (this is
 // paid once a request and step; it saved 1,100 instructions a request
 // in BenchmarkRegime/Speculation).
 func (e *Engine) verified(i int) (int, bool) {
-	done := false
 	// Room for an Emit and a Draft for each decode left in the batch,
 	// written in place (one Draft per Emit: the lengths are equal), then
 	// cut to those written: append's test of the capacity and store of
 	// the length for each decode cost 277 instructions a request in
 	// BenchmarkRegime/Speculation (cachegrind, 43,343 then 43,066).
 	sched, base := e.sched[i:], len(e.out.Emitted)
+	e.out.Emitted = slices.Grow(e.out.Emitted, len(sched))
+	e.out.Drafts = slices.Grow(e.out.Drafts, len(sched))
+	ems := e.out.Emitted[base:cap(e.out.Emitted)][:len(sched)]
+	drs := e.out.Drafts[base:cap(e.out.Drafts)][:len(sched)]
 	// The driver's i.i.d. acceptor (accept.IID) drawn inline, its streams
 	// read once a call, not through the Acceptor interface (its twin, as
 	// sim's Stepwise hands it): 36,122 then 35,303 instructions a request in
 	// BenchmarkRegime/Speculation. Asserted here, not kept in a field: a
 	// larger Engine put TestFleetSetupAllocatesEachReplicaOnce over its
-	// bound.
-	iid, _ := e.acceptor.(*accept.IID)
-	var streams []rand.PCG
-	if iid != nil {
-		streams = *iid.Streams
+	// bound. Each in a loop of its own: the interface call in the one
+	// loop, though not taken, had the i.i.d. loop reload nine variables
+	// from the stack a decode (Go keeps no register across a call); with
+	// the outstanding count taken once a call, 35,520 then 34,966
+	// instructions a request in BenchmarkRegime/Speculation.
+	var k, n int
+	var done bool
+	if iid, _ := e.acceptor.(*accept.IID); iid != nil {
+		k, n, done = verifyIID(sched, ems, drs, iid)
+	} else {
+		k, n, done = e.verifyEach(sched, ems, drs)
 	}
-	e.out.Emitted = slices.Grow(e.out.Emitted, len(sched))
-	e.out.Drafts = slices.Grow(e.out.Drafts, len(sched))
-	ems := e.out.Emitted[base:cap(e.out.Emitted)][:len(sched)]
-	drs := e.out.Drafts[base:cap(e.out.Drafts)][:len(sched)]
-	k := 0
+	e.outstanding -= n
+	e.out.Emitted, e.out.Drafts = e.out.Emitted[:base+k], e.out.Drafts[:base+k]
+	return i + k, done
+}
+
+// verifyIID is verified's loop under i.i.d. acceptance of one α, a draw
+// from each request's stream (accept.Accepted): it verifies sched's
+// decodes with drafts in order, writing each one's Emit and Draft at
+// its index in ems and drs, up to the first that is not one (or was
+// aborted), and returns their count, the tokens they emitted and
+// whether one of them emitted its last. It
+// calls nothing, so that its variables stay in registers.
+func verifyIID(sched []*seq, ems []Emit, drs []Draft, a *accept.IID) (k, tokens int, done bool) {
+	streams, below, start := *a.Streams, a.Below, a.Start
+	ems, drs = ems[:len(sched)], drs[:len(sched)]
+	for ; k < len(sched); k++ {
+		s := sched[k]
+		// Or aborted: Abort sets its draft to 0, so that this loop does
+		// not test aborted too (34,302 then 34,079 instructions a request
+		// in BenchmarkRegime/Speculation).
+		if s.draft == 0 {
+			break
+		}
+		acc := accept.Accepted(streams[s.req.Ref].Uint64()>>11, below, start, s.draft)
+		drs[k] = Draft{Drafted: s.draft, Accepted: acc}
+		ems[k] = s.verify(1 + acc)
+		tokens += 1 + acc
+		done = done || ems[k].Done
+	}
+	return k, tokens, done
+}
+
+// verifyEach is verifyIID with the driver's Acceptor asked through the
+// interface: any acceptor (sim's of α by class, or of accepted
+// lengths), and the twin of verifyIID's inline draw.
+func (e *Engine) verifyEach(sched []*seq, ems []Emit, drs []Draft) (k, tokens int, done bool) {
 	for ; k < len(sched); k++ {
 		s := sched[k]
 		if s.draft == 0 || s.aborted {
 			break
 		}
-		drafted, accepted := s.draft, 0
-		if iid != nil {
-			accepted = accept.Accepted(streams[s.req.Ref].Uint64()>>11, iid.Below, iid.Start, drafted)
-		} else {
-			accepted = e.accepted(s)
-		}
-		n := 1 + accepted
-		s.look = max(s.look, s.sched) - n
-		s.computed += n
-		s.known += n
-		s.emitted += n
-		s.sched, s.draft = 0, 0
-		e.outstanding -= n
-		// Its drafts listed inline, not by noteDraft: this is the
-		// speculative engine's usual emit. Never its first: it decoded
-		// after one.
-		drs[k] = Draft{Drafted: drafted, Accepted: accepted}
-		fin := s.emitted >= s.req.Output
-		// emit's, whose streak test never holds here: speculative decoding
-		// omits no streak (decideFast), so e.prev is 0.
-		if !fin {
-			s.lastMove = e.move
-		}
-		ems[k] = Emit{Ref: s.req.Ref, Tokens: n, Done: fin}
-		done = done || fin
+		acc := e.accepted(s)
+		drs[k] = Draft{Drafted: s.draft, Accepted: acc}
+		ems[k] = s.verify(1 + acc)
+		tokens += 1 + acc
+		done = done || ems[k].Done
 	}
-	e.out.Emitted, e.out.Drafts = e.out.Emitted[:base+k], e.out.Drafts[:base+k]
-	return i + k, done
+	return k, tokens, done
+}
+
+// verify advances s, whose step verified its drafts, by the n tokens it
+// emits (the accepted drafts and the token sampled after them), and
+// returns its Emit: never its first (it decoded after one). Not emit:
+// its streak test never holds here, and lastMove, which emit sets, is
+// left as it is: its readers are streaks (emit, satOut) and the cohort
+// (joins), which speculative decoding turns off (decideFast). Its store
+// and the outcome's number held in the loop cost 148 instructions a
+// request in BenchmarkRegime/Speculation (34,450 then 34,302).
+func (s *seq) verify(n int) Emit {
+	s.look = max(s.look, s.sched) - n
+	s.computed += n
+	s.known += n
+	s.emitted += n
+	s.sched, s.draft = 0, 0
+	return Emit{Ref: s.req.Ref, Tokens: n, Done: s.emitted >= s.req.Output}
 }
 
 // noteDraft lists a scheduled request's drafts in the outcome (out of

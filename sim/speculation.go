@@ -209,15 +209,24 @@ type specStats struct {
 }
 
 func (s *specStats) add(drafted, accepted, k int) {
+	s.count(drafted, accepted)
+	if drafted == k {
+		s.addFull(1+accepted, 1)
+	}
+}
+
+// count counts a step that drafted, full or not.
+func (s *specStats) count(drafted, accepted int) {
 	s.steps++
 	s.drafted += drafted
 	s.accepted += accepted
-	if drafted == k {
-		t := 1 + accepted
-		s.full++
-		s.fullTokens += t
-		s.fullSq += t * t
-	}
+}
+
+// addFull counts n full steps that emitted t tokens each.
+func (s *specStats) addFull(t, n int) {
+	s.full += n
+	s.fullTokens += t * n
+	s.fullSq += t * t * n
 }
 
 // SpecSummary is a run's speculative decoding, over its measured requests:
