@@ -207,12 +207,9 @@ func newBalance(r *runner) *balance {
 var minBalance = 16
 
 // move moves replica i from holding from requests to holding to (from
-// -1: a replica that joins the fleet); nil past maxRootBits replicas, or
-// at a count below 0: a guard for Summarize's replay, which moves the
-// counts by the records' events (and routes nothing); a run's own holds
-// never go below 0.
+// -1: a replica that joins the fleet); nil past maxRootBits replicas.
 func (b *balance) move(i, from, to int) *balance {
-	if i >= maxRootBits || to < 0 {
+	if i >= maxRootBits {
 		return nil
 	}
 	if from >= 0 {
