@@ -188,23 +188,14 @@ type balance struct {
 }
 
 // newBalance is the run's balance when its router reads the caches
-// (PrefixAffinity, PrefixAware), with fresh signals, in a fleet of more
-// than minBalance and at most maxRootBits replicas (nil otherwise):
-// every replica holds none.
+// (PrefixAffinity, PrefixAware), with fresh signals, in a fleet of at
+// most maxRootBits replicas (nil otherwise): every replica holds none.
 func newBalance(r *runner) *balance {
-	if _, ok := r.router.(PrefixAware); !ok || !r.fleet || r.cfg.Fleet.SignalDelay > 0 || len(r.reps) <= minBalance || len(r.reps) > maxRootBits {
+	if _, ok := r.router.(PrefixAware); !ok || !r.fleet || r.cfg.Fleet.SignalDelay > 0 || len(r.reps) > maxRootBits {
 		return nil
 	}
 	return &balance{by: []uint64{1<<len(r.reps) - 1}}
 }
-
-// minBalance is the largest fleet whose held range is scanned rather
-// than kept: keeping it costs two moves a request, about 160
-// instructions, and scanning about 11 a replica an arrival
-// (Regime/Fleet8PrefixApprox, cgm.sh: 13,295 scanned, 13,377 kept).
-// A variable only so that the tests keep it in the small fleets of
-// their random scenarios.
-var minBalance = 16
 
 // move moves replica i from holding from requests to holding to (from
 // -1: a replica that joins the fleet); nil past maxRootBits replicas.

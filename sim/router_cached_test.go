@@ -77,8 +77,6 @@ func requireRoots(t *testing.T, a *approxState) {
 // two block sizes among them) with checkedPrefixes in its place, and in
 // its prefill pool's, with the scenario's view and again with ApproxView.
 func TestCachedPrefixesAreEach(t *testing.T) {
-	defer func(m int) { minBalance = m }(minBalance)
-	minBalance = 1 // the held range kept in every fleet, to be compared
 	asked, approx, pools, runs, lacked, ranged := 0, 0, 0, 0, 0, 0
 	for seed := range uint64(1_500) {
 		data := randomScenario(seed)
@@ -146,8 +144,6 @@ func (l loadPrefixAffinity) Route(r *workload.Request, v *View) int {
 // view and again with ApproxView (which syncs no replica itself), and
 // in their prefill pools: both runs fast, the same bytes.
 func TestHeldIsTheLoads(t *testing.T) {
-	defer func(m int) { minBalance = m }(minBalance)
-	minBalance = 1 // the held range kept in every fleet
 	runs, pools := 0, 0
 	for seed := range uint64(4_000) {
 		data := randomScenario(seed)
