@@ -225,7 +225,7 @@ func (v *View) Outstanding(i int) int {
 
 // held is Load(i).Held(), the one figure PrefixAffinity weighs, read
 // without the rest of the load: with fresh signals the engine's waiting
-// and running requests (as the run counts them, replica.held), which a run's blocks taken by now (SyncTo) do
+// and running requests, which a run's blocks taken by now (SyncTo) do
 // not change, so, as for Outstanding, the run is not synced first (a
 // view that reads a replica's cache syncs it itself). A fleet of 8
 // behind PrefixAffinity with ApproxView spent about 130 instructions a
@@ -235,7 +235,8 @@ func (v *View) held(i int) int {
 	if v.r.cfg.Fleet.SignalDelay > 0 {
 		return v.Load(i).Held()
 	}
-	return v.r.reps[v.at(i)].held // the engine's count (heldRange)
+	e := v.r.reps[v.at(i)].eng
+	return e.Waiting() + e.Running()
 }
 
 // heldRange is the replica holding the fewest requests (held), ties to
@@ -261,16 +262,8 @@ func (v *View) heldRange() (least, lo, hi int) {
 	// engine's waiting and running requests at every arrival, which
 	// checkedPrefixes holds them to) rather than the engine's: 1,309
 	// then 734 instructions a request in BenchmarkRunFleet64/
-	// workload=prefix/router=PrefixAffinity; of the whole fleet, the
-	// range kept as the counts move (balance), under 40.
-	if b := v.r.bal; b != nil && v.lo == 0 && v.n == len(v.r.reps) {
-		return b.rangeOf()
-	}
-	return heldScan(v.r.reps[v.lo : v.lo+v.n])
-}
-
-// heldScan is heldRange of the replicas reps, each one's count read.
-func heldScan(reps []replica) (least, lo, hi int) {
+	// workload=prefix/router=PrefixAffinity.
+	reps := v.r.reps[v.lo : v.lo+v.n]
 	lo = reps[0].held
 	hi = lo
 	for i := 1; i < len(reps); i++ {

@@ -72,7 +72,6 @@ type routing struct {
 	view                  View
 	cache                 cacheState   // the memory of the router's CacheView; nil: the replicas' caches (ExactView)
 	roots                 *lackRoots   // with ExactView, the replicas known to hold no block of a group; nil: none kept
-	bal                   *balance     // the fleet's held requests by count, for PrefixAffinity (heldRange); nil: none kept
 	keys                  prefixChains // the arrival's block keys (View.CachedPrefix)
 }
 

@@ -167,9 +167,6 @@ func (rep *replica) run() *engine.Runner { return rep.eng.Runner() }
 // instant, integrating what it held until then over the window.
 func (r *runner) hold(rep *replica, d int) {
 	r.integrateHeld(rep, r.now)
-	if r.bal != nil {
-		r.bal = r.bal.move(rep.idx, rep.held, rep.held+d)
-	}
 	rep.held += d
 	if rep.held == 0 && rep.state == stateDraining {
 		r.drained(rep)

@@ -104,7 +104,6 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 		return nil, err
 	}
 	r.roots = newLackRoots(r)
-	r.bal = newBalance(r)
 	_, least := r.router.(LeastLoaded)
 	r.leastFresh = least && r.pd == nil && r.cache == nil && cfg.Fleet.SignalDelay <= 0 && r.gw == nil
 	r.gwOrLeast = r.gw != nil || r.leastFresh
@@ -234,9 +233,6 @@ func (r *runner) addReplica(rc ReplicaConfig) (int, error) {
 	}
 	if r.roots != nil {
 		r.roots = r.roots.added(r, i)
-	}
-	if r.bal != nil {
-		r.bal = r.bal.move(i, -1, 0)
 	}
 	return i, nil
 }
