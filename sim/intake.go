@@ -310,6 +310,9 @@ func (r *runner) send(ref int32) error {
 			if r.pd != nil {
 				return r.place(ref, i, true)
 			}
+			if r.roots != nil { // here, not after the Add below, which every run reaches (8 instructions a request in RunAtlas)
+				r.roots.in(i, s.prefix)
+			}
 		case r.gw != nil:
 			return r.admit(ref)
 		case r.view.idx == nil: // leastFresh: LeastLoaded's choice, no request built, of the whole fleet
@@ -325,10 +328,10 @@ func (r *runner) send(ref int32) error {
 		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo, PrefixCoversOutput: s.answerIDs,
 		Class: s.class, Deadline: r.deadline(s.class, r.now)})
 	if err != nil {
+		if r.roots != nil { // taken in above
+			r.roots.out(i, s.prefix)
+		}
 		return r.end(ref, StatusRejected, err.Error())
-	}
-	if r.roots != nil {
-		r.roots.in(i, s.prefix)
 	}
 	// It joins the replica's waiting queue: a run in flight there stops
 	// after its step in flight, as step by step, unless the join changes
