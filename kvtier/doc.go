@@ -54,10 +54,12 @@
 //     nodes (reindex; the index's own growth is its twin).
 //   - segments.go: the runs a touch or a Store placed, their keys in an
 //     array, so that the next touch matches its keys against the array
-//     instead of walking the list.
+//     instead of walking the list; the arrays cut from slabs (segRoom).
 //   - store.go: Store, an Insert and the touch after it, the new keys
 //     put in as the touch leaves them, in a segment; storeEach, Insert
-//     then Touch, is its slow twin.
+//     then Touch, is its slow twin. InsertChain: Store's insert without
+//     its touch, for a caller that touches the chain later (sim's lazy
+//     touches); Insert is its twin once the chain is touched.
 //   - cold.go: the keys of the last touch that held none, so that the
 //     same touch again, with none of them inserted since, returns at
 //     once; and the last TouchHeld, answered again while nothing

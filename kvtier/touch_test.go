@@ -104,8 +104,23 @@ func twins(t *testing.T, capacity int, in []byte) {
 				before, after = before[:min(len(before), int(next()%4))], after[:min(len(after), int(next()%3))]
 				chain = append(append(before, keys...), after...)
 			}
-			fe, fa, fok := fast.Store(keys, chain, nil)
-			se, sa, sok := slow.storeStep(keys, chain)
+			var fe, se []uint64
+			var fa, sa int
+			var fok, sok bool
+			if next()%3 == 0 { // InsertChain, a touch of another list maybe, then the touch of chain
+				fe, fa, fok = fast.InsertChain(keys, chain, nil)
+				se, sa, sok = slow.Insert(keys, nil)
+				if next()%2 == 0 {
+					other := list()
+					fast.Touch(other)
+					slow.touchEach(other)
+				}
+				fast.Touch(chain)
+				slow.touchEach(chain)
+			} else {
+				fe, fa, fok = fast.Store(keys, chain, nil)
+				se, sa, sok = slow.storeStep(keys, chain)
+			}
 			require.Equal(t, sok, fok)
 			require.Equal(t, se, fe)
 			require.Equal(t, sa, fa)
@@ -274,13 +289,7 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 		for step := range 400 {
 			switch op := r.IntN(20); {
 			case op < 2 || len(reqs) == 0:
-				p := prefixes[r.IntN(len(prefixes))]
-				c := append([]uint64(nil), p[:r.IntN(len(p)+1)]...)
-				for range 1 + r.IntN(100) {
-					own++
-					c = append(c, own)
-				}
-				reqs = append(reqs, &req{chain: c})
+				reqs = append(reqs, &req{chain: newChain(r, prefixes, &own, 100)})
 			case op < 14:
 				q := reqs[r.IntN(len(reqs))]
 				if q.stored == len(q.chain) {
@@ -300,6 +309,11 @@ func TestTouchLongChainsIsTouchEach(t *testing.T) {
 					fe, fa, fok = fast.Store(keys, chain, nil)
 					se, sa, sok = slow.storeStep(keys, chain)
 					stores++
+				} else if op < 10 { // InsertChain and the touch of chain, as sim's lazy touches make it
+					fe, fa, fok = fast.InsertChain(keys, chain, nil)
+					se, sa, sok = slow.Insert(keys, nil)
+					fast.Touch(chain)
+					slow.touchEach(chain)
 				} else {
 					fe, fa, fok = fast.Insert(keys, nil)
 					se, sa, sok = slow.Insert(keys, nil)
@@ -589,4 +603,82 @@ func requireSameList(t *testing.T, fast, slow *LRU, round, step int) {
 	require.Equal(t, order(slow), order(fast), "round %d step %d", round, step)
 	require.Equal(t, slow.Counters(), fast.Counters())
 	checkSegments(t, fast)
+}
+
+// TestInsertChainIsInsert holds InsertChain, each store's chain touched
+// after it (some at once, the rest a few stores later, in order, as sim's
+// lazy touches make them), to Insert and touchEach: requests that share
+// prefixes store their chains a chunk or a decode's block at a time in a
+// tier that does not evict (no node free: InsertChain's own ways), a
+// block whose key before it lies inside another request's segment among
+// them.
+func TestInsertChainIsInsert(t *testing.T) {
+	r := rand.New(rand.NewPCG(42, 0x1c4))
+	decodes := 0
+	for round := range 6 {
+		fast, slow := mustNew(t, 1<<14), mustNew(t, 1<<14)
+		prefixes := make([][]uint64, 1+r.IntN(3))
+		for g := range prefixes {
+			for k := range 1 + r.IntN(60) {
+				prefixes[g] = append(prefixes[g], uint64(g+1)<<32|uint64(k))
+			}
+		}
+		own := uint64(1 << 40)
+		type req struct {
+			chain  []uint64
+			stored int
+		}
+		var reqs []*req
+		var pending [][]uint64 // chains whose touch is put off, in order
+		flush := func() {
+			for _, c := range pending {
+				fast.Touch(c)
+				slow.touchEach(c)
+			}
+			pending = pending[:0]
+		}
+		for step := range 300 {
+			if len(reqs) == 0 || r.IntN(8) == 0 {
+				reqs = append(reqs, &req{chain: newChain(r, prefixes, &own, 20)})
+			}
+			q := reqs[r.IntN(len(reqs))]
+			if q.stored == len(q.chain) { // a decode's block
+				own++
+				q.chain = append(q.chain, own)
+			}
+			to := q.stored + 1
+			if r.IntN(3) == 0 {
+				to = q.stored + 1 + r.IntN(len(q.chain)-q.stored)
+			}
+			keys, chain := q.chain[q.stored:to], q.chain[:to]
+			if len(keys) == 1 && q.stored > 0 {
+				decodes++
+			}
+			fe, fa, fok := fast.InsertChain(keys, chain, nil)
+			se, sa, sok := slow.Insert(keys, nil)
+			requireSameStore(t, fe, fa, fok, se, sa, sok)
+			checkSegments(t, fast) // its claims before the touch mends any
+			q.stored = to
+			pending = append(pending, chain)
+			if r.IntN(8) == 0 {
+				flush()
+				requireSameList(t, fast, slow, round, step) // and checkSegments
+			}
+		}
+		flush()
+		requireSameList(t, fast, slow, round, 300)
+	}
+	require.Greater(t, decodes, 900)
+}
+
+// newChain is a request's chain: a random prefix's first keys, then 1
+// to most keys of its own, numbered on from *own.
+func newChain(r *rand.Rand, prefixes [][]uint64, own *uint64, most int) []uint64 {
+	p := prefixes[r.IntN(len(prefixes))]
+	c := append([]uint64(nil), p[:r.IntN(len(p)+1)]...)
+	for range 1 + r.IntN(most) {
+		*own++
+		c = append(c, *own)
+	}
+	return c
 }

@@ -635,6 +635,7 @@ func (e EventsView) state(r *runner) (cacheState, error) {
 // to.
 func (s *eventsState) added(r *runner, i int) {
 	x := &eventIndex{s: s}
+	x.held.sizeFor(r.reps[i].eng.Config().KVBlocks)
 	if s.cfg.Jitter > 0 { // a stream a replica: its events come in its own order, however the run is cut into moves
 		x.rand = workload.NewStream(r.cfg.Seed, fmt.Sprintf("sim/kvevents/%d", i))
 	}
@@ -675,7 +676,7 @@ type eventIndex struct {
 	segs    []storedSeg
 	segHead int
 	arena   []uint64
-	starts  map[uint64]storedRun
+	starts  runStarts
 }
 
 // storedSeg is a run of keys an engine stored in one call, of minStored
@@ -697,6 +698,100 @@ const minStored = 16
 // maxArena bounds the keys of applied runs an index keeps (256 KiB);
 // past it, they are dropped and walk looks keys up until more are kept.
 const maxArena = 1 << 15
+
+// jumpArena is the most keys of the arena grown by doubling (32 KiB);
+// past it, the arena is made whole (maxArena).
+const jumpArena = 1 << 12
+
+// runStarts is an index's kept runs by their first key, as a
+// map[uint64]storedRun whose only deletion is of every entry (clear): in
+// a table of its own, by linear probing from the key's hash (key ×
+// keyMul, as keyCounts'), at most half full, doubled from 64 slots
+// (1.5 KiB) as runs come up to 256 (6 KiB), then made whole at once
+// (startSlots). It holds at most maxArena/minStored runs (each of
+// minStored keys or more in an arena of maxArena), so whole it is
+// 4,096 slots (96 KiB). A run whose first key is 0 (hash 0 marks
+// an empty slot) is not kept: walk looks its keys up. The Go map's
+// inserts (one for each request's own blocks) and growth cost
+// Regime/Fleet8PrefixEvents 665 instructions a request:
+// TestInstructionBudget, 19,552 then 18,887. TestRunStartsIsAMap holds it
+// to the map.
+type runStarts struct {
+	slots []startSlot // by slot; h 0: empty
+	n     int         // the runs held
+	shift uint        // 64 − log2(len(slots))
+}
+
+type startSlot struct {
+	h   uint64 // the first key's hash
+	run storedRun
+}
+
+// startSlots is a whole runStarts' slots: twice the runs it may hold.
+const startSlots = 2 * maxArena / minStored
+
+// slot is the slot of the run whose first key has hash h, or the empty
+// one where it would go.
+func (t *runStarts) slot(h uint64) *startSlot {
+	mask := uint(len(t.slots) - 1)
+	for i := uint(h >> (t.shift & 63)); ; i++ {
+		if s := &t.slots[i&mask]; s.h == h || s.h == 0 {
+			return s
+		}
+	}
+}
+
+// put keeps run as the one whose first key is key (0: none).
+func (t *runStarts) put(key uint64, run storedRun) {
+	h := key * keyMul
+	if h == 0 {
+		return
+	}
+	if 2*(t.n+1) > len(t.slots) { // the next run may be new: room for it
+		t.grow()
+	}
+	s := t.slot(h)
+	if s.h == 0 {
+		s.h = h
+		t.n++
+	}
+	s.run = run
+}
+
+// grow doubles the table (from 64 slots), or past 256 makes it whole
+// (startSlots), and puts every run in it again.
+func (t *runStarts) grow() {
+	old := t.slots
+	size := max(64, 2*len(old))
+	if size > 256 {
+		size = startSlots
+	}
+	t.slots = make([]startSlot, size)
+	t.shift = uint(64 - bits.TrailingZeros(uint(len(t.slots))))
+	for _, s := range old {
+		if s.h != 0 {
+			*t.slot(s.h) = s
+		}
+	}
+}
+
+// get is the run whose first key is key, ok false if none.
+func (t *runStarts) get(key uint64) (storedRun, bool) {
+	h := key * keyMul
+	if t.n == 0 || h == 0 {
+		return storedRun{}, false
+	}
+	s := t.slot(h)
+	return s.run, s.h == h
+}
+
+// clear drops every run.
+func (t *runStarts) clear() {
+	if t.n > 0 {
+		clear(t.slots)
+		t.n = 0
+	}
+}
 
 // runMemo is the leading run of an arrival's chain that the index held
 // when it was last asked about a chain of the arrival keys' memo slot
@@ -810,14 +905,17 @@ func (x *eventIndex) store(start, end int) {
 
 // keep keeps an applied stored run of keys, by its first key, for walk.
 func (x *eventIndex) keep(keys []uint64) {
-	if x.starts == nil {
-		x.starts = map[uint64]storedRun{}
+	if n := len(x.arena) + len(keys); n > cap(x.arena) && n > jumpArena && n <= maxArena {
+		// Past jumpArena keys, whole at once, as it fills in a long run
+		// (256 KiB): Regime/Fleet8PrefixEvents, TestInstructionBudget,
+		// 18,396 then 18,192 instructions a request, its doublings gone.
+		x.arena = append(make([]uint64, 0, maxArena), x.arena...)
 	}
 	if len(x.arena)+len(keys) > maxArena {
 		x.arena = x.arena[:0]
-		clear(x.starts)
+		x.starts.clear()
 	}
-	x.starts[keys[0]] = storedRun{off: int32(len(x.arena)), n: int32(len(keys)), forgot: x.forgot}
+	x.starts.put(keys[0], storedRun{off: int32(len(x.arena)), n: int32(len(keys)), forgot: x.forgot})
 	x.arena = append(x.arena, keys...)
 }
 
@@ -997,10 +1095,10 @@ const chainStep = 8
 // walkEach (every key looked up), with from 0 and the whole chain, is
 // walk's and run's slow twin.
 func (x *eventIndex) walk(keys []uint64, from int) int {
-	n, try := from, x.starts != nil
+	n, try := from, x.starts.n > 0
 	for n < len(keys) && x.held.has(keys[n]) {
 		if try {
-			if r, ok := x.starts[keys[n]]; ok && r.forgot == x.forgot {
+			if r, ok := x.starts.get(keys[n]); ok && r.forgot == x.forgot {
 				n += 1 + lcp.Len(keys[n+1:], x.arena[r.off+1:r.off+r.n])
 				continue
 			}

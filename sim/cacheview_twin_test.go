@@ -235,6 +235,7 @@ func TestPrefixChainsEqualPrefixKeys(t *testing.T) {
 	k.chains[0].eng = fleetEngine(t, 16, nil)
 	k.chains[1].eng = fleetEngine(t, 32, k.chains[0].eng)
 	r := &runner{}
+	promised := 0
 	for n := range 20_000 {
 		ids := make([]uint64, rng.IntN(10))
 		for i := range ids {
@@ -249,10 +250,20 @@ func TestPrefixChainsEqualPrefixKeys(t *testing.T) {
 				run[i] = 100*uint64(rng.IntN(3)) + uint64(i)
 			}
 			ids = append(run[:len(run):len(run)], ids[:rng.IntN(len(ids)+1)]...)
+			if rng.IntN(2) == 0 { // then the prompt's own run, as Synthetic's
+				ids = ids[:len(run)]
+				for i := range rng.IntN(20) {
+					ids = append(ids, 1<<40+uint64(n)<<8+uint64(i))
+				}
+			}
 		}
 		p := []int{16, 32, 8, 512}[rng.IntN(4)]
 		in := rng.IntN(len(ids)*p + 2*p + 1)
 		req := &workload.Request{InputTokens: in, PrefixHashes: ids, PrefixBlockTokens: p}
+		if len(ids) > 0 && runsOf(ids) <= 2 {
+			req.PrefixTwoRuns = ascend.TwoRuns() // at most two runs, as Synthetic promises (prefixChains.compute reads it)
+			promised++
+		}
 		if len(ids) == 0 {
 			req.PrefixBlockTokens = 0
 		}
@@ -283,6 +294,17 @@ func TestPrefixChainsEqualPrefixKeys(t *testing.T) {
 			}
 		}
 	}
+	require.Greater(t, promised, 2000)
+}
+
+// runsOf is the number of runs of consecutive ids in ids.
+func runsOf(ids []uint64) int {
+	n := 0
+	for len(ids) > 0 {
+		ids = ids[ascend.Each(ids):]
+		n++
+	}
+	return n
 }
 
 // TestEventIndexRunEqualsWalk asks three replicas' indexes (two block
@@ -348,7 +370,7 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 				x.catchUp(0)
 				require.Equal(t, x.walkEach(keys, 0), x.walk(keys, 0), "seed %d op %d replica %d: %v", seed, op, i, ids)
 				if len(keys) > 0 {
-					if r, ok := x.starts[keys[0]]; ok && r.forgot == x.forgot && x.held.has(keys[0]) {
+					if r, ok := x.starts.get(keys[0]); ok && r.forgot == x.forgot && x.held.has(keys[0]) {
 						kept++
 					}
 				}

@@ -520,7 +520,11 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	k.cur = chainSlot(ids)
 	m := &k.memo[k.cur]
 	same := 0 // leading units shared with the memo's prompt
-	if m.p == p {
+	switch {
+	case m.p != p:
+	case req.PrefixTwoRuns.Two(): // m.ids[:m.asc] run on from the first: two ids tell (Regime/Fleet8PrefixEvents: 18,887 then 18,396 instructions a request)
+		same = ascend.CommonTwo(m.ids, ids, m.asc)
+	default:
 		same = ascend.Common(m.ids, ids, m.asc) // a prompt of the memo's group parts from it where its run ends
 	}
 	asc := k.ascOf(ids, m.asc, same, req.PrefixTwoRuns.Two())

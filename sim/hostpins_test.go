@@ -182,7 +182,7 @@ func TestLazyTouchesAreEager(t *testing.T) {
 	defer func(n, m int) { touchLogKeys, touchSlots = n, m }(touchLogKeys, touchSlots)
 	touchLogKeys, touchSlots = 64, 8 // notes found by a slot they share
 	rng := rand.New(rand.NewPCG(41, 0x70c))
-	dropped, compacted, settled := 0, 0, 0
+	dropped, compacted, settled, remembered := 0, 0, 0, 0
 	for round := range 300 {
 		capacity := 8 + rng.IntN(120)
 		ports := hostPorts(t, capacity, 8)
@@ -235,6 +235,8 @@ func TestLazyTouchesAreEager(t *testing.T) {
 		}
 		reqs := []*request{fresh(), fresh(), fresh(), fresh()}
 		var loading [8]bool
+		var last []uint64 // the last lookup's keys and hbm
+		lastHBM := 0
 		check := func(step int, what string) {
 			require.Equal(t, ports[1].loads, ports[0].loads)
 			require.Equal(t, ports[1].host.Len(), ports[0].host.Len(), "%s, round %d step %d", what, round, step)
@@ -255,6 +257,13 @@ func TestLazyTouchesAreEager(t *testing.T) {
 					keys = keys[:1+rng.IntN(len(keys))]
 				}
 				hbm := rng.IntN(len(keys) + 1)
+				if last != nil && rng.IntN(2) == 0 { // the last lookup again, as a waiting head's at the next plan
+					keys, hbm = last, lastHBM
+				}
+				last, lastHBM = keys, hbm
+				if p := ports[0]; p.loads == 0 && hbm < len(keys) && p.host.Contains(keys[hbm]) && p.found.held(p.host, keys, hbm) >= 0 {
+					remembered++
+				}
 				n, busy := ports[0].Find(keys, hbm)
 				n1, busy1 := ports[1].Find(keys, hbm)
 				require.Equal(t, []any{n1, busy1}, []any{n, busy}, "Find, round %d step %d", round, step)
@@ -324,7 +333,8 @@ func TestLazyTouchesAreEager(t *testing.T) {
 		require.Equal(t, ports[1].Store(drain, drain), ports[0].Store(drain, drain))
 		check(-1, "drain")
 	}
-	t.Logf("%d notes dropped, %d logs compacted, %d settled with 3 notes or more", dropped, compacted, settled)
+	t.Logf("%d notes dropped, %d logs compacted, %d settled with 3 notes or more, %d lookups remembered", dropped, compacted, settled, remembered)
+	require.Greater(t, remembered, 200, "the lookups are no longer remembered (foundMemo)")
 	require.Greater(t, dropped, 1000, "the touches no longer cover the ones before")
 	require.Greater(t, compacted, 50, "the logs are no longer compacted")
 	require.Greater(t, settled, 100, "the logs are no longer settled with notes left")

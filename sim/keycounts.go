@@ -26,6 +26,8 @@ type keyCounts struct {
 	held  int              // keys in the table (key 0 not among them)
 	limit int              // held at which the next new key doubles the table
 	shift uint             // 64 − log2(len(hs))
+	full  int              // the slots of a table for all the keys it may hold (sizeFor); 0: none known
+	jump  int              // the largest table grown to by doubling before full's (jumpSlots); 0: none
 }
 
 // keyMul spreads the keys: 2⁶⁴ over the golden ratio (sim's Fibonacci
@@ -38,9 +40,37 @@ const minKeySlots = 64
 
 // keyLoadNum/keyLoadDen is the most of a table's slots held: a half. At
 // Regime/Fleet8PrefixEvents' end a replica holds 12,856 to 16,619 keys:
-// 32,768 slots (256 KiB), and 65,536 for the one past 16,384 (512 KiB),
-// where the Go map, sized for 16,384 keys, took 577 KiB each.
+// grown by doubling, 32,768 slots (256 KiB), and 65,536 for the one past
+// 16,384 (512 KiB), where the Go map, sized for 16,384 keys, took
+// 577 KiB each; sized for the pool (sizeFor), 65,536 from 2,048 keys.
 const keyLoadNum, keyLoadDen = 1, 2
+
+// maxFullSlots bounds the table sizeFor asks for: 512 KiB.
+const maxFullSlots = 1 << 16
+
+// jumpSlots is the largest table grown to by doubling when sizeFor has
+// told the keys it may hold: past it, the table grows to the size for
+// them at once (32 KiB: 2,048 keys).
+const jumpSlots = 1 << 12
+
+// sizeFor tells the table that it holds at most n keys: once it holds
+// more than jumpSlots/2, it grows at once to hold n without a doubling
+// (up to maxFullSlots). EventsView's index holds no more keys than its
+// engine's pool has blocks (a block holds one key, and the events come
+// in the order the cache changed), so sized for the pool it doubles no
+// more: Regime/Fleet8PrefixEvents, TestInstructionBudget, 20,621 then
+// 19,552 instructions a request (grow's 859 gone, and fewer probes at a
+// lower load). Memory: a replica's index that held more than 2,048 keys
+// is 512 KiB for Atlas's 28,672 blocks, where by doubling it grew to
+// 256 KiB, or 512 KiB past 16,384 keys, by the regime's end, and to
+// 512 KiB once its pool is full; one of fewer keys is as before.
+func (c *keyCounts) sizeFor(n int) {
+	size := minKeySlots
+	for size < maxFullSlots && size/keyLoadDen*keyLoadNum < n {
+		size *= 2
+	}
+	c.full, c.jump = size, jumpSlots
+}
 
 // has reports whether key has a copy.
 func (c *keyCounts) has(key uint64) bool {
@@ -185,10 +215,13 @@ func (c *keyCounts) del(i int) {
 	c.held--
 }
 
-// grow doubles the table (from minKeySlots) and moves every entry into
-// it.
+// grow doubles the table (from minKeySlots), or past jumpSlots makes it
+// full's at once, and moves every entry into it.
 func (c *keyCounts) grow() {
 	size := max(minKeySlots, 2*len(c.hs))
+	if c.jump > 0 && size > c.jump {
+		size = max(size, c.full)
+	}
 	hs := make([]uint64, size)
 	mask := uint(size - 1)
 	shift := uint(64-bits.TrailingZeros(uint(size))) & 63

@@ -96,6 +96,10 @@ func keyOfHash(h uint64) uint64 {
 // found a run of entries wrapping around the table's end.
 func keyCountsOps(t *testing.T, ops []byte) (wrapped, slots int) {
 	var c keyCounts
+	if len(ops)%3 == 1 { // a third of them sized (sizeFor) for up to 1,020 keys, grown at once past 64 to 512 slots
+		c.sizeFor(4 * int(ops[0]))
+		c.jump = 64 << (ops[0] % 4)
+	}
 	ref := map[uint64]int32{}
 	// Keys from a few pools: random ones, 0, and keys whose homes crowd
 	// the last slots of a small table (runs wrap around its end) or one
@@ -155,7 +159,7 @@ func TestKeyCountsIsAMap(t *testing.T) {
 	wrapped, slots := 0, 0
 	for seed := range uint64(40) {
 		rng := rand.New(rand.NewPCG(seed, 41))
-		ops := make([]byte, 3000)
+		ops := make([]byte, 3000+int(seed%3)) // a length of 1 mod 3 sizes the table first
 		for i := range ops {
 			ops[i] = byte(rng.Uint32())
 		}
@@ -178,10 +182,89 @@ func TestKeyCountsIsAMap(t *testing.T) {
 	}
 	require.Equal(t, 16384, len(c.hs), "5,000 keys in 16,384 slots: at most half full")
 	require.Equal(t, 8*16384, c.bytes())
+	c = keyCounts{}
+	c.sizeFor(28672) // Atlas's pool
+	for i := range uint64(28672) {
+		c.add([]uint64{i*7 + 1})
+		if want := 65536; i >= jumpSlots/2 {
+			require.Equal(t, want, len(c.hs), "sized for 28,672 keys, past 2,048: 65,536 slots")
+		} else {
+			require.LessOrEqual(t, len(c.hs), jumpSlots, "by doubling up to 2,048 keys")
+		}
+	}
+	c = keyCounts{}
+	c.sizeFor(1 << 20)
+	for i := range uint64(jumpSlots/2 + 1) {
+		c.add([]uint64{i + 1})
+	}
+	require.Equal(t, maxFullSlots, len(c.hs), "sized at most maxFullSlots")
 }
 
 // FuzzKeyCounts holds keyCounts to a map.
 func FuzzKeyCounts(f *testing.F) {
 	f.Add([]byte{0, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 2, 1, 2, 3})
 	f.Fuzz(func(t *testing.T, ops []byte) { keyCountsOps(t, ops) })
+}
+
+// TestRunStartsIsAMap holds runStarts to the map[uint64]storedRun it
+// stands for (its slow twin) over random puts, gets and clears, as an
+// index keeps runs: at most maxArena/minStored held between clears,
+// keys that crowd one home or the table's last slots (runs of slots
+// wrapping around its end), key 0 never kept.
+func TestRunStartsIsAMap(t *testing.T) {
+	wrapped, slots := 0, 0
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 43))
+		var pool []uint64
+		for i := range uint64(40) {
+			pool = append(pool, keyOfHash(^uint64(0)-i<<50), keyOfHash(5<<58|i))
+		}
+		for range 3000 {
+			pool = append(pool, rng.Uint64())
+		}
+		pool = append(pool, 0)
+		var x runStarts
+		ref := map[uint64]storedRun{}
+		for op := range 20000 {
+			k := pool[rng.IntN(len(pool))]
+			switch r := rng.IntN(100); {
+			case r == 0 && (seed%2 == 0 || rng.IntN(10) == 0) || len(ref) == maxArena/minStored: // the arena is full (seldom, in half the seeds: the table made whole)
+				x.clear()
+				clear(ref)
+			case r < 50:
+				run := storedRun{off: int32(op), n: int32(rng.IntN(100)), forgot: uint64(rng.IntN(3))}
+				x.put(k, run)
+				if k != 0 {
+					ref[k] = run
+				}
+			default:
+				got, ok := x.get(k)
+				want, wok := ref[k]
+				require.Equal(t, wok, ok, "seed %d op %d key %#x", seed, op, k)
+				require.Equal(t, want, got, "seed %d op %d key %#x", seed, op, k)
+			}
+			require.Equal(t, len(ref), x.n)
+			if x.n > 0 && x.slots[0].h != 0 && x.slots[len(x.slots)-1].h != 0 {
+				wrapped++
+			}
+			slots = max(slots, len(x.slots))
+		}
+		for k, want := range ref {
+			got, ok := x.get(k)
+			require.True(t, ok)
+			require.Equal(t, want, got)
+		}
+	}
+	require.Positive(t, wrapped, "no run of slots wrapped around the end")
+	require.Equal(t, startSlots, slots, "no table made whole")
+	var x runStarts
+	for i := range uint64(maxArena / minStored) { // as many runs as an arena holds
+		x.put(i+1, storedRun{n: int32(i)})
+	}
+	require.Equal(t, 2*maxArena/minStored, len(x.slots), "twice the runs an arena holds")
+	for i := range uint64(maxArena / minStored) {
+		r, ok := x.get(i + 1)
+		require.True(t, ok)
+		require.Equal(t, int32(i), r.n)
+	}
 }

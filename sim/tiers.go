@@ -220,6 +220,7 @@ type tierPort struct {
 	// tier alone whose loads are not counted, unless lazy is false.
 	lazy    bool
 	touches touchLog
+	found   foundMemo // the last lookup's held keys (lazy touches, no load in flight)
 }
 
 // countLoads makes every port count its loads by key (the slow twin of
@@ -304,15 +305,11 @@ func (p *tierPort) Store(keys, chain []uint64) bool {
 			p.settle()
 		} else if p.lazy {
 			// Its touch of chain noted, not made (lazy touches): the
-			// new keys inserted as one store's (a decode's block at the
-			// most recent end, Insert's, more as Store puts them, then
-			// touched together).
+			// new keys inserted where Store puts them for its touch
+			// (InsertChain: a decode's block just below the chain's
+			// key before it), as the noted touch moves them again.
 			n := h.Len()
-			if len(keys) == 1 {
-				p.evicted, _, _ = h.Insert(keys, p.evicted[:0])
-			} else {
-				p.evicted, _, _ = h.Store(keys, keys, p.evicted[:0])
-			}
+			p.evicted, _, _ = h.InsertChain(keys, chain, p.evicted[:0])
 			if h.Len() > n {
 				p.noteTouch(chain)
 			}
@@ -363,10 +360,13 @@ func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 			if hbm < len(keys) && h.Contains(keys[hbm]) { // else none held: none pinned
 				if p.loads > 0 {
 					p.pinPending()
-				}
-				var busy bool
-				if n, busy = h.HeldPinned(keys[hbm:]); busy {
-					return 0, true
+					var busy bool
+					if n, busy = h.HeldPinned(keys[hbm:]); busy {
+						return 0, true
+					}
+				} else if n = p.found.held(h, keys, hbm); n < 0 {
+					n, _ = h.HeldPinned(keys[hbm:]) // none is pinned: no load in flight
+					p.found.note(h, keys, hbm, n)
 				}
 			}
 			p.noteTouch(keys)
@@ -416,9 +416,10 @@ func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 // chain is the new chain less its last key, or the same chain), and
 // makes the ones left, in order,
 // before a store that may evict (settle). A store's new keys are
-// inserted at once (what is held is read at once), where Insert or
-// Store puts them: the noted touch, or one after it, moves each of them
-// again, as it moves what a touch of their own moved. Find counts the
+// inserted at once (what is held is read at once), where Store puts
+// them for its touch (kvtier.LRU.InsertChain): the noted touch, or one
+// after it, moves each of them again, as it moves what a touch of their
+// own moved. Find counts the
 // held keys without touching (HeldPinned), as TouchHeld counts them.
 // Regime/Tiers never evicts from its host tiers, and its decode blocks'
 // stores each touched a chain of about 300 keys. The slow twin touches
@@ -432,6 +433,48 @@ func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 // work for servesim counted): 70,772 instructions a request comparing
 // the chains whole (lcp.Len, about 11,000 of them the runtime's memory
 // compares), 60,047 so.
+
+// foundMemo is a host tier's last lookup with no load in flight (Find,
+// lazy touches): a waiting request's chain, by its length and last key
+// (chained keys: the last names the chain), from hbm, and the n keys from
+// there it found held. Held keys leave the tier only when it evicts
+// (with a host tier alone, nothing removes one), and the run of held keys
+// grows only when the key after it, miss, is stored: while neither
+// happened, and no load pins a key, the same lookup finds n again. A
+// waiting head is looked up at every step's plan of a run (lookHead)
+// while the running requests store other chains' blocks: Regime/Tiers
+// (cachegrind, /work/notes/cgm.sh), 52,372 instructions a request with
+// HeldPinned's walk of each lookup's chain (compared along its segments
+// as memory, twice where a run ends in a mismatch), 50,238 so. The slow
+// twin is the walk (eagerTouches: TestLazyTouchesAreEager, which
+// requires lookups remembered).
+type foundMemo struct {
+	n, hbm, len int
+	last, miss  uint64 // the chain's last key; the first not held, if n < len−hbm
+	evictions   int64  // the tier's evictions when noted
+	ok          bool
+}
+
+// held is the memo's n for the lookup of keys from hbm in h, or −1 if it
+// does not know.
+func (m *foundMemo) held(h *kvtier.LRU, keys []uint64, hbm int) int {
+	if !m.ok || m.len != len(keys) || m.hbm != hbm || m.last != keys[len(keys)-1] || m.evictions != h.Counters().Evictions {
+		return -1
+	}
+	if hbm+m.n < len(keys) && h.Contains(m.miss) {
+		return -1 // stored since
+	}
+	return m.n
+}
+
+// note makes the lookup of keys from hbm, which found n held in h, the
+// memo's.
+func (m *foundMemo) note(h *kvtier.LRU, keys []uint64, hbm, n int) {
+	*m = foundMemo{n: n, hbm: hbm, len: len(keys), last: keys[len(keys)-1], evictions: h.Counters().Evictions, ok: true}
+	if hbm+n < len(keys) {
+		m.miss = keys[hbm+n]
+	}
+}
 
 // eagerTouches makes every port touch at once (the slow twin of lazy
 // touches; a test's switch).
@@ -522,7 +565,16 @@ func (p *tierPort) noteTouch(chain []uint64) {
 			b = int32(len(g.bufs))
 			g.bufs = append(g.bufs, nil)
 		}
-		g.bufs[b] = append(g.bufs[b][:0], chain...)
+		buf := g.bufs[b][:0]
+		if cap(buf) < len(chain) {
+			// Room for twice the chain: the later notes that cover
+			// it append their keys (a decode's block at a time), where
+			// a buffer of the chain's size grew at the first:
+			// Regime/Tiers (cachegrind), 50,238 instructions a request
+			// so, 49,941 this way.
+			buf = make([]uint64, 0, 2*len(chain))
+		}
+		g.bufs[b] = append(buf, chain...)
 	}
 	if len(g.notes) >= 2*g.nlive+64 {
 		g.compact()

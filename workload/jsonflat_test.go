@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/internal/ascend"
 )
 
 // flatObject is json.Unmarshal into a map[string]json.RawMessage wherever
@@ -141,6 +143,7 @@ func TestFlatArrayCountingUp(t *testing.T) {
 		}
 		b.WriteString(`], "timestamp": 1}`)
 		checkFlatObject(t, []byte(b.String()))
+		checkRuns(t, []byte(b.String()))
 		if !spoiled { // then flatObject reads the line, and the ids as integers
 			fields, ints, ok := flatObject(nil, nil, []byte(b.String()), nil)
 			require.True(t, ok, "%s", b.String())
@@ -148,6 +151,37 @@ func TestFlatArrayCountingUp(t *testing.T) {
 			require.True(t, plain, "%s", b.String())
 		}
 	}
+}
+
+// checkRuns holds flatArray's count of the runs of consecutive ids of
+// the list in line (from its first '['), when it gives one, to the
+// runs its ids are, counted one id at a time (ascend.Each).
+func checkRuns(t *testing.T, line []byte) {
+	t.Helper()
+	at := bytes.IndexByte(line, '[')
+	if at < 0 {
+		return
+	}
+	prior := []uint64{5, 6} // a row's earlier ids, which are no run of the list's
+	end, ints, plain, runs := flatArray(line, at, prior)
+	if end < 0 || !plain || runs == 0 {
+		return
+	}
+	ids, want := ints[len(prior):], 0
+	for u := 0; u < len(ids); u += ascend.Each(ids[u:]) {
+		want++
+	}
+	require.Equal(t, want, runs, "%q: %v", line, ids)
+}
+
+// FuzzFlatArrayRuns holds flatArray's count of runs to the ids' runs
+// (checkRuns).
+func FuzzFlatArrayRuns(f *testing.F) {
+	for _, s := range []string{"[0, 1, 2, 3]", "[7]", "[98, 99, 100, 101]", "[5, 6, 9, 10, 11]", "[1199, 1200, 1339, 1340, 1341]",
+		"[1, 2,3]", "[4, 5, 6, 2]", "[18446744073709551615, 0]", "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 3, 4]"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) { checkRuns(t, line) })
 }
 
 // FuzzFlatObjectMemo holds flatObject with a key memo, after it read

@@ -291,3 +291,70 @@ func TestReopenIsExtend(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstAboveIsTheSearch holds firstAbove, the guide table's answer,
+// to its twin, the binary search: Zipf tables of 1 to 600 groups and
+// tables with equal neighbours, asked at random weights, at every
+// table value and at the floats either side of it.
+func TestFirstAboveIsTheSearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(42, 7))
+	for range 300 {
+		n := 1 + rng.IntN(600)
+		cum := zipfTable(n, []float64{0.1, 0.8, 1.5, 3}[rng.IntN(4)])
+		if rng.IntN(3) == 0 { // plateaus and steps of any size
+			sum := 0.0
+			for k := range cum {
+				if rng.IntN(4) > 0 {
+					sum += rng.ExpFloat64() * math.Pow(10, float64(rng.IntN(7)-3))
+				}
+				cum[k] = sum
+			}
+			if sum == 0 {
+				cum[n-1] = 1
+			}
+		}
+		guide := zipfGuide(cum)
+		total := cum[n-1]
+		us := []float64{0, math.Nextafter(total, 0)}
+		for range 200 {
+			us = append(us, rng.Float64()*total)
+		}
+		for _, c := range cum {
+			us = append(us, c, math.Nextafter(c, 0), math.Nextafter(c, math.Inf(1)))
+		}
+		for _, u := range us {
+			if u < 0 || u >= total {
+				continue
+			}
+			if got, want := firstAbove(cum, guide, u), firstAboveSearch(cum, u); got != want {
+				t.Fatalf("%d groups, u = %v of %v: guide %d, search %d", n, u, total, got, want)
+			}
+		}
+	}
+}
+
+// TestPromptsAreTheirOwn holds prompts cut from one slab (promptIDs) to
+// arrays of their own: each of capacity its length, an append to one
+// leaving the others as they were, over prompts short and long (past the
+// slab's half, an array of its own).
+func TestPromptsAreTheirOwn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(42, 8))
+	b := newBlockIDs(FleetHighReuse)
+	var got, want [][]uint64
+	for range 100 {
+		input := 1 + rng.IntN(4_000)
+		if rng.IntN(20) == 0 {
+			input = 16 * (promptSlab/2 + rng.IntN(promptSlab))
+		}
+		ids := b.prompt(rng, input)
+		require.Len(t, ids, blocks(input, 16))
+		require.Equal(t, len(ids), cap(ids))
+		got, want = append(got, ids), append(want, slices.Clone(ids))
+	}
+	for k := range got {
+		got[k] = append(got[k], 1<<60, 1<<61)
+	}
+	for k := range got {
+		require.Equal(t, append(want[k], 1<<60, 1<<61), got[k], "prompt %d", k)
+	}
+}

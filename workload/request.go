@@ -54,7 +54,9 @@ type Request struct {
 	// first kind's). Synthetic's prompts promise at most two runs, each
 	// id one more than the one before: their group's shared ids, then
 	// their own fresh ones. Conversations' turns promise that their ids
-	// rise. Only this module's sources can make a promise; the zero
+	// rise. A JSON Lines trace that maps no column but the arrival, the
+	// token counts and the hash ids (Mooncake's) promises at most two
+	// runs for a row whose ids are so. Only this module's sources can make a promise; the zero
 	// value, the only one another source can write, promises nothing. A
 	// source that changes a request's ids must set it to the zero value.
 	PrefixTwoRuns ascend.Promise

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/servesim/servesim/internal/ascend"
 )
 
 // parser turns rows into requests; it remembers whether arrivals are
@@ -105,6 +107,7 @@ func (p *parser) plainRow(j *jsonRows, req *Request) (raw time.Duration, ok bool
 	if c.PrefixHashes != "" {
 		p.keepIDs(req, ids)
 		p.blockTokens(req)
+		p.promiseRuns(req)
 	}
 	return raw, true
 }
@@ -443,6 +446,7 @@ func (p *parser) hashes(r row, req *Request) error {
 		req.PrefixHashes = ids
 	}
 	p.blockTokens(req)
+	p.promiseRuns(req)
 	if bv, ok := opt(r, c.BlockTokensColumn); ok {
 		n, err := p.natural(r, c.BlockTokensColumn, bv)
 		if err != nil {
@@ -465,6 +469,12 @@ func (p *parser) hashes(r row, req *Request) error {
 // makeslice; 13,320 then 13,194, the budgets' marginal count).
 func (p *parser) keepIDs(req *Request, ids []uint64) {
 	if !p.measuring {
+		if n := len(p.slab); len(ids) > 0 && len(ids) <= cap(p.slab)-n && &p.slab[:n+1][n] == &ids[0] {
+			// Read in place (idRoom): the slab's next ids already.
+			p.slab = p.slab[:n+len(ids)]
+			req.PrefixHashes = p.slab[n:len(p.slab):len(p.slab)]
+			return
+		}
 		if p.slab == nil || len(ids) > cap(p.slab)-len(p.slab) {
 			p.slab = make([]uint64, 0, max(idSlab, len(ids)))
 		}
@@ -472,6 +482,48 @@ func (p *parser) keepIDs(req *Request, ids []uint64) {
 		p.slab = append(p.slab, ids...)
 		req.PrefixHashes = p.slab[n:len(p.slab):len(p.slab)]
 	}
+}
+
+// promiseRuns sets req's PrefixTwoRuns to the promise of at most two
+// runs of consecutive ids when its hash ids are so, on a trace whose
+// lines a replay's template may read (plainColumns): a Mooncake prompt's
+// ids are one run of fresh ids, or a shared prefix's and then fresh ones,
+// which the engine's run pool then finds by bisection (ascend.Two)
+// instead of reading every id (ascend.Len). The template takes the
+// promise from flatArray's count of the runs it read (skimmer.request),
+// and scans the ids as this does when it has none; this is its twin,
+// which checkTemplate and FuzzTemplateLine hold it to.
+// Regime/MooncakeReplay, no promise then this: 12,602 then 12,498
+// instructions a request (cgm.sh; ascend.Len's 101 for ascend.Two's 56).
+func (p *parser) promiseRuns(req *Request) {
+	if plainColumns(p.cfg) && twoRuns(req.PrefixHashes) {
+		req.PrefixTwoRuns = ascend.TwoRuns()
+	}
+}
+
+// twoRuns says whether ids are one or two runs of consecutive ids.
+func twoRuns(ids []uint64) bool {
+	if len(ids) == 0 {
+		return false
+	}
+	k := ascend.Len(ids)
+	return k == len(ids) || k+ascend.Len(ids[k:]) == len(ids)
+}
+
+// idRoom is where a row's hash ids may be read (appended) for keepIDs to
+// keep them in place: the slab's room past its ids, a new slab when it
+// has less than idSlab/8. A row whose ids pass the room is read into an
+// array of append's, which keepIDs copies; a row not kept leaves ids
+// past the slab's length, which the next row's overwrite. The copy is
+// keepIDs' twin (replayTemplate off, where flatObject reads ids into
+// its scratch), which checkTemplate and FuzzTemplateLine hold it to.
+// Regime/MooncakeReplay, a copy a row then this: 12,759 then 12,717
+// instructions a request (cgm.sh; runtime.memmove's 70 a request gone).
+func (p *parser) idRoom() []uint64 {
+	if cap(p.slab)-len(p.slab) < idSlab/8 {
+		p.slab = make([]uint64, 0, idSlab)
+	}
+	return p.slab[len(p.slab):len(p.slab)]
 }
 
 // idSlab is how many hash ids keepIDs' slabs hold: 8 KiB, forty

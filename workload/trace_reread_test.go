@@ -445,8 +445,9 @@ func TestKeptIDsAreTheirOwn(t *testing.T) {
 		reqs = append(reqs, r)
 	}
 	reqs[0].PrefixHashes = append(reqs[0].PrefixHashes, 99)
+	reqs[1].PrefixHashes = append(reqs[1].PrefixHashes, 98) // read in place (idRoom)
 	assert.Equal(t, []uint64{0, 1, 99}, reqs[0].PrefixHashes)
-	assert.Equal(t, []uint64{10, 11}, reqs[1].PrefixHashes)
+	assert.Equal(t, []uint64{10, 11, 98}, reqs[1].PrefixHashes)
 	assert.Equal(t, []uint64{20, 21}, reqs[2].PrefixHashes)
 	require.Len(t, reqs[3].PrefixHashes, idSlab+5)
 	assert.Equal(t, uint64(idSlab+4), reqs[3].PrefixHashes[idSlab+4])

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"time"
+
+	"github.com/servesim/servesim/internal/ascend"
 )
 
 // A TargetRate replay's first pass (timeFactor) needs each row's arrival
@@ -65,6 +67,7 @@ type skimmer struct {
 	list    bool          // the template has the hash id list (ids)
 	in, out int           // the line's token counts (ids)
 	ints    []uint64      // the line's hash ids (ids)
+	runs    int           // flatArray's bound on their runs, 0 for none (ids)
 }
 
 // replayTemplate is false for the slow twin of a replay's template (see
@@ -196,7 +199,7 @@ func (s *skimmer) line(text []byte) (raw time.Duration, ok bool) {
 			}
 			if s.ids { // a replay's: the list read whole, plain integers alone
 				plain := false
-				if i, s.ints, plain = flatArray(text, i, s.ints[:0]); i < 0 || !plain {
+				if i, s.ints, plain, s.runs = flatArray(text, i, s.p.idRoom()); i < 0 || !plain {
 					return 0, false
 				}
 				continue
@@ -255,6 +258,9 @@ func (s *skimmer) request(p *parser, req *Request) {
 	if s.list {
 		p.keepIDs(req, s.ints)
 		p.blockTokens(req)
+		if uint(s.runs-1) < 2 || s.runs == 0 && twoRuns(req.PrefixHashes) { // the count, else the scan
+			req.PrefixTwoRuns = ascend.TwoRuns()
+		}
 	}
 }
 

@@ -67,6 +67,48 @@ func TestCommonIsLCP(t *testing.T) {
 	}
 }
 
+// TestCommonTwoIsLCP holds CommonTwo to lcp.Len on a whose first at ids
+// run on from its first (then anything) and b of one or two runs, of
+// lengths up to 40, b sharing a's first id or not, its second run
+// starting anywhere (at an id that would go on from the first
+// excepted: then it is one run), and at every at within a's run.
+func TestCommonTwoIsLCP(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 11))
+	for range 20_000 {
+		asc := 1 + rng.IntN(40)
+		a := make([]uint64, asc+rng.IntN(5))
+		first := []uint64{0, 5, ^uint64(0) - 2, rng.Uint64()}[rng.IntN(4)]
+		for i := range a {
+			a[i] = first + uint64(i)
+			if i >= asc {
+				a[i] = uint64(rng.IntN(4)) + first + uint64(i) - 1 // perhaps at its place
+			}
+		}
+		n := 1 + rng.IntN(45)
+		brk := 1 + rng.IntN(n)
+		bfirst := first
+		if rng.IntN(4) == 0 {
+			bfirst = []uint64{first + 1, first - 1, rng.Uint64()}[rng.IntN(3)]
+		}
+		second := []uint64{0, bfirst + uint64(brk) + 1, bfirst - 1, a[min(brk, len(a)-1)], rng.Uint64()}[rng.IntN(5)]
+		if second == bfirst+uint64(brk) {
+			second++
+		}
+		b := make([]uint64, n)
+		for i := range b {
+			b[i] = bfirst + uint64(i)
+			if i >= brk {
+				b[i] = second + uint64(i-brk)
+			}
+		}
+		for at := -1; at <= asc; at++ {
+			if got, want := CommonTwo(a, b, at), lcp.Len(a, b); got != want {
+				t.Fatalf("CommonTwo(%v, %v, %d) = %d, lcp.Len %d", a, b, at, got, want)
+			}
+		}
+	}
+}
+
 // TestTwoIsLen holds Two to Len on ids of one or two runs of every length
 // up to 70, at every guess, the second starting anywhere (an id that would go on from
 // the first excepted: then it is one run), and finds a third run where
