@@ -71,6 +71,7 @@ type routing struct {
 	leastFresh, gwOrLeast bool
 	view                  View
 	cache                 cacheState   // the memory of the router's CacheView; nil: the replicas' caches (ExactView)
+	roots                 *lackRoots   // with ExactView, the replicas known to hold no block of a group; nil: none kept
 	keys                  prefixChains // the arrival's block keys (View.CachedPrefix)
 }
 
@@ -312,6 +313,9 @@ func (r *runner) send(ref int32) error {
 			if r.pd != nil {
 				return r.place(ref, i, true)
 			}
+			if r.roots != nil { // here, not after the Add below, which every run reaches (8 instructions a request in RunAtlas)
+				r.roots.in(i, s.prefix)
+			}
 		case r.gw != nil:
 			return r.admit(ref)
 		case r.view.idx == nil: // leastFresh: LeastLoaded's choice, no request built, of the whole fleet
@@ -327,6 +331,9 @@ func (r *runner) send(ref int32) error {
 		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo, PrefixCoversOutput: s.answerIDs,
 		Class: s.class, Deadline: r.deadline(s.class, r.now)})
 	if err != nil {
+		if r.roots != nil { // taken in above
+			r.roots.out(i, s.prefix)
+		}
 		return r.end(ref, StatusRejected, err.Error())
 	}
 	// It joins the replica's waiting queue: a run in flight there stops
@@ -427,6 +434,9 @@ func (r *runner) drop(rep *replica, ref int32, st Status, reason string) error {
 	r.cancelTier(s, ref)
 	if err := rep.eng.Abort(r.now, ref); err != nil {
 		panic("sim: invariant abort-of-held-request broken: " + err.Error())
+	}
+	if r.roots != nil {
+		r.roots.out(rep.idx, s.prefix)
 	}
 	if r.steps != nil {
 		rep.aborted = append(rep.aborted, abortedRef{ref, s.rec.ID})
