@@ -37,7 +37,7 @@ type keyMemo struct {
 	slots  []keySlot
 	runs   []runSlot
 	chains []runChain
-	two    ascend.Guess // where the last prompt of two runs of ids parted them (twoRuns')
+	two    ascend.Guess // where the last prompt of two runs of ids, or of rising ids, parted them (twoRuns', appendRisen's)
 }
 
 // runChain is the chain from the root of blocks of b tokens over the ids

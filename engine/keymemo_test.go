@@ -238,8 +238,9 @@ func TestTwoRunsIsScan(t *testing.T) {
 // (a request that promises them, as a conversation's turn does) to its
 // scan: on rising ids of up to a dozen runs, or a prompt that resends
 // an earlier one cut anywhere and adds runs (a conversation's next
-// turn), cut anywhere, the paths are equal, through the memo or not; on
-// ids promised to rise that fall somewhere, they are equal whenever
+// turn), cut anywhere, the paths are equal, through the memo (whose
+// guess of the first run's end the prompts move) or not; on ids
+// promised to rise that fall somewhere, they are equal whenever
 // ascend.Rise's check catches it.
 func TestRisingIsScan(t *testing.T) {
 	var (
@@ -280,12 +281,17 @@ func TestRisingIsScan(t *testing.T) {
 		units := 1 + rng.IntN(len(ids)) // a prompt cut anywhere
 		shared := units*per - rng.IntN(per)
 		want := appendRunPath(nil, nil, ids, per*16, 16, shared, false, 7)
-		if _, ok := appendRisen(nil, ids[:(shared+per-1)/per], per, shared); lie && ok {
-			continue // ids that do not rise where the bisection reads them: nothing to hold
-		} else if lie {
-			caught++
-		}
 		for _, memo := range []*keyMemo{nil, &m} {
+			var guess *ascend.Guess // the memo's, copied: the check leaves it as it is
+			if memo != nil {
+				g := memo.two
+				guess = &g
+			}
+			if _, ok := appendRisen(nil, ids[:(shared+per-1)/per], per, shared, guess); lie && ok {
+				continue // ids that do not rise where the bisection reads them: nothing to hold
+			} else if lie && memo == nil {
+				caught++
+			}
 			if got := appendRisingPath(memo, nil, ids, per*16, 16, shared, 7); !slices.Equal(got, want) {
 				t.Fatalf("ids %v, %d blocks of %d a unit, rising promised: %v, scanned %v", ids, shared, per, got, want)
 			}

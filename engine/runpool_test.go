@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/internal/ascend"
 )
 
 // The run pool's twin is blockPool: runTwin drives both through the
@@ -464,7 +466,7 @@ func FuzzRunPoolTwin(f *testing.F) {
 // plan, outcome, answer and event must be the same, and Check must pass
 // on both after every step.
 func TestRunsEqualBlocksThroughTheAPI(t *testing.T) {
-	published, warmed, asked, pathAsked := 0, 0, 0, 0
+	published, warmed, asked, pathAsked, promisedAsked := 0, 0, 0, 0, 0
 	var path PrefixPath
 	for seed := range uint64(60) {
 		rng := rand.New(rand.NewPCG(seed, 41))
@@ -510,6 +512,15 @@ func TestRunsEqualBlocksThroughTheAPI(t *testing.T) {
 					t.Fatalf("seed %d step %d: CachedPath %d, twin %d, CachedPrefix %d (%v %d %d at %d, engines %d)", seed, step, xp, yp, x, prefix, p, input, path.blockSize, cfg.BlockSize)
 				}
 				pathAsked++
+				// And with the promise the ids keep (ResetPromised): its
+				// runs found by bisection, the same answer.
+				if pr := promiseOf(prefix, rng); pr != (ascend.Promise{}) {
+					path.ResetPromised(prefix, p, input, path.blockSize, pr)
+					if xp, yp := a.CachedPath(&path), b.CachedPath(&path); xp != x || yp != x {
+						t.Fatalf("seed %d step %d: CachedPath %d, twin %d, CachedPrefix %d, promised %+v (%v %d %d at %d, engines %d)", seed, step, xp, yp, x, pr, prefix, p, input, path.blockSize, cfg.BlockSize)
+					}
+					promisedAsked++
+				}
 			}
 			if a.pool.runs != nil && rng.IntN(2) == 0 { // asked once the pool is kept by runs
 				keys := PrefixKeys(nil, prefix, p, input, cfg.BlockSize)
@@ -562,8 +573,29 @@ func TestRunsEqualBlocksThroughTheAPI(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d engines kept by runs published KV events, %d blocks warmed, %d CachedKeys and %d CachedPath asked", published, warmed, asked, pathAsked)
+	t.Logf("%d engines kept by runs published KV events, %d blocks warmed, %d CachedKeys and %d CachedPath asked (%d with a promise)", published, warmed, asked, pathAsked, promisedAsked)
+	require.Greater(t, promisedAsked, 200)
 	if published < 20 || warmed < 50 || asked < 200 {
 		t.Errorf("%d engines kept by runs published KV events, %d blocks warmed, %d CachedKeys asked: the test no longer reaches them", published, warmed, asked)
 	}
+}
+
+// promiseOf is a promise prefix keeps, of the two kinds a source makes,
+// drawn when it keeps both: at most two runs of consecutive ids, or ids
+// that rise; none when it keeps neither.
+func promiseOf(prefix []uint64, rng *rand.Rand) ascend.Promise {
+	runs, rises := 1, true
+	for i := 1; i < len(prefix); i++ {
+		if prefix[i] != prefix[i-1]+1 {
+			runs++
+		}
+		rises = rises && prefix[i] > prefix[i-1]
+	}
+	switch {
+	case runs <= 2 && (!rises || rng.IntN(2) == 0):
+		return ascend.TwoRuns()
+	case rises:
+		return ascend.Rising()
+	}
+	return ascend.Promise{}
 }

@@ -51,8 +51,20 @@ func (a event) before(b event) bool {
 type eventHeap struct {
 	items []event
 	seq   uint64
+	// The ordered run (pushOrdered): events pushed in (instant, class,
+	// sequence) order kept in a list beside the heap, its head alone in
+	// items (its ref headRef), the rest waiting from ahead[next] on, each
+	// fed into the heap as the one before it is popped. tail is the run's
+	// last; ordered says there is a run.
+	ahead   []event
+	next    int
+	tail    event
+	ordered bool
+	headRef int32
 }
 
+// len is the number of events in the heap, the ordered run's head
+// standing for the run.
 func (h *eventHeap) len() int     { return len(h.items) }
 func (h *eventHeap) peek() *event { return &h.items[0] } // a pointer: the event was copied to read its instant
 
@@ -79,6 +91,74 @@ func (h *eventHeap) push(e event) {
 		j = i
 	}
 	h.items[j] = e
+}
+
+// pushOrdered is push for an event that is likely at or after the last
+// pushed this way: then it joins the ordered run, outside the heap, which
+// holds only the run's head, so that the heap sifts through the events
+// pushed out of order alone. A closed-loop source's first turns, all
+// pulled at the start (a conversation's 500 in Regime/Conversations),
+// queued in the heap made each pop sift through them: popSift and push
+// cost that regime 501 and 121 instructions a request, then 251 and 125
+// (push, pushOrdered and feed's insert; cachegrind's marginal count).
+// An event out of order is pushed as push pushes it (its sequence the
+// latest). The events are popped in the order push alone pops them:
+// the run is in that order, and its head, in the heap, is its earliest
+// (TestEventHeapPopsInOrder pushes both ways).
+func (h *eventHeap) pushOrdered(e event) {
+	switch {
+	case !h.ordered: // it heads a new run
+		h.ordered, h.tail, h.headRef = true, e, e.ref
+		h.push(e)
+	case e.at > h.tail.at || e.at == h.tail.at && e.class >= h.tail.class: // after the tail: its sequence is later
+		e.seq = h.seq
+		h.seq++
+		h.ahead, h.tail = append(h.ahead, e), e
+	default:
+		h.push(e)
+	}
+}
+
+// insert adds e, stamped already, to the heap: push's rise compared by
+// before, for e's sequence may be earlier than others' (feed's).
+func (h *eventHeap) insert(e event) {
+	h.items = append(h.items, e)
+	j := len(h.items) - 1
+	for j > 0 {
+		i := (j - 1) / 2
+		if !e.before(h.items[i]) {
+			break
+		}
+		h.items[j] = h.items[i]
+		j = i
+	}
+	h.items[j] = e
+}
+
+// popped is called with the ref of each arrival popped, before the heap
+// is read again (the runner's arrive): the ordered run's head popped, its
+// next is put in the heap, or the run ends. An arrival's ref is its own
+// while its event is in the heap (its slot). (A call in pop kept pop
+// from inlining, which cost RunAtlas 63 instructions a request; the
+// arrival's event marked, and the mark passed to arrive and tested, 6;
+// this, 2: 6,237 then 6,239, cachegrind's marginal count.)
+func (h *eventHeap) popped(ref int32) {
+	if h.ordered && ref == h.headRef {
+		h.feed()
+	}
+}
+
+// feed puts the ordered run's next event in the heap, its head popped,
+// or ends the run.
+func (h *eventHeap) feed() {
+	if h.next == len(h.ahead) {
+		h.ahead, h.next, h.ordered = h.ahead[:0], 0, false
+		return
+	}
+	e := h.ahead[h.next]
+	h.next++
+	h.headRef = e.ref
+	h.insert(e)
 }
 
 // pop removes and returns the earliest event. (Small enough to inline

@@ -233,6 +233,9 @@ func (r *runner) enter(ref int32, i int, timeout bool) error {
 	if err != nil {
 		return r.end(ref, StatusRejected, err.Error())
 	}
+	if r.roots != nil {
+		r.roots.in(i, s.prefix)
+	}
 	if !r.joinChangesNothing(rep) {
 		if err := r.interrupt(rep, false); err != nil {
 			return err

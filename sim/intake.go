@@ -71,6 +71,7 @@ type routing struct {
 	leastFresh, gwOrLeast bool
 	view                  View
 	cache                 cacheState   // the memory of the router's CacheView; nil: the replicas' caches (ExactView)
+	roots                 *lackRoots   // with ExactView, the replicas known to hold no block of a group; nil: none kept
 	keys                  prefixChains // the arrival's block keys (View.CachedPrefix)
 }
 
@@ -196,9 +197,6 @@ func (r *runner) schedule(req workload.Request) error {
 	if req.Arrival < floor {
 		return fmt.Errorf("sim: workload request %d arrives at %v, before %v: sources must yield in arrival order", req.ID, req.Arrival, floor)
 	}
-	if r.fb == nil {
-		r.lastArrival = req.Arrival
-	}
 	ref := r.alloc()
 	s := &r.slots[ref]
 	// Zeroed in place, then written field by field: a composite literal
@@ -221,7 +219,12 @@ func (r *runner) schedule(req workload.Request) error {
 	}
 	r.lastRef = ref
 	r.seen++
-	r.events.push(event{at: req.Arrival, class: classArrival, ref: ref})
+	if r.fb == nil {
+		r.lastArrival = req.Arrival
+		r.events.push(event{at: req.Arrival, class: classArrival, ref: ref})
+		return nil
+	}
+	r.events.pushOrdered(event{at: req.Arrival, class: classArrival, ref: ref})
 	return nil
 }
 
@@ -247,6 +250,7 @@ func reuse[T any](items *[]T, free *[]int32) int32 {
 // arrive is a request's scheduled instant: it is sent, or with every slot
 // of Config.MaxConcurrency taken, it waits client-side for one.
 func (r *runner) arrive(ref int32) error {
+	r.events.popped(ref) // the heap's ordered run goes on (pushOrdered)
 	s := &r.slots[ref]
 	s.live = true
 	r.arrived++
@@ -309,6 +313,9 @@ func (r *runner) send(ref int32) error {
 			if r.pd != nil {
 				return r.place(ref, i, true)
 			}
+			if r.roots != nil { // here, not after the Add below, which every run reaches (8 instructions a request in RunAtlas)
+				r.roots.in(i, s.prefix)
+			}
 		case r.gw != nil:
 			return r.admit(ref)
 		case r.view.idx == nil: // leastFresh: LeastLoaded's choice, no request built, of the whole fleet
@@ -324,6 +331,9 @@ func (r *runner) send(ref int32) error {
 		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo, PrefixCoversOutput: s.answerIDs,
 		Class: s.class, Deadline: r.deadline(s.class, r.now)})
 	if err != nil {
+		if r.roots != nil { // taken in above
+			r.roots.out(i, s.prefix)
+		}
 		return r.end(ref, StatusRejected, err.Error())
 	}
 	// It joins the replica's waiting queue: a run in flight there stops
@@ -424,6 +434,9 @@ func (r *runner) drop(rep *replica, ref int32, st Status, reason string) error {
 	r.cancelTier(s, ref)
 	if err := rep.eng.Abort(r.now, ref); err != nil {
 		panic("sim: invariant abort-of-held-request broken: " + err.Error())
+	}
+	if r.roots != nil {
+		r.roots.out(rep.idx, s.prefix)
 	}
 	if r.steps != nil {
 		rep.aborted = append(rep.aborted, abortedRef{ref, s.rec.ID})

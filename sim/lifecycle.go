@@ -242,6 +242,9 @@ func (r *runner) handBack(rep *replica) error {
 		if err := rep.eng.Abort(r.now, ref); err != nil {
 			return fmt.Errorf("sim: handing back request %d: %w (an internal error)", r.slots[ref].rec.ID, err)
 		}
+		if r.roots != nil {
+			r.roots.out(rep.idx, r.slots[ref].prefix)
+		}
 		if r.steps != nil {
 			rep.aborted = append(rep.aborted, abortedRef{ref, r.slots[ref].rec.ID})
 		}

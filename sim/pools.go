@@ -250,6 +250,9 @@ func (r *runner) enterPrefill(ref int32, i int, timeout bool) error {
 	if err != nil {
 		return r.end(ref, StatusRejected, "prefill replica: "+err.Error())
 	}
+	if r.roots != nil {
+		r.roots.in(i, s.prefix)
+	}
 	if err := r.interrupt(rep, false); err != nil {
 		return err
 	}
@@ -280,6 +283,9 @@ func (r *runner) handoff(rep *replica, ref int32) (bool, error) {
 	if err != nil {
 		r.inSystem--
 		return true, r.end(ref, StatusRejected, "decode replica: "+err.Error())
+	}
+	if r.roots != nil {
+		r.roots.in(dec.idx, s.prefix)
 	}
 	r.hold(dec, +1)
 	if dec.eng.Busy() && r.now < dec.stepDone && r.steps == nil && !r.pd.instant {

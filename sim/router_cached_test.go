@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/bits"
 	"testing"
 	"time"
 
@@ -21,9 +22,17 @@ type checkedPrefixes struct {
 	t      *testing.T
 	asked  *int
 	approx *int
+	lacked *int // replicas left unasked through ExactView (lackRoots)
 }
 
 func (c checkedPrefixes) Route(r *workload.Request, v *View) int {
+	if m := v.r.roots; m != nil && len(r.PrefixHashes) > 0 && r.PrefixBlockTokens >= m.maxB {
+		*c.lacked += bits.OnesCount64(m.lack[r.PrefixHashes[0]])
+	}
+	for k := range v.Replicas() { // heldRange's count, against the engine's
+		e := v.r.reps[v.at(k)].eng
+		require.Equal(c.t, e.Waiting()+e.Running(), v.r.reps[v.at(k)].held, "arrival %d, replica %d: requests held", v.Routed(), v.at(k))
+	}
 	for least := range v.Replicas() {
 		best, longest := v.longestCached(least)
 		wantBest, wantLongest := longestOfEach(v, least)
@@ -61,7 +70,7 @@ func requireRoots(t *testing.T, a *approxState) {
 // two block sizes among them) with checkedPrefixes in its place, and in
 // its prefill pool's, with the scenario's view and again with ApproxView.
 func TestCachedPrefixesAreEach(t *testing.T) {
-	asked, approx, pools, runs := 0, 0, 0, 0
+	asked, approx, pools, runs, lacked := 0, 0, 0, 0, 0
 	for seed := range uint64(1_500) {
 		data := randomScenario(seed)
 		cfg, reqs := decodeScenario(data)
@@ -73,17 +82,18 @@ func TestCachedPrefixesAreEach(t *testing.T) {
 		tree := ApproxView{MaxTreeSize: 64 * int(1+seed%5), EvictionInterval: time.Duration(1+seed%3) * 200 * time.Millisecond}
 		for _, view := range []CacheView{pa.View, tree} {
 			pa.View = view
-			cfg.Fleet.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &asked, approx: &approx}
+			cfg.Fleet.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &asked, approx: &approx, lacked: &lacked}
 			if cfg.Fleet.Prefill.On() { // a pool's view, of the fleet's replicas after the decoders
-				cfg.Fleet.Prefill.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &pools, approx: &approx}
+				cfg.Fleet.Prefill.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &pools, approx: &approx, lacked: &lacked}
 			}
 			_, err := runScenario(cfg, reqs, recordsSteps(data))
 			require.NoError(t, err)
 			runs++
 		}
 	}
-	t.Logf("%d runs, %d arrivals checked and %d in prefill pools, %d of them through ApproxView", runs, asked, pools, approx)
+	t.Logf("%d runs, %d arrivals checked and %d in prefill pools, %d of them through ApproxView; %d replicas left unasked through ExactView", runs, asked, pools, approx, lacked)
 	require.Greater(t, approx, 1_000)
+	require.Greater(t, lacked, 1_000)
 	require.Greater(t, pools, 100)
 }
 

@@ -103,6 +103,7 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	if r.cache, err = newCacheState(r); err != nil { // before the engines are wired: a view may publish their KV events
 		return nil, err
 	}
+	r.roots = newLackRoots(r)
 	_, least := r.router.(LeastLoaded)
 	r.leastFresh = least && r.pd == nil && r.cache == nil && cfg.Fleet.SignalDelay <= 0 && r.gw == nil
 	r.gwOrLeast = r.gw != nil || r.leastFresh
@@ -229,6 +230,9 @@ func (r *runner) addReplica(rc ReplicaConfig) (int, error) {
 	r.keys = prefixChains{} // its block size may be new: the chains are found again
 	if r.cache != nil {
 		r.cache.added(r, i)
+	}
+	if r.roots != nil {
+		r.roots = r.roots.added(r, i)
 	}
 	return i, nil
 }

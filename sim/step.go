@@ -273,6 +273,9 @@ func chunkRecord(rec *Record, b *classBound, d engine.Draft, g, td time.Duration
 // finish ends a request that emitted its last token (or, prefilled
 // remotely, moves it to its decode replica: handoff).
 func (r *runner) finish(rep *replica, ref int32) error {
+	if r.roots != nil {
+		r.roots.out(rep.idx, r.slots[ref].prefix)
+	}
 	if rep.prefill {
 		if on, err := r.handoff(rep, ref); on || err != nil {
 			return err

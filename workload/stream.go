@@ -31,9 +31,17 @@ func fnvOn[T string | []byte](h uint64, s T) uint64 {
 	return h
 }
 
-// streamOn is NewStream(seed, x + name), h the FNV-1a state after x
-// (fnvOn): a conversation's streams share the head of their names,
-// hashed once.
-func streamOn(seed, h uint64, name string) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, fnvOn(h, name)))
+// streamCell holds a random stream in place, its source and generator.
+type streamCell struct {
+	pcg rand.PCG
+	r   rand.Rand
+}
+
+// on makes c NewStream(seed, x + name), h the FNV-1a state after x
+// (fnvOn), and returns it: a conversation's streams share the head of
+// their names, hashed once.
+func (c *streamCell) on(seed, h uint64, name string) *rand.Rand {
+	c.pcg.Seed(seed, fnvOn(h, name))
+	c.r = *rand.New(&c.pcg)
+	return &c.r
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // TestFnvOnIsNewStreams holds a stream whose name's head was hashed once
-// (streamOn, as a conversation's streams are) to NewStream of the whole
+// (streamCell.on, as a conversation's streams are) to NewStream of the whole
 // name, its slow twin: heads and names of random bytes and lengths, and
 // the conversations' own.
 func TestFnvOnIsNewStreams(t *testing.T) {
@@ -21,10 +21,11 @@ func TestFnvOnIsNewStreams(t *testing.T) {
 	}
 	check := func(seed uint64, head, name string) {
 		t.Helper()
-		a, b := NewStream(seed, head+name), streamOn(seed, fnvOn(fnvOffset, []byte(head)), name)
+		var c streamCell
+		a, b := NewStream(seed, head+name), c.on(seed, fnvOn(fnvOffset, []byte(head)), name)
 		for range 3 {
 			if x, y := a.Uint64(), b.Uint64(); x != y {
-				t.Fatalf("seed %d, %q + %q: NewStream draws %x, streamOn %x", seed, head, name, x, y)
+				t.Fatalf("seed %d, %q + %q: NewStream draws %x, streamCell %x", seed, head, name, x, y)
 			}
 		}
 	}

@@ -106,9 +106,12 @@ func Two(ids []uint64, guess int) (k int, ok bool) {
 // its place in the first run, all are, with no bisection. ok says the
 // ids passed a cheap check of the promise, the last id and the one
 // where the run ends above their places in it; when it is false the
-// answer is not to be used (Len's is). TestRiseIsLen holds the two
-// equal on rising ids.
-func Rise(ids []uint64) (k int, ok bool) {
+// answer is not to be used (Len's is). A guess (> 0) that is the
+// answer is found so in two compares, with no bisection (a
+// conversation's first run is its group's shared ids, of one length in
+// a workload: Guess). TestRiseIsLen holds the two equal on rising ids,
+// at every guess.
+func Rise(ids []uint64, guess int) (k int, ok bool) {
 	first, last := ids[0], len(ids)-1
 	if d := ids[last] - first; d == uint64(last) {
 		return len(ids), true
@@ -116,6 +119,9 @@ func Rise(ids []uint64) (k int, ok bool) {
 		return 0, false
 	}
 	lo, hi := 1, last // ids[lo-1] is in the first run; ids[hi] is not
+	if guess > 0 && guess <= last && ids[guess-1]-first == uint64(guess-1) && ids[guess]-first != uint64(guess) {
+		lo, hi = guess, guess
+	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if ids[m]-first == uint64(m) {
@@ -127,8 +133,8 @@ func Rise(ids []uint64) (k int, ok bool) {
 	return lo, ids[lo] > ids[lo-1]
 }
 
-// Guess is Two's guess kept from call to call: where the last prompt's
-// first run ended, which a workload's prompts share (their group's
+// Guess is Two's or Rise's guess kept from call to call: where the last
+// prompt's first run ended, which a workload's prompts share (their group's
 // shared prefix is of one length). Its zero value guesses nothing.
 type Guess struct{ at int }
 
@@ -137,6 +143,21 @@ func (g *Guess) Two(ids []uint64) (k int, ok bool) {
 	k, ok = Two(ids, g.at)
 	g.at = k
 	return k, ok
+}
+
+// At is the guess; a nil Guess guesses nothing.
+func (g *Guess) At() int {
+	if g == nil {
+		return 0
+	}
+	return g.at
+}
+
+// Set moves the guess to k, unless g is nil.
+func (g *Guess) Set(k int) {
+	if g != nil {
+		g.at = k
+	}
 }
 
 // Promise is a source's promise that a request's prefix ids are at most

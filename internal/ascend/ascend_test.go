@@ -159,8 +159,10 @@ func TestRiseIsLen(t *testing.T) {
 							ids[i] += gap
 						}
 					}
-					if k, ok := Rise(ids); !ok || k != Len(ids) {
-						t.Fatalf("Rise(%v) = %d, %v; Len %d", ids, k, ok, Len(ids))
+					for guess := range n + 2 {
+						if k, ok := Rise(ids, guess); !ok || k != Len(ids) {
+							t.Fatalf("Rise(%v, %d) = %d, %v; Len %d", ids, guess, k, ok, Len(ids))
+						}
 					}
 				}
 			}
@@ -171,7 +173,7 @@ func TestRiseIsLen(t *testing.T) {
 		for i := range ids {
 			ids[i] = ^uint64(0) - uint64(n-1-i)
 		}
-		if k, ok := Rise(ids); !ok || k != n {
+		if k, ok := Rise(ids, 0); !ok || k != n {
 			t.Fatalf("Rise(%v) = %d, %v; want %d", ids, k, ok, n)
 		}
 	}
@@ -187,16 +189,18 @@ func TestRiseIsLen(t *testing.T) {
 			}
 		}
 		for u := 0; u < len(ids); {
-			k, ok := Rise(ids[u:])
-			if want := Len(ids[u:]); !ok || k != want {
-				t.Fatalf("Rise(%v) = %d, %v; Len %d", ids[u:], k, ok, want)
+			want := Len(ids[u:])
+			for _, guess := range []int{0, rng.IntN(len(ids) - u + 1), want, want - 1, want + 1} {
+				if k, ok := Rise(ids[u:], guess); !ok || k != want {
+					t.Fatalf("Rise(%v, %d) = %d, %v; Len %d", ids[u:], guess, k, ok, want)
+				}
 			}
-			u += k
+			u += want
 		}
 	}
 	// Ids that fall where Rise reads them: not ok.
 	for _, ids := range [][]uint64{{5, 6, 7, 2}, {5, 6, 7, 7}, {5, 6, 4, 7, 100}, {5, 6, 7, 8, 3, 100}} {
-		if _, ok := Rise(ids); ok {
+		if _, ok := Rise(ids, 0); ok {
 			t.Fatalf("Rise(%v) passed its check", ids)
 		}
 	}

@@ -1,0 +1,174 @@
+package sim
+
+import "math/bits"
+
+// lackRoots is what an exact view (ExactView) has learnt of which
+// replicas hold no block of a group: a replica asked about a prompt
+// whose first prefix id is x, of as many tokens as its blocks or more
+// (so that its first block's content is x's alone, engine's runContent
+// {kind 1, x, offset 0}), that found none of it (CachedPath 0: the
+// prompt's first block is not cached), finds none for any prompt of x
+// until a block of that content is cached there, which only a request
+// whose first prefix id is x can do, and only while the replica holds it.
+// So the answer 0 is kept, by x, when the replica holds no such request,
+// and dropped when one is added to it (in): a fleet of 64 behind
+// PrefixAffinity asks each of its replicas about every arrival, and most
+// hold nothing of the arrival's group. longestOfEach, which asks every
+// replica, is the twin (TestCachedPrefixesAreEach, at every arrival;
+// TestHeldIsTheLoads, whole runs).
+//
+// It is kept for a run whose routers read the replicas' caches
+// themselves (newLackRoots), of at most maxRootBits replicas.
+type lackRoots struct {
+	lack map[uint64]uint64 // by first prefix id: bit i, replica i holds no block of it
+	held [][]heldRoot      // by replica: the first prefix ids of the requests it holds, counted
+	maxB int               // the fleet's largest block size
+}
+
+// heldRoot counts a replica's requests of one first prefix id.
+type heldRoot struct {
+	x uint64
+	n int32
+}
+
+// maxLack bounds the first prefix ids lackRoots remembers: past it, it
+// forgets them all (a workload of a prefix a request would grow it
+// without end), and asks again.
+const maxLack = 1 << 14
+
+// newLackRoots is the run's lackRoots when a router of it reads the
+// replicas' caches through ExactView, and nil otherwise.
+func newLackRoots(r *runner) *lackRoots {
+	if r.cache != nil || !r.fleet || len(r.reps) > maxRootBits {
+		return nil
+	}
+	exact := func(rt Router) bool {
+		pa, ok := rt.(PrefixAware)
+		if !ok {
+			return false
+		}
+		_, ok = pa.CacheView().(ExactView)
+		return ok || pa.CacheView() == nil
+	}
+	if !exact(r.router) && (r.pd == nil || !exact(r.pd.router)) {
+		return nil
+	}
+	m := &lackRoots{lack: map[uint64]uint64{}, held: make([][]heldRoot, len(r.reps))}
+	for i := range r.reps {
+		m.maxB = max(m.maxB, r.reps[i].eng.Config().BlockSize)
+	}
+	return m
+}
+
+// added makes room for replica i, which has just joined the fleet,
+// holding nothing; past maxRootBits replicas the run keeps none.
+func (m *lackRoots) added(r *runner, i int) *lackRoots {
+	if i >= maxRootBits {
+		return nil
+	}
+	m.held = append(m.held, nil)
+	m.maxB = max(m.maxB, r.reps[i].eng.Config().BlockSize)
+	return m
+}
+
+// in notes that replica i took a request of prefix ids prefix.
+func (m *lackRoots) in(i int, prefix []uint64) {
+	if len(prefix) == 0 {
+		return
+	}
+	x := prefix[0]
+	if b, ok := m.lack[x]; ok && b>>i&1 != 0 {
+		m.lack[x] = b &^ (1 << i)
+	}
+	h := m.held[i]
+	for k := range h {
+		if h[k].x == x {
+			h[k].n++
+			return
+		}
+	}
+	m.held[i] = append(h, heldRoot{x: x, n: 1})
+}
+
+// out notes that replica i no longer holds a request of prefix ids
+// prefix (it finished, or was aborted there).
+func (m *lackRoots) out(i int, prefix []uint64) {
+	if len(prefix) == 0 {
+		return
+	}
+	h := m.held[i]
+	for k := range h {
+		if h[k].x == prefix[0] {
+			if h[k].n--; h[k].n == 0 {
+				h[k] = h[len(h)-1]
+				m.held[i] = h[:len(h)-1]
+			}
+			return
+		}
+	}
+	panic("sim: invariant held-root broken: a request left a replica that did not hold it")
+}
+
+// holds reports whether replica i holds a request whose first prefix id
+// is x.
+func (m *lackRoots) holds(i int, x uint64) bool {
+	for _, h := range m.held[i] {
+		if h.x == x {
+			return true
+		}
+	}
+	return false
+}
+
+// exactLongest is View.longestCached through ExactView with the run's
+// lackRoots m: CachedPrefix of each replica not known to hold nothing of
+// the arrival's group, each answer of none kept where it holds. With
+// the view's replicas in one block of the fleet, the others are found
+// by their bits, not visited (RunFleet64/workload=prefix/
+// router=PrefixAffinity: a loop over all 64 cost about 1,100
+// instructions an arrival).
+func (v *View) exactLongest(m *lackRoots, least int) (best, longest int) {
+	req := v.req
+	if len(req.PrefixHashes) == 0 || req.PrefixBlockTokens < m.maxB {
+		return longestOfEach(v, least)
+	}
+	best = least
+	x := req.PrefixHashes[0]
+	lack := m.lack[x]
+	learnt := lack
+	if v.idx != nil {
+		for k := range v.n {
+			if i := v.at(k); lack>>i&1 == 0 {
+				best, longest, learnt = v.askExact(m, x, i, k, best, longest, learnt)
+			}
+		}
+	} else {
+		for may := ^lack >> v.lo & (1<<v.n - 1); may != 0; may &= may - 1 { // by position: replica v.lo+k
+			k := bits.TrailingZeros64(may)
+			best, longest, learnt = v.askExact(m, x, v.lo+k, k, best, longest, learnt)
+		}
+	}
+	if learnt != lack {
+		if len(m.lack) >= maxLack {
+			clear(m.lack)
+		}
+		m.lack[x] = learnt
+	}
+	return best, longest
+}
+
+// askExact is exactLongest's question to the fleet's replica i, the
+// view's k, about a prompt whose first prefix id is x: best and longest
+// so far, with learnt, the replicas known to hold nothing of x, updated.
+func (v *View) askExact(m *lackRoots, x uint64, i, k, best, longest int, learnt uint64) (int, int, uint64) {
+	c := v.cachedPrefix(i)
+	switch {
+	case c == 0:
+		if v.prefixPath(i).Blocks() > 0 && !m.holds(i, x) {
+			learnt |= 1 << i
+		}
+	case c > longest || c == longest && v.held(k) < v.held(best):
+		best, longest = k, c
+	}
+	return best, longest, learnt
+}
