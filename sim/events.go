@@ -227,19 +227,26 @@ func (h *eventHeap) popSift() event {
 //
 // A fleet of at most smallEnds replicas keeps each replica's end in a
 // slice by replica and the earliest apart, found again by a scan when it
-// leaves or moves later: a disaggregated fleet of 6 spent about 260
-// instructions a move sifting a heap (place writes two slices a level),
-// a scan of 6 about 60. A larger fleet keeps a binary min-heap.
+// leaves or moves later: a disaggregated fleet of
+// 6 spent about 260 instructions a move sifting a heap (place writes two
+// slices a level), a scan of 6 about 60. A larger fleet keeps a
+// tournament tree over the replicas (win): a change walks from the
+// replica's leaf to the root, one comparison a level and no positions to
+// keep. The binary min-heap it replaced sifted a moved-later end down
+// from the root, two comparisons and two writes a level: 15,525 then
+// 15,157 instructions a request in
+// BenchmarkRunFleet64/workload=prefix/router=PrefixAffinity (its heap's
+// down alone was 748), and peek, now one field, 6,239 then 6,225 in
+// BenchmarkRunAtlas (the loop's next inlines again).
 // TestStepEndsIsAnOrderedSet holds both to a plain map.
 type stepEnds struct {
 	n     int     // the busy replicas
-	pos   []int32 // by replica: its index in items (the heap) or 0 (small), -1 when idle
+	pos   []int32 // by replica: 0 when busy, -1 when idle
 	small bool
 
-	items []stepEnd // a binary min-heap, unless small
+	at []time.Duration // small: by replica, its end (idleEnd when idle)
 
-	at    []time.Duration // small: by replica, its end (idleEnd when idle)
-	first stepEnd         // small: the earliest, when n > 0
+	first stepEnd // the earliest, when n > 0 (unless small, the tournament's root)
 	// small, when ok2: the earliest end of the other replicas (a busy
 	// one's, before idleEnd), which the scan found with first and the
 	// changes since kept. The first's leaving promotes it instead of a
@@ -248,14 +255,31 @@ type stepEnds struct {
 	// 6); with the second kept, 2,368 do.
 	second stepEnd
 	ok2    bool
+
+	// unless small: the tournament over the replicas, in the layout of a
+	// bottom-up segment tree of 2n entries for n replicas. win[n+k] is
+	// leaf k: replica k's end, or {idleEnd, k|idleRep} when it is idle;
+	// win[i] for 0 < i < n is the earliest leaf under node i
+	// (stepEnd.before), whose children are 2i and 2i+1. An idle leaf is
+	// marked so that a busy replica whose end is idleEnd itself comes
+	// before it: the root is the earliest end whenever a replica is busy.
+	// A node holds the end, not only the replica, so that a match reads
+	// its sibling whole (leaves as indexes into a slice of ends cost 134
+	// instructions a request more in BenchmarkRunFleet64's
+	// prefix/PrefixAffinity).
+	win []stepEnd
 }
 
 // smallEnds is the largest fleet whose step ends are scanned rather than
-// kept in a heap (a scan of 16 costs about what a heap's sift does).
+// kept in a tournament tree (a scan of 16 costs about what a heap's sift
+// did).
 const smallEnds = 16
 
 // idleEnd is an idle replica's end in stepEnds.at: after any move's.
 const idleEnd = time.Duration(math.MaxInt64)
+
+// idleRep marks an idle replica's leaf in the tournament (stepEnds.win).
+const idleRep = int32(1) << 30
 
 type stepEnd struct {
 	at  time.Duration
@@ -280,56 +304,95 @@ func (r *runner) checkEnds() error {
 }
 
 func newStepEnds(replicas int) stepEnds {
-	h := stepEnds{pos: make([]int32, 0, replicas), small: true}
-	for range replicas {
-		h.add()
+	h := stepEnds{pos: make([]int32, replicas), small: true}
+	for i := range h.pos {
+		h.pos[i] = -1
+	}
+	if replicas > smallEnds {
+		h.small = false // the tournament is built at the first step end
+		return h
+	}
+	h.at = make([]time.Duration, replicas, smallEnds)
+	for i := range h.at {
+		h.at[i] = idleEnd
 	}
 	return h
 }
 
-// add makes room for one more replica, idle. A fleet that grows past
-// smallEnds moves its ends into a heap.
+// add makes room for one more replica, idle. A fleet larger than
+// smallEnds builds its tournament again (an autoscaler's new replica).
 func (h *stepEnds) add() {
 	h.pos = append(h.pos, -1)
-	if !h.small {
-		return
-	}
-	if len(h.pos) <= smallEnds {
+	switch {
+	case h.small && len(h.pos) <= smallEnds:
 		h.at = append(h.at, idleEnd)
-		return
+	case h.small || h.win != nil:
+		h.build()
 	}
-	h.small = false
-	h.items = make([]stepEnd, 0, len(h.pos))
-	for rep, p := range h.pos {
+}
+
+// build makes the tournament over the replicas' ends.
+//
+// A large fleet builds it when its first step end is set, not when it is
+// made: its setup allocates 4 bytes a replica for the step ends, as the
+// heap's did (TestFleetSetupAllocatesEachReplicaOnce).
+func (h *stepEnds) build() {
+	n := len(h.pos)
+	win := make([]stepEnd, 2*n)
+	for k, p := range h.pos {
+		x := stepEnd{at: idleEnd, rep: int32(k) | idleRep}
 		if p >= 0 {
-			h.items = append(h.items, stepEnd{at: h.at[rep], rep: int32(rep)})
-			h.pos[rep] = int32(len(h.items) - 1)
-			h.up(len(h.items) - 1)
+			x.at, _ = h.end(k)
+			x.rep = int32(k)
 		}
+		win[n+k] = x
 	}
-	h.at = nil
+	for i := n - 1; i > 0; i-- {
+		l, r := win[2*i], win[2*i+1]
+		if r.before(l) {
+			l = r
+		}
+		win[i] = l
+	}
+	h.small, h.at, h.win, h.first = false, nil, win, win[1]
+}
+
+// fix makes replica rep's leaf x and replays the matches on its way to
+// the root; the winner rising from below is at hand, so a match reads
+// only the sibling. A node that keeps its winner stops it: nothing above
+// changes.
+func (h *stepEnds) fix(rep int, x stepEnd) {
+	win := h.win
+	i := len(win)/2 + rep
+	win[i] = x
+	for ; i > 1; i >>= 1 {
+		if s := win[i^1]; s.before(x) {
+			x = s
+		}
+		if win[i>>1] == x {
+			return
+		}
+		win[i>>1] = x
+	}
+	h.first = x
 }
 
 // end is replica rep's move end, and whether it has one.
 func (h *stepEnds) end(rep int) (time.Duration, bool) {
-	i := h.pos[rep]
 	switch {
-	case i < 0:
+	case h.pos[rep] < 0:
 		return 0, false
 	case h.small:
 		return h.at[rep], true
 	}
-	return h.items[i].at, true
+	return h.win[len(h.win)/2+rep].at, true
 }
 
 func (h *stepEnds) len() int { return h.n }
 
 // peek is the earliest move end; there must be one.
 func (h *stepEnds) peek() stepEnd {
-	if h.small {
-		return h.first
-	}
-	return h.items[0]
+	return h.first
 }
 
 // set makes at the end of replica rep's move, whether it had one or not.
@@ -366,27 +429,14 @@ func (h *stepEnds) set(rep int, at time.Duration) {
 		}
 		return
 	}
-	i := int(h.pos[rep])
-	if i < 0 { // a new leaf: it can only rise
-		i = len(h.items)
-		h.items = append(h.items, stepEnd{at: at, rep: int32(rep)})
-		h.pos[rep] = int32(i)
+	if h.win == nil { // the fleet's first step end
+		h.build()
+	}
+	if h.pos[rep] < 0 {
+		h.pos[rep] = 0
 		h.n++
-		if i > 0 {
-			h.up(i)
-		}
-		return
 	}
-	earlier := at < h.items[i].at
-	h.items[i].at = at
-	if len(h.items) == 1 { // a single replica's end is its own slot
-		return
-	}
-	if earlier { // it can only rise, or only sink: sift one way
-		h.up(i)
-	} else {
-		h.down(i)
-	}
+	h.fix(rep, stepEnd{at: at, rep: int32(rep)})
 }
 
 // scan finds the earliest end of a small fleet, which has one, and the
@@ -419,8 +469,7 @@ func (h *stepEnds) scan() {
 
 // remove forgets replica rep's move end, if it has one.
 func (h *stepEnds) remove(rep int) {
-	i := int(h.pos[rep])
-	if i < 0 {
+	if h.pos[rep] < 0 {
 		return
 	}
 	h.pos[rep] = -1
@@ -440,18 +489,7 @@ func (h *stepEnds) remove(rep int) {
 		}
 		return
 	}
-	n := len(h.items) - 1
-	if i != n {
-		h.place(i, h.items[n])
-	}
-	h.items = h.items[:n]
-	if i != n {
-		if i > 0 && h.items[i].before(h.items[(i-1)/2]) {
-			h.up(i)
-		} else {
-			h.down(i)
-		}
-	}
+	h.fix(rep, stepEnd{at: idleEnd, rep: int32(rep) | idleRep})
 }
 
 // pop removes and returns the earliest move end.
@@ -459,46 +497,4 @@ func (h *stepEnds) pop() (top stepEnd) {
 	top = h.peek()
 	h.remove(int(top.rep))
 	return top
-}
-
-// up sifts the item at i towards the root.
-func (h *stepEnds) up(i int) {
-	x := h.items[i]
-	for i > 0 {
-		p := (i - 1) / 2
-		if !x.before(h.items[p]) {
-			break
-		}
-		h.place(i, h.items[p])
-		i = p
-	}
-	h.place(i, x)
-}
-
-// place puts x at index i.
-func (h *stepEnds) place(i int, x stepEnd) {
-	h.items[i] = x
-	h.pos[x.rep] = int32(i)
-}
-
-// down sifts the item at i towards the leaves.
-func (h *stepEnds) down(i int) {
-	x := h.items[i]
-	n := len(h.items)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		j := l
-		if r := l + 1; r < n && h.items[r].before(h.items[l]) {
-			j = r
-		}
-		if !h.items[j].before(x) {
-			break
-		}
-		h.place(i, h.items[j])
-		i = j
-	}
-	h.place(i, x)
 }
