@@ -246,10 +246,26 @@ func (p *blockPool) take(n int) {
 		return
 	}
 	if q := &p.q[0]; q.blocks > 0 {
-		if b := &p.nodes[q.head]; int(b.run) > n {
+		b := &p.nodes[q.head]
+		if int(b.run) > n {
 			b.run -= int32(n)
 			q.blocks -= n
 			return
+		}
+		// A segment at the head with more than n blocks, no copies or
+		// publisher to settle: takeEach's eviction of n of them from its
+		// end, without its loop (a prompt's and an answer's blocks taken
+		// from the cached own blocks of an older request, on a workload
+		// of shared prefixes): 13,120 then 13,023 instructions a request in
+		// Regime/Fleet8LeastLoaded (cachegrind's marginal count).
+		if b.run == segRun && p.ncopy == 0 && p.pub == nil {
+			if g := &p.runs.at[q.head]; g.size() > n {
+				g.hi -= int32(n)
+				q.blocks -= n
+				p.evict -= n
+				p.cached -= n
+				return
+			}
 		}
 	}
 	p.takeEach(n)
