@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"strings"
+
+	"github.com/servesim/servesim/costmodel"
 )
 
 // The engine's fast paths, decided in one place.
@@ -91,6 +93,9 @@ type fastPaths struct {
 	cont     bool // Continue may plan
 	reserves bool // a Remote request added inside a run may be reserved at its next step (reservein.go)
 	joins    bool // JoinChangesNothing may report true
+	// verifySum: a speculative step's verified positions are priced from
+	// their sum (price), under costmodel.Frozen, which reads only that.
+	verifySum bool
 
 	// contFast and joinsFast are cont and joins when strict mode is off,
 	// false when it is on: the one flag Continue and JoinChangesNothing
@@ -258,6 +263,8 @@ func (e *Engine) decideFast() {
 	f.residues = why[pathResidues] == nil
 	f.reserves = why[pathReserves] == nil
 	f.cont = why[pathContinue] == nil
+	_, frozen := e.model.(costmodel.Frozen)
+	f.verifySum = spec && frozen && !f.noTwin
 	f.joins = why[pathJoins] == nil
 	e.gateFast()
 	e.omit = why[pathStreaks] == nil

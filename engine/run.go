@@ -456,7 +456,19 @@ func (e *Engine) samePrice(k int) bool {
 func (e *Engine) price() time.Duration {
 	var b costmodel.Batch
 	e.priceBatch(&b)
-	if e.probeK != 0 && len(b.Prefill) == 0 && len(b.Verify) == 0 && slices.Equal(b.Decode, e.probe) {
+	if len(b.Verify) > 0 {
+		// Speculative decoding under Frozen (fast.verifySum), which
+		// reads of the verified positions only Σ Verify − len(Verify),
+		// those beyond one a decode: priced as if the first decode
+		// verified them all, from their sum (vsum), without Frozen's walk
+		// of Verify (31,795 then 31,644 instructions a request in
+		// BenchmarkRegime/Speculation). The slow twin (walkRuns) prices
+		// the listed plan.
+		if e.fast.verifySum {
+			e.verified1[0] = e.vsum - len(b.Verify) + 1
+			b.Verify = e.verified1[:]
+		}
+	} else if e.probeK != 0 && len(b.Prefill) == 0 && slices.Equal(b.Decode, e.probe) {
 		return e.probeTime
 	}
 	return e.model.StepTime(b)

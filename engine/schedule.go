@@ -14,19 +14,21 @@ import (
 // it answered Schedule with, the outcome Complete answers with, and the
 // requests the step scheduled.
 type scheduling struct {
-	inFlight bool     // a plan is in flight: Complete has not ended it
-	plan     Plan     // the step (or run) in flight
-	out      Outcome  // the last outcome
-	sched    []*seq   // scheduled in the step in flight, in batch order
-	inline   int      // of them, plain decodes planChunked scheduled inline
-	minLeft  int      // their fewest output tokens left
-	lastOne  bool     // a prompt they hold takes its last chunk, or the one before: one step (chunkSteps)
-	chunkPub bool     // a prompt of the run of chunks in flight caches blocks of shared content in its later steps (chunkPubSteps; set by chunkLimit); beside lastOne, in its padding: a larger Engine put TestFleetSetupAllocatesEachReplicaOnce over its bound
-	pubLeft  int      // the fewest steps to a decode of theirs that caches a block of shared output (publishDecode)
-	pubRun   int      // of them, those with blocks of shared output left to cache in a run's later steps (runPublish)
-	pubs     []pubAt  // runPublish's scratch
-	acceptor Acceptor // speculative decoding: the driver's acceptance draws
-	fcfs     bool     // the policy is FCFS: a victim is never a request the step scheduled
+	inFlight  bool     // a plan is in flight: Complete has not ended it
+	plan      Plan     // the step (or run) in flight
+	out       Outcome  // the last outcome
+	sched     []*seq   // scheduled in the step in flight, in batch order
+	inline    int      // of them, plain decodes planChunked scheduled inline
+	minLeft   int      // their fewest output tokens left
+	lastOne   bool     // a prompt they hold takes its last chunk, or the one before: one step (chunkSteps)
+	chunkPub  bool     // a prompt of the run of chunks in flight caches blocks of shared content in its later steps (chunkPubSteps; set by chunkLimit); beside lastOne, in its padding: a larger Engine put TestFleetSetupAllocatesEachReplicaOnce over its bound
+	pubLeft   int      // the fewest steps to a decode of theirs that caches a block of shared output (publishDecode)
+	pubRun    int      // of them, those with blocks of shared output left to cache in a run's later steps (runPublish)
+	pubs      []pubAt  // runPublish's scratch
+	acceptor  Acceptor // speculative decoding: the driver's acceptance draws
+	vsum      int      // speculative decoding: Σ plan.Batch.Verify, the positions the step verifies (price)
+	verified1 [1]int   // price's batch's Verify, priced from vsum
+	fcfs      bool     // the policy is FCFS: a victim is never a request the step scheduled
 
 	unscheduled int // victims taken back out of the step being planned, so far (the tests count them)
 	gated       int // waiting heads with hits tryAdmit refused without walking them (strict mode; the tests count them)
@@ -125,6 +127,7 @@ func (e *Engine) resetPlan(now time.Duration) {
 	e.plan.Cached = e.plan.Cached[:0]
 	e.plan.Preempted = e.plan.Preempted[:0]
 	e.plan.Cohort = 0
+	e.vsum = 0
 	e.resetResidues() // before inline is reset: it reads the last plan's
 	e.inline, e.minLeft, e.pubLeft, e.pubRun, e.lastOne = 0, math.MaxInt, math.MaxInt, 0, false
 }
@@ -244,6 +247,7 @@ func (e *Engine) planDrafts(i, budget, avail, owed int) (int, int, int, int) {
 	sched := e.sched[ns:cap(e.sched)][:len(running)]
 	decode := b.Decode[nd:cap(b.Decode)][:len(running)]
 	verify := b.Verify[nd:cap(b.Verify)][:len(running)]
+	e.vsum += budget // less the budget left: Σ verify[:j], the budget they took (a variable of its own held across the loop cost 90 instructions a request in BenchmarkRegime/Speculation)
 	j := 0
 	for ; j < len(running) && budget > 0; j++ {
 		s := running[j]
@@ -266,6 +270,7 @@ func (e *Engine) planDrafts(i, budget, avail, owed int) (int, int, int, int) {
 		budget -= n
 	}
 	e.sched, b.Decode, b.Verify = e.sched[:ns+j], b.Decode[:nd+j], b.Verify[:nd+j]
+	e.vsum -= budget
 	return i + j, budget, avail, owed
 }
 
@@ -453,6 +458,7 @@ func (e *Engine) unschedule(v *seq) int {
 	if v.decoding {
 		b.Decode = slices.Delete(b.Decode, d, d+1)
 		if e.cfg.SpeculativeTokens > 0 {
+			e.vsum -= b.Verify[d]
 			b.Verify = slices.Delete(b.Verify, d, d+1)
 		}
 	} else {
@@ -510,6 +516,7 @@ func (e *Engine) schedule(s *seq, n int) {
 		e.plan.Batch.Decode = append(e.plan.Batch.Decode, s.computed)
 		if e.cfg.SpeculativeTokens > 0 {
 			e.plan.Batch.Verify = append(e.plan.Batch.Verify, 1+s.draft)
+			e.vsum += 1 + s.draft
 		}
 	} else {
 		e.plan.Batch.Prefill = append(e.plan.Batch.Prefill, costmodel.Chunk{NewTokens: s.sched, Context: s.computed})
