@@ -735,12 +735,15 @@ func (e *Engine) walkNeed(budget int) int {
 }
 
 // priceBatch makes b the batch the cost model prices: the plan's, with
-// the cohort's decodes (see sumBatch). (Written in place: a Batch
-// returned was copied once more a move.)
+// the cohort's decodes (see sumBatch), or under Frozen a speculative
+// step's verified positions by their sum (sumVerify). (Written in
+// place: a Batch returned was copied once more a move.)
 func (e *Engine) priceBatch(b *costmodel.Batch) {
 	*b = e.plan.Batch
 	if e.plan.Cohort > 0 {
 		b.Decode = e.sumDecode(0)
+	} else if len(b.Verify) > 0 { // speculative decoding (no cohort)
+		e.sumVerify(b)
 	}
 }
 

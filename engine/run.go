@@ -456,22 +456,34 @@ func (e *Engine) samePrice(k int) bool {
 func (e *Engine) price() time.Duration {
 	var b costmodel.Batch
 	e.priceBatch(&b)
-	if len(b.Verify) > 0 {
-		// Speculative decoding under Frozen (fast.verifySum), which
-		// reads of the verified positions only Σ Verify − len(Verify),
-		// those beyond one a decode: priced as if the first decode
-		// verified them all, from their sum (vsum), without Frozen's walk
-		// of Verify (31,795 then 31,644 instructions a request in
-		// BenchmarkRegime/Speculation). The slow twin (walkRuns) prices
-		// the listed plan.
-		if e.fast.verifySum {
-			e.verified1[0] = e.vsum - len(b.Verify) + 1
-			b.Verify = e.verified1[:]
-		}
-	} else if e.probeK != 0 && len(b.Prefill) == 0 && slices.Equal(b.Decode, e.probe) {
+	if e.probeK != 0 && len(b.Prefill) == 0 && len(b.Verify) == 0 && slices.Equal(b.Decode, e.probe) {
 		return e.probeTime
 	}
 	return e.model.StepTime(b)
+}
+
+// sumVerify hands Frozen (fast.verifySum), which reads of a speculative
+// step's verified positions only Σ Verify − len(Verify), those beyond
+// one a decode, b's Verify as if its first decode verified them all,
+// from their sum (vsum), without Frozen's walk of Verify: 31,795 then
+// 31,644 instructions a request in BenchmarkRegime/Speculation. The
+// slow twin (walkRuns) prices the listed plan. It consumes vsum, which
+// the next plan's decodes count from 0: price is called whenever the
+// plan has a Verify (in resetPlan, its clear cost RunAtlas 2
+// instructions a request). Called by priceBatch past its test of the
+// cohort, which RunAtlas's priced plans have (in price, its test of
+// Verify cost RunAtlas 4 instructions a request). Out of line: inlined
+// in priceBatch, it cost RunAtlas's cohort branch there 3 instructions
+// a request (RunAtlas 6,230 then 6,228, main's 6,227; the call costs
+// BenchmarkRegime/Speculation 31,549 then 31,616).
+//
+//go:noinline
+func (e *Engine) sumVerify(b *costmodel.Batch) {
+	if e.fast.verifySum {
+		e.verified1[0] = e.vsum - len(b.Verify) + 1
+		b.Verify = e.verified1[:]
+	}
+	e.vsum = 0
 }
 
 // fitPrice is the largest j < k whose j-th step is priced like the first,

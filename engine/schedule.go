@@ -127,7 +127,6 @@ func (e *Engine) resetPlan(now time.Duration) {
 	e.plan.Cached = e.plan.Cached[:0]
 	e.plan.Preempted = e.plan.Preempted[:0]
 	e.plan.Cohort = 0
-	e.vsum = 0
 	e.resetResidues() // before inline is reset: it reads the last plan's
 	e.inline, e.minLeft, e.pubLeft, e.pubRun, e.lastOne = 0, math.MaxInt, math.MaxInt, 0, false
 }
