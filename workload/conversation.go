@@ -217,8 +217,9 @@ func (s *ChatSource) Finished(id uint64, at time.Duration, ok bool) {
 // since (nil once its turn finished), not a map. A map's insert, lookup
 // and delete (runtime.mapassign_fast64, mapaccess2_fast64 and the map's
 // Delete) cost Regime/Conversations 483 instructions a request more:
-// 17,864 then 17,381 (cgm.sh, the marginal count). Its memory is 8 bytes an id issued since
-// the oldest in flight. TestFlightIsAMap holds it to a map.
+// 17,864 then 17,381 (cgm.sh, the marginal count). Its memory is 8
+// bytes an id issued since the oldest in flight. TestFlightIsAMap holds
+// it to a map.
 type flight struct {
 	base  uint64          // the id of convs[0]
 	convs []*conversation // by id − base
