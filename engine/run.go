@@ -467,23 +467,25 @@ func (e *Engine) price() time.Duration {
 // one a decode, b's Verify as if its first decode verified them all,
 // from their sum (vsum), without Frozen's walk of Verify: 31,795 then
 // 31,644 instructions a request in BenchmarkRegime/Speculation. The
-// slow twin (walkRuns) prices the listed plan. It consumes vsum, which
-// the next plan's decodes count from 0: price is called whenever the
-// plan has a Verify (in resetPlan, its clear cost RunAtlas 2
-// instructions a request). Called by priceBatch past its test of the
+// slow twin (walkRuns) prices the listed plan. resetPlan clears vsum
+// (in its branch for a Verify, which only speculative decoding lists).
+// Called by priceBatch past its test of the
 // cohort, which RunAtlas's priced plans have (in price, its test of
 // Verify cost RunAtlas 4 instructions a request). Out of line: inlined
 // in priceBatch, it cost RunAtlas's cohort branch there 3 instructions
 // a request (RunAtlas 6,230 then 6,228, main's 6,227; the call costs
-// BenchmarkRegime/Speculation 31,549 then 31,616).
+// BenchmarkRegime/Speculation 31,549 then 31,616; with the sum an int32
+// and samePrice's scratch, which keep the Engine in its size class,
+// 31,669 against main's 31,795).
 //
 //go:noinline
 func (e *Engine) sumVerify(b *costmodel.Batch) {
 	if e.fast.verifySum {
-		e.verified1[0] = e.vsum - len(b.Verify) + 1
-		b.Verify = e.verified1[:]
+		// In samePrice's scratch, which runs use, and speculative
+		// decoding has none (allocated once, at the first step).
+		e.shifted = append(e.shifted[:0], int(e.vsum)+1-len(b.Verify))
+		b.Verify = e.shifted
 	}
-	e.vsum = 0
 }
 
 // fitPrice is the largest j < k whose j-th step is priced like the first,

@@ -14,21 +14,20 @@ import (
 // it answered Schedule with, the outcome Complete answers with, and the
 // requests the step scheduled.
 type scheduling struct {
-	inFlight  bool     // a plan is in flight: Complete has not ended it
-	plan      Plan     // the step (or run) in flight
-	out       Outcome  // the last outcome
-	sched     []*seq   // scheduled in the step in flight, in batch order
-	inline    int      // of them, plain decodes planChunked scheduled inline
-	minLeft   int      // their fewest output tokens left
-	lastOne   bool     // a prompt they hold takes its last chunk, or the one before: one step (chunkSteps)
-	chunkPub  bool     // a prompt of the run of chunks in flight caches blocks of shared content in its later steps (chunkPubSteps; set by chunkLimit); beside lastOne, in its padding: a larger Engine put TestFleetSetupAllocatesEachReplicaOnce over its bound
-	pubLeft   int      // the fewest steps to a decode of theirs that caches a block of shared output (publishDecode)
-	pubRun    int      // of them, those with blocks of shared output left to cache in a run's later steps (runPublish)
-	pubs      []pubAt  // runPublish's scratch
-	acceptor  Acceptor // speculative decoding: the driver's acceptance draws
-	vsum      int      // speculative decoding: Σ plan.Batch.Verify, the positions the step verifies (price)
-	verified1 [1]int   // price's batch's Verify, priced from vsum
-	fcfs      bool     // the policy is FCFS: a victim is never a request the step scheduled
+	inFlight bool     // a plan is in flight: Complete has not ended it
+	plan     Plan     // the step (or run) in flight
+	out      Outcome  // the last outcome
+	sched    []*seq   // scheduled in the step in flight, in batch order
+	inline   int      // of them, plain decodes planChunked scheduled inline
+	minLeft  int      // their fewest output tokens left
+	lastOne  bool     // a prompt they hold takes its last chunk, or the one before: one step (chunkSteps)
+	chunkPub bool     // a prompt of the run of chunks in flight caches blocks of shared content in its later steps (chunkPubSteps; set by chunkLimit); beside lastOne, in its padding: a larger Engine put TestFleetSetupAllocatesEachReplicaOnce over its bound
+	vsum     int32    // speculative decoding: Σ plan.Batch.Verify, the positions the step verifies (sumVerify), within MaxBatchedTokens ≤ MaxTokens; beside lastOne and chunkPub, in their padding: an int more put the Engine in a larger size class (TestFleetSetupAllocatesEachReplicaOnce)
+	pubLeft  int      // the fewest steps to a decode of theirs that caches a block of shared output (publishDecode)
+	pubRun   int      // of them, those with blocks of shared output left to cache in a run's later steps (runPublish)
+	pubs     []pubAt  // runPublish's scratch
+	acceptor Acceptor // speculative decoding: the driver's acceptance draws
+	fcfs     bool     // the policy is FCFS: a victim is never a request the step scheduled
 
 	unscheduled int // victims taken back out of the step being planned, so far (the tests count them)
 	gated       int // waiting heads with hits tryAdmit refused without walking them (strict mode; the tests count them)
@@ -120,8 +119,9 @@ func (e *Engine) resetPlan(now time.Duration) {
 	e.plan.End = now
 	e.plan.Batch.Prefill = e.plan.Batch.Prefill[:0]
 	e.plan.Batch.Decode = e.plan.Batch.Decode[:0]
-	if e.plan.Batch.Verify != nil {
+	if e.plan.Batch.Verify != nil { // speculative decoding: only then is vsum other than 0
 		e.plan.Batch.Verify = e.plan.Batch.Verify[:0]
+		e.vsum = 0
 	}
 	e.plan.Started = e.plan.Started[:0]
 	e.plan.Cached = e.plan.Cached[:0]
@@ -248,7 +248,7 @@ func (e *Engine) planDrafts(i, budget, avail, owed int) (int, int, int, int) {
 	sched := e.sched[ns : ns+len(running)]
 	decode := b.Decode[nd : nd+len(running)]
 	verify := b.Verify[nd : nd+len(running)]
-	e.vsum += budget // less the budget left: Σ verify[:j], the budget they took (a variable of its own held across the loop cost 90 instructions a request in BenchmarkRegime/Speculation)
+	e.vsum += int32(budget) // less the budget left: Σ verify[:j], the budget they took (a variable of its own held across the loop cost 90 instructions a request in BenchmarkRegime/Speculation)
 	j := 0
 	for ; j < len(running) && budget > 0; j++ {
 		s := running[j]
@@ -271,7 +271,7 @@ func (e *Engine) planDrafts(i, budget, avail, owed int) (int, int, int, int) {
 		budget -= n
 	}
 	e.sched, b.Decode, b.Verify = e.sched[:ns+j], b.Decode[:nd+j], b.Verify[:nd+j]
-	e.vsum -= budget
+	e.vsum -= int32(budget)
 	return i + j, budget, avail, owed
 }
 
@@ -459,7 +459,7 @@ func (e *Engine) unschedule(v *seq) int {
 	if v.decoding {
 		b.Decode = slices.Delete(b.Decode, d, d+1)
 		if e.cfg.SpeculativeTokens > 0 {
-			e.vsum -= b.Verify[d]
+			e.vsum -= int32(b.Verify[d])
 			b.Verify = slices.Delete(b.Verify, d, d+1)
 		}
 	} else {
@@ -517,7 +517,7 @@ func (e *Engine) schedule(s *seq, n int) {
 		e.plan.Batch.Decode = append(e.plan.Batch.Decode, s.computed)
 		if e.cfg.SpeculativeTokens > 0 {
 			e.plan.Batch.Verify = append(e.plan.Batch.Verify, 1+s.draft)
-			e.vsum += 1 + s.draft
+			e.vsum += int32(1 + s.draft)
 		}
 	} else {
 		e.plan.Batch.Prefill = append(e.plan.Batch.Prefill, costmodel.Chunk{NewTokens: s.sched, Context: s.computed})
