@@ -416,7 +416,7 @@ func (p *blockPool) evictSegmentAside(id int32, k int) int {
 // dropSegment drops segment id, emptied, of edge e: out of its queue, off
 // its edge, its node recycled, and the edge collected if it is bare.
 func (p *blockPool) dropSegment(id, e int32) {
-	p.unlink(id)
+	p.unlinkSeg(id)
 	p.removeSeg(e, id)
 	p.freeNode(id)
 	p.gcEdge(e)
@@ -859,7 +859,7 @@ func (p *blockPool) runTouch(held *int, r *runSeq, h int) {
 			}
 			s := &p.nodes[id]
 			if s.refs == 0 {
-				p.unlink(id)
+				p.unlinkSeg(id)
 			}
 			s.refs++
 			x = end
@@ -1365,7 +1365,7 @@ func (p *blockPool) releaseDown(e int32, x, bound int, qi uint8) int {
 // queue qi when nobody holds it any more.
 func (p *blockPool) unref(id int32, qi uint8) {
 	if p.nodes[id].refs--; p.nodes[id].refs == 0 {
-		p.link(id, qi)
+		p.linkSeg(id, qi)
 	}
 }
 
