@@ -261,11 +261,18 @@ type runCursor struct {
 	li, lo    int
 }
 
-// childKey finds an edge by its parent and its first block: the two
-// mixed into one key of the child index. Two different pairs collide
-// with the chance two different chains of blockPool's keys do (2⁻⁶⁴), an
-// event neither way of keeping the cache has.
-func childKey(parent int32, c runContent) uint64 { return mix(uint64(parent), c.value()) }
+// childKey finds an edge by its parent and its first block: the block's
+// content value plus the parent times an odd constant, one key of the
+// child index. The value is a SplitMix64 finaliser's output (mix's, or
+// sharedContent's, or the request's own content, mix(0x0a11ce, order)),
+// so two different pairs collide with the chance two different chains of
+// blockPool's keys do (2⁻⁶⁴), an event neither way of keeping the cache
+// has; one content under two parents never does (the constant is odd
+// and edges are fewer than 2³¹). The value mixed again with the parent
+// (mix, which kept childKey from inlining) cost 81 instructions a
+// request more in Regime/Fleet8LeastLoaded (12,930 then 12,849) and 64
+// in Regime/Conversations (cachegrind's marginal count).
+func childKey(parent int32, c runContent) uint64 { return c.value() + uint64(parent)*golden }
 
 // blockAt is a block's place in the tree.
 type blockAt struct {
