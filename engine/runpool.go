@@ -1324,7 +1324,18 @@ func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
 			}
 			if eh > 0 {
 				pos -= eh
-				ci = p.releaseSpan(r, runSpan{edge: e, hi: eh, pos: pos}, lo, ci, qi)
+				if ci >= 0 {
+					ci = p.releaseSpan(r, runSpan{edge: e, hi: eh, pos: pos}, lo, ci, qi)
+					continue
+				}
+				// No copy of r's left: releaseSpan's first loop, without
+				// its call, 18,067 then 17,932 instructions a request in
+				// Regime/Conversations, whose release goes up six edges
+				// (cachegrind's marginal count; 12,849 then 12,836 in
+				// Regime/Fleet8LeastLoaded).
+				for x, low := eh-1, max(0, lo-pos); x >= low; {
+					x = p.releaseDown(e, x, low, qi)
+				}
 			}
 		}
 		return
