@@ -536,7 +536,8 @@ func (t *runTree) addEdge(parent int32, lab runLabel, key uint64) int32 {
 		e = t.espare[n-1]
 		t.espare = t.espare[:n-1]
 	} else {
-		t.edges = append(t.edges, runEdge{kids: t.room(), segs: t.room()})
+		room := t.room()
+		t.edges = append(t.edges, runEdge{kids: room[:0:2], segs: room[2:2:4]})
 		e = int32(len(t.edges) - 1)
 	}
 	ed := &t.edges[e]
@@ -545,9 +546,12 @@ func (t *runTree) addEdge(parent int32, lab runLabel, key uint64) int32 {
 	return e
 }
 
-// room is an empty list of edges or segments with room for two, cut
-// from t's slab: a new edge's kids and segs (an edge recycled keeps
-// its own). Each allocated by its first append, they cost 175
+// room is four ids cut from t's slab: a new edge's kids and segs, room
+// for two each, capped (an edge recycled keeps its own). One cut for
+// both, not one each: 12,623 then 12,588 instructions a request in
+// Regime/Fleet8PrefixApprox (with runCache's path read only where it
+// inserts; 12,500 then 12,485 in Regime/Fleet8LeastLoaded). Each
+// allocated by its first append, they cost 175
 // instructions a request more in Regime/Fleet8PrefixApprox, whose cache
 // never evicts an edge to recycle (12,805 then 12,630), 60 in Regime/
 // Fleet8LeastLoaded and 53 in Regime/Conversations (cachegrind's
@@ -556,11 +560,11 @@ func (t *runTree) addEdge(parent int32, lab runLabel, key uint64) int32 {
 // when it first caches content (decideRuns), not at a fleet's setup
 // (TestFleetSetupAllocatesEachReplicaOnce).
 func (t *runTree) room() []int32 {
-	if len(t.slab) < 2 {
+	if len(t.slab) < 4 {
 		t.slab = make([]int32, 1024)
 	}
-	r := t.slab[:0:2]
-	t.slab = t.slab[2:]
+	r := t.slab[:4:4]
+	t.slab = t.slab[4:]
 	return r
 }
 
@@ -918,7 +922,7 @@ func (p *blockPool) runTouch(held *int, r *runSeq, h int) {
 // in order: each a primary block of the tree, or a copy where one caches
 // its content already.
 func (p *blockPool) runCache(held *int, r *runSeq, full int) {
-	from, path := *held, r.path
+	from := *held
 	if full <= from {
 		return
 	}
@@ -956,7 +960,7 @@ func (p *blockPool) runCache(held *int, r *runSeq, full int) {
 	if r.cur.pos == from {
 		start = t.fresh(r.cur)
 	}
-	r.cur, r.room = p.insert(path, full, start), 0
+	r.cur, r.room = p.insert(r.path, full, start), 0
 	for _, sp := range t.spans {
 		x, end := sp.lo+max(sp.pos, from)-sp.pos, sp.hi // match stopped at full
 		if p.pub != nil {
