@@ -261,7 +261,11 @@ func (p *blockPool) pushRun(n int) {
 	}
 	id := p.newNode()
 	p.nodes[id].run = int32(n)
-	p.link(id, 0)
+	// Its n blocks, not evictable, enqueued without link's tests of the
+	// node's kind (and takeEach's whole run dequeued without unlink's):
+	// 12,460 then 12,379 instructions a request in Regime/
+	// Fleet8LeastLoaded (cachegrind's marginal count).
+	p.enqueue(id, 0, n)
 }
 
 // take allocates n blocks from the head of the free queue (the never-cached
@@ -325,8 +329,8 @@ func (p *blockPool) takeEach(n int) {
 		id := p.q[qi].head
 		b := &p.nodes[id]
 		if b.run > 0 {
-			if x := int(b.run); x <= n { // the whole run
-				p.unlink(id)
+			if x := int(b.run); x <= n { // the whole run (of blocks not evictable: dequeue, not unlink, as pushRun)
+				p.dequeue(id, x)
 				p.freeNode(id)
 				n -= x
 				continue
