@@ -59,32 +59,6 @@ const (
 	mul2   = 0x94d049bb133111eb
 )
 
-// splitMix is mix and finish with their constants as values, for
-// a loop that chains many keys (chainRun): it takes them from
-// chainConsts, a variable, so that they are loaded into registers once.
-// Given constants, the compiler loads each again (a 10-byte move) at
-// every block, with two inline marks more: 41 instructions a key
-// against 38 (Regime/Fleet8PrefixEvents chains 112,320 keys,
-// cachegrind). mix, mix0 and finish stay as they are for every other
-// caller, as one more level of inlining would add an inline mark to
-// each call. TestChainRunIsMix holds the two alike.
-type splitMix struct{ golden, mul1, mul2 uint64 }
-
-// chainConsts is mix's constants, never written.
-var chainConsts = splitMix{golden, mul1, mul2}
-
-func (c splitMix) mix(parent, content uint64) uint64 {
-	return c.finish(parent ^ (content + c.golden + parent<<6 + parent>>2))
-}
-
-func (c splitMix) finish(h uint64) uint64 {
-	h ^= h >> 30
-	h *= c.mul1
-	h ^= h >> 27
-	h *= c.mul2
-	return h ^ h>>31
-}
-
 // sharedBlocks is the number of leading blocks of r whose content the
 // workload's prefix ids determine: those wholly inside the prompt's units
 // that are fully covered by ids, or, with PrefixCoversOutput, inside the

@@ -640,6 +640,10 @@ func (s *eventsState) added(r *runner, i int) {
 		x.rand = workload.NewStream(r.cfg.Seed, fmt.Sprintf("sim/kvevents/%d", i))
 	}
 	s.reps = append(s.reps, x)
+	if eventsByKeys {
+		r.reps[i].eng.PublishKVEvents(keysOnly{x})
+		return
+	}
 	r.reps[i].eng.PublishKVEvents(x)
 }
 
@@ -677,6 +681,14 @@ type eventIndex struct {
 	segHead int
 	arena   []uint64
 	starts  runStarts
+	// The stored runs by name queued (KVStoredChain), from chainHead on,
+	// and applied without their keys (eventchains.go).
+	qchains   []queuedChain
+	chainHead int
+	lazy      lazyRuns
+	chained   int    // blocks stored by name (tests)
+	woken     [3]int // runs by name woken by a walk, a kept run, a removal (tests)
+	eager     int    // runs by name applied woken (tests)
 }
 
 // storedSeg is a run of keys an engine stored in one call, of minStored
@@ -878,7 +890,13 @@ func (x *eventIndex) apply(now time.Duration) {
 		}
 		if !run.gone {
 			x.store(run.start, end)
+			if x.chainHead < len(x.qchains) {
+				x.storeChains(x.head - 1)
+			}
 			continue
+		}
+		if x.lazy.live > 0 { // the removals name keys: every one computed first
+			x.wakeAll()
 		}
 		for _, k := range x.keys[run.start:end] {
 			if x.held.remove(k) {
@@ -889,6 +907,7 @@ func (x *eventIndex) apply(now time.Duration) {
 	if x.head > 0 && x.head == len(x.runs) { // the last run too: none is open
 		x.keys, x.runs, x.head, x.open = x.keys[:0], x.runs[:0], 0, 0
 		x.segs, x.segHead = x.segs[:0], 0
+		x.qchains, x.chainHead = x.qchains[:0], 0
 	}
 }
 
@@ -901,6 +920,10 @@ func (x *eventIndex) store(start, end int) {
 		x.segHead++
 	}
 	x.held.add(x.keys[start:end]) // TestEventQueueIsEventByEvent holds the copies to an event-by-event twin
+	// The lazy runs a kept run's keys begin, woken once all are held.
+	if len(x.lazy.woken) > 0 {
+		x.drain()
+	}
 }
 
 // keep keeps an applied stored run of keys, by its first key, for walk.
@@ -917,6 +940,11 @@ func (x *eventIndex) keep(keys []uint64) {
 	}
 	x.starts.put(keys[0], storedRun{off: int32(len(x.arena)), n: int32(len(keys)), forgot: x.forgot})
 	x.arena = append(x.arena, keys...)
+	if x.lazy.live > 0 { // walk compares these as memory: the lazy runs they begin are woken (eventchains.go)
+		for _, k := range keys {
+			x.queueWake(k, 1)
+		}
+	}
 }
 
 func (s *eventsState) cached(r *runner, i int, _ *workload.Request) int {
@@ -1097,6 +1125,9 @@ const chainStep = 8
 func (x *eventIndex) walk(keys []uint64, from int) int {
 	n, try := from, x.starts.n > 0
 	for n < len(keys) && x.held.has(keys[n]) {
+		if x.lazy.live > 0 { // a lazy run it begins is woken before its interior is looked up (eventchains.go)
+			x.wakeKey(keys[n])
+		}
 		if try {
 			if r, ok := x.starts.get(keys[n]); ok && r.forgot == x.forgot {
 				n += 1 + lcp.Len(keys[n+1:], x.arena[r.off+1:r.off+r.n])
