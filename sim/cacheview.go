@@ -940,9 +940,11 @@ func (x *eventIndex) keep(keys []uint64) {
 	}
 	x.starts.put(keys[0], storedRun{off: int32(len(x.arena)), n: int32(len(keys)), forgot: x.forgot})
 	x.arena = append(x.arena, keys...)
-	if x.lazy.live > 0 { // walk compares these as memory: the lazy runs they begin are woken (eventchains.go)
+	if l := &x.lazy; l.live > 0 { // walk compares these as memory: the lazy runs they begin are woken (eventchains.go)
 		for _, k := range keys {
-			x.queueWake(k, 1)
+			if l.maybe(k) {
+				x.queueWake(k, 1)
+			}
 		}
 	}
 }
@@ -1125,7 +1127,7 @@ const chainStep = 8
 func (x *eventIndex) walk(keys []uint64, from int) int {
 	n, try := from, x.starts.n > 0
 	for n < len(keys) && x.held.has(keys[n]) {
-		if x.lazy.live > 0 { // a lazy run it begins is woken before its interior is looked up (eventchains.go)
+		if x.lazy.live > 0 && x.lazy.maybe(keys[n]) { // a lazy run it begins is woken before its interior is looked up (eventchains.go)
 			x.wakeKey(keys[n])
 		}
 		if try {
