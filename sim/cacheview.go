@@ -729,9 +729,10 @@ const jumpArena = 1 << 12
 // TestInstructionBudget, 19,552 then 18,887. TestRunStartsIsAMap holds it
 // to the map.
 type runStarts struct {
-	slots []startSlot // by slot; h 0: empty
-	n     int         // the runs held
-	shift uint        // 64 − log2(len(slots))
+	slots   []startSlot // by slot; h 0: empty
+	n       int         // the runs held
+	shift   uint        // 64 − log2(len(slots))
+	doubles bool        // doubled past 256 slots too, not made whole (lazyRuns', which may hold more runs)
 }
 
 type startSlot struct {
@@ -771,11 +772,11 @@ func (t *runStarts) put(key uint64, run storedRun) {
 }
 
 // grow doubles the table (from 64 slots), or past 256 makes it whole
-// (startSlots), and puts every run in it again.
+// (startSlots) unless it doubles, and puts every run in it again.
 func (t *runStarts) grow() {
 	old := t.slots
 	size := max(64, 2*len(old))
-	if size > 256 {
+	if size > 256 && !t.doubles {
 		size = startSlots
 	}
 	t.slots = make([]startSlot, size)

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"math/bits"
 	"time"
 
 	"github.com/servesim/servesim/engine"
@@ -52,77 +51,18 @@ type queuedChain struct {
 
 // lazyRuns are an index's applied runs by name whose keys, but the
 // first, it has not computed: at most one a first key (a run whose first
-// key is held comes woken).
+// key is held comes woken; a removal wakes every run, and at is cleared
+// once none is lazy, its only deletion). In a table of their own, not a
+// Go map: Regime/Fleet8PrefixEvents, TestInstructionBudget, 16,241 then
+// 16,135 instructions a request (the map's inserts and growth were 260,
+// cachegrind's marginal count).
 type lazyRuns struct {
 	runs  []kvchain.Run // in the order applied; N 0: woken
-	at    lazyTable     // by first key: its run (woken too, until none is lazy)
+	at    runStarts     // by first key: its run (off; woken too, until none is lazy), doubling
 	bits  []uint64      // a filter of the first keys: bit hash>>lazyShift, set while one may be lazy
 	live  int           // runs not woken
 	woken []int32       // runs to wake (drain)
 	buf   []uint64      // the keys of the run being woken
-}
-
-// lazyTable is lazyRuns' runs by their first key, as a map[uint64]int32
-// whose only deletion is of every entry (clear, once no run is lazy): by
-// linear probing from the key's hash (key × keyMul, as keyCounts'), at
-// most half full, doubled from 64 slots. A first key is at most once in
-// it (a run whose first key is held comes woken; a removal wakes every
-// run, and the table is cleared). For a Go map: Regime/Fleet8PrefixEvents,
-// TestInstructionBudget, 16,241 then 16,135 instructions a request (the
-// map's inserts and growth were 260, cachegrind's marginal count).
-type lazyTable struct {
-	slots []lazySlot // h 0: empty
-	n     int
-	shift uint // 64 − log2(len(slots))
-}
-
-type lazySlot struct {
-	h uint64 // the first key's hash, not 0
-	i int32  // its run
-}
-
-// slot is the slot of hash h, or the empty one where it would go.
-func (t *lazyTable) slot(h uint64) *lazySlot {
-	mask := uint(len(t.slots) - 1)
-	for i := uint(h >> (t.shift & 63)); ; i++ {
-		if s := &t.slots[i&mask]; s.h == h || s.h == 0 {
-			return s
-		}
-	}
-}
-
-// put notes run i as the one whose first key has hash h (not 0, not in
-// the table).
-func (t *lazyTable) put(h uint64, i int32) {
-	if 2*(t.n+1) > len(t.slots) {
-		old := t.slots
-		t.slots = make([]lazySlot, max(64, 2*len(old)))
-		t.shift = uint(64 - bits.TrailingZeros(uint(len(t.slots))))
-		for _, s := range old {
-			if s.h != 0 {
-				*t.slot(s.h) = s
-			}
-		}
-	}
-	*t.slot(h) = lazySlot{h: h, i: i}
-	t.n++
-}
-
-// get is the run whose first key has hash h, ok false if none.
-func (t *lazyTable) get(h uint64) (int32, bool) {
-	if t.n == 0 {
-		return 0, false
-	}
-	s := t.slot(h)
-	return s.i, s.h == h
-}
-
-// clear empties the table.
-func (t *lazyTable) clear() {
-	if t.n > 0 {
-		clear(t.slots)
-		t.n = 0
-	}
 }
 
 // lazyShift picks a filter bit from a key's hash (key × keyMul): 2¹⁶
@@ -193,7 +133,8 @@ func (x *eventIndex) storeChain(c kvchain.Run) {
 	if l.bits == nil {
 		l.bits = make([]uint64, 1<<(64-lazyShift)/64)
 	}
-	l.at.put(h, int32(len(l.runs)))
+	l.at.doubles = true
+	l.at.put(first, storedRun{off: int32(len(l.runs))})
 	l.runs = append(l.runs, c)
 	l.bits[h>>lazyShift/64] |= 1 << (h >> lazyShift % 64)
 	l.live++
@@ -214,8 +155,8 @@ func (l *lazyRuns) maybe(k uint64) bool {
 // woken (drain).
 func (x *eventIndex) queueWake(k uint64, by int) {
 	l := &x.lazy
-	if i, ok := l.at.get(k * keyMul); ok && l.runs[i].N > 0 {
-		l.woken = append(l.woken, i)
+	if r, ok := l.at.get(k); ok && l.runs[r.off].N > 0 {
+		l.woken = append(l.woken, r.off)
 		x.woken[by]++
 	}
 }
