@@ -122,13 +122,15 @@ func (x *eventIndex) storeChains(i int) {
 func (x *eventIndex) storeChain(c kvchain.Run) {
 	first := c.First()
 	h := first * keyMul
-	if h == 0 || x.held.has(first) {
-		x.eager++
+	if h == 0 {
 		x.materialize(c, false)
 		return
 	}
-	one := [1]uint64{first}
-	x.held.add(one[:])
+	if !x.held.addOne(first) { // held already: woken at once
+		x.eager++
+		x.materialize(c, true)
+		return
+	}
 	l := &x.lazy
 	if l.bits == nil {
 		l.bits = make([]uint64, 1<<(64-lazyShift)/64)
