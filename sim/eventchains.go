@@ -32,11 +32,13 @@ import (
 // block by its key.
 //
 // Regime/Fleet8PrefixEvents, TestInstructionBudget: 17,832 then 16,241
-// instructions a request (cachegrind's marginal count: the engine's
-// chainRun 1,552 then 450, the group prefixes' keys alone, the
-// requests' own no longer computed; keyCounts.addSome 1,263 then 439;
-// keep 62 then 236, its loop over a kept run's keys for the lazy runs
-// they begin). No run is woken there: its pools do not fill. So the index holds the same copies as if every key
+// instructions a request with a Go map of the lazy runs (cachegrind's
+// marginal count: the engine's chainRun 1,552 then 450, the group
+// prefixes' keys alone, the requests' own no longer computed;
+// keyCounts.addSome 1,263 then 439), and 15,857 with the changes noted
+// below (lazyRuns, maybe, keyCounts.addOne; keep 62 then 211, its loop
+// over a kept run's keys for the lazy runs they begin). No run is woken
+// there: its pools do not fill. So the index holds the same copies as if every key
 // had come, and walk and run answer as they would: TestChainsAreKeys
 // holds a fleet's every answer and routing to the index fed key by key
 // (eventsByKeys), and TestWalkIsEachOverChains walk to its twin over
