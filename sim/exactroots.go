@@ -23,6 +23,14 @@ type lackRoots struct {
 	lack map[uint64]uint64 // by first prefix id: bit i, replica i holds no block of it
 	held [][]heldRoot      // by replica: the first prefix ids of the requests it holds, counted
 	maxB int               // the fleet's largest block size
+	// count is the requests each replica holds, as in and out count
+	// them (replica.held at every arrival), and by the replicas holding
+	// each count, a bit each; least and most are the fewest and the most
+	// any replica holds: PrefixAffinity's balance test read in O(1)
+	// (View.heldRange), not by a loop over the fleet.
+	count       []int32
+	by          []uint64
+	least, most int32
 }
 
 // heldRoot counts a replica's requests of one first prefix id.
@@ -53,9 +61,11 @@ func newLackRoots(r *runner) *lackRoots {
 	if !exact(r.router) && (r.pd == nil || !exact(r.pd.router)) {
 		return nil
 	}
-	m := &lackRoots{lack: map[uint64]uint64{}, held: make([][]heldRoot, len(r.reps))}
+	m := &lackRoots{lack: map[uint64]uint64{}, held: make([][]heldRoot, len(r.reps)),
+		count: make([]int32, len(r.reps)), by: []uint64{0}}
 	for i := range r.reps {
 		m.maxB = max(m.maxB, r.reps[i].eng.Config().BlockSize)
+		m.by[0] |= 1 << i
 	}
 	return m
 }
@@ -68,11 +78,15 @@ func (m *lackRoots) added(r *runner, i int) *lackRoots {
 	}
 	m.held = append(m.held, nil)
 	m.maxB = max(m.maxB, r.reps[i].eng.Config().BlockSize)
+	m.count = append(m.count, 0)
+	m.by[0] |= 1 << i
+	m.least = 0
 	return m
 }
 
 // in notes that replica i took a request of prefix ids prefix.
 func (m *lackRoots) in(i int, prefix []uint64) {
+	m.up(i)
 	if len(prefix) == 0 {
 		return
 	}
@@ -93,6 +107,7 @@ func (m *lackRoots) in(i int, prefix []uint64) {
 // out notes that replica i no longer holds a request of prefix ids
 // prefix (it finished, or was aborted there).
 func (m *lackRoots) out(i int, prefix []uint64) {
+	m.down(i)
 	if len(prefix) == 0 {
 		return
 	}
@@ -107,6 +122,40 @@ func (m *lackRoots) out(i int, prefix []uint64) {
 		}
 	}
 	panic("sim: invariant held-root broken: a request left a replica that did not hold it")
+}
+
+// up counts one more request held by replica i.
+func (m *lackRoots) up(i int) {
+	c := m.count[i]
+	m.by[c] &^= 1 << i
+	if c++; int(c) == len(m.by) {
+		m.by = append(m.by, 0)
+	}
+	m.by[c] |= 1 << i
+	m.count[i] = c
+	m.most = max(m.most, c)
+	if c-1 == m.least && m.by[c-1] == 0 { // i was the last to hold the fewest
+		m.least = c
+	}
+}
+
+// down counts one request fewer held by replica i.
+func (m *lackRoots) down(i int) {
+	c := m.count[i]
+	m.by[c] &^= 1 << i
+	c--
+	m.by[c] |= 1 << i
+	m.count[i] = c
+	m.least = min(m.least, c)
+	if c+1 == m.most && m.by[c+1] == 0 { // i was the last to hold the most
+		m.most = c
+	}
+}
+
+// heldRange is View.heldRange of the whole fleet: the lowest replica
+// holding the fewest requests, that count and the most any holds.
+func (m *lackRoots) heldRange() (least, lo, hi int) {
+	return bits.TrailingZeros64(m.by[m.least]), int(m.least), int(m.most)
 }
 
 // holds reports whether replica i holds a request whose first prefix id
