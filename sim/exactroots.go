@@ -1,6 +1,13 @@
 package sim
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/ascend"
+	"github.com/servesim/servesim/workload"
+)
 
 // lackRoots is what an exact view (ExactView) has learnt of which
 // replicas hold no block of a group: a replica asked about a prompt
@@ -31,6 +38,26 @@ type lackRoots struct {
 	count       []int32
 	by          []uint64
 	least, most int32
+
+	// top is the largest prefix id given to any replica (in) or warmed
+	// into one (newLackRoots), once given says there is one: no replica
+	// holds a block of content made of an id past it, nor so any block
+	// after such a block on a prompt's path. An arrival's ids from its
+	// first past top are fresh: its path is asked cut before them
+	// (fresh, cutPaths).
+	top   uint64
+	given bool
+	// The ids of the arrival fresh read last (their first's address and
+	// their count) and their largest, which in takes without a scan
+	// when that arrival is added; guess is where their first run ended
+	// (ascend.Two's guess).
+	lastIDs *uint64
+	lastN   int
+	lastMax uint64
+	guess   int
+	// paths are the arrival's paths cut before its fresh ids, one for
+	// each block size (prefixChains' chains): cutPaths.
+	paths []engine.PrefixPath
 }
 
 // heldRoot counts a replica's requests of one first prefix id.
@@ -67,6 +94,11 @@ func newLackRoots(r *runner) *lackRoots {
 		m.maxB = max(m.maxB, r.reps[i].eng.Config().BlockSize)
 		m.by[0] |= 1 << i
 	}
+	for _, w := range r.cfg.Warm { // every replica holds them (runner.warm)
+		if len(w.PrefixHashes) > 0 {
+			m.took(slices.Max(w.PrefixHashes))
+		}
+	}
 	return m
 }
 
@@ -89,6 +121,11 @@ func (m *lackRoots) in(i int, prefix []uint64) {
 	m.up(i)
 	if len(prefix) == 0 {
 		return
+	}
+	if &prefix[0] == m.lastIDs && len(prefix) == m.lastN { // the arrival just asked about
+		m.took(m.lastMax)
+	} else {
+		m.took(slices.Max(prefix))
 	}
 	x := prefix[0]
 	if b, ok := m.lack[x]; ok && b>>i&1 != 0 {
@@ -122,6 +159,67 @@ func (m *lackRoots) out(i int, prefix []uint64) {
 		}
 	}
 	panic("sim: invariant held-root broken: a request left a replica that did not hold it")
+}
+
+// took raises top to id.
+func (m *lackRoots) took(id uint64) {
+	if !m.given || id > m.top {
+		m.top, m.given = id, true
+	}
+}
+
+// fresh is how many of the arrival's first prefix ids a replica may
+// hold a block of: the ids before the first past top that its promise
+// lets be found at once (its first, or its second run's first: a
+// synthetic prompt's own ids, fresh from the workload's counter),
+// len(ids) when none is found. It notes their largest for in: found
+// by the promise, as the engine finds their runs (the ends of the two
+// runs, or the last of rising ids), else by a scan.
+func (m *lackRoots) fresh(req *workload.Request) int {
+	ids := req.PrefixHashes
+	n, cut := len(ids), len(ids)
+	var hi uint64
+	switch {
+	case req.PrefixTwoRuns.Two():
+		k, ok := ascend.Two(ids, m.guess)
+		if !ok {
+			hi = slices.Max(ids)
+			break
+		}
+		m.guess, hi = k, max(ids[k-1], ids[n-1])
+		if k < n && ids[k] > m.top {
+			cut = k
+		}
+	case req.PrefixTwoRuns.Rises():
+		hi = ids[n-1]
+	default:
+		hi = slices.Max(ids)
+	}
+	if !m.given || ids[0] > m.top {
+		cut = 0
+	}
+	m.lastIDs, m.lastN, m.lastMax = &ids[0], n, hi
+	return cut
+}
+
+// cutPaths makes the arrival's paths (lackRoots.paths), at each block
+// size, cut before its id cut (its first run: fresh's cut, 0 < cut <
+// len(ids)). Those ids are one run of consecutive ids, so the paths
+// promise they rise, which the engine finds in one compare
+// (ascend.Rise). A replica holds no block past the cut: the first block
+// past it is made of a fresh id, and a block is held only after the
+// blocks before it on its path.
+func (v *View) cutPaths(m *lackRoots, cut int) {
+	k := &v.r.keys
+	if k.chains == nil {
+		k.init(v.r.reps)
+	}
+	if len(m.paths) < len(k.chains) {
+		m.paths = make([]engine.PrefixPath, len(k.chains))
+	}
+	for c := range k.chains {
+		m.paths[c].ResetPromised(v.req.PrefixHashes[:cut], v.req.PrefixBlockTokens, v.req.InputTokens, k.chains[c].blockSize, ascend.Rising())
+	}
 }
 
 // up counts one more request held by replica i.
@@ -183,18 +281,25 @@ func (v *View) exactLongest(m *lackRoots, least int) (best, longest int) {
 	}
 	best = least
 	x := req.PrefixHashes[0]
+	cut := m.fresh(req)
+	if cut == 0 { // its first id is fresh: no replica holds any of it
+		return best, 0
+	}
+	if cut < len(req.PrefixHashes) {
+		v.cutPaths(m, cut)
+	}
 	lack := m.lack[x]
 	learnt := lack
 	if v.idx != nil {
 		for k := range v.n {
 			if i := v.at(k); lack>>i&1 == 0 {
-				best, longest, learnt = v.askExact(m, x, i, k, best, longest, learnt)
+				best, longest, learnt = v.askExact(m, x, i, k, cut, best, longest, learnt)
 			}
 		}
 	} else {
 		for may := ^lack >> v.lo & (1<<v.n - 1); may != 0; may &= may - 1 { // by position: replica v.lo+k
 			k := bits.TrailingZeros64(may)
-			best, longest, learnt = v.askExact(m, x, v.lo+k, k, best, longest, learnt)
+			best, longest, learnt = v.askExact(m, x, v.lo+k, k, cut, best, longest, learnt)
 		}
 	}
 	if learnt != lack {
@@ -207,13 +312,28 @@ func (v *View) exactLongest(m *lackRoots, least int) (best, longest int) {
 }
 
 // askExact is exactLongest's question to the fleet's replica i, the
-// view's k, about a prompt whose first prefix id is x: best and longest
-// so far, with learnt, the replicas known to hold nothing of x, updated.
-func (v *View) askExact(m *lackRoots, x uint64, i, k, best, longest int, learnt uint64) (int, int, uint64) {
-	c := v.cachedPrefix(i)
+// view's k, about a prompt whose first prefix id is x, its ids from cut
+// on fresh (lackRoots.fresh): best and longest so far, with learnt, the
+// replicas known to hold nothing of x, updated. The path cut before the
+// fresh ids gives the same answer for less: the walk stops at the
+// cut, where it looked a child up in the replica's tree for the first
+// fresh block, and found none: BenchmarkRunFleet64/workload=prefix/
+// router=PrefixAffinity 14,414 then 14,109 instructions a request
+// (cgm.sh; runLeading 833 then 629, childKey 350 then 186).
+func (v *View) askExact(m *lackRoots, x uint64, i, k, cut, best, longest int, learnt uint64) (int, int, uint64) {
+	var p *engine.PrefixPath
+	switch {
+	case cut == len(v.req.PrefixHashes):
+		p = v.prefixPath(i)
+	case v.r.keys.chainOf == nil:
+		p = &m.paths[0]
+	default:
+		p = &m.paths[v.r.keys.chainOf[i]]
+	}
+	c := v.cachedPath(i, p)
 	switch {
 	case c == 0:
-		if v.prefixPath(i).Blocks() > 0 && !m.holds(i, x) {
+		if p.Blocks() > 0 && !m.holds(i, x) {
 			learnt |= 1 << i
 		}
 	case c > longest || c == longest && v.held(k) < v.held(best):

@@ -393,7 +393,12 @@ func (v *View) cachedPrefix(i int) int {
 	if v.r.cache != nil {
 		return v.r.cache.cached(v.r, i, v.req)
 	}
-	p := v.prefixPath(i)
+	return v.cachedPath(i, v.prefixPath(i))
+}
+
+// cachedPath is engine.CachedPath of path p at the fleet's replica i,
+// its run synced to the instant first.
+func (v *View) cachedPath(i int, p *engine.PrefixPath) int {
 	if p.Blocks() == 0 {
 		return 0
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/ascend"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -27,11 +28,16 @@ type checkedPrefixes struct {
 	// ranged: arrivals whose heldRange was held to heldRangeEach;
 	// counted: of those, the ones lackRoots' counts answered.
 	ranged, counted *int
+	cut             *int // arrivals whose path exactLongest cut before their fresh ids
 }
 
 func (c checkedPrefixes) Route(r *workload.Request, v *View) int {
 	if m := v.r.roots; m != nil && len(r.PrefixHashes) > 0 && r.PrefixBlockTokens >= m.maxB {
 		*c.lacked += bits.OnesCount64(m.lack[r.PrefixHashes[0]])
+		ids := r.PrefixHashes
+		if k := ascend.Each(ids); r.PrefixTwoRuns.Two() && k < len(ids) && m.given && ids[0] <= m.top && ids[k] > m.top {
+			*c.cut++ // lackRoots.fresh cuts its path
+		}
 	}
 	for k := range v.Replicas() { // heldRange's count, against the engine's
 		e := v.r.reps[v.at(k)].eng
@@ -86,7 +92,7 @@ func requireRoots(t *testing.T, a *approxState) {
 // two block sizes among them) with checkedPrefixes in its place, and in
 // its prefill pool's, with the scenario's view and again with ApproxView.
 func TestCachedPrefixesAreEach(t *testing.T) {
-	asked, approx, pools, runs, lacked, ranged, counted := 0, 0, 0, 0, 0, 0, 0
+	asked, approx, pools, runs, lacked, ranged, counted, cut := 0, 0, 0, 0, 0, 0, 0, 0
 	for seed := range uint64(1_500) {
 		data := randomScenario(seed)
 		cfg, reqs := decodeScenario(data)
@@ -98,9 +104,9 @@ func TestCachedPrefixesAreEach(t *testing.T) {
 		tree := ApproxView{MaxTreeSize: 64 * int(1+seed%5), EvictionInterval: time.Duration(1+seed%3) * 200 * time.Millisecond}
 		for _, view := range []CacheView{pa.View, tree} {
 			pa.View = view
-			cfg.Fleet.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &asked, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted}
+			cfg.Fleet.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &asked, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted, cut: &cut}
 			if cfg.Fleet.Prefill.On() { // a pool's view, of the fleet's replicas after the decoders
-				cfg.Fleet.Prefill.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &pools, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted}
+				cfg.Fleet.Prefill.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &pools, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted, cut: &cut}
 			}
 			_, err := runScenario(cfg, reqs, recordsSteps(data))
 			require.NoError(t, err)
@@ -109,19 +115,33 @@ func TestCachedPrefixesAreEach(t *testing.T) {
 	}
 	// The fleet's shared-prefix workload (BenchmarkRunFleet64's) on 16
 	// replicas through ExactView, their pools small enough to evict
-	// parts of the groups' prefixes, every replica once the least held.
-	for _, kv := range []int{600, 2_000, 0} {
-		pa := PrefixAffinity{BalanceAbs: 1 + kv%7}
-		cfg := Config{Fleet: Fleet{Replicas: Copies(16, ReplicaConfig{Engine: engine.Config{KVBlocks: kv}}),
-			Router: checkedPrefixes{PrefixAffinity: pa, t: t, asked: &asked, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted}}}
-		_, err := Run(cfg, sharedPrefix(t, 16, 2, 800)(), nil)
+	// parts of the groups' prefixes, every replica once the least held;
+	// and warmed with the first arrivals' groups, which no request gave
+	// a replica before they arrive (lackRoots.top counts them).
+	src := sharedPrefix(t, 16, 2, 800)
+	var warm []workload.Request
+	for g := src(); len(warm) < 8; {
+		r, err := g.Next()
+		require.NoError(t, err)
+		warm = append(warm, workload.Request{InputTokens: 4096, PrefixHashes: r.PrefixHashes[:256], PrefixBlockTokens: 16})
+	}
+	for _, kv := range []int{600, 2_000, 0, -1} {
+		pa := PrefixAffinity{BalanceAbs: 1 + max(kv, 0)%7}
+		cfg := Config{Fleet: Fleet{Replicas: Copies(16, ReplicaConfig{Engine: engine.Config{KVBlocks: max(kv, 0)}}),
+			Router: checkedPrefixes{PrefixAffinity: pa, t: t, asked: &asked, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted, cut: &cut}}}
+		run := src
+		if kv < 0 {
+			cfg.Warm, run = warm, sharedPrefix(t, 16, 2, 40) // its pools kept by blocks (engine.Warm): slower to ask
+		}
+		_, err := Run(cfg, run(), nil)
 		require.NoError(t, err)
 		runs++
 	}
-	t.Logf("%d runs, %d arrivals checked and %d in prefill pools, %d of them through ApproxView; %d replicas left unasked through ExactView; %d held ranges checked, %d of them counted", runs, asked, pools, approx, lacked, ranged, counted)
+	t.Logf("%d runs, %d arrivals checked and %d in prefill pools, %d of them through ApproxView; %d replicas left unasked through ExactView; %d held ranges checked, %d of them counted; %d paths cut", runs, asked, pools, approx, lacked, ranged, counted, cut)
 	require.Greater(t, approx, 1_000)
 	require.Greater(t, counted, 2_000)
 	require.Greater(t, ranged-counted, 100)
+	require.Greater(t, cut, 2_000)
 	require.Greater(t, lacked, 1_000)
 	require.Greater(t, pools, 100)
 }
