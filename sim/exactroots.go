@@ -49,8 +49,9 @@ type lackRoots struct {
 	given bool
 	// The ids of the arrival fresh read last (their first's address and
 	// their count) and their largest, which in takes without a scan
-	// when that arrival is added; guess is where their first run ended
-	// (ascend.Two's guess).
+	// when that arrival is added (once: nil when taken, or when the
+	// last arrival's were not read); guess is where their first run
+	// ended (ascend.Two's guess).
 	lastIDs *uint64
 	lastN   int
 	lastMax uint64
@@ -124,6 +125,7 @@ func (m *lackRoots) in(i int, prefix []uint64) {
 	}
 	if &prefix[0] == m.lastIDs && len(prefix) == m.lastN { // the arrival just asked about
 		m.took(m.lastMax)
+		m.lastIDs = nil
 	} else {
 		m.took(slices.Max(prefix))
 	}
@@ -277,6 +279,7 @@ func (m *lackRoots) holds(i int, x uint64) bool {
 func (v *View) exactLongest(m *lackRoots, least int) (best, longest int) {
 	req := v.req
 	if len(req.PrefixHashes) == 0 || req.PrefixBlockTokens < m.maxB {
+		m.lastIDs = nil // its ids' largest is not noted: in scans them
 		return longestOfEach(v, least)
 	}
 	best = least
