@@ -1,6 +1,10 @@
 package engine
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/servesim/servesim/internal/kvchain"
+)
 
 // The prefix cache, as vLLM V1's automatic prefix caching keeps it: every
 // full block of a request's token sequence (prompt and output alike) has a
@@ -159,7 +163,7 @@ func appendShared(dst []uint64, key uint64, prefix []uint64, p, b, from, to int)
 	n := len(dst)
 	dst = slices.Grow(dst, to-from)[:n+to-from]
 	if per == 1 { // a block a unit: each at offset 0 of its own id (mix0)
-		chainIDs(dst[n:], key, prefix[from:to])
+		kvchain.FillIDs(dst[n:], key, prefix[from:to])
 		return dst
 	}
 	u, k := from/per, from%per
@@ -171,21 +175,6 @@ func appendShared(dst []uint64, key uint64, prefix []uint64, p, b, from, to int)
 		}
 	}
 	return dst
-}
-
-// chainIDs fills keys with the chained keys, after k, of blocks each at
-// offset 0 of its own unit, ids (as many): mix(k, mix0(id)) block by
-// block, mix's constants in registers (splitMix). A loop of its own, as
-// chainRun: inside appendShared it kept its values on the stack, 42
-// instructions a key (Regime/Tiers keys about 60 a request so, a group's
-// prefix the first time the fleet sees it and each prompt's own ids).
-func chainIDs(keys []uint64, k uint64, ids []uint64) {
-	h := chainConsts
-	keys = keys[:len(ids)]
-	for i, id := range ids {
-		k = h.mix(k, h.finish(id+h.golden)) // mix(k, mix0(id))
-		keys[i] = k
-	}
 }
 
 // hits finds the cached blocks the waiting request s may reference: the

@@ -61,6 +61,23 @@ func Fill(keys []uint64, k, id uint64, r, per, b int) uint64 {
 	return k
 }
 
+// FillIDs fills keys with the chained keys, after k, of blocks each at
+// offset 0 of its own unit, ids (as many, in any order): mix(k,
+// mix0(id)) block by block, mix's constants in registers (splitMix).
+// The engine's appendShared calls it for a block a unit. A loop of its
+// own, as Fill: inside appendShared it kept its values on the stack, 42
+// instructions a key (Regime/Tiers keys about 60 a request so, a
+// group's prefix the first time the fleet sees it and each prompt's own
+// ids).
+func FillIDs(keys []uint64, k uint64, ids []uint64) {
+	h := consts
+	keys = keys[:len(ids)]
+	for i, id := range ids {
+		k = h.mix(k, h.finish(id+h.golden)) // mix(k, mix0(id))
+		keys[i] = k
+	}
+}
+
 // splitMix is the engine's mix and finish (SplitMix64's increment and
 // its finaliser's multipliers) with their constants as values, for a
 // loop that chains many keys (Fill): it takes them from consts, a
