@@ -1,6 +1,10 @@
 package engine
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/servesim/servesim/internal/kvchain"
+)
 
 // The prefix cache, as vLLM V1's automatic prefix caching keeps it: every
 // full block of a request's token sequence (prompt and output alike) has a
@@ -59,32 +63,6 @@ const (
 	mul2   = 0x94d049bb133111eb
 )
 
-// splitMix is mix and finish with their constants as values, for
-// a loop that chains many keys (chainRun): it takes them from
-// chainConsts, a variable, so that they are loaded into registers once.
-// Given constants, the compiler loads each again (a 10-byte move) at
-// every block, with two inline marks more: 41 instructions a key
-// against 38 (Regime/Fleet8PrefixEvents chains 112,320 keys,
-// cachegrind). mix, mix0 and finish stay as they are for every other
-// caller, as one more level of inlining would add an inline mark to
-// each call. TestChainRunIsMix holds the two alike.
-type splitMix struct{ golden, mul1, mul2 uint64 }
-
-// chainConsts is mix's constants, never written.
-var chainConsts = splitMix{golden, mul1, mul2}
-
-func (c splitMix) mix(parent, content uint64) uint64 {
-	return c.finish(parent ^ (content + c.golden + parent<<6 + parent>>2))
-}
-
-func (c splitMix) finish(h uint64) uint64 {
-	h ^= h >> 30
-	h *= c.mul1
-	h ^= h >> 27
-	h *= c.mul2
-	return h ^ h>>31
-}
-
 // sharedBlocks is the number of leading blocks of r whose content the
 // workload's prefix ids determine: those wholly inside the prompt's units
 // that are fully covered by ids, or, with PrefixCoversOutput, inside the
@@ -141,10 +119,25 @@ func (e *Engine) extendKeys(s *seq, n int) {
 		s.keys = appendShared(s.keys, parent, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, i, min(n, s.shared))
 		parent = s.keys[len(s.keys)-1]
 	}
+	if len(s.keys) >= n {
+		return
+	}
+	if e.tier != nil {
+		// Its own blocks: with a tier, which is offered each decode's
+		// block (storeNew), every one of its sequence's at once, where
+		// each decode's store keyed its block in a call of its own:
+		// Regime/Tiers (cachegrind, /work/notes/cgm.sh), extendKeys
+		// 1,267 instructions a request then 534 (45,842 to 44,942 in
+		// all). Without a tier, a request's own keys are asked for
+		// only when it is preempted (cacheOwn), as far as it computed.
+		n = max(n, (s.req.Input+s.req.Output)/e.cfg.BlockSize)
+	}
 	own := mix(0x0a11ce, s.order) // the request's own content, every block alike
-	for len(s.keys) < n {
+	i = len(s.keys)
+	s.keys = slices.Grow(s.keys, n-i)[:n]
+	for j := i; j < n; j++ {
 		parent = mix(parent, own)
-		s.keys = append(s.keys, parent)
+		s.keys[j] = parent
 	}
 }
 
@@ -170,10 +163,7 @@ func appendShared(dst []uint64, key uint64, prefix []uint64, p, b, from, to int)
 	n := len(dst)
 	dst = slices.Grow(dst, to-from)[:n+to-from]
 	if per == 1 { // a block a unit: each at offset 0 of its own id (mix0)
-		for i, id := range prefix[from:to] {
-			key = mix(key, mix0(id))
-			dst[n+i] = key
-		}
+		kvchain.FillIDs(dst[n:], key, prefix[from:to])
 		return dst
 	}
 	u, k := from/per, from%per
