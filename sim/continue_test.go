@@ -18,13 +18,22 @@ import (
 // text, and how many moves a step end planned at once (engine.Runner.Continue).
 func runContinued(t *testing.T, cfg Config, src workload.Source) ([]byte, int) {
 	t.Helper()
+	text, r := runChecked(t, cfg, src)
+	return text, r.continued
+}
+
+// runChecked runs src under cfg with the engines' invariants checked
+// after every plan and step, and returns every record and the summary as
+// text, and the runner.
+func runChecked(t *testing.T, cfg Config, src workload.Source) ([]byte, *runner) {
+	t.Helper()
 	var buf bytes.Buffer
 	r, err := newRunner(cfg, src, ObserverFunc(func(rec *Record) { fmt.Fprintf(&buf, "%+v\n", *rec) }))
 	require.NoError(t, err)
 	r.checkEngines()
 	require.NoError(t, r.loop())
 	fmt.Fprintf(&buf, "%+v\n", r.summary())
-	return buf.Bytes(), r.continued
+	return buf.Bytes(), r
 }
 
 // A run of decode steps that goes on through a request's finish
