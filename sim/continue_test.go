@@ -13,13 +13,16 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
-// runContinued runs src under cfg with the engines' invariants checked
-// after every plan and step, and returns every record and the summary as
-// text, and how many moves a step end planned at once (engine.Runner.Continue).
-func runContinued(t *testing.T, cfg Config, src workload.Source) ([]byte, int) {
+// runTwins runs src (made afresh for each run) under cfg fast and step
+// by step (runChecked), holds the two to the same bytes, and returns what
+// count reads of each run's runner.
+func runTwins(t *testing.T, cfg Config, src func() workload.Source, count func(*runner) int) (fast, slow int) {
 	t.Helper()
-	text, r := runChecked(t, cfg, src)
-	return text, r.continued
+	text, r := runChecked(t, cfg, src())
+	cfg.Stepwise = true
+	stepText, step := runChecked(t, cfg, src())
+	sameBytes(t, stepText, text)
+	return count(r), count(step)
 }
 
 // runChecked runs src under cfg with the engines' invariants checked
@@ -86,11 +89,7 @@ func TestContinuedRunsAreStepwise(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			fast, continued := runContinued(t, c.cfg, c.src())
-			cfg := c.cfg
-			cfg.Stepwise = true
-			slow, none := runContinued(t, cfg, c.src())
-			sameBytes(t, slow, fast)
+			continued, none := runTwins(t, c.cfg, c.src, func(r *runner) int { return r.continued })
 			if !strings.HasPrefix(name, "conversations") {
 				require.Positive(t, continued, "no run went on through a finish")
 			}

@@ -39,21 +39,9 @@ func TestStreakLastMovesAreStepwise(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			fast, n := runLastMoves(t, c.cfg, c.src())
-			cfg := c.cfg
-			cfg.Stepwise = true
-			slow, none := runLastMoves(t, cfg, c.src())
-			sameBytes(t, slow, fast)
+			n, none := runTwins(t, c.cfg, c.src, func(r *runner) int { return r.lastMoves })
 			require.Positive(t, n, "no member's last move was the streak's")
 			require.Zero(t, none, "the step-by-step twin keeps no streaks")
 		})
 	}
-}
-
-// runLastMoves is runChecked, with the members' last moves accounted
-// with their streak's (runner.lastMoves).
-func runLastMoves(t *testing.T, cfg Config, src workload.Source) ([]byte, int) {
-	t.Helper()
-	text, r := runChecked(t, cfg, src)
-	return text, r.lastMoves
 }
