@@ -89,3 +89,29 @@ func TestStartsSkipOnlyAccepted(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAcceptedFromStarts holds Accepted from Starts' table (its exact
+// buckets make no compare), and IID's Accepted, to their twin, every
+// compare from the first draft (a table of zeros), for any α, K, draw
+// and drafts.
+func FuzzAcceptedFromStarts(f *testing.F) {
+	f.Add(0.7, uint8(1), uint64(6305039478318693)<<11, uint8(1))
+	f.Add(0.5, uint8(9), uint64(1)<<52, uint8(9))
+	f.Add(1.0, uint8(3), uint64(0), uint8(2))
+	f.Fuzz(func(t *testing.T, alpha float64, k uint8, u uint64, drafted uint8) {
+		if !(alpha >= 0 && alpha <= 1) || k == 0 {
+			t.Skip()
+		}
+		below := Thresholds(alpha, int(k))
+		u >>= 11
+		d := int(drafted) % (int(k) + 1)
+		var zero [256]uint8
+		want := Accepted(u, below, &zero, d)
+		if got := Accepted(u, below, Starts(below), d); got != want {
+			t.Fatalf("alpha %v, K %d, u %d, %d drafts: %d accepted from the table, %d from the first draft", alpha, k, u, d, got, want)
+		}
+		if got := NewIID(nil, alpha, int(k)).Accepted(u, d); got != want {
+			t.Fatalf("alpha %v, K %d, u %d, %d drafts: %d accepted by IID.Accepted, %d from the first draft", alpha, k, u, d, got, want)
+		}
+	})
+}
