@@ -53,7 +53,39 @@ type runChain struct {
 type runSlot struct {
 	ids  []uint64
 	ends []int32
+	// risen is where the runs of the last rising prompt whose second run
+	// begins with an id of this slot end after its first run, and one
+	// before the last end (appendRisenFrom's guesses; keyMemo.risen).
+	risen []int32
 }
+
+// risen is the guesses of where the runs of a rising prompt end after
+// its first, kept in the slot of the id that begins its second
+// (appendRisenFrom): a conversation's first id of its own, which each
+// of its turns resends, its next turn finding the runs of the one
+// before. The slots are the runs', made here if not yet.
+func (m *keyMemo) risen(second uint64) *[]int32 {
+	if m.runs == nil {
+		m.runs = make([]runSlot, keyMemoSlots)
+	}
+	sl := &m.runs[memoSlot(second)]
+	if sl.risen == nil {
+		// Every slot's room for a conversation of 7 turns, cut from one
+		// array at the first: growing each slot's as its conversation
+		// goes on (an allocation about each turn, the memo's 512 slots
+		// taken over by the conversations one after the other) took
+		// Regime/Conversations' runtime.mallocgcSmallNoscan and growslice
+		// from 119 and 47 instructions a request to 161 and 96 (cgm.sh).
+		room := make([]int32, risenRoom*len(m.runs))
+		for i := range m.runs {
+			m.runs[i].risen = room[i*risenRoom : i*risenRoom : (i+1)*risenRoom]
+		}
+	}
+	return &sl.risen
+}
+
+// risenRoom is the room in ends of a run slot's risen guesses.
+const risenRoom = 16
 
 // memoSlot is the slot of a prompt whose first id is first.
 func memoSlot(first uint64) int { return int((first*0x9e3779b97f4a7c15)>>32) % keyMemoSlots }

@@ -249,6 +249,8 @@ func TestRisingIsScan(t *testing.T) {
 		prompts [][]uint64
 		fresh   = uint64(1 << 20)
 		caught  int
+		guessed int
+		hinted  int
 	)
 	for range 20_000 {
 		n := 1 + rng.IntN(300)
@@ -278,24 +280,94 @@ func TestRisingIsScan(t *testing.T) {
 			prompts = remember(rng, prompts, ids)
 		}
 		per := []int{1, 1, 2, 4, 32}[rng.IntN(5)]
-		units := 1 + rng.IntN(len(ids)) // a prompt cut anywhere
-		shared := units*per - rng.IntN(per)
+		cut := 1 + rng.IntN(len(ids)) // a prompt cut anywhere
+		shared := cut*per - rng.IntN(per)
 		want := appendRunPath(nil, nil, ids, per*16, 16, shared, false, 7)
+		units := ids[:cut]
 		for _, memo := range []*keyMemo{nil, &m} {
-			var guess *ascend.Guess // the memo's, copied: the check leaves it as it is
-			if memo != nil {
-				g := memo.two
-				guess = &g
+			// appendRisingPath's two ways, the memo's guesses (of the
+			// first run's end, and of the rest's in the slot of the id
+			// after it) moved once.
+			if k := ascend.Len(units); memo != nil && !lie && k < len(units) && len(*memo.risen(units[k])) > 0 {
+				hinted++ // a slot with guesses
 			}
-			if _, ok := appendRisen(nil, ids[:(shared+per-1)/per], per, shared, guess); lie && ok {
+			got, ok := appendRisen(nil, units, per, shared, memo)
+			if lie && ok {
 				continue // ids that do not rise where the bisection reads them: nothing to hold
 			} else if lie && memo == nil {
 				caught++
 			}
-			if got := appendRisingPath(memo, nil, ids, per*16, 16, shared, 7); !slices.Equal(got, want) {
+			if ok {
+				got = append(got, runLabel{c: runContent{kind: 3, id: 7}, n: ownRun})
+			} else {
+				got = appendRunPath(memo, nil, ids, per*16, 16, shared, false, 7)
+			}
+			if !slices.Equal(got, want) {
 				t.Fatalf("ids %v, %d blocks of %d a unit, rising promised: %v, scanned %v", ids, shared, per, got, want)
 			}
 		}
+		// The runs after the first from guesses of their ends, some wrong
+		// (moved, dropped, added, out of order or range), as a memo's
+		// slot shared by two prompts may hold them: the same labels, and
+		// the ends written back.
+		k := ascend.Len(units)
+		if lie || k == len(units) {
+			continue
+		}
+		ends := guessStarts(rng, units)
+		tried := slices.Clone(ends)
+		got, ok := appendRisenFrom(nil, units, k, per, shared, &ends)
+		if want := want[1 : len(want)-1]; !ok || !slices.Equal(got, want) {
+			t.Fatalf("ids %v from %d, %d blocks of %d a unit, ends guessed at %v: %v (%v), scanned %v", units, k, shared, per, tried, got, ok, want)
+		}
+		var wantEnds []int32
+		for i := k + 1; i < len(units); i++ {
+			if units[i] != units[i-1]+1 {
+				wantEnds = append(wantEnds, int32(i))
+			}
+		}
+		wantEnds = append(wantEnds, int32(len(units)-1), int32(len(units)))
+		if !slices.Equal(ends, wantEnds) {
+			t.Fatalf("ids %v from %d, ends guessed at %v: kept %v, want %v", units, k, tried, ends, wantEnds)
+		}
+		guessed++
 	}
 	assert.Greater(t, caught, 200)
+	assert.Greater(t, guessed, 5_000)
+	assert.Greater(t, hinted, 5_000)
+}
+
+// guessStarts is a guess of where the runs of ids after the first start
+// (ascend.RisingAt's), as a source might make it: none, where they do,
+// or that with some wrong (moved, dropped, added, out of order, out of
+// range).
+func guessStarts(rng *rand.Rand, ids []uint64) []int32 {
+	if rng.IntN(5) == 0 {
+		return nil
+	}
+	var starts []int32
+	for i := 1; i < len(ids); i++ {
+		if ids[i] != ids[i-1]+1 {
+			starts = append(starts, int32(i))
+		}
+	}
+	if rng.IntN(2) == 0 {
+		return starts
+	}
+	for range 1 + rng.IntN(3) {
+		if len(starts) == 0 || rng.IntN(4) == 0 {
+			starts = append(starts, int32(rng.IntN(len(ids)+2)-1))
+			continue
+		}
+		j := rng.IntN(len(starts))
+		switch rng.IntN(3) {
+		case 0:
+			starts[j] += int32(rng.IntN(5) - 2)
+		case 1:
+			starts = slices.Delete(starts, j, j+1)
+		default:
+			starts = slices.Insert(starts, j, int32(rng.IntN(len(ids)+2)-1))
+		}
+	}
+	return starts
 }

@@ -423,6 +423,18 @@ func (e *Engine) runPublishSteps(pubs []pubAt, from, m int) []pubAt {
 	j, live := 0, len(pubs)
 	co := &e.co
 	for i := from + 1; i <= m && (live > 0 || co.npub > 0); i++ { // npub counts the coasting members too
+		if live == 0 && (e.pool.runs == nil || len(e.pool.runs.uncoasted) == 0) {
+			// A step with no request of pubs due, no settled member to
+			// drain and no member at its residue does nothing but move
+			// pubT, which the next step visited (or the end) moves
+			// again: skipped, a step three loads and a compare (most
+			// members coast: 18,277 then 18,092 instructions a request
+			// in Regime/Conversations, cgm.sh).
+			lists, mask := co.pubs, co.mask
+			for x := ^(co.tick + i - 1); i < m && len(lists[x&mask]) == 0; x-- {
+				i++
+			}
+		}
 		if t := e.pool.runs; t != nil && t.cst != nil {
 			t.cst.pubT = co.tick + i - 1
 			if len(e.pool.runs.uncoasted) > 0 {

@@ -156,11 +156,7 @@ func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared 
 func appendRisingPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, own uint64) []runLabel {
 	if shared > 0 && p%b == 0 {
 		per := p / b
-		var guess *ascend.Guess
-		if memo != nil {
-			guess = &memo.two // a field of its own grew keyMemo out of its size class (TestFleetSetupAllocatesEachReplicaOnce)
-		}
-		if d, ok := appendRisen(dst, prefix[:(shared+per-1)/per], per, shared, guess); ok {
+		if d, ok := appendRisen(dst, prefix[:(shared+per-1)/per], per, shared, memo); ok {
 			return append(d, runLabel{c: runContent{kind: 3, id: own}, n: ownRun})
 		}
 	}
@@ -192,25 +188,130 @@ func twoRuns(memo *keyMemo, ids []uint64, two bool) (k int, ok bool) {
 // (keyMemo.appendRuns, past the shared prompt) they cost Regime/
 // Conversations 418 instructions a request more (cachegrind,
 // 2026-12-05). The first run's end is guessed where the last prompt's
-// ended (guess, the memo's, perhaps nil: a conversation's first run is
-// its group's shared prompt), checked in two compares: 18,713 then
-// 18,636 instructions a request in Regime/Conversations (cachegrind's
-// marginal count; guessed in the loop, 18,728). TestRisingIsScan holds
-// the path to the scan's.
-func appendRisen(dst []runLabel, ids []uint64, per, shared int, guess *ascend.Guess) (_ []runLabel, ok bool) {
-	n := len(dst)
+// ended (the memo's guess, when memo is not nil: a conversation's first
+// run is its group's shared prompt), checked in two compares: 18,713
+// then 18,636 instructions a request in Regime/Conversations
+// (cachegrind's marginal count; guessed in the loop, 18,728). The
+// ends of the runs after it are guessed where the memo's slot of the id
+// that begins them (keyMemo.risen: a conversation's first id of its
+// own) has them, and kept there (appendRisenFrom). TestRisingIsScan
+// holds the path to the scan's.
+func appendRisen(dst []runLabel, ids []uint64, per, shared int, memo *keyMemo) (_ []runLabel, ok bool) {
+	var guess *ascend.Guess
+	if memo != nil {
+		guess = &memo.two // a field of its own grew keyMemo out of its size class (TestFleetSetupAllocatesEachReplicaOnce)
+	}
 	k, ok := ascend.Rise(ids, guess.At())
 	guess.Set(k)
-	for u := 0; ; {
+	if !ok {
+		return dst, false
+	}
+	n := len(dst)
+	if dst = appendRun(dst, ids, 0, k, per, shared); k == len(ids) {
+		return dst, true
+	}
+	var ends *[]int32
+	if memo != nil {
+		ends = memo.risen(ids[k])
+	}
+	if dst, ok = appendRisenFrom(dst, ids, k, per, shared, ends); !ok {
+		return dst[:n], false
+	}
+	return dst, true
+}
+
+// appendRisenFrom appends to dst, and returns, the labels of the runs of
+// rising ids from u on (appendRisen's), each run's end taken from *ends
+// (when ends is not nil) where it is one, else found by bisection, and
+// keeps in *ends where they end, and one id before the last end: a
+// guess of the runs' ends for a later prompt that resends these ids
+// (a conversation's next turn, which keeps every run but the last,
+// its answer, cut where its last block, partial, began). ok is false
+// when the ids fail ascend.Rise's check, or fall at a guess.
+//
+// A guess v is an end of the run from u when the ids rise by one from
+// u to v−1 (they rise, so the last is u's plus v−1−u) and not at v, as
+// ascend.Rise checks a guess, without its bisection. The guesses are
+// taken in order: one the run goes on past is passed, one past the
+// run's end, or not past u, ends them. A turn's runs but its last two
+// (its user's message and its answer) are so found with no bisection:
+// Regime/Conversations, bisected then guessed, 18,092 then 18,014
+// instructions a request (cgm.sh, the marginal count). The guesses are
+// only guesses: a slot another prompt took over costs a check, and
+// TestRisingIsScan holds the labels to the scan with guesses wrong in
+// every way.
+func appendRisenFrom(dst []runLabel, ids []uint64, u, per, shared int, ends *[]int32) (_ []runLabel, ok bool) {
+	var guesses []int32
+	if ends != nil {
+		guesses = *ends
+	}
+	w := 0 // the guesses taken, kept in guesses[:w]
+	if len(guesses) > 0 {
+		w, ok = risenEnds(ids, u, guesses)
 		if !ok {
-			return dst[:n], false
+			return dst, false
+		}
+		// Their labels (appendRun's, n without the min: an end is
+		// below len(ids), so v·per < shared), in a loop of their own
+		// that calls nothing, each written in place (an append's is
+		// built aside and copied: 18,038 then 18,014 instructions a
+		// request in Regime/Conversations, cgm.sh).
+		n := len(dst)
+		dst = slices.Grow(dst, w)[:n+w]
+		for i, g := range guesses[:w] {
+			v := int(g)
+			l := &dst[n+i]
+			l.c, l.per, l.n = runContent{kind: 1, id: ids[u]}, per, (v-u)*per
+			u = v
+		}
+	}
+	for {
+		k, ok := ascend.Rise(ids[u:], 0)
+		if !ok {
+			return dst, false
 		}
 		dst, u = appendRun(dst, ids, u, u+k, per, shared), u+k
 		if u == len(ids) {
-			return dst, true
+			break
 		}
-		k, ok = ascend.Rise(ids[u:], 0)
+		if ends != nil {
+			guesses = append(guesses[:w], int32(u))
+			w++
+		}
 	}
+	if ends != nil {
+		*ends = append(guesses[:w], int32(len(ids)-1), int32(len(ids))) // the first perhaps an end already: passed as one the run goes past
+	}
+	return dst, true
+}
+
+// risenEnds checks the guesses of where the runs of rising ids from u
+// on end (appendRisenFrom's), in order, and keeps those that are in
+// guesses[:w], each an end of the run from the one before (from u): ok
+// is false when the ids do not rise at one (ascend.Rise's check).
+func risenEnds(ids []uint64, u int, guesses []int32) (w int, ok bool) {
+	first := ids[u]
+	for j, g := range guesses {
+		v := int(g)
+		if v <= u || v >= len(ids) {
+			break // out of order (a slot another prompt took over), or past the ids
+		}
+		last, next := ids[v-1], ids[v]
+		if last-first != uint64(v-1-u) {
+			break // the run ends before v
+		}
+		if next == last+1 {
+			continue // it goes on past v
+		}
+		if next <= last {
+			return w, false // they do not rise
+		}
+		if w != j {
+			guesses[w] = g
+		}
+		first, u, w = next, v, w+1
+	}
+	return w, true
 }
 
 // memoRunIDs is the fewest units whose runs appendRunPath takes through

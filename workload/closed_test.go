@@ -3,6 +3,7 @@ package workload
 import (
 	"errors"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -206,4 +207,33 @@ func TestConversationsExtendPreviousPrompt(t *testing.T) {
 	}
 	assert.Greater(t, followUps, 60)
 	assert.Positive(t, partial)
+}
+
+// TestFlightIsAMap holds ChatSource's turns in flight by request id
+// (flight) to a map: ids added in order, some skipped, taken in any
+// order, again, and ids never added or long gone.
+func TestFlightIsAMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 1))
+	for range 200 {
+		var f flight
+		m := map[uint64]*conversation{}
+		next := uint64(rng.IntN(1000))
+		for range 1 + rng.IntN(400) {
+			if rng.IntN(2) == 0 {
+				next += uint64(rng.IntN(3) / 2) // now and then an id skipped
+				c := &conversation{id: next}
+				f.add(next, c)
+				m[next] = c
+				next++
+			} else {
+				id := next - uint64(rng.IntN(20)) + 2 // in flight, finished, or not yet added
+				want, ok := m[id]
+				delete(m, id)
+				if got := f.take(id); got != want || (got != nil) != ok {
+					t.Fatalf("take(%d) = %p, the map's %p", id, got, want)
+				}
+			}
+			require.Equal(t, len(m), f.n)
+		}
+	}
 }
