@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/servesim/servesim/internal/ascend"
-	"github.com/servesim/servesim/internal/lcp"
 )
 
 // The key memo: prompts that begin with the same prefix ids key those
@@ -96,6 +95,7 @@ type keySlot struct {
 	ids  []uint64
 	keys []uint64
 	p, b int
+	at   int // where the last prompt parted from the one before it (ascend.Common's guess)
 }
 
 // sharedKeys appends to dst (empty), and returns, the keys of blocks 0 to
@@ -108,9 +108,19 @@ func (m *keyMemo) sharedKeys(dst, prefix []uint64, p, b, to int) []uint64 {
 		m.slots = make([]keySlot, keyMemoSlots)
 	}
 	sl := &m.slots[memoSlot(prefix[0])]
-	known := 0
+	known, common := 0, 0
 	if sl.p == p && sl.b == b {
-		known = min(len(sl.keys), lcp.Len(sl.ids, prefix)*p/b, to)
+		// A group's prompts part where their own ids begin, where the
+		// last one parted from the one before: compared there first
+		// (ascend.Common), the shared ids are compared once, where
+		// lcp.Len compared them whole, then again by 256 ids, as the
+		// prompts differ past them. Regime/Tiers (cachegrind,
+		// /work/notes/cgm.sh): 44,109 instructions a request with
+		// lcp.Len and the slot rewritten whole, 43,302 so, the ids and
+		// keys they share left in place below (memeqbody 2,753 to
+		// 2,363, memmove 1,618 to 1,241).
+		common = ascend.Common(sl.ids, prefix, sl.at)
+		known = min(len(sl.keys), common*p/b, to)
 	}
 	dst = append(dst, sl.keys[:known]...)
 	if known == to {
@@ -122,11 +132,13 @@ func (m *keyMemo) sharedKeys(dst, prefix []uint64, p, b, to int) []uint64 {
 	}
 	dst = appendShared(dst, key, prefix, p, b, known, to)
 	// Keep the longer chain: a prompt that is a prefix of the slot's
-	// leaves it as it is.
+	// leaves it as it is. The ids and keys the two share stay where
+	// they are.
 	read := min(len(prefix), (to*b+p-1)/p) // the units the keys read
-	sl.ids = append(sl.ids[:0], prefix[:read]...)
-	sl.keys = append(sl.keys[:0], dst...)
-	sl.p, sl.b = p, b
+	common = min(common, read)
+	sl.ids = append(sl.ids[:common], prefix[common:read]...)
+	sl.keys = append(sl.keys[:known], dst[known:]...)
+	sl.p, sl.b, sl.at = p, b, common
 	return dst
 }
 

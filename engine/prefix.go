@@ -141,10 +141,25 @@ func (e *Engine) extendKeys(s *seq, n int) {
 		s.keys = appendShared(s.keys, parent, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, i, min(n, s.shared))
 		parent = s.keys[len(s.keys)-1]
 	}
+	if len(s.keys) >= n {
+		return
+	}
+	if e.tier != nil {
+		// Its own blocks: with a tier, which is offered each decode's
+		// block (storeNew), every one of its sequence's at once, where
+		// each decode's store keyed its block in a call of its own:
+		// Regime/Tiers (cachegrind, /work/notes/cgm.sh), extendKeys
+		// 1,267 instructions a request then 534 (45,842 to 44,942 in
+		// all). Without a tier, a request's own keys are asked for
+		// only when it is preempted (cacheOwn), as far as it computed.
+		n = max(n, (s.req.Input+s.req.Output)/e.cfg.BlockSize)
+	}
 	own := mix(0x0a11ce, s.order) // the request's own content, every block alike
-	for len(s.keys) < n {
+	i = len(s.keys)
+	s.keys = slices.Grow(s.keys, n-i)[:n]
+	for j := i; j < n; j++ {
 		parent = mix(parent, own)
-		s.keys = append(s.keys, parent)
+		s.keys[j] = parent
 	}
 }
 
@@ -170,10 +185,7 @@ func appendShared(dst []uint64, key uint64, prefix []uint64, p, b, from, to int)
 	n := len(dst)
 	dst = slices.Grow(dst, to-from)[:n+to-from]
 	if per == 1 { // a block a unit: each at offset 0 of its own id (mix0)
-		for i, id := range prefix[from:to] {
-			key = mix(key, mix0(id))
-			dst[n+i] = key
-		}
+		chainIDs(dst[n:], key, prefix[from:to])
 		return dst
 	}
 	u, k := from/per, from%per
@@ -185,6 +197,21 @@ func appendShared(dst []uint64, key uint64, prefix []uint64, p, b, from, to int)
 		}
 	}
 	return dst
+}
+
+// chainIDs fills keys with the chained keys, after k, of blocks each at
+// offset 0 of its own unit, ids (as many): mix(k, mix0(id)) block by
+// block, mix's constants in registers (splitMix). A loop of its own, as
+// chainRun: inside appendShared it kept its values on the stack, 42
+// instructions a key (Regime/Tiers keys about 60 a request so, a group's
+// prefix the first time the fleet sees it and each prompt's own ids).
+func chainIDs(keys []uint64, k uint64, ids []uint64) {
+	h := chainConsts
+	keys = keys[:len(ids)]
+	for i, id := range ids {
+		k = h.mix(k, h.finish(id+h.golden)) // mix(k, mix0(id))
+		keys[i] = k
+	}
 }
 
 // hits finds the cached blocks the waiting request s may reference: the

@@ -311,7 +311,7 @@ func (p *tierPort) Store(keys, chain []uint64) bool {
 			n := h.Len()
 			p.evicted, _, _ = h.InsertChain(keys, chain, p.evicted[:0])
 			if h.Len() > n {
-				p.noteTouch(chain)
+				p.noteTouch(chain, len(chain)-len(keys)-1, len(chain)-1)
 			}
 			return true // room for every key
 		}
@@ -369,7 +369,7 @@ func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 					p.found.note(h, keys, hbm, n)
 				}
 			}
-			p.noteTouch(keys)
+			p.noteTouch(keys, len(keys)-1, len(keys)-2)
 			return n, false
 		}
 		if p.loads > 0 && hbm < len(keys) && h.Contains(keys[hbm]) { // else none held: none pinned
@@ -413,7 +413,8 @@ func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 // keys it does not move keep their order either way. A port with a host
 // tier alone (loads not counted) therefore notes its touches in order
 // (touchLog), drops one a later touch covers (noteTouch: the note whose
-// chain is the new chain less its last key, or the same chain), and
+// chain is the new chain less a store's new keys, or the same chain, or
+// the new chain less its last key), and
 // makes the ones left, in order,
 // before a store that may evict (settle). A store's new keys are
 // inserted at once (what is held is read at once), where Store puts
@@ -480,25 +481,34 @@ func (m *foundMemo) note(h *kvtier.LRU, keys []uint64, hbm, n int) {
 // touches; a test's switch).
 var eagerTouches = false
 
-// touchLog is the touches a port has not made yet, in order (notes),
-// each note's keys in a buffer of its own (bufs), so that a note that
-// covers the one before takes that one's buffer and appends its keys
-// past it (a decode's one) instead of copying the chain.
+// touchLog is the touches a port has not made yet, in order: a list of
+// notes, the oldest first, each note's keys in a buffer of its own, so
+// that a note that covers another takes that one's place and buffer,
+// appends its keys past them (a decode's one) and moves to the end of
+// the list, instead of copying the chain. A note is freed only when the
+// log is settled, so the list's nodes never outlive their slots' hints.
+//
+// The notes were a slice in order, a covered one marked dead and its
+// buffer handed to a new note appended at the end, the slice compacted
+// when the dead outnumbered the live: Regime/Tiers (cachegrind,
+// /work/notes/cgm.sh), noteTouch 3,422 instructions a request so, 2,405
+// as a list whose notes hold their buffers (44,942 to 44,109 in all).
+// A store's note looks first for the chain before its new keys (a
+// decode's, one key shorter), a lookup's for its own chain.
 type touchLog struct {
-	notes []touchNote
-	bufs  [][]uint64
-	free  []int32 // buffers no note holds
-	last  []int32 // by a hash of its last key (touchSlot), a live note's index + 1 (a hint: the note is checked)
-	live  int     // the keys of live notes
-	nlive int     // live notes
-	bound int     // the live keys it holds at most
+	notes []touchNote // notes[0] is the list's sentinel: its next the oldest note, its prev the newest
+	free  [][]uint64  // buffers no note holds
+	last  []int32     // by a hash of its last key (touchSlot), a note's index (a hint: the note is checked; 0 none)
+	live  int         // the keys of the notes
+	nlive int         // the notes
+	bound int         // the live keys it holds at most
 }
 
-// touchNote is a touch noted: of bufs[buf][:n], unless a later note
-// covered it (dead; its buffer is that note's).
+// touchNote is a touch noted: of keys, in a buffer of its own, between
+// prev and next in the list.
 type touchNote struct {
-	buf, n int32
-	dead   bool
+	keys       []uint64
+	prev, next int32
 }
 
 // touchSlots is the number of notes the log finds by their last key, a
@@ -521,93 +531,95 @@ var touchLogKeys = 1 << 16 // a test lowers it
 // (a sanity bound: chains of a few blocks only reach it).
 const touchLogNotes = 1 << 10
 
-// noteTouch notes a touch of chain, dropping the note it covers: the
-// one of the same chain, or of the chain less its last key.
-func (p *tierPort) noteTouch(chain []uint64) {
+// noteTouch notes a touch of chain, dropping a note it covers: the one
+// of chain's first c0+1 keys, or else of its first c1+1 (each −1: none).
+// A store's chain covers the chain before its new keys (c0, a decode's
+// one block back); a lookup's, the same chain looked up before.
+func (p *tierPort) noteTouch(chain []uint64, c0, c1 int) {
 	if len(chain) == 0 {
 		return
 	}
 	g := &p.touches
 	if g.last == nil {
 		g.last = make([]int32, touchSlots)
+		g.notes = append(g.notes[:0], touchNote{})
 		g.bound = min(touchLogKeys, max(1<<10, p.host.Capacity()))
 	}
 	if g.live+len(chain) > g.bound || g.nlive >= touchLogNotes {
 		p.settle()
 	}
-	b := int32(-1)
-	for c := len(chain) - 1; c >= max(len(chain)-2, 0); c-- {
-		i := g.last[g.touchSlot(chain[c])] - 1
-		if i < 0 {
-			continue
-		}
+	i := g.covered(chain, c0)
+	if i == 0 && c1 != c0 {
+		i = g.covered(chain, c1)
+	}
+	if i > 0 {
 		nt := &g.notes[i]
-		if nt.dead || int(nt.n) != c+1 {
-			continue
-		}
-		if keys := g.bufs[nt.buf][:nt.n]; keys[c] == chain[c] { // one key names the keys before it
-			nt.dead = true
-			g.live -= int(nt.n)
-			g.nlive--
-			b = nt.buf
-			if c+2 == len(chain) { // a decode's block: one more key
-				g.bufs[b] = append(keys, chain[c+1])
-			} else if c+1 < len(chain) {
-				g.bufs[b] = append(keys, chain[c+1:]...)
-			}
-			break
-		}
-	}
-	if b < 0 {
-		if n := len(g.free); n > 0 {
-			b, g.free = g.free[n-1], g.free[:n-1]
+		g.live += len(chain) - len(nt.keys)
+		if c := len(nt.keys) - 1; c+2 == len(chain) { // a decode's block: one more key
+			nt.keys = append(nt.keys, chain[c+1])
 		} else {
-			b = int32(len(g.bufs))
-			g.bufs = append(g.bufs, nil)
+			nt.keys = append(nt.keys, chain[c+1:]...)
 		}
-		buf := g.bufs[b][:0]
-		if cap(buf) < len(chain) {
-			// Room for twice the chain: the later notes that cover
-			// it append their keys (a decode's block at a time), where
-			// a buffer of the chain's size grew at the first:
-			// Regime/Tiers (cachegrind), 50,238 instructions a request
-			// so, 49,941 this way.
-			buf = make([]uint64, 0, 2*len(chain))
+		if head := &g.notes[0]; head.prev != i { // to the end of the list
+			g.notes[nt.prev].next, g.notes[nt.next].prev = nt.next, nt.prev
+			nt.prev, nt.next = head.prev, 0
+			g.notes[head.prev].next, head.prev = i, i
 		}
-		g.bufs[b] = append(buf, chain...)
+		g.last[g.touchSlot(chain[len(chain)-1])] = i
+		return
 	}
-	if len(g.notes) >= 2*g.nlive+64 {
-		g.compact()
+	var buf []uint64
+	if n := len(g.free); n > 0 {
+		buf, g.free = g.free[n-1], g.free[:n-1]
 	}
-	g.last[g.touchSlot(chain[len(chain)-1])] = int32(len(g.notes)) + 1
-	g.notes = append(g.notes, touchNote{buf: b, n: int32(len(chain))})
+	if cap(buf) < len(chain) {
+		// Room for twice the chain: the later notes that cover
+		// it append their keys (a decode's block at a time), where
+		// a buffer of the chain's size grew at the first:
+		// Regime/Tiers (cachegrind), 50,238 instructions a request
+		// so, 49,941 this way.
+		buf = make([]uint64, 0, 2*len(chain))
+	}
+	i = int32(len(g.notes))
+	head := &g.notes[0]
+	last := head.prev
+	head.prev = i
+	g.notes = append(g.notes, touchNote{keys: append(buf, chain...), prev: last})
+	g.notes[last].next = i
+	g.last[g.touchSlot(chain[len(chain)-1])] = i
 	g.live += len(chain)
 	g.nlive++
 }
 
-// compact drops the dead notes.
-func (g *touchLog) compact() {
-	notes := g.notes[:0]
-	clear(g.last)
-	for _, nt := range g.notes {
-		if !nt.dead {
-			notes = append(notes, nt)
-			g.last[g.touchSlot(g.bufs[nt.buf][nt.n-1])] = int32(len(notes))
-		}
+// covered is the note of chain's first c+1 keys, found by its last key's
+// slot, or 0 if none is (or c is −1).
+func (g *touchLog) covered(chain []uint64, c int) int32 {
+	if c < 0 {
+		return 0
 	}
-	g.notes = notes
+	i := g.last[g.touchSlot(chain[c])]
+	if i == 0 {
+		return 0
+	}
+	if keys := g.notes[i].keys; len(keys) == c+1 && keys[c] == chain[c] { // one key names the keys before it
+		return i
+	}
+	return 0
 }
 
 // settle makes the noted touches, in order, and empties the log.
 func (p *tierPort) settle() {
 	g := &p.touches
-	for _, nt := range g.notes {
-		if !nt.dead {
-			p.host.Touch(g.bufs[nt.buf][:nt.n])
-			g.free = append(g.free, nt.buf)
-		}
+	if len(g.notes) == 0 {
+		return
 	}
-	g.notes, g.live, g.nlive = g.notes[:0], 0, 0
+	for i := g.notes[0].next; i != 0; i = g.notes[i].next {
+		keys := g.notes[i].keys
+		p.host.Touch(keys)
+		g.free = append(g.free, keys[:0])
+	}
+	clear(g.notes) // the buffers are free's
+	g.notes, g.live, g.nlive = g.notes[:1], 0, 0
 	clear(g.last)
 }
 
