@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/servesim/servesim/internal/kvchain"
+)
 
 // KV events, as vLLM publishes them (vllm/distributed/kv_events.py,
 // KVEventBatch of BlockStored and BlockRemoved, sent over ZMQ by the
@@ -49,14 +53,29 @@ type KVEventRunSink interface {
 	KVEvents(at time.Duration, keys []uint64, removed bool)
 }
 
+// kvChainSink is a KVEventRunSink that also takes a run of stored
+// blocks along consecutive ids by name: KVStoredChain(at, c) is
+// KVEvents(at, keys, false) with keys c's (kvchain.Run.Keys), left to
+// the sink to compute when it needs them (sim's EventsView index, which
+// looks up few of a request's own blocks). An interface of package
+// engine's own, its argument internal: no exported form. The run pool
+// names so the blocks of an edge along consecutive ids whose keys it has
+// not computed (runTree.chainAt); the twin tests give one of their twins
+// a chainLog, which computes every run's keys.
+type kvChainSink interface {
+	KVEventRunSink
+	KVStoredChain(at time.Duration, c kvchain.Run)
+}
+
 // kvPublisher is what the block pool needs to publish: the sink (runs,
-// when it takes runs too), and the engine, whose plan stamps each event
-// with its step's start.
+// when it takes runs too; chains, when it takes runs by name), and the
+// engine, whose plan stamps each event with its step's start.
 type kvPublisher struct {
-	sink KVEventSink
-	runs KVEventRunSink
-	e    *Engine
-	step int // the step of the run in flight whose blocks are being taken (allocThrough); 0: none
+	sink   KVEventSink
+	runs   KVEventRunSink
+	chains kvChainSink
+	e      *Engine
+	step   int // the step of the run in flight whose blocks are being taken (allocThrough); 0: none
 }
 
 // at is the instant of the events the engine makes now.
@@ -101,6 +120,7 @@ func (e *Engine) PublishKVEvents(sink KVEventSink) {
 	} else {
 		e.pool.pub = &kvPublisher{sink: sink, e: e}
 		e.pool.pub.runs, _ = sink.(KVEventRunSink)
+		e.pool.pub.chains, _ = sink.(kvChainSink)
 	}
 	e.decideFast()
 }

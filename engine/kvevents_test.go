@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/internal/kvchain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,6 +27,45 @@ func (l *runLog) KVEvents(at time.Duration, keys []uint64, removed bool) {
 	for _, k := range keys {
 		*l = append(*l, KVEvent{At: at, Key: k, Removed: removed})
 	}
+}
+
+// chainLog is a runLog that takes runs of stored blocks by name too
+// (kvChainSink), logging each run's keys, computed (kvchain.Run.Keys),
+// one by one: an engine publishing to it must log what it logs to an
+// eventLog, so the twin tests give one of two twins a chainLog in some
+// scenarios. It counts the blocks it took so (chained).
+type chainLog struct {
+	log     *runLog
+	chained int
+}
+
+func (l *chainLog) KVEvent(ev KVEvent) { l.log.KVEvent(ev) }
+
+func (l *chainLog) KVEvents(at time.Duration, keys []uint64, removed bool) {
+	l.log.KVEvents(at, keys, removed)
+}
+
+func (l *chainLog) KVStoredChain(at time.Duration, c kvchain.Run) {
+	keys := make([]uint64, c.N)
+	c.Keys(keys)
+	l.log.KVEvents(at, keys, false)
+	l.chained += c.N
+}
+
+// publishTo makes e publish its KV events to log: one by one (how 0),
+// in runs (1, runLog) or in runs and chains (2, chainLog).
+func publishTo(e *Engine, log *eventLog, how int) *chainLog {
+	switch how {
+	case 1:
+		e.PublishKVEvents((*runLog)(log))
+	case 2:
+		c := &chainLog{log: (*runLog)(log)}
+		e.PublishKVEvents(c)
+		return c
+	default:
+		e.PublishKVEvents(log)
+	}
+	return nil
 }
 
 // KV events by hand, on 40 blocks of 16 tokens. A's 64-token prompt is 4
@@ -193,8 +233,8 @@ func TestKVEventsRunsAreSteps(t *testing.T) {
 		rng, cfg, model, adds := chunkRunScenario(seed, 4141041, true)
 		cuts := rand.New(rand.NewPCG(seed, 41))
 		o := timelineOpts{cont: true, omit: rng.IntN(2) == 0, cut: func() bool { return cuts.IntN(3) == 0 }}
-		slow := eventsTimeline(t, cfg, model, adds, o, false, false)
-		fast := eventsTimeline(t, cfg, model, adds, o, true, rng.IntN(2) == 0)
+		slow := eventsTimeline(t, cfg, model, adds, o, false, 0)
+		fast := eventsTimeline(t, cfg, model, adds, o, true, rng.IntN(3))
 		events += strings.Count(slow, "{") // an event's braces
 		require.Equal(t, slow, fast, "seed %d, %+v, streaks omitted %v", seed, cfg, o.omit)
 	}
@@ -208,8 +248,9 @@ func TestKVEventsRunsAreSteps(t *testing.T) {
 // eventsTimeline is the timeline of an engine of cfg and model publishing
 // its KV events, written down with them (timelineWith, o's options): the
 // slow twin's step by step, or with fast the engine's in runs, its sink
-// taking runs of events too with runs (runLog).
-func eventsTimeline(t *testing.T, cfg Config, model costmodel.Model, adds map[time.Duration][]Request, o timelineOpts, fast, runs bool) string {
+// taking runs of events too with runs 1 (runLog), and runs of stored
+// blocks by name with 2 (chainLog).
+func eventsTimeline(t *testing.T, cfg Config, model costmodel.Model, adds map[time.Duration][]Request, o timelineOpts, fast bool, runs int) string {
 	t.Helper()
 	e, err := New(cfg, model)
 	require.NoError(t, err)
@@ -217,11 +258,7 @@ func eventsTimeline(t *testing.T, cfg Config, model costmodel.Model, adds map[ti
 		walkRuns(e)
 	}
 	var log eventLog
-	if runs {
-		e.PublishKVEvents((*runLog)(&log))
-	} else {
-		e.PublishKVEvents(&log)
-	}
+	publishTo(e, &log, runs)
 	e.Runner().SetStrict(true)
 	o.events = &log
 	return timelineWith(t, e, fast, adds, o)

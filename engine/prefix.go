@@ -1,6 +1,10 @@
 package engine
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/servesim/servesim/internal/kvchain"
+)
 
 // The prefix cache, as vLLM V1's automatic prefix caching keeps it: every
 // full block of a request's token sequence (prompt and output alike) has a
@@ -58,32 +62,6 @@ const (
 	mul1   = 0xbf58476d1ce4e5b9
 	mul2   = 0x94d049bb133111eb
 )
-
-// splitMix is mix and finish with their constants as values, for
-// a loop that chains many keys (chainRun): it takes them from
-// chainConsts, a variable, so that they are loaded into registers once.
-// Given constants, the compiler loads each again (a 10-byte move) at
-// every block, with two inline marks more: 41 instructions a key
-// against 38 (Regime/Fleet8PrefixEvents chains 112,320 keys,
-// cachegrind). mix, mix0 and finish stay as they are for every other
-// caller, as one more level of inlining would add an inline mark to
-// each call. TestChainRunIsMix holds the two alike.
-type splitMix struct{ golden, mul1, mul2 uint64 }
-
-// chainConsts is mix's constants, never written.
-var chainConsts = splitMix{golden, mul1, mul2}
-
-func (c splitMix) mix(parent, content uint64) uint64 {
-	return c.finish(parent ^ (content + c.golden + parent<<6 + parent>>2))
-}
-
-func (c splitMix) finish(h uint64) uint64 {
-	h ^= h >> 30
-	h *= c.mul1
-	h ^= h >> 27
-	h *= c.mul2
-	return h ^ h>>31
-}
 
 // sharedBlocks is the number of leading blocks of r whose content the
 // workload's prefix ids determine: those wholly inside the prompt's units
@@ -185,7 +163,7 @@ func appendShared(dst []uint64, key uint64, prefix []uint64, p, b, from, to int)
 	n := len(dst)
 	dst = slices.Grow(dst, to-from)[:n+to-from]
 	if per == 1 { // a block a unit: each at offset 0 of its own id (mix0)
-		chainIDs(dst[n:], key, prefix[from:to])
+		kvchain.FillIDs(dst[n:], key, prefix[from:to])
 		return dst
 	}
 	u, k := from/per, from%per
@@ -197,21 +175,6 @@ func appendShared(dst []uint64, key uint64, prefix []uint64, p, b, from, to int)
 		}
 	}
 	return dst
-}
-
-// chainIDs fills keys with the chained keys, after k, of blocks each at
-// offset 0 of its own unit, ids (as many): mix(k, mix0(id)) block by
-// block, mix's constants in registers (splitMix). A loop of its own, as
-// chainRun: inside appendShared it kept its values on the stack, 42
-// instructions a key (Regime/Tiers keys about 60 a request so, a group's
-// prefix the first time the fleet sees it and each prompt's own ids).
-func chainIDs(keys []uint64, k uint64, ids []uint64) {
-	h := chainConsts
-	keys = keys[:len(ids)]
-	for i, id := range ids {
-		k = h.mix(k, h.finish(id+h.golden)) // mix(k, mix0(id))
-		keys[i] = k
-	}
 }
 
 // hits finds the cached blocks the waiting request s may reference: the

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/servesim/servesim/internal/ascend"
+	"github.com/servesim/servesim/internal/kvchain"
 )
 
 // The run pool: the prefix cache kept by runs of blocks, not block by
@@ -1275,8 +1276,39 @@ func (p *blockPool) emitStored(e int32, lo, hi int) {
 		return
 	}
 	t := p.runs
+	if p.pub.chains != nil {
+		if c, ok := t.chainAt(e, lo, hi); ok {
+			p.pub.chains.KVStoredChain(p.pub.at(), c)
+			return
+		}
+	}
 	t.key(e, hi-1) // computes those before it too
 	p.pub.emitRun(t.edges[e].keys[lo:hi], false)
+}
+
+// chainAt names blocks lo to hi−1 of edge e by what their keys are
+// computed from (kvchain.Run), ok false where the edge is not along
+// consecutive ids, its keys from lo on are known already, or it copies
+// them from the fleet's memo (an edge under the root from a unit's
+// first block: a shared prefix, whose keys a router asks for). Their keys
+// are not computed here: a sink that takes runs so (kvChainSink) computes
+// those it needs, and the engine those it needs (an eviction's), when it
+// needs them (extendKeys, the same keys). The keys before lo are.
+func (t *runTree) chainAt(e int32, lo, hi int) (kvchain.Run, bool) {
+	ed := &t.edges[e]
+	lab := &ed.lab
+	if lab.per == 0 || len(ed.keys) > lo || ed.parent == 0 && lab.c.off == 0 && t.memo != nil {
+		return kvchain.Run{}, false
+	}
+	k := rootKey
+	if lo > 0 {
+		k = t.key(e, lo-1)
+	} else if par := ed.parent; par > 0 {
+		k = t.key(par, t.edges[par].lab.n-1)
+	}
+	b := t.b
+	o := int(lab.c.off)/b + lo
+	return kvchain.Run{Parent: k, ID: lab.c.id + uint64(o/lab.per), R: o % lab.per, Per: lab.per, B: b, N: hi - lo}, true
 }
 
 // key is blockPool's key of block off of edge e: chained from the root
@@ -1329,35 +1361,10 @@ func (t *runTree) extendKeys(e int32, off int) uint64 {
 
 // chainRun fills keys with the chained keys, after k, of blocks of b
 // tokens along consecutive ids of per blocks each, from block r of unit
-// id, and returns the last. It walks the blocks' units and offsets as
-// appendShared does, without a division a block: block i's content is
-// the unit id+(r+i)/per at offset ((r+i)%per)·b.
-//
-// With a block a unit (per 1, as at vLLM's 16-token blocks under ids of
-// 16 tokens), every block is at offset 0 of its own id: mix0(id+i),
-// which is finish(c+i) with c = id + golden, one add a block, no id
-// kept: 35 instructions a key against 38 with mix0(id) and id++ (whose
-// two inlined calls each left an inline mark in the loop); 2,687 then
-// 2,478 instructions a request in chainRun, Regime/Fleet8PrefixEvents
-// (cachegrind).
+// id, and returns the last: kvchain.Fill, which a KV events index that
+// takes runs by name (kvChainSink) computes too.
 func chainRun(keys []uint64, k, id uint64, r, per, b int) uint64 {
-	h := chainConsts // in registers for the loop (splitMix)
-	if per == 1 {
-		c := id + h.golden // mix0(id + i) is finish(c + i)
-		for i := range keys {
-			k = h.mix(k, h.finish(c+uint64(i)))
-			keys[i] = k
-		}
-		return k
-	}
-	for i := range keys {
-		k = h.mix(k, h.mix(uint64(r*b), id))
-		keys[i] = k
-		if r++; r == per {
-			id, r = id+1, 0
-		}
-	}
-	return k
+	return kvchain.Fill(keys, k, id, r, per, b)
 }
 
 // runRelease drops r's references to its blocks from position from on,
@@ -1508,7 +1515,21 @@ func (p *blockPool) runLeading(path []runLabel, limit int, first uint64) int {
 			t.settleAll()
 		}
 		lab := &path[li]
-		k := commonRun(&ed.lab, eoff, lab, lo, min(limit-pos, ed.lab.n-eoff, lab.n-lo), t.b)
+		k := min(limit-pos, ed.lab.n-eoff, lab.n-lo) // > 0
+		if eoff == 0 && lo == 0 && oneShape(&ed.lab, lab) {
+			// commonRun's one compare, of the two first blocks at hand,
+			// as walk's (an edge just found by the key of the path's
+			// block there: they agree unless two keys collide), without
+			// the call: a group's prefix asked of a replica that holds
+			// it is one edge (BenchmarkRunFleet64/workload=prefix/
+			// router=PrefixAffinity, cgm.sh: 14,109 then 13,975
+			// instructions a request).
+			if ed.lab.c != lab.c {
+				k = 0
+			}
+		} else {
+			k = commonRun(&ed.lab, eoff, lab, lo, k, t.b)
+		}
 		for x := eoff; x < eoff+k; {
 			id := p.primAt(e, x)
 			if id == noNode {

@@ -541,11 +541,7 @@ func TestRunsEqualBlocksThroughTheAPI(t *testing.T) {
 				if a.pool.runs != nil {
 					published++
 				}
-				if rng.IntN(2) == 0 { // in runs, or one by one
-					a.PublishKVEvents((*runLog)(&logs[0]))
-				} else {
-					a.PublishKVEvents(&logs[0])
-				}
+				publishTo(a, &logs[0], rng.IntN(3)) // one by one, in runs, or in runs and chains
 				b.PublishKVEvents(&logs[1])
 			}
 			pa, ea := a.Schedule(now)

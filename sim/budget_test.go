@@ -2,13 +2,16 @@ package sim
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -223,6 +226,9 @@ func TestInstructionBudget(t *testing.T) {
 					t.Logf("%s: %.0f instructions a request with the collector on, the runtime's housekeeping counted too", b.bench, float64(fullGC.whole-halfGC.whole)/between)
 				}
 			}
+			if n := budgetFuncs(); n > 0 {
+				t.Logf("%s: the %d functions that count most a request (of %.0f):\n%s", b.bench, n, perRequest, marginalFuncs(full.funcs, half.funcs, between, n))
+			}
 			counted[b.bench] = perRequest
 			if perRequest > b.budget {
 				t.Errorf("%s executes %.0f instructions a simulated request, over its budget of %.0f (%.0f when the budget was set): "+
@@ -245,6 +251,55 @@ func TestInstructionBudget(t *testing.T) {
 	}
 }
 
+// budgetFuncs is SERVESIM_BUDGET_FUNCS: how many functions
+// TestInstructionBudget lists for each benchmark, those that count most
+// a request by its measure (0, the default, lists none). It is how a
+// change's cost is found: docs/scale.md.
+func budgetFuncs() int {
+	n, err := strconv.Atoi(os.Getenv("SERVESIM_BUDGET_FUNCS"))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// marginalFuncs lists, a line each, the n functions whose counts
+// between the full run and the half one, over the requests between,
+// are largest in size (a function may count less in the full run), and
+// the rest's sum.
+func marginalFuncs(full, half map[string]int64, between float64, n int) string {
+	type fc struct {
+		name string
+		d    float64
+	}
+	var all []fc
+	for name, c := range full {
+		all = append(all, fc{name, float64(c-half[name]) / between})
+	}
+	for name, c := range half {
+		if _, ok := full[name]; !ok {
+			all = append(all, fc{name, float64(-c) / between})
+		}
+	}
+	slices.SortFunc(all, func(a, b fc) int {
+		if c := cmp.Compare(math.Abs(b.d), math.Abs(a.d)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	var b strings.Builder
+	var rest float64
+	for i, f := range all {
+		if i < n {
+			fmt.Fprintf(&b, "%10.0f %s\n", f.d, f.name)
+		} else {
+			rest += f.d
+		}
+	}
+	fmt.Fprintf(&b, "%10.0f the other %d functions", rest, max(len(all)-n, 0))
+	return b.String()
+}
+
 // countAttempts is how many times a benchmark runs under valgrind before
 // the test gives up on a complete count.
 const countAttempts = 3
@@ -252,7 +307,10 @@ const countAttempts = 3
 // A count is one complete run of a benchmark under cachegrind: servesim's
 // own instructions, those counted a request (servesimInstructions) and
 // the whole program's.
-type count struct{ own, counted, whole int64 }
+type count struct {
+	own, counted, whole int64
+	funcs               map[string]int64 // counted by function, when SERVESIM_BUDGET_FUNCS asks
+}
 
 // countRun runs one iteration of Benchmark<bench> under cachegrind, at
 // half its size when half is set (SERVESIM_BENCH_HALF) and with the
@@ -282,7 +340,11 @@ func countRun(t *testing.T, valgrind, bin, dir, bench string, half, noGC bool) (
 			t.Logf("run %d of %d: %s", attempt, countAttempts, why)
 			continue
 		}
-		own, counted, err := servesimInstructions(out)
+		var funcs map[string]int64
+		if budgetFuncs() > 0 {
+			funcs = map[string]int64{}
+		}
+		own, counted, err := servesimInstructions(out, funcs)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, msg)
 		}
@@ -290,7 +352,7 @@ func countRun(t *testing.T, valgrind, bin, dir, bench string, half, noGC bool) (
 		if err != nil {
 			t.Fatalf("%v\n%s", err, msg)
 		}
-		return count{own, counted, whole}, ""
+		return count{own, counted, whole, funcs}, ""
 	}
 	return count{}, why
 }
@@ -387,13 +449,16 @@ func partialRun(bench string, runErr error, output []byte, cachegrindOut string)
 // spent 13,000 instructions a request in memeqbody, uncounted) or raise
 // it by taking work out (an event index of its own: +600 servesim's, −27
 // % the whole program's). counted holds both sides.
-func servesimInstructions(path string) (own, counted int64, err error) {
+//
+// byFunc, when not nil, gets each counted function's instructions added
+// to it, by name (SERVESIM_BUDGET_FUNCS).
+func servesimInstructions(path string, byFunc map[string]int64) (own, counted int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer f.Close()
-	isOwn, isCounted, file := false, false, ""
+	isOwn, isCounted, file, fn := false, false, "", ""
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -402,6 +467,7 @@ func servesimInstructions(path string) (own, counted int64, err error) {
 		case strings.HasPrefix(line, "fl="):
 			file = line[len("fl="):]
 		case strings.HasPrefix(line, "fn="):
+			fn = line[len("fn="):]
 			isOwn = strings.Contains(line, "github.com/servesim/servesim/")
 			isCounted = isOwn || !runtimeInternal(file)
 		case isCounted && line != "" && line[0] >= '0' && line[0] <= '9':
@@ -414,6 +480,9 @@ func servesimInstructions(path string) (own, counted int64, err error) {
 				return 0, 0, fmt.Errorf("%s:%d: %w", path, n, err)
 			}
 			counted += c
+			if byFunc != nil {
+				byFunc[fn] += c
+			}
 			if isOwn {
 				own += c
 			}
@@ -487,10 +556,16 @@ func TestServesimInstructionsSumsOnlyServesimsFunctions(t *testing.T) {
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	own, counted, err := servesimInstructions(path)
+	byFunc := map[string]int64{}
+	own, counted, err := servesimInstructions(path, byFunc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	assert.Equal(t, map[string]int64{
+		"runtime.mallocgc": 100, "github.com/servesim/servesim/sim.(*runner).loop": 12,
+		"github.com/servesim/servesim/engine.(*Engine).Add": 30, "math.Log": 9,
+		"runtime/pprof.x": 3, "internal/runtime/maps.(*Map).getWithKey": 40,
+	}, byFunc, "each counted function's count, the housekeeping's left out")
 	if own != 42 {
 		t.Errorf("servesimInstructions' own = %d, want 7 + 5 + 30 = 42", own)
 	}
@@ -505,10 +580,19 @@ func TestServesimInstructionsSumsOnlyServesimsFunctions(t *testing.T) {
 		if err := os.WriteFile(path, []byte(bad.text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := servesimInstructions(path); err == nil || !strings.Contains(err.Error(), bad.line) {
+		if _, _, err := servesimInstructions(path, nil); err == nil || !strings.Contains(err.Error(), bad.line) {
 			t.Errorf("%q: got %v, want an error containing %q", bad.text, err, bad.line)
 		}
 	}
+}
+
+// SERVESIM_BUDGET_FUNCS's list: each function's marginal count, largest
+// in size first (a function gone from the full run counts negative).
+func TestMarginalFuncsListsTheLargest(t *testing.T) {
+	full := map[string]int64{"a": 300, "b": 100, "c": 50}
+	half := map[string]int64{"a": 100, "b": 120, "d": 10}
+	assert.Equal(t, "       100 a\n        25 c\n       -15 the other 2 functions", marginalFuncs(full, half, 2, 2))
+	assert.Equal(t, "       100 a\n        25 c\n       -10 b\n        -5 d\n         0 the other 0 functions", marginalFuncs(full, half, 2, 9))
 }
 
 func TestRuntimeInternalIsTheRuntimesHousekeeping(t *testing.T) {

@@ -222,6 +222,16 @@ type tree struct {
 	edges []edge  // edges[0] is the root: no ids, never evicted
 	free  []int32 // edges released by evictions, to reuse
 	size  int     // tokens of its nodes
+	// top is above no id the tree was given (add): no edge begins with
+	// an id past it, so match and insert look no kid up for one (a
+	// synthetic prompt's own ids, fresh from the workload's counter,
+	// after its group's prefix): Regime/Fleet8PrefixApprox 13,007 then
+	// 12,866 instructions a request (cgm.sh; mapaccess1_fast64 367
+	// then 217). TestTreeEqualsRefTree holds match and insert to
+	// refTree's, which looks every id up.
+	top uint64
+	// slab is where add cuts its edges' ids from (edgeIDs).
+	slab []uint64
 }
 
 // edge is a run of the tree's nodes: node j stands for ids[j], holds
@@ -304,7 +314,7 @@ func (c chain) common(x *edge, d int) int {
 func (t *tree) match(c chain) int {
 	u := c.u
 	d, e := 0, int32(0)
-	for d < len(u) {
+	for d < len(u) && u[d] <= t.top { // past top, no kid begins with it
 		k := t.edges[e].kids[u[d]]
 		if k == 0 {
 			break
@@ -328,7 +338,10 @@ func (t *tree) insert(ch chain, tokens int, now time.Duration, seq uint64) (root
 	u := ch.u
 	d, e := 0, int32(0)
 	for d < len(u) {
-		c := t.edges[e].kids[u[d]]
+		c := int32(0)
+		if u[d] <= t.top { // past top, no kid begins with it
+			c = t.edges[e].kids[u[d]]
+		}
 		if c == 0 {
 			t.add(e, u[d:], ch.runAt(d), tokens, now, seq+uint64(d)+1)
 			return e == 0
@@ -353,16 +366,44 @@ func (t *tree) alloc() int32 { return reuse(&t.edges, &t.free) }
 func (t *tree) add(e int32, ids []uint64, run int, tokens int, now time.Duration, seq uint64) {
 	c := t.alloc()
 	x := &t.edges[c]
-	x.ids = make([]uint64, len(ids))
-	copy(x.ids, ids) // not slices.Clone: growslice and makeslice 241 then 170 instructions a request in BenchmarkRegime/Fleet8PrefixApprox
+	x.ids = t.edgeIDs(len(ids))
+	copy(x.ids, ids)
+	hi := ids[len(ids)-1]
 	if run < 0 {
-		run = ascend.Len(ids)
+		run, hi = ascend.Len(ids), slices.Max(ids)
+	} else { // a run, and perhaps a second one to the end (chain.runAt)
+		hi = max(hi, ids[run-1])
 	}
+	t.top = max(t.top, hi)
 	x.run = int32(run)
 	x.parent, x.tokens, x.last, x.seq = e, tokens, now, seq
 	t.adopt(e, c)
 	t.size += len(ids) * tokens
 }
+
+// edgeIDs is room for an edge's n ids, cut from the tree's slab of
+// slabIDs ids (or an array of their own, when n is more than half of
+// one), its capacity exactly n: an edge's ids are only cut shorter
+// (split, evict), never appended to. An allocation an edge (make: not
+// slices.Clone, whose growslice cost 71 more) cost
+// Regime/Fleet8PrefixApprox 12,866 then 12,700 instructions a request
+// (cgm.sh; mallocgc and mallocgcSmallNoscan 235 then 94).
+func (t *tree) edgeIDs(n int) []uint64 {
+	if n > cap(t.slab)-len(t.slab) {
+		if n > slabIDs/2 {
+			return make([]uint64, n)
+		}
+		t.slab = make([]uint64, 0, slabIDs)
+	}
+	k := len(t.slab)
+	t.slab = t.slab[:k+n]
+	return t.slab[k : k+n : k+n]
+}
+
+// slabIDs is how many ids a tree's slab holds: 4 KiB. A slab is kept
+// while an edge cut from it is (an edge evicted or cut shorter leaves
+// its ids there): a tree's live edges keep at most 4 KiB each.
+const slabIDs = 512
 
 // adopt makes edge c a kid of edge e.
 func (t *tree) adopt(e, c int32) {
@@ -640,6 +681,10 @@ func (s *eventsState) added(r *runner, i int) {
 		x.rand = workload.NewStream(r.cfg.Seed, fmt.Sprintf("sim/kvevents/%d", i))
 	}
 	s.reps = append(s.reps, x)
+	if eventsByKeys {
+		r.reps[i].eng.PublishKVEvents(keysOnly{x})
+		return
+	}
 	r.reps[i].eng.PublishKVEvents(x)
 }
 
@@ -677,6 +722,14 @@ type eventIndex struct {
 	segHead int
 	arena   []uint64
 	starts  runStarts
+	// The stored runs by name queued (KVStoredChain), from chainHead on,
+	// and applied without their keys (eventchains.go).
+	qchains   []queuedChain
+	chainHead int
+	lazy      lazyRuns
+	chained   int    // blocks stored by name (tests)
+	woken     [3]int // runs by name woken by a walk, a kept run, a removal (tests)
+	eager     int    // runs by name applied woken (tests)
 }
 
 // storedSeg is a run of keys an engine stored in one call, of minStored
@@ -717,9 +770,10 @@ const jumpArena = 1 << 12
 // TestInstructionBudget, 19,552 then 18,887. TestRunStartsIsAMap holds it
 // to the map.
 type runStarts struct {
-	slots []startSlot // by slot; h 0: empty
-	n     int         // the runs held
-	shift uint        // 64 − log2(len(slots))
+	slots   []startSlot // by slot; h 0: empty
+	n       int         // the runs held
+	shift   uint        // 64 − log2(len(slots))
+	doubles bool        // doubled past 256 slots too, not made whole (lazyRuns', which may hold more runs)
 }
 
 type startSlot struct {
@@ -759,11 +813,11 @@ func (t *runStarts) put(key uint64, run storedRun) {
 }
 
 // grow doubles the table (from 64 slots), or past 256 makes it whole
-// (startSlots), and puts every run in it again.
+// (startSlots) unless it doubles, and puts every run in it again.
 func (t *runStarts) grow() {
 	old := t.slots
 	size := max(64, 2*len(old))
-	if size > 256 {
+	if size > 256 && !t.doubles {
 		size = startSlots
 	}
 	t.slots = make([]startSlot, size)
@@ -878,7 +932,13 @@ func (x *eventIndex) apply(now time.Duration) {
 		}
 		if !run.gone {
 			x.store(run.start, end)
+			if x.chainHead < len(x.qchains) {
+				x.storeChains(x.head - 1)
+			}
 			continue
+		}
+		if x.lazy.live > 0 { // the removals name keys: every one computed first
+			x.wakeAll()
 		}
 		for _, k := range x.keys[run.start:end] {
 			if x.held.remove(k) {
@@ -889,6 +949,7 @@ func (x *eventIndex) apply(now time.Duration) {
 	if x.head > 0 && x.head == len(x.runs) { // the last run too: none is open
 		x.keys, x.runs, x.head, x.open = x.keys[:0], x.runs[:0], 0, 0
 		x.segs, x.segHead = x.segs[:0], 0
+		x.qchains, x.chainHead = x.qchains[:0], 0
 	}
 }
 
@@ -901,6 +962,10 @@ func (x *eventIndex) store(start, end int) {
 		x.segHead++
 	}
 	x.held.add(x.keys[start:end]) // TestEventQueueIsEventByEvent holds the copies to an event-by-event twin
+	// The lazy runs a kept run's keys begin, woken once all are held.
+	if len(x.lazy.woken) > 0 {
+		x.drain()
+	}
 }
 
 // keep keeps an applied stored run of keys, by its first key, for walk.
@@ -917,6 +982,13 @@ func (x *eventIndex) keep(keys []uint64) {
 	}
 	x.starts.put(keys[0], storedRun{off: int32(len(x.arena)), n: int32(len(keys)), forgot: x.forgot})
 	x.arena = append(x.arena, keys...)
+	if l := &x.lazy; l.live > 0 { // walk compares these as memory: the lazy runs they begin are woken (eventchains.go)
+		for _, k := range keys {
+			if l.maybe(k) {
+				x.queueWake(k, 1)
+			}
+		}
+	}
 }
 
 func (s *eventsState) cached(r *runner, i int, _ *workload.Request) int {
@@ -1097,6 +1169,9 @@ const chainStep = 8
 func (x *eventIndex) walk(keys []uint64, from int) int {
 	n, try := from, x.starts.n > 0
 	for n < len(keys) && x.held.has(keys[n]) {
+		if x.lazy.live > 0 && x.lazy.maybe(keys[n]) { // a lazy run it begins is woken before its interior is looked up (eventchains.go)
+			x.wakeKey(keys[n])
+		}
 		if try {
 			if r, ok := x.starts.get(keys[n]); ok && r.forgot == x.forgot {
 				n += 1 + lcp.Len(keys[n+1:], x.arena[r.off+1:r.off+r.n])

@@ -33,15 +33,18 @@ func (c checkedSyncs) Route(req *workload.Request, v *View) int {
 				continue
 			}
 			*c.skipped++
-			n := len(x.keys)
+			n, nc := len(x.keys), len(x.qchains) // events by key, and runs by name (KVStoredChain)
 			rep.run().SyncTo(r.now)
-			if len(x.keys) == n {
+			if len(x.keys) == n && len(x.qchains) == nc {
 				continue
 			}
 			*c.published++
 			k := len(x.runs) - 1 // the run of the first event published, which may have joined the last queued
 			for x.runs[k].start > n {
 				k--
+			}
+			if len(x.qchains) > nc { // a run by name first?
+				k = min(k, int(x.qchains[nc].run))
 			}
 			require.Greater(c.t, x.runs[k].seen, r.now, "arrival %d, replica %d: an event the SyncTo left out is seen by now", v.Routed(), j)
 		}

@@ -1,6 +1,13 @@
 package sim
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/ascend"
+	"github.com/servesim/servesim/workload"
+)
 
 // lackRoots is what an exact view (ExactView) has learnt of which
 // replicas hold no block of a group: a replica asked about a prompt
@@ -23,6 +30,35 @@ type lackRoots struct {
 	lack map[uint64]uint64 // by first prefix id: bit i, replica i holds no block of it
 	held [][]heldRoot      // by replica: the first prefix ids of the requests it holds, counted
 	maxB int               // the fleet's largest block size
+	// count is the requests each replica holds, as in and out count
+	// them (replica.held at every arrival), and by the replicas holding
+	// each count, a bit each; least and most are the fewest and the most
+	// any replica holds: PrefixAffinity's balance test read in O(1)
+	// (View.heldRange), not by a loop over the fleet.
+	count       []int32
+	by          []uint64
+	least, most int32
+
+	// top is the largest prefix id given to any replica (in) or warmed
+	// into one (newLackRoots), once given says there is one: no replica
+	// holds a block of content made of an id past it, nor so any block
+	// after such a block on a prompt's path. An arrival's ids from its
+	// first past top are fresh: its path is asked cut before them
+	// (fresh, cutPaths).
+	top   uint64
+	given bool
+	// The ids of the arrival fresh read last (their first's address and
+	// their count) and their largest, which in takes without a scan
+	// when that arrival is added (once: nil when taken, or when the
+	// last arrival's were not read); guess is where their first run
+	// ended (ascend.Two's guess).
+	lastIDs *uint64
+	lastN   int
+	lastMax uint64
+	guess   int
+	// paths are the arrival's paths cut before its fresh ids, one for
+	// each block size (prefixChains' chains): cutPaths.
+	paths []engine.PrefixPath
 }
 
 // heldRoot counts a replica's requests of one first prefix id.
@@ -53,9 +89,16 @@ func newLackRoots(r *runner) *lackRoots {
 	if !exact(r.router) && (r.pd == nil || !exact(r.pd.router)) {
 		return nil
 	}
-	m := &lackRoots{lack: map[uint64]uint64{}, held: make([][]heldRoot, len(r.reps))}
+	m := &lackRoots{lack: map[uint64]uint64{}, held: make([][]heldRoot, len(r.reps)),
+		count: make([]int32, len(r.reps)), by: []uint64{0}}
 	for i := range r.reps {
 		m.maxB = max(m.maxB, r.reps[i].eng.Config().BlockSize)
+		m.by[0] |= 1 << i
+	}
+	for _, w := range r.cfg.Warm { // every replica holds them (runner.warm)
+		if len(w.PrefixHashes) > 0 {
+			m.took(slices.Max(w.PrefixHashes))
+		}
 	}
 	return m
 }
@@ -68,13 +111,23 @@ func (m *lackRoots) added(r *runner, i int) *lackRoots {
 	}
 	m.held = append(m.held, nil)
 	m.maxB = max(m.maxB, r.reps[i].eng.Config().BlockSize)
+	m.count = append(m.count, 0)
+	m.by[0] |= 1 << i
+	m.least = 0
 	return m
 }
 
 // in notes that replica i took a request of prefix ids prefix.
 func (m *lackRoots) in(i int, prefix []uint64) {
+	m.up(i)
 	if len(prefix) == 0 {
 		return
+	}
+	if &prefix[0] == m.lastIDs && len(prefix) == m.lastN { // the arrival just asked about
+		m.took(m.lastMax)
+		m.lastIDs = nil
+	} else {
+		m.took(slices.Max(prefix))
 	}
 	x := prefix[0]
 	if b, ok := m.lack[x]; ok && b>>i&1 != 0 {
@@ -93,6 +146,7 @@ func (m *lackRoots) in(i int, prefix []uint64) {
 // out notes that replica i no longer holds a request of prefix ids
 // prefix (it finished, or was aborted there).
 func (m *lackRoots) out(i int, prefix []uint64) {
+	m.down(i)
 	if len(prefix) == 0 {
 		return
 	}
@@ -107,6 +161,101 @@ func (m *lackRoots) out(i int, prefix []uint64) {
 		}
 	}
 	panic("sim: invariant held-root broken: a request left a replica that did not hold it")
+}
+
+// took raises top to id.
+func (m *lackRoots) took(id uint64) {
+	if !m.given || id > m.top {
+		m.top, m.given = id, true
+	}
+}
+
+// fresh is how many of the arrival's first prefix ids a replica may
+// hold a block of: the ids before the first past top that its promise
+// lets be found at once (its first, or its second run's first: a
+// synthetic prompt's own ids, fresh from the workload's counter),
+// len(ids) when none is found. It notes their largest for in: found
+// by the promise, as the engine finds their runs (the ends of the two
+// runs, or the last of rising ids), else by a scan.
+func (m *lackRoots) fresh(req *workload.Request) int {
+	ids := req.PrefixHashes
+	n, cut := len(ids), len(ids)
+	var hi uint64
+	switch {
+	case req.PrefixTwoRuns.Two():
+		k, ok := ascend.Two(ids, m.guess)
+		if !ok {
+			hi = slices.Max(ids)
+			break
+		}
+		m.guess, hi = k, max(ids[k-1], ids[n-1])
+		if k < n && ids[k] > m.top {
+			cut = k
+		}
+	case req.PrefixTwoRuns.Rises():
+		hi = ids[n-1]
+	default:
+		hi = slices.Max(ids)
+	}
+	if !m.given || ids[0] > m.top {
+		cut = 0
+	}
+	m.lastIDs, m.lastN, m.lastMax = &ids[0], n, hi
+	return cut
+}
+
+// cutPaths makes the arrival's paths (lackRoots.paths), at each block
+// size, cut before its id cut (its first run: fresh's cut, 0 < cut <
+// len(ids)). Those ids are one run of consecutive ids, so the paths
+// promise they rise, which the engine finds in one compare
+// (ascend.Rise). A replica holds no block past the cut: the first block
+// past it is made of a fresh id, and a block is held only after the
+// blocks before it on its path.
+func (v *View) cutPaths(m *lackRoots, cut int) {
+	k := &v.r.keys
+	if k.chains == nil {
+		k.init(v.r.reps)
+	}
+	if len(m.paths) < len(k.chains) {
+		m.paths = make([]engine.PrefixPath, len(k.chains))
+	}
+	for c := range k.chains {
+		m.paths[c].ResetPromised(v.req.PrefixHashes[:cut], v.req.PrefixBlockTokens, v.req.InputTokens, k.chains[c].blockSize, ascend.Rising())
+	}
+}
+
+// up counts one more request held by replica i.
+func (m *lackRoots) up(i int) {
+	c := m.count[i]
+	m.by[c] &^= 1 << i
+	if c++; int(c) == len(m.by) {
+		m.by = append(m.by, 0)
+	}
+	m.by[c] |= 1 << i
+	m.count[i] = c
+	m.most = max(m.most, c)
+	if c-1 == m.least && m.by[c-1] == 0 { // i was the last to hold the fewest
+		m.least = c
+	}
+}
+
+// down counts one request fewer held by replica i.
+func (m *lackRoots) down(i int) {
+	c := m.count[i]
+	m.by[c] &^= 1 << i
+	c--
+	m.by[c] |= 1 << i
+	m.count[i] = c
+	m.least = min(m.least, c)
+	if c+1 == m.most && m.by[c+1] == 0 { // i was the last to hold the most
+		m.most = c
+	}
+}
+
+// heldRange is View.heldRange of the whole fleet: the lowest replica
+// holding the fewest requests, that count and the most any holds.
+func (m *lackRoots) heldRange() (least, lo, hi int) {
+	return bits.TrailingZeros64(m.by[m.least]), int(m.least), int(m.most)
 }
 
 // holds reports whether replica i holds a request whose first prefix id
@@ -130,22 +279,30 @@ func (m *lackRoots) holds(i int, x uint64) bool {
 func (v *View) exactLongest(m *lackRoots, least int) (best, longest int) {
 	req := v.req
 	if len(req.PrefixHashes) == 0 || req.PrefixBlockTokens < m.maxB {
+		m.lastIDs = nil // its ids' largest is not noted: in scans them
 		return longestOfEach(v, least)
 	}
 	best = least
 	x := req.PrefixHashes[0]
+	cut := m.fresh(req)
+	if cut == 0 { // its first id is fresh: no replica holds any of it
+		return best, 0
+	}
+	if cut < len(req.PrefixHashes) {
+		v.cutPaths(m, cut)
+	}
 	lack := m.lack[x]
 	learnt := lack
 	if v.idx != nil {
 		for k := range v.n {
 			if i := v.at(k); lack>>i&1 == 0 {
-				best, longest, learnt = v.askExact(m, x, i, k, best, longest, learnt)
+				best, longest, learnt = v.askExact(m, x, i, k, cut, best, longest, learnt)
 			}
 		}
 	} else {
 		for may := ^lack >> v.lo & (1<<v.n - 1); may != 0; may &= may - 1 { // by position: replica v.lo+k
 			k := bits.TrailingZeros64(may)
-			best, longest, learnt = v.askExact(m, x, v.lo+k, k, best, longest, learnt)
+			best, longest, learnt = v.askExact(m, x, v.lo+k, k, cut, best, longest, learnt)
 		}
 	}
 	if learnt != lack {
@@ -158,17 +315,46 @@ func (v *View) exactLongest(m *lackRoots, least int) (best, longest int) {
 }
 
 // askExact is exactLongest's question to the fleet's replica i, the
-// view's k, about a prompt whose first prefix id is x: best and longest
-// so far, with learnt, the replicas known to hold nothing of x, updated.
-func (v *View) askExact(m *lackRoots, x uint64, i, k, best, longest int, learnt uint64) (int, int, uint64) {
-	c := v.cachedPrefix(i)
+// view's k, about a prompt whose first prefix id is x, its ids from cut
+// on fresh (lackRoots.fresh): best and longest so far, with learnt, the
+// replicas known to hold nothing of x, updated. The path cut before the
+// fresh ids gives the same answer for less: the walk stops at the
+// cut, where it looked a child up in the replica's tree for the first
+// fresh block, and found none: BenchmarkRunFleet64/workload=prefix/
+// router=PrefixAffinity 14,414 then 14,109 instructions a request
+// (cgm.sh; runLeading 833 then 629, childKey 350 then 186).
+func (v *View) askExact(m *lackRoots, x uint64, i, k, cut, best, longest int, learnt uint64) (int, int, uint64) {
+	var p *engine.PrefixPath
+	switch {
+	case cut == len(v.req.PrefixHashes):
+		p = v.prefixPath(i)
+	case v.r.keys.chainOf == nil:
+		p = &m.paths[0]
+	default:
+		p = &m.paths[v.r.keys.chainOf[i]]
+	}
+	c := v.cachedPath(i, p)
 	switch {
 	case c == 0:
-		if v.prefixPath(i).Blocks() > 0 && !m.holds(i, x) {
+		if p.Blocks() > 0 && !m.holds(i, x) {
 			learnt |= 1 << i
 		}
-	case c > longest || c == longest && v.held(k) < v.held(best):
+	case c > longest || c == longest && v.heldCounted(m, i, k) < v.heldCounted(m, v.at(best), best):
 		best, longest = k, c
 	}
 	return best, longest, learnt
+}
+
+// heldCounted is held(k), of the fleet's replica i, read from
+// lackRoots' counts with fresh signals
+// (each replica.held at every arrival, which checkedPrefixes holds
+// them to), not from the engine: the tie between replicas that hold a
+// group's whole prefix, broken at every arrival (BenchmarkRunFleet64/
+// workload=prefix/router=PrefixAffinity, cgm.sh: 13,975 then 13,877
+// instructions a request).
+func (v *View) heldCounted(m *lackRoots, i, k int) int {
+	if v.r.cfg.Fleet.SignalDelay > 0 {
+		return v.held(k)
+	}
+	return int(m.count[i])
 }

@@ -258,12 +258,26 @@ func (v *View) heldRange() (least, lo, hi int) {
 		}
 		return least, lo, hi
 	}
-	// The run's own count of each replica's requests (replica.held: the
-	// engine's waiting and running requests at every arrival, which
-	// checkedPrefixes holds them to) rather than the engine's: 1,309
-	// then 734 instructions a request in BenchmarkRunFleet64/
-	// workload=prefix/router=PrefixAffinity.
-	reps := v.r.reps[v.lo : v.lo+v.n]
+	if m := v.r.roots; m != nil && v.n == len(m.count) {
+		// The whole fleet's counts kept by lackRoots as requests come
+		// and go, not read replica by replica: BenchmarkRunFleet64/
+		// workload=prefix/router=PrefixAffinity 15,022 then 14,414
+		// instructions a request (cgm.sh; heldRange 734 then 30,
+		// lackRoots.in and out about 90 more). Kept there, in the
+		// calls a fleet of ExactView already makes, not in hold, which
+		// every run reaches (that cost RunAtlas 26 a request).
+		return m.heldRange()
+	}
+	return heldRangeEach(v.r.reps[v.lo : v.lo+v.n])
+}
+
+// heldRangeEach is heldRange of replicas reps read one by one: the
+// run's own count of each replica's requests (replica.held: the
+// engine's waiting and running requests at every arrival, which
+// checkedPrefixes holds them to) rather than the engine's (1,309 then
+// 734 instructions a request in BenchmarkRunFleet64/workload=prefix/
+// router=PrefixAffinity); lackRoots.heldRange's twin.
+func heldRangeEach(reps []replica) (least, lo, hi int) {
 	lo = reps[0].held
 	hi = lo
 	for i := 1; i < len(reps); i++ {
@@ -379,7 +393,12 @@ func (v *View) cachedPrefix(i int) int {
 	if v.r.cache != nil {
 		return v.r.cache.cached(v.r, i, v.req)
 	}
-	p := v.prefixPath(i)
+	return v.cachedPath(i, v.prefixPath(i))
+}
+
+// cachedPath is engine.CachedPath of path p at the fleet's replica i,
+// its run synced to the instant first.
+func (v *View) cachedPath(i int, p *engine.PrefixPath) int {
 	if p.Blocks() == 0 {
 		return 0
 	}

@@ -157,6 +157,37 @@ func (c *keyCounts) addSome(keys []uint64) int {
 	return len(keys)
 }
 
+// addOne adds a copy of key and reports whether it had none before: add
+// of one key, probed once, not looked up first (EventsView's storeChain,
+// a run's first key: has then add, Regime/Fleet8PrefixEvents,
+// TestInstructionBudget, 15,937 then 15,857 instructions a request).
+func (c *keyCounts) addOne(key uint64) bool {
+	h := key * keyMul
+	if h == 0 {
+		c.zero++
+		return c.zero == 1
+	}
+	for {
+		if hs := c.hs; len(hs) > 0 {
+			mask := uint(len(hs) - 1)
+			i := uint(h >> (c.shift & 63))
+			for hs[i&mask] != 0 && hs[i&mask] != h {
+				i++
+			}
+			if hs[i&mask] == h {
+				c.again(h)
+				return false
+			}
+			if c.held < c.limit {
+				hs[i&mask] = h
+				c.held++
+				return true
+			}
+		}
+		c.grow()
+	}
+}
+
 // again adds a copy of the key of hash h, held already, or key 0.
 func (c *keyCounts) again(h uint64) {
 	if h == 0 {

@@ -124,6 +124,12 @@ func keyCountsOps(t *testing.T, ops []byte) (wrapped, slots int) {
 				ref[keys[i]]++
 			}
 			ops = ops[n:]
+			if n == 1 && arg%2 == 0 { // one key, probed once: whether it is new
+				if fresh := ref[keys[0]] == 1; c.addOne(keys[0]) != fresh {
+					t.Fatalf("addOne(%#x) = %v, want %v", keys[0], !fresh, fresh)
+				}
+				break
+			}
 			c.add(keys)
 		case 2: // remove one copy
 			k := key(arg)
@@ -140,6 +146,12 @@ func keyCountsOps(t *testing.T, ops []byte) (wrapped, slots int) {
 		case 3: // a fresh random key, added: the table grows past the pools
 			k := (uint64(arg)+1)*0xbf58476d1ce4e5b9 ^ uint64(len(ops))
 			ref[k]++
+			if arg%2 == 0 {
+				if !c.addOne(k) {
+					t.Fatalf("addOne(%#x) = false, want true", k)
+				}
+				break
+			}
 			c.add([]uint64{k})
 		}
 		for _, k := range pool {

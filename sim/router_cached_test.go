@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/ascend"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -23,15 +25,35 @@ type checkedPrefixes struct {
 	asked  *int
 	approx *int
 	lacked *int // replicas left unasked through ExactView (lackRoots)
+	// ranged: arrivals whose heldRange was held to heldRangeEach;
+	// counted: of those, the ones lackRoots' counts answered.
+	ranged, counted *int
+	cut             *int // arrivals whose path exactLongest cut before their fresh ids
 }
 
 func (c checkedPrefixes) Route(r *workload.Request, v *View) int {
 	if m := v.r.roots; m != nil && len(r.PrefixHashes) > 0 && r.PrefixBlockTokens >= m.maxB {
 		*c.lacked += bits.OnesCount64(m.lack[r.PrefixHashes[0]])
+		ids := r.PrefixHashes
+		if k := ascend.Each(ids); r.PrefixTwoRuns.Two() && k < len(ids) && m.given && ids[0] <= m.top && ids[k] > m.top {
+			*c.cut++ // lackRoots.fresh cuts its path
+		}
 	}
 	for k := range v.Replicas() { // heldRange's count, against the engine's
 		e := v.r.reps[v.at(k)].eng
 		require.Equal(c.t, e.Waiting()+e.Running(), v.r.reps[v.at(k)].held, "arrival %d, replica %d: requests held", v.Routed(), v.at(k))
+		if m := v.r.roots; m != nil {
+			require.Equal(c.t, int32(v.r.reps[v.at(k)].held), m.count[v.at(k)], "arrival %d, replica %d: lackRoots' count", v.Routed(), v.at(k))
+		}
+	}
+	if m := v.r.roots; m != nil && v.r.cfg.Fleet.SignalDelay <= 0 && v.idx == nil {
+		*c.ranged++
+		if v.n == len(m.count) {
+			*c.counted++
+		}
+		least, lo, hi := heldRangeEach(v.r.reps[v.lo : v.lo+v.n])
+		gl, glo, ghi := v.heldRange()
+		require.Equal(c.t, [3]int{least, lo, hi}, [3]int{gl, glo, ghi}, "arrival %d: heldRange", v.Routed())
 	}
 	for least := range v.Replicas() {
 		best, longest := v.longestCached(least)
@@ -70,7 +92,7 @@ func requireRoots(t *testing.T, a *approxState) {
 // two block sizes among them) with checkedPrefixes in its place, and in
 // its prefill pool's, with the scenario's view and again with ApproxView.
 func TestCachedPrefixesAreEach(t *testing.T) {
-	asked, approx, pools, runs, lacked := 0, 0, 0, 0, 0
+	asked, approx, pools, runs, lacked, ranged, counted, cut := 0, 0, 0, 0, 0, 0, 0, 0
 	for seed := range uint64(1_500) {
 		data := randomScenario(seed)
 		cfg, reqs := decodeScenario(data)
@@ -82,17 +104,44 @@ func TestCachedPrefixesAreEach(t *testing.T) {
 		tree := ApproxView{MaxTreeSize: 64 * int(1+seed%5), EvictionInterval: time.Duration(1+seed%3) * 200 * time.Millisecond}
 		for _, view := range []CacheView{pa.View, tree} {
 			pa.View = view
-			cfg.Fleet.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &asked, approx: &approx, lacked: &lacked}
+			cfg.Fleet.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &asked, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted, cut: &cut}
 			if cfg.Fleet.Prefill.On() { // a pool's view, of the fleet's replicas after the decoders
-				cfg.Fleet.Prefill.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &pools, approx: &approx, lacked: &lacked}
+				cfg.Fleet.Prefill.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &pools, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted, cut: &cut}
 			}
 			_, err := runScenario(cfg, reqs, recordsSteps(data))
 			require.NoError(t, err)
 			runs++
 		}
 	}
-	t.Logf("%d runs, %d arrivals checked and %d in prefill pools, %d of them through ApproxView; %d replicas left unasked through ExactView", runs, asked, pools, approx, lacked)
+	// The fleet's shared-prefix workload (BenchmarkRunFleet64's) on 16
+	// replicas through ExactView, their pools small enough to evict
+	// parts of the groups' prefixes, every replica once the least held;
+	// and warmed with the first arrivals' groups, which no request gave
+	// a replica before they arrive (lackRoots.top counts them).
+	src := sharedPrefix(t, 16, 2, 800)
+	var warm []workload.Request
+	for g := src(); len(warm) < 8; {
+		r, err := g.Next()
+		require.NoError(t, err)
+		warm = append(warm, workload.Request{InputTokens: 4096, PrefixHashes: r.PrefixHashes[:256], PrefixBlockTokens: 16})
+	}
+	for _, kv := range []int{600, 2_000, 0, -1} {
+		pa := PrefixAffinity{BalanceAbs: 1 + max(kv, 0)%7}
+		cfg := Config{Fleet: Fleet{Replicas: Copies(16, ReplicaConfig{Engine: engine.Config{KVBlocks: max(kv, 0)}}),
+			Router: checkedPrefixes{PrefixAffinity: pa, t: t, asked: &asked, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted, cut: &cut}}}
+		run := src
+		if kv < 0 {
+			cfg.Warm, run = warm, sharedPrefix(t, 16, 2, 40) // its pools kept by blocks (engine.Warm): slower to ask
+		}
+		_, err := Run(cfg, run(), nil)
+		require.NoError(t, err)
+		runs++
+	}
+	t.Logf("%d runs, %d arrivals checked and %d in prefill pools, %d of them through ApproxView; %d replicas left unasked through ExactView; %d held ranges checked, %d of them counted; %d paths cut", runs, asked, pools, approx, lacked, ranged, counted, cut)
 	require.Greater(t, approx, 1_000)
+	require.Greater(t, counted, 2_000)
+	require.Greater(t, ranged-counted, 100)
+	require.Greater(t, cut, 2_000)
 	require.Greater(t, lacked, 1_000)
 	require.Greater(t, pools, 100)
 }

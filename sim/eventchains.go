@@ -1,0 +1,223 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/kvchain"
+)
+
+// An engine's stored runs of blocks along consecutive ids (a request's
+// own, mostly) come to the index by name (KVStoredChain: the key before
+// them, their first unit and how many), and are applied without their
+// keys: the first is computed and held, the rest (the run's interior)
+// are computed only when the index may be asked about them (wake). A
+// key is chained on the one before it, so an arrival's chain holds a
+// run's interior key only where it holds the run's first key, at the
+// place before (a collision of different chains is a 2⁻⁶⁴ event, as in
+// the engine's run pool, which names its blocks by content too). The
+// index finds that first key held in one of three ways, each of which
+// wakes the run before the interior is looked up:
+//
+//   - walk looks it up (and finds it held): it wakes the run whose first
+//     key it is (wakeKey);
+//   - a memo of an earlier walk (runMemo) covers it: the key was held
+//     then, and nothing forgotten since, so it was held when the run
+//     came, which is then applied with its keys (storeChain: a run whose
+//     first key is held already is woken at once);
+//   - walk compares it as memory in a kept run (keep): a kept run's keys
+//     wake the runs whose first keys they are, when kept.
+//
+// A removal wakes every run first (wakeAll): the engine names a removed
+// block by its key.
+//
+// Regime/Fleet8PrefixEvents, TestInstructionBudget: 17,832 then 16,241
+// instructions a request with a Go map of the lazy runs (cachegrind's
+// marginal count: the engine's chainRun 1,552 then 450, the group
+// prefixes' keys alone, the requests' own no longer computed;
+// keyCounts.addSome 1,263 then 439), and 15,857 with the changes noted
+// below (lazyRuns, maybe, keyCounts.addOne; keep 62 then 211, its loop
+// over a kept run's keys for the lazy runs they begin). No run is woken
+// there: its pools do not fill. So the index holds the same copies as if every key
+// had come, and walk and run answer as they would: TestChainsAreKeys
+// holds a fleet's every answer and routing to the index fed key by key
+// (eventsByKeys), and TestWalkIsEachOverChains walk to its twin over
+// runs stored by name, woken and not.
+
+// queuedChain is a stored run of blocks by name, queued in run `run`
+// of the index's queue (eventIndex.runs).
+type queuedChain struct {
+	run int32
+	c   kvchain.Run
+}
+
+// lazyRuns are an index's applied runs by name whose keys, but the
+// first, it has not computed: at most one a first key (a run whose first
+// key is held comes woken; a removal wakes every run, and at is cleared
+// once none is lazy, its only deletion). In a table of their own, not a
+// Go map: Regime/Fleet8PrefixEvents, TestInstructionBudget, 16,241 then
+// 16,135 instructions a request (the map's inserts and growth were 260,
+// cachegrind's marginal count).
+type lazyRuns struct {
+	runs  []kvchain.Run // in the order applied; N 0: woken
+	at    runStarts     // by first key: its run (off; woken too, until none is lazy), doubling
+	bits  []uint64      // a filter of the first keys: bit hash>>lazyShift, set while one may be lazy
+	live  int           // runs not woken
+	woken []int32       // runs to wake (drain)
+	buf   []uint64      // the keys of the run being woken
+}
+
+// lazyShift picks a filter bit from a key's hash (key × keyMul): 2¹⁶
+// bits (8 KiB).
+const lazyShift = 64 - 16
+
+// eventsByKeys (a test's switch) makes an index take its engine's runs
+// of blocks by their keys, not by name: the slow twin of lazyRuns.
+var eventsByKeys bool
+
+// keysOnly is an index publishing takes by keys alone (eventsByKeys).
+type keysOnly struct{ x *eventIndex }
+
+func (k keysOnly) KVEvent(ev engine.KVEvent) { k.x.KVEvent(ev) }
+
+func (k keysOnly) KVEvents(at time.Duration, keys []uint64, removed bool) {
+	k.x.KVEvents(at, keys, removed)
+}
+
+// KVStoredChain queues the stored run c of the replica's engine, made at
+// at, by name (its keys computed when applied, and then only the first
+// while none is asked for); with jitter, each event with its own draw,
+// by its key.
+func (x *eventIndex) KVStoredChain(at time.Duration, c kvchain.Run) {
+	if x.rand != nil || c.N < 2 {
+		x.KVEvents(at, x.chainKeys(c), false)
+		return
+	}
+	x.enqueue(at+x.s.cfg.Lag, false, c.N)
+	x.qchains = append(x.qchains, queuedChain{run: int32(len(x.runs) - 1), c: c})
+	x.chained += c.N
+}
+
+// chainKeys is c's keys, in the index's buffer.
+func (x *eventIndex) chainKeys(c kvchain.Run) []uint64 {
+	l := &x.lazy
+	if cap(l.buf) < c.N {
+		l.buf = make([]uint64, c.N)
+	}
+	keys := l.buf[:c.N]
+	c.Keys(keys)
+	return keys
+}
+
+// storeChains applies the runs by name queued in run i of the queue.
+func (x *eventIndex) storeChains(i int) {
+	for x.chainHead < len(x.qchains) && int(x.qchains[x.chainHead].run) == i {
+		x.storeChain(x.qchains[x.chainHead].c)
+		x.chainHead++
+	}
+	x.drain()
+}
+
+// storeChain applies the stored run c: its first key held, the rest
+// left to wake, unless the first was held already (or is key 0, which
+// the filter does not take), when every key is.
+func (x *eventIndex) storeChain(c kvchain.Run) {
+	first := c.First()
+	h := first * keyMul
+	if h == 0 {
+		x.materialize(c, false)
+		return
+	}
+	if !x.held.addOne(first) { // held already: woken at once
+		x.eager++
+		x.materialize(c, true)
+		return
+	}
+	l := &x.lazy
+	if l.bits == nil {
+		l.bits = make([]uint64, 1<<(64-lazyShift)/64)
+	}
+	l.at.doubles = true
+	l.at.put(first, storedRun{off: int32(len(l.runs))})
+	l.runs = append(l.runs, c)
+	l.bits[h>>lazyShift/64] |= 1 << (h >> lazyShift % 64)
+	l.live++
+}
+
+// maybe reports whether a lazy run may begin with key k (the filter):
+// inline in its callers' loops, a call to queueWake only when it may
+// (a kept run's keys, walk's keys held): with the test in queueWake,
+// called a key, Regime/Fleet8PrefixEvents, TestInstructionBudget, 16,135
+// then 15,900 instructions a request (keep 147 and queueWake 275 so,
+// cachegrind's marginal count).
+func (l *lazyRuns) maybe(k uint64) bool {
+	h := k * keyMul
+	return l.bits[h>>lazyShift/64]&(1<<(h>>lazyShift%64)) != 0
+}
+
+// queueWake notes the run whose first key is k, if it is lazy, to be
+// woken (drain).
+func (x *eventIndex) queueWake(k uint64, by int) {
+	l := &x.lazy
+	if r, ok := l.at.get(k); ok && l.runs[r.off].N > 0 {
+		l.woken = append(l.woken, r.off)
+		x.woken[by]++
+	}
+}
+
+// wakeKey wakes the run whose first key is k, if it is lazy (walk found
+// k held, and the filter let it by: maybe), and those it wakes in turn.
+func (x *eventIndex) wakeKey(k uint64) {
+	x.queueWake(k, 0)
+	x.drain()
+}
+
+// wakeAll wakes every lazy run, in the order they came.
+func (x *eventIndex) wakeAll() {
+	l := &x.lazy
+	for i, c := range l.runs {
+		if c.N > 0 {
+			l.woken = append(l.woken, int32(i))
+			x.woken[2]++
+		}
+	}
+	x.drain()
+}
+
+// drain wakes the runs noted (queueWake), and those their keys note in
+// turn: each gets its keys but the first, held already, and is kept for
+// walk when long, as store keeps an engine's call of many keys.
+func (x *eventIndex) drain() {
+	l := &x.lazy
+	for len(l.woken) > 0 {
+		i := l.woken[len(l.woken)-1]
+		l.woken = l.woken[:len(l.woken)-1]
+		c := l.runs[i]
+		if c.N == 0 { // noted twice
+			continue
+		}
+		l.runs[i].N = 0
+		l.live--
+		x.materialize(c, true)
+	}
+	if l.live == 0 && len(l.runs) > 0 {
+		l.runs = l.runs[:0]
+		l.at.clear()
+		clear(l.bits)
+	}
+}
+
+// materialize adds c's keys, but the first with held (its first is
+// held already), and keeps them for walk when they are many; the keys
+// kept note the lazy runs they begin (queueWake, via keep).
+func (x *eventIndex) materialize(c kvchain.Run, held bool) {
+	keys := x.chainKeys(c)
+	if held {
+		x.held.add(keys[1:])
+	} else {
+		x.held.add(keys)
+	}
+	if len(keys) >= minStored && len(keys) <= maxArena {
+		x.keep(keys)
+	}
+}

@@ -1,0 +1,245 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/internal/kvchain"
+	"github.com/servesim/servesim/workload"
+)
+
+// answerLog is PrefixAffinity that logs, at every arrival, what it reads
+// of the view: longestCached with each replica as the least held. It
+// only reads, so the run routes as PrefixAffinity alone does.
+type answerLog struct {
+	PrefixAffinity
+	log *[]int
+}
+
+func (a answerLog) Route(r *workload.Request, v *View) int {
+	for least := range v.Replicas() {
+		best, longest := v.longestCached(least)
+		*a.log = append(*a.log, best, longest)
+	}
+	return a.PrefixAffinity.Route(r, v)
+}
+
+// TestChainsAreKeys holds EventsView's index taking its engines' stored
+// runs by name (KVStoredChain, their keys computed when they may be
+// asked for: eventchains.go) to the index taking every key
+// (eventsByKeys): every answer at every arrival, and every record and
+// the summary, byte for byte. It runs the random scenarios routed by
+// PrefixAffinity, over EventsView with lags of 0 to 60 ms (and some
+// jitter, under which runs come by their keys), and
+// Regime/Fleet8PrefixEvents and a tight-pool variant of it, whose
+// replicas evict (every lazy run woken at a removal). It requires runs
+// stored by name, and woken.
+func TestChainsAreKeys(t *testing.T) {
+	chained, wakes, removed, runs := 0, 0, 0, 0
+	check := func(name string, cfg Config, src func() workload.Source) {
+		var out [2]scenarioRun
+		var logs [2][]int
+		for i, byKeys := range []bool{false, true} {
+			c := cfg
+			c.Fleet.Router = answerLog{PrefixAffinity: cfg.Fleet.Router.(PrefixAffinity), log: &logs[i]}
+			eventsByKeys = byKeys
+			run, r, err := runSourceScenario(c, src())
+			eventsByKeys = false
+			require.NoError(t, err, name)
+			out[i] = run
+			if s, ok := r.cache.(*eventsState); ok && !byKeys {
+				for _, x := range s.reps {
+					chained += x.chained
+					wakes += x.woken[0] + x.woken[1] + x.woken[2] + x.eager
+					if x.chained > 0 {
+						removed += x.removed
+					}
+				}
+			}
+		}
+		require.Equal(t, logs[1], logs[0], "%s: the answers", name)
+		require.Equal(t, string(out[1].text), string(out[0].text), "%s: the records", name)
+		runs++
+	}
+	for seed := range uint64(600) {
+		cfg, reqs := decodeScenario(randomScenario(seed))
+		pa, ok := cfg.Fleet.Router.(PrefixAffinity)
+		if !ok || cfg.Fleet.Prefill.On() {
+			continue
+		}
+		pa.View = EventsView{Lag: time.Duration(seed%4) * 20 * time.Millisecond}
+		if seed%5 == 0 {
+			pa.View = EventsView{Lag: 10 * time.Millisecond, Jitter: 7 * time.Millisecond}
+		}
+		cfg.Fleet.Router = pa
+		check("seed "+string(rune('0'+seed%10)), cfg, func() workload.Source { src := append(list(nil), reqs...); return &src })
+	}
+	for _, rg := range regimes {
+		if rg.name == "Fleet8PrefixEvents" {
+			cfg, src := rg.build(t, 200)
+			check(rg.name, cfg, src)
+			for i := range cfg.Fleet.Replicas {
+				cfg.Fleet.Replicas[i].Engine.KVBlocks = 2_000
+			}
+			check(rg.name+", tight", cfg, src)
+		}
+	}
+	t.Logf("%d runs: %d blocks stored by name, %d runs woken, %d removals", runs, chained, wakes, removed)
+	require.Positive(t, chained)
+	require.Positive(t, wakes)
+	require.Positive(t, removed)
+}
+
+// TestWalkIsEachOverChains holds an index taking stored runs by name
+// (KVStoredChain) to its twin taking every key (KVEvents), over random
+// streams on a few paths of chained blocks (runs of consecutive ids
+// after a common root, sharing leading runs): runs stored by name or by
+// key, from anywhere along a path (inside runs held already, so that
+// their first keys are held, or begin inside a kept run), keys removed,
+// and each path walked, from 0 and from its last answer while nothing
+// was forgotten since (as runMemo). The two must hold the same copies of
+// every key (a lazy run's keys computed), have forgotten as many, and
+// walk every path as far. It requires runs left lazy, woken by a walk,
+// by a kept run, and by a removal, and runs applied woken at once.
+func TestWalkIsEachOverChains(t *testing.T) {
+	const root = 0x5e7e5e7e5e7e5e7e
+	type seg struct{ id, n int }
+	var lazyLeft, wokenWalk, wokenKeep, wokenAll, eager int
+	{ // by hand: a run by name inside the path, then a kept run by key over its first key, which walk compares as memory
+		c := kvchain.Run{Parent: root, ID: 7, Per: 1, B: 16, N: 40}
+		keys := make([]uint64, c.N)
+		c.Keys(keys)
+		x := &eventIndex{s: &eventsState{}}
+		x.KVStoredChain(0, kvchain.Run{Parent: keys[4], ID: 7 + 5, Per: 1, B: 16, N: 35})
+		x.catchUp(0)
+		require.Equal(t, 0, x.walk(keys, 0), "the run by name begins at block 5")
+		x.KVEvents(0, keys[:20], false)
+		x.catchUp(0)
+		require.Equal(t, 40, x.walk(keys, 0), "the kept run reaches into the run by name")
+		require.Equal(t, 1, x.woken[1], "woken by the kept run")
+	}
+	for seed := range uint64(60) {
+		rng := rand.New(rand.NewPCG(seed, 43))
+		// Paths: each a list of segments of consecutive ids; a new one
+		// shares a leading part of an earlier one.
+		var paths [][]seg
+		for range 8 {
+			var p []seg
+			if len(paths) > 0 && rng.IntN(3) > 0 {
+				q := paths[rng.IntN(len(paths))]
+				p = append(p, q[:rng.IntN(len(q)+1)]...)
+			}
+			for range 1 + rng.IntN(3) {
+				p = append(p, seg{id: rng.IntN(50), n: 1 + rng.IntN(40)})
+			}
+			paths = append(paths, p)
+		}
+		// A path's keys, and the runs by name of its segments.
+		keysOf := func(p []seg) ([]uint64, []kvchain.Run) {
+			var keys []uint64
+			var runs []kvchain.Run
+			k := uint64(root)
+			for _, s := range p {
+				c := kvchain.Run{Parent: k, ID: uint64(s.id), Per: 1, B: 16, N: s.n}
+				ks := make([]uint64, s.n)
+				k = c.Keys(ks)
+				keys = append(keys, ks...)
+				runs = append(runs, c)
+			}
+			return keys, runs
+		}
+		x := &eventIndex{s: &eventsState{}}
+		twin := &eventIndex{s: &eventsState{}}
+		last := make([]int, len(paths))
+		lastForgot := make([]uint64, len(paths))
+		for i := range last {
+			lastForgot[i] = ^uint64(0)
+		}
+		now := time.Duration(0)
+		for op := range 400 {
+			p := rng.IntN(len(paths))
+			keys, runs := keysOf(paths[p])
+			if len(keys) == 0 {
+				continue
+			}
+			switch rng.IntN(6) {
+			case 0, 1, 2: // a run of a segment by name, from any block of it
+				s := rng.IntN(len(runs))
+				c := runs[s]
+				off := 0
+				for _, r := range runs[:s] {
+					off += r.N
+				}
+				lo := rng.IntN(c.N)
+				hi := lo + 1 + rng.IntN(c.N-lo)
+				if lo > 0 {
+					c.Parent = keys[off+lo-1]
+				}
+				c.ID += uint64(lo)
+				c.N = hi - lo
+				x.KVStoredChain(now, c)
+				twin.KVEvents(now, keys[off+lo:off+hi], false)
+			case 3: // keys by key, from the path's first in half (a kept run walk compares as memory from there)
+				lo := 0
+				if rng.IntN(2) == 0 {
+					lo = rng.IntN(len(keys))
+				}
+				hi := lo + 1 + rng.IntN(len(keys)-lo)
+				x.KVEvents(now, keys[lo:hi], false)
+				twin.KVEvents(now, keys[lo:hi], false)
+			case 4: // removed
+				if rng.IntN(3) == 0 {
+					lo := rng.IntN(len(keys))
+					hi := lo + 1 + rng.IntN(min(4, len(keys)-lo))
+					x.KVEvents(now, keys[lo:hi], true)
+					twin.KVEvents(now, keys[lo:hi], true)
+				}
+			}
+			if rng.IntN(2) == 0 {
+				now += time.Millisecond
+			}
+			x.catchUp(now)
+			twin.catchUp(now)
+			for q := range paths {
+				if rng.IntN(2) == 0 {
+					continue
+				}
+				keys, _ := keysOf(paths[q])
+				want := twin.walkEach(keys, 0)
+				from := 0
+				if lastForgot[q] == x.forgot && rng.IntN(4) > 0 {
+					from = min(last[q], len(keys))
+				}
+				got := x.walk(keys, from)
+				require.Equal(t, want, got, "seed %d op %d path %d from %d", seed, op, q, from)
+				last[q], lastForgot[q] = got, x.forgot
+			}
+			held := x.held.asMap()
+			for _, c := range x.lazy.runs {
+				if c.N > 0 {
+					lazyLeft++
+					ks := make([]uint64, c.N)
+					c.Keys(ks)
+					for _, k := range ks[1:] {
+						held[k]++
+					}
+				}
+			}
+			require.Equal(t, twin.held.asMap(), held, "seed %d op %d: the copies", seed, op)
+			require.Equal(t, twin.forgot, x.forgot, "seed %d op %d: forgotten", seed, op)
+		}
+		eager += x.eager
+		wokenWalk += x.woken[0]
+		wokenKeep += x.woken[1]
+		wokenAll += x.woken[2]
+	}
+	t.Logf("lazy runs left at a check %d; woken by a walk %d, by a kept run %d, by a removal %d; applied woken %d", lazyLeft, wokenWalk, wokenKeep, wokenAll, eager)
+	require.Positive(t, lazyLeft)
+	require.Positive(t, wokenWalk)
+	require.Positive(t, wokenKeep)
+	require.Positive(t, wokenAll)
+	require.Positive(t, eager)
+}
