@@ -363,11 +363,18 @@ type runCursor struct {
 	li, lo    int
 }
 
-// childKey finds an edge by its parent and its first block: the two
-// mixed into one key of the child index. Two different pairs collide
-// with the chance two different chains of blockPool's keys do (2⁻⁶⁴), an
-// event neither way of keeping the cache has.
-func childKey(parent int32, c runContent) uint64 { return mix(uint64(parent), c.value()) }
+// childKey finds an edge by its parent and its first block: the block's
+// content value plus the parent times an odd constant, one key of the
+// child index. The value is a SplitMix64 finaliser's output (mix's, or
+// sharedContent's, or the request's own content, mix(0x0a11ce, order)),
+// so two different pairs collide with the chance two different chains of
+// blockPool's keys do (2⁻⁶⁴), an event neither way of keeping the cache
+// has; one content under two parents never does (the constant is odd
+// and edges are fewer than 2³¹). The value mixed again with the parent
+// (mix, which kept childKey from inlining) cost 81 instructions a
+// request more in Regime/Fleet8LeastLoaded (12,930 then 12,849) and 64
+// in Regime/Conversations (cachegrind's marginal count).
+func childKey(parent int32, c runContent) uint64 { return c.value() + uint64(parent)*golden }
 
 // blockAt is a block's place in the tree.
 type blockAt struct {
@@ -447,6 +454,7 @@ type runTree struct {
 	checking  bool                // Check reads the tree: a walk settles nothing (segmentsChecked)
 	cst       *coasts             // the decode cohort's coasting members, made at the first (coStart): kept here, not in the cohort, so that an Engine stays in its 2,304-byte size class (TestFleetSetupAllocatesEachReplicaOnce)
 	uncoasted []*runSeq           // coasting members settled, for the cohort to list again (coDrain)
+	slab      []int32             // room's
 }
 
 // walkedPath notes which walk left runTree.spans: along the path whose
@@ -518,7 +526,7 @@ func (p *blockPool) evictSegmentAside(id int32, k int) int {
 // dropSegment drops segment id, emptied, of edge e: out of its queue, off
 // its edge, its node recycled, and the edge collected if it is bare.
 func (p *blockPool) dropSegment(id, e int32) {
-	p.unlink(id)
+	p.unlinkSeg(id)
 	p.removeSeg(e, id)
 	p.freeNode(id)
 	p.gcEdge(e)
@@ -575,12 +583,16 @@ func (t *runTree) gcEdge(e int32) {
 		par := ed.parent
 		t.child.del(ed.ckey)
 		t.dropKid(par, ed.kidAt)
-		// runEdge{kids: ed.kids[:0], segs: ed.segs[:0], keys: ed.keys[:0],
-		// gen: ed.gen + 1}, field by field: a slice cut to none is a
-		// length stored, where the struct written whole rewrote its
+		// Its lists cut to none, field by field: a slice cut to none is
+		// a length stored, where the struct written whole rewrote its
 		// three pointers through the write barrier (gcEdge 135 -> 105
-		// instructions a request on Fleet8LeastLoaded, cachegrind).
-		ed.parent, ed.kidAt, ed.lab, ed.ncopy = 0, 0, runLabel{}, 0
+		// instructions a request on Fleet8LeastLoaded, cachegrind). Its
+		// parent, place and label are left as they are: nothing reads
+		// them before addEdge writes them again (a cursor on it is told
+		// stale by gen; ncopy and owed are 0 with no segments): gcEdge
+		// 160 then 144 instructions a request in Regime/
+		// Fleet8LeastLoaded (12,463 then 12,460 in all, cachegrind's
+		// marginal count).
 		ed.kids, ed.segs, ed.keys = ed.kids[:0], ed.segs[:0], ed.keys[:0]
 		ed.gen++
 		t.shape++
@@ -609,19 +621,57 @@ func (t *runTree) newEdge(parent int32, lab runLabel) int32 {
 
 // newEdgeKeyed is newEdge with the edge's childKey at hand.
 func (t *runTree) newEdgeKeyed(parent int32, lab runLabel, key uint64) int32 {
+	e := t.addEdge(parent, lab, key)
+	t.child.put(key, e)
+	return e
+}
+
+// nextEdge is the edge addEdge adds next.
+func (t *runTree) nextEdge() int32 {
+	if n := len(t.espare); n > 0 {
+		return t.espare[n-1]
+	}
+	return int32(len(t.edges))
+}
+
+// addEdge is newEdgeKeyed but for the child index, which its caller
+// keeps (key to the edge it returns, nextEdge).
+func (t *runTree) addEdge(parent int32, lab runLabel, key uint64) int32 {
 	var e int32
 	if n := len(t.espare); n > 0 {
 		e = t.espare[n-1]
 		t.espare = t.espare[:n-1]
 	} else {
-		t.edges = append(t.edges, runEdge{})
+		room := t.room()
+		t.edges = append(t.edges, runEdge{kids: room[:0:2], segs: room[2:2:4]})
 		e = int32(len(t.edges) - 1)
 	}
 	ed := &t.edges[e]
 	ed.parent, ed.lab, ed.kidAt, ed.ckey = parent, lab, int32(len(t.edges[parent].kids)), key
 	t.edges[parent].kids = append(t.edges[parent].kids, e)
-	t.child.put(key, e)
 	return e
+}
+
+// room is four ids cut from t's slab: a new edge's kids and segs, room
+// for two each, capped (an edge recycled keeps its own). One cut for
+// both, not one each: 12,623 then 12,588 instructions a request in
+// Regime/Fleet8PrefixApprox (with runCache's path read only where it
+// inserts; 12,500 then 12,485 in Regime/Fleet8LeastLoaded). Each
+// allocated by its first append, they cost 175
+// instructions a request more in Regime/Fleet8PrefixApprox, whose cache
+// never evicts an edge to recycle (12,805 then 12,630), 60 in Regime/
+// Fleet8LeastLoaded and 53 in Regime/Conversations (cachegrind's
+// marginal count). TestRunPoolTwin fails with the room not capped. The
+// slab grows runTree from 288 to 312 bytes, which an engine allocates
+// when it first caches content (decideRuns), not at a fleet's setup
+// (TestFleetSetupAllocatesEachReplicaOnce).
+func (t *runTree) room() []int32 {
+	if len(t.slab) < 4 {
+		t.slab = make([]int32, 1024)
+	}
+	r := t.slab[:4:4]
+	t.slab = t.slab[4:]
+	return r
 }
 
 // match finds the blocks of path's first n already in the tree: it
@@ -641,7 +691,7 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 	for pos < n {
 		ed := &t.edges[e]
 		lab := &path[li]
-		k := -1 // commonRun's answer, not yet known
+		var k int
 		if eoff == ed.lab.n {
 			// The child index holds a pair for each edge, keyed by its
 			// parent: an edge of no child has none there, and one of one
@@ -669,25 +719,29 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 			e, eoff = c, 0
 			ed = &t.edges[e]
 			if oneShape(&ed.lab, lab) {
-				// Its one compare, of the edge's first block (ed.lab.c)
-				// with path's content there, at hand: a call cost a
-				// conversation's request 150 instructions (cachegrind).
-				k = 0
-				if ed.lab.c == first {
-					k = min(n-pos, ed.lab.n, lab.n-lo)
-				}
+				// The child found begins with first (its key, or the one
+				// kid's compare), and two runs of one shape that agree on
+				// a block agree on every one after it (commonRun), with
+				// no call: a call cost a conversation's request 150
+				// instructions (cachegrind). Nor is the edge's first
+				// block compared again, nor its span one to extend:
+				// 17,760 then 17,674 instructions a request in Regime/
+				// Conversations, 12,520 then 12,500 in Regime/
+				// Fleet8LeastLoaded (cachegrind's marginal count).
+				k = min(n-pos, ed.lab.n, lab.n-lo)
+			} else if k = commonRun(&ed.lab, 0, lab, lo, min(n-pos, ed.lab.n, lab.n-lo), t.b); k == 0 {
+				break
 			}
-		}
-		if k < 0 {
-			k = commonRun(&ed.lab, eoff, lab, lo, min(n-pos, ed.lab.n-eoff, lab.n-lo), t.b)
-		}
-		if k == 0 {
-			break
-		}
-		if m := len(t.spans) - 1; m >= 0 && t.spans[m].edge == e && t.spans[m].hi == eoff {
-			t.spans[m].hi += k
+			t.spans = append(t.spans, runSpan{edge: e, lo: 0, hi: k, pos: pos})
 		} else {
-			t.spans = append(t.spans, runSpan{edge: e, lo: eoff, hi: eoff + k, pos: pos})
+			if k = commonRun(&ed.lab, eoff, lab, lo, min(n-pos, ed.lab.n-eoff, lab.n-lo), t.b); k == 0 {
+				break
+			}
+			if m := len(t.spans) - 1; m >= 0 && t.spans[m].edge == e && t.spans[m].hi == eoff {
+				t.spans[m].hi += k
+			} else {
+				t.spans = append(t.spans, runSpan{edge: e, lo: eoff, hi: eoff + k, pos: pos})
+			}
 		}
 		pos, eoff, lo = pos+k, eoff+k, lo+k
 		if lo == lab.n {
@@ -961,7 +1015,7 @@ func (p *blockPool) runTouch(held *int, r *runSeq, h int) {
 			}
 			s := &p.nodes[id]
 			if s.refs == 0 {
-				p.unlink(id)
+				p.unlinkSeg(id)
 			}
 			s.refs++
 			x = end
@@ -974,23 +1028,45 @@ func (p *blockPool) runTouch(held *int, r *runSeq, h int) {
 // in order: each a primary block of the tree, or a copy where one caches
 // its content already.
 func (p *blockPool) runCache(held *int, r *runSeq, full int) {
-	from, path := *held, r.path
+	from := *held
 	if full <= from {
 		return
 	}
 	t := p.runs
-	if p.extendHeld(held, r, full) {
-		return
-	}
-	if r.cur.pos == from && t.edges[r.cur.edge].gen == r.cur.gen && p.cacheNewEdge(r, full) { // a fresh cursor
-		*held = full
-		return
+	if c := &r.cur; c.pos == from && t.edges[c.edge].gen == c.gen { // a fresh cursor
+		// At its edge's end, extendHeld has no room (r.room is 0 there)
+		// and is not called: 12,836 then 12,775 instructions a request
+		// in Regime/Fleet8LeastLoaded, whose prompts' own ids begin an
+		// edge, 17,932 then 17,848 in Regime/Conversations
+		// (cachegrind's marginal count).
+		if n := t.edges[c.edge].lab.n; c.eoff != n {
+			if p.extendHeld(held, r, full) {
+				return
+			}
+			if end := from + n - c.eoff; full > end {
+				// Blocks past the edge's end: those up to it cached
+				// first, then the rest from there (cacheNewEdge's way,
+				// where they begin a new edge), as caching up to full at
+				// once leaves them. A prompt's shared prefix found in
+				// part (its edge's last blocks evicted), then its own
+				// ids, walked no more: 12,715 then 12,520 instructions
+				// a request in Regime/Fleet8LeastLoaded, 17,795 then
+				// 17,760 in Regime/Conversations (cachegrind's marginal
+				// count). TestRunPoolTwin fails without the second call.
+				p.runCache(held, r, end)
+				p.runCache(held, r, full)
+				return
+			}
+		} else if p.cacheNewEdge(r, full) {
+			*held = full
+			return
+		}
 	}
 	start := runCursor{}
 	if r.cur.pos == from {
 		start = t.fresh(r.cur)
 	}
-	r.cur, r.room = p.insert(path, full, start), 0
+	r.cur, r.room = p.insert(r.path, full, start), 0
 	for _, sp := range t.spans {
 		x, end := sp.lo+max(sp.pos, from)-sp.pos, sp.hi // match stopped at full
 		if p.pub != nil {
@@ -1244,11 +1320,16 @@ func (p *blockPool) cacheNewEdge(r *runSeq, full int) bool {
 	if c.eoff != t.edges[c.edge].lab.n || c.lo+k > lab.n {
 		return false
 	}
+	// The edge's key is added to the child index where the lookup for
+	// it found none, in one probe: a lookup and then a put cost 28
+	// instructions a request more in Regime/Fleet8LeastLoaded (12,958
+	// then 12,930) and 55 in Regime/Conversations (cachegrind's
+	// marginal count).
 	key := childKey(c.edge, lab.at(c.lo, t.b))
-	if _, ok := t.child.get(key); ok {
+	if _, added := t.child.add(key, t.nextEdge()); !added {
 		return false
 	}
-	e := t.newEdgeKeyed(c.edge, lab.from(c.lo, t.b), key)
+	e := t.addEdge(c.edge, lab.from(c.lo, t.b), key)
 	p.newSeg(segPlace{e, 0, int32(k)}, 1, false)
 	if p.pub != nil {
 		p.emitStored(e, 0, k)
@@ -1396,16 +1477,30 @@ func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
 	for ci >= 0 && r.copies[ci].pos >= hi {
 		ci--
 	}
-	if c := r.cur; c.pos == hi && t.edges[c.edge].gen == c.gen { // chain's test
-		t.walked = walkedPath{}
-		pos := hi
-		for e, eh := c.edge, c.eoff; e > 0 && pos > lo; e = t.edges[e].parent {
-			if e != c.edge {
+	// The cursor read where it is, not copied, and only the walk's path
+	// forgotten, not all it noted: 12,485 then 12,463 instructions a
+	// request in Regime/Fleet8LeastLoaded (cachegrind's marginal count).
+	if c := &r.cur; c.pos == hi && t.edges[c.edge].gen == c.gen { // chain's test
+		t.walked.path = nil // no walk left t.spans (walkedTo)
+		pos, ce := hi, c.edge
+		for e, eh := ce, c.eoff; e > 0 && pos > lo; e = t.edges[e].parent {
+			if e != ce {
 				eh = t.edges[e].lab.n
 			}
 			if eh > 0 {
 				pos -= eh
-				ci = p.releaseSpan(r, runSpan{edge: e, hi: eh, pos: pos}, lo, ci, qi)
+				if ci >= 0 {
+					ci = p.releaseSpan(r, runSpan{edge: e, hi: eh, pos: pos}, lo, ci, qi)
+					continue
+				}
+				// No copy of r's left: releaseSpan's first loop, without
+				// its call, 18,067 then 17,932 instructions a request in
+				// Regime/Conversations, whose release goes up six edges
+				// (cachegrind's marginal count; 12,849 then 12,836 in
+				// Regime/Fleet8LeastLoaded).
+				for x, low := eh-1, max(0, lo-pos); x >= low; {
+					x = p.releaseDown(e, x, low, qi)
+				}
 			}
 		}
 		return
@@ -1473,7 +1568,7 @@ func (p *blockPool) releaseDown(e int32, x, bound int, qi uint8) int {
 // queue qi when nobody holds it any more.
 func (p *blockPool) unref(id int32, qi uint8) {
 	if p.nodes[id].refs--; p.nodes[id].refs == 0 {
-		p.link(id, qi)
+		p.linkSeg(id, qi)
 	}
 }
 
