@@ -105,7 +105,7 @@ func allEqual(x []time.Duration) bool {
 // worst gaps (20 step times) and TPOTs (500 distinct of 20,000 in
 // BenchmarkRunAtlas) take it, about 24 instructions a value: RunAtlas
 // 6,227 then 6,160 instructions a request (the marginal count,
-// notes' cgm.sh); its TTFTs, E2Es and queue delays, nearly all
+// SERVESIM_BUDGET_FUNCS); its TTFTs, E2Es and queue delays, nearly all
 // distinct, leave it after 1,025 values.
 func fewDistinct(x []time.Duration) bool {
 	limit := min(len(x)/16, fewMax)
