@@ -74,7 +74,7 @@ func (m *keyMemo) risen(second uint64) *[]int32 {
 		// goes on (an allocation about each turn, the memo's 512 slots
 		// taken over by the conversations one after the other) took
 		// Regime/Conversations' runtime.mallocgcSmallNoscan and growslice
-		// from 119 and 47 instructions a request to 161 and 96 (cgm.sh).
+		// from 119 and 47 instructions a request to 161 and 96 (SERVESIM_BUDGET_FUNCS).
 		room := make([]int32, risenRoom*len(m.runs))
 		for i := range m.runs {
 			m.runs[i].risen = room[i*risenRoom : i*risenRoom : (i+1)*risenRoom]
@@ -115,7 +115,7 @@ func (m *keyMemo) sharedKeys(dst, prefix []uint64, p, b, to int) []uint64 {
 		// (ascend.Common), the shared ids are compared once, where
 		// lcp.Len compared them whole, then again by 256 ids, as the
 		// prompts differ past them. Regime/Tiers (cachegrind,
-		// /work/notes/cgm.sh): 44,109 instructions a request with
+		// SERVESIM_BUDGET_FUNCS): 44,109 instructions a request with
 		// lcp.Len and the slot rewritten whole, 43,302 so, the ids and
 		// keys they share left in place below (memeqbody 2,753 to
 		// 2,363, memmove 1,618 to 1,241).

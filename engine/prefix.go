@@ -126,7 +126,7 @@ func (e *Engine) extendKeys(s *seq, n int) {
 		// Its own blocks: with a tier, which is offered each decode's
 		// block (storeNew), every one of its sequence's at once, where
 		// each decode's store keyed its block in a call of its own:
-		// Regime/Tiers (cachegrind, /work/notes/cgm.sh), extendKeys
+		// Regime/Tiers (cachegrind, SERVESIM_BUDGET_FUNCS), extendKeys
 		// 1,267 instructions a request then 534 (45,842 to 44,942 in
 		// all). Without a tier, a request's own keys are asked for
 		// only when it is preempted (cacheOwn), as far as it computed.
@@ -419,7 +419,7 @@ func (e *Engine) runPublishSteps(pubs []pubAt, from, m int) []pubAt {
 			// pubT, which the next step visited (or the end) moves
 			// again: skipped, a step three loads and a compare (most
 			// members coast: 18,277 then 18,092 instructions a request
-			// in Regime/Conversations, cgm.sh).
+			// in Regime/Conversations, SERVESIM_BUDGET_FUNCS).
 			lists, mask := co.pubs, co.mask
 			for x := ^(co.tick + i - 1); i < m && len(lists[x&mask]) == 0; x-- {
 				i++

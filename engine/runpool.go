@@ -237,7 +237,7 @@ func appendRisen(dst []runLabel, ids []uint64, per, shared int, memo *keyMemo) (
 // run's end, or not past u, ends them. A turn's runs but its last two
 // (its user's message and its answer) are so found with no bisection:
 // Regime/Conversations, bisected then guessed, 18,092 then 18,014
-// instructions a request (cgm.sh, the marginal count). The guesses are
+// instructions a request (SERVESIM_BUDGET_FUNCS, the marginal count). The guesses are
 // only guesses: a slot another prompt took over costs a check, and
 // TestRisingIsScan holds the labels to the scan with guesses wrong in
 // every way.
@@ -256,7 +256,7 @@ func appendRisenFrom(dst []runLabel, ids []uint64, u, per, shared int, ends *[]i
 		// below len(ids), so v·per < shared), in a loop of their own
 		// that calls nothing, each written in place (an append's is
 		// built aside and copied: 18,038 then 18,014 instructions a
-		// request in Regime/Conversations, cgm.sh).
+		// request in Regime/Conversations, SERVESIM_BUDGET_FUNCS).
 		n := len(dst)
 		dst = slices.Grow(dst, w)[:n+w]
 		for i, g := range guesses[:w] {
@@ -1617,7 +1617,7 @@ func (p *blockPool) runLeading(path []runLabel, limit int, first uint64) int {
 			// block there: they agree unless two keys collide), without
 			// the call: a group's prefix asked of a replica that holds
 			// it is one edge (BenchmarkRunFleet64/workload=prefix/
-			// router=PrefixAffinity, cgm.sh: 14,109 then 13,975
+			// router=PrefixAffinity, SERVESIM_BUDGET_FUNCS: 14,109 then 13,975
 			// instructions a request).
 			if ed.lab.c != lab.c {
 				k = 0

@@ -184,7 +184,7 @@ func (p *PrefixPath) ResetPromised(prefix []uint64, prefixBlockTokens, input, bl
 // labels are the scan's, TestTwoRunsIsScan, TestRisingIsScan,
 // TestRunMemoIsAscending). Made there, not in Reset, a path no such
 // engine is asked about costs none. sim's BenchmarkRunFleet64/
-// workload=prefix/router=PrefixAffinity (cgm.sh), whose router asks few
+// workload=prefix/router=PrefixAffinity (SERVESIM_BUDGET_FUNCS), whose router asks few
 // replicas an arrival: made in Reset, scanned (ascend.Len 1,232 and
 // appendRunPath 342 instructions a request), 17,586 a request; made
 // here through the memo, 17,443; by the promise too, 15,790 (16,865

@@ -41,7 +41,7 @@ type segment struct {
 // and 16 more (a decode's blocks, appended a place at a time), cut from
 // the tier's slabs, where each array of each segment was a slice of its
 // own, allocated and grown by append. Regime/Tiers (cachegrind,
-// /work/notes/cgm.sh): 49,941 instructions a request grown by append,
+// SERVESIM_BUDGET_FUNCS): 49,941 instructions a request grown by append,
 // 48,004 so.
 func (l *LRU) segRoom(s *segment, add int) {
 	n := len(s.keys) + add

@@ -271,7 +271,7 @@ func (l *LRU) insertOne(k uint64, sg, above int32) int {
 //
 // sim's host tier stored a decode's block by Insert, at the most recent
 // end, where each one was a run of its own for the noted touch, walked
-// and labelled: Regime/Tiers (cachegrind, /work/notes/cgm.sh), 56,141
+// and labelled: Regime/Tiers (cachegrind, SERVESIM_BUDGET_FUNCS), 56,141
 // instructions a request so, 52,372 this way (moveRuns 3,841 to 564).
 func (l *LRU) InsertChain(keys, chain, evicted []uint64) (_ []uint64, anon int, ok bool) {
 	if len(keys) == 0 || l.used+len(keys) > l.capacity || l.free != nil32 {

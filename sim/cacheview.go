@@ -226,7 +226,7 @@ type tree struct {
 	// an id past it, so match and insert look no kid up for one (a
 	// synthetic prompt's own ids, fresh from the workload's counter,
 	// after its group's prefix): Regime/Fleet8PrefixApprox 13,007 then
-	// 12,866 instructions a request (cgm.sh; mapaccess1_fast64 367
+	// 12,866 instructions a request (SERVESIM_BUDGET_FUNCS; mapaccess1_fast64 367
 	// then 217). TestTreeEqualsRefTree holds match and insert to
 	// refTree's, which looks every id up.
 	top uint64
@@ -387,7 +387,7 @@ func (t *tree) add(e int32, ids []uint64, run int, tokens int, now time.Duration
 // (split, evict), never appended to. An allocation an edge (make: not
 // slices.Clone, whose growslice cost 71 more) cost
 // Regime/Fleet8PrefixApprox 12,866 then 12,700 instructions a request
-// (cgm.sh; mallocgc and mallocgcSmallNoscan 235 then 94).
+// (SERVESIM_BUDGET_FUNCS; mallocgc and mallocgcSmallNoscan 235 then 94).
 func (t *tree) edgeIDs(n int) []uint64 {
 	if n > cap(t.slab)-len(t.slab) {
 		if n > slabIDs/2 {

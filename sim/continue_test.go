@@ -13,10 +13,22 @@ import (
 	"github.com/servesim/servesim/workload"
 )
 
-// runContinued runs src under cfg with the engines' invariants checked
+// runTwins runs src (made afresh for each run) under cfg fast and step
+// by step (runChecked), holds the two to the same bytes, and returns what
+// count reads of each run's runner.
+func runTwins(t *testing.T, cfg Config, src func() workload.Source, count func(*runner) int) (fast, slow int) {
+	t.Helper()
+	text, r := runChecked(t, cfg, src())
+	cfg.Stepwise = true
+	stepText, step := runChecked(t, cfg, src())
+	sameBytes(t, stepText, text)
+	return count(r), count(step)
+}
+
+// runChecked runs src under cfg with the engines' invariants checked
 // after every plan and step, and returns every record and the summary as
-// text, and how many moves a step end planned at once (engine.Runner.Continue).
-func runContinued(t *testing.T, cfg Config, src workload.Source) ([]byte, int) {
+// text, and the runner.
+func runChecked(t *testing.T, cfg Config, src workload.Source) ([]byte, *runner) {
 	t.Helper()
 	var buf bytes.Buffer
 	r, err := newRunner(cfg, src, ObserverFunc(func(rec *Record) { fmt.Fprintf(&buf, "%+v\n", *rec) }))
@@ -24,7 +36,7 @@ func runContinued(t *testing.T, cfg Config, src workload.Source) ([]byte, int) {
 	r.checkEngines()
 	require.NoError(t, r.loop())
 	fmt.Fprintf(&buf, "%+v\n", r.summary())
-	return buf.Bytes(), r.continued
+	return buf.Bytes(), r
 }
 
 // A run of decode steps that goes on through a request's finish
@@ -77,11 +89,7 @@ func TestContinuedRunsAreStepwise(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			fast, continued := runContinued(t, c.cfg, c.src())
-			cfg := c.cfg
-			cfg.Stepwise = true
-			slow, none := runContinued(t, cfg, c.src())
-			sameBytes(t, slow, fast)
+			continued, none := runTwins(t, c.cfg, c.src, func(r *runner) int { return r.continued })
 			if !strings.HasPrefix(name, "conversations") {
 				require.Positive(t, continued, "no run went on through a finish")
 			}

@@ -322,7 +322,7 @@ func (v *View) exactLongest(m *lackRoots, least int) (best, longest int) {
 // cut, where it looked a child up in the replica's tree for the first
 // fresh block, and found none: BenchmarkRunFleet64/workload=prefix/
 // router=PrefixAffinity 14,414 then 14,109 instructions a request
-// (cgm.sh; runLeading 833 then 629, childKey 350 then 186).
+// (SERVESIM_BUDGET_FUNCS; runLeading 833 then 629, childKey 350 then 186).
 func (v *View) askExact(m *lackRoots, x uint64, i, k, cut, best, longest int, learnt uint64) (int, int, uint64) {
 	var p *engine.PrefixPath
 	switch {
@@ -350,7 +350,7 @@ func (v *View) askExact(m *lackRoots, x uint64, i, k, cut, best, longest int, le
 // (each replica.held at every arrival, which checkedPrefixes holds
 // them to), not from the engine: the tie between replicas that hold a
 // group's whole prefix, broken at every arrival (BenchmarkRunFleet64/
-// workload=prefix/router=PrefixAffinity, cgm.sh: 13,975 then 13,877
+// workload=prefix/router=PrefixAffinity, SERVESIM_BUDGET_FUNCS: 13,975 then 13,877
 // instructions a request).
 func (v *View) heldCounted(m *lackRoots, i, k int) int {
 	if v.r.cfg.Fleet.SignalDelay > 0 {

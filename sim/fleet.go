@@ -262,7 +262,7 @@ func (v *View) heldRange() (least, lo, hi int) {
 		// The whole fleet's counts kept by lackRoots as requests come
 		// and go, not read replica by replica: BenchmarkRunFleet64/
 		// workload=prefix/router=PrefixAffinity 15,022 then 14,414
-		// instructions a request (cgm.sh; heldRange 734 then 30,
+		// instructions a request (SERVESIM_BUDGET_FUNCS; heldRange 734 then 30,
 		// lackRoots.in and out about 90 more). Kept there, in the
 		// calls a fleet of ExactView already makes, not in hold, which
 		// every run reaches (that cost RunAtlas 26 a request).

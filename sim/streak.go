@@ -113,11 +113,31 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) error {
 		}
 	}
 	r.joiners = r.joiners[:0]
+	fins, finMeasured := 0, 0 // members whose last move is the streak's (lastMove)
 	for _, em := range out.Emitted {
 		if m := r.memberOf(em.Ref); m.in {
 			r.leave(rep, em.Ref) // its last token: anything else continues
+			if s := &r.slots[em.Ref]; em.Done && st.byClass == nil && r.lastMove(s, d, em.Tokens, out) {
+				fins++
+				if s.rec.Measured {
+					finMeasured++
+				}
+				if err := r.finish(rep, em.Ref); err != nil {
+					return err
+				}
+				continue
+			}
 		}
-		r.emit(&r.slots[em.Ref], d, em.Tokens, em.First, out.End)
+		if s := &r.slots[em.Ref]; em.First && em.Tokens == 1 {
+			// A first token alone: no gap, and its count in the window
+			// is that of the move's end (emit's, without the call:
+			// RunAtlas 6,080 then 6,044 instructions a request).
+			s.rec.FirstToken, s.rec.LastToken = out.End, out.End
+			s.rec.Emitted++
+			r.tokens += r.tokensIn(out.End, d, 1)
+		} else {
+			r.emit(s, d, em.Tokens, em.First, out.End)
+		}
 		if em.Done {
 			if err := r.finish(rep, em.Ref); err != nil {
 				return err
@@ -130,8 +150,9 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) error {
 	if cont != len(st.members) {
 		return streakMismatch(rep, out, len(st.members))
 	}
-	if cont > 0 {
-		r.streakMove(rep, out, d, cont)
+	if cont+fins > 0 {
+		r.lastMoves += fins
+		r.streakMove(rep, out, d, cont, fins, finMeasured)
 	}
 	st.end = out.End
 	for _, ref := range r.joiners {
@@ -159,42 +180,70 @@ func streakMismatch(rep *replica, out *engine.Outcome, members int) error {
 	return fmt.Errorf("sim: replica %d, steps ending at %v: the engine counts %d requests continuing their decode streak, the run %d (an internal error)", rep.idx, out.End, out.Streak, members)
 }
 
+// lastMove accounts the n tokens a member that just left its streak
+// emitted in the move out, steps of d, when they are one a step, every
+// gap d (its last token a step before the move's first), and reports
+// whether it did: emit's record, without the gaps' histogram and the
+// window's token count, which streakMove adds with the members'. (A
+// finisher's last move so costs a few fields, where emit and two gaps
+// took about 100 instructions: RunAtlas 6,160 then 6,080 a request, the
+// marginal count. Held to emit's bytes by
+// TestStreakLastMovesAreStepwise.)
+func (r *runner) lastMove(s *slot, d time.Duration, n int, out *engine.Outcome) bool {
+	rec := &s.rec
+	if n != out.Steps || rec.LastToken != out.End-time.Duration(n)*d {
+		return false
+	}
+	rec.MaxITL = max(rec.MaxITL, d)
+	rec.MaxTokenITL = max(rec.MaxTokenITL, d)
+	if d > r.bounds[s.class].itl { // either series: a token a gap
+		rec.ITLOver += n
+	}
+	rec.Emitted += n
+	rec.LastToken = out.End
+	return true
+}
+
 // streakMove adds a move of out.Steps steps of d to its cont members'
-// totals, and to the summary's histograms and token count.
-func (r *runner) streakMove(rep *replica, out *engine.Outcome, d time.Duration, cont int) {
+// totals, and to the summary's histograms and token count, with those of
+// fins members that left at its end (lastMove), finMeasured of them
+// measured. With no member left (cont is 0) it adds those alone.
+func (r *runner) streakMove(rep *replica, out *engine.Outcome, d time.Duration, cont, fins, finMeasured int) {
 	st := &rep.streak
-	k := int64(out.Steps)
-	st.steps += k
-	if d > st.lowITL { // some class's bound is passed
-		for c, b := range r.bounds { // a plain decode's gaps are its tokens': either series
-			if d > b.itl {
-				st.over[c] += k
+	if cont > 0 { // the members' totals
+		k := int64(out.Steps)
+		st.steps += k
+		if d > st.lowITL { // some class's bound is passed
+			for c, b := range r.bounds { // a plain decode's gaps are its tokens': either series
+				if d > b.itl {
+					st.over[c] += k
+				}
 			}
 		}
-	}
-	if n := len(st.peaks); n > 0 && st.peaks[n-1].d == d {
-		// The last peak's step again: it would pop the last peak alone
-		// (the one before is longer) and take its place, which is the
-		// last's move set to this one. (RunAtlas 6,115 then 6,102
-		// instructions a request; streakMove's own in
-		// Regime/Fleet8LeastLoaded, whose steps vary more, 313 then
-		// 306.)
-		st.peaks[n-1].move = st.moves
-	} else {
-		for n > 0 && st.peaks[n-1].d <= d {
-			n--
-		}
-		st.peaks = append(st.peaks[:n], peak{move: st.moves, d: d})
-		if len(st.peaks) > 1024 {
-			r.trimPeaks(st)
-		}
-	}
-	st.moves++
-	if st.measured > 0 {
-		if r.fleet { // gapsOf, its replica at hand
-			rep.col.itl.add(d, out.Steps*st.measured)
+		if n := len(st.peaks); n > 0 && st.peaks[n-1].d == d {
+			// The last peak's step again: it would pop the last peak alone
+			// (the one before is longer) and take its place, which is the
+			// last's move set to this one. (RunAtlas 6,115 then 6,102
+			// instructions a request; streakMove's own in
+			// Regime/Fleet8LeastLoaded, whose steps vary more, 313 then
+			// 306.)
+			st.peaks[n-1].move = st.moves
 		} else {
-			r.col.itl.add(d, out.Steps*st.measured)
+			for n > 0 && st.peaks[n-1].d <= d {
+				n--
+			}
+			st.peaks = append(st.peaks[:n], peak{move: st.moves, d: d})
+			if len(st.peaks) > 1024 {
+				r.trimPeaks(st)
+			}
+		}
+		st.moves++
+	}
+	if m := st.measured + finMeasured; m > 0 {
+		if r.fleet { // gapsOf, its replica at hand
+			rep.col.itl.add(d, out.Steps*m)
+		} else {
+			r.col.itl.add(d, out.Steps*m)
 		}
 		for c, m := range st.byClass {
 			if m > 0 {
@@ -202,7 +251,7 @@ func (r *runner) streakMove(rep *replica, out *engine.Outcome, d time.Duration, 
 			}
 		}
 	}
-	r.tokens += r.tokensIn(out.End-time.Duration(out.Steps-1)*d, d, out.Steps) * cont
+	r.tokens += r.tokensIn(out.End-time.Duration(out.Steps-1)*d, d, out.Steps) * (cont + fins)
 }
 
 // trimPeaks drops the peaks before every member's first deferred move.

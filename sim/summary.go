@@ -465,15 +465,15 @@ func (c *collector) attribute(r *Record, slo *SLO) bool {
 	if slo.ITLSeries == PerToken {
 		itl = r.MaxTokenITL
 	}
-	miss := [4]bool{
-		r.TTFT() > slo.TTFT,
-		itl > slo.ITL,
-		r.Emitted > 1 && r.TPOT() > slo.TPOT,
-		r.E2E() > slo.E2E,
+	ttft, e2e := r.TTFT(), r.E2E()
+	slowTPOT := r.Emitted > 1 && r.TPOT() > slo.TPOT
+	// The usual answer, without the array of misses and the loop over
+	// the counters (RunAtlas 6,044 then 6,035 instructions a request; its
+	// twin, attributeEach, in TestAttributeIsEachMiss).
+	if ttft <= slo.TTFT && itl <= slo.ITL && !slowTPOT && e2e <= slo.E2E {
+		return true
 	}
-	if !(miss[0] || miss[1] || miss[2] || miss[3]) {
-		return true // the usual answer, without the loop over the counters
-	}
+	miss := [4]bool{ttft > slo.TTFT, itl > slo.ITL, slowTPOT, e2e > slo.E2E}
 	excl := [4]*int{&c.s.Misses.TTFT, &c.s.Misses.ITL, &c.s.Misses.TPOT, &c.s.Misses.E2E}
 	causes := [4]*int{&c.s.Causes.TTFT, &c.s.Causes.ITL, &c.s.Causes.TPOT, &c.s.Causes.E2E}
 	good := true

@@ -444,7 +444,7 @@ func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 // happened, and no load pins a key, the same lookup finds n again. A
 // waiting head is looked up at every step's plan of a run (lookHead)
 // while the running requests store other chains' blocks: Regime/Tiers
-// (cachegrind, /work/notes/cgm.sh), 52,372 instructions a request with
+// (cachegrind, SERVESIM_BUDGET_FUNCS), 52,372 instructions a request with
 // HeldPinned's walk of each lookup's chain (compared along its segments
 // as memory, twice where a run ends in a mismatch), 50,238 so. The slow
 // twin is the walk (eagerTouches: TestLazyTouchesAreEager, which
@@ -491,7 +491,7 @@ var eagerTouches = false
 // The notes were a slice in order, a covered one marked dead and its
 // buffer handed to a new note appended at the end, the slice compacted
 // when the dead outnumbered the live: Regime/Tiers (cachegrind,
-// /work/notes/cgm.sh), noteTouch 3,422 instructions a request so, 2,405
+// SERVESIM_BUDGET_FUNCS), noteTouch 3,422 instructions a request so, 2,405
 // as a list whose notes hold their buffers (44,942 to 44,109 in all).
 // A store's note looks first for the chain before its new keys (a
 // decode's, one key shorter), a lookup's for its own chain.

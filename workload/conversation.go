@@ -102,7 +102,7 @@ type conversation struct {
 	// turns and its prefix, read at its start: a part of it, not five
 	// sources and five generators of their own (allocated, Regime/
 	// Conversations paid 431 instructions a request more: 19,404 then
-	// 18,973, cachegrind's marginal count, cgm.sh).
+	// 18,973, cachegrind's marginal count, SERVESIM_BUDGET_FUNCS).
 	streams [5]streamCell
 }
 
@@ -217,7 +217,7 @@ func (s *ChatSource) Finished(id uint64, at time.Duration, ok bool) {
 // since (nil once its turn finished), not a map. A map's insert, lookup
 // and delete (runtime.mapassign_fast64, mapaccess2_fast64 and the map's
 // Delete) cost Regime/Conversations 483 instructions a request more:
-// 17,864 then 17,381 (cgm.sh, the marginal count). Its memory is 8
+// 17,864 then 17,381 (SERVESIM_BUDGET_FUNCS, the marginal count). Its memory is 8
 // bytes an id issued since the oldest in flight. TestFlightIsAMap holds
 // it to a map.
 type flight struct {

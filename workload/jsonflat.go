@@ -479,7 +479,7 @@ func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, 
 	// len(text) needs no compare with the capacity too; and the ids
 	// written from prev counted up (where base+m+1 took two adds):
 	// Regime/MooncakeReplay 12,717 then 12,602 instructions a request
-	// (cgm.sh; the loop 21 then 17 instructions an id, one of the 21 an
+	// (SERVESIM_BUDGET_FUNCS; the loop 21 then 17 instructions an id, one of the 21 an
 	// alignment NOP).
 	text = text[:len(text):len(text)]
 	for i+8 <= len(text) {

@@ -205,7 +205,7 @@ func zipfGuide(cum []float64) []int32 {
 // the group before is above u, and on while the group is not, so the
 // answer does not rest on the guide's rounding, only on cum being
 // non-decreasing. Regime/Fleet8LeastLoaded, the search then this:
-// group took 137 then 74 instructions a request (cgm.sh, the marginal
+// group took 137 then 74 instructions a request (SERVESIM_BUDGET_FUNCS, the marginal
 // count).
 func firstAbove(cum []float64, guide []int32, u float64) int {
 	j := int(u * float64(len(guide)) / cum[len(cum)-1])
@@ -248,7 +248,7 @@ func (b *blockIDs) prompt(r *rand.Rand, input int) []uint64 {
 // conversation's next turn) moves to an array of its own and never
 // writes into the next prompt's ids. Regime/Fleet8LeastLoaded, an
 // allocation a prompt then this: prompt and the runtime's allocation
-// took 272 then 113 instructions a request (cgm.sh, the marginal count).
+// took 272 then 113 instructions a request (SERVESIM_BUDGET_FUNCS, the marginal count).
 func (b *blockIDs) promptIDs(n int) []uint64 {
 	if n > cap(b.slab)-len(b.slab) {
 		if n > promptSlab/2 {
@@ -295,7 +295,7 @@ func (b *blockIDs) sharedIDs(ids []uint64, g uint64) {
 // included. The array is cut from promptIDs' slab, as a prompt's: one
 // made a turn (the runtime's allocation and clearing) cost Regime/
 // Conversations 150 instructions a request more: 18,014 then 17,864
-// (cgm.sh, the marginal count).
+// (SERVESIM_BUDGET_FUNCS, the marginal count).
 func (b *blockIDs) extendIn(prev []uint64, prevTokens, input, room int) []uint64 {
 	if !b.on {
 		return nil

@@ -494,7 +494,7 @@ func (p *parser) keepIDs(req *Request, ids []uint64) {
 // and scans the ids as this does when it has none; this is its twin,
 // which checkTemplate and FuzzTemplateLine hold it to.
 // Regime/MooncakeReplay, no promise then this: 12,602 then 12,498
-// instructions a request (cgm.sh; ascend.Len's 101 for ascend.Two's 56).
+// instructions a request (SERVESIM_BUDGET_FUNCS; ascend.Len's 101 for ascend.Two's 56).
 func (p *parser) promiseRuns(req *Request) {
 	if plainColumns(p.cfg) && twoRuns(req.PrefixHashes) {
 		req.PrefixTwoRuns = ascend.TwoRuns()
@@ -518,7 +518,7 @@ func twoRuns(ids []uint64) bool {
 // keepIDs' twin (replayTemplate off, where flatObject reads ids into
 // its scratch), which checkTemplate and FuzzTemplateLine hold it to.
 // Regime/MooncakeReplay, a copy a row then this: 12,759 then 12,717
-// instructions a request (cgm.sh; runtime.memmove's 70 a request gone).
+// instructions a request (SERVESIM_BUDGET_FUNCS; runtime.memmove's 70 a request gone).
 func (p *parser) idRoom() []uint64 {
 	if cap(p.slab)-len(p.slab) < idSlab/8 {
 		p.slab = make([]uint64, 0, idSlab)

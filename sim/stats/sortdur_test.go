@@ -36,6 +36,22 @@ func TestSortDurationsIsSlicesSort(t *testing.T) {
 		"constant infinite": func() time.Duration { return time.Duration(math.MaxInt64) },
 		"constant negative": func() time.Duration { return -time.Millisecond },
 		"zeros":             func() time.Duration { return time.Duration(rng.IntN(2)) },
+		// fewDistinct's: up to its bound of distinct values, past it, and
+		// a value it does not convert among few.
+		"few":      func() time.Duration { return 45*time.Millisecond + time.Duration(rng.IntN(fewMax))*7919 },
+		"over few": func() time.Duration { return time.Duration(rng.IntN(fewMax+1)) * time.Millisecond },
+		"few signed": func() time.Duration {
+			if rng.IntN(5000) == 0 {
+				return -1
+			}
+			return time.Duration(rng.IntN(8)) * time.Second
+		},
+		"few far": func() time.Duration {
+			if rng.IntN(5000) == 0 {
+				return 1 << 48
+			}
+			return time.Duration(rng.IntN(8)) * time.Second
+		},
 	}
 	var buf []time.Duration
 	for name, gen := range gens {
