@@ -1606,6 +1606,15 @@ func (p *blockPool) runLeading(path []runLabel, limit int, first uint64) int {
 		if ed.lab.c != lab.c { // as the loop's one compare, below
 			return 0
 		}
+		if len(ed.segs) == 1 {
+			// primReach of one segment, without its call and primAt's
+			// loop: the group's edge held whole is one segment (13,041
+			// then 12,904 instructions a request in the benchmark above).
+			if id := ed.segs[0]; t.at[id].lo == 0 && !p.nodes[id].copy {
+				return min(int(t.at[id].hi), limit)
+			}
+			return 0
+		}
 		return p.primReach(e, 0, limit)
 	}
 	eoff := 0
