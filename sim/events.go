@@ -361,39 +361,38 @@ func (h *stepEnds) build() {
 // the root; the winner rising from below is at hand, so a match reads
 // only the sibling. A node that keeps its winner stops it: nothing above
 // changes (15,224 then 15,157 instructions a request in
-// BenchmarkRunFleet64/workload=prefix/router=PrefixAffinity).
+// BenchmarkRunFleet64/workload=prefix/router=PrefixAffinity). Unless
+// rep is the earliest (first): every node on its way to the root held
+// its old end and changes, so no match can stop it and none is tried
+// (13,311 then 13,249 instructions a request in the same benchmark,
+// where 60 % of the changes are the earliest's: its continued run's end,
+// always past the runner-up's there, or its leaving). Keeping the
+// earliest out of the tree, so that an end still before the runner-up's
+// costs nothing, cost 138 more: there a moved end always passed the
+// runner-up, and two walks followed.
+//
+// An idle replica is never the earliest: the root then is a busy
+// replica's end or an idle leaf, marked (idleRep).
 func (h *stepEnds) fix(rep int, x stepEnd) {
 	win := h.win
 	i := len(win)/2 + rep
 	win[i] = x
+	if int32(rep) == h.first.rep {
+		for ; i > 1; i >>= 1 {
+			if s := win[i^1]; s.before(x) {
+				x = s
+			}
+			win[i>>1] = x
+		}
+		h.first = x
+		return
+	}
 	for ; i > 1; i >>= 1 {
 		if s := win[i^1]; s.before(x) {
 			x = s
 		}
 		if win[i>>1] == x {
 			return
-		}
-		win[i>>1] = x
-	}
-	h.first = x
-}
-
-// fixFirst is fix for the earliest replica's leaf: every node on its way
-// to the root held its old end and changes, so no match can stop it and
-// none is tried (13,311 then 13,249 instructions a request in
-// BenchmarkRunFleet64/workload=prefix/router=PrefixAffinity, where 60 % of
-// the changes are the earliest's: its continued run's end, always past
-// the runner-up's there, or its leaving). Keeping the earliest out of the
-// tree, so that an end still before the runner-up's costs nothing, cost
-// 138 more: there a moved end always passed the runner-up, and two walks
-// followed.
-func (h *stepEnds) fixFirst(rep int, x stepEnd) {
-	win := h.win
-	i := len(win)/2 + rep
-	win[i] = x
-	for ; i > 1; i >>= 1 {
-		if s := win[i^1]; s.before(x) {
-			x = s
 		}
 		win[i>>1] = x
 	}
@@ -455,13 +454,9 @@ func (h *stepEnds) set(rep int, at time.Duration) {
 	if h.win == nil { // the fleet's first step end
 		h.build()
 	}
-	switch {
-	case h.pos[rep] < 0:
+	if h.pos[rep] < 0 {
 		h.pos[rep] = 0
 		h.n++
-	case int32(rep) == h.first.rep:
-		h.fixFirst(rep, stepEnd{at: at, rep: int32(rep)})
-		return
 	}
 	h.fix(rep, stepEnd{at: at, rep: int32(rep)})
 }
@@ -514,10 +509,6 @@ func (h *stepEnds) remove(rep int) {
 		default:
 			h.scan()
 		}
-		return
-	}
-	if int32(rep) == h.first.rep {
-		h.fixFirst(rep, stepEnd{at: idleEnd, rep: int32(rep) | idleRep})
 		return
 	}
 	h.fix(rep, stepEnd{at: idleEnd, rep: int32(rep) | idleRep})
