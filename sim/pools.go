@@ -207,7 +207,6 @@ func newDisagg(cfg Config, r *runner) *disagg {
 // several frontends) and its frontend's cache tree (ApproxView).
 func (r *runner) place(ref int32, dec int, timeout bool) error {
 	d := r.pd
-	s := &r.slots[ref]
 	req := &r.routeReq // route filled it for this send
 	d.view.req, r.view.req = req, req
 	remote := d.decider.Remote(req, dec, &r.view)
@@ -230,10 +229,41 @@ func (r *runner) place(ref int32, dec int, timeout bool) error {
 		r.cache.routed(r, i, req)
 	}
 	r.routed++ // the arrival is placed: its view, keys and frontend were this arrival's until now
+	return r.placeRemote(ref, dec, i, timeout)
+}
+
+// leastRemote reports whether both pools route by LeastLoaded and every
+// request goes remote (AlwaysRemote): send then places an arrival itself
+// (placeLeast) when the runner's signals are fresh and it has no cache
+// view (runner.leastFresh).
+func (d *disagg) leastRemote() bool {
+	_, least := d.router.(LeastLoaded)
+	_, always := d.decider.(AlwaysRemote)
+	return least && always
+}
+
+// placeLeast is place for a leastFresh disaggregated fleet (leastRemote):
+// LeastLoaded's choice of each pool, read off the engines without the
+// request built for the routers, nor the decider's call, which says
+// remote. TestLeastFreshIsTheRouter holds it to the routers and the
+// decider asked through their interfaces.
+func (r *runner) placeLeast(ref int32) error {
+	d := r.pd
+	dec := leastOutstanding(r.reps[:d.decoders], r.now)
+	i := d.decoders + leastOutstanding(r.reps[d.decoders:], r.now)
+	d.routed++
+	r.routed++
+	return r.placeRemote(ref, dec, i, true)
+}
+
+// placeRemote sends a request placed remote, decoded at decode replica
+// dec, to prefill replica i.
+func (r *runner) placeRemote(ref int32, dec, i int, timeout bool) error {
+	s := &r.slots[ref]
 	s.rec.Remote, s.rec.PrefillReplica, s.decoder = true, i, int32(dec)
 	s.xferAt = Never
 	if s.rec.Measured {
-		d.remote++
+		r.pd.remote++
 	}
 	return r.enterPrefill(ref, i, timeout)
 }

@@ -90,12 +90,12 @@ func sameScenario(t *testing.T, data []byte, reqs list, fast, slow Config) {
 type askedLeastLoaded struct{ LeastLoaded }
 
 // TestLeastFreshIsTheRouter holds send's own LeastLoaded choice
-// (runner.leastFresh: fresh signals, no prefill pool or gateway, no
-// request built) to the router asked through its interface, on the
-// random scenarios whose fleet routes by LeastLoaded: both runs fast,
-// the same bytes.
+// (runner.leastFresh: fresh signals, no gateway, no request built; a
+// prefill pool placed by placeLeast) to the routers asked through their
+// interface, on the random scenarios whose fleet routes by LeastLoaded:
+// both runs fast, the same bytes.
 func TestLeastFreshIsTheRouter(t *testing.T) {
-	fresh := 0
+	fresh, pools := 0, 0
 	for seed := range uint64(1_500) {
 		data := randomScenario(seed)
 		cfg, reqs := decodeScenario(data)
@@ -103,14 +103,38 @@ func TestLeastFreshIsTheRouter(t *testing.T) {
 			continue
 		}
 		slow := cfg
-		slow.Fleet.Router = askedLeastLoaded{}
+		askLeastLoaded(&slow)
 		_, r, err := runScenarioRunner(cfg, reqs)
 		require.NoError(t, err)
 		if r.leastFresh {
 			fresh++
+			if r.pd != nil {
+				pools++
+			}
 		}
 		sameScenario(t, data, reqs, cfg, slow)
 	}
-	t.Logf("%d scenarios routed by send's own LeastLoaded choice", fresh)
+	t.Logf("%d scenarios routed by send's own LeastLoaded choice, %d of them disaggregated", fresh, pools)
 	require.Greater(t, fresh, 40)
+	require.Greater(t, pools, 2)
+	// And the regimes behind LeastLoaded: Disagg's two pools of several
+	// replicas each (the random scenarios' prefill pools are small).
+	for _, rg := range regimes {
+		if rg.name == "Fleet8LeastLoaded" || rg.name == "Disagg" {
+			_, fast, slow := runRegimeTwice(t, rg, askLeastLoaded)
+			sameBytes(t, slow.text, fast.text)
+		}
+	}
+}
+
+// askLeastLoaded has cfg's routers that are LeastLoaded asked through
+// the Router interface (askedLeastLoaded), the decode and the prefill
+// pool's.
+func askLeastLoaded(cfg *Config) {
+	if _, ok := cfg.Fleet.Router.(LeastLoaded); ok {
+		cfg.Fleet.Router = askedLeastLoaded{}
+	}
+	if _, ok := cfg.Fleet.Prefill.Router.(LeastLoaded); ok {
+		cfg.Fleet.Prefill.Router = askedLeastLoaded{}
+	}
 }

@@ -106,7 +106,7 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	}
 	r.roots = newLackRoots(r)
 	_, least := r.router.(LeastLoaded)
-	r.leastFresh = least && r.pd == nil && r.cache == nil && cfg.Fleet.SignalDelay <= 0 && r.gw == nil
+	r.leastFresh = least && (r.pd == nil || r.pd.leastRemote()) && r.cache == nil && cfg.Fleet.SignalDelay <= 0 && r.gw == nil
 	r.gwOrLeast = r.gw != nil || r.leastFresh
 	if r.tiers, err = newTiers(cfg, r); err != nil { // before too: a tier turns the engines' fast paths off
 		return nil, err
