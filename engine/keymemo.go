@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/servesim/servesim/internal/ascend"
+	"github.com/servesim/servesim/internal/kvchain"
 )
 
 // The key memo: prompts that begin with the same prefix ids key those
@@ -203,7 +204,7 @@ func (m *keyMemo) runKeys(dst []uint64, first uint64, p, b, to int) []uint64 {
 		sl.keys = slices.Grow(sl.keys, to-n)[:to]
 		if keys := sl.keys[n:]; p%b == 0 {
 			per := p / b
-			chainRun(keys, k, first+uint64(n/per), n%per, per, b)
+			kvchain.Fill(keys, k, first+uint64(n/per), n%per, per, b)
 		} else { // blocks straddle units: sharedContent's ids, first+u for unit u
 			for i := range keys {
 				lo := (n + i) * b

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/internal/kvchain"
 )
 
 // step plans and completes one step, checking the invariants.
@@ -217,7 +218,7 @@ func TestMix0IsMix(t *testing.T) {
 	}
 }
 
-// TestChainRunIsMix holds chainRun (kvchain.Fill), which chains keys with
+// TestChainRunIsMix holds kvchain.Fill, which chains keys with
 // mix's constants held in registers (kvchain's splitMix), to mix block by
 // block: block i's content is the unit id+(r+i)/per at offset
 // ((r+i)%per)·b (mix(0, c) being mix0(c) at offset 0), over runs of a
@@ -239,7 +240,7 @@ func TestChainRunIsMix(t *testing.T) {
 			want[i] = w
 		}
 		got := make([]uint64, n)
-		last := chainRun(got, k, id, r, per, b)
+		last := kvchain.Fill(got, k, id, r, per, b)
 		require.Equal(t, want, got, "per %d, b %d, r %d", per, b, r)
 		if n > 0 {
 			require.Equal(t, want[n-1], last)

@@ -1406,7 +1406,7 @@ func (t *runTree) key(e int32, off int) uint64 {
 // extendKeys computes edge e's keys up to its block off and returns
 // that one's. Along a run of consecutive ids (per > 0) block j's
 // content is at(j)'s, the unit id+(o+j)/per at offset ((o+j)%per)·b, o
-// the first block's place in its unit (chainRun).
+// the first block's place in its unit (kvchain.Fill).
 //
 // An edge under the root along consecutive ids from a unit's first
 // block (a shared prefix, as workloads number it) copies its keys from
@@ -1437,15 +1437,7 @@ func (t *runTree) extendKeys(e int32, off int) uint64 {
 		return k
 	}
 	o := int(lab.c.off)/b + from
-	return chainRun(keys, k, lab.c.id+uint64(o/lab.per), o%lab.per, lab.per, b)
-}
-
-// chainRun fills keys with the chained keys, after k, of blocks of b
-// tokens along consecutive ids of per blocks each, from block r of unit
-// id, and returns the last: kvchain.Fill, which a KV events index that
-// takes runs by name (kvChainSink) computes too.
-func chainRun(keys []uint64, k, id uint64, r, per, b int) uint64 {
-	return kvchain.Fill(keys, k, id, r, per, b)
+	return kvchain.Fill(keys, k, lab.c.id+uint64(o/lab.per), o%lab.per, lab.per, b)
 }
 
 // runRelease drops r's references to its blocks from position from on,

@@ -33,7 +33,7 @@ import (
 //
 // Regime/Fleet8PrefixEvents, TestInstructionBudget: 17,832 then 16,241
 // instructions a request with a Go map of the lazy runs (cachegrind's
-// marginal count: the engine's chainRun 1,552 then 450, the group
+// marginal count: the engine's chainRun (now kvchain.Fill) 1,552 then 450, the group
 // prefixes' keys alone, the requests' own no longer computed;
 // keyCounts.addSome 1,263 then 439), and 15,857 with the changes noted
 // below (lazyRuns, maybe, keyCounts.addOne; keep 62 then 211, its loop

@@ -39,7 +39,7 @@ func (c Run) First() uint64 {
 // which is finish(c+i) with c = id + golden, one add a block, no id
 // kept: 35 instructions a key against 38 with mix0(id) and id++ (whose
 // two inlined calls each left an inline mark in the loop); 2,687 then
-// 2,478 instructions a request in chainRun, Regime/Fleet8PrefixEvents
+// 2,478 instructions a request in chainRun (now Fill), Regime/Fleet8PrefixEvents
 // (cachegrind).
 func Fill(keys []uint64, k, id uint64, r, per, b int) uint64 {
 	h := consts // in registers for the loop (splitMix)
