@@ -676,7 +676,14 @@ func (e EventsView) state(r *runner) (cacheState, error) {
 // to.
 func (s *eventsState) added(r *runner, i int) {
 	x := &eventIndex{s: s}
-	x.held.sizeFor(r.reps[i].eng.Config().KVBlocks)
+	if i/64 == len(s.tables) { // a band of 64 replicas shares a table (maskCounts)
+		s.tables = append(s.tables, newMaskCounts())
+	}
+	x.held = replicaKeys{t: s.tables[i/64], bit: 1 << (i % 64)}
+	if eventsOwnTables {
+		x.held = ownKeys()
+	}
+	x.held.t.sizeFor(r.reps[i].eng.Config().KVBlocks)
 	if s.cfg.Jitter > 0 { // a stream a replica: its events come in its own order, however the run is cut into moves
 		x.rand = workload.NewStream(r.cfg.Seed, fmt.Sprintf("sim/kvevents/%d", i))
 	}
@@ -689,15 +696,16 @@ func (s *eventsState) added(r *runner, i int) {
 }
 
 type eventsState struct {
-	cfg  EventsView
-	reps []*eventIndex // pointers: each engine publishes to its own
+	cfg    EventsView
+	reps   []*eventIndex // pointers: each engine publishes to its own
+	tables []*maskCounts // the indexes' copies of each key: replicas 64b to 64b+63 in table b
 }
 
 // eventIndex is one replica's index, and the events on their way to it.
 type eventIndex struct {
 	s    *eventsState
-	rand *rand.Rand // its Jitter draws; nil without
-	held keyCounts  // copies of each key the index believes cached
+	rand *rand.Rand  // its Jitter draws; nil without
+	held replicaKeys // copies of each key the index believes cached
 	// The events on their way, in order: their keys, and the runs of
 	// them seen at one instant, all stored or all removed (an engine
 	// call publishes a step's blocks together), from head on.

@@ -323,7 +323,7 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 		k.chains[1].eng = fleetEngine(t, 32, k.chains[0].eng)
 		var xs [3]*eventIndex
 		for i := range xs {
-			xs[i] = &eventIndex{s: &eventsState{}}
+			xs[i] = &eventIndex{s: &eventsState{}, held: ownKeys()}
 		}
 		var seen []uint64 // keys of the prompts so far
 		kept := 0         // walks that compared a kept run
@@ -414,7 +414,7 @@ func TestEventQueueIsEventByEvent(t *testing.T) {
 		if seed%2 == 1 {
 			cfg.Jitter = time.Millisecond
 		}
-		x := &eventIndex{s: &eventsState{cfg: cfg}}
+		x := &eventIndex{s: &eventsState{cfg: cfg}, held: ownKeys()}
 		ref := map[uint64]int32{}
 		var queue []event
 		var last time.Duration

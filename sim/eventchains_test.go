@@ -38,26 +38,46 @@ func (a answerLog) Route(r *workload.Request, v *View) int {
 // replicas evict (every lazy run woken at a removal). It requires runs
 // stored by name, and woken.
 func TestChainsAreKeys(t *testing.T) {
-	chained, wakes, removed, runs := 0, 0, 0, 0
+	chained, wakes, removed := 0, 0, 0
+	runs := eventTwins(t, &eventsByKeys, func(r *runner) {
+		if s, ok := r.cache.(*eventsState); ok {
+			for _, x := range s.reps {
+				chained += x.chained
+				wakes += x.woken[0] + x.woken[1] + x.woken[2] + x.eager
+				if x.chained > 0 {
+					removed += x.removed
+				}
+			}
+		}
+	})
+	t.Logf("%d runs: %d blocks stored by name, %d runs woken, %d removals", runs, chained, wakes, removed)
+	require.Positive(t, chained)
+	require.Positive(t, wakes)
+	require.Positive(t, removed)
+}
+
+// eventTwins runs the random scenarios routed by PrefixAffinity, over
+// EventsView with lags of 0 to 60 ms (and some jitter), and
+// Regime/Fleet8PrefixEvents and a tight-pool variant of it, whose
+// replicas evict, each with the test's switch twin off and on, and
+// holds the two to the same answers at every arrival (answerLog) and
+// the same records and summary, byte for byte; seen is given each run
+// with the switch off. It returns how many scenarios it ran.
+func eventTwins(t *testing.T, twin *bool, seen func(*runner)) int {
+	runs := 0
 	check := func(name string, cfg Config, src func() workload.Source) {
 		var out [2]scenarioRun
 		var logs [2][]int
-		for i, byKeys := range []bool{false, true} {
+		for i, on := range []bool{false, true} {
 			c := cfg
 			c.Fleet.Router = answerLog{PrefixAffinity: cfg.Fleet.Router.(PrefixAffinity), log: &logs[i]}
-			eventsByKeys = byKeys
+			*twin = on
 			run, r, err := runSourceScenario(c, src())
-			eventsByKeys = false
+			*twin = false
 			require.NoError(t, err, name)
 			out[i] = run
-			if s, ok := r.cache.(*eventsState); ok && !byKeys {
-				for _, x := range s.reps {
-					chained += x.chained
-					wakes += x.woken[0] + x.woken[1] + x.woken[2] + x.eager
-					if x.chained > 0 {
-						removed += x.removed
-					}
-				}
+			if !on {
+				seen(r)
 			}
 		}
 		require.Equal(t, logs[1], logs[0], "%s: the answers", name)
@@ -87,10 +107,7 @@ func TestChainsAreKeys(t *testing.T) {
 			check(rg.name+", tight", cfg, src)
 		}
 	}
-	t.Logf("%d runs: %d blocks stored by name, %d runs woken, %d removals", runs, chained, wakes, removed)
-	require.Positive(t, chained)
-	require.Positive(t, wakes)
-	require.Positive(t, removed)
+	return runs
 }
 
 // TestWalkIsEachOverChains holds an index taking stored runs by name
@@ -112,7 +129,7 @@ func TestWalkIsEachOverChains(t *testing.T) {
 		c := kvchain.Run{Parent: root, ID: 7, Per: 1, B: 16, N: 40}
 		keys := make([]uint64, c.N)
 		c.Keys(keys)
-		x := &eventIndex{s: &eventsState{}}
+		x := &eventIndex{s: &eventsState{}, held: ownKeys()}
 		x.KVStoredChain(0, kvchain.Run{Parent: keys[4], ID: 7 + 5, Per: 1, B: 16, N: 35})
 		x.catchUp(0)
 		require.Equal(t, 0, x.walk(keys, 0), "the run by name begins at block 5")
@@ -151,8 +168,8 @@ func TestWalkIsEachOverChains(t *testing.T) {
 			}
 			return keys, runs
 		}
-		x := &eventIndex{s: &eventsState{}}
-		twin := &eventIndex{s: &eventsState{}}
+		x := &eventIndex{s: &eventsState{}, held: ownKeys()}
+		twin := &eventIndex{s: &eventsState{}, held: ownKeys()}
 		last := make([]int, len(paths))
 		lastForgot := make([]uint64, len(paths))
 		for i := range last {

@@ -28,6 +28,10 @@ type keyCounts struct {
 	shift uint             // 64 − log2(len(hs))
 	full  int              // the slots of a table for all the keys it may hold (sizeFor); 0: none known
 	jump  int              // the largest table grown to by doubling before full's (jumpSlots); 0: none
+	// ms is, by slot, the replicas holding the slot's key when the table
+	// is maskCounts' (more and zero unused then), nil otherwise: grow
+	// and del move it with hs.
+	ms []uint64
 }
 
 // keyMul spreads the keys: 2⁶⁴ over the golden ratio (sim's Fibonacci
@@ -239,10 +243,16 @@ func (c *keyCounts) del(i int) {
 		// cyclically in (i, j].
 		if h := int(hs[j] >> (c.shift & 63)); (j-h)&mask >= (j-i)&mask {
 			hs[i] = hs[j]
+			if c.ms != nil {
+				c.ms[i] = c.ms[j]
+			}
 			i = j
 		}
 	}
 	hs[i] = 0
+	if c.ms != nil {
+		c.ms[i] = 0
+	}
 	c.held--
 }
 
@@ -254,16 +264,23 @@ func (c *keyCounts) grow() {
 		size = max(size, c.full)
 	}
 	hs := make([]uint64, size)
+	var ms []uint64
+	if c.ms != nil {
+		ms = make([]uint64, size)
+	}
 	mask := uint(size - 1)
 	shift := uint(64-bits.TrailingZeros(uint(size))) & 63
-	for _, h := range c.hs {
+	for j, h := range c.hs {
 		if h != 0 {
 			i := uint(h >> shift)
 			for hs[i&mask] != 0 {
 				i++
 			}
 			hs[i&mask] = h
+			if ms != nil {
+				ms[i&mask] = c.ms[j]
+			}
 		}
 	}
-	c.hs, c.shift, c.limit = hs, shift, size/keyLoadDen*keyLoadNum
+	c.hs, c.ms, c.shift, c.limit = hs, ms, shift, size/keyLoadDen*keyLoadNum
 }

@@ -91,6 +91,21 @@ func keyOfHash(h uint64) uint64 {
 	return h * inv
 }
 
+// tableKeys is the keys keyCountsOps and maskCountsOps draw from: from
+// a few pools: random ones, 0, and keys whose homes crowd the last
+// slots of a small table (runs wrap around its end) or one slot of any
+// table (long runs).
+func tableKeys() []uint64 {
+	pool := []uint64{0, 1}
+	for i := range uint64(24) {
+		pool = append(pool, keyOfHash(^uint64(0)-i<<52), keyOfHash(5<<58|i))
+	}
+	for i := range uint64(48) {
+		pool = append(pool, keyOfHash(i*0x9e37_79b9_7f4a_7c15+i))
+	}
+	return pool
+}
+
 // keyCountsOps drives a keyCounts and a map with the operations ops
 // spell, and holds them equal after each; it returns how many removals
 // found a run of entries wrapping around the table's end.
@@ -101,16 +116,7 @@ func keyCountsOps(t *testing.T, ops []byte) (wrapped, slots int) {
 		c.jump = 64 << (ops[0] % 4)
 	}
 	ref := map[uint64]int32{}
-	// Keys from a few pools: random ones, 0, and keys whose homes crowd
-	// the last slots of a small table (runs wrap around its end) or one
-	// slot of any table (long runs).
-	pool := []uint64{0, 1}
-	for i := range uint64(24) {
-		pool = append(pool, keyOfHash(^uint64(0)-i<<52), keyOfHash(5<<58|i))
-	}
-	for i := range uint64(48) {
-		pool = append(pool, keyOfHash(i*0x9e37_79b9_7f4a_7c15+i))
-	}
+	pool := tableKeys()
 	key := func(b byte) uint64 { return pool[int(b)%len(pool)] }
 	for len(ops) >= 2 {
 		op, arg := ops[0], ops[1]
@@ -164,24 +170,33 @@ func keyCountsOps(t *testing.T, ops []byte) (wrapped, slots int) {
 	return wrapped, len(c.hs)
 }
 
+// tableOps is n random bytes of stream (seed, stream) for keyCountsOps
+// or maskCountsOps, whose operations take step bytes and more; with an
+// even seed, those from byte from on are mostly removals (op 2), so
+// that the table fills and then empties.
+func tableOps(seed, stream uint64, n, from, step int) []byte {
+	rng := rand.New(rand.NewPCG(seed, stream))
+	ops := make([]byte, n)
+	for i := range ops {
+		ops[i] = byte(rng.Uint32())
+	}
+	if seed%2 == 0 {
+		for i := from; i < n; i += step {
+			if ops[i]%4 != 3 {
+				ops[i] = 2
+			}
+		}
+	}
+	return ops
+}
+
 // TestKeyCountsIsAMap holds keyCounts to a map[uint64]int32 (the index's
 // form before it, its slow twin) over random adds, removes and lookups,
 // which must wrap runs around the table's end and grow it.
 func TestKeyCountsIsAMap(t *testing.T) {
 	wrapped, slots := 0, 0
 	for seed := range uint64(40) {
-		rng := rand.New(rand.NewPCG(seed, 41))
-		ops := make([]byte, 3000+int(seed%3)) // a length of 1 mod 3 sizes the table first
-		for i := range ops {
-			ops[i] = byte(rng.Uint32())
-		}
-		if seed%2 == 0 { // adds first, then mostly removes: the table fills and empties
-			for i := 1500; i < len(ops); i += 2 {
-				if ops[i]%4 != 3 {
-					ops[i] = 2
-				}
-			}
-		}
+		ops := tableOps(seed, 41, 3000+int(seed%3), 1500, 2) // a length of 1 mod 3 sizes the table first
 		w, n := keyCountsOps(t, ops)
 		wrapped, slots = wrapped+w, max(slots, n)
 	}

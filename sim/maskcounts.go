@@ -1,0 +1,236 @@
+package sim
+
+import "math/bits"
+
+// maskCounts is keyCounts shared by up to 64 replicas' indexes
+// (EventsView's: a fleet's replicas, a band of 64 at a time): one entry
+// a key, its hash and the mask of the replicas whose index holds a copy
+// of it (bit i: the band's replica i), where one keyCounts a replica
+// held an entry a replica. The replicas that hold an arrival's first
+// key are found by one lookup (mask), not one a replica. The entries
+// are a keyCounts' table (tab: its hashes, and their masks in ms, which
+// grow and del move with them); key 0 (hash 0, the empty slot's mark)
+// has its mask apart (zero), and a replica's copies of a key past its
+// first are counted in a map, as keyCounts counts them.
+//
+// A replica reads and changes its own bit alone (replicaKeys), so each
+// replica's index holds what its own keyCounts would:
+// TestMaskCountsIsKeyCounts and FuzzMaskCounts hold it to one keyCounts
+// a replica (the key-by-key index, its twin) over random adds, removes
+// and lookups of a few replicas; TestSharedTablesAreOwn holds a fleet's
+// answers to those of an index a replica (eventsOwnTables).
+type maskCounts struct {
+	tab   keyCounts         // the keys some replica holds, and (ms) which replicas
+	zero  uint64            // the replicas holding key 0
+	more  map[moreKey]int32 // a replica's copies of a key past its first, if any; nil until one has
+	pools int               // the blocks of the replicas' pools, summed (sizeFor)
+}
+
+// moreKey is a replica's key in maskCounts.more: the key's hash and the
+// replica's bit number.
+type moreKey struct {
+	h uint64
+	i uint8
+}
+
+// newMaskCounts is an empty table of minKeySlots slots.
+func newMaskCounts() *maskCounts {
+	c := &maskCounts{}
+	c.grow()
+	return c
+}
+
+// maxMaskSlots bounds the table sizeFor asks for: 4 MiB of hashes and
+// masks (262,144 slots, 131,072 keys), where each replica's own table
+// was 512 KiB for Atlas's pool.
+const maxMaskSlots = 1 << 18
+
+// sizeFor tells the table that a replica of a pool of n blocks shares
+// it: it holds at most the sum of its replicas' pools' keys, and past
+// jumpSlots grows at once to the size for them (up to maxMaskSlots), as
+// keyCounts.sizeFor.
+func (c *maskCounts) sizeFor(n int) {
+	c.pools += n
+	size := minKeySlots
+	for size < maxMaskSlots && size/keyLoadDen*keyLoadNum < c.pools {
+		size *= 2
+	}
+	c.tab.full, c.tab.jump = size, jumpSlots
+}
+
+// mask is the replicas holding a copy of key.
+func (c *maskCounts) mask(key uint64) uint64 {
+	h := key * keyMul
+	if h == 0 {
+		return c.zero
+	}
+	if i, ok := c.tab.find(h); ok {
+		return c.tab.ms[i]
+	}
+	return 0
+}
+
+// has reports whether the replica of bit has a copy of key: a probe of
+// the table (never empty: newMaskCounts), inline in its callers (walk's
+// loop) as keyCounts.has was.
+func (c *maskCounts) has(key, bit uint64) bool {
+	h, hs := key*keyMul, c.tab.hs
+	if h == 0 {
+		return c.zero&bit != 0
+	}
+	mask := uint(len(hs) - 1)
+	for i := uint(h >> (c.tab.shift & 63)); ; i++ {
+		switch hs[i&mask] {
+		case h:
+			return c.tab.ms[i&mask]&bit != 0
+		case 0:
+			return false
+		}
+	}
+}
+
+// addSome is keyCounts.addSome for the replica of bit: it adds a copy
+// of each of keys in order until the next would add a key to a table at
+// its limit, and returns how many it added. The table's shift is read
+// from memory at each key and its count of keys kept there, not in
+// locals: Regime/Fleet8PrefixEvents, SERVESIM_BUDGET_FUNCS, addSome
+// 570 then 490 instructions a request (its locals one more than the
+// registers: the probe's index was kept on the stack).
+func (c *maskCounts) addSome(keys []uint64, bit uint64) int {
+	t := &c.tab
+	hs := t.hs
+	if len(hs) == 0 {
+		return 0
+	}
+	ms := t.ms[:len(hs)]
+	mask := uint(len(hs) - 1)
+	for x, k := range keys {
+		h := k * keyMul
+		i := uint(h >> (t.shift & 63))
+		s := hs[i&mask]
+		for s != 0 && s != h {
+			i++
+			s = hs[i&mask]
+		}
+		if s == 0 && h != 0 { // a new key
+			if t.held == t.limit {
+				return x
+			}
+			hs[i&mask], ms[i&mask] = h, bit
+			t.held++
+			continue
+		}
+		c.again(int(i&mask), h, bit)
+	}
+	return len(keys)
+}
+
+// add adds a copy of each of keys, in order, for the replica of bit.
+func (c *maskCounts) add(keys []uint64, bit uint64) {
+	for {
+		keys = keys[c.addSome(keys, bit):]
+		if len(keys) == 0 {
+			return
+		}
+		c.grow()
+	}
+}
+
+// grow grows the table, its masks with it.
+func (c *maskCounts) grow() {
+	if c.tab.ms == nil {
+		c.tab.ms = []uint64{} // masked: grow makes them
+	}
+	c.tab.grow()
+}
+
+// addOne adds a copy of key for the replica of bit and reports whether
+// it had none before (keyCounts.addOne: probed once, not looked up
+// first; by add, a call of one key, Regime/Fleet8PrefixEvents,
+// SERVESIM_BUDGET_FUNCS, with longestEach's one lookup (mask), 15,187
+// then 15,034 instructions a request).
+func (c *maskCounts) addOne(key, bit uint64) bool {
+	h, t := key*keyMul, &c.tab
+	if h == 0 || t.held == t.limit { // key 0, or a table that may grow first: seldom
+		had := c.has(key, bit)
+		c.add([]uint64{key}, bit)
+		return !had
+	}
+	mask := uint(len(t.hs) - 1)
+	i := uint(h >> (t.shift & 63))
+	for t.hs[i&mask] != 0 && t.hs[i&mask] != h {
+		i++
+	}
+	j := int(i & mask)
+	if t.hs[j] == 0 {
+		t.hs[j], t.ms[j] = h, bit
+		t.held++
+		return true
+	}
+	first := t.ms[j]&bit == 0
+	c.again(j, h, bit)
+	return first
+}
+
+// again adds a copy, for the replica of bit, of the key of hash h held
+// at slot j (by some replica), or of key 0 (h 0): its first, or one
+// past its first.
+func (c *maskCounts) again(j int, h, bit uint64) {
+	m := &c.zero
+	if h != 0 {
+		m = &c.tab.ms[j]
+	}
+	if *m&bit == 0 {
+		*m |= bit
+		return
+	}
+	if c.more == nil {
+		c.more = map[moreKey]int32{}
+	}
+	c.more[moreKey{h, uint8(bits.TrailingZeros64(bit))}]++
+}
+
+// remove removes a copy of key of the replica of bit and reports
+// whether the replica has none left, or had none.
+func (c *maskCounts) remove(key, bit uint64) bool {
+	h := key * keyMul
+	if len(c.more) > 0 {
+		mk := moreKey{h, uint8(bits.TrailingZeros64(bit))}
+		if m, ok := c.more[mk]; ok {
+			if m > 1 {
+				c.more[mk] = m - 1
+			} else {
+				delete(c.more, mk)
+			}
+			return false
+		}
+	}
+	if h == 0 {
+		c.zero &^= bit
+	} else if j, ok := c.tab.find(h); ok && c.tab.ms[j]&bit != 0 {
+		if c.tab.ms[j] &^= bit; c.tab.ms[j] == 0 {
+			c.tab.del(j)
+		}
+	}
+	return true
+}
+
+// eventsOwnTables (a test's switch) gives each replica's index a table
+// of its own, as a keyCounts a replica held them: the shape before
+// maskCounts, its twin in TestSharedTablesAreOwn.
+var eventsOwnTables bool
+
+// replicaKeys is a replica's index's copies of each key: its bit of a
+// table it shares (maskCounts), or of one of its own (bit 1).
+type replicaKeys struct {
+	t   *maskCounts
+	bit uint64
+}
+
+// ownKeys is a table of a replica's own.
+func ownKeys() replicaKeys { return replicaKeys{t: newMaskCounts(), bit: 1} }
+
+func (k *replicaKeys) has(key uint64) bool    { return k.t.has(key, k.bit) }
+func (k *replicaKeys) add(keys []uint64)      { k.t.add(keys, k.bit) }
+func (k *replicaKeys) addOne(key uint64) bool { return k.t.addOne(key, k.bit) }
+func (k *replicaKeys) remove(key uint64) bool { return k.t.remove(key, k.bit) }
