@@ -966,12 +966,21 @@ func (x *eventIndex) apply(now time.Duration) {
 // store applies the stored run of keys[start:end], and keeps its
 // engine calls of many keys for walk.
 func (x *eventIndex) store(start, end int) {
+	seg := x.segHead
 	for x.segHead < len(x.segs) && int(x.segs[x.segHead].start) < end { // kept first: no key is forgotten meanwhile
 		sg := x.segs[x.segHead]
 		x.keep(x.keys[sg.start : sg.start+sg.n])
 		x.segHead++
 	}
-	x.held.add(x.keys[start:end]) // TestEventQueueIsEventByEvent holds the copies to an event-by-event twin
+	again := x.held.t.repeats
+	// TestEventQueueIsEventByEvent holds the copies to an event-by-event
+	// twin. A key held already may begin a lazy run (wakeIn).
+	x.held.add(x.keys[start:end])
+	if x.held.t.repeats != again && x.lazy.live > 0 {
+		for _, sg := range x.segs[seg:x.segHead] {
+			x.wakeIn(x.keys[sg.start : sg.start+sg.n])
+		}
+	}
 	// The lazy runs a kept run's keys begin, woken once all are held.
 	if len(x.lazy.woken) > 0 {
 		x.drain()
@@ -992,11 +1001,23 @@ func (x *eventIndex) keep(keys []uint64) {
 	}
 	x.starts.put(keys[0], storedRun{off: int32(len(x.arena)), n: int32(len(keys)), forgot: x.forgot})
 	x.arena = append(x.arena, keys...)
-	if l := &x.lazy; l.live > 0 { // walk compares these as memory: the lazy runs they begin are woken (eventchains.go)
-		for _, k := range keys {
-			if l.maybe(k) {
-				x.queueWake(k, 1)
-			}
+}
+
+// wakeIn notes the lazy runs that keys of a kept run begin, to be woken
+// (drain): walk compares a kept run as memory (eventchains.go). A lazy
+// run's first key is held while it is lazy (storeChain holds it, and a
+// removal wakes every run first), so only a key the index held already
+// when the run's keys were added may begin one: its callers scan the
+// keys only when adding them met such a key (maskCounts.repeats), not at
+// every keep: Regime/Fleet8PrefixEvents, TestInstructionBudget, 15,017
+// then 14,751 instructions a request (SERVESIM_BUDGET_FUNCS: keep 223,
+// then below the 40 largest), the runs woken the same (the counts of
+// TestWalkIsEachOverChains and TestChainsAreKeys).
+func (x *eventIndex) wakeIn(keys []uint64) {
+	l := &x.lazy
+	for _, k := range keys {
+		if l.maybe(k) {
+			x.queueWake(k, 1)
 		}
 	}
 }

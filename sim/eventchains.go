@@ -26,7 +26,8 @@ import (
 //     came, which is then applied with its keys (storeChain: a run whose
 //     first key is held already is woken at once);
 //   - walk compares it as memory in a kept run (keep): a kept run's keys
-//     wake the runs whose first keys they are, when kept.
+//     wake the runs whose first keys they are, when kept (wakeIn: only
+//     if adding them met a key held already, as a lazy run's first is).
 //
 // A removal wakes every run first (wakeAll): the engine names a removed
 // block by its key.
@@ -212,6 +213,7 @@ func (x *eventIndex) drain() {
 // kept note the lazy runs they begin (queueWake, via keep).
 func (x *eventIndex) materialize(c kvchain.Run, held bool) {
 	keys := x.chainKeys(c)
+	again := x.held.t.repeats
 	if held {
 		x.held.add(keys[1:])
 	} else {
@@ -219,5 +221,12 @@ func (x *eventIndex) materialize(c kvchain.Run, held bool) {
 	}
 	if len(keys) >= minStored && len(keys) <= maxArena {
 		x.keep(keys)
+		// A key held already may begin a lazy run (wakeIn); the first,
+		// held before with held, needs no look: walk looks a kept run's
+		// first key up itself, waking the run it begins, before it
+		// compares the rest as memory.
+		if x.held.t.repeats != again && x.lazy.live > 0 {
+			x.wakeIn(keys)
+		}
 	}
 }

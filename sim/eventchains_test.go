@@ -137,6 +137,17 @@ func TestWalkIsEachOverChains(t *testing.T) {
 		x.catchUp(0)
 		require.Equal(t, 40, x.walk(keys, 0), "the kept run reaches into the run by name")
 		require.Equal(t, 1, x.woken[1], "woken by the kept run")
+		// By hand too: a run by name whose first key a lazy run begins
+		// with (woken at once, and kept), shorter than the lazy one,
+		// which it wakes: walk compares it as memory and goes on into
+		// the lazy one's keys past it.
+		y := &eventIndex{s: &eventsState{}, held: ownKeys()}
+		y.KVStoredChain(0, kvchain.Run{Parent: root, ID: 7, Per: 1, B: 16, N: 40})
+		y.catchUp(0)
+		y.KVStoredChain(0, kvchain.Run{Parent: root, ID: 7, Per: 1, B: 16, N: 20})
+		y.catchUp(0)
+		require.Equal(t, 1, y.eager, "the second run comes woken")
+		require.Equal(t, 40, y.walk(keys, 0), "the kept run wakes the lazy one it begins")
 	}
 	for seed := range uint64(60) {
 		rng := rand.New(rand.NewPCG(seed, 43))

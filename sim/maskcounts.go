@@ -20,10 +20,11 @@ import "math/bits"
 // and lookups of a few replicas; TestSharedTablesAreOwn holds a fleet's
 // answers to those of an index a replica (eventsOwnTables).
 type maskCounts struct {
-	tab   keyCounts         // the keys some replica holds, and (ms) which replicas
-	zero  uint64            // the replicas holding key 0
-	more  map[moreKey]int32 // a replica's copies of a key past its first, if any; nil until one has
-	pools int               // the blocks of the replicas' pools, summed (sizeFor)
+	tab     keyCounts         // the keys some replica holds, and (ms) which replicas
+	zero    uint64            // the replicas holding key 0
+	more    map[moreKey]int32 // a replica's copies of a key past its first, if any; nil until one has
+	pools   int               // the blocks of the replicas' pools, summed (sizeFor)
+	repeats uint64            // copies added past a replica's first, ever (eventIndex.wakeIn)
 }
 
 // moreKey is a replica's key in maskCounts.more: the key's hash and the
@@ -188,6 +189,7 @@ func (c *maskCounts) again(j int, h, bit uint64) {
 		c.more = map[moreKey]int32{}
 	}
 	c.more[moreKey{h, uint8(bits.TrailingZeros64(bit))}]++
+	c.repeats++
 }
 
 // remove removes a copy of key of the replica of bit and reports
