@@ -480,6 +480,7 @@ type walkedPath struct {
 	path     *runLabel
 	from, to int
 	shape    uint64
+	cur      runCursor // the cursor it returned, after to
 }
 
 // newRunPool is newBlockPool kept by runs, of blocks of b tokens.
@@ -767,8 +768,9 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 	if len(t.owing) > 0 && !t.checking && t.walkedOwed(e) { // its caller reads the segments of those edges next: they are owed theirs
 		t.settleAll()
 	}
-	t.walked = walkedPath{path: &path[0], from: c.pos, to: pos, shape: t.shape}
-	return runCursor{edge: e, gen: t.edges[e].gen, eoff: eoff, pos: pos, li: li, lo: lo}
+	t.walked = walkedPath{path: &path[0], from: c.pos, to: pos, shape: t.shape,
+		cur: runCursor{edge: e, gen: t.edges[e].gen, eoff: eoff, pos: pos, li: li, lo: lo}}
+	return t.walked.cur
 }
 
 // walkedTo reports whether t.spans hold path's first n blocks: the last
@@ -783,6 +785,13 @@ func (t *runTree) walkedTo(path []runLabel, n int) bool {
 // returns the cursor after them: what walk(path, n) returns, and leaves
 // in t.spans, without walking again.
 func (t *runTree) cutWalk(path []runLabel, n int) runCursor {
+	if n == t.walked.to {
+		// Where the walk ended (a prompt's blocks found cached as far as
+		// the tree has them): its cursor, without the labels counted
+		// off to n again: Regime/Conversations 16,502 then 16,455
+		// instructions a request (the budget test).
+		return t.walked.cur
+	}
 	t.walked.to = n
 	if n == 0 {
 		t.spans = t.spans[:0]
