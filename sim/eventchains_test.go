@@ -66,22 +66,7 @@ func TestChainsAreKeys(t *testing.T) {
 func eventTwins(t *testing.T, twin *bool, seen func(*runner)) int {
 	runs := 0
 	check := func(name string, cfg Config, src func() workload.Source) {
-		var out [2]scenarioRun
-		var logs [2][]int
-		for i, on := range []bool{false, true} {
-			c := cfg
-			c.Fleet.Router = answerLog{PrefixAffinity: cfg.Fleet.Router.(PrefixAffinity), log: &logs[i]}
-			*twin = on
-			run, r, err := runSourceScenario(c, src())
-			*twin = false
-			require.NoError(t, err, name)
-			out[i] = run
-			if !on {
-				seen(r)
-			}
-		}
-		require.Equal(t, logs[1], logs[0], "%s: the answers", name)
-		require.Equal(t, string(out[1].text), string(out[0].text), "%s: the records", name)
+		eventTwin(t, twin, name, cfg, src, seen)
 		runs++
 	}
 	for seed := range uint64(600) {
@@ -108,6 +93,29 @@ func eventTwins(t *testing.T, twin *bool, seen func(*runner)) int {
 		}
 	}
 	return runs
+}
+
+// eventTwin runs cfg on src, PrefixAffinity's, with the test's switch
+// twin off and on, and holds the two to the same answers at every
+// arrival (answerLog) and the same records and summary, byte for byte;
+// seen is given the run with the switch off.
+func eventTwin(t *testing.T, twin *bool, name string, cfg Config, src func() workload.Source, seen func(*runner)) {
+	var out [2]scenarioRun
+	var logs [2][]int
+	for i, on := range []bool{false, true} {
+		c := cfg
+		c.Fleet.Router = answerLog{PrefixAffinity: cfg.Fleet.Router.(PrefixAffinity), log: &logs[i]}
+		*twin = on
+		run, r, err := runSourceScenario(c, src())
+		*twin = false
+		require.NoError(t, err, name)
+		out[i] = run
+		if !on {
+			seen(r)
+		}
+	}
+	require.Equal(t, logs[1], logs[0], "%s: the answers", name)
+	require.Equal(t, string(out[1].text), string(out[0].text), "%s: the records", name)
 }
 
 // TestWalkIsEachOverChains holds an index taking stored runs by name

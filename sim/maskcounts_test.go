@@ -3,6 +3,9 @@ package sim
 import (
 	"math/bits"
 	"testing"
+	"time"
+
+	"github.com/servesim/servesim/engine"
 
 	"github.com/stretchr/testify/require"
 )
@@ -179,4 +182,24 @@ func TestSharedTablesAreOwn(t *testing.T) {
 	t.Logf("%d runs: %d keys held by several replicas at the end, %d removals", runs, shared, removed)
 	require.Positive(t, shared)
 	require.Positive(t, removed)
+}
+
+// TestSharedTablesInBands holds a fleet of 70 replicas, whose indexes
+// share two tables (replicas 0 to 63, and 64 to 69), to indexes with a
+// table each, as TestSharedTablesAreOwn: PrefixAffinity over
+// EventsView on the shared-prefix workload, small pools that evict. It
+// fails with every replica given the first table.
+func TestSharedTablesInBands(t *testing.T) {
+	cfg := Config{Fleet: Fleet{Replicas: Copies(70, ReplicaConfig{Engine: engine.Config{KVBlocks: 600}}),
+		Router: PrefixAffinity{View: EventsView{Lag: 20 * time.Millisecond}}}}
+	tables, removed := 0, 0
+	eventTwin(t, &eventsOwnTables, "70 replicas", cfg, sharedPrefix(t, 70, 2, 350), func(r *runner) {
+		s := r.cache.(*eventsState)
+		tables = len(s.tables)
+		for _, x := range s.reps[64:] {
+			removed += x.removed
+		}
+	})
+	require.Equal(t, 2, tables)
+	require.Positive(t, removed, "the second band's replicas evict")
 }
