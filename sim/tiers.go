@@ -693,8 +693,8 @@ var pendNotes = 16
 // slow twin of keys put off; a test's switch).
 var eagerDecodes = false
 
-// decodesPutOff counts the decode blocks put off (the tests' measure that
-// they are).
+// decodesPutOff counts the decode blocks put off and inserted since (the
+// tests' measure that they are).
 var decodesPutOff int
 
 // pendSlot is the mark of key.
@@ -727,7 +727,7 @@ func (p *tierPort) deferDecode(k uint64, chain []uint64) bool {
 		return false
 	}
 	if d.marks != nil {
-		if c := d.marks[pendSlot(k)]; c == math.MaxUint8 || c != 0 && p.flushKey(k, n-1) {
+		if c := d.marks[pendSlot(k)]; c != 0 && (c == math.MaxUint8 || p.flushKey(k, n-1)) {
 			return false // put off in another note: inserted now, and stored as ever (or a full mark)
 		}
 	}
@@ -746,7 +746,6 @@ func (p *tierPort) deferDecode(k uint64, chain []uint64) bool {
 	}
 	g.extend(i, chain) // noteTouch's, which finds note i
 	g.notes[i].pend++
-	decodesPutOff++
 	d.keys++
 	d.marks[pendSlot(k)]++
 	return true
@@ -787,6 +786,7 @@ func (p *tierPort) insertPending(nt *touchNote) {
 		d.marks[pendSlot(k)]--
 	}
 	d.keys -= len(keys)
+	decodesPutOff += len(keys)
 	nt.pend = 0
 	p.evicted, _, _ = p.host.InsertChain(keys, nt.keys, p.evicted[:0])
 }
