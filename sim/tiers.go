@@ -672,7 +672,7 @@ func (p *tierPort) settle() {
 // InsertChain, insertOne and the index's Add (about 4,000 instructions
 // a request in all); put off, they go in as runs of about 10. Budget
 // test (SERVESIM_BUDGET_FUNCS): 42,430 instructions a request each
-// inserted at its store, 41,611 so. A key put off is marked in a table
+// inserted at its store, 41,618 so. A key put off is marked in a table
 // of counts by a hash of it (marks), which a lookup's chain, a store's
 // and a decode's key are tested against before the notes are searched:
 // with 4,096 marks, their false hits searched the notes for 807
