@@ -74,3 +74,75 @@ func TestStepEndsIsAnOrderedSet(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedStepEndsIsAnOrderedSet is TestStepEndsIsAnOrderedSet for a
+// large fleet's packed tournament (stepEnds.key), whose ends are all
+// before packLimit until the last part of a run, where ends at and past
+// it turn it into the wide one: both held to a plain map, over random
+// sets, moves, removals, pops and replicas added.
+func TestPackedStepEndsIsAnOrderedSet(t *testing.T) {
+	for _, n := range []int{smallEnds, smallEnds + 1, 33, 64} {
+		rng := rand.New(rand.NewPCG(uint64(n), 44))
+		h := newStepEnds(n)
+		ref := map[int]time.Duration{}
+		earliest := func() (int, time.Duration) {
+			best := -1
+			for i, at := range ref {
+				if best < 0 || at < ref[best] || at == ref[best] && i < best {
+					best = i
+				}
+			}
+			return best, ref[best]
+		}
+		packed := 0
+		for op := range 20_000 {
+			i := rng.IntN(len(h.pos))
+			at := time.Duration(rng.IntN(50)) // small: many ties
+			switch {
+			case rng.IntN(100) == 0:
+				at = packLimit - 1 - time.Duration(rng.IntN(2)) // the latest that pack
+			case op > 15_000 && rng.IntN(50) == 0:
+				at = packLimit + time.Duration(rng.IntN(2)) // none packs from here
+			}
+			switch rng.IntN(8) {
+			case 0:
+				if len(h.pos) < 2*smallEnds+3 && rng.IntN(20) == 0 {
+					h.add()
+				}
+			case 1, 2, 3, 4:
+				h.set(i, at)
+				ref[i] = at
+			case 5:
+				h.remove(i)
+				delete(ref, i)
+			default:
+				if len(ref) == 0 {
+					continue
+				}
+				wi, wat := earliest()
+				require.Equal(t, stepEnd{at: wat, rep: int32(wi)}, h.pop(), "n %d, op %d", n, op)
+				delete(ref, wi)
+			}
+			if h.key != nil {
+				packed++
+			}
+			require.Equal(t, len(ref), h.len(), "n %d, op %d", n, op)
+			for i := range h.pos {
+				at, in := h.end(i)
+				_, want := ref[i]
+				require.Equal(t, want, in, "n %d, op %d: replica %d", n, op, i)
+				if in {
+					require.Equal(t, ref[i], at)
+				}
+			}
+			if len(ref) > 0 {
+				wi, wat := earliest()
+				require.Equal(t, stepEnd{at: wat, rep: int32(wi)}, h.peek(), "n %d, op %d", n, op)
+			}
+		}
+		if !h.small {
+			require.Nil(t, h.key, "n %d: an end past packLimit turns the tournament wide", n)
+			require.Greater(t, packed, 10_000, "n %d: ops with the tournament packed", n)
+		}
+	}
+}
