@@ -19,6 +19,7 @@ import (
 // below smallRadix (10-bit digits, or 12 from 2⁴⁰ ns) and at it.
 func TestSortDurationsIsSlicesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
+	run := time.Duration(0) // the "few runs" value
 	gens := map[string]func() time.Duration{
 		"lognormal": func() time.Duration { return time.Duration(math.Exp(rng.NormFloat64()*1.5+5) * 1e6) },
 		"repeats":   func() time.Duration { return time.Duration(rng.IntN(40)) * 12500 * time.Microsecond },
@@ -40,6 +41,22 @@ func TestSortDurationsIsSlicesSort(t *testing.T) {
 		// a value it does not convert among few.
 		"few":      func() time.Duration { return 45*time.Millisecond + time.Duration(rng.IntN(fewMax))*7919 },
 		"over few": func() time.Duration { return time.Duration(rng.IntN(fewMax+1)) * time.Millisecond },
+		// Runs of one value (a summary's worst gaps), a run's first
+		// value sometimes one not converted.
+		"few runs": func() time.Duration {
+			if rng.IntN(8) > 0 {
+				return run
+			}
+			switch rng.IntN(3000) {
+			case 0:
+				run = -1
+			case 1:
+				run = 1 << 48
+			default:
+				run = time.Duration(rng.IntN(24)) * 5 * time.Millisecond
+			}
+			return run
+		},
 		"few signed": func() time.Duration {
 			if rng.IntN(5000) == 0 {
 				return -1
@@ -75,6 +92,31 @@ func TestSortDurationsIsSlicesSort(t *testing.T) {
 			for i, d := range want {
 				require.Equal(t, math.Float64bits(float64(d)/1e6), math.Float64bits(ms[i]), "%s, %d values: the %dth", name, n, i)
 			}
+		}
+	}
+}
+
+// A slice of few distinct values whose first one SortDurationsMS does
+// not convert (negative, or 2⁴⁸ ns or more) is not converted, and is
+// sorted: fewDistinct tests its first value apart from the others.
+func TestFewDistinctFirstValue(t *testing.T) {
+	for _, first := range []time.Duration{-1, -time.Second, 1 << 48, math.MaxInt64, 0, 45 * time.Millisecond} {
+		x := make([]time.Duration, 2_000)
+		for i := range x {
+			x[i] = time.Duration(i/100) * 45 * time.Millisecond
+		}
+		x[0] = first
+		want := slices.Clone(x)
+		slices.Sort(want)
+		ms, _ := SortDurationsMS(x, nil)
+		if first < 0 || first >= 1<<48 {
+			require.Nil(t, ms, "first %v", first)
+			require.Equal(t, want, x, "first %v", first)
+			continue
+		}
+		require.NotNil(t, ms, "first %v", first)
+		for i, d := range want {
+			require.Equal(t, math.Float64bits(float64(d)/1e6), math.Float64bits(ms[i]), "first %v: the %dth", first, i)
 		}
 	}
 }
