@@ -15,6 +15,7 @@ import (
 // requests the step scheduled.
 type scheduling struct {
 	inFlight bool     // a plan is in flight: Complete has not ended it
+	fcfs     bool     // the policy is FCFS: a victim is never a request the step scheduled (beside inFlight, in its padding: 8 bytes more in the Engine put TestFleetSetupAllocatesEachReplicaOnce over its bound)
 	plan     Plan     // the step (or run) in flight
 	out      Outcome  // the last outcome
 	sched    []*seq   // scheduled in the step in flight, in batch order
@@ -27,7 +28,6 @@ type scheduling struct {
 	pubRun   int      // of them, those with blocks of shared output left to cache in a run's later steps (runPublish)
 	pubs     []pubAt  // runPublish's scratch
 	acceptor Acceptor // speculative decoding: the driver's acceptance draws
-	fcfs     bool     // the policy is FCFS: a victim is never a request the step scheduled
 
 	unscheduled int // victims taken back out of the step being planned, so far (the tests count them)
 	gated       int // waiting heads with hits tryAdmit refused without walking them (strict mode; the tests count them)
