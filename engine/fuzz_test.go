@@ -33,9 +33,19 @@ func planShape(e *Engine, p *Plan) any {
 		p.Started, p.Cached, p.Preempted, p.Reserved}
 }
 
-// listedVerify is e's plan p's Verify as the walk lists it.
+// listedVerify is e's plan p's Verify as the walk lists it: the
+// speculative cohort's members' first (speccohort.go), materialised
+// from them, then those p lists.
 func (e *Engine) listedVerify(p *Plan) []int {
-	return p.Batch.Verify
+	m := e.specMembers()
+	if m == 0 {
+		return p.Batch.Verify
+	}
+	v := make([]int, 0, m+len(p.Batch.Verify))
+	for _, s := range e.running[:m] {
+		v = append(v, min(e.cfg.SpeculativeTokens+1, s.req.Output-s.emitted))
+	}
+	return append(v, p.Batch.Verify...)
 }
 
 // twins is an engine and its slow twin (walkRuns), driven by the same
