@@ -740,10 +740,10 @@ func (e *Engine) walkNeed(budget int) int {
 // place: a Batch returned was copied once more a move.)
 func (e *Engine) priceBatch(b *costmodel.Batch) {
 	*b = e.plan.Batch
-	if e.plan.Cohort > 0 && b.Verify == nil {
-		b.Decode = e.sumDecode(0)
-	} else if b.Verify != nil { // speculative decoding (and its cohort: speccohort.go)
+	if b.Verify != nil { // speculative decoding (and its cohort: speccohort.go)
 		e.sumVerify(b)
+	} else if e.plan.Cohort > 0 {
+		b.Decode = e.sumDecode(0)
 	}
 }
 

@@ -47,7 +47,7 @@ import (
 // request in BenchmarkRegime/Speculation, verified's dispatch 790 then
 // 40), but each member is still verified and noted a step (the budget
 // test, SERVESIM_BUDGET_FUNCS: verifyMembersIID 7,289 where verifyIID
-// was 7,521, noteMembers 1,945, completeSpec 1,315): 31,636 then 31,075
+// was 7,521, noteMembers 1,945, completeSpec 1,004): 31,636 then 31,090
 // instructions a request in all. Listing them nowhere in the outcome
 // too (Outcome.Emitted, Outcome.Drafts: sim's plainChunks, 7,073) is
 // what would take the member-step out.
@@ -61,6 +61,7 @@ type specCohort struct {
 	vsum  int      // Σ the tokens each verifies (1 + drafts)
 	need  int      // Σ the blocks they take
 	ex    []specEx // those that take blocks, in running order
+	cut   bool     // a request that will not be a member follows them
 }
 
 // specEx is a member that takes blocks in the next step: its index in
@@ -136,33 +137,25 @@ func (e *Engine) note(ns *specNotes, s *seq, done bool) {
 	ns.next++
 }
 
-// completeSpec verifies the step's members (those planSpec planned) and
-// the listed decodes with drafts that follow them in e.sched, writing
-// their Emits and Drafts, and notes the next plan's members. It returns
-// the index in e.sched after the listed ones it verified, for Complete's
-// loop, and whether one of them emitted its last token.
-func (e *Engine) completeSpec() (int, bool) {
+// completeSpec verifies the step's members (those planSpec planned),
+// writing their Emits and Drafts, and notes them for the next plan
+// (verified notes the listed decodes with drafts that follow them:
+// noteListed). It reports whether one of them emitted its last token.
+func (e *Engine) completeSpec() bool {
 	sc := e.sc
 	m := sc.m
 	sc.m = 0
-	members, sched := e.running[:m], e.sched
-	// Room for an Emit, a Draft and a note each, cut to those written.
-	l, base := m+len(sched), len(e.out.Emitted)
-	e.out.Emitted = slices.Grow(e.out.Emitted, l)
-	e.out.Drafts = slices.Grow(e.out.Drafts, l)
-	ems := e.out.Emitted[base : base+l]
-	drs := e.out.Drafts[base : base+l]
+	members := e.running[:m]
+	// Room for an Emit and a Draft each, written in place.
+	base := len(e.out.Emitted)
+	e.out.Emitted = slices.Grow(e.out.Emitted, m)[:base+m]
+	e.out.Drafts = slices.Grow(e.out.Drafts, m)[:base+m]
+	ems, drs := e.out.Emitted[base:], e.out.Drafts[base:]
 	k1 := e.cfg.SpeculativeTokens + 1
-	var tokens, j int
+	var tokens int
 	var done bool
 	if iid, _ := e.acceptor.(*accept.IID); iid != nil {
 		tokens, done = verifyMembersIID(members, ems, drs, iid, k1)
-		if len(sched) > 0 && sched[0].draft > 0 { // the listed ones, as verified verifies them
-			var t int
-			var d bool
-			j, t, d = verifyIID(sched, ems[m:], drs[m:], iid)
-			tokens, done = tokens+t, done || d
-		}
 	} else {
 		for i, s := range members {
 			n := min(k1, s.req.Output-s.emitted) // planSpec's: never capped by the budget
@@ -175,17 +168,11 @@ func (e *Engine) completeSpec() (int, bool) {
 			tokens += em.Tokens
 			done = done || em.Done
 		}
-		var t int
-		var d bool
-		j, t, d = e.verifyEach(sched, ems[m:], drs[m:])
-		tokens, done = tokens+t, done || d
 	}
 	e.outstanding -= tokens
-	e.out.Emitted, e.out.Drafts = e.out.Emitted[:base+m+j], e.out.Drafts[:base+m+j]
-	// The notes, members first, in running order: a loop of their own
-	// (verifying and noting the members in one loop spilled: 31,227
-	// against 31,045 instructions a request in
-	// BenchmarkRegime/Speculation).
+	// The notes, in running order: a loop of their own (verifying and
+	// noting the members in one loop spilled: 31,227 against 31,045
+	// instructions a request in BenchmarkRegime/Speculation).
 	ns := specNotes{k1: k1, ex: sc.ex[:cap(sc.ex)]} // room for MaxSeqs (setSpecCohort)
 	if e.shift >= 0 {
 		noteMembers(members, &ns, e.cfg.BlockSize)
@@ -194,16 +181,31 @@ func (e *Engine) completeSpec() (int, bool) {
 			e.note(&ns, s, s.emitted >= s.req.Output)
 		}
 	}
-	for _, s := range sched[:j] {
-		if ns.cut {
-			break
-		}
+	e.keepNotes(&ns)
+	return done
+}
+
+// noteListed notes the listed decodes with drafts the step verified
+// after the members, sched, as completeSpec noted the members: members
+// of the next plan while the notes were not cut.
+func (e *Engine) noteListed(sched []*seq) {
+	sc := e.sc
+	if sc.cut {
+		return
+	}
+	ns := specNotes{k1: e.cfg.SpeculativeTokens + 1, next: sc.next, vsum: sc.vsum, need: sc.need, ex: sc.ex[:cap(sc.ex)], nex: len(sc.ex)}
+	for _, s := range sched {
 		e.note(&ns, s, s.emitted >= s.req.Output)
 	}
+	e.keepNotes(&ns)
+}
+
+// keepNotes keeps ns as the next plan's notes.
+func (e *Engine) keepNotes(ns *specNotes) {
+	sc := e.sc
 	sc.ex = ns.ex[:ns.nex]
-	sc.next, sc.vsum, sc.need = ns.next, ns.vsum, ns.need
+	sc.next, sc.vsum, sc.need, sc.cut = ns.next, ns.vsum, ns.need, ns.cut
 	sc.ready = ns.next > 0
-	return j, done
 }
 
 // verifyMembersIID is completeSpec's loop over the members under i.i.d.
