@@ -26,9 +26,12 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	if co.npub > 0 && !e.continuePublishing() {
 		return nil
 	}
-	left := e.finMin() - co.tick            // steps until a member's last token
-	k := int(min((until-now-1)/d+1, 1<<40)) // every step starts before until
-	k = min(k, left)
+	left := e.finMin() - co.tick             // steps until a member's last token
+	ku := int(min((until-now-1)/d+1, 1<<40)) // every step starts before until
+	k, thru := min(ku, left), false
+	if ku > left && e.goesThrough(n, d) { // on through the finishes, to the last member's (through.go)
+		k, thru = min(ku, e.lastFin()-co.tick), true
+	}
 	// The blocks: ScheduleUntil's cohort plan takes its first step's
 	// (coStep(1)) and its run fits the rest (fitBlocks, coGrow(1, j)),
 	// so the run is the longest whose steps need no more than are free.
@@ -39,6 +42,9 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	p.Steps, p.StepTime, p.End = k, d, now+time.Duration(k)*d
 	e.minLeft = left
 	e.inFlight, e.lazy, e.runAlloc, e.live = true, true, 0, n
+	if thru && k > left {
+		e.thru, e.thruAt = true, now+time.Duration(left)*d
+	}
 	return p
 }
 
