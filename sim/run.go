@@ -59,6 +59,12 @@ type runner struct {
 	lastMoves   int  // members' last moves accounted with their streak's (lastMove; tests read it)
 	chunkRuns   int  // runs planned whose steps carry prefill chunks, counted while checkEngine (tests read it)
 	runReserves int  // reservations made inside a run (reserveInRun), counted while checkEngine (tests read it)
+	insides     int  // finishes accounted inside runs through finishes (finishInside; tests read it)
+
+	// thruAt is where the one replica's engine keeps the first finish
+	// inside its move in flight (runThrough), or noThru's address.
+	thruAt *time.Duration
+	noThru time.Duration
 
 	gw    *gateway // Config.Gateway's admission; nil without
 	pd    *disagg  // Fleet.Prefill's pool, links and tallies; nil without
@@ -114,6 +120,7 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	r.apart = r.fleet || r.perClass || r.tiers != nil
 	r.streaking = newStreaking(r.wireReplicas())
 	r.scale = newScaling(cfg, r, slo)
+	r.runThrough()
 	if err := r.warm(); err != nil {
 		return nil, err
 	}
@@ -249,6 +256,11 @@ func (r *runner) loop() error {
 			}
 		}
 		at, stepEnd := r.next()
+		if *r.thruAt <= at { // a finish inside a run comes first (runThrough)
+			if err := r.settleThrough(at); err != nil {
+				return err
+			}
+		}
 		if stop := r.stopping(); at > stop {
 			if err := r.halt(stop); err != nil {
 				return err
