@@ -26,11 +26,14 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	if co.npub > 0 && !e.continuePublishing() {
 		return nil
 	}
-	left := e.finMin() - co.tick             // steps until a member's last token
-	ku := int(min((until-now-1)/d+1, 1<<40)) // every step starts before until
-	k, thru := min(ku, left), false
-	if ku > left && e.goesThrough(n, d) { // on through the finishes, to the last member's (through.go)
-		k, thru = min(ku, e.lastFin()-co.tick), true
+	left := e.finMin() - co.tick            // steps until a member's last token
+	k := int(min((until-now-1)/d+1, 1<<40)) // every step starts before until
+	if k > left {
+		if e.thruOK && e.goesThrough(n, d) { // on through the finishes, to the last member's (through.go)
+			k = min(k, e.lastFin()-co.tick)
+		} else {
+			k = left
+		}
 	}
 	// The blocks: ScheduleUntil's cohort plan takes its first step's
 	// (coStep(1)) and its run fits the rest (fitBlocks, coGrow(1, j)),
@@ -42,8 +45,8 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	p.Steps, p.StepTime, p.End = k, d, now+time.Duration(k)*d
 	e.minLeft = left
 	e.inFlight, e.lazy, e.runAlloc, e.live = true, true, 0, n
-	if thru && k > left {
-		e.thru, e.thruAt = true, now+time.Duration(left)*d
+	if k > left { // a run through finishes
+		e.thruAt = now + time.Duration(left)*d
 	}
 	return p
 }

@@ -205,7 +205,7 @@ func New(cfg Config, m costmodel.Model) (*Engine, error) {
 		cfg:        cfg,
 		model:      m,
 		kvState:    newKVState(cfg),
-		runState:   runState{res: newResidues(cfg.BlockSize), thruAt: noFinish},
+		runState:   runState{res: newResidues(cfg.BlockSize)},
 		priceCache: newPriceCache(m),
 	}
 	e.promptTooLong = fmt.Errorf("%w: MaxModelLen %d", ErrPromptTooLong, cfg.MaxModelLen)
@@ -250,8 +250,9 @@ func (e *Engine) joinChangesNothing() bool {
 		}
 	}
 	// A run through finishes (through.go) admits nobody only while nothing
-	// waits: a finish inside it would let the newcomer in.
-	return !e.thru && (e.AtSeqCap() || (e.runHead != 0 && e.waiting.len() > 0 && e.waiting.peek().order+1 == e.runHead))
+	// waits: a finish inside it, not collected yet, would let the
+	// newcomer in.
+	return e.thruAt == noFinish && (e.AtSeqCap() || (e.runHead != 0 && e.waiting.len() > 0 && e.waiting.peek().order+1 == e.runHead))
 }
 
 // Idle reports whether the engine holds no request.

@@ -26,7 +26,6 @@ type runState struct {
 	runHead  uint64 // Add order + 1 of the waiting head the plan in flight was made with; 0: none
 	lazy     bool   // the plan in flight is a run whose blocks are taken step by step
 	thruOK   bool   // the driver asked for runs through finishes (through.go: runthrough.Allow)
-	thru     bool   // the run in flight goes on through finishes (through.go)
 	runAlloc int    // steps of the run in flight whose blocks are taken
 	live     int    // outstanding tokens a step of the run in flight takes, over its requests not aborted (stepTokens)
 	res      residues
@@ -963,7 +962,7 @@ func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
 	e.runAlloc -= j
 	e.res.base += j
 	e.shiftShape(j, next)
-	if e.thru {
+	if e.thruAt != noFinish {
 		e.setThruAt()
 	}
 	return &e.out, nil
@@ -1013,11 +1012,11 @@ func (e *Engine) truncate(t time.Duration) (inFlight bool, end time.Duration, er
 	p.Steps = keep
 	p.End = p.Start + time.Duration(keep)*p.StepTime
 	e.runAlloc = keep
-	if e.thruAt >= p.End { // its first finish inside was dropped, or is now the last step's
+	if e.thruAt >= p.End { // its first finish inside was dropped, or is now the last step's (or none: noFinish is 0)
 		e.thruAt = noFinish
 	}
 	if keep == 0 {
-		e.inFlight, e.lazy, e.thru = false, false, false
+		e.inFlight, e.lazy = false, false
 		for _, s := range e.sched {
 			if s.aborted {
 				e.recycle(s)

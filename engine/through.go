@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math"
 	"time"
 
 	"github.com/servesim/servesim/internal/runthrough"
@@ -35,10 +34,13 @@ import (
 //
 // The twin is the run that ends at the first finish (allow off), held to
 // it by sim's TestRunsThroughFinishesAreStepwise. The state is runState's
-// thruOK, thru and thruAt.
+// thruOK and thruAt (the run in flight goes on through a finish not
+// collected yet when it is not noFinish).
 
-// noFinish is thruAt when no member finishes inside the move in flight.
-const noFinish = time.Duration(math.MaxInt64)
+// noFinish is thruAt when no member finishes inside the move in flight:
+// zero, which no finish inside a run is (its step ends after the run's
+// start), and which the zero Engine holds.
+const noFinish = time.Duration(0)
 
 func init() {
 	runthrough.Allow = func(x any, on bool) { x.(*Engine).thruOK = on }
@@ -46,9 +48,10 @@ func init() {
 }
 
 // goesThrough reports whether a continued run of n members, each step
-// priced d, may go on through finishes (through).
+// priced d, may go on through finishes, on an engine whose driver asked
+// for them (thruOK, which continueRun tests first).
 func (e *Engine) goesThrough(n int, d time.Duration) bool {
-	return e.thruOK && n <= e.flatTo && d == e.price1 && e.pool.cached == 0 && e.co.npub == 0 && !e.co.each && e.pool.pub == nil && !e.record && !e.cfg.RemoteKV
+	return n <= e.flatTo && d == e.price1 && e.pool.cached == 0 && e.co.npub == 0 && !e.co.each && e.pool.pub == nil && !e.record && !e.cfg.RemoteKV
 }
 
 // lastFin is the tick of the last live member's last token.
@@ -85,10 +88,12 @@ func (e *Engine) thruFin(s *seq, over int) {
 	e.out.BlockSteps -= blockSum(c, b) - blockSum(s.computed, b)
 }
 
-// setThruAt notes the first finish inside the run in flight (thruAt).
+// setThruAt notes the first finish inside the run in flight through
+// finishes, once its steps up to another are collected (thruAt: a run
+// with none left inside it is a plain run).
 func (e *Engine) setThruAt() {
 	e.thruAt = noFinish
-	if !e.thru || e.co.n == 0 {
+	if e.co.n == 0 {
 		return
 	}
 	p := &e.plan

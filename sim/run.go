@@ -62,7 +62,8 @@ type runner struct {
 	insides     int  // finishes accounted inside runs through finishes (finishInside; tests read it)
 
 	// thruAt is where the one replica's engine keeps the first finish
-	// inside its move in flight (runThrough), or noThru's address.
+	// inside its move in flight (runThrough; 0: none), or noThru's
+	// address.
 	thruAt *time.Duration
 	noThru time.Duration
 
@@ -255,12 +256,12 @@ func (r *runner) loop() error {
 				return err
 			}
 		}
-		at, stepEnd := r.next()
-		if *r.thruAt <= at { // a finish inside a run comes first (runThrough)
-			if err := r.settleThrough(at); err != nil {
+		if *r.thruAt != 0 { // a finish inside a run may come first (runThrough)
+			if err := r.settleThrough(); err != nil {
 				return err
 			}
 		}
+		at, stepEnd := r.next()
 		if stop := r.stopping(); at > stop {
 			if err := r.halt(stop); err != nil {
 				return err

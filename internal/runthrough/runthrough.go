@@ -20,5 +20,5 @@ var Allow func(eng any, on bool)
 // FinAt is where eng (an *engine.Engine) keeps the instant of the first
 // finish inside its move in flight, before the move's end: the end of
 // the step that emits a member's last token while the run goes on past
-// it. It holds math.MaxInt64 when there is none.
+// it. It holds 0 when there is none.
 var FinAt func(eng any) *time.Duration
