@@ -15,8 +15,10 @@ import (
 // run, to the byte: every record and the summary, over random single
 // replicas fed by Poisson arrivals, with timeouts, KV pressure (few
 // blocks: preemptions), sequence and token caps, warm-ups, a backlog
-// bound, ITL bounds that the steps pass, and horizons and fleets (where
-// the runner does not ask for such runs: held all the same). Enough of
+// bound, ITL bounds that the steps pass in either series, injected
+// errors, a bounded waiting queue, outputs capped at MaxModelLen, block
+// sizes, and horizons and fleets (where the runner does not ask for such
+// runs: held all the same). Enough of
 // the scenarios must finish requests inside runs (runner.insides).
 func TestRunsThroughFinishesAreStepwise(t *testing.T) {
 	cases := 300
@@ -54,6 +56,21 @@ func TestRunsThroughFinishesAreStepwise(t *testing.T) {
 		}
 		if rng.IntN(4) == 0 {
 			cfg.SLO.ITL = time.Duration(5+rng.IntN(40)) * time.Millisecond
+		}
+		if rng.IntN(6) == 0 {
+			cfg.SLO.ITLSeries = PerToken
+		}
+		if rng.IntN(6) == 0 {
+			cfg.ErrorRate, cfg.Seed = 0.1, seed
+		}
+		if rng.IntN(8) == 0 {
+			cfg.Engine.MaxWaiting = 1 + rng.IntN(6)
+		}
+		if rng.IntN(8) == 0 {
+			cfg.Engine.MaxModelLen = 600 + rng.IntN(1200) // caps some outputs
+		}
+		if rng.IntN(8) == 0 {
+			cfg.Engine.BlockSize = 8 << rng.IntN(3)
 		}
 		if rng.IntN(8) == 0 {
 			cfg.Fleet = Fleet{Replicas: Copies(2+rng.IntN(3), ReplicaConfig{Engine: cfg.Engine}), Router: LeastLoaded{}}
