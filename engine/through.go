@@ -33,7 +33,8 @@ import (
 // of their steps, and in running order within one.
 //
 // The twin is the run that ends at the first finish (allow off), held to
-// it by sim's TestRunsThroughFinishesAreStepwise. The state is runState's
+// it by sim's TestRunsThroughFinishesAreStepwise, and to a step a move by
+// TestRunsThroughFinishesAreSteps. The state is runState's
 // thruOK and thruAt (the run in flight goes on through a finish not
 // collected yet when it is not noFinish).
 
