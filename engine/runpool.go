@@ -154,10 +154,10 @@ func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared 
 // (appendRisen) if the ids pass its check; else appendRunPath's way.
 // Its callers choose between the two (a call that chose cost Regime/
 // Fleet8PrefixApprox, whose requests promise two runs, a call a path).
-func appendRisingPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, own uint64) []runLabel {
+func appendRisingPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared, hint int, own uint64) []runLabel {
 	if shared > 0 && p%b == 0 {
 		per := p / b
-		if d, ok := appendRisen(dst, prefix[:(shared+per-1)/per], per, shared, memo); ok {
+		if d, ok := appendRisen(dst, prefix[:(shared+per-1)/per], per, shared, hint, memo); ok {
 			return append(d, runLabel{c: runContent{kind: 3, id: own}, n: ownRun})
 		}
 	}
@@ -197,7 +197,7 @@ func twoRuns(memo *keyMemo, ids []uint64, two bool) (k int, ok bool) {
 // that begins them (keyMemo.risen: a conversation's first id of its
 // own) has them, and kept there (appendRisenFrom). TestRisingIsScan
 // holds the path to the scan's.
-func appendRisen(dst []runLabel, ids []uint64, per, shared int, memo *keyMemo) (_ []runLabel, ok bool) {
+func appendRisen(dst []runLabel, ids []uint64, per, shared, hint int, memo *keyMemo) (_ []runLabel, ok bool) {
 	var guess *ascend.Guess
 	if memo != nil {
 		guess = &memo.two // a field of its own grew keyMemo out of its size class (TestFleetSetupAllocatesEachReplicaOnce)
@@ -215,7 +215,7 @@ func appendRisen(dst []runLabel, ids []uint64, per, shared int, memo *keyMemo) (
 	if memo != nil {
 		ends = memo.risen(ids[k])
 	}
-	if dst, ok = appendRisenFrom(dst, ids, k, per, shared, ends); !ok {
+	if dst, ok = appendRisenFrom(dst, ids, k, per, shared, hint, ends); !ok {
 		return dst[:n], false
 	}
 	return dst, true
@@ -240,8 +240,12 @@ func appendRisen(dst []runLabel, ids []uint64, per, shared int, memo *keyMemo) (
 // instructions a request (SERVESIM_BUDGET_FUNCS, the marginal count). The guesses are
 // only guesses: a slot another prompt took over costs a check, and
 // TestRisingIsScan holds the labels to the scan with guesses wrong in
-// every way.
-func appendRisenFrom(dst []runLabel, ids []uint64, u, per, shared int, ends *[]int32) (_ []runLabel, ok bool) {
+// every way. hint (> u) is one more guess, tried after them: makeRuns'
+// where a request covering its output begins its output's units (a
+// turn's user message ends there, its answer begins), so that a turn's
+// last two runs are found without bisection: 16,562 then 16,502
+// instructions a request in Regime/Conversations (the budget test).
+func appendRisenFrom(dst []runLabel, ids []uint64, u, per, shared, hint int, ends *[]int32) (_ []runLabel, ok bool) {
 	var guesses []int32
 	if ends != nil {
 		guesses = *ends
@@ -264,6 +268,18 @@ func appendRisenFrom(dst []runLabel, ids []uint64, u, per, shared int, ends *[]i
 			l := &dst[n+i]
 			l.c, l.per, l.n = runContent{kind: 1, id: ids[u]}, per, (v-u)*per
 			u = v
+		}
+	}
+	if v := hint; v > u && v < len(ids) && ids[v-1]-ids[u] == uint64(v-1-u) && ids[v] != ids[v-1]+1 {
+		// The run from u ends at the hint, checked as a guess is
+		// (risenEnds), with no bisection.
+		if ids[v] <= ids[v-1] {
+			return dst, false // they do not rise
+		}
+		dst, u = appendRun(dst, ids, u, v, per, shared), v
+		if ends != nil {
+			guesses = append(guesses[:w], int32(v))
+			w++
 		}
 	}
 	for {
@@ -464,6 +480,7 @@ type walkedPath struct {
 	path     *runLabel
 	from, to int
 	shape    uint64
+	cur      runCursor // the cursor it returned, after to
 }
 
 // newRunPool is newBlockPool kept by runs, of blocks of b tokens.
@@ -751,8 +768,9 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 	if len(t.owing) > 0 && !t.checking && t.walkedOwed(e) { // its caller reads the segments of those edges next: they are owed theirs
 		t.settleAll()
 	}
-	t.walked = walkedPath{path: &path[0], from: c.pos, to: pos, shape: t.shape}
-	return runCursor{edge: e, gen: t.edges[e].gen, eoff: eoff, pos: pos, li: li, lo: lo}
+	t.walked = walkedPath{path: &path[0], from: c.pos, to: pos, shape: t.shape,
+		cur: runCursor{edge: e, gen: t.edges[e].gen, eoff: eoff, pos: pos, li: li, lo: lo}}
+	return t.walked.cur
 }
 
 // walkedTo reports whether t.spans hold path's first n blocks: the last
@@ -767,6 +785,13 @@ func (t *runTree) walkedTo(path []runLabel, n int) bool {
 // returns the cursor after them: what walk(path, n) returns, and leaves
 // in t.spans, without walking again.
 func (t *runTree) cutWalk(path []runLabel, n int) runCursor {
+	if n == t.walked.to {
+		// Where the walk ended (a prompt's blocks found cached as far as
+		// the tree has them): its cursor, without the labels counted
+		// off to n again: Regime/Conversations 16,502 then 16,455
+		// instructions a request (the budget test).
+		return t.walked.cur
+	}
 	t.walked.to = n
 	if n == 0 {
 		t.spans = t.spans[:0]
@@ -1745,7 +1770,7 @@ func (e *Engine) warmRuns(r *Request, n int) int {
 	p := &e.pool
 	var rs runSeq
 	if r.PrefixTwoRuns.Rises() {
-		rs.path = appendRisingPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, 0)
+		rs.path = appendRisingPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, 0, 0)
 	} else {
 		rs.path = appendRunPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, r.PrefixTwoRuns.Two(), 0)
 	}
