@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/servesim/servesim/internal/ascend"
+	"github.com/servesim/servesim/internal/idlabels"
 )
 
 // syntheticFingerprint is the fingerprint of 500 requests of a Synthetic
@@ -27,43 +28,58 @@ func syntheticFingerprint(t *testing.T, p PrefixReuse) string {
 }
 
 // conversationFingerprint is the fingerprint of the turns of 40
-// conversations with prefixes p, served by the toy driver in 1 s each.
-func conversationFingerprint(t *testing.T, p PrefixReuse) string {
+// conversations with prefixes p, served by the toy driver in 1 s each,
+// and that of the same turns with their ids read as labels (idlabels:
+// which blocks are equal, not the ids' numbers).
+func conversationFingerprint(t *testing.T, p PrefixReuse) (string, string) {
 	src, err := NewConversations(Conversations{Seed: 11, Count: 40, Arrival: Arrival{Rate: 1},
 		Turns: Uniform{Center: 4, RangeRatio: 0.5}, FirstInput: LogNormalMean(600, 0.5),
 		UserInput: Uniform{Center: 100, RangeRatio: 0.5}, Output: Uniform{Center: 200, RangeRatio: 0.5},
 		Think: Think{Mean: 5 * time.Second}, Prefix: p})
 	require.NoError(t, err)
-	h := NewHasher()
-	for _, r := range serve(t, src, second, nil) {
-		h.Add(r.Request)
+	h, l := NewHasher(), NewHasher()
+	var labels idlabels.Labels
+	for _, rec := range serve(t, src, second, nil) {
+		r := rec.Request
+		h.Add(r)
+		r.PrefixHashes = labels.Of(r.PrefixHashes)
+		l.Add(r)
 	}
-	return h.Sum()
+	return h.Sum(), l.Sum()
 }
 
 // Uniform prefixes (Zipf 0) give the requests they gave before Zipf
 // popularity existed, byte for byte: these fingerprints were taken from
 // the generator of commit 3456f7f, for fresh prompts (Synthetic) and for
 // prompts that extend a previous turn (Conversations; retaken when each
-// turn's ids came to cover its answer, HashesCoverOutput).
+// turn's ids came to cover its answer, HashesCoverOutput). The
+// conversations' labels fingerprint (their ids read as labels) was taken
+// at main f03ae2c, before a turn's ids stopped skipping the one its
+// prompt's partial block would have had: the raw one moved then, the
+// labels did not.
 func TestPrefixUniformUnchanged(t *testing.T) {
 	for _, c := range []struct {
-		name                    string
-		p                       PrefixReuse
-		synthetic, conversation string
+		name                            string
+		p                               PrefixReuse
+		synthetic, conversation, labels string
 	}{
 		{"LowReuse", LowReuse,
 			"sha256:142a24c6ff0bc27e6b86ca3ac818567b6bd9bb434d9f7726ecd4bdf0138c0b73",
-			"sha256:1f8d700740085f6c5d2e7afa85774d8f634dae8bb990a9ef9fa9ab3fa1c59eae"},
+			"sha256:1f8d700740085f6c5d2e7afa85774d8f634dae8bb990a9ef9fa9ab3fa1c59eae",
+			"sha256:1426dea898be5d08bbd402b3e8b97783e08a6b14555758de1856509bf9b5d85b"},
 		{"HighReuse", HighReuse,
 			"sha256:561901cb4a7f501bb43a5816a451b38f2ecc89ec676bebd08928f0f683a60560",
-			"sha256:4374b238543f59883e4724bed03321a20a884d40f2961c127441c9628f9b9b03"},
+			"sha256:4374b238543f59883e4724bed03321a20a884d40f2961c127441c9628f9b9b03",
+			"sha256:a6473f05d548d8f1c542bd1abdaa030abc73f11a1e1de1fb6f4e7325edb3f52b"},
 		{"16-token blocks", PrefixReuse{Groups: 7, PrefixTokens: 1000, Probability: 0.6, BlockTokens: 16},
 			"sha256:b8e06f29bb8819232140e66b1ccde0ea74832bb6ae88677ffc8d5e17b27ec00e",
-			"sha256:97f711d2fefd72e5a44e89f74b0b31271c349bdfd023be9ee7e11be1e9654a59"},
+			"sha256:97f711d2fefd72e5a44e89f74b0b31271c349bdfd023be9ee7e11be1e9654a59",
+			"sha256:9cda304faa775f0b15351fe1fe610d1f034639b740a8a87f8ca24950a5384302"},
 	} {
 		assert.Equal(t, c.synthetic, syntheticFingerprint(t, c.p), "%s, Synthetic", c.name)
-		assert.Equal(t, c.conversation, conversationFingerprint(t, c.p), "%s, Conversations", c.name)
+		raw, labels := conversationFingerprint(t, c.p)
+		assert.Equal(t, c.conversation, raw, "%s, Conversations", c.name)
+		assert.Equal(t, c.labels, labels, "%s, Conversations' ids as labels", c.name)
 	}
 }
 
