@@ -42,11 +42,12 @@ func (l *idsAsLabels) Next() (workload.Request, error) {
 // fleets of 4 behind the routers that read ids (PrefixAffinity's default
 // (approximate) and events views, ConsistentHash), it records the stream's
 // ids as labels (each id the index of its first appearance) and
-// every record, step and summary the run gives; the fingerprints below
+// every record, step and summary the run gives. Those two fingerprints
 // were taken at main f03ae2c, before a turn's ids stopped skipping the
-// id its prompt's partial block had been drawn, which renumbered the ids
-// after it (the raw fingerprint moved, noted here so a change of the
-// numbering shows) and moved neither of these.
+// id its prompt's partial block had been drawn (ChatSource.fullBlocks),
+// which renumbered the ids after it and moved neither of them; the raw
+// ids' fingerprint, noted so that a change of the numbering shows, is
+// the one after it.
 func TestConversationIDsAreLabels(t *testing.T) {
 	for _, c := range []struct {
 		name                string
@@ -57,23 +58,23 @@ func TestConversationIDsAreLabels(t *testing.T) {
 		raw, labels, output string
 	}{
 		{"one replica", Fleet{}, true, 100, 0.5,
-			"sha256:83433c761fe9f1d3d1c3ce7970df7418945a11cf9242a4b2ea2aedd97718e271",
+			"sha256:5ad42a3e112d49ed3ce8da989d614e73d22c2045e9ad882f759022fb5d66651f",
 			"sha256:4c0bc3255df24c32c813ece35a648e506712b1c0473ac7ad38aefa5e2ac02114",
 			"sha256:dbb810112c36a50fdc116bbff9eb5ddcf4820c4b4d15284e62487a29084b4532"},
 		{"PrefixAffinity", Fleet{Replicas: Copies(4, ReplicaConfig{}), Router: PrefixAffinity{}}, false, 100, 0.5,
-			"sha256:7542e1c3fa1133e3e15b58c41091da6c83bf2ab1a15960f892a04bd10483b449",
+			"sha256:f6ecb828a896de294924e38e343a029c2d8317c9379d26a82c65c41835aec1f8",
 			"sha256:280f4dc0ea2ebccc8cf2b30ae4652ac829976f2998f7db7f8f0cb101888de5cd",
 			"sha256:cd89b31b02628373cb65b4d9b0cbb455f2d9ce1e9e318023c7428effa5a9ed40"},
 		{"PrefixEvents", Fleet{Replicas: Copies(4, ReplicaConfig{}), Router: PrefixAffinity{View: EventsView{Lag: 50 * time.Millisecond}}}, false, 100, 0.5,
-			"sha256:cfd06f3a0f2a3f6ae4aaad6ca740103295c448656de8568d54bc2aba5714a355",
+			"sha256:a5bd5a062f2440d99da8464846d19930ca1dbf1cc351f8bb9e8595b2f626570e",
 			"sha256:7d1d17a4da80c6257cff926a9fe75b989c0e5907b1e7f949550fcd1ffc437c6f",
 			"sha256:5eee0939c6ffc220c220853ab11eb21545d923a25e59bcc3c3e4a179b1fed7f7"},
 		{"ConsistentHash", Fleet{Replicas: Copies(4, ReplicaConfig{}), Router: ConsistentHash{}}, false, 100, 0.5,
-			"sha256:29d9a15da35af5c096ab3d973ef3e0785e81bfde94a7d222f51e9390c2fd7b21",
+			"sha256:c4ccf3aff8457f1728a66cd92e3f50ccc4dc997c89883c26ad7e6c1bbde7f28b",
 			"sha256:7b8f90193ef07af3504dd694376ab7f9c8d1c2c88a7ca66ef5cca3f332c8b571",
 			"sha256:4175cc8eb0ea978ae5083c1c75976f66ad6e69b8d46ad1a6ab50d24a6d5bf517"},
 		{"the regime", Fleet{}, true, 25, 1,
-			"sha256:e9a46a7bbd581f80bb8575bdf556acda10284a6bfc8e3fed06dcf7846049e0ab",
+			"sha256:02a5b0d3f26f92003271988957838590030af6b7f85df1b0d7b4c31c93ff8a48",
 			"sha256:495cadb0a98c90e69b1785a85fbe6daf329d64e4bbc1388b0436d49c76b12974",
 			"sha256:af508452ce1f40a8f6d20ea9f5a53e290e123b71ba0369d7f93d6760fddc0dcb"},
 	} {

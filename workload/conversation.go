@@ -167,14 +167,28 @@ func (s *ChatSource) start(at time.Duration) Request {
 	c.user, c.answer, c.think = st[0].on(seed, h, "input"), st[1].on(seed, h, "output"), st[2].on(seed, h, "think")
 	c.turns = s.cfg.Turns.Sample(st[3].on(seed, h, "turns"))
 	c.input = s.prefix.PrefixTokens + s.cfg.FirstInput.Sample(c.user)
-	c.ids = s.ids.prompt(st[4].on(seed, h, "prefix"), c.input)
+	c.ids = s.ids.prompt(st[4].on(seed, h, "prefix"), s.fullBlocks(c.input))
 	c.output = s.cfg.Output.Sample(c.answer)
 	return s.issue(c, at)
 }
 
+// fullBlocks is the tokens of a prompt of input tokens in its full
+// blocks: a turn's prompt's ids are drawn over them (start, Finished),
+// and issue draws the rest, its partial block's and its answer's, at
+// once. Drawn over the whole prompt, the partial block's id was dropped
+// again by issue (reopen keeps full blocks), so the answer's ids skipped
+// one and a turn's fresh ids were two runs (Request.PrefixTwoRuns' runs of
+// consecutive ids), not one. An id is a label: the ids after the one not
+// drawn are one less, every equality between them the same
+// (TestConversationIDsAreLabels, TestPrefixUniformUnchanged).
+func (s *ChatSource) fullBlocks(input int) int {
+	return input - input%s.prefix.block()
+}
+
 // issue yields the current turn, its answer's length drawn, its ids
-// (its prompt's, in an array with room for its answer's but on a first
-// turn) then covering its answer's blocks too.
+// (its prompt's full blocks', in an array with room for its answer's
+// but on a first turn) then covering its prompt's partial block and its
+// answer's blocks too.
 func (s *ChatSource) issue(c *conversation, at time.Duration) Request {
 	c.ids = s.ids.reopen(c.ids, c.input, c.input+c.output)
 	r := Request{ID: s.next, Arrival: at, InputTokens: c.input, OutputTokens: c.output,
@@ -205,7 +219,7 @@ func (s *ChatSource) Finished(id uint64, at time.Duration, ok bool) {
 	// The answer's length, of its own stream, is drawn before the ids
 	// (the same): they are made with room for its blocks (reopen).
 	output := s.cfg.Output.Sample(c.answer)
-	c.ids = s.ids.extendIn(c.ids, c.input+c.output, next, next+output) // the full blocks of its prompt and answer
+	c.ids = s.ids.extendIn(c.ids, c.input+c.output, s.fullBlocks(next), next+output) // the full blocks of its prompt and answer
 	c.input, c.output = next, output
 	c.turn++
 	s.ready = append(s.ready, s.issue(c, at+s.cfg.Think.sample(c.think)))

@@ -65,15 +65,15 @@ func TestPrefixUniformUnchanged(t *testing.T) {
 	}{
 		{"LowReuse", LowReuse,
 			"sha256:142a24c6ff0bc27e6b86ca3ac818567b6bd9bb434d9f7726ecd4bdf0138c0b73",
-			"sha256:1f8d700740085f6c5d2e7afa85774d8f634dae8bb990a9ef9fa9ab3fa1c59eae",
+			"sha256:53c723796d90068785bdaeccbf88663b1649e3177ec86749a5bf132db00f6264",
 			"sha256:1426dea898be5d08bbd402b3e8b97783e08a6b14555758de1856509bf9b5d85b"},
 		{"HighReuse", HighReuse,
 			"sha256:561901cb4a7f501bb43a5816a451b38f2ecc89ec676bebd08928f0f683a60560",
-			"sha256:4374b238543f59883e4724bed03321a20a884d40f2961c127441c9628f9b9b03",
+			"sha256:b579568977dfe6cce5a33f933f3eb9da007ef80ec64c5c001bd76924395d9669",
 			"sha256:a6473f05d548d8f1c542bd1abdaa030abc73f11a1e1de1fb6f4e7325edb3f52b"},
 		{"16-token blocks", PrefixReuse{Groups: 7, PrefixTokens: 1000, Probability: 0.6, BlockTokens: 16},
 			"sha256:b8e06f29bb8819232140e66b1ccde0ea74832bb6ae88677ffc8d5e17b27ec00e",
-			"sha256:97f711d2fefd72e5a44e89f74b0b31271c349bdfd023be9ee7e11be1e9654a59",
+			"sha256:564b364b691fa44e67c4d022469dbe880d96d940c7461202acd161a382d62097",
 			"sha256:9cda304faa775f0b15351fe1fe610d1f034639b740a8a87f8ca24950a5384302"},
 	} {
 		assert.Equal(t, c.synthetic, syntheticFingerprint(t, c.p), "%s, Synthetic", c.name)
