@@ -265,13 +265,14 @@ func TestGroupIDsAreCounted(t *testing.T) {
 	assert.Greater(t, kept, 100)
 }
 
-// TestReopenIsExtend holds a conversation's ids made in one array
-// (extendIn with room for the answer, then reopen; a first turn's
-// prompt, grown) to those made in two (the answer's ids in a copy,
-// extendIn), over random
-// configurations and turns, and holds each turn's ids to their promise
-// that they rise (ascend.Rising).
-func TestReopenIsExtend(t *testing.T) {
+// TestTurnIDsAtOnce holds a conversation turn's ids drawn at once, its
+// prompt's and its answer's (prompt or extendIn over both, as
+// ChatSource draws them), to the same drawn in two steps, its prompt's
+// full blocks and then the rest (extendIn again): the ids a turn's
+// prompt's partial block is drawn are its answer's first run on, over
+// random configurations and turns; and holds each turn's ids to their
+// promise that they rise (ascend.Rising).
+func TestTurnIDsAtOnce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 13))
 	for range 200 {
 		cfg := PrefixReuse{Groups: 1 + rng.IntN(20), PrefixTokens: rng.IntN(2_000), Probability: rng.Float64(),
@@ -283,21 +284,26 @@ func TestReopenIsExtend(t *testing.T) {
 		var tokens []int        // and its last prompt and answer, in tokens
 		for range 60 {
 			input, output := rng.IntN(3_000), rng.IntN(500)
+			i := rng.IntN(len(convs) + 1)
+			if i < len(convs) {
+				input += tokens[i] // a next turn's prompt: the last turn's and more
+			} else {
+				input += cfg.PrefixTokens // a first one's: the system prompt and more (Conversations')
+			}
+			full := input - input%cfg.block()
 			var got, want []uint64
-			if i := rng.IntN(len(convs) + 1); i < len(convs) { // a next turn
+			if i < len(convs) {
 				prev := tokens[i]
-				input += prev
-				got = one.reopen(one.extendIn(convs[i][0], prev, input, input+output), input, input+output)
-				w := two.extendIn(convs[i][1], prev, input, input)
-				want = two.extendIn(w, input, input+output, input+output)
+				got = one.extendIn(convs[i][0], prev, input+output)
+				want = two.extendIn(two.extendIn(convs[i][1], prev, full), full, input+output)
 				convs[i], tokens[i] = [2][]uint64{got, want}, input+output
 			} else {
-				got = one.reopen(one.prompt(r1, input), input, input+output)
-				want = two.extendIn(two.prompt(r2, input), input, input+output, input+output)
+				got = one.prompt(r1, input+output)
+				want = two.extendIn(two.prompt(r2, full), full, input+output)
 				convs, tokens = append(convs, [2][]uint64{got, want}), append(tokens, input+output)
 			}
 			if !slices.Equal(got, want) {
-				t.Fatalf("%+v, a turn of %d + %d tokens: %v in one array, %v in two", cfg, input, output, got, want)
+				t.Fatalf("%+v, a turn of %d + %d tokens: %v at once, %v in two steps", cfg, input, output, got, want)
 			}
 			for k := 1; k < len(got); k++ {
 				if got[k] <= got[k-1] {
