@@ -44,7 +44,7 @@ func (l *idsAsLabels) Next() (workload.Request, error) {
 // ids as labels (each id the index of its first appearance) and
 // every record, step and summary the run gives. Those two fingerprints
 // were taken at main f03ae2c, before a turn's ids stopped skipping the
-// id its prompt's partial block had been drawn (ChatSource.fullBlocks),
+// id its prompt's partial block had been drawn (ChatSource.issue),
 // which renumbered the ids after it and moved neither of them; the raw
 // ids' fingerprint, noted so that a change of the numbering shows, is
 // the one after it.
