@@ -31,6 +31,10 @@ import (
 // what they found. It is O(requests + blocks); tests call it after every
 // step.
 func (e *Engine) Check() error {
+	if m := e.specMembers(); m > 0 { // the speculative cohort's members, as the walk writes them (speccohort.go)
+		e.specFields(true)
+		defer e.specFields(false)
+	}
 	c := e.newChecker()
 	// Where each request is.
 	c.eachRequestInOnePlace()

@@ -740,10 +740,10 @@ func (e *Engine) walkNeed(budget int) int {
 // place: a Batch returned was copied once more a move.)
 func (e *Engine) priceBatch(b *costmodel.Batch) {
 	*b = e.plan.Batch
-	if e.plan.Cohort > 0 {
-		b.Decode = e.sumDecode(0)
-	} else if len(b.Verify) > 0 { // speculative decoding (no cohort)
+	if b.Verify != nil { // speculative decoding (and its cohort: speccohort.go)
 		e.sumVerify(b)
+	} else if e.plan.Cohort > 0 {
+		b.Decode = e.sumDecode(0)
 	}
 }
 
@@ -837,7 +837,7 @@ func (e *Engine) sortByRank(a []*seq) []*seq {
 // plan's first step).
 func (e *Engine) truncateCohort() {
 	co := &e.co
-	if e.plan.Cohort == 0 {
+	if e.plan.Cohort == 0 || !co.on { // off: a speculative cohort's (speccohort.go), materialized before
 		return
 	}
 	e.pool.pushRun(e.coGrow(0, co.ahead))

@@ -272,7 +272,11 @@
 // Outcome.Emitted). sim's i.i.d. acceptor of one α (internal/accept's
 // IID) it calls without an interface call, on the driver's own streams.
 // Speculative steps are planned one at a time, since the tokens a step
-// emits depend on its acceptance.
+// emits depend on its acceptance. A driver that asked for OmitStreaks
+// under costmodel.Frozen gets plans that count the leading decodes with
+// drafts (Plan.Cohort) rather than list them: the speculative cohort,
+// planned from what the last step's completion noted of them
+// (speccohort.go).
 //
 // # What each of those is worth
 //

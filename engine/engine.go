@@ -83,7 +83,11 @@ type Plan struct {
 	// step has besides those in Batch.Decode, whose contexts it does not
 	// list (see Runner.OmitStreaks): 0 unless the driver asked for streaks to be
 	// left out and the cost model says its price reads decode contexts
-	// only through their sum (costmodel.DecodeSum).
+	// only through their sum (costmodel.DecodeSum). With speculative
+	// decoding (Config.SpeculativeTokens) it counts, under
+	// costmodel.Frozen, which prices verified positions by their sum, the
+	// step's leading decodes with drafts, listed in neither Batch.Decode
+	// nor Batch.Verify: Engine.Scheduled names them, with their tokens.
 	Cohort int
 }
 
@@ -369,7 +373,11 @@ func (e *Engine) Abort(now time.Duration, ref int32) error {
 	if !ok {
 		return fmt.Errorf("%w: %d", ErrUnknownRef, ref)
 	}
-	e.syncRun(now) // a continued run's first step takes its blocks lazily (Continue)
+	e.syncRun(now)   // a continued run's first step takes its blocks lazily (Continue)
+	if e.sc != nil { // the speculative cohort's notes go, and its members in flight are listed (speccohort.go)
+		e.sc.ready = false
+		e.materializeSpec()
+	}
 	if s.member {
 		return e.abortMember(now, s)
 	}

@@ -265,6 +265,11 @@ func (e *Engine) decideFast() {
 	f.cont = why[pathContinue] == nil
 	_, frozen := e.model.(costmodel.Frozen)
 	f.verifySum = spec && frozen && !f.noTwin
+	// The speculative cohort lists its members nowhere in the plan: a
+	// driver that asked for OmitStreaks reads no listed decode, and
+	// Frozen prices them by their sum (verifySum). Under FCFS a victim is
+	// never a member; each of the others would have it list them.
+	e.setSpecCohort(f.verifySum && f.omitAsked && !e.record && e.pool.pub == nil && e.tier == nil && !e.cfg.RemoteKV && e.fcfs)
 	f.joins = why[pathJoins] == nil
 	e.gateFast()
 	e.omit = why[pathStreaks] == nil

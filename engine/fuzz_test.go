@@ -22,14 +22,30 @@ func walkRuns(e *Engine) {
 	e.decideFast()
 }
 
-// planShape is what two plans must agree on: everything but where the
-// decodes' contexts are listed (a cohort's are not).
-func planShape(p *Plan) any {
+// planShape is what two plans of their engines must agree on:
+// everything but where the decodes' contexts are listed (a cohort's are
+// not), the verified positions as the walk lists them (listedVerify).
+func planShape(e *Engine, p *Plan) any {
 	if p == nil {
 		return nil
 	}
-	return []any{p.Start, p.Steps, p.StepTime, p.End, len(p.Batch.Decode) + p.Cohort, p.Batch.Prefill, p.Batch.Verify,
+	return []any{p.Start, p.Steps, p.StepTime, p.End, len(p.Batch.Decode) + p.Cohort, p.Batch.Prefill, e.listedVerify(p),
 		p.Started, p.Cached, p.Preempted, p.Reserved}
+}
+
+// listedVerify is e's plan p's Verify as the walk lists it: the
+// speculative cohort's members' first (speccohort.go), materialised
+// from them, then those p lists.
+func (e *Engine) listedVerify(p *Plan) []int {
+	m := e.specMembers()
+	if m == 0 {
+		return p.Batch.Verify
+	}
+	v := make([]int, 0, m+len(p.Batch.Verify))
+	for _, s := range e.running[:m] {
+		v = append(v, min(e.cfg.SpeculativeTokens+1, s.req.Output-s.emitted))
+	}
+	return append(v, p.Batch.Verify...)
 }
 
 // twins is an engine and its slow twin (walkRuns), driven by the same
@@ -160,7 +176,7 @@ func (w twins) continued(now, until time.Duration) *Plan {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	w.same("Continue", planShape(p), planShape(p2))
+	w.same("Continue", planShape(w.a, p), planShape(w.b, p2))
 	w.a.Runner().SyncTo(now + 1)
 	return p
 }
@@ -439,7 +455,7 @@ func scenario(t *testing.T, data []byte) {
 					notePlan(e, p, before)
 					noteEvents(p, logs[0])
 					p2, _ := slow.Runner().ScheduleUntil(now, now+time.Duration(arg)*time.Second)
-					w.same("ScheduleUntil", planShape(p), planShape(p2))
+					w.same("ScheduleUntil", planShape(e, p), planShape(slow, p2))
 					reserved(p)
 					inFlight = p
 				} else if at := inFlight.Start + time.Duration(int(arg)%inFlight.Steps)*inFlight.StepTime + inFlight.StepTime/2; inFlight.Steps > 1 && arg%3 == 0 && at >= now {
@@ -515,7 +531,7 @@ func scenario(t *testing.T, data []byte) {
 				before := e.unscheduled
 				p, err := e.Runner().ScheduleUntil(now, now+time.Hour)
 				p2, _ := slow.Runner().ScheduleUntil(now, now+time.Hour)
-				w.same("ScheduleUntil", planShape(p), planShape(p2))
+				w.same("ScheduleUntil", planShape(e, p), planShape(slow, p2))
 				if err == nil && p == nil && len(pending) > 0 { // waiting for a KV: it lands a little later
 					now += time.Millisecond
 					land(0)

@@ -482,9 +482,16 @@ func (e *Engine) price() time.Duration {
 func (e *Engine) sumVerify(b *costmodel.Batch) {
 	if e.fast.verifySum {
 		// In samePrice's scratch, which runs use, and speculative
-		// decoding has none (allocated once, at the first step).
-		e.shifted = append(e.shifted[:0], int(e.vsum)+1-len(b.Verify))
+		// decoding has none (allocated once, at the first step). The
+		// speculative cohort's members verify positions too, listed in
+		// neither Decode nor Verify (speccohort.go): a batch of them alone
+		// decodes, which is all Frozen reads of Decode.
+		m := e.specMembers()
+		e.shifted = append(e.shifted[:0], int(e.vsum)+1-len(b.Verify)-m)
 		b.Verify = e.shifted
+		if m > 0 && len(b.Decode) == 0 {
+			b.Decode = e.shifted
+		}
 	}
 }
 

@@ -27,7 +27,9 @@ import (
 //     streak (Outcome.Streak, Outcome.Left) instead of listing them, and
 //     with a cost model that reads decode contexts only through their sum
 //     the plan counts the decode cohort's decodes (Plan.Cohort) instead of
-//     listing them in Plan.Batch.Decode.
+//     listing them in Plan.Batch.Decode; with speculative decoding under
+//     costmodel.Frozen, the speculative cohort's decodes, listed in
+//     neither Plan.Batch.Decode nor Plan.Batch.Verify.
 //
 // # The rules
 //
@@ -222,9 +224,11 @@ func (r *Runner) JoinChangesNothing() bool {
 
 // OmitStreaks makes the outcomes of Complete and CompleteUntil leave out
 // the requests that continue their decode streak (see Outcome.Streak and
-// Outcome.Left). It has no effect with speculative decoding, whose
-// streaks vary with acceptance (OmitsStreaks says whether it took).
-// Call it before the first move is planned.
+// Outcome.Left). With speculative decoding, whose streaks vary with
+// acceptance, the outcomes still list every emit (OmitsStreaks says
+// whether it took), but under costmodel.Frozen the plans count the
+// leading decodes with drafts in Plan.Cohort (see Plan). Call it before
+// the first move is planned.
 func (r *Runner) OmitStreaks(on bool) {
 	(*Engine)(r).omitStreaks(on)
 }

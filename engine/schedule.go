@@ -14,20 +14,21 @@ import (
 // it answered Schedule with, the outcome Complete answers with, and the
 // requests the step scheduled.
 type scheduling struct {
-	inFlight bool     // a plan is in flight: Complete has not ended it
-	plan     Plan     // the step (or run) in flight
-	out      Outcome  // the last outcome
-	sched    []*seq   // scheduled in the step in flight, in batch order
-	inline   int      // of them, plain decodes planChunked scheduled inline
-	minLeft  int      // their fewest output tokens left
-	lastOne  bool     // a prompt they hold takes its last chunk, or the one before: one step (chunkSteps)
-	chunkPub bool     // a prompt of the run of chunks in flight caches blocks of shared content in its later steps (chunkPubSteps; set by chunkLimit); beside lastOne, in its padding: a larger Engine put TestFleetSetupAllocatesEachReplicaOnce over its bound
-	vsum     int32    // speculative decoding: Σ plan.Batch.Verify, the positions the step verifies (sumVerify), within MaxBatchedTokens ≤ MaxTokens; beside lastOne and chunkPub, in their padding: an int more put the Engine in a larger size class (TestFleetSetupAllocatesEachReplicaOnce)
-	pubLeft  int      // the fewest steps to a decode of theirs that caches a block of shared output (publishDecode)
-	pubRun   int      // of them, those with blocks of shared output left to cache in a run's later steps (runPublish)
-	pubs     []pubAt  // runPublish's scratch
-	acceptor Acceptor // speculative decoding: the driver's acceptance draws
-	fcfs     bool     // the policy is FCFS: a victim is never a request the step scheduled
+	inFlight bool        // a plan is in flight: Complete has not ended it
+	fcfs     bool        // the policy is FCFS: a victim is never a request the step scheduled (beside inFlight, in its padding: sc took its place, and an Engine larger put TestFleetSetupAllocatesEachReplicaOnce over its bound)
+	plan     Plan        // the step (or run) in flight
+	out      Outcome     // the last outcome
+	sched    []*seq      // scheduled in the step in flight, in batch order
+	inline   int         // of them, plain decodes planChunked scheduled inline
+	minLeft  int         // their fewest output tokens left
+	lastOne  bool        // a prompt they hold takes its last chunk, or the one before: one step (chunkSteps)
+	chunkPub bool        // a prompt of the run of chunks in flight caches blocks of shared content in its later steps (chunkPubSteps; set by chunkLimit); beside lastOne, in its padding: a larger Engine put TestFleetSetupAllocatesEachReplicaOnce over its bound
+	vsum     int32       // speculative decoding: Σ plan.Batch.Verify, the positions the step verifies (sumVerify), within MaxBatchedTokens ≤ MaxTokens; beside lastOne and chunkPub, in their padding: an int more put the Engine in a larger size class (TestFleetSetupAllocatesEachReplicaOnce)
+	pubLeft  int         // the fewest steps to a decode of theirs that caches a block of shared output (publishDecode)
+	pubRun   int         // of them, those with blocks of shared output left to cache in a run's later steps (runPublish)
+	pubs     []pubAt     // runPublish's scratch
+	acceptor Acceptor    // speculative decoding: the driver's acceptance draws
+	sc       *specCohort // speculative decoding: its cohort (speccohort.go), made when decideFast first keeps one
 
 	unscheduled int // victims taken back out of the step being planned, so far (the tests count them)
 	gated       int // waiting heads with hits tryAdmit refused without walking them (strict mode; the tests count them)
@@ -234,6 +235,11 @@ func (e *Engine) planChunked() int {
 // beside it, it spilled them (it is paid once a request and step; this
 // saved 530 instructions a request in BenchmarkRegime/Speculation).
 func (e *Engine) planDrafts(i, budget, avail, owed int) (int, int, int, int) {
+	if i == 0 && e.sc != nil && e.sc.ready { // the speculative cohort's members, noted by Complete
+		if i, budget, avail, owed = e.planSpec(budget, avail, owed); i == len(e.running) || budget <= 0 {
+			return i, budget, avail, owed
+		}
+	}
 	k, b, running := e.cfg.SpeculativeTokens, &e.plan.Batch, e.running[i:]
 	// Room for each running request left in e.sched and the batch's
 	// Decode and Verify, written in place and cut to those planned, as
@@ -551,13 +557,21 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	e.res.on = false
 	e.inFlight = false
 	e.out.Emitted = e.out.Emitted[:0]
-	if e.out.Drafts != nil {
-		e.out.Drafts = e.out.Drafts[:0]
-	}
 	e.out.Steps, e.out.End = e.plan.Steps, e.plan.End
 	e.beginOutcome(&e.out, e.out.Steps, e.plan.StepTime, e.out.End)
 	fin := e.completeCohort(e.plan.Steps, true) // the members come first
 	done := false
+	if e.out.Drafts != nil { // speculative decoding, past its first emit
+		e.out.Drafts = e.out.Drafts[:0]
+		if e.sc != nil && e.sc.on {
+			// Its cohort's members (verified notes the listed decodes with
+			// drafts after them). Here, after the decode cohort's, which
+			// speculative decoding has none of, and done beside it: with
+			// done live across those calls RunAtlas paid 4 instructions a
+			// request (6,042 then 6,038).
+			done = e.completeSpec()
+		}
+	}
 	for i := 0; i < len(e.sched); i++ {
 		s := e.sched[i]
 		if s.aborted {
@@ -652,6 +666,9 @@ func (e *Engine) verified(i int) (int, bool) {
 	}
 	e.outstanding -= n
 	e.out.Emitted, e.out.Drafts = e.out.Emitted[:base+k], e.out.Drafts[:base+k]
+	if i == 0 && e.sc != nil && e.sc.on { // after the speculative cohort's members, or in their place
+		e.noteListed(sched[:k])
+	}
 	return i + k, done
 }
 
@@ -761,6 +778,7 @@ func (e *Engine) dropFinished() {
 // reserved (the driver starts no transfer for a plan refused), so the
 // engine's invariants hold; preemptions made while planning stand.
 func (e *Engine) abandonPlan() {
+	e.materializeSpec() // its members trimmed as the walk's
 	if len(e.plan.Reserved) > 0 {
 		e.unreserve()
 	}

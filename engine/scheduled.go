@@ -61,7 +61,11 @@ func (k ScheduledKind) String() string {
 // (Runner.OmitStreaks with a cost model reading decode contexts only
 // through their sum, Plan.Cohort > 0), the cohort's members come first,
 // each a continuing decode of one token, as they are scheduled first;
-// then the requests of Plan.Batch, in its order. Inside a run of several
+// then the requests of Plan.Batch, in its order. The members of the
+// speculative cohort (speculative decoding under costmodel.Frozen,
+// Plan.Cohort > 0) come first too, each a continuing decode of 1 + its
+// drafts tokens; an Abort in flight lists them, so that one aborted is
+// named, Aborted, as a request planned outside a cohort. Inside a run of several
 // steps (Runner.ScheduleUntil, Runner.Continue) it describes each of the
 // steps still to run: every request gets its tokens in each, and
 // Computed is before the first of them (after CompleteUntil, the first
@@ -95,6 +99,10 @@ func (e *Engine) scheduled(dst []Scheduled, admitted uint64) []Scheduled {
 				dst = append(dst, Scheduled{Ref: s.req.Ref, Tokens: 1, Computed: s.computed + co.tick - s.t0, Decode: true})
 			}
 		}
+	}
+	k1 := e.cfg.SpeculativeTokens + 1
+	for _, s := range e.running[:e.specMembers()] { // the speculative cohort's (speccohort.go), first as planned
+		dst = append(dst, Scheduled{Ref: s.req.Ref, Tokens: min(k1, s.req.Output-s.emitted), Computed: s.computed, Decode: true})
 	}
 	for _, s := range e.sched {
 		k, cached := ScheduledContinuing, 0

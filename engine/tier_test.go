@@ -438,7 +438,7 @@ func TestZeroTierIsNoTier(t *testing.T) {
 					pa, err := a.Schedule(now)
 					require.NoError(t, err)
 					pb, _ := b.Schedule(now)
-					require.Equal(t, planShape(pb), planShape(pa), "seed %d: step %d", seed, i)
+					require.Equal(t, planShape(b, pb), planShape(a, pa), "seed %d: step %d", seed, i)
 					if pa == nil {
 						now += time.Millisecond
 						continue

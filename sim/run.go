@@ -167,8 +167,12 @@ func (r *runner) wireReplicas() (lazy bool) {
 	}
 	for i := range r.reps {
 		rep := &r.reps[i]
-		if !lazy && r.deferStreaks() {
-			rep.run().OmitStreaks(false) // a replica lists them: so do all
+		if !lazy && r.deferStreaks() && !rep.spec.On() {
+			// A replica lists them: so do all. A speculative one lists
+			// them whatever it was asked, and keeps the ask: the account
+			// reads no listed decode of its plans, so its engine may keep
+			// a speculative cohort (engine/speccohort.go).
+			rep.run().OmitStreaks(false)
 		}
 		rep.continues = rep.run().Continues()
 		rep.oneStep = r.oneStep(rep)
@@ -218,6 +222,9 @@ func (r *runner) addReplica(rc ReplicaConfig) (int, error) {
 	}
 	if rep.spec.On() {
 		rep.eng.SetAcceptor(newAcceptor(r, rep.spec))
+	}
+	if !r.lazy && r.deferStreaks() && rep.spec.On() {
+		rep.run().OmitStreaks(true) // as wireReplicas keeps it
 	}
 	if r.lazy {
 		rep.run().OmitStreaks(true)

@@ -1,0 +1,312 @@
+package engine
+
+import (
+	"slices"
+
+	"github.com/servesim/servesim/internal/accept"
+)
+
+// The speculative cohort: with speculative decoding, the running list's
+// leading decodes with drafts planned from sums, not listed.
+//
+// A step's walk (planDrafts) writes each speculative decode's plan: its
+// entry in e.sched and in the plan's Decode and Verify, and its sched,
+// draft and decoding fields, after testing that it is one; Complete
+// reads them back. The cohort keeps instead what the walk would find,
+// worked out where each member was last touched: as Complete verifies
+// the running list's leading decodes with drafts, it notes for the next
+// step, while each still asks for drafts (two tokens left at least, no
+// block of shared output to cache), how many tokens it will verify
+// (1 + K, or its tokens left), their sum, and the blocks each will take,
+// listing the few that take any (at a block boundary). When the next
+// step's plan finds them all in its token budget and the free blocks,
+// and nothing has changed them since (an Abort drops the notes), it
+// plans them at once: it takes their blocks, counts them in
+// Plan.Cohort and the verified positions in vsum, and lists none of
+// them; Complete verifies them from the running list, each member's
+// drafts worked out again as min(K, Output − emitted − 1). The walk then
+// goes on after them as before, and the requests it plans are listed.
+//
+// Its members are the running list's first Plan.Cohort requests (sc.m),
+// outside e.sched, their sched, draft and decoding left 0. Whatever
+// reads those: an Abort while the step is in flight writes them back
+// and lists the members first in e.sched (materializeSpec), after which
+// the step completes as listed; Check writes them for its checks and
+// clears them after; Scheduled names the members first.
+//
+// The plan lists them nowhere, so only a driver that reads no listed
+// decode has it: one that asked for OmitStreaks, with costmodel.Frozen,
+// which prices verified positions by their sum (fast.verifySum), no
+// recorded steps, KV events, tier or remote KV, under FCFS (a victim is
+// then never a member: makeRoom takes the tail). The walk is the twin;
+// FuzzSpecCohort holds the two equal, and docs/fastpaths.md names the
+// other tests.
+//
+// It moves a member's per-step work more than it removes it: the walk's
+// tests and stores go (planDrafts 5,435 then 1,315 instructions a
+// request in BenchmarkRegime/Speculation, verified's dispatch 790 then
+// 40), but each member is still verified and noted a step (the budget
+// test, SERVESIM_BUDGET_FUNCS: verifyMembersIID 7,289 where verifyIID
+// was 7,521, noteMembers 1,945, completeSpec 1,004): 31,636 then 31,090
+// instructions a request in all. Listing them nowhere in the outcome
+// too (Outcome.Emitted, Outcome.Drafts: sim's plainChunks, 7,073) is
+// what would take the member-step out.
+type specCohort struct {
+	on bool // the engine keeps a speculative cohort (decideFast)
+	m  int  // members of the plan in flight: the running list's first m, not in e.sched
+
+	// The next plan's members, as the last Complete noted them.
+	ready bool     // the notes hold: nothing changed the running list since
+	next  int      // the running list's first next requests
+	vsum  int      // Σ the tokens each verifies (1 + drafts)
+	need  int      // Σ the blocks they take
+	ex    []specEx // those that take blocks, in running order
+	cut   bool     // a request that will not be a member follows them
+}
+
+// specEx is a member that takes blocks in the next step: its index in
+// the running list and how many.
+type specEx struct {
+	i, need int32
+}
+
+// setSpecCohort keeps a speculative cohort or not, as decideFast decided;
+// the notes go either way (RecordSteps and OmitStreaks change the
+// decision between steps).
+func (e *Engine) setSpecCohort(on bool) {
+	if on && e.sc == nil {
+		e.sc = &specCohort{ex: make([]specEx, 0, e.cfg.MaxSeqs)}
+	}
+	if e.sc != nil {
+		e.materializeSpec()
+		e.sc.ready = false
+		e.sc.on = on
+	}
+}
+
+// planSpec plans the noted members, when their tokens fit budget and
+// their blocks avail, as planDrafts' walk would plan them: it returns the
+// running index after them and the budget, free blocks and owed blocks
+// they leave (those it was given when they do not fit, planning none).
+func (e *Engine) planSpec(budget, avail, owed int) (int, int, int, int) {
+	sc := e.sc
+	sc.ready = false
+	if sc.vsum > budget || sc.need > avail {
+		return 0, budget, avail, owed
+	}
+	for _, x := range sc.ex {
+		e.running[x.i].anon += int(x.need)
+	}
+	sc.m = sc.next
+	e.plan.Cohort = sc.next
+	e.vsum += int32(sc.vsum)
+	return sc.next, budget - sc.vsum, avail - sc.need, owed + sc.need
+}
+
+// specNotes gathers, as completeSpec verifies each decode, the next
+// plan's notes.
+type specNotes struct {
+	k1   int      // 1 + K: a member's tokens when it has more left
+	next int      // members noted
+	vsum int      // their tokens
+	need int      // their blocks
+	ex   []specEx // those that take blocks: room for each, cut to nex
+	nex  int
+	cut  bool // a request that will not be a member came first: no more
+}
+
+// note notes s, verified, for the next plan: a member unless cut, or
+// done (it leaves), or it has fewer than two tokens left or blocks of
+// shared output to cache (planDrafts plans it otherwise).
+func (e *Engine) note(ns *specNotes, s *seq, done bool) {
+	if done || ns.cut {
+		return
+	}
+	left := s.req.Output - s.emitted
+	if left < 2 || s.held < s.shared {
+		ns.cut = true
+		return
+	}
+	n := min(ns.k1, left)
+	if need := e.blocksFor(s.computed+n) - s.held - s.anon; need > 0 {
+		ns.ex[ns.nex] = specEx{i: int32(ns.next), need: int32(need)}
+		ns.nex++
+		ns.need += need
+	}
+	ns.vsum += n
+	ns.next++
+}
+
+// completeSpec verifies the step's members (those planSpec planned),
+// writing their Emits and Drafts, and notes them for the next plan
+// (verified notes the listed decodes with drafts that follow them:
+// noteListed). It reports whether one of them emitted its last token.
+func (e *Engine) completeSpec() bool {
+	sc := e.sc
+	m := sc.m
+	sc.m = 0
+	members := e.running[:m]
+	// Room for an Emit and a Draft each, written in place.
+	base := len(e.out.Emitted)
+	e.out.Emitted = slices.Grow(e.out.Emitted, m)[:base+m]
+	e.out.Drafts = slices.Grow(e.out.Drafts, m)[:base+m]
+	ems, drs := e.out.Emitted[base:], e.out.Drafts[base:]
+	k1 := e.cfg.SpeculativeTokens + 1
+	var tokens int
+	var done bool
+	if iid, _ := e.acceptor.(*accept.IID); iid != nil {
+		tokens, done = verifyMembersIID(members, ems, drs, iid, k1)
+	} else {
+		for i, s := range members {
+			n := min(k1, s.req.Output-s.emitted) // planSpec's: never capped by the budget
+			d := n - 1
+			acc := min(max(e.acceptor.Accept(s.req.Ref, d), 0), d)
+			drs[i] = Draft{Drafted: d, Accepted: acc}
+			s.sched = n // verify reads it, and clears it
+			em := s.verify(1 + acc)
+			ems[i] = em
+			tokens += em.Tokens
+			done = done || em.Done
+		}
+	}
+	e.outstanding -= tokens
+	// The notes, in running order: a loop of their own (verifying and
+	// noting the members in one loop spilled: 31,227 against 31,045
+	// instructions a request in BenchmarkRegime/Speculation).
+	ns := specNotes{k1: k1, ex: sc.ex[:cap(sc.ex)]} // room for MaxSeqs (setSpecCohort)
+	if e.shift >= 0 {
+		noteMembers(members, &ns, e.cfg.BlockSize)
+	} else {
+		for _, s := range members {
+			e.note(&ns, s, s.emitted >= s.req.Output)
+		}
+	}
+	e.keepNotes(&ns)
+	return done
+}
+
+// noteListed notes the listed decodes with drafts the step verified
+// after the members, sched, as completeSpec noted the members: members
+// of the next plan while the notes were not cut.
+func (e *Engine) noteListed(sched []*seq) {
+	sc := e.sc
+	if sc.cut {
+		return
+	}
+	ns := specNotes{k1: e.cfg.SpeculativeTokens + 1, next: sc.next, vsum: sc.vsum, need: sc.need, ex: sc.ex[:cap(sc.ex)], nex: len(sc.ex)}
+	for _, s := range sched {
+		e.note(&ns, s, s.emitted >= s.req.Output)
+	}
+	e.keepNotes(&ns)
+}
+
+// keepNotes keeps ns as the next plan's notes.
+func (e *Engine) keepNotes(ns *specNotes) {
+	sc := e.sc
+	sc.ex = ns.ex[:ns.nex]
+	sc.next, sc.vsum, sc.need, sc.cut = ns.next, ns.vsum, ns.need, ns.cut
+	sc.ready = ns.next > 0
+}
+
+// verifyMembersIID is completeSpec's loop over the members under i.i.d.
+// acceptance: verifyIID's, each member's tokens worked out (k1 = 1 + K,
+// fewer near its end). It returns the tokens they emitted and whether
+// one of them emitted its last. It calls nothing, so that its variables
+// stay in registers.
+func verifyMembersIID(members []*seq, ems []Emit, drs []Draft, a *accept.IID, k1 int) (tokens int, done bool) {
+	streams := *a.Streams
+	ems, drs = ems[:len(members)], drs[:len(members)]
+	for i, s := range members {
+		n := min(k1, s.req.Output-s.emitted)
+		acc := a.Accepted(streams[s.req.Ref].Uint64()>>11, n-1)
+		drs[i] = Draft{Drafted: n - 1, Accepted: acc}
+		// seq.verify's, written out: its sched is n, and its sched and
+		// draft stay 0 (with sched written for verify, which clears both:
+		// 31,446 then 31,075 instructions a request in
+		// BenchmarkRegime/Speculation).
+		t := 1 + acc
+		s.look = max(s.look, n) - t
+		s.computed += t
+		s.known += t
+		s.emitted += t
+		em := Emit{Ref: s.req.Ref, Tokens: t, Done: s.emitted >= s.req.Output}
+		ems[i] = em
+		tokens += t
+		if em.Done {
+			done = true
+		}
+	}
+	return tokens, done
+}
+
+// noteMembers is note over the members, verified, with a power-of-two
+// block size bs: a running request holds blocksFor(computed + look)
+// once verified, and a member has no block of shared output to cache, as
+// when it was noted.
+func noteMembers(members []*seq, ns *specNotes, bs int) {
+	k1, ex := ns.k1, ns.ex
+	next, vsum, need, nex := ns.next, ns.vsum, ns.need, ns.nex
+	up, down := bs-1, -bs // round up to a multiple of bs: (x + up) & down
+	for _, s := range members {
+		left := s.req.Output - s.emitted
+		if left < 2 {
+			if left <= 0 {
+				continue // it leaves
+			}
+			ns.cut = true
+			break
+		}
+		n, c := min(k1, left), s.computed
+		// Its blocks hold the tokens up to room, a block boundary: n
+		// takes blocks past it. Counted a block at a time, without a
+		// shift: with the shift's count in CX the loop spilled its index
+		// (31,989 then 31,683 instructions a request in
+		// BenchmarkRegime/Speculation).
+		if room := (c + s.look + up) & down; c+n > room {
+			b := 0
+			for ; c+n > room; room += bs {
+				b++
+			}
+			ex[nex] = specEx{i: int32(next), need: int32(b)}
+			nex++
+			need += b
+		}
+		vsum += n
+		next++
+	}
+	ns.next, ns.vsum, ns.need, ns.nex = next, vsum, need, nex
+}
+
+// materializeSpec writes the members of the plan in flight back as the
+// walk would have planned them: their fields, and first in e.sched.
+func (e *Engine) materializeSpec() {
+	sc := e.sc
+	if sc == nil || sc.m == 0 {
+		return
+	}
+	e.specFields(true)
+	e.sched = slices.Insert(e.sched, 0, e.running[:sc.m]...)
+	sc.m = 0
+}
+
+// specFields writes (on) or clears the members' sched, draft and
+// decoding, as the walk writes them for the step in flight.
+func (e *Engine) specFields(on bool) {
+	k1 := e.cfg.SpeculativeTokens + 1
+	for _, s := range e.running[:e.sc.m] {
+		if on {
+			n := min(k1, s.req.Output-s.emitted)
+			s.sched, s.decoding, s.draft = n, true, n-1
+		} else {
+			s.sched, s.decoding, s.draft = 0, false, 0
+		}
+	}
+}
+
+// specMembers is the number of members of the plan in flight.
+func (e *Engine) specMembers() int {
+	if e.sc == nil {
+		return 0
+	}
+	return e.sc.m
+}
