@@ -790,6 +790,9 @@ func (e *Engine) completeCohort(steps int, done bool) []*seq {
 			}
 			em := Emit{Ref: s.req.Ref, Tokens: steps}
 			if s.finTick <= co.tick { // none finishes before the last step
+				if s.finTick < co.tick {
+					panic("engine: invariant run-through broken: a run through finishes collected apart from the move before it")
+				}
 				em.Done = true
 			}
 			e.emit(s, em)
@@ -802,7 +805,9 @@ func (e *Engine) completeCohort(steps int, done bool) []*seq {
 		if len(fin) > 0 {
 			fin = e.sortByRank(fin)
 			for _, s := range fin {
-				e.out.Emitted = append(e.out.Emitted, Emit{Ref: s.req.Ref, Tokens: steps, Done: true})
+				// Its tokens are the steps through its last: all of them
+				// but in a run through finishes (through.go).
+				e.out.Emitted = append(e.out.Emitted, Emit{Ref: s.req.Ref, Tokens: steps - (co.tick - s.finTick), Done: true})
 			}
 		}
 	}
@@ -816,16 +821,21 @@ func (e *Engine) completeCohort(steps int, done bool) []*seq {
 		e.countMember(s.computed-co.tick, -1)
 		s.member = false
 		e.vacate(s)
+		if s.finTick < co.tick { // it finished inside a run through finishes
+			e.thruFin(s, co.tick-s.finTick)
+		}
 	}
 	e.compact()
 	co.scratch = fin
 	return fin
 }
 
-// sortByRank sorts a few members into running order.
+// sortByRank sorts a few members into running order, those of a run
+// through finishes by their last step first (through.go): the order of
+// the steps they finish at, each step's in running order.
 func (e *Engine) sortByRank(a []*seq) []*seq {
 	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && a[j].rank < a[j-1].rank; j-- {
+		for j := i; j > 0 && (a[j].finTick < a[j-1].finTick || a[j].finTick == a[j-1].finTick && a[j].rank < a[j-1].rank); j-- {
 			a[j], a[j-1] = a[j-1], a[j]
 		}
 	}

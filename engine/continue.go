@@ -28,7 +28,13 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	}
 	left := e.finMin() - co.tick            // steps until a member's last token
 	k := int(min((until-now-1)/d+1, 1<<40)) // every step starts before until
-	k = min(k, left)
+	if k > left {
+		if e.thruOK && e.goesThrough(n, d) { // on through the finishes, to the last member's (through.go)
+			k = min(k, e.lastFin()-co.tick)
+		} else {
+			k = left
+		}
+	}
 	// The blocks: ScheduleUntil's cohort plan takes its first step's
 	// (coStep(1)) and its run fits the rest (fitBlocks, coGrow(1, j)),
 	// so the run is the longest whose steps need no more than are free.
@@ -39,6 +45,9 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	p.Steps, p.StepTime, p.End = k, d, now+time.Duration(k)*d
 	e.minLeft = left
 	e.inFlight, e.lazy, e.runAlloc, e.live = true, true, 0, n
+	if k > left { // a run through finishes
+		e.thruAt = now + time.Duration(left)*d
+	}
 	return p
 }
 

@@ -30,9 +30,9 @@ type Engine struct {
 	remoteState            // Remote requests reserved or landed (remote.go)
 	tier         Tier      // KV below HBM (tier.go); nil: none
 	tierPrivate  bool      // the tier says only this engine calls it (PrivateTier): runs may hand it their stores (storeRun)
+	tierRun      bool      // with a tier, this plan may be a run of several steps (tierRuns); beside tierPrivate, so that the two bools share a word (an Engine fits its allocation size class: TestFleetSetupAllocatesEachReplicaOnce)
 	skipped      []*seq    // the waiting requests the tier asked this plan to pass over (admitAsync)
 	refusedHead  *seq      // the waiting request at which this plan's waiting loop stopped, refused (admitAsync); nil: none
-	tierRun      bool      // with a tier, this plan may be a run of several steps (tierRuns)
 	scheduling             // the step planned and in flight: plan, outcome, batch (schedule.go)
 	runState               // the run of decode steps in flight (run.go, residues.go)
 	co           cohort    // the running requests in a decode streak (cohort.go)
@@ -98,6 +98,13 @@ type Plan struct {
 // A speculative step whose Draft drafted tokens (Outcome.Drafts) is
 // different: its Tokens, the accepted drafts and the token sampled after
 // them, were all emitted at End, as one streamed chunk.
+//
+// So is a request that finished inside a run of decode steps that went on
+// through finishes, which only a driver that asked for them through the
+// module's internal path sees (sim's single replica: engine/through.go):
+// Done, with fewer Tokens than the Outcome's Steps, it emitted one at the
+// end of each of the first Tokens steps, its last at Outcome.End −
+// (Steps − Tokens) × StepTime. Such Emits come first, by that instant.
 //
 // Emit keeps four fields: the compiler passes a struct of at most four
 // in registers, and a fifth cost the run loop 13 % (BenchmarkRunAtlas).
@@ -246,7 +253,10 @@ func (e *Engine) joinChangesNothing() bool {
 			return false
 		}
 	}
-	return e.AtSeqCap() || (e.runHead != 0 && e.waiting.len() > 0 && e.waiting.peek().order+1 == e.runHead)
+	// A run through finishes (through.go) admits nobody only while nothing
+	// waits: a finish inside it, not collected yet, would let the
+	// newcomer in.
+	return e.thruAt == noFinish && (e.AtSeqCap() || (e.runHead != 0 && e.waiting.len() > 0 && e.waiting.peek().order+1 == e.runHead))
 }
 
 // Idle reports whether the engine holds no request.

@@ -25,6 +25,7 @@ import (
 type runState struct {
 	runHead  uint64 // Add order + 1 of the waiting head the plan in flight was made with; 0: none
 	lazy     bool   // the plan in flight is a run whose blocks are taken step by step
+	thruOK   bool   // the driver asked for runs through finishes (through.go: runthrough.Allow)
 	runAlloc int    // steps of the run in flight whose blocks are taken
 	live     int    // outstanding tokens a step of the run in flight takes, over its requests not aborted (stepTokens)
 	res      residues
@@ -37,6 +38,9 @@ type runState struct {
 	// not yet collected, which did not hold them (runBlockSteps; 0 once
 	// they are).
 	resHeld, resBefore int
+	// thruAt: the end of the first step inside the run in flight that a
+	// member finishes at (through.go); noFinish: none.
+	thruAt time.Duration
 }
 
 // priceCache is what the engine knows of its cost model's prices, so as
@@ -928,7 +932,16 @@ func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
 	// j >= 1 steps ended and at least one did not: only a run of identical
 	// steps (none finishing, none sampling a prompt's first token, before
 	// its last) has several steps.
-	e.completeCohort(j, false) // none finishes: the run goes on
+	// None finishes but in a run through finishes (through.go), whose
+	// finishers leave here: the run goes on.
+	if fin := e.completeCohort(j, false); len(fin) > 0 {
+		for _, s := range fin {
+			e.drop(s)
+			e.release(s)
+		}
+		e.live -= len(fin)
+		p.Cohort = e.co.n
+	}
 	for _, s := range e.sched {
 		if s.aborted {
 			panic("engine: invariant run-shape broken: a run of several steps holds an aborted request")
@@ -956,6 +969,9 @@ func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
 	e.runAlloc -= j
 	e.res.base += j
 	e.shiftShape(j, next)
+	if e.thruAt != noFinish {
+		e.setThruAt()
+	}
 	return &e.out, nil
 }
 
@@ -1003,6 +1019,9 @@ func (e *Engine) truncate(t time.Duration) (inFlight bool, end time.Duration, er
 	p.Steps = keep
 	p.End = p.Start + time.Duration(keep)*p.StepTime
 	e.runAlloc = keep
+	if e.thruAt >= p.End { // its first finish inside was dropped, or is now the last step's (or none: noFinish is 0)
+		e.thruAt = noFinish
+	}
 	if keep == 0 {
 		e.inFlight, e.lazy = false, false
 		for _, s := range e.sched {

@@ -186,8 +186,11 @@ func (r *Runner) SyncTo(t time.Duration) {
 // many was priced the same (a model flat in the count, as Frozen, the
 // Atlas default, is priced once). Its length is ScheduleUntil's: its
 // steps start before until, none but its last sees a member's last token,
-// and the blocks they need are free. Continues says whether the engine's
-// configuration lets it plan at all.
+// and the blocks they need are free. (A driver that asked through the
+// module's internal path, sim's single replica, may get a run that goes
+// on through its members' finishes, its Outcome listing each finisher
+// with its own steps' tokens: engine/through.go.) Continues says whether
+// the engine's configuration lets it plan at all.
 //
 // Unlike ScheduleUntil, a driver may call it at the step end itself,
 // before its other events at now: the run takes its blocks lazily, its

@@ -553,6 +553,7 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	e.shape(e.plan.Steps)
 	e.out.Decodes, e.out.Chunks = len(e.plan.Batch.Decode)+e.plan.Cohort, len(e.plan.Batch.Prefill)
 	e.lazy, e.runAlloc = false, 0
+	e.thruAt = noFinish
 	agg := e.res.on // the run's requests' counts of blocks are written below
 	e.res.on = false
 	e.inFlight = false

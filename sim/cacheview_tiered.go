@@ -36,6 +36,7 @@ func (tieredState) cached(r *runner, i int, req *workload.Request) int {
 	n := rep.eng.CachedKeys(keys) / rep.eng.Config().BlockSize
 	if t := r.tiers; t != nil {
 		p := &t.ports[i]
+		p.flushIn(keys) // decode blocks put off
 		h, s := p.hostLRU(), t.shared
 		for _, k := range keys[n:] {
 			if !(h != nil && h.Contains(k) || s != nil && s.Contains(k)) {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/kvtier"
+	"github.com/servesim/servesim/workload"
 )
 
 // TestHostPinsAnswerAsCounts drives two ports of a host tier alone with
@@ -179,10 +180,10 @@ func TestLazyPinsAreEager(t *testing.T) {
 // tier's order, least recent first), stay equal; at the end both are
 // drained by a store of new keys, which evicts all they hold in order.
 func TestLazyTouchesAreEager(t *testing.T) {
-	defer func(n, m int) { touchLogKeys, touchSlots = n, m }(touchLogKeys, touchSlots)
-	touchLogKeys, touchSlots = 64, 8 // notes found by a slot they share
+	defer func(n, m, k int) { touchLogKeys, touchSlots, pendNotes = n, m, k }(touchLogKeys, touchSlots, pendNotes)
+	touchLogKeys, touchSlots, pendNotes = 64, 8, 2 // notes found by a slot they share; put-off notes past 2 inserted
 	rng := rand.New(rand.NewPCG(41, 0x70c))
-	dropped, settled, remembered := 0, 0, 0
+	dropped, settled, remembered, deferred, found := 0, 0, 0, 0, 0
 	for round := range 300 {
 		capacity := 8 + rng.IntN(120)
 		ports := hostPorts(t, capacity, 8)
@@ -239,17 +240,18 @@ func TestLazyTouchesAreEager(t *testing.T) {
 		lastHBM := 0
 		check := func(step int, what string) {
 			require.Equal(t, ports[1].loads, ports[0].loads)
-			require.Equal(t, ports[1].host.Len(), ports[0].host.Len(), "%s, round %d step %d", what, round, step)
+			require.Equal(t, ports[1].host.Len(), ports[0].host.Len()+ports[0].pend.keys, "%s, round %d step %d", what, round, step)
 			require.Equal(t, ports[1].host.Counters(), ports[0].host.Counters(), "%s, round %d step %d", what, round, step)
 			require.Equal(t, ports[1].evicted, ports[0].evicted, "%s: evicted, round %d step %d", what, round, step)
 			for _, k := range all {
-				require.Equal(t, ports[1].host.Contains(k), ports[0].host.Contains(k), "key %d, %s, round %d step %d", k, what, round, step)
+				require.Equal(t, ports[1].host.Contains(k), ports[0].heldOrPutOff(k), "key %d, %s, round %d step %d", k, what, round, step)
 			}
 		}
 		for step := range 120 {
 			r := reqs[rng.IntN(len(reqs))]
 			notes := ports[0].touches.nlive
 			live := ports[0].touches.live
+			putOff := ports[0].pend.keys
 			switch op := rng.IntN(10); {
 			case op < 3: // a lookup of the request's chain (again, or as far as it knows), and a load when it finds held keys
 				keys := r.chain
@@ -267,6 +269,9 @@ func TestLazyTouchesAreEager(t *testing.T) {
 				n, busy := ports[0].Find(keys, hbm)
 				n1, busy1 := ports[1].Find(keys, hbm)
 				require.Equal(t, []any{n1, busy1}, []any{n, busy}, "Find, round %d step %d", round, step)
+				if ports[0].pend.keys < putOff && ports[0].touches.nlive > 0 {
+					found++ // a lookup of a chain holding decode blocks put off inserted them
+				}
 				if ref := rng.IntN(len(loading)); n > 0 && !busy && !loading[ref] && rng.IntN(3) == 0 {
 					loading[ref] = true
 					for _, p := range ports {
@@ -292,6 +297,9 @@ func TestLazyTouchesAreEager(t *testing.T) {
 					}
 					keys := r.chain[len(r.chain)-1:]
 					require.Equal(t, ports[1].Store(keys, r.chain), ports[0].Store(keys, r.chain), "Store, round %d step %d", round, step)
+					if ports[0].pend.keys > putOff {
+						deferred++
+					}
 					check(step, "decode")
 					r.stored = len(r.chain)
 				}
@@ -302,8 +310,12 @@ func TestLazyTouchesAreEager(t *testing.T) {
 						p.Release(int32(ref))
 					}
 				}
-			default: // the request finishes; another comes
-				reqs[rng.IntN(len(reqs))] = fresh()
+			default:
+				if rng.IntN(2) == 0 { // preempted: it stores its blocks again as it recomputes them
+					r.stored = rng.IntN(len(r.chain) + 1)
+					break
+				}
+				reqs[rng.IntN(len(reqs))] = fresh() // the request finishes; another comes
 			}
 			check(step, "step")
 			g := &ports[0].touches
@@ -331,10 +343,27 @@ func TestLazyTouchesAreEager(t *testing.T) {
 		require.Equal(t, ports[1].Store(drain, drain), ports[0].Store(drain, drain))
 		check(-1, "drain")
 	}
-	t.Logf("%d notes dropped, %d logs settled with 3 notes or more, %d lookups remembered", dropped, settled, remembered)
+	t.Logf("%d notes dropped, %d logs settled with 3 notes or more, %d lookups remembered, %d decode blocks put off, %d inserted by a lookup", dropped, settled, remembered, deferred, found)
+	require.Greater(t, deferred, 1000, "decode blocks are no longer put off (pendingDecodes)")
+	require.Greater(t, found, 20, "no lookup finds decode blocks put off")
 	require.Greater(t, remembered, 200, "the lookups are no longer remembered (foundMemo)")
 	require.Greater(t, dropped, 1000, "the touches no longer cover the ones before")
 	require.Greater(t, settled, 100, "the logs are no longer settled with notes left")
+}
+
+// heldOrPutOff reports whether p holds key, in its tier or as a decode
+// block put off (pendingDecodes).
+func (p *tierPort) heldOrPutOff(key uint64) bool {
+	if p.host.Contains(key) {
+		return true
+	}
+	for _, i := range p.pend.notes {
+		nt := &p.touches.notes[i]
+		if slices.Contains(nt.keys[len(nt.keys)-int(nt.pend):], key) {
+			return true
+		}
+	}
+	return false
 }
 
 // hostPorts is two ports of a host tier alone of capacity blocks each,
@@ -372,4 +401,43 @@ func chainKey(parent, c uint64) uint64 {
 	h ^= h >> 29
 	h *= 0xbf58476d1ce4e5b9
 	return h ^ h>>32
+}
+
+// A host tier's decode blocks put off (pendingDecodes) run as each
+// inserted at its store (eagerDecodes), byte for byte: Regime/Tiers at
+// its small size, and fleets whose small host tiers evict (their stores
+// insert what was put off first) and whose pools preempt, behind two
+// routers. Each must put blocks off.
+func TestDecodesPutOffAreInsertedAtTheirStores(t *testing.T) {
+	var evictions int64
+	run := func(cfg Config, src func() workload.Source) {
+		t.Helper()
+		decodesPutOff = 0
+		want, _, sum := recordsOf(t, cfg, src())
+		require.NotNil(t, sum.Tiers)
+		require.Positive(t, decodesPutOff, "decode blocks put off")
+		evictions += sum.Tiers.HostEvictions
+		eagerDecodes = true
+		defer func() { eagerDecodes = false }()
+		got, _, _ := recordsOf(t, cfg, src())
+		eagerDecodes = false
+		sameBytes(t, want, got)
+	}
+	for _, rg := range regimes {
+		if rg.name == "Tiers" {
+			cfg, src := rg.build(t, rg.small)
+			run(cfg, src)
+		}
+	}
+	for _, router := range []Router{RoundRobin{}, PrefixAffinity{}} {
+		for _, host := range []int{300, 4000} {
+			cfg := tiered(3, 900, router, host, -1)
+			run(cfg, func() workload.Source {
+				src, err := sharedWorkload(5, 3)
+				require.NoError(t, err)
+				return src
+			})
+		}
+	}
+	require.Positive(t, evictions, "the host tiers evict")
 }

@@ -59,6 +59,13 @@ type runner struct {
 	lastMoves   int  // members' last moves accounted with their streak's (lastMove; tests read it)
 	chunkRuns   int  // runs planned whose steps carry prefill chunks, counted while checkEngine (tests read it)
 	runReserves int  // reservations made inside a run (reserveInRun), counted while checkEngine (tests read it)
+	insides     int  // finishes accounted inside runs through finishes (finishInside; tests read it)
+
+	// thruAt is where the one replica's engine keeps the first finish
+	// inside its move in flight (runThrough; 0: none), or noThru's
+	// address.
+	thruAt *time.Duration
+	noThru time.Duration
 
 	gw    *gateway // Config.Gateway's admission; nil without
 	pd    *disagg  // Fleet.Prefill's pool, links and tallies; nil without
@@ -114,6 +121,7 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	r.apart = r.fleet || r.perClass || r.tiers != nil
 	r.streaking = newStreaking(r.wireReplicas())
 	r.scale = newScaling(cfg, r, slo)
+	r.runThrough()
 	if err := r.warm(); err != nil {
 		return nil, err
 	}
@@ -252,6 +260,11 @@ func (r *runner) loop() error {
 	for r.dropIdle() {
 		if r.checkEngine {
 			if err := r.checkEnds(); err != nil {
+				return err
+			}
+		}
+		if *r.thruAt != 0 { // a finish inside a run may come first (runThrough)
+			if err := r.settleThrough(); err != nil {
 				return err
 			}
 		}

@@ -74,3 +74,73 @@ func TestStepEndsIsAnOrderedSet(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedStepEndsIsAnOrderedSet is TestStepEndsIsAnOrderedSet for a
+// large fleet's packed tournament (stepEnds.key), whose ends are all
+// before packLimit until the last part of a run, where ends at and past
+// it turn it into the wide one: both held to a plain map, over random
+// sets, moves, removals, pops and replicas added.
+func TestPackedStepEndsIsAnOrderedSet(t *testing.T) {
+	for _, n := range []int{smallEnds, smallEnds + 1, 33, 64} {
+		rng := rand.New(rand.NewPCG(uint64(n), 44))
+		h := newStepEnds(n)
+		ref := map[int]time.Duration{}
+		earliest := func() stepEnd { // by replica, ties to the lower
+			best := stepEnd{rep: -1}
+			for i := range h.pos {
+				if at, ok := ref[i]; ok && (best.rep < 0 || at < best.at) {
+					best = stepEnd{at: at, rep: int32(i)}
+				}
+			}
+			return best
+		}
+		packed := 0
+		for op := range 20_000 {
+			i := rng.IntN(len(h.pos))
+			at := time.Duration(rng.IntN(50)) // small: many ties
+			switch {
+			case rng.IntN(100) == 0:
+				at = packLimit - 1 - time.Duration(rng.IntN(2)) // the latest that pack
+			case op > 15_000 && rng.IntN(50) == 0:
+				at = packLimit + time.Duration(rng.IntN(2)) // none packs from here
+			}
+			switch rng.IntN(8) {
+			case 0:
+				if len(h.pos) < 2*smallEnds+3 && rng.IntN(20) == 0 {
+					h.add()
+				}
+			case 1, 2, 3, 4:
+				h.set(i, at)
+				ref[i] = at
+			case 5:
+				h.remove(i)
+				delete(ref, i)
+			default:
+				if len(ref) == 0 {
+					continue
+				}
+				want := earliest()
+				require.Equal(t, want, h.pop(), "n %d, op %d", n, op)
+				delete(ref, int(want.rep))
+			}
+			if h.key != nil {
+				packed++
+			}
+			got := map[int]time.Duration{} // the ends as end reads them
+			for i := range h.pos {
+				if at, in := h.end(i); in {
+					got[i] = at
+				}
+			}
+			require.Equal(t, ref, got, "n %d, op %d", n, op)
+			require.Equal(t, len(ref), h.len())
+			if len(ref) > 0 {
+				require.Equal(t, earliest(), h.peek(), "n %d, op %d", n, op)
+			}
+		}
+		if !h.small {
+			require.Nil(t, h.key, "n %d: an end past packLimit turns the tournament wide", n)
+			require.Greater(t, packed, 10_000, "n %d: ops with the tournament packed", n)
+		}
+	}
+}

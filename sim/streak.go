@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/runthrough"
 )
 
 // Decode streaks: the per-token accounting of a request that decodes in
@@ -111,6 +112,9 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) error {
 		if int(ref) < len(r.members) && r.members[ref].in {
 			r.leave(rep, ref)
 		}
+	}
+	if out.End > r.now { // steps collected ahead of the clock (settleThrough)
+		return r.accountAhead(rep, out)
 	}
 	r.joiners = r.joiners[:0]
 	fins, finMeasured := 0, 0 // members whose last move is the streak's (lastMove)
@@ -341,4 +345,129 @@ func (r *runner) settleStreak(ref int32) {
 	if int(ref) < len(r.members) && r.members[ref].in {
 		r.leave(&r.reps[r.slots[ref].rec.Replica], ref)
 	}
+}
+
+// Runs through finishes (engine's through.go): a run of a replica's
+// decode cohort that goes on past its members' finishes, the engine's
+// Continue planning it when a finish changes nothing of the next step
+// but who is in it. The engine lists each finisher at the run's
+// collection with the tokens of its steps, fewer than the outcome's, and
+// counts it as decoding on until then; so the runner collects the run
+// before it handles anything at an instant after a finish inside it
+// (settleThrough, in the loop, before the clock moves), and accounts
+// each finisher at the end of its own step (finishInside): its record,
+// the clock moved there (the window's integrals), then its end, as the
+// step-by-step run does at that step's end. A finish may change what
+// else happens at its instant: the runner asks for such runs only where
+// none does (runThrough). The twin is the run that ends at the first
+// finish (noThrough), held to the same bytes by
+// TestRunsThroughFinishesAreStepwise.
+
+// noThrough turns runs through finishes off, for tests: the twin.
+var noThrough = false
+
+// runThrough asks the one replica's engine for runs through finishes
+// when a finish at an instant changes nothing else there: one replica
+// (no router reads its engine inside a run, no fleet's records
+// interleave), decode streaks deferred, no step observer, nothing a
+// finish wakes (a closed-loop source, a gateway, a client's concurrency
+// slot, an autoscaler), no stopping instant that a finish moves (a
+// Horizon, a warm-up detected), no classes, tiers, cache view or
+// prefill pool.
+func (r *runner) runThrough() {
+	r.thruAt = &r.noThru // 0: never a finish inside
+	c := &r.cfg
+	if noThrough || len(r.reps) != 1 || r.fleet || !r.lazy || r.steps != nil || r.fb != nil || r.gw != nil ||
+		r.roots != nil || r.cache != nil || r.tiers != nil || r.scale != nil || r.recent != nil || r.pd != nil ||
+		r.perClass || c.MaxConcurrency > 0 || c.Horizon > 0 || c.DetectWarmup || c.Stepwise || c.KeepTokens {
+		return
+	}
+	rep := &r.reps[0]
+	if !rep.continues || rep.oneStep || rep.async || rep.prefill {
+		return
+	}
+	runthrough.Allow(rep.eng, true)
+	r.thruAt = runthrough.FinAt(rep.eng)
+}
+
+// settleThrough collects the one replica's run through finishes up to
+// the next event's instant (or the stopping instant, or the step before
+// the move's end, whose step end collects the rest) when a finish inside
+// it comes by then, accounting those finishes at their own instants.
+// (The loop calls it before it reads the next event, with nothing of its
+// own live across the call: testing the next event's instant there cost
+// Regime/Autoscale, whose replicas never run through finishes, 24
+// instructions a request in the loop.)
+func (r *runner) settleThrough() error {
+	at, _ := r.next()
+	rep := &r.reps[0]
+	t := min(at, r.stopping(), rep.stepDone-1)
+	if *r.thruAt > t {
+		return nil
+	}
+	return r.settle(rep, t)
+}
+
+// accountAhead is accountLazy's walk of the steps of a run through
+// finishes that settleThrough collected ahead of the clock: the cohort's
+// alone, so every Emit is a finisher's, inside the run or at the end of
+// its last step collected, each ended at its own instant (finishInside);
+// the members that go on continue their streak. (A test of each emit in
+// accountLazy's loop cost Regime/Autoscale, which has no such run, 14
+// instructions a request.)
+func (r *runner) accountAhead(rep *replica, out *engine.Outcome) error {
+	st := &rep.streak
+	for _, em := range out.Emitted {
+		if !em.Done {
+			return fmt.Errorf("sim: replica %d: request %d emitted %d tokens by %v in a run through finishes without finishing (an internal error)", rep.idx, em.Ref, em.Tokens, out.End)
+		}
+		if err := r.finishInside(rep, out, em); err != nil {
+			return err
+		}
+	}
+	if out.Streak != len(st.members) {
+		return streakMismatch(rep, out, len(st.members))
+	}
+	if out.Streak > 0 {
+		r.streakMove(rep, out, rep.stepTime, out.Streak, 0, 0)
+	}
+	st.end = out.End
+	return nil
+}
+
+// finishInside accounts em, the last tokens of a request that finished
+// inside the run out collected (em.Tokens of its steps from the first),
+// or at its end when settleThrough collected it ahead of the clock, and
+// ends it at the end of its last step: as lastMove and streakMove
+// account a member's last move, one token a step, when it emitted last
+// as the move began, else as emit does.
+func (r *runner) finishInside(rep *replica, out *engine.Outcome, em engine.Emit) error {
+	d, n := rep.stepTime, em.Tokens
+	start := out.End - time.Duration(out.Steps)*d
+	at := start + time.Duration(n)*d
+	if at < r.now {
+		return fmt.Errorf("sim: replica %d: request %d finished at %v inside a run, accounted at %v (an internal error)", rep.idx, em.Ref, at, r.now)
+	}
+	if m := r.memberOf(em.Ref); m.in {
+		r.leave(rep, em.Ref)
+	}
+	s := &r.slots[em.Ref]
+	if rec := &s.rec; !em.First && rec.LastToken == start {
+		rec.MaxITL = max(rec.MaxITL, d)
+		rec.MaxTokenITL = max(rec.MaxTokenITL, d)
+		if d > r.bounds[s.class].itl { // either series: a token a gap
+			rec.ITLOver += n
+		}
+		rec.Emitted += n
+		rec.LastToken = at
+		if rec.Measured {
+			r.col.itl.add(d, n)
+		}
+		r.tokens += r.tokensIn(start+d, d, n)
+	} else {
+		r.emit(s, d, n, em.First, at)
+	}
+	r.insides++
+	r.advance(at)
+	return r.finish(rep, em.Ref)
 }

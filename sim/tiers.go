@@ -221,6 +221,7 @@ type tierPort struct {
 	lazy    bool
 	touches touchLog
 	found   foundMemo // the last lookup's held keys (lazy touches, no load in flight)
+	pend    pendingDecodes
 }
 
 // countLoads makes every port count its loads by key (the slow twin of
@@ -300,14 +301,19 @@ func (p *tierPort) hostLRU() *kvtier.LRU { return p.host }
 func (p *tierPort) Store(keys, chain []uint64) bool {
 	if p.t.shared == nil { // a host tier alone: its store, without storeIn's call
 		h := p.host
-		if h.Len()+len(keys) > h.Capacity() { // the store may evict, which skips pinned keys and reads the order
+		if h.Len()+p.pend.keys+len(keys) > h.Capacity() { // the store may evict, which skips pinned keys and reads the order
 			p.pinPending()
 			p.settle()
 		} else if p.lazy {
 			// Its touch of chain noted, not made (lazy touches): the
 			// new keys inserted where Store puts them for its touch
 			// (InsertChain: a decode's block just below the chain's
-			// key before it), as the noted touch moves them again.
+			// key before it), as the noted touch moves them again; a
+			// decode's block put off (pendingDecodes).
+			if len(keys) == 1 && p.deferDecode(keys[0], chain) {
+				return true
+			}
+			p.flushIn(chain)
 			n := h.Len()
 			p.evicted, _, _ = h.InsertChain(keys, chain, p.evicted[:0])
 			if h.Len() > n {
@@ -356,6 +362,7 @@ func (p *tierPort) Find(keys []uint64, hbm int) (int, bool) {
 		if p.lazy {
 			// The held keys counted without the touch, which is noted
 			// (lazy touches).
+			p.flushIn(keys)
 			n := 0
 			if hbm < len(keys) && h.Contains(keys[hbm]) { // else none held: none pinned
 				if p.loads > 0 {
@@ -509,6 +516,7 @@ type touchLog struct {
 type touchNote struct {
 	keys       []uint64
 	prev, next int32
+	pend       int32 // its last keys not inserted in the tier yet (pendingDecodes)
 }
 
 // touchSlots is the number of notes the log finds by their last key, a
@@ -553,19 +561,7 @@ func (p *tierPort) noteTouch(chain []uint64, c0, c1 int) {
 		i = g.covered(chain, c1)
 	}
 	if i > 0 {
-		nt := &g.notes[i]
-		g.live += len(chain) - len(nt.keys)
-		if c := len(nt.keys) - 1; c+2 == len(chain) { // a decode's block: one more key
-			nt.keys = append(nt.keys, chain[c+1])
-		} else {
-			nt.keys = append(nt.keys, chain[c+1:]...)
-		}
-		if head := &g.notes[0]; head.prev != i { // to the end of the list
-			g.notes[nt.prev].next, g.notes[nt.next].prev = nt.next, nt.prev
-			nt.prev, nt.next = head.prev, 0
-			g.notes[head.prev].next, head.prev = i, i
-		}
-		g.last[g.touchSlot(chain[len(chain)-1])] = i
+		g.extend(i, chain)
 		return
 	}
 	var buf []uint64
@@ -591,6 +587,24 @@ func (p *tierPort) noteTouch(chain []uint64, c0, c1 int) {
 	g.nlive++
 }
 
+// extend makes note i, which chain covers, chain's note: its keys past
+// the note's appended, and the note moved to the end of the list.
+func (g *touchLog) extend(i int32, chain []uint64) {
+	nt := &g.notes[i]
+	g.live += len(chain) - len(nt.keys)
+	if c := len(nt.keys) - 1; c+2 == len(chain) { // a decode's block: one more key
+		nt.keys = append(nt.keys, chain[c+1])
+	} else {
+		nt.keys = append(nt.keys, chain[c+1:]...)
+	}
+	if head := &g.notes[0]; head.prev != i { // to the end of the list
+		g.notes[nt.prev].next, g.notes[nt.next].prev = nt.next, nt.prev
+		nt.prev, nt.next = head.prev, 0
+		g.notes[head.prev].next, head.prev = i, i
+	}
+	g.last[g.touchSlot(chain[len(chain)-1])] = i
+}
+
 // covered is the note of chain's first c+1 keys, found by its last key's
 // slot, or 0 if none is (or c is −1).
 func (g *touchLog) covered(chain []uint64, c int) int32 {
@@ -614,13 +628,167 @@ func (p *tierPort) settle() {
 		return
 	}
 	for i := g.notes[0].next; i != 0; i = g.notes[i].next {
-		keys := g.notes[i].keys
+		nt := &g.notes[i]
+		keys := nt.keys
+		if nt.pend > 0 {
+			p.insertPending(nt)
+		}
 		p.host.Touch(keys)
 		g.free = append(g.free, keys[:0])
 	}
+	p.pend.reset()
 	clear(g.notes) // the buffers are free's
 	g.notes, g.live, g.nlive = g.notes[:1], 0, 0
 	clear(g.last)
+}
+
+// Decode blocks put off: a host tier alone's decode stores inserted when
+// something could read them.
+//
+// With lazy touches a decode's store inserts its one block into the tier
+// (InsertChain, below its chain's key before it) and extends the note of
+// its chain by it; the tier reads the block's place only when the noted
+// touch moves it (settle), and whether it is held only when a lookup or
+// a store is given a chain that holds it: the request's own chain, its
+// blocks' keys being its own (engine.Tier). So a decode's block not held,
+// whose chain less it is a note (covered), is only appended to that note
+// (noteTouch, as its store would) and counted in it (touchNote.pend):
+// the note's last pend keys are inserted, in one InsertChain of them all
+// (insertStacked, a run), when the log is settled, just before the
+// note's touch, or when a lookup or store is given a chain holding one
+// of them (flushIn), or a put-off note is the oldest of too many
+// (pendNotes). The noted touch moves every one of them, and no other
+// touch moves one (the note holds its chain's last keys), so what the
+// tier holds and its order after the touch are those of each block
+// inserted at its store (kvtier.LRU.InsertChain). A store's room counts
+// the keys put off (pendingDecodes.keys). A note with keys put off is
+// never extended but by its chain's next decode (flushIn inserts them
+// first), so they stay its last keys, and each key put off is put off
+// in one note (deferDecode inserts one put off elsewhere first). The
+// slow twin inserts each at its store (eagerDecodes:
+// TestLazyTouchesAreEager, TestDecodesPutOffAreInsertedAtTheirStores).
+//
+// Regime/Tiers stores about 12 decode blocks a request, each through
+// InsertChain, insertOne and the index's Add (about 4,000 instructions
+// a request in all); put off, they go in as runs of about 10. Budget
+// test (SERVESIM_BUDGET_FUNCS): 42,430 instructions a request each
+// inserted at its store, 41,618 so. A key put off is marked in a table
+// of counts by a hash of it (marks), which a lookup's chain, a store's
+// and a decode's key are tested against before the notes are searched:
+// with 4,096 marks, their false hits searched the notes for 807
+// instructions a request (flushKey), with 16,384 for 282; and with 16
+// notes put off at most, not 32, the count is 41,625, not 41,672.
+type pendingDecodes struct {
+	notes []int32 // the notes with keys put off, oldest first
+	keys  int     // the keys put off
+	from  int     // no chain holds a key put off before this place (a bound)
+	marks []uint8 // by a hash of a key put off (pendSlot), how many: 0 is none
+}
+
+// pendNotes bounds the notes with keys put off (a replica's running
+// requests, mostly): past it the oldest's are inserted. A test lowers it.
+var pendNotes = 16
+
+// eagerDecodes makes every port insert a decode's block at its store (the
+// slow twin of keys put off; a test's switch).
+var eagerDecodes = false
+
+// decodesPutOff counts the decode blocks put off and inserted since (the
+// tests' measure that they are).
+var decodesPutOff int
+
+// pendSlot is the mark of key.
+func pendSlot(key uint64) int { return int((key * keyMul) >> (64 - pendBits)) }
+
+// pendBits is the bits of a mark's hash: 16,384 marks.
+const pendBits = 14
+
+// reset forgets the keys put off (settle inserted them).
+func (d *pendingDecodes) reset() {
+	if len(d.notes) == 0 {
+		return
+	}
+	d.notes, d.keys, d.from = d.notes[:0], 0, math.MaxInt // insertPending took each key's mark back
+}
+
+// deferDecode puts off the store of a decode's block k, chain's last
+// key, when it is not held, not put off already and chain less it is a
+// note, and the note of chain would not settle the log: it notes the
+// touch of chain (noteTouch, as Store), counting k as put off in the
+// note. It reports whether it did.
+func (p *tierPort) deferDecode(k uint64, chain []uint64) bool {
+	n := len(chain)
+	g, d := &p.touches, &p.pend
+	if n < 2 || g.last == nil || g.live+n > g.bound || g.nlive >= touchLogNotes || chain[n-1] != k || eagerDecodes {
+		return false // no note covers chain less k, or its note would settle the log (noteTouch)
+	}
+	i := g.covered(chain, n-2)
+	if i == 0 || p.host.Contains(k) {
+		return false
+	}
+	if d.marks != nil {
+		if c := d.marks[pendSlot(k)]; c != 0 && (c == math.MaxUint8 || p.flushKey(k, n-1)) {
+			return false // put off in another note: inserted now, and stored as ever (or a full mark)
+		}
+	}
+	nt := &g.notes[i]
+	if nt.pend == 0 {
+		if len(d.notes) >= pendNotes {
+			p.insertPending(&g.notes[d.notes[0]])
+			d.notes = append(d.notes[:0], d.notes[1:]...)
+		}
+		d.notes = append(d.notes, i)
+		if d.marks == nil {
+			d.marks = make([]uint8, 1<<pendBits)
+			d.from = math.MaxInt
+		}
+		d.from = min(d.from, n-1)
+	}
+	g.extend(i, chain) // noteTouch's, which finds note i
+	g.notes[i].pend++
+	d.keys++
+	d.marks[pendSlot(k)]++
+	return true
+}
+
+// flushIn inserts the keys put off that chain holds, each with the rest
+// of its note's.
+func (p *tierPort) flushIn(chain []uint64) {
+	d := &p.pend
+	for q := d.from; q < len(chain) && len(d.notes) > 0; q++ {
+		if d.marks[pendSlot(chain[q])] != 0 {
+			p.flushKey(chain[q], q)
+		}
+	}
+}
+
+// flushKey inserts the keys put off of the note that holds k, put off,
+// at place q, if one does, and reports whether one did.
+func (p *tierPort) flushKey(k uint64, q int) bool {
+	d, g := &p.pend, &p.touches
+	for x, i := range d.notes {
+		nt := &g.notes[i]
+		if q < len(nt.keys) && q >= len(nt.keys)-int(nt.pend) && nt.keys[q] == k {
+			p.insertPending(nt)
+			d.notes = append(d.notes[:x], d.notes[x+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// insertPending inserts the keys note nt put off, as one run below its
+// chain's key before them (InsertChain), and counts them no more.
+func (p *tierPort) insertPending(nt *touchNote) {
+	d := &p.pend
+	keys := nt.keys[len(nt.keys)-int(nt.pend):]
+	for _, k := range keys {
+		d.marks[pendSlot(k)]--
+	}
+	d.keys -= len(keys)
+	decodesPutOff += len(keys)
+	nt.pend = 0
+	p.evicted, _, _ = p.host.InsertChain(keys, nt.keys, p.evicted[:0])
 }
 
 // Load pins each key in the tier that serves it, the host tier first,

@@ -14,8 +14,10 @@ import (
 // least-significant-digit radix sort of four 12-bit digits, a pass
 // skipped when every value has the same digit there, so a sample under
 // 68.7 s (2³⁶ ns) takes three passes (and its fourth digit is not even
-// counted). Short slices, and slices holding a negative duration or one
-// of 78 hours or more (2⁴⁸ ns), take slices.Sort.
+// counted); a sample spread so wide that few values share their three
+// higher digits, two, and then an insertion of the few out of order
+// (fewTies, sortNearly). Short slices, and slices holding a negative
+// duration or one of 78 hours or more (2⁴⁸ ns), take slices.Sort.
 //
 // A slice of fewer than smallRadix values, each under 18.3 minutes (2⁴⁰
 // ns), takes four 10-bit digits instead: a pass's prefix sums over 4,096
@@ -63,7 +65,7 @@ func sortDurations(x, buf []time.Duration, ms bool) ([]time.Duration, bool) {
 		var count [smallDigits][1 << smallDigitBits]int32
 		if countSmallDigits(&count, x) {
 			last := lastPass(ms, x[0], len(x), smallDigitBits, count[0][:], count[1][:], count[2][:], count[3][:])
-			return radixSort(x, buf, smallDigits, last, func(d int, src, dst []time.Duration) bool {
+			return radixSort(x, buf, 0, smallDigits, last, func(d int, src, dst []time.Duration) bool {
 				return smallPass(&count[d], d, src, dst, d == last)
 			})
 		}
@@ -73,10 +75,90 @@ func sortDurations(x, buf []time.Duration, ms bool) ([]time.Duration, bool) {
 		slices.Sort(x)
 		return buf, false
 	}
+	first := 0
+	if fewTies(&count, x[0], len(x)) {
+		first = 1
+		count[0][digit(x[0], 0)] = int32(len(x)) // as if every value shared it: no pass
+	} else {
+		countLowDigit(&count[0], x)
+	}
 	last := lastPass(ms, x[0], len(x), durDigitBits, count[0][:], count[1][:], count[2][:], count[3][:])
-	return radixSort(x, buf, durDigits, last, func(d int, src, dst []time.Duration) bool {
+	buf, conv := radixSort(x, buf, first, durDigits, last, func(d int, src, dst []time.Duration) bool {
 		return radixPass(&count[d], d, src, dst, d == last)
 	})
+	if first > 0 { // sorted by all but the lowest digit
+		if conv {
+			sortNearly(unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(x))), len(x)))
+		} else {
+			sortNearly(x)
+		}
+	}
+	return buf, conv
+}
+
+// fewTies reports whether the radix sort may leave out its lowest
+// digit's pass, x's values sorted by the others and then by sortNearly,
+// which moves each value past those before it that share its higher
+// digits and exceed it: when the highest digit at which the n values
+// (x0 among them) differ is the third or fourth, and the values, spread
+// evenly within each of its buckets, would share their higher digits
+// with few others (the buckets' squared counts, over the lower buckets
+// each holds, at most n/2). A summary's TTFTs, E2Es and queue delays
+// (of 20,000 values in BenchmarkRunAtlas, spread over 0.1 to 22 s) take
+// it, about one value in ten out of order: RunAtlas 5,952 then 5,928
+// instructions a request (the budget test's count; radixPass and
+// countDigits 186 then 135, the insertion's scan seven instructions a
+// value in order). Values bunched more tightly than evenly cost
+// sortNearly more moves, and past n of them a slices.Sort.
+func fewTies(count *[durDigits][1 << durDigitBits]int32, x0 time.Duration, n int) bool {
+	h := durDigits - 1
+	for h > 0 && int(count[h][digit(x0, h)]) == n {
+		h--
+	}
+	if h < 2 {
+		return false
+	}
+	var sq uint64
+	for _, c := range count[h] {
+		sq += uint64(c) * uint64(c)
+	}
+	return sq>>(durDigitBits*uint(h-1)) <= uint64(n/2)
+}
+
+// sortNearly sorts x, which is sorted but for its values' lowest digits
+// (fewTies): each value out of order is moved back past the greater ones
+// before it; past len(x) moves in all, slices.Sort sorts the rest. The
+// milliseconds (float64s) are sorted as the durations they were
+// converted from (the conversion keeps their order, and makes values it
+// makes equal the same bits).
+func sortNearly[T int64 | float64 | time.Duration](x []T) {
+	if len(x) == 0 {
+		return
+	}
+	moves, prev := 0, x[0]
+	for i, v := range x {
+		if v < prev { // x[i] is then prev again
+			if moves += moveBack(x[:i+1]); moves > len(x) {
+				slices.Sort(x)
+				return
+			}
+			continue
+		}
+		prev = v
+	}
+}
+
+// moveBack moves y's last value back past the greater ones before it,
+// and returns how many it passed.
+func moveBack[T int64 | float64 | time.Duration](y []T) int {
+	i := len(y) - 1
+	v, j := y[i], i
+	for j > 0 && y[j-1] > v {
+		y[j] = y[j-1]
+		j--
+	}
+	y[j] = v
+	return i - j
 }
 
 // allEqual reports whether every value of x, which has one, is x[0]: it
@@ -113,13 +195,29 @@ func fewDistinct(x []time.Duration) bool {
 	var counts [2 * fewMax]int32
 	const mask = 2*fewMax - 1
 	var vals [fewMax]time.Duration
-	n := 0
-	for _, v := range x {
+	// A value equal to the one before is counted in its slot, found
+	// again without its hash and probe: a summary's worst gaps repeat
+	// the one before 19 times in 20, its TPOTs one time in two, in
+	// BenchmarkRunAtlas (6,038 then 6,025 instructions a request, the
+	// budget test's count). The first value (x has 512 or more) goes in
+	// first, to an empty table, so that the loop always has one before
+	// (TestFewDistinctFirstValue).
+	last := x[0]
+	if uint64(last) >= 1<<(durDigits*durDigitBits) {
+		return false
+	}
+	lh := fewHash(last)
+	keys[lh], counts[lh], vals[0] = uint64(last)+1, 1, last
+	n := 1
+	for _, v := range x[1:] {
+		if v == last {
+			counts[lh]++
+			continue
+		}
 		if uint64(v) >= 1<<(durDigits*durDigitBits) {
 			return false // negative, or past the four digits
 		}
-		k := uint64(v) + 1
-		h := (k * 0x9e3779b97f4a7c15) >> (64 - fewBits)
+		k, h := uint64(v)+1, fewHash(v)
 		for keys[h] != k {
 			if keys[h] == 0 {
 				if n == limit {
@@ -133,14 +231,14 @@ func fewDistinct(x []time.Duration) bool {
 			h = (h + 1) & mask
 		}
 		counts[h]++
+		last, lh = v, h
 	}
 	d := vals[:n]
 	slices.Sort(d)
 	y := unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
 	i := 0
 	for _, v := range d {
-		k := uint64(v) + 1
-		h := (k * 0x9e3779b97f4a7c15) >> (64 - fewBits)
+		k, h := uint64(v)+1, fewHash(v)
 		for keys[h] != k {
 			h = (h + 1) & mask
 		}
@@ -152,6 +250,12 @@ func fewDistinct(x []time.Duration) bool {
 		i += len(w)
 	}
 	return true
+}
+
+// fewHash is v's first slot in fewDistinct's table, which keys it as v
+// + 1.
+func fewHash(v time.Duration) uint64 {
+	return ((uint64(v) + 1) * 0x9e3779b97f4a7c15) >> (64 - fewBits)
 }
 
 // fewDistinct's bound on the distinct values, and its table's size in
@@ -200,13 +304,13 @@ func lastPass(ms bool, x0 time.Duration, n int, bits uint, count ...[]int32) int
 // and returned): pass scatters src into dst by digit d and reports
 // whether it did; the pass of digit last, when one is named, writes the
 // milliseconds (SortDurationsMS), and radixSort reports it.
-func radixSort(x, buf []time.Duration, digits, last int, pass func(d int, src, dst []time.Duration) bool) ([]time.Duration, bool) {
+func radixSort(x, buf []time.Duration, first, digits, last int, pass func(d int, src, dst []time.Duration) bool) ([]time.Duration, bool) {
 	if last >= 0 {
 		digits = last + 1 // the later digits' passes would not run (and would read milliseconds)
 	}
 	buf = grow(buf, len(x))
 	src, dst := x, buf
-	for d := range digits {
+	for d := first; d < digits; d++ {
 		if pass(d, src, dst) {
 			src, dst = dst, src
 		}
@@ -271,15 +375,15 @@ func smallPass(c *[1 << smallDigitBits]int32, d int, src, dst []time.Duration, m
 	return true
 }
 
-// countDigits counts the four digits of x's values, and reports false
-// when one is negative or 2⁴⁸ ns or more (slices.Sort's to sort). The
-// fourth digit is counted only when some value needs it.
+// countDigits counts the digits of x's values above the lowest (which
+// countLowDigit counts, for a sort that passes over it), and reports
+// false when one is negative or 2⁴⁸ ns or more (slices.Sort's to sort).
+// The fourth digit is counted only when some value needs it.
 func countDigits(count *[durDigits][1 << durDigitBits]int32, x []time.Duration) bool {
 	var or uint64
 	for _, v := range x {
 		k := uint64(v)
 		or |= k
-		count[0][k&durDigitMask]++
 		count[1][(k>>durDigitBits)&durDigitMask]++
 		count[2][(k>>(2*durDigitBits))&durDigitMask]++
 	}
@@ -294,6 +398,14 @@ func countDigits(count *[durDigits][1 << durDigitBits]int32, x []time.Duration) 
 		count[3][0] = int32(len(x)) // every value's fourth digit is 0
 	}
 	return true
+}
+
+// countLowDigit counts the lowest digit of x's values (countDigits
+// leaves it to the sorts that pass over it: fewTies).
+func countLowDigit(count *[1 << durDigitBits]int32, x []time.Duration) {
+	for _, v := range x {
+		count[uint64(v)&durDigitMask]++
+	}
 }
 
 // radixPass scatters src into dst by digit d, counted in c, and reports

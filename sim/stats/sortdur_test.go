@@ -19,6 +19,7 @@ import (
 // below smallRadix (10-bit digits, or 12 from 2⁴⁰ ns) and at it.
 func TestSortDurationsIsSlicesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
+	run := time.Duration(0) // the "few runs" value
 	gens := map[string]func() time.Duration{
 		"lognormal": func() time.Duration { return time.Duration(math.Exp(rng.NormFloat64()*1.5+5) * 1e6) },
 		"repeats":   func() time.Duration { return time.Duration(rng.IntN(40)) * 12500 * time.Microsecond },
@@ -36,10 +37,33 @@ func TestSortDurationsIsSlicesSort(t *testing.T) {
 		"constant infinite": func() time.Duration { return time.Duration(math.MaxInt64) },
 		"constant negative": func() time.Duration { return -time.Millisecond },
 		"zeros":             func() time.Duration { return time.Duration(rng.IntN(2)) },
+		// fewTies': values of a few instants each, a 4 µs digit apart
+		// at most (sortNearly's moves past its bound: slices.Sort), and
+		// a 100 ms spread of 3 µs steps (a few moves each).
+		"bunched": func() time.Duration {
+			return time.Duration(rng.IntN(30))<<27 + time.Duration(rng.IntN(1<<12))
+		},
+		"steps": func() time.Duration { return time.Duration(rng.IntN(33_000)) * 3 * time.Microsecond },
 		// fewDistinct's: up to its bound of distinct values, past it, and
 		// a value it does not convert among few.
 		"few":      func() time.Duration { return 45*time.Millisecond + time.Duration(rng.IntN(fewMax))*7919 },
 		"over few": func() time.Duration { return time.Duration(rng.IntN(fewMax+1)) * time.Millisecond },
+		// Runs of one value (a summary's worst gaps), a run's first
+		// value sometimes one not converted.
+		"few runs": func() time.Duration {
+			if rng.IntN(8) > 0 {
+				return run
+			}
+			switch rng.IntN(3000) {
+			case 0:
+				run = -1
+			case 1:
+				run = 1 << 48
+			default:
+				run = time.Duration(rng.IntN(24)) * 5 * time.Millisecond
+			}
+			return run
+		},
 		"few signed": func() time.Duration {
 			if rng.IntN(5000) == 0 {
 				return -1
@@ -79,6 +103,31 @@ func TestSortDurationsIsSlicesSort(t *testing.T) {
 	}
 }
 
+// A slice of few distinct values whose first one SortDurationsMS does
+// not convert (negative, or 2⁴⁸ ns or more) is not converted, and is
+// sorted: fewDistinct tests its first value apart from the others.
+func TestFewDistinctFirstValue(t *testing.T) {
+	for _, first := range []time.Duration{-1, -time.Second, 1 << 48, math.MaxInt64, 0, 45 * time.Millisecond} {
+		x := make([]time.Duration, 2_000)
+		for i := range x {
+			x[i] = time.Duration(i/100) * 45 * time.Millisecond
+		}
+		x[0] = first
+		want := slices.Clone(x)
+		slices.Sort(want)
+		ms, _ := SortDurationsMS(x, nil)
+		if first < 0 || first >= 1<<48 {
+			require.Nil(t, ms, "first %v", first)
+			require.Equal(t, want, x, "first %v", first)
+			continue
+		}
+		require.NotNil(t, ms, "first %v", first)
+		for i, d := range want {
+			require.Equal(t, math.Float64bits(float64(d)/1e6), math.Float64bits(ms[i]), "first %v: the %dth", first, i)
+		}
+	}
+}
+
 // BenchmarkSortDurations compares the radix sort with slices.Sort on a
 // summary's 20,000 lognormal latencies.
 func BenchmarkSortDurations(b *testing.B) {
@@ -109,4 +158,37 @@ func bitsOf(x []float64) []uint64 {
 		b[i] = math.Float64bits(v)
 	}
 	return b
+}
+
+// FuzzSortDurations holds SortDurations and SortDurationsMS to
+// slices.Sort on samples of 512 to 8,703 values, each a spread part
+// (to 2^(20+spread) ns) plus a jitter within the lowest digit, so that
+// fewTies takes many and sortNearly moves some, or past its bound.
+func FuzzSortDurations(f *testing.F) {
+	f.Add(uint64(1), uint16(20_000), uint8(14), uint16(4095))
+	f.Add(uint64(2), uint16(600), uint8(27), uint16(1))
+	f.Add(uint64(3), uint16(8_000), uint8(6), uint16(4095))
+	f.Fuzz(func(t *testing.T, seed uint64, n uint16, spread uint8, jitter uint16) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		x := make([]time.Duration, 512+int(n)%8192)
+		for i := range x {
+			v := time.Duration(rng.Int64N(1 << (20 + spread%28)))
+			if jitter > 0 {
+				v += time.Duration(rng.IntN(int(jitter%4096) + 1))
+			}
+			x[i] = v
+		}
+		want := slices.Clone(x)
+		slices.Sort(want)
+		y := slices.Clone(x)
+		SortDurations(x, nil)
+		require.Equal(t, want, x)
+		if ms, _ := SortDurationsMS(y, nil); ms != nil {
+			for i, d := range want {
+				require.Equal(t, math.Float64bits(float64(d)/1e6), math.Float64bits(ms[i]), "the %dth", i)
+			}
+		} else {
+			require.Equal(t, want, y)
+		}
+	})
 }

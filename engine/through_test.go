@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// finishes is what a driver learns of each request from an engine's
+// outcomes: the instant of its last token, by Ref; with the block-steps
+// of every outcome, times its step time, summed.
+type finishes struct {
+	at   map[int32]time.Duration
+	area time.Duration
+}
+
+func (f *finishes) note(out *Outcome, d time.Duration) {
+	f.area += time.Duration(out.BlockSteps) * d
+	for _, em := range out.Emitted {
+		if em.Done {
+			f.at[em.Ref] = out.End - time.Duration(out.Steps-min(em.Tokens, out.Steps))*d
+		}
+	}
+}
+
+// A run through finishes (through.go) is the steps one by one: 400 random
+// engines (few blocks, sequence caps, block sizes) serve requests added
+// together, one driven by continued runs through finishes, collected at
+// random instants inside them (CompleteUntil, the run left in flight),
+// the other a step a move (ScheduleUntil to the instant itself), its
+// outcomes listing every emit. Each request finishes at the same instant
+// (its last Emit's, which a finisher inside a run dates by its Tokens),
+// the steps hold the same blocks over time, the
+// engines end idle with the same free blocks, and the first passes Check
+// after every collection. Enough of the engines must run through
+// finishes.
+func TestRunsThroughFinishesAreSteps(t *testing.T) {
+	through := 0
+	for seed := range uint64(400) {
+		rng := rand.New(rand.NewPCG(seed, 44))
+		cfg := Config{BlockSize: 8 << rng.IntN(2), KVBlocks: 200 + rng.IntN(2000), MaxSeqs: 2 + rng.IntN(30)}
+		type req struct{ in, out int }
+		reqs := make([]req, 2+rng.IntN(40))
+		for i := range reqs {
+			reqs[i] = req{in: 16 + rng.IntN(400), out: 1 + rng.IntN(300)}
+		}
+		drive := func(thru bool) (finishes, int) {
+			e, err := New(cfg, nil)
+			require.NoError(t, err)
+			e.Runner().OmitStreaks(thru)
+			e.thruOK = thru
+			for i, r := range reqs {
+				require.NoError(t, e.Add(0, Request{Ref: int32(i), Input: r.in, Output: r.out}))
+			}
+			f := finishes{at: map[int32]time.Duration{}}
+			now, inside := time.Duration(0), 0
+			for !e.Idle() {
+				var p *Plan
+				if thru {
+					if p = e.Runner().Continue(now, time.Hour); p == nil {
+						p, err = e.Runner().ScheduleUntil(now, time.Hour)
+						require.NoError(t, err)
+					}
+				} else {
+					p, err = e.Runner().ScheduleUntil(now, now)
+					require.NoError(t, err)
+				}
+				require.NotNil(t, p, "seed %d: nothing planned with requests held", seed)
+				d := p.StepTime
+				for thru && e.thruAt != noFinish && rng.IntN(2) == 0 {
+					cut := e.thruAt + time.Duration(rng.Int64N(int64(p.End-e.thruAt)))
+					out, err := e.Runner().CompleteUntil(cut)
+					require.NoError(t, err)
+					f.note(out, d)
+					require.NoError(t, e.Check(), "seed %d", seed)
+				}
+				end := p.End
+				out, err := e.Complete(end)
+				require.NoError(t, err)
+				for _, em := range out.Emitted {
+					if em.Done && em.Tokens < out.Steps {
+						inside++
+					}
+				}
+				f.note(out, d)
+				require.NoError(t, e.Check(), "seed %d", seed)
+				now = end
+			}
+			require.Equal(t, cfg.KVBlocks, e.FreeBlocks(), "seed %d", seed)
+			return f, inside
+		}
+		fast, inside := drive(true)
+		slow, _ := drive(false)
+		require.Equal(t, slow.at, fast.at, "seed %d: finish instants", seed)
+		require.Equal(t, slow.area, fast.area, "seed %d: blocks held over time", seed)
+		if inside > 0 {
+			through++
+		}
+	}
+	t.Logf("%d of 400 engines ran through finishes", through)
+	require.Greater(t, through, 100)
+}

@@ -1,0 +1,54 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/internal/ascend"
+	"github.com/servesim/servesim/workload"
+)
+
+// TestCutPathsAreEach holds ExactView's answers through the memo of cut
+// paths (View.cutPaths) to CachedPrefix asked of each replica with the
+// arrival's own path (checkedPrefixes, at every arrival), on prompts
+// whose groups begin at the same ids but are cut at other lengths, with
+// other units and prompt lengths: a path remembered for one of them is
+// not the other's. Some prompts end where their group does, their own
+// ids past the prompt, so that the prompt's length, not the path's ids,
+// bounds the blocks a cache may find.
+func TestCutPathsAreEach(t *testing.T) {
+	rng := rand.New(rand.NewPCG(44, 1))
+	var reqs list
+	own := uint64(1 << 40) // each prompt's own ids, fresh
+	at := time.Duration(0)
+	for range 600 {
+		x := uint64(1_000 * (1 + rng.IntN(3)))
+		n := []int{8, 12, 16}[rng.IntN(3)]
+		p := []int{16, 32}[rng.IntN(2)]
+		ids := make([]uint64, 0, n+4)
+		for j := range n {
+			ids = append(ids, x+uint64(j))
+		}
+		for range 4 {
+			ids = append(ids, own)
+			own++
+		}
+		input := 16*32 + []int{1, 64}[rng.IntN(2)] // past every group: often the same length
+		if rng.IntN(4) == 0 {
+			input = n * p // the prompt ends with its group: its own ids lie past it
+		}
+		at += time.Duration(rng.IntN(200)) * time.Millisecond
+		reqs = append(reqs, workload.Request{Arrival: at, InputTokens: input, OutputTokens: 1 + rng.IntN(40),
+			PrefixHashes: ids, PrefixBlockTokens: p, PrefixTwoRuns: ascend.TwoRuns()})
+	}
+	asked, approx, lacked, ranged, counted, cut := 0, 0, 0, 0, 0, 0
+	cfg := Config{Fleet: Fleet{Replicas: Copies(4, ReplicaConfig{}),
+		Router: checkedPrefixes{PrefixAffinity: PrefixAffinity{BalanceAbs: 2}, t: t, asked: &asked, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted, cut: &cut}}}
+	_, err := runScenario(cfg, reqs)
+	require.NoError(t, err)
+	t.Logf("%d arrivals checked, %d paths cut", asked, cut)
+	require.Greater(t, cut, 300)
+}

@@ -1,0 +1,101 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/workload"
+	"github.com/stretchr/testify/require"
+)
+
+// Runs through finishes (runThrough; engine's through.go) are the runs
+// that end at the first finish (noThrough, the twin) and the step-by-step
+// run, to the byte: every record and the summary, over random single
+// replicas fed by Poisson arrivals, with timeouts, KV pressure (few
+// blocks: preemptions), sequence and token caps, warm-ups, a backlog
+// bound, ITL bounds that the steps pass in either series, injected
+// errors, a bounded waiting queue, outputs capped at MaxModelLen, block
+// sizes, and horizons and fleets (where the runner does not ask for such
+// runs: held all the same). Enough of
+// the scenarios must finish requests inside runs (runner.insides).
+func TestRunsThroughFinishesAreStepwise(t *testing.T) {
+	cases := 300
+	if testing.Short() {
+		cases = 60
+	}
+	through := 0
+	for seed := range uint64(cases) {
+		rng := rand.New(rand.NewPCG(seed, 41))
+		cfg := Config{}
+		rate := 0.5 + 4*rng.Float64()
+		n := 40 + rng.IntN(160)
+		out := workload.Uniform{Center: 20 + rng.IntN(200), RangeRatio: rng.Float64()}
+		lengths := workload.Independent{Input: workload.Uniform{Center: 100 + rng.IntN(1500), RangeRatio: 0.9}, Output: out}
+		if rng.IntN(4) == 0 {
+			cfg.Engine.KVBlocks = 200 + rng.IntN(600)
+		}
+		if rng.IntN(4) == 0 {
+			cfg.Engine.MaxSeqs = 2 + rng.IntN(12)
+		}
+		if rng.IntN(5) == 0 {
+			cfg.Engine.MaxBatchedTokens = 256 + rng.IntN(2048)
+		}
+		if rng.IntN(3) == 0 {
+			cfg.Timeout = time.Duration(1+rng.IntN(20)) * time.Second
+		}
+		if rng.IntN(3) == 0 {
+			cfg.Window.Warmup = time.Duration(rng.IntN(20)) * time.Second
+		}
+		if rng.IntN(6) == 0 {
+			cfg.Window.Horizon = cfg.Window.Warmup + time.Duration(5+rng.IntN(40))*time.Second
+		}
+		if rng.IntN(6) == 0 {
+			cfg.MaxBacklog = 5 + rng.IntN(30)
+		}
+		if rng.IntN(4) == 0 {
+			cfg.SLO.ITL = time.Duration(5+rng.IntN(40)) * time.Millisecond
+		}
+		if rng.IntN(6) == 0 {
+			cfg.SLO.ITLSeries = PerToken
+		}
+		if rng.IntN(6) == 0 {
+			cfg.ErrorRate, cfg.Seed = 0.1, seed
+		}
+		if rng.IntN(8) == 0 {
+			cfg.Engine.MaxWaiting = 1 + rng.IntN(6)
+		}
+		if rng.IntN(8) == 0 {
+			cfg.Engine.MaxModelLen = 600 + rng.IntN(1200) // caps some outputs
+		}
+		if rng.IntN(8) == 0 {
+			cfg.Engine.BlockSize = 8 << rng.IntN(3)
+		}
+		if rng.IntN(8) == 0 {
+			cfg.Fleet = Fleet{Replicas: Copies(2+rng.IntN(3), ReplicaConfig{Engine: cfg.Engine}), Router: LeastLoaded{}}
+			cfg.Engine = engine.Config{}
+		}
+		src := func() workload.Source { return poisson(t, seed+1, rate, n, lengths) }
+		t.Run("", func(t *testing.T) {
+			text, r := runChecked(t, cfg, src())
+			noThrough = true
+			twin, _ := runChecked(t, cfg, src())
+			noThrough = false
+			sameBytes(t, twin, text)
+			step := cfg
+			step.Stepwise = true
+			stepText, _ := runChecked(t, step, src())
+			sameBytes(t, stepText, text)
+			if r.insides > 0 {
+				through++
+			}
+		})
+		if t.Failed() {
+			t.Logf("seed %d: %+v", seed, cfg)
+			return
+		}
+	}
+	t.Logf("%d of %d scenarios finished requests inside runs", through, cases)
+	require.Greater(t, through, cases/4, "too few scenarios finished requests inside runs")
+}
