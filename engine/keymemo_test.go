@@ -291,7 +291,7 @@ func TestRisingIsScan(t *testing.T) {
 			if k := ascend.Len(units); memo != nil && !lie && k < len(units) && len(*memo.risen(units[k])) > 0 {
 				hinted++ // a slot with guesses
 			}
-			got, ok := appendRisen(nil, units, per, shared, risenHint(rng, units), memo)
+			got, ok := appendRisen(nil, units, per, shared, memo)
 			if lie && ok {
 				continue // ids that do not rise where the bisection reads them: nothing to hold
 			} else if lie && memo == nil {
@@ -316,10 +316,9 @@ func TestRisingIsScan(t *testing.T) {
 		}
 		ends := guessStarts(rng, units)
 		tried := slices.Clone(ends)
-		hint := risenHint(rng, units)
-		got, ok := appendRisenFrom(nil, units, k, per, shared, hint, &ends)
+		got, ok := appendRisenFrom(nil, units, k, per, shared, &ends)
 		if want := want[1 : len(want)-1]; !ok || !slices.Equal(got, want) {
-			t.Fatalf("ids %v from %d, %d blocks of %d a unit, ends guessed at %v, hint %d: %v (%v), scanned %v", units, k, shared, per, tried, hint, got, ok, want)
+			t.Fatalf("ids %v from %d, %d blocks of %d a unit, ends guessed at %v: %v (%v), scanned %v", units, k, shared, per, tried, got, ok, want)
 		}
 		var wantEnds []int32
 		for i := k + 1; i < len(units); i++ {
@@ -336,31 +335,6 @@ func TestRisingIsScan(t *testing.T) {
 	assert.Greater(t, caught, 200)
 	assert.Greater(t, guessed, 5_000)
 	assert.Greater(t, hinted, 5_000)
-}
-
-// risenHint is a hint of where a run of ids ends (makeRuns': where a
-// request covering its output begins its output's units): a run's end,
-// usually the last, or anywhere, or none.
-func risenHint(rng *rand.Rand, ids []uint64) int {
-	switch rng.IntN(4) {
-	case 0:
-		return 0
-	case 1:
-		return rng.IntN(len(ids) + 2)
-	}
-	var ends []int
-	for i := 1; i < len(ids); i++ {
-		if ids[i] != ids[i-1]+1 {
-			ends = append(ends, i)
-		}
-	}
-	if len(ends) == 0 {
-		return len(ids)
-	}
-	if rng.IntN(2) == 0 {
-		return ends[len(ends)-1]
-	}
-	return ends[rng.IntN(len(ends))]
 }
 
 // guessStarts is a guess of where the runs of ids after the first start

@@ -238,11 +238,7 @@ func (e *Engine) makeRuns(s *seq) *runSeq {
 	r := s.runs
 	e.pool.runs.walked.path = nil // it may have been a walk of the path this array held before (recycle)
 	if s.req.PrefixTwoRuns.Rises() {
-		hint := 0 // where a request covering its output begins its output's units: the prompt's full ones
-		if s.req.PrefixCoversOutput && s.req.PrefixBlockTokens > 0 {
-			hint = s.req.Input / s.req.PrefixBlockTokens
-		}
-		r.path = appendRisingPath(e.memo, r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.shared, hint, mix(0x0a11ce, s.order))
+		r.path = appendRisingPath(e.memo, r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.shared, mix(0x0a11ce, s.order))
 	} else {
 		r.path = appendRunPath(e.memo, r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.shared, s.req.PrefixTwoRuns.Two(), mix(0x0a11ce, s.order))
 	}

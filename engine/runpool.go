@@ -154,10 +154,10 @@ func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared 
 // (appendRisen) if the ids pass its check; else appendRunPath's way.
 // Its callers choose between the two (a call that chose cost Regime/
 // Fleet8PrefixApprox, whose requests promise two runs, a call a path).
-func appendRisingPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared, hint int, own uint64) []runLabel {
+func appendRisingPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, own uint64) []runLabel {
 	if shared > 0 && p%b == 0 {
 		per := p / b
-		if d, ok := appendRisen(dst, prefix[:(shared+per-1)/per], per, shared, hint, memo); ok {
+		if d, ok := appendRisen(dst, prefix[:(shared+per-1)/per], per, shared, memo); ok {
 			return append(d, runLabel{c: runContent{kind: 3, id: own}, n: ownRun})
 		}
 	}
@@ -185,7 +185,8 @@ func twoRuns(memo *keyMemo, ids []uint64, two bool) (k int, ok bool) {
 // the request promises rise, when they pass ascend.Rise's check, each
 // run's end found by bisection; ok reports whether it did (else dst is
 // as it was). A conversation's turn is a run for its group's shared
-// prompt and two for each turn so far, of 150 ids: read one by one
+// prompt and one for each turn so far (its user's message and its
+// answer), of 150 ids: read one by one
 // (keyMemo.appendRuns, past the shared prompt) they cost Regime/
 // Conversations 418 instructions a request more (cachegrind,
 // 2026-12-05). The first run's end is guessed where the last prompt's
@@ -197,7 +198,7 @@ func twoRuns(memo *keyMemo, ids []uint64, two bool) (k int, ok bool) {
 // that begins them (keyMemo.risen: a conversation's first id of its
 // own) has them, and kept there (appendRisenFrom). TestRisingIsScan
 // holds the path to the scan's.
-func appendRisen(dst []runLabel, ids []uint64, per, shared, hint int, memo *keyMemo) (_ []runLabel, ok bool) {
+func appendRisen(dst []runLabel, ids []uint64, per, shared int, memo *keyMemo) (_ []runLabel, ok bool) {
 	var guess *ascend.Guess
 	if memo != nil {
 		guess = &memo.two // a field of its own grew keyMemo out of its size class (TestFleetSetupAllocatesEachReplicaOnce)
@@ -215,7 +216,7 @@ func appendRisen(dst []runLabel, ids []uint64, per, shared, hint int, memo *keyM
 	if memo != nil {
 		ends = memo.risen(ids[k])
 	}
-	if dst, ok = appendRisenFrom(dst, ids, k, per, shared, hint, ends); !ok {
+	if dst, ok = appendRisenFrom(dst, ids, k, per, shared, ends); !ok {
 		return dst[:n], false
 	}
 	return dst, true
@@ -227,25 +228,23 @@ func appendRisen(dst []runLabel, ids []uint64, per, shared, hint int, memo *keyM
 // keeps in *ends where they end, and one id before the last end: a
 // guess of the runs' ends for a later prompt that resends these ids
 // (a conversation's next turn, which keeps every run but the last,
-// its answer, cut where its last block, partial, began). ok is false
+// its user's message and answer, cut where its last block, partial,
+// began). ok is false
 // when the ids fail ascend.Rise's check, or fall at a guess.
 //
 // A guess v is an end of the run from u when the ids rise by one from
 // u to v−1 (they rise, so the last is u's plus v−1−u) and not at v, as
 // ascend.Rise checks a guess, without its bisection. The guesses are
 // taken in order: one the run goes on past is passed, one past the
-// run's end, or not past u, ends them. A turn's runs but its last two
-// (its user's message and its answer) are so found with no bisection:
+// run's end, or not past u, ends them. A turn's runs but its last (its
+// user's message and its answer, to the end of the ids: ascend.Rise's
+// first check) are so found with no bisection:
 // Regime/Conversations, bisected then guessed, 18,092 then 18,014
 // instructions a request (SERVESIM_BUDGET_FUNCS, the marginal count). The guesses are
 // only guesses: a slot another prompt took over costs a check, and
 // TestRisingIsScan holds the labels to the scan with guesses wrong in
-// every way. hint (> u) is one more guess, tried after them: makeRuns'
-// where a request covering its output begins its output's units (a
-// turn's user message ends there, its answer begins), so that a turn's
-// last two runs are found without bisection: 16,562 then 16,502
-// instructions a request in Regime/Conversations (the budget test).
-func appendRisenFrom(dst []runLabel, ids []uint64, u, per, shared, hint int, ends *[]int32) (_ []runLabel, ok bool) {
+// every way.
+func appendRisenFrom(dst []runLabel, ids []uint64, u, per, shared int, ends *[]int32) (_ []runLabel, ok bool) {
 	var guesses []int32
 	if ends != nil {
 		guesses = *ends
@@ -268,18 +267,6 @@ func appendRisenFrom(dst []runLabel, ids []uint64, u, per, shared, hint int, end
 			l := &dst[n+i]
 			l.c, l.per, l.n = runContent{kind: 1, id: ids[u]}, per, (v-u)*per
 			u = v
-		}
-	}
-	if v := hint; v > u && v < len(ids) && ids[v-1]-ids[u] == uint64(v-1-u) && ids[v] != ids[v-1]+1 {
-		// The run from u ends at the hint, checked as a guess is
-		// (risenEnds), with no bisection.
-		if ids[v] <= ids[v-1] {
-			return dst, false // they do not rise
-		}
-		dst, u = appendRun(dst, ids, u, v, per, shared), v
-		if ends != nil {
-			guesses = append(guesses[:w], int32(v))
-			w++
 		}
 	}
 	for {
@@ -1770,7 +1757,7 @@ func (e *Engine) warmRuns(r *Request, n int) int {
 	p := &e.pool
 	var rs runSeq
 	if r.PrefixTwoRuns.Rises() {
-		rs.path = appendRisingPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, 0, 0)
+		rs.path = appendRisingPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, 0)
 	} else {
 		rs.path = appendRunPath(nil, nil, r.Prefix, r.PrefixBlockTokens, e.cfg.BlockSize, n, r.PrefixTwoRuns.Two(), 0)
 	}

@@ -191,7 +191,7 @@ func (p *PrefixPath) ResetPromised(prefix []uint64, prefixBlockTokens, input, bl
 // without it, heldRange's cut in both).
 func (p *PrefixPath) label(memo *keyMemo) {
 	if p.promise.Rises() { // as makeRuns makes a request's path
-		p.labels = appendRisingPath(memo, p.labels, p.prefix, p.p, p.blockSize, p.limit, 0, 0)
+		p.labels = appendRisingPath(memo, p.labels, p.prefix, p.p, p.blockSize, p.limit, 0)
 	} else {
 		p.labels = appendRunPath(memo, p.labels, p.prefix, p.p, p.blockSize, p.limit, p.promise.Two(), 0)
 	}

@@ -19,7 +19,8 @@ type collectors struct {
 	bounds   []classBound // each class's bounds, by class
 	perClass bool         // Config.Classes is set: each class has its own summary
 
-	gaps gapRuns // measured gaps not yet in the ITL histograms
+	gaps   gapRuns    // measured gaps not yet in the ITL histograms
+	chunks chunkTable // plainChunks' table of a step's chunks by size, and their counts
 
 	steps StepObserver  // the observer's steps, if it wants them
 	step  Step          // reused for each call
@@ -153,99 +154,6 @@ func (r *runner) accountChunk(rep *replica, out *engine.Outcome, inW, i int) err
 	return nil
 }
 
-// plainChunks accounts out's emits from the i-th on while they are plain
-// chunks, as accountChunk would, and returns the index of the first that
-// is not (len(out.Emitted) when none). A chunk is plain when its step
-// drafted and it is not the request's last, without classes or kept
-// tokens: the usual emit. Its loop calls nothing, so that its invariants
-// stay in registers (accountChunks' loop with the calls reloaded them for
-// every emit): the runs it ends, the fleet's and the retokenized, are
-// held (gapRuns.held) and added to their histograms after the loop, in
-// the order they ended, the order accountChunk adds them in. Off with
-// Config.Stepwise, which accounts every emit with accountChunk, its twin.
-// In BenchmarkRegime/Speculation it saves 2,892 instructions a request
-// against accountChunk alone, and 1,177 against the one loop with the
-// calls it replaced (cachegrind, 44,049 then 42,872); reading the one
-// class's bound and K once, not an emit, 512 more (39,989 then 39,477).
-func (r *runner) plainChunks(rep *replica, out *engine.Outcome, inW, i int) int {
-	if r.cfg.KeepTokens || r.perClass || r.cfg.Stepwise {
-		return i
-	}
-	ems, drafts, end := out.Emitted, out.Drafts[:len(out.Emitted)], out.End
-	gaps, spec, k := &r.gaps, &r.col.spec, rep.spec.Tokens
-	// Without classes every request is of the default class, the only
-	// one (newClasses): its bound, read once, not through each slot's
-	// class.
-	b := &r.bounds[0]
-	// An emit ends at most two runs: the loop stops where held could
-	// overflow (accountChunk takes the next emit), a bound taken once, not
-	// tested an emit (204 instructions a request in
-	// BenchmarkRegime/Speculation, with held for 32 emits: 42,154 then
-	// 41,950; TestWideSpeculativeBatchFastEqualsStepwise runs past it).
-	stop := min(len(ems), i+(len(gaps.held)-gaps.nheld)/2)
-	for ; i < stop; i++ {
-		em, d := &ems[i], drafts[i]
-		if d.Drafted == 0 || em.Done || uint(em.Tokens) >= gapLanes {
-			break
-		}
-		rec, n := &r.slots[em.Ref].rec, em.Tokens
-		g, td := chunkGap(rec, end, n)
-		chunkRecord(rec, b, d, g, td, n)
-		if rec.Measured {
-			// add's, its full steps counted by their tokens (full)
-			spec.count(d.Drafted, d.Accepted)
-			if d.Drafted == k {
-				gaps.full[n]++
-			}
-			if run := &gaps.run; g == run.d && rec.Replica == run.rep {
-				run.k++
-			} else { // newRun, its adds held
-				if run.k > 0 {
-					gaps.held[gaps.nheld] = *run
-					gaps.nheld++
-				}
-				*run = gapRun{d: g, k: 1, rep: rec.Replica}
-			}
-			if run := &gaps.tok[n]; td == run.d || run.k == 0 {
-				run.d, run.k = td, run.k+n
-			} else { // newTokRun, its add held
-				gaps.held[gaps.nheld] = gapRun{d: run.d, k: run.k, rep: -1}
-				gaps.nheld++
-				run.d, run.k = td, n
-			}
-		}
-		rec.Emitted += n
-		rec.LastToken = end
-		r.tokens += inW * n
-	}
-	if gaps.nheld > 0 {
-		r.addHeld()
-	}
-	return i
-}
-
-// addHeld adds the runs plainChunks ended to their histograms, in order:
-// a fleet's run as endRun does, a retokenized one (rep −1) as newTokRun.
-// It counts them (weighted.count), past the histograms' two pending
-// values: a held run ended because its gap changed, most often to one
-// of the step's other chunk sizes', so the pending values missed about
-// four adds in five (Regime/Speculation) and each miss paid for add's
-// tests and moves on top of the count. The counts are integers, the
-// same whatever the order (weighted), and accountChunk, the twin, adds
-// through the pending values. In BenchmarkRegime/Speculation 33,642
-// then 33,115 instructions a request for the retokenized runs, 33,009
-// with the fleet's (the budget test's count).
-func (r *runner) addHeld() {
-	for _, run := range r.gaps.held[:r.gaps.nheld] {
-		if run.rep < 0 {
-			r.col.itlTok.count(run.d, run.k)
-			continue
-		}
-		r.gapsOf(run.rep).count(run.d, run.k)
-	}
-	r.gaps.nheld = 0
-}
-
 // chunkGap is the gap a chunk of tokens emitted at end makes after the
 // request's last token, and that gap over its tokens.
 func chunkGap(rec *Record, end time.Duration, tokens int) (g, td time.Duration) {
@@ -369,11 +277,6 @@ type gapRuns struct {
 	run gapRun           // the fleet's series and the replica's
 	tok [gapLanes]gapRun // the retokenized series', by chunk size (per): the gap over its tokens
 
-	// Runs plainChunks ended, not yet added (addHeld): the fleet's, and
-	// the retokenized ones with rep −1. Room for a call's 32 emits.
-	held  [64]gapRun
-	nheld int
-
 	// Full steps plainChunks counted (specStats), by the tokens each
 	// emitted, added to the run's specStats with the runs (flushGaps):
 	// an increment a step instead of add's three sums, 34,966 then
@@ -444,9 +347,11 @@ func (r *runner) newTokRun(run *gapRun, td time.Duration, k int) {
 	run.d, run.k = td, k
 }
 
-// flushGaps adds every pending run to its histogram, and the full steps
-// plainChunks counted to the run's specStats.
+// flushGaps adds the chunks plainChunks counted (chunkCounts), every
+// pending run to its histogram, and the full steps counted to the run's
+// specStats.
 func (r *runner) flushGaps() {
+	r.chunkCounts()
 	r.endRun()
 	for t, n := range r.gaps.full {
 		if n > 0 {

@@ -167,16 +167,25 @@ func (s *ChatSource) start(at time.Duration) Request {
 	c.user, c.answer, c.think = st[0].on(seed, h, "input"), st[1].on(seed, h, "output"), st[2].on(seed, h, "think")
 	c.turns = s.cfg.Turns.Sample(st[3].on(seed, h, "turns"))
 	c.input = s.prefix.PrefixTokens + s.cfg.FirstInput.Sample(c.user)
-	c.ids = s.ids.prompt(st[4].on(seed, h, "prefix"), c.input)
 	c.output = s.cfg.Output.Sample(c.answer)
+	c.ids = s.ids.prompt(st[4].on(seed, h, "prefix"), c.input+c.output) // each of its own stream: the order of draws is free
 	return s.issue(c, at)
 }
 
-// issue yields the current turn, its answer's length drawn, its ids
-// (its prompt's, in an array with room for its answer's but on a first
-// turn) then covering its answer's blocks too.
+// issue yields the current turn, its ids drawn (start, Finished) over
+// its prompt and its answer at once. Its ids were drawn over its prompt,
+// then from its prompt's full blocks on over its answer (reopen): its
+// prompt's partial block's id was drawn and dropped, never in any
+// request, so its answer's ids skipped one and a turn's fresh ids were
+// two runs (Request.PrefixTwoRuns' runs of consecutive ids), not one.
+// An id is a label: the ids after each one no longer drawn are
+// renumbered, every equality between them the same
+// (TestConversationIDsAreLabels, TestPrefixUniformUnchanged). Regime/
+// Conversations, two runs a turn then one, 16,455 then 14,334
+// instructions a request (the budget test); drawn at once, not its
+// prompt's full blocks' and then the rest in the same array (reopen, a
+// call more a turn, a first turn's array grown), 14,276 then 13,931.
 func (s *ChatSource) issue(c *conversation, at time.Duration) Request {
-	c.ids = s.ids.reopen(c.ids, c.input, c.input+c.output)
 	r := Request{ID: s.next, Arrival: at, InputTokens: c.input, OutputTokens: c.output,
 		PrefixHashes: c.ids, PrefixBlockTokens: s.prefix.block(), HashesCoverOutput: c.ids != nil,
 		Conversation: c.id, Turn: c.turn, Class: s.cfg.Class}
@@ -203,9 +212,9 @@ func (s *ChatSource) Finished(id uint64, at time.Duration, ok bool) {
 		return
 	}
 	// The answer's length, of its own stream, is drawn before the ids
-	// (the same): they are made with room for its blocks (reopen).
+	// (the same): they cover its blocks too (issue).
 	output := s.cfg.Output.Sample(c.answer)
-	c.ids = s.ids.extendIn(c.ids, c.input+c.output, next, next+output) // the full blocks of its prompt and answer
+	c.ids = s.ids.extendIn(c.ids, c.input+c.output, next+output) // the full blocks of its prompt and answer, then fresh ones
 	c.input, c.output = next, output
 	c.turn++
 	s.ready = append(s.ready, s.issue(c, at+s.cfg.Think.sample(c.think)))

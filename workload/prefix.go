@@ -286,41 +286,24 @@ func (b *blockIDs) sharedIDs(ids []uint64, g uint64) {
 }
 
 // extendIn returns the ids of a prompt of input tokens that begins with
-// a previous prompt of prevTokens tokens whose ids were prev, in an
-// array with room for the blocks of room tokens (room ≥ input, a
-// conversation's turn's answer: reopen): the previous prompt's full
-// blocks are kept, the rest are fresh. Ids that rose (a prompt's, and those extendIn gives) still do
+// a previous prompt of prevTokens tokens whose ids were prev (a
+// conversation's turn: its prompt and its answer, ChatSource.Finished):
+// the previous prompt's full blocks are kept, the rest are fresh. Ids
+// that rose (a prompt's, and those extendIn gives) still do
 // (Request.PrefixTwoRuns' ascend.Rising): the fresh ids count up from
 // more than every id handed out before, the groups' shared ids
 // included. The array is cut from promptIDs' slab, as a prompt's: one
 // made a turn (the runtime's allocation and clearing) cost Regime/
 // Conversations 150 instructions a request more: 18,014 then 17,864
 // (SERVESIM_BUDGET_FUNCS, the marginal count).
-func (b *blockIDs) extendIn(prev []uint64, prevTokens, input, room int) []uint64 {
+func (b *blockIDs) extendIn(prev []uint64, prevTokens, input int) []uint64 {
 	if !b.on {
 		return nil
 	}
 	keep := min(prevTokens/b.cfg.block(), len(prev))
-	ids := b.promptIDs(max(blocks(input, b.cfg.block()), blocks(room, b.cfg.block())))[:keep]
+	ids := b.promptIDs(blocks(input, b.cfg.block()))[:keep]
 	copy(ids, prev)
 	return b.fill(ids, input)
-}
-
-// reopen is extendIn(ids, prevTokens, input, input) for ids that no one
-// else holds (prompt's, extendIn's, not yet handed out): ids are kept in
-// their array, which has the room when extendIn was given input (else
-// fill grows it), and filled as extendIn fills a copy. A conversation's
-// turn, its prompt's ids and then its answer's, so takes one array, not
-// two: Regime/Conversations ran 66,331,437 instructions in all, 61,373,317
-// so, most of the difference the runtime's allocation and collection
-// (servesim's own 18,215 -> 18,202 a request; cachegrind, 2026-12-05).
-// TestReopenIsExtend holds the two equal.
-func (b *blockIDs) reopen(ids []uint64, prevTokens, input int) []uint64 {
-	if !b.on {
-		return nil
-	}
-	keep := min(prevTokens/b.cfg.block(), len(ids))
-	return b.fill(ids[:keep], input)
 }
 
 // fill appends fresh ids to ids up to input tokens' blocks.

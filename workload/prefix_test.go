@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/servesim/servesim/internal/ascend"
+	"github.com/servesim/servesim/internal/idlabels"
 )
 
 // syntheticFingerprint is the fingerprint of 500 requests of a Synthetic
@@ -27,43 +28,58 @@ func syntheticFingerprint(t *testing.T, p PrefixReuse) string {
 }
 
 // conversationFingerprint is the fingerprint of the turns of 40
-// conversations with prefixes p, served by the toy driver in 1 s each.
-func conversationFingerprint(t *testing.T, p PrefixReuse) string {
+// conversations with prefixes p, served by the toy driver in 1 s each,
+// and that of the same turns with their ids read as labels (idlabels:
+// which blocks are equal, not the ids' numbers).
+func conversationFingerprint(t *testing.T, p PrefixReuse) (string, string) {
 	src, err := NewConversations(Conversations{Seed: 11, Count: 40, Arrival: Arrival{Rate: 1},
 		Turns: Uniform{Center: 4, RangeRatio: 0.5}, FirstInput: LogNormalMean(600, 0.5),
 		UserInput: Uniform{Center: 100, RangeRatio: 0.5}, Output: Uniform{Center: 200, RangeRatio: 0.5},
 		Think: Think{Mean: 5 * time.Second}, Prefix: p})
 	require.NoError(t, err)
-	h := NewHasher()
-	for _, r := range serve(t, src, second, nil) {
-		h.Add(r.Request)
+	h, l := NewHasher(), NewHasher()
+	var labels idlabels.Labels
+	for _, rec := range serve(t, src, second, nil) {
+		r := rec.Request
+		h.Add(r)
+		r.PrefixHashes = labels.Of(r.PrefixHashes)
+		l.Add(r)
 	}
-	return h.Sum()
+	return h.Sum(), l.Sum()
 }
 
 // Uniform prefixes (Zipf 0) give the requests they gave before Zipf
 // popularity existed, byte for byte: these fingerprints were taken from
 // the generator of commit 3456f7f, for fresh prompts (Synthetic) and for
 // prompts that extend a previous turn (Conversations; retaken when each
-// turn's ids came to cover its answer, HashesCoverOutput).
+// turn's ids came to cover its answer, HashesCoverOutput). The
+// conversations' labels fingerprint (their ids read as labels) was taken
+// at main f03ae2c, before a turn's ids stopped skipping the one its
+// prompt's partial block would have had: the raw one moved then, the
+// labels did not.
 func TestPrefixUniformUnchanged(t *testing.T) {
 	for _, c := range []struct {
-		name                    string
-		p                       PrefixReuse
-		synthetic, conversation string
+		name                            string
+		p                               PrefixReuse
+		synthetic, conversation, labels string
 	}{
 		{"LowReuse", LowReuse,
 			"sha256:142a24c6ff0bc27e6b86ca3ac818567b6bd9bb434d9f7726ecd4bdf0138c0b73",
-			"sha256:1f8d700740085f6c5d2e7afa85774d8f634dae8bb990a9ef9fa9ab3fa1c59eae"},
+			"sha256:53c723796d90068785bdaeccbf88663b1649e3177ec86749a5bf132db00f6264",
+			"sha256:1426dea898be5d08bbd402b3e8b97783e08a6b14555758de1856509bf9b5d85b"},
 		{"HighReuse", HighReuse,
 			"sha256:561901cb4a7f501bb43a5816a451b38f2ecc89ec676bebd08928f0f683a60560",
-			"sha256:4374b238543f59883e4724bed03321a20a884d40f2961c127441c9628f9b9b03"},
+			"sha256:b579568977dfe6cce5a33f933f3eb9da007ef80ec64c5c001bd76924395d9669",
+			"sha256:a6473f05d548d8f1c542bd1abdaa030abc73f11a1e1de1fb6f4e7325edb3f52b"},
 		{"16-token blocks", PrefixReuse{Groups: 7, PrefixTokens: 1000, Probability: 0.6, BlockTokens: 16},
 			"sha256:b8e06f29bb8819232140e66b1ccde0ea74832bb6ae88677ffc8d5e17b27ec00e",
-			"sha256:97f711d2fefd72e5a44e89f74b0b31271c349bdfd023be9ee7e11be1e9654a59"},
+			"sha256:564b364b691fa44e67c4d022469dbe880d96d940c7461202acd161a382d62097",
+			"sha256:9cda304faa775f0b15351fe1fe610d1f034639b740a8a87f8ca24950a5384302"},
 	} {
 		assert.Equal(t, c.synthetic, syntheticFingerprint(t, c.p), "%s, Synthetic", c.name)
-		assert.Equal(t, c.conversation, conversationFingerprint(t, c.p), "%s, Conversations", c.name)
+		raw, labels := conversationFingerprint(t, c.p)
+		assert.Equal(t, c.conversation, raw, "%s, Conversations", c.name)
+		assert.Equal(t, c.labels, labels, "%s, Conversations' ids as labels", c.name)
 	}
 }
 
@@ -249,13 +265,14 @@ func TestGroupIDsAreCounted(t *testing.T) {
 	assert.Greater(t, kept, 100)
 }
 
-// TestReopenIsExtend holds a conversation's ids made in one array
-// (extendIn with room for the answer, then reopen; a first turn's
-// prompt, grown) to those made in two (the answer's ids in a copy,
-// extendIn), over random
-// configurations and turns, and holds each turn's ids to their promise
-// that they rise (ascend.Rising).
-func TestReopenIsExtend(t *testing.T) {
+// TestTurnIDsAtOnce holds a conversation turn's ids drawn at once, its
+// prompt's and its answer's (prompt or extendIn over both, as
+// ChatSource draws them), to the same drawn in two steps, its prompt's
+// full blocks and then the rest (extendIn again): the ids a turn's
+// prompt's partial block is drawn are its answer's first run on, over
+// random configurations and turns; and holds each turn's ids to their
+// promise that they rise (ascend.Rising).
+func TestTurnIDsAtOnce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 13))
 	for range 200 {
 		cfg := PrefixReuse{Groups: 1 + rng.IntN(20), PrefixTokens: rng.IntN(2_000), Probability: rng.Float64(),
@@ -267,21 +284,26 @@ func TestReopenIsExtend(t *testing.T) {
 		var tokens []int        // and its last prompt and answer, in tokens
 		for range 60 {
 			input, output := rng.IntN(3_000), rng.IntN(500)
+			i := rng.IntN(len(convs) + 1)
+			if i < len(convs) {
+				input += tokens[i] // a next turn's prompt: the last turn's and more
+			} else {
+				input += cfg.PrefixTokens // a first one's: the system prompt and more (Conversations')
+			}
+			full := input - input%cfg.block()
 			var got, want []uint64
-			if i := rng.IntN(len(convs) + 1); i < len(convs) { // a next turn
+			if i < len(convs) {
 				prev := tokens[i]
-				input += prev
-				got = one.reopen(one.extendIn(convs[i][0], prev, input, input+output), input, input+output)
-				w := two.extendIn(convs[i][1], prev, input, input)
-				want = two.extendIn(w, input, input+output, input+output)
+				got = one.extendIn(convs[i][0], prev, input+output)
+				want = two.extendIn(two.extendIn(convs[i][1], prev, full), full, input+output)
 				convs[i], tokens[i] = [2][]uint64{got, want}, input+output
 			} else {
-				got = one.reopen(one.prompt(r1, input), input, input+output)
-				want = two.extendIn(two.prompt(r2, input), input, input+output, input+output)
+				got = one.prompt(r1, input+output)
+				want = two.extendIn(two.prompt(r2, full), full, input+output)
 				convs, tokens = append(convs, [2][]uint64{got, want}), append(tokens, input+output)
 			}
 			if !slices.Equal(got, want) {
-				t.Fatalf("%+v, a turn of %d + %d tokens: %v in one array, %v in two", cfg, input, output, got, want)
+				t.Fatalf("%+v, a turn of %d + %d tokens: %v at once, %v in two steps", cfg, input, output, got, want)
 			}
 			for k := 1; k < len(got); k++ {
 				if got[k] <= got[k-1] {

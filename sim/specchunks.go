@@ -1,0 +1,150 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/servesim/servesim/engine"
+)
+
+// plainChunks accounts out's emits from the i-th on while they are plain
+// chunks, as accountChunk would, and returns the index of the first that
+// is not (len(out.Emitted) when none). A chunk is plain when its step
+// drafted a full K (K + 1 < gapLanes) and it accepted n − 1 of them for
+// its n tokens, it is not the request's last, and its request's last
+// token was the first plain chunk's (so that its gap is theirs), without
+// classes or kept tokens: the usual emit, a speculative step's member.
+// Off with Config.Stepwise, which accounts every emit with accountChunk,
+// its twin, and with eachChunk, which keeps the engine's fast paths
+// (FuzzPlainChunksAreEachChunk, TestPlainChunksAreEachChunk).
+//
+// Their gaps are all g, the step's: a chunk of n tokens adds g to the
+// fleet's series and g/n, n times, to the retokenized one, and its
+// record takes the same g, g/n and verdict against the bound as every
+// chunk of n with that gap. So the loop reads them from a table by n
+// (chunkTable, made again only when g, K or the replica changes) and
+// counts the measured chunks by n; the counts reach the gap runs and the
+// specStats when the table changes and before the summary (chunkCounts):
+// the histograms' counts are integers, the same whatever the grouping
+// (weighted). Each chunk costs its record's fields and a count, where it
+// cost its gap's division, its runs' tests and the specStats' sums. In
+// BenchmarkRegime/Speculation 31,098 then 29,928 instructions a request
+// (the budget test's count); counting a step's chunks and adding them at
+// its end, the table made each step, was 31,324, the runs' adds through
+// the histograms' pending values 30,708 (chunkCounts counts past them, as
+// addHeld did, the runs ended there mostly a changed gap's).
+func (r *runner) plainChunks(rep *replica, out *engine.Outcome, inW, i int) int {
+	if r.cfg.KeepTokens || r.perClass || r.cfg.Stepwise || eachChunk {
+		return i
+	}
+	ems, drafts, end := out.Emitted, out.Drafts[:len(out.Emitted)], out.End
+	k := rep.spec.Tokens
+	if i == len(ems) || drafts[i].Drafted != k || ems[i].Done || k+1 >= gapLanes {
+		return i // accountChunk's, before the table is read
+	}
+	last := r.slots[ems[i].Ref].rec.LastToken
+	t := &r.chunks
+	if g := end - last; g != t.g || k != t.k || rep.idx != t.rep {
+		r.chunkCounts()                     // the counts of the table's gap, before it changes
+		t.make(g, &r.bounds[0], k, rep.idx) // without classes, the default class's bound (newClasses)
+	}
+	g, tokens := t.g, 0
+	for ; i < len(ems); i++ {
+		em, d := &ems[i], drafts[i]
+		n := em.Tokens
+		if d.Drafted != k || d.Accepted != n-1 || em.Done {
+			break
+		}
+		rec := &r.slots[em.Ref].rec
+		if rec.LastToken != last {
+			break
+		}
+		rec.Drafted += k
+		rec.Accepted += n - 1
+		rec.MaxITL = max(rec.MaxITL, g)
+		rec.MaxTokenITL = max(rec.MaxTokenITL, t.td[n])
+		rec.ITLOver += t.over[n]
+		if rec.Measured {
+			t.cnt[n]++
+		}
+		rec.Emitted += n
+		rec.LastToken = end
+		tokens += n
+	}
+	r.tokens += inW * tokens
+	return i
+}
+
+// eachChunk makes plainChunks account no chunk: each goes through
+// accountChunk, the engine's paths unchanged (a test's switch).
+var eachChunk = false
+
+// chunkTable is what a full step's chunk of n tokens (K drafts, n − 1
+// accepted) with the gap g adds, by n: its gap over its tokens
+// (chunkGap's) and its gaps over the class's bound (chunkRecord's); and
+// the measured chunks plainChunks counted by n, not yet added. Kept in
+// the runner, made again when the gap or K changes.
+type chunkTable struct {
+	g    time.Duration
+	k    int
+	rep  int // the replica whose chunks are counted
+	td   [gapLanes]time.Duration
+	over [gapLanes]int
+	cnt  [gapLanes]int
+}
+
+// make fills the table for K = k drafts (k + 1 < gapLanes) with the gap
+// g, against the bound b, for replica rep.
+func (t *chunkTable) make(g time.Duration, b *classBound, k, rep int) {
+	t.g, t.k, t.rep = g, k, rep
+	for n := 1; n <= k+1; n++ {
+		td := time.Duration(uint64(g) / uint64(n)) // g >= 0: chunkGap's division
+		t.td[n] = td
+		t.over[n] = 0
+		if b.perToken {
+			if td > b.itl {
+				t.over[n] = n
+			}
+		} else if g > b.itl {
+			t.over[n] = 1
+		}
+	}
+}
+
+// chunkCounts adds the measured chunks plainChunks counted by size, each
+// of a full step, to the gap runs and the specStats (its full steps
+// counted by their tokens, flushGaps), as accountChunk adds them a chunk
+// at a time, and clears the counts: when the table changes, and before
+// the summary (flushGaps). Counts held across steps change nothing, as
+// the runs' do (gapRuns).
+func (r *runner) chunkCounts() {
+	t := &r.chunks
+	m, accepted := 0, 0
+	for n := 1; n <= t.k+1; n++ {
+		c := t.cnt[n]
+		if c == 0 {
+			continue
+		}
+		t.cnt[n] = 0
+		m += c
+		accepted += c * (n - 1)
+		r.gaps.full[n] += c
+		if run := &r.gaps.tok[n]; t.td[n] == run.d || run.k == 0 {
+			run.d, run.k = t.td[n], run.k+c*n
+		} else { // newTokRun's, counted past the pending values (addHeld's reason)
+			r.col.itlTok.count(run.d, run.k)
+			run.d, run.k = t.td[n], c*n
+		}
+	}
+	if m == 0 {
+		return
+	}
+	spec := &r.col.spec
+	spec.steps += m
+	spec.drafted += m * t.k
+	spec.accepted += accepted
+	if run := &r.gaps.run; t.g == run.d && t.rep == run.rep {
+		run.k += m
+	} else {
+		r.newRun(t.g, m, t.rep)
+	}
+}
