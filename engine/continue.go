@@ -8,7 +8,8 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 		return nil
 	}
 	p, co := &e.plan, &e.co
-	if e.waiting.len() > 0 || e.inFlight || p.End != now || until <= now || !e.allJoin() {
+	waits := e.waiting.len() > 0
+	if waits && !e.admitsNone() || e.inFlight || p.End != now || until <= now || !e.allJoin() {
 		return nil
 	}
 	e.joinCohort(true) // allJoin said they all join
@@ -17,7 +18,10 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 		return nil // idle, or the walk plans it: a member is left out, or preempts
 	}
 	e.resetPlan(now)
-	e.probeK, e.runHead = 0, 0 // no probe (a model that reads no context), nothing waits
+	e.probeK, e.runHead = 0, 0 // no probe (a model that reads no context)
+	if waits {
+		e.runHead = e.waiting.peek().order + 1 // as scheduleUntil notes it
+	}
 	p.Cohort = n
 	d := e.decodePrice(n)
 	if d <= 0 {
@@ -29,7 +33,7 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	left := e.finMin() - co.tick            // steps until a member's last token
 	k := int(min((until-now-1)/d+1, 1<<40)) // every step starts before until
 	if k > left {
-		if e.thruOK && e.goesThrough(n, d) { // on through the finishes, to the last member's (through.go)
+		if e.thruOK && !waits && e.goesThrough(n, d) { // on through the finishes, to the last member's (through.go)
 			k = min(k, e.lastFin()-co.tick)
 		} else {
 			k = left
@@ -38,7 +42,8 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	// The blocks: ScheduleUntil's cohort plan takes its first step's
 	// (coStep(1)) and its run fits the rest (fitBlocks, coGrow(1, j)),
 	// so the run is the longest whose steps need no more than are free.
-	// Nothing waits, so no admission could get easier (fitBlocks).
+	// Nothing waits, or nothing is admitted before a finish, which ends
+	// the run: no admission could get easier (fitBlocks).
 	if avail := e.available(); e.coGrow(0, k) > avail {
 		k = lastTrue(1, k-1, func(j int) bool { return e.coGrow(0, j) <= avail })
 	}
@@ -50,6 +55,28 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	}
 	return p
 }
+
+// admitsNone reports whether Continue may plan while requests wait: the
+// running list is at MaxSeqs (AtSeqCap; with the cohort's joiners,
+// which allJoin then holds to the running list), so the plan at now
+// admits nobody and stops its waiting loop before the head (a vLLM
+// step at max_num_seqs), and its run ends at the first finish, which
+// frees a slot (no run through finishes then). Not on an engine whose
+// waiting loop does more (async: a KV consumer's or a tier's), nor
+// with headFirst (tests), where fitBlocks cuts such a run to one step.
+// (The twin: contAtCap off, for tests, declines whenever anything
+// waits; TestContinueAtSeqCapIsStepwise holds the two together.) In
+// RunAtlas, where the batch is at MaxSeqs with the next request
+// waiting, this plans the decode run after a step that prefilled a
+// prompt at once, at the step end, without ScheduleUntil's walk
+// (RunAtlas 5,730 then 5,618 instructions a request, the budget test).
+func (e *Engine) admitsNone() bool {
+	return contAtCap && e.AtSeqCap() && !e.async && !e.headFirst
+}
+
+// contAtCap lets Continue plan at MaxSeqs while requests wait
+// (admitsNone); tests turn it off for the twin.
+var contAtCap = true
 
 // continuePublishing is continueRun's part for members whose decodes
 // cache blocks of shared output (coPublish): runPublish caches them as

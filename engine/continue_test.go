@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/costmodel"
@@ -112,4 +114,40 @@ func TestContinueDeclines(t *testing.T) {
 			require.NoError(t, e.Check())
 		})
 	}
+}
+
+// Continue at MaxSeqs while requests wait (admitsNone) plans what the
+// step-by-step engine would: random engines of chunkRunConfig with one to
+// three sequences, so that requests wait at the cap, driven in runs
+// continued at every move's end (cut at their start a third of the
+// time, as a driver does for an event there), with streaks omitted (the
+// decode cohort), read and admit as the slow twin does step by step
+// (walkRuns), and as the runs do with contAtCap off (Continue declines
+// whenever anything waits).
+func TestContinueAtSeqCapIsStepwise(t *testing.T) {
+	runsContinued, runsContinuedWaiting, runsContinuedCut = 0, 0, 0
+	at := func(cfg Config, model costmodel.Model, adds map[time.Duration][]Request, fast bool, cuts *rand.Rand) string {
+		e, err := New(cfg, model)
+		require.NoError(t, err)
+		if !fast {
+			walkRuns(e)
+		}
+		e.Runner().SetStrict(true)
+		return timelineWith(t, e, fast, adds, timelineOpts{cont: true, omit: true, cut: func() bool { return cuts.IntN(3) == 0 }})
+	}
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 4144))
+		cfg, model := chunkRunConfig(rng, 8)
+		cfg.MaxSeqs = 1 + rng.IntN(3)
+		adds := chunkRunAdds(rng, cfg, false)
+		slow := at(cfg, model, adds, false, rand.New(rand.NewPCG(seed, 1)))
+		fast := at(cfg, model, adds, true, rand.New(rand.NewPCG(seed, 1)))
+		require.Equal(t, slow, fast, "seed %d, %+v", seed, cfg)
+		contAtCap = false
+		twin := at(cfg, model, adds, true, rand.New(rand.NewPCG(seed, 1)))
+		contAtCap = true
+		require.Equal(t, slow, twin, "seed %d, %+v, contAtCap off", seed, cfg)
+	}
+	t.Logf("%d continued runs, %d of them while requests waited, %d cut at their start", runsContinued, runsContinuedWaiting, runsContinuedCut)
+	assert.Greater(t, runsContinuedWaiting, 100, "the scenarios no longer continue runs at MaxSeqs while requests wait")
 }

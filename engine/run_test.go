@@ -26,6 +26,10 @@ var runsChunked, runsStored, runsCohortStored, runsChunkPub, runsPubSpent int
 // runsContinued counts the runs a timeline with cont continued.
 var runsContinued int
 
+// runsContinuedWaiting counts the runs a timeline with cont continued
+// while requests waited (at MaxSeqs: admitsNone).
+var runsContinuedWaiting int
+
 // runsContinuedCut counts the continued runs a timeline with cut cut at
 // their start.
 var runsContinuedCut int
@@ -143,6 +147,9 @@ func timelineWith(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]R
 		if fast && o.cont && completed {
 			if p = e.Runner().Continue(now, until); p != nil {
 				runsContinued++
+				if e.waiting.len() > 0 {
+					runsContinuedWaiting++
+				}
 				if o.cut != nil && o.cut() { // dropped whole: as if never planned, no event published
 					busy, _, err := e.Runner().Truncate(now)
 					require.NoError(t, err)

@@ -173,12 +173,14 @@ func (r *Runner) SyncTo(t time.Duration) {
 // it; otherwise it returns nil and plans nothing, and the driver plans
 // with ScheduleUntil as usual, once every event at now is handled.
 //
-// It plans when nothing waits, every running request is in the cohort or
-// joins it now (a plain decode that emitted at the end of the move, as a
-// prompt's last chunk does), their next step's blocks are free, and the
-// cost model reads no decode context (costmodel.ContextFree): step by
-// step, the plan at now then decodes every running request, a token each,
-// priced by how many there are, up to the first finish. So a run goes on
+// It plans when nothing waits (or the running list is at MaxSeqs, so
+// the plan admits nobody before a finish), every running request is in
+// the cohort or joins it now (a plain decode that emitted at the end of
+// the move, as a prompt's last chunk does), their next step's blocks are
+// free, and the cost model reads no decode context
+// (costmodel.ContextFree): step by step, the plan at now then decodes
+// every running request, a token each, priced by how many there are,
+// up to the first finish. So a run goes on
 // through a request's finish, and after the step that prefilled a prompt,
 // without the planning a new move costs (the walk of the running list,
 // the admission check, the run's length): the price is the model's for

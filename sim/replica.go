@@ -242,8 +242,8 @@ func (r *runner) planned(rep *replica, p *engine.Plan) error {
 
 // stepEnd applies the end of the replica's move in flight, and plans its
 // next move at once when that is a run of the decode cohort
-// (engine.Runner.Continue: nothing waits, after a finish or a prompt's last
-// chunk), else after everything at the instant. Continue is asked after
+// (engine.Runner.Continue: nothing waits, or the batch is at MaxSeqs,
+// after a finish or a prompt's last chunk), else after everything at the instant. Continue is asked after
 // the move is accounted, so that a request its finish sent here (a
 // closed-loop client's next) has joined the waiting queue, and with the
 // stopping instant as it is once the finisher no longer counts; a join

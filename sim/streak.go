@@ -113,7 +113,7 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) error {
 			r.leave(rep, ref)
 		}
 	}
-	if out.End > r.now { // steps collected ahead of the clock (settleThrough)
+	if out.End > r.now && r.thruAt != &r.noThru { // steps collected ahead of the clock (settleThrough); a detected warm-up's reach collects ahead too, and has no such run
 		return r.accountAhead(rep, out)
 	}
 	r.joiners = r.joiners[:0]
