@@ -219,25 +219,50 @@ func TestNoAllocationPerTokenOrStep(t *testing.T) {
 	// The prefix cache (kept by runs) under conversations whose answers
 	// are resent, cached block by block as they are decoded: 500
 	// conversations of 4 turns, answers ten times longer at a tenth of
-	// the rate.
-	conversations := func(output int, rate float64) (float64, int) {
-		var tokens int
+	// the rate. The requests' own ids are the workload's data, not the
+	// loop's: a turn's ids cover its prompt and its answer, cut from
+	// slabs of 4,096 ids (workload's promptSlab; a turn of more than
+	// 2,048 ids gets its own array), so at least 2,048 ids a slab: the
+	// longer answers' run carries about 560,000 ids more, about 140 slabs
+	// of 4,096, and its allocations were 74 more at 40f3c78, about 96
+	// once a turn's ids covered its answer's too (99e3cab), at the old
+	// bound of 100. The bound allows the slabs, counted from the ids the
+	// requests carry (at most one a 2,048), and still fails on anything
+	// made a step or a token (3.6 million tokens more).
+	conversations := func(output int, rate float64) (float64, int, int) {
+		var tokens, ids int
 		a := testing.AllocsPerRun(1, func() {
+			ids = 0
 			src, err := workload.NewConversations(workload.Conversations{Seed: 1, Count: 500,
 				Arrival: workload.Arrival{Rate: rate}, Turns: workload.Constant{Tokens: 4},
 				FirstInput: workload.Uniform{Center: 600, RangeRatio: 0.5}, UserInput: workload.Uniform{Center: 150, RangeRatio: 0.5},
 				Output: workload.Uniform{Center: output, RangeRatio: 0.5}, Think: workload.Think{Mean: 10 * time.Second, Exponential: true},
 				Prefix: workload.PrefixReuse{Groups: 16, PrefixTokens: 1024, Probability: 1, BlockTokens: 16}})
 			require.NoError(t, err)
-			s, err := Run(Config{}, src, nil)
+			s, err := Run(Config{}, countIDs{src, &ids}, nil)
 			require.NoError(t, err)
 			tokens = s.Tokens
 		})
-		return a, tokens
+		return a, tokens, ids
 	}
-	short, tShort := conversations(200, 0.5)
-	long, tLong := conversations(2000, 0.05)
-	t.Logf("conversations: %.0f allocations for %d tokens, %.0f for %d", short, tShort, long, tLong)
+	short, tShort, iShort := conversations(200, 0.5)
+	long, tLong, iLong := conversations(2000, 0.05)
+	slabs := float64(iLong-iShort) / 2048
+	t.Logf("conversations: %.0f allocations for %d tokens (%d ids), %.0f for %d (%d ids): at most %.0f id slabs more", short, tShort, iShort, long, tLong, iLong, slabs)
 	require.Greater(t, tLong, 9*tShort)
-	assert.Less(t, long, short+100, "conversations: allocations grow with tokens (%d more)", tLong-tShort)
+	assert.Less(t, long, short+100+slabs, "conversations: allocations grow with tokens (%d more)", tLong-tShort)
+}
+
+// countIDs is a conversation source that counts the ids of the requests
+// it yields (TestNoAllocationPerTokenOrStep); its other methods are the
+// source's.
+type countIDs struct {
+	*workload.ChatSource
+	ids *int
+}
+
+func (c countIDs) Next() (workload.Request, error) {
+	r, err := c.ChatSource.Next()
+	*c.ids += len(r.PrefixHashes)
+	return r, err
 }
