@@ -194,18 +194,25 @@ func streakMismatch(rep *replica, out *engine.Outcome, members int) error {
 // marginal count. Held to emit's bytes by
 // TestStreakLastMovesAreStepwise.)
 func (r *runner) lastMove(s *slot, d time.Duration, n int, out *engine.Outcome) bool {
-	rec := &s.rec
-	if n != out.Steps || rec.LastToken != out.End-time.Duration(n)*d {
+	if n != out.Steps || s.rec.LastToken != out.End-time.Duration(n)*d {
 		return false
 	}
+	r.plainTokens(s, d, n, out.End)
+	return true
+}
+
+// plainTokens adds to s's record n tokens a step of d apart, the last at
+// end, its last token before them one step before the first: a member's
+// last move (lastMove, finishInside), whose gaps are all d.
+func (r *runner) plainTokens(s *slot, d time.Duration, n int, end time.Duration) {
+	rec := &s.rec
 	rec.MaxITL = max(rec.MaxITL, d)
 	rec.MaxTokenITL = max(rec.MaxTokenITL, d)
 	if d > r.bounds[s.class].itl { // either series: a token a gap
 		rec.ITLOver += n
 	}
 	rec.Emitted += n
-	rec.LastToken = out.End
-	return true
+	rec.LastToken = end
 }
 
 // streakMove adds a move of out.Steps steps of d to its cont members'
@@ -453,13 +460,7 @@ func (r *runner) finishInside(rep *replica, out *engine.Outcome, em engine.Emit)
 	}
 	s := &r.slots[em.Ref]
 	if rec := &s.rec; !em.First && rec.LastToken == start {
-		rec.MaxITL = max(rec.MaxITL, d)
-		rec.MaxTokenITL = max(rec.MaxTokenITL, d)
-		if d > r.bounds[s.class].itl { // either series: a token a gap
-			rec.ITLOver += n
-		}
-		rec.Emitted += n
-		rec.LastToken = at
+		r.plainTokens(s, d, n, at)
 		if rec.Measured {
 			r.col.itl.add(d, n)
 		}
