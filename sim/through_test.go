@@ -21,62 +21,77 @@ import (
 // runs: held all the same). Enough of
 // the scenarios must finish requests inside runs (runner.insides).
 func TestRunsThroughFinishesAreStepwise(t *testing.T) {
-	cases := 300
-	if testing.Short() {
-		cases = 60
-	}
-	through := 0
-	for seed := range uint64(cases) {
-		rng := rand.New(rand.NewPCG(seed, 41))
-		cfg := Config{}
-		rate := 0.5 + 4*rng.Float64()
-		n := 40 + rng.IntN(160)
-		out := workload.Uniform{Center: 20 + rng.IntN(200), RangeRatio: rng.Float64()}
-		lengths := workload.Independent{Input: workload.Uniform{Center: 100 + rng.IntN(1500), RangeRatio: 0.9}, Output: out}
-		if rng.IntN(4) == 0 {
-			cfg.Engine.KVBlocks = 200 + rng.IntN(600)
-		}
-		if rng.IntN(4) == 0 {
-			cfg.Engine.MaxSeqs = 2 + rng.IntN(12)
-		}
-		if rng.IntN(5) == 0 {
-			cfg.Engine.MaxBatchedTokens = 256 + rng.IntN(2048)
-		}
-		if rng.IntN(3) == 0 {
-			cfg.Timeout = time.Duration(1+rng.IntN(20)) * time.Second
-		}
-		if rng.IntN(3) == 0 {
-			cfg.Window.Warmup = time.Duration(rng.IntN(20)) * time.Second
-		}
-		if rng.IntN(6) == 0 {
-			cfg.Window.Horizon = cfg.Window.Warmup + time.Duration(5+rng.IntN(40))*time.Second
-		}
-		if rng.IntN(6) == 0 {
-			cfg.MaxBacklog = 5 + rng.IntN(30)
-		}
-		if rng.IntN(4) == 0 {
-			cfg.SLO.ITL = time.Duration(5+rng.IntN(40)) * time.Millisecond
-		}
-		if rng.IntN(6) == 0 {
-			cfg.SLO.ITLSeries = PerToken
-		}
-		if rng.IntN(6) == 0 {
-			cfg.ErrorRate, cfg.Seed = 0.1, seed
-		}
-		if rng.IntN(8) == 0 {
-			cfg.Engine.MaxWaiting = 1 + rng.IntN(6)
-		}
-		if rng.IntN(8) == 0 {
-			cfg.Engine.MaxModelLen = 600 + rng.IntN(1200) // caps some outputs
-		}
-		if rng.IntN(8) == 0 {
-			cfg.Engine.BlockSize = 8 << rng.IntN(3)
-		}
+	checkThrough(t, 300, 41, func(rng *rand.Rand, seed uint64) (Config, func() workload.Source) {
+		cfg, lengths, rate, n := throughScenario(rng, seed)
 		if rng.IntN(8) == 0 {
 			cfg.Fleet = Fleet{Replicas: Copies(2+rng.IntN(3), ReplicaConfig{Engine: cfg.Engine}), Router: LeastLoaded{}}
 			cfg.Engine = engine.Config{}
 		}
-		src := func() workload.Source { return poisson(t, seed+1, rate, n, lengths) }
+		return cfg, func() workload.Source { return poisson(t, seed+1, rate, n, lengths) }
+	})
+}
+
+// throughScenario draws a single replica's configuration, its requests'
+// lengths, their Poisson rate and count for the tests of runs through
+// finishes.
+func throughScenario(rng *rand.Rand, seed uint64) (Config, workload.Joint, float64, int) {
+	cfg := Config{}
+	rate, n := 0.5+4*rng.Float64(), 40+rng.IntN(160)
+	out := workload.Uniform{Center: 20 + rng.IntN(200), RangeRatio: rng.Float64()}
+	lengths := workload.Independent{Input: workload.Uniform{Center: 100 + rng.IntN(1500), RangeRatio: 0.9}, Output: out}
+	if rng.IntN(4) == 0 {
+		cfg.Engine.KVBlocks = 200 + rng.IntN(600)
+	}
+	if rng.IntN(4) == 0 {
+		cfg.Engine.MaxSeqs = 2 + rng.IntN(12)
+	}
+	if rng.IntN(5) == 0 {
+		cfg.Engine.MaxBatchedTokens = 256 + rng.IntN(2048)
+	}
+	if rng.IntN(3) == 0 {
+		cfg.Timeout = time.Duration(1+rng.IntN(20)) * time.Second
+	}
+	if rng.IntN(3) == 0 {
+		cfg.Window.Warmup = time.Duration(rng.IntN(20)) * time.Second
+	}
+	if rng.IntN(6) == 0 {
+		cfg.Window.Horizon = cfg.Window.Warmup + time.Duration(5+rng.IntN(40))*time.Second
+	}
+	if rng.IntN(6) == 0 {
+		cfg.MaxBacklog = 5 + rng.IntN(30)
+	}
+	if rng.IntN(4) == 0 {
+		cfg.SLO.ITL = time.Duration(5+rng.IntN(40)) * time.Millisecond
+	}
+	if rng.IntN(6) == 0 {
+		cfg.SLO.ITLSeries = PerToken
+	}
+	if rng.IntN(6) == 0 {
+		cfg.ErrorRate, cfg.Seed = 0.1, seed
+	}
+	if rng.IntN(8) == 0 {
+		cfg.Engine.MaxWaiting = 1 + rng.IntN(6)
+	}
+	if rng.IntN(8) == 0 {
+		cfg.Engine.MaxModelLen = 600 + rng.IntN(1200) // caps some outputs
+	}
+	if rng.IntN(8) == 0 {
+		cfg.Engine.BlockSize = 8 << rng.IntN(3)
+	}
+	return cfg, lengths, rate, n
+}
+
+// checkThrough runs cases scenarios that scenario draws (a fifth with -short)
+// with runs through finishes, with noThrough (the twin) and Stepwise, and
+// holds the three to the same bytes; more than a quarter of them must
+// finish requests inside runs (runner.insides).
+func checkThrough(t *testing.T, cases int, salt uint64, scenario func(*rand.Rand, uint64) (Config, func() workload.Source)) {
+	if testing.Short() {
+		cases /= 5
+	}
+	through := 0
+	for seed := range uint64(cases) {
+		cfg, src := scenario(rand.New(rand.NewPCG(seed, salt)), seed)
 		t.Run("", func(t *testing.T) {
 			text, r := runChecked(t, cfg, src())
 			noThrough = true
