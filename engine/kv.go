@@ -567,14 +567,23 @@ func (e *Engine) drop(s *seq) {
 	} else {
 		e.pool.pushRun(s.anon)
 		if s.held > 0 { // a request without content (the Atlas default) skips the call
-			if e.pool.runs != nil {
-				e.pool.runRelease(&s.held, s.runs, 0)
+			if len(e.thruHeld) > 0 { // a finisher inside a run through finishes (through.go)
+				e.dropThrough(s)
 			} else {
-				e.pool.releaseAll(s.ids)
+				e.releaseHeld(s)
 			}
 		}
 	}
 	s.ids, s.anon, s.held = s.ids[:0], 0, 0
+}
+
+// releaseHeld releases s's blocks of content, last first.
+func (e *Engine) releaseHeld(s *seq) {
+	if e.pool.runs != nil {
+		e.pool.runRelease(&s.held, s.runs, 0)
+	} else {
+		e.pool.releaseAll(s.ids)
+	}
 }
 
 // trim returns the blocks s holds beyond what its computed tokens need (the

@@ -41,6 +41,15 @@ type runState struct {
 	// thruAt: the end of the first step inside the run in flight that a
 	// member finishes at (through.go); noFinish: none.
 	thruAt time.Duration
+	// thruHeld: the finishers inside the run collected last that hold
+	// blocks of content, in the order drop releases them, from thruDrop
+	// on (through.go).
+	thruHeld []heldOver
+	thruDrop int
+	// thruSkipped: the blocks the run through finishes in flight did not
+	// take for its finishers' steps past their last, of those not
+	// collected yet (through.go: skipBlocks, skipFin).
+	thruSkipped int
 }
 
 // priceCache is what the engine knows of its cost model's prices, so as
@@ -544,7 +553,13 @@ func (e *Engine) allocThrough(m int) {
 		if co.each && e.eachSteps(m) { // KV events published, or a tier
 			return
 		}
-		e.pool.take(e.coGrow(co.ahead, m))
+		n := e.coGrow(co.ahead, m)
+		if e.runsDecided && e.thruAt != noFinish { // not the finishers' blocks past their last steps (through.go)
+			k := e.skipBlocks(co.ahead, m)
+			n -= k
+			e.thruSkipped += k
+		}
+		e.pool.take(n)
 		co.ahead = m
 	} else if e.tier != nil {
 		// The steps' stores, as they start (a PrivateTier: decideFast).
@@ -802,6 +817,9 @@ func (e *Engine) runBlockSteps(j int) int {
 	sum := 0
 	if e.plan.Cohort > 0 {
 		other -= e.coBlocks(e.co.ahead)
+		if e.runsDecided { // the finishers' blocks past their last steps were not taken (through.go)
+			other += e.thruSkipped
+		}
 		sum += e.coBlockSteps(j)
 	}
 	if e.resBefore > 0 { // a reservation inside the run

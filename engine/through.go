@@ -9,20 +9,36 @@ import (
 // Runs through finishes: a continued run of the cohort's members alone
 // (Continue) that goes on past the steps where members emit their last
 // tokens, when a finish changes nothing of the next step but who is in
-// it: nothing waits (no admission follows the finish), the model prices
-// every step of up to the run's decodes alike (flatTo: a step of fewer
-// decodes costs the same), and the pool holds no cached block (every
-// block is anonymous: which free blocks a step takes is not seen, only
-// how many). Step by step, the plan at such a finish decodes the
-// members left, a token each, at the same price: the run is those steps.
+// it: nothing waits (no admission follows the finish), and the model
+// prices every step of up to the run's decodes alike (flatTo: a step of
+// fewer decodes costs the same). Step by step, the plan at such a finish
+// decodes the members left, a token each, at the same price, and the
+// finisher's blocks go to the free queue's tail: the run is those steps.
 //
 // The finishers stay counted in the cohort's aggregates until the run's
-// steps are collected (Complete, CompleteUntil), as if they decoded on:
-// the blocks the run takes lazily count theirs too, which only the
-// lengths the run was fitted to (coGrow over every member) allow, and
-// collecting gives back what they took past their last step (their
-// tokens, blocks, block-steps and outstanding tokens: thruFin). So the
-// pool's free count and Outstanding inside such a run are not a
+// steps are collected (Complete, CompleteUntil), as if they decoded on,
+// and collecting gives back what they were counted for past their last
+// step (their tokens, block-steps and outstanding tokens: thruFin). Their
+// blocks are released at the collection, not at their steps' ends. That
+// is exact when no block the run takes is one a finisher released inside
+// it (the run's blocks fit in the free blocks at its start, all ahead of
+// the tail: continueRun fits it so), and nothing inside the run sees
+// which blocks the run has taken and evicted by then (no KV events, no
+// admission: nothing waits, and the driver reads nothing inside it).
+// Then, on a pool that has held blocks of content (runsDecided: no
+// block is cached before it is set), the run takes from the free
+// queue's head what a step-by-step engine takes there and no more: not
+// the finishers' blocks in their steps past their last (skipBlocks),
+// which would evict cached blocks that the step-by-step engine keeps;
+// and a finisher's blocks of content that another request still holds
+// count as held in those steps (dropThrough). Not with FreeBlocksFirst
+// and blocks of content, where a step-by-step engine's later steps take
+// a finisher's never-cached blocks before evicting any cached one. On a
+// pool that has held none, every block is anonymous, and the run takes
+// the finishers' blocks past their last steps too (coGrow over every
+// member), which collecting gives back: cheaper, the same blocks.
+//
+// So the pool's free count and Outstanding inside such a run are not a
 // step-by-step engine's until its steps are collected: only a driver
 // that reads neither inside a run and collects it before anything at an
 // instant after its first finish inside (thruAt) may ask for such runs
@@ -33,10 +49,13 @@ import (
 // of their steps, and in running order within one.
 //
 // The twin is the run that ends at the first finish (allow off), held to
-// it by sim's TestRunsThroughFinishesAreStepwise, and to a step a move by
-// TestRunsThroughFinishesAreSteps. The state is runState's
-// thruOK and thruAt (the run in flight goes on through a finish not
-// collected yet when it is not noFinish).
+// it by sim's TestRunsThroughFinishesAreStepwise and
+// TestRunsThroughCachedFinishesAreStepwise, and to a step a move by
+// TestRunsThroughFinishesAreSteps and TestRunsThroughCachedFinishesAreSteps
+// (shared prefixes, small pools: runs that evict cached blocks). The
+// state is runState's thruOK, thruAt (the run in flight goes on through
+// a finish not collected yet when it is not noFinish), thruHeld and
+// thruDrop.
 
 // noFinish is thruAt when no member finishes inside the move in flight:
 // zero, which no finish inside a run is (its step ends after the run's
@@ -50,9 +69,10 @@ func init() {
 
 // goesThrough reports whether a continued run of n members, each step
 // priced d, may go on through finishes, on an engine whose driver asked
-// for them (thruOK, which continueRun tests first).
+// for them (thruOK, which continueRun tests first): not with
+// FreeBlocksFirst and blocks of content in the pool (see above).
 func (e *Engine) goesThrough(n int, d time.Duration) bool {
-	return n <= e.flatTo && d == e.price1 && e.pool.cached == 0 && e.co.npub == 0 && !e.co.each && e.pool.pub == nil && !e.record && !e.cfg.RemoteKV
+	return n <= e.flatTo && d == e.price1 && (e.pool.cached == 0 || !e.pool.split) && e.co.npub == 0 && !e.co.each && e.pool.pub == nil && !e.record && !e.cfg.RemoteKV
 }
 
 // lastFin is the tick of the last live member's last token.
@@ -87,6 +107,97 @@ func (e *Engine) thruFin(s *seq, over int) {
 	e.outstanding += over
 	b := e.cfg.BlockSize
 	e.out.BlockSteps -= blockSum(c, b) - blockSum(s.computed, b)
+	if e.runsDecided { // the pool has held blocks of content
+		e.skipFin(s, over)
+	}
+}
+
+// skipFin is thruFin's part on a pool that has held blocks of content
+// (runsDecided), where the run took none of s's blocks for its steps after its last
+// (skipBlocks): the blocks of content s holds and its release leaves
+// held were held in those steps too (dropThrough).
+func (e *Engine) skipFin(s *seq, over int) {
+	x := s.anon + s.held - e.blocksFor(s.computed) // counted by syncMember, not taken
+	s.anon -= x
+	e.thruSkipped -= x
+	if s.held > 0 && over > 0 {
+		e.thruHeld = append(e.thruHeld, heldOver{s, over})
+	}
+}
+
+// heldOver is a finisher inside a run through finishes with blocks of
+// content, and the steps it was counted for past its last (thruFin).
+type heldOver struct {
+	s    *seq
+	over int
+}
+
+// dropThrough releases the blocks of content of s, a finisher inside a
+// run through finishes, which drop releases first in thruHeld. thruFin
+// took back every block s was counted for in its steps past its last;
+// but a block another request still holds (a shared prefix's) stayed
+// held in those steps, step by step, and it is held still once s
+// releases it: so the outcome's block-steps get those back, over steps
+// each. (A block that finishers alone held is freed by the last of them
+// to release it, the last to finish: drop releases finishers in the
+// order of their last steps.)
+func (e *Engine) dropThrough(s *seq) {
+	h := e.thruHeld[e.thruDrop]
+	if h.s != s {
+		panic("engine: invariant run-through broken: a finisher released out of the order of its last step")
+	}
+	if e.thruDrop++; e.thruDrop == len(e.thruHeld) {
+		e.thruHeld, e.thruDrop = e.thruHeld[:0], 0
+	}
+	free, held := e.pool.free(), s.held
+	e.releaseHeld(s)
+	e.out.BlockSteps += h.over * (held - (e.pool.free() - free))
+}
+
+// skipBlocks is what coGrow(m0, m1) counts of the blocks of the members
+// that finish inside the run in flight, in their steps after their last:
+// the run does not take them (allocThrough), so that it takes, from the
+// free queue's head, the blocks a step-by-step engine takes, no more. (A
+// member whose last step is the f-th ahead of the cohort's clock holds
+// ⌈(c + j) / BlockSize⌉ blocks j steps ahead as long as j <= f, c its
+// tokens at the clock.) It reads the finish queue's entries before the
+// m1-th step's end alone: the run's from its front, the heap's below
+// those of its nodes that are (heapSkip).
+func (e *Engine) skipBlocks(m0, m1 int) int {
+	q := &e.co.fin
+	t1 := e.co.tick + m1
+	n := 0
+	for i := q.head; i < len(q.run) && q.run[i].tick < t1; i++ {
+		n += e.skipOf(q.run[i], m0, m1)
+	}
+	if len(q.heap) > 0 && q.heap[0].tick < t1 {
+		n += e.heapSkip(0, t1, m0, m1)
+	}
+	return n
+}
+
+// heapSkip is skipBlocks' count over the finish heap's node i, whose
+// tick is before t1, and the nodes below it.
+func (e *Engine) heapSkip(i, t1, m0, m1 int) int {
+	h := e.co.fin.heap
+	n := e.skipOf(h[i], m0, m1)
+	for c := 2*i + 1; c <= 2*i+2 && c < len(h); c++ {
+		if h[c].tick < t1 {
+			n += e.heapSkip(c, t1, m0, m1)
+		}
+	}
+	return n
+}
+
+// skipOf is skipBlocks' count for one entry of the finish queue, whose
+// tick is before the m1-th step ahead's end.
+func (e *Engine) skipOf(x finEntry, m0, m1 int) int {
+	if !x.live() {
+		return 0
+	}
+	s := x.s
+	c := s.computed + e.co.tick - s.t0 // its tokens at the cohort's clock (syncMember)
+	return e.blocksFor(c+m1) - e.blocksFor(c+max(m0, x.tick-e.co.tick))
 }
 
 // setThruAt notes the first finish inside the run in flight through

@@ -102,3 +102,123 @@ func TestRunsThroughFinishesAreSteps(t *testing.T) {
 	t.Logf("%d of 400 engines ran through finishes", through)
 	require.Greater(t, through, 100)
 }
+
+// A run through finishes on a pool with cached blocks (through.go:
+// skipBlocks) is the steps one by one: 300 random engines with small
+// pools, whose requests share prefixes (a group's ids, then their own:
+// every full block of a prompt is cached), added in waves, each once the
+// last has drained, so that a wave's admissions find, or not, the blocks
+// the runs before it left cached or evicted. One engine is driven by
+// continued runs through finishes, collected at random instants inside
+// them, the other a step a move; some keep the pool by blocks (noRuns),
+// some take never-cached blocks first (FreeBlocksFirst). Each request
+// finishes at the same instant, its admission finds the same cached
+// tokens, the steps hold the same blocks over time, and after each wave
+// the engines hold the same free, cached and evictable blocks. Enough of
+// the engines must run through finishes on a pool holding cached blocks
+// whose runs evict some.
+func TestRunsThroughCachedFinishesAreSteps(t *testing.T) {
+	through, evicting := 0, 0
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 45))
+		cfg := Config{BlockSize: 16, KVBlocks: 120 + rng.IntN(700), MaxSeqs: 2 + rng.IntN(24), FreeBlocksFirst: rng.IntN(4) == 0}
+		byBlocks := rng.IntN(3) == 0
+		groups := 1 + rng.IntN(4)
+		waves := make([][]Request, 2+rng.IntN(4))
+		ref := int32(0)
+		for w := range waves {
+			for range 2 + rng.IntN(20) {
+				in := 16 + rng.IntN(300)
+				g, shared := rng.IntN(groups), rng.IntN(in/16+1)
+				ids := make([]uint64, 0, in/16)
+				for i := range in / 16 {
+					if i < shared {
+						ids = append(ids, uint64(g+1)<<32|uint64(i))
+					} else {
+						ids = append(ids, uint64(1)<<48|uint64(ref)<<16|uint64(i))
+					}
+				}
+				waves[w] = append(waves[w], Request{Ref: ref, Input: in, Output: 1 + rng.IntN(120), Prefix: ids, PrefixBlockTokens: 16})
+				ref++
+			}
+		}
+		type reading struct{ free, cached, evict int }
+		drive := func(thru bool) (finishes, map[int32]int, []reading, int, int) {
+			e, err := New(cfg, nil)
+			require.NoError(t, err)
+			e.noRuns = byBlocks
+			e.Runner().OmitStreaks(thru)
+			e.thruOK = thru
+			f := finishes{at: map[int32]time.Duration{}}
+			hits := map[int32]int{}
+			var after []reading
+			now, inside, cachedInside := time.Duration(0), 0, 0
+			for _, wave := range waves {
+				for _, r := range wave {
+					r.Arrival = now
+					require.NoError(t, e.Add(now, r))
+				}
+				for !e.Idle() {
+					var p *Plan
+					if thru {
+						if p = e.Runner().Continue(now, time.Hour); p == nil {
+							p, err = e.Runner().ScheduleUntil(now, time.Hour)
+							require.NoError(t, err)
+						}
+					} else {
+						p, err = e.Runner().ScheduleUntil(now, now)
+						require.NoError(t, err)
+					}
+					require.NotNil(t, p, "seed %d: nothing planned with requests held", seed)
+					for i, r := range p.Started {
+						hits[r] = p.Cached[i]
+					}
+					d := p.StepTime
+					skips := e.thruAt != noFinish && e.runsDecided
+					cached := e.pool.cached
+					for thru && e.thruAt != noFinish && rng.IntN(2) == 0 {
+						cut := e.thruAt + time.Duration(rng.Int64N(int64(p.End-e.thruAt)))
+						out, err := e.Runner().CompleteUntil(cut)
+						require.NoError(t, err)
+						f.note(out, d)
+						require.NoError(t, e.Check(), "seed %d", seed)
+					}
+					end := p.End
+					out, err := e.Complete(end)
+					require.NoError(t, err)
+					for _, em := range out.Emitted {
+						if em.Done && em.Tokens < out.Steps {
+							inside++
+							if skips && e.pool.cached < cached {
+								cachedInside++
+							}
+						}
+					}
+					f.note(out, d)
+					require.NoError(t, e.Check(), "seed %d", seed)
+					require.Zero(t, e.thruSkipped, "seed %d: blocks not taken for finishers left uncollected", seed)
+					require.Zero(t, len(e.thruHeld), "seed %d: finishers with blocks of content left unreleased", seed)
+					now = end
+				}
+				after = append(after, reading{e.FreeBlocks(), e.CachedBlocks(), e.EvictableBlocks()})
+			}
+			require.Equal(t, cfg.KVBlocks, e.FreeBlocks(), "seed %d", seed)
+			return f, hits, after, inside, cachedInside
+		}
+		fast, fastHits, fastAfter, inside, cachedInside := drive(true)
+		slow, slowHits, slowAfter, _, _ := drive(false)
+		require.Equal(t, slow.at, fast.at, "seed %d: finish instants", seed)
+		require.Equal(t, slowHits, fastHits, "seed %d: cached tokens found at admission", seed)
+		require.Equal(t, slow.area, fast.area, "seed %d: blocks held over time", seed)
+		require.Equal(t, slowAfter, fastAfter, "seed %d: free, cached and evictable blocks after each wave", seed)
+		if inside > 0 {
+			through++
+		}
+		if cachedInside > 0 {
+			evicting++
+		}
+	}
+	t.Logf("%d of 300 engines ran through finishes, %d of them on a pool whose cached blocks such a run evicted", through, evicting)
+	require.Greater(t, through, 100)
+	require.Greater(t, evicting, 30)
+}

@@ -31,6 +31,33 @@ func TestRunsThroughFinishesAreStepwise(t *testing.T) {
 	})
 }
 
+// Runs through finishes on a replica whose prefix cache holds blocks
+// (engine's through.go: skipBlocks, dropThrough) are the runs that end at
+// the first finish and the step-by-step run, to the byte: the scenarios
+// of TestRunsThroughFinishesAreStepwise, their prompts behind shared
+// prefixes (groups of them, reused with a probability, by Zipf's law
+// or not), under KV pressure in half of them, so that the runs evict
+// cached blocks that later arrivals would have found.
+func TestRunsThroughCachedFinishesAreStepwise(t *testing.T) {
+	checkThrough(t, 100, 45, func(rng *rand.Rand, seed uint64) (Config, func() workload.Source) {
+		cfg, lengths, rate, n := throughScenario(rng, seed)
+		if rng.IntN(2) == 0 {
+			cfg.Engine.KVBlocks = 150 + rng.IntN(600)
+		}
+		prefix := workload.PrefixReuse{Groups: 1 + rng.IntN(12), PrefixTokens: 16 * (1 + rng.IntN(60)),
+			Probability: 0.3 + 0.7*rng.Float64(), BlockTokens: 16}
+		if rng.IntN(3) == 0 {
+			prefix.Zipf = 0.8
+		}
+		return cfg, func() workload.Source {
+			g, err := workload.NewSynthetic(workload.Synthetic{Seed: seed + 1, Count: n,
+				Arrival: workload.Arrival{Rate: rate}, Lengths: lengths, Prefix: prefix})
+			require.NoError(t, err)
+			return g
+		}
+	})
+}
+
 // throughScenario draws a single replica's configuration, its requests'
 // lengths, their Poisson rate and count for the tests of runs through
 // finishes.
