@@ -821,7 +821,7 @@ func (e *Engine) completeCohort(steps int, done bool) []*seq {
 		e.countMember(s.computed-co.tick, -1)
 		s.member = false
 		e.vacate(s)
-		if s.finTick < co.tick || e.runsDecided && co.ahead > 0 { // it finished inside a run through finishes (with steps taken ahead: CompleteUntil)
+		if s.finTick < co.tick || e.thruSkip && co.ahead > 0 { // it finished inside a run through finishes (with steps taken ahead: CompleteUntil)
 			e.thruFin(s, co.tick-s.finTick)
 		}
 	}

@@ -51,7 +51,7 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 	e.minLeft = left
 	e.inFlight, e.lazy, e.runAlloc, e.live = true, true, 0, n
 	if k > left { // a run through finishes
-		e.thruAt = now + time.Duration(left)*d
+		e.thruAt, e.thruSkip = now+time.Duration(left)*d, e.runsDecided
 	}
 	return p
 }

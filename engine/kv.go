@@ -569,15 +569,19 @@ func (e *Engine) drop(s *seq) {
 		if s.held > 0 { // a request without content (the Atlas default) skips the call
 			if len(e.thruHeld) > 0 { // a finisher inside a run through finishes (through.go)
 				e.dropThrough(s)
+			} else if e.pool.runs != nil {
+				e.pool.runRelease(&s.held, s.runs, 0)
 			} else {
-				e.releaseHeld(s)
+				e.pool.releaseAll(s.ids)
 			}
 		}
 	}
 	s.ids, s.anon, s.held = s.ids[:0], 0, 0
 }
 
-// releaseHeld releases s's blocks of content, last first.
+// releaseHeld releases s's blocks of content, last first: drop's own
+// lines, which it keeps inline (Regime/Conversations paid 10
+// instructions a request for the call).
 func (e *Engine) releaseHeld(s *seq) {
 	if e.pool.runs != nil {
 		e.pool.runRelease(&s.held, s.runs, 0)

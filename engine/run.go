@@ -26,6 +26,7 @@ type runState struct {
 	runHead  uint64 // Add order + 1 of the waiting head the plan in flight was made with; 0: none
 	lazy     bool   // the plan in flight is a run whose blocks are taken step by step
 	thruOK   bool   // the driver asked for runs through finishes (through.go: runthrough.Allow)
+	thruSkip bool   // the last run through finishes was planned on a pool that has held content (through.go: skipBlocks)
 	runAlloc int    // steps of the run in flight whose blocks are taken
 	live     int    // outstanding tokens a step of the run in flight takes, over its requests not aborted (stepTokens)
 	res      residues
@@ -554,7 +555,7 @@ func (e *Engine) allocThrough(m int) {
 			return
 		}
 		n := e.coGrow(co.ahead, m)
-		if e.runsDecided && e.thruAt != noFinish { // not the finishers' blocks past their last steps (through.go)
+		if e.thruSkip && e.thruAt != noFinish { // not the finishers' blocks past their last steps (through.go)
 			k := e.skipBlocks(co.ahead, m)
 			n -= k
 			e.thruSkipped += k
@@ -817,7 +818,7 @@ func (e *Engine) runBlockSteps(j int) int {
 	sum := 0
 	if e.plan.Cohort > 0 {
 		other -= e.coBlocks(e.co.ahead)
-		if e.runsDecided { // the finishers' blocks past their last steps were not taken (through.go)
+		if e.thruSkip { // the finishers' blocks past their last steps were not taken (through.go)
 			other += e.thruSkipped
 		}
 		sum += e.coBlockSteps(j)

@@ -26,7 +26,8 @@ import (
 // which blocks the run has taken and evicted by then (no KV events, no
 // admission: nothing waits, and the driver reads nothing inside it).
 // Then, on a pool that has held blocks of content (runsDecided: no
-// block is cached before it is set), the run takes from the free
+// block is cached before it is set; the plan notes it in thruSkip), the
+// run takes from the free
 // queue's head what a step-by-step engine takes there and no more: not
 // the finishers' blocks in their steps past their last (skipBlocks),
 // which would evict cached blocks that the step-by-step engine keeps;
@@ -54,8 +55,8 @@ import (
 // TestRunsThroughFinishesAreSteps and TestRunsThroughCachedFinishesAreSteps
 // (shared prefixes, small pools: runs that evict cached blocks). The
 // state is runState's thruOK, thruAt (the run in flight goes on through
-// a finish not collected yet when it is not noFinish), thruHeld and
-// thruDrop.
+// a finish not collected yet when it is not noFinish), thruSkip,
+// thruSkipped, thruHeld and thruDrop.
 
 // noFinish is thruAt when no member finishes inside the move in flight:
 // zero, which no finish inside a run is (its step ends after the run's
@@ -110,7 +111,7 @@ func (e *Engine) thruFin(s *seq, over int) {
 	e.outstanding += over
 	sh := e.sh() // a cohort's block size is a power of two
 	e.out.BlockSteps -= blockSumSh(c, sh) - blockSumSh(s.computed, sh)
-	if e.runsDecided { // the pool has held blocks of content
+	if e.thruSkip { // on a pool that has held blocks of content
 		e.skipFin(s, over)
 	}
 }
@@ -125,7 +126,7 @@ func blockSumSh(n int, sh uint) int {
 }
 
 // skipFin is thruFin's part on a pool that has held blocks of content
-// (runsDecided), where the run took none of s's blocks for its steps after its last
+// (thruSkip), where the run took none of s's blocks for its steps after its last
 // (skipBlocks): the blocks of content s holds and its release leaves
 // held were held in those steps too (dropThrough).
 func (e *Engine) skipFin(s *seq, over int) {

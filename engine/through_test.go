@@ -174,7 +174,7 @@ func TestRunsThroughCachedFinishesAreSteps(t *testing.T) {
 						hits[r] = p.Cached[i]
 					}
 					d := p.StepTime
-					skips := e.thruAt != noFinish && e.runsDecided
+					skips := e.thruAt != noFinish && e.thruSkip
 					cached := e.pool.cached
 					for thru && e.thruAt != noFinish && rng.IntN(2) == 0 {
 						cut := e.thruAt + time.Duration(rng.Int64N(int64(p.End-e.thruAt)))
