@@ -57,35 +57,12 @@ func TestRunsThroughFinishesAreSteps(t *testing.T) {
 			f := finishes{at: map[int32]time.Duration{}}
 			now, inside := time.Duration(0), 0
 			for !e.Idle() {
-				var p *Plan
-				if thru {
-					if p = e.Runner().Continue(now, time.Hour); p == nil {
-						p, err = e.Runner().ScheduleUntil(now, time.Hour)
-						require.NoError(t, err)
-					}
-				} else {
-					p, err = e.Runner().ScheduleUntil(now, now)
-					require.NoError(t, err)
-				}
-				require.NotNil(t, p, "seed %d: nothing planned with requests held", seed)
-				d := p.StepTime
-				for thru && e.thruAt != noFinish && rng.IntN(2) == 0 {
-					cut := e.thruAt + time.Duration(rng.Int64N(int64(p.End-e.thruAt)))
-					out, err := e.Runner().CompleteUntil(cut)
-					require.NoError(t, err)
-					f.note(out, d)
-					require.NoError(t, e.Check(), "seed %d", seed)
-				}
-				end := p.End
-				out, err := e.Complete(end)
-				require.NoError(t, err)
+				end, out := driveMove(t, e, rng, thru, now, &f, seed, nil)
 				for _, em := range out.Emitted {
 					if em.Done && em.Tokens < out.Steps {
 						inside++
 					}
 				}
-				f.note(out, d)
-				require.NoError(t, e.Check(), "seed %d", seed)
 				now = end
 			}
 			require.Equal(t, cfg.KVBlocks, e.FreeBlocks(), "seed %d", seed)
@@ -159,33 +136,13 @@ func TestRunsThroughCachedFinishesAreSteps(t *testing.T) {
 					require.NoError(t, e.Add(now, r))
 				}
 				for !e.Idle() {
-					var p *Plan
-					if thru {
-						if p = e.Runner().Continue(now, time.Hour); p == nil {
-							p, err = e.Runner().ScheduleUntil(now, time.Hour)
-							require.NoError(t, err)
+					skips, cached := false, 0
+					end, out := driveMove(t, e, rng, thru, now, &f, seed, func(p *Plan) {
+						for i, r := range p.Started {
+							hits[r] = p.Cached[i]
 						}
-					} else {
-						p, err = e.Runner().ScheduleUntil(now, now)
-						require.NoError(t, err)
-					}
-					require.NotNil(t, p, "seed %d: nothing planned with requests held", seed)
-					for i, r := range p.Started {
-						hits[r] = p.Cached[i]
-					}
-					d := p.StepTime
-					skips := e.thruAt != noFinish && e.thruSkip
-					cached := e.pool.cached
-					for thru && e.thruAt != noFinish && rng.IntN(2) == 0 {
-						cut := e.thruAt + time.Duration(rng.Int64N(int64(p.End-e.thruAt)))
-						out, err := e.Runner().CompleteUntil(cut)
-						require.NoError(t, err)
-						f.note(out, d)
-						require.NoError(t, e.Check(), "seed %d", seed)
-					}
-					end := p.End
-					out, err := e.Complete(end)
-					require.NoError(t, err)
+						skips, cached = e.thruAt != noFinish && e.thruSkip, e.pool.cached
+					})
 					for _, em := range out.Emitted {
 						if em.Done && em.Tokens < out.Steps {
 							inside++
@@ -194,8 +151,6 @@ func TestRunsThroughCachedFinishesAreSteps(t *testing.T) {
 							}
 						}
 					}
-					f.note(out, d)
-					require.NoError(t, e.Check(), "seed %d", seed)
 					require.Zero(t, e.thruSkipped, "seed %d: blocks not taken for finishers left uncollected", seed)
 					require.Zero(t, len(e.thruHeld), "seed %d: finishers with blocks of content left unreleased", seed)
 					now = end
@@ -221,4 +176,43 @@ func TestRunsThroughCachedFinishesAreSteps(t *testing.T) {
 	t.Logf("%d of 300 engines ran through finishes, %d of them on a pool whose cached blocks such a run evicted", through, evicting)
 	require.Greater(t, through, 100)
 	require.Greater(t, evicting, 30)
+}
+
+// driveMove plans e's next move at now, a run continued through finishes
+// when thru (else ScheduleUntil's, when Continue declines), a step a move
+// otherwise, tells planned of it (if not nil), and collects it: a run
+// through finishes at random instants inside it first (CompleteUntil),
+// then whole (Complete), each outcome noted in f and Check passed after
+// each. It returns the move's end and its last outcome.
+func driveMove(t *testing.T, e *Engine, rng *rand.Rand, thru bool, now time.Duration, f *finishes, seed uint64, planned func(*Plan)) (time.Duration, *Outcome) {
+	t.Helper()
+	var p *Plan
+	var err error
+	if thru {
+		if p = e.Runner().Continue(now, time.Hour); p == nil {
+			p, err = e.Runner().ScheduleUntil(now, time.Hour)
+			require.NoError(t, err)
+		}
+	} else {
+		p, err = e.Runner().ScheduleUntil(now, now)
+		require.NoError(t, err)
+	}
+	require.NotNil(t, p, "seed %d: nothing planned with requests held", seed)
+	if planned != nil {
+		planned(p)
+	}
+	d := p.StepTime
+	for thru && e.thruAt != noFinish && rng.IntN(2) == 0 {
+		cut := e.thruAt + time.Duration(rng.Int64N(int64(p.End-e.thruAt)))
+		out, err := e.Runner().CompleteUntil(cut)
+		require.NoError(t, err)
+		f.note(out, d)
+		require.NoError(t, e.Check(), "seed %d", seed)
+	}
+	end := p.End
+	out, err := e.Complete(end)
+	require.NoError(t, err)
+	f.note(out, d)
+	require.NoError(t, e.Check(), "seed %d", seed)
+	return end, out
 }
