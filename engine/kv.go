@@ -36,9 +36,9 @@ type kvState struct {
 	blockSize int // Config.BlockSize
 	wmBlocks  int // blocks admission keeps free
 	pool      blockPool
-	cacheOn   bool     // the prefix cache is on (not DisablePrefixCache)
 	scratch   []int32  // hits found for the waiting head (prefix.go)
 	memo      *keyMemo // the chains of recent prompts (keymemo.go), perhaps a fleet's
+	cacheOn   bool     // the prefix cache is on (not DisablePrefixCache); beside the two below, not in its own 8 bytes: the Engine's setup stays in its size class (sim's TestFleetSetupAllocatesEachReplicaOnce)
 	// runsDecided: the pool was set to be kept by runs or by blocks, at
 	// the first content cached (decideRuns); keysRead: CachedKeys was
 	// asked before, so keep it by blocks.
@@ -567,7 +567,7 @@ func (e *Engine) drop(s *seq) {
 	} else {
 		e.pool.pushRun(s.anon)
 		if s.held > 0 { // a request without content (the Atlas default) skips the call
-			if len(e.thruHeld) > 0 { // a finisher inside a run through finishes (through.go)
+			if e.thruSkip && len(e.thru.held) > 0 { // a finisher inside a run through finishes (through.go)
 				e.dropThrough(s)
 			} else if e.pool.runs != nil {
 				e.pool.runRelease(&s.held, s.runs, 0)

@@ -42,15 +42,11 @@ type runState struct {
 	// thruAt: the end of the first step inside the run in flight that a
 	// member finishes at (through.go); noFinish: none.
 	thruAt time.Duration
-	// thruHeld: the finishers inside the run collected last that hold
-	// blocks of content, in the order drop releases them, from thruDrop
-	// on (through.go).
-	thruHeld []heldOver
-	thruDrop int
-	// thruSkipped: the blocks the run through finishes in flight did not
-	// take for its finishers' steps past their last, of those not
-	// collected yet (through.go: skipBlocks, skipFin).
-	thruSkipped int
+	// thru: a cached pool's runs through finishes (through.go), kept
+	// apart, allocated when the driver asks for such runs: a fleet's
+	// replica stays within its 6 KB at setup (sim's
+	// TestFleetSetupAllocatesEachReplicaOnce).
+	thru *thruState
 }
 
 // priceCache is what the engine knows of its cost model's prices, so as
@@ -558,7 +554,7 @@ func (e *Engine) allocThrough(m int) {
 		if e.thruSkip && e.thruAt != noFinish { // not the finishers' blocks past their last steps (through.go)
 			k := e.skipBlocks(co.ahead, m)
 			n -= k
-			e.thruSkipped += k
+			e.thru.skipped += k
 		}
 		e.pool.take(n)
 		co.ahead = m
@@ -819,7 +815,7 @@ func (e *Engine) runBlockSteps(j int) int {
 	if e.plan.Cohort > 0 {
 		other -= e.coBlocks(e.co.ahead)
 		if e.thruSkip { // the finishers' blocks past their last steps were not taken (through.go)
-			other += e.thruSkipped
+			other += e.thru.skipped
 		}
 		sum += e.coBlockSteps(j)
 	}

@@ -55,8 +55,8 @@ import (
 // TestRunsThroughFinishesAreSteps and TestRunsThroughCachedFinishesAreSteps
 // (shared prefixes, small pools: runs that evict cached blocks). The
 // state is runState's thruOK, thruAt (the run in flight goes on through
-// a finish not collected yet when it is not noFinish), thruSkip,
-// thruSkipped, thruHeld and thruDrop.
+// a finish not collected yet when it is not noFinish), thruSkip and
+// thru.
 
 // noFinish is thruAt when no member finishes inside the move in flight:
 // zero, which no finish inside a run is (its step ends after the run's
@@ -64,7 +64,13 @@ import (
 const noFinish = time.Duration(0)
 
 func init() {
-	runthrough.Allow = func(x any, on bool) { x.(*Engine).thruOK = on }
+	runthrough.Allow = func(x any, on bool) {
+		e := x.(*Engine)
+		e.thruOK = on
+		if on && e.thru == nil {
+			e.thru = &thruState{}
+		}
+	}
 	runthrough.FinAt = func(x any) *time.Duration { return &x.(*Engine).thruAt }
 }
 
@@ -132,10 +138,22 @@ func blockSumSh(n int, sh uint) int {
 func (e *Engine) skipFin(s *seq, over int) {
 	x := s.anon + s.held - e.blocksFor(s.computed) // counted by syncMember, not taken
 	s.anon -= x
-	e.thruSkipped -= x
+	e.thru.skipped -= x
 	if s.held > 0 && over > 0 {
-		e.thruHeld = append(e.thruHeld, heldOver{s, over})
+		e.thru.held = append(e.thru.held, heldOver{s, over})
 	}
+}
+
+// thruState is what a run through finishes on a pool that has held
+// content keeps (Engine.thru): the blocks it did not take for its
+// finishers' steps past their last, of those not collected yet
+// (skipBlocks, skipFin), and the finishers collected last that hold
+// blocks of content, in the order drop releases them, from drop on
+// (dropThrough).
+type thruState struct {
+	skipped int
+	held    []heldOver
+	drop    int
 }
 
 // heldOver is a finisher inside a run through finishes with blocks of
@@ -146,7 +164,7 @@ type heldOver struct {
 }
 
 // dropThrough releases the blocks of content of s, a finisher inside a
-// run through finishes, which drop releases first in thruHeld. thruFin
+// run through finishes, which drop releases first in thru.held. thruFin
 // took back every block s was counted for in its steps past its last;
 // but a block another request still holds (a shared prefix's) stayed
 // held in those steps, step by step, and it is held still once s
@@ -155,12 +173,13 @@ type heldOver struct {
 // to release it, the last to finish: drop releases finishers in the
 // order of their last steps.)
 func (e *Engine) dropThrough(s *seq) {
-	h := e.thruHeld[e.thruDrop]
+	th := e.thru
+	h := th.held[th.drop]
 	if h.s != s {
 		panic("engine: invariant run-through broken: a finisher released out of the order of its last step")
 	}
-	if e.thruDrop++; e.thruDrop == len(e.thruHeld) {
-		e.thruHeld, e.thruDrop = e.thruHeld[:0], 0
+	if th.drop++; th.drop == len(th.held) {
+		th.held, th.drop = th.held[:0], 0
 	}
 	free, held := e.pool.free(), s.held
 	e.releaseHeld(s)

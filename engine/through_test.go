@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servesim/servesim/internal/runthrough"
 	"github.com/stretchr/testify/require"
 )
 
@@ -50,7 +51,7 @@ func TestRunsThroughFinishesAreSteps(t *testing.T) {
 			e, err := New(cfg, nil)
 			require.NoError(t, err)
 			e.Runner().OmitStreaks(thru)
-			e.thruOK = thru
+			runthrough.Allow(e, thru)
 			for i, r := range reqs {
 				require.NoError(t, e.Add(0, Request{Ref: int32(i), Input: r.in, Output: r.out}))
 			}
@@ -125,7 +126,7 @@ func TestRunsThroughCachedFinishesAreSteps(t *testing.T) {
 			require.NoError(t, err)
 			e.noRuns = byBlocks
 			e.Runner().OmitStreaks(thru)
-			e.thruOK = thru
+			runthrough.Allow(e, thru)
 			f := finishes{at: map[int32]time.Duration{}}
 			hits := map[int32]int{}
 			var after []reading
@@ -151,8 +152,10 @@ func TestRunsThroughCachedFinishesAreSteps(t *testing.T) {
 							}
 						}
 					}
-					require.Zero(t, e.thruSkipped, "seed %d: blocks not taken for finishers left uncollected", seed)
-					require.Zero(t, len(e.thruHeld), "seed %d: finishers with blocks of content left unreleased", seed)
+					if e.thru != nil {
+						require.Zero(t, e.thru.skipped, "seed %d: blocks not taken for finishers left uncollected", seed)
+						require.Zero(t, len(e.thru.held), "seed %d: finishers with blocks of content left unreleased", seed)
+					}
 					now = end
 				}
 				after = append(after, reading{e.FreeBlocks(), e.CachedBlocks(), e.EvictableBlocks()})
