@@ -66,6 +66,15 @@ type runner struct {
 	// address.
 	thruAt *time.Duration
 	noThru time.Duration
+	// firstOn and firstBlocks are where the one replica's engine says
+	// whether the outcome it last returned covers a mixed move's first
+	// step, and the blocks held during it (mixedrun.Out; mixedMoves), or
+	// noFirst's and noBlocks's addresses.
+	firstOn     *bool
+	firstBlocks *int
+	noFirst     bool
+	noBlocks    int
+	mixes       int // mixed moves' first steps accounted (accountFirst; tests read it)
 
 	gw    *gateway // Config.Gateway's admission; nil without
 	pd    *disagg  // Fleet.Prefill's pool, links and tallies; nil without
