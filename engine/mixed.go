@@ -3,6 +3,7 @@ package engine
 import (
 	"time"
 
+	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/internal/mixedrun"
 )
 
@@ -14,7 +15,7 @@ import (
 // completeUntil, truncate), 0 for a move of equal steps.
 
 func init() {
-	mixedrun.Allow = func(x any, on bool) { x.(*Engine).mixOK = on }
+	mixedrun.Allow = func(x any, on bool) { e := x.(*Engine); e.mixAsked = on; e.decideFast() }
 	mixedrun.Out = func(x any) (*bool, *int) { e := x.(*Engine); return &e.firstOn, &e.firstBlocks }
 }
 
@@ -31,10 +32,11 @@ func (e *Engine) lead() time.Duration {
 
 // collectFirst notes, as the steps of a mixed move that include its first
 // are collected (Complete, CompleteUntil), that the outcome covers it and
-// the blocks held during it, for the driver (firstOn; firstBlocks, set to
-// the blocks held once the move was planned, all of its first step's:
-// unless an Abort inside that step released some, then
-// runBlockSteps(1)). Called before the outcome's blocks move.
+// the blocks held during it, for the driver (firstOn; firstBlocks, which
+// mixRun set to the blocks held once the move was planned, all of its
+// first step's: unless an Abort inside that step released some, then
+// runBlockSteps(1), which cost RunAtlas 60 instructions a request more
+// at each collection). Called before the outcome's blocks move.
 func (e *Engine) collectFirst() {
 	e.firstOn = true
 	if e.firstBlocks < 0 { // an abort inside the first step released a member's blocks
@@ -60,4 +62,82 @@ func (e *Engine) listFirst(j int) {
 		}
 	}
 	e.mixed = false
+}
+
+// noMixed turns mixed moves off, for tests: the twin (the mixed step
+// and its run as two moves).
+var noMixed = false
+
+// mixRun turns the step just planned and priced, when it is a mixed
+// step that the step-by-step engine would follow with a run of decode
+// steps, into a mixed move: that step, then the run, and reports whether
+// it did. The step admitted one prompt, the one request it schedules
+// beside the cohort's members (every other running request is one),
+// whose whole prompt (or all of it not found cached) is its one chunk;
+// and every later step is a decode of the members and the prompt, a
+// token each, priced alike, as a step-by-step engine plans them: nothing
+// waits, or the running list is at MaxSeqs (no admission before a
+// finish, and none but the run's own blocks taken), the model reads no
+// decode context and prices a step of those decodes as one (flatTo, as
+// runs through finishes require, through.go), no member caches blocks of
+// shared output, and no KV events, tier, recorded steps or remote KV. The
+// run's rules hold from the second step on: every step starts before
+// until, none finishes before the last (the prompt emits its first token
+// at the first step's end, then one a step, and does not finish in the
+// move), and the blocks of every step fit (fitBlocks). Its collection
+// starts where the last outcome ended (the members continue their
+// streak: completeCohort counts them).
+//
+// From the plan on, the prompt is a member from its prompt's last token
+// on: its computed tokens one fewer than its prompt (the blocks it holds
+// are its prompt's, the first step's), a token a step, its first emitted
+// at the first step's end (listFirst); seq.left counts one prompt token
+// more until then. The plan's StepTime is the later steps'; its End is
+// the first step's price later than Start + Steps × StepTime (lead).
+func (e *Engine) mixRun(now, until time.Duration) bool {
+	p := &e.plan
+	if noMixed || len(e.sched) != 1 || len(e.running) != 1 || p.Cohort == 0 || len(p.Preempted) > 0 || e.co.npub > 0 || e.lastEnd != now || e.move == 0 {
+		return false // (mixOK holds the configuration's conditions, decideFast)
+	}
+	if e.waiting.len() > 0 && !e.AtSeqCap() {
+		return false
+	}
+	s := e.sched[0]
+	if s.decoding || s.emitted != 0 || s.admitted != e.move+1 || s.computed+s.sched != s.known || s.held < s.shared || s.look != 0 {
+		return false
+	}
+	decodes := p.Cohort + 1 // the later steps'
+	d0, d := p.StepTime, e.price1
+	if decodes > e.flatTo || decodes > e.cfg.MaxBatchedTokens {
+		return false
+	}
+	k := min(s.req.Output-1, e.finMin()-e.co.tick)
+	if k < 2 {
+		return false
+	}
+	if now+d0+time.Duration(k-2)*d >= until { // the j-th step (j >= 2) starts at now + d0 + (j−2)·d, before until
+		if until-now <= d0 {
+			return false
+		}
+		k = int(min(time.Duration(k), (until-now-d0-1)/d+2))
+	}
+	chunk := s.sched
+	e.outstanding += 1 - chunk // seq.left: one prompt token left, not chunk
+	s.computed, s.sched, s.decoding = s.known-1, 1, true
+	p.Batch.Prefill = p.Batch.Prefill[:0]
+	e.res.on = false               // runNeed walks s
+	if k = e.fitBlocks(k); k < 2 { // the blocks run short: the mixed step alone
+		e.outstanding -= 1 - chunk
+		s.computed, s.sched, s.decoding = s.known-chunk, chunk, false
+		p.Batch.Prefill = append(p.Batch.Prefill, costmodel.Chunk{NewTokens: chunk, Context: s.computed})
+		return false
+	}
+	s.sched, s.decoding = 0, false
+	e.sched = e.sched[:0]
+	e.joinCohort(true) // the running list is s
+	p.Cohort = decodes
+	p.Steps, p.StepTime, p.End = k, d, now+d0+time.Duration(k-1)*d
+	e.lazy, e.runAlloc, e.live, e.mixed = true, 1, decodes, true
+	e.firstBlocks = e.pool.held() // the first step's (collectFirst)
+	return true
 }

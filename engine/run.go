@@ -26,7 +26,8 @@ type runState struct {
 	runHead  uint64 // Add order + 1 of the waiting head the plan in flight was made with; 0: none
 	lazy     bool   // the plan in flight is a run whose blocks are taken step by step
 	thruOK   bool   // the driver asked for runs through finishes (through.go: runthrough.Allow)
-	mixOK    bool   // the driver asked for mixed moves (mixed.go: mixedrun.Allow)
+	mixAsked bool   // the driver asked for mixed moves (mixed.go: mixedrun.Allow)
+	mixOK    bool   // and the configuration allows them (decideFast)
 	mixed    bool   // the move in flight is a mixed move whose first step is not collected yet (mixed.go: lead)
 	firstOn  bool   // the outcome last collected covers a mixed move's first step (mixedrun.Out)
 	runAlloc int    // steps of the run in flight whose blocks are taken
@@ -98,6 +99,9 @@ func newPriceCache(m costmodel.Model) priceCache {
 // nothing can differ between them (see ScheduleUntil). It must be called
 // with exactly one step planned and priced.
 func (e *Engine) extendRun(now, until time.Duration) {
+	if e.mixOK && e.lastOne && e.mixRun(now, until) { // a prompt's last chunk: a mixed move (mixed.go)
+		return
+	}
 	k := e.runLength(now, until)
 	if k <= 1 {
 		e.res.on = false

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -75,6 +76,9 @@ type runner struct {
 	noFirst     bool
 	noBlocks    int
 	mixes       int // mixed moves' first steps accounted (accountFirst; tests read it)
+	// part is accountMixed's scratch: a part of a mixed move's outcome
+	// (an Outcome zeroed a call cost RunAtlas 50 instructions a request).
+	part engine.Outcome
 
 	gw    *gateway // Config.Gateway's admission; nil without
 	pd    *disagg  // Fleet.Prefill's pool, links and tallies; nil without

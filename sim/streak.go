@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/mixedrun"
 	"github.com/servesim/servesim/internal/runthrough"
 )
 
@@ -396,6 +397,10 @@ func (r *runner) runThrough() {
 	}
 	runthrough.Allow(rep.eng, true)
 	r.thruAt = runthrough.FinAt(rep.eng)
+	if !noMixed { // mixed moves, which the same conditions allow (accountFirst)
+		mixedrun.Allow(rep.eng, true)
+		r.firstOn, r.firstBlocks = mixedrun.Out(rep.eng)
+	}
 }
 
 // settleThrough collects the one replica's run through finishes up to
@@ -477,8 +482,13 @@ func (r *runner) finishInside(rep *replica, out *engine.Outcome, em engine.Emit)
 // Mixed moves (engine's mixed.go): a step that prefills a prompt whole
 // beside the running decodes planned with the decode run after it as one
 // move, its first step lead longer than the others (internal/mixedrun).
-// The runner asks for none yet: account takes such an outcome when the
-// engine says it covers one's first step (firstOn).
+// The runner asks for them where it asks for runs through finishes
+// (runThrough): it reads nothing of the engine inside a move. The twin
+// is the mixed step and the run as two moves (noMixed), held to the
+// same bytes by TestMixedMovesAreStepwise.
+
+// noMixed turns mixed moves off, for tests: the twin.
+var noMixed = false
 
 // accountFirst is account for an outcome whose first step is a mixed
 // move's, which began the move (moveAt) and held blocks blocks: the
@@ -521,9 +531,10 @@ func (r *runner) accountMixed(rep *replica, out *engine.Outcome, start, first ti
 			r.leave(rep, ref)
 		}
 	}
+	part := &r.part // what streakMove reads of a move: its steps and end
 	if n := len(st.members); n > 0 {
-		one := engine.Outcome{Steps: 1, End: first} // what streakMove reads of a move
-		r.streakMove(rep, &one, first-start, n, 0, 0)
+		part.Steps, part.End = 1, first
+		r.streakMove(rep, part, first-start, n, 0, 0)
 	}
 	st.end = first
 	r.joiners = r.joiners[:0]
@@ -569,8 +580,8 @@ func (r *runner) accountMixed(rep *replica, out *engine.Outcome, start, first ti
 	}
 	if rest > 0 && cont+fins > 0 {
 		r.lastMoves += fins
-		later := engine.Outcome{Steps: rest, End: out.End}
-		r.streakMove(rep, &later, d, cont, fins, finMeasured)
+		part.Steps, part.End = rest, out.End
+		r.streakMove(rep, part, d, cont, fins, finMeasured)
 	}
 	st.end = out.End
 	for _, ref := range r.joiners {
