@@ -63,10 +63,6 @@ func (e *Engine) listFirst(j int) {
 	e.mixed = false
 }
 
-// noMixed turns mixed moves off, for tests: the twin (the mixed step
-// and its run as two moves).
-var noMixed = false
-
 // mixRun turns the step just planned and priced, when it is a mixed
 // step that the step-by-step engine would follow with a run of decode
 // steps, into a mixed move: that step, then the run, and reports whether
@@ -95,7 +91,7 @@ var noMixed = false
 // the first step's price later than Start + Steps × StepTime (lead).
 func (e *Engine) mixRun(now, until time.Duration) bool {
 	p := &e.plan
-	if noMixed || len(e.sched) != 1 || len(e.running) != 1 || p.Cohort == 0 || len(p.Preempted) > 0 || e.co.npub > 0 || e.lastEnd != now || e.move == 0 {
+	if len(e.sched) != 1 || len(e.running) != 1 || p.Cohort == 0 || len(p.Preempted) > 0 || e.co.npub > 0 || e.lastEnd != now || e.move == 0 {
 		return false // (mixOK holds the configuration's conditions, decideFast)
 	}
 	if e.waiting.len() > 0 && !e.AtSeqCap() {
@@ -110,7 +106,7 @@ func (e *Engine) mixRun(now, until time.Duration) bool {
 	if decodes > e.flatTo || decodes > e.cfg.MaxBatchedTokens {
 		return false
 	}
-	k := min(s.req.Output-1, e.finMin()-e.co.tick)
+	k := min(s.req.Output-1, e.minLeft) // minLeft: the members' first finish (planCohort)
 	if k < 2 {
 		return false
 	}
