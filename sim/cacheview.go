@@ -1261,6 +1261,21 @@ func (k *prefixChains) nextKey(c int) bool {
 	return true
 }
 
+// extended reports whether extend(c, len) would leave chain c as it is
+// (its keys, and not full): with a block a unit (p = b), when its keys
+// cover the prompt's run of ids (runKeys adds none), lie within its
+// units, and the prompt goes on a token past them (extend's cut is
+// shorter than the prompt). compute asks it at every arrival, whose
+// chain its memo slot holds as far as the group's prefix goes:
+// Regime/Fleet8PrefixEvents, SERVESIM_BUDGET_FUNCS's marginal count,
+// 14,280 then 14,144 instructions a request. TestPrefixChainsEqualPrefixKeys
+// holds it to extend.
+func (k *prefixChains) extended(c int) bool {
+	ch := &k.chains[c]
+	n, b := len(ch.keys), ch.blockSize
+	return k.p == b && n >= k.asc && n <= len(k.prefix) && n*b+1 < k.input
+}
+
 // chainStep is the keys run computes at a time past those the index
 // held: an index holds a prompt's shared prefix and seldom more, so the
 // rest of the chain, the prompt's own units, is seldom computed. Past

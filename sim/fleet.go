@@ -554,7 +554,11 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 		ch := &k.chains[c]
 		ch.keys, ch.full = m.keys[c][:min(len(m.keys[c]), same*p/ch.blockSize)], false
 		known := len(ch.keys)
-		k.extend(c, known)                  // no further than the chain goes, but for the keys of its run of ids
+		if k.extended(c) {
+			m.keys[c] = ch.keys // as extend leaves it
+		} else {
+			k.extend(c, known) // no further than the chain goes, but for the keys of its run of ids
+		}
 		ch.known = min(known, len(ch.keys)) // not those: they may be the prompt's own
 	}
 }
