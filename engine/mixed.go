@@ -91,14 +91,14 @@ func (e *Engine) listFirst(j int) {
 // the first step's price later than Start + Steps × StepTime (lead).
 func (e *Engine) mixRun(now, until time.Duration) bool {
 	p := &e.plan
-	if len(e.sched) != 1 || len(e.running) != 1 || p.Cohort == 0 || len(p.Preempted) > 0 || e.co.npub > 0 || e.lastEnd != now || e.move == 0 {
+	s := e.sched[0] // the one scheduled beside the cohort (extendRun)
+	if s.admitted != e.move+1 || s.computed+s.sched != s.known || s.decoding || s.emitted != 0 || s.held < s.shared || s.look != 0 {
+		return false // a prompt admitted earlier first (Regime/KVPressure's chunks: 10,151 then 10,139 instructions a request with this test first)
+	}
+	if len(e.running) != 1 || p.Cohort == 0 || len(p.Preempted) > 0 || e.co.npub > 0 || e.lastEnd != now || e.move == 0 {
 		return false // (mixOK holds the configuration's conditions, decideFast)
 	}
 	if e.waiting.len() > 0 && !e.AtSeqCap() {
-		return false
-	}
-	s := e.sched[0]
-	if s.decoding || s.emitted != 0 || s.admitted != e.move+1 || s.computed+s.sched != s.known || s.held < s.shared || s.look != 0 {
 		return false
 	}
 	decodes := p.Cohort + 1 // the later steps'

@@ -99,7 +99,7 @@ func newPriceCache(m costmodel.Model) priceCache {
 // nothing can differ between them (see ScheduleUntil). It must be called
 // with exactly one step planned and priced.
 func (e *Engine) extendRun(now, until time.Duration) {
-	if e.mixOK && e.lastOne && e.mixRun(now, until) { // a prompt's last chunk: a mixed move (mixed.go)
+	if e.mixOK && e.lastOne && len(e.sched) == 1 && e.mixRun(now, until) { // a prompt's last chunk, alone beside the cohort: a mixed move (mixed.go; the call for every last chunk cost Regime/KVPressure, whose steps schedule several, 58 instructions a request)
 		return
 	}
 	k := e.runLength(now, until)
