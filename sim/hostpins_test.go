@@ -186,19 +186,9 @@ func TestLazyTouchesAreEager(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 0x70c))
 	dropped, settled, remembered, deferred, found := 0, 0, 0, 0, 0
 	for round := range 300 {
-		capacity := 8 + rng.IntN(120)
-		ports := hostPorts(t, capacity, 8)
-		ports[0].lazy = true
+		capacity, ports := lazyPorts(t, rng)
 		next := uint64(1006)
-		groups := [][]uint64{}
-		for range 3 {
-			var g []uint64
-			for range 2 + rng.IntN(10) {
-				g = append(g, next)
-				next++
-			}
-			groups = append(groups, g)
-		}
+		groups := contentGroups(rng, &next, 2, 10)
 		type request struct {
 			chain  []uint64
 			stored int
@@ -352,6 +342,30 @@ func TestLazyTouchesAreEager(t *testing.T) {
 	require.Greater(t, settled, 100, "the logs are no longer settled with notes left")
 }
 
+// lazyPorts is hostPorts of 8 to 127 blocks (how many, first), the
+// first with lazy touches.
+func lazyPorts(t *testing.T, rng *rand.Rand) (int, [2]*tierPort) {
+	capacity := 8 + rng.IntN(120)
+	ports := hostPorts(t, capacity, 8)
+	ports[0].lazy = true
+	return capacity, ports
+}
+
+// contentGroups is three groups' contents, each of least to least+n−1
+// fresh ones from next on.
+func contentGroups(rng *rand.Rand, next *uint64, least, n int) [][]uint64 {
+	var groups [][]uint64
+	for range 3 {
+		var g []uint64
+		for range least + rng.IntN(n) {
+			g = append(g, *next)
+			*next++
+		}
+		groups = append(groups, g)
+	}
+	return groups
+}
+
 // heldOrPutOff reports whether p holds key, in its tier or as a decode
 // block put off (pendingDecodes).
 func (p *tierPort) heldOrPutOff(key uint64) bool {
@@ -470,26 +484,16 @@ func TestDecodesPutOffAreInsertedAtTheirStores(t *testing.T) {
 func TestFinishedBlocksGoInAnonymous(t *testing.T) {
 	defer func(n, m int) { touchLogKeys, touchSlots = n, m }(touchLogKeys, touchSlots)
 	touchLogKeys, touchSlots = 64, 8
+	type request struct {
+		chain          []uint64
+		shared, stored int
+	}
 	rng := rand.New(rand.NewPCG(45, 0xa707))
 	anon := 0
 	for round := range 300 {
-		capacity := 8 + rng.IntN(120)
-		ports := hostPorts(t, capacity, 8)
-		ports[0].lazy = true
+		capacity, ports := lazyPorts(t, rng)
 		next := uint64(5000)
-		var groups [][]uint64
-		for range 3 {
-			var g []uint64
-			for range 1 + rng.IntN(8) {
-				g = append(g, next)
-				next++
-			}
-			groups = append(groups, g)
-		}
-		type request struct {
-			chain          []uint64
-			shared, stored int
-		}
+		groups := contentGroups(rng, &next, 1, 8)
 		gone := map[uint64]bool{} // finished requests' own keys put off
 		var evicted0, evicted1 []uint64
 		fresh := func() *request {
