@@ -427,15 +427,22 @@ func chainKey(parent, c uint64) uint64 {
 // (eagerAnon).
 func TestDecodesPutOffAreInsertedAtTheirStores(t *testing.T) {
 	var evictions int64
-	var anon int
+	var anon, skipped int
 	run := func(cfg Config, src func() workload.Source) {
 		t.Helper()
-		decodesPutOff, anonBlocks = 0, 0
+		decodesPutOff, anonBlocks, touchesSkipped = 0, 0, 0
 		want, _, sum := recordsOf(t, cfg, src())
 		require.NotNil(t, sum.Tiers)
 		require.Positive(t, decodesPutOff, "decode blocks put off")
 		evictions += sum.Tiers.HostEvictions
 		anon += anonBlocks
+		skipped += touchesSkipped
+		// Every note touched whole at a settle (coverLater's slow twin).
+		touchWhole = true
+		defer func() { touchWhole = false }()
+		whole, _, _ := recordsOf(t, cfg, src())
+		touchWhole = false
+		sameBytes(t, want, whole)
 		// A finished request's own blocks put off inserted by key, not
 		// as anonymous blocks (Finished's slow twin).
 		eagerAnon = true
@@ -467,6 +474,7 @@ func TestDecodesPutOffAreInsertedAtTheirStores(t *testing.T) {
 	}
 	require.Positive(t, evictions, "the host tiers evict")
 	require.Positive(t, anon, "finished requests' blocks put off go in as anonymous blocks")
+	require.Positive(t, skipped, "settles no longer skip keys touched again later")
 }
 
 // TestFinishedBlocksGoInAnonymous drives two ports of a host tier alone
