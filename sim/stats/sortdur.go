@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"math/bits"
 	"slices"
 	"time"
 	"unsafe"
@@ -20,11 +21,13 @@ import (
 // duration or one of 78 hours or more (2⁴⁸ ns), take slices.Sort.
 //
 // A slice of fewer than smallRadix values, each under 18.3 minutes (2⁴⁰
-// ns), takes four 10-bit digits instead: a pass's prefix sums over 4,096
+// ns), takes 10-bit digits instead: a pass's prefix sums over 4,096
 // counts cost more than its scatter of 2,000 values (a disaggregated
 // fleet's summary of 2,000 requests spent 425 instructions a request on
-// them), over 1,024 a quarter of that, for a pass more on values of
-// 1.07 s (2³⁰ ns) or more.
+// them), over 1,024 a quarter of that. It takes two of them, the 20 bits
+// below the highest at which its values differ, and then sortNearly
+// (sortTop): four digits from the lowest bit took three passes, four on
+// values of 1.07 s (2³⁰ ns) or more.
 func SortDurations(x, buf []time.Duration) []time.Duration {
 	buf, _ = sortDurations(x, buf, false)
 	return buf
@@ -62,12 +65,8 @@ func sortDurations(x, buf []time.Duration, ms bool) ([]time.Duration, bool) {
 		return buf, true
 	}
 	if len(x) < smallRadix {
-		var count [smallDigits][1 << smallDigitBits]int32
-		if countSmallDigits(&count, x) {
-			last := lastPass(ms, x[0], len(x), smallDigitBits, count[0][:], count[1][:], count[2][:], count[3][:])
-			return radixSort(x, buf, 0, smallDigits, last, func(d int, src, dst []time.Duration) bool {
-				return smallPass(&count[d], d, src, dst, d == last)
-			})
+		if varying, ok := varyingBits(x); ok {
+			return sortTop(x, buf, varying, ms)
 		}
 	}
 	var count [durDigits][1 << durDigitBits]int32
@@ -336,25 +335,56 @@ func scatterMS(c []int32, shift uint, src, dst []time.Duration) {
 	}
 }
 
-// countSmallDigits counts the four 10-bit digits of x's values, and
-// reports false when one is negative or 2⁴⁰ ns or more (the 12-bit
-// digits' to sort).
-func countSmallDigits(count *[smallDigits][1 << smallDigitBits]int32, x []time.Duration) bool {
-	var or uint64
+// varyingBits returns the bits that differ among x's values (set in one
+// and clear in another), and reports false when a value is negative or
+// 2⁴⁰ ns or more (the 12-bit digits' to sort).
+func varyingBits(x []time.Duration) (uint64, bool) {
+	or, and := uint64(0), ^uint64(0)
 	for _, v := range x {
-		k := uint64(v)
-		or |= k
-		count[0][k&smallDigitMask]++
-		count[1][(k>>smallDigitBits)&smallDigitMask]++
-		count[2][(k>>(2*smallDigitBits))&smallDigitMask]++
-		count[3][(k>>(3*smallDigitBits))&smallDigitMask]++
+		or |= uint64(v)
+		and &= uint64(v)
 	}
-	return or>>(smallDigits*smallDigitBits) == 0
+	return or &^ and, or>>(smallDigits*smallDigitBits) == 0
 }
 
-// smallPass is radixPass with 10-bit digits.
-func smallPass(c *[1 << smallDigitBits]int32, d int, src, dst []time.Duration, ms bool) bool {
-	shift := uint(smallDigitBits*d) & 63
+// sortTop sorts x, fewer than smallRadix values under 2⁴⁰ ns whose
+// varying bits (varyingBits) are given, by the two 10-bit digits below
+// the highest of those bits (the bits above it every value shares),
+// then, when bits below those digits vary, by sortNearly. With 2,000
+// values, two values share those 20 bits only when within a millionth
+// of the sample's spread of each other: the regimes' samples leave at
+// most one value in six out of order after the two passes, mostly none
+// (the TTFTs, E2Es, queue delays and TPOTs of Regime/MooncakeReplay,
+// Conversations, Disagg, Tiers and AzureReplay), where the four digits
+// from the lowest bit took three or four passes and a count of four
+// digits a value: Regime/MooncakeReplay 11,967 then 11,882 instructions
+// a request (the budget test's count; the sort's functions 501 then
+// 347, SERVESIM_BUDGET_FUNCS).
+func sortTop(x, buf []time.Duration, varying uint64, ms bool) ([]time.Duration, bool) {
+	lo := uint(max(bits.Len64(varying)-2*smallDigitBits, 0))
+	var count [2][1 << smallDigitBits]int32
+	for _, v := range x {
+		k := uint64(v) >> (lo & 63)
+		count[0][k&smallDigitMask]++
+		count[1][(k>>smallDigitBits)&smallDigitMask]++
+	}
+	last := lastPass(ms, time.Duration(uint64(x[0])>>(lo&63)), len(x), smallDigitBits, count[0][:], count[1][:])
+	buf, conv := radixSort(x, buf, 0, 2, last, func(d int, src, dst []time.Duration) bool {
+		return smallPass(&count[d], lo+uint(d)*smallDigitBits, src, dst, d == last)
+	})
+	if lo > 0 { // sorted by all but the bits below lo
+		if conv {
+			sortNearly(unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(x))), len(x)))
+		} else {
+			sortNearly(x)
+		}
+	}
+	return buf, conv
+}
+
+// smallPass is radixPass with the 10-bit digit at shift.
+func smallPass(c *[1 << smallDigitBits]int32, shift uint, src, dst []time.Duration, ms bool) bool {
+	shift &= 63
 	if int(c[(uint64(src[0])>>shift)&smallDigitMask]) == len(src) {
 		return false
 	}
