@@ -163,7 +163,8 @@ func bitsOf(x []float64) []uint64 {
 // FuzzSortDurations holds SortDurations and SortDurationsMS to
 // slices.Sort on samples of 512 to 8,703 values, each a spread part
 // (to 2^(20+spread) ns) plus a jitter within the lowest digit, so that
-// fewTies takes many and sortNearly moves some, or past its bound.
+// fewTies (from 4,096 values) and sortTop (below) take many and
+// sortNearly moves some, or past its bound.
 func FuzzSortDurations(f *testing.F) {
 	f.Add(uint64(1), uint16(20_000), uint8(14), uint16(4095))
 	f.Add(uint64(2), uint16(600), uint8(27), uint16(1))
