@@ -48,6 +48,9 @@ func TestSortDurationsIsSlicesSort(t *testing.T) {
 		// a value it does not convert among few.
 		"few":      func() time.Duration { return 45*time.Millisecond + time.Duration(rng.IntN(fewMax))*7919 },
 		"over few": func() time.Duration { return time.Duration(rng.IntN(fewMax+1)) * time.Millisecond },
+		// A run's worst gaps: 200 step times, between n/16 and n/8 of
+		// 2,000 values.
+		"worst gaps": func() time.Duration { return 45*time.Millisecond + time.Duration(rng.IntN(200))*555555 },
 		// Runs of one value (a summary's worst gaps), a run's first
 		// value sometimes one not converted.
 		"few runs": func() time.Duration {
