@@ -93,6 +93,22 @@ func FuzzScanChunks(f *testing.F) {
 	})
 }
 
+// lastNewline is bytes.LastIndexByte's, on inputs around its windows.
+func TestLastNewlineIsLastIndexByte(t *testing.T) {
+	for _, n := range []int{0, 1, 511, 512, 513, 1023, 1024, 1025, 5000} {
+		for _, at := range []int{-1, 0, 1, n / 3, n - 513, n - 512, n - 511, n - 2, n - 1} {
+			data := bytes.Repeat([]byte{'x'}, n)
+			if at >= 0 && at < n {
+				data[at] = '\n'
+				if at > 7 {
+					data[at-7] = '\n'
+				}
+			}
+			require.Equal(t, bytes.LastIndexByte(data, '\n'), lastNewline(data), "%d bytes, at %d", n, at)
+		}
+	}
+}
+
 // A replay reads the same rows, requests and errors with the scanner's
 // lines cut from chunks as with bufio.ScanLines (scanChunks off): the
 // Mooncake trace and lines with '\r's, white space and empty lines
