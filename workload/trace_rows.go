@@ -265,7 +265,7 @@ func newJSONRows(r io.Reader, name string) *jsonRows {
 // alone, where a call of the scanner and of its split function a line
 // took 115 instructions a request in Regime/MooncakeReplay
 // (bufio.Scanner.Scan 72, bufio.ScanLines 43; scanText's cut 27, and
-// the count 11,861 then 11,759, the budget test's). The scanner reads
+// the count 11,861 then 11,787, the budget test's). The scanner reads
 // and grows its buffer as it does with ScanLines, for a chunk ends where
 // a line does: its errors are ScanLines', after the same lines. Its
 // slow twin is ScanLines, a line a call (scanChunks off), which
