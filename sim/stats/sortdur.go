@@ -182,7 +182,8 @@ func allEqual(x []time.Duration) bool {
 // as many times as it occurred, where the radix sort counted three
 // digits and scattered every value three times (about 60 instructions a
 // value). Otherwise it reports false, x unchanged, having read at most
-// the values up to the first distinct one past the bound. A summary's
+// the values up to the first distinct one past the bound, or nearly
+// all distinct early. A summary's
 // worst gaps (20 step times) and TPOTs (500 distinct of 20,000 in
 // BenchmarkRunAtlas) take it, about 24 instructions a value: RunAtlas
 // 6,227 then 6,160 instructions a request (the marginal count,
@@ -212,7 +213,7 @@ func fewDistinct(x []time.Duration) bool {
 	lh := fewHash(last)
 	keys[lh], counts[lh], vals[0] = uint64(last)+1, 1, last
 	n := 1
-	for _, v := range x[1:] {
+	for r, v := range x[1:] {
 		if v == last {
 			counts[lh]++
 			continue
@@ -223,7 +224,17 @@ func fewDistinct(x []time.Duration) bool {
 		k, h := uint64(v)+1, fewHash(v)
 		for keys[h] != k {
 			if keys[h] == 0 {
-				if n == limit {
+				// Past the bound it leaves; and with fewer than 8 of
+				// the rr values read repeats, once rr² reaches 32 times
+				// the bound: a TTFT, E2E or queue delay sample, nearly
+				// all distinct, leaves after sqrt(32·limit) values (89
+				// of 2,000, 181 of 20,000), not after the bound's, while
+				// limit values drawn evenly repeat about 16 times by
+				// then (TestFewDistinctTakesWorstGaps); RunFleet64
+				// prefix/single's fewDistinct 119 then 113 instructions
+				// a request, Regime/MooncakeReplay's count 11,759 then
+				// 11,751 (the budget test's).
+				if rr := r + 1; n == limit || rr-n < 8 && rr*rr >= 32*limit {
 					return false
 				}
 				keys[h] = k
