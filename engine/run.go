@@ -904,6 +904,9 @@ func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
 	if t >= p.End {
 		return e.Complete(p.End)
 	}
+	if e.specRunning() { // a speculative run (specrun.go)
+		return e.specCompleteUntil(t)
+	}
 	e.syncRun(t)
 	e.out.Emitted = e.out.Emitted[:0]
 	if e.out.Drafts != nil {
@@ -1001,6 +1004,9 @@ func (e *Engine) truncate(t time.Duration) (inFlight bool, end time.Duration, er
 	}
 	e.pendAt = 0 // the step that was to reserve is dropped (reservein.go)
 	if !e.lazy || keep == 0 && e.admits() {
+		if e.specRunning() { // a speculative run (specrun.go): not lazy
+			return e.specTruncate(keep)
+		}
 		return true, p.End, fmt.Errorf("engine: Truncate at %v would drop a step that admits or preempts (planned at %v)", t, p.Start)
 	}
 	if keep > 0 && keep < e.runAlloc {

@@ -62,6 +62,8 @@ type specCohort struct {
 	need  int      // Σ the blocks they take
 	ex    []specEx // those that take blocks, in running order
 	cut   bool     // a request that will not be a member follows them
+
+	specRun // the speculative run in flight (specrun.go)
 }
 
 // specEx is a member that takes blocks in the next step: its index in
@@ -143,6 +145,9 @@ func (e *Engine) note(ns *specNotes, s *seq, done bool) {
 // noteListed). It reports whether one of them emitted its last token.
 func (e *Engine) completeSpec() bool {
 	sc := e.sc
+	if sc.run { // a speculative run (specrun.go)
+		return e.completeSpecRun()
+	}
 	m := sc.m
 	sc.m = 0
 	members := e.running[:m]
@@ -284,6 +289,9 @@ func (e *Engine) materializeSpec() {
 	if sc == nil || sc.m == 0 {
 		return
 	}
+	if sc.run { // a speculative run ends where it stands (specrun.go)
+		e.unrunSpec()
+	}
 	e.specFields(true)
 	e.sched = slices.Insert(e.sched, 0, e.running[:sc.m]...)
 	sc.m = 0
@@ -293,6 +301,12 @@ func (e *Engine) materializeSpec() {
 // decoding, as the walk writes them for the step in flight.
 func (e *Engine) specFields(on bool) {
 	k1 := e.cfg.SpeculativeTokens + 1
+	if sc := e.sc; on && sc.run { // a speculative run (specrun.go): its members as its step in progress leaves them
+		e.specAnon()
+		if sc.taken <= sc.done {
+			return // none in progress: they hold no block of it
+		}
+	}
 	for _, s := range e.running[:e.sc.m] {
 		if on {
 			n := min(k1, s.req.Output-s.emitted)
