@@ -113,8 +113,15 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	if chunks && (!e.fast.chunks || e.lastOne) {
 		return 1 // runs of chunks are off; or, the usual case, a prompt's last chunk (or whole prompt)
 	}
-	if !e.fast.runs && !e.tierRun || len(p.Preempted) > 0 || len(e.sched) != len(e.running) {
-		return 1 // off (a speculative step's tokens depend on its acceptance; with a tier, a later step's lookup it would not make), or a step that preempts or leaves a running request out
+	if !e.fast.runs && !e.tierRun {
+		// Off: a speculative step's tokens depend on its acceptance (but
+		// see extendSpec, which plans a speculative run of its own); with
+		// a tier, a later step's lookup it would not make.
+		e.extendSpec(now, until)
+		return 1
+	}
+	if len(p.Preempted) > 0 || len(e.sched) != len(e.running) {
+		return 1 // a step that preempts or leaves a running request out
 	}
 	// A step that admits a prompt schedules its chunk as the later steps'
 	// running loop would: at the running list's tail, with the budget the

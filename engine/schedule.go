@@ -95,7 +95,6 @@ func (e *Engine) scheduleUntil(now, until time.Duration) (*Plan, error) {
 	}
 	if until > now {
 		e.extendRun(now, until)
-		e.extendSpec(now, until) // a speculative run (specrun.go)
 	}
 	e.plan.End = now + time.Duration(e.plan.Steps)*e.plan.StepTime
 	e.inFlight = true
