@@ -87,9 +87,11 @@ func (e *Engine) setSpecCohort(on bool) {
 }
 
 // planSpec plans the noted members, when their tokens fit budget and
-// their blocks avail, as planDrafts' walk would plan them: it returns the
-// running index after them and the budget, free blocks and owed blocks
-// they leave (those it was given when they do not fit, planning none).
+// their blocks avail, as planDrafts' walk would plan them, and the
+// decodes with drafts after them that the walk would plan uncapped
+// (absorb): it returns the running index after them and the budget,
+// free blocks and owed blocks they leave (those it was given when the
+// noted do not fit, planning none).
 func (e *Engine) planSpec(budget, avail, owed int) (int, int, int, int) {
 	sc := e.sc
 	sc.ready = false
@@ -99,10 +101,51 @@ func (e *Engine) planSpec(budget, avail, owed int) (int, int, int, int) {
 	for _, x := range sc.ex {
 		e.running[x.i].anon += int(x.need)
 	}
-	sc.m = sc.next
-	e.plan.Cohort = sc.next
-	e.vsum += int32(sc.vsum)
-	return sc.next, budget - sc.vsum, avail - sc.need, owed + sc.need
+	m, vsum := sc.next, sc.vsum
+	budget, avail, owed = budget-vsum, avail-sc.need, owed+sc.need
+	if !sc.cut {
+		m, vsum, budget, avail, owed = e.absorb(m, vsum, budget, avail, owed)
+	}
+	sc.m = m
+	e.plan.Cohort = m
+	e.vsum += int32(vsum)
+	return m, budget, avail, owed
+}
+
+// absorb plans as members the running requests from the m-th on that
+// the walk would plan as decodes with drafts, uncapped, in order: a
+// prompt's first token was sampled in the step before (it was not
+// verified, so not noted) and the walk would list it, the step's members
+// then not the whole running list (a speculative run plans only the
+// cohort alone: extendSpec). Each asks min(1 + K, Output − emitted)
+// tokens, two at least, within the budget, and its blocks (planDrafts').
+// It returns the members and their tokens, and the budget, free blocks
+// and owed blocks left.
+func (e *Engine) absorb(m, vsum, budget, avail, owed int) (int, int, int, int, int) {
+	k1 := e.cfg.SpeculativeTokens + 1
+	for ; m < len(e.running); m++ {
+		s := e.running[m]
+		left := s.req.Output - s.emitted
+		if s.emitted == 0 || s.known-s.computed != 1 || s.held < s.shared || left < 2 {
+			break
+		}
+		n := min(k1, left)
+		if n > budget {
+			break // the walk caps it
+		}
+		need := e.blocksFor(s.computed+n) - s.blocks()
+		if need > 0 {
+			if need > avail {
+				break
+			}
+			owed += need
+			avail -= need
+			s.anon += need
+		}
+		budget -= n
+		vsum += n
+	}
+	return m, vsum, budget, avail, owed
 }
 
 // specNotes gathers, as completeSpec verifies each decode, the next
