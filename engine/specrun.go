@@ -133,12 +133,15 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 		s := members[i]
 		p := &streams[s.req.Ref]
 		sc.saved[i] = *p
-		n := drawAhead(s, p, iid, sc.buf[i*maxSpecRun:][:steps], sc.needs[:steps], k, e.shift)
+		n := drawAhead(s, p, iid, sc.buf[i*maxSpecRun:][:steps], k)
 		sc.drawn[i] = int32(n)
 		steps = n
 	}
 	// The later steps' blocks, free now: none is freed before the run's
 	// end.
+	for i, s := range members {
+		addNeeds(s, sc.buf[i*maxSpecRun:][:steps], sc.needs[:steps], k+1, e.shift)
+	}
 	avail := e.available()
 	for j := 1; j < steps; j++ {
 		if avail -= int(sc.needs[j]); avail < 0 {
@@ -166,35 +169,48 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 
 // drawAhead draws member s's accepted drafts, K of them drafted a step
 // (k), from its stream p into row, a step at a time from the run's first
-// while it has 1 + K tokens left at least after the step, and adds the
-// blocks it takes at each step after the first (those of the first are
-// taken, planSpec) to need, blocks of 1 << shift tokens. It returns the
+// while it has 1 + K tokens left at least after the step. It returns the
 // steps it drew: len(row), or fewer when the last of them leaves it with
-// fewer than 1 + K tokens (or none). It calls nothing, so that its
-// variables stay in registers.
-func drawAhead(s *seq, p *rand.PCG, a *accept.IID, row []uint8, need []int32, k, shift int) int {
-	k1 := k + 1
-	bs := 1 << shift
-	up, down := bs-1, -bs
-	c, look, left := s.computed, s.look, s.req.Output-s.emitted
-	need = need[:len(row)]
+// fewer than 1 + K tokens (or none). The stream is drawn from a copy,
+// written back at the end: through p, its state was loaded and stored a
+// draw, and the loop's variables spilled (the blocks' count, in the same
+// loop then, is addNeeds').
+func drawAhead(s *seq, p *rand.PCG, a *accept.IID, row []uint8, k int) int {
+	q := *p
+	left, k1, n := s.req.Output-s.emitted, k+1, len(row)
 	for j := range row {
-		if j > 0 {
-			// Its blocks hold the tokens up to room (noteMembers').
-			if room := (c + look + up) & down; c+k1 > room {
-				need[j] += int32((c + k1 - room + up) >> shift)
-			}
-		}
-		acc := a.Accepted(p.Uint64()>>11, k)
+		acc := a.Accepted(q.Uint64()>>11, k)
 		row[j] = uint8(acc)
-		t := 1 + acc
-		look = max(look, k1) - t
-		c += t
-		if left -= t; left < k1 {
-			return j + 1
+		if left -= 1 + acc; left < k1 {
+			n = j + 1
+			break
 		}
 	}
-	return len(row)
+	*p = q
+	return n
+}
+
+// addNeeds adds to need the blocks of 1 << shift tokens member s takes
+// at each step of row (its accepted drafts) after the first (those of
+// the first are taken, planSpec). Before step j it holds the blocks of
+// y = max(computed + look, c + 1 + K) tokens, c its computed tokens at
+// the step before (verify's look: c + look grows to c + n as a step of
+// n positions completes); step j takes those up to c_j + 1 + K.
+func addNeeds(s *seq, row []uint8, need []int32, k1, shift int) {
+	up := 1<<shift - 1
+	c := s.computed
+	y := max(c+s.look, c+k1)
+	b := (y + up) >> shift
+	need = need[:len(row)]
+	for j := 1; j < len(row); j++ {
+		c += 1 + int(row[j-1])
+		if c+k1 > y {
+			y = c + k1
+			nb := (y + up) >> shift
+			need[j] += int32(nb - b)
+			b = nb
+		}
+	}
 }
 
 // advance draws n values from p, dropping them.
@@ -263,28 +279,31 @@ func (e *Engine) applySpec(a, b int) bool {
 	e.out.Drafts = slices.Grow(e.out.Drafts, m)[:base+m]
 	ems, drs := e.out.Emitted[base:], e.out.Drafts[base:]
 	cn := &sc.counts
-	cn.K1 = k1
-	cn.Steps = slices.Grow(cn.Steps[:0], m*k1)[:m*k1]
-	cn.First = slices.Grow(cn.First[:0], m)[:m]
-	cn.Tokens = slices.Grow(cn.Tokens[:0], steps)[:steps]
-	clear(cn.Steps)
-	clear(cn.Tokens)
+	cn.K1, cn.Stride = k1, maxSpecRun
+	cn.Accepted = sc.buf[a:] // member i's steps from a at i*maxSpecRun
+	cn.Total = slices.Grow(cn.Total[:0], k1)[:k1]
+	cn.Least = slices.Grow(cn.Least[:0], m)[:m]
+	clear(cn.Total)
+	tot := cn.Total[:k1]
 	alloc := sc.taken > b // step b's blocks are taken
 	tokens, done := 0, false
 	for i, s := range members {
 		row := sc.buf[i*maxSpecRun+a : i*maxSpecRun+b]
-		cnt := cn.Steps[i*k1 : i*k1+k1]
-		look, t := s.look, 0
-		for j, acc := range row {
-			n := 1 + int(acc)
-			look = max(look, k1) - n
-			t += n
-			cnt[acc]++
-			cn.Tokens[j] += int32(n)
+		t, least := 0, uint8(k1)
+		for _, acc := range row {
+			t += int(acc)
+			least = min(least, acc)
+			tot[acc]++
 		}
-		cn.First[i] = 1 + row[0]
+		t += len(row) // a token more than it accepted, a step
+		cn.Least[i] = 1 + least
+		// Its look after the steps: what verify leaves, max(look, n) − t
+		// a step, is max(c + look, c' + 1 + K) − c'' over them, c' its
+		// computed tokens before the last step, c'' after (addNeeds' y).
+		c := s.computed + t
+		look := max(s.computed+s.look, c-1-int(row[len(row)-1])+k1) - c
 		s.look = look
-		s.computed += t
+		s.computed = c
 		s.known += t
 		s.emitted += t
 		ahead := look

@@ -81,45 +81,85 @@ func (r *runner) accountSpecRun(rep *replica, out *engine.Outcome) error {
 	c := r.specCnt
 	steps, d, end := out.Steps, rep.stepTime, out.End
 	start := end - time.Duration(steps)*d
-	k, k1 := rep.spec.Tokens, c.K1
+	k := rep.spec.Tokens
 	t := &r.chunks
 	if d != t.g || k != t.k || rep.idx != t.rep {
 		r.chunkCounts()                     // the counts of the table's gap, before it changes
 		t.make(d, &r.bounds[0], k, rep.idx) // without classes, the default class's bound
 	}
 	r.specMoves++
+	// Each member's chunks all have the step's gap, all measured, and the
+	// bound gates each chunk by its gap (one verdict whatever its tokens):
+	// its record reads its tokens and its fewest in a step, and the
+	// run's chunks are counted by size at once (Counts.Total), not a
+	// member at a time (2,410 then … instructions a request in
+	// BenchmarkRegime/Speculation, the budget test).
+	each := r.bounds[0].perToken
+	for i := range out.Emitted {
+		rec := &r.slots[out.Emitted[i].Ref].rec
+		each = each || rec.LastToken != start || !rec.Measured
+	}
+	if each {
+		return r.accountSpecEach(rep, out, start)
+	}
+	tokens, over := 0, t.over[1]*steps
+	for i := range out.Emitted {
+		em := &out.Emitted[i]
+		rec := &r.slots[em.Ref].rec
+		rec.Drafted += k * steps
+		rec.Accepted += em.Tokens - steps
+		rec.MaxITL = max(rec.MaxITL, d)
+		rec.MaxTokenITL = max(rec.MaxTokenITL, t.td[c.Least[i]])
+		rec.ITLOver += over
+		rec.Emitted += em.Tokens
+		rec.LastToken = end
+		tokens += em.Tokens
+		if em.Done {
+			if err := r.finish(rep, em.Ref); err != nil {
+				return err
+			}
+		}
+	}
+	for n, x := range c.Total {
+		t.cnt[n+1] += int(x)
+	}
+	r.specTokens(out, start, d, tokens)
+	return nil
+}
+
+// accountSpecEach is accountSpecRun a member at a time, from its steps'
+// accepted drafts: a member whose first chunk's gap is its own, or one
+// not measured, or a bound that gates each token.
+func (r *runner) accountSpecEach(rep *replica, out *engine.Outcome, start time.Duration) error {
+	c := r.specCnt
+	steps, d, end := out.Steps, rep.stepTime, out.End
+	k := rep.spec.Tokens
+	t := &r.chunks
 	tokens := 0
 	for i := range out.Emitted {
 		em := &out.Emitted[i]
 		s := &r.slots[em.Ref]
 		rec := &s.rec
-		cnt := c.Steps[i*k1 : i*k1+k1]
-		m, first := steps, 0
+		row := c.Accepted[i*c.Stride:][:steps]
 		if rec.LastToken != start {
 			// Its first chunk's gap is its own: accounted alone.
-			first = int(c.First[i])
+			first := 1 + int(row[0])
 			g, td := chunkGap(rec, start+d, first)
 			r.draftedChunk(rep, s, engine.Draft{Drafted: k, Accepted: first - 1}, g, td, first)
-			m--
+			row = row[1:]
 		}
-		if m > 0 {
+		if len(row) > 0 {
 			acc, over, td := 0, 0, rec.MaxTokenITL
-			for n := 1; n <= k1; n++ {
-				x := int(cnt[n-1])
-				if n == first {
-					x--
-				}
-				if x == 0 {
-					continue
-				}
-				acc += x * (n - 1)
-				over += x * t.over[n]
+			for _, a := range row {
+				n := 1 + int(a)
+				acc += int(a)
+				over += t.over[n]
 				td = max(td, t.td[n])
 				if rec.Measured {
-					t.cnt[n] += x
+					t.cnt[n]++
 				}
 			}
-			rec.Drafted += k * m
+			rec.Drafted += k * len(row)
 			rec.Accepted += acc
 			rec.MaxITL = max(rec.MaxITL, d)
 			rec.MaxTokenITL = td
@@ -134,12 +174,23 @@ func (r *runner) accountSpecRun(rep *replica, out *engine.Outcome) error {
 			}
 		}
 	}
+	r.specTokens(out, start, d, tokens)
+	return nil
+}
+
+// specTokens counts a speculative run's tokens in the window: each
+// step's at its end.
+func (r *runner) specTokens(out *engine.Outcome, start, d time.Duration, tokens int) {
 	if start+d >= r.allIn {
 		r.tokens += tokens
-	} else { // the window's edge, or its end, inside the run: each step's tokens at its end
-		for j, n := range c.Tokens[:steps] {
-			r.tokens += r.tokensIn(start+time.Duration(j+1)*d, 0, 1) * int(n)
+		return
+	}
+	// The window's edge, or its end, inside the run.
+	c := r.specCnt
+	for j := range out.Steps {
+		in := r.tokensIn(start+time.Duration(j+1)*d, 0, 1)
+		for i := range out.Emitted {
+			r.tokens += in * (1 + int(c.Accepted[i*c.Stride+j]))
 		}
 	}
-	return nil
 }

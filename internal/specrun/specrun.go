@@ -25,12 +25,14 @@ var Of func(eng any) *Counts
 // K tokens for each member (K1 = 1 + K) and emits from 1 to K1 of them.
 type Counts struct {
 	K1 int
-	// Steps counts each member's steps by the tokens they emitted: member
-	// i's steps that emitted n tokens are Steps[i*K1 + n − 1].
-	Steps []int32
-	// First is each member's tokens in the outcome's first step.
-	First []uint8
-	// Tokens are the tokens each step emitted, over the members, in
-	// step order.
-	Tokens []int32
+	// Total counts the steps of all the members by the tokens they
+	// emitted: Total[n − 1] steps emitted n.
+	Total []int32
+	// Least is each member's fewest tokens in a step of the outcome.
+	Least []uint8
+	// Accepted holds each member's drafts accepted a step: member i's in
+	// the outcome's j-th step is Accepted[i*Stride + j] (it emitted one
+	// token more).
+	Accepted []uint8
+	Stride   int
 }
