@@ -896,6 +896,8 @@ func (e *Engine) syncTo(t time.Duration) {
 func (e *Engine) syncRun(t time.Duration) {
 	if e.inFlight && e.lazy {
 		e.allocThrough(e.started(t))
+	} else if e.specRunning() { // a speculative run (specrun.go)
+		e.specTake(e.sc.done + e.started(t))
 	}
 }
 
@@ -910,9 +912,6 @@ func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
 	p := &e.plan
 	if t >= p.End {
 		return e.Complete(p.End)
-	}
-	if e.specRunning() { // a speculative run (specrun.go)
-		return e.specCompleteUntil(t)
 	}
 	e.syncRun(t)
 	e.out.Emitted = e.out.Emitted[:0]
@@ -929,6 +928,9 @@ func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
 	e.out.Decodes, e.out.Chunks = len(p.Batch.Decode)+p.Cohort, len(p.Batch.Prefill)
 	if j == 0 {
 		return &e.out, nil
+	}
+	if e.specRunning() { // a speculative run (specrun.go)
+		return e.specCollect(j)
 	}
 	e.out.BlockSteps = e.runBlockSteps(j)
 	e.shape(j)

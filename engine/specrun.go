@@ -337,24 +337,10 @@ func (e *Engine) completeSpecRun() bool {
 	return done
 }
 
-// specCompleteUntil is completeUntil for a speculative run, t before
-// its end.
-func (e *Engine) specCompleteUntil(t time.Duration) (*Outcome, error) {
+// specCollect is completeUntil for a speculative run, its first j
+// steps left ended (none its last), their blocks taken (syncRun).
+func (e *Engine) specCollect(j int) (*Outcome, error) {
 	p, sc := &e.plan, e.sc
-	e.specTake(sc.done + e.started(t))
-	e.out.Emitted = e.out.Emitted[:0]
-	e.out.Drafts = e.out.Drafts[:0]
-	j := 0
-	if t >= p.Start {
-		j = int((t - p.Start) / p.StepTime)
-	}
-	e.out.Steps, e.out.End = j, p.Start+time.Duration(j)*p.StepTime
-	e.beginOutcome(&e.out, j, p.StepTime, e.out.End)
-	e.out.BlockSteps = 0
-	e.out.Decodes, e.out.Chunks = p.Cohort, 0
-	if j == 0 {
-		return &e.out, nil
-	}
 	e.out.BlockSteps = e.specBlockSteps(sc.done, sc.done+j)
 	e.applySpec(sc.done, sc.done+j) // none finishes before the run's last step
 	sc.done += j

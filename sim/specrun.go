@@ -92,25 +92,30 @@ func (r *runner) accountSpecRun(rep *replica, out *engine.Outcome) error {
 	// bound gates each chunk by its gap (one verdict whatever its tokens):
 	// its record reads its tokens and its fewest in a step, and the
 	// run's chunks are counted by size at once (Counts.Total), not a
-	// member at a time (2,410 then … instructions a request in
-	// BenchmarkRegime/Speculation, the budget test).
+	// member at a time (2,410 then 741 instructions a request in
+	// BenchmarkRegime/Speculation, the budget test). Otherwise each
+	// member's steps are read a step at a time (specEach).
 	each := r.bounds[0].perToken
 	for i := range out.Emitted {
 		rec := &r.slots[out.Emitted[i].Ref].rec
 		each = each || rec.LastToken != start || !rec.Measured
 	}
-	if each {
-		return r.accountSpecEach(rep, out, start)
-	}
 	tokens, over := 0, t.over[1]*steps
 	for i := range out.Emitted {
 		em := &out.Emitted[i]
-		rec := &r.slots[em.Ref].rec
-		rec.Drafted += k * steps
-		rec.Accepted += em.Tokens - steps
-		rec.MaxITL = max(rec.MaxITL, d)
-		rec.MaxTokenITL = max(rec.MaxTokenITL, t.td[c.Least[i]])
-		rec.ITLOver += over
+		s := &r.slots[em.Ref]
+		rec := &s.rec
+		m, acc, td, o := steps, em.Tokens-steps, t.td[c.Least[i]], over
+		if each {
+			m, acc, td, o = r.specEach(rep, s, c.Accepted[i*c.Stride:][:steps], start)
+		}
+		if m > 0 {
+			rec.Drafted += k * m
+			rec.Accepted += acc
+			rec.MaxITL = max(rec.MaxITL, d)
+			rec.MaxTokenITL = max(rec.MaxTokenITL, td)
+			rec.ITLOver += o
+		}
 		rec.Emitted += em.Tokens
 		rec.LastToken = end
 		tokens += em.Tokens
@@ -120,62 +125,38 @@ func (r *runner) accountSpecRun(rep *replica, out *engine.Outcome) error {
 			}
 		}
 	}
-	for n, x := range c.Total {
-		t.cnt[n+1] += int(x)
+	if !each {
+		for n, x := range c.Total {
+			t.cnt[n+1] += int(x)
+		}
 	}
 	r.specTokens(out, start, d, tokens)
 	return nil
 }
 
-// accountSpecEach is accountSpecRun a member at a time, from its steps'
-// accepted drafts: a member whose first chunk's gap is its own, or one
-// not measured, or a bound that gates each token.
-func (r *runner) accountSpecEach(rep *replica, out *engine.Outcome, start time.Duration) error {
-	c := r.specCnt
-	steps, d, end := out.Steps, rep.stepTime, out.End
-	k := rep.spec.Tokens
-	t := &r.chunks
-	tokens := 0
-	for i := range out.Emitted {
-		em := &out.Emitted[i]
-		s := &r.slots[em.Ref]
-		rec := &s.rec
-		row := c.Accepted[i*c.Stride:][:steps]
-		if rec.LastToken != start {
-			// Its first chunk's gap is its own: accounted alone.
-			first := 1 + int(row[0])
-			g, td := chunkGap(rec, start+d, first)
-			r.draftedChunk(rep, s, engine.Draft{Drafted: k, Accepted: first - 1}, g, td, first)
-			row = row[1:]
-		}
-		if len(row) > 0 {
-			acc, over, td := 0, 0, rec.MaxTokenITL
-			for _, a := range row {
-				n := 1 + int(a)
-				acc += int(a)
-				over += t.over[n]
-				td = max(td, t.td[n])
-				if rec.Measured {
-					t.cnt[n]++
-				}
-			}
-			rec.Drafted += k * len(row)
-			rec.Accepted += acc
-			rec.MaxITL = max(rec.MaxITL, d)
-			rec.MaxTokenITL = td
-			rec.ITLOver += over
-		}
-		rec.Emitted += em.Tokens
-		rec.LastToken = end
-		tokens += em.Tokens
-		if em.Done {
-			if err := r.finish(rep, em.Ref); err != nil {
-				return err
-			}
+// specEach is a member's run, its accepted drafts a step row, a step at
+// a time: its first chunk accounted alone when its gap is its own, the
+// others' counted by size when it is measured. It returns those others'
+// steps, accepted drafts, largest gap over tokens and count over the
+// bound.
+func (r *runner) specEach(rep *replica, s *slot, row []uint8, start time.Duration) (m, acc int, td time.Duration, over int) {
+	rec, t, d := &s.rec, &r.chunks, rep.stepTime
+	if rec.LastToken != start {
+		first := 1 + int(row[0])
+		g, tf := chunkGap(rec, start+d, first)
+		r.draftedChunk(rep, s, engine.Draft{Drafted: rep.spec.Tokens, Accepted: first - 1}, g, tf, first)
+		row = row[1:]
+	}
+	for _, a := range row {
+		n := 1 + int(a)
+		acc += int(a)
+		over += t.over[n]
+		td = max(td, t.td[n])
+		if rec.Measured {
+			t.cnt[n]++
 		}
 	}
-	r.specTokens(out, start, d, tokens)
-	return nil
+	return len(row), acc, td, over
 }
 
 // specTokens counts a speculative run's tokens in the window: each

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -47,16 +46,9 @@ func TestSpecRunsAreSteps(t *testing.T) {
 	require.Greater(t, with, 150, "scenarios with speculative runs")
 }
 
-// randomSpecScenario draws a speculative scenario's bytes from a seeded
-// stream.
-func randomSpecScenario(seed uint64) []byte {
-	rng := rand.New(rand.NewPCG(seed, 0x5bec45))
-	data := make([]byte, 16+3*60)
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
-	return data
-}
+// randomSpecScenario is a speculative scenario's bytes, drawn from a
+// seeded stream (randomScenario's, seeds apart).
+func randomSpecScenario(seed uint64) []byte { return randomScenario(seed ^ 0x5bec45<<20) }
 
 // decodeSpecScenario is the speculative single replica and the requests
 // data describes.
@@ -67,7 +59,7 @@ func decodeSpecScenario(data []byte) (Config, list) {
 	flags := b.next()
 	eng := engine.Config{MaxSeqs: 1 + b.next()%12, BlockSize: []int{16, 8, 4, 32, 12}[b.next()%5]}
 	if m := b.next(); m%3 != 0 {
-		eng.MaxBatchedTokens = max(k+1, 8*(1+m%40))
+		eng.MaxBatchedTokens = max(k+1, eng.MaxSeqs, 8*(1+m%40))
 	}
 	if c := b.next(); c%3 == 1 {
 		eng.ChunkCap = 16 * (1 + c%16)
