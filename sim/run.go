@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/specrun"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -80,6 +81,11 @@ type runner struct {
 	// (an Outcome zeroed a call cost RunAtlas 50 instructions a request).
 	part engine.Outcome
 
+	// specCnt is where the one replica's engine counts the steps of its
+	// last speculative run by member (specRuns; nil: it plans none).
+	specCnt   *specrun.Counts
+	specMoves int // speculative runs accounted (accountSpecRun; tests read it)
+
 	gw    *gateway // Config.Gateway's admission; nil without
 	pd    *disagg  // Fleet.Prefill's pool, links and tallies; nil without
 	tiers *tiers   // Fleet.HostTier's and Fleet.SharedStore's state; nil without
@@ -135,6 +141,7 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	r.streaking = newStreaking(r.wireReplicas())
 	r.scale = newScaling(cfg, r, slo)
 	r.runThrough()
+	r.specRuns()
 	if err := r.warm(); err != nil {
 		return nil, err
 	}
