@@ -98,6 +98,7 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	r := &runner{cfg: cfg, stopAt: runStop(cfg), ends: newStepEnds(len(reps.reps)),
 		intake: newIntake(cfg, src), routing: newRouting(cfg), replicas: reps,
 		window: newWindow(cfg), collectors: newCollectors(cfg, slo, obs, reps.speculates), gw: newGateway(cfg.Gateway)}
+	r.events.heaped, r.events.twin = cfg.Stepwise, cfg.Stepwise // the heap alone (eventHeap's sorted mode is its fast path)
 	r.pd = newDisagg(cfg, r)
 	r.fleet = len(r.reps) > 1 || cfg.Fleet.Autoscale.On()
 	r.routes = r.fleet || cfg.Fleet.Router != nil || r.gw != nil
