@@ -114,7 +114,7 @@ type ChatSource struct {
 	starts   *arrivals
 	started  int
 	ids      *blockIDs
-	ready    []Request // follow-up turns released by Finished, from ready[yielded] on
+	ready    []turnDue // follow-up turns released by Finished, from ready[yielded] on
 	yielded  int
 	inflight flight // request id → its conversation
 	next     uint64
@@ -136,7 +136,7 @@ func NewConversations(cfg Conversations) (*ChatSource, error) {
 // io.EOF at the end.
 func (s *ChatSource) Next() (Request, error) {
 	if s.yielded < len(s.ready) {
-		r := s.ready[s.yielded]
+		t := s.ready[s.yielded]
 		if s.yielded++; s.yielded == len(s.ready) {
 			// Emptied, its array kept: re-sliced past each turn, as
 			// each is yielded as soon as Finished releases it, the list
@@ -145,7 +145,7 @@ func (s *ChatSource) Next() (Request, error) {
 			// more: 18,973 then 18,762, cachegrind's marginal count).
 			s.ready, s.yielded = s.ready[:0], 0
 		}
-		return r, nil
+		return s.issue(t.c, t.at), nil
 	}
 	if at, ok := s.starts.next(); ok {
 		return s.start(at), nil
@@ -217,7 +217,18 @@ func (s *ChatSource) Finished(id uint64, at time.Duration, ok bool) {
 	c.ids = s.ids.extendIn(c.ids, c.input+c.output, next+output) // the full blocks of its prompt and answer, then fresh ones
 	c.input, c.output = next, output
 	c.turn++
-	s.ready = append(s.ready, s.issue(c, at+s.cfg.Think.sample(c.think)))
+	s.ready = append(s.ready, turnDue{c, at + s.cfg.Think.sample(c.think)})
+}
+
+// turnDue is a conversation's next turn, released by Finished, and its
+// arrival: Next issues it (its request id the next, as Finished's issue
+// gave it: the turns are yielded in the order they are released, before
+// any first turn). A Request kept in ready instead was copied in and out
+// of it: Finished and Next cost Regime/Conversations 143 and 103
+// instructions a request, then 121 and 107 (SERVESIM_BUDGET_FUNCS).
+type turnDue struct {
+	c  *conversation
+	at time.Duration
 }
 
 // flight is the conversations of the turns in flight by their request
