@@ -134,7 +134,7 @@ func NewConversations(cfg Conversations) (*ChatSource, error) {
 // turn (their arrivals do not depend on feedback, so they are all yielded
 // at once, in arrival order), then ErrWaiting while turns are in flight and
 // io.EOF at the end.
-func (s *ChatSource) Next() (Request, error) {
+func (s *ChatSource) Next() (r Request, _ error) {
 	if s.yielded < len(s.ready) {
 		t := s.ready[s.yielded]
 		if s.yielded++; s.yielded == len(s.ready) {
@@ -145,10 +145,12 @@ func (s *ChatSource) Next() (Request, error) {
 			// more: 18,973 then 18,762, cachegrind's marginal count).
 			s.ready, s.yielded = s.ready[:0], 0
 		}
-		return s.issue(t.c, t.at), nil
+		s.issue(&r, t.c, t.at)
+		return r, nil
 	}
 	if at, ok := s.starts.next(); ok {
-		return s.start(at), nil
+		s.issue(&r, s.start(), at)
+		return r, nil
 	}
 	if s.inflight.n == 0 {
 		return Request{}, io.EOF
@@ -156,8 +158,8 @@ func (s *ChatSource) Next() (Request, error) {
 	return Request{}, ErrWaiting
 }
 
-// start draws a new conversation and returns its first turn.
-func (s *ChatSource) start(at time.Duration) Request {
+// start draws a new conversation, its first turn's lengths and ids.
+func (s *ChatSource) start() *conversation {
 	id := uint64(s.started)
 	s.started++
 	var head [40]byte // NewStream(seed, "conversation/<id>/<name>"), its head hashed once
@@ -169,7 +171,7 @@ func (s *ChatSource) start(at time.Duration) Request {
 	c.input = s.prefix.PrefixTokens + s.cfg.FirstInput.Sample(c.user)
 	c.output = s.cfg.Output.Sample(c.answer)
 	c.ids = s.ids.prompt(st[4].on(seed, h, "prefix"), c.input+c.output) // each of its own stream: the order of draws is free
-	return s.issue(c, at)
+	return c
 }
 
 // issue yields the current turn, its ids drawn (start, Finished) over
@@ -185,16 +187,19 @@ func (s *ChatSource) start(at time.Duration) Request {
 // instructions a request (the budget test); drawn at once, not its
 // prompt's full blocks' and then the rest in the same array (reopen, a
 // call more a turn, a first turn's array grown), 14,276 then 13,931.
-func (s *ChatSource) issue(c *conversation, at time.Duration) Request {
-	r := Request{ID: s.next, Arrival: at, InputTokens: c.input, OutputTokens: c.output,
-		PrefixHashes: c.ids, PrefixBlockTokens: s.prefix.block(), HashesCoverOutput: c.ids != nil,
-		Conversation: c.id, Turn: c.turn, Class: s.cfg.Class}
+// It writes the turn into r, Next's zero result, field by field: a
+// Request built and returned, then returned again by Next, was copied
+// twice (issue, Next and start cost Regime/Conversations 102, 107 and
+// 140 instructions a request, then 75, 73 and 130, SERVESIM_BUDGET_FUNCS).
+func (s *ChatSource) issue(r *Request, c *conversation, at time.Duration) {
+	r.ID, r.Arrival, r.InputTokens, r.OutputTokens = s.next, at, c.input, c.output
+	r.PrefixHashes, r.PrefixBlockTokens, r.HashesCoverOutput = c.ids, s.prefix.block(), c.ids != nil
+	r.Conversation, r.Turn, r.Class = c.id, c.turn, s.cfg.Class
 	if c.ids != nil {
 		r.PrefixTwoRuns = ascend.Rising() // blockIDs' ids rise (blockIDs.extendIn)
 	}
 	s.inflight.add(r.ID, c)
 	s.next++
-	return r
 }
 
 // Finished releases the next turn of the request's conversation, at + a
