@@ -118,6 +118,36 @@ type ChatSource struct {
 	yielded  int
 	inflight flight // request id → its conversation
 	next     uint64
+	// The lengths a turn draws (cfg's FirstInput, UserInput, Output),
+	// each a Uniform's bounds worked out once (draw).
+	first, user, output draw
+}
+
+// draw is Length l's Sample: when l is a Uniform, its bounds worked out
+// once, not at each draw (Uniform.Sample, called through the Length
+// and its pointer wrapper, cost Regime/Conversations, two draws a
+// request, 84 and 30 instructions a request, draw.sample 38:
+// SERVESIM_BUDGET_FUNCS). TestDrawIsSample holds it to l.Sample.
+type draw struct {
+	l       Length
+	uniform bool
+	lo, n   int // a Uniform's: lo + IntN(n)
+}
+
+func newDraw(l Length) draw {
+	if u, ok := l.(Uniform); ok {
+		lo, hi := u.bounds()
+		return draw{l: l, uniform: true, lo: lo, n: hi - lo + 1}
+	}
+	return draw{l: l}
+}
+
+// sample is d.l.Sample(r).
+func (d *draw) sample(r *rand.Rand) int {
+	if d.uniform {
+		return d.lo + r.IntN(d.n)
+	}
+	return d.l.Sample(r)
 }
 
 // NewConversations validates cfg and returns its source.
@@ -127,7 +157,7 @@ func NewConversations(cfg Conversations) (*ChatSource, error) {
 	}
 	p := cfg.prefix()
 	return &ChatSource{cfg: cfg, prefix: p, starts: newArrivals(cfg.Arrival, cfg.Seed, cfg.Count),
-		ids: newBlockIDs(p)}, nil
+		ids: newBlockIDs(p), first: newDraw(cfg.FirstInput), user: newDraw(cfg.UserInput), output: newDraw(cfg.Output)}, nil
 }
 
 // Next yields released follow-up turns first, then every remaining first
@@ -168,8 +198,8 @@ func (s *ChatSource) start() *conversation {
 	seed, st := s.cfg.Seed, &c.streams
 	c.user, c.answer, c.think = st[0].on(seed, h, "input"), st[1].on(seed, h, "output"), st[2].on(seed, h, "think")
 	c.turns = s.cfg.Turns.Sample(st[3].on(seed, h, "turns"))
-	c.input = s.prefix.PrefixTokens + s.cfg.FirstInput.Sample(c.user)
-	c.output = s.cfg.Output.Sample(c.answer)
+	c.input = s.prefix.PrefixTokens + s.first.sample(c.user)
+	c.output = s.output.sample(c.answer)
 	c.ids = s.ids.prompt(st[4].on(seed, h, "prefix"), c.input+c.output) // each of its own stream: the order of draws is free
 	return c
 }
@@ -212,13 +242,13 @@ func (s *ChatSource) Finished(id uint64, at time.Duration, ok bool) {
 	if !ok || c.turn+1 >= c.turns {
 		return
 	}
-	next := c.input + c.output + s.cfg.UserInput.Sample(c.user)
+	next := c.input + c.output + s.user.sample(c.user)
 	if s.cfg.MaxInput > 0 && next > s.cfg.MaxInput {
 		return
 	}
 	// The answer's length, of its own stream, is drawn before the ids
 	// (the same): they cover its blocks too (issue).
-	output := s.cfg.Output.Sample(c.answer)
+	output := s.output.sample(c.answer)
 	c.ids = s.ids.extendIn(c.ids, c.input+c.output, next+output) // the full blocks of its prompt and answer, then fresh ones
 	c.input, c.output = next, output
 	c.turn++
