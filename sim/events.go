@@ -51,27 +51,33 @@ func (a event) before(b event) bool {
 type eventHeap struct {
 	items []event
 	seq   uint64
-	// While it holds fewer than sortedMax events (and twin is false),
-	// items is not a heap but a list sorted by (instant, class,
-	// sequence), the earliest first (sorted mode): a pop takes the first
-	// (items moves on in base, the array it lies in), a push finds its
-	// place by bisection and the later events move up by one (one copy).
-	// A sorted list is a heap, so a push at sortedMax turns it into one
-	// (heaped) as it is; a heap that shrinks to sortedMin is sorted
-	// again. A conversation's next turns, pushed at a finish plus a think
-	// time anywhere among the 16 or so in flight (Regime/Conversations),
+	// While it holds fewer than sortedMax events (unless the heap is
+	// kept alone: heapOnly), items is not a heap but a list sorted by
+	// (instant, class, sequence), the earliest first (sorted mode): a
+	// pop takes the first (items moves on in base, the array it lies
+	// in), a push finds its place by bisection and the later events move
+	// up by one (one copy). A sorted list is a heap, so a push at
+	// sortedMax turns it into one (heaped) as it is; a heap that shrinks
+	// to unheapAt (sortedMin; −1 when kept alone) is sorted again. A
+	// conversation's next turns, pushed at a finish plus a think time
+	// anywhere among the 16 or so in flight (Regime/Conversations),
 	// sifted through the heap's four levels at each pop: popSift, push
 	// and insert cost that regime 251, 60 and 35 instructions a request,
 	// then 47, 20 and 5, with pushSorted's 148 and memmove's 65 more:
 	// 13,940 then 13,884 (the budget test; each later event moved in a
 	// loop of its own, not copied, and the place found by that loop,
-	// 14,067). An open-loop source's next arrival pushed alone into an
-	// empty list is written in push: RunAtlas 5,617 then 5,603.
+	// 14,067). The heap is kept alone for sim's Stepwise (the twin) and
+	// an open-loop source's run, whose heap holds its next arrival and
+	// the fleet's events, pushed where a heap's push stops at once and
+	// a list's moves several (with the list, Regime/Disagg 11,984 then
+	// 12,059, Regime/Autoscale 7,115 then 7,181; RunAtlas 5,617 then
+	// 5,603). Its pops test unheapAt, one field: a flag and the constant
+	// cost Regime/Disagg 16 instructions a request, the field 8.
 	// TestEventHeapPopsInOrder holds both modes, and the turns between
-	// them, to the order; twin (sim's Stepwise) keeps the heap alone.
-	heaped bool
-	twin   bool
-	base   []event
+	// them, to the order.
+	heaped   bool
+	unheapAt int
+	base     []event
 	// The ordered run (pushOrdered): events pushed in (instant, class,
 	// sequence) order kept in a list beside the heap, its head alone in
 	// items (its ref headRef), the rest waiting from ahead[next] on, each
@@ -101,11 +107,7 @@ func (h *eventHeap) push(e event) {
 	e.seq = h.seq
 	h.seq++
 	if !h.heaped {
-		if n := len(h.items); n == 0 && cap(h.items) > 0 { // its one event (an open-loop source's next arrival, alone)
-			h.items = h.items[:1]
-			h.items[0] = e
-			return
-		} else if n < sortedMax {
+		if len(h.items) < sortedMax {
 			h.pushSorted(e)
 			return
 		}
@@ -257,10 +259,20 @@ func (h *eventHeap) popSift() event {
 		i = p
 	}
 	items[i] = x
-	if n <= sortedMin && !h.twin {
+	if n <= h.unheapAt {
 		h.unheap()
 	}
 	return top
+}
+
+// heapOnly keeps the heap alone (on), or lets it be a sorted list while
+// it holds few events (eventHeap's sorted mode). It is set before the
+// first push.
+func (h *eventHeap) heapOnly(on bool) {
+	h.heaped, h.unheapAt = on, sortedMin
+	if on {
+		h.unheapAt = -1
+	}
 }
 
 // sortedMax is the most events the heap keeps as a sorted list (eventHeap's

@@ -14,7 +14,7 @@ import (
 // the seeds push some events as pushOrdered (a closed-loop source's
 // arrivals), mostly rising, so that its ordered run grows, ends and
 // starts again; it must be reached. A third of the seeds keep the heap
-// alone (twin, as sim's Stepwise does); the others' heaps hold a sorted
+// alone (heapOnly, as sim's Stepwise does); the others' heaps hold a sorted
 // list up to sortedMax events and turn between the two (a third of the
 // seeds push less than they pop every other 400 events, so that their
 // heaps grow past sortedMax and shrink to sortedMin): both turns must be
@@ -24,8 +24,8 @@ func TestEventHeapPopsInOrder(t *testing.T) {
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 41))
 		var h eventHeap
-		h.twin = seed%3 == 0
-		h.heaped = h.twin
+		only := seed%3 == 0
+		h.heapOnly(only)
 		var want []event // pushed, not popped, in sequence order
 		rising := time.Duration(0)
 		for i := range 2000 {
@@ -70,8 +70,8 @@ func TestEventHeapPopsInOrder(t *testing.T) {
 			if was && !h.heaped {
 				unheaped++
 			}
-			if h.twin && !h.heaped {
-				t.Fatalf("seed %d: the twin left the heap", seed)
+			if only && !h.heaped {
+				t.Fatalf("seed %d: a heap alone left the heap", seed)
 			}
 			if !h.heaped && !slices.IsSortedFunc(h.items, func(a, b event) int {
 				if a.before(b) {

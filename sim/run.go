@@ -98,7 +98,6 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	r := &runner{cfg: cfg, stopAt: runStop(cfg), ends: newStepEnds(len(reps.reps)),
 		intake: newIntake(cfg, src), routing: newRouting(cfg), replicas: reps,
 		window: newWindow(cfg), collectors: newCollectors(cfg, slo, obs, reps.speculates), gw: newGateway(cfg.Gateway)}
-	r.events.heaped, r.events.twin = cfg.Stepwise, cfg.Stepwise // the heap alone (eventHeap's sorted mode is its fast path)
 	r.pd = newDisagg(cfg, r)
 	r.fleet = len(r.reps) > 1 || cfg.Fleet.Autoscale.On()
 	r.routes = r.fleet || cfg.Fleet.Router != nil || r.gw != nil
@@ -120,6 +119,9 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 		return nil, err
 	}
 	r.apart = r.fleet || r.perClass || r.tiers != nil
+	// The heap alone, stepwise (the twin of its sorted mode) or under an
+	// open-loop source (eventHeap's sorted mode).
+	r.events.heapOnly(cfg.Stepwise || r.fb == nil)
 	r.streaking = newStreaking(r.wireReplicas())
 	r.scale = newScaling(cfg, r, slo)
 	r.runThrough()
