@@ -67,6 +67,18 @@ type kvChainSink interface {
 	KVStoredChain(at time.Duration, c kvchain.Run)
 }
 
+// kvQuietSink is a KVEventSink that takes, when the engine starts to
+// publish to it (PublishKVEvents), a probe of the engine's plan in
+// flight: quiet() reports that the steps of that plan whose blocks are
+// not taken yet publish no event (quietRun), so that a SyncTo now would
+// publish nothing. sim's EventsView index asks it before it brings a
+// replica to an instant (eventIndex.mustSync). An interface of package
+// engine's own: no exported form.
+type kvQuietSink interface {
+	KVEventSink
+	KVQuietProbe(quiet func() bool)
+}
+
 // kvPublisher is what the block pool needs to publish: the sink (runs,
 // when it takes runs too; chains, when it takes runs by name), and the
 // engine, whose plan stamps each event with its step's start.
@@ -121,8 +133,28 @@ func (e *Engine) PublishKVEvents(sink KVEventSink) {
 		e.pool.pub = &kvPublisher{sink: sink, e: e}
 		e.pool.pub.runs, _ = sink.(KVEventRunSink)
 		e.pool.pub.chains, _ = sink.(kvChainSink)
+		if q, ok := sink.(kvQuietSink); ok {
+			q.KVQuietProbe(e.quietRun)
+		}
 	}
 	e.decideFast()
+}
+
+// quietRun reports whether the steps of the plan in flight whose blocks
+// are not taken yet publish no event: none is in flight, or its blocks
+// are all taken (not lazy), or it is a run of the cohort's members alone
+// (no other scheduled request, residue count, tier or remote KV) whose
+// decodes cache nothing (pubRun 0) and whose steps' blocks, from those
+// taken on, are fewer than the never-cached run at the free queue's head
+// (headRun): each later take is pubAtOnce's, which evicts nothing, and
+// the run at the head shrinks only by them (a release joins the queue's
+// tail).
+func (e *Engine) quietRun() bool {
+	if !e.inFlight || !e.lazy {
+		return true
+	}
+	return e.pubRun == 0 && e.plan.Cohort > 0 && e.co.each && len(e.sched) == 0 && !e.res.on &&
+		e.tier == nil && !e.cfg.RemoteKV && e.coGrow(e.runAlloc, e.plan.Steps) < e.pool.headRun()
 }
 
 // BlockKeys appends to dst the content keys of a prompt's leading blocks

@@ -227,7 +227,7 @@ func TestKVEventsStoreBeforeTheCohortsEviction(t *testing.T) {
 // slow twin (walkRuns), must publish the same events, stamped alike, by
 // every step end (SyncTo inside a run), and read and admit the same.
 func TestKVEventsRunsAreSteps(t *testing.T) {
-	runsChunked, runsChunkPub, runsContinued, runsContinuedCut = 0, 0, 0, 0
+	runsChunked, runsChunkPub, runsContinued, runsContinuedCut, quietSyncs = 0, 0, 0, 0, 0
 	events := 0
 	for seed := range uint64(400) {
 		rng, cfg, model, adds := chunkRunScenario(seed, 4141041, true)
@@ -238,7 +238,8 @@ func TestKVEventsRunsAreSteps(t *testing.T) {
 		events += strings.Count(slow, "{") // an event's braces
 		require.Equal(t, slow, fast, "seed %d, %+v, streaks omitted %v", seed, cfg, o.omit)
 	}
-	t.Logf("%d runs of prefill chunks, %d caching shared content, %d continued runs (%d cut at their start and planned again); %d KV events compared", runsChunked, runsChunkPub, runsContinued, runsContinuedCut, events)
+	t.Logf("%d runs of prefill chunks, %d caching shared content, %d continued runs (%d cut at their start and planned again); %d KV events compared; %d syncs of quiet runs", runsChunked, runsChunkPub, runsContinued, runsContinuedCut, events, quietSyncs)
+	assert.Greater(t, quietSyncs, 1000, "the scenarios no longer sync quiet runs (quietRun)")
 	assert.Greater(t, runsChunked, 200, "the scenarios no longer plan runs of prefill chunks")
 	assert.Positive(t, runsChunkPub, "the scenarios no longer plan runs of chunks that cache shared content")
 	assert.Greater(t, runsContinued, 200, "the scenarios no longer continue runs")

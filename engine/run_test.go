@@ -34,6 +34,10 @@ var runsContinuedWaiting int
 // their start.
 var runsContinuedCut int
 
+// quietSyncs counts the SyncTo calls a timeline with KV events made
+// while its run was quiet (quietRun), each held to publish nothing.
+var quietSyncs int
+
 // headsLetIn counts the steps timeline planned alone, with fast set,
 // only because the budget was left and a request waited below MaxSeqs
 // (chunksDeclined), whose next step, with no arrival between, admitted
@@ -205,7 +209,15 @@ func timelineWith(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]R
 		start, d := p.Start, p.StepTime
 		for i := 1; i < p.Steps; i++ { // what a router reads at each step end inside a run (SyncTo first)
 			at := start + time.Duration(i)*d
+			quiet, n := o.events != nil && e.quietRun(), 0 // a quiet run's SyncTo publishes nothing (quietRun, sim's EventsView leaves it out)
+			if quiet {
+				n = len(*o.events)
+			}
 			e.Runner().SyncTo(at)
+			if quiet {
+				quietSyncs++
+				require.Len(t, *o.events, n, "%v: a quiet run's SyncTo published events", at)
+			}
 			fmt.Fprintf(&reads, "%v: outstanding %d, free %d, cached %d%s%s\n", at, e.Outstanding(at), e.FreeBlocks(), e.CachedBlocks(), tierReads(e), events())
 		}
 		out, err := e.Complete(p.End)

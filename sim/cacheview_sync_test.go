@@ -29,7 +29,7 @@ func (c checkedSyncs) Route(req *workload.Request, v *View) int {
 		for i := range v.n {
 			j := v.at(i)
 			x, rep := s.reps[j], &r.reps[j]
-			if x.mustSync(rep, by) {
+			if x.mustSync(rep, by) && x.loud(rep, by) {
 				continue
 			}
 			*c.skipped++

@@ -235,7 +235,7 @@ func TestPrefixChainsEqualPrefixKeys(t *testing.T) {
 	k.chains[0].eng = fleetEngine(t, 16, nil)
 	k.chains[1].eng = fleetEngine(t, 32, k.chains[0].eng)
 	r := &runner{}
-	promised := 0
+	promised, nexts := 0, 0
 	for n := range 20_000 {
 		ids := make([]uint64, rng.IntN(10))
 		for i := range ids {
@@ -277,6 +277,15 @@ func TestPrefixChainsEqualPrefixKeys(t *testing.T) {
 			if ch.full {
 				require.Len(t, ch.keys, len(want), "prompt %d: full", n)
 			}
+			if n0 := len(ch.keys); rng.IntN(2) == 0 && k.cur >= 0 && !ch.full && k.nextKey(c) {
+				// nextKey's one key is extend's: extend to it changes nothing.
+				nexts++
+				require.Len(t, ch.keys, n0+1, "prompt %d: the next key", n)
+				require.True(t, slices.Equal(want[:len(ch.keys)], ch.keys), "prompt %d: the next key", n)
+				k.extend(c, n0+1)
+				require.Len(t, ch.keys, n0+1, "prompt %d: extended to the next key", n)
+				require.False(t, ch.full, "prompt %d: extended to the next key", n)
+			}
 			if rng.IntN(2) == 0 && k.cur >= 0 {
 				to := len(ch.keys) + rng.IntN(20)
 				k.extend(c, to)
@@ -295,6 +304,7 @@ func TestPrefixChainsEqualPrefixKeys(t *testing.T) {
 		}
 	}
 	require.Greater(t, promised, 2000)
+	require.Greater(t, nexts, 500, "the next keys computed alone")
 }
 
 // runsOf is the number of runs of consecutive ids in ids.
