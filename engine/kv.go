@@ -567,6 +567,9 @@ func (e *Engine) drop(s *seq) {
 	} else {
 		e.pool.pushRun(s.anon)
 		if s.held > 0 { // a request without content (the Atlas default) skips the call
+			if e.tier != nil && s.emitted >= s.req.Output {
+				e.tierFinished(s) // it finished: released next (tier.go)
+			}
 			if e.pool.runs != nil {
 				e.pool.runRelease(&s.held, s.runs, 0)
 			} else {

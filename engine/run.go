@@ -113,8 +113,15 @@ func (e *Engine) runLength(now, until time.Duration) int {
 	if chunks && (!e.fast.chunks || e.lastOne) {
 		return 1 // runs of chunks are off; or, the usual case, a prompt's last chunk (or whole prompt)
 	}
-	if !e.fast.runs && !e.tierRun || len(p.Preempted) > 0 || len(e.sched) != len(e.running) {
-		return 1 // off (a speculative step's tokens depend on its acceptance; with a tier, a later step's lookup it would not make), or a step that preempts or leaves a running request out
+	if !e.fast.runs && !e.tierRun {
+		// Off: a speculative step's tokens depend on its acceptance (but
+		// see extendSpec, which plans a speculative run of its own); with
+		// a tier, a later step's lookup it would not make.
+		e.extendSpec(now, until)
+		return 1
+	}
+	if len(p.Preempted) > 0 || len(e.sched) != len(e.running) {
+		return 1 // a step that preempts or leaves a running request out
 	}
 	// A step that admits a prompt schedules its chunk as the later steps'
 	// running loop would: at the running list's tail, with the budget the
@@ -889,6 +896,8 @@ func (e *Engine) syncTo(t time.Duration) {
 func (e *Engine) syncRun(t time.Duration) {
 	if e.inFlight && e.lazy {
 		e.allocThrough(e.started(t))
+	} else if e.specRunning() { // a speculative run (specrun.go)
+		e.specTake(e.sc.done + e.started(t))
 	}
 }
 
@@ -919,6 +928,9 @@ func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
 	e.out.Decodes, e.out.Chunks = len(p.Batch.Decode)+p.Cohort, len(p.Batch.Prefill)
 	if j == 0 {
 		return &e.out, nil
+	}
+	if e.specRunning() { // a speculative run (specrun.go)
+		return e.specCollect(j)
 	}
 	e.out.BlockSteps = e.runBlockSteps(j)
 	e.shape(j)
@@ -1001,6 +1013,9 @@ func (e *Engine) truncate(t time.Duration) (inFlight bool, end time.Duration, er
 	}
 	e.pendAt = 0 // the step that was to reserve is dropped (reservein.go)
 	if !e.lazy || keep == 0 && e.admits() {
+		if e.specRunning() { // a speculative run (specrun.go): not lazy
+			return e.specTruncate(keep)
+		}
 		return true, p.End, fmt.Errorf("engine: Truncate at %v would drop a step that admits or preempts (planned at %v)", t, p.Start)
 	}
 	if keep > 0 && keep < e.runAlloc {

@@ -307,7 +307,9 @@ func (e *Engine) checkCollect(call string, t time.Duration) {
 	}
 	e.checkTime(call, t)
 	if keep := e.started(t); call == "Truncate" && keep < p.Steps {
-		if !e.lazy {
+		if e.specRunning() { // a speculative run (specrun.go)
+			e.checkSpecCut(t, keep)
+		} else if !e.lazy {
 			broken("cut-only-runs", "Truncate called at %v would drop a step planned alone at %v (it may admit or preempt): it runs to its end at %v", t, p.Start, p.End)
 		}
 		if keep == 0 && e.admits() {

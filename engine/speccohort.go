@@ -62,6 +62,8 @@ type specCohort struct {
 	need  int      // Σ the blocks they take
 	ex    []specEx // those that take blocks, in running order
 	cut   bool     // a request that will not be a member follows them
+
+	specRun // the speculative run in flight (specrun.go)
 }
 
 // specEx is a member that takes blocks in the next step: its index in
@@ -85,9 +87,11 @@ func (e *Engine) setSpecCohort(on bool) {
 }
 
 // planSpec plans the noted members, when their tokens fit budget and
-// their blocks avail, as planDrafts' walk would plan them: it returns the
-// running index after them and the budget, free blocks and owed blocks
-// they leave (those it was given when they do not fit, planning none).
+// their blocks avail, as planDrafts' walk would plan them, and the
+// decodes with drafts after them that the walk would plan uncapped
+// (absorb): it returns the running index after them and the budget,
+// free blocks and owed blocks they leave (those it was given when the
+// noted do not fit, planning none).
 func (e *Engine) planSpec(budget, avail, owed int) (int, int, int, int) {
 	sc := e.sc
 	sc.ready = false
@@ -97,10 +101,51 @@ func (e *Engine) planSpec(budget, avail, owed int) (int, int, int, int) {
 	for _, x := range sc.ex {
 		e.running[x.i].anon += int(x.need)
 	}
-	sc.m = sc.next
-	e.plan.Cohort = sc.next
-	e.vsum += int32(sc.vsum)
-	return sc.next, budget - sc.vsum, avail - sc.need, owed + sc.need
+	m, vsum := sc.next, sc.vsum
+	budget, avail, owed = budget-vsum, avail-sc.need, owed+sc.need
+	if !sc.cut {
+		m, vsum, budget, avail, owed = e.absorb(m, vsum, budget, avail, owed)
+	}
+	sc.m = m
+	e.plan.Cohort = m
+	e.vsum += int32(vsum)
+	return m, budget, avail, owed
+}
+
+// absorb plans as members the running requests from the m-th on that
+// the walk would plan as decodes with drafts, uncapped, in order: a
+// prompt's first token was sampled in the step before (it was not
+// verified, so not noted) and the walk would list it, the step's members
+// then not the whole running list (a speculative run plans only the
+// cohort alone: extendSpec). Each asks min(1 + K, Output − emitted)
+// tokens, two at least, within the budget, and its blocks (planDrafts').
+// It returns the members and their tokens, and the budget, free blocks
+// and owed blocks left.
+func (e *Engine) absorb(m, vsum, budget, avail, owed int) (int, int, int, int, int) {
+	k1 := e.cfg.SpeculativeTokens + 1
+	for ; m < len(e.running); m++ {
+		s := e.running[m]
+		left := s.req.Output - s.emitted
+		if s.emitted == 0 || s.known-s.computed != 1 || s.held < s.shared || left < 2 {
+			break
+		}
+		n := min(k1, left)
+		if n > budget {
+			break // the walk caps it
+		}
+		need := e.blocksFor(s.computed+n) - s.blocks()
+		if need > 0 {
+			if need > avail {
+				break
+			}
+			owed += need
+			avail -= need
+			s.anon += need
+		}
+		budget -= n
+		vsum += n
+	}
+	return m, vsum, budget, avail, owed
 }
 
 // specNotes gathers, as completeSpec verifies each decode, the next
@@ -143,6 +188,9 @@ func (e *Engine) note(ns *specNotes, s *seq, done bool) {
 // noteListed). It reports whether one of them emitted its last token.
 func (e *Engine) completeSpec() bool {
 	sc := e.sc
+	if sc.run { // a speculative run (specrun.go)
+		return e.completeSpecRun()
+	}
 	m := sc.m
 	sc.m = 0
 	members := e.running[:m]
@@ -284,6 +332,9 @@ func (e *Engine) materializeSpec() {
 	if sc == nil || sc.m == 0 {
 		return
 	}
+	if sc.run { // a speculative run ends where it stands (specrun.go)
+		e.unrunSpec()
+	}
 	e.specFields(true)
 	e.sched = slices.Insert(e.sched, 0, e.running[:sc.m]...)
 	sc.m = 0
@@ -293,6 +344,12 @@ func (e *Engine) materializeSpec() {
 // decoding, as the walk writes them for the step in flight.
 func (e *Engine) specFields(on bool) {
 	k1 := e.cfg.SpeculativeTokens + 1
+	if sc := e.sc; on && sc.run { // a speculative run (specrun.go): its members as its step in progress leaves them
+		e.specAnon()
+		if sc.taken <= sc.done {
+			return // none in progress: they hold no block of it
+		}
+	}
 	for _, s := range e.running[:e.sc.m] {
 		if on {
 			n := min(k1, s.req.Output-s.emitted)

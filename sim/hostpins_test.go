@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/internal/tierdone"
 	"github.com/servesim/servesim/kvtier"
 	"github.com/servesim/servesim/workload"
 )
@@ -185,19 +186,9 @@ func TestLazyTouchesAreEager(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 0x70c))
 	dropped, settled, remembered, deferred, found := 0, 0, 0, 0, 0
 	for round := range 300 {
-		capacity := 8 + rng.IntN(120)
-		ports := hostPorts(t, capacity, 8)
-		ports[0].lazy = true
+		capacity, ports := lazyPorts(t, rng)
 		next := uint64(1006)
-		groups := [][]uint64{}
-		for range 3 {
-			var g []uint64
-			for range 2 + rng.IntN(10) {
-				g = append(g, next)
-				next++
-			}
-			groups = append(groups, g)
-		}
+		groups := contentGroups(rng, &next, 2, 10)
 		type request struct {
 			chain  []uint64
 			stored int
@@ -351,6 +342,30 @@ func TestLazyTouchesAreEager(t *testing.T) {
 	require.Greater(t, settled, 100, "the logs are no longer settled with notes left")
 }
 
+// lazyPorts is hostPorts of 8 to 127 blocks (how many, first), the
+// first with lazy touches.
+func lazyPorts(t *testing.T, rng *rand.Rand) (int, [2]*tierPort) {
+	capacity := 8 + rng.IntN(120)
+	ports := hostPorts(t, capacity, 8)
+	ports[0].lazy = true
+	return capacity, ports
+}
+
+// contentGroups is three groups' contents, each of least to least+n−1
+// fresh ones from next on.
+func contentGroups(rng *rand.Rand, next *uint64, least, n int) [][]uint64 {
+	var groups [][]uint64
+	for range 3 {
+		var g []uint64
+		for range least + rng.IntN(n) {
+			g = append(g, *next)
+			*next++
+		}
+		groups = append(groups, g)
+	}
+	return groups
+}
+
 // heldOrPutOff reports whether p holds key, in its tier or as a decode
 // block put off (pendingDecodes).
 func (p *tierPort) heldOrPutOff(key uint64) bool {
@@ -407,16 +422,34 @@ func chainKey(parent, c uint64) uint64 {
 // inserted at its store (eagerDecodes), byte for byte: Regime/Tiers at
 // its small size, and fleets whose small host tiers evict (their stores
 // insert what was put off first) and whose pools preempt, behind two
-// routers. Each must put blocks off.
+// routers. Each must put blocks off. So do a finished request's own
+// blocks put off, inserted as anonymous blocks (Finished) or by key
+// (eagerAnon).
 func TestDecodesPutOffAreInsertedAtTheirStores(t *testing.T) {
 	var evictions int64
+	var anon, skipped int
 	run := func(cfg Config, src func() workload.Source) {
 		t.Helper()
-		decodesPutOff = 0
+		decodesPutOff, anonBlocks, touchesSkipped = 0, 0, 0
 		want, _, sum := recordsOf(t, cfg, src())
 		require.NotNil(t, sum.Tiers)
 		require.Positive(t, decodesPutOff, "decode blocks put off")
 		evictions += sum.Tiers.HostEvictions
+		anon += anonBlocks
+		skipped += touchesSkipped
+		// Every note touched whole at a settle (coverLater's slow twin).
+		touchWhole = true
+		defer func() { touchWhole = false }()
+		whole, _, _ := recordsOf(t, cfg, src())
+		touchWhole = false
+		sameBytes(t, want, whole)
+		// A finished request's own blocks put off inserted by key, not
+		// as anonymous blocks (Finished's slow twin).
+		eagerAnon = true
+		defer func() { eagerAnon = false }()
+		keyed, _, _ := recordsOf(t, cfg, src())
+		eagerAnon = false
+		sameBytes(t, want, keyed)
 		eagerDecodes = true
 		defer func() { eagerDecodes = false }()
 		got, _, _ := recordsOf(t, cfg, src())
@@ -440,4 +473,129 @@ func TestDecodesPutOffAreInsertedAtTheirStores(t *testing.T) {
 		}
 	}
 	require.Positive(t, evictions, "the host tiers evict")
+	require.Positive(t, anon, "finished requests' blocks put off go in as anonymous blocks")
+	require.Positive(t, skipped, "settles no longer skip keys touched again later")
+}
+
+// TestFinishedBlocksGoInAnonymous drives two ports of a host tier alone
+// with the same random requests, each a group's shared keys then keys
+// of its own, chained: one with lazy touches that is told when a
+// request leaves (Finished), so that its own blocks put off go in as
+// anonymous blocks, the other touching at once and keeping every block
+// by key (the slow twin). The tiers are small, so that stores evict,
+// and the log is bounded low, so that it is settled with finished
+// requests' notes in it. Every answer, the blocks each holds, its
+// counters, the keys each store evicts in order (the slow twin's less
+// finished requests' own, which the other evicts as anonymous blocks)
+// and what each holds of every other key stay equal; at the end both
+// are drained by a store of new keys.
+func TestFinishedBlocksGoInAnonymous(t *testing.T) {
+	defer func(n, m int) { touchLogKeys, touchSlots = n, m }(touchLogKeys, touchSlots)
+	touchLogKeys, touchSlots = 64, 8
+	type request struct {
+		chain          []uint64
+		shared, stored int
+	}
+	rng := rand.New(rand.NewPCG(45, 0xa707))
+	anon := 0
+	for round := range 300 {
+		capacity, ports := lazyPorts(t, rng)
+		next := uint64(5000)
+		groups := contentGroups(rng, &next, 1, 8)
+		gone := map[uint64]bool{} // finished requests' own keys put off
+		var evicted0, evicted1 []uint64
+		fresh := func() *request {
+			g := groups[rng.IntN(len(groups))]
+			r := &request{shared: len(g)}
+			k := uint64(0)
+			for _, c := range g {
+				k = chainKey(k, c)
+				r.chain = append(r.chain, k)
+			}
+			for range rng.IntN(4) {
+				k = chainKey(k, next)
+				next++
+				r.chain = append(r.chain, k)
+			}
+			return r
+		}
+		reqs := []*request{fresh(), fresh(), fresh(), fresh()}
+		before := anonBlocks
+		check := func(step int, what string) {
+			t.Helper()
+			evicted0 = append(evicted0, ports[0].evicted...)
+			for _, k := range ports[1].evicted {
+				if !gone[k] {
+					evicted1 = append(evicted1, k)
+				}
+			}
+			require.Equal(t, evicted1, evicted0, "%s: evicted, round %d step %d", what, round, step)
+			require.Equal(t, ports[1].host.Len(), ports[0].host.Len()+ports[0].pend.keys, "%s, round %d step %d", what, round, step)
+			require.Equal(t, ports[1].host.Counters(), ports[0].host.Counters(), "%s, round %d step %d", what, round, step)
+			for _, r := range reqs {
+				for _, k := range r.chain {
+					require.Equal(t, ports[1].host.Contains(k), ports[0].heldOrPutOff(k), "key %d, %s, round %d step %d", k, what, round, step)
+				}
+			}
+		}
+		for step := range 150 {
+			i := rng.IntN(len(reqs))
+			r := reqs[i]
+			for _, p := range ports {
+				p.evicted = p.evicted[:0]
+			}
+			switch op := rng.IntN(10); {
+			case op < 2: // a lookup of the request's chain
+				hbm := rng.IntN(len(r.chain) + 1)
+				n, busy := ports[0].Find(r.chain, hbm)
+				n1, busy1 := ports[1].Find(r.chain, hbm)
+				require.Equal(t, []any{n1, busy1}, []any{n, busy}, "Find, round %d step %d", round, step)
+			case op < 4: // its next chunk stored
+				if r.stored < len(r.chain) {
+					to := min(len(r.chain), r.stored+1+rng.IntN(4))
+					keys := r.chain[r.stored:to]
+					require.Equal(t, ports[1].Store(keys, r.chain[:to]), ports[0].Store(keys, r.chain[:to]), "Store, round %d step %d", round, step)
+					r.stored = to
+				}
+			case op < 8: // a decode's block stored
+				if r.stored == len(r.chain) {
+					r.chain = append(r.chain, chainKey(r.chain[len(r.chain)-1], next))
+					next++
+					keys := r.chain[len(r.chain)-1:]
+					require.Equal(t, ports[1].Store(keys, r.chain), ports[0].Store(keys, r.chain), "Store, round %d step %d", round, step)
+					r.stored = len(r.chain)
+				}
+			default: // the request finishes; another comes
+				if own := r.stored - r.shared; own > 0 {
+					chain := r.chain[:r.stored]
+					ports[0].Finished(tierdone.Mark{}, chain, own)
+					g := &ports[0].touches
+					if g.last != nil {
+						if nt := &g.notes[g.covered(chain, len(chain)-1)]; nt.done {
+							for _, k := range nt.keys[len(nt.keys)-int(nt.pend):] {
+								gone[k] = true // to go in as an anonymous block
+							}
+						}
+					}
+				}
+				reqs[i] = fresh()
+			}
+			check(step, "step")
+		}
+		for _, p := range ports {
+			p.evicted = p.evicted[:0]
+		}
+		var drain []uint64
+		k := uint64(1)
+		for range capacity {
+			k = chainKey(k, next)
+			next++
+			drain = append(drain, k)
+		}
+		require.Equal(t, ports[1].Store(drain, drain), ports[0].Store(drain, drain))
+		check(-1, "drain")
+		anon += anonBlocks - before
+	}
+	t.Logf("%d blocks went in as anonymous blocks", anon)
+	require.Greater(t, anon, 500, "finished requests' blocks no longer go in as anonymous blocks")
 }

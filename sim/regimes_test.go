@@ -236,6 +236,8 @@ func TestRegimesFastEqualsStepwise(t *testing.T) {
 				// before it are, with probability α^i: a step accepts
 				// α + α² + α³ + α⁴ = 1.7731 of its 4 drafts, 0.4433.
 				assert.InDelta(t, 0.4433, float64(accepted)/float64(drafted), 0.02)
+				assert.Positive(t, fast.specMoves, "speculative runs planned (engine/specrun.go)")
+				t.Logf("%d speculative runs", fast.specMoves)
 			case "KVPressure":
 				assert.Positive(t, s.Preempt, "running requests preempted for KV")
 			case "Disagg":

@@ -203,6 +203,9 @@ func (r *runner) plan(rep *replica) error {
 	until := r.stopping()
 	if rep.oneStep {
 		until = r.now
+		if r.specCnt != nil { // speculative runs (specrun.go)
+			return r.planSpec(rep)
+		}
 	}
 	p, err := rep.run().ScheduleUntil(r.now, until)
 	if err != nil || p == nil {

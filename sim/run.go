@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/servesim/servesim/internal/specrun"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -67,6 +68,11 @@ type runner struct {
 	thruAt *time.Duration
 	noThru time.Duration
 
+	// specCnt is where the one replica's engine counts the steps of its
+	// last speculative run by member (specRuns; nil: it plans none).
+	specCnt   *specrun.Counts
+	specMoves int // speculative runs accounted (accountSpecRun; tests read it)
+
 	gw    *gateway // Config.Gateway's admission; nil without
 	pd    *disagg  // Fleet.Prefill's pool, links and tallies; nil without
 	tiers *tiers   // Fleet.HostTier's and Fleet.SharedStore's state; nil without
@@ -125,6 +131,7 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	r.streaking = newStreaking(r.wireReplicas())
 	r.scale = newScaling(cfg, r, slo)
 	r.runThrough()
+	r.specRuns()
 	if err := r.warm(); err != nil {
 		return nil, err
 	}

@@ -361,6 +361,8 @@ type scenarioRun struct {
 	chunkRuns int
 	// runReserves is the reservations made inside a run (reserveInRun).
 	runReserves int
+	// specMoves is the speculative runs accounted (accountSpecRun).
+	specMoves int
 }
 
 // replicaLife is what a test reads of a replica's life.
@@ -474,7 +476,7 @@ func runSourceScenario(cfg Config, src workload.Source, steps ...bool) (scenario
 		rep := &r.reps[i]
 		lives[i] = replicaLife{rep.state, rep.requested, rep.readyAt, rep.drainAt, rep.goneAt, rep.held}
 	}
-	return scenarioRun{text: buf.Bytes(), sum: sum, seen: seen, recs: recs, stop: r.now, lives: lives, chunkRuns: r.chunkRuns, runReserves: r.runReserves}, r, nil
+	return scenarioRun{text: buf.Bytes(), sum: sum, seen: seen, recs: recs, stop: r.now, lives: lives, chunkRuns: r.chunkRuns, runReserves: r.runReserves, specMoves: r.specMoves}, r, nil
 }
 
 // answerIDs extends p's ids over its answer's full units with fresh ids

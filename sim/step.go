@@ -97,6 +97,9 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 // outcome lists a Draft beside each Emit: runs of plain chunks
 // (plainChunks), each other emit alone (accountChunk).
 func (r *runner) accountChunks(rep *replica, out *engine.Outcome) error {
+	if out.Steps > 1 && r.specCnt != nil { // a speculative run (specrun.go)
+		return r.accountSpecRun(rep, out)
+	}
 	inW := r.tokensIn(out.End, 0, 1) // a chunk's tokens are all at out.End
 	for i, n := 0, len(out.Emitted); i < n; i++ {
 		if i = r.plainChunks(rep, out, inW, i); i == n {
@@ -122,23 +125,7 @@ func (r *runner) accountChunk(rep *replica, out *engine.Outcome, inW, i int) err
 		r.emit(s, rep.stepTime, tokens, em.First, end)
 	} else {
 		g, td := chunkGap(rec, end, tokens)
-		chunkRecord(rec, &r.bounds[s.class], d, g, td, tokens)
-		if rec.Measured {
-			r.col.spec.add(d.Drafted, d.Accepted, rep.spec.Tokens)
-			if run := &r.gaps.run; g == run.d && rec.Replica == run.rep {
-				run.k++
-			} else {
-				r.newRun(g, 1, rec.Replica)
-			}
-			if r.perClass {
-				r.classes.list[s.class].col.itl.add(g, 1)
-			}
-			if run := r.tokRun(tokens); run != nil && (td == run.d || run.k == 0) {
-				run.d, run.k = td, run.k+tokens
-			} else {
-				r.newTokRun(run, td, tokens)
-			}
-		}
+		r.draftedChunk(rep, s, d, g, td, tokens)
 		rec.Emitted += tokens
 		rec.LastToken = end
 		r.tokens += inW * tokens
@@ -152,6 +139,30 @@ func (r *runner) accountChunk(rep *replica, out *engine.Outcome, inW, i int) err
 		return r.finish(rep, em.Ref)
 	}
 	return nil
+}
+
+// draftedChunk accounts a chunk of tokens whose step drafted (d), with
+// the gap g after the request's last token (td over its tokens), in its
+// record and, measured, in the histograms and the specStats.
+func (r *runner) draftedChunk(rep *replica, s *slot, d engine.Draft, g, td time.Duration, tokens int) {
+	rec := &s.rec
+	chunkRecord(rec, &r.bounds[s.class], d, g, td, tokens)
+	if rec.Measured {
+		r.col.spec.add(d.Drafted, d.Accepted, rep.spec.Tokens)
+		if run := &r.gaps.run; g == run.d && rec.Replica == run.rep {
+			run.k++
+		} else {
+			r.newRun(g, 1, rec.Replica)
+		}
+		if r.perClass {
+			r.classes.list[s.class].col.itl.add(g, 1)
+		}
+		if run := r.tokRun(tokens); run != nil && (td == run.d || run.k == 0) {
+			run.d, run.k = td, run.k+tokens
+		} else {
+			r.newTokRun(run, td, tokens)
+		}
+	}
 }
 
 // chunkGap is the gap a chunk of tokens emitted at end makes after the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/tierdone"
 	"github.com/servesim/servesim/kvtier"
 )
 
@@ -517,6 +518,10 @@ type touchNote struct {
 	keys       []uint64
 	prev, next int32
 	pend       int32 // its last keys not inserted in the tier yet (pendingDecodes)
+	// Its request left for good and its keys put off are its own: they
+	// go in as anonymous blocks (Finished).
+	done bool
+	skip int32 // at a settle, its first keys a later note touches again (coverLater)
 }
 
 // touchSlots is the number of notes the log finds by their last key, a
@@ -561,6 +566,9 @@ func (p *tierPort) noteTouch(chain []uint64, c0, c1 int) {
 		i = g.covered(chain, c1)
 	}
 	if i > 0 {
+		if g.notes[i].done {
+			panic(doneStored)
+		}
 		g.extend(i, chain)
 		return
 	}
@@ -597,12 +605,18 @@ func (g *touchLog) extend(i int32, chain []uint64) {
 	} else {
 		nt.keys = append(nt.keys, chain[c+1:]...)
 	}
-	if head := &g.notes[0]; head.prev != i { // to the end of the list
+	g.toEnd(i)
+	g.last[g.touchSlot(chain[len(chain)-1])] = i
+}
+
+// toEnd moves note i to the end of the list.
+func (g *touchLog) toEnd(i int32) {
+	if head := &g.notes[0]; head.prev != i {
+		nt := &g.notes[i]
 		g.notes[nt.prev].next, g.notes[nt.next].prev = nt.next, nt.prev
 		nt.prev, nt.next = head.prev, 0
 		g.notes[head.prev].next, head.prev = i, i
 	}
-	g.last[g.touchSlot(chain[len(chain)-1])] = i
 }
 
 // covered is the note of chain's first c+1 keys, found by its last key's
@@ -627,19 +641,94 @@ func (p *tierPort) settle() {
 	if len(g.notes) == 0 {
 		return
 	}
+	if !touchWhole {
+		g.coverLater()
+	}
 	for i := g.notes[0].next; i != 0; i = g.notes[i].next {
 		nt := &g.notes[i]
 		keys := nt.keys
-		if nt.pend > 0 {
+		if nt.done {
+			keys = p.insertDone(nt)
+		} else if nt.pend > 0 {
 			p.insertPending(nt)
 		}
-		p.host.Touch(keys)
-		g.free = append(g.free, keys[:0])
+		if skip := int(nt.skip); skip < len(keys) {
+			p.host.Touch(keys[skip:])
+		} // else nothing to move (an empty touch would begin a cold chain: kvtier's noteCold)
+		g.free = append(g.free, nt.keys[:0])
 	}
 	p.pend.reset()
 	clear(g.notes) // the buffers are free's
 	g.notes, g.live, g.nlive = g.notes[:1], 0, 0
 	clear(g.last)
+}
+
+// A settle's touches of keys touched again later.
+//
+// A touch moves its held keys to the most recent end and leaves the
+// order of every other key as it was, so that after a sequence of
+// touches with no read of the order between, a key lies where the last
+// touch that moved it put it: an earlier touch moving it too changes
+// nothing the later one leaves. A settle makes its notes' touches in
+// order, and a note's first keys are mostly a group's shared prefix,
+// which a later note of the same group touches again: coverLater finds,
+// for each note, the later note with the same first key nearest it, and
+// how many first keys the two share (by one key at a time, in a binary
+// search: chained keys, one names the keys before it), which the note's
+// touch skips. (Its keys put off, its last, are in no other note.)
+// Regime/Tiers (budget test, SERVESIM_BUDGET_FUNCS): 40,096 to 40,226
+// instructions a request in three runs touching every note whole,
+// 39,403 and 39,507 in two so (memeqbody 2,103 to 1,578, moveRuns 553
+// to 367; coverLater 232). A note none of whose keys is left to touch is
+// not touched: an empty touch begins a cold chain (kvtier's noteCold),
+// which every insert then tests its keys against (insertStacked 583 to
+// 1,411). The slow twins touch every note whole (touchWhole) or at once
+// (TestLazyTouchesAreEager, TestFinishedBlocksGoInAnonymous).
+
+// touchesSkipped counts the keys settles did not touch (coverLater: the
+// tests' measure that some are not).
+var touchesSkipped int
+
+// touchWhole makes every settle touch each note's keys whole (the slow
+// twin of coverLater; a test's switch).
+var touchWhole = false
+
+// coverLater sets each note's skip: how many of its first keys the
+// nearest later note with the same first key touches again. It uses the
+// slots of last keys as scratch (settle clears them after).
+func (g *touchLog) coverLater() {
+	clear(g.last)
+	for i := g.notes[0].prev; i != 0; i = g.notes[i].prev {
+		nt := &g.notes[i]
+		nt.skip = 0
+		if len(nt.keys) == 0 {
+			continue
+		}
+		x := g.touchSlot(nt.keys[0])
+		if j := g.last[x]; j != 0 {
+			if later := g.notes[j].keys; later[0] == nt.keys[0] {
+				nt.skip = int32(min(chainCommon(nt.keys, later), len(nt.keys)-int(nt.pend)))
+				touchesSkipped += int(nt.skip)
+			}
+		}
+		g.last[x] = i
+	}
+}
+
+// chainCommon is how many first keys chains a and b share, found by a
+// binary search over single keys: a key of a chain names every key
+// before it (engine.BlockKeys).
+func chainCommon(a, b []uint64) int {
+	lo, hi := 0, min(len(a), len(b)) // a[lo−1] is b's (lo > 0); a[hi] is not (hi < the length)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if a[mid-1] == b[mid-1] {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
 }
 
 // Decode blocks put off: a host tier alone's decode stores inserted when
@@ -715,23 +804,35 @@ func (d *pendingDecodes) reset() {
 // key, when it is not held, not put off already and chain less it is a
 // note, and the note of chain would not settle the log: it notes the
 // touch of chain (noteTouch, as Store), counting k as put off in the
-// note. It reports whether it did.
+// note. It reports whether it did. The note is found and extended here,
+// not by covered and extend, and the key's mark hashed once: budget test
+// (SERVESIM_BUDGET_FUNCS), Regime/Tiers 41,667 instructions a request
+// through covered and extend, 41,108 so.
 func (p *tierPort) deferDecode(k uint64, chain []uint64) bool {
 	n := len(chain)
-	g, d := &p.touches, &p.pend
-	if n < 2 || g.last == nil || g.live+n > g.bound || g.nlive >= touchLogNotes || chain[n-1] != k || eagerDecodes {
+	g := &p.touches
+	// g.bound is 0 until the log is made: no note covers chain then.
+	if n < 2 || chain[n-1] != k || g.live+n > g.bound || g.nlive >= touchLogNotes || eagerDecodes {
 		return false // no note covers chain less k, or its note would settle the log (noteTouch)
 	}
-	i := g.covered(chain, n-2)
-	if i == 0 || p.host.Contains(k) {
+	// The note of chain less k (covered's, the sentinel's empty keys
+	// for none), extended by k below as extend extends it.
+	prev := chain[n-2]
+	i := g.last[g.touchSlot(prev)]
+	nt := &g.notes[i]
+	if len(nt.keys) != n-1 || nt.keys[n-2] != prev || p.host.Contains(k) {
 		return false
 	}
+	if nt.done {
+		panic(doneStored)
+	}
+	d := &p.pend
+	mark := pendSlot(k)
 	if d.marks != nil {
-		if c := d.marks[pendSlot(k)]; c != 0 && (c == math.MaxUint8 || p.flushKey(k, n-1)) {
+		if c := d.marks[mark]; c != 0 && (c == math.MaxUint8 || p.flushKey(k, n-1)) {
 			return false // put off in another note: inserted now, and stored as ever (or a full mark)
 		}
 	}
-	nt := &g.notes[i]
 	if nt.pend == 0 {
 		if len(d.notes) >= pendNotes {
 			p.insertPending(&g.notes[d.notes[0]])
@@ -744,10 +845,13 @@ func (p *tierPort) deferDecode(k uint64, chain []uint64) bool {
 		}
 		d.from = min(d.from, n-1)
 	}
-	g.extend(i, chain) // noteTouch's, which finds note i
-	g.notes[i].pend++
+	nt.keys = append(nt.keys, k)
+	g.live++
+	g.toEnd(i)
+	g.last[g.touchSlot(k)] = i
+	nt.pend++
 	d.keys++
-	d.marks[pendSlot(k)]++
+	d.marks[mark]++
 	return true
 }
 
@@ -790,6 +894,77 @@ func (p *tierPort) insertPending(nt *touchNote) {
 	nt.pend = 0
 	p.evicted, _, _ = p.host.InsertChain(keys, nt.keys, p.evicted[:0])
 }
+
+// Finished is told by the engine that a request left for good (released:
+// tierdone.Finisher), with its chain of stored blocks, the last own of
+// them its own content. With lazy touches, the keys of its chain's note
+// put off (a finished request's decode blocks, mostly), if they are its
+// own, will not be asked for again: no other request computes them, and
+// it will not come back. So they are not inserted by key: the note is
+// no longer one a lookup or a store may flush (pendingDecodes), and at
+// the settle its keys put off go in as anonymous blocks (insertDone),
+// which take their places and are evicted as they would be.
+//
+// Regime/Tiers stores 12,000 decode blocks (1,000 requests); 2 of them
+// are ever in a lookup's range past HBM (by their request, preempted).
+// Budget test (SERVESIM_BUDGET_FUNCS): 40,785 instructions a request
+// with every block put off inserted by key, 40,023 so (keyindex.addNew
+// 3,452 to 3,148, kvtier.stack 1,972 to 1,799; Finished 288).
+func (p *tierPort) Finished(_ tierdone.Mark, chain []uint64, own int) {
+	d := &p.pend
+	if len(d.notes) == 0 || len(chain) == 0 || eagerAnon {
+		return
+	}
+	g := &p.touches
+	i := g.covered(chain, len(chain)-1)
+	if i == 0 {
+		return
+	}
+	nt := &g.notes[i]
+	if nt.pend == 0 || int(nt.pend) > own {
+		return
+	}
+	x := slices.Index(d.notes, i)
+	if x < 0 {
+		return
+	}
+	d.notes = append(d.notes[:x], d.notes[x+1:]...)
+	for _, k := range nt.keys[len(nt.keys)-int(nt.pend):] {
+		d.marks[pendSlot(k)]--
+	}
+	nt.done = true
+}
+
+// insertDone puts note nt's keys put off, its finished request's own
+// (Finished), in the tier as anonymous blocks, at the most recent end,
+// and returns the keys the note's touch moves: those before them. The
+// touch then puts those above the blocks: each block lies where
+// InsertChain and the touch of every key (insertPending) put its key,
+// just below the one before it, the first just below the chain's key
+// before them.
+func (p *tierPort) insertDone(nt *touchNote) []uint64 {
+	n := int(nt.pend)
+	p.pend.keys -= n
+	decodesPutOff += n
+	anonBlocks += n
+	nt.pend, nt.done = 0, false
+	p.evicted, _, _ = p.host.InsertAnon(n, p.evicted[:0])
+	return nt.keys[:len(nt.keys)-n]
+}
+
+// doneStored is the panic of a store or a lookup of a finished
+// request's chain (Finished): the engine offers a request's every store
+// before it releases it, and its own keys are in no other chain.
+const doneStored = "sim: invariant tier-done broken: a chain stored or looked up after its request left"
+
+// eagerAnon makes every port insert a finished request's keys put off
+// by key (the slow twin of Finished's anonymous blocks; a test's
+// switch).
+var eagerAnon = false
+
+// anonBlocks counts the keys put off that went in as anonymous blocks
+// (the tests' measure that some do).
+var anonBlocks int
 
 // Load pins each key in the tier that serves it, the host tier first,
 // and notes which on the request's slot.

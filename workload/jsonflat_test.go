@@ -236,7 +236,7 @@ func FuzzJSONRowsGet(f *testing.F) {
 				return // the end, or a line that is not an object
 			}
 			var m map[string]json.RawMessage
-			require.NoError(t, json.Unmarshal(bytes.TrimSpace(j.s.Bytes()), &m))
+			require.NoError(t, json.Unmarshal(bytes.TrimSpace(j.cur), &m))
 			want := map[string]string{}
 			for k, v := range m {
 				want[k] = string(v)

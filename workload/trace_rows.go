@@ -201,6 +201,10 @@ const maxLine = 64 << 20
 // reused object map.
 type jsonRows struct {
 	s      *bufio.Scanner
+	chunks bool   // s splits by scanLineChunks (see scan)
+	chunk  []byte // s's last token, lines, when chunks
+	at     int    // where in chunk the next line starts
+	cur    []byte // the line next read last, or the one held
 	name   string
 	ln     int
 	text   []byte   // the line, while flat (its fields are offsets in it)
@@ -245,14 +249,105 @@ const (
 func newJSONRows(r io.Reader, name string) *jsonRows {
 	s := bufio.NewScanner(r)
 	s.Buffer(make([]byte, 0, 64<<10), maxLine)
-	return &jsonRows{s: s, name: name, obj: map[string]json.RawMessage{}}
+	if scanChunks {
+		s.Split(scanLineChunks)
+	}
+	return &jsonRows{s: s, chunks: scanChunks, name: name, obj: map[string]json.RawMessage{}}
 }
 
+// scan reads the next line, as bufio.ScanLines splits the input
+// (without its '\n', and a '\r' before it), and reports false at the
+// input's end or an error (s.Err).
+//
+// The scanner splits the input into chunks of whole lines, all those its
+// buffer holds (scanLineChunks), which scan (and scanText, for the usual
+// line) then cuts at each '\n': a line costs a search for its '\n'
+// alone, where a call of the scanner and of its split function a line
+// took 115 instructions a request in Regime/MooncakeReplay
+// (bufio.Scanner.Scan 72, bufio.ScanLines 43; scanText's cut 27, and
+// the count 11,861 then 11,787, the budget test's). The scanner reads
+// and grows its buffer as it does with ScanLines, for a chunk ends where
+// a line does: its errors are ScanLines', after the same lines. Its
+// slow twin is ScanLines, a line a call (scanChunks off), which
+// FuzzScanChunks holds it to, scanText's lines too.
+func (j *jsonRows) scan() (line []byte, ok bool) {
+	c := j.chunk[j.at:]
+	if len(c) == 0 {
+		if !j.s.Scan() {
+			return nil, false
+		}
+		if c = j.s.Bytes(); !j.chunks {
+			return c, true // ScanLines' line
+		}
+		j.chunk, j.at = c, 0
+	}
+	k := bytes.IndexByte(c, '\n')
+	if k < 0 {
+		k = len(c) // the input's last line, without a '\n'
+		j.at--
+	}
+	j.at += k + 1
+	line = c[:k]
+	if k > 0 && line[k-1] == '\r' {
+		line = line[:k-1]
+	}
+	return line, true
+}
+
+// scanLineChunks is a bufio.SplitFunc: the lines data holds up to its
+// last '\n', with it, as one token; at the input's end, the rest. It
+// asks for more input where bufio.ScanLines does: when data holds no
+// '\n' (and the input goes on).
+func scanLineChunks(data []byte, atEOF bool) (int, []byte, error) {
+	if k := lastNewline(data); k >= 0 {
+		return k + 1, data[:k+1], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}
+
+// lastNewline is bytes.LastIndexByte(data, '\n'), found by
+// bytes.IndexByte forward from a window at data's end, doubled until it
+// holds one: the window's '\n's are a line or two, where
+// LastIndexByte's loop read every byte of the last line back to its
+// start, 16 instructions a request in Regime/MooncakeReplay (11,787
+// then 11,759, the budget test's count; TestLastNewlineIsLastIndexByte).
+func lastNewline(data []byte) int {
+	for w := 512; ; w *= 2 {
+		lo := max(len(data)-w, 0)
+		if k := bytes.IndexByte(data[lo:], '\n'); k >= 0 {
+			for k += lo; ; {
+				next := bytes.IndexByte(data[k+1:], '\n')
+				if next < 0 {
+					return k
+				}
+				k += next + 1
+			}
+		}
+		if lo == 0 {
+			return -1
+		}
+	}
+}
+
+// scanChunks is false for scan's twin: the scanner splits by
+// bufio.ScanLines, a line at a time (set by the tests alone).
+var scanChunks = true
+
 func (j *jsonRows) next() (row, error) {
-	for j.held || j.s.Scan() {
+	for {
+		text := j.cur
+		if !j.held {
+			var ok bool
+			if text, ok = j.scan(); !ok {
+				break
+			}
+			j.cur = text
+		}
 		j.held = false
 		j.ln++
-		text := j.s.Bytes()
 		if !plainEnds(text) {
 			text = bytes.TrimSpace(text)
 		}

@@ -30,3 +30,37 @@ func TestLenIsTheFirstDifference(t *testing.T) {
 	}
 	require.Equal(t, 0, Len(nil, []uint64{1}))
 }
+
+// lenEach is Len's slow twin: an id at a time.
+func lenEach(a, b []uint64) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// FuzzLen holds Len to lenEach: b is a's first ids, then ids of its own,
+// so that the two agree on a long beginning and part anywhere.
+func FuzzLen(f *testing.F) {
+	f.Add(uint16(300), uint16(255), uint16(40), uint64(1))
+	f.Add(uint16(64), uint16(64), uint16(0), uint64(2))
+	f.Add(uint16(1000), uint16(17), uint16(500), uint64(3))
+	f.Fuzz(func(t *testing.T, na, common, nb uint16, seed uint64) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		a := make([]uint64, int(na)%2048)
+		for i := range a {
+			a[i] = rng.Uint64N(4)
+		}
+		b := append([]uint64(nil), a[:int(common)%(len(a)+1)]...)
+		for range int(nb) % 2048 {
+			b = append(b, rng.Uint64N(4))
+		}
+		if got, want := Len(a, b), lenEach(a, b); got != want {
+			t.Fatalf("Len = %d, lenEach %d (len %d and %d)", got, want, len(a), len(b))
+		}
+		if got, want := Len(b, a), lenEach(b, a); got != want {
+			t.Fatalf("Len(b, a) = %d, lenEach %d", got, want)
+		}
+	})
+}

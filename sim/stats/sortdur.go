@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"math/bits"
 	"slices"
 	"time"
 	"unsafe"
@@ -20,11 +21,13 @@ import (
 // duration or one of 78 hours or more (2⁴⁸ ns), take slices.Sort.
 //
 // A slice of fewer than smallRadix values, each under 18.3 minutes (2⁴⁰
-// ns), takes four 10-bit digits instead: a pass's prefix sums over 4,096
+// ns), takes 10-bit digits instead: a pass's prefix sums over 4,096
 // counts cost more than its scatter of 2,000 values (a disaggregated
 // fleet's summary of 2,000 requests spent 425 instructions a request on
-// them), over 1,024 a quarter of that, for a pass more on values of
-// 1.07 s (2³⁰ ns) or more.
+// them), over 1,024 a quarter of that. It takes two of them, the 20 bits
+// below the highest at which its values differ, and then sortNearly
+// (sortTop): four digits from the lowest bit took three passes, four on
+// values of 1.07 s (2³⁰ ns) or more.
 func SortDurations(x, buf []time.Duration) []time.Duration {
 	buf, _ = sortDurations(x, buf, false)
 	return buf
@@ -62,12 +65,8 @@ func sortDurations(x, buf []time.Duration, ms bool) ([]time.Duration, bool) {
 		return buf, true
 	}
 	if len(x) < smallRadix {
-		var count [smallDigits][1 << smallDigitBits]int32
-		if countSmallDigits(&count, x) {
-			last := lastPass(ms, x[0], len(x), smallDigitBits, count[0][:], count[1][:], count[2][:], count[3][:])
-			return radixSort(x, buf, 0, smallDigits, last, func(d int, src, dst []time.Duration) bool {
-				return smallPass(&count[d], d, src, dst, d == last)
-			})
+		if varying, ok := varyingBits(x); ok {
+			return sortTop(x, buf, varying, ms)
 		}
 	}
 	var count [durDigits][1 << durDigitBits]int32
@@ -176,21 +175,30 @@ func allEqual(x []time.Duration) bool {
 }
 
 // fewDistinct sorts x and writes its milliseconds as SortDurationsMS,
-// and reports true, when its values are at most min(len(x)/16,
+// and reports true, when its values are at most min(len(x)/8,
 // fewMax) distinct ones, each under 2⁴⁸ ns and not negative (the radix
 // sort's to convert): it counts each value in a small hash table, sorts
 // the distinct values (slices.Sort) and writes each one's milliseconds
 // as many times as it occurred, where the radix sort counted three
 // digits and scattered every value three times (about 60 instructions a
 // value). Otherwise it reports false, x unchanged, having read at most
-// the values up to the first distinct one past the bound. A summary's
+// the values up to the first distinct one past the bound, or nearly
+// all distinct early. A summary's
 // worst gaps (20 step times) and TPOTs (500 distinct of 20,000 in
 // BenchmarkRunAtlas) take it, about 24 instructions a value: RunAtlas
 // 6,227 then 6,160 instructions a request (the marginal count,
 // SERVESIM_BUDGET_FUNCS); its TTFTs, E2Es and queue delays, nearly all
-// distinct, leave it after 1,025 values.
+// distinct, leave it after 1,025 values. The bound was len(x)/16, which
+// left the worst gaps of a run of 2,000 requests (160 to 230 distinct)
+// to the radix sort: Regime/MooncakeReplay 11,882 then 11,861
+// instructions a request, AzureReplay 6,861 then 6,818 (fewDistinct and
+// the sort's functions), Conversations 13,841 then 13,840 (the budget
+// test's count); a sample past the bound is read twice as far before
+// it leaves, fewDistinct's count 15 more in Regime/Disagg (a sample of
+// 429 distinct values in 2,000, read to its 1,182nd), 20 more in
+// RunFleet64 prefix/single (14 with the early leave below).
 func fewDistinct(x []time.Duration) bool {
-	limit := min(len(x)/16, fewMax)
+	limit := min(len(x)/8, fewMax)
 	var keys [2 * fewMax]uint64 // a value + 1; 0 is an empty slot
 	var counts [2 * fewMax]int32
 	const mask = 2*fewMax - 1
@@ -209,7 +217,7 @@ func fewDistinct(x []time.Duration) bool {
 	lh := fewHash(last)
 	keys[lh], counts[lh], vals[0] = uint64(last)+1, 1, last
 	n := 1
-	for _, v := range x[1:] {
+	for r, v := range x[1:] {
 		if v == last {
 			counts[lh]++
 			continue
@@ -220,7 +228,17 @@ func fewDistinct(x []time.Duration) bool {
 		k, h := uint64(v)+1, fewHash(v)
 		for keys[h] != k {
 			if keys[h] == 0 {
-				if n == limit {
+				// Past the bound it leaves; and with fewer than 8 of
+				// the rr values read repeats, once rr² reaches 32 times
+				// the bound: a TTFT, E2E or queue delay sample, nearly
+				// all distinct, leaves after sqrt(32·limit) values (89
+				// of 2,000, 181 of 20,000), not after the bound's, while
+				// limit values drawn evenly repeat about 16 times by
+				// then (TestFewDistinctTakesWorstGaps); RunFleet64
+				// prefix/single's fewDistinct 119 then 113 instructions
+				// a request, Regime/MooncakeReplay's count 11,759 then
+				// 11,751 (the budget test's).
+				if rr := r + 1; n == limit || rr-n < 8 && rr*rr >= 32*limit {
 					return false
 				}
 				keys[h] = k
@@ -336,25 +354,56 @@ func scatterMS(c []int32, shift uint, src, dst []time.Duration) {
 	}
 }
 
-// countSmallDigits counts the four 10-bit digits of x's values, and
-// reports false when one is negative or 2⁴⁰ ns or more (the 12-bit
-// digits' to sort).
-func countSmallDigits(count *[smallDigits][1 << smallDigitBits]int32, x []time.Duration) bool {
-	var or uint64
+// varyingBits returns the bits that differ among x's values (set in one
+// and clear in another), and reports false when a value is negative or
+// 2⁴⁰ ns or more (the 12-bit digits' to sort).
+func varyingBits(x []time.Duration) (uint64, bool) {
+	or, and := uint64(0), ^uint64(0)
 	for _, v := range x {
-		k := uint64(v)
-		or |= k
-		count[0][k&smallDigitMask]++
-		count[1][(k>>smallDigitBits)&smallDigitMask]++
-		count[2][(k>>(2*smallDigitBits))&smallDigitMask]++
-		count[3][(k>>(3*smallDigitBits))&smallDigitMask]++
+		or |= uint64(v)
+		and &= uint64(v)
 	}
-	return or>>(smallDigits*smallDigitBits) == 0
+	return or &^ and, or>>(smallDigits*smallDigitBits) == 0
 }
 
-// smallPass is radixPass with 10-bit digits.
-func smallPass(c *[1 << smallDigitBits]int32, d int, src, dst []time.Duration, ms bool) bool {
-	shift := uint(smallDigitBits*d) & 63
+// sortTop sorts x, fewer than smallRadix values under 2⁴⁰ ns whose
+// varying bits (varyingBits) are given, by the two 10-bit digits below
+// the highest of those bits (the bits above it every value shares),
+// then, when bits below those digits vary, by sortNearly. With 2,000
+// values, two values share those 20 bits only when within a millionth
+// of the sample's spread of each other: the regimes' samples leave at
+// most one value in six out of order after the two passes, mostly none
+// (the TTFTs, E2Es, queue delays and TPOTs of Regime/MooncakeReplay,
+// Conversations, Disagg, Tiers and AzureReplay), where the four digits
+// from the lowest bit took three or four passes and a count of four
+// digits a value: Regime/MooncakeReplay 11,967 then 11,882 instructions
+// a request (the budget test's count; the sort's functions 501 then
+// 347, SERVESIM_BUDGET_FUNCS).
+func sortTop(x, buf []time.Duration, varying uint64, ms bool) ([]time.Duration, bool) {
+	lo := uint(max(bits.Len64(varying)-2*smallDigitBits, 0))
+	var count [2][1 << smallDigitBits]int32
+	for _, v := range x {
+		k := uint64(v) >> (lo & 63)
+		count[0][k&smallDigitMask]++
+		count[1][(k>>smallDigitBits)&smallDigitMask]++
+	}
+	last := lastPass(ms, time.Duration(uint64(x[0])>>(lo&63)), len(x), smallDigitBits, count[0][:], count[1][:])
+	buf, conv := radixSort(x, buf, 0, 2, last, func(d int, src, dst []time.Duration) bool {
+		return smallPass(&count[d], lo+uint(d)*smallDigitBits, src, dst, d == last)
+	})
+	if lo > 0 { // sorted by all but the bits below lo
+		if conv {
+			sortNearly(unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(x))), len(x)))
+		} else {
+			sortNearly(x)
+		}
+	}
+	return buf, conv
+}
+
+// smallPass is radixPass with the 10-bit digit at shift.
+func smallPass(c *[1 << smallDigitBits]int32, shift uint, src, dst []time.Duration, ms bool) bool {
+	shift &= 63
 	if int(c[(uint64(src[0])>>shift)&smallDigitMask]) == len(src) {
 		return false
 	}

@@ -48,6 +48,9 @@ func TestSortDurationsIsSlicesSort(t *testing.T) {
 		// a value it does not convert among few.
 		"few":      func() time.Duration { return 45*time.Millisecond + time.Duration(rng.IntN(fewMax))*7919 },
 		"over few": func() time.Duration { return time.Duration(rng.IntN(fewMax+1)) * time.Millisecond },
+		// A run's worst gaps: 200 step times, between n/16 and n/8 of
+		// 2,000 values.
+		"worst gaps": func() time.Duration { return 45*time.Millisecond + time.Duration(rng.IntN(200))*555555 },
 		// Runs of one value (a summary's worst gaps), a run's first
 		// value sometimes one not converted.
 		"few runs": func() time.Duration {
@@ -163,7 +166,8 @@ func bitsOf(x []float64) []uint64 {
 // FuzzSortDurations holds SortDurations and SortDurationsMS to
 // slices.Sort on samples of 512 to 8,703 values, each a spread part
 // (to 2^(20+spread) ns) plus a jitter within the lowest digit, so that
-// fewTies takes many and sortNearly moves some, or past its bound.
+// fewTies (from 4,096 values) and sortTop (below) take many and
+// sortNearly moves some, or past its bound.
 func FuzzSortDurations(f *testing.F) {
 	f.Add(uint64(1), uint16(20_000), uint8(14), uint16(4095))
 	f.Add(uint64(2), uint16(600), uint8(27), uint16(1))
@@ -191,4 +195,27 @@ func FuzzSortDurations(f *testing.F) {
 			require.Equal(t, want, y)
 		}
 	})
+}
+
+// fewDistinct takes samples of up to its bound of distinct values drawn
+// evenly (a run's worst gaps, 200 step times of 2,000 values, or 1,000
+// of 20,000: most of its first values are new), on every seed tried,
+// and leaves nearly distinct latencies early, x unchanged.
+func TestFewDistinctTakesWorstGaps(t *testing.T) {
+	for seed := range uint64(50) {
+		rng := rand.New(rand.NewPCG(8, seed))
+		for _, c := range []struct{ n, distinct int }{{2_000, 200}, {2_000, 250}, {20_000, 1_000}} {
+			x := make([]time.Duration, c.n)
+			for i := range x {
+				x[i] = 45*time.Millisecond + time.Duration(rng.IntN(c.distinct))*555555
+			}
+			require.True(t, fewDistinct(x), "seed %d, %d of %d values", seed, c.distinct, c.n)
+			for i := range x {
+				x[i] = time.Duration(math.Exp(rng.NormFloat64()*1.5+5) * 1e6)
+			}
+			y := slices.Clone(x)
+			require.False(t, fewDistinct(x))
+			require.Equal(t, y, x)
+		}
+	}
 }

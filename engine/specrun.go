@@ -1,0 +1,420 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/servesim/servesim/internal/accept"
+	"github.com/servesim/servesim/internal/specrun"
+)
+
+// Speculative runs: steps of the speculative cohort alone planned as one
+// move.
+//
+// Each member draws its accepted drafts from its own stream (accept.IID:
+// one PCG a request, one draw a step), so its draws do not depend on the
+// other members': they can be drawn ahead, a member at a time, in a
+// tight loop. While every member has 1 + K tokens left at least at a
+// step's start, each verifies 1 + K positions, the step's verified sum
+// and batch are the first step's, and so is its price under
+// costmodel.Frozen (fast.verifySum: it reads the sum alone); with
+// nothing waiting (or the running list at MaxSeqs), no step admits, and
+// with the blocks free, none preempts. Each member's tokens a step, and
+// the blocks it takes, follow from its own draws alone. So extendSpec
+// draws ahead, when the driver allows (internal/specrun.Allow: sim's
+// single replica), for the plan that the speculative cohort alone makes
+// (planSpec), the steps up to the first where some member would have
+// fewer than 1 + K tokens left after it, or would finish (that step is
+// the run's last), or whose blocks would not be free, or that starts at
+// until or later, at most maxSpecRun: it keeps the draws (buf), each
+// member's stream at the run's start (saved), and the blocks the members
+// take at each later step (needs). The streams are left where the
+// steps kept have drawn them: a run cut short (Truncate) rewinds each
+// to its start and draws again as many as its kept steps (rewindSpec),
+// the same values in the same order, so a stream yields the sequence
+// the step-by-step engine draws.
+//
+// The blocks are taken step by step as the driver collects or cuts the
+// run (specTake: taking n₁ then n₂ anonymous blocks from the free
+// queue's head is taking n₁ + n₂, residues.go); the members' tokens,
+// blocks and outcome are written when steps are collected (applySpec):
+// each member once, with its tokens over the steps, and its steps
+// counted by their tokens for the driver (specrun.Counts), instead of
+// once a step. Anything else that reads the members first ends the run
+// (materializeSpec: the streams rewound to the steps collected, the step
+// in flight listed as the walk plans it).
+//
+// The twin is the step a move (sim's Config.Stepwise, and sim's
+// noSpecRuns: the same fast paths otherwise); sim's FuzzSpecRunsAreSteps
+// and TestSpecRunsAreSteps hold the two to the same bytes.
+
+// maxSpecRun bounds a speculative run's steps (buf's room a member): a
+// run is cut mostly by a member near its end well before it.
+const maxSpecRun = 64
+
+// specRun is the speculative run in flight, kept in the specCohort.
+type specRun struct {
+	allow  bool              // the driver allows speculative runs (specrun.Allow)
+	run    bool              // the plan in flight is a speculative run of its members
+	steps  int               // its steps from the first, those collected included
+	done   int               // steps collected (applySpec)
+	taken  int               // steps whose blocks are taken (specTake)
+	iid    *accept.IID       // the acceptor the draws came from
+	buf    []uint8           // accepted drafts: member i's at step j in buf[i*maxSpecRun+j]
+	saved  []rand.PCG        // each member's stream at the run's start
+	drawn  []int32           // each member's draws by extendSpec
+	needs  [maxSpecRun]int32 // the blocks the members take at each step after the first
+	counts specrun.Counts
+}
+
+func init() {
+	specrun.Allow = func(x any, on bool) { x.(*Engine).specCohort().allow = on }
+	specrun.Of = func(x any) *specrun.Counts { return &x.(*Engine).specCohort().counts }
+}
+
+// specCohort is the engine's speculative cohort, made (off) if it has
+// none yet.
+func (e *Engine) specCohort() *specCohort {
+	if e.sc == nil {
+		e.sc = &specCohort{ex: make([]specEx, 0, e.cfg.MaxSeqs)}
+	}
+	return e.sc
+}
+
+// specRunning reports whether the plan in flight is a speculative run.
+func (e *Engine) specRunning() bool { return e.sc != nil && e.sc.run }
+
+// extendSpec turns the plan, just priced, into a speculative run when it
+// is the speculative cohort's alone and the driver allows it (see
+// above): its steps all start before until.
+func (e *Engine) extendSpec(now, until time.Duration) {
+	sc := e.sc
+	if sc == nil || !sc.allow || sc.m == 0 || sc.m != len(e.running) || len(e.sched) > 0 || e.plan.Steps != 1 ||
+		len(e.plan.Batch.Prefill) > 0 || len(e.plan.Preempted) > 0 || len(e.plan.Started) > 0 || len(e.plan.Reserved) > 0 ||
+		e.shift < 0 || e.waiting.len() > 0 && e.nrunning() < e.cfg.MaxSeqs {
+		return
+	}
+	iid, _ := e.acceptor.(*accept.IID)
+	if iid == nil {
+		return
+	}
+	d := e.plan.StepTime
+	steps := int(min((until-now-1)/d+1, maxSpecRun))
+	k := e.cfg.SpeculativeTokens
+	members := e.running[:sc.m]
+	first, least := 0, members[0].req.Output-members[0].emitted
+	for i, s := range members {
+		if left := s.req.Output - s.emitted; left < least {
+			first, least = i, left
+		}
+	}
+	if steps <= 1 || least < k+1 {
+		return // one step, or a member verifies fewer than 1 + K positions
+	}
+	if sc.buf == nil {
+		n := e.cfg.MaxSeqs
+		sc.buf = make([]uint8, n*maxSpecRun)
+		sc.saved = make([]rand.PCG, n)
+		sc.drawn = make([]int32, n)
+	}
+	clear(sc.needs[:steps])
+	streams := *iid.Streams
+	// The member with the fewest tokens left first: it ends the run
+	// most often, and the others then draw no further.
+	for x := range members {
+		i := x
+		if x == 0 {
+			i = first
+		} else if x <= first {
+			i = x - 1
+		}
+		s := members[i]
+		p := &streams[s.req.Ref]
+		sc.saved[i] = *p
+		n := drawAhead(s, p, iid, sc.buf[i*maxSpecRun:][:steps], k)
+		sc.drawn[i] = int32(n)
+		steps = n
+	}
+	// The later steps' blocks, free now: none is freed before the run's
+	// end.
+	for i, s := range members {
+		addNeeds(s, sc.buf[i*maxSpecRun:][:steps], sc.needs[:steps], k+1, e.shift)
+	}
+	avail := e.available()
+	for j := 1; j < steps; j++ {
+		if avail -= int(sc.needs[j]); avail < 0 {
+			steps = j
+			break
+		}
+	}
+	for i, s := range members {
+		if int(sc.drawn[i]) != steps {
+			streams[s.req.Ref] = sc.saved[i]
+			advance(&streams[s.req.Ref], steps)
+		}
+	}
+	if steps == 1 {
+		// The step's draws are made again as it completes: the streams
+		// back at its start.
+		for i, s := range members {
+			streams[s.req.Ref] = sc.saved[i]
+		}
+		return
+	}
+	sc.run, sc.steps, sc.done, sc.taken, sc.iid = true, steps, 0, 1, iid
+	e.plan.Steps = steps
+}
+
+// drawAhead draws member s's accepted drafts, K of them drafted a step
+// (k), from its stream p into row, a step at a time from the run's first
+// while it has 1 + K tokens left at least after the step. It returns the
+// steps it drew: len(row), or fewer when the last of them leaves it with
+// fewer than 1 + K tokens (or none). The stream is drawn from a copy,
+// written back at the end: through p, its state was loaded and stored a
+// draw, and the loop's variables spilled (the blocks' count, in the same
+// loop then, is addNeeds').
+func drawAhead(s *seq, p *rand.PCG, a *accept.IID, row []uint8, k int) int {
+	q := *p
+	left, k1, n := s.req.Output-s.emitted, k+1, len(row)
+	for j := range row {
+		acc := a.Accepted(q.Uint64()>>11, k)
+		row[j] = uint8(acc)
+		if left -= 1 + acc; left < k1 {
+			n = j + 1
+			break
+		}
+	}
+	*p = q
+	return n
+}
+
+// addNeeds adds to need the blocks of 1 << shift tokens member s takes
+// at each step of row (its accepted drafts) after the first (those of
+// the first are taken, planSpec). Before step j it holds the blocks of
+// y = max(computed + look, c + 1 + K) tokens, c its computed tokens at
+// the step before (verify's look: c + look grows to c + n as a step of
+// n positions completes); step j takes those up to c_j + 1 + K.
+func addNeeds(s *seq, row []uint8, need []int32, k1, shift int) {
+	up := 1<<shift - 1
+	c := s.computed
+	y := max(c+s.look, c+k1)
+	b := (y + up) >> shift
+	need = need[:len(row)]
+	for j := 1; j < len(row); j++ {
+		c += 1 + int(row[j-1])
+		if c+k1 > y {
+			y = c + k1
+			nb := (y + up) >> shift
+			need[j] += int32(nb - b)
+			b = nb
+		}
+	}
+}
+
+// advance draws n values from p, dropping them.
+func advance(p *rand.PCG, n int) {
+	for range n {
+		p.Uint64()
+	}
+}
+
+// rewindSpec leaves each member's stream where the run's first n steps
+// drew it: at the run's start, n draws on.
+func (e *Engine) rewindSpec(n int) {
+	sc := e.sc
+	streams := *sc.iid.Streams
+	for i, s := range e.running[:sc.m] {
+		p := &streams[s.req.Ref]
+		*p = sc.saved[i]
+		advance(p, n)
+	}
+}
+
+// specTake takes the blocks of the run's steps up to the m-th (from its
+// first) that it has not taken.
+func (e *Engine) specTake(m int) {
+	sc := e.sc
+	m = min(m, sc.steps)
+	n := 0
+	for j := sc.taken; j < m; j++ {
+		n += int(sc.needs[j])
+	}
+	if m > sc.taken {
+		e.pool.take(n)
+		sc.taken = m
+	}
+}
+
+// specBlockSteps is the sum of the blocks held during each of the run's
+// steps a to b (b excluded), its steps up to taken having taken theirs:
+// during step j, those held now less those the steps after j took.
+func (e *Engine) specBlockSteps(a, b int) int {
+	sc := e.sc
+	h, later, sum := e.pool.held(), 0, 0
+	for j := sc.taken - 1; j >= a; j-- {
+		if j < b {
+			sum += h - later
+		}
+		later += int(sc.needs[j])
+	}
+	return sum
+}
+
+// applySpec completes the run's steps a to b (b excluded) for its
+// members: each advances by its tokens over them, its blocks those of
+// the steps taken, and its Emit and Draft (its drafts and accepted ones
+// summed) are written, in running order, with its steps counted by their
+// tokens (specrun.Counts). It returns whether one of them emitted its
+// last token (only in the run's last step).
+func (e *Engine) applySpec(a, b int) bool {
+	sc := e.sc
+	members := e.running[:sc.m]
+	m, steps := len(members), b-a
+	k := e.cfg.SpeculativeTokens
+	k1 := k + 1
+	base := len(e.out.Emitted)
+	e.out.Emitted = slices.Grow(e.out.Emitted, m)[:base+m]
+	e.out.Drafts = slices.Grow(e.out.Drafts, m)[:base+m]
+	ems, drs := e.out.Emitted[base:], e.out.Drafts[base:]
+	cn := &sc.counts
+	cn.K1, cn.Stride = k1, maxSpecRun
+	cn.Accepted = sc.buf[a:] // member i's steps from a at i*maxSpecRun
+	cn.Total = slices.Grow(cn.Total[:0], k1)[:k1]
+	cn.Least = slices.Grow(cn.Least[:0], m)[:m]
+	clear(cn.Total)
+	tot := cn.Total[:k1]
+	alloc := sc.taken > b // step b's blocks are taken
+	tokens, done := 0, false
+	for i, s := range members {
+		row := sc.buf[i*maxSpecRun+a : i*maxSpecRun+b]
+		t, least := 0, uint8(k1)
+		for _, acc := range row {
+			t += int(acc)
+			least = min(least, acc)
+			tot[acc]++
+		}
+		t += len(row) // a token more than it accepted, a step
+		cn.Least[i] = 1 + least
+		// Its look after the steps: what verify leaves, max(look, n) − t
+		// a step, is max(c + look, c' + 1 + K) − c'' over them, c' its
+		// computed tokens before the last step, c'' after (addNeeds' y).
+		c := s.computed + t
+		look := max(s.computed+s.look, c-1-int(row[len(row)-1])+k1) - c
+		s.look = look
+		s.computed = c
+		s.known += t
+		s.emitted += t
+		ahead := look
+		if alloc {
+			ahead = max(look, k1)
+		}
+		s.anon = e.blocksFor(s.computed+ahead) - s.held
+		em := Emit{Ref: s.req.Ref, Tokens: t, Done: s.emitted >= s.req.Output}
+		ems[i] = em
+		drs[i] = Draft{Drafted: k * steps, Accepted: t - steps}
+		tokens += t
+		done = done || em.Done
+	}
+	e.outstanding -= tokens
+	return done
+}
+
+// completeSpecRun is completeSpec for a speculative run: its steps not
+// collected complete, and the members are noted for the next plan.
+func (e *Engine) completeSpecRun() bool {
+	sc := e.sc
+	e.specTake(sc.steps)
+	e.out.BlockSteps = e.specBlockSteps(sc.done, sc.steps)
+	done := e.applySpec(sc.done, sc.steps)
+	sc.run = false
+	members := e.running[:sc.m]
+	sc.m = 0
+	ns := specNotes{k1: e.cfg.SpeculativeTokens + 1, ex: sc.ex[:cap(sc.ex)]}
+	noteMembers(members, &ns, e.cfg.BlockSize)
+	e.keepNotes(&ns)
+	return done
+}
+
+// specCollect is completeUntil for a speculative run, its first j
+// steps left ended (none its last), their blocks taken (syncRun).
+func (e *Engine) specCollect(j int) (*Outcome, error) {
+	p, sc := &e.plan, e.sc
+	e.out.BlockSteps = e.specBlockSteps(sc.done, sc.done+j)
+	e.applySpec(sc.done, sc.done+j) // none finishes before the run's last step
+	sc.done += j
+	p.Start = e.out.End
+	p.Steps -= j
+	return &e.out, nil
+}
+
+// specTruncate is truncate for a speculative run, keeping the first
+// keep of its steps left (fewer than its steps).
+func (e *Engine) specTruncate(keep int) (inFlight bool, end time.Duration, err error) {
+	p, sc := &e.plan, e.sc
+	if keep == 0 && sc.done == 0 {
+		return true, p.End, fmt.Errorf("engine: Truncate would drop a speculative run's first step (planned at %v)", p.Start)
+	}
+	if keep == 0 {
+		// At the end of its last step collected: nothing of the rest
+		// started, and the members hold no block of it.
+		e.rewindSpec(sc.done)
+		e.specAnon()
+		sc.run, sc.m = false, 0
+		p.Steps, p.End = 0, p.Start
+		e.inFlight = false
+		return false, p.End, nil
+	}
+	e.specTake(sc.done + keep)
+	sc.steps = sc.done + keep
+	e.rewindSpec(sc.steps)
+	p.Steps = keep
+	p.End = p.Start + time.Duration(keep)*p.StepTime
+	return true, p.End, nil
+}
+
+// unrunSpec ends the speculative run in flight where it stands, for
+// whatever reads its members' fields (materializeSpec): the streams back
+// where the steps collected left them, and the step in progress, its
+// blocks taken, left to complete as the walk's (verified draws it
+// again).
+func (e *Engine) unrunSpec() {
+	sc := e.sc
+	e.specTake(sc.done + 1)
+	if sc.taken > sc.done+1 {
+		panic("engine: invariant spec-run broken: a speculative run's members read with its later steps' blocks taken")
+	}
+	e.rewindSpec(sc.done)
+	e.specAnon()
+	sc.run = false
+}
+
+// specAnon writes each member's anonymous blocks as applySpec does:
+// those of its tokens and, when the step in progress took its blocks,
+// that step's.
+func (e *Engine) specAnon() {
+	sc := e.sc
+	k1 := e.cfg.SpeculativeTokens + 1
+	for _, s := range e.running[:sc.m] {
+		ahead := s.look
+		if sc.taken > sc.done {
+			ahead = max(ahead, k1)
+		}
+		s.anon = e.blocksFor(s.computed+ahead) - s.held
+	}
+}
+
+// checkSpecCut is checkCollect's check of a Truncate at t that keeps
+// keep of a speculative run's steps left: not none of a run that
+// completed none (its first step's blocks were taken as it was planned),
+// nor fewer than those whose blocks are taken.
+func (e *Engine) checkSpecCut(t time.Duration, keep int) {
+	p, sc := &e.plan, e.sc
+	if keep == 0 && sc.done == 0 {
+		broken("cut-only-runs", "Truncate called at %v would drop the first step of a speculative run, planned at %v: it runs to its end at %v", t, p.Start, p.Start+p.StepTime)
+	}
+	if keep > 0 && sc.done+keep < sc.taken {
+		broken("no-cut-behind-sync", "Truncate called at %v would keep %d of the speculative run's steps but drop %d whose blocks were taken", t, keep, sc.taken-sc.done-keep)
+	}
+}

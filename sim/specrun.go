@@ -1,0 +1,177 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/specrun"
+)
+
+// Speculative runs (engine/specrun.go): the one replica's speculative
+// cohort planned several steps a move, each member listed once in the
+// outcome with its tokens over the run, and its steps counted by the
+// tokens each emitted (specrun.Counts). Every step of such a run drafts
+// K tokens for every member and lasts the step's length g, so a member's
+// chunks after its first all have the gap g (its first too when it
+// emitted last at the run's start, as it mostly has): its record and
+// the histograms take from plainChunks' table (chunkTable) what each
+// chunk of n tokens adds, times its count of them, once a run rather
+// than once a step. The twin is the step a move (noSpecRuns, and
+// Config.Stepwise): TestSpecRunsAreSteps and FuzzSpecRunsAreSteps hold
+// the two to the same bytes.
+
+// noSpecRuns turns speculative runs off, for tests: the twin.
+var noSpecRuns = false
+
+// specFar plans speculative runs to the stopping instant (tests: the
+// events inside them cut them, Truncate and CompleteUntil).
+var specFar = false
+
+// specRuns asks the one replica's engine for speculative runs when
+// nothing reads it inside a move: one replica (no router, no fleet's
+// records interleave), no step observer, gateway, cache view, tiers,
+// autoscaler or prefill pool, no detected warm-up (whose reach collects
+// ahead), no classes (plainChunks' table is the default class's) or
+// kept tokens, i.i.d. acceptance of one α (accept.IID, which the engine
+// draws ahead) and K + 1 < gapLanes.
+func (r *runner) specRuns() {
+	c := &r.cfg
+	if noSpecRuns || len(r.reps) != 1 || r.fleet || r.lazy || r.steps != nil || r.gw != nil || r.roots != nil ||
+		r.cache != nil || r.tiers != nil || r.scale != nil || r.recent != nil || r.pd != nil || r.perClass ||
+		c.DetectWarmup || c.Stepwise || c.KeepTokens {
+		return
+	}
+	rep := &r.reps[0]
+	s := rep.spec
+	if !s.On() || s.AcceptedLengths != nil || len(s.ClassAcceptance) > 0 || s.Tokens+1 >= gapLanes || rep.async || rep.prefill {
+		return
+	}
+	specrun.Allow(rep.eng, true)
+	r.specCnt = specrun.Of(rep.eng)
+}
+
+// planSpec is plan's for the one replica with speculative runs: up to
+// the next event (specUntil). A function of its own: with the call to
+// specUntil in plan, RunAtlas's plans spilled (2 instructions a request).
+func (r *runner) planSpec(rep *replica) error {
+	p, err := rep.run().ScheduleUntil(r.now, r.specUntil())
+	if err != nil || p == nil {
+		return err
+	}
+	return r.planned(rep, p)
+}
+
+// specUntil is the instant before which the steps of a speculative run
+// planned now start: the next event's (an arrival, a deadline, the
+// window's edge), which would cut it there (the steps it would drop are
+// never drawn), or the stopping instant. A run planned to the stopping
+// instant and cut at the next arrival drew ahead, and rewound, about
+// twice the steps it ran (BenchmarkRegime/Speculation, the budget test).
+func (r *runner) specUntil() time.Duration {
+	until := r.stopping()
+	if r.events.len() > 0 && !specFar {
+		until = min(until, r.events.peek().at)
+	}
+	return until
+}
+
+// accountSpecRun accounts out, a speculative run's outcome of several
+// steps, as accountChunk would each member's chunk of each step.
+func (r *runner) accountSpecRun(rep *replica, out *engine.Outcome) error {
+	c := r.specCnt
+	steps, d, end := out.Steps, rep.stepTime, out.End
+	start := end - time.Duration(steps)*d
+	k := rep.spec.Tokens
+	t := &r.chunks
+	if d != t.g || k != t.k || rep.idx != t.rep {
+		r.chunkCounts()                     // the counts of the table's gap, before it changes
+		t.make(d, &r.bounds[0], k, rep.idx) // without classes, the default class's bound
+	}
+	r.specMoves++
+	// Each member's chunks all have the step's gap, all measured, and the
+	// bound gates each chunk by its gap (one verdict whatever its tokens):
+	// its record reads its tokens and its fewest in a step, and the
+	// run's chunks are counted by size at once (Counts.Total), not a
+	// member at a time (2,410 then 741 instructions a request in
+	// BenchmarkRegime/Speculation, the budget test). Otherwise each
+	// member's steps are read a step at a time (specEach).
+	each := r.bounds[0].perToken
+	for i := range out.Emitted {
+		rec := &r.slots[out.Emitted[i].Ref].rec
+		each = each || rec.LastToken != start || !rec.Measured
+	}
+	tokens, over := 0, t.over[1]*steps
+	for i := range out.Emitted {
+		em := &out.Emitted[i]
+		s := &r.slots[em.Ref]
+		rec := &s.rec
+		m, acc, td, o := steps, em.Tokens-steps, t.td[c.Least[i]], over
+		if each {
+			m, acc, td, o = r.specEach(rep, s, c.Accepted[i*c.Stride:][:steps], start)
+		}
+		if m > 0 {
+			rec.Drafted += k * m
+			rec.Accepted += acc
+			rec.MaxITL = max(rec.MaxITL, d)
+			rec.MaxTokenITL = max(rec.MaxTokenITL, td)
+			rec.ITLOver += o
+		}
+		rec.Emitted += em.Tokens
+		rec.LastToken = end
+		tokens += em.Tokens
+		if em.Done {
+			if err := r.finish(rep, em.Ref); err != nil {
+				return err
+			}
+		}
+	}
+	if !each {
+		for n, x := range c.Total {
+			t.cnt[n+1] += int(x)
+		}
+	}
+	r.specTokens(out, start, d, tokens)
+	return nil
+}
+
+// specEach is a member's run, its accepted drafts a step row, a step at
+// a time: its first chunk accounted alone when its gap is its own, the
+// others' counted by size when it is measured. It returns those others'
+// steps, accepted drafts, largest gap over tokens and count over the
+// bound.
+func (r *runner) specEach(rep *replica, s *slot, row []uint8, start time.Duration) (m, acc int, td time.Duration, over int) {
+	rec, t, d := &s.rec, &r.chunks, rep.stepTime
+	if rec.LastToken != start {
+		first := 1 + int(row[0])
+		g, tf := chunkGap(rec, start+d, first)
+		r.draftedChunk(rep, s, engine.Draft{Drafted: rep.spec.Tokens, Accepted: first - 1}, g, tf, first)
+		row = row[1:]
+	}
+	for _, a := range row {
+		n := 1 + int(a)
+		acc += int(a)
+		over += t.over[n]
+		td = max(td, t.td[n])
+		if rec.Measured {
+			t.cnt[n]++
+		}
+	}
+	return len(row), acc, td, over
+}
+
+// specTokens counts a speculative run's tokens in the window: each
+// step's at its end.
+func (r *runner) specTokens(out *engine.Outcome, start, d time.Duration, tokens int) {
+	if start+d >= r.allIn {
+		r.tokens += tokens
+		return
+	}
+	// The window's edge, or its end, inside the run.
+	c := r.specCnt
+	for j := range out.Steps {
+		in := r.tokensIn(start+time.Duration(j+1)*d, 0, 1)
+		for i := range out.Emitted {
+			r.tokens += in * (1 + int(c.Accepted[i*c.Stride+j]))
+		}
+	}
+}
