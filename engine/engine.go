@@ -383,7 +383,10 @@ func (e *Engine) Abort(now time.Duration, ref int32) error {
 	if !ok {
 		return fmt.Errorf("%w: %d", ErrUnknownRef, ref)
 	}
-	e.syncRun(now)   // a continued run's first step takes its blocks lazily (Continue)
+	e.syncRun(now) // a continued run's first step takes its blocks lazily (Continue)
+	if e.mixed {   // inside a mixed move's first step: its blocks are counted at its collection (mixed.go)
+		e.firstBlocks = -1
+	}
 	if e.sc != nil { // the speculative cohort's notes go, and its members in flight are listed (speccohort.go)
 		e.sc.ready = false
 		e.materializeSpec()

@@ -276,6 +276,10 @@ func (e *Engine) decideFast() {
 	e.setCohort(why[pathCohort] == nil)
 	e.co.each = e.pool.pub != nil || e.tier != nil
 	e.waiting.setPolicy(e.cfg.Policy, why[pathFCFSRun] == nil)
+	// Mixed moves (mixed.go), for a driver that asked: runs and the
+	// cohort on, a model that reads no decode context, and none of KV
+	// events, a tier, remote KV or recorded steps.
+	e.mixOK = e.mixAsked && f.runs && e.ctxFree && e.omit && e.co.on && !e.co.each && !e.async && !e.record
 }
 
 // gateFast sets the flags Continue and JoinChangesNothing test first:

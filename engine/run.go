@@ -26,6 +26,10 @@ type runState struct {
 	runHead  uint64 // Add order + 1 of the waiting head the plan in flight was made with; 0: none
 	lazy     bool   // the plan in flight is a run whose blocks are taken step by step
 	thruOK   bool   // the driver asked for runs through finishes (through.go: runthrough.Allow)
+	mixAsked bool   // the driver asked for mixed moves (mixed.go: mixedrun.Allow)
+	mixOK    bool   // and the configuration allows them (decideFast)
+	mixed    bool   // the move in flight is a mixed move whose first step is not collected yet (mixed.go: lead)
+	firstOn  bool   // the outcome last collected covers a mixed move's first step (mixedrun.Out)
 	runAlloc int    // steps of the run in flight whose blocks are taken
 	live     int    // outstanding tokens a step of the run in flight takes, over its requests not aborted (stepTokens)
 	res      residues
@@ -41,20 +45,29 @@ type runState struct {
 	// thruAt: the end of the first step inside the run in flight that a
 	// member finishes at (through.go); noFinish: none.
 	thruAt time.Duration
+	// firstBlocks: with firstOn, the blocks held during that first step
+	// (mixedrun.Out). (The bools above sit in runHead's padding, and
+	// priceCache's priceMoves moved into its bools' to make room for
+	// this word: the Engine keeps its size class, which one word more
+	// leaves, TestFleetSetupAllocatesEachReplicaOnce.)
+	firstBlocks int
 }
 
 // priceCache is what the engine knows of its cost model's prices, so as
 // to ask it less: how the model reads decode contexts (New), the price
 // of a step of decodes alone, and the probe of the last run priced.
 type priceCache struct {
-	sumPriced bool          // the model prices decode contexts by their sum (costmodel.DecodeSum)
-	ctxFree   bool          // the model reads no decode context (costmodel.ContextFree): a run's steps cost its first's
-	chunkFree bool          // with ctxFree, it reads no chunk context either (costmodel.PrefillContextFree): a run of chunks costs its first step's
-	price1    time.Duration // with ctxFree, the model's price of one decode alone (decodePrice)
-	flatTo    int           // steps of up to this many decodes alone are priced price1
+	sumPriced bool // the model prices decode contexts by their sum (costmodel.DecodeSum)
+	ctxFree   bool // the model reads no decode context (costmodel.ContextFree): a run's steps cost its first's
+	chunkFree bool // with ctxFree, it reads no chunk context either (costmodel.PrefillContextFree): a run of chunks costs its first step's
 	// priceMoves: the last run the planner priced was cut by a price that
 	// moved at its second step, so the next one is tried there first.
+	// (Beside the bools above, in their padding: alone below flatTo, its
+	// word put the Engine, with runState's firstBlocks, in a larger size
+	// class: TestFleetSetupAllocatesEachReplicaOnce.)
 	priceMoves bool
+	price1     time.Duration // with ctxFree, the model's price of one decode alone (decodePrice)
+	flatTo     int           // steps of up to this many decodes alone are priced price1
 	// probe is the decode contexts of the first step the planner found
 	// priced unlike its run (samePrice), and probeTime its price: when a
 	// run ends there and nothing else changes, the next plan's first step
@@ -86,6 +99,9 @@ func newPriceCache(m costmodel.Model) priceCache {
 // nothing can differ between them (see ScheduleUntil). It must be called
 // with exactly one step planned and priced.
 func (e *Engine) extendRun(now, until time.Duration) {
+	if e.mixOK && e.lastOne && len(e.sched) == 1 && e.mixRun(now, until) { // a prompt's last chunk, alone beside the cohort: a mixed move (mixed.go; the call for every last chunk cost Regime/KVPressure, whose steps schedule several, 58 instructions a request)
+		return
+	}
 	k := e.runLength(now, until)
 	if k <= 1 {
 		e.res.on = false
@@ -525,13 +541,21 @@ func (e *Engine) fitPrice(lo, k int) int {
 	return lastTrue(lo, hi, e.samePrice)
 }
 
-// started is the number of steps of the plan in flight that start before t.
+// started is the number of steps of the plan in flight that start before
+// t: its first at Start, the j-th (j >= 2) at Start + lead + (j−1) ×
+// StepTime (lead: a mixed move's, mixed.go).
 func (e *Engine) started(t time.Duration) int {
 	p := &e.plan
 	if t <= p.Start {
 		return 0
 	}
-	n := (t-p.Start-1)/p.StepTime + 1 // no overflow for t near the end of time
+	t -= p.Start
+	if e.mixed { // the later steps start lead later (mixed.go)
+		if t -= e.lead(); t <= 0 {
+			return 1
+		}
+	}
+	n := (t-1)/p.StepTime + 1 // no overflow for t near the end of time
 	return int(min(n, time.Duration(p.Steps)))
 }
 
@@ -869,7 +893,7 @@ func (e *Engine) decoded(s *seq, agg bool) bool {
 		s.anon = e.blocksFor(s.computed) - s.held
 	}
 	e.outstanding -= k
-	em := Emit{Ref: s.req.Ref, Tokens: k, First: s.emitted == 1}
+	em := Emit{Ref: s.req.Ref, Tokens: k, First: s.emitted == k} // none before: a mixed move's prompt (mixed.go), or a step's
 	em.Done = s.emitted >= s.req.Output
 	e.emit(s, em)
 	return em.Done
@@ -918,12 +942,13 @@ func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
 	if e.out.Drafts != nil {
 		e.out.Drafts = e.out.Drafts[:0]
 	}
-	j := 0
-	if t >= p.Start {
-		j = int((t - p.Start) / p.StepTime)
+	j, end := 0, p.Start
+	if first := p.Start + e.lead() + p.StepTime; t >= first { // the first step ended (it lasts StepTime + lead)
+		j = int((t-first)/p.StepTime) + 1
+		end = first + time.Duration(j-1)*p.StepTime
 	}
-	e.out.Steps, e.out.End = j, p.Start+time.Duration(j)*p.StepTime
-	e.beginOutcome(&e.out, j, p.StepTime, e.out.End)
+	e.out.Steps, e.out.End = j, end
+	e.beginOutcome(&e.out, j, p.Start, e.out.End)
 	e.out.BlockSteps = 0
 	e.out.Decodes, e.out.Chunks = len(p.Batch.Decode)+p.Cohort, len(p.Batch.Prefill)
 	if j == 0 {
@@ -931,6 +956,10 @@ func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
 	}
 	if e.specRunning() { // a speculative run (specrun.go)
 		return e.specCollect(j)
+	}
+	if e.mixed {
+		e.collectFirst() // before the blocks and tokens below move
+		e.listFirst(j)
 	}
 	e.out.BlockSteps = e.runBlockSteps(j)
 	e.shape(j)
@@ -968,7 +997,7 @@ func (e *Engine) completeUntil(t time.Duration) (*Outcome, error) {
 		s.known += j
 		s.emitted += j
 		e.outstanding -= j
-		e.emit(s, Emit{Ref: s.req.Ref, Tokens: j})
+		e.emit(s, Emit{Ref: s.req.Ref, Tokens: j, First: s.emitted == j}) // a mixed move's prompt (mixed.go) emits its first
 	}
 	for i := range p.Batch.Decode {
 		p.Batch.Decode[i] += j
@@ -1031,8 +1060,8 @@ func (e *Engine) truncate(t time.Duration) (inFlight bool, end time.Duration, er
 		e.settleResidues() // trim below reads each request's blocks
 		e.truncateCohort()
 	}
+	p.End = p.Start + e.lead() + time.Duration(keep)*p.StepTime // keep >= 1 with a lead: its first step admits
 	p.Steps = keep
-	p.End = p.Start + time.Duration(keep)*p.StepTime
 	e.runAlloc = keep
 	if e.thruAt >= p.End { // its first finish inside was dropped, or is now the last step's (or none: noFinish is 0)
 		e.thruAt = noFinish

@@ -96,7 +96,9 @@ func (e *Engine) scheduleUntil(now, until time.Duration) (*Plan, error) {
 	if until > now {
 		e.extendRun(now, until)
 	}
-	e.plan.End = now + time.Duration(e.plan.Steps)*e.plan.StepTime
+	if !e.mixed { // a mixed move's is its own (mixed.go)
+		e.plan.End = now + time.Duration(e.plan.Steps)*e.plan.StepTime
+	}
 	e.inFlight = true
 	e.noteFirstStep() // and the tier's stores, once the plan is accepted
 	e.runHead = 0
@@ -541,6 +543,9 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	if !e.inFlight {
 		return nil, ErrNoStepInFlight
 	}
+	if e.mixed {
+		e.collectFirst() // before the blocks and tokens below move
+	}
 	if e.lazy && e.plan.Steps > 1 {
 		e.out.BlockSteps = e.runBlockSteps(e.plan.Steps)
 		e.allocThrough(e.plan.Steps)
@@ -559,7 +564,10 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	e.inFlight = false
 	e.out.Emitted = e.out.Emitted[:0]
 	e.out.Steps, e.out.End = e.plan.Steps, e.plan.End
-	e.beginOutcome(&e.out, e.out.Steps, e.plan.StepTime, e.out.End)
+	e.beginOutcome(&e.out, e.out.Steps, e.plan.Start, e.out.End)
+	if e.mixed { // its admitted prompt, a member (mixed.go)
+		e.listFirst(e.plan.Steps)
+	}
 	fin := e.completeCohort(e.plan.Steps, true) // the members come first
 	done := false
 	if e.out.Drafts != nil { // speculative decoding, past its first emit

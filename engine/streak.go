@@ -39,17 +39,17 @@ func (e *Engine) omitStreaks(on bool) {
 	e.decideFast()
 }
 
-// beginOutcome numbers out, an outcome of steps steps of stepTime ending
-// at end, and notes the outcome a request continuing its streak last
-// emitted in (none unless this one starts where that one ended).
-func (st *streakState) beginOutcome(out *Outcome, steps int, stepTime, end time.Duration) {
+// beginOutcome numbers out, an outcome of steps steps from start to end,
+// and notes the outcome a request continuing its streak last emitted in
+// (none unless this one starts where that one ended).
+func (st *streakState) beginOutcome(out *Outcome, steps int, start, end time.Duration) {
 	out.Streak = 0
 	out.Left = out.Left[:0]
 	if steps == 0 {
 		return
 	}
 	st.prev = 0
-	if st.omit && st.move > 0 && end-time.Duration(steps)*stepTime == st.lastEnd {
+	if st.omit && st.move > 0 && start == st.lastEnd {
 		st.prev = st.move
 	}
 	st.move++

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/internal/specrun"
 	"github.com/servesim/servesim/workload"
 )
@@ -67,6 +68,18 @@ type runner struct {
 	// address.
 	thruAt *time.Duration
 	noThru time.Duration
+	// firstOn and firstBlocks are where the one replica's engine says
+	// whether the outcome it last returned covers a mixed move's first
+	// step, and the blocks held during it (mixedrun.Out; mixedMoves), or
+	// noFirst's and noBlocks's addresses.
+	firstOn     *bool
+	firstBlocks *int
+	noFirst     bool
+	noBlocks    int
+	mixes       int // mixed moves' first steps accounted (accountFirst; tests read it)
+	// part is accountMixed's scratch: a part of a mixed move's outcome
+	// (an Outcome zeroed a call cost RunAtlas 50 instructions a request).
+	part engine.Outcome
 
 	// specCnt is where the one replica's engine counts the steps of its
 	// last speculative run by member (specRuns; nil: it plans none).

@@ -62,6 +62,10 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 			return fmt.Errorf("sim: replica %d, after the steps that ended at %v: %w", rep.idx, out.End, err)
 		}
 	}
+	if *r.firstOn { // a mixed move's first step, and its later ones (mixedMoves)
+		*r.firstOn = false
+		return r.accountFirst(rep, out, *r.firstBlocks)
+	}
 	if out.Steps > 0 {
 		start := out.End - time.Duration(out.Steps)*rep.stepTime
 		rep.busy += r.overlap(start, out.End)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/mixedrun"
 	"github.com/servesim/servesim/internal/runthrough"
 )
 
@@ -382,7 +383,8 @@ var noThrough = false
 // Horizon, a warm-up detected), no classes, tiers, cache view or
 // prefill pool.
 func (r *runner) runThrough() {
-	r.thruAt = &r.noThru // 0: never a finish inside
+	r.thruAt = &r.noThru                               // 0: never a finish inside
+	r.firstOn, r.firstBlocks = &r.noFirst, &r.noBlocks // never on
 	c := &r.cfg
 	if noThrough || len(r.reps) != 1 || r.fleet || !r.lazy || r.steps != nil || r.fb != nil || r.gw != nil ||
 		r.roots != nil || r.cache != nil || r.tiers != nil || r.scale != nil || r.recent != nil || r.pd != nil ||
@@ -395,6 +397,10 @@ func (r *runner) runThrough() {
 	}
 	runthrough.Allow(rep.eng, true)
 	r.thruAt = runthrough.FinAt(rep.eng)
+	if !noMixed { // mixed moves, which the same conditions allow (accountFirst)
+		mixedrun.Allow(rep.eng, true)
+		r.firstOn, r.firstBlocks = mixedrun.Out(rep.eng)
+	}
 }
 
 // settleThrough collects the one replica's run through finishes up to
@@ -471,4 +477,115 @@ func (r *runner) finishInside(rep *replica, out *engine.Outcome, em engine.Emit)
 	r.insides++
 	r.advance(at)
 	return r.finish(rep, em.Ref)
+}
+
+// Mixed moves (engine's mixed.go): a step that prefills a prompt whole
+// beside the running decodes planned with the decode run after it as one
+// move, its first step lead longer than the others (internal/mixedrun).
+// The runner asks for them where it asks for runs through finishes
+// (runThrough): it reads nothing of the engine inside a move. The twin
+// is the mixed step and the run as two moves (noMixed), held to the
+// same bytes by TestMixedMovesAreStepwise.
+
+// noMixed turns mixed moves off, for tests: the twin.
+var noMixed = false
+
+// accountFirst is account for an outcome whose first step is a mixed
+// move's, which began the move (moveAt) and held blocks blocks: the
+// measurements of that step, lead longer than the others, and of the
+// others, then the tokens (accountMixed).
+func (r *runner) accountFirst(rep *replica, out *engine.Outcome, blocks int) error {
+	r.mixes++
+	d, start := rep.stepTime, rep.moveAt
+	lead := out.End - time.Duration(out.Steps)*d - start
+	rep.busy += r.overlap(start, out.End)
+	if r.endsInWindow(out.End) {
+		// Its batch had one chunk and one decode fewer than the later
+		// steps (Outcome.Decodes counts theirs).
+		rep.blockTime.add(uint64(blocks), uint64(d+lead))
+		r.mix.add(compose(out.Decodes-1, out.Chunks+1), d+lead, 1)
+		if n := out.Steps - 1; n > 0 {
+			rep.blockTime.add(uint64(out.BlockSteps-blocks), uint64(d))
+			r.mix.add(compose(out.Decodes, out.Chunks), d, n)
+		}
+	}
+	return r.accountMixed(rep, out, start, start+d+lead)
+}
+
+// accountMixed is accountLazy for a mixed move's outcome that began at
+// start, its first step ending at first: as the two moves it stands for
+// are accounted. The members decode in the first step (a streak move of
+// its own); the admitted prompt emits its first token at its end and
+// joins the streak there; the rest steps are a streak move of the members
+// left and the prompt, those that finish at its end leaving as lastMove
+// takes them. An Emit lists the tokens of every step: a member's first is
+// its streak's, the prompt's its first token.
+func (r *runner) accountMixed(rep *replica, out *engine.Outcome, start, first time.Duration) error {
+	st := &rep.streak
+	d, rest := rep.stepTime, out.Steps-1
+	if len(st.members) > 0 && start != st.end {
+		r.leaveAll(rep) // not back to back: the gaps are not the steps
+	}
+	for _, ref := range out.Left {
+		if int(ref) < len(r.members) && r.members[ref].in {
+			r.leave(rep, ref)
+		}
+	}
+	part := &r.part // what streakMove reads of a move: its steps and end
+	if n := len(st.members); n > 0 {
+		part.Steps, part.End = 1, first
+		r.streakMove(rep, part, first-start, n, 0, 0)
+	}
+	st.end = first
+	r.joiners = r.joiners[:0]
+	cont, fins, finMeasured := out.Streak, 0, 0
+	for _, em := range out.Emitted {
+		s := &r.slots[em.Ref]
+		n := em.Tokens
+		if em.First { // the prompt: its first token, at the first step's end
+			s.rec.FirstToken, s.rec.LastToken = first, first
+			s.rec.Emitted++
+			r.tokens += r.tokensIn(first, d, 1)
+			if rest > 0 && !em.Done { // a member from there
+				r.join(rep, em.Ref)
+				cont++
+				continue
+			}
+			n--
+		} else if m := r.memberOf(em.Ref); m.in {
+			r.leave(rep, em.Ref) // through the first step
+			n--
+		}
+		if n == rest && em.Done && st.byClass == nil && s.rec.LastToken == first {
+			if n > 0 { // its last tokens, one a step from the first step's end (lastMove)
+				r.plainTokens(s, d, n, out.End)
+				fins++
+				if s.rec.Measured {
+					finMeasured++
+				}
+			}
+		} else if n > 0 {
+			r.emit(s, d, n, false, out.End)
+		}
+		if em.Done {
+			if err := r.finish(rep, em.Ref); err != nil {
+				return err
+			}
+		} else {
+			r.joiners = append(r.joiners, em.Ref)
+		}
+	}
+	if cont != len(st.members) {
+		return streakMismatch(rep, out, len(st.members))
+	}
+	if rest > 0 && cont+fins > 0 {
+		r.lastMoves += fins
+		part.Steps, part.End = rest, out.End
+		r.streakMove(rep, part, d, cont, fins, finMeasured)
+	}
+	st.end = out.End
+	for _, ref := range r.joiners {
+		r.join(rep, ref)
+	}
+	return nil
 }

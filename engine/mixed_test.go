@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/internal/mixedrun"
+)
+
+// A mixed move (mixed.go: a step that prefills a prompt whole beside the
+// cohort's decodes, planned with the decode run after it as one move) is
+// the steps one by one: 400 random engines (few blocks, sequence caps,
+// block sizes, chunk caps and token budgets that keep some prompts from
+// one chunk) serve requests that arrive over time, one engine driven by
+// mixed moves and continued runs, each arrival inside a move added there
+// and the move cut unless the join changes nothing (Truncate, inside its
+// first step or after it), its steps sometimes collected first
+// (CompleteUntil), the other a step a move (ScheduleUntil to the instant
+// itself), every emit listed. Each request emits its first token and
+// finishes at the same instants, the steps hold the same blocks over time
+// (a mixed move's first step's blocks for its own length: mixedrun.Out),
+// the engines end idle with every block free, and the first passes Check
+// after every plan and collection. Enough of the engines must run mixed
+// moves.
+func TestMixedMovesAreSteps(t *testing.T) {
+	mixes := 0
+	for seed := range uint64(400) {
+		rng := rand.New(rand.NewPCG(seed, 45))
+		cfg := Config{BlockSize: 8 << rng.IntN(2), KVBlocks: 100 + rng.IntN(1500), MaxSeqs: 1 + rng.IntN(12)}
+		switch rng.IntN(5) {
+		case 0:
+			cfg.ChunkCap = 32 + rng.IntN(300)
+		case 1:
+			cfg.MaxBatchedTokens = 64 + rng.IntN(400)
+		}
+		type arrival struct {
+			at      time.Duration
+			in, out int
+		}
+		arr := make([]arrival, 2+rng.IntN(40))
+		at := time.Duration(0)
+		for i := range arr {
+			at += time.Duration(rng.Int64N(int64(300*time.Millisecond))) + 1
+			arr[i] = arrival{at: at, in: 16 + rng.IntN(400), out: 1 + rng.IntN(120)}
+		}
+		drive := func(mixed bool) (finishes, map[int32]time.Duration, int) {
+			e, err := New(cfg, nil)
+			require.NoError(t, err)
+			run := e.Runner()
+			run.OmitStreaks(mixed)
+			var firstOn *bool
+			var firstBlocks *int
+			if mixed {
+				mixedrun.Allow(e, true)
+				firstOn, firstBlocks = mixedrun.Out(e)
+			}
+			f := finishes{at: map[int32]time.Duration{}}
+			firsts := map[int32]time.Duration{}
+			moves := 0
+			var moveAt time.Duration
+			note := func(out *Outcome, d time.Duration) {
+				f.note(out, d)
+				for _, em := range out.Emitted {
+					if em.First {
+						firsts[em.Ref] = out.End - time.Duration(em.Tokens-1)*d
+					}
+				}
+				if firstOn != nil && *firstOn {
+					*firstOn = false
+					moves++
+					lead := out.End - time.Duration(out.Steps)*d - moveAt
+					f.area += time.Duration(*firstBlocks) * lead
+				}
+				require.NoError(t, e.Check(), "seed %d", seed)
+			}
+			add := func(i int) {
+				require.NoError(t, e.Add(arr[i].at, Request{Ref: int32(i), Input: arr[i].in, Output: arr[i].out}))
+			}
+			now, i := time.Duration(0), 0
+			for i < len(arr) || !e.Idle() {
+				for i < len(arr) && arr[i].at <= now {
+					add(i)
+					i++
+				}
+				var p *Plan
+				if mixed {
+					p = run.Continue(now, time.Hour)
+				}
+				if p == nil {
+					until := now
+					if mixed {
+						until = time.Hour
+					}
+					p, err = run.ScheduleUntil(now, until)
+					require.NoError(t, err)
+				}
+				if p == nil { // idle, or every request rejected: the next arrival
+					require.Less(t, i, len(arr), "seed %d: nothing planned with requests held", seed)
+					now = arr[i].at
+					continue
+				}
+				require.NoError(t, e.Check(), "seed %d", seed)
+				d, end := p.StepTime, p.End
+				moveAt = p.Start
+				for i < len(arr) && arr[i].at < end {
+					a := arr[i].at
+					if mixed && rng.IntN(3) == 0 {
+						out, err := run.CompleteUntil(a)
+						require.NoError(t, err)
+						note(out, d)
+					}
+					add(i)
+					i++
+					if mixed && !run.JoinChangesNothing() {
+						_, end, err = run.Truncate(a)
+						require.NoError(t, err, "seed %d", seed)
+					}
+				}
+				out, err := e.Complete(end)
+				require.NoError(t, err)
+				note(out, d)
+				now = end
+			}
+			require.Equal(t, cfg.KVBlocks, e.FreeBlocks(), "seed %d", seed)
+			return f, firsts, moves
+		}
+		fast, fastFirst, moves := drive(true)
+		slow, slowFirst, _ := drive(false)
+		require.Equal(t, slowFirst, fastFirst, "seed %d: first tokens", seed)
+		require.Equal(t, slow.at, fast.at, "seed %d: finish instants", seed)
+		require.Equal(t, slow.area, fast.area, "seed %d: blocks held over time", seed)
+		if moves > 0 {
+			mixes++
+		}
+	}
+	t.Logf("%d of 400 engines ran mixed moves", mixes)
+	require.Greater(t, mixes, 100)
+}
