@@ -51,6 +51,33 @@ func (a event) before(b event) bool {
 type eventHeap struct {
 	items []event
 	seq   uint64
+	// While it holds fewer than sortedMax events (unless the heap is
+	// kept alone: heapOnly), items is not a heap but a list sorted by
+	// (instant, class, sequence), the earliest first (sorted mode): a
+	// pop takes the first (items moves on in base, the array it lies
+	// in), a push finds its place by bisection and the later events move
+	// up by one (one copy). A sorted list is a heap, so a push at
+	// sortedMax turns it into one (heaped) as it is; a heap that shrinks
+	// to unheapAt (sortedMin; −1 when kept alone) is sorted again. A
+	// conversation's next turns, pushed at a finish plus a think time
+	// anywhere among the 16 or so in flight (Regime/Conversations),
+	// sifted through the heap's four levels at each pop: popSift, push
+	// and insert cost that regime 251, 60 and 35 instructions a request,
+	// then 47, 20 and 5, with pushSorted's 148 and memmove's 65 more:
+	// 13,940 then 13,884 (the budget test; each later event moved in a
+	// loop of its own, not copied, and the place found by that loop,
+	// 14,067). The heap is kept alone for sim's Stepwise (the twin) and
+	// an open-loop source's run, whose heap holds its next arrival and
+	// the fleet's events, pushed where a heap's push stops at once and
+	// a list's moves several (with the list, Regime/Disagg 11,984 then
+	// 12,059, Regime/Autoscale 7,115 then 7,181; RunAtlas 5,617 then
+	// 5,603). Its pops test unheapAt, one field: a flag and the constant
+	// cost Regime/Disagg 16 instructions a request, the field 8.
+	// TestEventHeapPopsInOrder holds both modes, and the turns between
+	// them, to the order.
+	heaped   bool
+	unheapAt int
+	base     []event
 	// The ordered run (pushOrdered): events pushed in (instant, class,
 	// sequence) order kept in a list beside the heap, its head alone in
 	// items (its ref headRef), the rest waiting from ahead[next] on, each
@@ -79,6 +106,13 @@ func (h *eventHeap) peek() *event { return &h.items[0] } // a pointer: the event
 func (h *eventHeap) push(e event) {
 	e.seq = h.seq
 	h.seq++
+	if !h.heaped {
+		if len(h.items) < sortedMax {
+			h.pushSorted(e)
+			return
+		}
+		h.heaped = true // sorted, it is a heap
+	}
 	h.items = append(h.items, e)
 	j := len(h.items) - 1
 	for j > 0 {
@@ -122,6 +156,13 @@ func (h *eventHeap) pushOrdered(e event) {
 // insert adds e, stamped already, to the heap: push's rise compared by
 // before, for e's sequence may be earlier than others' (feed's).
 func (h *eventHeap) insert(e event) {
+	if !h.heaped {
+		if len(h.items) < sortedMax {
+			h.pushSorted(e)
+			return
+		}
+		h.heaped = true
+	}
 	h.items = append(h.items, e)
 	j := len(h.items) - 1
 	for j > 0 {
@@ -187,6 +228,11 @@ func (h *eventHeap) pop() (top event) {
 // not depend on how the heap lays them out; TestEventHeapPopsInOrder
 // holds pops to that order.
 func (h *eventHeap) popSift() event {
+	if !h.heaped { // sorted mode's first
+		top := h.items[0]
+		h.items = h.items[1:]
+		return top
+	}
 	top := h.items[0]
 	n := len(h.items) - 1
 	x := h.items[n]
@@ -213,7 +259,87 @@ func (h *eventHeap) popSift() event {
 		i = p
 	}
 	items[i] = x
+	if n <= h.unheapAt {
+		h.unheap()
+	}
 	return top
+}
+
+// heapOnly keeps the heap alone (on), or lets it be a sorted list while
+// it holds few events (eventHeap's sorted mode). It is set before the
+// first push.
+func (h *eventHeap) heapOnly(on bool) {
+	h.heaped, h.unheapAt = on, sortedMin
+	if on {
+		h.unheapAt = -1
+	}
+}
+
+// sortedMax is the most events the heap keeps as a sorted list (eventHeap's
+// sorted mode), sortedMin the fewest a heap sorts itself back into one at.
+const (
+	sortedMax = 64
+	sortedMin = 16
+)
+
+// pushSorted puts e, stamped, in its place in the sorted list, found by
+// bisection after the last is compared (a timeout, pushed in order,
+// goes last): the events after it move up by one.
+func (h *eventHeap) pushSorted(e event) {
+	if len(h.items) == cap(h.items) {
+		h.room()
+	}
+	n := len(h.items)
+	lo, hi := n, n // its place: after lo events, before hi
+	if n > 0 {
+		if p := &h.items[n-1]; e.at < p.at || e.at == p.at && (e.class < p.class || e.class == p.class && e.seq < p.seq) { // e.before(*p), without its copy; else after the last (a timeout)
+			lo, hi = 0, n-1
+		}
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if p := &h.items[m]; e.at < p.at || e.at == p.at && (e.class < p.class || e.class == p.class && e.seq < p.seq) { // e.before(*p), without its copy of *p
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	items := h.items[:n+1]
+	if lo < n {
+		copy(items[lo+1:], items[lo:n])
+	}
+	items[lo] = e
+	h.items = items
+}
+
+// room makes room for one more event after the sorted list: the list
+// moved to the front of base when that leaves it half empty (the pops
+// since it last moved took half of base), else a base twice as large.
+func (h *eventHeap) room() {
+	n := len(h.items)
+	if n < cap(h.base)/2 {
+		h.items = h.base[:copy(h.base[:n], h.items)]
+		return
+	}
+	b := make([]event, n, max(8, 2*cap(h.base)))
+	copy(b, h.items)
+	h.base, h.items = b, b
+}
+
+// unheap sorts the heap into a list again (sorted mode), in place.
+func (h *eventHeap) unheap() {
+	items := h.items
+	for i := 1; i < len(items); i++ {
+		x := items[i]
+		j := i
+		for j > 0 && x.before(items[j-1]) {
+			items[j] = items[j-1]
+			j--
+		}
+		items[j] = x
+	}
+	h.heaped = false
+	h.base = items[:0:cap(items)] // its front: the array before items is left
 }
 
 // stepEnds holds the end of each busy replica's move in flight, ordered by

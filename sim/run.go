@@ -138,6 +138,9 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 		return nil, err
 	}
 	r.apart = r.fleet || r.perClass || r.tiers != nil
+	// The heap alone, stepwise (the twin of its sorted mode) or under an
+	// open-loop source (eventHeap's sorted mode).
+	r.events.heapOnly(cfg.Stepwise || r.fb == nil)
 	r.streaking = newStreaking(r.wireReplicas())
 	r.scale = newScaling(cfg, r, slo)
 	r.runThrough()

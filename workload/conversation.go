@@ -114,10 +114,40 @@ type ChatSource struct {
 	starts   *arrivals
 	started  int
 	ids      *blockIDs
-	ready    []Request // follow-up turns released by Finished, from ready[yielded] on
+	ready    []turnDue // follow-up turns released by Finished, from ready[yielded] on
 	yielded  int
 	inflight flight // request id → its conversation
 	next     uint64
+	// The lengths a turn draws (cfg's FirstInput, UserInput, Output),
+	// each a Uniform's bounds worked out once (draw).
+	first, user, output draw
+}
+
+// draw is Length l's Sample: when l is a Uniform, its bounds worked out
+// once, not at each draw (Uniform.Sample, called through the Length
+// and its pointer wrapper, cost Regime/Conversations, two draws a
+// request, 84 and 30 instructions a request, draw.sample 38:
+// SERVESIM_BUDGET_FUNCS). TestDrawIsSample holds it to l.Sample.
+type draw struct {
+	l       Length
+	uniform bool
+	lo, n   int // a Uniform's: lo + IntN(n)
+}
+
+func newDraw(l Length) draw {
+	if u, ok := l.(Uniform); ok {
+		lo, hi := u.bounds()
+		return draw{l: l, uniform: true, lo: lo, n: hi - lo + 1}
+	}
+	return draw{l: l}
+}
+
+// sample is d.l.Sample(r).
+func (d *draw) sample(r *rand.Rand) int {
+	if d.uniform {
+		return d.lo + r.IntN(d.n)
+	}
+	return d.l.Sample(r)
 }
 
 // NewConversations validates cfg and returns its source.
@@ -127,16 +157,16 @@ func NewConversations(cfg Conversations) (*ChatSource, error) {
 	}
 	p := cfg.prefix()
 	return &ChatSource{cfg: cfg, prefix: p, starts: newArrivals(cfg.Arrival, cfg.Seed, cfg.Count),
-		ids: newBlockIDs(p)}, nil
+		ids: newBlockIDs(p), first: newDraw(cfg.FirstInput), user: newDraw(cfg.UserInput), output: newDraw(cfg.Output)}, nil
 }
 
 // Next yields released follow-up turns first, then every remaining first
 // turn (their arrivals do not depend on feedback, so they are all yielded
 // at once, in arrival order), then ErrWaiting while turns are in flight and
 // io.EOF at the end.
-func (s *ChatSource) Next() (Request, error) {
+func (s *ChatSource) Next() (r Request, _ error) {
 	if s.yielded < len(s.ready) {
-		r := s.ready[s.yielded]
+		t := s.ready[s.yielded]
 		if s.yielded++; s.yielded == len(s.ready) {
 			// Emptied, its array kept: re-sliced past each turn, as
 			// each is yielded as soon as Finished releases it, the list
@@ -145,10 +175,12 @@ func (s *ChatSource) Next() (Request, error) {
 			// more: 18,973 then 18,762, cachegrind's marginal count).
 			s.ready, s.yielded = s.ready[:0], 0
 		}
+		s.issue(&r, t.c, t.at)
 		return r, nil
 	}
 	if at, ok := s.starts.next(); ok {
-		return s.start(at), nil
+		s.issue(&r, s.start(), at)
+		return r, nil
 	}
 	if s.inflight.n == 0 {
 		return Request{}, io.EOF
@@ -156,8 +188,8 @@ func (s *ChatSource) Next() (Request, error) {
 	return Request{}, ErrWaiting
 }
 
-// start draws a new conversation and returns its first turn.
-func (s *ChatSource) start(at time.Duration) Request {
+// start draws a new conversation, its first turn's lengths and ids.
+func (s *ChatSource) start() *conversation {
 	id := uint64(s.started)
 	s.started++
 	var head [40]byte // NewStream(seed, "conversation/<id>/<name>"), its head hashed once
@@ -166,10 +198,10 @@ func (s *ChatSource) start(at time.Duration) Request {
 	seed, st := s.cfg.Seed, &c.streams
 	c.user, c.answer, c.think = st[0].on(seed, h, "input"), st[1].on(seed, h, "output"), st[2].on(seed, h, "think")
 	c.turns = s.cfg.Turns.Sample(st[3].on(seed, h, "turns"))
-	c.input = s.prefix.PrefixTokens + s.cfg.FirstInput.Sample(c.user)
-	c.output = s.cfg.Output.Sample(c.answer)
+	c.input = s.prefix.PrefixTokens + s.first.sample(c.user)
+	c.output = s.output.sample(c.answer)
 	c.ids = s.ids.prompt(st[4].on(seed, h, "prefix"), c.input+c.output) // each of its own stream: the order of draws is free
-	return s.issue(c, at)
+	return c
 }
 
 // issue yields the current turn, its ids drawn (start, Finished) over
@@ -185,16 +217,19 @@ func (s *ChatSource) start(at time.Duration) Request {
 // instructions a request (the budget test); drawn at once, not its
 // prompt's full blocks' and then the rest in the same array (reopen, a
 // call more a turn, a first turn's array grown), 14,276 then 13,931.
-func (s *ChatSource) issue(c *conversation, at time.Duration) Request {
-	r := Request{ID: s.next, Arrival: at, InputTokens: c.input, OutputTokens: c.output,
-		PrefixHashes: c.ids, PrefixBlockTokens: s.prefix.block(), HashesCoverOutput: c.ids != nil,
-		Conversation: c.id, Turn: c.turn, Class: s.cfg.Class}
+// It writes the turn into r, Next's zero result, field by field: a
+// Request built and returned, then returned again by Next, was copied
+// twice (issue, Next and start cost Regime/Conversations 102, 107 and
+// 140 instructions a request, then 75, 73 and 130, SERVESIM_BUDGET_FUNCS).
+func (s *ChatSource) issue(r *Request, c *conversation, at time.Duration) {
+	r.ID, r.Arrival, r.InputTokens, r.OutputTokens = s.next, at, c.input, c.output
+	r.PrefixHashes, r.PrefixBlockTokens, r.HashesCoverOutput = c.ids, s.prefix.block(), c.ids != nil
+	r.Conversation, r.Turn, r.Class = c.id, c.turn, s.cfg.Class
 	if c.ids != nil {
 		r.PrefixTwoRuns = ascend.Rising() // blockIDs' ids rise (blockIDs.extendIn)
 	}
 	s.inflight.add(r.ID, c)
 	s.next++
-	return r
 }
 
 // Finished releases the next turn of the request's conversation, at + a
@@ -207,17 +242,28 @@ func (s *ChatSource) Finished(id uint64, at time.Duration, ok bool) {
 	if !ok || c.turn+1 >= c.turns {
 		return
 	}
-	next := c.input + c.output + s.cfg.UserInput.Sample(c.user)
+	next := c.input + c.output + s.user.sample(c.user)
 	if s.cfg.MaxInput > 0 && next > s.cfg.MaxInput {
 		return
 	}
 	// The answer's length, of its own stream, is drawn before the ids
 	// (the same): they cover its blocks too (issue).
-	output := s.cfg.Output.Sample(c.answer)
+	output := s.output.sample(c.answer)
 	c.ids = s.ids.extendIn(c.ids, c.input+c.output, next+output) // the full blocks of its prompt and answer, then fresh ones
 	c.input, c.output = next, output
 	c.turn++
-	s.ready = append(s.ready, s.issue(c, at+s.cfg.Think.sample(c.think)))
+	s.ready = append(s.ready, turnDue{c, at + s.cfg.Think.sample(c.think)})
+}
+
+// turnDue is a conversation's next turn, released by Finished, and its
+// arrival: Next issues it (its request id the next, as Finished's issue
+// gave it: the turns are yielded in the order they are released, before
+// any first turn). A Request kept in ready instead was copied in and out
+// of it: Finished and Next cost Regime/Conversations 143 and 103
+// instructions a request, then 121 and 107 (SERVESIM_BUDGET_FUNCS).
+type turnDue struct {
+	c  *conversation
+	at time.Duration
 }
 
 // flight is the conversations of the turns in flight by their request
