@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/testlong"
 	"github.com/servesim/servesim/workload"
 	"github.com/stretchr/testify/require"
 )
@@ -37,9 +38,10 @@ func TestRunsThroughFinishesAreStepwise(t *testing.T) {
 // of TestRunsThroughFinishesAreStepwise, their prompts behind shared
 // prefixes (groups of them, reused with a probability, by Zipf's law
 // or not), under KV pressure in half of them, so that the runs evict
-// cached blocks that later arrivals would have found.
+// cached blocks that later arrivals would have found. 40 scenarios,
+// 100 under SERVESIM_LONG=1: the 100 took 20 s, sim's longest quick test.
 func TestRunsThroughCachedFinishesAreStepwise(t *testing.T) {
-	checkThrough(t, 100, 45, func(rng *rand.Rand, seed uint64) (Config, func() workload.Source) {
+	checkThrough(t, testlong.Int(t, 40, 100), 45, func(rng *rand.Rand, seed uint64) (Config, func() workload.Source) {
 		cfg, lengths, rate, n := throughScenario(rng, seed)
 		if rng.IntN(2) == 0 {
 			cfg.Engine.KVBlocks = 150 + rng.IntN(600)
