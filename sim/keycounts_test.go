@@ -228,6 +228,15 @@ func TestKeyCountsIsAMap(t *testing.T) {
 }
 
 // FuzzKeyCounts holds keyCounts to a map.
+//
+//	go test ./sim -run '^$' -fuzz '^FuzzKeyCounts$' -fuzztime 30s -fuzzminimizetime 1s -parallel 1
+//
+// Without -fuzzminimizetime the fuzzer spends up to 60 s minimizing each
+// input that finds new coverage, and its execs a second read 0 meanwhile
+// (minimization's execs are not counted): at 5,000 execs a second this
+// target finds such inputs often, and seemed to stall after 3 s (execs
+// 16,270 from 3 s to 26 s of a 26 s run); with 1 s it ran 27,383 in 25 s
+// and found 36 new inputs.
 func FuzzKeyCounts(f *testing.F) {
 	f.Add([]byte{0, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 2, 1, 2, 3})
 	f.Fuzz(func(t *testing.T, ops []byte) { keyCountsOps(t, ops) })
