@@ -16,6 +16,7 @@ import (
 func init() {
 	mixedrun.Allow = func(x any, on bool) { e := x.(*Engine); e.mixAsked = on; e.decideFast() }
 	mixedrun.Out = func(x any) (*bool, *int) { e := x.(*Engine); return &e.firstOn, &e.firstBlocks }
+	mixedrun.Least = func(x any, t time.Duration) int { return leastMixed(x.([]*Engine), t) }
 }
 
 // lead is how much longer than StepTime the first step of the move in
@@ -132,6 +133,7 @@ func (e *Engine) mixRun(now, until time.Duration) bool {
 		}
 	}
 	e.outstanding += 1 - s.sched // seq.left: one prompt token left, not its chunk
+	e.resHeld = s.sched - 1      // until the first step ends (mixedOutstanding; resHeld is free: no remote KV here)
 	s.computed, s.sched, s.decoding = s.known-1, 0, false
 	p.Batch.Prefill = p.Batch.Prefill[:0]
 	e.sched = e.sched[:0]

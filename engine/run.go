@@ -41,7 +41,13 @@ type runState struct {
 	// resHeld: the blocks that reservation took, held from its step on;
 	// resBefore: the steps of the plan (as it stands) before that one
 	// not yet collected, which did not hold them (runBlockSteps; 0 once
-	// they are).
+	// they are). resHeld is read only while resBefore > 0, which only a
+	// replica with remote KV sets, where no mixed move is planned
+	// (mixOK): while mixed it holds the tokens of the admitted prompt's
+	// chunk less the one seq.left counts it for from the plan on (mixRun),
+	// which the step-by-step engine counts outstanding until the first
+	// step ends (mixedOutstanding). (A field of its own took the Engine
+	// past its size class: TestFleetSetupAllocatesEachReplicaOnce.)
 	resHeld, resBefore int
 	// thruAt: the end of the first step inside the run in flight that a
 	// member finishes at (through.go); noFinish: none.

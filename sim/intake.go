@@ -9,6 +9,7 @@ import (
 
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/internal/ascend"
+	"github.com/servesim/servesim/internal/mixedrun"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -320,6 +321,10 @@ func (r *runner) send(ref int32) error {
 		case r.gw != nil:
 			return r.admit(ref)
 		case r.view.idx == nil && r.pd == nil: // leastFresh: LeastLoaded's choice, no request built, of the whole fleet
+			if r.mixEngs != nil { // mixed moves (fleetMixed)
+				i = mixedrun.Least(r.mixEngs, r.now)
+				break
+			}
 			i = leastOutstanding(r.reps, r.now)
 		case r.pd != nil: // leastFresh, of a disaggregated fleet's two pools
 			return r.placeLeast(ref)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -115,4 +116,76 @@ func mixedScenario(tb testing.TB, seed uint64) (Config, func() workload.Source) 
 		Output: workload.Uniform{Center: 2 + rng.IntN(120), RangeRatio: rng.Float64()},
 	}
 	return cfg, func() workload.Source { return poisson(tb, seed+7, rate, n, lengths) }
+}
+
+// A fleet's mixed moves (fleetMixed: LeastLoaded with fresh signals, its
+// arrivals routed by mixedrun.Least, which counts a replica's load inside
+// a mixed move as the step-by-step engine does) give the bytes of the
+// two moves they stand for (noMixed) and of the stepwise run, on random
+// fleets of 2 to mixedFleetMax replicas, some of them slower (another
+// model) or smaller (fewer blocks, a sequence cap), whose loads tie and
+// part often, under arrivals from a trickle to overload that land inside
+// the replicas' mixed moves' first steps and after them. Without the
+// load counted so inside the first step, or the first step's end, the
+// routes part. Enough of the fleets must run mixed moves.
+func TestFleetMixedMovesAreStepwise(t *testing.T) {
+	cases := 200
+	if testing.Short() {
+		cases = 40
+	}
+	mixed := 0
+	for seed := range uint64(cases) {
+		cfg, src := mixedFleetScenario(t, seed)
+		t.Run("", func(t *testing.T) {
+			if mixedTwins(t, cfg, src) > 0 {
+				mixed++
+			}
+		})
+		if t.Failed() {
+			t.Logf("seed %d: a fleet of %d", seed, len(cfg.Fleet.Replicas))
+			return
+		}
+	}
+	t.Logf("%d of %d fleets ran mixed moves", mixed, cases)
+	require.Greater(t, mixed, cases*3/4, "too few fleets ran mixed moves")
+}
+
+// FuzzFleetMixedMovesAreStepwise is TestFleetMixedMovesAreStepwise's
+// comparison on the fleet of any seed.
+func FuzzFleetMixedMovesAreStepwise(f *testing.F) {
+	for seed := range uint64(4) {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		cfg, src := mixedFleetScenario(t, seed)
+		mixedTwins(t, cfg, src)
+	})
+}
+
+// mixedFleetScenario is TestFleetMixedMovesAreStepwise's random fleet and
+// workload for seed: mixedScenario's replica, copied, behind LeastLoaded,
+// without the client deadlines and horizons that turn mixed moves off.
+func mixedFleetScenario(tb testing.TB, seed uint64) (Config, func() workload.Source) {
+	one, _ := mixedScenario(tb, seed)
+	rng := rand.New(rand.NewPCG(seed, 46))
+	n := 2 + rng.IntN(mixedFleetMax-1)
+	reps := make([]ReplicaConfig, n)
+	for i := range reps {
+		reps[i] = ReplicaConfig{Engine: one.Engine}
+		switch rng.IntN(6) {
+		case 0:
+			reps[i].Model = costmodel.Frozen{DecodeStep: time.Duration(20+rng.IntN(40)) * time.Millisecond, PrefillBase: 5 * time.Millisecond, PrefillPerToken: time.Duration(20+rng.IntN(60)) * time.Microsecond}
+		case 1:
+			reps[i].Engine.MaxSeqs = 1 + rng.IntN(6)
+		}
+	}
+	cfg := Config{Fleet: Fleet{Replicas: reps, Router: LeastLoaded{}}, Window: one.Window, SLO: one.SLO, ErrorRate: one.ErrorRate, Seed: one.Seed}
+	cfg.Window.Horizon = 0
+	rate := float64(n) * (0.2 + 6*rng.Float64())
+	count := 40 + rng.IntN(300)
+	lengths := workload.Independent{
+		Input:  workload.Uniform{Center: 50 + rng.IntN(1200), RangeRatio: rng.Float64()},
+		Output: workload.Uniform{Center: 2 + rng.IntN(120), RangeRatio: rng.Float64()},
+	}
+	return cfg, func() workload.Source { return poisson(tb, seed+7, rate, count, lengths) }
 }

@@ -49,8 +49,8 @@ type replica struct {
 	// goneAt are when it was asked for, began serving, left routing and
 	// stopped costing (0, 0, Never, Never for a replica the run starts
 	// with; Never for what has not happened).
-	state                               replicaState
-	requested, readyAt, drainAt, goneAt time.Duration
+	state replicaState
+	// (continues and oneStep sit beside state, in one word with it.)
 	// continues: its engine may continue a run at a step end
 	// (engine.Runner.Continue), as the engine decided it
 	// (engine.Runner.Continues); the others skip the call.
@@ -61,7 +61,14 @@ type replica struct {
 	// where ScheduleUntil to a later instant would plan the same step,
 	// extendRun finding it one (212 instructions a request in
 	// BenchmarkRegime/Speculation: 40,628 then 40,389).
-	oneStep bool
+	oneStep                             bool
+	requested, readyAt, drainAt, goneAt time.Duration
+	// firstOn and firstBlocks are where its engine says whether the
+	// outcome it last returned covers a mixed move's first step, and the
+	// blocks held during it (mixedrun.Out; mixedMoves), or the runner's
+	// noFirst and noBlocks when it plans none.
+	firstOn     *bool
+	firstBlocks *int
 
 	busy      time.Duration // time with a step in flight, inside the window
 	blockTime wide          // KV blocks held × step time, over the steps that ended in the window

@@ -68,15 +68,15 @@ type runner struct {
 	// address.
 	thruAt *time.Duration
 	noThru time.Duration
-	// firstOn and firstBlocks are where the one replica's engine says
-	// whether the outcome it last returned covers a mixed move's first
-	// step, and the blocks held during it (mixedrun.Out; mixedMoves), or
-	// noFirst's and noBlocks's addresses.
-	firstOn     *bool
-	firstBlocks *int
-	noFirst     bool
-	noBlocks    int
-	mixes       int // mixed moves' first steps accounted (accountFirst; tests read it)
+	// noFirst and noBlocks are where a replica that plans no mixed move
+	// points its firstOn and firstBlocks (replica).
+	noFirst  bool
+	noBlocks int
+	mixes    int // mixed moves' first steps accounted (accountFirst; tests read it)
+	// mixEngs: a fleet whose engines plan mixed moves (fleetMixed), its
+	// engines as a []*engine.Engine, which mixedrun.Least reads as the
+	// step-by-step engines count their load; nil otherwise.
+	mixEngs any
 	// part is accountMixed's scratch: a part of a mixed move's outcome
 	// (an Outcome zeroed a call cost RunAtlas 50 instructions a request).
 	part engine.Outcome
@@ -265,6 +265,7 @@ func (r *runner) addReplica(rc ReplicaConfig) (int, error) {
 	}
 	rep.continues = rep.run().Continues()
 	rep.oneStep = r.oneStep(rep)
+	rep.firstOn, rep.firstBlocks = &r.noFirst, &r.noBlocks // an autoscaled fleet plans no mixed move (runThrough)
 	r.ends.add()
 	r.keys = prefixChains{} // its block size may be new: the chains are found again
 	if r.cache != nil {

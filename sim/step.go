@@ -62,9 +62,9 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 			return fmt.Errorf("sim: replica %d, after the steps that ended at %v: %w", rep.idx, out.End, err)
 		}
 	}
-	if *r.firstOn { // a mixed move's first step, and its later ones (mixedMoves)
-		*r.firstOn = false
-		return r.accountFirst(rep, out, *r.firstBlocks)
+	if *rep.firstOn { // a mixed move's first step, and its later ones (mixedMoves)
+		*rep.firstOn = false
+		return r.accountFirst(rep, out, *rep.firstBlocks)
 	}
 	if out.Steps > 0 {
 		start := out.End - time.Duration(out.Steps)*rep.stepTime

@@ -381,14 +381,21 @@ var noThrough = false
 // finish wakes (a closed-loop source, a gateway, a client's concurrency
 // slot, an autoscaler), no stopping instant that a finish moves (a
 // Horizon, a warm-up detected), no classes, tiers, cache view or
-// prefill pool.
+// prefill pool. A fleet under the same conditions may be asked for mixed
+// moves alone (fleetMixed).
 func (r *runner) runThrough() {
-	r.thruAt = &r.noThru                               // 0: never a finish inside
-	r.firstOn, r.firstBlocks = &r.noFirst, &r.noBlocks // never on
+	r.thruAt = &r.noThru // 0: never a finish inside
+	for i := range r.reps {
+		r.reps[i].firstOn, r.reps[i].firstBlocks = &r.noFirst, &r.noBlocks // never on
+	}
 	c := &r.cfg
-	if noThrough || len(r.reps) != 1 || r.fleet || !r.lazy || r.steps != nil || r.fb != nil || r.gw != nil ||
+	if noThrough || !r.lazy || r.steps != nil || r.fb != nil || r.gw != nil ||
 		r.roots != nil || r.cache != nil || r.tiers != nil || r.scale != nil || r.recent != nil || r.pd != nil ||
 		r.perClass || c.MaxConcurrency > 0 || c.Horizon > 0 || c.DetectWarmup || c.Stepwise || c.KeepTokens {
+		return
+	}
+	if len(r.reps) != 1 || r.fleet {
+		r.fleetMixed()
 		return
 	}
 	rep := &r.reps[0]
@@ -399,9 +406,46 @@ func (r *runner) runThrough() {
 	r.thruAt = runthrough.FinAt(rep.eng)
 	if !noMixed { // mixed moves, which the same conditions allow (accountFirst)
 		mixedrun.Allow(rep.eng, true)
-		r.firstOn, r.firstBlocks = mixedrun.Out(rep.eng)
+		rep.firstOn, rep.firstBlocks = mixedrun.Out(rep.eng)
 	}
 }
+
+// fleetMixed asks a fleet's engines for mixed moves (accountFirst) where
+// runThrough would ask the one replica's, when the router reads nothing
+// of an engine inside a move but its load, which send then reads
+// through mixedrun.Least, counting a mixed move's steps as the
+// step-by-step engine does (Outstanding counts its prompt as decoding
+// from the plan on): LeastLoaded with fresh signals, no gateway, cache
+// view or prefill pool (leastFresh); and no client deadline, whose
+// abort of a mixed move's prompt inside its first step Least does not
+// count; a fleet of at most mixedFleetMax. A finish still ends a
+// fleet's run: a fleet asks for no run through finishes.
+func (r *runner) fleetMixed() {
+	if noMixed || !r.leastFresh || r.pd != nil || r.cfg.Timeout > 0 || len(r.reps) > mixedFleetMax {
+		return
+	}
+	engs := make([]*engine.Engine, len(r.reps))
+	for i := range r.reps {
+		rep := &r.reps[i]
+		engs[i] = rep.eng
+		if !rep.continues || rep.oneStep || rep.async || rep.prefill {
+			continue
+		}
+		mixedrun.Allow(rep.eng, true)
+		rep.firstOn, rep.firstBlocks = mixedrun.Out(rep.eng)
+	}
+	r.mixEngs = engs
+}
+
+// mixedFleetMax is the largest fleet whose engines plan mixed moves
+// (fleetMixed). Each arrival reads every replica's load through
+// mixedrun.Least, which tests for a mixed move in each: in
+// Regime/Fleet8LeastLoaded the load reads cost 222 then 310
+// instructions a request, the moves they serve saved 270 more
+// (12,142 then 11,961), but in BenchmarkRunFleet64/workload=atlas/
+// router=LeastLoaded 1,617 then 2,857, the moves saved 560 (10,548
+// then 11,229).
+const mixedFleetMax = 16
 
 // settleThrough collects the one replica's run through finishes up to
 // the next event's instant (or the stopping instant, or the step before

@@ -10,6 +10,8 @@
 // them. A leaf.
 package mixedrun
 
+import "time"
+
 // Allow lets eng (an *engine.Engine) plan a mixed step and the decode
 // run after it as one move, or stops it. Such a move's Plan has the
 // later steps' StepTime and batch (its admitted prompt a decode), and
@@ -27,3 +29,13 @@ var Allow func(eng any, on bool)
 // prefill chunk and one decode fewer than the later steps
 // (Outcome.Decodes and Chunks count theirs).
 var Out func(eng any) (on *bool, blocks *int)
+
+// Least is, over engs (a []*engine.Engine), the index of the engine that
+// holds the fewest outstanding tokens at instant t, ties to the lowest
+// index: LeastLoaded's choice, as Outstanding reads each engine, but
+// inside a mixed move as the step-by-step engine counts them (the mixed
+// step's prompt chunk outstanding until that step ends, its first
+// token and the later steps' tokens out as each ends), where Outstanding
+// counts the prompt as decoding from the plan on. A driver that asks a
+// fleet's engines for mixed moves and routes by their load reads it so.
+var Least func(engs any, t time.Duration) int
