@@ -120,25 +120,30 @@ func mixedScenario(tb testing.TB, seed uint64) (Config, func() workload.Source) 
 
 // A fleet's mixed moves (fleetMixed: LeastLoaded with fresh signals, its
 // arrivals routed by mixedrun.Least, which counts a replica's load inside
-// a mixed move as the step-by-step engine does) give the bytes of the
-// two moves they stand for (noMixed) and of the stepwise run, on random
-// fleets of 2 to mixedFleetMax replicas, some of them slower (another
-// model) or smaller (fewer blocks, a sequence cap), whose loads tie and
+// a mixed move as the step-by-step engine does; PrefixAffinity with
+// ApproxView, which reads the requests each replica holds and its tree)
+// give the bytes of the two moves they stand for (noMixed) and of the
+// stepwise run, on random fleets of 2 to mixedFleetMax replicas, some of
+// them slower (another model) or with a sequence cap, whose loads tie and
 // part often, under arrivals from a trickle to overload that land inside
-// the replicas' mixed moves' first steps and after them. Without the
-// load counted so inside the first step, or the first step's end, the
-// routes part. Enough of the fleets must run mixed moves.
+// the replicas' mixed moves' first steps and after them, behind shared
+// prefixes for PrefixAffinity. Without the load counted so inside the
+// first step, or the first step's end, LeastLoaded's routes part. Enough
+// of the fleets must run mixed moves.
 func TestFleetMixedMovesAreStepwise(t *testing.T) {
 	cases := 200
 	if testing.Short() {
 		cases = 40
 	}
-	mixed := 0
+	mixed, approx := 0, 0
 	for seed := range uint64(cases) {
 		cfg, src := mixedFleetScenario(t, seed)
 		t.Run("", func(t *testing.T) {
 			if mixedTwins(t, cfg, src) > 0 {
 				mixed++
+				if _, ok := cfg.Fleet.Router.(PrefixAffinity); ok {
+					approx++
+				}
 			}
 		})
 		if t.Failed() {
@@ -146,8 +151,9 @@ func TestFleetMixedMovesAreStepwise(t *testing.T) {
 			return
 		}
 	}
-	t.Logf("%d of %d fleets ran mixed moves", mixed, cases)
-	require.Greater(t, mixed, cases*3/4, "too few fleets ran mixed moves")
+	t.Logf("%d of %d fleets ran mixed moves, %d of them behind PrefixAffinity", mixed, cases, approx)
+	require.Greater(t, mixed, cases*2/3, "too few fleets ran mixed moves")
+	require.Greater(t, approx, cases/4, "too few fleets behind PrefixAffinity ran mixed moves")
 }
 
 // FuzzFleetMixedMovesAreStepwise is TestFleetMixedMovesAreStepwise's
@@ -179,7 +185,12 @@ func mixedFleetScenario(tb testing.TB, seed uint64) (Config, func() workload.Sou
 			reps[i].Engine.MaxSeqs = 1 + rng.IntN(6)
 		}
 	}
-	cfg := Config{Fleet: Fleet{Replicas: reps, Router: LeastLoaded{}}, Window: one.Window, SLO: one.SLO, ErrorRate: one.ErrorRate, Seed: one.Seed}
+	var router Router = LeastLoaded{}
+	approx := rng.IntN(2) == 0
+	if approx {
+		router = PrefixAffinity{View: ApproxView{}, BalanceAbs: 1 + rng.IntN(4)}
+	}
+	cfg := Config{Fleet: Fleet{Replicas: reps, Router: router, Frontends: rng.IntN(3)}, Window: one.Window, SLO: one.SLO, ErrorRate: one.ErrorRate, Seed: one.Seed}
 	cfg.Window.Horizon = 0
 	rate := float64(n) * (0.2 + 6*rng.Float64())
 	count := 40 + rng.IntN(300)
@@ -187,5 +198,16 @@ func mixedFleetScenario(tb testing.TB, seed uint64) (Config, func() workload.Sou
 		Input:  workload.Uniform{Center: 50 + rng.IntN(1200), RangeRatio: rng.Float64()},
 		Output: workload.Uniform{Center: 2 + rng.IntN(120), RangeRatio: rng.Float64()},
 	}
-	return cfg, func() workload.Source { return poisson(tb, seed+7, rate, count, lengths) }
+	if !approx {
+		return cfg, func() workload.Source { return poisson(tb, seed+7, rate, count, lengths) }
+	}
+	// Prompts behind shared prefixes of a few groups, which the view's
+	// tree learns: its choice follows them until the balance test takes
+	// over.
+	prefix := workload.PrefixReuse{Groups: 1 + rng.IntN(8), PrefixTokens: 16 * (1 + rng.IntN(40)), Probability: rng.Float64(), BlockTokens: 16}
+	return cfg, func() workload.Source {
+		g, err := workload.NewSynthetic(workload.Synthetic{Seed: seed + 7, Count: count, Arrival: workload.Arrival{Rate: rate}, Lengths: lengths, Prefix: prefix})
+		require.NoError(tb, err)
+		return g
+	}
 }

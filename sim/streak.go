@@ -390,12 +390,15 @@ func (r *runner) runThrough() {
 	}
 	c := &r.cfg
 	if noThrough || !r.lazy || r.steps != nil || r.fb != nil || r.gw != nil ||
-		r.roots != nil || r.cache != nil || r.tiers != nil || r.scale != nil || r.recent != nil || r.pd != nil ||
+		r.tiers != nil || r.scale != nil || r.recent != nil || r.pd != nil ||
 		r.perClass || c.MaxConcurrency > 0 || c.Horizon > 0 || c.DetectWarmup || c.Stepwise || c.KeepTokens {
 		return
 	}
 	if len(r.reps) != 1 || r.fleet {
-		r.fleetMixed()
+		r.fleetMixed() // which tests the router and its cache view
+		return
+	}
+	if r.roots != nil || r.cache != nil {
 		return
 	}
 	rep := &r.reps[0]
@@ -412,16 +415,23 @@ func (r *runner) runThrough() {
 
 // fleetMixed asks a fleet's engines for mixed moves (accountFirst) where
 // runThrough would ask the one replica's, when the router reads nothing
-// of an engine inside a move but its load, which send then reads
-// through mixedrun.Least, counting a mixed move's steps as the
-// step-by-step engine does (Outstanding counts its prompt as decoding
-// from the plan on): LeastLoaded with fresh signals, no gateway, cache
-// view or prefill pool (leastFresh); and no client deadline, whose
-// abort of a mixed move's prompt inside its first step Least does not
-// count; a fleet of at most mixedFleetMax. A finish still ends a
-// fleet's run: a fleet asks for no run through finishes.
+// of an engine inside a move but its load or the requests it holds, in
+// a fleet of at most mixedFleetMax, with no client deadline (whose abort
+// of a mixed move's prompt inside its first step mixedrun.Least does not
+// count) and fresh signals:
+//   - LeastLoaded with no gateway, cache view or prefill pool
+//     (leastFresh): send reads the loads through mixedrun.Least, which
+//     counts a mixed move's steps as the step-by-step engine does
+//     (Outstanding counts its prompt as decoding from the plan on);
+//   - PrefixAffinity with ApproxView (heldByView): it weighs the
+//     requests each replica holds, which the runner counts
+//     (heldRangeEach), and the prompts it routed, which its tree keeps;
+//     it reads no engine.
+//
+// A finish still ends a fleet's run: a fleet asks for no run through
+// finishes.
 func (r *runner) fleetMixed() {
-	if noMixed || !r.leastFresh || r.pd != nil || r.cfg.Timeout > 0 || len(r.reps) > mixedFleetMax {
+	if noMixed || r.pd != nil || r.cfg.Timeout > 0 || len(r.reps) > mixedFleetMax || !(r.leastFresh || r.heldByView()) {
 		return
 	}
 	engs := make([]*engine.Engine, len(r.reps))
@@ -434,7 +444,23 @@ func (r *runner) fleetMixed() {
 		mixedrun.Allow(rep.eng, true)
 		rep.firstOn, rep.firstBlocks = mixedrun.Out(rep.eng)
 	}
-	r.mixEngs = engs
+	if r.leastFresh {
+		r.mixEngs = engs
+	}
+}
+
+// heldByView reports whether the router is PrefixAffinity with
+// ApproxView and fresh signals, no gateway, and the whole fleet its view
+// (no routable list): it reads of the replicas only the requests each
+// holds, the runner's count (View.heldRange, heldRangeEach), and its
+// tree.
+func (r *runner) heldByView() bool {
+	pa, ok := r.router.(PrefixAffinity)
+	if !ok || r.cfg.Fleet.SignalDelay > 0 || r.gw != nil || r.roots != nil || r.view.idx != nil {
+		return false
+	}
+	_, approx := pa.View.(ApproxView)
+	return approx
 }
 
 // mixedFleetMax is the largest fleet whose engines plan mixed moves
