@@ -599,6 +599,12 @@ func (p *tierPort) noteTouch(chain []uint64, c0, c1 int) {
 // the note's appended, and the note moved to the end of the list.
 func (g *touchLog) extend(i int32, chain []uint64) {
 	nt := &g.notes[i]
+	if len(nt.keys) == len(chain) {
+		// The same chain (a lookup's again, a prompt's store after its
+		// lookup), found by its last key's slot: it only moves.
+		g.toEnd(i)
+		return
+	}
 	g.live += len(chain) - len(nt.keys)
 	if c := len(nt.keys) - 1; c+2 == len(chain) { // a decode's block: one more key
 		nt.keys = append(nt.keys, chain[c+1])
