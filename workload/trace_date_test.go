@@ -1,0 +1,123 @@
+package workload
+
+import (
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// checkPlainDateTime holds plainDateTime to its twin, parseDateTime and
+// arrival's range check: a date-time it reads is one parseDateTime reads
+// to the same instant, inside time.Duration's range.
+func checkPlainDateTime(t *testing.T, v string) bool {
+	t.Helper()
+	d, ok := plainDateTime(v)
+	if !ok {
+		return false
+	}
+	tm, ok := parseDateTime(v)
+	require.True(t, ok, "%q: plainDateTime read %v, parseDateTime refuses it", v, d)
+	require.False(t, tm.Before(minDate) || tm.After(maxDate), "%q: out of range", v)
+	require.Equal(t, time.Duration(tm.UnixNano()), d, "%q", v)
+	return true
+}
+
+// TestPlainDateTimeIsParse holds plainDateTime to parseDateTime on the
+// Azure sample's date-times and on random date-times of its shape, their
+// fields and fractions in and out of range, one byte changed in some.
+func TestPlainDateTimeIsParse(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "examples", "tracereplay", "testdata", "azure_conv_sample.csv"))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")[1:]
+	for _, line := range lines {
+		v, _, _ := strings.Cut(line, ",")
+		require.True(t, checkPlainDateTime(t, v), "%q is plain", v)
+	}
+	for _, v := range []string{"2024-02-29 00:00:00", "2023-02-29 00:00:00", "2000-02-29 23:59:59.999999999999", "1900-02-29 00:00:00",
+		"2023-11-16T18:15:46.5", "2023-11-16 18:15:46.", "2023-11-16 18:15:46Z", "2023-11-16 18:15:46,5", "1677-12-31 00:00:00",
+		"1678-01-01 00:00:00", "2261-12-31 23:59:59.9", "2262-01-01 00:00:00", "2023-11-16 24:00:00", "2023-11-16 18:60:00",
+		"2023-11-16 18:15:60", "2023-00-16 18:15:46", "2023-13-16 18:15:46", "2023-11-00 18:15:46", "2023-11-31 18:15:46",
+		"+023-11-16 18:15:46", "2023-11-16 8:15:46.12"} {
+		checkPlainDateTime(t, v)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	taken := 0
+	for range 200_000 {
+		b := []byte("2023-11-16 18:15:46")
+		num := func(i, n, most int) {
+			x := rng.IntN(most + 1)
+			if n == 4 {
+				x = 1600 + rng.IntN(most-1599)
+			}
+			for k := n - 1; k >= 0; k-- {
+				b[i+k] = byte('0' + x%10)
+				x /= 10
+			}
+		}
+		num(0, 4, 2300)
+		num(5, 2, 12+rng.IntN(2))
+		num(8, 2, 29+rng.IntN(4))
+		num(11, 2, 23+rng.IntN(2))
+		num(14, 2, 59+rng.IntN(2))
+		num(17, 2, 59+rng.IntN(2))
+		if rng.IntN(2) == 0 {
+			b[10] = 'T'
+		}
+		if rng.IntN(3) > 0 {
+			b = append(b, '.')
+			for range rng.IntN(13) {
+				b = append(b, byte('0'+rng.IntN(10)))
+			}
+		}
+		if rng.IntN(8) == 0 {
+			b[rng.IntN(len(b))] = "0123456789 -:.TZ+a"[rng.IntN(18)]
+		}
+		if checkPlainDateTime(t, string(b)) {
+			taken++
+		}
+	}
+	assert.Greater(t, taken, 100_000, "date-times read by plainDateTime")
+	t.Logf("%d of 200,000 read by plainDateTime", taken)
+}
+
+// FuzzPlainDateTime holds plainDateTime to parseDateTime on any string.
+func FuzzPlainDateTime(f *testing.F) {
+	for _, v := range []string{"2023-11-16 18:15:46.6805900", "2024-02-29T00:00:00", "2023-11-16 18:15:46", "1678-01-01 00:00:00.000000000001"} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v string) { checkPlainDateTime(t, v) })
+}
+
+// The Azure sample replays to the same requests with its date-times read
+// by parseDateTime (fastDates off), TargetRate's two passes and all.
+func TestPlainDateTimesReplayAsParse(t *testing.T) {
+	path := filepath.Join("..", "examples", "tracereplay", "testdata", "azure_conv_sample.csv")
+	read := func() []Request {
+		cfg := Azure()
+		cfg.Transform.TargetRate = 1.5
+		tr, err := OpenTrace(path, cfg)
+		require.NoError(t, err)
+		defer tr.Close()
+		var out []Request
+		for {
+			r, err := tr.Next()
+			if err != nil {
+				require.ErrorIs(t, err, io.EOF)
+				return out
+			}
+			out = append(out, r)
+		}
+	}
+	fast := read()
+	fastDates = false
+	defer func() { fastDates = true }()
+	require.Len(t, fast, 2000)
+	assert.Equal(t, read(), fast)
+}
