@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -120,4 +121,50 @@ func TestPlainDateTimesReplayAsParse(t *testing.T) {
 	defer func() { fastDates = true }()
 	require.Len(t, fast, 2000)
 	assert.Equal(t, read(), fast)
+}
+
+// checkPlainCount holds plainCount to strconv.ParseInt, natural's twin.
+func checkPlainCount(t *testing.T, v string) bool {
+	t.Helper()
+	n, ok := plainCount(v)
+	if !ok {
+		return false
+	}
+	x, err := strconv.ParseInt(v, 10, 32)
+	require.NoError(t, err, "%q", v)
+	require.Equal(t, int(x), n, "%q", v)
+	require.GreaterOrEqual(t, n, 0, "%q", v)
+	return true
+}
+
+// TestPlainCountIsParseInt holds plainCount to strconv.ParseInt on
+// random strings of digits, signs, spaces and other bytes, up to twelve
+// long, and on the edges.
+func TestPlainCountIsParseInt(t *testing.T) {
+	for _, v := range []string{"", "0", "007", "999999999", "2147483647", "2147483648", "+5", "-5", " 5", "5 ", "1e3", "0x10", "1_000"} {
+		checkPlainCount(t, v)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	taken := 0
+	for range 200_000 {
+		b := make([]byte, rng.IntN(13))
+		for i := range b {
+			b[i] = byte('0' + rng.IntN(10))
+			if rng.IntN(30) == 0 {
+				b[i] = "+- x./:9\x00"[rng.IntN(9)]
+			}
+		}
+		if checkPlainCount(t, string(b)) {
+			taken++
+		}
+	}
+	assert.Greater(t, taken, 50_000)
+}
+
+// FuzzPlainCount holds plainCount to strconv.ParseInt on any string.
+func FuzzPlainCount(f *testing.F) {
+	for _, v := range []string{"374", "007", "999999999", "+1", "1234567890"} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v string) { checkPlainCount(t, v) })
 }
