@@ -138,3 +138,58 @@ func FuzzPlainCSV(f *testing.F) {
 		require.Equal(t, want, got)
 	})
 }
+
+// TestCSVColumnsByPosition holds csvRequired, which reads a CSV row's
+// arrival and token counts by their positions, to its twin, which reads
+// them by name (csvByPosition off): random Azure-like traces, their
+// columns in any order beside another, their values plain, spaced,
+// negative, not numbers, empty, date-times or numbers, a row short here
+// and there, replayed plain, filtered and at a TargetRate: the same replay or the
+// same error, byte for byte (rereadRun).
+func TestCSVColumnsByPosition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	values := []string{"1", "17", " 42 ", "-3", "x", "", "2023-11-16 18:15:46.5", "2.5", "99999999999"}
+	taken := 0
+	for range 400 {
+		head := []string{"TIMESTAMP", "ContextTokens", "GeneratedTokens", "Other"}
+		rng.Shuffle(len(head), func(i, j int) { head[i], head[j] = head[j], head[i] })
+		if rng.IntN(8) == 0 {
+			head = head[:3] // a required column may be missing
+		}
+		var b strings.Builder
+		b.WriteString(strings.Join(head, ",") + "\n")
+		dates := rng.IntN(2) == 0
+		for r := range rng.IntN(30) {
+			fields := make([]string, len(head))
+			for i, h := range head {
+				switch {
+				case rng.IntN(12) == 0:
+					fields[i] = values[rng.IntN(len(values))]
+				case h == "TIMESTAMP" && dates:
+					fields[i] = fmt.Sprintf("2023-11-16 18:%02d:%02d.%d", r/60, r%60, rng.IntN(1000))
+				case h == "TIMESTAMP":
+					fields[i] = fmt.Sprint(r)
+				default:
+					fields[i] = fmt.Sprint(rng.IntN(500))
+				}
+			}
+			if rng.IntN(60) == 0 {
+				fields = fields[:1+rng.IntN(len(fields))] // refused by csv.Reader, as any record of another length
+			}
+			b.WriteString(strings.Join(fields, ",") + "\n")
+		}
+		data := []byte(b.String())
+		for _, cfg := range []TraceConfig{Azure(), {Format: CSV, Columns: Azure().Columns, Filters: []Filter{{Column: "Other", Values: []string{"1", "2", "3"}}}},
+			{Format: CSV, Columns: Azure().Columns, Transform: Transform{TargetRate: 2}}} {
+			csvByPosition = false
+			want := rereadRun(data, cfg)
+			csvByPosition = true
+			got := rereadRun(data, cfg)
+			require.Equal(t, want, got, "config %+v, data %q", cfg, data)
+			if !strings.HasPrefix(got, "refused") {
+				taken++
+			}
+		}
+	}
+	require.Greater(t, taken, 300, "replays not refused")
+}

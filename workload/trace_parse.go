@@ -63,14 +63,20 @@ func (p *parser) parse(r row, req *Request) (raw time.Duration, keep bool, err e
 		}
 	}
 	c := &p.cfg.Columns // not a copy (26 words): a row reads a few
-	if raw, err = p.arrival(r); err != nil {
-		return 0, false, err
-	}
-	if req.InputTokens, err = p.count(r, c.Input); err != nil {
-		return 0, false, err
-	}
-	if req.OutputTokens, err = p.count(r, c.Output); err != nil {
-		return 0, false, err
+	if cr, ok := r.(*csvRows); ok && csvByPosition {
+		if raw, err = p.csvRequired(cr, req); err != nil {
+			return 0, false, err
+		}
+	} else {
+		if raw, err = p.arrival(r); err != nil {
+			return 0, false, err
+		}
+		if req.InputTokens, err = p.count(r, c.Input); err != nil {
+			return 0, false, err
+		}
+		if req.OutputTokens, err = p.count(r, c.Output); err != nil {
+			return 0, false, err
+		}
 	}
 	req.Failed = req.InputTokens == 0 || req.OutputTokens == 0
 	if err = p.optional(r, req); err != nil {
@@ -78,6 +84,52 @@ func (p *parser) parse(r row, req *Request) (raw time.Duration, keep bool, err e
 	}
 	return raw, true, nil
 }
+
+// csvRequired is parse's reading of a CSV row's arrival and token
+// counts (into *req), each column's value taken by its position in the
+// record (csvRows.pos, looked up in the header's index once), not by
+// name through get: the same values, refused with the same errors, in
+// the same order. Regime/AzureReplay, the first pass's rows through
+// get and its memo of columns then this: 8,748 then 8,533 instructions a
+// request. Its twin is the columns read by name (csvByPosition off),
+// which TestCSVColumnsByPosition holds it to.
+func (p *parser) csvRequired(r *csvRows, req *Request) (raw time.Duration, err error) {
+	c := &p.cfg.Columns
+	if !r.posSet {
+		for k, col := range [3]string{c.Arrival, c.Input, c.Output} {
+			i, ok := r.index[col]
+			if !ok {
+				i = -1
+			}
+			r.pos[k] = i
+		}
+		r.posSet = true
+	}
+	v, ok := r.at(r.pos[0])
+	if !ok {
+		return 0, p.fail(r, c.Arrival, "", "is missing")
+	}
+	if raw, err = p.arrivalOf(r, v); err != nil {
+		return 0, err
+	}
+	if v, ok = r.at(r.pos[1]); !ok {
+		return 0, p.fail(r, c.Input, "", "is missing")
+	}
+	if req.InputTokens, err = p.natural(r, c.Input, v); err != nil {
+		return 0, err
+	}
+	if v, ok = r.at(r.pos[2]); !ok {
+		return 0, p.fail(r, c.Output, "", "is missing")
+	}
+	if req.OutputTokens, err = p.natural(r, c.Output, v); err != nil {
+		return 0, err
+	}
+	return raw, nil
+}
+
+// csvByPosition is false for csvRequired's twin: a CSV row's columns
+// are read by name (get), as every other row's (set by the tests alone).
+var csvByPosition = true
 
 // plainRow is parse for a flat JSON Lines row whose columns the parser
 // reads were read as plain integers already (see plainCols), in range:
@@ -210,11 +262,16 @@ var (
 // arrival parses the arrival column as a number in ArrivalUnit or as a
 // date-time (nanoseconds since the Unix epoch).
 func (p *parser) arrival(r row) (time.Duration, error) {
-	col := p.cfg.Columns.Arrival
-	v, err := p.value(r, col)
+	v, err := p.value(r, p.cfg.Columns.Arrival)
 	if err != nil {
 		return 0, err
 	}
+	return p.arrivalOf(r, v)
+}
+
+// arrivalOf is arrival of v, r's arrival column's value.
+func (p *parser) arrivalOf(r row, v string) (time.Duration, error) {
+	col := p.cfg.Columns.Arrival
 	if p.clock != clockNumber && fastDates {
 		if d, ok := plainDateTime(v); ok {
 			p.clock = clockDate

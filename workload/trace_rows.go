@@ -133,6 +133,8 @@ type csvRows struct {
 	skips  int  // the lines plainLine read: r's line numbers are short by them
 	own    []string
 	memo   [slots]colMemo // get's last columns, by position in the record
+	pos    [3]int         // the parser's arrival and token count columns' positions, -1 for none (csvRequired)
+	posSet bool
 }
 
 // colMemo is a column get looked up last and its position.
@@ -278,7 +280,17 @@ func (c *csvRows) next() (row, error) {
 
 func (c *csvRows) get(col string) (string, bool) {
 	i, ok := c.column(col)
-	if !ok || i >= len(c.rec) {
+	if !ok {
+		return "", false
+	}
+	return c.at(i)
+}
+
+// at is the value at position i of the record (get's, of the column
+// there), trimmed of spaces; false when the record is short of it (or
+// i is -1, no column's).
+func (c *csvRows) at(i int) (string, bool) {
+	if uint(i) >= uint(len(c.rec)) {
 		return "", false
 	}
 	if v := c.rec[i]; len(v) > 0 && v[0]-0x21 < 0x5e && v[len(v)-1]-0x21 < 0x5e {
@@ -290,7 +302,9 @@ func (c *csvRows) get(col string) (string, bool) {
 // column is col's position in the record (index), from a memo of the
 // last columns asked (a row asks the parser's few columns, by the same
 // strings), else the map: Regime/AzureReplay's get and map lookups, 279
-// instructions a request (get 90, the map's 189), then 228.
+// instructions a request (get 90, the map's 189), then 228, before
+// csvRequired read its columns by position (the optional columns, and
+// CSVRows', are still read by name).
 func (c *csvRows) column(col string) (int, bool) {
 	for k := range c.memo {
 		if m := &c.memo[k]; m.col == col && len(col) > 0 {
