@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -167,4 +168,46 @@ func FuzzPlainCount(f *testing.F) {
 		f.Add(v)
 	}
 	f.Fuzz(func(t *testing.T, v string) { checkPlainCount(t, v) })
+}
+
+// TestDateMemoIsPlainDateTime holds dateTime, which takes a date-time's
+// minute from the last one's, to plainDateTime alone: sequences of
+// date-times that share their minute for a few rows, then move on,
+// their seconds, fractions and later bytes random, one byte changed in
+// some (in the minute too).
+func TestDateMemoIsPlainDateTime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var p parser
+	memo, cur := 0, ""
+	for range 100_000 {
+		if rng.IntN(5) == 0 {
+			cur = fmt.Sprintf("%04d-%02d-%02d %02d:%02d", 1990+rng.IntN(60), 1+rng.IntN(12), 1+rng.IntN(31), rng.IntN(25), rng.IntN(61))
+		}
+		b := []byte(cur)
+		if len(b) != 16 {
+			b = []byte("2023-11-16 18:15")
+		}
+		b = append(b, fmt.Sprintf(":%02d", rng.IntN(61))...)
+		if rng.IntN(3) > 0 {
+			b = append(b, '.')
+			for range rng.IntN(12) {
+				b = append(b, byte('0'+rng.IntN(10)))
+			}
+		}
+		if rng.IntN(10) == 0 {
+			b[rng.IntN(len(b))] = "0123456789 -:.Tx"[rng.IntN(16)]
+		}
+		v := string(b)
+		hit := len(v) >= 16 && p.minute != "" && v[:16] == p.minute
+		d, ok := p.dateTime(v)
+		want, wantOK := plainDateTime(v)
+		require.Equal(t, wantOK, ok, "%q", v)
+		if ok {
+			require.Equal(t, want, d, "%q", v)
+			if hit {
+				memo++
+			}
+		}
+	}
+	require.Greater(t, memo, 20_000, "date-times read from the memo")
 }

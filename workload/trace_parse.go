@@ -22,6 +22,10 @@ type parser struct {
 	ids   []uint64  // hashIDs' scratch
 	slab  []uint64  // keepIDs' copies' slab
 	pc    plainCols // a flat JSON Lines row's columns (plainRow)
+	// minute is the first 16 bytes of the last date-time plainDateTime
+	// read, and minuteAt that minute's instant (dateTime's memo).
+	minute   string
+	minuteAt time.Duration
 	// measuring: the requests are counted, not used (timeFactor's first
 	// pass), so the hash ids flatObject read are checked but not copied.
 	measuring bool
@@ -273,7 +277,7 @@ func (p *parser) arrival(r row) (time.Duration, error) {
 func (p *parser) arrivalOf(r row, v string) (time.Duration, error) {
 	col := p.cfg.Columns.Arrival
 	if p.clock != clockNumber && fastDates {
-		if d, ok := plainDateTime(v); ok {
+		if d, ok := p.dateTime(v); ok {
 			p.clock = clockDate
 			return d, nil
 		}
@@ -387,7 +391,7 @@ func parseDateTime(v string) (time.Time, bool) {
 // (fastDates off), which TestPlainDateTimeIsParse and
 // FuzzPlainDateTime hold it to.
 func plainDateTime(v string) (time.Duration, bool) {
-	if len(v) < 19 || v[4] != '-' || v[7] != '-' || v[10] != ' ' && v[10] != 'T' || v[13] != ':' || v[16] != ':' {
+	if len(v) < 19 || v[4] != '-' || v[7] != '-' || v[10] != ' ' && v[10] != 'T' || v[13] != ':' {
 		return 0, false
 	}
 	// Each digit's value; bad is set by a byte that is no digit.
@@ -404,12 +408,44 @@ func plainDateTime(v string) (time.Duration, bool) {
 	day := digit(8)*10 + digit(9)
 	hour := digit(11)*10 + digit(12)
 	minute := digit(14)*10 + digit(15)
-	sec := digit(17)*10 + digit(18)
-	if bad || year < 1678 || year > 2261 || month < 1 || month > 12 || hour > 23 || minute > 59 || sec > 59 {
+	if bad || year < 1678 || year > 2261 || month < 1 || month > 12 || hour > 23 || minute > 59 {
 		return 0, false
 	}
 	leap := year%4 == 0 && (year%100 != 0 || year%400 == 0)
 	if last := monthDays[month]; day < 1 || day > last && !(leap && month == 2 && day == 29) {
+		return 0, false
+	}
+	ns, ok := plainSeconds(v)
+	if !ok {
+		return 0, false
+	}
+	// The days from 1970-01-01 to the year's first, then to the day.
+	y := int64(year - 1)
+	days := 365*(y-1969) + y/4 - y/100 + y/400 - (1969/4 - 1969/100 + 1969/400) + int64(daysBefore[month]+day-1)
+	if leap && month > 2 {
+		days++
+	}
+	secs := days*86400 + int64(hour*3600+minute*60)
+	return time.Duration(secs*1e9 + ns), true
+}
+
+// plainSeconds reads v[16:] of a plain date-time (plainDateTime): the
+// ':', the seconds and the fraction, if any, to nanoseconds since the
+// minute's start.
+func plainSeconds(v string) (int64, bool) {
+	if len(v) < 19 || v[16] != ':' {
+		return 0, false
+	}
+	bad := false
+	digit := func(i int) int {
+		c := v[i] - '0'
+		if c > 9 {
+			bad = true
+		}
+		return int(c)
+	}
+	sec := digit(17)*10 + digit(18)
+	if bad || sec > 59 {
 		return 0, false
 	}
 	var nsec int64
@@ -431,15 +467,33 @@ func plainDateTime(v string) (time.Duration, bool) {
 		}
 		nsec = int64(x) * pow10ns[k]
 	}
-	// The days from 1970-01-01 to the year's first, then to the day.
-	y := int64(year - 1)
-	days := 365*(y-1969) + y/4 - y/100 + y/400 - (1969/4 - 1969/100 + 1969/400) + int64(daysBefore[month]+day-1)
-	if leap && month > 2 {
-		days++
-	}
-	secs := days*86400 + int64(hour*3600+minute*60+sec)
-	return time.Duration(secs*1e9 + nsec), true
+	return int64(sec)*1e9 + nsec, true
 }
+
+// dateTime is plainDateTime(v), its minute taken from a memo of the
+// last one read when v's first 16 bytes (the date, the hour and the
+// minute) are its: a trace's rows, in order, share them for a minute
+// (Azure's 2,000 rows of an hour). The bytes after are read by
+// plainSeconds, as plainDateTime reads them. Regime/AzureReplay,
+// every date-time by plainDateTime then this: 8,533 then 8,373 instructions a
+// request. Its twin is plainDateTime alone (dateMemoOn off), which
+// TestDateMemoIsPlainDateTime holds it to.
+func (p *parser) dateTime(v string) (time.Duration, bool) {
+	if len(v) >= 16 && p.minute != "" && v[:16] == p.minute && dateMemoOn {
+		ns, ok := plainSeconds(v)
+		return p.minuteAt + time.Duration(ns), ok
+	}
+	d, ok := plainDateTime(v)
+	if ok {
+		ns, _ := plainSeconds(v)
+		p.minute, p.minuteAt = v[:16], d-time.Duration(ns)
+	}
+	return d, ok
+}
+
+// dateMemoOn is false for dateTime's twin: every date-time is read by
+// plainDateTime whole (set by the tests alone).
+var dateMemoOn = true
 
 // monthDays is the days in each month (1 to 12) of a year not leap;
 // daysBefore the days of the months before it.
