@@ -319,13 +319,23 @@ func (t *Trace) read(r *Request) (time.Duration, bool, error) {
 		return rel, ok, nil
 	}
 	rel, ok, err := t.readFile(r)
-	if t.kept != nil && err == nil && !t.kept.keep(t, r, rel, ok) {
-		t.kept, t.p.measuring = nil, true // past the bound: the replay reads the file
-		if j := t.skimPast; j != nil {    // and the pass skims the lines after
-			j.skim, t.skimming = &skimmer{p: &t.p}, j
-		}
+	if t.kept != nil && err == nil {
+		t.keep(r, rel, ok)
 	}
 	return rel, ok, err
+}
+
+// keep keeps a first pass's read (t.kept), or past the bound drops the
+// reads kept: the replay reads the file, and a pass that may skim
+// skims the lines after.
+func (t *Trace) keep(r *Request, rel time.Duration, ok bool) {
+	if t.kept.keep(t, r, rel, ok) {
+		return
+	}
+	t.kept, t.p.measuring = nil, true
+	if j := t.skimPast; j != nil {
+		j.skim, t.skimming = &skimmer{p: &t.p}, j
+	}
 }
 
 // readFile is read from the file (or the sorted buffer).

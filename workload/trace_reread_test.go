@@ -61,6 +61,9 @@ func checkReread(t *testing.T, data []byte, cfg TraceConfig) {
 		rereadBytes = limit
 		require.Equal(t, want, rereadRun(data, cfg), "bound %d, config %+v, data %q", limit, cfg, data)
 	}
+	keptByTemplate = false // the first pass's lines kept through read
+	require.Equal(t, want, rereadRun(data, cfg), "kept through read: config %+v, data %q", cfg, data)
+	keptByTemplate = true
 	checkSkim(t, data, cfg, want)
 	cfg.Transform.TargetRate = 0
 	checkTemplate(t, data, cfg)
