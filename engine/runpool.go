@@ -977,9 +977,31 @@ func (p *blockPool) nextPrim(e int32, off, end int) int {
 // runHits is walkHits for path: how many of its first limit blocks are
 // found, leading, and how many of those nobody holds.
 func (p *blockPool) runHits(path []runLabel, limit int) (h, evictable int) {
-	p.runs.match(path, limit)
-	for _, sp := range p.runs.spans {
+	t := p.runs
+	t.match(path, limit)
+	for _, sp := range t.spans {
 		x := sp.lo
+		if segs := t.edges[sp.edge].segs; len(segs) == 1 {
+			// The edge's one segment (every edge of a conversation's
+			// path): the loop below without primAt's, which finds no
+			// other segment past it. With runTouch's: Regime/
+			// Conversations 12,615 then 12,444 instructions a request
+			// (servesim's own, cachegrind's marginal count).
+			id := segs[0]
+			g := &t.at[id]
+			s := &p.nodes[id]
+			if int(g.lo) > x || int(g.hi) <= x || s.copy {
+				return h, evictable
+			}
+			end := min(int(g.hi), sp.hi)
+			if s.refs == 0 {
+				evictable += end - x
+			}
+			if h += end - x; end < sp.hi {
+				return h, evictable
+			}
+			continue
+		}
 		for x < sp.hi {
 			id := p.primAt(sp.edge, x)
 			if id == noNode {
@@ -1021,8 +1043,25 @@ func (p *blockPool) runTouch(held *int, r *runSeq, h int) {
 		r.cur = t.walk(r.path, h, runCursor{})
 	}
 	r.room = 0
-	for _, sp := range p.runs.spans {
-		for x := sp.lo + max(0, *held-sp.pos); x < sp.hi; {
+	t := p.runs
+	for _, sp := range t.spans {
+		x := sp.lo + max(0, *held-sp.pos)
+		if segs := t.edges[sp.edge].segs; len(segs) == 1 && x < sp.hi {
+			// The edge's one segment the span's blocks, as on every
+			// edge of a conversation's path: the loop below without
+			// primAt's and isolate's tests (see runHits).
+			id := segs[0]
+			if g := &t.at[id]; int(g.lo) == x && int(g.hi) == sp.hi {
+				if s := &p.nodes[id]; !s.copy {
+					if s.refs == 0 {
+						p.unlinkSeg(id)
+					}
+					s.refs++
+					continue
+				}
+			}
+		}
+		for x < sp.hi {
 			id := p.primAt(sp.edge, x)
 			g := &p.runs.at[id]
 			end := min(int(g.hi), sp.hi)
@@ -1506,7 +1545,26 @@ func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
 				// Regime/Conversations, whose release goes up six edges
 				// (cachegrind's marginal count; 12,849 then 12,836 in
 				// Regime/Fleet8LeastLoaded).
-				for x, low := eh-1, max(0, lo-pos); x >= low; {
+				low := max(0, lo-pos)
+				if segs := t.edges[e].segs; len(segs) == 1 {
+					// The edge's one segment is the span's blocks, as
+					// every edge a conversation's turn releases: its
+					// reference dropped here, releaseDown's primAt and
+					// isolate's test without the call: Regime/
+					// Conversations 12,822 then 12,615 instructions a
+					// request (servesim's own, cachegrind's marginal
+					// count).
+					id := segs[0]
+					if g := &t.at[id]; int(g.lo) == low && int(g.hi) == eh {
+						if s := &p.nodes[id]; !s.copy {
+							if s.refs--; s.refs == 0 {
+								p.linkSeg(id, qi)
+							}
+							continue
+						}
+					}
+				}
+				for x := eh - 1; x >= low; {
 					x = p.releaseDown(e, x, low, qi)
 				}
 			}
