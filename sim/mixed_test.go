@@ -25,12 +25,16 @@ func TestMixedMovesAreStepwise(t *testing.T) {
 	if testing.Short() {
 		cases = 60
 	}
-	mixed := 0
+	mixed, through := 0, 0
 	for seed := range uint64(cases) {
 		cfg, src := mixedScenario(t, seed)
 		t.Run("", func(t *testing.T) {
-			if mixedTwins(t, cfg, src) > 0 {
+			mixes, insides := mixedTwins(t, cfg, src)
+			if mixes > 0 {
 				mixed++
+			}
+			if insides > 0 {
+				through++
 			}
 		})
 		if t.Failed() {
@@ -38,8 +42,9 @@ func TestMixedMovesAreStepwise(t *testing.T) {
 			return
 		}
 	}
-	t.Logf("%d of %d scenarios ran mixed moves", mixed, cases)
+	t.Logf("%d of %d scenarios ran mixed moves, %d finished requests inside them", mixed, cases, through)
 	require.Greater(t, mixed, cases/2, "too few scenarios ran mixed moves")
+	require.Greater(t, through, cases/4, "too few scenarios finished requests inside mixed moves")
 }
 
 // FuzzMixedMovesAreStepwise is TestMixedMovesAreStepwise's comparison
@@ -56,8 +61,9 @@ func FuzzMixedMovesAreStepwise(f *testing.F) {
 
 // mixedTwins runs cfg on src's requests with mixed moves, as their twin
 // (noMixed) and stepwise, requires the same bytes of the three, and
-// returns the mixed moves the first ran.
-func mixedTwins(t *testing.T, cfg Config, src func() workload.Source) int {
+// returns the mixed moves the first ran and the requests it finished
+// inside them (moves that go on through finishes: finishMixed).
+func mixedTwins(t *testing.T, cfg Config, src func() workload.Source) (int, int) {
 	text, r := runChecked(t, cfg, src())
 	noMixed = true
 	twin, tr := runChecked(t, cfg, src())
@@ -68,7 +74,7 @@ func mixedTwins(t *testing.T, cfg Config, src func() workload.Source) int {
 	step.Stepwise = true
 	stepText, _ := runChecked(t, step, src())
 	sameBytes(t, stepText, text)
-	return r.mixes
+	return r.mixes, r.mixInsides
 }
 
 // mixedScenario is TestMixedMovesAreStepwise's random replica and

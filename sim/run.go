@@ -77,6 +77,7 @@ type runner struct {
 	noFirst     bool
 	noBlocks    int
 	mixes       int // mixed moves' first steps accounted (accountFirst; tests read it)
+	mixInsides  int // finishes accounted inside mixed moves (finishMixed; tests read it)
 	// part is accountMixed's scratch: a part of a mixed move's outcome
 	// (an Outcome zeroed a call cost RunAtlas 50 instructions a request).
 	part engine.Outcome
