@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -65,6 +67,9 @@ func FuzzMixedMovesAreStepwise(f *testing.F) {
 // inside them (moves that go on through finishes: finishMixed).
 func mixedTwins(t *testing.T, cfg Config, src func() workload.Source) (int, int) {
 	text, r := runChecked(t, cfg, src())
+	plain, pr := runUnchecked(t, cfg, src()) // account's odd is firstOn itself, not checking's
+	require.Equal(t, r.mixes, pr.mixes)
+	sameBytes(t, plain, text)
 	noMixed = true
 	twin, tr := runChecked(t, cfg, src())
 	noMixed = false
@@ -75,6 +80,18 @@ func mixedTwins(t *testing.T, cfg Config, src func() workload.Source) (int, int)
 	stepText, _ := runChecked(t, step, src())
 	sameBytes(t, stepText, text)
 	return r.mixes, r.mixInsides
+}
+
+// runUnchecked is runChecked without the engines' checks, which change
+// what account tests (runner.odd).
+func runUnchecked(t *testing.T, cfg Config, src workload.Source) ([]byte, *runner) {
+	t.Helper()
+	var buf bytes.Buffer
+	r, err := newRunner(cfg, src, ObserverFunc(func(rec *Record) { fmt.Fprintf(&buf, "%+v\n", *rec) }))
+	require.NoError(t, err)
+	require.NoError(t, r.loop())
+	fmt.Fprintf(&buf, "%+v\n", r.summary())
+	return buf.Bytes(), r
 }
 
 // mixedScenario is TestMixedMovesAreStepwise's random replica and

@@ -385,6 +385,7 @@ var noThrough = false
 func (r *runner) runThrough() {
 	r.thruAt = &r.noThru                               // 0: never a finish inside
 	r.firstOn, r.firstBlocks = &r.noFirst, &r.noBlocks // never on
+	r.odd = r.firstOn
 	c := &r.cfg
 	if noThrough || len(r.reps) != 1 || r.fleet || !r.lazy || r.steps != nil || r.fb != nil || r.gw != nil ||
 		r.roots != nil || r.cache != nil || r.tiers != nil || r.scale != nil || r.recent != nil || r.pd != nil ||
@@ -400,6 +401,7 @@ func (r *runner) runThrough() {
 	if !noMixed { // mixed moves, which the same conditions allow (accountFirst)
 		mixedrun.Allow(rep.eng, true)
 		r.firstOn, r.firstBlocks = mixedrun.Out(rep.eng)
+		r.odd = r.firstOn
 	}
 }
 
