@@ -108,7 +108,7 @@ func (e *Engine) mixRun(now, until time.Duration) bool {
 	}
 	decodes := p.Cohort + 1 // the later steps'
 	d0, d := p.StepTime, e.price1
-	if decodes > e.flatTo || decodes > e.cfg.MaxBatchedTokens {
+	if decodes > int(e.flatTo) || decodes > e.cfg.MaxBatchedTokens {
 		return false
 	}
 	left := e.minLeft // the members' first finish (planCohort)

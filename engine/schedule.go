@@ -86,6 +86,8 @@ func (e *Engine) scheduleUntil(now, until time.Duration) (*Plan, error) {
 			panic("engine: invariant progress broken: requests held but no step could be planned")
 		}
 		e.plan.StepTime = emptyStep
+	} else if pb := &e.plan.Batch; e.lastOne && len(pb.Prefill) == 1 && pb.Prefill[0].Context == 0 && pb.Verify == nil && e.chunkFree {
+		e.plan.StepTime = e.wholePrice() // a whole prompt beside decodes: a mixed step's price may be known
 	} else {
 		e.plan.StepTime = e.price()
 	}
