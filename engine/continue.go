@@ -134,12 +134,12 @@ func (e *Engine) allJoin() bool {
 // non-decreasing in the decodes a step has), else the model's, read
 // through the plan (price, whose Batch is the cohort's n decodes).
 func (e *Engine) decodePrice(n int) time.Duration {
-	if n <= e.flatTo {
+	if n <= int(e.flatTo) {
 		return e.price1
 	}
 	d := e.price()
 	if d == e.price1 {
-		e.flatTo = n
+		e.flatTo = int32(n) // n <= MaxSeqs
 	}
 	return d
 }

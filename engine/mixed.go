@@ -80,7 +80,12 @@ func (e *Engine) listFirst(j int) {
 // run's rules hold from the second step on: every step starts before
 // until, none finishes before the last (the prompt emits its first token
 // at the first step's end, then one a step, and does not finish in the
-// move), and the blocks of every step fit (fitBlocks). Its collection
+// move), and the blocks of every step fit (fitBlocks). Or, where the
+// step-by-step engine would follow the mixed step with a run through
+// finishes (through.go: the driver asked, nothing waits, goesThrough),
+// the move goes on through the members' finishes (the first no earlier
+// than the second step's end: thruAt), to the last member's or the step
+// before the prompt's: from its second step on it is that run. Its collection
 // starts where the last outcome ended (the members continue their
 // streak: completeCohort counts them).
 //
@@ -104,12 +109,16 @@ func (e *Engine) mixRun(now, until time.Duration) bool {
 	}
 	decodes := p.Cohort + 1 // the later steps'
 	d0, d := p.StepTime, e.price1
-	if decodes > e.flatTo || decodes > e.cfg.MaxBatchedTokens {
+	if decodes > int(e.flatTo) || decodes > e.cfg.MaxBatchedTokens {
 		return false
 	}
-	k := min(s.req.Output-1, e.minLeft) // minLeft: the members' first finish (planCohort)
+	left := e.minLeft // the members' first finish (planCohort)
+	k := min(s.req.Output-1, left)
 	if k < 2 {
 		return false
+	}
+	if k == left && k < s.req.Output-1 && e.thruOK && e.waiting.len() == 0 && e.goesThrough(decodes, d) {
+		k = min(s.req.Output-1, e.lastFin()-e.co.tick) // on through the members' finishes, as Continue plans at the first step's end (through.go); the prompt's is past the move
 	}
 	if now+d0+time.Duration(k-2)*d >= until { // the j-th step (j >= 2) starts at now + d0 + (j−2)·d, before until
 		if until-now <= d0 {
@@ -142,5 +151,10 @@ func (e *Engine) mixRun(now, until time.Duration) bool {
 	p.Steps, p.StepTime, p.End = k, d, now+d0+time.Duration(k-1)*d
 	e.lazy, e.runAlloc, e.live, e.mixed = true, 1, decodes, true
 	e.firstBlocks = e.pool.held() // the first step's (collectFirst)
+	// A run through finishes from its second step on: its first finish
+	// inside ends step left (>= 2).
+	if k > left {
+		e.thruAt, e.thruSkip = now+d0+time.Duration(left-1)*d, e.runsDecided
+	}
 	return true
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/internal/mixedrun"
+	"github.com/servesim/servesim/internal/runthrough"
 )
 
 // A mixed move (mixed.go: a step that prefills a prompt whole beside the
@@ -26,7 +27,7 @@ import (
 // after every plan and collection. Enough of the engines must run mixed
 // moves.
 func TestMixedMovesAreSteps(t *testing.T) {
-	mixes := 0
+	mixes, through := 0, 0
 	for seed := range uint64(400) {
 		rng := rand.New(rand.NewPCG(seed, 45))
 		cfg := Config{BlockSize: 8 << rng.IntN(2), KVBlocks: 100 + rng.IntN(1500), MaxSeqs: 1 + rng.IntN(12)}
@@ -46,23 +47,58 @@ func TestMixedMovesAreSteps(t *testing.T) {
 			at += time.Duration(rng.Int64N(int64(300*time.Millisecond))) + 1
 			arr[i] = arrival{at: at, in: 16 + rng.IntN(400), out: 1 + rng.IntN(120)}
 		}
-		drive := func(mixed bool) (finishes, map[int32]time.Duration, int) {
+		thru := seed%2 == 0 // mixed moves that go on through finishes
+		drive := func(mixed bool) (finishes, map[int32]time.Duration, int, int) {
 			e, err := New(cfg, nil)
 			require.NoError(t, err)
 			run := e.Runner()
 			run.OmitStreaks(mixed)
 			var firstOn *bool
 			var firstBlocks *int
+			var finAt *time.Duration
 			if mixed {
 				mixedrun.Allow(e, true)
 				firstOn, firstBlocks = mixedrun.Out(e)
+				if thru {
+					runthrough.Allow(e, true)
+					finAt = runthrough.FinAt(e)
+				}
+			}
+			inMixed, inside := false, 0 // the move in flight is a mixed move; finishes inside such moves
+			finOf := func() time.Duration {
+				if finAt == nil {
+					return 0
+				}
+				return *finAt
 			}
 			f := finishes{at: map[int32]time.Duration{}}
 			firsts := map[int32]time.Duration{}
 			moves := 0
 			var moveAt time.Duration
-			note := func(out *Outcome, d time.Duration) {
+			// note takes an outcome, collected when the engine's first
+			// finish inside its move was fin (runthrough.FinAt; 0: none),
+			// which must be its first finish when it reaches fin, and
+			// come after every finish it holds when it does not.
+			note := func(out *Outcome, d, fin time.Duration) {
 				f.note(out, d)
+				if fin != 0 {
+					first := time.Duration(-1)
+					for _, em := range out.Emitted {
+						if at := out.End - time.Duration(out.Steps-min(em.Tokens, out.Steps))*d; em.Done && (first < 0 || at < first) {
+							first = at
+						}
+					}
+					if out.End >= fin {
+						require.Equal(t, fin, first, "seed %d: the first finish inside a run", seed)
+					} else {
+						require.Equal(t, time.Duration(-1), first, "seed %d: a finish before the first inside a run", seed)
+					}
+				}
+				for _, em := range out.Emitted {
+					if inMixed && em.Done && em.Tokens < out.Steps {
+						inside++
+					}
+				}
 				for _, em := range out.Emitted {
 					if em.First {
 						firsts[em.Ref] = out.End - time.Duration(em.Tokens-1)*d
@@ -105,12 +141,16 @@ func TestMixedMovesAreSteps(t *testing.T) {
 				require.NoError(t, e.Check(), "seed %d", seed)
 				d, end := p.StepTime, p.End
 				moveAt = p.Start
+				inMixed = p.End-p.Start != time.Duration(p.Steps)*d
 				for i < len(arr) && arr[i].at < end {
 					a := arr[i].at
-					if mixed && rng.IntN(3) == 0 {
+					// A run through finishes is collected before an
+					// instant after a finish inside it (runthrough.FinAt).
+					if collect := mixed && rng.IntN(3) == 0; collect || finAt != nil && *finAt != 0 && *finAt <= a {
+						fin := finOf()
 						out, err := run.CompleteUntil(a)
 						require.NoError(t, err)
-						note(out, d)
+						note(out, d, fin)
 					}
 					add(i)
 					i++
@@ -119,23 +159,28 @@ func TestMixedMovesAreSteps(t *testing.T) {
 						require.NoError(t, err, "seed %d", seed)
 					}
 				}
+				fin := finOf()
 				out, err := e.Complete(end)
 				require.NoError(t, err)
-				note(out, d)
+				note(out, d, fin)
 				now = end
 			}
 			require.Equal(t, cfg.KVBlocks, e.FreeBlocks(), "seed %d", seed)
-			return f, firsts, moves
+			return f, firsts, moves, inside
 		}
-		fast, fastFirst, moves := drive(true)
-		slow, slowFirst, _ := drive(false)
+		fast, fastFirst, moves, inside := drive(true)
+		slow, slowFirst, _, _ := drive(false)
 		require.Equal(t, slowFirst, fastFirst, "seed %d: first tokens", seed)
 		require.Equal(t, slow.at, fast.at, "seed %d: finish instants", seed)
 		require.Equal(t, slow.area, fast.area, "seed %d: blocks held over time", seed)
 		if moves > 0 {
 			mixes++
 		}
+		if inside > 0 {
+			through++
+		}
 	}
-	t.Logf("%d of 400 engines ran mixed moves", mixes)
+	t.Logf("%d of 400 engines ran mixed moves, %d finished requests inside them", mixes, through)
 	require.Greater(t, mixes, 100)
+	require.Greater(t, through, 40)
 }

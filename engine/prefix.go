@@ -218,6 +218,19 @@ func (e *Engine) walkHits(s *seq) (n, evictable int) {
 	return len(blocks), evictable
 }
 
+// hitsTouch is walkHits and then attach's references for s, which the
+// plan in flight admits whatever it finds (tryAdmit's gate passes with
+// no hit), in a pool kept by runs: its blocks found and referenced in
+// one pass (runHitsTouch). It returns how many it found; attach's
+// accounting is the caller's (found).
+func (e *Engine) hitsTouch(s *seq) int {
+	limit := (s.known - 1) / e.cfg.BlockSize
+	if !s.ownCached {
+		limit = min(limit, s.shared) // its own content was never cached
+	}
+	return e.pool.runHitsTouch(&s.held, e.runsOf(s), limit)
+}
+
 // runsOf is s's side of a pool kept by runs (runpool.go), its path made
 // the first time it is asked for (makeRuns). It is asked three or four
 // times a request (walkHits, attach, cacheThrough); kept small enough
@@ -263,6 +276,12 @@ func (e *Engine) attach(s *seq, n int) {
 		s.ids = append(s.ids, blocks...)
 		s.held = len(s.ids)
 	}
+	e.found(s, n)
+}
+
+// found is attach's accounting of s's n blocks found cached (n > 0),
+// referenced already: it skips the tokens they hold.
+func (e *Engine) found(s *seq, n int) {
 	e.outstanding -= s.left()
 	s.computed += n * e.cfg.BlockSize
 	e.outstanding += s.left()

@@ -79,8 +79,17 @@ type priceCache struct {
 	// word put the Engine, with runState's firstBlocks, in a larger size
 	// class: TestFleetSetupAllocatesEachReplicaOnce.)
 	priceMoves bool
-	price1     time.Duration // with ctxFree, the model's price of one decode alone (decodePrice)
-	flatTo     int           // steps of up to this many decodes alone are priced price1
+	// flatTo: steps of up to this many decodes alone are priced price1.
+	// (An int32 in the bools' padding, which made room for chunkMemo:
+	// with a word more, the Engine, 2,296 bytes, went to a larger size
+	// class, TestFleetSetupAllocatesEachReplicaOnce.)
+	flatTo int32
+	price1 time.Duration // with ctxFree, the model's price of one decode alone (decodePrice)
+	// chunkMemo is the last step of one prefill chunk beside decodes
+	// that price asked the model for, with chunkFree: its decodes << 54
+	// | the chunk's tokens << 32 (fewer than 2¹⁰ and 2²²) | its price in
+	// nanoseconds (below 2³²); 0: none.
+	chunkMemo uint64
 	// probe is the decode contexts of the first step the planner found
 	// priced unlike its run (samePrice), and probeTime its price: when a
 	// run ends there and nothing else changes, the next plan's first step
@@ -501,6 +510,40 @@ func (e *Engine) price() time.Duration {
 	}
 	return e.model.StepTime(b)
 }
+
+// wholePrice is price for a plan whose step schedules one prefill chunk
+// beside decodes, a whole prompt's from its start (scheduleUntil tests
+// that, lastOne, no Verify and chunkFree), on a model that reads no
+// context (chunkFree: ContextFree, PrefillContextFree): the price of the
+// last such step with as many decodes and prompt tokens (chunkMemo;
+// StepTime is pure), as a mixed step's mostly is when the prompts are
+// alike. RunAtlas 5,418 then 5,379 instructions a request, RunBatch256
+// 5,490 then 5,470 (the budget test). (Tested in price, for every step
+// of one chunk, which Regime/KVPressure's chunked prompts mostly
+// missed, it cost that regime about 50; called for every last chunk
+// alone, and testing the rest itself, Regime/Speculation 25,971 then
+// 26,006, Regime/KVPressure 10,084 then 10,103.)
+func (e *Engine) wholePrice() time.Duration {
+	pb := &e.plan.Batch
+	n, c := uint64(e.plan.Cohort+len(pb.Decode)), uint64(pb.Prefill[0].NewTokens)
+	if n >= 1<<10 || c >= 1<<22 || !chunkMemo {
+		return e.price()
+	}
+	key := (n<<22 | c) << 32 // not 0: c >= 1
+	if m := e.chunkMemo; m>>32 == key>>32 {
+		return time.Duration(uint32(m))
+	}
+	d := e.price()
+	if d > 0 && d < 1<<32 {
+		e.chunkMemo = key | uint64(d)
+	}
+	return d
+}
+
+// chunkMemo lets wholePrice answer from the last such price
+// (priceCache.chunkMemo); tests turn it off for the twin, the model's
+// price.
+var chunkMemo = true
 
 // sumVerify hands Frozen (fast.verifySum), which reads of a speculative
 // step's verified positions only Σ Verify − len(Verify), those beyond

@@ -977,9 +977,31 @@ func (p *blockPool) nextPrim(e int32, off, end int) int {
 // runHits is walkHits for path: how many of its first limit blocks are
 // found, leading, and how many of those nobody holds.
 func (p *blockPool) runHits(path []runLabel, limit int) (h, evictable int) {
-	p.runs.match(path, limit)
-	for _, sp := range p.runs.spans {
+	t := p.runs
+	t.match(path, limit)
+	for _, sp := range t.spans {
 		x := sp.lo
+		if segs := t.edges[sp.edge].segs; len(segs) == 1 {
+			// The edge's one segment (every edge of a conversation's
+			// path): the loop below without primAt's, which finds no
+			// other segment past it. With runTouch's: Regime/
+			// Conversations 12,615 then 12,444 instructions a request
+			// (servesim's own, cachegrind's marginal count).
+			id := segs[0]
+			g := &t.at[id]
+			s := &p.nodes[id]
+			if int(g.lo) > x || int(g.hi) <= x || s.copy {
+				return h, evictable
+			}
+			end := min(int(g.hi), sp.hi)
+			if s.refs == 0 {
+				evictable += end - x
+			}
+			if h += end - x; end < sp.hi {
+				return h, evictable
+			}
+			continue
+		}
 		for x < sp.hi {
 			id := p.primAt(sp.edge, x)
 			if id == noNode {
@@ -995,6 +1017,76 @@ func (p *blockPool) runHits(path []runLabel, limit int) (h, evictable int) {
 		}
 	}
 	return h, evictable
+}
+
+// runHitsTouch is runHits and then runTouch, for a request that is
+// admitted whatever it finds (hitsTouch): one pass over the walk's spans
+// finds the leading blocks cached, each run of them a primary segment's,
+// as runHits does, and references those from r's held ones on as it
+// goes, as runTouch does, which takes the same segments in the same
+// order (runHits changes nothing, and runTouch's spans are the walk's cut
+// where runHits stopped). It returns how many it found; with none, r is
+// as it was (attach touches nothing then). The two passes cost Regime/
+// Conversations 142 instructions a request more (servesim's own 12,353
+// then 12,211 with this, cachegrind's marginal count).
+func (p *blockPool) runHitsTouch(held *int, r *runSeq, limit int) int {
+	t := p.runs
+	t.match(r.path, limit)
+	h := 0
+spans:
+	for _, sp := range t.spans {
+		x, x0 := sp.lo, sp.lo+max(0, *held-sp.pos)
+		if segs := t.edges[sp.edge].segs; len(segs) == 1 {
+			// The edge's one segment (runHits' and runTouch's way).
+			id := segs[0]
+			g := &t.at[id]
+			s := &p.nodes[id]
+			if int(g.lo) > x || int(g.hi) <= x || s.copy {
+				break
+			}
+			end := min(int(g.hi), sp.hi)
+			h += end - x
+			if x0 < end {
+				if int(g.lo) != x0 || int(g.hi) != end { // else id is those blocks (isolate's test)
+					id = p.isolate(id, x0, end)
+					s = &p.nodes[id]
+				}
+				if s.refs == 0 {
+					p.unlinkSeg(id)
+				}
+				s.refs++
+			}
+			if end < sp.hi {
+				break
+			}
+			continue
+		}
+		for x < sp.hi {
+			id := p.primAt(sp.edge, x)
+			if id == noNode {
+				break spans
+			}
+			g := &t.at[id]
+			end := min(int(g.hi), sp.hi)
+			h += end - x
+			if lo := max(x, x0); lo < end {
+				if int(g.lo) < lo || int(g.hi) > end { // else id is those blocks (isolate's test)
+					id = p.isolate(id, lo, end)
+				}
+				s := &p.nodes[id]
+				if s.refs == 0 {
+					p.unlinkSeg(id)
+				}
+				s.refs++
+			}
+			x = end
+		}
+	}
+	if h > 0 {
+		r.cur, r.room = t.cutWalk(r.path, h), 0 // runTouch's cursor, after the blocks found
+		*held = h
+	}
+	return h
 }
 
 // isolate makes blocks [lo, hi) of segment id a segment of their own and
@@ -1021,8 +1113,25 @@ func (p *blockPool) runTouch(held *int, r *runSeq, h int) {
 		r.cur = t.walk(r.path, h, runCursor{})
 	}
 	r.room = 0
-	for _, sp := range p.runs.spans {
-		for x := sp.lo + max(0, *held-sp.pos); x < sp.hi; {
+	t := p.runs
+	for _, sp := range t.spans {
+		x := sp.lo + max(0, *held-sp.pos)
+		if segs := t.edges[sp.edge].segs; len(segs) == 1 && x < sp.hi {
+			// The edge's one segment the span's blocks, as on every
+			// edge of a conversation's path: the loop below without
+			// primAt's and isolate's tests (see runHits).
+			id := segs[0]
+			if g := &t.at[id]; int(g.lo) == x && int(g.hi) == sp.hi {
+				if s := &p.nodes[id]; !s.copy {
+					if s.refs == 0 {
+						p.unlinkSeg(id)
+					}
+					s.refs++
+					continue
+				}
+			}
+		}
+		for x < sp.hi {
 			id := p.primAt(sp.edge, x)
 			g := &p.runs.at[id]
 			end := min(int(g.hi), sp.hi)
@@ -1491,9 +1600,16 @@ func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
 	if c := &r.cur; c.pos == hi && t.edges[c.edge].gen == c.gen { // chain's test
 		t.walked.path = nil // no walk left t.spans (walkedTo)
 		pos, ce := hi, c.edge
-		for e, eh := ce, c.eoff; e > 0 && pos > lo; e = t.edges[e].parent {
+		for up, eh := ce, c.eoff; up > 0 && pos > lo; {
+			// The edge read once, its parent the next up with the rest:
+			// t.edges[e] indexed for each (the parent in the loop's
+			// post statement) cost Regime/Conversations 41 instructions
+			// a request more (12,444 then 12,403, servesim's own,
+			// cachegrind's marginal count).
+			e, ed := up, &t.edges[up]
+			up = ed.parent
 			if e != ce {
-				eh = t.edges[e].lab.n
+				eh = ed.lab.n
 			}
 			if eh > 0 {
 				pos -= eh
@@ -1506,7 +1622,26 @@ func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
 				// Regime/Conversations, whose release goes up six edges
 				// (cachegrind's marginal count; 12,849 then 12,836 in
 				// Regime/Fleet8LeastLoaded).
-				for x, low := eh-1, max(0, lo-pos); x >= low; {
+				low := max(0, lo-pos)
+				if segs := ed.segs; len(segs) == 1 {
+					// The edge's one segment is the span's blocks, as
+					// every edge a conversation's turn releases: its
+					// reference dropped here, releaseDown's primAt and
+					// isolate's test without the call: Regime/
+					// Conversations 12,822 then 12,615 instructions a
+					// request (servesim's own, cachegrind's marginal
+					// count).
+					id := segs[0]
+					if g := &t.at[id]; int(g.lo) == low && int(g.hi) == eh {
+						if s := &p.nodes[id]; !s.copy {
+							if s.refs--; s.refs == 0 {
+								p.linkSeg(id, qi)
+							}
+							continue
+						}
+					}
+				}
+				for x := eh - 1; x >= low; {
 					x = p.releaseDown(e, x, low, qi)
 				}
 			}

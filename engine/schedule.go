@@ -86,6 +86,8 @@ func (e *Engine) scheduleUntil(now, until time.Duration) (*Plan, error) {
 			panic("engine: invariant progress broken: requests held but no step could be planned")
 		}
 		e.plan.StepTime = emptyStep
+	} else if pb := &e.plan.Batch; e.lastOne && len(pb.Prefill) == 1 && pb.Prefill[0].Context == 0 && pb.Verify == nil && e.chunkFree {
+		e.plan.StepTime = e.wholePrice() // a whole prompt beside decodes: a mixed step's price may be known
 	} else {
 		e.plan.StepTime = e.price()
 	}
@@ -322,12 +324,19 @@ func (e *Engine) newTokens(s *seq, computed int) int {
 // hits are walked when the gate refuses it whatever they are (refused).
 func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 	s := e.waiting.peek()
-	hit, pinned := 0, 0
+	hit, pinned, touched := 0, 0, false
 	if e.cacheOn && (s.ownCached || s.shared > 0) { // else no hit (hits)
 		if s.shared == 0 && !e.cfg.AdmitOnFirstChunk && e.refused(s) {
 			return 0, false
 		}
-		hit, pinned = e.walkHits(s)
+		if e.pool.runs != nil && !whole && !e.cfg.AdmitOnFirstChunk && e.blocksFor(s.known)+e.keepFree() <= e.available() {
+			// The gate below passes whatever s finds (its evictable
+			// hits are among its hits): found and referenced in one
+			// pass (prefix.go, hitsTouch).
+			hit, touched = e.hitsTouch(s), true
+		} else {
+			hit, pinned = e.walkHits(s)
+		}
 	}
 	tokens := hit * e.cfg.BlockSize
 	// Admission schedules no drafts, as vLLM's waiting loop asks for
@@ -340,16 +349,25 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 		return 0, false
 	}
 	n = min(n, budget)
-	keep := e.keepFree()
-	upto := tokens + n
-	if !e.cfg.AdmitOnFirstChunk {
-		upto = s.known
-	}
-	if e.blocksFor(upto)-hit+pinned+keep > e.available() {
-		return 0, false
+	if !touched { // else the gate passed already
+		keep := e.keepFree()
+		upto := tokens + n
+		if !e.cfg.AdmitOnFirstChunk {
+			upto = s.known
+		}
+		if e.blocksFor(upto)-hit+pinned+keep > e.available() {
+			return 0, false
+		}
 	}
 	e.waiting.pop()
-	e.attach(s, hit)
+	if touched {
+		s.admitted = e.move + 1 // attach's note, its references made
+		if hit > 0 {
+			e.found(s, hit)
+		}
+	} else {
+		e.attach(s, hit)
+	}
 	s.phase = phaseRunning
 	e.running = append(e.running, s)
 	if !s.started {

@@ -79,7 +79,7 @@ func init() {
 // for them (thruOK, which continueRun tests first): not with
 // FreeBlocksFirst and blocks of content in the pool (see above).
 func (e *Engine) goesThrough(n int, d time.Duration) bool {
-	return n <= e.flatTo && d == e.price1 && (e.pool.cached == 0 || !e.pool.split) && e.co.npub == 0 && !e.co.each && e.pool.pub == nil && !e.record && !e.cfg.RemoteKV
+	return n <= int(e.flatTo) && d == e.price1 && (e.pool.cached == 0 || !e.pool.split) && e.co.npub == 0 && !e.co.each && e.pool.pub == nil && !e.record && !e.cfg.RemoteKV
 }
 
 // lastFin is the tick of the last live member's last token.

@@ -35,7 +35,9 @@ func (e *Engine) Outstanding(t time.Duration) int {
 // first token are done (the prompt token seq.left counted, which
 // listFirst gives back at the collection, and a token of each member),
 // and each later step takes a token of each decode (live, the prompt
-// among them). (Outstanding, which LeastLoaded reads of every replica
+// among them). A mixed move that goes on through its members' finishes
+// (thruOK: the one replica's, which no router reads) is not counted so.
+// (Outstanding, which LeastLoaded reads of every replica
 // at every arrival, counts the prompt as decoding from the plan on
 // rather than take this test, which kept it from inlining: a fleet
 // asking for mixed moves reads the engines through leastMixed.)

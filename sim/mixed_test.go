@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -26,12 +28,16 @@ func TestMixedMovesAreStepwise(t *testing.T) {
 	if testing.Short() {
 		cases = 60
 	}
-	mixed := 0
+	mixed, through := 0, 0
 	for seed := range uint64(cases) {
 		cfg, src := mixedScenario(t, seed)
 		t.Run("", func(t *testing.T) {
-			if mixedTwins(t, cfg, src) > 0 {
+			mixes, insides := mixedTwins(t, cfg, src)
+			if mixes > 0 {
 				mixed++
+			}
+			if insides > 0 {
+				through++
 			}
 		})
 		if t.Failed() {
@@ -39,8 +45,9 @@ func TestMixedMovesAreStepwise(t *testing.T) {
 			return
 		}
 	}
-	t.Logf("%d of %d scenarios ran mixed moves", mixed, cases)
+	t.Logf("%d of %d scenarios ran mixed moves, %d finished requests inside them", mixed, cases, through)
 	require.Greater(t, mixed, cases/2, "too few scenarios ran mixed moves")
+	require.Greater(t, through, cases/4, "too few scenarios finished requests inside mixed moves")
 }
 
 // FuzzMixedMovesAreStepwise is TestMixedMovesAreStepwise's comparison
@@ -57,9 +64,13 @@ func FuzzMixedMovesAreStepwise(f *testing.F) {
 
 // mixedTwins runs cfg on src's requests with mixed moves, as their twin
 // (noMixed) and stepwise, requires the same bytes of the three, and
-// returns the mixed moves the first ran.
-func mixedTwins(t *testing.T, cfg Config, src func() workload.Source) int {
+// returns the mixed moves the first ran and the requests it finished
+// inside them (moves that go on through finishes: finishMixed).
+func mixedTwins(t *testing.T, cfg Config, src func() workload.Source) (int, int) {
 	text, r := runChecked(t, cfg, src())
+	plain, pr := runUnchecked(t, cfg, src()) // account's odd is firstOn itself, not checking's
+	require.Equal(t, r.mixes, pr.mixes)
+	sameBytes(t, plain, text)
 	noMixed = true
 	twin, tr := runChecked(t, cfg, src())
 	noMixed = false
@@ -69,7 +80,19 @@ func mixedTwins(t *testing.T, cfg Config, src func() workload.Source) int {
 	step.Stepwise = true
 	stepText, _ := runChecked(t, step, src())
 	sameBytes(t, stepText, text)
-	return r.mixes
+	return r.mixes, r.mixInsides
+}
+
+// runUnchecked is runChecked without the engines' checks, which change
+// what account tests (runner.odd).
+func runUnchecked(t *testing.T, cfg Config, src workload.Source) ([]byte, *runner) {
+	t.Helper()
+	var buf bytes.Buffer
+	r, err := newRunner(cfg, src, ObserverFunc(func(rec *Record) { fmt.Fprintf(&buf, "%+v\n", *rec) }))
+	require.NoError(t, err)
+	require.NoError(t, r.loop())
+	fmt.Fprintf(&buf, "%+v\n", r.summary())
+	return buf.Bytes(), r
 }
 
 // mixedScenario is TestMixedMovesAreStepwise's random replica and
@@ -139,7 +162,7 @@ func TestFleetMixedMovesAreStepwise(t *testing.T) {
 	for seed := range uint64(cases) {
 		cfg, src := mixedFleetScenario(t, seed)
 		t.Run("", func(t *testing.T) {
-			if mixedTwins(t, cfg, src) > 0 {
+			if n, _ := mixedTwins(t, cfg, src); n > 0 {
 				mixed++
 				if _, ok := cfg.Fleet.Router.(PrefixAffinity); ok {
 					approx++

@@ -1,7 +1,8 @@
 package sim
 
 import (
-	"io"
+	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -122,8 +123,9 @@ var regimes = []regime{
 	}},
 	// Trace replay from file, parsing included: the Azure 2023
 	// conversation sample examples/tracereplay ships (2,000 requests,
-	// mean 1,105 in / 265 out tokens), time-scaled to 1.5 req/s, between
-	// its 1 req/s (all good) and 2 req/s (half).
+	// mean 1,105 in / 265 out tokens; a file of its first n rows,
+	// replayFile), time-scaled to 1.5 req/s, between its 1 req/s (all
+	// good) and 2 req/s (half).
 	{name: "AzureReplay", requests: 2_000, small: 300, build: func(tb testing.TB, n int) (Config, func() workload.Source) {
 		path := filepath.Join("..", "examples", "tracereplay", "testdata", "azure_conv_sample.csv")
 		return Config{}, replayFile(tb, path, workload.Azure(), 1.5, n)
@@ -131,8 +133,8 @@ var regimes = []regime{
 	// The Mooncake trace (../shared/traces, 3,993 requests, mean 13,156
 	// input tokens on 512-token hash ids), prefix cache on (the engine's
 	// default), time-scaled to 0.2 req/s on one replica, as
-	// examples/tracereplay's slowest row: its first 2,000 requests, which
-	// keep a run under valgrind to seconds.
+	// examples/tracereplay's slowest row: a file of its first 2,000
+	// requests (replayFile), which keep a run under valgrind to seconds.
 	{name: "MooncakeReplay", requests: 2_000, small: 6, trace: "mooncake_synthetic_trace.jsonl",
 		build: func(tb testing.TB, n int) (Config, func() workload.Source) {
 			path := sharedtraces.Path(tb, "mooncake_synthetic_trace.jsonl")
@@ -161,34 +163,61 @@ func sharedPrefix(tb testing.TB, replicas int, rate float64, n int) func() workl
 	}
 }
 
-// replayFile reads the trace at path, time-scaled to rate, its first n
-// requests (all of them when n covers the file): the file is opened and
-// parsed by every source, as a replay from file does.
+// replayFile replays a file of the trace at path's first n requests
+// (traceHead: the header, if any, and n rows; all of them when n covers
+// the file), time-scaled to rate: every source opens and parses that
+// file, each of its passes (the TargetRate first pass, then the replay),
+// as a replay from file of n requests does. A run of n requests and one
+// of n/2 (the budget's marginal count) then differ by every pass over
+// n/2 rows: with the whole file read by each (a first pass over all of
+// it, the replay stopped after n), the first pass cancelled out of the
+// count.
 func replayFile(tb testing.TB, path string, cfg workload.TraceConfig, rate float64, n int) func() workload.Source {
 	cfg.Transform.TargetRate = rate
+	head := traceHead(tb, path, cfg.Format, n)
 	return func() workload.Source {
-		tr, err := workload.OpenReplay(path, cfg)
+		tr, err := workload.OpenReplay(head, cfg)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		tb.Cleanup(func() { tr.Close() })
-		return &firstN{Source: tr, left: n}
+		return tr
 	}
 }
 
-// firstN is a source's first n requests (not for one that takes
-// Feedback, which it would hide).
-type firstN struct {
-	workload.Source
-	left int
-}
-
-func (f *firstN) Next() (workload.Request, error) {
-	if f.left <= 0 {
-		return workload.Request{}, io.EOF
+// traceHead writes, in tb's temporary directory, a copy of the trace
+// file at path cut after its first n rows (a CSV file's header line and
+// n lines, a JSON Lines file's n lines: a row a line), and returns its
+// path. Its work is the same at every n, so the budget's marginal count
+// holds none of it: the file is read whole and every line end found
+// before the cut is chosen.
+func traceHead(tb testing.TB, path string, format workload.Format, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	f.left--
-	return f.Source.Next()
+	var ends []int // after each line's '\n'
+	for i := 0; ; {
+		k := bytes.IndexByte(data[i:], '\n')
+		if k < 0 {
+			break
+		}
+		i += k + 1
+		ends = append(ends, i)
+	}
+	lines := n
+	if format == workload.CSV {
+		lines++ // the header
+	}
+	cut := len(data)
+	if lines < len(ends) {
+		cut = ends[lines-1]
+	}
+	head := filepath.Join(tb.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(head, data[:cut], 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return head
 }
 
 // BenchmarkRegime runs each regime of issue 41 (the regimes table) at

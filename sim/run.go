@@ -72,7 +72,19 @@ type runner struct {
 	// points its firstOn and firstBlocks (replica).
 	noFirst  bool
 	noBlocks int
-	mixes    int // mixed moves' first steps accounted (accountFirst; tests read it)
+	// odd is what account tests first: the one replica's firstOn, or
+	// checking's address (always true) while the engines are checked
+	// (checkEngines), or fleetOdd's (always true) when a fleet's engines
+	// plan mixed moves (fleetMixed: account then tests the replica's
+	// firstOn), so that the regimes that ask for none of them pay one
+	// test a collection, not one each (Regime/KVPressure 10,094 then
+	// 10,066 instructions a request, Regime/Autoscale 7,129 then 7,113,
+	// RunAtlas 5,418 both).
+	odd        *bool
+	checking   bool
+	fleetOdd   bool
+	mixes      int // mixed moves' first steps accounted (accountFirst; tests read it)
+	mixInsides int // finishes accounted inside mixed moves (finishMixed; tests read it)
 	// mixEngs: a fleet whose engines plan mixed moves (fleetMixed), its
 	// engines as a []*engine.Engine, which mixedrun.Least reads as the
 	// step-by-step engines count their load; nil otherwise.

@@ -57,14 +57,16 @@ func newCollectors(cfg Config, slo SLO, obs Observer, speculates bool) collector
 // emitted their last token end, and the steps that ended inside the window
 // add their time and KV blocks to the replica's measurements.
 func (r *runner) account(rep *replica, out *engine.Outcome) error {
-	if r.checkEngine {
-		if err := rep.eng.Check(); err != nil {
-			return fmt.Errorf("sim: replica %d, after the steps that ended at %v: %w", rep.idx, out.End, err)
+	if *r.odd { // a mixed move's first step, every outcome of a run whose engines are checked (tests), or of a fleet of mixed moves: one test of them (odd)
+		if r.checkEngine {
+			if err := r.checkAfter(rep, out); err != nil {
+				return err
+			}
 		}
-	}
-	if *rep.firstOn { // a mixed move's first step, and its later ones (mixedMoves)
-		*rep.firstOn = false
-		return r.accountFirst(rep, out, *rep.firstBlocks)
+		if *rep.firstOn { // and its later steps (accountMixed)
+			*rep.firstOn = false
+			return r.accountFirst(rep, out, *rep.firstBlocks)
+		}
 	}
 	if out.Steps > 0 {
 		start := out.End - time.Duration(out.Steps)*rep.stepTime
@@ -93,6 +95,15 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// checkAfter is account's check of the engine that returned out, in a
+// run whose engines are checked (tests: checkEngines).
+func (r *runner) checkAfter(rep *replica, out *engine.Outcome) error {
+	if err := rep.eng.Check(); err != nil {
+		return fmt.Errorf("sim: replica %d, after the steps that ended at %v: %w", rep.idx, out.End, err)
 	}
 	return nil
 }

@@ -388,6 +388,7 @@ func (r *runner) runThrough() {
 	for i := range r.reps {
 		r.reps[i].firstOn, r.reps[i].firstBlocks = &r.noFirst, &r.noBlocks // never on
 	}
+	r.odd = &r.noFirst
 	c := &r.cfg
 	if noThrough || !r.lazy || r.steps != nil || r.fb != nil || r.gw != nil ||
 		r.tiers != nil || r.scale != nil || r.recent != nil || r.pd != nil ||
@@ -410,6 +411,7 @@ func (r *runner) runThrough() {
 	if !noMixed { // mixed moves, which the same conditions allow (accountFirst)
 		mixedrun.Allow(rep.eng, true)
 		rep.firstOn, rep.firstBlocks = mixedrun.Out(rep.eng)
+		r.odd = rep.firstOn
 	}
 }
 
@@ -443,6 +445,7 @@ func (r *runner) fleetMixed() {
 		}
 		mixedrun.Allow(rep.eng, true)
 		rep.firstOn, rep.firstBlocks = mixedrun.Out(rep.eng)
+		r.fleetOdd, r.odd = true, &r.fleetOdd // account tests the replica's firstOn
 	}
 	if r.leastFresh {
 		r.mixEngs = engs
@@ -629,6 +632,12 @@ func (r *runner) accountMixed(rep *replica, out *engine.Outcome, start, first ti
 			r.leave(rep, em.Ref) // through the first step
 			n--
 		}
+		if em.Done && (em.Tokens < out.Steps || out.End > r.now) { // inside the move, which goes on through finishes, or at its end collected ahead of the clock (settleThrough)
+			if err := r.finishMixed(rep, em, n, first); err != nil {
+				return err
+			}
+			continue
+		}
 		if n == rest && em.Done && st.byClass == nil && s.rec.LastToken == first {
 			if n > 0 { // its last tokens, one a step from the first step's end (lastMove)
 				r.plainTokens(s, d, n, out.End)
@@ -661,4 +670,33 @@ func (r *runner) accountMixed(rep *replica, out *engine.Outcome, start, first ti
 		r.join(rep, ref)
 	}
 	return nil
+}
+
+// finishMixed is finishInside for em, the last tokens of a request that
+// finished inside a mixed move that goes on through finishes (engine's
+// mixed.go), or at its end when settleThrough collected it ahead of the
+// clock: em.Tokens of its steps from the first, which ended at first,
+// n of them after the first step (every one but the first when it left
+// its streak there). It ends at the end of its last step, the clock
+// moved there.
+func (r *runner) finishMixed(rep *replica, em engine.Emit, n int, first time.Duration) error {
+	d := rep.stepTime
+	at := first + time.Duration(em.Tokens-1)*d
+	if at < r.now {
+		return fmt.Errorf("sim: replica %d: request %d finished at %v inside a mixed move, accounted at %v (an internal error)", rep.idx, em.Ref, at, r.now)
+	}
+	s := &r.slots[em.Ref]
+	if rec := &s.rec; n == em.Tokens-1 && rec.LastToken == first {
+		r.plainTokens(s, d, n, at)
+		if rec.Measured {
+			r.col.itl.add(d, n)
+		}
+		r.tokens += r.tokensIn(first+d, d, n)
+	} else {
+		r.emit(s, d, n, false, at)
+	}
+	r.insides++
+	r.mixInsides++
+	r.advance(at)
+	return r.finish(rep, em.Ref)
 }

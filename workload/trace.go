@@ -35,6 +35,8 @@ type Trace struct {
 	kept     *reread      // a first pass: its reads, kept for the replay
 	reread   *reread      // the first pass's reads, read again
 	skimmed  *skimmedPass // the first pass skimmed: its input, for skimmedErr
+	skimPast *jsonRows    // a first pass's rows, to skim past rereadBytes
+	skimming *jsonRows    // a first pass's rows, skimmed (span's skimRun)
 	tmpl     *jsonRows    // the rows, when a template reads them (nextByTemplate)
 	done     bool
 	err      error // the error that ended the replay, returned again
@@ -151,7 +153,7 @@ func timeFactor(r io.Reader, name string, cfg TraceConfig) (factor float64, kept
 				return 0, nil, nil, fmt.Errorf("workload: %w %s: %w", errRewind, name, err)
 			}
 			n, last, kept, err = firstPass(rs, name, first, false)
-		} else if err == nil {
+		} else if err == nil && kept == nil { // it skimmed past the bound
 			skimmed = &skimmedPass{rs: rs, start: start, first: first}
 		}
 	} else {
@@ -182,11 +184,11 @@ func firstPass(rs io.ReadSeeker, name string, first TraceConfig, skim bool) (n i
 	switch {
 	case first.Sort || !keepFirstPass:
 		t.p.measuring = true // a sorted replay holds its rows already
-	case skim && jsonl:
-		t.p.measuring = true // the replay parses the file again (see skimmer)
-		j.skim = &skimmer{p: &t.p}
 	default:
 		t.kept = &reread{}
+		if skim && jsonl {
+			t.skimPast = j // past the bound, the pass skims (see skimmer)
+		}
 	}
 	if n, last, err = span(t); err != nil {
 		return 0, 0, nil, err
@@ -205,15 +207,9 @@ func firstPass(rs io.ReadSeeker, name string, first TraceConfig, skim bool) (n i
 // skimRun counts are counted without a call through Next.
 func span(src Source) (n int, last time.Duration, err error) {
 	t, _ := src.(*Trace)
-	var j *jsonRows
-	if t != nil && skimRunOn {
-		if j, _ = t.rows.(*jsonRows); j != nil && (j.skim == nil || j.skim.ids) {
-			j = nil
-		}
-	}
 	for {
-		if j != nil {
-			n, last = t.skimRun(j, n, last)
+		if t != nil && t.skimming != nil && skimRunOn {
+			n, last = t.skimRun(t.skimming, n, last)
 		}
 		r, err := src.Next()
 		if err == io.EOF {
@@ -323,10 +319,23 @@ func (t *Trace) read(r *Request) (time.Duration, bool, error) {
 		return rel, ok, nil
 	}
 	rel, ok, err := t.readFile(r)
-	if t.kept != nil && err == nil && !t.kept.keep(t, r, rel, ok) {
-		t.kept, t.p.measuring = nil, true // past the bound: the replay reads the file
+	if t.kept != nil && err == nil {
+		t.keep(r, rel, ok)
 	}
 	return rel, ok, err
+}
+
+// keep keeps a first pass's read (t.kept), or past the bound drops the
+// reads kept: the replay reads the file, and a pass that may skim
+// skims the lines after.
+func (t *Trace) keep(r *Request, rel time.Duration, ok bool) {
+	if t.kept.keep(t, r, rel, ok) {
+		return
+	}
+	t.kept, t.p.measuring = nil, true
+	if j := t.skimPast; j != nil {
+		j.skim, t.skimming = &skimmer{p: &t.p}, j
+	}
 }
 
 // readFile is read from the file (or the sorted buffer).

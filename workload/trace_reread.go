@@ -7,13 +7,13 @@ import (
 
 // A TargetRate replay reads its trace twice (timeFactor): a first pass
 // counts the requests and finds the last instant, then the replay reads
-// the file again from its start. Unless the first pass skims (see
-// skimmer, which reads too little of a line to keep it), its rows are
-// the replay's (same bytes, same parser, same filters), so while they
-// fit in rereadBytes the first pass keeps what each Trace.read returned
-// and the replay takes them from memory instead of parsing the file
-// again; a trace past the bound drops them and is read twice, as
-// before, so memory stays bounded by the bound, not the file. The slow
+// the file again from its start. The first pass's rows are the
+// replay's (same bytes, same parser, same filters), so while they fit
+// in rereadBytes the first pass keeps what each Trace.read returned and
+// the replay takes them from memory instead of parsing the file again;
+// a trace past the bound drops them and is read twice, as before, so
+// memory stays bounded by the bound, not the file (a pass that may skim
+// skims the lines after the bound: see skimmer). The slow
 // twin is the second read of the file, which TestRereadIsTheFile and
 // FuzzReread hold the kept reads to, request by request and error by
 // error.

@@ -61,6 +61,9 @@ func checkReread(t *testing.T, data []byte, cfg TraceConfig) {
 		rereadBytes = limit
 		require.Equal(t, want, rereadRun(data, cfg), "bound %d, config %+v, data %q", limit, cfg, data)
 	}
+	keptByTemplate = false // the first pass's lines kept through read
+	require.Equal(t, want, rereadRun(data, cfg), "kept through read: config %+v, data %q", cfg, data)
+	keptByTemplate = true
 	checkSkim(t, data, cfg, want)
 	cfg.Transform.TargetRate = 0
 	checkTemplate(t, data, cfg)
@@ -86,18 +89,27 @@ func checkTemplate(t *testing.T, data []byte, cfg TraceConfig) {
 // trace; then the skimming replay refuses it with the same error, or
 // (a malformed hash id list, which the skim steps over) ends with it,
 // the same file and line, when it reaches it.
+//
+// The pass skims the lines after those whose reads it kept, up to the
+// bound (rereadBytes): it runs with the bound at 16 MiB (all kept), 0
+// (every line skimmed after the first) and 600 (a few kept).
 func checkSkim(t *testing.T, data []byte, cfg TraceConfig, want string) {
 	t.Helper()
-	defer func(keep, skim bool) { keepFirstPass, skimFirstPass = keep, skim }(keepFirstPass, skimFirstPass)
+	defer func(keep, skim bool, limit int) {
+		keepFirstPass, skimFirstPass, rereadBytes = keep, skim, limit
+	}(keepFirstPass, skimFirstPass, rereadBytes)
 	keepFirstPass, skimFirstPass = true, true
 	checkSkimSpan(t, data, cfg)
-	got := rereadRun(data, cfg)
-	if got == want {
-		return
+	for _, limit := range []int{16 << 20, 0, 600} {
+		rereadBytes = limit
+		got := rereadRun(data, cfg)
+		if got == want {
+			continue
+		}
+		e, refused := strings.CutPrefix(want, "refused: ")
+		require.True(t, refused, "the skimming first pass changed a replay: bound %d, config %+v, data %q\nwant %s\ngot  %s", limit, cfg, data, want, got)
+		require.Contains(t, got, "\n"+e+"\n", "the skimming replay does not end with the error the twin refused the trace with: bound %d, config %+v, data %q", limit, cfg, data)
 	}
-	e, refused := strings.CutPrefix(want, "refused: ")
-	require.True(t, refused, "the skimming first pass changed a replay: config %+v, data %q\nwant %s\ngot  %s", cfg, data, want, got)
-	require.Contains(t, got, "\n"+e+"\n", "the skimming replay does not end with the error the twin refused the trace with: config %+v, data %q", cfg, data)
 }
 
 // rereadConfigs are the TargetRate configurations checkReread replays
@@ -403,7 +415,7 @@ func checkSkimSpan(t *testing.T, data []byte, cfg TraceConfig) {
 			return "refused: " + err.Error(), nil
 		}
 		j := tr.rows.(*jsonRows)
-		tr.p.measuring, j.skim = true, &skimmer{p: &tr.p}
+		tr.p.measuring, j.skim, tr.skimming = true, &skimmer{p: &tr.p}, j
 		defer func(on bool) { skimRunOn = on }(skimRunOn)
 		skimRunOn = fast
 		n, last, err := span(tr)

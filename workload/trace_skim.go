@@ -14,14 +14,19 @@ import (
 // A TargetRate replay's first pass (timeFactor) needs each row's arrival
 // alone: it counts the requests and finds the last instant. On a JSON
 // Lines trace that maps no column but the arrival, the token counts and
-// the hash ids (Mooncake's), the pass skims a line whose keys are the
-// first line's, byte for byte, and whose numbers are plain integers in
-// range: it reads the arrival and the token counts, and steps over the
-// hash id list to its ']' without reading the ids, the most of a line's
-// bytes (about 30 ids a Mooncake line). The replay then parses the file
-// again from its start, whole, and the first pass keeps nothing, so a
-// replay that stops early (the regimes' first 2,000 of Mooncake's 3,993
-// lines) parses only the lines it replays.
+// the hash ids (Mooncake's), the pass keeps its reads for the replay
+// while they fit in rereadBytes, as any first pass does (see reread):
+// the replay reads each line whole, so the pass reads it once for both.
+// Past the bound it drops them and skims the lines after (Trace.skimPast):
+// a line whose keys are the first line's, byte for byte, and whose
+// numbers are plain integers in range; it reads the arrival and the
+// token counts, and steps over the hash id list to its ']' without
+// reading the ids, the most of a line's bytes (about 30 ids a Mooncake
+// line). The replay then parses the file again from its start, whole.
+// (Until issue 41's fifteenth round the pass skimmed from its first
+// line and kept nothing, so that a replay that stops early parsed only
+// the lines it replays; counted whole, Regime/MooncakeReplay's file of
+// 2,000 lines took 12,355 instructions a request so, 12,084 kept.)
 //
 // A skimmed line holds the keys and numbers the full parse would read
 // (its members are the first line's, in order, with no string in a list
@@ -331,9 +336,13 @@ func (t *Trace) skimRun(j *jsonRows, n int, last time.Duration) (int, time.Durat
 // nextByTemplate is Next for the next line when the replay's template
 // takes it (see skimmer) and Next would yield it at once: after the
 // first kept row, in order, within the window, its arrival scaled in
-// range, with no first pass's reads kept or read again. It sets *r, a
-// zero Request, and the state Next leaves (the rows read, the last row,
-// the clock, the count and the recorded instants), and reports true.
+// range, with no first pass's reads read again. It sets *r, a zero
+// Request, and the state Next leaves (the rows read, the last row, the
+// clock, the count and the recorded instants), and reports true; in a
+// first pass that keeps its reads it keeps the line's, as read does
+// (Trace.keep, before the arrival and id are set): Regime/MooncakeReplay,
+// the first pass's lines kept through Next's way then this, 12,084 then
+// 11,832 instructions a request (its twin keptByTemplate off).
 // For any other line it reports false, and j holds the line (held) for
 // Next's way through read, readFile, readRow, parse, rebase and scale,
 // the calls it saves. Its twin is Next without it (templateNextOn off),
@@ -341,7 +350,7 @@ func (t *Trace) skimRun(j *jsonRows, n int, last time.Duration) (int, time.Durat
 // line then this: 13,688 then 13,530 instructions a request
 // (TestInstructionBudget, 2026-12-06).
 func (t *Trace) nextByTemplate(j *jsonRows, r *Request) bool {
-	if t.done || !t.started || !t.rebased || t.reread != nil || t.kept != nil || !j.skim.ids || !j.skim.ready || j.held {
+	if t.done || !t.started || !t.rebased || t.reread != nil || t.kept != nil && !keptByTemplate || !j.skim.ids || !j.skim.ready || j.held {
 		return false
 	}
 	text := j.scanText()
@@ -367,8 +376,11 @@ func (t *Trace) nextByTemplate(j *jsonRows, r *Request) bool {
 	t.rowsRead++
 	t.p.clock = clockNumber
 	j.skim.request(&t.p, r)
-	r.Arrival = at
 	t.prev, t.lastLine, t.started = rel, j.ln, true
+	if t.kept != nil {
+		t.keep(r, rel, true) // as read keeps it: before its arrival and id
+	}
+	r.Arrival = at
 	r.ID = t.next // Columns.ID is not mapped (plainColumns)
 	t.next++
 	t.count++
@@ -404,6 +416,11 @@ func (j *jsonRows) scanText() []byte {
 		j.ln++
 	}
 }
+
+// keptByTemplate is false for the twin of a first pass's lines read by
+// nextByTemplate and kept there: they go Next's way, through read,
+// which keeps them (set by the tests alone).
+var keptByTemplate = true
 
 // templateNextOn is false for nextByTemplate's twin: every line goes
 // Next's way (set by the tests alone).
