@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -652,6 +653,15 @@ func (k *prefixChains) fill(c int) {
 // then computes the rest and cuts the chain where the prompt ends.
 func (k *prefixChains) runKeys(ch *keyChain, n int) {
 	if to := min(k.asc*k.p/ch.blockSize, n); ch.eng != nil && len(ch.keys) < to {
+		if cap(ch.keys) < to+chainStep {
+			// Room for the keys a walk computes past the run (nextKey's
+			// first, then extend's chainStep), in the buffer the memo
+			// keeps: RunKeys's append made it the run's size, and the
+			// next key's grew it again (a group's first prompt in a
+			// slot: Regime/Fleet8PrefixEvents, growslice 288
+			// instructions a request in nextKey).
+			ch.keys = slices.Grow(ch.keys, to+chainStep-len(ch.keys))
+		}
 		ch.keys = ch.eng.RunKeys(ch.keys, k.prefix[0], k.p, to)
 	}
 }
