@@ -1255,8 +1255,7 @@ func (k *prefixChains) nextKey(c int) bool {
 	if k.p != b || n == 0 || n >= len(k.prefix) || (n+1)*b+1 >= k.input {
 		return false
 	}
-	ch.keys = append(ch.keys, 0)
-	kvchain.FillIDs(ch.keys[n:], ch.keys[n-1], k.prefix[n:n+1])
+	ch.keys = append(ch.keys, kvchain.Next(ch.keys[n-1], k.prefix[n]))
 	k.memo[k.cur].keys[c] = ch.keys
 	return true
 }
