@@ -1083,14 +1083,32 @@ func (s *eventsState) longestEach(v *View, least int) (best, longest int) {
 	// (engine's syncTo 253 then 119, the steps' takes done in fewer
 	// calls; longestEach 623 then 752), six syncs in ten left out.
 	by := r.now - s.cfg.Lag // a step's events are seen by now if it started by then
-	for i := range v.n {
-		j := v.at(i)
-		x := s.reps[j]
-		if rep := &r.reps[j]; x.mustSync(rep, by) && x.loud(rep, by) {
-			rep.run().SyncTo(r.now)
-			x.synced(rep, r.now)
+	// A block of the fleet (no routable list) ranges over its indexes
+	// and replicas, not looking each up by position (v.at) with its
+	// bounds checks: Regime/Fleet8PrefixEvents, SERVESIM_BUDGET_FUNCS's
+	// marginal count, servesim's own 12,778 then 12,722 instructions a
+	// request (longestEach 468 then 412).
+	if v.idx == nil {
+		xs := s.reps[v.lo : v.lo+v.n]
+		reps := r.reps[v.lo : v.lo+v.n]
+		reps = reps[:len(xs)]
+		for i, x := range xs {
+			if rep := &reps[i]; x.mustSync(rep, by) && x.loud(rep, by) {
+				rep.run().SyncTo(r.now)
+				x.synced(rep, r.now)
+			}
+			x.catchUp(r.now)
 		}
-		x.catchUp(r.now)
+	} else {
+		for i := range v.n {
+			j := v.at(i)
+			x := s.reps[j]
+			if rep := &r.reps[j]; x.mustSync(rep, by) && x.loud(rep, by) {
+				rep.run().SyncTo(r.now)
+				x.synced(rep, r.now)
+			}
+			x.catchUp(r.now)
+		}
 	}
 	if cm == nil {
 		return best, longest // no unit, no key: every replica holds none
