@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -63,7 +62,7 @@ type specRun struct {
 	taken  int               // steps whose blocks are taken (specTake)
 	iid    *accept.IID       // the acceptor the draws came from
 	buf    []uint8           // accepted drafts: member i's at step j in buf[i*maxSpecRun+j]
-	saved  []rand.PCG        // each member's stream at the run's start
+	saved  []accept.PCG      // each member's stream at the run's start
 	drawn  []int32           // each member's draws by extendSpec
 	needs  [maxSpecRun]int32 // the blocks the members take at each step after the first
 	counts specrun.Counts
@@ -116,7 +115,7 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 	if sc.buf == nil {
 		n := e.cfg.MaxSeqs
 		sc.buf = make([]uint8, n*maxSpecRun)
-		sc.saved = make([]rand.PCG, n)
+		sc.saved = make([]accept.PCG, n)
 		sc.drawn = make([]int32, n)
 	}
 	clear(sc.needs[:steps])
@@ -175,18 +174,20 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 // written back at the end: through p, its state was loaded and stored a
 // draw, and the loop's variables spilled (the blocks' count, in the same
 // loop then, is addNeeds').
-func drawAhead(s *seq, p *rand.PCG, a *accept.IID, row []uint8, k int) int {
-	q := *p
+func drawAhead(s *seq, p *accept.PCG, a *accept.IID, row []uint8, k int) int {
+	hi, lo := p.Hi, p.Lo
 	left, k1, n := s.req.Output-s.emitted, k+1, len(row)
 	for j := range row {
-		acc := a.Accepted(q.Uint64()>>11, k)
+		var u uint64
+		hi, lo, u = accept.Next(hi, lo)
+		acc := a.Accepted(u>>11, k)
 		row[j] = uint8(acc)
 		if left -= 1 + acc; left < k1 {
 			n = j + 1
 			break
 		}
 	}
-	*p = q
+	p.Hi, p.Lo = hi, lo
 	return n
 }
 
@@ -214,7 +215,7 @@ func addNeeds(s *seq, row []uint8, need []int32, k1, shift int) {
 }
 
 // advance draws n values from p, dropping them.
-func advance(p *rand.PCG, n int) {
+func advance(p *accept.PCG, n int) {
 	for range n {
 		p.Uint64()
 	}
