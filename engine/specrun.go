@@ -300,22 +300,22 @@ func (e *Engine) applySpec(a, b int) bool {
 	clear(cn.Total)
 	tot := cn.Total[:k1]
 	alloc := sc.taken > b // step b's blocks are taken
+	// Each member's tokens over the steps (in its Emit), fewest in a
+	// step, and the steps by their tokens, in a function of its own: in
+	// the members' loop below, its variables spilled and were reloaded
+	// a member (25,302 then 25,157 instructions a request in
+	// BenchmarkRegime/Speculation, the budget test; sumRows inlined,
+	// 25,418).
+	sumRows(sc.buf[a:], steps, cn.Least, tot, ems)
 	tokens, done := 0, false
+	last := sc.buf[b-1:]
 	for i, s := range members {
-		row := sc.buf[i*maxSpecRun+a : i*maxSpecRun+b]
-		t, least := 0, uint8(k1)
-		for _, acc := range row {
-			t += int(acc)
-			least = min(least, acc)
-			tot[acc]++
-		}
-		t += len(row) // a token more than it accepted, a step
-		cn.Least[i] = 1 + least
+		t := ems[i].Tokens
 		// Its look after the steps: what verify leaves, max(look, n) − t
 		// a step, is max(c + look, c' + 1 + K) − c'' over them, c' its
 		// computed tokens before the last step, c'' after (addNeeds' y).
 		c := s.computed + t
-		look := max(s.computed+s.look, c-1-int(row[len(row)-1])+k1) - c
+		look := max(s.computed+s.look, c-1-int(last[i*maxSpecRun])+k1) - c
 		s.look = look
 		s.computed = c
 		s.known += t
@@ -333,6 +333,28 @@ func (e *Engine) applySpec(a, b int) bool {
 	}
 	e.outstanding -= tokens
 	return done
+}
+
+// sumRows writes, for each member i of ems, its tokens over the steps
+// (a token more than it accepted a step, buf[i*maxSpecRun:][:steps]) in
+// ems[i].Tokens and its fewest in a step in least[i], and counts its
+// steps by their tokens in tot (tot[n − 1] steps of n). Not inlined:
+// see applySpec.
+//
+//go:noinline
+func sumRows(buf []uint8, steps int, least []uint8, tot []int32, ems []Emit) {
+	least = least[:len(ems)]
+	for i := range ems {
+		row := buf[i*maxSpecRun:][:steps]
+		t, lo := steps, ^uint8(0) // steps >= 1: lo is a step's
+		for _, acc := range row {
+			t += int(acc)
+			lo = min(lo, acc)
+			tot[acc]++
+		}
+		least[i] = 1 + lo
+		ems[i].Tokens = t
+	}
 }
 
 // completeSpecRun is completeSpec for a speculative run: its steps not
