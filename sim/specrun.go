@@ -82,10 +82,9 @@ func (r *runner) accountSpecRun(rep *replica, out *engine.Outcome) error {
 	steps, d, end := out.Steps, rep.stepTime, out.End
 	start := end - time.Duration(steps)*d
 	k := rep.spec.Tokens
-	t := &r.chunks
-	if d != t.g || k != t.k || rep.idx != t.rep {
-		r.chunkCounts()                     // the counts of the table's gap, before it changes
-		t.make(d, &r.bounds[0], k, rep.idx) // without classes, the default class's bound
+	t := r.chunks.cur
+	if t == nil || d != t.g || k != t.k || rep.idx != t.rep {
+		t = r.chunkTable(d, k, rep.idx)
 	}
 	r.specMoves++
 	// Each member's chunks all have the step's gap, and the bound gates
@@ -144,7 +143,7 @@ func (r *runner) accountSpecRun(rep *replica, out *engine.Outcome) error {
 // steps, accepted drafts, largest gap over tokens and count over the
 // bound.
 func (r *runner) specEach(rep *replica, s *slot, row []uint8, start time.Duration) (m, acc int, td time.Duration, over int) {
-	rec, t, d := &s.rec, &r.chunks, rep.stepTime
+	rec, t, d := &s.rec, r.chunks.cur, rep.stepTime // accountSpecRun's
 	if rec.LastToken != start {
 		first := 1 + int(row[0])
 		g, tf := chunkGap(rec, start+d, first)
