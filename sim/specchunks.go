@@ -44,7 +44,7 @@ func (r *runner) plainChunks(rep *replica, out *engine.Outcome, inW, i int) int 
 	last := r.slots[ems[i].Ref].rec.LastToken
 	t := r.chunks.cur
 	if g := end - last; t == nil || g != t.g || k != t.k || rep.idx != t.rep {
-		t = r.chunkTable(g, k, rep.idx)
+		t = r.tableOf(g, k, rep.idx)
 	}
 	g, tokens := t.g, 0
 	for ; i < len(ems); i++ {
@@ -116,12 +116,12 @@ func (t *chunkTable) make(g time.Duration, b *classBound, k, rep int) {
 // replica's steps recur (a speculative step's price is a function of
 // its members' verified positions and its prefill tokens, which repeat;
 // in BenchmarkRegime/Speculation the one table changed three times a
-// request), and the counts reach only the
-// histograms' counts, integers, the same whatever the grouping and the
-// order (weighted; its sketch, past ExactSamples distinct gaps, sums
-// them too): with one table, made again and its counts added at each
-// change of gap, 25,157 then 23,533 instructions a request in
-// BenchmarkRegime/Speculation (the budget test).
+// request), and the counts reach only the histograms' counts, integers,
+// the same whatever the grouping and the order (weighted; its sketch,
+// past ExactSamples distinct gaps, sums them too): with one table, made
+// again and its counts added at each change of gap, 25,157 then 23,533
+// instructions a request in BenchmarkRegime/Speculation (the budget
+// test).
 type chunkTables struct {
 	cur  *chunkTable             // the last table read (nil before the first)
 	tabs *[chunkSlots]chunkTable // by the gap's hash (chunkSlot); nil until the first
@@ -142,10 +142,10 @@ func chunkSlot(g time.Duration) int {
 	return int(uint64(g) * 0x9e3779b97f4a7c15 >> (chunkShift & 63))
 }
 
-// chunkTable is the table of gap g, K = k drafts and replica rep, made
+// tableOf is the table of gap g, K = k drafts and replica rep, made
 // (its slot's previous table's counts added first) unless it is kept,
 // and now the current one.
-func (r *runner) chunkTable(g time.Duration, k, rep int) *chunkTable {
+func (r *runner) tableOf(g time.Duration, k, rep int) *chunkTable {
 	c := &r.chunks
 	if c.tabs == nil {
 		c.tabs = new([chunkSlots]chunkTable)

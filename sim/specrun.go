@@ -84,7 +84,7 @@ func (r *runner) accountSpecRun(rep *replica, out *engine.Outcome) error {
 	k := rep.spec.Tokens
 	t := r.chunks.cur
 	if t == nil || d != t.g || k != t.k || rep.idx != t.rep {
-		t = r.chunkTable(d, k, rep.idx)
+		t = r.tableOf(d, k, rep.idx)
 	}
 	r.specMoves++
 	// Each member's chunks all have the step's gap, and the bound gates
