@@ -367,7 +367,7 @@ func scenario(t *testing.T, data []byte) {
 		defer func() { fuzzCoCached, fuzzResSteps = fuzzCoCached+int(e.co.cached), fuzzResSteps+e.res.calls }()
 		slow, _ := New(cfg, model)
 		slow.SetAcceptor(hashAcceptor{})
-		var streams [2][]rand.PCG // the i.i.d. acceptors' streams, by ref
+		var streams [2][]accept.PCG // the i.i.d. acceptors' streams, by ref
 		if cfg.SpeculativeTokens > 0 && data[0]/5%2 == 0 {
 			// In half the speculative scenarios sim's i.i.d. acceptor of
 			// one α: drawn inline by the fast engine (verifyIID), asked
@@ -437,7 +437,7 @@ func scenario(t *testing.T, data []byte) {
 					r.Remote = true
 				}
 				for i := range streams {
-					streams[i] = append(streams[i], *rand.NewPCG(uint64(next), 41))
+					streams[i] = append(streams[i], accept.NewPCG(uint64(next), 41))
 				}
 				err := e.Add(now, r)
 				w.same("Add", err, slow.Add(now, r))

@@ -45,7 +45,7 @@ func specScenario(t *testing.T, data []byte) {
 		return
 	}
 	b, _ := New(cfg, model)
-	var streams [2][]rand.PCG
+	var streams [2][]accept.PCG
 	if data[2]/4%3 != 0 {
 		alpha := float64(data[3]%11) / 10
 		a.SetAcceptor(accept.NewIID(&streams[0], alpha, cfg.SpeculativeTokens))
@@ -71,7 +71,7 @@ func specScenario(t *testing.T, data []byte) {
 		case 0: // a request arrives
 			in, out := 1+arg*7%90, 1+arg*13%70
 			for j := range streams {
-				streams[j] = append(streams[j], *rand.NewPCG(uint64(next), uint64(i)))
+				streams[j] = append(streams[j], accept.NewPCG(uint64(next), uint64(i)))
 			}
 			r := Request{Ref: next, Arrival: now, Input: in, Output: out}
 			w.same("Add", a.Add(now, r), b.Add(now, r))

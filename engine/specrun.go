@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -63,7 +62,7 @@ type specRun struct {
 	taken  int               // steps whose blocks are taken (specTake)
 	iid    *accept.IID       // the acceptor the draws came from
 	buf    []uint8           // accepted drafts: member i's at step j in buf[i*maxSpecRun+j]
-	saved  []rand.PCG        // each member's stream at the run's start
+	saved  []accept.PCG      // each member's stream at the run's start
 	drawn  []int32           // each member's draws by extendSpec
 	needs  [maxSpecRun]int32 // the blocks the members take at each step after the first
 	counts specrun.Counts
@@ -100,9 +99,21 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 	if iid == nil {
 		return
 	}
+	// One step, or a member verifies fewer than 1 + K positions: each
+	// verifies min(1 + K, its tokens left), and the plan lists none but
+	// the members, so that vsum is their sum, 1 + K each only when none
+	// has fewer left. Tested before the members are walked (the walk
+	// for the one with fewest left found one below 1 + K in about half
+	// the plans that got to it: 25,518 then 25,401 instructions a
+	// request in BenchmarkRegime/Speculation, the budget test). It only
+	// saves work: such a member would end the run at its first step
+	// (drawAhead), which is then planned as the one step it is.
 	d := e.plan.StepTime
 	steps := int(min((until-now-1)/d+1, maxSpecRun))
 	k := e.cfg.SpeculativeTokens
+	if steps <= 1 || int(e.vsum) != sc.m*(k+1) {
+		return
+	}
 	members := e.running[:sc.m]
 	first, least := 0, members[0].req.Output-members[0].emitted
 	for i, s := range members {
@@ -110,13 +121,10 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 			first, least = i, left
 		}
 	}
-	if steps <= 1 || least < k+1 {
-		return // one step, or a member verifies fewer than 1 + K positions
-	}
 	if sc.buf == nil {
 		n := e.cfg.MaxSeqs
 		sc.buf = make([]uint8, n*maxSpecRun)
-		sc.saved = make([]rand.PCG, n)
+		sc.saved = make([]accept.PCG, n)
 		sc.drawn = make([]int32, n)
 	}
 	clear(sc.needs[:steps])
@@ -130,17 +138,38 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 		} else if x <= first {
 			i = x - 1
 		}
+		if steps == 1 {
+			// The first member drawn (or one after it) ends the run at
+			// its first step: the one step is planned, the others not
+			// drawn (about 1 plan in 8 that draws: 23,533 then 23,307
+			// instructions a request in BenchmarkRegime/Speculation,
+			// the budget test).
+			for y := range x {
+				j := y
+				if y == 0 {
+					j = first
+				} else if y <= first {
+					j = y - 1
+				}
+				streams[members[j].req.Ref] = sc.saved[j]
+			}
+			return
+		}
 		s := members[i]
 		p := &streams[s.req.Ref]
 		sc.saved[i] = *p
-		n := drawAhead(s, p, iid, sc.buf[i*maxSpecRun:][:steps], k)
+		row := sc.buf[i*maxSpecRun:][:steps]
+		n := drawAhead(s, p, iid, row, k)
 		sc.drawn[i] = int32(n)
 		steps = n
-	}
-	// The later steps' blocks, free now: none is freed before the run's
-	// end.
-	for i, s := range members {
-		addNeeds(s, sc.buf[i*maxSpecRun:][:steps], sc.needs[:steps], k+1, e.shift)
+		// The later steps' blocks, free now (none is freed before the
+		// run's end), counted over the steps it drew, which the run's
+		// are among: a member's steps' blocks follow from its own draws.
+		// Counted here rather than in a loop of their own over the run's
+		// steps once every member drew: 25,764 then 25,518 instructions a
+		// request in BenchmarkRegime/Speculation (the budget test); in
+		// drawAhead after its loop, 25,960 (its registers spilled).
+		addNeeds(s, row[:n], sc.needs[:n], k+1, e.shift)
 	}
 	avail := e.available()
 	for j := 1; j < steps; j++ {
@@ -175,18 +204,20 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 // written back at the end: through p, its state was loaded and stored a
 // draw, and the loop's variables spilled (the blocks' count, in the same
 // loop then, is addNeeds').
-func drawAhead(s *seq, p *rand.PCG, a *accept.IID, row []uint8, k int) int {
-	q := *p
+func drawAhead(s *seq, p *accept.PCG, a *accept.IID, row []uint8, k int) int {
+	hi, lo := p.Hi, p.Lo
 	left, k1, n := s.req.Output-s.emitted, k+1, len(row)
 	for j := range row {
-		acc := a.Accepted(q.Uint64()>>11, k)
+		var u uint64
+		hi, lo, u = accept.Next(hi, lo)
+		acc := a.Accepted(u>>11, k)
 		row[j] = uint8(acc)
 		if left -= 1 + acc; left < k1 {
 			n = j + 1
 			break
 		}
 	}
-	*p = q
+	p.Hi, p.Lo = hi, lo
 	return n
 }
 
@@ -214,7 +245,7 @@ func addNeeds(s *seq, row []uint8, need []int32, k1, shift int) {
 }
 
 // advance draws n values from p, dropping them.
-func advance(p *rand.PCG, n int) {
+func advance(p *accept.PCG, n int) {
 	for range n {
 		p.Uint64()
 	}
@@ -286,22 +317,22 @@ func (e *Engine) applySpec(a, b int) bool {
 	clear(cn.Total)
 	tot := cn.Total[:k1]
 	alloc := sc.taken > b // step b's blocks are taken
+	// Each member's tokens over the steps (in its Emit), fewest in a
+	// step, and the steps by their tokens, in a function of its own: in
+	// the members' loop below, its variables spilled and were reloaded
+	// a member (25,302 then 25,157 instructions a request in
+	// BenchmarkRegime/Speculation, the budget test; sumRows inlined,
+	// 25,418).
+	sumRows(sc.buf[a:], steps, cn.Least, tot, ems)
 	tokens, done := 0, false
+	last := sc.buf[b-1:]
 	for i, s := range members {
-		row := sc.buf[i*maxSpecRun+a : i*maxSpecRun+b]
-		t, least := 0, uint8(k1)
-		for _, acc := range row {
-			t += int(acc)
-			least = min(least, acc)
-			tot[acc]++
-		}
-		t += len(row) // a token more than it accepted, a step
-		cn.Least[i] = 1 + least
+		t := ems[i].Tokens
 		// Its look after the steps: what verify leaves, max(look, n) − t
 		// a step, is max(c + look, c' + 1 + K) − c'' over them, c' its
 		// computed tokens before the last step, c'' after (addNeeds' y).
 		c := s.computed + t
-		look := max(s.computed+s.look, c-1-int(row[len(row)-1])+k1) - c
+		look := max(s.computed+s.look, c-1-int(last[i*maxSpecRun])+k1) - c
 		s.look = look
 		s.computed = c
 		s.known += t
@@ -319,6 +350,28 @@ func (e *Engine) applySpec(a, b int) bool {
 	}
 	e.outstanding -= tokens
 	return done
+}
+
+// sumRows writes, for each member i of ems, its tokens over the steps
+// (a token more than it accepted a step, buf[i*maxSpecRun:][:steps]) in
+// ems[i].Tokens and its fewest in a step in least[i], and counts its
+// steps by their tokens in tot (tot[n − 1] steps of n). Not inlined:
+// see applySpec.
+//
+//go:noinline
+func sumRows(buf []uint8, steps int, least []uint8, tot []int32, ems []Emit) {
+	least = least[:len(ems)]
+	for i := range ems {
+		row := buf[i*maxSpecRun:][:steps]
+		t, lo := steps, ^uint8(0) // steps >= 1: lo is a step's
+		for _, acc := range row {
+			t += int(acc)
+			lo = min(lo, acc)
+			tot[acc]++
+		}
+		least[i] = 1 + lo
+		ems[i].Tokens = t
+	}
 }
 
 // completeSpecRun is completeSpec for a speculative run: its steps not

@@ -80,7 +80,7 @@ func specRunsAreSteps(t *testing.T, data []byte) (c specRunCounts) {
 		return c
 	}
 	b, _ := New(cfg, model)
-	var streams [2][]rand.PCG
+	var streams [2][]accept.PCG
 	a.SetAcceptor(accept.NewIID(&streams[0], alpha, cfg.SpeculativeTokens))
 	b.SetAcceptor(accept.NewIID(&streams[1], alpha, cfg.SpeculativeTokens))
 	a.Runner().SetStrict(true)
@@ -167,7 +167,7 @@ func specRunsAreSteps(t *testing.T, data []byte) (c specRunCounts) {
 			for range 1 + int(op%2) {
 				in, out := 1+arg*7%90, 1+arg*13%120
 				for j := range streams {
-					streams[j] = append(streams[j], *rand.NewPCG(uint64(next), uint64(i)))
+					streams[j] = append(streams[j], accept.NewPCG(uint64(next), uint64(i)))
 				}
 				r := Request{Ref: next, Arrival: now, Input: in, Output: out}
 				if err, err2 := a.Add(now, r), b.Add(now, r); (err == nil) != (err2 == nil) {

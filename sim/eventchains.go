@@ -59,13 +59,26 @@ type queuedChain struct {
 // Go map: Regime/Fleet8PrefixEvents, TestInstructionBudget, 16,241 then
 // 16,135 instructions a request (the map's inserts and growth were 260,
 // cachegrind's marginal count).
+//
+// The table is brought up to date only when it is read (indexTo, from
+// queueWake): a run applied is appended to runs, its first key beside
+// it (firsts), and put in at only when a key the filter lets by is
+// looked up, which the requests' own runs, never asked about, seldom
+// meet. Put at every storeChain, the table's inserts and its doublings
+// (its runs pile up while none is woken) cost Regime/Fleet8PrefixEvents
+// about 125 instructions a request (runStarts.put 57, grow 67,
+// cachegrind's marginal count). Each run is put once, in the order
+// applied, before any lookup, so at holds what it held when put at
+// once: TestChainsAreKeys and TestWalkIsEachOverChains.
 type lazyRuns struct {
-	runs  []kvchain.Run // in the order applied; N 0: woken
-	at    runStarts     // by first key: its run (off; woken too, until none is lazy), doubling
-	bits  []uint64      // a filter of the first keys: bit hash>>lazyShift, set while one may be lazy
-	live  int           // runs not woken
-	woken []int32       // runs to wake (drain)
-	buf   []uint64      // the keys of the run being woken
+	runs    []kvchain.Run // in the order applied; N 0: woken
+	firsts  []uint64      // by run: its first key
+	indexed int           // the runs put in at, runs[:indexed]
+	at      runStarts     // by first key: its run (off; woken too, until none is lazy), doubling
+	bits    []uint64      // a filter of the first keys: bit hash>>lazyShift, set while one may be lazy
+	live    int           // runs not woken
+	woken   []int32       // runs to wake (drain)
+	buf     []uint64      // the keys of the run being woken
 }
 
 // lazyShift picks a filter bit from a key's hash (key × keyMul): 2¹⁶
@@ -138,9 +151,7 @@ func (x *eventIndex) storeChain(c kvchain.Run) {
 	if l.bits == nil {
 		l.bits = make([]uint64, 1<<(64-lazyShift)/64)
 	}
-	l.at.doubles = true
-	l.at.put(first, storedRun{off: int32(len(l.runs))})
-	l.runs = append(l.runs, c)
+	l.runs, l.firsts = append(l.runs, c), append(l.firsts, first) // put in at when read (indexTo)
 	l.bits[h>>lazyShift/64] |= 1 << (h >> lazyShift % 64)
 	l.live++
 }
@@ -160,10 +171,23 @@ func (l *lazyRuns) maybe(k uint64) bool {
 // woken (drain).
 func (x *eventIndex) queueWake(k uint64, by int) {
 	l := &x.lazy
+	if l.indexed < len(l.runs) {
+		l.indexTo()
+	}
 	if r, ok := l.at.get(k); ok && l.runs[r.off].N > 0 {
 		l.woken = append(l.woken, r.off)
 		x.woken[by]++
 	}
+}
+
+// indexTo puts the runs applied since the table was last read in it, by
+// their first keys, in the order applied.
+func (l *lazyRuns) indexTo() {
+	l.at.doubles = true
+	for i := l.indexed; i < len(l.runs); i++ {
+		l.at.put(l.firsts[i], storedRun{off: int32(i)})
+	}
+	l.indexed = len(l.runs)
 }
 
 // wakeKey wakes the run whose first key is k, if it is lazy (walk found
@@ -202,7 +226,7 @@ func (x *eventIndex) drain() {
 		x.materialize(c, true)
 	}
 	if l.live == 0 && len(l.runs) > 0 {
-		l.runs = l.runs[:0]
+		l.runs, l.firsts, l.indexed = l.runs[:0], l.firsts[:0], 0
 		l.at.clear()
 		clear(l.bits)
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -499,6 +500,32 @@ type chainMemo struct {
 	asc  int        // ids's leading units first, first+1, … (prefixChains.asc)
 	keys [][]uint64 // by chain
 	gen  uint64     // the prompts keyed in this slot, ever
+	// A prompt of two runs is kept by its first run alone, not in ids
+	// (run): first, first+1, …, first+asc−1, and then end when ended
+	// (the prompt goes on past its run). See compute.
+	run        bool
+	ended      bool
+	first, end uint64
+}
+
+// sameRun is lcp.Len of the memo's prompt kept by its run (run) and
+// ids (not empty), as far as the memo knows the prompt: its run and
+// the unit that ends it. two says ids are at most two runs
+// (ascend.CommonTwo's shortcut: their first lim agree with the run when
+// the first and the lim-th do).
+func (m *chainMemo) sameRun(ids []uint64, two bool) int {
+	if ids[0] != m.first {
+		return 0
+	}
+	lim := min(m.asc, len(ids))
+	n := lim
+	if !two || ids[lim-1] != m.first+uint64(lim-1) {
+		n = ascend.Len(ids[:lim])
+	}
+	if n == m.asc && m.ended && len(ids) > n && ids[n] == m.end {
+		n++
+	}
+	return n
 }
 
 // memoSlots is the number of chains prefixChains remembers: a workload
@@ -541,6 +568,8 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	same := 0 // leading units shared with the memo's prompt
 	switch {
 	case m.p != p:
+	case m.run:
+		same = m.sameRun(ids, req.PrefixTwoRuns.Two())
 	case req.PrefixTwoRuns.Two(): // m.ids[:m.asc] run on from the first: two ids tell (Regime/Fleet8PrefixEvents: 18,887 then 18,396 instructions a request)
 		same = ascend.CommonTwo(m.ids, ids, m.asc)
 	default:
@@ -548,7 +577,30 @@ func (k *prefixChains) compute(r *runner, req *workload.Request) {
 	}
 	asc := k.ascOf(ids, m.asc, same, req.PrefixTwoRuns.Two())
 	k.asc = asc
-	m.ids, m.p, m.asc = append(m.ids[:same], ids[same:]...), p, asc // the first same agree
+	// The memo keeps a prompt of two runs (a group's shared ids, then
+	// fresh ones of its own) by its first run and the id that ends it
+	// (run, sameRun), not its ids: the next prompt of its slot shares no
+	// more unless it repeats the prompt's own ids, and then finds fewer
+	// keys known and computes them again, the same keys. The ids copied,
+	// a slot's first prompt allocated them (Regime/Fleet8PrefixEvents:
+	// growslice 150 instructions a request, and memmove 27 for the 32
+	// ids of each prompt's own). TestPrefixChainsEqualPrefixKeys holds
+	// the chains to PrefixKeys, over prompts of two runs and others
+	// sharing slots.
+	if req.PrefixTwoRuns.Two() {
+		m.run, m.first, m.ended = true, ids[0], asc < len(ids)
+		if m.ended {
+			m.end = ids[asc]
+		}
+		m.ids = m.ids[:0]
+	} else {
+		cut := same
+		if m.run {
+			cut = 0 // not in m.ids: ids[:same] agree with the run's
+		}
+		m.run, m.ids = false, append(m.ids[:cut], ids[cut:]...) // the first same agree
+	}
+	m.p, m.asc = p, asc
 	m.gen++
 	for c := range k.chains {
 		ch := &k.chains[c]
@@ -637,6 +689,15 @@ func (k *prefixChains) fill(c int) {
 // then computes the rest and cuts the chain where the prompt ends.
 func (k *prefixChains) runKeys(ch *keyChain, n int) {
 	if to := min(k.asc*k.p/ch.blockSize, n); ch.eng != nil && len(ch.keys) < to {
+		if cap(ch.keys) < to+chainStep {
+			// Room for the keys a walk computes past the run (nextKey's
+			// first, then extend's chainStep), in the buffer the memo
+			// keeps: RunKeys's append made it the run's size, and the
+			// next key's grew it again (a group's first prompt in a
+			// slot: Regime/Fleet8PrefixEvents, growslice 288
+			// instructions a request in nextKey).
+			ch.keys = slices.Grow(ch.keys, to+chainStep-len(ch.keys))
+		}
 		ch.keys = ch.eng.RunKeys(ch.keys, k.prefix[0], k.p, to)
 	}
 }

@@ -3,11 +3,11 @@ package sim
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/accept"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -91,11 +91,11 @@ type abortedRef struct {
 // speculatively, with the seed of each request's acceptance stream.
 type replicas struct {
 	reps       []replica
-	toPlan     []int      // replicas to plan once the current instant is handled
-	speculates bool       // some replica decodes speculatively
-	fleet      bool       // more than one replica, or replicas that come and go (Fleet.Autoscale)
-	accSeed    uint64     // seeds each request's acceptance stream with its ID
-	accs       []rand.PCG // each request's acceptance stream, by ref (seedAcc)
+	toPlan     []int        // replicas to plan once the current instant is handled
+	speculates bool         // some replica decodes speculatively
+	fleet      bool         // more than one replica, or replicas that come and go (Fleet.Autoscale)
+	accSeed    uint64       // seeds each request's acceptance stream with its ID
+	accs       []accept.PCG // each request's acceptance stream, by ref (seedAcc)
 }
 
 // newReplicas builds every replica of cfg, in one allocation (appending

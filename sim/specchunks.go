@@ -42,10 +42,9 @@ func (r *runner) plainChunks(rep *replica, out *engine.Outcome, inW, i int) int 
 		return i // accountChunk's, before the table is read
 	}
 	last := r.slots[ems[i].Ref].rec.LastToken
-	t := &r.chunks
-	if g := end - last; g != t.g || k != t.k || rep.idx != t.rep {
-		r.chunkCounts()                     // the counts of the table's gap, before it changes
-		t.make(g, &r.bounds[0], k, rep.idx) // without classes, the default class's bound (newClasses)
+	t := r.chunks.cur
+	if g := end - last; t == nil || g != t.g || k != t.k || rep.idx != t.rep {
+		t = r.tableOf(g, k, rep.idx)
 	}
 	g, tokens := t.g, 0
 	for ; i < len(ems); i++ {
@@ -82,7 +81,7 @@ var eachChunk = false
 // accepted) with the gap g adds, by n: its gap over its tokens
 // (chunkGap's) and its gaps over the class's bound (chunkRecord's); and
 // the measured chunks plainChunks counted by n, not yet added. Kept in
-// the runner, made again when the gap or K changes.
+// the runner's chunkTables, made again when the gap or K changes.
 type chunkTable struct {
 	g    time.Duration
 	k    int
@@ -110,14 +109,73 @@ func (t *chunkTable) make(g time.Duration, b *classBound, k, rep int) {
 	}
 }
 
-// chunkCounts adds the measured chunks plainChunks counted by size, each
-// of a full step, to the gap runs and the specStats (its full steps
-// counted by their tokens, flushGaps), as accountChunk adds them a chunk
-// at a time, and clears the counts: when the table changes, and before
-// the summary (flushGaps). Counts held across steps change nothing, as
-// the runs' do (gapRuns).
+// chunkTables are plainChunks' tables, each a gap's (with K and the
+// replica), kept by the gap's hash: a step whose gap is that of a table
+// kept goes on counting in it, its counts added only when another gap
+// takes its place or before the summary (chunkCounts). The gaps of a
+// replica's steps recur (a speculative step's price is a function of
+// its members' verified positions and its prefill tokens, which repeat;
+// in BenchmarkRegime/Speculation the one table changed three times a
+// request), and the counts reach only the histograms' counts, integers,
+// the same whatever the grouping and the order (weighted; its sketch,
+// past ExactSamples distinct gaps, sums them too): with one table, made
+// again and its counts added at each change of gap, 25,157 then 23,533
+// instructions a request in BenchmarkRegime/Speculation (the budget
+// test).
+type chunkTables struct {
+	cur  *chunkTable             // the last table read (nil before the first)
+	tabs *[chunkSlots]chunkTable // by the gap's hash (chunkSlot); nil until the first
+}
+
+// chunkSlots is how many tables chunkTables keeps (a power of two), 216
+// KiB; 64 of them, 25,157 then 24,294 instructions a request; 256,
+// 23,743.
+const chunkSlots = 1024
+
+// chunkShift is 64 − log2(chunkSlots): a gap's hash keeps its top bits.
+// Tests raise it, so that gaps share few slots and take each other's
+// places (TestPlainChunksAreEachChunk).
+var chunkShift = uint(64 - 10)
+
+// chunkSlot is the slot of gap g's table.
+func chunkSlot(g time.Duration) int {
+	return int(uint64(g) * 0x9e3779b97f4a7c15 >> (chunkShift & 63))
+}
+
+// tableOf is the table of gap g, K = k drafts and replica rep, made
+// (its slot's previous table's counts added first) unless it is kept,
+// and now the current one.
+func (r *runner) tableOf(g time.Duration, k, rep int) *chunkTable {
+	c := &r.chunks
+	if c.tabs == nil {
+		c.tabs = new([chunkSlots]chunkTable)
+	}
+	t := &c.tabs[chunkSlot(g)]
+	if t.k == 0 || g != t.g || k != t.k || rep != t.rep {
+		r.tableCounts(t)                // the counts of the slot's gap, before it changes
+		t.make(g, &r.bounds[0], k, rep) // without classes, the default class's bound (newClasses)
+	}
+	c.cur = t
+	return t
+}
+
+// chunkCounts adds every table's counts (tableCounts): before the
+// summary (flushGaps).
 func (r *runner) chunkCounts() {
-	t := &r.chunks
+	if c := &r.chunks; c.tabs != nil {
+		for i := range c.tabs {
+			r.tableCounts(&c.tabs[i])
+		}
+	}
+}
+
+// tableCounts adds the measured chunks plainChunks counted by size in t,
+// each of a full step, to the gap runs and the specStats (its full steps
+// counted by their tokens, flushGaps), as accountChunk adds them a chunk
+// at a time, and clears the counts: when the table's slot changes gap,
+// and before the summary (chunkCounts). Counts held across steps change
+// nothing, as the runs' do (gapRuns).
+func (r *runner) tableCounts(t *chunkTable) {
 	m, accepted := 0, 0
 	for n := 1; n <= t.k+1; n++ {
 		c := t.cnt[n]

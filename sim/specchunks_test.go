@@ -25,10 +25,19 @@ func FuzzPlainChunksAreEachChunk(f *testing.F) {
 
 // TestPlainChunksAreEachChunk is FuzzPlainChunksAreEachChunk over 600
 // seeded scenarios (about one in four speculative), and the Speculation
-// regime.
+// regime; half of each with two tables a runner (chunkShift), whose
+// gaps take each other's places at almost every change.
 func TestPlainChunksAreEachChunk(t *testing.T) {
+	defer func(s uint) { chunkShift = s }(chunkShift)
+	few := func(i uint64) {
+		chunkShift = 64 - 10
+		if i%2 == 1 {
+			chunkShift = 63 // two slots
+		}
+	}
 	spec := 0
 	for seed := range uint64(600) {
+		few(seed)
 		if plainChunksAreEachChunk(t, randomScenario(1000+seed)) {
 			spec++
 		}
@@ -39,8 +48,9 @@ func TestPlainChunksAreEachChunk(t *testing.T) {
 	// gap or their gap over their tokens.
 	rg := regimeNamed(t, "Speculation")
 	over := 0
-	for _, itl := range []time.Duration{0, 8, 12, 16, 24, 40} {
+	for i, itl := range []time.Duration{0, 8, 12, 16, 24, 40} {
 		for _, series := range []ITLSeries{PerChunk, PerToken} {
+			few(uint64(i))
 			cfg, src := rg.build(t, 200)
 			if itl > 0 {
 				cfg.SLO.ITL, cfg.SLO.ITLSeries = itl*time.Millisecond, series

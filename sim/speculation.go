@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -174,7 +173,7 @@ func (a *iidAcceptor) Accept(ref int32, drafted int) int {
 // streams to it (as the slots grow: no allocation once they stop).
 func (r *runner) seedAcc(ref int32, id uint64) {
 	for int(ref) >= len(r.accs) {
-		r.accs = append(r.accs, rand.PCG{})
+		r.accs = append(r.accs, accept.PCG{})
 	}
 	r.accs[ref].Seed(r.accSeed, id)
 }
@@ -194,7 +193,7 @@ func (a *lengthAcceptor) Accept(ref int32, drafted int) int {
 }
 
 // uniform draws from [0, 1) with 53 bits.
-func uniform(p *rand.PCG) float64 { return float64(p.Uint64()>>11) / (1 << 53) }
+func uniform(p *accept.PCG) float64 { return float64(p.Uint64()>>11) / (1 << 53) }
 
 // specStats accumulates the speculation of measured requests: the steps
 // that drafted, the drafts, those accepted, and over the steps that

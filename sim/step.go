@@ -19,8 +19,8 @@ type collectors struct {
 	bounds   []classBound // each class's bounds, by class
 	perClass bool         // Config.Classes is set: each class has its own summary
 
-	gaps   gapRuns    // measured gaps not yet in the ITL histograms
-	chunks chunkTable // plainChunks' table of a step's chunks by size, and their counts
+	gaps   gapRuns     // measured gaps not yet in the ITL histograms
+	chunks chunkTables // plainChunks' tables of a step's chunks by size, and their counts, by gap
 
 	steps StepObserver  // the observer's steps, if it wants them
 	step  Step          // reused for each call

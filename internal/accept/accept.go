@@ -9,7 +9,7 @@ package accept
 import (
 	"math"
 	"math/big"
-	"math/rand/v2"
+	"math/bits"
 )
 
 // IID is i.i.d. acceptance at one α: a step of drafted drafts accepts
@@ -17,14 +17,14 @@ import (
 type IID struct {
 	// Streams are the requests' acceptance streams, by ref; the driver
 	// grows and seeds them (a pointer: it grows them as requests come).
-	Streams *[]rand.PCG
+	Streams *[]PCG
 	Below   []uint64    // Thresholds(α, K)
 	Start   *[256]uint8 // Starts(Below)
 }
 
 // NewIID is the acceptor at alpha of steps of at most k drafts, drawing
 // from streams.
-func NewIID(streams *[]rand.PCG, alpha float64, k int) *IID {
+func NewIID(streams *[]PCG, alpha float64, k int) *IID {
 	below := Thresholds(alpha, k)
 	return &IID{Streams: streams, Below: below, Start: Starts(below)}
 }
@@ -147,4 +147,81 @@ func Thresholds(alpha float64, k int) []uint64 {
 		}
 	}
 	return below
+}
+
+// PCG is math/rand/v2's PCG: the same generator, seeded alike, drawing
+// the same values (TestPCGIsRandPCG), its state two words a draw loop
+// reads once and writes back once, holding it in registers between
+// (Next). Through a *rand.PCG, whose words are its own, engine's
+// drawAhead loaded and stored the state at each draw: 2,781 then 2,570
+// instructions a request in it, 25,990 then 25,764 in all, in
+// BenchmarkRegime/Speculation (the budget test).
+type PCG struct {
+	Hi, Lo uint64
+}
+
+// NewPCG is rand.NewPCG(seed1, seed2)'s state.
+func NewPCG(seed1, seed2 uint64) PCG { return PCG{seed1, seed2} }
+
+// Seed resets p as rand.PCG's Seed does.
+func (p *PCG) Seed(seed1, seed2 uint64) { p.Hi, p.Lo = seed1, seed2 }
+
+// Uint64 draws as rand.PCG's Uint64 does, written as it is so that it is
+// inlined as it is: through Next it was not (cost 89 over the inliner's
+// 80), and engine's verifyMembersIID called it a draw, 25,764 then 26,013
+// instructions a request in BenchmarkRegime/Speculation.
+func (p *PCG) Uint64() uint64 {
+	hi, lo := p.next()
+	const cheapMul = 0xda942042e4dd58b5
+	hi ^= hi >> 32
+	hi *= cheapMul
+	hi ^= hi >> 48
+	hi *= lo | 1
+	return hi
+}
+
+// next advances p as rand.PCG's next does (step's, written out: with
+// the call, Uint64 was not inlined).
+func (p *PCG) next() (hi, lo uint64) {
+	const (
+		mulHi = 2549297995355413924
+		mulLo = 4865540595714422341
+		incHi = 6364136223846793005
+		incLo = 1442695040888963407
+	)
+	hi, lo = bits.Mul64(p.Lo, mulLo)
+	hi += p.Hi*mulLo + p.Lo*mulHi
+	lo, c := bits.Add64(lo, incLo, 0)
+	hi, _ = bits.Add64(hi, incHi, c)
+	p.Lo = lo
+	p.Hi = hi
+	return hi, lo
+}
+
+// Next is rand.PCG's Uint64 on the state (hi, lo): the state after the
+// draw, and the value drawn (math/rand/v2's pcg.go, Go 1.22 on).
+func Next(hi, lo uint64) (nhi, nlo, x uint64) {
+	hi, lo = step(hi, lo)
+	x = hi
+	const cheapMul = 0xda942042e4dd58b5
+	x ^= x >> 32
+	x *= cheapMul
+	x ^= x >> 48
+	x *= lo | 1
+	return hi, lo, x
+}
+
+// step advances the state (hi, lo): a 128-bit LCG.
+func step(hi, lo uint64) (uint64, uint64) {
+	const (
+		mulHi = 2549297995355413924
+		mulLo = 4865540595714422341
+		incHi = 6364136223846793005
+		incLo = 1442695040888963407
+	)
+	h, l := bits.Mul64(lo, mulLo)
+	h += hi*mulLo + lo*mulHi
+	l, c := bits.Add64(l, incLo, 0)
+	h, _ = bits.Add64(h, incHi, c)
+	return h, l
 }

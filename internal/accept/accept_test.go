@@ -115,3 +115,34 @@ func FuzzAcceptedFromStarts(f *testing.F) {
 		}
 	})
 }
+
+// TestPCGIsRandPCG holds PCG to math/rand/v2's: seeded alike, they draw
+// the same values, drawn by Uint64 and by Next (it fails with a constant
+// of step or next changed, or the state's words swapped).
+func TestPCGIsRandPCG(t *testing.T) {
+	seeds := rand.New(rand.NewPCG(46, 1))
+	for range 200 {
+		s1, s2 := seeds.Uint64(), seeds.Uint64()
+		if seeds.IntN(4) == 0 {
+			s1, s2 = uint64(seeds.IntN(3)), uint64(seeds.IntN(3)) // small seeds: 0, 1, 2
+		}
+		want := rand.NewPCG(s1, s2)
+		got := NewPCG(s1, s2)
+		var re PCG
+		re.Seed(s1, s2)
+		hi, lo := s1, s2
+		for i := range 1000 {
+			w := want.Uint64()
+			if g := got.Uint64(); g != w {
+				t.Fatalf("seed (%d, %d), draw %d: %#x, rand.PCG %#x", s1, s2, i, g, w)
+			}
+			if g := re.Uint64(); g != w {
+				t.Fatalf("seeded (%d, %d), draw %d: %#x, rand.PCG %#x", s1, s2, i, g, w)
+			}
+			var g uint64
+			if hi, lo, g = Next(hi, lo); g != w || (PCG{hi, lo}) != got {
+				t.Fatalf("seed (%d, %d), draw %d by Next: %#x, state %#x, %#x; rand.PCG %#x, state %#x, %#x", s1, s2, i, g, hi, lo, w, got.Hi, got.Lo)
+			}
+		}
+	}
+}

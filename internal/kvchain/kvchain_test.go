@@ -22,3 +22,14 @@ func TestRunIsFill(t *testing.T) {
 		require.Equal(t, want[0], c.First())
 	}
 }
+
+// TestNextIsFillIDs holds Next, one key, to FillIDs of one id.
+func TestNextIsFillIDs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 2))
+	for range 1_000 {
+		k, id := rng.Uint64(), rng.Uint64()
+		want := make([]uint64, 1)
+		FillIDs(want, k, []uint64{id})
+		require.Equal(t, want[0], Next(k, id))
+	}
+}

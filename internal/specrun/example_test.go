@@ -2,7 +2,6 @@ package specrun_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -22,7 +21,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	var streams []rand.PCG
+	var streams []accept.PCG
 	e.SetAcceptor(accept.NewIID(&streams, 0.7, cfg.SpeculativeTokens))
 	run := e.Runner()
 	run.OmitStreaks(true)
@@ -30,7 +29,7 @@ func Example() {
 	counts := specrun.Of(e)
 
 	for ref := range int32(2) {
-		streams = append(streams, *rand.NewPCG(1, uint64(ref))) // the driver grows and seeds them
+		streams = append(streams, accept.NewPCG(1, uint64(ref))) // the driver grows and seeds them
 		_ = e.Add(0, engine.Request{Ref: ref, Input: 100, Output: 60})
 	}
 	p, _ := run.ScheduleUntil(0, time.Hour) // the prompts' prefill

@@ -106,6 +106,43 @@ func TestSortDurationsIsSlicesSort(t *testing.T) {
 	}
 }
 
+// One value far above the others, at an even or an odd place, sorts as
+// slices.Sort sorts: one of 68.7 s or more (2³⁶ ns) asks countDigits for
+// the fourth digit, one of 2⁴⁸ ns or more for slices.Sort, whichever of
+// the two values a turn it reads it is.
+func TestSortDurationsOneFarValue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var buf []time.Duration
+	spread := func() time.Duration { return time.Duration(math.Exp(rng.NormFloat64()*1.5+5) * 1e6) }
+	bunched := func() time.Duration { return time.Duration(rng.IntN(30))<<27 + time.Duration(rng.IntN(1<<12)) } // no insertion after the passes to mend an order
+	for _, far := range []time.Duration{70 * time.Second, 1<<36 + 5, 1 << 48, 1<<48 + 7} {
+		for _, at := range []int{0, 1, 2, 3, smallRadix} {
+			x := make([]time.Duration, smallRadix+1)
+			gen := spread
+			if at%2 == 1 {
+				gen = bunched
+			}
+			for i := range x {
+				x[i] = gen()
+			}
+			x[at] = far
+			want := slices.Clone(x)
+			slices.Sort(want)
+			y := slices.Clone(x)
+			buf = SortDurations(x, buf)
+			require.Equal(t, want, x, "%v at %d", far, at)
+			var ms []float64
+			if ms, buf = SortDurationsMS(y, buf); ms == nil {
+				require.Equal(t, want, y, "%v at %d, not converted", far, at)
+				continue
+			}
+			for i, d := range want {
+				require.Equal(t, math.Float64bits(float64(d)/1e6), math.Float64bits(ms[i]), "%v at %d: the %dth", far, at, i)
+			}
+		}
+	}
+}
+
 // A slice of few distinct values whose first one SortDurationsMS does
 // not convert (negative, or 2⁴⁸ ns or more) is not converted, and is
 // sorted: fewDistinct tests its first value apart from the others.
