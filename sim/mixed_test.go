@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/internal/testlong"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -146,7 +147,7 @@ func mixedScenario(tb testing.TB, seed uint64) (Config, func() workload.Source) 
 // a mixed move as the step-by-step engine does; PrefixAffinity with
 // ApproxView, which reads the requests each replica holds and its tree)
 // give the bytes of the two moves they stand for (noMixed) and of the
-// stepwise run, on 100 random fleets of 2 to mixedFleetMax replicas, some of
+// stepwise run, on 40 random fleets (200 when long) of 2 to mixedFleetMax replicas, some of
 // them slower (another model) or with a sequence cap, whose loads tie and
 // part often, under arrivals from a trickle to overload that land inside
 // the replicas' mixed moves' first steps and after them, behind shared
@@ -154,7 +155,7 @@ func mixedScenario(tb testing.TB, seed uint64) (Config, func() workload.Source) 
 // first step, or the first step's end, LeastLoaded's routes part. Enough
 // of the fleets must run mixed moves.
 func TestFleetMixedMovesAreStepwise(t *testing.T) {
-	cases := 100
+	cases := testlong.Int(t, 40, 200)
 	if testing.Short() {
 		cases = 30
 	}
