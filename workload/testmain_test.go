@@ -6,7 +6,8 @@ import (
 	"github.com/servesim/servesim/internal/sharedtraces"
 )
 
-// TestMain says in one line which tests skipped (sharedTrace) or ran
-// without their real-trace seeds (seedLines) when ../shared/traces is
-// missing, which plain go test ./... would not show.
+// TestMain says in one line which tests skipped (sharedTrace,
+// mooncakeFile) or ran without their real-trace inputs (seedLines,
+// mooncakeData) when ../shared/traces is missing, which plain go test
+// ./... would not show.
 func TestMain(m *testing.M) { sharedtraces.Main(m) }

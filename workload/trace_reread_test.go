@@ -215,7 +215,8 @@ func FuzzReread(f *testing.F) {
 }
 
 // mooncakeData is the Mooncake trace's bytes, when ../shared holds it
-// (else the test is noted as run without it).
+// (else the test is noted as run without it): for a test that has
+// inputs of its own besides.
 func mooncakeData(t *testing.T) ([]byte, bool) {
 	path, ok := sharedtraces.Optional(t, mooncake)
 	if !ok {
@@ -226,15 +227,21 @@ func mooncakeData(t *testing.T) ([]byte, bool) {
 	return data, true
 }
 
+// mooncakeFile is the Mooncake trace's bytes; the test skips (and is
+// noted as skipped) when ../shared does not hold it: for a test that
+// has nothing else to check.
+func mooncakeFile(t *testing.T) []byte {
+	data, err := os.ReadFile(sharedtraces.Path(t, mooncake))
+	require.NoError(t, err)
+	return data
+}
+
 // TestSkimIsTheFullPass holds a TargetRate replay of the Mooncake trace,
 // whose first pass skims it, to the replay whose first pass parses it
 // whole (checkReread), and checks that the skim takes every line after
 // the first (its template) at the arrival the full parse reads.
 func TestSkimIsTheFullPass(t *testing.T) {
-	data, ok := mooncakeData(t)
-	if !ok {
-		return
-	}
+	data := mooncakeFile(t)
 	for _, cfg := range rereadConfigs(Mooncake(0))[:3] { // plain, windowed, filtered (not skimmed)
 		checkReread(t, data, cfg)
 	}
@@ -331,10 +338,7 @@ func templateRead(line []byte, tmpl bool) string {
 // yields every line after the first (its template) by nextByTemplate,
 // to the requests its twin reads (checkTemplate).
 func TestTemplateTakesMooncake(t *testing.T) {
-	data, ok := mooncakeData(t)
-	if !ok {
-		return
-	}
+	data := mooncakeFile(t)
 	checkTemplate(t, data, Mooncake(0))
 	tr, err := NewTrace(bytes.NewReader(data), "m", Mooncake(0))
 	require.NoError(t, err)

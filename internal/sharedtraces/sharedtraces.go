@@ -7,7 +7,7 @@
 //	func TestMain(m *testing.M) { sharedtraces.Main(m) }
 //
 //	path := sharedtraces.Path(t, "AzureLLMInferenceTrace_conv.csv") // or t.Skip
-//	path, ok := sharedtraces.Optional(f, name)                      // a fuzz test's extra seeds
+//	path, ok := sharedtraces.Optional(f, name)                      // a test's extra inputs (a fuzz test's seeds)
 //
 // Every test in the repository that reads ../shared goes through Path or
 // Optional, and every package that does has this TestMain
@@ -38,7 +38,7 @@
 // there). One line per package that skipped, printed as the package
 // finishes (so it may come before that package's ok line), e.g.
 //
-//	note: workload: ../shared/traces (the real Azure and Mooncake traces) is not beside the repository: 7 tests skipped (TestA, TestB, TestC and 4 more), 2 fuzz tests ran without its real-trace seeds (FuzzAzure, FuzzMooncake); go test -v ./workload | grep SKIP lists them
+//	note: workload: ../shared/traces (the real Azure and Mooncake traces) is not beside the repository: 7 tests skipped (TestA, TestB, TestC and 4 more), 2 tests ran without its real-trace inputs (FuzzAzure, FuzzMooncake); go test -v ./workload | grep SKIP lists them
 //
 // A cached result replays no output: rerun with -count=1 to see the note
 // again.
@@ -83,7 +83,8 @@ func Path(t testing.TB, name string) string {
 }
 
 // Optional returns the path of the trace name in Dir and true, or "" and
-// false when it is missing, recording that t ran without it (a fuzz test
+// false when it is missing, recording that t ran without it (a test
+// that has inputs of its own besides, such as a fuzz test
 // whose seed corpus takes a few rows of a real trace when there is one).
 func Optional(t testing.TB, name string) (string, bool) {
 	t.Helper()
@@ -141,7 +142,7 @@ func Note() string {
 		parts = append(parts, fmt.Sprintf("%d %s skipped (%s)", n, plural(n, "test"), names(skipped)))
 	}
 	if n := len(reduced); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d %s ran without its real-trace seeds (%s)", n, plural(n, "fuzz test"), names(reduced)))
+		parts = append(parts, fmt.Sprintf("%d %s ran without its real-trace inputs (%s)", n, plural(n, "test"), names(reduced)))
 	}
 	pkg := packagePath()
 	line := fmt.Sprintf("note: %s: %s: %s", pkg, what, strings.Join(parts, ", "))

@@ -74,7 +74,7 @@ func TestMissingTraceSkipsAndIsNamed(t *testing.T) {
 	}
 	assert.Equal(t, "note: internal/sharedtraces: "+what+": 4 tests skipped (TestMissingTraceSkipsAndIsNamed/needs_it, "+
 		"TestMissingTraceSkipsAndIsNamed/b, TestMissingTraceSkipsAndIsNamed/c and 1 more), "+
-		"1 fuzz test ran without its real-trace seeds (TestMissingTraceSkipsAndIsNamed/fuzz); "+
+		"1 test ran without its real-trace inputs (TestMissingTraceSkipsAndIsNamed/fuzz); "+
 		"go test -v ./internal/sharedtraces | grep SKIP lists them", Note())
 }
 
@@ -83,7 +83,7 @@ func TestNoteOfAReducedTestOnly(t *testing.T) {
 	resetAbsent(t)
 	record(&absent.reduced, "FuzzAzure", "AzureLLMInferenceTrace_conv.csv")
 	record(&absent.reduced, "FuzzAzure", "AzureLLMInferenceTrace_conv.csv") // once
-	assert.Regexp(t, `^note: internal/sharedtraces: .*: 1 fuzz test ran without its real-trace seeds \(FuzzAzure\)$`, Note())
+	assert.Regexp(t, `^note: internal/sharedtraces: .*: 1 test ran without its real-trace inputs \(FuzzAzure\)$`, Note())
 }
 
 // The note goes to the go command's standard error only when go test runs
