@@ -211,6 +211,9 @@ func span(src Source) (n int, last time.Duration, err error) {
 		if t != nil && t.skimming != nil && skimRunOn {
 			n, last = t.skimRun(t.skimming, n, last)
 		}
+		if t != nil && t.kept != nil && t.tmpl != nil && keepRunOn {
+			n, last = t.keepRun(t.tmpl, n, last)
+		}
 		r, err := src.Next()
 		if err == io.EOF {
 			return n, last, nil
@@ -227,6 +230,9 @@ func (t *Trace) Next() (req Request, _ error) {
 	// nextByTemplate fills the result itself: with a Request of its
 	// own, zeroed and copied to the result, Next took 50 instructions a
 	// request in Regime/MooncakeReplay, with the result 27.
+	if k := t.reread; k != nil && rereadNextOn && t.nextKept(k, &req) {
+		return req, nil
+	}
 	if t.tmpl != nil && t.nextByTemplate(t.tmpl, &req) {
 		return req, nil
 	}
@@ -329,9 +335,14 @@ func (t *Trace) read(r *Request) (time.Duration, bool, error) {
 // reads kept: the replay reads the file, and a pass that may skim
 // skims the lines after.
 func (t *Trace) keep(r *Request, rel time.Duration, ok bool) {
-	if t.kept.keep(t, r, rel, ok) {
-		return
+	if !t.kept.keep(t, r, rel, ok) {
+		t.dropKept()
 	}
+}
+
+// dropKept drops the reads kept (past rereadBytes): the replay reads the
+// file, and a pass that may skim skims the lines after.
+func (t *Trace) dropKept() {
 	t.kept, t.p.measuring = nil, true
 	if j := t.skimPast; j != nil {
 		j.skim, t.skimming = &skimmer{p: &t.p}, j

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"math"
 	"time"
 	"unsafe"
 )
@@ -74,3 +75,100 @@ func (k *reread) next(t *Trace, r *Request) (time.Duration, bool) {
 	k.reads = k.reads[1:]
 	return rel, ok
 }
+
+// nextKept is Next for the replay's next read taken from the first
+// pass's (t.reread) when Next would yield it at once: a row kept, within
+// the window, its arrival scaled in range. It sets *r, a zero Request,
+// and the state Next leaves, as Next's way through read, reread.next and
+// scale does, without those calls, the copy of the request a layer, or
+// nextByTemplate's checks; for any other read it reports false and
+// leaves the read for Next's way. Its twin is Next without it
+// (rereadNextOn off), which checkReread and FuzzReread hold it to.
+// Regime/MooncakeReplay, Next's way a read then this: see
+// docs/fastpaths.md.
+func (t *Trace) nextKept(k *reread, r *Request) bool {
+	if t.done || len(k.reads) == 0 {
+		return false
+	}
+	kr, w := &k.reads[0], &t.cfg.Transform
+	rel := kr.rel
+	if !kr.ok || rel < w.WindowStart || w.WindowEnd > 0 && rel >= w.WindowEnd {
+		return false
+	}
+	at := rel - w.WindowStart
+	if t.factor != 1 && at != 0 {
+		x := math.Round(float64(at) * t.factor)
+		if !(x < math.MaxInt64) { // scale's error, on Next's way
+			return false
+		}
+		at = time.Duration(x)
+	}
+	*r = kr.req
+	t.lastLine, t.rowsRead, t.p.clock = kr.lastLine, kr.rowsRead, k.clock
+	kr.req.PrefixHashes, kr.req.Class = nil, "" // as next drops them
+	k.reads = k.reads[1:]
+	r.Arrival = at
+	if t.cfg.Columns.ID == "" {
+		r.ID = t.next
+	}
+	t.next++
+	t.count++
+	t.track.add(rel)
+	return true
+}
+
+// rereadNextOn is false for nextKept's twin: every kept read goes Next's
+// way (set by the tests alone).
+var rereadNextOn = true
+
+// keepRun keeps, for span, the lines of a first pass that keeps its
+// reads (t.kept) that the replay's template takes and nextByTemplate
+// would yield at once, as it keeps them, and counts them, with the state
+// Next leaves, after n requests, the last at last: it writes each read
+// in its kept place, without the calls and copies a line takes through
+// Next (the request returned, then copied into its keptRead). It stops
+// at the end of the input, at a line for Next to read, which j holds
+// (held), or after the read that passes rereadBytes, where it drops the
+// reads kept as keep does. Its twin is span without it (keepRunOn off),
+// which checkReread holds it to.
+func (t *Trace) keepRun(j *jsonRows, n int, last time.Duration) (int, time.Duration) {
+	k := t.kept
+	if t.done || !t.started || !t.rebased || t.reread != nil || t.factor != 1 || !keptByTemplate ||
+		!j.skim.ids || !j.skim.ready || j.held {
+		return n, last
+	}
+	w := &t.cfg.Transform
+	for {
+		text := j.scanText()
+		if text == nil {
+			break
+		}
+		raw, ok := j.skim.line(text)
+		rel := raw - t.origin
+		if !ok || rel < t.prev || rel < w.WindowStart || w.WindowEnd > 0 && rel >= w.WindowEnd {
+			j.held, j.cur = true, text
+			break
+		}
+		j.ln++
+		t.rowsRead++
+		t.p.clock = clockNumber
+		t.prev, t.lastLine = rel, j.ln
+		k.reads = append(k.reads, keptRead{})
+		kr := &k.reads[len(k.reads)-1]
+		j.skim.request(&t.p, &kr.req)
+		kr.rel, kr.ok, kr.lastLine, kr.rowsRead = rel, true, t.lastLine, t.rowsRead
+		t.next++
+		t.count++
+		t.track.add(rel)
+		n, last = n+1, rel-w.WindowStart
+		if k.bytes += int(unsafe.Sizeof(keptRead{})) + 8*cap(kr.req.PrefixHashes) + len(kr.req.Class); k.bytes > rereadBytes {
+			t.dropKept()
+			break
+		}
+	}
+	return n, last
+}
+
+// keepRunOn is false for keepRun's twin: span reads every line of a
+// first pass that keeps its reads through Next (set by the tests alone).
+var keepRunOn = true

@@ -64,6 +64,9 @@ func checkReread(t *testing.T, data []byte, cfg TraceConfig) {
 	keptByTemplate = false // the first pass's lines kept through read
 	require.Equal(t, want, rereadRun(data, cfg), "kept through read: config %+v, data %q", cfg, data)
 	keptByTemplate = true
+	keepRunOn, rereadNextOn = false, false // each line through Next, each kept read through read
+	require.Equal(t, want, rereadRun(data, cfg), "kept without keepRun and nextKept: config %+v, data %q", cfg, data)
+	keepRunOn, rereadNextOn = true, true
 	checkSkim(t, data, cfg, want)
 	cfg.Transform.TargetRate = 0
 	checkTemplate(t, data, cfg)
