@@ -211,8 +211,12 @@ func span(src Source) (n int, last time.Duration, err error) {
 		if t != nil && t.skimming != nil && skimRunOn {
 			n, last = t.skimRun(t.skimming, n, last)
 		}
-		if t != nil && t.kept != nil && t.tmpl != nil && keepRunOn {
-			n, last = t.keepRun(t.tmpl, n, last)
+		if t != nil && t.kept != nil && keepRunOn {
+			if t.tmpl != nil {
+				n, last = t.keepRun(t.tmpl, n, last)
+			} else if c, ok := t.rows.(*csvRows); ok {
+				n, last = t.keepRunCSV(c, n, last)
+			}
 		}
 		r, err := src.Next()
 		if err == io.EOF {
@@ -359,11 +363,17 @@ func (t *Trace) readFile(r *Request) (time.Duration, bool, error) {
 		return 0, ok, err
 	}
 	if t.started && rel < t.prev {
-		return 0, false, &ParseError{File: t.name, Line: line, Field: t.cfg.Columns.Arrival,
-			Value: fmt.Sprint(rel), Reason: fmt.Sprintf("goes back before line %d's %v (set TraceConfig.Sort to sort)", t.lastLine, t.prev), Err: ErrUnsorted}
+		return 0, false, t.unsorted(line, rel)
 	}
 	t.started, t.prev, t.lastLine = true, rel, line
 	return rel, true, nil
+}
+
+// unsorted is the error of the row at line, whose arrival rel goes back
+// before the last kept row's.
+func (t *Trace) unsorted(line int, rel time.Duration) error {
+	return &ParseError{File: t.name, Line: line, Field: t.cfg.Columns.Arrival,
+		Value: fmt.Sprint(rel), Reason: fmt.Sprintf("goes back before line %d's %v (set TraceConfig.Sort to sort)", t.lastLine, t.prev), Err: ErrUnsorted}
 }
 
 // readRow parses rows into *r, a zero Request, until one passes the

@@ -172,3 +172,65 @@ func (t *Trace) keepRun(j *jsonRows, n int, last time.Duration) (int, time.Durat
 // keepRunOn is false for keepRun's twin: span reads every line of a
 // first pass that keeps its reads through Next (set by the tests alone).
 var keepRunOn = true
+
+// keepRunCSV is keepRun for a CSV trace: span's rows of a first pass
+// that keeps its reads, each a plain line (csvRows.plainLine), parsed
+// (parse, rebase and the order's check, as readRow and readFile do) into
+// its kept place, kept, and counted as Next counts it, without the calls
+// through Next, read, readFile and readRow or the copies of the request
+// a layer. It stops at the end of the input or a line that is not plain
+// (for Next's way, through csv.Reader), at a row's error (the replay's
+// end, which Next then returns), past the window's end, or after the
+// read that passes rereadBytes. Its twin is span without it (keepRunOn
+// off), which checkReread holds it to.
+func (t *Trace) keepRunCSV(c *csvRows, n int, last time.Duration) (int, time.Duration) {
+	k := t.kept
+	if t.done || !t.started || !t.rebased || t.reread != nil || t.factor != 1 || t.cfg.Sort || !c.plain {
+		return n, last
+	}
+	w := &t.cfg.Transform
+	for c.plainLine() {
+		t.rowsRead++
+		k.reads = append(k.reads, keptRead{})
+		kr := &k.reads[len(k.reads)-1]
+		raw, keep, err := t.p.parse(c, &kr.req)
+		if err == nil && !keep {
+			k.reads = k.reads[:len(k.reads)-1] // a row the filters drop, as readRow drops it
+			continue
+		}
+		var rel time.Duration
+		if err == nil {
+			rel, err = t.rebase(c, raw)
+		}
+		if err == nil && rel < t.prev {
+			err = t.unsorted(c.ln, rel)
+		}
+		if err != nil { // not kept: the replay ends with it (Next returns it)
+			k.reads[len(k.reads)-1] = keptRead{}
+			k.reads = k.reads[:len(k.reads)-1]
+			t.done, t.err = true, err
+			break
+		}
+		t.prev, t.lastLine = rel, c.ln
+		kr.rel, kr.ok, kr.lastLine, kr.rowsRead = rel, true, t.lastLine, t.rowsRead
+		k.bytes += int(unsafe.Sizeof(keptRead{})) + 8*cap(kr.req.PrefixHashes) + len(kr.req.Class)
+		over := k.bytes > rereadBytes
+		if over {
+			t.dropKept() // the read is yielded all the same
+		}
+		// Not before the window's start: at or after t.prev, the row
+		// Next yielded last.
+		if w.WindowEnd > 0 && rel >= w.WindowEnd {
+			t.done = true
+			break
+		}
+		t.next++
+		t.count++
+		t.track.add(rel)
+		n, last = n+1, rel-w.WindowStart
+		if over {
+			break
+		}
+	}
+	return n, last
+}

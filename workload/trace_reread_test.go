@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -488,4 +489,47 @@ func TestPlainEndsAreTrimmed(t *testing.T) {
 	require.True(t, plainEnds([]byte(`{"a": 1}`)))
 	require.False(t, plainEnds([]byte(" {}")))
 	require.False(t, plainEnds(nil))
+}
+
+// csvRereadRows are CSV traces for checkReread: plain lines (keepRunCSV's),
+// lines it leaves to csv.Reader (quoted, empty, short), and rows that
+// end the replay (a count that is not one, an arrival that goes back),
+// with the arrival in seconds or as Azure's date-times.
+var csvRereadRows = []string{
+	"TIMESTAMP,ContextTokens,GeneratedTokens\n",
+	"TIMESTAMP,ContextTokens,GeneratedTokens\n0,600,2\n1,40,4\n2.5,1100,3\n4,5,2\n",
+	"TIMESTAMP,ContextTokens,GeneratedTokens\n0,600,2\n0.5,40,4\n0.7,1100,3\n1.5,5,2\n2,7,4\n3,8,2\n3.5,9,4\n",
+	"TIMESTAMP,ContextTokens,GeneratedTokens\n0,600,2\n1,40,4\n\n2.5,1100,3\n\"3\",7,2\n4,5,2\n5,6,4\n",
+	"TIMESTAMP,ContextTokens,GeneratedTokens\r\n0,600,2\r\n1,40,4\r\n2,7,0\r\n",
+	"TIMESTAMP,ContextTokens,GeneratedTokens\n0,600,2\n1,40,4\n2,x,4\n3,5,2\n",
+	"TIMESTAMP,ContextTokens,GeneratedTokens\n0,600,2\n3,40,4\n2,9,4\n4,5,2\n",
+	"TIMESTAMP,ContextTokens,GeneratedTokens\n0,600,2\n1,40,4\n2,9\n4,5,2\n",
+	"TIMESTAMP,ContextTokens,GeneratedTokens\n0,600,2\n1, 40 ,4\n2,9,2\n4,5,4\n",
+	"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15:50.9951690,396,109\n2023-11-16 18:15:52.1,96,2\n2023-11-16 18:15:58,36,4\n",
+	"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,374,44\n2023-11-16 18:15:50,396,109\n2023-11-16 18:15:40,96,2\n",
+}
+
+// TestRereadIsTheFileCSV is TestRereadIsTheFile on CSV traces (their
+// first pass's plain lines kept by keepRunCSV), the Azure sample among
+// them.
+func TestRereadIsTheFileCSV(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "examples", "tracereplay", "testdata", "azure_conv_sample.csv"))
+	require.NoError(t, err)
+	for _, d := range append(csvRereadRows, string(data)) {
+		for _, cfg := range rereadConfigs(Azure()) {
+			checkReread(t, []byte(d), cfg)
+		}
+	}
+}
+
+// FuzzRereadCSV is TestRereadIsTheFileCSV on any input.
+func FuzzRereadCSV(f *testing.F) {
+	for _, d := range csvRereadRows {
+		f.Add([]byte(d))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, cfg := range rereadConfigs(Azure()) {
+			checkReread(t, data, cfg)
+		}
+	})
 }
