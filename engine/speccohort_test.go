@@ -17,7 +17,8 @@ var specCohortSteps int
 // specScenario turns bytes into a speculative scenario (K, α or the
 // hash acceptor, token budget, chunk cap, block size, a small pool for
 // KV pressure, adds, aborts in flight or not, steps, checks and
-// Scheduled read in flight) and drives two engines alike: one that keeps
+// Scheduled read in flight) and drives two engines alike (their
+// acceptors too: the same draws, or the same calls): one that keeps
 // a speculative cohort (OmitStreaks, Frozen) and its twin, which asks
 // for no OmitStreaks and lists every decode. Every plan (its verified
 // positions as the walk lists them: planShape), outcome, reading and
@@ -46,13 +47,14 @@ func specScenario(t *testing.T, data []byte) {
 	}
 	b, _ := New(cfg, model)
 	var streams [2][]accept.PCG
+	var asked [2]countAcceptor
 	if data[2]/4%3 != 0 {
 		alpha := float64(data[3]%11) / 10
 		a.SetAcceptor(accept.NewIID(&streams[0], alpha, cfg.SpeculativeTokens))
 		b.SetAcceptor(accept.NewIID(&streams[1], alpha, cfg.SpeculativeTokens))
 	} else {
-		a.SetAcceptor(hashAcceptor{})
-		b.SetAcceptor(hashAcceptor{})
+		a.SetAcceptor(&asked[0])
+		b.SetAcceptor(&asked[1])
 	}
 	a.Runner().SetStrict(true)
 	b.Runner().SetStrict(true)
@@ -115,6 +117,11 @@ func specScenario(t *testing.T, data []byte) {
 			}
 		}
 		w.same("readings", readings(a, now), readings(b, now))
+		// The acceptor asked alike: each stream drawn as often (a
+		// member with one token left draws nothing, as the walk's
+		// decode), the other acceptor called as often.
+		w.same("acceptance streams", streams[0], streams[1])
+		w.same("acceptor calls", asked[0].calls, asked[1].calls)
 		if err := a.Check(); err != nil {
 			t.Fatal(err)
 		}
@@ -141,6 +148,14 @@ func specScenario(t *testing.T, data []byte) {
 		inFlight = nil
 	}
 	w.same("idle", a.Idle(), b.Idle())
+}
+
+// countAcceptor is hashAcceptor counting its calls (specScenario).
+type countAcceptor struct{ calls int }
+
+func (c *countAcceptor) Accept(ref int32, drafted int) int {
+	c.calls++
+	return hashAcceptor{}.Accept(ref, drafted)
 }
 
 // FuzzSpecCohort holds the speculative cohort (speccohort.go) to the
