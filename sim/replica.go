@@ -281,6 +281,14 @@ func (r *runner) stepEnd(rep *replica) error {
 		}
 	}
 	r.ends.remove(rep.idx) // nothing plans a replica in between (only planQueued and Continue do)
+	if rep.eng.Idle() && !r.cfg.Stepwise {
+		// It holds nothing (a prefill replica whose one prompt is
+		// handed off, as mostly): its plan would be none
+		// (ScheduleUntil's nil). A request that joins it at this
+		// instant queues its plan (interrupt). Stepwise plans it, the
+		// twin.
+		return nil
+	}
 	r.queuePlan(rep)
 	return nil
 }
