@@ -338,6 +338,21 @@ type transfers struct {
 
 	landed []landing // landed, not yet collected, by (at, seq)
 
+	// solo: under LinkFair, the one transfer in flight started on an
+	// idle link (nothing in either phase, nothing landed uncollected)
+	// and is still in its latency phase: it lands at soloAt, its byte
+	// phase x = soloX ns long at the whole bandwidth, unless a start, a
+	// cancel or a step to an instant inside its byte phase comes first
+	// (they turn solo off, and the plain state, which solo leaves as it
+	// is, goes on). next reads soloAt and step lands it at once (landSolo)
+	// rather than through nextFair's, join's and depart's arithmetic,
+	// which give the same instant: a disaggregated fleet's links are
+	// mostly idle. plain turns it off (the twin, TestLinkSoloIsPlain).
+	solo   bool
+	plain  bool
+	soloAt time.Duration
+	soloX  float64
+
 	moved     uint64     // bytes of the transfers that landed
 	partial   float64    // bytes moved by cancelled transfers
 	edgeSeen  [2]bool    // opens, closes reached
@@ -395,6 +410,14 @@ func (t *transfers) start(now time.Duration, id int32, bytes int64) {
 		// became, which lands at its phase or later) is after it.
 		t.step(now)
 	}
+	t.solo = false // a second transfer in flight ends it
+	if t.fair && !t.plain && phase > now && len(t.q)-t.qh == 1 && len(t.act) == 0 && len(t.landed) == 0 {
+		// Alone: its byte phase begins at phase with t0 = phase and
+		// rem = bytes (join), and ends x = rem·1/bpn ns later (stepFair,
+		// nextFair; rem·1 is rem).
+		x := float64(bytes) / t.pace.bpn
+		t.solo, t.soloX, t.soloAt = true, x, satAdd(phase, ceilGuard(x))
+	}
 }
 
 // next is the earliest instant a transfer in flight lands, were nothing
@@ -403,6 +426,9 @@ func (t *transfers) start(now time.Duration, id int32, bytes int64) {
 func (t *transfers) next() (at time.Duration, ok bool) {
 	if len(t.landed) > 0 {
 		return t.landed[0].at, true
+	}
+	if t.solo {
+		return t.soloAt, true
 	}
 	if t.fair {
 		return t.nextFair()
@@ -442,6 +468,7 @@ func (t *transfers) land(now time.Duration, out []int32) []int32 {
 // for an id not in flight.
 func (t *transfers) cancel(now time.Duration, id int32) (moved float64) {
 	t.advance(now)
+	t.solo = false // remove may take it away
 	moved = t.remove(now, id)
 	t.step(now) // a transfer it held back may land now
 	return moved
@@ -570,6 +597,16 @@ func (t *transfers) passEdge(i int, e time.Duration) {
 // step handles every event at or before limit, in time order.
 func (t *transfers) step(limit time.Duration) {
 	if t.fair {
+		if t.solo {
+			if limit >= t.soloAt {
+				t.landSolo()
+				return // nothing else is in flight
+			}
+			if limit < t.q[t.qh].phase {
+				return // still in its latency phase, as stepFair finds it
+			}
+			t.solo = false // its byte phase begins: stepFair's join
+		}
 		t.stepFair(limit)
 		return
 	}
@@ -647,6 +684,19 @@ func (t *transfers) stepFair(limit time.Duration) {
 		}
 		return
 	}
+}
+
+// landSolo is stepFair's join of the solo transfer at its byte phase
+// and its departure at soloAt, alone on the link: the state they leave.
+func (t *transfers) landSolo() {
+	f := t.q[t.qh]
+	t.popHead()
+	t.solo = false
+	t.busyFrom = f.phase
+	t.moved += uint64(f.bytes)
+	t.addLanding(t.soloAt, f)
+	t.addBusy(f.phase, f.phase, t.soloX)
+	t.t0 = t.soloAt
 }
 
 // depart lands the transfers with the least remaining bytes, whose exact

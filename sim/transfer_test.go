@@ -28,13 +28,21 @@ type linkRun struct {
 	moved     []float64       // bytes moved per id (cancel's answer, or all)
 	cancelled []bool          // cancel found it in flight
 	order     []int32         // ids in the order land reported them
+	nexts     []time.Duration // every instant next reported (-1: none in flight)
+	solos     int             // landings the solo path made (landSolo)
 	tr        transfers
 }
 
 func driveLink(t testing.TB, l Link, opens, closes time.Duration, ops []linkOp, ids int) *linkRun {
 	t.Helper()
+	return driveTransfers(t, newTransfers(l, opens, closes), ops, ids)
+}
+
+// driveTransfers is driveLink on the link tr.
+func driveTransfers(t testing.TB, tr transfers, ops []linkOp, ids int) *linkRun {
+	t.Helper()
 	r := &linkRun{at: make([]time.Duration, ids), moved: make([]float64, ids), cancelled: make([]bool, ids),
-		tr: newTransfers(l, opens, closes)}
+		tr: tr}
 	bytes := make([]int64, ids)
 	for i := range r.at {
 		r.at[i] = -1
@@ -42,6 +50,11 @@ func driveLink(t testing.TB, l Link, opens, closes time.Duration, ops []linkOp, 
 	var out []int32
 	for i := 0; ; {
 		at, ok := r.tr.next()
+		if ok {
+			r.nexts = append(r.nexts, at)
+		} else {
+			r.nexts = append(r.nexts, -1)
+		}
 		if i < len(ops) && (!ok || ops[i].at < at) {
 			op := ops[i]
 			i++
@@ -62,6 +75,9 @@ func driveLink(t testing.TB, l Link, opens, closes time.Duration, ops []linkOp, 
 		}
 		if !ok {
 			break
+		}
+		if r.tr.solo && at == r.tr.soloAt {
+			r.solos++
 		}
 		out = r.tr.land(at, out[:0])
 		require.NotEmpty(t, out, "next said a transfer lands at %v", at)
@@ -651,6 +667,67 @@ func TestLinkAgainstExactSimulation(t *testing.T) {
 	assert.Less(t, parted, 4, "runs parted from the exact one at a cancel within 1 ns of a landing")
 }
 
+// A LinkFair transfer started alone on an idle link (solo) lands where
+// the plain state machine lands it, and leaves the link as it would
+// (every next, landing, order, cancel's bytes and integral the same,
+// bit for bit), on random streams (randomLink's, fair) and on streams of
+// isolated transfers with a cancel, an edge or a second start now and
+// then inside the first's latency or byte phase.
+func TestLinkSoloIsPlain(t *testing.T) {
+	solos := 0
+	for seed := range uint64(600) {
+		rng := rand.New(rand.NewPCG(seed, 41))
+		l, opens, closes, ops, n := randomLink(rng)
+		l.Sharing = LinkFair
+		if seed%2 == 1 { // isolated transfers, some overlapping
+			l.Bandwidth = []float64{1e9, 50e9, 7e8 / 3}[rng.IntN(3)]
+			l.Latency = time.Duration(rng.Int64N(40_000))
+			ops, n = ops[:0], 1+rng.IntN(30)
+			var at time.Duration
+			for id := range n {
+				at += time.Duration(rng.Int64N(4_000_000))
+				ops = append(ops, linkOp{at: at, id: int32(id), bytes: rng.Int64N(3_000_000)})
+				if rng.IntN(5) == 0 {
+					ops = append(ops, linkOp{at: at + time.Duration(rng.Int64N(200_000)), cancel: true, id: int32(id)})
+				}
+			}
+			sortOps(ops)
+			opens, closes = 0, Unbounded
+			if rng.IntN(2) == 0 {
+				opens = time.Duration(rng.Int64N(int64(at + 1)))
+				closes = opens + time.Duration(rng.Int64N(int64(at+1)))
+			}
+		}
+		if l.Bandwidth == 0 {
+			l.Bandwidth = 3e9
+		}
+		solos += requireSoloIsPlain(t, l, opens, closes, ops, n)
+	}
+	assert.Greater(t, solos, 1000, "transfers landed by the solo path")
+	t.Logf("%d transfers landed by the solo path", solos)
+}
+
+// requireSoloIsPlain drives the stream through the link with the solo
+// path and without (plain), requires the two the same, bit for bit, and
+// returns the solo path's landings.
+func requireSoloIsPlain(t *testing.T, l Link, opens, closes time.Duration, ops []linkOp, n int) int {
+	t.Helper()
+	plain := newTransfers(l, opens, closes)
+	plain.plain = true
+	p := driveTransfers(t, plain, ops, n)
+	f := driveTransfers(t, newTransfers(l, opens, closes), ops, n)
+	require.Zero(t, p.solos)
+	require.Equal(t, p.nexts, f.nexts, "%v", l)
+	require.Equal(t, p.at, f.at, "%v", l)
+	require.Equal(t, p.order, f.order, "%v", l)
+	require.Equal(t, p.moved, f.moved, "%v", l)
+	require.Equal(t, p.tr.bytesIn(), f.tr.bytesIn(), "%v", l)
+	require.Equal(t, p.tr.busyIn(), f.tr.busyIn(), "%v", l)
+	require.Equal(t, p.tr.busyFrac, f.tr.busyFrac, "%v", l)
+	require.Equal(t, p.tr.t0, f.tr.t0, "%v", l)
+	return f.solos
+}
+
 // Same configuration, same stream: the same landings and integrals. And
 // looking at the link more often (collecting at every microsecond, which
 // lands nothing new) changes nothing: the state moves only at events.
@@ -796,6 +873,7 @@ func FuzzTransfers(f *testing.F) {
 			n++
 		}
 		checkAgainstRef(t, l, opens, closes, ops, n)
+		requireSoloIsPlain(t, l, opens, closes, ops, n) // the solo path (TestLinkSoloIsPlain)
 	})
 }
 
