@@ -444,20 +444,22 @@ type runTree struct {
 	b         int // BlockSize
 	edges     []runEdge
 	espare    []int32
-	child     blockIndex          // an edge by childKey
-	copies    map[blockAt][]int32 // copies at a place, oldest first
-	spans     []runSpan           // match's answer
-	walked    walkedPath          // the walk that left spans
-	shape     uint64              // bumped when an edge is cut or dropped
-	memo      *keyMemo            // the engine's, perhaps its fleet's: the keys of runs from the root (extendKeys)
-	inPlace   int                 // runCache calls extendHeld answered (tests read it)
-	grown     int                 // of those, the ones answered from runSeq.room with no scan (tests read it)
-	newEdges  int                 // runCache calls cacheNewEdge answered (tests read it)
-	owing     []*runSeq           // the sequences owing blocks (deferHeld), in no order
-	checking  bool                // Check reads the tree: a walk settles nothing (segmentsChecked)
-	cst       *coasts             // the decode cohort's coasting members, made at the first (coStart): kept here, not in the cohort, so that an Engine stays in its 2,304-byte size class (TestFleetSetupAllocatesEachReplicaOnce)
-	uncoasted []*runSeq           // coasting members settled, for the cohort to list again (coDrain)
-	slab      []int32             // room's
+	child     blockIndex              // an edge by childKey
+	copies    map[blockAt][]int32     // copies at a place, oldest first
+	spans     []runSpan               // match's answer
+	walked    walkedPath              // the walk that left spans
+	shape     uint64                  // bumped when an edge is cut or dropped
+	memo      *keyMemo                // the engine's, perhaps its fleet's: the keys of runs from the root (extendKeys)
+	inPlace   int                     // runCache calls extendHeld answered (tests read it)
+	grown     int                     // of those, the ones answered from runSeq.room with no scan (tests read it)
+	newEdges  int                     // runCache calls cacheNewEdge answered (tests read it)
+	owing     []*runSeq               // the sequences owing blocks (deferHeld), in no order
+	checking  bool                    // Check reads the tree: a walk settles nothing (segmentsChecked)
+	cst       *coasts                 // the decode cohort's coasting members, made at the first (coStart): kept here, not in the cohort, so that an Engine stays in its 2,304-byte size class (TestFleetSetupAllocatesEachReplicaOnce)
+	uncoasted []*runSeq               // coasting members settled, for the cohort to list again (coDrain)
+	slab      []int32                 // room's
+	probe     *[probeSlots]probeEntry // edges by their label's first block (addEdge), for walk's first steps (probed)
+	noProbe   bool                    // tests': walk takes no step from probe (probed's twin)
 }
 
 // walkedPath notes which walk left runTree.spans: along the path whose
@@ -473,7 +475,7 @@ type walkedPath struct {
 // newRunPool is newBlockPool kept by runs, of blocks of b tokens.
 func newRunPool(n, b int, split bool) blockPool {
 	p := newBlockPool(n, split)
-	p.runs = &runTree{b: b, copies: map[blockAt][]int32{}, memo: &keyMemo{}}
+	p.runs = &runTree{b: b, copies: map[blockAt][]int32{}, memo: &keyMemo{}, probe: new([probeSlots]probeEntry)}
 	p.runs.edges = append(p.runs.edges, runEdge{parent: -1}) // the root: no blocks
 	return p
 }
@@ -653,7 +655,87 @@ func (t *runTree) addEdge(parent int32, lab runLabel, key uint64) int32 {
 	ed := &t.edges[e]
 	ed.parent, ed.lab, ed.kidAt, ed.ckey = parent, lab, int32(len(t.edges[parent].kids)), key
 	t.edges[parent].kids = append(t.edges[parent].kids, e)
+	// Kept for probed, every edge: it cannot tell which a later path
+	// will ask by (addEdge 131 then 145 instructions a request in
+	// Regime/Fleet8PrefixApprox, which never asks; cachegrind's
+	// marginal count).
+	pe := &t.probe[probeSlot(lab.c)]
+	pe.edge, pe.gen = e, ed.gen
 	return e
+}
+
+// probeSlots is the size of runTree.probe, a power of two.
+const probeSlots = 512
+
+// probeEntry is an edge of the tree as runTree.probe keeps it: its
+// generation when it was added (a stale one is passed over).
+type probeEntry struct {
+	edge int32
+	gen  uint32
+}
+
+// probeSlot is the slot of runTree.probe that keeps the edge whose label
+// begins with content c.
+func probeSlot(c runContent) uint64 {
+	return ((c.id ^ c.off) * golden) >> (64 - 9) // 2⁹ = probeSlots
+}
+
+// probed is walk's first steps from the root along path, to at most n
+// blocks, taken from runTree.probe: the edge kept there by the path's
+// label len(path)−3 (a conversation's next turn: its last turn's fresh
+// ids, whose edge ends where that turn's blocks did, before its new
+// ids and its own), checked up the tree to the root, label by label.
+// When every edge on the way is its label (the one found may go on
+// past it) and they hold no more than n blocks, a walk from the root
+// takes exactly those edges, each by a child step whose span is the
+// edge's first blocks, its label's: probed leaves those spans in
+// t.spans and returns the edge, the blocks and the labels walked (ok);
+// else it leaves t.spans as they were and ok is false. The walk's twin
+// is its own loop from the root (runTree.noProbe, tests'):
+// TestProbedIsWalk holds the two to each other.
+func (t *runTree) probed(path []runLabel, n int) (e int32, pos, li int, ok bool) {
+	l := len(path) - 3
+	if l < 1 {
+		// A path of two labels and its own (a prompt's group prefix
+		// and its own ids): the probe would save the root's child
+		// lookup alone, and cost more (walk and probed 322 against
+		// walk's 277 a request in Regime/Fleet8PrefixApprox,
+		// cachegrind's marginal count). walk asks only of longer ones.
+		return 0, 0, 0, false
+	}
+	lab := &path[l]
+	pe := &t.probe[probeSlot(lab.c)]
+	e = pe.edge
+	ed := &t.edges[e]
+	if e == 0 || ed.gen != pe.gen || ed.lab.c != lab.c || ed.lab.per != lab.per || ed.lab.n < lab.n || lab.n <= 0 {
+		return 0, 0, 0, false
+	}
+	// The spans written on the way up, each at its position less the
+	// blocks walked, then moved on by them.
+	spans := slices.Grow(t.spans[:0], l+1)[:l+1]
+	pos = lab.n
+	spans[l] = runSpan{edge: e, hi: pos, pos: -pos}
+	f := ed.parent
+	for i := l - 1; i >= 0; i-- {
+		if f <= 0 {
+			return 0, 0, 0, false
+		}
+		pl, fe := &path[i], &t.edges[f]
+		if fe.lab.n != pl.n || fe.lab.c != pl.c || fe.lab.per != pl.per || pl.n <= 0 {
+			return 0, 0, 0, false
+		}
+		pos += pl.n
+		spans[i] = runSpan{edge: f, hi: pl.n, pos: -pos}
+		f = fe.parent
+	}
+	if f != 0 || pos > n {
+		return 0, 0, 0, false
+	}
+	for i := range spans {
+		spans[i].pos += pos
+	}
+	t.spans = spans
+	return e, pos, l + 1, true
 }
 
 // room is four ids cut from t's slab: a new edge's kids and segs, room
@@ -689,9 +771,19 @@ func (t *runTree) match(path []runLabel, n int) (pos int, e int32, eoff int) {
 // walk is match from cursor c, a place along path: it leaves in t.spans
 // the edge ranges of the path's blocks c.pos to n−1 in the tree, and
 // returns the cursor after the last.
+// From the root, its first steps may be probed's.
 func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 	t.spans = t.spans[:0]
 	pos, e, eoff, li, lo := c.pos, c.edge, c.eoff, c.li, c.lo
+	if len(path) > 3 && pos == 0 && e == 0 && !t.noProbe {
+		// From the root, its first steps taken from the probe where it
+		// can (a conversation's next turn: its last turn's edges):
+		// walk 644 then walk and probed 450 instructions a request in
+		// Regime/Conversations (cachegrind's marginal count).
+		if pe, pp, pl, ok := t.probed(path, n); ok {
+			pos, e, eoff, li = pp, pe, path[pl-1].n, pl
+		}
+	}
 	for pos < n {
 		ed := &t.edges[e]
 		lab := &path[li]
@@ -1863,7 +1955,7 @@ func (p *blockPool) runKeys(keys []uint64) int {
 func (e *Engine) decideRuns() {
 	e.runsDecided = true
 	if e.cacheOn && !e.keysRead && !e.noRuns {
-		t := &runTree{b: e.cfg.BlockSize, copies: map[blockAt][]int32{}, memo: e.memo}
+		t := &runTree{b: e.cfg.BlockSize, copies: map[blockAt][]int32{}, memo: e.memo, probe: new([probeSlots]probeEntry)}
 		t.edges = append(t.edges, runEdge{parent: -1}) // the root: no blocks
 		e.pool.runs = t
 	}

@@ -46,6 +46,7 @@ type runTwin struct {
 	ops       []string
 	logs      [2]eventLog // each pool's KV events (publish), blockPool's first
 	events    int         // events compared
+	probes    int         // walks whose first steps probed took (probedIsWalk)
 }
 
 func newRunTwin(t testing.TB, blocks int, split, headFirst bool) *runTwin {
@@ -197,6 +198,7 @@ func (w *runTwin) check() {
 				w.fail("request %d: %d held blocks' spans up from its cursor %+v, down from the root %+v (%d found)", i, r.held, up, t.spans, pos)
 			}
 		}
+		w.probedIsWalk(r)
 		for j, id := range r.ids {
 			b := &w.bp.nodes[id]
 			cur, _ := w.bp.index.get(b.key)
@@ -216,6 +218,26 @@ func (w *runTwin) check() {
 			if got := w.runFinds(r, j); got != ok {
 				w.fail("request %d block %d: blockPool finds it %v, runPool %v", i, j, ok, got)
 			}
+		}
+	}
+}
+
+// probedIsWalk holds walk's first steps taken from the tree's probe
+// (probed) to its loop from the root (noProbe), for r's path to its held
+// blocks and to all its blocks: the cursor and the spans.
+func (w *runTwin) probedIsWalk(r *twinReq) {
+	w.t.Helper()
+	t := w.rp.runs
+	for _, n := range []int{r.held, r.blocks} {
+		if _, _, _, ok := t.probed(r.rs.path, n); ok {
+			w.probes++
+		}
+		t.noProbe = true
+		want := t.walk(r.rs.path, n, runCursor{})
+		spans := slices.Clone(t.spans)
+		t.noProbe = false
+		if got := t.walk(r.rs.path, n, runCursor{}); got != want || !slices.Equal(spans, t.spans) {
+			w.fail("walk to %d blocks: from the probe %+v %+v, from the root %+v %+v", n, got, t.spans, want, spans)
 		}
 	}
 }
@@ -417,7 +439,7 @@ func (w *runTwin) step(rng *rand.Rand) {
 // the room it had noted, with no scan), and how many KV events the pools
 // published alike (every other scenario publishes them, the run pool in
 // runs in half of those).
-func runTwinScenario(t testing.TB, seed uint64, steps int) (caches, inPlace, grown, newEdges, events int) {
+func runTwinScenario(t testing.TB, seed uint64, steps int) (caches, inPlace, grown, newEdges, events, probes int) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	w := newRunTwin(t, 8+rng.IntN(48), rng.IntN(2) == 0, rng.IntN(5) == 0)
 	if seed%2 == 0 {
@@ -426,7 +448,7 @@ func runTwinScenario(t testing.TB, seed uint64, steps int) (caches, inPlace, gro
 	for range steps {
 		w.step(rng)
 	}
-	return w.caches, w.rp.runs.inPlace, w.rp.runs.grown, w.rp.runs.newEdges, w.events
+	return w.caches, w.rp.runs.inPlace, w.rp.runs.grown, w.rp.runs.newEdges, w.events, w.probes
 }
 
 func TestRunPoolTwin(t *testing.T) {
@@ -434,12 +456,13 @@ func TestRunPoolTwin(t *testing.T) {
 	if testing.Short() {
 		n = 50
 	}
-	caches, inPlace, grown, newEdges, events := 0, 0, 0, 0, 0
+	caches, inPlace, grown, newEdges, events, probes := 0, 0, 0, 0, 0, 0
 	for seed := range uint64(n) {
-		c, i, g, e, ev := runTwinScenario(t, seed, 400)
-		caches, inPlace, grown, newEdges, events = caches+c, inPlace+i, grown+g, newEdges+e, events+ev
+		c, i, g, e, ev, pr := runTwinScenario(t, seed, 400)
+		caches, inPlace, grown, newEdges, events, probes = caches+c, inPlace+i, grown+g, newEdges+e, events+ev, probes+pr
 	}
-	t.Logf("runCache calls %d, extended in place %d (%d from the room noted), on a new edge %d; %d KV events alike", caches, inPlace, grown, newEdges, events)
+	t.Logf("runCache calls %d, extended in place %d (%d from the room noted), on a new edge %d; %d KV events alike; %d walks' first steps probed", caches, inPlace, grown, newEdges, events, probes)
+	require.Positive(t, probes, "walk took its first steps from the probe (probed)")
 	require.Positive(t, inPlace, "runCache extended a held segment in place (extendHeld)")
 	require.Positive(t, grown, "extendHeld extended one from the room it noted, with no scan")
 	require.Less(t, grown, inPlace, "extendHeld checked the blocks and scanned the segments too")
@@ -594,4 +617,62 @@ func promiseOf(prefix []uint64, rng *rand.Rand) ascend.Promise {
 		return ascend.Rising()
 	}
 	return ascend.Promise{}
+}
+
+// TestProbedIsWalk holds walk's first steps taken from the probe
+// (probed) to its loop from the root (noProbe) on trees made to fool a
+// probe: a path whose labels begin as the edges up from the one found
+// do but end before or after them, the edge found longer than its
+// label, a path longer than the blocks asked, an edge cut since it was
+// kept. Each path is walked to every length; at least one is probed.
+func TestProbedIsWalk(t *testing.T) {
+	path := func(order uint64, ids ...uint64) []runLabel {
+		return appendRunPath(nil, nil, ids, 16, 16, len(ids), false, mix(0x0a11ce, order))
+	}
+	type tc struct {
+		tree [][]uint64 // inserted in order, whole
+		cut  []int      // then the edge beginning with id cut[0] cut at offset cut[1]
+		walk []uint64
+	}
+	cases := []tc{
+		{tree: [][]uint64{{100, 101, 102, 103, 200, 201}}, walk: []uint64{100, 101, 200, 201, 300}},                            // an ancestor longer than its label
+		{tree: [][]uint64{{100, 101, 200, 201}, {100, 101, 102, 103, 200, 201}}, walk: []uint64{100, 101, 102, 103, 200, 201}}, // a label longer than its ancestor
+		{tree: [][]uint64{{100, 101, 200, 201, 202, 203}}, walk: []uint64{100, 101, 200, 201, 300}},                            // the edge found longer than its label
+		{tree: [][]uint64{{100, 101, 200, 201}}, walk: []uint64{100, 101, 200, 201, 300, 301}},                                 // the conversation's way
+		{tree: [][]uint64{{100, 101, 200, 201, 300}}, cut: []int{200, 1}, walk: []uint64{100, 101, 200, 201, 300, 301}},        // cut since
+		{tree: [][]uint64{{7, 100, 101, 200, 201}}, walk: []uint64{100, 101, 200, 201, 300}},                                   // not from the root
+	}
+	probes := 0
+	for i, c := range cases {
+		p := newRunPool(64, 16, false)
+		tr := p.runs
+		for j, ids := range c.tree {
+			q := path(uint64(j+1), ids...)
+			p.insert(q, len(ids), runCursor{})
+		}
+		if c.cut != nil {
+			var e int32
+			for k := range tr.edges {
+				if tr.edges[k].parent >= 0 && tr.edges[k].lab.c.id == uint64(c.cut[0]) {
+					e = int32(k)
+				}
+			}
+			require.NotZero(t, e, "case %d: the edge to cut", i)
+			p.splitEdge(e, c.cut[1])
+		}
+		w := path(99, c.walk...)
+		for n := 0; n <= len(c.walk)+1; n++ {
+			if _, _, _, ok := tr.probed(w, n); ok {
+				probes++
+			}
+			tr.noProbe = true
+			want := tr.walk(w, n, runCursor{})
+			spans := slices.Clone(tr.spans)
+			tr.noProbe = false
+			got := tr.walk(w, n, runCursor{})
+			require.Equal(t, want, got, "case %d, %d blocks: the cursor", i, n)
+			require.Equal(t, spans, tr.spans, "case %d, %d blocks: the spans", i, n)
+		}
+	}
+	require.Positive(t, probes, "walk took its first steps from the probe")
 }
