@@ -782,6 +782,13 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 		// Regime/Conversations (cachegrind's marginal count).
 		if pe, pp, pl, ok := t.probed(path, n); ok {
 			pos, e, eoff, li = pp, pe, path[pl-1].n, pl
+			if ed := &t.edges[e]; eoff == ed.lab.n && len(ed.kids) == 0 {
+				// At the end of an edge with no child (a conversation's
+				// last turn's, which its new ids will follow): the loop
+				// would find no child and stop, so it is not entered (n
+				// is not read after it).
+				n = pos
+			}
 		}
 	}
 	for pos < n {

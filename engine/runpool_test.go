@@ -630,9 +630,10 @@ func TestProbedIsWalk(t *testing.T) {
 		return appendRunPath(nil, nil, ids, 16, 16, len(ids), false, mix(0x0a11ce, order))
 	}
 	type tc struct {
-		tree [][]uint64 // inserted in order, whole
-		cut  []int      // then the edge beginning with id cut[0] cut at offset cut[1]
-		walk []uint64
+		tree  [][]uint64 // inserted in order, whole
+		cut   []int      // then the edge beginning with id cut[0] cut at offset cut[1]
+		walk  []uint64
+		split bool // walk's second label cut in two after its second block
 	}
 	cases := []tc{
 		{tree: [][]uint64{{100, 101, 102, 103, 200, 201}}, walk: []uint64{100, 101, 200, 201, 300}},                            // an ancestor longer than its label
@@ -642,6 +643,7 @@ func TestProbedIsWalk(t *testing.T) {
 		{tree: [][]uint64{{100, 101, 200, 201, 300}}, cut: []int{200, 1}, walk: []uint64{100, 101, 200, 201, 300, 301}},        // cut since
 		{tree: [][]uint64{{7, 100, 101, 200, 201}}, walk: []uint64{100, 101, 200, 201, 300}},                                   // not from the root
 	}
+	cases = append(cases, tc{tree: [][]uint64{{100, 101, 200, 201, 202, 203}}, walk: []uint64{100, 101, 200, 201, 202, 203}, split: true}) // the edge found longer than its label, and the next label going on along it
 	probes := 0
 	for i, c := range cases {
 		p := newRunPool(64, 16, false)
@@ -661,6 +663,13 @@ func TestProbedIsWalk(t *testing.T) {
 			p.splitEdge(e, c.cut[1])
 		}
 		w := path(99, c.walk...)
+		if c.split {
+			// The path's run from 200 cut in two labels (appendRunPath
+			// makes none so; a walk takes them as one).
+			r := w[1]
+			r.n = 2
+			w = append(w[:1:1], r, runLabel{c: runContent{kind: 1, id: 202}, per: 1, n: 2}, w[2])
+		}
 		for n := 0; n <= len(c.walk)+1; n++ {
 			if _, _, _, ok := tr.probed(w, n); ok {
 				probes++
