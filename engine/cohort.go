@@ -284,9 +284,21 @@ func (e *Engine) countMember(c, d int) {
 	r := c & (e.cfg.BlockSize - 1)
 	co.count[r] += int32(d)
 	suf, rsuf, dr := co.suf[:r+1], co.rsuf[:r+1], d*r // one bounds check each, not one an entry
-	for k := range suf {
+	// Two entries a pass, from the last down: the loop tests its counter
+	// against 0 and has no bounds check, 7 instructions a pass, where a
+	// pass of one entry took 6 (an alignment NOP among them): countMember
+	// 183 → 141 instructions a request, RunAtlas 5,380 → 5,338 (the
+	// budget test, go1.26).
+	k := r
+	for ; k > 0; k -= 2 {
 		suf[k] += int32(d)
+		suf[k-1] += int32(d)
 		rsuf[k] += dr
+		rsuf[k-1] += dr
+	}
+	if k == 0 {
+		suf[0] += int32(d)
+		rsuf[0] += dr
 	}
 	if r == 0 {
 		co.suf[e.cfg.BlockSize+1] -= int32(d)
