@@ -92,6 +92,9 @@ type runner struct {
 	// part is accountMixed's scratch: a part of a mixed move's outcome
 	// (an Outcome zeroed a call cost RunAtlas 50 instructions a request).
 	part engine.Outcome
+	// mixCounts are accountMixed's counts over its outcome's emits, kept
+	// here rather than in registers its calls spill and reload each emit.
+	mixCounts struct{ cont, fins, finMeasured int }
 
 	// specCnt is where the one replica's engine counts the steps of its
 	// last speculative run by member (specRuns; nil: it plans none).

@@ -614,7 +614,8 @@ func (r *runner) accountMixed(rep *replica, out *engine.Outcome, start, first ti
 	}
 	st.end = first
 	r.joiners = r.joiners[:0]
-	cont, fins, finMeasured := out.Streak, 0, 0
+	mc := &r.mixCounts
+	mc.cont, mc.fins, mc.finMeasured = out.Streak, 0, 0
 	for _, em := range out.Emitted {
 		s := &r.slots[em.Ref]
 		n := em.Tokens
@@ -624,7 +625,7 @@ func (r *runner) accountMixed(rep *replica, out *engine.Outcome, start, first ti
 			r.tokens += r.tokensIn(first, d, 1)
 			if rest > 0 && !em.Done { // a member from there
 				r.join(rep, em.Ref)
-				cont++
+				mc.cont++
 				continue
 			}
 			n--
@@ -641,9 +642,9 @@ func (r *runner) accountMixed(rep *replica, out *engine.Outcome, start, first ti
 		if n == rest && em.Done && st.byClass == nil && s.rec.LastToken == first {
 			if n > 0 { // its last tokens, one a step from the first step's end (lastMove)
 				r.plainTokens(s, d, n, out.End)
-				fins++
+				mc.fins++
 				if s.rec.Measured {
-					finMeasured++
+					mc.finMeasured++
 				}
 			}
 		} else if n > 0 {
@@ -657,13 +658,13 @@ func (r *runner) accountMixed(rep *replica, out *engine.Outcome, start, first ti
 			r.joiners = append(r.joiners, em.Ref)
 		}
 	}
-	if cont != len(st.members) {
+	if mc.cont != len(st.members) {
 		return streakMismatch(rep, out, len(st.members))
 	}
-	if rest > 0 && cont+fins > 0 {
-		r.lastMoves += fins
+	if rest > 0 && mc.cont+mc.fins > 0 {
+		r.lastMoves += mc.fins
 		part.Steps, part.End = rest, out.End
-		r.streakMove(rep, part, d, cont, fins, finMeasured)
+		r.streakMove(rep, part, d, mc.cont, mc.fins, mc.finMeasured)
 	}
 	st.end = out.End
 	for _, ref := range r.joiners {
