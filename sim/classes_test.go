@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -132,4 +133,23 @@ func TestClassesAndCapsValidate(t *testing.T) {
 	big := workload.PrefixReuse{Groups: 8, PrefixTokens: 100_000, Probability: 1, BlockTokens: 16}
 	_, err := Run(Config{Warm: big.SharedPrompts()}, &list{}, nil)
 	assert.ErrorContains(t, err, "does not fit")
+}
+
+// A request's own priority reaches its engine without classes too (the
+// runner's schedule takes it as it is, with no class to add to it): with
+// one sequence a step under the Priority policy, of two requests waiting
+// behind a first, the later one, of lower priority, is served first.
+func TestOwnPriorityWithoutClasses(t *testing.T) {
+	cfg := Config{Engine: engine.Config{MaxSeqs: 1, Policy: engine.Priority{}}}
+	src := list{
+		{ID: 0, Arrival: 0, InputTokens: 100, OutputTokens: 10},
+		{ID: 1, Arrival: time.Millisecond, InputTokens: 100, OutputTokens: 10, Priority: 2},
+		{ID: 2, Arrival: 2 * time.Millisecond, InputTokens: 100, OutputTokens: 10, Priority: 1},
+	}
+	first := map[uint64]time.Duration{}
+	_, err := Run(cfg, &src, ObserverFunc(func(r *Record) { first[r.ID] = r.FirstToken }))
+	require.NoError(t, err)
+	require.Len(t, first, 3)
+	assert.Less(t, first[0], first[2])
+	assert.Less(t, first[2], first[1], "the request of priority 1 is served before the one of priority 2")
 }

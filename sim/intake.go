@@ -211,8 +211,12 @@ func (r *runner) schedule(req workload.Request) error {
 	rec.FirstScheduled, rec.FirstToken, rec.LastToken, rec.Finish = Never, Never, Never, Never
 	rec.Measured = r.measures(req.Arrival)
 	rec.Tokens = tokens
-	s.class = r.classes.of(req.Class)
-	s.priority = req.Priority + r.classes.list[s.class].priority
+	if r.perClass {
+		s.class = r.classes.of(req.Class)
+		s.priority = req.Priority + r.classes.list[s.class].priority
+	} else { // the default class alone (classes.of's 0), of priority 0: RunAtlas's schedule 164 then 152 instructions a request (SERVESIM_BUDGET_FUNCS)
+		s.class, s.priority = 0, req.Priority
+	}
 	s.prefix, s.prefixLen, s.prefixTwo, s.answerIDs = req.PrefixHashes, req.PrefixBlockTokens, req.PrefixTwoRuns, req.HashesCoverOutput
 	s.willError = req.Failed
 	s.stream = false
