@@ -94,7 +94,17 @@ func indexOps(t *testing.T, ops []byte) {
 						want = append(want, k)
 					}
 				}
-				require.Equal(t, want, ix.AddNew(run, id, nil), "AddNew(%#x, %d)", run, id)
+				// Appended to the keys added before (a segment's, as
+				// kvtier's insertStacked gives them), or to none.
+				var before []uint64
+				if b[1]&4 != 0 {
+					before = []uint64{0xdead, 0xbeef}
+				}
+				if got := ix.AddNew(run, id, before); before == nil {
+					require.Equal(t, want, got, "AddNew(%#x, %d)", run, id)
+				} else {
+					require.Equal(t, append([]uint64{0xdead, 0xbeef}, want...), got, "AddNew(%#x, %d) after two keys", run, id)
+				}
 			}
 		}
 		got, ok := ix.Get(key)
