@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/costmodel"
+	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/internal/testlong"
 	"github.com/servesim/servesim/workload"
 )
@@ -145,9 +146,11 @@ func mixedScenario(tb testing.TB, seed uint64) (Config, func() workload.Source) 
 // A fleet's mixed moves (fleetMixed: LeastLoaded with fresh signals, its
 // arrivals routed by mixedrun.Least, which counts a replica's load inside
 // a mixed move as the step-by-step engine does; PrefixAffinity with
-// ApproxView, which reads the requests each replica holds and its tree)
+// ApproxView, which reads the requests each replica holds and its tree,
+// or with ExactView, which reads their caches)
 // give the bytes of the two moves they stand for (noMixed) and of the
-// stepwise run, on 40 random fleets (200 when long) of 2 to mixedFleetMax replicas, some of
+// stepwise run, on 40 random fleets (200 when long) of 2 to mixedFleetMax replicas
+// (some behind ExactView past it), some of
 // them slower (another model) or with a sequence cap, whose loads tie and
 // part often, under arrivals from a trickle to overload that land inside
 // the replicas' mixed moves' first steps and after them, behind shared
@@ -159,14 +162,20 @@ func TestFleetMixedMovesAreStepwise(t *testing.T) {
 	if testing.Short() {
 		cases = 30
 	}
-	mixed, approx := 0, 0
+	mixed, approx, exact, large := 0, 0, 0, 0
 	for seed := range uint64(cases) {
 		cfg, src := mixedFleetScenario(t, seed)
 		t.Run("", func(t *testing.T) {
 			if n, _ := mixedTwins(t, cfg, src); n > 0 {
 				mixed++
-				if _, ok := cfg.Fleet.Router.(PrefixAffinity); ok {
+				if pa, ok := cfg.Fleet.Router.(PrefixAffinity); ok {
 					approx++
+					if _, ok := pa.View.(ExactView); ok {
+						exact++
+						if len(cfg.Fleet.Replicas) > mixedFleetMax {
+							large++
+						}
+					}
 				}
 			}
 		})
@@ -175,9 +184,12 @@ func TestFleetMixedMovesAreStepwise(t *testing.T) {
 			return
 		}
 	}
-	t.Logf("%d of %d fleets ran mixed moves, %d of them behind PrefixAffinity", mixed, cases, approx)
+	t.Logf("%d of %d fleets ran mixed moves, %d of them behind PrefixAffinity, %d of those with ExactView, %d of those past %d replicas",
+		mixed, cases, approx, exact, large, mixedFleetMax)
 	require.Greater(t, mixed, cases*2/3, "too few fleets ran mixed moves")
 	require.Greater(t, approx, cases/4, "too few fleets behind PrefixAffinity ran mixed moves")
+	require.Greater(t, exact, cases/10, "too few fleets behind PrefixAffinity with ExactView ran mixed moves")
+	require.Positive(t, large, "no fleet past mixedFleetMax ran mixed moves")
 }
 
 // FuzzFleetMixedMovesAreStepwise is TestFleetMixedMovesAreStepwise's
@@ -214,6 +226,24 @@ func mixedFleetScenario(tb testing.TB, seed uint64) (Config, func() workload.Sou
 	if approx {
 		router = PrefixAffinity{View: ApproxView{}, BalanceAbs: 1 + rng.IntN(4)}
 	}
+	// Half the fleets behind PrefixAffinity read the replicas' caches
+	// themselves (ExactView, at every arrival, inside the mixed moves),
+	// a third of those in a fleet past mixedFleetMax, whose step ends a
+	// tournament keeps (drawn apart, so that the other fleets stay the
+	// seeds' fleets).
+	more := rand.New(rand.NewPCG(seed, 47))
+	if approx && more.IntN(2) == 0 {
+		pa := router.(PrefixAffinity)
+		pa.View = ExactView{}
+		router = pa
+		if more.IntN(3) == 0 {
+			for len(reps) <= mixedFleetMax {
+				reps = append(reps, reps[len(reps)%n])
+			}
+			reps = append(reps, reps[:more.IntN(n)]...)
+			n = len(reps)
+		}
+	}
 	cfg := Config{Fleet: Fleet{Replicas: reps, Router: router, Frontends: rng.IntN(3)}, Window: one.Window, SLO: one.SLO, ErrorRate: one.ErrorRate, Seed: one.Seed}
 	cfg.Window.Horizon = 0
 	rate := float64(n) * (0.2 + 6*rng.Float64())
@@ -231,6 +261,61 @@ func mixedFleetScenario(tb testing.TB, seed uint64) (Config, func() workload.Sou
 	prefix := workload.PrefixReuse{Groups: 1 + rng.IntN(8), PrefixTokens: 16 * (1 + rng.IntN(40)), Probability: rng.Float64(), BlockTokens: 16}
 	return cfg, func() workload.Source {
 		g, err := workload.NewSynthetic(workload.Synthetic{Seed: seed + 7, Count: count, Arrival: workload.Arrival{Rate: rate}, Lengths: lengths, Prefix: prefix})
+		require.NoError(tb, err)
+		return g
+	}
+}
+
+// PrefixAffinity with ExactView reads each replica's cache at every
+// arrival (engine.CachedPath, the run synced to the instant first),
+// inside the replicas' mixed moves too, where a later step's blocks may
+// evict what the arrival asks about: its mixed moves give the bytes of
+// the two moves they stand for (noMixed) and of the stepwise run on 30
+// random fleets (120 when long) with small KV pools, shared prefixes of
+// a few groups and arrivals often enough that the caches turn over,
+// some of them past mixedFleetMax. Enough of them must run mixed moves.
+func TestExactViewMixedMovesAreStepwise(t *testing.T) {
+	cases := testlong.Int(t, 30, 120)
+	mixed := 0
+	for seed := range uint64(cases) {
+		cfg, src := exactMixedScenario(t, seed)
+		t.Run("", func(t *testing.T) {
+			if n, _ := mixedTwins(t, cfg, src); n > 0 {
+				mixed++
+			}
+		})
+		if t.Failed() {
+			t.Logf("seed %d: a fleet of %d", seed, len(cfg.Fleet.Replicas))
+			return
+		}
+	}
+	t.Logf("%d of %d fleets ran mixed moves", mixed, cases)
+	require.Greater(t, mixed, cases*2/3, "too few fleets ran mixed moves")
+}
+
+// exactMixedScenario is TestExactViewMixedMovesAreStepwise's random
+// fleet and workload for seed.
+func exactMixedScenario(tb testing.TB, seed uint64) (Config, func() workload.Source) {
+	rng := rand.New(rand.NewPCG(seed, 4747))
+	n := 2 + rng.IntN(5)
+	if rng.IntN(4) == 0 {
+		n = mixedFleetMax + 1 + rng.IntN(8)
+	}
+	e := engine.Config{KVBlocks: 60 + rng.IntN(240)}
+	if rng.IntN(3) == 0 {
+		e.MaxSeqs = 2 + rng.IntN(8)
+	}
+	cfg := Config{Fleet: Fleet{Replicas: Copies(n, ReplicaConfig{Engine: e}),
+		Router: PrefixAffinity{View: ExactView{}, BalanceAbs: 1 + rng.IntN(6), CacheThreshold: 0.1 + 0.5*rng.Float64()}}}
+	rate := float64(n) * (0.5 + 4*rng.Float64())
+	count := 60 + rng.IntN(240)
+	lengths := workload.Independent{
+		Input:  workload.Uniform{Center: 30 + rng.IntN(400), RangeRatio: rng.Float64()},
+		Output: workload.Uniform{Center: 10 + rng.IntN(150), RangeRatio: rng.Float64()},
+	}
+	prefix := workload.PrefixReuse{Groups: 2 + rng.IntN(10), PrefixTokens: 16 * (2 + rng.IntN(30)), Probability: 0.5 + rng.Float64()/2, BlockTokens: 16}
+	return cfg, func() workload.Source {
+		g, err := workload.NewSynthetic(workload.Synthetic{Seed: seed + 11, Count: count, Arrival: workload.Arrival{Rate: rate}, Lengths: lengths, Prefix: prefix})
 		require.NoError(tb, err)
 		return g
 	}

@@ -425,15 +425,21 @@ func (r *runner) runThrough() {
 //     (leastFresh): send reads the loads through mixedrun.Least, which
 //     counts a mixed move's steps as the step-by-step engine does
 //     (Outstanding counts its prompt as decoding from the plan on);
-//   - PrefixAffinity with ApproxView (heldByView): it weighs the
-//     requests each replica holds, which the runner counts
-//     (heldRangeEach), and the prompts it routed, which its tree keeps;
-//     it reads no engine.
+//   - PrefixAffinity with ApproxView or ExactView (heldByView), in a
+//     fleet of any size: it weighs the requests each replica holds,
+//     which the runner counts (heldRangeEach), and the prompts it
+//     routed, which ApproxView's tree keeps, or each replica's cache
+//     (ExactView: engine.CachedPath, its run synced to the instant,
+//     whose later steps take their blocks, and evict, as the
+//     step-by-step engine's: TestExactViewMixedMovesAreStepwise); it
+//     reads no load. (RunFleet64/workload=prefix/router=PrefixAffinity
+//     11,586 then 11,207 instructions a request, atlas/PrefixAffinity
+//     10,625 then 10,361: the budget test.)
 //
 // A finish still ends a fleet's run: a fleet asks for no run through
 // finishes.
 func (r *runner) fleetMixed() {
-	if noMixed || r.pd != nil || r.cfg.Timeout > 0 || len(r.reps) > mixedFleetMax || !(r.leastFresh || r.heldByView()) {
+	if noMixed || r.pd != nil || r.cfg.Timeout > 0 || !(r.leastFresh && len(r.reps) <= mixedFleetMax || r.heldByView()) {
 		return
 	}
 	engs := make([]*engine.Engine, len(r.reps))
@@ -453,21 +459,25 @@ func (r *runner) fleetMixed() {
 }
 
 // heldByView reports whether the router is PrefixAffinity with
-// ApproxView and fresh signals, no gateway, and the whole fleet its view
-// (no routable list): it reads of the replicas only the requests each
-// holds, the runner's count (View.heldRange, heldRangeEach), and its
-// tree.
+// ApproxView or ExactView and fresh signals, no gateway, and the whole
+// fleet its view (no routable list): it reads of the replicas only the
+// requests each holds, the runner's count (View.heldRange,
+// heldRangeEach), and its tree or their caches (not EventsView, whose
+// KV events turn mixed moves off).
 func (r *runner) heldByView() bool {
 	pa, ok := r.router.(PrefixAffinity)
-	if !ok || r.cfg.Fleet.SignalDelay > 0 || r.gw != nil || r.roots != nil || r.view.idx != nil {
+	if !ok || r.cfg.Fleet.SignalDelay > 0 || r.gw != nil || r.view.idx != nil {
 		return false
 	}
-	_, approx := pa.View.(ApproxView)
-	return approx
+	switch pa.View.(type) {
+	case ApproxView, ExactView, nil:
+		return true
+	}
+	return false
 }
 
-// mixedFleetMax is the largest fleet whose engines plan mixed moves
-// (fleetMixed). Each arrival reads every replica's load through
+// mixedFleetMax is the largest fleet behind LeastLoaded whose engines
+// plan mixed moves (fleetMixed). Each arrival reads every replica's load through
 // mixedrun.Least, which tests for a mixed move in each: in
 // Regime/Fleet8LeastLoaded the load reads cost 222 then 310
 // instructions a request, the moves they serve saved 270 more
