@@ -67,9 +67,12 @@ func (e *Engine) listFirst(j int) {
 // mixRun turns the step just planned and priced, when it is a mixed
 // step that the step-by-step engine would follow with a run of decode
 // steps, into a mixed move: that step, then the run, and reports whether
-// it did. The step admitted one prompt, the one request it schedules
-// beside the cohort's members (every other running request is one),
-// whose whole prompt (or all of it not found cached) is its one chunk;
+// it did. The step schedules one prompt beside the cohort's members
+// (every other running request is one), whose prompt's rest is its one
+// chunk: all of it (or all not found cached) for a prompt it admitted,
+// the last chunk for one admitted in an earlier move (which emitted
+// nothing: from the plan on they are alike, the step priced and its
+// blocks taken as the step-by-step engine plans them before this call);
 // and every later step is a decode of the members and the prompt, a
 // token each, priced alike, as a step-by-step engine plans them: nothing
 // waits, or the running list is at MaxSeqs (no admission before a
@@ -98,8 +101,8 @@ func (e *Engine) listFirst(j int) {
 func (e *Engine) mixRun(now, until time.Duration) bool {
 	p := &e.plan
 	s := e.sched[0] // the one scheduled beside the cohort (extendRun)
-	if s.admitted != e.move+1 || s.computed+s.sched != s.known || s.decoding || s.emitted != 0 || s.held < s.shared || s.look != 0 {
-		return false // a prompt admitted earlier first (Regime/KVPressure's chunks: 10,151 then 10,139 instructions a request with this test first)
+	if s.computed+s.sched != s.known || s.decoding || s.emitted != 0 || s.held < s.shared || s.look != 0 {
+		return false
 	}
 	if len(e.running) != 1 || p.Cohort == 0 || len(p.Preempted) > 0 || e.co.npub > 0 || e.lastEnd != now || e.move == 0 {
 		return false // (mixOK holds the configuration's conditions, decideFast)

@@ -244,6 +244,15 @@ func mixedFleetScenario(tb testing.TB, seed uint64) (Config, func() workload.Sou
 			n = len(reps)
 		}
 	}
+	// Half the fleets behind LeastLoaded chunk their prompts, so that a
+	// prompt's last chunk leads mixed moves (mixRun) whose first step an
+	// arrival reads the load inside (drawn apart too).
+	if chunk := rand.New(rand.NewPCG(seed, 48)); !approx && chunk.IntN(2) == 0 {
+		c := 64 + chunk.IntN(512)
+		for i := range reps {
+			reps[i].Engine.ChunkCap = c
+		}
+	}
 	cfg := Config{Fleet: Fleet{Replicas: reps, Router: router, Frontends: rng.IntN(3)}, Window: one.Window, SLO: one.SLO, ErrorRate: one.ErrorRate, Seed: one.Seed}
 	cfg.Window.Horizon = 0
 	rate := float64(n) * (0.2 + 6*rng.Float64())
