@@ -240,7 +240,7 @@ type tree struct {
 // tokens tokens and was last stamped at last, with seq+j.
 type edge struct {
 	ids    []uint64
-	kids   map[uint64]int32 // the edges below its last node, by their first id (0: none; nil until it has one)
+	kids   kids // the edges below its last node, by their first id
 	parent int32
 	run    int32 // ids' leading run of consecutive ids (ascend.Len), for chain.common
 	tokens int
@@ -317,7 +317,7 @@ func (t *tree) match(c chain) int {
 	u := c.u
 	d, e := 0, int32(0)
 	for d < len(u) && u[d] <= t.top { // past top, no kid begins with it
-		k := t.edges[e].kids[u[d]]
+		k := t.edges[e].kids.get(u[d])
 		if k == 0 {
 			break
 		}
@@ -342,7 +342,7 @@ func (t *tree) insert(ch chain, tokens int, now time.Duration, seq uint64) (root
 	for d < len(u) {
 		c := int32(0)
 		if u[d] <= t.top { // past top, no kid begins with it
-			c = t.edges[e].kids[u[d]]
+			c = t.edges[e].kids.get(u[d])
 		}
 		if c == 0 {
 			t.add(e, u[d:], ch.runAt(d), tokens, now, seq+uint64(d)+1)
@@ -409,11 +409,7 @@ const slabIDs = 512
 
 // adopt makes edge c a kid of edge e.
 func (t *tree) adopt(e, c int32) {
-	p := &t.edges[e]
-	if p.kids == nil {
-		p.kids = map[uint64]int32{}
-	}
-	p.kids[t.edges[c].ids[0]] = c
+	t.edges[e].kids.put(t.edges[c].ids[0], c)
 }
 
 // split cuts edge c after its first j nodes, which become a new edge in
@@ -475,9 +471,7 @@ func (s *approxState) rootsOf(f, i int) {
 			}
 		}
 	}
-	for k := range s.trees[f][i].edges[0].kids {
-		m[k] |= bit
-	}
+	s.trees[f][i].edges[0].kids.each(func(k uint64, _ int32) { m[k] |= bit })
 }
 
 // units is the prefix ids of req's prompt that its ids wholly cover.
@@ -597,7 +591,7 @@ func (t *tree) evict(max int) int {
 	}
 	var leaves []int32
 	for c := 1; c < len(t.edges); c++ {
-		if x := &t.edges[c]; len(x.ids) > 0 && len(x.kids) == 0 {
+		if x := &t.edges[c]; len(x.ids) > 0 && x.kids.len() == 0 {
 			leaves = append(leaves, int32(c))
 		}
 	}
@@ -616,11 +610,12 @@ func (t *tree) evict(max int) int {
 			break
 		}
 		p := x.parent
-		delete(t.edges[p].kids, x.ids[0])
-		kids := x.kids // empty: kept for the edge's next use
+		t.edges[p].kids.del(x.ids[0])
+		kids := x.kids // empty: its room kept for the edge's next use
+		kids.reset()
 		*x = edge{kids: kids}
 		t.free = append(t.free, c)
-		if p != 0 && len(t.edges[p].kids) == 0 {
+		if p != 0 && t.edges[p].kids.len() == 0 {
 			i, _ := slices.BinarySearchFunc(leaves, p, t.bottom)
 			leaves = slices.Insert(leaves, i, p)
 		}

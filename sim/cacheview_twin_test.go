@@ -120,9 +120,7 @@ func (t *tree) nodes() []string {
 			path = append(slices.Clone(path), id)
 			out = append(out, fmtNode(path, x.tokens, x.last, x.seq+uint64(j)))
 		}
-		for _, c := range x.kids {
-			walk(c, path)
-		}
+		x.kids.each(func(_ uint64, c int32) { walk(c, path) })
 	}
 	walk(0, nil)
 	slices.Sort(out)
@@ -134,12 +132,14 @@ func fmtNode(path []uint64, tokens int, last time.Duration, seq uint64) string {
 }
 
 // TestTreeEqualsRefTree inserts random chains (over a few ids, so that
-// they share prefixes and branch, at instants that tie, of 16 or 32
+// they share prefixes and branch, half of them from one of many ids,
+// so that the root's kids give way to a map; at instants that tie, of 16 or 32
 // tokens a unit) into a tree and a refTree, prunes both to random sizes,
 // and checks after every operation that they hold the same nodes with the
 // same stamps, the same size, answer every chain alike and remove the
 // same tokens.
 func TestTreeEqualsRefTree(t *testing.T) {
+	mapped := 0 // ops after which the root's kids are a map
 	for seed := range uint64(200) {
 		rng := rand.New(rand.NewPCG(seed, 41))
 		a, b := newTree(), refTree{root: &refNode{}}
@@ -153,11 +153,18 @@ func TestTreeEqualsRefTree(t *testing.T) {
 			for i := range u {
 				u[i] = uint64(rng.IntN(3))
 			}
+			if len(u) > 0 && rng.IntN(2) == 0 { // a wide root, past kidsSlice
+				u[0] = uint64(rng.IntN(3 * kidsSlice))
+			}
 			return anyChain(u)
+		}
+		every := 4 // one op in every evicts; in odd seeds, one in 40, to grow wide
+		if seed%2 == 1 {
+			every = 40
 		}
 		for op := range 200 {
 			now += time.Duration(rng.IntN(2)) * time.Second
-			switch rng.IntN(4) {
+			switch rng.IntN(every) {
 			case 0:
 				max := rng.IntN(b.size + 1)
 				require.Equal(t, b.evict(max), a.evict(max), "seed %d op %d: evict(%d)", seed, op, max)
@@ -167,6 +174,9 @@ func TestTreeEqualsRefTree(t *testing.T) {
 				b.insert(u.u, tokens, now, seq)
 				seq += uint64(len(u.u))
 			}
+			if a.edges[0].kids.m != nil {
+				mapped++
+			}
 			require.Equal(t, b.size, a.size, "seed %d op %d", seed, op)
 			require.Equal(t, b.nodes(), a.nodes(), "seed %d op %d", seed, op)
 			for range 4 {
@@ -175,6 +185,7 @@ func TestTreeEqualsRefTree(t *testing.T) {
 			}
 		}
 	}
+	require.Positive(t, mapped, "no root's kids gave way to a map")
 }
 
 // twoRuns is a random chain of two runs of consecutive small ids (one
@@ -492,4 +503,55 @@ func fleetEngine(t *testing.T, b int, with *engine.Engine) *engine.Engine {
 	require.NoError(t, err)
 	e.ShareKeyMemo(with)
 	return e
+}
+
+// TestTreeKidsAreAMap holds kids (treekids.go) to a map: random puts,
+// dels and gets of ids that mostly come after the last (as a synthetic
+// prompt's own ids do) and else anywhere, on sets that outgrow
+// kidsSlice, so that the slice appends, inserts within, removes, and
+// gives way to the map; after every operation its len, every id's get
+// and each's pairs are the map's.
+func TestTreeKidsAreAMap(t *testing.T) {
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 47))
+		var k kids
+		want := map[uint64]int32{}
+		var next uint64 = 1000
+		span := uint64(4 + rng.IntN(3*kidsSlice))
+		for op := range 400 {
+			id := uint64(rng.IntN(int(span)))
+			if rng.IntN(2) == 0 {
+				next += uint64(rng.IntN(3)) // at times the last again
+				id = next
+			}
+			switch rng.IntN(5) {
+			case 0:
+				k.del(id)
+				delete(want, id)
+			case 1:
+				if rng.IntN(8) == 0 && k.len() == 0 {
+					k.reset()
+				}
+				fallthrough
+			default:
+				c := int32(1 + rng.IntN(1<<20))
+				k.put(id, c)
+				want[id] = c
+			}
+			require.Equal(t, len(want), k.len(), "seed %d op %d", seed, op)
+			got := map[uint64]int32{}
+			k.each(func(id uint64, c int32) { got[id] = c })
+			require.Equal(t, want, got, "seed %d op %d", seed, op)
+			for id, c := range want {
+				require.Equal(t, c, k.get(id), "seed %d op %d: get(%d)", seed, op, id)
+			}
+			for range 8 {
+				id := uint64(rng.IntN(int(next + 2)))
+				require.Equal(t, want[id], k.get(id), "seed %d op %d: get(%d)", seed, op, id)
+			}
+			if k.m == nil {
+				require.True(t, slices.IsSortedFunc(k.s, func(a, b kid) int { return cmp.Compare(a.id, b.id) }), "seed %d op %d: sorted", seed, op)
+			}
+		}
+	}
 }

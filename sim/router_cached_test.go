@@ -79,9 +79,7 @@ func requireRoots(t *testing.T, a *approxState) {
 	for f, row := range a.trees {
 		want := map[uint64]uint64{}
 		for i := range row {
-			for k := range row[i].edges[0].kids {
-				want[k] |= 1 << i
-			}
+			row[i].edges[0].kids.each(func(k uint64, _ int32) { want[k] |= 1 << i })
 		}
 		require.Equal(t, want, a.roots[f], "router instance %d's roots", f)
 	}
