@@ -4,8 +4,10 @@ import "time"
 
 // continueRun is Runner.Continue (runner.go), which documents it.
 func (e *Engine) continueRun(now, until time.Duration) *Plan {
-	if !e.fast.contFast && !e.continueSlow(now) { // off, strict mode or remote KV: the one test either way
-		return nil
+	if !e.fast.contFast { // off, strict mode or remote KV: the one test either way
+		if ok, p := e.continueSlow(now, until); !ok {
+			return p
+		}
 	}
 	p, co := &e.plan, &e.co
 	waits := e.waiting.len() > 0
@@ -94,27 +96,96 @@ func (e *Engine) continuePublishing() bool {
 
 // continueSlow is continueRun's way in when contFast is false: the
 // strict checks, whether Continue is on, and on a remote-KV engine
-// whether a landed request waits to be admitted (it declines then) and
-// the last plan's reservations cleared (a continued plan reserves
-// nothing). It is a call of its own, which the inliner leaves out of
+// whether a landed request waits to be admitted (then the plan is
+// continueLanded's, or none) and the last plan's reservations cleared
+// (a continued plan reserves nothing). It reports whether continueRun
+// goes on, and else the plan it returns. It is a call of its own, which the inliner leaves out of
 // line, so that the usual Continue pays one test: written into
 // continueRun, these lines cost RunAtlas 1.7 instructions a request
 // (its continueRun 158.0 a request against 155.4 so, cachegrind,
 // 2026-12-05).
-func (e *Engine) continueSlow(now time.Duration) bool {
+func (e *Engine) continueSlow(now, until time.Duration) (bool, *Plan) {
 	if e.strict {
 		e.checkContinue(now)
 	}
 	if !e.fast.cont {
-		return false
+		return false, nil
 	}
 	if e.cfg.RemoteKV {
 		if len(e.landed) > 0 {
-			return false
+			if contLanded {
+				return false, e.continueLanded(now, until)
+			}
+			return false, nil
 		}
 		e.plan.Reserved = e.plan.Reserved[:0]
 	}
-	return true
+	return true, nil
+}
+
+// contLanded lets Continue admit a lone landed request (continueLanded);
+// tests turn it off for the twin, which declines while one waits.
+var contLanded = true
+
+// continueLanded is Continue on a remote-KV engine with one landed
+// request waiting (a Remote request's, not a tier load's), nothing in
+// the waiting queue, and every running request joining the cohort: it
+// plans what ScheduleUntil plans then, in the same order, without its
+// walk. planCohort plans the cohort's step (its first step's blocks
+// taken, co.ahead), planChunked's running loop has nobody left and its
+// waiting loop (admitAsync) admits the landed request first
+// (admitLanded: start, schedule(s, 1)) and finds the queue empty, and
+// the run is extendRun's. It declines, changing nothing ScheduleUntil
+// would not change the same way (the cohort's joins), unless that plan
+// is the cohort's (no member left out, no block short: walkNeed is 0
+// with nobody outside the cohort), admits the request (the budget, the
+// sequence cap, its blocks and the watermark with the cohort's first
+// step's blocks taken) and is priced price1 (a model that reads no
+// decode context, flat to n+1 decodes: a step's price does not move
+// with the admission, and is known before it). No member publishes
+// (coPlanPublish is the walk's). The plan admits in its first step, so
+// no event at its instant may cut it (Truncate refuses): the driver
+// asks only when nothing else happens then (sim's aloneAt). The twin:
+// contLanded off (and the sim's Stepwise, which never continues).
+func (e *Engine) continueLanded(now, until time.Duration) *Plan {
+	co := &e.co
+	s := e.landed[0]
+	if len(e.landed) != 1 || s.rstate != remoteLanded || e.tier != nil || !co.on || e.cfg.SpeculativeTokens > 0 ||
+		e.waiting.len() > 0 || e.inFlight || e.plan.End != now || until <= now || !e.ctxFree || e.price1 <= 0 || !e.allJoin() {
+		return nil
+	}
+	e.joinCohort(true) // allJoin said they all join
+	n, budget := co.n, e.cfg.MaxBatchedTokens
+	if n == 0 || n >= budget || n >= e.cfg.MaxSeqs || n+1 > int(e.flatTo) || co.npub > 0 {
+		return nil
+	}
+	need := e.coStep(1)
+	if avail := e.available() - need; avail < 0 || e.need(s, s.known)+e.keepFree() > avail {
+		return nil
+	}
+	e.resetPlan(now)
+	p := &e.plan
+	p.Reserved = p.Reserved[:0]
+	co.ahead = 1 // planCohort's
+	p.Cohort = n
+	e.minLeft = min(e.minLeft, e.finMin()-co.tick)
+	e.pool.take(need) // planChunked's owed
+	e.refusedHead = nil
+	if _, ok := e.admitLanded(budget - n); !ok || len(e.landed) > 0 {
+		panic("engine: invariant continue-landed broken: the landed request was not admitted")
+	}
+	e.tierRun = e.tierRuns()
+	e.satOutFrom(0) // scheduleUntil's, from here on
+	p.Steps, p.StepTime = 1, e.price1
+	e.probeK = 0
+	e.extendRun(now, until)
+	if !e.mixed {
+		p.End = now + time.Duration(p.Steps)*p.StepTime
+	}
+	e.inFlight = true
+	e.noteFirstStep()
+	e.runHead = 0
+	return p
 }
 
 // allJoin reports whether every running request outside the cohort would

@@ -415,6 +415,35 @@ func (r *runner) armLink(k int) {
 	}
 }
 
+// aloneAt reports whether decode replica rep may continue its run at
+// its step end, once a request landed there (landWait): nothing waits
+// on it but reservations, or nothing but its step end happens at the
+// runner's instant: no event is left at now, and no other replica's
+// step end (a finish there may send a request here). On a remote-KV
+// engine only a landed request lets Continue plan while one waits (the
+// engine's continueLanded), and that plan
+// admits it in its first step, which a later event at this instant
+// could not cut (Truncate refuses it). Otherwise the replica is planned
+// after the instant's events, as step by step.
+func (r *runner) aloneAt(rep *replica) bool {
+	if rep.eng.Waiting() <= rep.eng.Reserved() {
+		rep.landWait = false // none landed waits (nor anything queued)
+		return true
+	}
+	if r.events.len() > 0 && r.events.peek().at == r.now {
+		return false
+	}
+	if h := &r.ends; h.small && h.ok2 && int(h.first.rep) == rep.idx {
+		return h.second.at > r.now // the others' earliest end, kept (stepEnds)
+	}
+	for i := range r.reps {
+		if at, ok := r.ends.end(i); ok && at == r.now && i != rep.idx {
+			return false
+		}
+	}
+	return true
+}
+
 // land applies link k's landings due now: each request's decode replica
 // learns its KV arrived.
 func (r *runner) land(k int32, gen uint32) error {
@@ -433,6 +462,7 @@ func (r *runner) land(k int32, gen uint32) error {
 			d.transfer.add(s.rec.Transfer, r.col.limit())
 		}
 		rep := &r.reps[s.rec.Replica]
+		rep.landWait = true // stepEnd asks aloneAt before Continue
 		if rep.eng.Busy() {
 			// The steps of a run in flight that started before now have
 			// taken their blocks, as step by step, before the landing

@@ -346,3 +346,28 @@ func TestReplicaServedIsServedOutput(t *testing.T) {
 		}
 	}
 }
+
+// A decode replica's run continued at its step end admits the one
+// request whose KV landed meanwhile (engine.Runner.Continue; the
+// engine's continueLanded, the sim's aloneAt), and gives the
+// bytes step by step gives, with every engine's invariants checked, on
+// the Disagg regime and under timeouts and KV pressure. The joins are
+// counted, so that a path turned off fails: at least a quarter of the
+// regime's requests join so (about 0.4 a request when it was written).
+func TestContinueAdmitsLandedIsStepwise(t *testing.T) {
+	for _, rg := range regimes {
+		if rg.name != "Disagg" {
+			continue
+		}
+		cfg, src := rg.build(t, rg.small)
+		fast, r, err := runSourceScenario(cfg, src())
+		require.NoError(t, err)
+		step := cfg
+		step.Stepwise = true
+		slow, _, err := runSourceScenario(step, src())
+		require.NoError(t, err)
+		sameBytes(t, slow.text, fast.text)
+		t.Logf("%d requests, %d continued moves, %d admitted a landed request", rg.small, r.continued, r.landJoins)
+		require.GreaterOrEqual(t, r.landJoins, rg.small/4, "continued runs that admit a landed request")
+	}
+}

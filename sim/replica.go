@@ -44,6 +44,9 @@ type replica struct {
 	// remoteKV or tiered, a plan may reserve blocks for KV that lands
 	// later (plannedAsync).
 	tiered, async bool
+	// landWait: a Remote request landed here (land) and may wait to be
+	// admitted; aloneAt clears it when none waits.
+	landWait bool
 	// state is where it is in its life (lifecycle.go): serving, the zero
 	// value, unless the fleet autoscales; requested, readyAt, drainAt and
 	// goneAt are when it was asked for, began serving, left routing and
@@ -274,9 +277,14 @@ func (r *runner) stepEnd(rep *replica) error {
 	if err := r.account(rep, out); err != nil {
 		return err
 	}
-	if rep.continues && !rep.planned {
+	// A decode replica where a request landed is asked only when
+	// nothing else happens at now (aloneAt, pools.go).
+	if rep.continues && !rep.planned && (!rep.landWait || r.aloneAt(rep)) {
 		if p := rep.run().Continue(r.now, r.stopping()); p != nil {
 			r.continued++
+			if len(p.Started) > 0 { // a landed request admitted (engine's continueLanded)
+				r.landJoins++
+			}
 			return r.planned(rep, p) // moves its end later, in place
 		}
 	}
