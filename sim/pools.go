@@ -431,13 +431,19 @@ func (r *runner) aloneAt(rep *replica) bool {
 		return true
 	}
 	if r.events.len() > 0 && r.events.peek().at == r.now {
+		r.notAlone++
 		return false
 	}
 	if h := &r.ends; h.small && h.ok2 && int(h.first.rep) == rep.idx {
-		return h.second.at > r.now // the others' earliest end, kept (stepEnds)
+		if h.second.at > r.now { // the others' earliest end, kept (stepEnds)
+			return true
+		}
+		r.notAlone++
+		return false
 	}
 	for i := range r.reps {
 		if at, ok := r.ends.end(i); ok && at == r.now && i != rep.idx {
+			r.notAlone++
 			return false
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -350,8 +351,7 @@ func TestReplicaServedIsServedOutput(t *testing.T) {
 // A decode replica's run continued at its step end admits the one
 // request whose KV landed meanwhile (engine.Runner.Continue; the
 // engine's continueLanded, the sim's aloneAt), and gives the
-// bytes step by step gives, with every engine's invariants checked, on
-// the Disagg regime and under timeouts and KV pressure. The joins are
+// bytes step by step gives, on the Disagg regime's small workload. The joins are
 // counted, so that a path turned off fails: at least a quarter of the
 // regime's requests join so (about 0.4 a request when it was written).
 func TestContinueAdmitsLandedIsStepwise(t *testing.T) {
@@ -370,4 +370,45 @@ func TestContinueAdmitsLandedIsStepwise(t *testing.T) {
 		t.Logf("%d requests, %d continued moves, %d admitted a landed request", rg.small, r.continued, r.landJoins)
 		require.GreaterOrEqual(t, r.landJoins, rg.small/4, "continued runs that admit a landed request")
 	}
+}
+
+// A landing's step end that shares its instant with another event (an
+// arrival, a landing, another replica's step end) is not continued with
+// the landed request admitted (aloneAt): a plan that admits cannot be cut
+// at its own instant, and an event at that instant may cut it. Arrivals
+// on a grid of the 45 ms decode step, one prompt length and a link
+// without latency put every decode replica's step ends at one phase, so
+// such instants are common (a link of 1e18 B/s, a transfer under a
+// nanosecond, with fair sharing, so that simultaneous transfers land
+// together); the runs must still give Stepwise's bytes, and both the
+// joins and the declines are counted, so that a guard turned off
+// (aloneAt always true) fails here — by its count only: with the guard
+// off these runs give Stepwise's bytes too, so no run found so far needs
+// it; it stays because Truncate refuses to cut a step that admits.
+func TestLandedJoinWaitsForItsInstantAlone(t *testing.T) {
+	cfg := Config{Fleet: Fleet{Replicas: Copies(4, ReplicaConfig{}), Router: LeastLoaded{},
+		Prefill: PrefillPool{Replicas: Copies(2, ReplicaConfig{}), Router: LeastLoaded{},
+			Link: Link{Bandwidth: 1e18, Sharing: LinkFair}}}}
+	rng := rand.New(rand.NewPCG(47, 1))
+	reqs := make([]workload.Request, 300)
+	at := time.Duration(0)
+	for i := range reqs {
+		at += time.Duration(rng.IntN(4)) * 45 * time.Millisecond
+		reqs[i] = workload.Request{ID: uint64(i), Arrival: at, InputTokens: 2000, OutputTokens: 200}
+	}
+	src := func() workload.Source {
+		s, err := workload.NewSlice(reqs)
+		require.NoError(t, err)
+		return s
+	}
+	fast, r, err := runSourceScenario(cfg, src())
+	require.NoError(t, err)
+	step := cfg
+	step.Stepwise = true
+	slow, _, err := runSourceScenario(step, src())
+	require.NoError(t, err)
+	sameBytes(t, slow.text, fast.text)
+	t.Logf("%d admitted a landed request, %d step ends with something else at their instant", r.landJoins, r.notAlone)
+	require.Positive(t, r.landJoins, "continued runs that admit a landed request")
+	require.Positive(t, r.notAlone, "landings' step ends that share their instant")
 }
