@@ -144,14 +144,31 @@ func NewPoisson(seed uint64, rate float64, count int, lengths Joint) (*Generator
 }
 
 // Next yields the next request, or io.EOF after the last.
-func (g *Generator) Next() (r Request, _ error) {
+func (g *Generator) Next() (r Request, err error) {
+	err = (*generatorInto)(g).NextInto(&r)
+	return r, err
+}
+
+// generatorInto is a Generator as internal/nextinto's route: sim's
+// runner has it write each request into its slot in place (see
+// sim/intake.go's pull); Next, its twin, has it write into a fresh
+// result. Returned by value, the request was zeroed and copied on its
+// way. (A type of its own, not a method value of Generator's: the
+// method value's wrapper cost RunAtlas 12 instructions a request,
+// SERVESIM_BUDGET_FUNCS.)
+type generatorInto Generator
+
+// NextInto writes the next request into *r, every field of it (r may
+// hold an earlier request), or returns io.EOF after the last, *r then
+// unchanged.
+func (g *generatorInto) NextInto(r *Request) error {
 	if g.done {
-		return Request{}, io.EOF
+		return io.EOF
 	}
 	at, ok := g.arr.next()
 	if !ok || g.cfg.Duration > 0 && at >= g.cfg.Duration {
 		g.done = true
-		return Request{}, io.EOF
+		return io.EOF
 	}
 	in, out := g.fixedIn, g.fixedOut
 	if !g.fixed {
@@ -162,13 +179,13 @@ func (g *Generator) Next() (r Request, _ error) {
 	// 120 bytes a request (RunAtlas 6,004 then 5,952 instructions a
 	// request, the budget test's count).
 	if g.ids.on {
-		r = newRequest(g.next, at, in, out, g.ids, g.prefix)
+		*r = newRequest(g.next, at, in, out, g.ids, g.prefix)
 	} else {
-		r.ID, r.Arrival, r.InputTokens, r.OutputTokens = g.next, at, in, out
+		*r = Request{ID: g.next, Arrival: at, InputTokens: in, OutputTokens: out}
 	}
 	r.Class = g.cfg.Class
 	g.next++
-	return r, nil
+	return nil
 }
 
 // draws are the streams one request draws from.
