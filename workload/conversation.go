@@ -164,7 +164,22 @@ func NewConversations(cfg Conversations) (*ChatSource, error) {
 // turn (their arrivals do not depend on feedback, so they are all yielded
 // at once, in arrival order), then ErrWaiting while turns are in flight and
 // io.EOF at the end.
-func (s *ChatSource) Next() (r Request, _ error) {
+func (s *ChatSource) Next() (r Request, err error) {
+	err = (*chatInto)(s).NextInto(&r)
+	return r, err
+}
+
+// chatInto is a ChatSource as internal/nextinto's route, as
+// generatorInto is a Generator (synthetic.go): sim's runner has it
+// write each turn into its slot in place; Next, its twin, into a fresh
+// result.
+type chatInto ChatSource
+
+// NextInto is Next writing the turn into *r, every field of it (r may
+// hold an earlier request); with no turn (ErrWaiting, io.EOF), *r is
+// unchanged.
+func (si *chatInto) NextInto(r *Request) error {
+	s := (*ChatSource)(si)
 	if s.yielded < len(s.ready) {
 		t := s.ready[s.yielded]
 		if s.yielded++; s.yielded == len(s.ready) {
@@ -175,17 +190,17 @@ func (s *ChatSource) Next() (r Request, _ error) {
 			// more: 18,973 then 18,762, cachegrind's marginal count).
 			s.ready, s.yielded = s.ready[:0], 0
 		}
-		s.issue(&r, t.c, t.at)
-		return r, nil
+		s.issue(r, t.c, t.at)
+		return nil
 	}
 	if at, ok := s.starts.next(); ok {
-		s.issue(&r, s.start(), at)
-		return r, nil
+		s.issue(r, s.start(), at)
+		return nil
 	}
 	if s.inflight.n == 0 {
-		return Request{}, io.EOF
+		return io.EOF
 	}
-	return Request{}, ErrWaiting
+	return ErrWaiting
 }
 
 // start draws a new conversation, its first turn's lengths and ids.
@@ -225,6 +240,7 @@ func (s *ChatSource) issue(r *Request, c *conversation, at time.Duration) {
 	r.ID, r.Arrival, r.InputTokens, r.OutputTokens = s.next, at, c.input, c.output
 	r.PrefixHashes, r.PrefixBlockTokens, r.HashesCoverOutput = c.ids, s.prefix.block(), c.ids != nil
 	r.Conversation, r.Turn, r.Class = c.id, c.turn, s.cfg.Class
+	r.Priority, r.Failed, r.PrefixTwoRuns = 0, false, ascend.Promise{} // r may hold an earlier request (chatInto)
 	if c.ids != nil {
 		r.PrefixTwoRuns = ascend.Rising() // blockIDs' ids rise (blockIDs.extendIn)
 	}

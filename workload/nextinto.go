@@ -2,13 +2,16 @@ package workload
 
 import "github.com/servesim/servesim/internal/nextinto"
 
-// The in-place route of Generator (internal/nextinto): sim's runner
+// The in-place route of Generator and ChatSource (internal/nextinto): sim's runner
 // has each request written into its slot through it; Next, its twin,
 // has it written into a fresh result.
 func init() {
 	nextinto.Of = func(src any) any {
-		if g, ok := src.(*Generator); ok {
-			return (*generatorInto)(g)
+		switch s := src.(type) {
+		case *Generator:
+			return (*generatorInto)(s)
+		case *ChatSource:
+			return (*chatInto)(s)
 		}
 		return nil
 	}
