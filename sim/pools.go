@@ -152,7 +152,7 @@ type disagg struct {
 	routed   int  // remote requests routed to the prefill pool
 	kvBytes  float64
 	link     Link
-	instant  bool        // the link is instantaneous (its zero value): a transfer lands as it starts
+	atOnce   bool        // a transfer may land at the instant it starts (Link.landsAtOnce)
 	links    []transfers // one per prefill replica
 	gen      []uint32    // the generation of each link's landing event
 	armed    []time.Duration
@@ -176,7 +176,7 @@ func newDisagg(cfg Config, r *runner) *disagg {
 		return nil
 	}
 	d := &disagg{decoders: len(r.reps) - len(p.Replicas), decider: p.Decider, router: p.Router,
-		kvBytes: p.kvBytes(), link: p.Link, instant: p.Link.Bandwidth == 0 && p.Link.Latency == 0}
+		kvBytes: p.kvBytes(), link: p.Link, atOnce: p.Link.landsAtOnce(p.kvBytes())}
 	if d.decider == nil {
 		d.decider = AlwaysRemote{}
 	}
@@ -318,12 +318,17 @@ func (r *runner) handoff(rep *replica, ref int32) (bool, error) {
 		r.roots.in(dec.idx, s.prefix)
 	}
 	r.hold(dec, +1)
-	if dec.eng.Busy() && r.now < dec.stepDone && r.steps == nil && !r.pd.instant {
+	if dec.eng.Busy() && r.now < dec.stepDone && r.steps == nil && !r.pd.atOnce {
 		// Inside a run, the plan of its next step would reserve the
 		// request's blocks and change nothing else of it: the run goes
 		// on, and reserves at that step's start (reserveInRun). Not
-		// over an instantaneous link, whose transfer would land at that
-		// very instant, after the reservation, and cut the run there.
+		// over a link whose transfer may land at the instant it starts
+		// (an instantaneous one, or one so fast that a transfer's end
+		// rounds to its start: Link.landsAtOnce): the landing, after
+		// the reservation at that instant, would cut the run there,
+		// where Truncate drops the very step that reserved and took
+		// its blocks (engine.Runner.ReserveInRun); step by step that
+		// step runs and its end's plan weighs the landed request.
 		if at, ok := dec.run().ReserveLater(r.now); ok {
 			dec.resAt = at
 			r.events.push(event{at: at, class: classReserve, ref: int32(dec.idx)})

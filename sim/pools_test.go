@@ -412,3 +412,105 @@ func TestLandedJoinWaitsForItsInstantAlone(t *testing.T) {
 	require.Positive(t, r.landJoins, "continued runs that admit a landed request")
 	require.Positive(t, r.notAlone, "landings' step ends that share their instant")
 }
+
+// TestLinkLandingAtOnceKeepsTheReservingStep runs a disaggregated fleet
+// over links from a real one to one so fast that a fair-shared
+// transfer's end rounds to its start (10²¹ bytes a second: 2,000 tokens
+// of Atlas's KV in under a picosecond), both sharings: the fast run is
+// Stepwise byte for byte, and neither panics nor fails. A request handed
+// to a decode replica inside a run used to be reserved at the run's next
+// step start (reserveInRun), its transfer landing at that very instant
+// and cutting the run there (Truncate at the landing), dropping the step
+// that had reserved and taken its blocks: the strict engine's rule
+// no-cut-behind-sync, or, unchecked, an error out of Run. handoff now
+// cuts the run at the Add over a link whose transfer may land at once
+// (Link.landsAtOnce), and defers the reservation over any other, which
+// the row of a real link asserts. The smallest case is the second row's
+// table: one decode replica, one prefill replica, two requests.
+func TestLinkLandingAtOnceKeepsTheReservingStep(t *testing.T) {
+	grid := func(seed uint64, n int) []workload.Request {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		reqs := make([]workload.Request, n)
+		at := time.Duration(0)
+		for i := range reqs {
+			at += time.Duration(rng.IntN(4)) * 45 * time.Millisecond
+			reqs[i] = workload.Request{ID: uint64(i), Arrival: at, InputTokens: 2000, OutputTokens: 200}
+		}
+		return reqs
+	}
+	fleets := []struct {
+		name     string
+		dec, pre int
+		reqs     []workload.Request
+	}{
+		{"4+2/300", 4, 2, grid(47, 300)},
+		{"1+1/2", 1, 1, []workload.Request{
+			{ID: 0, Arrival: 0, InputTokens: 2000, OutputTokens: 200},
+			{ID: 1, Arrival: 135 * time.Millisecond, InputTokens: 2000, OutputTokens: 200}}},
+	}
+	for _, f := range fleets {
+		for _, bw := range []float64{0, 900e9, 1e18, 1e20, 1e21, math.MaxFloat64} {
+			for _, sh := range []LinkSharing{LinkFIFO, LinkFair} {
+				link := Link{Bandwidth: bw, Sharing: sh}
+				t.Run(fmt.Sprintf("%s/%g/%v", f.name, bw, sh), func(t *testing.T) {
+					cfg := Config{Fleet: Fleet{Replicas: Copies(f.dec, ReplicaConfig{}), Router: LeastLoaded{},
+						Prefill: PrefillPool{Replicas: Copies(f.pre, ReplicaConfig{}), Router: LeastLoaded{}, Link: link}}}
+					src := func() workload.Source {
+						s, err := workload.NewSlice(f.reqs)
+						require.NoError(t, err)
+						return s
+					}
+					fast, _, err := runSourceScenario(cfg, src())
+					require.NoError(t, err)
+					step := cfg
+					step.Stepwise = true
+					slow, _, err := runSourceScenario(step, src())
+					require.NoError(t, err)
+					sameBytes(t, slow.text, fast.text)
+					atOnce := link.landsAtOnce(costmodel.AtlasKVBytesPerToken)
+					require.Equal(t, bw == 0 || bw >= 1e18, atOnce, "links whose one-token transfer takes a nanosecond or less")
+					if !atOnce && f.dec == 4 {
+						require.Positive(t, fast.runReserves, "reservations deferred inside runs over a real link")
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestLandsAtOnceCoversTheLinks holds Link.landsAtOnce to the links'
+// arithmetic: over a link it says no to, a transfer of one token's KV,
+// the least a reservation moves, started alone or beside others, never
+// lands at the instant it starts; and the link that broke handoff, a
+// fair one at 10²¹ bytes a second, does land Atlas's 2,000-token prompt
+// at once, so the guard is needed.
+func TestLandsAtOnceCoversTheLinks(t *testing.T) {
+	const at = 5 * time.Millisecond
+	for _, kv := range []float64{1e-9, 0.5, 1, 3, 1000, costmodel.AtlasKVBytesPerToken, MaxKVBytesPerToken} {
+		for _, bw := range []float64{MinLinkBandwidth, 1e9, 900e9, 1e12, 1e13, 1e15, 1e17, 1e18, 1e20, 1e21, 1e25} {
+			for _, sh := range []LinkSharing{LinkFIFO, LinkFair} {
+				l := Link{Bandwidth: bw, Sharing: sh}
+				if l.landsAtOnce(kv) {
+					continue
+				}
+				for _, others := range []int{0, 1, 5} {
+					tr := newTransfers(l, 0, Unbounded)
+					for i := 0; i < others; i++ {
+						tr.start(at, int32(i+1), int64(math.Ceil(2000*kv)))
+					}
+					tr.start(at, 0, int64(math.Ceil(kv)))
+					next, ok := tr.next()
+					require.True(t, ok)
+					require.Greater(t, next, at, "kv %g, %v, %d others: a transfer landsAtOnce says no to lands at once", kv, l, others)
+				}
+			}
+		}
+	}
+	l := Link{Bandwidth: 1e21, Sharing: LinkFair}
+	require.True(t, l.landsAtOnce(costmodel.AtlasKVBytesPerToken))
+	tr := newTransfers(l, 0, Unbounded)
+	tr.start(at, 0, int64(2000*costmodel.AtlasKVBytesPerToken))
+	next, ok := tr.next()
+	require.True(t, ok)
+	require.Equal(t, at, next, "a fair transfer of under a picosecond lands at its start")
+}

@@ -177,6 +177,29 @@ func (l Link) Time(bytes int64) time.Duration {
 	return satAdd(l.Latency, newPace(l.Bandwidth).ceilNs(uint64(bytes)))
 }
 
+// landsAtOnce reports whether a transfer over the link may land at the
+// instant it starts, kvBytes the bytes of a token's KV: with no latency,
+// when the bandwidth is unbounded (the zero value), or when the least a
+// transfer moves, one token's KV (an engine.Reservation's Tokens are at
+// least 1), takes at most a nanosecond at the full bandwidth. A
+// transfer of more than that ends after the nanosecond it starts in,
+// whatever the sharing and its rounding; a shorter one may not (a
+// fair-shared one of under a picosecond lands at once, ceilGuard: 2,000
+// tokens of Atlas's 80 KiB over 10²¹ bytes a second), and this does not
+// try to tell which. The nanosecond's margin, a thousand times
+// landingGuard, costs nothing on a real link: an Atlas token's KV moves
+// in a nanosecond only above 8·10¹³ bytes a second (82 TB/s).
+func (l Link) landsAtOnce(kvBytes float64) bool {
+	if l.Latency > 0 {
+		return false
+	}
+	if l.Bandwidth == 0 {
+		return true
+	}
+	least := math.Ceil(kvBytes) // as startTransfers rounds a transfer's bytes, of one token
+	return least/(l.Bandwidth/1e9) <= 1
+}
+
 // pace is a bounded bandwidth B = m·2^e bytes per second, m odd, so that
 // the time of c bytes, ⌈c·10⁹/B⌉ ns, is computed exactly in integers.
 type pace struct {
