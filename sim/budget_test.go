@@ -51,21 +51,21 @@ var instructionBudgets = []struct {
 	budget   float64 // instructions a request (the marginal count above), at most
 	at       float64 // measured when the budget was set (linux/amd64, Go 1.26)
 }{
-	{"RunAtlas", 20_000, 5_520, 5_380},   // 6,368 with MaxModelLen (issue 35); 6,402 with prefill pools (issue 38)
-	{"RunBatch256", 4_000, 5_620, 5_478}, // 6,671 with MaxModelLen (issue 35); 6,707 with prefill pools (issue 38)
+	{"RunAtlas", 20_000, 5_430, 5_288},   // 6,368 with MaxModelLen (issue 35); 6,402 with prefill pools (issue 38)
+	{"RunBatch256", 4_000, 5_550, 5_405}, // 6,671 with MaxModelLen (issue 35); 6,707 with prefill pools (issue 38)
 	// A fleet of 64 and one replica alone on the same workloads (issue 37;
 	// BenchmarkRunFleet64): PrefixAffinity asks every replica's cache and
 	// load at every arrival, LeastLoaded every replica's load.
-	{"RunFleet64/workload=atlas/router=single", 2_000, 5_530, 5_394},
-	{"RunFleet64/workload=atlas/router=LeastLoaded", 128_000, 10_730, 10_463},
+	{"RunFleet64/workload=atlas/router=single", 2_000, 5_460, 5_320},
+	{"RunFleet64/workload=atlas/router=LeastLoaded", 128_000, 10_670, 10_407},
 	// 19,364 before issue 40; 19,645 with View.at, the routable list's
 	// mapping of a router's position to a replica (a test of View.idx at
 	// each of the 64 Load reads an arrival); 18,891 before issue 41's
 	// sixth round, which reads a replica's held requests without a sync
 	// and asks the cache views once an arrival.
-	{"RunFleet64/workload=atlas/router=PrefixAffinity", 128_000, 10_900, 10_626},
-	{"RunFleet64/workload=prefix/router=single", 1_000, 10_210, 9_955},
-	{"RunFleet64/workload=prefix/router=PrefixAffinity", 64_000, 11_880, 11_587},
+	{"RunFleet64/workload=atlas/router=PrefixAffinity", 128_000, 10_520, 10_260},
+	{"RunFleet64/workload=prefix/router=single", 1_000, 10_050, 9_802},
+	{"RunFleet64/workload=prefix/router=PrefixAffinity", 64_000, 11_440, 11_158},
 	// Issue 41's regimes (regimes_test.go, BenchmarkRegime). Before the
 	// issue's work (its "before" column, RunAtlas 6,407 in the same run):
 	// Conversations 117,006, Speculation 69,795, KVPressure 19,612,
@@ -104,17 +104,16 @@ var instructionBudgets = []struct {
 	// (Fleet8PrefixApprox 11,387 at 57e7194, 11,482 at 8766774, which
 	// changed only a trace reader's error path), so the budgets keep
 	// 2.5 % above the counts.
-	// The budgets below were set at the fifteenth round's end (b77f7f8),
-	// in the measure above; KVPressure keeps the fourteenth's, whose count
-	// it is within noise of. AzureReplay's and MooncakeReplay's rose: from
-	// 0ff4fb7 each run replays a file of its own n requests, so that
-	// every pass over the file (the TargetRate first pass too, and
-	// Azure's whole CSV parse, which used to come from that pass) counts,
+	// The budgets below were set at the sixteenth round's end (059acd5),
+	// each 2.5 % above its count. From the fifteenth's (b77f7f8) on, the
+	// trace regimes are counted as 0ff4fb7 made them: each run replays a
+	// file of its own n requests, so that every pass over the file (the
+	// TargetRate first pass too, and Azure's whole CSV parse) counts,
 	// where the earlier measure read the whole file in both runs and the
 	// first pass cancelled out (AzureReplay 6,612 -> 12,546 by the
-	// measure alone, 8,411 with the round's parsing work; MooncakeReplay
-	// 11,491 -> 12,355, then 11,700 to 11,817 over three runs, the
-	// runtime's share moving; its budget is on the highest). The
+	// measure alone; MooncakeReplay 11,491 -> 12,355). MooncakeReplay and
+	// Tiers move by about 150 a request between runs of one binary, the
+	// runtime's memory clears; servesim's own count repeats. The
 	// earlier rounds' counts (at the tenth round's end, 522a3b0:
 	// Conversations 19,557, Speculation 35,530, KVPressure 10,658,
 	// Fleet8LeastLoaded 13,545, Fleet8PrefixApprox 13,345,
@@ -140,26 +139,31 @@ var instructionBudgets = []struct {
 	// 10,096, Fleet8LeastLoaded 12,160, Fleet8PrefixApprox 11,968,
 	// Fleet8PrefixEvents 14,020, Disagg 11,970, Tiers 38,973, Autoscale
 	// 7,129, AzureReplay 6,597, MooncakeReplay 11,507 (both in the earlier
-	// measure); RunFleet64 prefix/PrefixAffinity 11,889; RunAtlas 5,428);
+	// measure); RunFleet64 prefix/PrefixAffinity 11,889; RunAtlas 5,428; at
+	// the fifteenth's, b77f7f8: Conversations 12,911, Speculation 23,294,
+	// KVPressure 10,096, Fleet8LeastLoaded 11,746, Fleet8PrefixApprox
+	// 11,338, Fleet8PrefixEvents 13,308, Disagg 11,871, Tiers 38,486,
+	// Autoscale 7,101, AzureReplay 8,411, MooncakeReplay 11,700 to 11,817;
+	// RunFleet64 prefix/PrefixAffinity 11,587; RunAtlas 5,380);
 	// docs/scale.md has
 	// the rounds.
 	// MooncakeReplay is skipped without ../shared/traces.
-	{"Regime/Conversations", 2_000, 13_240, 12_911},
-	{"Regime/Speculation", 4_000, 23_880, 23_294},
-	{"Regime/KVPressure", 3_000, 10_350, 10_093},
-	{"Regime/Fleet8LeastLoaded", 3_200, 12_040, 11_746},
-	{"Regime/Fleet8PrefixApprox", 3_200, 11_630, 11_338},
-	{"Regime/Fleet8PrefixEvents", 1_600, 13_650, 13_308},
-	{"Regime/Disagg", 2_000, 12_170, 11_871},
-	{"Regime/Tiers", 1_000, 39_450, 38_486},
-	{"Regime/Autoscale", 4_000, 7_280, 7_101},
-	{"Regime/AzureReplay", 2_000, 8_630, 8_411},
+	{"Regime/Conversations", 2_000, 12_940, 12_620},
+	{"Regime/Speculation", 4_000, 23_350, 22_771},
+	{"Regime/KVPressure", 3_000, 10_040, 9_792},
+	{"Regime/Fleet8LeastLoaded", 3_200, 11_840, 11_546},
+	{"Regime/Fleet8PrefixApprox", 3_200, 11_290, 11_005},
+	{"Regime/Fleet8PrefixEvents", 1_600, 13_520, 13_189},
+	{"Regime/Disagg", 2_000, 11_750, 11_455},
+	{"Regime/Tiers", 1_000, 38_870, 37_917},
+	{"Regime/Autoscale", 4_000, 7_220, 7_037},
+	{"Regime/AzureReplay", 2_000, 8_230, 8_029},
 	// MooncakeReplay reads its JSON Lines by workload's flatObject, not
 	// encoding/json: servesim's own count rose by the reader's 15,000 a
 	// request (312,516 -> 327,539 before the prefix runs), the whole
 	// run's fell 22 %; reading hash ids in the same pass took back 10,000,
 	// and replaying a TargetRate trace from its first pass's rows 5,000.
-	{"Regime/MooncakeReplay", 2_000, 12_120, 11_817},
+	{"Regime/MooncakeReplay", 2_000, 11_910, 11_618},
 }
 
 // fleetRatios hold a fleet to at most most times one replica's
