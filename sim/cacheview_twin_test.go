@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -517,6 +518,7 @@ func TestTreeKidsAreAMap(t *testing.T) {
 		var k kids
 		want := map[uint64]int32{}
 		var next uint64 = 1000
+		got := map[uint64]int32{}
 		span := uint64(4 + rng.IntN(3*kidsSlice))
 		for op := range 400 {
 			id := uint64(rng.IntN(int(span)))
@@ -538,19 +540,29 @@ func TestTreeKidsAreAMap(t *testing.T) {
 				k.put(id, c)
 				want[id] = c
 			}
-			require.Equal(t, len(want), k.len(), "seed %d op %d", seed, op)
-			got := map[uint64]int32{}
+			// Plain compares, testify's only on a difference: its
+			// reflection over the maps took 3.5 s of 80,000 ops.
+			if k.len() != len(want) {
+				require.Equal(t, len(want), k.len(), "seed %d op %d", seed, op)
+			}
+			clear(got)
 			k.each(func(id uint64, c int32) { got[id] = c })
-			require.Equal(t, want, got, "seed %d op %d", seed, op)
+			if !maps.Equal(want, got) {
+				require.Equal(t, want, got, "seed %d op %d", seed, op)
+			}
 			for id, c := range want {
-				require.Equal(t, c, k.get(id), "seed %d op %d: get(%d)", seed, op, id)
+				if k.get(id) != c {
+					t.Fatalf("seed %d op %d: get(%d) = %d, want %d", seed, op, id, k.get(id), c)
+				}
 			}
 			for range 8 {
 				id := uint64(rng.IntN(int(next + 2)))
-				require.Equal(t, want[id], k.get(id), "seed %d op %d: get(%d)", seed, op, id)
+				if k.get(id) != want[id] {
+					t.Fatalf("seed %d op %d: get(%d) = %d, want %d", seed, op, id, k.get(id), want[id])
+				}
 			}
-			if k.m == nil {
-				require.True(t, slices.IsSortedFunc(k.s, func(a, b kid) int { return cmp.Compare(a.id, b.id) }), "seed %d op %d: sorted", seed, op)
+			if k.m == nil && !slices.IsSortedFunc(k.s, func(a, b kid) int { return cmp.Compare(a.id, b.id) }) {
+				t.Fatalf("seed %d op %d: not sorted", seed, op)
 			}
 		}
 	}
