@@ -250,7 +250,12 @@ func mixedFleetScenario(tb testing.TB, seed uint64) (Config, func() workload.Sou
 	if chunk := rand.New(rand.NewPCG(seed, 48)); !approx && chunk.IntN(2) == 0 {
 		c := 64 + chunk.IntN(512)
 		for i := range reps {
+			// Within the replica's token budget, which Validate asks
+			// (seed 54 of the long run drew 322 against 133).
 			reps[i].Engine.ChunkCap = c
+			if m := reps[i].Engine.MaxBatchedTokens; m > 0 && c > m {
+				reps[i].Engine.ChunkCap = m
+			}
 		}
 	}
 	cfg := Config{Fleet: Fleet{Replicas: reps, Router: router, Frontends: rng.IntN(3)}, Window: one.Window, SLO: one.SLO, ErrorRate: one.ErrorRate, Seed: one.Seed}
