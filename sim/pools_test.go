@@ -389,25 +389,7 @@ func TestLandedJoinWaitsForItsInstantAlone(t *testing.T) {
 	cfg := Config{Fleet: Fleet{Replicas: Copies(4, ReplicaConfig{}), Router: LeastLoaded{},
 		Prefill: PrefillPool{Replicas: Copies(2, ReplicaConfig{}), Router: LeastLoaded{},
 			Link: Link{Bandwidth: 1e18, Sharing: LinkFair}}}}
-	rng := rand.New(rand.NewPCG(47, 1))
-	reqs := make([]workload.Request, 300)
-	at := time.Duration(0)
-	for i := range reqs {
-		at += time.Duration(rng.IntN(4)) * 45 * time.Millisecond
-		reqs[i] = workload.Request{ID: uint64(i), Arrival: at, InputTokens: 2000, OutputTokens: 200}
-	}
-	src := func() workload.Source {
-		s, err := workload.NewSlice(reqs)
-		require.NoError(t, err)
-		return s
-	}
-	fast, r, err := runSourceScenario(cfg, src())
-	require.NoError(t, err)
-	step := cfg
-	step.Stepwise = true
-	slow, _, err := runSourceScenario(step, src())
-	require.NoError(t, err)
-	sameBytes(t, slow.text, fast.text)
+	_, r := fastIsStepwiseOn(t, cfg, decodeGrid(47, 300))
 	t.Logf("%d admitted a landed request, %d step ends with something else at their instant", r.landJoins, r.notAlone)
 	require.Positive(t, r.landJoins, "continued runs that admit a landed request")
 	require.Positive(t, r.notAlone, "landings' step ends that share their instant")
@@ -428,22 +410,12 @@ func TestLandedJoinWaitsForItsInstantAlone(t *testing.T) {
 // the row of a real link asserts. The smallest case is the second row's
 // table: one decode replica, one prefill replica, two requests.
 func TestLinkLandingAtOnceKeepsTheReservingStep(t *testing.T) {
-	grid := func(seed uint64, n int) []workload.Request {
-		rng := rand.New(rand.NewPCG(seed, 1))
-		reqs := make([]workload.Request, n)
-		at := time.Duration(0)
-		for i := range reqs {
-			at += time.Duration(rng.IntN(4)) * 45 * time.Millisecond
-			reqs[i] = workload.Request{ID: uint64(i), Arrival: at, InputTokens: 2000, OutputTokens: 200}
-		}
-		return reqs
-	}
 	fleets := []struct {
 		name     string
 		dec, pre int
 		reqs     []workload.Request
 	}{
-		{"4+2/300", 4, 2, grid(47, 300)},
+		{"4+2/300", 4, 2, decodeGrid(47, 300)},
 		{"1+1/2", 1, 1, []workload.Request{
 			{ID: 0, Arrival: 0, InputTokens: 2000, OutputTokens: 200},
 			{ID: 1, Arrival: 135 * time.Millisecond, InputTokens: 2000, OutputTokens: 200}}},
@@ -455,18 +427,7 @@ func TestLinkLandingAtOnceKeepsTheReservingStep(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%g/%v", f.name, bw, sh), func(t *testing.T) {
 					cfg := Config{Fleet: Fleet{Replicas: Copies(f.dec, ReplicaConfig{}), Router: LeastLoaded{},
 						Prefill: PrefillPool{Replicas: Copies(f.pre, ReplicaConfig{}), Router: LeastLoaded{}, Link: link}}}
-					src := func() workload.Source {
-						s, err := workload.NewSlice(f.reqs)
-						require.NoError(t, err)
-						return s
-					}
-					fast, _, err := runSourceScenario(cfg, src())
-					require.NoError(t, err)
-					step := cfg
-					step.Stepwise = true
-					slow, _, err := runSourceScenario(step, src())
-					require.NoError(t, err)
-					sameBytes(t, slow.text, fast.text)
+					fast, _ := fastIsStepwiseOn(t, cfg, f.reqs)
 					atOnce := link.landsAtOnce(costmodel.AtlasKVBytesPerToken)
 					require.Equal(t, bw == 0 || bw >= 1e18, atOnce, "links whose one-token transfer takes a nanosecond or less")
 					if !atOnce && f.dec == 4 {
@@ -513,4 +474,37 @@ func TestLandsAtOnceCoversTheLinks(t *testing.T) {
 	next, ok := tr.next()
 	require.True(t, ok)
 	require.Equal(t, at, next, "a fair transfer of under a picosecond lands at its start")
+}
+
+// decodeGrid is n requests of 2,000/200 tokens arriving on the grid of
+// the 45 ms decode step, 0 to 3 steps apart (PCG(seed, 1)), so that
+// decode replicas' step ends share their instants.
+func decodeGrid(seed uint64, n int) []workload.Request {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	reqs := make([]workload.Request, n)
+	at := time.Duration(0)
+	for i := range reqs {
+		at += time.Duration(rng.IntN(4)) * 45 * time.Millisecond
+		reqs[i] = workload.Request{ID: uint64(i), Arrival: at, InputTokens: 2000, OutputTokens: 200}
+	}
+	return reqs
+}
+
+// fastIsStepwiseOn runs reqs through cfg fast and Stepwise, requires
+// the same bytes, and returns the fast run and its runner.
+func fastIsStepwiseOn(t *testing.T, cfg Config, reqs []workload.Request) (scenarioRun, *runner) {
+	t.Helper()
+	src := func() workload.Source {
+		s, err := workload.NewSlice(reqs)
+		require.NoError(t, err)
+		return s
+	}
+	fast, r, err := runSourceScenario(cfg, src())
+	require.NoError(t, err)
+	step := cfg
+	step.Stepwise = true
+	slow, _, err := runSourceScenario(step, src())
+	require.NoError(t, err)
+	sameBytes(t, slow.text, fast.text)
+	return fast, r
 }
