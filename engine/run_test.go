@@ -80,6 +80,13 @@ type timelineOpts struct {
 	cont   bool
 	omit   bool
 	cut    func() bool // with cont: whether to cut a continued run at its start (Truncate), as a driver does for an event at that instant, and plan it again
+	// noSync collects each run at its end only, with no SyncTo inside
+	// it, as sim's single replica does: a run's later steps' tier
+	// stores are then offered at the collection, several steps a call
+	// (storeRun's jumps: storeFrom, storeStep, coNext), where a SyncTo
+	// at every step end offers them a step at a time. What a router
+	// reads is then not written down.
+	noSync bool
 }
 
 // timelineWith is timeline, doing what o says too.
@@ -207,7 +214,7 @@ func timelineWith(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]R
 		}
 		calls := tierCalls(e)
 		start, d := p.Start, p.StepTime
-		for i := 1; i < p.Steps; i++ { // what a router reads at each step end inside a run (SyncTo first)
+		for i := 1; i < p.Steps && !o.noSync; i++ { // what a router reads at each step end inside a run (SyncTo first)
 			at := start + time.Duration(i)*d
 			quiet, n := o.events != nil && e.quietRun(), 0 // a quiet run's SyncTo publishes nothing (quietRun, sim's EventsView leaves it out)
 			if quiet {
@@ -231,7 +238,9 @@ func timelineWith(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]R
 			}
 		}
 		blockTime += time.Duration(out.BlockSteps) * p.StepTime
-		fmt.Fprintf(&reads, "%v: outstanding %d, free %d, cached %d%s%s\n", p.End, e.Outstanding(p.End), e.FreeBlocks(), e.CachedBlocks(), tierReads(e), events())
+		if !o.noSync {
+			fmt.Fprintf(&reads, "%v: outstanding %d, free %d, cached %d%s%s\n", p.End, e.Outstanding(p.End), e.FreeBlocks(), e.CachedBlocks(), tierReads(e), events())
+		}
 		for i := range out.Steps { // one line per step, whichever way it was planned
 			for _, em := range out.Emitted {
 				if !o.omit && i >= out.Steps-em.Tokens {

@@ -712,8 +712,11 @@ func (e *Engine) coNext(after, m int) int {
 	for k := after + 1; k <= min(m, after+e.cfg.BlockSize); k++ {
 		r := ^(co.tick + k - 1) & co.mask
 		if l := ts.stores[r]; len(l) > 0 { // an empty list stays so
-			for _, x := range l {
+			for i, x := range l {
 				if x.in() {
+					if i > 0 {
+						coNextPastOut++
+					}
 					return k
 				}
 			}
@@ -723,6 +726,11 @@ func (e *Engine) coNext(after, m int) int {
 	}
 	return m + 1
 }
+
+// coNextPastOut counts the steps coNext found by a member listed after
+// one no longer in (the tests' measure that lists hold such entries:
+// TestTierCohortMembersLeaveMidList).
+var coNextPastOut int
 
 // tierFinished tells a tier of this module's (tierdone.Finisher) that
 // s finished (drop, just before its release), with its stored blocks'

@@ -216,6 +216,69 @@ func TestTierRunsAreStepsEachStep(t *testing.T) {
 	tierRunsAreSteps(t, true) // the cohort's stores too (coStore at every step)
 }
 
+// TestTierCohortMembersLeaveMidList: the cohort's members listed for
+// their stores by residue (coStores) leave it partway through a list.
+// Requests come in waves, each wave's prompts of one length modulo the
+// block size (4, 8 or 16), so that they join the cohort at one step and
+// share a residue's list, with outputs of random lengths, so that a
+// member listed early finishes while one listed after it decodes on:
+// the next run's coNext meets an entry no longer in before one that is
+// (coNextPastOut counts the steps it found so), and must not drop the
+// list. The tier's calls (every store's keys and chain, every lookup,
+// load and release, by every step end) and the timeline are the walk's
+// (walkRuns: no cohort), as in TestTierCohortRunsAreSteps, whose
+// scenarios put few members on a list and did not catch coNext testing
+// a list's first entry only (sim's tier tests did).
+func TestTierCohortMembersLeaveMidList(t *testing.T) {
+	coNextPastOut, runsCohortStored = 0, 0
+	for seed := range uint64(150) {
+		rng := rand.New(rand.NewPCG(seed, 4141))
+		b := []int{4, 8, 16}[rng.IntN(3)]
+		cfg := Config{BlockSize: b, KVBlocks: 64 + rng.IntN(400), MaxSeqs: 4 + rng.IntN(12), MaxBatchedTokens: 256 + rng.IntN(1024)}
+		if rng.IntN(4) == 0 {
+			cfg.Policy = Priority{}
+		}
+		tierBlocks := []int{8, 64, 1024}[rng.IntN(3)] // the smallest refuses: members lag
+		adds := map[time.Duration][]Request{}
+		ref := int32(0)
+		for w := range 2 + rng.IntN(4) {
+			at := time.Duration(w*(1+rng.IntN(40))) * 50 * time.Millisecond
+			in := 1 + rng.IntN(3*b) // the wave's length modulo b
+			for range 2 + rng.IntN(8) {
+				r := Request{Ref: ref, Input: in + b*rng.IntN(6), Output: 1 + rng.IntN(12*b), Priority: rng.IntN(2)}
+				if rng.IntN(3) == 0 && r.Input >= b { // a shared first block or more: some find it in the tier
+					for j := range r.Input / b {
+						r.Prefix = append(r.Prefix, uint64(1000*(1+rng.IntN(2))+j))
+					}
+					r.PrefixBlockTokens = b
+				}
+				adds[at] = append(adds[at], r)
+				ref++
+			}
+		}
+		delay := func(ref int32) time.Duration { return time.Duration(1+int(ref)%3) * 5 * time.Millisecond }
+		run := func(fast bool) (string, string) {
+			e, err := New(cfg, nil)
+			require.NoError(t, err)
+			e.Runner().SetStrict(true)
+			e.Runner().OmitStreaks(true)
+			if !fast {
+				walkRuns(e)
+			}
+			tier := &logTier{lruTier: newLRUTier(t, tierBlocks)}
+			require.NoError(t, e.SetTier(tier))
+			line := timelineWith(t, e, fast, adds, timelineOpts{delay: delay, omit: true, noSync: true})
+			return line, tier.log.String()
+		}
+		wantLine, wantLog := run(false)
+		gotLine, gotLog := run(true)
+		require.Equal(t, wantLog, gotLog, "seed %d, %+v: the tier's calls", seed, cfg)
+		require.Equal(t, wantLine, gotLine, "seed %d, %+v", seed, cfg)
+	}
+	t.Logf("%d steps found by a member listed after one that left; %d cohort runs stored", coNextPastOut, runsCohortStored)
+	assert.Greater(t, coNextPastOut, 50, "the scenarios no longer list members after ones that left")
+}
+
 // TestTierLoadThenPrefillTheRest: on a replica of 10 blocks of 16 tokens,
 // request 1 (70 prompt tokens whose first 64 are shared content, 2 output)
 // runs and stores its 4 full blocks of prompt in the tier (the decode
