@@ -409,10 +409,15 @@ func (e *Engine) storeThrough(s *seq, upto, known int) {
 
 // storeNew is storeThrough for s, which has a full block to offer.
 func (e *Engine) storeNew(s *seq, upto, known int) {
-	b := e.cfg.BlockSize
-	full, from := upto/b, int(s.stored)
-	e.key(s, known/b-1) // its chain: every full block of its known tokens (vLLM's offload_keys)
-	if e.tier.Store(s.keys[from:full], s.keys[:known/b]) {
+	var full, chain int // upto's and known's full blocks
+	if e.shift >= 0 {
+		full, chain = upto>>e.sh(), known>>e.sh()
+	} else {
+		full, chain = upto/e.cfg.BlockSize, known/e.cfg.BlockSize
+	}
+	from := int(s.stored)
+	e.key(s, chain-1) // its chain: every full block of its known tokens (vLLM's offload_keys)
+	if e.tier.Store(s.keys[from:full], s.keys[:chain]) {
 		s.stored = int32(full)
 	}
 }
