@@ -631,7 +631,19 @@ func (e *Engine) coStore(t int) {
 		if !x.in() {
 			continue
 		}
-		e.coStoreOne(x, t)
+		// The member's store, as storeTier offers a decode's (its
+		// tokens computed at the step's end, its known at its start,
+		// are one more than its context); noted as lagging if the tier
+		// refused it.
+		s := x.s
+		c := s.computed + t - s.t0 + 1
+		e.storeThrough(s, c, c)
+		if lag := int(s.stored) < c>>e.sh(); lag != s.tierLag {
+			s.tierLag = lag
+			if lag {
+				ts.lag = append(ts.lag, x)
+			}
+		}
 		if k != i {
 			l[k] = x
 		}
@@ -640,22 +652,6 @@ func (e *Engine) coStore(t int) {
 	if k < len(l) {
 		clear(l[k:])
 		ts.stores[r] = l[:k]
-	}
-}
-
-// coStoreOne offers member x's blocks at the step at clock t, as
-// storeTier offers a decode's (its tokens computed at the step's end, its
-// known at its start, are one more than its context), and notes it as
-// lagging if the tier refused them.
-func (e *Engine) coStoreOne(x pubMember, t int) {
-	s := x.s
-	c := s.computed + t - s.t0 + 1
-	e.storeThrough(s, c, c)
-	if lag := int(s.stored) < c>>e.sh(); lag != s.tierLag {
-		s.tierLag = lag
-		if lag {
-			e.co.ts.lag = append(e.co.ts.lag, x)
-		}
 	}
 }
 
