@@ -567,7 +567,7 @@ func (e *Engine) storeRunEach(from, m int) {
 // (sim's deferDecode), where a block's tier cost is a noted touch:
 // 38,083 a request by Store, 39,438 with a step's blocks handed to the
 // port in one call of an internal hook (a buffer of chains and of
-// members, the port calling its Store for each; coStore, coStoreOne and
+// members, the port calling its Store for each; coStore, coStoreOne (now in coStore) and
 // the decode share of storeNew about 2,070, the batch loop 2,188 and
 // the port's loop 439). A member's blocks of a run in one call saves
 // less: of 11,976 member blocks (1,000 requests), 6,083 are offered in
