@@ -2,7 +2,7 @@ package workload
 
 import "github.com/servesim/servesim/internal/nextinto"
 
-// The in-place route of Generator and ChatSource (internal/nextinto): sim's runner
+// The in-place route of Generator, ChatSource and Trace (internal/nextinto): sim's runner
 // has each request written into its slot through it; Next, its twin,
 // has it written into a fresh result.
 func init() {
@@ -12,6 +12,8 @@ func init() {
 			return (*generatorInto)(s)
 		case *ChatSource:
 			return (*chatInto)(s)
+		case *Trace:
+			return (*traceInto)(s)
 		}
 		return nil
 	}

@@ -230,25 +230,44 @@ func span(src Source) (n int, last time.Duration, err error) {
 }
 
 // Next yields the next request in file order, io.EOF after the last.
-func (t *Trace) Next() (req Request, _ error) {
-	// nextByTemplate fills the result itself: with a Request of its
-	// own, zeroed and copied to the result, Next took 50 instructions a
-	// request in Regime/MooncakeReplay, with the result 27.
-	if k := t.reread; k != nil && rereadNextOn && t.nextKept(k, &req) {
-		return req, nil
+func (t *Trace) Next() (req Request, err error) {
+	err = (*traceInto)(t).NextInto(&req)
+	return req, err
+}
+
+// traceInto is a Trace as internal/nextinto's route, as generatorInto
+// is a Generator (synthetic.go): sim's runner has it write each request
+// into its slot in place; Next, its twin, has it write into a fresh
+// result. Through Next, the runner's pull held each request where Next
+// returned it and scheduled it from there: Regime/MooncakeReplay and
+// Regime/AzureReplay, Next then this: see docs/fastpaths.md.
+type traceInto Trace
+
+// NextInto writes the next request into *r, every field of it (r may
+// hold an earlier request), or returns io.EOF after the last (or the
+// replay's error), *r then zero (written before any read).
+func (ti *traceInto) NextInto(r *Request) error {
+	t := (*Trace)(ti)
+	// nextKept writes every field; nextByTemplate and read fill a zero
+	// Request. (nextByTemplate fills the result itself: with a Request
+	// of its own, zeroed and copied to the result, Next took 50
+	// instructions a request in Regime/MooncakeReplay, with the result 27.)
+	if k := t.reread; k != nil && rereadNextOn && t.nextKept(k, r) {
+		return nil
 	}
-	if t.tmpl != nil && t.nextByTemplate(t.tmpl, &req) {
-		return req, nil
+	*r = Request{}
+	if t.tmpl != nil && t.nextByTemplate(t.tmpl, r) {
+		return nil
 	}
 	for !t.done {
-		var r Request // read fills it in place: no copy a layer
-		rel, ok, err := t.read(&r)
+		rel, ok, err := t.read(r) // read fills *r in place: no copy a layer
 		if err != nil || !ok {
 			t.done, t.err = true, err
 			break
 		}
 		w := t.cfg.Transform
 		if rel < w.WindowStart {
+			*r = Request{}
 			continue
 		}
 		if w.WindowEnd > 0 && rel >= w.WindowEnd {
@@ -265,7 +284,7 @@ func (t *Trace) Next() (req Request, _ error) {
 		t.next++
 		t.count++
 		t.track.add(rel)
-		return r, nil
+		return nil
 	}
 	if t.err == nil && t.count == 0 && !t.cfg.AllowEmpty {
 		t.err = t.empty()
@@ -274,9 +293,9 @@ func (t *Trace) Next() (req Request, _ error) {
 		t.err = t.Clock().Check(t.name, "TraceConfig.AnyRate")
 	}
 	if t.err != nil {
-		return Request{}, t.err
+		return t.err
 	}
-	return Request{}, io.EOF
+	return io.EOF
 }
 
 // empty is the error that ends a replay of zero requests, saying what

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/internal/ascend"
 	"github.com/servesim/servesim/internal/sharedtraces"
 )
 
@@ -35,8 +36,20 @@ func rereadRun(data []byte, cfg TraceConfig) string {
 		return "refused: " + err.Error()
 	}
 	fmt.Fprintln(&b, tr)
+	// With rereadInto, each request is written by NextInto into a slot
+	// that holds the one before it (a junk one at first), as sim's
+	// runner writes it: every field must be written.
+	slot := Request{ID: 99, Arrival: 7, InputTokens: 5, OutputTokens: 3, PrefixHashes: []uint64{1, 2}, PrefixBlockTokens: 9,
+		HashesCoverOutput: true, Conversation: 4, Turn: 2, Priority: 1, Class: "junk", Failed: true, PrefixTwoRuns: ascend.TwoRuns()}
 	for {
-		r, err := tr.Next()
+		var r Request
+		var err error
+		if rereadInto {
+			err = (*traceInto)(tr).NextInto(&slot)
+			r = slot
+		} else {
+			r, err = tr.Next()
+		}
 		if err != nil {
 			fmt.Fprintf(&b, "%v\n%+v %d", err, tr.Clock(), tr.Count())
 			return b.String()
@@ -68,6 +81,11 @@ func checkReread(t *testing.T, data []byte, cfg TraceConfig) {
 	keepRunOn, rereadNextOn = false, false // each line through Next, each kept read through read
 	require.Equal(t, want, rereadRun(data, cfg), "kept without keepRun and nextKept: config %+v, data %q", cfg, data)
 	keepRunOn, rereadNextOn = true, true
+	rereadInto = true // through internal/nextinto's route
+	require.Equal(t, want, rereadRun(data, cfg), "through NextInto: config %+v, data %q", cfg, data)
+	rereadNextOn = false
+	require.Equal(t, want, rereadRun(data, cfg), "through NextInto without nextKept: config %+v, data %q", cfg, data)
+	rereadInto, rereadNextOn = false, true
 	checkSkim(t, data, cfg, want)
 	cfg.Transform.TargetRate = 0
 	checkTemplate(t, data, cfg)
@@ -85,7 +103,16 @@ func checkTemplate(t *testing.T, data []byte, cfg TraceConfig) {
 	require.Equal(t, want, rereadRun(data, cfg), "the replay's template changed it: config %+v, data %q", cfg, data)
 	templateNextOn = true // and nextByTemplate
 	require.Equal(t, want, rereadRun(data, cfg), "nextByTemplate changed a replay: config %+v, data %q", cfg, data)
+	rereadInto = true
+	defer func() { rereadInto = false }()
+	require.Equal(t, want, rereadRun(data, cfg), "nextByTemplate through NextInto: config %+v, data %q", cfg, data)
+	replayTemplate = false
+	require.Equal(t, want, rereadRun(data, cfg), "read through NextInto: config %+v, data %q", cfg, data)
 }
+
+// rereadInto: rereadRun drives a Trace through internal/nextinto's
+// route (traceInto), into a reused slot; Next, its twin, otherwise.
+var rereadInto bool
 
 // checkSkim holds a TargetRate replay whose first pass skims its lines
 // (skimmer) to want, its slow twin's, whose first pass parses them
@@ -156,6 +183,10 @@ func TestRereadIsTheFile(t *testing.T) {
 {"timestamp": 1000, "input_length": 40, "output_length": 4}`,
 		`{"timestamp": "2024-05-01 10:00:00", "input_length": 600, "output_length": 2}
 {"timestamp": "2024-05-01 10:00:02.5", "input_length": 40, "output_length": 4, "hash_ids": [3]}`,
+		// A row before the window with hash ids, then one in it without
+		// (NextInto's slot must not keep the first's).
+		`{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [0, 1]}
+{"timestamp": 1500, "input_length": 0, "output_length": 4}`,
 	}
 	// Lines after a first one the skim takes as its template: lines it
 	// takes, lines it leaves to the full parse (other keys, numbers that
@@ -532,4 +563,32 @@ func FuzzRereadCSV(f *testing.F) {
 			checkReread(t, data, cfg)
 		}
 	})
+}
+
+// TestNextIntoAfterSkippedRow: a row before the window has hash ids and
+// the next, in it, has none. Next (which goes through NextInto) and
+// NextInto into a slot holding a request must both yield the second
+// row alone, nothing of the first.
+func TestNextIntoAfterSkippedRow(t *testing.T) {
+	data := []byte(`{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [0, 1]}
+{"timestamp": 1500, "input_length": 40, "output_length": 4}`)
+	cfg := Mooncake(0)
+	cfg.Transform.WindowStart, cfg.Transform.WindowEnd = time.Second, 3*time.Second
+	want := Request{Arrival: 500 * time.Millisecond, InputTokens: 40, OutputTokens: 4}
+	for _, into := range []bool{false, true} {
+		tr, err := NewTrace(bytes.NewReader(data), "skip", cfg)
+		require.NoError(t, err)
+		r := Request{ID: 9, PrefixHashes: []uint64{5}, PrefixBlockTokens: 3, Class: "x", Priority: 2}
+		if into {
+			err = (*traceInto)(tr).NextInto(&r)
+		} else {
+			r, err = tr.Next()
+		}
+		require.NoError(t, err)
+		assert.Equal(t, want, r, "through NextInto: %v", into)
+		if into {
+			require.Equal(t, io.EOF, (*traceInto)(tr).NextInto(&r))
+			assert.Equal(t, Request{}, r, "NextInto's slot after the last")
+		}
+	}
 }
