@@ -193,3 +193,40 @@ func TestCSVColumnsByPosition(t *testing.T) {
 	}
 	require.Greater(t, taken, 300, "replays not refused")
 }
+
+// TestCSVFieldsOutliveTheRow: a plain line's fields (cut from one
+// string a buffer, plainLine) stay what they were after later lines are
+// read, past many refills of the reader's buffer, as csv.Reader's own do:
+// every field kept from every record, compared at the end.
+func TestCSVFieldsOutliveTheRow(t *testing.T) {
+	var data bytes.Buffer
+	data.WriteString("a,b,c,d\n")
+	for i := range 3000 {
+		if i%700 == 3 {
+			fmt.Fprintf(&data, "\"q%d\",%d,x,y\n", i, i) // a line csv.Reader reads
+			continue
+		}
+		fmt.Fprintf(&data, "%d,class%d,%d,%s\n", i, i*7, i%13, strings.Repeat("z", i%37))
+	}
+	kept := func(plain, chunk bool) []string {
+		defer func(p, c bool) { plainCSV, chunkCSV = p, c }(plainCSV, chunkCSV)
+		plainCSV, chunkCSV = plain, chunk
+		rows, err := NewCSVRows(bytes.NewReader(data.Bytes()), "f.csv", []string{"a"}, []string{"a", "b", "c", "d"})
+		require.NoError(t, err)
+		var all []string
+		for {
+			r, err := rows.rows.next()
+			if err == io.EOF {
+				return all
+			}
+			require.NoError(t, err)
+			all = append(all, rows.rows.rec...)
+			v, _ := r.get("b")
+			all = append(all, v)
+		}
+	}
+	want := kept(false, true)
+	require.Len(t, want, 3000*5)
+	require.Equal(t, want, kept(true, true), "fields cut from one string a buffer")
+	require.Equal(t, want, kept(true, false), "a string a line")
+}
