@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -562,6 +563,37 @@ func TestWordsAtIsTheCompare(t *testing.T) {
 			for i := 0; i <= len(text); i++ {
 				want := len(text)-i >= n && string(text[i:i+n]) == string(b)
 				require.Equal(t, want, p.at(text, i), "%q at %d of %q", b, i, text)
+			}
+		}
+	}
+}
+
+// TestCountUpStaysInText: countUp reads the ids whose bytes lie in text
+// alone, never the bytes past its length (its loop reads 8 bytes an id
+// without a bounds check, up to a bound it computes). Each text is a
+// prefix of a list that counts on past it, read once with that list's
+// bytes after it (which would match a read past the end) and once with
+// junk after it: the same ids and the same end, and the ids those the
+// text holds.
+func TestCountUpStaysInText(t *testing.T) {
+	for _, start := range []uint64{0, 7, 95, 990, 12345, 99990} {
+		var list []byte
+		for x := start; x < start+40; x++ {
+			list = fmt.Appendf(list, "%d, ", x)
+		}
+		n := len(fmt.Sprint(start))
+		k := n + 2
+		mask := uint64(1)<<(8*uint(k)&63) - 1
+		inc := uint64(1) << (8 * uint(n-1) & 63)
+		for l := k; l <= len(list); l++ {
+			w := binary.LittleEndian.Uint64(append(slices.Clone(list[:k]), "        "...))
+			i, got := countUp(list[:l], k, []uint64{start}, start, k, mask, (w+inc)&mask, inc)
+			junk := append(slices.Clone(list[:l]), "########"...)
+			j, want := countUp(junk[:l], k, []uint64{start}, start, k, mask, (w+inc)&mask, inc)
+			require.Equal(t, want, got, "start %d, length %d", start, l)
+			require.Equal(t, j, i, "start %d, length %d", start, l)
+			for m, x := range got {
+				require.Equal(t, start+uint64(m), x)
 			}
 		}
 	}
