@@ -101,7 +101,8 @@ type runner struct {
 	// specCnt is where the one replica's engine counts the steps of its
 	// last speculative run by member (specRuns; nil: it plans none).
 	specCnt   *specrun.Counts
-	specMoves int // speculative runs accounted (accountSpecRun; tests read it)
+	specMoves int     // speculative runs accounted (accountSpecRun; tests read it)
+	specRare  []int32 // accountSpecRun's members accounted apart
 
 	gw    *gateway // Config.Gateway's admission; nil without
 	pd    *disagg  // Fleet.Prefill's pool, links and tallies; nil without

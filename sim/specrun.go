@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"time"
 
 	"github.com/servesim/servesim/engine"
@@ -96,19 +97,51 @@ func (r *runner) accountSpecRun(rep *replica, out *engine.Outcome) error {
 	// BenchmarkRegime/Speculation, the budget test). Any other member's
 	// steps are read a step at a time (specEach), and taken out of the
 	// total (off: they are counted there, or not at all); with the bound
-	// on each token, every member's. Tested in the members' one loop,
-	// not in a loop before it that chose for all of them: 25,401 then
-	// 25,302.
+	// on each token, every member's. Tested in the loop that accounts
+	// the members, not in a loop before it that chose for all of them:
+	// 25,401 then 25,302.
 	each := r.bounds[0].perToken
 	var off [gapLanes]int32
 	tokens, over := 0, t.over[1]*steps
-	for i := range out.Emitted {
+	// The members read a step at a time and those that finish (r.finish)
+	// are accounted after the others, in their order: the others touch
+	// their own records alone (the table, the counts and the histograms
+	// are read or added to after both loops, or by specEach and finish
+	// alone, which read no other member's record), and with those calls
+	// in their loop its variables spilled and were reloaded a member;
+	// the slots and fewest tokens held in locals, the records' stores
+	// made the loop load them again a member (accountSpecRun 786 then
+	// 751, then 666 instructions a request in
+	// BenchmarkRegime/Speculation, the budget test's profile).
+	ems, slots := out.Emitted, r.slots
+	rare := slices.Grow(r.specRare[:0], len(ems))[:len(ems)]
+	least := c.Least[:len(ems)]
+	nr := 0
+	for i := range ems {
+		em := &ems[i]
+		rec := &slots[em.Ref].rec
+		if each || rec.LastToken != start || !rec.Measured || em.Done {
+			rare[nr] = int32(i)
+			nr++
+			continue
+		}
+		rec.Drafted += k * steps
+		rec.Accepted += em.Tokens - steps
+		rec.MaxITL = max(rec.MaxITL, d)
+		rec.MaxTokenITL = max(rec.MaxTokenITL, t.td[least[i]&(gapLanes-1)]) // least[i] <= K + 1 < gapLanes
+		rec.ITLOver += over
+		rec.Emitted += em.Tokens
+		rec.LastToken = end
+		tokens += em.Tokens
+	}
+	r.specRare = rare
+	for _, i := range rare[:nr] {
 		em := &out.Emitted[i]
 		s := &r.slots[em.Ref]
 		rec := &s.rec
 		m, acc, td, o := steps, em.Tokens-steps, t.td[c.Least[i]], over
 		if each || rec.LastToken != start || !rec.Measured {
-			row := c.Accepted[i*c.Stride:][:steps]
+			row := c.Accepted[int(i)*c.Stride:][:steps]
 			m, acc, td, o = r.specEach(rep, s, row, start)
 			for _, a := range row {
 				off[a&(gapLanes-1)]++ // a <= K < gapLanes - 1
