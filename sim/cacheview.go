@@ -160,9 +160,9 @@ func (a ApproxView) state(r *runner) (cacheState, error) {
 		}
 	}
 	if n <= maxRootBits {
-		s.roots = make([]map[uint64]uint64, len(s.trees))
+		s.roots = make([]*idTable[uint64], len(s.trees))
 		for f := range s.roots {
-			s.roots[f] = map[uint64]uint64{}
+			s.roots[f] = newIDTable[uint64](0)
 		}
 	}
 	s.next = a.EvictionInterval
@@ -209,8 +209,8 @@ type approxState struct {
 	// longestEach matches only the trees of the arrival's first unit: a
 	// tree without it matches none of the units (TestCachedPrefixesAreEach
 	// holds it to cached of each replica, which matches every tree).
-	roots   []map[uint64]uint64
-	rowRoot map[uint64]uint64 // the arrival's instance's roots
+	roots   []*idTable[uint64]
+	rowRoot *idTable[uint64] // the arrival's instance's roots
 }
 
 // tree is one router instance's memory of one replica: SGLang's radix
@@ -462,16 +462,20 @@ func (s *approxState) evict(now time.Duration) {
 // its tree's edges from the root, after an eviction.
 func (s *approxState) rootsOf(f, i int) {
 	m, bit := s.roots[f], uint64(1)<<i
-	for k, b := range m {
-		if b&bit != 0 {
-			if b == bit {
-				delete(m, k)
+	var gone []uint64
+	for j := range m.slots {
+		if x := &m.slots[j]; x.v&bit != 0 {
+			if x.v == bit {
+				gone = append(gone, x.id)
 			} else {
-				m[k] = b &^ bit
+				x.v &^= bit
 			}
 		}
 	}
-	s.trees[f][i].edges[0].kids.each(func(k uint64, _ int32) { m[k] |= bit })
+	for _, k := range gone {
+		m.del(k)
+	}
+	s.trees[f][i].edges[0].kids.each(func(k uint64, _ int32) { m.put(k, m.get(k)|bit) })
 }
 
 // units is the prefix ids of req's prompt that its ids wholly cover.
@@ -517,7 +521,7 @@ func (s *approxState) longestEach(v *View, least int) (best, longest int) {
 	if len(s.c.u) == 0 {
 		return best, longest
 	}
-	may := s.rowRoot[s.c.u[0]] >> v.lo & (1<<v.n - 1) // by position: replica v.lo+k
+	may := s.rowRoot.get(s.c.u[0]) >> v.lo & (1<<v.n - 1) // by position: replica v.lo+k
 	for may != 0 {
 		k := bits.TrailingZeros64(may)
 		may &= may - 1
@@ -574,7 +578,8 @@ func (s *approxState) routed(r *runner, i int, req *workload.Request) {
 		c = s.chainOf(req)
 	}
 	if s.trees[f][i].insert(c, req.PrefixBlockTokens, r.now, s.seq) && s.roots != nil {
-		s.roots[f][c.u[0]] |= 1 << i
+		m := s.roots[f]
+		m.put(c.u[0], m.get(c.u[0])|1<<i)
 	}
 	s.seq += uint64(len(c.u))
 }
