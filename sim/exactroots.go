@@ -27,9 +27,13 @@ import (
 // It is kept for a run whose routers read the replicas' caches
 // themselves (newLackRoots), of at most maxRootBits replicas.
 type lackRoots struct {
-	lack map[uint64]uint64 // by first prefix id: bit i, replica i holds no block of it
-	held [][]heldRoot      // by replica: the first prefix ids of the requests it holds, counted
-	maxB int               // the fleet's largest block size
+	// lack is, by first prefix id, bit i: replica i holds no block of
+	// it; an idTable since a Go map (mapaccess1_fast64 81 instructions a
+	// request in RunFleet64/workload=prefix/router=PrefixAffinity): 10,998
+	// then 10,941 (the budget test). An id without a bit has no entry.
+	lack *idTable[uint64]
+	held [][]heldRoot // by replica: the first prefix ids of the requests it holds, counted
+	maxB int          // the fleet's largest block size
 	// count is the requests each replica holds, as in and out count
 	// them (replica.held at every arrival), and by the replicas holding
 	// each count, a bit each; least and most are the fewest and the most
@@ -114,7 +118,7 @@ func newLackRoots(r *runner) *lackRoots {
 	if !exact(r.router) && (r.pd == nil || !exact(r.pd.router)) {
 		return nil
 	}
-	m := &lackRoots{lack: map[uint64]uint64{}, held: make([][]heldRoot, len(r.reps)),
+	m := &lackRoots{lack: newIDTable[uint64](0), held: make([][]heldRoot, len(r.reps)),
 		count: make([]int32, len(r.reps)), by: []uint64{0}}
 	for i := range r.reps {
 		m.maxB = max(m.maxB, r.reps[i].eng.Config().BlockSize)
@@ -158,11 +162,15 @@ func (m *lackRoots) in(i int, prefix []uint64) {
 	x := prefix[0]
 	b := m.lastLack
 	if !last || !m.lackOK {
-		b = m.lack[x]
+		b = m.lack.get(x)
 	}
 	m.lackOK = false
 	if b>>i&1 != 0 {
-		m.lack[x] = b &^ (1 << i)
+		if b &^= 1 << i; b != 0 {
+			m.lack.put(x, b)
+		} else {
+			m.lack.del(x)
+		}
 	}
 	h := m.held[i]
 	for k := range h {
@@ -353,7 +361,7 @@ func (v *View) exactLongest(m *lackRoots, least int) (best, longest int) {
 	if cut < len(req.PrefixHashes) {
 		v.cutPaths(m, cut)
 	}
-	lack := m.lack[x]
+	lack := m.lack.get(x)
 	learnt := lack
 	if v.idx != nil {
 		for k := range v.n {
@@ -370,10 +378,10 @@ func (v *View) exactLongest(m *lackRoots, least int) (best, longest int) {
 		}
 	}
 	if learnt != lack {
-		if len(m.lack) >= maxLack {
-			clear(m.lack)
+		if m.lack.n >= maxLack {
+			m.lack = newIDTable[uint64](0)
 		}
-		m.lack[x] = learnt
+		m.lack.put(x, learnt)
 	}
 	m.lastLack, m.lackOK = learnt, true
 	return best, longest

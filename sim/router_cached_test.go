@@ -33,7 +33,7 @@ type checkedPrefixes struct {
 
 func (c checkedPrefixes) Route(r *workload.Request, v *View) int {
 	if m := v.r.roots; m != nil && len(r.PrefixHashes) > 0 && r.PrefixBlockTokens >= m.maxB {
-		*c.lacked += bits.OnesCount64(m.lack[r.PrefixHashes[0]])
+		*c.lacked += bits.OnesCount64(m.lack.get(r.PrefixHashes[0]))
 		ids := r.PrefixHashes
 		if k := ascend.Each(ids); r.PrefixTwoRuns.Two() && k < len(ids) && m.given && ids[0] <= m.top && ids[k] > m.top {
 			*c.cut++ // lackRoots.fresh cuts its path
