@@ -24,8 +24,17 @@ func TestCutPathsAreEach(t *testing.T) {
 	var reqs list
 	own := uint64(1 << 40) // each prompt's own ids, fresh
 	at := time.Duration(0)
+	// Groups 1,000, 2,000 and 3,000, and one whose first id shares
+	// 1,000's memo slot (cutSlot): a memo must tell them apart.
+	groups := []uint64{1_000, 2_000, 3_000}
+	for y := uint64(1 << 20); ; y += 32 {
+		if cutSlot(y) == cutSlot(1_000) {
+			groups = append(groups, y)
+			break
+		}
+	}
 	for range 600 {
-		x := uint64(1_000 * (1 + rng.IntN(3)))
+		x := groups[rng.IntN(len(groups))]
 		n := []int{8, 12, 16}[rng.IntN(3)]
 		p := []int{16, 32}[rng.IntN(2)]
 		ids := make([]uint64, 0, n+4)
