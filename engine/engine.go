@@ -29,8 +29,6 @@ type Engine struct {
 	queues                 // the requests held: by Ref, waiting, running (here)
 	remoteState            // Remote requests reserved or landed (remote.go)
 	tier         Tier      // KV below HBM (tier.go); nil: none
-	tierPrivate  bool      // the tier says only this engine calls it (PrivateTier): runs may hand it their stores (storeRun)
-	tierRun      bool      // with a tier, this plan may be a run of several steps (tierRuns); beside tierPrivate, so that the two bools share a word (an Engine fits its allocation size class: TestFleetSetupAllocatesEachReplicaOnce)
 	skipped      []*seq    // the waiting requests the tier asked this plan to pass over (admitAsync)
 	refusedHead  *seq      // the waiting request at which this plan's waiting loop stopped, refused (admitAsync); nil: none
 	scheduling             // the step planned and in flight: plan, outcome, batch (schedule.go)
@@ -41,6 +39,8 @@ type Engine struct {
 	fast         fastPaths // which fast paths are on, and why not (fastpaths.go)
 	recording              // RecordSteps: each outcome's steps described (steplog.go)
 	testKnobs              // vLLM's behaviours turned off, for the tests (kv.go)
+	tierPrivate  bool      // the tier says only this engine calls it (PrivateTier): runs may hand it their stores (storeRun)
+	tierRun      bool      // with a tier, this plan may be a run of several steps (tierRuns); beside tierPrivate, in the word testKnobs' bools begin, so that the two bools fill what they left (an Engine of 2,296 bytes and its malloc header fill the 2,304-byte size class: TestFleetSetupAllocatesEachReplicaOnce)
 	checkScratch           // Check's scratch (check.go)
 	strictState            // Runner.SetStrict: the batched contract's rules checked (runner.go)
 }
@@ -54,6 +54,7 @@ type queues struct {
 	running     []*seq
 	nextSeq     uint64 // Add order of the next request
 	spare       []*seq // recycled request states
+	staged      *seq   // the in-place Add's next request (addinto.go); nil until it is asked
 	outstanding int    // Σ left() over the requests held
 }
 

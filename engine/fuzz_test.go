@@ -220,7 +220,11 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 	plansContinued, addsCapped, plansEmpty, victimsUnscheduled = 0, 0, 0, 0
 	fuzzReserved, fuzzLanded, fuzzTier, fuzzCoCached = 0, 0, 0, 0
 	fuzzEvents, fuzzResSteps, fuzzCoSteps, fuzzStoreFirst, fuzzIID = 0, 0, 0, 0, 0
+	addsInPlace = 0
 	defer func() {
+		if addsInPlace < n {
+			t.Errorf("%d requests added in place in %d scenarios: the scenarios no longer take internal/addinto's route", addsInPlace, n)
+		}
 		if fuzzIID < n/40 {
 			t.Errorf("%d scenarios drew with accept.IID in %d: the scenarios no longer reach verifyIID", fuzzIID, n)
 		}
@@ -439,7 +443,7 @@ func scenario(t *testing.T, data []byte) {
 				for i := range streams {
 					streams[i] = append(streams[i], accept.NewPCG(uint64(next), 41))
 				}
-				err := e.Add(now, r)
+				err := addInPlace(t, e, now, r) // the fast engine through sim's in-place Add (internal/addinto), its twin Add
 				w.same("Add", err, slow.Add(now, r))
 				if err == nil && r.Input+r.Output > e.Config().MaxModelLen {
 					addsCapped++
