@@ -301,7 +301,10 @@ func (r *runner) schedule(req *workload.Request) error {
 	} else { // the default class alone (classes.of's 0), of priority 0: RunAtlas's schedule 164 then 152 instructions a request (SERVESIM_BUDGET_FUNCS)
 		s.class, s.priority = 0, req.Priority
 	}
-	s.prefix, s.prefixLen, s.prefixTwo, s.answerIDs = req.PrefixHashes, req.PrefixBlockTokens, req.PrefixTwoRuns, req.HashesCoverOutput
+	if req.PrefixHashes != nil { // s.prefix is nil (a new slot, or end cleared it): a store and its write barrier's test spared
+		s.prefix = req.PrefixHashes
+	}
+	s.prefixLen, s.prefixTwo, s.answerIDs = req.PrefixBlockTokens, req.PrefixTwoRuns, req.HashesCoverOutput
 	s.willError = req.Failed
 	s.stream = false
 	if r.speculates {

@@ -207,8 +207,9 @@ func chunkRecord(rec *Record, b *classBound, d engine.Draft, g, td time.Duration
 // finish ends a request that emitted its last token (or, prefilled
 // remotely, moves it to its decode replica: handoff).
 func (r *runner) finish(rep *replica, ref int32) error {
+	s := &r.slots[ref] // found once, for end too (endSlot)
 	if r.roots != nil {
-		r.roots.out(rep.idx, r.slots[ref].prefix)
+		r.roots.out(rep.idx, s.prefix)
 	}
 	if rep.prefill {
 		if on, err := r.handoff(rep, ref); on || err != nil {
@@ -217,13 +218,13 @@ func (r *runner) finish(rep *replica, ref int32) error {
 	}
 	r.hold(rep, -1)
 	r.inSystem--
-	if r.slots[ref].willError {
-		return r.end(ref, StatusErrored, "server error (injected or recorded in the trace)")
+	if s.willError {
+		return r.endSlot(ref, s, StatusErrored, "server error (injected or recorded in the trace)")
 	}
 	if r.gw != nil {
 		r.wakeGateway()
 	}
-	return r.end(ref, StatusOK, "")
+	return r.endSlot(ref, s, StatusOK, "")
 }
 
 // emit accounts n tokens of one request, emitted at the ends of the last n
@@ -406,8 +407,14 @@ type classBound struct {
 // observer and the summary, frees its slot, and tells a closed-loop source,
 // returning the error the source met pulling what that released.
 func (r *runner) end(ref int32, st Status, reason string) error {
+	return r.endSlot(ref, &r.slots[ref], st, reason)
+}
+
+// endSlot is end of the request in slot s, r.slots[ref] (which finish
+// has found: RunAtlas's finish and end 121 then 113 instructions a
+// request).
+func (r *runner) endSlot(ref int32, s *slot, st Status, reason string) error {
 	r.settleStreak(ref)
-	s := &r.slots[ref]
 	rec := &s.rec
 	rec.Status, rec.Reason, rec.Finish = st, reason, r.now
 	// The engine ends a request early only at MaxModelLen (settleStreak
@@ -424,7 +431,9 @@ func (r *runner) end(ref int32, st Status, reason string) error {
 	}
 	id := rec.ID
 	s.gen++
-	s.prefix = nil // the workload's slice: do not keep it alive
+	if s.prefix != nil { // the workload's slice: do not keep it alive (tested, not written: RunAtlas has none, and schedule counts on it)
+		s.prefix = nil
+	}
 	r.freeRefs = append(r.freeRefs, ref)
 	if r.fb != nil && st != StatusUnfinished {
 		return r.feedback(id, st)
