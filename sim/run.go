@@ -60,6 +60,7 @@ type runner struct {
 	continued   int  // moves planned at a step end by engine.Runner.Continue (tests read it)
 	landJoins   int  // of those, moves that admit a landed request (aloneAt; tests read it)
 	notAlone    int  // step ends where aloneAt found something else at now (tests read it)
+	atOnce      int  // step ends that planned at once (stepEnd; tests read it)
 	lastMoves   int  // members' last moves accounted with their streak's (lastMove; tests read it)
 	chunkRuns   int  // runs planned whose steps carry prefill chunks, counted while checkEngine (tests read it)
 	runReserves int  // reservations made inside a run (reserveInRun), counted while checkEngine (tests read it)
