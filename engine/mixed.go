@@ -76,7 +76,13 @@ func (e *Engine) listFirst(j int) {
 // and every later step is a decode of the members and the prompt, a
 // token each, priced alike, as a step-by-step engine plans them: nothing
 // waits, or the running list is at MaxSeqs (no admission before a
-// finish, and none but the run's own blocks taken), the model reads no
+// finish, and none but the run's own blocks taken), or the step's
+// waiting loop stopped at the head with budget left, refused for its
+// blocks (chunked prefill: a refusal for the budget is a whole prompt's,
+// DisableChunkedPrefill), which no later step could admit (fitBlocks's
+// reasons: fewer blocks free a step, and more budget only asks for more
+// with AdmitOnFirstChunk; a newcomer that would go before it cuts the
+// move, JoinChangesNothing), the model reads no
 // decode context and prices a step of those decodes as one (flatTo, as
 // runs through finishes require, through.go), no member caches blocks of
 // shared output, and no KV events, tier, recorded steps or remote KV. The
@@ -107,8 +113,8 @@ func (e *Engine) mixRun(now, until time.Duration) bool {
 	if len(e.running) != 1 || p.Cohort == 0 || len(p.Preempted) > 0 || e.co.npub > 0 || e.lastEnd != now || e.move == 0 {
 		return false // (mixOK holds the configuration's conditions, decideFast)
 	}
-	if e.waiting.len() > 0 && !e.AtSeqCap() {
-		return false
+	if e.waiting.len() > 0 && !e.AtSeqCap() && (e.cfg.DisableChunkedPrefill || e.cfg.MaxBatchedTokens-p.Cohort-s.sched <= 0) {
+		return false // the head may be admitted once the budget the prompt's chunk took is free (or, whole, its prompt fits it)
 	}
 	decodes := p.Cohort + 1 // the later steps'
 	d0, d := p.StepTime, e.price1

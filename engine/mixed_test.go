@@ -27,7 +27,7 @@ import (
 // after every plan and collection. Enough of the engines must run mixed
 // moves.
 func TestMixedMovesAreSteps(t *testing.T) {
-	mixes, through, chunkLed := 0, 0, 0 // chunkLed: mixed moves led by a prompt's last chunk
+	mixes, through, chunkLed, refusedHead := 0, 0, 0, 0 // chunkLed: mixed moves led by a prompt's last chunk; refusedHead: planned with the waiting head refused for its blocks
 	for seed := range uint64(400) {
 		rng := rand.New(rand.NewPCG(seed, 45))
 		cfg := Config{BlockSize: 8 << rng.IntN(2), KVBlocks: 100 + rng.IntN(1500), MaxSeqs: 1 + rng.IntN(12)}
@@ -145,6 +145,9 @@ func TestMixedMovesAreSteps(t *testing.T) {
 				if m := e.co.members; inMixed && len(m) > 0 && m[len(m)-1].admitted != e.move+1 {
 					chunkLed++ // its prompt admitted in an earlier move: the step is its last chunk
 				}
+				if inMixed && e.waiting.len() > 0 && !e.AtSeqCap() {
+					refusedHead++
+				}
 				for i < len(arr) && arr[i].at < end {
 					a := arr[i].at
 					// A run through finishes is collected before an
@@ -183,8 +186,9 @@ func TestMixedMovesAreSteps(t *testing.T) {
 			through++
 		}
 	}
-	t.Logf("%d of 400 engines ran mixed moves, %d finished requests inside them; %d mixed moves led by a last chunk", mixes, through, chunkLed)
+	t.Logf("%d of 400 engines ran mixed moves, %d finished requests inside them; %d mixed moves led by a last chunk, %d planned with the waiting head refused", mixes, through, chunkLed, refusedHead)
 	require.Greater(t, mixes, 100)
 	require.Greater(t, through, 40)
 	require.Greater(t, chunkLed, 300)
+	require.Greater(t, refusedHead, 25)
 }
