@@ -47,6 +47,9 @@ type runTwin struct {
 	logs      [2]eventLog // each pool's KV events (publish), blockPool's first
 	events    int         // events compared
 	probes    int         // walks whose first steps probed took (probedIsWalk)
+	oneFound  int         // runHitsTouch calls that found blocks
+	oneFreed  int         // of those, calls that took some off a free queue
+	oneSplit  int         // runHitsTouch calls that found blocks on an edge of several segments
 }
 
 func newRunTwin(t testing.TB, blocks int, split, headFirst bool) *runTwin {
@@ -243,8 +246,11 @@ func (w *runTwin) probedIsWalk(r *twinReq) {
 }
 
 // admit finds r's hits among its first limit blocks in both pools,
-// touches them and takes need more blocks, if they are free.
-func (w *runTwin) admit(r *twinReq, limit, need int) {
+// touches them and takes need more blocks, if they are free. With one,
+// which the caller sets only where tryAdmit's gate for hitsTouch holds
+// (every block of r fits in the free ones, whatever it finds), the run
+// pool finds and touches them in one pass (runHitsTouch).
+func (w *runTwin) admit(r *twinReq, limit, need int, one bool) {
 	var blocks []int32
 	ev := 0
 	for _, k := range r.keys[:limit] {
@@ -256,6 +262,10 @@ func (w *runTwin) admit(r *twinReq, limit, need int) {
 		if w.bp.nodes[id].refs == 0 {
 			ev++
 		}
+	}
+	if one {
+		w.admitOne(r, limit, need, blocks, ev)
+		return
 	}
 	h, ev2 := w.rp.runHits(r.rs.path, limit)
 	if h != len(blocks) || ev != ev2 {
@@ -275,6 +285,51 @@ func (w *runTwin) admit(r *twinReq, limit, need int) {
 		w.fail("cursor after touching %d blocks: %+v (runHits' walk read: %v), a walk from the root finds %+v", h, r.rs.cur, reached, want)
 	}
 	w.take(r, need)
+}
+
+// admitOne is admit's way for a request the gate admits whatever it
+// finds (tryAdmit's hitsTouch): blockPool's hits, blocks (ev of them
+// evictable), touched one by one; the run pool's found and touched by
+// runHitsTouch, which leaves r as it was when it finds none (attach
+// touches nothing then).
+func (w *runTwin) admitOne(r *twinReq, limit, need int, blocks []int32, ev int) {
+	if w.bp.free() < r.blocks {
+		w.fail("admitOne: %d blocks free, the request's %d do not fit", w.bp.free(), r.blocks)
+	}
+	for _, id := range blocks {
+		w.bp.touch(id)
+	}
+	r.ids = append(r.ids, blocks...)
+	held, cur := r.held, r.rs.cur
+	w.rp.runs.match(r.rs.path, limit)
+	split := limit // where the walk meets an edge of several segments
+	for _, sp := range w.rp.runs.spans {
+		if len(w.rp.runs.edges[sp.edge].segs) > 1 {
+			split = sp.pos
+			break
+		}
+	}
+	h := w.rp.runHitsTouch(&r.held, &r.rs, limit)
+	if split < h { // its loop over such an edge found blocks
+		w.oneSplit++
+	}
+	if h != len(blocks) {
+		w.fail("hitsTouch: blockPool %d hits, runPool %d", len(blocks), h)
+	}
+	if h == 0 {
+		if r.held != held || r.rs.cur != cur {
+			w.fail("hitsTouch found nothing but moved held %d to %d, cursor %+v to %+v", held, r.held, cur, r.rs.cur)
+		}
+	} else {
+		w.oneFound++
+		if ev > 0 {
+			w.oneFreed++
+		}
+		if want := w.rp.runs.walk(r.rs.path, h, runCursor{}); r.held != h || r.rs.cur != want || r.rs.room != 0 {
+			w.fail("after hitsTouch of %d blocks: held %d, cursor %+v room %d, a walk from the root finds %+v", h, r.held, r.rs.cur, r.rs.room, want)
+		}
+	}
+	w.take(r, min(need, r.blocks-h))
 }
 
 func (w *runTwin) take(r *twinReq, n int) {
@@ -380,8 +435,10 @@ func (w *runTwin) step(rng *rand.Rand) {
 	case 2: // admission of a request that holds nothing
 		if r := pick(); r != nil && len(r.ids) == 0 && r.anon == 0 && r.blocks > 0 {
 			limit, need := rng.IntN(r.blocks), rng.IntN(r.blocks+1)
-			w.ops = append(w.ops, fmt.Sprintf("admit(%d,%d)", limit, need))
-			w.admit(r, limit, need)
+			// tryAdmit's gate for hitsTouch: all r's blocks fit.
+			one := r.blocks <= w.bp.free() && rng.IntN(3) > 0
+			w.ops = append(w.ops, fmt.Sprintf("admit(%d,%d,%v)", limit, need, one))
+			w.admit(r, limit, need, one)
 		}
 	case 3: // more blocks
 		if r := pick(); r != nil && (len(r.ids) > 0 || r.anon > 0) {
@@ -433,13 +490,34 @@ func (w *runTwin) step(rng *rand.Rand) {
 	w.check()
 }
 
-// runTwinScenario runs steps random operations and returns how many
-// runCache calls cached blocks, how many of those extendHeld and
-// cacheNewEdge answered (and of extendHeld's, how many it answered from
-// the room it had noted, with no scan), and how many KV events the pools
-// published alike (every other scenario publishes them, the run pool in
-// runs in half of those).
-func runTwinScenario(t testing.TB, seed uint64, steps int) (caches, inPlace, grown, newEdges, events, probes int) {
+// twinCounts are what a scenario reached: runCache calls that cached
+// blocks, how many of those extendHeld and cacheNewEdge answered (and of
+// extendHeld's, how many it answered from the room it had noted, with no
+// scan), how many KV events the pools published alike (every other
+// scenario publishes them, the run pool in runs in half of those), walks
+// whose first steps the probe took, and runHitsTouch calls that found
+// blocks, took some off a free queue, and found some on an edge of
+// several segments.
+type twinCounts struct {
+	caches, inPlace, grown, newEdges, events, probes int
+	oneFound, oneFreed, oneSplit                     int
+}
+
+func (c *twinCounts) add(d twinCounts) {
+	c.caches += d.caches
+	c.inPlace += d.inPlace
+	c.grown += d.grown
+	c.newEdges += d.newEdges
+	c.events += d.events
+	c.probes += d.probes
+	c.oneFound += d.oneFound
+	c.oneFreed += d.oneFreed
+	c.oneSplit += d.oneSplit
+}
+
+// runTwinScenario runs steps random operations and returns what they
+// reached.
+func runTwinScenario(t testing.TB, seed uint64, steps int) twinCounts {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	w := newRunTwin(t, 8+rng.IntN(48), rng.IntN(2) == 0, rng.IntN(5) == 0)
 	if seed%2 == 0 {
@@ -448,7 +526,7 @@ func runTwinScenario(t testing.TB, seed uint64, steps int) (caches, inPlace, gro
 	for range steps {
 		w.step(rng)
 	}
-	return w.caches, w.rp.runs.inPlace, w.rp.runs.grown, w.rp.runs.newEdges, w.events, w.probes
+	return twinCounts{w.caches, w.rp.runs.inPlace, w.rp.runs.grown, w.rp.runs.newEdges, w.events, w.probes, w.oneFound, w.oneFreed, w.oneSplit}
 }
 
 func TestRunPoolTwin(t *testing.T) {
@@ -456,22 +534,26 @@ func TestRunPoolTwin(t *testing.T) {
 	if testing.Short() {
 		n = 50
 	}
-	caches, inPlace, grown, newEdges, events, probes := 0, 0, 0, 0, 0, 0
+	var c twinCounts
 	for seed := range uint64(n) {
-		c, i, g, e, ev, pr := runTwinScenario(t, seed, 400)
-		caches, inPlace, grown, newEdges, events, probes = caches+c, inPlace+i, grown+g, newEdges+e, events+ev, probes+pr
+		c.add(runTwinScenario(t, seed, 400))
 	}
-	t.Logf("runCache calls %d, extended in place %d (%d from the room noted), on a new edge %d; %d KV events alike; %d walks' first steps probed", caches, inPlace, grown, newEdges, events, probes)
-	require.Positive(t, probes, "walk took its first steps from the probe (probed)")
-	require.Positive(t, inPlace, "runCache extended a held segment in place (extendHeld)")
-	require.Positive(t, grown, "extendHeld extended one from the room it noted, with no scan")
-	require.Less(t, grown, inPlace, "extendHeld checked the blocks and scanned the segments too")
-	require.Positive(t, newEdges, "runCache began a new edge without a walk (cacheNewEdge)")
-	require.Positive(t, events, "the pools published KV events")
+	t.Logf("runCache calls %d, extended in place %d (%d from the room noted), on a new edge %d; %d KV events alike; %d walks' first steps probed; runHitsTouch found blocks %d times, took some off a free queue %d times, found some on an edge of several segments %d times", c.caches, c.inPlace, c.grown, c.newEdges, c.events, c.probes, c.oneFound, c.oneFreed, c.oneSplit)
+	require.Positive(t, c.probes, "walk took its first steps from the probe (probed)")
+	require.Positive(t, c.inPlace, "runCache extended a held segment in place (extendHeld)")
+	require.Positive(t, c.grown, "extendHeld extended one from the room it noted, with no scan")
+	require.Less(t, c.grown, c.inPlace, "extendHeld checked the blocks and scanned the segments too")
+	require.Positive(t, c.newEdges, "runCache began a new edge without a walk (cacheNewEdge)")
+	require.Positive(t, c.events, "the pools published KV events")
+	require.GreaterOrEqual(t, c.oneFound, n, "runHitsTouch found blocks")
+	require.GreaterOrEqual(t, c.oneFreed, n/2, "runHitsTouch took blocks off a free queue")
+	require.Positive(t, c.oneSplit, "runHitsTouch found blocks on an edge of several segments")
 }
 
 func FuzzRunPoolTwin(f *testing.F) {
-	for _, s := range []uint64{1, 2, 3, 42} {
+	// 13 and 40: scenarios whose runHitsTouch calls fail with its
+	// queue's tail left alone, or its loop's segments left queued.
+	for _, s := range []uint64{1, 2, 3, 13, 40, 42} {
 		f.Add(s, uint16(300))
 	}
 	f.Fuzz(func(t *testing.T, seed uint64, steps uint16) {
