@@ -117,7 +117,9 @@ func (r *runner) accountChunks(rep *replica, out *engine.Outcome) error {
 	}
 	inW := r.tokensIn(out.End, 0, 1) // a chunk's tokens are all at out.End
 	for i, n := 0, len(out.Emitted); i < n; i++ {
-		if i = r.plainChunks(rep, out, inW, i); i == n {
+		j, tokens := r.plainChunks(rep, out, i)
+		r.tokens += inW * tokens
+		if i = j; i == n {
 			break
 		}
 		if err := r.accountChunk(rep, out, inW, i); err != nil {
