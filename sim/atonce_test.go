@@ -20,7 +20,9 @@ import (
 // (sendWaiting), with a queue at the replicas too, fleets whose step
 // ends meet, the scenarios of the mixed moves' twin tests (single
 // replicas and fleets) and the default's workload. The fast runs must
-// plan at once in most scenarios (atOnce), or this tests nothing.
+// plan at once in most scenarios (atOnce), or this tests nothing. The
+// end kept in the set while it plans at once (keepEndAtOnce; atOnce past removedAtOnce)
+// has its twin too: the end removed, then set.
 func TestStepEndPlansAtOnceIsTheQueuedPlan(t *testing.T) {
 	lengths := workload.Independent{Input: workload.Uniform{Center: 600, RangeRatio: 0.9}, Output: workload.Uniform{Center: 120, RangeRatio: 0.9}}
 	clients := func(n int, think time.Duration) func() workload.Source {
@@ -66,7 +68,7 @@ func TestStepEndPlansAtOnceIsTheQueuedPlan(t *testing.T) {
 		cfg, src = mixedFleetScenario(t, seed)
 		cases["mixed fleet "+string(rune('a'+seed))] = scenario{cfg, src}
 	}
-	total, plans := 0, 0
+	total, plans, kept := 0, 0, 0
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			text, r := runChecked(t, c.cfg, c.src())
@@ -75,6 +77,12 @@ func TestStepEndPlansAtOnceIsTheQueuedPlan(t *testing.T) {
 			planAtOnce = true
 			require.Zero(t, tr.atOnce)
 			sameBytes(t, twin, text)
+			keepEndAtOnce = false
+			removed, kr := runChecked(t, c.cfg, c.src())
+			keepEndAtOnce = true
+			require.Equal(t, kr.atOnce, kr.removedAtOnce, "the twin removes every end")
+			require.Equal(t, r.atOnce, kr.atOnce, "the end kept in place or removed, the same step ends plan at once")
+			sameBytes(t, removed, text)
 			step := c.cfg
 			step.Stepwise = true
 			stepText, sr := runChecked(t, step, c.src())
@@ -84,7 +92,11 @@ func TestStepEndPlansAtOnceIsTheQueuedPlan(t *testing.T) {
 			if r.atOnce > 0 {
 				plans++
 			}
+			if r.atOnce > r.removedAtOnce {
+				kept++
+			}
 		})
 	}
 	require.Greater(t, plans, total*3/4, "too few scenarios planned at once at a step end")
+	require.Greater(t, kept, total/2, "too few scenarios kept a step end in place")
 }

@@ -695,6 +695,21 @@ func (h *stepEnds) scan() {
 	h.first = stepEnd{at: best, rep: int32(bi)}
 }
 
+// aloneTill reports whether replica rep holds the earliest end (first)
+// and every other replica's end is after t (known), read off what the
+// set keeps without a scan: none is busy but rep, or a small fleet's
+// second earliest is kept (ok2). Else known is false and the caller
+// removes rep's end to find out (stepEnd's twin).
+func (h *stepEnds) aloneTill(rep int, t time.Duration) (alone, known bool) {
+	if h.n == 1 { // rep's is the one end, when it is first
+		return true, int(h.first.rep) == rep
+	}
+	if h.small && h.ok2 && int(h.first.rep) == rep {
+		return h.second.at > t, true
+	}
+	return false, false
+}
+
 // remove forgets replica rep's move end, if it has one.
 func (h *stepEnds) remove(rep int) {
 	if h.pos[rep] < 0 {

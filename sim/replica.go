@@ -296,25 +296,58 @@ func (r *runner) stepEnd(rep *replica) error {
 			return r.planned(rep, p) // moves its end later, in place
 		}
 	}
-	r.ends.remove(rep.idx) // nothing plans a replica in between (only planQueued and Continue do)
 	if rep.eng.Idle() && !r.cfg.Stepwise {
 		// It holds nothing (a prefill replica whose one prompt is
 		// handed off, as mostly): its plan would be none
 		// (ScheduleUntil's nil). A request that joins it at this
 		// instant queues its plan (interrupt). Stepwise plans it, the
 		// twin.
+		r.ends.remove(rep.idx)
 		return nil
 	}
-	if planAtOnce && rep.continues && len(r.toPlan) == 0 && r.clientHead >= len(r.clientQ) && !r.overloaded && r.nothingAt(r.now) {
-		r.atOnce++
-		return r.plan(rep) // what the loop's planQueued does next, in this pass
+	if planAtOnce && rep.continues && len(r.toPlan) == 0 && r.clientHead >= len(r.clientQ) && !r.overloaded && (r.events.len() == 0 || r.events.peek().at > r.now) {
+		if keepEndAtOnce {
+			// Its end, the earliest, stays in the set while it is
+			// planned: the plan's set moves it in place (planned),
+			// one update instead of remove's and set's. Nothing
+			// reads the set in between (plan reads no step end).
+			if alone, known := r.ends.aloneTill(rep.idx, r.now); known {
+				if !alone {
+					r.ends.remove(rep.idx)
+					r.queuePlan(rep)
+					return nil
+				}
+				r.atOnce++
+				if err := r.plan(rep); err != nil {
+					return err
+				}
+				if !rep.eng.Busy() { // it planned nothing: no end
+					r.ends.remove(rep.idx)
+				}
+				return nil
+			}
+		}
+		r.ends.remove(rep.idx) // nothing plans a replica in between (only planQueued and Continue do)
+		if r.ends.len() == 0 || r.ends.peek().at > r.now {
+			r.atOnce++
+			r.removedAtOnce++
+			return r.plan(rep) // what the loop's planQueued does next, in this pass
+		}
+		r.queuePlan(rep)
+		return nil
 	}
+	r.ends.remove(rep.idx)
 	r.queuePlan(rep)
 	return nil
 }
 
 // planAtOnce lets stepEnd plan at once (tests turn it off for the twin).
 var planAtOnce = true
+
+// keepEndAtOnce lets stepEnd keep the replica's end in the set while it
+// plans at once, moved by the plan (tests turn it off for the twin:
+// remove, then set).
+var keepEndAtOnce = true
 
 // settle collects the steps of the replica's move in flight that ended by
 // instant t (see engine.Runner.CompleteUntil).

@@ -55,16 +55,17 @@ type runner struct {
 	stopAt       time.Duration
 	measuredLive int // measured requests that arrived and have not ended
 
-	checkEngine bool // tests: verify the engines' invariants after every plan and step
-	apart       bool // a measured record is counted apart too (countAll): a fleet, classes or tiers
-	continued   int  // moves planned at a step end by engine.Runner.Continue (tests read it)
-	landJoins   int  // of those, moves that admit a landed request (aloneAt; tests read it)
-	notAlone    int  // step ends where aloneAt found something else at now (tests read it)
-	atOnce      int  // step ends that planned at once (stepEnd; tests read it)
-	lastMoves   int  // members' last moves accounted with their streak's (lastMove; tests read it)
-	chunkRuns   int  // runs planned whose steps carry prefill chunks, counted while checkEngine (tests read it)
-	runReserves int  // reservations made inside a run (reserveInRun), counted while checkEngine (tests read it)
-	insides     int  // finishes accounted inside runs through finishes (finishInside; tests read it)
+	checkEngine   bool // tests: verify the engines' invariants after every plan and step
+	apart         bool // a measured record is counted apart too (countAll): a fleet, classes or tiers
+	continued     int  // moves planned at a step end by engine.Runner.Continue (tests read it)
+	landJoins     int  // of those, moves that admit a landed request (aloneAt; tests read it)
+	notAlone      int  // step ends where aloneAt found something else at now (tests read it)
+	atOnce        int  // step ends that planned at once (stepEnd; tests read it)
+	removedAtOnce int  // of them, those whose end left the set first (stepEnd's twin; tests read it)
+	lastMoves     int  // members' last moves accounted with their streak's (lastMove; tests read it)
+	chunkRuns     int  // runs planned whose steps carry prefill chunks, counted while checkEngine (tests read it)
+	runReserves   int  // reservations made inside a run (reserveInRun), counted while checkEngine (tests read it)
+	insides       int  // finishes accounted inside runs through finishes (finishInside; tests read it)
 
 	// thruAt is where the one replica's engine keeps the first finish
 	// inside its move in flight (runThrough; 0: none), or noThru's

@@ -14,6 +14,7 @@ import (
 // over random sets, moves, removals and pops, and replicas added (a fleet
 // that grows past smallEnds moves into a heap with its ends in flight).
 func TestStepEndsIsAnOrderedSet(t *testing.T) {
+	aloneKnown, notAlone := 0, 0
 	for _, n := range []int{1, 2, 3, 8, smallEnds, smallEnds + 1, 33} {
 		rng := rand.New(rand.NewPCG(uint64(n), 7))
 		h := newStepEnds(n)
@@ -70,9 +71,34 @@ func TestStepEndsIsAnOrderedSet(t *testing.T) {
 			if len(ref) > 0 {
 				wi, wat := earliest()
 				require.Equal(t, stepEnd{at: wat, rep: int32(wi)}, h.peek())
+				// aloneTill, where it knows, is the map's answer: no
+				// other replica's end at or before the earliest's
+				// instant (stepEnd's), nor before one a little later.
+				for _, at := range []time.Duration{wat, wat + time.Duration(rng.IntN(3))} {
+					alone, known := h.aloneTill(wi, at)
+					if !known {
+						continue
+					}
+					want := true
+					for j, jat := range ref {
+						if j != wi && jat <= at {
+							want = false
+						}
+					}
+					require.Equal(t, want, alone, "n %d, op %d: aloneTill(%d, %d)", n, op, wi, at)
+					aloneKnown++
+					if !want {
+						notAlone++ // a tie or a later instant: the kept second is read
+					}
+				}
+				if _, known := h.aloneTill((wi+1)%len(h.pos), wat); known {
+					require.Len(t, ref, 1, "n %d, op %d: aloneTill knows only of the earliest", n, op)
+				}
 			}
 		}
 	}
+	require.Greater(t, aloneKnown, 2_000, "aloneTill too seldom knew")
+	require.Greater(t, notAlone, 100, "aloneTill too seldom found another end")
 }
 
 // TestPackedStepEndsIsAnOrderedSet is TestStepEndsIsAnOrderedSet for a
