@@ -92,6 +92,10 @@ func climb(u uint64, below []uint64, n, drafted int) int {
 // at α = 0.7 leaves 4 buckets of 256 to compare in).
 const exact = 0x80
 
+// Exact is exact, for a loop that reads Starts' entries itself (engine's
+// drawUncut).
+const Exact = exact
+
 // Starts are, for each value of a 53-bit uniform's top 8 bits, the
 // thresholds below (decreasing) above every u with those bits: the
 // drafts accepted whatever its other bits (Accepted).
