@@ -108,7 +108,7 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 	// the plans that got to it: 25,518 then 25,401 instructions a
 	// request in BenchmarkRegime/Speculation, the budget test). It only
 	// saves work: such a member would end the run at its first step
-	// (drawAhead), which is then planned as the one step it is.
+	// (drawUncut), which is then planned as the one step it is.
 	d := e.plan.StepTime
 	steps := int(min((until-now-1)/d+1, maxSpecRun))
 	k := e.cfg.SpeculativeTokens
@@ -160,7 +160,20 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 		p := &streams[s.req.Ref]
 		sc.saved[i] = *p
 		row := sc.buf[i*maxSpecRun:][:steps]
-		n := drawAhead(s, p, iid, row, k)
+		// The member's accepted drafts drawn ahead (drawAhead's, written
+		// out: drawUncut, and drawCut only for a draw in a bucket a
+		// threshold cuts), K of them drafted a step, from a copy of its
+		// stream, written back at the end, into row, a step at a time
+		// from the run's first while it has 1 + K tokens left at least
+		// after the step: n steps, len(row), or fewer when the last of
+		// them leaves it with fewer than 1 + K tokens (or none). With
+		// drawAhead's call and frame, 21,691 against 21,581 instructions
+		// a request in BenchmarkRegime/Speculation, the budget test.
+		hi, lo, u, n, left := drawUncut(p.Hi, p.Lo, iid.Start, row, 0, s.req.Output-s.emitted-(k+1))
+		if n < len(row) && left >= 0 {
+			hi, lo, n = drawCut(hi, lo, u, iid, row, n, left, k)
+		}
+		p.Hi, p.Lo = hi, lo
 		sc.drawn[i] = int32(n)
 		steps = n
 		// The later steps' blocks, free now (none is freed before the
@@ -169,7 +182,8 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 		// Counted here rather than in a loop of their own over the run's
 		// steps once every member drew: 25,764 then 25,518 instructions a
 		// request in BenchmarkRegime/Speculation (the budget test); in
-		// drawAhead after its loop, 25,960 (its registers spilled).
+		// drawAhead (as it was) after its loop, 25,960 (its registers
+		// spilled).
 		addNeeds(s, row[:n], sc.needs[:n], k+1, e.shift)
 	}
 	avail := e.available()
@@ -197,47 +211,33 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 	e.plan.Steps = steps
 }
 
-// drawAhead draws member s's accepted drafts, K of them drafted a step
-// (k), from its stream p into row, a step at a time from the run's first
-// while it has 1 + K tokens left at least after the step. It returns the
-// steps it drew: len(row), or fewer when the last of them leaves it with
-// fewer than 1 + K tokens (or none). The stream is drawn from a copy,
-// written back at the end: through p, its state was loaded and stored a
-// draw, and the loop's variables spilled (the blocks' count, in the same
-// loop then, is addNeeds').
-func drawAhead(s *seq, p *accept.PCG, a *accept.IID, row []uint8, k int) int {
-	// left counts the tokens left after the step less 1 + K: the member
-	// draws on while it is not negative.
-	left := s.req.Output - s.emitted - (k + 1)
-	hi, lo := p.Hi, p.Lo
-	j := 0
+// drawCut draws a member's steps on from a draw u in a bucket a threshold cuts, at
+// row[j], left its tokens left less 1 + K before it.
+func drawCut(hi, lo, u uint64, a *accept.IID, row []uint8, j, left, k int) (uint64, uint64, int) {
 	for {
-		var u uint64
-		hi, lo, u, j, left = drawUncut(hi, lo, a.Start, row, j, left)
-		if j == len(row) || left < 0 {
-			break
-		}
-		// A draw in a bucket a threshold cuts: climbed here, out of
-		// drawUncut's loop.
 		acc := a.Accepted(u, k)
 		row[j] = uint8(acc)
 		j++
 		if left -= 1 + acc; left < 0 {
 			break
 		}
+		hi, lo, u, j, left = drawUncut(hi, lo, a.Start, row, j, left)
+		if j == len(row) || left < 0 {
+			break
+		}
 	}
-	p.Hi, p.Lo = hi, lo
-	return j
+	return hi, lo, j
 }
 
-// drawUncut is drawAhead's loop over the draws from row[j] on in buckets
+// drawUncut is extendSpec's loop over a member's draws from row[j] on in buckets
 // no threshold cuts (accept.Starts), whose entry is the drafts accepted
 // (at most K: extendSpec checks that the thresholds are K): it returns at
 // the first draw in a bucket one cuts, that draw's u (53 bits) and its
 // index, row[j] not written and left not counted; or at the row's end; or
 // after the step that leaves left negative, j past it. Its loop keeps no
-// more than the state, the table, the row, j and left: in drawAhead's, with
-// the climb, the acceptor, the stream and K, it reloaded 5 of them a draw
+// more than the state, the table, the row, j and left: in the loop of
+// drawAhead (as it was), with the climb, the acceptor, the stream and K,
+// it reloaded 5 of them a draw
 // (22,081 then 22,006 instructions a request in
 // BenchmarkRegime/Speculation, the budget test; drawAhead 2,574, then 342
 // and drawUncut 2,168).
