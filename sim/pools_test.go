@@ -360,13 +360,7 @@ func TestContinueAdmitsLandedIsStepwise(t *testing.T) {
 			continue
 		}
 		cfg, src := rg.build(t, rg.small)
-		fast, r, err := runSourceScenario(cfg, src())
-		require.NoError(t, err)
-		step := cfg
-		step.Stepwise = true
-		slow, _, err := runSourceScenario(step, src())
-		require.NoError(t, err)
-		sameBytes(t, slow.text, fast.text)
+		_, r := fastIsStepwiseFrom(t, cfg, src)
 		t.Logf("%d requests, %d continued moves, %d admitted a landed request", rg.small, r.continued, r.landJoins)
 		require.GreaterOrEqual(t, r.landJoins, rg.small/4, "continued runs that admit a landed request")
 	}
@@ -499,6 +493,14 @@ func fastIsStepwiseOn(t *testing.T, cfg Config, reqs []workload.Request) (scenar
 		require.NoError(t, err)
 		return s
 	}
+	return fastIsStepwiseFrom(t, cfg, src)
+}
+
+// fastIsStepwiseFrom runs src's requests through cfg fast and Stepwise
+// (a fresh source each), requires the same bytes, and returns the fast
+// run and its runner.
+func fastIsStepwiseFrom(t *testing.T, cfg Config, src func() workload.Source) (scenarioRun, *runner) {
+	t.Helper()
 	fast, r, err := runSourceScenario(cfg, src())
 	require.NoError(t, err)
 	step := cfg
