@@ -17,5 +17,11 @@
 // independent of -short, which skips more still (the tests that already
 // honoured it keep doing so).
 //
+// A test that never asks runs the same long or not. With
+// SERVESIM_LONG_LOG naming a file, each test that asks is written to it
+// (its package's directory and its top-level name), so that .ci/run,
+// having run the quick suite so, runs long only those tests rather than
+// their packages' every test a second time.
+//
 // Reading guide: testlong.go is the whole package.
 package testlong

@@ -1,6 +1,9 @@
 package testlong
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,4 +41,51 @@ func TestSkipAndInt(t *testing.T) {
 		reached = true
 	})
 	assert.True(t, reached, "SERVESIM_LONG=1 runs it")
+}
+
+func TestLogNamesEachTopLevelTestOnce(t *testing.T) {
+	logged.Lock()
+	saved := logged.names
+	logged.names = nil
+	logged.Unlock()
+	t.Cleanup(func() {
+		logged.Lock()
+		logged.names = saved
+		logged.Unlock()
+	})
+	path := filepath.Join(t.TempDir(), "long.log")
+	require.NoError(t, logTest(path, "TestA/x"))
+	require.NoError(t, logTest(path, "TestA"))
+	require.NoError(t, logTest(path, "TestB/y/z"))
+	require.NoError(t, logTest(path, "TestA/w"))
+
+	t.Setenv(LogEnv, path)
+	t.Setenv(Env, "")
+	t.Run("sub", func(t *testing.T) {
+		assert.False(t, Enabled(t))
+	})
+	assert.Equal(t, 7, Int(t, 7, 70))
+
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, dir+"\tTestA\n"+dir+"\tTestB\n"+dir+"\tTestLogNamesEachTopLevelTestOnce\n", string(got))
+}
+
+func TestLogFailsTheTestOnAFileItCannotOpen(t *testing.T) {
+	logged.Lock()
+	saved := logged.names
+	logged.names = nil
+	logged.Unlock()
+	t.Cleanup(func() {
+		logged.Lock()
+		logged.names = saved
+		logged.Unlock()
+	})
+	err := logTest(filepath.Join(t.TempDir(), "no", "such", "dir"), "TestA")
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	logged.Lock()
+	assert.False(t, logged.names["TestA"], "a line not written is not remembered")
+	logged.Unlock()
 }
