@@ -4,10 +4,7 @@
 // quarter of a run and more.
 package keyindex
 
-import (
-	"math/bits"
-	"slices"
-)
+import "slices"
 
 // Index maps a key to an id. It replaces a Go map with open addressing:
 // linear probing in a power-of-two array kept at most a quarter full,
@@ -23,7 +20,6 @@ import (
 type Index struct {
 	slots []slot
 	n     int
-	shift uint // 64 − log2(len(slots))
 }
 
 // slot is one entry: id is the id + 1, so the zero value is empty and
@@ -38,29 +34,34 @@ const minSlots = 64
 // mul spreads the keys: 2⁶⁴ over the golden ratio (Fibonacci hashing).
 const mul = 0x9e3779b97f4a7c15
 
-// home is key's first slot. The shift is masked to 63, which it never
-// exceeds (it is at most 64 − log2(minSlots)), so that the compiler
-// drops the guard Go gives a shift of 64 or more (a compare and two
-// instructions a hash). Regime/Tiers (cachegrind): 101,283 instructions
-// a request without the mask, 99,853 with it (and Missing's table and
-// shift in locals).
+// home is key's first slot: bits 32 and up of the hash, as many as the
+// table's size needs (homeShift).
 func (t *Index) home(key uint64) int {
-	return int((key * mul) >> (t.shift & 63))
+	return int((key*mul)>>homeShift) & (len(t.slots) - 1)
 }
+
+// homeShift is the bit of the hash a home begins at: a constant, where
+// the top bits (a shift by 64 − log2(len(slots)), a variable) took the
+// shift's count in CX, which amd64 reads a variable shift's from, and the
+// loops below moved their own value out of CX and back at every key
+// (addLead: 22 instructions a key added so, 19 this way). A table holds
+// at most 2³² slots' worth of distinct homes; the hash's middle bits
+// spread the content keys (mixes) as its top ones do.
+const homeShift = 32
 
 // Len is the number of keys held.
 func (t *Index) Len() int { return t.n }
 
 // Get returns the id key maps to. It computes the home inline, not by
-// home, to stay within the inliner's budget (cost 66 of 80) with room
-// for the engine's wrapper (blockIndex.get, 79), which every probe of the
+// home, to stay within the inliner's budget (cost 65 of 80) with room
+// for the engine's wrapper (blockIndex.get, 78), which every probe of the
 // prefix cache calls.
 func (t *Index) Get(key uint64) (id int32, ok bool) {
 	if t.n == 0 {
 		return 0, false
 	}
 	mask := len(t.slots) - 1
-	for i := int((key * mul) >> (t.shift & 63)); ; i = (i + 1) & mask {
+	for i := int((key*mul)>>homeShift) & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.id == 0 {
 			return 0, false
@@ -153,13 +154,13 @@ func addNew(t *Index, keys, dst []uint64, id int32) int {
 // addLead adds keys from the first, the first mapped to id, up to the
 // first held (or given twice), and returns how many it added.
 func addLead(t *Index, keys []uint64, id int32) int {
-	slots, shift := t.slots, t.shift&63
+	slots := t.slots
 	if len(slots) == 0 {
 		return 0 // never: AddNew reserved (it tells the compiler that slots[i&mask] is in bounds)
 	}
 	mask := uint(len(slots) - 1)
 	for x, k := range keys {
-		i := uint(k*mul) >> shift
+		i := uint(k*mul) >> homeShift
 		s := &slots[i&mask]
 		for s.id != 0 {
 			if s.key == k {
@@ -179,7 +180,7 @@ func addLead(t *Index, keys []uint64, id int32) int {
 // addSome is addNew's loop past a held key: each of keys not held
 // added, the first mapped to id, and copied to dst (as many as keys).
 func addSome(t *Index, keys, dst []uint64, id int32) int {
-	slots, shift := t.slots, t.shift&63
+	slots := t.slots
 	if len(slots) == 0 {
 		return 0 // never: AddNew reserved (it tells the compiler that slots[i&mask] is in bounds)
 	}
@@ -187,7 +188,7 @@ func addSome(t *Index, keys, dst []uint64, id int32) int {
 	c := 0
 keys:
 	for _, k := range keys {
-		i := uint(k*mul) >> shift
+		i := uint(k*mul) >> homeShift
 		s := &slots[i&mask]
 		for s.id != 0 {
 			if s.key == k {
@@ -214,13 +215,13 @@ keys:
 //
 //go:noinline
 func (t *Index) Missing(keys []uint64) int {
-	slots, shift := t.slots, t.shift&63
+	slots := t.slots
 	if t.n == 0 || len(slots) == 0 {
 		return len(keys)
 	}
 	mask := uint(len(slots) - 1)
 	for x, k := range keys {
-		i := uint(k*mul) >> shift
+		i := uint(k*mul) >> homeShift
 		for s := &slots[i&mask]; s.id != 0; s = &slots[i&mask] {
 			if s.key == k {
 				return x
@@ -239,7 +240,7 @@ const FilterBits = 16
 type Filter [1 << FilterBits]uint8
 
 // FilterSlot is key's slot in a Filter: the top bits of the hash whose
-// bottom ones find its home.
+// middle ones find its home.
 func FilterSlot(key uint64) uint64 { return (key * mul) >> (64 - FilterBits) }
 
 // MissingMark is Missing, and it sets f's slot of each key it finds not
@@ -250,7 +251,7 @@ func FilterSlot(key uint64) uint64 { return (key * mul) >> (64 - FilterBits) }
 //
 //go:noinline
 func (t *Index) MissingMark(keys []uint64, f *Filter, v uint8) int {
-	slots, shift := t.slots, t.shift&63
+	slots := t.slots
 	if t.n == 0 || len(slots) == 0 {
 		for _, k := range keys {
 			f[(k*mul)>>(64-FilterBits)] = v
@@ -260,7 +261,7 @@ func (t *Index) MissingMark(keys []uint64, f *Filter, v uint8) int {
 	mask := uint(len(slots) - 1)
 	for x, k := range keys {
 		h := k * mul
-		i := uint(h) >> shift
+		i := uint(h) >> homeShift
 		for s := &slots[i&mask]; s.id != 0; s = &slots[i&mask] {
 			if s.key == k {
 				return x
@@ -351,7 +352,6 @@ func (t *Index) Clear(n int) {
 		size *= 2
 	}
 	t.slots = make([]slot, size)
-	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
 	t.n = 0
 }
 
@@ -359,13 +359,13 @@ func (t *Index) Clear(n int) {
 // and so on, in order.
 func (t *Index) PutNew(keys []uint64, id int32) {
 	t.Reserve(t.n + len(keys))
-	slots, shift := t.slots, t.shift&63
+	slots := t.slots
 	if len(slots) == 0 {
 		return // never: Reserve made some (it tells the compiler that slots[i&mask] is in bounds)
 	}
 	mask := uint(len(slots) - 1)
 	for _, k := range keys {
-		i := uint(k*mul) >> shift
+		i := uint(k*mul) >> homeShift
 		for slots[i&mask].id != 0 {
 			i++
 		}
@@ -394,7 +394,6 @@ func (t *Index) Reserve(n int) {
 func (t *Index) resize(size int) {
 	old := t.slots
 	t.slots = make([]slot, size)
-	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
 	// Every key is new to the table and it has room: each goes in the
 	// first empty slot from its home, as Put would put it.
 	mask := size - 1
