@@ -14,7 +14,8 @@ import (
 
 // memoPrompt keys prefix through m and directly (appendShared, the
 // twin), fails t if the chains differ, and reports how many keys the
-// memo gave.
+// memo gave. A prefix of at most two runs of consecutive ids promises
+// so (sharedKeys' two), as a synthetic source's does.
 func memoPrompt(t *testing.T, m *keyMemo, prefix []uint64, p, b, to int) int {
 	t.Helper()
 	want := appendShared(nil, rootKey, prefix, p, b, 0, to)
@@ -26,9 +27,104 @@ func memoPrompt(t *testing.T, m *keyMemo, prefix []uint64, p, b, to int) int {
 			known = min(len(s.keys), lcp.Len(s.ids, prefix)*p/b, to)
 		}
 	}
-	got := m.sharedKeys([]uint64{}, prefix, p, b, to)
+	got := m.sharedKeys([]uint64{}, prefix, p, b, to, atMostTwoRuns(prefix))
 	require.Equal(t, want, got, "p %d, b %d, %d ids %v, to %d", p, b, len(prefix), prefix, to)
 	return known
+}
+
+// atMostTwoRuns reports whether ids are at most two runs of consecutive ids
+// (ascend.TwoRuns' promise), counted one id at a time.
+func atMostTwoRuns(ids []uint64) bool {
+	runs := 1
+	for i := 1; i < len(ids); i++ {
+		if ids[i] != ids[i-1]+1 {
+			runs++
+		}
+	}
+	return runs <= 2
+}
+
+// TestKeyMemoTwoRunsIsCommon drives two memos with the same prompts, one
+// comparing a prompt that promises two runs with its slot's by
+// ascend.CommonTwo, the other by ascend.Common (memoNoTwo, the slow
+// twin): groups' runs of shared ids cut at random lengths, then runs of
+// their own, and now and then a prompt of many runs with a group's
+// first id (its slot's, which then promises nothing), one whose group's
+// run has another id at one place, or a group's prompt keyed at another
+// size. Every chain must be appendShared's and
+// every slot the twin's after each prompt (a promised prompt after two
+// of a run broken alike must not take the slot's ids for a run); and CommonTwo must answer
+// without a compare (the slot's run and the prompt's agree to at, and
+// part there) for most of the group's prompts.
+func TestKeyMemoTwoRunsIsCommon(t *testing.T) {
+	rng := rand.New(rand.NewPCG(49, 1))
+	var fast, slow keyMemo
+	fresh := uint64(1 << 40)
+	short, prompts := 0, 0
+	for range 20_000 {
+		g := uint64(rng.IntN(6)) << 20
+		shared := 256 // a group's run of one length, mostly
+		if rng.IntN(8) == 0 {
+			shared = []int{255, 257, 64, 1 + rng.IntN(300)}[rng.IntN(4)]
+		}
+		var prefix []uint64
+		for k := range shared {
+			prefix = append(prefix, g+uint64(k))
+		}
+		switch rng.IntN(20) {
+		case 0: // many runs: it promises nothing
+			for range 1 + rng.IntN(40) {
+				prefix = append(prefix, rng.Uint64N(1<<20))
+			}
+		case 2, 3: // the group's ids with one other in their run (its slot's ids then no run), then its own
+			if shared > 100 {
+				prefix[100] = 7
+			}
+			for range 1 + rng.IntN(40) {
+				prefix = append(prefix, fresh)
+				fresh++
+			}
+			fresh += 7
+		case 1: // the group's run alone
+		default:
+			for range rng.IntN(40) {
+				prefix = append(prefix, fresh)
+				fresh++
+			}
+			fresh += 7
+		}
+		p, b := 16, 16
+		if rng.IntN(50) == 0 {
+			p, b = []int{16, 32, 512}[rng.IntN(3)], []int{16, 8}[rng.IntN(2)]
+		}
+		to := len(prefix) * p / b // a prompt keyed whole, mostly (a lookup's)
+		if rng.IntN(8) == 0 || to == 0 {
+			to = 1 + rng.IntN(max(to, 1))
+		}
+		two := atMostTwoRuns(prefix)
+		// CommonTwo's answer without a compare, read off the slot before.
+		if sl := fast.slots; sl != nil && two {
+			s := &sl[memoSlot(prefix[0])]
+			if at := s.at; s.p == p && s.b == b && at > 0 && s.asc >= at && at < min(len(s.ids), len(prefix)) &&
+				s.ids[0] == prefix[0] && prefix[at-1] == prefix[0]+uint64(at-1) && s.ids[at] != prefix[at] {
+				short++
+			}
+		}
+		if two {
+			prompts++
+		}
+		want := appendShared(nil, rootKey, prefix, p, b, 0, to)
+		got := fast.sharedKeys([]uint64{}, prefix, p, b, to, two)
+		memoNoTwo = true
+		twin := slow.sharedKeys([]uint64{}, prefix, p, b, to, two)
+		memoNoTwo = false
+		require.Equal(t, want, got, "%d ids, to %d", len(prefix), to)
+		require.Equal(t, want, twin)
+		x := memoSlot(prefix[0])
+		require.Equal(t, slow.slots[x], fast.slots[x], "the slot after %d ids, to %d", len(prefix), to)
+	}
+	t.Logf("%d of %d prompts promising two runs compared by CommonTwo without a compare", short, prompts)
+	require.Greater(t, short, prompts/2, "CommonTwo answers most of the groups' prompts")
 }
 
 // TestKeyMemoIsAppendShared holds the memo to appendShared over prompts

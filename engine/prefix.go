@@ -113,7 +113,7 @@ func (e *Engine) extendKeys(s *seq, n int) {
 		parent = s.keys[i-1]
 	}
 	if i == 0 && s.shared > 0 { // a prompt's first keys: from the memo where they were keyed before
-		s.keys = e.memo.sharedKeys(s.keys, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, min(n, s.shared))
+		s.keys = e.memo.sharedKeys(s.keys, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, min(n, s.shared), s.req.PrefixTwoRuns.Two())
 		parent = s.keys[len(s.keys)-1]
 	} else if i < s.shared {
 		s.keys = appendShared(s.keys, parent, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, i, min(n, s.shared))
