@@ -29,12 +29,8 @@ type intake struct {
 	// which writes the next request into nextReq; nil for any other source
 	// (or with noNextInto), whose Next's request is copied into nextReq.
 	// schedule reads nextReq by pointer.
-	fill    nextInto
-	nextReq workload.Request
-	// staged is the engine's record of the next request sent, zero, for
-	// send to write in place (internal/addinto): a single replica's,
-	// unless noAddInto; nil otherwise, and send calls Engine.Add.
-	staged      *engine.Request
+	fill        nextInto
+	nextReq     workload.Request
 	streamDue   bool
 	lastRef     int32
 	srcDone     bool
@@ -218,21 +214,25 @@ type nextInto interface {
 
 // The in-place Add's halves (internal/addinto): the engine's record of
 // the next request (zero), and Engine.Add of the request written there,
-// which returns the record of the next. The runner of a single replica
-// takes the record at its setup (stage); a fleet's arrivals go to
-// different engines, whose records would be asked a request (a Next and
-// a Commit a request through an interface saved nothing: RunAtlas's send
-// and its calls 262.5 then 262.8 instructions a request).
+// which returns the record of the next. Each replica takes its engine's
+// record at its setup (stage); send writes the request into the record
+// of the replica it chose. (A Next and a Commit a request through an
+// interface saved nothing: RunAtlas's send and its calls 262.5 then
+// 262.8 instructions a request; the record kept in the replica, found
+// with the replica itself, does.)
 var (
 	nextInPlace, _   = addinto.Next.(func(*engine.Engine) *engine.Request)
 	commitInPlace, _ = addinto.Commit.(func(*engine.Engine, time.Duration) (*engine.Request, error))
 )
 
-// stage takes the single replica's record of the next request, for send
-// to write in place (a fleet's, or with noAddInto, none).
-func (r *runner) stage() {
-	if !r.fleet && !noAddInto && nextInPlace != nil && commitInPlace != nil {
-		r.staged = nextInPlace(r.reps[0].eng)
+// stage takes the replica's engine's record of the next request, for
+// send to write in place (with noAddInto, none: send calls Engine.Add).
+// send stages a replica after its first Add, not the runner's setup: a
+// record is a seq (about 400 bytes), which a fleet's setup would
+// allocate for each replica (TestFleetSetupAllocatesEachReplicaOnce).
+func (rep *replica) stage() {
+	if !noAddInto && nextInPlace != nil && commitInPlace != nil {
+		rep.staged = nextInPlace(rep.eng)
 	}
 }
 
@@ -427,18 +427,19 @@ func (r *runner) send(ref int32) error {
 	rep := &r.reps[i]
 	s.rec.Replica = i
 	var err error
-	if q := r.staged; q != nil { // a single replica's: written in place (internal/addinto), as Add's argument below
+	if q := rep.staged; q != nil { // written in place (internal/addinto), as Add's argument below
 		q.Ref, q.Arrival, q.Input, q.Output = ref, r.now, s.rec.Input, s.rec.Output
 		q.Priority, q.Class, q.Deadline = s.priority, s.class, r.deadline(s.class, r.now)
 		if s.prefix != nil { // q.Prefix is nil: its store's write barrier's test spared (RunAtlas has none)
 			q.Prefix = s.prefix
 		}
 		q.PrefixBlockTokens, q.PrefixTwoRuns, q.PrefixCoversOutput = s.prefixLen, s.prefixTwo, s.answerIDs
-		r.staged, err = commitInPlace(rep.eng, r.now)
+		rep.staged, err = commitInPlace(rep.eng, r.now)
 	} else {
 		err = rep.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
 			Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo, PrefixCoversOutput: s.answerIDs,
 			Class: s.class, Deadline: r.deadline(s.class, r.now)})
+		rep.stage() // the replica's first request: the next are written in place
 	}
 	if err != nil {
 		if r.roots != nil { // taken in above

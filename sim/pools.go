@@ -274,9 +274,21 @@ func (r *runner) enterPrefill(ref int32, i int, timeout bool) error {
 	s := &r.slots[ref]
 	rep := &r.reps[i]
 	s.rec.Replica = i
-	err := rep.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: 1,
-		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo,
-		Class: s.class, Deadline: r.deadline(s.class, r.now)})
+	var err error
+	if q := rep.staged; q != nil { // written in place (internal/addinto), as send writes it, as Add's argument below
+		q.Ref, q.Arrival, q.Input, q.Output = ref, r.now, s.rec.Input, 1
+		q.Priority, q.Class, q.Deadline = s.priority, s.class, r.deadline(s.class, r.now)
+		if s.prefix != nil {
+			q.Prefix = s.prefix
+		}
+		q.PrefixBlockTokens, q.PrefixTwoRuns = s.prefixLen, s.prefixTwo
+		rep.staged, err = commitInPlace(rep.eng, r.now)
+	} else {
+		err = rep.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: 1,
+			Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo,
+			Class: s.class, Deadline: r.deadline(s.class, r.now)})
+		rep.stage()
+	}
 	if err != nil {
 		return r.end(ref, StatusRejected, "prefill replica: "+err.Error())
 	}

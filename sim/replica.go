@@ -72,6 +72,10 @@ type replica struct {
 	// noFirst and noBlocks when it plans none.
 	firstOn     *bool
 	firstBlocks *int
+	// staged is its engine's record of the next request sent here, zero,
+	// for send to write in place (internal/addinto; stage); nil with
+	// noAddInto, and send calls Engine.Add.
+	staged *engine.Request
 
 	busy      time.Duration // time with a step in flight, inside the window
 	blockTime wide          // KV blocks held × step time, over the steps that ended in the window

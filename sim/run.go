@@ -162,7 +162,6 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	// open-loop source (eventHeap's sorted mode).
 	r.events.heapOnly(cfg.Stepwise || r.fb == nil)
 	r.streaking = newStreaking(r.wireReplicas())
-	r.stage()
 	r.scale = newScaling(cfg, r, slo)
 	r.runThrough()
 	r.specRuns()

@@ -284,19 +284,21 @@ type collector struct {
 	exact                  int // values kept exactly per latency, 0 for the default
 	ttft, tpot, e2e, queue sample
 	ttftAll, e2eAll        sample // over every measured request, once mixed
+	wait                   sample // client-side waits of the sent ones
+	worst                  sample // each measured request's worst gap (two tokens or more)
+	itl                    weighted
+	itlTok                 weighted  // retokenized gaps, when speculating
+	spec                   specStats // measured requests' speculation
+	sojourn                time.Duration
+	accepted               int
+	// (The four bools share a word: each alone before a sample took one,
+	// and a replica, which holds a collector, 16 bytes more.)
 	// mixed: some measured request did not end ok. Until then the
 	// offered distributions are the ok ones, value for value (an ok
 	// request's offered latencies are its TTFT and E2E), and are not kept
 	// apart; the first other request copies them (count).
 	mixed      bool
-	wait       sample // client-side waits of the sent ones
-	worst      sample // each measured request's worst gap (two tokens or more)
-	itl        weighted
-	speculates bool      // some replica decodes speculatively
-	itlTok     weighted  // retokenized gaps, when speculating
-	spec       specStats // measured requests' speculation
-	sojourn    time.Duration
-	accepted   int
+	speculates bool // some replica decodes speculatively
 	// share: a fleet replica's collector, whose summary is read only
 	// for a ReplicaSummary's fields (finish): it keeps the counts those
 	// read (countShared), and of the latencies only TTFT, TPOT, E2E and
