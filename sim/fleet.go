@@ -311,18 +311,18 @@ func (v *View) LeastOutstanding() int {
 		}
 		return best
 	}
-	return leastOutstanding(v.r.reps[v.lo:v.lo+v.n], v.r.now)
+	return leastOutstanding(v.r.engs[v.lo:v.lo+v.n], v.r.now)
 }
 
-// leastOutstanding is LeastOutstanding's loop: the index in reps (one or
-// more) of the replica whose engine holds the fewest outstanding tokens
+// leastOutstanding is LeastOutstanding's loop: the index in engs (one or
+// more; runner.engs or a part of it) of the replica whose engine holds the fewest outstanding tokens
 // at now, ties to the lowest. send calls it on the whole fleet for
 // leastFresh, without the view's tests and slicing (about 20
 // instructions an arrival of Fleet8LeastLoaded).
-func leastOutstanding(reps []replica, now time.Duration) int {
-	best, least := 0, reps[0].eng.Outstanding(now)
-	for i := 1; i < len(reps); i++ {
-		if o := reps[i].eng.Outstanding(now); o < least {
+func leastOutstanding(engs []*engine.Engine, now time.Duration) int {
+	best, least := 0, engs[0].Outstanding(now)
+	for i := 1; i < len(engs); i++ {
+		if o := engs[i].Outstanding(now); o < least {
 			best, least = i, o
 		}
 	}

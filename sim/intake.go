@@ -416,7 +416,7 @@ func (r *runner) send(ref int32) error {
 				i = mixedrun.Least(r.mixEngs, r.now)
 				break
 			}
-			i = leastOutstanding(r.reps, r.now)
+			i = leastOutstanding(r.engs, r.now)
 		case r.pd != nil: // leastFresh, of a disaggregated fleet's two pools
 			return r.placeLeast(ref)
 		default: // leastFresh, of an autoscaled fleet's routable replicas

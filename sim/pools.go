@@ -249,8 +249,8 @@ func (d *disagg) leastRemote() bool {
 // decider asked through their interfaces.
 func (r *runner) placeLeast(ref int32) error {
 	d := r.pd
-	dec := leastOutstanding(r.reps[:d.decoders], r.now)
-	i := d.decoders + leastOutstanding(r.reps[d.decoders:], r.now)
+	dec := leastOutstanding(r.engs[:d.decoders], r.now)
+	i := d.decoders + leastOutstanding(r.engs[d.decoders:], r.now)
 	d.routed++
 	r.routed++
 	return r.placeRemote(ref, dec, i, true)

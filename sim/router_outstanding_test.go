@@ -138,3 +138,39 @@ func askLeastLoaded(cfg *Config) {
 		cfg.Fleet.Prefill.Router = askedLeastLoaded{}
 	}
 }
+
+// TestEnginesAreTheReplicas holds runner.engs, the engines
+// leastOutstanding reads, to the replicas' own (reps[i].eng) at a run's
+// end: fleets of the random scenarios, and the regimes, an autoscaled
+// fleet whose replicas join during the run among them. Each arrival
+// behind LeastLoaded reads them, so one out of step routes by another
+// replica's load (or past the fleet's end).
+func TestEnginesAreTheReplicas(t *testing.T) {
+	check := func(t *testing.T, r *runner) {
+		require.Len(t, r.engs, len(r.reps))
+		for i := range r.reps {
+			require.Same(t, r.reps[i].eng, r.engs[i], "replica %d", i)
+		}
+	}
+	fleets, grown := 0, 0
+	for seed := range uint64(300) {
+		cfg, reqs := decodeScenario(randomScenario(seed))
+		_, r, err := runScenarioRunner(cfg, reqs)
+		require.NoError(t, err)
+		check(t, r)
+		if len(r.reps) > 1 {
+			fleets++
+		}
+	}
+	for _, rg := range regimes {
+		cfg, src := rg.build(t, rg.small)
+		_, r, err := runSourceScenario(cfg, src())
+		require.NoError(t, err)
+		check(t, r)
+		if len(r.reps) > len(cfg.Fleet.Replicas) {
+			grown++
+		}
+	}
+	require.Greater(t, fleets, 30)
+	require.Positive(t, grown, "a fleet grew during its run")
+}

@@ -93,6 +93,12 @@ type runner struct {
 	// engines as a []*engine.Engine, which mixedrun.Least reads as the
 	// step-by-step engines count their load; nil otherwise.
 	mixEngs any
+	// engs are the replicas' engines, by index (reps[i].eng), which
+	// leastOutstanding reads: one load a replica, where reps[i].eng
+	// is a multiply and a load (RunFleet64/workload=atlas/
+	// router=LeastLoaded's leastOutstanding 1,617 then 1,523
+	// instructions a request). addReplica appends to it.
+	engs []*engine.Engine
 	// part is accountMixed's scratch: a part of a mixed move's outcome
 	// (an Outcome zeroed a call cost RunAtlas 50 instructions a request).
 	part engine.Outcome
@@ -161,6 +167,10 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	// The heap alone, stepwise (the twin of its sorted mode) or under an
 	// open-loop source (eventHeap's sorted mode).
 	r.events.heapOnly(cfg.Stepwise || r.fb == nil)
+	r.engs = make([]*engine.Engine, len(r.reps))
+	for i := range r.reps {
+		r.engs[i] = r.reps[i].eng
+	}
 	r.streaking = newStreaking(r.wireReplicas())
 	r.scale = newScaling(cfg, r, slo)
 	r.runThrough()
@@ -267,6 +277,7 @@ func (r *runner) addReplica(rc ReplicaConfig) (int, error) {
 		return 0, err
 	}
 	rep.eng.ShareKeyMemo(r.reps[0].eng)
+	r.engs = append(r.engs, rep.eng)
 	rep.col.setExact(r.cfg.ExactSamples)
 	if r.steps != nil {
 		rep.eng.RecordSteps(true)

@@ -464,10 +464,8 @@ func (r *runner) fleetMixed() {
 	if noMixed || r.pd != nil || r.cfg.Timeout > 0 || !(r.leastFresh && len(r.reps) <= mixedFleetMax || r.heldByView()) {
 		return
 	}
-	engs := make([]*engine.Engine, len(r.reps))
 	for i := range r.reps {
 		rep := &r.reps[i]
-		engs[i] = rep.eng
 		if !rep.continues || rep.oneStep || rep.async || rep.prefill {
 			continue
 		}
@@ -476,7 +474,7 @@ func (r *runner) fleetMixed() {
 		r.fleetOdd, r.odd = true, &r.fleetOdd // account tests the replica's firstOn
 	}
 	if r.leastFresh {
-		r.mixEngs = engs
+		r.mixEngs = r.engs
 	}
 }
 
