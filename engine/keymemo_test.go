@@ -467,3 +467,119 @@ func guessStarts(rng *rand.Rand, ids []uint64) []int32 {
 	}
 	return starts
 }
+
+// TestRisenPathIsApart holds appendRisenPath (appendRisingPath through
+// a memo, in one function) to its twin, appendRisen's calls
+// (risenApart), and both to the scan: on conversations whose turns
+// resend the last turn's ids cut where its last block began, or not,
+// or anywhere, and add runs of fresh ids (sometimes more runs than a
+// slot's room, risenRoom), among more conversations than the memo has
+// slots (a slot's ends taken over by another conversation), with a
+// slot's ends sometimes guessed wrong and ids that do not rise, the
+// labels after a path already in dst are equal, and so are the two
+// memos after every call: the first run's guess and every slot's ends.
+func TestRisenPathIsApart(t *testing.T) {
+	defer func(was bool) { risenApart = was }(risenApart)
+	var (
+		rng          = rand.New(rand.NewPCG(41, 49))
+		fused, apart keyMemo
+		convs        [][]uint64
+		fresh        = uint64(1 << 20)
+		lies, kept   int
+		taken, roomy int
+	)
+	for it := range 30_000 {
+		var ids []uint64
+		c := -1
+		if len(convs) > 0 && rng.IntN(4) != 0 { // a conversation's next turn
+			c = rng.IntN(len(convs))
+			prev := convs[c]
+			keep := len(prev)
+			switch rng.IntN(4) {
+			case 0:
+				keep = rng.IntN(len(prev) + 1)
+			case 1, 2:
+				keep = max(len(prev)-1, 0)
+			}
+			ids = append(ids, prev[:keep]...)
+		} else if rng.IntN(4) != 0 { // a conversation's first turn: its group's shared ids
+			g := uint64(rng.IntN(16))
+			for i := range 64 {
+				ids = append(ids, g*64+uint64(i))
+			}
+		}
+		runs := 1
+		if rng.IntN(8) == 0 {
+			runs = 1 + rng.IntN(24) // past a slot's room
+		}
+		for range runs {
+			for range 1 + rng.IntN(40) {
+				ids = append(ids, fresh)
+				fresh++
+			}
+			fresh += 1 + rng.Uint64N(1+rng.Uint64N(1<<10))
+		}
+		lie := rng.IntN(16) == 0
+		if lie {
+			ids = slices.Clone(ids)
+			ids[rng.IntN(len(ids))] = rng.Uint64N(1 << 21)
+		} else if c >= 0 {
+			convs[c] = ids
+		} else if len(convs) < 2_000 { // four times the memo's slots
+			convs = append(convs, ids)
+		} else {
+			convs[rng.IntN(len(convs))] = ids
+		}
+		per := []int{1, 1, 1, 2, 4}[rng.IntN(5)]
+		cut := len(ids)
+		if rng.IntN(4) == 0 {
+			cut = 1 + rng.IntN(len(ids))
+		}
+		shared := cut*per - rng.IntN(per)
+		units := ids[:cut]
+		if k := ascend.Len(units); k < len(units) {
+			if rng.IntN(8) == 0 { // the slot's ends guessed wrong, both alike
+				g := guessStarts(rng, units)
+				// (not nil: a nil slot would have risen cut every slot's room again)
+				*fused.risen(units[k]), *apart.risen(units[k]) = append([]int32{}, g...), append([]int32{}, g...)
+			}
+			if len(*fused.risen(units[k])) > 0 && len(*apart.risen(units[k])) > 0 {
+				kept++
+			}
+		}
+		var dst []runLabel
+		if rng.IntN(4) == 0 { // a path already there
+			dst = appendRunPath(nil, nil, []uint64{1, 2, 3, 9}, 16, 16, 4, false, 5)
+		}
+		want := appendRunPath(nil, slices.Clone(dst), ids, per*16, 16, shared, false, 7)
+		risenApart = true
+		twin := appendRisingPath(&apart, slices.Clone(dst), ids, per*16, 16, shared, 7)
+		risenApart = false
+		before := len(dst)
+		got := appendRisingPath(&fused, dst, ids, per*16, 16, shared, 7)
+		if !slices.Equal(got, twin) || !lie && !slices.Equal(got, want) { // a broken promise's check may pass: twin alone
+			t.Fatalf("turn %d: ids %v, %d blocks of %d a unit: %v, apart %v, scanned %v", it, ids, shared, per, got, twin, want)
+		}
+		if len(got)-before > risenRoom+2 {
+			roomy++
+		}
+		if fused.two != apart.two {
+			t.Fatalf("turn %d: the first run's guess %v, apart %v", it, fused.two, apart.two)
+		}
+		if lie {
+			lies++
+		}
+		for i := range fused.runs {
+			if !slices.Equal(fused.runs[i].risen, apart.runs[i].risen) || !slices.Equal(fused.runs[i].ends, apart.runs[i].ends) {
+				t.Fatalf("turn %d: slot %d's ends %v and runs %v, apart %v and %v", it, i, fused.runs[i].risen, fused.runs[i].ends, apart.runs[i].risen, apart.runs[i].ends)
+			}
+		}
+		if c >= 0 && !lie {
+			taken++
+		}
+	}
+	t.Logf("%d turns through kept ends, %d next turns, %d lies, %d paths past a slot's room", kept, taken, lies, roomy)
+	assert.Greater(t, kept, 15_000)
+	assert.Greater(t, lies, 1_000)
+	assert.Greater(t, roomy, 100)
+}

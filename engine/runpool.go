@@ -157,11 +157,114 @@ func appendRunPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared 
 func appendRisingPath(memo *keyMemo, dst []runLabel, prefix []uint64, p, b, shared int, own uint64) []runLabel {
 	if shared > 0 && p%b == 0 {
 		per := p / b
-		if d, ok := appendRisen(dst, prefix[:(shared+per-1)/per], per, shared, memo); ok {
+		ids := prefix[:(shared+per-1)/per]
+		if memo != nil && !risenApart {
+			if d, ok := appendRisenPath(memo, dst, ids, per, shared, own); ok {
+				return d
+			}
+		} else if d, ok := appendRisen(dst, ids, per, shared, memo); ok {
 			return append(d, runLabel{c: runContent{kind: 3, id: own}, n: ownRun})
 		}
 	}
 	return appendRunPath(memo, dst, prefix, p, b, shared, false, own)
+}
+
+// risenApart is a test switch: appendRisingPath labels through a memo
+// by appendRisen, appendRisenFrom and risenEnds, each its own call
+// (appendRisenPath's twin).
+var risenApart = false
+
+// appendRisenPath is appendRisen(dst, ids, per, shared, memo) through
+// memo (not nil), the own label (own) appended when ok, in one
+// function: the first run's end guessed (memo.two), the ends of the
+// runs after it read from the slot of the id that begins them
+// (keyMemo.risen: a conversation's first id of its own, its last
+// turn's ends kept there until its next turn), each checked as
+// risenEnds checks it and labelled as it passes, the last runs found
+// by ascend.Rise, and the ends written back, as appendRisenFrom does,
+// the same writes in the same order (the slot's guesses compacted in
+// place, as risenEnds leaves them, when a check fails too). A
+// conversation's turn takes no call but its first run's Rise: a turn
+// relabels the runs its last turn labelled from their kept ends, and
+// its last run, its fresh ids, is one when Rise's first check, made
+// here, says so; the labels are written in place. The calls of
+// appendRisen, appendRisenFrom and risenEnds, each with its frame and
+// its arguments, cost more than the labels: Regime/Conversations
+// 12,442 then 12,295 instructions a request (the budget test; its
+// appendRisen, appendRisenFrom, risenEnds and Rise 481, then this and
+// Rise 381, SERVESIM_BUDGET_FUNCS). TestRisenPathIsApart holds it to
+// appendRisen's way (risenApart) and to the scan.
+func appendRisenPath(memo *keyMemo, dst []runLabel, ids []uint64, per, shared int, own uint64) (_ []runLabel, ok bool) {
+	k, ok := ascend.Rise(ids, memo.two.At())
+	memo.two.Set(k)
+	if !ok {
+		return dst, false
+	}
+	n := len(dst)
+	if k == len(ids) {
+		return append(dst, runLabel{c: runContent{kind: 1, id: ids[0]}, per: per, n: min(k*per, shared)},
+			runLabel{c: runContent{kind: 3, id: own}, n: ownRun}), true
+	}
+	ends := memo.risen(ids[k])
+	guesses := *ends
+	// The labels written in place, into room for the first run's, one
+	// a guess, the last run's and the own label (more runs after the
+	// guesses are appended).
+	out := slices.Grow(dst, len(guesses)+3)[:n+len(guesses)+3]
+	// The first run ends before the last unit: its blocks are all shared
+	// (k·per ≤ (len(ids)−1)·per < shared), as are those of a run a
+	// guess ends.
+	out[n] = runLabel{c: runContent{kind: 1, id: ids[0]}, per: per, n: k * per}
+	i, u, w, first := n+1, k, 0, ids[k]
+	for j, g := range guesses { // risenEnds' checks, each end labelled as it passes
+		v := int(g)
+		if v <= u || v >= len(ids) {
+			break
+		}
+		last, next := ids[v-1], ids[v]
+		if last-first != uint64(v-1-u) {
+			break
+		}
+		if next == last+1 {
+			continue
+		}
+		if next <= last {
+			return dst, false
+		}
+		if w != j {
+			guesses[w] = g
+		}
+		l := &out[i]
+		l.c, l.per, l.n = runContent{kind: 1, id: first}, per, (v-u)*per
+		first, u, w, i = next, v, w+1, i+1
+	}
+	for {
+		v := len(ids) // the rest one run (Rise's first check, made here: a turn's last run, its fresh ids)
+		if ids[v-1]-ids[u] != uint64(v-1-u) {
+			k, ok := ascend.Rise(ids[u:], 0)
+			if !ok {
+				return dst, false
+			}
+			v = u + k
+		}
+		if l := (runLabel{c: runContent{kind: 1, id: ids[u]}, per: per, n: min(v*per, shared) - u*per}); i < len(out) {
+			out[i] = l
+		} else {
+			out = append(out, l)
+		}
+		i++
+		if u = v; u == len(ids) {
+			break
+		}
+		guesses = append(guesses[:w], int32(u))
+		w++
+	}
+	*ends = append(guesses[:w], int32(len(ids)-1), int32(len(ids)))
+	if i < len(out) {
+		out[i] = runLabel{c: runContent{kind: 3, id: own}, n: ownRun}
+		return out[:i+1], true
+	}
+	return append(out, runLabel{c: runContent{kind: 3, id: own}, n: ownRun}), true
 }
 
 // twoRuns is where the first run of ids ends when the request promises
