@@ -522,7 +522,16 @@ func TestRisenPathIsApart(t *testing.T) {
 		lie := rng.IntN(16) == 0
 		if lie {
 			ids = slices.Clone(ids)
-			ids[rng.IntN(len(ids))] = rng.Uint64N(1 << 21)
+			switch j := rng.IntN(len(ids)); rng.IntN(3) {
+			case 0:
+				ids[j] = rng.Uint64N(1 << 21)
+			case 1: // the last below the first
+				ids[len(ids)-1] = ids[0] - min(ids[0], 1+rng.Uint64N(4))
+			default: // one equal to the one before, or one less
+				if j > 0 {
+					ids[j] = ids[j-1] - rng.Uint64N(2)
+				}
+			}
 		} else if c >= 0 {
 			convs[c] = ids
 		} else if len(convs) < 2_000 { // four times the memo's slots
