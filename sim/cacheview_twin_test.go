@@ -138,9 +138,11 @@ func fmtNode(path []uint64, tokens int, last time.Duration, seq uint64) string {
 // tokens a unit) into a tree and a refTree, prunes both to random sizes,
 // and checks after every operation that they hold the same nodes with the
 // same stamps, the same size, answer every chain alike and remove the
-// same tokens.
+// same tokens. Half the inserts whose walk matchAt ends at an edge's end
+// go on from there (insertAt).
 func TestTreeEqualsRefTree(t *testing.T) {
-	mapped := 0 // ops after which the root's kids are a map
+	mapped := 0  // ops after which the root's kids are a map
+	resumed := 0 // inserts by insertAt
 	for seed := range uint64(200) {
 		rng := rand.New(rand.NewPCG(seed, 41))
 		a, b := newTree(), refTree{root: &refNode{}}
@@ -171,7 +173,13 @@ func TestTreeEqualsRefTree(t *testing.T) {
 				require.Equal(t, b.evict(max), a.evict(max), "seed %d op %d: evict(%d)", seed, op, max)
 			default:
 				u, tokens := chain(), 16<<rng.IntN(2)
-				a.insert(u, tokens, now, seq)
+				if d, e := a.matchAt(u); e >= 0 && rng.IntN(2) == 0 { // from where a match stopped
+					require.Equal(t, b.match(u.u), d, "seed %d op %d: matchAt(%v)", seed, op, u)
+					a.insertAt(u, e, d, tokens, now, seq)
+					resumed++
+				} else {
+					a.insert(u, tokens, now, seq)
+				}
 				b.insert(u.u, tokens, now, seq)
 				seq += uint64(len(u.u))
 			}
@@ -187,6 +195,7 @@ func TestTreeEqualsRefTree(t *testing.T) {
 		}
 	}
 	require.Positive(t, mapped, "no root's kids gave way to a map")
+	require.Greater(t, resumed, 5_000, "inserts by insertAt")
 }
 
 // twoRuns is a random chain of two runs of consecutive small ids (one

@@ -1,0 +1,67 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/workload"
+)
+
+// TestInsertAtIsInsert holds ApproxView's insert of a routed arrival's
+// units from where the router's match of that tree stopped
+// (approxState.routed's insertAt) to its twin, the walk from the root
+// (insert; the noInsertAt switch): random fleets behind PrefixAffinity
+// through trees pruned now and then (TestCachedPrefixesAreEach's), and
+// Fleet8PrefixApprox's workload, run both ways, give the same bytes (the
+// summary and every record) and leave every tree with the same nodes,
+// stamps and size.
+func TestInsertAtIsInsert(t *testing.T) {
+	both := func(t *testing.T, cfg Config, src func() workload.Source) {
+		t.Helper()
+		a, ra, err := runSourceScenario(cfg, src())
+		require.NoError(t, err)
+		noInsertAt = true
+		defer func() { noInsertAt = false }()
+		b, rb, err := runSourceScenario(cfg, src())
+		require.NoError(t, err)
+		sameBytes(t, b.text, a.text)
+		ta, tb := ra.cache.(*approxState).trees, rb.cache.(*approxState).trees
+		require.Equal(t, len(tb), len(ta))
+		for f := range tb {
+			require.Equal(t, len(tb[f]), len(ta[f]))
+			for i := range tb[f] {
+				require.Equal(t, tb[f][i].size, ta[f][i].size, "frontend %d replica %d", f, i)
+				require.Equal(t, tb[f][i].nodes(), ta[f][i].nodes(), "frontend %d replica %d", f, i)
+			}
+		}
+	}
+	runs := 0
+	for seed := range uint64(400) {
+		cfg, reqs := decodeScenario(randomScenario(seed))
+		pa, ok := cfg.Fleet.Router.(PrefixAffinity)
+		if !ok {
+			continue
+		}
+		pa.View = ApproxView{MaxTreeSize: 64 * int(1+seed%5), EvictionInterval: time.Duration(1+seed%3) * 200 * time.Millisecond}
+		cfg.Fleet.Router = pa
+		if cfg.Fleet.Prefill.On() {
+			cfg.Fleet.Prefill.Router = pa
+		}
+		both(t, cfg, func() workload.Source {
+			src := append(list(nil), reqs...)
+			return &src
+		})
+		runs++
+	}
+	require.Greater(t, runs, 50)
+	for _, rg := range regimes {
+		if rg.name == "Fleet8PrefixApprox" {
+			cfg, src := rg.build(t, 400)
+			both(t, cfg, src)
+			runs++
+		}
+	}
+	require.Greater(t, runs, 51, "Fleet8PrefixApprox")
+}
