@@ -215,7 +215,9 @@ type approxState struct {
 	// at holds, by replica, where cachedAt's walk of the arrival's chain
 	// stopped in the replica's tree (matchAt), for routed's insertAt;
 	// it stands while its arrival is the one asked about and the tree is
-	// unchanged (routed's insert and evict void it).
+	// unchanged: routed's insert voids it, and no eviction comes between
+	// (arrive's evictDue runs before the first walk, routed's at the
+	// same instant finds none due).
 	at []treeAt
 }
 
@@ -503,7 +505,6 @@ func (s *approxState) evict(now time.Duration) {
 		}
 	}
 	s.next = (now/s.cfg.EvictionInterval + 1) * s.cfg.EvictionInterval
-	clear(s.at) // the walks' ends may be gone
 }
 
 // rootsOf sets replica i's bit of router instance f's roots anew, from

@@ -65,3 +65,34 @@ func TestInsertAtIsInsert(t *testing.T) {
 	}
 	require.Greater(t, runs, 51, "Fleet8PrefixApprox")
 }
+
+// TestInsertAtOnlyOnceAnArrival routes one arrival twice to the tree
+// its router matched (a run never does: each placement is an arrival of
+// its own), the second time with the tree changed by the first: the
+// kept walk is void then, and both inserts leave the tree as the walks
+// from the root do (noInsertAt). It fails with routed's void of the
+// kept walk dropped.
+func TestInsertAtOnlyOnceAnArrival(t *testing.T) {
+	grow := func(twin bool) *tree {
+		noInsertAt = twin
+		defer func() { noInsertAt = false }()
+		s, err := ApproxView{}.state(&runner{replicas: replicas{reps: make([]replica, 1)}, routing: routing{signals: make([]signals, 1)}})
+		require.NoError(t, err)
+		a := s.(*approxState)
+		a.block[0] = 16 // read from no engine
+		r := &runner{}
+		r.now = time.Second
+		a.routed(r, 0, &workload.Request{InputTokens: 100, PrefixHashes: []uint64{1, 2, 3, 4}, PrefixBlockTokens: 16})
+		r.routed++
+		r.now = 2 * time.Second
+		req := &workload.Request{InputTokens: 100, PrefixHashes: []uint64{1, 2, 3, 4, 5, 6}, PrefixBlockTokens: 16}
+		require.Equal(t, 64, a.cached(r, 0, req))
+		a.routed(r, 0, req)
+		a.routed(r, 0, req)
+		return &a.trees[0][0]
+	}
+	fast, slow := grow(false), grow(true)
+	require.Equal(t, slow.size, fast.size)
+	require.Equal(t, slow.nodes(), fast.nodes())
+	require.Equal(t, 96, fast.size)
+}
