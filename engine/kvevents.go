@@ -68,15 +68,18 @@ type kvChainSink interface {
 }
 
 // kvQuietSink is a KVEventSink that takes, when the engine starts to
-// publish to it (PublishKVEvents), a probe of the engine's plan in
+// publish to it (PublishKVEvents), two probes of the engine's plan in
 // flight: quiet() reports that the steps of that plan whose blocks are
 // not taken yet publish no event (quietRun), so that a SyncTo now would
-// publish nothing. sim's EventsView index asks it before it brings a
-// replica to an instant (eventIndex.mustSync). An interface of package
-// engine's own: no exported form.
+// publish nothing; next(t) is the start of its first step that starts
+// at or after t (nextStart: a mixed move's later steps start lead after
+// a grid of StepTime from its start, mixed.go). sim's EventsView index
+// asks them before and after it brings a replica to an instant
+// (eventIndex.mustSync, synced). An interface of package engine's own:
+// no exported form.
 type kvQuietSink interface {
 	KVEventSink
-	KVQuietProbe(quiet func() bool)
+	KVQuietProbe(quiet func() bool, next func(t time.Duration) time.Duration)
 }
 
 // kvPublisher is what the block pool needs to publish: the sink (runs,
@@ -94,7 +97,10 @@ type kvPublisher struct {
 func (p *kvPublisher) at() time.Duration {
 	e := p.e
 	if e.inFlight {
-		return e.plan.Start + time.Duration(max(p.step, 1)-1)*e.plan.StepTime
+		if p.step > 1 { // the j-th step (j >= 2) starts at Start + lead + (j−1) × StepTime (lead: a mixed move's, mixed.go)
+			return e.plan.Start + e.lead() + time.Duration(p.step-1)*e.plan.StepTime
+		}
+		return e.plan.Start
 	}
 	return e.plan.End // planning (End is the plan's start until it is priced), or Warm
 }
@@ -134,7 +140,7 @@ func (e *Engine) PublishKVEvents(sink KVEventSink) {
 		e.pool.pub.runs, _ = sink.(KVEventRunSink)
 		e.pool.pub.chains, _ = sink.(kvChainSink)
 		if q, ok := sink.(kvQuietSink); ok {
-			q.KVQuietProbe(e.quietRun)
+			q.KVQuietProbe(e.quietRun, e.nextStart)
 		}
 	}
 	e.decideFast()
@@ -155,6 +161,26 @@ func (e *Engine) quietRun() bool {
 	}
 	return e.pubRun == 0 && e.plan.Cohort > 0 && e.co.each && len(e.sched) == 0 && !e.res.on &&
 		e.tier == nil && !e.cfg.RemoteKV && e.coGrow(e.runAlloc, e.plan.Steps) < e.pool.headRun()
+}
+
+// nextStart is the start of the first step of the plan in flight that
+// starts at or after t: its first at Start, the j-th (j >= 2) at Start +
+// lead + (j−1) × StepTime (started's steps, mixed.go), past its last
+// step the grid's next; t itself with none in flight. A step starting
+// then or later has not been taken by a SyncTo(t).
+func (e *Engine) nextStart(t time.Duration) time.Duration {
+	p := &e.plan
+	if !e.inFlight || p.StepTime <= 0 {
+		return t
+	}
+	if t <= p.Start {
+		return p.Start
+	}
+	first := p.Start + e.lead() + p.StepTime // the second step's start
+	if t <= first {
+		return first
+	}
+	return first + (t-first+p.StepTime-1)/p.StepTime*p.StepTime
 }
 
 // BlockKeys appends to dst the content keys of a prompt's leading blocks

@@ -85,7 +85,8 @@ func (e *Engine) listFirst(j int) {
 // move, JoinChangesNothing), the model reads no
 // decode context and prices a step of those decodes as one (flatTo, as
 // runs through finishes require, through.go), no member caches blocks of
-// shared output, and no KV events, tier, recorded steps or remote KV. The
+// shared output, and no tier, recorded steps or remote KV (KV events
+// stamp the later steps lead after the grid: kvPublisher.at). The
 // run's rules hold from the second step on: every step starts before
 // until, none finishes before the last (the prompt emits its first token
 // at the first step's end, then one a step, and does not finish in the

@@ -25,9 +25,15 @@ import (
 // (a mixed move's first step's blocks for its own length: mixedrun.Out),
 // the engines end idle with every block free, and the first passes Check
 // after every plan and collection. Enough of the engines must run mixed
-// moves.
+// moves. In half the engines that do not run through finishes the
+// prompts share prefixes and both engines publish KV events (the mixed
+// one to a sink that takes runs, or runs by name, or neither), brought
+// to an arrival's instant first (SyncTo, as sim's EventsView does at
+// every arrival), and publish the same events, stamped alike, in the
+// same order: a mixed move's later steps start lead after its grid.
 func TestMixedMovesAreSteps(t *testing.T) {
 	mixes, through, chunkLed, refusedHead := 0, 0, 0, 0 // chunkLed: mixed moves led by a prompt's last chunk; refusedHead: planned with the waiting head refused for its blocks
+	pubMixes, pubEvents := 0, 0                         // engines publishing KV events that ran mixed moves; the events compared
 	for seed := range uint64(400) {
 		rng := rand.New(rand.NewPCG(seed, 45))
 		cfg := Config{BlockSize: 8 << rng.IntN(2), KVBlocks: 100 + rng.IntN(1500), MaxSeqs: 1 + rng.IntN(12)}
@@ -48,11 +54,30 @@ func TestMixedMovesAreSteps(t *testing.T) {
 			arr[i] = arrival{at: at, in: 16 + rng.IntN(400), out: 1 + rng.IntN(120)}
 		}
 		thru := seed%2 == 0 // mixed moves that go on through finishes
+		pub := seed%4 == 1  // KV events published, prompts of shared prefixes
+		prefixes := make([][]uint64, len(arr))
+		if pub {
+			for i := range arr {
+				if rng.IntN(3) > 0 {
+					for j := range arr[i].in / 8 {
+						prefixes[i] = append(prefixes[i], uint64(rng.IntN(2)*1000+j))
+					}
+				}
+			}
+		}
+		var events [2]eventLog // the step-by-step engine's, the mixed one's
 		drive := func(mixed bool) (finishes, map[int32]time.Duration, int, int) {
 			e, err := New(cfg, nil)
 			require.NoError(t, err)
 			run := e.Runner()
 			run.OmitStreaks(mixed)
+			if pub {
+				if mixed {
+					publishTo(e, &events[1], int(seed/4%3))
+				} else {
+					publishTo(e, &events[0], 0)
+				}
+			}
 			var firstOn *bool
 			var firstBlocks *int
 			var finAt *time.Duration
@@ -113,7 +138,11 @@ func TestMixedMovesAreSteps(t *testing.T) {
 				require.NoError(t, e.Check(), "seed %d", seed)
 			}
 			add := func(i int) {
-				require.NoError(t, e.Add(arr[i].at, Request{Ref: int32(i), Input: arr[i].in, Output: arr[i].out}))
+				req := Request{Ref: int32(i), Input: arr[i].in, Output: arr[i].out}
+				if prefixes[i] != nil {
+					req.Prefix, req.PrefixBlockTokens = prefixes[i], 8
+				}
+				require.NoError(t, e.Add(arr[i].at, req))
 			}
 			now, i := time.Duration(0), 0
 			for i < len(arr) || !e.Idle() {
@@ -157,6 +186,15 @@ func TestMixedMovesAreSteps(t *testing.T) {
 						out, err := run.CompleteUntil(a)
 						require.NoError(t, err)
 						note(out, d, fin)
+					} else if pub && rng.IntN(2) == 0 {
+						run.SyncTo(a) // the events of the steps started by a
+					}
+					if pub && e.inFlight { // nextStart, sim's EventsView's probe: no step starts in [a, next), one at next
+						next, k := e.nextStart(a), e.started(a)
+						require.Equal(t, k, e.started(next), "seed %d: a step starts before the next start after %v", seed, a)
+						if next < e.plan.End {
+							require.Equal(t, k+1, e.started(next+1), "seed %d: no step starts at the next start after %v", seed, a)
+						}
 					}
 					add(i)
 					i++
@@ -179,14 +217,20 @@ func TestMixedMovesAreSteps(t *testing.T) {
 		require.Equal(t, slowFirst, fastFirst, "seed %d: first tokens", seed)
 		require.Equal(t, slow.at, fast.at, "seed %d: finish instants", seed)
 		require.Equal(t, slow.area, fast.area, "seed %d: blocks held over time", seed)
+		require.Equal(t, events[0], events[1], "seed %d: KV events", seed)
 		if moves > 0 {
 			mixes++
+			if pub {
+				pubMixes++
+				pubEvents += len(events[0])
+			}
 		}
 		if inside > 0 {
 			through++
 		}
 	}
-	t.Logf("%d of 400 engines ran mixed moves, %d finished requests inside them; %d mixed moves led by a last chunk, %d planned with the waiting head refused", mixes, through, chunkLed, refusedHead)
+	t.Logf("%d of 400 engines ran mixed moves, %d finished requests inside them; %d mixed moves led by a last chunk, %d planned with the waiting head refused; %d ran them publishing KV events, %d events compared", mixes, through, chunkLed, refusedHead, pubMixes, pubEvents)
+	require.Greater(t, pubMixes, 30)
 	require.Greater(t, mixes, 100)
 	require.Greater(t, through, 40)
 	require.Greater(t, chunkLed, 300)

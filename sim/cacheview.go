@@ -789,7 +789,8 @@ type eventIndex struct {
 	// the start of its first step whose blocks were not taken then
 	// (mustSync).
 	syncMove, syncNext time.Duration
-	quiet              func() bool // the engine's probe: its plan in flight publishes no event at the steps not taken (KVQuietProbe)
+	quiet              func() bool                       // the engine's probe: its plan in flight publishes no event at the steps not taken (KVQuietProbe)
+	next               func(time.Duration) time.Duration // the engine's probe: the start of its plan's first step at or after an instant (KVQuietProbe)
 	// The stored runs of many keys (a prefix's blocks, an engine's call)
 	// queued (segs, their starts in keys, from segHead on) and applied
 	// (starts, by their first key, their keys in arena): walk compares
@@ -1258,16 +1259,18 @@ func (x *eventIndex) loud(rep *replica, by time.Duration) bool {
 // flight (engine's kvQuietSink): while it reports the steps whose
 // blocks are not taken quiet, mustSync leaves the SyncTo out, which
 // would publish nothing.
-func (x *eventIndex) KVQuietProbe(quiet func() bool) { x.quiet = quiet }
+func (x *eventIndex) KVQuietProbe(quiet func() bool, next func(time.Duration) time.Duration) {
+	x.quiet, x.next = quiet, next
+}
 
 // synced notes that replica rep's engine was brought to now (SyncTo):
 // the steps of its move in flight that start before now are taken, so
 // the first step not taken starts at the first step start at or after
 // now.
 func (x *eventIndex) synced(rep *replica, now time.Duration) {
-	x.syncMove, x.syncNext = rep.moveAt, rep.moveAt
-	if d := rep.stepTime; d > 0 && now > rep.moveAt {
-		x.syncNext += (now - rep.moveAt + d - 1) / d * d
+	x.syncMove, x.syncNext = rep.moveAt, now // without the probe, a bound: no step not taken starts before now
+	if x.next != nil {
+		x.syncNext = x.next(now)
 	}
 }
 

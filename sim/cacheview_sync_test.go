@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -18,8 +19,13 @@ import (
 // later).
 type checkedSyncs struct {
 	PrefixAffinity
-	t                  *testing.T
-	skipped, published *int
+	t                         *testing.T
+	skipped, published, noted *int
+	// loud drops the indexes' probes of their engines' quiet moves
+	// (KVQuietProbe's quiet): every replica mustSync names is synced,
+	// inside mixed moves too, whose later steps are quiet in the
+	// scenarios here.
+	loud bool
 }
 
 func (c checkedSyncs) Route(req *workload.Request, v *View) int {
@@ -49,7 +55,34 @@ func (c checkedSyncs) Route(req *workload.Request, v *View) int {
 			require.Greater(c.t, x.runs[k].seen, r.now, "arrival %d, replica %d: an event the SyncTo left out is seen by now", v.Routed(), j)
 		}
 	}
-	return c.PrefixAffinity.Route(req, v)
+	s, ok := v.r.cache.(*eventsState)
+	if !ok {
+		return c.PrefixAffinity.Route(req, v)
+	}
+	if c.loud {
+		for i := range v.n {
+			s.reps[v.at(i)].quiet = nil
+		}
+	}
+	type noted struct{ move, next time.Duration }
+	before := make([]noted, v.n)
+	for i := range v.n {
+		x := s.reps[v.at(i)]
+		before[i] = noted{x.syncMove, x.syncNext}
+	}
+	to := c.PrefixAffinity.Route(req, v)
+	for i := range v.n {
+		// A replica synced now notes its plan's first step start at or
+		// after now (the engine's nextStart: a mixed move's later steps
+		// start lead after its grid), the first whose blocks the SyncTo
+		// left untaken.
+		x := s.reps[v.at(i)]
+		if (noted{x.syncMove, x.syncNext}) != before[i] && x.syncNext != math.MaxInt64 {
+			require.Equal(c.t, x.next(v.r.now), x.syncNext, "arrival %d, replica %d: the next step start noted at its sync", v.Routed(), v.at(i))
+			*c.noted++
+		}
+	}
+	return to
 }
 
 // TestSkippedSyncsHideNothing holds longestEach's SyncTo left out
@@ -58,19 +91,32 @@ func (c checkedSyncs) Route(req *workload.Request, v *View) int {
 // view they drew (lags of 0 to 60 ms, jitters; prefill pools among
 // them), and on Regime/Fleet8PrefixEvents and a
 // tight-pool variant of it, whose replicas evict. It requires syncs
-// left out that would have published events.
+// left out that would have published events, and runs of mixed moves
+// (the fleets plan them behind the check as behind PrefixAffinity:
+// affinityOf), whose later steps start lead after their grid.
 func TestSkippedSyncsHideNothing(t *testing.T) {
-	skipped, published, runs := 0, 0, 0
+	skipped, published, noted, runs, mixedRuns := 0, 0, 0, 0, 0
+	defer func(of func(Router) (PrefixAffinity, bool)) { affinityOf = of }(affinityOf)
+	affinityOf = func(rt Router) (PrefixAffinity, bool) {
+		if c, ok := rt.(checkedSyncs); ok {
+			return c.PrefixAffinity, true
+		}
+		pa, ok := rt.(PrefixAffinity)
+		return pa, ok
+	}
 	check := func(cfg Config, src workload.Source) {
 		if pa, ok := cfg.Fleet.Router.(PrefixAffinity); ok {
-			cfg.Fleet.Router = checkedSyncs{PrefixAffinity: pa, t: t, skipped: &skipped, published: &published}
+			cfg.Fleet.Router = checkedSyncs{PrefixAffinity: pa, t: t, skipped: &skipped, published: &published, noted: &noted}
 		}
 		if pa, ok := cfg.Fleet.Prefill.Router.(PrefixAffinity); ok && cfg.Fleet.Prefill.On() {
-			cfg.Fleet.Prefill.Router = checkedSyncs{PrefixAffinity: pa, t: t, skipped: &skipped, published: &published}
+			cfg.Fleet.Prefill.Router = checkedSyncs{PrefixAffinity: pa, t: t, skipped: &skipped, published: &published, noted: &noted}
 		}
-		_, _, err := runSourceScenario(cfg, src)
+		_, r, err := runSourceScenario(cfg, src)
 		require.NoError(t, err)
 		runs++
+		if r.mixes > 0 {
+			mixedRuns++
+		}
 	}
 	for seed := range uint64(1_500) {
 		cfg, reqs := decodeScenario(randomScenario(seed))
@@ -89,8 +135,38 @@ func TestSkippedSyncsHideNothing(t *testing.T) {
 				cfg.Fleet.Replicas[i].Engine.KVBlocks = 2_000
 			}
 			check(cfg, src())
+			// Its fleet of mixed moves over other lags, jitters and
+			// pools.
+			for k := range 24 {
+				cfg, src := rg.build(t, 100)
+				cfg.Fleet.Router = PrefixAffinity{View: EventsView{Lag: time.Duration(k%4) * 23 * time.Millisecond, Jitter: time.Duration(k/4%2) * 7 * time.Millisecond}}
+				for i := range cfg.Fleet.Replicas {
+					cfg.Fleet.Replicas[i].Engine.KVBlocks = []int{0, 1_200, 2_000}[k/8]
+				}
+				check(cfg, src())
+			}
 		}
 	}
-	t.Logf("%d runs, %d syncs left out, %d of them publishing events (seen later)", runs, skipped, published)
+	// Its fleet long enough to plan mixed moves (from about its 200th
+	// arrival on, its groups cached), once with every sync made (loud): the step starts noted inside them (synced) are the
+	// engine's, a mixed move's later steps lead after its grid.
+	mixedNoted := noted
+	for _, rg := range regimes {
+		if rg.name != "Fleet8PrefixEvents" {
+			continue
+		}
+		for k := range 2 {
+			cfg, src := rg.build(t, 400)
+			pa := PrefixAffinity{View: EventsView{Lag: time.Duration(k) * 50 * time.Millisecond}}
+			cfg.Fleet.Router = checkedSyncs{PrefixAffinity: pa, t: t, skipped: &skipped, published: &published, noted: &noted, loud: k%2 == 1}
+			_, r, err := runSourceScenario(cfg, src())
+			require.NoError(t, err)
+			require.Positive(t, r.mixes, "run %d: mixed moves", k)
+			runs++
+		}
+	}
+	mixedNoted = noted - mixedNoted
+	t.Logf("%d runs, %d syncs left out, %d of them publishing events (seen later); %d runs of mixed moves; %d noted syncs checked, %d of them synced loud", runs, skipped, published, mixedRuns, noted, mixedNoted)
 	require.Positive(t, published)
+	require.Greater(t, mixedRuns, 12)
 }

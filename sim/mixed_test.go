@@ -162,7 +162,7 @@ func TestFleetMixedMovesAreStepwise(t *testing.T) {
 	if testing.Short() {
 		cases = 30
 	}
-	mixed, approx, exact, large := 0, 0, 0, 0
+	mixed, approx, exact, large, events := 0, 0, 0, 0, 0
 	for seed := range uint64(cases) {
 		cfg, src := mixedFleetScenario(t, seed)
 		t.Run("", func(t *testing.T) {
@@ -170,6 +170,9 @@ func TestFleetMixedMovesAreStepwise(t *testing.T) {
 				mixed++
 				if pa, ok := cfg.Fleet.Router.(PrefixAffinity); ok {
 					approx++
+					if _, ok := pa.View.(EventsView); ok {
+						events++
+					}
 					if _, ok := pa.View.(ExactView); ok {
 						exact++
 						if len(cfg.Fleet.Replicas) > mixedFleetMax {
@@ -184,8 +187,9 @@ func TestFleetMixedMovesAreStepwise(t *testing.T) {
 			return
 		}
 	}
-	t.Logf("%d of %d fleets ran mixed moves, %d of them behind PrefixAffinity, %d of those with ExactView, %d of those past %d replicas",
-		mixed, cases, approx, exact, large, mixedFleetMax)
+	t.Logf("%d of %d fleets ran mixed moves, %d of them behind PrefixAffinity, %d of those with ExactView, %d of those past %d replicas; %d with EventsView",
+		mixed, cases, approx, exact, large, mixedFleetMax, events)
+	require.Positive(t, events, "no fleet behind PrefixAffinity with EventsView ran mixed moves")
 	require.Greater(t, mixed, cases*2/3, "too few fleets ran mixed moves")
 	require.Greater(t, approx, cases/4, "too few fleets behind PrefixAffinity ran mixed moves")
 	require.Greater(t, exact, cases/10, "too few fleets behind PrefixAffinity with ExactView ran mixed moves")
@@ -242,6 +246,15 @@ func mixedFleetScenario(tb testing.TB, seed uint64) (Config, func() workload.Sou
 			}
 			reps = append(reps, reps[:more.IntN(n)]...)
 			n = len(reps)
+		}
+	}
+	// Half the other fleets behind PrefixAffinity read the replicas' KV
+	// events (EventsView, lags of 0 to 60 ms), whose index syncs a
+	// replica at an arrival inside its mixed move (drawn apart too).
+	if ev := rand.New(rand.NewPCG(seed, 49)); approx && ev.IntN(2) == 0 {
+		if pa := router.(PrefixAffinity); pa.View == (ApproxView{}) {
+			pa.View = EventsView{Lag: time.Duration(ev.IntN(4)) * 20 * time.Millisecond}
+			router = pa
 		}
 	}
 	// Half the fleets behind LeastLoaded chunk their prompts, so that a

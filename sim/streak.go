@@ -479,21 +479,31 @@ func (r *runner) fleetMixed() {
 }
 
 // heldByView reports whether the router is PrefixAffinity with
-// ApproxView or ExactView and fresh signals, no gateway, and the whole
-// fleet its view (no routable list): it reads of the replicas only the
-// requests each holds, the runner's count (View.heldRange,
-// heldRangeEach), and its tree or their caches (not EventsView, whose
-// KV events turn mixed moves off).
+// ApproxView, ExactView or EventsView and fresh signals, no gateway, and
+// the whole fleet its view (no routable list): it reads of the replicas
+// only the requests each holds, the runner's count (View.heldRange,
+// heldRangeEach), and its tree, their caches or their KV events (whose
+// index brings a replica to the instant where a step of its move may
+// have published an event seen by then: mustSync and synced read a
+// mixed move's later steps from the engine, which start lead later).
 func (r *runner) heldByView() bool {
-	pa, ok := r.router.(PrefixAffinity)
+	pa, ok := affinityOf(r.router)
 	if !ok || r.cfg.Fleet.SignalDelay > 0 || r.gw != nil || r.view.idx != nil {
 		return false
 	}
 	switch pa.View.(type) {
-	case ApproxView, ExactView, nil:
+	case ApproxView, ExactView, EventsView, nil:
 		return true
 	}
 	return false
+}
+
+// affinityOf is the PrefixAffinity router rt is. Tests see through their
+// wrappers of it that only check what it reads (checkedSyncs), so that
+// they check fleets of mixed moves.
+var affinityOf = func(rt Router) (PrefixAffinity, bool) {
+	pa, ok := rt.(PrefixAffinity)
+	return pa, ok
 }
 
 // mixedFleetMax is the largest fleet behind LeastLoaded whose engines
