@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/internal/testlong"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -136,8 +137,9 @@ func TestSkippedSyncsHideNothing(t *testing.T) {
 			}
 			check(cfg, src())
 			// Its fleet of mixed moves over other lags, jitters and
-			// pools.
-			for k := range 24 {
+			// pools: every third of the 24 (each combination's pool
+			// and lag among them) unless long.
+			for k := 0; k < 24; k += testlong.Int(t, 3, 1) {
 				cfg, src := rg.build(t, 100)
 				cfg.Fleet.Router = PrefixAffinity{View: EventsView{Lag: time.Duration(k%4) * 23 * time.Millisecond, Jitter: time.Duration(k/4%2) * 7 * time.Millisecond}}
 				for i := range cfg.Fleet.Replicas {
@@ -148,15 +150,18 @@ func TestSkippedSyncsHideNothing(t *testing.T) {
 		}
 	}
 	// Its fleet long enough to plan mixed moves (from about its 200th
-	// arrival on, its groups cached), once with every sync made (loud): the step starts noted inside them (synced) are the
-	// engine's, a mixed move's later steps lead after its grid.
+	// arrival on, its groups cached: 300 requests, 400 when long), with
+	// every sync made (loud), and when long once more with syncs left
+	// out: the step starts noted inside them (synced) are the engine's,
+	// a mixed move's later steps lead after its grid. synced's old grid
+	// fails it at arrival 222 either way.
 	mixedNoted := noted
 	for _, rg := range regimes {
 		if rg.name != "Fleet8PrefixEvents" {
 			continue
 		}
-		for k := range 2 {
-			cfg, src := rg.build(t, 400)
+		for k := 2 - testlong.Int(t, 1, 2); k < 2; k++ { // the loud run alone unless long
+			cfg, src := rg.build(t, testlong.Int(t, 300, 400))
 			pa := PrefixAffinity{View: EventsView{Lag: time.Duration(k) * 50 * time.Millisecond}}
 			cfg.Fleet.Router = checkedSyncs{PrefixAffinity: pa, t: t, skipped: &skipped, published: &published, noted: &noted, loud: k%2 == 1}
 			_, r, err := runSourceScenario(cfg, src())
@@ -168,5 +173,5 @@ func TestSkippedSyncsHideNothing(t *testing.T) {
 	mixedNoted = noted - mixedNoted
 	t.Logf("%d runs, %d syncs left out, %d of them publishing events (seen later); %d runs of mixed moves; %d noted syncs checked, %d of them synced loud", runs, skipped, published, mixedRuns, noted, mixedNoted)
 	require.Positive(t, published)
-	require.Greater(t, mixedRuns, 12)
+	require.Greater(t, mixedRuns, testlong.Int(t, 5, 12))
 }
