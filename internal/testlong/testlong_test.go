@@ -44,15 +44,7 @@ func TestSkipAndInt(t *testing.T) {
 }
 
 func TestLogNamesEachTopLevelTestOnce(t *testing.T) {
-	logged.Lock()
-	saved := logged.names
-	logged.names = nil
-	logged.Unlock()
-	t.Cleanup(func() {
-		logged.Lock()
-		logged.names = saved
-		logged.Unlock()
-	})
+	forgetLogged(t)
 	path := filepath.Join(t.TempDir(), "long.log")
 	require.NoError(t, logTest(path, "TestA/x"))
 	require.NoError(t, logTest(path, "TestA"))
@@ -74,6 +66,17 @@ func TestLogNamesEachTopLevelTestOnce(t *testing.T) {
 }
 
 func TestLogFailsTheTestOnAFileItCannotOpen(t *testing.T) {
+	forgetLogged(t)
+	err := logTest(filepath.Join(t.TempDir(), "no", "such", "dir"), "TestA")
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	logged.Lock()
+	assert.False(t, logged.names["TestA"], "a line not written is not remembered")
+	logged.Unlock()
+}
+
+// forgetLogged empties the names this binary has logged for t's
+// duration, and puts them back after it.
+func forgetLogged(t *testing.T) {
 	logged.Lock()
 	saved := logged.names
 	logged.names = nil
@@ -83,9 +86,4 @@ func TestLogFailsTheTestOnAFileItCannotOpen(t *testing.T) {
 		logged.names = saved
 		logged.Unlock()
 	})
-	err := logTest(filepath.Join(t.TempDir(), "no", "such", "dir"), "TestA")
-	assert.ErrorIs(t, err, fs.ErrNotExist)
-	logged.Lock()
-	assert.False(t, logged.names["TestA"], "a line not written is not remembered")
-	logged.Unlock()
 }
