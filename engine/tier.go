@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/servesim/servesim/internal/tierdone"
 )
@@ -716,7 +717,7 @@ func (e *Engine) coNext(after, m int) int {
 			for i, x := range l {
 				if x.in() {
 					if i > 0 {
-						coNextPastOut++
+						coNextPastOut.Add(1)
 					}
 					return k
 				}
@@ -730,8 +731,9 @@ func (e *Engine) coNext(after, m int) int {
 
 // coNextPastOut counts the steps coNext found by a member listed after
 // one no longer in (the tests' measure that lists hold such entries:
-// TestTierCohortMembersLeaveMidList).
-var coNextPastOut int
+// TestTierCohortMembersLeaveMidList; atomic, as sim's parallel tests
+// run tiers at once).
+var coNextPastOut atomic.Int64
 
 // tierFinished tells a tier of this module's (tierdone.Finisher) that
 // s finished (drop, just before its release), with its stored blocks'

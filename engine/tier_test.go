@@ -230,7 +230,8 @@ func TestTierRunsAreStepsEachStep(t *testing.T) {
 // scenarios put few members on a list and did not catch coNext testing
 // a list's first entry only (sim's tier tests did).
 func TestTierCohortMembersLeaveMidList(t *testing.T) {
-	coNextPastOut, runsCohortStored = 0, 0
+	coNextPastOut.Store(0)
+	runsCohortStored = 0
 	for seed := range uint64(150) {
 		rng := rand.New(rand.NewPCG(seed, 4141))
 		b := []int{4, 8, 16}[rng.IntN(3)]
@@ -275,8 +276,8 @@ func TestTierCohortMembersLeaveMidList(t *testing.T) {
 		require.Equal(t, wantLog, gotLog, "seed %d, %+v: the tier's calls", seed, cfg)
 		require.Equal(t, wantLine, gotLine, "seed %d, %+v", seed, cfg)
 	}
-	t.Logf("%d steps found by a member listed after one that left; %d cohort runs stored", coNextPastOut, runsCohortStored)
-	assert.Greater(t, coNextPastOut, 50, "the scenarios no longer list members after ones that left")
+	t.Logf("%d steps found by a member listed after one that left; %d cohort runs stored", coNextPastOut.Load(), runsCohortStored)
+	assert.Greater(t, coNextPastOut.Load(), int64(50), "the scenarios no longer list members after ones that left")
 }
 
 // TestTierLoadThenPrefillTheRest: on a replica of 10 blocks of 16 tokens,

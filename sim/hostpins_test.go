@@ -435,13 +435,15 @@ func TestDecodesPutOffAreInsertedAtTheirStores(t *testing.T) {
 	var anon, skipped int
 	run := func(cfg Config, src func() workload.Source) {
 		t.Helper()
-		decodesPutOff, anonBlocks, touchesSkipped = 0, 0, 0
+		decodesPutOff.Store(0)
+		anonBlocks.Store(0)
+		touchesSkipped.Store(0)
 		want, _, sum := recordsOf(t, cfg, src())
 		require.NotNil(t, sum.Tiers)
-		require.Positive(t, decodesPutOff, "decode blocks put off")
+		require.Positive(t, decodesPutOff.Load(), "decode blocks put off")
 		evictions += sum.Tiers.HostEvictions
-		anon += anonBlocks
-		skipped += touchesSkipped
+		anon += int(anonBlocks.Load())
+		skipped += int(touchesSkipped.Load())
 		// Every note touched whole at a settle (coverLater's slow twin).
 		touchWhole = true
 		defer func() { touchWhole = false }()
@@ -534,7 +536,7 @@ func TestFinishedBlocksGoInAnonymous(t *testing.T) {
 			return r
 		}
 		reqs := []*request{fresh(), fresh(), fresh(), fresh()}
-		before := anonBlocks
+		before := anonBlocks.Load()
 		check := func(step int, what string) {
 			t.Helper()
 			evicted0 = append(evicted0, ports[0].evicted...)
@@ -608,7 +610,7 @@ func TestFinishedBlocksGoInAnonymous(t *testing.T) {
 		}
 		require.Equal(t, ports[1].Store(drain, drain), ports[0].Store(drain, drain))
 		check(-1, "drain")
-		anon += anonBlocks - before
+		anon += int(anonBlocks.Load() - before)
 	}
 	t.Logf("%d blocks went in as anonymous blocks", anon)
 	require.Greater(t, anon, 500, "finished requests' blocks no longer go in as anonymous blocks")

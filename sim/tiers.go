@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -692,8 +693,9 @@ func (p *tierPort) settle() {
 // (TestLazyTouchesAreEager, TestFinishedBlocksGoInAnonymous).
 
 // touchesSkipped counts the keys settles did not touch (coverLater: the
-// tests' measure that some are not).
-var touchesSkipped int
+// tests' measure that some are not; atomic, as the parallel tests
+// that run tiers add to it at once).
+var touchesSkipped atomic.Int64
 
 // touchWhole makes every settle touch each note's keys whole (the slow
 // twin of coverLater; a test's switch).
@@ -714,7 +716,7 @@ func (g *touchLog) coverLater() {
 		if j := g.last[x]; j != 0 {
 			if later := g.notes[j].keys; later[0] == nt.keys[0] {
 				nt.skip = int32(min(chainCommon(nt.keys, later), len(nt.keys)-int(nt.pend)))
-				touchesSkipped += int(nt.skip)
+				touchesSkipped.Add(int64(nt.skip))
 			}
 		}
 		g.last[x] = i
@@ -789,8 +791,8 @@ var pendNotes = 16
 var eagerDecodes = false
 
 // decodesPutOff counts the decode blocks put off and inserted since (the
-// tests' measure that they are).
-var decodesPutOff int
+// tests' measure that they are; atomic, as touchesSkipped).
+var decodesPutOff atomic.Int64
 
 // pendSlot is the mark of key.
 func pendSlot(key uint64) int { return int((key * keyMul) >> (64 - pendBits)) }
@@ -1000,7 +1002,7 @@ func (p *tierPort) insertPending(nt *touchNote) {
 		d.marks[pendSlot(k)]--
 	}
 	d.keys -= len(keys)
-	decodesPutOff += len(keys)
+	decodesPutOff.Add(int64(len(keys)))
 	nt.pend = 0
 	p.evicted, _, _ = p.host.InsertChain(keys, nt.keys, p.evicted[:0])
 }
@@ -1055,8 +1057,8 @@ func (p *tierPort) Finished(_ tierdone.Mark, chain []uint64, own int) {
 func (p *tierPort) insertDone(nt *touchNote) []uint64 {
 	n := int(nt.pend)
 	p.pend.keys -= n
-	decodesPutOff += n
-	anonBlocks += n
+	decodesPutOff.Add(int64(n))
+	anonBlocks.Add(int64(n))
 	nt.pend, nt.done = 0, false
 	p.evicted, _, _ = p.host.InsertAnon(n, p.evicted[:0])
 	return nt.keys[:len(nt.keys)-n]
@@ -1073,8 +1075,8 @@ const doneStored = "sim: invariant tier-done broken: a chain stored or looked up
 var eagerAnon = false
 
 // anonBlocks counts the keys put off that went in as anonymous blocks
-// (the tests' measure that some do).
-var anonBlocks int
+// (the tests' measure that some do; atomic, as touchesSkipped).
+var anonBlocks atomic.Int64
 
 // Load pins each key in the tier that serves it, the host tier first,
 // and notes which on the request's slot.
