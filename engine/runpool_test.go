@@ -529,6 +529,35 @@ func runTwinScenario(t testing.TB, seed uint64, steps int) twinCounts {
 	return twinCounts{w.caches, w.rp.runs.inPlace, w.rp.runs.grown, w.rp.runs.newEdges, w.events, w.probes, w.oneFound, w.oneFreed, w.oneSplit}
 }
 
+// TestChainStartsAreKeyAt holds Check's chained keys (chainStarts, each
+// edge's labels mixed once) to keyAt's chain from the root, block by
+// block, on the trees of TestRunPoolTwin's scenarios, asked in a random
+// order of edges (chainStarts keeps the ends it chained on the way).
+func TestChainStartsAreKeyAt(t *testing.T) {
+	blocks := 0
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
+		w := newRunTwin(t, 8+rng.IntN(48), rng.IntN(2) == 0, rng.IntN(5) == 0)
+		for range 400 {
+			w.step(rng)
+		}
+		tr := w.rp.runs
+		starts := chainStarts{t: tr}
+		for _, e := range rng.Perm(len(tr.edges)) {
+			if ed := &tr.edges[e]; e == 0 || len(ed.segs)+len(ed.kids) == 0 { // a freed edge's parents may lead nowhere
+				continue
+			}
+			key := starts.at(int32(e))
+			for off := range min(tr.edges[e].lab.n, 64) { // an edge nothing follows may run on without end
+				key = mix(key, tr.edges[e].lab.at(off, tr.b).value())
+				require.Equal(t, keyAt(tr, int32(e), off), key, "seed %d: edge %d, block %d", seed, e, off)
+				blocks++
+			}
+		}
+	}
+	require.Greater(t, blocks, 1_000)
+}
+
 func TestRunPoolTwin(t *testing.T) {
 	n := 300
 	if testing.Short() {
