@@ -72,14 +72,10 @@ func TestStepEndPlansAtOnceIsTheQueuedPlan(t *testing.T) {
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			text, r := runChecked(t, c.cfg, c.src())
-			planAtOnce = false
-			twin, tr := runChecked(t, c.cfg, c.src())
-			planAtOnce = true
+			twin, tr := runCheckedWith(t, c.cfg, c.src(), twins{noPlanAtOnce: true})
 			require.Zero(t, tr.atOnce)
 			sameBytes(t, twin, text)
-			keepEndAtOnce = false
-			removed, kr := runChecked(t, c.cfg, c.src())
-			keepEndAtOnce = true
+			removed, kr := runCheckedWith(t, c.cfg, c.src(), twins{noKeepEndAtOnce: true})
 			require.Equal(t, kr.atOnce, kr.removedAtOnce, "the twin removes every end")
 			require.Equal(t, r.atOnce, kr.atOnce, "the end kept in place or removed, the same step ends plan at once")
 			sameBytes(t, removed, text)

@@ -742,7 +742,7 @@ func (e EventsView) state(r *runner) (cacheState, error) {
 func (s *eventsState) added(r *runner, i int) {
 	x := &eventIndex{s: s}
 	switch {
-	case eventsOwnTables: // a table of its own (tests): no band's
+	case r.tw.eventsOwnTables: // a table of its own (tests): no band's
 		x.held = ownKeys()
 	case i/64 == len(s.tables): // a band of 64 replicas shares a table (maskCounts)
 		s.tables = append(s.tables, newMaskCounts())
@@ -755,7 +755,7 @@ func (s *eventsState) added(r *runner, i int) {
 		x.rand = workload.NewStream(r.cfg.Seed, fmt.Sprintf("sim/kvevents/%d", i))
 	}
 	s.reps = append(s.reps, x)
-	if eventsByKeys {
+	if r.tw.eventsByKeys {
 		r.reps[i].eng.PublishKVEvents(keysOnly{x})
 		return
 	}

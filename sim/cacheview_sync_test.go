@@ -29,6 +29,10 @@ type checkedSyncs struct {
 	loud bool
 }
 
+// wrappedAffinity lets the runner plan mixed moves behind c as behind
+// the router it holds (affinityOf).
+func (c checkedSyncs) wrappedAffinity() PrefixAffinity { return c.PrefixAffinity }
+
 func (c checkedSyncs) Route(req *workload.Request, v *View) int {
 	if s, ok := v.r.cache.(*eventsState); ok {
 		r := v.r
@@ -94,17 +98,9 @@ func (c checkedSyncs) Route(req *workload.Request, v *View) int {
 // tight-pool variant of it, whose replicas evict. It requires syncs
 // left out that would have published events, and runs of mixed moves
 // (the fleets plan them behind the check as behind PrefixAffinity:
-// affinityOf), whose later steps start lead after their grid.
+// affinityOf, wrappedAffinity), whose later steps start lead after their grid.
 func TestSkippedSyncsHideNothing(t *testing.T) {
 	skipped, published, noted, runs, mixedRuns := 0, 0, 0, 0, 0
-	defer func(of func(Router) (PrefixAffinity, bool)) { affinityOf = of }(affinityOf)
-	affinityOf = func(rt Router) (PrefixAffinity, bool) {
-		if c, ok := rt.(checkedSyncs); ok {
-			return c.PrefixAffinity, true
-		}
-		pa, ok := rt.(PrefixAffinity)
-		return pa, ok
-	}
 	check := func(cfg Config, src workload.Source) {
 		if pa, ok := cfg.Fleet.Router.(PrefixAffinity); ok {
 			cfg.Fleet.Router = checkedSyncs{PrefixAffinity: pa, t: t, skipped: &skipped, published: &published, noted: &noted}

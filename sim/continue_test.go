@@ -30,8 +30,14 @@ func runTwins(t *testing.T, cfg Config, src func() workload.Source, count func(*
 // text, and the runner.
 func runChecked(t *testing.T, cfg Config, src workload.Source) ([]byte, *runner) {
 	t.Helper()
+	return runCheckedWith(t, cfg, src, twins{})
+}
+
+// runCheckedWith is runChecked with the slow twins tw on.
+func runCheckedWith(t *testing.T, cfg Config, src workload.Source, tw twins) ([]byte, *runner) {
+	t.Helper()
 	var buf bytes.Buffer
-	r, err := newRunner(cfg, src, ObserverFunc(func(rec *Record) { fmt.Fprintf(&buf, "%+v\n", *rec) }))
+	r, err := newRunnerWith(cfg, src, ObserverFunc(func(rec *Record) { fmt.Fprintf(&buf, "%+v\n", *rec) }), tw)
 	require.NoError(t, err)
 	r.checkEngines()
 	require.NoError(t, r.loop())

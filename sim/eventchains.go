@@ -85,10 +85,6 @@ type lazyRuns struct {
 // bits (8 KiB).
 const lazyShift = 64 - 16
 
-// eventsByKeys (a test's switch) makes an index take its engine's runs
-// of blocks by their keys, not by name: the slow twin of lazyRuns.
-var eventsByKeys bool
-
 // keysOnly is an index publishing takes by keys alone (eventsByKeys).
 type keysOnly struct{ x *eventIndex }
 

@@ -39,7 +39,7 @@ func (a answerLog) Route(r *workload.Request, v *View) int {
 // stored by name, and woken.
 func TestChainsAreKeys(t *testing.T) {
 	chained, wakes, removed := 0, 0, 0
-	runs := eventTwins(t, &eventsByKeys, func(r *runner) {
+	runs := eventTwins(t, twins{eventsByKeys: true}, func(r *runner) {
 		if s, ok := r.cache.(*eventsState); ok {
 			for _, x := range s.reps {
 				chained += x.chained
@@ -59,11 +59,11 @@ func TestChainsAreKeys(t *testing.T) {
 // eventTwins runs the random scenarios routed by PrefixAffinity, over
 // EventsView with lags of 0 to 60 ms (and some jitter), and
 // Regime/Fleet8PrefixEvents and a tight-pool variant of it, whose
-// replicas evict, each with the test's switch twin off and on, and
+// replicas evict, each without and with the slow twins twin, and
 // holds the two to the same answers at every arrival (answerLog) and
 // the same records and summary, byte for byte; seen is given each run
-// with the switch off. It returns how many scenarios it ran.
-func eventTwins(t *testing.T, twin *bool, seen func(*runner)) int {
+// without them. It returns how many scenarios it ran.
+func eventTwins(t *testing.T, twin twins, seen func(*runner)) int {
 	runs := 0
 	check := func(name string, cfg Config, src func() workload.Source) {
 		eventTwin(t, twin, name, cfg, src, seen)
@@ -95,19 +95,21 @@ func eventTwins(t *testing.T, twin *bool, seen func(*runner)) int {
 	return runs
 }
 
-// eventTwin runs cfg on src, PrefixAffinity's, with the test's switch
-// twin off and on, and holds the two to the same answers at every
+// eventTwin runs cfg on src, PrefixAffinity's, with the slow twins
+// twin, without and with, and holds the two to the same answers at every
 // arrival (answerLog) and the same records and summary, byte for byte;
-// seen is given the run with the switch off.
-func eventTwin(t *testing.T, twin *bool, name string, cfg Config, src func() workload.Source, seen func(*runner)) {
+// seen is given the run without them.
+func eventTwin(t *testing.T, twin twins, name string, cfg Config, src func() workload.Source, seen func(*runner)) {
 	var out [2]scenarioRun
 	var logs [2][]int
 	for i, on := range []bool{false, true} {
 		c := cfg
 		c.Fleet.Router = answerLog{PrefixAffinity: cfg.Fleet.Router.(PrefixAffinity), log: &logs[i]}
-		*twin = on
-		run, r, err := runSourceScenario(c, src())
-		*twin = false
+		tw := twins{}
+		if on {
+			tw = twin
+		}
+		run, r, err := runSourceScenarioWith(c, src(), tw)
 		require.NoError(t, err, name)
 		out[i] = run
 		if !on {

@@ -54,9 +54,7 @@ func newIntake(cfg Config, src workload.Source) intake {
 	in := intake{src: src, errs: workload.NewStream(cfg.Seed, "sim/errors")}
 	in.fb, _ = src.(workload.Feedback)
 	in.paced, _ = src.(workload.Paced)
-	if !noNextInto {
-		in.fill, _ = nextinto.Of(src).(nextInto)
-	}
+	in.fill, _ = nextinto.Of(src).(nextInto)
 	if in.maxHeld = cfg.MaxBacklog; in.maxHeld == 0 {
 		in.maxHeld = DefaultMaxBacklog
 	} else if in.maxHeld < 0 {
@@ -239,10 +237,6 @@ func (rep *replica) stage() {
 // noAddInto turns internal/addinto's route off (a test's switch): send
 // calls Engine.Add, the route's twin.
 var noAddInto bool
-
-// noNextInto turns internal/nextinto's route off (a test's switch): every
-// source's Next is called, the route's twin.
-var noNextInto bool
 
 // noRequest is what a source's Next answered instead of a request: none
 // now (ErrWaiting) or none left (EOF, which marks the source done), both

@@ -297,11 +297,6 @@ func (c *maskCounts) remove(key, bit uint64) bool {
 	return true
 }
 
-// eventsOwnTables (a test's switch) gives each replica's index a table
-// of its own, as a keyCounts a replica held them: the shape before
-// maskCounts, its twin in TestSharedTablesAreOwn.
-var eventsOwnTables bool
-
 // replicaKeys is a replica's index's copies of each key: its bit of a
 // table it shares (maskCounts), or of one of its own (bit 1).
 type replicaKeys struct {

@@ -163,7 +163,7 @@ func FuzzMaskCounts(f *testing.F) {
 // replicas in one entry, and removals.
 func TestSharedTablesAreOwn(t *testing.T) {
 	shared, removed := 0, 0
-	runs := eventTwins(t, &eventsOwnTables, func(r *runner) {
+	runs := eventTwins(t, twins{eventsOwnTables: true}, func(r *runner) {
 		s, ok := r.cache.(*eventsState)
 		if !ok {
 			return
@@ -193,7 +193,7 @@ func TestSharedTablesInBands(t *testing.T) {
 	cfg := Config{Fleet: Fleet{Replicas: Copies(70, ReplicaConfig{Engine: engine.Config{KVBlocks: 600}}),
 		Router: PrefixAffinity{View: EventsView{Lag: 20 * time.Millisecond}}}}
 	tables, removed := 0, 0
-	eventTwin(t, &eventsOwnTables, "70 replicas", cfg, sharedPrefix(t, 70, 2, 350), func(r *runner) {
+	eventTwin(t, twins{eventsOwnTables: true}, "70 replicas", cfg, sharedPrefix(t, 70, 2, 350), func(r *runner) {
 		s := r.cache.(*eventsState)
 		tables = len(s.tables)
 		for _, x := range s.reps[64:] {

@@ -73,9 +73,7 @@ func mixedTwins(t *testing.T, cfg Config, src func() workload.Source) (int, int)
 	plain, pr := runUnchecked(t, cfg, src()) // account's odd is firstOn itself, not checking's
 	require.Equal(t, r.mixes, pr.mixes)
 	sameBytes(t, plain, text)
-	noMixed = true
-	twin, tr := runChecked(t, cfg, src())
-	noMixed = false
+	twin, tr := runCheckedWith(t, cfg, src(), twins{noMixed: true})
 	require.Zero(t, tr.mixes)
 	sameBytes(t, twin, text)
 	step := cfg

@@ -26,11 +26,9 @@ func TestNextIntoEqualsNext(t *testing.T) {
 			}
 			a, _, err := runSourceScenario(cfg, src())
 			require.NoError(t, err)
-			noNextInto = true
-			defer func() { noNextInto = false }()
-			require.Nil(t, newIntake(cfg, src()).fill, "the switch turns the route off")
-			b, _, err := runSourceScenario(cfg, src())
+			b, br, err := runSourceScenarioWith(cfg, src(), twins{noNextInto: true})
 			require.NoError(t, err)
+			require.Nil(t, br.fill, "the switch turns the route off")
 			sameBytes(t, b.text, a.text)
 		})
 	}

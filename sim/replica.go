@@ -309,8 +309,8 @@ func (r *runner) stepEnd(rep *replica) error {
 		r.ends.remove(rep.idx)
 		return nil
 	}
-	if planAtOnce && rep.continues && len(r.toPlan) == 0 && r.clientHead >= len(r.clientQ) && !r.overloaded && (r.events.len() == 0 || r.events.peek().at > r.now) {
-		if keepEndAtOnce {
+	if !r.tw.noPlanAtOnce && rep.continues && len(r.toPlan) == 0 && r.clientHead >= len(r.clientQ) && !r.overloaded && (r.events.len() == 0 || r.events.peek().at > r.now) {
+		if !r.tw.noKeepEndAtOnce {
 			// Its end, the earliest, stays in the set while it is
 			// planned: the plan's set moves it in place (planned),
 			// one update instead of remove's and set's. Nothing
@@ -344,14 +344,6 @@ func (r *runner) stepEnd(rep *replica) error {
 	r.queuePlan(rep)
 	return nil
 }
-
-// planAtOnce lets stepEnd plan at once (tests turn it off for the twin).
-var planAtOnce = true
-
-// keepEndAtOnce lets stepEnd keep the replica's end in the set while it
-// plans at once, moved by the plan (tests turn it off for the twin:
-// remove, then set).
-var keepEndAtOnce = true
 
 // settle collects the steps of the replica's move in flight that ended by
 // instant t (see engine.Runner.CompleteUntil).

@@ -45,6 +45,7 @@ func Run(cfg Config, src workload.Source, obs Observer) (Summary, error) {
 //     (collectors); summary.go turns those into a Summary.
 type runner struct {
 	cfg Config
+	tw  twins // the slow twins on, for tests (twins.go)
 
 	// The event loop's: the clock (window.go's advance moves it), the
 	// event queues, and when the run stops.
@@ -129,6 +130,11 @@ type runner struct {
 }
 
 func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
+	return newRunnerWith(cfg, src, obs, twins{})
+}
+
+// newRunnerWith is newRunner with the slow twins tw on (twins.go).
+func newRunnerWith(cfg Config, src workload.Source, obs Observer, tw twins) (*runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -140,9 +146,12 @@ func newRunner(cfg Config, src workload.Source, obs Observer) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, stopAt: runStop(cfg), ends: newStepEnds(len(reps.reps)),
+	r := &runner{cfg: cfg, tw: tw, stopAt: runStop(cfg), ends: newStepEnds(len(reps.reps)),
 		intake: newIntake(cfg, src), routing: newRouting(cfg), replicas: reps,
 		window: newWindow(cfg), collectors: newCollectors(cfg, slo, obs, reps.speculates), gw: newGateway(cfg.Gateway)}
+	if tw.noNextInto {
+		r.fill = nil // every source's Next called, the route's twin
+	}
 	r.pd = newDisagg(cfg, r)
 	r.fleet = len(r.reps) > 1 || cfg.Fleet.Autoscale.On()
 	r.routes = r.fleet || cfg.Fleet.Router != nil || r.gw != nil

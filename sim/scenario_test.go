@@ -429,13 +429,23 @@ func runScenario(cfg Config, reqs list, steps ...bool) (scenarioRun, error) {
 
 // runScenarioRunner is runScenario, with the runner it ran.
 func runScenarioRunner(cfg Config, reqs list, steps ...bool) (scenarioRun, *runner, error) {
+	return runScenarioWith(cfg, reqs, twins{}, steps...)
+}
+
+// runScenarioWith is runScenarioRunner with the slow twins tw on.
+func runScenarioWith(cfg Config, reqs list, tw twins, steps ...bool) (scenarioRun, *runner, error) {
 	src := append(list(nil), reqs...)
-	return runSourceScenario(cfg, &src, steps...)
+	return runSourceScenarioWith(cfg, &src, tw, steps...)
 }
 
 // runSourceScenario is runScenarioRunner on any source (one that takes
 // Feedback too), which it consumes.
 func runSourceScenario(cfg Config, src workload.Source, steps ...bool) (scenarioRun, *runner, error) {
+	return runSourceScenarioWith(cfg, src, twins{}, steps...)
+}
+
+// runSourceScenarioWith is runSourceScenario with the slow twins tw on.
+func runSourceScenarioWith(cfg Config, src workload.Source, tw twins, steps ...bool) (scenarioRun, *runner, error) {
 	var buf bytes.Buffer
 	seen := map[uint64]int{}
 	var recs []Record
@@ -444,7 +454,7 @@ func runSourceScenario(cfg Config, src workload.Source, steps ...bool) (scenario
 	if len(steps) > 0 && steps[0] {
 		obs = stepScenarioObserver{scenarioObserver{&buf, seen, &recs}, stepLogs}
 	}
-	r, err := newRunner(cfg, src, obs)
+	r, err := newRunnerWith(cfg, src, obs, tw)
 	if err != nil {
 		return scenarioRun{}, nil, err
 	}

@@ -21,13 +21,6 @@ import (
 // Config.Stepwise): TestSpecRunsAreSteps and FuzzSpecRunsAreSteps hold
 // the two to the same bytes.
 
-// noSpecRuns turns speculative runs off, for tests: the twin.
-var noSpecRuns = false
-
-// specFar plans speculative runs to the stopping instant (tests: the
-// events inside them cut them, Truncate and CompleteUntil).
-var specFar = false
-
 // specRuns asks the one replica's engine for speculative runs when
 // nothing reads it inside a move: one replica (no router, no fleet's
 // records interleave), no step observer, gateway, cache view, tiers,
@@ -37,7 +30,7 @@ var specFar = false
 // draws ahead) and K + 1 < gapLanes.
 func (r *runner) specRuns() {
 	c := &r.cfg
-	if noSpecRuns || len(r.reps) != 1 || r.fleet || r.lazy || r.steps != nil || r.gw != nil || r.roots != nil ||
+	if r.tw.noSpecRuns || len(r.reps) != 1 || r.fleet || r.lazy || r.steps != nil || r.gw != nil || r.roots != nil ||
 		r.cache != nil || r.tiers != nil || r.scale != nil || r.recent != nil || r.pd != nil || r.perClass ||
 		c.DetectWarmup || c.Stepwise || c.KeepTokens {
 		return
@@ -70,7 +63,7 @@ func (r *runner) planSpec(rep *replica) error {
 // twice the steps it ran (BenchmarkRegime/Speculation, the budget test).
 func (r *runner) specUntil() time.Duration {
 	until := r.stopping()
-	if r.events.len() > 0 && !specFar {
+	if r.events.len() > 0 && !r.tw.specFar {
 		until = min(until, r.events.peek().at)
 	}
 	return until

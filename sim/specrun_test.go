@@ -129,14 +129,10 @@ func specRunsAreSteps(t *testing.T, data []byte) int {
 	cfg, reqs := decodeSpecScenario(data)
 	fast, err := runScenario(cfg, reqs)
 	require.NoError(t, err)
-	specFar = true // runs planned to the stopping instant, cut by the events inside them
-	far, err := runScenario(cfg, reqs)
-	specFar = false
+	far, _, err := runScenarioWith(cfg, reqs, twins{specFar: true}) // runs planned to the stopping instant, cut by the events inside them
 	require.NoError(t, err)
 	sameBytes(t, fast.text, far.text)
-	noSpecRuns = true
-	one, err := runScenario(cfg, reqs)
-	noSpecRuns = false
+	one, _, err := runScenarioWith(cfg, reqs, twins{noSpecRuns: true})
 	require.NoError(t, err)
 	require.Zero(t, one.specMoves)
 	sameBytes(t, one.text, fast.text)

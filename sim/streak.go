@@ -393,9 +393,6 @@ func (r *runner) settleStreak(ref int32) {
 // finish (noThrough), held to the same bytes by
 // TestRunsThroughFinishesAreStepwise.
 
-// noThrough turns runs through finishes off, for tests: the twin.
-var noThrough = false
-
 // runThrough asks the one replica's engine for runs through finishes
 // when a finish at an instant changes nothing else there: one replica
 // (no router reads its engine inside a run, no fleet's records
@@ -412,7 +409,7 @@ func (r *runner) runThrough() {
 	}
 	r.odd = &r.noFirst
 	c := &r.cfg
-	if noThrough || !r.lazy || r.steps != nil || r.fb != nil || r.gw != nil ||
+	if r.tw.noThrough || !r.lazy || r.steps != nil || r.fb != nil || r.gw != nil ||
 		r.tiers != nil || r.scale != nil || r.recent != nil || r.pd != nil ||
 		r.perClass || c.MaxConcurrency > 0 || c.Horizon > 0 || c.DetectWarmup || c.Stepwise || c.KeepTokens {
 		return
@@ -430,7 +427,7 @@ func (r *runner) runThrough() {
 	}
 	runthrough.Allow(rep.eng, true)
 	r.thruAt = runthrough.FinAt(rep.eng)
-	if !noMixed { // mixed moves, which the same conditions allow (accountFirst)
+	if !r.tw.noMixed { // mixed moves, which the same conditions allow (accountFirst)
 		mixedrun.Allow(rep.eng, true)
 		rep.firstOn, rep.firstBlocks = mixedrun.Out(rep.eng)
 		r.odd = rep.firstOn
@@ -461,7 +458,7 @@ func (r *runner) runThrough() {
 // A finish still ends a fleet's run: a fleet asks for no run through
 // finishes.
 func (r *runner) fleetMixed() {
-	if noMixed || r.pd != nil || r.cfg.Timeout > 0 || !(r.leastFresh && len(r.reps) <= mixedFleetMax || r.heldByView()) {
+	if r.tw.noMixed || r.pd != nil || r.cfg.Timeout > 0 || !(r.leastFresh && len(r.reps) <= mixedFleetMax || r.heldByView()) {
 		return
 	}
 	for i := range r.reps {
@@ -498,12 +495,25 @@ func (r *runner) heldByView() bool {
 	return false
 }
 
-// affinityOf is the PrefixAffinity router rt is. Tests see through their
-// wrappers of it that only check what it reads (checkedSyncs), so that
-// they check fleets of mixed moves.
-var affinityOf = func(rt Router) (PrefixAffinity, bool) {
-	pa, ok := rt.(PrefixAffinity)
-	return pa, ok
+// affinityOf is the PrefixAffinity router rt is, or the one a test's
+// wrapper of it holds (affinityWrapper): such a wrapper only checks what
+// the router reads (checkedSyncs), so that the tests check fleets of
+// mixed moves.
+func affinityOf(rt Router) (PrefixAffinity, bool) {
+	switch rt := rt.(type) {
+	case PrefixAffinity:
+		return rt, true
+	case affinityWrapper:
+		return rt.wrappedAffinity(), true
+	}
+	return PrefixAffinity{}, false
+}
+
+// affinityWrapper is a test's wrapper of a PrefixAffinity router that
+// routes as the router it holds (affinityOf).
+type affinityWrapper interface {
+	Router
+	wrappedAffinity() PrefixAffinity
 }
 
 // mixedFleetMax is the largest fleet behind LeastLoaded whose engines
@@ -602,9 +612,6 @@ func (r *runner) finishInside(rep *replica, out *engine.Outcome, em engine.Emit)
 // (runThrough): it reads nothing of the engine inside a move. The twin
 // is the mixed step and the run as two moves (noMixed), held to the
 // same bytes by TestMixedMovesAreStepwise.
-
-// noMixed turns mixed moves off, for tests: the twin.
-var noMixed = false
 
 // accountFirst is account for an outcome whose first step is a mixed
 // move's, which began the move (moveAt) and held blocks blocks: the

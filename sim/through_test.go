@@ -123,9 +123,7 @@ func checkThrough(t *testing.T, cases int, salt uint64, scenario func(*rand.Rand
 		cfg, src := scenario(rand.New(rand.NewPCG(seed, salt)), seed)
 		t.Run("", func(t *testing.T) {
 			text, r := runChecked(t, cfg, src())
-			noThrough = true
-			twin, _ := runChecked(t, cfg, src())
-			noThrough = false
+			twin, _ := runCheckedWith(t, cfg, src(), twins{noThrough: true})
 			sameBytes(t, twin, text)
 			step := cfg
 			step.Stepwise = true

@@ -1,0 +1,38 @@
+package sim
+
+// twins turns slow twins on for one run: each field turns a fast path
+// off for the run it is given to (newRunnerWith), for the tests that
+// hold the path to its twin. A twin that is a field of the run rather
+// than a package-level switch lets those tests run in parallel
+// (t.Parallel): sim's heaviest tests are twin tests, and its suite was
+// the single-core tail of `go test ./...` (TestParallelTestsTouchNoPackageVar
+// holds the parallel tests to touching no package-level switch). The
+// zero value is every fast path on, as Run runs.
+type twins struct {
+	// noMixed turns mixed moves off: a mixed step and the decode run
+	// after it as two moves (runThrough, fleetMixed).
+	noMixed bool
+	// noThrough turns runs through finishes off: the run ends at the
+	// first finish (runThrough).
+	noThrough bool
+	// noSpecRuns turns speculative runs off: a step a move (specRuns).
+	noSpecRuns bool
+	// specFar plans speculative runs to the stopping instant, cut by the
+	// events inside them (Truncate and CompleteUntil; specUntil).
+	specFar bool
+	// noPlanAtOnce makes stepEnd queue every plan, none at once.
+	noPlanAtOnce bool
+	// noKeepEndAtOnce makes stepEnd remove a replica's end and set it
+	// again when it plans at once, rather than keep it in place.
+	noKeepEndAtOnce bool
+	// eventsByKeys makes a KV events index take its engine's runs of
+	// blocks by their keys, not by name: the slow twin of lazyRuns.
+	eventsByKeys bool
+	// eventsOwnTables gives each replica's KV events index a table of
+	// its own, as a keyCounts a replica held them: the shape before
+	// maskCounts.
+	eventsOwnTables bool
+	// noNextInto turns internal/nextinto's route off: every source's
+	// Next is called.
+	noNextInto bool
+}
