@@ -24,6 +24,7 @@ import (
 // end kept in the set while it plans at once (keepEndAtOnce; atOnce past removedAtOnce)
 // has its twin too: the end removed, then set.
 func TestStepEndPlansAtOnceIsTheQueuedPlan(t *testing.T) {
+	t.Parallel()
 	lengths := workload.Independent{Input: workload.Uniform{Center: 600, RangeRatio: 0.9}, Output: workload.Uniform{Center: 120, RangeRatio: 0.9}}
 	clients := func(n int, think time.Duration) func() workload.Source {
 		return func() workload.Source {

@@ -100,6 +100,7 @@ func (c checkedSyncs) Route(req *workload.Request, v *View) int {
 // (the fleets plan them behind the check as behind PrefixAffinity:
 // affinityOf, wrappedAffinity), whose later steps start lead after their grid.
 func TestSkippedSyncsHideNothing(t *testing.T) {
+	t.Parallel()
 	skipped, published, noted, runs, mixedRuns := 0, 0, 0, 0, 0
 	check := func(cfg Config, src workload.Source) {
 		if pa, ok := cfg.Fleet.Router.(PrefixAffinity); ok {

@@ -62,6 +62,7 @@ func runView(t *testing.T, cfg Config, reqs list) (scenarioRun, *runner) {
 // to prompts evicted). The hits and the evictions are counted, so that the
 // equality is not that of routers that never found anything.
 func TestCacheViewsRouteAsExact(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		prefix workload.PrefixReuse

@@ -141,6 +141,7 @@ func fmtNode(path []uint64, tokens int, last time.Duration, seq uint64) string {
 // same tokens. Half the inserts whose walk matchAt ends at an edge's end
 // go on from there (insertAt).
 func TestTreeEqualsRefTree(t *testing.T) {
+	t.Parallel()
 	mapped := 0  // ops after which the root's kids are a map
 	resumed := 0 // inserts by insertAt
 	for seed := range uint64(200) {

@@ -60,6 +60,7 @@ func runCheckedWith(t *testing.T, cfg Config, src workload.Source, tw twins) ([]
 // at each block of answer a turn caches): they hold the plain runs to
 // their stepwise twin.
 func TestContinuedRunsAreStepwise(t *testing.T) {
+	t.Parallel()
 	lengths := workload.Independent{Input: workload.Uniform{Center: 600, RangeRatio: 0.9}, Output: workload.Uniform{Center: 120, RangeRatio: 0.9}}
 	clients := func(n int, think time.Duration) func() workload.Source {
 		return func() workload.Source {

@@ -56,6 +56,7 @@ var propertyCases = flag.Int("property.cases", 0, "random scenarios TestProperti
 // window is never negative. It runs 1,000 seeds, 10,000 (its full
 // strength) with SERVESIM_LONG=1; run more with -property.cases=1000000.
 func TestPropertiesOfRandomScenarios(t *testing.T) {
+	t.Parallel()
 	cases := *propertyCases
 	if cases == 0 {
 		cases = testlong.Int(t, 1_000, 10_000)

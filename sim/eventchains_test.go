@@ -38,6 +38,7 @@ func (a answerLog) Route(r *workload.Request, v *View) int {
 // replicas evict (every lazy run woken at a removal). It requires runs
 // stored by name, and woken.
 func TestChainsAreKeys(t *testing.T) {
+	t.Parallel()
 	chained, wakes, removed := 0, 0, 0
 	runs := eventTwins(t, twins{eventsByKeys: true}, func(r *runner) {
 		if s, ok := r.cache.(*eventsState); ok {
@@ -132,6 +133,7 @@ func eventTwin(t *testing.T, twin twins, name string, cfg Config, src func() wor
 // walk every path as far. It requires runs left lazy, woken by a walk,
 // by a kept run, and by a removal, and runs applied woken at once.
 func TestWalkIsEachOverChains(t *testing.T) {
+	t.Parallel()
 	const root = 0x5e7e5e7e5e7e5e7e
 	type seg struct{ id, n int }
 	var lazyLeft, wokenWalk, wokenKeep, wokenAll, eager int

@@ -49,6 +49,7 @@ func (l *idsAsLabels) Next() (workload.Request, error) {
 // ids' fingerprint, noted so that a change of the numbering shows, is
 // the one after it.
 func TestConversationIDsAreLabels(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name                string
 		fleet               Fleet

@@ -16,6 +16,7 @@ import (
 // (issue 16's check): a KV-starved Atlas replica, a few long system
 // prompts almost always shared, past its saturation.
 func TestFastForwardIsExactUnderKVPressureWithSharing(t *testing.T) {
+	t.Parallel()
 	for _, gate := range []bool{true, false} {
 		cfg := Config{Engine: engine.Config{KVBlocks: 3000, AdmitOnFirstChunk: !gate}, KeepTokens: true,
 			Timeout: 60 * time.Second, Window: Window{Warmup: 30 * time.Second, Horizon: 300 * time.Second}}

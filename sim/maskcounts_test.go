@@ -138,6 +138,7 @@ func maskCountsOps(t *testing.T, ops []byte) (shared, slots int) {
 // replicas, to one keyCounts a replica over random adds, removes and
 // lookups; removals must meet keys held by several replicas.
 func TestMaskCountsIsKeyCounts(t *testing.T) {
+	t.Parallel()
 	shared, slots := 0, 0
 	for seed := range uint64(40) {
 		ops := tableOps(seed, 44, 2400, 1200, 3)
@@ -162,6 +163,7 @@ func FuzzMaskCounts(f *testing.F) {
 // byte, over eventTwins' scenarios. It requires keys held by several
 // replicas in one entry, and removals.
 func TestSharedTablesAreOwn(t *testing.T) {
+	t.Parallel()
 	shared, removed := 0, 0
 	runs := eventTwins(t, twins{eventsOwnTables: true}, func(r *runner) {
 		s, ok := r.cache.(*eventsState)
@@ -190,6 +192,7 @@ func TestSharedTablesAreOwn(t *testing.T) {
 // EventsView on the shared-prefix workload, small pools that evict. It
 // fails with every replica given the first table.
 func TestSharedTablesInBands(t *testing.T) {
+	t.Parallel()
 	cfg := Config{Fleet: Fleet{Replicas: Copies(70, ReplicaConfig{Engine: engine.Config{KVBlocks: 600}}),
 		Router: PrefixAffinity{View: EventsView{Lag: 20 * time.Millisecond}}}}
 	tables, removed := 0, 0

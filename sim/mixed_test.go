@@ -26,6 +26,7 @@ import (
 // pressure, warm-ups, horizons (where the runner asks for none), ITL
 // bounds about the mixed step's length, and block sizes.
 func TestMixedMovesAreStepwise(t *testing.T) {
+	t.Parallel()
 	cases := 300
 	if testing.Short() {
 		cases = 60
@@ -156,6 +157,7 @@ func mixedScenario(tb testing.TB, seed uint64) (Config, func() workload.Source) 
 // first step, or the first step's end, LeastLoaded's routes part. Enough
 // of the fleets must run mixed moves.
 func TestFleetMixedMovesAreStepwise(t *testing.T) {
+	t.Parallel()
 	cases := testlong.Int(t, 40, 200)
 	if testing.Short() {
 		cases = 30
@@ -300,6 +302,7 @@ func mixedFleetScenario(tb testing.TB, seed uint64) (Config, func() workload.Sou
 // a few groups and arrivals often enough that the caches turn over,
 // some of them past mixedFleetMax. Enough of them must run mixed moves.
 func TestExactViewMixedMovesAreStepwise(t *testing.T) {
+	t.Parallel()
 	cases := testlong.Int(t, 30, 120)
 	mixed := 0
 	for seed := range uint64(cases) {

@@ -17,6 +17,7 @@ import (
 // source is a Generator take the route (checked, so that the test
 // compares two paths).
 func TestNextIntoEqualsNext(t *testing.T) {
+	t.Parallel()
 	routed := 0
 	for _, rg := range regimes {
 		t.Run(rg.name, func(t *testing.T) {

@@ -82,6 +82,7 @@ func TestNeverRemoteIsCoLocated(t *testing.T) {
 // (Pollaczek–Khinchine: Wq = ρ·S / (2(1−ρ))), as DistServe analyses its
 // prefill instance, whatever the decode pool and the link then do.
 func TestPrefillPoolTTFTIsMD1(t *testing.T) {
+	t.Parallel()
 	const n = 100_000
 	s := costmodel.Frozen{}.PrefillTime(1000)
 	require.Equal(t, 55*time.Millisecond, s)
@@ -246,6 +247,7 @@ func TestPrefixThresholdDecides(t *testing.T) {
 // every engine's invariants checked after every step, under timeouts,
 // a client cap and KV pressure.
 func TestDisaggregatedFastIsStepwise(t *testing.T) {
+	t.Parallel()
 	for _, dec := range []Decider{AlwaysRemote{}, PrefixThreshold{NonCachedTokens: 600}} {
 		cfg := disaggregated(2, 1, Link{Bandwidth: 1e9, Latency: time.Millisecond, Sharing: LinkFair})
 		cfg.Fleet.Prefill.Decider = dec
@@ -404,6 +406,7 @@ func TestLandedJoinWaitsForItsInstantAlone(t *testing.T) {
 // the row of a real link asserts. The smallest case is the second row's
 // table: one decode replica, one prefill replica, two requests.
 func TestLinkLandingAtOnceKeepsTheReservingStep(t *testing.T) {
+	t.Parallel()
 	fleets := []struct {
 		name     string
 		dec, pre int

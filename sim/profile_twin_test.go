@@ -33,6 +33,7 @@ func validateProfile(t testing.TB) *costmodel.ProfileModel {
 // every move: at the knee, under KV pressure, and with more than the 512
 // decodes whose contexts the attention's longest-decodes bound sorts.
 func TestProfileModelFastEqualsStepwise(t *testing.T) {
+	t.Parallel()
 	m := validateProfile(t)
 	requests := func(seed uint64, rate float64, n, in, out int) list {
 		src := poisson(t, seed, rate, n, workload.Fixed(in, out))

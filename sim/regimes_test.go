@@ -244,6 +244,7 @@ func BenchmarkRegime(b *testing.B) {
 // every record, the summary and every step. Each regime must also show
 // the mechanism it is named for, or it measures nothing of it.
 func TestRegimesFastEqualsStepwise(t *testing.T) {
+	t.Parallel()
 	for _, rg := range regimes {
 		t.Run(rg.name, func(t *testing.T) {
 			cfg, fast, step := runRegimeTwice(t, rg, func(c *Config) { c.Stepwise = true })
@@ -290,6 +291,7 @@ func TestRegimesFastEqualsStepwise(t *testing.T) {
 // least 2) kept exactly, the rest sketched; the counts, maxima and means
 // are the same and each percentile is within stats.SketchAccuracy.
 func TestRegimesSketchWithinItsError(t *testing.T) {
+	t.Parallel()
 	for _, rg := range regimes {
 		t.Run(rg.name, func(t *testing.T) {
 			kept := max(2, rg.small/4)
@@ -350,6 +352,7 @@ func regimeTrace(bench string) string {
 // with the promises cleared (each run pool then scans the ids, through
 // its key memo).
 func TestPrefixTwoRunsChangeNothing(t *testing.T) {
+	t.Parallel()
 	tried := 0
 	for _, rg := range regimes {
 		t.Run(rg.name, func(t *testing.T) { // a regime's build may skip (MooncakeReplay without ../shared), the rest run

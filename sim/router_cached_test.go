@@ -92,6 +92,7 @@ func requireRoots(t *testing.T, a *approxState) {
 // two block sizes among them) with checkedPrefixes in its place, and in
 // its prefill pool's, with the scenario's view and again with ApproxView.
 func TestCachedPrefixesAreEach(t *testing.T) {
+	t.Parallel()
 	asked, approx, pools, runs, lacked, ranged, counted, cut := 0, 0, 0, 0, 0, 0, 0, 0
 	for seed := range uint64(1_500) {
 		data := randomScenario(seed)
@@ -185,6 +186,7 @@ func (l loadPrefixAffinity) Route(r *workload.Request, v *View) int {
 // view and again with ApproxView (which syncs no replica itself), and
 // in their prefill pools: both runs fast, the same bytes.
 func TestHeldIsTheLoads(t *testing.T) {
+	t.Parallel()
 	runs, pools := 0, 0
 	for seed := range uint64(4_000) {
 		data := randomScenario(seed)

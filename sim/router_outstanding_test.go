@@ -39,6 +39,7 @@ func (loadPowerOfTwo) Route(_ *workload.Request, v *View) int {
 // twins reading the whole Load, on the random scenarios whose fleet or
 // prefill pool routes by them: both runs fast, the same bytes.
 func TestOutstandingIsTheLoads(t *testing.T) {
+	t.Parallel()
 	twin := func(r Router) (Router, bool) {
 		switch r.(type) {
 		case LeastLoaded:
@@ -95,6 +96,7 @@ type askedLeastLoaded struct{ LeastLoaded }
 // interface, on the random scenarios whose fleet routes by LeastLoaded:
 // both runs fast, the same bytes.
 func TestLeastFreshIsTheRouter(t *testing.T) {
+	t.Parallel()
 	fresh, pools := 0, 0
 	for seed := range uint64(1_500) {
 		data := randomScenario(seed)
@@ -146,6 +148,7 @@ func askLeastLoaded(cfg *Config) {
 // behind LeastLoaded reads them, so one out of step routes by another
 // replica's load (or past the fleet's end).
 func TestEnginesAreTheReplicas(t *testing.T) {
+	t.Parallel()
 	check := func(t *testing.T, r *runner) {
 		require.Len(t, r.engs, len(r.reps))
 		for i := range r.reps {

@@ -142,6 +142,7 @@ func (p *recorder) Desired(v *ScaleView) int {
 // History-long stretch however long the run, and a policy that declares
 // no History keeps none.
 func TestRecentCountsEveryEndAndStaysBounded(t *testing.T) {
+	t.Parallel()
 	var reqs list
 	for i := range 2 * 1800 { // two a second for half an hour, on one replica
 		reqs = append(reqs, workload.Request{ID: uint64(i), Arrival: time.Duration(i) * 500 * time.Millisecond, InputTokens: 300, OutputTokens: 60})

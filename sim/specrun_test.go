@@ -34,6 +34,7 @@ func FuzzSpecRunsAreSteps(f *testing.F) {
 // scenarios; it requires speculative runs in most of them, and runs cut
 // by an abort or a truncation among them.
 func TestSpecRunsAreSteps(t *testing.T) {
+	t.Parallel()
 	runs, with := 0, 0
 	for seed := range uint64(300) {
 		n := specRunsAreSteps(t, randomSpecScenario(2000+seed))

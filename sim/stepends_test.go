@@ -14,6 +14,7 @@ import (
 // over random sets, moves, removals and pops, and replicas added (a fleet
 // that grows past smallEnds moves into a heap with its ends in flight).
 func TestStepEndsIsAnOrderedSet(t *testing.T) {
+	t.Parallel()
 	aloneKnown, notAlone := 0, 0
 	for _, n := range []int{1, 2, 3, 8, smallEnds, smallEnds + 1, 33} {
 		rng := rand.New(rand.NewPCG(uint64(n), 7))

@@ -22,6 +22,7 @@ import (
 // runs: held all the same). Enough of
 // the scenarios must finish requests inside runs (runner.insides).
 func TestRunsThroughFinishesAreStepwise(t *testing.T) {
+	t.Parallel()
 	checkThrough(t, 300, 41, func(rng *rand.Rand, seed uint64) (Config, func() workload.Source) {
 		cfg, lengths, rate, n := throughScenario(rng, seed)
 		if rng.IntN(8) == 0 {
@@ -41,6 +42,7 @@ func TestRunsThroughFinishesAreStepwise(t *testing.T) {
 // cached blocks that later arrivals would have found. 40 scenarios,
 // 100 under SERVESIM_LONG=1: the 100 took 20 s, sim's longest quick test.
 func TestRunsThroughCachedFinishesAreStepwise(t *testing.T) {
+	t.Parallel()
 	checkThrough(t, testlong.Int(t, 40, 100), 45, func(rng *rand.Rand, seed uint64) (Config, func() workload.Source) {
 		cfg, lengths, rate, n := throughScenario(rng, seed)
 		if rng.IntN(2) == 0 {

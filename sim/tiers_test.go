@@ -33,6 +33,7 @@ func tiered(n, kv int, router Router, host, shared int) Config {
 // off) plan every step as the fast-forwarded engines without one, under
 // prefix sharing, timeouts and KV pressure. Only Summary.Tiers is new.
 func TestZeroTierIsNoTier(t *testing.T) {
+	t.Parallel()
 	for _, kv := range []int{0, 900} {
 		t.Run(fmt.Sprintf("KVBlocks %d", kv), func(t *testing.T) {
 			base := tiered(3, kv, PrefixAffinity{}, -1, -1)
