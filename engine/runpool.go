@@ -569,6 +569,7 @@ type runTree struct {
 	newEdges  int                     // runCache calls cacheNewEdge answered (tests read it)
 	owing     []*runSeq               // the sequences owing blocks (deferHeld), in no order
 	checking  bool                    // Check reads the tree: a walk settles nothing (segmentsChecked)
+	holders   map[blockAt]int32       // Check's count of the requests holding each block, kept for the next Check (segmentsChecked)
 	cst       *coasts                 // the decode cohort's coasting members, made at the first (coStart): kept here, not in the cohort, so that an Engine stays in its 2,304-byte size class (TestFleetSetupAllocatesEachReplicaOnce)
 	uncoasted []*runSeq               // coasting members settled, for the cohort to list again (coDrain)
 	slab      []int32                 // room's
@@ -2224,7 +2225,16 @@ func (c *checker) segmentsChecked() {
 	t.checking = true
 	defer func() { t.checking = false }()
 	owed, owing := 0, 0
-	holders := map[blockAt]int32{} // by segment (edge field: its id) and offset
+	// holders is by segment (edge field: its id) and offset, the map
+	// kept from the last Check: grown once, not every step of a checked
+	// run (sim's checked runs of large pools spent half their Check's time
+	// growing it: TestFastForwardIsExactUnderKVPressureWithSharing's CPU
+	// profile).
+	if t.holders == nil {
+		t.holders = map[blockAt]int32{}
+	}
+	holders := t.holders
+	clear(holders)
 	note := func(s *seq) {
 		if s.held == 0 {
 			return
@@ -2286,6 +2296,9 @@ func (c *checker) segmentsChecked() {
 		c.badBlocks("%d requests owe blocks, %d listed", owing, len(t.owing))
 	}
 	held, cached, ncopy, owedEdges := c.anon+owed, owed, 0, 0 // the owed blocks counted as cached and held, not anonymous
+	// counted is the blocks held by requests in segments counting
+	// references.
+	counted := 0
 	starts := chainStarts{t: t}
 	for ei := range t.edges {
 		ed := &t.edges[ei]
@@ -2326,9 +2339,13 @@ func (c *checker) segmentsChecked() {
 			if s.refs > 0 {
 				held += size
 			}
-			for x := g.lo; x < g.hi; x++ {
-				if n := holders[blockAt{id, x}]; n != s.refs {
-					c.badBlocks("segment %d counts %d references, %d requests hold its block %d", id, s.refs, n, x)
+			if s.refs > 0 { // a block held in a segment counting none is found below, by the holders left
+				for x := g.lo; x < g.hi; x++ {
+					if n := holders[blockAt{id, x}]; n != s.refs {
+						c.badBlocks("segment %d counts %d references, %d requests hold its block %d", id, s.refs, n, x)
+					} else {
+						counted++
+					}
 				}
 			}
 			if s.copy {
@@ -2355,6 +2372,9 @@ func (c *checker) segmentsChecked() {
 	}
 	if owedEdges != owing {
 		c.badBlocks("edges count %d requests owing blocks, %d owe", owedEdges, owing)
+	}
+	if len(holders) != counted {
+		c.badBlocks("requests hold %d blocks of segments, %d of them in segments that count their references", len(holders), counted)
 	}
 	if held+c.free != p.total || c.free != p.free() || cached != e.CachedBlocks() || c.evict != p.evict || ncopy != p.ncopy || listed != ncopy {
 		c.badBlocks("blocks held %d + free %d (counted %d) of %d; cached %d (counted %d), evictable %d (counted %d), copies %d listed %d (counted %d)",
