@@ -2,10 +2,10 @@ package sim
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -128,8 +128,23 @@ func (t *tree) nodes() []string {
 	return out
 }
 
+// fmtNode is a node as nodes lists it: its path of ids, then its tokens,
+// stamp and sequence. strconv's appends, not fmt.Sprint's reflection:
+// TestTreeEqualsRefTree lists every node after every operation, and
+// fmt.Sprint was 70 % of its CPU.
 func fmtNode(path []uint64, tokens int, last time.Duration, seq uint64) string {
-	return fmt.Sprint(path, tokens, last, seq)
+	b := make([]byte, 0, 12*len(path)+40)
+	for _, id := range path {
+		b = strconv.AppendUint(b, id, 10)
+		b = append(b, ' ')
+	}
+	b = append(b, '|', ' ')
+	b = strconv.AppendInt(b, int64(tokens), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(last), 10)
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, seq, 10)
+	return string(b)
 }
 
 // TestTreeEqualsRefTree inserts random chains (over a few ids, so that
