@@ -11,6 +11,17 @@ type Config struct {
 	// Blocks = bytes / (bytes of one block over all layers and ranks),
 	// as cpu/spec.py:25-46 computes num_blocks.
 	Blocks int
+	// Chained promises that the tier's keys are chained: a key names
+	// every key before it in any chain it is given in (the engine's
+	// content keys, whose every block key mixes its parent's:
+	// engine.BlockKeys), so that two chains that agree at a place agree
+	// before it. The tier then matches a chain against the runs its
+	// touches and stores placed (segments.go) by single keys, the last
+	// first, then by halving (lcp.Chain), where it compares them whole as
+	// memory (lcp.Len). A tier given keys that are not chained must
+	// leave it false: its order would go wrong. Every answer is the same
+	// either way.
+	Chained bool
 }
 
 // MaxBlocks bounds Config.Blocks: node indexes are int32.

@@ -55,6 +55,8 @@
 //   - segments.go: the runs a touch or a Store placed, their keys in an
 //     array, so that the next touch matches its keys against the array
 //     instead of walking the list; the arrays cut from slabs (segRoom).
+//     A tier whose keys are chained (Config.Chained) matches them by
+//     single keys (chained runs), one not so compares them as memory.
 //   - store.go: Store, an Insert and the touch after it, the new keys
 //     put in as the touch leaves them, in a segment; storeEach, Insert
 //     then Touch, is its slow twin. InsertChain: Store's insert without

@@ -36,6 +36,7 @@ type LRU struct {
 	last     lastHeld // the last TouchHeld, unless the list changed since (cold.go)
 	ver      uint64   // counts the calls that may change the list (TouchHeld's memo)
 	one      [1]int32 // heldRun's answer for a node in no segment
+	chained  bool     // Config.Chained: segRun compares single keys
 	// A test's switch: the index grows by itself (Reserve), reindex's
 	// slow twin.
 	growIndex bool
@@ -72,6 +73,7 @@ func New(c Config) (*LRU, error) {
 	}
 	return &LRU{
 		capacity: c.Blocks,
+		chained:  c.Chained,
 		nodes:    []node{{}},
 		fresh:    map[uint64]struct{}{},
 	}, nil
@@ -197,7 +199,7 @@ func (l *LRU) moveRuns(keys []uint64, from int) int {
 			// second run of it is matched there if it goes on from hi
 			// (keys Store put after the chain's: insertStacked).
 			s, o := &l.segs[sg-1], nodes[first].off
-			if m := s.segRun(keys, j-1, o); m > 1 {
+			if m := s.segRun(keys, j-1, o, l.chained); m > 1 {
 				low, j, walked = s.nodes[int(o)+m-1], j+m-1, false
 				if s.epoch != epoch {
 					s.epoch, s.lo = epoch, o
@@ -756,7 +758,7 @@ func (l *LRU) heldRun(keys []uint64, j int, i int32) []int32 {
 		return l.one[:]
 	}
 	s := &l.segs[n.seg-1]
-	return s.nodes[n.off : int(n.off)+s.segRun(keys, j, n.off)]
+	return s.nodes[n.off : int(n.off)+s.segRun(keys, j, n.off, l.chained)]
 }
 
 // below returns the node just below node i (less recent) if it holds

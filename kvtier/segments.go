@@ -135,8 +135,9 @@ func (l *LRU) unlabel(i int32) {
 
 // segRun matches keys[j:], whose first key is place o of s, against the
 // places of s from o that lie just above one another, and returns how
-// many match (at least 1).
-func (s *segment) segRun(keys []uint64, j int, o int32) int {
+// many match (at least 1). With chained keys (Config.Chained) it
+// compares single keys (lcp.Chain): see chainedRuns.
+func (s *segment) segRun(keys []uint64, j int, o int32, chained bool) int {
 	// The first break at or after o ends the places in a row.
 	end := len(s.keys) - 1
 	w := int(o >> 6)
@@ -157,5 +158,32 @@ func (s *segment) segRun(keys []uint64, j int, o int32) int {
 	// Regime/Tiers (cachegrind): 94,176 instructions a request compared
 	// by blocks of 32, 16, 8 and 4 keys (kvtier's commonPrefix), 88,929
 	// so (and the runtime's memeqbody 15.4 million in all to 13.7).
+	if chained {
+		return 1 + lcp.Chain(keys[j+1:], s.keys[o+1:end+1])
+	}
 	return 1 + lcp.Len(keys[j+1:], s.keys[o+1:end+1])
 }
+
+// Chained runs: a segment's run matched by single keys.
+//
+// Places of a segment that lie just above one another (no break between)
+// were placed so by a touch of one chain's held keys in its order
+// (label), by a store of a chain's keys after the chain's key before
+// them (insertStacked, insertOne), or mended so where a touch found them
+// so (join): each place's key comes before the next one's in a chain
+// that holds both. With chained keys, a key names every key before it,
+// so the keys of such a row are one chain's, each deeper than the one
+// above. keys[j] is place o's key; if keys[j+i] is place o+i's, both
+// are the same key at the same depth, and the i−1 places between are
+// the i−1 keys between them in that chain: keys[j+1:j+i]. The places
+// that match are therefore a prefix of the row, found by single keys,
+// the last first (a chain touched again mostly matches its segment to
+// the end of one or the other), then by halving (lcp.Chain), where
+// lcp.Len compared them as memory: a group's prefix of 256 keys, 2 KiB,
+// at every touch and store that met it. Regime/Tiers (budget test,
+// SERVESIM_BUDGET_FUNCS): 36,769 instructions a request compared as
+// memory (servesim's own 34,127; the runtime's memeqbody 1,192), 35,427
+// and 35,494 in two runs so (33,959, 33,964; memeqbody not among the 40
+// functions that count most). The slow twin is a tier not Chained
+// (sim's unchainedTiers: TestChainedTiersAreUnchained; kvtier's
+// TestChainedTouchIsTouchEach).

@@ -202,7 +202,7 @@ func (l *LRU) heldLead(keys []uint64) int {
 	if n.seg == 0 {
 		return 1
 	}
-	return l.segs[n.seg-1].segRun(keys, 0, n.off)
+	return l.segs[n.seg-1].segRun(keys, 0, n.off, l.chained)
 }
 
 // stack makes nodes, nodes i, i+1, ... of the list, the keyed entries

@@ -266,11 +266,26 @@ func checkSegments(t *testing.T, l *LRU) {
 // that segments of hundreds of places form, split where two chains share
 // a prefix and break where the tier evicts), looked up with TouchHeld,
 // with removals, pins and anonymous runs among them.
-func TestTouchLongChainsIsTouchEach(t *testing.T) {
+func TestTouchLongChainsIsTouchEach(t *testing.T) { longChains(t, false) }
+
+// TestChainedTouchIsTouchEach is TestTouchLongChainsIsTouchEach and
+// TestInsertChainIsInsert with the fast tier Chained (its runs matched
+// by single keys, lcp.Chain): their keys are chained, each prefix key
+// after the same one in every chain and each request's own keys in its
+// chain alone, so the fast tier must answer and order as the slow one.
+func TestChainedTouchIsTouchEach(t *testing.T) {
+	longChains(t, true)
+	insertChains(t, true)
+}
+
+// longChains is TestTouchLongChainsIsTouchEach, the fast tier Chained
+// if chained.
+func longChains(t *testing.T, chained bool) {
 	r := rand.New(rand.NewPCG(41, 0x5e9))
 	for round := range 12 {
 		capacity := 200 + r.IntN(800)
 		fast, slow := mustNew(t, capacity), mustNew(t, capacity)
+		fast.chained = chained
 		slow.growIndex = true // reindex's twin
 		prefixes := make([][]uint64, 1+r.IntN(4))
 		for g := range prefixes {
@@ -612,11 +627,16 @@ func requireSameList(t *testing.T, fast, slow *LRU, round, step int) {
 // tier that does not evict (no node free: InsertChain's own ways), a
 // block whose key before it lies inside another request's segment among
 // them.
-func TestInsertChainIsInsert(t *testing.T) {
+func TestInsertChainIsInsert(t *testing.T) { insertChains(t, false) }
+
+// insertChains is TestInsertChainIsInsert, the fast tier Chained if
+// chained.
+func insertChains(t *testing.T, chained bool) {
 	r := rand.New(rand.NewPCG(42, 0x1c4))
 	decodes := 0
 	for round := range 6 {
 		fast, slow := mustNew(t, 1<<14), mustNew(t, 1<<14)
+		fast.chained = chained
 		prefixes := make([][]uint64, 1+r.IntN(3))
 		for g := range prefixes {
 			for k := range 1 + r.IntN(60) {

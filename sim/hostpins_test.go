@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -345,11 +346,16 @@ func TestLazyTouchesAreEager(t *testing.T) {
 }
 
 // lazyPorts is hostPorts of 8 to 127 blocks (how many, first), the
-// first with lazy touches.
+// first with lazy touches and, for keys chained (chainKey), a tier that
+// matches its runs by single keys (kvtier's Config.Chained, as
+// newTiers makes it), the second's compared as memory.
 func lazyPorts(t *testing.T, rng *rand.Rand) (int, [2]*tierPort) {
 	capacity := 8 + rng.IntN(120)
 	ports := hostPorts(t, capacity, 8)
 	ports[0].lazy = true
+	lru, err := kvtier.New(kvtier.Config{Blocks: capacity, Chained: true})
+	require.NoError(t, err)
+	ports[0].host = lru
 	return capacity, ports
 }
 
@@ -736,4 +742,39 @@ func TestDecodeAfterPutOffIsNotHeld(t *testing.T) {
 	t.Logf("%d decode blocks after one put off in a tier that never lost a key (%d of them held, stored again)", skipped, again)
 	require.Greater(t, skipped, 150, "no decode's block follows one put off")
 	require.Zero(t, again, "a decode's block after one put off is held")
+}
+
+// Tiers that match their runs by single keys (kvtier's Config.Chained,
+// the engines' keys being chained) run as tiers that compare them as
+// memory (unchainedTiers), byte for byte: Regime/Tiers at its small
+// size, and fleets of host tiers that evict and of none, of a shared
+// store and of both, behind two routers, whose pools preempt.
+func TestChainedTiersAreUnchained(t *testing.T) {
+	run := func(name string, cfg Config, src func() workload.Source) {
+		t.Helper()
+		want, _, sum := recordsOf(t, cfg, src())
+		require.NotNil(t, sum.Tiers, name)
+		unchainedTiers = true
+		defer func() { unchainedTiers = false }()
+		got, _, _ := recordsOf(t, cfg, src())
+		unchainedTiers = false
+		sameBytes(t, want, got)
+		t.Logf("%s: %v", name, sum.Tiers)
+	}
+	for _, rg := range regimes {
+		if rg.name == "Tiers" {
+			cfg, src := rg.build(t, rg.small)
+			run(rg.name, cfg, src)
+		}
+	}
+	shared := func() workload.Source {
+		src, err := sharedWorkload(5, 3)
+		require.NoError(t, err)
+		return src
+	}
+	for _, router := range []Router{RoundRobin{}, PrefixAffinity{}} {
+		for _, c := range []struct{ host, shared int }{{300, -1}, {4000, -1}, {-1, 20000}, {2000, 8000}, {300, 1000}} {
+			run(fmt.Sprintf("%T host %d shared %d", router, c.host, c.shared), tiered(3, 900, router, c.host, c.shared), shared)
+		}
+	}
 }

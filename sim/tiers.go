@@ -10,6 +10,7 @@ import (
 
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/internal/lcp"
 	"github.com/servesim/servesim/internal/tierdone"
 	"github.com/servesim/servesim/kvtier"
 )
@@ -251,6 +252,11 @@ var countLoads = false
 // Load (the slow twin of lazy pins; a test's switch).
 var eagerPins = false
 
+// unchainedTiers makes every tier compare its runs as memory, not by
+// single keys (kvtier's Config.Chained false: the slow twin of chained
+// runs; a test's switch).
+var unchainedTiers = false
+
 // newTiers is the runner's state of cfg's tiers, nil without any; it
 // gives every replica's engine its port.
 func newTiers(cfg Config, r *runner) (*tiers, error) {
@@ -260,14 +266,17 @@ func newTiers(cfg Config, r *runner) (*tiers, error) {
 	}
 	t := &tiers{r: r, kvHost: f.HostTier.kvBytes(), kvShared: f.SharedStore.kvBytes(),
 		hostLink: f.HostTier.Link, sharedLink: f.SharedStore.Link, landing: -1, armed: Never}
+	// The engines' keys are chained (engine.BlockKeys): every tier
+	// matches its runs by single keys (kvtier's Config.Chained).
+	chained := !unchainedTiers
 	if f.SharedStore.On() {
-		t.shared, _ = kvtier.New(kvtier.Config{Blocks: f.SharedStore.Blocks})
+		t.shared, _ = kvtier.New(kvtier.Config{Blocks: f.SharedStore.Blocks, Chained: chained})
 		t.link = newTransfers(f.SharedStore.Link, r.opens, r.closes)
 	}
 	if f.HostTier.On() {
 		t.host = make([]hostTier, len(r.reps))
 		for i := range t.host {
-			t.host[i].lru, _ = kvtier.New(kvtier.Config{Blocks: f.HostTier.Blocks})
+			t.host[i].lru, _ = kvtier.New(kvtier.Config{Blocks: f.HostTier.Blocks, Chained: chained})
 			t.host[i].link = newTransfers(f.HostTier.Link, r.opens, r.closes)
 			t.host[i].armed = Never
 		}
@@ -680,9 +689,9 @@ func (p *tierPort) settle() {
 // order, and a note's first keys are mostly a group's shared prefix,
 // which a later note of the same group touches again: coverLater finds,
 // for each note, the later note with the same first key nearest it, and
-// how many first keys the two share (by one key at a time, in a binary
-// search: chained keys, one names the keys before it), which the note's
-// touch skips. (Its keys put off, its last, are in no other note.)
+// how many first keys the two share (lcp.Chain: by one key at a time,
+// the last first, then halving; chained keys, one names the keys before
+// it), which the note's touch skips. (Its keys put off, its last, are in no other note.)
 // Regime/Tiers (budget test, SERVESIM_BUDGET_FUNCS): 40,096 to 40,226
 // instructions a request in three runs touching every note whole,
 // 39,403 and 39,507 in two so (memeqbody 2,103 to 1,578, moveRuns 553
@@ -715,28 +724,12 @@ func (g *touchLog) coverLater() {
 		x := g.touchSlot(nt.keys[0])
 		if j := g.last[x]; j != 0 {
 			if later := g.notes[j].keys; later[0] == nt.keys[0] {
-				nt.skip = int32(min(chainCommon(nt.keys, later), len(nt.keys)-int(nt.pend)))
+				nt.skip = int32(min(lcp.Chain(nt.keys, later), len(nt.keys)-int(nt.pend)))
 				touchesSkipped.Add(int64(nt.skip))
 			}
 		}
 		g.last[x] = i
 	}
-}
-
-// chainCommon is how many first keys chains a and b share, found by a
-// binary search over single keys: a key of a chain names every key
-// before it (engine.BlockKeys).
-func chainCommon(a, b []uint64) int {
-	lo, hi := 0, min(len(a), len(b)) // a[lo−1] is b's (lo > 0); a[hi] is not (hi < the length)
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if a[mid-1] == b[mid-1] {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return lo
 }
 
 // Decode blocks put off: a host tier alone's decode stores inserted when

@@ -48,3 +48,29 @@ func asBytes(x []uint64) string {
 	}
 	return unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 8*len(x))
 }
+
+// Chain is Len for chains of keys in which a key names every key before
+// it (the engine's content keys: a block's key mixes its parent's,
+// engine.BlockKeys), so that where a[i] equals b[i] every key before i
+// agrees too, and past the first difference none does: the agreement is
+// a prefix, found by comparing single keys, the last first (chains that
+// agree throughout, the common case), then by halving. A segment of a
+// KV tier's list against a group's chain of hundreds of keys is read
+// about nine keys, where Len read it whole as memory. On slices that
+// are not such chains its answer is not Len's: the caller promises it.
+func Chain(a, b []uint64) int {
+	lo, hi := 0, min(len(a), len(b))
+	if hi == 0 || a[hi-1] == b[hi-1] {
+		return hi
+	}
+	hi-- // a[hi] differs: they agree on [0, lo), differ from hi on
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if a[mid-1] == b[mid-1] {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}

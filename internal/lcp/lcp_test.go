@@ -64,3 +64,33 @@ func FuzzLen(f *testing.F) {
 		}
 	})
 }
+
+// TestChainIsLen holds Chain to Len over chains of keys in which a key
+// names every key before it (each key a mix of its parent and its
+// content, as the engine's): random contents of a few values, so that
+// chains share beginnings of every length, long ones too, and part.
+func TestChainIsLen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	chain := func(contents []uint64) []uint64 {
+		keys, k := make([]uint64, len(contents)), uint64(0)
+		for i, c := range contents {
+			k = (k^c+0x9e3779b97f4a7c15+k<<6+k>>2)*0xbf58476d1ce4e5b9 + 1
+			keys[i] = k
+		}
+		return keys
+	}
+	for k := range 2_000 {
+		a := make([]uint64, rng.IntN(40+k%3*300))
+		for i := range a {
+			a[i] = rng.Uint64N(3)
+		}
+		b := append([]uint64(nil), a[:rng.IntN(len(a)+1)]...)
+		for range rng.IntN(5 + k%3*40) {
+			b = append(b, rng.Uint64N(3))
+		}
+		ka, kb := chain(a), chain(b)
+		require.Equal(t, Len(ka, kb), Chain(ka, kb), "%v %v", a, b)
+		require.Equal(t, Len(kb, ka), Chain(kb, ka))
+	}
+	require.Equal(t, 0, Chain(nil, []uint64{1}))
+}
