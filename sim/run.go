@@ -155,6 +155,7 @@ func newRunnerWith(cfg Config, src workload.Source, obs Observer, tw twins) (*ru
 	r.pd = newDisagg(cfg, r)
 	r.fleet = len(r.reps) > 1 || cfg.Fleet.Autoscale.On()
 	r.routes = r.fleet || cfg.Fleet.Router != nil || r.gw != nil
+	r.idsInPlace()
 	r.view.r, r.view.n, r.view.routed = r, len(r.reps), &r.routed
 	if r.pd != nil {
 		r.view.n = r.pd.decoders

@@ -237,3 +237,86 @@ func TestFlightIsAMap(t *testing.T) {
 		}
 	}
 }
+
+// TestConversationIDsInPlace holds a ChatSource that extends each
+// conversation's ids in place (IDsInPlace, sim's runner's) to its twin,
+// which copies them a turn (Next's for any caller): the same turns, ids
+// and all, over random configurations (lengths with bounds, whose
+// arrays are cut with room for every turn, and without, whose arrays
+// grow; context windows; block sizes; shared prefixes or none), turns
+// finished in random order, some failed. And each turn's ids stay as
+// they were yielded until its Finished call (a conversation's room cut
+// from the slab overlapping another's array would write over them).
+func TestConversationIDsInPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(50, 7))
+	lengths := func(center int) Length {
+		switch rng.IntN(4) {
+		case 0:
+			return Constant{Tokens: 1 + rng.IntN(center)}
+		case 1:
+			return LogNormalMean(float64(center), 0.5) // no bound: the array grows
+		default:
+			return Uniform{Center: 1 + rng.IntN(center), RangeRatio: rng.Float64()}
+		}
+	}
+	grown, partial := 0, 0
+	for range 150 {
+		cfg := Conversations{Seed: rng.Uint64(), Count: 1 + rng.IntN(40), Arrival: Arrival{Rate: 0.2 + rng.Float64()},
+			Turns: Uniform{Center: 1 + rng.IntN(12), RangeRatio: rng.Float64()}, FirstInput: lengths(800),
+			UserInput: lengths(300), Output: lengths(400), Think: Think{Mean: time.Duration(rng.IntN(10)) * time.Second}}
+		if rng.IntN(4) == 0 {
+			cfg.MaxInput = 500 + rng.IntN(6_000)
+		}
+		if rng.IntN(5) > 0 {
+			cfg.Prefix = PrefixReuse{Groups: 1 + rng.IntN(20), PrefixTokens: rng.IntN(2_000), Probability: rng.Float64(),
+				BlockTokens: []int{0, 1, 16, 100}[rng.IntN(4)]}
+		}
+		fast, err := NewConversations(cfg)
+		require.NoError(t, err)
+		(*chatInto)(fast).IDsInPlace()
+		slow, err := NewConversations(cfg)
+		require.NoError(t, err)
+		type flying struct {
+			id    uint64
+			ids   []uint64 // as yielded
+			yield []uint64 // a copy
+		}
+		var live []flying
+		now := time.Duration(0)
+		for {
+			var r Request
+			err := (*chatInto)(fast).NextInto(&r)
+			w, werr := slow.Next()
+			require.Equal(t, werr, err)
+			if err == nil {
+				require.Equal(t, w, r, "%v", cfg)
+				require.Equal(t, len(r.PrefixHashes), cap(r.PrefixHashes), "a turn's ids capped at their length")
+				live = append(live, flying{r.ID, r.PrefixHashes, slices.Clone(r.PrefixHashes)})
+				if r.Turn > 0 && r.PrefixHashes != nil && (r.InputTokens+r.OutputTokens)%r.PrefixBlockTokens != 0 {
+					partial++
+				}
+				continue
+			}
+			if err == io.EOF {
+				break
+			}
+			require.ErrorIs(t, err, ErrWaiting)
+			require.NotEmpty(t, live)
+			i := rng.IntN(len(live))
+			f := live[i]
+			live = slices.Delete(live, i, i+1)
+			require.Equal(t, f.yield, f.ids, "request %d's ids changed before its Finished call", f.id)
+			now += time.Duration(rng.IntN(5)) * time.Second
+			ok := rng.IntN(10) > 0
+			c := fast.inflight.convs[f.id-fast.inflight.base] // its conversation, still in flight
+			before := cap(c.ids)
+			fast.Finished(f.id, now, ok)
+			slow.Finished(f.id, now, ok)
+			if c.ids != nil && cap(c.ids) != before {
+				grown++
+			}
+		}
+	}
+	assert.Positive(t, grown, "some conversation's array grew")
+	assert.Positive(t, partial, "some turn's last block is partial")
+}

@@ -121,6 +121,11 @@ type ChatSource struct {
 	// The lengths a turn draws (cfg's FirstInput, UserInput, Output),
 	// each a Uniform's bounds worked out once (draw).
 	first, user, output draw
+	// inPlace: a turn's ids are extended in its conversation's array
+	// (blockIDs.extendInPlace), which a first turn cuts with room for
+	// its later turns (room), not copied into a new one; set by
+	// IDsInPlace, whose caller reads no turn's ids once it is Finished.
+	inPlace bool
 }
 
 // draw is Length l's Sample: when l is a Uniform, its bounds worked out
@@ -132,12 +137,16 @@ type draw struct {
 	l       Length
 	uniform bool
 	lo, n   int // a Uniform's: lo + IntN(n)
+	most    int // the most it draws, a Uniform's or a Constant's; 0: not known
 }
 
 func newDraw(l Length) draw {
-	if u, ok := l.(Uniform); ok {
+	switch u := l.(type) {
+	case Uniform:
 		lo, hi := u.bounds()
-		return draw{l: l, uniform: true, lo: lo, n: hi - lo + 1}
+		return draw{l: l, uniform: true, lo: lo, n: hi - lo + 1, most: hi}
+	case Constant:
+		return draw{l: l, most: u.Tokens}
 	}
 	return draw{l: l}
 }
@@ -215,9 +224,43 @@ func (s *ChatSource) start() *conversation {
 	c.turns = s.cfg.Turns.Sample(st[3].on(seed, h, "turns"))
 	c.input = s.prefix.PrefixTokens + s.first.sample(c.user)
 	c.output = s.output.sample(c.answer)
-	c.ids = s.ids.prompt(st[4].on(seed, h, "prefix"), c.input+c.output) // each of its own stream: the order of draws is free
+	room := 0
+	if s.inPlace {
+		room = s.room(c)
+	}
+	c.ids = s.ids.prompt(st[4].on(seed, h, "prefix"), c.input+c.output, room) // each of its own stream: the order of draws is free
 	return c
 }
+
+// room is the ids conversation c's turns may reach, its first drawn, so
+// that its later turns' ids fit its array (extendInPlace): its first
+// turn's tokens and, for each later turn, the most a user's message and
+// an answer may add, its prompt at most MaxInput; at most maxRoom. 0
+// when a message's or an answer's length has no bound (Uniform and
+// Constant have one): its array then grows as a slice does.
+func (s *ChatSource) room(c *conversation) int {
+	u, o := s.user.most, s.output.most
+	if u <= 0 || o <= 0 {
+		return 0
+	}
+	tokens := c.input + c.output + (c.turns-1)*(u+o)
+	if m := s.cfg.MaxInput; m > 0 {
+		tokens = min(tokens, m+o)
+	}
+	return min(blocks(tokens, s.prefix.block()), maxRoom)
+}
+
+// maxRoom bounds the room a first turn cuts for its conversation: half
+// a slab (promptSlab), past which a conversation's array is its own.
+const maxRoom = promptSlab / 2
+
+// IDsInPlace has the source extend each conversation's ids in place
+// (ChatSource.inPlace): its caller (sim's runner, through
+// internal/nextinto's route) keeps no turn's PrefixHashes once it has
+// called Finished for it, nor lets anyone else, since the next turn may
+// write over its last id (its partial block's). Next's twin, a copy a
+// turn, is what every other caller gets.
+func (si *chatInto) IDsInPlace() { si.inPlace = true }
 
 // issue yields the current turn, its ids drawn (start, Finished) over
 // its prompt and its answer at once. Its ids were drawn over its prompt,
@@ -238,7 +281,9 @@ func (s *ChatSource) start() *conversation {
 // 140 instructions a request, then 75, 73 and 130, SERVESIM_BUDGET_FUNCS).
 func (s *ChatSource) issue(r *Request, c *conversation, at time.Duration) {
 	r.ID, r.Arrival, r.InputTokens, r.OutputTokens = s.next, at, c.input, c.output
-	r.PrefixHashes, r.PrefixBlockTokens, r.HashesCoverOutput = c.ids, s.prefix.block(), c.ids != nil
+	// Its ids capped at their length: an append to them must not write
+	// into the room the conversation's next turns' ids take (inPlace).
+	r.PrefixHashes, r.PrefixBlockTokens, r.HashesCoverOutput = c.ids[:len(c.ids):len(c.ids)], s.prefix.block(), c.ids != nil
 	r.Conversation, r.Turn, r.Class = c.id, c.turn, s.cfg.Class
 	r.Priority, r.Failed, r.PrefixTwoRuns = 0, false, ascend.Promise{} // r may hold an earlier request (chatInto)
 	if c.ids != nil {
@@ -265,7 +310,11 @@ func (s *ChatSource) Finished(id uint64, at time.Duration, ok bool) {
 	// The answer's length, of its own stream, is drawn before the ids
 	// (the same): they cover its blocks too (issue).
 	output := s.output.sample(c.answer)
-	c.ids = s.ids.extendIn(c.ids, c.input+c.output, next+output) // the full blocks of its prompt and answer, then fresh ones
+	if s.inPlace { // the full blocks of its prompt and answer, then fresh ones
+		c.ids = s.ids.extendInPlace(c.ids, c.input+c.output, next+output)
+	} else {
+		c.ids = s.ids.extendIn(c.ids, c.input+c.output, next+output)
+	}
 	c.input, c.output = next, output
 	c.turn++
 	s.ready = append(s.ready, turnDue{c, at + s.cfg.Think.sample(c.think)})

@@ -229,13 +229,16 @@ func firstAboveSearch(cum []float64, u float64) int {
 // nil if prefixes are disabled. They are at most two runs of
 // consecutive ids (Request.PrefixTwoRuns): the group's shared ids count
 // up from g·shared, the fresh ones from where the last prompt's ended.
-func (b *blockIDs) prompt(r *rand.Rand, input int) []uint64 {
+// Their array has room for room ids when that is more (a conversation
+// whose turns extend it in place, extendInPlace).
+func (b *blockIDs) prompt(r *rand.Rand, input, room int) []uint64 {
 	if !b.on {
 		return nil
 	}
-	ids := b.promptIDs(blocks(input, b.cfg.block()))
+	n := blocks(input, b.cfg.block())
+	ids := b.promptIDs(max(n, room))
 	if b.cfg.Probability > 0 && r.Float64() < b.cfg.Probability {
-		ids = ids[:min(b.shared, cap(ids))]
+		ids = ids[:min(b.shared, n)]
 		b.sharedIDs(ids, b.group(r))
 	}
 	return b.fill(ids, input)
@@ -304,6 +307,19 @@ func (b *blockIDs) extendIn(prev []uint64, prevTokens, input int) []uint64 {
 	ids := b.promptIDs(blocks(input, b.cfg.block()))[:keep]
 	copy(ids, prev)
 	return b.fill(ids, input)
+}
+
+// extendInPlace is extendIn writing the fresh ids into prev's array
+// after its full blocks (grown when it has no room), not into a copy: a
+// conversation's turn, which resends its history, then costs its new
+// ids alone, not a copy of every id so far. It writes over prev's last
+// id when that block was partial: a caller that still reads prev (a
+// request it yielded) must call extendIn.
+func (b *blockIDs) extendInPlace(prev []uint64, prevTokens, input int) []uint64 {
+	if !b.on {
+		return nil
+	}
+	return b.fill(prev[:min(prevTokens/b.cfg.block(), len(prev))], input)
 }
 
 // fill appends fresh ids to ids up to input tokens' blocks.

@@ -246,7 +246,7 @@ func TestGroupIDsAreCounted(t *testing.T) {
 		rf, rs := rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 1))
 		for range 50 {
 			input := 1 + rng.IntN(3_000)
-			got, want := fast.prompt(rf, input), slow.prompt(rs, input)
+			got, want := fast.prompt(rf, input, 0), slow.prompt(rs, input, 0)
 			if !slices.Equal(got, want) {
 				t.Fatalf("%+v, a prompt of %d tokens: %v, counted %v", cfg, input, got, want)
 			}
@@ -298,8 +298,8 @@ func TestTurnIDsAtOnce(t *testing.T) {
 				want = two.extendIn(two.extendIn(convs[i][1], prev, full), full, input+output)
 				convs[i], tokens[i] = [2][]uint64{got, want}, input+output
 			} else {
-				got = one.prompt(r1, input+output)
-				want = two.extendIn(two.prompt(r2, full), full, input+output)
+				got = one.prompt(r1, input+output, 0)
+				want = two.extendIn(two.prompt(r2, full, 0), full, input+output)
 				convs, tokens = append(convs, [2][]uint64{got, want}), append(tokens, input+output)
 			}
 			if !slices.Equal(got, want) {
@@ -368,7 +368,7 @@ func TestPromptsAreTheirOwn(t *testing.T) {
 		if rng.IntN(20) == 0 {
 			input = 16 * (promptSlab/2 + rng.IntN(promptSlab))
 		}
-		ids := b.prompt(rng, input)
+		ids := b.prompt(rng, input, 0)
 		require.Len(t, ids, blocks(input, 16))
 		require.Equal(t, len(ids), cap(ids))
 		got, want = append(got, ids), append(want, slices.Clone(ids))

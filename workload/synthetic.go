@@ -201,7 +201,7 @@ func newRequest(id uint64, at time.Duration, in, out int, ids *blockIDs, prefix 
 	}
 	in += ids.cfg.PrefixTokens
 	r := Request{ID: id, Arrival: at, InputTokens: in, OutputTokens: out}
-	if r.PrefixHashes = ids.prompt(prefix, in); r.PrefixHashes != nil {
+	if r.PrefixHashes = ids.prompt(prefix, in, 0); r.PrefixHashes != nil {
 		r.PrefixBlockTokens, r.PrefixTwoRuns = ids.cfg.block(), ascend.TwoRuns()
 	}
 	return r

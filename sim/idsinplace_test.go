@@ -1,0 +1,91 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/engine"
+	"github.com/servesim/servesim/workload"
+)
+
+// TestIDsInPlaceAreCopied holds a run whose conversations' ids are
+// extended in place (idsInPlace) to the same run with them copied a
+// turn (noIDsInPlace), byte for byte, every record, step and summary,
+// over random single replicas (the only runs that take the path) with
+// multi-turn conversations: shared system prompts or none, lengths with
+// and without bounds (arrays cut with room, or grown), context windows,
+// block sizes, KV pressure with preemption, chunk caps, MaxSeqs, and
+// now and then Stepwise or KeepTokens. A fleet routes, and takes the
+// copy (checked).
+func TestIDsInPlaceAreCopied(t *testing.T) {
+	rng := rand.New(rand.NewPCG(50, 11))
+	lengths := func(center int) workload.Length {
+		switch rng.IntN(4) {
+		case 0:
+			return workload.Constant{Tokens: 1 + rng.IntN(center)}
+		case 1:
+			return workload.LogNormalMean(float64(center), 0.5)
+		default:
+			return workload.Uniform{Center: 1 + rng.IntN(center), RangeRatio: rng.Float64()}
+		}
+	}
+	inPlace, cached := 0, 0
+	runs := 40
+	if testing.Short() {
+		runs = 10
+	}
+	for i := range runs {
+		wcfg := workload.Conversations{Seed: rng.Uint64(), Count: 5 + rng.IntN(15), Arrival: workload.Arrival{Rate: 0.1 + rng.Float64()},
+			Turns: workload.Uniform{Center: 1 + rng.IntN(8), RangeRatio: rng.Float64()}, FirstInput: lengths(800),
+			UserInput: lengths(300), Output: lengths(300), Think: workload.Think{Mean: time.Duration(rng.IntN(20)) * time.Second, Exponential: rng.IntN(2) == 0}}
+		if rng.IntN(4) == 0 {
+			wcfg.MaxInput = 1_000 + rng.IntN(4_000)
+		}
+		if rng.IntN(5) > 0 {
+			wcfg.Prefix = workload.PrefixReuse{Groups: 1 + rng.IntN(16), PrefixTokens: rng.IntN(1_500), Probability: rng.Float64(),
+				BlockTokens: []int{16, 16, 32, 100, 512}[rng.IntN(5)]}
+		}
+		ecfg := engine.Config{BlockSize: []int{0, 16, 32}[rng.IntN(3)]}
+		if rng.IntN(3) == 0 {
+			ecfg.KVBlocks = 300 + rng.IntN(1_500) // preemption
+		}
+		if rng.IntN(3) == 0 {
+			ecfg.ChunkCap = 64 + rng.IntN(512)
+		}
+		if rng.IntN(3) == 0 {
+			ecfg.MaxSeqs = 1 + rng.IntN(16)
+		}
+		cfg := Config{Seed: rng.Uint64(), Engine: ecfg, Stepwise: rng.IntN(6) == 0, KeepTokens: rng.IntN(6) == 0}
+		fleet := rng.IntN(8) == 0
+		if fleet {
+			cfg.Engine, cfg.Fleet = engine.Config{}, Fleet{Replicas: Copies(2, ReplicaConfig{Engine: ecfg}), Router: LeastLoaded{}}
+		}
+		src := func() workload.Source {
+			s, err := workload.NewConversations(wcfg)
+			require.NoError(t, err)
+			return s
+		}
+		a, r, err := runSourceScenario(cfg, src(), true)
+		require.NoError(t, err, "scenario %d", i)
+		_, ok := r.fill.(interface{ IDsInPlace() })
+		require.True(t, ok, "a ChatSource takes the route")
+		assert.Equal(t, fleet, r.routes, "a fleet routes, one replica does not")
+		if !r.routes {
+			inPlace++
+		}
+		if a.sum.Cached > 0 {
+			cached++
+		}
+		noIDsInPlace = true
+		b, _, err := runSourceScenario(cfg, src(), true)
+		noIDsInPlace = false
+		require.NoError(t, err)
+		sameBytes(t, b.text, a.text)
+	}
+	assert.Greater(t, inPlace, runs/2, "most runs extend ids in place")
+	assert.Greater(t, cached, runs/3, "most runs find cached prefixes")
+}
