@@ -362,6 +362,7 @@ func runsOf(ids []uint64) int {
 // pile up, keys come and go), checking the memo's answer (run) against
 // the walk from the first key each time.
 func TestEventIndexRunEqualsWalk(t *testing.T) {
+	stale := 0
 	for seed := range uint64(30) {
 		rng := rand.New(rand.NewPCG(seed, 37))
 		k := prefixChains{chains: []keyChain{{blockSize: 16}, {blockSize: 32}}, chainOf: []uint16{0, 1, 0}}
@@ -430,7 +431,12 @@ func TestEventIndexRunEqualsWalk(t *testing.T) {
 			}
 		}
 		require.Positive(t, kept, "seed %d: no walk compared a kept run", seed)
+		for _, x := range xs {
+			stale += x.stale[0]
+		}
 	}
+	t.Logf("%d walks past a kept run kept before a drop (walkStale)", stale)
+	require.Positive(t, stale)
 }
 
 // walkEach is walk's slow twin: every key looked up.

@@ -57,6 +57,27 @@ func TestChainsAreKeys(t *testing.T) {
 	require.Positive(t, removed)
 }
 
+// TestForgetBucketsAreEach holds walk past a kept run kept before its
+// index dropped a key (walkStale: only the keys of the buckets that
+// dropped one since looked up) to walk looking every key up
+// (noForgetBuckets), over eventTwins' scenarios (their tight pools
+// evict): the same answers at every arrival, records and summary. It
+// requires such walks, and runs stamped again.
+func TestForgetBucketsAreEach(t *testing.T) {
+	var stale, restamped int
+	runs := eventTwins(t, &noForgetBuckets, func(r *runner) {
+		if s, ok := r.cache.(*eventsState); ok {
+			for _, x := range s.reps {
+				stale += x.stale[0]
+				restamped += x.stale[1]
+			}
+		}
+	})
+	t.Logf("%d runs: %d walks past a kept run kept before a drop, %d stamped again", runs, stale, restamped)
+	require.Positive(t, stale)
+	require.Positive(t, restamped)
+}
+
 // eventTwins runs the random scenarios routed by PrefixAffinity, over
 // EventsView with lags of 0 to 60 ms (and some jitter), and
 // Regime/Fleet8PrefixEvents and a tight-pool variant of it, whose
