@@ -257,11 +257,26 @@ type tree struct {
 	slab []uint64
 }
 
-// edge is a run of the tree's nodes: node j stands for ids[j], holds
-// tokens tokens and was last stamped at last, with seq+j.
+// edge is a run of the tree's nodes: node j stands for its id j (ids[j],
+// or first+j), holds tokens tokens and was last stamped at last, with
+// seq+j.
+//
+// An edge whose n ids are one run of consecutive ids keeps first and n
+// alone, ids nil (unless noRunEdges): an arrival's own units (a
+// synthetic prompt's fresh ids, after its group's shared ones) hang
+// below its group's edge as such a run at every insert, and were cut
+// from the slab and copied there (edgeIDs, memmove). A run's ids are
+// never read: chain.common compares it by its length (run is n), and
+// split and evict cut it into runs. Regime/Fleet8PrefixApprox 10,574 →
+// 10,466 instructions a request (the budget test; tree.add 157 → 115,
+// memmove 369 → 317). TestTreeEqualsRefTree holds trees of run edges
+// and without them to refTree, TestRunEdgesAreIDs whole runs to their
+// twin's bytes.
 type edge struct {
-	ids    []uint64
-	kids   kids // the edges below its last node, by their first id
+	ids    []uint64 // nil: first, first+1, …, first+n−1
+	first  uint64   // ids[0]
+	n      int32    // its ids
+	kids   kids     // the edges below its last node, by their first id
 	parent int32
 	run    int32 // ids' leading run of consecutive ids (ascend.Len), for chain.common
 	tokens int
@@ -270,6 +285,28 @@ type edge struct {
 }
 
 func newTree() tree { return tree{edges: []edge{{}}} }
+
+// noRunEdges turns run edges off (a test's switch): every edge keeps
+// its ids in the slab, as before them, the twin.
+var noRunEdges bool
+
+// id is the edge's id j.
+func (x *edge) id(j int) uint64 {
+	if x.ids == nil {
+		return x.first + uint64(j)
+	}
+	return x.ids[j]
+}
+
+// runCommon is lcp.Len of the run of n ids from first and u.
+func runCommon(first uint64, n int, u []uint64) int {
+	n = min(n, len(u))
+	k := 0
+	for k < n && u[k] == first+uint64(k) {
+		k++
+	}
+	return k
+}
 
 // chain is the units a tree is matched against or given (an arrival's,
 // units) and, when they promise at most two runs of consecutive ids
@@ -320,9 +357,13 @@ func (c chain) runAt(d int) int {
 func (c chain) common(x *edge, d int) int {
 	q := c.runAt(d)
 	if q < 0 {
+		if x.ids == nil {
+			return runCommon(x.first, int(x.n), c.u[d:])
+		}
 		return lcp.Len(x.ids, c.u[d:])
 	}
-	n, m := min(len(x.ids), len(c.u)-d), min(int(x.run), q)
+	// A run edge's run is its n: m ≥ n, or the runs part at m.
+	n, m := min(int(x.n), len(c.u)-d), min(int(x.run), q)
 	switch {
 	case m >= n:
 		return n
@@ -352,7 +393,7 @@ func (t *tree) matchAt(c chain) (d int, e int32) {
 		x := &t.edges[k]
 		j := c.common(x, d)
 		d += j
-		if j < len(x.ids) {
+		if j < int(x.n) {
 			return d, -1
 		}
 		e = k
@@ -377,7 +418,7 @@ func (t *tree) insert(ch chain, tokens int, now time.Duration, seq uint64) (root
 			return e == 0
 		}
 		j := ch.common(&t.edges[c], d)
-		if j < len(t.edges[c].ids) {
+		if j < int(t.edges[c].n) {
 			c = t.split(c, j)
 		}
 		x := &t.edges[c]
@@ -398,7 +439,7 @@ func (t *tree) insert(ch chain, tokens int, now time.Duration, seq uint64) (root
 func (t *tree) insertAt(ch chain, e int32, d int, tokens int, now time.Duration, seq uint64) (root bool) {
 	for x, end := e, d; x != 0; {
 		p := &t.edges[x]
-		end -= len(p.ids)
+		end -= int(p.n)
 		p.last, p.seq = now, seq+uint64(end)+1
 		x = p.parent
 	}
@@ -417,14 +458,17 @@ func (t *tree) alloc() int32 { return reuse(&t.edges, &t.free) }
 func (t *tree) add(e int32, ids []uint64, run int, tokens int, now time.Duration, seq uint64) {
 	c := t.alloc()
 	x := &t.edges[c]
-	x.ids = t.edgeIDs(len(ids))
-	copy(x.ids, ids)
 	hi := ids[len(ids)-1]
 	if run < 0 {
 		run, hi = ascend.Len(ids), slices.Max(ids)
 	} else { // a run, and perhaps a second one to the end (chain.runAt)
 		hi = max(hi, ids[run-1])
 	}
+	if run < len(ids) || noRunEdges {
+		x.ids = t.edgeIDs(len(ids))
+		copy(x.ids, ids)
+	}
+	x.first, x.n = ids[0], int32(len(ids))
 	t.top = max(t.top, hi)
 	x.run = int32(run)
 	x.parent, x.tokens, x.last, x.seq = e, tokens, now, seq
@@ -458,7 +502,7 @@ const slabIDs = 512
 
 // adopt makes edge c a kid of edge e.
 func (t *tree) adopt(e, c int32) {
-	t.edges[e].kids.put(t.edges[c].ids[0], c)
+	t.edges[e].kids.put(t.edges[c].first, c)
 }
 
 // split cuts edge c after its first j nodes, which become a new edge in
@@ -466,11 +510,18 @@ func (t *tree) adopt(e, c int32) {
 func (t *tree) split(c int32, j int) int32 {
 	u := t.alloc()
 	lo, up := &t.edges[c], &t.edges[u]
-	up.ids, up.parent, up.tokens, up.last, up.seq = lo.ids[:j:j], lo.parent, lo.tokens, lo.last, lo.seq
-	up.run = min(lo.run, int32(j))
-	lo.ids, lo.parent, lo.seq = lo.ids[j:], u, lo.seq+uint64(j)
-	if lo.run -= int32(j); lo.run <= 0 { // the run ended within the upper part
-		lo.run = int32(ascend.Len(lo.ids))
+	up.parent, up.tokens, up.last, up.seq = lo.parent, lo.tokens, lo.last, lo.seq
+	up.first, up.n, up.run = lo.first, int32(j), min(lo.run, int32(j))
+	lo.parent, lo.seq, lo.n = u, lo.seq+uint64(j), lo.n-int32(j)
+	if lo.ids == nil { // a run: both parts are
+		up.ids, lo.first = nil, lo.first+uint64(j)
+		lo.run -= int32(j)
+	} else {
+		up.ids, lo.ids = lo.ids[:j:j], lo.ids[j:]
+		lo.first = lo.ids[0]
+		if lo.run -= int32(j); lo.run <= 0 { // the run ended within the upper part
+			lo.run = int32(ascend.Len(lo.ids))
+		}
 	}
 	t.adopt(up.parent, u) // in c's place: the same first id
 	t.adopt(u, c)
@@ -481,7 +532,7 @@ func (t *tree) split(c int32, j int) int32 {
 // older first, ties to the one stamped first.
 func (t *tree) bottom(a, b int32) int {
 	x, y := &t.edges[a], &t.edges[b]
-	return cmp.Or(cmp.Compare(x.last, y.last), cmp.Compare(x.seq+uint64(len(x.ids)), y.seq+uint64(len(y.ids))))
+	return cmp.Or(cmp.Compare(x.last, y.last), cmp.Compare(x.seq+uint64(x.n), y.seq+uint64(y.n)))
 }
 
 // evictDue runs the evictions due by now. Between arrivals the trees do
@@ -659,7 +710,7 @@ func (t *tree) evict(max int) int {
 	}
 	var leaves []int32
 	for c := 1; c < len(t.edges); c++ {
-		if x := &t.edges[c]; len(x.ids) > 0 && x.kids.len() == 0 {
+		if x := &t.edges[c]; x.n > 0 && x.kids.len() == 0 {
 			leaves = append(leaves, int32(c))
 		}
 	}
@@ -669,16 +720,18 @@ func (t *tree) evict(max int) int {
 		c := leaves[0]
 		leaves = leaves[1:]
 		x := &t.edges[c]
-		n := min(len(x.ids), (t.size-max+x.tokens-1)/x.tokens)
+		n := min(int(x.n), (t.size-max+x.tokens-1)/x.tokens)
 		t.size -= n * x.tokens
 		removed += n * x.tokens
-		if n < len(x.ids) {
-			x.ids = x.ids[:len(x.ids)-n]
-			x.run = min(x.run, int32(len(x.ids)))
+		if n < int(x.n) {
+			if x.n -= int32(n); x.ids != nil {
+				x.ids = x.ids[:x.n]
+			}
+			x.run = min(x.run, x.n)
 			break
 		}
 		p := x.parent
-		t.edges[p].kids.del(x.ids[0])
+		t.edges[p].kids.del(x.first)
 		kids := x.kids // empty: its room kept for the edge's next use
 		kids.reset()
 		*x = edge{kids: kids}

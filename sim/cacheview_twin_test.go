@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -117,8 +118,8 @@ func (t *tree) nodes() []string {
 	var walk func(e int32, path []uint64)
 	walk = func(e int32, path []uint64) {
 		x := &t.edges[e]
-		for j, id := range x.ids {
-			path = append(slices.Clone(path), id)
+		for j := range int(x.n) {
+			path = append(slices.Clone(path), x.id(j))
 			out = append(out, fmtNode(path, x.tokens, x.last, x.seq+uint64(j)))
 		}
 		x.kids.each(func(_ uint64, c int32) { walk(c, path) })
@@ -154,9 +155,19 @@ func fmtNode(path []uint64, tokens int, last time.Duration, seq uint64) string {
 // and checks after every operation that they hold the same nodes with the
 // same stamps, the same size, answer every chain alike and remove the
 // same tokens. Half the inserts whose walk matchAt ends at an edge's end
-// go on from there (insertAt).
+// go on from there (insertAt). It runs with run edges and without
+// (noRunEdges).
 func TestTreeEqualsRefTree(t *testing.T) {
-	t.Parallel()
+	for _, ids := range []bool{false, true} {
+		t.Run(fmt.Sprintf("noRunEdges=%t", ids), func(t *testing.T) {
+			noRunEdges = ids
+			defer func() { noRunEdges = false }()
+			treeEqualsRefTree(t)
+		})
+	}
+}
+
+func treeEqualsRefTree(t *testing.T) {
 	mapped := 0  // ops after which the root's kids are a map
 	resumed := 0 // inserts by insertAt
 	for seed := range uint64(200) {
@@ -236,7 +247,7 @@ func twoRuns(rng *rand.Rand) chain {
 // first id is the chain's id (as the tree's child index finds it).
 func TestChainCommonIsLCP(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 41))
-	runs := 0
+	runs, runEdges := 0, 0
 	for range 20_000 {
 		c := twoRuns(rng)
 		if c.two < 0 {
@@ -247,15 +258,23 @@ func TestChainCommonIsLCP(t *testing.T) {
 			if len(x.ids) == 0 || x.ids[0] != c.u[d] {
 				continue
 			}
-			x.run = int32(ascend.Each(x.ids))
+			x.run, x.first, x.n = int32(ascend.Each(x.ids)), x.ids[0], int32(len(x.ids))
 			want := lcp.Len(x.ids, c.u[d:])
 			require.Equal(t, want, c.common(&x, d), "ids %v, units %v from %d", x.ids, c.u, d)
+			if int(x.run) == len(x.ids) { // a run edge, its ids not kept
+				r := x
+				r.ids = nil
+				require.Equal(t, want, c.common(&r, d), "run edge %v, units %v from %d", x.ids, c.u, d)
+				require.Equal(t, want, anyChain(c.u).common(&r, d), "run edge %v, units %v from %d, no promise", x.ids, c.u, d)
+				runEdges++
+			}
 			if want < min(len(x.ids), len(c.u)-d) && int(x.run) == c.runAt(d) {
 				runs++ // both runs end at once, and the rest is compared
 			}
 		}
 	}
 	require.Greater(t, runs, 100)
+	require.Greater(t, runEdges, 1_000)
 }
 
 // TestPrefixChainsEqualPrefixKeys asks prefixChains for the chains of

@@ -17,13 +17,28 @@ import (
 // Fleet8PrefixApprox's workload, run both ways, give the same bytes (the
 // summary and every record) and leave every tree with the same nodes,
 // stamps and size.
-func TestInsertAtIsInsert(t *testing.T) {
+func TestInsertAtIsInsert(t *testing.T) { approxTwins(t, &noInsertAt) }
+
+// TestRunEdgesAreIDs holds ApproxView's run edges (an edge of one run
+// of consecutive ids kept as its first id and length) to their twin,
+// every edge's ids kept (the noRunEdges switch), as TestInsertAtIsInsert
+// holds insertAt: the same bytes, and every tree the same nodes, stamps
+// and size. TestTreeEqualsRefTree holds both to refTree.
+func TestRunEdgesAreIDs(t *testing.T) { approxTwins(t, &noRunEdges) }
+
+// approxTwins runs random fleets behind PrefixAffinity through trees
+// pruned now and then (TestCachedPrefixesAreEach's), and
+// Fleet8PrefixApprox's workload, with the switch twin off and on, and
+// requires the same bytes (the summary and every record) and every
+// tree left with the same nodes, stamps and size.
+func approxTwins(t *testing.T, twin *bool) {
+	runs, runEdges := 0, 0
 	both := func(t *testing.T, cfg Config, src func() workload.Source) {
 		t.Helper()
 		a, ra, err := runSourceScenario(cfg, src())
 		require.NoError(t, err)
-		noInsertAt = true
-		defer func() { noInsertAt = false }()
+		*twin = true
+		defer func() { *twin = false }()
 		b, rb, err := runSourceScenario(cfg, src())
 		require.NoError(t, err)
 		sameBytes(t, b.text, a.text)
@@ -34,10 +49,14 @@ func TestInsertAtIsInsert(t *testing.T) {
 			for i := range tb[f] {
 				require.Equal(t, tb[f][i].size, ta[f][i].size, "frontend %d replica %d", f, i)
 				require.Equal(t, tb[f][i].nodes(), ta[f][i].nodes(), "frontend %d replica %d", f, i)
+				for _, x := range ta[f][i].edges {
+					if x.n > 0 && x.ids == nil {
+						runEdges++
+					}
+				}
 			}
 		}
 	}
-	runs := 0
 	for seed := range uint64(200) {
 		cfg, reqs := decodeScenario(randomScenario(seed))
 		pa, ok := cfg.Fleet.Router.(PrefixAffinity)
@@ -64,6 +83,7 @@ func TestInsertAtIsInsert(t *testing.T) {
 		}
 	}
 	require.Greater(t, runs, 26, "Fleet8PrefixApprox")
+	require.Greater(t, runEdges, 50, "run edges")
 }
 
 // TestInsertAtOnlyOnceAnArrival routes one arrival twice to the tree
