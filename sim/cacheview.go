@@ -201,6 +201,7 @@ type approxState struct {
 	// replica in turn, and the arrival, the instance and the evictions
 	// due stay the same meanwhile.
 	arrival int
+	req     *workload.Request // the request asked about (the runner's one, reused)
 	row     []tree
 	c       chain
 	two     ascend.Guess // where the last chain of two runs parted them (chainOf's)
@@ -639,7 +640,7 @@ func (s *approxState) arrive(r *runner, req *workload.Request) {
 	if s.arrival != r.routed+1 {
 		s.evictDue(r.now)
 		f := r.routed % len(s.trees)
-		s.arrival, s.row, s.c, s.rowRoot = r.routed+1, s.trees[f], s.chainOf(req), nil
+		s.arrival, s.req, s.row, s.c, s.rowRoot = r.routed+1, req, s.trees[f], s.chainOf(req), nil
 		if s.roots != nil {
 			s.rowRoot = s.roots[f]
 		}
@@ -672,29 +673,42 @@ func hitTokens(b, have, input int) int {
 
 func (s *approxState) routed(r *runner, i int, req *workload.Request) {
 	s.evictDue(r.now)
-	// The chain arrive kept, when the router asked about these units:
-	// ascend.Two and chainOf 229 then 135 instructions a request in
-	// BenchmarkRegime/Fleet8PrefixApprox.
-	c, f := s.c, r.routed%len(s.trees)
-	asked := s.arrival == r.routed+1
-	if u := units(req); !asked || len(u) != len(c.u) || len(u) > 0 && &u[0] != &c.u[0] {
-		c, asked = s.chainOf(req), false
+	if s.arrival != r.routed+1 || req != s.req {
+		s.routedUnasked(r, i, req)
+		return
 	}
-	// Where the router matched this tree with these units, the insert
-	// goes on from where that walk stopped, not from the root:
+	// The chain, the instance's trees and roots arrive kept, when the
+	// router asked about this very request (ascend.Two and chainOf 229
+	// then 135 instructions a request in
+	// BenchmarkRegime/Fleet8PrefixApprox; the request, not its units,
+	// compared, and the row and roots kept, not found again: 10,466 then
+	// 10,396, the budget test). Where the router matched this tree, the
+	// insert goes on from where that walk stopped, not from the root:
 	// Regime/Fleet8PrefixApprox 10,760 then 10,666 instructions a request
 	// (SERVESIM_BUDGET_FUNCS; insert's walk, kids.get and chain.common).
-	t, root, at := &s.trees[f][i], false, s.at[i]
-	if asked && at.arrival == s.arrival && at.e >= 0 && !noInsertAt {
-		root = t.insertAt(c, at.e, at.d, req.PrefixBlockTokens, r.now, s.seq)
+	t, at, root := &s.row[i], &s.at[i], false
+	if at.arrival == s.arrival && at.e >= 0 && !noInsertAt {
+		root = t.insertAt(s.c, at.e, at.d, req.PrefixBlockTokens, r.now, s.seq)
 	} else {
-		root = t.insert(c, req.PrefixBlockTokens, r.now, s.seq)
+		root = t.insert(s.c, req.PrefixBlockTokens, r.now, s.seq)
 	}
-	s.at[i].arrival = 0 // the tree changed
-	if root && s.roots != nil {
+	at.arrival = 0 // the tree changed
+	if root && s.rowRoot != nil {
+		m, u0 := s.rowRoot, s.c.u[0]
+		m.put(u0, m.get(u0)|1<<i)
+	}
+	s.seq += uint64(len(s.c.u))
+}
+
+// routedUnasked is routed of a request the router did not ask about:
+// its units inserted from the root of its instance's tree.
+func (s *approxState) routedUnasked(r *runner, i int, req *workload.Request) {
+	c, f := s.chainOf(req), r.routed%len(s.trees)
+	if s.trees[f][i].insert(c, req.PrefixBlockTokens, r.now, s.seq) && s.roots != nil {
 		m := s.roots[f]
 		m.put(c.u[0], m.get(c.u[0])|1<<i)
 	}
+	s.at[i].arrival = 0 // the tree changed
 	s.seq += uint64(len(c.u))
 }
 
