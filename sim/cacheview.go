@@ -807,7 +807,7 @@ func (e EventsView) state(r *runner) (cacheState, error) {
 // added gives replica i its index, and its engine the index to publish
 // to.
 func (s *eventsState) added(r *runner, i int) {
-	x := &eventIndex{s: s}
+	x := &eventIndex{s: s, noBuckets: r.tw.noForgetBuckets}
 	switch {
 	case r.tw.eventsOwnTables: // a table of its own (tests): no band's
 		x.held = ownKeys()
@@ -837,9 +837,10 @@ type eventsState struct {
 
 // eventIndex is one replica's index, and the events on their way to it.
 type eventIndex struct {
-	s    *eventsState
-	rand *rand.Rand  // its Jitter draws; nil without
-	held replicaKeys // copies of each key the index believes cached
+	s         *eventsState
+	noBuckets bool        // twins.noForgetBuckets: forgotAt never made
+	rand      *rand.Rand  // its Jitter draws; nil without
+	held      replicaKeys // copies of each key the index believes cached
 	// The events on their way, in order: their keys, and the runs of
 	// them seen at one instant, all stored or all removed (an engine
 	// call publishes a step's blocks together), from head on.
@@ -1485,7 +1486,7 @@ func (x *eventIndex) walk(keys []uint64, from int) int {
 					n += 1 + lcp.Len(keys[n+1:], x.arena[r.off+1:r.off+r.n])
 					continue
 				}
-				if x.forgotAt != nil && !noForgetBuckets {
+				if x.forgotAt != nil {
 					var whole bool
 					if n, whole = x.walkStale(keys, n, r); whole {
 						continue
@@ -1522,8 +1523,8 @@ func (x *eventIndex) walk(keys []uint64, from int) int {
 // request (walk 1,003 and walkStale 5,665); at the budget's 1,600
 // requests, where no key is dropped, the same (TestInstructionBudget:
 // servesim's own 11,872 and 11,874). With 14 bits, 128 KiB an index:
-// 35,490. noForgetBuckets (a test's switch) turns it off, every key
-// looked up as before (the slow twin): TestForgetBucketsAreEach.
+// 35,490. twins.noForgetBuckets turns it off, every key looked up as
+// before (the slow twin): TestForgetBucketsAreEach.
 
 // forgetBits is the log2 of the buckets of forgotAt (32 KiB an index).
 const forgetBits = 12
@@ -1531,14 +1532,12 @@ const forgetBits = 12
 // forgetBucket is key's bucket in forgotAt.
 func forgetBucket(key uint64) uint64 { return key >> (64 - forgetBits) }
 
-// noForgetBuckets (a test's switch) makes walk look up every key past a
-// kept run's first when the index has dropped a key since the run was
-// kept, as before forgotAt: its slow twin.
-var noForgetBuckets = false
-
 // noteForgot notes that the index dropped key, forgot counting it.
 func (x *eventIndex) noteForgot(key uint64) {
 	if x.forgotAt == nil {
+		if x.noBuckets { // the twin: no buckets, walk looks every key up
+			return
+		}
 		x.forgotAt = make([]uint64, 1<<forgetBits)
 	}
 	x.forgotAt[forgetBucket(key)] = x.forgot

@@ -60,12 +60,12 @@ func TestChainsAreKeys(t *testing.T) {
 // TestForgetBucketsAreEach holds walk past a kept run kept before its
 // index dropped a key (walkStale: only the keys of the buckets that
 // dropped one since looked up) to walk looking every key up
-// (noForgetBuckets), over eventTwins' scenarios (their tight pools
+// (twins.noForgetBuckets), over eventTwins' scenarios (their tight pools
 // evict): the same answers at every arrival, records and summary. It
 // requires such walks, and runs stamped again.
 func TestForgetBucketsAreEach(t *testing.T) {
 	var stale, restamped int
-	runs := eventTwins(t, &noForgetBuckets, func(r *runner) {
+	runs := eventTwins(t, twins{noForgetBuckets: true}, func(r *runner) {
 		if s, ok := r.cache.(*eventsState); ok {
 			for _, x := range s.reps {
 				stale += x.stale[0]

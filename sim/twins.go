@@ -32,6 +32,10 @@ type twins struct {
 	// its own, as a keyCounts a replica held them: the shape before
 	// maskCounts.
 	eventsOwnTables bool
+	// noForgetBuckets makes a KV events index's walk look up every key
+	// past a kept run's first when the index has dropped a key since the
+	// run was kept, as before forgotAt.
+	noForgetBuckets bool
 	// noNextInto turns internal/nextinto's route off: every source's
 	// Next is called.
 	noNextInto bool
