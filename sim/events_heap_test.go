@@ -18,9 +18,10 @@ import (
 // list up to sortedMax events and turn between the two (a third of the
 // seeds push less than they pop every other 400 events, so that their
 // heaps grow past sortedMax and shrink to sortedMin): both turns must be
-// reached.
+// reached. Half the others are pushed by pushAlone first (push when it
+// declines), which must push 1,000 or more.
 func TestEventHeapPopsInOrder(t *testing.T) {
-	fed, heaped, unheaped := 0, 0, 0
+	fed, heaped, unheaped, alone := 0, 0, 0, 0
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 41))
 		var h eventHeap
@@ -45,8 +46,10 @@ func TestEventHeapPopsInOrder(t *testing.T) {
 					if len(h.ahead) > h.next {
 						fed++
 					}
-				} else {
+				} else if rng.IntN(2) > 0 || !h.pushAlone(e) { // pushAlone, as an open-loop source's arrival, when the heap is empty
 					h.push(e)
+				} else {
+					alone++
 				}
 				e.seq = h.seq - 1
 				want = append(want, e)
@@ -88,6 +91,9 @@ func TestEventHeapPopsInOrder(t *testing.T) {
 	}
 	if fed < 1000 {
 		t.Fatalf("the ordered runs held %d events waiting beside the heap, want 1,000 or more", fed)
+	}
+	if alone < 1000 {
+		t.Fatalf("pushAlone pushed %d events, want 1,000 or more", alone)
 	}
 	if heaped < 100 || unheaped < 100 {
 		t.Fatalf("sorted lists turned heaps %d times and heaps sorted lists %d times, want 100 or more each", heaped, unheaped)

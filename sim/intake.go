@@ -331,7 +331,9 @@ func (r *runner) schedule(req *workload.Request) error {
 	r.seen++
 	if r.fb == nil {
 		r.lastArrival = req.Arrival
-		r.events.push(event{at: req.Arrival, class: classArrival, ref: ref})
+		if ev := (event{at: req.Arrival, class: classArrival, ref: ref}); !r.events.pushAlone(ev) {
+			r.events.push(ev)
+		}
 		return nil
 	}
 	r.events.pushOrdered(event{at: req.Arrival, class: classArrival, ref: ref})
