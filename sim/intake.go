@@ -387,7 +387,7 @@ func (r *runner) arrive(ref int32) error {
 			r.overloaded = true
 			return nil
 		}
-	} else if err := r.send(ref); err != nil || r.overloaded {
+	} else if err := r.send(ref, s); err != nil || r.overloaded {
 		return err
 	}
 	if pullNext {
@@ -409,9 +409,11 @@ func (r *runner) failRecorded(ref int32, pullNext bool) error {
 	return nil
 }
 
-// send hands a request to the replica the router chooses, now.
-func (r *runner) send(ref int32) error {
-	s := &r.slots[ref]
+// send hands a request, s its slot, to the replica the router chooses,
+// now. (The slot found again here, by its ref, cost RunAtlas 13
+// instructions a request: servesim's own 5,070 then 5,057, cachegrind's
+// marginal count.)
+func (r *runner) send(ref int32, s *slot) error {
 	s.rec.Arrival, s.rec.Sent = r.now, true
 	r.inFlight++
 	i := 0
@@ -497,7 +499,7 @@ func (r *runner) sendWaiting() error {
 	for r.clientHead < len(r.clientQ) && r.inFlight < r.cfg.MaxConcurrency && !r.overloaded {
 		ref := r.clientQ[r.clientHead]
 		r.clientHead++
-		if err := r.send(ref); err != nil {
+		if err := r.send(ref, &r.slots[ref]); err != nil {
 			return err
 		}
 	}
