@@ -348,8 +348,10 @@ func (r *runner) loop() error {
 		var err error
 		if stepEnd >= 0 {
 			err = r.stepEnd(&r.reps[stepEnd])
+		} else if ev := r.events.pop(); ev.class == classArrival { // handle's usual case, without its call: RunAtlas 5,057 then 5,047 instructions a request (servesim's own)
+			err = r.arrive(ev.ref)
 		} else {
-			err = r.handle(r.events.pop())
+			err = r.handle(ev)
 		}
 		if err != nil {
 			return err
