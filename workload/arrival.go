@@ -266,6 +266,18 @@ func (a *arrivals) next() (time.Duration, bool) {
 // seconds converts seconds to a Duration, rounding to the nanosecond and
 // saturating instead of overflowing.
 func seconds(s float64) time.Duration {
+	if ns := s * 1e9; ns >= 0 && ns < 1<<52 {
+		// math.Round's answer, the usual case inline: below 2⁵², ns less
+		// its truncation is exact, and rounds up from one half
+		// (TestSecondsRoundsAsMathRound). math.Round's bit arithmetic
+		// cost RunAtlas 10 instructions a request: servesim's own 5,036
+		// then 5,026 (cachegrind's marginal count).
+		t := int64(ns)
+		if ns-float64(t) >= 0.5 {
+			t++
+		}
+		return time.Duration(t)
+	}
 	ns := math.Round(s * 1e9)
 	if ns >= math.MaxInt64 {
 		return math.MaxInt64

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -171,5 +172,34 @@ func TestArrivalValidateNamesEveryField(t *testing.T) {
 	err = Arrival{Ramp: Ramp{Strategy: RampLinear}, Schedule: Schedule{Steps: []RateStep{{0, -1}}}}.Validate(0)
 	for _, want := range []string{"Ramp rates", "needs a request Count", "Steps[0].Duration", "Steps[0].Rate", "at most one"} {
 		assert.Contains(t, err.Error(), want)
+	}
+}
+
+// TestSecondsRoundsAsMathRound holds seconds' inline rounding to
+// math.Round's, the twin it replaces below 2⁵² ns: at random instants of
+// every scale, at and beside the halves (where the inline path's
+// comparison decides), and at its edges.
+func TestSecondsRoundsAsMathRound(t *testing.T) {
+	want := func(s float64) time.Duration {
+		ns := math.Round(s * 1e9)
+		if ns >= math.MaxInt64 {
+			return math.MaxInt64
+		}
+		return time.Duration(ns)
+	}
+	rng := rand.New(rand.NewPCG(41, 7))
+	var xs []float64
+	for range 200_000 {
+		x := rng.Float64() * math.Pow(10, float64(rng.IntN(16)-6)) // 1 µs·1e-3 to 1e9 s
+		xs = append(xs, x)
+		h := (math.Floor(x*1e9) + 0.5) / 1e9 // near a half
+		xs = append(xs, h, math.Nextafter(h, 0), math.Nextafter(h, 2*h+1))
+	}
+	edge := float64(1<<52) / 1e9
+	xs = append(xs, 0, 0.5e-9, math.Nextafter(0.5e-9, 0), 1.5e-9, 2.5e-9, edge, math.Nextafter(edge, 0), math.Nextafter(edge, 2*edge), -0.5e-9, -1, 1e12, math.Inf(1))
+	for _, x := range xs {
+		if got, w := seconds(x), want(x); got != w {
+			t.Fatalf("seconds(%v) = %d, math.Round's %d", x, got, w)
+		}
 	}
 }
