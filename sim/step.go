@@ -207,7 +207,8 @@ func chunkRecord(rec *Record, b *classBound, d engine.Draft, g, td time.Duration
 }
 
 // finish ends a request that emitted its last token (or, prefilled
-// remotely, moves it to its decode replica: handoff).
+// remotely, moves it to its decode replica: handoff). The caller has
+// ended its decode streak, if it was in one (leave): endSlot does not.
 func (r *runner) finish(rep *replica, ref int32) error {
 	s := &r.slots[ref] // found once, for end too (endSlot)
 	if r.roots != nil {
@@ -407,16 +408,21 @@ type classBound struct {
 
 // end gives a live request its terminal status, hands its record to the
 // observer and the summary, frees its slot, and tells a closed-loop source,
-// returning the error the source met pulling what that released.
+// returning the error the source met pulling what that released. Its
+// decode streak, if any, ends first (settleStreak).
 func (r *runner) end(ref int32, st Status, reason string) error {
+	r.settleStreak(ref)
 	return r.endSlot(ref, &r.slots[ref], st, reason)
 }
 
 // endSlot is end of the request in slot s, r.slots[ref] (which finish
 // has found: RunAtlas's finish and end 121 then 113 instructions a
-// request).
+// request), in no decode streak: finish's callers have ended its streak
+// (each leaves it before it accounts the finisher's last tokens), so
+// that finish does not look it up again (settleStreak's call, 20
+// instructions a request in RunAtlas: 5,176 then 5,148 a request, the
+// budget test's count).
 func (r *runner) endSlot(ref int32, s *slot, st Status, reason string) error {
-	r.settleStreak(ref)
 	rec := &s.rec
 	rec.Status, rec.Reason, rec.Finish = st, reason, r.now
 	// The engine ends a request early only at MaxModelLen (settleStreak
