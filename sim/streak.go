@@ -34,7 +34,15 @@ import (
 // which need every token, use it), held to the same bytes by
 // FuzzFastEqualsStepwise and TestPropertiesOfRandomScenarios.
 type streaks struct {
-	members []int32 // refs of the members, in no order
+	// members counts them. Each member's state is the runner's
+	// (streaking.members, by ref), which names its replica: a list of
+	// the replica's members cost each join an append and each leave the
+	// list's swap of its last into its place (RunAtlas 5,148 then 5,112
+	// instructions a request, the budget test's count), for the two
+	// walks that read it, leaveAll, which no budget regime reaches with
+	// a member, and trimPeaks, at 1,024 peaks: each walks the runner's
+	// refs instead (TestStreakBookkeepingIsBruteForce).
+	members int
 	steps   int64   // steps of the moves with members
 	over    []int64 // of them, steps over each class's ITL bound, by class
 	peaks   []peak  // the moves' step times, strictly decreasing: suffix maxima
@@ -72,7 +80,7 @@ type peak struct {
 // member is a request's streak state, by ref.
 type member struct {
 	in     bool
-	idx    int32 // in streaks.members
+	rep    int32 // its replica's index
 	from   int64 // index of its first deferred move
 	steps0 int64 // streaks.steps when it joined
 	over0  int64 // streaks.over[class] when it joined
@@ -106,7 +114,7 @@ func (r *runner) growMembers(ref int32) {
 func (r *runner) accountLazy(rep *replica, out *engine.Outcome) error {
 	st := &rep.streak
 	d := rep.stepTime
-	if len(st.members) > 0 && out.End-time.Duration(out.Steps)*d != st.end {
+	if st.members > 0 && out.End-time.Duration(out.Steps)*d != st.end {
 		r.leaveAll(rep) // not back to back: the gaps are not the steps
 	}
 	// The loops over out.Left and the joiners are entered only when
@@ -159,18 +167,16 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) error {
 		}
 	}
 	cont := out.Streak
-	if cont != len(st.members) {
-		return streakMismatch(rep, out, len(st.members))
+	if cont != st.members {
+		return streakMismatch(rep, out, st.members)
 	}
 	if cont+fins > 0 {
 		r.lastMoves += fins
 		r.streakMove(rep, out, d, cont, fins, finMeasured)
 	}
 	st.end = out.End
-	if len(r.joiners) > 0 {
-		for _, ref := range r.joiners {
-			r.join(rep, ref)
-		}
+	for _, ref := range r.joiners {
+		r.join(rep, ref)
 	}
 	return nil
 }
@@ -266,7 +272,7 @@ func (r *runner) streakMove(rep *replica, out *engine.Outcome, d time.Duration, 
 				st.peaks = append(st.peaks[:n], peak{move: st.moves, d: d})
 			}
 			if n >= 1024 {
-				r.trimPeaks(st)
+				r.trimPeaks(rep)
 			}
 		}
 		st.moves++
@@ -289,10 +295,13 @@ func (r *runner) streakMove(rep *replica, out *engine.Outcome, d time.Duration, 
 }
 
 // trimPeaks drops the peaks before every member's first deferred move.
-func (sk *streaking) trimPeaks(st *streaks) {
+func (sk *streaking) trimPeaks(rep *replica) {
+	st := &rep.streak
 	first := st.moves
-	for _, ref := range st.members {
-		first = min(first, sk.members[ref].from)
+	for i := range sk.members {
+		if m := &sk.members[i]; m.in && m.rep == int32(rep.idx) {
+			first = min(first, m.from)
+		}
 	}
 	st.peaks = append(st.peaks[:0], st.peaks[st.firstPeak(first):]...)
 }
@@ -320,9 +329,9 @@ func (r *runner) join(rep *replica, ref int32) {
 	if st.over == nil {
 		r.startStreaks(st)
 	}
-	*r.memberOf(ref) = member{in: true, idx: int32(len(st.members)),
+	*r.memberOf(ref) = member{in: true, rep: int32(rep.idx),
 		from: st.moves, steps0: st.steps, over0: st.over[s.class]}
-	st.members = append(st.members, ref)
+	st.members++
 	if s.rec.Measured {
 		st.measured++
 		if st.byClass != nil {
@@ -346,11 +355,7 @@ func (r *runner) leave(rep *replica, ref int32) {
 		rec.MaxTokenITL = max(rec.MaxTokenITL, d)
 		rec.ITLOver += int(st.over[s.class] - m.over0)
 	}
-	last := len(st.members) - 1
-	moved := st.members[last]
-	st.members[m.idx] = moved
-	r.members[moved].idx = m.idx
-	st.members = st.members[:last]
+	st.members--
 	if rec.Measured {
 		st.measured--
 		if st.byClass != nil {
@@ -358,15 +363,18 @@ func (r *runner) leave(rep *replica, ref int32) {
 		}
 	}
 	*m = member{}
-	if last == 0 {
+	if st.members == 0 {
 		st.peaks = st.peaks[:0]
 	}
 }
 
-// leaveAll ends every streak of the replica.
+// leaveAll ends every streak of the replica, in ref order (each leave
+// changes only its own record).
 func (r *runner) leaveAll(rep *replica) {
-	for len(rep.streak.members) > 0 {
-		r.leave(rep, rep.streak.members[0])
+	for ref := 0; ref < len(r.members) && rep.streak.members > 0; ref++ {
+		if m := &r.members[ref]; m.in && m.rep == int32(rep.idx) {
+			r.leave(rep, int32(ref))
+		}
 	}
 }
 
@@ -564,8 +572,8 @@ func (r *runner) accountAhead(rep *replica, out *engine.Outcome) error {
 			return err
 		}
 	}
-	if out.Streak != len(st.members) {
-		return streakMismatch(rep, out, len(st.members))
+	if out.Streak != st.members {
+		return streakMismatch(rep, out, st.members)
 	}
 	if out.Streak > 0 {
 		r.streakMove(rep, out, rep.stepTime, out.Streak, 0, 0)
@@ -646,7 +654,7 @@ func (r *runner) accountFirst(rep *replica, out *engine.Outcome, blocks int) err
 func (r *runner) accountMixed(rep *replica, out *engine.Outcome, start, first time.Duration) error {
 	st := &rep.streak
 	d, rest := rep.stepTime, out.Steps-1
-	if len(st.members) > 0 && start != st.end {
+	if st.members > 0 && start != st.end {
 		r.leaveAll(rep) // not back to back: the gaps are not the steps
 	}
 	for _, ref := range out.Left {
@@ -655,7 +663,7 @@ func (r *runner) accountMixed(rep *replica, out *engine.Outcome, start, first ti
 		}
 	}
 	part := &r.part // what streakMove reads of a move: its steps and end
-	if n := len(st.members); n > 0 {
+	if n := st.members; n > 0 {
 		part.Steps, part.End = 1, first
 		r.streakMove(rep, part, first-start, n, 0, 0)
 	}
@@ -705,8 +713,8 @@ func (r *runner) accountMixed(rep *replica, out *engine.Outcome, start, first ti
 			r.joiners = append(r.joiners, em.Ref)
 		}
 	}
-	if mc.cont != len(st.members) {
-		return streakMismatch(rep, out, len(st.members))
+	if mc.cont != st.members {
+		return streakMismatch(rep, out, st.members)
 	}
 	if rest > 0 && mc.cont+mc.fins > 0 {
 		r.lastMoves += mc.fins
