@@ -209,8 +209,12 @@ func chunkRecord(rec *Record, b *classBound, d engine.Draft, g, td time.Duration
 // finish ends a request that emitted its last token (or, prefilled
 // remotely, moves it to its decode replica: handoff). The caller has
 // ended its decode streak, if it was in one (leave): endSlot does not.
-func (r *runner) finish(rep *replica, ref int32) error {
-	s := &r.slots[ref] // found once, for end too (endSlot)
+func (r *runner) finish(rep *replica, ref int32) error { return r.finishAs(rep, ref, &r.slots[ref]) }
+
+// finishAs is finish of ref, whose slot is s (found once, for end too:
+// endSlot): the streaks' callers hold it (RunAtlas 5,078 then 5,067
+// instructions a request, the budget test's count).
+func (r *runner) finishAs(rep *replica, ref int32, s *slot) error {
 	if r.roots != nil {
 		r.roots.out(rep.idx, s.prefix)
 	}

@@ -143,7 +143,7 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) error {
 				if s.rec.Measured {
 					finMeasured++
 				}
-				if err := r.finish(rep, em.Ref); err != nil {
+				if err := r.finishAs(rep, em.Ref, s); err != nil {
 					return err
 				}
 				continue
@@ -160,7 +160,7 @@ func (r *runner) accountLazy(rep *replica, out *engine.Outcome) error {
 			r.emit(s, d, em.Tokens, em.First, out.End)
 		}
 		if em.Done {
-			if err := r.finish(rep, em.Ref); err != nil {
+			if err := r.finishAs(rep, em.Ref, s); err != nil {
 				return err
 			}
 		} else {
@@ -619,7 +619,7 @@ func (r *runner) finishInside(rep *replica, out *engine.Outcome, em engine.Emit)
 	}
 	r.insides++
 	r.advance(at)
-	return r.finish(rep, em.Ref)
+	return r.finishAs(rep, em.Ref, s)
 }
 
 // Mixed moves (engine's mixed.go): a step that prefills a prompt whole
@@ -720,7 +720,7 @@ func (r *runner) accountMixed(rep *replica, out *engine.Outcome, start, first ti
 			r.emit(s, d, n, false, out.End)
 		}
 		if em.Done {
-			if err := r.finish(rep, em.Ref); err != nil {
+			if err := r.finishAs(rep, em.Ref, s); err != nil {
 				return err
 			}
 		} else {
@@ -770,5 +770,5 @@ func (r *runner) finishMixed(rep *replica, em engine.Emit, n int, first time.Dur
 	r.insides++
 	r.mixInsides++
 	r.advance(at)
-	return r.finish(rep, em.Ref)
+	return r.finishAs(rep, em.Ref, s)
 }
