@@ -567,6 +567,22 @@ func (w *weighted) add(d time.Duration, n int) {
 	}
 }
 
+// totals are how many values w holds and their sum, n·d over its gaps
+// (wrapping as a sum of durations added one by one does): its table's,
+// or past its limit the sketch's count and the low word of its exact sum,
+// Σ n·d over gaps of d ≥ 0, each n > 0 (sketch's).
+func (w *weighted) totals() (n int, sum time.Duration) {
+	w.settle()
+	if w.sk != nil {
+		return w.sk.N(), time.Duration(w.sum[0])
+	}
+	for d, k := range w.gaps() {
+		n += k
+		sum += time.Duration(k) * d
+	}
+	return n, sum
+}
+
 // settle counts the pending gaps: every reader calls it first.
 func (w *weighted) settle() {
 	for i := range w.npend {

@@ -397,3 +397,28 @@ func TestGapCountsIsAMap(t *testing.T) {
 		require.Zero(t, g.get(-1))
 	}
 }
+
+// A weighted sample's totals (stepMix's steps and time by composition)
+// are its values' count and sum as added one by one, in its table and
+// past its limit in its sketch.
+func TestWeightedTotalsAreTheSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 41))
+	for _, limit := range []int{0, 3, 40, 1000} {
+		for range 50 {
+			w := weighted{limit: limit}
+			n, sum := 0, time.Duration(0)
+			for range rng.IntN(300) {
+				d := time.Duration(1 + rng.Int64N(int64(50*time.Millisecond)))
+				if rng.IntN(3) > 0 { // repeats, as a run's steps do
+					d = time.Duration(1+rng.IntN(30)) * time.Millisecond
+				}
+				k := 1 + rng.IntN(40)
+				w.add(d, k)
+				n, sum = n+k, sum+time.Duration(k)*d
+			}
+			gotN, gotSum := w.totals()
+			require.Equal(t, n, gotN, "limit %d", limit)
+			require.Equal(t, sum, gotSum, "limit %d", limit)
+		}
+	}
+}
