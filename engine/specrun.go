@@ -465,10 +465,7 @@ func (e *Engine) completeSpecRun() bool {
 	sc.run = false
 	members := e.running[:sc.m]
 	sc.m = 0
-	ns := specNotes{k1: e.cfg.SpeculativeTokens + 1, ex: sc.ex[:cap(sc.ex)]}
-	noteMembers(members, &ns, e.cfg.BlockSize) // a run's block size is a power of two (extendSpec)
-	e.keepNotes(&ns)
-	return ns.done
+	return noteMembers(members, sc, e.cfg.SpeculativeTokens+1, e.cfg.BlockSize) // a run's block size is a power of two (extendSpec)
 }
 
 // specCollect is completeUntil for a speculative run, its first j
