@@ -55,16 +55,16 @@ const maxSpecRun = 64
 
 // specRun is the speculative run in flight, kept in the specCohort.
 type specRun struct {
-	allow  bool              // the driver allows speculative runs (specrun.Allow)
-	run    bool              // the plan in flight is a speculative run of its members
-	steps  int               // its steps from the first, those collected included
-	done   int               // steps collected (applySpec)
-	taken  int               // steps whose blocks are taken (specTake)
-	iid    *accept.IID       // the acceptor the draws came from
-	buf    []uint8           // accepted drafts: member i's at step j in buf[i*maxSpecRun+j]
-	saved  []accept.PCG      // each member's stream at the run's start
-	drawn  []int32           // each member's draws by extendSpec
-	needs  [maxSpecRun]int32 // the blocks the members take at each step after the first
+	allow  bool                  // the driver allows speculative runs (specrun.Allow)
+	run    bool                  // the plan in flight is a speculative run of its members
+	steps  int                   // its steps from the first, those collected included
+	done   int                   // steps collected (applySpec)
+	taken  int                   // steps whose blocks are taken (specTake)
+	iid    *accept.IID           // the acceptor the draws came from
+	buf    []uint8               // accepted drafts: member i's at step j in buf[i*maxSpecRun+j]
+	saved  []accept.PCG          // each member's stream at the run's start
+	drawn  []int32               // each member's draws by extendSpec
+	needs  [2 * maxSpecRun]int32 // the blocks the members take at each step after the first (drawUncut counts past the run's steps, to maxSpecRun, at an index it masks)
 	counts specrun.Counts
 	total  [256]int32 // counts.Total's room, indexed by a step's accepted drafts (sumRows)
 }
@@ -128,7 +128,7 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 		sc.saved = make([]accept.PCG, n)
 		sc.drawn = make([]int32, n)
 	}
-	clear(sc.needs[:steps])
+	clear(sc.needs[:steps]) // those drawUncut counts past them are never read
 	streams := *iid.Streams
 	// The member with the fewest tokens left first: it ends the run
 	// most often, and the others then draw no further.
@@ -169,22 +169,25 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 		// them leaves it with fewer than 1 + K tokens (or none). With
 		// drawAhead's call and frame, 21,691 against 21,581 instructions
 		// a request in BenchmarkRegime/Speculation, the budget test.
-		hi, lo, u, n, left := drawUncut(p.Hi, p.Lo, iid.Start, row, 0, s.req.Output-s.emitted-(k+1))
+		//
+		// The later steps' blocks, free now (none is freed before the
+		// run's end), are counted as it draws (drawUncut's lim), which
+		// the run's steps are among: a member's steps' blocks follow
+		// from its own draws. Its tokens before step j + 1 are
+		// c + 1 + K + Σ (1 + row[i]) for i <= j, c its computed ones: with
+		// left its tokens left less 1 + K after step j, cz − left, cz its
+		// tokens at the end, c + Output − emitted. Its blocks before the
+		// second step hold max(c + look, c + 1 + K), verify's look.
+		c, bs := s.computed, e.cfg.BlockSize
+		room := (max(c+s.look, c+k+1) + bs - 1) &^ (bs - 1) // a run's block size is a power of two (e.shift >= 0)
+		cz, left := c+s.req.Output-s.emitted, s.req.Output-s.emitted-(k+1)
+		hi, lo, u, n, left, lim := drawUncut(p.Hi, p.Lo, iid.Start, row, 0, left, &sc.needs, cz-room, bs)
 		if n < len(row) && left >= 0 {
-			hi, lo, n = drawCut(hi, lo, u, iid, row, n, left, k)
+			hi, lo, n = drawCut(hi, lo, u, iid, row, n, left, k, &sc.needs, lim, bs)
 		}
 		p.Hi, p.Lo = hi, lo
 		sc.drawn[i] = int32(n)
 		steps = n
-		// The later steps' blocks, free now (none is freed before the
-		// run's end), counted over the steps it drew, which the run's
-		// are among: a member's steps' blocks follow from its own draws.
-		// Counted here rather than in a loop of their own over the run's
-		// steps once every member drew: 25,764 then 25,518 instructions a
-		// request in BenchmarkRegime/Speculation (the budget test); in
-		// drawAhead (as it was) after its loop, 25,960 (its registers
-		// spilled).
-		addNeeds(s, row[:n], sc.needs[:n], k+1, e.shift)
 	}
 	avail := e.available()
 	for j := 1; j < steps; j++ {
@@ -212,16 +215,20 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 }
 
 // drawCut draws a member's steps on from a draw u in a bucket a threshold cuts, at
-// row[j], left its tokens left less 1 + K before it.
-func drawCut(hi, lo, u uint64, a *accept.IID, row []uint8, j, left, k int) (uint64, uint64, int) {
+// row[j], left its tokens left less 1 + K before it (drawUncut's others).
+func drawCut(hi, lo, u uint64, a *accept.IID, row []uint8, j, left, k int, need *[2 * maxSpecRun]int32, lim, bs int) (uint64, uint64, int) {
 	for {
 		acc := a.Accepted(u, k)
 		row[j] = uint8(acc)
+		left -= 1 + acc
+		for ; left < lim; lim -= bs {
+			need[(j+1)&(2*maxSpecRun-1)]++
+		}
 		j++
-		if left -= 1 + acc; left < 0 {
+		if left < 0 {
 			break
 		}
-		hi, lo, u, j, left = drawUncut(hi, lo, a.Start, row, j, left)
+		hi, lo, u, j, left, lim = drawUncut(hi, lo, a.Start, row, j, left, need, lim, bs)
 		if j == len(row) || left < 0 {
 			break
 		}
@@ -241,61 +248,39 @@ func drawCut(hi, lo, u uint64, a *accept.IID, row []uint8, j, left, k int) (uint
 // (22,081 then 22,006 instructions a request in
 // BenchmarkRegime/Speculation, the budget test; drawAhead 2,574, then 342
 // and drawUncut 2,168).
-func drawUncut(hi, lo uint64, start *[256]uint8, row []uint8, j, left int) (uint64, uint64, uint64, int, int) {
+//
+// As it draws step j, it counts in need[j + 1] the blocks of bs tokens
+// the member takes at step j + 1 (for every step it draws, its last
+// too: need has room past the run's steps): a block each time its
+// tokens before step j + 1, cz − left, pass room, the end of the blocks
+// it holds, room then a block further, which is mostly never. It tracks
+// lim = cz − room (cz its tokens at its end, extendSpec's), so that the
+// test is left < lim: a compare and a branch a step. Counted in a loop
+// of their own after the draws (addNeeds, 11 instructions a step and 37
+// a member), 20,865 then 20,297 instructions a request of servesim's own
+// in BenchmarkRegime/Speculation, the budget test (addNeeds 819 and
+// drawUncut 2,168, then drawUncut 2,368; with cz − left tested against
+// room, cz spilled: 20,515).
+func drawUncut(hi, lo uint64, start *[256]uint8, row []uint8, j, left int, need *[2 * maxSpecRun]int32, lim, bs int) (uint64, uint64, uint64, int, int, int) {
 	for i := uint(j); i < uint(len(row)); i++ { // unsigned: no bounds check on row[i]
 		var u uint64
 		hi, lo, u = accept.Next(hi, lo)
 		u >>= 11
 		b := start[u>>45]
 		if b < accept.Exact {
-			return hi, lo, u, int(i), left
+			return hi, lo, u, int(i), left, lim
 		}
 		acc := int(b &^ accept.Exact)
 		row[i] = uint8(acc)
-		if left -= 1 + acc; left < 0 {
-			return hi, lo, 0, int(i) + 1, left
+		left -= 1 + acc
+		for ; left < lim; lim -= bs {
+			need[(i+1)&(2*maxSpecRun-1)]++
+		}
+		if left < 0 {
+			return hi, lo, 0, int(i) + 1, left, lim
 		}
 	}
-	return hi, lo, 0, len(row), left
-}
-
-// addNeeds adds to need the blocks of 1 << shift tokens member s takes
-// at each step of row (its accepted drafts) after the first (those of
-// the first are taken, planSpec). Before step j it holds the blocks of
-// y = max(computed + look, c + 1 + K) tokens, c its computed tokens at
-// the step before (verify's look: c + look grows to c + n as a step of
-// n positions completes); step j takes those up to c_j + 1 + K. It
-// tracks z = c + 1 + K, and once z passes y, every later step's z passes
-// the one before it: those steps are counted in a loop of their own,
-// without the compare, over rows and need sliced so that neither is
-// bounds-checked (21,788 then 21,691 instructions a request in
-// BenchmarkRegime/Speculation, the budget test; addNeeds 940 then 819).
-func addNeeds(s *seq, row []uint8, need []int32, k1, shift int) {
-	if len(row) < 2 {
-		return
-	}
-	up := 1<<shift - 1
-	z := s.computed + k1 // c + 1 + K
-	y := max(s.computed+s.look, z)
-	b := (y + up) >> shift
-	// Step i+1's blocks after step i's accepted drafts, rows[i].
-	rows, need := row[:len(row)-1], need[1:len(row)]
-	need = need[:len(rows)]
-	for i := 0; i < len(rows); i++ {
-		z += 1 + int(rows[i])
-		if z > y {
-			// z grows at each step from here on, past the y of the
-			// step before: each step takes its blocks up to z.
-			z -= 1 + int(rows[i])
-			for ; i < len(rows); i++ {
-				z += 1 + int(rows[i])
-				nb := (z + up) >> shift
-				need[i] += int32(nb - b)
-				b = nb
-			}
-			return
-		}
-	}
+	return hi, lo, 0, len(row), left, lim
 }
 
 // advance draws n values from p, dropping them.
@@ -412,7 +397,8 @@ func applyRows(members []*seq, ems []Emit, drs []Draft, last []uint8, k1, floor,
 		t := ems[i].Tokens
 		// Its look after the steps: what verify leaves, max(look, n) − t
 		// a step, is max(c + look, c' + 1 + K) − c'' over them, c' its
-		// computed tokens before the last step, c'' after (addNeeds' y).
+		// computed tokens before the last step, c'' after (the y extendSpec
+		// rounds up to room).
 		c := s.computed + t
 		look := max(s.computed+s.look, c-1-int(last[i*maxSpecRun])+k1) - c
 		s.look = look
