@@ -63,8 +63,7 @@ type specRun struct {
 	iid    *accept.IID           // the acceptor the draws came from
 	buf    []uint8               // accepted drafts: member i's at step j in buf[i*maxSpecRun+j]
 	saved  []accept.PCG          // each member's stream at the run's start
-	drawn  []int32               // each member's draws by extendSpec
-	needs  [2 * maxSpecRun]int32 // the blocks the members take at each step after the first (drawUncut counts past the run's steps, to maxSpecRun, at an index it masks)
+	needs  [2 * maxSpecRun]int32 // the blocks the members take at each step after the first (drawMembers counts past the run's steps, to maxSpecRun, at an index it masks)
 	counts specrun.Counts
 	total  [256]int32 // counts.Total's room, indexed by a step's accepted drafts (sumRows)
 }
@@ -108,11 +107,11 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 	// the plans that got to it: 25,518 then 25,401 instructions a
 	// request in BenchmarkRegime/Speculation, the budget test). It only
 	// saves work: such a member would end the run at its first step
-	// (drawUncut), which is then planned as the one step it is.
+	// (drawMembers), which is then planned as the one step it is.
 	d := e.plan.StepTime
 	steps := int(min((until-now-1)/d+1, maxSpecRun))
 	k := e.cfg.SpeculativeTokens
-	if steps <= 1 || int(e.vsum) != sc.m*(k+1) || k > 255 || len(iid.Below) != k { // a step's accepted drafts are a uint8 (buf, total); drawUncut's table counts K at most
+	if steps <= 1 || int(e.vsum) != sc.m*(k+1) || k > 255 || len(iid.Below) != k { // a step's accepted drafts are a uint8 (buf, total); drawMembers' table counts K at most
 		return
 	}
 	members := e.running[:sc.m]
@@ -126,161 +125,143 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 		n := e.cfg.MaxSeqs
 		sc.buf = make([]uint8, n*maxSpecRun)
 		sc.saved = make([]accept.PCG, n)
-		sc.drawn = make([]int32, n)
 	}
-	clear(sc.needs[:steps]) // those drawUncut counts past them are never read
-	streams := *iid.Streams
+	clear(sc.needs[:steps]) // those drawMembers counts past them are never read
+	streams, saved := *iid.Streams, sc.saved[:len(members)]
 	// The member with the fewest tokens left first: it ends the run
-	// most often, and the others then draw no further.
-	for x := range members {
-		i := x
-		if x == 0 {
-			i = first
-		} else if x <= first {
-			i = x - 1
-		}
-		if steps == 1 {
-			// The first member drawn (or one after it) ends the run at
-			// its first step: the one step is planned, the others not
-			// drawn (about 1 plan in 8 that draws: 23,533 then 23,307
-			// instructions a request in BenchmarkRegime/Speculation,
-			// the budget test).
-			for y := range x {
-				j := y
-				if y == 0 {
-					j = first
-				} else if y <= first {
-					j = y - 1
-				}
-				streams[members[j].req.Ref] = sc.saved[j]
-			}
-			return
-		}
-		s := members[i]
-		p := &streams[s.req.Ref]
-		sc.saved[i] = *p
-		row := sc.buf[i*maxSpecRun:][:steps]
-		// The member's accepted drafts drawn ahead (drawAhead's, written
-		// out: drawUncut, and drawCut only for a draw in a bucket a
-		// threshold cuts), K of them drafted a step, from a copy of its
-		// stream, written back at the end, into row, a step at a time
-		// from the run's first while it has 1 + K tokens left at least
-		// after the step: n steps, len(row), or fewer when the last of
-		// them leaves it with fewer than 1 + K tokens (or none). With
-		// drawAhead's call and frame, 21,691 against 21,581 instructions
-		// a request in BenchmarkRegime/Speculation, the budget test.
-		//
-		// The later steps' blocks, free now (none is freed before the
-		// run's end), are counted as it draws (drawUncut's lim), which
-		// the run's steps are among: a member's steps' blocks follow
-		// from its own draws. Its tokens before step j + 1 are
-		// c + 1 + K + Σ (1 + row[i]) for i <= j, c its computed ones: with
-		// left its tokens left less 1 + K after step j, cz − left, cz its
-		// tokens at the end, c + Output − emitted. Its blocks before the
-		// second step hold max(c + look, c + 1 + K), verify's look.
-		c, bs := s.computed, e.cfg.BlockSize
-		room := (max(c+s.look, c+k+1) + bs - 1) &^ (bs - 1) // a run's block size is a power of two (e.shift >= 0)
-		cz, left := c+s.req.Output-s.emitted, s.req.Output-s.emitted-(k+1)
-		hi, lo, u, n, left, lim := drawUncut(p.Hi, p.Lo, iid.Start, row, 0, left, &sc.needs, cz-room, bs)
-		if n < len(row) && left >= 0 {
-			hi, lo, n = drawCut(hi, lo, u, iid, row, n, left, k, &sc.needs, lim, bs)
-		}
-		p.Hi, p.Lo = hi, lo
-		sc.drawn[i] = int32(n)
-		steps = n
+	// most often, and the others then draw no further. The others after
+	// it round the running list (the order changes nothing but which are
+	// drawn before the run is known to be one step). The members drawn
+	// before the one that last cut the run short (cut of them, in that
+	// order) drew steps past it, and only they: their streams are
+	// rewound after the draws, the others' are where the run leaves
+	// them.
+	steps, x, cut := drawMembers(members, saved, streams, sc.buf, &sc.needs, iid, first, steps, k, e.cfg.BlockSize)
+	if steps == 1 {
+		// The first member drawn (or one after it) ends the run at its
+		// first step: the one step is planned, the others not drawn
+		// (about 1 plan in 8 that draws: 23,533 then 23,307 instructions
+		// a request in BenchmarkRegime/Speculation, the budget test).
+		// The step's draws are made again as it completes: the streams
+		// back at its start.
+		rewindFrom(members, saved, streams, first, x, 0)
+		return
 	}
 	avail := e.available()
 	for j := 1; j < steps; j++ {
 		if avail -= int(sc.needs[j]); avail < 0 {
-			steps = j
+			steps, cut = j, len(members) // every member drew past it
 			break
 		}
 	}
-	for i, s := range members {
-		if int(sc.drawn[i]) != steps {
-			streams[s.req.Ref] = sc.saved[i]
-			advance(&streams[s.req.Ref], steps)
-		}
-	}
 	if steps == 1 {
-		// The step's draws are made again as it completes: the streams
-		// back at its start.
-		for i, s := range members {
-			streams[s.req.Ref] = sc.saved[i]
-		}
+		rewindFrom(members, saved, streams, first, len(members), 0)
 		return
 	}
+	rewindFrom(members, saved, streams, first, cut, steps)
 	sc.run, sc.steps, sc.done, sc.taken, sc.iid = true, steps, 0, 1, iid
 	e.plan.Steps = steps
 }
 
-// drawCut draws a member's steps on from a draw u in a bucket a threshold cuts, at
-// row[j], left its tokens left less 1 + K before it (drawUncut's others).
-func drawCut(hi, lo, u uint64, a *accept.IID, row []uint8, j, left, k int, need *[2 * maxSpecRun]int32, lim, bs int) (uint64, uint64, int) {
-	for {
-		acc := a.Accepted(u, k)
-		row[j] = uint8(acc)
-		left -= 1 + acc
-		for ; left < lim; lim -= bs {
-			need[(j+1)&(2*maxSpecRun-1)]++
+// drawMembers is extendSpec's loop over the members, drawing each one's
+// accepted drafts ahead into its row of buf, K drafted a step, from its
+// stream (saved first, left where its draws leave it), a step at a time
+// from the run's first while it has 1 + K tokens left at least after
+// the step: up to steps, fewer when one of them leaves it with fewer
+// than 1 + K tokens (or none), which the run's steps then are, and it
+// counts the blocks of bs tokens it takes at the step after each in
+// need (that step's). It draws the member with the fewest tokens left
+// first and the others after it, round the running list, and returns
+// at steps 1 or after every member: the steps, the members drawn and
+// cut, the members drawn before the one that last cut the run short
+// (they drew past its steps).
+//
+// Its blocks: its tokens before step j + 1 are c + 1 + K + Σ (1 +
+// row[i]) for i <= j, c its computed ones; with left its tokens left
+// less 1 + K after step j, cz − left, cz its tokens at its end, c +
+// Output − emitted. Its blocks before the second step hold max(c +
+// look, c + 1 + K), verify's look, up to room; it takes a block each
+// time its tokens pass room, room then a block further, mostly never:
+// tracked as lim = cz − room, a block when left falls below it, a
+// compare and a branch a step (in a loop of their own after the draws,
+// addNeeds, 11 instructions a step and 37 a member: 20,865 then 20,297
+// instructions a request of servesim's own in
+// BenchmarkRegime/Speculation, the budget test; addNeeds 819 and the
+// draws 2,168, then 2,368; with cz − left tested against room, cz
+// spilled: 20,515).
+//
+// A function of its own that loops over the members and their steps,
+// the climb of a draw in a bucket a threshold cuts (accept.Starts: 1 in
+// 64 at K = 4, α = 0.7) a call in its loop: extendSpec's loop, which
+// called a function for the steps (drawUncut, which returned at such a
+// draw, then drawCut, which climbed it and called drawUncut again),
+// kept more of its variables, the Engine's among them, in memory across
+// those calls, and with the steps each member drew kept and tested in a
+// loop over every member, then the order first and the others in running
+// order: 20,297 then 20,164 instructions a request of servesim's own
+// (extendSpec 1,442 and drawUncut 2,368, then extendSpec 378 and
+// drawMembers 3,311); drawMembers calling drawUncut and drawCut,
+// 20,196; its steps' loop in a function of its own called a member, the
+// climb out of the loop of the uncut draws, 20,556.
+func drawMembers(members []*seq, saved, streams []accept.PCG, buf []uint8, need *[2 * maxSpecRun]int32, a *accept.IID, first, steps, k, bs int) (int, int, int) {
+	start, k1 := a.Start, k+1
+	cut, i := 0, first
+	for x := range members {
+		if steps == 1 {
+			return steps, x, cut
 		}
-		j++
-		if left < 0 {
-			break
+		s := members[i]
+		p := &streams[s.req.Ref]
+		hi, lo := p.Hi, p.Lo
+		saved[i] = accept.PCG{Hi: hi, Lo: lo}
+		row := buf[i*maxSpecRun : i*maxSpecRun+steps]
+		c, left := s.computed, s.req.Output-s.emitted
+		room := (max(c+s.look, c+k1) + bs - 1) &^ (bs - 1) // a run's block size is a power of two (e.shift >= 0)
+		lim := c + left - room
+		left -= k1
+		n := len(row)
+		for j := range row {
+			var u uint64
+			hi, lo, u = accept.Next(hi, lo)
+			u >>= 11
+			b := start[u>>45]
+			acc := int(b &^ accept.Exact)
+			if b < accept.Exact {
+				acc = a.Accepted(u, k) // a bucket a threshold cuts
+			}
+			row[j] = uint8(acc)
+			left -= 1 + acc
+			for ; left < lim; lim -= bs {
+				need[(j+1)&(2*maxSpecRun-1)]++
+			}
+			if left < 0 {
+				n = j + 1
+				break
+			}
 		}
-		hi, lo, u, j, left, lim = drawUncut(hi, lo, a.Start, row, j, left, need, lim, bs)
-		if j == len(row) || left < 0 {
-			break
+		p.Hi, p.Lo = hi, lo
+		if n < steps {
+			steps, cut = n, x
+		}
+		if i++; i == len(members) {
+			i = 0
 		}
 	}
-	return hi, lo, j
+	return steps, len(members), cut
 }
 
-// drawUncut is extendSpec's loop over a member's draws from row[j] on in buckets
-// no threshold cuts (accept.Starts), whose entry is the drafts accepted
-// (at most K: extendSpec checks that the thresholds are K): it returns at
-// the first draw in a bucket one cuts, that draw's u (53 bits) and its
-// index, row[j] not written and left not counted; or at the row's end; or
-// after the step that leaves left negative, j past it. Its loop keeps no
-// more than the state, the table, the row, j and left: in the loop of
-// drawAhead (as it was), with the climb, the acceptor, the stream and K,
-// it reloaded 5 of them a draw
-// (22,081 then 22,006 instructions a request in
-// BenchmarkRegime/Speculation, the budget test; drawAhead 2,574, then 342
-// and drawUncut 2,168).
-//
-// As it draws step j, it counts in need[j + 1] the blocks of bs tokens
-// the member takes at step j + 1 (for every step it draws, its last
-// too: need has room past the run's steps): a block each time its
-// tokens before step j + 1, cz − left, pass room, the end of the blocks
-// it holds, room then a block further, which is mostly never. It tracks
-// lim = cz − room (cz its tokens at its end, extendSpec's), so that the
-// test is left < lim: a compare and a branch a step. Counted in a loop
-// of their own after the draws (addNeeds, 11 instructions a step and 37
-// a member), 20,865 then 20,297 instructions a request of servesim's own
-// in BenchmarkRegime/Speculation, the budget test (addNeeds 819 and
-// drawUncut 2,168, then drawUncut 2,368; with cz − left tested against
-// room, cz spilled: 20,515).
-func drawUncut(hi, lo uint64, start *[256]uint8, row []uint8, j, left int, need *[2 * maxSpecRun]int32, lim, bs int) (uint64, uint64, uint64, int, int, int) {
-	for i := uint(j); i < uint(len(row)); i++ { // unsigned: no bounds check on row[i]
-		var u uint64
-		hi, lo, u = accept.Next(hi, lo)
-		u >>= 11
-		b := start[u>>45]
-		if b < accept.Exact {
-			return hi, lo, u, int(i), left, lim
-		}
-		acc := int(b &^ accept.Exact)
-		row[i] = uint8(acc)
-		left -= 1 + acc
-		for ; left < lim; lim -= bs {
-			need[(i+1)&(2*maxSpecRun-1)]++
-		}
-		if left < 0 {
-			return hi, lo, 0, int(i) + 1, left, lim
+// rewindFrom leaves the streams of the x members drawn first, in
+// extendSpec's order (from first on, round the running list), where
+// their saved streams drew n values.
+func rewindFrom(members []*seq, saved, streams []accept.PCG, first, x, n int) {
+	for i := first; x > 0; x-- {
+		p := &streams[members[i].req.Ref]
+		*p = saved[i]
+		advance(p, n)
+		if i++; i == len(members) {
+			i = 0
 		}
 	}
-	return hi, lo, 0, len(row), left, lim
 }
 
 // advance draws n values from p, dropping them.
