@@ -14,7 +14,7 @@ import (
 
 // TestIDsInPlaceAreCopied holds a run whose conversations' ids are
 // extended in place (idsInPlace) to the same run with them copied a
-// turn (noIDsInPlace), byte for byte, every record, step and summary,
+// turn (twins.noIDsInPlace), byte for byte, every record, step and summary,
 // over random single replicas (the only runs that take the path) with
 // multi-turn conversations: shared system prompts or none, lengths with
 // and without bounds (arrays cut with room, or grown), context windows,
@@ -22,6 +22,7 @@ import (
 // now and then Stepwise or KeepTokens. A fleet routes, and takes the
 // copy (checked).
 func TestIDsInPlaceAreCopied(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(50, 11))
 	lengths := func(center int) workload.Length {
 		switch rng.IntN(4) {
@@ -80,9 +81,7 @@ func TestIDsInPlaceAreCopied(t *testing.T) {
 		if a.sum.Cached > 0 {
 			cached++
 		}
-		noIDsInPlace = true
-		b, _, err := runSourceScenario(cfg, src(), true)
-		noIDsInPlace = false
+		b, _, err := runSourceScenarioWith(cfg, src(), twins{noIDsInPlace: true}, true)
 		require.NoError(t, err)
 		sameBytes(t, b.text, a.text)
 	}

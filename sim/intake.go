@@ -250,16 +250,12 @@ var noAddInto bool
 // then 12,097 instructions a request (the budget test; servesim's own
 // 11,646 then 11,614, the rest the runtime's copy and the slabs'
 // allocation and clearing).
-// TestIDsInPlaceAreCopied holds it to the copy (noIDsInPlace).
+// TestIDsInPlaceAreCopied holds it to the copy (twins.noIDsInPlace).
 func (r *runner) idsInPlace() {
-	if ip, ok := r.fill.(interface{ IDsInPlace() }); ok && !r.routes && !noIDsInPlace {
+	if ip, ok := r.fill.(interface{ IDsInPlace() }); ok && !r.routes && !r.tw.noIDsInPlace {
 		ip.IDsInPlace()
 	}
 }
-
-// noIDsInPlace turns idsInPlace off (a test's switch): a source copies
-// each request's ids, as its Next does for any caller.
-var noIDsInPlace bool
 
 // noRequest is what a source's Next answered instead of a request: none
 // now (ErrWaiting) or none left (EOF, which marks the source done), both

@@ -36,6 +36,9 @@ type twins struct {
 	// past a kept run's first when the index has dropped a key since the
 	// run was kept, as before forgotAt.
 	noForgetBuckets bool
+	// noIDsInPlace turns idsInPlace off: a source copies each request's
+	// ids, as its Next does for any caller.
+	noIDsInPlace bool
 	// noNextInto turns internal/nextinto's route off: every source's
 	// Next is called.
 	noNextInto bool
