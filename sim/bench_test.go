@@ -3,6 +3,7 @@ package sim
 import (
 	"os"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -153,8 +154,28 @@ func benchRun(b *testing.B, cfg Config, src func() workload.Source) { benchRunN(
 // run's setup is not counted a request (SERVESIM_BENCH_HALF=1).
 var benchHalf = os.Getenv("SERVESIM_BENCH_HALF") != ""
 
-// benchSize is n requests, or half of them under benchHalf.
+// benchScale is SERVESIM_BENCH_SCALE, a whole number of times each
+// budgeted benchmark's size (benchSize; 1 when unset): the budgets' sizes
+// are meant to be past every fill (a pool, a tier, an index) of their
+// regime, where a request's cost no longer moves with the run's length,
+// and TestInstructionBudget at a scale of 4 is how that is checked
+// (docs/scale.md, "Past the fill").
+var benchScale = scaleOf(os.Getenv("SERVESIM_BENCH_SCALE"))
+
+// scaleOf reads a SERVESIM_BENCH_SCALE: a whole number at least 1, or 1
+// for anything else (TestInstructionBudget refuses anything else first).
+func scaleOf(v string) int {
+	k, err := strconv.Atoi(v)
+	if err != nil || k < 1 {
+		return 1
+	}
+	return k
+}
+
+// benchSize is n requests times benchScale, or half of them under
+// benchHalf.
 func benchSize(n int) int {
+	n *= benchScale
 	if benchHalf {
 		return n / 2
 	}
