@@ -23,7 +23,7 @@ type LRU struct {
 	nodes    []node         // never shrinks: the nodes past its length are zero (stack)
 	free     int32          // head of the free node list, nil if none
 	epoch    uint32
-	fresh    map[uint64]struct{} // Insert's scratch: distinct new keys
+	fresh    keySet // Insert's scratch: its new keys, to count each once
 	// A touch's scratch: the first key at from or after not held (miss).
 	from, miss int
 	segs       []segment // runs a touch placed (segments.go)
@@ -75,7 +75,6 @@ func New(c Config) (*LRU, error) {
 		capacity: c.Blocks,
 		chained:  c.Chained,
 		nodes:    []node{{}},
-		fresh:    map[uint64]struct{}{},
 	}, nil
 }
 
@@ -421,7 +420,11 @@ func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok 
 		return evicted, 0, true
 	}
 	l.nextEpoch()
-	protected, add := 0, 0 // add: the keys not held, a duplicate twice
+	// add: the keys not held, a key given twice once (room is to be
+	// made, or the store refused, for that many; the loop below skips a
+	// duplicate as held).
+	protected, add := 0, 0
+	l.fresh.reset(len(keys))
 	for _, k := range keys {
 		if i, held := l.index.Get(k); held {
 			n := &l.nodes[i]
@@ -433,22 +436,12 @@ func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok 
 			}
 			continue
 		}
-		add++
+		if l.fresh.add(k) {
+			add++
+		}
 	}
 	if add == 0 {
 		return evicted, 0, true
-	}
-	if l.used+add > l.capacity {
-		// Room is to be made, or the store refused: count the new keys
-		// given twice once. (With room for all, the loop below skips a
-		// duplicate as held.)
-		clear(l.fresh)
-		for _, k := range keys {
-			if _, held := l.index.Get(k); !held {
-				l.fresh[k] = struct{}{}
-			}
-		}
-		add = len(l.fresh)
 	}
 	evicted, anon, ok = l.makeRoom(add, protected, evicted)
 	if !ok {
