@@ -240,6 +240,13 @@ func TestLazyTouchesAreEager(t *testing.T) {
 			for _, k := range all {
 				require.Equal(t, ports[1].host.Contains(k), ports[0].heldOrPutOff(k), "key %d, %s, round %d step %d", k, what, round, step)
 			}
+			// clearLast clears every slot set: each is in set.
+			g := &ports[0].touches
+			for x, i := range g.last {
+				if i != 0 {
+					require.Contains(t, g.set, int32(x), "a slot set to note %d and not noted, %s, round %d step %d", i, what, round, step)
+				}
+			}
 		}
 		for step := range 120 {
 			r := reqs[rng.IntN(len(reqs))]
@@ -456,6 +463,13 @@ func TestDecodesPutOffAreInsertedAtTheirStores(t *testing.T) {
 		whole, _, _ := recordsOf(t, cfg, src())
 		touchWhole = false
 		sameBytes(t, want, whole)
+		// Every slot of the notes' table cleared at a settle
+		// (clearLast's slow twin).
+		clearWhole = true
+		defer func() { clearWhole = false }()
+		cleared, _, _ := recordsOf(t, cfg, src())
+		clearWhole = false
+		sameBytes(t, want, cleared)
 		// A finished request's own blocks put off inserted by key, not
 		// as anonymous blocks (Finished's slow twin).
 		eagerAnon = true
@@ -678,6 +692,13 @@ func TestDecodeAfterPutOffIsNotHeld(t *testing.T) {
 			require.Equal(t, ports[1].host.Counters(), ports[0].host.Counters(), "%s, round %d step %d", what, round, step)
 			for _, k := range all {
 				require.Equal(t, ports[1].host.Contains(k), ports[0].heldOrPutOff(k), "key %d, %s, round %d step %d", k, what, round, step)
+			}
+			// clearLast clears every slot set: each is in set.
+			g := &ports[0].touches
+			for x, i := range g.last {
+				if i != 0 {
+					require.Contains(t, g.set, int32(x), "a slot set to note %d and not noted, %s, round %d step %d", i, what, round, step)
+				}
 			}
 		}
 		store := func(r *request, to int, step int) {

@@ -517,6 +517,7 @@ type touchLog struct {
 	notes []touchNote // notes[0] is the list's sentinel: its next the oldest note, its prev the newest
 	free  [][]uint64  // buffers no note holds
 	last  []int32     // by a hash of its last key (touchSlot), a note's index (a hint: the note is checked; 0 none)
+	set   []int32     // the slots of last set since it was cleared (setLast), each once
 	live  int         // the keys of the notes
 	nlive int         // the notes
 	bound int         // the live keys it holds at most
@@ -543,6 +544,37 @@ var touchSlots = 1024
 func (g *touchLog) touchSlot(key uint64) int {
 	return int((key*keyMul)>>32) & (len(g.last) - 1)
 }
+
+// setLast sets slot x of last to note i (not 0), noting the slot when
+// it was clear.
+func (g *touchLog) setLast(x int, i int32) {
+	if g.last[x] == 0 {
+		g.set = append(g.set, int32(x))
+	}
+	g.last[x] = i
+}
+
+// clearLast clears the slots of last: those set since it was last
+// cleared, one by one, or all at once when they are more than an eighth.
+// A settle cleared all 1,024 twice (coverLater's scratch, and the
+// notes gone), where a few are set between settles: past its host
+// tiers' fill, where every store that evicts settles first,
+// Regime/Tiers (SERVESIM_BENCH_SCALE=4, between 2,000 and 4,000
+// requests) cleared 34,468 times a run, the runtime's memclr about
+// 10,000 instructions a request. clearWhole is its slow twin.
+func (g *touchLog) clearLast() {
+	if clearWhole || len(g.set) > len(g.last)/8 {
+		clear(g.last)
+	} else {
+		for _, x := range g.set {
+			g.last[x] = 0
+		}
+	}
+	g.set = g.set[:0]
+}
+
+// clearWhole makes clearLast clear every slot (a test's switch).
+var clearWhole = false
 
 // touchLogKeys bounds a log's live keys, as does its tier's capacity
 // (but not under 1,024): past the bound the log is settled. A log of as
@@ -600,7 +632,7 @@ func (p *tierPort) noteTouch(chain []uint64, c0, c1 int) {
 	head.prev = i
 	g.notes = append(g.notes, touchNote{keys: append(buf, chain...), prev: last})
 	g.notes[last].next = i
-	g.last[g.touchSlot(chain[len(chain)-1])] = i
+	g.setLast(g.touchSlot(chain[len(chain)-1]), i)
 	g.live += len(chain)
 	g.nlive++
 }
@@ -622,7 +654,7 @@ func (g *touchLog) extend(i int32, chain []uint64) {
 		nt.keys = append(nt.keys, chain[c+1:]...)
 	}
 	g.toEnd(i)
-	g.last[g.touchSlot(chain[len(chain)-1])] = i
+	g.setLast(g.touchSlot(chain[len(chain)-1]), i)
 }
 
 // toEnd moves note i to the end of the list.
@@ -676,7 +708,7 @@ func (p *tierPort) settle() {
 	p.pend.reset()
 	clear(g.notes) // the buffers are free's
 	g.notes, g.live, g.nlive = g.notes[:1], 0, 0
-	clear(g.last)
+	g.clearLast()
 }
 
 // A settle's touches of keys touched again later.
@@ -714,7 +746,7 @@ var touchWhole = false
 // nearest later note with the same first key touches again. It uses the
 // slots of last keys as scratch (settle clears them after).
 func (g *touchLog) coverLater() {
-	clear(g.last)
+	g.clearLast()
 	for i := g.notes[0].prev; i != 0; i = g.notes[i].prev {
 		nt := &g.notes[i]
 		nt.skip = 0
@@ -728,7 +760,7 @@ func (g *touchLog) coverLater() {
 				touchesSkipped.Add(int64(nt.skip))
 			}
 		}
-		g.last[x] = i
+		g.setLast(x, i)
 	}
 }
 
@@ -845,7 +877,7 @@ func (p *tierPort) deferDecode(k uint64, chain []uint64) bool {
 	nt.keys[n-1] = k
 	g.live++
 	g.toEnd(i)
-	g.last[g.touchSlot(k)] = i
+	g.setLast(g.touchSlot(k), i)
 	nt.pend++
 	d.keys++
 	d.marks[mark]++
@@ -896,7 +928,7 @@ func (p *tierPort) deferDecodeRare(k uint64, n int, i int32) bool {
 	nt.keys = append(nt.keys, k)
 	g.live++
 	g.toEnd(i)
-	g.last[g.touchSlot(k)] = i
+	g.setLast(g.touchSlot(k), i)
 	nt.pend++
 	d.keys++
 	d.marks[mark]++
