@@ -154,6 +154,7 @@ func newRunnerWith(cfg Config, src workload.Source, obs Observer, tw twins) (*ru
 	}
 	r.pd = newDisagg(cfg, r)
 	r.fleet = len(r.reps) > 1 || cfg.Fleet.Autoscale.On()
+	r.oneHeld = !r.fleet && !tw.ownHeldArea
 	r.routes = r.fleet || cfg.Fleet.Router != nil || r.gw != nil
 	r.idsInPlace()
 	r.view.r, r.view.n, r.view.routed = r, len(r.reps), &r.routed

@@ -668,7 +668,12 @@ func distOfRuns(vals []float64, cum []int, m stats.Method) stats.Dist {
 // event, before the Horizon: records cannot tell that apart, and Stopped
 // then says the Horizon. Records may come in any order.
 func Summarize(cfg Config, recs []Record) (Summary, error) {
-	r, err := newRunner(cfg, noSource{}, nil)
+	return summarizeWith(cfg, recs, twins{})
+}
+
+// summarizeWith is Summarize with the slow twins tw on.
+func summarizeWith(cfg Config, recs []Record, tw twins) (Summary, error) {
+	r, err := newRunnerWith(cfg, noSource{}, nil, tw)
 	if err != nil {
 		return Summary{}, err
 	}

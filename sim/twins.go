@@ -42,4 +42,8 @@ type twins struct {
 	// noNextInto turns internal/nextinto's route off: every source's
 	// Next is called.
 	noNextInto bool
+	// ownHeldArea makes a single replica integrate what it holds over
+	// the window itself, as a fleet's replicas do, rather than take the
+	// runner's integral of what the system holds (oneHeld).
+	ownHeldArea bool
 }

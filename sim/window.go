@@ -237,7 +237,11 @@ func (r *runner) replicaSummaries(fleet *Summary, window, declared time.Duration
 	offered, busy, held := make([]float64, len(r.reps)), make([]float64, len(r.reps)), make([]float64, len(r.reps))
 	for i := range r.reps {
 		rep := &r.reps[i]
-		r.integrateHeld(rep, r.cfg.Warmup+declared)
+		if r.oneHeld {
+			rep.heldArea = r.area // ∫ inSystem dt over the declared window
+		} else {
+			r.integrateHeld(rep, r.cfg.Warmup+declared)
+		}
 		s := fleet // a single replica's share is the whole
 		if r.fleet {
 			own := rep.col.finish(window, 0, r.cfg.Percentiles)

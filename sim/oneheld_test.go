@@ -1,0 +1,61 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/workload"
+)
+
+// TestOneHeldIsItsOwn holds a single replica that takes the runner's
+// integral of the requests in the system for its own (oneHeld) to the
+// same run with the replica integrating what it holds itself
+// (twins.ownHeldArea), byte for byte, every record and the summary (its
+// Replicas' MeanHeld and Imbalance.Held), and the summaries Summarize
+// recomputes from the records both ways: over the random scenarios of a
+// single replica (windows with and without a horizon, drains, a detected
+// warm-up, overloads with MaxBacklog, a concurrency cap, a gateway,
+// timeouts, errors, speculation, classes) and the regimes' small
+// workloads. A fleet integrates each replica's own (checked).
+func TestOneHeldIsItsOwn(t *testing.T) {
+	t.Parallel()
+	one, held := 0, 0
+	check := func(name string, cfg Config, src func() workload.Source) {
+		t.Helper()
+		a, ar, err := runSourceScenario(cfg, src())
+		require.NoError(t, err, name)
+		b, br, err := runSourceScenarioWith(cfg, src(), twins{ownHeldArea: true})
+		require.NoError(t, err, name)
+		require.False(t, br.oneHeld, name)
+		require.Equal(t, !ar.fleet, ar.oneHeld, name)
+		sameBytes(t, b.text, a.text)
+		if !ar.oneHeld {
+			return
+		}
+		one++
+		if a.sum.Replicas[0].MeanHeld > 0 {
+			held++
+		}
+		cfg.KeepTokens = false // the records keep no instants
+		fast, err := Summarize(cfg, a.recs)
+		require.NoError(t, err, name)
+		slow, err := summarizeWith(cfg, a.recs, twins{ownHeldArea: true})
+		require.NoError(t, err, name)
+		require.Equal(t, stepless(slow), stepless(fast), name)
+	}
+	seeds := uint64(400)
+	if testing.Short() {
+		seeds = 100
+	}
+	for seed := range seeds {
+		cfg, reqs := decodeScenario(randomScenario(seed))
+		check("scenario", cfg, func() workload.Source { src := append(list(nil), reqs...); return &src })
+	}
+	for _, rg := range regimes {
+		cfg, src := rg.build(t, rg.small)
+		check(rg.name, cfg, src)
+	}
+	t.Logf("%d runs of a single replica, %d of them holding requests in the window", one, held)
+	require.Positive(t, held)
+}
