@@ -575,6 +575,11 @@ type runTree struct {
 	slab      []int32                 // room's
 	probe     *[probeSlots]probeEntry // edges by their label's first block (addEdge), for walk's first steps (probed)
 	noProbe   bool                    // tests': walk takes no step from probe (probed's twin)
+	noTop     bool                    // tests': walk looks up a child past topID too (its twin)
+	// topID is the highest id of a label of kind 1 an edge began with
+	// (addEdge): no child's label begins with a higher one, so walk
+	// finds none without a lookup (a prompt's fresh ids, rising).
+	topID uint64
 }
 
 // walkedPath notes which walk left runTree.spans: along the path whose
@@ -769,6 +774,9 @@ func (t *runTree) addEdge(parent int32, lab runLabel, key uint64) int32 {
 	}
 	ed := &t.edges[e]
 	ed.parent, ed.lab, ed.kidAt, ed.ckey = parent, lab, int32(len(t.edges[parent].kids)), key
+	if lab.c.kind == 1 && lab.c.id > t.topID {
+		t.topID = lab.c.id
+	}
 	t.edges[parent].kids = append(t.edges[parent].kids, e)
 	// Kept for probed, every edge: it cannot tell which a later path
 	// will ask by (addEdge 131 then 145 instructions a request in
@@ -920,6 +928,17 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 			// 2026-12-05). Where the one child's first block differs, the
 			// index answers, as it did.
 			first := lab.at(lo, t.b)
+			if first.kind == 1 && first.id > t.topID && !t.noTop {
+				// Past every id an edge began with (a prompt's fresh
+				// ids after its group's prefix): no child, found
+				// without childKey's hash and the index's probe:
+				// Regime/Fleet8PrefixApprox 10,240 then 10,179
+				// instructions a request (walk 367 then 315, addEdge's
+				// topID 144 then 150; the budget test, its marginal
+				// count). TestRunPoolTwin holds it to the lookup
+				// (noTop, topIsLookup).
+				break
+			}
 			var c int32
 			ok := false
 			if kids := ed.kids; len(kids) > 1 {

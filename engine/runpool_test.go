@@ -47,6 +47,7 @@ type runTwin struct {
 	logs      [2]eventLog // each pool's KV events (publish), blockPool's first
 	events    int         // events compared
 	probes    int         // walks whose first steps probed took (probedIsWalk)
+	tops      int         // walks that met an id past the tree's topID (topIsLookup)
 	oneFound  int         // runHitsTouch calls that found blocks
 	oneFreed  int         // of those, calls that took some off a free queue
 	oneSplit  int         // runHitsTouch calls that found blocks on an edge of several segments
@@ -202,6 +203,7 @@ func (w *runTwin) check() {
 			}
 		}
 		w.probedIsWalk(r)
+		w.topIsLookup(r)
 		for j, id := range r.ids {
 			b := &w.bp.nodes[id]
 			cur, _ := w.bp.index.get(b.key)
@@ -241,6 +243,29 @@ func (w *runTwin) probedIsWalk(r *twinReq) {
 		t.noProbe = false
 		if got := t.walk(r.rs.path, n, runCursor{}); got != want || !slices.Equal(spans, t.spans) {
 			w.fail("walk to %d blocks: from the probe %+v %+v, from the root %+v %+v", n, got, t.spans, want, spans)
+		}
+	}
+}
+
+// topIsLookup holds walk's stop at an id past every id an edge began
+// with (runTree.topID) to its lookup of a child there (noTop), for r's
+// path to its held blocks and to all its blocks: the cursor and the
+// spans.
+func (w *runTwin) topIsLookup(r *twinReq) {
+	w.t.Helper()
+	t := w.rp.runs
+	for _, n := range []int{r.held, r.blocks} {
+		t.noTop = true
+		want := t.walk(r.rs.path, n, runCursor{})
+		spans := slices.Clone(t.spans)
+		t.noTop = false
+		if want.pos < n && want.eoff == t.edges[want.edge].lab.n {
+			if c := r.rs.path[want.li].at(want.lo, t.b); c.kind == 1 && c.id > t.topID {
+				w.tops++
+			}
+		}
+		if got := t.walk(r.rs.path, n, runCursor{}); got != want || !slices.Equal(spans, t.spans) {
+			w.fail("walk to %d blocks: past topID %+v %+v, looked up %+v %+v", n, got, t.spans, want, spans)
 		}
 	}
 }
@@ -500,7 +525,7 @@ func (w *runTwin) step(rng *rand.Rand) {
 // several segments.
 type twinCounts struct {
 	caches, inPlace, grown, newEdges, events, probes int
-	oneFound, oneFreed, oneSplit                     int
+	oneFound, oneFreed, oneSplit, tops               int
 }
 
 func (c *twinCounts) add(d twinCounts) {
@@ -513,6 +538,7 @@ func (c *twinCounts) add(d twinCounts) {
 	c.oneFound += d.oneFound
 	c.oneFreed += d.oneFreed
 	c.oneSplit += d.oneSplit
+	c.tops += d.tops
 }
 
 // runTwinScenario runs steps random operations and returns what they
@@ -526,7 +552,7 @@ func runTwinScenario(t testing.TB, seed uint64, steps int) twinCounts {
 	for range steps {
 		w.step(rng)
 	}
-	return twinCounts{w.caches, w.rp.runs.inPlace, w.rp.runs.grown, w.rp.runs.newEdges, w.events, w.probes, w.oneFound, w.oneFreed, w.oneSplit}
+	return twinCounts{w.caches, w.rp.runs.inPlace, w.rp.runs.grown, w.rp.runs.newEdges, w.events, w.probes, w.oneFound, w.oneFreed, w.oneSplit, w.tops}
 }
 
 // TestChainStartsAreKeyAt holds Check's chained keys (chainStarts, each
@@ -567,8 +593,9 @@ func TestRunPoolTwin(t *testing.T) {
 	for seed := range uint64(n) {
 		c.add(runTwinScenario(t, seed, 400))
 	}
-	t.Logf("runCache calls %d, extended in place %d (%d from the room noted), on a new edge %d; %d KV events alike; %d walks' first steps probed; runHitsTouch found blocks %d times, took some off a free queue %d times, found some on an edge of several segments %d times", c.caches, c.inPlace, c.grown, c.newEdges, c.events, c.probes, c.oneFound, c.oneFreed, c.oneSplit)
+	t.Logf("runCache calls %d, extended in place %d (%d from the room noted), on a new edge %d; %d KV events alike; %d walks' first steps probed; runHitsTouch found blocks %d times, took some off a free queue %d times, found some on an edge of several segments %d times; %d walks met an id past topID", c.caches, c.inPlace, c.grown, c.newEdges, c.events, c.probes, c.oneFound, c.oneFreed, c.oneSplit, c.tops)
 	require.Positive(t, c.probes, "walk took its first steps from the probe (probed)")
+	require.Positive(t, c.tops, "walk stopped at an id past the tree's topID")
 	require.Positive(t, c.inPlace, "runCache extended a held segment in place (extendHeld)")
 	require.Positive(t, c.grown, "extendHeld extended one from the room it noted, with no scan")
 	require.Less(t, c.grown, c.inPlace, "extendHeld checked the blocks and scanned the segments too")
