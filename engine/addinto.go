@@ -47,7 +47,7 @@ func (e *Engine) commitInPlace(now time.Duration) (*Request, error) {
 	}
 	r.Output = min(r.Output, e.cfg.MaxModelLen-r.Input) // Add's cut at MaxModelLen
 	s.order, s.known = e.nextSeq, r.Input
-	s.shared = e.sharedBlocks(r)
+	e.setShared(s)
 	e.outstanding += s.left()
 	e.nextSeq++
 	dense[r.Ref] = s // refTable.put's usual case

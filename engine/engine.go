@@ -325,7 +325,7 @@ func (e *Engine) Add(now time.Duration, r Request) error {
 	}
 	s := e.newSeq() // as recycle leaves it: only its own fields to write
 	s.req, s.order, s.known = r, e.nextSeq, r.Input
-	s.shared = e.sharedBlocks(&s.req)
+	e.setShared(s)
 	e.outstanding += s.left()
 	e.nextSeq++
 	e.reqs.put(r.Ref, s)
@@ -404,6 +404,9 @@ func (e *Engine) Abort(now time.Duration, ref int32) error {
 	case phaseRunning:
 		e.removeRunning(s)
 		e.leaveResidues(s)
+		if s.sched > 0 && s.decoding { // its decode in flight cached its block when planned
+			e.lateCache(s, min(s.computed+s.sched, s.known))
+		}
 		e.drop(s)
 	case phaseReserved, phaseLanded:
 		e.abortRemote(s)

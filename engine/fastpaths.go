@@ -284,6 +284,12 @@ func (e *Engine) decideFast() {
 	// Regime/Fleet8PrefixEvents, TestInstructionBudget, 13,096 then
 	// 12,739 instructions a request.
 	e.mixOK = e.mixAsked && f.runs && e.ctxFree && e.omit && e.co.on && e.tier == nil && !e.async && !e.record
+	// Answers cached late (prefix.go, lateCache), for a driver that
+	// asked: none of what could see a block cached before its release
+	// (KV events, a tier, recorded steps), remote KV, speculative decoding
+	// or runs through finishes (whose finishers' blocks go as through.go
+	// counts them). Decided for the requests added from then on.
+	e.late = e.lateAsk && e.cacheOn && e.pool.pub == nil && e.tier == nil && !e.async && !e.record && !spec && !e.thruOK
 }
 
 // gateFast sets the flags Continue and JoinChangesNothing test first:

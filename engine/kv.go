@@ -551,6 +551,9 @@ func (e *Engine) take(s *seq, n int) {
 // drop returns every block s holds, last first (vLLM frees "in reverse
 // order so that the tail blocks are evicted first").
 func (e *Engine) drop(s *seq) {
+	if s.shared < s.keyed { // its answer's blocks cached late (prefix.go)
+		e.lateCache(s, s.computed)
+	}
 	if e.headFirst { // tests only: the order servesim used before
 		if e.pool.runs != nil {
 			for j := range s.held {

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/servesim/servesim/internal/kvchain"
+	"github.com/servesim/servesim/internal/lateanswers"
 )
 
 // The prefix cache, as vLLM V1's automatic prefix caching keeps it: every
@@ -80,6 +81,47 @@ func (e *Engine) sharedBlocks(r *Request) int {
 	return units * p / e.cfg.BlockSize
 }
 
+// setShared notes the blocks of shared content of s, just added: keyed,
+// all of them, and shared, those it caches as it computes them; with
+// answers cached late (late), its prompt's alone (lateCache).
+func (e *Engine) setShared(s *seq) {
+	s.keyed = e.sharedBlocks(&s.req)
+	s.shared = s.keyed
+	if e.late && s.req.PrefixCoversOutput {
+		s.shared = min(s.keyed, s.req.Input/e.cfg.BlockSize)
+	}
+}
+
+// Answers cached late: a request whose answer is shared content
+// (PrefixCoversOutput) caches its prompt's blocks as its chunks compute
+// them, but its answer's at its release (lateCache, called by drop and
+// preempt), every one its computed tokens fill, as the decodes would
+// have cached them one by one (publishDecode, coPublish, runPublish):
+// in order, the blocks it holds then the same, each given its content
+// key. It takes and frees no block, so the free queue and the pool's
+// evictions are the same either way; what differs is only when a key is
+// in the cache, which a lookup of it alone could see: the driver
+// promises none before the release (internal/lateanswers), as a
+// conversation's next turn, the one request that resends the answer,
+// comes once it ended. So the decodes of such a request publish nothing:
+// they join the cohort's residue lists and coasts no more, and its runs
+// are not cut at their blocks (pubLeft). The twin is every answer cached
+// by its decodes (the driver not asking: sim's noLateAnswers).
+func init() {
+	lateanswers.Allow = func(x any, on bool) { e := x.(*Engine); e.lateAsk = on; e.decideFast() }
+}
+
+// lateCache caches the blocks of shared output s's decodes would have
+// cached by now, those its first upto tokens fill, when its answer is
+// cached late, and caches the rest of them as computed from then on
+// (a preempted request's recompute publishes them as its prompt's).
+func (e *Engine) lateCache(s *seq, upto int) {
+	if s.shared < s.keyed {
+		s.shared = s.keyed
+		e.cacheThrough(s, min(s.keyed, upto/e.cfg.BlockSize))
+	}
+}
+
 // sharedContent is the content of block j (of b tokens) of r's shared
 // content: the ids of the prefix units it overlaps (r.Prefix, an id every
 // r.PrefixBlockTokens tokens) and its offset into the first. It depends on
@@ -112,11 +154,11 @@ func (e *Engine) extendKeys(s *seq, n int) {
 	if i > 0 {
 		parent = s.keys[i-1]
 	}
-	if i == 0 && s.shared > 0 { // a prompt's first keys: from the memo where they were keyed before
-		s.keys = e.memo.sharedKeys(s.keys, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, min(n, s.shared), s.req.PrefixTwoRuns.Two())
+	if i == 0 && s.keyed > 0 { // a prompt's first keys: from the memo where they were keyed before
+		s.keys = e.memo.sharedKeys(s.keys, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, min(n, s.keyed), s.req.PrefixTwoRuns.Two())
 		parent = s.keys[len(s.keys)-1]
-	} else if i < s.shared {
-		s.keys = appendShared(s.keys, parent, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, i, min(n, s.shared))
+	} else if i < s.keyed {
+		s.keys = appendShared(s.keys, parent, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, i, min(n, s.keyed))
 		parent = s.keys[len(s.keys)-1]
 	}
 	if len(s.keys) >= n {
@@ -184,7 +226,7 @@ func appendShared(dst []uint64, key uint64, prefix []uint64, p, b, from, to int)
 // free queue, so they count against it as an allocation would); a pool
 // kept by blocks leaves them in e.scratch, for attach.
 func (e *Engine) hits(s *seq) (n, evictable int) {
-	if !e.cacheOn || !s.ownCached && s.shared == 0 {
+	if !e.cacheOn || !s.ownCached && s.keyed == 0 {
 		return 0, 0 // no content of its own cached, none shared: no hit (and no division)
 	}
 	return e.walkHits(s)
@@ -195,7 +237,7 @@ func (e *Engine) hits(s *seq) (n, evictable int) {
 func (e *Engine) walkHits(s *seq) (n, evictable int) {
 	limit := (s.known - 1) / e.cfg.BlockSize
 	if !s.ownCached {
-		limit = min(limit, s.shared) // its own content was never cached
+		limit = min(limit, s.keyed) // its own content was never cached
 	}
 	if e.pool.runs != nil {
 		return e.pool.runHits(e.runsOf(s).path, limit)
@@ -226,7 +268,7 @@ func (e *Engine) walkHits(s *seq) (n, evictable int) {
 func (e *Engine) hitsTouch(s *seq) int {
 	limit := (s.known - 1) / e.cfg.BlockSize
 	if !s.ownCached {
-		limit = min(limit, s.shared) // its own content was never cached
+		limit = min(limit, s.keyed) // its own content was never cached
 	}
 	return e.pool.runHitsTouch(&s.held, e.runsOf(s), limit)
 }
@@ -251,9 +293,9 @@ func (e *Engine) makeRuns(s *seq) *runSeq {
 	r := s.runs
 	e.pool.runs.walked.path = nil // it may have been a walk of the path this array held before (recycle)
 	if s.req.PrefixTwoRuns.Rises() {
-		r.path = appendRisingPath(e.memo, r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.shared, mix(0x0a11ce, s.order))
+		r.path = appendRisingPath(e.memo, r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.keyed, mix(0x0a11ce, s.order))
 	} else {
-		r.path = appendRunPath(e.memo, r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.shared, s.req.PrefixTwoRuns.Two(), mix(0x0a11ce, s.order))
+		r.path = appendRunPath(e.memo, r.path, s.req.Prefix, s.req.PrefixBlockTokens, e.cfg.BlockSize, s.keyed, s.req.PrefixTwoRuns.Two(), mix(0x0a11ce, s.order))
 	}
 	return r
 }

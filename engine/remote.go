@@ -153,7 +153,7 @@ func (e *Engine) addRemote(r *Request) error {
 	s := e.newSeq()
 	s.req, s.order = *r, e.nextSeq
 	s.known, s.emitted, s.rstate = r.Input+1, 1, remoteWaiting
-	s.shared = e.sharedBlocks(&s.req)
+	e.setShared(s)
 	e.outstanding += s.left()
 	e.nextSeq++
 	e.reqs.put(r.Ref, s)

@@ -150,7 +150,8 @@ type seq struct {
 	runs      *runSeq
 	anon      int
 	keys      []uint64 // content keys of the leading full blocks, computed on demand
-	shared    int      // leading blocks of shared content (prefix.go)
+	shared    int      // leading blocks of shared content cached as they are computed (prefix.go): keyed, or its prompt's alone when its answer's are cached late (lateCache)
+	keyed     int      // leading blocks of shared content: those its keys and runs name as shared (prefix.go)
 	ownCached bool     // its own blocks were cached at a preemption
 	// A tier's (tier.go): the leading full blocks offered to it, and
 	// while a load is reserved or landed the tokens found in HBM and

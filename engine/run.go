@@ -31,6 +31,8 @@ type runState struct {
 	mixOK    bool   // and the configuration allows them (decideFast)
 	mixed    bool   // the move in flight is a mixed move whose first step is not collected yet (mixed.go: lead)
 	firstOn  bool   // the outcome last collected covers a mixed move's first step (mixedrun.Out)
+	lateAsk  bool   // the driver asked for answers cached late (prefix.go: lateanswers.Allow)
+	late     bool   // and the configuration allows it (decideFast)
 	runAlloc int    // steps of the run in flight whose blocks are taken
 	live     int    // outstanding tokens a step of the run in flight takes, over its requests not aborted (stepTokens)
 	res      residues

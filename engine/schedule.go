@@ -325,8 +325,8 @@ func (e *Engine) newTokens(s *seq, computed int) int {
 func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 	s := e.waiting.peek()
 	hit, pinned, touched := 0, 0, false
-	if e.cacheOn && (s.ownCached || s.shared > 0) { // else no hit (hits)
-		if s.shared == 0 && !e.cfg.AdmitOnFirstChunk && e.refused(s) {
+	if e.cacheOn && (s.ownCached || s.keyed > 0) { // else no hit (hits)
+		if s.keyed == 0 && !e.cfg.AdmitOnFirstChunk && e.refused(s) {
 			return 0, false
 		}
 		if e.pool.runs != nil && !whole && !e.cfg.AdmitOnFirstChunk && e.blocksFor(s.known)+e.keepFree() <= e.available() {
@@ -510,6 +510,7 @@ func (e *Engine) preempt(s *seq, scheduled bool) {
 	}
 	e.satOut(s)
 	e.removeRunning(s)
+	e.lateCache(s, upto) // its answer's blocks, cached late, first (prefix.go)
 	e.cacheOwn(s, upto)
 	e.drop(s)
 	e.outstanding -= s.left()

@@ -225,8 +225,8 @@ func (e *Engine) reserveTier(s *seq) (reserved, skip, stop bool) {
 // them only shared content and its own blocks it stored itself.
 func (e *Engine) tierLimit(s *seq) int {
 	limit := (s.known - 1) / e.cfg.BlockSize
-	if stored := int(s.stored); stored <= s.shared {
-		limit = min(limit, max(s.shared, stored))
+	if stored := int(s.stored); stored <= s.keyed {
+		limit = min(limit, max(s.keyed, stored))
 	}
 	return limit
 }
@@ -746,7 +746,7 @@ var coNextPastOut atomic.Int64
 // A request ended otherwise (aborted, cut at MaxModelLen, or holding no
 // cached block) is not told: its blocks put off go in by key.
 func (e *Engine) tierFinished(s *seq) {
-	own := int(s.stored) - s.shared
+	own := int(s.stored) - s.keyed
 	if own <= 0 || int(s.stored) > len(s.keys) {
 		return
 	}

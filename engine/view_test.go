@@ -38,7 +38,8 @@ func TestPrefixKeysAreTheEnginesKeys(t *testing.T) {
 					ids[i] = rng.Uint64N(4)
 				}
 				r := Request{Input: 1 + rng.IntN(len(ids)*p+p), Prefix: ids, PrefixBlockTokens: p}
-				s := seq{req: r, shared: e.sharedBlocks(&r), order: 99}
+				s := seq{req: r, order: 99}
+				e.setShared(&s)
 				keys := PrefixKeys(nil, ids, p, r.Input, b)
 				require.Len(t, keys, min(s.shared, (r.Input-1)/b), "block size %d, ids of %d tokens, %d-token prompt", b, p, r.Input)
 				for j, k := range keys {

@@ -24,42 +24,13 @@ import (
 func TestIDsInPlaceAreCopied(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(50, 11))
-	lengths := func(center int) workload.Length {
-		switch rng.IntN(4) {
-		case 0:
-			return workload.Constant{Tokens: 1 + rng.IntN(center)}
-		case 1:
-			return workload.LogNormalMean(float64(center), 0.5)
-		default:
-			return workload.Uniform{Center: 1 + rng.IntN(center), RangeRatio: rng.Float64()}
-		}
-	}
 	inPlace, cached := 0, 0
 	runs := 40
 	if testing.Short() {
 		runs = 10
 	}
 	for i := range runs {
-		wcfg := workload.Conversations{Seed: rng.Uint64(), Count: 5 + rng.IntN(15), Arrival: workload.Arrival{Rate: 0.1 + rng.Float64()},
-			Turns: workload.Uniform{Center: 1 + rng.IntN(8), RangeRatio: rng.Float64()}, FirstInput: lengths(800),
-			UserInput: lengths(300), Output: lengths(300), Think: workload.Think{Mean: time.Duration(rng.IntN(20)) * time.Second, Exponential: rng.IntN(2) == 0}}
-		if rng.IntN(4) == 0 {
-			wcfg.MaxInput = 1_000 + rng.IntN(4_000)
-		}
-		if rng.IntN(5) > 0 {
-			wcfg.Prefix = workload.PrefixReuse{Groups: 1 + rng.IntN(16), PrefixTokens: rng.IntN(1_500), Probability: rng.Float64(),
-				BlockTokens: []int{16, 16, 32, 100, 512}[rng.IntN(5)]}
-		}
-		ecfg := engine.Config{BlockSize: []int{0, 16, 32}[rng.IntN(3)]}
-		if rng.IntN(3) == 0 {
-			ecfg.KVBlocks = 300 + rng.IntN(1_500) // preemption
-		}
-		if rng.IntN(3) == 0 {
-			ecfg.ChunkCap = 64 + rng.IntN(512)
-		}
-		if rng.IntN(3) == 0 {
-			ecfg.MaxSeqs = 1 + rng.IntN(16)
-		}
+		wcfg, ecfg := randomChat(rng)
 		cfg := Config{Seed: rng.Uint64(), Engine: ecfg, Stepwise: rng.IntN(6) == 0, KeepTokens: rng.IntN(6) == 0}
 		fleet := rng.IntN(8) == 0
 		if fleet {
@@ -87,4 +58,46 @@ func TestIDsInPlaceAreCopied(t *testing.T) {
 	}
 	assert.Greater(t, inPlace, runs/2, "most runs extend ids in place")
 	assert.Greater(t, cached, runs/3, "most runs find cached prefixes")
+}
+
+// randomChat is a random multi-turn conversation workload and an engine
+// for it: shared system prompts or none, lengths with and without bounds,
+// context windows, ids of 16 to 512 tokens, block sizes, KV pressure
+// with preemption, chunk caps, MaxSeqs.
+func randomChat(rng *rand.Rand) (workload.Conversations, engine.Config) {
+	lengths := func(center int) workload.Length { return randomLength(rng, center) }
+	wcfg := workload.Conversations{Seed: rng.Uint64(), Count: 5 + rng.IntN(15), Arrival: workload.Arrival{Rate: 0.1 + rng.Float64()},
+		Turns: workload.Uniform{Center: 1 + rng.IntN(8), RangeRatio: rng.Float64()}, FirstInput: lengths(800),
+		UserInput: lengths(300), Output: lengths(300), Think: workload.Think{Mean: time.Duration(rng.IntN(20)) * time.Second, Exponential: rng.IntN(2) == 0}}
+	if rng.IntN(4) == 0 {
+		wcfg.MaxInput = 1_000 + rng.IntN(4_000)
+	}
+	if rng.IntN(5) > 0 {
+		wcfg.Prefix = workload.PrefixReuse{Groups: 1 + rng.IntN(16), PrefixTokens: rng.IntN(1_500), Probability: rng.Float64(),
+			BlockTokens: []int{16, 16, 32, 100, 512}[rng.IntN(5)]}
+	}
+	ecfg := engine.Config{BlockSize: []int{0, 16, 32}[rng.IntN(3)]}
+	if rng.IntN(3) == 0 {
+		ecfg.KVBlocks = 300 + rng.IntN(1_500) // preemption
+	}
+	if rng.IntN(3) == 0 {
+		ecfg.ChunkCap = 64 + rng.IntN(512)
+	}
+	if rng.IntN(3) == 0 {
+		ecfg.MaxSeqs = 1 + rng.IntN(16)
+	}
+	return wcfg, ecfg
+}
+
+// randomLength is a random length distribution about center tokens:
+// constant, log-normal or uniform.
+func randomLength(rng *rand.Rand, center int) workload.Length {
+	switch rng.IntN(4) {
+	case 0:
+		return workload.Constant{Tokens: 1 + rng.IntN(center)}
+	case 1:
+		return workload.LogNormalMean(float64(center), 0.5)
+	default:
+		return workload.Uniform{Center: 1 + rng.IntN(center), RangeRatio: rng.Float64()}
+	}
 }

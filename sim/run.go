@@ -120,6 +120,8 @@ type runner struct {
 	// The ends the policy reads back (ScaleView.Recent, scale_recent.go);
 	// nil unless it declares a History.
 	recent *recentEnds
+	// late: the engines cache answers late (lateAnswers; tests read it).
+	late bool
 
 	intake
 	routing
@@ -185,6 +187,7 @@ func newRunnerWith(cfg Config, src workload.Source, obs Observer, tw twins) (*ru
 	r.streaking = newStreaking(r.wireReplicas())
 	r.scale = newScaling(cfg, r, slo)
 	r.runThrough()
+	r.lateAnswers() // after runThrough: the engine caches late only without runs through finishes
 	r.specRuns()
 	if err := r.warm(); err != nil {
 		return nil, err

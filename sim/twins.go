@@ -46,4 +46,7 @@ type twins struct {
 	// the window itself, as a fleet's replicas do, rather than take the
 	// runner's integral of what the system holds (oneHeld).
 	ownHeldArea bool
+	// noLateAnswers makes every answer's blocks of shared content cached
+	// by the decodes that compute them, not at the release (lateAnswers).
+	noLateAnswers bool
 }
