@@ -88,8 +88,14 @@ func (e *Engine) setShared(s *seq) {
 	s.keyed = e.sharedBlocks(&s.req)
 	s.shared = s.keyed
 	if e.late && s.req.PrefixCoversOutput {
-		s.shared = min(s.keyed, s.req.Input/e.cfg.BlockSize)
+		e.lateShared(s)
 	}
+}
+
+// lateShared keeps s's blocks cached as computed to its prompt's: its
+// answer's are cached late.
+func (e *Engine) lateShared(s *seq) {
+	s.shared = min(s.keyed, s.req.Input/e.cfg.BlockSize)
 }
 
 // Answers cached late: a request whose answer is shared content
