@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"time"
 
 	"github.com/servesim/servesim/internal/ascend"
@@ -25,6 +26,27 @@ func (e *Engine) Outstanding(t time.Duration) int {
 	// LeastLoaded reads an arrival).
 	j := min(int(uint64(t-e.plan.Start)/uint64(e.plan.StepTime)), e.plan.Steps)
 	return e.outstanding - j*e.live
+}
+
+// OutstandingUntil is Outstanding(t) and the instant until which it
+// holds while the engine is not changed (no call of its but the
+// readers'): the next step end of the run in flight that lowers it, or
+// math.MaxInt64 when none does. A fleet behind LeastLoaded keeps each
+// replica's load so and reads its engine again only past that instant
+// or once the engine has changed (sim's leastKept).
+func (e *Engine) OutstandingUntil(t time.Duration) (int, time.Duration) {
+	if !e.lazy {
+		return e.outstanding, math.MaxInt64
+	}
+	p := &e.plan
+	if next := p.Start + p.StepTime; t < next {
+		return e.outstanding, next
+	}
+	j := int(uint64(t-p.Start) / uint64(p.StepTime)) // unsigned, as Outstanding's
+	if j >= p.Steps {
+		return e.outstanding - p.Steps*e.live, math.MaxInt64
+	}
+	return e.outstanding - j*e.live, p.Start + time.Duration(j+1)*p.StepTime
 }
 
 // mixedOutstanding is Outstanding inside a mixed move whose first step

@@ -329,6 +329,29 @@ func leastOutstanding(engs []*engine.Engine, now time.Duration) int {
 	return best
 }
 
+// leastKept is leastOutstanding(r.engs, r.now) of the whole fleet read
+// off the loads the replicas keep (loadOut): a replica's engine is read
+// again (engine.Engine.OutstandingUntil) only once its run has lowered
+// its load (loadUntil passed) or the engine has changed (run and edit
+// clear loadUntil), about one replica in ten an arrival of
+// BenchmarkRunFleet64/workload=atlas/router=LeastLoaded, whose 64 engines
+// leastOutstanding read at every arrival. Its twin, with twins.eachLoad,
+// is leastOutstanding (TestKeptLoadsAreEachLoad).
+func (r *runner) leastKept() int {
+	now, reps := r.now, r.reps
+	best, least := 0, math.MaxInt
+	for i := range reps {
+		rep := &reps[i]
+		if now >= rep.loadUntil {
+			rep.loadOut, rep.loadUntil = rep.eng.OutstandingUntil(now)
+		}
+		if rep.loadOut < least {
+			best, least = i, rep.loadOut
+		}
+	}
+	return best
+}
+
 // CachedPrefix is how many of the request's leading prompt tokens replica
 // i holds in its prefix cache (shared content only: what the workload's
 // prefix ids make common to requests), as the router's CacheView knows

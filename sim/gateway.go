@@ -227,7 +227,7 @@ func (r *runner) enter(ref int32, i int, timeout bool) error {
 	s := &r.slots[ref]
 	rep := &r.reps[i]
 	s.rec.Replica = i
-	err := rep.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
+	err := rep.edit().Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
 		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo, PrefixCoversOutput: s.answerIDs,
 		Class: s.class, Deadline: r.deadline(s.class, r.now)})
 	if err != nil {

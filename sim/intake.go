@@ -439,6 +439,15 @@ func (r *runner) send(ref int32, s *slot) error {
 				i = mixedrun.Least(r.mixEngs, r.now)
 				break
 			}
+			if r.keptLoads {
+				i = r.leastKept()
+				if r.checkEngine {
+					if j := leastOutstanding(r.engs, r.now); j != i {
+						return fmt.Errorf("sim: the loads kept chose replica %d at %v, every engine's load replica %d (an internal error)", i, r.now, j)
+					}
+				}
+				break
+			}
 			i = leastOutstanding(r.engs, r.now)
 		case r.pd != nil: // leastFresh, of a disaggregated fleet's two pools
 			return r.placeLeast(ref)
@@ -457,9 +466,9 @@ func (r *runner) send(ref int32, s *slot) error {
 			q.Prefix = s.prefix
 		}
 		q.PrefixBlockTokens, q.PrefixTwoRuns, q.PrefixCoversOutput = s.prefixLen, s.prefixTwo, s.answerIDs
-		rep.staged, err = commitInPlace(rep.eng, r.now)
+		rep.staged, err = commitInPlace(rep.edit(), r.now)
 	} else {
-		err = rep.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
+		err = rep.edit().Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
 			Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo, PrefixCoversOutput: s.answerIDs,
 			Class: s.class, Deadline: r.deadline(s.class, r.now)})
 		rep.stage() // the replica's first request: the next are written in place
@@ -568,7 +577,7 @@ func (r *runner) drop(rep *replica, ref int32, st Status, reason string) error {
 	}
 	r.cancelTransfer(s, ref)
 	r.cancelTier(s, ref)
-	if err := rep.eng.Abort(r.now, ref); err != nil {
+	if err := rep.edit().Abort(r.now, ref); err != nil {
 		panic("sim: invariant abort-of-held-request broken: " + err.Error())
 	}
 	if r.roots != nil {

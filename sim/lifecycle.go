@@ -239,7 +239,7 @@ func (r *runner) handBack(rep *replica) error {
 	}
 	sc.refs = rep.eng.Unstarted(sc.refs[:0])
 	for _, ref := range sc.refs {
-		if err := rep.eng.Abort(r.now, ref); err != nil {
+		if err := rep.edit().Abort(r.now, ref); err != nil {
 			return fmt.Errorf("sim: handing back request %d: %w (an internal error)", r.slots[ref].rec.ID, err)
 		}
 		if r.roots != nil {

@@ -282,9 +282,9 @@ func (r *runner) enterPrefill(ref int32, i int, timeout bool) error {
 			q.Prefix = s.prefix
 		}
 		q.PrefixBlockTokens, q.PrefixTwoRuns = s.prefixLen, s.prefixTwo
-		rep.staged, err = commitInPlace(rep.eng, r.now)
+		rep.staged, err = commitInPlace(rep.edit(), r.now)
 	} else {
-		err = rep.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: 1,
+		err = rep.edit().Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: 1,
 			Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo,
 			Class: s.class, Deadline: r.deadline(s.class, r.now)})
 		rep.stage()
@@ -319,7 +319,7 @@ func (r *runner) handoff(rep *replica, ref int32) (bool, error) {
 	r.hold(rep, -1)
 	s.handoff = r.now
 	s.prefillSched, s.prefillCached = s.rec.FirstScheduled, int32(s.rec.Cached)
-	err := dec.eng.Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
+	err := dec.edit().Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
 		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo, PrefixCoversOutput: s.answerIDs,
 		Class: s.class, Remote: true}) // no Deadline: its first token, which one is for, is out
 	if err != nil {
@@ -500,7 +500,7 @@ func (r *runner) land(k int32, gen uint32) error {
 			// caches the request's.
 			rep.run().SyncTo(r.now)
 		}
-		if err := rep.eng.Land(r.now, ref); err != nil {
+		if err := rep.edit().Land(r.now, ref); err != nil {
 			return fmt.Errorf("sim: replica %d, landing request %d: %w", rep.idx, s.rec.ID, err)
 		}
 		// The landed request is weighed by the decode replica's next

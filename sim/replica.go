@@ -85,6 +85,13 @@ type replica struct {
 	// move in flight was planned, first first, by ref and ID (a ref is
 	// reused once its request ends; the step's record names it by ID).
 	aborted []abortedRef
+
+	// loadOut is its engine's Outstanding, as a fleet behind LeastLoaded
+	// keeps it (leastKept), until loadUntil: the instant the engine's
+	// run lowers it (engine.Engine.OutstandingUntil), or 0, read it
+	// again, once the engine is changed (run and edit set it).
+	loadOut   int
+	loadUntil time.Duration
 }
 
 // abortedRef is a request aborted while its replica's move was in flight.
@@ -182,8 +189,19 @@ func (rep *replica) served(input, output int) int {
 }
 
 // run is the replica's engine seen through its batched contract (the
-// same pointer: engine.Runner): the moves of several steps.
-func (rep *replica) run() *engine.Runner { return rep.eng.Runner() }
+// same pointer: engine.Runner): the moves of several steps. A move may
+// change its load: the load kept (loadUntil) is read again.
+func (rep *replica) run() *engine.Runner {
+	rep.loadUntil = 0
+	return rep.eng.Runner()
+}
+
+// edit is the replica's engine, to change it (Add, Abort, Land,
+// Complete): the load kept (loadUntil) is read again.
+func (rep *replica) edit() *engine.Engine {
+	rep.loadUntil = 0
+	return rep.eng
+}
 
 // hold changes the requests the replica holds by d at the runner's
 // instant, integrating what it held until then over the window: a single
@@ -304,7 +322,7 @@ func (r *runner) planned(rep *replica, p *engine.Plan) error {
 // request, the budget test), where a request waits for the slot a
 // finish freed, mostly. Stepwise, whose engines do not continue, queues.
 func (r *runner) stepEnd(rep *replica) error {
-	out, err := rep.eng.Complete(r.now)
+	out, err := rep.edit().Complete(r.now)
 	if err != nil {
 		return err
 	}

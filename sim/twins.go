@@ -49,4 +49,8 @@ type twins struct {
 	// noLateAnswers makes every answer's blocks of shared content cached
 	// by the decodes that compute them, not at the release (lateAnswers).
 	noLateAnswers bool
+	// eachLoad makes a fleet behind LeastLoaded read every replica's
+	// engine at every arrival (leastOutstanding), not the loads the
+	// replicas keep until they change (leastKept).
+	eachLoad bool
 }
