@@ -80,23 +80,14 @@ func (s *Sketch) AddN(x float64, k int) {
 		return
 	}
 	n := uint64(k)
-	if !s.count(x, n) {
-		return
-	}
-	if !(x >= sketchZero) {
-		x = 0
-	}
-	s.finite += n
-	// Counts are below 2⁶³, where a uint64 converts as its int64 does
-	// (Go's uint64 conversion was a branchy sequence at every value).
-	d, nf := x-s.mean, float64(k)
-	s.mean += d * nf / float64(int64(s.finite))
-	s.m2 += d * (x - s.mean) * nf
-}
-
-// count adds x n times to the buckets, the count and the maximum, not to
-// the moments, and reports whether x is finite.
-func (s *Sketch) count(x float64, n uint64) bool {
+	// The buckets, the count and the maximum; then the moments, of the
+	// finite values. (Here, the bucket's count added in place when the
+	// dense range holds it, rather than in calls of a count method and
+	// bump, and tableIndex's logarithm computed in it rather than called:
+	// BenchmarkRunFleet64/workload=atlas/router=LeastLoaded, whose
+	// summary sketches about 14 values a request past ExactSamples,
+	// 9,747 then 9,143 instructions a request, the sketch's functions
+	// 1,936 then 1,392; SERVESIM_BUDGET_FUNCS.)
 	s.n += n
 	if x > s.max || s.max < -math.MaxFloat64 { // the first value (max is -Inf), or x above it
 		s.max = x
@@ -104,17 +95,27 @@ func (s *Sketch) count(x float64, n uint64) bool {
 	switch {
 	case math.IsInf(x, 1):
 		s.inf += n
-		return false
+		return
 	case !(x >= sketchZero):
 		s.zero += n
+		x = 0
 	default:
-		if i, ok := s.tableIndex(x); ok {
-			s.bump(i, n)
+		i, ok := s.tableIndex(x)
+		if !ok {
+			i = s.index(x)
+		}
+		if j := i - s.offset; uint(j) < uint(len(s.bins)) {
+			s.bins[j] += n
 		} else {
-			s.bump(s.index(x), n)
+			s.bump(i, n)
 		}
 	}
-	return true
+	s.finite += n
+	// Counts are below 2⁶³, where a uint64 converts as its int64 does
+	// (Go's uint64 conversion was a branchy sequence at every value).
+	d, nf := x-s.mean, float64(k)
+	s.mean += d * nf / float64(int64(s.finite))
+	s.m2 += d * (x - s.mean) * nf
 }
 
 // bump adds n to bucket i, growing the dense range to hold it.

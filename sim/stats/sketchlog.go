@@ -30,18 +30,6 @@ func init() {
 	}
 }
 
-// tableLog is ln x for a normal, positive, finite x, within 10⁻¹² of
-// math.Log(x).
-func tableLog(x float64) float64 {
-	b := math.Float64bits(x)
-	e := int(b>>52) - 1023
-	j := (b >> 45) & 127
-	m := math.Float64frombits(b&(1<<52-1) | 1023<<52)
-	r := m*invTable[j] - 1
-	p := r * (1 + r*(-1.0/2+r*(1.0/3+r*(-1.0/4+r*(1.0/5)))))
-	return float64(e)*math.Ln2 + logTable[j] + p
-}
-
 // index is the bucket of a finite x ≥ sketchZero: ⌈math.Log(x)/ln γ⌉.
 func (s *Sketch) index(x float64) int {
 	if i, ok := s.tableIndex(x); ok {
@@ -51,9 +39,18 @@ func (s *Sketch) index(x float64) int {
 }
 
 // tableIndex is index by the table's logarithm, and false when that lies
-// too near a bucket boundary to decide.
+// too near a bucket boundary to decide. The table's logarithm (lnx: ln x
+// for a normal, positive, finite x, within 10⁻¹² of math.Log(x)) is
+// computed here, not called: AddN's comment gives the worth.
 func (s *Sketch) tableIndex(x float64) (int, bool) {
-	t := tableLog(x) * s.invLnGamma
+	b := math.Float64bits(x)
+	e := int(b>>52) - 1023
+	j := (b >> 45) & 127
+	m := math.Float64frombits(b&(1<<52-1) | 1023<<52)
+	r := m*invTable[j] - 1
+	p := r * (1 + r*(-1.0/2+r*(1.0/3+r*(-1.0/4+r*(1.0/5)))))
+	lnx := float64(float64(e)*math.Ln2 + logTable[j] + p) // rounded here, as a function's result was
+	t := lnx * s.invLnGamma
 	c := math.Ceil(t)
 	if g := s.guard + math.Abs(t)*1e-13; c-t > g && c-t < 1-g {
 		return int(c), true
