@@ -28,13 +28,18 @@ func (e *Engine) Outstanding(t time.Duration) int {
 	return e.outstanding - j*e.live
 }
 
-// OutstandingUntil is Outstanding(t) and the instant until which it
-// holds while the engine is not changed (no call of its but the
-// readers'): the next step end of the run in flight that lowers it, or
-// math.MaxInt64 when none does. A fleet behind LeastLoaded keeps each
-// replica's load so and reads its engine again only past that instant
-// or once the engine has changed (sim's leastKept).
+// OutstandingUntil is Outstanding(t), or inside a mixed move (which
+// only a driver that asked for them gets) mixedOutstanding(t), as
+// leastMixed reads them, and the instant until which it holds while the
+// engine is not changed (no call of its but the readers'): the next
+// step end of the move in flight that lowers it, or math.MaxInt64 when
+// none does. A fleet behind LeastLoaded keeps each replica's load so and
+// reads its engine again only past that instant or once the engine has
+// changed (sim's leastKept).
 func (e *Engine) OutstandingUntil(t time.Duration) (int, time.Duration) {
+	if e.mixed {
+		return e.mixedOutstandingUntil(t)
+	}
 	if !e.lazy {
 		return e.outstanding, math.MaxInt64
 	}
@@ -72,6 +77,22 @@ func (e *Engine) mixedOutstanding(t time.Duration) int {
 	// Unsigned, as Outstanding's: t-first ≥ 0 and StepTime > 0 here.
 	j := min(int(uint64(t-first)/uint64(p.StepTime))+1, p.Steps)
 	return e.outstanding - j*e.live - 1
+}
+
+// mixedOutstandingUntil is mixedOutstanding(t) and the instant until
+// which it holds (OutstandingUntil): the first step's end, then each
+// later step's, to the move's last.
+func (e *Engine) mixedOutstandingUntil(t time.Duration) (int, time.Duration) {
+	p := &e.plan
+	first := p.End - time.Duration(p.Steps-1)*p.StepTime
+	if t < first {
+		return e.outstanding + e.resHeld, first
+	}
+	j := int(uint64(t-first)/uint64(p.StepTime)) + 1 // unsigned, as mixedOutstanding's
+	if j >= p.Steps {
+		return e.outstanding - p.Steps*e.live - 1, math.MaxInt64
+	}
+	return e.outstanding - j*e.live - 1, first + time.Duration(j)*p.StepTime
 }
 
 // leastMixed is mixedrun.Least: the engine of es (one or more) with the

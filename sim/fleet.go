@@ -12,6 +12,7 @@ import (
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/internal/ascend"
+	"github.com/servesim/servesim/internal/mixedrun"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -350,6 +351,16 @@ func (r *runner) leastKept() int {
 		}
 	}
 	return best
+}
+
+// leastEach is leastKept's twin: every engine's load read, through
+// mixedrun.Least in a fleet of mixed moves (fleetMixed), else
+// leastOutstanding.
+func (r *runner) leastEach() int {
+	if r.mixEngs != nil {
+		return mixedrun.Least(r.mixEngs, r.now)
+	}
+	return leastOutstanding(r.engs, r.now)
 }
 
 // CachedPrefix is how many of the request's leading prompt tokens replica

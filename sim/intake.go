@@ -10,7 +10,6 @@ import (
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/internal/addinto"
 	"github.com/servesim/servesim/internal/ascend"
-	"github.com/servesim/servesim/internal/mixedrun"
 	"github.com/servesim/servesim/internal/nextinto"
 	"github.com/servesim/servesim/workload"
 )
@@ -435,20 +434,16 @@ func (r *runner) send(ref int32, s *slot) error {
 		case r.gw != nil:
 			return r.admit(ref)
 		case r.view.idx == nil && r.pd == nil: // leastFresh: LeastLoaded's choice, no request built, of the whole fleet
-			if r.mixEngs != nil { // mixed moves (fleetMixed)
-				i = mixedrun.Least(r.mixEngs, r.now)
-				break
-			}
 			if r.keptLoads {
 				i = r.leastKept()
 				if r.checkEngine {
-					if j := leastOutstanding(r.engs, r.now); j != i {
+					if j := r.leastEach(); j != i {
 						return fmt.Errorf("sim: the loads kept chose replica %d at %v, every engine's load replica %d (an internal error)", i, r.now, j)
 					}
 				}
 				break
 			}
-			i = leastOutstanding(r.engs, r.now)
+			i = r.leastEach()
 		case r.pd != nil: // leastFresh, of a disaggregated fleet's two pools
 			return r.placeLeast(ref)
 		default: // leastFresh, of an autoscaled fleet's routable replicas

@@ -11,23 +11,32 @@ import (
 )
 
 // TestKeptLoadsAreEachLoad holds leastKept (send's LeastLoaded choice
-// read off the loads the replicas keep until their engines change) to
-// its twin, every engine's load read at every arrival (twins.eachLoad:
-// leastOutstanding): the same bytes, every record (each names its
-// replica) and the summary, on the random scenarios whose fleet routes
-// by LeastLoaded and on fleets of 64 (BenchmarkRunFleet64's atlas
-// workload at a small size; with KV pressure, which preempts and so
-// raises a load inside a run; with a client timeout, which aborts). The
-// kept runs are checked (checkEngines), where send holds each arrival's
-// choice to leastOutstanding's.
+// read off the loads the replicas of a fleet past mixedFleetMax keep
+// until their engines change) to its twin, every engine's load read at
+// every arrival (twins.eachLoad: leastEach): the same bytes, every
+// record (each names its replica) and the summary, on the random
+// scenarios whose fleet routes by LeastLoaded, its replicas repeated
+// past mixedFleetMax, and on fleets of 64 (BenchmarkRunFleet64's atlas
+// workload at a small size, which plans mixed moves; with KV pressure,
+// which preempts and so raises a load inside a run; with chunked
+// prompts; with a client timeout, which aborts and plans no mixed
+// move). The kept runs are checked
+// (checkEngines), where send holds each arrival's choice to
+// leastEach's (mixedrun.Least in a fleet of mixed moves).
 func TestKeptLoadsAreEachLoad(t *testing.T) {
 	t.Parallel()
-	kept := 0
+	kept, mixed := 0, 0
 	for seed := range uint64(1_500) {
 		data := randomScenario(seed)
 		cfg, reqs := decodeScenario(data)
-		if _, ok := cfg.Fleet.Router.(LeastLoaded); !ok {
+		if _, ok := cfg.Fleet.Router.(LeastLoaded); !ok || len(cfg.Fleet.Replicas) == 0 || cfg.Fleet.Autoscale.On() {
 			continue
+		}
+		// The fleet's replicas repeated past mixedFleetMax, which keeps
+		// loads (the scenarios' fleets are smaller).
+		reps := cfg.Fleet.Replicas
+		for len(cfg.Fleet.Replicas) <= mixedFleetMax {
+			cfg.Fleet.Replicas = append(cfg.Fleet.Replicas, reps...)
 		}
 		fast, r, err := runScenarioWith(cfg, reqs, twins{}, recordsSteps(data))
 		require.NoError(t, err)
@@ -36,11 +45,14 @@ func TestKeptLoadsAreEachLoad(t *testing.T) {
 		require.False(t, rs.keptLoads, "the switch turns the loads kept off")
 		if r.keptLoads {
 			kept++
+			if r.mixes > 0 {
+				mixed++
+			}
 		}
 		sameBytes(t, slow.text, fast.text)
 	}
-	t.Logf("%d random scenarios routed by the loads kept", kept)
-	require.Greater(t, kept, 40)
+	t.Logf("%d random scenarios routed by the loads kept, %d of them planning mixed moves", kept, mixed)
+	require.Greater(t, kept, 25)
 
 	atlas := func(n int) func() workload.Source {
 		return func() workload.Source {
@@ -51,23 +63,27 @@ func TestKeptLoadsAreEachLoad(t *testing.T) {
 		}
 	}
 	fleet := Fleet{Replicas: Copies(64, ReplicaConfig{}), Router: LeastLoaded{}}
+	chunked := Fleet{Replicas: Copies(64, ReplicaConfig{Engine: engine.Config{MaxBatchedTokens: 768}}), Router: LeastLoaded{}}
 	pressed := Fleet{Replicas: Copies(64, ReplicaConfig{Engine: engine.Config{KVBlocks: 400}}), Router: LeastLoaded{}}
 	for _, c := range []struct {
-		name string
-		cfg  Config
-		n    int
+		name  string
+		cfg   Config
+		n     int
+		mixes bool // it must plan mixed moves
 	}{
-		{"atlas", Config{Fleet: fleet}, 1_500},
-		{"pressure", Config{Fleet: pressed}, 1_500},
-		{"timeout", Config{Fleet: fleet, Timeout: 8 * time.Second}, 1_500},
+		{"atlas", Config{Fleet: fleet}, 5_000, true},
+		{"pressure", Config{Fleet: pressed}, 1_500, true},
+		{"chunked", Config{Fleet: chunked}, 1_500, false},
+		{"timeout", Config{Fleet: fleet, Timeout: 8 * time.Second}, 1_500, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			fast, r, err := runSourceScenarioWith(c.cfg, atlas(c.n)(), twins{})
-			require.NoError(t, err)
+			fast, r := runCheckedWith(t, c.cfg, atlas(c.n)(), twins{})
 			require.True(t, r.keptLoads, "the fleet reads the loads kept")
-			slow, _, err := runSourceScenarioWith(c.cfg, atlas(c.n)(), twins{eachLoad: true})
-			require.NoError(t, err)
-			sameBytes(t, slow.text, fast.text)
+			if c.mixes {
+				require.Positive(t, r.mixes, "the fleet plans mixed moves")
+			}
+			slow, _ := runCheckedWith(t, c.cfg, atlas(c.n)(), twins{eachLoad: true})
+			sameBytes(t, slow, fast)
 		})
 	}
 }

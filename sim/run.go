@@ -100,8 +100,9 @@ type runner struct {
 	// router=LeastLoaded's leastOutstanding 1,617 then 1,523
 	// instructions a request). addReplica appends to it.
 	engs []*engine.Engine
-	// keptLoads: send reads the loads the replicas keep (leastKept), not
-	// every engine's (leastOutstanding, its twin: twins.eachLoad).
+	// keptLoads: send reads the loads the replicas of a fleet larger than
+	// mixedFleetMax keep (leastKept), not every engine's (leastEach, its
+	// twin: twins.eachLoad).
 	keptLoads bool
 	// part is accountMixed's scratch: a part of a mixed move's outcome
 	// (an Outcome zeroed a call cost RunAtlas 50 instructions a request).
@@ -176,7 +177,8 @@ func newRunnerWith(cfg Config, src workload.Source, obs Observer, tw twins) (*ru
 	_, least := r.router.(LeastLoaded)
 	r.leastFresh = least && (r.pd == nil || r.pd.leastRemote()) && r.cache == nil && cfg.Fleet.SignalDelay <= 0 && r.gw == nil
 	r.gwOrLeast = r.gw != nil || r.leastFresh
-	r.keptLoads = r.leastFresh && !tw.eachLoad
+	// (send's branch of the whole fleet: no prefill pool, no autoscaling's routable list)
+	r.keptLoads = r.leastFresh && r.pd == nil && !cfg.Fleet.Autoscale.On() && len(r.reps) > mixedFleetMax && !tw.eachLoad
 	if r.tiers, err = newTiers(cfg, r); err != nil { // before too: a tier turns the engines' fast paths off
 		return nil, err
 	}

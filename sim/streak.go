@@ -475,7 +475,7 @@ func (r *runner) runThrough() {
 // A finish still ends a fleet's run: a fleet asks for no run through
 // finishes.
 func (r *runner) fleetMixed() {
-	if r.tw.noMixed || r.pd != nil || r.cfg.Timeout > 0 || !(r.leastFresh && len(r.reps) <= mixedFleetMax || r.heldByView()) {
+	if r.tw.noMixed || r.pd != nil || r.cfg.Timeout > 0 || !(r.leastFresh && (len(r.reps) <= mixedFleetMax || r.keptLoads) || r.heldByView()) {
 		return
 	}
 	for i := range r.reps {
@@ -540,7 +540,13 @@ type affinityWrapper interface {
 // instructions a request, the moves they serve saved 270 more
 // (12,142 then 11,961), but in BenchmarkRunFleet64/workload=atlas/
 // router=LeastLoaded 1,617 then 2,857, the moves saved 560 (10,548
-// then 11,229).
+// then 11,229). A larger fleet behind LeastLoaded reads the loads its
+// replicas keep (runner.keptLoads, leastKept), which read an engine again
+// only once its load may have changed, and plans mixed moves too:
+// RunFleet64 atlas/LeastLoaded 9,143 then 8,657 (the load reads 1,129
+// then 1,225, the moves saved about 580). Kept loads in a fleet of 8 cost
+// more than they save (Regime/Fleet8LeastLoaded 11,123 then 11,260:
+// each replica's step ends fall between far fewer arrivals).
 const mixedFleetMax = 16
 
 // settleThrough collects the one replica's run through finishes up to
