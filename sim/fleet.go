@@ -330,14 +330,14 @@ func leastOutstanding(engs []*engine.Engine, now time.Duration) int {
 	return best
 }
 
-// leastKept is leastOutstanding(r.engs, r.now) of the whole fleet read
-// off the loads the replicas keep (loadOut): a replica's engine is read
-// again (engine.Engine.OutstandingUntil) only once its run has lowered
-// its load (loadUntil passed) or the engine has changed (run and edit
-// clear loadUntil), about one replica in ten an arrival of
-// BenchmarkRunFleet64/workload=atlas/router=LeastLoaded, whose 64 engines
+// leastKept is leastEach's choice of the whole fleet read off the loads
+// the replicas keep (loadOut): a replica's engine is read again
+// (engine.Engine.OutstandingUntil) only once its move has lowered its
+// load (loadUntil passed) or the engine has changed (run and edit clear
+// loadUntil), about ten of the 64 an arrival of
+// BenchmarkRunFleet64/workload=atlas/router=LeastLoaded, whose engines
 // leastOutstanding read at every arrival. Its twin, with twins.eachLoad,
-// is leastOutstanding (TestKeptLoadsAreEachLoad).
+// is leastEach (TestKeptLoadsAreEachLoad).
 func (r *runner) leastKept() int {
 	now, reps := r.now, r.reps
 	best, least := 0, math.MaxInt
