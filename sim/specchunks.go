@@ -51,14 +51,18 @@ func (r *runner) plainChunks(rep *replica, out *engine.Outcome, i int) (int, int
 	if g := end - last; t == nil || g != t.g || k != t.k || rep.idx != t.rep {
 		t = r.tableOf(g, k, rep.idx)
 	}
-	tokens := 0
+	// The slots in a local: read through r, which the records' stores
+	// might alias, they were loaded again a chunk (plainChunks 1,928 then
+	// 1,904 instructions a request, servesim's own 19,833 then 19,809,
+	// in BenchmarkRegime/Speculation, the budget test).
+	tokens, slots := 0, r.slots
 	for ; i < len(ems); i++ {
 		em, d := &ems[i], drafts[i]
 		n := em.Tokens
 		if d.Drafted != t.k || d.Accepted != n-1 || em.Done {
 			break
 		}
-		rec := &r.slots[em.Ref].rec
+		rec := &slots[em.Ref].rec
 		if rec.LastToken != last {
 			break
 		}
