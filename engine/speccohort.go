@@ -360,23 +360,40 @@ func verifiedIID(s *seq, n, t int) Emit {
 // block size bs, written as the next plan's notes in sc (keepNotes'): a
 // running request holds blocksFor(computed + look) once verified, and a
 // member has no block of shared output to cache, as when it was noted.
-// It reports whether one of them emitted its last token. The notes are
-// counted in locals and stored once, not gathered in a specNotes (zeroed,
-// then copied in and out by keepNotes), and a finish is told by the
-// count, not by a flag (which spilled in the loop): 20,978 then 20,865
-// instructions a request of servesim's own in
-// BenchmarkRegime/Speculation, the budget test (noteMembers 1,191 then
-// 1,223, completeSpec 424 then 311).
+// It reports whether one of them emitted its last token, told by the
+// count, not by a flag (which spilled in the loop).
+//
+// Most members are noted alike, 1 + K tokens (k1) and no block, and
+// their test alone is in the loop's straight path: the others (22 % of
+// them in BenchmarkRegime/Speculation: 16 % take a block, 6 % have
+// fewer than 1 + K tokens left or leave) are counted in sc's fields, in memory,
+// where they are read and written only for them: the members that leave
+// (in next until the end), the tokens short of 1 + K (in vsum), the
+// blocks (need) and those that take them (ex). The usual members are
+// counted from the members' count at the end. With every count a local
+// of the loop (next, vsum, need and ex's room), the loop reloaded four
+// of them a member: 19,809 then 19,787 instructions a request of
+// servesim's own in BenchmarkRegime/Speculation, the budget test
+// (noteMembers 1,223 then 1,200); the usual members tested in a function
+// of their own that returned at the others, which noteMembers noted,
+// 20,191 (noteMembers 890 and the function 715); each member noted as
+// verifyUncut verifies it, the others through a function that noted
+// them in sc, 19,915 (verifyUncut 2,694 then 3,429: its loop spilled).
 func noteMembers(members []*seq, sc *specCohort, k1, bs int) bool {
-	ex := sc.ex[:cap(sc.ex)] // room for MaxSeqs (setSpecCohort)
-	next, vsum, need, nex := 0, 0, 0, 0
 	up, down := bs-1, -bs // round up to a multiple of bs: (x + up) & down
-	for _, s := range members {
+	sc.next, sc.vsum, sc.need, sc.ex = 0, 0, 0, sc.ex[:0]
+	for i, s := range members {
+		c := s.computed
+		if s.req.Output-s.emitted >= k1 && c+k1 <= (c+s.look+up)&down {
+			continue // the usual member: k1 tokens, no block
+		}
 		left := s.req.Output - s.emitted
 		if left <= 0 {
-			continue // it leaves, not counted in next
+			sc.next++ // it leaves, not counted in next
+			continue
 		}
-		n, c := min(k1, left), s.computed
+		n := min(k1, left)
+		sc.vsum += k1 - n
 		// Its blocks hold the tokens up to room, a block boundary: n
 		// takes blocks past it. Counted a block at a time, without a
 		// shift: with the shift's count in CX the loop spilled its index
@@ -387,15 +404,14 @@ func noteMembers(members []*seq, sc *specCohort, k1, bs int) bool {
 			for ; c+n > room; room += bs {
 				b++
 			}
-			ex[nex] = specEx{i: int32(next), need: int32(b)}
-			nex++
-			need += b
+			nex := len(sc.ex)
+			sc.ex = sc.ex[:nex+1] // room for MaxSeqs (setSpecCohort)
+			sc.ex[nex] = specEx{i: int32(i - sc.next), need: int32(b)}
+			sc.need += b
 		}
-		vsum += n
-		next++
 	}
-	sc.ex = ex[:nex]
-	sc.next, sc.vsum, sc.need, sc.cut, sc.ready = next, vsum, need, false, next > 0
+	next := len(members) - sc.next
+	sc.next, sc.vsum, sc.cut, sc.ready = next, k1*next-sc.vsum, false, next > 0
 	return next < len(members) // one left: no flag in the loop, which spilled with it
 }
 
