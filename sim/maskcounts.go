@@ -41,10 +41,14 @@ func newMaskCounts() *maskCounts {
 	return c
 }
 
-// maxMaskSlots bounds the table sizeFor asks for: 4 MiB of hashes and
-// masks (262,144 slots, 131,072 keys), where each replica's own table
-// was 512 KiB for Atlas's pool.
-const maxMaskSlots = 1 << 18
+// maxMaskSlots bounds the table sizeFor asks for: 8 MiB of hashes and
+// masks (524,288 slots, 262,144 keys), where each replica's own table
+// was 512 KiB for Atlas's pool: a fleet of 8 on Atlas's pools (229,376
+// blocks) is sized whole, as its pools fill. At 4 MiB it doubled past
+// 131,072 keys: Regime/Fleet8PrefixEvents at 6,400 requests (its pools
+// full from about the 3,500th), TestInstructionBudget's marginal count
+// between 3,200 and 6,400, keyCounts.grow 1,788 instructions a request.
+const maxMaskSlots = 1 << 19
 
 // sizeFor tells the table that a replica of a pool of n blocks shares
 // it: it holds at most the sum of its replicas' pools' keys, and past
