@@ -291,6 +291,9 @@ func TestWalkIsEachOverChains(t *testing.T) {
 			}
 			require.Equal(t, twin.held.asMap(), held, "seed %d op %d: the copies", seed, op)
 			require.Equal(t, twin.forgot, x.forgot, "seed %d op %d: forgotten", seed, op)
+			if x.lazy.live == 0 && x.lazy.bits != nil { // the filter empty (clearBits)
+				require.Equal(t, make([]uint64, len(x.lazy.bits)), x.lazy.bits, "seed %d op %d: the filter of no lazy run", seed, op)
+			}
 		}
 		eager += x.eager
 		wokenWalk += x.woken[0]
