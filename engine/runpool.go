@@ -659,8 +659,13 @@ func (p *blockPool) evictSegmentAside(id int32, k int) int {
 		}
 	}
 	if p.pub != nil { // its blocks leave last first, each an event (uncache's)
-		for x := int(g.hi) - 1; x >= int(g.hi)-k; x-- {
-			p.pub.emit(t.key(e, x), true)
+		if k > 1 && p.pub.runs != nil {
+			t.key(e, int(g.hi)-1) // computes those before it too
+			p.pub.emitRemoved(t.edges[e].keys[int(g.hi)-k : g.hi])
+		} else {
+			for x := int(g.hi) - 1; x >= int(g.hi)-k; x-- {
+				p.pub.emit(t.key(e, x), true)
+			}
 		}
 	}
 	return k
