@@ -17,7 +17,8 @@ import (
 // -replicas 1000000): the fleet is now refused at once, with one error
 // rather than one per replica, before anything is allocated for it.
 func TestFleetSizeIsBounded(t *testing.T) {
-	t.Parallel()
+	// Sequential: it measures the bytes the process allocates, which
+	// tests running beside it would add to (processCounters).
 	reps := Copies(1_000_000, ReplicaConfig{Engine: engine.Config{KVBlocks: -1}})
 	cfg := Config{Fleet: Fleet{Replicas: reps}}
 	const want = "sim: Fleet.Replicas has 1000000 replicas, more than MaxReplicas (10000): every replica is allocated when the run starts, about 6 KB each, whatever it holds"
