@@ -354,6 +354,9 @@ func (v *View) exactLongest(m *lackRoots, least int) (best, longest int) {
 	req := v.req
 	if len(req.PrefixHashes) == 0 || req.PrefixBlockTokens < m.maxB {
 		m.lastIDs = nil // its ids' largest is not noted: in scans them
+		if len(req.PrefixHashes) == 0 {
+			return least, 0 // as longestCached's fallback answers it
+		}
 		return longestOfEach(v, least)
 	}
 	best = least

@@ -29,6 +29,7 @@ type checkedPrefixes struct {
 	// counted: of those, the ones lackRoots' counts answered.
 	ranged, counted *int
 	cut             *int // arrivals whose path exactLongest cut before their fresh ids
+	bare            *int // arrivals with no prefix ids and no view to ask (ExactView)
 }
 
 func (c checkedPrefixes) Route(r *workload.Request, v *View) int {
@@ -54,6 +55,9 @@ func (c checkedPrefixes) Route(r *workload.Request, v *View) int {
 		least, lo, hi := heldRangeEach(v.r.reps[v.lo : v.lo+v.n])
 		gl, glo, ghi := v.heldRange()
 		require.Equal(c.t, [3]int{least, lo, hi}, [3]int{gl, glo, ghi}, "arrival %d: heldRange", v.Routed())
+	}
+	if v.r.cache == nil && len(r.PrefixHashes) == 0 {
+		*c.bare++ // longestCached answers without asking a replica
 	}
 	for least := range v.Replicas() {
 		best, longest := v.longestCached(least)
@@ -93,7 +97,7 @@ func requireRoots(t *testing.T, a *approxState) {
 // its prefill pool's, with the scenario's view and again with ApproxView.
 func TestCachedPrefixesAreEach(t *testing.T) {
 	t.Parallel()
-	asked, approx, pools, runs, lacked, ranged, counted, cut := 0, 0, 0, 0, 0, 0, 0, 0
+	asked, approx, pools, runs, lacked, ranged, counted, cut, bare := 0, 0, 0, 0, 0, 0, 0, 0, 0
 	for seed := range uint64(1_500) {
 		data := randomScenario(seed)
 		cfg, reqs := decodeScenario(data)
@@ -105,9 +109,9 @@ func TestCachedPrefixesAreEach(t *testing.T) {
 		tree := ApproxView{MaxTreeSize: 64 * int(1+seed%5), EvictionInterval: time.Duration(1+seed%3) * 200 * time.Millisecond}
 		for _, view := range []CacheView{pa.View, tree} {
 			pa.View = view
-			cfg.Fleet.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &asked, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted, cut: &cut}
+			cfg.Fleet.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &asked, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted, cut: &cut, bare: &bare}
 			if cfg.Fleet.Prefill.On() { // a pool's view, of the fleet's replicas after the decoders
-				cfg.Fleet.Prefill.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &pools, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted, cut: &cut}
+				cfg.Fleet.Prefill.Router = checkedPrefixes{PrefixAffinity: pa, t: t, asked: &pools, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted, cut: &cut, bare: &bare}
 			}
 			_, err := runScenario(cfg, reqs, recordsSteps(data))
 			require.NoError(t, err)
@@ -129,7 +133,7 @@ func TestCachedPrefixesAreEach(t *testing.T) {
 	for _, kv := range []int{600, 2_000, 0, -1} {
 		pa := PrefixAffinity{BalanceAbs: 1 + max(kv, 0)%7}
 		cfg := Config{Fleet: Fleet{Replicas: Copies(16, ReplicaConfig{Engine: engine.Config{KVBlocks: max(kv, 0)}}),
-			Router: checkedPrefixes{PrefixAffinity: pa, t: t, asked: &asked, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted, cut: &cut}}}
+			Router: checkedPrefixes{PrefixAffinity: pa, t: t, asked: &asked, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted, cut: &cut, bare: &bare}}}
 		run := src
 		if kv < 0 {
 			cfg.Warm, run = warm, sharedPrefix(t, 16, 2, 40) // its pools kept by blocks (engine.Warm): slower to ask
@@ -138,8 +142,19 @@ func TestCachedPrefixesAreEach(t *testing.T) {
 		require.NoError(t, err)
 		runs++
 	}
-	t.Logf("%d runs, %d arrivals checked and %d in prefill pools, %d of them through ApproxView; %d replicas left unasked through ExactView; %d held ranges checked, %d of them counted; %d paths cut", runs, asked, pools, approx, lacked, ranged, counted, cut)
+	// The Atlas workload (no prefix ids) through ExactView, on 16
+	// replicas (lackRoots) and on 65 (none): longestCached answers
+	// without asking a replica.
+	for _, n := range []int{16, maxRootBits + 1} {
+		atlas := Config{Fleet: Fleet{Replicas: Copies(n, ReplicaConfig{}),
+			Router: checkedPrefixes{PrefixAffinity: PrefixAffinity{}, t: t, asked: &asked, approx: &approx, lacked: &lacked, ranged: &ranged, counted: &counted, cut: &cut, bare: &bare}}}
+		_, err := Run(atlas, poisson(t, 1, float64(n)*2.4, 800, workload.Fixed(2000, 200)), nil)
+		require.NoError(t, err)
+		runs++
+	}
+	t.Logf("%d runs, %d arrivals checked and %d in prefill pools, %d of them through ApproxView; %d replicas left unasked through ExactView; %d held ranges checked, %d of them counted; %d paths cut; %d without prefix ids or a view", runs, asked, pools, approx, lacked, ranged, counted, cut, bare)
 	require.Greater(t, approx, 1_000)
+	require.Greater(t, bare, 1_500, "arrivals longestCached answers without asking a replica")
 	require.Greater(t, counted, 2_000)
 	require.Greater(t, ranged-counted, 100)
 	require.Greater(t, cut, 2_000)
