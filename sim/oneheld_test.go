@@ -44,6 +44,16 @@ func TestOneHeldIsItsOwn(t *testing.T) {
 		require.NoError(t, err, name)
 		require.Equal(t, stepless(slow), stepless(fast), name)
 	}
+	scenariosAndRegimes(t, check)
+	t.Logf("%d runs of a single replica, %d of them holding requests in the window", one, held)
+	require.Positive(t, held)
+}
+
+// scenariosAndRegimes calls check with the random scenarios, 400 (100
+// with -short), and every regime's small workload: a source made new
+// for each call of src.
+func scenariosAndRegimes(t *testing.T, check func(name string, cfg Config, src func() workload.Source)) {
+	t.Helper()
 	seeds := uint64(400)
 	if testing.Short() {
 		seeds = 100
@@ -56,6 +66,4 @@ func TestOneHeldIsItsOwn(t *testing.T) {
 		cfg, src := rg.build(t, rg.small)
 		check(rg.name, cfg, src)
 	}
-	t.Logf("%d runs of a single replica, %d of them holding requests in the window", one, held)
-	require.Positive(t, held)
 }

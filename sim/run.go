@@ -155,6 +155,9 @@ func newRunnerWith(cfg Config, src workload.Source, obs Observer, tw twins) (*ru
 	r := &runner{cfg: cfg, tw: tw, stopAt: runStop(cfg), ends: newStepEnds(len(reps.reps)),
 		intake: newIntake(cfg, src), routing: newRouting(cfg), replicas: reps,
 		window: newWindow(cfg), collectors: newCollectors(cfg, slo, obs, reps.speculates), gw: newGateway(cfg.Gateway)}
+	if tw.smallOneEnd {
+		r.ends.one = false // kept as a small fleet's
+	}
 	if tw.noNextInto {
 		r.fill = nil // every source's Next called, the route's twin
 	}

@@ -53,4 +53,7 @@ type twins struct {
 	// engine at every arrival (leastOutstanding), not the loads the
 	// replicas keep until they change (leastKept).
 	eachLoad bool
+	// smallOneEnd makes a single replica keep its step end as a small
+	// fleet's are kept, not as the one end (stepEnds.one).
+	smallOneEnd bool
 }
