@@ -12,13 +12,14 @@ import (
 // verdict of the misses listed for every request (attributeEach), and
 // counts the same misses: random records, ok and not, against random
 // SLOs, each bound sometimes the record's latency itself, in either ITL
-// series.
+// series. count's verdict, judged in its own lines for an ok record,
+// is the same, with the same misses counted.
 func TestAttributeIsEachMiss(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	pick := func(v time.Duration) time.Duration { // a bound below, at or above v
 		return v + time.Duration(rng.IntN(3)-1)*time.Millisecond*time.Duration(rng.IntN(2))
 	}
-	var fast, each collector
+	var fast, each, counted collector
 	for range 20_000 {
 		r := Record{Status: StatusOK, Arrival: time.Duration(rng.IntN(1000)) * time.Millisecond}
 		if rng.IntN(8) == 0 {
@@ -36,10 +37,16 @@ func TestAttributeIsEachMiss(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			slo.E2E = pick(r.E2E())
 		}
-		require.Equal(t, each.attributeEach(&r, &slo), fast.attribute(&r, &slo), "%+v against %+v", r, slo)
+		good := each.attributeEach(&r, &slo)
+		require.Equal(t, good, fast.attribute(&r, &slo), "%+v against %+v", r, slo)
+		counted.slo, counted.s.Good = slo, 0
+		counted.count(&r)
+		require.Equal(t, good, counted.s.Good == 1, "count: %+v against %+v", r, slo)
 	}
 	require.Equal(t, each.s.Misses, fast.s.Misses)
 	require.Equal(t, each.s.Causes, fast.s.Causes)
+	require.Equal(t, each.s.Misses, counted.s.Misses)
+	require.Equal(t, each.s.Causes, counted.s.Causes)
 	require.Positive(t, fast.s.Misses.TPOT, "no TPOT miss came first")
 	require.Positive(t, fast.s.Causes.E2E, "no E2E miss")
 }
