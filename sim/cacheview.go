@@ -807,7 +807,7 @@ func (e EventsView) state(r *runner) (cacheState, error) {
 // added gives replica i its index, and its engine the index to publish
 // to.
 func (s *eventsState) added(r *runner, i int) {
-	x := &eventIndex{s: s, noBuckets: r.tw.noForgetBuckets}
+	x := &eventIndex{s: s, noBuckets: r.tw.noForgetBuckets, keepAll: r.tw.keepRemovalWakes}
 	switch {
 	case r.tw.eventsOwnTables: // a table of its own (tests): no band's
 		x.held = ownKeys()
@@ -839,6 +839,7 @@ type eventsState struct {
 type eventIndex struct {
 	s         *eventsState
 	noBuckets bool        // twins.noForgetBuckets: forgotAt never made
+	keepAll   bool        // twins.keepRemovalWakes: a removal's wakes kept too
 	rand      *rand.Rand  // its Jitter draws; nil without
 	held      replicaKeys // copies of each key the index believes cached
 	// The events on their way, in order: their keys, and the runs of
@@ -879,6 +880,8 @@ type eventIndex struct {
 	stale     [2]int // walks past a kept run kept before a drop, and those that stamped it again (tests)
 	woken     [3]int // runs by name woken by a walk, a kept run, a removal (tests)
 	eager     int    // runs by name applied woken (tests)
+	unkept    int    // runs by name a removal woke, of minStored keys or more, not kept (tests)
+	dropped   int    // times the arena was dropped whole (tests)
 }
 
 // storedSeg is a run of keys an engine stored in one call, of minStored
@@ -1153,6 +1156,7 @@ func (x *eventIndex) keep(keys []uint64) {
 	if len(x.arena)+len(keys) > maxArena {
 		x.arena = x.arena[:0]
 		x.starts.clear()
+		x.dropped++
 	}
 	x.starts.put(keys[0], storedRun{off: int32(len(x.arena)), n: int32(len(keys)), forgot: x.forgot})
 	x.arena = append(x.arena, keys...)

@@ -79,6 +79,7 @@ type lazyRuns struct {
 	live    int           // runs not woken
 	woken   []int32       // runs to wake (drain)
 	buf     []uint64      // the keys of the run being woken
+	unkept  bool          // the runs drain wakes are not kept (a removal's: wakeAll)
 }
 
 // lazyShift picks a filter bit from a key's hash (key × keyMul): 2¹⁶
@@ -193,7 +194,23 @@ func (x *eventIndex) wakeKey(k uint64) {
 	x.drain()
 }
 
-// wakeAll wakes every lazy run, in the order they came.
+// wakeAll wakes every lazy run, in the order they came, and keeps none
+// of them for walk (unkept), unless twins.keepRemovalWakes.
+//
+// They are a removal's: past the pools' fill, the runs of the
+// requests' own blocks, which no arrival asks about. Kept, they filled
+// an index's arena (maxArena keys), which is then dropped whole, and
+// with it the group prefixes' runs, stored once and kept then: walk
+// looked every key of a prefix up, 1.83 million keys between 6,400 and
+// 12,800 requests of Regime/Fleet8PrefixEvents (286 a request; 25,000
+// so). Whether a run is kept changes no answer (walk's twin, walkEach,
+// looks every key up); a run not kept needs no wakeIn, since walk looks
+// its keys up, waking the lazy runs they begin, and here every lazy run
+// is woken anyway. Regime/Fleet8PrefixEvents, TestInstructionBudget's
+// marginal count between 6,400 and 12,800 requests: 39,251 then 29,699
+// instructions a request (walk 15,650 then 400; walkStale 141 then
+// 5,224, the prefixes' runs kept now). TestRemovalWakesUnkeptAreKept
+// holds it to the twin.
 func (x *eventIndex) wakeAll() {
 	l := &x.lazy
 	for i, c := range l.runs {
@@ -202,7 +219,9 @@ func (x *eventIndex) wakeAll() {
 			x.woken[2]++
 		}
 	}
+	l.unkept = !x.keepAll
 	x.drain()
+	l.unkept = false
 }
 
 // drain wakes the runs noted (queueWake), and those their keys note in
@@ -249,8 +268,9 @@ func (l *lazyRuns) clearBits() {
 }
 
 // materialize adds c's keys, but the first with held (its first is
-// held already), and keeps them for walk when they are many; the keys
-// kept note the lazy runs they begin (queueWake, via keep).
+// held already), and keeps them for walk when they are many, unless
+// unkept (a removal's wakes: wakeAll); the keys kept note the lazy runs
+// they begin (queueWake, via keep).
 func (x *eventIndex) materialize(c kvchain.Run, held bool) {
 	keys := x.chainKeys(c)
 	again := x.held.t.repeats
@@ -260,6 +280,10 @@ func (x *eventIndex) materialize(c kvchain.Run, held bool) {
 		x.held.add(keys)
 	}
 	if len(keys) >= minStored && len(keys) <= maxArena {
+		if x.lazy.unkept {
+			x.unkept++
+			return
+		}
 		x.keep(keys)
 		// A key held already may begin a lazy run (wakeIn); the first,
 		// held before with held, needs no look: walk looks a kept run's

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/internal/kvchain"
 	"github.com/servesim/servesim/workload"
 )
@@ -76,6 +77,40 @@ func TestForgetBucketsAreEach(t *testing.T) {
 	t.Logf("%d runs: %d walks past a kept run kept before a drop, %d stamped again", runs, stale, restamped)
 	require.Positive(t, stale)
 	require.Positive(t, restamped)
+}
+
+// TestRemovalWakesUnkeptAreKept holds an index that keeps none of the
+// runs a removal wakes for walk (wakeAll, lazyRuns.unkept) to one that
+// keeps them (twins.keepRemovalWakes): the same answers at every
+// arrival, records and summary, over eventTwins' scenarios and
+// Regime/Fleet8PrefixEvents's workload on two of its replicas, 2,400
+// requests, with pools of 2,000 blocks, which fill early, so that the
+// twin's arenas fill with the runs a removal woke and are dropped whole. It requires runs left
+// unkept, and the twin's arenas dropped.
+func TestRemovalWakesUnkeptAreKept(t *testing.T) {
+	t.Parallel()
+	unkept := 0
+	seen := func(r *runner) {
+		for _, x := range r.cache.(*eventsState).reps {
+			unkept += x.unkept
+		}
+	}
+	runs := eventTwins(t, twins{keepRemovalWakes: true}, seen)
+	// Two of the regime's replicas, at its rate a replica, pools of
+	// 2,000 blocks: each index takes 1,200 requests' runs.
+	cfg := Config{Fleet: Fleet{Replicas: Copies(2, ReplicaConfig{Engine: engine.Config{KVBlocks: 2_000}}),
+		Router: PrefixAffinity{View: EventsView{Lag: 50 * time.Millisecond}}}}
+	src := sharedPrefix(t, 2, 2, 2_400)
+	eventTwin(t, twins{keepRemovalWakes: true}, "Fleet8PrefixEvents's workload on 2 replicas", cfg, src, seen)
+	_, r, err := runSourceScenarioWith(cfg, src(), twins{keepRemovalWakes: true})
+	require.NoError(t, err)
+	dropped := 0
+	for _, x := range r.cache.(*eventsState).reps {
+		dropped += x.dropped
+	}
+	t.Logf("%d runs: %d runs a removal woke left unkept; the twin's arenas dropped %d times", runs+1, unkept, dropped)
+	require.Positive(t, dropped, "the twin's arenas dropped whole")
+	require.Positive(t, unkept)
 }
 
 // eventTwins runs the random scenarios routed by PrefixAffinity, over

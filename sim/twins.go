@@ -36,6 +36,10 @@ type twins struct {
 	// past a kept run's first when the index has dropped a key since the
 	// run was kept, as before forgotAt.
 	noForgetBuckets bool
+	// keepRemovalWakes makes a KV events index keep for walk the runs
+	// by name a removal wakes (wakeAll), as it keeps those a walk or a
+	// kept run wakes: the slow twin of lazyRuns.unkept.
+	keepRemovalWakes bool
 	// noIDsInPlace turns idsInPlace off: a source copies each request's
 	// ids, as its Next does for any caller.
 	noIDsInPlace bool
