@@ -807,7 +807,7 @@ func (e EventsView) state(r *runner) (cacheState, error) {
 // added gives replica i its index, and its engine the index to publish
 // to.
 func (s *eventsState) added(r *runner, i int) {
-	x := &eventIndex{s: s, noBuckets: r.tw.noForgetBuckets, keepAll: r.tw.keepRemovalWakes}
+	x := &eventIndex{s: s, noBuckets: r.tw.noForgetBuckets, keepAll: r.tw.keepRemovalWakes, forgetAll: r.tw.forgetUnseen}
 	switch {
 	case r.tw.eventsOwnTables: // a table of its own (tests): no band's
 		x.held = ownKeys()
@@ -840,6 +840,7 @@ type eventIndex struct {
 	s         *eventsState
 	noBuckets bool        // twins.noForgetBuckets: forgotAt never made
 	keepAll   bool        // twins.keepRemovalWakes: a removal's wakes kept too
+	forgetAll bool        // twins.forgetUnseen: every key dropped counted forgotten
 	rand      *rand.Rand  // its Jitter draws; nil without
 	held      replicaKeys // copies of each key the index believes cached
 	// The events on their way, in order: their keys, and the runs of
@@ -882,6 +883,7 @@ type eventIndex struct {
 	eager     int    // runs by name applied woken (tests)
 	unkept    int    // runs by name a removal woke, of minStored keys or more, not kept (tests)
 	dropped   int    // times the arena was dropped whole (tests)
+	unseen    int    // keys dropped that no walk, memo or kept run took as held, not counted forgotten (tests)
 }
 
 // storedSeg is a run of keys an engine stored in one call, of minStored
@@ -1108,9 +1110,11 @@ func (x *eventIndex) apply(now time.Duration) {
 			x.wakeAll()
 		}
 		for _, k := range x.keys[run.start:end] {
-			if x.held.remove(k) {
+			if gone, seen := x.held.drop(k); gone && (seen || x.forgetAll) {
 				x.forgot++
 				x.noteForgot(k)
+			} else if gone {
+				x.unseen++
 			}
 		}
 	}
@@ -1134,6 +1138,9 @@ func (x *eventIndex) store(start, end int) {
 	// TestEventQueueIsEventByEvent holds the copies to an event-by-event
 	// twin. A key held already may begin a lazy run (wakeIn).
 	x.held.add(x.keys[start:end])
+	for _, sg := range x.segs[seg:x.segHead] { // kept: held while none is forgotten (drop)
+		x.held.see(x.keys[sg.start : sg.start+sg.n])
+	}
 	if x.held.t.repeats != again && x.lazy.live > 0 {
 		for _, sg := range x.segs[seg:x.segHead] {
 			x.wakeIn(x.keys[sg.start : sg.start+sg.n])

@@ -285,6 +285,7 @@ func (x *eventIndex) materialize(c kvchain.Run, held bool) {
 			return
 		}
 		x.keep(keys)
+		x.held.see(keys)
 		// A key held already may begin a lazy run (wakeIn); the first,
 		// held before with held, needs no look: walk looks a kept run's
 		// first key up itself, waking the run it begins, before it

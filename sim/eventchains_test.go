@@ -83,34 +83,63 @@ func TestForgetBucketsAreEach(t *testing.T) {
 // runs a removal wakes for walk (wakeAll, lazyRuns.unkept) to one that
 // keeps them (twins.keepRemovalWakes): the same answers at every
 // arrival, records and summary, over eventTwins' scenarios and
-// Regime/Fleet8PrefixEvents's workload on two of its replicas, 2,400
-// requests, with pools of 2,000 blocks, which fill early, so that the
-// twin's arenas fill with the runs a removal woke and are dropped whole. It requires runs left
+// twoReplicasFilled, whose pools fill early, so that the twin's arenas
+// fill with the runs a removal woke and are dropped whole. It requires runs left
 // unkept, and the twin's arenas dropped.
 func TestRemovalWakesUnkeptAreKept(t *testing.T) {
 	t.Parallel()
-	unkept := 0
-	seen := func(r *runner) {
-		for _, x := range r.cache.(*eventsState).reps {
-			unkept += x.unkept
-		}
-	}
-	runs := eventTwins(t, twins{keepRemovalWakes: true}, seen)
-	// Two of the regime's replicas, at its rate a replica, pools of
-	// 2,000 blocks: each index takes 1,200 requests' runs.
-	cfg := Config{Fleet: Fleet{Replicas: Copies(2, ReplicaConfig{Engine: engine.Config{KVBlocks: 2_000}}),
-		Router: PrefixAffinity{View: EventsView{Lag: 50 * time.Millisecond}}}}
-	src := sharedPrefix(t, 2, 2, 2_400)
-	eventTwin(t, twins{keepRemovalWakes: true}, "Fleet8PrefixEvents's workload on 2 replicas", cfg, src, seen)
+	runs, unkept := eventTwinsFilled(t, twins{keepRemovalWakes: true}, func(x *eventIndex) int { return x.unkept })
+	cfg, src := twoReplicasFilled(t)
 	_, r, err := runSourceScenarioWith(cfg, src(), twins{keepRemovalWakes: true})
 	require.NoError(t, err)
-	dropped := 0
-	for _, x := range r.cache.(*eventsState).reps {
-		dropped += x.dropped
-	}
-	t.Logf("%d runs: %d runs a removal woke left unkept; the twin's arenas dropped %d times", runs+1, unkept, dropped)
+	dropped := sumIndexes(r, func(x *eventIndex) int { return x.dropped })
+	t.Logf("%d runs: %d runs a removal woke left unkept; the twin's arenas dropped %d times", runs, unkept, dropped)
 	require.Positive(t, dropped, "the twin's arenas dropped whole")
 	require.Positive(t, unkept)
+}
+
+// twoReplicasFilled is Regime/Fleet8PrefixEvents's workload on two of
+// its replicas, at its rate a replica, with pools of 2,000 blocks,
+// 2,400 requests: each index takes 1,200 requests' runs, its pool full
+// early.
+func twoReplicasFilled(t *testing.T) (Config, func() workload.Source) {
+	cfg := Config{Fleet: Fleet{Replicas: Copies(2, ReplicaConfig{Engine: engine.Config{KVBlocks: 2_000}}),
+		Router: PrefixAffinity{View: EventsView{Lag: 50 * time.Millisecond}}}}
+	return cfg, sharedPrefix(t, 2, 2, 2_400)
+}
+
+// eventTwinsFilled is eventTwins and twoReplicasFilled with the slow
+// twins twin: it returns how many runs it made and count summed over
+// the indexes of those without the twin.
+func eventTwinsFilled(t *testing.T, twin twins, count func(*eventIndex) int) (runs, n int) {
+	seen := func(r *runner) { n += sumIndexes(r, count) }
+	runs = eventTwins(t, twin, seen) + 1
+	cfg, src := twoReplicasFilled(t)
+	eventTwin(t, twin, "Fleet8PrefixEvents's workload on 2 replicas", cfg, src, seen)
+	return runs, n
+}
+
+// sumIndexes is count summed over r's EventsView indexes (0 without).
+func sumIndexes(r *runner, count func(*eventIndex) int) (n int) {
+	if s, ok := r.cache.(*eventsState); ok {
+		for _, x := range s.reps {
+			n += count(x)
+		}
+	}
+	return n
+}
+
+// TestUnseenDropsAreForgotten holds an index that counts forgotten only
+// the keys it drops that a walk found or a kept run holds
+// (maskCounts.drop) to one that counts every key it drops
+// (twins.forgetUnseen): the same answers at every arrival, records and
+// summary, over eventTwins' scenarios and twoReplicasFilled, whose pools
+// fill. It requires keys dropped unseen.
+func TestUnseenDropsAreForgotten(t *testing.T) {
+	t.Parallel()
+	runs, unseen := eventTwinsFilled(t, twins{forgetUnseen: true}, func(x *eventIndex) int { return x.unseen })
+	t.Logf("%d runs: %d keys dropped unseen", runs, unseen)
+	require.Positive(t, unseen)
 }
 
 // eventTwins runs the random scenarios routed by PrefixAffinity, over
@@ -325,7 +354,10 @@ func TestWalkIsEachOverChains(t *testing.T) {
 				}
 			}
 			require.Equal(t, twin.held.asMap(), held, "seed %d op %d: the copies", seed, op)
-			require.Equal(t, twin.forgot, x.forgot, "seed %d op %d: forgotten", seed, op)
+			// Dropped keys alike; those counted forgotten are the ones a
+			// walk found or a kept run holds (maskCounts.drop), which walk
+			// and walkEach find each their own way.
+			require.Equal(t, twin.forgot+uint64(twin.unseen), x.forgot+uint64(x.unseen), "seed %d op %d: dropped", seed, op)
 			if x.lazy.live == 0 && x.lazy.bits != nil { // the filter empty (clearBits)
 				require.Equal(t, make([]uint64, len(x.lazy.bits)), x.lazy.bits, "seed %d op %d: the filter of no lazy run", seed, op)
 			}

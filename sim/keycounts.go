@@ -32,6 +32,11 @@ type keyCounts struct {
 	// is maskCounts' (more and zero unused then), nil otherwise: grow
 	// and del move it with hs.
 	ms []uint64
+	// ss is, by slot, the replicas whose index has looked the slot's key
+	// up and found it, or kept it, since its copy came
+	// (maskCounts.has and see: maskCounts.drop), with ms; grow and del
+	// move it with hs.
+	ss []uint64
 }
 
 // keyMul spreads the keys: 2⁶⁴ over the golden ratio (sim's Fibonacci
@@ -244,14 +249,14 @@ func (c *keyCounts) del(i int) {
 		if h := int(hs[j] >> (c.shift & 63)); (j-h)&mask >= (j-i)&mask {
 			hs[i] = hs[j]
 			if c.ms != nil {
-				c.ms[i] = c.ms[j]
+				c.ms[i], c.ss[i] = c.ms[j], c.ss[j]
 			}
 			i = j
 		}
 	}
 	hs[i] = 0
 	if c.ms != nil {
-		c.ms[i] = 0
+		c.ms[i], c.ss[i] = 0, 0
 	}
 	c.held--
 }
@@ -264,9 +269,9 @@ func (c *keyCounts) grow() {
 		size = max(size, c.full)
 	}
 	hs := make([]uint64, size)
-	var ms []uint64
+	var ms, ss []uint64
 	if c.ms != nil {
-		ms = make([]uint64, size)
+		ms, ss = make([]uint64, size), make([]uint64, size)
 	}
 	mask := uint(size - 1)
 	shift := uint(64-bits.TrailingZeros(uint(size))) & 63
@@ -278,9 +283,9 @@ func (c *keyCounts) grow() {
 			}
 			hs[i&mask] = h
 			if ms != nil {
-				ms[i&mask] = c.ms[j]
+				ms[i&mask], ss[i&mask] = c.ms[j], c.ss[j]
 			}
 		}
 	}
-	c.hs, c.ms, c.shift, c.limit = hs, ms, shift, size/keyLoadDen*keyLoadNum
+	c.hs, c.ms, c.ss, c.shift, c.limit = hs, ms, ss, shift, size/keyLoadDen*keyLoadNum
 }

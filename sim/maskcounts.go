@@ -87,9 +87,25 @@ func (c *maskCounts) has(key, bit uint64) bool {
 	for i := uint(h >> (c.tab.shift & 63)); ; i++ {
 		switch hs[i&mask] {
 		case h:
-			return c.tab.ms[i&mask]&bit != 0
+			j := i & mask
+			if c.tab.ms[j]&bit == 0 {
+				return false
+			}
+			c.tab.ss[j] |= bit // looked up and found (drop)
+			return true
 		case 0:
 			return false
+		}
+	}
+}
+
+// see notes that the replica of bit, holding a copy of each of keys,
+// keeps them (eventIndex.keep: walk takes them as held while it drops
+// none): drop reports them seen.
+func (c *maskCounts) see(keys []uint64, bit uint64) {
+	for _, k := range keys {
+		if j, ok := c.tab.find(k * keyMul); ok {
+			c.tab.ss[j] |= c.tab.ms[j] & bit
 		}
 	}
 }
@@ -279,6 +295,27 @@ func (c *maskCounts) again(j int, h, bit uint64) {
 // remove removes a copy of key of the replica of bit and reports
 // whether the replica has none left, or had none.
 func (c *maskCounts) remove(key, bit uint64) bool {
+	gone, _ := c.drop(key, bit)
+	return gone
+}
+
+// drop is remove, and reports too whether the replica's index had
+// looked the key up and found it (has), or kept it (see), since its
+// copy came: if not, no walk, memo or kept run of the index took it as
+// held, and its leaving changes none of them (eventIndex.apply). Key 0,
+// and a key the replica did not hold, count as seen.
+//
+// Past the pools' fill the index drops the requests' own keys at every
+// eviction, which no arrival asks about, and each made the memos and
+// the kept runs of the group prefixes stale (forgot, forgotAt): walkStale
+// checked a prefix's every key at most walks. Regime/Fleet8PrefixEvents,
+// TestInstructionBudget's marginal count between 6,400 and 12,800
+// requests: 29,694 then 24,048 instructions a request (walkStale 5,224
+// then under 300). The marks (keyCounts.ss) are a word a slot: a band's
+// table at its largest (maxMaskSlots) is 12 MiB, not 8.
+// twins.forgetUnseen counts every dropped key forgotten:
+// TestUnseenDropsAreForgotten.
+func (c *maskCounts) drop(key, bit uint64) (gone, seen bool) {
 	h := key * keyMul
 	if len(c.more) > 0 {
 		mk := moreKey{h, uint8(bits.TrailingZeros64(bit))}
@@ -288,17 +325,20 @@ func (c *maskCounts) remove(key, bit uint64) bool {
 			} else {
 				delete(c.more, mk)
 			}
-			return false
+			return false, false
 		}
 	}
 	if h == 0 {
 		c.zero &^= bit
 	} else if j, ok := c.tab.find(h); ok && c.tab.ms[j]&bit != 0 {
+		seen = c.tab.ss[j]&bit != 0
+		c.tab.ss[j] &^= bit
 		if c.tab.ms[j] &^= bit; c.tab.ms[j] == 0 {
 			c.tab.del(j)
 		}
+		return true, seen
 	}
-	return true
+	return true, true
 }
 
 // replicaKeys is a replica's index's copies of each key: its bit of a
@@ -315,3 +355,7 @@ func (k *replicaKeys) has(key uint64) bool    { return k.t.has(key, k.bit) }
 func (k *replicaKeys) add(keys []uint64)      { k.t.add(keys, k.bit) }
 func (k *replicaKeys) addOne(key uint64) bool { return k.t.addOne(key, k.bit) }
 func (k *replicaKeys) remove(key uint64) bool { return k.t.remove(key, k.bit) }
+func (k *replicaKeys) drop(key uint64) (gone, seen bool) {
+	return k.t.drop(key, k.bit)
+}
+func (k *replicaKeys) see(keys []uint64) { k.t.see(keys, k.bit) }

@@ -40,6 +40,10 @@ type twins struct {
 	// by name a removal wakes (wakeAll), as it keeps those a walk or a
 	// kept run wakes: the slow twin of lazyRuns.unkept.
 	keepRemovalWakes bool
+	// forgetUnseen makes a KV events index count every key it drops as
+	// forgotten (forgot, forgotAt), as before maskCounts.drop, not only
+	// those a walk found or a kept run holds.
+	forgetUnseen bool
 	// noIDsInPlace turns idsInPlace off: a source copies each request's
 	// ids, as its Next does for any caller.
 	noIDsInPlace bool
