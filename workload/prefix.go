@@ -115,6 +115,7 @@ type blockIDs struct {
 	cfg    PrefixReuse
 	on     bool // cfg.Enabled(), read at every request: a struct compare
 	shared int  // full blocks in a system prompt
+	bt     int  // cfg.block(), read at every request
 	fresh  uint64
 	// cumulative holds Σ_{j<=k} (j+1)^−Zipf for each group k; nil when
 	// groups are chosen uniformly.
@@ -135,7 +136,7 @@ const maxGroupIDs = 1 << 17
 
 func newBlockIDs(cfg PrefixReuse) *blockIDs {
 	shared := cfg.PrefixTokens / cfg.block()
-	b := &blockIDs{cfg: cfg, on: cfg.Enabled(), shared: shared, fresh: uint64(cfg.Groups) * uint64(shared),
+	b := &blockIDs{cfg: cfg, on: cfg.Enabled(), shared: shared, bt: cfg.block(), fresh: uint64(cfg.Groups) * uint64(shared),
 		cumulative: zipfTable(cfg.Groups, cfg.Zipf)}
 	b.guide = zipfGuide(b.cumulative)
 	if cfg.Probability > 0 && shared > 0 && cfg.Groups <= maxGroupIDs/shared {
@@ -235,13 +236,13 @@ func (b *blockIDs) prompt(r *rand.Rand, input, room int) []uint64 {
 	if !b.on {
 		return nil
 	}
-	n := blocks(input, b.cfg.block())
+	n := blocks(input, b.bt)
 	ids := b.promptIDs(max(n, room))
 	if b.cfg.Probability > 0 && r.Float64() < b.cfg.Probability {
 		ids = ids[:min(b.shared, n)]
 		b.sharedIDs(ids, b.group(r))
 	}
-	return b.fill(ids, input)
+	return b.fillTo(ids, n)
 }
 
 // promptIDs is an empty slice of capacity n for a prompt's ids, cut
@@ -303,8 +304,8 @@ func (b *blockIDs) extendIn(prev []uint64, prevTokens, input int) []uint64 {
 	if !b.on {
 		return nil
 	}
-	keep := min(prevTokens/b.cfg.block(), len(prev))
-	ids := b.promptIDs(blocks(input, b.cfg.block()))[:keep]
+	keep := min(prevTokens/b.bt, len(prev))
+	ids := b.promptIDs(blocks(input, b.bt))[:keep]
 	copy(ids, prev)
 	return b.fill(ids, input)
 }
@@ -319,12 +320,18 @@ func (b *blockIDs) extendInPlace(prev []uint64, prevTokens, input int) []uint64 
 	if !b.on {
 		return nil
 	}
-	return b.fill(prev[:min(prevTokens/b.cfg.block(), len(prev))], input)
+	return b.fill(prev[:min(prevTokens/b.bt, len(prev))], input)
 }
 
 // fill appends fresh ids to ids up to input tokens' blocks.
 func (b *blockIDs) fill(ids []uint64, input int) []uint64 {
-	n, want := len(ids), blocks(input, b.cfg.block())
+	return b.fillTo(ids, blocks(input, b.bt))
+}
+
+// fillTo appends fresh ids to ids up to want ids (fill, its blocks
+// counted by the caller).
+func (b *blockIDs) fillTo(ids []uint64, want int) []uint64 {
+	n := len(ids)
 	if want <= n {
 		return ids
 	}

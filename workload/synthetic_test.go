@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"io"
 	"math"
 	"testing"
 	"time"
@@ -128,6 +129,45 @@ func TestFixedLengthsAreSampledLengths(t *testing.T) {
 			if errA != nil {
 				break
 			}
+		}
+	}
+}
+
+// TestNextIntoIsNewRequest holds NextInto, which writes a request with
+// prefix ids in place, to newRequest's request, returned and given its
+// class after (its twin, as closed-loop sources still build theirs):
+// every field of every request, with and without prefix reuse, uniform
+// and Zipf groups, some prompts private, Mooncake's blocks and 16
+// tokens', a class and none, fixed lengths and drawn ones.
+func TestNextIntoIsNewRequest(t *testing.T) {
+	for i, cfg := range []Synthetic{
+		{Seed: 3, Count: 400, Arrival: Arrival{Rate: 5}, Lengths: Fixed(500, 20), Prefix: FleetHighReuse},
+		{Seed: 4, Count: 400, Arrival: Arrival{Rate: 5}, Lengths: Fixed(700, 20), Prefix: LowReuse, Class: "batch"},
+		{Seed: 5, Count: 400, Arrival: Arrival{Rate: 5}, Lengths: Independent{Input: Uniform{Center: 1500, RangeRatio: 0.9}, Output: Constant{Tokens: 9}},
+			Prefix: PrefixReuse{Groups: 7, PrefixTokens: 1000, Probability: 0.6, BlockTokens: 16}},
+		{Seed: 6, Count: 400, Arrival: Arrival{Rate: 5}, Lengths: Fixed(300, 20), Class: "x"},
+	} {
+		g, err := NewSynthetic(cfg)
+		require.NoError(t, err)
+		twin, err := NewSynthetic(cfg)
+		require.NoError(t, err)
+		var r Request
+		for k := 0; ; k++ {
+			err := (*generatorInto)(g).NextInto(&r)
+			at, ok := twin.arr.next()
+			if !ok {
+				require.Equal(t, io.EOF, err, "config %d", i)
+				break
+			}
+			require.NoError(t, err)
+			in, out := twin.fixedIn, twin.fixedOut
+			if !twin.fixed {
+				in, out = twin.cfg.Lengths.Sample(twin.in, twin.out)
+			}
+			want := newRequest(twin.next, at, in, out, twin.ids, twin.prefix)
+			want.Class = twin.cfg.Class
+			twin.next++
+			require.Equal(t, want, r, "config %d, request %d", i, k)
 		}
 	}
 }
