@@ -220,15 +220,15 @@ func (s *ChatSource) start() *conversation {
 	h := fnvOn(fnvOffset, append(strconv.AppendUint(append(head[:0], "conversation/"...), id, 10), '/'))
 	c := &conversation{id: id}
 	seed, st := s.cfg.Seed, &c.streams
-	c.user, c.answer, c.think = st[0].on(seed, h, "input"), st[1].on(seed, h, "output"), st[2].on(seed, h, "think")
-	c.turns = s.cfg.Turns.Sample(st[3].on(seed, h, "turns"))
+	c.user, c.answer, c.think = st[0].on(seed, fnvOn(h, "input")), st[1].on(seed, fnvOn(h, "output")), st[2].on(seed, fnvOn(h, "think"))
+	c.turns = s.cfg.Turns.Sample(st[3].on(seed, fnvOn(h, "turns")))
 	c.input = s.prefix.PrefixTokens + s.first.sample(c.user)
 	c.output = s.output.sample(c.answer)
 	room := 0
 	if s.inPlace {
 		room = s.room(c)
 	}
-	c.ids = s.ids.prompt(st[4].on(seed, h, "prefix"), c.input+c.output, room) // each of its own stream: the order of draws is free
+	c.ids = s.ids.prompt(st[4].on(seed, fnvOn(h, "prefix")), c.input+c.output, room) // each of its own stream: the order of draws is free
 	return c
 }
 

@@ -22,7 +22,7 @@ func TestFnvOnIsNewStreams(t *testing.T) {
 	check := func(seed uint64, head, name string) {
 		t.Helper()
 		var c streamCell
-		a, b := NewStream(seed, head+name), c.on(seed, fnvOn(fnvOffset, []byte(head)), name)
+		a, b := NewStream(seed, head+name), c.on(seed, fnvOn(fnvOn(fnvOffset, []byte(head)), name))
 		for range 3 {
 			if x, y := a.Uint64(), b.Uint64(); x != y {
 				t.Fatalf("seed %d, %q + %q: NewStream draws %x, streamCell %x", seed, head, name, x, y)
