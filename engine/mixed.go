@@ -16,7 +16,10 @@ import (
 func init() {
 	mixedrun.Allow = func(x any, on bool) { e := x.(*Engine); e.mixAsked = on; e.decideFast() }
 	mixedrun.Out = func(x any) (*bool, *int) { e := x.(*Engine); return &e.firstOn, &e.firstBlocks }
-	mixedrun.Least = func(x any, t time.Duration) int { return leastMixed(x.([]*Engine), t) }
+	mixedrun.Least = func(x any) func(time.Duration) int {
+		es := x.([]*Engine)
+		return func(t time.Duration) int { return leastMixed(es, t) }
+	}
 }
 
 // lead is how much longer than StepTime the first step of the move in

@@ -95,8 +95,9 @@ func (e *Engine) mixedOutstandingUntil(t time.Duration) (int, time.Duration) {
 	return e.outstanding - j*e.live - 1, first + time.Duration(j)*p.StepTime
 }
 
-// leastMixed is mixedrun.Least: the engine of es (one or more) with the
-// fewest outstanding tokens at t, ties to the lowest index, read as
+// leastMixed is the answer of mixedrun.Least's function: the engine of
+// es (one or more) with the fewest outstanding tokens at t, ties to the
+// lowest index, read as
 // Outstanding reads them, and inside a mixed move as mixedOutstanding
 // does, each in one loop (through the two methods, 2,302 and 1,242
 // instructions a request in BenchmarkRunFleet64/workload=atlas/

@@ -12,7 +12,6 @@ import (
 	"github.com/servesim/servesim/costmodel"
 	"github.com/servesim/servesim/engine"
 	"github.com/servesim/servesim/internal/ascend"
-	"github.com/servesim/servesim/internal/mixedrun"
 	"github.com/servesim/servesim/workload"
 )
 
@@ -357,8 +356,8 @@ func (r *runner) leastKept() int {
 // mixedrun.Least in a fleet of mixed moves (fleetMixed), else
 // leastOutstanding.
 func (r *runner) leastEach() int {
-	if r.mixEngs != nil {
-		return mixedrun.Least(r.mixEngs, r.now)
+	if r.mixLeast != nil {
+		return r.mixLeast(r.now)
 	}
 	return leastOutstanding(r.engs, r.now)
 }

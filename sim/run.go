@@ -90,10 +90,10 @@ type runner struct {
 	fleetOdd   bool
 	mixes      int // mixed moves' first steps accounted (accountFirst; tests read it)
 	mixInsides int // finishes accounted inside mixed moves (finishMixed; tests read it)
-	// mixEngs: a fleet whose engines plan mixed moves (fleetMixed), its
-	// engines as a []*engine.Engine, which mixedrun.Least reads as the
+	// mixLeast: a fleet whose engines plan mixed moves (fleetMixed),
+	// mixedrun.Least of its engines, which reads them as the
 	// step-by-step engines count their load; nil otherwise.
-	mixEngs any
+	mixLeast func(time.Duration) int
 	// engs are the replicas' engines, by index (reps[i].eng), which
 	// leastOutstanding reads: one load a replica, where reps[i].eng
 	// is a multiply and a load (RunFleet64/workload=atlas/

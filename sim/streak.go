@@ -488,7 +488,7 @@ func (r *runner) fleetMixed() {
 		r.fleetOdd, r.odd = true, &r.fleetOdd // account tests the replica's firstOn
 	}
 	if r.leastFresh {
-		r.mixEngs = r.engs
+		r.mixLeast = mixedrun.Least(r.engs)
 	}
 }
 

@@ -30,12 +30,14 @@ var Allow func(eng any, on bool)
 // (Outcome.Decodes and Chunks count theirs).
 var Out func(eng any) (on *bool, blocks *int)
 
-// Least is, over engs (a []*engine.Engine), the index of the engine that
-// holds the fewest outstanding tokens at instant t, ties to the lowest
-// index: LeastLoaded's choice, as Outstanding reads each engine, but
-// inside a mixed move as the step-by-step engine counts them (the mixed
-// step's prompt chunk outstanding until that step ends, its first
-// token and the later steps' tokens out as each ends), where Outstanding
-// counts the prompt as decoding from the plan on. A driver that asks a
-// fleet's engines for mixed moves and routes by their load reads it so.
-var Least func(engs any, t time.Duration) int
+// Least returns, for engs (a []*engine.Engine, converted here once), the
+// function whose answer at instant t is the index of the engine that
+// holds the fewest outstanding tokens at t, ties to the lowest index:
+// LeastLoaded's choice, as Outstanding reads each engine, but inside a
+// mixed move as the step-by-step engine counts them (the mixed step's
+// prompt chunk outstanding until that step ends, its first token and
+// the later steps' tokens out as each ends), where Outstanding counts
+// the prompt as decoding from the plan on. A driver that asks a fleet's
+// engines for mixed moves and routes by their load reads it so, at
+// every arrival, without engs converted from any at each call.
+var Least func(engs any) func(t time.Duration) int
