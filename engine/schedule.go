@@ -797,7 +797,9 @@ func (e *Engine) dropFinished() {
 		e.running[k] = s
 		k++
 	}
-	clear(e.running[k:])
+	for i := k; i < len(e.running); i++ { // the few dropped: clear called the runtime's memclrHasPointers
+		e.running[i] = nil
+	}
 	e.running = e.running[:k]
 }
 
