@@ -41,7 +41,7 @@ func SortDurations(x, buf []time.Duration) []time.Duration {
 // instructions a request, sim's toMS). It returns nil, and x holds the
 // sorted durations, for a slice slices.Sort sorts (short, or holding a
 // negative duration or one of 78 hours or more), or whose values are all
-// one such duration. A slice of 512 values or more, all equal, is sorted
+// one such duration. A slice of radixMin values or more, all equal, is sorted
 // as it is: its milliseconds are written without a count of its digits.
 func SortDurationsMS(x, buf []time.Duration) (ms []float64, _ []time.Duration) {
 	buf, ok := sortDurations(x, buf, true)
@@ -54,7 +54,7 @@ func SortDurationsMS(x, buf []time.Duration) (ms []float64, _ []time.Duration) {
 // sortDurations is SortDurations, and SortDurationsMS with ms: it reports
 // whether x holds the milliseconds.
 func sortDurations(x, buf []time.Duration, ms bool) ([]time.Duration, bool) {
-	if len(x) < 512 {
+	if len(x) < radixMin {
 		slices.Sort(x)
 		return buf, false
 	}
@@ -207,7 +207,7 @@ func fewDistinct(x []time.Duration) bool {
 	// again without its hash and probe: a summary's worst gaps repeat
 	// the one before 19 times in 20, its TPOTs one time in two, in
 	// BenchmarkRunAtlas (6,038 then 6,025 instructions a request, the
-	// budget test's count). The first value (x has 512 or more) goes in
+	// budget test's count). The first value (x has radixMin or more) goes in
 	// first, to an empty table, so that the loop always has one before
 	// (TestFewDistinctFirstValue).
 	last := x[0]
@@ -515,6 +515,17 @@ const (
 	durDigits    = 4
 	durDigitMask = 1<<durDigitBits - 1
 )
+
+// radixMin is the fewest values SortDurations sorts by their digits:
+// fewer take slices.Sort. sortTop's count and two prefix sums over 1,024
+// counts cost some 16,000 instructions a slice and about 55 a value, and
+// slices.Sort 145 to 165 a value on random latencies: per value, 154
+// against 181 at 128 values, 144 against 121 at 256, 158 against 94 at
+// 384 and 165 against 86 at 511 (cachegrind, each sorted 100 times). It
+// was 512, where a disaggregated fleet's decode replicas' shares of
+// 2,000 requests (500 each) took slices.Sort: Regime/Disagg 11,152 then
+// 11,025 instructions a request (the budget test).
+const radixMin = 256
 
 // The small slices' digits (SortDurations): four of 10 bits, for fewer
 // than smallRadix values.

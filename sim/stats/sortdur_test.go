@@ -82,7 +82,7 @@ func TestSortDurationsIsSlicesSort(t *testing.T) {
 	}
 	var buf []time.Duration
 	for name, gen := range gens {
-		for _, n := range []int{0, 1, 511, 512, 513, 2_000, smallRadix - 1, smallRadix, 20_000} {
+		for _, n := range []int{0, 1, radixMin - 1, radixMin, radixMin + 1, 511, 512, 513, 2_000, smallRadix - 1, smallRadix, 20_000} {
 			x := make([]time.Duration, n)
 			for i := range x {
 				x[i] = gen()
@@ -201,7 +201,7 @@ func bitsOf(x []float64) []uint64 {
 }
 
 // FuzzSortDurations holds SortDurations and SortDurationsMS to
-// slices.Sort on samples of 512 to 8,703 values, each a spread part
+// slices.Sort on samples of radixMin to radixMin + 8,191 values, each a spread part
 // (to 2^(20+spread) ns) plus a jitter within the lowest digit, so that
 // fewTies (from 4,096 values) and sortTop (below) take many and
 // sortNearly moves some, or past its bound.
@@ -211,7 +211,7 @@ func FuzzSortDurations(f *testing.F) {
 	f.Add(uint64(3), uint16(8_000), uint8(6), uint16(4095))
 	f.Fuzz(func(t *testing.T, seed uint64, n uint16, spread uint8, jitter uint16) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		x := make([]time.Duration, 512+int(n)%8192)
+		x := make([]time.Duration, radixMin+int(n)%8192)
 		for i := range x {
 			v := time.Duration(rng.Int64N(1 << (20 + spread%28)))
 			if jitter > 0 {
