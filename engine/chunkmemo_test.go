@@ -55,10 +55,6 @@ func TestChunkMemoIsTheModel(t *testing.T) {
 			cfg.MaxBatchedTokens = 64 + rng.IntN(600)
 		}
 		lengths := []int{16 + rng.IntN(600), 16 + rng.IntN(600), 16 + rng.IntN(60)}
-		type arrival struct {
-			at      time.Duration
-			in, out int
-		}
 		arr := make([]arrival, 2+rng.IntN(50))
 		at := time.Duration(0)
 		for i := range arr {
@@ -79,25 +75,7 @@ func TestChunkMemoIsTheModel(t *testing.T) {
 			}
 			e, err := New(cfg, m)
 			require.NoError(t, err)
-			var log []string
-			now, i := time.Duration(0), 0
-			for i < len(arr) || !e.Idle() {
-				for i < len(arr) && arr[i].at <= now {
-					require.NoError(t, e.Add(arr[i].at, Request{Ref: int32(i), Input: arr[i].in, Output: arr[i].out}))
-					i++
-				}
-				p, err := e.Runner().ScheduleUntil(now, now)
-				require.NoError(t, err)
-				if p == nil {
-					now = arr[i].at
-					continue
-				}
-				log = append(log, fmt.Sprintf("%+v", *p))
-				out, err := e.Complete(p.End)
-				require.NoError(t, err)
-				log = append(log, fmt.Sprintf("%+v", *out))
-				now = p.End
-			}
+			log := stepEach(t, e, arr, nil, nil)
 			return log, calls
 		}
 		fast, fastCalls := drive(true)
@@ -110,4 +88,51 @@ func TestChunkMemoIsTheModel(t *testing.T) {
 	}
 	t.Logf("%d calls of the model saved", saved)
 	require.Greater(t, saved, 200)
+}
+
+// arrival is a request of a random engine's workload: its instant and
+// its prompt and output tokens.
+type arrival struct {
+	at      time.Duration
+	in, out int
+}
+
+// stepEach serves arr on e a step a move, each request added at its
+// instant (its Ref its index; before, when not nil, called first), and
+// returns every plan and outcome printed, an Add's error in their place;
+// each, when not nil, is called with every plan. It stops when what
+// waits never fits.
+func stepEach(t *testing.T, e *Engine, arr []arrival, before func(i int), each func(p *Plan)) []string {
+	t.Helper()
+	var log []string
+	now, i := time.Duration(0), 0
+	for i < len(arr) || !e.Idle() {
+		for i < len(arr) && arr[i].at <= now {
+			if before != nil {
+				before(i)
+			}
+			if err := e.Add(arr[i].at, Request{Ref: int32(i), Input: arr[i].in, Output: arr[i].out}); err != nil {
+				log = append(log, err.Error())
+			}
+			i++
+		}
+		p, err := e.Runner().ScheduleUntil(now, now)
+		require.NoError(t, err)
+		if p == nil {
+			if i == len(arr) {
+				break
+			}
+			now = arr[i].at
+			continue
+		}
+		if each != nil {
+			each(p)
+		}
+		log = append(log, fmt.Sprintf("%+v", *p))
+		out, err := e.Complete(p.End)
+		require.NoError(t, err)
+		log = append(log, fmt.Sprintf("%+v", *out))
+		now = p.End
+	}
+	return log
 }

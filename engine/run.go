@@ -503,8 +503,17 @@ func (e *Engine) samePrice(k int) bool {
 }
 
 // price is the plan's first step's price: the model's, or the probe's
-// when the step is the batch the probe priced.
+// when the step is the batch the probe priced, or, for a speculative
+// step under Frozen, the memo's (specPrice).
 func (e *Engine) price() time.Duration {
+	if e.plan.Batch.Verify != nil && e.fast.verifySum && e.sc != nil && chunkMemo {
+		return e.specPrice()
+	}
+	return e.modelPrice()
+}
+
+// modelPrice is price without the speculative memo.
+func (e *Engine) modelPrice() time.Duration {
 	var b costmodel.Batch
 	e.priceBatch(&b)
 	if e.probeK != 0 && len(b.Prefill) == 0 && len(b.Verify) == 0 && slices.Equal(b.Decode, e.probe) {
@@ -543,9 +552,32 @@ func (e *Engine) wholePrice() time.Duration {
 }
 
 // chunkMemo lets wholePrice answer from the last such price
-// (priceCache.chunkMemo); tests turn it off for the twin, the model's
-// price.
+// (priceCache.chunkMemo), and specPrice from its memo; tests turn it off
+// for the twin, the model's price.
 var chunkMemo = true
+
+// specPrice is price for a speculative step (its Verify listed) under
+// Frozen (verifySum). Of a step without prefill, of the batch sumVerify
+// hands it, Frozen reads only whether it decodes and its positions
+// verified beyond one a decode (vsum less the listed decodes and the
+// cohort's members), and StepTime is pure: the price of a step with the
+// same two is the price of the last such step the model priced
+// (specCohort.prices, a slot for each; the steps with prefill, whose
+// tokens vary, go to the model, and with them in the memo they took the
+// slots of the decodes' sums).
+func (e *Engine) specPrice() time.Duration {
+	pb := &e.plan.Batch
+	x := uint(int(e.vsum) - len(pb.Verify) - e.sc.m)
+	if len(pb.Prefill) > 0 || x >= 1<<specPriceBits || len(pb.Decode) == 0 && e.sc.m == 0 {
+		return e.modelPrice()
+	}
+	if d := e.sc.prices[x]; d > 0 {
+		return d
+	}
+	d := e.modelPrice()
+	e.sc.prices[x] = d
+	return d
+}
 
 // sumVerify hands Frozen (fast.verifySum), which reads of a speculative
 // step's verified positions only Σ Verify − len(Verify), those beyond

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"time"
 
 	"github.com/servesim/servesim/internal/accept"
 )
@@ -65,7 +66,12 @@ type specCohort struct {
 	cut   bool     // a request that will not be a member follows them
 
 	specRun // the speculative run in flight (specrun.go)
+
+	prices [1 << specPriceBits]time.Duration // specPrice's memo, by the positions verified beyond one a decode (0: none)
 }
+
+// specPriceBits sizes specPrice's memo: 256 sums (K = 4 and 64 decodes).
+const specPriceBits = 8
 
 // specEx is a member that takes blocks in the next step: its index in
 // the running list and how many.
