@@ -557,25 +557,48 @@ func (e *Engine) wholePrice() time.Duration {
 var chunkMemo = true
 
 // specPrice is price for a speculative step (its Verify listed) under
-// Frozen (verifySum). Of a step without prefill, of the batch sumVerify
-// hands it, Frozen reads only whether it decodes and its positions
-// verified beyond one a decode (vsum less the listed decodes and the
-// cohort's members), and StepTime is pure: the price of a step with the
-// same two is the price of the last such step the model priced
-// (specCohort.prices, a slot for each; the steps with prefill, whose
-// tokens vary, go to the model, and with them in the memo they took the
-// slots of the decodes' sums).
+// Frozen (verifySum): of the batch sumVerify hands it, Frozen reads only
+// whether it decodes, its positions verified beyond one a decode (vsum
+// less the listed decodes and the cohort's members) and its prefill
+// tokens, and StepTime is pure. So the price of a step with the same
+// three is the price of the last such step the model priced: a step
+// that decodes without prefill in specCohort.prices, a slot for each
+// sum; one with prefill in specCohort.mixed, the slot of the sum's and
+// the tokens' hash, with its key (in the same table as the others, the
+// steps with prefill took their slots).
 func (e *Engine) specPrice() time.Duration {
 	pb := &e.plan.Batch
 	x := uint(int(e.vsum) - len(pb.Verify) - e.sc.m)
-	if len(pb.Prefill) > 0 || x >= 1<<specPriceBits || len(pb.Decode) == 0 && e.sc.m == 0 {
+	if x >= 1<<specPriceBits || len(pb.Decode) == 0 && e.sc.m == 0 {
 		return e.modelPrice()
+	}
+	if len(pb.Prefill) > 0 {
+		return e.mixedSpecPrice(x)
 	}
 	if d := e.sc.prices[x]; d > 0 {
 		return d
 	}
 	d := e.modelPrice()
 	e.sc.prices[x] = d
+	return d
+}
+
+// mixedSpecPrice is specPrice for a step with prefill, x its sum.
+func (e *Engine) mixedSpecPrice(x uint) time.Duration {
+	n := 0
+	for _, c := range e.plan.Batch.Prefill {
+		n += c.NewTokens
+	}
+	if uint(n) >= 1<<31 {
+		return e.modelPrice()
+	}
+	key := uint64(x)<<32 | uint64(n)
+	slot := &e.sc.mixed[key*0x9e3779b97f4a7c15>>(64-specPriceBits)]
+	if slot.key == key && slot.d > 0 {
+		return slot.d
+	}
+	d := e.modelPrice()
+	slot.key, slot.d = key, d
 	return d
 }
 

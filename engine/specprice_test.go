@@ -12,8 +12,8 @@ import (
 	"github.com/servesim/servesim/internal/specrun"
 )
 
-// A speculative step without prefill is priced from specPrice's memo
-// exactly as Frozen prices it: 300 random speculative engines (K, α,
+// A speculative step, with prefill or without, is priced from
+// specPrice's memo exactly as Frozen prices it: 300 random speculative engines (K, α,
 // sequence caps, token budgets, chunk caps, block sizes, small pools, a
 // Frozen of random figures), with the speculative cohort (OmitStreaks)
 // or without it (its members listed), speculative runs allowed in some,
@@ -64,14 +64,17 @@ func TestSpecPriceIsTheModel(t *testing.T) {
 			log := stepEach(t, e, arr, func(i int) {
 				streams = append(streams, accept.NewPCG(seed, uint64(i)))
 			}, func(p *Plan) {
-				if memo && e.sc != nil && p.Batch.Verify != nil && len(p.Batch.Prefill) == 0 {
+				if memo && e.sc != nil && p.Batch.Verify != nil {
 					priced++
 				}
 				require.NoError(t, e.Check())
 			})
 			if memo && e.sc != nil {
-				for _, d := range e.sc.prices {
+				for i, d := range e.sc.prices {
 					if d > 0 {
+						priced--
+					}
+					if e.sc.mixed[i].d > 0 {
 						priced--
 					}
 				}
