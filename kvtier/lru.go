@@ -419,33 +419,9 @@ func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok 
 		}
 		return evicted, 0, true
 	}
-	l.nextEpoch()
-	// add: the keys not held, a key given twice once (room is to be
-	// made, or the store refused, for that many; the loop below skips a
-	// duplicate as held).
-	protected, add := 0, 0
-	l.fresh.reset(len(keys))
-	for _, k := range keys {
-		if i, held := l.index.Get(k); held {
-			n := &l.nodes[i]
-			if n.mark != l.epoch {
-				n.mark = l.epoch
-				if n.pins == 0 {
-					protected++
-				}
-			}
-			continue
-		}
-		if l.fresh.add(k) {
-			add++
-		}
-	}
-	if add == 0 {
-		return evicted, 0, true
-	}
-	evicted, anon, ok = l.makeRoom(add, protected, evicted)
-	if !ok {
-		return evicted, 0, false
+	var add int
+	if evicted, anon, add, ok = l.roomFor(keys, evicted); !ok || add == 0 {
+		return evicted, anon, ok
 	}
 	l.reserve(add)
 	for _, k := range keys {
@@ -516,6 +492,43 @@ func (l *LRU) reindex() {
 		keys, first = keys[:0], int32(i)+1
 	}
 	l.index.PutNew(keys, first)
+}
+
+// roomFor is Insert's way past its first case (no room for every key):
+// the held keys of keys protected, it evicts to make room for the keys
+// not held, a key given twice once, and returns how many those are (0:
+// nothing to insert, nothing evicted) and makeRoom's answer (ok false:
+// refused, Dropped counted).
+func (l *LRU) roomFor(keys []uint64, evicted []uint64) (_ []uint64, anon, add int, ok bool) {
+	l.nextEpoch()
+	// add: the keys not held, a key given twice once (room is to be
+	// made, or the store refused, for that many; the insert skips a
+	// duplicate as held).
+	protected := 0
+	l.fresh.reset(len(keys))
+	for _, k := range keys {
+		if i, held := l.index.Get(k); held {
+			n := &l.nodes[i]
+			if n.mark != l.epoch {
+				n.mark = l.epoch
+				if n.pins == 0 {
+					protected++
+				}
+			}
+			continue
+		}
+		if l.fresh.add(k) {
+			add++
+		}
+	}
+	if add == 0 {
+		return evicted, 0, 0, true
+	}
+	evicted, anon, ok = l.makeRoom(add, protected, evicted)
+	if !ok {
+		return evicted, 0, add, false
+	}
+	return evicted, anon, add, true
 }
 
 // InsertAnon stores an anonymous run of n blocks at the most recent end,

@@ -47,26 +47,49 @@ import (
 // leaves is storeEach's (FuzzTouch).
 func (l *LRU) Store(keys, chain, evicted []uint64) (_ []uint64, anon int, ok bool) {
 	l.ver++
-	if len(keys) == 0 || l.used+len(keys) > l.capacity || l.free != nil32 {
+	if len(keys) == 0 {
 		return l.storeEach(keys, chain, evicted)
 	}
 	x, in := inChain(keys, chain)
 	if !in {
 		return l.storeEach(keys, chain, evicted)
 	}
-	// Room for every key: nothing is evicted (Insert's first case).
 	// A chain's first store after a touch that held none of it (the cold
 	// chain, cold.go) holds its keys alone: the touch would leave the
-	// list as the insert leaves it (coldStore).
+	// list as the insert leaves it (coldStore). An eviction holds it
+	// still: it takes keys out, none in.
 	// Otherwise the insert of a key of chain ended the cold chain if it
 	// was chain (added: each of its keys has its mark), so the touch
 	// skips that test (moveRuns).
 	cold := x == 0 && l.isCold(chain)
+	if l.used+len(keys) > l.capacity {
+		// Insert's eviction first (storeFull), then the new keys
+		// stacked as with room for every key.
+		var add int
+		if evicted, anon, add, ok = l.roomFor(keys, evicted); !ok || add == 0 {
+			return evicted, anon, ok
+		}
+	}
 	if added := l.insertStacked(keys, chain[:x]); added > 0 && !cold && (x > 0 || added < len(chain)) {
 		l.moveRuns(chain, len(chain))
 	}
-	return evicted, 0, true
+	return evicted, anon, true
 }
+
+// storeFull: a store into a full tier.
+//
+// Past a tier's fill, no store finds room for every key and a node is
+// free after each eviction: Store took Insert's way (storeEach), which
+// makes room, puts the new keys at the most recent end key by key in
+// the order given, and the touch walked them there and labelled them a
+// segment. Insert evicts before it puts a key in, and no eviction reads
+// where the new keys go: where the touch leaves them is all that
+// matters, and the touch moves every one of them (keys lie in chain).
+// So a store that must make room evicts as Insert does (roomFor: the
+// store's held keys protected, the least recent others evicted), and
+// then puts the new keys in stacked, as with room for every key
+// (insertStacked; each node taken from the free list as Insert takes
+// it: insertFreed), so that its segments survive the fill.
 
 // coldStore: the touch a Store may skip.
 //
@@ -143,6 +166,9 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 			}
 		}
 	}
+	if l.free != nil32 {
+		return l.insertFreed(keys, sg, above)
+	}
 	if len(keys) == 1 && sg != 0 {
 		return l.insertOne(keys[0], sg, above)
 	}
@@ -181,6 +207,58 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 		s.breaks = append(s.breaks, 0) // each new place just above the next
 	}
 	if t0 > 0 { // the last of before, place t0−1, is just above the new places now
+		s.breaks[(t0-1)>>6] &^= 1 << ((t0 - 1) & 63)
+	}
+	l.used += added
+	return added
+}
+
+// insertFreed is insertStacked with a node free (a tier that has
+// evicted): the keys not held go in as the places after the last of
+// segment sg (a new segment's if sg is 0), the first just below node
+// above (the most recent end if above is nil32), each node taken as
+// Insert takes it (alloc: the free list first) and added to the index
+// by one probe (Add), where insertStacked's nodes are the next ones
+// past the list's slice. It returns how many keys it added.
+func (l *LRU) insertFreed(keys []uint64, sg, above int32) int {
+	fresh := sg == 0
+	if fresh {
+		sg = l.newSeg()
+	}
+	s := &l.segs[sg-1]
+	l.segRoom(s, len(keys))
+	t0 := int32(len(s.keys))
+	base := l.nodes[above].prev // the node below above
+	last := above
+	for _, k := range keys {
+		i := l.free
+		if i == nil32 {
+			i = int32(len(l.nodes))
+		}
+		if _, added := l.index.Add(k, i); !added {
+			continue // held, or given before
+		}
+		l.alloc()
+		l.added(k)
+		l.nodes[i] = node{key: k, next: last, seg: sg, off: int32(len(s.keys))}
+		l.nodes[last].prev = i
+		s.keys = append(s.keys, k)
+		s.nodes = append(s.nodes, i)
+		last = i
+	}
+	added := int(int32(len(s.keys)) - t0)
+	if added == 0 {
+		if fresh {
+			l.freeSegs = append(l.freeSegs, sg)
+		}
+		return 0
+	}
+	l.nodes[last].prev, l.nodes[base].next = base, last
+	s.live += int32(added)
+	for len(s.breaks)<<6 < len(s.keys) {
+		s.breaks = append(s.breaks, 0) // each new place just above the next
+	}
+	if t0 > 0 { // above, place t0−1, is just above the new places now
 		s.breaks[(t0-1)>>6] &^= 1 << ((t0 - 1) & 63)
 	}
 	l.used += added
@@ -274,10 +352,11 @@ func (l *LRU) insertOne(k uint64, sg, above int32) int {
 // and labelled: Regime/Tiers (cachegrind, SERVESIM_BUDGET_FUNCS), 56,141
 // instructions a request so, 52,372 this way (moveRuns 3,841 to 564).
 func (l *LRU) InsertChain(keys, chain, evicted []uint64) (_ []uint64, anon int, ok bool) {
-	if len(keys) == 0 || l.used+len(keys) > l.capacity || l.free != nil32 {
+	if len(keys) == 0 {
 		return l.Insert(keys, evicted)
 	}
-	if x := cap(chain) - cap(keys); len(keys) == 1 && x > 0 && x < len(chain) && &chain[x] == &keys[0] {
+	full := l.used+len(keys) > l.capacity
+	if x := cap(chain) - cap(keys); !full && l.free == nil32 && len(keys) == 1 && x > 0 && x < len(chain) && &chain[x] == &keys[0] {
 		// A decode's block, chain's key after x−1: insertStacked's
 		// way for it (insertOne, below that key when it is its
 		// segment's last place) without its calls and inChain's.
@@ -297,6 +376,12 @@ func (l *LRU) InsertChain(keys, chain, evicted []uint64) (_ []uint64, anon int, 
 		return l.Insert(keys, evicted)
 	}
 	l.ver++
+	if full { // Insert's eviction first, as Store's (storeFull)
+		var add int
+		if evicted, anon, add, ok = l.roomFor(keys, evicted); !ok || add == 0 {
+			return evicted, anon, ok
+		}
+	}
 	l.insertStacked(keys, chain[:x])
-	return evicted, 0, true
+	return evicted, anon, true
 }
