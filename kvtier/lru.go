@@ -31,6 +31,7 @@ type LRU struct {
 	slab64   []uint64
 	slab32   []int32
 	freeSegs []int32 // segments with no node, by number
+	ids      []int32 // insertFreed's scratch: the nodes it may take (freeIDs)
 	counters Counters
 	cold     cold     // the last touch's keys when it held none (cold.go)
 	last     lastHeld // the last TouchHeld, unless the list changed since (cold.go)

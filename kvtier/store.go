@@ -216,11 +216,12 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 // insertFreed is insertStacked with a node free (a tier that has
 // evicted): the keys not held go in as the places after the last of
 // segment sg (a new segment's if sg is 0), the first just below node
-// above (the most recent end if above is nil32), each node taken as
-// Insert takes it (alloc: the free list first) and added to the index
-// by one probe (Add), where insertStacked's nodes are the next ones
-// past the list's slice. It returns how many keys it added.
+// above (the most recent end if above is nil32), their nodes the free
+// list's first (as Insert's allocs would take them) and then the next
+// past the list's slice, added to the index in one call (AddIDs). It
+// returns how many keys it added.
 func (l *LRU) insertFreed(keys []uint64, sg, above int32) int {
+	keys = keys[l.heldLead(keys):]
 	fresh := sg == 0
 	if fresh {
 		sg = l.newSeg()
@@ -228,32 +229,29 @@ func (l *LRU) insertFreed(keys []uint64, sg, above int32) int {
 	s := &l.segs[sg-1]
 	l.segRoom(s, len(keys))
 	t0 := int32(len(s.keys))
-	base := l.nodes[above].prev // the node below above
-	last := above
-	for _, k := range keys {
-		i := l.free
-		if i == nil32 {
-			i = int32(len(l.nodes))
-		}
-		if _, added := l.index.Add(k, i); !added {
-			continue // held, or given before
-		}
-		l.alloc()
-		l.added(k)
-		l.nodes[i] = node{key: k, next: last, seg: sg, off: int32(len(s.keys))}
-		l.nodes[last].prev = i
-		s.keys = append(s.keys, k)
-		s.nodes = append(s.nodes, i)
-		last = i
-	}
-	added := int(int32(len(s.keys)) - t0)
+	ids := l.freeIDs(len(keys))
+	sk := l.index.AddIDs(keys, ids, s.keys)
+	s.keys = sk
+	added := len(sk) - int(t0)
 	if added == 0 {
 		if fresh {
 			l.freeSegs = append(l.freeSegs, sg)
 		}
 		return 0
 	}
-	l.nodes[last].prev, l.nodes[base].next = base, last
+	// The nodes taken: the free list's first, and those past the list's
+	// slice, which are zero (alloc's append).
+	ids = ids[:added]
+	if last := ids[added-1]; int(last) < len(l.nodes) {
+		l.free = l.nodes[last].next
+	} else {
+		l.free = nil32
+		l.nodes = slices.Grow(l.nodes, int(last)+1-len(l.nodes))[:last+1]
+	}
+	s.nodes = s.nodes[:int(t0)+added]
+	base := l.nodes[above].prev // the node below above
+	linkStacked(l.nodes, s.nodes[t0:], sk[t0:], ids, above, base, sg, t0)
+	l.addedAll(sk[t0:])
 	s.live += int32(added)
 	for len(s.breaks)<<6 < len(s.keys) {
 		s.breaks = append(s.breaks, 0) // each new place just above the next
@@ -263,6 +261,46 @@ func (l *LRU) insertFreed(keys []uint64, sg, above int32) int {
 	}
 	l.used += added
 	return added
+}
+
+// freeIDs returns the ids of the first n nodes free: the free list's,
+// then the next ones past the list's slice. It takes none (l.ids is
+// its scratch).
+func (l *LRU) freeIDs(n int) []int32 {
+	ids := slices.Grow(l.ids[:0], n)[:n]
+	x := 0
+	for i := l.free; i != nil32 && x < n; i = l.nodes[i].next {
+		ids[x] = i
+		x++
+	}
+	for i := int32(len(l.nodes)); x < n; i++ {
+		ids[x] = i
+		x++
+	}
+	l.ids = ids
+	return ids
+}
+
+// linkStacked makes nodes ids, free (their fields zero but a free
+// list's next), the keyed entries of keys, each just below the one
+// before, the first just below node above and the last just above node
+// base, and places off, off+1, ... of segment sg, whose nodes by place
+// from off are sn: stack's loop for nodes not consecutive.
+func linkStacked(nodes []node, sn []int32, keys []uint64, ids []int32, above, base, sg, off int32) {
+	sn, keys = sn[:len(ids)], keys[:len(ids)] // so that the loop checks no index
+	prev := above
+	for x, id := range ids {
+		below := base
+		if x+1 < len(ids) {
+			below = ids[x+1]
+		}
+		n := &nodes[id] // set field by field: a node{...} is built aside and copied
+		n.key, n.prev, n.next, n.seg, n.off = keys[x], below, prev, sg, off
+		sn[x] = id
+		prev, off = id, off+1
+	}
+	nodes[above].prev = ids[0]
+	nodes[base].next = ids[len(ids)-1]
 }
 
 // heldLead returns how many of keys, from the first, it finds held as

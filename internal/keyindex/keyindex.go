@@ -206,6 +206,48 @@ keys:
 	return c
 }
 
+// AddIDs is AddNew with the ids given: the first key it adds maps to
+// ids[0], the next to ids[1], and so on (ids holds as many as keys).
+// kvtier's store into a full tier, its nodes taken from its free list,
+// where a loop of Adds paid a call and the growth's test a key.
+func (t *Index) AddIDs(keys []uint64, ids []int32, added []uint64) []uint64 {
+	t.Reserve(t.n + len(keys))
+	out := slices.Grow(added, len(keys))[:len(added)+len(keys)]
+	c := addIDs(t, keys, out[len(added):], ids[:len(keys)])
+	if c == 0 {
+		return added // none added: added as it was, nil if nil
+	}
+	return out[:len(added)+c]
+}
+
+// addIDs is AddIDs' loop, as addSome's: each of keys not held added,
+// the c-th mapped to ids[c], and copied to dst (as many as keys).
+func addIDs(t *Index, keys, dst []uint64, ids []int32) int {
+	slots := t.slots
+	if len(slots) == 0 {
+		return 0 // never: AddIDs reserved (it tells the compiler that slots[i&mask] is in bounds)
+	}
+	mask := uint(len(slots) - 1)
+	c := 0
+keys:
+	for _, k := range keys {
+		i := uint(k*mul) >> homeShift
+		s := &slots[i&mask]
+		for s.id != 0 {
+			if s.key == k {
+				continue keys
+			}
+			i++
+			s = &slots[i&mask]
+		}
+		s.key, s.id = k, ids[c]+1 // a slot holds the id + 1
+		dst[c] = k
+		c++
+	}
+	t.n += c
+	return c
+}
+
 // Missing returns how many of keys, from the first, are not held: Get
 // key by key up to the first held, in one call (a loop of Gets inlined
 // in a caller's loop pays for the caller's state around each). Not

@@ -85,12 +85,19 @@ func indexOps(t *testing.T, ops []byte) {
 					wantF[FilterSlot(k)] = v
 				}
 				require.True(t, f == wantF, "MissingMark(%#x) marks the keys before the first held", run)
+				// AddIDs half the time: ids not consecutive, as a
+				// free list gives them (kvtier's insertFreed).
+				ids := make([]int32, len(run))
+				for x := range ids {
+					ids[x] = id + int32(x)
+					if b[1]&8 != 0 {
+						ids[x] = id + int32(3*(len(run)-x))
+					}
+				}
 				var want []uint64
-				next := id
 				for _, k := range run {
 					if _, held := ref[k]; !held {
-						ref[k] = next
-						next++
+						ref[k] = ids[len(want)]
 						want = append(want, k)
 					}
 				}
@@ -100,10 +107,14 @@ func indexOps(t *testing.T, ops []byte) {
 				if b[1]&4 != 0 {
 					before = []uint64{0xdead, 0xbeef}
 				}
-				if got := ix.AddNew(run, id, before); before == nil {
-					require.Equal(t, want, got, "AddNew(%#x, %d)", run, id)
+				add := func() []uint64 { return ix.AddNew(run, id, before) }
+				if b[1]&8 != 0 {
+					add = func() []uint64 { return ix.AddIDs(run, ids, before) }
+				}
+				if got := add(); before == nil {
+					require.Equal(t, want, got, "AddNew or AddIDs(%#x, %d, %v)", run, id, ids)
 				} else {
-					require.Equal(t, append([]uint64{0xdead, 0xbeef}, want...), got, "AddNew(%#x, %d) after two keys", run, id)
+					require.Equal(t, append([]uint64{0xdead, 0xbeef}, want...), got, "AddNew or AddIDs(%#x, %d, %v) after two keys", run, id, ids)
 				}
 			}
 		}
