@@ -41,6 +41,9 @@ type LRU struct {
 	// A test's switch: the index grows by itself (Reserve), reindex's
 	// slow twin.
 	growIndex bool
+	// A test's switch: makeRoom unlinks each node it evicts
+	// (makeRoomEach), its slow twin.
+	evictEach bool
 }
 
 // nil32 is the list's sentinel: nodes[0] is the head (its next is the least
@@ -572,6 +575,62 @@ func (l *LRU) makeRoom(add, protected int, evicted []uint64) (_ []uint64, anon i
 		l.counters.Dropped += int64(add)
 		return evicted, 0, false
 	}
+	if l.evictEach {
+		return l.makeRoomEach(need, evicted)
+	}
+	// The nodes evicted are not unlinked one by one: each node kept is
+	// linked below the last one kept (keep, the sentinel first), and
+	// the first node not reached below the last, once.
+	// Nor is each taken out of its segment at once: a run of places
+	// evicted one after another, each the place before the last (from
+	// the least recent end, a segment's last places first), is taken
+	// out as one (unlabelRun): its segment sg, places lo to hi.
+	nodes, epoch := l.nodes, l.epoch
+	keep, i := nil32, nodes[nil32].next
+	sg, lo, hi := int32(0), int32(0), int32(0)
+	for need > 0 {
+		n := &nodes[i]
+		next := n.next
+		switch {
+		case n.anon > 0:
+			k := min(int(n.anon), need)
+			n.anon -= int32(k)
+			anon += k
+			need -= k
+			l.used -= k
+			if n.anon == 0 {
+				l.release(i) // never labelled: a segment's places are keyed
+				break
+			}
+			nodes[keep].next, n.prev, keep = i, keep, i
+		case n.pins == 0 && n.mark != epoch:
+			evicted = append(evicted, n.key)
+			l.index.Del(n.key)
+			if n.seg != 0 {
+				if n.seg == sg && n.off == lo-1 {
+					lo--
+				} else {
+					l.unlabelRun(sg, lo, hi)
+					sg, lo, hi = n.seg, n.off, n.off
+				}
+			}
+			l.release(i)
+			l.used--
+			need--
+		default:
+			nodes[keep].next, n.prev, keep = i, keep, i
+		}
+		i = next
+	}
+	l.unlabelRun(sg, lo, hi)
+	nodes[keep].next, nodes[i].prev = i, keep
+	l.counters.Evictions += int64(total)
+	return evicted, anon, true
+}
+
+// makeRoomEach is makeRoom's loop with each node evicted unlinked.
+func (l *LRU) makeRoomEach(need int, evicted []uint64) (_ []uint64, anon int, ok bool) {
+	total := need
 	for i := l.nodes[nil32].next; need > 0; {
 		n := &l.nodes[i]
 		next := n.next

@@ -133,6 +133,28 @@ func (l *LRU) unlabel(i int32) {
 	n.seg, n.off = 0, 0
 }
 
+// unlabelRun is unlabel for places lo to hi of segment sg (none if sg
+// is 0), whose nodes leave the list: their places, and the place before
+// lo, are broken, and the segment is freed if left with no node. The
+// nodes' labels are the caller's to clear.
+func (l *LRU) unlabelRun(sg, lo, hi int32) {
+	if sg == 0 {
+		return
+	}
+	s := &l.segs[sg-1]
+	for a := max(lo-1, 0); a <= hi; {
+		w := a >> 6
+		e := min(hi, w<<6+63) // the run's last place in word w
+		s.breaks[w] |= ^uint64(0) >> (63 - (e - a)) << (a & 63)
+		a = e + 1
+	}
+	if s.live -= hi - lo + 1; s.live == 0 {
+		s.keys, s.nodes, s.breaks = s.keys[:0], s.nodes[:0], s.breaks[:0]
+		s.epoch = 0
+		l.freeSegs = append(l.freeSegs, sg)
+	}
+}
+
 // segRun matches keys[j:], whose first key is place o of s, against the
 // places of s from o that lie just above one another, and returns how
 // many match (at least 1). With chained keys (Config.Chained) it

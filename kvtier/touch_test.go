@@ -16,6 +16,7 @@ import (
 func twins(t *testing.T, capacity int, in []byte) {
 	fast, slow := mustNew(t, capacity), mustNew(t, capacity)
 	slow.growIndex = true // reindex's twin
+	slow.evictEach = true // makeRoom's twin
 	next := func() byte {
 		if len(in) == 0 {
 			return 0
@@ -287,6 +288,7 @@ func longChains(t *testing.T, chained bool) {
 		fast, slow := mustNew(t, capacity), mustNew(t, capacity)
 		fast.chained = chained
 		slow.growIndex = true // reindex's twin
+		slow.evictEach = true // makeRoom's twin
 		prefixes := make([][]uint64, 1+r.IntN(4))
 		for g := range prefixes {
 			for k := range 1 + r.IntN(200) {
@@ -504,6 +506,7 @@ func TestColdStoreIsStoreEach(t *testing.T) {
 		}
 		fast, slow := mustNew(t, capacity), mustNew(t, capacity)
 		slow.growIndex = true // reindex's twin
+		slow.evictEach = true // makeRoom's twin
 		prefixes := make([][]uint64, 1+r.IntN(3))
 		for g := range prefixes {
 			for k := range 1 + r.IntN(100) {
