@@ -599,11 +599,7 @@ func (l *LRU) makeRoom(add, protected int, evicted []uint64) (_ []uint64, anon i
 		next := n.next
 		switch {
 		case n.anon > 0:
-			k := min(int(n.anon), need)
-			n.anon -= int32(k)
-			anon += k
-			need -= k
-			l.used -= k
+			anon, need = l.takeAnon(n, anon, need)
 			if n.anon == 0 {
 				l.release(i) // never labelled: a segment's places are keyed
 				break
@@ -634,6 +630,15 @@ func (l *LRU) makeRoom(add, protected int, evicted []uint64) (_ []uint64, anon i
 	return evicted, anon, true
 }
 
+// takeAnon evicts up to need blocks of anonymous run n, from its least
+// recent end, and returns anon and need with them counted.
+func (l *LRU) takeAnon(n *node, anon, need int) (int, int) {
+	k := min(int(n.anon), need)
+	n.anon -= int32(k)
+	l.used -= k
+	return anon + k, need - k
+}
+
 // makeRoomEach is makeRoom's loop with each node evicted unlinked.
 func (l *LRU) makeRoomEach(need int, evicted []uint64) (_ []uint64, anon int, ok bool) {
 	total := need
@@ -642,11 +647,7 @@ func (l *LRU) makeRoomEach(need int, evicted []uint64) (_ []uint64, anon int, ok
 		next := n.next
 		switch {
 		case n.anon > 0:
-			k := min(int(n.anon), need)
-			n.anon -= int32(k)
-			anon += k
-			need -= k
-			l.used -= k
+			anon, need = l.takeAnon(n, anon, need)
 			if n.anon == 0 {
 				l.unlink(i)
 				l.release(i)

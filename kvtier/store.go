@@ -173,12 +173,7 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 		return l.insertOne(keys[0], sg, above)
 	}
 	fresh := sg == 0
-	if fresh {
-		sg = l.newSeg()
-	}
-	s := &l.segs[sg-1]
-	l.segRoom(s, len(keys))
-	t0 := int32(len(s.keys))
+	sg, s, t0 := l.segFor(sg, len(keys))
 	// The new keys are added to the index in one call, their nodes the
 	// next ones after the last (no node is free), appended to the
 	// segment's keys; node n0+x, the x-th new key, lies just below
@@ -189,7 +184,7 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 	s.keys = sk
 	added := len(sk) - int(t0)
 	if added == 0 {
-		if fresh {
+		if fresh { // the new segment unused
 			l.freeSegs = append(l.freeSegs, sg)
 		}
 		return 0
@@ -202,14 +197,7 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 	l.nodes[first].next, l.nodes[above].prev = above, first
 	l.nodes[last].prev, l.nodes[base].next = base, last
 	l.addedAll(sk[t0:])
-	s.live += int32(added)
-	for len(s.breaks)<<6 < len(s.keys) {
-		s.breaks = append(s.breaks, 0) // each new place just above the next
-	}
-	if t0 > 0 { // the last of before, place t0−1, is just above the new places now
-		s.breaks[(t0-1)>>6] &^= 1 << ((t0 - 1) & 63)
-	}
-	l.used += added
+	l.placed(s, t0, added)
 	return added
 }
 
@@ -223,12 +211,7 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 func (l *LRU) insertFreed(keys []uint64, sg, above int32) int {
 	keys = keys[l.heldLead(keys):]
 	fresh := sg == 0
-	if fresh {
-		sg = l.newSeg()
-	}
-	s := &l.segs[sg-1]
-	l.segRoom(s, len(keys))
-	t0 := int32(len(s.keys))
+	sg, s, t0 := l.segFor(sg, len(keys))
 	ids := l.freeIDs(len(keys))
 	sk := l.index.AddIDs(keys, ids, s.keys)
 	s.keys = sk
@@ -252,15 +235,21 @@ func (l *LRU) insertFreed(keys []uint64, sg, above int32) int {
 	base := l.nodes[above].prev // the node below above
 	linkStacked(l.nodes, s.nodes[t0:], sk[t0:], ids, above, base, sg, t0)
 	l.addedAll(sk[t0:])
+	l.placed(s, t0, added)
+	return added
+}
+
+// placed counts added places new in s, from place t0, each just above
+// the next, the first just below place t0−1 (if any).
+func (l *LRU) placed(s *segment, t0 int32, added int) {
 	s.live += int32(added)
 	for len(s.breaks)<<6 < len(s.keys) {
 		s.breaks = append(s.breaks, 0) // each new place just above the next
 	}
-	if t0 > 0 { // above, place t0−1, is just above the new places now
+	if t0 > 0 { // place t0−1 is just above the new places now
 		s.breaks[(t0-1)>>6] &^= 1 << ((t0 - 1) & 63)
 	}
 	l.used += added
-	return added
 }
 
 // freeIDs returns the ids of the first n nodes free: the free list's,
@@ -301,6 +290,17 @@ func linkStacked(nodes []node, sn []int32, keys []uint64, ids []int32, above, ba
 	}
 	nodes[above].prev = ids[0]
 	nodes[base].next = ids[len(ids)-1]
+}
+
+// segFor returns segment sg, or a new one if sg is 0, its number, and
+// its length, with room for add more places.
+func (l *LRU) segFor(sg int32, add int) (int32, *segment, int32) {
+	if sg == 0 {
+		sg = l.newSeg()
+	}
+	s := &l.segs[sg-1]
+	l.segRoom(s, add)
+	return sg, s, int32(len(s.keys))
 }
 
 // heldLead returns how many of keys, from the first, it finds held as

@@ -148,7 +148,7 @@ func addNew(t *Index, keys, dst []uint64, id int32) int {
 		return n
 	}
 	// keys[n] is held: the keys after it go in after the n added.
-	return n + addSome(t, keys[n+1:], dst[n:], id+int32(n))
+	return n + addSome(t, keys[n+1:], dst[n:], id+int32(n), nil)
 }
 
 // addLead adds keys from the first, the first mapped to id, up to the
@@ -178,8 +178,9 @@ func addLead(t *Index, keys []uint64, id int32) int {
 }
 
 // addSome is addNew's loop past a held key: each of keys not held
-// added, the first mapped to id, and copied to dst (as many as keys).
-func addSome(t *Index, keys, dst []uint64, id int32) int {
+// added, the first mapped to id (the c-th to ids[c] if ids is not nil:
+// AddIDs' loop), and copied to dst (as many as keys).
+func addSome(t *Index, keys, dst []uint64, id int32, ids []int32) int {
 	slots := t.slots
 	if len(slots) == 0 {
 		return 0 // never: AddNew reserved (it tells the compiler that slots[i&mask] is in bounds)
@@ -198,6 +199,9 @@ keys:
 			s = &slots[i&mask]
 		}
 		id++ // a slot holds the id + 1
+		if ids != nil {
+			id = ids[c] + 1
+		}
 		s.key, s.id = k, id
 		dst[c] = k
 		c++
@@ -213,39 +217,11 @@ keys:
 func (t *Index) AddIDs(keys []uint64, ids []int32, added []uint64) []uint64 {
 	t.Reserve(t.n + len(keys))
 	out := slices.Grow(added, len(keys))[:len(added)+len(keys)]
-	c := addIDs(t, keys, out[len(added):], ids[:len(keys)])
+	c := addSome(t, keys, out[len(added):], 0, ids[:len(keys)])
 	if c == 0 {
 		return added // none added: added as it was, nil if nil
 	}
 	return out[:len(added)+c]
-}
-
-// addIDs is AddIDs' loop, as addSome's: each of keys not held added,
-// the c-th mapped to ids[c], and copied to dst (as many as keys).
-func addIDs(t *Index, keys, dst []uint64, ids []int32) int {
-	slots := t.slots
-	if len(slots) == 0 {
-		return 0 // never: AddIDs reserved (it tells the compiler that slots[i&mask] is in bounds)
-	}
-	mask := uint(len(slots) - 1)
-	c := 0
-keys:
-	for _, k := range keys {
-		i := uint(k*mul) >> homeShift
-		s := &slots[i&mask]
-		for s.id != 0 {
-			if s.key == k {
-				continue keys
-			}
-			i++
-			s = &slots[i&mask]
-		}
-		s.key, s.id = k, ids[c]+1 // a slot holds the id + 1
-		dst[c] = k
-		c++
-	}
-	t.n += c
-	return c
 }
 
 // Missing returns how many of keys, from the first, are not held: Get
