@@ -354,7 +354,6 @@ func ownKeys() replicaKeys { return replicaKeys{t: newMaskCounts(), bit: 1} }
 func (k *replicaKeys) has(key uint64) bool    { return k.t.has(key, k.bit) }
 func (k *replicaKeys) add(keys []uint64)      { k.t.add(keys, k.bit) }
 func (k *replicaKeys) addOne(key uint64) bool { return k.t.addOne(key, k.bit) }
-func (k *replicaKeys) remove(key uint64) bool { return k.t.remove(key, k.bit) }
 func (k *replicaKeys) drop(key uint64) (gone, seen bool) {
 	return k.t.drop(key, k.bit)
 }
