@@ -807,7 +807,8 @@ func (e EventsView) state(r *runner) (cacheState, error) {
 // added gives replica i its index, and its engine the index to publish
 // to.
 func (s *eventsState) added(r *runner, i int) {
-	x := &eventIndex{s: s, noBuckets: r.tw.noForgetBuckets, keepAll: r.tw.keepRemovalWakes, forgetAll: r.tw.forgetUnseen}
+	x := &eventIndex{s: s, noBuckets: r.tw.noForgetBuckets, keepAll: r.tw.keepRemovalWakes, forgetAll: r.tw.forgetUnseen,
+		dropEach: r.tw.dropEach || r.tw.forgetUnseen}
 	switch {
 	case r.tw.eventsOwnTables: // a table of its own (tests): no band's
 		x.held = ownKeys()
@@ -841,6 +842,7 @@ type eventIndex struct {
 	noBuckets bool        // twins.noForgetBuckets: forgotAt never made
 	keepAll   bool        // twins.keepRemovalWakes: a removal's wakes kept too
 	forgetAll bool        // twins.forgetUnseen: every key dropped counted forgotten
+	dropEach  bool        // twins.dropEach (or forgetUnseen): every key dropped by drop
 	rand      *rand.Rand  // its Jitter draws; nil without
 	held      replicaKeys // copies of each key the index believes cached
 	// The events on their way, in order: their keys, and the runs of
@@ -884,6 +886,7 @@ type eventIndex struct {
 	unkept    int    // runs by name a removal woke, of minStored keys or more, not kept (tests)
 	dropped   int    // times the arena was dropped whole (tests)
 	unseen    int    // keys dropped that no walk, memo or kept run took as held, not counted forgotten (tests)
+	unseenRun int    // of them, those dropped in one loop (maskCounts.dropUnseen) (tests)
 }
 
 // storedSeg is a run of keys an engine stored in one call, of minStored
@@ -1109,7 +1112,17 @@ func (x *eventIndex) apply(now time.Duration) {
 		if x.lazy.live > 0 { // the removals name keys: every one computed first
 			x.wakeAll()
 		}
-		for _, k := range x.keys[run.start:end] {
+		for keys := x.keys[run.start:end]; len(keys) > 0; {
+			if !x.dropEach { // its last copies unseen, in one loop
+				n := x.held.dropUnseen(keys)
+				x.unseen += n
+				x.unseenRun += n
+				if keys = keys[n:]; len(keys) == 0 {
+					break
+				}
+			}
+			k := keys[0]
+			keys = keys[1:]
 			if gone, seen := x.held.drop(k); gone && (seen || x.forgetAll) {
 				x.forgot++
 				x.noteForgot(k)

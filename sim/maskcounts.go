@@ -341,6 +341,79 @@ func (c *maskCounts) drop(key, bit uint64) (gone, seen bool) {
 	return true, true
 }
 
+// dropUnseen drops, for the replica of bit, a copy of each of keys in
+// order while the key is its last copy, unseen (drop's gone and not
+// seen: no walk found it and no kept run holds it), and returns how many
+// it dropped: at the first key it does not drop (key 0, a key the
+// replica holds more than once or not at all, or one it has seen) the
+// caller drops it by drop and goes on. Past the pools' fill these are
+// nearly all of an index's drops: the requests' own keys, which no
+// arrival asks about.
+//
+// drop's call a key, its test of more, and del's call (its table's
+// fields read from memory at each step of the shift) cost
+// Regime/Fleet8PrefixEvents about 139 instructions a key dropped, 31
+// keys a request past the fill; here, the table's fields in locals for
+// the whole run, 78 (callgrind): TestInstructionBudget's marginal count
+// between 6,400 and 12,800 requests, 23,910 then 21,706 instructions a
+// request (drop and del 4,368, apply 1,249; then dropFree 2,475,
+// dropUnseen 262, apply 623). Its slots change as drop's do, in the same
+// order: TestDropUnseenIsDrop holds the whole table to drop's key by
+// key, and twins.dropEach turns it off (TestUnseenDropsAreDropEach).
+func (c *maskCounts) dropUnseen(keys []uint64, bit uint64) int {
+	if len(c.more) > 0 { // a key may have copies past the replica's first
+		return 0
+	}
+	t := &c.tab
+	n, deleted := dropFree(t.hs, t.ms, t.ss, t.shift, keys, bit)
+	t.held -= deleted
+	return n
+}
+
+// dropFree is dropUnseen's loop over the table of hashes hs, masks ms
+// and marks ss (shift its home's): it returns how many keys it dropped
+// and how many of them left the table (del's backward shift, here).
+func dropFree(hs, ms, ss []uint64, shift uint, keys []uint64, bit uint64) (n, deleted int) {
+	if len(hs) == 0 {
+		return 0, 0
+	}
+	ms, ss = ms[:len(hs)], ss[:len(hs)]
+	mask := uint64(len(hs) - 1)
+	shift &= 63
+	for x, k := range keys {
+		h := k * keyMul
+		if h == 0 {
+			return x, deleted
+		}
+		i := h >> shift & mask
+		for hs[i] != h {
+			if hs[i] == 0 {
+				return x, deleted
+			}
+			i = (i + 1) & mask
+		}
+		m := ms[i]
+		if m&bit == 0 || ss[i]&bit != 0 {
+			return x, deleted
+		}
+		if m &^= bit; m != 0 { // other replicas hold it
+			ms[i] = m
+			continue
+		}
+		// del's backward shift: the entries after i in its probe run
+		// move back into the hole when their home allows.
+		for j := (i + 1) & mask; hs[j] != 0; j = (j + 1) & mask {
+			if (j-hs[j]>>shift)&mask >= (j-i)&mask {
+				hs[i], ms[i], ss[i] = hs[j], ms[j], ss[j]
+				i = j
+			}
+		}
+		hs[i], ms[i], ss[i] = 0, 0, 0
+		deleted++
+	}
+	return len(keys), deleted
+}
+
 // replicaKeys is a replica's index's copies of each key: its bit of a
 // table it shares (maskCounts), or of one of its own (bit 1).
 type replicaKeys struct {
@@ -358,3 +431,6 @@ func (k *replicaKeys) drop(key uint64) (gone, seen bool) {
 	return k.t.drop(key, k.bit)
 }
 func (k *replicaKeys) see(keys []uint64) { k.t.see(keys, k.bit) }
+func (k *replicaKeys) dropUnseen(keys []uint64) int {
+	return k.t.dropUnseen(keys, k.bit)
+}

@@ -44,6 +44,10 @@ type twins struct {
 	// forgotten (forgot, forgotAt), as before maskCounts.drop, not only
 	// those a walk found or a kept run holds.
 	forgetUnseen bool
+	// dropEach makes a KV events index drop each key of a removal by
+	// maskCounts.drop, not the run of its last copies unseen in one loop
+	// (maskCounts.dropUnseen).
+	dropEach bool
 	// noIDsInPlace turns idsInPlace off: a source copies each request's
 	// ids, as its Next does for any caller.
 	noIDsInPlace bool
