@@ -39,10 +39,22 @@ type chainLog struct {
 	chained int
 }
 
+// lastFirstRemovals counts the removals chainLogs took in the blocks'
+// order (kvRemovedSink), reversing them as they log them
+// (TestKVEventsRunsAreSteps).
+var lastFirstRemovals int
+
 func (l *chainLog) KVEvent(ev KVEvent) { l.log.KVEvent(ev) }
 
 func (l *chainLog) KVEvents(at time.Duration, keys []uint64, removed bool) {
 	l.log.KVEvents(at, keys, removed)
+}
+
+func (l *chainLog) KVRemovedLastFirst(at time.Duration, keys []uint64) {
+	for i := len(keys) - 1; i >= 0; i-- {
+		l.log.KVEvent(KVEvent{At: at, Key: keys[i], Removed: true})
+	}
+	lastFirstRemovals += len(keys)
 }
 
 func (l *chainLog) KVStoredChain(at time.Duration, c kvchain.Run) {
@@ -229,6 +241,7 @@ func TestKVEventsStoreBeforeTheCohortsEviction(t *testing.T) {
 func TestKVEventsRunsAreSteps(t *testing.T) {
 	runsChunked, runsChunkPub, runsContinued, runsContinuedCut, quietSyncs = 0, 0, 0, 0, 0
 	events := 0
+	lastFirstRemovals = 0
 	for seed := range uint64(400) {
 		rng, cfg, model, adds := chunkRunScenario(seed, 4141041, true)
 		cuts := rand.New(rand.NewPCG(seed, 41))
@@ -238,7 +251,8 @@ func TestKVEventsRunsAreSteps(t *testing.T) {
 		events += strings.Count(slow, "{") // an event's braces
 		require.Equal(t, slow, fast, "seed %d, %+v, streaks omitted %v", seed, cfg, o.omit)
 	}
-	t.Logf("%d runs of prefill chunks, %d caching shared content, %d continued runs (%d cut at their start and planned again); %d KV events compared; %d syncs of quiet runs", runsChunked, runsChunkPub, runsContinued, runsContinuedCut, events, quietSyncs)
+	t.Logf("%d runs of prefill chunks, %d caching shared content, %d continued runs (%d cut at their start and planned again); %d KV events compared; %d syncs of quiet runs; %d removals taken in the blocks' order", runsChunked, runsChunkPub, runsContinued, runsContinuedCut, events, quietSyncs, lastFirstRemovals)
+	assert.Positive(t, lastFirstRemovals, "the scenarios no longer evict runs of blocks to a chainLog (kvRemovedSink)")
 	assert.Greater(t, quietSyncs, 1000, "the scenarios no longer sync quiet runs (quietRun)")
 	assert.Greater(t, runsChunked, 200, "the scenarios no longer plan runs of prefill chunks")
 	assert.Positive(t, runsChunkPub, "the scenarios no longer plan runs of chunks that cache shared content")

@@ -827,6 +827,10 @@ func (s *eventsState) added(r *runner, i int) {
 		r.reps[i].eng.PublishKVEvents(keysOnly{x})
 		return
 	}
+	if r.tw.removedReversed {
+		r.reps[i].eng.PublishKVEvents(removedReversed{x})
+		return
+	}
 	r.reps[i].eng.PublishKVEvents(x)
 }
 
@@ -887,6 +891,7 @@ type eventIndex struct {
 	dropped   int    // times the arena was dropped whole (tests)
 	unseen    int    // keys dropped that no walk, memo or kept run took as held, not counted forgotten (tests)
 	unseenRun int    // of them, those dropped in one loop (maskCounts.dropUnseen) (tests)
+	lastFirst int    // removals queued from a run last first, reversed here (KVRemovedLastFirst) (tests)
 }
 
 // storedSeg is a run of keys an engine stored in one call, of minStored
@@ -1059,6 +1064,43 @@ func (x *eventIndex) KVEvents(at time.Duration, keys []uint64, removed bool) {
 		x.segs = append(x.segs, storedSeg{start: int32(len(x.keys)), n: int32(len(keys))})
 	}
 	x.keys = append(x.keys, keys...)
+}
+
+// KVRemovedLastFirst queues an eviction's run of removals, made at one
+// instant, of keys last first (the engine's kvRemovedSink): KVEvents of
+// keys reversed, reversed as they are queued, not by the engine into a
+// buffer first. TestRemovedLastFirstIsKVEvents holds the queue to
+// KVEvents'; twins.removedReversed turns it off (removedReversed):
+// TestRemovalsLastFirstAreReversed.
+func (x *eventIndex) KVRemovedLastFirst(at time.Duration, keys []uint64) {
+	if x.rand != nil || len(keys) == 0 {
+		for i := len(keys) - 1; i >= 0; i-- {
+			x.KVEvent(engine.KVEvent{At: at, Key: keys[i], Removed: true})
+		}
+		return
+	}
+	x.enqueue(at+x.s.cfg.Lag, true, len(keys))
+	x.lastFirst += len(keys)
+	n := len(x.keys)
+	x.keys = append(x.keys, keys...)
+	slices.Reverse(x.keys[n:])
+}
+
+// removedReversed is an index whose engine reverses an eviction's
+// removals before it publishes them (twins.removedReversed): it takes
+// everything but KVRemovedLastFirst.
+type removedReversed struct{ x *eventIndex }
+
+func (r removedReversed) KVEvent(ev engine.KVEvent) { r.x.KVEvent(ev) }
+
+func (r removedReversed) KVEvents(at time.Duration, keys []uint64, removed bool) {
+	r.x.KVEvents(at, keys, removed)
+}
+
+func (r removedReversed) KVStoredChain(at time.Duration, c kvchain.Run) { r.x.KVStoredChain(at, c) }
+
+func (r removedReversed) KVQuietProbe(quiet func() bool, next func(time.Duration) time.Duration) {
+	r.x.KVQuietProbe(quiet, next)
 }
 
 // enqueue readies the queue for n > 0 events seen from seen on (or from

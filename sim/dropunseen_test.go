@@ -4,8 +4,11 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/workload"
 )
 
 // dropOutcome is drop's answer for one key: 0 not gone, 1 gone unseen,
@@ -131,4 +134,61 @@ func TestUnseenDropsAreDropEach(t *testing.T) {
 	runs, unseen := eventTwinsFilled(t, twins{dropEach: true}, func(x *eventIndex) int { return x.unseenRun })
 	t.Logf("%d runs: %d keys dropped unseen in one loop", runs, unseen)
 	require.Positive(t, unseen)
+}
+
+// TestRemovedLastFirstIsKVEvents holds an index's queue taking runs of
+// removals last first (KVRemovedLastFirst) to its twin's taking them
+// reversed (KVEvents), with stored runs between, over random streams
+// with a lag, and with jitter (the two indexes drawing from streams of
+// one seed): the same keys queued, in the same runs, seen at the same
+// instants, after each call.
+func TestRemovedLastFirstIsKVEvents(t *testing.T) {
+	t.Parallel()
+	taken := 0
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 54))
+		cfg := EventsView{Lag: time.Duration(seed%3) * time.Millisecond}
+		x := &eventIndex{s: &eventsState{cfg: cfg}, held: ownKeys()}
+		twin := &eventIndex{s: &eventsState{cfg: cfg}, held: ownKeys()}
+		if seed%2 == 1 {
+			x.s.cfg.Jitter, twin.s.cfg.Jitter = 3*time.Millisecond, 3*time.Millisecond
+			x.rand, twin.rand = workload.NewStream(seed, "j"), workload.NewStream(seed, "j")
+		}
+		var at time.Duration
+		for range 200 {
+			at += time.Duration(rng.IntN(3)) * time.Millisecond / 2
+			keys := make([]uint64, rng.IntN(6))
+			for i := range keys {
+				keys[i] = rng.Uint64N(50)
+			}
+			if rng.IntN(2) == 0 {
+				x.KVEvents(at, keys, false)
+				twin.KVEvents(at, keys, false)
+			} else {
+				x.KVRemovedLastFirst(at, keys)
+				rev := slices.Clone(keys)
+				slices.Reverse(rev)
+				twin.KVEvents(at, rev, true)
+				taken += len(keys)
+			}
+			require.Equal(t, twin.keys, x.keys, "seed %d", seed)
+			require.Equal(t, twin.runs, x.runs, "seed %d", seed)
+			require.Equal(t, twin.removed, x.removed, "seed %d", seed)
+		}
+	}
+	require.Positive(t, taken)
+}
+
+// TestRemovalsLastFirstAreReversed holds an index that takes an
+// eviction's removals in the blocks' order and reverses them as it
+// queues them (eventIndex.KVRemovedLastFirst) to one whose engine
+// reverses them first (twins.removedReversed): the same answers at
+// every arrival, records and summary, over eventTwins' scenarios (some
+// with jitter, where each removal is an event of its own) and
+// twoReplicasFilled, whose pools fill. It requires removals taken so.
+func TestRemovalsLastFirstAreReversed(t *testing.T) {
+	t.Parallel()
+	runs, n := eventTwinsFilled(t, twins{removedReversed: true}, func(x *eventIndex) int { return x.lastFirst })
+	t.Logf("%d runs: %d removals taken last first", runs, n)
+	require.Positive(t, n)
 }

@@ -48,6 +48,11 @@ type twins struct {
 	// maskCounts.drop, not the run of its last copies unseen in one loop
 	// (maskCounts.dropUnseen).
 	dropEach bool
+	// removedReversed makes a KV events index's engine reverse an
+	// eviction's removals into a buffer and publish them as a run
+	// (KVEvents), as before the index took them in the blocks' order
+	// (eventIndex.KVRemovedLastFirst).
+	removedReversed bool
 	// noIDsInPlace turns idsInPlace off: a source copies each request's
 	// ids, as its Next does for any caller.
 	noIDsInPlace bool
