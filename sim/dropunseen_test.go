@@ -131,9 +131,17 @@ func TestDropUnseenIsDrop(t *testing.T) {
 // twoReplicasFilled, whose pools fill. It requires keys dropped so.
 func TestUnseenDropsAreDropEach(t *testing.T) {
 	t.Parallel()
-	runs, unseen := eventTwinsFilled(t, twins{dropEach: true}, func(x *eventIndex) int { return x.unseenRun })
-	t.Logf("%d runs: %d keys dropped unseen in one loop", runs, unseen)
-	require.Positive(t, unseen)
+	requireFilledTwin(t, twins{dropEach: true}, "keys dropped unseen in one loop", func(x *eventIndex) int { return x.unseenRun })
+}
+
+// requireFilledTwin runs eventTwinsFilled with twin and requires count,
+// summed over the indexes of the runs without it, positive: what it
+// counts.
+func requireFilledTwin(t *testing.T, twin twins, what string, count func(*eventIndex) int) {
+	t.Helper()
+	runs, n := eventTwinsFilled(t, twin, count)
+	t.Logf("%d runs: %d %s", runs, n, what)
+	require.Positive(t, n, what)
 }
 
 // TestRemovedLastFirstIsKVEvents holds an index's queue taking runs of
@@ -188,7 +196,5 @@ func TestRemovedLastFirstIsKVEvents(t *testing.T) {
 // twoReplicasFilled, whose pools fill. It requires removals taken so.
 func TestRemovalsLastFirstAreReversed(t *testing.T) {
 	t.Parallel()
-	runs, n := eventTwinsFilled(t, twins{removedReversed: true}, func(x *eventIndex) int { return x.lastFirst })
-	t.Logf("%d runs: %d removals taken last first", runs, n)
-	require.Positive(t, n)
+	requireFilledTwin(t, twins{removedReversed: true}, "removals taken last first", func(x *eventIndex) int { return x.lastFirst })
 }
