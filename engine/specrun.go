@@ -147,11 +147,23 @@ func (e *Engine) extendSpec(now, until time.Duration) {
 		rewindFrom(members, saved, streams, first, x, 0)
 		return
 	}
-	avail := e.available()
-	for j := 1; j < steps; j++ {
-		if avail -= int(sc.needs[j]); avail < 0 {
-			steps, cut = j, len(members) // every member drew past it
-			break
+	// The free blocks cut the run at the first step whose blocks, with
+	// those of the steps after the first before it, exceed them. The
+	// tokens a member's blocks hold for the run's i-th step (the first
+	// is the 1st) are at most c + i(1 + K), c its computed ones, and
+	// those it holds for the first c + 1 + K at least (drawMembers'
+	// room), so the steps after the first take at most ⌈(steps − 1)(1 +
+	// K) / bs⌉ blocks of it: with that many free for each member, none
+	// cuts the run, and the steps' needs are not summed
+	// (BenchmarkRegime/Speculation, whose pool is never short: 19,402
+	// then 19,367 instructions a request, the budget test; extendSpec 378
+	// then 357).
+	if avail := e.available(); avail < len(members)*(((steps-1)*(k+1)+e.cfg.BlockSize-1)>>e.sh()) {
+		for j := 1; j < steps; j++ {
+			if avail -= int(sc.needs[j]); avail < 0 {
+				steps, cut = j, len(members) // every member drew past it
+				break
+			}
 		}
 	}
 	if steps == 1 {
