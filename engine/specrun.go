@@ -90,28 +90,30 @@ func (e *Engine) specRunning() bool { return e.sc != nil && e.sc.run }
 // above): its steps all start before until.
 func (e *Engine) extendSpec(now, until time.Duration) {
 	sc := e.sc
-	if sc == nil || !sc.allow || sc.m == 0 || sc.m != len(e.running) || len(e.sched) > 0 || e.plan.Steps != 1 ||
-		len(e.plan.Batch.Prefill) > 0 || len(e.plan.Preempted) > 0 || len(e.plan.Started) > 0 || len(e.plan.Reserved) > 0 ||
-		e.shift < 0 || e.waiting.len() > 0 && e.nrunning() < e.cfg.MaxSeqs {
-		return
-	}
-	iid, _ := e.acceptor.(*accept.IID)
-	if iid == nil {
-		return
-	}
 	// One step, or a member verifies fewer than 1 + K positions: each
 	// verifies min(1 + K, its tokens left), and the plan lists none but
 	// the members, so that vsum is their sum, 1 + K each only when none
 	// has fewer left. Tested before the members are walked (the walk
 	// for the one with fewest left found one below 1 + K in about half
 	// the plans that got to it: 25,518 then 25,401 instructions a
-	// request in BenchmarkRegime/Speculation, the budget test). It only
-	// saves work: such a member would end the run at its first step
-	// (drawMembers), which is then planned as the one step it is.
+	// request in BenchmarkRegime/Speculation, the budget test), and
+	// before the plan's other fields and the steps' division (19,367
+	// then 19,312, extendSpec 357 then 300). It only saves work: such a
+	// member would end the run at its first step (drawMembers), which is
+	// then planned as the one step it is.
+	k := e.cfg.SpeculativeTokens
+	if sc == nil || !sc.allow || sc.m == 0 || int(e.vsum) != sc.m*(k+1) || sc.m != len(e.running) || len(e.sched) > 0 || e.plan.Steps != 1 ||
+		len(e.plan.Batch.Prefill) > 0 || len(e.plan.Preempted) > 0 || len(e.plan.Started) > 0 || len(e.plan.Reserved) > 0 ||
+		e.shift < 0 || e.waiting.len() > 0 && e.nrunning() < e.cfg.MaxSeqs {
+		return
+	}
+	iid, _ := e.acceptor.(*accept.IID)
+	if iid == nil || k > 255 || len(iid.Below) != k { // a step's accepted drafts are a uint8 (buf, total); drawMembers' table counts K at most
+		return
+	}
 	d := e.plan.StepTime
 	steps := int(min((until-now-1)/d+1, maxSpecRun))
-	k := e.cfg.SpeculativeTokens
-	if steps <= 1 || int(e.vsum) != sc.m*(k+1) || k > 255 || len(iid.Below) != k { // a step's accepted drafts are a uint8 (buf, total); drawMembers' table counts K at most
+	if steps <= 1 {
 		return
 	}
 	members := e.running[:sc.m]
