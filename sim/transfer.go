@@ -467,6 +467,15 @@ func (t *transfers) next() (at time.Duration, ok bool) {
 // start and cancel it takes a now before the link's latest instant (an
 // instant next reported after a start or a cancel at a later one).
 func (t *transfers) land(now time.Duration, out []int32) []int32 {
+	if t.solo && now >= t.soloAt && now >= t.cur && (t.edgeSeen[0] || now < t.opens) && (t.edgeSeen[1] || now < t.closes) {
+		// The solo transfer lands, as mostly, and no window edge is
+		// passed on the way: advance's step is landSolo, which leaves
+		// it the one landing, taken at once here rather than listed and
+		// taken by the loop below (Regime/Disagg, one landing a request).
+		f := t.soloOff()
+		t.cur = now
+		return append(out, f.id)
+	}
 	if now >= t.cur {
 		t.advance(now)
 	}
@@ -711,15 +720,19 @@ func (t *transfers) stepFair(limit time.Duration) {
 
 // landSolo is stepFair's join of the solo transfer at its byte phase
 // and its departure at soloAt, alone on the link: the state they leave.
-func (t *transfers) landSolo() {
+func (t *transfers) landSolo() { t.addLanding(t.soloAt, t.soloOff()) }
+
+// soloOff is landSolo but for the landing it lists: the state it leaves
+// otherwise, and the transfer that landed.
+func (t *transfers) soloOff() flight {
 	f := t.q[t.qh]
 	t.popHead()
 	t.solo = false
 	t.busyFrom = f.phase
 	t.moved += uint64(f.bytes)
-	t.addLanding(t.soloAt, f)
 	t.addBusy(f.phase, f.phase, t.soloX)
 	t.t0 = t.soloAt
+	return f
 }
 
 // depart lands the transfers with the least remaining bytes, whose exact
