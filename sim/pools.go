@@ -157,6 +157,9 @@ type disagg struct {
 	gen      []uint32    // the generation of each link's landing event
 	armed    []time.Duration
 	landed   []int32 // scratch for transfers, reused
+	// idleLanded counts the landings that left their link idle, not
+	// armed again (land; tests read it).
+	idleLanded int
 
 	// Measured requests the prefill pool prefilled, and the waits of
 	// those that reached their decode replica: the reservation, the
@@ -520,7 +523,16 @@ func (r *runner) land(k int32, gen uint32) error {
 			return err
 		}
 	}
-	r.armLink(int(k))
+	// A link left idle, as mostly (one transfer in flight at a time),
+	// has no next landing, and none is armed (Never, above): armLink
+	// would ask next and find none (Regime/Disagg 10,904 -> 10,847
+	// instructions a request, servesim's own, the budget test). The
+	// twin asks it every time (armEachLanding).
+	if l := &d.links[k]; r.tw.armEachLanding || l.qh < len(l.q) || len(l.act) > 0 || len(l.landed) > 0 {
+		r.armLink(int(k))
+	} else {
+		d.idleLanded++
+	}
 	return nil
 }
 

@@ -73,4 +73,8 @@ type twins struct {
 	// smallOneEnd makes a single replica keep its step end as a small
 	// fleet's are kept, not as the one end (stepEnds.one).
 	smallOneEnd bool
+	// armEachLanding makes a disaggregated fleet's landing arm its link
+	// again (armLink) even when the link is left idle, as before land
+	// skipped it.
+	armEachLanding bool
 }
