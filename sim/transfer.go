@@ -612,7 +612,13 @@ func (t *transfers) advance(now time.Duration) {
 	if !t.edgeSeen[1] && t.closes <= now {
 		t.passEdge(1, t.closes)
 	}
-	t.step(now)
+	// With nothing in flight step finds nothing to do: the start of a
+	// transfer on an idle link, as mostly in a disaggregated fleet
+	// (Regime/Disagg 10,847 -> 10,816 instructions a request, servesim's
+	// own, the budget test).
+	if t.qh < len(t.q) || len(t.act) > 0 {
+		t.step(now)
+	}
 	t.cur = now
 }
 
