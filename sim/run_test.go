@@ -475,3 +475,27 @@ func TestNewRunnerBuildsEachPart(t *testing.T) {
 	assert.True(t, r.lazy)
 	assert.Equal(t, 1, r.edges)
 }
+
+// wrappedWaits is closedLoop answering ErrWaiting wrapped in an error of
+// its own, which the runner reads as ErrWaiting (errors.Is).
+type wrappedWaits struct{ closedLoop }
+
+func (w *wrappedWaits) Next() (workload.Request, error) {
+	r, err := w.closedLoop.Next()
+	if err == workload.ErrWaiting {
+		err = fmt.Errorf("wrappedWaits: %w", err)
+	}
+	return r, err
+}
+
+// TestWrappedErrWaitingWaits: a source's ErrWaiting wrapped in another
+// error waits as ErrWaiting itself does (noRequest compares it first,
+// then asks errors.Is), byte for byte, every record and the summary.
+func TestWrappedErrWaitingWaits(t *testing.T) {
+	plain, _, err := runSourceScenario(Config{}, &closedLoop{clients: 8, total: 300, think: 2 * time.Second}, true)
+	require.NoError(t, err)
+	wrapped, _, err := runSourceScenario(Config{}, &wrappedWaits{closedLoop{clients: 8, total: 300, think: 2 * time.Second}}, true)
+	require.NoError(t, err)
+	assert.Equal(t, 300, wrapped.sum.Count(StatusOK))
+	sameBytes(t, plain.text, wrapped.text)
+}
