@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -96,7 +97,7 @@ type conversation struct {
 	input        int // tokens of the current turn's prompt
 	output       int // tokens of the current turn's answer
 	ids          []uint64
-	user, answer *rand.Rand
+	user, answer *streamCell // their draws read the generator itself (draw.sample)
 	think        *rand.Rand
 	// The streams user, answer and think point into, and those of its
 	// turns and its prefix, read at its start: a part of it, not five
@@ -151,12 +152,38 @@ func newDraw(l Length) draw {
 	return draw{l: l}
 }
 
-// sample is d.l.Sample(r).
-func (d *draw) sample(r *rand.Rand) int {
+// sample is d.l.Sample(&c.r): a Uniform's from c's generator itself
+// (intN), not through the Rand's calls and its source's interface.
+func (d *draw) sample(c *streamCell) int {
 	if d.uniform {
-		return d.lo + r.IntN(d.n)
+		return d.lo + intN(&c.pcg, d.n)
 	}
-	return d.l.Sample(r)
+	return d.l.Sample(&c.r)
+}
+
+// intN is rand.New(p).IntN(n) for n > 0, drawn as math/rand/v2 draws it
+// on a 64-bit platform (Rand.uint64n: a mask for a power of two, else
+// Lemire's multiply, with its rejection), from p itself: the Rand's
+// IntN, uint64n and Uint64 and the source's interface call cost
+// Regime/Conversations, its two draws of lengths a request, 27
+// instructions a request more (cachegrind's marginal count with
+// GODEBUG=memprofilerate=0: math/rand/v2's rand.go 70 then 16, this
+// file 301 then 334; the budget test 10,767 then 10,738).
+// TestIntNIsRandIntN holds it to the Rand's, draw by draw, and
+// TestDrawIsSample a conversation's draws to the Length's Sample.
+func intN(p *rand.PCG, n int) int {
+	u := uint64(n)
+	if u&(u-1) == 0 {
+		return int(p.Uint64() & (u - 1))
+	}
+	hi, lo := bits.Mul64(p.Uint64(), u)
+	if lo < u {
+		thresh := -u % u
+		for lo < thresh {
+			hi, lo = bits.Mul64(p.Uint64(), u)
+		}
+	}
+	return int(hi)
 }
 
 // NewConversations validates cfg and returns its source.
@@ -220,7 +247,9 @@ func (s *ChatSource) start() *conversation {
 	h := fnvOn(fnvOffset, append(strconv.AppendUint(append(head[:0], "conversation/"...), id, 10), '/'))
 	c := &conversation{id: id}
 	seed, st := s.cfg.Seed, &c.streams
-	c.user, c.answer, c.think = st[0].on(seed, fnvOn(h, "input")), st[1].on(seed, fnvOn(h, "output")), st[2].on(seed, fnvOn(h, "think"))
+	st[0].on(seed, fnvOn(h, "input"))
+	st[1].on(seed, fnvOn(h, "output"))
+	c.user, c.answer, c.think = &st[0], &st[1], st[2].on(seed, fnvOn(h, "think"))
 	c.turns = s.cfg.Turns.Sample(st[3].on(seed, fnvOn(h, "turns")))
 	c.input = s.prefix.PrefixTokens + s.first.sample(c.user)
 	c.output = s.output.sample(c.answer)
