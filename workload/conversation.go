@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"math/rand/v2"
 	"strconv"
 	"time"
 
 	"github.com/servesim/servesim/internal/ascend"
+	"github.com/servesim/servesim/internal/pcgint"
 )
 
 // Conversations is a multi-turn chat workload. First turns arrive open-loop
@@ -153,37 +153,13 @@ func newDraw(l Length) draw {
 }
 
 // sample is d.l.Sample(&c.r): a Uniform's from c's generator itself
-// (intN), not through the Rand's calls and its source's interface.
+// (pcgint.IntN), not through the Rand's calls and its source's
+// interface (TestDrawIsSample).
 func (d *draw) sample(c *streamCell) int {
 	if d.uniform {
-		return d.lo + intN(&c.pcg, d.n)
+		return d.lo + pcgint.IntN(&c.pcg, d.n)
 	}
 	return d.l.Sample(&c.r)
-}
-
-// intN is rand.New(p).IntN(n) for n > 0, drawn as math/rand/v2 draws it
-// on a 64-bit platform (Rand.uint64n: a mask for a power of two, else
-// Lemire's multiply, with its rejection), from p itself: the Rand's
-// IntN, uint64n and Uint64 and the source's interface call cost
-// Regime/Conversations, its two draws of lengths a request, 27
-// instructions a request more (cachegrind's marginal count with
-// GODEBUG=memprofilerate=0: math/rand/v2's rand.go 70 then 16, this
-// file 301 then 334; the budget test 10,767 then 10,738).
-// TestIntNIsRandIntN holds it to the Rand's, draw by draw, and
-// TestDrawIsSample a conversation's draws to the Length's Sample.
-func intN(p *rand.PCG, n int) int {
-	u := uint64(n)
-	if u&(u-1) == 0 {
-		return int(p.Uint64() & (u - 1))
-	}
-	hi, lo := bits.Mul64(p.Uint64(), u)
-	if lo < u {
-		thresh := -u % u
-		for lo < thresh {
-			hi, lo = bits.Mul64(p.Uint64(), u)
-		}
-	}
-	return int(hi)
 }
 
 // NewConversations validates cfg and returns its source.

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"math/bits"
 	"math/rand/v2"
 	"slices"
 
 	"github.com/servesim/servesim/internal/fsum"
+	"github.com/servesim/servesim/internal/pcgint"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -87,7 +87,7 @@ func QuantileIntervals(samples [][]float64, ps []float64, conf float64, src *ran
 		clear(counts)
 		for r, s := range samples {
 			for range s {
-				counts[rank[r][intN(src, len(s))]]++
+				counts[rank[r][pcgint.IntN(src, len(s))]]++
 			}
 		}
 		walk.quantiles(pooled, counts)
@@ -136,27 +136,6 @@ func BootstrapStream(seed uint64, name string) *rand.PCG {
 	h := fnv.New64a()
 	h.Write([]byte(name))
 	return rand.NewPCG(seed, h.Sum64())
-}
-
-// intN is rand.New(src).IntN(n), n > 0: the same draws of src and the same
-// reduction (math/rand/v2's, Lemire's multiply with its rejection of the
-// few biased products; its 32-bit platforms keep the 64-bit sequence), with
-// no call through the rand.Source interface. A bootstrap makes one draw a
-// request a round, and the calls were a third of a sweep's instructions.
-// TestIntNIsRandIntN holds the two to the same values.
-func intN(src *rand.PCG, n int) int {
-	u := uint64(n)
-	if u&(u-1) == 0 { // a power of two: a mask
-		return int(src.Uint64() & (u - 1))
-	}
-	hi, lo := bits.Mul64(src.Uint64(), u)
-	if lo < u {
-		thresh := -u % u
-		for lo < thresh {
-			hi, lo = bits.Mul64(src.Uint64(), u)
-		}
-	}
-	return int(hi)
 }
 
 // countWalk is quantileOfCounts for several p at once, in one walk of the

@@ -119,23 +119,6 @@ func TestBootstrapStreamIsNewStream(t *testing.T) {
 	}
 }
 
-// intN draws what rand.Rand's IntN draws from the same source: powers of
-// two (the mask), small and large bounds, and bounds near 2⁶³ whose
-// products are often rejected.
-func TestIntNIsRandIntN(t *testing.T) {
-	ns := []int{1, 2, 3, 7, 8, 1000, 1024, 6_000, 1<<20 + 1, 1<<40 + 3, 1 << 62, 1<<62 + 1, 3 << 61, math.MaxInt64}
-	gen := rand.New(rand.NewPCG(5, 6))
-	for range 20 {
-		ns = append(ns, 1+gen.IntN(math.MaxInt64-1))
-	}
-	for _, n := range ns {
-		a, b := rand.NewPCG(uint64(n), 9), rand.New(rand.NewPCG(uint64(n), 9))
-		for range 2000 {
-			require.Equal(t, b.IntN(n), intN(a, n), "n = %d", n)
-		}
-	}
-}
-
 // Merging the sorted replications pools them exactly as the stable sort
 // does: ties across and within replications, +Inf, NaN (which
 // cmp.Compare puts first), empty replications, and more replications than
