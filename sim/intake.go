@@ -28,8 +28,12 @@ type intake struct {
 	// which writes the next request into nextReq; nil for any other source
 	// (or with noNextInto), whose Next's request is copied into nextReq.
 	// schedule reads nextReq by pointer.
-	fill        nextInto
-	nextReq     workload.Request
+	fill    nextInto
+	nextReq workload.Request
+	// recycle is fill's Recycle, when a request's prefix ids may be
+	// handed back at its end (recycleIDs); nil otherwise.
+	recycle     idRecycler
+	recycled    int // arrays handed back (a test's count)
 	streamDue   bool
 	lastRef     int32
 	srcDone     bool
@@ -254,6 +258,53 @@ func (r *runner) idsInPlace() {
 	if ip, ok := r.fill.(interface{ IDsInPlace() }); ok && !r.routes && !r.tw.noIDsInPlace {
 		ip.IDsInPlace()
 	}
+}
+
+// idRecycler is a built-in source that takes back a request's prefix
+// ids once no one reads them (workload's generatorInto.Recycle).
+type idRecycler interface{ Recycle(ids []uint64) }
+
+// recycleIDs has end hand a request's prefix ids back to a source on
+// the route that takes them (a Generator: a later prompt of the same
+// group gets the array, its group's shared ids in place, not a slab's
+// new room and a copy of them), where no one reads them past the end:
+// the runner drops a slot's at its end and the engine none past a
+// request's life (as idsInPlace has it); a cache view copies what it
+// keeps of an arrival's ids, and lackRoots' note of the arrival last
+// asked about, known by its address, is forgotten at the end (end);
+// the built-in routers keep none. Not with a user's Router (it may
+// keep a request's ids), a prefill pool, a gateway or an autoscaler.
+// Regime/Fleet8PrefixApprox 10,110 then 9,926 instructions a request,
+// RunFleet64/workload=prefix/router=PrefixAffinity 10,380 then 10,157
+// (the budget test). TestRecycledIDsAreFresh holds it to fresh arrays
+// (twins.noRecycleIDs).
+func (r *runner) recycleIDs(cfg Config) {
+	rc, ok := r.fill.(idRecycler)
+	if !ok || r.tw.noRecycleIDs || r.pd != nil || r.gw != nil || cfg.Fleet.Autoscale.On() || !keepsNoIDs(cfg.Fleet.Router) {
+		return
+	}
+	r.recycle = rc
+}
+
+// recycleSlot hands s's prefix ids back to the source at its end
+// (recycleIDs), lackRoots' note of them, if it is theirs, forgotten
+// first: a later arrival given the same array is another request.
+func (r *runner) recycleSlot(s *slot) {
+	if m := r.roots; m != nil && len(s.prefix) > 0 && m.lastIDs == &s.prefix[0] {
+		m.lastIDs = nil
+	}
+	r.recycle.Recycle(s.prefix)
+	r.recycled++
+}
+
+// keepsNoIDs reports whether rt is nil or one of this package's
+// routers, which keep no request's ids past its routing.
+func keepsNoIDs(rt Router) bool {
+	switch rt.(type) {
+	case nil, RoundRobin, Random, LeastLoaded, PowerOfTwo, ConsistentHash, PrefixAffinity:
+		return true
+	}
+	return false
 }
 
 // noRequest is what a source's Next answered instead of a request: none

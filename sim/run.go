@@ -166,6 +166,7 @@ func newRunnerWith(cfg Config, src workload.Source, obs Observer, tw twins) (*ru
 	r.oneHeld = !r.fleet && !tw.ownHeldArea
 	r.routes = r.fleet || cfg.Fleet.Router != nil || r.gw != nil
 	r.idsInPlace()
+	r.recycleIDs(cfg)
 	r.view.r, r.view.n, r.view.routed = r, len(r.reps), &r.routed
 	if r.pd != nil {
 		r.view.n = r.pd.decoders

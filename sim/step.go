@@ -444,6 +444,9 @@ func (r *runner) endSlot(ref int32, s *slot, st Status, reason string) error {
 	id := rec.ID
 	s.gen++
 	if s.prefix != nil { // the workload's slice: do not keep it alive (tested, not written: RunAtlas has none, and schedule counts on it)
+		if r.recycle != nil { // handed back (recycleIDs)
+			r.recycleSlot(s)
+		}
 		s.prefix = nil
 	}
 	r.freeRefs = append(r.freeRefs, ref)

@@ -70,6 +70,10 @@ type twins struct {
 	// engine at every arrival (leastOutstanding), not the loads the
 	// replicas keep until they change (leastKept).
 	eachLoad bool
+	// noRecycleIDs keeps a request's prefix ids its own: end hands none
+	// back to its source (recycleIDs), whose every prompt takes a new
+	// array.
+	noRecycleIDs bool
 	// smallOneEnd makes a single replica keep its step end as a small
 	// fleet's are kept, not as the one end (stepEnds.one).
 	smallOneEnd bool

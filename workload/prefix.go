@@ -128,6 +128,10 @@ type blockIDs struct {
 	// copy into the next ones (sharedIDs); nil when every group's would
 	// not fit in maxGroupIDs ids, and then they are counted each time.
 	groupIDs [][]uint64
+	// spare holds, by group, the arrays of prompts of that group handed
+	// back (recycle), their shared ids in place, for the next prompts of
+	// the group (reused); nil until the first is handed back.
+	spare [][][]uint64
 }
 
 // maxGroupIDs bounds the ids blockIDs keeps of its groups: 1 MiB of
@@ -237,12 +241,71 @@ func (b *blockIDs) prompt(r *rand.Rand, input, room int) []uint64 {
 		return nil
 	}
 	n := blocks(input, b.bt)
-	ids := b.promptIDs(max(n, room))
 	if b.cfg.Probability > 0 && r.Float64() < b.cfg.Probability {
-		ids = ids[:min(b.shared, n)]
-		b.sharedIDs(ids, b.group(r))
+		g, k := b.group(r), min(b.shared, n)
+		ids := b.reused(g, max(n, room)) // its first k are the group's
+		if ids == nil {
+			ids = b.promptIDs(max(n, room))
+			b.sharedIDs(ids[:k], g)
+		}
+		return b.fillTo(ids[:k], n)
 	}
-	return b.fillTo(ids, n)
+	return b.fillTo(b.promptIDs(max(n, room)), n)
+}
+
+// recycle takes back ids, a prompt's that prompt gave and no one reads
+// any longer, for a later prompt of its group (reused): its array then
+// holds the group's shared ids already, and that prompt costs its own
+// ids alone, neither a slab's allocation nor a copy of the shared ones
+// (FleetHighReuse's 256 ids, 2 KiB). A private prompt's (its first id
+// fresh, past every group's) is left to the collector, as are all of
+// them when the groups' ids are not kept (groupIDs). Only sim's runner
+// calls it (generatorInto.Recycle).
+func (b *blockIDs) recycle(ids []uint64) {
+	if b.groupIDs == nil || len(ids) < b.shared {
+		return
+	}
+	g := ids[0] / uint64(b.shared) // b.shared > 0: groupIDs is kept
+	if g >= uint64(len(b.groupIDs)) {
+		return
+	}
+	if b.spare == nil {
+		b.makeSpare()
+	}
+	b.spare[g] = append(b.spare[g], ids[:0])
+}
+
+// makeSpare makes every group's spare list, empty, with room for
+// spareRoom arrays (out of recycle's lines, which then inline).
+func (b *blockIDs) makeSpare() {
+	b.spare = make([][][]uint64, len(b.groupIDs))
+	room := make([][]uint64, spareRoom*len(b.spare))
+	for k := range b.spare {
+		b.spare[k] = room[k*spareRoom : k*spareRoom : (k+1)*spareRoom]
+	}
+}
+
+// spareRoom is the arrays each group's spare list holds before it grows
+// on its own, cut from one array at the first recycle: grown from
+// empty, Regime/Fleet8PrefixApprox's lists took 22 instructions a
+// request (growslice's, cachegrind's marginal count).
+const spareRoom = 8
+
+// reused is a prompt's empty slice of capacity n or more whose array
+// holds group g's shared ids, one recycle took back; nil when none is
+// kept of that group (or the last kept is too short: it is left for a
+// shorter prompt).
+func (b *blockIDs) reused(g uint64, n int) []uint64 {
+	if b.spare == nil {
+		return nil
+	}
+	s := b.spare[g]
+	k := len(s) - 1
+	if k < 0 || cap(s[k]) < n {
+		return nil
+	}
+	b.spare[g] = s[:k]
+	return s[k]
 }
 
 // promptIDs is an empty slice of capacity n for a prompt's ids, cut

@@ -380,3 +380,66 @@ func TestPromptsAreTheirOwn(t *testing.T) {
 		require.Equal(t, append(want[k], 1<<60, 1<<61), got[k], "prompt %d", k)
 	}
 }
+
+// TestRecycledPromptsAreFresh holds prompts some of which are written
+// into arrays handed back (recycle, reused: each prompt's, after a random
+// number of later prompts, as sim's runner hands them back at their
+// requests' ends) to the same prompts each in an array of its own, id
+// for id, over random configurations: groups, Zipf or uniform,
+// private prompts, lengths that vary (a kept array too short for the
+// next), blocks smaller than the system prompt or not; and requires
+// arrays reused.
+func TestRecycledPromptsAreFresh(t *testing.T) {
+	rng := rand.New(rand.NewPCG(53, 5))
+	reused := 0
+	for range 200 {
+		cfg := PrefixReuse{Groups: 1 + rng.IntN(20), PrefixTokens: rng.IntN(2_000), Probability: []float64{1, rng.Float64()}[rng.IntN(2)],
+			BlockTokens: []int{0, 1, 16, 100}[rng.IntN(4)], Zipf: []float64{0, 0.8}[rng.IntN(2)]}
+		fast, slow := newBlockIDs(cfg), newBlockIDs(cfg)
+		seed := rng.Uint64()
+		rf, rs := rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 1))
+		type held struct {
+			ids  []uint64
+			want []uint64
+			left int
+		}
+		var live []held
+		handedBack := map[*uint64]bool{}
+		fixed := 1 + rng.IntN(1_000)
+		for range 100 {
+			input := cfg.PrefixTokens + fixed
+			if rng.IntN(2) == 0 {
+				input = cfg.PrefixTokens + 1 + rng.IntN(1_500)
+			}
+			got := fast.prompt(rf, input, 0)
+			want := slow.prompt(rs, input, 0)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%+v, a prompt of %d tokens: %v, in an array of its own %v", cfg, input, got, want)
+			}
+			if len(got) > 0 {
+				if handedBack[&got[0]] {
+					reused++
+					delete(handedBack, &got[0])
+				}
+			}
+			live = append(live, held{got, slices.Clone(got), rng.IntN(12)})
+			k := 0
+			for _, h := range live {
+				if !slices.Equal(h.ids, h.want) {
+					t.Fatalf("%+v: a live prompt's ids %v were written over: %v", cfg, h.want, h.ids)
+				}
+				if h.left--; h.left >= 0 {
+					live[k] = h
+					k++
+					continue
+				}
+				if len(h.ids) > 0 {
+					handedBack[&h.ids[0]] = true
+				}
+				fast.recycle(h.ids)
+			}
+			live = live[:k]
+		}
+	}
+	assert.Greater(t, reused, 2_000, "prompts written into arrays handed back")
+}

@@ -193,6 +193,14 @@ func (g *generatorInto) NextInto(r *Request) error {
 	return nil
 }
 
+// Recycle hands back ids, the PrefixHashes of a request NextInto
+// wrote, which its caller (sim's runner, through internal/nextinto's
+// route) reads no longer, nor lets anyone else: a later request of its
+// group may be given the same array, its group's shared ids in place
+// and its own written over the rest (blockIDs.recycle). Next's callers
+// never hand any back: every request's ids are its own.
+func (g *generatorInto) Recycle(ids []uint64) { g.ids.recycle(ids) }
+
 // draws are the streams one request draws from.
 type draws struct{ in, out, prefix *rand.Rand }
 
