@@ -243,11 +243,18 @@ func (b *blockIDs) prompt(r *rand.Rand, input, room int) []uint64 {
 	n := blocks(input, b.bt)
 	if b.cfg.Probability > 0 && r.Float64() < b.cfg.Probability {
 		g, k := b.group(r), min(b.shared, n)
-		ids := b.reused(g, max(n, room)) // its first k are the group's
-		if ids == nil {
-			ids = b.promptIDs(max(n, room))
-			b.sharedIDs(ids[:k], g)
+		if ids := b.reused(g, max(n, room)); ids != nil {
+			// Its first k are the group's; its own written in place,
+			// its room known (fillTo's, without its tests and Grow's
+			// call: Regime/Fleet8PrefixApprox 9,926 then 9,901
+			// instructions a request, the budget test).
+			ids = ids[:n]
+			countFrom(ids[k:], b.fresh)
+			b.fresh += uint64(n - k)
+			return ids
 		}
+		ids := b.promptIDs(max(n, room))
+		b.sharedIDs(ids[:k], g)
 		return b.fillTo(ids[:k], n)
 	}
 	return b.fillTo(b.promptIDs(max(n, room)), n)
