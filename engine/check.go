@@ -720,12 +720,12 @@ func (c *checker) cohortSuffixSums() {
 		if k < len(co.count) {
 			n += co.count[k]
 		}
-		if co.suf[k] != n {
-			c.badCohort("suffix sum %d is %d, the counts give %d", k, co.suf[k], n)
+		if co.suf.n(k) != int(n) {
+			c.badCohort("suffix sum %d is %d, the counts give %d", k, co.suf.n(k), n)
 		}
 	}
-	if n := len(co.count); co.suf[n+1] != -co.count[0] {
-		c.badCohort("suffix sums' last entry is %d, not the members at residue 0 negated (%d)", co.suf[n+1], -co.count[0])
+	if n := len(co.count); co.suf.n(n+1) != -int(co.count[0]) {
+		c.badCohort("suffix sums' last entry is %d, not the members at residue 0 negated (%d)", co.suf.n(n+1), -co.count[0])
 	}
 }
 

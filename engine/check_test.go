@@ -293,7 +293,7 @@ func TestEachInvariantFires(t *testing.T) {
 		}},
 		{"cohortSuffixSums", checkedFCFS, func(t *testing.T, e *Engine) []string {
 			e.co.suf[0]++
-			return []string{fmt.Sprintf("engine: decode cohort: suffix sum 0 is %d, the counts give %d", e.co.suf[0], e.co.suf[0]-1)}
+			return []string{fmt.Sprintf("engine: decode cohort: suffix sum 0 is %d, the counts give %d", e.co.suf.n(0), e.co.suf.n(0)-1)}
 		}},
 		{"finishQueueHoldsMembers", checkedFCFS, func(t *testing.T, e *Engine) []string {
 			last := &e.co.fin.run[len(e.co.fin.run)-1]

@@ -63,10 +63,9 @@ type cohort struct {
 	tick    int     // decode steps the cohort has taken: its clock
 	ahead   int     // steps whose blocks the members hold beyond their computed tokens
 	count   []int32 // members by (computed − t0) mod BlockSize
-	suf     *sufs   // suf[k] = Σ count[k:], suf[BlockSize] = 0: the members; suf[BlockSize+1] = −count[0] (coBlocks)
+	suf     *sufs   // suf.n(k) = Σ count[k:], suf.n(BlockSize) = 0: the members; suf.n(BlockSize+1) = −count[0] (coBlocks); suf.r(k) = Σ r·count[r] over r ≥ k
 	top     int     // BlockSize + 1, and mask BlockSize − 1, for coGrow
 	mask    int
-	rsuf    []int         // rsuf[k] = Σ r·count[r] over r ≥ k
 	q       int           // Σ ⌊(computed − t0) / BlockSize⌋ over the members
 	fin     finQueue      // members by the tick of their last token
 	joins   uint64        // members so far: a member's rank is its running order
@@ -244,8 +243,30 @@ func (x pubMember) in() bool { return x.s.member && x.s.rank == x.rank }
 // + 2 of them (at most maxResidueBlock + 2) in an array whose length is a
 // power of two, so that an index masked by sufLen − 1, which changes no
 // index below it, needs no bounds check (coGrow is the engine's most run
-// line).
-type sufs [sufLen]int32
+// line). Each entry k packs two sums in one word, n(k) = Σ count[r] and
+// r(k) = Σ r·count[r] over the residues r ≥ k, as n(k) + r(k)·2³²: n(k)
+// is never negative nor 2³¹ (members, at most MaxSeqsLimit), nor is r(k)
+// (less than maxResidueBlock·MaxSeqsLimit, 2²⁰), so adding d + d·r·2³²
+// adds d to one and d·r to the other, and countMember's loop makes one
+// store an entry where two arrays took two (and coRange one difference
+// where it took two): countMember 141 → 122 instructions a request,
+// coBlockSteps 70 → 61, RunAtlas 4,908 → 4,881 (the budget test); with
+// countMember's test for noSufs, 136 and 4,894. The last entry,
+// BlockSize + 1, holds −count[0] alone (its r is not read).
+type sufs [sufLen]int64
+
+// noSufs is the sums of no member, which a cohort reads until its first
+// join makes its own (countMember): a kept cohort's sums are 1 KiB, and a
+// replica's setup stays within its 6 KB (TestFleetSetupAllocatesEachReplicaOnce).
+// Nothing writes it.
+var noSufs sufs
+
+// n is the members counted at residues k and above (and the last
+// entry's −count[0]).
+func (s *sufs) n(k int) int { return int(int32(s[k])) }
+
+// r is Σ r·count[r] over the residues r ≥ k (k ≤ BlockSize).
+func (s *sufs) r(k int) int { return int(s[k] >> 32) }
 
 const sufLen = 128
 
@@ -269,9 +290,8 @@ func (e *Engine) setCohort(on bool) {
 	e.co.on = on
 	if e.co.on && e.co.count == nil {
 		e.co.count = make([]int32, e.cfg.BlockSize)
-		e.co.suf = new(sufs)
+		e.co.suf = &noSufs // made at the first join (countMember)
 		e.co.top, e.co.mask = e.cfg.BlockSize+1, e.cfg.BlockSize-1
-		e.co.rsuf = make([]int, e.cfg.BlockSize+1)
 		e.co.sumbuf = make([]int, e.cfg.MaxSeqs)
 	}
 }
@@ -283,25 +303,26 @@ func (e *Engine) countMember(c, d int) {
 	co := &e.co
 	r := c & (e.cfg.BlockSize - 1)
 	co.count[r] += int32(d)
-	suf, rsuf, dr := co.suf[:r+1], co.rsuf[:r+1], d*r // one bounds check each, not one an entry
+	if co.suf == &noSufs {
+		co.suf = new(sufs)
+	}
+	suf, add := co.suf[:r+1], int64(d)+int64(d*r)<<32 // one bounds check, not one an entry
 	// Two entries a pass, from the last down: the loop tests its counter
-	// against 0 and has no bounds check, 7 instructions a pass, where a
-	// pass of one entry took 6 (an alignment NOP among them): countMember
-	// 183 → 141 instructions a request, RunAtlas 5,380 → 5,338 (the
-	// budget test, go1.26).
+	// against 0 and has no bounds check, 5 instructions a pass (7 when the
+	// sums were two arrays), where a pass of one entry took 6 (an
+	// alignment NOP among them): countMember 183 → 141 instructions a
+	// request, RunAtlas 5,380 → 5,338 (the budget test, go1.26). Four
+	// entries a pass took more: 122 → 130.
 	k := r
 	for ; k > 0; k -= 2 {
-		suf[k] += int32(d)
-		suf[k-1] += int32(d)
-		rsuf[k] += dr
-		rsuf[k-1] += dr
+		suf[k] += add
+		suf[k-1] += add
 	}
 	if k == 0 {
-		suf[0] += int32(d)
-		rsuf[0] += dr
+		suf[0] += add
 	}
 	if r == 0 {
-		co.suf[e.cfg.BlockSize+1] -= int32(d)
+		co.suf[e.cfg.BlockSize+1] -= int64(d)
 	}
 	co.q += d * (c >> e.sh())
 	co.csum += d * c
@@ -322,17 +343,20 @@ func (e *Engine) nrunning() int { return e.co.n + len(e.running) }
 func (e *Engine) coBlocks(m int) int {
 	co := &e.co
 	t := co.tick + m
-	return co.q + int(co.suf[0])*(t>>e.sh()+1) + int(co.suf[(co.top-t&co.mask)&(sufLen-1)])
+	return co.q + co.suf.n(0)*(t>>e.sh()+1) + co.suf.n((co.top-t&co.mask)&(sufLen-1))
 }
 
 // coGrow is coBlocks(m1) − coBlocks(m0): the blocks the members take from
 // m0 steps ahead to m1. (It shifts by the field masked once, as sh does:
 // shifted by the int field, each shift carried Go's checks for a negative
-// count and one past 63; with two calls to sh it no longer inlined.)
+// count and one past 63; with two calls to sh it no longer inlined. It
+// reads the packed sums as int32s itself, not through sufs.n: with three
+// calls to n it no longer inlined either, 4,895 then 4,912 instructions a
+// request in RunAtlas, cachegrind's pair; its cost is 79 of the 80.)
 func (e *Engine) coGrow(m0, m1 int) int {
 	co := &e.co
 	t0, t1, sh := co.tick+m0, co.tick+m1, uint(e.shift)&63
-	return int(co.suf[0])*(t1>>sh-t0>>sh) + int(co.suf[(co.top-t1&co.mask)&(sufLen-1)]) - int(co.suf[(co.top-t0&co.mask)&(sufLen-1)])
+	return int(int32(co.suf[0]))*(t1>>sh-t0>>sh) + int(int32(co.suf[(co.top-t1&co.mask)&(sufLen-1)])) - int(int32(co.suf[(co.top-t0&co.mask)&(sufLen-1)]))
 }
 
 // coStep is coGrow(m−1, m): the blocks the members take in the m-th step
@@ -370,9 +394,9 @@ func (e *Engine) coBlockSteps(j int) int {
 	bs := e.cfg.BlockSize
 	a, b := co.tick>>e.sh(), co.tick&(bs-1)
 	al, be := j>>e.sh(), j&(bs-1)
-	n := int(co.suf[0])
-	k1 := int(co.suf[bs-b]) // carried past a boundary: r + b ≥ B (none when b = 0)
-	rho := co.rsuf[0] + n*b - bs*k1
+	n := co.suf.n(0)
+	k1 := co.suf.n(bs - b) // carried past a boundary: r + b ≥ B (none when b = 0)
+	rho := co.suf.r(0) + n*b - bs*k1
 	k := al*bs + bs*al*(al-1)/2 + be*(al+1)
 	sum := j*(co.q+n*a) + j*k1 + n*k + al*rho
 	if be > 0 { // ρ + β − B > 0 where ρ ≥ L
@@ -390,7 +414,8 @@ func (e *Engine) coBlockSteps(j int) int {
 // coRange is Σ count[r]·(r + off) over the residues lo ≤ r ≤ hi.
 func (e *Engine) coRange(lo, hi, off int) int {
 	co := &e.co
-	return co.rsuf[lo] - co.rsuf[hi+1] + off*int(co.suf[lo]-co.suf[hi+1])
+	w := co.suf[lo] - co.suf[hi+1] // both sums over lo..hi, packed as an entry's
+	return int(w>>32) + off*int(int32(w))
 }
 
 // syncMember writes a member's fields: its tokens now, and its anonymous
@@ -674,8 +699,9 @@ func (e *Engine) materialize() {
 		co.ts.clear()
 	}
 	clear(co.count)
-	clear(co.suf[:])
-	clear(co.rsuf)
+	if co.suf != &noSufs {
+		clear(co.suf[:])
+	}
 	co.q, co.csum = 0, 0
 	list := append(append(co.scratch[:0], co.members...), e.running...)
 	co.scratch = e.running[:0]

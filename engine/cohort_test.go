@@ -18,16 +18,19 @@ func TestCohortCounts(t *testing.T) {
 		e.Runner().OmitStreaks(true)
 		require.True(t, e.co.on)
 		for range 200 {
-			e.co = cohort{on: true, count: e.co.count, suf: e.co.suf, rsuf: e.co.rsuf, top: e.co.top, mask: e.co.mask}
+			e.co = cohort{on: true, count: e.co.count, suf: new(sufs), top: e.co.top, mask: e.co.mask}
 			clear(e.co.count)
-			clear(e.co.suf[:])
-			clear(e.co.rsuf)
 			e.co.tick = rng.IntN(1 << 20)
 			var computed []int // each member's computed tokens now
 			for range rng.IntN(40) {
 				c := rng.IntN(5000)
 				computed = append(computed, c)
 				e.countMember(c-e.co.tick, 1)
+			}
+			for range rng.IntN(len(computed) + 1) { // leaves, from any residue
+				i := rng.IntN(len(computed))
+				e.countMember(computed[i]-e.co.tick, -1)
+				computed = append(computed[:i], computed[i+1:]...)
 			}
 			for _, j := range []int{0, 1, 2, bs - 1, bs, bs + 1, 3*bs + 2, rng.IntN(1000)} {
 				if j < 0 {
@@ -55,7 +58,7 @@ func (e *Engine) coBlockStepsWalk(j int) int {
 	co := &e.co
 	bs := e.cfg.BlockSize
 	a, b := co.tick>>e.shift, co.tick&(bs-1)
-	sum := j * (co.q + int(co.suf[0])*a)
+	sum := j * (co.q + co.suf.n(0)*a)
 	for r, n := range co.count {
 		if n != 0 {
 			sum += int(n) * (e.blockSum(r+b+j) - e.blockSum(r+b))
