@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// indexOps applies a stream of operations (Put, Del, Add, Reserve or Clear and PutNew, Missing and MissingMark, AddNew) to an Index
+// indexOps applies a stream of operations (Put, Del, DelKeys, Add, Reserve or Clear and PutNew, Missing and MissingMark, AddNew) to an Index
 // and to a Go map, and fails at the first answer on which they differ. Keys come from
 // a small range (collisions, reinserts and deletes of absent keys are
 // common) or, half the time, from clustered homes: keys that differ only
@@ -31,9 +31,18 @@ func indexOps(t *testing.T, ops []byte) {
 				ix.Put(key, id)
 				ref[key] = id
 			}
-		case 2, 3:
+		case 2:
 			ix.Del(key)
 			delete(ref, key)
+		case 3: // a run of keys from key, some held, some given twice
+			run := []uint64{key}
+			for d := range uint64(b[0] % 9) {
+				run = append(run, key+d*(1+uint64(b[1]%2)<<56))
+			}
+			ix.DelKeys(run)
+			for _, k := range run {
+				delete(ref, k)
+			}
 		case 4, 5:
 			if len(ref) < 5000 {
 				got, added := ix.Add(key, id)
@@ -172,4 +181,41 @@ func TestIndexIsAMap(t *testing.T) {
 func FuzzIndex(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 2, 1, 0, 0, 1, 1, 5, 5})
 	f.Fuzz(func(t *testing.T, ops []byte) { indexOps(t, ops) })
+}
+
+// TestDelKeysIsDelEach holds DelKeys to a loop of Dels, slot for slot:
+// runs of keys, some held, some given twice, some in crowded homes whose
+// probe runs wrap around the array, deleted from two equal tables.
+func TestDelKeysIsDelEach(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 200 {
+		var a, b Index
+		keys := make([]uint64, 0, 600)
+		for range 1 + r.IntN(600) {
+			k := r.Uint64()
+			if r.IntN(2) == 0 {
+				k = uint64(r.IntN(64)) << 56 // crowded homes
+			}
+			keys = append(keys, k)
+			id := int32(r.IntN(1000))
+			a.Put(k, id)
+			b.Put(k, id)
+		}
+		for range 20 {
+			var run []uint64
+			for range r.IntN(40) {
+				k := keys[r.IntN(len(keys))]
+				if r.IntN(5) == 0 {
+					k = r.Uint64() // not held
+				}
+				run = append(run, k)
+			}
+			a.DelKeys(run)
+			for _, k := range run {
+				b.Del(k)
+			}
+			require.Equal(t, b.n, a.n, "round %d", round)
+			require.Equal(t, b.slots, a.slots, "round %d", round)
+		}
+	}
 }
