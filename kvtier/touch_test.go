@@ -2,6 +2,7 @@ package kvtier
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -704,4 +705,57 @@ func newChain(r *rand.Rand, prefixes [][]uint64, own *uint64, most int) []uint64
 		c = append(c, *own)
 	}
 	return c
+}
+
+// TestFullStoreProtectsHeldRuns holds a chained tier's Store into a
+// full tier (roomFor's protectRuns: the held keys found a segment's run
+// at a time, the others counted by the index) to Insert and touchEach
+// where the store's held keys lie at the least recent end, untouched
+// since they were stored: chains on shared prefixes stored again from
+// their first key, with no lookup's touch before, into small tiers, so
+// that the eviction meets the store's held runs first and must skip
+// every key of them. It requires stores that evicted past held keys.
+func TestFullStoreProtectsHeldRuns(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 0x9a7d))
+	skippedHeld := 0
+	for round := range 40 {
+		capacity := 20 + r.IntN(100)
+		fast, slow := mustNew(t, capacity), mustNew(t, capacity)
+		fast.chained = true
+		slow.growIndex = true // reindex's twin
+		slow.evictEach = true // makeRoom's twin
+		prefixes := make([][]uint64, 1+r.IntN(3))
+		for g := range prefixes {
+			for k := range 1 + r.IntN(capacity/2) {
+				prefixes[g] = append(prefixes[g], uint64(g+1)<<32|uint64(k))
+			}
+		}
+		own := uint64(1 << 40)
+		for step := range 40 {
+			p := prefixes[r.IntN(len(prefixes))]
+			chain := append([]uint64(nil), p[:r.IntN(len(p)+1)]...)
+			for range 1 + r.IntN(capacity/3) {
+				own++
+				chain = append(chain, own)
+			}
+			for stored := 0; stored < len(chain); {
+				to := min(stored+1+r.IntN(capacity/2), len(chain))
+				keys := chain[stored:to]
+				lru := slow.nodes[slow.nodes[nil32].next].key
+				held := slices.Contains(keys, lru) && slow.Contains(lru)
+				fe, fa, fok := fast.Store(keys, chain, nil)
+				se, sa, sok := slow.storeStep(keys, chain)
+				requireSameStore(t, fe, fa, fok, se, sa, sok)
+				requireSameList(t, fast, slow, round, step)
+				if held && len(se) > 0 {
+					skippedHeld++
+				}
+				if !fok {
+					break
+				}
+				stored = to
+			}
+		}
+	}
+	require.Greater(t, skippedHeld, 50, "stores that evicted past their held keys at the least recent end")
 }
