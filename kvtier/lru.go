@@ -44,6 +44,13 @@ type LRU struct {
 	// A test's switch: makeRoom unlinks each node it evicts
 	// (makeRoomEach), its slow twin.
 	evictEach bool
+	// known is 1 + how many of the keys of the store roomFor just made
+	// room for lead it held, every key after them new (protectRuns),
+	// for the insert that follows (insertStacked takes it: insertNew);
+	// 0 if not known. A test's switch, noKnown, leaves it 0: the insert
+	// looks the keys up again (insertFreed), insertNew's slow twin.
+	known   int
+	noKnown bool
 }
 
 // nil32 is the list's sentinel: nodes[0] is the head (its next is the least
@@ -513,8 +520,9 @@ func (l *LRU) roomFor(keys []uint64, evicted []uint64, distinct bool) (_ []uint6
 	// made, or the store refused, for that many; the insert skips a
 	// duplicate as held).
 	var protected int
+	lead := -1
 	if distinct {
-		add, protected = l.protectRuns(keys)
+		add, protected, lead = l.protectRuns(keys)
 	} else {
 		add, protected = l.protectEach(keys)
 	}
@@ -524,6 +532,9 @@ func (l *LRU) roomFor(keys []uint64, evicted []uint64, distinct bool) (_ []uint6
 	evicted, anon, ok = l.makeRoom(add, protected, evicted)
 	if !ok {
 		return evicted, 0, add, false
+	}
+	if lead >= 0 && !l.noKnown {
+		l.known = lead + 1 // for the insert that follows (insertStacked)
 	}
 	return evicted, anon, add, true
 }
@@ -561,7 +572,11 @@ func (l *LRU) protectEach(keys []uint64) (add, protected int) {
 // past its tiers' fill (budget test): 78,402 instructions a request
 // with a lookup a key (roomFor 6,813), 76,008 so (protectRuns 2,317,
 // Missing 2,464 from 899).
-func (l *LRU) protectRuns(keys []uint64) (add, protected int) {
+//
+// It also returns lead, how many of keys, from the first, its first run
+// held, when every key after them is new (else −1): keys the insert
+// after the eviction need not look up again (insertNew).
+func (l *LRU) protectRuns(keys []uint64) (add, protected, lead int) {
 	nodes, epoch := l.nodes, l.epoch
 	for j := 0; j < len(keys); {
 		i, held := l.index.Get(keys[j])
@@ -579,9 +594,15 @@ func (l *LRU) protectRuns(keys []uint64) (add, protected int) {
 				}
 			}
 		}
+		if j == 0 {
+			lead = len(run)
+		}
 		j += len(run)
 	}
-	return add, protected
+	if add != len(keys)-lead {
+		lead = -1 // a key held past the first run
+	}
+	return add, protected, lead
 }
 
 // InsertAnon stores an anonymous run of n blocks at the most recent end,

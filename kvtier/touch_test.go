@@ -715,6 +715,8 @@ func newChain(r *rand.Rand, prefixes [][]uint64, own *uint64, most int) []uint64
 // their first key, with no lookup's touch before, into small tiers, so
 // that the eviction meets the store's held runs first and must skip
 // every key of them. It requires stores that evicted past held keys.
+// A third tier stores as the fast one, its new keys looked up again
+// after the eviction (noKnown: insertFreed, insertNew's twin).
 func TestFullStoreProtectsHeldRuns(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 0x9a7d))
 	skippedHeld := 0
@@ -724,6 +726,10 @@ func TestFullStoreProtectsHeldRuns(t *testing.T) {
 		fast.chained = true
 		slow.growIndex = true // reindex's twin
 		slow.evictEach = true // makeRoom's twin
+		// Store with its new keys looked up again after the eviction
+		// (insertFreed, not insertNew).
+		again := mustNew(t, capacity)
+		again.chained, again.noKnown = true, true
 		prefixes := make([][]uint64, 1+r.IntN(3))
 		for g := range prefixes {
 			for k := range 1 + r.IntN(capacity/2) {
@@ -747,6 +753,9 @@ func TestFullStoreProtectsHeldRuns(t *testing.T) {
 				se, sa, sok := slow.storeStep(keys, chain)
 				requireSameStore(t, fe, fa, fok, se, sa, sok)
 				requireSameList(t, fast, slow, round, step)
+				ae, aa, aok := again.Store(keys, chain, nil)
+				requireSameStore(t, fe, fa, fok, ae, aa, aok)
+				requireSameList(t, fast, again, round, step)
 				if held && len(se) > 0 {
 					skippedHeld++
 				}

@@ -437,6 +437,29 @@ func (t *Index) PutNew(keys []uint64, id int32) {
 	t.n += len(keys)
 }
 
+// PutIDs maps keys, none of them held and each given once, to ids[0],
+// ids[1], and so on (ids holds as many as keys): PutNew with the ids
+// given, AddIDs for keys known new (kvtier's store into a full tier,
+// whose eviction's lookups found them not held), without its compare a
+// probe and its copy of the keys added.
+func (t *Index) PutIDs(keys []uint64, ids []int32) {
+	t.Reserve(t.n + len(keys))
+	slots := t.slots
+	if len(slots) == 0 {
+		return // never: Reserve made some (it tells the compiler that slots[i&mask] is in bounds)
+	}
+	ids = ids[:len(keys)] // so that the loop checks no index
+	mask := uint(len(slots) - 1)
+	for x, k := range keys {
+		i := uint(k*mul) >> homeShift
+		for slots[i&mask].id != 0 {
+			i++
+		}
+		slots[i&mask] = slot{key: k, id: ids[x] + 1} // a slot holds the id + 1
+	}
+	t.n += len(keys)
+}
+
 // Reserve makes room for n keys in all: the table grows at once to the
 // size that holds them at most a quarter full, if it is smaller. A
 // caller that knows its index will grow far (kvtier's, from 64 slots to

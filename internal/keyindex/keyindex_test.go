@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// indexOps applies a stream of operations (Put, Del, DelKeys, Add, Reserve or Clear and PutNew, Missing and MissingMark, AddNew) to an Index
+// indexOps applies a stream of operations (Put, Del, DelKeys, Add, PutIDs, Reserve or Clear and PutNew, Missing and MissingMark, AddNew) to an Index
 // and to a Go map, and fails at the first answer on which they differ. Keys come from
 // a small range (collisions, reinserts and deletes of absent keys are
 // common) or, half the time, from clustered homes: keys that differ only
@@ -119,6 +119,14 @@ func indexOps(t *testing.T, ops []byte) {
 				add := func() []uint64 { return ix.AddNew(run, id, before) }
 				if b[1]&8 != 0 {
 					add = func() []uint64 { return ix.AddIDs(run, ids, before) }
+				}
+				if b[1]&16 != 0 && len(want) == len(run) {
+					// None held, each given once: PutIDs, as kvtier's
+					// store of keys it knows new.
+					add = func() []uint64 {
+						ix.PutIDs(run, ids)
+						return append(before, run...)
+					}
 				}
 				if got := add(); before == nil {
 					require.Equal(t, want, got, "AddNew or AddIDs(%#x, %d, %v)", run, id, ids)
