@@ -280,16 +280,24 @@ func TestChainedTouchIsTouchEach(t *testing.T) {
 	insertChains(t, true)
 }
 
+// twinTiers returns two empty tiers of capacity blocks: a fast one,
+// Chained if chained, and a slow one whose index grows by itself and
+// whose eviction unlinks each node (reindex's and makeRoom's twins).
+func twinTiers(t *testing.T, capacity int, chained bool) (fast, slow *LRU) {
+	fast, slow = mustNew(t, capacity), mustNew(t, capacity)
+	fast.chained = chained
+	slow.growIndex = true // reindex's twin
+	slow.evictEach = true // makeRoom's twin
+	return fast, slow
+}
+
 // longChains is TestTouchLongChainsIsTouchEach, the fast tier Chained
 // if chained.
 func longChains(t *testing.T, chained bool) {
 	r := rand.New(rand.NewPCG(41, 0x5e9))
 	for round := range 12 {
 		capacity := 200 + r.IntN(800)
-		fast, slow := mustNew(t, capacity), mustNew(t, capacity)
-		fast.chained = chained
-		slow.growIndex = true // reindex's twin
-		slow.evictEach = true // makeRoom's twin
+		fast, slow := twinTiers(t, capacity, chained)
 		prefixes := make([][]uint64, 1+r.IntN(4))
 		for g := range prefixes {
 			for k := range 1 + r.IntN(200) {
@@ -722,10 +730,7 @@ func TestFullStoreProtectsHeldRuns(t *testing.T) {
 	skippedHeld := 0
 	for round := range 40 {
 		capacity := 20 + r.IntN(100)
-		fast, slow := mustNew(t, capacity), mustNew(t, capacity)
-		fast.chained = true
-		slow.growIndex = true // reindex's twin
-		slow.evictEach = true // makeRoom's twin
+		fast, slow := twinTiers(t, capacity, true)
 		// Store with its new keys looked up again after the eviction
 		// (insertFreed, not insertNew).
 		again := mustNew(t, capacity)
