@@ -251,13 +251,15 @@ func (x pubMember) in() bool { return x.s.member && x.s.rank == x.rank }
 // store an entry where two arrays took two (and coRange one difference
 // where it took two): countMember 141 → 122 instructions a request,
 // coBlockSteps 70 → 61, RunAtlas 4,908 → 4,881 (the budget test); with
-// countMember's test for noSufs, 136 and 4,894. The last entry,
-// BlockSize + 1, holds −count[0] alone (its r is not read).
+// countMember's test for noSufs, 136 and 4,894 (the test in joinCohort's
+// join instead, 4,897 → 4,888). The last entry, BlockSize + 1, holds
+// −count[0] alone (its r is not read).
 type sufs [sufLen]int64
 
 // noSufs is the sums of no member, which a cohort reads until its first
-// join makes its own (countMember): a kept cohort's sums are 1 KiB, and a
-// replica's setup stays within its 6 KB (TestFleetSetupAllocatesEachReplicaOnce).
+// join makes its own (joinCohort, before it counts the member): a kept
+// cohort's sums are 1 KiB, and a replica's setup stays within its 6 KB
+// (TestFleetSetupAllocatesEachReplicaOnce).
 // Nothing writes it.
 var noSufs sufs
 
@@ -290,7 +292,7 @@ func (e *Engine) setCohort(on bool) {
 	e.co.on = on
 	if e.co.on && e.co.count == nil {
 		e.co.count = make([]int32, e.cfg.BlockSize)
-		e.co.suf = &noSufs // made at the first join (countMember)
+		e.co.suf = &noSufs // made at the first join (joinCohort)
 		e.co.top, e.co.mask = e.cfg.BlockSize+1, e.cfg.BlockSize-1
 		e.co.sumbuf = make([]int, e.cfg.MaxSeqs)
 	}
@@ -303,9 +305,6 @@ func (e *Engine) countMember(c, d int) {
 	co := &e.co
 	r := c & (e.cfg.BlockSize - 1)
 	co.count[r] += int32(d)
-	if co.suf == &noSufs {
-		co.suf = new(sufs)
-	}
 	suf, add := co.suf[:r+1], int64(d)+int64(d*r)<<32 // one bounds check, not one an entry
 	// Two entries a pass, from the last down: the loop tests its counter
 	// against 0 and has no bounds check, 5 instructions a pass (7 when the
@@ -595,6 +594,9 @@ func (e *Engine) joinCohort(all bool) {
 		}
 		s.member, s.t0, s.rank = true, co.tick, co.joins
 		co.joins++
+		if co.suf == &noSufs { // its first join (countMember counts members only after it)
+			co.suf = new(sufs)
+		}
 		e.countMember(s.computed-co.tick, 1)
 		s.finTick = co.tick + s.req.Output - s.emitted
 		co.fin.push(finEntry{tick: s.finTick, rank: s.rank, s: s})
