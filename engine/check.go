@@ -278,12 +278,12 @@ func (c *checker) runningMarkedRunning() {
 func (c *checker) waitingMarkedWaiting() {
 	q := &c.e.waiting
 	for i, it := range q.items {
-		if s := it.s; s.phase != phaseWaiting || s.heapIdx != i {
+		if s := it.s; s.phase != phaseWaiting || int(s.heapIdx) != i {
 			c.bad("request %d in the waiting queue at %d is marked phase %d, index %d", s.req.Ref, i, s.phase, s.heapIdx)
 		}
 	}
 	for i := q.head; i < len(q.run); i++ {
-		if s := q.run[i].s; s != nil && (s.phase != phaseWaiting || s.heapIdx != runIdx(i)) {
+		if s := q.run[i].s; s != nil && (s.phase != phaseWaiting || int(s.heapIdx) != runIdx(i)) {
 			c.bad("request %d in the waiting queue's run at %d is marked phase %d, index %d", s.req.Ref, i, s.phase, s.heapIdx)
 		}
 	}
@@ -367,7 +367,7 @@ func (c *checker) remoteHoldTheirSequence() {
 				c.badRequest(s, "Remote, not reserved, holds %d blocks, %d computed", s.blocks(), s.computed)
 			}
 		case remoteReserved:
-			if s.computed != s.cached || s.computed >= s.req.Input {
+			if s.computed != int(s.cached) || s.computed >= s.req.Input {
 				c.badRequest(s, "reserved with %d computed, %d cached of its prompt of %d", s.computed, s.cached, s.req.Input)
 			}
 		case remoteLanded:
@@ -551,7 +551,7 @@ func (c *checker) outputNotDone() {
 func (c *checker) blocksCoverTokens() {
 	e := c.e
 	c.eachHeld(func(s *seq) {
-		ahead := max(s.sched, s.look) // tokens whose blocks are taken beyond those computed
+		ahead := max(s.sched, int(s.look)) // tokens whose blocks are taken beyond those computed
 		if e.lazy && s.sched > 0 {
 			ahead = e.runAlloc * s.sched // a run takes its blocks step by step (a chunk a step for a prompt)
 		}
@@ -636,7 +636,7 @@ func (c *checker) cohortOnWhileMembers() {
 // membersIndexed: a member knows its index in the cohort's list.
 func (c *checker) membersIndexed() {
 	for i, s := range c.e.co.members {
-		if s != nil && s.cidx != i {
+		if s != nil && int(s.cidx) != i {
 			c.badCohort("member %d at %d says it is at %d", s.req.Ref, i, s.cidx)
 		}
 	}

@@ -204,7 +204,7 @@ func TestEachInvariantFires(t *testing.T) {
 			q := &e.waiting
 			q.run = append([]waitItem{{key: 0}}, q.run[q.head:]...)
 			for i, it := range q.run[1:] {
-				it.s.heapIdx = runIdx(i + 1)
+				it.s.heapIdx = int32(runIdx(i + 1))
 			}
 			q.head = 0
 			return []string{"engine: the waiting queue's run has a hole at its head 0"}

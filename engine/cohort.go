@@ -600,7 +600,7 @@ func (e *Engine) joinCohort(all bool) {
 		e.countMember(s.computed-co.tick, 1)
 		s.finTick = co.tick + s.req.Output - s.emitted
 		co.fin.push(finEntry{tick: s.finTick, rank: s.rank, s: s})
-		s.cidx = len(co.members)
+		s.cidx = int32(len(co.members))
 		co.members = append(co.members, s)
 		co.n++
 		k++
@@ -722,7 +722,7 @@ func (e *Engine) compact0() {
 	k := 0
 	for _, s := range co.members {
 		if s != nil {
-			s.cidx = k
+			s.cidx = int32(k)
 			co.members[k] = s
 			k++
 		}

@@ -180,7 +180,7 @@ func (e *Engine) reserve(s *seq) bool {
 	e.attach(s, hit)
 	e.take(s, e.need(s, s.known))
 	cached := hit * e.cfg.BlockSize
-	s.cached = cached
+	s.cached = int32(cached)
 	s.phase, s.rstate = phaseReserved, remoteReserved
 	e.reserved = append(e.reserved, s)
 	e.plan.Reserved = append(e.plan.Reserved, Reservation{Ref: s.req.Ref, Tokens: s.req.Input - cached, Cached: cached})
@@ -342,7 +342,7 @@ func (e *Engine) admitLanded(budget int) (int, bool) {
 		s.phase, s.rstate = phaseRunning, remoteNone
 		s.admitted = e.move + 1
 		e.running = append(e.running, s)
-		e.start(s, s.cached)
+		e.start(s, int(s.cached))
 		e.schedule(s, 1)
 		budget--
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"time"
+	"unsafe"
 
 	"github.com/servesim/servesim/internal/ascend"
 )
@@ -125,54 +126,64 @@ const (
 type seq struct {
 	req      Request
 	order    uint64 // Add order
-	phase    phase
-	rstate   uint8 // a Remote request's stage (remote.go); 0 for any other
-	known    int   // prompt + tokens emitted: the tokens that exist
-	computed int   // tokens in KV
-	emitted  int   // output tokens emitted so far
-	heapIdx  int   // index in the waiting heap, runIdx of its index in the FCFS run, -1 when not waiting
-	started  bool
-	preempts int
+	known    int    // prompt + tokens emitted: the tokens that exist
+	computed int    // tokens in KV
+	emitted  int    // output tokens emitted so far
 	sched    int    // tokens scheduled in the step in flight; 0 if none
-	cached   int    // prompt tokens found cached at first admission
-	decoding bool   // scheduled as a decode (one token after an emitted one)
-	draft    int    // draft tokens it verifies in the step in flight (speculative)
-	look     int    // tokens beyond computed whose blocks it holds from rejected drafts
-	aborted  bool   // aborted while in the step in flight
 	admitted uint64 // outcomes with steps before the plan that last admitted it, + 1 (Scheduled's Kind)
 
 	// Its KV blocks, block j holding tokens [j·BlockSize, (j+1)·BlockSize):
 	// the leading held ones carry content in the prefix cache (ids, nodes
 	// of the pool; in a pool kept by runs, runs names them: runpool.go),
 	// the anon after them none.
-	ids       []int32
-	held      int
-	runs      *runSeq
-	anon      int
-	keys      []uint64 // content keys of the leading full blocks, computed on demand
-	shared    int      // leading blocks of shared content cached as they are computed (prefix.go): keyed, or its prompt's alone when its answer's are cached late (lateCache)
-	keyed     int      // leading blocks of shared content: those its keys and runs name as shared (prefix.go)
-	ownCached bool     // its own blocks were cached at a preemption
+	ids    []int32
+	held   int
+	runs   *runSeq
+	anon   int
+	keys   []uint64 // content keys of the leading full blocks, computed on demand
+	shared int      // leading blocks of shared content cached as they are computed (prefix.go): keyed, or its prompt's alone when its answer's are cached late (lateCache)
+	keyed  int      // leading blocks of shared content: those its keys and runs name as shared (prefix.go)
+
+	lastMove uint64 // the last outcome it emitted in (streak.go)
+
+	// In the decode cohort (cohort.go): its token fields were true when
+	// the cohort's clock read t0; its last token is at clock finTick;
+	// rank is its running order among the members.
+	t0      int
+	finTick int
+	rank    uint64
+
+	// The narrow fields, together after the words: a seq is 320 bytes (the
+	// const below), 5 passes of recycle's zeroing where 384, with
+	// padding after each bool and these as ints, took 6 (RunAtlas 4,888 →
+	// 4,883 instructions a request, the budget test). Each int32 holds a
+	// count bounded by MaxTokens (math.MaxInt32, Config.Validate), by
+	// MaxSeqsLimit, or by the requests waiting (2³¹ of them would be 640
+	// GiB of seqs), or saturates (preempts).
+	heapIdx  int32 // index in the waiting heap, runIdx of its index in the FCFS run, -1 when not waiting
+	cached   int32 // prompt tokens found cached at first admission (< Input < MaxModelLen)
+	draft    int32 // draft tokens it verifies in the step in flight (speculative; < MaxBatchedTokens)
+	look     int32 // tokens beyond computed whose blocks it holds from rejected drafts (at most SpeculativeTokens)
+	preempts int32 // times preempted, saturating at math.MaxInt32 (read only as none or some)
+	cidx     int32 // its place in the cohort's list (fewer than 2·MaxSeqsLimit + 16: compact)
 	// A tier's (tier.go): the leading full blocks offered to it, and
 	// while a load is reserved or landed the tokens found in HBM and
 	// those it loads (int32: a seq is zeroed at every recycle).
 	stored, tierHit, tierLoad int32
 	tierNext                  int32  // the next step of the run in flight at which it has a block to offer the tier (storeFrom)
-	lastMove                  uint64 // the last outcome it emitted in (streak.go)
-
-	// In the decode cohort (cohort.go): its token fields were true when
-	// the cohort's clock read t0; its last token is at clock finTick;
-	// rank is its running order among the members.
-	member  bool
-	tierLag bool // a member whose store the tier refused: it offers at every step (coStore, tier.go)
-	t0      int
-	finTick int
-	cidx    int // its place in the cohort's list
-	rank    uint64
-
-	checkGen uint32 // Check's scratch: the generation that last visited
-	checkIn  uint8  // and where it found the request (1 running, 2 waiting)
+	checkGen                  uint32 // Check's scratch: the generation that last visited
+	phase                     phase
+	rstate                    uint8 // a Remote request's stage (remote.go); 0 for any other
+	checkIn                   uint8 // Check's scratch: where it found the request (1 running, 2 waiting)
+	started                   bool
+	decoding                  bool // scheduled as a decode (one token after an emitted one)
+	aborted                   bool // aborted while in the step in flight
+	ownCached                 bool // its own blocks were cached at a preemption
+	member                    bool // in the decode cohort
+	tierLag                   bool // a member whose store the tier refused: it offers at every step (coStore, tier.go)
 }
+
+const _ = uint(320 - unsafe.Sizeof(seq{})) // does not compile if a seq outgrows 320 bytes (recycle's five passes)
 
 func (s *seq) queued() Queued {
 	q := Queued{Priority: s.req.Priority, Seq: s.order, Class: s.req.Class, Arrival: s.req.Arrival,

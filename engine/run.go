@@ -1020,7 +1020,7 @@ func (e *Engine) decoded(s *seq, agg bool) bool {
 	s.computed += k
 	s.known += k
 	s.emitted += k
-	s.look = max(s.look, k) - k
+	s.look = int32(max(int(s.look), k) - k)
 	s.sched = 0
 	if agg { // it holds the blocks of its computed tokens (allocThrough)
 		s.anon = e.blocksFor(s.computed) - s.held

@@ -276,7 +276,7 @@ func (e *Engine) planDrafts(i, budget, avail, owed int) (int, int, int, int) {
 			avail -= need
 			s.anon += need
 		}
-		s.sched, s.decoding, s.draft = n, true, n-1
+		s.sched, s.decoding, s.draft = n, true, int32(n-1)
 		sched[j], decode[j], verify[j] = s, c, n
 		budget -= n
 	}
@@ -411,7 +411,7 @@ func (e *Engine) checkGate(s *seq, keep int) {
 // cached.
 func (e *Engine) start(s *seq, tokens int) {
 	s.started = true
-	s.cached = tokens
+	s.cached = int32(tokens)
 	e.plan.Started = append(e.plan.Started, s.req.Ref)
 	e.plan.Cached = append(e.plan.Cached, tokens)
 }
@@ -517,7 +517,9 @@ func (e *Engine) preempt(s *seq, scheduled bool) {
 	s.computed, s.look = 0, 0
 	e.outstanding += s.left()
 	s.phase = phaseWaiting
-	s.preempts++
+	if s.preempts < math.MaxInt32 { // read only as none or some: saturates
+		s.preempts++
+	}
 	e.waiting.pushFront(s) // under FCFS at the front, as vLLM prepends it
 	e.plan.Preempted = append(e.plan.Preempted, s.req.Ref)
 }
@@ -528,7 +530,7 @@ func (e *Engine) schedule(s *seq, n int) {
 	s.decoding = s.emitted > 0 && s.known-s.computed == 1
 	s.draft = 0
 	if s.decoding {
-		s.draft = n - 1 // speculative drafts; chunk asks for one token otherwise
+		s.draft = int32(n - 1) // speculative drafts; chunk asks for one token otherwise
 	}
 	if s.held < s.shared {
 		if s.decoding {
@@ -543,7 +545,7 @@ func (e *Engine) schedule(s *seq, n int) {
 	if s.decoding {
 		e.plan.Batch.Decode = append(e.plan.Batch.Decode, s.computed)
 		if e.cfg.SpeculativeTokens > 0 {
-			e.plan.Batch.Verify = append(e.plan.Batch.Verify, 1+s.draft)
+			e.plan.Batch.Verify = append(e.plan.Batch.Verify, 1+int(s.draft))
 			e.vsum += int32(1 + s.draft)
 		}
 	} else {
@@ -621,7 +623,7 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 		}
 		n := s.sched * e.plan.Steps // a chunk a step (a run of chunks: runLength)
 		e.outstanding -= s.left()
-		s.look = max(s.look, n) - n
+		s.look = int32(max(int(s.look), n) - n)
 		s.computed += n
 		s.sched, s.draft = 0, 0
 		if s.computed < s.known {
@@ -722,8 +724,8 @@ func verifyIID(sched []*seq, ems []Emit, drs []Draft, a *accept.IID) (k, tokens 
 		if s.draft == 0 {
 			break
 		}
-		acc := a.Accepted(streams[s.req.Ref].Uint64()>>11, s.draft)
-		drs[k] = Draft{Drafted: s.draft, Accepted: acc}
+		acc := a.Accepted(streams[s.req.Ref].Uint64()>>11, int(s.draft))
+		drs[k] = Draft{Drafted: int(s.draft), Accepted: acc}
 		// The Emit held, its tokens and Done read from it rather than
 		// from ems or 1 + acc again: 31,884 then 31,790 instructions a
 		// request in BenchmarkRegime/Speculation.
@@ -747,7 +749,7 @@ func (e *Engine) verifyEach(sched []*seq, ems []Emit, drs []Draft) (k, tokens in
 			break
 		}
 		acc := e.accepted(s)
-		drs[k] = Draft{Drafted: s.draft, Accepted: acc}
+		drs[k] = Draft{Drafted: int(s.draft), Accepted: acc}
 		ems[k] = s.verify(1 + acc)
 		tokens += 1 + acc
 		done = done || ems[k].Done
@@ -764,7 +766,7 @@ func (e *Engine) verifyEach(sched []*seq, ems []Emit, drs []Draft) (k, tokens in
 // and the outcome's number held in the loop cost 148 instructions a
 // request in BenchmarkRegime/Speculation (34,450 then 34,302).
 func (s *seq) verify(n int) Emit {
-	s.look = max(s.look, s.sched) - n
+	s.look = int32(max(int(s.look), s.sched) - n)
 	s.computed += n
 	s.known += n
 	s.emitted += n
@@ -782,7 +784,7 @@ func (e *Engine) noteDraft(d Draft) {
 
 // accepted asks the driver how many of s's drafts the step accepted.
 func (sc *scheduling) accepted(s *seq) int {
-	return min(max(sc.acceptor.Accept(s.req.Ref, s.draft), 0), s.draft)
+	return min(max(sc.acceptor.Accept(s.req.Ref, int(s.draft)), 0), int(s.draft))
 }
 
 // dropFinished frees finished requests' blocks and compacts the running list.

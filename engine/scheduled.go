@@ -111,7 +111,7 @@ func (e *Engine) scheduled(dst []Scheduled, admitted uint64) []Scheduled {
 			if s.preempts > 0 {
 				k = ScheduledResumed
 			} else {
-				cached = s.cached // a landed Remote request computed its prompt by transfer
+				cached = int(s.cached) // a landed Remote request computed its prompt by transfer
 			}
 		}
 		dst = append(dst, Scheduled{Ref: s.req.Ref, Tokens: s.sched, Computed: s.computed, Cached: cached,

@@ -364,7 +364,7 @@ func verifyUncut(members []*seq, ems []Emit, drs []Draft, streams []accept.PCG, 
 // for verify, which clears both: 31,446 then 31,075 instructions a
 // request in BenchmarkRegime/Speculation). It returns its Emit.
 func verifiedIID(s *seq, n, t int) Emit {
-	s.look = max(s.look, n) - t
+	s.look = int32(max(int(s.look), n) - t)
 	s.computed += t
 	s.known += t
 	s.emitted += t
@@ -399,7 +399,7 @@ func noteMembers(members []*seq, sc *specCohort, k1, bs int) bool {
 	sc.next, sc.vsum, sc.need, sc.ex = 0, 0, 0, sc.ex[:0]
 	for i, s := range members {
 		c := s.computed
-		if s.req.Output-s.emitted >= k1 && c+k1 <= (c+s.look+up)&down {
+		if s.req.Output-s.emitted >= k1 && c+k1 <= (c+int(s.look)+up)&down {
 			continue // the usual member: k1 tokens, no block
 		}
 		left := s.req.Output - s.emitted
@@ -414,7 +414,7 @@ func noteMembers(members []*seq, sc *specCohort, k1, bs int) bool {
 		// shift: with the shift's count in CX the loop spilled its index
 		// (31,989 then 31,683 instructions a request in
 		// BenchmarkRegime/Speculation).
-		if room := (c + s.look + up) & down; c+n > room {
+		if room := (c + int(s.look) + up) & down; c+n > room {
 			b := 0
 			for ; c+n > room; room += bs {
 				b++
@@ -458,7 +458,7 @@ func (e *Engine) specFields(on bool) {
 	for _, s := range e.running[:e.sc.m] {
 		if on {
 			n := min(k1, s.req.Output-s.emitted)
-			s.sched, s.decoding, s.draft = n, true, n-1
+			s.sched, s.decoding, s.draft = n, true, int32(n-1)
 		} else {
 			s.sched, s.decoding, s.draft = 0, false, 0
 		}

@@ -230,7 +230,7 @@ func drawMembers(members []*seq, saved, streams []accept.PCG, buf []uint8, need 
 		saved[i] = accept.PCG{Hi: hi, Lo: lo}
 		row := buf[i*maxSpecRun : i*maxSpecRun+steps]
 		c, left := s.computed, s.req.Output-s.emitted
-		room := (max(c+s.look, c+k1) + bs - 1) &^ (bs - 1) // a run's block size is a power of two (e.shift >= 0)
+		room := (max(c+int(s.look), c+k1) + bs - 1) &^ (bs - 1) // a run's block size is a power of two (e.shift >= 0)
 		lim := c + left - room
 		left -= k1
 		n := len(row)
@@ -406,8 +406,8 @@ func applyRows(members []*seq, ems []Emit, drs []Draft, last []uint8, k1, floor,
 		// computed tokens before the last step, c'' after (the y extendSpec
 		// rounds up to room).
 		c := s.computed + t
-		look := max(s.computed+s.look, c-1-int(last[i*maxSpecRun])+k1) - c
-		s.look = look
+		look := max(s.computed+int(s.look), c-1-int(last[i*maxSpecRun])+k1) - c
+		s.look = int32(look)
 		s.computed = c
 		s.known += t
 		s.emitted += t
@@ -520,7 +520,7 @@ func (e *Engine) specAnon() {
 	sc := e.sc
 	k1 := e.cfg.SpeculativeTokens + 1
 	for _, s := range e.running[:sc.m] {
-		ahead := s.look
+		ahead := int(s.look)
 		if sc.taken > sc.done {
 			ahead = max(ahead, k1)
 		}

@@ -95,7 +95,7 @@ func (q *waitQueue) before(it waitItem, k *Queued, j int) bool {
 // place puts it, with key k (read only off FCFS), at index i.
 func (q *waitQueue) place(i int, it waitItem, k *Queued) {
 	q.items[i] = it
-	it.s.heapIdx = i
+	it.s.heapIdx = int32(i)
 	if !q.fcfs {
 		q.keys[i] = *k
 	}
@@ -105,7 +105,7 @@ func (q *waitQueue) place(i int, it waitItem, k *Queued) {
 func (q *waitQueue) move(i, j int) {
 	it := q.items[j]
 	q.items[i] = it
-	it.s.heapIdx = i
+	it.s.heapIdx = int32(i)
 	if !q.fcfs {
 		q.keys[i] = q.keys[j]
 	}
@@ -133,7 +133,7 @@ func (q *waitQueue) pushKey(s *seq, k int64) {
 		if q.live == 0 { // empty, holes and all: start again at 0
 			q.run, q.head = q.run[:0], 0
 		}
-		s.heapIdx = runIdx(len(q.run))
+		s.heapIdx = int32(runIdx(len(q.run)))
 		q.run = append(q.run, waitItem{key: k, s: s})
 		q.live++
 		return
@@ -141,7 +141,7 @@ func (q *waitQueue) pushKey(s *seq, k int64) {
 	j := len(q.items)
 	q.items = append(q.items, waitItem{key: k, s: s})
 	if q.fcfs && (j == 0 || q.items[(j-1)/2].key < k) {
-		s.heapIdx = j // the usual FCFS push, the newest request: in place
+		s.heapIdx = int32(j) // the usual FCFS push, the newest request: in place
 		return
 	}
 	if !q.fcfs {
@@ -170,10 +170,10 @@ func (q *waitQueue) pop() *seq {
 // drop removes s, which waits.
 func (q *waitQueue) drop(s *seq) {
 	if s.heapIdx >= 0 {
-		q.remove(s.heapIdx)
+		q.remove(int(s.heapIdx))
 		return
 	}
-	i := runPos(s.heapIdx)
+	i := runPos(int(s.heapIdx))
 	q.run[i].s = nil // a hole, passed when the head reaches it
 	s.heapIdx = -1
 	q.live--
@@ -194,7 +194,7 @@ func (q *waitQueue) passHoles() {
 		q.run, q.head = q.run[:n], 0
 		for j, it := range q.run {
 			if it.s != nil {
-				it.s.heapIdx = runIdx(j)
+				it.s.heapIdx = int32(runIdx(j))
 			}
 		}
 	}

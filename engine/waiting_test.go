@@ -60,7 +60,7 @@ func TestWaitQueueFCFSAdmitsInAddOrder(t *testing.T) {
 				t.Fatalf("round %d op %d: peek is the request of order %d, want %d", round, op, q.peek().order, want[0].order)
 			}
 			for i := q.head; i < len(q.run); i++ {
-				if s := q.run[i].s; s != nil && s.heapIdx != runIdx(i) {
+				if s := q.run[i].s; s != nil && int(s.heapIdx) != runIdx(i) {
 					t.Fatalf("round %d op %d: the run's request at %d has index %d", round, op, i, s.heapIdx)
 				}
 			}
