@@ -286,17 +286,6 @@ func (r *runner) recycleIDs(cfg Config) {
 	r.recycle = rc
 }
 
-// recycleSlot hands s's prefix ids back to the source at its end
-// (recycleIDs), lackRoots' note of them, if it is theirs, forgotten
-// first: a later arrival given the same array is another request.
-func (r *runner) recycleSlot(s *slot) {
-	if m := r.roots; m != nil && len(s.prefix) > 0 && m.lastIDs == &s.prefix[0] {
-		m.lastIDs = nil
-	}
-	r.recycle.Recycle(s.prefix)
-	r.recycled++
-}
-
 // keepsNoIDs reports whether rt is nil or one of this package's
 // routers, which keep no request's ids past its routing.
 func keepsNoIDs(rt Router) bool {

@@ -436,6 +436,7 @@ func TestRecycledPromptsAreFresh(t *testing.T) {
 				if len(h.ids) > 0 {
 					handedBack[&h.ids[0]] = true
 				}
+				fast.readySpare() // as generatorInto.Recycle
 				fast.recycle(h.ids)
 			}
 			live = live[:k]

@@ -199,7 +199,10 @@ func (g *generatorInto) NextInto(r *Request) error {
 // group may be given the same array, its group's shared ids in place
 // and its own written over the rest (blockIDs.recycle). Next's callers
 // never hand any back: every request's ids are its own.
-func (g *generatorInto) Recycle(ids []uint64) { g.ids.recycle(ids) }
+func (g *generatorInto) Recycle(ids []uint64) {
+	g.ids.readySpare()
+	g.ids.recycle(ids)
+}
 
 // draws are the streams one request draws from.
 type draws struct{ in, out, prefix *rand.Rand }
