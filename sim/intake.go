@@ -593,9 +593,14 @@ func (r *runner) sendWaiting() error {
 // it to the router asked.
 func (r *runner) route(s *slot) (int, error) {
 	req := &r.routeReq // reused: a router must not keep it
-	*req = workload.Request{ID: s.rec.ID, Arrival: s.rec.Arrival, InputTokens: s.rec.Input, OutputTokens: s.rec.Output,
-		PrefixHashes: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo, Conversation: s.rec.Conversation, Turn: s.rec.Turn,
-		Class: s.rec.Class, Priority: s.priority}
+	// Every field written, one by one (a router may have changed any),
+	// not a new Request built and copied over it: Regime/
+	// Fleet8PrefixApprox 9,834 then 9,813 instructions a request (the
+	// budget test). TestRouteWritesEveryField counts the fields.
+	req.ID, req.Arrival, req.InputTokens, req.OutputTokens = s.rec.ID, s.rec.Arrival, s.rec.Input, s.rec.Output
+	req.PrefixHashes, req.PrefixBlockTokens, req.PrefixTwoRuns = s.prefix, s.prefixLen, s.prefixTwo
+	req.Conversation, req.Turn, req.Class, req.Priority = s.rec.Conversation, s.rec.Turn, s.rec.Class, s.priority
+	req.Failed, req.HashesCoverOutput = false, false
 	r.view.req = req
 	i := r.router.Route(req, &r.view)
 	r.view.req = nil
