@@ -74,6 +74,10 @@ type twins struct {
 	// back to its source (recycleIDs), whose every prompt takes a new
 	// array.
 	noRecycleIDs bool
+	// noHeldEach makes PrefixAffinity's balance test choose how to read
+	// the replicas' held requests at every arrival (View.heldRange's
+	// tests), not read the fleet's replicas kept in View.each.
+	noHeldEach bool
 	// smallOneEnd makes a single replica keep its step end as a small
 	// fleet's are kept, not as the one end (stepEnds.one).
 	smallOneEnd bool
