@@ -199,10 +199,11 @@ func (l loadPrefixAffinity) Route(r *workload.Request, v *View) int {
 // prefix at once (View.longestCached), to loadPrefixAffinity, on the
 // random scenarios whose fleet routes by PrefixAffinity, with their own
 // view and again with ApproxView (which syncs no replica itself), and
-// in their prefill pools: both runs fast, the same bytes.
+// in their prefill pools: both runs fast, the same bytes. Each run is
+// also held to twins.noHeldEach (View.each), byte for byte.
 func TestHeldIsTheLoads(t *testing.T) {
 	t.Parallel()
-	runs, pools := 0, 0
+	runs, pools, kept := 0, 0, 0
 	for seed := range uint64(4_000) {
 		data := randomScenario(seed)
 		cfg, reqs := decodeScenario(data)
@@ -221,9 +222,23 @@ func TestHeldIsTheLoads(t *testing.T) {
 			}
 			sameScenario(t, data, reqs, fast, slow)
 			runs++
+			// View.each, the fleet's replicas kept for heldRange at
+			// the start, against heldRange's tests at every arrival
+			// (twins.noHeldEach), some with steps.
+			steps := seed%3 == 0
+			a, r, err := runScenarioWith(fast, reqs, twins{}, steps)
+			require.NoError(t, err)
+			if r.view.each != nil {
+				kept++
+			}
+			b, rb, err := runScenarioWith(fast, reqs, twins{noHeldEach: true}, steps)
+			require.NoError(t, err)
+			require.Nil(t, rb.view.each, "the twin keeps none")
+			sameBytes(t, b.text, a.text)
 		}
 	}
-	t.Logf("%d runs routed by PrefixAffinity, %d of them with a prefill pool", runs, pools)
+	t.Logf("%d runs routed by PrefixAffinity, %d of them with a prefill pool, %d with the replicas kept (View.each)", runs, pools, kept)
 	require.Greater(t, runs, 300)
 	require.Greater(t, pools, 20)
+	require.Greater(t, kept, 50)
 }
