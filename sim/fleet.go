@@ -188,8 +188,9 @@ type View struct {
 	// each is the fleet's replicas when heldRange reads them one by one
 	// (heldRangeEach) at every arrival, known at the start: fresh
 	// signals, the whole fleet (no prefill pool, no autoscaler) and no
-	// lackRoots; nil otherwise (and with twins.noHeldEach).
-	each []replica
+	// lackRoots; nil otherwise (and with twins.noHeldEach). A pointer
+	// (to runner.heldReps), so that a View stays comparable.
+	each *[]replica
 }
 
 // Replicas is the number of replicas.
@@ -253,7 +254,7 @@ func (v *View) held(i int) int {
 // through held (TestHeldIsTheLoads holds both to the whole Load).
 func (v *View) heldRange() (least, lo, hi int) {
 	if v.each != nil { // the tests below, made once (View.each): Regime/Fleet8PrefixApprox 9,813 then 9,792 a request
-		return heldRangeEach(v.each)
+		return heldRangeEach(*v.each)
 	}
 	if v.r.cfg.Fleet.SignalDelay > 0 || v.idx != nil {
 		lo = v.held(0)

@@ -73,6 +73,7 @@ type routing struct {
 	routeRand *rand.Rand
 	routed    int // requests routed so far
 	routeReq  workload.Request
+	heldReps  []replica // the fleet's replicas View.each points at, nil when it is nil
 	signals   []signals // each frontend's stale view (Fleet.SignalDelay)
 	// routes: a send asks the router, or the gateway (several replicas,
 	// a router set, or a Config.Gateway); else it goes to the one replica.

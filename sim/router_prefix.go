@@ -115,7 +115,7 @@ func (p PrefixAffinity) Validate() error {
 func (p PrefixAffinity) Route(r *workload.Request, v *View) int {
 	var least, lo, hi int
 	if v.each != nil { // heldRange's first read, without its call: Regime/Fleet8PrefixApprox servesim's own 9,415 then 9,404 a request
-		least, lo, hi = heldRangeEach(v.each)
+		least, lo, hi = heldRangeEach(*v.each)
 	} else {
 		least, lo, hi = v.heldRange()
 	}

@@ -181,7 +181,8 @@ func newRunnerWith(cfg Config, src workload.Source, obs Observer, tw twins) (*ru
 	if r.fleet && r.roots == nil && cfg.Fleet.SignalDelay <= 0 && !cfg.Fleet.Autoscale.On() && r.pd == nil && !tw.noHeldEach {
 		// heldRange's choice, made once: the replicas' array never moves
 		// in a fleet that does not autoscale.
-		r.view.each = r.reps[r.view.lo : r.view.lo+r.view.n]
+		r.heldReps = r.reps[r.view.lo : r.view.lo+r.view.n]
+		r.view.each = &r.heldReps
 	}
 	_, least := r.router.(LeastLoaded)
 	r.leastFresh = least && (r.pd == nil || r.pd.leastRemote()) && r.cache == nil && cfg.Fleet.SignalDelay <= 0 && r.gw == nil
