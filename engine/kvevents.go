@@ -67,6 +67,20 @@ type kvChainSink interface {
 	KVStoredChain(at time.Duration, c kvchain.Run)
 }
 
+// kvChainKeysSink is a kvChainSink that may take a run's keys in place
+// of its name: while ChainKeys() reports true, the engine computes the
+// keys of a run it would name (keys it computes at the run's eviction
+// anyway, and keeps) and gives them by KVStoredChainKeys(at, keys),
+// which is KVStoredChain(at, c) with keys c's. sim's EventsView index
+// asks for them past its first removal, when a removal wakes every run
+// it took by name (computing their keys a second time) before the next
+// store comes. An interface of package engine's own: no exported form.
+type kvChainKeysSink interface {
+	kvChainSink
+	ChainKeys() bool
+	KVStoredChainKeys(at time.Duration, keys []uint64)
+}
+
 // kvRemovedSink is a KVEventRunSink that also takes an eviction's run of
 // removals in the blocks' order: KVRemovedLastFirst(at, keys) is
 // KVEvents(at, rev, true) with rev keys last first (an eviction's
@@ -100,6 +114,7 @@ type kvPublisher struct {
 	sink   KVEventSink
 	runs   KVEventRunSink
 	chains kvChainSink
+	keyed  kvChainKeysSink
 	revs   kvRemovedSink
 	e      *Engine
 	step   int      // the step of the run in flight whose blocks are being taken (allocThrough); 0: none
@@ -183,6 +198,7 @@ func (e *Engine) PublishKVEvents(sink KVEventSink) {
 		e.pool.pub = &kvPublisher{sink: sink, e: e}
 		e.pool.pub.runs, _ = sink.(KVEventRunSink)
 		e.pool.pub.chains, _ = sink.(kvChainSink)
+		e.pool.pub.keyed, _ = sink.(kvChainKeysSink)
 		e.pool.pub.revs, _ = sink.(kvRemovedSink)
 		if q, ok := sink.(kvQuietSink); ok {
 			q.KVQuietProbe(e.quietRun, e.nextStart)

@@ -64,8 +64,45 @@ func (l *chainLog) KVStoredChain(at time.Duration, c kvchain.Run) {
 	l.chained += c.N
 }
 
+// keysLog is a chainLog that asks for the keys of the runs it would
+// take by name (kvChainKeysSink) once it has taken a removal, as sim's
+// EventsView index does, logging them one by one: an engine publishing
+// to it must log what it logs to an eventLog.
+type keysLog struct {
+	chainLog
+	removals bool
+}
+
+// keyedBlocks counts the blocks keysLogs took by their keys
+// (KVStoredChainKeys: TestKVEventsRunsAreSteps).
+var keyedBlocks int
+
+func (l *keysLog) KVEvent(ev KVEvent) {
+	l.removals = l.removals || ev.Removed
+	l.log.KVEvent(ev)
+}
+
+func (l *keysLog) KVEvents(at time.Duration, keys []uint64, removed bool) {
+	l.removals = l.removals || removed && len(keys) > 0
+	l.log.KVEvents(at, keys, removed)
+}
+
+func (l *keysLog) KVRemovedLastFirst(at time.Duration, keys []uint64) {
+	l.removals = l.removals || len(keys) > 0
+	l.chainLog.KVRemovedLastFirst(at, keys)
+}
+
+func (l *keysLog) ChainKeys() bool { return l.removals }
+
+func (l *keysLog) KVStoredChainKeys(at time.Duration, keys []uint64) {
+	l.log.KVEvents(at, keys, false)
+	keyedBlocks += len(keys)
+}
+
 // publishTo makes e publish its KV events to log: one by one (how 0),
-// in runs (1, runLog) or in runs and chains (2, chainLog).
+// in runs (1, runLog), in runs and chains (2, chainLog), or in runs and
+// chains and, past the first removal, chains by their keys (3,
+// keysLog).
 func publishTo(e *Engine, log *eventLog, how int) *chainLog {
 	switch how {
 	case 1:
@@ -74,6 +111,10 @@ func publishTo(e *Engine, log *eventLog, how int) *chainLog {
 		c := &chainLog{log: (*runLog)(log)}
 		e.PublishKVEvents(c)
 		return c
+	case 3:
+		c := &keysLog{chainLog: chainLog{log: (*runLog)(log)}}
+		e.PublishKVEvents(c)
+		return &c.chainLog
 	default:
 		e.PublishKVEvents(log)
 	}
@@ -241,18 +282,23 @@ func TestKVEventsStoreBeforeTheCohortsEviction(t *testing.T) {
 func TestKVEventsRunsAreSteps(t *testing.T) {
 	runsChunked, runsChunkPub, runsContinued, runsContinuedCut, quietSyncs = 0, 0, 0, 0, 0
 	events := 0
-	lastFirstRemovals = 0
+	lastFirstRemovals, keyedBlocks = 0, 0
 	for seed := range uint64(400) {
 		rng, cfg, model, adds := chunkRunScenario(seed, 4141041, true)
 		cuts := rand.New(rand.NewPCG(seed, 41))
 		o := timelineOpts{cont: true, omit: rng.IntN(2) == 0, cut: func() bool { return cuts.IntN(3) == 0 }}
 		slow := eventsTimeline(t, cfg, model, adds, o, false, 0)
-		fast := eventsTimeline(t, cfg, model, adds, o, true, rng.IntN(3))
+		how := rng.IntN(3)
+		if how == 2 && seed%2 == 1 {
+			how = 3 // chains by their keys past the first removal
+		}
+		fast := eventsTimeline(t, cfg, model, adds, o, true, how)
 		events += strings.Count(slow, "{") // an event's braces
 		require.Equal(t, slow, fast, "seed %d, %+v, streaks omitted %v", seed, cfg, o.omit)
 	}
-	t.Logf("%d runs of prefill chunks, %d caching shared content, %d continued runs (%d cut at their start and planned again); %d KV events compared; %d syncs of quiet runs; %d removals taken in the blocks' order", runsChunked, runsChunkPub, runsContinued, runsContinuedCut, events, quietSyncs, lastFirstRemovals)
+	t.Logf("%d runs of prefill chunks, %d caching shared content, %d continued runs (%d cut at their start and planned again); %d KV events compared; %d syncs of quiet runs; %d removals taken in the blocks' order; %d blocks stored by their keys", runsChunked, runsChunkPub, runsContinued, runsContinuedCut, events, quietSyncs, lastFirstRemovals, keyedBlocks)
 	assert.Positive(t, lastFirstRemovals, "the scenarios no longer evict runs of blocks to a chainLog (kvRemovedSink)")
+	assert.Positive(t, keyedBlocks, "the scenarios no longer store runs by their keys to a keysLog (kvChainKeysSink)")
 	assert.Greater(t, quietSyncs, 1000, "the scenarios no longer sync quiet runs (quietRun)")
 	assert.Greater(t, runsChunked, 200, "the scenarios no longer plan runs of prefill chunks")
 	assert.Positive(t, runsChunkPub, "the scenarios no longer plan runs of chunks that cache shared content")

@@ -1750,6 +1750,9 @@ func (p *blockPool) cacheNewEdge(r *runSeq, full int) bool {
 // sink that takes runs. Its callers
 // test for a publisher: a call that returns at once costs Regime/
 // Conversations, which publishes nothing, 150 instructions a request.
+// A run along consecutive ids goes by name to a sink that takes it so
+// (chainAt), or with its keys, computed here and kept for its eviction,
+// to one that asks for them (kvChainKeysSink).
 func (p *blockPool) emitStored(e int32, lo, hi int) {
 	if lo >= hi {
 		return
@@ -1757,6 +1760,11 @@ func (p *blockPool) emitStored(e int32, lo, hi int) {
 	t := p.runs
 	if p.pub.chains != nil {
 		if c, ok := t.chainAt(e, lo, hi); ok {
+			if k := p.pub.keyed; k != nil && k.ChainKeys() {
+				t.key(e, hi-1)
+				k.KVStoredChainKeys(p.pub.at(), t.edges[e].keys[lo:hi])
+				return
+			}
 			p.pub.chains.KVStoredChain(p.pub.at(), c)
 			return
 		}

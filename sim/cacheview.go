@@ -808,7 +808,7 @@ func (e EventsView) state(r *runner) (cacheState, error) {
 // to.
 func (s *eventsState) added(r *runner, i int) {
 	x := &eventIndex{s: s, noBuckets: r.tw.noForgetBuckets, keepAll: r.tw.keepRemovalWakes, forgetAll: r.tw.forgetUnseen,
-		dropEach: r.tw.dropEach || r.tw.forgetUnseen}
+		dropEach: r.tw.dropEach || r.tw.forgetUnseen, byName: r.tw.chainsByName}
 	switch {
 	case r.tw.eventsOwnTables: // a table of its own (tests): no band's
 		x.held = ownKeys()
@@ -847,6 +847,7 @@ type eventIndex struct {
 	keepAll   bool        // twins.keepRemovalWakes: a removal's wakes kept too
 	forgetAll bool        // twins.forgetUnseen: every key dropped counted forgotten
 	dropEach  bool        // twins.dropEach (or forgetUnseen): every key dropped by drop
+	byName    bool        // twins.chainsByName: stored runs by name past the first removal too
 	rand      *rand.Rand  // its Jitter draws; nil without
 	held      replicaKeys // copies of each key the index believes cached
 	// The events on their way, in order: their keys, and the runs of
@@ -892,6 +893,7 @@ type eventIndex struct {
 	unseen    int    // keys dropped that no walk, memo or kept run took as held, not counted forgotten (tests)
 	unseenRun int    // of them, those dropped in one loop (maskCounts.dropUnseen) (tests)
 	lastFirst int    // removals queued from a run last first, reversed here (KVRemovedLastFirst) (tests)
+	keyed     int    // blocks of runs along consecutive ids taken by their keys (KVStoredChainKeys) (tests)
 }
 
 // storedSeg is a run of keys an engine stored in one call, of minStored
@@ -1098,6 +1100,12 @@ func (r removedReversed) KVEvents(at time.Duration, keys []uint64, removed bool)
 }
 
 func (r removedReversed) KVStoredChain(at time.Duration, c kvchain.Run) { r.x.KVStoredChain(at, c) }
+
+func (r removedReversed) ChainKeys() bool { return r.x.ChainKeys() }
+
+func (r removedReversed) KVStoredChainKeys(at time.Duration, keys []uint64) {
+	r.x.KVStoredChainKeys(at, keys)
+}
 
 func (r removedReversed) KVQuietProbe(quiet func() bool, next func(time.Duration) time.Duration) {
 	r.x.KVQuietProbe(quiet, next)

@@ -109,6 +109,34 @@ func (x *eventIndex) KVStoredChain(at time.Duration, c kvchain.Run) {
 	x.chained += c.N
 }
 
+// ChainKeys reports whether the index takes its engine's stored runs
+// along consecutive ids by their keys (KVStoredChainKeys), not by name
+// (KVStoredChain): past its first removal, unless twins.chainsByName.
+// There every removal wakes every run taken by name (wakeAll), before
+// any walk asks about the requests' own runs, which are nearly all of
+// them: their keys were computed twice, by the index at the wake and by
+// the engine at their eviction (kvchain.Fill 2,206 instructions a
+// request in Regime/Fleet8PrefixEvents past its pools' fill), and each
+// run was queued, filtered and woken. The engine computes them once,
+// at the store, and keeps them for the eviction.
+// TestChainKeysPastRemovalsAreByName holds it to the twin.
+func (x *eventIndex) ChainKeys() bool { return x.removed > 0 && !x.byName }
+
+// KVStoredChainKeys queues the stored run of keys, made at at, along
+// consecutive ids (the engine's kvChainKeysSink): KVStoredChain of the
+// run they are the keys of. Its keys are held at once, as a run by name
+// woken by a removal, and kept for walk no more than such a run is
+// (wakeAll: the requests' own runs, which no arrival asks about).
+func (x *eventIndex) KVStoredChainKeys(at time.Duration, keys []uint64) {
+	x.keyed += len(keys)
+	if x.rand != nil {
+		x.KVEvents(at, keys, false)
+		return
+	}
+	x.enqueue(at+x.s.cfg.Lag, false, len(keys))
+	x.keys = append(x.keys, keys...)
+}
+
 // chainKeys is c's keys, in the index's buffer.
 func (x *eventIndex) chainKeys(c kvchain.Run) []uint64 {
 	l := &x.lazy

@@ -98,6 +98,80 @@ func TestRemovalWakesUnkeptAreKept(t *testing.T) {
 	require.Positive(t, unkept)
 }
 
+// TestChainKeysPastRemovalsAreByName holds an index that takes its
+// engine's stored runs along consecutive ids by their keys past its
+// first removal (eventIndex.ChainKeys, KVStoredChainKeys) to one that
+// takes them by name throughout (twins.chainsByName): the same answers
+// at every arrival, records and summary, over eventTwins' scenarios
+// (some with jitter, where each key is an event of its own) and
+// twoReplicasFilled, whose pools fill. It requires blocks taken so.
+func TestChainKeysPastRemovalsAreByName(t *testing.T) {
+	t.Parallel()
+	requireFilledTwin(t, twins{chainsByName: true}, "blocks of runs taken by their keys", func(x *eventIndex) int { return x.keyed })
+}
+
+// TestChainKeysQueueAsChains holds an index's queue taking stored runs
+// by their keys (KVStoredChainKeys) to its twin's taking the same runs
+// by name (KVStoredChain), with removals between, over random streams
+// with a lag, and with jitter (the indexes drawing from streams of one
+// seed): the same runs seen at the same instants after each call, and
+// with jitter (each key an event of its own, by name too) the same keys
+// queued; without, the keys queued as KVEvents queues them, none kept
+// for walk.
+func TestChainKeysQueueAsChains(t *testing.T) {
+	t.Parallel()
+	taken := 0
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 55))
+		cfg := EventsView{Lag: time.Duration(seed%3) * time.Millisecond}
+		var x, twin, ref *eventIndex
+		for _, p := range []**eventIndex{&x, &twin, &ref} {
+			*p = &eventIndex{s: &eventsState{cfg: cfg}, held: ownKeys()}
+			if seed%2 == 1 {
+				(*p).s.cfg.Jitter = 3 * time.Millisecond
+				(*p).rand = workload.NewStream(seed, "j")
+			}
+		}
+		var at time.Duration
+		for range 100 {
+			at += time.Duration(rng.IntN(3)) * time.Millisecond / 2
+			if rng.IntN(3) == 0 {
+				keys := []uint64{rng.Uint64N(50), rng.Uint64N(50)}
+				for _, y := range []*eventIndex{x, twin, ref} {
+					y.KVRemovedLastFirst(at, keys)
+				}
+				continue
+			}
+			c := kvchain.Run{Parent: rng.Uint64(), ID: rng.Uint64N(1000), R: rng.IntN(2), Per: 1 + rng.IntN(2), B: 16, N: 1 + rng.IntN(40)}
+			c.R %= c.Per
+			keys := make([]uint64, c.N)
+			c.Keys(keys)
+			x.KVStoredChainKeys(at, keys)
+			twin.KVStoredChain(at, c)
+			ref.KVEvents(at, keys, false)
+			taken += c.N
+			require.Equal(t, runsSeen(twin.runs), runsSeen(x.runs), "seed %d", seed)
+			require.Equal(t, ref.runs, x.runs, "seed %d", seed)
+			require.Equal(t, ref.keys, x.keys, "seed %d", seed)
+			require.Empty(t, x.segs, "seed %d", seed)
+			if x.rand != nil {
+				require.Equal(t, twin.keys, x.keys, "seed %d", seed)
+			}
+		}
+	}
+	require.Positive(t, taken)
+}
+
+// runsSeen is the instants and kinds of a queue's runs, without their
+// starts in its keys (a run by name queues none).
+func runsSeen(runs []eventRun) []eventRun {
+	out := make([]eventRun, len(runs))
+	for i, r := range runs {
+		out[i] = eventRun{seen: r.seen, gone: r.gone}
+	}
+	return out
+}
+
 // twoReplicasFilled is Regime/Fleet8PrefixEvents's workload on two of
 // its replicas, at its rate a replica, with pools of 2,000 blocks,
 // 2,400 requests: each index takes 1,200 requests' runs, its pool full

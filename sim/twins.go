@@ -53,6 +53,11 @@ type twins struct {
 	// (KVEvents), as before the index took them in the blocks' order
 	// (eventIndex.KVRemovedLastFirst).
 	removedReversed bool
+	// chainsByName makes a KV events index take its engine's stored
+	// runs along consecutive ids by name past its first removal too
+	// (lazyRuns, woken at every removal), not by their keys, computed
+	// by the engine (eventIndex.ChainKeys).
+	chainsByName bool
 	// noIDsInPlace turns idsInPlace off: a source copies each request's
 	// ids, as its Next does for any caller.
 	noIDsInPlace bool
