@@ -154,14 +154,8 @@ func TestRemovedLastFirstIsKVEvents(t *testing.T) {
 	t.Parallel()
 	taken := 0
 	for seed := range uint64(40) {
-		rng := rand.New(rand.NewPCG(seed, 54))
-		cfg := EventsView{Lag: time.Duration(seed%3) * time.Millisecond}
-		x := &eventIndex{s: &eventsState{cfg: cfg}, held: ownKeys()}
-		twin := &eventIndex{s: &eventsState{cfg: cfg}, held: ownKeys()}
-		if seed%2 == 1 {
-			x.s.cfg.Jitter, twin.s.cfg.Jitter = 3*time.Millisecond, 3*time.Millisecond
-			x.rand, twin.rand = workload.NewStream(seed, "j"), workload.NewStream(seed, "j")
-		}
+		rng, xs := queueTwins(seed, 54, 2)
+		x, twin := xs[0], xs[1]
 		var at time.Duration
 		for range 200 {
 			at += time.Duration(rng.IntN(3)) * time.Millisecond / 2
@@ -185,6 +179,22 @@ func TestRemovedLastFirstIsKVEvents(t *testing.T) {
 		}
 	}
 	require.Positive(t, taken)
+}
+
+// queueTwins is n indexes alike for a test of their queues, seed's: a
+// lag of seed%3 ms, and on odd seeds a jitter of 3 ms drawn from
+// streams of one seed; and the test's random stream (seed, salt).
+func queueTwins(seed, salt uint64, n int) (*rand.Rand, []*eventIndex) {
+	cfg := EventsView{Lag: time.Duration(seed%3) * time.Millisecond}
+	xs := make([]*eventIndex, n)
+	for i := range xs {
+		xs[i] = &eventIndex{s: &eventsState{cfg: cfg}, held: ownKeys()}
+		if seed%2 == 1 {
+			xs[i].s.cfg.Jitter = 3 * time.Millisecond
+			xs[i].rand = workload.NewStream(seed, "j")
+		}
+	}
+	return rand.New(rand.NewPCG(seed, salt)), xs
 }
 
 // TestRemovalsLastFirstAreReversed holds an index that takes an

@@ -122,16 +122,8 @@ func TestChainKeysQueueAsChains(t *testing.T) {
 	t.Parallel()
 	taken := 0
 	for seed := range uint64(40) {
-		rng := rand.New(rand.NewPCG(seed, 55))
-		cfg := EventsView{Lag: time.Duration(seed%3) * time.Millisecond}
-		var x, twin, ref *eventIndex
-		for _, p := range []**eventIndex{&x, &twin, &ref} {
-			*p = &eventIndex{s: &eventsState{cfg: cfg}, held: ownKeys()}
-			if seed%2 == 1 {
-				(*p).s.cfg.Jitter = 3 * time.Millisecond
-				(*p).rand = workload.NewStream(seed, "j")
-			}
-		}
+		rng, xs := queueTwins(seed, 55, 3)
+		x, twin, ref := xs[0], xs[1], xs[2]
 		var at time.Duration
 		for range 100 {
 			at += time.Duration(rng.IntN(3)) * time.Millisecond / 2
