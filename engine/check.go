@@ -72,6 +72,8 @@ func (e *Engine) Check() error {
 		c.cohortSuffixSums()
 		c.finishQueueHoldsMembers()
 		c.finishQueueOrdered()
+	} else {
+		c.neverKeptIsEmpty()
 	}
 	c.noStepsAheadIdle()
 	// KV blocks and the prefix cache.
@@ -623,6 +625,15 @@ func (e *Engine) memberView(s *seq) seq {
 func (c *checker) cohortKept() bool {
 	co := &c.e.co
 	return len(co.members) > 0 || co.count != nil
+}
+
+// neverKeptIsEmpty: a cohort never kept (no count table: setCohort) has
+// no member and none due, so that a speculative engine's Complete passes
+// it by (completeNoCohort).
+func (c *checker) neverKeptIsEmpty() {
+	if co := &c.e.co; co.n != 0 || co.fin.len() != 0 {
+		c.badCohort("never kept, yet %d members and %d due", co.n, co.fin.len())
+	}
 }
 
 // cohortOnWhileMembers: the cohort has members in flight only while the

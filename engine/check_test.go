@@ -306,6 +306,10 @@ func TestEachInvariantFires(t *testing.T) {
 			fin.run[n-2], fin.run[n-1] = fin.run[n-1], fin.run[n-2]
 			return []string{fmt.Sprintf("engine: decode cohort: finish queue's run out of order at %d", n-1-fin.head)}
 		}},
+		{"neverKeptIsEmpty", checkedSpec, func(t *testing.T, e *Engine) []string {
+			e.co.fin.push(finEntry{tick: 3, s: &seq{}})
+			return []string{"engine: decode cohort: never kept, yet 0 members and 1 due"}
+		}},
 		{"noStepsAheadIdle", checkedFCFS, func(t *testing.T, e *Engine) []string {
 			e.inFlight = false
 			e.co.ahead = 3 // within the members' last blocks: their views hold the same blocks
@@ -393,10 +397,35 @@ func TestEachInvariantFires(t *testing.T) {
 		})
 	}
 	invariants := checkedInvariants(t)
-	require.Len(t, invariants, 44)
+	require.Len(t, invariants, 45)
 	for _, name := range invariants {
 		assert.True(t, tested[name], "no case corrupts %s", name)
 	}
+}
+
+// checkedSpec is a speculative engine (K = 2) mid-run, its decode cohort
+// never kept (decideFast), its speculative cohort's members planned.
+func checkedSpec(t *testing.T) *Engine {
+	t.Helper()
+	e, err := New(Config{MaxSeqs: 4, KVBlocks: 64, SpeculativeTokens: 2}, nil)
+	require.NoError(t, err)
+	e.Runner().OmitStreaks(true)
+	for ref := range int32(3) {
+		require.NoError(t, e.Add(0, Request{Ref: ref, Input: 40, Output: 30}))
+	}
+	now := time.Duration(0)
+	for range 3 {
+		p, err := e.Schedule(now)
+		require.NoError(t, err)
+		_, err = e.Complete(p.End)
+		require.NoError(t, err)
+		now = p.End
+	}
+	_, err = e.Schedule(now)
+	require.NoError(t, err)
+	require.Nil(t, e.co.count, "a decode cohort kept")
+	require.NoError(t, e.Check())
+	return e
 }
 
 // checkedInvariants are the checker's methods Check calls, read from

@@ -885,6 +885,25 @@ func (e *Engine) completeCohort(steps int, done bool) []*seq {
 	return fin
 }
 
+// completeNoCohort is completeCohort(e.plan.Steps, true) for a
+// speculative engine (Complete's), which keeps no decode cohort
+// (decideFast): a cohort never kept (no count table, setCohort) has no
+// member and none due, and its clock alone moves (the plan's Cohort
+// counts the speculative cohort's members, specCohort). Its body, each
+// of its tests failing, was about 48 instructions a step (13,364 steps
+// in 4,000 requests of BenchmarkRegime/Speculation: completeCohort 179
+// instructions a request, the budget test's profile).
+func (e *Engine) completeNoCohort() []*seq {
+	if co := &e.co; co.count == nil {
+		if e.plan.Cohort > 0 {
+			co.tick += e.plan.Steps
+			co.ahead = 0
+		}
+		return nil
+	}
+	return e.completeCohort(e.plan.Steps, true)
+}
+
 // sortByRank sorts a few members into running order, those of a run
 // through finishes by their last step first (through.go): the order of
 // the steps they finish at, each step's in running order.

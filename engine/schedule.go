@@ -589,9 +589,12 @@ func (e *Engine) Complete(end time.Duration) (*Outcome, error) {
 	if e.mixed { // its admitted prompt, a member (mixed.go)
 		e.listFirst(e.plan.Steps)
 	}
-	fin := e.completeCohort(e.plan.Steps, true) // the members come first
+	var fin []*seq
 	done := false
-	if e.out.Drafts != nil { // speculative decoding, past its first emit
+	if e.out.Drafts == nil {
+		fin = e.completeCohort(e.plan.Steps, true) // the members come first
+	} else { // speculative decoding, past its first emit
+		fin = e.completeNoCohort()
 		e.out.Drafts = e.out.Drafts[:0]
 		if e.sc != nil && e.sc.on {
 			// Its cohort's members (verified notes the listed decodes with
