@@ -64,14 +64,7 @@ func checkedRuns(t *testing.T) *Engine {
 	for ref, output := range []int{5, 60} {
 		require.NoError(t, e.Add(0, Request{Ref: int32(ref), Input: 40, Output: output, Prefix: []uint64{1, 2}, PrefixBlockTokens: 16}))
 	}
-	now := time.Duration(0)
-	for range 10 {
-		p, err := e.Schedule(now)
-		require.NoError(t, err)
-		_, err = e.Complete(p.End)
-		require.NoError(t, err)
-		now = p.End
-	}
+	stepsFrom0(t, e, 10)
 	require.NotNil(t, e.pool.runs)
 	require.Equal(t, 2, e.pool.cached)
 	require.NoError(t, e.Check())
@@ -403,6 +396,21 @@ func TestEachInvariantFires(t *testing.T) {
 	}
 }
 
+// stepsFrom0 plans and completes n steps of e a step a move from the
+// instant 0, and returns the last one's end.
+func stepsFrom0(t *testing.T, e *Engine, n int) time.Duration {
+	t.Helper()
+	now := time.Duration(0)
+	for range n {
+		p, err := e.Schedule(now)
+		require.NoError(t, err)
+		_, err = e.Complete(p.End)
+		require.NoError(t, err)
+		now = p.End
+	}
+	return now
+}
+
 // checkedSpec is a speculative engine (K = 2) mid-run, its decode cohort
 // never kept (decideFast), its speculative cohort's members planned.
 func checkedSpec(t *testing.T) *Engine {
@@ -413,15 +421,7 @@ func checkedSpec(t *testing.T) *Engine {
 	for ref := range int32(3) {
 		require.NoError(t, e.Add(0, Request{Ref: ref, Input: 40, Output: 30}))
 	}
-	now := time.Duration(0)
-	for range 3 {
-		p, err := e.Schedule(now)
-		require.NoError(t, err)
-		_, err = e.Complete(p.End)
-		require.NoError(t, err)
-		now = p.End
-	}
-	_, err = e.Schedule(now)
+	_, err = e.Schedule(stepsFrom0(t, e, 3))
 	require.NoError(t, err)
 	require.Nil(t, e.co.count, "a decode cohort kept")
 	require.NoError(t, e.Check())
