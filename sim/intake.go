@@ -69,7 +69,11 @@ func newIntake(cfg Config, src workload.Source) intake {
 // routing is what routing each arrival keeps (route, and the View a
 // router reads, fleet.go).
 type routing struct {
-	router    Router
+	router Router
+	// prefix is the router, when it is a PrefixAffinity: a copy of it
+	// route calls directly (PrefixAffinity.route), not through Router
+	// (nil with twins.routerCall, its twin).
+	prefix    *PrefixAffinity
 	routeRand *rand.Rand
 	routed    int // requests routed so far
 	routeReq  workload.Request
@@ -603,7 +607,12 @@ func (r *runner) route(s *slot) (int, error) {
 	req.Conversation, req.Turn, req.Class, req.Priority = s.rec.Conversation, s.rec.Turn, s.rec.Class, s.priority
 	req.Failed, req.HashesCoverOutput = false, false
 	r.view.req = req
-	i := r.router.Route(req, &r.view)
+	var i int
+	if p := r.prefix; p != nil {
+		i = p.route(req, &r.view)
+	} else {
+		i = r.router.Route(req, &r.view)
+	}
 	r.view.req = nil
 	if i < 0 || i >= r.view.n {
 		return 0, fmt.Errorf("sim: router %T chose replica %d of a fleet of %d (indices 0 to %d)", r.router, i, r.view.n, r.view.n-1)

@@ -212,6 +212,9 @@ func TestHeldIsTheLoads(t *testing.T) {
 			continue
 		}
 		tree := ApproxView{MaxTreeSize: 64 * int(1+seed%5), EvictionInterval: time.Duration(1+seed%3) * 200 * time.Millisecond}
+		if seed%4 != 0 { // thresholds of their own (a router's copy keeps them: routing.prefix)
+			pa.CacheThreshold, pa.BalanceAbs, pa.BalanceRel = []float64{0.3, 0.5, 0.8}[seed%3], int(1+seed%3), 1+float64(seed%5)/8
+		}
 		for _, view := range []CacheView{pa.View, tree} {
 			pa.View = view
 			fast, slow := cfg, cfg
@@ -224,16 +227,20 @@ func TestHeldIsTheLoads(t *testing.T) {
 			runs++
 			// View.each, the fleet's replicas kept for heldRange at
 			// the start, against heldRange's tests at every arrival
-			// (twins.noHeldEach), some with steps.
+			// (twins.noHeldEach), and the runner's direct call of its
+			// copy of the router against Route through the Router
+			// interface (twins.routerCall), some with steps.
 			steps := seed%3 == 0
 			a, r, err := runScenarioWith(fast, reqs, twins{}, steps)
 			require.NoError(t, err)
 			if r.view.each != nil {
 				kept++
 			}
-			b, rb, err := runScenarioWith(fast, reqs, twins{noHeldEach: true}, steps)
+			require.NotNil(t, r.prefix, "the router called directly")
+			b, rb, err := runScenarioWith(fast, reqs, twins{noHeldEach: true, routerCall: true}, steps)
 			require.NoError(t, err)
 			require.Nil(t, rb.view.each, "the twin keeps none")
+			require.Nil(t, rb.prefix, "the twin calls Route")
 			sameBytes(t, b.text, a.text)
 		}
 	}

@@ -65,23 +65,26 @@ func (p PrefixAffinity) WithDefaults() PrefixAffinity {
 }
 
 // cacheThreshold, balanceAbs and balanceRel are the thresholds
-// WithDefaults sets: each field, or its default when zero. Route reads
-// them one by one, where it tests them, rather than copying p.
-func (p PrefixAffinity) cacheThreshold() float64 {
+// WithDefaults sets: each field, or its default when zero. route reads
+// them one by one, where it tests them, rather than copying p. Their
+// receivers are pointers: route's p is one, and an inlined method of a
+// value receiver copied all of *p to read one field (three copies of
+// 40 bytes an arrival).
+func (p *PrefixAffinity) cacheThreshold() float64 {
 	if p.CacheThreshold == 0 {
 		return DefaultCacheThreshold
 	}
 	return p.CacheThreshold
 }
 
-func (p PrefixAffinity) balanceAbs() int {
+func (p *PrefixAffinity) balanceAbs() int {
 	if p.BalanceAbs == 0 {
 		return DefaultBalanceAbs
 	}
 	return p.BalanceAbs
 }
 
-func (p PrefixAffinity) balanceRel() float64 {
+func (p *PrefixAffinity) balanceRel() float64 {
 	if p.BalanceRel == 0 {
 		return DefaultBalanceRel
 	}
@@ -110,9 +113,15 @@ func (p PrefixAffinity) Validate() error {
 
 // Route picks the replica with the longest cached prefix, or the least
 // loaded when the fleet is out of balance or nothing useful is cached.
-// It reads each threshold with its default (WithDefaults) where it tests
-// it, rather than copying p with all of them set at every arrival.
-func (p PrefixAffinity) Route(r *workload.Request, v *View) int {
+func (p PrefixAffinity) Route(r *workload.Request, v *View) int { return p.route(r, v) }
+
+// route is Route. The runner calls it on its own copy of its
+// PrefixAffinity router (routing.prefix), not through the Router
+// interface, whose call of a value method went through the method's
+// pointer wrapper, which copied p and called again. It reads each
+// threshold with its default (WithDefaults) where it tests it, rather
+// than copying p with all of them set at every arrival.
+func (p *PrefixAffinity) route(r *workload.Request, v *View) int {
 	var least, lo, hi int
 	if v.each != nil { // heldRange's first read, without its call: Regime/Fleet8PrefixApprox servesim's own 9,415 then 9,404 a request
 		least, lo, hi = heldRangeEach(*v.each)
@@ -123,8 +132,29 @@ func (p PrefixAffinity) Route(r *workload.Request, v *View) int {
 		return least
 	}
 	best, longest := v.longestCached(least)
-	if r.InputTokens > 0 && float64(longest)/float64(r.InputTokens) > p.cacheThreshold() {
+	if r.InputTokens > 0 && p.cachedOver(longest, r.InputTokens) {
 		return best
 	}
 	return least
+}
+
+// cachedOver says whether longest cached tokens of a prompt of input
+// tokens (> 0) are more than the cache threshold of it: the quotient
+// longest/input, in floats, above the threshold. At the default
+// threshold, one half, it asks 2·longest > input in integers, the same
+// answer without the divide: the quotient of integers up to 2^52 is
+// more than one half by 1/(2·input) at least when it is more at all,
+// above half an ulp there (2^−54), so it never rounds down to one
+// half. TestCachedOverIsTheQuotient holds it to cachedOverQuotient, the
+// quotient always.
+func (p *PrefixAffinity) cachedOver(longest, input int) bool {
+	if p.CacheThreshold == 0 && input <= 1<<52 {
+		return 2*longest > input
+	}
+	return cachedOverQuotient(longest, input, p.cacheThreshold())
+}
+
+// cachedOverQuotient is cachedOver by the quotient, at threshold t.
+func cachedOverQuotient(longest, input int, t float64) bool {
+	return float64(longest)/float64(input) > t
 }

@@ -184,6 +184,9 @@ func newRunnerWith(cfg Config, src workload.Source, obs Observer, tw twins) (*ru
 		r.heldReps = r.reps[r.view.lo : r.view.lo+r.view.n]
 		r.view.each = &r.heldReps
 	}
+	if p, ok := r.router.(PrefixAffinity); ok && !tw.routerCall {
+		r.prefix = &p
+	}
 	_, least := r.router.(LeastLoaded)
 	r.leastFresh = least && (r.pd == nil || r.pd.leastRemote()) && r.cache == nil && cfg.Fleet.SignalDelay <= 0 && r.gw == nil
 	r.gwOrLeast = r.gw != nil || r.leastFresh

@@ -83,6 +83,10 @@ type twins struct {
 	// the replicas' held requests at every arrival (View.heldRange's
 	// tests), not read the fleet's replicas kept in View.each.
 	noHeldEach bool
+	// routerCall makes route call a PrefixAffinity router through the
+	// Router interface (Route), as any router, not its own copy of it
+	// directly (routing.prefix).
+	routerCall bool
 	// smallOneEnd makes a single replica keep its step end as a small
 	// fleet's are kept, not as the one end (stepEnds.one).
 	smallOneEnd bool
