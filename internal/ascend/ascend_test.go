@@ -136,10 +136,14 @@ func TestTwoIsLen(t *testing.T) {
 			}
 		}
 	}
-	// Three runs whose last id is out of the second's place: not ok.
+	// Three runs whose last id is out of the second's place: not ok, at
+	// every guess (3, where the first run ends, is taken without the
+	// bisection).
 	ids := []uint64{1, 2, 3, 10, 11, 20, 21}
-	if _, ok := Two(ids, 0); ok {
-		t.Fatalf("Two(%v) passed its check", ids)
+	for guess := -1; guess <= len(ids)+1; guess++ {
+		if _, ok := Two(ids, guess); ok {
+			t.Fatalf("Two(%v, %d) passed its check", ids, guess)
+		}
 	}
 }
 
