@@ -3,11 +3,14 @@ package workload
 import (
 	"io"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/internal/ascend"
 )
 
 func TestPoissonFixedLengths(t *testing.T) {
@@ -153,6 +156,7 @@ func TestNextIntoIsNewRequest(t *testing.T) {
 		require.NoError(t, err)
 		var r Request
 		for k := 0; ; k++ {
+			scribble(t, &r)
 			err := (*generatorInto)(g).NextInto(&r)
 			at, ok := twin.arr.next()
 			if !ok {
@@ -169,5 +173,18 @@ func TestNextIntoIsNewRequest(t *testing.T) {
 			twin.next++
 			require.Equal(t, want, r, "config %d, request %d", i, k)
 		}
+	}
+}
+
+// scribble writes every field of *r over with a value no generator
+// gives, so that a NextInto that leaves one unwritten fails
+// TestNextIntoIsNewRequest; a field it does not set fails the test.
+func scribble(t *testing.T, r *Request) {
+	*r = Request{ID: 1 << 60, Arrival: -3, InputTokens: -1, OutputTokens: -2, PrefixHashes: []uint64{9, 9},
+		PrefixBlockTokens: -4, PrefixTwoRuns: ascend.Rising(), Conversation: 7, Turn: 8, Class: "scribbled",
+		Priority: -5, Failed: true, HashesCoverOutput: true}
+	x := reflect.ValueOf(r).Elem()
+	for k := range x.NumField() {
+		require.False(t, x.Field(k).IsZero(), "field %s not scribbled", x.Type().Field(k).Name)
 	}
 }
