@@ -300,6 +300,33 @@ func heldRangeEach(reps []replica) (least, lo, hi int) {
 	return least, lo, hi
 }
 
+// heldBounds is heldRangeEach's lo and hi alone (PrefixAffinity.route).
+func heldBounds(reps []replica) (lo, hi int) {
+	lo = reps[0].held
+	hi = lo
+	for i := 1; i < len(reps); i++ {
+		h := reps[i].held
+		lo, hi = min(lo, h), max(hi, h)
+	}
+	return lo, hi
+}
+
+// leastHeld is least, or when it is -1 (not found: heldBounds) the
+// first of the kept replicas (View.each) that holds lo requests, the
+// fewest: heldRangeEach's least.
+func (v *View) leastHeld(least, lo int) int {
+	if least >= 0 {
+		return least
+	}
+	reps := *v.each
+	for i := range reps {
+		if reps[i].held == lo {
+			return i
+		}
+	}
+	panic("sim: no replica holds the fewest requests")
+}
+
 // LeastOutstanding is the replica with the fewest outstanding tokens
 // (Outstanding), ties to the lowest index: LeastLoaded's choice, and a
 // read any router may make. With fresh signals and the view's replicas

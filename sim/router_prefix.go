@@ -121,21 +121,30 @@ func (p PrefixAffinity) Route(r *workload.Request, v *View) int { return p.route
 // pointer wrapper, which copied p and called again. It reads each
 // threshold with its default (WithDefaults) where it tests it, rather
 // than copying p with all of them set at every arrival.
+//
+// With the fleet's replicas kept (View.each) it reads their range
+// alone, without the least loaded (heldBounds, inlined: heldRange's
+// first read without its call, Regime/Fleet8PrefixApprox servesim's
+// own 9,415 then 9,404 a request; the least left out, 9,633 then 9,619–9,623), and
+// finds the least only where it answers with it (leastHeld): a replica
+// with a cached prefix is the longest one whoever the least is, as
+// longestCached takes the least's place only while none has one (its
+// least, -1 then, stands for none found yet).
 func (p *PrefixAffinity) route(r *workload.Request, v *View) int {
-	var least, lo, hi int
-	if v.each != nil { // heldRange's first read, without its call: Regime/Fleet8PrefixApprox servesim's own 9,415 then 9,404 a request
-		least, lo, hi = heldRangeEach(*v.each)
+	least, lo, hi := -1, 0, 0
+	if v.each != nil {
+		lo, hi = heldBounds(*v.each)
 	} else {
 		least, lo, hi = v.heldRange()
 	}
 	if hi-lo > p.balanceAbs() && float64(hi) > float64(lo)*p.balanceRel() {
-		return least
+		return v.leastHeld(least, lo)
 	}
 	best, longest := v.longestCached(least)
 	if r.InputTokens > 0 && p.cachedOver(longest, r.InputTokens) {
 		return best
 	}
-	return least
+	return v.leastHeld(least, lo)
 }
 
 // cachedOver says whether longest cached tokens of a prompt of input
