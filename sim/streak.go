@@ -310,9 +310,18 @@ func (sk *streaking) trimPeaks(rep *replica) {
 }
 
 // firstPeak is the index of the first peak at or after move from: the
-// longest step of the moves since.
+// longest step of the moves since. It looks at the last eight peaks
+// first, where a leaving member's mostly is (RunAtlas: about 2 from the
+// end of about 9), then halves the rest: RunAtlas 4,885 then 4,868
+// instructions a request, leaveAs 100 then 83 (the budget test; the last
+// four alone, 4,872).
 func (st *streaks) firstPeak(from int64) int {
 	lo, hi := 0, len(st.peaks)
+	for stop := max(0, hi-8); hi > stop; hi-- {
+		if st.peaks[hi-1].move < from {
+			return hi
+		}
+	}
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
 		if st.peaks[mid].move < from {
