@@ -96,6 +96,17 @@ type fastPaths struct {
 	// verifySum: a speculative step's verified positions are priced from
 	// their sum (price), under costmodel.Frozen, which reads only that.
 	verifySum bool
+	// oweAdmit: the blocks planChunked's running loop owes (the cohort's
+	// and the inline decodes') are taken with its first admission's own,
+	// in one take (schedule), unless that admission walks its hits (the
+	// pool as the take leaves it) first; until then only free counts
+	// are read, which tryAdmit's gate counts less the owed blocks
+	// (scheduling.owe). Not with remote KV or a tier (their waiting loop
+	// reserves), nor where a take is noted as it happens (stepAlloc).
+	oweAdmit bool
+	// takeApart (tests) turns oweAdmit off: the owed blocks taken at the
+	// running loop's end.
+	takeApart bool
 
 	// contFast and joinsFast are cont and joins when strict mode is off,
 	// false when it is on: the one flag Continue and JoinChangesNothing
@@ -265,6 +276,7 @@ func (e *Engine) decideFast() {
 	f.cont = why[pathContinue] == nil
 	_, frozen := e.model.(costmodel.Frozen)
 	f.verifySum = spec && frozen && !f.noTwin
+	f.oweAdmit = !e.async && !e.stepAlloc && !f.takeApart && !f.noTwin
 	// The speculative cohort lists its members nowhere in the plan: a
 	// driver that asked for OmitStreaks reads no listed decode, and
 	// Frozen prices them by their sum (verifySum). Under FCFS a victim is

@@ -16,6 +16,7 @@ import (
 type scheduling struct {
 	inFlight bool        // a plan is in flight: Complete has not ended it
 	fcfs     bool        // the policy is FCFS: a victim is never a request the step scheduled (beside inFlight, in its padding: sc took its place, and an Engine larger put TestFleetSetupAllocatesEachReplicaOnce over its bound)
+	owe      int32       // blocks the plan being made owes the pool, which its next admission takes with its own (oweAdmit; schedule), within the KV blocks; beside the two bools, in their padding (TestFleetSetupAllocatesEachReplicaOnce)
 	plan     Plan        // the step (or run) in flight
 	out      Outcome     // the last outcome
 	sched    []*seq      // scheduled in the step in flight, in batch order
@@ -203,7 +204,11 @@ func (e *Engine) planChunked() int {
 		budget -= n
 		avail = e.available()
 	}
-	e.pool.take(owed)
+	if !e.fast.oweAdmit || len(e.plan.Preempted) > 0 {
+		e.pool.take(owed)
+		owed = 0
+	}
+	e.owe = int32(owed) // oweAdmit: the first admission takes them with its own
 	e.res.q += q
 	if e.async { // the waiting loop of a KV consumer (remote.go), or with a tier (tier.go)
 		e.plan.Reserved = e.plan.Reserved[:0]
@@ -223,6 +228,10 @@ func (e *Engine) planChunked() int {
 			break
 		}
 		budget -= n
+	}
+	if e.owe > 0 { // no admission took them
+		e.pool.take(int(e.owe))
+		e.owe = 0
 	}
 	return i
 }
@@ -326,6 +335,10 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 	s := e.waiting.peek()
 	hit, pinned, touched := 0, 0, false
 	if e.cacheOn && (s.ownCached || s.keyed > 0) { // else no hit (hits)
+		if e.owe > 0 { // the hits are walked in the pool the owed blocks leave
+			e.pool.take(int(e.owe))
+			e.owe = 0
+		}
 		if s.keyed == 0 && !e.cfg.AdmitOnFirstChunk && e.refused(s) {
 			return 0, false
 		}
@@ -355,7 +368,7 @@ func (e *Engine) tryAdmit(budget int, whole bool) (int, bool) {
 		if !e.cfg.AdmitOnFirstChunk {
 			upto = s.known
 		}
-		if e.blocksFor(upto)-hit+pinned+keep > e.available() {
+		if e.blocksFor(upto)-hit+pinned+keep > e.available()-int(e.owe) {
 			return 0, false
 		}
 	}
@@ -525,7 +538,12 @@ func (e *Engine) preempt(s *seq, scheduled bool) {
 }
 
 func (e *Engine) schedule(s *seq, n int) {
-	e.take(s, e.need(s, s.computed+n))
+	need := max(0, e.need(s, s.computed+n))
+	s.anon += need
+	if need += int(e.owe); need > 0 { // with the blocks the plan owes (oweAdmit): one take
+		e.pool.take(need)
+		e.owe = 0
+	}
 	s.sched = n
 	s.decoding = s.emitted > 0 && s.known-s.computed == 1
 	s.draft = 0
