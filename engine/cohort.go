@@ -832,9 +832,17 @@ func (e *Engine) completeCohort(steps int, done bool) []*seq {
 		co.ahead = 0
 	}
 	e.outstanding -= steps * co.n
+	// The due entries, the run's and then the heap's, not in tick order:
+	// sortByRank puts the finishers in order below. (Popped in order,
+	// each pop compared the two fronts again.)
 	fin := co.scratch[:0]
-	for co.fin.due(co.tick) {
-		if x := co.fin.pop(); x.live() {
+	for co.fin.runDue(co.tick) {
+		if x := co.fin.popRun(); x.live() {
+			fin = append(fin, x.s)
+		}
+	}
+	for co.fin.heapDue(co.tick) {
+		if x := co.fin.heap.pop(); x.live() {
 			fin = append(fin, x.s)
 		}
 	}

@@ -52,28 +52,30 @@ func (q *finQueue) front() finEntry {
 	return q.heap[0]
 }
 
-// due reports whether there is an entry whose tick is tick at the latest
-// (so the front's is). It inlines, reading the run and the heap itself
-// rather than through front: a move's last test, which finds none, costs
-// no call. That is worth 0.56 % of RunAtlas's instructions and 0.57 % of
-// RunBatch256's, measured 2026-12-04; it stays as one of five splits worth
-// 3.9 % together (docs/scale.md, "What the inlining contortions are
-// worth").
-func (q *finQueue) due(tick int) bool {
-	if q.head < len(q.run) && q.run[q.head].tick <= tick {
-		return true
-	}
-	return len(q.heap) > 0 && q.heap[0].tick <= tick
-}
-
 // pop removes and returns the front entry.
 func (q *finQueue) pop() finEntry {
 	if !q.fromRun() {
 		return q.heap.pop()
 	}
-	// The run's front entry. Its place is not cleared: the engine keeps
-	// its sequences for its lifetime (spare), and the clear was a write
-	// barrier a finish.
+	return q.popRun()
+}
+
+// runDue reports whether the run's front entry's tick is tick at the
+// latest, and heapDue the heap's: completeCohort pops the due entries of
+// each in turn (popRun, heap.pop), not in tick order. Both inline,
+// reading the run and the heap themselves: a move's last test, which
+// finds none, costs no call. (They replace due, which asked whether
+// either front was due, kept as one of five inlining splits worth 3.9 %
+// together, 0.56 % of RunAtlas's instructions, measured 2026-12-04:
+// docs/scale.md, "What the inlining contortions are worth".)
+func (q *finQueue) runDue(tick int) bool { return q.head < len(q.run) && q.run[q.head].tick <= tick }
+
+func (q *finQueue) heapDue(tick int) bool { return len(q.heap) > 0 && q.heap[0].tick <= tick }
+
+// popRun removes and returns the run's front entry (there is one).
+func (q *finQueue) popRun() finEntry {
+	// Its place is not cleared: the engine keeps its sequences for its
+	// lifetime (spare), and the clear was a write barrier a finish.
 	x := q.run[q.head]
 	q.head++
 	switch {
