@@ -90,11 +90,25 @@ func TestChunkMemoIsTheModel(t *testing.T) {
 	require.Greater(t, saved, 200)
 }
 
-// arrival is a request of a random engine's workload: its instant and
-// its prompt and output tokens.
+// arrival is a request of a random engine's workload: its instant, its
+// prompt and output tokens, and its prompt's ids, of blocks of bt tokens
+// (none: nil).
 type arrival struct {
 	at      time.Duration
 	in, out int
+	prefix  []uint64
+	bt      int
+}
+
+// sameLogs drives a random engine's scenario with its fast path on and
+// off (drive's argument), requires the same log of both, and returns
+// the count the fast run gives with its log.
+func sameLogs(t *testing.T, seed uint64, drive func(fast bool) ([]string, int)) int {
+	t.Helper()
+	fast, n := drive(true)
+	slow, _ := drive(false)
+	require.Equal(t, slow, fast, "seed %d", seed)
+	return n
 }
 
 // stepEach serves arr on e a step a move, each request added at its
@@ -111,7 +125,7 @@ func stepEach(t *testing.T, e *Engine, arr []arrival, before func(i int), each f
 			if before != nil {
 				before(i)
 			}
-			if err := e.Add(arr[i].at, Request{Ref: int32(i), Input: arr[i].in, Output: arr[i].out}); err != nil {
+			if err := e.Add(arr[i].at, Request{Ref: int32(i), Input: arr[i].in, Output: arr[i].out, Prefix: arr[i].prefix, PrefixBlockTokens: arr[i].bt}); err != nil {
 				log = append(log, err.Error())
 			}
 			i++
