@@ -62,8 +62,7 @@ func (e *Engine) scheduleUntil(now, until time.Duration) (*Plan, error) {
 	if e.reqs.len() == 0 {
 		return nil, nil
 	}
-	stop := e.planChunked() // running requests from this index on were not scheduled
-	e.satOutFrom(stop)
+	e.planChunked()
 	e.plan.Steps = 1
 	if len(e.sched) == 0 && e.plan.Cohort == 0 {
 		// The first running request was its own preemption victim (under
@@ -144,9 +143,9 @@ func (e *Engine) resetPlan(now time.Duration) {
 // waiting requests in policy order until one does not fit. With
 // DisableChunkedPrefill the running loop is the same and a waiting request
 // whose remaining tokens exceed the budget left is not chunked: admission
-// stops there (V1's enable_chunked_prefill=False). It returns the index in
-// the running list from which no running request was scheduled.
-func (e *Engine) planChunked() int {
+// stops there (V1's enable_chunked_prefill=False). It notes the running
+// requests it did not schedule (satOutFrom).
+func (e *Engine) planChunked() {
 	budget, owed := e.planCohort(e.cfg.MaxBatchedTokens)
 	plain := e.cfg.SpeculativeTokens == 0
 	// Inline decodes take their blocks from the pool together (owed),
@@ -204,6 +203,11 @@ func (e *Engine) planChunked() int {
 		budget -= n
 		avail = e.available()
 	}
+	// The running requests from i on were not scheduled; those the
+	// waiting loop admits below all are: noted here, the loop over the
+	// running list after it passed them (RunAtlas 4,817 then 4,812
+	// instructions a request).
+	e.satOutFrom(i)
 	if !e.fast.oweAdmit || len(e.plan.Preempted) > 0 {
 		e.pool.take(owed)
 		owed = 0
@@ -217,10 +221,10 @@ func (e *Engine) planChunked() int {
 			e.admitAsync(budget)
 		}
 		e.tierRun = e.tierRuns()
-		return i
+		return
 	}
 	if len(e.plan.Preempted) > 0 {
-		return i
+		return
 	}
 	for e.waiting.len() > 0 && budget > 0 && e.nrunning() < e.cfg.MaxSeqs {
 		n, ok := e.tryAdmit(budget, e.cfg.DisableChunkedPrefill)
@@ -233,7 +237,6 @@ func (e *Engine) planChunked() int {
 		e.pool.take(int(e.owe))
 		e.owe = 0
 	}
-	return i
 }
 
 // planDrafts is planChunked's running loop over speculative decodes,
