@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"time"
 )
 
@@ -384,7 +385,7 @@ func (h *eventHeap) unheap() {
 // TestStepEndsIsAnOrderedSet holds both to a plain map.
 type stepEnds struct {
 	n     int     // the busy replicas
-	pos   []int32 // by replica: 0 when busy, -1 when idle
+	pos   []int32 // by replica: 0 when busy, -1 when idle (unless small: busy)
 	small bool
 	// one: a single replica, whose end is the earliest whenever it has
 	// one: set and remove write first and n alone, without small's cases
@@ -395,7 +396,17 @@ type stepEnds struct {
 	// path (twins.smallOneEnd), held to it by TestOneEndIsSmall.
 	one bool
 
-	at []time.Duration // small: by replica, its end (idleEnd when idle)
+	// small: bit k set when replica k is busy, and at[k] its end
+	// (idleEnd when idle), for the len(pos) replicas; pos is not kept.
+	// A mask and an array in place, not pos's slice and a slice of
+	// ends, spare set and remove a slice's load and bounds check each:
+	// Regime/Fleet8LeastLoaded 10,701 then 10,696 instructions a
+	// request, servesim's own 10,507 then 10,489 (the budget test; set
+	// 142 then 120, scan 98 then 106, its slice of at's first len(pos)).
+	// The masks (rep&31, rep&(smallEnds-1)) are no-ops, rep being below
+	// smallEnds: they spare the bounds checks.
+	busy uint32
+	at   [smallEnds]time.Duration
 
 	first stepEnd // the earliest, when n > 0 (unless small, the tournament's root)
 	// small, when ok2: the earliest end of the other replicas (a busy
@@ -486,7 +497,6 @@ func newStepEnds(replicas int) stepEnds {
 		h.small = false // the tournament is built at the first step end
 		return h
 	}
-	h.at = make([]time.Duration, replicas, smallEnds)
 	for i := range h.at {
 		h.at[i] = idleEnd
 	}
@@ -497,16 +507,15 @@ func newStepEnds(replicas int) stepEnds {
 // add makes room for one more replica, idle. A fleet larger than
 // smallEnds builds its tournament again (an autoscaler's new replica).
 func (h *stepEnds) add() {
-	if h.one { // its end into the small fleet's slices
+	if h.one { // its end into the small fleet's mask and ends
 		if h.n > 0 {
-			h.pos[0], h.at[0] = 0, h.first.at
+			h.busy, h.at[0] = 1, h.first.at
 		}
 		h.one = false
 	}
 	h.pos = append(h.pos, -1)
 	switch {
-	case h.small && len(h.pos) <= smallEnds:
-		h.at = append(h.at, idleEnd)
+	case h.small && len(h.pos) <= smallEnds: // its end is idleEnd already
 	case h.small || h.win != nil || h.key != nil:
 		h.build(h.win != nil)
 	}
@@ -520,6 +529,13 @@ func (h *stepEnds) add() {
 // heap's did (TestFleetSetupAllocatesEachReplicaOnce).
 func (h *stepEnds) build(wide bool) {
 	n := len(h.pos)
+	if h.small { // pos from the mask (the new replica, past it, is idle)
+		for k := range h.pos {
+			if h.busy>>(k&31)&1 != 0 && k < smallEnds {
+				h.pos[k] = 0
+			}
+		}
+	}
 	packs := !wide
 	for k, p := range h.pos {
 		if at, _ := h.end(k); p >= 0 && at >= packLimit {
@@ -538,7 +554,7 @@ func (h *stepEnds) build(wide bool) {
 		for i := n - 1; i > 0; i-- {
 			key[i] = min(key[2*i], key[2*i+1])
 		}
-		h.small, h.at, h.win, h.key = false, nil, nil, key
+		h.small, h.busy, h.win, h.key = false, 0, nil, key
 		h.first = unpack(key[1])
 		return
 	}
@@ -558,7 +574,7 @@ func (h *stepEnds) build(wide bool) {
 		}
 		win[i] = l
 	}
-	h.small, h.at, h.win, h.key, h.first = false, nil, win, nil, win[1]
+	h.small, h.busy, h.win, h.key, h.first = false, 0, win, nil, win[1]
 }
 
 // unpack is the end of packed key x (stepEnds.key).
@@ -632,10 +648,13 @@ func (h *stepEnds) end(rep int) (time.Duration, bool) {
 	switch {
 	case h.one:
 		return h.first.at, h.n > 0
+	case h.small:
+		if h.busy>>(rep&31)&1 == 0 {
+			return 0, false
+		}
+		return h.at[rep&(smallEnds-1)], true
 	case h.pos[rep] < 0:
 		return 0, false
-	case h.small:
-		return h.at[rep], true
 	}
 	if h.key != nil {
 		return time.Duration(h.key[len(h.key)/2+rep] >> repBits), true
@@ -657,11 +676,12 @@ func (h *stepEnds) set(rep int, at time.Duration) {
 		return
 	}
 	if h.small { // a fleet of at most smallEnds
-		if h.pos[rep] < 0 {
-			h.pos[rep] = 0
+		// rep < smallEnds: the masks spare bounds checks.
+		if bit := uint32(1) << (rep & 31); h.busy&bit == 0 {
+			h.busy |= bit
 			h.n++
 		}
-		h.at[rep] = at
+		h.at[rep&(smallEnds-1)] = at
 		x := stepEnd{at: at, rep: int32(rep)}
 		switch {
 		case h.n == 1:
@@ -710,7 +730,7 @@ func (h *stepEnds) set(rep int, at time.Duration) {
 func (h *stepEnds) scan() {
 	best, bi := idleEnd, -1
 	next, ni := idleEnd, -1
-	for i, at := range h.at {
+	for i, at := range h.at[:len(h.pos)] {
 		if at >= next { // ties keep the lower replica
 			continue
 		}
@@ -723,12 +743,7 @@ func (h *stepEnds) scan() {
 	}
 	h.second, h.ok2 = stepEnd{at: next, rep: int32(ni)}, ni >= 0
 	if bi < 0 { // every busy replica's end is idleEnd itself
-		for i, p := range h.pos {
-			if p >= 0 {
-				bi = i
-				break
-			}
-		}
+		bi = bits.TrailingZeros32(h.busy)
 	}
 	h.first = stepEnd{at: best, rep: int32(bi)}
 }
@@ -754,13 +769,14 @@ func (h *stepEnds) remove(rep int) {
 		h.n = 0
 		return
 	}
-	if h.pos[rep] < 0 {
-		return
-	}
-	h.pos[rep] = -1
-	h.n--
 	if h.small {
-		h.at[rep] = idleEnd
+		bit := uint32(1) << (rep & 31)
+		if h.busy&bit == 0 {
+			return
+		}
+		h.busy &^= bit
+		h.n--
+		h.at[rep&(smallEnds-1)] = idleEnd
 		switch {
 		case int32(rep) != h.first.rep:
 			if int32(rep) == h.second.rep {
@@ -774,6 +790,11 @@ func (h *stepEnds) remove(rep int) {
 		}
 		return
 	}
+	if h.pos[rep] < 0 {
+		return
+	}
+	h.pos[rep] = -1
+	h.n--
 	if h.key != nil {
 		h.fixKey(rep, idleKey)
 		return
