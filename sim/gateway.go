@@ -250,7 +250,7 @@ func (r *runner) enter(ref int32, i int, timeout bool) error {
 // client deadline is queued.
 func (r *runner) joined(rep *replica, ref int32, timeout bool) {
 	r.hold(rep, +1)
-	r.inSystem++
+	r.sysIn()
 	if r.maxHeld > 0 && r.inSystem+len(r.clientQ)-r.clientHead > r.maxHeld {
 		r.overloaded = true
 		return

@@ -551,7 +551,7 @@ func (r *runner) send(ref int32, s *slot) error {
 		}
 	}
 	r.hold(rep, +1)
-	r.inSystem++
+	r.sysIn()
 	if r.maxHeld > 0 && r.inSystem+len(r.clientQ)-r.clientHead > r.maxHeld {
 		r.overloaded = true
 		return nil
@@ -660,7 +660,7 @@ func (r *runner) drop(rep *replica, ref int32, st Status, reason string) error {
 		rep.aborted = append(rep.aborted, abortedRef{ref, s.rec.ID})
 	}
 	r.hold(rep, -1)
-	r.inSystem--
+	r.sysOut()
 	r.wakeGateway()
 	return r.end(ref, st, reason)
 }

@@ -249,7 +249,7 @@ func (r *runner) handBack(rep *replica) error {
 			rep.aborted = append(rep.aborted, abortedRef{ref, r.slots[ref].rec.ID})
 		}
 		r.hold(rep, -1)
-		r.inSystem--
+		r.sysOut()
 		sc.handedBack++
 		i, err := r.route(&r.slots[ref])
 		if err != nil {

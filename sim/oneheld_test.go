@@ -37,16 +37,24 @@ func TestOneHeldIsItsOwn(t *testing.T) {
 		if a.sum.Replicas[0].MeanHeld > 0 {
 			held++
 		}
-		cfg.KeepTokens = false // the records keep no instants
-		fast, err := Summarize(cfg, a.recs)
-		require.NoError(t, err, name)
-		slow, err := summarizeWith(cfg, a.recs, twins{ownHeldArea: true})
-		require.NoError(t, err, name)
-		require.Equal(t, stepless(slow), stepless(fast), name)
+		summarizedAlike(t, name, cfg, a.recs, twins{ownHeldArea: true})
 	}
 	scenariosAndRegimes(t, check)
 	t.Logf("%d runs of a single replica, %d of them holding requests in the window", one, held)
 	require.Positive(t, held)
+}
+
+// summarizedAlike requires Summarize of a run's records (of cfg, its
+// tokens' instants not kept) to give the same summary with the twins tw
+// on, its steps aside.
+func summarizedAlike(t *testing.T, name string, cfg Config, recs []Record, tw twins) {
+	t.Helper()
+	cfg.KeepTokens = false // the records keep no instants
+	fast, err := Summarize(cfg, recs)
+	require.NoError(t, err, name)
+	slow, err := summarizeWith(cfg, recs, tw)
+	require.NoError(t, err, name)
+	require.Equal(t, stepless(slow), stepless(fast), name)
 }
 
 // scenariosAndRegimes calls check with the random scenarios, 400 (100

@@ -326,7 +326,7 @@ func (r *runner) handoff(rep *replica, ref int32) (bool, error) {
 		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo, PrefixCoversOutput: s.answerIDs,
 		Class: s.class, Remote: true}) // no Deadline: its first token, which one is for, is out
 	if err != nil {
-		r.inSystem--
+		r.sysOut()
 		return true, r.end(ref, StatusRejected, "decode replica: "+err.Error())
 	}
 	if r.roots != nil {

@@ -224,7 +224,7 @@ func (r *runner) finishAs(rep *replica, ref int32, s *slot) error {
 		}
 	}
 	r.hold(rep, -1)
-	r.inSystem--
+	r.sysOut()
 	if s.willError {
 		return r.endSlot(ref, s, StatusErrored, "server error (injected or recorded in the trace)")
 	}

@@ -850,10 +850,10 @@ func (p *recordReplay) run() {
 			r.clientHead++
 		case held:
 			r.hold(&r.reps[rec.Replica], +1)
-			r.inSystem++
+			r.sysIn()
 		case released:
 			r.hold(&r.reps[rec.Replica], -1)
-			r.inSystem--
+			r.sysOut()
 		case token:
 			r.tokens += r.inWindow(ev.at, 0, 1)
 		case gatewayIn:

@@ -94,4 +94,8 @@ type twins struct {
 	// again (armLink) even when the link is left idle, as before land
 	// skipped it.
 	armEachLanding bool
+	// areaEachEvent makes the runner integrate the requests in the
+	// system over the window event by event (window.area, advanceEdges),
+	// not by request (areaIn: sysIn, sysOut).
+	areaEachEvent bool
 }
