@@ -28,11 +28,72 @@ var rereadBytes = 16 << 20
 var keepFirstPass = true
 
 // reread is what a first pass's reads returned, in order, through the
-// read that ended the pass.
+// read that ended the pass, kept in chunks of keptChunk reads: the
+// first pass writes them at the end of the last chunk (add), the replay
+// reads them from reads, the chunk it is in, and turns to the next
+// (turn), letting go of each chunk it has read. One slice grown as the
+// reads came cost Regime/MooncakeReplay its copies and its large
+// allocations' clearing (growslice's, about 38 instructions a request,
+// callgrind's marginal count), and held the array and its every earlier
+// copy until the replay's end (Mooncake's 2,000 reads, 496 KB a 1,000).
 type reread struct {
-	reads []keptRead
-	bytes int
-	clock clockKind // the parser's clock after the first pass
+	reads  []keptRead   // the replay's: the rest of the chunk it reads
+	chunks [][]keptRead // every chunk made, from chunks[read] on the replay's next; the last's reads are tail
+	tail   []keptRead   // the first pass's: the reads of the chunk it writes
+	read   int
+	bytes  int
+	clock  clockKind // the parser's clock after the first pass
+}
+
+// keptChunk is how many reads a chunk holds: 32 KiB of them, the
+// runtime's largest small allocation; keptChunkReads is it, a variable
+// for the tests, which lower it so that a few reads cross chunks.
+const keptChunk = 32 << 10 / int(unsafe.Sizeof(keptRead{}))
+
+var keptChunkReads = keptChunk
+
+// add is a zero read after the kept ones, to write: a chunk's room is
+// zero when made, and a read taken back (unadd) is cleared. (Small
+// enough to inline, the new chunk made by more.)
+func (k *reread) add() *keptRead {
+	if len(k.tail) == cap(k.tail) {
+		k.more()
+	}
+	k.tail = k.tail[:len(k.tail)+1]
+	return &k.tail[len(k.tail)-1]
+}
+
+// more makes the next chunk, the full one kept in chunks.
+func (k *reread) more() {
+	k.tail = make([]keptRead, 0, keptChunkReads)
+	k.chunks = append(k.chunks, k.tail)
+}
+
+// unadd takes back the read add gave last, cleared for the next add.
+func (k *reread) unadd() {
+	n := len(k.tail) - 1
+	k.tail[n] = keptRead{}
+	k.tail = k.tail[:n]
+}
+
+// turn moves the replay to the next chunk holding a read, letting go of
+// the one it read; false when none is left. A chunk before the last is
+// full.
+func (k *reread) turn() bool {
+	for k.read < len(k.chunks) {
+		c := k.chunks[k.read]
+		k.chunks[k.read] = nil
+		if k.read++; k.read == len(k.chunks) {
+			c, k.tail = k.tail, nil
+		} else {
+			c = c[:cap(c)]
+		}
+		if len(c) > 0 {
+			k.reads = c
+			return true
+		}
+	}
+	return false
 }
 
 // keptRead is one Trace.read's result and the state it left.
@@ -51,10 +112,9 @@ func (k *reread) keep(t *Trace, r *Request, rel time.Duration, ok bool) bool {
 	if k.bytes > rereadBytes {
 		return false
 	}
-	// Appended, then written in place: a keptRead literal was built on
-	// the stack and then copied in.
-	k.reads = append(k.reads, keptRead{})
-	kr := &k.reads[len(k.reads)-1]
+	// Written in place: a keptRead literal was built on the stack and
+	// then copied in.
+	kr := k.add()
 	kr.req, kr.rel, kr.ok, kr.lastLine, kr.rowsRead = *r, rel, ok, t.lastLine, t.rowsRead
 	return true
 }
@@ -64,7 +124,7 @@ func (k *reread) keep(t *Trace, r *Request, rel time.Duration, ok bool) bool {
 // pass did (at the end, or at the same row past the window), so it never
 // reads past the last one kept.
 func (k *reread) next(t *Trace, r *Request) (time.Duration, bool) {
-	if len(k.reads) == 0 {
+	if len(k.reads) == 0 && !k.turn() {
 		return 0, false
 	}
 	kr := &k.reads[0]
@@ -87,7 +147,7 @@ func (k *reread) next(t *Trace, r *Request) (time.Duration, bool) {
 // Regime/MooncakeReplay, Next's way a read then this: see
 // docs/fastpaths.md.
 func (t *Trace) nextKept(k *reread, r *Request) bool {
-	if t.done || len(k.reads) == 0 {
+	if t.done || len(k.reads) == 0 && !k.turn() {
 		return false
 	}
 	kr, w := &k.reads[0], &t.cfg.Transform
@@ -153,8 +213,7 @@ func (t *Trace) keepRun(j *jsonRows, n int, last time.Duration) (int, time.Durat
 		t.rowsRead++
 		t.p.clock = clockNumber
 		t.prev, t.lastLine = rel, j.ln
-		k.reads = append(k.reads, keptRead{})
-		kr := &k.reads[len(k.reads)-1]
+		kr := k.add()
 		j.skim.request(&t.p, &kr.req)
 		kr.rel, kr.ok, kr.lastLine, kr.rowsRead = rel, true, t.lastLine, t.rowsRead
 		t.next++
@@ -191,11 +250,10 @@ func (t *Trace) keepRunCSV(c *csvRows, n int, last time.Duration) (int, time.Dur
 	w := &t.cfg.Transform
 	for c.plainLine() {
 		t.rowsRead++
-		k.reads = append(k.reads, keptRead{})
-		kr := &k.reads[len(k.reads)-1]
+		kr := k.add()
 		raw, keep, err := t.p.parse(c, &kr.req)
 		if err == nil && !keep {
-			k.reads = k.reads[:len(k.reads)-1] // a row the filters drop, as readRow drops it
+			k.unadd() // a row the filters drop, as readRow drops it
 			continue
 		}
 		var rel time.Duration
@@ -206,8 +264,7 @@ func (t *Trace) keepRunCSV(c *csvRows, n int, last time.Duration) (int, time.Dur
 			err = t.unsorted(c.ln, rel)
 		}
 		if err != nil { // not kept: the replay ends with it (Next returns it)
-			k.reads[len(k.reads)-1] = keptRead{}
-			k.reads = k.reads[:len(k.reads)-1]
+			k.unadd()
 			t.done, t.err = true, err
 			break
 		}

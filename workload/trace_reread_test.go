@@ -75,6 +75,12 @@ func checkReread(t *testing.T, data []byte, cfg TraceConfig) {
 		rereadBytes = limit
 		require.Equal(t, want, rereadRun(data, cfg), "bound %d, config %+v, data %q", limit, cfg, data)
 	}
+	rereadBytes = 16 << 20
+	for _, n := range []int{1, 2, 3} { // the kept reads across chunks of n (reread.add, unadd and turn)
+		keptChunkReads = n
+		require.Equal(t, want, rereadRun(data, cfg), "chunks of %d reads, config %+v, data %q", n, cfg, data)
+	}
+	keptChunkReads = keptChunk
 	keptByTemplate = false // the first pass's lines kept through read
 	require.Equal(t, want, rereadRun(data, cfg), "kept through read: config %+v, data %q", cfg, data)
 	keptByTemplate = true
