@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"strconv"
 	"time"
 
 	"github.com/servesim/servesim/internal/ascend"
@@ -127,6 +126,38 @@ type ChatSource struct {
 	// its later turns (room), not copied into a new one; set by
 	// IDsInPlace, whose caller reads no turn's ids once it is Finished.
 	inPlace bool
+	// head is the FNV-1a state after "conversation/", and count the
+	// decimal of started, the next conversation's id: its streams'
+	// names' head, "conversation/<id>/", hashed from there (start).
+	head  uint64
+	count decimal
+}
+
+// decimal is a count's decimal digits, d[lo:], counted up by inc
+// (TestDecimalIsAppendUint holds it to strconv.AppendUint): a
+// conversation's id written into its streams' names without
+// strconv.AppendUint's division by ten a digit.
+type decimal struct {
+	d  [20]byte
+	lo int
+}
+
+// zero makes c the decimal of 0.
+func (c *decimal) zero() { c.d[len(c.d)-1], c.lo = '0', len(c.d)-1 }
+
+// inc adds one to c.
+func (c *decimal) inc() {
+	i := len(c.d) - 1
+	for i >= c.lo && c.d[i] == '9' {
+		c.d[i] = '0'
+		i--
+	}
+	if i < c.lo {
+		c.lo = i
+		c.d[i] = '1'
+		return
+	}
+	c.d[i]++
 }
 
 // draw is Length l's Sample: when l is a Uniform, its bounds worked out
@@ -168,8 +199,11 @@ func NewConversations(cfg Conversations) (*ChatSource, error) {
 		return nil, err
 	}
 	p := cfg.prefix()
-	return &ChatSource{cfg: cfg, prefix: p, starts: newArrivals(cfg.Arrival, cfg.Seed, cfg.Count),
-		ids: newBlockIDs(p), first: newDraw(cfg.FirstInput), user: newDraw(cfg.UserInput), output: newDraw(cfg.Output)}, nil
+	s := &ChatSource{cfg: cfg, prefix: p, starts: newArrivals(cfg.Arrival, cfg.Seed, cfg.Count),
+		ids: newBlockIDs(p), first: newDraw(cfg.FirstInput), user: newDraw(cfg.UserInput), output: newDraw(cfg.Output),
+		head: fnvOn(fnvOffset, "conversation/")}
+	s.count.zero()
+	return s, nil
 }
 
 // Next yields released follow-up turns first, then every remaining first
@@ -219,8 +253,13 @@ func (si *chatInto) NextInto(r *Request) error {
 func (s *ChatSource) start() *conversation {
 	id := uint64(s.started)
 	s.started++
-	var head [40]byte // NewStream(seed, "conversation/<id>/<name>"), its head hashed once
-	h := fnvOn(fnvOffset, append(strconv.AppendUint(append(head[:0], "conversation/"...), id, 10), '/'))
+	// NewStream(seed, "conversation/<id>/<name>"), its head hashed
+	// once, from "conversation/" hashed once a source, the id's digits
+	// counted (decimal): strconv.AppendUint and the whole head hashed
+	// at each start cost Regime/Conversations about 30 instructions a
+	// request (a call of its own for it, 7).
+	h := (fnvOn(s.head, s.count.d[s.count.lo:]) ^ '/') * fnvPrime
+	s.count.inc()
 	c := &conversation{id: id}
 	seed, st := s.cfg.Seed, &c.streams
 	st[0].on(seed, fnvOn(h, "input"))
