@@ -131,7 +131,18 @@ type ChatSource struct {
 	// names' head, "conversation/<id>/", hashed from there (start).
 	head  uint64
 	count decimal
+	// fresh is the room the next conversations are cut from (start),
+	// convChunk of them at a time.
+	fresh []conversation
 }
+
+// convChunk is how many conversations start cuts from one array, about
+// 8 KiB: a conversation allocated alone (about 250 bytes, with
+// pointers) cost Regime/Conversations its allocation a conversation
+// (runtime.mallocgcSmallScanNoHeader, mallocgc, newobject and the heap
+// bits, 46 instructions a request). An array is kept while one of its
+// conversations is, which a source's first Next starts together.
+const convChunk = 32
 
 // decimal is a count's decimal digits, d[lo:], counted up by inc
 // (TestDecimalIsAppendUint holds it to strconv.AppendUint): a
@@ -260,7 +271,12 @@ func (s *ChatSource) start() *conversation {
 	// request (a call of its own for it, 7).
 	h := (fnvOn(s.head, s.count.d[s.count.lo:]) ^ '/') * fnvPrime
 	s.count.inc()
-	c := &conversation{id: id}
+	if len(s.fresh) == 0 {
+		s.fresh = make([]conversation, convChunk)
+	}
+	c := &s.fresh[0]
+	s.fresh = s.fresh[1:]
+	c.id = id
 	seed, st := s.cfg.Seed, &c.streams
 	st[0].on(seed, fnvOn(h, "input"))
 	st[1].on(seed, fnvOn(h, "output"))
