@@ -36,11 +36,7 @@ func TestIDsInPlaceAreCopied(t *testing.T) {
 		if fleet {
 			cfg.Engine, cfg.Fleet = engine.Config{}, Fleet{Replicas: Copies(2, ReplicaConfig{Engine: ecfg}), Router: LeastLoaded{}}
 		}
-		src := func() workload.Source {
-			s, err := workload.NewConversations(wcfg)
-			require.NoError(t, err)
-			return s
-		}
+		src := chatSources(t, wcfg)
 		a, r, err := runSourceScenario(cfg, src(), true)
 		require.NoError(t, err, "scenario %d", i)
 		_, ok := r.fill.(interface{ IDsInPlace() })
@@ -58,6 +54,59 @@ func TestIDsInPlaceAreCopied(t *testing.T) {
 	}
 	assert.Greater(t, inPlace, runs/2, "most runs extend ids in place")
 	assert.Greater(t, cached, runs/3, "most runs find cached prefixes")
+}
+
+// TestMoreIsEachPull holds a run that asks a closed-loop source's More
+// after each request it pulls (moreReady) to the same run draining its
+// NextInto until ErrWaiting (twins.eachPull), byte for byte, every
+// record, step and summary, over random multi-turn conversations
+// (randomChat: KV pressure, chunk caps, MaxSeqs, context windows) on one
+// replica or a fleet, now and then with injected errors and client
+// deadlines (turns that fail end their conversations), MaxConcurrency
+// (turns waiting client-side), a measured window, Stepwise, and a
+// schedule of arrivals that ends before every conversation started.
+func TestMoreIsEachPull(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(55, 3))
+	runs := 40
+	if testing.Short() {
+		runs = 10
+	}
+	failed := 0
+	for i := range runs {
+		wcfg, ecfg := randomChat(rng)
+		if rng.IntN(5) == 0 {
+			wcfg.Arrival.Schedule = workload.Schedule{Steps: []workload.RateStep{{Duration: time.Duration(2+rng.IntN(20)) * time.Second, Rate: 0.2 + rng.Float64()}}}
+		}
+		cfg := Config{Seed: rng.Uint64(), Engine: ecfg, Stepwise: rng.IntN(6) == 0}
+		if rng.IntN(3) == 0 {
+			cfg.ErrorRate = 0.2 * rng.Float64()
+		}
+		if rng.IntN(3) == 0 {
+			cfg.Timeout = time.Duration(5+rng.IntN(60)) * time.Second
+		}
+		if rng.IntN(4) == 0 {
+			cfg.MaxConcurrency = 1 + rng.IntN(4)
+		}
+		if rng.IntN(4) == 0 {
+			cfg.Warmup, cfg.Horizon = time.Duration(rng.IntN(10))*time.Second, time.Duration(10+rng.IntN(60))*time.Second
+		}
+		if rng.IntN(6) == 0 {
+			cfg.Engine, cfg.Fleet = engine.Config{}, Fleet{Replicas: Copies(2, ReplicaConfig{Engine: ecfg}), Router: LeastLoaded{}}
+		}
+		src := chatSources(t, wcfg)
+		a, r, err := runSourceScenario(cfg, src(), true)
+		require.NoError(t, err, "scenario %d", i)
+		require.NotNil(t, r.more, "a ChatSource tells when it has more")
+		b, rb, err := runSourceScenarioWith(cfg, src(), twins{eachPull: true}, true)
+		require.NoError(t, err)
+		require.Nil(t, rb.more)
+		sameBytes(t, b.text, a.text)
+		if a.sum.Offered > a.sum.Good {
+			failed++
+		}
+	}
+	assert.Greater(t, failed, runs/10, "runs whose turns fail")
 }
 
 // randomChat is a random multi-turn conversation workload and an engine
@@ -87,6 +136,16 @@ func randomChat(rng *rand.Rand) (workload.Conversations, engine.Config) {
 		ecfg.MaxSeqs = 1 + rng.IntN(16)
 	}
 	return wcfg, ecfg
+}
+
+// chatSources is a constructor of wcfg's source, a new one each call
+// (each run consumes its own).
+func chatSources(t *testing.T, wcfg workload.Conversations) func() workload.Source {
+	return func() workload.Source {
+		s, err := workload.NewConversations(wcfg)
+		require.NoError(t, err)
+		return s
+	}
 }
 
 // randomLength is a random length distribution about center tokens:

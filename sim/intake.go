@@ -32,7 +32,10 @@ type intake struct {
 	nextReq workload.Request
 	// recycle is fill's Recycle, when a request's prefix ids may be
 	// handed back at its end (recycleIDs); nil otherwise.
-	recycle     idRecycler
+	recycle idRecycler
+	// more is fill's More, a closed-loop source's that tells when its
+	// next answer is ErrWaiting (moreReady); nil otherwise.
+	more        moreReady
 	recycled    int // arrays handed back (a test's count)
 	streamDue   bool
 	lastRef     int32
@@ -153,12 +156,20 @@ func (r *runner) pull() error {
 		if err := r.schedule(&r.nextReq); err != nil {
 			return err
 		}
-		if r.fb == nil {
+		if r.fb == nil || r.more != nil && !r.more.More() {
 			return nil
 		}
 	}
 	return nil
 }
+
+// moreReady is a closed-loop source on internal/nextinto's route that
+// tells whether its NextInto would now write a request or answer
+// io.EOF (true), not ErrWaiting (workload's chatInto.More): after a
+// request, pull asks it rather than call NextInto for the ErrWaiting,
+// which noRequest drops. Regime/Conversations: see docs/fastpaths.md.
+// TestMoreIsEachPull holds it to the drain (twins.eachPull).
+type moreReady interface{ More() bool }
 
 // pullNext is pull's loop for a source without internal/nextinto's
 // route (a user's, a trace; the route's twin): its Next's request,

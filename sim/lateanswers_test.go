@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/servesim/servesim/engine"
-	"github.com/servesim/servesim/workload"
 )
 
 // TestLateAnswersAreEager holds runs whose engines cache each answer's
@@ -42,11 +41,7 @@ func TestLateAnswersAreEager(t *testing.T) {
 		if rng.IntN(6) == 0 {
 			cfg.Engine, cfg.Fleet = engine.Config{}, Fleet{Replicas: Copies(2, ReplicaConfig{Engine: ecfg}), Router: LeastLoaded{}}
 		}
-		src := func() workload.Source {
-			s, err := workload.NewConversations(wcfg)
-			require.NoError(t, err)
-			return s
-		}
+		src := chatSources(t, wcfg)
 		a, r, err := runSourceScenario(cfg, src())
 		require.NoError(t, err, "scenario %d", i)
 		if r.late {

@@ -167,6 +167,9 @@ func newRunnerWith(cfg Config, src workload.Source, obs Observer, tw twins) (*ru
 	r.routes = r.fleet || cfg.Fleet.Router != nil || r.gw != nil
 	r.idsInPlace()
 	r.recycleIDs(cfg)
+	if m, ok := r.fill.(moreReady); ok && r.fb != nil && !tw.eachPull {
+		r.more = m
+	}
 	r.view.r, r.view.n, r.view.routed = r, len(r.reps), &r.routed
 	if r.pd != nil {
 		r.view.n = r.pd.decoders

@@ -90,6 +90,10 @@ type twins struct {
 	// smallOneEnd makes a single replica keep its step end as a small
 	// fleet's are kept, not as the one end (stepEnds.one).
 	smallOneEnd bool
+	// eachPull makes pull drain a closed-loop source's NextInto until it
+	// answers ErrWaiting, not stop when the source's More says the next
+	// answer is ErrWaiting (moreReady).
+	eachPull bool
 	// armEachLanding makes a disaggregated fleet's landing arm its link
 	// again (armLink) even when the link is left idle, as before land
 	// skipped it.

@@ -320,3 +320,50 @@ func TestConversationIDsInPlace(t *testing.T) {
 	assert.Positive(t, grown, "some conversation's array grew")
 	assert.Positive(t, partial, "some turn's last block is partial")
 }
+
+// TestMoreIsNotErrWaiting holds a ChatSource's More (sim's runner asks
+// it after each turn it pulls) to what its NextInto then answers: once
+// the first turns' arrivals were found over, true exactly when that is a
+// turn or io.EOF, not ErrWaiting; before, true, at every point
+// of random runs whose turns finish in random order, several before a
+// pull, some failed, with schedules of first turns that end early.
+func TestMoreIsNotErrWaiting(t *testing.T) {
+	rng := rand.New(rand.NewPCG(55, 7))
+	for range 300 {
+		cfg := Conversations{Seed: rng.Uint64(), Count: 1 + rng.IntN(12), Arrival: Arrival{Rate: 0.5 + rng.Float64()},
+			Turns: Uniform{Center: 1 + rng.IntN(5), RangeRatio: rng.Float64()}, FirstInput: Constant{Tokens: 100},
+			UserInput: Constant{Tokens: 50}, Output: Constant{Tokens: 20}, Think: Think{Mean: time.Second, Exponential: true}}
+		if rng.IntN(4) == 0 {
+			cfg.Arrival.Schedule = Schedule{Steps: []RateStep{{Duration: time.Duration(1+rng.IntN(8)) * time.Second, Rate: 1}}}
+		}
+		s, err := NewConversations(cfg)
+		require.NoError(t, err)
+		si := (*chatInto)(s)
+		var inFlight []uint64
+		for step := 0; ; step++ {
+			more, over := si.More(), s.startsDone
+			var r Request
+			err := si.NextInto(&r)
+			if over { // else More is true, and NextInto finds them over, or starts one
+				require.Equal(t, err != ErrWaiting, more, "step %d: More %v, NextInto answered %v", step, more, err)
+			} else {
+				require.True(t, more, "step %d: More false before the first turns' arrivals were found over", step)
+			}
+			if err == io.EOF {
+				break
+			}
+			if err == nil {
+				inFlight = append(inFlight, r.ID)
+				continue
+			}
+			for range 1 + rng.IntN(3) { // finish some, then pull again
+				if len(inFlight) == 0 {
+					break
+				}
+				k := rng.IntN(len(inFlight))
+				s.Finished(inFlight[k], time.Duration(step)*time.Second, rng.IntN(8) > 0)
+				inFlight = append(inFlight[:k], inFlight[k+1:]...)
+			}
+		}
+	}
+}

@@ -117,7 +117,10 @@ type ChatSource struct {
 	ready    []turnDue // follow-up turns released by Finished, from ready[yielded] on
 	yielded  int
 	inflight flight // request id → its conversation
-	next     uint64
+	// startsDone: the arrivals of first turns are over (starts.next
+	// answered false, as it would again).
+	startsDone bool
+	next       uint64
 	// The lengths a turn draws (cfg's FirstInput, UserInput, Output),
 	// each a Uniform's bounds worked out once (draw).
 	first, user, output draw
@@ -250,14 +253,28 @@ func (si *chatInto) NextInto(r *Request) error {
 		s.issue(r, t.c, t.at)
 		return nil
 	}
-	if at, ok := s.starts.next(); ok {
-		s.issue(r, s.start(), at)
-		return nil
+	if !s.startsDone {
+		if at, ok := s.starts.next(); ok {
+			s.issue(r, s.start(), at)
+			return nil
+		}
+		s.startsDone = true // the arrivals are over: none is asked for again
 	}
 	if s.inflight.n == 0 {
 		return io.EOF
 	}
 	return ErrWaiting
+}
+
+// More reports false when NextInto would now answer ErrWaiting, true
+// when it would write a turn or answer io.EOF, or has yet to find the
+// arrivals of first turns over (it then answers as it does): sim's runner, which drains NextInto after each
+// Finished until ErrWaiting, asks it after each turn instead (a turn
+// released, the next NextInto was that ErrWaiting, its call through
+// the interface and the runner's test of the error).
+func (si *chatInto) More() bool {
+	s := (*ChatSource)(si)
+	return s.yielded < len(s.ready) || !s.startsDone || s.inflight.n == 0
 }
 
 // start draws a new conversation, its first turn's lengths and ids.
