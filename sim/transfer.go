@@ -472,9 +472,9 @@ func (t *transfers) land(now time.Duration, out []int32) []int32 {
 		// passed on the way: advance's step is landSolo, which leaves
 		// it the one landing, taken at once here rather than listed and
 		// taken by the loop below (Regime/Disagg, one landing a request).
-		f := t.soloOff()
+		id := t.soloOff()
 		t.cur = now
-		return append(out, f.id)
+		return append(out, id)
 	}
 	if now >= t.cur {
 		t.advance(now)
@@ -726,19 +726,25 @@ func (t *transfers) stepFair(limit time.Duration) {
 
 // landSolo is stepFair's join of the solo transfer at its byte phase
 // and its departure at soloAt, alone on the link: the state they leave.
-func (t *transfers) landSolo() { t.addLanding(t.soloAt, t.soloOff()) }
+func (t *transfers) landSolo() {
+	f := t.q[t.qh]
+	t.soloOff()
+	t.addLanding(t.soloAt, f)
+}
 
 // soloOff is landSolo but for the landing it lists: the state it leaves
-// otherwise, and the transfer that landed.
-func (t *transfers) soloOff() flight {
-	f := t.q[t.qh]
-	t.popHead()
-	t.solo = false
+// otherwise, and the id of the transfer that landed (its flight read in
+// place, not copied out: land wants its id alone).
+func (t *transfers) soloOff() int32 {
+	f := &t.q[t.qh]
+	id := f.id
 	t.busyFrom = f.phase
 	t.moved += uint64(f.bytes)
 	t.addBusy(f.phase, f.phase, t.soloX)
+	t.popHead()
+	t.solo = false
 	t.t0 = t.soloAt
-	return f
+	return id
 }
 
 // depart lands the transfers with the least remaining bytes, whose exact

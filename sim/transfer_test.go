@@ -902,3 +902,65 @@ func BenchmarkLink(b *testing.B) {
 		})
 	}
 }
+
+// TestLinkSoloLandsAtAStart holds the solo path's landing by a step
+// (landSolo: a transfer started at the very instant the solo transfer
+// lands, before that landing is taken, as a decode replica may reserve
+// at another's landing instant) to the plain state machine: every next,
+// landing and order, and the link's integrals, bit for bit, with and
+// without a window whose edges fall on landing instants.
+func TestLinkSoloLandsAtAStart(t *testing.T) {
+	bySteps := 0
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 55))
+		l := Link{Bandwidth: []float64{1e9, 50e9, 7e8 / 3}[rng.IntN(3)], Latency: time.Duration(rng.Int64N(40_000)), Sharing: LinkFair}
+		opens, closes := time.Duration(0), Unbounded
+		if seed%3 == 1 {
+			opens, closes = time.Duration(rng.Int64N(20_000_000)), time.Duration(20_000_000+rng.Int64N(40_000_000))
+		}
+		p, f := newTransfers(l, opens, closes), newTransfers(l, opens, closes)
+		p.plain = true
+		var now time.Duration
+		var outP, outF []int32
+		// landUntil takes both links' landings before s (at s too unless
+		// exact), each compared.
+		landUntil := func(s time.Duration, exact bool) {
+			for {
+				at, ok := p.next()
+				atF, okF := f.next()
+				require.Equal(t, ok, okF)
+				require.Equal(t, at, atF)
+				if !ok || at > s || exact && at == s {
+					return
+				}
+				outP, outF = p.land(at, outP[:0]), f.land(at, outF[:0])
+				require.Equal(t, outP, outF)
+				now = at
+			}
+		}
+		for id := range int32(24) {
+			s := now + time.Duration(rng.Int64N(4_000_000))
+			at, ok := p.next()
+			exact := ok && rng.IntN(2) == 0
+			if exact {
+				s = at // the start comes first, then the landing
+				if f.solo && f.soloAt == at {
+					bySteps++
+				}
+			}
+			landUntil(s, exact)
+			now = s
+			b := rng.Int64N(3_000_000)
+			p.start(now, id, b)
+			f.start(now, id, b)
+		}
+		landUntil(Unbounded, false)
+		require.Equal(t, p.moved, f.moved)
+		require.Equal(t, p.bytesIn(), f.bytesIn())
+		require.Equal(t, p.busyIn(), f.busyIn())
+		require.Equal(t, p.busyFrac, f.busyFrac)
+		require.Equal(t, p.t0, f.t0)
+	}
+	t.Logf("%d solo transfers landed by a start's step", bySteps)
+	require.Greater(t, bySteps, 500)
+}
