@@ -363,8 +363,9 @@ func TestContinueAdmitsLandedIsStepwise(t *testing.T) {
 		}
 		cfg, src := rg.build(t, rg.small)
 		_, r := fastIsStepwiseFrom(t, cfg, src)
-		t.Logf("%d requests, %d continued moves, %d admitted a landed request", rg.small, r.continued, r.landJoins)
+		t.Logf("%d requests, %d continued moves, %d admitted a landed request, %d two or more", rg.small, r.continued, r.landJoins, r.landJoinsMany)
 		require.GreaterOrEqual(t, r.landJoins, rg.small/4, "continued runs that admit a landed request")
+		require.Positive(t, r.landJoinsMany, "continued runs that admit two or more landed requests")
 	}
 }
 
@@ -386,7 +387,7 @@ func TestLandedJoinWaitsForItsInstantAlone(t *testing.T) {
 		Prefill: PrefillPool{Replicas: Copies(2, ReplicaConfig{}), Router: LeastLoaded{},
 			Link: Link{Bandwidth: 1e18, Sharing: LinkFair}}}}
 	_, r := fastIsStepwiseOn(t, cfg, decodeGrid(47, 300))
-	t.Logf("%d admitted a landed request, %d step ends with something else at their instant", r.landJoins, r.notAlone)
+	t.Logf("%d admitted a landed request (%d two or more), %d step ends with something else at their instant", r.landJoins, r.landJoinsMany, r.notAlone)
 	require.Positive(t, r.landJoins, "continued runs that admit a landed request")
 	require.Positive(t, r.notAlone, "landings' step ends that share their instant")
 }
@@ -513,3 +514,43 @@ func fastIsStepwiseFrom(t *testing.T, cfg Config, src func() workload.Source) (s
 	sameBytes(t, slow.text, fast.text)
 	return fast, r
 }
+
+// TestContinueAdmitsLandedTogetherIsStepwise runs the Disagg regime's
+// fleet with decode replicas whose step price is flat to three decodes
+// and rises past them (a model that reads no decode context), so that a
+// step end where two or more requests landed together (continueLanded
+// with m landed) meets batches where n+m decodes are no longer priced
+// as one: the run must give Stepwise's bytes, and some moves must admit
+// two or more landed requests.
+func TestContinueAdmitsLandedTogetherIsStepwise(t *testing.T) {
+	many := 0
+	for _, rg := range regimes {
+		if rg.name != "Disagg" {
+			continue
+		}
+		for _, flat := range []int{19, 20, 21, 22, 24} {
+			cfg, src := rg.build(t, rg.small)
+			cfg.Fleet.Replicas = Copies(len(cfg.Fleet.Replicas), ReplicaConfig{Model: steppedModel{flat: flat}})
+			_, r := fastIsStepwiseFrom(t, cfg, src)
+			many += r.landJoinsMany
+		}
+	}
+	t.Logf("%d continued moves admitted two or more landed requests", many)
+	require.Greater(t, many, 10)
+}
+
+// steppedModel prices a step at 40 ms, and 8 ms more for each decode
+// past flat, with 30 µs a prompt token: it reads no decode context.
+type steppedModel struct{ flat int }
+
+func (m steppedModel) StepTime(b costmodel.Batch) time.Duration {
+	d := 40*time.Millisecond + time.Duration(max(0, len(b.Decode)-m.flat))*8*time.Millisecond
+	for _, c := range b.Prefill {
+		d += time.Duration(c.NewTokens) * 30 * time.Microsecond
+	}
+	return d
+}
+
+func (steppedModel) ContextFree() bool        { return true }
+func (steppedModel) DecodeSum() bool          { return true }
+func (steppedModel) PrefillContextFree() bool { return true }

@@ -334,8 +334,11 @@ func (r *runner) stepEnd(rep *replica) error {
 	if rep.continues && !rep.planned && (!rep.landWait || r.aloneAt(rep)) {
 		if p := rep.run().Continue(r.now, r.stopping()); p != nil {
 			r.continued++
-			if len(p.Started) > 0 { // a landed request admitted (engine's continueLanded)
+			if len(p.Started) > 0 { // landed requests admitted (engine's continueLanded)
 				r.landJoins++
+				if len(p.Started) > 1 {
+					r.landJoinsMany++
+				}
 			}
 			return r.planned(rep, p) // moves its end later, in place
 		}
