@@ -155,6 +155,26 @@ func (l *LRU) unlabelRun(sg, lo, hi int32) {
 	}
 }
 
+// rowStart returns the first place of the row of places that lie each
+// just above the next and end at place off (no break from it to off),
+// or lim if that row begins before lim (lim <= off).
+func (s *segment) rowStart(off, lim int32) int32 {
+	if off <= lim {
+		return lim
+	}
+	t := off - 1 // the last break that may end the row before off
+	w := t >> 6
+	b := s.breaks[w] & (^uint64(0) >> (63 - t&63))
+	for b == 0 {
+		if w<<6 <= lim {
+			return lim
+		}
+		w--
+		b = s.breaks[w]
+	}
+	return max(w<<6+64-int32(bits.LeadingZeros64(b)), lim)
+}
+
 // segRun matches keys[j:], whose first key is place o of s, against the
 // places of s from o that lie just above one another, and returns how
 // many match (at least 1). With chained keys (Config.Chained) it
