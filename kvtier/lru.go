@@ -21,9 +21,11 @@ type LRU struct {
 	index    keyindex.Index // key → node
 	room     int            // keys the index has room for (reserve)
 	nodes    []node         // never shrinks: the nodes past its length are zero (stack)
-	free     int32          // head of the free node list, nil if none
-	epoch    uint32
-	fresh    keySet // Insert's scratch: its new keys, to count each once
+	// The nodes free (zero), the last freed last: a stack, where a
+	// list through the nodes' next had its takers walk it.
+	spare []int32
+	epoch uint32
+	fresh keySet // Insert's scratch: its new keys, to count each once
 	// A touch's scratch: the first key at from or after not held (miss).
 	from, miss int
 	segs       []segment // runs a touch placed (segments.go)
@@ -416,9 +418,9 @@ func (l *LRU) Insert(keys []uint64, evicted []uint64) (_ []uint64, anon int, ok 
 		// new one (as the node alloc gives next).
 		l.reserve(len(keys))
 		for _, k := range keys {
-			i := l.free
-			if i == nil32 {
-				i = int32(len(l.nodes))
+			i := int32(len(l.nodes))
+			if n := len(l.spare); n > 0 {
+				i = l.spare[n-1]
 			}
 			if _, added := l.index.Add(k, i); added {
 				l.added(k)
@@ -471,7 +473,7 @@ func (l *LRU) reserve(add int) {
 		// memmove 4,208 to 1,700), each tier's nodes 2 MiB from its
 		// 6,400th key.
 		l.nodes = slices.Grow(l.nodes, l.room+1-len(l.nodes))
-		if l.free != nil32 || l.growIndex || !l.index.Grows(l.room) {
+		if len(l.spare) > 0 || l.growIndex || !l.index.Grows(l.room) {
 			l.index.Reserve(l.room)
 			return
 		}
@@ -722,8 +724,7 @@ func (l *LRU) makeRoom(add, protected int, evicted []uint64) (_ []uint64, anon i
 // lie each just above the next (no break between), at most need in all,
 // as makeRoom's loop evicts them one after another from the least recent
 // end: up to the first pinned or protected. It appends their keys to
-// evicted, in that order, puts their nodes on the free list, in that
-// order, and returns evicted, the first place it evicted and the node
+// evicted, in that order, frees their nodes (spare), and returns evicted, the first place it evicted and the node
 // just above it (the next the loop reaches). The nodes' labels and the
 // places' breaks are the caller's (unlabelRun).
 func (l *LRU) evictRun(s *segment, off int32, need int, epoch uint32, evicted []uint64) (_ []uint64, first, next int32) {
@@ -732,19 +733,20 @@ func (l *LRU) evictRun(s *segment, off int32, need int, epoch uint32, evicted []
 	k := len(evicted)
 	evicted = slices.Grow(evicted, len(sn))[:k+len(sn)]
 	ev := evicted[k:]
-	nodes, free, p := l.nodes, l.free, len(sn)-1
+	nodes, p := l.nodes, len(sn)-1
 	for ; p >= 0; p-- {
-		id := sn[p]
-		n := &nodes[id]
+		n := &nodes[sn[p]]
 		if n.pins != 0 || n.mark == epoch {
 			break // place off's is neither
 		}
 		next = n.next
-		*n = node{next: free}
-		free = id
+		*n = node{}
 		ev[len(sn)-1-p] = sk[p]
 	}
-	l.free = free
+	// The nodes freed go on spare in place order, not the order evicted
+	// (a node's id is not read but as the list's and segments' link):
+	// a store takes them in that order (insertNew), one copy each way.
+	l.spare = append(l.spare, sn[p+1:]...)
 	return evicted[:k+len(sn)-1-p], a + int32(p) + 1, next
 }
 
@@ -965,9 +967,9 @@ func below(nodes []node, i int32, key uint64) (int32, bool) {
 }
 
 func (l *LRU) alloc() int32 {
-	if l.free != nil32 {
-		i := l.free
-		l.free = l.nodes[i].next
+	if n := len(l.spare); n > 0 {
+		i := l.spare[n-1]
+		l.spare = l.spare[:n-1]
 		return i
 	}
 	l.nodes = append(l.nodes, node{})
@@ -975,8 +977,8 @@ func (l *LRU) alloc() int32 {
 }
 
 func (l *LRU) release(i int32) {
-	l.nodes[i] = node{next: l.free}
-	l.free = i
+	l.nodes[i] = node{}
+	l.spare = append(l.spare, i)
 }
 
 func (l *LRU) unlink(i int32) {

@@ -88,8 +88,8 @@ func (l *LRU) Store(keys, chain, evicted []uint64) (_ []uint64, anon int, ok boo
 // So a store that must make room evicts as Insert does (roomFor: the
 // store's held keys protected, the least recent others evicted), and
 // then puts the new keys in stacked, as with room for every key
-// (insertStacked; each node taken from the free list as Insert takes
-// it: insertFreed), so that its segments survive the fill.
+// (insertStacked; its nodes taken from the spare ones: insertFreed,
+// insertNew), so that its segments survive the fill.
 
 // coldStore: the touch a Store may skip.
 //
@@ -168,7 +168,7 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 			}
 		}
 	}
-	if l.free != nil32 {
+	if len(l.spare) > 0 {
 		if known > 0 {
 			return l.insertNew(keys[known-1:], sg, above)
 		}
@@ -209,9 +209,9 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 // insertFreed is insertStacked with a node free (a tier that has
 // evicted): the keys not held go in as the places after the last of
 // segment sg (a new segment's if sg is 0), the first just below node
-// above (the most recent end if above is nil32), their nodes the free
-// list's first (as Insert's allocs would take them) and then the next
-// past the list's slice, added to the index in one call (AddIDs). It
+// above (the most recent end if above is nil32), their nodes the spare
+// ones, the last first (as Insert's allocs would take them), and then
+// the next past the list's slice, added to the index in one call (AddIDs). It
 // returns how many keys it added.
 func (l *LRU) insertFreed(keys []uint64, sg, above int32) int {
 	keys = keys[l.heldLead(keys):]
@@ -227,18 +227,17 @@ func (l *LRU) insertFreed(keys []uint64, sg, above int32) int {
 		}
 		return 0
 	}
-	// The nodes taken: the free list's first, and those past the list's
-	// slice, which are zero (alloc's append).
+	// The nodes taken: the spare ones, the last first, and those past
+	// the list's slice, which are zero (alloc's append).
 	ids = ids[:added]
-	if last := ids[added-1]; int(last) < len(l.nodes) {
-		l.free = l.nodes[last].next
+	if k := min(added, len(l.spare)); k < added {
+		l.spare = l.spare[:0]
+		l.nodes = slices.Grow(l.nodes, added-k)[:len(l.nodes)+added-k]
 	} else {
-		l.free = nil32
-		l.nodes = slices.Grow(l.nodes, int(last)+1-len(l.nodes))[:last+1]
+		l.spare = l.spare[:len(l.spare)-k]
 	}
-	s.nodes = s.nodes[:int(t0)+added]
-	base := l.nodes[above].prev // the node below above
-	linkStacked(l.nodes, s.nodes[t0:], sk[t0:], ids, above, base, sg, t0)
+	s.nodes = append(s.nodes, ids...) // segFor made room
+	linkRow(l.nodes, s.nodes[t0:], sk[t0:], above, l.nodes[above].prev, sg, t0)
 	l.addedAll(sk[t0:])
 	l.placed(s, t0, added)
 	return added
@@ -248,59 +247,56 @@ func (l *LRU) insertFreed(keys []uint64, sg, above int32) int {
 // once, as roomFor's eviction found them (known: protectRuns): they go
 // in without a lookup, each key put in the index in the first slot free
 // from its home (keyindex's PutIDs, where AddIDs compared each slot's
-// key and copied the keys it added), and the nodes taken from the free
-// list as they are linked (takeStacked, where freeIDs walked the list
-// for them first). It returns how many keys it added: all.
+// key and copied the keys it added), and the nodes the last spare ones,
+// copied in their order there (as evictRun put them), then linked
+// (linkRow). It returns how many keys it added: all.
 // Regime/Tiers past its tiers' fill (budget test): 76,008 instructions
 // a request through insertFreed (heldLead 524, freeIDs 1,799,
-// linkStacked 2,894, AddIDs and addSome 4,211), 74,330 so (takeStacked
-// 4,405, PutIDs 2,621).
+// linkStacked 2,894, AddIDs and addSome 4,211), 74,330 taking the
+// nodes off a free list through the nodes' next as it linked them
+// (takeStacked 4,405, PutIDs 2,621); 72,348 so, 71,742 with spare a
+// stack of ids (evictRun 4,830 to 5,157, takeStacked 4,405 to linkRow
+// 2,566, insertNew 2,195 to 2,577, memmove 1,478 to 1,961).
 func (l *LRU) insertNew(keys []uint64, sg, above int32) int {
 	sg, s, t0 := l.segFor(sg, len(keys))
 	added := len(keys)
 	s.keys = append(s.keys, keys...) // segFor made room
-	s.nodes = s.nodes[:int(t0)+added]
+	// The nodes: the last spare ones, in their order there, then those
+	// past the list's slice, which are zero (alloc's append).
+	taken := min(added, len(l.spare))
+	s.nodes = append(s.nodes, l.spare[len(l.spare)-taken:]...)
+	l.spare = l.spare[:len(l.spare)-taken]
 	n0 := len(l.nodes)
-	nodes := slices.Grow(l.nodes, added)[:n0+added] // past its length, zero (alloc's append)
-	base := nodes[above].prev                       // the node below above
-	free, n := takeStacked(nodes, s.nodes[t0:], keys, l.free, int32(n0), above, base, sg, t0)
-	l.nodes, l.free = nodes[:n], free
-	l.index.PutIDs(keys, s.nodes[t0:])
+	for n := int32(n0); len(s.nodes) < int(t0)+added; n++ {
+		s.nodes = append(s.nodes, n)
+	}
+	sn := s.nodes[t0:]
+	nodes := slices.Grow(l.nodes, added-taken)[:n0+added-taken]
+	l.nodes = nodes
+	linkRow(nodes, sn, keys, above, nodes[above].prev, sg, t0)
+	l.index.PutIDs(keys, sn)
 	l.addedAll(keys)
 	l.placed(s, t0, added)
 	return added
 }
 
-// takeStacked is linkStacked with the nodes taken as it links them: the
-// free list's first, from free, then those from fresh on, past the
-// list's slice (zero). It returns the free list's head and the slice's
-// length after the nodes it took.
-func takeStacked(nodes []node, sn []int32, keys []uint64, free, fresh, above, base, sg, off int32) (int32, int32) {
-	sn = sn[:len(keys)] // so that the loop checks no index
-	id := fresh
-	if free != nil32 {
-		id, free = free, nodes[free].next
-	} else {
-		fresh++
-	}
+// linkRow makes nodes sn, free (zero), the keyed entries of keys, each
+// just below the one before, the first just below node above and the
+// last just above node base, and places off, off+1, ... of segment sg.
+func linkRow(nodes []node, sn []int32, keys []uint64, above, base, sg, off int32) {
+	keys = keys[:len(sn)] // so that the loop checks no index
 	prev := above
-	for x, k := range keys {
-		below := base
-		if x+1 < len(keys) {
-			if free != nil32 {
-				below, free = free, nodes[free].next
-			} else {
-				below, fresh = fresh, fresh+1
-			}
-		}
+	for x := 0; x+1 < len(sn); x++ {
+		id := sn[x]
 		n := &nodes[id] // set field by field: a node{...} is built aside and copied
-		n.key, n.prev, n.next, n.seg, n.off = k, below, prev, sg, off
-		sn[x] = id
-		prev, id, off = id, below, off+1
+		n.key, n.prev, n.next, n.seg, n.off = keys[x], sn[x+1], prev, sg, off
+		prev, off = id, off+1
 	}
+	last := sn[len(sn)-1]
+	n := &nodes[last]
+	n.key, n.prev, n.next, n.seg, n.off = keys[len(sn)-1], base, prev, sg, off
 	nodes[above].prev = sn[0]
-	nodes[base].next = sn[len(sn)-1]
-	return free, fresh
+	nodes[base].next = last
 }
 
 // placed counts added places new in s, from place t0, each just above
@@ -316,14 +312,14 @@ func (l *LRU) placed(s *segment, t0 int32, added int) {
 	l.used += added
 }
 
-// freeIDs returns the ids of the first n nodes free: the free list's,
-// then the next ones past the list's slice. It takes none (l.ids is
-// its scratch).
+// freeIDs returns the ids of the first n nodes free: the spare ones,
+// the last first, then the next ones past the list's slice. It takes
+// none (l.ids is its scratch).
 func (l *LRU) freeIDs(n int) []int32 {
 	ids := slices.Grow(l.ids[:0], n)[:n]
 	x := 0
-	for i := l.free; i != nil32 && x < n; i = l.nodes[i].next {
-		ids[x] = i
+	for k := len(l.spare) - 1; k >= 0 && x < n; k-- {
+		ids[x] = l.spare[k]
 		x++
 	}
 	for i := int32(len(l.nodes)); x < n; i++ {
@@ -332,28 +328,6 @@ func (l *LRU) freeIDs(n int) []int32 {
 	}
 	l.ids = ids
 	return ids
-}
-
-// linkStacked makes nodes ids, free (their fields zero but a free
-// list's next), the keyed entries of keys, each just below the one
-// before, the first just below node above and the last just above node
-// base, and places off, off+1, ... of segment sg, whose nodes by place
-// from off are sn: stack's loop for nodes not consecutive.
-func linkStacked(nodes []node, sn []int32, keys []uint64, ids []int32, above, base, sg, off int32) {
-	sn, keys = sn[:len(ids)], keys[:len(ids)] // so that the loop checks no index
-	prev := above
-	for x, id := range ids {
-		below := base
-		if x+1 < len(ids) {
-			below = ids[x+1]
-		}
-		n := &nodes[id] // set field by field: a node{...} is built aside and copied
-		n.key, n.prev, n.next, n.seg, n.off = keys[x], below, prev, sg, off
-		sn[x] = id
-		prev, off = id, off+1
-	}
-	nodes[above].prev = ids[0]
-	nodes[base].next = ids[len(ids)-1]
 }
 
 // segFor returns segment sg, or a new one if sg is 0, its number, and
@@ -458,7 +432,7 @@ func (l *LRU) InsertChain(keys, chain, evicted []uint64) (_ []uint64, anon int, 
 		return l.Insert(keys, evicted)
 	}
 	full := l.used+len(keys) > l.capacity
-	if x := cap(chain) - cap(keys); !full && l.free == nil32 && len(keys) == 1 && x > 0 && x < len(chain) && &chain[x] == &keys[0] {
+	if x := cap(chain) - cap(keys); !full && len(l.spare) == 0 && len(keys) == 1 && x > 0 && x < len(chain) && &chain[x] == &keys[0] {
 		// A decode's block, chain's key after x−1: insertStacked's
 		// way for it (insertOne, below that key when it is its
 		// segment's last place) without its calls and inChain's.

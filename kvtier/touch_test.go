@@ -548,7 +548,7 @@ func TestColdStoreIsStoreEach(t *testing.T) {
 				to = min(to, len(chain))
 				keys := chain[stored:to]
 				if stored == 0 && fast.isCold(chain) && len(keys) >= 2 &&
-					fast.free == nil32 && fast.used+len(keys) <= fast.capacity {
+					len(fast.spare) == 0 && fast.used+len(keys) <= fast.capacity {
 					skipped++
 				}
 				fe, fa, fok := fast.Store(keys, chain, nil)
