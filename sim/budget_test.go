@@ -173,7 +173,7 @@ var instructionBudgets = []struct {
 	{"Regime/Speculation", 4_000, 19_640, 19_154},
 	{"Regime/KVPressure", 3_000, 9_380, 9_145},
 	{"Regime/Fleet8LeastLoaded", 3_200, 10_890, 10_619},
-	{"Regime/Fleet8PrefixApprox", 3_200, 9_790, 9_548},
+	{"Regime/Fleet8PrefixApprox", 12_800, 9_990, 9_750},   // past the fill: 3,200 requests, 9,790 (9,548) before the twenty-fourth round
 	{"Regime/Fleet8PrefixEvents", 12_800, 20_050, 19_556}, // past the fill: 1,600 requests, 12,860 (12,545) before the twentieth round
 	{"Regime/Disagg", 2_000, 10_870, 10_597},
 	{"Regime/Tiers", 4_000, 72_160, 70_399}, // past the fill: 1,000 requests, 36,260 (35,369) before the twentieth round
