@@ -41,23 +41,37 @@ func newMaskCounts() *maskCounts {
 	return c
 }
 
-// maxMaskSlots bounds the table sizeFor asks for: 8 MiB of hashes and
-// masks (524,288 slots, 262,144 keys), where each replica's own table
-// was 512 KiB for Atlas's pool: a fleet of 8 on Atlas's pools (229,376
-// blocks) is sized whole, as its pools fill. At 4 MiB it doubled past
-// 131,072 keys: Regime/Fleet8PrefixEvents at 6,400 requests (its pools
-// full from about the 3,500th), TestInstructionBudget's marginal count
-// between 3,200 and 6,400, keyCounts.grow 1,788 instructions a request.
-const maxMaskSlots = 1 << 19
+// maxMaskSlots bounds the table sizeFor asks for: 24 MiB of hashes,
+// masks and marks (1,048,576 slots, 524,288 keys), where each
+// replica's own table was 512 KiB for Atlas's pool: a fleet of 8 on
+// Atlas's pools (229,376 blocks) is sized whole, as its pools fill. At
+// 4 MiB it doubled past 131,072 keys: Regime/Fleet8PrefixEvents at
+// 6,400 requests (its pools full from about the 3,500th),
+// TestInstructionBudget's marginal count between 3,200 and 6,400,
+// keyCounts.grow 1,788 instructions a request.
+const maxMaskSlots = 1 << 20
+
+// maskSpread is how many times its replicas' pools' blocks the table
+// is sized for (sizeFor): past the pools' fill it holds nearly a key a
+// block, and sized for them alone (keyCounts' half) it was 0.44 full
+// for a fleet of 8 on Atlas's pools, where each removal's probe and
+// backward shift (dropFree) and each store's probe (addFree) walk the
+// run of taken slots; at twice them, 0.22. Regime/Fleet8PrefixEvents,
+// TestInstructionBudget's marginal count between 6,400 and 12,800
+// requests: 19,557 then 19,032 instructions a request (dropFree 2,164
+// then 1,765, addFree 908 then 798; at 4× its size 19,141 then
+// 18,619), the table 12 MiB then 24 MiB (the regime's peak RSS 38 MB
+// then 52 MB).
+const maskSpread = 2
 
 // sizeFor tells the table that a replica of a pool of n blocks shares
 // it: it holds at most the sum of its replicas' pools' keys, and past
-// jumpSlots grows at once to the size for them (up to maxMaskSlots), as
-// keyCounts.sizeFor.
+// jumpSlots grows at once to the size for maskSpread times them (up to
+// maxMaskSlots), as keyCounts.sizeFor.
 func (c *maskCounts) sizeFor(n int) {
 	c.pools += n
 	size := minKeySlots
-	for size < maxMaskSlots && size/keyLoadDen*keyLoadNum < c.pools {
+	for size < maxMaskSlots && size/keyLoadDen*keyLoadNum < maskSpread*c.pools {
 		size *= 2
 	}
 	c.tab.full, c.tab.jump = size, jumpSlots
@@ -312,7 +326,7 @@ func (c *maskCounts) remove(key, bit uint64) bool {
 // TestInstructionBudget's marginal count between 6,400 and 12,800
 // requests: 29,694 then 24,048 instructions a request (walkStale 5,224
 // then under 300). The marks (keyCounts.ss) are a word a slot: a band's
-// table at its largest (maxMaskSlots) is 12 MiB, not 8.
+// table at its largest (maxMaskSlots) is 24 MiB, not 16.
 // twins.forgetUnseen counts every dropped key forgotten:
 // TestUnseenDropsAreForgotten.
 func (c *maskCounts) drop(key, bit uint64) (gone, seen bool) {
