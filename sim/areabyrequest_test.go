@@ -23,12 +23,8 @@ func TestAreaByRequestIsEachEvent(t *testing.T) {
 	runs, held, open := 0, 0, 0
 	check := func(name string, cfg Config, src func() workload.Source) {
 		t.Helper()
-		a, ar, err := runSourceScenario(cfg, src())
-		require.NoError(t, err, name)
-		b, br, err := runSourceScenarioWith(cfg, src(), twins{areaEachEvent: true})
-		require.NoError(t, err, name)
+		a, ar, br := runTwinsAlike(t, name, cfg, src, twins{}, twins{areaEachEvent: true})
 		require.False(t, br.openStarted, name)
-		sameBytes(t, b.text, a.text)
 		require.Equal(t, br.area, ar.systemArea(), name)
 		require.Equal(t, br.area, br.systemArea(), name)
 		runs++
@@ -46,4 +42,44 @@ func TestAreaByRequestIsEachEvent(t *testing.T) {
 	t.Logf("%d runs, %d of them holding requests in the window, %d in an open window", runs, held, open)
 	require.Greater(t, held, runs/2)
 	require.Greater(t, open, runs/4)
+}
+
+// TestHeldByRequestIsEachEvent holds each replica's integral of the
+// requests it holds over the window taken by request (heldIn,
+// heldAreaTo) to the same run integrating it at each change
+// (twins.heldEachEvent), byte for byte, every record and the summary
+// (its Replicas' MeanHeld and Imbalance.Held), each replica's exact
+// integral, 128 bits, and the summaries Summarize recomputes from the
+// records (a single replica's taking the system's integral, oneHeld)
+// and with the twins on (but an autoscaler's): over the random scenarios
+// and the regimes' small workloads. A single replica integrates its
+// own here (twins.ownHeldArea on both sides), so that every run
+// reaches heldIn.
+func TestHeldByRequestIsEachEvent(t *testing.T) {
+	t.Parallel()
+	runs, fleets, held := 0, 0, 0
+	own, each := twins{ownHeldArea: true}, twins{ownHeldArea: true, heldEachEvent: true}
+	check := func(name string, cfg Config, src func() workload.Source) {
+		t.Helper()
+		a, ar, br := runTwinsAlike(t, name, cfg, src, own, each)
+		require.Len(t, ar.reps, len(br.reps), name)
+		runs++
+		if ar.fleet {
+			fleets++
+		}
+		for i := range ar.reps {
+			fast := ar.heldAreaTo(&ar.reps[i], ar.areaAt)
+			require.Equal(t, br.heldAreaTo(&br.reps[i], br.areaAt), fast, "%s: replica %d", name, i)
+			if fast != (wide{}) {
+				held++
+			}
+		}
+		if ar.scale == nil { // Summarize takes the fleet as configured
+			summarizedAlike(t, name, cfg, a.recs, each)
+		}
+	}
+	scenariosAndRegimes(t, check)
+	t.Logf("%d runs, %d of fleets, %d replicas holding requests in the window", runs, fleets, held)
+	require.Greater(t, fleets, runs/4)
+	require.Greater(t, held, runs)
 }

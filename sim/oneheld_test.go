@@ -44,6 +44,19 @@ func TestOneHeldIsItsOwn(t *testing.T) {
 	require.Positive(t, held)
 }
 
+// runTwinsAlike runs cfg's workload (a source made new by src) with the
+// twins fast, then slow, and requires both runs to end without error and
+// to write the same bytes.
+func runTwinsAlike(t *testing.T, name string, cfg Config, src func() workload.Source, fast, slow twins) (a scenarioRun, ar, br *runner) {
+	t.Helper()
+	a, ar, err := runSourceScenarioWith(cfg, src(), fast)
+	require.NoError(t, err, name)
+	b, br, err := runSourceScenarioWith(cfg, src(), slow)
+	require.NoError(t, err, name)
+	sameBytes(t, b.text, a.text)
+	return a, ar, br
+}
+
 // summarizedAlike requires Summarize of a run's records (of cfg, its
 // tokens' instants not kept) to give the same summary with the twins tw
 // on, its steps aside.

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -23,8 +24,13 @@ type replica struct {
 	stepDone time.Duration // when the move in flight ends
 	moveAt   time.Duration // when it started
 	held     int           // requests it holds
-	heldArea wide          // ∫ held dt over the window, request·ns
-	heldAt   time.Duration // integrated up to here
+	// heldArea is ∫ held dt over the window, request·ns, by request
+	// (heldIn): less clip(heldAt) at each request in, plus it at each
+	// out, held·clip(heldAt) short of the integral up to heldAt
+	// (heldAreaTo); under twins.heldEachEvent, the integral itself,
+	// added at each change (integrateHeld).
+	heldArea wide
+	heldAt   time.Duration // its changes' latest instant
 	planned  bool          // queued to plan after the current instant
 	// remoteKV: a disaggregated fleet's decode replica, which takes
 	// requests prefilled remotely; prefill: one of its prefill pool,
@@ -218,13 +224,55 @@ func (r *runner) hold(rep *replica, d int) {
 }
 
 // holdApart is hold of a fleet's replica, or of a single replica
-// integrating its own (twins.ownHeldArea).
+// integrating its own (twins.ownHeldArea). It keeps the integral by
+// request (heldIn), not at each change (integrateHeld, its twin:
+// twins.heldEachEvent).
 func (r *runner) holdApart(rep *replica, d int) {
-	r.integrateHeld(rep, r.now)
+	if r.tw.heldEachEvent {
+		r.integrateHeld(rep, r.now)
+	} else {
+		r.heldIn(rep, d)
+	}
 	rep.held += d
 	if rep.held == 0 && rep.state == stateDraining {
 		r.drained(rep)
 	}
+}
+
+// heldIn counts d requests (+1 or −1) into the replica at the
+// runner's instant, by request: the window's clip of its latest change
+// (heldAt) taken from heldArea at an entry, added back at a leave,
+// modulo 2¹²⁸. Each interval between two changes, held·(clip(after) −
+// clip(before)), as integrateHeld adds it, sums so to −Σ d·clip(heldAt)
+// over the changes and held·clip(heldAt) over the last (heldAreaTo):
+// the same integer, without a multiply and a test at each change.
+func (r *runner) heldIn(rep *replica, d int) {
+	rep.heldAt = max(rep.heldAt, r.now)
+	c := r.clip(rep.heldAt)
+	var carry uint64
+	if d > 0 {
+		rep.heldArea.lo, carry = bits.Sub64(rep.heldArea.lo, c, 0)
+		rep.heldArea.hi -= carry
+		return
+	}
+	rep.heldArea.lo, carry = bits.Add64(rep.heldArea.lo, c, 0)
+	rep.heldArea.hi += carry
+}
+
+// heldAreaTo integrates what a fleet's replica holds up to instant t
+// (integrateHeld) and returns the integral over the window, request·ns:
+// under twins.heldEachEvent heldArea itself, else heldIn's sum and held
+// times the clip of the instant reached (heldAt, moved to t as
+// integrateHeld moves it, so that later changes count on from there).
+func (r *runner) heldAreaTo(rep *replica, t time.Duration) wide {
+	if r.tw.heldEachEvent {
+		r.integrateHeld(rep, t)
+		return rep.heldArea
+	}
+	rep.heldAt = max(rep.heldAt, t)
+	a := rep.heldArea
+	a.add(uint64(rep.held), r.clip(rep.heldAt))
+	return a
 }
 
 // integrateHeld adds what the replica held from its last change to t,

@@ -102,4 +102,8 @@ type twins struct {
 	// system over the window event by event (window.area, advanceEdges),
 	// not by request (areaIn: sysIn, sysOut).
 	areaEachEvent bool
+	// heldEachEvent makes a fleet's replicas integrate what each holds
+	// over the window at each change (integrateHeld), not by request
+	// (heldIn, heldAreaTo).
+	heldEachEvent bool
 }

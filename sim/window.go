@@ -282,10 +282,11 @@ func (r *runner) replicaSummaries(fleet *Summary, window, declared time.Duration
 	offered, busy, held := make([]float64, len(r.reps)), make([]float64, len(r.reps)), make([]float64, len(r.reps))
 	for i := range r.reps {
 		rep := &r.reps[i]
+		var area wide // ∫ held dt over the declared window
 		if r.oneHeld {
-			rep.heldArea = r.systemArea() // ∫ inSystem dt over the declared window
+			area = r.systemArea()
 		} else {
-			r.integrateHeld(rep, r.cfg.Warmup+declared)
+			area = r.heldAreaTo(rep, r.cfg.Warmup+declared)
 		}
 		s := fleet // a single replica's share is the whole
 		if r.fleet {
@@ -305,7 +306,7 @@ func (r *runner) replicaSummaries(fleet *Summary, window, declared time.Duration
 		if sec > 0 {
 			rs.Busy = rep.busy.Seconds() / sec
 			rs.KVOccupancy = rep.blockTime.seconds() / sec / float64(rep.eng.Config().KVBlocks)
-			rs.MeanHeld = rep.heldArea.seconds() / sec
+			rs.MeanHeld = area.seconds() / sec
 		}
 		out[i] = rs
 		offered[i], busy[i], held[i] = float64(rs.Offered), rs.Busy, rs.MeanHeld
