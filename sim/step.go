@@ -73,7 +73,7 @@ func (r *runner) account(rep *replica, out *engine.Outcome) error {
 		rep.busy += r.overlap(start, out.End)
 		if r.endsInWindow(out.End) {
 			rep.blockTime.add(uint64(out.BlockSteps), uint64(rep.stepTime))
-			r.mix.add(compose(out.Decodes, out.Chunks), rep.stepTime, out.Steps)
+			r.mix.dur[compose(out.Decodes, out.Chunks)].add(rep.stepTime, out.Steps)
 		}
 		if r.steps != nil {
 			r.observeSteps(rep, out)

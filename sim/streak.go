@@ -658,10 +658,10 @@ func (r *runner) accountFirst(rep *replica, out *engine.Outcome, blocks int) err
 		// Its batch had one chunk and one decode fewer than the later
 		// steps (Outcome.Decodes counts theirs).
 		rep.blockTime.add(uint64(blocks), uint64(d+lead))
-		r.mix.add(compose(out.Decodes-1, out.Chunks+1), d+lead, 1)
+		r.mix.dur[compose(out.Decodes-1, out.Chunks+1)].add(d+lead, 1)
 		if n := out.Steps - 1; n > 0 {
 			rep.blockTime.add(uint64(out.BlockSteps-blocks), uint64(d))
-			r.mix.add(compose(out.Decodes, out.Chunks), d, n)
+			r.mix.dur[compose(out.Decodes, out.Chunks)].add(d, n)
 		}
 	}
 	return r.accountMixed(rep, out, start, start+d+lead)
