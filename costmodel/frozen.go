@@ -99,6 +99,24 @@ func (f Frozen) StepTime(b Batch) time.Duration {
 	return d
 }
 
+// DecodeStepTime is StepTime of a batch that decodes, verifies extra
+// positions beyond one a decode (b.ExtraVerified()) and prefills n
+// tokens (b.PrefillTokens()), from those sums alone: the same integer
+// sums in another grouping. The engine prices a speculative step with
+// prefill by it (engine's mixedSpecPrice), without building the batch
+// or walking it; TestDecodeStepTimeIsStepTime holds it to StepTime.
+func (f Frozen) DecodeStepTime(extra, n int) time.Duration {
+	f = f.WithDefaults()
+	d := f.DecodeStep + time.Duration(extra)*f.VerifyPerToken
+	if n > 0 {
+		d += f.PrefillBase + time.Duration(n)*f.PrefillPerToken
+	}
+	if d <= 0 {
+		return 1 // StepTime's floor for a non-empty step
+	}
+	return d
+}
+
 // DecodeSum reports true: a decode step costs DecodeStep whatever its
 // contexts (see DecodeSum).
 func (Frozen) DecodeSum() bool { return true }

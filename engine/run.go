@@ -560,12 +560,10 @@ var chunkMemo = true
 // Frozen (verifySum): of the batch sumVerify hands it, Frozen reads only
 // whether it decodes, its positions verified beyond one a decode (vsum
 // less the listed decodes and the cohort's members) and its prefill
-// tokens, and StepTime is pure. So the price of a step with the same
-// three is the price of the last such step the model priced: a step
-// that decodes without prefill in specCohort.prices, a slot for each
-// sum; one with prefill in specCohort.mixed, the slot of the sum's and
-// the tokens' hash, with its key (in the same table as the others, the
-// steps with prefill took their slots).
+// tokens, and StepTime is pure. So the price of a step that decodes
+// without prefill is the price of the last such step with the same sum
+// the model priced, in specCohort.prices, a slot for each sum; one with
+// prefill is Frozen's price of its two sums (mixedSpecPrice).
 func (e *Engine) specPrice() time.Duration {
 	pb := &e.plan.Batch
 	x := uint(int(e.vsum) - len(pb.Verify) - e.sc.m)
@@ -583,23 +581,22 @@ func (e *Engine) specPrice() time.Duration {
 	return d
 }
 
-// mixedSpecPrice is specPrice for a step with prefill, x its sum.
+// mixedSpecPrice is specPrice for a step with prefill, x its sum: the
+// step decodes (specPrice's test), and Frozen prices it from x and its
+// prefill tokens (costmodel.Frozen.DecodeStepTime), without the batch
+// priceBatch and sumVerify build. Its prompts' lengths vary, so a memo
+// of such steps by the sum and the tokens (a slot by their hash, with
+// its key) missed 1,289 of 5,466 in BenchmarkRegime/Speculation, each
+// a model's price of about 195 instructions: 19,153 then 19,111
+// instructions a request (the budget test; servesim's own 19,038 then
+// 18,986).
 func (e *Engine) mixedSpecPrice(x uint) time.Duration {
 	n := 0
 	for _, c := range e.plan.Batch.Prefill {
 		n += c.NewTokens
 	}
-	if uint(n) >= 1<<31 {
-		return e.modelPrice()
-	}
-	key := uint64(x)<<32 | uint64(n)
-	slot := &e.sc.mixed[key*0x9e3779b97f4a7c15>>(64-specPriceBits)]
-	if slot.key == key && slot.d > 0 {
-		return slot.d
-	}
-	d := e.modelPrice()
-	slot.key, slot.d = key, d
-	return d
+	f, _ := e.model.(costmodel.Frozen) // verifySum's model
+	return f.DecodeStepTime(int(x), n)
 }
 
 // sumVerify hands Frozen (fast.verifySum), which reads of a speculative

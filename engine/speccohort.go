@@ -68,15 +68,6 @@ type specCohort struct {
 	specRun // the speculative run in flight (specrun.go)
 
 	prices [1 << specPriceBits]time.Duration // specPrice's memo, by the positions verified beyond one a decode (0: none)
-	mixed  [1 << specPriceBits]mixedPrice    // specPrice's memo of the steps with prefill, by a hash
-}
-
-// mixedPrice is a price of a step with prefill that specPrice asked the
-// model for, and its key: the positions verified beyond one a decode <<
-// 32 | the prefill tokens (d 0: none).
-type mixedPrice struct {
-	key uint64
-	d   time.Duration
 }
 
 // specPriceBits sizes specPrice's memo: 256 sums (K = 4 and 64 decodes).

@@ -70,11 +70,8 @@ func TestSpecPriceIsTheModel(t *testing.T) {
 				require.NoError(t, e.Check())
 			})
 			if memo && e.sc != nil {
-				for i, d := range e.sc.prices {
+				for _, d := range e.sc.prices {
 					if d > 0 {
-						priced--
-					}
-					if e.sc.mixed[i].d > 0 {
 						priced--
 					}
 				}
