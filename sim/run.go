@@ -58,6 +58,7 @@ type runner struct {
 
 	checkEngine   bool // tests: verify the engines' invariants after every plan and step
 	apart         bool // a measured record is counted apart too (countAll): a fleet, classes or tiers
+	plainOff      bool // plainChunks is off: kept tokens, classes, Stepwise or eachChunk (its twin: accountChunk alone)
 	continued     int  // moves planned at a step end by engine.Runner.Continue (tests read it)
 	landJoins     int  // of those, moves that admit a landed request (aloneAt; tests read it)
 	landJoinsMany int  // of those, moves that admit two or more (tests read it)
@@ -200,6 +201,7 @@ func newRunnerWith(cfg Config, src workload.Source, obs Observer, tw twins) (*ru
 		return nil, err
 	}
 	r.apart = r.fleet || r.perClass || r.tiers != nil
+	r.plainOff = cfg.KeepTokens || r.perClass || cfg.Stepwise || eachChunk
 	// The heap alone, stepwise (the twin of its sorted mode) or under an
 	// open-loop source (eventHeap's sorted mode).
 	r.events.heapOnly(cfg.Stepwise || r.fb == nil)

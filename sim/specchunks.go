@@ -38,7 +38,10 @@ import (
 // spilled and reloaded the gap and its emits' length a chunk (22,444
 // then 22,408 a request, plainChunks 2,047 then 2,013).
 func (r *runner) plainChunks(rep *replica, out *engine.Outcome, i int) (int, int) {
-	if r.cfg.KeepTokens || r.perClass || r.cfg.Stepwise || eachChunk {
+	// Its four switches, tested once a run (plainOff), not a call:
+	// servesim's own 18,986 then 18,968 instructions a request in
+	// BenchmarkRegime/Speculation (the budget test).
+	if r.plainOff {
 		return i, 0
 	}
 	ems, drafts, end := out.Emitted, out.Drafts[:len(out.Emitted)], out.End
