@@ -81,7 +81,12 @@ type routing struct {
 	routed    int // requests routed so far
 	routeReq  workload.Request
 	heldReps  []replica // the fleet's replicas View.each points at, nil when it is nil
-	signals   []signals // each frontend's stale view (Fleet.SignalDelay)
+	// holds counts the changes of a fleet's replicas' held requests
+	// (holdApart), each by one; calmUntil is the count below which
+	// PrefixAffinity's balance test, read with View.each, is known to
+	// fail without reading the replicas (PrefixAffinity.route's calm).
+	holds, calmUntil int
+	signals          []signals // each frontend's stale view (Fleet.SignalDelay)
 	// routes: a send asks the router, or the gateway (several replicas,
 	// a router set, or a Config.Gateway); else it goes to the one replica.
 	routes bool

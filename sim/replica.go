@@ -234,6 +234,7 @@ func (r *runner) holdApart(rep *replica, d int) {
 		r.heldIn(rep, d)
 	}
 	rep.held += d
+	r.holds++
 	if rep.held == 0 && rep.state == stateDraining {
 		r.drained(rep)
 	}

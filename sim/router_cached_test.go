@@ -203,7 +203,7 @@ func (l loadPrefixAffinity) Route(r *workload.Request, v *View) int {
 // also held to twins.noHeldEach (View.each), byte for byte.
 func TestHeldIsTheLoads(t *testing.T) {
 	t.Parallel()
-	runs, pools, kept := 0, 0, 0
+	runs, pools, kept, calm := 0, 0, 0, 0
 	for seed := range uint64(4_000) {
 		data := randomScenario(seed)
 		cfg, reqs := decodeScenario(data)
@@ -242,10 +242,23 @@ func TestHeldIsTheLoads(t *testing.T) {
 			require.Nil(t, rb.view.each, "the twin keeps none")
 			require.Nil(t, rb.prefix, "the twin calls Route")
 			sameBytes(t, b.text, a.text)
+			// The balance test skipped while the fleet is calm
+			// (runner.calm) against its read at every arrival
+			// (twins.balanceEach).
+			if r.view.each != nil {
+				if r.calmUntil > 0 {
+					calm++
+				}
+				c, rc, err := runScenarioWith(fast, reqs, twins{balanceEach: true}, steps)
+				require.NoError(t, err)
+				require.Zero(t, rc.calmUntil, "the twin reads at every arrival")
+				sameBytes(t, c.text, a.text)
+			}
 		}
 	}
-	t.Logf("%d runs routed by PrefixAffinity, %d of them with a prefill pool, %d with the replicas kept (View.each)", runs, pools, kept)
+	t.Logf("%d runs routed by PrefixAffinity, %d of them with a prefill pool, %d with the replicas kept (View.each), %d of those calm at the end", runs, pools, kept, calm)
 	require.Greater(t, runs, 300)
 	require.Greater(t, pools, 20)
 	require.Greater(t, kept, 50)
+	require.Greater(t, calm, 25)
 }

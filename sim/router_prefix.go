@@ -130,10 +130,21 @@ func (p PrefixAffinity) Route(r *workload.Request, v *View) int { return p.route
 // with a cached prefix is the longest one whoever the least is, as
 // longestCached takes the least's place only while none has one (its
 // least, -1 then, stands for none found yet).
+//
+// With the replicas kept, it reads them only when the fleet may be out
+// of balance: a read that finds their range hi − lo at most BalanceAbs
+// short of it (calm) knows the test fails until that many more changes
+// of one replica's count by one (runner.holds, counted by holdApart)
+// may have widened the range past it, and the arrivals until then skip
+// the read (twins.balanceEach reads at every arrival, its twin).
 func (p *PrefixAffinity) route(r *workload.Request, v *View) int {
 	least, lo, hi := -1, 0, 0
 	if v.each != nil {
+		if rr := v.r; rr.holds < rr.calmUntil {
+			return p.balanced(r, v)
+		}
 		lo, hi = heldBounds(*v.each)
+		v.r.calm(hi-lo, p.balanceAbs())
 	} else {
 		least, lo, hi = v.heldRange()
 	}
@@ -145,6 +156,30 @@ func (p *PrefixAffinity) route(r *workload.Request, v *View) int {
 		return best
 	}
 	return v.leastHeld(least, lo)
+}
+
+// balanced is route past a balance test known to fail (calm), with the
+// replicas kept (View.each): the least loaded is found only where it
+// answers with it, as route finds it.
+func (p *PrefixAffinity) balanced(r *workload.Request, v *View) int {
+	best, longest := v.longestCached(-1)
+	if r.InputTokens > 0 && p.cachedOver(longest, r.InputTokens) {
+		return best
+	}
+	least, _, _ := heldRangeEach(*v.each)
+	return least
+}
+
+// calm notes, at a read of the kept replicas' range (spread, hi − lo),
+// how many more changes of the counts by one leave PrefixAffinity's
+// balance test, at BalanceAbs abs, failing: abs − spread, none when it
+// is negative (the test may pass now). With twins.balanceEach none.
+func (r *runner) calm(spread, abs int) {
+	if r.tw.balanceEach || spread > abs {
+		r.calmUntil = 0
+		return
+	}
+	r.calmUntil = r.holds + min(abs-spread, 1<<30) + 1
 }
 
 // cachedOver says whether longest cached tokens of a prompt of input

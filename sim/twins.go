@@ -83,6 +83,11 @@ type twins struct {
 	// the replicas' held requests at every arrival (View.heldRange's
 	// tests), not read the fleet's replicas kept in View.each.
 	noHeldEach bool
+	// balanceEach makes PrefixAffinity read the kept replicas' range
+	// (View.each) for its balance test at every arrival, not only once
+	// the changes since the last read may have put the fleet out of
+	// balance (runner.calm).
+	balanceEach bool
 	// routerCall makes route call a PrefixAffinity router through the
 	// Router interface (Route), as any router, not its own copy of it
 	// directly (routing.prefix).
