@@ -560,6 +560,12 @@ func TestRisenPathIsApart(t *testing.T) {
 		if rng.IntN(4) == 0 { // a path already there
 			dst = appendRunPath(nil, nil, []uint64{1, 2, 3, 9}, 16, 16, 4, false, 5)
 		}
+		if rng.IntN(2) == 0 { // its room written before, as a recycled request's path leaves it: each label is written whole
+			dst = slices.Grow(dst, 2*risenRoom)
+			for room, i := dst[:cap(dst)], len(dst); i < len(room); i++ {
+				room[i] = runLabel{c: runContent{kind: 2, id: 99, off: 3}, per: 7, n: 11}
+			}
+		}
 		want := appendRunPath(nil, slices.Clone(dst), ids, per*16, 16, shared, false, 7)
 		risenApart = true
 		twin := appendRisingPath(&apart, slices.Clone(dst), ids, per*16, 16, shared, 7)
