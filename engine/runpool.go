@@ -598,6 +598,11 @@ type runTree struct {
 	probe     *[probeSlots]probeEntry // edges by their label's first block (addEdge), for walk's first steps (probed)
 	noProbe   bool                    // tests': walk takes no step from probe (probed's twin)
 	noTop     bool                    // tests': walk looks up a child past topID too (its twin)
+	// noProbeTouch is tests': runHitsTouch takes its walk and loop where
+	// probedTouch would answer (its twin); probeTouched counts the calls
+	// probedTouch answered (tests read it).
+	noProbeTouch bool
+	probeTouched int
 	// topID is the highest id of a label of kind 1 an edge began with
 	// (addEdge): no child's label begins with a higher one, so walk
 	// finds none without a lookup (a prompt's fresh ids, rising).
@@ -1295,9 +1300,16 @@ func (p *blockPool) runHits(path []runLabel, limit int) (h, evictable int) {
 // where runHits stopped). It returns how many it found; with none, r is
 // as it was (attach touches nothing then). The two passes cost Regime/
 // Conversations 142 instructions a request more (servesim's own 12,353
-// then 12,211 with this, cachegrind's marginal count).
+// then 12,211 with this, cachegrind's marginal count). Where the walk
+// would take its steps from the probe alone, probedTouch answers first.
 func (p *blockPool) runHitsTouch(held *int, r *runSeq, limit int) int {
 	t := p.runs
+	if len(r.path) > 3 && *held == 0 && !t.noProbe && !t.noProbeTouch {
+		if h := p.probedTouch(r, limit); h > 0 {
+			*held = h
+			return h
+		}
+	}
 	t.match(r.path, limit)
 	h := 0
 spans:
@@ -1372,6 +1384,87 @@ spans:
 		*held = h
 	}
 	return h
+}
+
+// probedTouch is runHitsTouch for r holding nothing, where the walk
+// from the root would take its steps from the probe (probed) alone and
+// stop at the end of the edge found there, an edge with no child (a
+// conversation's next turn: its last turn's edges, after which its new
+// ids begin), and every edge on the way holds one primary segment, its
+// label's blocks, and is owed none (walkedOwed): it finds them all. It
+// checks the edges up the tree from the probe's, as probed does, and
+// then references each segment from there up, taking those nobody held
+// off the free queue (the same queue whatever the order), and returns
+// the blocks found, r's cursor after them (the walk's), with no spans
+// written or read: it leaves no walk noted (walkedTo). It returns 0,
+// having changed nothing, where any of that fails: runHitsTouch's walk
+// and loop then. Regime/Conversations 10,470 then 10,347 instructions
+// a request (the budget test; probed, walk and runHitsTouch 159, 217
+// and 342, then 16, 140 and 107 with probedTouch's 327). Its twin is
+// runHitsTouch's walk and loop (runTree.noProbeTouch, tests'), and
+// blockPool's way through runTwin: TestProbedTouchIsTouch and
+// TestRunPoolTwin.
+func (p *blockPool) probedTouch(r *runSeq, limit int) int {
+	t := p.runs
+	path := r.path
+	l := len(path) - 3
+	lab := &path[l]
+	pe := &t.probe[probeSlot(lab.c)]
+	e := pe.edge
+	ed := &t.edges[e]
+	if e == 0 || ed.gen != pe.gen || ed.lab.c != lab.c || ed.lab.per != lab.per || ed.lab.n != lab.n || lab.n <= 0 || len(ed.kids) != 0 {
+		return 0
+	}
+	pos, f := 0, e
+	for i := l; i >= 0; i-- {
+		if f <= 0 {
+			return 0
+		}
+		pl, fe := &path[i], &t.edges[f]
+		if fe.lab.n != pl.n || fe.lab.c != pl.c || fe.lab.per != pl.per || pl.n <= 0 || fe.owed != 0 || len(fe.segs) != 1 {
+			return 0
+		}
+		id := fe.segs[0]
+		if g := &t.at[id]; g.lo != 0 || int(g.hi) != pl.n || p.nodes[id].copy {
+			return 0
+		}
+		pos += pl.n
+		f = fe.parent
+	}
+	if f != 0 || pos > limit {
+		return 0
+	}
+	for f = e; f > 0; {
+		fe := &t.edges[f]
+		id := fe.segs[0]
+		s := &p.nodes[id]
+		if s.refs == 0 {
+			// unlinkSeg, written out (see runHitsTouch).
+			n := fe.lab.n
+			p.evict -= n
+			q := &p.q[s.queue]
+			if s.prev != noNode {
+				p.nodes[s.prev].next = s.next
+			} else {
+				q.head = s.next
+			}
+			if s.next != noNode {
+				p.nodes[s.next].prev = s.prev
+			} else {
+				q.tail = s.prev
+			}
+			s.prev, s.next, s.queued = noNode, noNode, false
+			q.blocks -= n
+		}
+		s.refs++
+		f = fe.parent
+	}
+	t.walked.path = nil // no walk left t.spans (walkedTo)
+	t.probeTouched++
+	c := &r.cur
+	c.edge, c.gen, c.eoff, c.pos, c.li, c.lo = e, ed.gen, lab.n, pos, l+1, 0
+	r.room = 0
+	return pos
 }
 
 // isolate makes blocks [lo, hi) of segment id a segment of their own and

@@ -526,6 +526,7 @@ func (w *runTwin) step(rng *rand.Rand) {
 type twinCounts struct {
 	caches, inPlace, grown, newEdges, events, probes int
 	oneFound, oneFreed, oneSplit, tops               int
+	probeTouched                                     int // runHitsTouch calls probedTouch answered
 }
 
 func (c *twinCounts) add(d twinCounts) {
@@ -539,6 +540,7 @@ func (c *twinCounts) add(d twinCounts) {
 	c.oneFreed += d.oneFreed
 	c.oneSplit += d.oneSplit
 	c.tops += d.tops
+	c.probeTouched += d.probeTouched
 }
 
 // runTwinScenario runs steps random operations and returns what they
@@ -549,10 +551,11 @@ func runTwinScenario(t testing.TB, seed uint64, steps int) twinCounts {
 	if seed%2 == 0 {
 		w.publish(seed%4 == 0) // in runs, or one by one
 	}
+	w.rp.runs.noProbeTouch = seed%5 == 3 // probedTouch's twin: runHitsTouch's walk and loop
 	for range steps {
 		w.step(rng)
 	}
-	return twinCounts{w.caches, w.rp.runs.inPlace, w.rp.runs.grown, w.rp.runs.newEdges, w.events, w.probes, w.oneFound, w.oneFreed, w.oneSplit, w.tops}
+	return twinCounts{w.caches, w.rp.runs.inPlace, w.rp.runs.grown, w.rp.runs.newEdges, w.events, w.probes, w.oneFound, w.oneFreed, w.oneSplit, w.tops, w.rp.runs.probeTouched}
 }
 
 // TestChainStartsAreKeyAt holds Check's chained keys (chainStarts, each
@@ -593,7 +596,7 @@ func TestRunPoolTwin(t *testing.T) {
 	for seed := range uint64(n) {
 		c.add(runTwinScenario(t, seed, 400))
 	}
-	t.Logf("runCache calls %d, extended in place %d (%d from the room noted), on a new edge %d; %d KV events alike; %d walks' first steps probed; runHitsTouch found blocks %d times, took some off a free queue %d times, found some on an edge of several segments %d times; %d walks met an id past topID", c.caches, c.inPlace, c.grown, c.newEdges, c.events, c.probes, c.oneFound, c.oneFreed, c.oneSplit, c.tops)
+	t.Logf("runCache calls %d, extended in place %d (%d from the room noted), on a new edge %d; %d KV events alike; %d walks' first steps probed; runHitsTouch found blocks %d times (%d of them probedTouch), took some off a free queue %d times, found some on an edge of several segments %d times; %d walks met an id past topID", c.caches, c.inPlace, c.grown, c.newEdges, c.events, c.probes, c.oneFound, c.probeTouched, c.oneFreed, c.oneSplit, c.tops)
 	require.Positive(t, c.probes, "walk took its first steps from the probe (probed)")
 	require.Positive(t, c.tops, "walk stopped at an id past the tree's topID")
 	require.Positive(t, c.inPlace, "runCache extended a held segment in place (extendHeld)")
@@ -604,6 +607,7 @@ func TestRunPoolTwin(t *testing.T) {
 	require.GreaterOrEqual(t, c.oneFound, n, "runHitsTouch found blocks")
 	require.GreaterOrEqual(t, c.oneFreed, n/2, "runHitsTouch took blocks off a free queue")
 	require.Positive(t, c.oneSplit, "runHitsTouch found blocks on an edge of several segments")
+	require.Positive(t, c.probeTouched, "runHitsTouch's blocks found and touched up the tree from the probe (probedTouch)")
 }
 
 func FuzzRunPoolTwin(f *testing.F) {
@@ -822,4 +826,67 @@ func TestProbedIsWalk(t *testing.T) {
 		}
 	}
 	require.Positive(t, probes, "walk took its first steps from the probe")
+}
+
+// TestProbedTouchIsTouch holds probedTouch to blockPool through runTwin,
+// as TestRunPoolTwin does, on scenarios of conversations among
+// runTwin.step's random operations: each turn's prompt its last turn's
+// ids and a run of fresh ones (each turn's run an edge of its own under
+// the last one's), admitted whatever it finds (runHitsTouch), cached and
+// dropped, so that a turn finds its last turn's edges from the probe
+// (probedTouch), or part of them (the step's evictions, trims and other
+// requests' holds: runHitsTouch's loop). A quarter of the scenarios take
+// runHitsTouch's loop throughout (noProbeTouch, the twin).
+func TestProbedTouchIsTouch(t *testing.T) {
+	touched, found := 0, 0
+	for seed := range uint64(120) {
+		rng := rand.New(rand.NewPCG(seed, 57))
+		w := newRunTwin(t, 24+rng.IntN(64), rng.IntN(2) == 0, rng.IntN(5) == 0)
+		if seed%2 == 0 {
+			w.publish(seed%4 == 0)
+		}
+		w.rp.runs.noProbeTouch = seed%4 == 3
+		convs := make([][]uint64, 1+rng.IntN(4))
+		fresh := uint64(1000)
+		for range 300 {
+			if rng.IntN(3) == 0 {
+				w.step(rng)
+				continue
+			}
+			c := &convs[rng.IntN(len(convs))]
+			if len(*c) == 0 || len(*c) > 24 || rng.IntN(8) == 0 { // a new conversation: its group's prefix of 4 ids
+				g := uint64(rng.IntN(3)) * 100
+				*c = append((*c)[:0], g, g+1, g+2, g+3)
+			}
+			for n := 1 + rng.IntN(4); n > 0; n-- {
+				*c = append(*c, fresh)
+				fresh++
+			}
+			fresh += 10 // the next run apart
+			units := len(*c)
+			r := w.newReq(slices.Clone(*c), 16, units, units+rng.IntN(3))
+			w.ops = append(w.ops, fmt.Sprintf("turn(%v)", *c))
+			if r.blocks <= w.bp.free() {
+				was := w.oneFound
+				w.admit(r, r.blocks-rng.IntN(2), r.blocks, true)
+				w.check()
+				if w.oneFound > was {
+					found++
+				}
+				w.cache(r, len(r.ids)+r.anon)
+				w.check()
+			}
+			w.drop(r)
+			w.check()
+			i := slices.Index(w.reqs, r)
+			w.reqs = slices.Delete(w.reqs, i, i+1)
+			if len(w.ops) > 40 {
+				w.ops = w.ops[len(w.ops)-40:]
+			}
+		}
+		touched += w.rp.runs.probeTouched
+	}
+	t.Logf("turns that found blocks %d, %d of them by probedTouch", found, touched)
+	require.Greater(t, touched, 1_000, "probedTouch answered")
+	require.Greater(t, found-touched, 1_000, "runHitsTouch's loop answered")
 }
