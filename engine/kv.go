@@ -202,8 +202,15 @@ func (p *blockPool) linkSeg(id int32, qi uint8) {
 
 // enqueue puts node id, of n blocks, at the tail of queue qi.
 func (p *blockPool) enqueue(id int32, qi uint8, n int) {
-	b := &p.nodes[id]
-	q := &p.q[qi]
+	p.queueTail(&p.nodes[id], id, &p.q[qi], qi, n)
+}
+
+// queueTail is enqueue of node b (id), queue q (qi) at hand. Small
+// enough to inline where its callers have them (runReleaseRange,
+// releaseOnes: enqueue's call inlined there, indexing both again, cost
+// Regime/Conversations 34 instructions a request more, cachegrind's
+// marginal count).
+func (p *blockPool) queueTail(b *node, id int32, q *freeQueue, qi uint8, n int) {
 	b.prev, b.next, b.queued, b.queue = q.tail, noNode, true, qi
 	if q.tail != noNode {
 		p.nodes[q.tail].next = id
@@ -230,8 +237,13 @@ func (p *blockPool) unlinkSeg(id int32) {
 }
 
 // dequeue takes node id, of n blocks, out of its queue.
-func (p *blockPool) dequeue(id int32, n int) {
-	b := &p.nodes[id]
+func (p *blockPool) dequeue(id int32, n int) { p.unqueue(&p.nodes[id], n) }
+
+// unqueue is dequeue of node b, at hand. Small enough to inline where
+// its callers have b (runHitsTouch, probedTouch: unlinkSeg's call, too
+// complex to inline, cost Regime/Conversations 38 instructions a
+// request more, cachegrind's marginal count).
+func (p *blockPool) unqueue(b *node, n int) {
 	q := &p.q[b.queue]
 	if b.prev != noNode {
 		p.nodes[b.prev].next = b.next

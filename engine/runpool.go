@@ -1331,25 +1331,10 @@ spans:
 					s = &p.nodes[id]
 				}
 				if s.refs == 0 {
-					// unlinkSeg, written out with s at hand (id is
-					// blocks x0 to end−1): its call (too complex to
-					// inline) cost Regime/Conversations 38 instructions
-					// a request more (cachegrind's marginal count).
-					n := end - x0
-					p.evict -= n
-					q := &p.q[s.queue]
-					if s.prev != noNode {
-						p.nodes[s.prev].next = s.next
-					} else {
-						q.head = s.next
-					}
-					if s.next != noNode {
-						p.nodes[s.next].prev = s.prev
-					} else {
-						q.tail = s.prev
-					}
-					s.prev, s.next, s.queued = noNode, noNode, false
-					q.blocks -= n
+					// unlinkSeg with s at hand (id is blocks x0 to
+					// end−1), its dequeue inlined (unqueue).
+					p.evict -= end - x0
+					p.unqueue(s, end-x0)
 				}
 				s.refs++
 			}
@@ -1438,23 +1423,9 @@ func (p *blockPool) probedTouch(r *runSeq, limit int) int {
 		fe := &t.edges[f]
 		id := fe.segs[0]
 		s := &p.nodes[id]
-		if s.refs == 0 {
-			// unlinkSeg, written out (see runHitsTouch).
-			n := fe.lab.n
-			p.evict -= n
-			q := &p.q[s.queue]
-			if s.prev != noNode {
-				p.nodes[s.prev].next = s.next
-			} else {
-				q.head = s.next
-			}
-			if s.next != noNode {
-				p.nodes[s.next].prev = s.prev
-			} else {
-				q.tail = s.prev
-			}
-			s.prev, s.next, s.queued = noNode, noNode, false
-			q.blocks -= n
+		if s.refs == 0 { // unlinkSeg with s at hand (see runHitsTouch)
+			p.evict -= fe.lab.n
+			p.unqueue(s, fe.lab.n)
 		}
 		s.refs++
 		f = fe.parent
@@ -2025,23 +1996,15 @@ func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
 					if g := &t.at[id]; int(g.lo) == low && int(g.hi) == eh {
 						if s := &p.nodes[id]; !s.copy {
 							if s.refs--; s.refs == 0 {
-								// linkSeg, written out with s and g at hand:
-								// its call (too complex to inline) cost
-								// Regime/Conversations 66 instructions a
-								// request more, and 34 more with enqueue's
-								// call inlined here instead (cachegrind's
-								// marginal count).
+								// linkSeg with s and g at hand: its call
+								// (too complex to inline) cost Regime/
+								// Conversations 66 instructions a request
+								// more, and 34 more with enqueue's call
+								// inlined here instead (cachegrind's
+								// marginal count): queueTail.
 								n := int(g.hi - g.lo)
 								p.evict += n
-								q := &p.q[qi]
-								s.prev, s.next, s.queued, s.queue = q.tail, noNode, true, qi
-								if q.tail != noNode {
-									p.nodes[q.tail].next = id
-								} else {
-									q.head = id
-								}
-								q.tail = id
-								q.blocks += n
+								p.queueTail(s, id, &p.q[qi], qi, n)
 							}
 							continue
 						}
@@ -2101,14 +2064,7 @@ func (p *blockPool) releaseOnes(up int32, eh, pos int, qi uint8) (int32, int, in
 			pos -= eh
 			if s.refs--; s.refs == 0 {
 				p.evict += eh
-				s.prev, s.next, s.queued, s.queue = q.tail, noNode, true, qi
-				if q.tail != noNode {
-					p.nodes[q.tail].next = id
-				} else {
-					q.head = id
-				}
-				q.tail = id
-				q.blocks += eh
+				p.queueTail(s, id, q, qi, eh)
 			}
 		}
 		if up = ed.parent; up > 0 {
