@@ -737,7 +737,9 @@ func (l *LRU) makeRoom(add, protected int, evicted []uint64) (_ []uint64, anon i
 				if s == sg && off == lo-1 {
 					lo = a
 				} else {
-					l.unlabelRun(sg, lo, hi)
+					if sg != 0 { // a row before (the first has none)
+						l.unlabelRun(sg, lo, hi)
+					}
 					sg, lo, hi = s, a, off
 				}
 				break
