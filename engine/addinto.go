@@ -13,7 +13,7 @@ import (
 // request that Add would refuse or treat apart (TestAddIntoEqualsAdd and
 // FuzzEngine here; sim's TestAddIntoEqualsAdd for whole runs).
 func init() {
-	addinto.Next, addinto.Commit = (*Engine).nextInPlace, (*Engine).commitInPlace
+	addinto.Next, addinto.Commit, addinto.CommitRemote = (*Engine).nextInPlace, (*Engine).commitInPlace, (*Engine).commitRemote
 }
 
 // nextInPlace is the record the next commitInPlace adds, zero (as
@@ -82,4 +82,38 @@ func (e *Engine) commitApart(now time.Duration) (*Request, error) {
 	q := *r
 	*r = Request{}
 	return r, e.Add(now, q)
+}
+
+// commitRemote is commitInPlace of a Remote request (addinto's
+// CommitRemote: a decode replica's, handed over by its prefill replica):
+// one Add would accept at once, its Ref in the Ref table's dense part
+// and free, takes Add's and addRemote's steps in place, without the
+// Request Add takes by value and copies into its seq; any other goes to
+// commitApart, and so to Add. Add accepts a Remote request when it is
+// valid, with room for a token, on a KV consumer, serves 2 output tokens
+// or more once cut at MaxModelLen (so Input < MaxModelLen and Output >
+// 0), fits the budget without chunked prefill, and the waiting queue is
+// not full; a Deadline (a handed-over request has none) goes to Add.
+// Regime/Disagg 10,593 then 10,548 instructions a request (servesim's
+// own 10,570 then 10,530, the budget test); as a case of commitInPlace,
+// through its tests and commitApart's, the route cost more than Add
+// (own 10,585). Its last steps are addRemote's (queueRemote), not
+// commitInPlace's, whose tail as a call cost RunAtlas 11 instructions a
+// request (servesim's own 4,721 then 4,733).
+//
+// The twin is Add (sim's noAddInto; TestAddIntoEqualsAdd here and in
+// sim).
+func (e *Engine) commitRemote(now time.Duration) (*Request, error) {
+	s := e.staged
+	r := &s.req
+	dense, out := e.reqs.dense, min(r.Output, e.cfg.MaxModelLen-r.Input)
+	if !r.Remote || r.Input <= 0 || out < 2 || r.Deadline != 0 || !e.cfg.RemoteKV ||
+		e.cfg.DisableChunkedPrefill || e.cfg.MaxWaiting > 0 && e.waiting.len() >= e.cfg.MaxWaiting ||
+		uint32(r.Ref) >= uint32(len(dense)) || dense[r.Ref] != nil || e.reqs.sparse != nil {
+		return e.commitApart(now)
+	}
+	r.Output = out // Add's cut at MaxModelLen
+	e.queueRemote(s)
+	e.staged = e.newSeq()
+	return &e.staged.req, nil
 }

@@ -20,6 +20,10 @@ func addInPlace(t testing.TB, e *Engine, now time.Duration, r Request) error {
 	require.True(t, ok, "internal/addinto's Next is the engine's")
 	commit, ok := addinto.Commit.(func(*Engine, time.Duration) (*Request, error))
 	require.True(t, ok, "internal/addinto's Commit is the engine's")
+	if r.Remote { // as sim's handoff commits a Remote request
+		commit, ok = addinto.CommitRemote.(func(*Engine, time.Duration) (*Request, error))
+		require.True(t, ok, "internal/addinto's CommitRemote is the engine's")
+	}
 	q := next(e)
 	require.True(t, reflect.DeepEqual(*q, Request{}), "Next's record is zero: %+v", *q)
 	*q = r
@@ -27,6 +31,9 @@ func addInPlace(t testing.TB, e *Engine, now time.Duration, r Request) error {
 	q, err := commit(e, now)
 	if s, _ := e.reqs.get(r.Ref); err == nil && s == staged {
 		addsInPlace++
+		if r.Remote {
+			remoteInPlace++
+		}
 	}
 	require.True(t, reflect.DeepEqual(*q, Request{}), "Commit's next record is zero: %+v", *q)
 	require.Same(t, q, next(e), "Next is the record Commit returned")
@@ -36,6 +43,9 @@ func addInPlace(t testing.TB, e *Engine, now time.Duration, r Request) error {
 // addsInPlace counts the requests addInPlace saw Commit add in place
 // (not handed to Add), so that a test can say the route was taken.
 var addsInPlace int
+
+// remoteInPlace counts those of them that were Remote (CommitRemote).
+var remoteInPlace int
 
 // TestAddIntoEqualsAdd holds the in-place Add (Commit) to its twin, Add:
 // requests Add refuses or treats apart (invalid, a duplicate Ref, a
@@ -47,6 +57,7 @@ var addsInPlace int
 func TestAddIntoEqualsAdd(t *testing.T) {
 	reqs := []Request{
 		{Ref: 0, Input: 100, Output: 10},
+		{Ref: 30, Input: 20, Output: 3}, // the dense table grows past the Remote requests' Refs
 		{Ref: 1, Input: 0, Output: 10},
 		{Ref: 2, Input: 10, Output: 0},
 		{Ref: 3, Arrival: 5, Deadline: 4, Input: 10, Output: 10},
@@ -57,7 +68,14 @@ func TestAddIntoEqualsAdd(t *testing.T) {
 		{Ref: 8, Input: 512, Output: 5},                     // no room for a token
 		{Ref: 9, Input: 50, Output: 4, Remote: true},
 		{Ref: 10, Input: 50, Output: 1, Remote: true},
-		{Ref: 3000, Input: 60, Output: 3}, // the dense table grows
+		{Ref: 9, Input: 60, Output: 4, Remote: true},                           // a duplicate
+		{Ref: 13, Arrival: 1, Deadline: 9, Input: 50, Output: 4, Remote: true}, // a Deadline: to Add
+		{Ref: 14, Input: 510, Output: 5, Remote: true},                         // cut at MaxModelLen to 2
+		{Ref: 15, Input: 511, Output: 5, Remote: true},                         // cut to 1: nothing to decode
+		{Ref: 16, Input: 190, Output: 20, Remote: true},                        // too long without chunked prefill
+		{Ref: 17, Input: 30, Output: 9, Remote: true, Prefix: []uint64{5, 6}, PrefixBlockTokens: 16},
+		{Ref: 2000, Input: 50, Output: 4, Remote: true}, // past the dense table: to Add
+		{Ref: 3000, Input: 60, Output: 3},               // the dense table grows
 		{Ref: 11, Input: 100, Output: 20, Prefix: []uint64{1, 2, 3}, PrefixBlockTokens: 16},
 		{Ref: 12, Input: 100, Output: 20, Prefix: []uint64{1, 2, 3, 4}, PrefixBlockTokens: 16},
 	}
@@ -73,11 +91,17 @@ func TestAddIntoEqualsAdd(t *testing.T) {
 		{KVBlocks: 400, MaxModelLen: 512, MaxWaiting: 3},
 		{KVBlocks: 400, MaxModelLen: 512, DisableChunkedPrefill: true, MaxBatchedTokens: 200},
 		{KVBlocks: 400, MaxModelLen: 512, RemoteKV: true, Policy: Priority{}},
+		{KVBlocks: 400, MaxModelLen: 512, RemoteKV: true},
+		{KVBlocks: 400, MaxModelLen: 512, RemoteKV: true, MaxWaiting: 3},
+		{KVBlocks: 400, MaxModelLen: 512, RemoteKV: true, DisableChunkedPrefill: true, MaxBatchedTokens: 200},
 	}
-	addsInPlace = 0
+	addsInPlace, remoteInPlace = 0, 0
 	defer func() {
 		if addsInPlace < 10 { // 14
 			t.Errorf("%d requests added in place: the cases no longer take the route", addsInPlace)
+		}
+		if remoteInPlace < 6 {
+			t.Errorf("%d Remote requests added in place: the cases no longer take the route", remoteInPlace)
 		}
 	}()
 	for i, cfg := range cfgs {

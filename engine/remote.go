@@ -151,14 +151,23 @@ func (e *Engine) addRemote(r *Request) error {
 		return ErrQueueFull
 	}
 	s := e.newSeq()
-	s.req, s.order = *r, e.nextSeq
-	s.known, s.emitted, s.rstate = r.Input+1, 1, remoteWaiting
+	s.req = *r
+	e.queueRemote(s)
+	return nil
+}
+
+// queueRemote is the rest of addRemote for s, a spare seq holding the
+// Remote request, its Output cut: its first output token exists (sampled
+// at the prefill replica) and none of its tokens is computed here; it
+// waits in the queue. (commitRemote's too, in place.)
+func (e *Engine) queueRemote(s *seq) {
+	s.order = e.nextSeq
+	s.known, s.emitted, s.rstate = s.req.Input+1, 1, remoteWaiting
 	e.setShared(s)
 	e.outstanding += s.left()
 	e.nextSeq++
-	e.reqs.put(r.Ref, s)
+	e.reqs.put(s.req.Ref, s)
 	e.waiting.push(s)
-	return nil
 }
 
 // reserve is the waiting loop's step for s, the Remote request at the

@@ -245,6 +245,7 @@ type nextInto interface {
 var (
 	nextInPlace, _   = addinto.Next.(func(*engine.Engine) *engine.Request)
 	commitInPlace, _ = addinto.Commit.(func(*engine.Engine, time.Duration) (*engine.Request, error))
+	commitRemote, _  = addinto.CommitRemote.(func(*engine.Engine, time.Duration) (*engine.Request, error))
 )
 
 // stage takes the replica's engine's record of the next request, for
@@ -253,9 +254,22 @@ var (
 // record is a seq (about 400 bytes), which a fleet's setup would
 // allocate for each replica (TestFleetSetupAllocatesEachReplicaOnce).
 func (rep *replica) stage() {
-	if !noAddInto && nextInPlace != nil && commitInPlace != nil {
+	if !noAddInto && nextInPlace != nil && commitInPlace != nil && commitRemote != nil {
 		rep.staged = nextInPlace(rep.eng)
 	}
+}
+
+// stage writes request ref of slot s, sent at now, into q, the zero
+// record of a replica's engine (replica.staged): every field Add's
+// argument would have but its Deadline and Remote, which the caller
+// writes.
+func (s *slot) stage(q *engine.Request, ref int32, now time.Duration) {
+	q.Ref, q.Arrival, q.Input, q.Output = ref, now, s.rec.Input, s.rec.Output
+	q.Priority, q.Class = s.priority, s.class
+	if s.prefix != nil { // q.Prefix is nil: its store's write barrier's test spared (RunAtlas has none)
+		q.Prefix = s.prefix
+	}
+	q.PrefixBlockTokens, q.PrefixTwoRuns, q.PrefixCoversOutput = s.prefixLen, s.prefixTwo, s.answerIDs
 }
 
 // noAddInto turns internal/addinto's route off (a test's switch): send
@@ -539,12 +553,8 @@ func (r *runner) send(ref int32, s *slot) error {
 	s.rec.Replica = i
 	var err error
 	if q := rep.staged; q != nil { // written in place (internal/addinto), as Add's argument below
-		q.Ref, q.Arrival, q.Input, q.Output = ref, r.now, s.rec.Input, s.rec.Output
-		q.Priority, q.Class, q.Deadline = s.priority, s.class, r.deadline(s.class, r.now)
-		if s.prefix != nil { // q.Prefix is nil: its store's write barrier's test spared (RunAtlas has none)
-			q.Prefix = s.prefix
-		}
-		q.PrefixBlockTokens, q.PrefixTwoRuns, q.PrefixCoversOutput = s.prefixLen, s.prefixTwo, s.answerIDs
+		s.stage(q, ref, r.now)
+		q.Deadline = r.deadline(s.class, r.now)
 		rep.staged, err = commitInPlace(rep.edit(), r.now)
 	} else {
 		err = rep.edit().Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,

@@ -322,9 +322,17 @@ func (r *runner) handoff(rep *replica, ref int32) (bool, error) {
 	r.hold(rep, -1)
 	s.handoff = r.now
 	s.prefillSched, s.prefillCached = s.rec.FirstScheduled, int32(s.rec.Cached)
-	err := dec.edit().Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
-		Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo, PrefixCoversOutput: s.answerIDs,
-		Class: s.class, Remote: true}) // no Deadline: its first token, which one is for, is out
+	var err error
+	if q := dec.staged; q != nil { // written in place (internal/addinto), as send writes it, as Add's argument below
+		s.stage(q, ref, r.now)
+		q.Remote = true
+		dec.staged, err = commitRemote(dec.edit(), r.now)
+	} else {
+		err = dec.edit().Add(r.now, engine.Request{Ref: ref, Arrival: r.now, Input: s.rec.Input, Output: s.rec.Output,
+			Priority: s.priority, Prefix: s.prefix, PrefixBlockTokens: s.prefixLen, PrefixTwoRuns: s.prefixTwo, PrefixCoversOutput: s.answerIDs,
+			Class: s.class, Remote: true}) // no Deadline: its first token, which one is for, is out
+		dec.stage()
+	}
 	if err != nil {
 		r.sysOut()
 		return true, r.end(ref, StatusRejected, "decode replica: "+err.Error())

@@ -21,3 +21,8 @@ var Next any
 // the Commit before returned), with nothing of the engine's called
 // between; it returns the record of the next request, zero.
 var Commit any
+
+// CommitRemote is Commit for a Remote request (a decode replica's, which
+// its prefill replica handed over), of the same type: Commit would hand
+// it to Add, which copies it.
+var CommitRemote any
