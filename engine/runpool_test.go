@@ -890,3 +890,72 @@ func TestProbedTouchIsTouch(t *testing.T) {
 	require.Greater(t, touched, 1_000, "probedTouch answered")
 	require.Greater(t, found-touched, 1_000, "runHitsTouch's loop answered")
 }
+
+// TestProbedTouchLateSegment holds probedTouch to blockPool where an edge
+// on a conversation's way up the tree holds one segment that begins past
+// the edge's first block: its blocks released first to last (headFirst,
+// each a segment of its own), the queue's head, the edge's first block,
+// evicted, the rest of the edge left. Such an edge is found by nothing
+// (blockPool's hits stop at the block evicted), and probedTouch must
+// leave it to runHitsTouch's loop (its test of the segment's first
+// block). Groups of one to three ids, runs of one to three fresh ids,
+// evictions of one to a few blocks between turns.
+func TestProbedTouchLateSegment(t *testing.T) {
+	touched, late := 0, 0
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 58))
+		w := newRunTwin(t, 8+rng.IntN(16), rng.IntN(2) == 0, true)
+		if seed%2 == 0 {
+			w.publish(seed%4 == 0)
+		}
+		convs := make([][]uint64, 1+rng.IntN(3))
+		fresh := uint64(1000)
+		for range 60 {
+			if rng.IntN(3) == 0 { // evict a few blocks: a request takes them and lets them go
+				r := w.newReq(nil, 16, 0, 4)
+				w.take(r, 1+rng.IntN(3))
+				w.drop(r)
+				w.check()
+				w.reqs = slices.DeleteFunc(w.reqs, func(x *twinReq) bool { return x == r })
+				continue
+			}
+			c := &convs[rng.IntN(len(convs))]
+			if len(*c) == 0 || len(*c) > 12 || rng.IntN(8) == 0 {
+				g := uint64(rng.IntN(3)) * 100
+				*c = (*c)[:0]
+				for k := range 1 + rng.IntN(3) {
+					*c = append(*c, g+uint64(k))
+				}
+			}
+			for n := 1 + rng.IntN(3); n > 0; n-- {
+				*c = append(*c, fresh)
+				fresh++
+			}
+			fresh += 10
+			units := len(*c)
+			r := w.newReq(slices.Clone(*c), 16, units, units+rng.IntN(3)/2)
+			w.ops = append(w.ops, fmt.Sprintf("turn(%v)", *c))
+			if r.blocks <= w.bp.free() {
+				for e := range w.rp.runs.edges {
+					if segs := w.rp.runs.edges[e].segs; e > 0 && len(segs) == 1 && w.rp.runs.at[segs[0]].lo > 0 {
+						late++ // an edge whose one segment begins past its first block, at a turn
+					}
+				}
+				w.admit(r, r.blocks, r.blocks, true)
+				w.check()
+				w.cache(r, len(r.ids)+r.anon)
+				w.check()
+			}
+			w.drop(r)
+			w.check()
+			w.reqs = slices.DeleteFunc(w.reqs, func(x *twinReq) bool { return x == r })
+			if len(w.ops) > 40 {
+				w.ops = w.ops[len(w.ops)-40:]
+			}
+		}
+		touched += w.rp.runs.probeTouched
+	}
+	t.Logf("probedTouch answered %d turns; %d edges of one segment begun past their first block at a turn", touched, late)
+	require.Positive(t, touched, "probedTouch answered")
+	require.Positive(t, late, "an edge's one segment began past its first block")
+}
