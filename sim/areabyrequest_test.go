@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -82,4 +84,56 @@ func TestHeldByRequestIsEachEvent(t *testing.T) {
 	t.Logf("%d runs, %d of fleets, %d replicas holding requests in the window", runs, fleets, held)
 	require.Greater(t, fleets, runs/4)
 	require.Greater(t, held, runs)
+}
+
+// TestHeldInIsIntegrateHeld holds a replica's integral by request
+// (heldIn, heldAreaTo) to its twin integrating at each change
+// (integrateHeld, twins.heldEachEvent) where the clock falls behind the
+// replica's latest instant: heldAreaTo moves heldAt to the instant it is
+// read to (the summary's, the window's end, ahead of the clock), and a
+// change after that comes at a clock behind it. heldIn must count from
+// the running maximum, not the clock, as integrateHeld does (it adds
+// nothing for an interval that ends before heldAt). Whole runs read
+// heldAreaTo once, at the summary, after every change, so they never
+// reach this (TestHeldByRequestIsEachEvent): here random changes of one
+// replica through holdApart on two runners, windows that open and
+// close anywhere among the changes, the integral read up to instants
+// behind, at and ahead of the clock, both ways compared at each read.
+func TestHeldInIsIntegrateHeld(t *testing.T) {
+	behind := 0
+	for seed := range uint64(500) {
+		rng := rand.New(rand.NewPCG(seed, 58))
+		fast, slow := &runner{}, &runner{tw: twins{heldEachEvent: true}}
+		opens := time.Duration(rng.IntN(1000))
+		closes := opens + time.Duration(rng.IntN(2000))
+		for _, r := range []*runner{fast, slow} {
+			r.opens, r.closes = opens, closes
+		}
+		var a, b replica
+		now, read := time.Duration(0), time.Duration(0)
+		for range 200 {
+			switch rng.IntN(8) {
+			case 0: // the integral read up to an instant about the clock
+				at := now + time.Duration(rng.IntN(600)) - 100
+				read = max(read, at)
+				require.Equal(t, slow.heldAreaTo(&b, at), fast.heldAreaTo(&a, at), "seed %d: read to %v at %v", seed, at, now)
+			default:
+				now += time.Duration(rng.IntN(3) * rng.IntN(50))
+				d := 1
+				if a.held > 0 && rng.IntN(2) == 0 {
+					d = -1
+				}
+				if now < read {
+					behind++
+				}
+				fast.now, slow.now = now, now
+				fast.holdApart(&a, d)
+				slow.holdApart(&b, d)
+			}
+		}
+		at := max(now, closes)
+		require.Equal(t, slow.heldAreaTo(&b, at), fast.heldAreaTo(&a, at), "seed %d: at the end", seed)
+	}
+	t.Logf("%d changes at a clock behind an instant the integral was read to", behind)
+	require.Positive(t, behind)
 }
