@@ -773,3 +773,146 @@ func TestFullStoreProtectsHeldRuns(t *testing.T) {
 	}
 	require.Greater(t, skippedHeld, 50, "stores that evicted past their held keys at the least recent end")
 }
+
+// fullStores holds a chained tier's Store into a full tier to Insert
+// and touchEach on a slow tier (evictEach: held keys protected by a mark
+// a node, never by rows), as TestFullStoreProtectsHeldRuns does, on
+// operations read from in: chains on shared prefixes (a prefix cut
+// anywhere, keys of their own after it) stored a chunk at a time from
+// their first key or from where they left off, stored again whole, so
+// that their held runs lie anywhere in the list (at its least recent
+// end most often, untouched since), touched (Touch), a key removed
+// (Remove: a segment broken), and a key pinned for a while (Pin: the
+// rows off, the marks taken). Both tiers' answers, lists and counters
+// after every operation. It returns how many stores evicted past keys
+// they held.
+func fullStores(t *testing.T, capacity int, in []byte) (skippedHeld int) {
+	next := func() int {
+		if len(in) == 0 {
+			return 0
+		}
+		b := in[0]
+		in = in[1:]
+		return int(b)
+	}
+	fast, slow := twinTiers(t, capacity, true)
+	prefixes := make([][]uint64, 1+next()%3)
+	for g := range prefixes {
+		for k := range 1 + next()%(capacity/2+1) {
+			prefixes[g] = append(prefixes[g], uint64(g+1)<<32|uint64(k))
+		}
+	}
+	own := uint64(1 << 40)
+	type req struct {
+		chain  []uint64
+		stored int
+	}
+	var reqs []*req
+	var pinned []uint64
+	for step := 0; len(in) > 0; step++ {
+		switch op := next() % 10; {
+		case op < 6 || len(reqs) == 0: // a store, of a new chain or one's next chunk or all of it again
+			if len(reqs) == 0 || op == 0 || len(reqs) < 8 && op == 1 {
+				p := prefixes[next()%len(prefixes)]
+				c := slices.Clone(p[:next()%(len(p)+1)])
+				for range 1 + next()%(capacity/3+1) {
+					own++
+					c = append(c, own)
+				}
+				reqs = append(reqs, &req{chain: c})
+			}
+			q := reqs[next()%len(reqs)]
+			if q.stored == len(q.chain) {
+				if next()%2 == 0 { // stored again from its first key
+					q.stored = 0
+				} else { // a decode's block
+					own++
+					q.chain = append(q.chain, own)
+				}
+			}
+			to := min(q.stored+1+next()%(capacity/2+1), len(q.chain))
+			keys, chain := q.chain[q.stored:to], q.chain[:to]
+			lru := slow.nodes[slow.nodes[nil32].next].key
+			held := slices.Contains(keys, lru) && slow.Contains(lru)
+			fe, fa, fok := fast.Store(keys, chain, nil)
+			se, sa, sok := slow.storeStep(keys, chain)
+			requireSameStore(t, fe, fa, fok, se, sa, sok)
+			if held && len(se) > 0 {
+				skippedHeld++
+			}
+			if fok {
+				q.stored = to
+			}
+		case op == 6: // a chain touched
+			q := reqs[next()%len(reqs)]
+			fast.Touch(q.chain[:q.stored])
+			slow.touchEach(q.chain[:q.stored])
+		case op == 7: // a key removed
+			q := reqs[next()%len(reqs)]
+			if q.stored > 0 {
+				k := q.chain[next()%q.stored]
+				require.Equal(t, slow.Remove(k), fast.Remove(k))
+			}
+		case op == 8: // a key pinned
+			q := reqs[next()%len(reqs)]
+			if q.stored > 0 && len(pinned) < 2 {
+				k := q.chain[next()%q.stored]
+				if ok := slow.Pin(k); ok {
+					pinned = append(pinned, k)
+					require.True(t, fast.Pin(k))
+				} else {
+					require.False(t, fast.Pin(k))
+				}
+			}
+		default: // the pins let go
+			for _, k := range pinned {
+				require.Equal(t, slow.Unpin(k), fast.Unpin(k))
+			}
+			pinned = pinned[:0]
+		}
+		requireLinked(t, fast, step)
+		requireSameList(t, fast, slow, 0, step)
+	}
+	return skippedHeld
+}
+
+// requireLinked holds l's list to a ring from its head: each node's
+// next's prev is the node, and the walk comes back within len(l.nodes)
+// steps (a node left out of place would make order walk for ever).
+func requireLinked(t *testing.T, l *LRU, step int) {
+	t.Helper()
+	i := nil32
+	for range len(l.nodes) + 1 {
+		n := l.nodes[i].next
+		require.Equal(t, i, l.nodes[n].prev, "step %d: node %d's next %d's prev", step, i, n)
+		if i = n; i == nil32 {
+			return
+		}
+	}
+	t.Fatalf("step %d: the list does not come back to its head", step)
+}
+
+// FuzzFullStore is fullStores on the fuzzer's operations.
+func FuzzFullStore(f *testing.F) {
+	f.Add(uint8(24), []byte{2, 30, 40, 0, 1, 0, 9, 0, 0, 9, 0, 0, 0, 9, 0, 0, 30, 20, 3, 1, 0, 9, 5, 0, 1, 0, 0, 0, 0, 0, 9})
+	f.Fuzz(func(t *testing.T, capacity uint8, ops []byte) {
+		fullStores(t, 8+int(capacity%64), ops)
+	})
+}
+
+// TestFullStoreRowsAreMarks runs fullStores on random operations (the
+// guards of LRU.protectRuns against the slow tier's marks) and requires
+// stores that evicted past held keys at the least recent end.
+func TestFullStoreRowsAreMarks(t *testing.T) {
+	r := rand.New(rand.NewPCG(58, 0x6a4d))
+	skipped := 0
+	for range 120 {
+		in := make([]byte, r.IntN(500))
+		for i := range in {
+			in[i] = byte(r.Uint32())
+		}
+		skipped += fullStores(t, 8+r.IntN(64), in)
+	}
+	t.Logf("%d stores evicted past held keys", skipped)
+	require.Greater(t, skipped, 50)
+}
