@@ -649,12 +649,7 @@ func insertChains(t *testing.T, chained bool) {
 	for round := range 6 {
 		fast, slow := mustNew(t, 1<<14), mustNew(t, 1<<14)
 		fast.chained = chained
-		prefixes := make([][]uint64, 1+r.IntN(3))
-		for g := range prefixes {
-			for k := range 1 + r.IntN(60) {
-				prefixes[g] = append(prefixes[g], uint64(g+1)<<32|uint64(k))
-			}
-		}
+		prefixes := sharedPrefixes(1+r.IntN(3), func() int { return 1 + r.IntN(60) })
 		own := uint64(1 << 40)
 		type req struct {
 			chain  []uint64
@@ -796,12 +791,7 @@ func fullStores(t *testing.T, capacity int, in []byte) (skippedHeld int) {
 		return int(b)
 	}
 	fast, slow := twinTiers(t, capacity, true)
-	prefixes := make([][]uint64, 1+next()%3)
-	for g := range prefixes {
-		for k := range 1 + next()%(capacity/2+1) {
-			prefixes[g] = append(prefixes[g], uint64(g+1)<<32|uint64(k))
-		}
-	}
+	prefixes := sharedPrefixes(1+next()%3, func() int { return 1 + next()%(capacity/2+1) })
 	own := uint64(1 << 40)
 	type req struct {
 		chain  []uint64
@@ -915,4 +905,17 @@ func TestFullStoreRowsAreMarks(t *testing.T) {
 	}
 	t.Logf("%d stores evicted past held keys", skipped)
 	require.Greater(t, skipped, 50)
+}
+
+// sharedPrefixes is groups chains of shared keys, group g's keys
+// (g+1)<<32 | k for k below its length, each drawn by length in group
+// order: the shared prompts of the randomized touch and store tests.
+func sharedPrefixes(groups int, length func() int) [][]uint64 {
+	prefixes := make([][]uint64, groups)
+	for g := range prefixes {
+		for k := range length() {
+			prefixes[g] = append(prefixes[g], uint64(g+1)<<32|uint64(k))
+		}
+	}
+	return prefixes
 }
