@@ -77,6 +77,11 @@ func readings(e *Engine, t time.Duration) string {
 // continue, so that a test can say its scenarios tried it.
 var plansContinued int
 
+// contLandedPlans counts the continued plans that admitted landed
+// requests (continueLanded), and contLandedReserves those of them that
+// reserved a waiting Remote request too.
+var contLandedPlans, contLandedReserves int
+
 // addsCapped counts the requests scenario's engines accepted with a
 // prompt + output above MaxModelLen (length-capped), so that a test can
 // say its scenarios cut outputs there.
@@ -171,10 +176,25 @@ func (w twins) continued(now, until time.Duration) *Plan {
 		return nil
 	}
 	plansContinued++
-	w.same("readings at a continued plan", readings(w.a, now), readings(w.b, now))
+	// A plan that admits landed requests (continueLanded), and may
+	// reserve the Remote request waiting, admits in its first step: the
+	// engine reads as its twin after planning, not before, and the driver
+	// asks for it only when nothing else happens at now (sim's aloneAt).
+	// Every other continued plan reads as before planning.
+	admits := len(p.Started) > 0
+	before := readings(w.b, now)
 	p2, err := w.b.Runner().ScheduleUntil(now, until)
 	if err != nil {
 		w.t.Fatal(err)
+	}
+	if admits {
+		contLandedPlans++
+		if len(p.Reserved) > 0 {
+			contLandedReserves++
+		}
+		w.same("readings at a continued plan that admits", readings(w.a, now), readings(w.b, now))
+	} else {
+		w.same("readings at a continued plan", readings(w.a, now), before)
 	}
 	w.same("Continue", planShape(w.a, p), planShape(w.b, p2))
 	w.a.Runner().SyncTo(now + 1)
@@ -265,11 +285,20 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 		if rng.IntN(4) > 0 {
 			data[2] &^= 1 // streaks left out
 		}
-		scenario(t, data)
-		if t.Failed() {
-			t.Fatalf("scenario %v", data)
-		}
+		runScenario(t, data)
 	}
+}
+
+// runScenario runs scenario on data and, when it fails (a twins.same
+// stops the test at once), logs its bytes.
+func runScenario(t *testing.T, data []byte) {
+	t.Helper()
+	defer func() {
+		if t.Failed() {
+			t.Logf("scenario %v", data)
+		}
+	}()
+	scenario(t, data)
 }
 
 // TestTwinsOnPressedConversations runs FuzzEngine's scenario where one
@@ -316,14 +345,75 @@ func TestTwinsOnPressedConversations(t *testing.T) {
 			}
 			data = append(data, op, arg)
 		}
-		scenario(t, data)
-		if t.Failed() {
-			t.Fatalf("scenario %v", data)
-		}
+		runScenario(t, data)
 	}
 	t.Logf("%d steps stored then evicted beside a cohort, %d blocks cached by cohort members, %d KV events compared", fuzzStoreFirst, fuzzCoCached, fuzzEvents)
 	if fuzzStoreFirst < n/10 {
 		t.Errorf("%d steps with a store before an eviction beside a cohort in %d scenarios: the scenarios no longer reach them", fuzzStoreFirst, n)
+	}
+}
+
+// TestTwinsOnLandings runs FuzzEngine's scenario on KV consumers
+// (Config.RemoteKV) under a model that reads no decode context, neither
+// speculation nor a tier, Remote requests landing while a step is in
+// flight: step ends where continueLanded plans, admitting the landed
+// requests, and reserving the Remote request that waits, against the
+// twin's ScheduleUntil. TestTwinsOnRandomScenarios' 1,000 scenarios
+// reach no such plan (its 3,000 with SERVESIM_LONG=1 one, landing
+// first, below); the test requires them. 300 scenarios, 1,000 with
+// SERVESIM_LONG=1.
+func TestTwinsOnLandings(t *testing.T) {
+	contLandedPlans, contLandedReserves = 0, 0
+	// The long run's scenario 2,000-odd: a continued plan that admits
+	// two landed requests and reserves the one waiting (the check of
+	// its readings before planning failed there, 74b9b5c).
+	runScenario(t, []byte{87, 20, 246, 241, 156, 94, 83, 178, 31, 51, 141, 153, 221, 52, 53, 60, 171, 120, 180, 166, 109, 164, 42, 88, 6, 2, 237, 246, 18, 14, 252, 38, 46, 123, 34, 105, 222, 76, 226, 157, 131, 169, 155, 250, 78, 116, 57, 250, 104, 94, 214, 16, 209, 220, 195, 9, 5, 20, 71, 47, 55, 103, 107, 23, 46, 161, 125, 189, 122, 192, 216, 100, 108, 27, 21, 178, 154, 202, 27, 160, 248, 65, 112, 34, 121, 217, 88, 3, 55, 87, 232, 54, 218, 25, 68, 97, 35, 75, 47, 252, 131, 150, 88, 84, 126, 204, 165, 93, 39, 80, 39, 145, 176, 27, 138, 237, 213, 170, 70, 73, 18, 160, 97, 178, 54, 100, 225, 5, 171, 118, 44, 90, 11, 220, 106, 88, 217, 28, 74, 0, 239, 71, 239, 242, 190, 130, 197, 46, 59, 181, 224, 21, 97, 57, 248, 35, 224, 34, 116, 188, 46, 177, 156, 108, 25, 124, 84, 210, 217, 189, 141, 147, 49, 229, 93, 169, 82, 66, 228, 79, 223, 1, 251, 36, 86, 15, 181, 217, 245, 32, 28, 26, 157, 141, 43, 240, 243, 195, 183, 53, 113, 12, 57, 205, 83, 75, 132, 58, 112, 164, 141, 171, 5, 2, 153, 225, 71, 43, 31, 212, 122, 114, 4, 109, 227, 14, 153, 3, 127, 152, 125, 161, 149, 122, 127, 150, 228, 123, 36, 16})
+	if contLandedReserves == 0 {
+		t.Fatalf("the long run's scenario no longer continues a plan that admits and reserves (%d admit)", contLandedPlans)
+	}
+	rng := rand.New(rand.NewPCG(59, 41))
+	n := testlong.Int(t, 300, 1000)
+	pick := func(ok func(byte) bool) byte {
+		for {
+			if b := byte(rng.Uint32()); ok(b) {
+				return b
+			}
+		}
+	}
+	for i := range n {
+		data := make([]byte, 4, 4+2*(20+rng.IntN(100)))
+		// Blocks of 4 or 16 tokens, neither speculation nor a tier; 8 to
+		// 16 running, or in a third of the scenarios 2 to 4, where the
+		// landed requests fill the running list and the waiting loop
+		// stops before the Remote request.
+		seqs := func(b byte) bool { return b%16 >= 7 }
+		if i%3 == 0 {
+			seqs = func(b byte) bool { return b%16 >= 1 && b%16 <= 3 }
+		}
+		data[0] = pick(func(b byte) bool { return b%3 != 2 && seqs(b) && b%5 != 1 && b%7 != 4 })
+		data[1] = pick(func(b byte) bool { return b%7 == 6 })            // Remote requests
+		data[2] = pick(func(b byte) bool { return b%2 == 0 })            // streaks left out: the cohort on
+		data[3] = pick(func(b byte) bool { return b%3 != 2 && b >= 60 }) // Frozen, 64 blocks or more
+		for len(data) < cap(data) {
+			op, arg := byte(rng.IntN(4)), byte(rng.Uint32())
+			switch r := rng.IntN(10); {
+			case r < 3: // a Remote request (arg%3 != 0) of 4 to 181 tokens, 2 or more to emit
+				op, arg = 1, byte(1+rng.IntN(60))
+				if arg%3 == 0 {
+					arg++
+				}
+			case r < 7: // a step, continued after its end
+				op, arg = 2, arg|1
+			default: // a landing
+				op, arg = 3, arg&^7|4
+			}
+			data = append(data, op, arg)
+		}
+		runScenario(t, data)
+	}
+	t.Logf("%d continued plans admitted landed requests, %d of them reserving a waiting Remote request", contLandedPlans, contLandedReserves)
+	if contLandedPlans < n/6 || contLandedReserves < n/15 {
+		t.Errorf("%d continued plans admitted landed requests, %d reserving too, in %d scenarios: the scenarios no longer reach continueLanded", contLandedPlans, contLandedReserves, n)
 	}
 }
 
@@ -500,6 +590,7 @@ func scenario(t *testing.T, data []byte) {
 					now, inFlight = inFlight.End, nil
 					if arg%4 != 3 {
 						inFlight = w.continued(now, now+time.Duration(arg)*time.Second)
+						reserved(inFlight) // continueLanded's may reserve
 					}
 				}
 			case 3: // abort one of the recent requests (it may be gone), or let time pass between steps, or land a KV
@@ -558,6 +649,7 @@ func scenario(t *testing.T, data []byte) {
 			now, inFlight = inFlight.End, nil
 			if steps%2 == 0 {
 				inFlight = w.continued(now, now+time.Hour)
+				reserved(inFlight)
 			}
 			if err := e.Check(); err != nil {
 				t.Fatal(err)

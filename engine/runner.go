@@ -202,7 +202,12 @@ func (r *Runner) SyncTo(t time.Duration) {
 // that would change the plan is a join that does not leave it unchanged
 // (JoinChangesNothing), or an abort; as for any run, the driver first
 // cuts it with Truncate(now) (after CompleteUntil(now), for an abort),
-// which drops every step of it, as if it had not been planned.
+// which drops every step of it, as if it had not been planned. The one
+// exception: on a KV consumer (Config.RemoteKV) where Remote requests
+// landed, the plan may admit them, and reserve the Remote request
+// waiting, in its first step (continue.go's continueLanded): it then
+// reads as after ScheduleUntil's plan, Truncate cannot drop that step,
+// and a driver asks only when nothing else happens at now.
 func (r *Runner) Continue(now, until time.Duration) *Plan {
 	return (*Engine)(r).continueRun(now, until)
 }

@@ -363,9 +363,10 @@ func TestContinueAdmitsLandedIsStepwise(t *testing.T) {
 		}
 		cfg, src := rg.build(t, rg.small)
 		_, r := fastIsStepwiseFrom(t, cfg, src)
-		t.Logf("%d requests, %d continued moves, %d admitted a landed request, %d two or more", rg.small, r.continued, r.landJoins, r.landJoinsMany)
+		t.Logf("%d requests, %d continued moves, %d admitted a landed request, %d two or more, %d reserved a waiting one too", rg.small, r.continued, r.landJoins, r.landJoinsMany, r.landReserves)
 		require.GreaterOrEqual(t, r.landJoins, rg.small/4, "continued runs that admit a landed request")
 		require.Positive(t, r.landJoinsMany, "continued runs that admit two or more landed requests")
+		require.Positive(t, r.landReserves, "continued runs that admit a landed request and reserve a waiting one")
 	}
 }
 
@@ -554,3 +555,26 @@ func (m steppedModel) StepTime(b costmodel.Batch) time.Duration {
 func (steppedModel) ContextFree() bool        { return true }
 func (steppedModel) DecodeSum() bool          { return true }
 func (steppedModel) PrefillContextFree() bool { return true }
+
+// TestContinueLandedReservesIsStepwise runs the Disagg regime's fleet
+// with decode replicas of a few hundred blocks (a prompt and its answer
+// take 139), so that a step end where a request landed while another
+// Remote request waits (continueLanded's waiting loop) meets one whose
+// blocks do not fit, as well as ones that reserve: the runs must give
+// Stepwise's bytes, and some moves must reserve.
+func TestContinueLandedReservesIsStepwise(t *testing.T) {
+	reserves := 0
+	for _, rg := range regimes {
+		if rg.name != "Disagg" {
+			continue
+		}
+		for _, blocks := range []int{2800, 2900, 3000, 3200} {
+			cfg, src := rg.build(t, rg.small)
+			cfg.Fleet.Replicas = Copies(len(cfg.Fleet.Replicas), ReplicaConfig{Engine: engine.Config{KVBlocks: blocks}})
+			_, r := fastIsStepwiseFrom(t, cfg, src)
+			t.Logf("%d blocks: %d continued moves, %d admitted a landed request, %d reserved a waiting one too", blocks, r.continued, r.landJoins, r.landReserves)
+			reserves += r.landReserves
+		}
+	}
+	require.Positive(t, reserves, "continued runs that admit a landed request and reserve a waiting one")
+}

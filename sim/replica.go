@@ -388,6 +388,9 @@ func (r *runner) stepEnd(rep *replica) error {
 				if len(p.Started) > 1 {
 					r.landJoinsMany++
 				}
+				if len(p.Reserved) > 0 { // and reserved a Remote request that waited
+					r.landReserves++
+				}
 			}
 			return r.planned(rep, p) // moves its end later, in place
 		}

@@ -62,6 +62,7 @@ type runner struct {
 	continued     int  // moves planned at a step end by engine.Runner.Continue (tests read it)
 	landJoins     int  // of those, moves that admit a landed request (aloneAt; tests read it)
 	landJoinsMany int  // of those, moves that admit two or more (tests read it)
+	landReserves  int  // of those, moves that reserve a waiting Remote request too (tests read it)
 	notAlone      int  // step ends where aloneAt found something else at now (tests read it)
 	atOnce        int  // step ends that planned at once (stepEnd; tests read it)
 	removedAtOnce int  // of them, those whose end left the set first (stepEnd's twin; tests read it)
