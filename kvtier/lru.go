@@ -53,6 +53,10 @@ type LRU struct {
 	// looks the keys up again (insertFreed), insertNew's slow twin.
 	known   int
 	noKnown bool
+	// at is the nodes protectRuns took for the store's new keys, which
+	// it put in the index (keyindex's MissingPut), for insertNew; and
+	// then its scratch, sized once.
+	at []int32
 	// guards are the places of segments protectRuns protected by rows,
 	// not by marks, in epoch guardEpoch (the rows' nodes unmarked, no
 	// node pinned): makeRoom's evictRun evicts none of them.
@@ -481,7 +485,7 @@ func (l *LRU) reserve(add int) {
 		// instructions a request so, 56,141 this way (the runtime's
 		// memmove 4,208 to 1,700), each tier's nodes 2 MiB from its
 		// 6,400th key.
-		l.nodes = slices.Grow(l.nodes, l.room+1-len(l.nodes))
+		l.nodes = slices.Grow(l.nodes, max(l.room+1-len(l.nodes), 0))
 		if len(l.spare) > 0 || l.growIndex || !l.index.Grows(l.room) {
 			l.index.Reserve(l.room)
 			return
@@ -542,9 +546,14 @@ func (l *LRU) roomFor(keys []uint64, evicted []uint64, distinct bool) (_ []uint6
 	}
 	evicted, anon, ok = l.makeRoom(add, protected, evicted)
 	if !ok {
+		if len(l.at) > 0 { // the new keys protectRuns put in, out again, and their nodes
+			l.index.DelKeys(keys[len(keys)-len(l.at):])
+			l.spare = append(l.spare, l.at...)
+			l.at = l.at[:0]
+		}
 		return evicted, 0, add, false
 	}
-	if lead >= 0 && !l.noKnown {
+	if lead >= 0 {
 		l.known = lead + 1 // for the insert that follows (insertStacked)
 	}
 	return evicted, anon, add, true
@@ -595,17 +604,30 @@ func (l *LRU) protectEach(keys []uint64) (add, protected int) {
 // TestFullStoreProtectsHeldRuns holds them to it.
 //
 // It also returns lead, how many of keys, from the first, its first run
-// held, when every key after them is new (else −1): keys the insert
-// after the eviction need not look up again (insertNew).
+// held, when every key after them is new and put in the index already
+// (putNew; else −1): the insert after the eviction puts only their
+// nodes in (insertNew).
 func (l *LRU) protectRuns(keys []uint64) (add, protected, lead int) {
 	nodes, epoch := l.nodes, l.epoch
 	byRows := l.pinned == 0 && !l.evictEach
 	if byRows {
 		l.guards, l.guardEpoch = l.guards[:0], epoch
 	}
+	// The new keys after the first run (or from the first key) are put
+	// in the index as they are counted (putNew), unless a key held
+	// follows them, the index would grow, or a slow twin's switch is on
+	// (noKnown; evictEach, which deletes each key it evicts at once).
+	put := !l.noKnown && !l.evictEach && !l.index.Grows(l.index.Len()+len(keys))
 	for j := 0; j < len(keys); {
 		i, held := l.index.Get(keys[j])
 		if !held {
+			if put && j == lead {
+				if c, ok := l.putNew(keys[j:]); ok {
+					return add + c, protected, lead
+				}
+				put = false
+				continue // keys[j] again, by Missing
+			}
 			c := 1 + l.index.Missing(keys[j+1:])
 			add, j = add+c, j+c
 			continue
@@ -631,10 +653,48 @@ func (l *LRU) protectRuns(keys []uint64) (add, protected, lead int) {
 		}
 		j += len(run)
 	}
-	if add != len(keys)-lead {
-		lead = -1 // a key held past the first run
+	return add, protected, -1 // none put: a key held past the first run, or all held
+}
+
+// putNew puts keys in the index, each with a node of its own (at, for
+// insertNew), if none of them is held, and reports how many it put and
+// whether it did: if one is held it puts none. The nodes are the last
+// spare ones, in their order there, then those past the list's slice,
+// taken before the eviction frees its own (which go on spare, for the
+// next store): a tier past its fill holds about one store's nodes
+// more. A store into a full tier counted its new keys (Missing), and
+// its insert after the eviction put them in again (PutIDs), their nodes
+// the ones the eviction freed: each key's home computed and probed
+// twice. Regime/Tiers past its tiers' fill (budget test): 68,654
+// instructions a request so (Missing 2,464, PutIDs 2,621), 68,542 with
+// the keys put as counted and their ids set after the eviction (from
+// the slots they were put in, before DelKeys moves any: 1,729 a
+// request), 67,335 this way (MissingPut 2,448, putNew 1,289, Missing
+// 899).
+func (l *LRU) putNew(keys []uint64) (int, bool) {
+	n := len(keys)
+	at := l.at[:cap(l.at)]
+	if len(at) < n {
+		at = make([]int32, 2*n)
 	}
-	return add, protected, lead
+	at = at[:n]
+	taken := copy(at, l.spare[max(len(l.spare)-n, 0):])
+	n0 := len(l.nodes)
+	for x := taken; x < n; x++ {
+		at[x] = int32(n0 + x - taken)
+	}
+	c := l.index.MissingPut(keys, at)
+	if c < n { // a key held follows
+		l.index.DelKeys(keys[:c])
+		l.at = at[:0]
+		return 0, false
+	}
+	l.spare = l.spare[:len(l.spare)-taken]
+	if taken < n {
+		l.nodes = slices.Grow(l.nodes, n-taken)[:n0+n-taken]
+	}
+	l.at = at
+	return n, true
 }
 
 // InsertAnon stores an anonymous run of n blocks at the most recent end,

@@ -159,7 +159,6 @@ func inChain(keys, chain []uint64) (int, bool) {
 func (l *LRU) insertStacked(keys, before []uint64) int {
 	known := l.known // roomFor's, for these keys, if it just made room for them
 	l.known = 0
-	l.reserve(len(keys))
 	sg, above := int32(0), nil32
 	if len(before) > 0 {
 		if i, ok := l.index.Get(before[len(before)-1]); ok {
@@ -168,10 +167,11 @@ func (l *LRU) insertStacked(keys, before []uint64) int {
 			}
 		}
 	}
+	if known > 0 { // in the index already (protectRuns)
+		return l.insertNew(keys[known-1:], sg, above)
+	}
+	l.reserve(len(keys))
 	if len(l.spare) > 0 {
-		if known > 0 {
-			return l.insertNew(keys[known-1:], sg, above)
-		}
 		return l.insertFreed(keys, sg, above)
 	}
 	if len(keys) == 1 && sg != 0 {
@@ -244,12 +244,11 @@ func (l *LRU) insertFreed(keys []uint64, sg, above int32) int {
 }
 
 // insertNew is insertFreed for keys none of which is held, each given
-// once, as roomFor's eviction found them (known: protectRuns): they go
-// in without a lookup, each key put in the index in the first slot free
-// from its home (keyindex's PutIDs, where AddIDs compared each slot's
-// key and copied the keys it added), and the nodes the last spare ones,
-// copied in their order there (as evictRun put them), then linked
-// (linkRow). It returns how many keys it added: all.
+// once, as roomFor's eviction found them (known: protectRuns), and put
+// in the index already with the nodes they take (putNew, l.at): the
+// nodes are linked (linkRow) without a lookup, where AddIDs compared
+// each slot's key and copied the keys it added. It returns how many
+// keys it added: all.
 // Regime/Tiers past its tiers' fill (budget test): 76,008 instructions
 // a request through insertFreed (heldLead 524, freeIDs 1,799,
 // linkStacked 2,894, AddIDs and addSome 4,211), 74,330 taking the
@@ -261,27 +260,10 @@ func (l *LRU) insertNew(keys []uint64, sg, above int32) int {
 	sg, s, t0 := l.segFor(sg, len(keys))
 	added := len(keys)
 	s.keys = append(s.keys, keys...) // segFor made room
-	// The nodes: the last spare ones, in their order there, then those
-	// past the list's slice, which are zero (alloc's append).
-	taken := min(added, len(l.spare))
-	s.nodes = append(s.nodes, l.spare[len(l.spare)-taken:]...)
-	l.spare = l.spare[:len(l.spare)-taken]
-	nodes := l.nodes
-	// Past a fill the spare ones mostly suffice: none past the slice
-	// is looked for then. Regime/Tiers past its tiers' fill (budget
-	// test): 69,009 instructions a request looking (insertNew 2,577),
-	// 68,825 not (2,264).
-	if taken < added {
-		n0 := len(nodes)
-		for n := int32(n0); len(s.nodes) < int(t0)+added; n++ {
-			s.nodes = append(s.nodes, n)
-		}
-		nodes = slices.Grow(nodes, added-taken)[:n0+added-taken]
-		l.nodes = nodes
-	}
+	s.nodes = append(s.nodes, l.at...)
+	l.at = l.at[:0]
 	sn := s.nodes[t0:]
-	linkRow(nodes, sn, keys, above, nodes[above].prev, sg, t0)
-	l.index.PutIDs(keys, sn)
+	linkRow(l.nodes, sn, keys, above, l.nodes[above].prev, sg, t0)
 	l.addedAll(keys)
 	l.placed(s, t0, added)
 	return added

@@ -919,3 +919,59 @@ func sharedPrefixes(groups int, length func() int) [][]uint64 {
 	}
 	return prefixes
 }
+
+// TestRefusedStorePutsNothing holds a chained tier's Store that is
+// refused (a full tier whose pinned keys and the store's held ones
+// leave too few to evict) to Insert and touchEach on a slow tier: the
+// new keys its count put in the index (putNew) are taken out again and
+// their nodes given back, so that the index holds the keyed nodes'
+// keys alone (checkSegments) and later stores answer as the slow
+// tier's. Chains on shared prefixes are stored a chunk at a time, and
+// a tenth of the keys stored are pinned until a fifth of the steps let
+// every pin go.
+func TestRefusedStorePutsNothing(t *testing.T) {
+	r := rand.New(rand.NewPCG(59, 0x7ef))
+	refused := 0
+	for round := range 100 {
+		refused += refusedStores(t, r, round, 8+r.IntN(40))
+	}
+	require.Greater(t, refused, 100, "stores refused")
+}
+
+// refusedStores is a round of TestRefusedStorePutsNothing in tiers of
+// capacity blocks; it returns how many stores were refused.
+func refusedStores(t *testing.T, r *rand.Rand, round, capacity int) (refused int) {
+	fast, slow := twinTiers(t, capacity, true)
+	prefixes := sharedPrefixes(1+r.IntN(3), func() int { return 1 + r.IntN(capacity) })
+	own := uint64(1 << 40)
+	var pinned []uint64
+	for step := range 60 {
+		chain := newChain(r, prefixes, &own, capacity)
+		for stored := 0; stored < len(chain); {
+			to := min(stored+1+r.IntN(capacity), len(chain))
+			keys := chain[stored:to]
+			fe, fa, fok := fast.Store(keys, chain[:to], nil)
+			se, sa, sok := slow.storeStep(keys, chain[:to])
+			requireSameStore(t, fe, fa, fok, se, sa, sok)
+			requireSameList(t, fast, slow, round, step)
+			if !fok {
+				refused++
+				break
+			}
+			for _, k := range keys {
+				if r.IntN(10) == 0 && slow.Pin(k) {
+					require.True(t, fast.Pin(k))
+					pinned = append(pinned, k)
+				}
+			}
+			stored = to
+		}
+		if r.IntN(5) == 0 { // every pin let go
+			for _, k := range pinned {
+				require.Equal(t, slow.Unpin(k), fast.Unpin(k))
+			}
+			pinned = pinned[:0]
+		}
+	}
+	return refused
+}

@@ -250,6 +250,40 @@ func (t *Index) Missing(keys []uint64) int {
 	return len(keys)
 }
 
+// MissingPut is Missing that puts each key it finds not held (those
+// before the first held one, or all) where its probe ended, the first
+// empty slot from its home, mapped to ids[0], ids[1], and so on (ids
+// holds as many as keys), as a loop of Adds would put them. The table must hold
+// the keys at most a quarter full as it is (Grows false): it does not
+// grow. kvtier's store into a full tier, whose eviction counted its new
+// keys (Missing) and whose insert then put them in (a PutIDs), each key's
+// home computed and probed twice. Each key is given once (a key given
+// twice stops it at its second place, put at its first).
+func (t *Index) MissingPut(keys []uint64, ids []int32) int {
+	if t.slots == nil { // the zero value's (Grows false)
+		t.Reserve(len(keys))
+	}
+	slots := t.slots
+	if len(slots) == 0 {
+		return 0 // never (it tells the compiler that slots[i&mask] is in bounds)
+	}
+	ids = ids[:len(keys)] // so that the loop checks no index
+	mask := uint(len(slots) - 1)
+	for x, k := range keys {
+		i := uint(k*mul) >> homeShift
+		for s := &slots[i&mask]; s.id != 0; s = &slots[i&mask] {
+			if s.key == k {
+				t.n += x
+				return x
+			}
+			i++
+		}
+		slots[i&mask] = slot{key: k, id: ids[x] + 1} // a slot holds the id + 1
+	}
+	t.n += len(keys)
+	return len(keys)
+}
+
 // FilterBits sizes a Filter: 2^FilterBits bytes.
 const FilterBits = 16
 
@@ -433,29 +467,6 @@ func (t *Index) PutNew(keys []uint64, id int32) {
 		}
 		id++ // a slot holds the id + 1
 		slots[i&mask] = slot{key: k, id: id}
-	}
-	t.n += len(keys)
-}
-
-// PutIDs maps keys, none of them held and each given once, to ids[0],
-// ids[1], and so on (ids holds as many as keys): PutNew with the ids
-// given, AddIDs for keys known new (kvtier's store into a full tier,
-// whose eviction's lookups found them not held), without its compare a
-// probe and its copy of the keys added.
-func (t *Index) PutIDs(keys []uint64, ids []int32) {
-	t.Reserve(t.n + len(keys))
-	slots := t.slots
-	if len(slots) == 0 {
-		return // never: Reserve made some (it tells the compiler that slots[i&mask] is in bounds)
-	}
-	ids = ids[:len(keys)] // so that the loop checks no index
-	mask := uint(len(slots) - 1)
-	for x, k := range keys {
-		i := uint(k*mul) >> homeShift
-		for slots[i&mask].id != 0 {
-			i++
-		}
-		slots[i&mask] = slot{key: k, id: ids[x] + 1} // a slot holds the id + 1
 	}
 	t.n += len(keys)
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// indexOps applies a stream of operations (Put, Del, DelKeys, Add, PutIDs, Reserve or Clear and PutNew, Missing and MissingMark, AddNew) to an Index
+// indexOps applies a stream of operations (Put, Del, DelKeys, Add, Reserve or Clear and PutNew, Missing, MissingMark and MissingPut, AddNew and AddIDs) to an Index
 // and to a Go map, and fails at the first answer on which they differ. Keys come from
 // a small range (collisions, reinserts and deletes of absent keys are
 // common) or, half the time, from clustered homes: keys that differ only
@@ -94,6 +94,21 @@ func indexOps(t *testing.T, ops []byte) {
 					wantF[FilterSlot(k)] = v
 				}
 				require.True(t, f == wantF, "MissingMark(%#x) marks the keys before the first held", run)
+				if b[1]&32 != 0 && !ix.Grows(ix.Len()+len(run)) {
+					// MissingPut answers as Missing and puts the keys
+					// it found not held, each with its id (kvtier's
+					// store into a full tier, its new keys' nodes
+					// taken before its eviction).
+					ids := make([]int32, len(run))
+					for x := range ids {
+						ids[x] = id + int32(3*(len(run)-x))
+					}
+					require.Equal(t, missing, ix.MissingPut(run, ids), "MissingPut(%#x)", run)
+					for x, k := range run[:missing] {
+						ref[k] = ids[x]
+					}
+					break
+				}
 				// AddIDs half the time: ids not consecutive, as a
 				// free list gives them (kvtier's insertFreed).
 				ids := make([]int32, len(run))
@@ -119,14 +134,6 @@ func indexOps(t *testing.T, ops []byte) {
 				add := func() []uint64 { return ix.AddNew(run, id, before) }
 				if b[1]&8 != 0 {
 					add = func() []uint64 { return ix.AddIDs(run, ids, before) }
-				}
-				if b[1]&16 != 0 && len(want) == len(run) {
-					// None held, each given once: PutIDs, as kvtier's
-					// store of keys it knows new.
-					add = func() []uint64 {
-						ix.PutIDs(run, ids)
-						return append(before, run...)
-					}
 				}
 				if got := add(); before == nil {
 					require.Equal(t, want, got, "AddNew or AddIDs(%#x, %d, %v)", run, id, ids)
