@@ -457,7 +457,7 @@ func (e *Engine) completeSpecRun() bool {
 	sc.run = false
 	members := e.running[:sc.m]
 	sc.m = 0
-	return noteMembers(members, sc, e.cfg.SpeculativeTokens+1, e.cfg.BlockSize) // a run's block size is a power of two (extendSpec)
+	return noteMembers(members, sc, e.cfg.SpeculativeTokens+1, e.cfg.BlockSize-1) // a run's block size is a power of two (extendSpec)
 }
 
 // specCollect is completeUntil for a speculative run, its first j
