@@ -343,13 +343,29 @@ func radixSort(x, buf []time.Duration, first, digits, last int, pass func(d int,
 // shift, c holding each digit's first place, that writes each value's
 // milliseconds, float64(v) / 1e6, in its place (SortDurationsMS): 17
 // instructions a value where the pass's 13 and a conversion's 11 were
-// 24.
+// 24; 15 with its stores unchecked, as scatter's.
 func scatterMS(c []int32, shift uint, src, dst []time.Duration) {
-	y := unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst))
+	y := unsafe.Pointer(unsafe.SliceData(dst[:len(src)]))
 	mask := uint64(len(c) - 1)
 	for _, v := range src {
 		b := (uint64(v) >> (shift & 63)) & mask
-		y[c[b]] = float64(v) / 1e6
+		*(*float64)(unsafe.Add(y, uintptr(c[b])*8)) = float64(v) / 1e6 // unchecked: see scatter
+		c[b]++
+	}
+}
+
+// scatter is a radix pass's scatter of src into dst by the digit at
+// shift, c holding each digit's first place (its counts' prefix sums).
+// Its stores are unchecked: the counts are src's own, so every place is
+// below len(src), and dst is as long (grow). Checked, a value took 13
+// instructions, 11 unchecked (the sort's twin, slices.Sort, holds it:
+// TestSortDurationsIsSlicesSort, FuzzSortDurations).
+func scatter(c []int32, shift uint, src, dst []time.Duration) {
+	y := unsafe.Pointer(unsafe.SliceData(dst[:len(src)]))
+	mask := uint64(len(c) - 1)
+	for _, v := range src {
+		b := (uint64(v) >> (shift & 63)) & mask
+		*(*time.Duration)(unsafe.Add(y, uintptr(c[b])*8)) = v
 		c[b]++
 	}
 }
@@ -416,11 +432,7 @@ func smallPass(c *[1 << smallDigitBits]int32, shift uint, src, dst []time.Durati
 		scatterMS(c[:], shift, src, dst)
 		return true
 	}
-	for _, v := range src {
-		b := (uint64(v) >> shift) & smallDigitMask
-		dst[c[b]] = v
-		c[b]++
-	}
+	scatter(c[:], shift, src, dst)
 	return true
 }
 
@@ -480,11 +492,7 @@ func radixPass(c *[1 << durDigitBits]int32, d int, src, dst []time.Duration, ms 
 		scatterMS(c[:], shift, src, dst)
 		return true
 	}
-	for _, v := range src {
-		b := (uint64(v) >> shift) & durDigitMask
-		dst[c[b]] = v
-		c[b]++
-	}
+	scatter(c[:], shift, src, dst)
 	return true
 }
 
