@@ -432,6 +432,19 @@ type stepEnds struct {
 	// 6); with the second kept, 2,368 do.
 	second stepEnd
 	ok2    bool
+	// small, when ok3 (and ok2): the earliest end of the replicas but
+	// first's and second's (a busy one's, before idleEnd), which the
+	// scan found with them. An earliest that moves past the second
+	// makes the second first and the earlier of its own end and third
+	// the second, where ok2 was lost and a scan followed: with a fleet
+	// of 8 behind LeastLoaded, a scan once in two step ends, each about
+	// 105 instructions (3,428 for 3,200 requests in
+	// Regime/Fleet8LeastLoaded). Its twin is the scan at every loss of
+	// the second (twins.noThirdEnd, noThird here: ok3 is never set),
+	// held to it by TestThirdEndIsTheScan.
+	third   stepEnd
+	ok3     bool
+	noThird bool
 
 	// unless small: the tournament over the replicas, in the layout of a
 	// bottom-up segment tree of 2n entries for n replicas. win[n+k] is
@@ -710,9 +723,14 @@ func (h *stepEnds) set(rep int, at time.Duration) {
 		x := stepEnd{at: at, rep: int32(rep)}
 		switch {
 		case h.n == 1:
-			h.first, h.ok2 = x, false
+			h.first, h.ok2, h.ok3 = x, false, false
 		case x.before(h.first):
 			if x.rep != h.first.rep { // the earliest of the others is the first it passed
+				switch {
+				case x.rep == h.second.rep && h.ok2: // third stays the third
+				case h.ok2: // the second, passed too (or x's own old end's place), is the third
+					h.third, h.ok3 = h.second, !h.noThird
+				}
 				h.second, h.ok2 = h.first, true
 			}
 			h.first = x
@@ -722,14 +740,33 @@ func (h *stepEnds) set(rep int, at time.Duration) {
 				h.scan()
 			case x.before(h.second):
 				h.first = x
-			default:
+			case !h.ok3:
 				h.first, h.ok2 = h.second, false
+			case x.before(h.third): // x the second, before the third
+				h.first, h.second = h.second, x
+			default:
+				h.first, h.second, h.ok3 = h.second, h.third, false
 			}
 		case !h.ok2:
 		case x.before(h.second):
+			if x.rep != h.second.rep { // the second, passed, is the third
+				h.third, h.ok3 = h.second, !h.noThird
+			}
 			h.second = x
 		case x.rep == h.second.rep: // the second moved later
-			h.ok2 = false
+			switch {
+			case !h.ok3:
+				h.ok2 = false
+			case x.before(h.third):
+				h.second = x
+			default:
+				h.second, h.ok3 = h.third, false
+			}
+		case !h.ok3:
+		case x.before(h.third):
+			h.third = x
+		case x.rep == h.third.rep: // the third moved later
+			h.ok3 = false
 		}
 		return
 	}
@@ -755,18 +792,25 @@ func (h *stepEnds) set(rep int, at time.Duration) {
 func (h *stepEnds) scan() {
 	best, bi := idleEnd, -1
 	next, ni := idleEnd, -1
+	third, ti := idleEnd, -1
 	for i, at := range h.at[:len(h.pos)] {
-		if at >= next { // ties keep the lower replica
+		if at >= third { // ties keep the lower replica
 			continue
 		}
-		if at < best {
-			next, ni = best, bi
-			best, bi = at, i
+		if at < next {
+			third, ti = next, ni
+			if at < best {
+				next, ni = best, bi
+				best, bi = at, i
+				continue
+			}
+			next, ni = at, i
 			continue
 		}
-		next, ni = at, i
+		third, ti = at, i
 	}
 	h.second, h.ok2 = stepEnd{at: next, rep: int32(ni)}, ni >= 0
+	h.third, h.ok3 = stepEnd{at: third, rep: int32(ti)}, ti >= 0 && !h.noThird
 	if bi < 0 { // every busy replica's end is idleEnd itself
 		bi = bits.TrailingZeros32(h.busy)
 	}
@@ -804,12 +848,16 @@ func (h *stepEnds) remove(rep int) {
 		h.at[rep&(smallEnds-1)] = idleEnd
 		switch {
 		case int32(rep) != h.first.rep:
-			if int32(rep) == h.second.rep {
-				h.ok2 = false
+			switch {
+			case !h.ok2:
+			case int32(rep) == h.second.rep:
+				h.second, h.ok2, h.ok3 = h.third, h.ok3, false
+			case h.ok3 && int32(rep) == h.third.rep:
+				h.ok3 = false
 			}
 		case h.n == 0:
 		case h.ok2:
-			h.first, h.ok2 = h.second, false
+			h.first, h.second, h.ok2, h.ok3 = h.second, h.third, h.ok3, false
 		default:
 			h.scan()
 		}

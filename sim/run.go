@@ -161,6 +161,7 @@ func newRunnerWith(cfg Config, src workload.Source, obs Observer, tw twins) (*ru
 	if tw.smallOneEnd {
 		r.ends.one = false // kept as a small fleet's
 	}
+	r.ends.noThird = tw.noThirdEnd
 	if tw.noNextInto {
 		r.fill = nil // every source's Next called, the route's twin
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,10 +13,11 @@ import (
 // most smallEnds) or in a heap, to a plain map of replica → instant,
 // whose earliest entry (ties to the lower replica) is found by a scan,
 // over random sets, moves, removals and pops, and replicas added (a fleet
-// that grows past smallEnds moves into a heap with its ends in flight).
+// that grows past smallEnds moves into a heap with its ends in flight);
+// and a small fleet's kept second and third earliest ends (keptAreNext).
 func TestStepEndsIsAnOrderedSet(t *testing.T) {
 	t.Parallel()
-	aloneKnown, notAlone := 0, 0
+	aloneKnown, notAlone, thirdsKept := 0, 0, 0
 	for _, n := range []int{1, 2, 3, 8, smallEnds, smallEnds + 1, 33} {
 		rng := rand.New(rand.NewPCG(uint64(n), 7))
 		h := newStepEnds(n)
@@ -72,6 +74,9 @@ func TestStepEndsIsAnOrderedSet(t *testing.T) {
 			if len(ref) > 0 {
 				wi, wat := earliest()
 				require.Equal(t, stepEnd{at: wat, rep: int32(wi)}, h.peek())
+				if h.small && !h.one && keptAreNext(t, &h, ref, n, op) {
+					thirdsKept++
+				}
 				// aloneTill, where it knows, is the map's answer: no
 				// other replica's end at or before the earliest's
 				// instant (stepEnd's), nor before one a little later.
@@ -99,6 +104,7 @@ func TestStepEndsIsAnOrderedSet(t *testing.T) {
 		}
 	}
 	require.Greater(t, aloneKnown, 2_000, "aloneTill too seldom knew")
+	require.Greater(t, thirdsKept, 500, "a third end too seldom kept")
 	require.Greater(t, notAlone, 100, "aloneTill too seldom found another end")
 }
 
@@ -181,4 +187,31 @@ func TestPackedStepEndsIsAnOrderedSet(t *testing.T) {
 			}
 		}
 	}
+}
+
+// keptAreNext checks a small fleet's second and third earliest ends,
+// where it keeps them (ok2, ok3), against the map: each the earliest of
+// the replicas but those before it (ties to the lower replica).
+func keptAreNext(t *testing.T, h *stepEnds, ref map[int]time.Duration, n, op int) (third bool) {
+	t.Helper()
+	next := func(skip ...int32) stepEnd {
+		best := stepEnd{rep: -1}
+		for i, at := range ref {
+			if slices.Contains(skip, int32(i)) {
+				continue
+			}
+			if x := (stepEnd{at: at, rep: int32(i)}); best.rep < 0 || x.before(best) {
+				best = x
+			}
+		}
+		return best
+	}
+	if h.ok2 {
+		require.Equal(t, next(h.first.rep), h.second, "n %d, op %d: the second", n, op)
+	}
+	if h.ok3 {
+		require.True(t, h.ok2, "n %d, op %d: a third without a second", n, op)
+		require.Equal(t, next(h.first.rep, h.second.rep), h.third, "n %d, op %d: the third", n, op)
+	}
+	return h.ok3
 }

@@ -95,6 +95,9 @@ type twins struct {
 	// smallOneEnd makes a single replica keep its step end as a small
 	// fleet's are kept, not as the one end (stepEnds.one).
 	smallOneEnd bool
+	// noThirdEnd makes a small fleet keep no third earliest step end: a
+	// second lost is found again by a scan (stepEnds.ok3).
+	noThirdEnd bool
 	// eachPull makes pull drain a closed-loop source's NextInto until it
 	// answers ErrWaiting, not stop when the source's More says the next
 	// answer is ErrWaiting (moreReady).
