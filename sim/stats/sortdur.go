@@ -398,10 +398,19 @@ func varyingBits(x []time.Duration) (uint64, bool) {
 func sortTop(x, buf []time.Duration, varying uint64, ms bool) ([]time.Duration, bool) {
 	lo := uint(max(bits.Len64(varying)-2*smallDigitBits, 0))
 	var count [2][1 << smallDigitBits]int32
-	for _, v := range x {
-		k := uint64(v) >> (lo & 63)
-		count[0][k&smallDigitMask]++
-		count[1][(k>>smallDigitBits)&smallDigitMask]++
+	c0, c1 := &count[0], &count[1]
+	i := 0
+	for ; i < len(x)-1; i += 2 { // two a turn, as countDigits: Regime/Disagg's sortTop 109 then 96 instructions a request
+		k, l := uint64(x[i])>>(lo&63), uint64(x[i+1])>>(lo&63)
+		c0[k&smallDigitMask]++
+		c1[(k>>smallDigitBits)&smallDigitMask]++
+		c0[l&smallDigitMask]++
+		c1[(l>>smallDigitBits)&smallDigitMask]++
+	}
+	if i < len(x) {
+		k := uint64(x[i]) >> (lo & 63)
+		c0[k&smallDigitMask]++
+		c1[(k>>smallDigitBits)&smallDigitMask]++
 	}
 	last := lastPass(ms, time.Duration(uint64(x[0])>>(lo&63)), len(x), smallDigitBits, count[0][:], count[1][:])
 	buf, conv := radixSort(x, buf, 0, 2, last, func(d int, src, dst []time.Duration) bool {
