@@ -502,7 +502,7 @@ func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, 
 	p := unsafe.Pointer(unsafe.SliceData(text))
 	for {
 		if byte(next>>s) == ':' {
-			c, ok := carry(next, inc)
+			c, ok := carry(next, inc, s)
 			if !ok {
 				return i, ints
 			}
@@ -538,13 +538,16 @@ func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, 
 	}
 }
 
-// carry is next, a guess whose last digit (the byte inc adds 1 to) is
-// ':', the digit after a 9, with that digit '0' and the one before it
-// one higher, when that one is a digit below 9: the id after one ending
-// in 9 (not 99). ok is false for any other next.
-func carry(next, inc uint64) (_ uint64, ok bool) {
-	s := uint(bits.TrailingZeros64(inc))
-	if s < 8 || byte(next>>s) != ':' || byte(next>>(s-8)) >= '9' {
+// carry is next, a guess whose last digit (the byte inc adds 1 to, at
+// bit s) is ':', the digit after a 9, with that digit '0' and the one
+// before it one higher, when that one is a digit below 9: the id after
+// one ending in 9 (not 99). ok is false for any other next whose last
+// digit is ':'. It takes its caller's s and check of the ':', where it
+// worked them out again: Regime/MooncakeReplay, servesim's own count,
+// 10,601 then 10,582 instructions a request (countUp 475 then 456;
+// SERVESIM_BUDGET_FUNCS). TestCarryIsTheNextID holds it to the ids.
+func carry(next, inc uint64, s uint) (_ uint64, ok bool) {
+	if s < 8 || byte(next>>((s-8)&63)) >= '9' {
 		return next, false
 	}
 	return next - 10*inc + inc>>8, true
