@@ -333,25 +333,35 @@ func wholeInt(text []byte, j, i int) bool {
 //
 // runs, when not 0, is the number of runs of consecutive ids (each one
 // more than the one before) the elements are: plainRun's count, and the
-// last element's run, when they were read so (0 otherwise, and for an
-// empty array). A replay's template takes its promise of runs from it
-// (skimmer.request).
+// last element's run, when they were read so, after the '[' at once (0
+// otherwise, and for an empty array). A replay's template takes its
+// promise of runs from it (skimmer.request); a line read in the
+// scanner's chunk (skimmer.read's inChunk), its word that the list held
+// no white space, which may be a '\n'.
 func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bool, runs int) {
 	plain = true
+	open := i
 	i = skipWS(text, i+1)
 	if i < len(text) && text[i] == ']' {
 		return i + 1, ints, plain, 0
 	}
-	start, first := len(ints), true // first: no element read but plainRun's
+	start, first := len(ints), i == open+1 // first: no element read but plainRun's, from the '[' on
 	for {
 		if plain {
-			i, ints, runs = plainRun(text, i, ints)
+			var n int
+			var x uint64
+			i, ints, runs, n, x = plainRun(text, i, ints)
 			// The usual last element, digits and ']' (fewer than 8
-			// bytes before the line's end, which plainRun leaves), read
-			// as the loop below reads it.
-			j, x := i, uint64(0)
-			for ; i < len(text) && text[i]-'0' < 10; i++ {
-				x = x*10 + uint64(text[i]-'0')
+			// bytes before the line's end, which plainRun leaves, or
+			// read by plainRun, n digits, x), read as the loop below
+			// reads it.
+			j := i
+			if n > 0 {
+				i += n
+			} else {
+				for ; i < len(text) && text[i]-'0' < 10; i++ {
+					x = x*10 + uint64(text[i]-'0')
+				}
 			}
 			if n := i - j; uint(n-1) < 19 && (n == 1 || text[j] != '0') && i < len(text) && text[i] == ']' {
 				if !first {
@@ -448,14 +458,20 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 // runs is how many runs of consecutive ids it read: each element it
 // reads is one more than the id before it, or begins a run (countUp's
 // read on, one more each).
-func plainRun(text []byte, i int, ints []uint64) (_ int, _ []uint64, runs int) {
+//
+// Where it stopped at an element whose digits it read (leadingDigits:
+// 1 to 7, in 8 bytes of text) but not as one of the ids above, it
+// returns their count and value, n and x, which flatArray takes for the
+// loop's (the usual last id and its ']' of a line read within the
+// scanner's chunk, skimmer.read's inChunk); n is 0 otherwise.
+func plainRun(text []byte, i int, ints []uint64) (_ int, _ []uint64, runs, n int, x uint64) {
 	last := uint64(0) // the last id read, when runs > 0
 	for i+8 <= len(text) {
 		w := binary.LittleEndian.Uint64(text[i : i+8])
-		n, x := leadingDigits(w)
+		n, x = leadingDigits(w)
 		sep := w >> (8 * uint(n) & 63)
 		if uint(n-1) >= 5 || uint16(sep) != ','|' '<<8 || byte(sep>>16) <= ' ' || (n > 1 && byte(w) == '0') {
-			break
+			return i, ints, runs, n, x
 		}
 		ints = append(ints, x)
 		k := n + 2
@@ -467,7 +483,7 @@ func plainRun(text []byte, i int, ints []uint64) (_ int, _ []uint64, runs int) {
 		i, ints = countUp(text, i+k, ints, x, k, mask, (w+inc)&mask, inc)
 		last = ints[len(ints)-1]
 	}
-	return i, ints, runs
+	return i, ints, runs, 0, 0
 }
 
 // countUp reads, from text[i:], the elements that count up from prev,

@@ -199,11 +199,10 @@ func (t *Trace) keepRun(j *jsonRows, n int, last time.Duration) (int, time.Durat
 	}
 	w := &t.cfg.Transform
 	for {
-		text := j.scanText()
+		text, raw, ok := j.skimNext()
 		if text == nil {
 			break
 		}
-		raw, ok := j.skim.line(text)
 		rel := raw - t.origin
 		if !ok || rel < t.prev || rel < w.WindowStart || w.WindowEnd > 0 && rel >= w.WindowEnd {
 			j.held, j.cur = true, text

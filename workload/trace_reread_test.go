@@ -87,6 +87,9 @@ func checkReread(t *testing.T, data []byte, cfg TraceConfig) {
 	keepRunOn, rereadNextOn = false, false // each line through Next, each kept read through read
 	require.Equal(t, want, rereadRun(data, cfg), "kept without keepRun and nextKept: config %+v, data %q", cfg, data)
 	keepRunOn, rereadNextOn = true, true
+	chunkSkim = false // keepRun's lines cut by scanText, then read by the template
+	require.Equal(t, want, rereadRun(data, cfg), "lines cut before their read: config %+v, data %q", cfg, data)
+	chunkSkim = true
 	rereadInto = true // through internal/nextinto's route
 	require.Equal(t, want, rereadRun(data, cfg), "through NextInto: config %+v, data %q", cfg, data)
 	rereadNextOn = false

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/servesim/servesim/internal/ascend"
 )
 
 // skimTraceGen writes random JSON Lines traces for the skimming first
@@ -251,4 +254,137 @@ func skimmedLines(data []byte, cfg TraceConfig) int {
 			n++
 		}
 	}
+}
+
+// checkChunkRead holds a replay's template's read of a line in the
+// scanner's chunk (skimmer.read's inChunk, skimNext's way) to its read
+// of the line scanText cuts (skimmer.line), at the start of each line
+// of data after its first (the template): a line the chunk's way takes
+// ends where the line does, before a '\n', has plain ends (scanText's
+// fast way cuts it so), and is read alike, line by line: the same
+// arrival, token counts and hash ids, and the runs, when either counts
+// them, the ids' runs. A line it leaves goes
+// scanText's way. It returns how many lines it took.
+func checkChunkRead(t *testing.T, data []byte, cfg TraceConfig) int {
+	t.Helper()
+	first := bytes.IndexByte(data, '\n')
+	if first < 0 {
+		return 0
+	}
+	p := parser{name: "c", cfg: cfg}
+	j := newJSONRows(bytes.NewReader(data[:first+1]), "c")
+	j.skim = &skimmer{p: &p, ids: true}
+	r, err := j.next()
+	if err != nil {
+		return 0
+	}
+	var req Request
+	if _, _, err := p.parse(r, &req); err != nil || !j.skim.ready {
+		return 0
+	}
+	s, taken := j.skim, 0
+	for at := first + 1; at < len(data); {
+		k := bytes.IndexByte(data[at:], '\n')
+		if k < 0 {
+			k = len(data) - at
+		}
+		line := data[at : at+k]
+		raw, end, ok := s.read(data[at:], true)
+		if ok {
+			taken++
+			in, out, ids, runs := s.in, s.out, slices.Clone(s.ints), s.runs
+			require.Equal(t, k, end, "where the line ends: %q", data[at:])
+			require.Less(t, at+end, len(data), "a '\\n' after the line: %q", line)
+			require.True(t, plainEnds(line), "%q", line)
+			lineRaw, lineOK := s.line(line)
+			require.True(t, lineOK, "a line the chunk's way takes, not the line's: %q", line)
+			require.Equal(t, lineRaw, raw, "%q", line)
+			require.Equal(t, []any{s.in, s.out}, []any{in, out}, "%q", line)
+			require.Equal(t, slices.Clone(s.ints), ids, "%q", line)
+			// The runs, when counted (a line whose first id the
+			// chunk's way reads from 8 bytes past the line's end may
+			// count them where the line's leaves them to the scan):
+			// the ids' runs, so that the request's promise is the same
+			// (skimmer.request).
+			for _, r := range []int{runs, s.runs} {
+				if r != 0 {
+					want := 0
+					for u := 0; u < len(ids); u += ascend.Each(ids[u:]) {
+						want++
+					}
+					require.Equal(t, want, r, "the runs of %q", line)
+				}
+			}
+		}
+		at += k + 1
+	}
+	return taken
+}
+
+// chunkSpoilers are what TestChunkReadIsTheLine writes into a trace's
+// lines: white space and line ends where a line read in the chunk must
+// not run on into the next line, and ends scanText trims.
+var chunkSpoilers = []struct{ from, to string }{
+	{", ", ",\n"}, {", ", "\n, "}, {", ", ", \n"}, {"[", "[\n"}, {"[", "[ "}, {"]", "\n]"}, {"]", " ]"},
+	{"}", "}\r"}, {"}", "} "}, {"{", " {"}, {"{", "\n{"}, {":", ":\n"}, {"\"", "\n\""},
+}
+
+// TestChunkReadIsTheLine holds a line read in the scanner's chunk to
+// the line scanText cuts (checkChunkRead), and the replay that reads its
+// lines so (chunkSkim) to its twin and to the slow replay (checkReread),
+// on skimTraceGen's random traces with chunkSpoilers written into some
+// of their lines, and on the Mooncake trace, whose every line after the
+// first the chunk's way takes.
+func TestChunkReadIsTheLine(t *testing.T) {
+	g := skimTraceGen{rand.New(rand.NewPCG(41, 59))}
+	n := 400
+	if testing.Short() {
+		n = 60
+	}
+	taken := 0
+	for range n {
+		text := g.trace()
+		for range g.rng.IntN(3) {
+			sp := chunkSpoilers[g.rng.IntN(len(chunkSpoilers))]
+			if k := strings.Count(text, sp.from); k > 0 {
+				parts := strings.SplitAfterN(text, sp.from, 1+g.rng.IntN(k)+1)
+				last := parts[len(parts)-2]
+				parts[len(parts)-2] = strings.TrimSuffix(last, sp.from) + sp.to
+				text = strings.Join(parts, "")
+			}
+		}
+		if g.rng.IntN(2) == 0 {
+			text += "\n"
+		}
+		data := []byte(text)
+		taken += checkChunkRead(t, data, Mooncake(0))
+		for _, cfg := range rereadConfigs(Mooncake(0)) {
+			checkReread(t, data, cfg)
+		}
+		want := rereadRun(data, rereadConfigs(Mooncake(0))[0])
+		defer func(on bool) { chunkSkim = on }(chunkSkim)
+		chunkSkim = false
+		require.Equal(t, want, rereadRun(data, rereadConfigs(Mooncake(0))[0]), "%q", data)
+		chunkSkim = true
+	}
+	t.Logf("%d lines read in the chunk", taken)
+	require.Greater(t, taken, n/2)
+	if data, ok := mooncakeData(t); ok {
+		lines := bytes.Count(data, []byte("\n"))
+		require.Equal(t, lines-1, checkChunkRead(t, data, Mooncake(0)), "the Mooncake lines read in the chunk")
+	}
+}
+
+// FuzzChunkRead is checkChunkRead on any lines after a Mooncake line.
+func FuzzChunkRead(f *testing.F) {
+	head := `{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [0, 1]}` + "\n"
+	for _, s := range skimLineSeeds {
+		f.Add([]byte(s + "\n" + s + "\n"))
+	}
+	for _, sp := range chunkSpoilers {
+		f.Add([]byte(strings.Replace(skimLineSeeds[9], sp.from, sp.to, 1) + "\n" + skimLineSeeds[0] + "\n"))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkChunkRead(t, append([]byte(head), data...), Mooncake(0))
+	})
 }
