@@ -476,6 +476,11 @@ type runEdge struct {
 	ncopy  int32   // its segments that are copies
 	gen    uint32  // bumped when it is cut or dropped: a cursor on it is stale
 	owed   int32   // requests whose cursor is on it owing blocks (deferHeld)
+	// indexed: its ckey is in the child index. An edge added as its
+	// parent's only kid is not (runTree.kid finds it by its parent's
+	// kids), and is put there when a second kid comes: every kid of an
+	// edge of two kids or more is (indexKids).
+	indexed bool
 	// ckey is its childKey(parent, lab.c), its key in the child index,
 	// kept so that gcEdge and splitEdge need not mix it again (two
 	// SplitMix64 finalisers for a run of ids, about 50 instructions):
@@ -598,11 +603,15 @@ type runTree struct {
 	probe     *[probeSlots]probeEntry // edges by their label's first block (addEdge), for walk's first steps (probed)
 	noProbe   bool                    // tests': walk takes no step from probe (probed's twin)
 	noTop     bool                    // tests': walk looks up a child past topID too (its twin)
+	// indexAll is tests': every edge is put in the child index as it is
+	// added, an only kid too (runEdge.indexed's twin).
+	indexAll bool
 	// noProbeTouch is tests': runHitsTouch takes its walk and loop where
 	// probedTouch would answer (its twin); probeTouched counts the calls
 	// probedTouch answered (tests read it).
 	noProbeTouch bool
 	probeTouched int
+	joined       int // lone kids put in the child index as a second came (indexKids; tests read it)
 	// topID is the highest id of a label of kind 1 an edge began with
 	// (addEdge): no child's label begins with a higher one, so walk
 	// finds none without a lookup (a prompt's fresh ids, rising).
@@ -739,7 +748,10 @@ func (t *runTree) gcEdge(e int32) {
 			return
 		}
 		par := ed.parent
-		t.child.del(ed.ckey)
+		if ed.indexed {
+			t.child.del(ed.ckey)
+			ed.indexed = false
+		}
 		t.dropKid(par, ed.kidAt)
 		// Its lists cut to none, field by field: a slice cut to none is
 		// a length stored, where the struct written whole rewrote its
@@ -779,9 +791,41 @@ func (t *runTree) newEdge(parent int32, lab runLabel) int32 {
 
 // newEdgeKeyed is newEdge with the edge's childKey at hand.
 func (t *runTree) newEdgeKeyed(parent int32, lab runLabel, key uint64) int32 {
-	e := t.addEdge(parent, lab, key)
-	t.child.put(key, e)
+	e := t.addEdge(parent, lab, key, false)
+	t.indexKids(parent, e)
 	return e
+}
+
+// indexKids keeps the child index as runEdge.indexed says once edge e
+// is added as parent's newest kid: e is put there unless it is the only
+// one (or indexAll), and the kid before it with it when they are two.
+func (t *runTree) indexKids(parent, e int32) {
+	kids := t.edges[parent].kids
+	if len(kids) == 1 && !t.indexAll {
+		return
+	}
+	if len(kids) == 2 {
+		if o := &t.edges[kids[0]]; !o.indexed {
+			t.child.put(o.ckey, kids[0])
+			o.indexed = true
+			t.joined++
+		}
+	}
+	ed := &t.edges[e]
+	t.child.put(ed.ckey, e)
+	ed.indexed = true
+}
+
+// kid is parent's kid whose label begins with content c, key its
+// childKey(parent, c): the one kid compared (it may not be in the child
+// index: runEdge.indexed), else the index's.
+func (t *runTree) kid(parent int32, c runContent, key uint64) (int32, bool) {
+	if kids := t.edges[parent].kids; len(kids) == 1 {
+		return kids[0], t.edges[kids[0]].lab.c == c
+	} else if len(kids) == 0 {
+		return noNode, false
+	}
+	return t.child.get(key)
 }
 
 // nextEdge is the edge addEdge adds next.
@@ -793,8 +837,9 @@ func (t *runTree) nextEdge() int32 {
 }
 
 // addEdge is newEdgeKeyed but for the child index, which its caller
-// keeps (key to the edge it returns, nextEdge).
-func (t *runTree) addEdge(parent int32, lab runLabel, key uint64) int32 {
+// keeps (key to the edge it returns, nextEdge, when indexed: the
+// edge's runEdge.indexed).
+func (t *runTree) addEdge(parent int32, lab runLabel, key uint64, indexed bool) int32 {
 	var e int32
 	if n := len(t.espare); n > 0 {
 		e = t.espare[n-1]
@@ -812,7 +857,7 @@ func (t *runTree) addEdge(parent int32, lab runLabel, key uint64) int32 {
 		x.kids, x.segs = room[:0:2], room[2:2:4]
 	}
 	ed := &t.edges[e]
-	ed.parent, ed.lab, ed.kidAt, ed.ckey = parent, lab, int32(len(t.edges[parent].kids)), key
+	ed.parent, ed.lab, ed.kidAt, ed.ckey, ed.indexed = parent, lab, int32(len(t.edges[parent].kids)), key, indexed
 	if lab.c.kind == 1 && lab.c.id > t.topID {
 		t.topID = lab.c.id
 	}
@@ -958,14 +1003,16 @@ func (t *runTree) walk(path []runLabel, n int, c runCursor) runCursor {
 		lab := &path[li]
 		var k int
 		if eoff == ed.lab.n {
-			// The child index holds a pair for each edge, keyed by its
-			// parent: an edge of no child has none there, and one of one
-			// child whose first block is first has that one (a
-			// conversation's edges: each turn goes on from the last).
-			// childKey's hash and the index's probe cost Regime/
-			// Conversations 68 instructions a request more (cachegrind,
-			// 2026-12-05). Where the one child's first block differs, the
-			// index answers, as it did.
+			// The child index holds a pair for each kid of an edge of
+			// two kids or more, keyed by its parent (runEdge.indexed):
+			// an edge of no child has none there, and one of one child
+			// whose first block is first has that one (a conversation's
+			// edges: each turn goes on from the last), perhaps not in
+			// the index. childKey's hash and the index's probe cost
+			// Regime/Conversations 68 instructions a request more
+			// (cachegrind, 2026-12-05). Where the one child's first
+			// block differs, the index answers, as it did (it finds
+			// none: it holds no other kid of the edge).
 			first := lab.at(lo, t.b)
 			if first.kind == 1 && first.id > t.topID && !t.noTop {
 				// Past every id an edge began with (a prompt's fresh
@@ -1150,7 +1197,9 @@ func (p *blockPool) splitEdge(e int32, m int) {
 	rest := t.edges[e].lab.from(m, t.b)
 	kids := t.edges[e].kids
 	for _, k := range kids {
-		t.child.del(t.edges[k].ckey)
+		if t.edges[k].indexed {
+			t.child.del(t.edges[k].ckey)
+		}
 	}
 	t.edges[e].kids = nil
 	t.edges[e].lab.n = m
@@ -1162,9 +1211,11 @@ func (p *blockPool) splitEdge(e int32, m int) {
 		t.edges[f].keys = append(t.edges[f].keys[:0], keys[m:]...)
 		t.edges[e].keys = keys[:m]
 	}
-	for _, k := range kids {
+	for _, k := range kids { // f's kids are e's: each indexed as it was
 		key := childKey(f, t.edges[k].lab.c)
-		t.child.put(key, k)
+		if t.edges[k].indexed {
+			t.child.put(key, k)
+		}
 		t.edges[k].parent, t.edges[k].ckey = f, key
 	}
 	m32 := int32(m)
@@ -1810,11 +1861,34 @@ func (p *blockPool) cacheNewEdge(r *runSeq, full int) bool {
 	// instructions a request more in Regime/Fleet8LeastLoaded (12,958
 	// then 12,930) and 55 in Regime/Conversations (cachegrind's
 	// marginal count).
-	key := childKey(c.edge, lab.at(c.lo, t.b))
-	if _, added := t.child.add(key, t.nextEdge()); !added {
-		return false
+	//
+	// An edge of no kid (a conversation's last turn's, before its next
+	// turn's new ids) takes its first out of the index: walk and
+	// runLeading find an only kid by compare (runTree.kid), and
+	// indexKids puts it there when a second comes (runEdge.indexed).
+	// The index's add, and gcEdge's delete when the edge is dropped,
+	// cost Regime/Conversations 86 instructions a request of
+	// servesim's own (9,988 then 9,902; Fleet8PrefixApprox, whose new
+	// edges are a group's kids, 9,407 then 9,416: cachegrind's marginal
+	// count). With one kid not indexed, the kid is compared as the
+	// index's add would find it.
+	var e int32
+	if kids := t.edges[c.edge].kids; len(kids) > 1 || t.indexAll || len(kids) == 1 && t.edges[kids[0]].indexed {
+		key := childKey(c.edge, lab.at(c.lo, t.b))
+		if _, added := t.child.add(key, t.nextEdge()); !added {
+			return false
+		}
+		e = t.addEdge(c.edge, lab.from(c.lo, t.b), key, true)
+	} else {
+		first := lab.at(c.lo, t.b)
+		if len(kids) == 1 && t.edges[kids[0]].lab.c == first { // its kid begins with them: no new edge
+			return false
+		}
+		e = t.addEdge(c.edge, lab.from(c.lo, t.b), childKey(c.edge, first), false)
+		if len(kids) == 1 {
+			t.indexKids(c.edge, e)
+		}
 	}
-	e := t.addEdge(c.edge, lab.from(c.lo, t.b), key)
 	p.newSeg(segPlace{e, 0, int32(k)}, 1, false)
 	if p.pub != nil {
 		p.emitStored(e, 0, k)
@@ -2161,7 +2235,7 @@ func (p *blockPool) runFinds(path []runLabel, j int) bool {
 func (p *blockPool) runLeading(path []runLabel, limit int, first uint64) int {
 	t := p.runs
 	pos, li, lo := 0, 0, 0
-	e, ok := t.child.get(first) // the root holds no block: its child's first is the path's
+	e, ok := t.kid(0, path[0].c, first) // the root holds no block: its child's first is the path's
 	if !ok {
 		return 0
 	}
@@ -2191,7 +2265,8 @@ func (p *blockPool) runLeading(path []runLabel, limit int, first uint64) int {
 	for pos < limit {
 		ed := &t.edges[e]
 		if eoff == ed.lab.n {
-			c, ok := t.child.get(childKey(e, path[li].at(lo, t.b)))
+			first := path[li].at(lo, t.b)
+			c, ok := t.kid(e, first, childKey(e, first))
 			if !ok {
 				return pos
 			}
@@ -2477,13 +2552,20 @@ func (c *checker) segmentsChecked() {
 	held, cached, ncopy, owedEdges := c.anon+owed, owed, 0, 0 // the owed blocks counted as cached and held, not anonymous
 	// counted is the blocks held by requests in segments counting
 	// references.
-	counted := 0
+	counted, indexed := 0, 0
 	starts := chainStarts{t: t}
 	for ei := range t.edges {
 		ed := &t.edges[ei]
 		owedEdges += int(ed.owed)
+		if ed.indexed {
+			indexed++
+		}
 		if ei > 0 && len(ed.segs)+len(ed.kids) > 0 {
-			if got, ok := t.child.get(childKey(ed.parent, ed.lab.c)); !ok || got != int32(ei) {
+			if !ed.indexed {
+				if len(t.edges[ed.parent].kids) != 1 || t.indexAll {
+					c.badBlocks("edge %d is not in the child index, one of its parent %d's %d kids", ei, ed.parent, len(t.edges[ed.parent].kids))
+				}
+			} else if got, ok := t.child.get(childKey(ed.parent, ed.lab.c)); !ok || got != int32(ei) {
 				c.badBlocks("edge %d is found under its parent %d as %d (%v)", ei, ed.parent, got, ok)
 			}
 			if ed.ckey != childKey(ed.parent, ed.lab.c) {
@@ -2548,6 +2630,9 @@ func (c *checker) segmentsChecked() {
 	listed := 0
 	for _, l := range t.copies {
 		listed += len(l)
+	}
+	if indexed != t.child.len() {
+		c.badBlocks("the child index holds %d edges, %d are in it", t.child.len(), indexed)
 	}
 	if owedEdges != owing {
 		c.badBlocks("edges count %d requests owing blocks, %d owe", owedEdges, owing)

@@ -192,6 +192,23 @@ func (w *runTwin) check() {
 		w.fail("free, cached, evict, copies: blockPool %v, runPool %v", a, b)
 	}
 	t := w.rp.runs
+	indexed := 0
+	for ei := 1; ei < len(t.edges); ei++ { // the child index: runEdge.indexed
+		ed := &t.edges[ei]
+		if !ed.indexed {
+			if len(ed.segs)+len(ed.kids) > 0 && (t.indexAll || len(t.edges[ed.parent].kids) != 1) {
+				w.fail("edge %d is out of the child index, one of its parent's %d kids", ei, len(t.edges[ed.parent].kids))
+			}
+			continue
+		}
+		indexed++
+		if got, ok := t.child.get(ed.ckey); !ok || got != int32(ei) {
+			w.fail("edge %d is in the child index as %d (%v)", ei, got, ok)
+		}
+	}
+	if indexed != t.child.len() {
+		w.fail("the child index holds %d edges, %d are in it", t.child.len(), indexed)
+	}
 	for i, r := range w.reqs {
 		if len(r.ids) != r.held {
 			w.fail("request %d holds %d blocks in blockPool, %d in runPool", i, len(r.ids), r.held)
@@ -527,6 +544,7 @@ type twinCounts struct {
 	caches, inPlace, grown, newEdges, events, probes int
 	oneFound, oneFreed, oneSplit, tops               int
 	probeTouched                                     int // runHitsTouch calls probedTouch answered
+	lone, joined                                     int // edges out of the child index after a step (runEdge.indexed); lone kids put in as a second came
 }
 
 func (c *twinCounts) add(d twinCounts) {
@@ -541,6 +559,8 @@ func (c *twinCounts) add(d twinCounts) {
 	c.oneSplit += d.oneSplit
 	c.tops += d.tops
 	c.probeTouched += d.probeTouched
+	c.lone += d.lone
+	c.joined += d.joined
 }
 
 // runTwinScenario runs steps random operations and returns what they
@@ -552,10 +572,13 @@ func runTwinScenario(t testing.TB, seed uint64, steps int) twinCounts {
 		w.publish(seed%4 == 0) // in runs, or one by one
 	}
 	w.rp.runs.noProbeTouch = seed%5 == 3 // probedTouch's twin: runHitsTouch's walk and loop
+	w.rp.runs.indexAll = seed%6 == 1     // runEdge.indexed's twin: every edge in the child index
+	lone := 0
 	for range steps {
 		w.step(rng)
+		lone += loneEdges(w.rp.runs)
 	}
-	return twinCounts{w.caches, w.rp.runs.inPlace, w.rp.runs.grown, w.rp.runs.newEdges, w.events, w.probes, w.oneFound, w.oneFreed, w.oneSplit, w.tops, w.rp.runs.probeTouched}
+	return twinCounts{w.caches, w.rp.runs.inPlace, w.rp.runs.grown, w.rp.runs.newEdges, w.events, w.probes, w.oneFound, w.oneFreed, w.oneSplit, w.tops, w.rp.runs.probeTouched, lone, w.rp.runs.joined}
 }
 
 // TestChainStartsAreKeyAt holds Check's chained keys (chainStarts, each
@@ -596,7 +619,7 @@ func TestRunPoolTwin(t *testing.T) {
 	for seed := range uint64(n) {
 		c.add(runTwinScenario(t, seed, 400))
 	}
-	t.Logf("runCache calls %d, extended in place %d (%d from the room noted), on a new edge %d; %d KV events alike; %d walks' first steps probed; runHitsTouch found blocks %d times (%d of them probedTouch), took some off a free queue %d times, found some on an edge of several segments %d times; %d walks met an id past topID", c.caches, c.inPlace, c.grown, c.newEdges, c.events, c.probes, c.oneFound, c.probeTouched, c.oneFreed, c.oneSplit, c.tops)
+	t.Logf("runCache calls %d, extended in place %d (%d from the room noted), on a new edge %d; %d KV events alike; %d walks' first steps probed; runHitsTouch found blocks %d times (%d of them probedTouch), took some off a free queue %d times, found some on an edge of several segments %d times; %d walks met an id past topID; %d edge-steps out of the child index, %d lone kids put in", c.caches, c.inPlace, c.grown, c.newEdges, c.events, c.probes, c.oneFound, c.probeTouched, c.oneFreed, c.oneSplit, c.tops, c.lone, c.joined)
 	require.Positive(t, c.probes, "walk took its first steps from the probe (probed)")
 	require.Positive(t, c.tops, "walk stopped at an id past the tree's topID")
 	require.Positive(t, c.inPlace, "runCache extended a held segment in place (extendHeld)")
@@ -608,6 +631,20 @@ func TestRunPoolTwin(t *testing.T) {
 	require.GreaterOrEqual(t, c.oneFreed, n/2, "runHitsTouch took blocks off a free queue")
 	require.Positive(t, c.oneSplit, "runHitsTouch found blocks on an edge of several segments")
 	require.Positive(t, c.probeTouched, "runHitsTouch's blocks found and touched up the tree from the probe (probedTouch)")
+	require.Positive(t, c.lone, "edges were left out of the child index, each its parent's only kid (runEdge.indexed)")
+	require.Positive(t, c.joined, "a lone kid was put in the child index as a second came (indexKids)")
+}
+
+// loneEdges is how many of t's edges, not dropped, are out of its child
+// index (runEdge.indexed).
+func loneEdges(t *runTree) int {
+	n := 0
+	for ei := 1; ei < len(t.edges); ei++ {
+		if ed := &t.edges[ei]; !ed.indexed && len(ed.segs)+len(ed.kids) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func FuzzRunPoolTwin(f *testing.F) {
