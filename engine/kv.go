@@ -362,7 +362,7 @@ func (p *blockPool) takeEach(n int) {
 			p.evict -= k
 			p.cached -= k
 			if g.hi == g.lo {
-				p.dropSegment(id, g.edge)
+				p.dropHeadSegment(qi, id, g.edge)
 			}
 			n -= k
 			continue
@@ -377,6 +377,16 @@ func (p *blockPool) takeEach(n int) {
 // recycles its node.
 func (p *blockPool) evictHead(qi uint8, id int32) {
 	q := &p.q[qi]
+	p.popHead(q, id)
+	q.blocks--
+	p.evict--
+	p.uncache(id)
+	p.freeNode(id)
+}
+
+// popHead takes node id, the head of free queue q, out of it, its blocks
+// still counted there (unqueue's case of the head).
+func (p *blockPool) popHead(q *freeQueue, id int32) {
 	next := p.nodes[id].next
 	q.head = next
 	if next != noNode {
@@ -384,10 +394,6 @@ func (p *blockPool) evictHead(qi uint8, id int32) {
 	} else {
 		q.tail = noNode
 	}
-	q.blocks--
-	p.evict--
-	p.uncache(id)
-	p.freeNode(id)
 }
 
 // touch adds a reference to a cached block a request found, taking it out
