@@ -13,8 +13,9 @@ import (
 // time, and holds the order, Len, the counters and every answer equal.
 // Keys are 0-23 and the lists mostly runs of consecutive keys, some
 // reversed or with keys dropped, repeated or out of place, so that Touch
-// meets runs, broken runs, keys not held and duplicates.
-func twins(t *testing.T, capacity int, in []byte) {
+// meets runs, broken runs, keys not held and duplicates. With soil not
+// nil, the fast tier's spare nodes are soiled after each step (soilSpare).
+func twins(t *testing.T, capacity int, in []byte, soil *rand.Rand) {
 	fast, slow := mustNew(t, capacity), mustNew(t, capacity)
 	slow.growIndex = true // reindex's twin
 	slow.evictEach = true // makeRoom's twin
@@ -172,6 +173,35 @@ func twins(t *testing.T, capacity int, in []byte) {
 		require.Equal(t, slow.Len(), fast.Len())
 		require.Equal(t, slow.pinned, fast.pinned)
 		require.Equal(t, slow.Counters(), fast.Counters())
+		if soil != nil {
+			soilSpare(fast, soil)
+		}
+	}
+}
+
+// soilSpare writes garbage to the fields of l's spare nodes that a
+// node taken from spare must have written by its taker: key, prev,
+// next, seg and off; and its mark to the epoch now or left (a node
+// freeRow frees is marked of an epoch before the next, nextEpoch
+// clearing every node's at its wrap). It leaves pins and anon, which
+// linkRow counts on being 0 as a node freeRow frees has them.
+// A node Remove frees is zero, and Insert's room path takes only those
+// (the room Remove makes is as many zero nodes on spare's top: an
+// eviction fills the tier); soiled, they stand for freeRow's, so that a
+// taker that leaves a field unwritten reads garbage.
+func soilSpare(l *LRU, r *rand.Rand) {
+	for _, i := range l.spare {
+		n := &l.nodes[i]
+		n.key = r.Uint64() % 32
+		n.prev, n.next = int32(r.IntN(len(l.nodes))), int32(r.IntN(len(l.nodes)))
+		n.seg = int32(r.IntN(len(l.segs) + 1))
+		if r.IntN(2) == 0 {
+			n.mark = l.epoch
+		}
+		n.off = 0
+		if n.seg != 0 {
+			n.off = int32(r.IntN(len(l.segs[n.seg-1].nodes) + 1))
+		}
 	}
 }
 
@@ -196,7 +226,7 @@ func FuzzTouch(f *testing.F) {
 	f.Add(uint8(16), []byte{3, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 3, 2, 0, 0, 0})
 	f.Add(uint8(20), []byte{3, 11, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 3, 1, 4, 1, 3, 0, 205, 0, 230, 1, 0, 6, 5, 250, 0, 0, 0, 0, 0, 5})
 	f.Fuzz(func(t *testing.T, capacity uint8, ops []byte) {
-		twins(t, int(capacity%25), ops)
+		twins(t, int(capacity%25), ops, nil)
 	})
 }
 
@@ -204,11 +234,38 @@ func FuzzTouch(f *testing.F) {
 func TestTouchIsTouchEach(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 0x7e))
 	for range 2000 {
-		in := make([]byte, r.IntN(400))
-		for i := range in {
-			in[i] = byte(r.Uint32())
-		}
-		twins(t, 8+r.IntN(17), in)
+		in := randomOps(r, 400)
+		twins(t, 8+r.IntN(17), in, nil)
+	}
+}
+
+// randomOps is a random test's input: fewer than most bytes, random.
+func randomOps(r *rand.Rand, most int) []byte {
+	in := make([]byte, r.IntN(most))
+	for i := range in {
+		in[i] = byte(r.Uint32())
+	}
+	return in
+}
+
+// TestSpareNodesAreNotRead runs the twins with the fast tier's spare
+// nodes soiled after each step: freeRow leaves the nodes it frees as
+// they were, so each taker of a spare node (Insert's room path and its
+// path after an eviction, InsertAnon, linkRow) must write each field it
+// reads but pins, anon and mark. Unsoiled, Insert's room path takes
+// only nodes Remove zeroed, and one that wrote only the key would pass.
+// The twins drive an unchained tier (Insert, InsertAnon, Remove);
+// fullStores a chained one's Store into a full tier (putNew, linkRow).
+func TestSpareNodesAreNotRead(t *testing.T) {
+	r := rand.New(rand.NewPCG(60, 0x5a))
+	soil := rand.New(rand.NewPCG(60, 0x50))
+	for range 2000 {
+		in := randomOps(r, 400)
+		twins(t, 8+r.IntN(17), in, soil)
+	}
+	for range 120 {
+		in := randomOps(r, 500)
+		fullStores(t, 8+r.IntN(64), in, soil)
 	}
 }
 
@@ -780,8 +837,9 @@ func TestFullStoreProtectsHeldRuns(t *testing.T) {
 // (Remove: a segment broken), and a key pinned for a while (Pin: the
 // rows off, the marks taken). Both tiers' answers, lists and counters
 // after every operation. It returns how many stores evicted past keys
-// they held.
-func fullStores(t *testing.T, capacity int, in []byte) (skippedHeld int) {
+// they held. With soil not nil, the fast tier's spare nodes are soiled
+// after each operation (soilSpare).
+func fullStores(t *testing.T, capacity int, in []byte, soil *rand.Rand) (skippedHeld int) {
 	next := func() int {
 		if len(in) == 0 {
 			return 0
@@ -862,6 +920,9 @@ func fullStores(t *testing.T, capacity int, in []byte) (skippedHeld int) {
 		}
 		requireLinked(t, fast, step)
 		requireSameList(t, fast, slow, 0, step)
+		if soil != nil {
+			soilSpare(fast, soil)
+		}
 	}
 	return skippedHeld
 }
@@ -886,7 +947,7 @@ func requireLinked(t *testing.T, l *LRU, step int) {
 func FuzzFullStore(f *testing.F) {
 	f.Add(uint8(24), []byte{2, 30, 40, 0, 1, 0, 9, 0, 0, 9, 0, 0, 0, 9, 0, 0, 30, 20, 3, 1, 0, 9, 5, 0, 1, 0, 0, 0, 0, 0, 9})
 	f.Fuzz(func(t *testing.T, capacity uint8, ops []byte) {
-		fullStores(t, 8+int(capacity%64), ops)
+		fullStores(t, 8+int(capacity%64), ops, nil)
 	})
 }
 
@@ -897,11 +958,8 @@ func TestFullStoreRowsAreMarks(t *testing.T) {
 	r := rand.New(rand.NewPCG(58, 0x6a4d))
 	skipped := 0
 	for range 120 {
-		in := make([]byte, r.IntN(500))
-		for i := range in {
-			in[i] = byte(r.Uint32())
-		}
-		skipped += fullStores(t, 8+r.IntN(64), in)
+		in := randomOps(r, 500)
+		skipped += fullStores(t, 8+r.IntN(64), in, nil)
 	}
 	t.Logf("%d stores evicted past held keys", skipped)
 	require.Greater(t, skipped, 50)
