@@ -101,3 +101,81 @@ func BenchmarkSketchAdd(b *testing.B) {
 		i++
 	}
 }
+
+// TestSketchBucketsAreEachValues: a sketch counts every value in the
+// bucket the definition gives it, and its moments are Welford's in the
+// order added, whether or not the value repeats the one before (AddN
+// counts a repeat in the bucket it found last, without the table):
+// samples of runs of equal values (worst gaps, TPOTs), values that come
+// back after others, zeros and +Inf between them (which leave the last
+// bucket as it was), counts of several, and a merge between.
+func TestSketchBucketsAreEachValues(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for c := range 200 {
+		s := newSketch()
+		want := map[int]uint64{}
+		var zero, inf, n, finite uint64
+		var mean, m2 float64
+		pool := make([]float64, 1+r.IntN(40))
+		for i := range pool {
+			pool[i] = math.Exp(r.Float64()*30 - 10)
+		}
+		add := func(x float64, k int) {
+			s.AddN(x, k)
+			n += uint64(k)
+			switch {
+			case math.IsInf(x, 1):
+				inf += uint64(k)
+				return
+			case !(x >= sketchZero):
+				zero += uint64(k)
+				x = 0
+			default:
+				want[s.indexByDefinition(x)] += uint64(k)
+			}
+			finite += uint64(k)
+			d, nf := x-mean, float64(k)
+			mean += d * nf / float64(int64(finite))
+			m2 += d * (x - mean) * nf
+		}
+		for range 2_000 {
+			x := pool[r.IntN(len(pool))]
+			switch u := r.IntN(100); {
+			case u < 5:
+				x = 0
+			case u < 7:
+				x = math.Inf(1)
+			case u < 10:
+				x = math.Nextafter(x, math.Inf(1)) // a neighbour of a value seen
+			}
+			k := 1
+			if r.IntN(8) == 0 {
+				k = 1 + r.IntN(5)
+			}
+			for range 1 + r.IntN(4) { // a run of equal values
+				add(x, k)
+			}
+			if c%10 == 0 && r.IntN(500) == 0 { // a merge clears nothing the sketch keeps
+				o := newSketch()
+				o.Add(pool[0])
+				require.NoError(t, s.Merge(o))
+				n++
+				want[s.indexByDefinition(pool[0])]++
+				d := pool[0] - mean
+				finite++
+				m2 += d * d * float64(finite-1) / float64(finite)
+				mean += d / float64(finite)
+			}
+		}
+		got := map[int]uint64{}
+		for j, v := range s.bins {
+			if v > 0 {
+				got[s.offset+j] = v
+			}
+		}
+		require.Equal(t, want, got, "case %d: buckets", c)
+		require.Equal(t, [4]uint64{n, zero, inf, finite}, [4]uint64{s.n, s.zero, s.inf, s.finite}, "case %d: counts", c)
+		require.Equal(t, math.Float64bits(mean), math.Float64bits(s.mean), "case %d: mean", c)
+		require.Equal(t, math.Float64bits(m2), math.Float64bits(s.m2), "case %d: m2", c)
+	}
+}
