@@ -158,6 +158,10 @@ type disagg struct {
 	// idleLanded counts the landings that left their link idle, not
 	// armed again (land; tests read it).
 	idleLanded int
+	// resJoins counts the requests handed to a decode replica that a
+	// reservation pending inside its run took too (handoff; tests read
+	// it).
+	resJoins int
 
 	// Measured requests the prefill pool prefilled, and the waits of
 	// those that reached their decode replica: the reservation, the
@@ -357,9 +361,16 @@ func (r *runner) handoff(rep *replica, ref int32) (bool, error) {
 		// where Truncate drops the very step that reserved and took
 		// its blocks (engine.Runner.ReserveInRun); step by step that
 		// step runs and its end's plan weighs the landed request.
-		if at, ok := dec.run().ReserveLater(r.now); ok {
-			dec.resAt = at
-			r.events.push(event{at: at, class: classReserve, ref: int32(dec.idx)})
+		// A reservation already pending at that step (its event
+		// queued: resAt) takes this request too, not a cut and the
+		// plan at the step's end (twins.reserveAlone: the cut).
+		if at, ok := dec.run().ReserveLater(r.now); ok && (at != dec.resAt || !r.tw.reserveAlone) {
+			if at != dec.resAt {
+				dec.resAt = at
+				r.events.push(event{at: at, class: classReserve, ref: int32(dec.idx)})
+			} else {
+				r.pd.resJoins++
+			}
 			return true, nil
 		}
 	}

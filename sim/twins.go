@@ -106,6 +106,13 @@ type twins struct {
 	// again (armLink) even when the link is left idle, as before land
 	// skipped it.
 	armEachLanding bool
+	// reserveAlone makes a request handed to a decode replica whose run
+	// has a reservation pending at its next step (engine.Runner.
+	// ReserveLater: another request handed over inside this step) cut
+	// the run (Truncate), the plan at the step's end reserving both, as
+	// before the engine's reserveWith took it into that step's
+	// reservation.
+	reserveAlone bool
 	// areaEachEvent makes the runner integrate the requests in the
 	// system over the window event by event (window.area, advanceEdges),
 	// not by request (areaIn: sysIn, sysOut).
