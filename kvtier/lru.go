@@ -53,6 +53,9 @@ type LRU struct {
 	// looks the keys up again (insertFreed), insertNew's slow twin.
 	known   int
 	noKnown bool
+	// A test's switch: Store into a full tier never takes storeFused
+	// (fullstore.go), its slow twin roomFor, makeRoom and insertStacked.
+	noFused bool
 	// at is the nodes protectRuns took for the store's new keys, which
 	// it put in the index (keyindex's MissingPut), for insertNew; and
 	// then its scratch, sized once.
@@ -776,12 +779,7 @@ func (l *LRU) makeRoom(add, protected int, evicted []uint64) (_ []uint64, anon i
 		next := n.next
 		switch {
 		case n.anon > 0:
-			anon, need = l.takeAnon(n, anon, need)
-			if n.anon == 0 {
-				l.release(i) // never labelled: a segment's places are keyed
-				break
-			}
-			nodes[keep].next, n.prev, keep = i, keep, i
+			keep, anon, need = l.evictAnon(i, keep, anon, need)
 		case n.pins == 0 && n.mark != epoch:
 			if n.seg != 0 {
 				// Its run of its segment, evicted at once.
@@ -813,11 +811,19 @@ func (l *LRU) makeRoom(add, protected int, evicted []uint64) (_ []uint64, anon i
 		}
 		i = next
 	}
-	l.unlabelRun(sg, lo, hi)
-	l.index.DelKeys(evicted[from:])
-	nodes[keep].next, nodes[i].prev = i, keep
-	l.counters.Evictions += int64(total)
+	l.evicted(sg, lo, hi, keep, i, evicted[from:], total)
 	return evicted, anon, true
+}
+
+// evicted ends makeRoom's eviction of total blocks: the last run of
+// places evicted (places lo to hi of segment sg) taken out of its
+// segment, the keys evicted out of the index, and node i, the first not
+// reached, linked just above keep, the last kept.
+func (l *LRU) evicted(sg, lo, hi, keep, i int32, keys []uint64, total int) {
+	l.unlabelRun(sg, lo, hi)
+	l.index.DelKeys(keys)
+	l.nodes[keep].next, l.nodes[i].prev = i, keep
+	l.counters.Evictions += int64(total)
 }
 
 // evictRun evicts place off of s, whose node makeRoom found neither
@@ -898,6 +904,20 @@ func (l *LRU) evictChecked(s *segment, a, off int32, epoch uint32, evicted []uin
 	}
 	l.spare = append(l.spare, sn[len(sn)-x:]...)
 	return evicted[:k+x], off + 1 - int32(x), next
+}
+
+// evictAnon is makeRoom's eviction of anonymous run i: up to need of
+// its blocks evicted, from its least recent end, the node freed if none
+// is left, else kept, linked just above keep, the last node kept. It
+// returns keep, anon and need with them counted.
+func (l *LRU) evictAnon(i, keep int32, anon, need int) (int32, int, int) {
+	n := &l.nodes[i]
+	if anon, need = l.takeAnon(n, anon, need); n.anon == 0 {
+		l.release(i) // never labelled: a segment's places are keyed
+		return keep, anon, need
+	}
+	l.nodes[keep].next, n.prev = i, keep
+	return i, anon, need
 }
 
 // takeAnon evicts up to need blocks of anonymous run n, from its least

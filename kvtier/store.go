@@ -63,8 +63,15 @@ func (l *LRU) Store(keys, chain, evicted []uint64) (_ []uint64, anon int, ok boo
 	// skips that test (moveRuns).
 	cold := x == 0 && l.isCold(chain)
 	if l.used+len(keys) > l.capacity {
-		// Insert's eviction first (storeFull), then the new keys
-		// stacked as with room for every key.
+		// The common case in one function (storeFused), else Insert's
+		// eviction first (storeFull), then the new keys stacked as with
+		// room for every key.
+		if evicted, anon, added, taken := l.storeFused(keys, chain, x, evicted); taken {
+			if added > 0 && !cold && (x > 0 || added < len(chain)) {
+				l.moveRuns(chain, len(chain))
+			}
+			return evicted, anon, true
+		}
 		var add int
 		if evicted, anon, add, ok = l.roomFor(keys, evicted, l.chained); !ok || add == 0 {
 			return evicted, anon, ok

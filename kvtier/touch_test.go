@@ -851,11 +851,7 @@ func fullStores(t *testing.T, capacity int, in []byte, soil *rand.Rand) (skipped
 	fast, slow := twinTiers(t, capacity, true)
 	prefixes := sharedPrefixes(1+next()%3, func() int { return 1 + next()%(capacity/2+1) })
 	own := uint64(1 << 40)
-	type req struct {
-		chain  []uint64
-		stored int
-	}
-	var reqs []*req
+	var reqs []*chainReq
 	var pinned []uint64
 	for step := 0; len(in) > 0; step++ {
 		switch op := next() % 10; {
@@ -867,7 +863,7 @@ func fullStores(t *testing.T, capacity int, in []byte, soil *rand.Rand) (skipped
 					own++
 					c = append(c, own)
 				}
-				reqs = append(reqs, &req{chain: c})
+				reqs = append(reqs, &chainReq{chain: c})
 			}
 			q := reqs[next()%len(reqs)]
 			if q.stored == len(q.chain) {
@@ -925,6 +921,13 @@ func fullStores(t *testing.T, capacity int, in []byte, soil *rand.Rand) (skipped
 		}
 	}
 	return skippedHeld
+}
+
+// chainReq is a request of the randomized full stores: its chain, and
+// how many of its keys it stored.
+type chainReq struct {
+	chain  []uint64
+	stored int
 }
 
 // requireLinked holds l's list to a ring from its head: each node's

@@ -1,0 +1,228 @@
+package kvtier
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// A full chained store in one function.
+//
+// Past a tier's fill, almost every Store is a chained tier's store that
+// must evict: its held keys one run of a segment that leads it (a
+// request's HBM hits) or none, every key after them new, no node pinned.
+// Store took roomFor (nextEpoch, protectRuns, heldRun, putNew), makeRoom
+// (evictRun, freeRow, unlabelRun) and insertStacked (insertNew, segFor,
+// linkRow, addedAll, placed): fifteen calls a store for about seven new
+// keys, each with its own setup and spills. storeFused does their work
+// in one function, in the same order, with the same effect on the list,
+// its segments, its spare nodes and the index: it guards the lead run
+// (one row), counts and puts the new keys in the index (MissingPut), each
+// with the node it will take (the last spare ones, then new ones past the
+// list's slice), evicts from the least recent end a segment's row at a
+// time up to the guarded row (DelKeys at the end), and links the new
+// keys below the chain's key before them where it is its segment's last
+// place, else as a new segment's places at the most recent end.
+// Regime/Tiers past its tiers' fill (budget test, SERVESIM_BUDGET_FUNCS):
+// 66,923 instructions a request through those calls, 64,553 so with
+// the row's nodes put on spare by append and the new places' keys and
+// nodes appended to the segment (two copies, calls that spilled the
+// loops' state), 63,968 with both written in the loops (storeFused
+// 13,257, where the calls took about 15,200).
+//
+// Every case it does not take it leaves to that path, having changed
+// nothing: a first key not held or held outside a segment, a key held
+// after the lead run, a node pinned, a store refused, an index that would
+// grow, an epoch that would wrap, a slow twin's switch on (evictEach,
+// noKnown). The test switch noFused sends every store that way
+// (TestFusedStoreIsStoreSteps holds the two to the same tier, field by
+// field).
+
+// storeFused is Store's store into a full tier (l.used+len(keys) above
+// the capacity) of keys, chain[x:] as one run, in the case above. It
+// returns taken false, having changed nothing, in any other; else
+// Store's answer and how many keys it added.
+func (l *LRU) storeFused(keys, chain []uint64, x int, evicted []uint64) (_ []uint64, anon, added int, taken bool) {
+	if !l.chained || l.pinned != 0 || l.evictEach || l.noKnown || l.noFused || l.epoch == ^uint32(0) {
+		return evicted, 0, 0, false
+	}
+	nodes := l.nodes
+	// The guarded row: places glo to ghi of segment gsg (none: gsg 0),
+	// the lead run.
+	gsg, glo, ghi, lead := int32(0), int32(0), int32(-1), 0
+	if i, held := l.index.Get(keys[0]); held {
+		if gsg, glo = nodes[i].seg, nodes[i].off; gsg == 0 {
+			return evicted, 0, 0, false // protected by a mark
+		}
+		lead = l.segs[gsg-1].segRun(keys, 0, glo, true)
+		ghi = glo + int32(lead) - 1
+	}
+	n := len(keys) - lead // the new keys
+	need := l.used + n - l.capacity
+	if n == 0 {
+		l.epoch++ // roomFor's nextEpoch; nothing to insert, nothing evicted
+		return evicted, 0, 0, true
+	}
+	if need > l.used-lead || l.index.Grows(l.index.Len()+len(keys)) {
+		return evicted, 0, 0, false // refused (makeRoom), or no MissingPut
+	}
+	// The new keys' nodes (putNew): the last spare ones, in their order
+	// there, then those past the list's slice.
+	fresh := keys[lead:]
+	at := l.at[:cap(l.at)]
+	if len(at) < n {
+		at = make([]int32, 2*n)
+	}
+	at = at[:n]
+	spare := l.spare
+	took := copy(at, spare[max(len(spare)-n, 0):])
+	n0 := len(nodes)
+	for y := took; y < n; y++ {
+		at[y] = int32(n0 + y - took)
+	}
+	l.at = at[:0]
+	if c := l.index.MissingPut(fresh, at); c < n { // a key held follows
+		l.index.DelKeys(fresh[:c])
+		return evicted, 0, 0, false
+	}
+	l.epoch++
+	epoch := l.epoch
+	l.spare = spare[:len(spare)-took]
+	if took < n {
+		nodes = slices.Grow(nodes, n-took)[:n0+n-took]
+		l.nodes = nodes
+	}
+
+	// makeRoom's eviction, its evictRun inlined with the one guard.
+	if need > 0 {
+		total, from := need, len(evicted)
+		keep, i := nil32, nodes[nil32].next
+		sg, lo, hi := int32(0), int32(0), int32(0)
+		for need > 0 {
+			nd := &nodes[i]
+			next := nd.next
+			switch {
+			case nd.anon > 0:
+				keep, anon, need = l.evictAnon(i, keep, anon, need)
+			case nd.mark != epoch: // none is pinned
+				if nd.seg == 0 {
+					evicted = append(evicted, nd.key)
+					l.release(i)
+					l.used--
+					need--
+					break
+				}
+				s, off := nd.seg, nd.off
+				seg := &l.segs[s-1]
+				// rowStart(off, lim): the first place of the row
+				// that ends at off, or lim.
+				a := off + 1 - int32(min(need, int(off)+1))
+				if off > a {
+					t := off - 1
+					w := t >> 6
+					b := seg.breaks[w] & (^uint64(0) >> (63 - t&63))
+					for b == 0 && w<<6 > a {
+						w--
+						b = seg.breaks[w]
+					}
+					if b != 0 {
+						a = max(w<<6+64-int32(bits.LeadingZeros64(b)), a)
+					}
+				}
+				if s == gsg && ghi >= a && glo <= off {
+					a = min(ghi, off) + 1
+				}
+				if a > off { // the store's held row
+					nodes[keep].next, nd.prev, keep = i, keep, i
+					break
+				}
+				// freeRow: the row's keys, the last place's first.
+				sn := seg.nodes[a : off+1]
+				k := len(evicted)
+				evicted = slices.Grow(evicted, len(sn))[:k+len(sn)]
+				ev := evicted[k:]
+				// The row's nodes go on spare in place order,
+				// copied in the loop (append's copy, a call,
+				// spilled the loop's state around it).
+				j := len(l.spare)
+				sp := slices.Grow(l.spare, len(sn))[:j+len(sn)]
+				l.spare = sp
+				sp = sp[j:]
+				next = nodes[sn[0]].next
+				ev, sp = ev[:len(sn)], sp[:len(sn)] // so that the loop checks no index
+				for y, id := range sn {
+					ev[len(ev)-1-y] = nodes[id].key
+					sp[y] = id
+				}
+				l.used -= int(off-a) + 1
+				need -= int(off-a) + 1
+				if s == sg && off == lo-1 {
+					lo = a
+				} else {
+					if sg != 0 {
+						l.unlabelRun(sg, lo, hi)
+					}
+					sg, lo, hi = s, a, off
+				}
+			default:
+				nodes[keep].next, nd.prev, keep = i, keep, i
+			}
+			i = next
+		}
+		l.unlabelRun(sg, lo, hi)
+		l.index.DelKeys(evicted[from:])
+		nodes[keep].next, nodes[i].prev = i, keep
+		l.counters.Evictions += int64(total)
+	}
+
+	// insertStacked's known case (insertNew): below the chain's key
+	// before keys where it is its segment's last place, else a new
+	// segment's places at the most recent end.
+	sg, above := int32(0), nil32
+	if x > 0 {
+		if i, ok := l.index.Get(chain[x-1]); ok {
+			if nd := &nodes[i]; nd.seg != 0 && int(nd.off) == len(l.segs[nd.seg-1].keys)-1 {
+				sg, above = nd.seg, i
+			}
+		}
+	}
+	if sg == 0 {
+		sg = l.newSeg()
+	}
+	s := &l.segs[sg-1]
+	if len(s.keys)+n > cap(s.keys) {
+		l.segRoom(s, n)
+	}
+	t0 := int32(len(s.keys))
+	// The new places' keys and nodes written as the nodes are linked
+	// (linkRow: each just below the one before, the first just below
+	// above, the last just above the node below above).
+	s.keys, s.nodes = s.keys[:int(t0)+n], s.nodes[:int(t0)+n]
+	sk, sn := s.keys[t0:], s.nodes[t0:]
+	at, fresh = at[:len(sn)], fresh[:len(sn)] // so that the loop checks no index
+	base := nodes[above].prev
+	last := at[n-1]
+	nodes[above].prev = at[0]
+	nodes[base].next = last
+	prev, off := above, t0
+	for y := 0; y < len(sn)-1; y++ {
+		id, k := at[y], fresh[y]
+		sk[y], sn[y] = k, id
+		nd := &nodes[id]
+		nd.key, nd.prev, nd.next, nd.seg, nd.off = k, at[y+1], prev, sg, off
+		prev, off = id, off+1
+	}
+	sk[n-1], sn[n-1] = fresh[n-1], last
+	nd := &nodes[last]
+	nd.key, nd.prev, nd.next, nd.seg, nd.off = fresh[n-1], base, prev, sg, off
+	l.addedAll(fresh)
+	// placed
+	s.live += int32(n)
+	for len(s.breaks)<<6 < len(s.keys) {
+		s.breaks = append(s.breaks, 0)
+	}
+	if t0 > 0 {
+		s.breaks[(t0-1)>>6] &^= 1 << ((t0 - 1) & 63)
+	}
+	l.used += n
+	return evicted, anon, n, true
+}
