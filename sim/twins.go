@@ -121,4 +121,9 @@ type twins struct {
 	// over the window at each change (integrateHeld), not by request
 	// (heldIn, heldAreaTo).
 	heldEachEvent bool
+	// settleEach makes a host tier's store settle its touches noted
+	// before any store that may evict, none noted or not, and every
+	// settle look for later notes covering each (coverLater), as before
+	// quickSettle.
+	settleEach bool
 }
