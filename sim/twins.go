@@ -126,4 +126,8 @@ type twins struct {
 	// settle look for later notes covering each (coverLater), as before
 	// quickSettle.
 	settleEach bool
+	// pinEachEvict makes a host tier's store that may evict pin the
+	// loads not pinned yet, whether it could reach their keys or not, as
+	// before idlePins.
+	pinEachEvict bool
 }
