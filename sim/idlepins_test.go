@@ -13,38 +13,58 @@ import (
 // TestIdlePinsArePins holds a host tier's stores that leave the loads
 // not pinned yet unpinned, where the store's eviction cannot reach their
 // keys (idlePins), to the same runs pinning them at every store that may
-// evict (twins.pinEachEvict), byte for byte, every record and the
-// summary, and the host tiers' counters and contents: over the random
-// scenarios (host tiers of 32 to 96 blocks), the regimes' small
-// workloads, and Regime/Tiers' workload with host tiers that fill within
-// its first hundreds of requests, small (where the stores reach the
-// loads' keys) to large.
+// evict (twins.pinEachEvict), byte for byte, and the host tiers'
+// counters and sizes (tiersAreTheTwin).
 func TestIdlePinsArePins(t *testing.T) {
 	t.Parallel()
-	tw := twins{pinEachEvict: true}
-	skipped, evictions := 0, int64(0)
+	tiersAreTheTwin(t, twins{pinEachEvict: true}, "stores that may evict left loads unpinned", func(p, q *tierPort) int {
+		require.False(t, p.pinEach)
+		require.True(t, q.pinEach)
+		require.Zero(t, q.pinsSkipped)
+		return p.pinsSkipped
+	})
+}
+
+// TestQuickSettleIsSettle holds a host tier's store that skips an empty
+// settle, and a settle of one note that skips coverLater (quickSettle),
+// to the same runs settling always through coverLater
+// (twins.settleEach), as TestIdlePinsArePins (tiersAreTheTwin).
+func TestQuickSettleIsSettle(t *testing.T) {
+	t.Parallel()
+	tiersAreTheTwin(t, twins{settleEach: true}, "lazy host tiers filled (their stores past the fill take quickSettle)", func(p, q *tierPort) int {
+		require.False(t, p.settleEach)
+		require.True(t, q.settleEach)
+		if p.lazy && p.host != nil && p.host.Counters().Evictions > 0 {
+			return 1
+		}
+		return 0
+	})
+}
+
+// tiersAreTheTwin runs the random scenarios (host tiers of 32 to 96
+// blocks, full after a few requests), the regimes' small workloads, and
+// Regime/Tiers' workload at 300 requests with host tiers of 600 to
+// 20,000 blocks (full within its first hundreds of requests, every store
+// past the fill evicting), as they run and with tw: the same bytes,
+// every record and the summary, and each host tier's counters and size.
+// took counts, of each port and its twin's, how often the path was
+// taken, which some run must.
+func tiersAreTheTwin(t *testing.T, tw twins, what string, took func(fast, slow *tierPort) int) {
+	t.Helper()
+	n := 0
 	check := func(name string, cfg Config, src func() workload.Source) {
 		t.Helper()
-		a, ar, err := runSourceScenario(cfg, src())
-		require.NoError(t, err, name)
-		b, br, err := runSourceScenarioWith(cfg, src(), tw)
-		require.NoError(t, err, name)
-		sameBytes(t, b.text, a.text)
+		ar, br := sameAsTwin(t, tw, name, cfg, src)
 		if ar.tiers == nil {
 			return
 		}
 		for i := range ar.tiers.ports {
 			p, q := &ar.tiers.ports[i], &br.tiers.ports[i]
-			require.False(t, p.pinEach)
-			require.True(t, q.pinEach)
-			require.Zero(t, q.pinsSkipped)
-			if p.host == nil {
-				continue
+			if p.host != nil {
+				require.Equal(t, q.host.Counters(), p.host.Counters(), name)
+				require.Equal(t, q.host.Len(), p.host.Len(), name)
 			}
-			require.Equal(t, q.host.Counters(), p.host.Counters(), name)
-			require.Equal(t, q.host.Len(), p.host.Len(), name)
-			skipped += p.pinsSkipped
-			evictions += p.host.Counters().Evictions
+			n += took(p, q)
 		}
 	}
 	scenariosAndRegimes(t, check)
@@ -58,8 +78,8 @@ func TestIdlePinsArePins(t *testing.T) {
 			check(rg.name, cfg, src)
 		}
 	}
-	t.Logf("%d stores that may evict left loads unpinned; %d evictions", skipped, evictions)
-	require.Positive(t, skipped)
+	t.Logf("%d %s", n, what)
+	require.Positive(t, n)
 }
 
 // TestIdlePinsDriven drives two ports of a host tier alone with lazy

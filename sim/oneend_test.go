@@ -46,16 +46,23 @@ func endsAreTheTwin(t *testing.T, tw twins, what string, took func(fast, slow *r
 	n := 0
 	check := func(name string, cfg Config, src func() workload.Source) {
 		t.Helper()
-		a, ar, err := runSourceScenario(cfg, src())
-		require.NoError(t, err, name)
-		b, br, err := runSourceScenarioWith(cfg, src(), tw)
-		require.NoError(t, err, name)
-		sameBytes(t, b.text, a.text)
-		if took(ar, br) {
+		if took(sameAsTwin(t, tw, name, cfg, src)) {
 			n++
 		}
 	}
 	scenariosAndRegimes(t, check)
 	t.Logf("%d %s", n, what)
 	require.Positive(t, n)
+}
+
+// sameAsTwin runs cfg on src as it runs and with tw, holds the two to the
+// same bytes, every record and the summary, and returns the two runners.
+func sameAsTwin(t *testing.T, tw twins, name string, cfg Config, src func() workload.Source) (fast, slow *runner) {
+	t.Helper()
+	a, ar, err := runSourceScenario(cfg, src())
+	require.NoError(t, err, name)
+	b, br, err := runSourceScenarioWith(cfg, src(), tw)
+	require.NoError(t, err, name)
+	sameBytes(t, b.text, a.text)
+	return ar, br
 }
