@@ -243,6 +243,9 @@ func (p *blockPool) dequeue(id int32, n int) { p.unqueue(&p.nodes[id], n) }
 // its callers have b (runHitsTouch, probedTouch: unlinkSeg's call, too
 // complex to inline, cost Regime/Conversations 38 instructions a
 // request more, cachegrind's marginal count).
+// It leaves b's links as they were: nothing reads them until b is
+// queued again (queueTail and insertBefore set both), but probeUntouch,
+// which puts b back between them.
 func (p *blockPool) unqueue(b *node, n int) {
 	q := &p.q[b.queue]
 	if b.prev != noNode {
@@ -255,7 +258,7 @@ func (p *blockPool) unqueue(b *node, n int) {
 	} else {
 		q.tail = b.prev
 	}
-	b.prev, b.next, b.queued = noNode, noNode, false
+	b.queued = false
 	q.blocks -= n
 }
 

@@ -875,7 +875,7 @@ func TestProbedIsWalk(t *testing.T) {
 // requests' holds: runHitsTouch's loop). A quarter of the scenarios take
 // runHitsTouch's loop throughout (noProbeTouch, the twin).
 func TestProbedTouchIsTouch(t *testing.T) {
-	touched, found := 0, 0
+	touched, found, undone := 0, 0, 0
 	for seed := range uint64(120) {
 		rng := rand.New(rand.NewPCG(seed, 57))
 		w := newRunTwin(t, 24+rng.IntN(64), rng.IntN(2) == 0, rng.IntN(5) == 0)
@@ -922,10 +922,12 @@ func TestProbedTouchIsTouch(t *testing.T) {
 			}
 		}
 		touched += w.rp.runs.probeTouched
+		undone += w.rp.runs.probeUndone
 	}
-	t.Logf("turns that found blocks %d, %d of them by probedTouch", found, touched)
+	t.Logf("turns that found blocks %d, %d of them by probedTouch; %d segments taken and given back (probeUntouch)", found, touched, undone)
 	require.Greater(t, touched, 1_000, "probedTouch answered")
 	require.Greater(t, found-touched, 1_000, "runHitsTouch's loop answered")
+	require.Greater(t, undone, 500, "probeUntouch gave back")
 }
 
 // TestProbedTouchLateSegment holds probedTouch to blockPool where an edge
