@@ -1469,7 +1469,7 @@ func (p *blockPool) probedTouch(r *runSeq, limit int) int {
 	pe := &t.probe[probeSlot(lab.c)]
 	e := pe.edge
 	ed := &t.edges[e]
-	if e == 0 || ed.gen != pe.gen || ed.lab.c != lab.c || ed.lab.per != lab.per || ed.lab.n != lab.n || lab.n <= 0 || len(ed.kids) != 0 {
+	if e == 0 || ed.gen != pe.gen || len(ed.kids) != 0 { // its label is the loop's first check
 		return 0
 	}
 	// Each edge checked and its segment referenced in one pass up the
@@ -2179,10 +2179,16 @@ func (p *blockPool) runReleaseRange(r *runSeq, lo, hi int) {
 // (the same loop with lo and the cursor's edge kept, and its queue
 // indexed at each edge, 10,495 then 10,490 in Regime/Conversations).
 func (p *blockPool) releaseOnes(up int32, eh, pos int, qi uint8) (int32, int, int) {
+	if up <= 0 || pos <= 0 {
+		return up, eh, pos
+	}
 	t := p.runs
 	q := &p.q[qi]
-	for up > 0 && pos > 0 {
-		ed := &t.edges[up]
+	// The edge above taken where its blocks are read, and kept for the
+	// next turn of the loop (indexed at its head again, and up tested
+	// there and at the parent).
+	ed := &t.edges[up]
+	for {
 		if eh > 0 {
 			segs := ed.segs
 			if len(segs) != 1 {
@@ -2203,8 +2209,12 @@ func (p *blockPool) releaseOnes(up int32, eh, pos int, qi uint8) (int32, int, in
 				p.queueTail(s, id, q, qi, eh)
 			}
 		}
-		if up = ed.parent; up > 0 {
-			eh = t.edges[up].lab.n
+		if up = ed.parent; up <= 0 {
+			break
+		}
+		ed = &t.edges[up]
+		if eh = ed.lab.n; pos <= 0 {
+			break
 		}
 	}
 	return up, eh, pos
