@@ -612,6 +612,7 @@ type runTree struct {
 	noProbeTouch bool
 	probeTouched int
 	probeUndone  int // segments probedTouch took and gave back (probeUntouch; tests read it)
+	probeShort   int // calls probedTouch answered whose probe's edge held its label's first blocks only (tests read it)
 	joined       int // lone kids put in the child index as a second came (indexKids; tests read it)
 	// topID is the highest id of a label of kind 1 an edge began with
 	// (addEdge): no child's label begins with a higher one, so walk
@@ -1480,7 +1481,17 @@ func (p *blockPool) probedTouch(r *runSeq, limit int) int {
 	// the first edge, probeUntouch gives back what the pass took, last
 	// first, each segment nobody holds again back in its queue between
 	// the links unqueue left it.
-	pos, f, i := 0, e, l
+	//
+	// The probe's edge may hold its label's first blocks only, its one
+	// segment ending short of the label's end (the rest evicted from
+	// the free queue's head, or never cached: a turn's answer's last
+	// block, its last token never computed): the walk's spans end
+	// there, and runHitsTouch's loop finds those blocks and stops, its
+	// cursor cut where they end (cutWalk). probedTouch takes them and
+	// sets that cursor: in Regime/Conversations 90 of 1,500 turns
+	// probed (the budget test's 2,000 requests), each a walk and
+	// runHitsTouch's loop after probedTouch failed.
+	pos, f, i, eh := 0, e, l, 0
 	for ; i >= 0; i-- {
 		if f <= 0 {
 			break
@@ -1491,15 +1502,21 @@ func (p *blockPool) probedTouch(r *runSeq, limit int) int {
 		}
 		id := fe.segs[0]
 		s := &p.nodes[id]
-		if g := &t.at[id]; g.lo != 0 || int(g.hi) != pl.n || s.copy {
-			break
+		n := pl.n
+		if g := &t.at[id]; g.lo != 0 || int(g.hi) != n || s.copy {
+			if i != l || g.lo != 0 || int(g.hi) > n || s.copy {
+				break
+			}
+			n = int(g.hi) // the probe's edge's first blocks (g.hi > g.lo)
 		}
 		if s.refs == 0 { // unlinkSeg with s at hand (see runHitsTouch)
-			p.evict -= pl.n
-			p.unqueue(s, pl.n)
+			p.evict -= n
+			p.unqueue(s, n)
 		}
 		s.refs++
-		pos += pl.n
+		if pos += n; i == l {
+			eh = n
+		}
 		f = fe.parent
 	}
 	if i >= 0 || f != 0 || pos > limit {
@@ -1509,7 +1526,11 @@ func (p *blockPool) probedTouch(r *runSeq, limit int) int {
 	t.walked.path = nil // no walk left t.spans (walkedTo)
 	t.probeTouched++
 	c := &r.cur
-	c.edge, c.gen, c.eoff, c.pos, c.li, c.lo = e, ed.gen, lab.n, pos, l+1, 0
+	c.edge, c.gen, c.eoff, c.pos, c.li, c.lo = e, ed.gen, eh, pos, l+1, 0
+	if eh < lab.n { // cutWalk's cursor: on the label, after the blocks found
+		c.li, c.lo = l, eh
+		t.probeShort++
+	}
 	r.room = 0
 	return pos
 }
@@ -1533,7 +1554,7 @@ func (p *blockPool) probeUntouch(e, stop int32) {
 	id := fe.segs[0]
 	s := &p.nodes[id]
 	if s.refs--; s.refs == 0 {
-		n := fe.lab.n
+		n := t.at[id].size() // the label's blocks, or the probe's edge's first (probedTouch)
 		q := &p.q[s.queue]
 		if s.prev != noNode {
 			p.nodes[s.prev].next = id

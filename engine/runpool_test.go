@@ -875,7 +875,7 @@ func TestProbedIsWalk(t *testing.T) {
 // requests' holds: runHitsTouch's loop). A quarter of the scenarios take
 // runHitsTouch's loop throughout (noProbeTouch, the twin).
 func TestProbedTouchIsTouch(t *testing.T) {
-	touched, found, undone := 0, 0, 0
+	touched, found, undone, short := 0, 0, 0, 0
 	for seed := range uint64(120) {
 		rng := rand.New(rand.NewPCG(seed, 57))
 		w := newRunTwin(t, 24+rng.IntN(64), rng.IntN(2) == 0, rng.IntN(5) == 0)
@@ -923,11 +923,13 @@ func TestProbedTouchIsTouch(t *testing.T) {
 		}
 		touched += w.rp.runs.probeTouched
 		undone += w.rp.runs.probeUndone
+		short += w.rp.runs.probeShort
 	}
-	t.Logf("turns that found blocks %d, %d of them by probedTouch; %d segments taken and given back (probeUntouch)", found, touched, undone)
+	t.Logf("turns that found blocks %d, %d of them by probedTouch (%d on the probe's edge's first blocks only); %d segments taken and given back (probeUntouch)", found, touched, short, undone)
 	require.Greater(t, touched, 1_000, "probedTouch answered")
 	require.Greater(t, found-touched, 1_000, "runHitsTouch's loop answered")
 	require.Greater(t, undone, 500, "probeUntouch gave back")
+	require.Greater(t, short, 30, "probedTouch took the probe's edge's first blocks only")
 }
 
 // TestProbedTouchLateSegment holds probedTouch to blockPool where an edge
