@@ -882,8 +882,17 @@ func (t *runTree) addEdge(parent int32, lab runLabel, key uint64, indexed bool) 
 	return e
 }
 
-// probeSlots is the size of runTree.probe, a power of two.
-const probeSlots = 512
+// probeSlots is the size of runTree.probe, a power of two. Every edge
+// added takes its slot, so a conversation's last turn's edge is found
+// there at its next turn unless an edge added since took the slot: in
+// Regime/Conversations, whose turns come some 20 requests apart, 75 of
+// 1,500 turns probed (the budget test's 2,000 requests) found another
+// edge there with 512 slots, each then walked from the root and found
+// by runHitsTouch's loop: 2,048 slots, 16 KB an engine that caches
+// (12 KB more), cost Regime/Conversations 9,969 then 9,941
+// instructions a request (servesim's own 9,706 then 9,668; the budget
+// test).
+const probeSlots = 2048
 
 // probeEntry is an edge of the tree as runTree.probe keeps it: its
 // generation when it was added (a stale one is passed over).
@@ -895,7 +904,7 @@ type probeEntry struct {
 // probeSlot is the slot of runTree.probe that keeps the edge whose label
 // begins with content c.
 func probeSlot(c runContent) uint64 {
-	return ((c.id ^ c.off) * golden) >> (64 - 9) // 2⁹ = probeSlots
+	return ((c.id ^ c.off) * golden) >> (64 - 11) // 2¹¹ = probeSlots
 }
 
 // probed is walk's first steps from the root along path, to at most n
