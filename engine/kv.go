@@ -262,6 +262,24 @@ func (p *blockPool) unqueue(b *node, n int) {
 	q.blocks -= n
 }
 
+// requeue is unqueue undone: node b (id), of n blocks, put back in its
+// queue between the links unqueue left in it. Nodes taken off one after
+// another are put back last first (probeUntouch): each then finds its
+// neighbours as they were when it was taken.
+func (p *blockPool) requeue(b *node, id int32, n int) {
+	q := &p.q[b.queue]
+	before, after := &q.head, &q.tail
+	if b.prev != noNode {
+		before = &p.nodes[b.prev].next
+	}
+	if b.next != noNode {
+		after = &p.nodes[b.next].prev
+	}
+	*before, *after = id, id
+	b.queued = true
+	q.blocks += n
+}
+
 // pushRun frees n anonymous blocks to the tail of the queue, joining the
 // run already there.
 func (p *blockPool) pushRun(n int) {

@@ -1564,19 +1564,7 @@ func (p *blockPool) probeUntouch(e, stop int32) {
 	s := &p.nodes[id]
 	if s.refs--; s.refs == 0 {
 		n := t.at[id].size() // the label's blocks, or the probe's edge's first (probedTouch)
-		q := &p.q[s.queue]
-		if s.prev != noNode {
-			p.nodes[s.prev].next = id
-		} else {
-			q.head = id
-		}
-		if s.next != noNode {
-			p.nodes[s.next].prev = id
-		} else {
-			q.tail = id
-		}
-		s.queued = true
-		q.blocks += n
+		p.requeue(s, id, n)
 		p.evict += n
 	}
 }
