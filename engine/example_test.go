@@ -76,9 +76,9 @@ func ExampleRunner_OmitStreaks() {
 		fmt.Printf("%d steps to %v: listed %v, %d decoded on (%d decodes a step)\n", out.Steps, now, out.Emitted, out.Streak, out.Decodes)
 	}
 	// Output:
-	// 1 steps to 27ms: listed [{1 1 true false} {2 1 true false}], 0 decoded on (0 decodes a step)
-	// 3 steps to 162ms: listed [{1 3 false true}], 1 decoded on (2 decodes a step)
-	// 2 steps to 252ms: listed [{2 2 false true}], 0 decoded on (1 decodes a step)
+	// 1 steps to 27ms: listed [{1 true false 1} {2 true false 1}], 0 decoded on (0 decodes a step)
+	// 3 steps to 162ms: listed [{1 false true 3}], 1 decoded on (2 decodes a step)
+	// 2 steps to 252ms: listed [{2 false true 2}], 0 decoded on (1 decodes a step)
 }
 
 // A driver that plans runs of decode steps asks Continue at each step end
