@@ -13,74 +13,22 @@ import (
 // reserve the one waiting. The twins' plans, readings and outcomes must
 // agree throughout, and that step end must be a continued plan.
 func TestContinueLandedStopsAtTheSeqCap(t *testing.T) {
-	cfg := Config{MaxSeqs: 3, MaxBatchedTokens: 256, KVBlocks: 200, BlockSize: 16, RemoteKV: true}
-	var engines [2]*Engine
-	for i := range engines {
-		e, err := New(cfg, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.Runner().OmitStreaks(true)
-		e.Runner().SetStrict(true)
-		engines[i] = e
-	}
-	e, slow := engines[0], engines[1]
-	walkRuns(slow)
-	w := twins{t, e, slow}
-	var now time.Duration
-	until := time.Hour
-	add := func(ref int32, output int) {
-		r := Request{Ref: ref, Input: 40, Output: output, Remote: true}
-		w.same("Add", e.Add(now, r), slow.Add(now, r))
-	}
-	land := func(refs ...int32) {
-		for _, ref := range refs {
-			w.same("Land", e.Land(now, ref), slow.Land(now, ref))
-		}
-	}
-	plan := func() *Plan {
-		p, err := e.Runner().ScheduleUntil(now, until)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p2, _ := slow.Runner().ScheduleUntil(now, until)
-		w.same("ScheduleUntil", planShape(e, p), planShape(slow, p2))
-		return p
-	}
-	complete := func(p *Plan) {
-		o, err := e.Complete(p.End)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o2, _ := slow.Complete(p.End)
-		w.same("Complete", o, o2)
-		now = p.End
-		for _, x := range []*Engine{e, slow} {
-			if err := x.Check(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		w.same("state", state(e, now), state(slow, now))
-	}
+	k := newKVTwins(t, Config{MaxSeqs: 3, MaxBatchedTokens: 256, KVBlocks: 200, BlockSize: 16, RemoteKV: true}, true)
+	e, w := k.a, k.twins
+	add, land, plan := k.add, k.land, k.plan
+	complete := func(p *Plan) { k.complete(p.End) }
 	// Three reserved, landed and admitted together, and their run
 	// continued: a step of three decodes is priced (flatTo).
-	add(0, 60)
-	add(1, 60)
-	add(2, 4)
-	p := plan()
-	if len(p.Reserved) != 3 {
-		t.Fatalf("%d reserved, want 3", len(p.Reserved))
-	}
-	complete(p)
+	k.reserveAll(60, 60, 4)
 	land(0, 1, 2)
-	until = now + 1 // one step: the next, continued, prices three decodes (flatTo)
-	p = plan()
-	until = time.Hour
+	k.until = k.now + 1 // one step: the next, continued, prices three decodes (flatTo)
+	p := plan()
+	k.until = time.Hour
 	if len(p.Started) != 3 || p.Steps != 1 {
 		t.Fatalf("%d admitted in %d steps, want 3 in 1", len(p.Started), p.Steps)
 	}
 	complete(p)
-	if p = w.continued(now, until); p == nil || p.Cohort != 3 {
+	if p = w.continued(k.now, k.until); p == nil || p.Cohort != 3 {
 		t.Fatalf("the step end after the admission continued %+v: want the cohort of three's run", p)
 	}
 	// Request 2 finishes; request 3, added inside the run, is reserved
@@ -88,14 +36,14 @@ func TestContinueLandedStopsAtTheSeqCap(t *testing.T) {
 	// request 4 is added.
 	add(3, 60)
 	complete(p)
-	if q := w.continued(now, until); q != nil {
+	if q := w.continued(k.now, k.until); q != nil {
 		p = q
 	} else {
 		p = plan()
 	}
 	for len(p.Reserved) == 0 {
 		complete(p)
-		if q := w.continued(now, until); q != nil {
+		if q := w.continued(k.now, k.until); q != nil {
 			p = q
 		} else {
 			p = plan()
@@ -108,7 +56,7 @@ func TestContinueLandedStopsAtTheSeqCap(t *testing.T) {
 	land(3)
 	add(4, 60)
 	contLandedPlans = 0
-	q := w.continued(now, until)
+	q := w.continued(k.now, k.until)
 	if q == nil || contLandedPlans != 1 || len(q.Started) != 1 || len(q.Reserved) != 0 || e.Running() != 3 || e.Waiting() != 1 {
 		t.Fatalf("the step end with request 3 landed and 4 waiting planned %+v, %d running: want a continued plan admitting 3, reserving nothing, 3 running", q, e.Running())
 	}
