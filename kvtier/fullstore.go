@@ -239,6 +239,16 @@ func (l *LRU) storeFused(keys, chain []uint64, x int, evicted []uint64) (_ []uin
 	for len(s.breaks)<<6 < len(s.keys) {
 		s.breaks = append(s.breaks, 0)
 	}
+	// The segment's last place, t0−1, is just above the first new one.
+	// Its break is set where a touch moved a run of two places or more
+	// ending there (Touch's brk(o+m-1): 1,508 of TestFusedStoreIsStoreSteps'
+	// stores here), never in a segment of one place (t0 1; 1,043 stores
+	// in the package's tests) whose node is labelled: its place 0 is
+	// broken only by its node's unlabel (which frees the segment) or a
+	// place 1's, which it never had (a segment's places are dropped only
+	// all at once, freed, its breaks with them). So t0 > 1 would do here
+	// what t0 > 0 does; checkBreaks (the tests) asserts that a one-place
+	// segment has no break, and no segment one past its last place.
 	if t0 > 0 {
 		s.breaks[(t0-1)>>6] &^= 1 << ((t0 - 1) & 63)
 	}

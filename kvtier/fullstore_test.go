@@ -146,6 +146,9 @@ func requireSameTier(t *testing.T, fast, slow *LRU, round, step int) {
 	require.Equal(t, slow.cold.on, fast.cold.on, "round %d step %d: cold chain", round, step)
 	require.Equal(t, slow.cold.keys, fast.cold.keys, "round %d step %d: cold chain's keys", round, step)
 	require.Equal(t, indexOf(slow), indexOf(fast), "round %d step %d: index", round, step)
+	for k := range fast.segs {
+		checkBreaks(t, fast, k) // a free segment's breaks are empty
+	}
 }
 
 // indexOf is l's index as key and id pairs, by key.

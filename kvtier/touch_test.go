@@ -306,6 +306,7 @@ func checkSegments(t *testing.T, l *LRU) {
 			continue
 		}
 		require.Equal(t, live[k], s.live, "segment %d's count", k+1)
+		checkBreaks(t, l, k)
 		for p := 0; p+1 < len(s.nodes); p++ {
 			if s.breaks[p>>6]&(1<<(p&63)) != 0 {
 				continue
@@ -1035,4 +1036,22 @@ func refusedStores(t *testing.T, r *rand.Rand, round, capacity int) (refused int
 		}
 	}
 	return refused
+}
+
+// checkBreaks asserts two invariants of segment k's breaks that Store's
+// appends under a segment's last place rely on (storeFused, label,
+// insertStacked: they append words of no break and clear the last
+// place's bit alone): no place past the last has a break, and a segment
+// of one labelled place has none (its place 0 is broken only by its
+// node's unlabel, which frees it, or by a place 1's, which it never
+// had; a touch breaks below a moved run of two places or more).
+func checkBreaks(t *testing.T, l *LRU, k int) {
+	t.Helper()
+	s := &l.segs[k]
+	for p := len(s.keys); p < len(s.breaks)<<6; p++ {
+		require.Zero(t, s.breaks[p>>6]&(1<<(p&63)), "segment %d of %d places: a break at place %d", k+1, len(s.keys), p)
+	}
+	if len(s.keys) == 1 && s.live == 1 {
+		require.Zero(t, s.breaks[0]&1, "segment %d: its one place, labelled, broken", k+1)
+	}
 }
