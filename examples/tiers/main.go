@@ -49,9 +49,8 @@
 // high-reuse traffic RoundRobin's host hits are about 0.06 of the prompt
 // tokens in a window from 18 s to 3 min, 0.14 from 3 to 10 min).
 //
-// At its defaults it takes about 6 minutes on 2 idle cores (11.6 min of
-// CPU; 8 min 21 s measured with `time` while another job shared the
-// machine; warm build); -reps, -blocks,
+// At its defaults it takes about a minute on 2 idle cores (53 s, 1.6 min
+// of CPU, measured at 6fd9176; warm build); -reps, -blocks,
 // -band-blocks, -warmup, -horizon and -shared make it smaller or larger.
 //
 //	go run ./examples/tiers
@@ -114,7 +113,7 @@ func parse(w io.Writer, args []string) (options, error) {
 			"Does prefix-aware routing (PrefixAffinity) still raise the knee of a fleet of Atlas TP4\n"+
 			"replicas by at least -threshold over RoundRobin once evicted KV blocks survive below HBM,\n"+
 			"in a host tier per replica or in a shared store, at low and at high prefix reuse? The\n"+
-			"defaults run in about six minutes on 2 idle cores.\n\nFlags:\n")
+			"defaults run in about a minute on 2 idle cores.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	fs.IntVar(&o.replicas, "replicas", o.replicas, "Atlas TP4 replicas in the fleet")
