@@ -17,9 +17,10 @@ import (
 // in one function, in the same order, with the same effect on the list,
 // its segments, its spare nodes and the index: it guards the lead run
 // (one row), counts and puts the new keys in the index (MissingPut), each
-// with the node it will take (the last spare ones, then new ones past the
-// list's slice), evicts from the least recent end a segment's row at a
-// time up to the guarded row (DelKeys at the end), and links the new
+// with the node it will take (spare's first ones, else all of spare's
+// and new ones past the list's slice: nextIDs), evicts from the least
+// recent end a segment's row at a time up to the guarded row (DelKeys
+// at the end), and links the new
 // keys below the chain's key before them where it is its segment's last
 // place, else as a new segment's places at the most recent end.
 // Regime/Tiers past its tiers' fill (budget test, SERVESIM_BUDGET_FUNCS):
@@ -65,29 +66,27 @@ func (l *LRU) storeFused(keys, chain []uint64, x int, evicted []uint64) (_ []uin
 	if need > l.used-lead || l.index.Grows(l.index.Len()+len(keys)) {
 		return evicted, 0, 0, false // refused (makeRoom), or no MissingPut
 	}
-	// The new keys' nodes (putNew): the last spare ones, in their order
-	// there, then those past the list's slice.
+	// The new keys' nodes (putNew): spare's first ones, read where they
+	// lie, or all of spare's and those past the list's slice (nextIDs).
 	fresh := keys[lead:]
-	at := l.at[:cap(l.at)]
-	if len(at) < n {
-		at = make([]int32, 2*n)
+	// nextIDs' common case here (spare holds n ids and room for n more):
+	// Regime/Tiers past its tiers' fill (budget test), 58,406
+	// instructions a request through its call, 58,338 so.
+	at, took := l.spare, n
+	if len(at) >= n && cap(at)-len(at) >= n {
+		at = at[:n:n]
+	} else {
+		at, took = l.nextIDs(n)
 	}
-	at = at[:n]
-	spare := l.spare
-	took := copy(at, spare[max(len(spare)-n, 0):])
-	n0 := len(nodes)
-	for y := took; y < n; y++ {
-		at[y] = int32(n0 + y - took)
-	}
-	l.at = at[:0]
 	if c := l.index.MissingPut(fresh, at); c < n { // a key held follows
 		l.index.DelKeys(fresh[:c])
 		return evicted, 0, 0, false
 	}
 	l.epoch++
 	epoch := l.epoch
-	l.spare = spare[:len(spare)-took]
+	l.spare = l.spare[took:]
 	if took < n {
+		n0 := len(nodes)
 		nodes = slices.Grow(nodes, n-took)[:n0+n-took]
 		l.nodes = nodes
 	}

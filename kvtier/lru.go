@@ -22,7 +22,8 @@ type LRU struct {
 	room     int            // keys the index has room for (reserve)
 	nodes    []node         // never shrinks: the nodes past its length are zero (stack)
 	// The nodes free (zero), the last freed last: a stack, where a
-	// list through the nodes' next had its takers walk it.
+	// list through the nodes' next had its takers walk it; a full
+	// store takes its first ones (nextIDs), a queue's head.
 	spare []int32
 	epoch uint32
 	fresh keySet // Insert's scratch: its new keys, to count each once
@@ -57,9 +58,16 @@ type LRU struct {
 	// (fullstore.go), its slow twin roomFor, makeRoom and insertStacked.
 	noFused bool
 	// at is the nodes protectRuns took for the store's new keys, which
-	// it put in the index (keyindex's MissingPut), for insertNew; and
-	// then its scratch, sized once.
+	// it put in the index (keyindex's MissingPut), for insertNew (nextIDs:
+	// spare's first ones where it holds as many, read where they lie).
 	at []int32
+	// spareUndo is spare before putNew took at from it, for a refused
+	// store to give them back (roomFor).
+	spareUndo []int32
+	// atBuf is nextIDs' scratch where spare holds fewer ids than asked,
+	// sized once; spareAll is the array spareRoom moves spare's ids to
+	// the start of.
+	atBuf, spareAll []int32
 	// guards are the places of segments protectRuns protected by rows,
 	// not by marks, in epoch guardEpoch (the rows' nodes unmarked, no
 	// node pinned): makeRoom's evictRun evicts none of them.
@@ -551,8 +559,10 @@ func (l *LRU) roomFor(keys []uint64, evicted []uint64, distinct bool) (_ []uint6
 	if !ok {
 		if len(l.at) > 0 { // the new keys protectRuns put in, out again, and their nodes
 			l.index.DelKeys(keys[len(keys)-len(l.at):])
-			l.spare = append(l.spare, l.at...)
-			l.at = l.at[:0]
+			// Spare as it was, and the nodes past the list's slice
+			// taken after its ids, if any (nothing was evicted).
+			l.spare = append(l.spareUndo, l.at[min(len(l.at), len(l.spareUndo)):]...)
+			l.at = nil
 		}
 		return evicted, 0, add, false
 	}
@@ -661,14 +671,14 @@ func (l *LRU) protectRuns(keys []uint64) (add, protected, lead int) {
 
 // putNew puts keys in the index, each with a node of its own (at, for
 // insertNew), if none of them is held, and reports how many it put and
-// whether it did: if one is held it puts none. The nodes are the last
-// spare ones, in their order there, then those past the list's slice,
-// taken before the eviction frees its own (which go on spare, for the
-// next store): a tier past its fill holds about one store's nodes
-// more. A store into a full tier counted its new keys (Missing), and
-// its insert after the eviction put them in again (PutIDs), their nodes
-// the ones the eviction freed: each key's home computed and probed
-// twice. Regime/Tiers past its tiers' fill (budget test): 68,654
+// whether it did: if one is held it puts none. The nodes are the first
+// spare ones, in their order there, and those past the list's slice if
+// spare holds too few (nextIDs), taken before the eviction frees its own
+// (which go on spare, for a later store): a tier past its fill holds
+// about a hundred nodes more (Regime/Tiers: 93 to 106 on average). A
+// store into a full tier counted its new keys (Missing), and its insert
+// after the eviction put them in again (PutIDs), their nodes the ones
+// the eviction freed: each key's home computed and probed twice. Regime/Tiers past its tiers' fill (budget test): 68,654
 // instructions a request so (Missing 2,464, PutIDs 2,621), 68,542 with
 // the keys put as counted and their ids set after the eviction (from
 // the slots they were put in, before DelKeys moves any: 1,729 a
@@ -676,28 +686,69 @@ func (l *LRU) protectRuns(keys []uint64) (add, protected, lead int) {
 // 899).
 func (l *LRU) putNew(keys []uint64) (int, bool) {
 	n := len(keys)
-	at := l.at[:cap(l.at)]
-	if len(at) < n {
-		at = make([]int32, 2*n)
-	}
-	at = at[:n]
-	taken := copy(at, l.spare[max(len(l.spare)-n, 0):])
-	n0 := len(l.nodes)
-	for x := taken; x < n; x++ {
-		at[x] = int32(n0 + x - taken)
-	}
+	at, took := l.nextIDs(n)
 	c := l.index.MissingPut(keys, at)
 	if c < n { // a key held follows
 		l.index.DelKeys(keys[:c])
-		l.at = at[:0]
 		return 0, false
 	}
-	l.spare = l.spare[:len(l.spare)-taken]
-	if taken < n {
-		l.nodes = slices.Grow(l.nodes, n-taken)[:n0+n-taken]
+	l.spareUndo = l.spare
+	l.spare = l.spare[took:]
+	if took < n {
+		n0 := len(l.nodes)
+		l.nodes = slices.Grow(l.nodes, n-took)[:n0+n-took]
 	}
 	l.at = at
 	return n, true
+}
+
+// nextIDs returns the ids of the n nodes a full store's new keys take
+// (putNew, storeFused) and how many of them are spare ones: spare's
+// first n, the least recently freed, read where they lie (a queue's
+// head), if it holds as many; else all of spare's, in their order
+// there, then those past the list's slice. It takes none: the store
+// cuts them off spare (spare[took:]) once its keys are in the index.
+// The ids an eviction then frees go on spare's end, past the ones
+// taken, which stay as they are: spareRoom first makes room there for
+// n more without a new array. Taken from spare's end (a stack), they
+// were copied aside first, as the eviction's would fall on them:
+// Regime/Tiers past its tiers' fill (budget test), 58,776 instructions
+// a request so, 58,406 this way (58,338 with its common case
+// written in storeFused).
+func (l *LRU) nextIDs(n int) (at []int32, took int) {
+	if cap(l.spare)-len(l.spare) < n {
+		l.spareRoom(n)
+	}
+	if spare := l.spare; len(spare) >= n {
+		return spare[:n:n], n
+	}
+	at = l.atBuf[:cap(l.atBuf)]
+	if len(at) < n {
+		at = make([]int32, 2*n)
+		l.atBuf = at
+	}
+	at = at[:n]
+	took = copy(at, l.spare)
+	n0 := len(l.nodes)
+	for y := took; y < n; y++ {
+		at[y] = int32(n0 + y - took)
+	}
+	return at, took
+}
+
+// spareRoom moves spare's ids to the start of spareAll (a larger one if
+// it lacks room for n more), so that n more go on spare's end without
+// a new array: spare's first ids taken by nextIDs leave its array's
+// start unused. spareAll holds at most twice the longest spare and a
+// store's keys, and 64, ids; an array it outgrows is the collector's.
+func (l *LRU) spareRoom(n int) {
+	m := len(l.spare)
+	if cap(l.spareAll) < m+n {
+		l.spareAll = make([]int32, 2*(m+n)+64)
+	}
+	all := l.spareAll[:cap(l.spareAll)]
+	copy(all, l.spare)
+	l.spare = all[:m]
 }
 
 // InsertAnon stores an anonymous run of n blocks at the most recent end,
@@ -854,7 +905,7 @@ func (l *LRU) evictRun(sg int32, off int32, need int, epoch uint32, evicted []ui
 	// which checks none. The nodes freed go on spare in place order,
 	// not the order evicted (a node's id is not read but as the list's
 	// and segments' link): a store takes them in that order
-	// (insertNew), one copy each way.
+	// (nextIDs, insertNew), read where they lie.
 	sn := s.nodes[a : off+1]
 	k := len(evicted)
 	evicted = slices.Grow(evicted, len(sn))[:k+len(sn)]

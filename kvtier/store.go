@@ -268,7 +268,7 @@ func (l *LRU) insertNew(keys []uint64, sg, above int32) int {
 	added := len(keys)
 	s.keys = append(s.keys, keys...) // segFor made room
 	s.nodes = append(s.nodes, l.at...)
-	l.at = l.at[:0]
+	l.at = nil // spare's, maybe (nextIDs)
 	sn := s.nodes[t0:]
 	linkRow(l.nodes, sn, keys, above, l.nodes[above].prev, sg, t0)
 	l.addedAll(keys)

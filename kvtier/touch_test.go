@@ -1016,6 +1016,7 @@ func refusedStores(t *testing.T, r *rand.Rand, round, capacity int) (refused int
 			se, sa, sok := slow.storeStep(keys, chain[:to])
 			requireSameStore(t, fe, fa, fok, se, sa, sok)
 			requireSameList(t, fast, slow, round, step)
+			requireNodesKept(t, fast, round, step)
 			if !fok {
 				refused++
 				break
@@ -1036,6 +1037,25 @@ func refusedStores(t *testing.T, r *rand.Rand, round, capacity int) (refused int
 		}
 	}
 	return refused
+}
+
+// requireNodesKept asserts that each of l's nodes but the sentinel is
+// in its list or on spare, once: a refused store gives back the nodes
+// it took (roomFor), those past the list's slice too.
+func requireNodesKept(t *testing.T, l *LRU, round, step int) {
+	t.Helper()
+	seen := make([]bool, len(l.nodes))
+	for i := l.nodes[nil32].next; i != nil32; i = l.nodes[i].next {
+		require.False(t, seen[i], "round %d step %d: node %d twice", round, step, i)
+		seen[i] = true
+	}
+	for _, i := range l.spare {
+		require.False(t, seen[i], "round %d step %d: node %d twice", round, step, i)
+		seen[i] = true
+	}
+	for i := 1; i < len(seen); i++ {
+		require.True(t, seen[i], "round %d step %d: node %d lost", round, step, i)
+	}
 }
 
 // checkBreaks asserts two invariants of segment k's breaks that Store's
