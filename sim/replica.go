@@ -36,8 +36,9 @@ type replica struct {
 	// requests prefilled remotely; prefill: one of its prefill pool,
 	// whose requests move on after their first token (pools.go).
 	remoteKV, prefill bool
-	// reservedAt: a decode replica's last plan that reserved blocks for
-	// a transfer started then (Never before one).
+	// reservedAt: a decode replica's (or a tiered one's) last plan that
+	// reserved blocks for a transfer (a tier load) started then (Never
+	// before one).
 	reservedAt time.Duration
 	// resAt: the start of the step of its run in flight where the
 	// engine reserves a request handed to it inside the run
