@@ -4,7 +4,7 @@ import "time"
 
 // continueRun is Runner.Continue (runner.go), which documents it.
 func (e *Engine) continueRun(now, until time.Duration) *Plan {
-	if !e.fast.contFast { // off, strict mode or remote KV: the one test either way
+	if !e.fast.contFast { // off, strict mode, remote KV or a tier: the one test either way
 		if ok, p := e.continueSlow(now, until); !ok {
 			return p
 		}
@@ -64,7 +64,8 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 // admits nobody and stops its waiting loop before the head (a vLLM
 // step at max_num_seqs), and its run ends at the first finish, which
 // frees a slot (no run through finishes then). Not on an engine whose
-// waiting loop does more (async: a KV consumer's or a tier's), nor
+// waiting loop does more (async: a KV consumer's; a tier's admits
+// nobody at MaxSeqs either, landed loads included: continueTier), nor
 // with headFirst (tests), where fitBlocks cuts such a run to one step.
 // (The twin: contAtCap off, for tests, declines whenever anything
 // waits; TestContinueAtSeqCapIsStepwise holds the two together.) In
@@ -73,7 +74,7 @@ func (e *Engine) continueRun(now, until time.Duration) *Plan {
 // prompt at once, at the step end, without ScheduleUntil's walk
 // (RunAtlas 5,730 then 5,618 instructions a request, the budget test).
 func (e *Engine) admitsNone() bool {
-	return contAtCap && e.AtSeqCap() && !e.async && !e.headFirst
+	return contAtCap && e.AtSeqCap() && (!e.async || e.tier != nil) && !e.headFirst
 }
 
 // contAtCap lets Continue plan at MaxSeqs while requests wait
@@ -111,6 +112,9 @@ func (e *Engine) continueSlow(now, until time.Duration) (bool, *Plan) {
 	if !e.fast.cont {
 		return false, nil
 	}
+	if e.tier != nil { // a PrivateTier's, without remote KV (decideFast)
+		return e.continueTier(), nil
+	}
 	if e.cfg.RemoteKV {
 		if len(e.landed) > 0 {
 			if contLanded {
@@ -122,6 +126,47 @@ func (e *Engine) continueSlow(now, until time.Duration) (bool, *Plan) {
 	}
 	return true, nil
 }
+
+// continueTier is continueSlow's part on an engine with a tier (a
+// PrivateTier, without remote KV: decideFast): it reports whether
+// continueRun goes on, which plans what ScheduleUntil would. There the
+// waiting loop is admitAsync's: the landed loads first (admitLanded),
+// then the waiting head looked up in the tier (reserveTier). Continue
+// plans while nothing waits (admitAsync then has only the landed loads
+// to admit, which it declines here unless the running list is at
+// MaxSeqs, where admitLanded admits nobody) or at MaxSeqs (admitsNone:
+// the waiting loop stops before the head, landed loads too), so the
+// plan admits, reserves and looks nobody up: it clears what
+// planChunked's async part clears (the last plan's reservations, the
+// refused head), and its run goes on as a tier's run with nothing to
+// look up (tierRuns, which is true then: a PrivateTier's runs are on).
+// Loads in flight (reserved) change no plan until they land: a landing
+// cuts the run (sim's landTier, as an arrival does; at the instant it
+// was planned at, whole). The run offers the tier its first step's
+// stores too as the driver brings it to an instant (runAlloc is 0:
+// allocThrough, storeRun from step 1), where ScheduleUntil's plan offers
+// them at once (storeTier): a PrivateTier sees no call of another in
+// between, and the stores of a run cut whole are never offered, as that
+// plan is never made. Regime/Tiers (the budget test): 58,816 then
+// 58,151 instructions a request, 1.3 of its 3.8 step ends a request
+// continued (the others: requests waiting below MaxSeqs, landed loads,
+// a running request outside the cohort). The twin: contTier off
+// (TestTierContinueIsSteps), and sim's twins.tierNoContinue
+// (TestTierContinueIsQueuedPlans).
+func (e *Engine) continueTier() bool {
+	if len(e.landed) > 0 && !e.AtSeqCap() {
+		return false // ScheduleUntil's waiting loop admits them (admitLanded)
+	}
+	e.plan.Reserved = e.plan.Reserved[:0]
+	e.refusedHead = nil
+	e.tierRun = true
+	return true
+}
+
+// contTier lets Continue plan on an engine with a PrivateTier
+// (continueTier); tests turn it off, before New, for the twin: Continue
+// off, every plan ScheduleUntil's.
+var contTier = true
 
 // contLanded lets Continue admit a lone landed request (continueLanded);
 // tests turn it off for the twin, which declines while one waits.

@@ -76,7 +76,7 @@ const (
 	whyRemote      = "remote KV (Config.RemoteKV): a transfer lands between steps"
 	whyTierShared  = "a KV tier that other engines call too (SetTier): a run's stores are offered as the driver brings it to an instant, not at its steps' starts"
 	whyTierCohort  = "a KV tier with KV events published (SetTier, PublishKVEvents): a run's steps would take their blocks, stamp their events and offer their stores step by step"
-	whyTierCont    = "a KV tier (SetTier): Continue's plan offers no stores"
+	whyTierCont    = "a KV tier that other engines call too, or with remote KV (SetTier): a continued run offers its first step's stores as the driver brings it to an instant"
 	whyTierReserve = "a KV tier (SetTier): a reservation inside a run is not held to the tier's step-by-step calls"
 )
 
@@ -112,7 +112,8 @@ type fastPaths struct {
 	// false when it is on: the one flag Continue and JoinChangesNothing
 	// test on their way in, so that strict mode costs them nothing more
 	// (gateFast). contFast is false on a remote-KV engine too, whose
-	// Continue looks at its landed requests first (continueRun).
+	// Continue looks at its landed requests first (continueRun), and
+	// with a tier (continueTier).
 	contFast, joinsFast bool
 
 	omitAsked bool // the driver asked for OmitStreaks(true)
@@ -171,8 +172,10 @@ func (e *Engine) decideFast() {
 		// order only when no other engine calls it (tierPrivate). The
 		// cohort offers its members' stores, theirs first in each step,
 		// at the steps whose decodes complete a block (coStore), but not
-		// with KV events too; Continue, which plans no store, stays
-		// off. Streaks and residues touch nothing the tier
+		// with KV events too. Continue stays on with a PrivateTier (not
+		// with remote KV too): its run offers the stores of its first
+		// step too as the driver brings it to an instant (continueTier).
+		// Streaks and residues touch nothing the tier
 		// sees. A join changes nothing under the rule joins keep (the
 		// running list at MaxSeqs, or the waiting head the run was
 		// planned with): a run with something waiting below MaxSeqs was
@@ -185,7 +188,9 @@ func (e *Engine) decideFast() {
 		if e.pool.pub != nil {
 			off(pathCohort, whyTierCohort)
 		}
-		off(pathContinue, whyTierCont)
+		if !e.tierPrivate || e.cfg.RemoteKV || !contTier {
+			off(pathContinue, whyTierCont)
+		}
 	}
 	if !e.residuesServe() {
 		off(pathResidues, fmt.Sprintf("BlockSize %d is not a power of two up to %d", e.cfg.BlockSize, maxResidueBlock))
@@ -307,7 +312,7 @@ func (e *Engine) decideFast() {
 // gateFast sets the flags Continue and JoinChangesNothing test first:
 // their fast path's, unless strict mode sends them to the checks.
 func (e *Engine) gateFast() {
-	e.fast.contFast = e.fast.cont && !e.strict && !e.cfg.RemoteKV
+	e.fast.contFast = e.fast.cont && !e.strict && !e.cfg.RemoteKV && e.tier == nil
 	e.fast.joinsFast = e.fast.joins && !e.strict
 }
 

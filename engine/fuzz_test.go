@@ -97,6 +97,16 @@ var plansEmpty, victimsUnscheduled int
 // fuzzTier counts the tier loads among them.
 var fuzzReserved, fuzzLanded, fuzzTier int
 
+// fuzzTierContinued counts the runs continued on an engine with a tier
+// (a PrivateTier: continueTier).
+var fuzzTierContinued int
+
+// privateTier is an lruTier that says only its engine calls it
+// (PrivateTier).
+type privateTier struct{ *lruTier }
+
+func (privateTier) Private() bool { return true }
+
 // fuzzIID counts the scenarios whose engines draw with accept.IID.
 var fuzzIID int
 
@@ -176,6 +186,9 @@ func (w twins) continued(now, until time.Duration) *Plan {
 		return nil
 	}
 	plansContinued++
+	if w.a.tier != nil {
+		fuzzTierContinued++
+	}
 	// A plan that admits landed requests (continueLanded), and may
 	// reserve the Remote request waiting, admits in its first step: the
 	// engine reads as its twin after planning, not before, and the driver
@@ -238,7 +251,7 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 15))
 	n := testlong.Int(t, 1000, 3000)
 	plansContinued, addsCapped, plansEmpty, victimsUnscheduled = 0, 0, 0, 0
-	fuzzReserved, fuzzLanded, fuzzTier, fuzzCoCached = 0, 0, 0, 0
+	fuzzReserved, fuzzLanded, fuzzTier, fuzzCoCached, fuzzTierContinued = 0, 0, 0, 0, 0
 	fuzzEvents, fuzzResSteps, fuzzCoSteps, fuzzStoreFirst, fuzzIID = 0, 0, 0, 0, 0
 	addsInPlace = 0
 	defer func() {
@@ -260,6 +273,9 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 		if fuzzTier < n/50 {
 			t.Errorf("%d tier loads reserved in %d scenarios: the scenarios no longer load from a tier", fuzzTier, n)
 		}
+		if fuzzTierContinued < n/30 { // 63 in 1,000, 135 in 3,000
+			t.Errorf("the engine continued %d runs with a tier in %d scenarios: the scenarios no longer reach continueTier", fuzzTierContinued, n)
+		}
 		if fuzzLanded < n/10 || fuzzReserved < fuzzLanded {
 			t.Errorf("%d Remote requests reserved and %d landed in %d scenarios: the scenarios no longer take Remote requests", fuzzReserved, fuzzLanded, n)
 		}
@@ -274,7 +290,7 @@ func TestTwinsOnRandomScenarios(t *testing.T) {
 		if plansEmpty < n/200 || victimsUnscheduled < n/50 { // 11 and 38 in 1,000
 			t.Errorf("%d empty steps and %d victims taken out of a step in %d scenarios: the scenarios no longer reach them", plansEmpty, victimsUnscheduled, n)
 		}
-		t.Logf("%d continued runs, %d empty steps, %d victims taken out of a step, %d Remote requests and tier loads reserved (%d tier), %d landed, %d blocks cached by cohort members; %d KV events compared, %d runs' blocks taken from residues for them, %d cohort runs with them, %d steps stored then evicted beside a cohort", plansContinued, plansEmpty, victimsUnscheduled, fuzzReserved, fuzzTier, fuzzLanded, fuzzCoCached, fuzzEvents, fuzzResSteps, fuzzCoSteps, fuzzStoreFirst)
+		t.Logf("%d continued runs, %d empty steps, %d victims taken out of a step, %d Remote requests and tier loads reserved (%d tier), %d landed, %d blocks cached by cohort members; %d KV events compared, %d runs' blocks taken from residues for them, %d cohort runs with them, %d steps stored then evicted beside a cohort; %d runs continued with a tier", plansContinued, plansEmpty, victimsUnscheduled, fuzzReserved, fuzzTier, fuzzLanded, fuzzCoCached, fuzzEvents, fuzzResSteps, fuzzCoSteps, fuzzStoreFirst, fuzzTierContinued)
 	}()
 	for range n {
 		data := make([]byte, 4+2*(10+rng.IntN(120)))
@@ -477,7 +493,11 @@ func scenario(t *testing.T, data []byte) {
 		if data[0]%7 == 4 { // a KV tier below HBM (write-through, LRU), of 0 to 64 blocks
 			for i, x := range []*Engine{e, slow} {
 				tiers[i] = newLRUTier(t, int(data[2]%5)*16)
-				if x.SetTier(tiers[i]) != nil {
+				var tier Tier = tiers[i]
+				if data[3]/3%2 == 0 { // a PrivateTier in half of them: runs, joins and Continue (continueTier) on
+					tier = privateTier{tiers[i]}
+				}
+				if x.SetTier(tier) != nil {
 					return // the prefix cache is on in every scenario
 				}
 			}

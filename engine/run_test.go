@@ -34,6 +34,10 @@ var runsContinuedWaiting int
 // their start.
 var runsContinuedCut int
 
+// runsContinuedLanded counts the runs a timeline with cont continued
+// with a tier's landed loads waiting (at MaxSeqs: continueTier).
+var runsContinuedLanded int
+
 // quietSyncs counts the SyncTo calls a timeline with KV events made
 // while its run was quiet (quietRun), each held to publish nothing.
 var quietSyncs int
@@ -160,6 +164,9 @@ func timelineWith(t *testing.T, e *Engine, fast bool, adds map[time.Duration][]R
 				runsContinued++
 				if e.waiting.len() > 0 {
 					runsContinuedWaiting++
+				}
+				if e.tier != nil && len(e.landed) > 0 {
+					runsContinuedLanded++
 				}
 				if o.cut != nil && o.cut() { // dropped whole: as if never planned, no event published
 					busy, _, err := e.Runner().Truncate(now)

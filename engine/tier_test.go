@@ -157,13 +157,43 @@ func TestTierCohortRunsAreSteps(t *testing.T) {
 	assert.Greater(t, runsCohortStored, 100, "the scenarios no longer plan cohort runs that store")
 }
 
+// TestTierContinueIsSteps is TestTierCohortRunsAreSteps with the fast
+// engine's runs continued at every move's end (Continue, which a
+// PrivateTier lets plan: continueTier), cut at their start a third of
+// the time (as a driver does for an event at that instant, a landing
+// among them) and planned again, and with sequence caps of one to
+// three a third of the time, so that requests wait at MaxSeqs: the
+// tier sees the same calls in the same order as the walk's (walkRuns,
+// step by step; a continued run offers its first step's stores as it
+// is brought to an instant, where ScheduleUntil's plan offers them at
+// once), and both admit, reserve, land and read the same. The twin,
+// contTier off (Continue declines: every plan ScheduleUntil's), must
+// read the same too. More than 300 runs must be continued (1,056), 50
+// of them while requests wait at MaxSeqs (386), and 4 with tier loads
+// landed (10).
+func TestTierContinueIsSteps(t *testing.T) {
+	runsContinued, runsContinuedWaiting, runsContinuedCut, runsContinuedLanded = 0, 0, 0, 0
+	tierRunsAreStepsWith(t, true, true)
+	t.Logf("%d continued runs, %d of them while requests waited, %d with tier loads landed, %d cut at their start", runsContinued, runsContinuedWaiting, runsContinuedLanded, runsContinuedCut)
+	assert.Greater(t, runsContinued, 300, "the scenarios no longer continue runs with a tier")
+	assert.Greater(t, runsContinuedWaiting, 50, "the scenarios no longer continue runs with a tier at MaxSeqs while requests wait")
+	assert.Greater(t, runsContinuedLanded, 4, "the scenarios no longer continue runs at MaxSeqs with tier loads landed")
+}
+
 // tierRunsAreSteps is TestTierRunsAreSteps, with streaks omitted and the
 // slow twin walking (walkRuns) when omit is set.
-func tierRunsAreSteps(t *testing.T, omit bool) {
+func tierRunsAreSteps(t *testing.T, omit bool) { tierRunsAreStepsWith(t, omit, false) }
+
+// tierRunsAreStepsWith is tierRunsAreSteps, the fast engine's runs
+// continued (TestTierContinueIsSteps) when cont is set.
+func tierRunsAreStepsWith(t *testing.T, omit, cont bool) {
 	runsStored = 0
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 43))
 		cfg, model := chunkRunConfig(rng, 16)
+		if cont && rng.IntN(3) == 0 {
+			cfg.MaxSeqs = 1 + rng.IntN(3) // requests wait at the cap (admitsNone)
+		}
 		tierBlocks := rng.IntN(4) * 32
 		adds := map[time.Duration][]Request{}
 		for i := range 2 + rng.IntN(14) {
@@ -179,6 +209,7 @@ func tierRunsAreSteps(t *testing.T, omit bool) {
 		}
 		delay := func(ref int32) time.Duration { return time.Duration(1+int(ref)%5) * 7 * time.Millisecond }
 		run := func(fast bool) (string, string) {
+			cuts := rand.New(rand.NewPCG(seed, 62))
 			e, err := New(cfg, model)
 			require.NoError(t, err)
 			e.Runner().SetStrict(true)
@@ -190,7 +221,7 @@ func tierRunsAreSteps(t *testing.T, omit bool) {
 			}
 			tier := &logTier{lruTier: newLRUTier(t, tierBlocks)}
 			require.NoError(t, e.SetTier(tier))
-			line := timelineLands(t, e, fast, adds, delay)
+			line := timelineWith(t, e, fast, adds, timelineOpts{delay: delay, cont: cont, cut: func() bool { return cuts.IntN(3) == 0 }})
 			if omit { // an outcome lists a streak's tokens only at its ends: the tokens are not compared
 				line = regexp.MustCompile(`(?m)^.*: token .*\n`).ReplaceAllString(line, "")
 			}
@@ -200,6 +231,13 @@ func tierRunsAreSteps(t *testing.T, omit bool) {
 		gotLine, gotLog := run(true)
 		require.Equal(t, wantLog, gotLog, "seed %d, %+v: the tier's calls", seed, cfg)
 		require.Equal(t, wantLine, gotLine, "seed %d, %+v", seed, cfg)
+		if cont && seed%4 == 0 { // the twin: Continue off (contTier)
+			contTier = false
+			twinLine, twinLog := run(true)
+			contTier = true
+			require.Equal(t, wantLog, twinLog, "seed %d, %+v: the tier's calls, contTier off", seed, cfg)
+			require.Equal(t, wantLine, twinLine, "seed %d, %+v, contTier off", seed, cfg)
+		}
 	}
 	t.Logf("%d runs offered stores in their later steps", runsStored)
 	assert.Greater(t, runsStored, 300, "the scenarios no longer plan runs that store")
@@ -433,8 +471,8 @@ func TestTierNeedsThePrefixCache(t *testing.T) {
 	require.ErrorContains(t, e.SetTier(newLRUTier(t, 1)), "PrefixCache")
 }
 
-// TestTierFastPathsOff: a tier turns Continue and reservations inside
-// runs off, runs (with runs of chunks) and joins unless it is a
+// TestTierFastPathsOff: a tier turns reservations inside runs off,
+// runs (with runs of chunks), joins and Continue unless it is a
 // PrivateTier that says only its engine calls it, and the cohort with KV
 // events published, and says why.
 func TestTierFastPathsOff(t *testing.T) {
@@ -447,7 +485,7 @@ func TestTierFastPathsOff(t *testing.T) {
 			tier = &logTier{lruTier: newLRUTier(t, 1)}
 		}
 		require.NoError(t, e.SetTier(tier))
-		off := map[string]bool{"continue": true, "reserves": true, "joins": !private, "runs": !private, "chunks": !private}
+		off := map[string]bool{"continue": !private, "reserves": true, "joins": !private, "runs": !private, "chunks": !private}
 		for _, f := range e.FastPaths() {
 			assert.Equal(t, !off[f.Name], f.On, "%s, private %v", f.Name, private)
 			if off[f.Name] {

@@ -51,6 +51,20 @@ func TestQuickSettleIsSettle(t *testing.T) {
 // taken, which some run must.
 func tiersAreTheTwin(t *testing.T, tw twins, what string, took func(fast, slow *tierPort) int) {
 	t.Helper()
+	tiersAreTheTwinRuns(t, tw, what, func(ar, br *runner) int {
+		n := 0
+		for i := range ar.tiers.ports {
+			n += took(&ar.tiers.ports[i], &br.tiers.ports[i])
+		}
+		return n
+	})
+}
+
+// tiersAreTheTwinRuns is tiersAreTheTwin, took counting of each run
+// with tiers and its twin's. Its Regime/Tiers runs include one over a
+// host link of 200 MB/s, whose loads land inside runs (landTier).
+func tiersAreTheTwinRuns(t *testing.T, tw twins, what string, took func(fast, slow *runner) int) {
+	t.Helper()
 	n := 0
 	check := func(name string, cfg Config, src func() workload.Source) {
 		t.Helper()
@@ -64,8 +78,8 @@ func tiersAreTheTwin(t *testing.T, tw twins, what string, took func(fast, slow *
 				require.Equal(t, q.host.Counters(), p.host.Counters(), name)
 				require.Equal(t, q.host.Len(), p.host.Len(), name)
 			}
-			n += took(p, q)
 		}
+		n += took(ar, br)
 	}
 	scenariosAndRegimes(t, check)
 	for _, rg := range regimes {
@@ -77,6 +91,9 @@ func tiersAreTheTwin(t *testing.T, tw twins, what string, took func(fast, slow *
 			cfg.Fleet.HostTier.Blocks = blocks
 			check(rg.name, cfg, src)
 		}
+		cfg, src := rg.build(t, 300)
+		cfg.Fleet.HostTier.Blocks, cfg.Fleet.HostTier.Link.Bandwidth = 6_000, 2e8
+		check(rg.name+", a slow host link", cfg, src)
 	}
 	t.Logf("%d %s", n, what)
 	require.Positive(t, n)

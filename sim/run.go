@@ -276,7 +276,7 @@ func (r *runner) wireReplicas() (lazy bool) {
 			// a speculative cohort (engine/speccohort.go).
 			rep.run().OmitStreaks(false)
 		}
-		rep.continues = rep.run().Continues()
+		rep.continues = rep.run().Continues() && !(rep.tiered && r.tw.tierNoContinue)
 		rep.oneStep = r.oneStep(rep)
 	}
 	return lazy
@@ -335,7 +335,7 @@ func (r *runner) addReplica(rc ReplicaConfig) (int, error) {
 			return 0, fmt.Errorf("sim: replica %d: its engine lists decode streaks, which the fleet's first replica omits (an internal error)", i)
 		}
 	}
-	rep.continues = rep.run().Continues()
+	rep.continues = rep.run().Continues() && !(rep.tiered && r.tw.tierNoContinue)
 	rep.oneStep = r.oneStep(rep)
 	rep.firstOn, rep.firstBlocks = &r.noFirst, &r.noBlocks // an autoscaled fleet plans no mixed move (runThrough)
 	r.ends.add()

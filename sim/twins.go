@@ -22,6 +22,12 @@ type twins struct {
 	specFar bool
 	// noPlanAtOnce makes stepEnd queue every plan, none at once.
 	noPlanAtOnce bool
+	// tierNoContinue makes a replica with tiers continue no run at its
+	// step ends (its engine's Continue, which a host tier alone lets
+	// plan: engine's continueTier), as before issue 41's twenty-seventh
+	// round: every plan ScheduleUntil's, queued after the instant's
+	// events.
+	tierNoContinue bool
 	// noKeepEndAtOnce makes stepEnd remove a replica's end and set it
 	// again when it plans at once, rather than keep it in place.
 	noKeepEndAtOnce bool
