@@ -813,8 +813,26 @@ func (sc *scheduling) accepted(s *seq) int {
 
 // dropFinished frees finished requests' blocks and compacts the running list.
 func (e *Engine) dropFinished() {
-	k := 0
-	for _, s := range e.running {
+	k, from := 0, 0
+	if sc := e.sc; sc != nil && sc.nfin > 0 {
+		one := sc.nfin == 1
+		sc.nfin = 0
+		if one {
+			// The one member of the step that finished, as its notes
+			// found it (noteMembers): the running list's first finM
+			// requests were the step's members and no other member
+			// finished, so those after it move up at once (a copy, not
+			// a store a request), and only the requests after the
+			// members are tested.
+			f, m := sc.fin, sc.finM
+			s := e.running[f]
+			e.drop(s)
+			e.release(s)
+			copy(e.running[f:m-1], e.running[f+1:m])
+			k, from = m-1, m
+		}
+	}
+	for _, s := range e.running[from:] {
 		if s.emitted >= s.req.Output {
 			e.drop(s)
 			e.release(s)

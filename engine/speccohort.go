@@ -65,6 +65,13 @@ type specCohort struct {
 	ex    []specEx // those that take blocks, in running order
 	cut   bool     // a request that will not be a member follows them
 
+	// The members noteMembers found finished (nfin), the last of them
+	// (fin, its index in the running list) and the members' count then
+	// (finM): dropFinished's start, which clears nfin. A member that
+	// finished makes Complete call dropFinished (completeSpec's done), so
+	// nfin is 0 outside a Complete and no noting is left over.
+	fin, nfin, finM int
+
 	specRun // the speculative run in flight (specrun.go)
 
 	prices [1 << specPriceBits]time.Duration // specPrice's memo, by the positions verified beyond one a decode (0: none)
@@ -407,6 +414,8 @@ func noteMembers(members []*seq, sc *specCohort, k1, up int) bool {
 		left := s.req.Output - s.emitted
 		if left <= 0 {
 			sc.next++ // it leaves, not counted in next
+			sc.fin, sc.finM = i, len(members)
+			sc.nfin++
 			continue
 		}
 		n := min(left, k1)
