@@ -875,7 +875,7 @@ func TestProbedIsWalk(t *testing.T) {
 // requests' holds: runHitsTouch's loop). A quarter of the scenarios take
 // runHitsTouch's loop throughout (noProbeTouch, the twin).
 func TestProbedTouchIsTouch(t *testing.T) {
-	touched, found, undone, short := 0, 0, 0, 0
+	touched, found, undone, short, top, looked, kid := 0, 0, 0, 0, 0, 0, 0
 	for seed := range uint64(120) {
 		rng := rand.New(rand.NewPCG(seed, 57))
 		w := newRunTwin(t, 24+rng.IntN(64), rng.IntN(2) == 0, rng.IntN(5) == 0)
@@ -884,22 +884,33 @@ func TestProbedTouchIsTouch(t *testing.T) {
 		}
 		w.rp.runs.noProbeTouch = seed%4 == 3
 		convs := make([][]uint64, 1+rng.IntN(4))
-		fresh := uint64(1000)
+		// Fresh ids rise from 1,000,000; a new conversation's, one in
+		// six, from 1,000, below every id an edge began with since
+		// (runTree.topID): its first turn's probe looks its edge's kids
+		// up. A turn in eight of a conversation of one turn is sent
+		// again (its group's edge has a kid beginning with its ids).
+		fresh, low := uint64(1_000_000), uint64(1000)
 		for range 300 {
 			if rng.IntN(3) == 0 {
 				w.step(rng)
 				continue
 			}
 			c := &convs[rng.IntN(len(convs))]
+			again := len(*c) > 4 && len(*c) <= 8 && rng.IntN(8) == 0
+			next := &fresh
 			if len(*c) == 0 || len(*c) > 24 || rng.IntN(8) == 0 { // a new conversation: its group's prefix of 4 ids
 				g := uint64(rng.IntN(3)) * 100
 				*c = append((*c)[:0], g, g+1, g+2, g+3)
+				again = false
+				if rng.IntN(6) == 0 {
+					next = &low
+				}
 			}
-			for n := 1 + rng.IntN(4); n > 0; n-- {
-				*c = append(*c, fresh)
-				fresh++
+			for n := 1 + rng.IntN(4); n > 0 && !again; n-- {
+				*c = append(*c, *next)
+				*next++
 			}
-			fresh += 10 // the next run apart
+			*next += 10 // the next run apart
 			units := len(*c)
 			r := w.newReq(slices.Clone(*c), 16, units, units+rng.IntN(3))
 			w.ops = append(w.ops, fmt.Sprintf("turn(%v)", *c))
@@ -924,12 +935,18 @@ func TestProbedTouchIsTouch(t *testing.T) {
 		touched += w.rp.runs.probeTouched
 		undone += w.rp.runs.probeUndone
 		short += w.rp.runs.probeShort
+		top += w.rp.runs.probeTop
+		looked += w.rp.runs.probeLooked
+		kid += w.rp.runs.probeKid
 	}
-	t.Logf("turns that found blocks %d, %d of them by probedTouch (%d on the probe's edge's first blocks only); %d segments taken and given back (probeUntouch)", found, touched, short, undone)
+	t.Logf("turns that found blocks %d, %d of them by probedTouch (%d on the probe's edge's first blocks only); %d probes past an edge with kids (%d of them looked up), %d declined for a kid; %d segments taken and given back (probeUntouch)", found, touched, short, top, looked, kid, undone)
 	require.Greater(t, touched, 1_000, "probedTouch answered")
 	require.Greater(t, found-touched, 1_000, "runHitsTouch's loop answered")
 	require.Greater(t, undone, 500, "probeUntouch gave back")
 	require.Greater(t, short, 30, "probedTouch took the probe's edge's first blocks only")
+	require.Greater(t, top-looked, 300, "probedTouch passed an edge with kids, the next label's first id past topID")
+	require.Greater(t, looked, 100, "probedTouch passed an edge with kids, none beginning with the next label's first block (looked up)")
+	require.Greater(t, kid, 30, "probedTouch declined an edge with a kid beginning with the next label's first block")
 }
 
 // TestProbedTouchLateSegment holds probedTouch to blockPool where an edge
