@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/servesim/servesim/costmodel"
@@ -171,7 +172,35 @@ type disagg struct {
 	kvWait   sample
 	transfer sample
 	firstGap sample
+	// waitShift is what most first gaps added exceed their requests'
+	// KVWaits by, and odd the others' first gaps and KVWaits (noteShift):
+	// the summary then sorts the first gaps alone, and reads the KVWaits
+	// off them (shiftedDists). It is noShift until chosen, from the
+	// first oddMax pairs, and shiftOff once more than oddMax differ. (A
+	// first gap and a KVWait are each the difference of two instants,
+	// within MaxDuration, so that their difference is never noShift or
+	// shiftOff.) sortEach (twins.sortEachWait) sorts each sample, as
+	// before; shifted reports whether the summary did not (tests read
+	// it).
+	waitShift         time.Duration
+	odd               []waitPair
+	sortEach, shifted bool
 }
+
+// waitPair is a request's first gap and its KVWait.
+type waitPair struct{ gap, wait time.Duration }
+
+// oddMax is how many first gaps disagg.odd holds: those of the first
+// requests, until the shift is chosen, then those that differ from it.
+const oddMax = 64
+
+// noShift and shiftOff are disagg.waitShift before it is chosen, and
+// once the first gaps that differ from it outnumber oddMax: no gap is
+// that long.
+const (
+	noShift  = time.Duration(math.MinInt64)
+	shiftOff = noShift + 1
+)
 
 // link is a prefill replica's link to the decode pool: its transfers,
 // and the landing event the runner keeps queued for it (armLink): its
@@ -193,7 +222,8 @@ func newDisagg(cfg Config, r *runner) *disagg {
 		return nil
 	}
 	d := &disagg{decoders: len(r.reps) - len(p.Replicas), decider: p.Decider, router: p.Router,
-		kvBytes: p.kvBytes(), link: p.Link, atOnce: p.Link.landsAtOnce(p.kvBytes())}
+		kvBytes: p.kvBytes(), link: p.Link, atOnce: p.Link.landsAtOnce(p.kvBytes()),
+		waitShift: noShift, odd: make([]waitPair, 0, oddMax), sortEach: r.tw.sortEachWait}
 	if d.decider == nil {
 		d.decider = AlwaysRemote{}
 	}
@@ -427,13 +457,59 @@ func (r *runner) plannedRemote(rep *replica, p *engine.Plan) {
 			// its prefill's stand.
 			s.rec.FirstScheduled, s.rec.Cached = s.prefillSched, int(s.prefillCached)
 			if s.rec.Measured { // its first step's end: a run's first step started it
-				d.firstGap.add(p.Start+p.StepTime-s.rec.FirstToken, r.col.limit())
+				g := p.Start + p.StepTime - s.rec.FirstToken
+				d.firstGap.add(g, r.col.limit())
+				if g-s.rec.KVWait != d.waitShift {
+					d.noteShift(g, s.rec.KVWait)
+				}
 			}
 		}
 	}
 	if len(p.Reserved) > 0 {
 		r.startTransfers(p.Start, p.Reserved)
 	}
+}
+
+// noteShift notes a first gap g whose request's KVWait, k, it exceeds
+// by other than waitShift: among the first oddMax, until the shift is
+// chosen (chooseShift), then among those that differ from it.
+func (d *disagg) noteShift(g, k time.Duration) {
+	if d.waitShift == shiftOff {
+		return
+	}
+	if len(d.odd) == oddMax {
+		if d.waitShift == noShift {
+			d.chooseShift()
+		}
+		if len(d.odd) == oddMax {
+			d.waitShift, d.odd = shiftOff, nil
+			return
+		}
+	}
+	d.odd = append(d.odd, waitPair{g, k})
+}
+
+// chooseShift makes waitShift the difference most of odd's pairs have
+// (the first of the most common), and keeps the others in odd, in their
+// order.
+func (d *disagg) chooseShift() {
+	best, most := noShift, 0
+	for i, p := range d.odd {
+		w, n := p.gap-p.wait, 0
+		for _, q := range d.odd[i:] {
+			if q.gap-q.wait == w {
+				n++
+			}
+		}
+		if n > most {
+			best, most = w, n
+		}
+	}
+	if most == 0 {
+		return
+	}
+	d.waitShift = best
+	d.odd = slices.DeleteFunc(d.odd, func(p waitPair) bool { return p.gap-p.wait == best })
 }
 
 // startTransfers starts at instant at the transfers of the remote

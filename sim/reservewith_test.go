@@ -24,11 +24,7 @@ func TestReserveWithPendingIsTheCut(t *testing.T) {
 	joins := 0
 	check := func(name string, cfg Config, src func() workload.Source) {
 		t.Helper()
-		a, ar, err := runSourceScenario(cfg, src())
-		require.NoError(t, err, name)
-		b, br, err := runSourceScenarioWith(cfg, src(), twins{reserveAlone: true})
-		require.NoError(t, err, name)
-		sameBytes(t, b.text, a.text)
+		ar, br := sameAsTwin(t, twins{reserveAlone: true}, name, cfg, src)
 		if ar.pd != nil {
 			require.Zero(t, br.pd.resJoins, name)
 			joins += ar.pd.resJoins

@@ -136,4 +136,9 @@ type twins struct {
 	// loads not pinned yet, whether it could reach their keys or not, as
 	// before idlePins.
 	pinEachEvict bool
+	// sortEachWait makes a disaggregated fleet's summary sort its KVWait
+	// and FirstITL samples each, not read the KVWaits off the sorted
+	// first gaps when all but a few exceed their requests' KVWaits by
+	// the same (disagg.shiftedDists).
+	sortEachWait bool
 }
