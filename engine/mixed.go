@@ -17,8 +17,7 @@ func init() {
 	mixedrun.Allow = func(x any, on bool) { e := x.(*Engine); e.mixAsked = on; e.decideFast() }
 	mixedrun.Out = func(x any) (*bool, *int) { e := x.(*Engine); return &e.firstOn, &e.firstBlocks }
 	mixedrun.Least = func(x any) func(time.Duration) int {
-		es := x.([]*Engine)
-		return func(t time.Duration) int { return leastMixed(es, t) }
+		return leastMixed(x.([]*Engine))
 	}
 }
 
