@@ -53,9 +53,10 @@ type lackRoots struct {
 	given bool
 	// The ids of the arrival fresh read last (their first's address and
 	// their count) and their largest, which in takes without a scan
-	// when that arrival is added (once: nil when taken, or when the
-	// last arrival's were not read); guess is where their first run
-	// ended (ascend.Two's guess).
+	// when that arrival is added (once: lastN is -1 when taken, or when
+	// the last arrival's were not read; lastIDs nil when the ids were
+	// handed back); guess is where their first run ended (ascend.Two's
+	// guess).
 	lastIDs *uint64
 	lastN   int
 	lastMax uint64
@@ -67,6 +68,9 @@ type lackRoots struct {
 	// 12,914 then 12,831 instructions a request).
 	lastLack uint64
 	lackOK   bool
+	// one is View.oneSize's answer (lackRoots.oneSize): 1 yes, 2 no, 0
+	// not asked yet.
+	one int8
 	// cuts remembers the paths of recent arrivals cut before their fresh
 	// ids (cutPaths), a slot for each first id (cutSlot); paths are the
 	// arrival's, one for each block size (prefixChains' chains).
@@ -159,7 +163,7 @@ func (m *lackRoots) in(i int, prefix []uint64) {
 	last := &prefix[0] == m.lastIDs && len(prefix) == m.lastN // the arrival just asked about
 	if last {
 		m.took(m.lastMax)
-		m.lastIDs = nil
+		m.lastN = -1 // not lastIDs = nil: an int's store, without a pointer's write barrier
 	} else {
 		m.took(slices.Max(prefix))
 	}
@@ -357,7 +361,7 @@ func (m *lackRoots) holds(i int, x uint64) bool {
 func (v *View) exactLongest(m *lackRoots, least int) (best, longest int) {
 	req := v.req
 	if len(req.PrefixHashes) == 0 || req.PrefixBlockTokens < m.maxB {
-		m.lastIDs = nil // its ids' largest is not noted: in scans them
+		m.lastN = -1 // its ids' largest is not noted: in scans them
 		if len(req.PrefixHashes) == 0 {
 			return least, 0 // as longestCached's fallback answers it
 		}
@@ -380,7 +384,10 @@ func (v *View) exactLongest(m *lackRoots, least int) (best, longest int) {
 				best, longest, learnt = v.askExact(m, x, i, k, cut, best, longest, learnt)
 			}
 		}
-	} else if may := ^lack >> v.lo & (1<<v.n - 1); may != 0 && v.oneSize() {
+	} else if may := ^lack >> (uint(v.lo) & 63) & (^uint64(0) >> ((64 - uint(v.n)) & 63)); may != 0 && m.oneSize(v) {
+		// (The view's bits, 1 << n − 1 for its n of 1 to 64 replicas
+		// from lo, below maxRootBits: shifts by counts masked to six
+		// bits, without the tests of a count past 63.)
 		best, longest, learnt = v.exactOneSize(m, x, may, cut, best, longest, learnt)
 	} else {
 		for ; may != 0; may &= may - 1 { // by position: replica v.lo+k
@@ -396,6 +403,19 @@ func (v *View) exactLongest(m *lackRoots, least int) (best, longest int) {
 	}
 	m.lastLack, m.lackOK = learnt, true
 	return best, longest
+}
+
+// oneSize is v.oneSize(), which does not change in a run, found at its
+// first call: its call at every arrival cost RunFleet64/workload=prefix/
+// router=PrefixAffinity about 17 instructions a request.
+func (m *lackRoots) oneSize(v *View) bool {
+	if m.one == 0 {
+		m.one = 2
+		if v.oneSize() {
+			m.one = 1
+		}
+	}
+	return m.one == 1
 }
 
 // oneSize reports whether every replica of the fleet has one block size
