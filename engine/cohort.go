@@ -441,47 +441,37 @@ func (e *Engine) coStep(m int) int {
 // coBlockSteps is Σ over the members of Σ_{x=c+1..c+j} ⌈x / BlockSize⌉:
 // the blocks they hold summed over their next j steps, in O(1).
 //
-// With B the block size, the clock tick = B·a + b and j = B·α + β (0 ≤
-// b, β < B), a member counted at residue r has computed tokens
-// B·(⌊C/B⌋ + a) + y, y = r + b = B·k + ρ (k is 0 or 1), and adding B·m to
-// every x adds m to each ⌈x / B⌉, so its sum is
+// It is Σ_{m=1..j} coBlocks(m) = j·(q + N) + Σ_{y=tick+1..tick+j} (N·⌊y/B⌋ +
+// G(y mod B)), B the block size, N the members and G(b) the suffix sum
+// coBlocks reads, suf.n(B + 1 − b) (−count[0] at b = 0). So it is φ(tick +
+// j) − φ(tick), φ(y) the sum over every y' ≤ y from 0. With y = B·u + b
+// (0 ≤ b < B), Σ_{y'≤y} ⌊y'/B⌋ = B·u(u−1)/2 + (b + 1)·u, and Σ_{y'≤y} G(y'
+// mod B) = u·Σ_b G(b) + Σ_{b'≤b} G(b'), where Σ_b G(b) = suf.r(0) − N and
+// Σ_{b'≤b} G(b') = −count[0] + suf.r(L) − L·suf.n(L), L = B − b (1 ≤ L ≤
+// B): the prefix sums of the suffix sums, each member at residue r ≥ L
+// counted r − L + 1 times. The −count[0]s cancel, so
 //
-//	j·(⌊C/B⌋ + a) + k·j + K(j) + α·ρ + max(0, ρ + β − B),
-//	K(j) = α·B + B·α(α−1)/2 + β·(α + 1)
+//	φ(y) = N·(B·u(u−1)/2 + b·u) + u·suf.r(0) + suf.r(L) − L·suf.n(L),
 //
-// (α full blocks of B tokens, then β more, of which those past the next
-// block boundary count one more). Summed over the members, Σk is the
-// members with r ≥ B − b, Σρ = Σr + N·b − B·Σk, and the last term sums
-// r + offset over two ranges of residues: all from the suffix sums of the
-// counts and of r·count. coBlockStepsWalk, the O(B) sum over residues, is
-// the twin the tests hold it to.
+// B·u(u−1)/2's difference taken as B·(u₁ − u₀)(u₁ + u₀ − 1)/2, which does
+// not grow with the clock squared. Where the sum was taken by the two
+// ranges of residues a run's steps past a block boundary split (two
+// differences of sums behind three tests), a call cost 90 instructions
+// (callgrind: Regime/Fleet8PrefixApprox makes 1.4 calls a request, RunAtlas
+// 0.7). coBlockStepsWalk, the O(B) sum over residues, is the twin
+// TestCohortCounts holds it to.
 func (e *Engine) coBlockSteps(j int) int {
 	co := &e.co
-	bs := e.cfg.BlockSize
-	a, b := co.tick>>e.sh(), co.tick&(bs-1)
-	al, be := j>>e.sh(), j&(bs-1)
-	n := co.suf.n(0)
-	k1 := co.suf.n(bs - b) // carried past a boundary: r + b ≥ B (none when b = 0)
-	rho := co.suf.r(0) + n*b - bs*k1
-	k := al*bs + bs*al*(al-1)/2 + be*(al+1)
-	sum := j*(co.q+n*a) + j*k1 + n*k + al*rho
-	if be > 0 { // ρ + β − B > 0 where ρ ≥ L
-		l := bs - be + 1
-		if lo, hi := max(0, l-b), bs-1-b; lo <= hi { // ρ = r + b
-			sum += e.coRange(lo, hi, b-l+1)
-		}
-		if lo := l - b + bs; lo <= bs-1 { // ρ = r + b − B
-			sum += e.coRange(lo, bs-1, b-bs-l+1)
-		}
-	}
-	return sum
-}
-
-// coRange is Σ count[r]·(r + off) over the residues lo ≤ r ≤ hi.
-func (e *Engine) coRange(lo, hi, off int) int {
-	co := &e.co
-	w := co.suf[lo] - co.suf[hi+1] // both sums over lo..hi, packed as an entry's
-	return int(w>>32) + off*int(int32(w))
+	sh := uint(e.shift) & 63
+	bs, mask := 1<<sh, co.mask
+	t0, t1 := co.tick, co.tick+j
+	u0, b0, u1, b1 := t0>>sh, t0&mask, t1>>sh, t1&mask
+	n, r := co.suf.n(0), co.suf.r(0)
+	w0, w1 := co.suf[(bs-b0)&(sufLen-1)], co.suf[(bs-b1)&(sufLen-1)] // L = B − b, 1 ≤ L ≤ B: never the last entry
+	du := u1 - u0
+	sq := (du * (u1 + u0 - 1) >> 1) << sh // B·(u₁(u₁−1) − u₀(u₀−1))/2: du·(u₁ + u₀ − 1) is even
+	return j*(co.q+n) + n*(sq+b1*u1-b0*u0) + du*r +
+		int(w1>>32) - (bs-b1)*int(int32(w1)) - int(w0>>32) + (bs-b0)*int(int32(w0))
 }
 
 // syncMember writes a member's fields: its tokens now, and its anonymous
