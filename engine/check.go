@@ -723,20 +723,21 @@ func (c *checker) cohortResiduesCounted() {
 	}
 }
 
-// cohortSuffixSums: suf[k] is the members counted at residues k and above,
-// and its last entry the members at residue 0 negated.
+// cohortSuffixSums: suf[k] is the members counted at residues k and
+// above, and the sum of their residues.
 func (c *checker) cohortSuffixSums() {
 	co := &c.e.co
-	for k, n := len(co.count), int32(0); k >= 0; k-- {
+	for k, n, rs := len(co.count), int32(0), 0; k >= 0; k-- {
 		if k < len(co.count) {
 			n += co.count[k]
+			rs += k * int(co.count[k])
 		}
 		if co.suf.n(k) != int(n) {
 			c.badCohort("suffix sum %d is %d, the counts give %d", k, co.suf.n(k), n)
 		}
-	}
-	if n := len(co.count); co.suf.n(n+1) != -int(co.count[0]) {
-		c.badCohort("suffix sums' last entry is %d, not the members at residue 0 negated (%d)", co.suf.n(n+1), -co.count[0])
+		if co.suf.r(k) != rs {
+			c.badCohort("suffix sum %d of the residues is %d, the counts give %d", k, co.suf.r(k), rs)
+		}
 	}
 }
 

@@ -56,16 +56,15 @@ import (
 // The walk is the slow twin; docs/fastpaths.md names the tests that hold
 // the two equal.
 type cohort struct {
-	on      bool    // the engine keeps a cohort (decideFast)
-	each    bool    // KV events published or a tier: a run's later steps are taken step by step (allocThrough)
-	members []*seq  // in running order, before every request of e.running; nil: one that left
-	n       int     // members (non-nil entries)
-	tick    int     // decode steps the cohort has taken: its clock
-	ahead   int     // steps whose blocks the members hold beyond their computed tokens
-	count   []int32 // members by (computed − t0) mod BlockSize
-	suf     *sufs   // suf.n(k) = Σ count[k:], suf.n(BlockSize) = 0: the members; suf.n(BlockSize+1) = −count[0] (coBlocks); suf.r(k) = Σ r·count[r] over r ≥ k
-	top     int     // BlockSize + 1, and mask BlockSize − 1, for coGrow
-	mask    int
+	on      bool          // the engine keeps a cohort (decideFast)
+	each    bool          // KV events published or a tier: a run's later steps are taken step by step (allocThrough)
+	members []*seq        // in running order, before every request of e.running; nil: one that left
+	n       int           // members (non-nil entries)
+	tick    int           // decode steps the cohort has taken: its clock
+	ahead   int           // steps whose blocks the members hold beyond their computed tokens
+	count   []int32       // members by (computed − t0) mod BlockSize
+	suf     *sufs         // suf.n(k) = Σ count[k:], suf.n(BlockSize) = 0: the members; suf.r(k) = Σ r·count[r] over r ≥ k
+	mask    int           // BlockSize − 1, for coGrow
 	q       int           // Σ ⌊(computed − t0) / BlockSize⌋ over the members
 	fin     finQueue      // members by the tick of their last token
 	joins   uint64        // members so far: a member's rank is its running order
@@ -240,10 +239,10 @@ func keepMembers(l []pubMember, live bool) []pubMember {
 func (x pubMember) in() bool { return x.s.member && x.s.rank == x.rank }
 
 // sufs holds the cohort's suffix sums of its residue counts: BlockSize
-// + 2 of them (at most maxResidueBlock + 2) in an array whose length is a
-// power of two, so that an index masked by sufLen − 1, which changes no
-// index below it, needs no bounds check (coGrow is the engine's most run
-// line). Each entry k packs two sums in one word, n(k) = Σ count[r] and
+// + 1 of them (at most maxResidueBlock + 1) in an array whose length is a
+// power of two, so that an index masked by maxResidueBlock − 1 (or sufLen
+// − 1), which changes no index below it, and plus one needs no bounds
+// check (coGrow is the engine's most run line). Each entry k packs two sums in one word, n(k) = Σ count[r] and
 // r(k) = Σ r·count[r] over the residues r ≥ k, as n(k) + r(k)·2³²: n(k)
 // is never negative nor 2³¹ (members, at most MaxSeqsLimit), nor is r(k)
 // (less than maxResidueBlock·MaxSeqsLimit, 2²⁰), so adding d + d·r·2³²
@@ -252,8 +251,7 @@ func (x pubMember) in() bool { return x.s.member && x.s.rank == x.rank }
 // where it took two): countMember 141 → 122 instructions a request,
 // coBlockSteps 70 → 61, RunAtlas 4,908 → 4,881 (the budget test); with
 // countMember's test for noSufs, 136 and 4,894 (the test in joinCohort's
-// join instead, 4,897 → 4,888). The last entry, BlockSize + 1, holds
-// −count[0] alone (its r is not read).
+// join instead, 4,897 → 4,888).
 type sufs [sufLen]int64
 
 // noSufs is the sums of no member, which a cohort reads until its first
@@ -263,8 +261,7 @@ type sufs [sufLen]int64
 // Nothing writes it.
 var noSufs sufs
 
-// n is the members counted at residues k and above (and the last
-// entry's −count[0]).
+// n is the members counted at residues k and above.
 func (s *sufs) n(k int) int { return int(int32(s[k])) }
 
 // r is Σ r·count[r] over the residues r ≥ k (k ≤ BlockSize).
@@ -293,7 +290,7 @@ func (e *Engine) setCohort(on bool) {
 	if e.co.on && e.co.count == nil {
 		e.co.count = make([]int32, e.cfg.BlockSize)
 		e.co.suf = &noSufs // made at the first join (joinCohort)
-		e.co.top, e.co.mask = e.cfg.BlockSize+1, e.cfg.BlockSize-1
+		e.co.mask = e.cfg.BlockSize - 1
 		e.co.sumbuf = make([]int, e.cfg.MaxSeqs)
 	}
 }
@@ -367,9 +364,6 @@ func (e *Engine) countMember(c, d int) {
 			f[0] += add
 		}
 	}
-	if r == 0 {
-		co.suf[e.cfg.BlockSize+1] -= int64(d)
-	}
 	co.q += d * (c >> e.sh())
 	co.csum += d * c
 }
@@ -400,16 +394,23 @@ func (e *Engine) nrunning() int { return e.co.n + len(e.running) }
 // coBlocks is Σ ⌈(c + m) / BlockSize⌉ over the members, c a member's
 // computed tokens now: the blocks they hold m steps ahead.
 //
-// A member counted with residue r (its computed tokens are B·⌊C/B⌋ + r +
-// tick) holds ⌊C/B⌋ + a + ⌈(r + b) / B⌉ blocks, where tick + m = B·a + b
-// (0 ≤ b < B); and ⌈(r + b) / B⌉ is 0 when r + b = 0, 2 when r + b > B,
-// and 1 otherwise: so the sum is Σ⌊C/B⌋ + N·(a + 1), less the members at
-// residue 0 when b = 0, plus those above B − b (a suffix sum) when not:
-// both are suf[B + 1 − b], whose last entry holds −count[0].
+// ⌈y/B⌉ is ⌊(y − 1)/B⌋ + 1, and a member counted with residue r (its
+// computed tokens are B·⌊C/B⌋ + r + tick) holds ⌊C/B⌋ + a + 1 + [r + b ≥
+// B] blocks, where tick + m − 1 = B·a + b (0 ≤ b < B): so the sum is
+// Σ⌊C/B⌋ + N·(a + 1) plus the members at residues B − b and above, a
+// suffix sum, suf[B − b], its index B − b = (mask &^ (tick + m − 1)) + 1.
+// The index is masked by maxResidueBlock − 1 (which changes none: B ≤
+// maxResidueBlock) before its + 1, so that it needs no bounds check. Read
+// at B + 1 − b of tick + m, an entry past the sums holding −count[0] for
+// b = 0 (and countMember keeping it), each index took two instructions
+// more, the block size plus one loaded and subtracted from: coGrow's
+// calls cost Regime/Fleet8PrefixApprox 98 instructions a request and
+// RunAtlas 47 (callgrind's marginal count), and the budget test counted
+// 9,285 and 4,660 where it counts 9,274 and 4,656 so.
 func (e *Engine) coBlocks(m int) int {
 	co := &e.co
-	t := co.tick + m
-	return co.q + co.suf.n(0)*(t>>e.sh()+1) + co.suf.n((co.top-t&co.mask)&(sufLen-1))
+	t := co.tick + m - 1
+	return co.q + co.suf.n(0)*(t>>e.sh()+1) + co.suf.n((co.mask&^t)&(maxResidueBlock-1)+1)
 }
 
 // coGrow is coBlocks(m1) − coBlocks(m0): the blocks the members take from
@@ -418,11 +419,14 @@ func (e *Engine) coBlocks(m int) int {
 // count and one past 63; with two calls to sh it no longer inlined. It
 // reads the packed sums as int32s itself, not through sufs.n: with three
 // calls to n it no longer inlined either, 4,895 then 4,912 instructions a
-// request in RunAtlas, cachegrind's pair; its cost is 79 of the 80.)
+// request in RunAtlas, cachegrind's pair. The two entries it reads are
+// subtracted as packed words, their n the int32 of the difference: with
+// an int32 of each its cost was 81 of the 80, and it no longer inlined;
+// so it is 79.)
 func (e *Engine) coGrow(m0, m1 int) int {
 	co := &e.co
-	t0, t1, sh := co.tick+m0, co.tick+m1, uint(e.shift)&63
-	return int(int32(co.suf[0]))*(t1>>sh-t0>>sh) + int(int32(co.suf[(co.top-t1&co.mask)&(sufLen-1)])) - int(int32(co.suf[(co.top-t0&co.mask)&(sufLen-1)]))
+	t0, t1, sh := co.tick+m0-1, co.tick+m1-1, uint(e.shift)&63
+	return int(int32(co.suf[0]))*(t1>>sh-t0>>sh) + int(int32(co.suf[(co.mask&^t1)&(maxResidueBlock-1)+1]-co.suf[(co.mask&^t0)&(maxResidueBlock-1)+1]))
 }
 
 // coStep is coGrow(m−1, m): the blocks the members take in the m-th step

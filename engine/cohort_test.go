@@ -18,7 +18,7 @@ func TestCohortCounts(t *testing.T) {
 		e.Runner().OmitStreaks(true)
 		require.True(t, e.co.on)
 		for range 200 {
-			e.co = cohort{on: true, count: e.co.count, suf: new(sufs), top: e.co.top, mask: e.co.mask}
+			e.co = cohort{on: true, count: e.co.count, suf: new(sufs), mask: e.co.mask}
 			clear(e.co.count)
 			e.co.tick = rng.IntN(1 << 20)
 			var computed []int // each member's computed tokens now
