@@ -350,7 +350,15 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 		if plain {
 			var n int
 			var x uint64
-			i, ints, runs, n, x = plainRun(text, i, ints)
+			var closed bool
+			if i, ints, runs, n, x, closed = plainRun(text, i, ints); closed {
+				// The last element and ']' read by plainRun (i past the
+				// ']'), as below: one more than the id before it.
+				if !first {
+					runs = 0
+				}
+				return i, ints, true, runs
+			}
 			// The usual last element, digits and ']' (fewer than 8
 			// bytes before the line's end, which plainRun leaves, or
 			// read by plainRun, n digits, x), read as the loop below
@@ -462,16 +470,26 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 // Where it stopped at an element whose digits it read (leadingDigits:
 // 1 to 7, in 8 bytes of text) but not as one of the ids above, it
 // returns their count and value, n and x, which flatArray takes for the
-// loop's (the usual last id and its ']' of a line read within the
-// scanner's chunk, skimmer.read's inChunk); n is 0 otherwise.
-func plainRun(text []byte, i int, ints []uint64) (_ int, _ []uint64, runs, n int, x uint64) {
+// loop's; n is 0 otherwise.
+//
+// closed says it read the list's last id too, and its ']' (i past it):
+// the id after a run it counted up, next's digits (countUp's guess) and
+// then ']', in 8 bytes of text (the usual last id of a line read within
+// the scanner's chunk, skimmer.read's inChunk). Those ids were read by
+// this loop again (leadingDigits and the separator's test) and then by
+// flatArray's: Regime/MooncakeReplay, servesim's own count, 10,420 then
+// 10,399 instructions a request (plainRun 196 and flatArray 92, then
+// plainRun 187 and flatArray out of the top 40, countUp 464 then 470;
+// SERVESIM_BUDGET_FUNCS). With that test in countUp's loop, the loop
+// reloaded its mask from the stack at every id (countUp 499).
+func plainRun(text []byte, i int, ints []uint64) (_ int, _ []uint64, runs, n int, x uint64, closed bool) {
 	last := uint64(0) // the last id read, when runs > 0
 	for i+8 <= len(text) {
 		w := binary.LittleEndian.Uint64(text[i : i+8])
 		n, x = leadingDigits(w)
 		sep := w >> (8 * uint(n) & 63)
 		if uint(n-1) >= 5 || uint16(sep) != ','|' '<<8 || byte(sep>>16) <= ' ' || (n > 1 && byte(w) == '0') {
-			return i, ints, runs, n, x
+			return i, ints, runs, n, x, false
 		}
 		ints = append(ints, x)
 		k := n + 2
@@ -480,10 +498,19 @@ func plainRun(text []byte, i int, ints []uint64) (_ int, _ []uint64, runs, n int
 		if runs == 0 || x != last+1 {
 			runs++
 		}
-		i, ints = countUp(text, i+k, ints, x, k, mask, (w+inc)&mask, inc)
+		var next uint64
+		i, ints, next = countUp(text, i+k, ints, x, k, mask, (w+inc)&mask, inc)
 		last = ints[len(ints)-1]
+		// The list's last id, last+1 and its ']': next's digits (its
+		// bytes but the last two, ", "; a guess whose last digit is
+		// ':' matches none), then ']'.
+		if i+8 <= len(text) {
+			if w = binary.LittleEndian.Uint64(text[i : i+8]); (w^next)&(mask>>16) == 0 && byte(w>>(8*uint(n)&63)) == ']' {
+				return i + n + 1, append(ints, last+1), runs, 0, 0, true
+			}
+		}
 	}
-	return i, ints, runs, 0, 0
+	return i, ints, runs, 0, 0, false
 }
 
 // countUp reads, from text[i:], the elements that count up from prev,
@@ -492,11 +519,13 @@ func plainRun(text []byte, i int, ints []uint64) (_ int, _ []uint64, runs, n int
 // += inc is the one after it). After an id ending in 9, next's last
 // digit is ':', which is no digit: next is carried over (carry) before
 // it is compared, when the digit before that is not a 9, and the run
-// ends otherwise (a ':' in the text is not read as a digit). Between
+// ends otherwise (a ':' in the text is not read as a digit; guess, the
+// next id's bytes as it left them, then holds that ':'). Between
 // carries, the inner loop compares at most the ids up to the next one
 // ending in 9, so that it reads no ':' guess and checks none. It
-// appends the ids to ints and returns where it stopped.
-func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, inc uint64) (int, []uint64) {
+// appends the ids to ints and returns where it stopped, and guess, next
+// there (plainRun's test of the list's last id).
+func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, inc uint64) (_ int, _ []uint64, guess uint64) {
 	// Its capacity its length, so that an 8-byte read below i+8 <=
 	// len(text) needs no compare with the capacity too; and the ids
 	// written from prev counted up (where base+m+1 took two adds):
@@ -505,7 +534,7 @@ func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, 
 	// alignment NOP).
 	text = text[:len(text):len(text)]
 	if i+8 > len(text) {
-		return i, ints
+		return i, ints, next
 	}
 	// left, the ids whose 8 bytes are in text from i on, is worked out
 	// once, and the last digit's byte too, not at each run of ids up to
@@ -520,7 +549,7 @@ func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, 
 		if byte(next>>s) == ':' {
 			c, ok := carry(next, inc, s)
 			if !ok {
-				return i, ints
+				return i, ints, next
 			}
 			next = c
 		}
@@ -540,7 +569,7 @@ func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, 
 		// text's bytes.
 		for ; m < end; m++ {
 			if binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, i))[:])&mask != next {
-				return i, out[:m]
+				return i, out[:m], next
 			}
 			prev++
 			out[m] = prev
@@ -549,7 +578,7 @@ func countUp(text []byte, i int, ints []uint64, prev uint64, k int, mask, next, 
 		}
 		ints = out[:m]
 		if left == 0 {
-			return i, ints
+			return i, ints, next
 		}
 	}
 }

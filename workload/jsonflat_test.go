@@ -588,9 +588,9 @@ func TestCountUpStaysInText(t *testing.T) {
 		inc := uint64(1) << (8 * uint(n-1) & 63)
 		for l := k; l <= len(list); l++ {
 			w := binary.LittleEndian.Uint64(append(slices.Clone(list[:k]), "        "...))
-			i, got := countUp(list[:l], k, []uint64{start}, start, k, mask, (w+inc)&mask, inc)
+			i, got, _ := countUp(list[:l], k, []uint64{start}, start, k, mask, (w+inc)&mask, inc)
 			junk := append(slices.Clone(list[:l]), "########"...)
-			j, want := countUp(junk[:l], k, []uint64{start}, start, k, mask, (w+inc)&mask, inc)
+			j, want, _ := countUp(junk[:l], k, []uint64{start}, start, k, mask, (w+inc)&mask, inc)
 			require.Equal(t, want, got, "start %d, length %d", start, l)
 			require.Equal(t, j, i, "start %d, length %d", start, l)
 			for m, x := range got {
