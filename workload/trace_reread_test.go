@@ -90,6 +90,9 @@ func checkReread(t *testing.T, data []byte, cfg TraceConfig) {
 	chunkSkim = false // keepRun's lines cut by scanText, then read by the template
 	require.Equal(t, want, rereadRun(data, cfg), "lines cut before their read: config %+v, data %q", cfg, data)
 	chunkSkim = true
+	fourOn = false // keepRun's lines in the chunk read by read's loop, not readFour
+	require.Equal(t, want, rereadRun(data, cfg), "lines in the chunk read by read: config %+v, data %q", cfg, data)
+	fourOn = true
 	rereadInto = true // through internal/nextinto's route
 	require.Equal(t, want, rereadRun(data, cfg), "through NextInto: config %+v, data %q", cfg, data)
 	rereadNextOn = false

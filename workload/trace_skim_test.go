@@ -25,7 +25,8 @@ import (
 // nested, hold a ']' in a string or are cut; a member after the last
 // (a key again), bytes after the object or its end cut.
 type skimTraceGen struct {
-	rng *rand.Rand
+	rng      *rand.Rand
+	mooncake bool // the members in Mooncake's order (readFour's), else shuffled
 }
 
 // skimStyle is how a line is written: its bytes around the members and
@@ -41,7 +42,9 @@ func (g skimTraceGen) style() skimStyle {
 	r := g.rng
 	pick := func(s ...string) string { return s[r.IntN(len(s))] }
 	keys := []string{"timestamp", "input_length", "output_length", "hash_ids"}
-	r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	if !g.mooncake {
+		r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	}
 	return skimStyle{
 		open: pick("{", "{", "{ "), colon: pick(": ", ":", " : "), sep: pick(", ", ",", " , ", ",  "),
 		close: pick("}", "}", " }"), order: keys, extra: r.IntN(8) == 0,
@@ -208,7 +211,7 @@ func (g skimTraceGen) trace() string {
 // one (checkReread: checkSkim and checkSkimSpan) on random traces whose
 // template is not Mooncake's line: members in any order and spacing.
 func TestSkimOnVariedTemplates(t *testing.T) {
-	g := skimTraceGen{rand.New(rand.NewPCG(41, 11))}
+	g := skimTraceGen{rng: rand.New(rand.NewPCG(41, 11))}
 	secs := Mooncake(0)
 	secs.Columns.ArrivalUnit = time.Second
 	keep := Mooncake(0)
@@ -264,25 +267,28 @@ func skimmedLines(data []byte, cfg TraceConfig) int {
 // fast way cuts it so), and is read alike, line by line: the same
 // arrival, token counts and hash ids, and the runs, when either counts
 // them, the ids' runs. A line it leaves goes
-// scanText's way. It returns how many lines it took.
-func checkChunkRead(t *testing.T, data []byte, cfg TraceConfig) int {
+// scanText's way. With a template of four (skimmer.four), readFour reads
+// each line as read does: it takes the lines read takes, to the same
+// arrival, end, counts, ids and runs. It returns how many lines it took,
+// and how many readFour took.
+func checkChunkRead(t *testing.T, data []byte, cfg TraceConfig) (taken, fours int) {
 	t.Helper()
 	first := bytes.IndexByte(data, '\n')
 	if first < 0 {
-		return 0
+		return 0, 0
 	}
 	p := parser{name: "c", cfg: cfg}
 	j := newJSONRows(bytes.NewReader(data[:first+1]), "c")
 	j.skim = &skimmer{p: &p, ids: true}
 	r, err := j.next()
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	var req Request
 	if _, _, err := p.parse(r, &req); err != nil || !j.skim.ready {
-		return 0
+		return 0, 0
 	}
-	s, taken := j.skim, 0
+	s := j.skim
 	for at := first + 1; at < len(data); {
 		k := bytes.IndexByte(data[at:], '\n')
 		if k < 0 {
@@ -290,9 +296,18 @@ func checkChunkRead(t *testing.T, data []byte, cfg TraceConfig) int {
 		}
 		line := data[at : at+k]
 		raw, end, ok := s.read(data[at:], true)
+		in, out, ids, runs := s.in, s.out, slices.Clone(s.ints), s.runs
+		if s.four {
+			raw4, end4, ok4 := s.readFour(data[at:])
+			require.Equal(t, ok, ok4, "readFour takes the lines read takes: %q", data[at:])
+			if ok {
+				fours++
+				require.Equal(t, []any{raw, end, in, out, runs}, []any{raw4, end4, s.in, s.out, s.runs}, "%q", data[at:])
+				require.Equal(t, ids, slices.Clone(s.ints), "%q", data[at:])
+			}
+		}
 		if ok {
 			taken++
-			in, out, ids, runs := s.in, s.out, slices.Clone(s.ints), s.runs
 			require.Equal(t, k, end, "where the line ends: %q", data[at:])
 			require.Less(t, at+end, len(data), "a '\\n' after the line: %q", line)
 			require.True(t, plainEnds(line), "%q", line)
@@ -318,7 +333,7 @@ func checkChunkRead(t *testing.T, data []byte, cfg TraceConfig) int {
 		}
 		at += k + 1
 	}
-	return taken
+	return taken, fours
 }
 
 // chunkSpoilers are what TestChunkReadIsTheLine writes into a trace's
@@ -333,16 +348,18 @@ var chunkSpoilers = []struct{ from, to string }{
 // the line scanText cuts (checkChunkRead), and the replay that reads its
 // lines so (chunkSkim) to its twin and to the slow replay (checkReread),
 // on skimTraceGen's random traces with chunkSpoilers written into some
-// of their lines, and on the Mooncake trace, whose every line after the
-// first the chunk's way takes.
+// of their lines (half of them in Mooncake's order, readFour's), and on
+// the Mooncake trace, whose every line after the first the chunk's way
+// takes, and readFour.
 func TestChunkReadIsTheLine(t *testing.T) {
-	g := skimTraceGen{rand.New(rand.NewPCG(41, 59))}
+	g := skimTraceGen{rng: rand.New(rand.NewPCG(41, 59))}
 	n := 400
 	if testing.Short() {
 		n = 60
 	}
-	taken := 0
-	for range n {
+	taken, fours := 0, 0
+	for i := range n {
+		g.mooncake = i%2 == 1
 		text := g.trace()
 		for range g.rng.IntN(3) {
 			sp := chunkSpoilers[g.rng.IntN(len(chunkSpoilers))]
@@ -357,7 +374,8 @@ func TestChunkReadIsTheLine(t *testing.T) {
 			text += "\n"
 		}
 		data := []byte(text)
-		taken += checkChunkRead(t, data, Mooncake(0))
+		n, four := checkChunkRead(t, data, Mooncake(0))
+		taken, fours = taken+n, fours+four
 		for _, cfg := range rereadConfigs(Mooncake(0)) {
 			checkReread(t, data, cfg)
 		}
@@ -367,11 +385,13 @@ func TestChunkReadIsTheLine(t *testing.T) {
 		require.Equal(t, want, rereadRun(data, rereadConfigs(Mooncake(0))[0]), "%q", data)
 		chunkSkim = true
 	}
-	t.Logf("%d lines read in the chunk", taken)
+	t.Logf("%d lines read in the chunk, %d of them by readFour", taken, fours)
 	require.Greater(t, taken, n/2)
+	require.Greater(t, fours, n/8)
 	if data, ok := mooncakeData(t); ok {
 		lines := bytes.Count(data, []byte("\n"))
-		require.Equal(t, lines-1, checkChunkRead(t, data, Mooncake(0)), "the Mooncake lines read in the chunk")
+		taken, fours := checkChunkRead(t, data, Mooncake(0))
+		require.Equal(t, []int{lines - 1, lines - 1}, []int{taken, fours}, "the Mooncake lines read in the chunk, and by readFour")
 	}
 }
 
