@@ -348,28 +348,22 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 	start, first := len(ints), i == open+1 // first: no element read but plainRun's, from the '[' on
 	for {
 		if plain {
-			var n int
-			var x uint64
 			var closed bool
-			if i, ints, runs, n, x, closed = plainRun(text, i, ints); closed {
+			if i, ints, runs, closed = plainRun(text, i, ints); closed {
 				// The last element and ']' read by plainRun (i past the
-				// ']'), as below: one more than the id before it.
+				// ']'), as below.
 				if !first {
 					runs = 0
 				}
 				return i, ints, true, runs
 			}
-			// The usual last element, digits and ']' (fewer than 8
-			// bytes before the line's end, which plainRun leaves, or
-			// read by plainRun, n digits, x), read as the loop below
-			// reads it.
+			// The usual last element, digits and ']', fewer than 8
+			// bytes before the line's end, which plainRun leaves: read
+			// as the loop below reads it.
 			j := i
-			if n > 0 {
-				i += n
-			} else {
-				for ; i < len(text) && text[i]-'0' < 10; i++ {
-					x = x*10 + uint64(text[i]-'0')
-				}
+			var x uint64
+			for ; i < len(text) && text[i]-'0' < 10; i++ {
+				x = x*10 + uint64(text[i]-'0')
 			}
 			if n := i - j; uint(n-1) < 19 && (n == 1 || text[j] != '0') && i < len(text) && text[i] == ']' {
 				if !first {
@@ -467,29 +461,36 @@ func flatArray(text []byte, i int, ints []uint64) (end int, _ []uint64, plain bo
 // reads is one more than the id before it, or begins a run (countUp's
 // read on, one more each).
 //
-// Where it stopped at an element whose digits it read (leadingDigits:
-// 1 to 7, in 8 bytes of text) but not as one of the ids above, it
-// returns their count and value, n and x, which flatArray takes for the
-// loop's; n is 0 otherwise.
-//
-// closed says it read the list's last id too, and its ']' (i past it):
-// the id after a run it counted up, next's digits (countUp's guess) and
-// then ']', in 8 bytes of text (the usual last id of a line read within
-// the scanner's chunk, skimmer.read's inChunk). Those ids were read by
-// this loop again (leadingDigits and the separator's test) and then by
-// flatArray's: Regime/MooncakeReplay, servesim's own count, 10,420 then
-// 10,399 instructions a request (plainRun 196 and flatArray 92, then
-// plainRun 187 and flatArray out of the top 40, countUp 464 then 470;
-// SERVESIM_BUDGET_FUNCS). With that test in countUp's loop, the loop
-// reloaded its mask from the stack at every id (countUp 499).
-func plainRun(text []byte, i int, ints []uint64) (_ int, _ []uint64, runs, n int, x uint64, closed bool) {
+// closed says it read the list's last id too, and its ']' (i past it),
+// in 8 bytes of text (the usual last id of a line read within the
+// scanner's chunk, skimmer.read's inChunk): the id after a run it
+// counted up, next's digits (countUp's guess) and then ']', or an id
+// whose digits leadingDigits read, then ']' (a list of one id, or a
+// run's first). Those ids were read by this loop, which stopped at the
+// ']', and then by flatArray's, which plainRun handed their digits:
+// Regime/MooncakeReplay, servesim's own count, 10,420 then 10,399
+// instructions a request with the first (plainRun 196 and flatArray 92,
+// then plainRun 187 and flatArray out of the top 40, countUp 464 then
+// 470; SERVESIM_BUDGET_FUNCS); with the second, and readFour's call of
+// plainRun, 10,266 then 10,194. With the first's test in countUp's
+// loop, the loop reloaded its mask from the stack at every id (countUp
+// 499).
+func plainRun(text []byte, i int, ints []uint64) (_ int, _ []uint64, runs int, closed bool) {
 	last := uint64(0) // the last id read, when runs > 0
 	for i+8 <= len(text) {
 		w := binary.LittleEndian.Uint64(text[i : i+8])
-		n, x = leadingDigits(w)
+		n, x := leadingDigits(w)
 		sep := w >> (8 * uint(n) & 63)
 		if uint(n-1) >= 5 || uint16(sep) != ','|' '<<8 || byte(sep>>16) <= ' ' || (n > 1 && byte(w) == '0') {
-			return i, ints, runs, n, x, false
+			if n > 0 && byte(sep) == ']' && (n == 1 || byte(w) != '0') {
+				// The list's last id, not counted up (a list of one, or
+				// a run's first id): closed, as flatArray reads it.
+				if runs == 0 || x != last+1 {
+					runs++
+				}
+				return i + n + 1, append(ints, x), runs, true
+			}
+			return i, ints, runs, false
 		}
 		ints = append(ints, x)
 		k := n + 2
@@ -506,11 +507,11 @@ func plainRun(text []byte, i int, ints []uint64) (_ int, _ []uint64, runs, n int
 		// ':' matches none), then ']'.
 		if i+8 <= len(text) {
 			if w = binary.LittleEndian.Uint64(text[i : i+8]); (w^next)&(mask>>16) == 0 && byte(w>>(8*uint(n)&63)) == ']' {
-				return i + n + 1, append(ints, last+1), runs, 0, 0, true
+				return i + n + 1, append(ints, last+1), runs, true
 			}
 		}
 	}
-	return i, ints, runs, 0, 0, false
+	return i, ints, runs, false
 }
 
 // countUp reads, from text[i:], the elements that count up from prev,
