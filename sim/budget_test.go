@@ -51,21 +51,21 @@ var instructionBudgets = []struct {
 	budget   float64 // instructions a request (the marginal count above), at most
 	at       float64 // measured when the budget was set (linux/amd64, Go 1.26)
 }{
-	{"RunAtlas", 20_000, 4_810, 4_685},   // 6,368 with MaxModelLen (issue 35); 6,402 with prefill pools (issue 38)
-	{"RunBatch256", 4_000, 4_920, 4_798}, // 6,671 with MaxModelLen (issue 35); 6,707 with prefill pools (issue 38)
+	{"RunAtlas", 20_000, 4_770, 4_650},   // 6,368 with MaxModelLen (issue 35); 6,402 with prefill pools (issue 38)
+	{"RunBatch256", 4_000, 4_880, 4_759}, // 6,671 with MaxModelLen (issue 35); 6,707 with prefill pools (issue 38)
 	// A fleet of 64 and one replica alone on the same workloads (issue 37;
 	// BenchmarkRunFleet64): PrefixAffinity asks every replica's cache and
 	// load at every arrival, LeastLoaded every replica's load.
-	{"RunFleet64/workload=atlas/router=single", 2_000, 4_830, 4_711},
-	{"RunFleet64/workload=atlas/router=LeastLoaded", 128_000, 8_360, 8_154},
+	{"RunFleet64/workload=atlas/router=single", 2_000, 4_800, 4_674},
+	{"RunFleet64/workload=atlas/router=LeastLoaded", 128_000, 8_290, 8_083},
 	// 19,364 before issue 40; 19,645 with View.at, the routable list's
 	// mapping of a router's position to a replica (a test of View.idx at
 	// each of the 64 Load reads an arrival); 18,891 before issue 41's
 	// sixth round, which reads a replica's held requests without a sync
 	// and asks the cache views once an arrival.
-	{"RunFleet64/workload=atlas/router=PrefixAffinity", 128_000, 7_320, 7_139}, // 9,473 before the twentieth round answered a request without prefix ids at once
-	{"RunFleet64/workload=prefix/router=single", 1_000, 9_260, 9_029},          // 9,387 at 3ea5489: its 500 requests' samples were sorted by slices.Sort below 512; both sizes now radix-sort (bbcb09b), a run whole is cheaper (own 9,652 -> 9,478), 9,546 -> 9,402 at 4x
-	{"RunFleet64/workload=prefix/router=PrefixAffinity", 64_000, 9_890, 9_643},
+	{"RunFleet64/workload=atlas/router=PrefixAffinity", 128_000, 7_280, 7_096}, // 9,473 before the twentieth round answered a request without prefix ids at once
+	{"RunFleet64/workload=prefix/router=single", 1_000, 9_110, 8_884},          // 9,387 at 3ea5489: its 500 requests' samples were sorted by slices.Sort below 512; both sizes now radix-sort (bbcb09b), a run whole is cheaper (own 9,652 -> 9,478), 9,546 -> 9,402 at 4x
+	{"RunFleet64/workload=prefix/router=PrefixAffinity", 64_000, 9_550, 9_313},
 	// Issue 41's regimes (regimes_test.go, BenchmarkRegime). Before the
 	// issue's work (its "before" column, RunAtlas 6,407 in the same run):
 	// Conversations 117,006, Speculation 69,795, KVPressure 19,612,
@@ -169,22 +169,22 @@ var instructionBudgets = []struct {
 	// 10,454; RunAtlas 4,998);
 	// docs/scale.md has the rounds.
 	// MooncakeReplay is skipped without ../shared/traces.
-	{"Regime/Conversations", 2_000, 10_140, 9_887},
-	{"Regime/Speculation", 4_000, 18_910, 18_447},
-	{"Regime/KVPressure", 3_000, 9_140, 8_909},
-	{"Regime/Fleet8LeastLoaded", 3_200, 10_560, 10_293},
-	{"Regime/Fleet8PrefixApprox", 12_800, 9_570, 9_331},   // past the fill: 3,200 requests, 9,790 (9,548) before the twenty-fourth round
-	{"Regime/Fleet8PrefixEvents", 12_800, 18_960, 18_495}, // past the fill: 1,600 requests, 12,860 (12,545) before the twentieth round
-	{"Regime/Disagg", 2_000, 10_380, 10_123},
-	{"Regime/Tiers", 4_000, 60_440, 58_964}, // past the fill: 1,000 requests, 36,260 (35,369) before the twentieth round
-	{"Regime/Autoscale", 4_000, 6_680, 6_512},
-	{"Regime/AzureReplay", 2_000, 7_370, 7_189},
+	{"Regime/Conversations", 2_000, 9_980, 9_732},
+	{"Regime/Speculation", 4_000, 18_840, 18_371},
+	{"Regime/KVPressure", 3_000, 9_070, 8_847},
+	{"Regime/Fleet8LeastLoaded", 3_200, 10_330, 10_075},
+	{"Regime/Fleet8PrefixApprox", 12_800, 9_270, 9_041},   // past the fill: 3,200 requests, 9,790 (9,548) before the twenty-fourth round
+	{"Regime/Fleet8PrefixEvents", 12_800, 18_640, 18_184}, // past the fill: 1,600 requests, 12,860 (12,545) before the twentieth round
+	{"Regime/Disagg", 2_000, 10_310, 10_055},
+	{"Regime/Tiers", 4_000, 58_590, 57_156}, // past the fill: 1,000 requests, 36,260 (35,369) before the twentieth round
+	{"Regime/Autoscale", 4_000, 6_620, 6_456},
+	{"Regime/AzureReplay", 2_000, 7_310, 7_131},
 	// MooncakeReplay reads its JSON Lines by workload's flatObject, not
 	// encoding/json: servesim's own count rose by the reader's 15,000 a
 	// request (312,516 -> 327,539 before the prefix runs), the whole
 	// run's fell 22 %; reading hash ids in the same pass took back 10,000,
 	// and replaying a TargetRate trace from its first pass's rows 5,000.
-	{"Regime/MooncakeReplay", 2_000, 11_190, 10_380},
+	{"Regime/MooncakeReplay", 2_000, 11_190, 10_208},
 }
 
 // fleetRatios hold a fleet to at most most times one replica's
