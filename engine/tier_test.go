@@ -775,3 +775,136 @@ func TestTierLoadOfARefusedPlan(t *testing.T) {
 	assert.Equal(t, keys, tier.loads[2])
 	checked(t, e, "the plan again")
 }
+
+// TestTierContinueAfterRefusedHeadAborts: a continued tier run forgets
+// the waiting head the last plan refused (continueTier clears
+// refusedHead). Request 1 decodes on a replica of 8 blocks of 16 tokens;
+// request 2 (100 prompt tokens of shared content, 7 blocks) comes and
+// is refused, so ScheduleUntil's runs look it up at every step
+// (headRefused, allocTierSteps); it is aborted inside such a run, which
+// is cut there, and at the step end Continue plans the decode run with
+// nothing waiting. Request 3 then comes inside that run, in the seq
+// request 2 left (newSeq), and the run is cut at its arrival (Add, then
+// Truncate, which brings the run's lazy steps up to there: allocThrough). A
+// stale refusedHead would look request 3 up in the tier at each of those
+// steps, where the step-by-step engine, nothing waiting, looks nobody up:
+// the tier's calls and the timeline are those of contTier off (every
+// plan ScheduleUntil's) and of the walk (walkRuns).
+func TestTierContinueAfterRefusedHeadAborts(t *testing.T) {
+	prefix := []uint64{21, 22, 23, 24, 25, 26}
+	head := func(ref int32) Request {
+		return Request{Ref: ref, Input: 100, Output: 5, Prefix: prefix, PrefixBlockTokens: 16}
+	}
+	type event struct {
+		at    time.Duration
+		add   *Request
+		abort int32
+	}
+	b, c := head(2), head(3)
+	run := func(fast bool) (string, string, int) {
+		e, err := New(Config{KVBlocks: 8, BlockSize: 16, MaxSeqs: 4}, nil)
+		require.NoError(t, err)
+		e.Runner().SetStrict(true)
+		e.Runner().OmitStreaks(true) // Continue's cohort
+		if !fast {
+			walkRuns(e)
+		}
+		tier := &logTier{lruTier: newLRUTier(t, 64)}
+		require.NoError(t, e.SetTier(tier))
+		require.NoError(t, e.Add(0, Request{Ref: 1, Input: 40, Output: 400}))
+		evs := []event{{at: 30*time.Millisecond + 123, add: &b}, {at: 200*time.Millisecond + 77, abort: 2}, {at: 400*time.Millisecond + 51, add: &c}}
+		var line strings.Builder
+		apply := func(ev event) {
+			if ev.add != nil {
+				require.NoError(t, e.Add(ev.at, *ev.add))
+				fmt.Fprintf(&line, "%v: add %d\n", ev.at, ev.add.Ref)
+			} else {
+				require.NoError(t, e.Abort(ev.at, ev.abort))
+				fmt.Fprintf(&line, "%v: abort %d\n", ev.at, ev.abort)
+			}
+		}
+		note := func(o *Outcome) {
+			for _, m := range o.Emitted {
+				if m.First || m.Done {
+					fmt.Fprintf(&line, "%v: %d first %v done %v\n", o.End, m.Ref, m.First, m.Done)
+				}
+			}
+		}
+		var now time.Duration
+		var p *Plan
+		completed, continued := false, 0
+		for range 100000 {
+			if p == nil {
+				until := time.Hour
+				if len(evs) > 0 {
+					until = evs[0].at
+				}
+				if !fast {
+					until = now
+				}
+				if fast && completed {
+					if p = e.Runner().Continue(now, until); p != nil {
+						continued++
+					}
+				}
+				if p == nil {
+					p, err = e.Runner().ScheduleUntil(now, until)
+					require.NoError(t, err)
+				}
+				completed = false
+				if p == nil {
+					if len(evs) == 0 {
+						break
+					}
+					now = evs[0].at
+					apply(evs[0])
+					evs = evs[1:]
+					continue
+				}
+				for _, ref := range p.Started {
+					fmt.Fprintf(&line, "%v: admit %d\n", p.Start, ref)
+				}
+				for _, r := range p.Reserved {
+					fmt.Fprintf(&line, "%v: reserve %d\n", p.Start, r.Ref)
+				}
+			}
+			if len(evs) > 0 && evs[0].at < p.End { // inside the move: collect, apply, cut
+				ev := evs[0]
+				evs = evs[1:]
+				if ev.add == nil {
+					o, err := e.Runner().CompleteUntil(ev.at)
+					require.NoError(t, err)
+					note(o)
+				}
+				apply(ev)
+				inFlight, end, err := e.Runner().Truncate(ev.at)
+				require.NoError(t, err)
+				if !inFlight { // every step started at or after ev.at: nothing left to collect
+					p, now = nil, ev.at
+					continue
+				}
+				p.End = end
+				continue
+			}
+			o, err := e.Complete(p.End)
+			require.NoError(t, err)
+			note(o)
+			now, p, completed = p.End, nil, true
+			require.NoError(t, e.Check())
+		}
+		require.Empty(t, evs)
+		return line.String(), tier.log.String(), continued
+	}
+	wantLine, wantLog, _ := run(false)
+	gotLine, gotLog, continued := run(true)
+	contTier = false
+	twinLine, twinLog, _ := run(true)
+	contTier = true
+	require.Contains(t, wantLog, "find", "request 2 is looked up in the tier")
+	require.Equal(t, wantLog, gotLog, "the tier's calls")
+	require.Equal(t, wantLine, gotLine)
+	require.Equal(t, wantLog, twinLog, "the tier's calls, contTier off")
+	require.Equal(t, wantLine, twinLine, "contTier off")
+	require.Greater(t, continued, 0)
+	t.Logf("%d runs continued", continued)
+}
