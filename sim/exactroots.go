@@ -361,7 +361,7 @@ func (m *lackRoots) holds(i int, x uint64) bool {
 func (v *View) exactLongest(m *lackRoots, least int) (best, longest int) {
 	req := v.req
 	if len(req.PrefixHashes) == 0 || req.PrefixBlockTokens < m.maxB {
-		m.lastN = -1 // its ids' largest is not noted: in scans them
+		m.lastN = -1 // insurance, no test needs it: in scans its ids, and forgot the last asked's if added; one rejected (no in) leaves them, whose array a later arrival's may reuse
 		if len(req.PrefixHashes) == 0 {
 			return least, 0 // as longestCached's fallback answers it
 		}
