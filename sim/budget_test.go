@@ -57,15 +57,15 @@ var instructionBudgets = []struct {
 	// BenchmarkRunFleet64): PrefixAffinity asks every replica's cache and
 	// load at every arrival, LeastLoaded every replica's load.
 	{"RunFleet64/workload=atlas/router=single", 2_000, 4_800, 4_674},
-	{"RunFleet64/workload=atlas/router=LeastLoaded", 128_000, 8_290, 8_083},
+	{"RunFleet64/workload=atlas/router=LeastLoaded", 128_000, 8_260, 8_056},
 	// 19,364 before issue 40; 19,645 with View.at, the routable list's
 	// mapping of a router's position to a replica (a test of View.idx at
 	// each of the 64 Load reads an arrival); 18,891 before issue 41's
 	// sixth round, which reads a replica's held requests without a sync
 	// and asks the cache views once an arrival.
-	{"RunFleet64/workload=atlas/router=PrefixAffinity", 128_000, 7_280, 7_096}, // 9,473 before the twentieth round answered a request without prefix ids at once
+	{"RunFleet64/workload=atlas/router=PrefixAffinity", 128_000, 7_250, 7_064}, // 9,473 before the twentieth round answered a request without prefix ids at once
 	{"RunFleet64/workload=prefix/router=single", 1_000, 9_110, 8_884},          // 9,387 at 3ea5489: its 500 requests' samples were sorted by slices.Sort below 512; both sizes now radix-sort (bbcb09b), a run whole is cheaper (own 9,652 -> 9,478), 9,546 -> 9,402 at 4x
-	{"RunFleet64/workload=prefix/router=PrefixAffinity", 64_000, 9_550, 9_313},
+	{"RunFleet64/workload=prefix/router=PrefixAffinity", 64_000, 9_500, 9_265},
 	// Issue 41's regimes (regimes_test.go, BenchmarkRegime). Before the
 	// issue's work (its "before" column, RunAtlas 6,407 in the same run):
 	// Conversations 117,006, Speculation 69,795, KVPressure 19,612,
