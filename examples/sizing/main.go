@@ -59,7 +59,7 @@
 //
 // At its defaults it runs 30 simulations of fleets of up to 8 replicas
 // (11 minutes of simulated time each) for the day and 90 more for its
-// band, then 24 replays of the trace sample: about 3 s on two cores; it
+// band, then 24 replays of the trace sample: about 4 s on two cores; it
 // prints its wall time on standard error.
 package main
 
